@@ -1,0 +1,2 @@
+//! Subcommands of the `stampede` binary, one file each.
+pub mod serve;

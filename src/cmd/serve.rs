@@ -1,0 +1,1 @@
+//! `stampede serve`: placeholder until the target-server work lands.
