@@ -1,1 +1,27 @@
-fn main() {}
+//! `stampede`: the command line. Parses arguments, dispatches to a
+//! subcommand, and turns its outcome into the documented exit status:
+//! 0 ran, 1 ran but a threshold failed, 2 usage or runtime error, 130 interrupted.
+
+mod cli;
+mod cmd;
+mod exit;
+mod interrupt;
+mod output;
+mod progress;
+
+use clap::Parser;
+use cli::{Cli, Command};
+
+fn main() {
+    let cli = Cli::parse_from(cli::with_default_subcommand(std::env::args_os()));
+    let outcome = match cli.command {
+        Command::Run(args) => cmd::run::execute(args),
+        Command::Serve(args) => cmd::serve::run(args),
+        Command::Demo(args) => cmd::demo::execute(args),
+    };
+    let code = match outcome {
+        Ok(code) => code,
+        Err(error) => exit::report_error(&error),
+    };
+    std::process::exit(code);
+}

@@ -1,2 +1,4 @@
 //! Subcommands of the `stampede` binary, one file each.
+pub mod demo;
+pub mod run;
 pub mod serve;

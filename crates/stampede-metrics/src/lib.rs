@@ -1,1 +1,33 @@
-//! placeholder
+//! What a run measured: [`Outcome`]s recorded per worker into a [`Recorder`]
+//! (no lock, no allocation per request), handed on as [`Snapshot`]s, merged
+//! losslessly into a [`Recording`], and written out as the versioned
+//! [`RunResult`] (`stampede.result/1`).
+//!
+//! Nothing here knows about sockets, runtimes or terminals.
+
+mod counters;
+mod environment;
+mod error_kind;
+mod histogram;
+mod recorder;
+mod recording;
+mod result;
+
+pub use counters::{Counters, StatusCounts};
+pub use environment::Environment;
+pub use error_kind::ErrorKind;
+pub use histogram::{
+    decode_histogram, encode_histogram, new_latency_histogram, LatencyHistogram, LatencySummary,
+};
+pub use recorder::{Outcome, Recorder};
+pub use recording::{Recording, Snapshot};
+pub use result::{PlanSummary, RequestCounts, RunResult, RESULT_SCHEMA};
+
+/// Errors reading or decoding saved results.
+#[derive(Debug, thiserror::Error)]
+pub enum MetricsError {
+    #[error("histogram could not be decoded: {0}")]
+    Histogram(String),
+    #[error("not a stampede result: {0}")]
+    Schema(String),
+}

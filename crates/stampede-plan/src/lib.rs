@@ -1,1 +1,17 @@
-//! placeholder
+//! What to send and how: the [`Plan`] a run executes, its [`Target`], its stop
+//! condition, and the parsers for the values people type (durations, headers).
+//!
+//! No I/O happens here: a plan is built and validated from plain values, so the
+//! CLI, the compat front-ends and tests all produce plans the same way.
+
+mod duration;
+mod error;
+mod header;
+mod plan;
+mod target;
+
+pub use duration::{format_duration, parse_duration};
+pub use error::PlanError;
+pub use header::{parse_header, Header};
+pub use plan::{Plan, RequestSpec, StopCondition};
+pub use target::{Scheme, Target};

@@ -1,1 +1,131 @@
-//! placeholder
+//! stampede-target: the built-in HTTP/1.1 target server behind `stampede serve`.
+//!
+//! Owns the server (reactor per core: N OS threads, each with its own SO_REUSEPORT
+//! listener and its own tokio current-thread loop), the test routes, the built-in
+//! pages, static files, the access log and the exact response counters that load
+//! tests compare against. It deliberately depends on no client crate of the
+//! workspace, so that client and server bugs cannot cancel each other out.
+//!
+//! ```no_run
+//! use stampede_target::{Config, Server};
+//! let handle = Server::start("127.0.0.1:0".parse().unwrap(), Config::default()).unwrap();
+//! println!("listening on {}", handle.local_addr());
+//! let stats = handle.shutdown().unwrap();
+//! println!("{} requests", stats.requests_total);
+//! ```
+
+mod accesslog;
+mod body;
+mod clock;
+mod conn;
+mod duration;
+mod files;
+mod pages;
+mod request;
+mod response;
+mod routes;
+mod server;
+mod stats;
+mod worker;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub use duration::{parse_duration, DurationError};
+pub use pages::{INDEX_PAGE_LEN, ONE_K_PAGE_LEN};
+pub use server::{Server, ServerHandle};
+pub use stats::StatsSnapshot;
+
+/// Where the access log (Common Log Format) goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AccessLogDest {
+    /// Appended to this file (created if missing).
+    File(PathBuf),
+    /// Written to standard output.
+    Stdout,
+}
+
+/// Server configuration. `Config::default()` is what `stampede serve` uses without flags.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Worker threads, each with its own listener and event loop (TKeed's `thread_num`).
+    pub threads: usize,
+    /// Serve files under this folder instead of the built-in pages.
+    pub root: Option<PathBuf>,
+    /// Access log destination; `None` disables logging.
+    pub access_log: Option<AccessLogDest>,
+    /// Close a keep-alive connection idle this long.
+    pub idle_timeout: Duration,
+    /// Max time from the first byte of a request to the end of its headers (slowloris).
+    pub header_timeout: Duration,
+    /// Max time to receive a request body once its headers are in.
+    pub body_timeout: Duration,
+    /// Open connections across all workers; past it new ones get a 503 and are closed.
+    pub max_connections: usize,
+    /// Largest request body accepted (bytes); larger gets 413.
+    pub max_body: usize,
+    /// Prefix of the test routes (`""` or e.g. `"/_stampede"`).
+    pub route_prefix: String,
+    /// How long in-flight requests may take to finish after shutdown begins.
+    pub shutdown_grace: Duration,
+    /// Files up to this size are cached in memory (per worker) and revalidated at most once a second.
+    pub file_cache_max: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            threads: std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1),
+            root: None,
+            access_log: None,
+            idle_timeout: Duration::from_secs(60),
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(30),
+            max_connections: 100_000,
+            max_body: 1 << 20,
+            route_prefix: String::new(),
+            shutdown_grace: Duration::from_secs(5),
+            file_cache_max: 1 << 20,
+        }
+    }
+}
+
+/// Errors of the target server (start-up and shutdown; request errors are HTTP responses).
+#[derive(Debug, thiserror::Error)]
+pub enum TargetError {
+    /// The address could not be bound (in use, no permission, not local...).
+    #[error("cannot bind {addr}: {source}")]
+    Bind {
+        /// Address asked for.
+        addr: std::net::SocketAddr,
+        /// OS error.
+        source: std::io::Error,
+    },
+    /// The configuration is not usable.
+    #[error("invalid configuration: {0}")]
+    Config(String),
+    /// `--root` is missing or not a folder.
+    #[error("root {path}: {source}")]
+    Root {
+        /// Folder asked for.
+        path: PathBuf,
+        /// OS error.
+        source: std::io::Error,
+    },
+    /// The access log could not be opened or written.
+    #[error("access log {path}: {source}")]
+    AccessLog {
+        /// File asked for (`-` for stdout).
+        path: String,
+        /// OS error.
+        source: std::io::Error,
+    },
+    /// A worker thread or its runtime could not be started.
+    #[error("worker: {0}")]
+    Worker(std::io::Error),
+    /// A worker thread panicked.
+    #[error("worker thread {0} panicked")]
+    WorkerPanic(usize),
+}

@@ -1,1 +1,175 @@
-//! placeholder
+//! Test helpers shared by the workspace's integration tests: the built-in
+//! target on an ephemeral loopback port, small hand-written servers that
+//! misbehave on purpose, and a runner for the `stampede` binary that returns
+//! its JSON result. Never fixed ports, never the internet.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+pub use stampede_target::{Config as TargetConfig, Server, ServerHandle, StatsSnapshot};
+
+/// Starts the built-in target on 127.0.0.1 with an ephemeral port.
+pub fn spawn_target(config: TargetConfig) -> ServerHandle {
+    Server::start("127.0.0.1:0".parse().expect("literal address"), config)
+        .expect("the built-in target starts on an ephemeral port")
+}
+
+/// A small blocking server on an ephemeral loopback port that hands every
+/// accepted connection to `serve` on its own thread; stops when dropped.
+pub struct RawServer {
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    accepted: Arc<AtomicU64>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl RawServer {
+    pub fn start<F>(serve: F) -> RawServer
+    where
+        F: Fn(TcpStream) + Send + Sync + 'static,
+    {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral port");
+        listener
+            .set_nonblocking(true)
+            .expect("nonblocking listener");
+        let addr = listener.local_addr().expect("bound address");
+        let stop = Arc::new(AtomicBool::new(false));
+        let accepted = Arc::new(AtomicU64::new(0));
+        let serve = Arc::new(serve);
+        let (stop_flag, counter) = (stop.clone(), accepted.clone());
+        let thread = std::thread::spawn(move || {
+            while !stop_flag.load(Ordering::Relaxed) {
+                match listener.accept() {
+                    Ok((stream, _)) => {
+                        counter.fetch_add(1, Ordering::Relaxed);
+                        let _ = stream.set_nonblocking(false);
+                        let serve = serve.clone();
+                        std::thread::spawn(move || serve(stream));
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(2)),
+                }
+            }
+        });
+        RawServer {
+            addr,
+            stop,
+            accepted,
+            thread: Some(thread),
+        }
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    /// Connections accepted so far.
+    pub fn accepted(&self) -> u64 {
+        self.accepted.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for RawServer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Reads one request head (up to the blank line) from a blocking stream;
+/// false when the peer closed first.
+pub fn read_request_head(stream: &mut TcpStream) -> bool {
+    let mut seen = Vec::new();
+    let mut byte = [0u8; 1];
+    while !seen.ends_with(b"\r\n\r\n") {
+        match stream.read(&mut byte) {
+            Ok(1) => seen.push(byte[0]),
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// Answers every request on the connection with `response`, keeping it open.
+pub fn answer_each_request(mut stream: TcpStream, response: &[u8]) {
+    while read_request_head(&mut stream) {
+        if stream.write_all(response).is_err() {
+            return;
+        }
+    }
+}
+
+/// The result of running the `stampede` binary.
+pub struct Run {
+    pub output: Output,
+    /// The parsed `--json` file, when the run wrote one.
+    pub json: Option<serde_json::Value>,
+}
+
+impl Run {
+    pub fn code(&self) -> Option<i32> {
+        self.output.status.code()
+    }
+
+    pub fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.output.stderr).into_owned()
+    }
+
+    pub fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.output.stdout).into_owned()
+    }
+
+    /// The JSON result; panics with stderr when there is none.
+    pub fn result(&self) -> &serde_json::Value {
+        self.json
+            .as_ref()
+            .unwrap_or_else(|| panic!("no JSON result; stderr: {}", self.stderr()))
+    }
+
+    /// A count from the result, e.g. `count("/requests/sent")`.
+    pub fn count(&self, pointer: &str) -> u64 {
+        self.result()
+            .pointer(pointer)
+            .and_then(|v| v.as_u64())
+            .unwrap_or_else(|| panic!("{pointer} missing in {}", self.result()))
+    }
+}
+
+/// A fresh temporary directory under the target dir, unique per call.
+pub fn temp_dir(name: &str) -> PathBuf {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("stampede-test-{}-{name}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create temp dir");
+    dir
+}
+
+/// Runs `binary` with `args` plus `--json FILE` and `--quiet`, and parses the file.
+pub fn run_stampede(binary: &Path, args: &[&str]) -> Run {
+    let dir = temp_dir("run");
+    let json_path = dir.join("result.json");
+    let output = Command::new(binary)
+        .args(args)
+        .arg("--json")
+        .arg(&json_path)
+        .arg("--quiet")
+        .output()
+        .expect("the stampede binary runs");
+    let json = std::fs::read_to_string(&json_path)
+        .ok()
+        .map(|text| serde_json::from_str(&text).expect("the result file is valid JSON"));
+    let _ = std::fs::remove_dir_all(&dir);
+    Run { output, json }
+}

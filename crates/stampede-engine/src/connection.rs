@@ -1,0 +1,204 @@
+//! One closed-model connection slot: send the request, read the response,
+//! record the outcome, repeat. Opens a TCP connection when it has none (first
+//! request, after an error, after the server closed, or for every request
+//! without keep-alive).
+
+use crate::http1::{ResponseError, ResponseParser, ResponseProgress};
+use crate::outcome_class::{classify_connect, classify_io};
+use crate::read_buffer::ReadBuffer;
+use crate::worker_state::WorkerState;
+use stampede_metrics::{ErrorKind, Outcome};
+use std::net::SocketAddr;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// What every connection of a worker shares.
+#[derive(Debug)]
+pub struct ConnectionContext {
+    pub addr: SocketAddr,
+    /// The pre-encoded request (see `http1::encode_request`).
+    pub request: Rc<[u8]>,
+    pub head_request: bool,
+    pub keepalive: bool,
+    pub connect_timeout: Duration,
+    pub timeout: Duration,
+    pub state: Rc<WorkerState>,
+}
+
+/// The result of one exchange before it is turned into an [`Outcome`].
+struct Exchange {
+    result: Result<u16, ErrorKind>,
+    bytes_received: u64,
+    body_bytes: u64,
+    sent: Instant,
+}
+
+/// A connection slot's reusable parts.
+struct Slot {
+    stream: Option<TcpStream>,
+    buffer: ReadBuffer,
+    parser: ResponseParser,
+    /// The server closed (or asked to close) the last connection without an
+    /// error: the next connection is a reconnect.
+    server_closed: bool,
+    /// Responses completed on the current stream (0 = fresh connection).
+    served: u64,
+}
+
+/// Runs one connection slot until the worker's budget is spent (or forever,
+/// for duration runs: the worker drops the task at the deadline).
+pub async fn run_connection(ctx: Rc<ConnectionContext>) {
+    let mut slot = Slot {
+        stream: None,
+        buffer: ReadBuffer::default(),
+        parser: ResponseParser::new(ctx.head_request),
+        server_closed: false,
+        served: 0,
+    };
+    while ctx.state.begin_request() {
+        let intended = Instant::now();
+        let exchange = slot.exchange(&ctx, intended).await;
+        let outcome = Outcome {
+            intended,
+            sent: exchange.sent,
+            done: Instant::now(),
+            result: exchange.result,
+            bytes_received: exchange.bytes_received,
+            body_bytes: exchange.body_bytes,
+        };
+        ctx.state.end_request(&outcome);
+        if outcome.result.is_err() {
+            slot.drop_stream(false);
+            // A refused port answers at once: yield so a dead target cannot
+            // starve the worker's timers and the other connections.
+            tokio::task::yield_now().await;
+        }
+    }
+}
+
+impl Slot {
+    fn drop_stream(&mut self, by_server: bool) {
+        self.stream = None;
+        self.buffer.clear();
+        self.served = 0;
+        self.server_closed = by_server;
+    }
+
+    /// Sends the request and reads its response, retrying once on a fresh
+    /// connection when a reused one turns out to have been closed by the
+    /// server while idle (no byte of a response arrived): that is a reconnect,
+    /// not an error.
+    async fn exchange(&mut self, ctx: &ConnectionContext, intended: Instant) -> Exchange {
+        let mut exchange = self.attempt(ctx, intended).await;
+        let idle_close = matches!(
+            exchange.result,
+            Err(ErrorKind::ClosedEarly | ErrorKind::Reset)
+        ) && exchange.bytes_received == 0;
+        if idle_close && self.served > 0 {
+            self.drop_stream(true);
+            exchange = self.attempt(ctx, intended).await;
+        }
+        exchange
+    }
+
+    async fn attempt(&mut self, ctx: &ConnectionContext, intended: Instant) -> Exchange {
+        let mut exchange = Exchange {
+            result: Err(ErrorKind::Other),
+            bytes_received: 0,
+            body_bytes: 0,
+            sent: intended,
+        };
+        if self.stream.is_none() {
+            match connect(ctx).await {
+                Ok(stream) => {
+                    ctx.state.record_connection(self.server_closed);
+                    self.stream = Some(stream);
+                    self.server_closed = false;
+                }
+                Err(kind) => {
+                    exchange.result = Err(kind);
+                    return exchange;
+                }
+            }
+        }
+        exchange.sent = Instant::now();
+        let deadline = tokio::time::Instant::from_std(exchange.sent + ctx.timeout);
+        let transfer = self.transfer(ctx, &mut exchange);
+        match tokio::time::timeout_at(deadline, transfer).await {
+            Ok(Ok((status, keep_alive))) => {
+                exchange.result = Ok(status);
+                self.served += 1;
+                if !keep_alive || !ctx.keepalive {
+                    // Only a close we did not plan for makes the next
+                    // connection a reconnect.
+                    self.drop_stream(ctx.keepalive);
+                }
+            }
+            Ok(Err(kind)) => exchange.result = Err(kind),
+            Err(_elapsed) => exchange.result = Err(ErrorKind::Timeout),
+        }
+        exchange
+    }
+
+    /// Writes the request and reads until the response is complete; returns
+    /// the status and whether the connection may be reused.
+    async fn transfer(
+        &mut self,
+        ctx: &ConnectionContext,
+        exchange: &mut Exchange,
+    ) -> Result<(u16, bool), ErrorKind> {
+        let stream = self.stream.as_mut().expect("connected above");
+        stream
+            .write_all(&ctx.request)
+            .await
+            .map_err(|e| classify_io(&e))?;
+        self.parser.reset();
+        loop {
+            if !self.buffer.pending().is_empty() {
+                let (used, progress) = self
+                    .parser
+                    .advance(self.buffer.pending())
+                    .map_err(response_error_kind)?;
+                self.buffer.consume(used);
+                if let ResponseProgress::Complete(done) = progress {
+                    exchange.body_bytes = done.body_bytes;
+                    return Ok((done.status, done.keep_alive));
+                }
+            }
+            let read = stream.read(self.buffer.spare()).await;
+            match read {
+                Ok(0) => {
+                    let done = self.parser.finish_on_close().map_err(response_error_kind)?;
+                    exchange.body_bytes = done.body_bytes;
+                    return Ok((done.status, false));
+                }
+                Ok(n) => {
+                    self.buffer.filled(n);
+                    exchange.bytes_received += n as u64;
+                }
+                Err(e) => return Err(classify_io(&e)),
+            }
+        }
+    }
+}
+
+fn response_error_kind(error: ResponseError) -> ErrorKind {
+    match error {
+        ResponseError::Malformed => ErrorKind::MalformedResponse,
+        ResponseError::ClosedEarly => ErrorKind::ClosedEarly,
+    }
+}
+
+async fn connect(ctx: &ConnectionContext) -> Result<TcpStream, ErrorKind> {
+    match tokio::time::timeout(ctx.connect_timeout, TcpStream::connect(ctx.addr)).await {
+        Ok(Ok(stream)) => {
+            // Requests are written in one piece; Nagle would only delay bodies.
+            let _ = stream.set_nodelay(true);
+            Ok(stream)
+        }
+        Ok(Err(e)) => Err(classify_connect(&e)),
+        Err(_elapsed) => Err(ErrorKind::ConnectTimeout),
+    }
+}

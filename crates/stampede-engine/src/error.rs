@@ -1,0 +1,16 @@
+//! Failures of the engine itself (not of requests: those are counted as data).
+
+/// Why a run could not start or continue.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("cannot resolve host '{host}': {reason}")]
+    Resolve { host: String, reason: String },
+    #[error("cannot start worker {worker}: {source}")]
+    Worker {
+        worker: usize,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("worker {0} stopped unexpectedly")]
+    WorkerLost(usize),
+}

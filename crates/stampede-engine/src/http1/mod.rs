@@ -1,0 +1,9 @@
+//! HTTP/1.x on the client side: the request encoded once per plan, and the
+//! response framer that counts bodies without storing them.
+
+mod chunked;
+mod request;
+mod response;
+
+pub use request::encode_request;
+pub use response::{Complete, ResponseError, ResponseParser, ResponseProgress, MAX_HEAD_BYTES};

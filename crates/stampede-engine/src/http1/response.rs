@@ -1,0 +1,366 @@
+//! Parses HTTP/1.x responses from a connection's read buffer and frames their
+//! bodies (Content-Length, chunked, or until close; none for HEAD, 1xx, 204,
+//! 304). Bodies are counted, never stored. Interim 1xx responses are skipped.
+
+use super::chunked::ChunkedDecoder;
+
+/// Largest response head accepted; beyond it the response is malformed.
+pub const MAX_HEAD_BYTES: usize = 64 * 1024;
+/// Header slots parsed per response; more headers make the response malformed.
+const MAX_HEADERS: usize = 100;
+
+/// How the body of the current response ends.
+#[derive(Debug, Clone)]
+pub enum Framing {
+    /// No body (HEAD, 1xx, 204, 304, or Content-Length: 0).
+    Empty,
+    Length {
+        remaining: u64,
+    },
+    Chunked(ChunkedDecoder),
+    /// The body ends when the server closes the connection.
+    UntilClose,
+}
+
+/// Why a response could not be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResponseError {
+    /// Not valid HTTP/1.x (bad status line, headers, framing or chunk sizes).
+    Malformed,
+    /// The connection closed before the response was complete.
+    ClosedEarly,
+}
+
+/// A complete response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Complete {
+    pub status: u16,
+    /// The connection may carry another request.
+    pub keep_alive: bool,
+    pub body_bytes: u64,
+}
+
+/// What [`ResponseParser::advance`] found in the input it was given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResponseProgress {
+    /// More bytes are needed; unconsumed input must be kept and extended.
+    Partial,
+    Complete(Complete),
+}
+
+#[derive(Debug, Clone)]
+enum State {
+    Head,
+    Body(Framing),
+}
+
+/// Incremental parser of one response at a time.
+#[derive(Debug, Clone)]
+pub struct ResponseParser {
+    head_request: bool,
+    state: State,
+    status: u16,
+    keep_alive: bool,
+    body_bytes: u64,
+}
+
+impl ResponseParser {
+    /// A parser for responses to requests of this kind (HEAD responses have no body).
+    pub fn new(head_request: bool) -> ResponseParser {
+        ResponseParser {
+            head_request,
+            state: State::Head,
+            status: 0,
+            keep_alive: false,
+            body_bytes: 0,
+        }
+    }
+
+    /// Prepares for the next response on the connection.
+    pub fn reset(&mut self) {
+        self.state = State::Head;
+        self.status = 0;
+        self.keep_alive = false;
+        self.body_bytes = 0;
+    }
+
+    /// Consumes what it can of `input`; returns the bytes consumed and whether
+    /// the response is complete. Bytes after a complete response stay unconsumed.
+    pub fn advance(&mut self, input: &[u8]) -> Result<(usize, ResponseProgress), ResponseError> {
+        let mut at = 0;
+        loop {
+            if let State::Head = self.state {
+                match self.parse_head(&input[at..])? {
+                    Some(head_len) => at += head_len,
+                    None => return Ok((at, ResponseProgress::Partial)),
+                }
+                continue;
+            }
+            let State::Body(framing) = &mut self.state else {
+                unreachable!("head handled above")
+            };
+            let (used, done) = match framing {
+                Framing::Empty => (0, true),
+                Framing::Length { remaining } => {
+                    let take = (*remaining).min((input.len() - at) as u64);
+                    *remaining -= take;
+                    self.body_bytes += take;
+                    (take as usize, *remaining == 0)
+                }
+                Framing::Chunked(decoder) => {
+                    let (used, data) = decoder
+                        .advance(&input[at..])
+                        .map_err(|_| ResponseError::Malformed)?;
+                    self.body_bytes += data;
+                    (used, decoder.is_done())
+                }
+                Framing::UntilClose => {
+                    let rest = input.len() - at;
+                    self.body_bytes += rest as u64;
+                    (rest, false)
+                }
+            };
+            at += used;
+            let progress = if done {
+                ResponseProgress::Complete(self.complete())
+            } else {
+                ResponseProgress::Partial
+            };
+            return Ok((at, progress));
+        }
+    }
+
+    /// The peer closed the connection: the response is complete only when its
+    /// body was delimited by the close.
+    pub fn finish_on_close(&mut self) -> Result<Complete, ResponseError> {
+        match self.state {
+            State::Body(Framing::UntilClose) => Ok(self.complete()),
+            _ => Err(ResponseError::ClosedEarly),
+        }
+    }
+
+    fn complete(&self) -> Complete {
+        Complete {
+            status: self.status,
+            keep_alive: self.keep_alive,
+            body_bytes: self.body_bytes,
+        }
+    }
+
+    /// Parses a response head; `None` when it is not all there yet. Interim 1xx
+    /// responses are consumed and leave the parser waiting for the next head.
+    fn parse_head(&mut self, input: &[u8]) -> Result<Option<usize>, ResponseError> {
+        let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+        let mut response = httparse::Response::new(&mut headers);
+        let head_len = match response.parse(input) {
+            Ok(httparse::Status::Complete(len)) => len,
+            Ok(httparse::Status::Partial) if input.len() < MAX_HEAD_BYTES => return Ok(None),
+            _ => return Err(ResponseError::Malformed),
+        };
+        let status = response.code.ok_or(ResponseError::Malformed)?;
+        if !(100..=599).contains(&status) {
+            return Err(ResponseError::Malformed);
+        }
+        if (100..200).contains(&status) && status != 101 {
+            return Ok(Some(head_len));
+        }
+        let http11 = response.version == Some(1);
+        let mut length: Option<u64> = None;
+        let mut chunked = false;
+        let mut close = !http11;
+        for header in response.headers.iter() {
+            if header.name.eq_ignore_ascii_case("content-length") {
+                let value = std::str::from_utf8(header.value)
+                    .ok()
+                    .and_then(|v| v.trim().parse::<u64>().ok())
+                    .ok_or(ResponseError::Malformed)?;
+                if length.is_some_and(|seen| seen != value) {
+                    return Err(ResponseError::Malformed);
+                }
+                length = Some(value);
+            } else if header.name.eq_ignore_ascii_case("transfer-encoding") {
+                chunked = last_token_is(header.value, b"chunked");
+            } else if header.name.eq_ignore_ascii_case("connection") {
+                if has_token(header.value, b"close") {
+                    close = true;
+                } else if has_token(header.value, b"keep-alive") {
+                    close = false;
+                }
+            }
+        }
+        let bodiless = self.head_request || status == 204 || status == 304 || status == 101;
+        let framing = if bodiless {
+            Framing::Empty
+        } else if chunked {
+            Framing::Chunked(ChunkedDecoder::default())
+        } else if let Some(remaining) = length {
+            if remaining == 0 {
+                Framing::Empty
+            } else {
+                Framing::Length { remaining }
+            }
+        } else {
+            close = true;
+            Framing::UntilClose
+        };
+        self.status = status;
+        self.keep_alive = !close && status != 101;
+        self.state = State::Body(framing);
+        Ok(Some(head_len))
+    }
+}
+
+fn tokens(value: &[u8]) -> impl Iterator<Item = &[u8]> {
+    value.split(|b| *b == b',').map(|t| t.trim_ascii())
+}
+
+fn has_token(value: &[u8], token: &[u8]) -> bool {
+    tokens(value).any(|t| t.eq_ignore_ascii_case(token))
+}
+
+fn last_token_is(value: &[u8], token: &[u8]) -> bool {
+    tokens(value)
+        .last()
+        .is_some_and(|t| t.eq_ignore_ascii_case(token))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Feeds `input` in pieces of `piece` bytes the way a connection does:
+    /// unconsumed bytes are kept and extended by the next read.
+    fn parse_split(
+        input: &[u8],
+        piece: usize,
+        head: bool,
+    ) -> (Result<Complete, ResponseError>, usize) {
+        let mut parser = ResponseParser::new(head);
+        let mut buffer = Vec::new();
+        let mut consumed_total = 0;
+        for part in input.chunks(piece) {
+            buffer.extend_from_slice(part);
+            let (used, progress) = match parser.advance(&buffer) {
+                Ok(step) => step,
+                Err(e) => return (Err(e), consumed_total),
+            };
+            buffer.drain(..used);
+            consumed_total += used;
+            if let ResponseProgress::Complete(done) = progress {
+                return (Ok(done), consumed_total);
+            }
+        }
+        (parser.finish_on_close(), consumed_total)
+    }
+
+    fn parse_all_splits(input: &[u8], head: bool) -> Result<Complete, ResponseError> {
+        let whole = parse_split(input, input.len(), head);
+        for piece in 1..input.len() {
+            assert_eq!(parse_split(input, piece, head).0, whole.0, "piece {piece}");
+        }
+        whole.0
+    }
+
+    #[test]
+    fn content_length_body() {
+        let done = parse_all_splits(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", false);
+        assert_eq!(
+            done,
+            Ok(Complete {
+                status: 200,
+                keep_alive: true,
+                body_bytes: 5
+            })
+        );
+    }
+
+    #[test]
+    fn chunked_body_with_trailers() {
+        let input = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n3;x=y\r\nabc\r\n0\r\nT: 1\r\n\r\n";
+        let done = parse_all_splits(input, false).unwrap();
+        assert_eq!(
+            (done.status, done.body_bytes, done.keep_alive),
+            (200, 3, true)
+        );
+    }
+
+    #[test]
+    fn close_delimited_body() {
+        let done = parse_all_splits(b"HTTP/1.1 200 OK\r\n\r\nuntil the end", false).unwrap();
+        assert_eq!((done.body_bytes, done.keep_alive), (13, false));
+    }
+
+    #[test]
+    fn bodiless_responses() {
+        for input in [
+            &b"HTTP/1.1 204 No Content\r\n\r\n"[..],
+            b"HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n",
+        ] {
+            assert_eq!(parse_all_splits(input, false).unwrap().body_bytes, 0);
+        }
+        let done =
+            parse_all_splits(b"HTTP/1.1 200 OK\r\nContent-Length: 515\r\n\r\n", true).unwrap();
+        assert_eq!(done.body_bytes, 0);
+    }
+
+    #[test]
+    fn interim_responses_are_skipped() {
+        let input = b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: x\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nok";
+        assert_eq!(parse_all_splits(input, false).unwrap().status, 201);
+    }
+
+    #[test]
+    fn keep_alive_rules() {
+        let close = parse_all_splits(
+            b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n",
+            false,
+        );
+        assert!(!close.unwrap().keep_alive);
+        let old = parse_all_splits(b"HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n", false);
+        assert!(!old.unwrap().keep_alive);
+        let old_ka = parse_all_splits(
+            b"HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 0\r\n\r\n",
+            false,
+        );
+        assert!(old_ka.unwrap().keep_alive);
+    }
+
+    #[test]
+    fn leaves_the_next_response_unconsumed() {
+        let input = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 200 OK\r\n";
+        let mut parser = ResponseParser::new(false);
+        let (used, progress) = parser.advance(input).unwrap();
+        assert!(matches!(progress, ResponseProgress::Complete(_)));
+        assert_eq!(used, input.len() - 17);
+    }
+
+    #[test]
+    fn errors() {
+        let cases: [(&[u8], ResponseError); 5] = [
+            (b"garbage\r\n\r\n", ResponseError::Malformed),
+            (b"HTTP/1.1 999 Nope\r\n\r\n", ResponseError::Malformed),
+            (
+                b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n",
+                ResponseError::Malformed,
+            ),
+            (
+                b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort",
+                ResponseError::ClosedEarly,
+            ),
+            (
+                b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nxyz\r\n",
+                ResponseError::Malformed,
+            ),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(parse_split(input, input.len(), false).0, Err(expected));
+        }
+        let mut parser = ResponseParser::new(false);
+        let huge = [
+            b"HTTP/1.1 200 OK\r\nX: ".as_slice(),
+            &[b'a'; MAX_HEAD_BYTES],
+        ]
+        .concat();
+        assert_eq!(parser.advance(&huge), Err(ResponseError::Malformed));
+    }
+}

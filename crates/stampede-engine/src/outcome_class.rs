@@ -1,0 +1,48 @@
+//! Maps I/O errors to the [`ErrorKind`] a failed request is counted under.
+
+use stampede_metrics::ErrorKind;
+use std::io;
+
+/// The class of an error seen while exchanging a request on an open connection.
+pub fn classify_io(error: &io::Error) -> ErrorKind {
+    match error.kind() {
+        io::ErrorKind::ConnectionReset
+        | io::ErrorKind::ConnectionAborted
+        | io::ErrorKind::BrokenPipe => ErrorKind::Reset,
+        io::ErrorKind::UnexpectedEof => ErrorKind::ClosedEarly,
+        io::ErrorKind::TimedOut => ErrorKind::Timeout,
+        io::ErrorKind::ConnectionRefused => ErrorKind::ConnectRefused,
+        _ => ErrorKind::Other,
+    }
+}
+
+/// The class of an error seen while opening a connection.
+pub fn classify_connect(error: &io::Error) -> ErrorKind {
+    match error.kind() {
+        io::ErrorKind::ConnectionRefused => ErrorKind::ConnectRefused,
+        io::ErrorKind::TimedOut => ErrorKind::ConnectTimeout,
+        _ => classify_io(error),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn maps_the_common_errors() {
+        let table = [
+            (io::ErrorKind::ConnectionReset, ErrorKind::Reset),
+            (io::ErrorKind::BrokenPipe, ErrorKind::Reset),
+            (io::ErrorKind::UnexpectedEof, ErrorKind::ClosedEarly),
+            (io::ErrorKind::PermissionDenied, ErrorKind::Other),
+        ];
+        for (kind, expected) in table {
+            assert_eq!(classify_io(&io::Error::from(kind)), expected);
+        }
+        let refused = io::Error::from(io::ErrorKind::ConnectionRefused);
+        assert_eq!(classify_connect(&refused), ErrorKind::ConnectRefused);
+        let timed_out = io::Error::from(io::ErrorKind::TimedOut);
+        assert_eq!(classify_connect(&timed_out), ErrorKind::ConnectTimeout);
+    }
+}

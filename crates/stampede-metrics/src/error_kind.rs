@@ -1,0 +1,72 @@
+//! The classes a failed request is counted under: a `Copy` enum, never a string key.
+
+/// Why a request got no usable response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ErrorKind {
+    /// The target actively refused the TCP connection (nothing listening).
+    ConnectRefused,
+    /// No TCP connection within `--connect-timeout`.
+    ConnectTimeout,
+    /// No complete response within `--timeout`.
+    Timeout,
+    /// The peer reset the connection (RST) while a request was in flight.
+    Reset,
+    /// The peer closed the connection before the response was complete.
+    ClosedEarly,
+    /// The bytes received were not a valid HTTP/1.x response.
+    MalformedResponse,
+    /// Anything else (resolution failures, local resource limits...).
+    Other,
+}
+
+impl ErrorKind {
+    /// Every class, in report order.
+    pub const ALL: [ErrorKind; 7] = [
+        ErrorKind::ConnectRefused,
+        ErrorKind::ConnectTimeout,
+        ErrorKind::Timeout,
+        ErrorKind::Reset,
+        ErrorKind::ClosedEarly,
+        ErrorKind::MalformedResponse,
+        ErrorKind::Other,
+    ];
+
+    /// Number of classes, the length of per-class counter arrays.
+    pub const COUNT: usize = Self::ALL.len();
+
+    /// The key used in JSON results and text reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::ConnectRefused => "connect_refused",
+            ErrorKind::ConnectTimeout => "connect_timeout",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::Reset => "reset",
+            ErrorKind::ClosedEarly => "closed_early",
+            ErrorKind::MalformedResponse => "malformed_response",
+            ErrorKind::Other => "other",
+        }
+    }
+
+    /// Position in [`ErrorKind::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The class named by a JSON key, for reading results back.
+    pub fn from_key(key: &str) -> Option<ErrorKind> {
+        Self::ALL.into_iter().find(|kind| kind.as_str() == key)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_round_trip_and_indices_match_order() {
+        for (position, kind) in ErrorKind::ALL.into_iter().enumerate() {
+            assert_eq!(kind.index(), position);
+            assert_eq!(ErrorKind::from_key(kind.as_str()), Some(kind));
+        }
+    }
+}

@@ -1,0 +1,142 @@
+//! The [`Plan`]: everything a run needs to know before the first byte is sent.
+
+use crate::header::is_token;
+use crate::{Header, PlanError, Target};
+use std::time::Duration;
+
+/// When a run ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopCondition {
+    /// Run until this much time has passed; requests in flight then are `unfinished`.
+    Duration(Duration),
+    /// Send exactly this many requests in total, then wait for all of them (ab's `-n`).
+    /// The optional duration is an upper bound on the whole run.
+    Requests { count: u64, limit: Option<Duration> },
+}
+
+/// The request every connection sends (one template per plan).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestSpec {
+    pub method: String,
+    /// Headers given by the user, in order; they replace defaults of the same name.
+    pub headers: Vec<Header>,
+    pub body: Vec<u8>,
+    /// Speak HTTP/1.0 (webbench's and ab's default) instead of HTTP/1.1.
+    pub http10: bool,
+}
+
+/// A validated description of a run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    pub target: Target,
+    pub request: RequestSpec,
+    /// Concurrent connections (closed model: one request in flight on each).
+    pub connections: usize,
+    /// Worker threads, each owning `connections / threads` connections.
+    pub threads: usize,
+    pub stop: StopCondition,
+    /// Reuse connections; `false` opens a new connection for every request.
+    pub keepalive: bool,
+    pub connect_timeout: Duration,
+    /// Time allowed from sending a request to its complete response.
+    pub timeout: Duration,
+}
+
+impl Plan {
+    /// Checks the plan and adjusts what must be adjusted; returns the notices
+    /// the user should see (e.g. connections capped at `-n`).
+    pub fn validate(&mut self) -> Result<Vec<String>, PlanError> {
+        let mut notices = Vec::new();
+        if !is_token(&self.request.method) {
+            return Err(PlanError::Method(self.request.method.clone()));
+        }
+        if self.connections == 0 {
+            return Err(PlanError::Invalid(
+                "connections must be at least 1 (-c)".into(),
+            ));
+        }
+        if self.threads == 0 {
+            return Err(PlanError::Invalid("threads must be at least 1 (-t)".into()));
+        }
+        match self.stop {
+            StopCondition::Duration(d) if d.is_zero() => {
+                return Err(PlanError::Invalid(
+                    "duration must be above zero (-d)".into(),
+                ))
+            }
+            StopCondition::Requests { count: 0, .. } => {
+                return Err(PlanError::Invalid(
+                    "requests must be at least 1 (-n)".into(),
+                ))
+            }
+            StopCondition::Requests { count, .. } if (self.connections as u64) > count => {
+                notices.push(format!(
+                    "connections capped at {count}: -n {count} is smaller than -c {}",
+                    self.connections
+                ));
+                self.connections = count as usize;
+            }
+            _ => {}
+        }
+        if self.connect_timeout.is_zero() || self.timeout.is_zero() {
+            return Err(PlanError::Invalid("timeouts must be above zero".into()));
+        }
+        if self.threads > self.connections {
+            self.threads = self.connections;
+        }
+        Ok(notices)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan() -> Plan {
+        Plan {
+            target: Target::parse("http://127.0.0.1:3000/").unwrap(),
+            request: RequestSpec {
+                method: "GET".into(),
+                headers: vec![],
+                body: vec![],
+                http10: false,
+            },
+            connections: 50,
+            threads: 2,
+            stop: StopCondition::Duration(Duration::from_secs(10)),
+            keepalive: true,
+            connect_timeout: Duration::from_secs(3),
+            timeout: Duration::from_secs(10),
+        }
+    }
+
+    #[test]
+    fn caps_connections_at_the_request_count() {
+        let mut p = plan();
+        p.stop = StopCondition::Requests {
+            count: 10,
+            limit: None,
+        };
+        let notices = p.validate().unwrap();
+        assert_eq!(p.connections, 10);
+        assert_eq!(notices.len(), 1);
+    }
+
+    #[test]
+    fn rejects_zero_connections_and_bad_methods() {
+        let mut p = plan();
+        p.connections = 0;
+        assert!(p.validate().is_err());
+        let mut p = plan();
+        p.request.method = "GE T".into();
+        assert!(matches!(p.validate(), Err(PlanError::Method(_))));
+    }
+
+    #[test]
+    fn never_more_threads_than_connections() {
+        let mut p = plan();
+        p.connections = 1;
+        p.validate().unwrap();
+        assert_eq!(p.threads, 1);
+    }
+}

@@ -1,0 +1,135 @@
+//! The human summary: wrk's block (latency avg/stdev/max/+/- stdev,
+//! requests/sec, transfer/sec), the percentile ladder, every request's fate,
+//! status codes and every non-zero error class.
+
+use crate::format::{format_bytes, format_count, format_latency_us, format_rate};
+use stampede_metrics::RunResult;
+use std::io::{self, Write};
+
+/// Percentiles shown in the ladder, with their field in `latency_us`.
+fn percentiles(result: &RunResult) -> [(&'static str, u64); 10] {
+    let l = &result.latency_us;
+    [
+        ("50%", l.p50),
+        ("66%", l.p66),
+        ("75%", l.p75),
+        ("80%", l.p80),
+        ("90%", l.p90),
+        ("95%", l.p95),
+        ("98%", l.p98),
+        ("99%", l.p99),
+        ("99.9%", l.p99_9),
+        ("99.99%", l.p99_99),
+    ]
+}
+
+fn describe_plan(result: &RunResult) -> String {
+    let plan = &result.plan;
+    let mut parts = Vec::new();
+    if let Some(requests) = plan.requests {
+        parts.push(format!("{} requests", format_count(requests)));
+    }
+    if let Some(seconds) = plan.duration_s {
+        parts.push(format!("{seconds}s"));
+    }
+    parts.push(format!("{} connections", plan.connections));
+    parts.push(format!("{} threads", plan.threads));
+    parts.push(
+        if plan.keepalive {
+            "keep-alive"
+        } else {
+            "new connection per request"
+        }
+        .into(),
+    );
+    parts.push(format!("HTTP/{}", plan.http_version));
+    parts.join(", ")
+}
+
+/// Writes the summary a person reads after a run.
+pub fn render_text(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+    let l = &result.latency_us;
+    let r = &result.requests;
+    writeln!(out, "{} {}", result.plan.method, result.plan.url)?;
+    writeln!(out, "  {}", describe_plan(result))?;
+    if result.interrupted {
+        writeln!(
+            out,
+            "  INTERRUPTED: partial result of what completed before the stop"
+        )?;
+    }
+    for notice in &result.notices {
+        writeln!(out, "  note: {notice}")?;
+    }
+    writeln!(out)?;
+    writeln!(
+        out,
+        "  Latency     {:>10} {:>10} {:>10} {:>10}",
+        "Avg", "Stdev", "Max", "+/- Stdev"
+    )?;
+    writeln!(
+        out,
+        "              {:>10} {:>10} {:>10} {:>9.2}%",
+        format_latency_us(l.mean),
+        format_latency_us(l.stdev),
+        format_latency_us(l.max as f64),
+        l.within_stdev_pct
+    )?;
+    writeln!(out)?;
+    writeln!(
+        out,
+        "  Latency percentiles (from intended send to complete response)"
+    )?;
+    for (label, micros) in percentiles(result) {
+        writeln!(out, "    {label:>7}  {}", format_latency_us(micros as f64))?;
+    }
+    writeln!(out, "    {:>7}  {}", "max", format_latency_us(l.max as f64))?;
+    writeln!(out)?;
+    writeln!(
+        out,
+        "  Requests      {} sent in {:.2}s: {} ok, {} failed status, {} errors, {} unfinished",
+        format_count(r.sent),
+        result.elapsed_s,
+        format_count(r.success),
+        format_count(r.failed_status),
+        format_count(r.errors),
+        format_count(r.unfinished)
+    )?;
+    writeln!(out, "  Requests/sec  {}", format_rate(result.rps))?;
+    writeln!(
+        out,
+        "  Goodput       {} successful responses/sec (error rate {:.2}%)",
+        format_rate(result.goodput),
+        result.error_rate_pct
+    )?;
+    writeln!(
+        out,
+        "  Transfer/sec  {} ({} received, {} of it body)",
+        format_bytes(result.throughput_bytes_per_s),
+        format_bytes(result.bytes.received as f64),
+        format_bytes(result.bytes.body as f64)
+    )?;
+    writeln!(
+        out,
+        "  Connections   {} opened, {} reconnects",
+        format_count(result.connections.opened),
+        format_count(result.connections.reconnects)
+    )?;
+    if !result.status.is_empty() {
+        let codes: Vec<String> = result
+            .status
+            .iter()
+            .map(|(code, n)| format!("{code}: {}", format_count(*n)))
+            .collect();
+        writeln!(out, "  Status codes  {}", codes.join(", "))?;
+    }
+    if !result.errors.is_empty() {
+        let errors: Vec<String> = result
+            .errors
+            .iter()
+            .map(|(class, n)| format!("{class}: {}", format_count(*n)))
+            .collect();
+        writeln!(out, "  Errors        {}", errors.join(", "))?;
+    }
+    Ok(())
+}

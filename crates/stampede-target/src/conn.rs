@@ -1,0 +1,418 @@
+//! One connection: the read → parse → respond → write loop. Reads into a reused
+//! buffer, answers every complete request in it (pipelining), writes all responses of
+//! one read with one write, and enforces the header, body and idle timeouts with one
+//! lazily re-armed timer. Which response a request gets is decided in `routes`.
+
+use std::io::{self, Read};
+use std::net::SocketAddr;
+use std::rc::Rc;
+
+use tokio::io::AsyncReadExt;
+use tokio::net::TcpStream;
+use tokio::time::Instant;
+
+use crate::accesslog::Entry;
+use crate::body::decode_chunked;
+use crate::request::{self, Framing, Head, Method, Parsed};
+use crate::response::{self, Exchange};
+use crate::routes::{self, push_chunk, Reply, Request, Tail, CHUNK, INLINE_BODY, PATTERN};
+use crate::worker::{linger, Worker};
+
+/// Read buffer start size; it grows only for large heads or bodies.
+const READ_BUF: usize = 8 * 1024;
+/// A write buffer that grew past this (large bodies) is given back after use.
+const WRITE_BUF_KEEP: usize = 1 << 20;
+
+/// What the connection is waiting for, and since when.
+#[derive(Clone, Copy)]
+enum Waiting {
+    /// Between requests: the idle timeout applies.
+    Nothing,
+    /// Part of a head is in: the header timeout applies (slowloris).
+    Head(Instant),
+    /// The head is in, part of the body is not: the body timeout applies.
+    Body(Instant),
+}
+
+/// How the connection ends.
+enum End {
+    Close,
+    /// Unread input may remain: half-close and drain before closing.
+    Linger,
+}
+
+/// Result of handling the next request in the buffer.
+enum Step {
+    NeedMore,
+    Next {
+        close: bool,
+        reply: Reply,
+        /// Write-buffer length before this response (the delay holds bytes after it).
+        mark: usize,
+    },
+}
+
+struct Conn {
+    stream: TcpStream,
+    w: Rc<Worker>,
+    peer: [u8; 48],
+    peer_len: usize,
+    rbuf: Vec<u8>,
+    pos: usize,
+    wbuf: Vec<u8>,
+    chunked: Vec<u8>,
+    waiting: Waiting,
+    continue_sent: bool,
+}
+
+/// Counts the connection as closed however the task ends (also when dropped at shutdown).
+struct OpenGuard(Rc<Worker>);
+
+impl Drop for OpenGuard {
+    fn drop(&mut self) {
+        let w = &self.0;
+        w.stats().closed();
+        w.registry
+            .open
+            .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+        w.open.set(w.open.get().saturating_sub(1));
+        if w.stopping.get() && w.open.get() == 0 {
+            w.drained.notify_one();
+        }
+    }
+}
+
+/// Serves one accepted connection until it closes.
+pub async fn serve(stream: TcpStream, peer: SocketAddr, w: Rc<Worker>) {
+    let _guard = OpenGuard(w.clone());
+    let mut ip = [0u8; 48];
+    let mut cur = io::Cursor::new(&mut ip[..]);
+    let _ = io::Write::write_fmt(&mut cur, format_args!("{}", peer.ip()));
+    let peer_len = cur.position() as usize;
+    let mut c = Conn {
+        stream,
+        w,
+        peer: ip,
+        peer_len,
+        rbuf: Vec::with_capacity(READ_BUF),
+        pos: 0,
+        wbuf: Vec::with_capacity(READ_BUF),
+        chunked: Vec::new(),
+        waiting: Waiting::Nothing,
+        continue_sent: false,
+    };
+    if let End::Linger = c.run().await {
+        linger(&mut c.stream).await;
+    }
+}
+
+impl Conn {
+    async fn run(&mut self) -> End {
+        let w = self.w.clone();
+        let cfg = w.cfg.clone();
+        let mut sleep = Box::pin(tokio::time::sleep(cfg.idle_timeout));
+        let mut sleep_at = sleep.deadline();
+        let stop = w.stop_notify.notified();
+        tokio::pin!(stop);
+        let mut stop_seen = false;
+        let mut idle_since = Instant::now();
+        loop {
+            // 1. Every complete request in the buffer (pipelining), responses in order.
+            let mut close = false;
+            while self.pos < self.rbuf.len() {
+                match self.step() {
+                    Step::NeedMore => break,
+                    Step::Next {
+                        close: c,
+                        reply,
+                        mark,
+                    } => {
+                        if self.finish(reply, mark).await.is_err() {
+                            return End::Close;
+                        }
+                        if c {
+                            close = true;
+                            break;
+                        }
+                    }
+                }
+            }
+            // 2. One write for all of them.
+            if !self.wbuf.is_empty() && self.flush().await.is_err() {
+                return End::Close;
+            }
+            if close {
+                return End::Linger;
+            }
+            if self.pos == self.rbuf.len() {
+                self.rbuf.clear();
+                self.pos = 0;
+                if w.stopping.get() {
+                    return End::Close;
+                }
+                idle_since = Instant::now();
+            } else if self.pos > 0 && self.rbuf.capacity() - self.rbuf.len() < 1024 {
+                self.rbuf.drain(..self.pos);
+                self.pos = 0;
+            }
+            // 3. Wait for more input, at most until the deadline of the current phase.
+            let deadline = match self.waiting {
+                Waiting::Nothing => idle_since + cfg.idle_timeout,
+                Waiting::Head(t) => t + cfg.header_timeout,
+                Waiting::Body(t) => t + cfg.body_timeout,
+            };
+            if deadline < sleep_at {
+                sleep.as_mut().reset(deadline);
+                sleep_at = deadline;
+            }
+            if self.rbuf.capacity() - self.rbuf.len() < 1024 {
+                self.rbuf.reserve(READ_BUF.max(self.rbuf.len()));
+            }
+            tokio::select! {
+                biased;
+                r = self.stream.read_buf(&mut self.rbuf) => match r {
+                    Ok(0) | Err(_) => return End::Close,
+                    Ok(_) => {}
+                },
+                _ = &mut sleep => {
+                    // The timer is re-armed lazily: it may fire before the real deadline.
+                    if Instant::now() >= deadline {
+                        return self.timed_out().await;
+                    }
+                    sleep.as_mut().reset(deadline);
+                    sleep_at = deadline;
+                }
+                _ = &mut stop, if !stop_seen => stop_seen = true,
+            }
+        }
+    }
+
+    /// Parses and answers the request at `pos`, if it is complete.
+    fn step(&mut self) -> Step {
+        let w = &*self.w;
+        let max_body = w.cfg.max_body;
+        let peer = &self.peer[..self.peer_len];
+        let head = match request::parse(&self.rbuf[self.pos..], max_body) {
+            Parsed::Complete(h) => h,
+            Parsed::Partial => {
+                if !matches!(self.waiting, Waiting::Head(_)) {
+                    self.waiting = Waiting::Head(Instant::now());
+                }
+                return Step::NeedMore;
+            }
+            Parsed::Bad(b) => return refuse(w, peer, &mut self.wbuf, b.status(), None),
+        };
+        let body_at = self.pos + head.head_len;
+        let avail = self.rbuf.len() - body_at;
+        let (body, consumed): (&[u8], usize) = match head.framing {
+            Framing::None => (&[], 0),
+            Framing::Length(n) if avail >= n => (&self.rbuf[body_at..body_at + n], n),
+            Framing::Length(_) => {
+                return need_body(
+                    &mut self.waiting,
+                    &mut self.continue_sent,
+                    &mut self.wbuf,
+                    &head,
+                )
+            }
+            Framing::Chunked => {
+                match decode_chunked(&self.rbuf[body_at..], max_body, &mut self.chunked) {
+                    Ok(Some(n)) => (&self.chunked, n),
+                    Ok(None) => {
+                        return need_body(
+                            &mut self.waiting,
+                            &mut self.continue_sent,
+                            &mut self.wbuf,
+                            &head,
+                        )
+                    }
+                    Err(b) => return refuse(w, peer, &mut self.wbuf, b.status(), Some(&head)),
+                }
+            }
+        };
+        let keep_alive = head.keep_alive && !w.stopping.get();
+        let wall = w.wall.borrow();
+        let x = Exchange {
+            version: head.version,
+            keep_alive,
+            head_only: head.method == Method::Head,
+            date: &wall.http,
+        };
+        let mark = self.wbuf.len();
+        let req = Request {
+            head: &head,
+            raw_head: &self.rbuf[self.pos..body_at],
+            body,
+        };
+        let o = routes::handle(w, &req, &x, &mut self.wbuf);
+        w.record(&Entry {
+            peer,
+            clf_date: &wall.clf,
+            method: head.method_str,
+            target: head.target,
+            version: Some(head.version),
+            status: o.status,
+            bytes: o.body_bytes,
+        });
+        self.pos = body_at + consumed;
+        self.waiting = Waiting::Nothing;
+        self.continue_sent = false;
+        Step::Next {
+            close: !keep_alive,
+            reply: o.reply,
+            mark,
+        }
+    }
+
+    /// Does what a response left for later: a delay or a streamed body.
+    async fn finish(&mut self, reply: Reply, mark: usize) -> io::Result<()> {
+        match reply {
+            Reply::Done => Ok(()),
+            Reply::Delay(d) => {
+                // Earlier pipelined responses leave now; this one after the delay.
+                if mark > 0 {
+                    let rest = self.wbuf.split_off(mark);
+                    self.flush().await?;
+                    self.wbuf.extend_from_slice(&rest);
+                }
+                tokio::time::sleep(d).await;
+                Ok(())
+            }
+            Reply::Stream(tail) => self.stream_tail(tail).await,
+        }
+    }
+
+    async fn stream_tail(&mut self, tail: Tail) -> io::Result<()> {
+        match tail {
+            Tail::Pattern {
+                mut remaining,
+                chunked,
+            } => {
+                let piece = if chunked { CHUNK } else { INLINE_BODY };
+                while remaining > 0 {
+                    let k = remaining.min(piece as u64) as usize;
+                    if chunked {
+                        push_chunk(&mut self.wbuf, &PATTERN[..k]);
+                    } else {
+                        self.wbuf.extend_from_slice(&PATTERN[..k]);
+                    }
+                    remaining -= k as u64;
+                    if self.wbuf.len() >= INLINE_BODY {
+                        self.flush().await?;
+                    }
+                }
+                if chunked {
+                    self.wbuf.extend_from_slice(b"0\r\n\r\n");
+                }
+                self.flush().await
+            }
+            Tail::File {
+                mut file,
+                mut remaining,
+            } => {
+                while remaining > 0 {
+                    let start = self.wbuf.len();
+                    let k = remaining.min(INLINE_BODY as u64) as usize;
+                    self.wbuf.resize(start + k, 0);
+                    // A blocking read, but of page-cache-hot data in the common case.
+                    let n = file.read(&mut self.wbuf[start..])?;
+                    if n == 0 {
+                        return Err(io::ErrorKind::UnexpectedEof.into());
+                    }
+                    self.wbuf.truncate(start + n);
+                    remaining -= n as u64;
+                    self.flush().await?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Writes the whole write buffer: usually one syscall; waits (bounded) if the peer is slow.
+    async fn flush(&mut self) -> io::Result<()> {
+        let total = self.wbuf.len();
+        let mut done = match self.stream.try_write(&self.wbuf) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => 0,
+            Err(e) => return Err(e),
+        };
+        if done < total {
+            let limit = self.w.cfg.idle_timeout;
+            let r = tokio::time::timeout(limit, async {
+                while done < total {
+                    self.stream.writable().await?;
+                    match self.stream.try_write(&self.wbuf[done..]) {
+                        Ok(n) => done += n,
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                        Err(e) => return Err(e),
+                    }
+                }
+                Ok(())
+            })
+            .await;
+            self.w.stats().bytes_out(done);
+            r.map_err(|_| io::Error::from(io::ErrorKind::TimedOut))??;
+        } else {
+            self.w.stats().bytes_out(total);
+        }
+        self.wbuf.clear();
+        if self.wbuf.capacity() > WRITE_BUF_KEEP {
+            self.wbuf = Vec::with_capacity(READ_BUF);
+        }
+        Ok(())
+    }
+
+    /// A deadline passed: idle connections just close; a half-sent request gets a 408.
+    async fn timed_out(&mut self) -> End {
+        if let Waiting::Nothing = self.waiting {
+            return End::Close;
+        }
+        let peer = &self.peer[..self.peer_len];
+        let _ = refuse(&self.w, peer, &mut self.wbuf, 408, None);
+        let _ = self.flush().await;
+        End::Linger
+    }
+}
+
+fn need_body(
+    waiting: &mut Waiting,
+    continue_sent: &mut bool,
+    wbuf: &mut Vec<u8>,
+    head: &Head,
+) -> Step {
+    if !matches!(waiting, Waiting::Body(_)) {
+        *waiting = Waiting::Body(Instant::now());
+    }
+    if head.expect_continue && !*continue_sent {
+        wbuf.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
+        *continue_sent = true;
+    }
+    Step::NeedMore
+}
+
+/// Answers a request that cannot be served (bad head, timeout) and marks the connection to close.
+fn refuse(w: &Worker, peer: &[u8], wbuf: &mut Vec<u8>, status: u16, head: Option<&Head>) -> Step {
+    let wall = w.wall.borrow();
+    let x = Exchange {
+        version: 1,
+        keep_alive: false,
+        head_only: false,
+        date: &wall.http,
+    };
+    let mark = wbuf.len();
+    let bytes = response::plain(wbuf, &x, status);
+    w.record(&Entry {
+        peer,
+        clf_date: &wall.clf,
+        method: head.map_or("-", |h| h.method_str),
+        target: head.map_or("-", |h| h.target),
+        version: head.map(|h| h.version),
+        status,
+        bytes,
+    });
+    Step::Next {
+        close: true,
+        reply: Reply::Done,
+        mark,
+    }
+}

@@ -1,0 +1,306 @@
+//! Choosing and producing the response for one parsed request: the built-in pages,
+//! the test routes (`/bytes/{n}`, `/chunked/{n}`, `/delay/{ms}`, `/cpu/{iterations}`,
+//! `/status/{code}`, `/echo`, `/stats`) and, with a root, static files. Responses are
+//! appended to the connection's write buffer; anything that must wait (a delay) or is
+//! too large to buffer (a big body) is returned as a `Reply` for the connection to do.
+
+use std::time::Duration;
+
+use crate::request::{Head, Method};
+use crate::response::{self, bodiless, push_hex, Exchange, Len};
+use crate::worker::Worker;
+
+/// Largest `/bytes/{n}` and `/chunked/{n}`.
+pub const MAX_BYTES: u64 = 1 << 30;
+/// Longest `/delay/{ms}`.
+pub const MAX_DELAY_MS: u64 = 60_000;
+/// Most `/cpu/{iterations}`.
+pub const MAX_CPU_ITERATIONS: u64 = 1_000_000_000;
+/// Bodies up to this size are produced into the write buffer; larger are streamed.
+pub const INLINE_BODY: usize = 64 * 1024;
+/// Chunk size of `/chunked/{n}`.
+pub const CHUNK: usize = 16 * 1024;
+
+/// Body bytes of `/bytes` and `/chunked`: a printable repeating pattern.
+pub static PATTERN: [u8; INLINE_BODY] = pattern();
+
+const fn pattern() -> [u8; INLINE_BODY] {
+    let alphabet = b"abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ-\n";
+    let mut p = [0u8; INLINE_BODY];
+    let mut i = 0;
+    while i < INLINE_BODY {
+        p[i] = alphabet[i % alphabet.len()];
+        i += 1;
+    }
+    p
+}
+
+/// Work left for the connection after the head (and maybe body) is in the buffer.
+pub enum Reply {
+    Done,
+    /// Hold the bytes just produced until this much time has passed.
+    Delay(Duration),
+    /// Stream this body after the buffered bytes.
+    Stream(Tail),
+}
+
+/// A body too large to buffer.
+pub enum Tail {
+    Pattern { remaining: u64, chunked: bool },
+    File { file: std::fs::File, remaining: u64 },
+}
+
+/// What was produced for one request.
+pub struct Outcome {
+    pub status: u16,
+    /// Body bytes (for the access log).
+    pub body_bytes: usize,
+    pub reply: Reply,
+}
+
+impl Outcome {
+    pub fn done(status: u16, body_bytes: usize) -> Self {
+        Outcome {
+            status,
+            body_bytes,
+            reply: Reply::Done,
+        }
+    }
+}
+
+/// One request as the routes see it.
+pub struct Request<'a> {
+    pub head: &'a Head<'a>,
+    /// The request line and headers exactly as received.
+    pub raw_head: &'a [u8],
+    /// The (de-chunked) body.
+    pub body: &'a [u8],
+}
+
+/// Produces the response for `req` into `out`.
+pub fn handle(w: &Worker, req: &Request, x: &Exchange, out: &mut Vec<u8>) -> Outcome {
+    let path = req.head.path();
+    let method = req.head.method;
+    let get_or_head = matches!(method, Method::Get | Method::Head);
+    if w.files.is_none() {
+        // The hot path of the seeds' experiments: one copy of pre-built bytes.
+        let page = match path {
+            "/" | "/index.html" => Some(false),
+            "/1k.html" => Some(true),
+            _ => None,
+        };
+        if let Some(one_k) = page {
+            if !get_or_head {
+                return not_allowed(out, x, b"Allow: GET, HEAD\r\n");
+            }
+            return page_response(w, one_k, x, out);
+        }
+    }
+    let prefix = w.cfg.route_prefix.as_str();
+    let routed = if prefix.is_empty() {
+        Some(path)
+    } else {
+        path.strip_prefix(prefix).filter(|r| r.starts_with('/'))
+    };
+    if let Some(route) = routed {
+        if let Some(o) = test_route(w, route, req, x, out) {
+            return o;
+        }
+    }
+    match &w.files {
+        Some(cache) => {
+            if !get_or_head {
+                return not_allowed(out, x, b"Allow: GET, HEAD\r\n");
+            }
+            cache.borrow_mut().serve(path, req.head, x, out)
+        }
+        None => Outcome::done(404, response::plain(out, x, 404)),
+    }
+}
+
+fn page_response(w: &Worker, one_k: bool, x: &Exchange, out: &mut Vec<u8>) -> Outcome {
+    let pages = w.pages.borrow();
+    let (pre, body) = if one_k {
+        (&pages.one_k, &pages.one_k_body)
+    } else {
+        (&pages.index, &pages.index_body)
+    };
+    if x.keep_alive && x.version == 1 {
+        out.extend_from_slice(pre.response(x.head_only));
+        return Outcome::done(200, if x.head_only { 0 } else { pre.body_len });
+    }
+    Outcome::done(200, response::whole(out, x, 200, "text/html", body))
+}
+
+fn not_allowed(out: &mut Vec<u8>, x: &Exchange, allow: &[u8]) -> Outcome {
+    let body = b"405 Method Not Allowed\n";
+    response::head(
+        out,
+        x,
+        405,
+        Some("text/plain"),
+        Len::Known(body.len()),
+        allow,
+    );
+    if x.head_only {
+        return Outcome::done(405, 0);
+    }
+    out.extend_from_slice(body);
+    Outcome::done(405, body.len())
+}
+
+fn bad_request(out: &mut Vec<u8>, x: &Exchange, why: &str) -> Outcome {
+    Outcome::done(
+        400,
+        response::whole(out, x, 400, "text/plain", why.as_bytes()),
+    )
+}
+
+/// Strict decimal path parameter with an upper bound.
+fn param(s: &str, max: u64) -> Option<u64> {
+    if s.is_empty() || s.len() > 19 || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    s.parse().ok().filter(|&n| n <= max)
+}
+
+fn test_route(
+    w: &Worker,
+    route: &str,
+    req: &Request,
+    x: &Exchange,
+    out: &mut Vec<u8>,
+) -> Option<Outcome> {
+    let (name, arg) = match route[1..].split_once('/') {
+        Some((n, a)) => (n, Some(a)),
+        None => (&route[1..], None),
+    };
+    let method = req.head.method;
+    let get_or_head = matches!(method, Method::Get | Method::Head);
+    let o = match (name, arg) {
+        ("echo", None) => echo(req, x, out),
+        ("stats", None) if get_or_head => {
+            let json = serde_json::to_vec_pretty(&w.registry.snapshot()).unwrap_or_default();
+            Outcome::done(200, response::whole(out, x, 200, "application/json", &json))
+        }
+        ("status", Some(a)) => match param(a, 599).filter(|&c| c >= 200) {
+            Some(code) => Outcome::done(code as u16, response::plain(out, x, code as u16)),
+            None => bad_request(out, x, "status must be 200..=599\n"),
+        },
+        ("bytes" | "chunked" | "delay" | "cpu" | "stats", _) if !get_or_head => {
+            not_allowed(out, x, b"Allow: GET, HEAD\r\n")
+        }
+        ("bytes", Some(a)) => match param(a, MAX_BYTES) {
+            Some(n) => bytes(n, false, x, out),
+            None => bad_request(out, x, "bytes must be 0..=1073741824\n"),
+        },
+        ("chunked", Some(a)) => match param(a, MAX_BYTES) {
+            Some(n) => bytes(n, true, x, out),
+            None => bad_request(out, x, "chunked must be 0..=1073741824\n"),
+        },
+        ("delay", Some(a)) => match param(a, MAX_DELAY_MS) {
+            Some(ms) => {
+                let mut o = Outcome::done(200, response::plain(out, x, 200));
+                o.reply = Reply::Delay(Duration::from_millis(ms));
+                o
+            }
+            None => bad_request(out, x, "delay must be 0..=60000 ms\n"),
+        },
+        ("cpu", Some(a)) => match param(a, MAX_CPU_ITERATIONS) {
+            Some(n) => {
+                let mut body = [0u8; 17];
+                let v = cpu_work(n);
+                for (i, b) in body[..16].iter_mut().enumerate() {
+                    *b = b"0123456789abcdef"[((v >> (60 - 4 * i)) & 15) as usize];
+                }
+                body[16] = b'\n';
+                Outcome::done(200, response::whole(out, x, 200, "text/plain", &body))
+            }
+            None => bad_request(out, x, "cpu iterations must be 0..=1000000000\n"),
+        },
+        _ => return None,
+    };
+    Some(o)
+}
+
+/// A deterministic CPU-bound loop (xorshift64 folded with the counter), for
+/// CPU-bound experiments: same input, same output, no memory traffic.
+pub fn cpu_work(iterations: u64) -> u64 {
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    for i in 0..iterations {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x = x.wrapping_add(i);
+    }
+    std::hint::black_box(x)
+}
+
+fn echo(req: &Request, x: &Exchange, out: &mut Vec<u8>) -> Outcome {
+    let len = req.raw_head.len() + req.body.len();
+    response::head(out, x, 200, Some("text/plain"), Len::Known(len), b"");
+    if x.head_only {
+        return Outcome::done(200, 0);
+    }
+    out.extend_from_slice(req.raw_head);
+    out.extend_from_slice(req.body);
+    Outcome::done(200, len)
+}
+
+fn bytes(n: u64, chunked: bool, x: &Exchange, out: &mut Vec<u8>) -> Outcome {
+    let len = if chunked {
+        Len::Chunked
+    } else {
+        Len::Known(n as usize)
+    };
+    response::head(out, x, 200, Some("application/octet-stream"), len, b"");
+    let body_bytes = n as usize;
+    if x.head_only || bodiless(200) {
+        return Outcome::done(200, 0);
+    }
+    if n as usize > INLINE_BODY {
+        let mut o = Outcome::done(200, body_bytes);
+        o.reply = Reply::Stream(Tail::Pattern {
+            remaining: n,
+            chunked,
+        });
+        return o;
+    }
+    let n = n as usize;
+    if chunked {
+        let mut done = 0;
+        while done < n {
+            let k = (n - done).min(CHUNK);
+            push_chunk(out, &PATTERN[done..done + k]);
+            done += k;
+        }
+        out.extend_from_slice(b"0\r\n\r\n");
+    } else {
+        out.extend_from_slice(&PATTERN[..n]);
+    }
+    Outcome::done(200, body_bytes)
+}
+
+/// Appends one chunk of a chunked body.
+pub fn push_chunk(out: &mut Vec<u8>, data: &[u8]) {
+    push_hex(out, data.len() as u64);
+    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(data);
+    out.extend_from_slice(b"\r\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn params_and_cpu() {
+        assert_eq!(param("10", 10), Some(10));
+        assert_eq!(param("11", 10), None);
+        assert_eq!(param("+1", 10), None);
+        assert_eq!(param("", 10), None);
+        assert_eq!(cpu_work(1000), cpu_work(1000));
+        assert_ne!(cpu_work(1000), cpu_work(1001));
+        assert_eq!(PATTERN[64], PATTERN[0]);
+    }
+}

@@ -1,0 +1,205 @@
+//! Starting and stopping the server: validating the config, binding one SO_REUSEPORT
+//! listener per worker (port 0 allowed: the first picks the port, the rest join it),
+//! spawning the worker threads, and the handle that reads stats and shuts down.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use socket2::{Domain, Protocol, Socket, Type};
+use tokio::sync::watch;
+
+use crate::accesslog::Sink;
+use crate::stats::{Registry, StatsSnapshot};
+use crate::worker::{self, Setup};
+use crate::{AccessLogDest, Config, TargetError};
+
+/// Listen backlog per worker (the kernel caps it at net.core.somaxconn).
+const BACKLOG: i32 = 4096;
+
+/// The target server. See [`Server::start`].
+pub struct Server;
+
+/// A running server. Dropping it stops the workers without waiting; call
+/// [`ServerHandle::shutdown`] to stop gracefully and wait.
+pub struct ServerHandle {
+    addr: SocketAddr,
+    registry: Arc<Registry>,
+    stop: watch::Sender<bool>,
+    threads: Vec<JoinHandle<std::io::Result<()>>>,
+    config: Arc<Config>,
+}
+
+impl Server {
+    /// Binds `config.threads` listeners on `addr` and starts one worker thread per
+    /// listener, each with its own event loop. Returns once all are listening.
+    pub fn start(addr: SocketAddr, config: Config) -> Result<ServerHandle, TargetError> {
+        let config = validate(config)?;
+        let root = match &config.root {
+            Some(r) => Some(
+                std::fs::canonicalize(r)
+                    .and_then(|p| {
+                        if p.is_dir() {
+                            Ok(p)
+                        } else {
+                            Err(std::io::Error::new(
+                                std::io::ErrorKind::InvalidInput,
+                                "not a directory",
+                            ))
+                        }
+                    })
+                    .map_err(|source| TargetError::Root {
+                        path: r.clone(),
+                        source,
+                    })?,
+            ),
+            None => None,
+        };
+        let log_sink = match &config.access_log {
+            None => None,
+            Some(AccessLogDest::Stdout) => Some(Sink::Stdout),
+            Some(AccessLogDest::File(p)) => {
+                let f = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(p)
+                    .map_err(|source| TargetError::AccessLog {
+                        path: p.display().to_string(),
+                        source,
+                    })?;
+                Some(Sink::File(Arc::new(f)))
+            }
+        };
+        let listeners = bind_all(addr, config.threads)?;
+        let local = listeners[0]
+            .local_addr()
+            .map_err(|source| TargetError::Bind { addr, source })?;
+        let config = Arc::new(config);
+        let registry = Arc::new(Registry::new(config.threads));
+        let (stop, stop_rx) = watch::channel(false);
+        let mut threads = Vec::with_capacity(config.threads);
+        for (idx, listener) in listeners.into_iter().enumerate() {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(TargetError::Worker)?;
+            let setup = Setup {
+                idx,
+                listener,
+                cfg: config.clone(),
+                registry: registry.clone(),
+                log_sink: log_sink.clone(),
+                root: root.clone(),
+                stop: stop_rx.clone(),
+            };
+            let t = std::thread::Builder::new()
+                .name(format!("stampede-target-{idx}"))
+                .spawn(move || worker::run(setup, rt))
+                .map_err(TargetError::Worker)?;
+            threads.push(t);
+        }
+        Ok(ServerHandle {
+            addr: local,
+            registry,
+            stop,
+            threads,
+            config,
+        })
+    }
+}
+
+fn validate(mut c: Config) -> Result<Config, TargetError> {
+    if c.threads == 0 || c.threads > 1024 {
+        return Err(TargetError::Config(format!(
+            "threads must be 1..=1024, got {}",
+            c.threads
+        )));
+    }
+    if c.max_connections == 0 {
+        return Err(TargetError::Config(
+            "max_connections must be at least 1".into(),
+        ));
+    }
+    let p = c.route_prefix.trim_end_matches('/');
+    if !p.is_empty() && !p.starts_with('/') {
+        c.route_prefix = format!("/{p}");
+    } else {
+        c.route_prefix = p.to_string();
+    }
+    if c.route_prefix.contains(['?', '#', ' ']) {
+        return Err(TargetError::Config(format!(
+            "route prefix {:?} must be a plain path",
+            c.route_prefix
+        )));
+    }
+    Ok(c)
+}
+
+fn listener(addr: SocketAddr) -> std::io::Result<std::net::TcpListener> {
+    let s = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    s.set_reuse_address(true)?;
+    s.set_reuse_port(true)?;
+    s.set_nonblocking(true)?;
+    s.bind(&addr.into())?;
+    s.listen(BACKLOG)?;
+    Ok(s.into())
+}
+
+/// Binds `n` listeners sharing one port. A fixed port is first probed without
+/// SO_REUSEPORT, so that another server holding it (even with SO_REUSEPORT) is a bind
+/// failure instead of silently sharing its traffic with us.
+fn bind_all(addr: SocketAddr, n: usize) -> Result<Vec<std::net::TcpListener>, TargetError> {
+    let err = |source| TargetError::Bind { addr, source };
+    if addr.port() != 0 {
+        let probe = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))
+            .map_err(err)?;
+        probe.set_reuse_address(true).map_err(err)?;
+        probe.bind(&addr.into()).map_err(err)?;
+    }
+    let first = listener(addr).map_err(err)?;
+    let actual = first.local_addr().map_err(err)?;
+    let mut all = vec![first];
+    for _ in 1..n {
+        all.push(listener(actual).map_err(err)?);
+    }
+    Ok(all)
+}
+
+impl ServerHandle {
+    /// The bound address (with the real port when 0 was asked).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Counters so far, summed over workers.
+    pub fn stats(&self) -> StatsSnapshot {
+        self.registry.snapshot()
+    }
+
+    /// The configuration in force (after validation).
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Graceful stop: every worker stops accepting, closes idle connections, lets
+    /// in-flight requests finish within `shutdown_grace`, flushes its access log and
+    /// exits. Returns the final counters.
+    pub fn shutdown(mut self) -> Result<StatsSnapshot, TargetError> {
+        let _ = self.stop.send(true);
+        let mut result = Ok(());
+        for (i, t) in std::mem::take(&mut self.threads).into_iter().enumerate() {
+            match t.join() {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => result = Err(TargetError::Worker(e)),
+                Err(_) => result = Err(TargetError::WorkerPanic(i)),
+            }
+        }
+        result.map(|()| self.registry.snapshot())
+    }
+}
+
+impl Drop for ServerHandle {
+    fn drop(&mut self) {
+        let _ = self.stop.send(true);
+    }
+}

@@ -1,0 +1,137 @@
+//! Exact counters: responses by status, connections, bytes out. One `WorkerStats` per
+//! worker, written only by that worker's thread (a relaxed load + store, no locked
+//! instruction on the request path) and summed by readers into a `StatsSnapshot`.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::Instant;
+
+use serde::Serialize;
+
+/// Status codes are counted in a flat array indexed by code.
+const STATUS_SLOTS: usize = 600;
+
+/// Counters owned by one worker (padded so that workers never share a cache line).
+#[repr(align(128))]
+pub struct WorkerStats {
+    by_status: [AtomicU64; STATUS_SLOTS],
+    accepted: AtomicU64,
+    closed: AtomicU64,
+    refused: AtomicU64,
+    bytes_out: AtomicU64,
+}
+
+/// Adds to a counter that only the calling thread writes: no read-modify-write lock needed.
+#[inline]
+fn bump(c: &AtomicU64, n: u64) {
+    c.store(c.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
+}
+
+impl WorkerStats {
+    fn new() -> Self {
+        WorkerStats {
+            by_status: std::array::from_fn(|_| AtomicU64::new(0)),
+            accepted: AtomicU64::new(0),
+            closed: AtomicU64::new(0),
+            refused: AtomicU64::new(0),
+            bytes_out: AtomicU64::new(0),
+        }
+    }
+
+    /// One response was produced with this status.
+    #[inline]
+    pub fn response(&self, status: u16) {
+        let i = (status as usize).min(STATUS_SLOTS - 1);
+        bump(&self.by_status[i], 1);
+    }
+    /// A connection was accepted and will be served.
+    pub fn accepted(&self) {
+        bump(&self.accepted, 1);
+    }
+    /// A served connection ended.
+    pub fn closed(&self) {
+        bump(&self.closed, 1);
+    }
+    /// A connection was refused (over `max_connections`).
+    pub fn refused(&self) {
+        bump(&self.refused, 1);
+    }
+    /// Bytes accepted by the kernel for sending.
+    #[inline]
+    pub fn bytes_out(&self, n: usize) {
+        bump(&self.bytes_out, n as u64);
+    }
+}
+
+/// All workers' counters plus what is global to the server.
+pub struct Registry {
+    pub workers: Vec<WorkerStats>,
+    pub started: Instant,
+    /// Open connections across workers, for `max_connections` (touched per connection, not per request).
+    pub open: AtomicUsize,
+}
+
+impl Registry {
+    pub fn new(workers: usize) -> Self {
+        Registry {
+            workers: (0..workers).map(|_| WorkerStats::new()).collect(),
+            started: Instant::now(),
+            open: AtomicUsize::new(0),
+        }
+    }
+
+    /// Sums the workers' counters.
+    pub fn snapshot(&self) -> StatsSnapshot {
+        let mut s = StatsSnapshot {
+            requests_total: 0,
+            requests_by_status: BTreeMap::new(),
+            connections_accepted: 0,
+            connections_open: 0,
+            connections_refused: 0,
+            bytes_out: 0,
+            uptime_s: self.started.elapsed().as_secs_f64(),
+            workers: self.workers.len(),
+        };
+        let mut closed = 0;
+        for w in &self.workers {
+            for (code, c) in w.by_status.iter().enumerate() {
+                let n = c.load(Ordering::Relaxed);
+                if n > 0 {
+                    *s.requests_by_status.entry(code as u16).or_insert(0) += n;
+                    s.requests_total += n;
+                }
+            }
+            s.connections_accepted += w.accepted.load(Ordering::Relaxed);
+            closed += w.closed.load(Ordering::Relaxed);
+            s.connections_refused += w.refused.load(Ordering::Relaxed);
+            s.bytes_out += w.bytes_out.load(Ordering::Relaxed);
+        }
+        s.connections_open = s.connections_accepted.saturating_sub(closed);
+        s
+    }
+}
+
+/// What the server has done so far; served as JSON on `/stats`.
+///
+/// A response is counted when it is produced (before it is written), so a client
+/// that has read N responses always finds at least those N here. `/stats` does not
+/// count itself in the body it returns.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StatsSnapshot {
+    /// Responses produced, all statuses (including 503 refusals and 408 timeouts).
+    pub requests_total: u64,
+    /// Responses produced, by status code.
+    pub requests_by_status: BTreeMap<u16, u64>,
+    /// Connections accepted and served (refused ones excluded).
+    pub connections_accepted: u64,
+    /// Connections open now.
+    pub connections_open: u64,
+    /// Connections refused with 503 because of `max_connections`.
+    pub connections_refused: u64,
+    /// Bytes handed to the kernel for sending (headers and bodies).
+    pub bytes_out: u64,
+    /// Seconds since the server started.
+    pub uptime_s: f64,
+    /// Worker threads.
+    pub workers: usize,
+}

@@ -1,0 +1,74 @@
+//! The top-level command line: subcommands, and `stampede URL ...` as a
+//! shorthand for `stampede run URL ...`.
+
+use crate::cmd;
+use clap::{Parser, Subcommand};
+use std::ffi::OsString;
+
+const ABOUT: &str = "HTTP load-testing workbench: exact counts, honest latency, one fast binary";
+
+const EXAMPLES: &str = "Examples:
+  stampede demo                                        # built-in target + a 5 s load, no setup
+  stampede http://127.0.0.1:3000/index.html -c 1000 -d 60s
+  stampede run http://127.0.0.1:3000/ -c 200 -n 1000000 --no-keepalive
+  stampede serve --threads 4 --port 3000";
+
+#[derive(Debug, Parser)]
+#[command(name = "stampede", version, about = ABOUT, after_help = EXAMPLES, args_override_self = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Load a URL and report counts and latency (the default subcommand)
+    Run(cmd::run::RunArgs),
+    /// Run the built-in target server (reactor per core)
+    Serve(cmd::serve::ServeArgs),
+    /// Start the built-in target in-process and load it for a few seconds
+    Demo(cmd::demo::DemoArgs),
+}
+
+const SUBCOMMANDS: [&str; 4] = ["run", "serve", "demo", "help"];
+const TOP_LEVEL_FLAGS: [&str; 4] = ["-h", "--help", "-V", "--version"];
+
+/// Inserts `run` when the first argument is not a subcommand or a top-level
+/// flag, so that `stampede URL -c 10` means `stampede run URL -c 10`.
+pub fn with_default_subcommand(args: impl Iterator<Item = OsString>) -> Vec<OsString> {
+    let mut args: Vec<OsString> = args.collect();
+    if let Some(first) = args.get(1).and_then(|a| a.to_str()) {
+        let known = SUBCOMMANDS.contains(&first) || TOP_LEVEL_FLAGS.contains(&first);
+        if !known {
+            args.insert(1, "run".into());
+        }
+    }
+    args
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn expand(args: &[&str]) -> Vec<String> {
+        with_default_subcommand(args.iter().map(OsString::from))
+            .into_iter()
+            .map(|a| a.into_string().unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn a_url_first_means_run() {
+        assert_eq!(expand(&["stampede", "http://x/", "-c", "1"])[1], "run");
+        assert_eq!(expand(&["stampede", "-c", "1", "http://x/"])[1], "run");
+        assert_eq!(expand(&["stampede", "serve"])[1], "serve");
+        assert_eq!(expand(&["stampede", "--help"])[1], "--help");
+        assert_eq!(expand(&["stampede"]).len(), 1);
+    }
+
+    #[test]
+    fn the_cli_is_well_formed() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+}

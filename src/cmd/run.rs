@@ -1,0 +1,171 @@
+//! `stampede run`: build a plan from the arguments, run the engine with a
+//! progress line, print the summary and write the result file.
+
+use crate::output::{self, OutputFormat};
+use crate::progress::ProgressLine;
+use crate::{exit, interrupt};
+use anyhow::Context;
+use stampede_engine::{NoObserver, Observer, StopHandle};
+use stampede_metrics::{Environment, RunResult};
+use stampede_plan::{
+    parse_duration, parse_header, Header, Plan, RequestSpec, StopCondition, Target,
+};
+use std::path::PathBuf;
+use std::time::Duration;
+
+const EXAMPLES: &str = "Examples:
+  stampede run http://127.0.0.1:3000/index.html -c 1000 -d 60s
+  stampede run http://127.0.0.1:3000/ -c 200 -n 1000000 --no-keepalive
+  stampede run http://127.0.0.1:3000/echo -m POST -H 'X-A: 1' -b '{\"k\":1}' -T application/json
+  stampede run http://127.0.0.1:3000/ -c 100 -d 10s --json result.json";
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = EXAMPLES)]
+pub struct RunArgs {
+    /// URL to load, e.g. http://127.0.0.1:3000/index.html
+    pub url: String,
+    /// Concurrent connections, each with one request in flight
+    #[arg(short = 'c', long, default_value_t = 50, value_name = "N")]
+    pub connections: usize,
+    /// Worker threads, each with its own event loop [default: CPUs available]
+    #[arg(short = 't', long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// How long to run (500ms, 10s, 2m, 1h) [default: 10s, or no limit with -n]
+    #[arg(short = 'd', long, value_parser = parse_duration, value_name = "DUR")]
+    pub duration: Option<Duration>,
+    /// Send exactly N requests in total, then stop when all have answered
+    #[arg(short = 'n', long, value_name = "N")]
+    pub requests: Option<u64>,
+    /// Request method
+    #[arg(short = 'm', long, default_value = "GET")]
+    pub method: String,
+    /// Request header 'Name: value' (repeatable); replaces a default of that name
+    #[arg(short = 'H', long = "header", value_parser = parse_header, value_name = "HEADER")]
+    pub headers: Vec<Header>,
+    /// Request body
+    #[arg(short = 'b', long, value_name = "STR", conflicts_with = "body_file")]
+    pub body: Option<String>,
+    /// Request body read from a file
+    #[arg(short = 'D', long, value_name = "PATH")]
+    pub body_file: Option<PathBuf>,
+    /// Content-Type header of the body
+    #[arg(short = 'T', long, value_name = "TYPE")]
+    pub content_type: Option<String>,
+    /// Open a new TCP connection for every request (ab without -k, webbench)
+    #[arg(long)]
+    pub no_keepalive: bool,
+    /// Send HTTP/1.0 requests
+    #[arg(long = "http1.0")]
+    pub http10: bool,
+    /// Time allowed to establish a connection
+    #[arg(long, default_value = "3s", value_parser = parse_duration, value_name = "DUR")]
+    pub connect_timeout: Duration,
+    /// Time allowed for a complete response after sending
+    #[arg(long, default_value = "10s", value_parser = parse_duration, value_name = "DUR")]
+    pub timeout: Duration,
+    /// Write the full result as JSON (schema stampede.result/1) to PATH
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
+    /// What to print on stdout
+    #[arg(short = 'o', long, value_enum, default_value_t = OutputFormat::Text)]
+    pub output: OutputFormat,
+    /// No progress line: only the final summary
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+}
+
+/// Builds and validates the plan; returns it with the notices for the user.
+pub fn build_plan(args: &RunArgs) -> anyhow::Result<(Plan, Vec<String>)> {
+    let target = Target::parse(&args.url)?;
+    let body = match (&args.body, &args.body_file) {
+        (Some(text), _) => text.clone().into_bytes(),
+        (None, Some(path)) => {
+            std::fs::read(path).with_context(|| format!("reading body file {}", path.display()))?
+        }
+        (None, None) => Vec::new(),
+    };
+    let mut headers = args.headers.clone();
+    if let Some(content_type) = &args.content_type {
+        headers.push(parse_header(&format!("Content-Type: {content_type}"))?);
+    }
+    let stop = match (args.requests, args.duration) {
+        (Some(count), limit) => StopCondition::Requests { count, limit },
+        (None, duration) => StopCondition::Duration(duration.unwrap_or(Duration::from_secs(10))),
+    };
+    let threads = args
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let mut plan = Plan {
+        target,
+        request: RequestSpec {
+            method: args.method.to_ascii_uppercase(),
+            headers,
+            body,
+            http10: args.http10,
+        },
+        connections: args.connections,
+        threads,
+        stop,
+        keepalive: !args.no_keepalive,
+        connect_timeout: args.connect_timeout,
+        timeout: args.timeout,
+    };
+    let notices = plan.validate()?;
+    Ok((plan, notices))
+}
+
+/// Runs a plan with the progress line (unless quiet) and returns its result.
+pub fn run_plan(plan: &Plan, notices: Vec<String>, quiet: bool) -> anyhow::Result<RunResult> {
+    let stop = StopHandle::new();
+    interrupt::install(stop.clone())?;
+    for notice in &notices {
+        eprintln!("stampede: note: {notice}");
+    }
+    let environment = Environment::capture();
+    let recording = if quiet {
+        stampede_engine::run(plan, &mut NoObserver, &stop)?
+    } else {
+        let planned = match plan.stop {
+            StopCondition::Duration(d) => Some(d),
+            StopCondition::Requests { limit, .. } => limit,
+        };
+        let mut progress = ProgressLine::new(planned);
+        let recording = stampede_engine::run(plan, &mut progress as &mut dyn Observer, &stop);
+        progress.finish();
+        recording?
+    };
+    let version = env!("CARGO_PKG_VERSION");
+    Ok(RunResult::from_recording(
+        plan,
+        &recording,
+        environment,
+        version,
+        notices,
+    ))
+}
+
+/// Prints and saves a result; the exit status says whether it was interrupted.
+pub fn deliver(
+    result: &RunResult,
+    json: Option<&PathBuf>,
+    format: OutputFormat,
+) -> anyhow::Result<i32> {
+    // The summary is printed even when the file cannot be written: nothing
+    // measured is lost to a bad path.
+    let saved = json
+        .map(|path| output::write_json(result, path))
+        .transpose();
+    output::print(result, format)?;
+    saved?;
+    Ok(if result.interrupted {
+        exit::INTERRUPTED
+    } else {
+        exit::OK
+    })
+}
+
+pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
+    let (plan, notices) = build_plan(&args)?;
+    let result = run_plan(&plan, notices, args.quiet)?;
+    deliver(&result, args.json.as_ref(), args.output)
+}

@@ -1,0 +1,24 @@
+//! Exit statuses and how a failure is shown: one line on stderr, no backtrace.
+
+/// The run completed and every threshold passed.
+pub const OK: i32 = 0;
+/// Usage or runtime error.
+pub const ERROR: i32 = 2;
+/// Stopped by Ctrl-C (after printing the partial result).
+pub const INTERRUPTED: i32 = 130;
+
+/// Prints `stampede: error: ...` with the context chain on one line and
+/// returns the exit status for it; a closed stdout (EPIPE) exits quietly.
+pub fn report_error(error: &anyhow::Error) -> i32 {
+    let broken_pipe = error.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    });
+    if broken_pipe {
+        return OK;
+    }
+    let chain: Vec<String> = error.chain().map(|cause| cause.to_string()).collect();
+    eprintln!("stampede: error: {}", chain.join(": "));
+    ERROR
+}

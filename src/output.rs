@@ -1,0 +1,38 @@
+//! Where results go: the chosen format to stdout, and the JSON file.
+
+use anyhow::Context;
+use stampede_metrics::RunResult;
+use std::io::Write;
+use std::path::Path;
+
+/// What `-o/--output` writes to stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputFormat {
+    Text,
+    Json,
+}
+
+/// Prints the result to stdout in `format`.
+pub fn print(result: &RunResult, format: OutputFormat) -> anyhow::Result<()> {
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    match format {
+        OutputFormat::Text => stampede_report::render_text(result, &mut out),
+        OutputFormat::Json => stampede_report::render_json(result, &mut out),
+    }
+    .and_then(|()| out.flush())
+    .context("writing to stdout")
+}
+
+/// Writes the JSON result file atomically (temp file, then rename), so an
+/// interrupted write never leaves half a result behind.
+pub fn write_json(result: &RunResult, path: &Path) -> anyhow::Result<()> {
+    let temp = path.with_extension("json.tmp");
+    let write = || -> std::io::Result<()> {
+        let mut file = std::io::BufWriter::new(std::fs::File::create(&temp)?);
+        stampede_report::render_json(result, &mut file)?;
+        file.into_inner()?.sync_all()?;
+        std::fs::rename(&temp, path)
+    };
+    write().with_context(|| format!("writing {}", path.display()))
+}

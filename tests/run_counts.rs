@@ -1,0 +1,158 @@
+//! `stampede run` end to end against the built-in target: exact `-n`, the
+//! accounting invariant, keep-alive versus new connections, body framings,
+//! and the result file (schema, histogram round trip).
+
+use stampede_metrics::RunResult;
+use stampede_testkit::{run_stampede, spawn_target, TargetConfig};
+use std::path::Path;
+
+fn binary() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_stampede"))
+}
+
+fn one_thread() -> TargetConfig {
+    TargetConfig {
+        threads: 1,
+        ..TargetConfig::default()
+    }
+}
+
+fn assert_balanced(run: &stampede_testkit::Run) {
+    let sent = run.count("/requests/sent");
+    let accounted = run.count("/requests/success")
+        + run.count("/requests/failed_status")
+        + run.count("/requests/errors")
+        + run.count("/requests/unfinished");
+    assert_eq!(
+        sent, accounted,
+        "sent = success + failed_status + errors + unfinished"
+    );
+    assert_eq!(
+        run.count("/requests/completed"),
+        run.count("/requests/success") + run.count("/requests/failed_status")
+    );
+}
+
+#[test]
+fn requests_flag_sends_exactly_n_and_the_server_agrees() {
+    let target = spawn_target(one_thread());
+    let url = format!("http://{}/index.html", target.local_addr());
+    let run = run_stampede(binary(), &[&url, "-n", "12345", "-c", "37", "-t", "2"]);
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    assert_eq!(run.count("/requests/sent"), 12345);
+    assert_eq!(run.count("/requests/success"), 12345);
+    assert_eq!(run.count("/status/200"), 12345);
+    assert_balanced(&run);
+    let stats = target.shutdown().unwrap();
+    assert_eq!(
+        stats.requests_total, 12345,
+        "the server counted the same requests"
+    );
+    assert_eq!(run.count("/connections/opened"), 37);
+}
+
+#[test]
+fn no_keepalive_opens_a_connection_per_request() {
+    let target = spawn_target(one_thread());
+    let url = format!("http://{}/", target.local_addr());
+    let keepalive = run_stampede(binary(), &[&url, "-n", "400", "-c", "4", "-t", "1"]);
+    assert_eq!(keepalive.count("/connections/opened"), 4);
+    let short = run_stampede(
+        binary(),
+        &[&url, "-n", "400", "-c", "4", "-t", "1", "--no-keepalive"],
+    );
+    assert_eq!(short.code(), Some(0), "{}", short.stderr());
+    assert_eq!(short.count("/connections/opened"), 400);
+    assert_eq!(short.count("/requests/success"), 400);
+    assert_eq!(
+        short.count("/connections/reconnects"),
+        0,
+        "planned closes are not reconnects"
+    );
+    let stats = target.shutdown().unwrap();
+    assert_eq!(stats.connections_accepted, 404);
+}
+
+#[test]
+fn counts_chunked_bodies_exactly() {
+    let target = spawn_target(one_thread());
+    let url = format!("http://{}/chunked/5000", target.local_addr());
+    let run = run_stampede(binary(), &[&url, "-n", "200", "-c", "2", "-t", "1"]);
+    assert_eq!(run.count("/requests/success"), 200, "{}", run.stderr());
+    assert_eq!(run.count("/bytes/body"), 200 * 5000);
+}
+
+#[test]
+fn duration_runs_account_for_every_request() {
+    let target = spawn_target(one_thread());
+    let url = format!("http://{}/index.html", target.local_addr());
+    let run = run_stampede(binary(), &[&url, "-d", "1s", "-c", "20", "-t", "2"]);
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    assert_balanced(&run);
+    let elapsed = run.result()["elapsed_s"].as_f64().unwrap();
+    assert!((0.95..1.5).contains(&elapsed), "elapsed {elapsed}");
+    assert_eq!(
+        run.count("/bytes/body"),
+        515 * run.count("/requests/success")
+    );
+    // Every request stampede sent reached the server (unfinished ones too).
+    let stats = target.shutdown().unwrap();
+    let sent = run.count("/requests/sent");
+    assert!(
+        stats.requests_total >= run.count("/requests/completed") && stats.requests_total <= sent,
+        "server {} vs client sent {sent}",
+        stats.requests_total
+    );
+}
+
+#[test]
+fn result_file_is_self_describing_and_its_histogram_decodes() {
+    let target = spawn_target(one_thread());
+    let url = format!("http://{}/status/404", target.local_addr());
+    let run = run_stampede(binary(), &[&url, "-n", "300", "-c", "3", "-t", "1"]);
+    let json = run.result();
+    assert_eq!(json["schema"], "stampede.result/1");
+    assert_eq!(json["plan"]["requests"], 300);
+    assert_eq!(json["plan"]["connections"], 3);
+    assert!(json["environment"]["cpus"].as_u64().unwrap() >= 1);
+    assert!(json["started_at"].as_str().unwrap().contains('T'));
+    assert_eq!(run.count("/requests/failed_status"), 300);
+    assert_eq!(run.count("/status/404"), 300);
+    let parsed = RunResult::from_json(&json.to_string()).expect("reads back");
+    let histogram = parsed.latency_histogram().expect("histogram decodes");
+    assert_eq!(
+        histogram.len(),
+        300,
+        "one latency sample per completed response"
+    );
+    assert_eq!(histogram.max(), parsed.latency_us.max);
+}
+
+#[test]
+fn post_body_and_headers_reach_the_server() {
+    let target = spawn_target(one_thread());
+    let url = format!("http://{}/echo", target.local_addr());
+    let run = run_stampede(
+        binary(),
+        &[
+            &url,
+            "-n",
+            "5",
+            "-c",
+            "1",
+            "-m",
+            "POST",
+            "-H",
+            "X-A: 1",
+            "-b",
+            "{\"k\":1}",
+            "-T",
+            "application/json",
+        ],
+    );
+    assert_eq!(run.count("/requests/success"), 5, "{}", run.stderr());
+    assert!(
+        run.count("/bytes/body") > 5 * 7,
+        "the echo contains the body"
+    );
+}
