@@ -25,7 +25,11 @@ fn run_n(url: &str, n: &str, extra: &[&str]) -> Run {
 #[test]
 fn connect_refused() {
     // Bind then drop: the port is free and nothing listens on it.
-    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let run = run_n(&format!("http://127.0.0.1:{port}/"), "20", &[]);
     assert_eq!(run.count("/errors/connect_refused"), 20);
     assert_eq!(run.count("/requests/errors"), 20);
@@ -36,20 +40,34 @@ fn connect_timeout() {
     // A listener with a backlog of 0 that never accepts: once its queue is
     // full the kernel drops further SYNs, so connecting times out.
     let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
-    socket.bind(&"127.0.0.1:0".parse::<std::net::SocketAddr>().unwrap().into()).unwrap();
+    socket
+        .bind(
+            &"127.0.0.1:0"
+                .parse::<std::net::SocketAddr>()
+                .unwrap()
+                .into(),
+        )
+        .unwrap();
     socket.listen(0).unwrap();
     let addr = socket.local_addr().unwrap().as_socket().unwrap();
     let fillers: Vec<TcpStream> = (0..4)
         .filter_map(|_| TcpStream::connect_timeout(&addr, Duration::from_millis(200)).ok())
         .collect();
     assert!(!fillers.is_empty());
-    let run = run_n(&format!("http://{addr}/"), "2", &["--connect-timeout", "300ms"]);
+    let run = run_n(
+        &format!("http://{addr}/"),
+        "2",
+        &["--connect-timeout", "300ms"],
+    );
     assert_eq!(run.count("/errors/connect_timeout"), 2, "{}", run.result());
 }
 
 #[test]
 fn response_timeout() {
-    let target = spawn_target(TargetConfig { threads: 1, ..TargetConfig::default() });
+    let target = spawn_target(TargetConfig {
+        threads: 1,
+        ..TargetConfig::default()
+    });
     let url = format!("http://{}/delay/2000", target.local_addr());
     let run = run_n(&url, "2", &["--timeout", "200ms"]);
     assert_eq!(run.count("/errors/timeout"), 2);
@@ -61,7 +79,9 @@ fn reset_by_peer() {
     let server = RawServer::start(|mut stream| {
         read_request_head(&mut stream);
         // SO_LINGER 0 turns close into an RST.
-        socket2::SockRef::from(&stream).set_linger(Some(Duration::ZERO)).unwrap();
+        socket2::SockRef::from(&stream)
+            .set_linger(Some(Duration::ZERO))
+            .unwrap();
         drop(stream);
     });
     let run = run_n(&server.url("/"), "5", &[]);
@@ -82,7 +102,12 @@ fn closed_before_the_response_was_complete() {
 fn malformed_response() {
     let server = RawServer::start(|stream| answer_each_request(stream, b"SPDY/9 banana\r\n\r\n"));
     let run = run_n(&server.url("/"), "5", &[]);
-    assert_eq!(run.count("/errors/malformed_response"), 5, "{}", run.result());
+    assert_eq!(
+        run.count("/errors/malformed_response"),
+        5,
+        "{}",
+        run.result()
+    );
 }
 
 #[test]
@@ -95,7 +120,11 @@ fn close_delimited_bodies_are_complete_responses() {
     let run = run_n(&server.url("/"), "10", &[]);
     assert_eq!(run.count("/requests/success"), 10, "{}", run.result());
     assert_eq!(run.count("/bytes/body"), 30_000);
-    assert_eq!(run.count("/connections/reconnects"), 9, "each close forces a new connection");
+    assert_eq!(
+        run.count("/connections/reconnects"),
+        9,
+        "each close forces a new connection"
+    );
 }
 
 #[test]
@@ -140,7 +169,10 @@ fn bad_input_is_one_line_and_exit_2() {
         &["http://nonexistent.invalid/", "-n", "1"],
     ];
     for args in cases {
-        let output = std::process::Command::new(binary()).args(args).output().unwrap();
+        let output = std::process::Command::new(binary())
+            .args(args)
+            .output()
+            .unwrap();
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(stderr.contains("error"), "{args:?}: {stderr}");
@@ -150,7 +182,10 @@ fn bad_input_is_one_line_and_exit_2() {
 
 #[test]
 fn fewer_requests_than_connections_caps_connections_with_a_notice() {
-    let target = spawn_target(TargetConfig { threads: 1, ..TargetConfig::default() });
+    let target = spawn_target(TargetConfig {
+        threads: 1,
+        ..TargetConfig::default()
+    });
     let url = format!("http://{}/", target.local_addr());
     let run = run_n(&url, "3", &["-c", "50"]);
     assert_eq!(run.count("/plan/connections"), 3);

@@ -14,7 +14,17 @@ fn sigint_writes_the_partial_result_and_exits_130() {
     let url = format!("http://{}/", target.local_addr());
     let json_path = temp_dir("interrupt").join("partial.json");
     let child = Command::new(env!("CARGO_BIN_EXE_stampede"))
-        .args([url.as_str(), "-d", "30s", "-c", "4", "-t", "1", "--quiet", "--json"])
+        .args([
+            url.as_str(),
+            "-d",
+            "30s",
+            "-c",
+            "4",
+            "-t",
+            "1",
+            "--quiet",
+            "--json",
+        ])
         .arg(&json_path)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -25,7 +35,10 @@ fn sigint_writes_the_partial_result_and_exits_130() {
     // SAFETY: sending a signal to our own child process.
     unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
     let output = child.wait_with_output().unwrap();
-    assert!(started.elapsed() < Duration::from_secs(5), "stopped promptly");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "stopped promptly"
+    );
     assert_eq!(output.status.code(), Some(130));
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(stdout.contains("INTERRUPTED"), "{stdout}");

@@ -53,7 +53,12 @@ pub fn execute(args: DemoArgs) -> anyhow::Result<i32> {
     );
     let run_args = RunArgs {
         url,
-        connections: args.connections,
+        connections: Some(args.connections),
+        rate: None,
+        arrival: crate::cmd::run::ArrivalArg::Uniform,
+        ramp_up: None,
+        stages: None,
+        warmup: None,
         threads: Some(client_threads),
         duration: Some(args.duration),
         requests: None,

@@ -8,7 +8,8 @@ use anyhow::Context;
 use stampede_engine::{NoObserver, Observer, StopHandle};
 use stampede_metrics::{Environment, RunResult};
 use stampede_plan::{
-    parse_duration, parse_header, Header, Plan, RequestSpec, StopCondition, Target,
+    parse_duration, parse_header, parse_stages, Arrival, Header, LoadModel, Plan, RequestSpec,
+    Schedule, Stage, StopCondition, Target,
 };
 use std::path::PathBuf;
 use std::time::Duration;
@@ -17,16 +18,42 @@ const EXAMPLES: &str = "Examples:
   stampede run http://127.0.0.1:3000/index.html -c 1000 -d 60s
   stampede run http://127.0.0.1:3000/ -c 200 -n 1000000 --no-keepalive
   stampede run http://127.0.0.1:3000/echo -m POST -H 'X-A: 1' -b '{\"k\":1}' -T application/json
-  stampede run http://127.0.0.1:3000/ -c 100 -d 10s --json result.json";
+  stampede run http://127.0.0.1:3000/ -c 100 -d 10s --json result.json
+  stampede run http://127.0.0.1:3000/ -r 2000 -d 60s            # open model: 2000 requests/s
+  stampede run http://127.0.0.1:3000/ -c 1000 --ramp-up 10s -d 60s
+  stampede run http://127.0.0.1:3000/ --stages '30s:100,1m:1000,30s:0'";
+
+/// Connections allowed in the open model when `-c` is not given.
+const DEFAULT_RATE_CONNECTIONS: usize = 1000;
+/// Connections in the closed model when `-c` is not given.
+const DEFAULT_CONNECTIONS: usize = 50;
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = EXAMPLES)]
 pub struct RunArgs {
     /// URL to load, e.g. http://127.0.0.1:3000/index.html
     pub url: String,
-    /// Concurrent connections, each with one request in flight
-    #[arg(short = 'c', long, default_value_t = 50, value_name = "N")]
-    pub connections: usize,
+    /// Concurrent connections, each with one request in flight [default: 50];
+    /// with -r, the most connections the open model may open [default: 1000]
+    #[arg(short = 'c', long, value_name = "N")]
+    pub connections: Option<usize>,
+    /// Open model: send this many requests per second, whatever the server does
+    /// (latency counts from the intended send time, so client queueing shows)
+    #[arg(short = 'r', long, value_name = "PER_S")]
+    pub rate: Option<f64>,
+    /// Open model: spacing of requests
+    #[arg(long, value_enum, default_value_t = ArrivalArg::Uniform)]
+    pub arrival: ArrivalArg,
+    /// Open connections (or, with -r, raise the rate) evenly over this time, within -d
+    #[arg(long, value_parser = parse_duration, value_name = "DUR", conflicts_with = "stages")]
+    pub ramp_up: Option<Duration>,
+    /// k6-style stages 'DUR:TARGET,...': targets are connections, or rates with -r;
+    /// linear between targets, starting from 0; the stages set the duration
+    #[arg(long, value_parser = parse_stages_arg, value_name = "STAGES", conflicts_with_all = ["duration", "requests"])]
+    pub stages: Option<StagesArg>,
+    /// Run load for this long before measuring; not recorded
+    #[arg(long, value_parser = parse_duration, value_name = "DUR")]
+    pub warmup: Option<Duration>,
     /// Worker threads, each with its own event loop [default: CPUs available]
     #[arg(short = 't', long, value_name = "N")]
     pub threads: Option<usize>,
@@ -74,6 +101,77 @@ pub struct RunArgs {
     pub quiet: bool,
 }
 
+/// `--stages` as one value (clap would read a bare `Vec` as repeated values).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StagesArg(pub Vec<Stage>);
+
+fn parse_stages_arg(text: &str) -> Result<StagesArg, stampede_plan::PlanError> {
+    parse_stages(text).map(StagesArg)
+}
+
+/// `--arrival` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ArrivalArg {
+    /// Evenly spaced requests
+    Uniform,
+    /// Exponentially distributed gaps (a Poisson process)
+    Poisson,
+}
+
+/// The load model the arguments describe, and how long it runs.
+fn build_model(args: &RunArgs) -> anyhow::Result<(LoadModel, Option<Duration>)> {
+    let duration = match &args.stages {
+        Some(StagesArg(stages)) => Some(stages.iter().map(|s| s.duration).sum()),
+        None if args.requests.is_some() => args.duration,
+        None => Some(args.duration.unwrap_or(Duration::from_secs(10))),
+    };
+    let shape = |target: f64| -> anyhow::Result<Schedule> {
+        if let Some(StagesArg(stages)) = &args.stages {
+            return Ok(Schedule {
+                start: 0.0,
+                stages: stages.clone(),
+            });
+        }
+        let total = duration.unwrap_or(Duration::from_secs(3600));
+        Ok(match args.ramp_up {
+            Some(ramp) if ramp >= total => anyhow::bail!(
+                "--ramp-up {} must be shorter than the run ({})",
+                stampede_plan::format_duration(ramp),
+                stampede_plan::format_duration(total)
+            ),
+            Some(ramp) => Schedule::ramp(target, ramp, total - ramp),
+            None => Schedule::constant(target, total),
+        })
+    };
+    let model = match args.rate {
+        Some(rate) => {
+            if !(rate.is_finite() && rate > 0.0) {
+                anyhow::bail!("rate must be a number above zero (-r {rate})");
+            }
+            LoadModel::Rate {
+                per_s: shape(rate)?,
+                max_connections: args.connections.unwrap_or(DEFAULT_RATE_CONNECTIONS),
+                arrival: match args.arrival {
+                    ArrivalArg::Uniform => Arrival::Uniform,
+                    ArrivalArg::Poisson => Arrival::Poisson,
+                },
+            }
+        }
+        None => {
+            if args.stages.is_some() && args.connections.is_some() {
+                anyhow::bail!(
+                    "--stages targets are the connections; drop -c (or add -r to make them rates)"
+                );
+            }
+            let connections = args.connections.unwrap_or(DEFAULT_CONNECTIONS);
+            LoadModel::Closed {
+                connections: shape(connections as f64)?,
+            }
+        }
+    };
+    Ok((model, duration))
+}
+
 /// Builds and validates the plan; returns it with the notices for the user.
 pub fn build_plan(args: &RunArgs) -> anyhow::Result<(Plan, Vec<String>)> {
     let target = Target::parse(&args.url)?;
@@ -88,7 +186,8 @@ pub fn build_plan(args: &RunArgs) -> anyhow::Result<(Plan, Vec<String>)> {
     if let Some(content_type) = &args.content_type {
         headers.push(parse_header(&format!("Content-Type: {content_type}"))?);
     }
-    let stop = match (args.requests, args.duration) {
+    let (model, duration) = build_model(args)?;
+    let stop = match (args.requests, duration) {
         (Some(count), limit) => StopCondition::Requests { count, limit },
         (None, duration) => StopCondition::Duration(duration.unwrap_or(Duration::from_secs(10))),
     };
@@ -103,9 +202,10 @@ pub fn build_plan(args: &RunArgs) -> anyhow::Result<(Plan, Vec<String>)> {
             body,
             http10: args.http10,
         },
-        connections: args.connections,
+        model,
         threads,
         stop,
+        warmup: args.warmup,
         keepalive: !args.no_keepalive,
         connect_timeout: args.connect_timeout,
         timeout: args.timeout,
@@ -116,6 +216,7 @@ pub fn build_plan(args: &RunArgs) -> anyhow::Result<(Plan, Vec<String>)> {
 
 /// Runs a plan with the progress line (unless quiet) and returns its result.
 pub fn run_plan(plan: &Plan, notices: Vec<String>, quiet: bool) -> anyhow::Result<RunResult> {
+    check_fd_headroom(plan)?;
     let stop = StopHandle::new();
     interrupt::install(stop.clone())?;
     for notice in &notices {
@@ -142,6 +243,21 @@ pub fn run_plan(plan: &Plan, notices: Vec<String>, quiet: bool) -> anyhow::Resul
         version,
         notices,
     ))
+}
+
+/// Raises the open-file limit and refuses, before starting, a plan whose
+/// connections cannot fit in it.
+fn check_fd_headroom(plan: &Plan) -> anyhow::Result<()> {
+    let limit = stampede_engine::raise_nofile_limit().context("raising the open-file limit")?;
+    let needed = stampede_engine::fds_needed(plan.connections(), plan.threads);
+    if needed > limit {
+        anyhow::bail!(
+            "{} connections need about {needed} open files but the limit is {limit}; \
+             raise the hard limit (ulimit -Hn, /etc/security/limits.conf) or use fewer connections",
+            plan.connections()
+        );
+    }
+    Ok(())
 }
 
 /// Prints and saves a result; the exit status says whether it was interrupted.

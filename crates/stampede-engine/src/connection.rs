@@ -1,7 +1,7 @@
-//! One closed-model connection slot: send the request, read the response,
-//! record the outcome, repeat. Opens a TCP connection when it has none (first
-//! request, after an error, after the server closed, or for every request
-//! without keep-alive).
+//! A connection slot: sends one request and reads its response, opening a TCP
+//! connection when it has none (first request, after an error, after the
+//! server closed, or for every request without keep-alive). The load models
+//! (closed.rs, open.rs) decide when a slot sends.
 
 use crate::http1::{ResponseError, ResponseParser, ResponseProgress};
 use crate::outcome_class::{classify_connect, classify_io};
@@ -33,10 +33,11 @@ struct Exchange {
     bytes_received: u64,
     body_bytes: u64,
     sent: Instant,
+    first_byte: Option<Instant>,
 }
 
 /// A connection slot's reusable parts.
-struct Slot {
+pub struct Slot {
     stream: Option<TcpStream>,
     buffer: ReadBuffer,
     parser: ResponseParser,
@@ -47,22 +48,25 @@ struct Slot {
     served: u64,
 }
 
-/// Runs one connection slot until the worker's budget is spent (or forever,
-/// for duration runs: the worker drops the task at the deadline).
-pub async fn run_connection(ctx: Rc<ConnectionContext>) {
-    let mut slot = Slot {
-        stream: None,
-        buffer: ReadBuffer::default(),
-        parser: ResponseParser::new(ctx.head_request),
-        server_closed: false,
-        served: 0,
-    };
-    while ctx.state.begin_request() {
-        let intended = Instant::now();
-        let exchange = slot.exchange(&ctx, intended).await;
+impl Slot {
+    pub fn new(head_request: bool) -> Slot {
+        Slot {
+            stream: None,
+            buffer: ReadBuffer::default(),
+            parser: ResponseParser::new(head_request),
+            server_closed: false,
+            served: 0,
+        }
+    }
+
+    /// Sends one request intended at `intended` and records its outcome.
+    /// The caller has already counted it with `begin_request`.
+    pub async fn run_request(&mut self, ctx: &ConnectionContext, intended: Instant) {
+        let exchange = self.exchange(ctx, intended).await;
         let outcome = Outcome {
             intended,
             sent: exchange.sent,
+            first_byte: exchange.first_byte,
             done: Instant::now(),
             result: exchange.result,
             bytes_received: exchange.bytes_received,
@@ -70,17 +74,22 @@ pub async fn run_connection(ctx: Rc<ConnectionContext>) {
         };
         ctx.state.end_request(&outcome);
         if outcome.result.is_err() {
-            slot.drop_stream(false);
+            self.drop_stream(ctx, false);
             // A refused port answers at once: yield so a dead target cannot
             // starve the worker's timers and the other connections.
             tokio::task::yield_now().await;
         }
     }
-}
 
-impl Slot {
-    fn drop_stream(&mut self, by_server: bool) {
-        self.stream = None;
+    /// Closes the connection, if any (the slot is being parked).
+    pub fn close(&mut self, ctx: &ConnectionContext) {
+        self.drop_stream(ctx, false);
+    }
+
+    fn drop_stream(&mut self, ctx: &ConnectionContext, by_server: bool) {
+        if self.stream.take().is_some() {
+            ctx.state.connection_closed();
+        }
         self.buffer.clear();
         self.served = 0;
         self.server_closed = by_server;
@@ -97,7 +106,7 @@ impl Slot {
             Err(ErrorKind::ClosedEarly | ErrorKind::Reset)
         ) && exchange.bytes_received == 0;
         if idle_close && self.served > 0 {
-            self.drop_stream(true);
+            self.drop_stream(ctx, true);
             exchange = self.attempt(ctx, intended).await;
         }
         exchange
@@ -109,11 +118,14 @@ impl Slot {
             bytes_received: 0,
             body_bytes: 0,
             sent: intended,
+            first_byte: None,
         };
         if self.stream.is_none() {
+            let connect_start = Instant::now();
             match connect(ctx).await {
                 Ok(stream) => {
-                    ctx.state.record_connection(self.server_closed);
+                    ctx.state
+                        .connection_opened(self.server_closed, connect_start.elapsed());
                     self.stream = Some(stream);
                     self.server_closed = false;
                 }
@@ -133,7 +145,7 @@ impl Slot {
                 if !keep_alive || !ctx.keepalive {
                     // Only a close we did not plan for makes the next
                     // connection a reconnect.
-                    self.drop_stream(ctx.keepalive);
+                    self.drop_stream(ctx, ctx.keepalive);
                 }
             }
             Ok(Err(kind)) => exchange.result = Err(kind),
@@ -175,6 +187,9 @@ impl Slot {
                     return Ok((done.status, false));
                 }
                 Ok(n) => {
+                    if exchange.first_byte.is_none() {
+                        exchange.first_byte = Some(Instant::now());
+                    }
                     self.buffer.filled(n);
                     exchange.bytes_received += n as u64;
                 }

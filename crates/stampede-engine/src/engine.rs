@@ -1,11 +1,13 @@
 //! [`run`]: resolves the target, splits the plan over worker threads, and
 //! merges their snapshots into one [`Recording`] while an [`Observer`] watches.
 
+use crate::closed::share_of;
 use crate::http1::encode_request;
-use crate::worker::{run_worker, WorkerMessage, WorkerPlan};
+use crate::open::OpenLoad;
+use crate::worker::{run_worker, WorkerLoad, WorkerMessage, WorkerPlan};
 use crate::EngineError;
-use stampede_metrics::{Recording, Snapshot};
-use stampede_plan::{Plan, StopCondition};
+use stampede_metrics::{Recording, SecondPoint, Snapshot, TimeseriesBuilder};
+use stampede_plan::{LoadModel, Plan, Schedule, StopCondition};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant, SystemTime};
@@ -75,22 +77,70 @@ fn split_evenly(total: u64, parts: usize) -> impl Iterator<Item = u64> {
     (0..parts).map(move |i| total / parts + u64::from(i < total % parts))
 }
 
+/// The target during warm-up: the first stage's target (or the start value
+/// when that is higher), so that warm-up exercises the load about to be measured.
+fn warmup_target(schedule: &Schedule) -> f64 {
+    let first = schedule.stages.first().map_or(0.0, |s| s.target);
+    schedule.start.max(first)
+}
+
+/// Worker `index`'s share of the load model.
+fn worker_load(plan: &Plan, index: usize) -> WorkerLoad {
+    let workers = plan.threads;
+    match &plan.model {
+        LoadModel::Closed { connections } => WorkerLoad::Closed {
+            schedule: connections.clone(),
+            warmup_target: warmup_target(connections),
+            slots: share_of(connections.peak(), index, workers),
+        },
+        LoadModel::Rate {
+            per_s,
+            max_connections,
+            arrival,
+        } => {
+            let scale = 1.0 / workers as f64;
+            let share = Schedule {
+                start: per_s.start * scale,
+                stages: per_s
+                    .stages
+                    .iter()
+                    .map(|s| stampede_plan::Stage {
+                        duration: s.duration,
+                        target: s.target * scale,
+                    })
+                    .collect(),
+            };
+            WorkerLoad::Open(OpenLoad {
+                warmup_rate: warmup_target(per_s) * scale,
+                per_s: share,
+                max_connections: share_of(*max_connections as f64, index, workers).max(1),
+                arrival: *arrival,
+                seed: 0x9E37_79B9_7F4A_7C15u64.wrapping_mul(index as u64 + 1),
+            })
+        }
+    }
+}
+
 /// Runs the plan to its stop condition (or until `stop`), returning the merged recording.
 pub fn run(
     plan: &Plan,
     observer: &mut dyn Observer,
     stop: &StopHandle,
 ) -> Result<Recording, EngineError> {
+    let resolve_start = Instant::now();
     let addr = resolve(plan)?;
+    let dns = resolve_start.elapsed();
     let request: Arc<[u8]> = encode_request(plan).into();
     let started_at = SystemTime::now();
     let start = Instant::now();
+    let measure_start = start + plan.warmup.unwrap_or_default();
     let (budget, limit) = match plan.stop {
         StopCondition::Duration(d) => (None, Some(d)),
         StopCondition::Requests { count, limit } => (Some(count), limit),
     };
-    let deadline = limit.map(|d| start + d);
-    let connection_shares: Vec<u64> = split_evenly(plan.connections as u64, plan.threads).collect();
+    let deadline = limit.map(|d| measure_start + d);
+    let connection_shares: Vec<u64> =
+        split_evenly(plan.connections() as u64, plan.threads).collect();
     let (to_aggregator, from_workers) = mpsc::channel();
     let mut threads = Vec::with_capacity(plan.threads);
     let mut budget_given = 0u64;
@@ -101,21 +151,23 @@ pub fn run(
             let share = if index + 1 == plan.threads {
                 count - budget_given
             } else {
-                count * connections / plan.connections as u64
+                count * connections / plan.connections() as u64
             };
             budget_given += share;
             share
         });
         let worker_plan = WorkerPlan {
             index,
+            workers: plan.threads,
             addr,
             request: request.clone(),
             head_request: plan.request.method == "HEAD",
             keepalive: plan.keepalive,
             connect_timeout: plan.connect_timeout,
             timeout: plan.timeout,
-            connections: connections as usize,
+            load: worker_load(plan, index),
             budget: worker_budget,
+            measure_start,
             deadline,
         };
         let receiver = stop.sender.subscribe();
@@ -130,7 +182,15 @@ pub fn run(
         threads.push(thread);
     }
     drop(to_aggregator);
-    let (total, finished_at) = aggregate(from_workers, plan.threads, start, observer)?;
+    let schedule = plan.model.schedule().clone();
+    let target_at = move |seconds: f64| schedule.target_at(Duration::from_secs_f64(seconds));
+    let aggregated = aggregate(
+        from_workers,
+        plan.threads,
+        measure_start,
+        observer,
+        &target_at,
+    )?;
     for (index, thread) in threads.into_iter().enumerate() {
         match thread.join() {
             Ok(Ok(())) => {}
@@ -145,40 +205,81 @@ pub fn run(
     }
     Ok(Recording {
         started_at,
-        elapsed: finished_at.saturating_duration_since(start),
+        elapsed: aggregated.elapsed,
         interrupted: stop.is_stopped(),
-        total,
+        dns,
+        total: aggregated.total,
+        timeseries: aggregated.timeseries,
     })
+}
+
+/// A stop this close after a second boundary belongs to the second before
+/// it: a run of `-d 5s` ends a hair after 5.000 s and has five full seconds.
+const BOUNDARY_SLACK: Duration = Duration::from_millis(5);
+
+/// The second of the run a final snapshot taken at `elapsed` belongs to.
+pub(crate) fn second_of(elapsed: Duration) -> u64 {
+    elapsed.saturating_sub(BOUNDARY_SLACK).as_secs()
+}
+
+/// How long the last (possibly partial) second of a run lasted.
+fn last_second_length(elapsed: Duration) -> f64 {
+    let seconds = second_of(elapsed) as f64;
+    (elapsed.as_secs_f64() - seconds).min(1.0)
+}
+
+/// What the aggregator hands back once every worker has finished.
+struct Aggregated {
+    total: Snapshot,
+    elapsed: Duration,
+    timeseries: Vec<SecondPoint>,
 }
 
 /// Merges worker messages until every worker has sent its last one.
 fn aggregate(
     messages: mpsc::Receiver<WorkerMessage>,
     workers: usize,
-    start: Instant,
+    measure_start: Instant,
     observer: &mut dyn Observer,
-) -> Result<(Snapshot, Instant), EngineError> {
+    target_at: &dyn Fn(f64) -> f64,
+) -> Result<Aggregated, EngineError> {
     let mut total = Snapshot::default();
+    let mut series = TimeseriesBuilder::new(workers);
     let mut finished = vec![false; workers];
-    let mut last_finish = start;
+    let mut last_finish = measure_start;
     while finished.iter().any(|done| !done) {
         let Ok(message) = messages.recv() else {
             let lost = finished.iter().position(|done| !done).unwrap_or(0);
             return Err(EngineError::WorkerLost(lost));
         };
         total.merge(&message.snapshot);
+        series.add(message.worker, message.second, &message.snapshot, target_at);
         if let Some(at) = message.finished_at {
             finished[message.worker] = true;
             last_finish = last_finish.max(at);
         }
-        observer.on_snapshot(start.elapsed(), &message.snapshot, &total);
+        observer.on_snapshot(measure_start.elapsed(), &message.snapshot, &total);
     }
-    Ok((total, last_finish))
+    let elapsed = last_finish.saturating_duration_since(measure_start);
+    let last_second = last_second_length(elapsed);
+    Ok(Aggregated {
+        total,
+        elapsed,
+        timeseries: series.finish(last_second, target_at),
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stop_just_after_a_boundary_closes_the_previous_second() {
+        assert_eq!(second_of(Duration::from_millis(5_002)), 4);
+        assert_eq!(second_of(Duration::from_millis(5_300)), 5);
+        assert!((last_second_length(Duration::from_millis(5_002)) - 1.0).abs() < 1e-9);
+        assert!((last_second_length(Duration::from_millis(5_300)) - 0.3).abs() < 1e-9);
+    }
 
     #[test]
     fn shares_differ_by_at_most_one_and_sum_up() {

@@ -2,15 +2,20 @@
 //! event loop per worker thread (thread-per-core, nothing shared on the
 //! request path) and returns a [`stampede_metrics::Recording`].
 
+mod closed;
 mod connection;
 mod engine;
 mod error;
 pub mod http1;
+mod limits;
+mod open;
 mod outcome_class;
+mod precise_timer;
 mod read_buffer;
 mod worker;
 mod worker_state;
 
 pub use engine::{resolve, run, NoObserver, Observer, StopHandle};
 pub use error::EngineError;
+pub use limits::{fds_needed, raise_nofile_limit};
 pub use worker::SNAPSHOT_INTERVAL;

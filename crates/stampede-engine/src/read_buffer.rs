@@ -1,26 +1,20 @@
 //! A connection's reusable read buffer: bytes not yet consumed by the parser
-//! stay between `start` and `end`; it grows only for heads larger than it.
+//! stay between `start` and `end`. It is allocated on first use (idle slots
+//! cost nothing), starts small so that many connections stay cheap, and grows
+//! when reads keep filling it (large bodies) or a head does not fit.
 
 use crate::http1::MAX_HEAD_BYTES;
 
-/// Initial capacity: a typical response head plus some body fits in one read.
-const INITIAL_CAPACITY: usize = 16 * 1024;
+/// First allocation: a typical response head plus a small page fits in one read.
+const INITIAL_CAPACITY: usize = 4 * 1024;
+/// Growth for bulk bodies stops here: larger reads save few syscalls.
+const MAX_BULK_CAPACITY: usize = 64 * 1024;
 
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct ReadBuffer {
     data: Vec<u8>,
     start: usize,
     end: usize,
-}
-
-impl Default for ReadBuffer {
-    fn default() -> Self {
-        ReadBuffer {
-            data: vec![0; INITIAL_CAPACITY],
-            start: 0,
-            end: 0,
-        }
-    }
 }
 
 impl ReadBuffer {
@@ -47,6 +41,9 @@ impl ReadBuffer {
     /// Free space to read into, making room first by moving pending bytes to
     /// the front or, for an oversized head, by growing (bounded by the head limit).
     pub fn spare(&mut self) -> &mut [u8] {
+        if self.data.is_empty() {
+            self.data.resize(INITIAL_CAPACITY, 0);
+        }
         if self.end == self.data.len() {
             if self.start > 0 {
                 self.data.copy_within(self.start..self.end, 0);
@@ -59,8 +56,13 @@ impl ReadBuffer {
         &mut self.data[self.end..]
     }
 
-    /// Records that `n` bytes were read into [`ReadBuffer::spare`].
+    /// Records that `n` bytes were read into [`ReadBuffer::spare`]. A read
+    /// that filled the whole buffer means more is waiting: double it so that
+    /// bulk bodies take fewer reads.
     pub fn filled(&mut self, n: usize) {
+        if self.start == 0 && self.end == 0 && n == self.data.len() && n < MAX_BULK_CAPACITY {
+            self.data.resize(n * 2, 0);
+        }
         self.end += n;
     }
 }
@@ -74,6 +76,13 @@ mod tests {
         let mut buffer = ReadBuffer::default();
         let capacity = buffer.spare().len();
         buffer.filled(capacity);
+        assert_eq!(
+            buffer.spare().len(),
+            capacity,
+            "a full read doubles the buffer"
+        );
+        buffer.filled(capacity);
+        let capacity = 2 * capacity;
         buffer.consume(10);
         assert_eq!(
             buffer.spare().len(),

@@ -1,33 +1,54 @@
 //! One worker thread: its own current-thread tokio runtime, its connection
-//! slots, its recorder. It sends a [`Snapshot`] to the aggregator every
-//! [`SNAPSHOT_INTERVAL`] and a final one when it stops.
+//! slots, its recorder. It runs its share of the load model, and sends a
+//! [`Snapshot`] to the aggregator every [`SNAPSHOT_INTERVAL`] of measurement
+//! and a final one when it stops.
 
-use crate::connection::{run_connection, ConnectionContext};
+use crate::closed::{control_slots, run_closed_slot, ActiveSlots};
+use crate::connection::ConnectionContext;
+use crate::open::{run_pacer, OpenLoad};
 use crate::worker_state::WorkerState;
 use stampede_metrics::Snapshot;
+use stampede_plan::Schedule;
 use std::net::SocketAddr;
 use std::rc::Rc;
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
+use tokio::task::AbortHandle;
 
 /// How often workers hand their interval to the aggregator.
 pub const SNAPSHOT_INTERVAL: Duration = Duration::from_millis(250);
+
+/// This worker's share of the load model.
+#[derive(Debug, Clone)]
+pub enum WorkerLoad {
+    Closed {
+        /// The total connection schedule; this worker runs its share.
+        schedule: Schedule,
+        warmup_target: f64,
+        /// Slots this worker may ever need.
+        slots: usize,
+    },
+    Open(OpenLoad),
+}
 
 /// What a worker needs to know, all owned so it can move to the thread.
 #[derive(Debug, Clone)]
 pub struct WorkerPlan {
     pub index: usize,
+    pub workers: usize,
     pub addr: SocketAddr,
     pub request: Arc<[u8]>,
     pub head_request: bool,
     pub keepalive: bool,
     pub connect_timeout: Duration,
     pub timeout: Duration,
-    pub connections: usize,
+    pub load: WorkerLoad,
     /// This worker's exact share of `-n`, if any.
     pub budget: Option<u64>,
+    /// When measurement starts (after warm-up).
+    pub measure_start: Instant,
     /// When to stop regardless of the budget.
     pub deadline: Option<Instant>,
 }
@@ -36,6 +57,8 @@ pub struct WorkerPlan {
 #[derive(Debug)]
 pub struct WorkerMessage {
     pub worker: usize,
+    /// The second of measurement the snapshot's interval belongs to.
+    pub second: u64,
     pub snapshot: Snapshot,
     /// Set on the worker's last message, with the instant it stopped.
     pub finished_at: Option<Instant>,
@@ -44,81 +67,158 @@ pub struct WorkerMessage {
 /// Runs the worker to completion on the calling thread.
 pub fn run_worker(
     plan: WorkerPlan,
-    mut stop: watch::Receiver<bool>,
+    stop: watch::Receiver<bool>,
     to_aggregator: mpsc::Sender<WorkerMessage>,
 ) -> std::io::Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     let local = tokio::task::LocalSet::new();
-    let index = plan.index;
-    local.block_on(&runtime, async move {
-        let state = Rc::new(WorkerState::new(plan.budget));
-        let context = Rc::new(ConnectionContext {
-            addr: plan.addr,
-            request: Rc::from(&plan.request[..]),
-            head_request: plan.head_request,
-            keepalive: plan.keepalive,
-            connect_timeout: plan.connect_timeout,
-            timeout: plan.timeout,
-            state: state.clone(),
-        });
-        let handles: Vec<_> = (0..plan.connections)
-            .map(|_| tokio::task::spawn_local(run_connection(context.clone())))
-            .collect();
-        let abort_handles: Vec<_> = handles.iter().map(|h| h.abort_handle()).collect();
-        let all_done = async {
-            for handle in handles {
-                let _ = handle.await;
-            }
-        };
-        let deadline = async {
-            match plan.deadline {
-                Some(at) => tokio::time::sleep_until(at.into()).await,
-                None => std::future::pending().await,
-            }
-        };
-        let stopped = async {
-            while !*stop.borrow_and_update() {
-                if stop.changed().await.is_err() {
-                    // The engine is gone; nothing would read our results.
-                    return;
-                }
-            }
-        };
-        let snapshots = async {
-            let mut ticker = tokio::time::interval(SNAPSHOT_INTERVAL);
-            ticker.tick().await;
-            loop {
-                ticker.tick().await;
-                let snapshot = state.recorder.borrow_mut().take_interval();
-                let message = WorkerMessage {
-                    worker: index,
-                    snapshot,
-                    finished_at: None,
-                };
-                if to_aggregator.send(message).is_err() {
-                    return;
-                }
-            }
-        };
-        tokio::select! {
-            _ = all_done => {}
-            _ = deadline => {}
-            _ = stopped => {}
-            _ = snapshots => {}
-        }
-        let finished_at = Instant::now();
-        for handle in abort_handles {
-            handle.abort();
-        }
-        let mut recorder = state.recorder.borrow_mut();
-        recorder.record_unfinished(state.in_flight());
-        let _ = to_aggregator.send(WorkerMessage {
-            worker: index,
-            snapshot: recorder.take_interval(),
-            finished_at: Some(finished_at),
-        });
-    });
+    local.block_on(&runtime, drive(plan, stop, to_aggregator));
     Ok(())
+}
+
+/// Starts the load, waits for the first of: load done, deadline, stop; then
+/// counts what is still in flight as unfinished and sends the last snapshot.
+async fn drive(
+    plan: WorkerPlan,
+    mut stop: watch::Receiver<bool>,
+    to_aggregator: mpsc::Sender<WorkerMessage>,
+) {
+    let state = Rc::new(WorkerState::new(plan.budget));
+    let context = Rc::new(ConnectionContext {
+        addr: plan.addr,
+        request: Rc::from(&plan.request[..]),
+        head_request: plan.head_request,
+        keepalive: plan.keepalive,
+        connect_timeout: plan.connect_timeout,
+        timeout: plan.timeout,
+        state: state.clone(),
+    });
+    let (load_done, abort_handles) = start_load(&plan, &context);
+    let deadline = async {
+        match plan.deadline {
+            Some(at) => tokio::time::sleep_until(at.into()).await,
+            None => std::future::pending().await,
+        }
+    };
+    let stopped = async {
+        while !*stop.borrow_and_update() {
+            if stop.changed().await.is_err() {
+                // The engine is gone; nothing would read our results.
+                return;
+            }
+        }
+    };
+    let snapshots = send_snapshots(&plan, &state, &to_aggregator);
+    tokio::select! {
+        _ = load_done => {}
+        _ = deadline => {}
+        _ = stopped => {}
+        _ = snapshots => {}
+    }
+    let finished_at = Instant::now();
+    for handle in abort_handles {
+        handle.abort();
+    }
+    let mut recorder = state.recorder.borrow_mut();
+    recorder.record_unfinished(state.in_flight());
+    recorder.set_gauges(state.gauges());
+    let second =
+        crate::engine::second_of(finished_at.saturating_duration_since(plan.measure_start));
+    let _ = to_aggregator.send(WorkerMessage {
+        worker: plan.index,
+        second,
+        snapshot: recorder.take_interval(),
+        finished_at: Some(finished_at),
+    });
+}
+
+/// Spawns the load model's tasks; returns a future that ends when the load
+/// has nothing more to send, and the handles to abort everything at the end.
+fn start_load(
+    plan: &WorkerPlan,
+    context: &Rc<ConnectionContext>,
+) -> (impl std::future::Future<Output = ()>, Vec<AbortHandle>) {
+    let mut handles = Vec::new();
+    let mut aborts = Vec::new();
+    match &plan.load {
+        WorkerLoad::Closed {
+            schedule,
+            warmup_target,
+            slots,
+        } => {
+            let gate = Rc::new(ActiveSlots::default());
+            let control = tokio::task::spawn_local(control_slots(
+                gate.clone(),
+                schedule.clone(),
+                *warmup_target,
+                plan.measure_start,
+                plan.index,
+                plan.workers,
+            ));
+            aborts.push(control.abort_handle());
+            for index in 0..*slots {
+                let task = run_closed_slot(context.clone(), gate.clone(), index);
+                handles.push(tokio::task::spawn_local(task));
+            }
+        }
+        WorkerLoad::Open(load) => {
+            let pacer = run_pacer(context.clone(), load.clone(), plan.measure_start);
+            handles.push(tokio::task::spawn_local(pacer));
+        }
+    }
+    aborts.extend(handles.iter().map(|h| h.abort_handle()));
+    let state = context.state.clone();
+    let done = async move {
+        for handle in handles {
+            let _ = handle.await;
+        }
+        // Open model: the pacer is done once the budget is spent; wait for
+        // the requests it handed out.
+        while state.in_flight() > 0 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    };
+    (done, aborts)
+}
+
+/// Discards the warm-up, then hands an interval snapshot to the aggregator
+/// every [`SNAPSHOT_INTERVAL`], tagged with the second it belongs to.
+async fn send_snapshots(
+    plan: &WorkerPlan,
+    state: &WorkerState,
+    to_aggregator: &mpsc::Sender<WorkerMessage>,
+) {
+    if plan.measure_start > Instant::now() {
+        tokio::time::sleep_until(plan.measure_start.into()).await;
+        let mut recorder = state.recorder.borrow_mut();
+        let _warmup = recorder.take_interval();
+        // Requests sent during warm-up and still in flight end during
+        // measurement: count them as sent there so every request balances.
+        recorder.record_carried_over(state.in_flight());
+    }
+    let first_tick = plan.measure_start + SNAPSHOT_INTERVAL;
+    let mut ticker = tokio::time::interval_at(first_tick.into(), SNAPSHOT_INTERVAL);
+    loop {
+        let tick = ticker.tick().await.into_std();
+        let interval_start = tick - SNAPSHOT_INTERVAL;
+        let second = interval_start
+            .saturating_duration_since(plan.measure_start)
+            .as_secs();
+        let snapshot = {
+            let mut recorder = state.recorder.borrow_mut();
+            recorder.set_gauges(state.gauges());
+            recorder.take_interval()
+        };
+        let message = WorkerMessage {
+            worker: plan.index,
+            second,
+            snapshot,
+            finished_at: None,
+        };
+        if to_aggregator.send(message).is_err() {
+            return;
+        }
+    }
 }

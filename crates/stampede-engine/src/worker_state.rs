@@ -1,9 +1,10 @@
 //! State shared by the connections of one worker: its recorder, its share of
-//! `-n`, and the count of requests in flight. Single-threaded (`Cell`,
-//! `RefCell`): nothing here is touched by another thread, so no atomics.
+//! `-n`, and the levels (requests in flight, open connections). Single-threaded
+//! (`Cell`, `RefCell`): nothing here is touched by another thread, so no atomics.
 
-use stampede_metrics::{Outcome, Recorder};
+use stampede_metrics::{Gauges, Outcome, Recorder};
 use std::cell::{Cell, RefCell};
+use std::time::Duration;
 
 #[derive(Debug, Default)]
 pub struct WorkerState {
@@ -11,6 +12,7 @@ pub struct WorkerState {
     /// Requests this worker may still send; `None` means no limit.
     budget: Cell<Option<u64>>,
     in_flight: Cell<u64>,
+    open_connections: Cell<u64>,
 }
 
 impl WorkerState {
@@ -19,20 +21,26 @@ impl WorkerState {
             recorder: RefCell::new(Recorder::new()),
             budget: Cell::new(budget),
             in_flight: Cell::new(0),
+            open_connections: Cell::new(0),
         }
     }
 
-    /// Claims one request from the budget and counts it as sent and in flight;
-    /// false when the budget is spent.
-    pub fn begin_request(&self) -> bool {
+    /// Claims one request from the budget; false when it is spent.
+    pub fn claim_budget(&self) -> bool {
         match self.budget.get() {
-            Some(0) => return false,
-            Some(left) => self.budget.set(Some(left - 1)),
-            None => {}
+            Some(0) => false,
+            Some(left) => {
+                self.budget.set(Some(left - 1));
+                true
+            }
+            None => true,
         }
+    }
+
+    /// Counts a request as sent and in flight.
+    pub fn begin_request(&self) {
         self.in_flight.set(self.in_flight.get() + 1);
         self.recorder.borrow_mut().record_sent();
-        true
     }
 
     /// Records how a request begun with [`WorkerState::begin_request`] ended.
@@ -41,13 +49,27 @@ impl WorkerState {
         self.recorder.borrow_mut().record(outcome);
     }
 
-    pub fn record_connection(&self, reconnect: bool) {
-        self.recorder.borrow_mut().record_connection(reconnect);
+    pub fn connection_opened(&self, reconnect: bool, connect_time: Duration) {
+        self.open_connections.set(self.open_connections.get() + 1);
+        self.recorder
+            .borrow_mut()
+            .record_connection(reconnect, connect_time);
+    }
+
+    pub fn connection_closed(&self) {
+        self.open_connections.set(self.open_connections.get() - 1);
     }
 
     /// Requests begun and not ended: at a stop these are `unfinished`.
     pub fn in_flight(&self) -> u64 {
         self.in_flight.get()
+    }
+
+    pub fn gauges(&self) -> Gauges {
+        Gauges {
+            open_connections: self.open_connections.get(),
+            in_flight: self.in_flight.get(),
+        }
     }
 }
 
@@ -58,10 +80,12 @@ mod tests {
     #[test]
     fn budget_is_exact() {
         let state = WorkerState::new(Some(2));
-        assert!(state.begin_request());
-        assert!(state.begin_request());
-        assert!(!state.begin_request());
-        assert_eq!(state.in_flight(), 2);
-        assert_eq!(state.recorder.borrow_mut().take_interval().counters.sent, 2);
+        assert!(state.claim_budget());
+        assert!(state.claim_budget());
+        assert!(!state.claim_budget());
+        state.begin_request();
+        assert_eq!(state.in_flight(), 1);
+        assert_eq!(state.recorder.borrow_mut().take_interval().counters.sent, 1);
+        assert!(WorkerState::new(None).claim_budget());
     }
 }

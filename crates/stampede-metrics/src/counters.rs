@@ -68,6 +68,9 @@ pub struct Counters {
     /// Connections re-opened after the server closed an idle keep-alive connection
     /// or asked to close; not errors.
     pub reconnects: u64,
+    /// Open model: requests sent more than a millisecond after their intended
+    /// instant because every allowed connection was busy.
+    pub late_sends: u64,
 }
 
 impl Counters {
@@ -100,6 +103,7 @@ impl Counters {
         self.bytes_body += other.bytes_body;
         self.connections_opened += other.connections_opened;
         self.reconnects += other.reconnects;
+        self.late_sends += other.late_sends;
     }
 
     /// True when every sent request is accounted for exactly once.

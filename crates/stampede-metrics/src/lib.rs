@@ -12,6 +12,7 @@ mod histogram;
 mod recorder;
 mod recording;
 mod result;
+mod timeseries;
 
 pub use counters::{Counters, StatusCounts};
 pub use environment::Environment;
@@ -19,9 +20,13 @@ pub use error_kind::ErrorKind;
 pub use histogram::{
     decode_histogram, encode_histogram, new_latency_histogram, LatencyHistogram, LatencySummary,
 };
-pub use recorder::{Outcome, Recorder};
-pub use recording::{Recording, Snapshot};
-pub use result::{PlanSummary, RequestCounts, RunResult, RESULT_SCHEMA};
+pub use recorder::{Outcome, Recorder, LATE_THRESHOLD};
+pub use recording::{per_second, Gauges, Recording, Snapshot};
+pub use result::{
+    Breakdown, PlanSummary, RequestCounts, RunResult, ScheduleSummary, StageSummary, TimingSummary,
+    RESULT_SCHEMA,
+};
+pub use timeseries::{SecondPoint, TimeseriesBuilder};
 
 /// Errors reading or decoding saved results.
 #[derive(Debug, thiserror::Error)]

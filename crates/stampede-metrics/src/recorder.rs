@@ -2,8 +2,17 @@
 //! (integer adds and one histogram record; no lock, no allocation) and hands
 //! over what it gathered as a [`Snapshot`] a few times a second.
 
-use crate::{new_latency_histogram, Counters, ErrorKind, Snapshot};
-use std::time::Instant;
+use crate::{ErrorKind, Gauges, Snapshot};
+use std::time::{Duration, Instant};
+
+/// A send later than this after its intended instant counts as late.
+pub const LATE_THRESHOLD: Duration = Duration::from_millis(1);
+
+/// A duration in whole microseconds, at least 1 (the histograms' lowest value).
+#[inline]
+fn micros(duration: Duration) -> u64 {
+    (duration.as_micros() as u64).max(1)
+}
 
 /// How one request ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -11,8 +20,10 @@ pub struct Outcome {
     /// When the load model wanted the request sent. Latency counts from here, so
     /// waiting inside the client is not hidden (coordinated omission).
     pub intended: Instant,
-    /// When its bytes were written.
+    /// When its bytes were written (after connecting, when it needed a connection).
     pub sent: Instant,
+    /// When the first byte of the response arrived, if one did.
+    pub first_byte: Option<Instant>,
     /// When the response was complete or the error was seen.
     pub done: Instant,
     /// The status code of a complete response, or why there was none.
@@ -48,14 +59,38 @@ impl Recorder {
         self.interval.counters.sent += 1;
     }
 
-    /// Counts a TCP connection established; `reconnect` when it replaces one the
-    /// server closed between requests.
+    /// Counts a TCP connection established in `connect_time`; `reconnect` when
+    /// it replaces one the server closed between requests.
     #[inline]
-    pub fn record_connection(&mut self, reconnect: bool) {
+    pub fn record_connection(&mut self, reconnect: bool, connect_time: Duration) {
         self.interval.counters.connections_opened += 1;
         if reconnect {
             self.interval.counters.reconnects += 1;
         }
+        self.interval
+            .connect
+            .saturating_record(micros(connect_time));
+    }
+
+    /// Counts requests sent before this interval began that are still in flight,
+    /// so that warm-up's in-flight requests balance the measured ones.
+    pub fn record_carried_over(&mut self, n: u64) {
+        self.interval.counters.sent += n;
+    }
+
+    /// Open model: a request was sent `lag` after its intended instant because
+    /// no connection was free. Lags under [`LATE_THRESHOLD`] are timer noise.
+    #[inline]
+    pub fn record_send_lag(&mut self, lag: Duration) {
+        if lag >= LATE_THRESHOLD {
+            self.interval.counters.late_sends += 1;
+            self.interval.lag.saturating_record(micros(lag));
+        }
+    }
+
+    /// Sets the gauges reported with the next snapshot.
+    pub fn set_gauges(&mut self, gauges: Gauges) {
+        self.interval.gauges = gauges;
     }
 
     /// Counts requests in flight when the run was stopped.
@@ -77,9 +112,15 @@ impl Recorder {
                     counters.failed_status += 1;
                 }
                 counters.status.add(status, 1);
+                let snapshot = &mut self.interval;
                 let latency = outcome.done.saturating_duration_since(outcome.intended);
-                let micros = (latency.as_micros() as u64).max(1);
-                self.interval.latency.saturating_record(micros);
+                snapshot.latency.saturating_record(micros(latency));
+                let service = outcome.done.saturating_duration_since(outcome.sent);
+                snapshot.service.saturating_record(micros(service));
+                if let Some(first_byte) = outcome.first_byte {
+                    let waiting = first_byte.saturating_duration_since(outcome.sent);
+                    snapshot.waiting.saturating_record(micros(waiting));
+                }
             }
             Err(kind) => counters.errors[kind.index()] += 1,
         }
@@ -87,9 +128,10 @@ impl Recorder {
 
     /// Hands over everything recorded since the last call and starts afresh.
     pub fn take_interval(&mut self) -> Snapshot {
+        let gauges = self.interval.gauges;
         let fresh = Snapshot {
-            counters: Counters::default(),
-            latency: new_latency_histogram(),
+            gauges,
+            ..Snapshot::default()
         };
         std::mem::replace(&mut self.interval, fresh)
     }
@@ -98,13 +140,24 @@ impl Recorder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
+    use crate::Counters;
+
+    #[test]
+    fn only_real_lags_count_as_late() {
+        let mut recorder = Recorder::new();
+        recorder.record_send_lag(Duration::from_micros(200));
+        recorder.record_send_lag(Duration::from_millis(30));
+        let snapshot = recorder.take_interval();
+        assert_eq!(snapshot.counters.late_sends, 1);
+        assert!(snapshot.lag.equivalent(snapshot.lag.max(), 30_000));
+    }
 
     fn outcome(result: Result<u16, ErrorKind>, micros: u64) -> Outcome {
         let intended = Instant::now();
         Outcome {
             intended,
             sent: intended,
+            first_byte: Some(intended + Duration::from_micros(micros / 2)),
             done: intended + Duration::from_micros(micros),
             result,
             bytes_received: 100,
@@ -126,6 +179,8 @@ mod tests {
         assert_eq!(c.bytes_received, 400);
         assert!(c.is_balanced());
         assert_eq!(snapshot.latency.len(), 3, "errors have no latency sample");
+        assert_eq!(snapshot.service.len(), 3);
+        assert_eq!(snapshot.waiting.max(), 750);
         assert_eq!(recorder.take_interval().counters, Counters::default());
     }
 }

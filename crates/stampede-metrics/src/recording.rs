@@ -3,11 +3,30 @@
 use crate::{new_latency_histogram, Counters, LatencyHistogram};
 use std::time::{Duration, SystemTime};
 
+/// Levels at the moment a snapshot was taken (not sums over time).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Gauges {
+    pub open_connections: u64,
+    pub in_flight: u64,
+}
+
 /// Counts and latencies of one worker over one interval, or merged totals.
+/// All histograms are in microseconds.
 #[derive(Debug, Clone)]
 pub struct Snapshot {
     pub counters: Counters,
+    /// From the intended send instant to the complete response (the honest figure).
     pub latency: LatencyHistogram,
+    /// From the actual send to the complete response (what the server took).
+    pub service: LatencyHistogram,
+    /// From the actual send to the first response byte (ab's "waiting").
+    pub waiting: LatencyHistogram,
+    /// TCP connect time of each new connection.
+    pub connect: LatencyHistogram,
+    /// Open model: how late late sends were.
+    pub lag: LatencyHistogram,
+    /// Levels at the end of the interval; summed across workers when merged.
+    pub gauges: Gauges,
 }
 
 impl Default for Snapshot {
@@ -15,6 +34,11 @@ impl Default for Snapshot {
         Snapshot {
             counters: Counters::default(),
             latency: new_latency_histogram(),
+            service: new_latency_histogram(),
+            waiting: new_latency_histogram(),
+            connect: new_latency_histogram(),
+            lag: new_latency_histogram(),
+            gauges: Gauges::default(),
         }
     }
 }
@@ -23,9 +47,19 @@ impl Snapshot {
     /// Adds another snapshot in: counts summed, histograms added (lossless).
     pub fn merge(&mut self, other: &Snapshot) {
         self.counters.merge(&other.counters);
-        self.latency
-            .add(&other.latency)
-            .expect("histograms share fixed bounds, so adding cannot fail");
+        let pairs = [
+            (&mut self.latency, &other.latency),
+            (&mut self.service, &other.service),
+            (&mut self.waiting, &other.waiting),
+            (&mut self.connect, &other.connect),
+            (&mut self.lag, &other.lag),
+        ];
+        for (mine, theirs) in pairs {
+            if !theirs.is_empty() {
+                mine.add(theirs)
+                    .expect("histograms share fixed bounds, so adding cannot fail");
+            }
+        }
     }
 }
 
@@ -38,7 +72,11 @@ pub struct Recording {
     pub elapsed: Duration,
     /// True when the run was stopped early (Ctrl-C).
     pub interrupted: bool,
+    /// Time spent resolving the target's host name.
+    pub dns: Duration,
     pub total: Snapshot,
+    /// Per-second series of the measured part of the run.
+    pub timeseries: Vec<crate::SecondPoint>,
 }
 
 impl Recording {

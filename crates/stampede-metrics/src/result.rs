@@ -2,12 +2,13 @@
 //! `report`, `compare` and `merge` read back exactly as a fresh run. Every field
 //! is documented in docs/result-schema.md; add fields, never change one.
 
+use crate::SecondPoint;
 use crate::{
     decode_histogram, encode_histogram, Environment, ErrorKind, LatencyHistogram, LatencySummary,
     MetricsError, Recording,
 };
 use serde::{Deserialize, Serialize};
-use stampede_plan::{Plan, StopCondition};
+use stampede_plan::{LoadModel, Plan, StopCondition};
 use std::collections::BTreeMap;
 
 /// The schema tag of a single run's result.
@@ -18,8 +19,23 @@ pub const RESULT_SCHEMA: &str = "stampede.result/1";
 pub struct PlanSummary {
     pub url: String,
     pub method: String,
+    /// The most connections the run could open (closed model: the peak target).
     pub connections: usize,
     pub threads: usize,
+    /// `"closed"` (connections each with one request in flight) or `"rate"` (open model).
+    #[serde(default = "closed_model")]
+    pub model: String,
+    /// Open model: the target rate in requests/s (the peak, with stages).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub rate: Option<f64>,
+    /// Open model: `"uniform"` or `"poisson"`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub arrival: Option<String>,
+    /// The target over time, as stages `{duration_s, target}` starting from `start`.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub stages: Vec<StageSummary>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub warmup_s: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub duration_s: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -31,8 +47,41 @@ pub struct PlanSummary {
     pub body_bytes: usize,
 }
 
+fn closed_model() -> String {
+    "closed".into()
+}
+
+/// One stage of the load schedule.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct StageSummary {
+    pub duration_s: f64,
+    pub target: f64,
+}
+
 impl PlanSummary {
     pub fn of(plan: &Plan) -> PlanSummary {
+        let schedule = plan.model.schedule();
+        let varies = schedule.stages.iter().any(|s| s.target != schedule.start);
+        let stages = if varies {
+            schedule
+                .stages
+                .iter()
+                .map(|s| StageSummary {
+                    duration_s: s.duration.as_secs_f64(),
+                    target: s.target,
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let (model, rate, arrival) = match &plan.model {
+            LoadModel::Closed { .. } => ("closed", None, None),
+            LoadModel::Rate { per_s, arrival, .. } => (
+                "rate",
+                Some(per_s.peak()),
+                Some(arrival.as_str().to_string()),
+            ),
+        };
         let (duration_s, requests) = match plan.stop {
             StopCondition::Duration(d) => (Some(d.as_secs_f64()), None),
             StopCondition::Requests { count, limit } => {
@@ -42,8 +91,13 @@ impl PlanSummary {
         PlanSummary {
             url: plan.target.url.clone(),
             method: plan.request.method.clone(),
-            connections: plan.connections,
+            connections: plan.connections(),
             threads: plan.threads,
+            model: model.into(),
+            rate,
+            arrival,
+            stages,
+            warmup_s: plan.warmup.map(|w| w.as_secs_f64()),
             duration_s,
             requests,
             keepalive: plan.keepalive,
@@ -79,6 +133,60 @@ pub struct ConnectionCounts {
     pub reconnects: u64,
 }
 
+/// ab's "Connection Times" figures for one phase of a request, in µs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct TimingSummary {
+    /// How many samples (e.g. new connections for `connect`).
+    pub count: u64,
+    pub min: u64,
+    pub mean: f64,
+    pub stdev: f64,
+    pub median: u64,
+    pub max: u64,
+}
+
+impl TimingSummary {
+    pub fn of(histogram: &LatencyHistogram) -> TimingSummary {
+        if histogram.is_empty() {
+            return TimingSummary::default();
+        }
+        TimingSummary {
+            count: histogram.len(),
+            min: histogram.min(),
+            mean: histogram.mean(),
+            stdev: histogram.stdev(),
+            median: histogram.value_at_quantile(0.5),
+            max: histogram.max(),
+        }
+    }
+}
+
+/// Where a request's time went (ab's "Connection Times").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Breakdown {
+    /// Resolving the host name, once per run (0 for an IP literal).
+    pub dns_us: u64,
+    /// TCP connect, for every new connection.
+    pub connect: TimingSummary,
+    /// From sending a request to its first response byte, every request.
+    pub waiting: TimingSummary,
+    /// From sending a request to its complete response (service time).
+    pub service: TimingSummary,
+    /// From the intended send to the complete response (the latency figure).
+    pub total: TimingSummary,
+}
+
+/// How well the open model kept its schedule.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct ScheduleSummary {
+    /// Requests sent more than 1 ms after their intended instant.
+    pub late_sends: u64,
+    /// How late they were.
+    pub lag_us: TimingSummary,
+    /// p99 of the lag, µs.
+    pub lag_p99_us: u64,
+}
+
 /// One run's complete result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunResult {
@@ -103,9 +211,26 @@ pub struct RunResult {
     pub status: BTreeMap<String, u64>,
     pub bytes: ByteCounts,
     pub connections: ConnectionCounts,
+    /// `rps × (1 − error rate)`: the throughput that was real.
+    #[serde(default)]
+    pub effective_rps: f64,
     pub latency_us: LatencySummary,
     /// The full latency histogram, HDR V2 deflate, base64: lossless.
     pub histogram: String,
+    /// Service time (from the actual send): equals latency in the closed model;
+    /// in the open model the difference is client-side queueing.
+    #[serde(default)]
+    pub service_time_us: LatencySummary,
+    #[serde(default)]
+    pub service_histogram: String,
+    #[serde(default)]
+    pub breakdown: Breakdown,
+    /// Open model only.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub schedule: Option<ScheduleSummary>,
+    /// One point per second of measurement.
+    #[serde(default)]
+    pub timeseries: Vec<SecondPoint>,
     /// Things the user should know about how the run went (e.g. connections capped).
     #[serde(default)]
     pub notices: Vec<String>,
@@ -121,7 +246,8 @@ impl RunResult {
         version: &str,
         notices: Vec<String>,
     ) -> RunResult {
-        let c = &recording.total.counters;
+        let total = &recording.total;
+        let c = &total.counters;
         let errors = ErrorKind::ALL
             .into_iter()
             .filter(|kind| c.error(*kind) > 0)
@@ -134,6 +260,20 @@ impl RunResult {
             .collect();
         let finished = c.completed() + c.error_total();
         let failed = c.failed_status + c.error_total();
+        let error_rate_pct = if finished > 0 {
+            100.0 * failed as f64 / finished as f64
+        } else {
+            0.0
+        };
+        let schedule = matches!(plan.model, LoadModel::Rate { .. }).then(|| ScheduleSummary {
+            late_sends: c.late_sends,
+            lag_us: TimingSummary::of(&total.lag),
+            lag_p99_us: if total.lag.is_empty() {
+                0
+            } else {
+                total.lag.value_at_quantile(0.99)
+            },
+        });
         RunResult {
             schema: RESULT_SCHEMA.into(),
             version: version.into(),
@@ -151,11 +291,7 @@ impl RunResult {
             },
             rps: recording.rps(),
             goodput: recording.goodput(),
-            error_rate_pct: if finished > 0 {
-                100.0 * failed as f64 / finished as f64
-            } else {
-                0.0
-            },
+            error_rate_pct,
             throughput_bytes_per_s: crate::recording::per_second(
                 c.bytes_received,
                 recording.elapsed,
@@ -170,8 +306,20 @@ impl RunResult {
                 opened: c.connections_opened,
                 reconnects: c.reconnects,
             },
-            latency_us: LatencySummary::of(&recording.total.latency),
-            histogram: encode_histogram(&recording.total.latency),
+            effective_rps: recording.rps() * (1.0 - error_rate_pct / 100.0),
+            latency_us: LatencySummary::of(&total.latency),
+            histogram: encode_histogram(&total.latency),
+            service_time_us: LatencySummary::of(&total.service),
+            service_histogram: encode_histogram(&total.service),
+            breakdown: Breakdown {
+                dns_us: recording.dns.as_micros() as u64,
+                connect: TimingSummary::of(&total.connect),
+                waiting: TimingSummary::of(&total.waiting),
+                service: TimingSummary::of(&total.service),
+                total: TimingSummary::of(&total.latency),
+            },
+            schedule,
+            timeseries: recording.timeseries.clone(),
             notices,
             environment,
         }

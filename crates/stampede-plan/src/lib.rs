@@ -1,5 +1,5 @@
-//! What to send and how: the [`Plan`] a run executes, its [`Target`], its stop
-//! condition, and the parsers for the values people type (durations, headers).
+//! What to send and how: the [`Plan`] a run executes, its [`Target`], its
+//! [`LoadModel`], its stop condition, and the parsers for the values people type (durations, headers).
 //!
 //! No I/O happens here: a plan is built and validated from plain values, so the
 //! CLI, the compat front-ends and tests all produce plans the same way.
@@ -7,11 +7,13 @@
 mod duration;
 mod error;
 mod header;
+mod load_model;
 mod plan;
 mod target;
 
 pub use duration::{format_duration, parse_duration};
 pub use error::PlanError;
 pub use header::{parse_header, Header};
+pub use load_model::{parse_stages, Arrival, LoadModel, Schedule, Stage};
 pub use plan::{Plan, RequestSpec, StopCondition};
 pub use target::{Scheme, Target};

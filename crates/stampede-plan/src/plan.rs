@@ -1,7 +1,7 @@
 //! The [`Plan`]: everything a run needs to know before the first byte is sent.
 
 use crate::header::is_token;
-use crate::{Header, PlanError, Target};
+use crate::{Header, LoadModel, PlanError, Schedule, Target};
 use std::time::Duration;
 
 /// When a run ends.
@@ -26,15 +26,17 @@ pub struct RequestSpec {
 }
 
 /// A validated description of a run.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
     pub target: Target,
     pub request: RequestSpec,
-    /// Concurrent connections (closed model: one request in flight on each).
-    pub connections: usize,
-    /// Worker threads, each owning `connections / threads` connections.
+    /// How much load, and how it changes over time.
+    pub model: LoadModel,
+    /// Worker threads, each owning an even share of the connections and rate.
     pub threads: usize,
     pub stop: StopCondition,
+    /// Load applied before measuring, not recorded.
+    pub warmup: Option<Duration>,
     /// Reuse connections; `false` opens a new connection for every request.
     pub keepalive: bool,
     pub connect_timeout: Duration,
@@ -43,6 +45,11 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// The most connections the run may open at once.
+    pub fn connections(&self) -> usize {
+        self.model.max_connections()
+    }
+
     /// Checks the plan and adjusts what must be adjusted; returns the notices
     /// the user should see (e.g. connections capped at `-n`).
     pub fn validate(&mut self) -> Result<Vec<String>, PlanError> {
@@ -50,10 +57,15 @@ impl Plan {
         if !is_token(&self.request.method) {
             return Err(PlanError::Method(self.request.method.clone()));
         }
-        if self.connections == 0 {
+        if self.connections() == 0 {
             return Err(PlanError::Invalid(
                 "connections must be at least 1 (-c)".into(),
             ));
+        }
+        if let LoadModel::Rate { per_s, .. } = &self.model {
+            if per_s.peak() <= 0.0 {
+                return Err(PlanError::Invalid("rate must be above zero (-r)".into()));
+            }
         }
         if self.threads == 0 {
             return Err(PlanError::Invalid("threads must be at least 1 (-t)".into()));
@@ -69,20 +81,37 @@ impl Plan {
                     "requests must be at least 1 (-n)".into(),
                 ))
             }
-            StopCondition::Requests { count, .. } if (self.connections as u64) > count => {
+            StopCondition::Requests { count, .. } if (self.connections() as u64) > count => {
                 notices.push(format!(
                     "connections capped at {count}: -n {count} is smaller than -c {}",
-                    self.connections
+                    self.connections()
                 ));
-                self.connections = count as usize;
+                match &mut self.model {
+                    LoadModel::Closed { connections } => {
+                        *connections = Schedule {
+                            start: connections.start.min(count as f64),
+                            stages: connections
+                                .stages
+                                .iter()
+                                .map(|s| crate::Stage {
+                                    duration: s.duration,
+                                    target: s.target.min(count as f64),
+                                })
+                                .collect(),
+                        }
+                    }
+                    LoadModel::Rate {
+                        max_connections, ..
+                    } => *max_connections = count as usize,
+                }
             }
             _ => {}
         }
         if self.connect_timeout.is_zero() || self.timeout.is_zero() {
             return Err(PlanError::Invalid("timeouts must be above zero".into()));
         }
-        if self.threads > self.connections {
-            self.threads = self.connections;
+        if self.threads > self.connections() {
+            self.threads = self.connections();
         }
         Ok(notices)
     }
@@ -101,9 +130,12 @@ mod tests {
                 body: vec![],
                 http10: false,
             },
-            connections: 50,
+            model: LoadModel::Closed {
+                connections: Schedule::constant(50.0, Duration::from_secs(10)),
+            },
             threads: 2,
             stop: StopCondition::Duration(Duration::from_secs(10)),
+            warmup: None,
             keepalive: true,
             connect_timeout: Duration::from_secs(3),
             timeout: Duration::from_secs(10),
@@ -118,14 +150,16 @@ mod tests {
             limit: None,
         };
         let notices = p.validate().unwrap();
-        assert_eq!(p.connections, 10);
+        assert_eq!(p.connections(), 10);
         assert_eq!(notices.len(), 1);
     }
 
     #[test]
     fn rejects_zero_connections_and_bad_methods() {
         let mut p = plan();
-        p.connections = 0;
+        p.model = LoadModel::Closed {
+            connections: Schedule::constant(0.0, Duration::from_secs(1)),
+        };
         assert!(p.validate().is_err());
         let mut p = plan();
         p.request.method = "GE T".into();
@@ -135,7 +169,9 @@ mod tests {
     #[test]
     fn never_more_threads_than_connections() {
         let mut p = plan();
-        p.connections = 1;
+        p.model = LoadModel::Closed {
+            connections: Schedule::constant(1.0, Duration::from_secs(1)),
+        };
         p.validate().unwrap();
         assert_eq!(p.threads, 1);
     }

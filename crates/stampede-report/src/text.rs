@@ -32,7 +32,27 @@ fn describe_plan(result: &RunResult) -> String {
     if let Some(seconds) = plan.duration_s {
         parts.push(format!("{seconds}s"));
     }
-    parts.push(format!("{} connections", plan.connections));
+    if let Some(rate) = plan.rate {
+        parts.push(format!(
+            "{} req/s ({}) on at most {} connections",
+            format_rate(rate),
+            plan.arrival.as_deref().unwrap_or("uniform"),
+            plan.connections
+        ));
+    } else {
+        parts.push(format!("{} connections", plan.connections));
+    }
+    if !plan.stages.is_empty() {
+        let stages: Vec<String> = plan
+            .stages
+            .iter()
+            .map(|s| format!("{}s:{}", s.duration_s, s.target))
+            .collect();
+        parts.push(format!("stages {}", stages.join(",")));
+    }
+    if let Some(warmup) = plan.warmup_s {
+        parts.push(format!("{warmup}s warm-up"));
+    }
     parts.push(format!("{} threads", plan.threads));
     parts.push(
         if plan.keepalive {
@@ -44,6 +64,48 @@ fn describe_plan(result: &RunResult) -> String {
     );
     parts.push(format!("HTTP/{}", plan.http_version));
     parts.join(", ")
+}
+
+/// ab's "Connection Times" table: connect (new connections only), waiting
+/// (time to first byte), service (sent to done) and total (intended to done).
+fn render_breakdown(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+    let b = &result.breakdown;
+    if b.total.count == 0 {
+        return Ok(());
+    }
+    writeln!(out)?;
+    writeln!(
+        out,
+        "  Connection Times {:>9} {:>9} {:>9} {:>9} {:>9} {:>10}",
+        "min", "mean", "[+/-sd]", "median", "max", "count"
+    )?;
+    let rows = [
+        ("Connect:", &b.connect),
+        ("Waiting:", &b.waiting),
+        ("Service:", &b.service),
+        ("Total:", &b.total),
+    ];
+    for (label, t) in rows {
+        writeln!(
+            out,
+            "  {label:<16} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10}",
+            format_latency_us(t.min as f64),
+            format_latency_us(t.mean),
+            format_latency_us(t.stdev),
+            format_latency_us(t.median as f64),
+            format_latency_us(t.max as f64),
+            format_count(t.count)
+        )?;
+    }
+    if b.dns_us > 0 {
+        writeln!(
+            out,
+            "  DNS lookup       {} (once per run)",
+            format_latency_us(b.dns_us as f64)
+        )?;
+    }
+    writeln!(out)?;
+    Ok(())
 }
 
 /// Writes the summary a person reads after a run.
@@ -98,9 +160,10 @@ pub fn render_text(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "  Requests/sec  {}", format_rate(result.rps))?;
     writeln!(
         out,
-        "  Goodput       {} successful responses/sec (error rate {:.2}%)",
+        "  Goodput       {} successful responses/sec (error rate {:.2}%; effective {} req/s)",
         format_rate(result.goodput),
-        result.error_rate_pct
+        result.error_rate_pct,
+        format_rate(result.effective_rps)
     )?;
     writeln!(
         out,
@@ -115,6 +178,17 @@ pub fn render_text(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
         format_count(result.connections.opened),
         format_count(result.connections.reconnects)
     )?;
+    render_breakdown(result, out)?;
+    if let Some(schedule) = &result.schedule {
+        writeln!(
+            out,
+            "  Schedule      {} late sends (> 1 ms after the intended instant; p99 lag {}); service time p99 {} vs latency p99 {}",
+            format_count(schedule.late_sends),
+            format_latency_us(schedule.lag_p99_us as f64),
+            format_latency_us(result.service_time_us.p99 as f64),
+            format_latency_us(l.p99 as f64)
+        )?;
+    }
     if !result.status.is_empty() {
         let codes: Vec<String> = result
             .status

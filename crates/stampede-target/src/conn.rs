@@ -84,7 +84,7 @@ impl Drop for OpenGuard {
 
 /// Serves one accepted connection until it closes.
 pub async fn serve(stream: TcpStream, peer: SocketAddr, w: Rc<Worker>) {
-    let _guard = OpenGuard(w.clone());
+    let guard = OpenGuard(w.clone());
     let mut ip = [0u8; 48];
     let mut cur = io::Cursor::new(&mut ip[..]);
     let _ = io::Write::write_fmt(&mut cur, format_args!("{}", peer.ip()));
@@ -101,7 +101,10 @@ pub async fn serve(stream: TcpStream, peer: SocketAddr, w: Rc<Worker>) {
         waiting: Waiting::Nothing,
         continue_sent: false,
     };
-    if let End::Linger = c.run().await {
+    let end = c.run().await;
+    // Served: the lingering close below no longer holds up a graceful shutdown.
+    drop(guard);
+    if let End::Linger = end {
         linger(&mut c.stream).await;
     }
 }

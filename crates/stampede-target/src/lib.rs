@@ -6,12 +6,16 @@
 //! tests compare against. It deliberately depends on no client crate of the
 //! workspace, so that client and server bugs cannot cancel each other out.
 //!
-//! ```no_run
+//! ```
 //! use stampede_target::{Config, Server};
-//! let handle = Server::start("127.0.0.1:0".parse().unwrap(), Config::default()).unwrap();
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let config = Config { threads: 2, ..Config::default() };
+//! let handle = Server::start("127.0.0.1:0".parse()?, config)?;
 //! println!("listening on {}", handle.local_addr());
-//! let stats = handle.shutdown().unwrap();
-//! println!("{} requests", stats.requests_total);
+//! let stats = handle.shutdown()?;
+//! assert_eq!(stats.requests_total, 0);
+//! # Ok(())
+//! # }
 //! ```
 
 mod accesslog;

@@ -248,6 +248,8 @@ fn echo(req: &Request, x: &Exchange, out: &mut Vec<u8>) -> Outcome {
 }
 
 fn bytes(n: u64, chunked: bool, x: &Exchange, out: &mut Vec<u8>) -> Outcome {
+    // HTTP/1.0 has no chunked coding: such a client gets the same bytes, length-delimited.
+    let chunked = chunked && x.version == 1;
     let len = if chunked {
         Len::Chunked
     } else {

@@ -60,7 +60,7 @@ pub fn encode_request(plan: &Plan) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use stampede_plan::{parse_header, RequestSpec, StopCondition, Target};
+    use stampede_plan::{parse_header, LoadModel, RequestSpec, Schedule, StopCondition, Target};
     use std::time::Duration;
 
     fn plan(method: &str, headers: &[&str], body: &str, keepalive: bool, http10: bool) -> Plan {
@@ -72,9 +72,12 @@ mod tests {
                 body: body.as_bytes().to_vec(),
                 http10,
             },
-            connections: 1,
+            model: LoadModel::Closed {
+                connections: Schedule::constant(1.0, Duration::from_secs(1)),
+            },
             threads: 1,
             stop: StopCondition::Duration(Duration::from_secs(1)),
+            warmup: None,
             keepalive,
             connect_timeout: Duration::from_secs(1),
             timeout: Duration::from_secs(1),

@@ -1,0 +1,30 @@
+//! Pure analysis of stampede results: turns runs into answers. SLO gates
+//! ([`parse_slo`], [`evaluate`]), sweep classification with capacity, knee and
+//! verdict ([`analyze_sweep`]), the open-model rate search ([`RateSearch`]),
+//! Gunther's Universal Scalability Law ([`fit_usl`]) and A/B comparison
+//! ([`compare`], [`compare_repeated`]).
+//!
+//! No I/O, no runtime, no sockets: every function takes figures and returns
+//! serde-serializable answers, so the binary prints or saves them as it likes.
+
+mod compare;
+mod search;
+mod slo;
+mod sweep;
+mod usl;
+mod verdict;
+
+pub use compare::{
+    compare, compare_repeated, CompareError, CompareOptions, Comparison, DiffRow, Figure,
+    RepeatedComparison, Row, RunFigures, Verdict,
+};
+pub use search::{search_rate, RateSearch, SearchNext};
+pub use slo::{
+    all_passed, evaluate, parse_condition, parse_slo, Comparator, Condition, ConditionOutcome,
+    Measure, Metric, SloError,
+};
+pub use sweep::{
+    analyze_sweep, Class, LittleCheck, Load, LoadRange, Point, StepAnalysis, StepInput,
+    SweepAnalysis, Thresholds, SWEEP_SCHEMA,
+};
+pub use usl::{fit_usl, UslError, UslFit};

@@ -1,0 +1,574 @@
+//! Service-level objectives: parsing `--slo 'p99<250ms,errors<0.5%,rps>50000'`
+//! into [`Condition`]s and evaluating them against a run, like k6 thresholds.
+//!
+//! Owns the condition grammar, its units and the pass/fail of each condition.
+//! Does not own exit codes or printing: the binary turns a failed outcome into
+//! exit status 1.
+
+use serde::Serialize;
+use stampede_metrics::RunResult;
+use std::fmt;
+
+/// A figure an SLO condition can be placed on.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Metric {
+    /// A latency percentile, 0 < p ≤ 100 (`p99.9` is `Percentile(99.9)`), in ms.
+    Percentile(f64),
+    /// Mean latency, in ms.
+    Mean,
+    /// Highest latency, in ms.
+    Max,
+    /// Lowest latency, in ms.
+    Min,
+    /// Failed share of finished requests, in percent (`error_rate_pct`).
+    Errors,
+    /// Completed responses per second.
+    Rps,
+    /// Successful responses per second.
+    Goodput,
+}
+
+/// The kind of quantity, which fixes the threshold's units.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Quantity {
+    LatencyMs,
+    Percent,
+    PerSecond,
+}
+
+impl Metric {
+    fn quantity(self) -> Quantity {
+        match self {
+            Metric::Percentile(_) | Metric::Mean | Metric::Max | Metric::Min => Quantity::LatencyMs,
+            Metric::Errors => Quantity::Percent,
+            Metric::Rps | Metric::Goodput => Quantity::PerSecond,
+        }
+    }
+
+    /// The unit measured values and thresholds are expressed in.
+    pub fn unit(self) -> &'static str {
+        match self.quantity() {
+            Quantity::LatencyMs => "ms",
+            Quantity::Percent => "%",
+            Quantity::PerSecond => "req/s",
+        }
+    }
+
+    /// Whether a lower value is the better one (latency, errors).
+    pub fn lower_is_better(self) -> bool {
+        !matches!(self, Metric::Rps | Metric::Goodput)
+    }
+
+    fn parse(name: &str) -> Option<Metric> {
+        let lower = name.to_ascii_lowercase();
+        let metric = match lower.as_str() {
+            "mean" | "avg" => Metric::Mean,
+            "max" => Metric::Max,
+            "min" => Metric::Min,
+            "median" => Metric::Percentile(50.0),
+            "errors" | "error_rate" | "error" | "err" => Metric::Errors,
+            "rps" | "throughput" => Metric::Rps,
+            "goodput" => Metric::Goodput,
+            _ => {
+                let p: f64 = lower.strip_prefix('p')?.parse().ok()?;
+                if !(p > 0.0 && p <= 100.0) {
+                    return None;
+                }
+                Metric::Percentile(p)
+            }
+        };
+        Some(metric)
+    }
+}
+
+impl fmt::Display for Metric {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Metric::Percentile(p) => write!(f, "p{p}"),
+            Metric::Mean => f.write_str("mean"),
+            Metric::Max => f.write_str("max"),
+            Metric::Min => f.write_str("min"),
+            Metric::Errors => f.write_str("errors"),
+            Metric::Rps => f.write_str("rps"),
+            Metric::Goodput => f.write_str("goodput"),
+        }
+    }
+}
+
+/// How the measured value must relate to the threshold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Comparator {
+    #[serde(rename = "<")]
+    Lt,
+    #[serde(rename = "<=")]
+    Le,
+    #[serde(rename = ">")]
+    Gt,
+    #[serde(rename = ">=")]
+    Ge,
+}
+
+impl Comparator {
+    /// Whether `measured <op> threshold` holds.
+    pub fn holds(self, measured: f64, threshold: f64) -> bool {
+        match self {
+            Comparator::Lt => measured < threshold,
+            Comparator::Le => measured <= threshold,
+            Comparator::Gt => measured > threshold,
+            Comparator::Ge => measured >= threshold,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Comparator::Lt => "<",
+            Comparator::Le => "<=",
+            Comparator::Gt => ">",
+            Comparator::Ge => ">=",
+        }
+    }
+}
+
+/// One parsed condition, e.g. `p99<250ms`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Condition {
+    /// The condition as the user wrote it (trimmed).
+    pub text: String,
+    pub metric: Metric,
+    pub comparator: Comparator,
+    /// In the metric's unit: ms for latency, percent for errors, req/s otherwise.
+    pub threshold: f64,
+}
+
+impl fmt::Display for Condition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+/// Why an `--slo` string could not be parsed; each variant names the bad part.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SloError {
+    #[error("empty SLO: expected conditions like 'p99<250ms,errors<1%'")]
+    Empty,
+    #[error("SLO condition '{part}': no comparator (use <, <=, > or >=)")]
+    MissingComparator { part: String },
+    #[error("SLO condition '{part}': unknown figure '{name}' (use p50…p99.99, mean, min, max, errors, rps, goodput)")]
+    UnknownMetric { part: String, name: String },
+    #[error("SLO condition '{part}': '{value}' is not a non-negative number")]
+    BadThreshold { part: String, value: String },
+    #[error("SLO condition '{part}': latency needs a unit (us, ms or s), e.g. '250ms'")]
+    MissingUnit { part: String },
+    #[error("SLO condition '{part}': unit '{unit}' does not fit {metric} (expected {expected})")]
+    WrongUnit {
+        part: String,
+        unit: String,
+        metric: String,
+        expected: &'static str,
+    },
+}
+
+/// Parses comma-separated conditions, e.g.
+/// `p99<250ms,p50<20ms,errors<0.5%,rps>50000,goodput>=1000,max<2s,p99.9<1s`.
+pub fn parse_slo(text: &str) -> Result<Vec<Condition>, SloError> {
+    let conditions = text
+        .split(',')
+        .map(str::trim)
+        .filter(|part| !part.is_empty())
+        .map(parse_condition)
+        .collect::<Result<Vec<_>, _>>()?;
+    if conditions.is_empty() {
+        return Err(SloError::Empty);
+    }
+    Ok(conditions)
+}
+
+/// Parses one condition such as `p99.9<=1s`.
+pub fn parse_condition(part: &str) -> Result<Condition, SloError> {
+    let part = part.trim();
+    let at = part
+        .find(['<', '>'])
+        .ok_or_else(|| SloError::MissingComparator { part: part.into() })?;
+    let (name, rest) = part.split_at(at);
+    let (comparator, value) = match (rest.as_bytes()[0], rest.as_bytes().get(1)) {
+        (b'<', Some(b'=')) => (Comparator::Le, &rest[2..]),
+        (b'>', Some(b'=')) => (Comparator::Ge, &rest[2..]),
+        (b'<', _) => (Comparator::Lt, &rest[1..]),
+        _ => (Comparator::Gt, &rest[1..]),
+    };
+    let name = name.trim();
+    let metric = Metric::parse(name).ok_or_else(|| SloError::UnknownMetric {
+        part: part.into(),
+        name: name.into(),
+    })?;
+    let threshold = parse_threshold(part, metric, value.trim())?;
+    Ok(Condition {
+        text: part.into(),
+        metric,
+        comparator,
+        threshold,
+    })
+}
+
+/// Splits `250ms` into (250.0, "ms"), checking the number.
+fn split_number<'a>(part: &str, value: &'a str) -> Result<(f64, &'a str), SloError> {
+    let end = value
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == 'e' || c == 'E' || c == '+'))
+        .unwrap_or(value.len());
+    // "1e" followed by a unit letter must not swallow the unit: retry shorter.
+    let mut cut = end;
+    while cut > 0 {
+        if let Ok(number) = value[..cut].parse::<f64>() {
+            if number.is_finite() && number >= 0.0 {
+                return Ok((number, value[cut..].trim()));
+            }
+            break;
+        }
+        cut -= 1;
+    }
+    Err(SloError::BadThreshold {
+        part: part.into(),
+        value: value.into(),
+    })
+}
+
+fn parse_threshold(part: &str, metric: Metric, value: &str) -> Result<f64, SloError> {
+    let (number, unit) = split_number(part, value)?;
+    let wrong = |expected: &'static str| SloError::WrongUnit {
+        part: part.into(),
+        unit: unit.into(),
+        metric: metric.to_string(),
+        expected,
+    };
+    match metric.quantity() {
+        Quantity::LatencyMs => match unit {
+            "" => Err(SloError::MissingUnit { part: part.into() }),
+            "us" | "µs" => Ok(number / 1000.0),
+            "ms" => Ok(number),
+            "s" => Ok(number * 1000.0),
+            _ => Err(wrong("us, ms or s")),
+        },
+        Quantity::Percent => match unit {
+            "" | "%" => Ok(number),
+            _ => Err(wrong("a percentage such as 0.5%")),
+        },
+        Quantity::PerSecond => {
+            let unit = unit.strip_suffix("/s").unwrap_or(unit);
+            match unit {
+                "" => Ok(number),
+                "k" => Ok(number * 1e3),
+                "M" => Ok(number * 1e6),
+                _ => Err(wrong("requests per second, e.g. 50000 or 50k")),
+            }
+        }
+    }
+}
+
+/// Something an SLO can be measured on: a run's result, or a sweep step.
+pub trait Measure {
+    /// The metric's value in its unit (see [`Metric::unit`]), or `None` when it
+    /// was not measured (e.g. latency of a run without a single response).
+    fn measure(&self, metric: Metric) -> Option<f64>;
+}
+
+/// The percentiles stored in `latency_us`, so most conditions need no histogram.
+fn summary_percentile(r: &RunResult, p: f64) -> Option<u64> {
+    let l = &r.latency_us;
+    let table = [
+        (50.0, l.p50),
+        (66.0, l.p66),
+        (75.0, l.p75),
+        (80.0, l.p80),
+        (90.0, l.p90),
+        (95.0, l.p95),
+        (98.0, l.p98),
+        (99.0, l.p99),
+        (99.9, l.p99_9),
+        (99.99, l.p99_99),
+        (100.0, l.max),
+    ];
+    table
+        .iter()
+        .find(|(q, _)| (q - p).abs() < 1e-9)
+        .map(|(_, v)| *v)
+}
+
+impl Measure for RunResult {
+    fn measure(&self, metric: Metric) -> Option<f64> {
+        // With no complete response the latency summary is all zeros, which
+        // would pass any latency bound vacuously: report "not measured" instead.
+        let has_latency = self.requests.completed > 0;
+        let us = |v: f64| has_latency.then_some(v / 1000.0);
+        match metric {
+            Metric::Percentile(p) => match summary_percentile(self, p) {
+                Some(v) => us(v as f64),
+                None => {
+                    let histogram = self.latency_histogram().ok()?;
+                    us(histogram.value_at_quantile(p / 100.0) as f64)
+                }
+            },
+            Metric::Mean => us(self.latency_us.mean),
+            Metric::Max => us(self.latency_us.max as f64),
+            Metric::Min => us(self.latency_us.min as f64),
+            Metric::Errors => Some(self.error_rate_pct),
+            Metric::Rps => Some(self.rps),
+            Metric::Goodput => Some(self.goodput),
+        }
+    }
+}
+
+/// One condition's result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ConditionOutcome {
+    /// The condition as written, e.g. `p99<250ms`.
+    pub condition: String,
+    /// The figure's name, e.g. `p99`.
+    pub metric: String,
+    pub comparator: Comparator,
+    /// In `unit`.
+    pub threshold: f64,
+    /// In `unit`; `None` when the figure was not measured (counts as failed).
+    pub measured: Option<f64>,
+    pub unit: &'static str,
+    pub passed: bool,
+}
+
+impl fmt::Display for ConditionOutcome {
+    /// `p99<250ms: 231.4 ms  pass`
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let verdict = if self.passed { "pass" } else { "FAIL" };
+        match self.measured {
+            Some(v) => write!(
+                f,
+                "{}: {} {}  {verdict}",
+                self.condition,
+                format_value(v),
+                self.unit
+            ),
+            None => write!(f, "{}: not measured  {verdict}", self.condition),
+        }
+    }
+}
+
+/// Up to 4 significant decimals without trailing noise.
+fn format_value(v: f64) -> String {
+    if v.abs() >= 100.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.3}")
+            .trim_end_matches('0')
+            .trim_end_matches('.')
+            .to_string()
+    }
+}
+
+/// Evaluates every condition; a figure that was not measured fails.
+pub fn evaluate<M: Measure + ?Sized>(conditions: &[Condition], run: &M) -> Vec<ConditionOutcome> {
+    conditions
+        .iter()
+        .map(|c| {
+            let measured = run.measure(c.metric);
+            ConditionOutcome {
+                condition: c.text.clone(),
+                metric: c.metric.to_string(),
+                comparator: c.comparator,
+                threshold: c.threshold,
+                measured,
+                unit: c.metric.unit(),
+                passed: measured.is_some_and(|v| c.comparator.holds(v, c.threshold)),
+            }
+        })
+        .collect()
+}
+
+/// True when every outcome passed (and vacuously for no conditions).
+pub fn all_passed(outcomes: &[ConditionOutcome]) -> bool {
+    outcomes.iter().all(|o| o.passed)
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use stampede_metrics::{encode_histogram, new_latency_histogram, LatencySummary};
+
+    /// A result with the given figures; latency in µs from a real histogram.
+    /// Built through JSON so fields added to the schema later need no change here.
+    pub(crate) fn result(rps: f64, error_pct: f64, latencies_us: &[u64]) -> RunResult {
+        let mut h = new_latency_histogram();
+        for v in latencies_us {
+            h.record(*v).unwrap();
+        }
+        let completed = latencies_us.len() as u64;
+        let q = |x: f64| h.value_at_quantile(x);
+        let latency_us = if completed == 0 {
+            LatencySummary::default()
+        } else {
+            LatencySummary {
+                min: h.min(),
+                mean: h.mean(),
+                stdev: h.stdev(),
+                max: h.max(),
+                p50: q(0.5),
+                p66: q(0.66),
+                p75: q(0.75),
+                p80: q(0.8),
+                p90: q(0.9),
+                p95: q(0.95),
+                p98: q(0.98),
+                p99: q(0.99),
+                p99_9: q(0.999),
+                p99_99: q(0.9999),
+                within_stdev_pct: 68.0,
+            }
+        };
+        let json = serde_json::json!({
+            "schema": stampede_metrics::RESULT_SCHEMA,
+            "version": "test",
+            "plan": {
+                "url": "http://127.0.0.1:8080/", "method": "GET", "connections": 100,
+                "threads": 4, "duration_s": 10.0, "keepalive": true, "http_version": "1.1",
+                "connect_timeout_s": 3.0, "timeout_s": 10.0, "body_bytes": 0
+            },
+            "started_at": "2024-01-01T00:00:00.000Z",
+            "elapsed_s": 10.0,
+            "interrupted": false,
+            "requests": {
+                "sent": completed, "completed": completed, "success": completed,
+                "failed_status": 0, "errors": 0, "unfinished": 0
+            },
+            "rps": rps,
+            "goodput": rps * (1.0 - error_pct / 100.0),
+            "error_rate_pct": error_pct,
+            "throughput_bytes_per_s": 0.0,
+            "errors": {},
+            "status": {},
+            "bytes": { "received": 0, "body": 0 },
+            "connections": { "opened": 100, "reconnects": 0 },
+            "latency_us": latency_us,
+            "histogram": encode_histogram(&h),
+            "notices": [],
+            "environment": stampede_metrics::Environment::default(),
+        });
+        serde_json::from_value(json).unwrap()
+    }
+
+    #[test]
+    fn parses_the_issue_example() {
+        let c = parse_slo(
+            "p99<250ms,p50<20ms,errors<0.5%,rps>50000,goodput>=1000,max<2s,mean<10ms,p99.9<1s",
+        )
+        .unwrap();
+        let got: Vec<_> = c
+            .iter()
+            .map(|c| (c.metric, c.comparator, c.threshold))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (Metric::Percentile(99.0), Comparator::Lt, 250.0),
+                (Metric::Percentile(50.0), Comparator::Lt, 20.0),
+                (Metric::Errors, Comparator::Lt, 0.5),
+                (Metric::Rps, Comparator::Gt, 50000.0),
+                (Metric::Goodput, Comparator::Ge, 1000.0),
+                (Metric::Max, Comparator::Lt, 2000.0),
+                (Metric::Mean, Comparator::Lt, 10.0),
+                (Metric::Percentile(99.9), Comparator::Lt, 1000.0),
+            ]
+        );
+        assert_eq!(c[0].text, "p99<250ms");
+    }
+
+    #[test]
+    fn units_and_spacing() {
+        let c = parse_slo(" p90 <= 500us , errors < 1 , rps >= 50k , goodput > 2M/s ,p99<1.5s")
+            .unwrap();
+        assert_eq!(c[0].threshold, 0.5);
+        assert_eq!(c[0].comparator, Comparator::Le);
+        assert_eq!(c[1].threshold, 1.0);
+        assert_eq!(c[2].threshold, 50_000.0);
+        assert_eq!(c[3].threshold, 2_000_000.0);
+        assert_eq!(c[4].threshold, 1500.0);
+        assert_eq!(parse_condition("p99<1e3ms").unwrap().threshold, 1000.0);
+        assert_eq!(parse_condition("p99<2µs").unwrap().threshold, 0.002);
+        assert_eq!(
+            parse_condition("median<3ms").unwrap().metric,
+            Metric::Percentile(50.0)
+        );
+    }
+
+    #[test]
+    fn errors_name_the_bad_part() {
+        let cases: &[(&str, &str)] = &[
+            ("", "empty SLO"),
+            (" , ", "empty SLO"),
+            ("p99<250ms,p50=20ms", "'p50=20ms': no comparator"),
+            ("p99<250ms,latency<3ms", "unknown figure 'latency'"),
+            ("p101<3ms", "unknown figure 'p101'"),
+            ("p0<3ms", "unknown figure 'p0'"),
+            ("p99<fast", "'fast' is not a non-negative number"),
+            ("p99<-3ms", "'-3ms' is not a non-negative number"),
+            ("p99<", "'' is not a non-negative number"),
+            ("p99<250", "'p99<250': latency needs a unit"),
+            ("p99<250min", "unit 'min' does not fit p99"),
+            ("errors<1ms", "unit 'ms' does not fit errors"),
+            ("rps>5ms", "unit 'ms' does not fit rps"),
+        ];
+        for (input, needle) in cases {
+            let message = parse_slo(input).unwrap_err().to_string();
+            assert!(message.contains(needle), "{input:?}: {message}");
+        }
+    }
+
+    #[test]
+    fn evaluates_against_a_result() {
+        // 99 fast requests at 10 ms, one slow at 900 ms.
+        let mut lat = vec![10_000u64; 99];
+        lat.push(900_000);
+        let r = result(60_000.0, 0.2, &lat);
+        let c = parse_slo(
+            "p50<20ms,p99<250ms,p99.5<1s,max<500ms,errors<0.5%,rps>50000,goodput>=70000,mean<20ms",
+        )
+        .unwrap();
+        let out = evaluate(&c, &r);
+        let passed: Vec<_> = out.iter().map(|o| o.passed).collect();
+        assert_eq!(
+            passed,
+            vec![true, true, true, false, true, true, false, true]
+        );
+        // p99.5 is not in the summary: read from the histogram.
+        assert!((out[2].measured.unwrap() - 900.0).abs() < 1.0);
+        assert_eq!(out[3].unit, "ms");
+        assert!(!all_passed(&out));
+        assert!(all_passed(&out[..3]));
+        assert_eq!(out[0].to_string(), "p50<20ms: 10.007 ms  pass");
+        assert!(out[3].to_string().ends_with("FAIL"), "{}", out[3]);
+    }
+
+    #[test]
+    fn latency_without_responses_is_not_measured() {
+        let r = result(0.0, 100.0, &[]);
+        let out = evaluate(&parse_slo("p99<250ms,errors<=100%").unwrap(), &r);
+        assert_eq!(out[0].measured, None);
+        assert!(!out[0].passed);
+        assert!(out[0].to_string().contains("not measured"));
+        assert!(out[1].passed);
+    }
+
+    #[test]
+    fn comparators_at_the_boundary() {
+        assert!(!Comparator::Lt.holds(1.0, 1.0));
+        assert!(Comparator::Le.holds(1.0, 1.0));
+        assert!(!Comparator::Gt.holds(1.0, 1.0));
+        assert!(Comparator::Ge.holds(1.0, 1.0));
+    }
+
+    #[test]
+    fn outcome_serializes() {
+        let r = result(100.0, 0.0, &[1000]);
+        let out = evaluate(&parse_slo("p99<=1ms").unwrap(), &r);
+        let json = serde_json::to_value(&out[0]).unwrap();
+        assert_eq!(json["comparator"], "<=");
+        assert_eq!(json["passed"], true);
+        assert_eq!(json["measured"], 1.0);
+    }
+}

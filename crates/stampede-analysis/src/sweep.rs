@@ -1,0 +1,841 @@
+//! Sweep analysis: classifies each step of a concurrency (closed model) or
+//! rate (open model) ladder as healthy, saturated, queueing or overloaded, and
+//! finds the capacity, the knee, the stable range and the throughput ceiling —
+//! the reasoning the seed authors did by hand over their tables.
+//!
+//! Owns the step figures, the thresholds and the per-step rules. The sentences
+//! live in `verdict`, the rate search in `search`, the USL fit in `usl`.
+
+use crate::slo::{all_passed, evaluate, Condition, ConditionOutcome, Measure, Metric};
+use crate::usl::{fit_usl, UslFit};
+use crate::verdict;
+use serde::Serialize;
+use stampede_metrics::RunResult;
+use std::fmt;
+
+/// The schema tag of a sweep file, whose `steps`, `capacity`, `knee`, `usl`
+/// and `verdict` come from [`SweepAnalysis`].
+pub const SWEEP_SCHEMA: &str = "stampede.sweep/1";
+
+/// The load a step applied: the sweep's independent variable.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Load {
+    /// Closed model: this many concurrent connections (users).
+    Connections(u64),
+    /// Open model: this many requests per second offered.
+    Rate(f64),
+}
+
+impl Load {
+    pub fn value(self) -> f64 {
+        match self {
+            Load::Connections(n) => n as f64,
+            Load::Rate(r) => r,
+        }
+    }
+
+    pub fn is_closed(self) -> bool {
+        matches!(self, Load::Connections(_))
+    }
+}
+
+impl fmt::Display for Load {
+    /// `2000 connections` or `5000 req/s offered`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Load::Connections(n) => write!(f, "{n} connections"),
+            Load::Rate(r) if r.fract() == 0.0 => write!(f, "{r:.0} req/s offered"),
+            Load::Rate(r) => write!(f, "{r} req/s offered"),
+        }
+    }
+}
+
+/// What the analysis needs of one step; from a [`RunResult`] or from a table.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StepInput {
+    #[serde(flatten)]
+    pub load: Load,
+    /// Successful responses per second.
+    pub goodput: f64,
+    /// Completed responses per second.
+    pub rps: f64,
+    pub error_rate_pct: f64,
+    pub mean_ms: f64,
+    pub p50_ms: Option<f64>,
+    pub p90_ms: Option<f64>,
+    pub p99_ms: Option<f64>,
+    pub p99_9_ms: Option<f64>,
+    pub max_ms: Option<f64>,
+    /// Finished requests (completed + errors), the base of the timeout share.
+    pub requests: u64,
+    /// Requests that hit the connect or response timeout.
+    pub timeouts: u64,
+    /// Connections used (open model: checked against rate × latency).
+    pub connections: Option<u64>,
+}
+
+impl StepInput {
+    /// The figures of one step's result. `load` is what the sweep set.
+    pub fn from_result(load: Load, r: &RunResult) -> StepInput {
+        let ms = |us: u64| Some(us as f64 / 1000.0);
+        let error = |kind: &str| r.errors.get(kind).copied().unwrap_or(0);
+        StepInput {
+            load,
+            goodput: r.goodput,
+            rps: r.rps,
+            error_rate_pct: r.error_rate_pct,
+            mean_ms: r.latency_us.mean / 1000.0,
+            p50_ms: ms(r.latency_us.p50),
+            p90_ms: ms(r.latency_us.p90),
+            p99_ms: ms(r.latency_us.p99),
+            p99_9_ms: ms(r.latency_us.p99_9),
+            max_ms: ms(r.latency_us.max),
+            requests: r.requests.completed + r.requests.errors,
+            timeouts: error("timeout") + error("connect_timeout"),
+            connections: Some(r.plan.connections as u64),
+        }
+    }
+
+    /// A closed-model step at `connections`.
+    pub fn closed(connections: u64, r: &RunResult) -> StepInput {
+        StepInput::from_result(Load::Connections(connections), r)
+    }
+
+    /// An open-model step at `rate` requests per second.
+    pub fn open(rate: f64, r: &RunResult) -> StepInput {
+        StepInput::from_result(Load::Rate(rate), r)
+    }
+
+    /// Throughput that was real: rps × (1 − error rate).
+    pub fn effective_rps(&self) -> f64 {
+        self.rps * (1.0 - self.error_rate_pct / 100.0)
+    }
+
+    fn timeout_pct(&self) -> f64 {
+        if self.requests == 0 {
+            0.0
+        } else {
+            100.0 * self.timeouts as f64 / self.requests as f64
+        }
+    }
+}
+
+impl Measure for StepInput {
+    fn measure(&self, metric: Metric) -> Option<f64> {
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+        match metric {
+            Metric::Percentile(p) if close(p, 50.0) => self.p50_ms,
+            Metric::Percentile(p) if close(p, 90.0) => self.p90_ms,
+            Metric::Percentile(p) if close(p, 99.0) => self.p99_ms,
+            Metric::Percentile(p) if close(p, 99.9) => self.p99_9_ms,
+            Metric::Percentile(p) if close(p, 100.0) => self.max_ms,
+            Metric::Percentile(_) | Metric::Min => None,
+            Metric::Max => self.max_ms,
+            Metric::Mean => (self.requests > 0 || self.rps > 0.0).then_some(self.mean_ms),
+            Metric::Errors => Some(self.error_rate_pct),
+            Metric::Rps => Some(self.rps),
+            Metric::Goodput => Some(self.goodput),
+        }
+    }
+}
+
+/// Where a step stands. The rule that decided is in [`StepAnalysis::rule`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Class {
+    /// Throughput still rises with load; latency flat.
+    Healthy,
+    /// Added load bought little throughput while latency rose: the knee.
+    Saturated,
+    /// Past the knee, throughput flat or falling and latency rising with load:
+    /// requests only wait longer (Little's law, with the queue as the difference).
+    Queueing,
+    /// Errors over the limit (the SLO's, else `max_error_pct`) or timeouts.
+    Overloaded,
+}
+
+impl Class {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Class::Healthy => "healthy",
+            Class::Saturated => "saturated",
+            Class::Queueing => "queueing",
+            Class::Overloaded => "overloaded",
+        }
+    }
+}
+
+/// The classifier's knobs. Every default is printed in the rule text, so a
+/// reader can see why a step got its class.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Thresholds {
+    /// A step is healthy while the added load yields at least this share of
+    /// linear scaling: (ΔX/X) / (ΔN/N) ≥ 0.5.
+    pub healthy_efficiency: f64,
+    /// A throughput change below +5% counts as flat (queueing past the knee).
+    pub flat_pct: f64,
+    /// A mean-latency rise above 10% counts as rising.
+    pub latency_rise_pct: f64,
+    /// Errors above 1% make a step overloaded, unless the SLO has an errors
+    /// condition, which then rules.
+    pub max_error_pct: f64,
+    /// Timeouts above 0.1% of finished requests make a step overloaded.
+    pub max_timeout_pct: f64,
+    /// Little's law check: in-flight X·R within ±25% of the concurrency.
+    pub little_tolerance_pct: f64,
+    /// Open model: achieved goodput below 95% of the offered rate is not healthy.
+    pub min_rate_achieved_pct: f64,
+    /// Open model: a mean-latency rise over 50% is not healthy even when the
+    /// rate was achieved — a queue is building. (A closed model needs no such
+    /// rule: by Little's law its latency follows from the efficiency.)
+    pub open_latency_rise_pct: f64,
+}
+
+impl Default for Thresholds {
+    fn default() -> Thresholds {
+        Thresholds {
+            healthy_efficiency: 0.5,
+            flat_pct: 5.0,
+            latency_rise_pct: 10.0,
+            max_error_pct: 1.0,
+            max_timeout_pct: 0.1,
+            little_tolerance_pct: 25.0,
+            min_rate_achieved_pct: 95.0,
+            open_latency_rise_pct: 50.0,
+        }
+    }
+}
+
+/// Little's law, L = X·R: the mean number of requests in the system.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LittleCheck {
+    /// X·R: completed per second × mean latency in seconds.
+    pub in_flight: f64,
+    /// What L should match: the connections of a closed model; the
+    /// connections available to an open model (L must not exceed them).
+    pub concurrency: Option<f64>,
+    /// in_flight / concurrency × 100.
+    pub ratio_pct: Option<f64>,
+    pub consistent: bool,
+    /// Why it is not consistent, when it is not.
+    pub note: Option<String>,
+}
+
+/// One step's classification and figures.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StepAnalysis {
+    #[serde(flatten)]
+    pub load: Load,
+    pub class: Class,
+    /// The rule that decided, with the numbers, e.g. "throughput +6.1% for
+    /// +100% load (efficiency 0.06 < 0.5) while latency +101.7%: the knee".
+    pub rule: String,
+    pub goodput: f64,
+    pub rps: f64,
+    pub error_rate_pct: f64,
+    pub mean_ms: f64,
+    /// rps × (1 − error rate).
+    pub effective_rps: f64,
+    /// Goodput change against the previous step, percent.
+    pub throughput_change_pct: Option<f64>,
+    /// Mean-latency change against the previous step, percent.
+    pub latency_change_pct: Option<f64>,
+    /// Load change against the previous step, percent.
+    pub load_change_pct: Option<f64>,
+    pub little: LittleCheck,
+    /// SLO outcomes on this step, when an SLO was given.
+    pub slo: Option<Vec<ConditionOutcome>>,
+    pub slo_passed: Option<bool>,
+}
+
+/// A step named by its load and goodput: the shape of `capacity` and `knee`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Point {
+    pub goodput: f64,
+    #[serde(flatten)]
+    pub load: Load,
+}
+
+/// The range of loads at which the target was stable.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct LoadRange {
+    pub from: Load,
+    pub to: Load,
+}
+
+/// The whole answer of a sweep.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SweepAnalysis {
+    pub steps: Vec<StepAnalysis>,
+    /// Highest goodput that meets the SLO (or, without one, is not overloaded).
+    pub capacity: Option<Point>,
+    /// The first saturated step.
+    pub knee: Option<Point>,
+    /// From the first step through the last consecutive healthy or saturated one.
+    pub stable_range: Option<LoadRange>,
+    /// Mean goodput from the knee on, overloaded steps left out.
+    pub ceiling: Option<f64>,
+    /// Closed model only, fitted to the steps that were not overloaded.
+    pub usl: Option<UslFit>,
+    /// The answer in sentences, as printed.
+    pub verdict: Vec<String>,
+    pub warnings: Vec<String>,
+}
+
+/// Classifies every step and derives capacity, knee, stable range, ceiling,
+/// USL fit and the verdict. Steps should be in ascending load.
+pub fn analyze_sweep(
+    steps: &[StepInput],
+    slo: Option<&[Condition]>,
+    thresholds: &Thresholds,
+) -> SweepAnalysis {
+    let analyzed = classify(steps, slo, thresholds);
+    let meets = |s: &StepAnalysis| s.class != Class::Overloaded && s.slo_passed != Some(false);
+
+    let capacity = analyzed
+        .iter()
+        .filter(|s| meets(s))
+        .max_by(|a, b| a.goodput.total_cmp(&b.goodput))
+        .map(point);
+    let knee_index = analyzed.iter().position(|s| s.class == Class::Saturated);
+    let knee = knee_index.map(|i| point(&analyzed[i]));
+    let stable_len = analyzed
+        .iter()
+        .take_while(|s| matches!(s.class, Class::Healthy | Class::Saturated) && meets(s))
+        .count();
+    let stable_range = (stable_len > 0).then(|| LoadRange {
+        from: analyzed[0].load,
+        to: analyzed[stable_len - 1].load,
+    });
+    let ceiling = knee_index.and_then(|k| {
+        let plateau: Vec<f64> = analyzed[k..]
+            .iter()
+            .filter(|s| s.class != Class::Overloaded)
+            .map(|s| s.goodput)
+            .collect();
+        (!plateau.is_empty()).then(|| plateau.iter().sum::<f64>() / plateau.len() as f64)
+    });
+
+    let mut warnings: Vec<String> = analyzed
+        .iter()
+        .filter_map(|s| s.little.note.as_ref().map(|n| format!("{}: {n}", s.load)))
+        .collect();
+    let usl = fit_closed_model(&analyzed, &mut warnings);
+
+    let mut analysis = SweepAnalysis {
+        steps: analyzed,
+        capacity,
+        knee,
+        stable_range,
+        ceiling,
+        usl,
+        verdict: Vec::new(),
+        warnings,
+    };
+    analysis.verdict = verdict::sentences(&analysis, slo.is_some(), thresholds);
+    analysis
+}
+
+fn point(s: &StepAnalysis) -> Point {
+    Point {
+        goodput: s.goodput,
+        load: s.load,
+    }
+}
+
+/// USL applies to a closed model only; overloaded steps are left out because
+/// their throughput is inflated by fast failures or deflated by timeouts.
+fn fit_closed_model(steps: &[StepAnalysis], warnings: &mut Vec<String>) -> Option<UslFit> {
+    if steps.is_empty() || !steps.iter().all(|s| s.load.is_closed()) {
+        return None;
+    }
+    let points: Vec<(f64, f64)> = steps
+        .iter()
+        .filter(|s| s.class != Class::Overloaded && s.goodput > 0.0)
+        .map(|s| (s.load.value(), s.goodput))
+        .collect();
+    match fit_usl(&points) {
+        Ok(fit) => {
+            warnings.extend(fit.warnings.iter().map(|w| format!("USL: {w}")));
+            Some(fit)
+        }
+        Err(e) => {
+            warnings.push(format!("USL not fitted: {e}"));
+            None
+        }
+    }
+}
+
+/// The error-rate test of "overloaded": the SLO's errors conditions when it
+/// has any, otherwise the threshold.
+fn error_verdict(step: &StepInput, slo: Option<&[Condition]>, t: &Thresholds) -> Option<String> {
+    let slo_errors: Vec<&Condition> = slo
+        .unwrap_or(&[])
+        .iter()
+        .filter(|c| c.metric == Metric::Errors)
+        .collect();
+    let e = step.error_rate_pct;
+    if slo_errors.is_empty() {
+        if e > t.max_error_pct {
+            return Some(format!("errors {e:.2}% > {}%", t.max_error_pct));
+        }
+    } else if let Some(c) = slo_errors
+        .iter()
+        .find(|c| !c.comparator.holds(e, c.threshold))
+    {
+        return Some(format!("errors {e:.2}% fail the SLO's {}", c.text));
+    }
+    let timeouts = step.timeout_pct();
+    (timeouts > t.max_timeout_pct).then(|| {
+        format!(
+            "{} timeouts ({timeouts:.2}% > {}% of requests)",
+            step.timeouts, t.max_timeout_pct
+        )
+    })
+}
+
+fn pct_change(new: f64, old: f64) -> Option<f64> {
+    (old > 0.0 && new.is_finite()).then(|| 100.0 * (new / old - 1.0))
+}
+
+/// Walks the steps in order; the first step is the reference, and every
+/// later one is judged by what its added load bought over the previous step.
+fn classify(steps: &[StepInput], slo: Option<&[Condition]>, t: &Thresholds) -> Vec<StepAnalysis> {
+    let mut past_knee = false;
+    let base_latency_ms = steps.first().map(|s| s.mean_ms).unwrap_or(0.0);
+    let mut out = Vec::with_capacity(steps.len());
+    for (i, step) in steps.iter().enumerate() {
+        let prev = i.checked_sub(1).map(|j| &steps[j]);
+        let load_change = prev.and_then(|p| pct_change(step.load.value(), p.load.value()));
+        let thr_change = prev.and_then(|p| pct_change(step.goodput, p.goodput));
+        let lat_change = prev.and_then(|p| pct_change(step.mean_ms, p.mean_ms));
+        let slo_outcomes = slo.map(|c| evaluate(c, step));
+        let (class, rule) = if let Some(why) = error_verdict(step, slo, t) {
+            (Class::Overloaded, format!("{why}: overloaded"))
+        } else {
+            let (class, rule) = judge_growth(
+                step,
+                load_change,
+                thr_change,
+                lat_change,
+                past_knee,
+                base_latency_ms,
+                t,
+            );
+            past_knee |= class != Class::Healthy;
+            (class, rule)
+        };
+        out.push(StepAnalysis {
+            load: step.load,
+            class,
+            rule,
+            goodput: step.goodput,
+            rps: step.rps,
+            error_rate_pct: step.error_rate_pct,
+            mean_ms: step.mean_ms,
+            effective_rps: step.effective_rps(),
+            throughput_change_pct: thr_change,
+            latency_change_pct: lat_change,
+            load_change_pct: load_change,
+            little: little_check(step, t),
+            slo_passed: slo_outcomes.as_deref().map(all_passed),
+            slo: slo_outcomes,
+        });
+    }
+    out
+}
+
+/// Healthy, saturated or queueing, from the gains against the previous step.
+fn judge_growth(
+    step: &StepInput,
+    load_change: Option<f64>,
+    thr_change: Option<f64>,
+    lat_change: Option<f64>,
+    past_knee: bool,
+    base_latency_ms: f64,
+    t: &Thresholds,
+) -> (Class, String) {
+    let achieved_pct = match step.load {
+        Load::Rate(r) if r > 0.0 => Some(100.0 * step.goodput / r),
+        _ => None,
+    };
+    let shortfall = achieved_pct.filter(|a| *a < t.min_rate_achieved_pct);
+    let (Some(dl), Some(dx)) = (load_change, thr_change) else {
+        return match shortfall {
+            Some(a) => (
+                Class::Saturated,
+                format!(
+                    "first step, but only {a:.1}% of the offered rate achieved (< {}%): already saturated",
+                    t.min_rate_achieved_pct
+                ),
+            ),
+            None => (Class::Healthy, "first step: the reference".into()),
+        };
+    };
+    // Scaling efficiency: the share of linear (ideal) throughput growth that
+    // the added load bought. 1 = perfect scaling, ≤ 0 = nothing gained.
+    let efficiency = if dl > 0.0 { dx / dl } else { 1.0 };
+    let dr = lat_change.unwrap_or(0.0);
+    let numbers = format!(
+        "throughput {dx:+.1}% for {dl:+.0}% load (efficiency {efficiency:.2}), mean latency {dr:+.1}%"
+    );
+    let queue_building = !step.load.is_closed() && dr > t.open_latency_rise_pct;
+    if efficiency >= t.healthy_efficiency && shortfall.is_none() && !queue_building {
+        return (
+            Class::Healthy,
+            format!(
+                "{numbers}: efficiency ≥ {} — still scaling",
+                t.healthy_efficiency
+            ),
+        );
+    }
+    let why = match shortfall {
+        Some(a) => format!("{numbers}, only {a:.1}% of the offered rate achieved"),
+        None if queue_building => format!(
+            "{numbers}: rate achieved but latency rose > {}%",
+            t.open_latency_rise_pct
+        ),
+        None => format!("{numbers}: efficiency < {}", t.healthy_efficiency),
+    };
+    if !past_knee {
+        return (Class::Saturated, format!("{why} — the knee"));
+    }
+    if dx < t.flat_pct && dr > t.latency_rise_pct {
+        // Little's law: with throughput flat, extra concurrency shows up as
+        // waiting time; X·(R − R₀) estimates the requests waiting in queue.
+        let waiting = step.rps * (step.mean_ms - base_latency_ms).max(0.0) / 1000.0;
+        return (
+            Class::Queueing,
+            format!(
+                "{numbers}: throughput flat (< {:+}%) while latency rises (> {}%) — only queueing, ≈ {waiting:.0} requests waiting (Little's law: X·(R − R₀))",
+                t.flat_pct, t.latency_rise_pct
+            ),
+        );
+    }
+    (Class::Saturated, format!("{why}, past the knee"))
+}
+
+/// Little's law (L = X·R): a closed model's connections should all be busy,
+/// so X·R ≈ N; an open model needs at least X·R connections.
+fn little_check(step: &StepInput, t: &Thresholds) -> LittleCheck {
+    let in_flight = step.rps * step.mean_ms / 1000.0;
+    let concurrency = match step.load {
+        Load::Connections(n) => Some(n as f64),
+        Load::Rate(_) => step.connections.map(|c| c as f64),
+    };
+    let ratio_pct = concurrency
+        .filter(|c| *c > 0.0)
+        .map(|c| 100.0 * in_flight / c);
+    let tol = t.little_tolerance_pct;
+    let note = match (step.load, ratio_pct, concurrency) {
+        (_, _, _) if step.rps <= 0.0 => None,
+        (Load::Connections(n), Some(r), _) if r < 100.0 - tol => Some(format!(
+            "Little's law: X·R = {in_flight:.0} requests in flight for {n} connections ({r:.0}%): connections sat idle (ramp-up, connect failures, or a client bottleneck)"
+        )),
+        (Load::Connections(n), Some(r), _) if r > 100.0 + tol => Some(format!(
+            "Little's law: X·R = {in_flight:.0} requests in flight for only {n} connections ({r:.0}%): latency includes waiting outside the connections"
+        )),
+        (Load::Rate(_), Some(r), Some(c)) if r > 100.0 => Some(format!(
+            "Little's law: rate × latency needs {in_flight:.0} connections in flight but only {c:.0} were available: add connections"
+        )),
+        _ => None,
+    };
+    LittleCheck {
+        in_flight,
+        concurrency,
+        ratio_pct,
+        consistent: note.is_none(),
+        note,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::slo::parse_slo;
+
+    fn step(load: Load, rps: f64, mean_ms: f64, error_pct: f64) -> StepInput {
+        StepInput {
+            load,
+            goodput: rps * (1.0 - error_pct / 100.0),
+            rps,
+            error_rate_pct: error_pct,
+            mean_ms,
+            p50_ms: None,
+            p90_ms: None,
+            p99_ms: None,
+            p99_9_ms: None,
+            max_ms: None,
+            requests: (rps * 60.0) as u64,
+            timeouts: 0,
+            connections: None,
+        }
+    }
+
+    /// seeds/001, the coroutine server with logging on under JMeter.
+    fn seed_table() -> Vec<StepInput> {
+        [
+            (1000, 2700.0, 301.0, 0.0),
+            (2000, 2863.9, 607.0, 0.0),
+            (5000, 2804.1, 1324.0, 0.0),
+            (10000, 3111.7, 2211.0, 11.91),
+        ]
+        .into_iter()
+        .map(|(n, x, r, e)| step(Load::Connections(n), x, r, e))
+        .collect()
+    }
+
+    fn classes(a: &SweepAnalysis) -> Vec<Class> {
+        a.steps.iter().map(|s| s.class).collect()
+    }
+
+    #[test]
+    fn reaches_the_seeds_conclusions() {
+        let a = analyze_sweep(&seed_table(), None, &Thresholds::default());
+        for s in &a.steps {
+            println!("{:>6} {:<10} {}", s.load.value(), s.class.as_str(), s.rule);
+        }
+        for line in &a.verdict {
+            println!("verdict: {line}");
+        }
+        for w in &a.warnings {
+            println!("warning: {w}");
+        }
+        assert_eq!(
+            classes(&a),
+            vec![
+                Class::Healthy,
+                Class::Saturated,
+                Class::Queueing,
+                Class::Overloaded
+            ]
+        );
+        // "best stable range 1000–2000 users"
+        assert_eq!(
+            a.stable_range,
+            Some(LoadRange {
+                from: Load::Connections(1000),
+                to: Load::Connections(2000)
+            })
+        );
+        assert_eq!(a.verdict[0], "Stable range: 1000–2000 connections.");
+        // "ceiling ≈ 2800 req/s"
+        let ceiling = a.ceiling.unwrap();
+        assert!((2780.0..2880.0).contains(&ceiling), "{ceiling}");
+        let capacity = a.capacity.unwrap();
+        assert_eq!(capacity.load, Load::Connections(2000));
+        assert!((capacity.goodput - 2863.9).abs() < 1e-9);
+        assert_eq!(a.knee.unwrap().load, Load::Connections(2000));
+        // "from 5000 on it only queues"
+        assert!(a
+            .verdict
+            .iter()
+            .any(|v| v.starts_with("From 5000 connections on, added load only queues")));
+        // "10000 is past capacity", effective 2741.
+        assert!(a
+            .verdict
+            .iter()
+            .any(|v| v.contains("10000 connections is overloaded") && v.contains("past capacity")));
+        assert!(a.verdict.iter().any(|v| v.contains(
+            "3111.7 req/s with 11.91% errors = 2741.1 req/s effective, below the capacity of 2863.9 req/s"
+        )));
+        assert!((a.steps[3].effective_rps - 2741.1).abs() < 0.05);
+        // Three usable closed-model points: a fit, flagged as barely determined.
+        assert!(a.usl.is_some());
+        assert!(a
+            .warnings
+            .iter()
+            .any(|w| w.contains("only 3 concurrency levels")));
+    }
+
+    #[test]
+    fn seed_sweep_serializes_with_the_required_keys() {
+        let a = analyze_sweep(&seed_table(), None, &Thresholds::default());
+        let json = serde_json::to_value(&a).unwrap();
+        assert_eq!(json["steps"][0]["connections"], 1000);
+        assert_eq!(json["steps"][3]["class"], "overloaded");
+        assert_eq!(json["capacity"]["connections"], 2000);
+        assert_eq!(json["capacity"]["goodput"], 2863.9);
+        assert_eq!(json["knee"]["connections"], 2000);
+        for key in ["lambda", "sigma", "kappa", "r2", "n_star", "x_max"] {
+            assert!(json["usl"].get(key).is_some(), "usl.{key}");
+        }
+        assert!(json["verdict"].as_array().unwrap().len() >= 5);
+        let open = analyze_sweep(
+            &[step(Load::Rate(100.0), 100.0, 1.0, 0.0)],
+            None,
+            &Thresholds::default(),
+        );
+        let json = serde_json::to_value(&open).unwrap();
+        assert_eq!(json["steps"][0]["rate"], 100.0);
+        assert_eq!(json["capacity"]["rate"], 100.0);
+        assert!(json["usl"].is_null());
+    }
+
+    #[test]
+    fn usl_shaped_closed_sweep_finds_the_knee_and_the_fit() {
+        // λ=1000, σ=0.05, κ=0.0005: peak at N* ≈ 43.6.
+        let x = |n: f64| 1000.0 * n / (1.0 + 0.05 * (n - 1.0) + 0.0005 * n * (n - 1.0));
+        let steps: Vec<StepInput> = [1u64, 2, 4, 8, 16, 32, 64, 128]
+            .iter()
+            .map(|&n| {
+                let thr = x(n as f64);
+                // Little's law for a closed model without think time: R = N/X.
+                step(Load::Connections(n), thr, 1000.0 * n as f64 / thr, 0.0)
+            })
+            .collect();
+        let a = analyze_sweep(&steps, None, &Thresholds::default());
+        let c = classes(&a);
+        assert_eq!(c[..4], [Class::Healthy; 4], "{:#?}", a.steps);
+        let knee = a.knee.unwrap().load.value();
+        assert!((16.0..=32.0).contains(&knee), "knee {knee}");
+        assert_eq!(c[7], Class::Queueing);
+        let fit = a.usl.as_ref().unwrap();
+        assert!((fit.sigma - 0.05).abs() < 0.0025 && (fit.kappa - 0.0005).abs() < 0.000025);
+        assert!(a.warnings.is_empty(), "{:?}", a.warnings);
+        assert!(a
+            .verdict
+            .iter()
+            .any(|v| v.starts_with("USL fit: λ = 1000.0000")));
+        // Capacity is the highest goodput: at N=32 (closest to N*).
+        assert_eq!(a.capacity.unwrap().load, Load::Connections(32));
+    }
+
+    #[test]
+    fn all_healthy_has_no_knee() {
+        let steps: Vec<_> = [10u64, 20, 40]
+            .iter()
+            .map(|&n| step(Load::Connections(n), 100.0 * n as f64, 10.0, 0.0))
+            .collect();
+        let a = analyze_sweep(&steps, None, &Thresholds::default());
+        assert_eq!(classes(&a), vec![Class::Healthy; 3]);
+        assert_eq!(a.knee, None);
+        assert_eq!(a.ceiling, None);
+        assert!(a.verdict[1].starts_with("No knee in the tested range"));
+        assert_eq!(a.verdict[0], "Stable range: 10–40 connections.");
+        // 100·n req/s × 10 ms = n in flight: Little's law holds.
+        assert!(a.steps.iter().all(|s| s.little.consistent));
+    }
+
+    #[test]
+    fn open_model_rate_sweep_with_an_slo() {
+        let slo = parse_slo("p99<200ms,errors<0.5%").unwrap();
+        let mut steps: Vec<StepInput> = [
+            (1000.0, 1000.0, 5.0, 20.0, 0.0),
+            (2000.0, 2000.0, 6.0, 40.0, 0.0),
+            (3000.0, 2900.0, 20.0, 150.0, 0.0),
+            (4000.0, 2950.0, 400.0, 900.0, 0.0),
+            (5000.0, 3000.0, 900.0, 2000.0, 0.8),
+        ]
+        .into_iter()
+        .map(|(rate, x, mean, p99, e)| {
+            let mut s = step(Load::Rate(rate), x, mean, e);
+            s.p99_ms = Some(p99);
+            s.connections = Some(100);
+            s
+        })
+        .collect();
+        steps[4].goodput = 2976.0;
+        let a = analyze_sweep(&steps, Some(&slo), &Thresholds::default());
+        assert_eq!(
+            classes(&a),
+            vec![
+                Class::Healthy,
+                Class::Healthy,
+                Class::Saturated,
+                Class::Queueing,
+                Class::Overloaded // 0.8% errors fail the SLO's errors<0.5% (not over 1%)
+            ]
+        );
+        assert!(a.steps[4].rule.contains("fail the SLO's errors<0.5%"));
+        assert_eq!(a.steps[3].slo_passed, Some(false));
+        // Highest goodput meeting the SLO: 2900 at 3000 req/s offered.
+        assert_eq!(a.capacity.unwrap().load, Load::Rate(3000.0));
+        assert!(a.verdict.iter().any(|v| v.contains("meets the SLO")));
+        assert!(a.usl.is_none());
+        // 2950 req/s × 0.4 s = 1180 in flight > 100 connections.
+        assert!(a.steps[3]
+            .little
+            .note
+            .as_ref()
+            .unwrap()
+            .contains("add connections"));
+        assert_eq!(a.stable_range.map(|r| r.to), Some(Load::Rate(3000.0)));
+    }
+
+    #[test]
+    fn open_model_shortfall_at_the_first_step() {
+        let a = analyze_sweep(
+            &[step(Load::Rate(1000.0), 500.0, 5.0, 0.0)],
+            None,
+            &Thresholds::default(),
+        );
+        assert_eq!(classes(&a), vec![Class::Saturated]);
+        assert!(a.verdict[1].starts_with("Knee at the first step"));
+    }
+
+    #[test]
+    fn timeouts_make_a_step_overloaded() {
+        let mut steps = seed_table();
+        steps.truncate(2);
+        steps[1].timeouts = steps[1].requests / 100; // 1%
+        let a = analyze_sweep(&steps, None, &Thresholds::default());
+        assert_eq!(classes(&a), vec![Class::Healthy, Class::Overloaded]);
+        assert!(a.steps[1].rule.contains("timeouts"), "{}", a.steps[1].rule);
+        assert_eq!(a.capacity.unwrap().load, Load::Connections(1000));
+        assert_eq!(a.verdict[0], "Stable range: 1000 connections.");
+        assert!(a.warnings.iter().any(|w| w.contains("USL not fitted")));
+    }
+
+    #[test]
+    fn first_step_overloaded_and_empty_input() {
+        let a = analyze_sweep(
+            &[step(Load::Connections(10), 100.0, 10.0, 50.0)],
+            None,
+            &Thresholds::default(),
+        );
+        assert_eq!(a.capacity, None);
+        assert_eq!(a.stable_range, None);
+        assert!(a.verdict[0].starts_with("No stable step"));
+        assert!(a.verdict.iter().any(|v| v.starts_with("No step qualifies")));
+        let empty = analyze_sweep(&[], None, &Thresholds::default());
+        assert_eq!(empty.verdict, vec!["No steps to analyse.".to_string()]);
+        assert!(empty.usl.is_none());
+    }
+
+    #[test]
+    fn littles_law_flags_idle_connections() {
+        // 1000 connections but 100 req/s × 1 s = 100 in flight.
+        let a = analyze_sweep(
+            &[step(Load::Connections(1000), 100.0, 1000.0, 0.0)],
+            None,
+            &Thresholds::default(),
+        );
+        let little = &a.steps[0].little;
+        assert!(!little.consistent);
+        assert!((little.ratio_pct.unwrap() - 10.0).abs() < 1e-9);
+        assert!(a.warnings[0].contains("connections sat idle"));
+    }
+
+    #[test]
+    fn from_result_takes_the_figures() {
+        let mut lat = vec![10_000u64; 99];
+        lat.push(900_000);
+        let mut r = crate::slo::tests::result(5000.0, 1.0, &lat);
+        r.errors.insert("timeout".into(), 3);
+        r.errors.insert("connect_timeout".into(), 2);
+        r.requests.errors = 5;
+        let s = StepInput::closed(100, &r);
+        assert_eq!(s.load, Load::Connections(100));
+        assert_eq!(s.timeouts, 5);
+        assert_eq!(s.requests, 105);
+        assert_eq!(s.connections, Some(100));
+        assert!((s.p99_ms.unwrap() - 10.007).abs() < 0.01);
+        assert!((s.max_ms.unwrap() - 900.0).abs() < 1.0);
+        assert_eq!(StepInput::open(7.5, &r).load, Load::Rate(7.5));
+        let out = evaluate(&parse_slo("p99<20ms,p95<1s").unwrap(), &s);
+        assert!(out[0].passed);
+        assert_eq!(out[1].measured, None, "p95 is not kept in a step");
+    }
+}

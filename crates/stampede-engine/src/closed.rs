@@ -1,0 +1,98 @@
+//! The closed model: each active slot keeps one request in flight, sending the
+//! next as soon as the last one ends. The number of active slots follows the
+//! worker's share of the connection schedule (ramp-up, stages); slots above it
+//! finish their request, close their connection and park.
+
+use crate::connection::{ConnectionContext, Slot};
+use stampede_plan::Schedule;
+use std::cell::Cell;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+use tokio::sync::Notify;
+
+/// How often a changing connection target is re-evaluated.
+const CONTROL_PERIOD: Duration = Duration::from_millis(10);
+
+/// The gate that says how many of this worker's slots may run.
+#[derive(Debug, Default)]
+pub struct ActiveSlots {
+    limit: Cell<usize>,
+    changed: Notify,
+}
+
+impl ActiveSlots {
+    fn set(&self, limit: usize) {
+        if self.limit.replace(limit) != limit {
+            self.changed.notify_waiters();
+        }
+    }
+}
+
+/// This worker's share of a total connection target: `total` split over
+/// `workers` the way connections are, so shares always add up to the total.
+pub fn share_of(total: f64, worker: usize, workers: usize) -> usize {
+    let total = total.round().max(0.0) as usize;
+    total / workers + usize::from(worker < total % workers)
+}
+
+/// Runs slot `index` of this worker until the budget is spent (duration runs
+/// are ended by the worker dropping the task).
+pub async fn run_closed_slot(ctx: Rc<ConnectionContext>, gate: Rc<ActiveSlots>, index: usize) {
+    let mut slot = Slot::new(ctx.head_request);
+    loop {
+        while index >= gate.limit.get() {
+            slot.close(&ctx);
+            let changed = gate.changed.notified();
+            if index < gate.limit.get() {
+                break;
+            }
+            changed.await;
+        }
+        if !ctx.state.claim_budget() {
+            return;
+        }
+        ctx.state.begin_request();
+        slot.run_request(&ctx, Instant::now()).await;
+    }
+}
+
+/// Keeps the gate at this worker's share of `schedule`, measured from
+/// `measure_start` (warm-up runs at the first stage's target).
+pub async fn control_slots(
+    gate: Rc<ActiveSlots>,
+    schedule: Schedule,
+    warmup_target: f64,
+    measure_start: Instant,
+    worker: usize,
+    workers: usize,
+) {
+    let constant = schedule.stages.iter().all(|s| s.target == schedule.start);
+    loop {
+        let now = Instant::now();
+        let total = if now < measure_start {
+            warmup_target
+        } else {
+            schedule.target_at(now - measure_start)
+        };
+        gate.set(share_of(total, worker, workers));
+        if constant && now >= measure_start {
+            return;
+        }
+        tokio::time::sleep(CONTROL_PERIOD).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shares_add_up_to_the_total() {
+        for total in 0..20 {
+            let sum: usize = (0..3).map(|w| share_of(total as f64, w, 3)).sum();
+            assert_eq!(sum, total);
+        }
+        assert_eq!(share_of(1.4, 0, 2), 1);
+        assert_eq!(share_of(1.4, 1, 2), 0);
+    }
+}

@@ -1,0 +1,200 @@
+//! The load model: how much load, and how it changes over time.
+//!
+//! Closed model: a number of connections, each with one request in flight; the
+//! server's speed sets the rate (wrk, ab, webbench, JMeter threads). Open model:
+//! requests at fixed intended instants whatever the server does, so a stalling
+//! server shows up as latency instead of silently lowering the load
+//! (coordinated omission, as wrk2 fixed it).
+
+use crate::{parse_duration, PlanError};
+use std::time::Duration;
+
+/// How requests are spaced in the open model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Arrival {
+    /// Evenly spaced: one request every 1/rate seconds.
+    #[default]
+    Uniform,
+    /// Exponentially distributed gaps with mean 1/rate (a Poisson process).
+    Poisson,
+}
+
+impl Arrival {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Arrival::Uniform => "uniform",
+            Arrival::Poisson => "poisson",
+        }
+    }
+}
+
+/// One k6-style stage: move linearly from the previous target to `target`
+/// over `duration`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Stage {
+    pub duration: Duration,
+    pub target: f64,
+}
+
+/// Parses `30s:100,1m:1000,30s:0`.
+pub fn parse_stages(text: &str) -> Result<Vec<Stage>, PlanError> {
+    let invalid = |why: &str| PlanError::Invalid(format!("invalid stages '{text}': {why}"));
+    let mut stages = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (duration, target) = part
+            .split_once(':')
+            .ok_or_else(|| invalid("each stage is DURATION:TARGET, e.g. 30s:100"))?;
+        let duration = parse_duration(duration)?;
+        let target: f64 = target
+            .trim()
+            .parse()
+            .ok()
+            .filter(|t: &f64| t.is_finite() && *t >= 0.0)
+            .ok_or_else(|| invalid("a target is a number >= 0"))?;
+        stages.push(Stage { duration, target });
+    }
+    if stages.is_empty() {
+        return Err(invalid("no stage given"));
+    }
+    Ok(stages)
+}
+
+/// A target that changes over time: piecewise linear through stages,
+/// starting from `start` at time zero.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Schedule {
+    pub start: f64,
+    pub stages: Vec<Stage>,
+}
+
+impl Schedule {
+    /// A target held constant for `duration`.
+    pub fn constant(target: f64, duration: Duration) -> Schedule {
+        Schedule {
+            start: target,
+            stages: vec![Stage { duration, target }],
+        }
+    }
+
+    /// Rising linearly from 0 to `target` over `ramp`, then held for `hold`.
+    pub fn ramp(target: f64, ramp: Duration, hold: Duration) -> Schedule {
+        Schedule {
+            start: 0.0,
+            stages: vec![
+                Stage {
+                    duration: ramp,
+                    target,
+                },
+                Stage {
+                    duration: hold,
+                    target,
+                },
+            ],
+        }
+    }
+
+    /// Total length of all stages.
+    pub fn duration(&self) -> Duration {
+        self.stages.iter().map(|s| s.duration).sum()
+    }
+
+    /// The highest target anywhere in the schedule.
+    pub fn peak(&self) -> f64 {
+        self.stages
+            .iter()
+            .map(|s| s.target)
+            .fold(self.start, f64::max)
+    }
+
+    /// The target at `elapsed` from the start (the last target after the end).
+    pub fn target_at(&self, elapsed: Duration) -> f64 {
+        let mut from = self.start;
+        let mut stage_start = Duration::ZERO;
+        for stage in &self.stages {
+            let stage_end = stage_start + stage.duration;
+            if elapsed < stage_end {
+                let progress = if stage.duration.is_zero() {
+                    1.0
+                } else {
+                    (elapsed - stage_start).as_secs_f64() / stage.duration.as_secs_f64()
+                };
+                return from + (stage.target - from) * progress;
+            }
+            from = stage.target;
+            stage_start = stage_end;
+        }
+        from
+    }
+}
+
+/// What load to apply.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LoadModel {
+    /// `connections` over time, each with one request in flight.
+    Closed { connections: Schedule },
+    /// Requests per second over time, on at most `max_connections` connections.
+    Rate {
+        per_s: Schedule,
+        max_connections: usize,
+        arrival: Arrival,
+    },
+}
+
+impl LoadModel {
+    /// The most connections the model ever uses.
+    pub fn max_connections(&self) -> usize {
+        match self {
+            LoadModel::Closed { connections } => connections.peak().ceil() as usize,
+            LoadModel::Rate {
+                max_connections, ..
+            } => *max_connections,
+        }
+    }
+
+    pub fn schedule(&self) -> &Schedule {
+        match self {
+            LoadModel::Closed { connections } => connections,
+            LoadModel::Rate { per_s, .. } => per_s,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_k6_stages() {
+        let stages = parse_stages("30s:100, 1m:1000,30s:0").unwrap();
+        assert_eq!(stages.len(), 3);
+        assert_eq!(stages[1].duration, Duration::from_secs(60));
+        assert_eq!(stages[1].target, 1000.0);
+        for bad in ["", "30s", "x:1", "1s:-1", "1s:abc"] {
+            assert!(parse_stages(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn interpolates_linearly_between_targets() {
+        let schedule = Schedule {
+            start: 0.0,
+            stages: parse_stages("10s:100,10s:100,10s:0").unwrap(),
+        };
+        let at = |s: f64| schedule.target_at(Duration::from_secs_f64(s));
+        assert_eq!(at(0.0), 0.0);
+        assert_eq!(at(5.0), 50.0);
+        assert_eq!(at(15.0), 100.0);
+        assert_eq!(at(25.0), 50.0);
+        assert_eq!(at(99.0), 0.0);
+        assert_eq!(schedule.duration(), Duration::from_secs(30));
+        assert_eq!(schedule.peak(), 100.0);
+    }
+
+    #[test]
+    fn ramp_then_hold() {
+        let schedule = Schedule::ramp(40.0, Duration::from_secs(4), Duration::from_secs(6));
+        assert_eq!(schedule.target_at(Duration::from_secs(1)), 10.0);
+        assert_eq!(schedule.target_at(Duration::from_secs(7)), 40.0);
+        assert_eq!(schedule.duration(), Duration::from_secs(10));
+    }
+}
