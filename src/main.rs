@@ -5,9 +5,11 @@
 mod cli;
 mod cmd;
 mod exit;
+mod exports;
 mod interrupt;
 mod output;
 mod progress;
+mod view;
 
 use clap::Parser;
 use cli::{Cli, Command};

@@ -3,7 +3,7 @@
 //! engine and progress line, prints the summary, and checks the client's
 //! exact count against the server's own.
 
-use crate::cmd::run::{build_plan, deliver, run_plan, RunArgs};
+use crate::cmd::run::{build_plan, deliver, parse_run_args, run_plan};
 use crate::output::OutputFormat;
 use anyhow::Context;
 use stampede_plan::parse_duration;
@@ -51,34 +51,29 @@ pub fn execute(args: DemoArgs) -> anyhow::Result<i32> {
         args.connections,
         args.duration.as_secs_f64()
     );
-    let run_args = RunArgs {
+    let mut words = vec![
         url,
-        connections: Some(args.connections),
-        rate: None,
-        arrival: crate::cmd::run::ArrivalArg::Uniform,
-        ramp_up: None,
-        stages: None,
-        warmup: None,
-        threads: Some(client_threads),
-        duration: Some(args.duration),
-        requests: None,
-        method: "GET".into(),
-        headers: Vec::new(),
-        body: None,
-        body_file: None,
-        content_type: None,
-        no_keepalive: false,
-        http10: false,
-        connect_timeout: Duration::from_secs(3),
-        timeout: Duration::from_secs(10),
-        json: args.json.clone(),
-        output: OutputFormat::Text,
-        quiet: false,
-    };
+        "-c".to_string(),
+        args.connections.to_string(),
+        "-t".to_string(),
+        client_threads.to_string(),
+        "-d".to_string(),
+        format!("{}ms", args.duration.as_millis()),
+    ];
+    if let Some(path) = &args.json {
+        words.push("--json".into());
+        words.push(path.display().to_string());
+    }
+    let run_args = parse_run_args(words)?;
     let (plan, notices) = build_plan(&run_args)?;
     let result = run_plan(&plan, notices, false)?;
     let stats = server.shutdown().context("stopping the built-in target")?;
-    let code = deliver(&result, args.json.as_ref(), OutputFormat::Text)?;
+    let code = deliver(
+        &result,
+        args.json.as_ref(),
+        OutputFormat::Text,
+        &run_args.exports,
+    )?;
     println!();
     println!(
         "  Cross-check   the target served {} responses; stampede counted {} complete + {} unfinished",

@@ -1,11 +1,10 @@
 //! `stampede run`: build a plan from the arguments, run the engine with a
 //! progress line, print the summary and write the result file.
 
+use crate::exports::{self, ExportArgs};
 use crate::output::{self, OutputFormat};
-use crate::progress::ProgressLine;
-use crate::{exit, interrupt};
+use crate::{exit, interrupt, view};
 use anyhow::Context;
-use stampede_engine::{NoObserver, Observer, StopHandle};
 use stampede_metrics::{Environment, RunResult};
 use stampede_plan::{
     parse_duration, parse_header, parse_stages, Arrival, Header, LoadModel, Plan, RequestSpec,
@@ -99,6 +98,27 @@ pub struct RunArgs {
     /// No progress line: only the final summary
     #[arg(short = 'q', long)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub exports: ExportArgs,
+}
+
+/// Parses `stampede run` arguments from words (without the leading `run`), for
+/// commands that build on run (demo, the compat front-ends).
+pub fn parse_run_args<I, T>(words: I) -> Result<RunArgs, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    #[derive(clap::Parser)]
+    #[command(name = "stampede run", args_override_self = true)]
+    struct Words {
+        #[command(flatten)]
+        run: RunArgs,
+    }
+    use clap::Parser;
+    let words =
+        std::iter::once(std::ffi::OsString::from("run")).chain(words.into_iter().map(Into::into));
+    Words::try_parse_from(words).map(|w| w.run)
 }
 
 /// `--stages` as one value (clap would read a bare `Vec` as repeated values).
@@ -214,27 +234,22 @@ pub fn build_plan(args: &RunArgs) -> anyhow::Result<(Plan, Vec<String>)> {
     Ok((plan, notices))
 }
 
-/// Runs a plan with the progress line (unless quiet) and returns its result.
+/// Runs a plan with the run view (unless quiet) and returns its result.
 pub fn run_plan(plan: &Plan, notices: Vec<String>, quiet: bool) -> anyhow::Result<RunResult> {
     check_fd_headroom(plan)?;
-    let stop = StopHandle::new();
-    interrupt::install(stop.clone())?;
+    let stop = interrupt::stop_handle()?;
     for notice in &notices {
         eprintln!("stampede: note: {notice}");
     }
     let environment = Environment::capture();
-    let recording = if quiet {
-        stampede_engine::run(plan, &mut NoObserver, &stop)?
-    } else {
-        let planned = match plan.stop {
-            StopCondition::Duration(d) => Some(d),
-            StopCondition::Requests { limit, .. } => limit,
-        };
-        let mut progress = ProgressLine::new(planned);
-        let recording = stampede_engine::run(plan, &mut progress as &mut dyn Observer, &stop);
-        progress.finish();
-        recording?
+    let planned = match plan.stop {
+        StopCondition::Duration(d) => Some(d),
+        StopCondition::Requests { limit, .. } => limit,
     };
+    let mut view = view::open_view(quiet, planned);
+    let recording = stampede_engine::run(plan, view.as_mut(), &stop);
+    view.finish();
+    let recording = recording?;
     let version = env!("CARGO_PKG_VERSION");
     Ok(RunResult::from_recording(
         plan,
@@ -265,14 +280,17 @@ pub fn deliver(
     result: &RunResult,
     json: Option<&PathBuf>,
     format: OutputFormat,
+    export_args: &ExportArgs,
 ) -> anyhow::Result<i32> {
-    // The summary is printed even when the file cannot be written: nothing
+    // The summary is printed even when a file cannot be written: nothing
     // measured is lost to a bad path.
     let saved = json
         .map(|path| output::write_json(result, path))
         .transpose();
+    let exported = exports::write_exports(result, export_args);
     output::print(result, format)?;
     saved?;
+    exported?;
     Ok(if result.interrupted {
         exit::INTERRUPTED
     } else {
@@ -283,5 +301,5 @@ pub fn deliver(
 pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
     let (plan, notices) = build_plan(&args)?;
     let result = run_plan(&plan, notices, args.quiet)?;
-    deliver(&result, args.json.as_ref(), args.output)
+    deliver(&result, args.json.as_ref(), args.output, &args.exports)
 }
