@@ -28,9 +28,11 @@ pub enum Command {
     Serve(cmd::serve::ServeArgs),
     /// Start the built-in target in-process and load it for a few seconds
     Demo(cmd::demo::DemoArgs),
+    /// Run a ladder of steps and find the stable range, knee and capacity
+    Sweep(cmd::sweep::SweepArgs),
 }
 
-const SUBCOMMANDS: [&str; 4] = ["run", "serve", "demo", "help"];
+const SUBCOMMANDS: &[&str] = &["run", "serve", "demo", "sweep", "help"];
 const TOP_LEVEL_FLAGS: [&str; 4] = ["-h", "--help", "-V", "--version"];
 
 /// Inserts `run` when the first argument is not a subcommand or a top-level

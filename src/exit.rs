@@ -2,6 +2,8 @@
 
 /// The run completed and every threshold passed.
 pub const OK: i32 = 0;
+/// The run completed but an SLO condition or threshold failed.
+pub const THRESHOLD_FAILED: i32 = 1;
 /// Usage or runtime error.
 pub const ERROR: i32 = 2;
 /// Stopped by Ctrl-C (after printing the partial result).

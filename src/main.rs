@@ -9,6 +9,8 @@ mod exports;
 mod interrupt;
 mod output;
 mod progress;
+mod selfcheck;
+mod spawn;
 mod view;
 
 use clap::Parser;
@@ -20,6 +22,7 @@ fn main() {
         Command::Run(args) => cmd::run::execute(args),
         Command::Serve(args) => cmd::serve::run(args),
         Command::Demo(args) => cmd::demo::execute(args),
+        Command::Sweep(args) => cmd::sweep::execute(args),
     };
     let code = match outcome {
         Ok(code) => code,

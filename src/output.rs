@@ -27,10 +27,25 @@ pub fn print(result: &RunResult, format: OutputFormat) -> anyhow::Result<()> {
 /// Writes the JSON result file atomically (temp file, then rename), so an
 /// interrupted write never leaves half a result behind.
 pub fn write_json(result: &RunResult, path: &Path) -> anyhow::Result<()> {
+    write_atomically(path, |out| stampede_report::render_json(result, out))
+}
+
+/// Writes any JSON document (sweeps, repeats) the same way.
+pub fn write_json_value(document: &serde_json::Value, path: &Path) -> anyhow::Result<()> {
+    write_atomically(path, |out| {
+        serde_json::to_writer_pretty(&mut *out, document)?;
+        writeln!(out)
+    })
+}
+
+fn write_atomically(
+    path: &Path,
+    render: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> anyhow::Result<()> {
     let temp = path.with_extension("json.tmp");
     let write = || -> std::io::Result<()> {
         let mut file = std::io::BufWriter::new(std::fs::File::create(&temp)?);
-        stampede_report::render_json(result, &mut file)?;
+        render(&mut file)?;
         file.into_inner()?.sync_all()?;
         std::fs::rename(&temp, path)
     };

@@ -2,3 +2,4 @@
 pub mod demo;
 pub mod run;
 pub mod serve;
+pub mod sweep;

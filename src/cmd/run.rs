@@ -3,9 +3,11 @@
 
 use crate::exports::{self, ExportArgs};
 use crate::output::{self, OutputFormat};
-use crate::{exit, interrupt, view};
+use crate::spawn::SpawnedServer;
+use crate::{exit, interrupt, selfcheck, view};
 use anyhow::Context;
-use stampede_metrics::{Environment, RunResult};
+use stampede_engine::monitor::{Monitor, Watched};
+use stampede_metrics::{Environment, RunResult, SloCheck};
 use stampede_plan::{
     parse_duration, parse_header, parse_stages, Arrival, Header, LoadModel, Plan, RequestSpec,
     Schedule, Stage, StopCondition, Target,
@@ -20,7 +22,10 @@ const EXAMPLES: &str = "Examples:
   stampede run http://127.0.0.1:3000/ -c 100 -d 10s --json result.json
   stampede run http://127.0.0.1:3000/ -r 2000 -d 60s            # open model: 2000 requests/s
   stampede run http://127.0.0.1:3000/ -c 1000 --ramp-up 10s -d 60s
-  stampede run http://127.0.0.1:3000/ --stages '30s:100,1m:1000,30s:0'";
+  stampede run http://127.0.0.1:3000/ --stages '30s:100,1m:1000,30s:0'
+  stampede run http://127.0.0.1:3000/ -c 1000 -d 60s --pid 4242
+  stampede run http://127.0.0.1:3000/ -d 20s --spawn 'stampede serve --threads 2'
+  stampede run http://127.0.0.1:3000/ -c 1000 -d 60s --slo 'p99<250ms,errors<0.5%,rps>50000'";
 
 /// Connections allowed in the open model when `-c` is not given.
 const DEFAULT_RATE_CONNECTIONS: usize = 1000;
@@ -98,8 +103,35 @@ pub struct RunArgs {
     /// No progress line: only the final summary
     #[arg(short = 'q', long)]
     pub quiet: bool,
+    /// Conditions the run must meet, e.g. 'p99<250ms,p50<20ms,errors<0.5%,rps>50000';
+    /// each is printed with its measured value, and any failure exits with status 1
+    #[arg(long, value_parser = parse_slo_arg, value_name = "CONDITIONS")]
+    pub slo: Option<SloArg>,
+    #[command(flatten)]
+    pub server: ServerArgs,
     #[command(flatten)]
     pub exports: ExportArgs,
+}
+
+/// The server under test, to be sampled (or started) during the load.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ServerArgs {
+    /// Sample this server process (CPU, RSS, threads, fds, context switches)
+    /// every second while loading it (repeatable)
+    #[arg(long = "pid", value_name = "PID")]
+    pub pids: Vec<u32>,
+    /// Start the server with this shell command, wait until the URL's port
+    /// accepts, monitor it during the load, and stop it afterwards
+    #[arg(long, value_name = "CMD")]
+    pub spawn: Option<String>,
+}
+
+/// `--slo` as one value.
+#[derive(Debug, Clone)]
+pub struct SloArg(pub Vec<stampede_analysis::Condition>);
+
+fn parse_slo_arg(text: &str) -> Result<SloArg, stampede_analysis::SloError> {
+    stampede_analysis::parse_slo(text).map(SloArg)
 }
 
 /// Parses `stampede run` arguments from words (without the leading `run`), for
@@ -236,6 +268,18 @@ pub fn build_plan(args: &RunArgs) -> anyhow::Result<(Plan, Vec<String>)> {
 
 /// Runs a plan with the run view (unless quiet) and returns its result.
 pub fn run_plan(plan: &Plan, notices: Vec<String>, quiet: bool) -> anyhow::Result<RunResult> {
+    run_plan_with(plan, notices, quiet, &[], None)
+}
+
+/// Runs a plan while monitoring `pids` (servers) and stampede itself, checks
+/// the SLO, and adds the self-check warnings.
+pub fn run_plan_with(
+    plan: &Plan,
+    notices: Vec<String>,
+    quiet: bool,
+    pids: &[u32],
+    slo: Option<&SloArg>,
+) -> anyhow::Result<RunResult> {
     check_fd_headroom(plan)?;
     let stop = interrupt::stop_handle()?;
     for notice in &notices {
@@ -246,19 +290,53 @@ pub fn run_plan(plan: &Plan, notices: Vec<String>, quiet: bool) -> anyhow::Resul
         StopCondition::Duration(d) => Some(d),
         StopCondition::Requests { limit, .. } => limit,
     };
+    let mut watched: Vec<Watched> = pids
+        .iter()
+        .map(|&pid| Watched {
+            pid,
+            role: "server",
+        })
+        .collect();
+    watched.push(Watched {
+        pid: std::process::id(),
+        role: "client",
+    });
+    let monitor =
+        Monitor::start(watched, MONITOR_INTERVAL).context("starting the process monitor")?;
     let mut view = view::open_view(quiet, planned);
     let recording = stampede_engine::run(plan, view.as_mut(), &stop);
     view.finish();
+    let mut report = monitor.stop();
     let recording = recording?;
     let version = env!("CARGO_PKG_VERSION");
-    Ok(RunResult::from_recording(
-        plan,
-        &recording,
-        environment,
-        version,
-        notices,
-    ))
+    let mut result = RunResult::from_recording(plan, &recording, environment, version, notices);
+    report.set_requests(result.requests.completed);
+    for pid in pids {
+        if !report.processes.iter().any(|p| p.pid == *pid) {
+            result
+                .warnings
+                .push(format!("--pid {pid}: no such process to monitor"));
+        }
+    }
+    result.monitor = Some(report);
+    if let Some(SloArg(conditions)) = slo {
+        result.slo = stampede_analysis::evaluate(conditions, &result)
+            .into_iter()
+            .map(|outcome| SloCheck {
+                condition: outcome.condition,
+                measured: outcome.measured,
+                unit: outcome.unit.to_string(),
+                passed: outcome.passed,
+            })
+            .collect();
+    }
+    let warnings = selfcheck::warnings(plan, &result);
+    result.warnings.extend(warnings);
+    Ok(result)
 }
+
+/// How often the monitor samples processes.
+const MONITOR_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Raises the open-file limit and refuses, before starting, a plan whose
 /// connections cannot fit in it.
@@ -291,15 +369,34 @@ pub fn deliver(
     output::print(result, format)?;
     saved?;
     exported?;
-    Ok(if result.interrupted {
+    Ok(exit_status(result))
+}
+
+/// 130 when interrupted, 1 when an SLO condition failed, else 0.
+pub fn exit_status(result: &RunResult) -> i32 {
+    if result.interrupted {
         exit::INTERRUPTED
+    } else if result.slo.iter().any(|check| !check.passed) {
+        exit::THRESHOLD_FAILED
     } else {
         exit::OK
-    })
+    }
 }
 
 pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
     let (plan, notices) = build_plan(&args)?;
-    let result = run_plan(&plan, notices, args.quiet)?;
+    let mut pids = args.server.pids.clone();
+    let spawned = match &args.server.spawn {
+        Some(command) => {
+            let addr = stampede_engine::resolve(&plan)?;
+            let server = SpawnedServer::start(command, addr)?;
+            pids.push(server.pid());
+            Some(server)
+        }
+        None => None,
+    };
+    let result = run_plan_with(&plan, notices, args.quiet, &pids, args.slo.as_ref());
+    drop(spawned);
+    let result = result?;
     deliver(&result, args.json.as_ref(), args.output, &args.exports)
 }

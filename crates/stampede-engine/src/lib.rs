@@ -8,6 +8,7 @@ mod engine;
 mod error;
 pub mod http1;
 mod limits;
+pub mod monitor;
 mod open;
 mod outcome_class;
 mod precise_timer;

@@ -9,6 +9,7 @@ mod counters;
 mod environment;
 mod error_kind;
 mod histogram;
+mod monitor;
 mod recorder;
 mod recording;
 mod result;
@@ -20,11 +21,12 @@ pub use error_kind::ErrorKind;
 pub use histogram::{
     decode_histogram, encode_histogram, new_latency_histogram, LatencyHistogram, LatencySummary,
 };
+pub use monitor::{MachineSample, MonitorReport, ProcessSample, ProcessSummary};
 pub use recorder::{Outcome, Recorder, LATE_THRESHOLD};
 pub use recording::{per_second, Gauges, Recording, Snapshot};
 pub use result::{
-    Breakdown, PlanSummary, RequestCounts, RunResult, ScheduleSummary, StageSummary, TimingSummary,
-    RESULT_SCHEMA,
+    Breakdown, PlanSummary, RequestCounts, RequestLogSummary, RunResult, ScheduleSummary, SloCheck,
+    StageSummary, TimingSummary, RESULT_SCHEMA,
 };
 pub use timeseries::{SecondPoint, TimeseriesBuilder};
 

@@ -2,11 +2,11 @@
 //! `report`, `compare` and `merge` read back exactly as a fresh run. Every field
 //! is documented in docs/result-schema.md; add fields, never change one.
 
-use crate::SecondPoint;
 use crate::{
     decode_histogram, encode_histogram, Environment, ErrorKind, LatencyHistogram, LatencySummary,
     MetricsError, Recording,
 };
+use crate::{MonitorReport, SecondPoint};
 use serde::{Deserialize, Serialize};
 use stampede_plan::{LoadModel, Plan, StopCondition};
 use std::collections::BTreeMap;
@@ -187,6 +187,30 @@ pub struct ScheduleSummary {
     pub lag_p99_us: u64,
 }
 
+/// One SLO condition and how the run did against it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SloCheck {
+    /// As written, e.g. `p99<250ms`.
+    pub condition: String,
+    /// The measured value in `unit`; absent when the figure was not measured.
+    pub measured: Option<f64>,
+    pub unit: String,
+    pub passed: bool,
+}
+
+/// What the per-request outputs (`--log-requests`, `--gnuplot`) wrote: lines
+/// go through a bounded buffer and are dropped, never waited for, when the
+/// writer falls behind, so the load is never slowed by logging.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RequestLogSummary {
+    /// Requests handed to the writer and written.
+    pub written: u64,
+    /// Requests not logged because the buffer was full.
+    pub dropped: u64,
+    /// Every how many requests of a worker one was kept (1 = all).
+    pub sample_every: u64,
+}
+
 /// One run's complete result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunResult {
@@ -231,6 +255,19 @@ pub struct RunResult {
     /// One point per second of measurement.
     #[serde(default)]
     pub timeseries: Vec<SecondPoint>,
+    /// Per-request outputs: how many lines were written and dropped.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub request_log: Option<RequestLogSummary>,
+    /// Server and client processes sampled during the run (--pid, --spawn).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub monitor: Option<MonitorReport>,
+    /// The SLO conditions checked (--slo), each with its measured value.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub slo: Vec<SloCheck>,
+    /// Reasons to distrust this run (the client was the bottleneck, the open
+    /// model fell behind, too few connections for the rate...).
+    #[serde(default)]
+    pub warnings: Vec<String>,
     /// Things the user should know about how the run went (e.g. connections capped).
     #[serde(default)]
     pub notices: Vec<String>,
@@ -320,6 +357,10 @@ impl RunResult {
             },
             schedule,
             timeseries: recording.timeseries.clone(),
+            request_log: None,
+            monitor: None,
+            slo: Vec::new(),
+            warnings: Vec::new(),
             notices,
             environment,
         }

@@ -1,11 +1,25 @@
 //! Renderers of a [`RunResult`]: `fn render(&RunResult, &mut dyn Write)`, one
-//! module per format. No runtime, no terminal control: bytes out only.
+//! module per format (text, JSON, CSV, HTML), plus the per-request row formats
+//! (ab's gnuplot TSV, the request log) that the binary's background writer
+//! uses. No runtime, no terminal control: bytes out only.
 
+mod csv;
 mod format;
+mod gnuplot;
+mod html;
 mod json;
+mod request_line;
 mod text;
 
+pub use csv::{render_csv, render_csv_timeseries, TIMESERIES_COLUMNS};
 pub use format::{format_bytes, format_count, format_latency_us, format_rate};
+pub use gnuplot::{ctime, render_gnuplot_header, render_gnuplot_row, GnuplotRow, GNUPLOT_HEADER};
+pub use html::{
+    render_compare_html, render_html, render_sweep_html, Deltas, LabeledRun, SweepStep,
+};
 pub use json::render_json;
+pub use request_line::{
+    render_request_line, render_request_log_header, RequestLine, REQUEST_LOG_HEADER,
+};
 pub use stampede_metrics::RunResult;
 pub use text::render_text;

@@ -108,6 +108,46 @@ fn render_breakdown(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     Ok(())
 }
 
+/// One line per monitored process: what `top` would have shown, summarized.
+fn render_monitor(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+    let Some(monitor) = &result.monitor else {
+        return Ok(());
+    };
+    for process in &monitor.processes {
+        let per_1k = process.cpu_s_per_1k_requests.map_or(String::new(), |s| {
+            format!(", {:.2} CPU-ms per 1k requests", s * 1000.0)
+        });
+        writeln!(
+            out,
+            "  {:<13} pid {} ({}): CPU {:.0}% mean, {:.0}% max (user {:.2}s, sys {:.2}s{per_1k}); busiest thread {:.0}%; RSS {}; {} threads; {} fds; {} / {} ctx switches (vol/invol){}",
+            if process.role == "client" { "Client" } else { "Server" },
+            process.pid,
+            process.name,
+            process.cpu_pct_mean,
+            process.cpu_pct_max,
+            process.cpu_user_s,
+            process.cpu_sys_s,
+            process.busiest_thread_pct_max,
+            format_bytes(process.rss_max_bytes as f64),
+            process.threads_max,
+            process.open_fds_max,
+            format_count(process.ctx_voluntary),
+            format_count(process.ctx_involuntary),
+            if process.exited { " [exited during the run]" } else { "" }
+        )?;
+    }
+    if let Some(last) = monitor.machine.last() {
+        let mean_cpu =
+            monitor.machine.iter().map(|m| m.cpu_pct).sum::<f64>() / monitor.machine.len() as f64;
+        writeln!(
+            out,
+            "  Machine       {} CPUs, {mean_cpu:.0}% busy on average, load average {:.2}",
+            monitor.cpus, last.load_1m
+        )?;
+    }
+    Ok(())
+}
+
 /// Writes the summary a person reads after a run.
 pub fn render_text(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     let l = &result.latency_us;
@@ -196,6 +236,25 @@ pub fn render_text(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
             .map(|(code, n)| format!("{code}: {}", format_count(*n)))
             .collect();
         writeln!(out, "  Status codes  {}", codes.join(", "))?;
+    }
+    render_monitor(result, out)?;
+    if !result.slo.is_empty() {
+        writeln!(out)?;
+        writeln!(out, "  SLO")?;
+        for check in &result.slo {
+            let measured = check.measured.map_or("not measured".to_string(), |v| {
+                format!("{v:.2} {}", check.unit)
+            });
+            let verdict = if check.passed { "pass" } else { "FAIL" };
+            writeln!(
+                out,
+                "    {:<24} {:>16}  {verdict}",
+                check.condition, measured
+            )?;
+        }
+    }
+    for warning in &result.warnings {
+        writeln!(out, "  WARNING: {warning}")?;
     }
     if !result.errors.is_empty() {
         let errors: Vec<String> = result

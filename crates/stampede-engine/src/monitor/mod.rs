@@ -1,0 +1,219 @@
+//! The process monitor: a background thread that samples the server(s) under
+//! test and stampede itself from /proc once a second while the load runs, so
+//! that nobody has to read CPU off a `top` screenshot again. It never touches
+//! the request path.
+
+mod procfs;
+
+use procfs::{
+    load_average, machine_ticks, process_name, read_process, thread_ticks, ProcessCounters,
+};
+use stampede_metrics::{MachineSample, MonitorReport, ProcessSample, ProcessSummary};
+use std::collections::HashMap;
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+pub use procfs::read_process as read_process_counters;
+
+/// A process to watch and the role it plays.
+#[derive(Debug, Clone)]
+pub struct Watched {
+    pub pid: u32,
+    /// `"server"` or `"client"`.
+    pub role: &'static str,
+}
+
+/// A running monitor; [`Monitor::stop`] ends it and returns the report.
+pub struct Monitor {
+    stop: mpsc::Sender<()>,
+    thread: JoinHandle<MonitorReport>,
+}
+
+impl Monitor {
+    /// Starts sampling `watched` every `interval`.
+    pub fn start(watched: Vec<Watched>, interval: Duration) -> std::io::Result<Monitor> {
+        let (stop, stopped) = mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("stampede-monitor".into())
+            .spawn(move || sample_until_stopped(watched, interval, stopped))?;
+        Ok(Monitor { stop, thread })
+    }
+
+    /// Takes a last sample and returns everything recorded.
+    pub fn stop(self) -> MonitorReport {
+        let _ = self.stop.send(());
+        self.thread.join().unwrap_or_default()
+    }
+}
+
+/// One watched process between samples.
+struct Tracker {
+    summary: ProcessSummary,
+    first: ProcessCounters,
+    last: ProcessCounters,
+    threads: HashMap<u32, u64>,
+}
+
+fn sample_until_stopped(
+    watched: Vec<Watched>,
+    interval: Duration,
+    stopped: mpsc::Receiver<()>,
+) -> MonitorReport {
+    let ticks = procfs::ticks_per_second();
+    let start = Instant::now();
+    let mut trackers: Vec<Tracker> = watched
+        .iter()
+        .filter_map(|w| {
+            let counters = read_process(w.pid)?;
+            Some(Tracker {
+                summary: ProcessSummary {
+                    pid: w.pid,
+                    name: process_name(w.pid),
+                    role: w.role.to_string(),
+                    ..ProcessSummary::default()
+                },
+                first: counters,
+                last: counters,
+                threads: thread_ticks(w.pid).into_iter().collect(),
+            })
+        })
+        .collect();
+    let mut machine = Vec::new();
+    let mut last_machine = machine_ticks();
+    let mut last_at = start;
+    loop {
+        let finished = match stopped.recv_timeout(interval) {
+            Err(mpsc::RecvTimeoutError::Timeout) => false,
+            _ => true,
+        };
+        let now = Instant::now();
+        let seconds = now.duration_since(last_at).as_secs_f64().max(1e-3);
+        let t_s = now.duration_since(start).as_secs_f64();
+        last_at = now;
+        for tracker in trackers.iter_mut().filter(|t| !t.summary.exited) {
+            sample_process(tracker, t_s, seconds, ticks);
+        }
+        let current = machine_ticks();
+        if let (Some((busy0, total0)), Some((busy1, total1))) = (last_machine, current) {
+            let total = (total1 - total0).max(1) as f64;
+            machine.push(MachineSample {
+                t_s,
+                load_1m: load_average(),
+                cpu_pct: 100.0 * (busy1 - busy0) as f64 / total,
+            });
+        }
+        last_machine = current;
+        if finished {
+            break;
+        }
+    }
+    let elapsed = start.elapsed().as_secs_f64().max(1e-3);
+    let processes = trackers
+        .into_iter()
+        .map(|t| summarize(t, elapsed, ticks))
+        .collect();
+    MonitorReport {
+        interval_s: interval.as_secs_f64(),
+        cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        processes,
+        machine,
+    }
+}
+
+fn sample_process(tracker: &mut Tracker, t_s: f64, seconds: f64, ticks: f64) {
+    let Some(now) = read_process(tracker.summary.pid) else {
+        tracker.summary.exited = true;
+        return;
+    };
+    let pct = |from: u64, to: u64| 100.0 * to.saturating_sub(from) as f64 / ticks / seconds;
+    let threads_now: HashMap<u32, u64> = thread_ticks(tracker.summary.pid).into_iter().collect();
+    let busiest = threads_now
+        .iter()
+        .map(|(tid, total)| pct(tracker.threads.get(tid).copied().unwrap_or(0), *total))
+        .fold(0.0, f64::max);
+    let last = tracker.last;
+    tracker.summary.samples.push(ProcessSample {
+        t_s,
+        cpu_user_pct: pct(last.utime, now.utime),
+        cpu_sys_pct: pct(last.stime, now.stime),
+        busiest_thread_pct: busiest,
+        rss_bytes: now.rss_bytes,
+        threads: now.threads,
+        open_fds: now.open_fds,
+        ctx_voluntary: now.ctx_voluntary.saturating_sub(last.ctx_voluntary),
+        ctx_involuntary: now.ctx_involuntary.saturating_sub(last.ctx_involuntary),
+    });
+    tracker.last = now;
+    tracker.threads = threads_now;
+}
+
+fn summarize(tracker: Tracker, elapsed: f64, ticks: f64) -> ProcessSummary {
+    let Tracker {
+        mut summary,
+        first,
+        last,
+        ..
+    } = tracker;
+    summary.cpu_user_s = last.utime.saturating_sub(first.utime) as f64 / ticks;
+    summary.cpu_sys_s = last.stime.saturating_sub(first.stime) as f64 / ticks;
+    summary.cpu_pct_mean = 100.0 * (summary.cpu_user_s + summary.cpu_sys_s) / elapsed;
+    let samples = &summary.samples;
+    summary.cpu_pct_max = samples
+        .iter()
+        .map(|s| s.cpu_user_pct + s.cpu_sys_pct)
+        .fold(0.0, f64::max);
+    summary.busiest_thread_pct_max = samples
+        .iter()
+        .map(|s| s.busiest_thread_pct)
+        .fold(0.0, f64::max);
+    summary.rss_max_bytes = samples
+        .iter()
+        .map(|s| s.rss_bytes)
+        .max()
+        .unwrap_or(last.rss_bytes);
+    summary.threads_max = samples
+        .iter()
+        .map(|s| s.threads)
+        .max()
+        .unwrap_or(last.threads);
+    summary.open_fds_max = samples
+        .iter()
+        .map(|s| s.open_fds)
+        .max()
+        .unwrap_or(last.open_fds);
+    summary.ctx_voluntary = last.ctx_voluntary.saturating_sub(first.ctx_voluntary);
+    summary.ctx_involuntary = last.ctx_involuntary.saturating_sub(first.ctx_involuntary);
+    summary
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn samples_a_busy_process() {
+        let monitor = Monitor::start(
+            vec![Watched {
+                pid: std::process::id(),
+                role: "client",
+            }],
+            Duration::from_millis(100),
+        )
+        .unwrap();
+        let until = Instant::now() + Duration::from_millis(350);
+        let mut spin = 0u64;
+        while Instant::now() < until {
+            spin = spin.wrapping_add(1);
+        }
+        assert!(spin > 0);
+        let mut report = monitor.stop();
+        report.set_requests(1000);
+        let me = report.client().expect("client summary");
+        assert!(me.samples.len() >= 3, "{:?}", me.samples.len());
+        assert!(me.cpu_user_s + me.cpu_sys_s > 0.1, "{me:?}");
+        assert!(me.cpu_pct_max > 30.0);
+        assert!(me.cpu_s_per_1k_requests.unwrap() > 0.1);
+        assert!(!report.machine.is_empty());
+    }
+}

@@ -1,0 +1,160 @@
+//! Reading one process's counters (and the machine's) from /proc. Linux only;
+//! a process that has gone away reads as `None`.
+
+use std::fs;
+
+/// Cumulative counters of one process at one instant.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ProcessCounters {
+    /// CPU time in clock ticks.
+    pub utime: u64,
+    pub stime: u64,
+    pub threads: u64,
+    pub rss_bytes: u64,
+    pub ctx_voluntary: u64,
+    pub ctx_involuntary: u64,
+    pub open_fds: u64,
+}
+
+/// The fields after `comm` in a /proc stat line (comm may contain spaces and
+/// parentheses, so split at the last ')').
+fn stat_fields(stat: &str) -> Option<Vec<&str>> {
+    let after = &stat[stat.rfind(')')? + 1..];
+    Some(after.split_whitespace().collect())
+}
+
+/// utime and stime (ticks) from a /proc/.../stat line.
+pub fn cpu_ticks(stat: &str) -> Option<(u64, u64)> {
+    let fields = stat_fields(stat)?;
+    // After the comm: state is field 3 of stat(5), so utime (14) is index 11.
+    Some((fields.get(11)?.parse().ok()?, fields.get(12)?.parse().ok()?))
+}
+
+fn status_value(status: &str, key: &str) -> Option<u64> {
+    status
+        .lines()
+        .find(|line| line.starts_with(key))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+/// Reads a process's counters.
+pub fn read_process(pid: u32) -> Option<ProcessCounters> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (utime, stime) = cpu_ticks(&stat)?;
+    let fields = stat_fields(&stat)?;
+    let threads = fields.get(17)?.parse().ok()?;
+    let status = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    // /proc/PID/status counts the main thread's switches only: sum every thread's.
+    let (ctx_voluntary, ctx_involuntary) = thread_switches(pid).unwrap_or((
+        status_value(&status, "voluntary_ctxt_switches:").unwrap_or(0),
+        status_value(&status, "nonvoluntary_ctxt_switches:").unwrap_or(0),
+    ));
+    let open_fds = fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|dir| dir.count() as u64)
+        .unwrap_or(0);
+    Some(ProcessCounters {
+        utime,
+        stime,
+        threads,
+        rss_bytes: status_value(&status, "VmRSS:").unwrap_or(0) * 1024,
+        ctx_voluntary,
+        ctx_involuntary,
+        open_fds,
+    })
+}
+
+/// Voluntary and involuntary context switches summed over all threads.
+fn thread_switches(pid: u32) -> Option<(u64, u64)> {
+    let tasks = fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    let mut totals = (0, 0);
+    for entry in tasks.flatten() {
+        let path = entry.path().join("status");
+        if let Ok(status) = fs::read_to_string(path) {
+            totals.0 += status_value(&status, "voluntary_ctxt_switches:").unwrap_or(0);
+            totals.1 += status_value(&status, "nonvoluntary_ctxt_switches:").unwrap_or(0);
+        }
+    }
+    Some(totals)
+}
+
+/// CPU ticks (user + system) of each thread of a process, by thread id.
+pub fn thread_ticks(pid: u32) -> Vec<(u32, u64)> {
+    let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .filter_map(|entry| {
+            let tid: u32 = entry.ok()?.file_name().to_str()?.parse().ok()?;
+            let stat = fs::read_to_string(format!("/proc/{pid}/task/{tid}/stat")).ok()?;
+            let (user, system) = cpu_ticks(&stat)?;
+            Some((tid, user + system))
+        })
+        .collect()
+}
+
+/// The process name.
+pub fn process_name(pid: u32) -> String {
+    fs::read_to_string(format!("/proc/{pid}/comm"))
+        .map(|name| name.trim().to_string())
+        .unwrap_or_default()
+}
+
+/// (busy, total) jiffies of all CPUs, from the first line of /proc/stat.
+pub fn machine_ticks() -> Option<(u64, u64)> {
+    let stat = fs::read_to_string("/proc/stat").ok()?;
+    let line = stat.lines().next()?;
+    let values: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|v| v.parse().ok())
+        .collect();
+    let total: u64 = values.iter().take(8).sum();
+    // idle + iowait are not busy.
+    let idle = values.get(3)? + values.get(4).copied().unwrap_or(0);
+    Some((total - idle, total))
+}
+
+/// The 1-minute load average.
+pub fn load_average() -> f64 {
+    fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|text| text.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0.0)
+}
+
+/// Clock ticks per second for CPU times.
+pub fn ticks_per_second() -> f64 {
+    // SAFETY: sysconf reads a constant and has no preconditions.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if ticks > 0 {
+        ticks as f64
+    } else {
+        100.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_stat_with_a_hostile_comm() {
+        let stat = "42 (a) b (c)) S 1 42 42 0 -1 4194560 100 0 0 0 250 75 0 0 20 0 7 0 100 1000 50";
+        assert_eq!(cpu_ticks(stat), Some((250, 75)));
+        assert_eq!(stat_fields(stat).unwrap()[17], "7");
+    }
+
+    #[test]
+    fn reads_this_process() {
+        let me = read_process(std::process::id()).expect("own /proc entry");
+        assert!(me.threads >= 1);
+        assert!(me.rss_bytes > 0);
+        assert!(me.open_fds >= 3);
+        assert!(!thread_ticks(std::process::id()).is_empty());
+        assert!(machine_ticks().is_some());
+        assert!(read_process(u32::MAX).is_none());
+    }
+}

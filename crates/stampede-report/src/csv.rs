@@ -1,0 +1,74 @@
+//! CSV exports of a result: ab's `-e` percentile table (percent, then
+//! milliseconds, for 0 … 100) and the per-second time series.
+
+use stampede_metrics::RunResult;
+use std::io::{self, Write};
+
+/// Writes ab's `-e` table: `Percentage served,Time in ms`, one row per whole
+/// percent from 0 (the fastest response) to 100 (the slowest), read from
+/// the full HDR histogram rather than a sorted sample list.
+pub fn render_csv(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+    let histogram = result
+        .latency_histogram()
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?;
+    writeln!(out, "Percentage served,Time in ms")?;
+    for percent in 0..=100u32 {
+        let micros = if histogram.is_empty() {
+            0
+        } else if percent == 0 {
+            histogram.min()
+        } else if percent == 100 {
+            histogram.max()
+        } else {
+            histogram.value_at_quantile(f64::from(percent) / 100.0)
+        };
+        writeln!(out, "{percent},{:.3}", micros as f64 / 1000.0)?;
+    }
+    Ok(())
+}
+
+/// Columns of the time-series CSV, in order.
+pub const TIMESERIES_COLUMNS: [&str; 14] = [
+    "second",
+    "duration_s",
+    "completed",
+    "success",
+    "errors",
+    "rps",
+    "bytes_received",
+    "in_flight",
+    "open_connections",
+    "p50_ms",
+    "p90_ms",
+    "p99_ms",
+    "max_ms",
+    "target",
+];
+
+/// Writes one row per second of measurement (see [`TIMESERIES_COLUMNS`]);
+/// `errors` counts requests without a usable response in that second.
+pub fn render_csv_timeseries(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "{}", TIMESERIES_COLUMNS.join(","))?;
+    let ms = |us: u64| us as f64 / 1000.0;
+    for p in &result.timeseries {
+        writeln!(
+            out,
+            "{},{},{},{},{},{:.3},{},{},{},{:.3},{:.3},{:.3},{:.3},{}",
+            p.second,
+            p.duration_s,
+            p.completed,
+            p.success,
+            p.errors.values().sum::<u64>(),
+            p.rps,
+            p.bytes_received,
+            p.in_flight,
+            p.open_connections,
+            ms(p.p50_us),
+            ms(p.p90_us),
+            ms(p.p99_us),
+            ms(p.max_us),
+            p.target
+        )?;
+    }
+    Ok(())
+}

@@ -1,0 +1,350 @@
+//! `stampede sweep`: a ladder of full runs (connections or rates), each
+//! classified, then the answer a person used to work out by hand: stable
+//! range, knee, capacity, effective throughput and a USL fit, with the rule
+//! behind every verdict printed.
+
+use crate::cmd::run::{build_plan, exit_status, parse_run_args, run_plan_with, SloArg};
+use crate::output::write_json_value;
+use crate::spawn::SpawnedServer;
+use crate::{exit, interrupt};
+use anyhow::{bail, Context};
+use stampede_analysis::{
+    analyze_sweep, Load, RateSearch, SearchNext, StepInput, SweepAnalysis, Thresholds, SWEEP_SCHEMA,
+};
+use stampede_metrics::RunResult;
+use stampede_plan::{format_duration, parse_duration};
+use stampede_report::{format_latency_us, format_rate};
+use std::path::PathBuf;
+use std::time::Duration;
+
+const EXAMPLES: &str = "Examples:
+  stampede sweep http://127.0.0.1:3000/ -c 1000,2000,5000,10000 --step 30s
+  stampede sweep http://127.0.0.1:3000/ -r 1000:20000:1000 --step 10s --slo 'p99<200ms,errors<1%'
+  stampede sweep http://127.0.0.1:3000/ -c 50,100,200,400,800 --spawn 'stampede serve --threads 4' --json sweep.json";
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = EXAMPLES)]
+pub struct SweepArgs {
+    /// URL to load
+    pub url: String,
+    /// Closed-model steps: connections per step, comma-separated (e.g. 50,100,200)
+    #[arg(
+        short = 'c',
+        long,
+        value_name = "LIST",
+        conflicts_with = "rates",
+        required_unless_present = "rates"
+    )]
+    pub connections: Option<String>,
+    /// Open-model steps: FROM:TO:STEP requests/s, or a comma-separated list;
+    /// with --slo, stops after two failing steps in a row (capacity search)
+    #[arg(short = 'r', long = "rate", value_name = "SPEC")]
+    pub rates: Option<String>,
+    /// Measured time per step
+    #[arg(long, default_value = "10s", value_parser = parse_duration, value_name = "DUR")]
+    pub step: Duration,
+    /// Unrecorded load before each step
+    #[arg(long, default_value = "1s", value_parser = parse_duration, value_name = "DUR")]
+    pub warmup: Duration,
+    /// Worker threads [default: CPUs available]
+    #[arg(short = 't', long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// With -r: the most connections per step
+    #[arg(long, value_name = "N")]
+    pub max_connections: Option<usize>,
+    /// Conditions a step must meet to count towards capacity, e.g. 'p99<200ms,errors<1%'
+    #[arg(long, value_name = "CONDITIONS")]
+    pub slo: Option<String>,
+    /// Sample this server process during every step (repeatable)
+    #[arg(long = "pid", value_name = "PID")]
+    pub pids: Vec<u32>,
+    /// Start the server with this shell command once, before the first step, and stop it after the last
+    #[arg(long, value_name = "CMD")]
+    pub spawn: Option<String>,
+    /// A step whose goodput grows by less than this share of its load growth is saturated
+    #[arg(long, default_value_t = Thresholds::default().healthy_efficiency, value_name = "RATIO")]
+    pub saturation_efficiency: f64,
+    /// Error rate above which a step is overloaded (percent; an SLO's errors condition wins)
+    #[arg(long, default_value_t = Thresholds::default().max_error_pct, value_name = "PCT")]
+    pub max_errors: f64,
+    /// Extra `stampede run` options for every step, e.g. --run-args='-m POST -b x'
+    #[arg(long, value_name = "ARGS", allow_hyphen_values = true)]
+    pub run_args: Option<String>,
+    /// Write the sweep (schema stampede.sweep/1, every step's full result) to PATH
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
+    /// No progress lines, only the steps table and the verdict
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+}
+
+/// Parses `1000:20000:1000` or `1000,2000,5000`.
+pub fn parse_rates(spec: &str) -> anyhow::Result<Vec<f64>> {
+    let bad = || {
+        anyhow::anyhow!(
+            "invalid rate steps '{spec}': expected FROM:TO:STEP or a comma-separated list"
+        )
+    };
+    let rates: Vec<f64> = if spec.contains(':') {
+        let parts: Vec<f64> = spec
+            .split(':')
+            .map(|p| p.trim().parse::<f64>())
+            .collect::<Result<_, _>>()
+            .map_err(|_| bad())?;
+        let [from, to, step] = parts[..] else {
+            return Err(bad());
+        };
+        if !(from > 0.0 && to >= from && step > 0.0) {
+            return Err(bad());
+        }
+        let count = ((to - from) / step).floor() as usize + 1;
+        if count > 1000 {
+            bail!("rate steps '{spec}' make {count} steps; at most 1000");
+        }
+        (0..count).map(|i| from + step * i as f64).collect()
+    } else {
+        spec.split(',')
+            .map(|p| p.trim().parse::<f64>())
+            .collect::<Result<_, _>>()
+            .map_err(|_| bad())?
+    };
+    if rates.is_empty() || rates.iter().any(|r| !(r.is_finite() && *r > 0.0)) {
+        return Err(bad());
+    }
+    Ok(rates)
+}
+
+/// Parses `50,100,200`.
+pub fn parse_connection_list(spec: &str) -> anyhow::Result<Vec<u64>> {
+    let list: Vec<u64> = spec
+        .split(',')
+        .map(|p| p.trim().parse::<u64>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| {
+            anyhow::anyhow!("invalid connection steps '{spec}': expected e.g. 50,100,200")
+        })?;
+    if list.is_empty() || list.contains(&0) {
+        bail!("invalid connection steps '{spec}': every step needs at least 1 connection");
+    }
+    Ok(list)
+}
+
+/// The words of `stampede run` for one step.
+fn step_words(args: &SweepArgs, load: Load) -> anyhow::Result<Vec<String>> {
+    let mut words = vec![
+        args.url.clone(),
+        "-d".into(),
+        format_duration(args.step),
+        "--warmup".into(),
+        format_duration(args.warmup),
+    ];
+    match load {
+        Load::Connections(c) => words.extend(["-c".to_string(), c.to_string()]),
+        Load::Rate(r) => {
+            words.extend(["-r".to_string(), r.to_string()]);
+            if let Some(max) = args.max_connections {
+                words.extend(["-c".to_string(), max.to_string()]);
+            }
+        }
+    }
+    if let Some(threads) = args.threads {
+        words.extend(["-t".to_string(), threads.to_string()]);
+    }
+    if let Some(slo) = &args.slo {
+        words.extend(["--slo".to_string(), slo.clone()]);
+    }
+    if let Some(extra) = &args.run_args {
+        words.extend(extra.split_whitespace().map(str::to_string));
+    }
+    Ok(words)
+}
+
+pub fn execute(args: SweepArgs) -> anyhow::Result<i32> {
+    let loads: Vec<Load> = match (&args.connections, &args.rates) {
+        (Some(list), _) => parse_connection_list(list)?
+            .into_iter()
+            .map(Load::Connections)
+            .collect(),
+        (None, Some(spec)) => parse_rates(spec)?.into_iter().map(Load::Rate).collect(),
+        (None, None) => bail!("give the steps: -c 50,100,200 or -r FROM:TO:STEP"),
+    };
+    let slo = match &args.slo {
+        Some(text) => Some(SloArg(stampede_analysis::parse_slo(text)?)),
+        None => None,
+    };
+    // Validate every step's plan before running any of them.
+    let mut plans = Vec::with_capacity(loads.len());
+    for load in &loads {
+        let run_args = parse_run_args(step_words(&args, *load)?)
+            .map_err(|e| anyhow::anyhow!("{}", e.to_string().trim()))?;
+        plans.push(build_plan(&run_args)?);
+    }
+    let mut pids = args.pids.clone();
+    let spawned = match &args.spawn {
+        Some(command) => {
+            let addr = stampede_engine::resolve(&plans[0].0)?;
+            let server = SpawnedServer::start(command, addr)?;
+            pids.push(server.pid());
+            Some(server)
+        }
+        None => None,
+    };
+    let stop = interrupt::stop_handle()?;
+    let mut search = RateSearch::default();
+    let mut results: Vec<(Load, RunResult)> = Vec::new();
+    let total = loads.len();
+    for (index, (load, (plan, notices))) in loads.iter().zip(plans).enumerate() {
+        if stop.is_stopped() {
+            break;
+        }
+        if !args.quiet {
+            eprintln!(
+                "stampede sweep: step {}/{total}: {}",
+                index + 1,
+                describe(*load)
+            );
+        }
+        let result = run_plan_with(&plan, notices, args.quiet, &pids, slo.as_ref())
+            .with_context(|| format!("step {}", describe(*load)))?;
+        if result.interrupted {
+            eprintln!(
+                "stampede sweep: interrupted during {}; that step is left out",
+                describe(*load)
+            );
+            break;
+        }
+        let passed = exit_status(&result) == exit::OK;
+        if !args.quiet {
+            eprintln!(
+                "stampede sweep:   goodput {} req/s, p99 {}, errors {:.2}%{}",
+                format_rate(result.goodput),
+                format_latency_us(result.latency_us.p99 as f64),
+                result.error_rate_pct,
+                if slo.is_some() {
+                    if passed {
+                        ", SLO pass"
+                    } else {
+                        ", SLO FAIL"
+                    }
+                } else {
+                    ""
+                }
+            );
+        }
+        results.push((*load, result));
+        if let (Load::Rate(rate), Some(_)) = (load, &slo) {
+            if search.record(*rate, passed) == SearchNext::Stop {
+                eprintln!("stampede sweep: {}", search.sentence());
+                break;
+            }
+        }
+    }
+    drop(spawned);
+    if results.is_empty() {
+        bail!("no step completed");
+    }
+    let inputs: Vec<StepInput> = results
+        .iter()
+        .map(|(load, r)| StepInput::from_result(*load, r))
+        .collect();
+    let thresholds = Thresholds {
+        healthy_efficiency: args.saturation_efficiency,
+        max_error_pct: args.max_errors,
+        ..Thresholds::default()
+    };
+    let analysis = analyze_sweep(&inputs, slo.as_ref().map(|s| s.0.as_slice()), &thresholds);
+    let document = sweep_document(&analysis, &results)?;
+    let saved = args
+        .json
+        .as_ref()
+        .map(|path| write_json_value(&document, path))
+        .transpose();
+    print_sweep(&analysis, &results)?;
+    saved?;
+    Ok(if stop.is_stopped() {
+        exit::INTERRUPTED
+    } else {
+        exit::OK
+    })
+}
+
+fn describe(load: Load) -> String {
+    match load {
+        Load::Connections(c) => format!("{c} connections"),
+        Load::Rate(r) => format!("{} req/s", format_rate(r)),
+    }
+}
+
+/// The `stampede.sweep/1` document: the analysis, with each step's full result.
+pub fn sweep_document(
+    analysis: &SweepAnalysis,
+    results: &[(Load, RunResult)],
+) -> anyhow::Result<serde_json::Value> {
+    let mut document = serde_json::to_value(analysis)?;
+    if let Some(steps) = document.get_mut("steps").and_then(|s| s.as_array_mut()) {
+        for (step, (_, result)) in steps.iter_mut().zip(results) {
+            step["result"] = serde_json::to_value(result)?;
+        }
+    }
+    document["schema"] = SWEEP_SCHEMA.into();
+    document["version"] = env!("CARGO_PKG_VERSION").into();
+    Ok(document)
+}
+
+fn print_sweep(analysis: &SweepAnalysis, results: &[(Load, RunResult)]) -> anyhow::Result<()> {
+    use std::io::Write;
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    writeln!(
+        out,
+        "{:>12} {:>12} {:>12} {:>10} {:>10} {:>8}  class: rule",
+        "load", "goodput/s", "rps", "p50", "p99", "errors"
+    )?;
+    for (step, (load, result)) in analysis.steps.iter().zip(results) {
+        writeln!(
+            out,
+            "{:>12} {:>12} {:>12} {:>10} {:>10} {:>7.2}%  {}: {}",
+            describe(*load),
+            format_rate(result.goodput),
+            format_rate(result.rps),
+            format_latency_us(result.latency_us.p50 as f64),
+            format_latency_us(result.latency_us.p99 as f64),
+            result.error_rate_pct,
+            step.class.as_str(),
+            step.rule
+        )?;
+    }
+    writeln!(out)?;
+    for sentence in &analysis.verdict {
+        writeln!(out, "{sentence}")?;
+    }
+    for warning in &analysis.warnings {
+        writeln!(out, "WARNING: {warning}")?;
+    }
+    for (load, result) in results {
+        for warning in &result.warnings {
+            writeln!(out, "WARNING ({}): {warning}", describe(*load))?;
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_rate_ranges_and_lists() {
+        assert_eq!(
+            parse_rates("1000:3000:1000").unwrap(),
+            vec![1000.0, 2000.0, 3000.0]
+        );
+        assert_eq!(parse_rates("5, 10").unwrap(), vec![5.0, 10.0]);
+        for bad in ["", "1:2", "3:1:1", "0:10:1", "a,b", "1:1000000:1"] {
+            assert!(parse_rates(bad).is_err(), "{bad}");
+        }
+        assert_eq!(parse_connection_list("50,100").unwrap(), vec![50, 100]);
+        assert!(parse_connection_list("0,1").is_err());
+    }
+}
