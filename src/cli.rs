@@ -30,9 +30,41 @@ pub enum Command {
     Demo(cmd::demo::DemoArgs),
     /// Run a ladder of steps and find the stable range, knee and capacity
     Sweep(cmd::sweep::SweepArgs),
+    /// Compare saved results: a column per run, the change against the first
+    Compare(cmd::compare::CompareArgs),
+    /// Re-render a saved result as text, HTML or CSV
+    Report(cmd::report::ReportArgs),
+    /// ApacheBench's command line and report: stampede ab -n 1000 -c 10 -k URL
+    #[command(disable_help_flag = true)]
+    Ab {
+        /// ab's options and URL (see `stampede ab -h`)
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        words: Vec<String>,
+    },
+    /// wrk's command line and report: stampede wrk -t4 -c500 -d10s --latency URL
+    #[command(disable_help_flag = true)]
+    Wrk {
+        /// wrk's options and URL (see `stampede wrk -h`)
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        words: Vec<String>,
+    },
+    /// WebBench's command line and report: stampede webbench -t 60 -c 1000 URL
+    #[command(disable_help_flag = true)]
+    Webbench {
+        /// webbench's options and URL (see `stampede webbench -h`)
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        words: Vec<String>,
+    },
+    /// The kedao/cinatra press tool's command line and report: stampede press -t 2 -c 40 -d 30s URL
+    #[command(disable_help_flag = true)]
+    Press {
+        /// the press tool's options and URL (see `stampede press -?`)
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        words: Vec<String>,
+    },
 }
 
-const SUBCOMMANDS: &[&str] = &["run", "serve", "demo", "sweep", "help"];
+const SUBCOMMANDS: &[&str] = &["run", "serve", "demo", "sweep", "compare", "report", "ab", "wrk", "webbench", "press", "help"];
 const TOP_LEVEL_FLAGS: [&str; 4] = ["-h", "--help", "-V", "--version"];
 
 /// Inserts `run` when the first argument is not a subcommand or a top-level

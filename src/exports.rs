@@ -1,14 +1,207 @@
-//! Files written from a finished result besides `--json` (CSV, gnuplot, HTML
-//! exports plug in here): flattened into the arguments of every subcommand
-//! that produces a result.
+//! Files written from a run besides `--json`: the HTML report, ab's `-e` CSV,
+//! the per-second CSV (from the finished result), and the per-request
+//! outputs, ab's `-g` gnuplot TSV and the request log (written during the
+//! run by the engine's background writer through a bounded buffer).
+//! Flattened into the arguments of every subcommand that runs a load.
 
+use anyhow::Context;
+use stampede_engine::{LoggedRequest, RequestLogOptions, RequestLogReport, RequestSink, RunClock};
 use stampede_metrics::RunResult;
+use stampede_report::{GnuplotRow, RequestLine};
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
 
 /// Export options shared by `run` and the commands built on it.
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct ExportArgs {}
+#[derive(Debug, Clone, clap::Args)]
+pub struct ExportArgs {
+    /// Write an HTML report (one self-contained file, interactive charts, works offline)
+    #[arg(long, value_name = "PATH")]
+    pub html: Option<PathBuf>,
+    /// Write ab's -e table: percent served (0..100) and time in milliseconds, as CSV
+    #[arg(long, value_name = "PATH")]
+    pub csv: Option<PathBuf>,
+    /// Write the per-second series (throughput, errors, latency percentiles, connections) as CSV
+    #[arg(long, value_name = "PATH")]
+    pub csv_timeseries: Option<PathBuf>,
+    /// Write ab's -g per-request TSV (starttime seconds ctime dtime ttime wait, in ms)
+    #[arg(long, value_name = "PATH")]
+    pub gnuplot: Option<PathBuf>,
+    /// With --gnuplot: keep every Nth request, so long runs do not fill the disk
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    pub gnuplot_sample: u64,
+    /// Log every request (time, status, latency, bytes, error, target) to PATH; lines
+    /// the disk cannot keep up with are dropped and counted, never waited for
+    #[arg(long, value_name = "PATH")]
+    pub log_requests: Option<PathBuf>,
+}
 
-/// Writes every export asked for.
-pub fn write_exports(_result: &RunResult, _args: &ExportArgs) -> anyhow::Result<()> {
-    Ok(())
+impl Default for ExportArgs {
+    fn default() -> Self {
+        ExportArgs {
+            html: None,
+            csv: None,
+            csv_timeseries: None,
+            gnuplot: None,
+            gnuplot_sample: 1,
+            log_requests: None,
+        }
+    }
+}
+
+/// Writes a file through a buffer, with the path in any error.
+pub fn write_file(
+    path: &Path,
+    render: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> anyhow::Result<()> {
+    let write = || -> io::Result<()> {
+        let mut file = BufWriter::new(File::create(path)?);
+        render(&mut file)?;
+        file.into_inner().map_err(|e| e.into_error())?.sync_all()
+    };
+    write().with_context(|| format!("writing {}", path.display()))
+}
+
+/// Writes every export made from a finished result; tries them all and
+/// reports the first failure.
+pub fn write_exports(result: &RunResult, args: &ExportArgs) -> anyhow::Result<()> {
+    let mut outcomes = Vec::new();
+    if let Some(path) = &args.html {
+        outcomes.push(write_file(path, |out| {
+            stampede_report::render_html(result, out)
+        }));
+    }
+    if let Some(path) = &args.csv {
+        outcomes.push(write_file(path, |out| {
+            stampede_report::render_csv(result, out)
+        }));
+    }
+    if let Some(path) = &args.csv_timeseries {
+        outcomes.push(write_file(path, |out| {
+            stampede_report::render_csv_timeseries(result, out)
+        }));
+    }
+    outcomes.into_iter().collect()
+}
+
+/// Opens the per-request outputs asked for (before the run, so a bad path
+/// fails before any load is sent) as the engine's request-log options.
+pub fn open_request_log(
+    args: &ExportArgs,
+    target: &str,
+) -> anyhow::Result<Option<RequestLogOptions>> {
+    let create = |path: &PathBuf| -> anyhow::Result<BufWriter<File>> {
+        let file = File::create(path).with_context(|| format!("creating {}", path.display()))?;
+        Ok(BufWriter::with_capacity(1 << 16, file))
+    };
+    let log = args.log_requests.as_ref().map(create).transpose()?;
+    let gnuplot = args.gnuplot.as_ref().map(create).transpose()?;
+    if log.is_none() && gnuplot.is_none() {
+        return Ok(None);
+    }
+    // The engine samples for the gnuplot file alone; with the full log on it
+    // passes every request and the gnuplot writer keeps every Nth itself.
+    let (engine_every, gnuplot_every) = if log.is_some() {
+        (1, args.gnuplot_sample)
+    } else {
+        (args.gnuplot_sample, 1)
+    };
+    let mut sink = ExportSink {
+        target: target.to_string(),
+        log,
+        gnuplot,
+        gnuplot_every,
+        gnuplot_seen: 0,
+    };
+    sink.write_headers()
+        .context("writing the per-request file headers")?;
+    let mut options = RequestLogOptions::new(Box::new(sink));
+    options.sample_every = engine_every;
+    Ok(Some(options))
+}
+
+/// Folds the request log's report into the result: the counts, and a warning
+/// for dropped lines or a failed write (the measurement itself stands, so a
+/// log that could not be written does not discard the result).
+pub fn apply_request_log(result: &mut RunResult, report: Option<RequestLogReport>) {
+    let Some(report) = report else {
+        return;
+    };
+    result.request_log = Some(report.summary);
+    if report.summary.dropped > 0 {
+        result.warnings.push(format!(
+            "per-request log: {} of {} lines dropped because the disk could not keep up \
+             (the load was not slowed)",
+            report.summary.dropped,
+            report.summary.dropped + report.summary.written
+        ));
+    }
+    if let Some(error) = report.error {
+        result.warnings.push(format!(
+            "per-request log: writing failed ({error}); the file is incomplete"
+        ));
+    }
+}
+
+/// Formats logged requests into the files asked for, on the writer thread.
+struct ExportSink {
+    target: String,
+    log: Option<BufWriter<File>>,
+    gnuplot: Option<BufWriter<File>>,
+    gnuplot_every: u64,
+    gnuplot_seen: u64,
+}
+
+impl ExportSink {
+    fn write_headers(&mut self) -> io::Result<()> {
+        if let Some(out) = &mut self.log {
+            stampede_report::render_request_log_header(out)?;
+        }
+        if let Some(out) = &mut self.gnuplot {
+            stampede_report::render_gnuplot_header(out)?;
+        }
+        Ok(())
+    }
+}
+
+impl RequestSink for ExportSink {
+    fn write(&mut self, request: &LoggedRequest, clock: &RunClock) -> io::Result<()> {
+        let o = &request.outcome;
+        let latency = o.done.saturating_duration_since(o.intended);
+        if let Some(out) = &mut self.log {
+            let line = RequestLine {
+                t_s: clock.offset(o.intended).as_secs_f64(),
+                status: o.result.ok(),
+                latency_us: latency.as_micros() as u64,
+                bytes: o.bytes_received,
+                error: o.result.err().map(|kind| kind.as_str()),
+                target: &self.target,
+            };
+            stampede_report::render_request_line(&line, out)?;
+        }
+        // ab writes rows for complete responses only.
+        if let (Some(out), Ok(_)) = (&mut self.gnuplot, o.result) {
+            let keep = self.gnuplot_seen.is_multiple_of(self.gnuplot_every);
+            self.gnuplot_seen += 1;
+            if keep {
+                let row = GnuplotRow {
+                    start: clock.wall(o.intended),
+                    connect: request.connect.unwrap_or_default(),
+                    total: latency,
+                    wait: o
+                        .first_byte
+                        .map_or(latency, |first| first.saturating_duration_since(o.sent)),
+                };
+                stampede_report::render_gnuplot_row(&row, out)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        for out in [&mut self.log, &mut self.gnuplot].into_iter().flatten() {
+            out.flush()?;
+        }
+        Ok(())
+    }
 }

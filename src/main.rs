@@ -23,6 +23,12 @@ fn main() {
         Command::Serve(args) => cmd::serve::run(args),
         Command::Demo(args) => cmd::demo::execute(args),
         Command::Sweep(args) => cmd::sweep::execute(args),
+        Command::Compare(args) => cmd::compare::execute(args),
+        Command::Report(args) => cmd::report::execute(args),
+        Command::Ab { words } => cmd::compat::ab::execute(words),
+        Command::Wrk { words } => cmd::compat::wrk::execute(words),
+        Command::Webbench { words } => cmd::compat::webbench::execute(words),
+        Command::Press { words } => cmd::compat::press::execute(words),
     };
     let code = match outcome {
         Ok(code) => code,

@@ -1,5 +1,9 @@
 //! Subcommands of the `stampede` binary, one file each.
+pub mod compare;
+pub mod compat;
 pub mod demo;
+pub mod repeat;
+pub mod report;
 pub mod run;
 pub mod serve;
 pub mod sweep;

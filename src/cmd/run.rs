@@ -1,6 +1,7 @@
 //! `stampede run`: build a plan from the arguments, run the engine with a
 //! progress line, print the summary and write the result file.
 
+use crate::cmd::repeat::{self, RepeatOutput, Rounds};
 use crate::exports::{self, ExportArgs};
 use crate::output::{self, OutputFormat};
 use crate::spawn::SpawnedServer;
@@ -107,6 +108,17 @@ pub struct RunArgs {
     /// each is printed with its measured value, and any failure exits with status 1
     #[arg(long, value_parser = parse_slo_arg, value_name = "CONDITIONS")]
     pub slo: Option<SloArg>,
+    /// Run the plan N times and report each figure's mean with a 95% confidence
+    /// interval (the file holds every run: `stampede compare` uses them)
+    #[arg(long, value_name = "N", conflicts_with = "until_stable")]
+    pub repeat: Option<usize>,
+    /// Keep running rounds until the figure's 95% confidence interval is within
+    /// ±PCT of its mean, e.g. p99:5% (at least 3 rounds; -d bounds the total)
+    #[arg(long, value_parser = stampede_analysis::parse_stable_target, value_name = "FIGURE:PCT%")]
+    pub until_stable: Option<stampede_analysis::StableTarget>,
+    /// Length of one --until-stable round
+    #[arg(long, default_value = "5s", value_parser = parse_duration, value_name = "DUR")]
+    pub round: Duration,
     #[command(flatten)]
     pub server: ServerArgs,
     #[command(flatten)]
@@ -280,7 +292,21 @@ pub fn run_plan_with(
     pids: &[u32],
     slo: Option<&SloArg>,
 ) -> anyhow::Result<RunResult> {
+    run_plan_exporting(plan, notices, quiet, pids, slo, &ExportArgs::default())
+}
+
+/// [`run_plan_with`], also writing the per-request outputs of `exports`
+/// (`--gnuplot`, `--log-requests`) while the load runs.
+pub fn run_plan_exporting(
+    plan: &Plan,
+    notices: Vec<String>,
+    quiet: bool,
+    pids: &[u32],
+    slo: Option<&SloArg>,
+    exports: &ExportArgs,
+) -> anyhow::Result<RunResult> {
     check_fd_headroom(plan)?;
+    let request_log = exports::open_request_log(exports, &plan.target.url)?;
     let stop = interrupt::stop_handle()?;
     for notice in &notices {
         eprintln!("stampede: note: {notice}");
@@ -304,12 +330,15 @@ pub fn run_plan_with(
     let monitor =
         Monitor::start(watched, MONITOR_INTERVAL).context("starting the process monitor")?;
     let mut view = view::open_view(quiet, planned);
-    let recording = stampede_engine::run(plan, view.as_mut(), &stop);
+    let options = stampede_engine::RunOptions { request_log };
+    let finished = stampede_engine::run_with(plan, view.as_mut(), &stop, options);
     view.finish();
     let mut report = monitor.stop();
-    let recording = recording?;
+    let finished = finished?;
     let version = env!("CARGO_PKG_VERSION");
-    let mut result = RunResult::from_recording(plan, &recording, environment, version, notices);
+    let recording = &finished.recording;
+    let mut result = RunResult::from_recording(plan, recording, environment, version, notices);
+    exports::apply_request_log(&mut result, finished.request_log);
     report.set_requests(result.requests.completed);
     for pid in pids {
         if !report.processes.iter().any(|p| p.pid == *pid) {
@@ -395,7 +424,30 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
         }
         None => None,
     };
-    let result = run_plan_with(&plan, notices, args.quiet, &pids, args.slo.as_ref());
+    let rounds = match (args.repeat, args.until_stable) {
+        (Some(n), _) => Some(Rounds::Fixed(n)),
+        (None, Some(target)) => Some(Rounds::UntilStable {
+            target,
+            round: args.round,
+            budget: args.duration.unwrap_or(Duration::from_secs(60)),
+        }),
+        (None, None) => None,
+    };
+    if let Some(rounds) = rounds {
+        let output = RepeatOutput {
+            json: args.json.as_ref(),
+            quiet: args.quiet,
+        };
+        return repeat::execute(plan, notices, rounds, &pids, args.slo.as_ref(), output);
+    }
+    let result = run_plan_exporting(
+        &plan,
+        notices,
+        args.quiet,
+        &pids,
+        args.slo.as_ref(),
+        &args.exports,
+    );
     drop(spawned);
     let result = result?;
     deliver(&result, args.json.as_ref(), args.output, &args.exports)

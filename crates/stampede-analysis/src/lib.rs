@@ -10,6 +10,7 @@
 mod compare;
 mod search;
 mod slo;
+mod stability;
 mod sweep;
 mod usl;
 mod verdict;
@@ -23,6 +24,7 @@ pub use slo::{
     all_passed, evaluate, parse_condition, parse_slo, Comparator, Condition, ConditionOutcome,
     Measure, Metric, SloError,
 };
+pub use stability::{mean_interval, parse_stable_target, Interval, StableTarget};
 pub use sweep::{
     analyze_sweep, Class, LittleCheck, Load, LoadRange, Point, StepAnalysis, StepInput,
     SweepAnalysis, Thresholds, SWEEP_SCHEMA,

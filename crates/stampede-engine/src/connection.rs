@@ -6,6 +6,7 @@
 use crate::http1::{ResponseError, ResponseParser, ResponseProgress};
 use crate::outcome_class::{classify_connect, classify_io};
 use crate::read_buffer::ReadBuffer;
+use crate::request_log::WorkerLog;
 use crate::worker_state::WorkerState;
 use stampede_metrics::{ErrorKind, Outcome};
 use std::net::SocketAddr;
@@ -25,6 +26,8 @@ pub struct ConnectionContext {
     pub connect_timeout: Duration,
     pub timeout: Duration,
     pub state: Rc<WorkerState>,
+    /// The per-request log, when one was asked for (`None`: one check per request).
+    pub log: Option<WorkerLog>,
 }
 
 /// The result of one exchange before it is turned into an [`Outcome`].
@@ -34,6 +37,8 @@ struct Exchange {
     body_bytes: u64,
     sent: Instant,
     first_byte: Option<Instant>,
+    /// How long opening a connection for this request took, if it needed one.
+    connect: Option<Duration>,
 }
 
 /// A connection slot's reusable parts.
@@ -73,6 +78,9 @@ impl Slot {
             body_bytes: exchange.body_bytes,
         };
         ctx.state.end_request(&outcome);
+        if let Some(log) = &ctx.log {
+            log.record(&outcome, exchange.connect);
+        }
         if outcome.result.is_err() {
             self.drop_stream(ctx, false);
             // A refused port answers at once: yield so a dead target cannot
@@ -119,13 +127,16 @@ impl Slot {
             body_bytes: 0,
             sent: intended,
             first_byte: None,
+            connect: None,
         };
         if self.stream.is_none() {
             let connect_start = Instant::now();
             match connect(ctx).await {
                 Ok(stream) => {
+                    let connect_time = connect_start.elapsed();
+                    exchange.connect = Some(connect_time);
                     ctx.state
-                        .connection_opened(self.server_closed, connect_start.elapsed());
+                        .connection_opened(self.server_closed, connect_time);
                     self.stream = Some(stream);
                     self.server_closed = false;
                 }

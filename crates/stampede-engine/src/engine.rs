@@ -4,6 +4,7 @@
 use crate::closed::share_of;
 use crate::http1::encode_request;
 use crate::open::OpenLoad;
+use crate::request_log::{RequestLog, RequestLogOptions, RequestLogReport, RunClock};
 use crate::worker::{run_worker, WorkerLoad, WorkerMessage, WorkerPlan};
 use crate::EngineError;
 use stampede_metrics::{Recording, SecondPoint, Snapshot, TimeseriesBuilder};
@@ -127,6 +128,30 @@ pub fn run(
     observer: &mut dyn Observer,
     stop: &StopHandle,
 ) -> Result<Recording, EngineError> {
+    run_with(plan, observer, stop, RunOptions::default()).map(|finished| finished.recording)
+}
+
+/// What a run may do besides measuring.
+#[derive(Default)]
+pub struct RunOptions {
+    /// Log every (or every Nth) request through a bounded buffer.
+    pub request_log: Option<RequestLogOptions>,
+}
+
+/// A finished run: the recording and what the request log did.
+#[derive(Debug)]
+pub struct Finished {
+    pub recording: Recording,
+    pub request_log: Option<RequestLogReport>,
+}
+
+/// [`run`] with options (the per-request log).
+pub fn run_with(
+    plan: &Plan,
+    observer: &mut dyn Observer,
+    stop: &StopHandle,
+    options: RunOptions,
+) -> Result<Finished, EngineError> {
     let resolve_start = Instant::now();
     let addr = resolve(plan)?;
     let dns = resolve_start.elapsed();
@@ -139,6 +164,16 @@ pub fn run(
         StopCondition::Requests { count, limit } => (Some(count), limit),
     };
     let deadline = limit.map(|d| measure_start + d);
+    let clock = RunClock {
+        measure_start,
+        measure_start_wall: started_at + (measure_start - start),
+    };
+    let mut request_log = match options.request_log {
+        Some(options) => {
+            Some(RequestLog::start(options, plan.threads, clock).map_err(EngineError::RequestLog)?)
+        }
+        None => None,
+    };
     let connection_shares: Vec<u64> =
         split_evenly(plan.connections() as u64, plan.threads).collect();
     let (to_aggregator, from_workers) = mpsc::channel();
@@ -172,9 +207,10 @@ pub fn run(
         };
         let receiver = stop.sender.subscribe();
         let sender = to_aggregator.clone();
+        let log = request_log.as_mut().and_then(|log| log.worker(index));
         let thread = std::thread::Builder::new()
             .name(format!("stampede-worker-{index}"))
-            .spawn(move || run_worker(worker_plan, receiver, sender))
+            .spawn(move || run_worker(worker_plan, receiver, sender, log))
             .map_err(|source| EngineError::Worker {
                 worker: index,
                 source,
@@ -203,13 +239,17 @@ pub fn run(
             Err(_) => return Err(EngineError::WorkerLost(index)),
         }
     }
-    Ok(Recording {
+    let recording = Recording {
         started_at,
         elapsed: aggregated.elapsed,
         interrupted: stop.is_stopped(),
         dns,
         total: aggregated.total,
         timeseries: aggregated.timeseries,
+    };
+    Ok(Finished {
+        recording,
+        request_log: request_log.map(RequestLog::finish),
     })
 }
 

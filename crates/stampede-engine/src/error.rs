@@ -13,4 +13,6 @@ pub enum EngineError {
     },
     #[error("worker {0} stopped unexpectedly")]
     WorkerLost(usize),
+    #[error("cannot start the request log writer: {0}")]
+    RequestLog(#[source] std::io::Error),
 }

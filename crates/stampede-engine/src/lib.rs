@@ -13,10 +13,12 @@ mod open;
 mod outcome_class;
 mod precise_timer;
 mod read_buffer;
+mod request_log;
 mod worker;
 mod worker_state;
 
-pub use engine::{resolve, run, NoObserver, Observer, StopHandle};
+pub use engine::{resolve, run, run_with, Finished, NoObserver, Observer, RunOptions, StopHandle};
 pub use error::EngineError;
 pub use limits::{fds_needed, raise_nofile_limit};
+pub use request_log::{LoggedRequest, RequestLogOptions, RequestLogReport, RequestSink, RunClock};
 pub use worker::SNAPSHOT_INTERVAL;

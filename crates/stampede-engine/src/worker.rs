@@ -6,6 +6,7 @@
 use crate::closed::{control_slots, run_closed_slot, ActiveSlots};
 use crate::connection::ConnectionContext;
 use crate::open::{run_pacer, OpenLoad};
+use crate::request_log::{WorkerLog, WorkerLogHandle};
 use crate::worker_state::WorkerState;
 use stampede_metrics::Snapshot;
 use stampede_plan::Schedule;
@@ -69,12 +70,13 @@ pub fn run_worker(
     plan: WorkerPlan,
     stop: watch::Receiver<bool>,
     to_aggregator: mpsc::Sender<WorkerMessage>,
+    log: Option<WorkerLogHandle>,
 ) -> std::io::Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     let local = tokio::task::LocalSet::new();
-    local.block_on(&runtime, drive(plan, stop, to_aggregator));
+    local.block_on(&runtime, drive(plan, stop, to_aggregator, log));
     Ok(())
 }
 
@@ -84,6 +86,7 @@ async fn drive(
     plan: WorkerPlan,
     mut stop: watch::Receiver<bool>,
     to_aggregator: mpsc::Sender<WorkerMessage>,
+    log: Option<WorkerLogHandle>,
 ) {
     let state = Rc::new(WorkerState::new(plan.budget));
     let context = Rc::new(ConnectionContext {
@@ -94,6 +97,7 @@ async fn drive(
         connect_timeout: plan.connect_timeout,
         timeout: plan.timeout,
         state: state.clone(),
+        log: log.map(|handle| WorkerLog::new(handle, plan.measure_start)),
     });
     let (load_done, abort_handles) = start_load(&plan, &context);
     let deadline = async {
@@ -110,7 +114,7 @@ async fn drive(
             }
         }
     };
-    let snapshots = send_snapshots(&plan, &state, &to_aggregator);
+    let snapshots = send_snapshots(&plan, &state, context.log.as_ref(), &to_aggregator);
     tokio::select! {
         _ = load_done => {}
         _ = deadline => {}
@@ -120,6 +124,9 @@ async fn drive(
     let finished_at = Instant::now();
     for handle in abort_handles {
         handle.abort();
+    }
+    if let Some(log) = &context.log {
+        log.finish();
     }
     let mut recorder = state.recorder.borrow_mut();
     recorder.record_unfinished(state.in_flight());
@@ -188,6 +195,7 @@ fn start_load(
 async fn send_snapshots(
     plan: &WorkerPlan,
     state: &WorkerState,
+    log: Option<&WorkerLog>,
     to_aggregator: &mpsc::Sender<WorkerMessage>,
 ) {
     if plan.measure_start > Instant::now() {
@@ -206,6 +214,10 @@ async fn send_snapshots(
         let second = interval_start
             .saturating_duration_since(plan.measure_start)
             .as_secs();
+        if let Some(log) = log {
+            // A quiet run must not leave its lines waiting in a half batch.
+            log.flush();
+        }
         let snapshot = {
             let mut recorder = state.recorder.borrow_mut();
             recorder.set_gauges(state.gauges());

@@ -258,7 +258,10 @@ mod tests {
     fn values_may_start_with_a_dash_or_hold_spaces() {
         assert_eq!(
             read(&["-H", "-X: 1", "-H", "a: b && c: d"]).unwrap(),
-            vec![pair("header", Some("-X: 1")), pair("header", Some("a: b && c: d"))]
+            vec![
+                pair("header", Some("-X: 1")),
+                pair("header", Some("a: b && c: d"))
+            ]
         );
     }
 
@@ -266,7 +269,11 @@ mod tests {
     fn options_after_the_url_and_the_double_dash() {
         assert_eq!(
             read(&["http://x/", "-k", "--", "-t"]).unwrap(),
-            vec![pair("arg:http://x/", None), pair("keepalive", None), pair("arg:-t", None)]
+            vec![
+                pair("arg:http://x/", None),
+                pair("keepalive", None),
+                pair("arg:-t", None)
+            ]
         );
         assert_eq!(read(&["-"]).unwrap(), vec![pair("arg:-", None)]);
     }
@@ -275,7 +282,11 @@ mod tests {
     fn digits_and_question_mark_are_letters_too() {
         assert_eq!(
             read(&["-12?"]).unwrap(),
-            vec![pair("http10", None), pair("http11", None), pair("help", None)]
+            vec![
+                pair("http10", None),
+                pair("http11", None),
+                pair("help", None)
+            ]
         );
     }
 
@@ -283,7 +294,10 @@ mod tests {
     fn errors_name_the_option() {
         assert_eq!(read(&["-x"]), Err(GetoptError::Unknown("-x".into())));
         assert_eq!(read(&["-kx"]), Err(GetoptError::Unknown("-x".into())));
-        assert_eq!(read(&["--nope"]), Err(GetoptError::Unknown("--nope".into())));
+        assert_eq!(
+            read(&["--nope"]),
+            Err(GetoptError::Unknown("--nope".into()))
+        );
         assert_eq!(read(&["-t"]), Err(GetoptError::MissingValue("-t".into())));
         assert_eq!(
             read(&["--threads"]),

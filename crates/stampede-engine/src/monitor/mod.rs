@@ -83,10 +83,10 @@ fn sample_until_stopped(
     let mut last_machine = machine_ticks();
     let mut last_at = start;
     loop {
-        let finished = match stopped.recv_timeout(interval) {
-            Err(mpsc::RecvTimeoutError::Timeout) => false,
-            _ => true,
-        };
+        let finished = !matches!(
+            stopped.recv_timeout(interval),
+            Err(mpsc::RecvTimeoutError::Timeout)
+        );
         let now = Instant::now();
         let seconds = now.duration_since(last_at).as_secs_f64().max(1e-3);
         let t_s = now.duration_since(start).as_secs_f64();

@@ -1,0 +1,503 @@
+//! `stampede ab`: ApacheBench's command line (the option list of seed 003),
+//! read with ab's syntax (`-n1000`, `-kc 10`), translated into `stampede
+//! run` words, run by stampede's engine and printed in ab's layout
+//! (ab_report.rs). Every ab option is honoured or refused with one line.
+//!
+//! Deliberately not here: the report layout, the engine, TLS and proxies.
+
+use super::ab_report::{self, AbView};
+use super::getopt::{tokenize, OptSpec, Token};
+use super::{base64, refuse, usage, version_line, Translated, STAMPEDE_JSON};
+use stampede_plan::{parse_duration, Target};
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+const TOOL: &str = "ab";
+
+/// ab's `-t` implies this many requests at most (ab's MAX_REQUESTS).
+const TIMELIMIT_REQUESTS: u64 = 50_000;
+
+pub const HELP: &str = "\
+Usage: stampede ab [options] [http://]hostname[:port]/path
+ApacheBench's options, run by stampede's engine (docs/compat.md has the mapping).
+Options are:
+    -n requests     Number of requests to perform (exactly; default 1)
+    -c concurrency  Number of multiple requests to make at a time
+    -t timelimit    Seconds to max. to spend on benchmarking
+                    This implies -n 50000
+    -s timeout      Seconds to max. wait for each response (and connect)
+                    Default is 30 seconds
+    -b windowsize   Refused: TCP buffer sizes are not configurable in stampede
+    -B address      Refused: binding a local address is not supported
+    -p postfile     File containing data to POST. Remember also to set -T
+    -u putfile      File containing data to PUT. Remember also to set -T
+    -T content-type Content-type header to use for POST/PUT data, eg.
+                    'application/x-www-form-urlencoded'
+                    Default is 'text/plain'
+    -v verbosity    How much troubleshooting info to print: 2 or 3 add
+                    status code and error counts; 4 and above are refused
+    -w              Print out results in HTML tables
+    -i              Use HEAD instead of GET
+    -x attributes   String to insert as table attributes (with -w)
+    -y attributes   String to insert as tr attributes (with -w)
+    -z attributes   String to insert as td or th attributes (with -w)
+    -C attribute    Add cookie, eg. 'Apache=1234'. (repeatable)
+    -H attribute    Add Arbitrary header line, eg. 'Accept-Encoding: gzip'
+                    Inserted after all normal header lines. (repeatable)
+    -A attribute    Add Basic WWW Authentication, the attributes
+                    are a colon separated username and password.
+    -P attribute    Add Basic Proxy Authentication, the attributes
+                    are a colon separated username and password.
+    -X proxy:port   Refused: proxies are not supported yet
+    -V              Print version number and exit
+    -k              Use HTTP KeepAlive feature
+    -d              Do not show percentiles served table.
+    -S              Do not show confidence estimators and warnings.
+    -q              Do not show progress when doing more than 150 requests
+    -l              Accept variable document length (stampede always does)
+    -g filename     Output collected data to gnuplot format file.
+    -e filename     Output CSV file with percentages served
+    -r              Don't exit on socket receive errors (stampede never does)
+    -m method       Method name
+    -h              Display usage information (this message)
+    -I              Refused: TLS (https) is not supported yet
+    -Z ciphersuite  Refused: TLS (https) is not supported yet
+    -f protocol     Refused: TLS (https) is not supported yet
+    -E certfile     Refused: TLS (https) is not supported yet
+stampede only:
+    --stampede-json PATH  Also write stampede's full JSON result to PATH
+
+Example:
+  stampede ab -n 1000000 -c 200 -k http://127.0.0.1:8888/kit";
+
+const SPECS: &[OptSpec] = &[
+    OptSpec::short("n", 'n', true),
+    OptSpec::short("c", 'c', true),
+    OptSpec::short("t", 't', true),
+    OptSpec::short("s", 's', true),
+    OptSpec::short("b", 'b', true),
+    OptSpec::short("B", 'B', true),
+    OptSpec::short("p", 'p', true),
+    OptSpec::short("u", 'u', true),
+    OptSpec::short("T", 'T', true),
+    OptSpec::short("v", 'v', true),
+    OptSpec::short("w", 'w', false),
+    OptSpec::short("i", 'i', false),
+    OptSpec::short("x", 'x', true),
+    OptSpec::short("y", 'y', true),
+    OptSpec::short("z", 'z', true),
+    OptSpec::short("C", 'C', true),
+    OptSpec::short("H", 'H', true),
+    OptSpec::short("A", 'A', true),
+    OptSpec::short("P", 'P', true),
+    OptSpec::short("X", 'X', true),
+    OptSpec::short("V", 'V', false),
+    OptSpec::short("k", 'k', false),
+    OptSpec::short("d", 'd', false),
+    OptSpec::short("S", 'S', false),
+    OptSpec::short("q", 'q', false),
+    OptSpec::short("l", 'l', false),
+    OptSpec::short("g", 'g', true),
+    OptSpec::short("e", 'e', true),
+    OptSpec::short("r", 'r', false),
+    OptSpec::short("m", 'm', true),
+    OptSpec::short("h", 'h', false),
+    OptSpec::short("I", 'I', false),
+    OptSpec::short("Z", 'Z', true),
+    OptSpec::short("f", 'f', true),
+    OptSpec::short("E", 'E', true),
+    STAMPEDE_JSON,
+];
+
+/// What the command line asks for.
+#[derive(Debug, PartialEq)]
+enum Parsed {
+    Help,
+    Version,
+    Run(Box<AbOptions>),
+}
+
+/// ab's options, read.
+#[derive(Debug, Default, PartialEq)]
+struct AbOptions {
+    url: String,
+    requests: Option<u64>,
+    concurrency: Option<u64>,
+    timelimit: Option<Duration>,
+    timeout: Option<Duration>,
+    post_file: Option<String>,
+    put_file: Option<String>,
+    content_type: Option<String>,
+    verbosity: u32,
+    html: bool,
+    /// -x, -y, -z: attributes for the HTML tables.
+    table_attrs: Option<String>,
+    tr_attrs: Option<String>,
+    td_attrs: Option<String>,
+    head: bool,
+    /// -C, -H, -A, -P, in order, as `Name: value`.
+    headers: Vec<String>,
+    keepalive: bool,
+    no_percentiles: bool,
+    no_confidence: bool,
+    quiet: bool,
+    gnuplot: Option<String>,
+    csv: Option<String>,
+    method: Option<String>,
+    stampede_json: Option<PathBuf>,
+}
+
+fn positive(flag: &str, value: &str) -> anyhow::Result<u64> {
+    match value.trim().parse::<u64>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(usage(
+            TOOL,
+            format!("{flag} needs a whole number above zero, not '{value}'"),
+        )),
+    }
+}
+
+fn seconds(flag: &str, value: &str) -> anyhow::Result<Duration> {
+    match parse_duration(value) {
+        Ok(d) if !d.is_zero() => Ok(d),
+        _ => Err(usage(
+            TOOL,
+            format!("{flag} needs seconds above zero, not '{value}'"),
+        )),
+    }
+}
+
+/// Refuses `-e`/`-g` when `stampede run` has no such export in this build.
+fn export(flag: &str, run_flag: &str, value: String) -> anyhow::Result<Option<String>> {
+    if super::run_accepts(run_flag) {
+        Ok(Some(value))
+    } else {
+        Err(refuse(
+            TOOL,
+            flag,
+            &format!("this build of stampede has no {run_flag} export yet"),
+        ))
+    }
+}
+
+fn parse(words: &[String]) -> anyhow::Result<Parsed> {
+    let tokens = tokenize(SPECS, words).map_err(|e| usage(TOOL, e))?;
+    let mut o = AbOptions::default();
+    let mut urls = Vec::new();
+    let tls = "TLS (https) is not supported by stampede yet";
+    for token in tokens {
+        let (key, spelled, value) = match token {
+            Token::Arg(url) => {
+                urls.push(url);
+                continue;
+            }
+            Token::Opt {
+                key,
+                spelled,
+                value,
+            } => (key, spelled, value.unwrap_or_default()),
+        };
+        let f = spelled.as_str();
+        match key {
+            "h" => return Ok(Parsed::Help),
+            "V" => return Ok(Parsed::Version),
+            "n" => o.requests = Some(positive(f, &value)?),
+            "c" => o.concurrency = Some(positive(f, &value)?),
+            "t" => o.timelimit = Some(seconds(f, &value)?),
+            "s" => o.timeout = Some(seconds(f, &value)?),
+            "b" => {
+                return Err(refuse(
+                    TOOL,
+                    f,
+                    "TCP buffer sizes are not configurable in stampede's engine",
+                ))
+            }
+            "B" => {
+                return Err(refuse(
+                    TOOL,
+                    f,
+                    "binding a local address is not supported by stampede's engine",
+                ))
+            }
+            "X" => return Err(refuse(TOOL, f, "proxies are not supported by stampede yet")),
+            "I" | "Z" | "f" | "E" => return Err(refuse(TOOL, f, tls)),
+            "p" => o.post_file = Some(value),
+            "u" => o.put_file = Some(value),
+            "T" => o.content_type = Some(value),
+            "v" => {
+                o.verbosity = value
+                    .trim()
+                    .parse()
+                    .map_err(|_| usage(TOOL, format!("-v needs a number, not '{value}'")))?;
+                if o.verbosity >= 4 {
+                    return Err(refuse(
+                        TOOL,
+                        "-v 4",
+                        "stampede does not print every request's headers; -v 2 prints status and error counts",
+                    ));
+                }
+            }
+            "w" => o.html = true,
+            "x" => o.table_attrs = Some(value),
+            "y" => o.tr_attrs = Some(value),
+            "z" => o.td_attrs = Some(value),
+            "i" => o.head = true,
+            "C" => o.headers.push(format!("Cookie: {value}")),
+            "H" => o.headers.push(value),
+            "A" => o
+                .headers
+                .push(format!("Authorization: Basic {}", base64(value.as_bytes()))),
+            "P" => o.headers.push(format!(
+                "Proxy-Authorization: Basic {}",
+                base64(value.as_bytes())
+            )),
+            "k" => o.keepalive = true,
+            "d" => o.no_percentiles = true,
+            "S" => o.no_confidence = true,
+            "q" => o.quiet = true,
+            // stampede never counts a varying body length as a failure and
+            // never stops on a receive error, which is what these two ask.
+            "l" | "r" => {}
+            "g" => o.gnuplot = export(f, "--gnuplot", value)?,
+            "e" => o.csv = export(f, "--csv", value)?,
+            "m" => o.method = Some(value),
+            "stampede-json" => o.stampede_json = Some(PathBuf::from(value)),
+            // Every key of SPECS is matched above; a new one must be handled.
+            other => return Err(usage(TOOL, format!("option {other} is not handled"))),
+        }
+    }
+    o.url = match urls.as_slice() {
+        [url] => url.clone(),
+        [] => return Err(usage(TOOL, "a URL is required")),
+        _ => return Err(usage(TOOL, format!("one URL expected, got {}", urls.len()))),
+    };
+    let bodies = [o.head, o.post_file.is_some(), o.put_file.is_some()];
+    if bodies.iter().filter(|b| **b).count() > 1 {
+        return Err(usage(TOOL, "only one of -i, -p and -u can be used"));
+    }
+    Ok(Parsed::Run(Box::new(o)))
+}
+
+impl AbOptions {
+    /// Notes for flags that are honoured but only matter with another one.
+    fn notes(&self) -> Vec<&'static str> {
+        let mut notes = Vec::new();
+        let attrs =
+            self.table_attrs.is_some() || self.tr_attrs.is_some() || self.td_attrs.is_some();
+        if attrs && !self.html {
+            notes.push("-x, -y and -z only apply to the HTML tables of -w (as in ab)");
+        }
+        notes
+    }
+
+    fn method(&self) -> &str {
+        match (&self.method, self.head, &self.post_file, &self.put_file) {
+            (Some(method), ..) => method,
+            (None, true, ..) => "HEAD",
+            (None, _, Some(_), _) => "POST",
+            (None, _, _, Some(_)) => "PUT",
+            _ => "GET",
+        }
+    }
+
+    /// The same run as `stampede run` words. ab speaks HTTP/1.0 (with
+    /// `Connection: Keep-Alive` under -k) and opens a connection per request
+    /// without -k; -s bounds both the connect and the response.
+    fn translate(&self) -> Translated {
+        let mut w: Vec<String> = vec![self.url.clone()];
+        let mut push = |flag: &str, value: String| {
+            w.push(flag.to_string());
+            w.push(value);
+        };
+        let requests = match (self.requests, self.timelimit) {
+            (Some(n), _) => n,
+            (None, Some(_)) => TIMELIMIT_REQUESTS,
+            (None, None) => 1,
+        };
+        push("-n", requests.to_string());
+        push("-c", self.concurrency.unwrap_or(1).to_string());
+        if let Some(limit) = self.timelimit {
+            push("-d", stampede_plan::format_duration(limit));
+        }
+        let timeout =
+            stampede_plan::format_duration(self.timeout.unwrap_or(Duration::from_secs(30)));
+        push("--timeout", timeout.clone());
+        push("--connect-timeout", timeout);
+        push("-m", self.method().to_string());
+        for header in &self.headers {
+            push("-H", header.clone());
+        }
+        if let Some(file) = self.post_file.as_ref().or(self.put_file.as_ref()) {
+            push("--body-file", file.clone());
+            push(
+                "-T",
+                self.content_type
+                    .clone()
+                    .unwrap_or_else(|| "text/plain".into()),
+            );
+        } else if let Some(content_type) = &self.content_type {
+            push("-T", content_type.clone());
+        }
+        if let Some(path) = &self.csv {
+            push("--csv", path.clone());
+        }
+        if let Some(path) = &self.gnuplot {
+            push("--gnuplot", path.clone());
+        }
+        w.push("--http1.0".into());
+        if !self.keepalive {
+            w.push("--no-keepalive".into());
+        }
+        Translated {
+            tool: TOOL,
+            run_words: w,
+            stampede_json: self.stampede_json.clone(),
+            quiet: self.quiet,
+        }
+    }
+
+    fn view(&self) -> AbView {
+        AbView {
+            keepalive: self.keepalive,
+            percentiles: !self.no_percentiles,
+            confidence: !self.no_confidence,
+            verbosity: self.verbosity,
+            table_attrs: self.table_attrs.clone().unwrap_or_default(),
+            tr_attrs: self.tr_attrs.clone().unwrap_or_default(),
+            td_attrs: self
+                .td_attrs
+                .clone()
+                .unwrap_or_else(|| "bgcolor=white".into()),
+        }
+    }
+}
+
+/// `stampede ab WORDS...`.
+pub fn execute(words: Vec<String>) -> anyhow::Result<i32> {
+    let options = match parse(&words)? {
+        Parsed::Help => {
+            println!("{HELP}");
+            return Ok(crate::exit::OK);
+        }
+        Parsed::Version => {
+            println!("{}", version_line("ApacheBench"));
+            return Ok(crate::exit::OK);
+        }
+        Parsed::Run(options) => options,
+    };
+    for note in options.notes() {
+        eprintln!("stampede: note: {note}");
+    }
+    let translated = options.translate();
+    let target = Target::parse(&options.url)?;
+    let stdout = std::io::stdout();
+    if !options.html {
+        let mut out = stdout.lock();
+        ab_report::write_preamble(&target, &mut out)?;
+        out.flush()?;
+    }
+    let done = super::run(&translated)?;
+    let closing = super::closing_line(&translated, &done.result);
+    let mut out = stdout.lock();
+    let view = options.view();
+    if options.html {
+        ab_report::render_html(&done.result, &target, &view, &closing, &mut out)?;
+    } else {
+        ab_report::render_text(&done.result, &target, &view, &closing, &mut out)?;
+    }
+    out.flush()?;
+    super::save(&translated, &done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options(line: &str) -> AbOptions {
+        let words: Vec<String> = line.split_whitespace().map(str::to_string).collect();
+        match parse(&words).unwrap() {
+            Parsed::Run(o) => *o,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn run_words(line: &str) -> String {
+        options(line).translate().run_words.join(" ")
+    }
+
+    #[test]
+    fn the_seed_lines_translate() {
+        assert_eq!(
+            run_words("-n 1000000 -c 200 -k http://h:8888/kit"),
+            "http://h:8888/kit -n 1000000 -c 200 --timeout 30s --connect-timeout 30s -m GET --http1.0"
+        );
+        assert_eq!(
+            run_words("-c 500 -n 1000000 http://h/view"),
+            "http://h/view -n 1000000 -c 500 --timeout 30s --connect-timeout 30s -m GET --http1.0 --no-keepalive"
+        );
+    }
+
+    #[test]
+    fn attached_values_and_clusters() {
+        let o = options("-n1000 -kqc10 -s5 http://h/");
+        assert_eq!(
+            (o.requests, o.concurrency, o.keepalive, o.quiet),
+            (Some(1000), Some(10), true, true)
+        );
+        assert_eq!(o.timeout, Some(Duration::from_secs(5)));
+    }
+
+    #[test]
+    fn timelimit_implies_50000_unless_n_is_given() {
+        assert!(run_words("-t 3 http://h/").contains("-n 50000 -c 1 -d 3s"));
+        assert!(run_words("-t 3 -n 10 http://h/").contains("-n 10 -c 1 -d 3s"));
+        assert!(run_words("http://h/").contains("-n 1 -c 1"));
+    }
+
+    #[test]
+    fn bodies_methods_and_headers() {
+        let words = run_words("-p body.txt -T application/json http://h/");
+        assert!(words.contains("-m POST"), "{words}");
+        assert!(
+            words.contains("--body-file body.txt -T application/json"),
+            "{words}"
+        );
+        assert!(run_words("-u f http://h/").contains("--body-file f -T text/plain"));
+        assert!(run_words("-i http://h/").contains("-m HEAD"));
+        assert!(run_words("-m PATCH -p f http://h/").contains("-m PATCH"));
+        let o = options("-C a=1 -A user:pass -P p:q http://h/");
+        assert_eq!(
+            o.headers,
+            vec![
+                "Cookie: a=1",
+                "Authorization: Basic dXNlcjpwYXNz",
+                "Proxy-Authorization: Basic cDpx"
+            ]
+        );
+    }
+
+    #[test]
+    fn refusals_and_usage_errors_name_the_flag() {
+        let err = |line: &str| {
+            let words: Vec<String> = line.split_whitespace().map(str::to_string).collect();
+            parse(&words).unwrap_err().to_string()
+        };
+        assert!(err("-X proxy:3128 http://h/").starts_with("ab -X: not supported"));
+        assert!(err("-b 1024 http://h/").starts_with("ab -b: not supported"));
+        assert!(err("-B 10.0.0.1 http://h/").starts_with("ab -B: not supported"));
+        assert!(err("-Z x http://h/").starts_with("ab -Z: not supported"));
+        assert!(err("-v 4 http://h/").starts_with("ab -v 4: not supported"));
+        assert!(err("-i -p f http://h/").contains("only one of -i, -p and -u"));
+        assert!(err("-n 0 http://h/").contains("-n needs a whole number"));
+        assert!(err("-n").contains("option -n needs a value"));
+        assert!(err("-c 2").contains("a URL is required"));
+        assert!(err("-j http://h/").contains("unknown option -j"));
+    }
+
+    #[test]
+    fn help_and_version() {
+        assert_eq!(parse(&["-h".to_string()]).unwrap(), Parsed::Help);
+        assert_eq!(parse(&["-V".to_string()]).unwrap(), Parsed::Version);
+    }
+}

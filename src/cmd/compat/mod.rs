@@ -1,0 +1,211 @@
+//! The compat front-ends: `stampede ab|wrk|webbench|press` accept those tools'
+//! command lines and print in their layouts, so a line pasted from a seed
+//! report just works. Each tool file owns its syntax (read with [`getopt`]
+//! and translated into `stampede run` words, so validation and defaults stay
+//! in one place) and its report. This file owns what they share: running the
+//! translated words, the stampede-only `--stampede-json PATH`, the one closing
+//! line that points at what stampede adds, refusals, shell quoting and base64.
+//!
+//! It does not render anything tool-specific and never touches the engine.
+
+pub mod ab;
+mod ab_report;
+pub mod getopt;
+pub mod press;
+pub mod webbench;
+pub mod wrk;
+
+use crate::cmd::run::{build_plan, parse_run_args, run_plan_exporting, RunArgs};
+use crate::exit;
+use getopt::OptSpec;
+use stampede_metrics::RunResult;
+use stampede_report::format_latency_us;
+use std::path::PathBuf;
+
+/// The stampede-only option every front-end accepts: the full result as JSON.
+pub const STAMPEDE_JSON: OptSpec = OptSpec::long("stampede-json", "stampede-json", true);
+
+/// A foreign command line, translated.
+#[derive(Debug, Clone)]
+pub struct Translated {
+    pub tool: &'static str,
+    /// `stampede run` words, URL first, that describe the same run.
+    pub run_words: Vec<String>,
+    /// `--stampede-json PATH`.
+    pub stampede_json: Option<PathBuf>,
+    /// No progress line on stderr.
+    pub quiet: bool,
+}
+
+/// A finished run with the arguments it was built from.
+pub struct Finished {
+    pub args: RunArgs,
+    pub result: RunResult,
+}
+
+/// A usage error of `tool`: one line, exit status 2.
+pub fn usage(tool: &str, message: impl std::fmt::Display) -> anyhow::Error {
+    anyhow::anyhow!("{tool}: {message} (see `stampede {tool} -h`)")
+}
+
+/// A flag stampede cannot honour: one line naming it and why, exit status 2.
+pub fn refuse(tool: &str, flag: &str, why: &str) -> anyhow::Error {
+    anyhow::anyhow!("{tool} {flag}: not supported: {why}")
+}
+
+/// The first line of a clap error, without its `error: ` prefix.
+fn clap_message(error: &clap::Error) -> String {
+    let text = error.to_string();
+    let first = text.lines().next().unwrap_or_default();
+    first.strip_prefix("error: ").unwrap_or(first).to_string()
+}
+
+/// True when `stampede run` accepts `flag VALUE` in this build (the CSV and
+/// gnuplot exports are added by another module; the front-ends follow it).
+pub fn run_accepts(flag: &str) -> bool {
+    parse_run_args(["http://127.0.0.1/", flag, "stampede-probe"]).is_ok()
+}
+
+/// Runs the translated words with the engine.
+pub fn run(translated: &Translated) -> anyhow::Result<Finished> {
+    let args = parse_run_args(&translated.run_words)
+        .map_err(|e| usage(translated.tool, clap_message(&e)))?;
+    let (plan, notices) = build_plan(&args)?;
+    // The exports ride along: ab's -g gnuplot rows are written during the run.
+    let result = run_plan_exporting(&plan, notices, translated.quiet, &[], None, &args.exports)?;
+    Ok(Finished { args, result })
+}
+
+/// Writes `--stampede-json` and any exports, and returns the exit status:
+/// 130 when the run was interrupted (its partial result was printed).
+pub fn save(translated: &Translated, done: &Finished) -> anyhow::Result<i32> {
+    let saved = translated
+        .stampede_json
+        .as_ref()
+        .map(|path| crate::output::write_json(&done.result, path))
+        .transpose();
+    crate::exports::write_exports(&done.result, &done.args.exports)?;
+    saved?;
+    Ok(if done.result.interrupted {
+        exit::INTERRUPTED
+    } else {
+        exit::OK
+    })
+}
+
+/// The one line after a tool's report: the tail it cannot show, and how to
+/// get every figure.
+pub fn closing_line(translated: &Translated, result: &RunResult) -> String {
+    let l = &result.latency_us;
+    let full = match &translated.stampede_json {
+        Some(path) => format!("full result in {}", path.display()),
+        None => format!(
+            "full result: stampede run {} --json result.json",
+            shell_words(&translated.run_words)
+        ),
+    };
+    // Tools that count any complete response as a success (webbench, ab's
+    // "Complete requests") hide server errors; say so once.
+    let statuses = match result.requests.failed_status {
+        0 => String::new(),
+        n => format!(", {n} responses with status >= 400"),
+    };
+    format!(
+        "stampede: honest p99 = {}, p99.9 = {}, max = {} (every response, HDR){statuses}; {full}",
+        format_latency_us(l.p99 as f64),
+        format_latency_us(l.p99_9 as f64),
+        format_latency_us(l.max as f64),
+    )
+}
+
+/// Words joined for a POSIX shell, single-quoting those that need it.
+pub fn shell_words(words: &[String]) -> String {
+    let plain = |w: &str| {
+        !w.is_empty()
+            && w.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"_./:=,@%+-".contains(&b))
+    };
+    words
+        .iter()
+        .map(|w| {
+            if plain(w) {
+                w.clone()
+            } else {
+                format!("'{}'", w.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Standard base64 with padding (RFC 4648), for Basic authentication headers.
+pub fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            chunk.get(1).copied().unwrap_or(0),
+            chunk.get(2).copied().unwrap_or(0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// The version line the front-ends print for `-V`/`--version`.
+pub fn version_line(tool: &str) -> String {
+    format!(
+        "stampede {} ({tool}-compatible front-end)",
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_matches_rfc_4648_vectors() {
+        let table = [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+            ("Aladdin:open sesame", "QWxhZGRpbjpvcGVuIHNlc2FtZQ=="),
+        ];
+        for (text, encoded) in table {
+            assert_eq!(base64(text.as_bytes()), encoded, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn shell_words_quote_only_what_needs_it() {
+        let words: Vec<String> = ["http://x:1/a?b=1", "-H", "A: b's", "-c", "10"]
+            .iter()
+            .map(|w| w.to_string())
+            .collect();
+        assert_eq!(
+            shell_words(&words),
+            "'http://x:1/a?b=1' -H 'A: b'\\''s' -c 10"
+        );
+    }
+
+    #[test]
+    fn clap_errors_become_one_line() {
+        let error = parse_run_args(["http://x/", "--no-such-flag"]).unwrap_err();
+        let message = clap_message(&error);
+        assert!(!message.contains('\n'));
+        assert!(message.contains("--no-such-flag"), "{message}");
+    }
+}

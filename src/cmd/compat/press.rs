@@ -1,0 +1,344 @@
+//! `stampede press`: the command line of kedao's/cinatra's press tool
+//! (`-t 2 -c 40 -d 30s -H 'A: b && C: d'`), translated into `stampede run`
+//! words and printed in its layout (latency avg/max/variation/stdev, requests,
+//! bytes, errors, Requests/sec, Transfer/sec), with honest figures: the real
+//! mean, variance and stdev of every response, not (min+max)/2 per batch.
+//!
+//! Deliberately not here: the engine; `-r` (read fixed-length responses) is
+//! a client shortcut that stampede does not need and says so.
+
+use super::getopt::{tokenize, OptSpec, Token};
+use super::{usage, Translated, STAMPEDE_JSON};
+use stampede_metrics::RunResult;
+use stampede_plan::parse_duration;
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::time::Duration;
+
+const TOOL: &str = "press";
+
+pub const HELP: &str = "\
+usage: stampede press --connections=int [options] ... url
+options:
+  -c, --connections    total number of HTTP connections to keep open with each thread handling N = connections/threads (int)
+  -d, --duration       duration of the test, e.g. 2s, 2m, 2h (string [=15s])
+  -t, --threads        total number of threads to use (int [=1])
+  -H, --headers        HTTP headers to add to request, e.g. \"User-Agent: coro_http_press\"
+                       add multiple http headers in a request need to be separated by ' && '
+                       e.g. \"User-Agent: coro_http_press && x-frame-options: SAMEORIGIN\" (string [=])
+  -r, --readfix        read fixed response (int [=0]); stampede parses every response anyway
+  -?, --help           print this message
+      --stampede-json  stampede only: also write the full JSON result to this path (string)
+
+Example:
+  stampede press -t 2 -c 40 -d 30s http://127.0.0.1/";
+
+const SPECS: &[OptSpec] = &[
+    OptSpec::both("connections", 'c', "connections", true),
+    OptSpec::both("duration", 'd', "duration", true),
+    OptSpec::both("threads", 't', "threads", true),
+    OptSpec::both("headers", 'H', "headers", true),
+    OptSpec::both("readfix", 'r', "readfix", true),
+    OptSpec::both("help", '?', "help", false),
+    STAMPEDE_JSON,
+];
+
+#[derive(Debug, PartialEq)]
+enum Parsed {
+    Help,
+    Run(PressOptions),
+}
+
+#[derive(Debug, PartialEq)]
+struct PressOptions {
+    url: String,
+    connections: u64,
+    duration: Duration,
+    threads: u64,
+    headers: Vec<String>,
+    readfix: u64,
+    stampede_json: Option<PathBuf>,
+}
+
+fn whole(flag: &str, value: &str) -> anyhow::Result<u64> {
+    value
+        .trim()
+        .parse()
+        .map_err(|_| usage(TOOL, format!("option value is invalid: {flag}={value}")))
+}
+
+/// The press tool joins headers with ` && `; spaces around `&&` are optional here.
+fn split_headers(text: &str) -> Vec<String> {
+    text.split("&&")
+        .map(str::trim)
+        .filter(|h| !h.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+fn parse(words: &[String]) -> anyhow::Result<Parsed> {
+    let tokens = tokenize(SPECS, words).map_err(|e| usage(TOOL, e))?;
+    let mut connections = None;
+    let mut o = PressOptions {
+        url: String::new(),
+        connections: 0,
+        duration: Duration::from_secs(15),
+        threads: 1,
+        headers: Vec::new(),
+        readfix: 0,
+        stampede_json: None,
+    };
+    let mut urls = Vec::new();
+    for token in tokens {
+        let (key, spelled, value) = match token {
+            Token::Arg(url) => {
+                urls.push(url);
+                continue;
+            }
+            Token::Opt {
+                key,
+                spelled,
+                value,
+            } => (key, spelled, value.unwrap_or_default()),
+        };
+        let f = spelled.as_str();
+        match key {
+            "help" => return Ok(Parsed::Help),
+            "connections" => connections = Some(whole(f, &value)?),
+            "duration" => {
+                o.duration = match parse_duration(&value) {
+                    Ok(d) if !d.is_zero() => d,
+                    _ => return Err(usage(TOOL, format!("option value is invalid: {f}={value}"))),
+                }
+            }
+            "threads" => o.threads = whole(f, &value)?,
+            "headers" => o.headers.extend(split_headers(&value)),
+            "readfix" => o.readfix = whole(f, &value)?,
+            "stampede-json" => o.stampede_json = Some(PathBuf::from(value)),
+            other => return Err(usage(TOOL, format!("option {other} is not handled"))),
+        }
+    }
+    o.connections = connections.ok_or_else(|| usage(TOOL, "need option: connections"))?;
+    o.url = match urls.as_slice() {
+        [url] => url.clone(),
+        [] => return Err(usage(TOOL, "lack of url")),
+        _ => return Err(usage(TOOL, format!("one URL expected, got {}", urls.len()))),
+    };
+    if o.threads == 0 || o.connections == 0 {
+        return Err(usage(TOOL, "connections and threads must be at least 1"));
+    }
+    if o.threads > o.connections {
+        return Err(usage(TOOL, "number of connections must be >= threads"));
+    }
+    Ok(Parsed::Run(o))
+}
+
+impl PressOptions {
+    /// Keep-alive GETs on every connection, as the press tool's clients send.
+    fn translate(&self) -> Translated {
+        let mut w = vec![
+            self.url.clone(),
+            "-c".into(),
+            self.connections.to_string(),
+            "-t".into(),
+            self.threads.to_string(),
+            "-d".into(),
+            stampede_plan::format_duration(self.duration),
+        ];
+        for header in &self.headers {
+            w.push("-H".into());
+            w.push(header.clone());
+        }
+        Translated {
+            tool: TOOL,
+            run_words: w,
+            stampede_json: self.stampede_json.clone(),
+            quiet: false,
+        }
+    }
+}
+
+/// The press tool's `bytes_to_string`: KB/MB/GB above each boundary, three decimals.
+fn bytes_to_string(bytes: f64) -> String {
+    const KB: f64 = 1024.0;
+    const MB: f64 = KB * 1024.0;
+    const GB: f64 = MB * 1024.0;
+    if bytes > GB {
+        format!("{:.3}GB", bytes / GB)
+    } else if bytes > MB {
+        format!("{:.3}MB", bytes / MB)
+    } else if bytes > KB {
+        format!("{:.3}KB", bytes / KB)
+    } else {
+        format!("{bytes:.3}bytes")
+    }
+}
+
+fn write_header(o: &PressOptions, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "Running {} test @ {}",
+        stampede_plan::format_duration(o.duration),
+        o.url
+    )?;
+    writeln!(
+        out,
+        "  {} threads and {} connections",
+        o.threads, o.connections
+    )
+}
+
+/// The press tool counts a request complete only on status 200; anything
+/// else that finished is an error.
+fn render(result: &RunResult, closing: &str, out: &mut dyn Write) -> io::Result<()> {
+    let l = &result.latency_us;
+    let r = &result.requests;
+    let complete = result.status.get("200").copied().unwrap_or(0);
+    let total = r.completed + r.errors;
+    let per_second = |n: f64| {
+        if result.elapsed_s > 0.0 {
+            n / result.elapsed_s
+        } else {
+            0.0
+        }
+    };
+    if result.interrupted {
+        writeln!(
+            out,
+            "  INTERRUPTED: the figures cover what completed before the stop"
+        )?;
+    }
+    writeln!(out, "  Thread Status   Avg   Max   Variation   Stdev")?;
+    let stdev_ms = l.stdev / 1000.0;
+    writeln!(
+        out,
+        "    Latency   {:.3}ms     {:.3}ms     {:.3}ms²     {:.3}ms",
+        l.mean / 1000.0,
+        l.max as f64 / 1000.0,
+        stdev_ms * stdev_ms,
+        stdev_ms
+    )?;
+    writeln!(
+        out,
+        "  {complete} requests in {:.3}s, {} read, total: {total}, errors: {}",
+        result.elapsed_s,
+        bytes_to_string(result.bytes.received as f64),
+        total - complete
+    )?;
+    writeln!(out, "Requests/sec:     {:.3}", per_second(complete as f64))?;
+    writeln!(
+        out,
+        "Transfer/sec:     {}",
+        bytes_to_string(result.throughput_bytes_per_s)
+    )?;
+    writeln!(out, "{closing}")
+}
+
+/// `stampede press WORDS...`.
+pub fn execute(words: Vec<String>) -> anyhow::Result<i32> {
+    let options = match parse(&words)? {
+        Parsed::Help => {
+            println!("{HELP}");
+            return Ok(crate::exit::OK);
+        }
+        Parsed::Run(options) => options,
+    };
+    if options.readfix > 0 {
+        eprintln!(
+            "stampede: note: -r {}: stampede parses every response whatever its length, so the fixed-length shortcut is not needed",
+            options.readfix
+        );
+    }
+    let translated = options.translate();
+    let stdout = io::stdout();
+    {
+        let mut out = stdout.lock();
+        write_header(&options, &mut out)?;
+        out.flush()?;
+    }
+    let done = super::run(&translated)?;
+    let closing = super::closing_line(&translated, &done.result);
+    let mut out = stdout.lock();
+    render(&done.result, &closing, &mut out)?;
+    out.flush()?;
+    super::save(&translated, &done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(line: &[&str]) -> Vec<String> {
+        line.iter().map(|w| w.to_string()).collect()
+    }
+
+    #[test]
+    fn the_seed_line_translates_with_joined_headers() {
+        let line = words(&[
+            "-t",
+            "2",
+            "-c",
+            "40",
+            "-d",
+            "30s",
+            "-H",
+            "User-Agent: coro_http_press && x-frame-options: SAMEORIGIN",
+            "http://127.0.0.1",
+        ]);
+        let Parsed::Run(o) = parse(&line).unwrap() else {
+            panic!("not a run")
+        };
+        assert_eq!(
+            o.translate().run_words,
+            words(&[
+                "http://127.0.0.1",
+                "-c",
+                "40",
+                "-t",
+                "2",
+                "-d",
+                "30s",
+                "-H",
+                "User-Agent: coro_http_press",
+                "-H",
+                "x-frame-options: SAMEORIGIN"
+            ])
+        );
+    }
+
+    #[test]
+    fn headers_split_on_double_ampersand() {
+        assert_eq!(
+            split_headers("A: 1 && B: 2&&C: 3"),
+            vec!["A: 1", "B: 2", "C: 3"]
+        );
+        assert_eq!(split_headers(""), Vec::<String>::new());
+    }
+
+    #[test]
+    fn required_connections_and_thread_limits() {
+        let err = |line: &[&str]| parse(&words(line)).unwrap_err().to_string();
+        assert!(err(&["http://h/"]).contains("need option: connections"));
+        assert!(
+            err(&["-c", "2", "-t", "4", "http://h/"]).contains("connections must be >= threads")
+        );
+        assert!(err(&["-c", "2"]).contains("lack of url"));
+        assert!(err(&["-c", "x", "http://h/"]).contains("option value is invalid: -c=x"));
+        assert_eq!(parse(&words(&["-?"])).unwrap(), Parsed::Help);
+        let Parsed::Run(o) = parse(&words(&["--connections=4", "-r1", "http://h/"])).unwrap()
+        else {
+            panic!("not a run")
+        };
+        assert_eq!(
+            (o.connections, o.readfix, o.duration),
+            (4, 1, Duration::from_secs(15))
+        );
+    }
+
+    #[test]
+    fn bytes_like_the_press_tool() {
+        assert_eq!(bytes_to_string(1023.0), "1023.000bytes");
+        assert_eq!(bytes_to_string(3.0 * 1024.0 * 1024.0), "3.000MB");
+        assert_eq!(bytes_to_string(4.024 * 1024.0 * 1024.0 * 1024.0), "4.024GB");
+    }
+}
