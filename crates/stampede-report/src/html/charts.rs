@@ -3,7 +3,7 @@
 //! spectrum. Plotly draws everything; nothing here draws by hand.
 
 use plotly::common::{Line, Mode, Title};
-use plotly::layout::{Axis, AxisType, HoverMode, Legend, Margin, RangeMode};
+use plotly::layout::{Annotation, Axis, AxisType, HoverMode, Legend, Margin, RangeMode};
 use plotly::{Bar, Layout, Plot, Scatter};
 use stampede_metrics::LatencyHistogram;
 
@@ -15,12 +15,15 @@ pub fn layout(title: &str, x_title: &str, y_title: &str) -> Layout {
     Layout::new()
         .title(Title::with_text(title))
         .height(HEIGHT)
-        .margin(Margin::new().left(64).right(24).top(56).bottom(48))
+        .margin(Margin::new().left(64).right(24).top(78).bottom(48))
         .hover_mode(HoverMode::XUnified)
+        // The legend sits between the title and the plot, clear of both.
         .legend(
             Legend::new()
                 .orientation(plotly::common::Orientation::Horizontal)
-                .y(1.12),
+                .x(0.0)
+                .y(1.02)
+                .y_anchor(plotly::common::Anchor::Bottom),
         )
         .x_axis(Axis::new().title(Title::with_text(x_title)))
         .y_axis(
@@ -58,21 +61,30 @@ pub fn dashed(name: &str, x: Vec<f64>, y: Vec<f64>) -> Box<Scatter<f64, f64>> {
         .line(Line::new().dash(plotly::common::DashType::Dash))
 }
 
-/// A bar chart of labelled counts.
-pub fn bars(title: &str, x_title: &str, counts: &[(String, u64)]) -> Plot {
+/// A bar chart of labelled counts; says `empty` on the chart when there are none.
+pub fn bars(title: &str, x_title: &str, counts: &[(String, u64)], empty: &str) -> Plot {
     let mut plot = Plot::new();
     let labels: Vec<String> = counts.iter().map(|(label, _)| label.clone()).collect();
     let values: Vec<u64> = counts.iter().map(|(_, n)| *n).collect();
     plot.add_trace(Bar::new(labels, values).name("count"));
-    plot.set_layout(
-        layout(title, x_title, "responses")
-            .hover_mode(HoverMode::Closest)
-            .x_axis(
-                Axis::new()
-                    .title(Title::with_text(x_title))
-                    .type_(AxisType::Category),
-            ),
-    );
+    let mut layout = layout(title, x_title, "responses")
+        .hover_mode(HoverMode::Closest)
+        .x_axis(
+            Axis::new()
+                .title(Title::with_text(x_title))
+                .type_(AxisType::Category),
+        );
+    if counts.is_empty() {
+        layout = layout.annotations(vec![Annotation::new()
+            .text(empty)
+            .x_ref("paper")
+            .y_ref("paper")
+            .x(0.5)
+            .y(0.5)
+            .show_arrow(false)
+            .font(plotly::common::Font::new().size(18))]);
+    }
+    plot.set_layout(layout);
     plot
 }
 

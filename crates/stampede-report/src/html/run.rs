@@ -41,13 +41,15 @@ pub fn render_html(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     spectrum_section(&mut page, result);
     page.heading("Responses and errors");
     page.open_row();
+    let statuses = status_counts(result);
     page.chart(
         "status",
-        charts::bars("Status codes", "status", &status_counts(result)),
+        charts::bars("Status codes", "status", &statuses, "no responses"),
     );
+    let errors = error_counts(result);
     page.chart(
         "errors",
-        charts::bars("Errors by class", "error class", &error_counts(result)),
+        charts::bars("Errors by class", "error class", &errors, "no errors"),
     );
     page.close_row();
     monitor_section(&mut page, result);
