@@ -2,6 +2,7 @@
 //! subcommand, and turns its outcome into the documented exit status:
 //! 0 ran, 1 ran but a threshold failed, 2 usage or runtime error, 130 interrupted.
 
+mod agent;
 mod cli;
 mod cmd;
 mod exit;

@@ -1,6 +1,7 @@
 //! `stampede run`: build a plan from the arguments, run the engine with a
 //! progress line, print the summary and write the result file.
 
+use crate::agent::{self, AgentArgs};
 use crate::cmd::repeat::{self, RepeatOutput, Rounds};
 use crate::exports::{self, ExportArgs};
 use crate::output::{self, OutputFormat};
@@ -121,6 +122,8 @@ pub struct RunArgs {
     pub round: Duration,
     #[command(flatten)]
     pub server: ServerArgs,
+    #[command(flatten)]
+    pub agent: AgentArgs,
     #[command(flatten)]
     pub exports: ExportArgs,
 }
@@ -274,7 +277,8 @@ pub fn build_plan(args: &RunArgs) -> anyhow::Result<(Plan, Vec<String>)> {
         connect_timeout: args.connect_timeout,
         timeout: args.timeout,
     };
-    let notices = plan.validate()?;
+    let mut notices = agent::apply_share(&args.agent, &mut plan)?;
+    notices.extend(plan.validate()?);
     Ok((plan, notices))
 }
 
@@ -424,6 +428,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
         }
         None => None,
     };
+    agent::wait_for_start(&args.agent)?;
     let rounds = match (args.repeat, args.until_stable) {
         (Some(n), _) => Some(Rounds::Fixed(n)),
         (None, Some(target)) => Some(Rounds::UntilStable {
@@ -449,6 +454,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
         &args.exports,
     );
     drop(spawned);
-    let result = result?;
+    let mut result = result?;
+    agent::annotate(&args.agent, &mut result);
     deliver(&result, args.json.as_ref(), args.output, &args.exports)
 }
