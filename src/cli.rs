@@ -64,7 +64,9 @@ pub enum Command {
     },
 }
 
-const SUBCOMMANDS: &[&str] = &["run", "serve", "demo", "sweep", "compare", "report", "ab", "wrk", "webbench", "press", "help"];
+const SUBCOMMANDS: &[&str] = &[
+    "run", "serve", "demo", "sweep", "compare", "report", "ab", "wrk", "webbench", "press", "help",
+];
 const TOP_LEVEL_FLAGS: [&str; 4] = ["-h", "--help", "-V", "--version"];
 
 /// Inserts `run` when the first argument is not a subcommand or a top-level

@@ -65,6 +65,11 @@ pub fn warnings(plan: &Plan, result: &RunResult) -> Vec<String> {
             "{planned} connections use most of the open-file limit ({limit}): raise it (ulimit -n) before adding more"
         ));
     }
+    if let Some(n) = result.errors.get("address_unavailable") {
+        warnings.push(format!(
+            "{n} connections failed with EADDRNOTAVAIL: no local address/port was free (TIME_WAIT from short connections, or a --source-addrs address that is not on this machine); spread connections with --source-addrs 127.0.0.2-127.0.0.9, use keep-alive, or set net.ipv4.tcp_tw_reuse=1"
+        ));
+    }
     if !plan.keepalive {
         if let Some(range) = port_range_size(&result.environment.ip_local_port_range) {
             // Closed sockets wait ~60 s in TIME_WAIT before their port is free again.

@@ -1,9 +1,17 @@
-//! What the user sees while a run is going: chosen once per run from the
-//! same snapshot stream (plain progress line now; the live terminal view
-//! plugs in here).
+//! What the user sees while a run is going, chosen once per run from the
+//! same snapshot stream: the live terminal view (src/live) when stdout is a
+//! terminal, the plain progress line on stderr otherwise (no escape codes in
+//! CI logs or pipes), nothing with `--quiet`.
+
+// The live view's files live in src/live/ (their own folder, several files),
+// declared here because this module is where views are chosen.
+#[path = "live/mod.rs"]
+mod live;
 
 use crate::progress::ProgressLine;
 use stampede_engine::{NoObserver, Observer};
+use stampede_plan::Plan;
+use std::io::IsTerminal;
 use std::time::Duration;
 
 /// An observer that also knows how to end its display cleanly.
@@ -20,11 +28,23 @@ impl RunView for ProgressLine {
     }
 }
 
-/// The view for a run of `planned` length (None: until `-n` is done).
-pub fn open_view(quiet: bool, planned: Option<Duration>) -> Box<dyn RunView> {
+/// True when a full-screen view can be drawn: stdout is a terminal that
+/// understands cursor movement.
+fn live_view_possible() -> bool {
+    let dumb = std::env::var_os("TERM").is_none_or(|term| term.is_empty() || term == "dumb");
+    std::io::stdout().is_terminal() && !dumb
+}
+
+/// The view for a run of `plan` (of `planned` length; None: until `-n` is done).
+pub fn open_view(quiet: bool, planned: Option<Duration>, plan: &Plan) -> Box<dyn RunView> {
     if quiet {
-        Box::new(NoObserver)
-    } else {
-        Box::new(ProgressLine::new(planned))
+        return Box::new(NoObserver);
     }
+    if live_view_possible() {
+        match live::LiveView::start(plan) {
+            Ok(view) => return Box::new(view),
+            Err(error) => eprintln!("stampede: no live view ({error:#}); showing progress lines"),
+        }
+    }
+    Box::new(ProgressLine::new(planned))
 }

@@ -60,6 +60,11 @@ pub struct RunArgs {
     /// Run load for this long before measuring; not recorded
     #[arg(long, value_parser = parse_duration, value_name = "DUR")]
     pub warmup: Option<Duration>,
+    /// Spread connections over these local addresses, e.g. 127.0.0.2-127.0.0.9
+    /// or 127.0.0.2,127.0.0.3: each has its own ephemeral port range, which
+    /// lifts the ~28k-connections-per-address limit (TIME_WAIT with --no-keepalive)
+    #[arg(long, value_parser = parse_source_addrs, value_name = "ADDRS")]
+    pub source_addrs: Option<SourceAddrs>,
     /// Worker threads, each with its own event loop [default: CPUs available]
     #[arg(short = 't', long, value_name = "N")]
     pub threads: Option<usize>,
@@ -176,6 +181,14 @@ fn parse_stages_arg(text: &str) -> Result<StagesArg, stampede_plan::PlanError> {
     parse_stages(text).map(StagesArg)
 }
 
+/// `--source-addrs` as one value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SourceAddrs(pub Vec<std::net::IpAddr>);
+
+fn parse_source_addrs(text: &str) -> Result<SourceAddrs, stampede_plan::PlanError> {
+    stampede_plan::parse_address_list(text).map(SourceAddrs)
+}
+
 /// `--arrival` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ArrivalArg {
@@ -273,6 +286,7 @@ pub fn build_plan(args: &RunArgs) -> anyhow::Result<(Plan, Vec<String>)> {
         threads,
         stop,
         warmup: args.warmup,
+        source_addrs: args.source_addrs.clone().map(|a| a.0).unwrap_or_default(),
         keepalive: !args.no_keepalive,
         connect_timeout: args.connect_timeout,
         timeout: args.timeout,
@@ -333,7 +347,7 @@ pub fn run_plan_exporting(
     });
     let monitor =
         Monitor::start(watched, MONITOR_INTERVAL).context("starting the process monitor")?;
-    let mut view = view::open_view(quiet, planned);
+    let mut view = view::open_view(quiet, planned, plan);
     let options = stampede_engine::RunOptions { request_log };
     let finished = stampede_engine::run_with(plan, view.as_mut(), &stop, options);
     view.finish();

@@ -7,6 +7,7 @@ use crate::http1::{ResponseError, ResponseParser, ResponseProgress};
 use crate::outcome_class::{classify_connect, classify_io};
 use crate::read_buffer::ReadBuffer;
 use crate::request_log::WorkerLog;
+use crate::source_addrs::SourceAddrs;
 use crate::worker_state::WorkerState;
 use stampede_metrics::{ErrorKind, Outcome};
 use std::net::SocketAddr;
@@ -28,6 +29,8 @@ pub struct ConnectionContext {
     pub state: Rc<WorkerState>,
     /// The per-request log, when one was asked for (`None`: one check per request).
     pub log: Option<WorkerLog>,
+    /// Local addresses to connect from (`--source-addrs`), rotated.
+    pub source_addrs: SourceAddrs,
 }
 
 /// The result of one exchange before it is turned into an [`Outcome`].
@@ -129,6 +132,12 @@ impl Slot {
             first_byte: None,
             connect: None,
         };
+        if self.stream.is_some() && !self.buffer.pending().is_empty() {
+            // Bytes arrived that no request asked for (a second response to
+            // one request): HTTP/1.1 cannot tell which request they belong
+            // to, so the connection is not trusted for another exchange.
+            self.drop_stream(ctx, false);
+        }
         if self.stream.is_none() {
             let connect_start = Instant::now();
             match connect(ctx).await {
@@ -218,7 +227,8 @@ fn response_error_kind(error: ResponseError) -> ErrorKind {
 }
 
 async fn connect(ctx: &ConnectionContext) -> Result<TcpStream, ErrorKind> {
-    match tokio::time::timeout(ctx.connect_timeout, TcpStream::connect(ctx.addr)).await {
+    let connecting = ctx.source_addrs.connect(ctx.addr);
+    match tokio::time::timeout(ctx.connect_timeout, connecting).await {
         Ok(Ok(stream)) => {
             // Requests are written in one piece; Nagle would only delay bodies.
             let _ = stream.set_nodelay(true);

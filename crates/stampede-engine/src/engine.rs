@@ -204,6 +204,7 @@ pub fn run_with(
             budget: worker_budget,
             measure_start,
             deadline,
+            source_addrs: plan.source_addrs.clone(),
         };
         let receiver = stop.sender.subscribe();
         let sender = to_aggregator.clone();

@@ -14,6 +14,7 @@ mod outcome_class;
 mod precise_timer;
 mod read_buffer;
 mod request_log;
+mod source_addrs;
 mod worker;
 mod worker_state;
 

@@ -21,6 +21,7 @@ pub fn classify_connect(error: &io::Error) -> ErrorKind {
     match error.kind() {
         io::ErrorKind::ConnectionRefused => ErrorKind::ConnectRefused,
         io::ErrorKind::TimedOut => ErrorKind::ConnectTimeout,
+        io::ErrorKind::AddrNotAvailable => ErrorKind::AddressUnavailable,
         _ => classify_io(error),
     }
 }
@@ -44,5 +45,7 @@ mod tests {
         assert_eq!(classify_connect(&refused), ErrorKind::ConnectRefused);
         let timed_out = io::Error::from(io::ErrorKind::TimedOut);
         assert_eq!(classify_connect(&timed_out), ErrorKind::ConnectTimeout);
+        let no_port = io::Error::from_raw_os_error(libc::EADDRNOTAVAIL);
+        assert_eq!(classify_connect(&no_port), ErrorKind::AddressUnavailable);
     }
 }

@@ -7,6 +7,7 @@ use crate::closed::{control_slots, run_closed_slot, ActiveSlots};
 use crate::connection::ConnectionContext;
 use crate::open::{run_pacer, OpenLoad};
 use crate::request_log::{WorkerLog, WorkerLogHandle};
+use crate::source_addrs::SourceAddrs;
 use crate::worker_state::WorkerState;
 use stampede_metrics::Snapshot;
 use stampede_plan::Schedule;
@@ -52,6 +53,8 @@ pub struct WorkerPlan {
     pub measure_start: Instant,
     /// When to stop regardless of the budget.
     pub deadline: Option<Instant>,
+    /// Local addresses to connect from; empty: the kernel's choice.
+    pub source_addrs: Vec<std::net::IpAddr>,
 }
 
 /// A message from a worker to the aggregator.
@@ -98,6 +101,7 @@ async fn drive(
         timeout: plan.timeout,
         state: state.clone(),
         log: log.map(|handle| WorkerLog::new(handle, plan.measure_start)),
+        source_addrs: SourceAddrs::new(plan.source_addrs.clone(), plan.index),
     });
     let (load_done, abort_handles) = start_load(&plan, &context);
     let deadline = async {

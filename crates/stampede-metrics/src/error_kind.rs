@@ -15,19 +15,25 @@ pub enum ErrorKind {
     ClosedEarly,
     /// The bytes received were not a valid HTTP/1.x response.
     MalformedResponse,
-    /// Anything else (resolution failures, local resource limits...).
+    /// No local address/port was free to connect from (EADDRNOTAVAIL): the
+    /// ephemeral port range is used up, usually by TIME_WAIT sockets of
+    /// `--no-keepalive` runs. Remedies: `--source-addrs`, keep-alive,
+    /// `net.ipv4.tcp_tw_reuse=1`.
+    AddressUnavailable,
+    /// Anything else (local resource limits...).
     Other,
 }
 
 impl ErrorKind {
     /// Every class, in report order.
-    pub const ALL: [ErrorKind; 7] = [
+    pub const ALL: [ErrorKind; 8] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::Timeout,
         ErrorKind::Reset,
         ErrorKind::ClosedEarly,
         ErrorKind::MalformedResponse,
+        ErrorKind::AddressUnavailable,
         ErrorKind::Other,
     ];
 
@@ -43,6 +49,7 @@ impl ErrorKind {
             ErrorKind::Reset => "reset",
             ErrorKind::ClosedEarly => "closed_early",
             ErrorKind::MalformedResponse => "malformed_response",
+            ErrorKind::AddressUnavailable => "address_unavailable",
             ErrorKind::Other => "other",
         }
     }

@@ -4,6 +4,7 @@
 //! No I/O happens here: a plan is built and validated from plain values, so the
 //! CLI, the compat front-ends and tests all produce plans the same way.
 
+mod address_list;
 mod duration;
 mod error;
 mod header;
@@ -11,6 +12,7 @@ mod load_model;
 mod plan;
 mod target;
 
+pub use address_list::parse_address_list;
 pub use duration::{format_duration, parse_duration};
 pub use error::PlanError;
 pub use header::{parse_header, Header};

@@ -37,6 +37,9 @@ pub struct Plan {
     pub stop: StopCondition,
     /// Load applied before measuring, not recorded.
     pub warmup: Option<Duration>,
+    /// Local addresses to spread connections over (`--source-addrs`), so more
+    /// than one local port range is available; empty means the kernel's choice.
+    pub source_addrs: Vec<std::net::IpAddr>,
     /// Reuse connections; `false` opens a new connection for every request.
     pub keepalive: bool,
     pub connect_timeout: Duration,
@@ -136,6 +139,7 @@ mod tests {
             threads: 2,
             stop: StopCondition::Duration(Duration::from_secs(10)),
             warmup: None,
+            source_addrs: Vec::new(),
             keepalive: true,
             connect_timeout: Duration::from_secs(3),
             timeout: Duration::from_secs(10),

@@ -61,7 +61,7 @@ fn figures(result: &RunResult) -> Figures {
         .filter(|(code, _)| !code.starts_with('2'))
         .map(|(_, n)| n)
         .sum();
-    let document_length = if r.completed > 0 && result.bytes.body % r.completed == 0 {
+    let document_length = if r.completed > 0 && result.bytes.body.is_multiple_of(r.completed) {
         format!("{} bytes", result.bytes.body / r.completed)
     } else if r.completed > 0 {
         "Variable".into()

@@ -45,7 +45,9 @@ pub struct Finished {
 
 /// A usage error of `tool`: one line, exit status 2.
 pub fn usage(tool: &str, message: impl std::fmt::Display) -> anyhow::Error {
-    anyhow::anyhow!("{tool}: {message} (see `stampede {tool} -h`)")
+    // The press tool's help is `-?`/`--help`; the others all know `-h`.
+    let help = if tool == "press" { "--help" } else { "-h" };
+    anyhow::anyhow!("{tool}: {message} (see `stampede {tool} {help}`)")
 }
 
 /// A flag stampede cannot honour: one line naming it and why, exit status 2.

@@ -78,6 +78,7 @@ mod tests {
             threads: 1,
             stop: StopCondition::Duration(Duration::from_secs(1)),
             warmup: None,
+            source_addrs: Vec::new(),
             keepalive,
             connect_timeout: Duration::from_secs(1),
             timeout: Duration::from_secs(1),

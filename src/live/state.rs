@@ -1,0 +1,283 @@
+//! What the live view shows, folded from the engine's snapshot stream: totals,
+//! throughput per second, the last second's latency percentiles (from the
+//! recent 250 ms intervals), status codes, error classes and open
+//! connections. Plain data, updated on the aggregator thread and read by the
+//! drawing thread; no terminal code here.
+
+use stampede_metrics::{new_latency_histogram, ErrorKind, LatencyHistogram, Snapshot};
+use stampede_plan::{LoadModel, Plan, StopCondition};
+use std::collections::VecDeque;
+use std::time::Duration;
+
+/// Workers hand over snapshots on a shared 250 ms tick (engine
+/// `SNAPSHOT_INTERVAL`), so grouping by that slot of elapsed time puts one
+/// snapshot of each worker in each slot.
+const SLOT: Duration = stampede_engine::SNAPSHOT_INTERVAL;
+/// Complete slots making up "the last second".
+const RECENT_SLOTS: u64 = (1000 / SLOT.as_millis()) as u64;
+/// Percentiles are recomputed at most this often (they scan the histogram).
+const SUMMARY_EVERY: Duration = Duration::from_millis(200);
+
+/// p50, p90, p99 and max of some latencies, in µs (None: no samples).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Percentiles {
+    pub p50: u64,
+    pub p90: u64,
+    pub p99: u64,
+    pub max: u64,
+}
+
+impl Percentiles {
+    fn of(histogram: &LatencyHistogram) -> Option<Percentiles> {
+        (!histogram.is_empty()).then(|| Percentiles {
+            p50: histogram.value_at_quantile(0.5),
+            p90: histogram.value_at_quantile(0.9),
+            p99: histogram.value_at_quantile(0.99),
+            max: histogram.max(),
+        })
+    }
+}
+
+/// One 250 ms slot of the recent past, merged across workers.
+#[derive(Debug)]
+struct Slot {
+    index: u64,
+    latency: LatencyHistogram,
+    completed: u64,
+    open_connections: u64,
+    in_flight: u64,
+}
+
+/// Everything the live view draws.
+#[derive(Debug)]
+pub struct LiveState {
+    /// `GET http://… · 50 connections · 4 threads`
+    pub title: String,
+    pub planned: Option<Duration>,
+    /// `-n`: the requests to send in total.
+    pub request_budget: Option<u64>,
+    pub elapsed: Duration,
+    pub sent: u64,
+    pub completed: u64,
+    pub success: u64,
+    pub failed_status: u64,
+    pub errors: u64,
+    pub status: Vec<(u16, u64)>,
+    pub error_classes: Vec<(&'static str, u64)>,
+    /// Completed responses in each whole second of measurement.
+    pub per_second: Vec<u64>,
+    /// Completed responses per second over the last complete second.
+    pub current_rps: f64,
+    pub recent: Option<Percentiles>,
+    pub overall: Option<Percentiles>,
+    pub open_connections: u64,
+    pub in_flight: u64,
+    /// Set once the user asked to stop.
+    pub stopping: bool,
+    slots: VecDeque<Slot>,
+    last_summary: Option<Duration>,
+}
+
+impl LiveState {
+    /// The state of a run of `plan`, before any snapshot.
+    pub fn for_plan(plan: &Plan) -> LiveState {
+        let (planned, request_budget) = match plan.stop {
+            StopCondition::Duration(d) => (Some(d), None),
+            StopCondition::Requests { count, limit } => (limit, Some(count)),
+        };
+        let load = match &plan.model {
+            LoadModel::Rate { per_s, .. } => format!(
+                "{} req/s on at most {} connections",
+                per_s.peak(),
+                plan.connections()
+            ),
+            LoadModel::Closed { .. } => format!("{} connections", plan.connections()),
+        };
+        let title = format!(
+            "{} {} · {load} · {} threads",
+            plan.request.method, plan.target.url, plan.threads
+        );
+        LiveState::new(title, planned, request_budget)
+    }
+
+    pub fn new(title: String, planned: Option<Duration>, request_budget: Option<u64>) -> LiveState {
+        LiveState {
+            title,
+            planned,
+            request_budget,
+            elapsed: Duration::ZERO,
+            sent: 0,
+            completed: 0,
+            success: 0,
+            failed_status: 0,
+            errors: 0,
+            status: Vec::new(),
+            error_classes: Vec::new(),
+            per_second: Vec::new(),
+            current_rps: 0.0,
+            recent: None,
+            overall: None,
+            open_connections: 0,
+            in_flight: 0,
+            stopping: false,
+            slots: VecDeque::new(),
+            last_summary: None,
+        }
+    }
+
+    /// Mean completed responses per second so far.
+    pub fn average_rps(&self) -> f64 {
+        let seconds = self.elapsed.as_secs_f64();
+        if seconds > 0.0 {
+            self.completed as f64 / seconds
+        } else {
+            0.0
+        }
+    }
+
+    /// Share of the run done, 0..=1, when the run has a known end.
+    pub fn progress(&self) -> Option<f64> {
+        if let Some(budget) = self.request_budget.filter(|b| *b > 0) {
+            let by_count = self.sent as f64 / budget as f64;
+            let by_time = self
+                .planned
+                .map_or(0.0, |p| self.elapsed.as_secs_f64() / p.as_secs_f64());
+            return Some(by_count.max(by_time).min(1.0));
+        }
+        let planned = self.planned?.as_secs_f64();
+        Some((self.elapsed.as_secs_f64() / planned.max(1e-9)).min(1.0))
+    }
+
+    /// Folds in one worker snapshot (`interval`) and the totals so far.
+    pub fn update(&mut self, elapsed: Duration, interval: &Snapshot, total: &Snapshot) {
+        self.elapsed = self.elapsed.max(elapsed);
+        self.add_to_slot(elapsed, interval);
+        let second = elapsed.as_secs() as usize;
+        if self.per_second.len() <= second {
+            self.per_second.resize(second + 1, 0);
+        }
+        self.per_second[second] += interval.counters.completed();
+        let c = &total.counters;
+        self.sent = c.sent;
+        self.completed = c.completed();
+        self.success = c.success;
+        self.failed_status = c.failed_status;
+        self.errors = c.error_total();
+        let due = self
+            .last_summary
+            .is_none_or(|last| elapsed >= last + SUMMARY_EVERY);
+        if due {
+            self.last_summary = Some(elapsed);
+            self.summarize(total);
+        }
+    }
+
+    fn add_to_slot(&mut self, elapsed: Duration, interval: &Snapshot) {
+        let index = (elapsed.as_millis() / SLOT.as_millis()) as u64;
+        let newest = self.slots.back().map_or(0, |s| s.index);
+        if self.slots.is_empty() || index > newest {
+            self.slots.push_back(Slot {
+                index,
+                latency: new_latency_histogram(),
+                completed: 0,
+                open_connections: 0,
+                in_flight: 0,
+            });
+            while self.slots.len() as u64 > RECENT_SLOTS + 1 {
+                self.slots.pop_front();
+            }
+        }
+        // A snapshot late for its slot joins the newest one.
+        let slot = self
+            .slots
+            .back_mut()
+            .expect("a slot was pushed above when there was none");
+        if !interval.latency.is_empty() {
+            slot.latency
+                .add(&interval.latency)
+                .expect("histograms share fixed bounds, so adding cannot fail");
+        }
+        slot.completed += interval.counters.completed();
+        slot.open_connections += interval.gauges.open_connections;
+        slot.in_flight += interval.gauges.in_flight;
+    }
+
+    fn summarize(&mut self, total: &Snapshot) {
+        self.overall = Percentiles::of(&total.latency);
+        self.status = total.counters.status.iter().collect();
+        self.error_classes = ErrorKind::ALL
+            .into_iter()
+            .map(|kind| (kind.as_str(), total.counters.error(kind)))
+            .filter(|(_, n)| *n > 0)
+            .collect();
+        // The newest slot is still filling: read the complete ones before it.
+        let complete: Vec<&Slot> = self.slots.iter().rev().skip(1).collect();
+        let Some(latest) = complete.first() else {
+            let newest = self.slots.back();
+            self.open_connections = newest.map_or(0, |s| s.open_connections);
+            self.in_flight = newest.map_or(0, |s| s.in_flight);
+            return;
+        };
+        self.open_connections = latest.open_connections;
+        self.in_flight = latest.in_flight;
+        let mut recent = new_latency_histogram();
+        let mut completed = 0;
+        for slot in &complete {
+            if !slot.latency.is_empty() {
+                recent
+                    .add(&slot.latency)
+                    .expect("histograms share fixed bounds, so adding cannot fail");
+            }
+            completed += slot.completed;
+        }
+        self.recent = Percentiles::of(&recent);
+        self.current_rps = completed as f64 / (complete.len() as f64 * SLOT.as_secs_f64());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn snapshot(completed: u64, latency_us: u64, open: u64) -> Snapshot {
+        let mut s = Snapshot::default();
+        s.counters.success = completed;
+        s.counters.sent = completed;
+        s.latency.record_n(latency_us, completed).unwrap();
+        s.gauges.open_connections = open;
+        s
+    }
+
+    #[test]
+    fn folds_slots_into_last_second_figures() {
+        let mut state = LiveState::new("test".into(), Some(Duration::from_secs(10)), None);
+        let mut total = Snapshot::default();
+        // Two workers, eight 250 ms ticks: 100 responses each per tick.
+        for tick in 1..=8u64 {
+            for worker in 0..2 {
+                let latency = if tick <= 4 { 1000 } else { 5000 };
+                let interval = snapshot(100, latency, 10 + worker);
+                total.merge(&interval);
+                let at = Duration::from_millis(250 * tick + 1);
+                state.last_summary = None;
+                state.update(at, &interval, &total);
+            }
+        }
+        assert_eq!(state.completed, 1600);
+        assert_eq!(state.open_connections, 21, "the gauges of both workers");
+        assert!(
+            (state.current_rps - 800.0).abs() < 1e-9,
+            "{}",
+            state.current_rps
+        );
+        let recent = state.recent.unwrap();
+        assert!(
+            recent.p50 > 4000,
+            "the last second saw only 5 ms: {recent:?}"
+        );
+        assert!(state.overall.unwrap().p50 < 1100);
+        assert!((state.progress().unwrap() - 0.2).abs() < 0.01);
+        assert_eq!(state.per_second.iter().sum::<u64>(), 1600);
+        assert_eq!(state.status, vec![]);
+    }
+}
