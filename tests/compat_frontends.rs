@@ -724,6 +724,7 @@ fn every_ab_flag_is_accepted_or_refused() {
         ("-r", Runs(&["-r"])),
         ("-m", Runs(&["-m", "GET"])),
         ("-h", Informs),
+        ("--help", Informs),
         ("-I", Refused(&["-I"])),
         ("-Z", Refused(&["-Z", "AES128-SHA"])),
         ("-f", Refused(&["-f", "TLS1.2"])),

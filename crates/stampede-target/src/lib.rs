@@ -24,6 +24,8 @@ mod clock;
 mod conn;
 mod duration;
 mod files;
+#[doc(hidden)]
+pub mod fuzzing;
 mod pages;
 mod request;
 mod response;

@@ -60,7 +60,7 @@ Options are:
     -e filename     Output CSV file with percentages served
     -r              Don't exit on socket receive errors (stampede never does)
     -m method       Method name
-    -h              Display usage information (this message)
+    -h, --help      Display usage information (this message)
     -I              Refused: TLS (https) is not supported yet
     -Z ciphersuite  Refused: TLS (https) is not supported yet
     -f protocol     Refused: TLS (https) is not supported yet
@@ -102,7 +102,7 @@ const SPECS: &[OptSpec] = &[
     OptSpec::short("e", 'e', true),
     OptSpec::short("r", 'r', false),
     OptSpec::short("m", 'm', true),
-    OptSpec::short("h", 'h', false),
+    OptSpec::both("h", 'h', "help", false),
     OptSpec::short("I", 'I', false),
     OptSpec::short("Z", 'Z', true),
     OptSpec::short("f", 'f', true),

@@ -2,8 +2,10 @@
 //! response framer that counts bodies without storing them.
 
 mod chunked;
+mod fuzzing;
 mod request;
 mod response;
 
+pub use fuzzing::check_response_parser;
 pub use request::encode_request;
 pub use response::{Complete, ResponseError, ResponseParser, ResponseProgress, MAX_HEAD_BYTES};

@@ -364,3 +364,80 @@ mod tests {
         assert_eq!(parser.advance(&huge), Err(ResponseError::Malformed));
     }
 }
+
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A valid response: status, some headers, and a body framed by
+    /// Content-Length or by chunks of the given sizes.
+    fn response() -> impl Strategy<Value = (Vec<u8>, u16, u64)> {
+        let status = prop_oneof![Just(200u16), Just(201), Just(404), Just(500)];
+        let body = proptest::collection::vec(any::<u8>(), 0..300);
+        let chunks = proptest::collection::vec(1usize..40, 0..6);
+        let headers = proptest::collection::vec("[A-Za-z]{1,8}", 0..4);
+        (status, body, prop::bool::ANY, chunks, headers).prop_map(
+            |(status, body, chunked, chunk_sizes, names)| {
+                let mut out = format!("HTTP/1.1 {status} X\r\n").into_bytes();
+                for name in names {
+                    out.extend_from_slice(format!("X-{name}: v\r\n").as_bytes());
+                }
+                if chunked {
+                    out.extend_from_slice(b"Transfer-Encoding: chunked\r\n\r\n");
+                    let mut rest = &body[..];
+                    for size in chunk_sizes.iter().cycle() {
+                        if rest.is_empty() {
+                            break;
+                        }
+                        let take = (*size).min(rest.len());
+                        out.extend_from_slice(format!("{take:x}\r\n").as_bytes());
+                        out.extend_from_slice(&rest[..take]);
+                        out.extend_from_slice(b"\r\n");
+                        rest = &rest[take..];
+                    }
+                    if !rest.is_empty() {
+                        out.extend_from_slice(format!("{:x}\r\n", rest.len()).as_bytes());
+                        out.extend_from_slice(rest);
+                        out.extend_from_slice(b"\r\n");
+                    }
+                    out.extend_from_slice(b"0\r\n\r\n");
+                } else {
+                    out.extend_from_slice(
+                        format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes(),
+                    );
+                    out.extend_from_slice(&body);
+                }
+                (out, status, body.len() as u64)
+            },
+        )
+    }
+
+    proptest! {
+        #[test]
+        fn any_split_into_reads_parses_the_same((bytes, status, body_len) in response(), cuts in proptest::collection::vec(any::<usize>(), 0..8)) {
+            let mut points: Vec<usize> = cuts.iter().map(|c| c % (bytes.len() + 1)).collect();
+            points.push(bytes.len());
+            points.sort_unstable();
+            let mut parser = ResponseParser::new(false);
+            let mut pending = Vec::new();
+            let mut from = 0;
+            let mut done = None;
+            for to in points {
+                pending.extend_from_slice(&bytes[from..to]);
+                from = to;
+                let (used, progress) = parser.advance(&pending).expect("valid response");
+                pending.drain(..used);
+                if let ResponseProgress::Complete(complete) = progress {
+                    done = Some(complete);
+                    break;
+                }
+            }
+            let done = done.expect("complete once all bytes are in");
+            prop_assert_eq!(done.status, status);
+            prop_assert_eq!(done.body_bytes, body_len);
+            prop_assert!(done.keep_alive);
+            prop_assert!(pending.is_empty());
+        }
+    }
+}

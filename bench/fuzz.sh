@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Coverage-guided fuzzing of the two parsers that face untrusted bytes:
+#   response — the client's response parser and body framer (stampede-engine)
+#   request  — the built-in target's request parser and chunked decoder (stampede-target)
+# Needs a nightly toolchain and cargo-fuzz; without them it says so and exits 0
+# (the corpus is still replayed by `cargo test --test fuzz_replay` on stable).
+# Usage: bench/fuzz.sh [SECONDS_PER_TARGET]   (default 60)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds="${1:-60}"
+if ! rustup toolchain list 2>/dev/null | grep -q nightly; then
+  echo "fuzz: skipped: no nightly toolchain (cargo fuzz needs one); corpus replay runs in cargo test"
+  exit 0
+fi
+if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
+  echo "fuzz: installing cargo-fuzz"
+  cargo install cargo-fuzz --locked
+fi
+for target in response request; do
+  echo "fuzz: $target for ${seconds}s"
+  # -max_total_time bounds the run; new interesting inputs land in the corpus.
+  (cd fuzz && cargo +nightly fuzz run "$target" "corpus/$target" -- -max_total_time="$seconds" -rss_limit_mb=2048)
+done
