@@ -42,6 +42,7 @@
 #                      quiet, and redo a run (up to 2 times) when other processes
 #                      used more than 15% of a CPU during it. All waiting shares a
 #                      20-minute budget, after which the report flags the noise.
+#   --wait-budget S    change that budget (seconds)
 #   --out PATH         where to write the markdown (default bench/results/DATE-client.md)
 #   --no-install       never call apt-get
 # Everything is bounded: each client run has a duration, only 127.0.0.1 is used,
@@ -74,6 +75,7 @@ while [ $# -gt 0 ]; do
         --ab) WITH_AB=1 ;;
         --no-syscalls) WITH_SYSCALLS=0 ;;
         --wait-quiet) WAIT_QUIET=$2; shift ;;
+        --wait-budget) WAIT_BUDGET=$2; shift ;;
         --out) OUT=$2; shift ;;
         --no-install) INSTALL=0 ;;
         -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;

@@ -34,6 +34,10 @@ pub enum Command {
     Compare(cmd::compare::CompareArgs),
     /// Re-render a saved result as text, HTML or CSV
     Report(cmd::report::ReportArgs),
+    /// Merge agents' results losslessly: stampede merge out-*.json --json merged.json
+    Merge(cmd::merge::MergeArgs),
+    /// Print Kubernetes manifests for a run split among N synchronized agents
+    K8s(cmd::k8s::K8sArgs),
     /// ApacheBench's command line and report: stampede ab -n 1000 -c 10 -k URL
     #[command(disable_help_flag = true)]
     Ab {
@@ -65,7 +69,8 @@ pub enum Command {
 }
 
 const SUBCOMMANDS: &[&str] = &[
-    "run", "serve", "demo", "sweep", "compare", "report", "ab", "wrk", "webbench", "press", "help",
+    "run", "serve", "demo", "sweep", "compare", "report", "merge", "k8s", "ab", "wrk", "webbench",
+    "press", "help",
 ];
 const TOP_LEVEL_FLAGS: [&str; 4] = ["-h", "--help", "-V", "--version"];
 

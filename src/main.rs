@@ -10,8 +10,10 @@ mod exports;
 mod interrupt;
 mod output;
 mod progress;
+mod request_extras;
 mod selfcheck;
 mod spawn;
+mod transport_args;
 mod view;
 
 use clap::Parser;
@@ -26,6 +28,8 @@ fn main() {
         Command::Sweep(args) => cmd::sweep::execute(args),
         Command::Compare(args) => cmd::compare::execute(args),
         Command::Report(args) => cmd::report::execute(args),
+        Command::Merge(args) => cmd::merge::execute(args),
+        Command::K8s(args) => cmd::k8s::execute(args),
         Command::Ab { words } => cmd::compat::ab::execute(words),
         Command::Wrk { words } => cmd::compat::wrk::execute(words),
         Command::Webbench { words } => cmd::compat::webbench::execute(words),

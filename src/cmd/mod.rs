@@ -2,6 +2,8 @@
 pub mod compare;
 pub mod compat;
 pub mod demo;
+pub mod k8s;
+pub mod merge;
 pub mod repeat;
 pub mod report;
 pub mod run;

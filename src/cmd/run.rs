@@ -5,7 +5,9 @@ use crate::agent::{self, AgentArgs};
 use crate::cmd::repeat::{self, RepeatOutput, Rounds};
 use crate::exports::{self, ExportArgs};
 use crate::output::{self, OutputFormat};
+use crate::request_extras::RequestExtras;
 use crate::spawn::SpawnedServer;
+use crate::transport_args::TransportArgs;
 use crate::{exit, interrupt, selfcheck, view};
 use anyhow::Context;
 use stampede_engine::monitor::{Monitor, Watched};
@@ -125,6 +127,10 @@ pub struct RunArgs {
     /// Length of one --until-stable round
     #[arg(long, default_value = "5s", value_parser = parse_duration, value_name = "DUR")]
     pub round: Duration,
+    #[command(flatten)]
+    pub request_extras: RequestExtras,
+    #[command(flatten)]
+    pub transport: TransportArgs,
     #[command(flatten)]
     pub server: ServerArgs,
     #[command(flatten)]
@@ -266,6 +272,8 @@ pub fn build_plan(args: &RunArgs) -> anyhow::Result<(Plan, Vec<String>)> {
     if let Some(content_type) = &args.content_type {
         headers.push(parse_header(&format!("Content-Type: {content_type}"))?);
     }
+    let extra = args.request_extras.headers(&headers)?;
+    headers.extend(extra);
     let (model, duration) = build_model(args)?;
     let stop = match (args.requests, duration) {
         (Some(count), limit) => StopCondition::Requests { count, limit },
@@ -277,7 +285,11 @@ pub fn build_plan(args: &RunArgs) -> anyhow::Result<(Plan, Vec<String>)> {
     let mut plan = Plan {
         target,
         request: RequestSpec {
-            method: args.method.to_ascii_uppercase(),
+            method: if args.request_extras.head {
+                "HEAD".to_string()
+            } else {
+                args.method.to_ascii_uppercase()
+            },
             headers,
             body,
             http10: args.http10,
@@ -287,6 +299,7 @@ pub fn build_plan(args: &RunArgs) -> anyhow::Result<(Plan, Vec<String>)> {
         stop,
         warmup: args.warmup,
         source_addrs: args.source_addrs.clone().map(|a| a.0).unwrap_or_default(),
+        transport: args.transport.spec()?,
         keepalive: !args.no_keepalive,
         connect_timeout: args.connect_timeout,
         timeout: args.timeout,

@@ -26,7 +26,7 @@ pub fn draw(frame: &mut Frame<'_>, state: &LiveState) {
         Constraint::Length(3),
         Constraint::Length(8),
         Constraint::Min(4),
-        Constraint::Length(8),
+        Constraint::Length(7),
         Constraint::Length(1),
     ])
     .areas(frame.area());

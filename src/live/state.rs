@@ -163,6 +163,13 @@ impl LiveState {
         self.success = c.success;
         self.failed_status = c.failed_status;
         self.errors = c.error_total();
+        // Cheap (a fixed array each), so kept in step with the counts above.
+        self.status = c.status.iter().collect();
+        self.error_classes = ErrorKind::ALL
+            .into_iter()
+            .map(|kind| (kind.as_str(), c.error(kind)))
+            .filter(|(_, n)| *n > 0)
+            .collect();
         let due = self
             .last_summary
             .is_none_or(|last| elapsed >= last + SUMMARY_EVERY);
@@ -204,12 +211,6 @@ impl LiveState {
 
     fn summarize(&mut self, total: &Snapshot) {
         self.overall = Percentiles::of(&total.latency);
-        self.status = total.counters.status.iter().collect();
-        self.error_classes = ErrorKind::ALL
-            .into_iter()
-            .map(|kind| (kind.as_str(), total.counters.error(kind)))
-            .filter(|(_, n)| *n > 0)
-            .collect();
         // The newest slot is still filling: read the complete ones before it.
         let complete: Vec<&Slot> = self.slots.iter().rev().skip(1).collect();
         let Some(latest) = complete.first() else {

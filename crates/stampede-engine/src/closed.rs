@@ -48,6 +48,18 @@ pub async fn run_closed_slot(ctx: Rc<ConnectionContext>, gate: Rc<ActiveSlots>, 
             }
             changed.await;
         }
+        if ctx.pipeline_depth() > 1 {
+            let mut batch = 0;
+            while batch < ctx.pipeline_depth() && ctx.state.claim_budget() {
+                ctx.state.begin_request();
+                batch += 1;
+            }
+            if batch == 0 {
+                return;
+            }
+            slot.run_pipelined(&ctx, Instant::now(), batch).await;
+            continue;
+        }
         if !ctx.state.claim_budget() {
             return;
         }

@@ -4,33 +4,38 @@
 //! (closed.rs, open.rs) decide when a slot sends.
 
 use crate::http1::{ResponseError, ResponseParser, ResponseProgress};
-use crate::outcome_class::{classify_connect, classify_io};
+use crate::outcome_class::classify_io;
 use crate::read_buffer::ReadBuffer;
 use crate::request_log::WorkerLog;
-use crate::source_addrs::SourceAddrs;
+use crate::transport::{Connector, Stream};
 use crate::worker_state::WorkerState;
 use stampede_metrics::{ErrorKind, Outcome};
-use std::net::SocketAddr;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 
 /// What every connection of a worker shares.
 #[derive(Debug)]
 pub struct ConnectionContext {
-    pub addr: SocketAddr,
+    /// Opens connections (TCP or Unix, proxy tunnel, TLS).
+    pub connector: Connector,
     /// The pre-encoded request (see `http1::encode_request`).
     pub request: Rc<[u8]>,
+    /// The request repeated `--pipeline` times, written as one batch.
+    pub pipelined: Rc<[u8]>,
     pub head_request: bool,
     pub keepalive: bool,
-    pub connect_timeout: Duration,
     pub timeout: Duration,
     pub state: Rc<WorkerState>,
     /// The per-request log, when one was asked for (`None`: one check per request).
     pub log: Option<WorkerLog>,
-    /// Local addresses to connect from (`--source-addrs`), rotated.
-    pub source_addrs: SourceAddrs,
+}
+
+impl ConnectionContext {
+    /// Requests per pipelined batch (1: no pipelining).
+    pub fn pipeline_depth(&self) -> usize {
+        self.pipelined.len() / self.request.len().max(1)
+    }
 }
 
 /// The result of one exchange before it is turned into an [`Outcome`].
@@ -46,7 +51,7 @@ struct Exchange {
 
 /// A connection slot's reusable parts.
 pub struct Slot {
-    stream: Option<TcpStream>,
+    stream: Option<Stream>,
     buffer: ReadBuffer,
     parser: ResponseParser,
     /// The server closed (or asked to close) the last connection without an
@@ -71,24 +76,96 @@ impl Slot {
     /// The caller has already counted it with `begin_request`.
     pub async fn run_request(&mut self, ctx: &ConnectionContext, intended: Instant) {
         let exchange = self.exchange(ctx, intended).await;
+        self.finish(ctx, intended, &exchange, exchange.result);
+        if exchange.result.is_err() {
+            self.drop_stream(ctx, false);
+            // A refused port answers at once: yield so a dead target cannot
+            // starve the worker's timers and the other connections.
+            tokio::task::yield_now().await;
+        }
+    }
+
+    /// HTTP/1.1 pipelining: writes `n` requests at once (all intended at
+    /// `intended`) and reads their `n` responses in order, recording each as
+    /// it completes. An error ends the remaining requests of the batch with
+    /// the same class, and the connection.
+    pub async fn run_pipelined(&mut self, ctx: &ConnectionContext, intended: Instant, n: usize) {
+        let mut exchange = self.fresh_exchange(intended);
+        if let Err(kind) = self.ensure_connected(ctx, &mut exchange).await {
+            for _ in 0..n {
+                self.finish(ctx, intended, &exchange, Err(kind));
+            }
+            self.drop_stream(ctx, false);
+            return;
+        }
+        let sent = Instant::now();
+        let deadline = tokio::time::Instant::from_std(sent + ctx.timeout);
+        let batch = &ctx.pipelined[..n * ctx.request.len()];
+        let stream = self.stream.as_mut().expect("connected above");
+        let written = tokio::time::timeout_at(deadline, stream.write_all(batch)).await;
+        let mut failure = match written {
+            Ok(Ok(())) => None,
+            Ok(Err(e)) => Some(classify_io(&e)),
+            Err(_) => Some(ErrorKind::Timeout),
+        };
+        let mut reusable = true;
+        for _ in 0..n {
+            let mut exchange = self.fresh_exchange(intended);
+            exchange.sent = sent;
+            let result = match failure {
+                Some(kind) => Err(kind),
+                None => match tokio::time::timeout_at(deadline, self.read_response(&mut exchange))
+                    .await
+                {
+                    Ok(Ok((status, keep_alive))) => {
+                        reusable &= keep_alive;
+                        Ok(status)
+                    }
+                    Ok(Err(kind)) => Err(kind),
+                    Err(_) => Err(ErrorKind::Timeout),
+                },
+            };
+            if let Err(kind) = result {
+                failure = Some(kind);
+            }
+            self.finish(ctx, intended, &exchange, result);
+        }
+        if failure.is_some() || !reusable || !ctx.keepalive {
+            self.drop_stream(ctx, failure.is_none() && ctx.keepalive);
+        }
+    }
+
+    fn fresh_exchange(&self, intended: Instant) -> Exchange {
+        Exchange {
+            result: Err(ErrorKind::Other),
+            bytes_received: 0,
+            body_bytes: 0,
+            sent: intended,
+            first_byte: None,
+            connect: None,
+        }
+    }
+
+    /// Records one request of a batch.
+    fn finish(
+        &self,
+        ctx: &ConnectionContext,
+        intended: Instant,
+        exchange: &Exchange,
+        result: Result<u16, ErrorKind>,
+    ) {
         let outcome = Outcome {
             intended,
             sent: exchange.sent,
             first_byte: exchange.first_byte,
             done: Instant::now(),
-            result: exchange.result,
+            result,
             bytes_received: exchange.bytes_received,
             body_bytes: exchange.body_bytes,
         };
         ctx.state.end_request(&outcome);
         if let Some(log) = &ctx.log {
             log.record(&outcome, exchange.connect);
-        }
-        if outcome.result.is_err() {
-            self.drop_stream(ctx, false);
-            // A refused port answers at once: yield so a dead target cannot
-            // starve the worker's timers and the other connections.
-            tokio::task::yield_now().await;
         }
     }
 
@@ -124,36 +201,10 @@ impl Slot {
     }
 
     async fn attempt(&mut self, ctx: &ConnectionContext, intended: Instant) -> Exchange {
-        let mut exchange = Exchange {
-            result: Err(ErrorKind::Other),
-            bytes_received: 0,
-            body_bytes: 0,
-            sent: intended,
-            first_byte: None,
-            connect: None,
-        };
-        if self.stream.is_some() && !self.buffer.pending().is_empty() {
-            // Bytes arrived that no request asked for (a second response to
-            // one request): HTTP/1.1 cannot tell which request they belong
-            // to, so the connection is not trusted for another exchange.
-            self.drop_stream(ctx, false);
-        }
-        if self.stream.is_none() {
-            let connect_start = Instant::now();
-            match connect(ctx).await {
-                Ok(stream) => {
-                    let connect_time = connect_start.elapsed();
-                    exchange.connect = Some(connect_time);
-                    ctx.state
-                        .connection_opened(self.server_closed, connect_time);
-                    self.stream = Some(stream);
-                    self.server_closed = false;
-                }
-                Err(kind) => {
-                    exchange.result = Err(kind);
-                    return exchange;
-                }
-            }
+        let mut exchange = self.fresh_exchange(intended);
+        if let Err(kind) = self.ensure_connected(ctx, &mut exchange).await {
+            exchange.result = Err(kind);
+            return exchange;
         }
         exchange.sent = Instant::now();
         let deadline = tokio::time::Instant::from_std(exchange.sent + ctx.timeout);
@@ -174,6 +225,42 @@ impl Slot {
         exchange
     }
 
+    /// Opens a connection when the slot has none (or no longer trusts its own).
+    async fn ensure_connected(
+        &mut self,
+        ctx: &ConnectionContext,
+        exchange: &mut Exchange,
+    ) -> Result<(), ErrorKind> {
+        if self.stream.is_some() && !self.buffer.pending().is_empty() {
+            // Bytes arrived that no request asked for (a second response to
+            // one request): HTTP/1.1 cannot tell which request they belong
+            // to, so the connection is not trusted for another exchange.
+            self.drop_stream(ctx, false);
+        }
+        if self.stream.is_some() {
+            return Ok(());
+        }
+        match ctx.connector.connect().await {
+            Ok((stream, times)) => {
+                exchange.connect = Some(times.connect);
+                ctx.state
+                    .connection_opened(self.server_closed, times.connect);
+                if let Some(handshake) = times.tls {
+                    ctx.state.tls_handshake(handshake);
+                }
+                self.stream = Some(stream);
+                self.server_closed = false;
+                Ok(())
+            }
+            Err(failure) => {
+                if let Some(reason) = failure.reason {
+                    ctx.state.sample_error(failure.kind, || reason);
+                }
+                Err(failure.kind)
+            }
+        }
+    }
+
     /// Writes the request and reads until the response is complete; returns
     /// the status and whether the connection may be reused.
     async fn transfer(
@@ -186,6 +273,12 @@ impl Slot {
             .write_all(&ctx.request)
             .await
             .map_err(|e| classify_io(&e))?;
+        self.read_response(exchange).await
+    }
+
+    /// Reads one response from the connection.
+    async fn read_response(&mut self, exchange: &mut Exchange) -> Result<(u16, bool), ErrorKind> {
+        let stream = self.stream.as_mut().expect("connected above");
         self.parser.reset();
         loop {
             if !self.buffer.pending().is_empty() {
@@ -223,18 +316,5 @@ fn response_error_kind(error: ResponseError) -> ErrorKind {
     match error {
         ResponseError::Malformed => ErrorKind::MalformedResponse,
         ResponseError::ClosedEarly => ErrorKind::ClosedEarly,
-    }
-}
-
-async fn connect(ctx: &ConnectionContext) -> Result<TcpStream, ErrorKind> {
-    let connecting = ctx.source_addrs.connect(ctx.addr);
-    match tokio::time::timeout(ctx.connect_timeout, connecting).await {
-        Ok(Ok(stream)) => {
-            // Requests are written in one piece; Nagle would only delay bodies.
-            let _ = stream.set_nodelay(true);
-            Ok(stream)
-        }
-        Ok(Err(e)) => Err(classify_connect(&e)),
-        Err(_elapsed) => Err(ErrorKind::ConnectTimeout),
     }
 }

@@ -5,10 +5,11 @@ use crate::closed::share_of;
 use crate::http1::encode_request;
 use crate::open::OpenLoad;
 use crate::request_log::{RequestLog, RequestLogOptions, RequestLogReport, RunClock};
+use crate::transport::{build_tls_client, ConnectorSpec, Endpoint};
 use crate::worker::{run_worker, WorkerLoad, WorkerMessage, WorkerPlan};
 use crate::EngineError;
 use stampede_metrics::{Recording, SecondPoint, Snapshot, TimeseriesBuilder};
-use stampede_plan::{LoadModel, Plan, Schedule, StopCondition};
+use stampede_plan::{LoadModel, Plan, Schedule, Scheme, StopCondition};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant, SystemTime};
@@ -60,16 +61,59 @@ impl StopHandle {
 
 /// Resolves the plan's host to the first address it names.
 pub fn resolve(plan: &Plan) -> Result<SocketAddr, EngineError> {
-    let host = plan.target.host.as_str();
+    resolve_host(&plan.target.host, plan.target.port)
+}
+
+/// Resolves `host` to the first address it names.
+fn resolve_host(host: &str, port: u16) -> Result<SocketAddr, EngineError> {
     let error = |reason: String| EngineError::Resolve {
         host: host.to_string(),
         reason,
     };
-    (host, plan.target.port)
+    (host, port)
         .to_socket_addrs()
         .map_err(|e| error(e.to_string()))?
         .next()
         .ok_or_else(|| error("no addresses".into()))
+}
+
+/// How connections reach the target: the Unix socket, the proxy or the
+/// target's resolved address, the CONNECT tunnel and the TLS client.
+fn connector_spec(plan: &Plan) -> Result<ConnectorSpec, EngineError> {
+    let transport = &plan.transport;
+    let endpoint = match (&transport.unix_socket, &transport.proxy) {
+        (Some(path), _) => Endpoint::Unix(path.clone()),
+        (None, Some(proxy)) => Endpoint::Tcp(resolve_host(&proxy.host, proxy.port)?),
+        (None, None) => Endpoint::Tcp(resolve(plan)?),
+    };
+    let tunnel_to = match (&transport.proxy, plan.target.scheme) {
+        (Some(_), Scheme::Https) => Some(format!(
+            "{}:{}",
+            bracketed(&plan.target.host),
+            plan.target.port
+        )),
+        _ => None,
+    };
+    let tls = transport
+        .tls
+        .as_ref()
+        .map(|spec| build_tls_client(spec, &plan.target.host))
+        .transpose()?;
+    Ok(ConnectorSpec {
+        endpoint,
+        source_addrs: plan.source_addrs.clone(),
+        tls,
+        tunnel_to,
+        connect_timeout: plan.connect_timeout,
+    })
+}
+
+fn bracketed(host: &str) -> String {
+    if host.contains(':') {
+        format!("[{host}]")
+    } else {
+        host.to_string()
+    }
 }
 
 /// Splits `total` into `parts` shares that differ by at most one.
@@ -153,7 +197,7 @@ pub fn run_with(
     options: RunOptions,
 ) -> Result<Finished, EngineError> {
     let resolve_start = Instant::now();
-    let addr = resolve(plan)?;
+    let connector = connector_spec(plan)?;
     let dns = resolve_start.elapsed();
     let request: Arc<[u8]> = encode_request(plan).into();
     let started_at = SystemTime::now();
@@ -194,17 +238,16 @@ pub fn run_with(
         let worker_plan = WorkerPlan {
             index,
             workers: plan.threads,
-            addr,
+            connector: connector.clone(),
             request: request.clone(),
+            pipeline: plan.transport.pipeline,
             head_request: plan.request.method == "HEAD",
             keepalive: plan.keepalive,
-            connect_timeout: plan.connect_timeout,
             timeout: plan.timeout,
             load: worker_load(plan, index),
             budget: worker_budget,
             measure_start,
             deadline,
-            source_addrs: plan.source_addrs.clone(),
         };
         let receiver = stop.sender.subscribe();
         let sender = to_aggregator.clone();

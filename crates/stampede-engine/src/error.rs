@@ -13,6 +13,8 @@ pub enum EngineError {
     },
     #[error("worker {0} stopped unexpectedly")]
     WorkerLost(usize),
+    #[error("TLS: {0}")]
+    Tls(String),
     #[error("cannot start the request log writer: {0}")]
     RequestLog(#[source] std::io::Error),
 }

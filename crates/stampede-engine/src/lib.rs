@@ -15,6 +15,7 @@ mod precise_timer;
 mod read_buffer;
 mod request_log;
 mod source_addrs;
+pub mod transport;
 mod worker;
 mod worker_state;
 

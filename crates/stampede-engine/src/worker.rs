@@ -7,11 +7,10 @@ use crate::closed::{control_slots, run_closed_slot, ActiveSlots};
 use crate::connection::ConnectionContext;
 use crate::open::{run_pacer, OpenLoad};
 use crate::request_log::{WorkerLog, WorkerLogHandle};
-use crate::source_addrs::SourceAddrs;
+use crate::transport::ConnectorSpec;
 use crate::worker_state::WorkerState;
 use stampede_metrics::Snapshot;
 use stampede_plan::Schedule;
-use std::net::SocketAddr;
 use std::rc::Rc;
 use std::sync::mpsc;
 use std::sync::Arc;
@@ -40,11 +39,13 @@ pub enum WorkerLoad {
 pub struct WorkerPlan {
     pub index: usize,
     pub workers: usize,
-    pub addr: SocketAddr,
+    /// How to open connections (endpoint, proxy tunnel, TLS, source addresses).
+    pub connector: ConnectorSpec,
     pub request: Arc<[u8]>,
+    /// Requests written at once per connection (HTTP/1.1 pipelining).
+    pub pipeline: usize,
     pub head_request: bool,
     pub keepalive: bool,
-    pub connect_timeout: Duration,
     pub timeout: Duration,
     pub load: WorkerLoad,
     /// This worker's exact share of `-n`, if any.
@@ -53,8 +54,6 @@ pub struct WorkerPlan {
     pub measure_start: Instant,
     /// When to stop regardless of the budget.
     pub deadline: Option<Instant>,
-    /// Local addresses to connect from; empty: the kernel's choice.
-    pub source_addrs: Vec<std::net::IpAddr>,
 }
 
 /// A message from a worker to the aggregator.
@@ -93,15 +92,14 @@ async fn drive(
 ) {
     let state = Rc::new(WorkerState::new(plan.budget));
     let context = Rc::new(ConnectionContext {
-        addr: plan.addr,
+        connector: plan.connector.build(plan.index),
         request: Rc::from(&plan.request[..]),
+        pipelined: plan.request.repeat(plan.pipeline.max(1)).into(),
         head_request: plan.head_request,
         keepalive: plan.keepalive,
-        connect_timeout: plan.connect_timeout,
         timeout: plan.timeout,
         state: state.clone(),
         log: log.map(|handle| WorkerLog::new(handle, plan.measure_start)),
-        source_addrs: SourceAddrs::new(plan.source_addrs.clone(), plan.index),
     });
     let (load_done, abort_handles) = start_load(&plan, &context);
     let deadline = async {

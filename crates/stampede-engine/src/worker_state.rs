@@ -2,7 +2,7 @@
 //! `-n`, and the levels (requests in flight, open connections). Single-threaded
 //! (`Cell`, `RefCell`): nothing here is touched by another thread, so no atomics.
 
-use stampede_metrics::{Gauges, Outcome, Recorder};
+use stampede_metrics::{ErrorKind, Gauges, Outcome, Recorder, MAX_ERROR_SAMPLES};
 use std::cell::{Cell, RefCell};
 use std::time::Duration;
 
@@ -13,6 +13,8 @@ pub struct WorkerState {
     budget: Cell<Option<u64>>,
     in_flight: Cell<u64>,
     open_connections: Cell<u64>,
+    /// Error messages kept so far, per class: formatting stops after a few.
+    samples_kept: Cell<[u8; ErrorKind::COUNT]>,
 }
 
 impl WorkerState {
@@ -22,7 +24,24 @@ impl WorkerState {
             budget: Cell::new(budget),
             in_flight: Cell::new(0),
             open_connections: Cell::new(0),
+            samples_kept: Cell::new([0; ErrorKind::COUNT]),
         }
+    }
+
+    /// Keeps the reason behind an error, the first few times per class only.
+    pub fn sample_error(&self, kind: ErrorKind, reason: impl FnOnce() -> String) {
+        let mut kept = self.samples_kept.get();
+        if usize::from(kept[kind.index()]) < MAX_ERROR_SAMPLES {
+            kept[kind.index()] += 1;
+            self.samples_kept.set(kept);
+            self.recorder
+                .borrow_mut()
+                .record_error_sample(kind, reason());
+        }
+    }
+
+    pub fn tls_handshake(&self, handshake: Duration) {
+        self.recorder.borrow_mut().record_tls_handshake(handshake);
     }
 
     /// Claims one request from the budget; false when it is spent.

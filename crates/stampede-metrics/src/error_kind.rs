@@ -20,13 +20,18 @@ pub enum ErrorKind {
     /// `--no-keepalive` runs. Remedies: `--source-addrs`, keep-alive,
     /// `net.ipv4.tcp_tw_reuse=1`.
     AddressUnavailable,
+    /// The TLS handshake failed (unknown CA, expired or wrong-host certificate,
+    /// no common protocol); a sample of the reasons is kept in `error_samples`.
+    Tls,
+    /// The proxy refused or failed the CONNECT tunnel, or could not be reached.
+    Proxy,
     /// Anything else (local resource limits...).
     Other,
 }
 
 impl ErrorKind {
     /// Every class, in report order.
-    pub const ALL: [ErrorKind; 8] = [
+    pub const ALL: [ErrorKind; 10] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::Timeout,
@@ -34,6 +39,8 @@ impl ErrorKind {
         ErrorKind::ClosedEarly,
         ErrorKind::MalformedResponse,
         ErrorKind::AddressUnavailable,
+        ErrorKind::Tls,
+        ErrorKind::Proxy,
         ErrorKind::Other,
     ];
 
@@ -50,6 +57,8 @@ impl ErrorKind {
             ErrorKind::ClosedEarly => "closed_early",
             ErrorKind::MalformedResponse => "malformed_response",
             ErrorKind::AddressUnavailable => "address_unavailable",
+            ErrorKind::Tls => "tls",
+            ErrorKind::Proxy => "proxy",
             ErrorKind::Other => "other",
         }
     }

@@ -5,25 +5,29 @@
 //!
 //! Nothing here knows about sockets, runtimes or terminals.
 
+mod agent;
 mod counters;
 mod environment;
 mod error_kind;
 mod histogram;
+mod merge;
 mod monitor;
 mod recorder;
 mod recording;
 mod result;
 mod timeseries;
 
+pub use agent::{format_timestamp, parse_timestamp, signed_millis, AgentInfo, TimestampError};
 pub use counters::{Counters, StatusCounts};
 pub use environment::Environment;
 pub use error_kind::ErrorKind;
 pub use histogram::{
     decode_histogram, encode_histogram, new_latency_histogram, LatencyHistogram, LatencySummary,
 };
+pub use merge::{merge_results, MergeError};
 pub use monitor::{MachineSample, MonitorReport, ProcessSample, ProcessSummary};
 pub use recorder::{Outcome, Recorder, LATE_THRESHOLD};
-pub use recording::{per_second, Gauges, Recording, Snapshot};
+pub use recording::{per_second, Gauges, Recording, Snapshot, MAX_ERROR_SAMPLES};
 pub use result::{
     Breakdown, PlanSummary, RequestCounts, RequestLogSummary, RunResult, ScheduleSummary, SloCheck,
     StageSummary, TimingSummary, RESULT_SCHEMA,

@@ -72,6 +72,18 @@ impl Recorder {
             .saturating_record(micros(connect_time));
     }
 
+    /// Counts a TLS handshake that took `handshake`.
+    #[inline]
+    pub fn record_tls_handshake(&mut self, handshake: Duration) {
+        self.interval.tls.saturating_record(micros(handshake));
+    }
+
+    /// Keeps `message` as a sample reason for `kind` (the caller limits how
+    /// often it formats one; merging keeps at most a few per class).
+    pub fn record_error_sample(&mut self, kind: ErrorKind, message: String) {
+        self.interval.error_samples.push((kind, message));
+    }
+
     /// Counts requests sent before this interval began that are still in flight,
     /// so that warm-up's in-flight requests balance the measured ones.
     pub fn record_carried_over(&mut self, n: u64) {
@@ -133,6 +145,7 @@ impl Recorder {
             gauges,
             ..Snapshot::default()
         };
+        // error_samples move with the interval; the fresh one starts empty.
         std::mem::replace(&mut self.interval, fresh)
     }
 }

@@ -3,6 +3,9 @@
 use crate::{new_latency_histogram, Counters, LatencyHistogram};
 use std::time::{Duration, SystemTime};
 
+/// Distinct error messages kept per class.
+pub const MAX_ERROR_SAMPLES: usize = 3;
+
 /// Levels at the moment a snapshot was taken (not sums over time).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Gauges {
@@ -23,6 +26,11 @@ pub struct Snapshot {
     pub waiting: LatencyHistogram,
     /// TCP connect time of each new connection.
     pub connect: LatencyHistogram,
+    /// TLS handshake time of each new TLS connection.
+    pub tls: LatencyHistogram,
+    /// A few error messages per class, for the reasons behind the counts
+    /// (at most [`MAX_ERROR_SAMPLES`] per class).
+    pub error_samples: Vec<(crate::ErrorKind, String)>,
     /// Open model: how late late sends were.
     pub lag: LatencyHistogram,
     /// Levels at the end of the interval; summed across workers when merged.
@@ -37,6 +45,8 @@ impl Default for Snapshot {
             service: new_latency_histogram(),
             waiting: new_latency_histogram(),
             connect: new_latency_histogram(),
+            tls: new_latency_histogram(),
+            error_samples: Vec::new(),
             lag: new_latency_histogram(),
             gauges: Gauges::default(),
         }
@@ -52,8 +62,19 @@ impl Snapshot {
             (&mut self.service, &other.service),
             (&mut self.waiting, &other.waiting),
             (&mut self.connect, &other.connect),
+            (&mut self.tls, &other.tls),
             (&mut self.lag, &other.lag),
         ];
+        for (kind, message) in &other.error_samples {
+            let kept = self.error_samples.iter().filter(|(k, _)| k == kind).count();
+            let duplicate = self
+                .error_samples
+                .iter()
+                .any(|(k, m)| k == kind && m == message);
+            if kept < MAX_ERROR_SAMPLES && !duplicate {
+                self.error_samples.push((*kind, message.clone()));
+            }
+        }
         for (mine, theirs) in pairs {
             if !theirs.is_empty() {
                 mine.add(theirs)

@@ -168,6 +168,9 @@ pub struct Breakdown {
     pub dns_us: u64,
     /// TCP connect, for every new connection.
     pub connect: TimingSummary,
+    /// TLS handshake, for every new TLS connection.
+    #[serde(default)]
+    pub tls: TimingSummary,
     /// From sending a request to its first response byte, every request.
     pub waiting: TimingSummary,
     /// From sending a request to its complete response (service time).
@@ -232,6 +235,9 @@ pub struct RunResult {
     pub throughput_bytes_per_s: f64,
     /// Non-zero error classes only.
     pub errors: BTreeMap<String, u64>,
+    /// Up to three distinct messages per error class: the reasons behind the counts.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty", default)]
+    pub error_samples: BTreeMap<String, Vec<String>>,
     pub status: BTreeMap<String, u64>,
     pub bytes: ByteCounts,
     pub connections: ConnectionCounts,
@@ -272,6 +278,9 @@ pub struct RunResult {
     #[serde(default)]
     pub notices: Vec<String>,
     pub environment: Environment,
+    /// Set when the run was one agent of several (`--agent`, `--start-at`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub agent: Option<crate::AgentInfo>,
 }
 
 impl RunResult {
@@ -334,6 +343,16 @@ impl RunResult {
                 recording.elapsed,
             ),
             errors,
+            error_samples: total.error_samples.iter().fold(
+                BTreeMap::new(),
+                |mut samples: BTreeMap<String, Vec<String>>, (kind, message)| {
+                    samples
+                        .entry(kind.as_str().to_string())
+                        .or_default()
+                        .push(message.clone());
+                    samples
+                },
+            ),
             status,
             bytes: ByteCounts {
                 received: c.bytes_received,
@@ -351,6 +370,7 @@ impl RunResult {
             breakdown: Breakdown {
                 dns_us: recording.dns.as_micros() as u64,
                 connect: TimingSummary::of(&total.connect),
+                tls: TimingSummary::of(&total.tls),
                 waiting: TimingSummary::of(&total.waiting),
                 service: TimingSummary::of(&total.service),
                 total: TimingSummary::of(&total.latency),
@@ -363,6 +383,7 @@ impl RunResult {
             warnings: Vec::new(),
             notices,
             environment,
+            agent: None,
         }
     }
 

@@ -7,7 +7,7 @@ pub enum PlanError {
     Duration(String),
     #[error("invalid URL '{url}': {reason}")]
     Url { url: String, reason: String },
-    #[error("unsupported scheme '{0}' (supported: http)")]
+    #[error("unsupported scheme '{0}' (supported: http, https)")]
     Scheme(String),
     #[error("invalid header '{0}': expected 'Name: value'")]
     Header(String),

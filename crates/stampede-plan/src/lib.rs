@@ -11,6 +11,7 @@ mod header;
 mod load_model;
 mod plan;
 mod target;
+mod transport;
 
 pub use address_list::parse_address_list;
 pub use duration::{format_duration, parse_duration};
@@ -19,3 +20,4 @@ pub use header::{parse_header, Header};
 pub use load_model::{parse_stages, Arrival, LoadModel, Schedule, Stage};
 pub use plan::{Plan, RequestSpec, StopCondition};
 pub use target::{Scheme, Target};
+pub use transport::{ProxySpec, TlsSpec, TransportSpec};

@@ -1,7 +1,7 @@
 //! The [`Plan`]: everything a run needs to know before the first byte is sent.
 
 use crate::header::is_token;
-use crate::{Header, LoadModel, PlanError, Schedule, Target};
+use crate::{Header, LoadModel, PlanError, Schedule, Scheme, Target, TransportSpec};
 use std::time::Duration;
 
 /// When a run ends.
@@ -40,6 +40,8 @@ pub struct Plan {
     /// Local addresses to spread connections over (`--source-addrs`), so more
     /// than one local port range is available; empty means the kernel's choice.
     pub source_addrs: Vec<std::net::IpAddr>,
+    /// TCP or Unix socket, TLS, proxy, pipelining.
+    pub transport: TransportSpec,
     /// Reuse connections; `false` opens a new connection for every request.
     pub keepalive: bool,
     pub connect_timeout: Duration,
@@ -113,6 +115,22 @@ impl Plan {
         if self.connect_timeout.is_zero() || self.timeout.is_zero() {
             return Err(PlanError::Invalid("timeouts must be above zero".into()));
         }
+        if self.target.scheme == Scheme::Https && self.transport.tls.is_none() {
+            self.transport.tls = Some(crate::TlsSpec::default());
+        }
+        if self.target.scheme == Scheme::Http && self.transport.tls.is_some() {
+            return Err(PlanError::Invalid(
+                "TLS options (--insecure, --cacert, --sni) need an https:// URL".into(),
+            ));
+        }
+        if self.transport.pipeline == 0 {
+            self.transport.pipeline = 1;
+        }
+        if self.transport.pipeline > 1 && !matches!(self.model, LoadModel::Closed { .. }) {
+            return Err(PlanError::Invalid(
+                "--pipeline works with the closed model (-c), not with -r".into(),
+            ));
+        }
         if self.threads > self.connections() {
             self.threads = self.connections();
         }
@@ -140,6 +158,7 @@ mod tests {
             stop: StopCondition::Duration(Duration::from_secs(10)),
             warmup: None,
             source_addrs: Vec::new(),
+            transport: TransportSpec::default(),
             keepalive: true,
             connect_timeout: Duration::from_secs(3),
             timeout: Duration::from_secs(10),

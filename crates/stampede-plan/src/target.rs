@@ -6,6 +6,7 @@ use crate::PlanError;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scheme {
     Http,
+    Https,
 }
 
 /// Where requests go: resolved by the engine (DNS is I/O, so not here).
@@ -38,6 +39,7 @@ impl Target {
         })?;
         let scheme = match url.scheme() {
             "http" => Scheme::Http,
+            "https" => Scheme::Https,
             other => return Err(PlanError::Scheme(other.to_string())),
         };
         let host = match url.host() {
@@ -50,7 +52,9 @@ impl Target {
                 })
             }
         };
-        let port = url.port_or_known_default().unwrap_or(80);
+        let port = url
+            .port_or_known_default()
+            .unwrap_or(if scheme == Scheme::Https { 443 } else { 80 });
         let mut path_and_query = url.path().to_string();
         if let Some(query) = url.query() {
             path_and_query.push('?');
@@ -104,6 +108,7 @@ mod tests {
 
     #[test]
     fn rejects_bad_urls() {
+        assert_eq!(Target::parse("https://x/").unwrap().port, 443);
         assert!(matches!(
             Target::parse("ftp://x/"),
             Err(PlanError::Scheme(_))

@@ -263,6 +263,11 @@ pub fn render_text(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
             .map(|(class, n)| format!("{class}: {}", format_count(*n)))
             .collect();
         writeln!(out, "  Errors        {}", errors.join(", "))?;
+        for (class, samples) in &result.error_samples {
+            for sample in samples {
+                writeln!(out, "    {class}: {sample}")?;
+            }
+        }
     }
     Ok(())
 }

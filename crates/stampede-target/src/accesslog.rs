@@ -32,7 +32,7 @@ pub struct Entry<'a> {
     pub clf_date: &'a [u8],
     pub method: &'a str,
     pub target: &'a str,
-    /// 0 for HTTP/1.0, 1 for HTTP/1.1, `None` when the request line was unreadable.
+    /// 0 for HTTP/1.0, 1 for HTTP/1.1, 2 for HTTP/2, `None` when the request line was unreadable.
     pub version: Option<u8>,
     pub status: u16,
     pub bytes: usize,
@@ -59,7 +59,11 @@ impl AccessLog {
                 push_escaped(b, e.method.as_bytes());
                 b.push(b' ');
                 push_escaped(b, e.target.as_bytes());
-                b.extend_from_slice(if v == 0 { b" HTTP/1.0" } else { b" HTTP/1.1" });
+                b.extend_from_slice(match v {
+                    0 => b" HTTP/1.0",
+                    1 => b" HTTP/1.1",
+                    _ => b" HTTP/2.0",
+                });
             }
             None => b.push(b'-'),
         }

@@ -1,14 +1,14 @@
-//! One connection: the read → parse → respond → write loop. Reads into a reused
-//! buffer, answers every complete request in it (pipelining), writes all responses of
-//! one read with one write, and enforces the header, body and idle timeouts with one
-//! lazily re-armed timer. Which response a request gets is decided in `routes`.
+//! One HTTP/1.1 connection: the read → parse → respond → write loop, over any
+//! `Transport` (TCP, Unix, TLS). Reads into a reused buffer, answers every complete
+//! request in it (pipelining), writes all responses of one read with one write, and
+//! enforces the header, body and idle timeouts with one lazily re-armed timer. Until
+//! the first bytes rule it out it also sniffs the h2c prior-knowledge preface and hands
+//! such a connection to `http2`. Which response a request gets is decided in `routes`.
 
 use std::io::{self, Read};
-use std::net::SocketAddr;
 use std::rc::Rc;
 
 use tokio::io::AsyncReadExt;
-use tokio::net::TcpStream;
 use tokio::time::Instant;
 
 use crate::accesslog::Entry;
@@ -16,7 +16,11 @@ use crate::body::decode_chunked;
 use crate::request::{self, Framing, Head, Method, Parsed};
 use crate::response::{self, Exchange};
 use crate::routes::{self, push_chunk, Reply, Request, Tail, CHUNK, INLINE_BODY, PATTERN};
-use crate::worker::{linger, Worker};
+use crate::transport::{linger, OpenGuard, Peer, Rewind, Transport};
+use crate::worker::Worker;
+
+/// What an HTTP/2 client with prior knowledge sends first (RFC 9113 §3.4).
+pub const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
 /// Read buffer start size; it grows only for large heads or bodies.
 const READ_BUF: usize = 8 * 1024;
@@ -39,6 +43,8 @@ enum End {
     Close,
     /// Unread input may remain: half-close and drain before closing.
     Linger,
+    /// The input so far is the h2c preface: serve HTTP/2 (with those bytes replayed).
+    H2,
 }
 
 /// Result of handling the next request in the buffer.
@@ -52,11 +58,12 @@ enum Step {
     },
 }
 
-struct Conn {
-    stream: TcpStream,
+struct Conn<S> {
+    stream: S,
     w: Rc<Worker>,
-    peer: [u8; 48],
-    peer_len: usize,
+    peer: Peer,
+    /// Still looking for the h2c preface (no byte has ruled it out yet).
+    sniff: bool,
     rbuf: Vec<u8>,
     pos: usize,
     wbuf: Vec<u8>,
@@ -65,35 +72,19 @@ struct Conn {
     continue_sent: bool,
 }
 
-/// Counts the connection as closed however the task ends (also when dropped at shutdown).
-struct OpenGuard(Rc<Worker>);
-
-impl Drop for OpenGuard {
-    fn drop(&mut self) {
-        let w = &self.0;
-        w.stats().closed();
-        w.registry
-            .open
-            .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
-        w.open.set(w.open.get().saturating_sub(1));
-        if w.stopping.get() && w.open.get() == 0 {
-            w.drained.notify_one();
-        }
-    }
-}
-
-/// Serves one accepted connection until it closes.
-pub async fn serve(stream: TcpStream, peer: SocketAddr, w: Rc<Worker>) {
-    let guard = OpenGuard(w.clone());
-    let mut ip = [0u8; 48];
-    let mut cur = io::Cursor::new(&mut ip[..]);
-    let _ = io::Write::write_fmt(&mut cur, format_args!("{}", peer.ip()));
-    let peer_len = cur.position() as usize;
+/// Serves one accepted connection until it closes. `sniff`: look for the h2c preface.
+pub async fn serve<S: Transport>(
+    stream: S,
+    peer: Peer,
+    w: Rc<Worker>,
+    guard: OpenGuard,
+    sniff: bool,
+) {
     let mut c = Conn {
         stream,
         w,
-        peer: ip,
-        peer_len,
+        peer,
+        sniff,
         rbuf: Vec::with_capacity(READ_BUF),
         pos: 0,
         wbuf: Vec::with_capacity(READ_BUF),
@@ -102,6 +93,11 @@ pub async fn serve(stream: TcpStream, peer: SocketAddr, w: Rc<Worker>) {
         continue_sent: false,
     };
     let end = c.run().await;
+    if let End::H2 = end {
+        let io = Rewind::new(std::mem::take(&mut c.rbuf), c.stream);
+        // Boxed: the HTTP/2 state does not weigh on every plain connection's task.
+        return Box::pin(crate::http2::serve(io, c.peer, c.w, guard)).await;
+    }
     // Served: the lingering close below no longer holds up a graceful shutdown.
     drop(guard);
     if let End::Linger = end {
@@ -109,7 +105,25 @@ pub async fn serve(stream: TcpStream, peer: SocketAddr, w: Rc<Worker>) {
     }
 }
 
-impl Conn {
+/// Whether `buf` is, or may still become, the h2c preface.
+enum Preface {
+    Full,
+    Maybe,
+    No,
+}
+
+fn preface(buf: &[u8]) -> Preface {
+    let n = buf.len().min(H2_PREFACE.len());
+    if buf[..n] != H2_PREFACE[..n] {
+        Preface::No
+    } else if n == H2_PREFACE.len() {
+        Preface::Full
+    } else {
+        Preface::Maybe
+    }
+}
+
+impl<S: Transport> Conn<S> {
     async fn run(&mut self) -> End {
         let w = self.w.clone();
         let cfg = w.cfg.clone();
@@ -120,9 +134,17 @@ impl Conn {
         let mut stop_seen = false;
         let mut idle_since = Instant::now();
         loop {
+            // 0. Until the first bytes rule it out, this may be an h2c client.
+            if self.sniff {
+                match preface(&self.rbuf) {
+                    Preface::Full => return End::H2,
+                    Preface::Maybe => {}
+                    Preface::No => self.sniff = false,
+                }
+            }
             // 1. Every complete request in the buffer (pipelining), responses in order.
             let mut close = false;
-            while self.pos < self.rbuf.len() {
+            while !self.sniff && self.pos < self.rbuf.len() {
                 match self.step() {
                     Step::NeedMore => break,
                     Step::Next {
@@ -194,7 +216,7 @@ impl Conn {
     fn step(&mut self) -> Step {
         let w = &*self.w;
         let max_body = w.cfg.max_body;
-        let peer = &self.peer[..self.peer_len];
+        let peer = self.peer.as_bytes();
         let head = match request::parse(&self.rbuf[self.pos..], max_body) {
             Parsed::Complete(h) => h,
             Parsed::Partial => {
@@ -333,31 +355,12 @@ impl Conn {
 
     /// Writes the whole write buffer: usually one syscall; waits (bounded) if the peer is slow.
     async fn flush(&mut self) -> io::Result<()> {
-        let total = self.wbuf.len();
-        let mut done = match self.stream.try_write(&self.wbuf) {
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => 0,
-            Err(e) => return Err(e),
-        };
-        if done < total {
-            let limit = self.w.cfg.idle_timeout;
-            let r = tokio::time::timeout(limit, async {
-                while done < total {
-                    self.stream.writable().await?;
-                    match self.stream.try_write(&self.wbuf[done..]) {
-                        Ok(n) => done += n,
-                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                        Err(e) => return Err(e),
-                    }
-                }
-                Ok(())
-            })
+        let (done, r) = self
+            .stream
+            .write_out(&self.wbuf, self.w.cfg.idle_timeout)
             .await;
-            self.w.stats().bytes_out(done);
-            r.map_err(|_| io::Error::from(io::ErrorKind::TimedOut))??;
-        } else {
-            self.w.stats().bytes_out(total);
-        }
+        self.w.stats().bytes_out(done);
+        r?;
         self.wbuf.clear();
         if self.wbuf.capacity() > WRITE_BUF_KEEP {
             self.wbuf = Vec::with_capacity(READ_BUF);
@@ -370,7 +373,7 @@ impl Conn {
         if let Waiting::Nothing = self.waiting {
             return End::Close;
         }
-        let peer = &self.peer[..self.peer_len];
+        let peer = self.peer.as_bytes();
         let _ = refuse(&self.w, peer, &mut self.wbuf, 408, None);
         let _ = self.flush().await;
         End::Linger

@@ -1,10 +1,13 @@
-//! stampede-target: the built-in HTTP/1.1 target server behind `stampede serve`.
+//! stampede-target: the built-in HTTP target server behind `stampede serve`.
 //!
 //! Owns the server (reactor per core: N OS threads, each with its own SO_REUSEPORT
-//! listener and its own tokio current-thread loop), the test routes, the built-in
-//! pages, static files, the access log and the exact response counters that load
-//! tests compare against. It deliberately depends on no client crate of the
-//! workspace, so that client and server bugs cannot cancel each other out.
+//! listener and its own tokio current-thread loop), HTTP/1.1 (hand-written on
+//! httparse), HTTP/2 (ALPN `h2` and h2c prior knowledge, on the `h2` crate), TLS
+//! (rustls, a self-signed certificate generated at start or PEM files), an optional
+//! Unix socket, the test routes, the built-in pages, static files, the access log and
+//! the exact response counters that load tests compare against. It deliberately
+//! depends on no client crate of the workspace, so that client and server bugs cannot
+//! cancel each other out.
 //!
 //! ```
 //! use stampede_target::{Config, Server};
@@ -26,12 +29,16 @@ mod duration;
 mod files;
 #[doc(hidden)]
 pub mod fuzzing;
+mod http2;
 mod pages;
 mod request;
 mod response;
 mod routes;
 mod server;
 mod stats;
+mod tls;
+mod transport;
+mod unix;
 mod worker;
 
 use std::path::PathBuf;
@@ -49,6 +56,30 @@ pub enum AccessLogDest {
     File(PathBuf),
     /// Written to standard output.
     Stdout,
+}
+
+/// TLS on the listeners (every connection, TCP or Unix, starts with a handshake).
+/// ALPN offers `h2` then `http/1.1`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TlsConfig {
+    /// Where the certificate and key come from.
+    pub cert: CertSource,
+    /// Also write the certificate (PEM) here, for clients' `--cacert`.
+    pub write_cert: Option<PathBuf>,
+}
+
+/// The server's certificate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CertSource {
+    /// Generated at start, self-signed, for `localhost`, `127.0.0.1` and `::1`.
+    SelfSigned,
+    /// A PEM certificate chain and its PEM private key (PKCS#8, PKCS#1 or SEC1).
+    Files {
+        /// Certificate chain, leaf first.
+        cert: PathBuf,
+        /// Private key of the leaf.
+        key: PathBuf,
+    },
 }
 
 /// Server configuration. `Config::default()` is what `stampede serve` uses without flags.
@@ -76,6 +107,12 @@ pub struct Config {
     pub shutdown_grace: Duration,
     /// Files up to this size are cached in memory (per worker) and revalidated at most once a second.
     pub file_cache_max: u64,
+    /// Serve TLS (HTTPS, and HTTP/2 through ALPN) instead of cleartext.
+    pub tls: Option<TlsConfig>,
+    /// Also listen on this Unix domain socket (same routes, same counters).
+    pub unix_socket: Option<PathBuf>,
+    /// Detect the HTTP/2 prior-knowledge preface on cleartext connections (h2c).
+    pub h2c: bool,
 }
 
 impl Default for Config {
@@ -94,6 +131,9 @@ impl Default for Config {
             route_prefix: String::new(),
             shutdown_grace: Duration::from_secs(5),
             file_cache_max: 1 << 20,
+            tls: None,
+            unix_socket: None,
+            h2c: true,
         }
     }
 }
@@ -126,6 +166,35 @@ pub enum TargetError {
         /// File asked for (`-` for stdout).
         path: String,
         /// OS error.
+        source: std::io::Error,
+    },
+    /// A certificate or key file is missing or unusable.
+    #[error("TLS {what} {path}: {reason}")]
+    Certificate {
+        /// `certificate` or `key`.
+        what: &'static str,
+        /// File asked for.
+        path: PathBuf,
+        /// Why it cannot be used.
+        reason: String,
+    },
+    /// The TLS configuration could not be built (e.g. the key does not match the certificate).
+    #[error("TLS: {0}")]
+    Tls(String),
+    /// The certificate could not be written where `write_cert` asked.
+    #[error("writing the certificate to {path}: {source}")]
+    WriteCert {
+        /// File asked for.
+        path: PathBuf,
+        /// OS error.
+        source: std::io::Error,
+    },
+    /// The Unix socket could not be bound.
+    #[error("unix socket {path}: {source}")]
+    Unix {
+        /// Socket path asked for.
+        path: PathBuf,
+        /// OS error, or why an existing file was left alone.
         source: std::io::Error,
     },
     /// A worker thread or its runtime could not be started.

@@ -23,7 +23,7 @@ pub enum Method {
 }
 
 impl Method {
-    fn parse(s: &str) -> Option<Method> {
+    pub fn parse(s: &str) -> Option<Method> {
         Some(match s {
             "GET" => Method::Get,
             "HEAD" => Method::Head,
@@ -54,7 +54,7 @@ pub struct Head<'b> {
     pub method_str: &'b str,
     /// Request target as sent (path and query).
     pub target: &'b str,
-    /// 0 for HTTP/1.0, 1 for HTTP/1.1.
+    /// 0 for HTTP/1.0, 1 for HTTP/1.1, 2 for HTTP/2 (built by `http2`, not parsed here).
     pub version: u8,
     /// Bytes of the head including the blank line.
     pub head_len: usize,

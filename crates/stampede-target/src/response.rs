@@ -12,7 +12,9 @@ pub enum Len {
 /// What the head needs to know about the exchange.
 #[derive(Debug, Clone, Copy)]
 pub struct Exchange<'a> {
-    /// 0 for HTTP/1.0, 1 for HTTP/1.1.
+    /// 0 for HTTP/1.0, 1 for HTTP/1.1, 2 for HTTP/2: the h2 layer frames the body
+    /// and drops connection headers, so the head gets neither chunked coding nor a
+    /// `Connection` header (the bytes are converted to HEADERS and DATA frames).
     pub version: u8,
     /// Keep the connection open after this response.
     pub keep_alive: bool,

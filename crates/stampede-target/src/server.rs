@@ -1,8 +1,11 @@
-//! Starting and stopping the server: validating the config, binding one SO_REUSEPORT
-//! listener per worker (port 0 allowed: the first picks the port, the rest join it),
-//! spawning the worker threads, and the handle that reads stats and shuts down.
+//! Starting and stopping the server: validating the config, building the TLS
+//! configuration, binding one SO_REUSEPORT listener per worker (port 0 allowed: the
+//! first picks the port, the rest join it) and the optional Unix socket, spawning the
+//! worker threads, and the handle that reads stats and shuts down (removing the Unix
+//! socket file).
 
 use std::net::SocketAddr;
+use std::path::Path;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -11,6 +14,8 @@ use tokio::sync::watch;
 
 use crate::accesslog::Sink;
 use crate::stats::{Registry, StatsSnapshot};
+use crate::tls::TlsSetup;
+use crate::unix::{SocketFile, UnixSocket};
 use crate::worker::{self, Setup};
 use crate::{AccessLogDest, Config, TargetError};
 
@@ -28,11 +33,15 @@ pub struct ServerHandle {
     stop: watch::Sender<bool>,
     threads: Vec<JoinHandle<std::io::Result<()>>>,
     config: Arc<Config>,
+    tls: Option<TlsSetup>,
+    unix: Option<SocketFile>,
 }
 
 impl Server {
-    /// Binds `config.threads` listeners on `addr` and starts one worker thread per
-    /// listener, each with its own event loop. Returns once all are listening.
+    /// Binds `config.threads` listeners on `addr` (and `config.unix_socket`, shared by
+    /// all workers) and starts one worker thread per listener, each with its own event
+    /// loop. With `config.tls` the certificate is made or read (and written) first.
+    /// Returns once all are listening.
     pub fn start(addr: SocketAddr, config: Config) -> Result<ServerHandle, TargetError> {
         let config = validate(config)?;
         let root = match &config.root {
@@ -70,10 +79,17 @@ impl Server {
                 Some(Sink::File(Arc::new(f)))
             }
         };
+        let tls = config.tls.as_ref().map(crate::tls::setup).transpose()?;
         let listeners = bind_all(addr, config.threads)?;
         let local = listeners[0]
             .local_addr()
             .map_err(|source| TargetError::Bind { addr, source })?;
+        let unix = config
+            .unix_socket
+            .as_deref()
+            .map(UnixSocket::bind)
+            .transpose()?;
+        let unix_file = unix.as_ref().map(UnixSocket::file);
         let config = Arc::new(config);
         let registry = Arc::new(Registry::new(config.threads));
         let (stop, stop_rx) = watch::channel(false);
@@ -83,9 +99,18 @@ impl Server {
                 .enable_all()
                 .build()
                 .map_err(TargetError::Worker)?;
+            let unix_dup = match &unix {
+                Some(u) => Some(u.listener.try_clone().map_err(|source| TargetError::Unix {
+                    path: u.path.clone(),
+                    source,
+                })?),
+                None => None,
+            };
             let setup = Setup {
                 idx,
                 listener,
+                unix: unix_dup,
+                tls: tls.as_ref().map(|t| t.acceptor.clone()),
                 cfg: config.clone(),
                 registry: registry.clone(),
                 log_sink: log_sink.clone(),
@@ -104,6 +129,8 @@ impl Server {
             stop,
             threads,
             config,
+            tls,
+            unix: unix_file,
         })
     }
 }
@@ -181,6 +208,26 @@ impl ServerHandle {
         &self.config
     }
 
+    /// With TLS: the SHA-256 fingerprint of the certificate, as `AB:CD:...`.
+    pub fn tls_fingerprint(&self) -> Option<&str> {
+        self.tls.as_ref().map(|t| t.fingerprint.as_str())
+    }
+
+    /// With TLS: the certificate chain in PEM (trust it with a client's `--cacert`).
+    pub fn tls_cert_pem(&self) -> Option<&str> {
+        self.tls.as_ref().map(|t| t.cert_pem.as_str())
+    }
+
+    /// With TLS: what the certificate is (`self-signed certificate for ...` or its file).
+    pub fn tls_description(&self) -> Option<String> {
+        self.config.tls.as_ref().map(crate::tls::describe)
+    }
+
+    /// The Unix socket being served, if any.
+    pub fn unix_path(&self) -> Option<&Path> {
+        self.unix.as_ref().map(SocketFile::path)
+    }
+
     /// Graceful stop: every worker stops accepting, closes idle connections, lets
     /// in-flight requests finish within `shutdown_grace`, flushes its access log and
     /// exits. Returns the final counters.
@@ -194,6 +241,9 @@ impl ServerHandle {
                 Err(_) => result = Err(TargetError::WorkerPanic(i)),
             }
         }
+        if let Some(u) = self.unix.take() {
+            u.remove();
+        }
         result.map(|()| self.registry.snapshot())
     }
 }
@@ -201,5 +251,8 @@ impl ServerHandle {
 impl Drop for ServerHandle {
     fn drop(&mut self) {
         let _ = self.stop.send(true);
+        if let Some(u) = self.unix.take() {
+            u.remove();
+        }
     }
 }

@@ -19,6 +19,10 @@ pub struct WorkerStats {
     closed: AtomicU64,
     refused: AtomicU64,
     bytes_out: AtomicU64,
+    tls_handshakes: AtomicU64,
+    tls_failures: AtomicU64,
+    h2_connections: AtomicU64,
+    h2_streams: AtomicU64,
 }
 
 /// Adds to a counter that only the calling thread writes: no read-modify-write lock needed.
@@ -35,6 +39,10 @@ impl WorkerStats {
             closed: AtomicU64::new(0),
             refused: AtomicU64::new(0),
             bytes_out: AtomicU64::new(0),
+            tls_handshakes: AtomicU64::new(0),
+            tls_failures: AtomicU64::new(0),
+            h2_connections: AtomicU64::new(0),
+            h2_streams: AtomicU64::new(0),
         }
     }
 
@@ -56,10 +64,26 @@ impl WorkerStats {
     pub fn refused(&self) {
         bump(&self.refused, 1);
     }
-    /// Bytes accepted by the kernel for sending.
+    /// Bytes accepted by the kernel for sending (before TLS: the HTTP bytes).
     #[inline]
     pub fn bytes_out(&self, n: usize) {
         bump(&self.bytes_out, n as u64);
+    }
+    /// A TLS handshake completed.
+    pub fn tls_handshake(&self) {
+        bump(&self.tls_handshakes, 1);
+    }
+    /// A TLS handshake failed or timed out.
+    pub fn tls_failure(&self) {
+        bump(&self.tls_failures, 1);
+    }
+    /// A connection started speaking HTTP/2.
+    pub fn h2_connection(&self) {
+        bump(&self.h2_connections, 1);
+    }
+    /// An HTTP/2 stream (one request) was accepted.
+    pub fn h2_stream(&self) {
+        bump(&self.h2_streams, 1);
     }
 }
 
@@ -89,6 +113,10 @@ impl Registry {
             connections_open: 0,
             connections_refused: 0,
             bytes_out: 0,
+            tls_handshakes: 0,
+            tls_handshake_failures: 0,
+            h2_connections: 0,
+            h2_streams_total: 0,
             uptime_s: self.started.elapsed().as_secs_f64(),
             workers: self.workers.len(),
         };
@@ -105,6 +133,10 @@ impl Registry {
             closed += w.closed.load(Ordering::Relaxed);
             s.connections_refused += w.refused.load(Ordering::Relaxed);
             s.bytes_out += w.bytes_out.load(Ordering::Relaxed);
+            s.tls_handshakes += w.tls_handshakes.load(Ordering::Relaxed);
+            s.tls_handshake_failures += w.tls_failures.load(Ordering::Relaxed);
+            s.h2_connections += w.h2_connections.load(Ordering::Relaxed);
+            s.h2_streams_total += w.h2_streams.load(Ordering::Relaxed);
         }
         s.connections_open = s.connections_accepted.saturating_sub(closed);
         s
@@ -128,8 +160,19 @@ pub struct StatsSnapshot {
     pub connections_open: u64,
     /// Connections refused with 503 because of `max_connections`.
     pub connections_refused: u64,
-    /// Bytes handed to the kernel for sending (headers and bodies).
+    /// HTTP bytes written (HTTP/1.1 heads and bodies; for HTTP/2 every frame).
+    /// Over TLS these are the bytes before encryption: TLS records and handshakes
+    /// are not counted.
     pub bytes_out: u64,
+    /// TLS handshakes completed (a connection counts in `connections_accepted` too).
+    pub tls_handshakes: u64,
+    /// TLS handshakes that failed or timed out (their connections were closed).
+    pub tls_handshake_failures: u64,
+    /// Connections that spoke HTTP/2 (ALPN `h2` or h2c prior knowledge).
+    pub h2_connections: u64,
+    /// HTTP/2 streams accepted (each is one request, counted in `requests_total`
+    /// when its response is produced).
+    pub h2_streams_total: u64,
     /// Seconds since the server started.
     pub uptime_s: f64,
     /// Worker threads.

@@ -1,24 +1,26 @@
 //! One worker: an OS thread with its own tokio current-thread runtime and LocalSet,
-//! its own SO_REUSEPORT listener, its own Date/page/file caches and access-log buffer.
-//! Owns accepting (with the connection cap and EMFILE back-off), the once-a-second
-//! tick and the graceful drain. Requests themselves are served in `conn`.
+//! its own SO_REUSEPORT listener (and its own registration of the shared Unix socket,
+//! if any), its own Date/page/file caches and access-log buffer. Owns accepting (with
+//! the connection cap and EMFILE back-off), the once-a-second tick and the graceful
+//! drain. Connections are started in `transport` and served in `conn` / `http2`.
 
 use std::cell::{Cell, RefCell};
-use std::net::SocketAddr;
 use std::rc::Rc;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::io::AsyncWriteExt;
+use tokio::net::{TcpListener, UnixListener};
 use tokio::sync::{watch, Notify};
+use tokio_rustls::TlsAcceptor;
 
 use crate::accesslog::{AccessLog, Entry, Sink};
 use crate::clock::WallStrings;
 use crate::files::FileCache;
 use crate::pages::Pages;
 use crate::stats::{Registry, WorkerStats};
+use crate::transport::{self, linger, Peer, Transport};
 use crate::Config;
 
 /// Accept errors that mean "out of a resource": retrying at once would spin.
@@ -35,6 +37,8 @@ pub struct Worker {
     pub pages: RefCell<Pages>,
     pub files: Option<RefCell<FileCache>>,
     pub log: Option<RefCell<AccessLog>>,
+    /// Set with TLS: every accepted connection starts with a handshake.
+    pub tls: Option<TlsAcceptor>,
     /// Set when shutdown begins: finish the request at hand, then close.
     pub stopping: Cell<bool>,
     pub stop_notify: Notify,
@@ -69,6 +73,9 @@ impl Worker {
 pub struct Setup {
     pub idx: usize,
     pub listener: std::net::TcpListener,
+    /// This worker's handle (a dup) of the one Unix socket all workers accept from.
+    pub unix: Option<std::os::unix::net::UnixListener>,
+    pub tls: Option<TlsAcceptor>,
     pub cfg: Arc<Config>,
     pub registry: Arc<Registry>,
     pub log_sink: Option<Sink>,
@@ -81,6 +88,7 @@ pub fn run(setup: Setup, rt: tokio::runtime::Runtime) -> std::io::Result<()> {
     let local = tokio::task::LocalSet::new();
     local.block_on(&rt, async move {
         let listener = TcpListener::from_std(setup.listener)?;
+        let unix = setup.unix.map(UnixListener::from_std).transpose()?;
         let wall = WallStrings::now();
         let w = Rc::new(Worker {
             idx: setup.idx,
@@ -90,6 +98,7 @@ pub fn run(setup: Setup, rt: tokio::runtime::Runtime) -> std::io::Result<()> {
                 .root
                 .map(|r| RefCell::new(FileCache::new(r, setup.cfg.file_cache_max))),
             log: setup.log_sink.map(|s| RefCell::new(AccessLog::new(s))),
+            tls: setup.tls,
             cfg: setup.cfg,
             registry: setup.registry,
             stopping: Cell::new(false),
@@ -99,11 +108,19 @@ pub fn run(setup: Setup, rt: tokio::runtime::Runtime) -> std::io::Result<()> {
         });
         let ticker = tokio::task::spawn_local(tick(w.clone()));
         let mut stop = setup.stop;
+        let unix_loop = async {
+            match &unix {
+                Some(l) => accept_unix(l, &w).await,
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
-            _ = accept_loop(&listener, &w) => {}
+            _ = accept_tcp(&listener, &w) => {}
+            _ = unix_loop => {}
             _ = stop.wait_for(|s| *s) => {}
         }
         drop(listener);
+        drop(unix);
         drain(&w).await;
         ticker.abort();
         w.flush_log();
@@ -141,24 +158,45 @@ async fn tick(w: Rc<Worker>) {
     }
 }
 
-async fn accept_loop(listener: &TcpListener, w: &Rc<Worker>) {
+async fn accept_tcp(listener: &TcpListener, w: &Rc<Worker>) {
     loop {
         match listener.accept().await {
-            Ok((stream, peer)) => admit(stream, peer, w),
-            Err(e)
-                if e.raw_os_error()
-                    .is_some_and(|c| RESOURCE_ERRORS.contains(&c)) =>
-            {
-                // The pending connection stays queued, so accepting again now would spin.
-                tokio::time::sleep(ACCEPT_BACKOFF).await;
+            Ok((stream, peer)) => {
+                let _ = stream.set_nodelay(true);
+                admit(stream, Peer::ip(peer.ip()), w)
             }
-            // ECONNABORTED and friends concern one connection only.
-            Err(_) => tokio::task::yield_now().await,
+            Err(e) => accept_failed(e).await,
         }
     }
 }
 
-fn admit(stream: TcpStream, peer: SocketAddr, w: &Rc<Worker>) {
+/// A Unix socket has no SO_REUSEPORT balancing, so every worker accepts from the same
+/// socket (its own dup of the fd, registered in its own event loop). A new connection
+/// wakes the idle workers, one wins the accept and the others see EAGAIN: busy workers
+/// are not in `accept` and take no new connections, which balances like nginx without
+/// `accept_mutex`, with no hand-off between threads and no single accepting thread.
+async fn accept_unix(listener: &UnixListener, w: &Rc<Worker>) {
+    loop {
+        match listener.accept().await {
+            Ok((stream, _)) => admit(stream, Peer::unix(), w),
+            Err(e) => accept_failed(e).await,
+        }
+    }
+}
+
+async fn accept_failed(e: std::io::Error) {
+    if e.raw_os_error()
+        .is_some_and(|c| RESOURCE_ERRORS.contains(&c))
+    {
+        // The pending connection stays queued, so accepting again now would spin.
+        tokio::time::sleep(ACCEPT_BACKOFF).await;
+    } else {
+        // ECONNABORTED and friends concern one connection only.
+        tokio::task::yield_now().await;
+    }
+}
+
+fn admit<S: Transport>(stream: S, peer: Peer, w: &Rc<Worker>) {
     let open = w.registry.open.fetch_add(1, Ordering::Relaxed);
     if open >= w.cfg.max_connections {
         w.registry.open.fetch_sub(1, Ordering::Relaxed);
@@ -166,14 +204,15 @@ fn admit(stream: TcpStream, peer: SocketAddr, w: &Rc<Worker>) {
         tokio::task::spawn_local(refuse(stream, peer, w.clone()));
         return;
     }
-    let _ = stream.set_nodelay(true);
     w.stats().accepted();
     w.open.set(w.open.get() + 1);
-    tokio::task::spawn_local(crate::conn::serve(stream, peer, w.clone()));
+    transport::spawn(stream, peer, w);
 }
 
-/// Over the cap: a polite 503 with Connection: close, then a lingering close.
-async fn refuse(mut stream: TcpStream, peer: SocketAddr, w: Rc<Worker>) {
+/// Over the cap: a polite 503 with Connection: close, then a lingering close. (Over
+/// TLS this is plaintext on a TLS port: the client sees a handshake failure, which is
+/// what a refused connection is to it anyway.)
+async fn refuse<S: Transport>(mut stream: S, peer: Peer, w: Rc<Worker>) {
     const BODY: &[u8] = b"503 Service Unavailable: connection limit reached\n";
     let mut resp = Vec::with_capacity(256);
     {
@@ -185,9 +224,8 @@ async fn refuse(mut stream: TcpStream, peer: SocketAddr, w: Rc<Worker>) {
             date: &wall.http,
         };
         crate::response::whole(&mut resp, &x, 503, "text/plain", BODY);
-        let ip = peer.ip().to_string();
         w.record(&Entry {
-            peer: ip.as_bytes(),
+            peer: peer.as_bytes(),
             clf_date: &wall.clf,
             method: "-",
             target: "-",
@@ -200,21 +238,4 @@ async fn refuse(mut stream: TcpStream, peer: SocketAddr, w: Rc<Worker>) {
         w.stats().bytes_out(resp.len());
         linger(&mut stream).await;
     }
-}
-
-/// Half-closes, then reads and discards briefly, so that unread request bytes do not
-/// turn the close into a reset that destroys the response in flight.
-pub async fn linger(stream: &mut TcpStream) {
-    let _ = stream.shutdown().await;
-    let mut sink = [0u8; 4096];
-    let _ = tokio::time::timeout(Duration::from_secs(2), async {
-        let mut total = 0usize;
-        while let Ok(n) = stream.read(&mut sink).await {
-            total += n;
-            if n == 0 || total > 1 << 20 {
-                break;
-            }
-        }
-    })
-    .await;
 }

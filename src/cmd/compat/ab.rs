@@ -233,8 +233,8 @@ fn parse(words: &[String]) -> anyhow::Result<Parsed> {
                 if o.verbosity >= 4 {
                     return Err(refuse(
                         TOOL,
-                        "-v 4",
-                        "stampede does not print every request's headers; -v 2 prints status and error counts",
+                        &format!("-v {}", o.verbosity),
+                        "levels 4 and up print every request's headers, which stampede does not; -v 2 prints status and error counts",
                     ));
                 }
             }

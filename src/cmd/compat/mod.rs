@@ -112,6 +112,17 @@ pub fn closing_line(translated: &Translated, result: &RunResult) -> String {
         0 => String::new(),
         n => format!(", {n} responses with status >= 400"),
     };
+    if result.requests.completed == 0 {
+        let errors: Vec<String> = result
+            .errors
+            .iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
+        return format!(
+            "stampede: no complete responses (errors: {}); {full}",
+            errors.join(", ")
+        );
+    }
     format!(
         "stampede: honest p99 = {}, p99.9 = {}, max = {} (every response, HDR){statuses}; {full}",
         format_latency_us(l.p99 as f64),

@@ -1,6 +1,6 @@
 //! Serializes the plan's request once; every send writes these same bytes.
 
-use stampede_plan::Plan;
+use stampede_plan::{Plan, Scheme};
 
 /// The request bytes for `plan`: request line, default headers (Host,
 /// User-Agent, Accept, Connection, Content-Length) unless the user gave one of
@@ -18,10 +18,17 @@ pub fn encode_request(plan: &Plan) -> Vec<u8> {
     } else {
         "HTTP/1.1"
     };
-    let mut head = format!(
-        "{} {} {version}\r\n",
-        request.method, plan.target.path_and_query
-    );
+    // Through a plain proxy an http:// request names its whole URL
+    // (absolute form); https:// goes through a CONNECT tunnel instead.
+    let target = if plan.transport.proxy.is_some() && plan.target.scheme == Scheme::Http {
+        format!(
+            "http://{}{}",
+            plan.target.authority, plan.target.path_and_query
+        )
+    } else {
+        plan.target.path_and_query.clone()
+    };
+    let mut head = format!("{} {target} {version}\r\n", request.method);
     let mut default = |name: &str, value: &str| {
         if !given(name) {
             head.push_str(name);
@@ -79,6 +86,7 @@ mod tests {
             stop: StopCondition::Duration(Duration::from_secs(1)),
             warmup: None,
             source_addrs: Vec::new(),
+            transport: Default::default(),
             keepalive,
             connect_timeout: Duration::from_secs(1),
             timeout: Duration::from_secs(1),
@@ -111,6 +119,13 @@ mod tests {
         assert!(!request.contains("Host: 127.0.0.1"));
         assert!(request.contains("host: example\r\n"));
         assert_eq!(request.matches("User-Agent").count(), 1);
+    }
+
+    #[test]
+    fn absolute_form_through_a_proxy() {
+        let mut p = plan("GET", &[], "", true, false);
+        p.transport.proxy = Some(stampede_plan::ProxySpec::parse("127.0.0.1:3128").unwrap());
+        assert!(text(&p).starts_with("GET http://127.0.0.1:3000/echo?x=1 HTTP/1.1\r\n"));
     }
 
     #[test]

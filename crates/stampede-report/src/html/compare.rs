@@ -98,7 +98,7 @@ pub fn render_compare_html(
     );
     for run in runs {
         page.heading(&format!("Plan and environment: {}", run.label));
-        page.table(&["setting", "value"], &plan_rows(run.result));
+        page.settings(&plan_rows(run.result));
     }
     page.write(
         &format!(

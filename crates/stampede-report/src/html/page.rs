@@ -127,6 +127,15 @@ impl Page {
     /// A table; cells that look numeric are right-aligned. A cell may carry
     /// a CSS class after a `\u{1}` separator (`"worse\u{1}+12.0%"`).
     pub fn table(&mut self, headers: &[&str], rows: &[Vec<String>]) {
+        self.table_aligned(headers, rows, true);
+    }
+
+    /// A table of settings: text left-aligned whatever it starts with.
+    pub fn settings(&mut self, rows: &[Vec<String>]) {
+        self.table_aligned(&["setting", "value"], rows, false);
+    }
+
+    fn table_aligned(&mut self, headers: &[&str], rows: &[Vec<String>], numbers_right: bool) {
         self.body.push_str("<table><thead><tr>");
         for header in headers {
             self.body.push_str(&format!("<th>{}</th>", escape(header)));
@@ -139,9 +148,10 @@ impl Page {
                     Some((class, text)) => (class.to_string(), text),
                     None => (String::new(), cell.as_str()),
                 };
-                let numeric = text
-                    .trim_start_matches(['+', '-'])
-                    .starts_with(|c: char| c.is_ascii_digit());
+                let numeric = numbers_right
+                    && text
+                        .trim_start_matches(['+', '-'])
+                        .starts_with(|c: char| c.is_ascii_digit());
                 let class = if numeric {
                     format!("{class} num")
                 } else {

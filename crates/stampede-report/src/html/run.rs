@@ -66,7 +66,7 @@ pub fn render_html(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     page.raw("</div>");
     page.close_row();
     page.heading("Plan and environment");
-    page.table(&["setting", "value"], &plan_rows(result));
+    page.settings(&plan_rows(result));
     page.write(&footer(result), out)
 }
 

@@ -73,7 +73,7 @@ pub fn render_sweep_html(
     );
     if let Some(first) = first {
         page.heading("Plan and environment (first step)");
-        page.table(&["setting", "value"], &plan_rows(first));
+        page.settings(&plan_rows(first));
     }
     page.write(
         &format!(

@@ -1,0 +1,160 @@
+//! How a connection reaches the target: TCP (optionally from `--source-addrs`)
+//! or a Unix socket, directly or through a proxy, then TLS when the URL is
+//! https. The [`Connector`] is built once per worker; `connect` is called for
+//! every new connection and reports what each phase took.
+
+mod proxy;
+mod stream;
+mod tls;
+
+pub use stream::Stream;
+
+/// The parts of a [`Connector`] that cross to a worker thread.
+#[derive(Debug, Clone)]
+pub struct ConnectorSpec {
+    pub endpoint: Endpoint,
+    pub source_addrs: Vec<std::net::IpAddr>,
+    pub tls: Option<TlsClient>,
+    pub tunnel_to: Option<String>,
+    pub connect_timeout: Duration,
+}
+
+impl ConnectorSpec {
+    /// The worker's connector; `worker` offsets its rotation of source addresses.
+    pub fn build(&self, worker: usize) -> Connector {
+        Connector {
+            endpoint: self.endpoint.clone(),
+            source_addrs: SourceAddrs::new(self.source_addrs.clone(), worker),
+            tls: self.tls.clone(),
+            tunnel_to: self.tunnel_to.clone(),
+            connect_timeout: self.connect_timeout,
+        }
+    }
+}
+pub use tls::{build_tls_client, TlsClient};
+
+use crate::outcome_class::classify_connect;
+use crate::source_addrs::SourceAddrs;
+use stampede_metrics::ErrorKind;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+use tokio::net::UnixStream;
+
+/// Where the bytes go first.
+#[derive(Debug, Clone)]
+pub enum Endpoint {
+    /// The target itself, or the proxy.
+    Tcp(SocketAddr),
+    Unix(PathBuf),
+}
+
+/// Everything needed to open one connection.
+#[derive(Debug)]
+pub struct Connector {
+    pub endpoint: Endpoint,
+    pub source_addrs: SourceAddrs,
+    pub tls: Option<TlsClient>,
+    /// `host:port` to CONNECT to through a proxy (https through a proxy only).
+    pub tunnel_to: Option<String>,
+    pub connect_timeout: Duration,
+}
+
+/// A failure to connect: its class and, for TLS and proxies, the reason.
+#[derive(Debug)]
+pub struct ConnectFailure {
+    pub kind: ErrorKind,
+    pub reason: Option<String>,
+}
+
+/// What opening a connection took, phase by phase.
+#[derive(Debug, Clone, Copy)]
+pub struct ConnectTimes {
+    /// TCP or Unix connect (and the proxy tunnel, if any).
+    pub connect: Duration,
+    pub tls: Option<Duration>,
+}
+
+impl Connector {
+    /// Opens a connection, each phase within the connect timeout.
+    pub async fn connect(&self) -> Result<(Stream, ConnectTimes), ConnectFailure> {
+        let start = Instant::now();
+        let timeout = self.connect_timeout;
+        let mut stream = match tokio::time::timeout(timeout, self.open()).await {
+            Ok(Ok(stream)) => stream,
+            Ok(Err(failure)) => return Err(failure),
+            Err(_) => return Err(failure(ErrorKind::ConnectTimeout, None)),
+        };
+        if let Some(authority) = &self.tunnel_to {
+            let tunnel = proxy::open_tunnel(&mut stream, authority);
+            match tokio::time::timeout(timeout, tunnel).await {
+                Ok(Ok(())) => {}
+                Ok(Err(reason)) => return Err(failure(ErrorKind::Proxy, Some(reason))),
+                Err(_) => return Err(failure(ErrorKind::Proxy, Some("CONNECT timed out".into()))),
+            }
+        }
+        let connect = start.elapsed();
+        let Some(tls) = &self.tls else {
+            return Ok((stream, ConnectTimes { connect, tls: None }));
+        };
+        let handshake_start = Instant::now();
+        let connector = tokio_rustls::TlsConnector::from(tls.config.clone());
+        let handshake = connector.connect(tls.server_name.clone(), stream);
+        match tokio::time::timeout(timeout, handshake).await {
+            Ok(Ok(tls_stream)) => Ok((
+                Stream::Tls(Box::new(tls_stream)),
+                ConnectTimes {
+                    connect,
+                    tls: Some(handshake_start.elapsed()),
+                },
+            )),
+            Ok(Err(e)) => Err(failure(ErrorKind::Tls, Some(tls_reason(&e)))),
+            Err(_) => Err(failure(ErrorKind::Tls, Some("handshake timed out".into()))),
+        }
+    }
+
+    async fn open(&self) -> Result<Stream, ConnectFailure> {
+        match &self.endpoint {
+            Endpoint::Tcp(addr) => {
+                let stream = self.source_addrs.connect(*addr).await.map_err(|e| {
+                    let kind = classify_connect(&e);
+                    let kind = if self.tunnel_to.is_some() && kind == ErrorKind::ConnectRefused {
+                        ErrorKind::Proxy
+                    } else {
+                        kind
+                    };
+                    failure(kind, Some(e.to_string()))
+                })?;
+                // Requests are written in one piece; Nagle would only delay bodies.
+                let _ = stream.set_nodelay(true);
+                Ok(Stream::Tcp(stream))
+            }
+            Endpoint::Unix(path) => {
+                UnixStream::connect(path)
+                    .await
+                    .map(Stream::Unix)
+                    .map_err(|e| {
+                        failure(
+                            classify_connect(&e),
+                            Some(format!("{}: {e}", path.display())),
+                        )
+                    })
+            }
+        }
+    }
+}
+
+fn failure(kind: ErrorKind, reason: Option<String>) -> ConnectFailure {
+    ConnectFailure { kind, reason }
+}
+
+/// The rustls error inside an I/O error, as a short reason.
+fn tls_reason(error: &std::io::Error) -> String {
+    match error
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+    {
+        Some(tls) => tls.to_string(),
+        None => error.to_string(),
+    }
+}

@@ -1,0 +1,138 @@
+//! The TLS client configuration, built once per run: system roots or
+//! `--cacert`, `--insecure` (no verification), ALPN, session resumption
+//! (or not, to measure full handshakes).
+
+use crate::EngineError;
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::client::Resumption;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use stampede_plan::TlsSpec;
+use std::sync::Arc;
+
+/// A ready TLS client: shared configuration (and session cache) plus the
+/// server name to send.
+#[derive(Debug, Clone)]
+pub struct TlsClient {
+    pub config: Arc<ClientConfig>,
+    pub server_name: ServerName<'static>,
+}
+
+fn provider() -> Arc<rustls::crypto::CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+/// Builds the client for `host` (the URL's host unless `--sni` says otherwise).
+pub fn build_tls_client(spec: &TlsSpec, host: &str) -> Result<TlsClient, EngineError> {
+    let error = |reason: String| EngineError::Tls(reason);
+    let builder = ClientConfig::builder_with_provider(provider())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| error(e.to_string()))?;
+    let mut config = if spec.insecure {
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(AcceptAnyCertificate(provider())))
+            .with_no_client_auth()
+    } else {
+        builder
+            .with_root_certificates(root_store(spec)?)
+            .with_no_client_auth()
+    };
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    if !spec.resume {
+        config.resumption = Resumption::disabled();
+    }
+    let name = spec.sni.clone().unwrap_or_else(|| host.to_string());
+    let server_name = ServerName::try_from(name.clone())
+        .map_err(|_| error(format!("'{name}' is not a valid TLS server name")))?;
+    Ok(TlsClient {
+        config: Arc::new(config),
+        server_name,
+    })
+}
+
+fn root_store(spec: &TlsSpec) -> Result<RootCertStore, EngineError> {
+    let mut roots = RootCertStore::empty();
+    match &spec.ca_file {
+        Some(path) => {
+            let certificates = CertificateDer::pem_file_iter(path)
+                .map_err(|e| EngineError::Tls(format!("--cacert {}: {e}", path.display())))?;
+            for certificate in certificates {
+                let certificate = certificate
+                    .map_err(|e| EngineError::Tls(format!("--cacert {}: {e}", path.display())))?;
+                roots
+                    .add(certificate)
+                    .map_err(|e| EngineError::Tls(format!("--cacert {}: {e}", path.display())))?;
+            }
+            if roots.is_empty() {
+                return Err(EngineError::Tls(format!(
+                    "--cacert {}: no certificate in the file",
+                    path.display()
+                )));
+            }
+        }
+        None => {
+            let loaded = rustls_native_certs::load_native_certs();
+            for certificate in loaded.certs {
+                let _ = roots.add(certificate);
+            }
+            if roots.is_empty() {
+                return Err(EngineError::Tls(
+                    "no system root certificates found; give --cacert PEM or --insecure".into(),
+                ));
+            }
+        }
+    }
+    Ok(roots)
+}
+
+/// `--insecure`: accepts any certificate, but still checks handshake
+/// signatures so that the handshake costs what a real one does.
+#[derive(Debug)]
+struct AcceptAnyCertificate(Arc<rustls::crypto::CryptoProvider>);
+
+impl ServerCertVerifier for AcceptAnyCertificate {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}

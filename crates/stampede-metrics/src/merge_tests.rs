@@ -1,0 +1,246 @@
+//! Tests of [`super::merge_results`]: properties over generated results
+//! (identity, sums, percentiles of the union) and the documented edge cases.
+
+use super::*;
+use crate::{Environment, ErrorKind, Recording, Snapshot, TimeseriesBuilder};
+use proptest::prelude::*;
+use stampede_plan::{LoadModel, Plan, RequestSpec, Schedule, StopCondition, Target};
+use std::time::{Duration, SystemTime};
+
+fn plan(url: &str, connections: f64) -> Plan {
+    Plan {
+        target: Target::parse(url).unwrap(),
+        request: RequestSpec {
+            method: "GET".into(),
+            headers: vec![],
+            body: vec![],
+            http10: false,
+        },
+        model: LoadModel::Closed {
+            connections: Schedule::constant(connections, Duration::from_secs(3)),
+        },
+        threads: 1,
+        stop: StopCondition::Duration(Duration::from_secs(3)),
+        warmup: None,
+        source_addrs: vec![],
+        transport: Default::default(),
+        keepalive: true,
+        connect_timeout: Duration::from_secs(3),
+        timeout: Duration::from_secs(10),
+    }
+}
+
+/// One generated agent: samples `(second, latency_us, status)` and resets.
+#[derive(Debug, Clone)]
+struct Agent {
+    start_ms: u64,
+    samples: Vec<(u64, u64, u16)>,
+    resets: u64,
+}
+
+fn agent() -> impl Strategy<Value = Agent> {
+    let sample = (
+        0u64..3,
+        1u64..5_000_000,
+        prop_oneof![Just(200u16), Just(404), Just(503)],
+    );
+    (0u64..400, prop::collection::vec(sample, 0..200), 0u64..5).prop_map(
+        |(start_ms, samples, resets)| Agent {
+            start_ms,
+            samples,
+            resets,
+        },
+    )
+}
+
+/// Runs an agent's samples through the real recording path.
+fn result_of(agent: &Agent, url: &str) -> RunResult {
+    let mut seconds = vec![Snapshot::default(); 3];
+    for &(second, latency, status) in &agent.samples {
+        let s = &mut seconds[second as usize];
+        s.counters.sent += 1;
+        if status < 400 {
+            s.counters.success += 1;
+        } else {
+            s.counters.failed_status += 1;
+        }
+        s.counters.status.add(status, 1);
+        s.counters.bytes_received += 100;
+        s.latency.record(latency).unwrap();
+        s.service.record(latency / 2 + 1).unwrap();
+        s.connect.record(latency % 1000 + 1).unwrap();
+        s.waiting.record(latency / 3 + 1).unwrap();
+    }
+    seconds[0].counters.sent += agent.resets;
+    seconds[0].counters.errors[ErrorKind::Reset.index()] += agent.resets;
+    let target = |_: f64| 10.0;
+    let mut builder = TimeseriesBuilder::new(1);
+    let mut total = Snapshot::default();
+    for (second, snapshot) in seconds.iter().enumerate() {
+        builder.add(0, second as u64, snapshot, &target);
+        total.merge(snapshot);
+    }
+    let base = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+    let recording = Recording {
+        started_at: base + Duration::from_millis(agent.start_ms),
+        elapsed: Duration::from_millis(2_950 + agent.start_ms % 50),
+        interrupted: false,
+        dns: Duration::ZERO,
+        total,
+        timeseries: builder.finish(0.95, &target),
+    };
+    RunResult::from_recording(
+        &plan(url, 10.0),
+        &recording,
+        Environment::default(),
+        "test",
+        vec![],
+    )
+}
+
+fn union_histogram(agents: &[Agent]) -> LatencyHistogram {
+    let mut union = new_latency_histogram();
+    for &(_, latency, _) in agents.iter().flat_map(|a| &a.samples) {
+        union.record(latency).unwrap();
+    }
+    union
+}
+
+proptest! {
+    // Each case builds a few dozen 1 h-range HDR histograms; 32 cases keep a
+    // debug test run to seconds while still varying sizes, starts and statuses.
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    #[test]
+    fn merging_one_result_gives_it_back(agent in agent()) {
+        let result = result_of(&agent, "http://10.0.0.1/");
+        let merged = merge_results(std::slice::from_ref(&result), false).unwrap();
+        prop_assert_eq!(merged, result);
+    }
+
+    #[test]
+    fn counts_are_sums(agents in prop::collection::vec(agent(), 1..5)) {
+        let results: Vec<RunResult> = agents.iter().map(|a| result_of(a, "http://10.0.0.1/")).collect();
+        let merged = merge_results(&results, false).unwrap();
+        let sum = |f: fn(&RunResult) -> u64| results.iter().map(f).sum::<u64>();
+        prop_assert_eq!(merged.requests.sent, sum(|r| r.requests.sent));
+        prop_assert_eq!(merged.requests.completed, sum(|r| r.requests.completed));
+        prop_assert_eq!(merged.requests.success, sum(|r| r.requests.success));
+        prop_assert_eq!(merged.requests.errors, sum(|r| r.requests.errors));
+        prop_assert_eq!(merged.bytes.received, sum(|r| r.bytes.received));
+        prop_assert_eq!(merged.status.values().sum::<u64>(), merged.requests.completed);
+        prop_assert_eq!(merged.errors.get("reset").copied().unwrap_or(0), sum(|r| r.requests.errors));
+        let per_second: u64 = merged.timeseries.iter().map(|p| p.completed).sum();
+        prop_assert_eq!(per_second, merged.requests.completed);
+        prop_assert_eq!(merged.breakdown.connect.count, sum(|r| r.breakdown.connect.count));
+        prop_assert_eq!(merged.plan.connections, 10 * results.len());
+    }
+
+    #[test]
+    fn merged_percentiles_are_the_unions(agents in prop::collection::vec(agent(), 1..5)) {
+        let results: Vec<RunResult> = agents.iter().map(|a| result_of(a, "http://10.0.0.1/")).collect();
+        let merged = merge_results(&results, false).unwrap();
+        let union = union_histogram(&agents);
+        prop_assert_eq!(merged.latency_us, LatencySummary::of(&union));
+        let decoded = merged.latency_histogram().unwrap();
+        prop_assert_eq!(decoded.len(), union.len());
+        for q in [0.5, 0.9, 0.99, 0.999, 1.0] {
+            prop_assert_eq!(decoded.value_at_quantile(q), union.value_at_quantile(q));
+        }
+    }
+
+    #[test]
+    fn pooled_mean_and_stdev_are_exact(agents in prop::collection::vec(agent(), 2..5)) {
+        // The service histograms are stored, so the pooled figures can be
+        // checked against the exact ones of the union.
+        let results: Vec<RunResult> = agents.iter().map(|a| result_of(a, "http://10.0.0.1/")).collect();
+        let merged = merge_results(&results, false).unwrap();
+        let pooled = pool(results.iter().map(|r| &r.breakdown.service));
+        let exact = merged.breakdown.service;
+        prop_assert_eq!(pooled.count, exact.count);
+        prop_assert_eq!((pooled.min, pooled.max), (exact.min, exact.max));
+        prop_assert!((pooled.mean - exact.mean).abs() <= 1e-6 * exact.mean.max(1.0));
+        prop_assert!((pooled.stdev - exact.stdev).abs() <= 1e-3 * exact.stdev.max(1.0));
+    }
+}
+
+fn sample_agent(start_ms: u64) -> Agent {
+    Agent {
+        start_ms,
+        samples: (0..30).map(|i| (i % 3, 1000 + i * 10, 200)).collect(),
+        resets: 0,
+    }
+}
+
+#[test]
+fn refuses_different_urls_unless_forced() {
+    let a = result_of(&sample_agent(0), "http://10.0.0.1/");
+    let b = result_of(&sample_agent(0), "http://10.0.0.2/");
+    let error = merge_results(&[a.clone(), b.clone()], false).unwrap_err();
+    assert!(
+        matches!(
+            error,
+            MergeError::PlanMismatch {
+                index: 1,
+                field: "url",
+                ..
+            }
+        ),
+        "{error}"
+    );
+    assert!(error.to_string().contains("http://10.0.0.2/"));
+    let forced = merge_results(&[a, b], true).unwrap();
+    assert!(forced.warnings.iter().any(|w| w.contains("plan.url")));
+    assert_eq!(forced.requests.completed, 60);
+}
+
+#[test]
+fn aligns_series_on_the_wall_clock() {
+    let a = result_of(&sample_agent(0), "http://10.0.0.1/");
+    let b = result_of(&sample_agent(2_000), "http://10.0.0.1/");
+    let merged = merge_results(&[b, a], false).unwrap();
+    let completed: Vec<u64> = merged.timeseries.iter().map(|p| p.completed).collect();
+    assert_eq!(completed, vec![10, 10, 20, 10, 10]);
+    assert_eq!(merged.started_at, "2027-01-15T08:00:00.000Z");
+    assert!((merged.elapsed_s - (2.0 + 2.95)).abs() < 1e-9);
+    assert!((merged.rps - 60.0 / merged.elapsed_s).abs() < 1e-9);
+    assert!(merged.warnings.iter().any(|w| w.contains("2000 ms apart")));
+}
+
+#[test]
+fn warns_about_missing_and_repeated_agents() {
+    let with_agent = |index| {
+        let mut r = result_of(&sample_agent(0), "http://10.0.0.1/");
+        r.agent = Some(AgentInfo {
+            index,
+            count: 3,
+            start_at: None,
+            start_offset_ms: Some(1),
+            max_skew_ms: 1000,
+            clock_synchronized: Some(true),
+            clock_error_us: Some(5),
+        });
+        r
+    };
+    let merged = merge_results(&[with_agent(0), with_agent(0)], false).unwrap();
+    let text = merged.warnings.join("\n");
+    assert!(text.contains("agent 0/3 merged more than once"), "{text}");
+    assert!(text.contains("agent 1/3, 2/3 missing"), "{text}");
+    assert_eq!(merged.agent, None);
+}
+
+#[test]
+fn nothing_to_merge_and_broken_inputs_are_errors() {
+    assert!(matches!(merge_results(&[], false), Err(MergeError::Empty)));
+    let mut r = result_of(&sample_agent(0), "http://10.0.0.1/");
+    r.histogram = "garbage".into();
+    assert!(matches!(
+        merge_results(&[r.clone()], false),
+        Err(MergeError::Histogram { index: 0, .. })
+    ));
+    r.started_at = "yesterday".into();
+    assert!(matches!(
+        merge_results(&[r], false),
+        Err(MergeError::StartedAt { index: 0, .. })
+    ));
+}

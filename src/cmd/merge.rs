@@ -1,0 +1,130 @@
+//! `stampede merge FILES...`: reads agents' results, merges them losslessly
+//! (stampede-metrics' `merge_results`), re-checks the SLO on the whole, prints
+//! the text summary and writes the merged JSON and HTML. The merge rules live
+//! in the library; this file owns reading files and naming them in errors.
+
+use crate::exports::{self, ExportArgs};
+use crate::output::{self, OutputFormat};
+use anyhow::{bail, Context};
+use stampede_metrics::{merge_results, MergeError, RunResult, SloCheck};
+use std::path::PathBuf;
+
+const EXAMPLES: &str = "Examples:
+  stampede merge out-*.json --json merged.json
+  stampede merge out-0.json out-1.json out-2.json --json merged.json --html merged.html
+  stampede merge old.json new.json --force      # different URLs: merged anyway, with a warning";
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = EXAMPLES)]
+pub struct MergeArgs {
+    /// Result files written by `stampede run --json` (one per agent)
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Write the merged result (stampede.result/1) to PATH
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
+    /// Write the merged HTML report to PATH
+    #[arg(long, value_name = "PATH")]
+    pub html: Option<PathBuf>,
+    /// Merge even when the plans differ in URL, method or load model
+    #[arg(long)]
+    pub force: bool,
+    /// What to print on stdout
+    #[arg(short = 'o', long, value_enum, default_value_t = OutputFormat::Text)]
+    pub output: OutputFormat,
+}
+
+pub fn execute(args: MergeArgs) -> anyhow::Result<i32> {
+    let mut results = Vec::with_capacity(args.files.len());
+    for path in &args.files {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let result = RunResult::from_json(&text)
+            .with_context(|| format!("{} is not a run's result", path.display()))?;
+        results.push(result);
+    }
+    let mut merged = match merge_results(&results, args.force) {
+        Ok(merged) => merged,
+        Err(error) => bail!("{}", describe(&error, &args.files)),
+    };
+    recheck_slo(&results, &mut merged)?;
+    let saved = args
+        .json
+        .as_ref()
+        .map(|path| output::write_json(&merged, path))
+        .transpose();
+    let export_args = ExportArgs {
+        html: args.html.clone(),
+        ..ExportArgs::default()
+    };
+    let exported = exports::write_exports(&merged, &export_args);
+    output::print(&merged, args.output)?;
+    saved?;
+    exported?;
+    Ok(crate::cmd::run::exit_status(&merged))
+}
+
+/// The merge error with input numbers replaced by file names.
+fn describe(error: &MergeError, files: &[PathBuf]) -> String {
+    let name = |index: usize| {
+        files
+            .get(index)
+            .map_or_else(|| format!("input {index}"), |p| p.display().to_string())
+    };
+    match error {
+        MergeError::PlanMismatch {
+            index,
+            field,
+            first,
+            other,
+        } => format!(
+            "{} and {} measured different tests: plan.{field} is '{first}' vs '{other}' \
+             (--force merges them anyway)",
+            name(0),
+            name(*index)
+        ),
+        MergeError::Histogram { index, source } => format!("{}: {source}", name(*index)),
+        MergeError::StartedAt { index, source } => {
+            format!("{}: started_at: {source}", name(*index))
+        }
+        MergeError::Empty => error.to_string(),
+    }
+}
+
+/// SLO conditions were checked per agent, against one share of the load;
+/// when every input checked the same ones, they are checked again against
+/// the whole (an `rps>...` condition only means something there).
+fn recheck_slo(results: &[RunResult], merged: &mut RunResult) -> anyhow::Result<()> {
+    let conditions: Vec<&str> = match results.first() {
+        Some(first) => first.slo.iter().map(|c| c.condition.as_str()).collect(),
+        None => return Ok(()),
+    };
+    let same = results.iter().all(|r| {
+        r.slo.len() == conditions.len()
+            && r.slo
+                .iter()
+                .zip(&conditions)
+                .all(|(c, text)| c.condition == *text)
+    });
+    if conditions.is_empty() {
+        return Ok(());
+    }
+    if !same {
+        merged.warnings.push(
+            "the inputs checked different SLO conditions: none is checked on the merge".into(),
+        );
+        return Ok(());
+    }
+    let parsed = stampede_analysis::parse_slo(&conditions.join(","))
+        .context("re-reading the inputs' SLO conditions")?;
+    merged.slo = stampede_analysis::evaluate(&parsed, &*merged)
+        .into_iter()
+        .map(|outcome| SloCheck {
+            condition: outcome.condition,
+            measured: outcome.measured,
+            unit: outcome.unit.to_string(),
+            passed: outcome.passed,
+        })
+        .collect();
+    Ok(())
+}

@@ -1,0 +1,57 @@
+//! Command-line options for the way to the target (`run` and everything
+//! built on it): Unix socket, TLS, proxy, pipelining.
+
+use stampede_plan::{ProxySpec, TlsSpec, TransportSpec};
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct TransportArgs {
+    /// Connect to this Unix domain socket instead of the URL's host and port
+    /// (the URL still gives the path and Host header)
+    #[arg(long, value_name = "PATH")]
+    pub unix_socket: Option<PathBuf>,
+    /// https: accept any server certificate (self-signed test servers)
+    #[arg(long)]
+    pub insecure: bool,
+    /// https: trust the CA certificate(s) in this PEM file instead of the system roots
+    #[arg(long, value_name = "PEM")]
+    pub cacert: Option<PathBuf>,
+    /// https: the server name to send (SNI) and verify [default: the URL's host]
+    #[arg(long, value_name = "NAME")]
+    pub sni: Option<String>,
+    /// https: a full TLS handshake on every new connection (no session resumption)
+    #[arg(long)]
+    pub no_tls_resume: bool,
+    /// Send requests through this HTTP proxy (HOST:PORT): absolute-form requests
+    /// for http://, a CONNECT tunnel for https://
+    #[arg(short = 'X', long, value_name = "HOST:PORT")]
+    pub proxy: Option<String>,
+    /// HTTP/1.1 pipelining: send N requests at once on each connection, then
+    /// read their N responses (latency is measured per request)
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub pipeline: usize,
+}
+
+impl TransportArgs {
+    /// The transport part of the plan.
+    pub fn spec(&self) -> anyhow::Result<TransportSpec> {
+        let tls_given =
+            self.insecure || self.cacert.is_some() || self.sni.is_some() || self.no_tls_resume;
+        let tls = tls_given.then(|| TlsSpec {
+            insecure: self.insecure,
+            ca_file: self.cacert.clone(),
+            sni: self.sni.clone(),
+            resume: !self.no_tls_resume,
+        });
+        let proxy = self.proxy.as_deref().map(ProxySpec::parse).transpose()?;
+        if proxy.is_some() && self.unix_socket.is_some() {
+            anyhow::bail!("--proxy and --unix-socket cannot be combined");
+        }
+        Ok(TransportSpec {
+            unix_socket: self.unix_socket.clone(),
+            tls,
+            proxy,
+            pipeline: self.pipeline,
+        })
+    }
+}

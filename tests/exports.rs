@@ -1,0 +1,238 @@
+//! The exports of a run, parsed back: ab's -e CSV, the per-second CSV,
+//! ab's -g gnuplot TSV (with sampling), the per-request log, and
+//! `stampede report` re-rendering a saved result.
+
+use stampede_testkit::{run_stampede, spawn_target, temp_dir, TargetConfig};
+use std::path::Path;
+
+fn binary() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_stampede"))
+}
+
+fn one_thread() -> TargetConfig {
+    TargetConfig {
+        threads: 1,
+        ..TargetConfig::default()
+    }
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn csv_exports_parse_back_and_agree_with_the_result() {
+    let target = spawn_target(one_thread());
+    let dir = temp_dir("csv");
+    let (csv, series) = (dir.join("p.csv"), dir.join("ts.csv"));
+    let url = format!("http://{}/", target.local_addr());
+    let run = run_stampede(
+        binary(),
+        &[
+            &url,
+            "-n",
+            "3000",
+            "-c",
+            "4",
+            "-t",
+            "1",
+            "--csv",
+            csv.to_str().unwrap(),
+            "--csv-timeseries",
+            series.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let text = read(&csv);
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("Percentage served,Time in ms"));
+    let rows: Vec<(u32, f64)> = lines
+        .map(|line| {
+            let (percent, ms) = line.split_once(',').expect("two columns");
+            (percent.parse().unwrap(), ms.parse().unwrap())
+        })
+        .collect();
+    assert_eq!(rows.len(), 101, "0 through 100");
+    assert!(rows.iter().enumerate().all(|(i, (p, _))| *p == i as u32));
+    assert!(
+        rows.windows(2).all(|w| w[0].1 <= w[1].1),
+        "times never fall"
+    );
+    let max_ms = run.count("/latency_us/max") as f64 / 1000.0;
+    assert!((rows[100].1 - max_ms).abs() < 0.002, "100% is the max");
+    let p50_ms = run.count("/latency_us/p50") as f64 / 1000.0;
+    assert!((rows[50].1 - p50_ms).abs() < 0.002, "50% is the p50");
+
+    let text = read(&series);
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(header[0], "second");
+    let completed_col = header.iter().position(|h| *h == "completed").unwrap();
+    let completed: u64 = lines
+        .map(|line| {
+            let cells: Vec<&str> = line.split(',').collect();
+            assert_eq!(cells.len(), header.len());
+            cells[completed_col].parse::<u64>().unwrap()
+        })
+        .sum();
+    assert_eq!(completed, 3000, "every response is in some second");
+}
+
+#[test]
+fn gnuplot_and_request_log_hold_every_request_or_count_it() {
+    let target = spawn_target(one_thread());
+    let dir = temp_dir("per-request");
+    let (gnuplot, log) = (dir.join("g.tsv"), dir.join("requests.log"));
+    let url = format!("http://{}/", target.local_addr());
+    let run = run_stampede(
+        binary(),
+        &[
+            &url,
+            "-n",
+            "2000",
+            "-c",
+            "4",
+            "-t",
+            "2",
+            "--gnuplot",
+            gnuplot.to_str().unwrap(),
+            "--gnuplot-sample",
+            "10",
+            "--log-requests",
+            log.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let written = run.count("/request_log/written");
+    let dropped = run.count("/request_log/dropped");
+    assert_eq!(written + dropped, 2000, "each request written or counted");
+
+    let text = read(&log);
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some("# t_s status latency_us bytes error target")
+    );
+    let mut logged = 0u64;
+    for line in lines {
+        let fields: Vec<&str> = line.split(' ').collect();
+        assert_eq!(fields.len(), 6, "{line}");
+        let t: f64 = fields[0].parse().unwrap();
+        assert!((0.0..60.0).contains(&t));
+        assert_eq!(fields[1], "200");
+        let latency: u64 = fields[2].parse().unwrap();
+        assert!(latency > 0 && latency < 10_000_000);
+        assert!(
+            fields[3].parse::<u64>().unwrap() > 500,
+            "a 515-byte page and its head"
+        );
+        assert_eq!(fields[4], "-");
+        assert_eq!(fields[5], url);
+        logged += 1;
+    }
+    assert_eq!(logged, written);
+
+    let text = read(&gnuplot);
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some("starttime\tseconds\tctime\tdtime\tttime\twait")
+    );
+    let rows: Vec<Vec<String>> = lines
+        .map(|l| l.split('\t').map(str::to_string).collect())
+        .collect();
+    // Every 10th of what the writer saw, per writer.
+    assert_eq!(rows.len() as u64, written.div_ceil(10));
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    for row in &rows {
+        assert_eq!(row.len(), 6);
+        assert_eq!(row[0].split(' ').count(), 5, "ctime layout: {}", row[0]);
+        let seconds: u64 = row[1].parse().unwrap();
+        assert!(seconds <= now && seconds + 120 > now);
+        let [ctime, dtime, ttime, wait]: [u64; 4] =
+            std::array::from_fn(|i| row[i + 2].parse().unwrap());
+        // Each column is rounded on its own, as ab does: off by one at most.
+        assert!(
+            (ctime + dtime).abs_diff(ttime) <= 1,
+            "dtime = ttime - ctime: {row:?}"
+        );
+        assert!(wait <= ttime + 1);
+    }
+}
+
+#[test]
+fn gnuplot_alone_is_sampled_by_the_engine() {
+    let target = spawn_target(one_thread());
+    let dir = temp_dir("gnuplot");
+    let gnuplot = dir.join("g.tsv");
+    let url = format!("http://{}/", target.local_addr());
+    let run = run_stampede(
+        binary(),
+        &[
+            &url,
+            "-n",
+            "1000",
+            "-c",
+            "2",
+            "-t",
+            "1",
+            "--gnuplot",
+            gnuplot.to_str().unwrap(),
+            "--gnuplot-sample",
+            "100",
+        ],
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    assert_eq!(run.count("/request_log/sample_every"), 100);
+    let rows = read(&gnuplot).lines().count() - 1;
+    assert_eq!(rows, 10, "every 100th of 1000");
+}
+
+#[test]
+fn report_rerenders_a_saved_result() {
+    let target = spawn_target(one_thread());
+    let dir = temp_dir("report");
+    let json = dir.join("r.json");
+    let url = format!("http://{}/", target.local_addr());
+    let output = std::process::Command::new(binary())
+        .args([&url, "-n", "500", "-c", "2", "-t", "1", "-q", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let (html, csv) = (dir.join("r.html"), dir.join("r.csv"));
+    let output = std::process::Command::new(binary())
+        .arg("report")
+        .arg(&json)
+        .arg("--html")
+        .arg(&html)
+        .arg("--csv")
+        .arg(&csv)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("Requests/sec"), "the text summary: {text}");
+    assert_eq!(read(&csv).lines().count(), 102);
+    let page = read(&html);
+    assert!(page.starts_with("<!doctype html>"));
+    assert!(
+        !page.contains("<script src") && !page.contains("<link"),
+        "no external scripts or styles: the page works offline"
+    );
+    assert!(page.contains("data-chart=\"spectrum\""));
+
+    let output = std::process::Command::new(binary())
+        .arg("report")
+        .arg(dir.join("missing.json"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+}

@@ -1,0 +1,165 @@
+//! The live terminal view, driven in a real terminal (tmux): it draws,
+//! updates, and `q` stops the run with the summary printed and status 130;
+//! and without a terminal, no escape code reaches stdout or stderr.
+//! The tmux test is skipped, with a message, only when tmux is missing
+//! (.ci/run installs it).
+
+use stampede_testkit::{spawn_target, TargetConfig};
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+fn binary() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_stampede"))
+}
+
+fn one_thread() -> TargetConfig {
+    TargetConfig {
+        threads: 1,
+        ..TargetConfig::default()
+    }
+}
+
+/// A tmux server of our own (its own socket), killed when dropped.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn start(command: &str) -> Option<Tmux> {
+        let socket = format!("stampede-test-{}", std::process::id());
+        let tmux = Tmux { socket };
+        let started = tmux
+            .run(&[
+                "new-session",
+                "-d",
+                "-s",
+                "live",
+                "-x",
+                "110",
+                "-y",
+                "34",
+                command,
+            ])
+            .ok()?;
+        assert!(started.status.success(), "tmux: {started:?}");
+        Some(tmux)
+    }
+
+    fn run(&self, args: &[&str]) -> std::io::Result<Output> {
+        Command::new("tmux")
+            .args(["-L", &self.socket, "-f", "/dev/null"])
+            .args(args)
+            .output()
+    }
+
+    /// The visible screen and the scrollback above it.
+    fn screen(&self) -> String {
+        let output = self
+            .run(&["capture-pane", "-p", "-S", "-300", "-t", "live"])
+            .expect("tmux capture-pane");
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    /// Waits until the screen satisfies `ready`; panics with it otherwise.
+    fn wait_for(&self, what: &str, ready: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let screen = self.screen();
+            if ready(&screen) {
+                return screen;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "waiting for {what}; screen:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.run(&["kill-server"]);
+    }
+}
+
+/// The live view's "elapsed / planned" label, e.g. `3.4s / 60s`.
+fn elapsed_label(screen: &str) -> Option<String> {
+    screen
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .windows(3)
+        .find(|w| w[1] == "/" && w[2] == "60s" && w[0].ends_with('s'))
+        .map(|w| w[0].to_string())
+}
+
+#[test]
+fn the_live_view_draws_updates_and_q_stops_with_the_summary() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("SKIPPED: tmux is not installed (apt-get install -y tmux); the live view was not tested");
+        return;
+    }
+    let target = spawn_target(one_thread());
+    let command = format!(
+        "{} http://{}/ -d 60s -c 4 -t 1; echo EXIT=$?; sleep 60",
+        binary().display(),
+        target.local_addr()
+    );
+    let tmux = Tmux::start(&command).expect("tmux starts");
+    let first = tmux.wait_for("the live view to draw", |s| {
+        s.contains("Throughput")
+            && s.contains("Latency")
+            && s.contains("req/s")
+            && s.contains("200")
+    });
+    assert!(first.contains("q or Ctrl-C"), "the stop hint:\n{first}");
+    let before = elapsed_label(&first).expect("an elapsed/planned label");
+    let later = tmux.wait_for("the view to update", |s| {
+        elapsed_label(s).is_some_and(|now| now != before)
+    });
+    assert!(later.contains("last second"), "{later}");
+    tmux.run(&["send-keys", "-t", "live", "q"]).unwrap();
+    let after = tmux.wait_for("the summary after q", |s| s.contains("EXIT="));
+    assert!(
+        after.contains("EXIT=130"),
+        "q stops like Ctrl-C: status 130\n{after}"
+    );
+    assert!(
+        after.contains("Requests/sec"),
+        "the summary is printed\n{after}"
+    );
+    assert!(
+        after.contains("INTERRUPTED"),
+        "the summary says it was stopped early\n{after}"
+    );
+    assert!(
+        !after.contains("q or Ctrl-C"),
+        "the live view is gone (alternate screen left)\n{after}"
+    );
+}
+
+#[test]
+fn without_a_terminal_no_escape_codes_are_printed() {
+    let target = spawn_target(one_thread());
+    let url = format!("http://{}/", target.local_addr());
+    // stdout and stderr are pipes here: the plain progress path.
+    let output = Command::new(binary())
+        .args([&url, "-d", "1500ms", "-c", "2", "-t", "1"])
+        .env("TERM", "xterm-256color")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stdout.contains("Requests/sec"), "the summary: {stdout}");
+    assert!(
+        !stdout.contains('\x1b'),
+        "escape codes on stdout: {stdout:?}"
+    );
+    assert!(
+        !stderr.contains('\x1b'),
+        "escape codes on stderr: {stderr:?}"
+    );
+    assert!(!stderr.contains('\r'), "no in-place rewriting: {stderr:?}");
+}

@@ -1,0 +1,289 @@
+//! Request and transport breadth end to end: Unix sockets, a proxy (plain and
+//! CONNECT), pipelining, auth, cookies, HEAD and User-Agent reaching the server.
+
+use stampede_testkit::{run_stampede, spawn_target, RawServer, TargetConfig};
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::os::unix::net::UnixListener;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+fn binary() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_stampede"))
+}
+
+const OK: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+
+/// Reads a request head and returns it as text (None when the peer closed).
+fn head_text(stream: &mut impl Read) -> Option<String> {
+    let mut seen = Vec::new();
+    let mut byte = [0u8; 1];
+    while !seen.ends_with(b"\r\n\r\n") {
+        match stream.read(&mut byte) {
+            Ok(1) => seen.push(byte[0]),
+            _ => return None,
+        }
+    }
+    Some(String::from_utf8_lossy(&seen).into_owned())
+}
+
+#[test]
+fn unix_socket() {
+    let dir = stampede_testkit::temp_dir("unix");
+    let path = dir.join("app.sock");
+    let listener = UnixListener::bind(&path).unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut stream = stream;
+                while head_text(&mut stream).is_some() {
+                    if stream.write_all(OK).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    let run = run_stampede(
+        binary(),
+        &[
+            "http://localhost/",
+            "--unix-socket",
+            path.to_str().unwrap(),
+            "-n",
+            "50",
+            "-c",
+            "2",
+            "-t",
+            "1",
+        ],
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    assert_eq!(run.count("/requests/success"), 50);
+    let missing = run_stampede(
+        binary(),
+        &[
+            "http://localhost/",
+            "--unix-socket",
+            "/nonexistent.sock",
+            "-n",
+            "2",
+            "-c",
+            "1",
+        ],
+    );
+    assert_eq!(missing.result()["requests"]["errors"], 2);
+    assert!(missing.result()["error_samples"]
+        .to_string()
+        .contains("nonexistent.sock"));
+}
+
+#[test]
+fn auth_cookies_head_and_user_agent_reach_the_server() {
+    let heads = Arc::new(Mutex::new(Vec::new()));
+    let seen = heads.clone();
+    let server = RawServer::start(move |mut s| {
+        while let Some(head) = head_text(&mut s) {
+            seen.lock().unwrap().push(head);
+            if s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+                .is_err()
+            {
+                return;
+            }
+        }
+    });
+    let run = run_stampede(
+        binary(),
+        &[
+            &server.url("/x"),
+            "-n",
+            "2",
+            "-c",
+            "1",
+            "-a",
+            "user:pass",
+            "--cookie",
+            "sid=1",
+            "--cookie",
+            "lang=zh",
+            "--head",
+            "--user-agent",
+            "ab/2.3",
+        ],
+    );
+    assert_eq!(run.count("/requests/success"), 2, "{}", run.stderr());
+    let heads = heads.lock().unwrap();
+    let head = &heads[0];
+    assert!(head.starts_with("HEAD /x HTTP/1.1\r\n"), "{head}");
+    assert!(
+        head.contains("Authorization: Basic dXNlcjpwYXNz\r\n"),
+        "{head}"
+    );
+    assert!(head.contains("Cookie: sid=1; lang=zh\r\n"), "{head}");
+    assert!(head.contains("User-Agent: ab/2.3\r\n"), "{head}");
+    assert_eq!(head.matches("User-Agent").count(), 1);
+}
+
+/// A small forward proxy: absolute-form requests are rewritten to origin
+/// form and forwarded; CONNECT opens a tunnel; CONNECT to port 1 is refused.
+fn start_proxy() -> (u16, Arc<Mutex<Vec<String>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let lines = Arc::new(Mutex::new(Vec::new()));
+    let log = lines.clone();
+    std::thread::spawn(move || {
+        for client in listener.incoming().flatten() {
+            let log = log.clone();
+            std::thread::spawn(move || proxy_connection(client, log));
+        }
+    });
+    (port, lines)
+}
+
+fn splice(mut from: TcpStream, mut to: TcpStream) {
+    let mut buffer = [0u8; 16384];
+    while let Ok(n) = from.read(&mut buffer) {
+        if n == 0 || to.write_all(&buffer[..n]).is_err() {
+            break;
+        }
+    }
+    let _ = to.shutdown(std::net::Shutdown::Both);
+}
+
+fn proxy_connection(mut client: TcpStream, log: Arc<Mutex<Vec<String>>>) {
+    let Some(head) = head_text(&mut client) else {
+        return;
+    };
+    let request_line = head.lines().next().unwrap_or("").to_string();
+    log.lock().unwrap().push(request_line.clone());
+    let mut parts = request_line.split_whitespace();
+    let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+    if method == "CONNECT" {
+        if target.ends_with(":1") {
+            let _ = client.write_all(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n");
+            return;
+        }
+        let Ok(upstream) = TcpStream::connect(target) else {
+            return;
+        };
+        let _ = client.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n");
+        let (c2, u2) = (client.try_clone().unwrap(), upstream.try_clone().unwrap());
+        std::thread::spawn(move || splice(c2, u2));
+        splice(upstream, client);
+        return;
+    }
+    // Absolute form: http://host:port/path → connect to host:port, send origin form.
+    let rest = target.trim_start_matches("http://");
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let Ok(mut upstream) = TcpStream::connect(authority) else {
+        return;
+    };
+    let forwarded = head.replacen(target, if path.is_empty() { "/" } else { path }, 1);
+    let _ = upstream.write_all(forwarded.as_bytes());
+    let (c2, u2) = (client.try_clone().unwrap(), upstream.try_clone().unwrap());
+    std::thread::spawn(move || splice(c2, u2));
+    splice(upstream, client);
+}
+
+#[test]
+fn plain_http_through_a_proxy_uses_absolute_form() {
+    let target = spawn_target(TargetConfig {
+        threads: 1,
+        ..TargetConfig::default()
+    });
+    let (proxy_port, lines) = start_proxy();
+    let url = format!("http://{}/index.html", target.local_addr());
+    let proxy = format!("127.0.0.1:{proxy_port}");
+    let run = run_stampede(
+        binary(),
+        &[&url, "-X", &proxy, "-n", "20", "-c", "2", "-t", "1"],
+    );
+    assert_eq!(run.count("/requests/success"), 20, "{}", run.stderr());
+    let lines = lines.lock().unwrap();
+    assert!(
+        lines[0].starts_with(&format!(
+            "GET http://{}/index.html HTTP/1.1",
+            target.local_addr()
+        )),
+        "{lines:?}"
+    );
+    assert_eq!(target.stats().requests_total, 20);
+}
+
+#[test]
+fn a_refusing_proxy_gives_proxy_errors() {
+    // Nothing listens on the proxy port: the proxy cannot be reached.
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let run = run_stampede(
+        binary(),
+        &[
+            "https://127.0.0.1:1/",
+            "-X",
+            &format!("127.0.0.1:{port}"),
+            "-n",
+            "3",
+            "-c",
+            "1",
+            "--insecure",
+        ],
+    );
+    assert_eq!(
+        run.result()["errors"]["proxy"],
+        3,
+        "{}",
+        run.result()["errors"]
+    );
+    // A proxy that answers CONNECT with 403.
+    let (proxy_port, _) = start_proxy();
+    let run = run_stampede(
+        binary(),
+        &[
+            "https://127.0.0.1:1/",
+            "-X",
+            &format!("127.0.0.1:{proxy_port}"),
+            "-n",
+            "3",
+            "-c",
+            "1",
+            "--insecure",
+        ],
+    );
+    assert_eq!(run.result()["errors"]["proxy"], 3, "{}", run.result());
+    assert!(run.result()["error_samples"]["proxy"]
+        .to_string()
+        .contains("403"));
+}
+
+#[test]
+fn pipelining_sends_batches_on_few_connections() {
+    let target = spawn_target(TargetConfig {
+        threads: 1,
+        ..TargetConfig::default()
+    });
+    let url = format!("http://{}/", target.local_addr());
+    let run = run_stampede(
+        binary(),
+        &[&url, "--pipeline", "16", "-c", "2", "-t", "1", "-n", "330"],
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    assert_eq!(run.count("/requests/sent"), 330);
+    assert_eq!(run.count("/requests/success"), 330);
+    assert_eq!(run.count("/connections/opened"), 2);
+    assert_eq!(target.shutdown().unwrap().requests_total, 330);
+    let refused = run_stampede(
+        binary(),
+        &[&url, "--pipeline", "4", "-r", "100", "-d", "1s"],
+    );
+    assert_eq!(refused.code(), Some(2));
+}
+
+#[test]
+fn tls_options_on_plain_http_are_refused() {
+    let run = run_stampede(binary(), &["http://127.0.0.1:1/", "--insecure", "-n", "1"]);
+    assert_eq!(run.code(), Some(2));
+    assert!(run.stderr().contains("https"), "{}", run.stderr());
+}
