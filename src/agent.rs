@@ -265,27 +265,15 @@ fn kernel_clock() -> (Option<bool>, Option<u64>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use stampede_plan::{RequestSpec, Target};
 
+    /// A plan as `stampede run` builds it (so new plan fields need no change
+    /// here), with the model and stop condition under test.
     fn plan(model: LoadModel, stop: StopCondition) -> Plan {
-        Plan {
-            target: Target::parse("http://127.0.0.1:3000/").unwrap(),
-            request: RequestSpec {
-                method: "GET".into(),
-                headers: vec![],
-                body: vec![],
-                http10: false,
-            },
-            model,
-            threads: 2,
-            stop,
-            warmup: None,
-            source_addrs: vec![],
-            transport: Default::default(),
-            keepalive: true,
-            connect_timeout: Duration::from_secs(3),
-            timeout: Duration::from_secs(10),
-        }
+        let args = crate::cmd::run::parse_run_args(["http://127.0.0.1:3000/", "-t", "2"]).unwrap();
+        let (mut plan, _) = crate::cmd::run::build_plan(&args).unwrap();
+        plan.model = model;
+        plan.stop = stop;
+        plan
     }
 
     fn result() -> RunResult {

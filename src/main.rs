@@ -13,6 +13,7 @@ mod progress;
 mod request_extras;
 mod selfcheck;
 mod spawn;
+mod targets_args;
 mod transport_args;
 mod view;
 

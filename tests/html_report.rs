@@ -87,7 +87,7 @@ fn check_in_chromium(page: &Path, charts: &[&str], name: &str) {
         .map(|rest| rest.split('"').next().unwrap_or(""))
         .collect();
     assert_eq!(present, charts, "the page's charts, in order");
-    for (id, section) in dom.split("data-chart=\"").skip(1).zip(charts) {
+    for (section, id) in dom.split("data-chart=\"").skip(1).zip(charts) {
         // plotly.js draws each chart as SVG layers of class main-svg.
         assert!(
             section.contains("main-svg") && section.contains("<path"),

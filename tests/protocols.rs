@@ -287,3 +287,57 @@ fn tls_options_on_plain_http_are_refused() {
     assert_eq!(run.code(), Some(2));
     assert!(run.stderr().contains("https"), "{}", run.stderr());
 }
+
+#[test]
+fn targets_file_keeps_per_target_stats() {
+    let target = spawn_target(TargetConfig {
+        threads: 1,
+        ..TargetConfig::default()
+    });
+    let dir = stampede_testkit::temp_dir("targets");
+    std::fs::write(dir.join("body.json"), "{\"k\":1}").unwrap();
+    let base = format!("http://{}", target.local_addr());
+    let file = dir.join("targets.txt");
+    std::fs::write(
+        &file,
+        format!(
+            "# the coroutine-server seed tests two paths together\nGET {base}/index.html\nweight=3\n\nGET {base}/status/404\n\nPOST {base}/echo\nContent-Type: application/json\n@body.json\n"
+        ),
+    )
+    .unwrap();
+    let run = run_stampede(
+        binary(),
+        &[
+            "--targets",
+            file.to_str().unwrap(),
+            "-n",
+            "500",
+            "-c",
+            "2",
+            "-t",
+            "1",
+        ],
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let targets = run.result()["targets"].as_array().unwrap().clone();
+    assert_eq!(targets.len(), 3);
+    let finished: Vec<u64> = targets
+        .iter()
+        .map(|t| t["finished"].as_u64().unwrap())
+        .collect();
+    assert_eq!(finished.iter().sum::<u64>(), 500);
+    assert_eq!(finished[0], 300, "weight 3 of 5: {finished:?}");
+    assert_eq!(targets[1]["status"]["404"], finished[1]);
+    assert_eq!(targets[2]["method"], "POST");
+    assert!(
+        targets[2]["bytes_body"].as_u64().unwrap() > 7 * finished[2],
+        "the echo holds the body"
+    );
+    assert_eq!(run.count("/requests/success"), finished[0] + finished[2]);
+    assert!(run.stdout().contains("weight"), "{}", run.stdout());
+    // A malformed block names the file and line.
+    std::fs::write(&file, format!("GET {base}/\nnot a header\n")).unwrap();
+    let bad = run_stampede(binary(), &["--targets", file.to_str().unwrap(), "-n", "1"]);
+    assert_eq!(bad.code(), Some(2));
+    assert!(bad.stderr().contains("targets.txt:2"), "{}", bad.stderr());
+}

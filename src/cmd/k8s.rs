@@ -199,7 +199,7 @@ fn script(args: &K8sArgs, start_at: &str) -> String {
          if [ \"$status\" -eq 1 ]; then status=0; fi\n\
          echo \"stampede: agent {INDEX}/{agents} done (status $status); {result} held for collection up to {hold}s\"\n\
          waited=0\n\
-         while [ ! -e {RESULTS_DIR}/collected ] && [ \"$waited\" -lt {hold} ]; do sleep 5; waited=`expr \"$waited\" + 5`; done\n\
+         while [ ! -e {RESULTS_DIR}/collected-{INDEX} ] && [ \"$waited\" -lt {hold} ]; do sleep 5; waited=`expr \"$waited\" + 5`; done\n\
          exit \"$status\"\n",
         words = words.join(" "),
         agents = args.agents,
@@ -224,7 +224,7 @@ fn instructions(args: &K8sArgs, start_at: &str) -> String {
         format!("#     pod=$(kubectl -n {ns} get pods -l {selector} -o jsonpath='{{.items[0].metadata.name}}')"),
         format!("#     until kubectl -n {ns} exec \"$pod\" -- test -e {RESULTS_DIR}/out-$i.json; do sleep 5; done"),
         format!("#     kubectl -n {ns} cp \"$pod:{RESULTS_DIR}/out-$i.json\" out-$i.json"),
-        format!("#     kubectl -n {ns} exec \"$pod\" -- touch {RESULTS_DIR}/collected"),
+        format!("#     kubectl -n {ns} exec \"$pod\" -- touch {RESULTS_DIR}/collected-$i"),
         "#   done".to_string(),
         "#   stampede merge out-*.json --json merged.json --html merged.html".to_string(),
         format!("#   kubectl -n {ns} delete job {}", args.name),

@@ -7,6 +7,7 @@ use crate::exports::{self, ExportArgs};
 use crate::output::{self, OutputFormat};
 use crate::request_extras::RequestExtras;
 use crate::spawn::SpawnedServer;
+use crate::targets_args::read_mix;
 use crate::transport_args::TransportArgs;
 use crate::{exit, interrupt, selfcheck, view};
 use anyhow::Context;
@@ -39,8 +40,14 @@ const DEFAULT_CONNECTIONS: usize = 50;
 #[derive(Debug, clap::Args)]
 #[command(after_help = EXAMPLES)]
 pub struct RunArgs {
-    /// URL to load, e.g. http://127.0.0.1:3000/index.html
-    pub url: String,
+    /// URL to load, e.g. http://127.0.0.1:3000/index.html (not needed with --targets)
+    #[arg(required_unless_present = "targets")]
+    pub url: Option<String>,
+    /// Many requests, each with its own statistics: blocks of 'METHOD URL',
+    /// header lines, an optional '@body-file' and 'weight=N', separated by
+    /// blank lines (all URLs on one origin)
+    #[arg(long, value_name = "FILE")]
+    pub targets: Option<PathBuf>,
     /// Concurrent connections, each with one request in flight [default: 50];
     /// with -r, the most connections the open model may open [default: 1000]
     #[arg(short = 'c', long, value_name = "N")]
@@ -260,7 +267,12 @@ fn build_model(args: &RunArgs) -> anyhow::Result<(LoadModel, Option<Duration>)> 
 
 /// Builds and validates the plan; returns it with the notices for the user.
 pub fn build_plan(args: &RunArgs) -> anyhow::Result<(Plan, Vec<String>)> {
-    let target = Target::parse(&args.url)?;
+    let url = match (&args.url, &args.targets) {
+        (Some(url), None) => url.clone(),
+        (Some(_), Some(_)) => anyhow::bail!("give either a URL or --targets, not both"),
+        (None, Some(_)) => String::new(),
+        (None, None) => anyhow::bail!("no URL given"),
+    };
     let body = match (&args.body, &args.body_file) {
         (Some(text), _) => text.clone().into_bytes(),
         (None, Some(path)) => {
@@ -274,6 +286,27 @@ pub fn build_plan(args: &RunArgs) -> anyhow::Result<(Plan, Vec<String>)> {
     }
     let extra = args.request_extras.headers(&headers)?;
     headers.extend(extra);
+    let method = if args.request_extras.head {
+        "HEAD".to_string()
+    } else {
+        args.method.to_ascii_uppercase()
+    };
+    let mix = match &args.targets {
+        Some(path) => read_mix(path, &headers, args.http10)?,
+        None => Vec::new(),
+    };
+    let (target, request) = match mix.first() {
+        Some(first) => (first.target.clone(), first.request.clone()),
+        None => (
+            Target::parse(&url)?,
+            RequestSpec {
+                method,
+                headers,
+                body,
+                http10: args.http10,
+            },
+        ),
+    };
     let (model, duration) = build_model(args)?;
     let stop = match (args.requests, duration) {
         (Some(count), limit) => StopCondition::Requests { count, limit },
@@ -284,22 +317,14 @@ pub fn build_plan(args: &RunArgs) -> anyhow::Result<(Plan, Vec<String>)> {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let mut plan = Plan {
         target,
-        request: RequestSpec {
-            method: if args.request_extras.head {
-                "HEAD".to_string()
-            } else {
-                args.method.to_ascii_uppercase()
-            },
-            headers,
-            body,
-            http10: args.http10,
-        },
+        request,
         model,
         threads,
         stop,
         warmup: args.warmup,
         source_addrs: args.source_addrs.clone().map(|a| a.0).unwrap_or_default(),
         transport: args.transport.spec()?,
+        mix,
         keepalive: !args.no_keepalive,
         connect_timeout: args.connect_timeout,
         timeout: args.timeout,

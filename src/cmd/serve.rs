@@ -1,25 +1,37 @@
 //! `stampede serve`: the command-line face of the built-in target server
-//! (stampede-target). Owns the flags, the start-up layout line, and SIGINT/SIGTERM
-//! handling (graceful shutdown, exit 0). The server itself lives in the library.
+//! (stampede-target). Owns the flags, the start-up lines (layout, TLS fingerprint,
+//! Unix socket), and SIGINT/SIGTERM handling (graceful shutdown, exit 0). The server
+//! itself lives in the library.
 
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context;
-use stampede_target::{parse_duration, AccessLogDest, Config, Server, TargetError};
+use stampede_target::{
+    parse_duration, AccessLogDest, CertSource, Config, Server, TargetError, TlsConfig,
+};
 
 /// Run the built-in target server: one worker per CPU, each with its own
 /// SO_REUSEPORT listener and event loop. Built-in pages `/` and `/index.html`
 /// (515 bytes) and `/1k.html` (1024 bytes), or files under `--root`; test routes
 /// `/bytes/{n}`, `/chunked/{n}`, `/delay/{ms}`, `/cpu/{iterations}`,
 /// `/status/{code}`, `/echo` and `/stats` (JSON counters) are always on.
+///
+/// Speaks HTTP/1.1 and HTTP/2: h2c with prior knowledge on cleartext connections, and
+/// with `--tls` (or `--cert`/`--key`) HTTPS with ALPN `h2` and `http/1.1`.
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Examples:
   stampede serve                                  # 127.0.0.1:3000, one worker per CPU
   stampede serve --threads 4 --port 3000 --root ./www --access-log access.log
   stampede serve --bind 0.0.0.0 --port 8080 --idle-timeout 30s --max-connections 20000
-  curl http://127.0.0.1:3000/stats")]
+  curl http://127.0.0.1:3000/stats
+  curl --http2-prior-knowledge http://127.0.0.1:3000/   # h2c
+  stampede serve --tls --port 8443 --write-cert ca.pem  # self-signed, HTTP/2 via ALPN
+  curl --cacert ca.pem https://localhost:8443/1k.html
+  stampede serve --cert server.pem --key server.key --port 8443
+  stampede serve --unix /tmp/stampede.sock          # also on a Unix socket
+  curl --unix-socket /tmp/stampede.sock http://localhost/stats")]
 pub struct ServeArgs {
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1", value_name = "ADDR")]
@@ -57,6 +69,26 @@ pub struct ServeArgs {
     /// How long in-flight requests may take to finish after SIGINT/SIGTERM.
     #[arg(long, default_value = "5s", value_parser = parse_duration, value_name = "DUR")]
     pub shutdown_grace: Duration,
+    /// Serve HTTPS with a self-signed certificate generated at start (for localhost,
+    /// 127.0.0.1 and ::1); its SHA-256 fingerprint is printed. ALPN offers h2 and http/1.1.
+    #[arg(long)]
+    pub tls: bool,
+    /// Serve HTTPS with this PEM certificate chain (needs --key; implies --tls).
+    #[arg(long, value_name = "PEM", requires = "key")]
+    pub cert: Option<PathBuf>,
+    /// Private key (PEM) of --cert.
+    #[arg(long, value_name = "PEM", requires = "cert")]
+    pub key: Option<PathBuf>,
+    /// Write the certificate in use (PEM) to this file, for clients' --cacert.
+    #[arg(long, value_name = "PATH")]
+    pub write_cert: Option<PathBuf>,
+    /// Also listen on this Unix domain socket (a stale socket file is replaced; the
+    /// file is removed at shutdown).
+    #[arg(long, value_name = "PATH")]
+    pub unix: Option<PathBuf>,
+    /// Do not detect the HTTP/2 prior-knowledge preface (h2c) on cleartext connections.
+    #[arg(long)]
+    pub no_h2c: bool,
 }
 
 impl ServeArgs {
@@ -74,12 +106,30 @@ impl ServeArgs {
             max_body: self.max_body,
             route_prefix: self.prefix.clone(),
             shutdown_grace: self.shutdown_grace,
+            tls: self.tls_config(),
+            unix_socket: self.unix.clone(),
+            h2c: !self.no_h2c,
             ..Config::default()
         };
         if let Some(t) = self.threads {
             c.threads = t;
         }
         c
+    }
+
+    fn tls_config(&self) -> Option<TlsConfig> {
+        let cert = match (&self.cert, &self.key) {
+            (Some(cert), Some(key)) => CertSource::Files {
+                cert: cert.clone(),
+                key: key.clone(),
+            },
+            _ if self.tls || self.write_cert.is_some() => CertSource::SelfSigned,
+            _ => return None,
+        };
+        Some(TlsConfig {
+            cert,
+            write_cert: self.write_cert.clone(),
+        })
     }
 }
 
@@ -89,7 +139,15 @@ pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
     let config = args.config();
     let handle = match Server::start(addr, config) {
         Ok(h) => h,
-        Err(e @ (TargetError::Bind { .. } | TargetError::Config(_) | TargetError::Root { .. })) => {
+        Err(
+            e @ (TargetError::Bind { .. }
+            | TargetError::Config(_)
+            | TargetError::Root { .. }
+            | TargetError::Certificate { .. }
+            | TargetError::Tls(_)
+            | TargetError::WriteCert { .. }
+            | TargetError::Unix { .. }),
+        ) => {
             eprintln!("stampede serve: error: {e}");
             return Ok(2);
         }
@@ -105,12 +163,30 @@ pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
         Some(AccessLogDest::Stdout) => "access log to stdout".to_string(),
         Some(AccessLogDest::File(p)) => format!("access log to {}", p.display()),
     };
+    let scheme = if cfg.tls.is_some() { "https" } else { "http" };
     eprintln!(
-        "stampede serve: listening on {}, {} worker{} (SO_REUSEPORT, one event loop each), {content}, {log}",
+        "stampede serve: listening on {scheme}://{}, {} worker{} (SO_REUSEPORT, one event loop each), {content}, {log}",
         handle.local_addr(),
         cfg.threads,
         if cfg.threads == 1 { "" } else { "s" },
     );
+    if let (Some(what), Some(fp)) = (handle.tls_description(), handle.tls_fingerprint()) {
+        let written = match cfg.tls.as_ref().and_then(|t| t.write_cert.as_ref()) {
+            Some(p) => format!(", written to {}", p.display()),
+            None => String::new(),
+        };
+        eprintln!(
+            "stampede serve: TLS with {what}{written}; ALPN h2, http/1.1; SHA-256 fingerprint {fp}"
+        );
+    } else if cfg.h2c {
+        eprintln!("stampede serve: HTTP/1.1 and h2c (HTTP/2 prior knowledge)");
+    }
+    if let Some(p) = handle.unix_path() {
+        eprintln!(
+            "stampede serve: also listening on unix:{} (all workers accept from it)",
+            p.display()
+        );
+    }
     wait_for_signal().context("installing the SIGINT/SIGTERM handler")?;
     eprintln!("stampede serve: shutting down (finishing in-flight requests)");
     let stats = handle.shutdown().context("stopping the target server")?;

@@ -112,12 +112,15 @@ fn draw_throughput(frame: &mut Frame<'_>, area: Rect, state: &LiveState) {
     frame.render_widget(Paragraph::new(lines).block(block("Throughput")), area);
 }
 
-fn latency_cell(p: Option<Percentiles>, pick: fn(&Percentiles) -> u64) -> String {
+/// Reads one percentile.
+type Pick = fn(&Percentiles) -> u64;
+
+fn latency_cell(p: Option<Percentiles>, pick: Pick) -> String {
     p.map_or("-".to_string(), |p| format_latency_us(pick(&p) as f64))
 }
 
 fn draw_latency(frame: &mut Frame<'_>, area: Rect, state: &LiveState) {
-    let rows: [(&str, fn(&Percentiles) -> u64); 4] = [
+    let rows: [(&str, Pick); 4] = [
         ("p50", |p| p.p50),
         ("p90", |p| p.p90),
         ("p99", |p| p.p99),

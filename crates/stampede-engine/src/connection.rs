@@ -23,6 +23,12 @@ pub struct ConnectionContext {
     pub request: Rc<[u8]>,
     /// The request repeated `--pipeline` times, written as one batch.
     pub pipelined: Rc<[u8]>,
+    /// A mix of requests (`--targets`): bytes and HEAD flag of each; empty
+    /// for a single request.
+    pub mix: Vec<(Rc<[u8]>, bool)>,
+    /// The weighted order in which the mix is sent, cycled.
+    pub mix_order: Rc<[u16]>,
+    pub mix_next: std::cell::Cell<usize>,
     pub head_request: bool,
     pub keepalive: bool,
     pub timeout: Duration,
@@ -32,6 +38,24 @@ pub struct ConnectionContext {
 }
 
 impl ConnectionContext {
+    /// The next request of the mix (index into `mix`), round-robin by weight.
+    fn next_target(&self) -> usize {
+        if self.mix_order.is_empty() {
+            return 0;
+        }
+        let at = self.mix_next.get();
+        self.mix_next.set((at + 1) % self.mix_order.len());
+        usize::from(self.mix_order[at])
+    }
+
+    /// The bytes of request `target` and whether it is a HEAD.
+    fn request_of(&self, target: usize) -> (&[u8], bool) {
+        match self.mix.get(target) {
+            Some((bytes, head)) => (bytes, *head),
+            None => (&self.request, self.head_request),
+        }
+    }
+
     /// Requests per pipelined batch (1: no pipelining).
     pub fn pipeline_depth(&self) -> usize {
         self.pipelined.len() / self.request.len().max(1)
@@ -59,6 +83,8 @@ pub struct Slot {
     server_closed: bool,
     /// Responses completed on the current stream (0 = fresh connection).
     served: u64,
+    /// The request of the mix being sent.
+    current: usize,
 }
 
 impl Slot {
@@ -69,12 +95,16 @@ impl Slot {
             parser: ResponseParser::new(head_request),
             server_closed: false,
             served: 0,
+            current: 0,
         }
     }
 
     /// Sends one request intended at `intended` and records its outcome.
     /// The caller has already counted it with `begin_request`.
     pub async fn run_request(&mut self, ctx: &ConnectionContext, intended: Instant) {
+        self.current = ctx.next_target();
+        let (_, head) = ctx.request_of(self.current);
+        self.parser.set_head_request(head);
         let exchange = self.exchange(ctx, intended).await;
         self.finish(ctx, intended, &exchange, exchange.result);
         if exchange.result.is_err() {
@@ -162,6 +192,7 @@ impl Slot {
             result,
             bytes_received: exchange.bytes_received,
             body_bytes: exchange.body_bytes,
+            target: self.current as u16,
         };
         ctx.state.end_request(&outcome);
         if let Some(log) = &ctx.log {
@@ -269,8 +300,9 @@ impl Slot {
         exchange: &mut Exchange,
     ) -> Result<(u16, bool), ErrorKind> {
         let stream = self.stream.as_mut().expect("connected above");
+        let (request, _) = ctx.request_of(self.current);
         stream
-            .write_all(&ctx.request)
+            .write_all(request)
             .await
             .map_err(|e| classify_io(&e))?;
         self.read_response(exchange).await

@@ -2,14 +2,14 @@
 //! merges their snapshots into one [`Recording`] while an [`Observer`] watches.
 
 use crate::closed::share_of;
-use crate::http1::encode_request;
+use crate::http1::{encode_request, encode_request_to};
 use crate::open::OpenLoad;
 use crate::request_log::{RequestLog, RequestLogOptions, RequestLogReport, RunClock};
 use crate::transport::{build_tls_client, ConnectorSpec, Endpoint};
 use crate::worker::{run_worker, WorkerLoad, WorkerMessage, WorkerPlan};
 use crate::EngineError;
 use stampede_metrics::{Recording, SecondPoint, Snapshot, TimeseriesBuilder};
-use stampede_plan::{LoadModel, Plan, Schedule, Scheme, StopCondition};
+use stampede_plan::{weighted_order, LoadModel, Plan, Schedule, Scheme, StopCondition};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant, SystemTime};
@@ -200,6 +200,20 @@ pub fn run_with(
     let connector = connector_spec(plan)?;
     let dns = resolve_start.elapsed();
     let request: Arc<[u8]> = encode_request(plan).into();
+    let mix: Vec<(Arc<[u8]>, bool)> = plan
+        .mix
+        .iter()
+        .map(|entry| {
+            let bytes = encode_request_to(plan, &entry.target, &entry.request);
+            (Arc::from(bytes), entry.request.method == "HEAD")
+        })
+        .collect();
+    let weights: Vec<u32> = plan.mix.iter().map(|entry| entry.weight).collect();
+    let mix_order: Arc<[u16]> = if weights.is_empty() {
+        Arc::from(Vec::new())
+    } else {
+        weighted_order(&weights).into()
+    };
     let started_at = SystemTime::now();
     let start = Instant::now();
     let measure_start = start + plan.warmup.unwrap_or_default();
@@ -240,6 +254,8 @@ pub fn run_with(
             workers: plan.threads,
             connector: connector.clone(),
             request: request.clone(),
+            mix: mix.clone(),
+            mix_order: mix_order.clone(),
             pipeline: plan.transport.pipeline,
             head_request: plan.request.method == "HEAD",
             keepalive: plan.keepalive,

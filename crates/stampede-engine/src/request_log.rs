@@ -232,7 +232,7 @@ impl WorkerLog {
         }
         let seen = self.seen.get();
         self.seen.set(seen + 1);
-        if seen % self.handle.sample_every != 0 {
+        if !seen.is_multiple_of(self.handle.sample_every) {
             return;
         }
         let full = {
@@ -289,7 +289,7 @@ mod tests {
     impl RequestSink for Collect {
         fn write(&mut self, request: &LoggedRequest, _: &RunClock) -> io::Result<()> {
             let mut seen = self.0.lock().unwrap();
-            if let Some(pause) = self.1.filter(|_| seen.len() % BATCH_RECORDS == 0) {
+            if let Some(pause) = self.1.filter(|_| seen.len().is_multiple_of(BATCH_RECORDS)) {
                 // Slow once per batch: a disk that cannot keep up.
                 std::thread::sleep(pause);
             }
@@ -310,6 +310,7 @@ mod tests {
             result: Ok(200),
             bytes_received: 10,
             body_bytes: 5,
+            target: 0,
         }
     }
 

@@ -42,6 +42,10 @@ pub struct WorkerPlan {
     /// How to open connections (endpoint, proxy tunnel, TLS, source addresses).
     pub connector: ConnectorSpec,
     pub request: Arc<[u8]>,
+    /// A mix of requests (`--targets`): bytes and HEAD flag of each.
+    pub mix: Vec<(Arc<[u8]>, bool)>,
+    /// The weighted order of the mix.
+    pub mix_order: Arc<[u16]>,
     /// Requests written at once per connection (HTTP/1.1 pipelining).
     pub pipeline: usize,
     pub head_request: bool,
@@ -90,11 +94,18 @@ async fn drive(
     to_aggregator: mpsc::Sender<WorkerMessage>,
     log: Option<WorkerLogHandle>,
 ) {
-    let state = Rc::new(WorkerState::new(plan.budget));
+    let state = Rc::new(WorkerState::new(plan.budget, plan.mix.len()));
     let context = Rc::new(ConnectionContext {
         connector: plan.connector.build(plan.index),
         request: Rc::from(&plan.request[..]),
         pipelined: plan.request.repeat(plan.pipeline.max(1)).into(),
+        mix: plan
+            .mix
+            .iter()
+            .map(|(bytes, head)| (Rc::from(&bytes[..]), *head))
+            .collect(),
+        mix_order: Rc::from(&plan.mix_order[..]),
+        mix_next: std::cell::Cell::new(plan.index),
         head_request: plan.head_request,
         keepalive: plan.keepalive,
         timeout: plan.timeout,
@@ -135,10 +146,12 @@ async fn drive(
     recorder.set_gauges(state.gauges());
     let second =
         crate::engine::second_of(finished_at.saturating_duration_since(plan.measure_start));
+    let mut snapshot = recorder.take_interval();
+    snapshot.per_target = recorder.take_targets();
     let _ = to_aggregator.send(WorkerMessage {
         worker: plan.index,
         second,
-        snapshot: recorder.take_interval(),
+        snapshot,
         finished_at: Some(finished_at),
     });
 }
@@ -204,6 +217,7 @@ async fn send_snapshots(
         tokio::time::sleep_until(plan.measure_start.into()).await;
         let mut recorder = state.recorder.borrow_mut();
         let _warmup = recorder.take_interval();
+        recorder.reset_targets();
         // Requests sent during warm-up and still in flight end during
         // measurement: count them as sent there so every request balances.
         recorder.record_carried_over(state.in_flight());

@@ -18,9 +18,9 @@ pub struct WorkerState {
 }
 
 impl WorkerState {
-    pub fn new(budget: Option<u64>) -> WorkerState {
+    pub fn new(budget: Option<u64>, targets: usize) -> WorkerState {
         WorkerState {
-            recorder: RefCell::new(Recorder::new()),
+            recorder: RefCell::new(Recorder::with_targets(targets)),
             budget: Cell::new(budget),
             in_flight: Cell::new(0),
             open_connections: Cell::new(0),
@@ -98,13 +98,13 @@ mod tests {
 
     #[test]
     fn budget_is_exact() {
-        let state = WorkerState::new(Some(2));
+        let state = WorkerState::new(Some(2), 1);
         assert!(state.claim_budget());
         assert!(state.claim_budget());
         assert!(!state.claim_budget());
         state.begin_request();
         assert_eq!(state.in_flight(), 1);
         assert_eq!(state.recorder.borrow_mut().take_interval().counters.sent, 1);
-        assert!(WorkerState::new(None).claim_budget());
+        assert!(WorkerState::new(None, 1).claim_budget());
     }
 }

@@ -12,6 +12,7 @@ mod error_kind;
 mod histogram;
 mod merge;
 mod monitor;
+mod per_target;
 mod recorder;
 mod recording;
 mod result;
@@ -26,6 +27,7 @@ pub use histogram::{
 };
 pub use merge::{merge_results, MergeError};
 pub use monitor::{MachineSample, MonitorReport, ProcessSample, ProcessSummary};
+pub use per_target::{TargetResult, TargetStats};
 pub use recorder::{Outcome, Recorder, LATE_THRESHOLD};
 pub use recording::{per_second, Gauges, Recording, Snapshot, MAX_ERROR_SAMPLES};
 pub use result::{

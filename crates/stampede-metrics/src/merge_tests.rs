@@ -23,6 +23,7 @@ fn plan(url: &str, connections: f64) -> Plan {
         stop: StopCondition::Duration(Duration::from_secs(3)),
         warmup: None,
         source_addrs: vec![],
+        mix: vec![],
         transport: Default::default(),
         keepalive: true,
         connect_timeout: Duration::from_secs(3),

@@ -32,12 +32,16 @@ pub struct Outcome {
     pub bytes_received: u64,
     /// Body bytes of this response.
     pub body_bytes: u64,
+    /// Which request of a mix (`--targets`) this was; 0 otherwise.
+    pub target: u16,
 }
 
 /// Worker-local accumulation of outcomes since the last [`Recorder::take_interval`].
 #[derive(Debug)]
 pub struct Recorder {
     interval: Snapshot,
+    /// Per-target statistics of a mix, for the whole run (empty without a mix).
+    targets: Vec<crate::TargetStats>,
 }
 
 impl Default for Recorder {
@@ -50,7 +54,32 @@ impl Recorder {
     pub fn new() -> Recorder {
         Recorder {
             interval: Snapshot::default(),
+            targets: Vec::new(),
         }
+    }
+
+    /// Keeps per-target statistics for a mix of `n` requests.
+    pub fn with_targets(n: usize) -> Recorder {
+        Recorder {
+            interval: Snapshot::default(),
+            targets: if n > 1 {
+                vec![crate::TargetStats::default(); n]
+            } else {
+                Vec::new()
+            },
+        }
+    }
+
+    /// Forgets the per-target statistics (end of warm-up).
+    pub fn reset_targets(&mut self) {
+        for stats in &mut self.targets {
+            *stats = crate::TargetStats::default();
+        }
+    }
+
+    /// Hands over the per-target statistics (once, at the end of the run).
+    pub fn take_targets(&mut self) -> Vec<crate::TargetStats> {
+        std::mem::take(&mut self.targets)
     }
 
     /// Counts a request handed to a connection.
@@ -113,6 +142,10 @@ impl Recorder {
     /// Records how one request ended.
     #[inline]
     pub fn record(&mut self, outcome: &Outcome) {
+        if let Some(stats) = self.targets.get_mut(usize::from(outcome.target)) {
+            let latency = outcome.done.saturating_duration_since(outcome.intended);
+            stats.record(outcome, micros(latency));
+        }
         let counters = &mut self.interval.counters;
         counters.bytes_received += outcome.bytes_received;
         counters.bytes_body += outcome.body_bytes;
@@ -175,6 +208,7 @@ mod tests {
             result,
             bytes_received: 100,
             body_bytes: 10,
+            target: 0,
         }
     }
 

@@ -35,6 +35,8 @@ pub struct Snapshot {
     pub lag: LatencyHistogram,
     /// Levels at the end of the interval; summed across workers when merged.
     pub gauges: Gauges,
+    /// Per-target statistics of a mix: only in a worker's final snapshot.
+    pub per_target: Vec<crate::TargetStats>,
 }
 
 impl Default for Snapshot {
@@ -49,6 +51,7 @@ impl Default for Snapshot {
             error_samples: Vec::new(),
             lag: new_latency_histogram(),
             gauges: Gauges::default(),
+            per_target: Vec::new(),
         }
     }
 }
@@ -65,6 +68,13 @@ impl Snapshot {
             (&mut self.tls, &other.tls),
             (&mut self.lag, &other.lag),
         ];
+        if self.per_target.len() < other.per_target.len() {
+            self.per_target
+                .resize_with(other.per_target.len(), crate::TargetStats::default);
+        }
+        for (mine, theirs) in self.per_target.iter_mut().zip(&other.per_target) {
+            mine.merge(theirs);
+        }
         for (kind, message) in &other.error_samples {
             let kept = self.error_samples.iter().filter(|(k, _)| k == kind).count();
             let duplicate = self

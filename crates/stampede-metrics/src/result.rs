@@ -258,6 +258,9 @@ pub struct RunResult {
     /// Open model only.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub schedule: Option<ScheduleSummary>,
+    /// Per request of a mix (`--targets`), in file order; empty otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub targets: Vec<crate::TargetResult>,
     /// One point per second of measurement.
     #[serde(default)]
     pub timeseries: Vec<SecondPoint>,
@@ -376,6 +379,20 @@ impl RunResult {
                 total: TimingSummary::of(&total.latency),
             },
             schedule,
+            targets: plan
+                .mix
+                .iter()
+                .zip(&total.per_target)
+                .map(|(entry, stats)| {
+                    crate::TargetResult::of(
+                        &entry.request.method,
+                        &entry.target.url,
+                        entry.weight,
+                        stats,
+                        recording.elapsed.as_secs_f64(),
+                    )
+                })
+                .collect(),
             timeseries: recording.timeseries.clone(),
             request_log: None,
             monitor: None,

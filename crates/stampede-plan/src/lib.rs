@@ -11,6 +11,7 @@ mod header;
 mod load_model;
 mod plan;
 mod target;
+mod targets_file;
 mod transport;
 
 pub use address_list::parse_address_list;
@@ -18,6 +19,7 @@ pub use duration::{format_duration, parse_duration};
 pub use error::PlanError;
 pub use header::{parse_header, Header};
 pub use load_model::{parse_stages, Arrival, LoadModel, Schedule, Stage};
-pub use plan::{Plan, RequestSpec, StopCondition};
+pub use plan::{MixEntry, Plan, RequestSpec, StopCondition};
 pub use target::{Scheme, Target};
+pub use targets_file::{parse_targets, weighted_order, TargetBlock, MAX_TARGETS};
 pub use transport::{ProxySpec, TlsSpec, TransportSpec};

@@ -25,6 +25,14 @@ pub struct RequestSpec {
     pub http10: bool,
 }
 
+/// One request of a mix (`--targets`), with its share of the sends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MixEntry {
+    pub target: Target,
+    pub request: RequestSpec,
+    pub weight: u32,
+}
+
 /// A validated description of a run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
@@ -42,6 +50,10 @@ pub struct Plan {
     pub source_addrs: Vec<std::net::IpAddr>,
     /// TCP or Unix socket, TLS, proxy, pipelining.
     pub transport: TransportSpec,
+    /// Several requests with their own statistics (`--targets`); empty: the
+    /// single `target` + `request`. When set, the first entry is also
+    /// `target` + `request`, and all share its origin.
+    pub mix: Vec<MixEntry>,
     /// Reuse connections; `false` opens a new connection for every request.
     pub keepalive: bool,
     pub connect_timeout: Duration,
@@ -126,6 +138,16 @@ impl Plan {
         if self.transport.pipeline == 0 {
             self.transport.pipeline = 1;
         }
+        if self.transport.pipeline > 1 && !self.mix.is_empty() {
+            return Err(PlanError::Invalid(
+                "--pipeline and --targets cannot be combined yet".into(),
+            ));
+        }
+        for entry in &self.mix {
+            if !is_token(&entry.request.method) {
+                return Err(PlanError::Method(entry.request.method.clone()));
+            }
+        }
         if self.transport.pipeline > 1 && !matches!(self.model, LoadModel::Closed { .. }) {
             return Err(PlanError::Invalid(
                 "--pipeline works with the closed model (-c), not with -r".into(),
@@ -159,6 +181,7 @@ mod tests {
             warmup: None,
             source_addrs: Vec::new(),
             transport: TransportSpec::default(),
+            mix: Vec::new(),
             keepalive: true,
             connect_timeout: Duration::from_secs(3),
             timeout: Duration::from_secs(10),

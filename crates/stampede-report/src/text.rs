@@ -108,6 +108,47 @@ fn render_breakdown(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     Ok(())
 }
 
+/// The per-target table of a mix (`--targets`).
+fn render_targets(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+    if result.targets.is_empty() {
+        return Ok(());
+    }
+    writeln!(out)?;
+    writeln!(
+        out,
+        "  {:<40} {:>6} {:>10} {:>12} {:>8} {:>10} {:>10}",
+        "Target", "weight", "finished", "req/s", "errors", "p50", "p99"
+    )?;
+    for t in &result.targets {
+        let name = format!("{} {}", t.method, t.url);
+        let name = if name.chars().count() > 40 {
+            let tail: String = name
+                .chars()
+                .rev()
+                .take(39)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+            format!("…{tail}")
+        } else {
+            name
+        };
+        writeln!(
+            out,
+            "  {name:<40} {:>6} {:>10} {:>12} {:>7.2}% {:>10} {:>10}",
+            t.weight,
+            format_count(t.finished),
+            format_rate(t.rps),
+            t.error_rate_pct,
+            format_latency_us(t.latency_us.p50 as f64),
+            format_latency_us(t.latency_us.p99 as f64)
+        )?;
+    }
+    writeln!(out)?;
+    Ok(())
+}
+
 /// One line per monitored process: what `top` would have shown, summarized.
 fn render_monitor(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     let Some(monitor) = &result.monitor else {
@@ -237,6 +278,7 @@ pub fn render_text(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
             .collect();
         writeln!(out, "  Status codes  {}", codes.join(", "))?;
     }
+    render_targets(result, out)?;
     render_monitor(result, out)?;
     if !result.slo.is_empty() {
         writeln!(out)?;

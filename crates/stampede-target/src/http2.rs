@@ -125,7 +125,13 @@ async fn stream(
         return; // The client reset the stream: nobody to answer.
     }
     let mut out = Vec::new();
-    let o = produce(&w, &peer, &parts, body.map_err(|e| e.unwrap_or(400)), &mut out);
+    let o = produce(
+        &w,
+        &peer,
+        &parts,
+        body.map_err(|e| e.unwrap_or(400)),
+        &mut out,
+    );
     let _ = send(respond, out, o.reply).await;
 }
 
@@ -271,7 +277,11 @@ fn to_frames(out: Vec<u8>) -> Option<(http::Response<()>, Bytes)> {
     Some((resp, Bytes::from(out).slice(head_len..)))
 }
 
-async fn send(mut respond: SendResponse<Bytes>, out: Vec<u8>, reply: Reply) -> Result<(), h2::Error> {
+async fn send(
+    mut respond: SendResponse<Bytes>,
+    out: Vec<u8>,
+    reply: Reply,
+) -> Result<(), h2::Error> {
     let Some((resp, body)) = to_frames(out) else {
         respond.send_reset(h2::Reason::INTERNAL_ERROR);
         return Ok(());
@@ -366,7 +376,11 @@ impl<S: AsyncRead + Unpin> AsyncRead for Counted<S> {
 }
 
 impl<S: AsyncWrite + Unpin> AsyncWrite for Counted<S> {
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
         let me = self.get_mut();
         let r = Pin::new(&mut me.inner).poll_write(cx, buf);
         if let Poll::Ready(Ok(n)) = r {

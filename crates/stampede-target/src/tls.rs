@@ -186,7 +186,10 @@ mod tests {
             write_cert: None,
         });
         let msg = missing.err().unwrap().to_string();
-        assert!(msg.contains("nope.pem") && msg.contains("No such file"), "{msg}");
+        assert!(
+            msg.contains("nope.pem") && msg.contains("No such file"),
+            "{msg}"
+        );
         // A certificate without its key is refused with the key file named.
         let no_key = setup(&TlsConfig {
             cert: CertSource::Files {

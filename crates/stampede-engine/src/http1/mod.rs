@@ -7,5 +7,5 @@ mod request;
 mod response;
 
 pub use fuzzing::check_response_parser;
-pub use request::encode_request;
+pub use request::{encode_request, encode_request_to};
 pub use response::{Complete, ResponseError, ResponseParser, ResponseProgress, MAX_HEAD_BYTES};

@@ -1,12 +1,17 @@
 //! Serializes the plan's request once; every send writes these same bytes.
 
-use stampede_plan::{Plan, Scheme};
+use stampede_plan::{Plan, RequestSpec, Scheme, Target};
 
 /// The request bytes for `plan`: request line, default headers (Host,
 /// User-Agent, Accept, Connection, Content-Length) unless the user gave one of
 /// the same name, the user's headers in order, then the body.
 pub fn encode_request(plan: &Plan) -> Vec<u8> {
-    let request = &plan.request;
+    encode_request_to(plan, &plan.target, &plan.request)
+}
+
+/// The bytes of one request of the plan's mix (`--targets`): the plan gives
+/// the connection settings (keep-alive, proxy), the entry the request.
+pub fn encode_request_to(plan: &Plan, destination: &Target, request: &RequestSpec) -> Vec<u8> {
     let given = |name: &str| {
         request
             .headers
@@ -20,13 +25,13 @@ pub fn encode_request(plan: &Plan) -> Vec<u8> {
     };
     // Through a plain proxy an http:// request names its whole URL
     // (absolute form); https:// goes through a CONNECT tunnel instead.
-    let target = if plan.transport.proxy.is_some() && plan.target.scheme == Scheme::Http {
+    let target = if plan.transport.proxy.is_some() && destination.scheme == Scheme::Http {
         format!(
             "http://{}{}",
-            plan.target.authority, plan.target.path_and_query
+            destination.authority, destination.path_and_query
         )
     } else {
-        plan.target.path_and_query.clone()
+        destination.path_and_query.clone()
     };
     let mut head = format!("{} {target} {version}\r\n", request.method);
     let mut default = |name: &str, value: &str| {
@@ -37,7 +42,7 @@ pub fn encode_request(plan: &Plan) -> Vec<u8> {
             head.push_str("\r\n");
         }
     };
-    default("Host", &plan.target.authority);
+    default("Host", &destination.authority);
     default(
         "User-Agent",
         concat!("stampede/", env!("CARGO_PKG_VERSION")),
@@ -87,6 +92,7 @@ mod tests {
             warmup: None,
             source_addrs: Vec::new(),
             transport: Default::default(),
+            mix: Vec::new(),
             keepalive,
             connect_timeout: Duration::from_secs(1),
             timeout: Duration::from_secs(1),

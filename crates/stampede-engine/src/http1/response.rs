@@ -76,6 +76,11 @@ impl ResponseParser {
         }
     }
 
+    /// Says whether the next request is a HEAD (its response has no body).
+    pub fn set_head_request(&mut self, head_request: bool) {
+        self.head_request = head_request;
+    }
+
     /// Prepares for the next response on the connection.
     pub fn reset(&mut self) {
         self.state = State::Head;

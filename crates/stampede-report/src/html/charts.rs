@@ -43,9 +43,15 @@ pub fn right_axis(title: &str) -> Axis {
         .show_grid(false)
 }
 
-/// A named line trace.
+/// A named line trace; with only a point or two (a one-second run) the
+/// points are marked too, since a line alone would draw nothing visible.
 pub fn line(name: &str, x: Vec<f64>, y: Vec<f64>) -> Box<Scatter<f64, f64>> {
-    Scatter::new(x, y).name(name).mode(Mode::Lines)
+    let mode = if x.len() < 3 {
+        Mode::LinesMarkers
+    } else {
+        Mode::Lines
+    };
+    Scatter::new(x, y).name(name).mode(mode)
 }
 
 /// A named line trace with markers at the points (few points: sweeps).

@@ -186,11 +186,14 @@ fn throughput_chart(result: &RunResult) -> Plot {
     plot
 }
 
+/// Reads one figure of a second of the run.
+type PointValue = fn(&stampede_metrics::SecondPoint) -> u64;
+
 fn latency_chart(result: &RunResult) -> Plot {
     let points = &result.timeseries;
     let x = seconds(points);
     let mut plot = Plot::new();
-    let series: [(&str, fn(&stampede_metrics::SecondPoint) -> u64); 4] = [
+    let series: [(&str, PointValue); 4] = [
         ("p50", |p| p.p50_us),
         ("p90", |p| p.p90_us),
         ("p99", |p| p.p99_us),

@@ -157,10 +157,13 @@ fn throughput_chart(steps: &[SweepStep<'_>], analysis: &SweepAnalysis) -> Plot {
     plot
 }
 
+/// Reads one latency figure of a step, µs.
+type StepValue = fn(&RunResult) -> u64;
+
 fn latency_chart(steps: &[SweepStep<'_>]) -> Plot {
     let x: Vec<f64> = steps.iter().map(|s| s.load.value()).collect();
     let mut plot = Plot::new();
-    let series: [(&str, fn(&RunResult) -> u64); 4] = [
+    let series: [(&str, StepValue); 4] = [
         ("p50", |r| r.latency_us.p50),
         ("p90", |r| r.latency_us.p90),
         ("p99", |r| r.latency_us.p99),

@@ -1,0 +1,130 @@
+//! Statistics per request of a mix (`--targets`): counts and a latency
+//! histogram for each, kept for the whole run (not per interval: nobody needs
+//! a per-second series per target, and a thousand targets must stay cheap).
+
+use crate::{Counters, ErrorKind, LatencyHistogram, LatencySummary, Outcome};
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Two significant digits: a per-target histogram is a tenth the size of the
+/// run's main one, which keeps its 3 digits.
+fn target_histogram() -> LatencyHistogram {
+    Histogram::new_with_bounds(1, 3_600_000_000, 2).expect("constant bounds are valid")
+}
+
+/// One target's counts and latencies.
+#[derive(Debug, Clone)]
+pub struct TargetStats {
+    pub counters: Counters,
+    pub latency: LatencyHistogram,
+}
+
+impl Default for TargetStats {
+    fn default() -> Self {
+        TargetStats {
+            counters: Counters::default(),
+            latency: target_histogram(),
+        }
+    }
+}
+
+impl TargetStats {
+    pub fn record(&mut self, outcome: &Outcome, latency_us: u64) {
+        let c = &mut self.counters;
+        c.sent += 1;
+        c.bytes_received += outcome.bytes_received;
+        c.bytes_body += outcome.body_bytes;
+        match outcome.result {
+            Ok(status) => {
+                if status < 400 {
+                    c.success += 1;
+                } else {
+                    c.failed_status += 1;
+                }
+                c.status.add(status, 1);
+                self.latency.saturating_record(latency_us);
+            }
+            Err(kind) => c.errors[kind.index()] += 1,
+        }
+    }
+
+    pub fn merge(&mut self, other: &TargetStats) {
+        self.counters.merge(&other.counters);
+        if !other.latency.is_empty() {
+            self.latency
+                .add(&other.latency)
+                .expect("histograms share fixed bounds, so adding cannot fail");
+        }
+    }
+}
+
+/// One target of a mix in the result file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TargetResult {
+    pub method: String,
+    pub url: String,
+    pub weight: u32,
+    /// Requests that ended (complete or error); requests unfinished at the
+    /// stop are counted in the run's totals only.
+    pub finished: u64,
+    pub success: u64,
+    pub failed_status: u64,
+    pub errors: u64,
+    pub rps: f64,
+    pub goodput: f64,
+    pub error_rate_pct: f64,
+    pub status: BTreeMap<String, u64>,
+    pub error_classes: BTreeMap<String, u64>,
+    pub bytes_body: u64,
+    /// Latency summary (2 significant digits).
+    pub latency_us: LatencySummary,
+}
+
+impl TargetResult {
+    pub fn of(
+        method: &str,
+        url: &str,
+        weight: u32,
+        stats: &TargetStats,
+        elapsed_s: f64,
+    ) -> TargetResult {
+        let c = &stats.counters;
+        let finished = c.completed() + c.error_total();
+        let per_s = |n: u64| {
+            if elapsed_s > 0.0 {
+                n as f64 / elapsed_s
+            } else {
+                0.0
+            }
+        };
+        TargetResult {
+            method: method.to_string(),
+            url: url.to_string(),
+            weight,
+            finished,
+            success: c.success,
+            failed_status: c.failed_status,
+            errors: c.error_total(),
+            rps: per_s(c.completed()),
+            goodput: per_s(c.success),
+            error_rate_pct: if finished > 0 {
+                100.0 * (c.failed_status + c.error_total()) as f64 / finished as f64
+            } else {
+                0.0
+            },
+            status: c
+                .status
+                .iter()
+                .map(|(code, n)| (code.to_string(), n))
+                .collect(),
+            error_classes: ErrorKind::ALL
+                .into_iter()
+                .filter(|k| c.error(*k) > 0)
+                .map(|k| (k.as_str().to_string(), c.error(k)))
+                .collect(),
+            bytes_body: c.bytes_body,
+            latency_us: LatencySummary::of(&stats.latency),
+        }
+    }
+}
