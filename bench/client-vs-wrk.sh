@@ -215,7 +215,7 @@ noisy_procs() {
 # (WAIT_BUDGET seconds); once it is spent the script measures anyway and says so.
 wait_quiet() {
     local need=$1 quiet_since now b0 b1 said=0
-    [ "$need" -gt 0 ] || return 0
+    [ "$need" -gt 0 ] && [ "$WAIT_BUDGET" -gt 0 ] || return 0
     quiet_since=$(date +%s)
     while :; do
         b0=$(machine_busy); sleep 2; b1=$(machine_busy)
@@ -412,7 +412,8 @@ versions() {
             [ "$us" = nan ] && continue
             usr=$(col "$sc" "$tool" '1e6*$6/$4'); sys=$(col "$sc" "$tool" '1e6*$7/$4')
             rps=$(col "$sc" "$tool" '$4/$5')
-            p50=$(col "$sc" "$tool" '$8'); [ "$p50" = nan ] && p50="-" || p50="${p50} µs"
+            p50=$(awk -F'\t' -v sc="$sc" -v t="$tool" '$2==sc && $3==t && $8 ~ /^[0-9.]+$/ {print $8}' "$ROWS" | median)
+            case $p50 in nan|"") p50="-" ;; *) p50=$(awk -v p="$p50" 'BEGIN { printf "%.0f µs", p }') ;; esac
             awk -v sc="$(scenario_title "$sc")" -v t="$tool" -v us="$us" -v u="$usr" -v s="$sys" -v w="$wrk_us" \
                 -v rps="$rps" -v sy="$(syscalls_per_req "$sc" "$tool")" -v p="$p50" \
                 'BEGIN { printf "| %s | %s | %.2f (%.2f + %.2f) | %.2f× | %.0f | %s | %s |\n", sc, t, us, u, s, us / w, rps, sy, p }'

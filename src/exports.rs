@@ -7,6 +7,7 @@
 use anyhow::Context;
 use stampede_engine::{LoggedRequest, RequestLogOptions, RequestLogReport, RequestSink, RunClock};
 use stampede_metrics::RunResult;
+use stampede_plan::Plan;
 use stampede_report::{GnuplotRow, RequestLine};
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -88,7 +89,7 @@ pub fn write_exports(result: &RunResult, args: &ExportArgs) -> anyhow::Result<()
 /// fails before any load is sent) as the engine's request-log options.
 pub fn open_request_log(
     args: &ExportArgs,
-    target: &str,
+    plan: &Plan,
 ) -> anyhow::Result<Option<RequestLogOptions>> {
     let create = |path: &PathBuf| -> anyhow::Result<BufWriter<File>> {
         let file = File::create(path).with_context(|| format!("creating {}", path.display()))?;
@@ -106,8 +107,17 @@ pub fn open_request_log(
     } else {
         (args.gnuplot_sample, 1)
     };
+    // Outcomes name their target by its index in the mix (`--targets`).
+    let targets = if plan.mix.is_empty() {
+        vec![plan.target.url.clone()]
+    } else {
+        plan.mix
+            .iter()
+            .map(|entry| entry.target.url.clone())
+            .collect()
+    };
     let mut sink = ExportSink {
-        target: target.to_string(),
+        targets,
         log,
         gnuplot,
         gnuplot_every,
@@ -145,7 +155,8 @@ pub fn apply_request_log(result: &mut RunResult, report: Option<RequestLogReport
 
 /// Formats logged requests into the files asked for, on the writer thread.
 struct ExportSink {
-    target: String,
+    /// URLs by target index; never empty.
+    targets: Vec<String>,
     log: Option<BufWriter<File>>,
     gnuplot: Option<BufWriter<File>>,
     gnuplot_every: u64,
@@ -175,7 +186,10 @@ impl RequestSink for ExportSink {
                 latency_us: latency.as_micros() as u64,
                 bytes: o.bytes_received,
                 error: o.result.err().map(|kind| kind.as_str()),
-                target: &self.target,
+                target: self
+                    .targets
+                    .get(usize::from(o.target))
+                    .unwrap_or(&self.targets[0]),
             };
             stampede_report::render_request_line(&line, out)?;
         }

@@ -23,7 +23,7 @@ use cli::{Cli, Command};
 fn main() {
     let cli = Cli::parse_from(cli::with_default_subcommand(std::env::args_os()));
     let outcome = match cli.command {
-        Command::Run(args) => cmd::run::execute(args),
+        Command::Run(args) => cmd::run::execute(*args),
         Command::Serve(args) => cmd::serve::run(args),
         Command::Demo(args) => cmd::demo::execute(args),
         Command::Sweep(args) => cmd::sweep::execute(args),

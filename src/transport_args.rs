@@ -30,6 +30,12 @@ pub struct TransportArgs {
     /// read their N responses (latency is measured per request)
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub pipeline: usize,
+    /// Speak HTTP/2: ALPN h2 over https, prior knowledge (h2c) over http
+    #[arg(long)]
+    pub http2: bool,
+    /// HTTP/2: streams in flight on each connection (-c connections × N streams)
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "http2")]
+    pub streams: usize,
 }
 
 impl TransportArgs {
@@ -52,6 +58,8 @@ impl TransportArgs {
             tls,
             proxy,
             pipeline: self.pipeline,
+            http2: self.http2,
+            streams: self.streams,
         })
     }
 }

@@ -470,12 +470,16 @@ fn press_seed_line_prints_what_the_json_says() {
     assert_eq!(out.u("/plan/connections"), 40);
 }
 
-/// A server that records every request (head and body) and answers each
-/// with a small 200, closing the connection.
+/// A server that records every request (peer address, head and body) and
+/// answers each with a small 200, closing the connection.
 fn recording_server() -> (RawServer, Arc<Mutex<Vec<String>>>) {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let log = seen.clone();
     let server = RawServer::start(move |mut stream: TcpStream| {
+        let peer = stream
+            .peer_addr()
+            .map(|a| a.ip().to_string())
+            .unwrap_or_default();
         let mut request = Vec::new();
         let mut byte = [0u8; 1];
         while !request.ends_with(b"\r\n\r\n") {
@@ -495,9 +499,10 @@ fn recording_server() -> (RawServer, Arc<Mutex<Vec<String>>>) {
             .unwrap_or(0);
         let mut body = vec![0u8; length];
         let _ = stream.read_exact(&mut body);
-        log.lock()
-            .unwrap()
-            .push(format!("{head}{}", String::from_utf8_lossy(&body)));
+        log.lock().unwrap().push(format!(
+            "{head}{}\npeer={peer}",
+            String::from_utf8_lossy(&body)
+        ));
         let _ = stream
             .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
     });
@@ -506,9 +511,17 @@ fn recording_server() -> (RawServer, Arc<Mutex<Vec<String>>>) {
 
 fn first_request(tool: &str, args: &[&str]) -> String {
     let (server, seen) = recording_server();
-    let url = server.url("/path?q=1");
+    first_request_to(tool, args, &server.url("/path?q=1"), &seen)
+}
+
+fn first_request_to(
+    tool: &str,
+    args: &[&str],
+    url: &str,
+    seen: &Arc<Mutex<Vec<String>>>,
+) -> String {
     let mut all: Vec<&str> = args.to_vec();
-    all.push(&url);
+    all.push(url);
     ran(tool, &all);
     let requests = seen.lock().unwrap();
     requests.first().cloned().expect("a request arrived")
@@ -589,6 +602,40 @@ fn the_requests_sent_are_the_ones_each_tool_would_send() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+#[test]
+fn proxies_and_source_addresses_are_honoured() {
+    // ab -X and webbench -p: absolute-form requests to the proxy, which
+    // alone is resolved and connected to.
+    let (proxy, seen) = recording_server();
+    let proxy_addr = proxy.addr().to_string();
+    let origin = "http://origin.invalid:8080/x";
+    let ab = first_request_to(
+        "ab",
+        &["-n", "1", "-X", &proxy_addr, "-P", "u:p"],
+        origin,
+        &seen,
+    );
+    assert!(
+        ab.starts_with("GET http://origin.invalid:8080/x HTTP/1.0\r\n"),
+        "{ab}"
+    );
+    assert!(ab.contains("Proxy-Authorization: Basic dTpw\r\n"));
+    seen.lock().unwrap().clear();
+    let webbench = first_request_to(
+        "webbench",
+        &["-t", "300ms", "-p", &proxy_addr],
+        origin,
+        &seen,
+    );
+    assert!(
+        webbench.starts_with("GET http://origin.invalid:8080/x HTTP/1.0\r\n"),
+        "{webbench}"
+    );
+    // ab -B: connections leave from that local address.
+    let ab = first_request("ab", &["-n", "1", "-B", "127.0.0.2"]);
+    assert!(ab.ends_with("peer=127.0.0.2"), "{ab}");
+}
+
 /// What a flag of a front-end's help must do.
 enum Expect {
     /// Runs (exit 0, JSON written) with these arguments.
@@ -641,6 +688,8 @@ fn check_every_flag(tool: &str, help_flag: &str, base: &[&str], table: &[(&str, 
             args.iter()
                 .map(|a| match *a {
                     "BODY" => body.to_str().unwrap().to_string(),
+                    // The target itself as the proxy: it gets absolute-form requests.
+                    "PROXY" => target.local_addr().to_string(),
                     "OUT" => dir.join(format!("out{flag}")).to_str().unwrap().to_string(),
                     other => other.to_string(),
                 })
@@ -698,7 +747,7 @@ fn every_ab_flag_is_accepted_or_refused() {
         ("-t", Runs(&["-t", "1"])),
         ("-s", Runs(&["-s", "5"])),
         ("-b", Refused(&["-b", "65536"])),
-        ("-B", Refused(&["-B", "127.0.0.1"])),
+        ("-B", Runs(&["-B", "127.0.0.1"])),
         ("-p", Runs(&["-p", "BODY"])),
         ("-u", Runs(&["-u", "BODY"])),
         ("-T", Runs(&["-p", "BODY", "-T", "application/json"])),
@@ -712,7 +761,7 @@ fn every_ab_flag_is_accepted_or_refused() {
         ("-H", Runs(&["-H", "X-A: 1"])),
         ("-A", Runs(&["-A", "u:p"])),
         ("-P", Runs(&["-P", "u:p"])),
-        ("-X", Refused(&["-X", "proxy:3128"])),
+        ("-X", Runs(&["-X", "PROXY"])),
         ("-V", Informs),
         ("-k", Runs(&["-k"])),
         ("-d", Runs(&["-d"])),
@@ -804,8 +853,8 @@ fn every_webbench_flag_is_accepted_or_refused() {
         ("--reload", Runs(&["--reload"])),
         ("-t", Runs(&["-t", "200ms"])),
         ("--time", Runs(&["--time", "200ms"])),
-        ("-p", Refused(&["-p", "proxy:3128"])),
-        ("--proxy", Refused(&["--proxy", "proxy:3128"])),
+        ("-p", Runs(&["-p", "PROXY"])),
+        ("--proxy", Runs(&["--proxy", "PROXY"])),
         ("-c", Runs(&["-c", "3"])),
         ("--clients", Runs(&["--clients", "3"])),
         ("-9", Refused(&["-9"])),

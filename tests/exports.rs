@@ -236,3 +236,54 @@ fn report_rerenders_a_saved_result() {
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
 }
+
+#[test]
+fn a_mix_logs_each_request_under_its_own_target_and_tables_them_in_html() {
+    let target = spawn_target(one_thread());
+    let dir = temp_dir("mix");
+    let base = format!("http://{}", target.local_addr());
+    let targets = dir.join("targets.txt");
+    std::fs::write(
+        &targets,
+        format!("GET {base}/\nweight=3\n\nGET {base}/1k.html\n"),
+    )
+    .unwrap();
+    let (log, html) = (dir.join("requests.log"), dir.join("mix.html"));
+    let run = run_stampede(
+        binary(),
+        &[
+            "--targets",
+            targets.to_str().unwrap(),
+            "-n",
+            "800",
+            "-c",
+            "4",
+            "-t",
+            "1",
+            "--log-requests",
+            log.to_str().unwrap(),
+            "--html",
+            html.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let text = read(&log);
+    let mut per_target = std::collections::BTreeMap::<String, (u64, u64)>::new();
+    for line in text.lines().skip(1) {
+        let fields: Vec<&str> = line.split(' ').collect();
+        let bytes: u64 = fields[3].parse().unwrap();
+        let entry = per_target.entry(fields[5].to_string()).or_default();
+        entry.0 += 1;
+        entry.1 = entry.1.max(bytes);
+    }
+    let root = &per_target[&format!("{base}/")];
+    let page = &per_target[&format!("{base}/1k.html")];
+    assert_eq!(root.0 + page.0, 800);
+    assert!(
+        page.1 > root.1,
+        "the 1 KiB page's lines carry its bigger size"
+    );
+    let report = read(&html);
+    assert!(report.contains("<h2>Targets</h2>"), "the per-target table");
+    assert!(report.contains(&format!("GET {base}/1k.html")));
+}

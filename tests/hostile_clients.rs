@@ -58,7 +58,7 @@ fn raise_nofile() -> u64 {
         limit.rlim_cur = limit.rlim_max;
         libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
     }
-    limit.rlim_cur as u64
+    limit.rlim_cur
 }
 
 /// p99 latency in µs of a short measured run against the server.

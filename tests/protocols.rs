@@ -341,3 +341,193 @@ fn targets_file_keeps_per_target_stats() {
     assert_eq!(bad.code(), Some(2));
     assert!(bad.stderr().contains("targets.txt:2"), "{}", bad.stderr());
 }
+
+/// `stampede serve` with extra flags in its own process, on a free port.
+struct Served {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl Served {
+    fn start(extra: &[&str]) -> Served {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = std::process::Command::new(binary())
+            .args(["serve", "--threads", "1", "--port", &port.to_string()])
+            .args(extra)
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(std::time::Instant::now() < deadline, "server did not start");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        Served { child, port }
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn tls_http1_and_h2_and_h2c_against_the_built_in_target() {
+    let dir = stampede_testkit::temp_dir("tls");
+    let cert = dir.join("ca.pem");
+    let tls = Served::start(&["--tls", "--write-cert", cert.to_str().unwrap()]);
+    let https = format!("https://localhost:{}/index.html", tls.port);
+    // Trusted through --cacert, HTTP/1.1 over TLS, with the handshake timed.
+    let run = run_stampede(
+        binary(),
+        &[
+            &https,
+            "--cacert",
+            cert.to_str().unwrap(),
+            "-n",
+            "200",
+            "-c",
+            "4",
+            "-t",
+            "1",
+        ],
+    );
+    assert_eq!(
+        run.count("/requests/success"),
+        200,
+        "{}",
+        run.result()["errors"]
+    );
+    assert_eq!(run.count("/breakdown/tls/count"), 4);
+    assert_eq!(run.count("/bytes/body"), 200 * 515);
+    // Full handshakes on every connection, --insecure.
+    let run = run_stampede(
+        binary(),
+        &[
+            &https,
+            "--insecure",
+            "--no-tls-resume",
+            "--no-keepalive",
+            "-n",
+            "40",
+            "-c",
+            "2",
+            "-t",
+            "1",
+        ],
+    );
+    assert_eq!(
+        run.count("/requests/success"),
+        40,
+        "{}",
+        run.result()["errors"]
+    );
+    assert_eq!(run.count("/breakdown/tls/count"), 40);
+    // HTTP/2 through ALPN, 4 connections x 8 streams.
+    let run = run_stampede(
+        binary(),
+        &[
+            &https,
+            "--cacert",
+            cert.to_str().unwrap(),
+            "--http2",
+            "--streams",
+            "8",
+            "-n",
+            "800",
+            "-c",
+            "4",
+            "-t",
+            "1",
+        ],
+    );
+    assert_eq!(
+        run.count("/requests/success"),
+        800,
+        "{}",
+        run.result()["errors"]
+    );
+    assert_eq!(run.count("/connections/opened"), 4);
+    assert_eq!(run.result()["plan"]["http_version"], "2");
+    assert_eq!(run.count("/bytes/body"), 800 * 515);
+    // An unknown CA is a tls error with its reason, not a crash.
+    let run = run_stampede(binary(), &[&https, "-n", "3", "-c", "1", "-t", "1"]);
+    assert_eq!(
+        run.result()["errors"]["tls"],
+        3,
+        "{}",
+        run.result()["errors"]
+    );
+    assert!(run.result()["error_samples"]["tls"]
+        .to_string()
+        .to_lowercase()
+        .contains("certificate"));
+    // A wrong host name: the certificate is for localhost and 127.0.0.1 only.
+    let wrong = format!("https://127.0.0.1:{}/", tls.port);
+    let run = run_stampede(
+        binary(),
+        &[
+            &wrong,
+            "--cacert",
+            cert.to_str().unwrap(),
+            "--sni",
+            "example.test",
+            "-n",
+            "2",
+            "-c",
+            "1",
+        ],
+    );
+    assert_eq!(
+        run.result()["errors"]["tls"],
+        2,
+        "{}",
+        run.result()["errors"]
+    );
+    // A CA file that is not PEM: one clear line, exit 2.
+    std::fs::write(dir.join("bad.pem"), "not a certificate").unwrap();
+    let run = run_stampede(
+        binary(),
+        &[
+            &https,
+            "--cacert",
+            dir.join("bad.pem").to_str().unwrap(),
+            "-n",
+            "1",
+        ],
+    );
+    assert_eq!(run.code(), Some(2), "{}", run.stderr());
+    assert!(run.stderr().contains("cacert"), "{}", run.stderr());
+
+    // h2c with prior knowledge on the plain port.
+    let plain = Served::start(&[]);
+    let h2c = format!("http://127.0.0.1:{}/chunked/3000", plain.port);
+    let run = run_stampede(
+        binary(),
+        &[
+            &h2c,
+            "--http2",
+            "--streams",
+            "4",
+            "-n",
+            "400",
+            "-c",
+            "2",
+            "-t",
+            "1",
+        ],
+    );
+    assert_eq!(
+        run.count("/requests/success"),
+        400,
+        "{}",
+        run.result()["errors"]
+    );
+    assert_eq!(run.count("/bytes/body"), 400 * 3000);
+}

@@ -362,7 +362,7 @@ pub fn run_plan_exporting(
     exports: &ExportArgs,
 ) -> anyhow::Result<RunResult> {
     check_fd_headroom(plan)?;
-    let request_log = exports::open_request_log(exports, &plan.target.url)?;
+    let request_log = exports::open_request_log(exports, plan)?;
     let stop = interrupt::stop_handle()?;
     for notice in &notices {
         eprintln!("stampede: note: {notice}");

@@ -21,6 +21,22 @@ pub struct ActiveSlots {
 }
 
 impl ActiveSlots {
+    /// True while slot `index` may run.
+    pub fn is_active(&self, index: usize) -> bool {
+        index < self.limit.get()
+    }
+
+    /// Waits until slot `index` may run.
+    pub async fn wait_until_active(&self, index: usize) {
+        while !self.is_active(index) {
+            let changed = self.changed.notified();
+            if self.is_active(index) {
+                return;
+            }
+            changed.await;
+        }
+    }
+
     fn set(&self, limit: usize) {
         if self.limit.replace(limit) != limit {
             self.changed.notify_waiters();

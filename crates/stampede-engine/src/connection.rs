@@ -38,6 +38,11 @@ pub struct ConnectionContext {
 }
 
 impl ConnectionContext {
+    /// The next request of the mix (for HTTP/2, which keeps its own request forms).
+    pub fn next_target_index(&self) -> usize {
+        self.next_target()
+    }
+
     /// The next request of the mix (index into `mix`), round-robin by weight.
     fn next_target(&self) -> usize {
         if self.mix_order.is_empty() {

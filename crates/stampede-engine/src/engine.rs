@@ -2,11 +2,12 @@
 //! merges their snapshots into one [`Recording`] while an [`Observer`] watches.
 
 use crate::closed::share_of;
+use crate::h2_client::prepare as prepare_h2;
 use crate::http1::{encode_request, encode_request_to};
 use crate::open::OpenLoad;
 use crate::request_log::{RequestLog, RequestLogOptions, RequestLogReport, RunClock};
 use crate::transport::{build_tls_client, ConnectorSpec, Endpoint};
-use crate::worker::{run_worker, WorkerLoad, WorkerMessage, WorkerPlan};
+use crate::worker::{run_worker, H2Plan, WorkerLoad, WorkerMessage, WorkerPlan};
 use crate::EngineError;
 use stampede_metrics::{Recording, SecondPoint, Snapshot, TimeseriesBuilder};
 use stampede_plan::{weighted_order, LoadModel, Plan, Schedule, Scheme, StopCondition};
@@ -97,7 +98,7 @@ fn connector_spec(plan: &Plan) -> Result<ConnectorSpec, EngineError> {
     let tls = transport
         .tls
         .as_ref()
-        .map(|spec| build_tls_client(spec, &plan.target.host))
+        .map(|spec| build_tls_client(spec, &plan.target.host, transport.http2))
         .transpose()?;
     Ok(ConnectorSpec {
         endpoint,
@@ -105,6 +106,7 @@ fn connector_spec(plan: &Plan) -> Result<ConnectorSpec, EngineError> {
         tls,
         tunnel_to,
         connect_timeout: plan.connect_timeout,
+        require_h2: transport.http2,
     })
 }
 
@@ -208,6 +210,22 @@ pub fn run_with(
             (Arc::from(bytes), entry.request.method == "HEAD")
         })
         .collect();
+    let http2 = if plan.transport.http2 {
+        let requests = if plan.mix.is_empty() {
+            vec![prepare_h2(&plan.target, &plan.request)?]
+        } else {
+            plan.mix
+                .iter()
+                .map(|entry| prepare_h2(&entry.target, &entry.request))
+                .collect::<Result<_, _>>()?
+        };
+        Some(H2Plan {
+            requests,
+            streams: plan.transport.streams.max(1),
+        })
+    } else {
+        None
+    };
     let weights: Vec<u32> = plan.mix.iter().map(|entry| entry.weight).collect();
     let mix_order: Arc<[u16]> = if weights.is_empty() {
         Arc::from(Vec::new())
@@ -256,6 +274,7 @@ pub fn run_with(
             request: request.clone(),
             mix: mix.clone(),
             mix_order: mix_order.clone(),
+            http2: http2.clone(),
             pipeline: plan.transport.pipeline,
             head_request: plan.request.method == "HEAD",
             keepalive: plan.keepalive,

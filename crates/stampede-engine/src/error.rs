@@ -15,6 +15,8 @@ pub enum EngineError {
     WorkerLost(usize),
     #[error("TLS: {0}")]
     Tls(String),
+    #[error("HTTP/2 request: {0}")]
+    Http2(String),
     #[error("cannot start the request log writer: {0}")]
     RequestLog(#[source] std::io::Error),
 }

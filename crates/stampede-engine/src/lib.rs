@@ -6,6 +6,7 @@ mod closed;
 mod connection;
 mod engine;
 mod error;
+mod h2_client;
 pub mod http1;
 mod limits;
 pub mod monitor;

@@ -5,6 +5,7 @@
 
 use crate::closed::{control_slots, run_closed_slot, ActiveSlots};
 use crate::connection::ConnectionContext;
+use crate::h2_client::{run_h2_slot, H2Context, H2Request};
 use crate::open::{run_pacer, OpenLoad};
 use crate::request_log::{WorkerLog, WorkerLogHandle};
 use crate::transport::ConnectorSpec;
@@ -46,6 +47,9 @@ pub struct WorkerPlan {
     pub mix: Vec<(Arc<[u8]>, bool)>,
     /// The weighted order of the mix.
     pub mix_order: Arc<[u16]>,
+    /// HTTP/2 instead of HTTP/1.1: the requests in HTTP/2 form and the
+    /// streams per connection.
+    pub http2: Option<H2Plan>,
     /// Requests written at once per connection (HTTP/1.1 pipelining).
     pub pipeline: usize,
     pub head_request: bool,
@@ -58,6 +62,13 @@ pub struct WorkerPlan {
     pub measure_start: Instant,
     /// When to stop regardless of the budget.
     pub deadline: Option<Instant>,
+}
+
+/// The HTTP/2 part of a worker's plan.
+#[derive(Debug, Clone)]
+pub struct H2Plan {
+    pub requests: Vec<H2Request>,
+    pub streams: usize,
 }
 
 /// A message from a worker to the aggregator.
@@ -180,9 +191,23 @@ fn start_load(
                 plan.workers,
             ));
             aborts.push(control.abort_handle());
-            for index in 0..*slots {
-                let task = run_closed_slot(context.clone(), gate.clone(), index);
-                handles.push(tokio::task::spawn_local(task));
+            match &plan.http2 {
+                Some(h2) => {
+                    let h2 = Rc::new(H2Context {
+                        requests: h2.requests.clone(),
+                        streams: h2.streams,
+                    });
+                    for index in 0..*slots {
+                        let task = run_h2_slot(context.clone(), h2.clone(), gate.clone(), index);
+                        handles.push(tokio::task::spawn_local(task));
+                    }
+                }
+                None => {
+                    for index in 0..*slots {
+                        let task = run_closed_slot(context.clone(), gate.clone(), index);
+                        handles.push(tokio::task::spawn_local(task));
+                    }
+                }
             }
         }
         WorkerLoad::Open(load) => {

@@ -44,6 +44,11 @@ impl WorkerState {
         self.recorder.borrow_mut().record_tls_handshake(handshake);
     }
 
+    /// True while the budget has requests left (without claiming one).
+    pub fn has_budget(&self) -> bool {
+        self.budget.get() != Some(0)
+    }
+
     /// Claims one request from the budget; false when it is spent.
     pub fn claim_budget(&self) -> bool {
         match self.budget.get() {

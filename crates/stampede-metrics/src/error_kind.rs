@@ -25,13 +25,18 @@ pub enum ErrorKind {
     Tls,
     /// The proxy refused or failed the CONNECT tunnel, or could not be reached.
     Proxy,
+    /// HTTP/2: the server reset the request's stream (RST_STREAM).
+    StreamReset,
+    /// HTTP/2: the server shut the connection down (GOAWAY) with the request
+    /// in flight, or another connection-level HTTP/2 error.
+    GoAway,
     /// Anything else (local resource limits...).
     Other,
 }
 
 impl ErrorKind {
     /// Every class, in report order.
-    pub const ALL: [ErrorKind; 10] = [
+    pub const ALL: [ErrorKind; 12] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::Timeout,
@@ -41,6 +46,8 @@ impl ErrorKind {
         ErrorKind::AddressUnavailable,
         ErrorKind::Tls,
         ErrorKind::Proxy,
+        ErrorKind::StreamReset,
+        ErrorKind::GoAway,
         ErrorKind::Other,
     ];
 
@@ -59,6 +66,8 @@ impl ErrorKind {
             ErrorKind::AddressUnavailable => "address_unavailable",
             ErrorKind::Tls => "tls",
             ErrorKind::Proxy => "proxy",
+            ErrorKind::StreamReset => "stream_reset",
+            ErrorKind::GoAway => "goaway",
             ErrorKind::Other => "other",
         }
     }

@@ -132,14 +132,10 @@ pub fn merge_results(results: &[RunResult], force: bool) -> Result<RunResult, Me
     }
     warnings.extend(agent_warnings(results));
     warnings.extend(windows.skew_warning(results));
-    for (index, result) in results.iter().enumerate() {
-        let label = label(result, index);
-        let own = result.warnings.iter().map(|w| format!("{label}: {w}"));
-        warnings.extend(own);
-        for notice in &result.notices {
-            if !merged.notices.contains(notice) {
-                merged.notices.push(notice.clone());
-            }
+    warnings.extend(labelled_warnings(results));
+    for notice in results.iter().flat_map(|r| &r.notices) {
+        if !merged.notices.contains(notice) {
+            merged.notices.push(notice.clone());
         }
     }
     merged.notices.insert(0, windows.summary(results));
@@ -153,6 +149,28 @@ fn label(result: &RunResult, index: usize) -> String {
         Some(agent) => format!("agent {}", agent.label()),
         None => format!("input {index}"),
     }
+}
+
+/// Each input's warnings, prefixed with who had them; a warning several
+/// agents share is given once, with all their labels.
+fn labelled_warnings(results: &[RunResult]) -> Vec<String> {
+    let mut grouped: Vec<(&str, Vec<String>)> = Vec::new();
+    for (index, result) in results.iter().enumerate() {
+        for warning in &result.warnings {
+            let who = label(result, index);
+            match grouped
+                .iter_mut()
+                .find(|(text, _)| *text == warning.as_str())
+            {
+                Some((_, labels)) => labels.push(who),
+                None => grouped.push((warning, vec![who])),
+            }
+        }
+    }
+    grouped
+        .into_iter()
+        .map(|(text, labels)| format!("{}: {text}", labels.join(", ")))
+        .collect()
 }
 
 /// Every field in which a plan differs from the first one's where merging
@@ -542,17 +560,6 @@ fn agent_warnings(results: &[RunResult]) -> Vec<String> {
         warnings.push(format!(
             "agent {} missing: the merge covers only part of the planned load",
             missing.join(", ")
-        ));
-    }
-    let unsynced: Vec<String> = agents
-        .iter()
-        .filter(|a| a.clock_synchronized == Some(false))
-        .map(|a| a.label())
-        .collect();
-    if !unsynced.is_empty() {
-        warnings.push(format!(
-            "agent {}: clock not synchronized (NTP): start times may disagree",
-            unsynced.join(", ")
         ));
     }
     warnings

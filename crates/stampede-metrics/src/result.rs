@@ -101,7 +101,14 @@ impl PlanSummary {
             duration_s,
             requests,
             keepalive: plan.keepalive,
-            http_version: if plan.request.http10 { "1.0" } else { "1.1" }.into(),
+            http_version: if plan.transport.http2 {
+                "2"
+            } else if plan.request.http10 {
+                "1.0"
+            } else {
+                "1.1"
+            }
+            .into(),
             connect_timeout_s: plan.connect_timeout.as_secs_f64(),
             timeout_s: plan.timeout.as_secs_f64(),
             body_bytes: plan.request.body.len(),

@@ -138,6 +138,21 @@ impl Plan {
         if self.transport.pipeline == 0 {
             self.transport.pipeline = 1;
         }
+        if self.transport.http2 {
+            self.transport.streams = self.transport.streams.max(1);
+            if !matches!(self.model, LoadModel::Closed { .. }) {
+                return Err(PlanError::Invalid(
+                    "--http2 works with the closed model (-c and --streams), not with -r yet"
+                        .into(),
+                ));
+            }
+            if self.transport.pipeline > 1 || self.request.http10 || self.transport.proxy.is_some()
+            {
+                return Err(PlanError::Invalid(
+                    "--http2 cannot be combined with --pipeline, --http1.0 or --proxy".into(),
+                ));
+            }
+        }
         if self.transport.pipeline > 1 && !self.mix.is_empty() {
             return Err(PlanError::Invalid(
                 "--pipeline and --targets cannot be combined yet".into(),

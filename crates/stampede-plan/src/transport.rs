@@ -67,6 +67,10 @@ pub struct TransportSpec {
     pub proxy: Option<ProxySpec>,
     /// HTTP/1.1 requests in flight per connection (`--pipeline`); 1 = no pipelining.
     pub pipeline: usize,
+    /// Speak HTTP/2: ALPN h2 over TLS, prior knowledge (h2c) over plain TCP.
+    pub http2: bool,
+    /// HTTP/2 streams in flight per connection (`--streams`).
+    pub streams: usize,
 }
 
 #[cfg(test)]

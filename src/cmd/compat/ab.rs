@@ -29,7 +29,7 @@ Options are:
     -s timeout      Seconds to max. wait for each response (and connect)
                     Default is 30 seconds
     -b windowsize   Refused: TCP buffer sizes are not configurable in stampede
-    -B address      Refused: binding a local address is not supported
+    -B address      Address to bind to when making outgoing connections
     -p postfile     File containing data to POST. Remember also to set -T
     -u putfile      File containing data to PUT. Remember also to set -T
     -T content-type Content-type header to use for POST/PUT data, eg.
@@ -49,7 +49,7 @@ Options are:
                     are a colon separated username and password.
     -P attribute    Add Basic Proxy Authentication, the attributes
                     are a colon separated username and password.
-    -X proxy:port   Refused: proxies are not supported yet
+    -X proxy:port   Proxyserver and port number to use
     -V              Print version number and exit
     -k              Use HTTP KeepAlive feature
     -d              Do not show percentiles served table.
@@ -61,10 +61,10 @@ Options are:
     -r              Don't exit on socket receive errors (stampede never does)
     -m method       Method name
     -h, --help      Display usage information (this message)
-    -I              Refused: TLS (https) is not supported yet
-    -Z ciphersuite  Refused: TLS (https) is not supported yet
-    -f protocol     Refused: TLS (https) is not supported yet
-    -E certfile     Refused: TLS (https) is not supported yet
+    -I              Refused: stampede always sends SNI (https URLs work without flags)
+    -Z ciphersuite  Refused: cipher suites are rustls's defaults, not selectable
+    -f protocol     Refused: TLS versions are rustls's (1.2, 1.3), not selectable
+    -E certfile     Refused: client certificates are not supported
 stampede only:
     --stampede-json PATH  Also write stampede's full JSON result to PATH
 
@@ -144,6 +144,10 @@ struct AbOptions {
     quiet: bool,
     gnuplot: Option<String>,
     csv: Option<String>,
+    /// -X proxy:port.
+    proxy: Option<String>,
+    /// -B address.
+    source_address: Option<String>,
     method: Option<String>,
     stampede_json: Option<PathBuf>,
 }
@@ -185,7 +189,6 @@ fn parse(words: &[String]) -> anyhow::Result<Parsed> {
     let tokens = tokenize(SPECS, words).map_err(|e| usage(TOOL, e))?;
     let mut o = AbOptions::default();
     let mut urls = Vec::new();
-    let tls = "TLS (https) is not supported by stampede yet";
     for token in tokens {
         let (key, spelled, value) = match token {
             Token::Arg(url) => {
@@ -213,15 +216,36 @@ fn parse(words: &[String]) -> anyhow::Result<Parsed> {
                     "TCP buffer sizes are not configurable in stampede's engine",
                 ))
             }
-            "B" => {
+            "B" => o.source_address = Some(value),
+            "X" => o.proxy = Some(value),
+            "I" => {
                 return Err(refuse(
                     TOOL,
                     f,
-                    "binding a local address is not supported by stampede's engine",
+                    "stampede always sends SNI (the URL's host; `stampede run --sni NAME` to change it)",
                 ))
             }
-            "X" => return Err(refuse(TOOL, f, "proxies are not supported by stampede yet")),
-            "I" | "Z" | "f" | "E" => return Err(refuse(TOOL, f, tls)),
+            "Z" => {
+                return Err(refuse(
+                    TOOL,
+                    f,
+                    "cipher suites are rustls's defaults and cannot be chosen",
+                ))
+            }
+            "f" => {
+                return Err(refuse(
+                    TOOL,
+                    f,
+                    "TLS versions are rustls's (TLS 1.2 and 1.3) and cannot be chosen",
+                ))
+            }
+            "E" => {
+                return Err(refuse(
+                    TOOL,
+                    f,
+                    "client certificates are not supported by stampede yet",
+                ))
+            }
             "p" => o.post_file = Some(value),
             "u" => o.put_file = Some(value),
             "T" => o.content_type = Some(value),
@@ -344,6 +368,16 @@ impl AbOptions {
         }
         if let Some(path) = &self.gnuplot {
             push("--gnuplot", path.clone());
+        }
+        if let Some(proxy) = &self.proxy {
+            push("--proxy", proxy.clone());
+        }
+        if let Some(address) = &self.source_address {
+            push("--source-addrs", address.clone());
+        }
+        // ab does not verify server certificates; neither does its front-end.
+        if self.url.to_ascii_lowercase().starts_with("https://") {
+            w.push("--insecure".into());
         }
         w.push("--http1.0".into());
         if !self.keepalive {
@@ -483,9 +517,9 @@ mod tests {
             let words: Vec<String> = line.split_whitespace().map(str::to_string).collect();
             parse(&words).unwrap_err().to_string()
         };
-        assert!(err("-X proxy:3128 http://h/").starts_with("ab -X: not supported"));
         assert!(err("-b 1024 http://h/").starts_with("ab -b: not supported"));
-        assert!(err("-B 10.0.0.1 http://h/").starts_with("ab -B: not supported"));
+        assert!(err("-I https://h/").starts_with("ab -I: not supported"));
+        assert!(err("-E c.pem https://h/").starts_with("ab -E: not supported"));
         assert!(err("-Z x http://h/").starts_with("ab -Z: not supported"));
         assert!(err("-v 4 http://h/").starts_with("ab -v 4: not supported"));
         assert!(err("-i -p f http://h/").contains("only one of -i, -p and -u"));
@@ -493,6 +527,16 @@ mod tests {
         assert!(err("-n").contains("option -n needs a value"));
         assert!(err("-c 2").contains("a URL is required"));
         assert!(err("-j http://h/").contains("unknown option -j"));
+    }
+
+    #[test]
+    fn proxy_source_address_and_https() {
+        let words = run_words("-X p:3128 -B 127.0.0.2 https://h/");
+        assert!(
+            words.contains("--proxy p:3128 --source-addrs 127.0.0.2 --insecure --http1.0"),
+            "{words}"
+        );
+        assert!(!run_words("http://h/").contains("--insecure"));
     }
 
     #[test]

@@ -4,8 +4,8 @@
 //! pages/min, M bytes/sec. Requests: X susceed, Y failed." Like webbench,
 //! every request goes on a new connection, HTTP/1.0 unless `-2`.
 //!
-//! Deliberately not here: `-f` (not waiting for replies), `-9` (HTTP/0.9)
-//! and `-p` (proxies) are refused with one line each.
+//! Deliberately not here: `-f` (not waiting for replies) and `-9`
+//! (HTTP/0.9) are refused with one line each.
 
 use super::getopt::{tokenize, OptSpec, Token};
 use super::{refuse, usage, version_line, Translated, STAMPEDE_JSON};
@@ -22,7 +22,7 @@ webbench [option]... URL   (as `stampede webbench`)
   -f|--force               Refused: stampede always reads the reply
   -r|--reload              Send reload request - Pragma: no-cache.
   -t|--time <sec>          Run benchmark for <sec> seconds. Default 30.
-  -p|--proxy <server:port> Refused: proxies are not supported yet
+  -p|--proxy <server:port> Use proxy server for request.
   -c|--clients <n>         Run <n> HTTP clients at once. Default one.
   -9|--http09              Refused: HTTP/0.9 requests are not supported
   -1|--http10              Use HTTP/1.0 protocol (the default).
@@ -73,6 +73,8 @@ struct WebbenchOptions {
     /// 1 for HTTP/1.0, 2 for HTTP/1.1 (webbench's `http10` variable).
     http: u8,
     method: &'static str,
+    /// -p server:port.
+    proxy: Option<String>,
     stampede_json: Option<PathBuf>,
 }
 
@@ -85,6 +87,7 @@ fn parse(words: &[String]) -> anyhow::Result<Parsed> {
         reload: false,
         http: 1,
         method: "GET",
+        proxy: None,
         stampede_json: None,
     };
     let mut urls = Vec::new();
@@ -111,7 +114,7 @@ fn parse(words: &[String]) -> anyhow::Result<Parsed> {
                     "stampede always reads the reply (its engine has no send-and-forget mode, and counts need answers)",
                 ))
             }
-            "proxy" => return Err(refuse(TOOL, f, "proxies are not supported by stampede yet")),
+            "proxy" => o.proxy = Some(value),
             "http09" => {
                 return Err(refuse(
                     TOOL,
@@ -171,6 +174,10 @@ impl WebbenchOptions {
         if self.http == 1 {
             w.push("--http1.0".into());
         }
+        if let Some(proxy) = &self.proxy {
+            w.push("--proxy".into());
+            w.push(proxy.clone());
+        }
         if self.reload {
             for header in ["Pragma: no-cache", "Cache-Control: no-cache"] {
                 w.push("-H".into());
@@ -201,8 +208,12 @@ fn write_header(o: &WebbenchOptions, out: &mut dyn Write) -> io::Result<()> {
         format!("{} clients", o.clients)
     };
     let seconds = o.time.as_secs_f64();
+    let proxy = match &o.proxy {
+        Some(proxy) => format!(", via proxy server {proxy}"),
+        None => String::new(),
+    };
     let reload = if o.reload { ", forcing reload" } else { "" };
-    writeln!(out, "{clients}, running {seconds} sec{reload}.")
+    writeln!(out, "{clients}, running {seconds} sec{proxy}{reload}.")
 }
 
 /// webbench's two result lines. "susceed" (sic, webbench's spelling) counts
@@ -300,7 +311,7 @@ mod tests {
     fn refusals_and_help() {
         let err = |line: &str| parse(&words(line)).unwrap_err().to_string();
         assert!(err("-f http://h/").starts_with("webbench -f: not supported"));
-        assert!(err("--proxy p:1 http://h/").starts_with("webbench --proxy: not supported"));
+        assert!(run_words("-p p:1 http://h/").contains("--no-keepalive --http1.0 --proxy p:1"));
         assert!(err("-9 http://h/").starts_with("webbench -9: not supported"));
         assert!(err("-c x http://h/").contains("Error in option --clients x."));
         assert!(err("-t").contains("option -t needs a value"));

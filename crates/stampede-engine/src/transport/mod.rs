@@ -17,6 +17,7 @@ pub struct ConnectorSpec {
     pub tls: Option<TlsClient>,
     pub tunnel_to: Option<String>,
     pub connect_timeout: Duration,
+    pub require_h2: bool,
 }
 
 impl ConnectorSpec {
@@ -28,6 +29,7 @@ impl ConnectorSpec {
             tls: self.tls.clone(),
             tunnel_to: self.tunnel_to.clone(),
             connect_timeout: self.connect_timeout,
+            require_h2: self.require_h2,
         }
     }
 }
@@ -58,6 +60,8 @@ pub struct Connector {
     /// `host:port` to CONNECT to through a proxy (https through a proxy only).
     pub tunnel_to: Option<String>,
     pub connect_timeout: Duration,
+    /// HTTP/2 over TLS: fail unless ALPN chose h2.
+    pub require_h2: bool,
 }
 
 /// A failure to connect: its class and, for TLS and proxies, the reason.
@@ -101,6 +105,17 @@ impl Connector {
         let connector = tokio_rustls::TlsConnector::from(tls.config.clone());
         let handshake = connector.connect(tls.server_name.clone(), stream);
         match tokio::time::timeout(timeout, handshake).await {
+            Ok(Ok(tls_stream))
+                if self.require_h2 && tls_stream.get_ref().1.alpn_protocol() != Some(b"h2") =>
+            {
+                Err(failure(
+                    ErrorKind::Tls,
+                    Some(
+                        "the server did not choose h2 in ALPN: it does not speak HTTP/2 over TLS"
+                            .into(),
+                    ),
+                ))
+            }
             Ok(Ok(tls_stream)) => Ok((
                 Stream::Tls(Box::new(tls_stream)),
                 ConnectTimes {

@@ -24,7 +24,7 @@ fn provider() -> Arc<rustls::crypto::CryptoProvider> {
 }
 
 /// Builds the client for `host` (the URL's host unless `--sni` says otherwise).
-pub fn build_tls_client(spec: &TlsSpec, host: &str) -> Result<TlsClient, EngineError> {
+pub fn build_tls_client(spec: &TlsSpec, host: &str, http2: bool) -> Result<TlsClient, EngineError> {
     let error = |reason: String| EngineError::Tls(reason);
     let builder = ClientConfig::builder_with_provider(provider())
         .with_safe_default_protocol_versions()
@@ -39,7 +39,11 @@ pub fn build_tls_client(spec: &TlsSpec, host: &str) -> Result<TlsClient, EngineE
             .with_root_certificates(root_store(spec)?)
             .with_no_client_auth()
     };
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    config.alpn_protocols = if http2 {
+        vec![b"h2".to_vec()]
+    } else {
+        vec![b"http/1.1".to_vec()]
+    };
     if !spec.resume {
         config.resumption = Resumption::disabled();
     }

@@ -53,6 +53,7 @@ pub fn render_html(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     );
     page.close_row();
     monitor_section(&mut page, result);
+    targets_section(&mut page, result);
     page.heading("Details");
     page.open_row();
     page.raw("<div>");
@@ -331,6 +332,36 @@ fn monitor_section(page: &mut Page, result: &RunResult) {
     );
 }
 
+/// One row per request of a `--targets` mix.
+fn targets_section(page: &mut Page, result: &RunResult) {
+    if result.targets.is_empty() {
+        return;
+    }
+    page.heading("Targets");
+    let rows: Vec<Vec<String>> = result
+        .targets
+        .iter()
+        .map(|t| {
+            vec![
+                format!("{} {}", t.method, t.url),
+                t.weight.to_string(),
+                format_count(t.finished),
+                format_rate(t.goodput),
+                format!("{:.2}%", t.error_rate_pct),
+                ms(t.latency_us.p50),
+                ms(t.latency_us.p99),
+                ms(t.latency_us.max),
+            ]
+        })
+        .collect();
+    page.table(
+        &[
+            "target", "weight", "finished", "goodput", "errors", "p50", "p99", "max",
+        ],
+        &rows,
+    );
+}
+
 fn percentile_rows(result: &RunResult) -> Vec<Vec<String>> {
     let l = &result.latency_us;
     [
@@ -355,11 +386,13 @@ fn breakdown_rows(result: &RunResult) -> Vec<Vec<String>> {
     let b = &result.breakdown;
     [
         ("connect", &b.connect),
+        ("TLS", &b.tls),
         ("waiting", &b.waiting),
         ("service", &b.service),
         ("total", &b.total),
     ]
     .into_iter()
+    .filter(|(label, t)| *label != "TLS" || t.count > 0)
     .map(|(label, t)| {
         vec![
             label.to_string(),

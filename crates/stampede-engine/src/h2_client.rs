@@ -1,0 +1,274 @@
+//! HTTP/2 load (the `h2` crate): each connection slot opens a connection
+//! (ALPN h2 over TLS, prior knowledge over plain TCP), then keeps `--streams`
+//! requests in flight on it, each stream sending its next request as soon as
+//! the last one ends (the closed model, per stream). RST_STREAM and GOAWAY
+//! are error classes of their own. Over HTTP/2, `bytes_received` counts DATA
+//! payload (HPACK-compressed headers are not seen by the client).
+
+use crate::closed::ActiveSlots;
+use crate::connection::ConnectionContext;
+use crate::outcome_class::classify_io;
+use crate::EngineError;
+use bytes::Bytes;
+use h2::client::SendRequest;
+use stampede_metrics::{ErrorKind, Outcome};
+use stampede_plan::{RequestSpec, Target};
+use std::cell::Cell;
+use std::rc::Rc;
+use std::time::Instant;
+
+/// A request ready to send over HTTP/2 (built once per plan).
+#[derive(Debug, Clone)]
+pub struct H2Request {
+    pub method: http::Method,
+    pub uri: http::Uri,
+    pub headers: http::HeaderMap,
+    pub body: Bytes,
+}
+
+/// Headers HTTP/2 forbids (RFC 9113 §8.2.2) or carries as pseudo-headers.
+const CONNECTION_SPECIFIC: [&str; 6] = [
+    "host",
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "transfer-encoding",
+    "upgrade",
+];
+
+/// Builds the HTTP/2 form of a request: `:authority` from the Host header
+/// the user gave (or the URL's), connection-specific headers dropped.
+pub fn prepare(target: &Target, request: &RequestSpec) -> Result<H2Request, EngineError> {
+    let bad = |why: String| EngineError::Http2(why);
+    let authority = request
+        .headers
+        .iter()
+        .find(|h| h.name.eq_ignore_ascii_case("host"))
+        .map_or(target.authority.clone(), |h| h.value.clone());
+    let scheme = match target.scheme {
+        stampede_plan::Scheme::Http => "http",
+        stampede_plan::Scheme::Https => "https",
+    };
+    let uri: http::Uri = format!("{scheme}://{authority}{}", target.path_and_query)
+        .parse()
+        .map_err(|e| bad(format!("URL: {e}")))?;
+    let method =
+        http::Method::from_bytes(request.method.as_bytes()).map_err(|e| bad(e.to_string()))?;
+    let mut headers = http::HeaderMap::new();
+    headers.insert(
+        http::header::USER_AGENT,
+        http::HeaderValue::from_static(concat!("stampede/", env!("CARGO_PKG_VERSION"))),
+    );
+    for header in &request.headers {
+        let name = header.name.to_ascii_lowercase();
+        if CONNECTION_SPECIFIC.contains(&name.as_str()) {
+            continue;
+        }
+        let name = http::HeaderName::from_bytes(name.as_bytes()).map_err(|e| bad(e.to_string()))?;
+        let value = http::HeaderValue::from_str(&header.value).map_err(|e| bad(e.to_string()))?;
+        if name == http::header::USER_AGENT {
+            headers.remove(http::header::USER_AGENT);
+        }
+        headers.append(name, value);
+    }
+    Ok(H2Request {
+        method,
+        uri,
+        headers,
+        body: Bytes::copy_from_slice(&request.body),
+    })
+}
+
+/// What the HTTP/2 slots of a worker share.
+#[derive(Debug)]
+pub struct H2Context {
+    /// The plan's request, or each request of its mix.
+    pub requests: Vec<H2Request>,
+    pub streams: usize,
+}
+
+/// The class of an HTTP/2 error.
+fn classify_h2(error: &h2::Error) -> ErrorKind {
+    if error.is_reset() {
+        ErrorKind::StreamReset
+    } else if error.is_go_away() {
+        ErrorKind::GoAway
+    } else if let Some(io) = error.get_io() {
+        classify_io(io)
+    } else {
+        ErrorKind::GoAway
+    }
+}
+
+/// One HTTP/2 connection slot: connect, run its streams until the budget is
+/// spent or the connection fails, reconnect; park while above the gate.
+pub async fn run_h2_slot(
+    ctx: Rc<ConnectionContext>,
+    h2ctx: Rc<H2Context>,
+    gate: Rc<ActiveSlots>,
+    index: usize,
+) {
+    let mut reconnect = false;
+    loop {
+        gate.wait_until_active(index).await;
+        if !ctx.state.has_budget() {
+            return;
+        }
+        let Some(sender) = open(&ctx, reconnect).await else {
+            tokio::task::yield_now().await;
+            continue;
+        };
+        let broken = Rc::new(Cell::new(false));
+        let streams: Vec<_> = (0..h2ctx.streams)
+            .map(|_| {
+                let task = run_stream(
+                    ctx.clone(),
+                    h2ctx.clone(),
+                    gate.clone(),
+                    index,
+                    sender.clone(),
+                    broken.clone(),
+                );
+                tokio::task::spawn_local(task)
+            })
+            .collect();
+        for stream in streams {
+            let _ = stream.await;
+        }
+        drop(sender);
+        ctx.state.connection_closed();
+        reconnect = !broken.get();
+        if !ctx.state.has_budget() {
+            return;
+        }
+    }
+}
+
+/// Opens a connection and does the HTTP/2 handshake. A failure is charged to
+/// one request (so that a dead target shows as errors, as over HTTP/1.1).
+async fn open(ctx: &ConnectionContext, reconnect: bool) -> Option<SendRequest<Bytes>> {
+    let failed = |kind: ErrorKind, reason: Option<String>, intended: Instant| {
+        if !ctx.state.claim_budget() {
+            return;
+        }
+        ctx.state.begin_request();
+        if let Some(reason) = reason {
+            ctx.state.sample_error(kind, || reason);
+        }
+        let now = Instant::now();
+        ctx.state.end_request(&Outcome {
+            intended,
+            sent: now,
+            first_byte: None,
+            done: now,
+            result: Err(kind),
+            bytes_received: 0,
+            body_bytes: 0,
+            target: 0,
+        });
+    };
+    let start = Instant::now();
+    let (stream, times) = match ctx.connector.connect().await {
+        Ok(opened) => opened,
+        Err(failure) => {
+            failed(failure.kind, failure.reason, start);
+            return None;
+        }
+    };
+    ctx.state.connection_opened(reconnect, times.connect);
+    if let Some(handshake) = times.tls {
+        ctx.state.tls_handshake(handshake);
+    }
+    match h2::client::handshake(stream).await {
+        Ok((sender, connection)) => {
+            tokio::task::spawn_local(async move {
+                let _ = connection.await;
+            });
+            Some(sender)
+        }
+        Err(e) => {
+            ctx.state.connection_closed();
+            failed(
+                classify_h2(&e),
+                Some(format!("HTTP/2 handshake: {e}")),
+                start,
+            );
+            None
+        }
+    }
+}
+
+/// One stream: sends requests one after another until the budget is spent,
+/// the gate closes this slot, or the connection breaks.
+async fn run_stream(
+    ctx: Rc<ConnectionContext>,
+    h2ctx: Rc<H2Context>,
+    gate: Rc<ActiveSlots>,
+    index: usize,
+    sender: SendRequest<Bytes>,
+    broken: Rc<Cell<bool>>,
+) {
+    while !broken.get() && gate.is_active(index) && ctx.state.claim_budget() {
+        ctx.state.begin_request();
+        let target = ctx.next_target_index();
+        let request = &h2ctx.requests[target.min(h2ctx.requests.len() - 1)];
+        let intended = Instant::now();
+        let deadline = tokio::time::Instant::from_std(intended + ctx.timeout);
+        let exchange = tokio::time::timeout_at(deadline, send(sender.clone(), request)).await;
+        let (result, first_byte, body_bytes) = match exchange {
+            Ok(Ok((status, first_byte, body))) => (Ok(status), Some(first_byte), body),
+            Ok(Err(e)) => {
+                let kind = classify_h2(&e);
+                if kind != ErrorKind::StreamReset {
+                    broken.set(true);
+                }
+                ctx.state.sample_error(kind, || e.to_string());
+                (Err(kind), None, 0)
+            }
+            Err(_) => (Err(ErrorKind::Timeout), None, 0),
+        };
+        ctx.state.end_request(&Outcome {
+            intended,
+            sent: intended,
+            first_byte,
+            done: Instant::now(),
+            result,
+            bytes_received: body_bytes,
+            body_bytes,
+            target: target as u16,
+        });
+    }
+}
+
+/// Sends one request and reads its whole response; returns the status, when
+/// the response headers arrived, and the body length.
+async fn send(
+    sender: SendRequest<Bytes>,
+    request: &H2Request,
+) -> Result<(u16, Instant, u64), h2::Error> {
+    let mut sender = sender.ready().await?;
+    let mut builder = http::Request::builder()
+        .method(request.method.clone())
+        .uri(request.uri.clone());
+    if let Some(headers) = builder.headers_mut() {
+        *headers = request.headers.clone();
+    }
+    let message = builder.body(()).expect("parts were validated in prepare");
+    let no_body = request.body.is_empty();
+    let (response, mut body_stream) = sender.send_request(message, no_body)?;
+    if !no_body {
+        body_stream.send_data(request.body.clone(), true)?;
+    }
+    let response = response.await?;
+    let first_byte = Instant::now();
+    let status = response.status().as_u16();
+    let mut body = response.into_body();
+    let mut length = 0u64;
+    while let Some(chunk) = body.data().await {
+        let chunk = chunk?;
+        length += chunk.len() as u64;
+        // Return the flow-control window so the server keeps sending.
+        let _ = body.flow_control().release_capacity(chunk.len());
+    }
+    Ok((status, first_byte, length))
+}
