@@ -1,7 +1,7 @@
 //! Command-line options for the way to the target (`run` and everything
 //! built on it): Unix socket, TLS, proxy, pipelining.
 
-use stampede_plan::{ProxySpec, TlsSpec, TransportSpec};
+use stampede_plan::{ProxySpec, ResolveOverride, TlsSpec, TransportSpec};
 use std::path::PathBuf;
 
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -36,6 +36,10 @@ pub struct TransportArgs {
     /// HTTP/2: streams in flight on each connection (-c connections × N streams)
     #[arg(long, value_name = "N", default_value_t = 1, requires = "http2")]
     pub streams: usize,
+    /// Connect to ADDRESS for HOST:PORT instead of asking DNS (curl's --resolve;
+    /// repeatable), e.g. example.test:8443:127.0.0.1
+    #[arg(long, value_name = "HOST:PORT:ADDRESS")]
+    pub resolve: Vec<String>,
 }
 
 impl TransportArgs {
@@ -60,6 +64,11 @@ impl TransportArgs {
             pipeline: self.pipeline,
             http2: self.http2,
             streams: self.streams,
+            resolve: self
+                .resolve
+                .iter()
+                .map(|r| ResolveOverride::parse(r))
+                .collect::<Result<_, _>>()?,
         })
     }
 }

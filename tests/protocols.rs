@@ -505,6 +505,29 @@ fn tls_http1_and_h2_and_h2c_against_the_built_in_target() {
     assert_eq!(run.code(), Some(2), "{}", run.stderr());
     assert!(run.stderr().contains("cacert"), "{}", run.stderr());
 
+    // --resolve: a name DNS does not know, sent as SNI and Host.
+    let named = format!("https://example.test:{}/", tls.port);
+    let resolve = format!("example.test:{}:127.0.0.1", tls.port);
+    let run = run_stampede(
+        binary(),
+        &[
+            &named,
+            "--resolve",
+            &resolve,
+            "--insecure",
+            "-n",
+            "10",
+            "-c",
+            "1",
+        ],
+    );
+    assert_eq!(
+        run.count("/requests/success"),
+        10,
+        "{}",
+        run.result()["errors"]
+    );
+
     // h2c with prior knowledge on the plain port.
     let plain = Served::start(&[]);
     let h2c = format!("http://127.0.0.1:{}/chunked/3000", plain.port);

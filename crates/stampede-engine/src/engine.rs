@@ -60,9 +60,19 @@ impl StopHandle {
     }
 }
 
-/// Resolves the plan's host to the first address it names.
+/// Resolves the plan's host to the first address it names (a `--resolve`
+/// override first).
 pub fn resolve(plan: &Plan) -> Result<SocketAddr, EngineError> {
-    resolve_host(&plan.target.host, plan.target.port)
+    let host = plan.target.host.to_ascii_lowercase();
+    let overridden = plan
+        .transport
+        .resolve
+        .iter()
+        .find(|r| r.host == host && r.port == plan.target.port);
+    match overridden {
+        Some(r) => Ok(SocketAddr::new(r.addr, r.port)),
+        None => resolve_host(&plan.target.host, plan.target.port),
+    }
 }
 
 /// Resolves `host` to the first address it names.

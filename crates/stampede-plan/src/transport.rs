@@ -71,11 +71,64 @@ pub struct TransportSpec {
     pub http2: bool,
     /// HTTP/2 streams in flight per connection (`--streams`).
     pub streams: usize,
+    /// `--resolve HOST:PORT:ADDR`: connect there instead of asking DNS.
+    pub resolve: Vec<ResolveOverride>,
+}
+
+/// One `--resolve HOST:PORT:ADDR` (curl's syntax).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolveOverride {
+    pub host: String,
+    pub port: u16,
+    pub addr: std::net::IpAddr,
+}
+
+impl ResolveOverride {
+    /// Parses `example.test:8443:127.0.0.1` (an IPv6 address may be bracketed).
+    pub fn parse(text: &str) -> Result<ResolveOverride, crate::PlanError> {
+        let bad = || {
+            crate::PlanError::Invalid(format!(
+                "invalid --resolve '{text}': expected HOST:PORT:ADDRESS"
+            ))
+        };
+        let mut parts = text.splitn(3, ':');
+        let host = parts.next().filter(|h| !h.is_empty()).ok_or_else(bad)?;
+        let port = parts.next().and_then(|p| p.parse().ok()).ok_or_else(bad)?;
+        let addr = parts
+            .next()
+            .map(|a| a.trim_start_matches('[').trim_end_matches(']'))
+            .and_then(|a| a.parse().ok())
+            .ok_or_else(bad)?;
+        Ok(ResolveOverride {
+            host: host.to_ascii_lowercase(),
+            port,
+            addr,
+        })
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parses_resolve_overrides() {
+        let r = ResolveOverride::parse("Example.test:8443:127.0.0.1").unwrap();
+        assert_eq!(
+            (r.host.as_str(), r.port, r.addr.to_string().as_str()),
+            ("example.test", 8443, "127.0.0.1")
+        );
+        assert_eq!(
+            ResolveOverride::parse("h:1:[::1]")
+                .unwrap()
+                .addr
+                .to_string(),
+            "::1"
+        );
+        for bad in ["h:1", "h:x:127.0.0.1", ":1:127.0.0.1", "h:1:nope"] {
+            assert!(ResolveOverride::parse(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn parses_proxies() {
