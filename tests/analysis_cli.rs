@@ -118,6 +118,7 @@ fn sweep_on_a_cpu_bound_target_finds_the_knee() {
     let spawn = format!("{} serve --port {port} --threads 1", binary().display());
     let url = format!("http://127.0.0.1:{port}/cpu/300000");
     let json: PathBuf = temp_dir("sweep").join("sweep.json");
+    let html = json.with_extension("html");
     let output = stampede(&[
         "sweep",
         &url,
@@ -133,6 +134,8 @@ fn sweep_on_a_cpu_bound_target_finds_the_knee() {
         &spawn,
         "--json",
         json.to_str().unwrap(),
+        "--html",
+        html.to_str().unwrap(),
         "--quiet",
     ]);
     assert_eq!(
@@ -163,6 +166,8 @@ fn sweep_on_a_cpu_bound_target_finds_the_knee() {
     assert!(sweep.get("usl").is_some());
     let text = stdout(&output);
     assert!(text.contains("Knee"), "{text}");
+    let page = std::fs::read_to_string(&html).expect("sweep HTML written");
+    assert!(page.contains("<html") && page.contains("plotly"));
 }
 
 #[test]
@@ -203,10 +208,13 @@ fn compare_prints_a_column_per_run_and_repeats_get_intervals() {
         serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
     assert_eq!(repeat["schema"], "stampede.repeat/1");
     assert_eq!(repeat["runs"].as_array().unwrap().len(), 2);
+    let compare_html = dir.join("compare.html");
     let repeated = stampede(&[
         "compare",
         files[0].to_str().unwrap(),
         files[1].to_str().unwrap(),
+        "--html",
+        compare_html.to_str().unwrap(),
     ]);
     assert_eq!(
         repeated.status.code(),
@@ -215,6 +223,8 @@ fn compare_prints_a_column_per_run_and_repeats_get_intervals() {
         String::from_utf8_lossy(&repeated.stderr)
     );
     assert!(stdout(&repeated).contains("Welch"), "{}", stdout(&repeated));
+    let page = std::fs::read_to_string(&compare_html).expect("compare HTML written");
+    assert!(page.contains("<html") && page.contains("plotly"));
     // Single results: the side-by-side table.
     let target = spawn_target(one_thread());
     let url = format!("http://{}/", target.local_addr());

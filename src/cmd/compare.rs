@@ -5,11 +5,13 @@
 //! when it includes zero. Different plans are named as warnings.
 
 use crate::cmd::repeat::REPEAT_SCHEMA;
+use crate::exports::write_file;
 use anyhow::{bail, Context};
 use stampede_analysis::{
     compare, compare_repeated, CompareOptions, Comparison, RepeatedComparison, RunFigures,
 };
 use stampede_metrics::{RunResult, RESULT_SCHEMA};
+use stampede_report::{render_compare_html, Deltas, LabeledRun};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -30,6 +32,10 @@ pub struct CompareArgs {
     /// Write the comparison as JSON to PATH
     #[arg(long, value_name = "PATH")]
     pub json: Option<PathBuf>,
+    /// Write a self-contained HTML report: the runs overlaid on the same axes
+    /// and the deltas table
+    #[arg(long, value_name = "PATH")]
+    pub html: Option<PathBuf>,
 }
 
 /// One file: a single run, or repeated runs of one plan.
@@ -87,25 +93,40 @@ pub fn execute(args: CompareArgs) -> anyhow::Result<i32> {
         ..CompareOptions::default()
     };
     let repeated = sides.len() == 2 && sides.iter().all(|s| s.runs.len() >= 2);
-    let document = if repeated {
+    // One overlay per file: a file of repeats contributes its last run.
+    let shown: Vec<LabeledRun<'_>> = sides
+        .iter()
+        .map(|s| LabeledRun {
+            label: &s.label,
+            result: s.runs.last().expect("checked non-empty"),
+        })
+        .collect();
+    let (document, html) = if repeated {
         let side =
             |s: &Side| -> Vec<RunFigures> { s.runs.iter().map(|r| figures(&s.label, r)).collect() };
         let comparison = compare_repeated(&side(&sides[0]), &side(&sides[1]), &options)?;
         print_repeated(&comparison)?;
-        serde_json::to_value(&comparison)?
+        let html = args.html.as_ref().map(|path| {
+            write_file(path, |out| {
+                render_compare_html(&shown, Deltas::Repeated(&comparison), out)
+            })
+        });
+        (serde_json::to_value(&comparison)?, html)
     } else {
-        // One column per file; a file of repeats contributes its last run.
-        let runs: Vec<RunFigures> = sides
-            .iter()
-            .map(|s| figures(&s.label, s.runs.last().expect("checked non-empty")))
-            .collect();
+        let runs: Vec<RunFigures> = shown.iter().map(|r| figures(r.label, r.result)).collect();
         let comparison = compare(&runs, &options)?;
         print_table(&comparison)?;
-        serde_json::to_value(&comparison)?
+        let html = args.html.as_ref().map(|path| {
+            write_file(path, |out| {
+                render_compare_html(&shown, Deltas::Runs(&comparison), out)
+            })
+        });
+        (serde_json::to_value(&comparison)?, html)
     };
     if let Some(path) = &args.json {
         crate::output::write_json_value(&document, path)?;
     }
+    html.transpose()?;
     Ok(crate::exit::OK)
 }
 

@@ -4,6 +4,7 @@
 //! behind every verdict printed.
 
 use crate::cmd::run::{build_plan, exit_status, parse_run_args, run_plan_with, SloArg};
+use crate::exports::write_file;
 use crate::output::write_json_value;
 use crate::spawn::SpawnedServer;
 use crate::{exit, interrupt};
@@ -13,7 +14,7 @@ use stampede_analysis::{
 };
 use stampede_metrics::RunResult;
 use stampede_plan::{format_duration, parse_duration};
-use stampede_report::{format_latency_us, format_rate};
+use stampede_report::{format_latency_us, format_rate, render_sweep_html, SweepStep};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -73,6 +74,10 @@ pub struct SweepArgs {
     /// Write the sweep (schema stampede.sweep/1, every step's full result) to PATH
     #[arg(long, value_name = "PATH")]
     pub json: Option<PathBuf>,
+    /// Write the sweep as a self-contained HTML report (throughput and latency
+    /// against load, the USL fit, each step's class and the verdict)
+    #[arg(long, value_name = "PATH")]
+    pub html: Option<PathBuf>,
     /// No progress lines, only the steps table and the verdict
     #[arg(short = 'q', long)]
     pub quiet: bool,
@@ -259,8 +264,21 @@ pub fn execute(args: SweepArgs) -> anyhow::Result<i32> {
         .as_ref()
         .map(|path| write_json_value(&document, path))
         .transpose();
+    let steps: Vec<SweepStep<'_>> = results
+        .iter()
+        .map(|(load, result)| SweepStep {
+            load: *load,
+            result,
+        })
+        .collect();
+    let html = args
+        .html
+        .as_ref()
+        .map(|path| write_file(path, |out| render_sweep_html(&steps, &analysis, out)))
+        .transpose();
     print_sweep(&analysis, &results)?;
     saved?;
+    html?;
     Ok(if stop.is_stopped() {
         exit::INTERRUPTED
     } else {

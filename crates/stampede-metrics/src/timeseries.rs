@@ -38,7 +38,8 @@ pub struct SecondPoint {
 #[derive(Debug)]
 struct PendingSecond {
     merged: Snapshot,
-    gauges: Vec<Gauges>,
+    /// Each worker's last gauges in this second, if it reported in it.
+    gauges: Vec<Option<Gauges>>,
 }
 
 /// Builds the series from worker snapshots as they arrive.
@@ -49,6 +50,9 @@ pub struct TimeseriesBuilder {
     first_pending: u64,
     pending: VecDeque<PendingSecond>,
     done: Vec<SecondPoint>,
+    /// Each worker's latest gauges: a worker that sent nothing in a second
+    /// (it ended just before the boundary) still has connections open.
+    last_gauges: Vec<Gauges>,
 }
 
 impl TimeseriesBuilder {
@@ -58,6 +62,7 @@ impl TimeseriesBuilder {
             first_pending: 0,
             pending: VecDeque::new(),
             done: Vec::new(),
+            last_gauges: vec![Gauges::default(); workers],
         }
     }
 
@@ -75,12 +80,12 @@ impl TimeseriesBuilder {
         while self.first_pending + (self.pending.len() as u64) <= second {
             self.pending.push_back(PendingSecond {
                 merged: Snapshot::default(),
-                gauges: vec![Gauges::default(); workers],
+                gauges: vec![None; workers],
             });
         }
         let slot = &mut self.pending[(second - self.first_pending) as usize];
         slot.merged.merge(snapshot);
-        slot.gauges[worker] = snapshot.gauges;
+        slot.gauges[worker] = Some(snapshot.gauges);
         self.reported[worker] = self.reported[worker].max(second);
         let complete_before = self.reported.iter().copied().min().unwrap_or(0);
         while self.first_pending < complete_before {
@@ -111,6 +116,11 @@ impl TimeseriesBuilder {
         };
         let index = self.first_pending;
         self.first_pending += 1;
+        for (last, seen) in self.last_gauges.iter_mut().zip(&second.gauges) {
+            if let Some(gauges) = seen {
+                *last = *gauges;
+            }
+        }
         if duration_s <= 0.0 {
             return;
         }
@@ -135,8 +145,8 @@ impl TimeseriesBuilder {
                 .collect(),
             bytes_received: c.bytes_received,
             rps: c.completed() as f64 / duration_s,
-            in_flight: second.gauges.iter().map(|g| g.in_flight).sum(),
-            open_connections: second.gauges.iter().map(|g| g.open_connections).sum(),
+            in_flight: self.last_gauges.iter().map(|g| g.in_flight).sum(),
+            open_connections: self.last_gauges.iter().map(|g| g.open_connections).sum(),
             p50_us: q(latency, 0.5),
             p90_us: q(latency, 0.9),
             p99_us: q(latency, 0.99),
