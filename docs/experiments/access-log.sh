@@ -16,9 +16,10 @@ PAGE=/index.html
 LOG="$OUT/access.log"
 rm -f "$LOG"
 
+PORT=$(free_port)   # one port for all runs, so `stampede compare` sees one plan
 run_one() { # name, extra serve args...
   local name=$1; shift
-  local port; port=$(free_port)
+  local port=$PORT
   echo "access log: $name, -c $CONNS, $R x ${D}s" >&2
   $PIN_C "$S" run "http://127.0.0.1:$port$PAGE" -c "$CONNS" -d "${D}s" --repeat "$R" -q \
     --json "$OUT/$name.json" \
@@ -31,8 +32,10 @@ LOG_LINES=$(wc -l <"$LOG"); LOG_BYTES=$(stat -c %s "$LOG")
 rm -f "$LOG"   # it can reach hundreds of MB; its size is kept below
 run_one log-off-again
 
-"$S" compare "$OUT/log-off.json" "$OUT/log-on.json" "$OUT/log-off-again.json" \
+# Two repeat files at a time: that is when compare gives confidence intervals.
+"$S" compare "$OUT/log-off.json" "$OUT/log-on.json" \
   --json "$OUT/compare.json" >"$OUT/compare.txt" 2>&1 || true
+"$S" compare "$OUT/log-off.json" "$OUT/log-off-again.json" >"$OUT/compare-drift.txt" 2>&1 || true
 
 machine_line
 python3 - "$OUT" "$LOG_LINES" "$LOG_BYTES" "$D" "$R" <<'EOF'
@@ -70,9 +73,12 @@ for name, x in rows:
 print()
 print(f"access log written during 'log on': {lines:,} lines, {nbytes/2**20:,.1f} MiB ({nbytes/max(lines,1):.0f} bytes a line)")
 print()
-print("stampede compare log-off.json log-on.json log-off-again.json:")
-print()
-print("```")
-print(open(f"{out}/compare.txt").read().rstrip())
-print("```")
+for title, f in (("stampede compare log-off.json log-on.json", "compare.txt"),
+                 ("stampede compare log-off.json log-off-again.json (drift: same server, same settings)", "compare-drift.txt")):
+    print(f"{title}:")
+    print()
+    print("```")
+    print(open(f"{out}/{f}").read().rstrip())
+    print("```")
+    print()
 EOF

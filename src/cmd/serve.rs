@@ -79,7 +79,8 @@ pub struct ServeArgs {
     /// Private key (PEM) of --cert.
     #[arg(long, value_name = "PEM", requires = "cert")]
     pub key: Option<PathBuf>,
-    /// Write the certificate in use (PEM) to this file, for clients' --cacert.
+    /// Write the certificate in use (PEM) to this file, for clients' --cacert
+    /// (without --cert/--key it implies --tls).
     #[arg(long, value_name = "PATH")]
     pub write_cert: Option<PathBuf>,
     /// Also listen on this Unix domain socket (a stale socket file is replaced; the

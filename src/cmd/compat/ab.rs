@@ -7,7 +7,8 @@
 
 use super::ab_report::{self, AbView};
 use super::getopt::{tokenize, OptSpec, Token};
-use super::{base64, refuse, usage, version_line, Translated, STAMPEDE_JSON};
+use super::{base64, refuse, usage, Translated, STAMPEDE_JSON};
+use stampede_metrics::RunResult;
 use stampede_plan::{parse_duration, Target};
 use std::io::Write;
 use std::path::PathBuf;
@@ -111,12 +112,7 @@ const SPECS: &[OptSpec] = &[
 ];
 
 /// What the command line asks for.
-#[derive(Debug, PartialEq)]
-enum Parsed {
-    Help,
-    Version,
-    Run(Box<AbOptions>),
-}
+type Parsed = super::Parsed<Box<AbOptions>>;
 
 /// ab's options, read.
 #[derive(Debug, Default, PartialEq)]
@@ -409,39 +405,40 @@ impl AbOptions {
 
 /// `stampede ab WORDS...`.
 pub fn execute(words: Vec<String>) -> anyhow::Result<i32> {
-    let options = match parse(&words)? {
-        Parsed::Help => {
-            println!("{HELP}");
-            return Ok(crate::exit::OK);
+    super::execute(parse(&words)?, HELP, "ApacheBench")
+}
+
+impl super::FrontEnd for AbOptions {
+    fn notes(&self) -> Vec<String> {
+        AbOptions::notes(self)
+            .into_iter()
+            .map(str::to_string)
+            .collect()
+    }
+    fn translate(&self) -> Translated {
+        AbOptions::translate(self)
+    }
+    fn write_header(&self, out: &mut dyn Write) -> anyhow::Result<()> {
+        if !self.html {
+            ab_report::write_preamble(&Target::parse(&self.url)?, out)?;
         }
-        Parsed::Version => {
-            println!("{}", version_line("ApacheBench"));
-            return Ok(crate::exit::OK);
+        Ok(())
+    }
+    fn write_report(
+        &self,
+        result: &RunResult,
+        closing: &str,
+        out: &mut dyn Write,
+    ) -> anyhow::Result<()> {
+        let target = Target::parse(&self.url)?;
+        let view = self.view();
+        if self.html {
+            ab_report::render_html(result, &target, &view, closing, out)?;
+        } else {
+            ab_report::render_text(result, &target, &view, closing, out)?;
         }
-        Parsed::Run(options) => options,
-    };
-    for note in options.notes() {
-        eprintln!("stampede: note: {note}");
+        Ok(())
     }
-    let translated = options.translate();
-    let target = Target::parse(&options.url)?;
-    let stdout = std::io::stdout();
-    if !options.html {
-        let mut out = stdout.lock();
-        ab_report::write_preamble(&target, &mut out)?;
-        out.flush()?;
-    }
-    let done = super::run(&translated)?;
-    let closing = super::closing_line(&translated, &done.result);
-    let mut out = stdout.lock();
-    let view = options.view();
-    if options.html {
-        ab_report::render_html(&done.result, &target, &view, &closing, &mut out)?;
-    } else {
-        ab_report::render_text(&done.result, &target, &view, &closing, &mut out)?;
-    }
-    out.flush()?;
-    super::save(&translated, &done)
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@ use crate::exit;
 use getopt::OptSpec;
 use stampede_metrics::RunResult;
 use stampede_report::format_latency_us;
+use std::io::Write;
 use std::path::PathBuf;
 
 /// The stampede-only option every front-end accepts: the full result as JSON.
@@ -35,6 +36,85 @@ pub struct Translated {
     pub stampede_json: Option<PathBuf>,
     /// No progress line on stderr.
     pub quiet: bool,
+}
+
+/// What a front-end's command line asks for.
+#[derive(Debug, PartialEq)]
+pub enum Parsed<T> {
+    Help,
+    Version,
+    Run(T),
+}
+
+/// What each front-end provides; [`execute`] does the rest the same way for all.
+pub trait FrontEnd {
+    /// Remarks about accepted options that change nothing (printed on stderr).
+    fn notes(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// The equivalent `stampede run` words.
+    fn translate(&self) -> Translated;
+    /// The tool's banner, printed before the run starts.
+    fn write_header(&self, out: &mut dyn Write) -> anyhow::Result<()>;
+    /// The tool's report of the finished run, ending with the closing line.
+    fn write_report(
+        &self,
+        result: &RunResult,
+        closing: &str,
+        out: &mut dyn Write,
+    ) -> anyhow::Result<()>;
+}
+
+impl<T: FrontEnd> FrontEnd for Box<T> {
+    fn notes(&self) -> Vec<String> {
+        self.as_ref().notes()
+    }
+    fn translate(&self) -> Translated {
+        self.as_ref().translate()
+    }
+    fn write_header(&self, out: &mut dyn Write) -> anyhow::Result<()> {
+        self.as_ref().write_header(out)
+    }
+    fn write_report(
+        &self,
+        result: &RunResult,
+        closing: &str,
+        out: &mut dyn Write,
+    ) -> anyhow::Result<()> {
+        self.as_ref().write_report(result, closing, out)
+    }
+}
+
+/// Runs a parsed front-end command line: help or version, or the banner, the
+/// run, the tool's report and the saved result. `tool` names the version line.
+pub fn execute<F: FrontEnd>(parsed: Parsed<F>, help: &str, tool: &str) -> anyhow::Result<i32> {
+    let options = match parsed {
+        Parsed::Help => {
+            println!("{help}");
+            return Ok(exit::OK);
+        }
+        Parsed::Version => {
+            println!("{}", version_line(tool));
+            return Ok(exit::OK);
+        }
+        Parsed::Run(options) => options,
+    };
+    for note in options.notes() {
+        eprintln!("stampede: note: {note}");
+    }
+    let translated = options.translate();
+    let stdout = std::io::stdout();
+    {
+        let mut out = stdout.lock();
+        options.write_header(&mut out)?;
+        out.flush()?;
+    }
+    let done = run(&translated)?;
+    let closing = closing_line(&translated, &done.result);
+    let mut out = stdout.lock();
+    options.write_report(&done.result, &closing, &mut out)?;
+    out.flush()?;
+    save(&translated, &done)
 }
 
 /// A finished run with the arguments it was built from.

@@ -43,11 +43,7 @@ const SPECS: &[OptSpec] = &[
     STAMPEDE_JSON,
 ];
 
-#[derive(Debug, PartialEq)]
-enum Parsed {
-    Help,
-    Run(PressOptions),
-}
+type Parsed = super::Parsed<PressOptions>;
 
 #[derive(Debug, PartialEq)]
 struct PressOptions {
@@ -236,32 +232,33 @@ fn render(result: &RunResult, closing: &str, out: &mut dyn Write) -> io::Result<
 
 /// `stampede press WORDS...`.
 pub fn execute(words: Vec<String>) -> anyhow::Result<i32> {
-    let options = match parse(&words)? {
-        Parsed::Help => {
-            println!("{HELP}");
-            return Ok(crate::exit::OK);
+    super::execute(parse(&words)?, HELP, "press")
+}
+
+impl super::FrontEnd for PressOptions {
+    fn notes(&self) -> Vec<String> {
+        if self.readfix == 0 {
+            return Vec::new();
         }
-        Parsed::Run(options) => options,
-    };
-    if options.readfix > 0 {
-        eprintln!(
-            "stampede: note: -r {}: stampede parses every response whatever its length, so the fixed-length shortcut is not needed",
-            options.readfix
-        );
+        vec![format!(
+            "-r {}: stampede parses every response whatever its length, so the fixed-length shortcut is not needed",
+            self.readfix
+        )]
     }
-    let translated = options.translate();
-    let stdout = io::stdout();
-    {
-        let mut out = stdout.lock();
-        write_header(&options, &mut out)?;
-        out.flush()?;
+    fn translate(&self) -> Translated {
+        PressOptions::translate(self)
     }
-    let done = super::run(&translated)?;
-    let closing = super::closing_line(&translated, &done.result);
-    let mut out = stdout.lock();
-    render(&done.result, &closing, &mut out)?;
-    out.flush()?;
-    super::save(&translated, &done)
+    fn write_header(&self, out: &mut dyn Write) -> anyhow::Result<()> {
+        Ok(write_header(self, out)?)
+    }
+    fn write_report(
+        &self,
+        result: &RunResult,
+        closing: &str,
+        out: &mut dyn Write,
+    ) -> anyhow::Result<()> {
+        Ok(render(result, closing, out)?)
+    }
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@
 //! (HTTP/0.9) are refused with one line each.
 
 use super::getopt::{tokenize, OptSpec, Token};
-use super::{refuse, usage, version_line, Translated, STAMPEDE_JSON};
+use super::{refuse, usage, Translated, STAMPEDE_JSON};
 use stampede_metrics::RunResult;
 use stampede_plan::parse_duration;
 use std::io::{self, Write};
@@ -57,12 +57,7 @@ const SPECS: &[OptSpec] = &[
     STAMPEDE_JSON,
 ];
 
-#[derive(Debug, PartialEq)]
-enum Parsed {
-    Help,
-    Version,
-    Run(WebbenchOptions),
-}
+type Parsed = super::Parsed<WebbenchOptions>;
 
 #[derive(Debug, PartialEq)]
 struct WebbenchOptions {
@@ -244,30 +239,24 @@ fn render(result: &RunResult, closing: &str, out: &mut dyn Write) -> io::Result<
 
 /// `stampede webbench WORDS...`.
 pub fn execute(words: Vec<String>) -> anyhow::Result<i32> {
-    let options = match parse(&words)? {
-        Parsed::Help => {
-            println!("{HELP}");
-            return Ok(crate::exit::OK);
-        }
-        Parsed::Version => {
-            println!("{}", version_line("webbench"));
-            return Ok(crate::exit::OK);
-        }
-        Parsed::Run(options) => options,
-    };
-    let translated = options.translate();
-    let stdout = io::stdout();
-    {
-        let mut out = stdout.lock();
-        write_header(&options, &mut out)?;
-        out.flush()?;
+    super::execute(parse(&words)?, HELP, "webbench")
+}
+
+impl super::FrontEnd for WebbenchOptions {
+    fn translate(&self) -> Translated {
+        WebbenchOptions::translate(self)
     }
-    let done = super::run(&translated)?;
-    let closing = super::closing_line(&translated, &done.result);
-    let mut out = stdout.lock();
-    render(&done.result, &closing, &mut out)?;
-    out.flush()?;
-    super::save(&translated, &done)
+    fn write_header(&self, out: &mut dyn Write) -> anyhow::Result<()> {
+        Ok(write_header(self, out)?)
+    }
+    fn write_report(
+        &self,
+        result: &RunResult,
+        closing: &str,
+        out: &mut dyn Write,
+    ) -> anyhow::Result<()> {
+        Ok(render(result, closing, out)?)
+    }
 }
 
 #[cfg(test)]

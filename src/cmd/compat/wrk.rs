@@ -7,7 +7,7 @@
 //! Deliberately not here: Lua scripting (`-s` is refused), the engine.
 
 use super::getopt::{tokenize, OptSpec, Token};
-use super::{refuse, usage, version_line, Translated, STAMPEDE_JSON};
+use super::{refuse, usage, Translated, STAMPEDE_JSON};
 use stampede_metrics::RunResult;
 use stampede_plan::parse_duration;
 use std::io::{self, Write};
@@ -52,12 +52,7 @@ const SPECS: &[OptSpec] = &[
     STAMPEDE_JSON,
 ];
 
-#[derive(Debug, PartialEq)]
-enum Parsed {
-    Help,
-    Version,
-    Run(WrkOptions),
-}
+type Parsed = super::Parsed<WrkOptions>;
 
 #[derive(Debug, PartialEq)]
 struct WrkOptions {
@@ -385,30 +380,24 @@ fn render(result: &RunResult, latency: bool, closing: &str, out: &mut dyn Write)
 
 /// `stampede wrk WORDS...`.
 pub fn execute(words: Vec<String>) -> anyhow::Result<i32> {
-    let options = match parse(&words)? {
-        Parsed::Help => {
-            println!("{HELP}");
-            return Ok(crate::exit::OK);
-        }
-        Parsed::Version => {
-            println!("{}", version_line("wrk"));
-            return Ok(crate::exit::OK);
-        }
-        Parsed::Run(options) => options,
-    };
-    let translated = options.translate();
-    let stdout = io::stdout();
-    {
-        let mut out = stdout.lock();
-        write_header(&options, &mut out)?;
-        out.flush()?;
+    super::execute(parse(&words)?, HELP, "wrk")
+}
+
+impl super::FrontEnd for WrkOptions {
+    fn translate(&self) -> Translated {
+        WrkOptions::translate(self)
     }
-    let done = super::run(&translated)?;
-    let closing = super::closing_line(&translated, &done.result);
-    let mut out = stdout.lock();
-    render(&done.result, options.latency, &closing, &mut out)?;
-    out.flush()?;
-    super::save(&translated, &done)
+    fn write_header(&self, out: &mut dyn Write) -> anyhow::Result<()> {
+        Ok(write_header(self, out)?)
+    }
+    fn write_report(
+        &self,
+        result: &RunResult,
+        closing: &str,
+        out: &mut dyn Write,
+    ) -> anyhow::Result<()> {
+        Ok(render(result, self.latency, closing, out)?)
+    }
 }
 
 #[cfg(test)]
