@@ -94,8 +94,8 @@ out, n, cap, page, rows = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4
 print()
 print(f"-c 200, -n {n:,} (capped at {cap} s), {page}-byte page, client: 1 thread; server: 1 worker on CPU 0")
 print()
-print("| server | connections | completed | req/s | mean | p50 | p99 | p99.9 | errors | bytes/response | server CPU | CPU-ms per 1k req | client CPU | machine busy |")
-print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+print("| server | connections | completed | req/s | mean | p50 | p99 | p99.9 | errors | bytes/response | server CPU | server CPU-ms per 1k req | client CPU | client CPU-ms per 1k req | machine busy |")
+print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for row in rows:
     server, conn = row.split()
     j = json.load(open(f"{out}/{server}-{conn}.json"))
@@ -109,7 +109,7 @@ for row in rows:
     label = "keep-alive (-k)" if conn == "keepalive" else "short (new per request)"
     print(f"| {'stampede serve' if server == 'stampede' else 'nginx'} | {label} | {j['requests']['completed']:,} | {j['rps']:,.0f} | {l['mean']/1000:.2f} ms "
           f"| {l['p50']/1000:.2f} ms | {l['p99']/1000:.2f} ms | {l['p99_9']/1000:.2f} ms | {j['requests']['errors']:,} | {j['bytes']['received']/done:.0f} "
-          f"| {s['cpu_pct_mean']:.0f}% | {s['cpu_s_per_1k_requests']*1000:.1f} | {c['cpu_pct_mean'] if c else float('nan'):.0f}% | {busy:.0f}% |")
+          f"| {s['cpu_pct_mean']:.0f}% | {s['cpu_s_per_1k_requests']*1000:.1f} | {c['cpu_pct_mean'] if c else float('nan'):.0f}% | {c['cpu_s_per_1k_requests']*1000 if c else float('nan'):.1f} | {busy:.0f}% |")
 print()
 print("CPU is % of one core; 'machine busy' is all CPUs, everyone's processes included (this machine is shared).")
 EOF

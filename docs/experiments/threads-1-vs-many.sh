@@ -3,14 +3,14 @@
 # short connections (`ab -n 1000000 -c 200`, no -k). The client runs one
 # thread, as ab does. The server is pinned to CPU 0 and the client to CPU 1,
 # then one more row lets a 2-thread server and the client share both CPUs.
-# Full: -n 1,000,000 per row (as the seed), capped at 75 s (~4-5 min).
+# Full: -n 1,000,000 per row (as the seed), capped at 60 s (~4 min).
 # --quick: -n 30,000 capped at 8 s (~30 s).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 exp_parse_args "$@"
 exp_setup
 
-if [ "$QUICK" = 1 ]; then N=30000; CAP=8; else N=1000000; CAP=75; fi
+if [ "$QUICK" = 1 ]; then N=30000; CAP=8; else N=1000000; CAP=60; fi
 CONNS=200
 PAGE=/index.html
 ROWS=("1 pinned" "2 pinned" "5 pinned" "2 shared")
@@ -32,8 +32,8 @@ out, n, cap, rows = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
 print()
 print(f"-c 200, new connection per request, -n {n:,} (capped at {cap} s), client: 1 thread")
 print()
-print("| server threads | CPUs | completed | time | req/s | mean | p50 | p99 | errors | server CPU | busiest thread | ctx vol/invol | client CPU | machine busy |")
-print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+print("| server threads | CPUs | completed | time | req/s | mean | p50 | p99 | errors | server CPU | busiest thread | server CPU-ms per 1k req | ctx vol/invol | ctx per 1k req | client CPU | client CPU-ms per 1k req | machine busy |")
+print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 def busy(j):
     m = j["monitor"].get("machine") or []
     return sum(x["cpu_pct"] for x in m) / len(m) if m else float("nan")
@@ -46,8 +46,9 @@ for row in rows:
     l = j["latency_us"]
     cpus = "server CPU 0, client CPU 1" if mode == "pinned" else "both share CPUs 0-1"
     print(f"| {threads} | {cpus} | {j['requests']['completed']:,} | {j['elapsed_s']:.1f} s | {j['rps']:,.0f} | {l['mean']/1000:.2f} ms "
-          f"| {l['p50']/1000:.2f} ms | {l['p99']/1000:.2f} ms | {j['requests']['errors']:,} | {s['cpu_pct_mean']:.0f}% | {s['busiest_thread_pct_max']:.0f}% "
-          f"| {s['ctx_voluntary']:,} / {s['ctx_involuntary']:,} | {c['cpu_pct_mean'] if c else float('nan'):.0f}% | {busy(j):.0f}% |")
+          f"| {l['p50']/1000:.2f} ms | {l['p99']/1000:.2f} ms | {j['requests']['errors']:,} | {s['cpu_pct_mean']:.0f}% | {s['busiest_thread_pct_max']:.0f}% | {s['cpu_s_per_1k_requests']*1000:.1f} "
+          f"| {s['ctx_voluntary']:,} / {s['ctx_involuntary']:,} | {(s['ctx_voluntary']+s['ctx_involuntary'])/max(j['requests']['completed'],1)*1000:,.0f} "
+          f"| {c['cpu_pct_mean'] if c else float('nan'):.0f}% | {c['cpu_s_per_1k_requests']*1000 if c else float('nan'):.1f} | {busy(j):.0f}% |")
 print()
 print("CPU is % of one core; 'machine busy' is all CPUs, everyone's processes included (this machine is shared). 'busiest thread' is the highest one-second sample of the busiest server thread.")
 EOF

@@ -48,8 +48,8 @@ out, t_wb, t_mon, configs = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
 print()
 print(f"webbench pass: -t {t_wb} -c 1000; monitor pass: stampede run, same words, {t_mon} s")
 print()
-print("| workers | page | pages/min | = req/s | bytes/sec | susceed | failed | p99 | monitor req/s | server CPU | ctx switches vol/invol | ctx per 1k req | client CPU | machine busy |")
-print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+print("| workers | page | pages/min | = req/s | bytes/sec | susceed | failed | p99 | monitor req/s | server CPU | server CPU-ms per 1k req | ctx switches vol/invol | ctx per 1k req | client CPU | machine busy |")
+print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for cfg in configs:
     threads, page = cfg.split()
     tag = f"t{threads}-{os.path.basename(page)[:-5]}"
@@ -66,7 +66,7 @@ for cfg in configs:
     done = mon["requests"]["completed"] or 1
     ctx1k = (srv["ctx_voluntary"] + srv["ctx_involuntary"]) / done * 1000
     print(f"| {threads} | {page} | {ppm:,} | {ppm/60:,.0f} | {int(m.group(2)):,} | {int(r.group(1)):,} | {int(r.group(2)):,} "
-          f"| {wb['latency_us']['p99']/1000:.1f} ms | {mon['rps']:,.0f} | {srv['cpu_pct_mean']:.0f}% "
+          f"| {wb['latency_us']['p99']/1000:.1f} ms | {mon['rps']:,.0f} | {srv['cpu_pct_mean']:.0f}% | {srv['cpu_s_per_1k_requests']*1000:.1f} "
           f"| {srv['ctx_voluntary']:,} / {srv['ctx_involuntary']:,} | {ctx1k:.1f} | {cli['cpu_pct_mean'] if cli else float('nan'):.0f}% | {busy:.0f}% |")
 print()
 print("pages/min is webbench's unit: req/s = pages/min / 60. p99 is from the webbench pass; the columns after it from the monitor pass.")

@@ -23,7 +23,8 @@ pub use counters::{Counters, StatusCounts};
 pub use environment::Environment;
 pub use error_kind::ErrorKind;
 pub use histogram::{
-    decode_histogram, encode_histogram, new_latency_histogram, LatencyHistogram, LatencySummary,
+    decode_histogram, encode_histogram, new_latency_histogram, record_latency, LatencyHistogram,
+    LatencySummary, MAX_TRACKED_US,
 };
 pub use merge::{merge_results, MergeError};
 pub use monitor::{MachineSample, MonitorReport, ProcessSample, ProcessSummary};

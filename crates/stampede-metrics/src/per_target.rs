@@ -7,10 +7,10 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// Two significant digits: a per-target histogram is a tenth the size of the
-/// run's main one, which keeps its 3 digits.
+/// Two significant digits (a tenth of the main histogram's size per bucket),
+/// growing to the largest value recorded.
 fn target_histogram() -> LatencyHistogram {
-    Histogram::new_with_bounds(1, 3_600_000_000, 2).expect("constant bounds are valid")
+    Histogram::new(2).expect("2 significant digits are valid")
 }
 
 /// One target's counts and latencies.
@@ -43,7 +43,9 @@ impl TargetStats {
                     c.failed_status += 1;
                 }
                 c.status.add(status, 1);
-                self.latency.saturating_record(latency_us);
+                let _ = self
+                    .latency
+                    .record(latency_us.clamp(1, crate::histogram::MAX_TRACKED_US));
             }
             Err(kind) => c.errors[kind.index()] += 1,
         }

@@ -2,7 +2,7 @@
 //! (integer adds and one histogram record; no lock, no allocation) and hands
 //! over what it gathered as a [`Snapshot`] a few times a second.
 
-use crate::{ErrorKind, Gauges, Snapshot};
+use crate::{record_latency, ErrorKind, Gauges, Snapshot};
 use std::time::{Duration, Instant};
 
 /// A send later than this after its intended instant counts as late.
@@ -96,15 +96,13 @@ impl Recorder {
         if reconnect {
             self.interval.counters.reconnects += 1;
         }
-        self.interval
-            .connect
-            .saturating_record(micros(connect_time));
+        record_latency(&mut self.interval.connect, micros(connect_time));
     }
 
     /// Counts a TLS handshake that took `handshake`.
     #[inline]
     pub fn record_tls_handshake(&mut self, handshake: Duration) {
-        self.interval.tls.saturating_record(micros(handshake));
+        record_latency(&mut self.interval.tls, micros(handshake));
     }
 
     /// Keeps `message` as a sample reason for `kind` (the caller limits how
@@ -125,7 +123,7 @@ impl Recorder {
     pub fn record_send_lag(&mut self, lag: Duration) {
         if lag >= LATE_THRESHOLD {
             self.interval.counters.late_sends += 1;
-            self.interval.lag.saturating_record(micros(lag));
+            record_latency(&mut self.interval.lag, micros(lag));
         }
     }
 
@@ -159,12 +157,12 @@ impl Recorder {
                 counters.status.add(status, 1);
                 let snapshot = &mut self.interval;
                 let latency = outcome.done.saturating_duration_since(outcome.intended);
-                snapshot.latency.saturating_record(micros(latency));
+                record_latency(&mut snapshot.latency, micros(latency));
                 let service = outcome.done.saturating_duration_since(outcome.sent);
-                snapshot.service.saturating_record(micros(service));
+                record_latency(&mut snapshot.service, micros(service));
                 if let Some(first_byte) = outcome.first_byte {
                     let waiting = first_byte.saturating_duration_since(outcome.sent);
-                    snapshot.waiting.saturating_record(micros(waiting));
+                    record_latency(&mut snapshot.waiting, micros(waiting));
                 }
             }
             Err(kind) => counters.errors[kind.index()] += 1,
