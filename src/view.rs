@@ -9,6 +9,7 @@
 mod live;
 
 use crate::progress::ProgressLine;
+use stampede_engine::monitor::LiveFeed;
 use stampede_engine::{NoObserver, Observer};
 use stampede_plan::Plan;
 use std::io::IsTerminal;
@@ -35,13 +36,21 @@ fn live_view_possible() -> bool {
     std::io::stdout().is_terminal() && !dumb
 }
 
-/// The view for a run of `plan` (of `planned` length; None: until `-n` is done).
-pub fn open_view(quiet: bool, planned: Option<Duration>, plan: &Plan) -> Box<dyn RunView> {
+/// The view for a run of `plan` (of `planned` length; None: until `-n` is
+/// done), with `banner` lines above it (a sweep's step, the finished steps)
+/// and the process monitor's `feed`.
+pub fn open_view(
+    quiet: bool,
+    planned: Option<Duration>,
+    plan: &Plan,
+    banner: &[String],
+    feed: Option<LiveFeed>,
+) -> Box<dyn RunView> {
     if quiet {
         return Box::new(NoObserver);
     }
     if live_view_possible() {
-        match live::LiveView::start(plan) {
+        match live::LiveView::start(plan, banner, feed) {
             Ok(view) => return Box::new(view),
             Err(error) => eprintln!("stampede: no live view ({error:#}); showing progress lines"),
         }

@@ -27,7 +27,10 @@ struct Tmux {
 
 impl Tmux {
     fn start(command: &str) -> Option<Tmux> {
-        let socket = format!("stampede-test-{}", std::process::id());
+        // One tmux server per test: the tests of this file run in parallel.
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let socket = format!("stampede-test-{}-{n}", std::process::id());
         let tmux = Tmux { socket };
         let started = tmux
             .run(&[
@@ -119,6 +122,11 @@ fn the_live_view_draws_updates_and_q_stops_with_the_summary() {
         elapsed_label(s).is_some_and(|now| now != before)
     });
     assert!(later.contains("last second"), "{later}");
+    // The process monitor's latest sample: stampede itself (the client).
+    let monitored = tmux.wait_for("the monitored processes", |s| {
+        s.contains("client stampede") && s.contains("CPU") && s.contains("RSS")
+    });
+    assert!(monitored.contains("pid"), "{monitored}");
     tmux.run(&["send-keys", "-t", "live", "q"]).unwrap();
     let after = tmux.wait_for("the summary after q", |s| s.contains("EXIT="));
     assert!(
@@ -162,4 +170,25 @@ fn without_a_terminal_no_escape_codes_are_printed() {
         "escape codes on stderr: {stderr:?}"
     );
     assert!(!stderr.contains('\r'), "no in-place rewriting: {stderr:?}");
+}
+
+#[test]
+fn a_sweep_shows_its_step_and_the_finished_steps() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("SKIPPED: tmux is not installed (apt-get install -y tmux); the sweep view was not tested");
+        return;
+    }
+    let target = spawn_target(one_thread());
+    let command = format!(
+        "{} sweep http://{}/ -c 1,2 --step 2s --warmup 200ms -t 1; echo EXIT=$?; sleep 60",
+        binary().display(),
+        target.local_addr()
+    );
+    let tmux = Tmux::start(&command).expect("tmux starts");
+    let second = tmux.wait_for("the second step with the first one done", |s| {
+        s.contains("sweep step 2/2") && s.contains("done") && s.contains("Throughput")
+    });
+    assert!(second.contains("1 connections"), "{second}");
+    let after = tmux.wait_for("the sweep's verdict", |s| s.contains("EXIT="));
+    assert!(after.contains("EXIT=0"), "{after}");
 }

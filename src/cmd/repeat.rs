@@ -3,7 +3,7 @@
 //! figure's 95% confidence interval is within ±PCT% of its mean (bounded by
 //! -d), so nobody has to guess a duration. Writes `stampede.repeat/1`.
 
-use crate::cmd::run::{exit_status, run_plan_with, SloArg};
+use crate::cmd::run::{exit_status, run_plan_in, RunContext, SloArg};
 use crate::exit;
 use crate::interrupt;
 use crate::output::write_json_value;
@@ -82,7 +82,14 @@ pub fn execute(
         if !output.quiet {
             eprintln!("stampede: round {round}/{max_rounds}");
         }
-        let result = run_plan_with(&plan, notices.clone(), output.quiet, pids, slo)?;
+        let context = RunContext {
+            quiet: output.quiet,
+            pids,
+            slo,
+            exports: None,
+            banner: vec![format!("round {round} of at most {max_rounds}")],
+        };
+        let result = run_plan_in(&plan, notices.clone(), &context)?;
         let interrupted = result.interrupted;
         results.push(result);
         if interrupted || stop.is_stopped() {

@@ -334,35 +334,40 @@ pub fn build_plan(args: &RunArgs) -> anyhow::Result<(Plan, Vec<String>)> {
     Ok((plan, notices))
 }
 
+/// Everything about running a plan besides the plan itself.
+#[derive(Default)]
+pub struct RunContext<'a> {
+    /// No live view or progress line.
+    pub quiet: bool,
+    /// Server processes to monitor (stampede itself always is).
+    pub pids: &'a [u32],
+    pub slo: Option<&'a SloArg>,
+    /// Per-request outputs (`--gnuplot`, `--log-requests`) written during the run.
+    pub exports: Option<&'a ExportArgs>,
+    /// Lines shown above the live view: a sweep's step, the finished steps.
+    pub banner: Vec<String>,
+}
+
 /// Runs a plan with the run view (unless quiet) and returns its result.
 pub fn run_plan(plan: &Plan, notices: Vec<String>, quiet: bool) -> anyhow::Result<RunResult> {
-    run_plan_with(plan, notices, quiet, &[], None)
+    let context = RunContext {
+        quiet,
+        ..RunContext::default()
+    };
+    run_plan_in(plan, notices, &context)
 }
 
-/// Runs a plan while monitoring `pids` (servers) and stampede itself, checks
-/// the SLO, and adds the self-check warnings.
-pub fn run_plan_with(
+/// Runs a plan while monitoring the servers and stampede itself, checks the
+/// SLO, writes the per-request outputs and adds the self-check warnings.
+pub fn run_plan_in(
     plan: &Plan,
     notices: Vec<String>,
-    quiet: bool,
-    pids: &[u32],
-    slo: Option<&SloArg>,
+    context: &RunContext<'_>,
 ) -> anyhow::Result<RunResult> {
-    run_plan_exporting(plan, notices, quiet, pids, slo, &ExportArgs::default())
-}
-
-/// [`run_plan_with`], also writing the per-request outputs of `exports`
-/// (`--gnuplot`, `--log-requests`) while the load runs.
-pub fn run_plan_exporting(
-    plan: &Plan,
-    notices: Vec<String>,
-    quiet: bool,
-    pids: &[u32],
-    slo: Option<&SloArg>,
-    exports: &ExportArgs,
-) -> anyhow::Result<RunResult> {
+    let (quiet, pids, slo) = (context.quiet, context.pids, context.slo);
     check_fd_headroom(plan)?;
-    let request_log = exports::open_request_log(exports, plan)?;
+    let no_exports = ExportArgs::default();
+    let request_log = exports::open_request_log(context.exports.unwrap_or(&no_exports), plan)?;
     let stop = interrupt::stop_handle()?;
     for notice in &notices {
         eprintln!("stampede: note: {notice}");
@@ -385,7 +390,7 @@ pub fn run_plan_exporting(
     });
     let monitor =
         Monitor::start(watched, MONITOR_INTERVAL).context("starting the process monitor")?;
-    let mut view = view::open_view(quiet, planned, plan);
+    let mut view = view::open_view(quiet, planned, plan, &context.banner, Some(monitor.feed()));
     let options = stampede_engine::RunOptions { request_log };
     let finished = stampede_engine::run_with(plan, view.as_mut(), &stop, options);
     view.finish();
@@ -497,14 +502,14 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
         };
         return repeat::execute(plan, notices, rounds, &pids, args.slo.as_ref(), output);
     }
-    let result = run_plan_exporting(
-        &plan,
-        notices,
-        args.quiet,
-        &pids,
-        args.slo.as_ref(),
-        &args.exports,
-    );
+    let context = RunContext {
+        quiet: args.quiet,
+        pids: &pids,
+        slo: args.slo.as_ref(),
+        exports: Some(&args.exports),
+        banner: Vec::new(),
+    };
+    let result = run_plan_in(&plan, notices, &context);
     drop(spawned);
     let mut result = result?;
     agent::annotate(&args.agent, &mut result);

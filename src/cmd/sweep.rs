@@ -3,7 +3,7 @@
 //! range, knee, capacity, effective throughput and a USL fit, with the rule
 //! behind every verdict printed.
 
-use crate::cmd::run::{build_plan, exit_status, parse_run_args, run_plan_with, SloArg};
+use crate::cmd::run::{build_plan, exit_status, parse_run_args, run_plan_in, RunContext, SloArg};
 use crate::exports::write_file;
 use crate::output::write_json_value;
 use crate::spawn::SpawnedServer;
@@ -209,7 +209,14 @@ pub fn execute(args: SweepArgs) -> anyhow::Result<i32> {
                 describe(*load)
             );
         }
-        let result = run_plan_with(&plan, notices, args.quiet, &pids, slo.as_ref())
+        let context = RunContext {
+            quiet: args.quiet,
+            pids: &pids,
+            slo: slo.as_ref(),
+            exports: None,
+            banner: sweep_banner(index, total, *load, &results),
+        };
+        let result = run_plan_in(&plan, notices, &context)
             .with_context(|| format!("step {}", describe(*load)))?;
         if result.interrupted {
             eprintln!(
@@ -284,6 +291,25 @@ pub fn execute(args: SweepArgs) -> anyhow::Result<i32> {
     } else {
         exit::OK
     })
+}
+
+/// The live view's banner during a step: which step runs, and the finished ones.
+fn sweep_banner(index: usize, total: usize, load: Load, done: &[(Load, RunResult)]) -> Vec<String> {
+    let mut lines = vec![format!(
+        "sweep step {}/{total}: {}",
+        index + 1,
+        describe(load)
+    )];
+    for (finished, result) in done {
+        lines.push(format!(
+            "  done {:>16}: goodput {:>12} req/s, p99 {:>9}, errors {:.2}%",
+            describe(*finished),
+            format_rate(result.goodput),
+            format_latency_us(result.latency_us.p99 as f64),
+            result.error_rate_pct
+        ));
+    }
+    lines
 }
 
 fn describe(load: Load) -> String {

@@ -22,14 +22,19 @@ fn block(title: &str) -> Block<'static> {
 
 /// Draws the whole view into `frame`.
 pub fn draw(frame: &mut Frame<'_>, state: &LiveState) {
-    let [header, middle, spark, bottom, footer] = Layout::vertical([
+    let banner_lines = state.banner.len().min(MAX_BANNER_LINES) as u16;
+    let [banner, header, middle, spark, bottom, processes, footer] = Layout::vertical([
+        Constraint::Length(banner_lines),
         Constraint::Length(3),
         Constraint::Length(8),
         Constraint::Min(4),
         Constraint::Length(7),
+        Constraint::Length(state.processes.len().min(3) as u16),
         Constraint::Length(1),
     ])
     .areas(frame.area());
+    draw_banner(frame, banner, state);
+    draw_processes(frame, processes, state);
     draw_progress(frame, header, state);
     let [left, right] =
         Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(middle);
@@ -49,6 +54,44 @@ pub fn draw(frame: &mut Frame<'_>, state: &LiveState) {
         Span::raw(" q or Ctrl-C: stop early (the summary is still printed)")
     };
     frame.render_widget(Paragraph::new(Line::from(hint)), footer);
+}
+
+/// Most banner lines shown (a long sweep keeps its latest finished steps).
+const MAX_BANNER_LINES: usize = 8;
+
+/// The sweep step or repeat round, and the finished steps, above the view.
+fn draw_banner(frame: &mut Frame<'_>, area: Rect, state: &LiveState) {
+    if state.banner.is_empty() {
+        return;
+    }
+    let skip = state.banner.len().saturating_sub(MAX_BANNER_LINES);
+    // The first line (what is running) always shows; older finished steps
+    // make room for newer ones.
+    let lines: Vec<Line<'_>> = std::iter::once(&state.banner[0])
+        .chain(state.banner.iter().skip(1 + skip))
+        .map(|text| Line::from(text.as_str()))
+        .collect();
+    frame.render_widget(Paragraph::new(lines), area);
+}
+
+/// One line per monitored process: CPU and RSS of its latest second.
+fn draw_processes(frame: &mut Frame<'_>, area: Rect, state: &LiveState) {
+    let lines: Vec<Line<'_>> = state
+        .processes
+        .iter()
+        .take(3)
+        .map(|p| {
+            Line::from(format!(
+                " {} {} (pid {}): CPU {:.0}% · RSS {}",
+                p.role,
+                p.name,
+                p.pid,
+                p.cpu_pct,
+                stampede_report::format_bytes(p.rss_bytes as f64)
+            ))
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(lines), area);
 }
 
 fn draw_progress(frame: &mut Frame<'_>, area: Rect, state: &LiveState) {

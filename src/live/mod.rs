@@ -14,6 +14,7 @@ mod terminal;
 
 use crate::view::RunView;
 use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
+use stampede_engine::monitor::LiveFeed;
 use stampede_engine::{Observer, StopHandle};
 use stampede_metrics::Snapshot;
 use stampede_plan::Plan;
@@ -31,6 +32,8 @@ const KEY_POLL: Duration = Duration::from_millis(50);
 /// The live view of one run.
 pub struct LiveView {
     state: Arc<Mutex<LiveState>>,
+    /// Where the process monitor publishes its latest samples.
+    feed: Option<LiveFeed>,
     done: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
@@ -45,10 +48,16 @@ fn lock(state: &Mutex<LiveState>) -> MutexGuard<'_, LiveState> {
 
 impl LiveView {
     /// Takes over the terminal and starts drawing.
-    pub fn start(plan: &Plan) -> anyhow::Result<LiveView> {
+    pub fn start(
+        plan: &Plan,
+        banner: &[String],
+        feed: Option<LiveFeed>,
+    ) -> anyhow::Result<LiveView> {
         let stop = crate::interrupt::stop_handle()?;
         let terminal = terminal::enter()?;
-        let state = Arc::new(Mutex::new(LiveState::for_plan(plan)));
+        let mut initial = LiveState::for_plan(plan);
+        initial.banner = banner.to_vec();
+        let state = Arc::new(Mutex::new(initial));
         let done = Arc::new(AtomicBool::new(false));
         let (ui_state, ui_done) = (state.clone(), done.clone());
         let thread = std::thread::Builder::new()
@@ -63,6 +72,7 @@ impl LiveView {
         };
         Ok(LiveView {
             state,
+            feed,
             done,
             thread: Some(thread),
         })
@@ -119,7 +129,15 @@ fn run_ui(
 
 impl Observer for LiveView {
     fn on_snapshot(&mut self, elapsed: Duration, interval: &Snapshot, total: &Snapshot) {
-        lock(&self.state).update(elapsed, interval, total);
+        let processes = self
+            .feed
+            .as_ref()
+            .and_then(|feed| feed.lock().ok().map(|latest| latest.clone()));
+        let mut state = lock(&self.state);
+        state.update(elapsed, interval, total);
+        if let Some(processes) = processes {
+            state.processes = processes;
+        }
     }
 }
 

@@ -4,6 +4,7 @@
 //! connections. Plain data, updated on the aggregator thread and read by the
 //! drawing thread; no terminal code here.
 
+use stampede_engine::monitor::LiveProcess;
 use stampede_metrics::{new_latency_histogram, ErrorKind, LatencyHistogram, Snapshot};
 use stampede_plan::{LoadModel, Plan, StopCondition};
 use std::collections::VecDeque;
@@ -74,6 +75,11 @@ pub struct LiveState {
     pub in_flight: u64,
     /// Set once the user asked to stop.
     pub stopping: bool,
+    /// Lines above the view: which step of a sweep or round of a repeat is
+    /// running, and the steps already finished.
+    pub banner: Vec<String>,
+    /// The monitored processes' latest CPU and RSS (server and client).
+    pub processes: Vec<LiveProcess>,
     slots: VecDeque<Slot>,
     last_summary: Option<Duration>,
 }
@@ -120,6 +126,8 @@ impl LiveState {
             open_connections: 0,
             in_flight: 0,
             stopping: false,
+            banner: Vec::new(),
+            processes: Vec::new(),
             slots: VecDeque::new(),
             last_summary: None,
         }

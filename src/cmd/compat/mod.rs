@@ -15,7 +15,7 @@ pub mod press;
 pub mod webbench;
 pub mod wrk;
 
-use crate::cmd::run::{build_plan, parse_run_args, run_plan_exporting, RunArgs};
+use crate::cmd::run::{build_plan, parse_run_args, run_plan_in, RunArgs, RunContext};
 use crate::exit;
 use getopt::OptSpec;
 use stampede_metrics::RunResult;
@@ -154,7 +154,12 @@ pub fn run(translated: &Translated) -> anyhow::Result<Finished> {
         .map_err(|e| usage(translated.tool, clap_message(&e)))?;
     let (plan, notices) = build_plan(&args)?;
     // The exports ride along: ab's -g gnuplot rows are written during the run.
-    let result = run_plan_exporting(&plan, notices, translated.quiet, &[], None, &args.exports)?;
+    let context = RunContext {
+        quiet: translated.quiet,
+        exports: Some(&args.exports),
+        ..RunContext::default()
+    };
+    let result = run_plan_in(&plan, notices, &context)?;
     Ok(Finished { args, result })
 }
 

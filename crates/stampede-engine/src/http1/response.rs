@@ -358,7 +358,12 @@ mod tests {
         assert_eq!(parse_length(b" 515 "), Some(515));
         assert_eq!(parse_length(b"18446744073709551615"), None, "20 digits");
         for bad in [&b""[..], b"+4", b"-1", b"1 2", b"0x10"] {
-            assert_eq!(parse_length(bad), None, "{:?}", String::from_utf8_lossy(bad));
+            assert_eq!(
+                parse_length(bad),
+                None,
+                "{:?}",
+                String::from_utf8_lossy(bad)
+            );
         }
     }
 

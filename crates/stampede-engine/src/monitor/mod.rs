@@ -10,7 +10,7 @@ use procfs::{
 };
 use stampede_metrics::{MachineSample, MonitorReport, ProcessSample, ProcessSummary};
 use std::collections::HashMap;
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -24,20 +24,42 @@ pub struct Watched {
     pub role: &'static str,
 }
 
+/// A process's latest sample, for live display.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LiveProcess {
+    pub pid: u32,
+    pub name: String,
+    pub role: &'static str,
+    /// User + system CPU in the last interval, percent of one core.
+    pub cpu_pct: f64,
+    pub rss_bytes: u64,
+}
+
+/// The latest sample of every watched process, shared with a live view.
+pub type LiveFeed = Arc<Mutex<Vec<LiveProcess>>>;
+
 /// A running monitor; [`Monitor::stop`] ends it and returns the report.
 pub struct Monitor {
     stop: mpsc::Sender<()>,
     thread: JoinHandle<MonitorReport>,
+    feed: LiveFeed,
 }
 
 impl Monitor {
     /// Starts sampling `watched` every `interval`.
     pub fn start(watched: Vec<Watched>, interval: Duration) -> std::io::Result<Monitor> {
         let (stop, stopped) = mpsc::channel();
+        let feed = LiveFeed::default();
+        let writer = feed.clone();
         let thread = std::thread::Builder::new()
             .name("stampede-monitor".into())
-            .spawn(move || sample_until_stopped(watched, interval, stopped))?;
-        Ok(Monitor { stop, thread })
+            .spawn(move || sample_until_stopped(watched, interval, stopped, &writer))?;
+        Ok(Monitor { stop, thread, feed })
+    }
+
+    /// The latest samples, updated once per interval (for the live view).
+    pub fn feed(&self) -> LiveFeed {
+        self.feed.clone()
     }
 
     /// Takes a last sample and returns everything recorded.
@@ -59,6 +81,7 @@ fn sample_until_stopped(
     watched: Vec<Watched>,
     interval: Duration,
     stopped: mpsc::Receiver<()>,
+    feed: &LiveFeed,
 ) -> MonitorReport {
     let ticks = procfs::ticks_per_second();
     let start = Instant::now();
@@ -94,6 +117,7 @@ fn sample_until_stopped(
         for tracker in trackers.iter_mut().filter(|t| !t.summary.exited) {
             sample_process(tracker, t_s, seconds, ticks);
         }
+        publish(&trackers, &watched, feed);
         let current = machine_ticks();
         if let (Some((busy0, total0)), Some((busy1, total1))) = (last_machine, current) {
             let total = (total1 - total0).max(1) as f64;
@@ -118,6 +142,31 @@ fn sample_until_stopped(
         cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
         processes,
         machine,
+    }
+}
+
+/// Hands the latest sample of each live process to the feed.
+fn publish(trackers: &[Tracker], watched: &[Watched], feed: &LiveFeed) {
+    let latest = trackers
+        .iter()
+        .filter(|t| !t.summary.exited)
+        .filter_map(|t| {
+            let sample = t.summary.samples.last()?;
+            let role = watched
+                .iter()
+                .find(|w| w.pid == t.summary.pid)
+                .map_or("server", |w| w.role);
+            Some(LiveProcess {
+                pid: t.summary.pid,
+                name: t.summary.name.clone(),
+                role,
+                cpu_pct: sample.cpu_user_pct + sample.cpu_sys_pct,
+                rss_bytes: sample.rss_bytes,
+            })
+        })
+        .collect();
+    if let Ok(mut shared) = feed.lock() {
+        *shared = latest;
     }
 }
 
@@ -207,7 +256,13 @@ mod tests {
             spin = spin.wrapping_add(1);
         }
         assert!(spin > 0);
+        let feed = monitor.feed();
         let mut report = monitor.stop();
+        assert_eq!(
+            feed.lock().unwrap().len(),
+            1,
+            "the feed holds the latest sample"
+        );
         report.set_requests(1000);
         let me = report.client().expect("client summary");
         assert!(me.samples.len() >= 3, "{:?}", me.samples.len());
