@@ -154,8 +154,10 @@ fn sweep_on_a_cpu_bound_target_finds_the_knee() {
     let classes: Vec<&str> = steps.iter().map(|s| s["class"].as_str().unwrap()).collect();
     assert_eq!(classes[0], "healthy");
     // One server thread doing CPU work cannot serve 16 connections 16 times
-    // as fast as one: the last step is past the knee, whatever the noise.
-    assert_ne!(classes[2], "healthy", "{classes:?}");
+    // as fast as one: some step past the first is past the knee. (Which one
+    // depends on the noise of a shared machine: each step is judged against
+    // the one before it.)
+    assert!(classes[1..].iter().any(|c| *c != "healthy"), "{classes:?}");
     assert!(
         sweep["knee"]["connections"].as_u64().is_some(),
         "{}",
