@@ -60,7 +60,7 @@ impl Figure {
         match self {
             Figure::Goodput | Figure::Rps => "req/s",
             Figure::ErrorRate => "%",
-            Figure::ServerCpuPer1k => "CPU-s",
+            Figure::ServerCpuPer1k => "CPU-ms",
             _ => "ms",
         }
     }
@@ -132,7 +132,9 @@ impl RunFigures {
             Figure::P99 => self.p99_ms,
             Figure::P99_9 => self.p99_9_ms,
             Figure::Max => self.max_ms,
-            Figure::ServerCpuPer1k => self.server_cpu_s_per_1k,
+            // Milliseconds: CPU-seconds per 1000 requests are small numbers
+            // (0.012) whose differences vanish at two decimals.
+            Figure::ServerCpuPer1k => self.server_cpu_s_per_1k.map(|s| s * 1000.0),
         }
         .filter(|v| v.is_finite())
     }
@@ -537,7 +539,11 @@ mod tests {
         // Max is a tail figure: +10% band. 12.099 vs 10.099 ms is +19.8%.
         assert_eq!(row(&c, Figure::Max).verdicts[1], Verdict::Worse);
         let cpu = row(&c, Figure::ServerCpuPer1k);
-        assert_eq!(cpu.values, vec![None, None, Some(0.4)]);
+        assert_eq!(
+            cpu.values,
+            vec![None, None, Some(400.0)],
+            "0.4 CPU-s = 400 CPU-ms"
+        );
         assert_eq!(cpu.verdicts[2], Verdict::Unknown);
     }
 

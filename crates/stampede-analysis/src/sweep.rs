@@ -370,6 +370,11 @@ fn fit_closed_model(steps: &[StepAnalysis], warnings: &mut Vec<String>) -> Optio
 /// The error-rate test of "overloaded": the SLO's errors conditions when it
 /// has any, otherwise the threshold.
 fn error_verdict(step: &StepInput, slo: Option<&[Condition]>, t: &Thresholds) -> Option<String> {
+    // A step in which nothing completed has no error rate to speak of (every
+    // request was still waiting at the deadline): it is past any capacity.
+    if step.rps <= 0.0 && step.goodput <= 0.0 {
+        return Some("no request completed within the step".to_string());
+    }
     let slo_errors: Vec<&Condition> = slo
         .unwrap_or(&[])
         .iter()
@@ -588,6 +593,16 @@ mod tests {
 
     fn classes(a: &SweepAnalysis) -> Vec<Class> {
         a.steps.iter().map(|s| s.class).collect()
+    }
+
+    #[test]
+    fn a_step_where_nothing_completed_is_overloaded() {
+        let mut steps = seed_table();
+        steps[2] = step(Load::Connections(5000), 0.0, 0.0, 0.0);
+        let a = analyze_sweep(&steps[..3], None, &Thresholds::default());
+        assert_eq!(a.steps[2].class, Class::Overloaded, "{}", a.steps[2].rule);
+        let range = a.stable_range.expect("a stable range");
+        assert_eq!(range.to, Load::Connections(2000));
     }
 
     #[test]

@@ -139,10 +139,19 @@ fn sample_until_stopped(
         .collect();
     MonitorReport {
         interval_s: interval.as_secs_f64(),
-        cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        // The machine's CPUs, not this process's affinity: the busy share
+        // in `machine` covers all of them.
+        cpus: online_cpus(),
         processes,
         machine,
     }
+}
+
+/// CPUs online on the machine.
+fn online_cpus() -> usize {
+    // SAFETY: sysconf reads a system constant and has no preconditions.
+    let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    usize::try_from(online).ok().filter(|n| *n > 0).unwrap_or(1)
 }
 
 /// Hands the latest sample of each live process to the feed.
