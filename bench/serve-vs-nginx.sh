@@ -32,8 +32,9 @@ while [ $# -gt 0 ]; do
 done
 
 REPO="$(cd "$(dirname "$0")/.." && pwd)"
-S_PORT=38100
-N_PORT=38200
+# Below the ephemeral range (32768–60999), so no client socket can hold them.
+S_PORT=${S_PORT:-18100}
+N_PORT=${N_PORT:-18200}
 CONNS=100
 
 need_install=()
