@@ -16,8 +16,14 @@ if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
   echo "fuzz: installing cargo-fuzz"
   cargo install cargo-fuzz --locked
 fi
+# New inputs go to a scratch corpus (the first directory libFuzzer is given);
+# the committed seeds in fuzz/corpus are only read. Keep an interesting find
+# by copying it into fuzz/corpus/TARGET, where the stable replay test sees it.
+scratch="$(mktemp -d)"
+trap 'rm -rf "$scratch"' EXIT
 for target in response request; do
   echo "fuzz: $target for ${seconds}s"
-  # -max_total_time bounds the run; new interesting inputs land in the corpus.
-  (cd fuzz && cargo +nightly fuzz run "$target" "corpus/$target" -- -max_total_time="$seconds" -rss_limit_mb=2048)
+  mkdir -p "$scratch/$target"
+  # -max_total_time bounds the run.
+  (cd fuzz && cargo +nightly fuzz run "$target" "$scratch/$target" "corpus/$target" -- -max_total_time="$seconds" -rss_limit_mb=2048)
 done
