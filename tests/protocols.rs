@@ -554,3 +554,21 @@ fn tls_http1_and_h2_and_h2c_against_the_built_in_target() {
     );
     assert_eq!(run.count("/bytes/body"), 400 * 3000);
 }
+
+#[test]
+fn ipv6_literals() {
+    let Ok(target) = stampede_testkit::Server::start(
+        "[::1]:0".parse().unwrap(),
+        TargetConfig {
+            threads: 1,
+            ..TargetConfig::default()
+        },
+    ) else {
+        eprintln!("skipped: no IPv6 loopback on this machine");
+        return;
+    };
+    let url = format!("http://[::1]:{}/index.html", target.local_addr().port());
+    let run = run_stampede(binary(), &[&url, "-n", "100", "-c", "2", "-t", "1"]);
+    assert_eq!(run.count("/requests/success"), 100, "{}", run.stderr());
+    assert_eq!(target.shutdown().unwrap().requests_total, 100);
+}
