@@ -55,6 +55,14 @@ fn run_against_with(server: &RawServer, extra: &[&str]) -> Run {
         + run.count("/requests/errors")
         + run.count("/requests/unfinished");
     assert_eq!(accounted, N, "{}", run.result()["requests"]);
+    // Memory stays bounded whatever the server sends (the monitor samples
+    // stampede itself at the end of every run).
+    let client_rss = run.result()["monitor"]["processes"]
+        .as_array()
+        .and_then(|all| all.iter().find(|p| p["role"] == "client"))
+        .and_then(|client| client["rss_max_bytes"].as_u64())
+        .expect("the client's own RSS was sampled");
+    assert!(client_rss < 64 << 20, "client RSS {client_rss} bytes");
     run
 }
 
