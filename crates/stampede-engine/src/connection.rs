@@ -10,6 +10,7 @@ use crate::request_log::WorkerLog;
 use crate::transport::{Connector, Stream};
 use crate::worker_state::WorkerState;
 use stampede_metrics::{ErrorKind, Outcome};
+use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -35,6 +36,10 @@ pub struct ConnectionContext {
     pub state: Rc<WorkerState>,
     /// The per-request log, when one was asked for (`None`: one check per request).
     pub log: Option<WorkerLog>,
+    /// One read buffer for all of the worker's plain connections: reads go
+    /// here and only bytes the parser cannot consume yet are kept per
+    /// connection, so an idle connection holds no buffer.
+    pub scratch: RefCell<Box<[u8]>>,
 }
 
 impl ConnectionContext {
@@ -149,16 +154,18 @@ impl Slot {
             exchange.sent = sent;
             let result = match failure {
                 Some(kind) => Err(kind),
-                None => match tokio::time::timeout_at(deadline, self.read_response(&mut exchange))
-                    .await
-                {
-                    Ok(Ok((status, keep_alive))) => {
-                        reusable &= keep_alive;
-                        Ok(status)
+                None => {
+                    match tokio::time::timeout_at(deadline, self.read_response(ctx, &mut exchange))
+                        .await
+                    {
+                        Ok(Ok((status, keep_alive))) => {
+                            reusable &= keep_alive;
+                            Ok(status)
+                        }
+                        Ok(Err(kind)) => Err(kind),
+                        Err(_) => Err(ErrorKind::Timeout),
                     }
-                    Ok(Err(kind)) => Err(kind),
-                    Err(_) => Err(ErrorKind::Timeout),
-                },
+                }
             };
             if let Err(kind) = result {
                 failure = Some(kind);
@@ -310,13 +317,20 @@ impl Slot {
             .write_all(request)
             .await
             .map_err(|e| classify_io(&e))?;
-        self.read_response(exchange).await
+        self.read_response(ctx, exchange).await
     }
 
     /// Reads one response from the connection.
-    async fn read_response(&mut self, exchange: &mut Exchange) -> Result<(u16, bool), ErrorKind> {
-        let stream = self.stream.as_mut().expect("connected above");
+    async fn read_response(
+        &mut self,
+        ctx: &ConnectionContext,
+        exchange: &mut Exchange,
+    ) -> Result<(u16, bool), ErrorKind> {
         self.parser.reset();
+        if self.stream.as_ref().is_some_and(Stream::is_plain) {
+            return self.read_plain_response(ctx, exchange).await;
+        }
+        let stream = self.stream.as_mut().expect("connected above");
         loop {
             if !self.buffer.pending().is_empty() {
                 let (used, progress) = self
@@ -344,6 +358,62 @@ impl Slot {
                     exchange.bytes_received += n as u64;
                 }
                 Err(e) => return Err(classify_io(&e)),
+            }
+        }
+    }
+}
+
+impl Slot {
+    /// [`Slot::read_response`] for TCP and Unix streams: waits for readiness,
+    /// reads into the worker's scratch buffer, parses from there, and keeps
+    /// only an incomplete head (or unsolicited bytes) in the slot's buffer.
+    async fn read_plain_response(
+        &mut self,
+        ctx: &ConnectionContext,
+        exchange: &mut Exchange,
+    ) -> Result<(u16, bool), ErrorKind> {
+        loop {
+            if !self.buffer.pending().is_empty() {
+                let (used, progress) = self
+                    .parser
+                    .advance(self.buffer.pending())
+                    .map_err(response_error_kind)?;
+                self.buffer.consume(used);
+                if let ResponseProgress::Complete(done) = progress {
+                    exchange.body_bytes = done.body_bytes;
+                    return Ok((done.status, done.keep_alive));
+                }
+            }
+            let stream = self.stream.as_ref().expect("connected above");
+            stream.readable().await.map_err(|e| classify_io(&e))?;
+            let mut scratch = ctx.scratch.borrow_mut();
+            let n = match stream.try_read(&mut scratch) {
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+                Err(e) => return Err(classify_io(&e)),
+            };
+            if n == 0 {
+                let done = self.parser.finish_on_close().map_err(response_error_kind)?;
+                exchange.body_bytes = done.body_bytes;
+                return Ok((done.status, false));
+            }
+            if exchange.first_byte.is_none() {
+                exchange.first_byte = Some(Instant::now());
+            }
+            exchange.bytes_received += n as u64;
+            if !self.buffer.pending().is_empty() {
+                // Part of a head is already kept: the new bytes join it.
+                self.buffer.append(&scratch[..n]);
+                continue;
+            }
+            let (used, progress) = self
+                .parser
+                .advance(&scratch[..n])
+                .map_err(response_error_kind)?;
+            self.buffer.append(&scratch[used..n]);
+            if let ResponseProgress::Complete(done) = progress {
+                exchange.body_bytes = done.body_bytes;
+                return Ok((done.status, done.keep_alive));
             }
         }
     }

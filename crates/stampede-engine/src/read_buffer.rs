@@ -56,6 +56,25 @@ impl ReadBuffer {
         &mut self.data[self.end..]
     }
 
+    /// Keeps `bytes` after what is pending (bytes read into the worker's
+    /// scratch buffer that the parser could not consume yet).
+    pub fn append(&mut self, bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
+        if self.data.len() - self.end < bytes.len() {
+            self.data.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+            let needed = self.end + bytes.len();
+            if self.data.len() < needed {
+                self.data.resize(needed.max(INITIAL_CAPACITY), 0);
+            }
+        }
+        self.data[self.end..self.end + bytes.len()].copy_from_slice(bytes);
+        self.end += bytes.len();
+    }
+
     /// Records that `n` bytes were read into [`ReadBuffer::spare`]. A read
     /// that filled the whole buffer means more is waiting: double it so that
     /// bulk bodies take fewer reads.
@@ -70,6 +89,18 @@ impl ReadBuffer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn append_keeps_order_and_allocates_only_when_needed() {
+        let mut buffer = ReadBuffer::default();
+        buffer.append(b"");
+        assert!(buffer.data.is_empty(), "nothing kept, nothing allocated");
+        buffer.append(b"HTTP/1.1 2");
+        buffer.consume(5);
+        buffer.append(&[b'x'; 5000]);
+        assert_eq!(&buffer.pending()[..5], b"1.1 2");
+        assert_eq!(buffer.pending().len(), 5005);
+    }
 
     #[test]
     fn compacts_then_grows() {

@@ -19,6 +19,9 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 use tokio::task::AbortHandle;
 
+/// The worker's shared read buffer: large reads for bulk bodies, allocated once.
+const SCRATCH_BYTES: usize = 64 * 1024;
+
 /// How often workers hand their interval to the aggregator.
 pub const SNAPSHOT_INTERVAL: Duration = Duration::from_millis(250);
 
@@ -122,6 +125,7 @@ async fn drive(
         timeout: plan.timeout,
         state: state.clone(),
         log: log.map(|handle| WorkerLog::new(handle, plan.measure_start)),
+        scratch: std::cell::RefCell::new(vec![0u8; SCRATCH_BYTES].into_boxed_slice()),
     });
     let (load_done, abort_handles) = start_load(&plan, &context);
     let deadline = async {

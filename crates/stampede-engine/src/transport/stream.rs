@@ -15,6 +15,32 @@ pub enum Stream {
     Tls(Box<TlsStream<Stream>>),
 }
 
+impl Stream {
+    /// True for streams read by readiness (`readable` + `try_read`) into the
+    /// worker's shared scratch buffer; TLS keeps its own buffering.
+    pub fn is_plain(&self) -> bool {
+        !matches!(self, Stream::Tls(_))
+    }
+
+    /// Waits until a plain stream has something to read (or is closed).
+    pub async fn readable(&self) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.readable().await,
+            Stream::Unix(s) => s.readable().await,
+            Stream::Tls(_) => Ok(()),
+        }
+    }
+
+    /// Reads what a plain stream has without waiting (`WouldBlock` if nothing).
+    pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.try_read(buf),
+            Stream::Unix(s) => s.try_read(buf),
+            Stream::Tls(_) => Err(io::ErrorKind::Unsupported.into()),
+        }
+    }
+}
+
 impl AsyncRead for Stream {
     fn poll_read(
         self: Pin<&mut Self>,
