@@ -50,17 +50,12 @@ impl Default for ExportArgs {
     }
 }
 
-/// Writes a file through a buffer, with the path in any error.
+/// Writes a file through a buffer, atomically, with the path in any error.
 pub fn write_file(
     path: &Path,
     render: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> anyhow::Result<()> {
-    let write = || -> io::Result<()> {
-        let mut file = BufWriter::new(File::create(path)?);
-        render(&mut file)?;
-        file.into_inner().map_err(|e| e.into_error())?.sync_all()
-    };
-    write().with_context(|| format!("writing {}", path.display()))
+    crate::output::write_atomically(path, render)
 }
 
 /// Writes every export made from a finished result; tries them all and

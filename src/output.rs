@@ -38,11 +38,15 @@ pub fn write_json_value(document: &serde_json::Value, path: &Path) -> anyhow::Re
     })
 }
 
-fn write_atomically(
+/// Writes a file through a buffer, atomically (a temp file beside it, then a
+/// rename), with the path in any error: every file stampede writes goes here.
+pub fn write_atomically(
     path: &Path,
     render: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> anyhow::Result<()> {
-    let temp = path.with_extension("json.tmp");
+    let mut temp_name = path.as_os_str().to_owned();
+    temp_name.push(".tmp");
+    let temp = std::path::PathBuf::from(temp_name);
     let write = || -> std::io::Result<()> {
         let mut file = std::io::BufWriter::new(std::fs::File::create(&temp)?);
         render(&mut file)?;
