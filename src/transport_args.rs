@@ -1,7 +1,7 @@
 //! Command-line options for the way to the target (`run` and everything
 //! built on it): Unix socket, TLS, proxy, pipelining.
 
-use stampede_plan::{ProxySpec, ResolveOverride, TlsSpec, TransportSpec};
+use stampede_plan::{IoBackend, ProxySpec, ResolveOverride, TlsSpec, TransportSpec};
 use std::path::PathBuf;
 
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -40,6 +40,11 @@ pub struct TransportArgs {
     /// repeatable), e.g. example.test:8443:127.0.0.1
     #[arg(long, value_name = "HOST:PORT:ADDRESS")]
     pub resolve: Vec<String>,
+    /// Event loop for HTTP/1.1: epoll (a hand-driven reactor, the leanest per
+    /// request), tokio (supports everything), or auto: epoll for plain
+    /// HTTP/1.1 closed-model runs without --pipeline, tokio otherwise
+    #[arg(long, value_name = "auto|epoll|tokio", value_parser = parse_io)]
+    pub io: Option<IoBackend>,
 }
 
 impl TransportArgs {
@@ -69,6 +74,11 @@ impl TransportArgs {
                 .iter()
                 .map(|r| ResolveOverride::parse(r))
                 .collect::<Result<_, _>>()?,
+            io: self.io.unwrap_or_default(),
         })
     }
+}
+
+fn parse_io(text: &str) -> Result<IoBackend, String> {
+    IoBackend::parse(text).map_err(|e| e.to_string())
 }

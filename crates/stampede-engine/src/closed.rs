@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::Notify;
 
 /// How often a changing connection target is re-evaluated.
-const CONTROL_PERIOD: Duration = Duration::from_millis(10);
+pub const CONTROL_PERIOD: Duration = Duration::from_millis(10);
 
 /// The gate that says how many of this worker's slots may run.
 #[derive(Debug, Default)]
@@ -97,17 +97,37 @@ pub async fn control_slots(
     let constant = schedule.stages.iter().all(|s| s.target == schedule.start);
     loop {
         let now = Instant::now();
-        let total = if now < measure_start {
-            warmup_target
-        } else {
-            schedule.target_at(now - measure_start)
-        };
-        gate.set(share_of(total, worker, workers));
+        gate.set(slots_at(
+            &schedule,
+            warmup_target,
+            measure_start,
+            now,
+            worker,
+            workers,
+        ));
         if constant && now >= measure_start {
             return;
         }
         tokio::time::sleep(CONTROL_PERIOD).await;
     }
+}
+
+/// How many of this worker's slots may run at `now`: its share of the
+/// schedule's target (warm-up runs at the first stage's target).
+pub fn slots_at(
+    schedule: &Schedule,
+    warmup_target: f64,
+    measure_start: Instant,
+    now: Instant,
+    worker: usize,
+    workers: usize,
+) -> usize {
+    let total = if now < measure_start {
+        warmup_target
+    } else {
+        schedule.target_at(now - measure_start)
+    };
+    share_of(total, worker, workers)
 }
 
 #[cfg(test)]

@@ -49,7 +49,7 @@ impl ConnectionContext {
     }
 
     /// The next request of the mix (index into `mix`), round-robin by weight.
-    fn next_target(&self) -> usize {
+    pub(crate) fn next_target(&self) -> usize {
         if self.mix_order.is_empty() {
             return 0;
         }
@@ -59,7 +59,7 @@ impl ConnectionContext {
     }
 
     /// The bytes of request `target` and whether it is a HEAD.
-    fn request_of(&self, target: usize) -> (&[u8], bool) {
+    pub(crate) fn request_of(&self, target: usize) -> (&[u8], bool) {
         match self.mix.get(target) {
             Some((bytes, head)) => (bytes, *head),
             None => (&self.request, self.head_request),

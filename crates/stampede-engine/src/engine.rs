@@ -293,6 +293,7 @@ pub fn run_with(
             budget: worker_budget,
             measure_start,
             deadline,
+            reactor: plan.uses_reactor(),
         };
         let receiver = stop.sender.subscribe();
         let sender = to_aggregator.clone();

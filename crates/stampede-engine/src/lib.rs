@@ -13,6 +13,7 @@ pub mod monitor;
 mod open;
 mod outcome_class;
 mod precise_timer;
+mod reactor;
 mod read_buffer;
 mod request_log;
 mod source_addrs;

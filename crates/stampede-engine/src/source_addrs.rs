@@ -33,7 +33,8 @@ impl SourceAddrs {
         }
     }
 
-    fn take(&self) -> Option<IpAddr> {
+    /// The next local address to connect from, when there are any.
+    pub(crate) fn take(&self) -> Option<IpAddr> {
         let addr = *self.addrs.get(self.next.get())?;
         self.next.set((self.next.get() + 1) % self.addrs.len());
         Some(addr)
@@ -49,21 +50,26 @@ impl SourceAddrs {
             IpAddr::V6(_) => TcpSocket::new_v6()?,
         };
         if local.is_ipv4() {
-            let enable: libc::c_int = 1;
-            // SAFETY: setsockopt on a socket we own, with a c_int that outlives the call.
-            // Best effort: without it, bind() reserves a port per local address.
-            unsafe {
-                libc::setsockopt(
-                    std::os::fd::AsRawFd::as_raw_fd(&socket),
-                    libc::IPPROTO_IP,
-                    IP_BIND_ADDRESS_NO_PORT,
-                    (&enable as *const libc::c_int).cast(),
-                    std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-                );
-            }
+            defer_port_choice(std::os::fd::AsRawFd::as_raw_fd(&socket));
         }
         socket.bind(SocketAddr::new(local, 0))?;
         socket.connect(target).await
+    }
+}
+
+/// Sets IP_BIND_ADDRESS_NO_PORT on an IPv4 socket about to bind to a local
+/// address. Best effort: without it, bind() reserves a port per local address.
+pub(crate) fn defer_port_choice(fd: std::os::fd::RawFd) {
+    let enable: libc::c_int = 1;
+    // SAFETY: setsockopt on a socket the caller owns, with a c_int that outlives the call.
+    unsafe {
+        libc::setsockopt(
+            fd,
+            libc::IPPROTO_IP,
+            IP_BIND_ADDRESS_NO_PORT,
+            (&enable as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
     }
 }
 

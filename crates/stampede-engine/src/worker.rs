@@ -65,6 +65,8 @@ pub struct WorkerPlan {
     pub measure_start: Instant,
     /// When to stop regardless of the budget.
     pub deadline: Option<Instant>,
+    /// Drive the connections with the epoll reactor instead of tokio.
+    pub reactor: bool,
 }
 
 /// The HTTP/2 part of a worker's plan.
@@ -92,6 +94,9 @@ pub fn run_worker(
     to_aggregator: mpsc::Sender<WorkerMessage>,
     log: Option<WorkerLogHandle>,
 ) -> std::io::Result<()> {
+    if plan.reactor {
+        return crate::reactor::run_reactor_worker(plan, stop, to_aggregator, log);
+    }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -100,16 +105,13 @@ pub fn run_worker(
     Ok(())
 }
 
-/// Starts the load, waits for the first of: load done, deadline, stop; then
-/// counts what is still in flight as unfinished and sends the last snapshot.
-async fn drive(
-    plan: WorkerPlan,
-    mut stop: watch::Receiver<bool>,
-    to_aggregator: mpsc::Sender<WorkerMessage>,
+/// What the connections of a worker share, built from its plan.
+pub(crate) fn connection_context(
+    plan: &WorkerPlan,
+    state: Rc<WorkerState>,
     log: Option<WorkerLogHandle>,
-) {
-    let state = Rc::new(WorkerState::new(plan.budget, plan.mix.len()));
-    let context = Rc::new(ConnectionContext {
+) -> ConnectionContext {
+    ConnectionContext {
         connector: plan.connector.build(plan.index),
         request: Rc::from(&plan.request[..]),
         pipelined: plan.request.repeat(plan.pipeline.max(1)).into(),
@@ -123,10 +125,22 @@ async fn drive(
         head_request: plan.head_request,
         keepalive: plan.keepalive,
         timeout: plan.timeout,
-        state: state.clone(),
+        state,
         log: log.map(|handle| WorkerLog::new(handle, plan.measure_start)),
         scratch: std::cell::RefCell::new(vec![0u8; SCRATCH_BYTES].into_boxed_slice()),
-    });
+    }
+}
+
+/// Starts the load, waits for the first of: load done, deadline, stop; then
+/// counts what is still in flight as unfinished and sends the last snapshot.
+async fn drive(
+    plan: WorkerPlan,
+    mut stop: watch::Receiver<bool>,
+    to_aggregator: mpsc::Sender<WorkerMessage>,
+    log: Option<WorkerLogHandle>,
+) {
+    let state = Rc::new(WorkerState::new(plan.budget, plan.mix.len()));
+    let context = Rc::new(connection_context(&plan, state.clone(), log));
     let (load_done, abort_handles) = start_load(&plan, &context);
     let deadline = async {
         match plan.deadline {
@@ -156,13 +170,9 @@ async fn drive(
     if let Some(log) = &context.log {
         log.finish();
     }
-    let mut recorder = state.recorder.borrow_mut();
-    recorder.record_unfinished(state.in_flight());
-    recorder.set_gauges(state.gauges());
     let second =
         crate::engine::second_of(finished_at.saturating_duration_since(plan.measure_start));
-    let mut snapshot = recorder.take_interval();
-    snapshot.per_target = recorder.take_targets();
+    let snapshot = state.final_snapshot();
     let _ = to_aggregator.send(WorkerMessage {
         worker: plan.index,
         second,
@@ -244,12 +254,7 @@ async fn send_snapshots(
 ) {
     if plan.measure_start > Instant::now() {
         tokio::time::sleep_until(plan.measure_start.into()).await;
-        let mut recorder = state.recorder.borrow_mut();
-        let _warmup = recorder.take_interval();
-        recorder.reset_targets();
-        // Requests sent during warm-up and still in flight end during
-        // measurement: count them as sent there so every request balances.
-        recorder.record_carried_over(state.in_flight());
+        state.end_warmup();
     }
     let first_tick = plan.measure_start + SNAPSHOT_INTERVAL;
     let mut ticker = tokio::time::interval_at(first_tick.into(), SNAPSHOT_INTERVAL);
@@ -263,11 +268,7 @@ async fn send_snapshots(
             // A quiet run must not leave its lines waiting in a half batch.
             log.flush();
         }
-        let snapshot = {
-            let mut recorder = state.recorder.borrow_mut();
-            recorder.set_gauges(state.gauges());
-            recorder.take_interval()
-        };
+        let snapshot = state.interval_snapshot();
         let message = WorkerMessage {
             worker: plan.index,
             second,

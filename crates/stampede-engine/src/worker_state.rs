@@ -2,7 +2,7 @@
 //! `-n`, and the levels (requests in flight, open connections). Single-threaded
 //! (`Cell`, `RefCell`): nothing here is touched by another thread, so no atomics.
 
-use stampede_metrics::{ErrorKind, Gauges, Outcome, Recorder, MAX_ERROR_SAMPLES};
+use stampede_metrics::{ErrorKind, Gauges, Outcome, Recorder, Snapshot, MAX_ERROR_SAMPLES};
 use std::cell::{Cell, RefCell};
 use std::time::Duration;
 
@@ -94,6 +94,34 @@ impl WorkerState {
             open_connections: self.open_connections.get(),
             in_flight: self.in_flight.get(),
         }
+    }
+
+    /// Measurement starts: what warm-up recorded is dropped, and requests
+    /// still in flight count as sent during measurement, where they end, so
+    /// that every request balances.
+    pub fn end_warmup(&self) {
+        let mut recorder = self.recorder.borrow_mut();
+        let _warmup = recorder.take_interval();
+        recorder.reset_targets();
+        recorder.record_carried_over(self.in_flight());
+    }
+
+    /// What was recorded since the last snapshot, with the current levels.
+    pub fn interval_snapshot(&self) -> Snapshot {
+        let mut recorder = self.recorder.borrow_mut();
+        recorder.set_gauges(self.gauges());
+        recorder.take_interval()
+    }
+
+    /// The worker's last snapshot: requests still in flight are unfinished,
+    /// and the per-target tables go with it.
+    pub fn final_snapshot(&self) -> Snapshot {
+        let mut recorder = self.recorder.borrow_mut();
+        recorder.record_unfinished(self.in_flight());
+        recorder.set_gauges(self.gauges());
+        let mut snapshot = recorder.take_interval();
+        snapshot.per_target = recorder.take_targets();
+        snapshot
     }
 }
 

@@ -42,6 +42,9 @@ pub struct PlanSummary {
     pub requests: Option<u64>,
     pub keepalive: bool,
     pub http_version: String,
+    /// The event loop that drove the connections: `epoll` or `tokio` (`--io`).
+    #[serde(default)]
+    pub io: String,
     pub connect_timeout_s: f64,
     pub timeout_s: f64,
     pub body_bytes: usize,
@@ -109,6 +112,7 @@ impl PlanSummary {
                 "1.1"
             }
             .into(),
+            io: if plan.uses_reactor() { "epoll" } else { "tokio" }.into(),
             connect_timeout_s: plan.connect_timeout.as_secs_f64(),
             timeout_s: plan.timeout.as_secs_f64(),
             body_bytes: plan.request.body.len(),

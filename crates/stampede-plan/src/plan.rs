@@ -69,6 +69,28 @@ impl Plan {
 
     /// Checks the plan and adjusts what must be adjusted; returns the notices
     /// the user should see (e.g. connections capped at `-n`).
+    /// What keeps the epoll reactor from driving this run, if anything: it
+    /// speaks plain HTTP/1.1 (TCP or Unix), one request per connection at a
+    /// time, in the closed model.
+    pub fn reactor_limitation(&self) -> Option<&'static str> {
+        if self.transport.tls.is_some() || self.target.scheme == Scheme::Https {
+            Some("TLS")
+        } else if self.transport.http2 {
+            Some("HTTP/2")
+        } else if self.transport.pipeline > 1 {
+            Some("--pipeline")
+        } else if !matches!(self.model, LoadModel::Closed { .. }) {
+            Some("the open model (-r)")
+        } else {
+            None
+        }
+    }
+
+    /// True when the epoll reactor drives this run's connections (`--io`).
+    pub fn uses_reactor(&self) -> bool {
+        self.transport.io != crate::IoBackend::Tokio && self.reactor_limitation().is_none()
+    }
+
     pub fn validate(&mut self) -> Result<Vec<String>, PlanError> {
         let mut notices = Vec::new();
         if !is_token(&self.request.method) {
@@ -151,6 +173,13 @@ impl Plan {
                 return Err(PlanError::Invalid(
                     "--http2 cannot be combined with --pipeline, --http1.0 or --proxy".into(),
                 ));
+            }
+        }
+        if self.transport.io == crate::IoBackend::Epoll {
+            if let Some(reason) = self.reactor_limitation() {
+                return Err(PlanError::Invalid(format!(
+                    "--io epoll drives plain HTTP/1.1 with -c; this run uses {reason} (use --io auto or tokio)"
+                )));
             }
         }
         if self.transport.pipeline > 1 && !self.mix.is_empty() {

@@ -73,6 +73,43 @@ pub struct TransportSpec {
     pub streams: usize,
     /// `--resolve HOST:PORT:ADDR`: connect there instead of asking DNS.
     pub resolve: Vec<ResolveOverride>,
+    /// Which event loop drives HTTP/1.1 connections (`--io`).
+    pub io: IoBackend,
+}
+
+/// The event loop behind a worker's connections (`--io`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum IoBackend {
+    /// The hand-driven epoll reactor where the run allows it (plain HTTP/1.1,
+    /// closed model, no pipelining), tokio otherwise.
+    #[default]
+    Auto,
+    /// Always the epoll reactor; a run it cannot drive is refused.
+    Epoll,
+    /// Always tokio (the path every protocol and load model supports).
+    Tokio,
+}
+
+impl IoBackend {
+    /// Parses `auto`, `epoll` or `tokio`.
+    pub fn parse(text: &str) -> Result<IoBackend, crate::PlanError> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "auto" => Ok(IoBackend::Auto),
+            "epoll" => Ok(IoBackend::Epoll),
+            "tokio" => Ok(IoBackend::Tokio),
+            _ => Err(crate::PlanError::Invalid(format!(
+                "invalid --io '{text}': expected auto, epoll or tokio"
+            ))),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IoBackend::Auto => "auto",
+            IoBackend::Epoll => "epoll",
+            IoBackend::Tokio => "tokio",
+        }
+    }
 }
 
 /// One `--resolve HOST:PORT:ADDR` (curl's syntax).

@@ -1,0 +1,248 @@
+//! The epoll reactor: a hand-driven event loop for plain HTTP/1.1 in the
+//! closed model, the leanest path per request (issue 11). Each socket is
+//! registered once, edge-triggered; the next request is written from the
+//! read handler that completed the previous response; a short read ends the
+//! reading (no read that only returns EAGAIN); timeouts are found by a sweep
+//! over the slots, not by a timer per request. Everything else a worker does
+//! (warm-up, snapshots every 250 ms, the connection schedule, the budget,
+//! stop and deadline) happens in a housekeeping turn between event batches.
+//! The tokio path (worker.rs) drives TLS, HTTP/2, pipelining and the open model.
+
+mod poller;
+mod slot;
+mod socket;
+
+use crate::closed::{slots_at, CONTROL_PERIOD};
+use crate::request_log::WorkerLogHandle;
+use crate::worker::{connection_context, WorkerLoad, WorkerMessage, WorkerPlan, SNAPSHOT_INTERVAL};
+use crate::worker_state::WorkerState;
+use poller::{event_buffer, Poller};
+use slot::{Io, Phase, Slot, Step};
+use std::io;
+use std::rc::Rc;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+use tokio::sync::watch;
+
+/// Events taken per epoll_wait.
+const EVENTS_PER_WAIT: usize = 1024;
+/// Bounds of the timeout sweep's period (a twentieth of the shortest timeout).
+const SWEEP_MIN: Duration = Duration::from_millis(5);
+const SWEEP_MAX: Duration = Duration::from_millis(100);
+
+/// Runs a closed-model worker on the reactor until its budget is spent, its
+/// deadline passes or it is told to stop; sends its snapshots like any worker.
+pub fn run_reactor_worker(
+    plan: WorkerPlan,
+    mut stop: watch::Receiver<bool>,
+    to_aggregator: mpsc::Sender<WorkerMessage>,
+    log: Option<WorkerLogHandle>,
+) -> io::Result<()> {
+    let WorkerLoad::Closed {
+        schedule,
+        warmup_target,
+        slots: slot_count,
+    } = &plan.load
+    else {
+        return Err(io::Error::other("the reactor drives the closed model only"));
+    };
+    let state = Rc::new(WorkerState::new(plan.budget, plan.mix.len()));
+    let ctx = connection_context(&plan, state.clone(), log);
+    let poller = Poller::new()?;
+    let longest_request = plan
+        .mix
+        .iter()
+        .map(|(bytes, _)| bytes.len())
+        .chain([plan.request.len()])
+        .max()
+        .unwrap_or(0);
+    let io = Io {
+        ctx: &ctx,
+        poller: &poller,
+        longest_request,
+    };
+    let start = Instant::now();
+    let mut slots: Vec<Slot> = (0..*slot_count)
+        .map(|index| Slot::new(index as u32, ctx.head_request, start))
+        .collect();
+    let mut scratch = ctx.scratch.borrow_mut();
+    let mut events = event_buffer(EVENTS_PER_WAIT);
+    let shortest_timeout = plan.timeout.min(ctx.connector.connect_timeout);
+    let sweep_period = (shortest_timeout / 20).clamp(SWEEP_MIN, SWEEP_MAX);
+    let mut turn = Turn {
+        limit: 0,
+        runnable: Vec::new(),
+    };
+    let mut warming_up = plan.measure_start > start;
+    let mut next_control = start;
+    let mut next_sweep = start + sweep_period;
+    let mut next_snapshot = plan.measure_start + SNAPSHOT_INTERVAL;
+    let far = start + Duration::from_secs(86_400 * 365);
+    let deadline = plan.deadline.unwrap_or(far);
+    loop {
+        let now = Instant::now();
+        if now >= next_control {
+            if *stop.borrow_and_update() {
+                break;
+            }
+            let limit = slots_at(
+                schedule,
+                *warmup_target,
+                plan.measure_start,
+                now,
+                plan.index,
+                plan.workers,
+            )
+            .min(slots.len());
+            if limit > turn.limit {
+                let idle = (turn.limit..limit).filter(|&i| slots[i].phase() == Phase::Idle);
+                turn.runnable.extend(idle);
+            }
+            turn.limit = limit;
+            next_control = now + CONTROL_PERIOD;
+        }
+        if now >= deadline {
+            break;
+        }
+        if warming_up && now >= plan.measure_start {
+            state.end_warmup();
+            warming_up = false;
+        }
+        if now >= next_snapshot {
+            if let Some(log) = &ctx.log {
+                // A quiet run must not leave its lines waiting in a half batch.
+                log.flush();
+            }
+            let mut delivered = true;
+            while now >= next_snapshot {
+                let interval_start = next_snapshot - SNAPSHOT_INTERVAL;
+                let second = interval_start
+                    .saturating_duration_since(plan.measure_start)
+                    .as_secs();
+                delivered &= to_aggregator
+                    .send(WorkerMessage {
+                        worker: plan.index,
+                        second,
+                        snapshot: state.interval_snapshot(),
+                        finished_at: None,
+                    })
+                    .is_ok();
+                next_snapshot += SNAPSHOT_INTERVAL;
+            }
+            if !delivered {
+                // The engine is gone; nothing would read our results.
+                return Ok(());
+            }
+        }
+        if now >= next_sweep {
+            for index in 0..slots.len() {
+                if slots[index].is_overdue(now) {
+                    let step = slots[index].on_timeout(&io);
+                    turn.advance(&io, &mut slots, index, step);
+                }
+            }
+            next_sweep = now + sweep_period;
+        }
+        for index in std::mem::take(&mut turn.runnable) {
+            if slots[index].phase() == Phase::Idle {
+                turn.advance(&io, &mut slots, index, Step::Answered);
+            }
+        }
+        if !state.has_budget() && state.in_flight() == 0 {
+            break;
+        }
+        let wake_at = next_control
+            .min(next_sweep)
+            .min(next_snapshot)
+            .min(deadline);
+        let timeout_ms = if turn.runnable.is_empty() {
+            millis_until(now, wake_at)
+        } else {
+            0
+        };
+        let ready = poller.wait(&mut events, timeout_ms)?;
+        for event in &events[..ready] {
+            let (index, generation) = Slot::decode(event.u64);
+            let Some(slot) = slots.get_mut(index) else {
+                continue;
+            };
+            if slot.generation() != generation {
+                continue;
+            }
+            let step = slot.on_event(&io, &mut scratch, event.events);
+            turn.advance(&io, &mut slots, index, step);
+        }
+    }
+    let finished_at = Instant::now();
+    if let Some(log) = &ctx.log {
+        log.finish();
+    }
+    let second =
+        crate::engine::second_of(finished_at.saturating_duration_since(plan.measure_start));
+    let _ = to_aggregator.send(WorkerMessage {
+        worker: plan.index,
+        second,
+        snapshot: state.final_snapshot(),
+        finished_at: Some(finished_at),
+    });
+    Ok(())
+}
+
+/// What decides whether a slot goes on after a request.
+struct Turn {
+    /// Slots below this index may run (the schedule's share).
+    limit: usize,
+    /// Slots to start on the next turn: newly allowed ones, and ones whose
+    /// request failed (a refused port answers at once; starting again on the
+    /// next turn keeps a dead target from starving timers and other slots).
+    runnable: Vec<usize>,
+}
+
+impl Turn {
+    /// Carries slot `index` on from `step`: an answered slot sends its next
+    /// request at once while the schedule and the budget allow, else parks.
+    fn advance(&mut self, io: &Io, slots: &mut [Slot], index: usize, mut step: Step) {
+        loop {
+            match step {
+                Step::Pending => return,
+                Step::Failed => {
+                    self.runnable.push(index);
+                    return;
+                }
+                Step::Answered => {
+                    if index >= self.limit || !io.ctx.state.claim_budget() {
+                        slots[index].park(io);
+                        return;
+                    }
+                    io.ctx.state.begin_request();
+                    step = slots[index].start(io, Instant::now());
+                }
+            }
+        }
+    }
+}
+
+/// Milliseconds from `now` to `at`, rounded up (epoll_wait's unit).
+fn millis_until(now: Instant, at: Instant) -> i32 {
+    let wait = at.saturating_duration_since(now);
+    wait.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn waits_round_up_to_whole_milliseconds() {
+        let now = Instant::now();
+        assert_eq!(millis_until(now, now), 0);
+        assert_eq!(millis_until(now, now + Duration::from_micros(1)), 1);
+        assert_eq!(millis_until(now, now + Duration::from_millis(7)), 7);
+        assert_eq!(millis_until(now + Duration::from_secs(1), now), 0);
+    }
+
+    #[test]
+    fn tokens_carry_slot_and_generation() {
+        assert_eq!(Slot::decode((7u64 << 32) | 42), (42, 7));
+    }
+}

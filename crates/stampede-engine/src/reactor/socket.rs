@@ -1,0 +1,117 @@
+//! Non-blocking sockets for the reactor: open (TCP from the next source
+//! address, or Unix), send, receive, and collect a connect error. Plain
+//! syscalls on the fd, so TCP and Unix streams share one path.
+
+use crate::source_addrs::{defer_port_choice, SourceAddrs};
+use crate::transport::Endpoint;
+use socket2::{Domain, Protocol, SockAddr, Socket, Type};
+use std::io;
+use std::net::SocketAddr;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+
+/// Requests longer than this go out with TCP_NODELAY: a request that fits in
+/// one segment is never held by Nagle (nothing of ours is unacknowledged when
+/// it is written), so short requests save the setsockopt per connection.
+const NAGLE_SAFE_REQUEST: usize = 1024;
+
+/// Starts connecting to `endpoint`; the connection may still be in progress
+/// when this returns (a TCP connect answers EINPROGRESS).
+pub fn open(
+    endpoint: &Endpoint,
+    sources: &SourceAddrs,
+    longest_request: usize,
+) -> io::Result<OwnedFd> {
+    match endpoint {
+        Endpoint::Tcp(target) => open_tcp(*target, sources, longest_request),
+        Endpoint::Unix(path) => {
+            let socket = Socket::new(Domain::UNIX, stream_type(), None)?;
+            socket
+                .connect(&SockAddr::unix(path)?)
+                .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+            Ok(socket.into())
+        }
+    }
+}
+
+fn stream_type() -> Type {
+    Type::STREAM.nonblocking().cloexec()
+}
+
+fn open_tcp(
+    target: SocketAddr,
+    sources: &SourceAddrs,
+    longest_request: usize,
+) -> io::Result<OwnedFd> {
+    let socket = Socket::new(
+        Domain::for_address(target),
+        stream_type(),
+        Some(Protocol::TCP),
+    )?;
+    if let Some(local) = sources.take() {
+        if local.is_ipv4() {
+            defer_port_choice(socket.as_raw_fd());
+        }
+        socket.bind(&SocketAddr::new(local, 0).into())?;
+    }
+    if longest_request > NAGLE_SAFE_REQUEST {
+        let _ = socket.set_nodelay(true);
+    }
+    match socket.connect(&target.into()) {
+        Ok(()) => {}
+        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
+        Err(e) => return Err(e),
+    }
+    Ok(socket.into())
+}
+
+/// Sends what it can of `bytes`; `WouldBlock` when nothing fits right now
+/// (or a TCP connect is still in progress).
+pub fn send(fd: RawFd, bytes: &[u8]) -> io::Result<usize> {
+    loop {
+        // SAFETY: the pointer and length describe a live slice; MSG_NOSIGNAL
+        // turns a write to a closed peer into EPIPE instead of SIGPIPE.
+        let n = unsafe { libc::send(fd, bytes.as_ptr().cast(), bytes.len(), libc::MSG_NOSIGNAL) };
+        if n >= 0 {
+            return Ok(n as usize);
+        }
+        let error = io::Error::last_os_error();
+        if error.kind() != io::ErrorKind::Interrupted {
+            return Err(error);
+        }
+    }
+}
+
+/// Receives into `buffer`; Ok(0) is the end of the stream.
+pub fn recv(fd: RawFd, buffer: &mut [u8]) -> io::Result<usize> {
+    loop {
+        // SAFETY: the kernel writes at most `buffer.len()` bytes into it.
+        let n = unsafe { libc::recv(fd, buffer.as_mut_ptr().cast(), buffer.len(), 0) };
+        if n >= 0 {
+            return Ok(n as usize);
+        }
+        let error = io::Error::last_os_error();
+        if error.kind() != io::ErrorKind::Interrupted {
+            return Err(error);
+        }
+    }
+}
+
+/// The error a non-blocking connect ended with, if it failed.
+pub fn connect_error(fd: RawFd) -> Option<io::Error> {
+    let mut code: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: getsockopt writes one c_int into `code` and its size into `len`.
+    let rc = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_ERROR,
+            (&mut code as *mut libc::c_int).cast(),
+            &mut len,
+        )
+    };
+    if rc < 0 {
+        return Some(io::Error::last_os_error());
+    }
+    (code != 0).then(|| io::Error::from_raw_os_error(code))
+}
