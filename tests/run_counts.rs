@@ -187,7 +187,10 @@ fn auto_falls_back_to_tokio_where_the_reactor_cannot_drive() {
     let paced = run_stampede(binary(), &[&url, "-r", "200", "-d", "300ms", "-c", "4"]);
     assert_eq!(paced.code(), Some(0), "{}", paced.stderr());
     assert_eq!(paced.result()["plan"]["io"], "tokio");
-    let refused = run_stampede(binary(), &[&url, "-r", "200", "-d", "300ms", "--io", "epoll"]);
+    let refused = run_stampede(
+        binary(),
+        &[&url, "-r", "200", "-d", "300ms", "--io", "epoll"],
+    );
     assert_eq!(refused.code(), Some(2));
     assert!(
         refused.stderr().contains("--io epoll") && refused.stderr().lines().count() == 1,
