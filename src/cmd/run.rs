@@ -431,8 +431,9 @@ const MONITOR_INTERVAL: Duration = Duration::from_secs(1);
 /// Raises the open-file limit and refuses, before starting, a plan whose
 /// connections cannot fit in it.
 fn check_fd_headroom(plan: &Plan) -> anyhow::Result<()> {
-    let limit = stampede_engine::raise_nofile_limit().context("raising the open-file limit")?;
     let needed = stampede_engine::fds_needed(plan.connections(), plan.threads);
+    let limit =
+        stampede_engine::raise_nofile_limit(needed).context("raising the open-file limit")?;
     if needed > limit {
         anyhow::bail!(
             "{} connections need about {needed} open files but the limit is {limit}; \

@@ -136,6 +136,10 @@ impl ServeArgs {
 
 /// Runs the server until SIGINT/SIGTERM; returns the exit code (0, or 2 when it cannot start).
 pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
+    // Room for --max-connections open sockets, so that a large test does not
+    // meet EMFILE first (the soft limit is often 1024). Best effort: a lower
+    // limit still works, with the server's EMFILE back-off.
+    let _ = stampede_engine::raise_nofile_limit(args.max_connections as u64 + 64);
     let addr = SocketAddr::new(args.bind, args.port);
     let config = args.config();
     let handle = match Server::start(addr, config) {
