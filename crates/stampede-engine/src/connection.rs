@@ -419,7 +419,8 @@ impl Slot {
     }
 }
 
-fn response_error_kind(error: ResponseError) -> ErrorKind {
+/// The error class of a response that could not be read.
+pub(crate) fn response_error_kind(error: ResponseError) -> ErrorKind {
     match error {
         ResponseError::Malformed => ErrorKind::MalformedResponse,
         ResponseError::ClosedEarly => ErrorKind::ClosedEarly,

@@ -7,8 +7,8 @@
 
 use super::poller::{Poller, PEER_CLOSED, READABLE, WRITABLE};
 use super::socket;
-use crate::connection::ConnectionContext;
-use crate::http1::{Complete, ResponseError, ResponseParser, ResponseProgress};
+use crate::connection::{response_error_kind, ConnectionContext};
+use crate::http1::{Complete, ResponseParser, ResponseProgress};
 use crate::outcome_class::{classify_connect, classify_io};
 use crate::read_buffer::ReadBuffer;
 use stampede_metrics::{ErrorKind, Outcome};
@@ -414,12 +414,5 @@ impl Slot {
         self.leftover.clear();
         self.served = 0;
         self.server_closed = by_server;
-    }
-}
-
-fn response_error_kind(error: ResponseError) -> ErrorKind {
-    match error {
-        ResponseError::Malformed => ErrorKind::MalformedResponse,
-        ResponseError::ClosedEarly => ErrorKind::ClosedEarly,
     }
 }
