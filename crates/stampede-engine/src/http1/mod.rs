@@ -3,6 +3,7 @@
 
 mod chunked;
 mod fuzzing;
+mod head;
 mod request;
 mod response;
 

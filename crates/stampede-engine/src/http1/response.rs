@@ -3,11 +3,10 @@
 //! 304). Bodies are counted, never stored. Interim 1xx responses are skipped.
 
 use super::chunked::ChunkedDecoder;
+use super::head::{self, Field};
 
 /// Largest response head accepted; beyond it the response is malformed.
 pub const MAX_HEAD_BYTES: usize = 64 * 1024;
-/// Header slots parsed per response; more headers make the response malformed.
-const MAX_HEADERS: usize = 100;
 
 /// How the body of the current response ends.
 #[derive(Debug, Clone)]
@@ -155,62 +154,30 @@ impl ResponseParser {
     /// Parses a response head; `None` when it is not all there yet. Interim 1xx
     /// responses are consumed and leave the parser waiting for the next head.
     fn parse_head(&mut self, input: &[u8]) -> Result<Option<usize>, ResponseError> {
-        // Uninitialized header slots: initializing 100 of them for every
-        // response cost more than parsing the head itself (callgrind).
-        let mut headers =
-            [const { std::mem::MaybeUninit::<httparse::Header<'_>>::uninit() }; MAX_HEADERS];
-        let mut response = httparse::Response::new(&mut []);
-        let parsed = httparse::ParserConfig::default().parse_response_with_uninit_headers(
-            &mut response,
-            input,
-            &mut headers,
-        );
-        let head_len = match parsed {
-            Ok(httparse::Status::Complete(len)) => len,
-            Ok(httparse::Status::Partial) if input.len() < MAX_HEAD_BYTES => return Ok(None),
+        let mut fields = FramingFields::default();
+        let head = match head::parse(input, |field, value| fields.record(field, value)) {
+            Ok(Some(head)) => head,
+            Ok(None) if input.len() < MAX_HEAD_BYTES => return Ok(None),
             _ => return Err(ResponseError::Malformed),
         };
-        let status = response.code.ok_or(ResponseError::Malformed)?;
+        let status = head.status;
         if !(100..=599).contains(&status) {
             return Err(ResponseError::Malformed);
         }
         if (100..200).contains(&status) && status != 101 {
-            return Ok(Some(head_len));
+            return Ok(Some(head.len));
         }
-        let http11 = response.version == Some(1);
-        let mut length: Option<u64> = None;
-        let mut chunked = false;
-        let mut close = !http11;
-        for header in response.headers.iter() {
-            // Dispatch on the name's length first: most headers match none of
-            // the three, and a length compare is cheaper than a case-folding one.
-            match header.name.len() {
-                14 if header.name.eq_ignore_ascii_case("content-length") => {
-                    let value = parse_length(header.value).ok_or(ResponseError::Malformed)?;
-                    if length.is_some_and(|seen| seen != value) {
-                        return Err(ResponseError::Malformed);
-                    }
-                    length = Some(value);
-                }
-                17 if header.name.eq_ignore_ascii_case("transfer-encoding") => {
-                    chunked = last_token_is(header.value, b"chunked");
-                }
-                10 if header.name.eq_ignore_ascii_case("connection") => {
-                    if has_token(header.value, b"close") {
-                        close = true;
-                    } else if has_token(header.value, b"keep-alive") {
-                        close = false;
-                    }
-                }
-                _ => {}
-            }
+        if fields.bad_length {
+            return Err(ResponseError::Malformed);
         }
+        // Without a Connection header saying otherwise, HTTP/1.0 closes.
+        let mut close = fields.close.unwrap_or(head.minor_version == 0);
         let bodiless = self.head_request || status == 204 || status == 304 || status == 101;
         let framing = if bodiless {
             Framing::Empty
-        } else if chunked {
+        } else if fields.chunked {
             Framing::Chunked(ChunkedDecoder::default())
-        } else if let Some(remaining) = length {
+        } else if let Some(remaining) = fields.length {
             if remaining == 0 {
                 Framing::Empty
             } else {
@@ -223,8 +190,63 @@ impl ResponseParser {
         self.status = status;
         self.keep_alive = !close && status != 101;
         self.state = State::Body(framing);
-        Ok(Some(head_len))
+        Ok(Some(head.len))
     }
+}
+
+/// What the framing headers of a head said, gathered while the head is
+/// parsed and judged once it is complete and not interim: a bad
+/// Content-Length in a head still arriving, or in a skipped 1xx, is no error.
+#[derive(Debug, Default)]
+struct FramingFields {
+    /// The Content-Length, when every one of them gave this same value.
+    length: Option<u64>,
+    /// Some Content-Length was not a number, or differed from another.
+    bad_length: bool,
+    /// The last Transfer-Encoding ends in `chunked`.
+    chunked: bool,
+    /// The last Connection header naming `close` or `keep-alive` said close.
+    close: Option<bool>,
+}
+
+impl FramingFields {
+    fn record(&mut self, field: Field, value: &[u8]) {
+        match field {
+            Field::ContentLength => match parse_length(value) {
+                Some(value) if self.length.is_none_or(|seen| seen == value) => {
+                    self.length = Some(value)
+                }
+                _ => self.bad_length = true,
+            },
+            Field::TransferEncoding => self.chunked = last_token_is(value, b"chunked"),
+            Field::Connection => {
+                if let Some(close) = connection_close(value) {
+                    self.close = Some(close);
+                }
+            }
+        }
+    }
+}
+
+/// What a Connection value says about closing: `Some(true)` when it names
+/// `close`, else `Some(false)` when it names `keep-alive`, else nothing.
+fn connection_close(value: &[u8]) -> Option<bool> {
+    // A lone token, the usual value, needs no splitting.
+    if value.eq_ignore_ascii_case(b"keep-alive") {
+        return Some(false);
+    }
+    if value.eq_ignore_ascii_case(b"close") {
+        return Some(true);
+    }
+    // One pass over the tokens for both.
+    let mut keep_alive = false;
+    for token in tokens(value) {
+        if token.eq_ignore_ascii_case(b"close") {
+            return Some(true);
+        }
+        keep_alive |= token.eq_ignore_ascii_case(b"keep-alive");
+    }
+    keep_alive.then_some(false)
 }
 
 /// A Content-Length value: decimal digits with optional surrounding spaces.
@@ -242,14 +264,12 @@ fn tokens(value: &[u8]) -> impl Iterator<Item = &[u8]> {
     value.split(|b| *b == b',').map(|t| t.trim_ascii())
 }
 
-fn has_token(value: &[u8], token: &[u8]) -> bool {
-    tokens(value).any(|t| t.eq_ignore_ascii_case(token))
-}
-
 fn last_token_is(value: &[u8], token: &[u8]) -> bool {
-    tokens(value)
-        .last()
-        .is_some_and(|t| t.eq_ignore_ascii_case(token))
+    // The last token is what follows the last comma: found from the end.
+    value
+        .rsplit(|b| *b == b',')
+        .next()
+        .is_some_and(|t| t.trim_ascii().eq_ignore_ascii_case(token))
 }
 
 #[cfg(test)]
@@ -411,6 +431,96 @@ mod tests {
 mod properties {
     use super::*;
     use proptest::prelude::*;
+
+    /// The framing headers judged the way the parser did when it had all of
+    /// them in hand at once (before head.rs): (length, chunked, close), or
+    /// `None` for a malformed Content-Length.
+    fn judged_all_at_once(
+        fields: &[(Field, Vec<u8>)],
+        http11: bool,
+    ) -> Option<(Option<u64>, bool, bool)> {
+        let has_token =
+            |value: &[u8], token: &[u8]| tokens(value).any(|t| t.eq_ignore_ascii_case(token));
+        let mut length: Option<u64> = None;
+        let mut chunked = false;
+        let mut close = !http11;
+        for (field, value) in fields {
+            match field {
+                Field::ContentLength => {
+                    let value = parse_length(value)?;
+                    if length.is_some_and(|seen| seen != value) {
+                        return None;
+                    }
+                    length = Some(value);
+                }
+                Field::TransferEncoding => {
+                    chunked = tokens(value)
+                        .last()
+                        .is_some_and(|t| t.eq_ignore_ascii_case(b"chunked"));
+                }
+                Field::Connection => {
+                    if has_token(value, b"close") {
+                        close = true;
+                    } else if has_token(value, b"keep-alive") {
+                        close = false;
+                    }
+                }
+            }
+        }
+        Some((length, chunked, close))
+    }
+
+    fn framing_field() -> impl Strategy<Value = (Field, Vec<u8>)> {
+        let token = prop::sample::select(vec![
+            "close",
+            "Close",
+            "keep-alive",
+            "Keep-Alive",
+            "chunked",
+            "CHUNKED",
+            "gzip",
+            "x",
+            "",
+        ]);
+        let list = proptest::collection::vec((token, "[ \t]{0,2}", "[ \t]{0,2}"), 1..4).prop_map(
+            |tokens| {
+                let tokens: Vec<String> = tokens
+                    .into_iter()
+                    .map(|(token, before, after)| format!("{before}{token}{after}"))
+                    .collect();
+                tokens.join(",").into_bytes()
+            },
+        );
+        let length = prop_oneof![
+            "[0-9]{1,3}".prop_map(String::into_bytes),
+            "[ 0-9a-f+-]{0,4}".prop_map(String::into_bytes),
+        ];
+        prop_oneof![
+            length.prop_map(|value| (Field::ContentLength, value)),
+            list.clone()
+                .prop_map(|value| (Field::TransferEncoding, value)),
+            list.prop_map(|value| (Field::Connection, value)),
+        ]
+    }
+
+    proptest! {
+        /// Recording the framing headers one at a time as the head parser
+        /// finds them, then judging, decides as judging them all at once did.
+        #[test]
+        fn framing_fields_judge_as_before(
+            fields in proptest::collection::vec(framing_field(), 0..5),
+            http11 in any::<bool>(),
+        ) {
+            let mut recorded = FramingFields::default();
+            for (field, value) in &fields {
+                recorded.record(*field, value);
+            }
+            let judged = (!recorded.bad_length).then(|| {
+                (recorded.length, recorded.chunked, recorded.close.unwrap_or(!http11))
+            });
+            prop_assert_eq!(judged, judged_all_at_once(&fields, http11));
+        }
+    }
 
     /// A valid response: status, some headers, and a body framed by
     /// Content-Length or by chunks of the given sizes.
