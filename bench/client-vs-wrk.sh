@@ -35,6 +35,8 @@
 #   --duration S       seconds per client run (default 10)
 #   --scenarios LIST   comma list of ka100, ka1000, close100, c1 (default all)
 #   --no-ab            skip ab (ab runs by default except with --quick)
+#   --oha              also run oha (installed with `cargo install oha --locked`
+#                      when missing; off by default: the install compiles for minutes)
 #   --no-syscalls      skip the perf syscall-count runs
 #   --wait-quiet S     before measuring, wait until no cargo/rustc/serve-vs-nginx
 #                      process has been seen and the CPUs have been idle for S
@@ -54,6 +56,7 @@ ROUNDS=3
 DURATION=10
 SCENARIOS="ka100,ka1000,close100,c1"
 WITH_AB=1
+WITH_OHA=0
 WITH_SYSCALLS=1
 SYSCALL_DURATION=3
 WAIT_QUIET=20
@@ -73,6 +76,7 @@ while [ $# -gt 0 ]; do
         --scenarios) SCENARIOS=$2; shift ;;
         --no-ab) WITH_AB=0 ;;
         --ab) WITH_AB=1 ;;
+        --oha) WITH_OHA=1 ;;
         --no-syscalls) WITH_SYSCALLS=0 ;;
         --wait-quiet) WAIT_QUIET=$2; shift ;;
         --wait-budget) WAIT_BUDGET=$2; shift ;;
@@ -108,6 +112,14 @@ if [ ${#need_pkgs[@]} -gt 0 ]; then
     fi
 fi
 if [ "$WITH_AB" = 1 ] && ! command -v ab >/dev/null; then log "ab unavailable: skipping it"; WITH_AB=0; fi
+if [ "$WITH_OHA" = 1 ] && ! command -v oha >/dev/null; then
+    if [ "$INSTALL" = 1 ] && command -v cargo >/dev/null; then
+        log "installing oha with cargo (compiles for a few minutes)"
+        cargo install oha --locked --quiet || true
+        export PATH="$HOME/.cargo/bin:$PATH"
+    fi
+    command -v oha >/dev/null || { log "oha unavailable: skipping it"; WITH_OHA=0; }
+fi
 nginx -V 2>&1 | grep -q with-http_stub_status_module \
     || { echo "client-vs-wrk: this nginx lacks stub_status; cannot count requests server-side" >&2; exit 2; }
 
@@ -261,6 +273,10 @@ client_cmd() {
         ab)
             local k="-k "; [ "$ka" = 1 ] || k=""
             echo "ab ${k}-q -c $c -t $secs -n 100000000 $URL" ;;
+        oha)
+            # One worker thread like the others (taskset pins it to core 1 anyway).
+            local d=""; [ "$ka" = 1 ] || d=" --disable-keepalive"
+            echo "oha --no-tui -z ${secs}s -c $c$d $URL" ;;
     esac
 }
 # What the README/doc shows (without the temp path)
@@ -273,6 +289,9 @@ tool_p50_us() {
         wrk) awk '$1=="50%" { v=$2; u=v; sub(/[0-9.]+/,"",u); sub(/[a-z]+$/,"",v);
                   m = (u=="us")?1:(u=="ms")?1000:(u=="s")?1000000:1; printf "%.1f", v*m }' "$out.stdout" ;;
         stampede) jq -r '.latency_us.p50' "$out.json" 2>/dev/null || echo - ;;
+        # oha: "  50.00% in 0.3794 ms" under "Response time distribution" (unit: ms, secs or µs)
+        oha) awk '$1=="50.00%" && $2=="in" { m = ($4=="ms")?1000:($4=="secs"||$4=="s")?1000000:1;
+                  printf "%.1f", $3 * m; exit }' "$out.stdout" ;;
         *) echo - ;;
     esac
 }
@@ -283,6 +302,7 @@ tool_count() {
         wrk) awk '/requests in/ {print $1}' "$out.stdout" ;;
         stampede) jq -r '.requests.completed' "$out.json" 2>/dev/null || echo - ;;
         ab) awk '/^Complete requests:/ {print $3}' "$out.stdout" ;;
+        *) echo - ;;
     esac
 }
 tool_errors() {
@@ -348,7 +368,7 @@ count_syscalls() {
 }
 
 # ---------------------------------------------------------------- run
-TOOLS=(wrk stampede); [ "$WITH_AB" = 1 ] && TOOLS+=(ab)
+TOOLS=(wrk stampede); [ "$WITH_AB" = 1 ] && TOOLS+=(ab); [ "$WITH_OHA" = 1 ] && TOOLS+=(oha)
 IFS=, read -r -a SCS <<< "$SCENARIOS"
 for sc in "${SCS[@]}"; do [ -n "$(scenario_conns "$sc")" ] || { echo "client-vs-wrk: unknown scenario $sc" >&2; exit 2; }; done
 
@@ -386,6 +406,7 @@ versions() {
     echo "- stampede: $("$STAMPEDE_BIN" --version 2>/dev/null | head -1) (binary sha256 $(sha256sum "$STAMPEDE_BIN" | cut -c1-12), built $(date -u -r "$STAMPEDE_SRC" +%FT%TZ), tree $(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null)$(cd "$ROOT" && [ -n "$(git status --porcelain 2>/dev/null | head -1)" ] && echo '+uncommitted'))"
     echo "- wrk: $(wrk --version 2>&1 | head -1 | awk '{print $2}')"
     [ "$WITH_AB" = 1 ] && echo "- ab: $(ab -V 2>&1 | head -1 | sed 's/This is ApacheBench, //; s/ <.*//')"
+    [ "$WITH_OHA" = 1 ] && echo "- oha: $(oha --version 2>&1 | head -1)"
     echo "- nginx: $(nginx -v 2>&1 | sed 's/.*nginx\///')"
     return 0
 }
