@@ -333,11 +333,10 @@ impl Slot {
         let stream = self.stream.as_mut().expect("connected above");
         loop {
             if !self.buffer.pending().is_empty() {
-                let (used, progress) = self
-                    .parser
-                    .advance(self.buffer.pending())
+                let progress = self
+                    .buffer
+                    .parse_pending(&mut self.parser)
                     .map_err(response_error_kind)?;
-                self.buffer.consume(used);
                 if let ResponseProgress::Complete(done) = progress {
                     exchange.body_bytes = done.body_bytes;
                     return Ok((done.status, done.keep_alive));
@@ -374,11 +373,10 @@ impl Slot {
     ) -> Result<(u16, bool), ErrorKind> {
         loop {
             if !self.buffer.pending().is_empty() {
-                let (used, progress) = self
-                    .parser
-                    .advance(self.buffer.pending())
+                let progress = self
+                    .buffer
+                    .parse_pending(&mut self.parser)
                     .map_err(response_error_kind)?;
-                self.buffer.consume(used);
                 if let ResponseProgress::Complete(done) = progress {
                     exchange.body_bytes = done.body_bytes;
                     return Ok((done.status, done.keep_alive));
@@ -401,16 +399,10 @@ impl Slot {
                 exchange.first_byte = Some(Instant::now());
             }
             exchange.bytes_received += n as u64;
-            if !self.buffer.pending().is_empty() {
-                // Part of a head is already kept: the new bytes join it.
-                self.buffer.append(&scratch[..n]);
-                continue;
-            }
-            let (used, progress) = self
-                .parser
-                .advance(&scratch[..n])
+            let progress = self
+                .buffer
+                .parse_read(&mut self.parser, &scratch[..n])
                 .map_err(response_error_kind)?;
-            self.buffer.append(&scratch[used..n]);
             if let ResponseProgress::Complete(done) = progress {
                 exchange.body_bytes = done.body_bytes;
                 return Ok((done.status, done.keep_alive));

@@ -3,7 +3,7 @@
 //! cost nothing), starts small so that many connections stay cheap, and grows
 //! when reads keep filling it (large bodies) or a head does not fit.
 
-use crate::http1::MAX_HEAD_BYTES;
+use crate::http1::{ResponseError, ResponseParser, ResponseProgress, MAX_HEAD_BYTES};
 
 /// First allocation: a typical response head plus a small page fits in one read.
 const INITIAL_CAPACITY: usize = 4 * 1024;
@@ -54,6 +54,33 @@ impl ReadBuffer {
             }
         }
         &mut self.data[self.end..]
+    }
+
+    /// Parses what is pending, consuming what the parser used.
+    pub fn parse_pending(
+        &mut self,
+        parser: &mut ResponseParser,
+    ) -> Result<ResponseProgress, ResponseError> {
+        let (used, progress) = parser.advance(self.pending())?;
+        self.consume(used);
+        Ok(progress)
+    }
+
+    /// Parses `fresh` bytes just read (into a worker's scratch buffer): on
+    /// their own when nothing is pending, so that a whole response is never
+    /// copied; after what is pending otherwise. Unconsumed bytes are kept.
+    pub fn parse_read(
+        &mut self,
+        parser: &mut ResponseParser,
+        fresh: &[u8],
+    ) -> Result<ResponseProgress, ResponseError> {
+        if self.pending().is_empty() {
+            let (used, progress) = parser.advance(fresh)?;
+            self.append(&fresh[used..]);
+            return Ok(progress);
+        }
+        self.append(fresh);
+        self.parse_pending(parser)
     }
 
     /// Keeps `bytes` after what is pending (bytes read into the worker's

@@ -306,21 +306,7 @@ impl Slot {
             let now = Instant::now();
             self.first_byte.get_or_insert(now);
             self.bytes_received += n as u64;
-            let parsed = if self.leftover.pending().is_empty() {
-                self.parser.advance(&scratch[..n]).map(|(used, progress)| {
-                    self.leftover.append(&scratch[used..n]);
-                    progress
-                })
-            } else {
-                self.leftover.append(&scratch[..n]);
-                self.parser
-                    .advance(self.leftover.pending())
-                    .map(|(used, progress)| {
-                        self.leftover.consume(used);
-                        progress
-                    })
-            };
-            match parsed {
+            match self.leftover.parse_read(&mut self.parser, &scratch[..n]) {
                 Ok(ResponseProgress::Complete(done)) => return self.answered(io, now, done),
                 Ok(ResponseProgress::Partial) if n < scratch.len() && !closing => {
                     return Step::Pending
