@@ -163,12 +163,7 @@ impl Slot {
             Phase::Connecting => Step::Pending,
             Phase::Writing if events & WRITABLE != 0 => {
                 let step = self.write(io);
-                // An early response (a 413 before the body is all out) may
-                // have arrived meanwhile: its edge is not repeated.
-                if step == Step::Pending && self.phase == Phase::Reading {
-                    return self.read(io, scratch, events);
-                }
-                step
+                self.after_write(io, scratch, step, events)
             }
             Phase::Writing => Step::Pending,
             Phase::Reading if events & READABLE != 0 => self.read(io, scratch, events),
@@ -237,7 +232,7 @@ impl Slot {
             Ok(n) => {
                 self.connected(io, Instant::now());
                 self.written = n;
-                self.finish_write_or_wait(io)
+                self.write(io)
             }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => Step::Pending,
             Err(error) => self.fail_connect(io, &error),
@@ -274,15 +269,9 @@ impl Slot {
         Step::Pending
     }
 
-    fn finish_write_or_wait(&mut self, io: &Io) -> Step {
-        if self.written < self.request(io).len() {
-            return self.write(io);
-        }
-        self.phase = Phase::Reading;
-        Step::Pending
-    }
-
-    /// After a write that followed a connect event: a response may be there.
+    /// After a write that waited for room (or for the handshake): a response
+    /// may have arrived meanwhile (a 413 before the body is all out), and its
+    /// edge is not repeated.
     fn after_write(&mut self, io: &Io, scratch: &mut [u8], step: Step, events: u32) -> Step {
         if step == Step::Pending && self.phase == Phase::Reading {
             return self.read(io, scratch, events);
