@@ -41,9 +41,10 @@ pub struct TransportArgs {
     #[arg(long, value_name = "HOST:PORT:ADDRESS")]
     pub resolve: Vec<String>,
     /// Event loop for HTTP/1.1: epoll (a hand-driven reactor, the leanest per
-    /// request), tokio (supports everything), or auto: epoll for plain
-    /// HTTP/1.1 closed-model runs without --pipeline, tokio otherwise
-    #[arg(long, value_name = "auto|epoll|tokio", value_parser = parse_io)]
+    /// request), uring (the same over io_uring: one syscall per batch),
+    /// tokio (supports everything), or auto: epoll for plain HTTP/1.1
+    /// closed-model runs without --pipeline, tokio otherwise
+    #[arg(long, value_name = "auto|epoll|uring|tokio", value_parser = parse_io, env = "STAMPEDE_IO")]
     pub io: Option<IoBackend>,
 }
 

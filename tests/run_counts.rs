@@ -158,33 +158,45 @@ fn post_body_and_headers_reach_the_server() {
 }
 
 #[test]
-fn both_event_loops_count_exactly_and_say_which_ran() {
+fn every_event_loop_counts_exactly_and_says_which_ran() {
     let target = spawn_target(one_thread());
     let url = format!("http://{}/index.html", target.local_addr());
-    for io in ["epoll", "tokio"] {
+    let mut runs = 0;
+    for io in ["epoll", "uring", "tokio"] {
         for keepalive in [true, false] {
             let mut args = vec![url.as_str(), "-n", "3001", "-c", "7", "-t", "2", "--io", io];
             if !keepalive {
                 args.push("--no-keepalive");
             }
             let run = run_stampede(binary(), &args);
+            if io == "uring" && run.stderr().contains("io_uring is unavailable here") {
+                // A kernel or sandbox without io_uring: refused in one line.
+                assert_eq!(run.code(), Some(2));
+                assert_eq!(run.stderr().lines().count(), 1, "{}", run.stderr());
+                eprintln!("skipped --io uring: {}", run.stderr().trim());
+                continue;
+            }
             assert_eq!(run.code(), Some(0), "--io {io}: {}", run.stderr());
             assert_eq!(run.count("/requests/success"), 3001, "--io {io}");
             let opened = if keepalive { 7 } else { 3001 };
             assert_eq!(run.count("/connections/opened"), opened, "--io {io}");
             assert_balanced(&run);
             assert_eq!(run.result()["plan"]["io"], io);
+            runs += 1;
         }
     }
     let stats = target.shutdown().unwrap();
-    assert_eq!(stats.requests_total, 4 * 3001);
+    assert_eq!(stats.requests_total, runs * 3001);
 }
 
 #[test]
 fn auto_falls_back_to_tokio_where_the_reactor_cannot_drive() {
     let target = spawn_target(one_thread());
     let url = format!("http://{}/", target.local_addr());
-    let paced = run_stampede(binary(), &[&url, "-r", "200", "-d", "300ms", "-c", "4"]);
+    let paced = run_stampede(
+        binary(),
+        &[&url, "-r", "200", "-d", "300ms", "-c", "4", "--io", "auto"],
+    );
     assert_eq!(paced.code(), Some(0), "{}", paced.stderr());
     assert_eq!(paced.result()["plan"]["io"], "tokio");
     let refused = run_stampede(
@@ -194,6 +206,19 @@ fn auto_falls_back_to_tokio_where_the_reactor_cannot_drive() {
     assert_eq!(refused.code(), Some(2));
     assert!(
         refused.stderr().contains("--io epoll") && refused.stderr().lines().count() == 1,
+        "{}",
+        refused.stderr()
+    );
+    let refused = run_stampede(
+        binary(),
+        &[&url, "-n", "5", "--pipeline", "4", "--io", "uring"],
+    );
+    assert_eq!(refused.code(), Some(2));
+    assert!(
+        refused
+            .stderr()
+            .contains("--io uring drives plain HTTP/1.1")
+            && refused.stderr().contains("--pipeline"),
         "{}",
         refused.stderr()
     );

@@ -208,6 +208,11 @@ pub fn run_with(
     stop: &StopHandle,
     options: RunOptions,
 ) -> Result<Finished, EngineError> {
+    if plan.event_loop() == stampede_plan::EventLoop::Uring {
+        if let Some(reason) = crate::reactor::uring_unavailable() {
+            return Err(EngineError::UringUnavailable(reason));
+        }
+    }
     let resolve_start = Instant::now();
     let connector = connector_spec(plan)?;
     let dns = resolve_start.elapsed();
@@ -293,7 +298,7 @@ pub fn run_with(
             budget: worker_budget,
             measure_start,
             deadline,
-            reactor: plan.uses_reactor(),
+            event_loop: plan.event_loop(),
         };
         let receiver = stop.sender.subscribe();
         let sender = to_aggregator.clone();

@@ -17,6 +17,8 @@ pub enum EngineError {
     Tls(String),
     #[error("HTTP/2 request: {0}")]
     Http2(String),
+    #[error("io_uring is unavailable here ({0}); use --io epoll or auto")]
+    UringUnavailable(String),
     #[error("cannot start the request log writer: {0}")]
     RequestLog(#[source] std::io::Error),
 }

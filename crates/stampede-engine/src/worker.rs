@@ -11,7 +11,7 @@ use crate::request_log::{WorkerLog, WorkerLogHandle};
 use crate::transport::ConnectorSpec;
 use crate::worker_state::WorkerState;
 use stampede_metrics::Snapshot;
-use stampede_plan::Schedule;
+use stampede_plan::{EventLoop, Schedule};
 use std::rc::Rc;
 use std::sync::mpsc;
 use std::sync::Arc;
@@ -65,8 +65,8 @@ pub struct WorkerPlan {
     pub measure_start: Instant,
     /// When to stop regardless of the budget.
     pub deadline: Option<Instant>,
-    /// Drive the connections with the epoll reactor instead of tokio.
-    pub reactor: bool,
+    /// What drives the connections: a reactor (epoll, io_uring) or tokio.
+    pub event_loop: EventLoop,
 }
 
 /// The HTTP/2 part of a worker's plan.
@@ -94,8 +94,14 @@ pub fn run_worker(
     to_aggregator: mpsc::Sender<WorkerMessage>,
     log: Option<WorkerLogHandle>,
 ) -> std::io::Result<()> {
-    if plan.reactor {
-        return crate::reactor::run_reactor_worker(plan, stop, to_aggregator, log);
+    match plan.event_loop {
+        EventLoop::Epoll => {
+            return crate::reactor::run_epoll_worker(plan, stop, to_aggregator, log)
+        }
+        EventLoop::Uring => {
+            return crate::reactor::run_uring_worker(plan, stop, to_aggregator, log)
+        }
+        EventLoop::Tokio => {}
     }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -112,12 +112,7 @@ impl PlanSummary {
                 "1.1"
             }
             .into(),
-            io: if plan.uses_reactor() {
-                "epoll"
-            } else {
-                "tokio"
-            }
-            .into(),
+            io: plan.event_loop().as_str().into(),
             connect_timeout_s: plan.connect_timeout.as_secs_f64(),
             timeout_s: plan.timeout.as_secs_f64(),
             body_bytes: plan.request.body.len(),

@@ -22,4 +22,4 @@ pub use load_model::{parse_stages, Arrival, LoadModel, Schedule, Stage};
 pub use plan::{MixEntry, Plan, RequestSpec, StopCondition};
 pub use target::{Scheme, Target};
 pub use targets_file::{parse_targets, weighted_order, TargetBlock, MAX_TARGETS};
-pub use transport::{IoBackend, ProxySpec, ResolveOverride, TlsSpec, TransportSpec};
+pub use transport::{EventLoop, IoBackend, ProxySpec, ResolveOverride, TlsSpec, TransportSpec};

@@ -67,11 +67,9 @@ impl Plan {
         self.model.max_connections()
     }
 
-    /// Checks the plan and adjusts what must be adjusted; returns the notices
-    /// the user should see (e.g. connections capped at `-n`).
-    /// What keeps the epoll reactor from driving this run, if anything: it
-    /// speaks plain HTTP/1.1 (TCP or Unix), one request per connection at a
-    /// time, in the closed model.
+    /// What keeps the reactors (epoll, io_uring) from driving this run, if
+    /// anything: they speak plain HTTP/1.1 (TCP or Unix), one request per
+    /// connection at a time, in the closed model.
     pub fn reactor_limitation(&self) -> Option<&'static str> {
         if self.transport.tls.is_some() || self.target.scheme == Scheme::Https {
             Some("TLS")
@@ -86,11 +84,19 @@ impl Plan {
         }
     }
 
-    /// True when the epoll reactor drives this run's connections (`--io`).
-    pub fn uses_reactor(&self) -> bool {
-        self.transport.io != crate::IoBackend::Tokio && self.reactor_limitation().is_none()
+    /// The event loop that drives this run's connections: `--io` where the
+    /// run allows it, tokio where a reactor cannot drive it.
+    pub fn event_loop(&self) -> crate::EventLoop {
+        use crate::{EventLoop, IoBackend};
+        match (self.transport.io, self.reactor_limitation()) {
+            (IoBackend::Tokio, _) | (_, Some(_)) => EventLoop::Tokio,
+            (IoBackend::Uring, None) => EventLoop::Uring,
+            (IoBackend::Auto | IoBackend::Epoll, None) => EventLoop::Epoll,
+        }
     }
 
+    /// Checks the plan and adjusts what must be adjusted; returns the notices
+    /// the user should see (e.g. connections capped at `-n`).
     pub fn validate(&mut self) -> Result<Vec<String>, PlanError> {
         let mut notices = Vec::new();
         if !is_token(&self.request.method) {
@@ -175,10 +181,14 @@ impl Plan {
                 ));
             }
         }
-        if self.transport.io == crate::IoBackend::Epoll {
+        if matches!(
+            self.transport.io,
+            crate::IoBackend::Epoll | crate::IoBackend::Uring
+        ) {
             if let Some(reason) = self.reactor_limitation() {
                 return Err(PlanError::Invalid(format!(
-                    "--io epoll drives plain HTTP/1.1 with -c; this run uses {reason} (use --io auto or tokio)"
+                    "--io {} drives plain HTTP/1.1 with -c; this run uses {reason} (use --io auto or tokio)",
+                    self.transport.io.as_str()
                 )));
             }
         }

@@ -77,7 +77,7 @@ pub struct TransportSpec {
     pub io: IoBackend,
 }
 
-/// The event loop behind a worker's connections (`--io`).
+/// The event loop behind a worker's connections, as asked for (`--io`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum IoBackend {
     /// The hand-driven epoll reactor where the run allows it (plain HTTP/1.1,
@@ -86,19 +86,22 @@ pub enum IoBackend {
     Auto,
     /// Always the epoll reactor; a run it cannot drive is refused.
     Epoll,
+    /// Always the io_uring reactor; a run it cannot drive is refused.
+    Uring,
     /// Always tokio (the path every protocol and load model supports).
     Tokio,
 }
 
 impl IoBackend {
-    /// Parses `auto`, `epoll` or `tokio`.
+    /// Parses `auto`, `epoll`, `uring` or `tokio`.
     pub fn parse(text: &str) -> Result<IoBackend, crate::PlanError> {
         match text.trim().to_ascii_lowercase().as_str() {
             "auto" => Ok(IoBackend::Auto),
             "epoll" => Ok(IoBackend::Epoll),
+            "uring" | "io_uring" | "io-uring" => Ok(IoBackend::Uring),
             "tokio" => Ok(IoBackend::Tokio),
             _ => Err(crate::PlanError::Invalid(format!(
-                "invalid --io '{text}': expected auto, epoll or tokio"
+                "invalid --io '{text}': expected auto, epoll, uring or tokio"
             ))),
         }
     }
@@ -107,7 +110,27 @@ impl IoBackend {
         match self {
             IoBackend::Auto => "auto",
             IoBackend::Epoll => "epoll",
+            IoBackend::Uring => "uring",
             IoBackend::Tokio => "tokio",
+        }
+    }
+}
+
+/// The event loop that drives a run: `--io` settled against what the run needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventLoop {
+    Epoll,
+    Uring,
+    Tokio,
+}
+
+impl EventLoop {
+    /// The name recorded in results (`plan.io`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventLoop::Epoll => "epoll",
+            EventLoop::Uring => "uring",
+            EventLoop::Tokio => "tokio",
         }
     }
 }

@@ -1,72 +1,108 @@
-//! The epoll reactor: a hand-driven event loop for plain HTTP/1.1 in the
-//! closed model, the leanest path per request (issue 11). Each socket is
-//! registered once, edge-triggered; the next request is written from the
-//! read handler that completed the previous response; a short read ends the
-//! reading (no read that only returns EAGAIN); timeouts are found by a sweep
-//! over the slots, not by a timer per request. Everything else a worker does
-//! (warm-up, snapshots every 250 ms, the connection schedule, the budget,
-//! stop and deadline) happens in a housekeeping turn between event batches.
-//! The tokio path (worker.rs) drives TLS, HTTP/2, pipelining and the open model.
+//! The reactors: hand-driven event loops for plain HTTP/1.1 in the closed
+//! model, the leanest path per request (issue 11). Two drive the sockets:
+//! epoll (each socket registered once, edge-triggered; a short read ends the
+//! reading) and io_uring (sends queued on a ring, multishot receives into a
+//! provided buffer ring, one syscall per batch). Both write the next request
+//! from the handler that completed the previous response and find timeouts
+//! by a sweep over the slots, not by a timer per request. Everything else a
+//! worker does (warm-up, snapshots every 250 ms, the connection schedule,
+//! the budget, stop and deadline) happens here, in a housekeeping turn
+//! between event batches. The tokio path (worker.rs) drives TLS, HTTP/2,
+//! pipelining and the open model.
 
-mod poller;
-mod slot;
+mod epoll;
+mod ledger;
 mod socket;
+mod uring;
+
+pub use epoll::run_epoll_worker;
+pub use uring::{run_uring_worker, uring_unavailable};
 
 use crate::closed::{slots_at, CONTROL_PERIOD};
-use crate::request_log::WorkerLogHandle;
-use crate::worker::{connection_context, WorkerLoad, WorkerMessage, WorkerPlan, SNAPSHOT_INTERVAL};
-use crate::worker_state::WorkerState;
-use poller::{event_buffer, Poller};
-use slot::{Io, Phase, Slot, Step};
+use crate::connection::ConnectionContext;
+use crate::worker::{WorkerLoad, WorkerMessage, WorkerPlan, SNAPSHOT_INTERVAL};
+use stampede_metrics::ErrorKind;
 use std::io;
-use std::rc::Rc;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
-/// Events taken per epoll_wait.
-const EVENTS_PER_WAIT: usize = 1024;
 /// Bounds of the timeout sweep's period (a twentieth of the shortest timeout).
 const SWEEP_MIN: Duration = Duration::from_millis(5);
 const SWEEP_MAX: Duration = Duration::from_millis(100);
 
-/// Runs a closed-model worker on the reactor until its budget is spent, its
-/// deadline passes or it is told to stop; sends its snapshots like any worker.
-pub fn run_reactor_worker(
-    plan: WorkerPlan,
+/// Where a slot is in its request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// No request: not started yet, parked by the schedule, or out of budget.
+    Idle,
+    /// A new connection's handshake is under way (the request waits).
+    Connecting,
+    /// The request is partly written; the rest waits for room.
+    Writing,
+    /// The request is out; the response is awaited.
+    Reading,
+}
+
+impl Phase {
+    /// The error of a request whose time ran out in this phase.
+    pub fn timeout_kind(self) -> ErrorKind {
+        if self == Phase::Connecting {
+            ErrorKind::ConnectTimeout
+        } else {
+            ErrorKind::Timeout
+        }
+    }
+}
+
+/// What an event or a start left the slot doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// Waiting for the socket.
+    Pending,
+    /// The request ended with a response (recorded); the slot may go on.
+    Answered,
+    /// The request failed (recorded) and the connection is gone.
+    Failed,
+}
+
+/// What the housekeeping turn asks of a slot, whatever drives its socket.
+/// `I` is what the slot needs from its worker (context, poller or ring).
+pub trait SlotOps<I> {
+    fn phase(&self) -> Phase;
+    /// True when the current phase has run out of time.
+    fn is_overdue(&self, now: Instant) -> bool;
+    /// The deadline passed: the request fails with a timeout.
+    fn on_timeout(&mut self, io: &I) -> Step;
+    /// Starts a request the worker has already counted (`begin_request`).
+    fn start(&mut self, io: &I, now: Instant) -> Step;
+    /// Closes the connection and waits for the next start.
+    fn park(&mut self, io: &I);
+}
+
+/// Runs a closed-model worker until its budget is spent, its deadline passes
+/// or it is told to stop, and sends its snapshots like any worker. `wait`
+/// waits up to the given milliseconds for socket events and hands each to
+/// its slot and then to [`Turn::advance`].
+pub(crate) fn drive<I, S: SlotOps<I>>(
+    plan: &WorkerPlan,
     mut stop: watch::Receiver<bool>,
-    to_aggregator: mpsc::Sender<WorkerMessage>,
-    log: Option<WorkerLogHandle>,
+    to_aggregator: &mpsc::Sender<WorkerMessage>,
+    ctx: &ConnectionContext,
+    io: &I,
+    slots: &mut [S],
+    mut wait: impl FnMut(&mut [S], &mut Turn, i32) -> io::Result<()>,
 ) -> io::Result<()> {
     let WorkerLoad::Closed {
         schedule,
         warmup_target,
-        slots: slot_count,
+        ..
     } = &plan.load
     else {
-        return Err(io::Error::other("the reactor drives the closed model only"));
+        return Err(io::Error::other("the reactors drive the closed model only"));
     };
-    let state = Rc::new(WorkerState::new(plan.budget, plan.mix.len()));
-    let ctx = connection_context(&plan, state.clone(), log);
-    let poller = Poller::new()?;
-    let longest_request = plan
-        .mix
-        .iter()
-        .map(|(bytes, _)| bytes.len())
-        .chain([plan.request.len()])
-        .max()
-        .unwrap_or(0);
-    let io = Io {
-        ctx: &ctx,
-        poller: &poller,
-        longest_request,
-    };
+    let state = &ctx.state;
     let start = Instant::now();
-    let mut slots: Vec<Slot> = (0..*slot_count)
-        .map(|index| Slot::new(index as u32, ctx.head_request, start))
-        .collect();
-    let mut scratch = ctx.scratch.borrow_mut();
-    let mut events = event_buffer(EVENTS_PER_WAIT);
     let shortest_timeout = plan.timeout.min(ctx.connector.connect_timeout);
     let sweep_period = (shortest_timeout / 20).clamp(SWEEP_MIN, SWEEP_MAX);
     let mut turn = Turn {
@@ -137,15 +173,15 @@ pub fn run_reactor_worker(
         if now >= next_sweep {
             for index in 0..slots.len() {
                 if slots[index].is_overdue(now) {
-                    let step = slots[index].on_timeout(&io);
-                    turn.advance(&io, &mut slots, index, step);
+                    let step = slots[index].on_timeout(io);
+                    turn.advance(io, ctx, slots, index, step);
                 }
             }
             next_sweep = now + sweep_period;
         }
         for index in std::mem::take(&mut turn.runnable) {
             if slots[index].phase() == Phase::Idle {
-                turn.advance(&io, &mut slots, index, Step::Answered);
+                turn.advance(io, ctx, slots, index, Step::Answered);
             }
         }
         if !state.has_budget() && state.in_flight() == 0 {
@@ -160,18 +196,7 @@ pub fn run_reactor_worker(
         } else {
             0
         };
-        let ready = poller.wait(&mut events, timeout_ms)?;
-        for event in &events[..ready] {
-            let (index, generation) = Slot::decode(event.u64);
-            let Some(slot) = slots.get_mut(index) else {
-                continue;
-            };
-            if slot.generation() != generation {
-                continue;
-            }
-            let step = slot.on_event(&io, &mut scratch, event.events);
-            turn.advance(&io, &mut slots, index, step);
-        }
+        wait(slots, &mut turn, timeout_ms)?;
     }
     let finished_at = Instant::now();
     if let Some(log) = &ctx.log {
@@ -188,8 +213,26 @@ pub fn run_reactor_worker(
     Ok(())
 }
 
+/// The longest request of the run.
+pub(crate) fn longest_request(plan: &WorkerPlan) -> usize {
+    plan.mix
+        .iter()
+        .map(|(bytes, _)| bytes.len())
+        .chain([plan.request.len()])
+        .max()
+        .unwrap_or(0)
+}
+
+/// The slots a closed-model worker may ever need.
+pub(crate) fn slot_count(plan: &WorkerPlan) -> usize {
+    match &plan.load {
+        WorkerLoad::Closed { slots, .. } => *slots,
+        WorkerLoad::Open(_) => 0,
+    }
+}
+
 /// What decides whether a slot goes on after a request.
-struct Turn {
+pub struct Turn {
     /// Slots below this index may run (the schedule's share).
     limit: usize,
     /// Slots to start on the next turn: newly allowed ones, and ones whose
@@ -201,7 +244,14 @@ struct Turn {
 impl Turn {
     /// Carries slot `index` on from `step`: an answered slot sends its next
     /// request at once while the schedule and the budget allow, else parks.
-    fn advance(&mut self, io: &Io, slots: &mut [Slot], index: usize, mut step: Step) {
+    pub fn advance<I, S: SlotOps<I>>(
+        &mut self,
+        io: &I,
+        ctx: &ConnectionContext,
+        slots: &mut [S],
+        index: usize,
+        mut step: Step,
+    ) {
         loop {
             match step {
                 Step::Pending => return,
@@ -210,11 +260,11 @@ impl Turn {
                     return;
                 }
                 Step::Answered => {
-                    if index >= self.limit || !io.ctx.state.claim_budget() {
+                    if index >= self.limit || !ctx.state.claim_budget() {
                         slots[index].park(io);
                         return;
                     }
-                    io.ctx.state.begin_request();
+                    ctx.state.begin_request();
                     step = slots[index].start(io, Instant::now());
                 }
             }
@@ -222,7 +272,7 @@ impl Turn {
     }
 }
 
-/// Milliseconds from `now` to `at`, rounded up (epoll_wait's unit).
+/// Milliseconds from `now` to `at`, rounded up (the unit of the waits).
 fn millis_until(now: Instant, at: Instant) -> i32 {
     let wait = at.saturating_duration_since(now);
     wait.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32
@@ -239,10 +289,5 @@ mod tests {
         assert_eq!(millis_until(now, now + Duration::from_micros(1)), 1);
         assert_eq!(millis_until(now, now + Duration::from_millis(7)), 7);
         assert_eq!(millis_until(now + Duration::from_secs(1), now), 0);
-    }
-
-    #[test]
-    fn tokens_carry_slot_and_generation() {
-        assert_eq!(Slot::decode((7u64 << 32) | 42), (42, 7));
     }
 }

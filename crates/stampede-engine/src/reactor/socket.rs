@@ -1,6 +1,7 @@
-//! Non-blocking sockets for the reactor: open (TCP from the next source
-//! address, or Unix), send, receive, and collect a connect error. Plain
-//! syscalls on the fd, so TCP and Unix streams share one path.
+//! Sockets for the reactors: open (TCP from the next source address, or
+//! Unix), non-blocking for epoll or unconnected for io_uring; send, receive
+//! and collect a connect error for epoll. Plain syscalls on the fd, so TCP
+//! and Unix streams share one path.
 
 use crate::source_addrs::{defer_port_choice, SourceAddrs};
 use crate::transport::Endpoint;
@@ -21,30 +22,61 @@ pub fn open(
     sources: &SourceAddrs,
     longest_request: usize,
 ) -> io::Result<OwnedFd> {
-    match endpoint {
-        Endpoint::Tcp(target) => open_tcp(*target, sources, longest_request),
-        Endpoint::Unix(path) => {
-            let socket = Socket::new(Domain::UNIX, stream_type(), None)?;
-            socket
-                .connect(&SockAddr::unix(path)?)
-                .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
-            Ok(socket.into())
-        }
+    let socket = new_socket(
+        endpoint,
+        sources,
+        longest_request,
+        Type::STREAM.nonblocking(),
+    )?;
+    match socket.connect(&address_of(endpoint)?) {
+        Ok(()) => {}
+        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
+        Err(e) => return Err(with_path(endpoint, e)),
     }
+    Ok(socket.into())
 }
 
-fn stream_type() -> Type {
-    Type::STREAM.nonblocking().cloexec()
-}
-
-fn open_tcp(
-    target: SocketAddr,
+/// A blocking socket for `endpoint`, bound to the next source address but
+/// not connected: io_uring connects it and never blocks on it.
+pub fn unconnected(
+    endpoint: &Endpoint,
     sources: &SourceAddrs,
     longest_request: usize,
 ) -> io::Result<OwnedFd> {
+    new_socket(endpoint, sources, longest_request, Type::STREAM).map(OwnedFd::from)
+}
+
+/// The address `endpoint` is connected to.
+pub fn address_of(endpoint: &Endpoint) -> io::Result<SockAddr> {
+    match endpoint {
+        Endpoint::Tcp(target) => Ok((*target).into()),
+        Endpoint::Unix(path) => SockAddr::unix(path).map_err(|e| with_path(endpoint, e)),
+    }
+}
+
+/// Names the socket file in a Unix socket's error.
+pub fn with_path(endpoint: &Endpoint, error: io::Error) -> io::Error {
+    match endpoint {
+        Endpoint::Unix(path) => {
+            io::Error::new(error.kind(), format!("{}: {error}", path.display()))
+        }
+        Endpoint::Tcp(_) => error,
+    }
+}
+
+fn new_socket(
+    endpoint: &Endpoint,
+    sources: &SourceAddrs,
+    longest_request: usize,
+    kind: Type,
+) -> io::Result<Socket> {
+    let target = match endpoint {
+        Endpoint::Tcp(target) => *target,
+        Endpoint::Unix(_) => return Socket::new(Domain::UNIX, kind.cloexec(), None),
+    };
     let socket = Socket::new(
         Domain::for_address(target),
-        stream_type(),
+        kind.cloexec(),
         Some(Protocol::TCP),
     )?;
     if let Some(local) = sources.take() {
@@ -56,12 +88,7 @@ fn open_tcp(
     if longest_request > NAGLE_SAFE_REQUEST {
         let _ = socket.set_nodelay(true);
     }
-    match socket.connect(&target.into()) {
-        Ok(()) => {}
-        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
-        Err(e) => return Err(e),
-    }
-    Ok(socket.into())
+    Ok(socket)
 }
 
 /// Sends what it can of `bytes`; `WouldBlock` when nothing fits right now

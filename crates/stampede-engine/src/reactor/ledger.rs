@@ -1,0 +1,222 @@
+//! The books of one connection slot, shared by the epoll and io_uring
+//! reactors: which request is in flight, its clocks, the parse of its
+//! response, what gets recorded, and the rules of the tokio path
+//! (connection.rs) for connections: an idle connection the server closed is
+//! retried once as a reconnect, a failed request has no counted body, a
+//! request that never got a connection counts from its intended start. The
+//! reactors own the socket and decide when to read and write.
+
+use crate::connection::{response_error_kind, ConnectionContext};
+use crate::http1::{Complete, ResponseParser, ResponseProgress};
+use crate::read_buffer::ReadBuffer;
+use stampede_metrics::{ErrorKind, Outcome};
+use std::time::{Duration, Instant};
+
+#[derive(Debug)]
+pub struct Ledger {
+    parser: ResponseParser,
+    /// Bytes of an incomplete head, or bytes no request asked for.
+    leftover: ReadBuffer,
+    /// The request of the mix in flight.
+    target: usize,
+    intended: Instant,
+    sent: Instant,
+    first_byte: Option<Instant>,
+    connect_started: Instant,
+    connect: Option<Duration>,
+    /// When the current phase times out.
+    pub deadline: Instant,
+    /// Bytes of the request written so far.
+    pub written: usize,
+    bytes_received: u64,
+    /// Responses completed on the current connection.
+    served: u64,
+    /// The server closed the last connection: the next one is a reconnect.
+    server_closed: bool,
+    /// The current request may still be retried after an idle close.
+    may_retry: bool,
+    /// The connection's handshake completed (it counts as open).
+    established: bool,
+}
+
+impl Ledger {
+    pub fn new(head_request: bool, now: Instant) -> Ledger {
+        Ledger {
+            parser: ResponseParser::new(head_request),
+            leftover: ReadBuffer::default(),
+            target: 0,
+            intended: now,
+            sent: now,
+            first_byte: None,
+            connect_started: now,
+            connect: None,
+            deadline: now,
+            written: 0,
+            bytes_received: 0,
+            served: 0,
+            server_closed: false,
+            may_retry: false,
+            established: false,
+        }
+    }
+
+    /// A new request the worker has counted (`begin_request`): picks its
+    /// request of the mix and starts its clock.
+    pub fn begin(&mut self, ctx: &ConnectionContext, now: Instant) {
+        self.target = ctx.next_target();
+        let (_, head) = ctx.request_of(self.target);
+        self.parser.set_head_request(head);
+        self.intended = now;
+        self.may_retry = true;
+        self.connect = None;
+    }
+
+    /// True when bytes arrived that no request asked for: HTTP/1.1 cannot
+    /// tell which request they belong to, so the connection must be retired.
+    pub fn has_unsolicited_bytes(&self) -> bool {
+        !self.leftover.pending().is_empty()
+    }
+
+    /// The request goes out (again): a fresh response to wait for.
+    pub fn reset_response(&mut self) {
+        self.parser.reset();
+        self.first_byte = None;
+        self.bytes_received = 0;
+        self.written = 0;
+    }
+
+    /// The request is written on an open connection from `now` on.
+    pub fn sending(&mut self, ctx: &ConnectionContext, now: Instant) {
+        self.sent = now;
+        self.deadline = now + ctx.timeout;
+    }
+
+    /// A new connection's handshake starts.
+    pub fn connecting(&mut self, ctx: &ConnectionContext, now: Instant) {
+        self.connect_started = now;
+        self.established = false;
+        self.deadline = now + ctx.connector.connect_timeout;
+    }
+
+    /// The handshake is done: the connection counts as open and the
+    /// request's clock starts.
+    pub fn connected(&mut self, ctx: &ConnectionContext, now: Instant) {
+        let took = now.saturating_duration_since(self.connect_started);
+        self.connect = Some(took);
+        ctx.state.connection_opened(self.server_closed, took);
+        self.server_closed = false;
+        self.established = true;
+        self.sending(ctx, now);
+    }
+
+    /// The bytes of the request in flight.
+    pub fn request<'a>(&self, ctx: &'a ConnectionContext) -> &'a [u8] {
+        ctx.request_of(self.target).0
+    }
+
+    /// What is left of the request to write.
+    pub fn unwritten<'a>(&self, ctx: &'a ConnectionContext) -> &'a [u8] {
+        &self.request(ctx)[self.written..]
+    }
+
+    /// Response bytes that arrived at `now`: parsed on their own when
+    /// nothing is pending, after what is pending otherwise.
+    pub fn received(&mut self, bytes: &[u8], now: Instant) -> Result<ResponseProgress, ErrorKind> {
+        self.first_byte.get_or_insert(now);
+        self.bytes_received += bytes.len() as u64;
+        self.leftover
+            .parse_read(&mut self.parser, bytes)
+            .map_err(response_error_kind)
+    }
+
+    /// Keeps bytes that arrived while no response was awaited (unsolicited
+    /// unless a request is about to be read).
+    pub fn keep_early(&mut self, bytes: &[u8]) {
+        self.leftover.append(bytes);
+    }
+
+    /// Parses bytes kept by [`Ledger::keep_early`] once the request is out.
+    pub fn parse_early(&mut self, now: Instant) -> Result<ResponseProgress, ErrorKind> {
+        if self.leftover.pending().is_empty() {
+            return Ok(ResponseProgress::Partial);
+        }
+        self.first_byte.get_or_insert(now);
+        self.bytes_received += self.leftover.pending().len() as u64;
+        self.leftover
+            .parse_pending(&mut self.parser)
+            .map_err(response_error_kind)
+    }
+
+    /// The server ended the stream: a response framed by the close ends here.
+    pub fn end_of_stream(&mut self) -> Result<Complete, ErrorKind> {
+        match self.parser.finish_on_close() {
+            Ok(mut done) => {
+                done.keep_alive = false;
+                Ok(done)
+            }
+            Err(error) => Err(response_error_kind(error)),
+        }
+    }
+
+    /// Records a complete response; true when the connection stays open for
+    /// the next request.
+    pub fn answered(&mut self, ctx: &ConnectionContext, now: Instant, done: &Complete) -> bool {
+        self.record(ctx, now, Ok(done.status), done.body_bytes);
+        self.served += 1;
+        done.keep_alive && ctx.keepalive
+    }
+
+    /// True (once per request) when a failure of `kind` is a reused
+    /// connection the server closed while it was idle (nothing of the
+    /// response arrived): not an error, the request goes again on a new
+    /// connection.
+    pub fn retry_after_idle_close(&mut self, kind: ErrorKind) -> bool {
+        let idle_close = matches!(kind, ErrorKind::ClosedEarly | ErrorKind::Reset)
+            && self.bytes_received == 0
+            && self.served > 0;
+        idle_close && std::mem::take(&mut self.may_retry)
+    }
+
+    /// Records a failed request. `had_connection`: the request got an open
+    /// connection (else it counts from its intended start, as on the tokio path).
+    pub fn failed(&mut self, ctx: &ConnectionContext, kind: ErrorKind, had_connection: bool) {
+        if !had_connection {
+            self.sent = self.intended;
+        }
+        // A failed request has no counted body (as on the tokio path).
+        self.record(ctx, Instant::now(), Err(kind), 0);
+    }
+
+    /// The connection is gone; `by_server`: the next one is a reconnect.
+    pub fn connection_gone(&mut self, ctx: &ConnectionContext, by_server: bool) {
+        if std::mem::take(&mut self.established) {
+            ctx.state.connection_closed();
+        }
+        self.leftover.clear();
+        self.served = 0;
+        self.server_closed = by_server;
+    }
+
+    fn record(
+        &self,
+        ctx: &ConnectionContext,
+        done: Instant,
+        result: Result<u16, ErrorKind>,
+        body_bytes: u64,
+    ) {
+        let outcome = Outcome {
+            intended: self.intended,
+            sent: self.sent,
+            first_byte: self.first_byte,
+            done,
+            result,
+            bytes_received: self.bytes_received,
+            body_bytes,
+            target: self.target as u16,
+        };
+        ctx.state.end_request(&outcome);
+        if let Some(log) = &ctx.log {
+            log.record(&outcome, self.connect);
+        }
+    }
+}

@@ -1,0 +1,377 @@
+//! One connection slot of the io_uring reactor: a small state machine driven
+//! by completions. A new connection is connected by the ring; once open it
+//! has one multishot receive armed for its whole life, and each request is
+//! one queued send. The books are kept in a [`Ledger`] (shared with the
+//! epoll reactor), so both count and classify alike.
+
+use super::ring::{Completion, Ring, BUFFER_GROUP};
+use crate::connection::ConnectionContext;
+use crate::http1::{Complete, ResponseProgress};
+use crate::outcome_class::{classify_connect, classify_io};
+use crate::reactor::ledger::Ledger;
+use crate::reactor::{socket, Phase, SlotOps, Step};
+use io_uring::{opcode, types};
+use socket2::SockAddr;
+use stampede_metrics::ErrorKind;
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::time::Instant;
+
+/// Everything a slot needs from its worker besides its own state.
+pub struct Io<'a> {
+    pub ctx: &'a ConnectionContext,
+    pub ring: &'a Ring,
+    /// Where connections go; it outlives every queued connect.
+    pub target: &'a SockAddr,
+    /// The longest request of the run (decides TCP_NODELAY).
+    pub longest_request: usize,
+}
+
+/// The request a completion answers (the low bits of its user data).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Op {
+    Connect = 1,
+    Send = 2,
+    Receive = 3,
+    Cancel = 4,
+}
+
+/// Generations are kept to 24 bits of the user data.
+const GENERATION_MASK: u32 = 0x00FF_FFFF;
+
+#[derive(Debug)]
+pub struct Slot {
+    index: u32,
+    /// Bumped whenever the connection changes, so that a completion of a
+    /// closed connection never reaches its successor.
+    generation: u32,
+    fd: Option<OwnedFd>,
+    phase: Phase,
+    ledger: Ledger,
+    /// A connect, send or multishot receive of the connection is in the
+    /// kernel's hands; closing the connection cancels it.
+    connect_queued: bool,
+    send_queued: bool,
+    receive_armed: bool,
+}
+
+impl SlotOps<Io<'_>> for Slot {
+    fn phase(&self) -> Phase {
+        self.phase
+    }
+
+    fn is_overdue(&self, now: Instant) -> bool {
+        self.phase != Phase::Idle && now >= self.ledger.deadline
+    }
+
+    fn on_timeout(&mut self, io: &Io) -> Step {
+        self.fail(io, self.phase.timeout_kind())
+    }
+
+    fn start(&mut self, io: &Io, now: Instant) -> Step {
+        self.ledger.begin(io.ctx, now);
+        self.send_request(io, now)
+    }
+
+    fn park(&mut self, io: &Io) {
+        self.drop_connection(io, false);
+        self.phase = Phase::Idle;
+    }
+}
+
+impl Slot {
+    pub fn new(index: u32, head_request: bool, now: Instant) -> Slot {
+        Slot {
+            index,
+            generation: 0,
+            fd: None,
+            phase: Phase::Idle,
+            ledger: Ledger::new(head_request, now),
+            connect_queued: false,
+            send_queued: false,
+            receive_armed: false,
+        }
+    }
+
+    fn user_data(&self, op: Op) -> u64 {
+        (u64::from(self.generation & GENERATION_MASK) << 40)
+            | ((op as u64) << 32)
+            | u64::from(self.index)
+    }
+
+    /// The slot index a completion belongs to.
+    pub fn index_of(completion: &Completion) -> usize {
+        (completion.user_data & 0xFFFF_FFFF) as usize
+    }
+
+    /// Handles a completion of one of this slot's requests.
+    pub fn on_completion(&mut self, io: &Io, completion: &Completion) -> Step {
+        let generation = (completion.user_data >> 40) as u32;
+        let op = (completion.user_data >> 32) & 0xFF;
+        if generation != self.generation & GENERATION_MASK || self.fd.is_none() {
+            // A request of a connection already closed (canceled or racing
+            // the close): nothing to do.
+            return Step::Pending;
+        }
+        match op {
+            op if op == Op::Connect as u64 => self.on_connected(io, completion.result),
+            op if op == Op::Send as u64 => self.on_sent(io, completion.result),
+            op if op == Op::Receive as u64 => self.on_received(io, completion),
+            _ => Step::Pending,
+        }
+    }
+
+    fn raw_fd(&self) -> RawFd {
+        self.fd.as_ref().map_or(-1, AsRawFd::as_raw_fd)
+    }
+
+    /// Queues the current request on the connection, opening one first when
+    /// there is none (or the current one cannot be trusted).
+    fn send_request(&mut self, io: &Io, now: Instant) -> Step {
+        if self.fd.is_some() && self.ledger.has_unsolicited_bytes() {
+            self.drop_connection(io, false);
+        }
+        self.ledger.reset_response();
+        if self.fd.is_none() {
+            return self.open(io, now);
+        }
+        self.ledger.sending(io.ctx, now);
+        self.phase = Phase::Writing;
+        self.queue_send(io)
+    }
+
+    /// Opens a socket and queues its connect.
+    fn open(&mut self, io: &Io, now: Instant) -> Step {
+        self.ledger.connecting(io.ctx, now);
+        let connector = &io.ctx.connector;
+        let fd = match socket::unconnected(
+            &connector.endpoint,
+            &connector.source_addrs,
+            io.longest_request,
+        ) {
+            Ok(fd) => fd,
+            Err(error) => return self.fail_connect(io, &error),
+        };
+        self.generation = self.generation.wrapping_add(1);
+        let connect = opcode::Connect::new(
+            types::Fd(fd.as_raw_fd()),
+            io.target.as_ptr().cast(),
+            io.target.len(),
+        )
+        .build()
+        .user_data(self.user_data(Op::Connect));
+        self.fd = Some(fd);
+        self.phase = Phase::Connecting;
+        // SAFETY: the address lives in the worker for the whole run.
+        if let Err(error) = unsafe { io.ring.push(&connect) } {
+            return self.fail_connect(io, &error);
+        }
+        self.connect_queued = true;
+        Step::Pending
+    }
+
+    fn on_connected(&mut self, io: &Io, result: i32) -> Step {
+        self.connect_queued = false;
+        if self.phase != Phase::Connecting {
+            return Step::Pending;
+        }
+        if result < 0 {
+            let error = io::Error::from_raw_os_error(-result);
+            let error = socket::with_path(&io.ctx.connector.endpoint, error);
+            return self.fail_connect(io, &error);
+        }
+        self.ledger.connected(io.ctx, Instant::now());
+        self.phase = Phase::Writing;
+        if let Err(error) = self.arm_receive(io) {
+            return self.fail(io, classify_io(&error));
+        }
+        self.queue_send(io)
+    }
+
+    /// Queues what is left of the request.
+    fn queue_send(&mut self, io: &Io) -> Step {
+        let rest = self.ledger.unwritten(io.ctx);
+        let send = opcode::Send::new(types::Fd(self.raw_fd()), rest.as_ptr(), rest.len() as u32)
+            .flags(libc::MSG_NOSIGNAL)
+            .build()
+            .user_data(self.user_data(Op::Send));
+        // SAFETY: the request bytes live in the worker's context for the run.
+        if let Err(error) = unsafe { io.ring.push(&send) } {
+            return self.fail_exchange(io, classify_io(&error));
+        }
+        self.send_queued = true;
+        Step::Pending
+    }
+
+    fn arm_receive(&mut self, io: &Io) -> io::Result<()> {
+        let receive = opcode::RecvMulti::new(types::Fd(self.raw_fd()), BUFFER_GROUP)
+            .build()
+            .user_data(self.user_data(Op::Receive));
+        // SAFETY: the buffers belong to the ring, which outlives the request.
+        unsafe { io.ring.push(&receive)? };
+        self.receive_armed = true;
+        Ok(())
+    }
+
+    fn on_sent(&mut self, io: &Io, result: i32) -> Step {
+        self.send_queued = false;
+        if self.phase != Phase::Writing {
+            return Step::Pending;
+        }
+        if result < 0 {
+            let error = io::Error::from_raw_os_error(-result);
+            return self.fail_exchange(io, classify_io(&error));
+        }
+        self.ledger.written += result as usize;
+        if !self.ledger.unwritten(io.ctx).is_empty() {
+            return self.queue_send(io);
+        }
+        self.phase = Phase::Reading;
+        // A response may have come while the request was going out (a 413
+        // before the whole body): it was kept, and is parsed now.
+        let now = Instant::now();
+        match self.ledger.parse_early(now) {
+            Ok(ResponseProgress::Complete(done)) => self.answered(io, now, done),
+            Ok(ResponseProgress::Partial) => Step::Pending,
+            Err(kind) => self.fail(io, kind),
+        }
+    }
+
+    fn on_received(&mut self, io: &Io, completion: &Completion) -> Step {
+        if !completion.more() {
+            self.receive_armed = false;
+        }
+        let result = completion.result;
+        if result == -libc::ENOBUFS {
+            // Every buffer was in use: the kernel ended the multishot
+            // receive; arm it again (buffers come back before the next wait).
+            return match self.arm_receive(io) {
+                Ok(()) => Step::Pending,
+                Err(error) => self.on_receive_error(io, &error),
+            };
+        }
+        if result < 0 {
+            return self.on_receive_error(io, &io::Error::from_raw_os_error(-result));
+        }
+        if result == 0 {
+            return self.on_end_of_stream(io);
+        }
+        let Some(id) = completion.buffer() else {
+            return Step::Pending;
+        };
+        // SAFETY: the buffer came with this completion; the worker gives it
+        // back only after this handler.
+        let bytes = unsafe { io.ring.received(id, result as usize) };
+        let step = match self.phase {
+            Phase::Reading => {
+                let now = Instant::now();
+                match self.ledger.received(bytes, now) {
+                    Ok(ResponseProgress::Complete(done)) => self.answered(io, now, done),
+                    Ok(ResponseProgress::Partial) => Step::Pending,
+                    Err(kind) => self.fail(io, kind),
+                }
+            }
+            // While writing, the response waits for the request to be out;
+            // with no request in flight, the bytes are unsolicited and retire
+            // the connection at the next request.
+            Phase::Writing | Phase::Idle => {
+                self.ledger.keep_early(bytes);
+                Step::Pending
+            }
+            Phase::Connecting => Step::Pending,
+        };
+        if self.fd.is_some() && !self.receive_armed {
+            // The kernel ended the multishot receive with data (it may on
+            // an overflowing completion queue): keep receiving.
+            if let Err(error) = self.arm_receive(io) {
+                return self.on_receive_error(io, &error);
+            }
+        }
+        step
+    }
+
+    fn on_receive_error(&mut self, io: &Io, error: &io::Error) -> Step {
+        match self.phase {
+            Phase::Idle => {
+                // The server reset a connection nothing was asked on.
+                self.drop_connection(io, true);
+                Step::Pending
+            }
+            _ => self.fail_exchange(io, classify_io(error)),
+        }
+    }
+
+    fn on_end_of_stream(&mut self, io: &Io) -> Step {
+        match self.phase {
+            Phase::Reading => match self.ledger.end_of_stream() {
+                Ok(done) => self.answered(io, Instant::now(), done),
+                Err(kind) => self.fail_exchange(io, kind),
+            },
+            // The server closed a connection between requests: the next
+            // request opens a new one, which counts as a reconnect.
+            Phase::Idle => {
+                self.drop_connection(io, true);
+                Step::Pending
+            }
+            _ => self.fail_exchange(io, ErrorKind::ClosedEarly),
+        }
+    }
+
+    /// Records a complete response and keeps or closes the connection.
+    fn answered(&mut self, io: &Io, now: Instant, done: Complete) -> Step {
+        let keep = self.ledger.answered(io.ctx, now, &done);
+        self.phase = Phase::Idle;
+        if !keep {
+            // Only a close we did not plan for makes the next connection a reconnect.
+            self.drop_connection(io, io.ctx.keepalive);
+        }
+        Step::Answered
+    }
+
+    /// A failure on an open connection; an idle close is retried once.
+    fn fail_exchange(&mut self, io: &Io, kind: ErrorKind) -> Step {
+        if self.ledger.retry_after_idle_close(kind) {
+            self.drop_connection(io, true);
+            return self.send_request(io, Instant::now());
+        }
+        self.fail(io, kind)
+    }
+
+    fn fail_connect(&mut self, io: &Io, error: &io::Error) -> Step {
+        let kind = classify_connect(error);
+        io.ctx.state.sample_error(kind, || error.to_string());
+        self.fail(io, kind)
+    }
+
+    fn fail(&mut self, io: &Io, kind: ErrorKind) -> Step {
+        let had_connection = self.fd.is_some() && self.phase != Phase::Connecting;
+        self.ledger.failed(io.ctx, kind, had_connection);
+        self.drop_connection(io, false);
+        self.phase = Phase::Idle;
+        Step::Failed
+    }
+
+    /// Closes the connection. What the kernel still holds of it is canceled
+    /// by user data (never by fd: the number may be reused at once); the
+    /// socket is released when the last of those requests ends.
+    fn drop_connection(&mut self, io: &Io, by_server: bool) {
+        if let Some(fd) = self.fd.take() {
+            let queued = [
+                (std::mem::take(&mut self.connect_queued), Op::Connect),
+                (std::mem::take(&mut self.send_queued), Op::Send),
+                (std::mem::take(&mut self.receive_armed), Op::Receive),
+            ];
+            for (_, op) in queued.iter().filter(|(queued, _)| *queued) {
+                let cancel = opcode::AsyncCancel::new(self.user_data(*op))
+                    .build()
+                    .user_data(self.user_data(Op::Cancel));
+                // SAFETY: a cancel points at nothing. If it cannot be queued
+                // the request ends on its own (a receive at the server's close).
+                let _ = unsafe { io.ring.push(&cancel) };
+            }
+            drop(fd);
+            self.generation = self.generation.wrapping_add(1);
+        }
+        self.ledger.connection_gone(io.ctx, by_server);
+    }
+}
