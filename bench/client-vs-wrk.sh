@@ -37,6 +37,8 @@
 #   --no-ab            skip ab (ab runs by default except with --quick)
 #   --oha              also run oha (installed with `cargo install oha --locked`
 #                      when missing; off by default: the install compiles for minutes)
+#   --uring            also run stampede with --io uring (tool "stampede-uring";
+#                      "stampede" is the default event loop, epoll)
 #   --no-syscalls      skip the perf syscall-count runs
 #   --wait-quiet S     before measuring, wait until no cargo/rustc/serve-vs-nginx
 #                      process has been seen and the CPUs have been idle for S
@@ -57,6 +59,7 @@ DURATION=10
 SCENARIOS="ka100,ka1000,close100,c1"
 WITH_AB=1
 WITH_OHA=0
+WITH_URING=0
 WITH_SYSCALLS=1
 SYSCALL_DURATION=3
 WAIT_QUIET=20
@@ -77,6 +80,7 @@ while [ $# -gt 0 ]; do
         --no-ab) WITH_AB=0 ;;
         --ab) WITH_AB=1 ;;
         --oha) WITH_OHA=1 ;;
+        --uring) WITH_URING=1 ;;
         --no-syscalls) WITH_SYSCALLS=0 ;;
         --wait-quiet) WAIT_QUIET=$2; shift ;;
         --wait-budget) WAIT_BUDGET=$2; shift ;;
@@ -270,6 +274,9 @@ client_cmd() {
         stampede)
             local flag=""; [ "$ka" = 1 ] || flag=" --no-keepalive"
             echo "$STAMPEDE_BIN run $URL -t 1 -c $c -d ${secs}s -q$flag --json $out.json" ;;
+        stampede-uring)
+            local flag=""; [ "$ka" = 1 ] || flag=" --no-keepalive"
+            echo "$STAMPEDE_BIN run $URL -t 1 -c $c -d ${secs}s -q$flag --io uring --json $out.json" ;;
         ab)
             local k="-k "; [ "$ka" = 1 ] || k=""
             echo "ab ${k}-q -c $c -t $secs -n 100000000 $URL" ;;
@@ -288,7 +295,7 @@ tool_p50_us() {
     case $tool in
         wrk) awk '$1=="50%" { v=$2; u=v; sub(/[0-9.]+/,"",u); sub(/[a-z]+$/,"",v);
                   m = (u=="us")?1:(u=="ms")?1000:(u=="s")?1000000:1; printf "%.1f", v*m }' "$out.stdout" ;;
-        stampede) jq -r '.latency_us.p50' "$out.json" 2>/dev/null || echo - ;;
+        stampede|stampede-uring) jq -r '.latency_us.p50' "$out.json" 2>/dev/null || echo - ;;
         # oha: "  50.00% in 0.3794 ms" under "Response time distribution" (unit: ms, secs or µs)
         oha) awk '$1=="50.00%" && $2=="in" { m = ($4=="ms")?1000:($4=="secs"||$4=="s")?1000000:1;
                   printf "%.1f", $3 * m; exit }' "$out.stdout" ;;
@@ -300,7 +307,7 @@ tool_count() {
     local tool=$1 out=$2
     case $tool in
         wrk) awk '/requests in/ {print $1}' "$out.stdout" ;;
-        stampede) jq -r '.requests.completed' "$out.json" 2>/dev/null || echo - ;;
+        stampede|stampede-uring) jq -r '.requests.completed' "$out.json" 2>/dev/null || echo - ;;
         ab) awk '/^Complete requests:/ {print $3}' "$out.stdout" ;;
         *) echo - ;;
     esac
@@ -309,7 +316,7 @@ tool_errors() {
     local tool=$1 out=$2
     case $tool in
         wrk) awk '/Socket errors|Non-2xx/ {printf "%s ", $0}' "$out.stdout" ;;
-        stampede) jq -r '[.requests.errors, .requests.failed_status] | "errors \(.[0]) non2xx \(.[1])"' "$out.json" 2>/dev/null | grep -v 'errors 0 non2xx 0' || true ;;
+        stampede|stampede-uring) jq -r '[.requests.errors, .requests.failed_status] | "errors \(.[0]) non2xx \(.[1])"' "$out.json" 2>/dev/null | grep -v 'errors 0 non2xx 0' || true ;;
         ab) awk '/^Failed requests:|^Non-2xx/ && $NF != 0 {printf "%s ", $0}' "$out.stdout" ;;
     esac
 }
@@ -368,7 +375,8 @@ count_syscalls() {
 }
 
 # ---------------------------------------------------------------- run
-TOOLS=(wrk stampede); [ "$WITH_AB" = 1 ] && TOOLS+=(ab); [ "$WITH_OHA" = 1 ] && TOOLS+=(oha)
+TOOLS=(wrk stampede); [ "$WITH_URING" = 1 ] && TOOLS+=(stampede-uring)
+[ "$WITH_AB" = 1 ] && TOOLS+=(ab); [ "$WITH_OHA" = 1 ] && TOOLS+=(oha)
 IFS=, read -r -a SCS <<< "$SCENARIOS"
 for sc in "${SCS[@]}"; do [ -n "$(scenario_conns "$sc")" ] || { echo "client-vs-wrk: unknown scenario $sc" >&2; exit 2; }; done
 

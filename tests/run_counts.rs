@@ -223,3 +223,57 @@ fn auto_falls_back_to_tokio_where_the_reactor_cannot_drive() {
         refused.stderr()
     );
 }
+
+#[test]
+fn large_request_bodies_go_out_whole_on_every_event_loop() {
+    let target = spawn_target(one_thread());
+    let url = format!("http://{}/echo", target.local_addr());
+    let dir = stampede_testkit::temp_dir("large-body");
+    let fits = dir.join("fits.bin");
+    let too_large = dir.join("too-large.bin");
+    // Larger than a socket buffer (the send goes out in pieces) but under the
+    // target's 1 MiB limit; and one over the limit, answered 413 early.
+    std::fs::write(&fits, vec![b'x'; 300_000]).unwrap();
+    std::fs::write(&too_large, vec![b'y'; 2_500_000]).unwrap();
+    let fits_arg = fits.display().to_string();
+    let too_large_arg = too_large.display().to_string();
+    for io in ["epoll", "uring", "tokio"] {
+        let args = [
+            &url, "-n", "12", "-c", "3", "-m", "POST", "-D", &fits_arg, "--io", io,
+        ];
+        let run = run_stampede(binary(), &args);
+        if io == "uring" && run.stderr().contains("io_uring is unavailable here") {
+            continue;
+        }
+        assert_eq!(run.code(), Some(0), "--io {io}: {}", run.stderr());
+        assert_eq!(run.count("/requests/success"), 12, "--io {io}");
+        assert!(
+            run.count("/bytes/body") >= 12 * 300_000,
+            "--io {io}: the echo holds the body"
+        );
+        let args = [
+            &url,
+            "-n",
+            "6",
+            "-c",
+            "2",
+            "-m",
+            "POST",
+            "-D",
+            &too_large_arg,
+            "--io",
+            io,
+            "--timeout",
+            "5s",
+        ];
+        let run = run_stampede(binary(), &args);
+        assert_eq!(run.code(), Some(0), "--io {io}: {}", run.stderr());
+        assert_balanced(&run);
+        assert_eq!(
+            run.count("/requests/failed_status"),
+            6,
+            "--io {io}: every request answered 413: {}",
+            run.result()["requests"]
+        );
+    }
+}

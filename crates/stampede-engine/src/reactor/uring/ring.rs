@@ -93,6 +93,35 @@ impl Ring {
         }
     }
 
+    /// Queues `first` linked to `second` (the second starts only once the
+    /// first succeeded), with room made for both in one submission.
+    ///
+    /// # Safety
+    /// As for [`Ring::push`], for both entries.
+    pub unsafe fn push_linked(
+        &self,
+        first: squeue::Entry,
+        second: &squeue::Entry,
+    ) -> io::Result<()> {
+        let mut uring = self.uring.borrow_mut();
+        let room = {
+            let queue = uring.submission();
+            queue.capacity() - queue.len()
+        };
+        if room < 2 {
+            uring.submit()?;
+        }
+        let first = first.flags(squeue::Flags::IO_LINK);
+        // SAFETY: passed on to the caller; room for both was made above.
+        unsafe {
+            let mut queue = uring.submission();
+            queue
+                .push(&first)
+                .and_then(|()| queue.push(second))
+                .map_err(|_| io::Error::other("submission queue full"))
+        }
+    }
+
     /// Submits what is queued and waits up to `timeout_ms` for at least one
     /// completion; then moves every completion into `into`.
     pub fn wait(&self, timeout_ms: i32, into: &mut Vec<Completion>) -> io::Result<()> {

@@ -10,7 +10,7 @@ use crate::http1::{Complete, ResponseProgress};
 use crate::outcome_class::{classify_connect, classify_io};
 use crate::reactor::ledger::Ledger;
 use crate::reactor::{socket, Phase, SlotOps, Step};
-use io_uring::{opcode, types};
+use io_uring::{opcode, squeue, types};
 use socket2::SockAddr;
 use stampede_metrics::ErrorKind;
 use std::io;
@@ -38,6 +38,13 @@ enum Op {
 
 /// Generations are kept to 24 bits of the user data.
 const GENERATION_MASK: u32 = 0x00FF_FFFF;
+/// Requests up to this size are sent "quietly": MSG_WAITALL makes the send
+/// all or nothing and IOSQE_CQE_SKIP_SUCCESS drops its completion, so a
+/// request costs no completion and no extra wait (only a failure completes).
+/// The response cannot come before such a request is out; a larger request
+/// waits for its send to complete before its response is read, in case the
+/// server answers early (a 413 before the whole body).
+const QUIET_SEND_MAX: usize = 16 * 1024;
 
 #[derive(Debug)]
 pub struct Slot {
@@ -53,6 +60,8 @@ pub struct Slot {
     connect_queued: bool,
     send_queued: bool,
     receive_armed: bool,
+    /// The request in flight went out quietly (see [`QUIET_SEND_MAX`]).
+    quiet_send: bool,
 }
 
 impl SlotOps<Io<'_>> for Slot {
@@ -90,6 +99,7 @@ impl Slot {
             connect_queued: false,
             send_queued: false,
             receive_armed: false,
+            quiet_send: false,
         }
     }
 
@@ -136,11 +146,16 @@ impl Slot {
             return self.open(io, now);
         }
         self.ledger.sending(io.ctx, now);
-        self.phase = Phase::Writing;
-        self.queue_send(io)
+        let send = self.send_entry(io);
+        // SAFETY: the request bytes live in the worker's context for the run.
+        if let Err(error) = unsafe { io.ring.push(&send) } {
+            return self.fail_exchange(io, classify_io(&error));
+        }
+        self.send_queued = true;
+        self.after_queueing_send(io)
     }
 
-    /// Opens a socket and queues its connect.
+    /// Opens a socket and queues its connect, with the request linked behind.
     fn open(&mut self, io: &Io, now: Instant) -> Step {
         self.ledger.connecting(io.ctx, now);
         let connector = &io.ctx.connector;
@@ -162,11 +177,14 @@ impl Slot {
         .user_data(self.user_data(Op::Connect));
         self.fd = Some(fd);
         self.phase = Phase::Connecting;
-        // SAFETY: the address lives in the worker for the whole run.
-        if let Err(error) = unsafe { io.ring.push(&connect) } {
+        let send = self.send_entry(io);
+        // SAFETY: the address lives in the worker and the request bytes in
+        // its context, both for the whole run.
+        if let Err(error) = unsafe { io.ring.push_linked(connect, &send) } {
             return self.fail_connect(io, &error);
         }
         self.connect_queued = true;
+        self.send_queued = true;
         Step::Pending
     }
 
@@ -180,27 +198,52 @@ impl Slot {
             let error = socket::with_path(&io.ctx.connector.endpoint, error);
             return self.fail_connect(io, &error);
         }
+        // The request, linked behind the connect, is on its way already.
         self.ledger.connected(io.ctx, Instant::now());
-        self.phase = Phase::Writing;
         if let Err(error) = self.arm_receive(io) {
             return self.fail(io, classify_io(&error));
         }
-        self.queue_send(io)
+        self.after_queueing_send(io)
     }
 
-    /// Queues what is left of the request.
-    fn queue_send(&mut self, io: &Io) -> Step {
+    /// A send of what is left of the request. Small requests go quietly (no
+    /// completion unless the send fails), larger ones complete with the
+    /// count written.
+    fn send_entry(&mut self, io: &Io) -> squeue::Entry {
         let rest = self.ledger.unwritten(io.ctx);
-        let send = opcode::Send::new(types::Fd(self.raw_fd()), rest.as_ptr(), rest.len() as u32)
-            .flags(libc::MSG_NOSIGNAL)
+        self.quiet_send = rest.len() <= QUIET_SEND_MAX;
+        let entry = opcode::Send::new(types::Fd(self.raw_fd()), rest.as_ptr(), rest.len() as u32)
+            .flags(libc::MSG_NOSIGNAL | libc::MSG_WAITALL)
             .build()
             .user_data(self.user_data(Op::Send));
+        if self.quiet_send {
+            entry.flags(squeue::Flags::SKIP_SUCCESS)
+        } else {
+            entry
+        }
+    }
+
+    /// A queued quiet send counts as written: the response is awaited at
+    /// once. Otherwise the send's completion moves the slot on.
+    fn after_queueing_send(&mut self, io: &Io) -> Step {
+        if self.quiet_send {
+            self.ledger.written = self.ledger.request(io.ctx).len();
+            self.phase = Phase::Reading;
+        } else {
+            self.phase = Phase::Writing;
+        }
+        Step::Pending
+    }
+
+    /// Queues what is left of a request whose send completed short.
+    fn queue_rest(&mut self, io: &Io) -> Step {
+        let send = self.send_entry(io);
         // SAFETY: the request bytes live in the worker's context for the run.
         if let Err(error) = unsafe { io.ring.push(&send) } {
             return self.fail_exchange(io, classify_io(&error));
         }
         self.send_queued = true;
-        Step::Pending
+        self.after_queueing_send(io)
     }
 
     fn arm_receive(&mut self, io: &Io) -> io::Result<()> {
@@ -213,18 +256,23 @@ impl Slot {
         Ok(())
     }
 
+    /// A send completed: every send that failed, and the larger ones that
+    /// succeeded (quiet ones complete only on failure).
     fn on_sent(&mut self, io: &Io, result: i32) -> Step {
         self.send_queued = false;
+        if result < 0 {
+            if matches!(self.phase, Phase::Writing | Phase::Reading) {
+                let error = io::Error::from_raw_os_error(-result);
+                return self.fail_exchange(io, classify_io(&error));
+            }
+            return Step::Pending;
+        }
         if self.phase != Phase::Writing {
             return Step::Pending;
         }
-        if result < 0 {
-            let error = io::Error::from_raw_os_error(-result);
-            return self.fail_exchange(io, classify_io(&error));
-        }
         self.ledger.written += result as usize;
         if !self.ledger.unwritten(io.ctx).is_empty() {
-            return self.queue_send(io);
+            return self.queue_rest(io);
         }
         self.phase = Phase::Reading;
         // A response may have come while the request was going out (a 413
