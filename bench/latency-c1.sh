@@ -10,6 +10,7 @@
 # Usage
 #   bench/latency-c1.sh                   # 5 rounds x 5 s
 #   bench/latency-c1.sh --rounds 3 --duration 3
+#   bench/latency-c1.sh --io uring        # stampede's event loop (default: auto)
 # Writes bench/results/DATE-latency-c1.md (or --out PATH). Loopback only; every
 # run is bounded by its duration.
 set -euo pipefail
@@ -18,12 +19,14 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 ROUNDS=5
 DURATION=5
 OUT=""
+IO=auto
 while [ $# -gt 0 ]; do
     case "$1" in
         --rounds) ROUNDS=$2; shift ;;
         --duration) DURATION=$2; shift ;;
         --out) OUT=$2; shift ;;
-        -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+        --io) IO=$2; shift ;;
+        -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
         *) echo "latency-c1: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
     shift
@@ -57,7 +60,7 @@ ROWS=$TMP/rows
 for round in $(seq "$ROUNDS"); do
     taskset -c 1 wrk -t1 -c1 -d"${DURATION}s" --latency "$URL" > "$TMP/wrk.out"
     w=$(wrk_p50 "$TMP/wrk.out")
-    taskset -c 1 "$BIN" "$URL" -t 1 -c 1 -d "${DURATION}s" -q --json "$TMP/s.json" > /dev/null
+    taskset -c 1 "$BIN" "$URL" -t 1 -c 1 -d "${DURATION}s" -q --io "$IO" --json "$TMP/s.json" > /dev/null
     s=$(jq '.latency_us.p50' "$TMP/s.json")
     echo "$round $w $s" >> "$ROWS"
     echo "[latency-c1] round $round: wrk p50 ${w} us, stampede p50 ${s} us" >&2
@@ -70,7 +73,7 @@ ms=$(awk '{print $3}' "$ROWS" | median)
     echo
     echo "- machine: $(nproc) CPUs, $(lscpu | sed -n 's/^Model name: *//p'), kernel $(uname -r)"
     echo "- target: \`stampede serve --threads 1\` on core 0; clients on core 1, 1 thread, 1 connection, ${DURATION} s, $ROUNDS interleaved rounds"
-    echo "- stampede $("$BIN" --version | awk '{print $2}') ($(git -C "$ROOT" rev-parse --short HEAD)); $(wrk --version 2>&1 | head -1 | awk '{print $1, $2}')"
+    echo "- stampede $("$BIN" --version | awk '{print $2}') ($(git -C "$ROOT" rev-parse --short HEAD), --io $IO); $(wrk --version 2>&1 | head -1 | awk '{print $1, $2}')"
     echo
     echo "| round | wrk p50 µs | stampede p50 µs | ratio |"
     echo "|---|---|---|---|"

@@ -284,6 +284,7 @@ mod tests {
             dns: Duration::ZERO,
             total: Default::default(),
             timeseries: vec![],
+            event_loop: stampede_plan::EventLoop::Epoll,
         };
         let p = plan(closed(1.0), StopCondition::Duration(Duration::from_secs(1)));
         RunResult::from_recording(&p, &recording, Default::default(), "test", vec![])

@@ -40,10 +40,11 @@ pub struct TransportArgs {
     /// repeatable), e.g. example.test:8443:127.0.0.1
     #[arg(long, value_name = "HOST:PORT:ADDRESS")]
     pub resolve: Vec<String>,
-    /// Event loop for HTTP/1.1: epoll (a hand-driven reactor, the leanest per
-    /// request), uring (the same over io_uring: one syscall per batch),
-    /// tokio (supports everything), or auto: epoll for plain HTTP/1.1
-    /// closed-model runs without --pipeline, tokio otherwise
+    /// Event loop for HTTP/1.1: uring (a hand-driven reactor over io_uring,
+    /// about one syscall per request), epoll (the same over epoll), tokio
+    /// (supports everything), or auto: uring where the kernel offers it, else
+    /// epoll, for plain HTTP/1.1 closed-model runs without --pipeline; tokio
+    /// otherwise. Default from STAMPEDE_IO
     #[arg(long, value_name = "auto|epoll|uring|tokio", value_parser = parse_io, env = "STAMPEDE_IO")]
     pub io: Option<IoBackend>,
 }

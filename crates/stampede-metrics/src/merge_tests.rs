@@ -89,6 +89,7 @@ fn result_of(agent: &Agent, url: &str) -> RunResult {
         dns: Duration::ZERO,
         total,
         timeseries: builder.finish(0.95, &target),
+        event_loop: stampede_plan::EventLoop::Epoll,
     };
     RunResult::from_recording(
         &plan(url, 10.0),

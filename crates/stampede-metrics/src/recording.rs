@@ -108,6 +108,8 @@ pub struct Recording {
     pub total: Snapshot,
     /// Per-second series of the measured part of the run.
     pub timeseries: Vec<crate::SecondPoint>,
+    /// The event loop that drove the connections (`--io` settled by the engine).
+    pub event_loop: stampede_plan::EventLoop,
 }
 
 impl Recording {

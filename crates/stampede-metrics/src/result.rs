@@ -337,7 +337,10 @@ impl RunResult {
         RunResult {
             schema: RESULT_SCHEMA.into(),
             version: version.into(),
-            plan: PlanSummary::of(plan),
+            plan: PlanSummary {
+                io: recording.event_loop.as_str().into(),
+                ..PlanSummary::of(plan)
+            },
             started_at: humantime::format_rfc3339_millis(recording.started_at).to_string(),
             elapsed_s: recording.elapsed.as_secs_f64(),
             interrupted: recording.interrupted,

@@ -84,8 +84,9 @@ impl Plan {
         }
     }
 
-    /// The event loop that drives this run's connections: `--io` where the
-    /// run allows it, tokio where a reactor cannot drive it.
+    /// The event loop `--io` asks for, where the run allows it; tokio where a
+    /// reactor cannot drive it. `auto` reads as epoll here: the engine takes
+    /// io_uring instead where the kernel offers it.
     pub fn event_loop(&self) -> crate::EventLoop {
         use crate::{EventLoop, IoBackend};
         match (self.transport.io, self.reactor_limitation()) {

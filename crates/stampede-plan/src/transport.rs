@@ -80,8 +80,9 @@ pub struct TransportSpec {
 /// The event loop behind a worker's connections, as asked for (`--io`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum IoBackend {
-    /// The hand-driven epoll reactor where the run allows it (plain HTTP/1.1,
-    /// closed model, no pipelining), tokio otherwise.
+    /// A reactor where the run allows it (plain HTTP/1.1, closed model, no
+    /// pipelining): io_uring where the kernel offers it, else epoll (the
+    /// engine settles which); tokio otherwise.
     #[default]
     Auto,
     /// Always the epoll reactor; a run it cannot drive is refused.

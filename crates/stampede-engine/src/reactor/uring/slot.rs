@@ -312,6 +312,11 @@ impl Slot {
         let bytes = unsafe { io.ring.received(id, result as usize) };
         let step = match self.phase {
             Phase::Reading => {
+                if self.quiet_send {
+                    // The server answers only once the request is in: the
+                    // quiet send is over, there is nothing to cancel at a close.
+                    self.send_queued = false;
+                }
                 let now = Instant::now();
                 match self.ledger.received(bytes, now) {
                     Ok(ResponseProgress::Complete(done)) => self.answered(io, now, done),
@@ -360,6 +365,28 @@ impl Slot {
             Phase::Idle => {
                 self.drop_connection(io, true);
                 Step::Pending
+            }
+            // The server answered and closed before the whole request was
+            // out (a 413 to a large body): the kept response counts.
+            Phase::Writing if self.ledger.has_unsolicited_bytes() => {
+                let now = Instant::now();
+                let done = match self.ledger.parse_early(now) {
+                    Ok(ResponseProgress::Complete(done)) => Ok(done),
+                    Ok(ResponseProgress::Partial) => self.ledger.end_of_stream(),
+                    Err(kind) => Err(kind),
+                };
+                match done {
+                    Ok(done) => {
+                        let step = self.answered(io, now, done);
+                        if self.fd.is_some() {
+                            // The request is not all out: the connection
+                            // cannot carry another one.
+                            self.drop_connection(io, true);
+                        }
+                        step
+                    }
+                    Err(kind) => self.fail(io, kind),
+                }
             }
             _ => self.fail_exchange(io, ErrorKind::ClosedEarly),
         }
