@@ -37,8 +37,12 @@
 #   --no-ab            skip ab (ab runs by default except with --quick)
 #   --oha              also run oha (installed with `cargo install oha --locked`
 #                      when missing; off by default: the install compiles for minutes)
-#   --uring            also run stampede with --io uring (tool "stampede-uring";
-#                      "stampede" is the default event loop, epoll)
+#   --epoll            also run stampede with --io epoll (tool "stampede-epoll";
+#                      "stampede" is the default event loop: io_uring where the
+#                      kernel offers it, epoll otherwise; the report says which)
+#   --floor            also run the floor probes of bench/floor (minimal clients
+#                      that only move bytes: epoll and io_uring, keep-alive
+#                      scenarios only), built with cargo on first use
 #   --no-syscalls      skip the perf syscall-count runs
 #   --wait-quiet S     before measuring, wait until no cargo/rustc/serve-vs-nginx
 #                      process has been seen and the CPUs have been idle for S
@@ -59,7 +63,8 @@ DURATION=10
 SCENARIOS="ka100,ka1000,close100,c1"
 WITH_AB=1
 WITH_OHA=0
-WITH_URING=0
+WITH_EPOLL=0
+WITH_FLOOR=0
 WITH_SYSCALLS=1
 SYSCALL_DURATION=3
 WAIT_QUIET=20
@@ -80,7 +85,8 @@ while [ $# -gt 0 ]; do
         --no-ab) WITH_AB=0 ;;
         --ab) WITH_AB=1 ;;
         --oha) WITH_OHA=1 ;;
-        --uring) WITH_URING=1 ;;
+        --epoll) WITH_EPOLL=1 ;;
+        --floor) WITH_FLOOR=1 ;;
         --no-syscalls) WITH_SYSCALLS=0 ;;
         --wait-quiet) WAIT_QUIET=$2; shift ;;
         --wait-budget) WAIT_BUDGET=$2; shift ;;
@@ -157,6 +163,11 @@ trap 'exit 130' INT TERM
 # A private copy: others may rebuild target/release while this runs.
 cp "$STAMPEDE_SRC" "$TMP/stampede"
 STAMPEDE_BIN="$TMP/stampede"
+if [ "$WITH_FLOOR" = 1 ]; then
+    log "building the floor probes (bench/floor)"
+    (cd "$ROOT/bench/floor" && cargo build --release --quiet)
+    cp "$ROOT/bench/floor/target/release/floor-epoll" "$ROOT/bench/floor/target/release/floor-uring" "$TMP/"
+fi
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 
 free_port() {
@@ -274,9 +285,11 @@ client_cmd() {
         stampede)
             local flag=""; [ "$ka" = 1 ] || flag=" --no-keepalive"
             echo "$STAMPEDE_BIN run $URL -t 1 -c $c -d ${secs}s -q$flag --json $out.json" ;;
-        stampede-uring)
+        stampede-epoll)
             local flag=""; [ "$ka" = 1 ] || flag=" --no-keepalive"
-            echo "$STAMPEDE_BIN run $URL -t 1 -c $c -d ${secs}s -q$flag --io uring --json $out.json" ;;
+            echo "$STAMPEDE_BIN run $URL -t 1 -c $c -d ${secs}s -q$flag --io epoll --json $out.json" ;;
+        floor-epoll|floor-uring)
+            echo "$TMP/$tool 127.0.0.1:$PORT $c $secs /index.html $RESPONSE_BYTES" ;;
         ab)
             local k="-k "; [ "$ka" = 1 ] || k=""
             echo "ab ${k}-q -c $c -t $secs -n 100000000 $URL" ;;
@@ -287,7 +300,7 @@ client_cmd() {
     esac
 }
 # What the README/doc shows (without the temp path)
-display_cmd() { client_cmd "$@" | sed "s#$STAMPEDE_BIN#stampede#; s#$TMP/[^ ]*#out#g; s#$URL#URL#"; }
+display_cmd() { client_cmd "$@" | sed "s#$STAMPEDE_BIN#stampede#; s#$TMP/floor-#bench/floor/target/release/floor-#; s#$TMP/[^ ]*#out#g; s#$URL#URL#; s#127.0.0.1:$PORT#ADDRESS#"; }
 
 # p50 latency in µs as the tool reports it ("-" when it cannot)
 tool_p50_us() {
@@ -295,7 +308,7 @@ tool_p50_us() {
     case $tool in
         wrk) awk '$1=="50%" { v=$2; u=v; sub(/[0-9.]+/,"",u); sub(/[a-z]+$/,"",v);
                   m = (u=="us")?1:(u=="ms")?1000:(u=="s")?1000000:1; printf "%.1f", v*m }' "$out.stdout" ;;
-        stampede|stampede-uring) jq -r '.latency_us.p50' "$out.json" 2>/dev/null || echo - ;;
+        stampede|stampede-epoll) jq -r '.latency_us.p50' "$out.json" 2>/dev/null || echo - ;;
         # oha: "  50.00% in 0.3794 ms" under "Response time distribution" (unit: ms, secs or µs)
         oha) awk '$1=="50.00%" && $2=="in" { m = ($4=="ms")?1000:($4=="secs"||$4=="s")?1000000:1;
                   printf "%.1f", $3 * m; exit }' "$out.stdout" ;;
@@ -307,8 +320,9 @@ tool_count() {
     local tool=$1 out=$2
     case $tool in
         wrk) awk '/requests in/ {print $1}' "$out.stdout" ;;
-        stampede|stampede-uring) jq -r '.requests.completed' "$out.json" 2>/dev/null || echo - ;;
+        stampede|stampede-epoll) jq -r '.requests.completed' "$out.json" 2>/dev/null || echo - ;;
         ab) awk '/^Complete requests:/ {print $3}' "$out.stdout" ;;
+        floor-*) awk '{print $2}' "$out.stdout" ;;
         *) echo - ;;
     esac
 }
@@ -316,7 +330,7 @@ tool_errors() {
     local tool=$1 out=$2
     case $tool in
         wrk) awk '/Socket errors|Non-2xx/ {printf "%s ", $0}' "$out.stdout" ;;
-        stampede|stampede-uring) jq -r '[.requests.errors, .requests.failed_status] | "errors \(.[0]) non2xx \(.[1])"' "$out.json" 2>/dev/null | grep -v 'errors 0 non2xx 0' || true ;;
+        stampede|stampede-epoll) jq -r '[.requests.errors, .requests.failed_status] | "errors \(.[0]) non2xx \(.[1])"' "$out.json" 2>/dev/null | grep -v 'errors 0 non2xx 0' || true ;;
         ab) awk '/^Failed requests:|^Non-2xx/ && $NF != 0 {printf "%s ", $0}' "$out.stdout" ;;
     esac
 }
@@ -375,8 +389,14 @@ count_syscalls() {
 }
 
 # ---------------------------------------------------------------- run
-TOOLS=(wrk stampede); [ "$WITH_URING" = 1 ] && TOOLS+=(stampede-uring)
+TOOLS=(wrk stampede); [ "$WITH_EPOLL" = 1 ] && TOOLS+=(stampede-epoll)
 [ "$WITH_AB" = 1 ] && TOOLS+=(ab); [ "$WITH_OHA" = 1 ] && TOOLS+=(oha)
+[ "$WITH_FLOOR" = 1 ] && TOOLS+=(floor-epoll floor-uring)
+# The pairs not measured: ab reports whole milliseconds (no use at -c 1); the
+# floor probes keep their connections (no new-connection scenario).
+skipped() { { [ "$1" = ab ] && [ "$2" = c1 ]; } || { [[ $1 == floor-* ]] && [ "$2" = close100 ]; }; }
+# What the floor probes count as one response: head and body of index.html.
+RESPONSE_BYTES=$(curl -s -o /dev/null -w '%{size_header} %{size_download}' "$URL" | awk '{print $1 + $2}')
 IFS=, read -r -a SCS <<< "$SCENARIOS"
 for sc in "${SCS[@]}"; do [ -n "$(scenario_conns "$sc")" ] || { echo "client-vs-wrk: unknown scenario $sc" >&2; exit 2; }; done
 
@@ -387,7 +407,7 @@ START=$(date -u +%FT%TZ)
 for round in $(seq "$ROUNDS"); do
     for sc in "${SCS[@]}"; do
         for tool in "${TOOLS[@]}"; do
-            [ "$tool" = ab ] && [ "$sc" = c1 ] && continue   # ab reports whole ms: no use for latency
+            skipped "$tool" "$sc" && continue
             run_one "$round" "$sc" "$tool"
         done
     done
@@ -395,7 +415,7 @@ done
 if [ "$WITH_SYSCALLS" = 1 ]; then
     for sc in "${SCS[@]}"; do
         for tool in "${TOOLS[@]}"; do
-            [ "$tool" = ab ] && [ "$sc" = c1 ] && continue
+            skipped "$tool" "$sc" && continue
             count_syscalls "$sc" "$tool"
         done
     done
@@ -427,6 +447,7 @@ versions() {
     echo "- nginx: 1 worker on core 0, 515-byte index.html, access_log off; clients on core 1, one thread each"
     echo "- µs/req = client user+sys CPU (wait4 rusage) / requests counted by nginx (stub_status)"
     versions
+    echo "- stampede's event loop (\`--io auto\`): $(cat "$TMP"/r1-*-stampede.json 2>/dev/null | jq -r '.plan.io' 2>/dev/null | sort -u | tr '\n' ' ')"
     [ -z "$NOISE_NOTE" ] || echo "- note: $NOISE_NOTE"
     [ "$REDONE" = 0 ] || echo "- $REDONE run(s) were redone because other processes used more than ${MAX_OTHER_CPU}% of a CPU during them"
     awk -F'\t' '$10 > m {m = $10} END { printf "- noise: at most %d%% of a CPU was used by other processes during a round (machine busy time minus client and nginx worker)%s\n", m, (m > 15 ? " — figures disturbed; rerun on a quiet machine" : "") }' "$ROWS"
@@ -436,7 +457,7 @@ versions() {
     for sc in "${SCS[@]}"; do
         wrk_us=$(col "$sc" wrk '1e6*($6+$7)/$4')
         for tool in "${TOOLS[@]}"; do
-            [ "$tool" = ab ] && [ "$sc" = c1 ] && continue
+            skipped "$tool" "$sc" && continue
             us=$(col "$sc" "$tool" '1e6*($6+$7)/$4')
             [ "$us" = nan ] && continue
             usr=$(col "$sc" "$tool" '1e6*$6/$4'); sys=$(col "$sc" "$tool" '1e6*$7/$4')
@@ -453,7 +474,7 @@ versions() {
     echo
     for sc in "${SCS[@]}"; do
         for tool in "${TOOLS[@]}"; do
-            [ "$tool" = ab ] && [ "$sc" = c1 ] && continue
+            skipped "$tool" "$sc" && continue
             echo "- $sc: \`$(display_cmd "$tool" "$sc" "$DURATION" x)\`"
         done
     done

@@ -12,6 +12,7 @@
 
 mod epoll;
 mod ledger;
+mod slot;
 mod socket;
 mod uring;
 
@@ -21,7 +22,7 @@ pub use uring::{run_uring_worker, uring_unavailable};
 use crate::closed::{slots_at, CONTROL_PERIOD};
 use crate::connection::ConnectionContext;
 use crate::worker::{WorkerLoad, WorkerMessage, WorkerPlan, SNAPSHOT_INTERVAL};
-use stampede_metrics::ErrorKind;
+pub use slot::{Phase, ReactorSlot, SlotBase, Step, WorkerIo};
 use std::io;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -31,60 +32,11 @@ use tokio::sync::watch;
 const SWEEP_MIN: Duration = Duration::from_millis(5);
 const SWEEP_MAX: Duration = Duration::from_millis(100);
 
-/// Where a slot is in its request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Phase {
-    /// No request: not started yet, parked by the schedule, or out of budget.
-    Idle,
-    /// A new connection's handshake is under way (the request waits).
-    Connecting,
-    /// The request is partly written; the rest waits for room.
-    Writing,
-    /// The request is out; the response is awaited.
-    Reading,
-}
-
-impl Phase {
-    /// The error of a request whose time ran out in this phase.
-    pub fn timeout_kind(self) -> ErrorKind {
-        if self == Phase::Connecting {
-            ErrorKind::ConnectTimeout
-        } else {
-            ErrorKind::Timeout
-        }
-    }
-}
-
-/// What an event or a start left the slot doing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Step {
-    /// Waiting for the socket.
-    Pending,
-    /// The request ended with a response (recorded); the slot may go on.
-    Answered,
-    /// The request failed (recorded) and the connection is gone.
-    Failed,
-}
-
-/// What the housekeeping turn asks of a slot, whatever drives its socket.
-/// `I` is what the slot needs from its worker (context, poller or ring).
-pub trait SlotOps<I> {
-    fn phase(&self) -> Phase;
-    /// True when the current phase has run out of time.
-    fn is_overdue(&self, now: Instant) -> bool;
-    /// The deadline passed: the request fails with a timeout.
-    fn on_timeout(&mut self, io: &I) -> Step;
-    /// Starts a request the worker has already counted (`begin_request`).
-    fn start(&mut self, io: &I, now: Instant) -> Step;
-    /// Closes the connection and waits for the next start.
-    fn park(&mut self, io: &I);
-}
-
 /// Runs a closed-model worker until its budget is spent, its deadline passes
 /// or it is told to stop, and sends its snapshots like any worker. `wait`
 /// waits up to the given milliseconds for socket events and hands each to
 /// its slot and then to [`Turn::advance`].
-pub(crate) fn drive<I, S: SlotOps<I>>(
+pub(crate) fn drive<I: WorkerIo, S: ReactorSlot<I>>(
     plan: &WorkerPlan,
     mut stop: watch::Receiver<bool>,
     to_aggregator: &mpsc::Sender<WorkerMessage>,
@@ -244,7 +196,7 @@ pub struct Turn {
 impl Turn {
     /// Carries slot `index` on from `step`: an answered slot sends its next
     /// request at once while the schedule and the budget allow, else parks.
-    pub fn advance<I, S: SlotOps<I>>(
+    pub fn advance<I: WorkerIo, S: ReactorSlot<I>>(
         &mut self,
         io: &I,
         ctx: &ConnectionContext,

@@ -5,13 +5,11 @@
 
 use super::poller::{Poller, PEER_CLOSED, READABLE, WRITABLE};
 use crate::connection::ConnectionContext;
-use crate::http1::{Complete, ResponseProgress};
-use crate::outcome_class::{classify_connect, classify_io};
-use crate::reactor::ledger::Ledger;
-use crate::reactor::{socket, Phase, SlotOps, Step};
-use stampede_metrics::ErrorKind;
+use crate::http1::ResponseProgress;
+use crate::outcome_class::classify_io;
+use crate::reactor::{socket, Phase, ReactorSlot, SlotBase, Step, WorkerIo};
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::AsRawFd;
 use std::time::Instant;
 
 /// Everything a slot needs from its worker besides its own state.
@@ -24,53 +22,71 @@ pub struct Io<'a> {
 
 #[derive(Debug)]
 pub struct Slot {
-    index: u32,
-    /// Bumped whenever the connection changes, so that a token of a closed
-    /// connection never reaches its successor.
-    generation: u32,
-    fd: Option<OwnedFd>,
-    phase: Phase,
-    ledger: Ledger,
+    base: SlotBase,
 }
 
-impl SlotOps<Io<'_>> for Slot {
-    fn phase(&self) -> Phase {
-        self.phase
+impl WorkerIo for Io<'_> {
+    fn ctx(&self) -> &ConnectionContext {
+        self.ctx
+    }
+}
+
+impl ReactorSlot<Io<'_>> for Slot {
+    fn base(&self) -> &SlotBase {
+        &self.base
     }
 
-    fn is_overdue(&self, now: Instant) -> bool {
-        self.phase != Phase::Idle && now >= self.ledger.deadline
+    fn base_mut(&mut self) -> &mut SlotBase {
+        &mut self.base
     }
 
-    fn on_timeout(&mut self, io: &Io) -> Step {
-        self.fail(io, self.phase.timeout_kind())
+    /// Opens a connection and tries the request at once: on loopback the
+    /// handshake is usually over when connect() returns, which saves a wait.
+    fn open(&mut self, io: &Io, now: Instant) -> Step {
+        let fd = match self.base.new_socket(io.ctx, now, |ctx| {
+            let connector = &ctx.connector;
+            socket::open(
+                &connector.endpoint,
+                &connector.source_addrs,
+                io.longest_request,
+            )
+        }) {
+            Ok(fd) => fd,
+            Err(error) => return self.fail_connect(io, &error),
+        };
+        if let Err(error) = io.poller.add(fd.as_raw_fd(), self.token()) {
+            drop(fd);
+            return self.fail_connect(io, &error);
+        }
+        self.base.fd = Some(fd);
+        self.base.phase = Phase::Connecting;
+        match socket::send(self.base.raw_fd(), self.base.ledger.request(io.ctx)) {
+            Ok(n) => {
+                self.connected(io, Instant::now());
+                self.base.ledger.written = n;
+                self.write(io)
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Step::Pending,
+            Err(error) => self.fail_connect(io, &error),
+        }
     }
 
-    fn start(&mut self, io: &Io, now: Instant) -> Step {
-        self.ledger.begin(io.ctx, now);
-        self.send_request(io, now)
-    }
-
-    fn park(&mut self, io: &Io) {
-        self.drop_connection(io, false);
-        self.phase = Phase::Idle;
+    fn send(&mut self, io: &Io) -> Step {
+        self.base.phase = Phase::Writing;
+        self.write(io)
     }
 }
 
 impl Slot {
     pub fn new(index: u32, head_request: bool, now: Instant) -> Slot {
         Slot {
-            index,
-            generation: 0,
-            fd: None,
-            phase: Phase::Idle,
-            ledger: Ledger::new(head_request, now),
+            base: SlotBase::new(index, head_request, now),
         }
     }
 
     /// The epoll token of the current connection.
     fn token(&self) -> u64 {
-        (u64::from(self.generation) << 32) | u64::from(self.index)
+        (u64::from(self.base.generation) << 32) | u64::from(self.base.index)
     }
 
     /// Splits a token into slot index and generation.
@@ -79,15 +95,15 @@ impl Slot {
     }
 
     pub fn generation(&self) -> u32 {
-        self.generation
+        self.base.generation
     }
 
     /// Handles readiness `events` of this slot's connection.
     pub fn on_event(&mut self, io: &Io, scratch: &mut [u8], events: u32) -> Step {
-        match self.phase {
+        match self.base.phase {
             Phase::Idle => Step::Pending,
             Phase::Connecting if events & WRITABLE != 0 => {
-                match socket::connect_error(self.raw_fd()) {
+                match socket::connect_error(self.base.raw_fd()) {
                     Some(error) => self.fail_connect(io, &error),
                     None => {
                         self.connected(io, Instant::now());
@@ -107,76 +123,26 @@ impl Slot {
         }
     }
 
-    fn raw_fd(&self) -> RawFd {
-        self.fd.as_ref().map_or(-1, AsRawFd::as_raw_fd)
-    }
-
-    /// Writes the current request on the connection, opening one first when
-    /// there is none (or the current one cannot be trusted).
-    fn send_request(&mut self, io: &Io, now: Instant) -> Step {
-        if self.fd.is_some() && self.ledger.has_unsolicited_bytes() {
-            self.drop_connection(io, false);
-        }
-        self.ledger.reset_response();
-        if self.fd.is_none() {
-            return self.open(io, now);
-        }
-        self.ledger.sending(io.ctx, now);
-        self.phase = Phase::Writing;
-        self.write(io)
-    }
-
-    /// Opens a connection and tries the request at once: on loopback the
-    /// handshake is usually over when connect() returns, which saves a wait.
-    fn open(&mut self, io: &Io, now: Instant) -> Step {
-        self.ledger.connecting(io.ctx, now);
-        let connector = &io.ctx.connector;
-        let fd = match socket::open(
-            &connector.endpoint,
-            &connector.source_addrs,
-            io.longest_request,
-        ) {
-            Ok(fd) => fd,
-            Err(error) => return self.fail_connect(io, &error),
-        };
-        self.generation = self.generation.wrapping_add(1);
-        if let Err(error) = io.poller.add(fd.as_raw_fd(), self.token()) {
-            drop(fd);
-            return self.fail_connect(io, &error);
-        }
-        self.fd = Some(fd);
-        self.phase = Phase::Connecting;
-        match socket::send(self.raw_fd(), self.ledger.request(io.ctx)) {
-            Ok(n) => {
-                self.connected(io, Instant::now());
-                self.ledger.written = n;
-                self.write(io)
-            }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Step::Pending,
-            Err(error) => self.fail_connect(io, &error),
-        }
-    }
-
     /// The handshake is done: the request's clock starts.
     fn connected(&mut self, io: &Io, now: Instant) {
-        self.ledger.connected(io.ctx, now);
-        self.phase = Phase::Writing;
+        self.base.ledger.connected(io.ctx, now);
+        self.base.phase = Phase::Writing;
     }
 
     /// Writes the rest of the request.
     fn write(&mut self, io: &Io) -> Step {
         loop {
-            let rest = self.ledger.unwritten(io.ctx);
+            let rest = self.base.ledger.unwritten(io.ctx);
             if rest.is_empty() {
                 break;
             }
-            match socket::send(self.raw_fd(), rest) {
-                Ok(n) => self.ledger.written += n,
+            match socket::send(self.base.raw_fd(), rest) {
+                Ok(n) => self.base.ledger.written += n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Step::Pending,
                 Err(error) => return self.fail_exchange(io, classify_io(&error)),
             }
         }
-        self.phase = Phase::Reading;
+        self.base.phase = Phase::Reading;
         Step::Pending
     }
 
@@ -184,7 +150,7 @@ impl Slot {
     /// may have arrived meanwhile (a 413 before the body is all out), and its
     /// edge is not repeated.
     fn after_write(&mut self, io: &Io, scratch: &mut [u8], step: Step, events: u32) -> Step {
-        if step == Step::Pending && self.phase == Phase::Reading {
+        if step == Step::Pending && self.base.phase == Phase::Reading {
             return self.read(io, scratch, events);
         }
         step
@@ -197,14 +163,14 @@ impl Slot {
     fn read(&mut self, io: &Io, scratch: &mut [u8], events: u32) -> Step {
         let closing = events & PEER_CLOSED != 0;
         loop {
-            let n = match socket::recv(self.raw_fd(), scratch) {
+            let n = match socket::recv(self.base.raw_fd(), scratch) {
                 Ok(0) => return self.on_end_of_stream(io),
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Step::Pending,
                 Err(error) => return self.fail_exchange(io, classify_io(&error)),
             };
             let now = Instant::now();
-            match self.ledger.received(&scratch[..n], now) {
+            match self.base.ledger.received(&scratch[..n], now) {
                 Ok(ResponseProgress::Complete(done)) => return self.answered(io, now, done),
                 Ok(ResponseProgress::Partial) if n < scratch.len() && !closing => {
                     return Step::Pending
@@ -216,50 +182,9 @@ impl Slot {
     }
 
     fn on_end_of_stream(&mut self, io: &Io) -> Step {
-        match self.ledger.end_of_stream() {
+        match self.base.ledger.end_of_stream() {
             Ok(done) => self.answered(io, Instant::now(), done),
             Err(kind) => self.fail_exchange(io, kind),
         }
-    }
-
-    /// Records a complete response and keeps or closes the connection.
-    fn answered(&mut self, io: &Io, now: Instant, done: Complete) -> Step {
-        let keep = self.ledger.answered(io.ctx, now, &done);
-        self.phase = Phase::Idle;
-        if !keep {
-            // Only a close we did not plan for makes the next connection a reconnect.
-            self.drop_connection(io, io.ctx.keepalive);
-        }
-        Step::Answered
-    }
-
-    /// A failure on an open connection; an idle close is retried once.
-    fn fail_exchange(&mut self, io: &Io, kind: ErrorKind) -> Step {
-        if self.ledger.retry_after_idle_close(kind) {
-            self.drop_connection(io, true);
-            return self.send_request(io, Instant::now());
-        }
-        self.fail(io, kind)
-    }
-
-    fn fail_connect(&mut self, io: &Io, error: &io::Error) -> Step {
-        let kind = classify_connect(error);
-        io.ctx.state.sample_error(kind, || error.to_string());
-        self.fail(io, kind)
-    }
-
-    fn fail(&mut self, io: &Io, kind: ErrorKind) -> Step {
-        let had_connection = self.fd.is_some() && self.phase != Phase::Connecting;
-        self.ledger.failed(io.ctx, kind, had_connection);
-        self.drop_connection(io, false);
-        self.phase = Phase::Idle;
-        Step::Failed
-    }
-
-    fn drop_connection(&mut self, io: &Io, by_server: bool) {
-        if self.fd.take().is_some() {
-            self.generation = self.generation.wrapping_add(1);
-        }
-        self.ledger.connection_gone(io.ctx, by_server);
     }
 }

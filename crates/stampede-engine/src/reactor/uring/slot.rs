@@ -6,15 +6,14 @@
 
 use super::ring::{Completion, Ring, BUFFER_GROUP};
 use crate::connection::ConnectionContext;
-use crate::http1::{Complete, ResponseProgress};
-use crate::outcome_class::{classify_connect, classify_io};
-use crate::reactor::ledger::Ledger;
-use crate::reactor::{socket, Phase, SlotOps, Step};
+use crate::http1::ResponseProgress;
+use crate::outcome_class::classify_io;
+use crate::reactor::{socket, Phase, ReactorSlot, SlotBase, Step, WorkerIo};
 use io_uring::{opcode, squeue, types};
 use socket2::SockAddr;
 use stampede_metrics::ErrorKind;
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::AsRawFd;
 use std::time::Instant;
 
 /// Everything a slot needs from its worker besides its own state.
@@ -48,13 +47,7 @@ const QUIET_SEND_MAX: usize = 16 * 1024;
 
 #[derive(Debug)]
 pub struct Slot {
-    index: u32,
-    /// Bumped whenever the connection changes, so that a completion of a
-    /// closed connection never reaches its successor.
-    generation: u32,
-    fd: Option<OwnedFd>,
-    phase: Phase,
-    ledger: Ledger,
+    base: SlotBase,
     /// A connect, send or multishot receive of the connection is in the
     /// kernel's hands; closing the connection cancels it.
     connect_queued: bool,
@@ -64,38 +57,88 @@ pub struct Slot {
     quiet_send: bool,
 }
 
-impl SlotOps<Io<'_>> for Slot {
-    fn phase(&self) -> Phase {
-        self.phase
+impl WorkerIo for Io<'_> {
+    fn ctx(&self) -> &ConnectionContext {
+        self.ctx
+    }
+}
+
+impl ReactorSlot<Io<'_>> for Slot {
+    fn base(&self) -> &SlotBase {
+        &self.base
     }
 
-    fn is_overdue(&self, now: Instant) -> bool {
-        self.phase != Phase::Idle && now >= self.ledger.deadline
+    fn base_mut(&mut self) -> &mut SlotBase {
+        &mut self.base
     }
 
-    fn on_timeout(&mut self, io: &Io) -> Step {
-        self.fail(io, self.phase.timeout_kind())
+    /// Opens a socket and queues its connect, with the request linked behind.
+    fn open(&mut self, io: &Io, now: Instant) -> Step {
+        let fd = match self.base.new_socket(io.ctx, now, |ctx| {
+            let connector = &ctx.connector;
+            socket::unconnected(
+                &connector.endpoint,
+                &connector.source_addrs,
+                io.longest_request,
+            )
+        }) {
+            Ok(fd) => fd,
+            Err(error) => return self.fail_connect(io, &error),
+        };
+        let connect = opcode::Connect::new(
+            types::Fd(fd.as_raw_fd()),
+            io.target.as_ptr().cast(),
+            io.target.len(),
+        )
+        .build()
+        .user_data(self.user_data(Op::Connect));
+        self.base.fd = Some(fd);
+        self.base.phase = Phase::Connecting;
+        let send = self.send_entry(io);
+        // SAFETY: the address lives in the worker and the request bytes in
+        // its context, both for the whole run.
+        if let Err(error) = unsafe { io.ring.push_linked(connect, &send) } {
+            return self.fail_connect(io, &error);
+        }
+        self.connect_queued = true;
+        self.send_queued = true;
+        Step::Pending
     }
 
-    fn start(&mut self, io: &Io, now: Instant) -> Step {
-        self.ledger.begin(io.ctx, now);
-        self.send_request(io, now)
+    fn send(&mut self, io: &Io) -> Step {
+        let send = self.send_entry(io);
+        // SAFETY: the request bytes live in the worker's context for the run.
+        if let Err(error) = unsafe { io.ring.push(&send) } {
+            return self.fail_exchange(io, classify_io(&error));
+        }
+        self.send_queued = true;
+        self.after_queueing_send(io)
     }
 
-    fn park(&mut self, io: &Io) {
-        self.drop_connection(io, false);
-        self.phase = Phase::Idle;
+    /// What the kernel still holds of the connection is canceled by user
+    /// data (never by fd: the number may be reused at once); the socket is
+    /// released when the last of those requests ends.
+    fn release(&mut self, io: &Io) {
+        let queued = [
+            (std::mem::take(&mut self.connect_queued), Op::Connect),
+            (std::mem::take(&mut self.send_queued), Op::Send),
+            (std::mem::take(&mut self.receive_armed), Op::Receive),
+        ];
+        for (_, op) in queued.iter().filter(|(queued, _)| *queued) {
+            let cancel = opcode::AsyncCancel::new(self.user_data(*op))
+                .build()
+                .user_data(self.user_data(Op::Cancel));
+            // SAFETY: a cancel points at nothing. If it cannot be queued the
+            // request ends on its own (a receive at the server's close).
+            let _ = unsafe { io.ring.push(&cancel) };
+        }
     }
 }
 
 impl Slot {
     pub fn new(index: u32, head_request: bool, now: Instant) -> Slot {
         Slot {
-            index,
-            generation: 0,
-            fd: None,
-            phase: Phase::Idle,
-            ledger: Ledger::new(head_request, now),
+            base: SlotBase::new(index, head_request, now),
             connect_queued: false,
             send_queued: false,
             receive_armed: false,
@@ -104,9 +147,9 @@ impl Slot {
     }
 
     fn user_data(&self, op: Op) -> u64 {
-        (u64::from(self.generation & GENERATION_MASK) << 40)
+        (u64::from(self.base.generation & GENERATION_MASK) << 40)
             | ((op as u64) << 32)
-            | u64::from(self.index)
+            | u64::from(self.base.index)
     }
 
     /// The slot index a completion belongs to.
@@ -118,7 +161,7 @@ impl Slot {
     pub fn on_completion(&mut self, io: &Io, completion: &Completion) -> Step {
         let generation = (completion.user_data >> 40) as u32;
         let op = (completion.user_data >> 32) & 0xFF;
-        if generation != self.generation & GENERATION_MASK || self.fd.is_none() {
+        if generation != self.base.generation & GENERATION_MASK || self.base.fd.is_none() {
             // A request of a connection already closed (canceled or racing
             // the close): nothing to do.
             return Step::Pending;
@@ -131,66 +174,9 @@ impl Slot {
         }
     }
 
-    fn raw_fd(&self) -> RawFd {
-        self.fd.as_ref().map_or(-1, AsRawFd::as_raw_fd)
-    }
-
-    /// Queues the current request on the connection, opening one first when
-    /// there is none (or the current one cannot be trusted).
-    fn send_request(&mut self, io: &Io, now: Instant) -> Step {
-        if self.fd.is_some() && self.ledger.has_unsolicited_bytes() {
-            self.drop_connection(io, false);
-        }
-        self.ledger.reset_response();
-        if self.fd.is_none() {
-            return self.open(io, now);
-        }
-        self.ledger.sending(io.ctx, now);
-        let send = self.send_entry(io);
-        // SAFETY: the request bytes live in the worker's context for the run.
-        if let Err(error) = unsafe { io.ring.push(&send) } {
-            return self.fail_exchange(io, classify_io(&error));
-        }
-        self.send_queued = true;
-        self.after_queueing_send(io)
-    }
-
-    /// Opens a socket and queues its connect, with the request linked behind.
-    fn open(&mut self, io: &Io, now: Instant) -> Step {
-        self.ledger.connecting(io.ctx, now);
-        let connector = &io.ctx.connector;
-        let fd = match socket::unconnected(
-            &connector.endpoint,
-            &connector.source_addrs,
-            io.longest_request,
-        ) {
-            Ok(fd) => fd,
-            Err(error) => return self.fail_connect(io, &error),
-        };
-        self.generation = self.generation.wrapping_add(1);
-        let connect = opcode::Connect::new(
-            types::Fd(fd.as_raw_fd()),
-            io.target.as_ptr().cast(),
-            io.target.len(),
-        )
-        .build()
-        .user_data(self.user_data(Op::Connect));
-        self.fd = Some(fd);
-        self.phase = Phase::Connecting;
-        let send = self.send_entry(io);
-        // SAFETY: the address lives in the worker and the request bytes in
-        // its context, both for the whole run.
-        if let Err(error) = unsafe { io.ring.push_linked(connect, &send) } {
-            return self.fail_connect(io, &error);
-        }
-        self.connect_queued = true;
-        self.send_queued = true;
-        Step::Pending
-    }
-
     fn on_connected(&mut self, io: &Io, result: i32) -> Step {
         self.connect_queued = false;
-        if self.phase != Phase::Connecting {
+        if self.base.phase != Phase::Connecting {
             return Step::Pending;
         }
         if result < 0 {
@@ -199,7 +185,7 @@ impl Slot {
             return self.fail_connect(io, &error);
         }
         // The request, linked behind the connect, is on its way already.
-        self.ledger.connected(io.ctx, Instant::now());
+        self.base.ledger.connected(io.ctx, Instant::now());
         if let Err(error) = self.arm_receive(io) {
             return self.fail(io, classify_io(&error));
         }
@@ -210,12 +196,16 @@ impl Slot {
     /// completion unless the send fails), larger ones complete with the
     /// count written.
     fn send_entry(&mut self, io: &Io) -> squeue::Entry {
-        let rest = self.ledger.unwritten(io.ctx);
+        let rest = self.base.ledger.unwritten(io.ctx);
         self.quiet_send = rest.len() <= QUIET_SEND_MAX;
-        let entry = opcode::Send::new(types::Fd(self.raw_fd()), rest.as_ptr(), rest.len() as u32)
-            .flags(libc::MSG_NOSIGNAL | libc::MSG_WAITALL)
-            .build()
-            .user_data(self.user_data(Op::Send));
+        let entry = opcode::Send::new(
+            types::Fd(self.base.raw_fd()),
+            rest.as_ptr(),
+            rest.len() as u32,
+        )
+        .flags(libc::MSG_NOSIGNAL | libc::MSG_WAITALL)
+        .build()
+        .user_data(self.user_data(Op::Send));
         if self.quiet_send {
             entry.flags(squeue::Flags::SKIP_SUCCESS)
         } else {
@@ -227,27 +217,16 @@ impl Slot {
     /// once. Otherwise the send's completion moves the slot on.
     fn after_queueing_send(&mut self, io: &Io) -> Step {
         if self.quiet_send {
-            self.ledger.written = self.ledger.request(io.ctx).len();
-            self.phase = Phase::Reading;
+            self.base.ledger.written = self.base.ledger.request(io.ctx).len();
+            self.base.phase = Phase::Reading;
         } else {
-            self.phase = Phase::Writing;
+            self.base.phase = Phase::Writing;
         }
         Step::Pending
     }
 
-    /// Queues what is left of a request whose send completed short.
-    fn queue_rest(&mut self, io: &Io) -> Step {
-        let send = self.send_entry(io);
-        // SAFETY: the request bytes live in the worker's context for the run.
-        if let Err(error) = unsafe { io.ring.push(&send) } {
-            return self.fail_exchange(io, classify_io(&error));
-        }
-        self.send_queued = true;
-        self.after_queueing_send(io)
-    }
-
     fn arm_receive(&mut self, io: &Io) -> io::Result<()> {
-        let receive = opcode::RecvMulti::new(types::Fd(self.raw_fd()), BUFFER_GROUP)
+        let receive = opcode::RecvMulti::new(types::Fd(self.base.raw_fd()), BUFFER_GROUP)
             .build()
             .user_data(self.user_data(Op::Receive));
         // SAFETY: the buffers belong to the ring, which outlives the request.
@@ -261,24 +240,24 @@ impl Slot {
     fn on_sent(&mut self, io: &Io, result: i32) -> Step {
         self.send_queued = false;
         if result < 0 {
-            if matches!(self.phase, Phase::Writing | Phase::Reading) {
+            if matches!(self.base.phase, Phase::Writing | Phase::Reading) {
                 let error = io::Error::from_raw_os_error(-result);
                 return self.fail_exchange(io, classify_io(&error));
             }
             return Step::Pending;
         }
-        if self.phase != Phase::Writing {
+        if self.base.phase != Phase::Writing {
             return Step::Pending;
         }
-        self.ledger.written += result as usize;
-        if !self.ledger.unwritten(io.ctx).is_empty() {
-            return self.queue_rest(io);
+        self.base.ledger.written += result as usize;
+        if !self.base.ledger.unwritten(io.ctx).is_empty() {
+            return self.send(io);
         }
-        self.phase = Phase::Reading;
+        self.base.phase = Phase::Reading;
         // A response may have come while the request was going out (a 413
         // before the whole body): it was kept, and is parsed now.
         let now = Instant::now();
-        match self.ledger.parse_early(now) {
+        match self.base.ledger.parse_early(now) {
             Ok(ResponseProgress::Complete(done)) => self.answered(io, now, done),
             Ok(ResponseProgress::Partial) => Step::Pending,
             Err(kind) => self.fail(io, kind),
@@ -310,7 +289,7 @@ impl Slot {
         // SAFETY: the buffer came with this completion; the worker gives it
         // back only after this handler.
         let bytes = unsafe { io.ring.received(id, result as usize) };
-        let step = match self.phase {
+        let step = match self.base.phase {
             Phase::Reading => {
                 if self.quiet_send {
                     // The server answers only once the request is in: the
@@ -318,7 +297,7 @@ impl Slot {
                     self.send_queued = false;
                 }
                 let now = Instant::now();
-                match self.ledger.received(bytes, now) {
+                match self.base.ledger.received(bytes, now) {
                     Ok(ResponseProgress::Complete(done)) => self.answered(io, now, done),
                     Ok(ResponseProgress::Partial) => Step::Pending,
                     Err(kind) => self.fail(io, kind),
@@ -328,12 +307,12 @@ impl Slot {
             // with no request in flight, the bytes are unsolicited and retire
             // the connection at the next request.
             Phase::Writing | Phase::Idle => {
-                self.ledger.keep_early(bytes);
+                self.base.ledger.keep_early(bytes);
                 Step::Pending
             }
             Phase::Connecting => Step::Pending,
         };
-        if self.fd.is_some() && !self.receive_armed {
+        if self.base.fd.is_some() && !self.receive_armed {
             // The kernel ended the multishot receive with data (it may on
             // an overflowing completion queue): keep receiving.
             if let Err(error) = self.arm_receive(io) {
@@ -344,7 +323,7 @@ impl Slot {
     }
 
     fn on_receive_error(&mut self, io: &Io, error: &io::Error) -> Step {
-        match self.phase {
+        match self.base.phase {
             Phase::Idle => {
                 // The server reset a connection nothing was asked on.
                 self.drop_connection(io, true);
@@ -355,8 +334,8 @@ impl Slot {
     }
 
     fn on_end_of_stream(&mut self, io: &Io) -> Step {
-        match self.phase {
-            Phase::Reading => match self.ledger.end_of_stream() {
+        match self.base.phase {
+            Phase::Reading => match self.base.ledger.end_of_stream() {
                 Ok(done) => self.answered(io, Instant::now(), done),
                 Err(kind) => self.fail_exchange(io, kind),
             },
@@ -368,17 +347,17 @@ impl Slot {
             }
             // The server answered and closed before the whole request was
             // out (a 413 to a large body): the kept response counts.
-            Phase::Writing if self.ledger.has_unsolicited_bytes() => {
+            Phase::Writing if self.base.ledger.has_unsolicited_bytes() => {
                 let now = Instant::now();
-                let done = match self.ledger.parse_early(now) {
+                let done = match self.base.ledger.parse_early(now) {
                     Ok(ResponseProgress::Complete(done)) => Ok(done),
-                    Ok(ResponseProgress::Partial) => self.ledger.end_of_stream(),
+                    Ok(ResponseProgress::Partial) => self.base.ledger.end_of_stream(),
                     Err(kind) => Err(kind),
                 };
                 match done {
                     Ok(done) => {
                         let step = self.answered(io, now, done);
-                        if self.fd.is_some() {
+                        if self.base.fd.is_some() {
                             // The request is not all out: the connection
                             // cannot carry another one.
                             self.drop_connection(io, true);
@@ -390,63 +369,5 @@ impl Slot {
             }
             _ => self.fail_exchange(io, ErrorKind::ClosedEarly),
         }
-    }
-
-    /// Records a complete response and keeps or closes the connection.
-    fn answered(&mut self, io: &Io, now: Instant, done: Complete) -> Step {
-        let keep = self.ledger.answered(io.ctx, now, &done);
-        self.phase = Phase::Idle;
-        if !keep {
-            // Only a close we did not plan for makes the next connection a reconnect.
-            self.drop_connection(io, io.ctx.keepalive);
-        }
-        Step::Answered
-    }
-
-    /// A failure on an open connection; an idle close is retried once.
-    fn fail_exchange(&mut self, io: &Io, kind: ErrorKind) -> Step {
-        if self.ledger.retry_after_idle_close(kind) {
-            self.drop_connection(io, true);
-            return self.send_request(io, Instant::now());
-        }
-        self.fail(io, kind)
-    }
-
-    fn fail_connect(&mut self, io: &Io, error: &io::Error) -> Step {
-        let kind = classify_connect(error);
-        io.ctx.state.sample_error(kind, || error.to_string());
-        self.fail(io, kind)
-    }
-
-    fn fail(&mut self, io: &Io, kind: ErrorKind) -> Step {
-        let had_connection = self.fd.is_some() && self.phase != Phase::Connecting;
-        self.ledger.failed(io.ctx, kind, had_connection);
-        self.drop_connection(io, false);
-        self.phase = Phase::Idle;
-        Step::Failed
-    }
-
-    /// Closes the connection. What the kernel still holds of it is canceled
-    /// by user data (never by fd: the number may be reused at once); the
-    /// socket is released when the last of those requests ends.
-    fn drop_connection(&mut self, io: &Io, by_server: bool) {
-        if let Some(fd) = self.fd.take() {
-            let queued = [
-                (std::mem::take(&mut self.connect_queued), Op::Connect),
-                (std::mem::take(&mut self.send_queued), Op::Send),
-                (std::mem::take(&mut self.receive_armed), Op::Receive),
-            ];
-            for (_, op) in queued.iter().filter(|(queued, _)| *queued) {
-                let cancel = opcode::AsyncCancel::new(self.user_data(*op))
-                    .build()
-                    .user_data(self.user_data(Op::Cancel));
-                // SAFETY: a cancel points at nothing. If it cannot be queued
-                // the request ends on its own (a receive at the server's close).
-                let _ = unsafe { io.ring.push(&cancel) };
-            }
-            drop(fd);
-            self.generation = self.generation.wrapping_add(1);
-        }
-        self.ledger.connection_gone(io.ctx, by_server);
     }
 }

@@ -1,0 +1,214 @@
+//! What every reactor slot is, whatever drives its socket: its state
+//! ([`SlotBase`]: connection, phase, books) and the rules both reactors share
+//! ([`ReactorSlot`]'s provided methods), written once.
+
+use super::ledger::Ledger;
+use crate::connection::ConnectionContext;
+use crate::http1::Complete;
+use crate::outcome_class::classify_connect;
+use stampede_metrics::ErrorKind;
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::time::Instant;
+
+/// Where a slot is in its request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// No request: not started yet, parked by the schedule, or out of budget.
+    Idle,
+    /// A new connection's handshake is under way (the request waits).
+    Connecting,
+    /// The request is partly written; the rest waits for room.
+    Writing,
+    /// The request is out; the response is awaited.
+    Reading,
+}
+
+impl Phase {
+    /// The error of a request whose time ran out in this phase.
+    pub fn timeout_kind(self) -> ErrorKind {
+        if self == Phase::Connecting {
+            ErrorKind::ConnectTimeout
+        } else {
+            ErrorKind::Timeout
+        }
+    }
+}
+
+/// What an event or a start left the slot doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// Waiting for the socket.
+    Pending,
+    /// The request ended with a response (recorded); the slot may go on.
+    Answered,
+    /// The request failed (recorded) and the connection is gone.
+    Failed,
+}
+
+/// What a slot needs from its worker: at least the connections' shared context.
+pub trait WorkerIo {
+    fn ctx(&self) -> &ConnectionContext;
+}
+
+/// A connection slot of a reactor, whatever drives its socket. The required
+/// methods are the socket's; the provided ones are the rules both reactors
+/// share (those of the tokio path, connection.rs), written once: how a
+/// request starts, times out, is answered, fails, or is retried after an
+/// idle close. `I` is what the slot needs from its worker.
+pub trait ReactorSlot<I: WorkerIo> {
+    fn base(&self) -> &SlotBase;
+    fn base_mut(&mut self) -> &mut SlotBase;
+    /// Opens a connection for the current request and sends it as soon as
+    /// the connection allows.
+    fn open(&mut self, io: &I, now: Instant) -> Step;
+    /// Writes (or queues) the current request on the open connection.
+    fn send(&mut self, io: &I) -> Step;
+    /// Lets go of what the kernel still does for the connection, just
+    /// before its fd closes (io_uring cancels its requests; closing an fd
+    /// is enough for epoll).
+    fn release(&mut self, _io: &I) {}
+
+    fn phase(&self) -> Phase {
+        self.base().phase
+    }
+
+    fn set_phase(&mut self, phase: Phase) {
+        self.base_mut().phase = phase;
+    }
+
+    fn ledger(&mut self) -> &mut Ledger {
+        &mut self.base_mut().ledger
+    }
+
+    /// The slot has a connection (open or opening).
+    fn has_connection(&self) -> bool {
+        self.base().fd.is_some()
+    }
+
+    /// Closes the connection (if any) and settles its books; `by_server`:
+    /// the next connection counts as a reconnect.
+    fn drop_connection(&mut self, io: &I, by_server: bool) {
+        if self.has_connection() {
+            self.release(io);
+            let base = self.base_mut();
+            base.fd = None;
+            base.generation = base.generation.wrapping_add(1);
+        }
+        self.ledger().connection_gone(io.ctx(), by_server);
+    }
+
+    /// Sends the current request, opening a connection first when there is
+    /// none or the current one cannot be trusted.
+    fn send_request(&mut self, io: &I, now: Instant) -> Step {
+        if self.has_connection() && self.base().ledger.has_unsolicited_bytes() {
+            self.drop_connection(io, false);
+        }
+        self.ledger().reset_response();
+        if !self.has_connection() {
+            return self.open(io, now);
+        }
+        self.ledger().sending(io.ctx(), now);
+        self.send(io)
+    }
+
+    /// True when the current phase has run out of time.
+    fn is_overdue(&self, now: Instant) -> bool {
+        self.phase() != Phase::Idle && now >= self.base().ledger.deadline
+    }
+
+    /// The deadline passed: the request fails with a timeout.
+    fn on_timeout(&mut self, io: &I) -> Step {
+        let kind = self.phase().timeout_kind();
+        self.fail(io, kind)
+    }
+
+    /// Starts a request the worker has already counted (`begin_request`).
+    fn start(&mut self, io: &I, now: Instant) -> Step {
+        self.ledger().begin(io.ctx(), now);
+        self.send_request(io, now)
+    }
+
+    /// Closes the connection and waits for the next start.
+    fn park(&mut self, io: &I) {
+        self.drop_connection(io, false);
+        self.set_phase(Phase::Idle);
+    }
+
+    /// Records a complete response and keeps or closes the connection.
+    fn answered(&mut self, io: &I, now: Instant, done: Complete) -> Step {
+        let keep = self.ledger().answered(io.ctx(), now, &done);
+        self.set_phase(Phase::Idle);
+        if !keep {
+            // Only a close we did not plan for makes the next connection a reconnect.
+            self.drop_connection(io, io.ctx().keepalive);
+        }
+        Step::Answered
+    }
+
+    /// A failure on an open connection; an idle close is retried once.
+    fn fail_exchange(&mut self, io: &I, kind: ErrorKind) -> Step {
+        if self.ledger().retry_after_idle_close(kind) {
+            self.drop_connection(io, true);
+            return self.send_request(io, Instant::now());
+        }
+        self.fail(io, kind)
+    }
+
+    fn fail_connect(&mut self, io: &I, error: &io::Error) -> Step {
+        let kind = classify_connect(error);
+        io.ctx().state.sample_error(kind, || error.to_string());
+        self.fail(io, kind)
+    }
+
+    /// The request failed: recorded, and the connection is gone.
+    fn fail(&mut self, io: &I, kind: ErrorKind) -> Step {
+        let had_connection = self.has_connection() && self.phase() != Phase::Connecting;
+        self.ledger().failed(io.ctx(), kind, had_connection);
+        self.drop_connection(io, false);
+        self.set_phase(Phase::Idle);
+        Step::Failed
+    }
+}
+
+/// What every reactor slot holds.
+#[derive(Debug)]
+pub struct SlotBase {
+    pub index: u32,
+    /// Bumped whenever the connection changes, so that an event or a
+    /// completion of a closed connection never reaches its successor.
+    pub generation: u32,
+    pub fd: Option<OwnedFd>,
+    pub phase: Phase,
+    pub ledger: Ledger,
+}
+
+impl SlotBase {
+    pub fn new(index: u32, head_request: bool, now: Instant) -> SlotBase {
+        SlotBase {
+            index,
+            generation: 0,
+            fd: None,
+            phase: Phase::Idle,
+            ledger: Ledger::new(head_request, now),
+        }
+    }
+
+    pub fn raw_fd(&self) -> RawFd {
+        self.fd.as_ref().map_or(-1, AsRawFd::as_raw_fd)
+    }
+
+    /// Starts a new connection: its books, then a socket from `make`, under
+    /// a new generation.
+    pub fn new_socket(
+        &mut self,
+        ctx: &ConnectionContext,
+        now: Instant,
+        make: impl FnOnce(&ConnectionContext) -> io::Result<OwnedFd>,
+    ) -> io::Result<OwnedFd> {
+        self.ledger.connecting(ctx, now);
+        let fd = make(ctx)?;
+        self.generation = self.generation.wrapping_add(1);
+        Ok(fd)
+    }
+}
