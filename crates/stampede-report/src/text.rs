@@ -63,6 +63,12 @@ fn describe_plan(result: &RunResult) -> String {
         .into(),
     );
     parts.push(format!("HTTP/{}", plan.http_version));
+    // Which event loop drove the connections (absent in older result files).
+    match plan.io.as_str() {
+        "" => {}
+        "uring" => parts.push("io_uring".into()),
+        io => parts.push(io.into()),
+    }
     parts.join(", ")
 }
 
