@@ -107,21 +107,26 @@ impl Ring {
         second: &squeue::Entry,
     ) -> io::Result<()> {
         let mut uring = self.uring.borrow_mut();
-        let room = {
+        let room = |uring: &mut IoUring| {
             let queue = uring.submission();
             queue.capacity() - queue.len()
         };
-        if room < 2 {
+        if room(&mut uring) < 2 {
             uring.submit()?;
         }
+        if room(&mut uring) < 2 {
+            // Never half a pair: a lone linked entry would chain whatever
+            // comes next to it.
+            return Err(io::Error::other("io_uring submission queue full"));
+        }
         let first = first.flags(squeue::Flags::IO_LINK);
-        // SAFETY: passed on to the caller; room for both was made above.
+        // SAFETY: passed on to the caller; there is room for both.
         unsafe {
             let mut queue = uring.submission();
             queue
                 .push(&first)
                 .and_then(|()| queue.push(second))
-                .map_err(|_| io::Error::other("submission queue full"))
+                .map_err(|_| io::Error::other("io_uring submission queue full"))
         }
     }
 
