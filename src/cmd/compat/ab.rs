@@ -6,8 +6,8 @@
 //! Deliberately not here: the report layout, the engine, TLS and proxies.
 
 use super::ab_report::{self, AbView};
-use super::getopt::{tokenize, OptSpec, Token};
-use super::{base64, refuse, usage, Translated, STAMPEDE_JSON};
+use super::getopt::{split, tokenize, OptSpec};
+use super::{base64, one_url, refuse, usage, Translated, STAMPEDE_JSON};
 use stampede_metrics::RunResult;
 use stampede_plan::{parse_duration, Target};
 use std::io::Write;
@@ -184,19 +184,8 @@ fn export(flag: &str, run_flag: &str, value: String) -> anyhow::Result<Option<St
 fn parse(words: &[String]) -> anyhow::Result<Parsed> {
     let tokens = tokenize(SPECS, words).map_err(|e| usage(TOOL, e))?;
     let mut o = AbOptions::default();
-    let mut urls = Vec::new();
-    for token in tokens {
-        let (key, spelled, value) = match token {
-            Token::Arg(url) => {
-                urls.push(url);
-                continue;
-            }
-            Token::Opt {
-                key,
-                spelled,
-                value,
-            } => (key, spelled, value.unwrap_or_default()),
-        };
+    let (options, urls) = split(tokens);
+    for (key, spelled, value) in options {
         let f = spelled.as_str();
         match key {
             "h" => return Ok(Parsed::Help),
@@ -287,11 +276,7 @@ fn parse(words: &[String]) -> anyhow::Result<Parsed> {
             other => return Err(usage(TOOL, format!("option {other} is not handled"))),
         }
     }
-    o.url = match urls.as_slice() {
-        [url] => url.clone(),
-        [] => return Err(usage(TOOL, "a URL is required")),
-        _ => return Err(usage(TOOL, format!("one URL expected, got {}", urls.len()))),
-    };
+    o.url = one_url(TOOL, urls, "a URL is required")?;
     let bodies = [o.head, o.post_file.is_some(), o.put_file.is_some()];
     if bodies.iter().filter(|b| **b).count() > 1 {
         return Err(usage(TOOL, "only one of -i, -p and -u can be used"));

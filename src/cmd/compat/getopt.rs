@@ -69,6 +69,28 @@ pub enum Token {
     Arg(String),
 }
 
+/// An option as a front-end reads it: its key, how the user spelled it (for
+/// messages), and its value (empty for a flag).
+pub type Opt = (&'static str, String, String);
+
+/// Splits read tokens into the options, in command-line order, and the other
+/// words (the URLs), which every front-end treats alike.
+pub fn split(tokens: Vec<Token>) -> (Vec<Opt>, Vec<String>) {
+    let mut options = Vec::new();
+    let mut words = Vec::new();
+    for token in tokens {
+        match token {
+            Token::Arg(word) => words.push(word),
+            Token::Opt {
+                key,
+                spelled,
+                value,
+            } => options.push((key, spelled, value.unwrap_or_default())),
+        }
+    }
+    (options, words)
+}
+
 /// Why a command line could not be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GetoptError {
@@ -311,5 +333,24 @@ mod tests {
             GetoptError::MissingValue("-t".into()).to_string(),
             "option -t needs a value"
         );
+    }
+
+    #[test]
+    fn split_keeps_option_order_and_gathers_the_urls() {
+        let tokens = tokenize(SPECS, &words(&["-k", "u1", "-c", "9", "u2", "-c10"])).unwrap();
+        let (options, urls) = split(tokens);
+        let read: Vec<(&str, &str, &str)> = options
+            .iter()
+            .map(|(key, spelled, value)| (*key, spelled.as_str(), value.as_str()))
+            .collect();
+        assert_eq!(
+            read,
+            [
+                ("keepalive", "-k", ""),
+                ("connections", "-c", "9"),
+                ("connections", "-c", "10")
+            ]
+        );
+        assert_eq!(urls, ["u1", "u2"]);
     }
 }

@@ -123,6 +123,16 @@ pub struct Finished {
     pub result: RunResult,
 }
 
+/// The one URL a front-end's command line must hold; `missing` is the
+/// tool's own message when there is none.
+pub fn one_url(tool: &str, urls: Vec<String>, missing: &str) -> anyhow::Result<String> {
+    match <[String; 1]>::try_from(urls) {
+        Ok([url]) => Ok(url),
+        Err(urls) if urls.is_empty() => Err(usage(tool, missing)),
+        Err(urls) => Err(usage(tool, format!("one URL expected, got {}", urls.len()))),
+    }
+}
+
 /// A usage error of `tool`: one line, exit status 2.
 pub fn usage(tool: &str, message: impl std::fmt::Display) -> anyhow::Error {
     // The press tool's help is `-?`/`--help`; the others all know `-h`.

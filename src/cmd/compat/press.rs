@@ -7,8 +7,8 @@
 //! Deliberately not here: the engine; `-r` (read fixed-length responses) is
 //! a client shortcut that stampede does not need and says so.
 
-use super::getopt::{tokenize, OptSpec, Token};
-use super::{usage, Translated, STAMPEDE_JSON};
+use super::getopt::{split, tokenize, OptSpec};
+use super::{one_url, usage, Translated, STAMPEDE_JSON};
 use stampede_metrics::RunResult;
 use stampede_plan::parse_duration;
 use std::io::{self, Write};
@@ -84,19 +84,8 @@ fn parse(words: &[String]) -> anyhow::Result<Parsed> {
         readfix: 0,
         stampede_json: None,
     };
-    let mut urls = Vec::new();
-    for token in tokens {
-        let (key, spelled, value) = match token {
-            Token::Arg(url) => {
-                urls.push(url);
-                continue;
-            }
-            Token::Opt {
-                key,
-                spelled,
-                value,
-            } => (key, spelled, value.unwrap_or_default()),
-        };
+    let (options, urls) = split(tokens);
+    for (key, spelled, value) in options {
         let f = spelled.as_str();
         match key {
             "help" => return Ok(Parsed::Help),
@@ -115,11 +104,7 @@ fn parse(words: &[String]) -> anyhow::Result<Parsed> {
         }
     }
     o.connections = connections.ok_or_else(|| usage(TOOL, "need option: connections"))?;
-    o.url = match urls.as_slice() {
-        [url] => url.clone(),
-        [] => return Err(usage(TOOL, "lack of url")),
-        _ => return Err(usage(TOOL, format!("one URL expected, got {}", urls.len()))),
-    };
+    o.url = one_url(TOOL, urls, "lack of url")?;
     if o.threads == 0 || o.connections == 0 {
         return Err(usage(TOOL, "connections and threads must be at least 1"));
     }

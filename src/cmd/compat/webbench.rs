@@ -7,8 +7,8 @@
 //! Deliberately not here: `-f` (not waiting for replies) and `-9`
 //! (HTTP/0.9) are refused with one line each.
 
-use super::getopt::{tokenize, OptSpec, Token};
-use super::{refuse, usage, Translated, STAMPEDE_JSON};
+use super::getopt::{split, tokenize, OptSpec};
+use super::{one_url, refuse, usage, Translated, STAMPEDE_JSON};
 use stampede_metrics::RunResult;
 use stampede_plan::parse_duration;
 use std::io::{self, Write};
@@ -85,19 +85,8 @@ fn parse(words: &[String]) -> anyhow::Result<Parsed> {
         proxy: None,
         stampede_json: None,
     };
-    let mut urls = Vec::new();
-    for token in tokens {
-        let (key, spelled, value) = match token {
-            Token::Arg(url) => {
-                urls.push(url);
-                continue;
-            }
-            Token::Opt {
-                key,
-                spelled,
-                value,
-            } => (key, spelled, value.unwrap_or_default()),
-        };
+    let (options, urls) = split(tokens);
+    for (key, spelled, value) in options {
         let f = spelled.as_str();
         match key {
             "help" => return Ok(Parsed::Help),
@@ -140,11 +129,7 @@ fn parse(words: &[String]) -> anyhow::Result<Parsed> {
             other => return Err(usage(TOOL, format!("option {other} is not handled"))),
         }
     }
-    o.url = match urls.as_slice() {
-        [url] => url.clone(),
-        [] => return Err(usage(TOOL, "missing URL")),
-        _ => return Err(usage(TOOL, format!("one URL expected, got {}", urls.len()))),
-    };
+    o.url = one_url(TOOL, urls, "missing URL")?;
     // webbench upgrades the protocol for methods HTTP/1.0 lacks.
     if matches!(o.method, "OPTIONS" | "TRACE") {
         o.http = 2;

@@ -6,8 +6,8 @@
 //!
 //! Deliberately not here: Lua scripting (`-s` is refused), the engine.
 
-use super::getopt::{tokenize, OptSpec, Token};
-use super::{refuse, usage, Translated, STAMPEDE_JSON};
+use super::getopt::{split, tokenize, OptSpec};
+use super::{one_url, refuse, usage, Translated, STAMPEDE_JSON};
 use stampede_metrics::RunResult;
 use stampede_plan::parse_duration;
 use std::io::{self, Write};
@@ -105,19 +105,8 @@ fn parse(words: &[String]) -> anyhow::Result<Parsed> {
         rate: None,
         stampede_json: None,
     };
-    let mut urls = Vec::new();
-    for token in tokens {
-        let (key, spelled, value) = match token {
-            Token::Arg(url) => {
-                urls.push(url);
-                continue;
-            }
-            Token::Opt {
-                key,
-                spelled,
-                value,
-            } => (key, spelled, value.unwrap_or_default()),
-        };
+    let (options, urls) = split(tokens);
+    for (key, spelled, value) in options {
         let f = spelled.as_str();
         match key {
             "help" => return Ok(Parsed::Help),
@@ -140,11 +129,7 @@ fn parse(words: &[String]) -> anyhow::Result<Parsed> {
             other => return Err(usage(TOOL, format!("option {other} is not handled"))),
         }
     }
-    o.url = match urls.as_slice() {
-        [url] => url.clone(),
-        [] => return Err(usage(TOOL, "a URL is required")),
-        _ => return Err(usage(TOOL, format!("one URL expected, got {}", urls.len()))),
-    };
+    o.url = one_url(TOOL, urls, "a URL is required")?;
     if o.connections < o.threads {
         return Err(usage(TOOL, "number of connections must be >= threads"));
     }
