@@ -94,14 +94,8 @@ pub fn run_worker(
     to_aggregator: mpsc::Sender<WorkerMessage>,
     log: Option<WorkerLogHandle>,
 ) -> std::io::Result<()> {
-    match plan.event_loop {
-        EventLoop::Epoll => {
-            return crate::reactor::run_epoll_worker(plan, stop, to_aggregator, log)
-        }
-        EventLoop::Uring => {
-            return crate::reactor::run_uring_worker(plan, stop, to_aggregator, log)
-        }
-        EventLoop::Tokio => {}
+    if plan.event_loop != EventLoop::Tokio {
+        return crate::reactor::run_reactor_worker(plan, stop, to_aggregator, log);
     }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -16,14 +16,17 @@ mod slot;
 mod socket;
 mod uring;
 
-pub use epoll::run_epoll_worker;
-pub use uring::{run_uring_worker, uring_unavailable};
+pub use uring::uring_unavailable;
 
 use crate::closed::{slots_at, CONTROL_PERIOD};
 use crate::connection::ConnectionContext;
-use crate::worker::{WorkerLoad, WorkerMessage, WorkerPlan, SNAPSHOT_INTERVAL};
+use crate::request_log::WorkerLogHandle;
+use crate::worker::{connection_context, WorkerLoad, WorkerMessage, WorkerPlan, SNAPSHOT_INTERVAL};
+use crate::worker_state::WorkerState;
 pub use slot::{Phase, ReactorSlot, SlotBase, Step, WorkerIo};
+use stampede_plan::EventLoop;
 use std::io;
+use std::rc::Rc;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
@@ -163,6 +166,23 @@ pub(crate) fn drive<I: WorkerIo, S: ReactorSlot<I>>(
         finished_at: Some(finished_at),
     });
     Ok(())
+}
+
+/// Runs a closed-model worker on the reactor its plan names (epoll or
+/// io_uring; see [`drive`]).
+pub fn run_reactor_worker(
+    plan: WorkerPlan,
+    stop: watch::Receiver<bool>,
+    to_aggregator: mpsc::Sender<WorkerMessage>,
+    log: Option<WorkerLogHandle>,
+) -> io::Result<()> {
+    let state = Rc::new(WorkerState::new(plan.budget, plan.mix.len()));
+    let ctx = connection_context(&plan, state, log);
+    match plan.event_loop {
+        EventLoop::Epoll => epoll::run(&plan, stop, &to_aggregator, &ctx),
+        EventLoop::Uring => uring::run(&plan, stop, &to_aggregator, &ctx),
+        EventLoop::Tokio => Err(io::Error::other("tokio runs its own worker loop")),
+    }
 }
 
 /// The longest request of the run.

@@ -6,13 +6,11 @@ mod poller;
 mod slot;
 
 use super::{drive, longest_request, slot_count};
-use crate::request_log::WorkerLogHandle;
-use crate::worker::{connection_context, WorkerMessage, WorkerPlan};
-use crate::worker_state::WorkerState;
+use crate::connection::ConnectionContext;
+use crate::worker::{WorkerMessage, WorkerPlan};
 use poller::{event_buffer, Poller};
 use slot::{Io, Slot};
 use std::io;
-use std::rc::Rc;
 use std::sync::mpsc;
 use std::time::Instant;
 use tokio::sync::watch;
@@ -21,31 +19,29 @@ use tokio::sync::watch;
 const EVENTS_PER_WAIT: usize = 1024;
 
 /// Runs a closed-model worker on the epoll reactor (see [`drive`]).
-pub fn run_epoll_worker(
-    plan: WorkerPlan,
+pub fn run(
+    plan: &WorkerPlan,
     stop: watch::Receiver<bool>,
-    to_aggregator: mpsc::Sender<WorkerMessage>,
-    log: Option<WorkerLogHandle>,
+    to_aggregator: &mpsc::Sender<WorkerMessage>,
+    ctx: &ConnectionContext,
 ) -> io::Result<()> {
-    let state = Rc::new(WorkerState::new(plan.budget, plan.mix.len()));
-    let ctx = connection_context(&plan, state, log);
     let poller = Poller::new()?;
     let io = Io {
-        ctx: &ctx,
+        ctx,
         poller: &poller,
-        longest_request: longest_request(&plan),
+        longest_request: longest_request(plan),
     };
     let now = Instant::now();
-    let mut slots: Vec<Slot> = (0..slot_count(&plan))
+    let mut slots: Vec<Slot> = (0..slot_count(plan))
         .map(|index| Slot::new(index as u32, ctx.head_request, now))
         .collect();
     let mut scratch = ctx.scratch.borrow_mut();
     let mut events = event_buffer(EVENTS_PER_WAIT);
     drive(
-        &plan,
+        plan,
         stop,
-        &to_aggregator,
-        &ctx,
+        to_aggregator,
+        ctx,
         &io,
         &mut slots,
         |slots, turn, timeout_ms| {
@@ -59,7 +55,7 @@ pub fn run_epoll_worker(
                     continue;
                 }
                 let step = slot.on_event(&io, &mut scratch, event.events);
-                turn.advance(&io, &ctx, slots, index, step);
+                turn.advance(&io, ctx, slots, index, step);
             }
             Ok(())
         },

@@ -8,34 +8,30 @@ mod ring;
 mod slot;
 
 use super::{drive, longest_request, slot_count, socket};
-use crate::request_log::WorkerLogHandle;
-use crate::worker::{connection_context, WorkerMessage, WorkerPlan};
-use crate::worker_state::WorkerState;
+use crate::connection::ConnectionContext;
+use crate::worker::{WorkerMessage, WorkerPlan};
 use ring::Ring;
 use slot::{Io, Slot};
 use std::io;
-use std::rc::Rc;
 use std::sync::mpsc;
 use std::time::Instant;
 use tokio::sync::watch;
 
 /// Runs a closed-model worker on the io_uring reactor (see [`drive`]).
-pub fn run_uring_worker(
-    plan: WorkerPlan,
+pub fn run(
+    plan: &WorkerPlan,
     stop: watch::Receiver<bool>,
-    to_aggregator: mpsc::Sender<WorkerMessage>,
-    log: Option<WorkerLogHandle>,
+    to_aggregator: &mpsc::Sender<WorkerMessage>,
+    ctx: &ConnectionContext,
 ) -> io::Result<()> {
-    let state = Rc::new(WorkerState::new(plan.budget, plan.mix.len()));
-    let ctx = connection_context(&plan, state, log);
-    let count = slot_count(&plan);
+    let count = slot_count(plan);
     let ring = Ring::new(count)?;
     let target = socket::address_of(&ctx.connector.endpoint)?;
     let io = Io {
-        ctx: &ctx,
+        ctx,
         ring: &ring,
         target: &target,
-        longest_request: longest_request(&plan),
+        longest_request: longest_request(plan),
     };
     let now = Instant::now();
     let mut slots: Vec<Slot> = (0..count)
@@ -43,10 +39,10 @@ pub fn run_uring_worker(
         .collect();
     let mut completions = Vec::with_capacity(4096);
     drive(
-        &plan,
+        plan,
         stop,
-        &to_aggregator,
-        &ctx,
+        to_aggregator,
+        ctx,
         &io,
         &mut slots,
         |slots, turn, timeout_ms| {
@@ -55,7 +51,7 @@ pub fn run_uring_worker(
                 let index = Slot::index_of(completion);
                 if let Some(slot) = slots.get_mut(index) {
                     let step = slot.on_completion(&io, completion);
-                    turn.advance(&io, &ctx, slots, index, step);
+                    turn.advance(&io, ctx, slots, index, step);
                 }
                 // Every buffer goes back, including those of completions
                 // that arrived for a connection already closed.
