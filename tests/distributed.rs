@@ -9,7 +9,8 @@
 //! time series fall on the same seconds.
 //!
 //! Needs root and `ip netns` (iproute2) and curl: ignored by default and run
-//! by .ci/run with `--ignored`; without them it prints "skipped: ..." and passes.
+//! by .ci/run with `--ignored`; without them it prints "SKIPPED ..." and
+//! passes, or fails under STAMPEDE_REQUIRE_TOOLS=1 (as .ci/run sets it).
 
 use stampede_metrics::{
     new_latency_histogram, parse_timestamp, signed_millis, LatencySummary, RunResult,
@@ -66,24 +67,20 @@ fn in_netns(namespace: &str, program: &str, args: &[&str]) -> Command {
     command
 }
 
-/// Why this machine cannot run the test, if it cannot.
-fn unavailable() -> Option<String> {
+/// Whether this machine can run the test: root, `ip` and curl. When not, the
+/// test skips with a notice, or fails under STAMPEDE_REQUIRE_TOOLS=1 (.ci/run).
+fn available() -> bool {
     // SAFETY: geteuid has no preconditions and cannot fail.
     if unsafe { libc::geteuid() } != 0 {
-        return Some("needs root to create network namespaces".into());
+        stampede_testkit::skip_or_fail(
+            "creating network namespaces needs root",
+            "run it as root (.ci/run does)",
+        );
+        return false;
     }
-    for tool in ["ip", "curl"] {
-        let found = Command::new(tool)
-            .arg(if tool == "ip" { "-V" } else { "--version" })
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        if !found {
-            return Some(format!("{tool} is not installed"));
-        }
-    }
-    None
+    ["ip", "curl"]
+        .iter()
+        .all(|tool| stampede_testkit::tool_or_skip(tool).is_some())
 }
 
 /// Builds the namespaces: target `<tag>t` with bridge br0, agents `<tag>a<i>`.
@@ -158,15 +155,17 @@ fn read_result(path: &Path) -> RunResult {
 #[test]
 #[ignore = "needs root, ip netns and curl: run by .ci/run with --ignored"]
 fn three_agents_in_network_namespaces_merge_exactly() {
-    if let Some(why) = unavailable() {
-        println!("skipped: {why}");
+    if !available() {
         return;
     }
     let tag = format!("stp{}", std::process::id() % 100_000);
     let mut lab = match build_lab(&tag) {
         Ok(lab) => lab,
         Err(why) => {
-            println!("skipped: network namespaces unavailable here ({why})");
+            stampede_testkit::skip_or_fail(
+                &format!("network namespaces are unavailable here ({why})"),
+                "run it as root on a kernel that allows `ip netns add` (not in an unprivileged container)",
+            );
             return;
         }
     };

@@ -2,8 +2,8 @@
 //! Chromium: the page loads with no console message (errors included), every
 //! chart container holds the SVG plotly.js drew after the scripts ran, and a
 //! screenshot PNG is saved under target/tmp/html-report/ for people to look
-//! at. Skipped, with a message, only when no Chromium is installed
-//! (.ci/run installs it).
+//! at. Skipped, with a message, only when no Chromium is installed, and a
+//! failure then under STAMPEDE_REQUIRE_TOOLS=1 (.ci/run installs it and sets it).
 
 use stampede_analysis::{
     analyze_sweep, compare, CompareOptions, Load, RunFigures, StepInput, Thresholds,
@@ -16,20 +16,6 @@ use std::process::{Command, Output};
 
 fn binary() -> &'static Path {
     Path::new(env!("CARGO_BIN_EXE_stampede"))
-}
-
-/// The first Chromium-like browser on PATH.
-fn chromium() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    for dir in std::env::split_paths(&path) {
-        for name in ["chromium", "chromium-browser", "google-chrome", "chrome"] {
-            let candidate = dir.join(name);
-            if candidate.is_file() {
-                return Some(candidate);
-            }
-        }
-    }
-    None
 }
 
 /// Runs headless Chromium on a local file with a fresh profile and no
@@ -62,11 +48,8 @@ fn headless(browser: &Path, page: &Path, extra: &[&str]) -> Output {
 /// Loads `page`, checks the console stayed silent and every chart in
 /// `charts` was drawn, and saves a screenshot as `name`.png.
 fn check_in_chromium(page: &Path, charts: &[&str], name: &str) {
-    let Some(browser) = chromium() else {
-        eprintln!(
-            "SKIPPED: no chromium on PATH; install it (apt-get install -y chromium) \
-             to check the HTML report in a browser"
-        );
+    // Skips (or fails under STAMPEDE_REQUIRE_TOOLS=1) without a Chromium.
+    let Some(browser) = stampede_testkit::tool_or_skip("chromium") else {
         return;
     };
     let output = headless(

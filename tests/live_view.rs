@@ -1,8 +1,8 @@
 //! The live terminal view, driven in a real terminal (tmux): it draws,
 //! updates, and `q` stops the run with the summary printed and status 130;
 //! and without a terminal, no escape code reaches stdout or stderr.
-//! The tmux test is skipped, with a message, only when tmux is missing
-//! (.ci/run installs it).
+//! The tmux tests are skipped, with a message, only when tmux is missing, and
+//! fail then under STAMPEDE_REQUIRE_TOOLS=1 (.ci/run installs it and sets it).
 
 use stampede_testkit::{spawn_target, TargetConfig};
 use std::path::Path;
@@ -99,10 +99,7 @@ fn elapsed_label(screen: &str) -> Option<String> {
 
 #[test]
 fn the_live_view_draws_updates_and_q_stops_with_the_summary() {
-    if Command::new("tmux").arg("-V").output().is_err() {
-        eprintln!("SKIPPED: tmux is not installed (apt-get install -y tmux); the live view was not tested");
-        return;
-    }
+    stampede_testkit::require_tool!("tmux");
     let target = spawn_target(one_thread());
     let command = format!(
         "{} http://{}/ -d 60s -c 4 -t 1; echo EXIT=$?; sleep 60",
@@ -174,10 +171,7 @@ fn without_a_terminal_no_escape_codes_are_printed() {
 
 #[test]
 fn a_sweep_shows_its_step_and_the_finished_steps() {
-    if Command::new("tmux").arg("-V").output().is_err() {
-        eprintln!("SKIPPED: tmux is not installed (apt-get install -y tmux); the sweep view was not tested");
-        return;
-    }
+    stampede_testkit::require_tool!("tmux");
     let target = spawn_target(one_thread());
     let command = format!(
         "{} sweep http://{}/ -c 1,2 --step 2s --warmup 200ms -t 1; echo EXIT=$?; sleep 60",

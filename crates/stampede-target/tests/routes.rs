@@ -1,4 +1,4 @@
-//! Every route of the target over raw TCP (and curl when present): built-in pages,
+//! Every route of the target over raw TCP (curl's view: tests/target_curl.rs at the root): built-in pages,
 //! /bytes, /chunked, /delay, /cpu, /status, /echo, /stats, keep-alive, pipelining,
 //! HTTP/1.0, HEAD, chunked request bodies, Expect: 100-continue, the route prefix.
 
@@ -208,48 +208,4 @@ fn route_prefix_moves_the_routes() {
     assert_eq!(get(a, "GET /bytes/7 HTTP/1.1\r\n\r\n").status, 404);
     assert_eq!(get(a, "GET / HTTP/1.1\r\n\r\n").body.len(), 515);
     h.shutdown().unwrap();
-}
-
-#[test]
-fn curl_sees_the_same() {
-    if !curl() {
-        return;
-    }
-    let h = start(small());
-    let base = format!("http://{}", h.local_addr());
-    let run = |args: &[&str]| {
-        let out = std::process::Command::new("curl")
-            .args(["-s", "--max-time", "5"])
-            .args(args)
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
-    assert_eq!(run(&[&format!("{base}/")]).len(), 515);
-    assert_eq!(run(&[&format!("{base}/chunked/100000")]).len(), 100_000);
-    assert_eq!(
-        run(&[
-            "-o",
-            "/dev/null",
-            "-w",
-            "%{http_code}",
-            &format!("{base}/status/418")
-        ]),
-        "418"
-    );
-    // curl sends Expect: 100-continue for bodies over 1 MiB; use a smaller explicit one.
-    let echoed = run(&[
-        "-H",
-        "Expect: 100-continue",
-        "--data-binary",
-        "abc",
-        &format!("{base}/echo"),
-    ]);
-    assert!(echoed.ends_with("abc"), "{echoed}");
-    // Several URLs on one curl: keep-alive reuse.
-    let u = format!("{base}/bytes/5");
-    assert_eq!(run(&[&u, &u, &u]).len(), 15);
-    let s = h.shutdown().unwrap();
-    assert_eq!(s.requests_total, 7);
-    assert_eq!(s.connections_accepted, 5);
 }

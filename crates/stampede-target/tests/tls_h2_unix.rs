@@ -1,8 +1,8 @@
 //! TLS, HTTP/2 and Unix sockets: every route over TLS + HTTP/1.1, TLS + h2 (ALPN),
 //! h2c prior knowledge, and a Unix socket (HTTP/1.1 and h2c), with a Rust client
-//! (tokio-rustls, the `h2` crate) and with curl when it is there; /stats counts them
-//! exactly; certificate errors are one clear line; graceful shutdown with TLS and h2
-//! connections open.
+//! (tokio-rustls, the `h2` crate; curl's view is tests/target_curl.rs at the root);
+//! /stats counts them exactly; certificate errors are one clear line; graceful
+//! shutdown with TLS and h2 connections open.
 
 mod common;
 
@@ -646,125 +646,5 @@ fn a_live_unix_socket_is_not_taken_over() {
     drop(std::os::unix::net::UnixListener::bind(&sock).unwrap());
     let second = start(cfg());
     second.shutdown().unwrap();
-    std::fs::remove_dir_all(&dir).unwrap();
-}
-
-/// curl with HTTP/2 support, or a printed reason to skip.
-fn curl_h2() -> bool {
-    if !common::curl() {
-        return false;
-    }
-    let v = std::process::Command::new("curl")
-        .arg("-V")
-        .output()
-        .unwrap();
-    let ok = String::from_utf8_lossy(&v.stdout)
-        .lines()
-        .any(|l| l.starts_with("Features:") && l.contains("HTTP2"));
-    if !ok {
-        println!("curl has no HTTP2 feature: skipping the curl HTTP/2 cases");
-    }
-    ok
-}
-
-/// `curl ARGS URL` → "http_version status size".
-fn curl(args: &[&str], url: &str) -> String {
-    let out = std::process::Command::new("curl")
-        .args([
-            "-s",
-            "-o",
-            "/dev/null",
-            "-w",
-            "%{http_version} %{http_code} %{size_download}",
-        ])
-        .args(args)
-        .arg(url)
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-#[test]
-fn curl_over_h2c_tls_and_unix() {
-    if !common::curl() {
-        return;
-    }
-    let h2 = curl_h2();
-    let dir = tmp_dir("curl");
-    let sock = dir.join("t.sock");
-    let plain = start(Config {
-        threads: 2,
-        unix_socket: Some(sock.clone()),
-        ..Config::default()
-    });
-    let a = plain.local_addr();
-    let unix = sock.to_str().unwrap();
-    assert_eq!(
-        curl(&["--unix-socket", unix], "http://localhost/1k.html"),
-        "1.1 200 1024"
-    );
-    assert_eq!(
-        curl(&["--unix-socket", unix], "http://localhost/chunked/70000"),
-        "1.1 200 70000"
-    );
-    let mut expected = 2;
-    if h2 {
-        assert_eq!(
-            curl(&["--http2-prior-knowledge"], &format!("http://{a}/1k.html")),
-            "2 200 1024"
-        );
-        assert_eq!(
-            curl(
-                &["--http2-prior-knowledge"],
-                &format!("http://{a}/chunked/70000")
-            ),
-            "2 200 70000"
-        );
-        assert_eq!(
-            curl(
-                &["--http2-prior-knowledge", "--unix-socket", unix],
-                "http://localhost/bytes/100"
-            ),
-            "2 200 100"
-        );
-        expected += 3;
-    }
-    assert_eq!(plain.stats().requests_total, expected);
-    plain.shutdown().unwrap();
-
-    let pem = dir.join("ca.pem");
-    let tls = tls_server(|c| {
-        if let Some(t) = c.tls.as_mut() {
-            t.write_cert = Some(pem.clone());
-        }
-    });
-    let port = tls.local_addr().port();
-    let url = |host: &str, path: &str| format!("https://{host}:{port}{path}");
-    let ca = pem.to_str().unwrap();
-    assert_eq!(
-        curl(&["--http1.1", "--cacert", ca], &url("localhost", "/")),
-        "1.1 200 515"
-    );
-    assert_eq!(
-        curl(&["--http1.1", "-k"], &url("127.0.0.1", "/bytes/100000")),
-        "1.1 200 100000"
-    );
-    let mut expected = 2;
-    if h2 {
-        assert_eq!(
-            curl(&["--http2", "--cacert", ca], &url("localhost", "/1k.html")),
-            "2 200 1024"
-        );
-        assert_eq!(
-            curl(&["--http2", "-k"], &url("127.0.0.1", "/chunked/100000")),
-            "2 200 100000"
-        );
-        expected += 2;
-    }
-    let s = tls.stats();
-    assert_eq!(s.requests_total, expected);
-    assert_eq!(s.tls_handshakes, expected);
-    assert_eq!(s.h2_connections, expected - 2);
-    tls.shutdown().unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -1,7 +1,11 @@
 //! Test helpers shared by the workspace's integration tests: the built-in
 //! target on an ephemeral loopback port, small hand-written servers that
 //! misbehave on purpose, and a runner for the `stampede` binary that returns
-//! its JSON result. Never fixed ports, never the internet.
+//! its JSON result. Never fixed ports, never the internet. Tests that need an
+//! outside tool (curl, Chromium, tmux, `ip netns`) find it through [`tool_or_skip`]
+//! or [`require_tool!`], the one skip-or-fail rule (`STAMPEDE_REQUIRE_TOOLS`).
+
+mod tools;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -13,6 +17,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 pub use stampede_target::{Config as TargetConfig, Server, ServerHandle, StatsSnapshot};
+pub use tools::{skip_or_fail, tool_or_skip, tools_required, REQUIRE_TOOLS};
 
 /// Starts the built-in target on 127.0.0.1 with an ephemeral port.
 pub fn spawn_target(config: TargetConfig) -> ServerHandle {

@@ -142,14 +142,3 @@ pub fn get(addr: SocketAddr, raw: &str) -> Resp {
     r.send(raw.as_bytes());
     r.read(raw.starts_with("HEAD ")).expect("a response")
 }
-
-pub fn curl() -> bool {
-    let ok = std::process::Command::new("curl")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        println!("curl not found: skipping the curl part of this test");
-    }
-    ok
-}
