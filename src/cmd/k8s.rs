@@ -128,6 +128,16 @@ fn check(args: &K8sArgs, start_at: &str) -> anyhow::Result<()> {
             );
         }
     }
+    if args.image.trim().is_empty() {
+        bail!("--image is empty: the pods need a container image with stampede on its PATH");
+    }
+    // The API server rejects a Job whose resources are not quantities; the
+    // JSON schema cannot tell (it takes any string), so check here.
+    for (flag, value) in [("--cpu", &args.cpu), ("--memory", &args.memory)] {
+        if !is_quantity(value) {
+            bail!("{flag} '{value}' is not a Kubernetes quantity (e.g. 2, 500m, 1.5, 1Gi, 512M)");
+        }
+    }
     for owned in [
         "--agent",
         "--start-at",
@@ -164,6 +174,34 @@ fn is_dns_label(name: &str) -> bool {
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
         && bytes.first() != Some(&b'-')
         && bytes.last() != Some(&b'-')
+}
+
+/// A non-negative Kubernetes resource quantity (apimachinery's grammar):
+/// a decimal number, then nothing, a binary suffix (Ki … Ei), a decimal one
+/// (m, k, M … E) or an exponent (e3, E-2).
+fn is_quantity(text: &str) -> bool {
+    let unsigned = text.strip_prefix('+').unwrap_or(text);
+    let number_end = unsigned
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(unsigned.len());
+    let (number, suffix) = unsigned.split_at(number_end);
+    let digits = number.chars().filter(char::is_ascii_digit).count();
+    if digits == 0 || number.matches('.').count() > 1 {
+        return false;
+    }
+    const SUFFIXES: [&str; 13] = [
+        "", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "m", "k", "M", "G", "T", "P",
+    ];
+    if SUFFIXES.contains(&suffix) || suffix == "E" {
+        return true;
+    }
+    // An exponent: e or E, an optional sign, digits.
+    suffix
+        .strip_prefix(['e', 'E'])
+        .map(|rest| rest.strip_prefix(['+', '-']).unwrap_or(rest))
+        .is_some_and(|exponent| {
+            !exponent.is_empty() && exponent.bytes().all(|b| b.is_ascii_digit())
+        })
 }
 
 /// A word for `sh`, inside single quotes; `$` doubled because Kubernetes
@@ -451,6 +489,20 @@ mod tests {
             ..args(&[])
         };
         assert!(render(&bad_name, start).is_err());
+    }
+
+    #[test]
+    fn quantities_follow_kubernetes_grammar() {
+        for good in [
+            "2", "0.5", ".5", "2.", "500m", "1Gi", "512Mi", "1.5G", "1e3", "1E-2", "+1", "8E",
+        ] {
+            assert!(is_quantity(good), "{good}");
+        }
+        for bad in [
+            "", "abc", "-1", "1.2.3", "1 Gi", "1gi", "1Kb", "m", "1e", "1e+", "2 cores", "1Gi ",
+        ] {
+            assert!(!is_quantity(bad), "{bad}");
+        }
     }
 
     #[test]
