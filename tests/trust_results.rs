@@ -80,10 +80,21 @@ fn compare_takes_a_repeat_files_mean_and_interval_and_report_prints_the_same() {
         path(&dir, "delta.json"),
     );
     let load = [url.as_str(), "-n", "400", "-c", "2", "-t", "1", "-q"];
+    let rounds_html = path(&dir, "rounds.html");
     let fresh_repeat = expect(
-        &[&load[..], &["--repeat", "3", "--json", &repeat]].concat(),
+        &[
+            &load[..],
+            &["--repeat", "3", "--json", &repeat, "--html", &rounds_html],
+        ]
+        .concat(),
         0,
     );
+    // --html with --repeat overlays the rounds (it was silently ignored).
+    let page = std::fs::read_to_string(&rounds_html).expect("--repeat --html writes a page");
+    assert!(page.contains("round 3"), "the rounds are drawn");
+    // The exports of one run are refused before any load.
+    let csv = path(&dir, "x.csv");
+    expect(&[&load[..], &["--repeat", "3", "--csv", &csv]].concat(), 2);
     expect(&[&load[..], &["--json", &plain]].concat(), 0);
     let rounds = read_json(Path::new(&repeat));
     let summary = &rounds["summary"]["goodput"];
@@ -128,6 +139,11 @@ fn compare_takes_a_repeat_files_mean_and_interval_and_report_prints_the_same() {
 
     // `report` of each file prints what the fresh command printed.
     assert_eq!(expect(&["report", &repeat], 0), fresh_repeat);
+    let report_html = path(&dir, "report.html");
+    expect(&["report", &repeat, "--html", &report_html], 0);
+    assert!(std::fs::read_to_string(&report_html)
+        .unwrap()
+        .contains("round 3"));
     assert_eq!(expect(&["report", &delta], 0), fresh_compare);
     let as_json: Value =
         serde_json::from_str(&expect(&["report", &repeat, "-o", "json"], 0)).unwrap();
@@ -301,4 +317,19 @@ fn merge_and_report_name_a_file_that_is_not_a_result() {
             assert!(!stderr.contains("invalid type"), "{stderr}");
         }
     }
+}
+
+#[test]
+fn report_routes_a_sweep_file_to_the_sweep_renderer() {
+    let (_target, url) = target();
+    let dir = temp_dir("trust-sweep");
+    let sweep = path(&dir, "sweep.json");
+    let args = [
+        "sweep", &url, "-c", "1,2", "--step", "300ms", "--warmup", "0s", "-t", "1", "-q", "--json",
+        &sweep,
+    ];
+    expect(&args, 0);
+    assert_eq!(read_json(Path::new(&sweep))["schema"], "stampede.sweep/1");
+    let text = expect(&["report", &sweep], 0);
+    assert!(text.starts_with("sweep "), "{text}");
 }

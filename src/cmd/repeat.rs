@@ -10,15 +10,19 @@
 
 use crate::cmd::run::{exit_status, run_plan_in, RunContext, SloArg};
 use crate::exit;
+use crate::exports::{write_file, ExportArgs};
 use crate::interrupt;
 use crate::output::write_json_value;
 use anyhow::bail;
-use stampede_analysis::{summarize_rounds, Figure, Interval, RepeatDocument, StableTarget};
+use stampede_analysis::{
+    compare, summarize_rounds, CompareOptions, Figure, Interval, RepeatDocument, RunFigures,
+    StableTarget,
+};
 use stampede_metrics::RunResult;
 use stampede_plan::{Plan, StopCondition};
-use stampede_report::{format_latency_us, format_rate};
+use stampede_report::{format_latency_us, format_rate, render_compare_html, Deltas, LabeledRun};
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Confidence of the reported intervals.
@@ -49,6 +53,8 @@ const SUMMARY_FIGURES: [Figure; 6] = [
 pub struct RepeatOutput<'a> {
     pub json: Option<&'a PathBuf>,
     pub quiet: bool,
+    /// `--html` overlays the rounds; the other exports are of one run.
+    pub exports: &'a ExportArgs,
 }
 
 /// Runs the rounds, prints the table and intervals, writes the file.
@@ -77,6 +83,17 @@ pub fn execute(
     };
     if max_rounds == 0 {
         bail!("--repeat needs at least 1 round");
+    }
+    let exports = output.exports;
+    if exports.csv.is_some()
+        || exports.csv_timeseries.is_some()
+        || exports.gnuplot.is_some()
+        || exports.log_requests.is_some()
+    {
+        bail!(
+            "--csv, --csv-timeseries, --gnuplot and --log-requests export one run; \
+             with --repeat or --until-stable only --json and --html (the rounds overlaid) are written"
+        );
     }
     let stop = interrupt::stop_handle()?;
     let mut results: Vec<RunResult> = Vec::new();
@@ -119,8 +136,14 @@ pub fn execute(
         .json
         .map(|path| write_json_value(&serde_json::to_value(&document)?, path))
         .transpose();
+    let html = exports
+        .html
+        .as_ref()
+        .map(|path| write_html(&document, path))
+        .transpose();
     print(&document)?;
     saved?;
+    html?;
     let results = &document.runs;
     // A stop between two rounds interrupts the series, not a round.
     let interrupted = document.interrupted || stop.is_stopped();
@@ -133,6 +156,33 @@ pub fn execute(
         exit::THRESHOLD_FAILED
     } else {
         exit::OK
+    })
+}
+
+/// The rounds overlaid on shared axes with a table of each against round 1
+/// (the compare page): what `--html` writes for a series of rounds.
+pub fn write_html(document: &RepeatDocument, path: &Path) -> anyhow::Result<()> {
+    if document.runs.len() < 2 {
+        bail!("--html of repeated rounds overlays them, and there is only one round");
+    }
+    let labels: Vec<String> = (1..=document.runs.len())
+        .map(|i| format!("round {i}"))
+        .collect();
+    let figures: Vec<RunFigures> = document
+        .runs
+        .iter()
+        .zip(&labels)
+        .map(|(r, label)| RunFigures::of(label.as_str(), r))
+        .collect();
+    let comparison = compare(&figures, &CompareOptions::default())?;
+    let runs: Vec<LabeledRun<'_>> = document
+        .runs
+        .iter()
+        .zip(&labels)
+        .map(|(result, label)| LabeledRun { label, result })
+        .collect();
+    write_file(path, |out| {
+        render_compare_html(&runs, Deltas::Runs(&comparison), out)
     })
 }
 

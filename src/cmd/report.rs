@@ -9,8 +9,7 @@ use crate::output::{self, OutputFormat};
 use crate::result_file::{self, ResultFile};
 use anyhow::{bail, Context};
 use stampede_analysis::{
-    analyze_sweep, compare, CompareDocument, CompareOptions, Load, RepeatDocument, RunFigures,
-    StepInput, Thresholds,
+    analyze_sweep, CompareDocument, Load, RepeatDocument, StepInput, Thresholds,
 };
 use stampede_metrics::RunResult;
 use std::io::Write;
@@ -91,35 +90,8 @@ fn refuse_csv(args: &ReportArgs, what: &str) -> anyhow::Result<()> {
 fn report_repeat(args: &ReportArgs, document: &RepeatDocument) -> anyhow::Result<i32> {
     refuse_csv(args, "a file of repeated rounds")?;
     if let Some(path) = &args.html {
-        let labels: Vec<String> = (1..=document.runs.len())
-            .map(|i| format!("round {i}"))
-            .collect();
-        let figures: Vec<RunFigures> = document
-            .runs
-            .iter()
-            .zip(&labels)
-            .map(|(r, label)| RunFigures::of(label.as_str(), r))
-            .collect();
-        if figures.len() < 2 {
-            bail!(
-                "{}: --html of a repeat file overlays its rounds, and it holds one",
-                args.file.display()
-            );
-        }
-        let comparison = compare(&figures, &CompareOptions::default())?;
-        let runs: Vec<stampede_report::LabeledRun<'_>> = document
-            .runs
-            .iter()
-            .zip(&labels)
-            .map(|(result, label)| stampede_report::LabeledRun { label, result })
-            .collect();
-        crate::exports::write_file(path, |out| {
-            stampede_report::render_compare_html(
-                &runs,
-                stampede_report::Deltas::Runs(&comparison),
-                out,
-            )
-        })?;
+        crate::cmd::repeat::write_html(document, path)
+            .with_context(|| format!("{}", args.file.display()))?;
     }
     match args.output {
         OutputFormat::Text => crate::cmd::repeat::print(document)?,
