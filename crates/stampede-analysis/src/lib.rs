@@ -9,6 +9,7 @@
 //! serde-serializable answers, so the binary prints or saves them as it likes.
 
 mod compare;
+mod difference;
 mod repeats;
 mod search;
 mod slo;
