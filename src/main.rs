@@ -11,6 +11,7 @@ mod interrupt;
 mod output;
 mod progress;
 mod request_extras;
+mod result_file;
 mod selfcheck;
 mod spawn;
 mod targets_args;

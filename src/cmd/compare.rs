@@ -1,16 +1,22 @@
-//! `stampede compare A.json B.json [C.json…]`: one table, a column per run and
-//! a row per figure, with the change against the first run and a verdict per
-//! row. Two files of repeated runs (`--repeat`) get the mean difference with a
-//! 95% confidence interval instead (Welch), and "no significant difference"
-//! when it includes zero. Different plans are named as warnings.
+//! `stampede compare A.json B.json [C.json…]`: one table, a column per file
+//! and a row per figure, with the change against the first file and a verdict
+//! per row. A file of repeated runs (`--repeat`) contributes the mean of its
+//! completed rounds with its 95% confidence interval (the same figures as its
+//! own `summary`), and wherever either side has rounds the verdict comes
+//! from the interval of the difference (Welch's t, or a prediction interval
+//! against a single run): "no significant difference" when it includes zero.
+//! Different plans are named as warnings, once per file.
+//!
+//! The table's renderer is shared with `stampede report` of a saved
+//! comparison, so both print the same text.
 
-use crate::cmd::repeat::REPEAT_SCHEMA;
 use crate::exports::write_file;
-use anyhow::{bail, Context};
+use crate::result_file::{self, ResultFile};
+use anyhow::bail;
 use stampede_analysis::{
-    compare, compare_repeated, CompareOptions, Comparison, RepeatedComparison, RunFigures,
+    compare_samples, CompareDocument, CompareOptions, Comparison, RunFigures, Sample,
 };
-use stampede_metrics::{RunResult, RESULT_SCHEMA};
+use stampede_metrics::RunResult;
 use stampede_report::{render_compare_html, Deltas, LabeledRun};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -18,7 +24,8 @@ use std::path::{Path, PathBuf};
 const EXAMPLES: &str = "Examples:
   stampede compare before.json after.json
   stampede compare threads1.json threads2.json threads4.json
-  stampede compare logs-on.json logs-off.json --json delta.json   # files from `run --repeat 5` get confidence intervals";
+  stampede compare logs-on.json logs-off.json --json delta.json   # files from `run --repeat 5` get confidence intervals
+  stampede report delta.json                                      # the saved comparison's table again";
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = EXAMPLES)]
@@ -29,7 +36,7 @@ pub struct CompareArgs {
     /// Relative changes within this band count as "same" (percent)
     #[arg(long, default_value_t = CompareOptions::default().noise_pct, value_name = "PCT")]
     pub noise: f64,
-    /// Write the comparison as JSON to PATH
+    /// Write the comparison (stampede.compare/1) as JSON to PATH
     #[arg(long, value_name = "PATH")]
     pub json: Option<PathBuf>,
     /// Write a self-contained HTML report: the runs overlaid on the same axes
@@ -38,37 +45,30 @@ pub struct CompareArgs {
     pub html: Option<PathBuf>,
 }
 
-/// One file: a single run, or repeated runs of one plan.
+/// One file: a single run, or the completed rounds of a repeat file.
 pub struct Side {
     pub label: String,
     pub runs: Vec<RunResult>,
 }
 
-/// Reads a result or repeat file.
+/// Reads a result or repeat file; of a repeat file, the rounds that ran to
+/// their end (what its summary averages).
 pub fn read_side(path: &Path) -> anyhow::Result<Side> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let value: serde_json::Value =
-        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
-    let label = path.file_stem().map_or_else(
-        || path.display().to_string(),
-        |s| s.to_string_lossy().into_owned(),
-    );
-    let runs =
-        match value.get("schema").and_then(|s| s.as_str()) {
-            Some(RESULT_SCHEMA) => vec![RunResult::from_json(&text)
-                .with_context(|| format!("reading {}", path.display()))?],
-            Some(REPEAT_SCHEMA) => serde_json::from_value(value["runs"].clone())
-                .with_context(|| format!("reading the runs of {}", path.display()))?,
-            other => bail!(
-            "{}: not a stampede result (schema {:?}; expected {RESULT_SCHEMA} or {REPEAT_SCHEMA})",
-            path.display(),
-            other.unwrap_or("missing")
-        ),
-        };
-    if runs.is_empty() {
-        bail!("{}: holds no run", path.display());
-    }
+    let label = result_file::label(path);
+    let runs = match result_file::read(path)? {
+        ResultFile::Run(run) => vec![*run],
+        ResultFile::Repeat(repeat) => {
+            let completed: Vec<RunResult> = repeat.completed().cloned().collect();
+            if completed.is_empty() {
+                bail!(
+                    "{}: no round ran to its end (round 1 was interrupted): nothing to compare",
+                    path.display()
+                );
+            }
+            completed
+        }
+        other => return Err(other.refuse(path, "a run's result or a file of repeated rounds")),
+    };
     Ok(Side { label, runs })
 }
 
@@ -82,6 +82,20 @@ fn figures(label: &str, run: &RunResult) -> RunFigures {
     figures
 }
 
+/// The round drawn for a file of rounds in the HTML overlays: the one whose
+/// goodput is nearest the mean, so the curve is a typical round, not the last.
+fn representative(side: &Side) -> &RunResult {
+    let mean = side.runs.iter().map(|r| r.goodput).sum::<f64>() / side.runs.len() as f64;
+    side.runs
+        .iter()
+        .min_by(|a, b| {
+            (a.goodput - mean)
+                .abs()
+                .total_cmp(&(b.goodput - mean).abs())
+        })
+        .expect("read_side returns at least one run")
+}
+
 pub fn execute(args: CompareArgs) -> anyhow::Result<i32> {
     let sides: Vec<Side> = args
         .files
@@ -92,130 +106,202 @@ pub fn execute(args: CompareArgs) -> anyhow::Result<i32> {
         noise_pct: args.noise,
         ..CompareOptions::default()
     };
-    let repeated = sides.len() == 2 && sides.iter().all(|s| s.runs.len() >= 2);
-    // One overlay per file: a file of repeats contributes its last run.
-    let shown: Vec<LabeledRun<'_>> = sides
+    let samples: Vec<Sample> = sides
         .iter()
-        .map(|s| LabeledRun {
-            label: &s.label,
-            result: s.runs.last().expect("checked non-empty"),
+        .map(|s| Sample {
+            label: s.label.clone(),
+            runs: s.runs.iter().map(|r| figures(&s.label, r)).collect(),
         })
         .collect();
-    let (document, html) = if repeated {
-        let side =
-            |s: &Side| -> Vec<RunFigures> { s.runs.iter().map(|r| figures(&s.label, r)).collect() };
-        let comparison = compare_repeated(&side(&sides[0]), &side(&sides[1]), &options)?;
-        print_repeated(&comparison)?;
-        let html = args.html.as_ref().map(|path| {
-            write_file(path, |out| {
-                render_compare_html(&shown, Deltas::Repeated(&comparison), out)
+    let comparison = compare_samples(&samples, &options)?;
+    let document = CompareDocument::new(comparison);
+    // Saved before printing, as a run's result is: the table is printed
+    // even when a file cannot be written.
+    let saved = args
+        .json
+        .as_ref()
+        .map(|path| crate::output::write_json_value(&serde_json::to_value(&document)?, path))
+        .transpose();
+    let html = args.html.as_ref().map(|path| {
+        let shown: Vec<LabeledRun<'_>> = sides
+            .iter()
+            .map(|s| LabeledRun {
+                label: &s.label,
+                result: representative(s),
             })
-        });
-        (serde_json::to_value(&comparison)?, html)
-    } else {
-        let runs: Vec<RunFigures> = shown.iter().map(|r| figures(r.label, r.result)).collect();
-        let comparison = compare(&runs, &options)?;
-        print_table(&comparison)?;
-        let html = args.html.as_ref().map(|path| {
-            write_file(path, |out| {
-                render_compare_html(&shown, Deltas::Runs(&comparison), out)
-            })
-        });
-        (serde_json::to_value(&comparison)?, html)
-    };
-    if let Some(path) = &args.json {
-        crate::output::write_json_value(&document, path)?;
-    }
+            .collect();
+        write_file(path, |out| {
+            render_compare_html(&shown, Deltas::Runs(&document.comparison), out)
+        })
+    });
+    print(&document.comparison)?;
+    saved?;
     html.transpose()?;
     Ok(crate::exit::OK)
 }
 
-fn cell(value: Option<f64>) -> String {
-    value.map_or("-".into(), |v| {
-        if v.abs() >= 100.0 {
-            format!("{v:.0}")
-        } else {
-            format!("{v:.2}")
-        }
-    })
-}
-
-fn print_table(comparison: &Comparison) -> anyhow::Result<()> {
+/// Prints the table on stdout.
+pub fn print(comparison: &Comparison) -> anyhow::Result<()> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    write!(out, "{:<22}", "figure")?;
-    for label in &comparison.labels {
-        write!(out, " {:>24}", truncate(label, 24))?;
-    }
-    writeln!(out)?;
-    for row in &comparison.rows {
-        write!(out, "{:<22}", format!("{} ({})", row.name, row.unit))?;
-        for (i, value) in row.values.iter().enumerate() {
-            let change = row.change_pct.get(i).copied().flatten();
-            let verdict = row
-                .verdicts
-                .get(i)
-                .map(|v| v.to_string())
-                .unwrap_or_default();
-            let text = match (i, change) {
-                (0, _) => cell(*value),
-                (_, Some(pct)) => format!("{} {pct:+.1}% {verdict}", cell(*value)),
-                (_, None) => format!("{} {verdict}", cell(*value)),
-            };
-            write!(out, " {:>24}", text)?;
-        }
-        writeln!(out)?;
-    }
-    for warning in &comparison.warnings {
-        writeln!(out, "WARNING: {warning}")?;
-    }
+    render(comparison, &mut out)?;
+    out.flush()?;
     Ok(())
 }
 
-fn print_repeated(comparison: &RepeatedComparison) -> anyhow::Result<()> {
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    writeln!(
-        out,
-        "{} vs {}: mean difference with its {:.0}% confidence interval (Welch)",
-        comparison.candidate,
-        comparison.baseline,
-        comparison.confidence * 100.0
-    )?;
-    for row in &comparison.rows {
+/// A figure for the table: whole numbers from 100 on (with thousands
+/// separators), two decimals below.
+fn number(v: f64) -> String {
+    number_like(v, v)
+}
+
+/// `v` with the precision `number` gives `like`: a mean's half width is
+/// shown to the mean's precision.
+fn number_like(v: f64, like: f64) -> String {
+    if like.abs() >= 100.0 {
+        let rounded = v.round();
+        let digits = stampede_report::format_count(rounded.abs() as u64);
+        if rounded < 0.0 {
+            format!("-{digits}")
+        } else {
+            digits
+        }
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+fn signed(v: f64) -> String {
+    let text = number(v);
+    if v >= 0.0 {
+        format!("+{text}")
+    } else {
+        text
+    }
+}
+
+/// Columns of the table: how each is aligned.
+#[derive(Clone, Copy, PartialEq)]
+enum Align {
+    Left,
+    Right,
+}
+
+/// The table as text: `figure  unit  A  B  Δ  CI  verdict  …`, every column
+/// padded to its widest cell.
+pub fn render(c: &Comparison, out: &mut dyn Write) -> std::io::Result<()> {
+    let with_ci = c.has_rounds();
+    let mut header = vec!["figure".to_string(), "unit".to_string()];
+    let mut align = vec![Align::Left, Align::Left];
+    for (i, label) in c.labels.iter().enumerate() {
+        let rounds = c.rounds.get(i).copied().unwrap_or(1);
+        header.push(if rounds >= 2 {
+            format!("{label} ({rounds} rounds)")
+        } else {
+            label.clone()
+        });
+        align.push(Align::Right);
+        if i > 0 {
+            header.push("change".into());
+            align.push(Align::Right);
+            if with_ci {
+                header.push(format!("{:.0}% CI of change", c.confidence * 100.0));
+                align.push(Align::Right);
+            }
+            header.push(String::new());
+            align.push(Align::Left);
+        }
+    }
+    let mut grid = vec![header];
+    for row in &c.rows {
+        let mut cells = vec![row.name.clone(), row.unit.clone()];
+        let base = row.values.first().copied().flatten();
+        for (i, value) in row.values.iter().enumerate() {
+            let half = row.half_widths.get(i).copied().flatten();
+            cells.push(match (value, half) {
+                (Some(v), Some(h)) => format!("{} ± {}", number(*v), number_like(h, *v)),
+                (Some(v), None) => number(*v),
+                (None, _) => "—".into(),
+            });
+            if i == 0 {
+                continue;
+            }
+            cells.push(
+                row.change_pct
+                    .get(i)
+                    .copied()
+                    .flatten()
+                    .map_or(String::new(), |p| format!("{p:+.1}%")),
+            );
+            if with_ci {
+                let interval = row.intervals.get(i).copied().flatten();
+                cells.push(match (interval, base) {
+                    (Some(ci), Some(b)) if b != 0.0 => format!(
+                        "[{:+.1}%, {:+.1}%]",
+                        100.0 * ci.low / b.abs(),
+                        100.0 * ci.high / b.abs()
+                    ),
+                    (Some(ci), _) => format!("[{}, {}]", signed(ci.low), signed(ci.high)),
+                    (None, _) => String::new(),
+                });
+            }
+            cells.push(
+                row.verdicts
+                    .get(i)
+                    .map(|v| v.to_string())
+                    .unwrap_or_default(),
+            );
+        }
+        grid.push(cells);
+    }
+    write_grid(&grid, &align, out)?;
+    if with_ci {
+        let base = c.labels.first().map_or("", String::as_str);
         writeln!(
             out,
-            "  {:<10} {:>12} -> {:>12} {:<6} diff {:+.2} [{:+.2}, {:+.2}]{}  {}",
-            row.name,
-            cell(Some(row.mean_baseline)),
-            cell(Some(row.mean_candidate)),
-            row.unit,
-            row.diff,
-            row.ci_low,
-            row.ci_high,
-            row.diff_pct
-                .map_or(String::new(), |p| format!(" ({p:+.1}%)")),
-            row.verdict
+            "x ± h: the mean over a file's rounds and its {pct:.0}% confidence interval.\n\
+             CI of change: the {pct:.0}% interval of the difference from '{base}' (Welch's t \
+             between files of rounds,\n  a prediction interval between rounds and a single \
+             run); one that contains zero is no significant difference.",
+            pct = c.confidence * 100.0
         )?;
     }
-    for warning in &comparison.warnings {
+    for warning in &c.warnings {
         writeln!(out, "WARNING: {warning}")?;
     }
     Ok(())
 }
 
-fn truncate(text: &str, width: usize) -> String {
-    if text.chars().count() <= width {
-        text.to_string()
-    } else {
-        let tail: String = text
-            .chars()
-            .rev()
-            .take(width - 1)
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
-            .collect();
-        format!("…{tail}")
+fn write_grid(grid: &[Vec<String>], align: &[Align], out: &mut dyn Write) -> std::io::Result<()> {
+    let columns = align.len();
+    let widths: Vec<usize> = (0..columns)
+        .map(|col| {
+            grid.iter()
+                .filter_map(|r| r.get(col))
+                .map(|c| c.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    for row in grid {
+        let mut line = String::new();
+        for (col, cell) in row.iter().enumerate() {
+            if col > 0 {
+                line.push_str("  ");
+            }
+            let pad = widths[col].saturating_sub(cell.chars().count());
+            match align[col] {
+                Align::Left => {
+                    line.push_str(cell);
+                    line.extend(std::iter::repeat_n(' ', pad));
+                }
+                Align::Right => {
+                    line.extend(std::iter::repeat_n(' ', pad));
+                    line.push_str(cell);
+                }
+            }
+        }
+        writeln!(out, "{}", line.trim_end())?;
     }
+    Ok(())
 }

@@ -1,10 +1,12 @@
 //! `stampede merge FILES...`: reads agents' results, merges them losslessly
 //! (stampede-metrics' `merge_results`), re-checks the SLO on the whole, prints
 //! the text summary and writes the merged JSON and HTML. The merge rules live
-//! in the library; this file owns reading files and naming them in errors.
+//! in the library; this file owns reading files and naming them in errors (a
+//! file that is not a run's result is named with what it is).
 
 use crate::exports::{self, ExportArgs};
 use crate::output::{self, OutputFormat};
+use crate::result_file::{self, ResultFile};
 use anyhow::{bail, Context};
 use stampede_metrics::{merge_results, MergeError, RunResult, SloCheck};
 use std::path::PathBuf;
@@ -37,11 +39,10 @@ pub struct MergeArgs {
 pub fn execute(args: MergeArgs) -> anyhow::Result<i32> {
     let mut results = Vec::with_capacity(args.files.len());
     for path in &args.files {
-        let text =
-            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        let result = RunResult::from_json(&text)
-            .with_context(|| format!("{} is not a run's result", path.display()))?;
-        results.push(result);
+        match result_file::read(path)? {
+            ResultFile::Run(result) => results.push(*result),
+            other => return Err(other.refuse(path, "a run's result (stampede.result/1) to merge")),
+        }
     }
     let mut merged = match merge_results(&results, args.force) {
         Ok(merged) => merged,

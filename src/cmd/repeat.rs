@@ -1,23 +1,30 @@
 //! Repeated runs of one plan: `--repeat N` for statistics, and
 //! `--until-stable FIGURE:PCT%`, which keeps running rounds until the chosen
 //! figure's 95% confidence interval is within ±PCT% of its mean (bounded by
-//! -d), so nobody has to guess a duration. Writes `stampede.repeat/1`.
+//! -d), so nobody has to guess a duration. Writes `stampede.repeat/1`
+//! (stampede-analysis' `RepeatDocument`); the summary is over the rounds that
+//! ran to their end, and an interrupted series says how many that was.
+//!
+//! Its text renderer is shared with `stampede report` of a repeat file, so
+//! both print the same.
 
 use crate::cmd::run::{exit_status, run_plan_in, RunContext, SloArg};
 use crate::exit;
+use crate::exports::{write_file, ExportArgs};
 use crate::interrupt;
 use crate::output::write_json_value;
 use anyhow::bail;
-use stampede_analysis::{mean_interval, Figure, Interval, RunFigures, StableTarget};
+use stampede_analysis::{
+    compare, summarize_rounds, CompareOptions, Figure, Interval, RepeatDocument, RunFigures,
+    StableTarget,
+};
 use stampede_metrics::RunResult;
 use stampede_plan::{Plan, StopCondition};
-use stampede_report::{format_latency_us, format_rate};
+use stampede_report::{format_latency_us, format_rate, render_compare_html, Deltas, LabeledRun};
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// The schema tag of a file of repeated runs.
-pub const REPEAT_SCHEMA: &str = "stampede.repeat/1";
 /// Confidence of the reported intervals.
 const CONFIDENCE: f64 = 0.95;
 /// Rounds needed before an interval means anything.
@@ -46,6 +53,8 @@ const SUMMARY_FIGURES: [Figure; 6] = [
 pub struct RepeatOutput<'a> {
     pub json: Option<&'a PathBuf>,
     pub quiet: bool,
+    /// `--html` overlays the rounds; the other exports are of one run.
+    pub exports: &'a ExportArgs,
 }
 
 /// Runs the rounds, prints the table and intervals, writes the file.
@@ -75,9 +84,20 @@ pub fn execute(
     if max_rounds == 0 {
         bail!("--repeat needs at least 1 round");
     }
+    let exports = output.exports;
+    if exports.csv.is_some()
+        || exports.csv_timeseries.is_some()
+        || exports.gnuplot.is_some()
+        || exports.log_requests.is_some()
+    {
+        bail!(
+            "--csv, --csv-timeseries, --gnuplot and --log-requests export one run; \
+             with --repeat or --until-stable only --json and --html (the rounds overlaid) are written"
+        );
+    }
     let stop = interrupt::stop_handle()?;
     let mut results: Vec<RunResult> = Vec::new();
-    let mut stable: Option<Interval> = None;
+    let mut stable = false;
     for round in 1..=max_rounds {
         if !output.quiet {
             eprintln!("stampede: round {round}/{max_rounds}");
@@ -96,28 +116,37 @@ pub fn execute(
             break;
         }
         if let Some(target) = target {
-            let values = figure_values(&results, target.figure);
-            if let Some(interval) = mean_interval(&values, CONFIDENCE) {
-                if results.len() >= MIN_STABLE_ROUNDS && interval.relative_pct <= target.within_pct
-                {
-                    stable = Some(interval);
-                    break;
-                }
+            let interval = summarize_rounds(&results, target.figure, CONFIDENCE);
+            if results.len() >= MIN_STABLE_ROUNDS
+                && interval.is_some_and(|i| i.within_pct(target.within_pct))
+            {
+                stable = true;
+                break;
             }
         }
     }
-    let summary: Vec<(Figure, Option<Interval>)> = SUMMARY_FIGURES
-        .iter()
-        .map(|f| (*f, mean_interval(&figure_values(&results, *f), CONFIDENCE)))
-        .collect();
-    let document = repeat_document(&results, &summary, target, stable)?;
+    // The --until-stable figure is summarized too (p90 and p99.9 are not
+    // by default): its interval is the one the stop was decided on.
+    let mut figures = SUMMARY_FIGURES.to_vec();
+    if let Some(target) = target.filter(|t| !figures.contains(&t.figure)) {
+        figures.push(target.figure);
+    }
+    let document = RepeatDocument::new(results, &figures, CONFIDENCE, target, stable);
     let saved = output
         .json
-        .map(|path| write_json_value(&document, path))
+        .map(|path| write_json_value(&serde_json::to_value(&document)?, path))
         .transpose();
-    print_rounds(&results, &summary, target, stable)?;
+    let html = exports
+        .html
+        .as_ref()
+        .map(|path| write_html(&document, path))
+        .transpose();
+    print(&document)?;
     saved?;
-    let interrupted = results.iter().any(|r| r.interrupted);
+    html?;
+    let results = &document.runs;
+    // A stop between two rounds interrupts the series, not a round.
+    let interrupted = document.interrupted || stop.is_stopped();
     let failed = results
         .iter()
         .any(|r| exit_status(r) == exit::THRESHOLD_FAILED);
@@ -130,44 +159,47 @@ pub fn execute(
     })
 }
 
-fn figure_values(results: &[RunResult], figure: Figure) -> Vec<f64> {
-    results
-        .iter()
-        .filter(|r| !r.interrupted)
-        .filter_map(|r| RunFigures::of("", r).get(figure))
-        .collect()
-}
-
-fn repeat_document(
-    results: &[RunResult],
-    summary: &[(Figure, Option<Interval>)],
-    target: Option<StableTarget>,
-    stable: Option<Interval>,
-) -> anyhow::Result<serde_json::Value> {
-    let mut figures = serde_json::Map::new();
-    for (figure, interval) in summary {
-        figures.insert(figure.name().to_string(), serde_json::to_value(interval)?);
+/// The rounds overlaid on shared axes with a table of each against round 1
+/// (the compare page): what `--html` writes for a series of rounds.
+pub fn write_html(document: &RepeatDocument, path: &Path) -> anyhow::Result<()> {
+    if document.runs.len() < 2 {
+        bail!("--html of repeated rounds overlays them, and there is only one round");
     }
-    Ok(serde_json::json!({
-        "schema": REPEAT_SCHEMA,
-        "version": env!("CARGO_PKG_VERSION"),
-        "rounds": results.len(),
-        "confidence": CONFIDENCE,
-        "until_stable": target,
-        "stable": stable.is_some(),
-        "summary": figures,
-        "runs": results,
-    }))
+    let labels: Vec<String> = (1..=document.runs.len())
+        .map(|i| format!("round {i}"))
+        .collect();
+    let figures: Vec<RunFigures> = document
+        .runs
+        .iter()
+        .zip(&labels)
+        .map(|(r, label)| RunFigures::of(label.as_str(), r))
+        .collect();
+    let comparison = compare(&figures, &CompareOptions::default())?;
+    let runs: Vec<LabeledRun<'_>> = document
+        .runs
+        .iter()
+        .zip(&labels)
+        .map(|(result, label)| LabeledRun { label, result })
+        .collect();
+    write_file(path, |out| {
+        render_compare_html(&runs, Deltas::Runs(&comparison), out)
+    })
 }
 
-fn print_rounds(
-    results: &[RunResult],
-    summary: &[(Figure, Option<Interval>)],
-    target: Option<StableTarget>,
-    stable: Option<Interval>,
-) -> anyhow::Result<()> {
+/// Prints the rounds and their summary on stdout.
+pub fn print(document: &RepeatDocument) -> anyhow::Result<()> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
+    render(document, &mut out)?;
+    out.flush()?;
+    Ok(())
+}
+
+/// The rounds table, then the mean of each figure over the completed rounds
+/// with its interval (said once when there is none), then the stability
+/// verdict of `--until-stable`.
+pub fn render(document: &RepeatDocument, out: &mut dyn Write) -> std::io::Result<()> {
+    let results = &document.runs;
     writeln!(
         out,
         "{:>6} {:>12} {:>12} {:>10} {:>10} {:>8}",
@@ -187,33 +219,61 @@ fn print_rounds(
         )?;
     }
     writeln!(out)?;
-    writeln!(
-        out,
-        "Mean over {} rounds, with its {:.0}% confidence interval:",
-        results.len(),
-        CONFIDENCE * 100.0
-    )?;
-    for (figure, interval) in summary {
-        match interval {
-            Some(i) => writeln!(
+    let completed = document.rounds_completed;
+    let not_counted = match results.iter().position(|r| r.interrupted) {
+        Some(i) => format!(" (round {} was interrupted and is not counted)", i + 1),
+        None => String::new(),
+    };
+    let pct = document.confidence * 100.0;
+    match completed {
+        0 => {
+            writeln!(
                 out,
-                "  {:<10} {:>12.2} ± {:<10.2} {} (±{:.1}%)",
-                figure.name(),
-                i.mean,
-                i.half_width,
-                figure.unit(),
-                i.relative_pct
-            )?,
-            None => writeln!(out, "  {:<10} needs at least 2 rounds", figure.name())?,
+                "No round ran to its end{not_counted}: nothing to average."
+            )?;
+            return Ok(());
         }
+        1 => writeln!(
+            out,
+            "One completed round{not_counted}: its figures, with no confidence interval \
+             (that needs at least 2 rounds):"
+        )?,
+        n => writeln!(
+            out,
+            "Mean over {n} completed rounds{not_counted}, with its {pct:.0}% confidence interval:"
+        )?,
     }
-    if let Some(target) = target {
-        match stable {
+    let lines: Vec<[String; 5]> = document
+        .figures()
+        .into_iter()
+        .filter_map(|(figure, interval)| interval.map(|i| summary_line(figure, &i)))
+        .collect();
+    let width = |col: usize| {
+        lines
+            .iter()
+            .map(|l| l[col].chars().count())
+            .max()
+            .unwrap_or(0)
+    };
+    let (w0, w1, w2, w3) = (width(0), width(1), width(2), width(3));
+    for [name, mean, half, unit, relative] in &lines {
+        let plus_minus = if half.is_empty() { " " } else { "±" };
+        let line =
+            format!("  {name:<w0$} {mean:>w1$} {plus_minus} {half:>w2$} {unit:<w3$} {relative}");
+        writeln!(out, "{}", line.trim_end())?;
+    }
+    if let Some(target) = document.until_stable {
+        let interval = document
+            .summary
+            .get(target.figure.name())
+            .copied()
+            .flatten();
+        match interval.filter(|_| document.stable) {
             Some(i) => writeln!(
                 out,
-                "Stable: {} within ±{:.1}% (target ±{}%) after {} rounds.",
+                "Stable: {} within ±{} (target ±{}%) after {} rounds.",
                 target.figure.name(),
-                i.relative_pct,
+                i.relative_pct.map_or("—".into(), |p| format!("{p:.1}%")),
                 target.within_pct,
                 i.rounds
             )?,
@@ -227,4 +287,24 @@ fn print_rounds(
         }
     }
     Ok(())
+}
+
+/// `name`, `mean`, `half` (± half the interval), `unit`, `(±rel%)`. A zero mean with no spread
+/// is `0 ± 0`: a relative width of a zero mean means nothing (not ±inf%).
+fn summary_line(figure: Figure, i: &Interval) -> [String; 5] {
+    let (mean, spread) = match i.half_width {
+        Some(h) if i.mean == 0.0 && h == 0.0 => ("0".to_string(), "0".to_string()),
+        Some(h) => (format_rate(i.mean), format_rate(h)),
+        None => (format_rate(i.mean), String::new()),
+    };
+    let relative = i
+        .relative_pct
+        .map_or(String::new(), |p| format!("(±{p:.1}%)"));
+    [
+        figure.name().to_string(),
+        mean,
+        spread,
+        figure.unit().to_string(),
+        relative,
+    ]
 }

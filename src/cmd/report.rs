@@ -1,23 +1,34 @@
-//! `stampede report FILE`: re-renders a saved result (a run's
-//! `stampede.result/1`, or a sweep's `stampede.sweep/1`) as text, JSON, HTML
-//! or CSV, exactly as a fresh run would have been.
+//! `stampede report FILE`: re-renders any file stampede writes, by its
+//! schema tag, exactly as the fresh command printed it: a run's
+//! `stampede.result/1` (also what `merge` writes) as text, JSON, HTML or CSV;
+//! a `stampede.repeat/1` file's rounds and summary; a saved comparison
+//! (`stampede.compare/1`); a sweep's `stampede.sweep/1`. The repeat and
+//! compare tables come from the same renderers as the fresh commands.
 
 use crate::output::{self, OutputFormat};
+use crate::result_file::{self, ResultFile};
 use anyhow::{bail, Context};
-use stampede_analysis::{analyze_sweep, Load, StepInput, Thresholds, SWEEP_SCHEMA};
-use stampede_metrics::{RunResult, RESULT_SCHEMA};
+use stampede_analysis::{
+    analyze_sweep, CompareDocument, Load, RepeatDocument, StepInput, Thresholds,
+};
+use stampede_metrics::RunResult;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 const EXAMPLES: &str = "Examples:
   stampede report result.json                       # the text summary again
   stampede report result.json --html report.html    # one self-contained, offline HTML file
   stampede report result.json --csv percentiles.csv --csv-timeseries series.csv
-  stampede report sweep.json --html sweep.html      # a sweep written by `stampede sweep --json`";
+  stampede report sweep.json --html sweep.html      # a sweep written by `stampede sweep --json`
+  stampede report rounds.json                       # a `run --repeat` file: its rounds and their mean
+  stampede report delta.json                        # a comparison saved by `compare --json`";
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = EXAMPLES)]
 pub struct ReportArgs {
-    /// A result written with --json: a run (stampede.result/1) or a sweep (stampede.sweep/1)
+    /// A file written with --json: a run or merge (stampede.result/1), repeated
+    /// rounds (stampede.repeat/1), a comparison (stampede.compare/1) or a sweep
+    /// (stampede.sweep/1)
     pub file: PathBuf,
     /// Write an HTML report (one self-contained file with interactive charts) to PATH
     #[arg(long, value_name = "PATH")]
@@ -28,38 +39,81 @@ pub struct ReportArgs {
     /// Write the per-second time series as CSV to PATH (runs only)
     #[arg(long, value_name = "PATH")]
     pub csv_timeseries: Option<PathBuf>,
-    /// What to print on stdout (runs); a sweep prints its steps table
+    /// What to print on stdout: the text, or the file's JSON (a sweep prints
+    /// its steps table)
     #[arg(short = 'o', long, value_enum, default_value_t = OutputFormat::Text)]
     pub output: OutputFormat,
 }
 
 pub fn execute(args: ReportArgs) -> anyhow::Result<i32> {
-    let text = std::fs::read_to_string(&args.file)
-        .with_context(|| format!("reading {}", args.file.display()))?;
-    let document: serde_json::Value = serde_json::from_str(&text)
-        .with_context(|| format!("{} is not JSON", args.file.display()))?;
-    match document.get("schema").and_then(|s| s.as_str()) {
-        Some(RESULT_SCHEMA) => report_run(&args, &text),
-        Some(SWEEP_SCHEMA) => report_sweep(&args, &document),
-        Some(other) => bail!(
-            "{}: schema '{other}' is not one stampede report reads ({RESULT_SCHEMA}, {SWEEP_SCHEMA})",
-            args.file.display()
-        ),
-        None => bail!("{}: not a stampede result (no schema tag)", args.file.display()),
+    match result_file::read(&args.file)? {
+        ResultFile::Run(result) => report_run(&args, &result),
+        ResultFile::Repeat(document) => report_repeat(&args, &document),
+        ResultFile::Compare(document) => report_compare(&args, &document),
+        ResultFile::Sweep(document) => report_sweep(&args, &document),
     }
 }
 
-fn report_run(args: &ReportArgs, text: &str) -> anyhow::Result<i32> {
-    let result =
-        RunResult::from_json(text).with_context(|| format!("reading {}", args.file.display()))?;
+fn report_run(args: &ReportArgs, result: &RunResult) -> anyhow::Result<i32> {
     let exports = crate::exports::ExportArgs {
         html: args.html.clone(),
         csv: args.csv.clone(),
         csv_timeseries: args.csv_timeseries.clone(),
         ..Default::default()
     };
-    crate::exports::write_exports(&result, &exports)?;
-    output::print(&result, args.output)?;
+    crate::exports::write_exports(result, &exports)?;
+    output::print(result, args.output)?;
+    Ok(crate::exit::OK)
+}
+
+/// The file's JSON on stdout (`-o json`).
+fn print_json(document: serde_json::Value) -> anyhow::Result<()> {
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    serde_json::to_writer_pretty(&mut out, &document).context("writing to stdout")?;
+    writeln!(out).context("writing to stdout")?;
+    Ok(())
+}
+
+fn refuse_csv(args: &ReportArgs, what: &str) -> anyhow::Result<()> {
+    if args.csv.is_some() || args.csv_timeseries.is_some() {
+        bail!(
+            "{}: --csv and --csv-timeseries export one run, and this is {what}",
+            args.file.display()
+        );
+    }
+    Ok(())
+}
+
+/// The rounds table and summary, as `run --repeat` printed them; `--html`
+/// overlays the rounds (each against round 1).
+fn report_repeat(args: &ReportArgs, document: &RepeatDocument) -> anyhow::Result<i32> {
+    refuse_csv(args, "a file of repeated rounds")?;
+    if let Some(path) = &args.html {
+        crate::cmd::repeat::write_html(document, path)
+            .with_context(|| format!("{}", args.file.display()))?;
+    }
+    match args.output {
+        OutputFormat::Text => crate::cmd::repeat::print(document)?,
+        OutputFormat::Json => print_json(serde_json::to_value(document)?)?,
+    }
+    Ok(crate::exit::OK)
+}
+
+/// The comparison table, as `compare` printed it.
+fn report_compare(args: &ReportArgs, document: &CompareDocument) -> anyhow::Result<i32> {
+    refuse_csv(args, "a comparison")?;
+    if args.html.is_some() {
+        bail!(
+            "{}: a saved comparison holds the figures, not the runs the charts are drawn from; \
+             `stampede compare A.json B.json --html PATH` writes its HTML",
+            args.file.display()
+        );
+    }
+    match args.output {
+        OutputFormat::Text => crate::cmd::compare::print(&document.comparison)?,
+        OutputFormat::Json => print_json(serde_json::to_value(document)?)?,
+    }
     Ok(crate::exit::OK)
 }
 
@@ -92,9 +146,7 @@ fn sweep_steps(document: &serde_json::Value) -> anyhow::Result<Vec<(Load, RunRes
 }
 
 fn report_sweep(args: &ReportArgs, document: &serde_json::Value) -> anyhow::Result<i32> {
-    if args.csv.is_some() || args.csv_timeseries.is_some() {
-        bail!("--csv and --csv-timeseries export one run; use them on a step's result");
-    }
+    refuse_csv(args, "a sweep (use them on a step's result)")?;
     let steps = sweep_steps(document)?;
     let inputs: Vec<StepInput> = steps
         .iter()
@@ -130,7 +182,6 @@ fn print_sweep_summary(
     analysis: &stampede_analysis::SweepAnalysis,
     file: &Path,
 ) -> anyhow::Result<()> {
-    use std::io::Write;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     writeln!(out, "sweep {}", file.display())?;

@@ -500,6 +500,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
         let output = RepeatOutput {
             json: args.json.as_ref(),
             quiet: args.quiet,
+            exports: &args.exports,
         };
         return repeat::execute(plan, notices, rounds, &pids, args.slo.as_ref(), output);
     }

@@ -1,20 +1,26 @@
-//! A/B (and A/B/C…) comparison of runs: a row per figure, a column per run,
-//! the change against the first run in percent and a verdict that knows
-//! lower latency and fewer errors are better. With repeated runs per side,
-//! the mean difference and its 95% confidence interval by Welch's t-test
-//! (unequal variances, Welch–Satterthwaite degrees of freedom).
+//! A/B (and A/B/C…) comparison of files: a row per figure, a column per
+//! file, the change against the first file in percent and a verdict that
+//! knows lower latency and fewer errors are better. A file of repeated runs
+//! (`--repeat`) contributes the mean of its rounds with its confidence
+//! interval, and wherever either side of a pair has rounds the verdict comes
+//! from the 95% confidence interval of the difference: Welch's t-test
+//! (unequal variances, Welch–Satterthwaite degrees of freedom) between two
+//! files of rounds, a prediction interval between rounds and a single run.
+//! Between two single runs, the noise band decides.
 //!
 //! Owns figures, noise bands, verdicts and plan-difference warnings. Does not
 //! read files or print tables.
 
-use serde::Serialize;
+use crate::difference::diff_interval;
+pub use crate::difference::{DiffInterval, Method};
+use crate::stability::{mean_interval, Interval};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use stampede_metrics::{PlanSummary, RunResult};
-use statrs::distribution::{ContinuousCDF, StudentsT};
 use std::fmt;
 
 /// A compared figure.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Figure {
     Goodput,
@@ -41,6 +47,11 @@ impl Figure {
         Figure::Max,
         Figure::ServerCpuPer1k,
     ];
+
+    /// The figure called `name` (as [`Figure::name`] spells it).
+    pub fn from_name(name: &str) -> Option<Figure> {
+        Figure::ALL.into_iter().find(|f| f.name() == name)
+    }
 
     pub fn name(self) -> &'static str {
         match self {
@@ -141,7 +152,7 @@ impl RunFigures {
 }
 
 /// How a figure moved against the baseline.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     /// The first run: what the others are compared with.
@@ -198,76 +209,174 @@ impl Default for CompareOptions {
 pub enum CompareError {
     #[error("compare needs at least 2 runs, got {got}")]
     TooFewRuns { got: usize },
-    #[error(
-        "a repeated comparison needs at least 2 runs per side, got {baseline} and {candidate}"
-    )]
-    TooFewRepeats { baseline: usize, candidate: usize },
+    #[error("'{label}' holds no run to compare")]
+    EmptySample { label: String },
     #[error("confidence must lie strictly between 0 and 1, got {0}")]
     BadConfidence(f64),
 }
 
-/// One figure across the runs.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// The schema tag of `stampede compare --json`.
+pub const COMPARE_SCHEMA: &str = "stampede.compare/1";
+
+/// One compared file: a single run, or the completed rounds of a
+/// `--repeat` file. A file of rounds contributes their mean and its
+/// confidence interval, never one round.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sample {
+    /// How the file is called in the table.
+    pub label: String,
+    /// One run, or the rounds.
+    pub runs: Vec<RunFigures>,
+}
+
+impl Sample {
+    /// A single run, called by its own label.
+    pub fn single(run: RunFigures) -> Sample {
+        Sample {
+            label: run.label.clone(),
+            runs: vec![run],
+        }
+    }
+}
+
+/// One figure across the files.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Row {
     pub figure: Figure,
-    pub name: &'static str,
-    pub unit: &'static str,
-    /// One per run, in the order given.
+    pub name: String,
+    pub unit: String,
+    /// Per file, in the order given: the run's value, or the mean of the
+    /// file's rounds.
     pub values: Vec<Option<f64>>,
-    /// Change against the first run, percent; `None` for the first run and
+    /// Per file: half the confidence interval of that mean; `None` for a
+    /// single run.
+    pub half_widths: Vec<Option<f64>>,
+    /// Change against the first file, percent; `None` for the first file and
     /// where the baseline is zero or missing.
     pub change_pct: Vec<Option<f64>>,
-    /// Per run; the first is [`Verdict::Baseline`].
+    /// Per file: the confidence interval of the difference from the first,
+    /// when either of the two has rounds; `None` for the first file and
+    /// between two single runs (judged by the noise band).
+    pub intervals: Vec<Option<DiffInterval>>,
+    /// Per file; the first is [`Verdict::Baseline`].
     pub verdicts: Vec<Verdict>,
 }
 
 /// The whole table.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
     pub labels: Vec<String>,
+    /// Per file: how many runs it contributed (1, or its completed rounds).
+    pub rounds: Vec<usize>,
+    /// Confidence of every interval: 0.95.
+    pub confidence: f64,
     pub rows: Vec<Row>,
-    /// Plan differences: comparing unlike runs is allowed but flagged.
+    /// Plan differences: comparing unlike runs is allowed but flagged, once
+    /// per file.
     pub warnings: Vec<String>,
 }
 
-/// Compares runs against the first one.
+impl Comparison {
+    /// Whether any file contributed rounds (then intervals are shown).
+    pub fn has_rounds(&self) -> bool {
+        self.rounds.iter().any(|&n| n >= 2)
+    }
+}
+
+/// `stampede compare --json`: the comparison under its schema tag.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompareDocument {
+    pub schema: String,
+    pub version: String,
+    #[serde(flatten)]
+    pub comparison: Comparison,
+}
+
+impl CompareDocument {
+    pub fn new(comparison: Comparison) -> CompareDocument {
+        CompareDocument {
+            schema: COMPARE_SCHEMA.to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            comparison,
+        }
+    }
+}
+
+/// Compares single runs against the first one.
 pub fn compare(runs: &[RunFigures], opts: &CompareOptions) -> Result<Comparison, CompareError> {
-    let Some(base) = runs.first().filter(|_| runs.len() >= 2) else {
-        return Err(CompareError::TooFewRuns { got: runs.len() });
-    };
-    let rows = figures_present(runs.iter())
-        .map(|figure| {
-            let values: Vec<Option<f64>> = runs.iter().map(|r| r.get(figure)).collect();
-            let b = values[0];
-            let change_pct = values
-                .iter()
-                .enumerate()
-                .map(|(i, v)| (i > 0).then(|| relative(*v, b)).flatten())
-                .collect();
-            let verdicts = values
-                .iter()
-                .enumerate()
-                .map(|(i, v)| match (i, b, v) {
-                    (0, _, _) => Verdict::Baseline,
-                    (_, Some(b), Some(v)) => judge(figure, b, *v, opts),
-                    _ => Verdict::Unknown,
-                })
-                .collect();
-            Row {
-                figure,
-                name: figure.name(),
-                unit: figure.unit(),
-                values,
-                change_pct,
-                verdicts,
-            }
-        })
+    let samples: Vec<Sample> = runs.iter().cloned().map(Sample::single).collect();
+    compare_samples(&samples, opts)
+}
+
+/// Compares files (single runs or rounds) against the first one. Between two
+/// single runs a figure is judged by the noise band; where either side has
+/// rounds, by the confidence interval of the difference ("no significant
+/// difference" when it contains zero).
+pub fn compare_samples(
+    samples: &[Sample],
+    opts: &CompareOptions,
+) -> Result<Comparison, CompareError> {
+    if !(opts.confidence > 0.0 && opts.confidence < 1.0) {
+        return Err(CompareError::BadConfidence(opts.confidence));
+    }
+    if samples.len() < 2 {
+        return Err(CompareError::TooFewRuns { got: samples.len() });
+    }
+    if let Some(empty) = samples.iter().find(|s| s.runs.is_empty()) {
+        return Err(CompareError::EmptySample {
+            label: empty.label.clone(),
+        });
+    }
+    let rows = figures_present(samples.iter().flat_map(|s| &s.runs))
+        .map(|figure| row(figure, samples, opts))
         .collect();
     Ok(Comparison {
-        labels: runs.iter().map(|r| r.label.clone()).collect(),
+        labels: samples.iter().map(|s| s.label.clone()).collect(),
+        rounds: samples.iter().map(|s| s.runs.len()).collect(),
+        confidence: opts.confidence,
         rows,
-        warnings: plan_warnings(base, runs.iter().skip(1)),
+        warnings: plan_warnings(samples),
     })
+}
+
+fn row(figure: Figure, samples: &[Sample], opts: &CompareOptions) -> Row {
+    let per_file: Vec<Vec<f64>> = samples
+        .iter()
+        .map(|s| s.runs.iter().filter_map(|r| r.get(figure)).collect())
+        .collect();
+    let summaries: Vec<Option<Interval>> = per_file
+        .iter()
+        .map(|values| mean_interval(values, opts.confidence))
+        .collect();
+    let values: Vec<Option<f64>> = summaries.iter().map(|s| s.map(|s| s.mean)).collect();
+    let half_widths = summaries
+        .iter()
+        .map(|s| s.and_then(|s| s.half_width))
+        .collect();
+    let base = values[0];
+    let mut change_pct = vec![None];
+    let mut intervals = vec![None];
+    let mut verdicts = vec![Verdict::Baseline];
+    for (i, value) in values.iter().enumerate().skip(1) {
+        let interval = diff_interval(&per_file[0], &per_file[i], opts.confidence);
+        change_pct.push(relative(*value, base));
+        verdicts.push(match (base, value, interval) {
+            (Some(_), Some(_), Some(ci)) => significance(figure, &ci),
+            (Some(b), Some(v), None) => judge(figure, b, *v, opts),
+            _ => Verdict::Unknown,
+        });
+        intervals.push(interval);
+    }
+    Row {
+        figure,
+        name: figure.name().to_string(),
+        unit: figure.unit().to_string(),
+        values,
+        half_widths,
+        change_pct,
+        intervals,
+        verdicts,
+    }
 }
 
 /// Every figure, except server CPU when no run has it.
@@ -310,24 +419,37 @@ fn direction(figure: Figure, diff: f64) -> Verdict {
     }
 }
 
-/// Names the plan fields in which each run differs from the baseline.
-fn plan_warnings<'a>(
-    base: &RunFigures,
-    others: impl Iterator<Item = &'a RunFigures>,
-) -> Vec<String> {
-    others
-        .filter_map(|run| {
-            let diffs = plan_differences(&base.plan, &run.plan);
-            (!diffs.is_empty()).then(|| {
-                format!(
-                    "'{}' ran another plan than '{}': {}",
-                    run.label,
-                    base.label,
-                    diffs.join(", ")
-                )
-            })
-        })
-        .collect()
+/// Names the plan fields in which each file differs from the baseline: one
+/// warning per file (its rounds ran one plan), and one for a file whose
+/// rounds ran different plans.
+fn plan_warnings(samples: &[Sample]) -> Vec<String> {
+    let base = &samples[0];
+    let mut warnings = Vec::new();
+    for (i, sample) in samples.iter().enumerate() {
+        let first = &sample.runs[0];
+        if let Some(diffs) = sample
+            .runs
+            .iter()
+            .map(|r| plan_differences(&first.plan, &r.plan))
+            .find(|d| !d.is_empty())
+        {
+            warnings.push(format!(
+                "'{}' holds rounds of different plans: {}",
+                sample.label,
+                diffs.join(", ")
+            ));
+        }
+        let diffs = plan_differences(&base.runs[0].plan, &first.plan);
+        if i > 0 && !diffs.is_empty() {
+            warnings.push(format!(
+                "'{}' ran another plan than '{}': {}",
+                sample.label,
+                base.label,
+                diffs.join(", ")
+            ));
+        }
+    }
+    warnings
 }
 
 /// Plan fields named first in warnings, in the order a reader checks them;
@@ -362,129 +484,14 @@ fn show(v: Option<&Value>) -> String {
     }
 }
 
-/// One figure's difference between two sides of repeated runs.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct DiffRow {
-    pub figure: Figure,
-    pub name: &'static str,
-    pub unit: &'static str,
-    pub runs_baseline: usize,
-    pub runs_candidate: usize,
-    pub mean_baseline: f64,
-    pub mean_candidate: f64,
-    /// mean_candidate − mean_baseline.
-    pub diff: f64,
-    /// diff relative to the baseline mean, percent.
-    pub diff_pct: Option<f64>,
-    /// The confidence interval of `diff`.
-    pub ci_low: f64,
-    pub ci_high: f64,
-    /// Welch–Satterthwaite degrees of freedom.
-    pub df: f64,
-    pub verdict: Verdict,
-}
-
-/// Repeated runs on each side, compared by Welch's t interval.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct RepeatedComparison {
-    pub baseline: String,
-    pub candidate: String,
-    pub confidence: f64,
-    pub rows: Vec<DiffRow>,
-    pub warnings: Vec<String>,
-}
-
-/// Compares two sides of repeated runs (`--repeat`): mean difference per
-/// figure with a Welch confidence interval; "no significant difference" when
-/// it contains zero. Labels are taken from each side's first run.
-pub fn compare_repeated(
-    baseline: &[RunFigures],
-    candidate: &[RunFigures],
-    opts: &CompareOptions,
-) -> Result<RepeatedComparison, CompareError> {
-    if !(opts.confidence > 0.0 && opts.confidence < 1.0) {
-        return Err(CompareError::BadConfidence(opts.confidence));
-    }
-    let (Some(base), Some(cand)) = (baseline.first(), candidate.first()) else {
-        return Err(too_few(baseline, candidate));
-    };
-    if baseline.len() < 2 || candidate.len() < 2 {
-        return Err(too_few(baseline, candidate));
-    }
-    let rows = figures_present(baseline.iter().chain(candidate))
-        .filter_map(|figure| {
-            let a: Vec<f64> = baseline.iter().filter_map(|r| r.get(figure)).collect();
-            let b: Vec<f64> = candidate.iter().filter_map(|r| r.get(figure)).collect();
-            welch(figure, &a, &b, opts.confidence)
-        })
-        .collect();
-    Ok(RepeatedComparison {
-        baseline: base.label.clone(),
-        candidate: cand.label.clone(),
-        confidence: opts.confidence,
-        rows,
-        warnings: plan_warnings(base, baseline.iter().skip(1).chain(candidate)),
-    })
-}
-
-fn too_few(a: &[RunFigures], b: &[RunFigures]) -> CompareError {
-    CompareError::TooFewRepeats {
-        baseline: a.len(),
-        candidate: b.len(),
-    }
-}
-
-/// Mean and unbiased (n − 1) sample variance.
-fn mean_var(x: &[f64]) -> (f64, f64) {
-    let n = x.len() as f64;
-    let mean = x.iter().sum::<f64>() / n;
-    let var = x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
-    (mean, var)
-}
-
-/// Welch's interval: diff ± t(1−α/2, ν)·sqrt(s²ₐ/nₐ + s²ᵦ/nᵦ), with ν from
-/// Welch–Satterthwaite. `None` when a side has fewer than 2 values.
-fn welch(figure: Figure, a: &[f64], b: &[f64], confidence: f64) -> Option<DiffRow> {
-    if a.len() < 2 || b.len() < 2 {
-        return None;
-    }
-    let (na, nb) = (a.len() as f64, b.len() as f64);
-    let (ma, va) = mean_var(a);
-    let (mb, vb) = mean_var(b);
-    let diff = mb - ma;
-    let (qa, qb) = (va / na, vb / nb);
-    let se = (qa + qb).sqrt();
-    let (half, df) = if se > 0.0 {
-        let df = (qa + qb).powi(2) / (qa * qa / (na - 1.0) + qb * qb / (nb - 1.0));
-        let t = StudentsT::new(0.0, 1.0, df)
-            .ok()?
-            .inverse_cdf(0.5 + confidence / 2.0);
-        (t * se, df)
-    } else {
-        // No spread on either side: the difference is exact.
-        (0.0, na + nb - 2.0)
-    };
-    let (ci_low, ci_high) = (diff - half, diff + half);
-    let verdict = if ci_low <= 0.0 && ci_high >= 0.0 {
+/// Better or worse when the interval excludes zero, else no significant
+/// difference.
+fn significance(figure: Figure, ci: &DiffInterval) -> Verdict {
+    if ci.low <= 0.0 && ci.high >= 0.0 {
         Verdict::NoSignificantDifference
     } else {
-        direction(figure, diff)
-    };
-    Some(DiffRow {
-        figure,
-        name: figure.name(),
-        unit: figure.unit(),
-        runs_baseline: a.len(),
-        runs_candidate: b.len(),
-        mean_baseline: ma,
-        mean_candidate: mb,
-        diff,
-        diff_pct: relative(Some(mb), Some(ma)),
-        ci_low,
-        ci_high,
-        df,
-        verdict,
-    })
+        direction(figure, ci.diff)
+    }
 }
 
 #[cfg(test)]
@@ -575,16 +582,25 @@ mod tests {
             compare(std::slice::from_ref(&a), &CompareOptions::default()),
             Err(CompareError::TooFewRuns { got: 1 })
         );
-        assert!(compare_repeated(
-            std::slice::from_ref(&a),
-            &[a.clone(), a.clone()],
-            &CompareOptions::default()
-        )
-        .is_err());
+        let empty = Sample {
+            label: "e".into(),
+            runs: vec![],
+        };
+        assert_eq!(
+            compare_samples(&[Sample::single(a), empty], &CompareOptions::default()),
+            Err(CompareError::EmptySample { label: "e".into() })
+        );
     }
 
-    fn side(label: &str, rps: &[f64]) -> Vec<RunFigures> {
-        rps.iter().map(|&x| run(label, x, 0.0, 10)).collect()
+    fn side(label: &str, rps: &[f64]) -> Sample {
+        Sample {
+            label: label.into(),
+            runs: rps.iter().map(|&x| run(label, x, 0.0, 10)).collect(),
+        }
+    }
+
+    fn interval(c: &Comparison, f: Figure, i: usize) -> DiffInterval {
+        row(c, f).intervals[i].expect("an interval")
     }
 
     #[test]
@@ -593,50 +609,98 @@ mod tests {
         // se = sqrt(0.5+0.5) = 1, df = 8, t(0.975, 8) = 2.306004.
         let a = side("a", &[18.0, 19.0, 20.0, 21.0, 22.0]);
         let b = side("b", &[20.0, 21.0, 22.0, 23.0, 24.0]);
-        let r = compare_repeated(&a, &b, &CompareOptions::default()).unwrap();
-        let rps = r.rows.iter().find(|r| r.figure == Figure::Rps).unwrap();
+        let c = compare_samples(&[a, b], &CompareOptions::default()).unwrap();
+        let rps = interval(&c, Figure::Rps, 1);
+        assert_eq!(rps.method, Method::Welch);
         assert!((rps.diff - 2.0).abs() < 1e-12);
         assert!((rps.df - 8.0).abs() < 1e-9);
-        assert!((rps.ci_low - (2.0 - 2.306004)).abs() < 1e-5, "{rps:?}");
-        assert!((rps.ci_high - (2.0 + 2.306004)).abs() < 1e-5);
-        assert_eq!(rps.verdict, Verdict::NoSignificantDifference);
-        assert_eq!(r.baseline, "a");
-        assert_eq!(r.candidate, "b");
+        assert!((rps.low - (2.0 - 2.306004)).abs() < 1e-5, "{rps:?}");
+        assert!((rps.high - (2.0 + 2.306004)).abs() < 1e-5);
+        let r = row(&c, Figure::Rps);
+        assert_eq!(r.values, vec![Some(20.0), Some(22.0)], "the means");
+        // Each mean's own interval: t(0.975, 4) = 2.776445 · sqrt(2.5/5).
+        let h = 2.776445 * 0.5f64.sqrt();
+        assert!((r.half_widths[0].unwrap() - h).abs() < 1e-5);
+        assert_eq!(r.verdicts[1], Verdict::NoSignificantDifference);
+        assert_eq!(c.labels, vec!["a", "b"]);
+        assert_eq!(c.rounds, vec![5, 5]);
+        assert!(c.has_rounds());
     }
 
     #[test]
     fn welch_finds_a_real_difference_with_unequal_variances() {
         let a = side("a", &[1000.0, 1010.0, 990.0, 1005.0]);
         let b = side("b", &[1200.0, 1100.0, 1300.0, 1150.0, 1250.0]);
-        let r = compare_repeated(&a, &b, &CompareOptions::default()).unwrap();
-        let rps = r.rows.iter().find(|r| r.figure == Figure::Rps).unwrap();
-        assert!(rps.ci_low > 0.0, "{rps:?}");
-        assert_eq!(rps.verdict, Verdict::Better);
+        let c = compare_samples(&[a, b], &CompareOptions::default()).unwrap();
+        let rps = interval(&c, Figure::Rps, 1);
+        assert!(rps.low > 0.0, "{rps:?}");
+        assert_eq!(row(&c, Figure::Rps).verdicts[1], Verdict::Better);
         // Welch–Satterthwaite df lies between min(n)-1 and na+nb-2.
         assert!(rps.df > 3.0 && rps.df < 7.0, "{}", rps.df);
         // Latency identical on both sides: exact, no difference.
-        let p50 = r.rows.iter().find(|r| r.figure == Figure::P50).unwrap();
-        assert_eq!(p50.verdict, Verdict::NoSignificantDifference);
-        assert_eq!(p50.ci_low, 0.0);
+        let p50 = interval(&c, Figure::P50, 1);
+        assert_eq!(
+            row(&c, Figure::P50).verdicts[1],
+            Verdict::NoSignificantDifference
+        );
+        assert_eq!(p50.low, 0.0);
     }
 
     #[test]
-    fn repeated_rejects_bad_input() {
+    fn a_single_run_against_rounds_gets_a_prediction_interval() {
+        // Rounds 18..22: mean 20, s² = 2.5, n = 5; se = sqrt(2.5·1.2) =
+        // sqrt(3), df = 4, t(0.975, 4) = 2.776445.
+        let rounds = side("r", &[18.0, 19.0, 20.0, 21.0, 22.0]);
+        let single = side("s", &[30.0]);
+        let half = 2.776445 * 3f64.sqrt();
+        for (samples, diff) in [
+            (vec![single.clone(), rounds.clone()], -10.0),
+            (vec![rounds.clone(), single.clone()], 10.0),
+        ] {
+            let c = compare_samples(&samples, &CompareOptions::default()).unwrap();
+            let rps = interval(&c, Figure::Rps, 1);
+            assert_eq!(rps.method, Method::Prediction);
+            assert!((rps.diff - diff).abs() < 1e-12);
+            assert!((rps.df - 4.0).abs() < 1e-12);
+            assert!((rps.high - rps.low - 2.0 * half).abs() < 1e-5, "{rps:?}");
+        }
+        // Three files, the middle one of rounds: each gets its own mean and
+        // verdict against the first; two single runs keep the noise band.
+        let c = compare_samples(
+            &[single.clone(), rounds, side("t", &[30.5])],
+            &CompareOptions::default(),
+        )
+        .unwrap();
+        let r = row(&c, Figure::Rps);
+        assert_eq!(r.values, vec![Some(30.0), Some(20.0), Some(30.5)]);
+        assert_eq!(r.verdicts[1], Verdict::Worse, "10 below, beyond ±{half}");
+        assert_eq!(r.intervals[2], None);
+        assert_eq!(r.verdicts[2], Verdict::Same);
+        assert_eq!(c.rounds, vec![1, 5, 1]);
+    }
+
+    #[test]
+    fn one_warning_per_file_of_rounds() {
+        let a = side("a", &[1.0]);
+        let mut b = side("b", &[1.0, 1.0, 1.0]);
+        for r in &mut b.runs {
+            r.plan.connections = 7;
+        }
+        let c = compare_samples(&[a, b], &CompareOptions::default()).unwrap();
+        assert_eq!(c.warnings.len(), 1, "{:?}", c.warnings);
+        assert!(c.warnings[0].contains("connections 100 vs 7"));
+    }
+
+    #[test]
+    fn repeated_rejects_bad_confidence() {
         let a = side("a", &[1.0, 2.0]);
         let opts = CompareOptions {
             confidence: 1.0,
             ..CompareOptions::default()
         };
         assert_eq!(
-            compare_repeated(&a, &a, &opts),
+            compare_samples(&[a.clone(), a], &opts),
             Err(CompareError::BadConfidence(1.0))
-        );
-        assert_eq!(
-            compare_repeated(&[], &a, &CompareOptions::default()),
-            Err(CompareError::TooFewRepeats {
-                baseline: 0,
-                candidate: 2
-            })
         );
     }
 
@@ -648,6 +712,8 @@ mod tests {
         )
         .unwrap();
         let json = serde_json::to_value(&c).unwrap();
+        let back: Comparison = serde_json::from_value(json.clone()).unwrap();
+        assert_eq!(back, c, "reads back as written");
         assert_eq!(json["rows"][0]["figure"], "goodput");
         assert_eq!(json["rows"][0]["verdicts"][1], "better");
         assert_eq!(json["rows"][6]["name"], "p99.9");

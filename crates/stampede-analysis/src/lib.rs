@@ -2,12 +2,15 @@
 //! ([`parse_slo`], [`evaluate`]), sweep classification with capacity, knee and
 //! verdict ([`analyze_sweep`]), the open-model rate search ([`RateSearch`]),
 //! Gunther's Universal Scalability Law ([`fit_usl`]) and A/B comparison
-//! ([`compare`], [`compare_repeated`]).
+//! ([`compare`], [`compare_samples`]), and the mean of repeated rounds with its
+//! confidence interval ([`mean_interval`], [`RepeatDocument`]).
 //!
 //! No I/O, no runtime, no sockets: every function takes figures and returns
 //! serde-serializable answers, so the binary prints or saves them as it likes.
 
 mod compare;
+mod difference;
+mod repeats;
 mod search;
 mod slo;
 mod stability;
@@ -16,9 +19,10 @@ mod usl;
 mod verdict;
 
 pub use compare::{
-    compare, compare_repeated, CompareError, CompareOptions, Comparison, DiffRow, Figure,
-    RepeatedComparison, Row, RunFigures, Verdict,
+    compare, compare_samples, CompareDocument, CompareError, CompareOptions, Comparison,
+    DiffInterval, Figure, Method, Row, RunFigures, Sample, Verdict, COMPARE_SCHEMA,
 };
+pub use repeats::{summarize_rounds, RepeatDocument, REPEAT_SCHEMA};
 pub use search::{search_rate, RateSearch, SearchNext};
 pub use slo::{
     all_passed, evaluate, parse_condition, parse_slo, Comparator, Condition, ConditionOutcome,

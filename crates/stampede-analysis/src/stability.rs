@@ -3,37 +3,50 @@
 //! target such as `p99:5%`: stop once the 95% interval is within ±5% of the mean.
 
 use crate::Figure;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
-/// The mean of some rounds and its confidence interval.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+/// The mean of some rounds and, from two rounds on, its confidence interval.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Interval {
     pub mean: f64,
-    /// Half the interval's width, in the figure's unit.
-    pub half_width: f64,
-    /// `half_width / mean`, in percent (infinite for a zero mean).
-    pub relative_pct: f64,
+    /// Half the interval's width, in the figure's unit; `None` for one round
+    /// (one value has no spread to estimate).
+    pub half_width: Option<f64>,
+    /// `half_width / |mean|`, in percent; `None` without an interval or for
+    /// a zero mean (a relative width of a zero mean means nothing).
+    pub relative_pct: Option<f64>,
     pub rounds: usize,
 }
 
-/// The `confidence` interval of the mean of `values`; `None` for fewer than two.
+impl Interval {
+    /// Within ±`pct`% of its mean (false without an interval).
+    pub fn within_pct(&self, pct: f64) -> bool {
+        self.relative_pct.is_some_and(|r| r <= pct)
+    }
+}
+
+/// The mean of `values` with its `confidence` interval (Student's t, n − 1
+/// degrees of freedom); no interval for one value, `None` for none (or a
+/// confidence outside (0, 1)).
 pub fn mean_interval(values: &[f64], confidence: f64) -> Option<Interval> {
     let n = values.len();
-    if n < 2 || !(confidence > 0.0 && confidence < 1.0) {
+    if n == 0 || !(confidence > 0.0 && confidence < 1.0) {
         return None;
     }
     let mean = values.iter().sum::<f64>() / n as f64;
-    let variance = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
-    let t = StudentsT::new(0.0, 1.0, (n - 1) as f64)
-        .ok()?
-        .inverse_cdf(0.5 + confidence / 2.0);
-    let half_width = t * (variance / n as f64).sqrt();
-    let relative_pct = if mean != 0.0 {
-        100.0 * half_width / mean.abs()
-    } else {
-        f64::INFINITY
-    };
+    let half_width = (n >= 2)
+        .then(|| {
+            let variance = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+            let t = StudentsT::new(0.0, 1.0, (n - 1) as f64)
+                .ok()?
+                .inverse_cdf(0.5 + confidence / 2.0);
+            Some(t * (variance / n as f64).sqrt())
+        })
+        .flatten();
+    let relative_pct = half_width
+        .filter(|_| mean != 0.0)
+        .map(|h| 100.0 * h / mean.abs());
     Some(Interval {
         mean,
         half_width,
@@ -43,7 +56,7 @@ pub fn mean_interval(values: &[f64], confidence: f64) -> Option<Interval> {
 }
 
 /// `--until-stable FIGURE:PCT%`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct StableTarget {
     pub figure: Figure,
     /// Stop when the interval's half width is within this percent of the mean.
@@ -86,8 +99,22 @@ mod tests {
         let interval = mean_interval(&[9.0, 10.0, 11.0, 10.0], 0.95).unwrap();
         assert!((interval.mean - 10.0).abs() < 1e-12);
         let sd = (2.0f64 / 3.0).sqrt();
-        assert!((interval.half_width - 3.182 * sd / 2.0).abs() < 1e-3);
-        assert!(mean_interval(&[1.0], 0.95).is_none());
+        assert!((interval.half_width.unwrap() - 3.182 * sd / 2.0).abs() < 1e-3);
+        assert!(interval.within_pct(13.0) && !interval.within_pct(12.9));
+        assert!(mean_interval(&[], 0.95).is_none());
+    }
+
+    #[test]
+    fn one_value_has_a_mean_but_no_interval_and_zero_has_no_relative_width() {
+        let one = mean_interval(&[7.0], 0.95).unwrap();
+        assert_eq!(
+            (one.mean, one.half_width, one.relative_pct),
+            (7.0, None, None)
+        );
+        assert!(!one.within_pct(100.0));
+        let zeros = mean_interval(&[0.0, 0.0, 0.0], 0.95).unwrap();
+        assert_eq!(zeros.half_width, Some(0.0));
+        assert_eq!(zeros.relative_pct, None, "no ±inf% for a zero mean");
     }
 
     #[test]

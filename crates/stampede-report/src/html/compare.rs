@@ -1,13 +1,14 @@
 //! The HTML report of a comparison: the runs overlaid on the same axes
 //! (throughput and p99 over time, percentile spectra) and the deltas table
-//! with verdicts, for a plain A/B(/C…) comparison or repeated runs.
+//! with verdicts; a file of repeated runs shows its mean with its interval,
+//! and the interval of each difference where either side has rounds.
 
 use super::charts::{layout, line, seconds, spectrum_plot};
 use super::page::Page;
 use super::run::plan_rows;
 use crate::format::format_rate;
 use plotly::Plot;
-use stampede_analysis::{Comparison, RepeatedComparison, Verdict};
+use stampede_analysis::{Comparison, Verdict};
 use stampede_metrics::{decode_histogram, RunResult};
 use std::io::{self, Write};
 
@@ -21,10 +22,9 @@ pub struct LabeledRun<'a> {
 /// The deltas to tabulate.
 #[derive(Debug, Clone, Copy)]
 pub enum Deltas<'a> {
-    /// Each run against the first (`stampede_analysis::compare`).
+    /// Each file (a run, or the mean of its rounds) against the first
+    /// (`stampede_analysis::compare` or `compare_samples`).
     Runs(&'a Comparison),
-    /// Two sides of repeated runs (`stampede_analysis::compare_repeated`).
-    Repeated(&'a RepeatedComparison),
 }
 
 /// Writes the self-contained HTML report of a comparison. `runs` are drawn
@@ -43,34 +43,27 @@ pub fn render_compare_html(
     };
     let mut page = Page::new(&title, &subtitle);
     page.heading("Deltas");
-    match deltas {
-        Deltas::Runs(comparison) => {
-            let mut headers = vec!["figure", "unit"];
-            headers.extend(comparison.labels.iter().map(String::as_str));
-            page.table(&headers, &comparison_rows(comparison));
-            page.notes("warnings", &comparison.warnings);
-        }
-        Deltas::Repeated(repeated) => {
-            page.table(
-                &[
-                    "figure",
-                    "unit",
-                    "baseline mean",
-                    "candidate mean",
-                    "difference",
-                    "CI low",
-                    "CI high",
-                    "verdict",
-                ],
-                &repeated_rows(repeated),
-            );
-            page.raw(&format!(
-                "<p>{}% confidence intervals of the difference of means (Welch's t).</p>",
-                (repeated.confidence * 100.0).round()
-            ));
-            page.notes("warnings", &repeated.warnings);
-        }
+    let Deltas::Runs(comparison) = deltas;
+    let mut headers = vec!["figure".to_string(), "unit".to_string()];
+    for (i, label) in comparison.labels.iter().enumerate() {
+        headers.push(match comparison.rounds.get(i) {
+            Some(&n) if n >= 2 => format!("{label} (mean of {n} rounds)"),
+            _ => label.clone(),
+        });
     }
+    let headers: Vec<&str> = headers.iter().map(String::as_str).collect();
+    page.table(&headers, &comparison_rows(comparison));
+    if comparison.has_rounds() {
+        page.raw(&format!(
+            "<p>x ± h: a file's mean over its rounds and its {pct:.0}% confidence interval. \
+             [low, high]: the {pct:.0}% interval of the difference from the first file \
+             (Welch's t between files of rounds, a prediction interval between rounds and a \
+             single run); one containing zero is no significant difference. For a file of \
+             rounds the charts draw the round nearest its mean goodput.</p>",
+            pct = (comparison.confidence * 100.0).round()
+        ));
+    }
+    page.notes("warnings", &comparison.warnings);
     page.heading("Runs overlaid");
     page.chart(
         "compare-throughput",
@@ -150,42 +143,36 @@ fn comparison_rows(comparison: &Comparison) -> Vec<Vec<String>> {
         .rows
         .iter()
         .map(|row| {
-            let mut cells = vec![row.name.to_string(), row.unit.to_string()];
+            let mut cells = vec![row.name.clone(), row.unit.clone()];
             for (i, value) in row.values.iter().enumerate() {
-                let shown = value.map_or("-".into(), number);
+                let shown = match (value, row.half_widths.get(i).copied().flatten()) {
+                    (Some(v), Some(h)) => format!("{} ± {}", number(*v), number(h)),
+                    (Some(v), None) => number(*v),
+                    (None, _) => "-".into(),
+                };
                 let verdict = row.verdicts.get(i).copied().unwrap_or(Verdict::Unknown);
-                let cell = match row.change_pct.get(i).copied().flatten() {
-                    Some(change) => format!(
-                        "{}\u{1}{shown} ({change:+.1}%, {verdict})",
+                let interval = row
+                    .intervals
+                    .get(i)
+                    .copied()
+                    .flatten()
+                    .map_or(String::new(), |ci| {
+                        format!(", [{}, {}]", number(ci.low), number(ci.high))
+                    });
+                let cell = match (i, row.change_pct.get(i).copied().flatten()) {
+                    (0, _) => shown,
+                    (_, Some(change)) => format!(
+                        "{}\u{1}{shown} ({change:+.1}%{interval}, {verdict})",
                         verdict_class(verdict)
                     ),
-                    None => shown,
+                    (_, None) => format!(
+                        "{}\u{1}{shown} ({verdict}{interval})",
+                        verdict_class(verdict)
+                    ),
                 };
                 cells.push(cell);
             }
             cells
-        })
-        .collect()
-}
-
-fn repeated_rows(repeated: &RepeatedComparison) -> Vec<Vec<String>> {
-    repeated
-        .rows
-        .iter()
-        .map(|row| {
-            vec![
-                row.name.to_string(),
-                row.unit.to_string(),
-                number(row.mean_baseline),
-                number(row.mean_candidate),
-                match row.diff_pct {
-                    Some(pct) => format!("{} ({pct:+.1}%)", number(row.diff)),
-                    None => number(row.diff),
-                },
-                number(row.ci_low),
-                number(row.ci_high),
-                format!("{}\u{1}{}", verdict_class(row.verdict), row.verdict),
-            ]
         })
         .collect()
 }
