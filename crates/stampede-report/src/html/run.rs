@@ -3,11 +3,9 @@
 //! connections), the percentile spectrum, status codes and error classes,
 //! server monitoring, and the detail tables.
 
-use super::charts::{self, layout, line, right_axis, seconds, spectrum_plot};
+use super::charts::{seconds, spectrum_chart, Axis, Chart, Style, Trace};
 use super::page::{Card, Page};
 use crate::format::{format_bytes, format_count, format_latency_us, format_rate};
-use plotly::layout::BarMode;
-use plotly::{Bar, Plot};
 use stampede_metrics::{decode_histogram, RunResult};
 use std::io::{self, Write};
 
@@ -41,16 +39,8 @@ pub fn render_html(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     spectrum_section(&mut page, result);
     page.heading("Responses and errors");
     page.open_row();
-    let statuses = status_counts(result);
-    page.chart(
-        "status",
-        charts::bars("Status codes", "status", &statuses, "no responses"),
-    );
-    let errors = error_counts(result);
-    page.chart(
-        "errors",
-        charts::bars("Errors by class", "error class", &errors, "no errors"),
-    );
+    page.chart("status", status_chart(result));
+    page.chart("errors", errors_chart(result));
     page.close_row();
     monitor_section(&mut page, result);
     targets_section(&mut page, result);
@@ -104,7 +94,7 @@ pub(crate) fn summary_cards(result: &RunResult) -> Vec<Card> {
             label: "error rate",
             value: format!("{:.2}%", result.error_rate_pct),
             detail: format!(
-                "{} failed status · {} errors",
+                "{} failed status · {} transport errors",
                 format_count(result.requests.failed_status),
                 format_count(result.requests.errors)
             ),
@@ -152,90 +142,107 @@ fn slo_section(page: &mut Page, result: &RunResult) {
     page.table(&["condition", "measured", "result"], &rows);
 }
 
-fn throughput_chart(result: &RunResult) -> Plot {
+/// Per second: responses and successful responses on the left axis; on
+/// the right, as bars side by side, the two kinds of failure the text report
+/// counts apart: failed statuses (a response with status >= 400, e.g. a 503)
+/// and transport errors (no response: connect, timeout, reset... the
+/// `errors.*` classes). A 503 is a failed status, never a transport error.
+pub(crate) fn throughput_chart(result: &RunResult) -> Chart {
     let points = &result.timeseries;
     let x = seconds(points);
-    let mut plot = Plot::new();
-    plot.add_trace(line(
-        "responses/s",
-        x.clone(),
-        points.iter().map(|p| p.rps).collect(),
-    ));
-    plot.add_trace(line(
-        "successful/s",
-        x.clone(),
-        points
-            .iter()
-            .map(|p| p.success as f64 / p.duration_s)
-            .collect(),
-    ));
-    let errors: Vec<f64> = points
-        .iter()
-        .map(|p| (p.errors.values().sum::<u64>() + p.completed - p.success) as f64 / p.duration_s)
-        .collect();
-    plot.add_trace(
-        Bar::new(x, errors)
-            .name("errors/s")
-            .y_axis("y2")
-            .opacity(0.6),
-    );
-    plot.set_layout(
-        layout("Throughput and errors", "seconds", "responses/s")
-            .y_axis2(right_axis("errors/s"))
-            .bar_mode(BarMode::Overlay),
-    );
-    plot
+    let per_s = |f: fn(&stampede_metrics::SecondPoint) -> u64| -> Vec<f64> {
+        points.iter().map(|p| f(p) as f64 / p.duration_s).collect()
+    };
+    let traces = vec![
+        Trace::line(
+            "responses/s",
+            x.clone(),
+            points.iter().map(|p| p.rps).collect(),
+        ),
+        Trace::line("successful/s", x.clone(), per_s(|p| p.success)),
+        Trace::new(
+            "failed status/s",
+            Style::Bars,
+            x.clone(),
+            per_s(|p| p.completed.saturating_sub(p.success)),
+        )
+        .right()
+        .aligned(-1),
+        Trace::new(
+            "transport errors/s",
+            Style::Bars,
+            x,
+            per_s(|p| p.errors.values().sum()),
+        )
+        .right()
+        .aligned(1),
+    ];
+    Chart::lines(
+        "Throughput, failed statuses and transport errors",
+        Axis::seconds(),
+        Axis::rate(),
+        traces,
+    )
+    .with_right_axis(Axis::new("failed status/s, transport errors/s", "", 2))
 }
 
 /// Reads one figure of a second of the run.
 type PointValue = fn(&stampede_metrics::SecondPoint) -> u64;
 
-fn latency_chart(result: &RunResult) -> Plot {
+pub(crate) fn latency_chart(result: &RunResult) -> Chart {
     let points = &result.timeseries;
     let x = seconds(points);
-    let mut plot = Plot::new();
     let series: [(&str, PointValue); 4] = [
         ("p50", |p| p.p50_us),
         ("p90", |p| p.p90_us),
         ("p99", |p| p.p99_us),
         ("max", |p| p.max_us),
     ];
-    for (name, value) in series {
-        let y = points.iter().map(|p| value(p) as f64 / 1000.0).collect();
-        plot.add_trace(line(name, x.clone(), y));
-    }
-    plot.set_layout(layout(
+    let traces = series
+        .into_iter()
+        .map(|(name, value)| {
+            let y = points.iter().map(|p| value(p) as f64 / 1000.0).collect();
+            Trace::line(name, x.clone(), y)
+        })
+        .collect();
+    Chart::lines(
         "Latency percentiles per second",
-        "seconds",
-        "latency (ms)",
-    ));
-    plot
+        Axis::seconds(),
+        Axis::latency_ms(),
+        traces,
+    )
 }
 
-fn connections_chart(result: &RunResult) -> Plot {
+pub(crate) fn connections_chart(result: &RunResult) -> Chart {
     let points = &result.timeseries;
     let x = seconds(points);
-    let mut plot = Plot::new();
-    plot.add_trace(line(
-        "open connections",
-        x.clone(),
-        points.iter().map(|p| p.open_connections as f64).collect(),
-    ));
-    plot.add_trace(line(
-        "in flight",
-        x.clone(),
-        points.iter().map(|p| p.in_flight as f64).collect(),
-    ));
+    let mut traces = vec![
+        Trace::line(
+            "open connections",
+            x.clone(),
+            points.iter().map(|p| p.open_connections as f64).collect(),
+        ),
+        Trace::line(
+            "in flight",
+            x.clone(),
+            points.iter().map(|p| p.in_flight as f64).collect(),
+        ),
+    ];
     let closed = result.plan.model == "closed";
     if closed && !result.plan.stages.is_empty() {
-        plot.add_trace(charts::dashed(
+        traces.push(Trace::new(
             "target",
+            Style::Dashed,
             x,
             points.iter().map(|p| p.target).collect(),
         ));
     }
-    plot.set_layout(layout("Open connections", "seconds", "connections"));
-    plot
+    Chart::lines(
+        "Open connections",
+        Axis::seconds(),
+        Axis::new("connections", "", 0),
+        traces,
+    )
 }
 
 fn spectrum_section(page: &mut Page, result: &RunResult) {
@@ -251,27 +258,38 @@ fn spectrum_section(page: &mut Page, result: &RunResult) {
             }
             page.chart(
                 "spectrum",
-                spectrum_plot("Latency by percentile (log scale)", &series),
+                spectrum_chart("Latency by percentile (log scale)", &series),
             );
         }
         Err(error) => page.notes("warnings", &[format!("no percentile spectrum: {error}")]),
     }
 }
 
-fn status_counts(result: &RunResult) -> Vec<(String, u64)> {
-    result
+pub(crate) fn status_chart(result: &RunResult) -> Chart {
+    let counts: Vec<(String, u64)> = result
         .status
         .iter()
         .map(|(code, n)| (code.clone(), *n))
-        .collect()
+        .collect();
+    Chart::bars("Status codes", "status", &counts, "no responses")
 }
 
-fn error_counts(result: &RunResult) -> Vec<(String, u64)> {
-    result
+/// Transport errors only (requests that got no response); failed statuses
+/// are in the status-code chart, and the empty note says so.
+pub(crate) fn errors_chart(result: &RunResult) -> Chart {
+    let counts: Vec<(String, u64)> = result
         .errors
         .iter()
         .map(|(class, n)| (class.clone(), *n))
-        .collect()
+        .collect();
+    let empty = match result.requests.failed_status {
+        0 => "no transport errors".to_string(),
+        n => format!(
+            "no transport errors ({} failed status: see status codes)",
+            format_count(n)
+        ),
+    };
+    Chart::bars("Transport errors by class", "error class", &counts, &empty)
 }
 
 fn monitor_section(page: &mut Page, result: &RunResult) {
@@ -282,26 +300,7 @@ fn monitor_section(page: &mut Page, result: &RunResult) {
         return;
     }
     page.heading("Processes");
-    let mut cpu = Plot::new();
-    let mut rss = Plot::new();
-    for process in &monitor.processes {
-        let name = format!("{} {} ({})", process.role, process.name, process.pid);
-        let x: Vec<f64> = process.samples.iter().map(|s| s.t_s).collect();
-        let busy = process
-            .samples
-            .iter()
-            .map(|s| s.cpu_user_pct + s.cpu_sys_pct)
-            .collect();
-        let memory = process
-            .samples
-            .iter()
-            .map(|s| s.rss_bytes as f64 / (1024.0 * 1024.0))
-            .collect();
-        cpu.add_trace(line(&name, x.clone(), busy));
-        rss.add_trace(line(&name, x, memory));
-    }
-    cpu.set_layout(layout("CPU (100% = one core)", "seconds", "CPU %"));
-    rss.set_layout(layout("Resident memory", "seconds", "MiB"));
+    let (cpu, rss) = process_charts(monitor);
     page.open_row();
     page.chart("cpu", cpu);
     page.chart("rss", rss);
@@ -332,6 +331,42 @@ fn monitor_section(page: &mut Page, result: &RunResult) {
     );
 }
 
+/// CPU and resident memory of each monitored process over time.
+pub(crate) fn process_charts(monitor: &stampede_metrics::MonitorReport) -> (Chart, Chart) {
+    let mut cpu = Vec::new();
+    let mut rss = Vec::new();
+    for process in &monitor.processes {
+        let name = format!("{} {} ({})", process.role, process.name, process.pid);
+        let x: Vec<f64> = process.samples.iter().map(|s| s.t_s).collect();
+        let busy = process
+            .samples
+            .iter()
+            .map(|s| s.cpu_user_pct + s.cpu_sys_pct)
+            .collect();
+        let memory = process
+            .samples
+            .iter()
+            .map(|s| s.rss_bytes as f64 / (1024.0 * 1024.0))
+            .collect();
+        cpu.push(Trace::line(&name, x.clone(), busy));
+        rss.push(Trace::line(&name, x, memory));
+    }
+    (
+        Chart::lines(
+            "CPU (100% = one core)",
+            Axis::seconds(),
+            Axis::new("CPU (%)", "%", 1),
+            cpu,
+        ),
+        Chart::lines(
+            "Resident memory",
+            Axis::seconds(),
+            Axis::new("resident memory (MiB)", "MiB", 1),
+            rss,
+        ),
+    )
+}
+
 /// One row per request of a `--targets` mix.
 fn targets_section(page: &mut Page, result: &RunResult) {
     if result.targets.is_empty() {
@@ -356,7 +391,14 @@ fn targets_section(page: &mut Page, result: &RunResult) {
         .collect();
     page.table(
         &[
-            "target", "weight", "finished", "goodput", "errors", "p50", "p99", "max",
+            "target",
+            "weight",
+            "finished",
+            "goodput",
+            "error rate",
+            "p50",
+            "p99",
+            "max",
         ],
         &rows,
     );
@@ -416,7 +458,7 @@ fn request_rows(result: &RunResult) -> Vec<Vec<String>> {
             "failed status (>= 400)".into(),
             format_count(r.failed_status),
         ],
-        vec!["errors".into(), format_count(r.errors)],
+        vec!["transport errors".into(), format_count(r.errors)],
         vec!["unfinished".into(), format_count(r.unfinished)],
         vec![
             "connections opened".into(),
@@ -492,4 +534,164 @@ pub(crate) fn plan_rows(result: &RunResult) -> Vec<Vec<String>> {
     rows.into_iter()
         .map(|(k, v)| vec![k.to_string(), v])
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::html::charts::{Kind, Series, Side};
+
+    /// A real 2-second run against `/status/503`: every response a failed
+    /// status, no transport error.
+    fn run_503() -> RunResult {
+        RunResult::from_json(include_str!("testdata/run-503.json")).expect("fixture parses")
+    }
+
+    fn series<'a>(chart: &'a Chart, name: &str) -> &'a Series {
+        chart
+            .series
+            .iter()
+            .find(|s| s.name == name)
+            .unwrap_or_else(|| panic!("no series {name} in {chart:?}"))
+    }
+
+    fn total(series: &Series) -> f64 {
+        series.values.iter().flatten().sum()
+    }
+
+    #[test]
+    fn a_503_is_a_failed_status_never_a_transport_error() {
+        let result = run_503();
+        let chart = throughput_chart(&result);
+        let names: Vec<&str> = chart.series.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "responses/s",
+                "successful/s",
+                "failed status/s",
+                "transport errors/s"
+            ]
+        );
+        let failed = series(&chart, "failed status/s");
+        let transport = series(&chart, "transport errors/s");
+        assert_eq!(failed.style, Style::Bars);
+        assert_eq!((failed.side, transport.side), (Side::Right, Side::Right));
+        // Each point is a rate over a 1 s interval: the sum is the count.
+        assert_eq!(total(failed), result.requests.failed_status as f64);
+        assert_eq!(total(transport), 0.0);
+        assert_eq!(total(series(&chart, "successful/s")), 0.0);
+        let errors = errors_chart(&result);
+        assert!(errors.series[0].values.is_empty());
+        assert!(
+            errors.empty.starts_with("no transport errors (")
+                && errors.empty.contains("failed status"),
+            "{}",
+            errors.empty
+        );
+    }
+
+    #[test]
+    fn transport_errors_are_their_own_series_per_second_of_a_partial_interval() {
+        let mut result = run_503();
+        let mut last = result.timeseries[1].clone();
+        last.second = 2;
+        last.duration_s = 0.5;
+        last.completed = 10;
+        last.success = 4;
+        last.errors = [
+            ("connect_refused".to_string(), 3),
+            ("timeout".to_string(), 2),
+        ]
+        .into_iter()
+        .collect();
+        result.timeseries.push(last);
+        let chart = throughput_chart(&result);
+        assert_eq!(chart.xs, vec![0.5, 1.5, 2.25], "middle of each interval");
+        let failed = series(&chart, "failed status/s");
+        let transport = series(&chart, "transport errors/s");
+        assert_eq!(failed.values[2], Some(12.0), "6 failed in 0.5 s");
+        assert_eq!(transport.values[2], Some(10.0), "5 errors in 0.5 s");
+        assert_eq!(transport.values[0], Some(0.0));
+        assert_eq!(
+            chart.y2.as_ref().map(|a| a.label.as_str()),
+            Some("failed status/s, transport errors/s")
+        );
+    }
+
+    #[test]
+    fn every_run_chart_has_titled_axes_and_units() {
+        let result = run_503();
+        let monitor = result.monitor.as_ref().expect("the fixture has a monitor");
+        let (cpu, rss) = process_charts(monitor);
+        let charts = [
+            throughput_chart(&result),
+            latency_chart(&result),
+            connections_chart(&result),
+            status_chart(&result),
+            errors_chart(&result),
+            cpu,
+            rss,
+        ];
+        for chart in &charts {
+            assert!(!chart.title.is_empty());
+            assert!(
+                !chart.x.label.is_empty() && !chart.y.label.is_empty(),
+                "{chart:?}"
+            );
+        }
+        let latency = &charts[1];
+        assert_eq!(latency.y.unit, "ms");
+        let p99 = series(latency, "p99");
+        assert_eq!(
+            p99.values[0],
+            Some(result.timeseries[0].p99_us as f64 / 1000.0)
+        );
+        let status = &charts[3];
+        assert_eq!(status.kind, Kind::Bars);
+        assert_eq!(status.categories, vec!["503"]);
+        assert_eq!(
+            status.series[0].values,
+            vec![Some(result.requests.failed_status as f64)]
+        );
+        assert_eq!(charts[5].y.unit, "%");
+        assert_eq!(charts[6].y.unit, "MiB");
+    }
+
+    #[test]
+    fn the_page_carries_every_chart_as_json() {
+        let mut out = Vec::new();
+        render_html(&run_503(), &mut out).unwrap();
+        let html = String::from_utf8(out).unwrap();
+        let start = html.find("id=\"chart-data\">").expect("chart data") + 16;
+        let end = start + html[start..].find("</script>").unwrap();
+        let data: serde_json::Value = serde_json::from_str(&html[start..end]).unwrap();
+        let ids: Vec<&str> = data
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["id"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                "throughput",
+                "latency",
+                "connections",
+                "spectrum",
+                "status",
+                "errors",
+                "cpu",
+                "rss"
+            ]
+        );
+        for id in ids {
+            assert_eq!(html.matches(&format!("data-chart=\"{id}\"")).count(), 1);
+        }
+        assert!(
+            html.len() < 150_000,
+            "a short run's page is small: {}",
+            html.len()
+        );
+    }
 }
