@@ -66,7 +66,7 @@
       var n = Math.max(spec.xs.length, 1);
       return { time: false, range: function () { return [-0.5, n - 0.5]; } };
     }
-    if (spec.series.some(function (s) { return s.style === "bars"; })) {
+    if (spec.xs.length <= 150 && spec.series.some(function (s) { return s.style === "bars"; })) {
       // Bars stand on both sides of their x: keep half a step of room at
       // either end so the first and last bars are not cut in half.
       var step = 1;
@@ -107,7 +107,10 @@
       points: { show: s.style === "points", size: 7, fill: color }
     };
     if (s.style === "dashed") out.dash = [8, 5];
-    if (s.style === "bars") {
+    // Bars over time read well while each is a few pixels wide; on a long
+    // series they would merge into a block, so those become lines.
+    var asBars = s.style === "bars" && (spec.kind === "bars" || spec.xs.length <= 150);
+    if (asBars) {
       var opts = { size: [spec.kind === "bars" ? 0.6 : 0.4, 80], gap: 1 };
       if (s.align) opts.align = s.align;
       out.paths = uPlot.paths.bars(opts);

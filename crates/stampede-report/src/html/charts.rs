@@ -101,12 +101,28 @@ pub struct Chart {
     pub empty: String,
 }
 
+/// Most points a chart carries on its x axis. A longer series (a soak run
+/// of hours) is merged into spans of several points, so every report stays
+/// small (well under 500 KB) and quick to draw whatever the run's length.
+pub const MAX_POINTS: usize = 1000;
+
+/// How the points of one span merge when a series is longer than
+/// [`MAX_POINTS`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reduce {
+    /// Rates, counts, CPU: the span's average.
+    Mean,
+    /// Latencies, memory: the span's worst point, so no spike disappears.
+    Max,
+}
+
 /// A series before alignment: its own x and y values.
 pub struct Trace {
     pub name: String,
     pub style: Style,
     pub side: Side,
     pub align: i8,
+    pub reduce: Reduce,
     pub x: Vec<f64>,
     pub y: Vec<f64>,
 }
@@ -118,6 +134,7 @@ impl Trace {
             style,
             side: Side::Left,
             align: 0,
+            reduce: Reduce::Mean,
             x,
             y,
         }
@@ -141,6 +158,12 @@ impl Trace {
 
     pub fn aligned(mut self, align: i8) -> Trace {
         self.align = align;
+        self
+    }
+
+    /// Merged spans keep their worst point rather than their mean.
+    pub fn worst(mut self) -> Trace {
+        self.reduce = Reduce::Max;
         self
     }
 }
@@ -177,6 +200,40 @@ pub fn align(traces: &[Trace]) -> (Vec<f64>, Vec<Vec<Option<f64>>>) {
     (xs, columns)
 }
 
+/// Merges runs of `span` consecutive points: x becomes the span's mean,
+/// each column its mean or maximum over the points it has (a span where a
+/// series has none stays a gap).
+pub fn merge_spans(
+    xs: &[f64],
+    columns: &[Vec<Option<f64>>],
+    reduce: &[Reduce],
+    span: usize,
+) -> (Vec<f64>, Vec<Vec<Option<f64>>>) {
+    let span = span.max(1);
+    let mean = |values: &[f64]| values.iter().sum::<f64>() / values.len() as f64;
+    let merged_xs = xs.chunks(span).map(mean).collect();
+    let merged = columns
+        .iter()
+        .zip(reduce)
+        .map(|(column, reduce)| {
+            column
+                .chunks(span)
+                .map(|chunk| {
+                    let present: Vec<f64> = chunk.iter().flatten().copied().collect();
+                    if present.is_empty() {
+                        return None;
+                    }
+                    Some(match reduce {
+                        Reduce::Mean => mean(&present),
+                        Reduce::Max => present.iter().copied().fold(f64::MIN, f64::max),
+                    })
+                })
+                .collect()
+        })
+        .collect();
+    (merged_xs, merged)
+}
+
 impl Chart {
     /// A chart of lines (and bars) against a numeric x.
     pub fn lines(title: &str, x: Axis, y: Axis, traces: Vec<Trace>) -> Chart {
@@ -184,7 +241,20 @@ impl Chart {
     }
 
     fn assemble(title: &str, kind: Kind, x: Axis, y: Axis, traces: Vec<Trace>) -> Chart {
-        let (xs, columns) = align(&traces);
+        let (mut xs, mut columns) = align(&traces);
+        let mut title = title.to_string();
+        let mut traces = traces;
+        if kind == Kind::Lines && xs.len() > MAX_POINTS {
+            let span = xs.len().div_ceil(MAX_POINTS);
+            let reduce: Vec<Reduce> = traces.iter().map(|t| t.reduce).collect();
+            (xs, columns) = merge_spans(&xs, &columns, &reduce, span);
+            title = format!("{title} (one point per {span} {})", x.unit);
+            for trace in &mut traces {
+                if trace.reduce == Reduce::Max {
+                    trace.name = format!("{} (worst of {span})", trace.name);
+                }
+            }
+        }
         let series = traces
             .into_iter()
             .zip(columns)
@@ -206,7 +276,7 @@ impl Chart {
             .collect();
         let x_decimals = x.decimals;
         Chart {
-            title: title.to_string(),
+            title,
             kind,
             x,
             y,
@@ -365,6 +435,50 @@ mod tests {
         assert_eq!(xs, vec![0.5, 1.5, 2.5, 3.0]);
         assert_eq!(columns[0], vec![Some(1.0), Some(2.0), None, None]);
         assert_eq!(columns[1], vec![None, Some(5.0), None, Some(7.0)]);
+    }
+
+    #[test]
+    fn long_series_merge_into_spans_keeping_their_worst_latency() {
+        let n = 3 * MAX_POINTS + 1;
+        let x: Vec<f64> = (0..n).map(|i| i as f64 + 0.5).collect();
+        let rate: Vec<f64> = (0..n).map(|i| (i % 3) as f64).collect();
+        let mut p99: Vec<f64> = vec![1.0; n];
+        p99[7] = 250.0;
+        let chart = Chart::lines(
+            "Latency",
+            Axis::seconds(),
+            Axis::latency_ms(),
+            vec![
+                Trace::line("rate", x.clone(), rate),
+                Trace::line("p99", x, p99).worst(),
+            ],
+        );
+        assert!(chart.xs.len() <= MAX_POINTS, "{}", chart.xs.len());
+        assert_eq!(chart.title, "Latency (one point per 4 s)");
+        assert_eq!(chart.xs[0], 2.0, "the span's middle");
+        assert_eq!(chart.series[0].values[0], Some(0.75), "rates averaged");
+        assert_eq!(chart.series[1].name, "p99 (worst of 4)");
+        assert_eq!(chart.series[1].values[1], Some(250.0), "the spike stays");
+        assert_eq!(chart.series[1].values[0], Some(1.0));
+        let short = Chart::lines(
+            "t",
+            Axis::seconds(),
+            Axis::latency_ms(),
+            vec![Trace::line("p99", vec![0.5, 1.5], vec![1.0, 2.0]).worst()],
+        );
+        assert_eq!((short.title.as_str(), short.xs.len()), ("t", 2));
+    }
+
+    #[test]
+    fn merged_spans_leave_gaps_where_a_series_has_nothing() {
+        let (xs, columns) = merge_spans(
+            &[1.0, 2.0, 3.0, 4.0, 5.0],
+            &[vec![Some(1.0), None, None, None, Some(4.0)]],
+            &[Reduce::Mean],
+            2,
+        );
+        assert_eq!(xs, vec![1.5, 3.5, 5.0]);
+        assert_eq!(columns[0], vec![Some(1.0), None, Some(4.0)]);
     }
 
     #[test]

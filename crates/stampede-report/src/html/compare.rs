@@ -2,7 +2,7 @@
 //! (throughput and p99 over time, percentile spectra) and the deltas table
 //! with verdicts, for a plain A/B(/C…) comparison or repeated runs.
 
-use super::charts::{seconds, spectrum_chart, Axis, Chart, Trace};
+use super::charts::{seconds, spectrum_chart, Axis, Chart, Reduce, Trace};
 use super::page::Page;
 use super::run::plan_rows;
 use crate::format::format_rate;
@@ -73,13 +73,17 @@ pub fn render_compare_html(
     page.heading("Runs overlaid");
     page.chart(
         "compare-throughput",
-        over_time(runs, "Throughput", Axis::rate(), |p| p.rps),
+        over_time(runs, "Throughput", Axis::rate(), Reduce::Mean, |p| p.rps),
     );
     page.chart(
         "compare-p99",
-        over_time(runs, "p99 latency per second", Axis::latency_ms(), |p| {
-            p.p99_us as f64 / 1000.0
-        }),
+        over_time(
+            runs,
+            "p99 latency per second",
+            Axis::latency_ms(),
+            Reduce::Max,
+            |p| p.p99_us as f64 / 1000.0,
+        ),
     );
     let histograms: Vec<(String, stampede_metrics::LatencyHistogram)> = runs
         .iter()
@@ -115,17 +119,20 @@ pub(crate) fn over_time(
     runs: &[LabeledRun<'_>],
     title: &str,
     y: Axis,
+    reduce: Reduce,
     value: fn(&stampede_metrics::SecondPoint) -> f64,
 ) -> Chart {
     let traces = runs
         .iter()
         .map(|run| {
             let points = &run.result.timeseries;
-            Trace::line(
+            let mut trace = Trace::line(
                 run.label,
                 seconds(points),
                 points.iter().map(value).collect(),
-            )
+            );
+            trace.reduce = reduce;
+            trace
         })
         .collect();
     Chart::lines(title, Axis::seconds(), y, traces)
@@ -212,7 +219,7 @@ mod tests {
                 result: &b,
             },
         ];
-        let chart = over_time(&runs, "p99", Axis::latency_ms(), |p| {
+        let chart = over_time(&runs, "p99", Axis::latency_ms(), Reduce::Max, |p| {
             p.p99_us as f64 / 1000.0
         });
         assert_eq!(chart.xs, vec![0.5, 1.5]);

@@ -202,7 +202,7 @@ pub(crate) fn latency_chart(result: &RunResult) -> Chart {
         .into_iter()
         .map(|(name, value)| {
             let y = points.iter().map(|p| value(p) as f64 / 1000.0).collect();
-            Trace::line(name, x.clone(), y)
+            Trace::line(name, x.clone(), y).worst()
         })
         .collect();
     Chart::lines(
@@ -349,7 +349,7 @@ pub(crate) fn process_charts(monitor: &stampede_metrics::MonitorReport) -> (Char
             .map(|s| s.rss_bytes as f64 / (1024.0 * 1024.0))
             .collect();
         cpu.push(Trace::line(&name, x.clone(), busy));
-        rss.push(Trace::line(&name, x, memory));
+        rss.push(Trace::line(&name, x, memory).worst());
     }
     (
         Chart::lines(
@@ -693,5 +693,49 @@ mod tests {
             "a short run's page is small: {}",
             html.len()
         );
+    }
+
+    /// A soak run: `seconds` points with noisy figures, a monitored process
+    /// sampled every second.
+    fn long_run(seconds: u64) -> RunResult {
+        let mut result = run_503();
+        let base = result.timeseries[0].clone();
+        result.timeseries = (0..seconds)
+            .map(|s| {
+                let mut p = base.clone();
+                p.second = s;
+                p.rps = 12_345.67 + (s % 97) as f64 * 13.37;
+                p.completed = p.rps as u64;
+                p.success = p.completed - s % 7;
+                p.p50_us = 250 + s % 13;
+                p.p90_us = 400 + s % 31;
+                p.p99_us = 1_600 + s % 113;
+                p.max_us = 5_000 + s * 7 % 1_013;
+                p
+            })
+            .collect();
+        let monitor = result.monitor.as_mut().expect("the fixture has a monitor");
+        for process in &mut monitor.processes {
+            let first = process.samples[0].clone();
+            process.samples = (0..seconds)
+                .map(|i| {
+                    let mut sample = first.clone();
+                    sample.t_s = i as f64 + 1.0;
+                    sample.cpu_user_pct = 20.0 + (i % 17) as f64 * 1.1;
+                    sample.rss_bytes = 16_000_000 + i * 4096;
+                    sample
+                })
+                .collect();
+        }
+        result
+    }
+
+    #[test]
+    fn a_report_stays_under_500_kb_however_long_the_run() {
+        for seconds in [600, 3_600, 6 * 3_600] {
+            let mut out = Vec::new();
+            render_html(&long_run(seconds), &mut out).unwrap();
+            assert!(out.len() <= 500 * 1024, "{seconds} s: {} bytes", out.len());
+        }
     }
 }
