@@ -70,6 +70,19 @@ fn headless(browser: &Path, page: &Path, extra: &[&str]) -> Output {
 /// them in words) and the legend's names.
 const PROBE: &str = r#"<script>
 window.addEventListener("load", function () {
+  // Hover the middle of every chart, as a reader's mouse would, so the
+  // legend shows the values under the cursor.
+  setTimeout(function () {
+    document.querySelectorAll("[data-chart] .u-over").forEach(function (over) {
+      var box = over.getBoundingClientRect();
+      over.dispatchEvent(new MouseEvent("mouseenter", { bubbles: true }));
+      over.dispatchEvent(new MouseEvent("mousemove", {
+        bubbles: true,
+        clientX: box.left + box.width / 2,
+        clientY: box.top + box.height / 2
+      }));
+    });
+  }, 300);
   setTimeout(function () {
     var out = [];
     document.querySelectorAll("[data-chart]").forEach(function (el) {
@@ -93,6 +106,7 @@ window.addEventListener("load", function () {
         inked: inked,
         title: texts(".u-title").join(""),
         legend: texts(".u-legend .u-series .u-label"),
+        values: texts(".u-legend .u-series .u-value"),
         described: c ? c.getAttribute("aria-label") || "" : "",
         empty: texts(".chart-empty").join("")
       });
@@ -101,7 +115,7 @@ window.addEventListener("load", function () {
     pre.id = "probe";
     pre.textContent = JSON.stringify(out);
     document.body.appendChild(pre);
-  }, 500);
+  }, 700);
 });
 </script>"#;
 
@@ -115,6 +129,8 @@ struct Drawn {
     inked: u64,
     title: String,
     legend: Vec<String>,
+    /// The legend's values while the cursor is over the middle of the chart.
+    values: Vec<String>,
     described: String,
     empty: String,
 }
@@ -142,6 +158,7 @@ impl Drawn {
             inked: number("inked"),
             title: text("title"),
             legend: texts("legend"),
+            values: texts("values"),
             described: text("described"),
             empty: text("empty"),
         }
@@ -226,6 +243,16 @@ fn check_in_chromium(page: &Path, charts: &[&str], name: &str, check: impl Fn(&[
             "axis titles: {chart:?}"
         );
         assert!(chart.legend.len() >= 2, "legend of x and series: {chart:?}");
+        // Cursor values: x and at least one series say something under the
+        // cursor (charts with no data say their empty note instead).
+        if chart.empty.is_empty() {
+            let shown = chart
+                .values
+                .iter()
+                .filter(|v| v.as_str() != "\u{2014}")
+                .count();
+            assert!(shown >= 2, "values under the cursor: {chart:?}");
+        }
     }
     check(&drawn);
     let shots = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("html-report");
@@ -345,6 +372,17 @@ fn chart_data(page: &Path) -> serde_json::Value {
     serde_json::from_str(&html[start..end]).expect("chart data is JSON")
 }
 
+/// The length of each charted interval: as recorded, except that the
+/// charts join a final interval under 0.25 s to the one before.
+fn charted_durations(result: &RunResult) -> Vec<f64> {
+    let mut durations: Vec<f64> = result.timeseries.iter().map(|p| p.duration_s).collect();
+    if durations.len() > 1 && durations[durations.len() - 1] < 0.25 {
+        let last = durations.pop().unwrap();
+        *durations.last_mut().unwrap() += last;
+    }
+    durations
+}
+
 /// The values of the series `name` of chart `id`, gaps as zero.
 fn series_values(data: &serde_json::Value, id: &str, name: &str) -> Vec<f64> {
     let chart = data
@@ -393,7 +431,7 @@ fn run_report_draws_503s_as_failed_statuses_not_transport_errors() {
     assert_eq!(result.requests.failed_status, 300);
     assert_eq!(result.requests.errors, 0);
     let data = chart_data(&page);
-    let durations: Vec<f64> = result.timeseries.iter().map(|p| p.duration_s).collect();
+    let durations = charted_durations(&result);
     let count = |name: &str| -> f64 {
         series_values(&data, "throughput", name)
             .iter()
@@ -462,7 +500,7 @@ fn run_report_counts_failed_statuses_and_transport_errors_apart() {
     let (failed, errors) = (result.requests.failed_status, result.requests.errors);
     assert!(failed > 0 && errors > 0, "{:?}", result.requests);
     let data = chart_data(&page);
-    let durations: Vec<f64> = result.timeseries.iter().map(|p| p.duration_s).collect();
+    let durations = charted_durations(&result);
     let count = |name: &str| -> f64 {
         series_values(&data, "throughput", name)
             .iter()

@@ -6,7 +6,7 @@
 //! uPlot chart in the browser.
 
 use serde::Serialize;
-use stampede_metrics::LatencyHistogram;
+use stampede_metrics::{LatencyHistogram, SecondPoint};
 
 /// How the browser lays out a chart's x axis.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -371,8 +371,46 @@ pub fn spectrum_chart(title: &str, series: &[(String, &LatencyHistogram)]) -> Ch
     .when_empty("no responses")
 }
 
+/// A final interval shorter than this is charted with the second before
+/// it: a rate over the last few milliseconds of a run (a handful of
+/// responses in 10 ms reads as 40,000/s) is noise, not a measurement.
+pub const SHORTEST_CHARTED_S: f64 = 0.25;
+
+/// The run's seconds as the over-time charts show them: as recorded, except
+/// that a final partial interval shorter than [`SHORTEST_CHARTED_S`] is
+/// merged into the one before (counts added, rates over the joint length,
+/// latencies the worse of the two, gauges as at the end).
+pub fn charted_seconds(points: &[SecondPoint]) -> Vec<SecondPoint> {
+    let mut out = points.to_vec();
+    let short_tail = out
+        .last()
+        .is_some_and(|last| last.duration_s < SHORTEST_CHARTED_S)
+        && out.len() > 1;
+    if !short_tail {
+        return out;
+    }
+    let last = out.pop().expect("checked: at least two points");
+    let into = out.last_mut().expect("checked: at least two points");
+    into.duration_s += last.duration_s;
+    into.completed += last.completed;
+    into.success += last.success;
+    into.bytes_received += last.bytes_received;
+    for (class, n) in last.errors {
+        *into.errors.entry(class).or_insert(0) += n;
+    }
+    into.rps = into.completed as f64 / into.duration_s;
+    into.p50_us = into.p50_us.max(last.p50_us);
+    into.p90_us = into.p90_us.max(last.p90_us);
+    into.p99_us = into.p99_us.max(last.p99_us);
+    into.max_us = into.max_us.max(last.max_us);
+    into.in_flight = last.in_flight;
+    into.open_connections = last.open_connections;
+    into.target = last.target;
+    out
+}
+
 /// Seconds of the run as chart x values (the middle of each interval).
-pub fn seconds(points: &[stampede_metrics::SecondPoint]) -> Vec<f64> {
+pub fn seconds(points: &[SecondPoint]) -> Vec<f64> {
     points
         .iter()
         .map(|p| p.second as f64 + p.duration_s / 2.0)
@@ -467,6 +505,52 @@ mod tests {
             vec![Trace::line("p99", vec![0.5, 1.5], vec![1.0, 2.0]).worst()],
         );
         assert_eq!((short.title.as_str(), short.xs.len()), ("t", 2));
+    }
+
+    #[test]
+    fn a_final_sliver_of_a_second_is_charted_with_the_second_before() {
+        let point = |second: u64, duration_s: f64, completed: u64, p99_us: u64| SecondPoint {
+            second,
+            duration_s,
+            completed,
+            success: completed,
+            errors: [("timeout".to_string(), 1)].into_iter().collect(),
+            bytes_received: 0,
+            rps: completed as f64 / duration_s,
+            in_flight: second,
+            open_connections: 4,
+            p50_us: 100,
+            p90_us: 200,
+            p99_us,
+            max_us: p99_us,
+            target: 4.0,
+        };
+        let points = [
+            point(0, 1.0, 1000, 900),
+            point(1, 1.0, 1000, 800),
+            point(2, 0.01, 400, 5000),
+        ];
+        let charted = charted_seconds(&points);
+        assert_eq!(charted.len(), 2);
+        let last = &charted[1];
+        assert_eq!(
+            (last.second, last.duration_s, last.completed),
+            (1, 1.01, 1400)
+        );
+        assert!(
+            (last.rps - 1400.0 / 1.01).abs() < 1e-9,
+            "not 40,000/s: {}",
+            last.rps
+        );
+        assert_eq!(last.p99_us, 5000, "the worse latency");
+        assert_eq!(last.errors["timeout"], 2);
+        assert_eq!(last.in_flight, 2, "gauges as at the end");
+        assert_eq!(seconds(&charted), vec![0.5, 1.505]);
+        // A long enough tail, or a run of one sliver, is charted as it is.
+        let kept = [point(0, 1.0, 1000, 900), point(1, 0.3, 300, 800)];
+        assert_eq!(charted_seconds(&kept), kept.to_vec());
+        let alone = [point(0, 0.1, 10, 900)];
+        assert_eq!(charted_seconds(&alone), alone.to_vec());
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! (throughput and p99 over time, percentile spectra) and the deltas table
 //! with verdicts, for a plain A/B(/C…) comparison or repeated runs.
 
-use super::charts::{seconds, spectrum_chart, Axis, Chart, Reduce, Trace};
+use super::charts::{charted_seconds, seconds, spectrum_chart, Axis, Chart, Reduce, Trace};
 use super::page::Page;
 use super::run::plan_rows;
 use crate::format::format_rate;
@@ -125,7 +125,7 @@ pub(crate) fn over_time(
     let traces = runs
         .iter()
         .map(|run| {
-            let points = &run.result.timeseries;
+            let points = &charted_seconds(&run.result.timeseries);
             let mut trace = Trace::line(
                 run.label,
                 seconds(points),

@@ -3,7 +3,7 @@
 //! connections), the percentile spectrum, status codes and error classes,
 //! server monitoring, and the detail tables.
 
-use super::charts::{seconds, spectrum_chart, Axis, Chart, Style, Trace};
+use super::charts::{charted_seconds, seconds, spectrum_chart, Axis, Chart, Style, Trace};
 use super::page::{Card, Page};
 use crate::format::{format_bytes, format_count, format_latency_us, format_rate};
 use stampede_metrics::{decode_histogram, RunResult};
@@ -148,7 +148,7 @@ fn slo_section(page: &mut Page, result: &RunResult) {
 /// and transport errors (no response: connect, timeout, reset... the
 /// `errors.*` classes). A 503 is a failed status, never a transport error.
 pub(crate) fn throughput_chart(result: &RunResult) -> Chart {
-    let points = &result.timeseries;
+    let points = &charted_seconds(&result.timeseries);
     let x = seconds(points);
     let per_s = |f: fn(&stampede_metrics::SecondPoint) -> u64| -> Vec<f64> {
         points.iter().map(|p| f(p) as f64 / p.duration_s).collect()
@@ -159,7 +159,14 @@ pub(crate) fn throughput_chart(result: &RunResult) -> Chart {
             x.clone(),
             points.iter().map(|p| p.rps).collect(),
         ),
-        Trace::line("successful/s", x.clone(), per_s(|p| p.success)),
+        // Dashed: with no failures it lies on the responses/s line, and
+        // both must stay visible.
+        Trace::new(
+            "successful/s",
+            Style::Dashed,
+            x.clone(),
+            per_s(|p| p.success),
+        ),
         Trace::new(
             "failed status/s",
             Style::Bars,
@@ -190,7 +197,7 @@ pub(crate) fn throughput_chart(result: &RunResult) -> Chart {
 type PointValue = fn(&stampede_metrics::SecondPoint) -> u64;
 
 pub(crate) fn latency_chart(result: &RunResult) -> Chart {
-    let points = &result.timeseries;
+    let points = &charted_seconds(&result.timeseries);
     let x = seconds(points);
     let series: [(&str, PointValue); 4] = [
         ("p50", |p| p.p50_us),
@@ -214,7 +221,7 @@ pub(crate) fn latency_chart(result: &RunResult) -> Chart {
 }
 
 pub(crate) fn connections_chart(result: &RunResult) -> Chart {
-    let points = &result.timeseries;
+    let points = &charted_seconds(&result.timeseries);
     let x = seconds(points);
     let mut traces = vec![
         Trace::line(
