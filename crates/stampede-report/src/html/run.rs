@@ -723,10 +723,10 @@ mod tests {
             .collect();
         let monitor = result.monitor.as_mut().expect("the fixture has a monitor");
         for process in &mut monitor.processes {
-            let first = process.samples[0].clone();
+            let first = process.samples[0];
             process.samples = (0..seconds)
                 .map(|i| {
-                    let mut sample = first.clone();
+                    let mut sample = first;
                     sample.t_s = i as f64 + 1.0;
                     sample.cpu_user_pct = 20.0 + (i % 17) as f64 * 1.1;
                     sample.rss_bytes = 16_000_000 + i * 4096;
