@@ -5,6 +5,7 @@
 
 use super::charts::{charted_seconds, seconds, spectrum_chart, Axis, Chart, Style, Trace};
 use super::page::{Card, Page};
+use super::units::LatencyUnit;
 use crate::format::{format_bytes, format_count, format_latency_us, format_rate};
 use stampede_metrics::{decode_histogram, RunResult};
 use std::io::{self, Write};
@@ -47,12 +48,11 @@ pub fn render_html(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     page.heading("Details");
     page.open_row();
     page.raw("<div>");
-    page.table(&["percentile", "latency"], &percentile_rows(result));
+    let (headers, rows) = percentile_table(result);
+    page.table(&as_str(&headers), &rows);
     page.raw("</div><div>");
-    page.table(
-        &["", "min", "mean", "±sd", "median", "max", "count"],
-        &breakdown_rows(result),
-    );
+    let (headers, rows) = breakdown_table(result);
+    page.table(&as_str(&headers), &rows);
     page.table(&["requests", "count"], &request_rows(result));
     page.raw("</div>");
     page.close_row();
@@ -380,8 +380,11 @@ fn targets_section(page: &mut Page, result: &RunResult) {
         return;
     }
     page.heading("Targets");
-    let rows: Vec<Vec<String>> = result
-        .targets
+    let t = &result.targets;
+    let p50 = LatencyUnit::for_column(&column(t, |t| t.latency_us.p50));
+    let p99 = LatencyUnit::for_column(&column(t, |t| t.latency_us.p99));
+    let max = LatencyUnit::for_column(&column(t, |t| t.latency_us.max));
+    let rows: Vec<Vec<String>> = t
         .iter()
         .map(|t| {
             vec![
@@ -389,31 +392,38 @@ fn targets_section(page: &mut Page, result: &RunResult) {
                 t.weight.to_string(),
                 format_count(t.finished),
                 format_rate(t.goodput),
-                format!("{:.2}%", t.error_rate_pct),
-                ms(t.latency_us.p50),
-                ms(t.latency_us.p99),
-                ms(t.latency_us.max),
+                format!("{:.2}", t.error_rate_pct),
+                p50.format(t.latency_us.p50 as f64),
+                p99.format(t.latency_us.p99 as f64),
+                max.format(t.latency_us.max as f64),
             ]
         })
         .collect();
-    page.table(
-        &[
-            "target",
-            "weight",
-            "finished",
-            "goodput",
-            "error rate",
-            "p50",
-            "p99",
-            "max",
-        ],
-        &rows,
-    );
+    let headers = [
+        "target".to_string(),
+        "weight".to_string(),
+        "finished".to_string(),
+        "goodput (req/s)".to_string(),
+        "error rate (%)".to_string(),
+        p50.header("p50"),
+        p99.header("p99"),
+        max.header("max"),
+    ];
+    page.table(&as_str(&headers), &rows);
 }
 
-fn percentile_rows(result: &RunResult) -> Vec<Vec<String>> {
+fn as_str(headers: &[String]) -> Vec<&str> {
+    headers.iter().map(String::as_str).collect()
+}
+
+fn column<T>(rows: &[T], value: impl Fn(&T) -> u64) -> Vec<f64> {
+    rows.iter().map(|row| value(row) as f64).collect()
+}
+
+/// Percentiles of the whole run, in one unit chosen by the largest (max).
+pub(crate) fn percentile_table(result: &RunResult) -> (Vec<String>, Vec<Vec<String>>) {
     let l = &result.latency_us;
-    [
+    let rows = [
         ("50%", l.p50),
         ("66%", l.p66),
         ("75%", l.p75),
@@ -425,15 +435,20 @@ fn percentile_rows(result: &RunResult) -> Vec<Vec<String>> {
         ("99.9%", l.p99_9),
         ("99.99%", l.p99_99),
         ("max", l.max),
-    ]
-    .into_iter()
-    .map(|(label, us)| vec![label.to_string(), ms(us)])
-    .collect()
+    ];
+    let unit = LatencyUnit::for_column(&column(&rows, |(_, us)| *us));
+    let rows = rows
+        .into_iter()
+        .map(|(label, us)| vec![label.to_string(), unit.format(us as f64)])
+        .collect();
+    (vec!["percentile".to_string(), unit.header("latency")], rows)
 }
 
-fn breakdown_rows(result: &RunResult) -> Vec<Vec<String>> {
+/// Where the time went (connect, TLS, waiting, service, total): each
+/// column in one unit, chosen by the column's largest value.
+pub(crate) fn breakdown_table(result: &RunResult) -> (Vec<String>, Vec<Vec<String>>) {
     let b = &result.breakdown;
-    [
+    let phases: Vec<(&str, &stampede_metrics::TimingSummary)> = [
         ("connect", &b.connect),
         ("TLS", &b.tls),
         ("waiting", &b.waiting),
@@ -442,18 +457,40 @@ fn breakdown_rows(result: &RunResult) -> Vec<Vec<String>> {
     ]
     .into_iter()
     .filter(|(label, t)| *label != "TLS" || t.count > 0)
-    .map(|(label, t)| {
-        vec![
-            label.to_string(),
-            ms(t.min),
-            format_latency_us(t.mean),
-            format_latency_us(t.stdev),
-            ms(t.median),
-            ms(t.max),
-            format_count(t.count),
-        ]
-    })
-    .collect()
+    .collect();
+    let unit = |value: fn(&stampede_metrics::TimingSummary) -> f64| {
+        let values: Vec<f64> = phases.iter().map(|(_, t)| value(t)).collect();
+        LatencyUnit::for_column(&values)
+    };
+    let min = unit(|t| t.min as f64);
+    let mean = unit(|t| t.mean);
+    let sd = unit(|t| t.stdev);
+    let median = unit(|t| t.median as f64);
+    let max = unit(|t| t.max as f64);
+    let rows = phases
+        .iter()
+        .map(|(label, t)| {
+            vec![
+                label.to_string(),
+                min.format(t.min as f64),
+                mean.format(t.mean),
+                sd.format(t.stdev),
+                median.format(t.median as f64),
+                max.format(t.max as f64),
+                format_count(t.count),
+            ]
+        })
+        .collect();
+    let headers = vec![
+        String::new(),
+        min.header("min"),
+        mean.header("mean"),
+        sd.header("±sd"),
+        median.header("median"),
+        max.header("max"),
+        "count".to_string(),
+    ];
+    (headers, rows)
 }
 
 fn request_rows(result: &RunResult) -> Vec<Vec<String>> {
@@ -744,5 +781,20 @@ mod tests {
             render_html(&long_run(seconds), &mut out).unwrap();
             assert!(out.len() <= 500 * 1024, "{seconds} s: {} bytes", out.len());
         }
+    }
+
+    #[test]
+    fn detail_tables_write_each_column_in_one_unit() {
+        let result = run_503();
+        let (headers, rows) = percentile_table(&result);
+        assert_eq!(headers[1], "latency (ms)", "max 5.86 ms decides");
+        assert_eq!(rows[0], ["50%", "0.25"]);
+        assert_eq!(rows[10], ["max", "5.86"]);
+        let (headers, rows) = breakdown_table(&result);
+        assert_eq!(headers[1], "min (µs)");
+        assert_eq!(headers[5], "max (ms)");
+        let connect = &rows[0];
+        assert_eq!(connect[0], "connect");
+        assert_eq!(connect[1], result.breakdown.connect.min.to_string());
     }
 }
