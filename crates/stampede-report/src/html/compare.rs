@@ -4,7 +4,7 @@
 
 use super::charts::{charted_seconds, seconds, spectrum_chart, Axis, Chart, Reduce, Trace};
 use super::page::Page;
-use super::run::plan_rows;
+use super::tables::plan_rows;
 use crate::format::format_rate;
 use stampede_analysis::{Comparison, RepeatedComparison, Verdict};
 use stampede_metrics::{decode_histogram, RunResult};

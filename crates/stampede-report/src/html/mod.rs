@@ -8,6 +8,7 @@ mod compare;
 mod page;
 mod run;
 mod sweep;
+mod tables;
 mod units;
 
 pub use compare::{render_compare_html, Deltas, LabeledRun};

@@ -4,7 +4,7 @@
 
 use super::charts::{Axis, Chart, Style, Trace};
 use super::page::{Card, Page};
-use super::run::plan_rows;
+use super::tables::plan_rows;
 use super::units::LatencyUnit;
 use crate::format::format_rate;
 use stampede_analysis::{Load, SweepAnalysis};
