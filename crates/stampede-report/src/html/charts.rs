@@ -409,6 +409,16 @@ pub fn charted_seconds(points: &[SecondPoint]) -> Vec<SecondPoint> {
     out
 }
 
+/// A latency of one second in ms; a second in which no response completed
+/// has no latency (a gap in the line, not a 0 ms point).
+pub fn latency_ms(point: &SecondPoint, micros: u64) -> f64 {
+    if point.completed == 0 {
+        f64::NAN
+    } else {
+        micros as f64 / 1000.0
+    }
+}
+
 /// Seconds of the run as chart x values (the middle of each interval).
 pub fn seconds(points: &[SecondPoint]) -> Vec<f64> {
     points

@@ -2,7 +2,9 @@
 //! (throughput and p99 over time, percentile spectra) and the deltas table
 //! with verdicts, for a plain A/B(/C…) comparison or repeated runs.
 
-use super::charts::{charted_seconds, seconds, spectrum_chart, Axis, Chart, Reduce, Trace};
+use super::charts::{
+    charted_seconds, latency_ms, seconds, spectrum_chart, Axis, Chart, Reduce, Trace,
+};
 use super::page::Page;
 use super::tables::plan_rows;
 use crate::format::format_rate;
@@ -82,7 +84,7 @@ pub fn render_compare_html(
             "p99 latency per second",
             Axis::latency_ms(),
             Reduce::Max,
-            |p| p.p99_us as f64 / 1000.0,
+            |p| latency_ms(p, p.p99_us),
         ),
     );
     let histograms: Vec<(String, stampede_metrics::LatencyHistogram)> = runs

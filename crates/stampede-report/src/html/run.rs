@@ -4,7 +4,9 @@
 //! transport-error classes, process monitoring; the detail tables are
 //! tables.rs's.
 
-use super::charts::{charted_seconds, seconds, spectrum_chart, Axis, Chart, Style, Trace};
+use super::charts::{
+    charted_seconds, latency_ms, seconds, spectrum_chart, Axis, Chart, Style, Trace,
+};
 use super::page::{Card, Page};
 use super::tables::{
     as_str, breakdown_table, percentile_table, plan_rows, request_rows, targets_section,
@@ -211,7 +213,7 @@ pub(crate) fn latency_chart(result: &RunResult) -> Chart {
     let traces = series
         .into_iter()
         .map(|(name, value)| {
-            let y = points.iter().map(|p| value(p) as f64 / 1000.0).collect();
+            let y = points.iter().map(|p| latency_ms(p, value(p))).collect();
             Trace::line(name, x.clone(), y).worst()
         })
         .collect();
@@ -221,6 +223,7 @@ pub(crate) fn latency_chart(result: &RunResult) -> Chart {
         Axis::latency_ms(),
         traces,
     )
+    .when_empty("no responses")
 }
 
 pub(crate) fn connections_chart(result: &RunResult) -> Chart {
@@ -578,5 +581,18 @@ mod tests {
             render_html(&long_run(seconds), &mut out).unwrap();
             assert!(out.len() <= 500 * 1024, "{seconds} s: {} bytes", out.len());
         }
+    }
+
+    #[test]
+    fn a_second_without_responses_has_no_latency_point() {
+        let mut result = run_503();
+        result.timeseries[1].completed = 0;
+        result.timeseries[1].p99_us = 0;
+        let chart = latency_chart(&result);
+        let p99 = series(&chart, "p99");
+        assert!(p99.values[0].is_some());
+        assert_eq!(p99.values[1], None, "a gap, not 0 ms");
+        result.timeseries[0].completed = 0;
+        assert_eq!(latency_chart(&result).empty, "no responses");
     }
 }
