@@ -169,7 +169,7 @@ fn sweep_on_a_cpu_bound_target_finds_the_knee() {
     let text = stdout(&output);
     assert!(text.contains("Knee"), "{text}");
     let page = std::fs::read_to_string(&html).expect("sweep HTML written");
-    assert!(page.contains("<html") && page.contains("plotly"));
+    assert!(page.contains("<html") && page.contains("uPlot"));
 }
 
 #[test]
@@ -226,7 +226,7 @@ fn compare_prints_a_column_per_run_and_repeats_get_intervals() {
     );
     assert!(stdout(&repeated).contains("Welch"), "{}", stdout(&repeated));
     let page = std::fs::read_to_string(&compare_html).expect("compare HTML written");
-    assert!(page.contains("<html") && page.contains("plotly"));
+    assert!(page.contains("<html") && page.contains("uPlot"));
     // Single results: the side-by-side table.
     let target = spawn_target(one_thread());
     let url = format!("http://{}/", target.local_addr());

@@ -1,16 +1,19 @@
 //! The HTML reports of a run, a sweep and a comparison, opened in headless
-//! Chromium: the page loads with no console message (errors included), every
-//! chart container holds the SVG plotly.js drew after the scripts ran, and a
-//! screenshot PNG is saved under target/tmp/html-report/ for people to look
-//! at. Skipped, with a message, only when no Chromium is installed, and a
-//! failure then under STAMPEDE_REQUIRE_TOOLS=1 (.ci/run installs it and sets it).
+//! Chromium: the page loads nothing from anywhere and logs no console
+//! message (errors included); every chart container holds the one canvas
+//! uPlot drew, with ink, a title, axis titles and a legend; a run report
+//! stays under 500 KB; failed statuses and transport errors are separate
+//! series; a screenshot PNG is saved under target/tmp/html-report/ for
+//! people to look at. Skipped, with a message, only when no Chromium is installed,
+//! and a failure then under STAMPEDE_REQUIRE_TOOLS=1 (.ci/run installs it and sets it).
 
 use stampede_analysis::{
     analyze_sweep, compare, CompareOptions, Load, RunFigures, StepInput, Thresholds,
 };
 use stampede_metrics::RunResult;
 use stampede_report::{Deltas, LabeledRun, SweepStep};
-use stampede_testkit::{spawn_target, temp_dir, TargetConfig};
+use stampede_testkit::{read_request_head, spawn_target, temp_dir, RawServer, TargetConfig};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -45,18 +48,147 @@ fn headless(browser: &Path, page: &Path, extra: &[&str]) -> Output {
     output
 }
 
-/// Loads `page`, checks the console stayed silent and every chart in
-/// `charts` was drawn, and saves a screenshot as `name`.png.
-fn check_in_chromium(page: &Path, charts: &[&str], name: &str) {
+/// A script the test appends to a copy of the page (the report itself
+/// carries no test hooks): once the charts had time to draw, it writes
+/// into `<pre id="probe">`, per chart container, its canvases, their size,
+/// how many pixels hold ink, the title, the canvas' accessible description
+/// (uPlot draws axis titles on the canvas, so that is where the page names
+/// them in words) and the legend's names.
+const PROBE: &str = r#"<script>
+window.addEventListener("load", function () {
+  // Hover the middle of every chart, as a reader's mouse would, so the
+  // legend shows the values under the cursor.
+  setTimeout(function () {
+    document.querySelectorAll("[data-chart] .u-over").forEach(function (over) {
+      var box = over.getBoundingClientRect();
+      over.dispatchEvent(new MouseEvent("mouseenter", { bubbles: true }));
+      over.dispatchEvent(new MouseEvent("mousemove", {
+        bubbles: true,
+        clientX: box.left + box.width / 2,
+        clientY: box.top + box.height / 2
+      }));
+    });
+  }, 300);
+  setTimeout(function () {
+    var out = [];
+    document.querySelectorAll("[data-chart]").forEach(function (el) {
+      var canvases = el.querySelectorAll("canvas");
+      var c = canvases[0];
+      var inked = 0;
+      if (c && c.width > 0 && c.height > 0) {
+        var px = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+        for (var i = 3; i < px.length; i += 4) if (px[i] > 0) inked++;
+      }
+      var texts = function (selector) {
+        return Array.prototype.map.call(el.querySelectorAll(selector), function (l) {
+          return l.textContent;
+        });
+      };
+      out.push({
+        id: el.getAttribute("data-chart"),
+        canvases: canvases.length,
+        width: c ? c.width : 0,
+        height: c ? c.height : 0,
+        inked: inked,
+        title: texts(".u-title").join(""),
+        legend: texts(".u-legend .u-series .u-label"),
+        values: texts(".u-legend .u-series .u-value"),
+        described: c ? c.getAttribute("aria-label") || "" : "",
+        empty: texts(".chart-empty").join("")
+      });
+    });
+    var pre = document.createElement("pre");
+    pre.id = "probe";
+    pre.textContent = JSON.stringify(out);
+    document.body.appendChild(pre);
+  }, 700);
+});
+</script>"#;
+
+/// What the probe saw of one chart.
+#[derive(Debug)]
+struct Drawn {
+    id: String,
+    canvases: usize,
+    width: u32,
+    height: u32,
+    inked: u64,
+    title: String,
+    legend: Vec<String>,
+    /// The legend's values while the cursor is over the middle of the chart.
+    values: Vec<String>,
+    described: String,
+    empty: String,
+}
+
+impl Drawn {
+    fn from_probe(v: &serde_json::Value) -> Drawn {
+        let text = |key: &str| v[key].as_str().unwrap_or_default().to_string();
+        let number = |key: &str| v[key].as_u64().unwrap_or_default();
+        let texts = |key: &str| -> Vec<String> {
+            v[key]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|t| t.as_str())
+                        .map(String::from)
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        Drawn {
+            id: text("id"),
+            canvases: number("canvases") as usize,
+            width: number("width") as u32,
+            height: number("height") as u32,
+            inked: number("inked"),
+            title: text("title"),
+            legend: texts("legend"),
+            values: texts("values"),
+            described: text("described"),
+            empty: text("empty"),
+        }
+    }
+}
+
+/// Loads `page`, checks that nothing in it loads a resource, the console
+/// stayed silent and every chart in `charts` (in that order) has exactly
+/// one canvas, of non-zero size, with ink on it, a title, axis titles and
+/// a legend; hands what the probe saw to `check` for chart-specific
+/// assertions, and saves a screenshot as `name`.png.
+fn check_in_chromium(page: &Path, charts: &[&str], name: &str, check: impl Fn(&[Drawn])) {
     // Skips (or fails under STAMPEDE_REQUIRE_TOOLS=1) without a Chromium.
     let Some(browser) = stampede_testkit::tool_or_skip("chromium") else {
         return;
     };
+    let html = std::fs::read_to_string(page).expect("the report was written");
+    // Self-contained: no external script, style, image, font or request.
+    for needle in [
+        "src=",
+        "href=",
+        "<link",
+        "@import",
+        "url(",
+        "fetch(",
+        "XMLHttpRequest",
+    ] {
+        assert!(!html.contains(needle), "the page contains {needle}");
+    }
+    let probed = page.with_extension("probe.html");
+    std::fs::write(&probed, html.replace("</body>", &format!("{PROBE}</body>"))).unwrap();
+    // Every host name resolves to nothing: a page that reached for the
+    // network would log the failed load on the console.
     let output = headless(
         &browser,
-        page,
-        &["--enable-logging=stderr", "--v=0", "--dump-dom"],
+        &probed,
+        &[
+            "--enable-logging=stderr",
+            "--v=0",
+            "--host-resolver-rules=MAP * ~NOTFOUND",
+            "--dump-dom",
+        ],
     );
+    let _ = std::fs::remove_file(&probed);
     assert!(output.status.success(), "chromium failed: {output:?}");
     let log = String::from_utf8_lossy(&output.stderr);
     // Chromium logs every console message (log, warn, error, uncaught
@@ -64,19 +196,48 @@ fn check_in_chromium(page: &Path, charts: &[&str], name: &str) {
     let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
     assert!(console.is_empty(), "console messages: {console:#?}");
     let dom = String::from_utf8_lossy(&output.stdout);
-    let present: Vec<&str> = dom
-        .split("data-chart=\"")
-        .skip(1)
-        .map(|rest| rest.split('"').next().unwrap_or(""))
+    let probe = dom
+        .split("<pre id=\"probe\">")
+        .nth(1)
+        .and_then(|rest| rest.split("</pre>").next())
+        .unwrap_or_else(|| panic!("the probe did not run: {dom}"));
+    let probe = probe
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&");
+    let probe: serde_json::Value = serde_json::from_str(&probe).expect("the probe's JSON");
+    let drawn: Vec<Drawn> = probe
+        .as_array()
+        .expect("a list of charts")
+        .iter()
+        .map(Drawn::from_probe)
         .collect();
-    assert_eq!(present, charts, "the page's charts, in order");
-    for (section, id) in dom.split("data-chart=\"").skip(1).zip(charts) {
-        // plotly.js draws each chart as SVG layers of class main-svg.
+    let ids: Vec<&str> = drawn.iter().map(|d| d.id.as_str()).collect();
+    assert_eq!(ids, charts, "the page's charts, in order");
+    for chart in &drawn {
+        assert_eq!(chart.canvases, 1, "one canvas per chart: {chart:?}");
+        assert!(chart.width > 100 && chart.height > 100, "sized: {chart:?}");
+        // Axes, grid and series all leave ink; a blank canvas has none.
+        assert!(chart.inked > 1000, "not drawn: {chart:?}");
+        assert!(!chart.title.is_empty(), "titled: {chart:?}");
         assert!(
-            section.contains("main-svg") && section.contains("<path"),
-            "chart {id} was not drawn"
+            chart.described.contains("x axis: ") && chart.described.contains("y axis: "),
+            "axis titles: {chart:?}"
         );
+        assert!(chart.legend.len() >= 2, "legend of x and series: {chart:?}");
+        // Cursor values: x and at least one series say something under the
+        // cursor (charts with no data say their empty note instead).
+        if chart.empty.is_empty() {
+            let shown = chart
+                .values
+                .iter()
+                .filter(|v| v.as_str() != "\u{2014}")
+                .count();
+            assert!(shown >= 2, "values under the cursor: {chart:?}");
+        }
     }
+    check(&drawn);
     let shots = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("html-report");
     std::fs::create_dir_all(&shots).unwrap();
     let png = shots.join(format!("{name}.png"));
@@ -90,6 +251,14 @@ fn check_in_chromium(page: &Path, charts: &[&str], name: &str) {
     let bytes = std::fs::read(&png).expect("the screenshot was written");
     assert!(bytes.starts_with(b"\x89PNG"), "a PNG");
     eprintln!("screenshot: {}", png.display());
+}
+
+/// The chart `id` as the probe saw it.
+fn chart<'a>(drawn: &'a [Drawn], id: &str) -> &'a Drawn {
+    drawn
+        .iter()
+        .find(|d| d.id == id)
+        .unwrap_or_else(|| panic!("no chart {id} in {drawn:?}"))
 }
 
 /// Runs a load and returns its result.
@@ -156,7 +325,180 @@ fn run_report_draws_every_chart_in_chromium() {
         "cpu",
         "rss",
     ];
-    check_in_chromium(&page, &charts, "run");
+    // A report per run stays small (plotly.js made it ~4.6 MB).
+    let size = std::fs::metadata(&page).unwrap().len();
+    assert!(size <= 500 * 1024, "the run report is {size} bytes");
+    check_in_chromium(&page, &charts, "run", |drawn| {
+        let legend = &chart(drawn, "throughput").legend;
+        assert!(
+            legend.contains(&"failed status/s".to_string())
+                && legend.contains(&"transport errors/s".to_string()),
+            "{legend:?}"
+        );
+        assert_eq!(chart(drawn, "errors").empty, "no transport errors");
+        let spectrum = chart(drawn, "spectrum");
+        assert!(
+            spectrum
+                .described
+                .contains("x axis: percentile (log scale); y axis: latency (ms)"),
+            "{spectrum:?}"
+        );
+    });
+}
+
+/// The charts' JSON as the page carries it.
+fn chart_data(page: &Path) -> serde_json::Value {
+    let html = std::fs::read_to_string(page).expect("the report was written");
+    let open = "<script type=\"application/json\" id=\"chart-data\">";
+    let start = html.find(open).expect("the page carries chart data") + open.len();
+    let end = start + html[start..].find("</script>").expect("closed");
+    serde_json::from_str(&html[start..end]).expect("chart data is JSON")
+}
+
+/// The length of each charted interval: as recorded, except that the
+/// charts join a final interval under 0.25 s to the one before.
+fn charted_durations(result: &RunResult) -> Vec<f64> {
+    let mut durations: Vec<f64> = result.timeseries.iter().map(|p| p.duration_s).collect();
+    if durations.len() > 1 && durations[durations.len() - 1] < 0.25 {
+        let last = durations.pop().unwrap();
+        *durations.last_mut().unwrap() += last;
+    }
+    durations
+}
+
+/// The values of the series `name` of chart `id`, gaps as zero.
+fn series_values(data: &serde_json::Value, id: &str, name: &str) -> Vec<f64> {
+    let chart = data
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == id)
+        .unwrap_or_else(|| panic!("no chart {id}"));
+    let series = chart["chart"]["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == name)
+        .unwrap_or_else(|| panic!("no series {name} in chart {id}: {chart}"));
+    series["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap_or(0.0))
+        .collect()
+}
+
+/// Issue 16 item 12: 503s were drawn as "errors/s" while the report said
+/// "no errors". A 503 is a failed status: it goes in its own series, and
+/// the transport-error series and chart stay empty.
+#[test]
+fn run_report_draws_503s_as_failed_statuses_not_transport_errors() {
+    let target = spawn_target(one_thread());
+    let dir = temp_dir("html-report-503");
+    let page = dir.join("run.html");
+    let json = dir.join("run.json");
+    let url = format!("http://{}/status/503", target.local_addr());
+    let output = Command::new(binary())
+        .args([&url, "-n", "300", "-c", "2", "-t", "1", "-q", "--html"])
+        .arg(&page)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let result = RunResult::from_json(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(result.requests.failed_status, 300);
+    assert_eq!(result.requests.errors, 0);
+    let data = chart_data(&page);
+    let durations = charted_durations(&result);
+    let count = |name: &str| -> f64 {
+        series_values(&data, "throughput", name)
+            .iter()
+            .zip(&durations)
+            .map(|(rate, d)| rate * d)
+            .sum()
+    };
+    assert!((count("failed status/s") - 300.0).abs() < 0.5, "{data}");
+    assert_eq!(count("transport errors/s"), 0.0);
+    check_in_chromium(
+        &page,
+        &[
+            "throughput",
+            "latency",
+            "connections",
+            "spectrum",
+            "status",
+            "errors",
+            "cpu",
+            "rss",
+        ],
+        "run-503",
+        |drawn| {
+            assert_eq!(
+                chart(drawn, "errors").empty,
+                "no transport errors (300 failed status: see status codes)"
+            );
+            assert_eq!(chart(drawn, "errors").title, "Transport errors by class");
+        },
+    );
+}
+
+/// A server that answers the first request of each connection with a 503
+/// and cuts the answer to the second short: both kinds of failure, each
+/// counted in its own series.
+#[test]
+fn run_report_counts_failed_statuses_and_transport_errors_apart() {
+    let server = RawServer::start(|mut stream| {
+        if read_request_head(&mut stream) {
+            let _ =
+                stream.write_all(b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\n\r\n");
+        }
+        // Cut the next answer short: a truncated body is a transport error
+        // (a hang-up before any byte would be retried, not counted).
+        if read_request_head(&mut stream) {
+            let _ = stream.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\nshort");
+        }
+    });
+    let dir = temp_dir("html-report-failures");
+    let page = dir.join("run.html");
+    let json = dir.join("run.json");
+    let output = Command::new(binary())
+        .arg(server.url("/"))
+        .args(["-n", "200", "-c", "2", "-t", "1", "-q", "--html"])
+        .arg(&page)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let result = RunResult::from_json(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let (failed, errors) = (result.requests.failed_status, result.requests.errors);
+    assert!(failed > 0 && errors > 0, "{:?}", result.requests);
+    let data = chart_data(&page);
+    let durations = charted_durations(&result);
+    let count = |name: &str| -> f64 {
+        series_values(&data, "throughput", name)
+            .iter()
+            .zip(&durations)
+            .map(|(rate, d)| rate * d)
+            .sum()
+    };
+    assert!((count("failed status/s") - failed as f64).abs() < 0.5);
+    assert!((count("transport errors/s") - errors as f64).abs() < 0.5);
+    let classes: u64 = result.errors.values().sum();
+    let bars: f64 = series_values(&data, "errors", "count").iter().sum();
+    assert_eq!(
+        bars, classes as f64,
+        "the error-class bars are transport errors"
+    );
 }
 
 #[test]
@@ -188,7 +530,32 @@ fn sweep_report_draws_every_chart_in_chromium() {
     let page = temp_dir("html-report-sweep").join("sweep.html");
     let mut out = std::fs::File::create(&page).unwrap();
     stampede_report::render_sweep_html(&views, &analysis, &mut out).unwrap();
-    check_in_chromium(&page, &["sweep-throughput", "sweep-latency"], "sweep");
+    let html = std::fs::read_to_string(&page).unwrap();
+    // One unit per latency column, named in the header, none in the cells.
+    assert!(
+        ["µs", "ms", "s"]
+            .iter()
+            .any(|u| html.contains(&format!("<th>mean ({u})</th>"))),
+        "{html}"
+    );
+    assert!(html.contains("<th>goodput (req/s)</th>"));
+    check_in_chromium(
+        &page,
+        &["sweep-throughput", "sweep-latency"],
+        "sweep",
+        |drawn| {
+            let throughput = &chart(drawn, "sweep-throughput").described;
+            assert!(
+                throughput.contains("x axis: connections; y axis: responses/s"),
+                "{throughput}"
+            );
+            let latency = &chart(drawn, "sweep-latency").described;
+            assert!(
+                latency.contains("x axis: connections; y axis: latency (ms)"),
+                "{latency}"
+            );
+        },
+    );
 }
 
 #[test]
@@ -217,5 +584,14 @@ fn compare_report_draws_every_chart_in_chromium() {
         &page,
         &["compare-throughput", "compare-p99", "compare-spectrum"],
         "compare",
+        |drawn| {
+            for chart in drawn {
+                assert!(
+                    chart.legend.contains(&"a.json".to_string())
+                        && chart.legend.contains(&"b.json".to_string()),
+                    "both runs in {chart:?}"
+                );
+            }
+        },
     );
 }

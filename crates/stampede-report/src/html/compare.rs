@@ -3,11 +3,12 @@
 //! with verdicts; a file of repeated runs shows its mean with its interval,
 //! and the interval of each difference where either side has rounds.
 
-use super::charts::{layout, line, seconds, spectrum_plot};
+use super::charts::{
+    charted_seconds, latency_ms, seconds, spectrum_chart, Axis, Chart, Reduce, Trace,
+};
 use super::page::Page;
-use super::run::plan_rows;
+use super::tables::plan_rows;
 use crate::format::format_rate;
-use plotly::Plot;
 use stampede_analysis::{Comparison, Verdict};
 use stampede_metrics::{decode_histogram, RunResult};
 use std::io::{self, Write};
@@ -67,13 +68,17 @@ pub fn render_compare_html(
     page.heading("Runs overlaid");
     page.chart(
         "compare-throughput",
-        over_time(runs, "Throughput", "responses/s", |p| p.rps),
+        over_time(runs, "Throughput", Axis::rate(), Reduce::Mean, |p| p.rps),
     );
     page.chart(
         "compare-p99",
-        over_time(runs, "p99 latency per second", "latency (ms)", |p| {
-            p.p99_us as f64 / 1000.0
-        }),
+        over_time(
+            runs,
+            "p99 latency per second",
+            Axis::latency_ms(),
+            Reduce::Max,
+            |p| latency_ms(p, p.p99_us),
+        ),
     );
     let histograms: Vec<(String, stampede_metrics::LatencyHistogram)> = runs
         .iter()
@@ -87,7 +92,7 @@ pub fn render_compare_html(
         histograms.iter().map(|(l, h)| (l.clone(), h)).collect();
     page.chart(
         "compare-spectrum",
-        spectrum_plot("Latency by percentile (log scale)", &series),
+        spectrum_chart("Latency by percentile (log scale)", &series),
     );
     for run in runs {
         page.heading(&format!("Plan and environment: {}", run.label));
@@ -103,23 +108,29 @@ pub fn render_compare_html(
     )
 }
 
-fn over_time(
+/// One figure of every run over time, on shared axes; runs of different
+/// lengths share one x (each run's missing seconds are gaps).
+pub(crate) fn over_time(
     runs: &[LabeledRun<'_>],
     title: &str,
-    y_title: &str,
+    y: Axis,
+    reduce: Reduce,
     value: fn(&stampede_metrics::SecondPoint) -> f64,
-) -> Plot {
-    let mut plot = Plot::new();
-    for run in runs {
-        let points = &run.result.timeseries;
-        plot.add_trace(line(
-            run.label,
-            seconds(points),
-            points.iter().map(value).collect(),
-        ));
-    }
-    plot.set_layout(layout(title, "seconds", y_title));
-    plot
+) -> Chart {
+    let traces = runs
+        .iter()
+        .map(|run| {
+            let points = &charted_seconds(&run.result.timeseries);
+            let mut trace = Trace::line(
+                run.label,
+                seconds(points),
+                points.iter().map(value).collect(),
+            );
+            trace.reduce = reduce;
+            trace
+        })
+        .collect();
+    Chart::lines(title, Axis::seconds(), y, traces)
 }
 
 fn verdict_class(verdict: Verdict) -> &'static str {
@@ -175,4 +186,37 @@ fn comparison_rows(comparison: &Comparison) -> Vec<Vec<String>> {
             cells
         })
         .collect()
+}
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_of_different_lengths_share_one_time_axis() {
+        let a = RunResult::from_json(include_str!("testdata/run-503.json")).expect("fixture");
+        let mut b = a.clone();
+        b.timeseries.truncate(1);
+        b.timeseries[0].p99_us = 2_500;
+        let runs = [
+            LabeledRun {
+                label: "a.json",
+                result: &a,
+            },
+            LabeledRun {
+                label: "b.json",
+                result: &b,
+            },
+        ];
+        let chart = over_time(&runs, "p99", Axis::latency_ms(), Reduce::Max, |p| {
+            p.p99_us as f64 / 1000.0
+        });
+        assert_eq!(chart.xs, vec![0.5, 1.5]);
+        assert_eq!(chart.series[0].name, "a.json");
+        assert_eq!(
+            chart.series[1].values,
+            vec![Some(2.5), None],
+            "b ran one second"
+        );
+        assert_eq!(chart.y.label, "latency (ms)");
+    }
 }

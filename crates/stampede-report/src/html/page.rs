@@ -1,10 +1,18 @@
-//! The HTML page around the charts: one self-contained document with the
-//! plotly.js library inlined (taken from the `plotly` crate, which ships it),
-//! summary cards, tables and chart containers. Owns markup and style only;
+//! The HTML page around the charts: one self-contained document with uPlot
+//! (vendored under crates/stampede-report/assets/uplot, MIT) and the
+//! report's own chart script inlined, summary cards, tables, chart
+//! containers and the charts' data as JSON. Owns markup and style only;
 //! what goes on a page is decided by run.rs, sweep.rs and compare.rs.
 
-use plotly::{Configuration, Plot};
+use super::charts::Chart;
+use serde::Serialize;
 use std::io::{self, Write};
+
+/// uPlot's minified browser build, inlined so the report needs no network.
+const UPLOT_JS: &str = include_str!("../../assets/uplot/uPlot.iife.min.js");
+const UPLOT_CSS: &str = include_str!("../../assets/uplot/uPlot.min.css");
+/// The hand-written script that turns the charts' JSON into uPlot charts.
+const CHARTS_JS: &str = include_str!("charts.js");
 
 /// Escapes text for HTML element content and attribute values.
 pub fn escape(text: &str) -> String {
@@ -33,17 +41,23 @@ pub struct Card {
 pub struct Page {
     title: String,
     body: String,
+    charts: Vec<PlacedChart>,
 }
 
-/// The plotly.js bundle as one `<script>` element. The crate's offline
-/// sources also carry MathJax (2 MB), which the report never uses (no LaTeX
-/// in titles), so only the first script element, plotly.js itself, is kept.
-fn plotly_script() -> String {
-    let sources = Plot::offline_js_sources();
-    match sources.find("</script>") {
-        Some(end) => sources[..end + "</script>".len()].to_string(),
-        None => sources,
-    }
+/// A chart and the container (`data-chart` id) it is drawn in.
+#[derive(Serialize)]
+pub struct PlacedChart {
+    pub id: String,
+    pub chart: Chart,
+}
+
+/// The charts' data as JSON that is safe inside a `<script>` element: `<`
+/// only occurs in JSON strings, where `\u003c` means the same, so no
+/// `</script>` or `<!--` in a label can end the element early.
+pub fn chart_data_json(charts: &[PlacedChart]) -> String {
+    serde_json::to_string(charts)
+        .expect("chart data is plain numbers and strings")
+        .replace('<', "\\u003c")
 }
 
 const STYLE: &str = r#"
@@ -60,7 +74,12 @@ h2 { font-size:16px; margin:28px 0 10px; padding-bottom:4px; border-bottom:1px s
 .card .label { color:var(--muted); font-size:12px; text-transform:uppercase; letter-spacing:.04em; }
 .card .value { font-size:24px; font-weight:600; margin-top:2px; }
 .card .detail { color:var(--muted); font-size:12px; }
-.chart { background:#fff; border:1px solid var(--line); border-radius:8px; height:380px; margin:12px 0; padding:4px; }
+.chart { position:relative; background:#fff; border:1px solid var(--line); border-radius:8px; min-height:380px; margin:12px 0; padding:8px 4px 4px; overflow:hidden; }
+.chart .u-title { font-size:15px; font-weight:600; }
+.chart .u-legend { font-size:12px; }
+.chart-empty { position:absolute; left:0; right:0; top:40%; text-align:center; pointer-events:none; }
+.chart-empty span { display:inline-block; background:rgba(255,255,255,.92); padding:6px 12px; border-radius:6px; font-size:16px; color:var(--muted); }
+.grid2 > * { min-width:0; }
 .grid2 { display:grid; grid-template-columns:1fr 1fr; gap:12px; }
 @media (max-width: 900px) { .grid2 { grid-template-columns:1fr; } }
 table { border-collapse:collapse; background:#fff; border:1px solid var(--line); border-radius:8px; margin:8px 0; font-variant-numeric:tabular-nums; }
@@ -80,6 +99,7 @@ impl Page {
         let mut page = Page {
             title: title.to_string(),
             body: String::new(),
+            charts: Vec::new(),
         };
         page.body.push_str(&format!(
             "<header><h1>{}</h1><p>{}</p></header>\n<main>\n",
@@ -178,31 +198,41 @@ impl Page {
     }
 
     /// A chart in its own container; `id` names it for tests and links.
-    pub fn chart(&mut self, id: &str, mut plot: Plot) {
-        plot.set_configuration(Configuration::new().responsive(true).display_logo(false));
+    /// The container stays empty until the page's script draws into it.
+    pub fn chart(&mut self, id: &str, chart: Chart) {
         self.body.push_str(&format!(
-            "<div class=\"chart\" data-chart=\"{}\">{}</div>\n",
-            escape(id),
-            plot.to_inline_html(Some(&format!("chart-{}", escape(id))))
+            "<div class=\"chart\" data-chart=\"{}\"></div>\n",
+            escape(id)
         ));
+        self.charts.push(PlacedChart {
+            id: id.to_string(),
+            chart,
+        });
     }
 
-    /// Writes the complete document.
+    /// Writes the complete document: the scripts come last, after every
+    /// container they draw into.
     pub fn write(self, footer: &str, out: &mut dyn Write) -> io::Result<()> {
         write!(
             out,
             "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
              <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-             <meta name=\"generator\" content=\"stampede\">\n<title>{}</title>\n<style>{STYLE}</style>\n{}\n</head>\n<body>\n",
+             <meta name=\"generator\" content=\"stampede\">\n<title>{}</title>\n\
+             <style>{UPLOT_CSS}</style>\n<style>{STYLE}</style>\n</head>\n<body>\n",
             escape(&self.title),
-            plotly_script()
         )?;
         out.write_all(self.body.as_bytes())?;
+        writeln!(out, "<footer>{}</footer>\n</main>", escape(footer))?;
         writeln!(
             out,
-            "<footer>{}</footer>\n</main>\n</body>\n</html>",
-            escape(footer)
-        )
+            "<script type=\"application/json\" id=\"chart-data\">{}</script>",
+            chart_data_json(&self.charts)
+        )?;
+        writeln!(
+            out,
+            "<script>{UPLOT_JS}</script>\n<script>{CHARTS_JS}</script>"
+        )?;
+        writeln!(out, "</body>\n</html>")
     }
 }
 
@@ -219,11 +249,49 @@ mod tests {
     }
 
     #[test]
-    fn the_script_is_plotly_alone() {
-        let script = plotly_script();
-        assert!(script.starts_with("<script"));
-        assert!(script.ends_with("</script>"));
-        assert!(script.contains("plotly.js v"));
-        assert_eq!(script.matches("<script").count(), 1, "MathJax left out");
+    fn the_vendored_uplot_is_the_recorded_version() {
+        assert!(UPLOT_JS.starts_with("/*! https://github.com/leeoniya/uPlot (v1.6.32) */"));
+        assert!(UPLOT_CSS.contains(".uplot"));
+        for script in [UPLOT_JS, CHARTS_JS] {
+            assert!(!script.contains("</script"), "would end the element early");
+        }
+    }
+
+    #[test]
+    fn chart_data_cannot_end_its_script_element() {
+        let chart = Chart::bars("</script><!--", "x", &[("<b>".into(), 1)], "none");
+        let json = chart_data_json(&[PlacedChart {
+            id: "c".into(),
+            chart,
+        }]);
+        assert!(!json.contains('<'), "{json}");
+        let back: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(back[0]["chart"]["title"], "</script><!--");
+        assert_eq!(back[0]["chart"]["categories"][0], "<b>");
+    }
+
+    #[test]
+    fn the_page_reaches_no_network() {
+        let mut page = Page::new("t", "s");
+        page.chart("c", Chart::bars("b", "x", &[("200".into(), 1)], "none"));
+        let mut out = Vec::new();
+        page.write("f", &mut out).unwrap();
+        let html = String::from_utf8(out).unwrap();
+        // Nothing that loads a resource: no external scripts, styles,
+        // images, fonts or requests from script.
+        for needle in [
+            "src=",
+            "href=",
+            "<link",
+            "@import",
+            "url(",
+            "fetch(",
+            "XMLHttpRequest",
+            "WebSocket",
+            "sendBeacon",
+        ] {
+            assert!(!html.contains(needle), "the page contains {needle}");
+        }
+        assert!(html.contains("data-chart=\"c\""));
     }
 }

@@ -1,13 +1,17 @@
-//! The HTML report of one run: plan and environment, summary cards, the
-//! series over time (throughput and errors, latency percentiles, open
-//! connections), the percentile spectrum, status codes and error classes,
-//! server monitoring, and the detail tables.
+//! The HTML report of one run: summary cards, the series over time
+//! (throughput with failed statuses and transport errors, latency
+//! percentiles, open connections), the percentile spectrum, status codes and
+//! transport-error classes, process monitoring; the detail tables are
+//! tables.rs's.
 
-use super::charts::{self, layout, line, right_axis, seconds, spectrum_plot};
+use super::charts::{
+    charted_seconds, latency_ms, seconds, spectrum_chart, Axis, Chart, Style, Trace,
+};
 use super::page::{Card, Page};
+use super::tables::{
+    as_str, breakdown_table, percentile_table, plan_rows, request_rows, targets_section,
+};
 use crate::format::{format_bytes, format_count, format_latency_us, format_rate};
-use plotly::layout::BarMode;
-use plotly::{Bar, Plot};
 use stampede_metrics::{decode_histogram, RunResult};
 use std::io::{self, Write};
 
@@ -41,28 +45,19 @@ pub fn render_html(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     spectrum_section(&mut page, result);
     page.heading("Responses and errors");
     page.open_row();
-    let statuses = status_counts(result);
-    page.chart(
-        "status",
-        charts::bars("Status codes", "status", &statuses, "no responses"),
-    );
-    let errors = error_counts(result);
-    page.chart(
-        "errors",
-        charts::bars("Errors by class", "error class", &errors, "no errors"),
-    );
+    page.chart("status", status_chart(result));
+    page.chart("errors", errors_chart(result));
     page.close_row();
     monitor_section(&mut page, result);
     targets_section(&mut page, result);
     page.heading("Details");
     page.open_row();
     page.raw("<div>");
-    page.table(&["percentile", "latency"], &percentile_rows(result));
+    let (headers, rows) = percentile_table(result);
+    page.table(&as_str(&headers), &rows);
     page.raw("</div><div>");
-    page.table(
-        &["", "min", "mean", "±sd", "median", "max", "count"],
-        &breakdown_rows(result),
-    );
+    let (headers, rows) = breakdown_table(result);
+    page.table(&as_str(&headers), &rows);
     page.table(&["requests", "count"], &request_rows(result));
     page.raw("</div>");
     page.close_row();
@@ -104,7 +99,7 @@ pub(crate) fn summary_cards(result: &RunResult) -> Vec<Card> {
             label: "error rate",
             value: format!("{:.2}%", result.error_rate_pct),
             detail: format!(
-                "{} failed status · {} errors",
+                "{} failed status · {} transport errors",
                 format_count(result.requests.failed_status),
                 format_count(result.requests.errors)
             ),
@@ -152,90 +147,115 @@ fn slo_section(page: &mut Page, result: &RunResult) {
     page.table(&["condition", "measured", "result"], &rows);
 }
 
-fn throughput_chart(result: &RunResult) -> Plot {
-    let points = &result.timeseries;
+/// Per second: responses and successful responses on the left axis; on
+/// the right, as bars side by side, the two kinds of failure the text report
+/// counts apart: failed statuses (a response with status >= 400, e.g. a 503)
+/// and transport errors (no response: connect, timeout, reset... the
+/// `errors.*` classes). A 503 is a failed status, never a transport error.
+pub(crate) fn throughput_chart(result: &RunResult) -> Chart {
+    let points = &charted_seconds(&result.timeseries);
     let x = seconds(points);
-    let mut plot = Plot::new();
-    plot.add_trace(line(
-        "responses/s",
-        x.clone(),
-        points.iter().map(|p| p.rps).collect(),
-    ));
-    plot.add_trace(line(
-        "successful/s",
-        x.clone(),
-        points
-            .iter()
-            .map(|p| p.success as f64 / p.duration_s)
-            .collect(),
-    ));
-    let errors: Vec<f64> = points
-        .iter()
-        .map(|p| (p.errors.values().sum::<u64>() + p.completed - p.success) as f64 / p.duration_s)
-        .collect();
-    plot.add_trace(
-        Bar::new(x, errors)
-            .name("errors/s")
-            .y_axis("y2")
-            .opacity(0.6),
-    );
-    plot.set_layout(
-        layout("Throughput and errors", "seconds", "responses/s")
-            .y_axis2(right_axis("errors/s"))
-            .bar_mode(BarMode::Overlay),
-    );
-    plot
+    let per_s = |f: fn(&stampede_metrics::SecondPoint) -> u64| -> Vec<f64> {
+        points.iter().map(|p| f(p) as f64 / p.duration_s).collect()
+    };
+    let traces = vec![
+        Trace::line(
+            "responses/s",
+            x.clone(),
+            points.iter().map(|p| p.rps).collect(),
+        ),
+        // Dashed: with no failures it lies on the responses/s line, and
+        // both must stay visible.
+        Trace::new(
+            "successful/s",
+            Style::Dashed,
+            x.clone(),
+            per_s(|p| p.success),
+        ),
+        Trace::new(
+            "failed status/s",
+            Style::Bars,
+            x.clone(),
+            per_s(|p| p.completed.saturating_sub(p.success)),
+        )
+        .right()
+        .aligned(-1),
+        Trace::new(
+            "transport errors/s",
+            Style::Bars,
+            x,
+            per_s(|p| p.errors.values().sum()),
+        )
+        .right()
+        .aligned(1),
+    ];
+    Chart::lines(
+        "Throughput, failed statuses and transport errors",
+        Axis::seconds(),
+        Axis::rate(),
+        traces,
+    )
+    .with_right_axis(Axis::new("failed status/s, transport errors/s", "", 2))
 }
 
 /// Reads one figure of a second of the run.
 type PointValue = fn(&stampede_metrics::SecondPoint) -> u64;
 
-fn latency_chart(result: &RunResult) -> Plot {
-    let points = &result.timeseries;
+pub(crate) fn latency_chart(result: &RunResult) -> Chart {
+    let points = &charted_seconds(&result.timeseries);
     let x = seconds(points);
-    let mut plot = Plot::new();
     let series: [(&str, PointValue); 4] = [
         ("p50", |p| p.p50_us),
         ("p90", |p| p.p90_us),
         ("p99", |p| p.p99_us),
         ("max", |p| p.max_us),
     ];
-    for (name, value) in series {
-        let y = points.iter().map(|p| value(p) as f64 / 1000.0).collect();
-        plot.add_trace(line(name, x.clone(), y));
-    }
-    plot.set_layout(layout(
+    let traces = series
+        .into_iter()
+        .map(|(name, value)| {
+            let y = points.iter().map(|p| latency_ms(p, value(p))).collect();
+            Trace::line(name, x.clone(), y).worst()
+        })
+        .collect();
+    Chart::lines(
         "Latency percentiles per second",
-        "seconds",
-        "latency (ms)",
-    ));
-    plot
+        Axis::seconds(),
+        Axis::latency_ms(),
+        traces,
+    )
+    .when_empty("no responses")
 }
 
-fn connections_chart(result: &RunResult) -> Plot {
-    let points = &result.timeseries;
+pub(crate) fn connections_chart(result: &RunResult) -> Chart {
+    let points = &charted_seconds(&result.timeseries);
     let x = seconds(points);
-    let mut plot = Plot::new();
-    plot.add_trace(line(
-        "open connections",
-        x.clone(),
-        points.iter().map(|p| p.open_connections as f64).collect(),
-    ));
-    plot.add_trace(line(
-        "in flight",
-        x.clone(),
-        points.iter().map(|p| p.in_flight as f64).collect(),
-    ));
+    let mut traces = vec![
+        Trace::line(
+            "open connections",
+            x.clone(),
+            points.iter().map(|p| p.open_connections as f64).collect(),
+        ),
+        Trace::line(
+            "in flight",
+            x.clone(),
+            points.iter().map(|p| p.in_flight as f64).collect(),
+        ),
+    ];
     let closed = result.plan.model == "closed";
     if closed && !result.plan.stages.is_empty() {
-        plot.add_trace(charts::dashed(
+        traces.push(Trace::new(
             "target",
+            Style::Dashed,
             x,
             points.iter().map(|p| p.target).collect(),
         ));
     }
-    plot.set_layout(layout("Open connections", "seconds", "connections"));
-    plot
+    Chart::lines(
+        "Open connections",
+        Axis::seconds(),
+        Axis::new("connections", "", 0),
+        traces,
+    )
 }
 
 fn spectrum_section(page: &mut Page, result: &RunResult) {
@@ -251,27 +271,38 @@ fn spectrum_section(page: &mut Page, result: &RunResult) {
             }
             page.chart(
                 "spectrum",
-                spectrum_plot("Latency by percentile (log scale)", &series),
+                spectrum_chart("Latency by percentile (log scale)", &series),
             );
         }
         Err(error) => page.notes("warnings", &[format!("no percentile spectrum: {error}")]),
     }
 }
 
-fn status_counts(result: &RunResult) -> Vec<(String, u64)> {
-    result
+pub(crate) fn status_chart(result: &RunResult) -> Chart {
+    let counts: Vec<(String, u64)> = result
         .status
         .iter()
         .map(|(code, n)| (code.clone(), *n))
-        .collect()
+        .collect();
+    Chart::bars("Status codes", "status", &counts, "no responses")
 }
 
-fn error_counts(result: &RunResult) -> Vec<(String, u64)> {
-    result
+/// Transport errors only (requests that got no response); failed statuses
+/// are in the status-code chart, and the empty note says so.
+pub(crate) fn errors_chart(result: &RunResult) -> Chart {
+    let counts: Vec<(String, u64)> = result
         .errors
         .iter()
         .map(|(class, n)| (class.clone(), *n))
-        .collect()
+        .collect();
+    let empty = match result.requests.failed_status {
+        0 => "no transport errors".to_string(),
+        n => format!(
+            "no transport errors ({} failed status: see status codes)",
+            format_count(n)
+        ),
+    };
+    Chart::bars("Transport errors by class", "error class", &counts, &empty)
 }
 
 fn monitor_section(page: &mut Page, result: &RunResult) {
@@ -282,26 +313,7 @@ fn monitor_section(page: &mut Page, result: &RunResult) {
         return;
     }
     page.heading("Processes");
-    let mut cpu = Plot::new();
-    let mut rss = Plot::new();
-    for process in &monitor.processes {
-        let name = format!("{} {} ({})", process.role, process.name, process.pid);
-        let x: Vec<f64> = process.samples.iter().map(|s| s.t_s).collect();
-        let busy = process
-            .samples
-            .iter()
-            .map(|s| s.cpu_user_pct + s.cpu_sys_pct)
-            .collect();
-        let memory = process
-            .samples
-            .iter()
-            .map(|s| s.rss_bytes as f64 / (1024.0 * 1024.0))
-            .collect();
-        cpu.add_trace(line(&name, x.clone(), busy));
-        rss.add_trace(line(&name, x, memory));
-    }
-    cpu.set_layout(layout("CPU (100% = one core)", "seconds", "CPU %"));
-    rss.set_layout(layout("Resident memory", "seconds", "MiB"));
+    let (cpu, rss) = process_charts(monitor);
     page.open_row();
     page.chart("cpu", cpu);
     page.chart("rss", rss);
@@ -332,164 +344,255 @@ fn monitor_section(page: &mut Page, result: &RunResult) {
     );
 }
 
-/// One row per request of a `--targets` mix.
-fn targets_section(page: &mut Page, result: &RunResult) {
-    if result.targets.is_empty() {
-        return;
-    }
-    page.heading("Targets");
-    let rows: Vec<Vec<String>> = result
-        .targets
-        .iter()
-        .map(|t| {
-            vec![
-                format!("{} {}", t.method, t.url),
-                t.weight.to_string(),
-                format_count(t.finished),
-                format_rate(t.goodput),
-                format!("{:.2}%", t.error_rate_pct),
-                ms(t.latency_us.p50),
-                ms(t.latency_us.p99),
-                ms(t.latency_us.max),
-            ]
-        })
-        .collect();
-    page.table(
-        &[
-            "target", "weight", "finished", "goodput", "errors", "p50", "p99", "max",
-        ],
-        &rows,
-    );
-}
-
-fn percentile_rows(result: &RunResult) -> Vec<Vec<String>> {
-    let l = &result.latency_us;
-    [
-        ("50%", l.p50),
-        ("66%", l.p66),
-        ("75%", l.p75),
-        ("80%", l.p80),
-        ("90%", l.p90),
-        ("95%", l.p95),
-        ("98%", l.p98),
-        ("99%", l.p99),
-        ("99.9%", l.p99_9),
-        ("99.99%", l.p99_99),
-        ("max", l.max),
-    ]
-    .into_iter()
-    .map(|(label, us)| vec![label.to_string(), ms(us)])
-    .collect()
-}
-
-fn breakdown_rows(result: &RunResult) -> Vec<Vec<String>> {
-    let b = &result.breakdown;
-    [
-        ("connect", &b.connect),
-        ("TLS", &b.tls),
-        ("waiting", &b.waiting),
-        ("service", &b.service),
-        ("total", &b.total),
-    ]
-    .into_iter()
-    .filter(|(label, t)| *label != "TLS" || t.count > 0)
-    .map(|(label, t)| {
-        vec![
-            label.to_string(),
-            ms(t.min),
-            format_latency_us(t.mean),
-            format_latency_us(t.stdev),
-            ms(t.median),
-            ms(t.max),
-            format_count(t.count),
-        ]
-    })
-    .collect()
-}
-
-fn request_rows(result: &RunResult) -> Vec<Vec<String>> {
-    let r = &result.requests;
-    let mut rows = vec![
-        vec!["sent".into(), format_count(r.sent)],
-        vec!["success (< 400)".into(), format_count(r.success)],
-        vec![
-            "failed status (>= 400)".into(),
-            format_count(r.failed_status),
-        ],
-        vec!["errors".into(), format_count(r.errors)],
-        vec!["unfinished".into(), format_count(r.unfinished)],
-        vec![
-            "connections opened".into(),
-            format_count(result.connections.opened),
-        ],
-        vec![
-            "reconnects".into(),
-            format_count(result.connections.reconnects),
-        ],
-    ];
-    if let Some(log) = &result.request_log {
-        rows.push(vec!["request log lines".into(), format_count(log.written)]);
-        rows.push(vec![
-            "request log dropped".into(),
-            format_count(log.dropped),
-        ]);
-    }
-    rows
-}
-
-/// The plan and the machine, as setting/value rows.
-pub(crate) fn plan_rows(result: &RunResult) -> Vec<Vec<String>> {
-    let p = &result.plan;
-    let e = &result.environment;
-    let mut rows: Vec<(&str, String)> = vec![
-        ("target", format!("{} {}", p.method, p.url)),
-        ("date", result.started_at.clone()),
-        ("tool", format!("stampede {}", result.version)),
-        ("model", p.model.clone()),
-        ("connections", p.connections.to_string()),
-        ("threads", p.threads.to_string()),
-    ];
-    if let Some(rate) = p.rate {
-        let arrival = p.arrival.clone().unwrap_or_default();
-        rows.push(("rate", format!("{} req/s ({arrival})", format_rate(rate))));
-    }
-    if let Some(d) = p.duration_s {
-        rows.push(("duration", format!("{d}s")));
-    }
-    if let Some(n) = p.requests {
-        rows.push(("requests", format_count(n)));
-    }
-    if !p.stages.is_empty() {
-        let stages: Vec<String> = p
-            .stages
+/// CPU and resident memory of each monitored process over time.
+pub(crate) fn process_charts(monitor: &stampede_metrics::MonitorReport) -> (Chart, Chart) {
+    let mut cpu = Vec::new();
+    let mut rss = Vec::new();
+    for process in &monitor.processes {
+        let name = format!("{} {} ({})", process.role, process.name, process.pid);
+        let x: Vec<f64> = process.samples.iter().map(|s| s.t_s).collect();
+        let busy = process
+            .samples
             .iter()
-            .map(|s| format!("{}s:{}", s.duration_s, s.target))
+            .map(|s| s.cpu_user_pct + s.cpu_sys_pct)
             .collect();
-        rows.push(("stages", stages.join(", ")));
+        let memory = process
+            .samples
+            .iter()
+            .map(|s| s.rss_bytes as f64 / (1024.0 * 1024.0))
+            .collect();
+        cpu.push(Trace::line(&name, x.clone(), busy));
+        rss.push(Trace::line(&name, x, memory).worst());
     }
-    if let Some(w) = p.warmup_s {
-        rows.push(("warm-up", format!("{w}s")));
+    (
+        Chart::lines(
+            "CPU (100% = one core)",
+            Axis::seconds(),
+            Axis::new("CPU (%)", "%", 1),
+            cpu,
+        ),
+        Chart::lines(
+            "Resident memory",
+            Axis::seconds(),
+            Axis::new("resident memory (MiB)", "MiB", 1),
+            rss,
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::html::charts::{Kind, Series, Side};
+
+    /// A real 2-second run against `/status/503`: every response a failed
+    /// status, no transport error.
+    fn run_503() -> RunResult {
+        RunResult::from_json(include_str!("testdata/run-503.json")).expect("fixture parses")
     }
-    rows.extend([
-        ("keep-alive", p.keepalive.to_string()),
-        ("HTTP version", p.http_version.clone()),
-        (
-            "timeouts",
-            format!(
-                "connect {}s, response {}s",
-                p.connect_timeout_s, p.timeout_s
-            ),
-        ),
-        ("request body", format_bytes(p.body_bytes as f64)),
-        ("host", e.hostname.clone()),
-        ("OS", format!("{} {}", e.os, e.kernel)),
-        ("CPU", format!("{} × {}", e.cpus, e.cpu_model)),
-        (
-            "open files",
-            format!("{} (hard {})", e.rlimit_nofile, e.rlimit_nofile_max),
-        ),
-    ]);
-    rows.into_iter()
-        .map(|(k, v)| vec![k.to_string(), v])
-        .collect()
+
+    fn series<'a>(chart: &'a Chart, name: &str) -> &'a Series {
+        chart
+            .series
+            .iter()
+            .find(|s| s.name == name)
+            .unwrap_or_else(|| panic!("no series {name} in {chart:?}"))
+    }
+
+    fn total(series: &Series) -> f64 {
+        series.values.iter().flatten().sum()
+    }
+
+    #[test]
+    fn a_503_is_a_failed_status_never_a_transport_error() {
+        let result = run_503();
+        let chart = throughput_chart(&result);
+        let names: Vec<&str> = chart.series.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "responses/s",
+                "successful/s",
+                "failed status/s",
+                "transport errors/s"
+            ]
+        );
+        let failed = series(&chart, "failed status/s");
+        let transport = series(&chart, "transport errors/s");
+        assert_eq!(failed.style, Style::Bars);
+        assert_eq!((failed.side, transport.side), (Side::Right, Side::Right));
+        // Each point is a rate over a 1 s interval: the sum is the count.
+        assert_eq!(total(failed), result.requests.failed_status as f64);
+        assert_eq!(total(transport), 0.0);
+        assert_eq!(total(series(&chart, "successful/s")), 0.0);
+        let errors = errors_chart(&result);
+        assert!(errors.series[0].values.is_empty());
+        assert!(
+            errors.empty.starts_with("no transport errors (")
+                && errors.empty.contains("failed status"),
+            "{}",
+            errors.empty
+        );
+    }
+
+    #[test]
+    fn transport_errors_are_their_own_series_per_second_of_a_partial_interval() {
+        let mut result = run_503();
+        let mut last = result.timeseries[1].clone();
+        last.second = 2;
+        last.duration_s = 0.5;
+        last.completed = 10;
+        last.success = 4;
+        last.errors = [
+            ("connect_refused".to_string(), 3),
+            ("timeout".to_string(), 2),
+        ]
+        .into_iter()
+        .collect();
+        result.timeseries.push(last);
+        let chart = throughput_chart(&result);
+        assert_eq!(chart.xs, vec![0.5, 1.5, 2.25], "middle of each interval");
+        let failed = series(&chart, "failed status/s");
+        let transport = series(&chart, "transport errors/s");
+        assert_eq!(failed.values[2], Some(12.0), "6 failed in 0.5 s");
+        assert_eq!(transport.values[2], Some(10.0), "5 errors in 0.5 s");
+        assert_eq!(transport.values[0], Some(0.0));
+        assert_eq!(
+            chart.y2.as_ref().map(|a| a.label.as_str()),
+            Some("failed status/s, transport errors/s")
+        );
+    }
+
+    #[test]
+    fn every_run_chart_has_titled_axes_and_units() {
+        let result = run_503();
+        let monitor = result.monitor.as_ref().expect("the fixture has a monitor");
+        let (cpu, rss) = process_charts(monitor);
+        let charts = [
+            throughput_chart(&result),
+            latency_chart(&result),
+            connections_chart(&result),
+            status_chart(&result),
+            errors_chart(&result),
+            cpu,
+            rss,
+        ];
+        for chart in &charts {
+            assert!(!chart.title.is_empty());
+            assert!(
+                !chart.x.label.is_empty() && !chart.y.label.is_empty(),
+                "{chart:?}"
+            );
+        }
+        let latency = &charts[1];
+        assert_eq!(latency.y.unit, "ms");
+        let p99 = series(latency, "p99");
+        assert_eq!(
+            p99.values[0],
+            Some(result.timeseries[0].p99_us as f64 / 1000.0)
+        );
+        let status = &charts[3];
+        assert_eq!(status.kind, Kind::Bars);
+        assert_eq!(status.categories, vec!["503"]);
+        assert_eq!(
+            status.series[0].values,
+            vec![Some(result.requests.failed_status as f64)]
+        );
+        assert_eq!(charts[5].y.unit, "%");
+        assert_eq!(charts[6].y.unit, "MiB");
+    }
+
+    #[test]
+    fn the_page_carries_every_chart_as_json() {
+        let mut out = Vec::new();
+        render_html(&run_503(), &mut out).unwrap();
+        let html = String::from_utf8(out).unwrap();
+        let start = html.find("id=\"chart-data\">").expect("chart data") + 16;
+        let end = start + html[start..].find("</script>").unwrap();
+        let data: serde_json::Value = serde_json::from_str(&html[start..end]).unwrap();
+        let ids: Vec<&str> = data
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["id"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                "throughput",
+                "latency",
+                "connections",
+                "spectrum",
+                "status",
+                "errors",
+                "cpu",
+                "rss"
+            ]
+        );
+        for id in ids {
+            assert_eq!(html.matches(&format!("data-chart=\"{id}\"")).count(), 1);
+        }
+        assert!(
+            html.len() < 150_000,
+            "a short run's page is small: {}",
+            html.len()
+        );
+    }
+
+    /// A soak run: `seconds` points with noisy figures, a monitored process
+    /// sampled every second.
+    fn long_run(seconds: u64) -> RunResult {
+        let mut result = run_503();
+        let base = result.timeseries[0].clone();
+        result.timeseries = (0..seconds)
+            .map(|s| {
+                let mut p = base.clone();
+                p.second = s;
+                p.rps = 12_345.67 + (s % 97) as f64 * 13.37;
+                p.completed = p.rps as u64;
+                p.success = p.completed - s % 7;
+                p.p50_us = 250 + s % 13;
+                p.p90_us = 400 + s % 31;
+                p.p99_us = 1_600 + s % 113;
+                p.max_us = 5_000 + s * 7 % 1_013;
+                p
+            })
+            .collect();
+        let monitor = result.monitor.as_mut().expect("the fixture has a monitor");
+        for process in &mut monitor.processes {
+            let first = process.samples[0];
+            process.samples = (0..seconds)
+                .map(|i| {
+                    let mut sample = first;
+                    sample.t_s = i as f64 + 1.0;
+                    sample.cpu_user_pct = 20.0 + (i % 17) as f64 * 1.1;
+                    sample.rss_bytes = 16_000_000 + i * 4096;
+                    sample
+                })
+                .collect();
+        }
+        result
+    }
+
+    #[test]
+    fn a_report_stays_under_500_kb_however_long_the_run() {
+        for seconds in [600, 3_600, 6 * 3_600] {
+            let mut out = Vec::new();
+            render_html(&long_run(seconds), &mut out).unwrap();
+            assert!(out.len() <= 500 * 1024, "{seconds} s: {} bytes", out.len());
+        }
+    }
+
+    #[test]
+    fn a_second_without_responses_has_no_latency_point() {
+        let mut result = run_503();
+        result.timeseries[1].completed = 0;
+        result.timeseries[1].p99_us = 0;
+        let chart = latency_chart(&result);
+        let p99 = series(&chart, "p99");
+        assert!(p99.values[0].is_some());
+        assert_eq!(p99.values[1], None, "a gap, not 0 ms");
+        result.timeseries[0].completed = 0;
+        assert_eq!(latency_chart(&result).empty, "no responses");
+    }
 }

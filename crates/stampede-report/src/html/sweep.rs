@@ -2,11 +2,11 @@
 //! latency percentiles against load, the step classification and the
 //! capacity verdict, plus the plan of the first step.
 
-use super::charts::{dashed, layout, line_markers};
+use super::charts::{Axis, Chart, Style, Trace};
 use super::page::{Card, Page};
-use super::run::plan_rows;
-use crate::format::{format_latency_us, format_rate};
-use plotly::Plot;
+use super::tables::plan_rows;
+use super::units::LatencyUnit;
+use crate::format::format_rate;
 use stampede_analysis::{Load, SweepAnalysis};
 use stampede_metrics::RunResult;
 use std::io::{self, Write};
@@ -18,10 +18,18 @@ pub struct SweepStep<'a> {
     pub result: &'a RunResult,
 }
 
-fn load_axis(steps: &[SweepStep<'_>]) -> &'static str {
+fn load_axis(steps: &[SweepStep<'_>]) -> Axis {
     match steps.first().map(|s| s.load) {
-        Some(Load::Rate(_)) => "offered rate (req/s)",
-        _ => "connections",
+        Some(Load::Rate(_)) => Axis::new("offered rate (req/s)", "req/s", 0),
+        _ => Axis::new("connections", "connections", 0),
+    }
+}
+
+/// How a load is written next to a figure: "8 connections", "20000 req/s".
+fn load_unit(load: Load) -> &'static str {
+    match load {
+        Load::Rate(_) => "req/s offered",
+        Load::Connections(_) => "connections",
     }
 }
 
@@ -56,21 +64,9 @@ pub fn render_sweep_html(
     page.chart("sweep-throughput", throughput_chart(steps, analysis));
     page.chart("sweep-latency", latency_chart(steps));
     page.heading("Steps");
-    page.table(
-        &[
-            "load",
-            "class",
-            "goodput",
-            "rps",
-            "errors",
-            "mean",
-            "p99",
-            "Δ throughput",
-            "Δ latency",
-            "why",
-        ],
-        &step_rows(steps, analysis),
-    );
+    let (headers, rows) = step_table(steps, analysis);
+    let headers: Vec<&str> = headers.iter().map(String::as_str).collect();
+    page.table(&headers, &rows);
     if let Some(first) = first {
         page.heading("Plan and environment (first step)");
         page.settings(&plan_rows(first));
@@ -85,9 +81,13 @@ pub fn render_sweep_html(
     )
 }
 
+/// The verdict's figures, each with its unit.
 fn sweep_cards(analysis: &SweepAnalysis) -> Vec<Card> {
     let point = |p: Option<stampede_analysis::Point>| match p {
-        Some(p) => (format_rate(p.goodput), format!("at {}", p.load)),
+        Some(p) => (
+            format!("{} req/s", format_rate(p.goodput)),
+            format!("goodput at {}", p.load),
+        ),
         None => ("-".to_string(), "not found".to_string()),
     };
     let (capacity, capacity_at) = point(analysis.capacity);
@@ -107,16 +107,23 @@ fn sweep_cards(analysis: &SweepAnalysis) -> Vec<Card> {
     if let Some(range) = analysis.stable_range {
         cards.push(Card {
             label: "stable range",
-            value: format!("{}–{}", range.from.value(), range.to.value()),
+            value: format!(
+                "{}–{} {}",
+                range.from.value(),
+                range.to.value(),
+                load_unit(range.from)
+            ),
             detail: format!("{} to {}", range.from, range.to),
         });
     }
     if let Some(usl) = &analysis.usl {
         cards.push(Card {
             label: "USL peak",
-            value: usl.x_max.map_or("-".into(), format_rate),
+            value: usl
+                .x_max
+                .map_or("-".into(), |x| format!("{} req/s", format_rate(x))),
             detail: match usl.n_star {
-                Some(n) => format!("at N* ≈ {n:.0} · R² {:.3}", usl.r2),
+                Some(n) => format!("at N* ≈ {n:.0} connections · R² {:.3}", usl.r2),
                 None => format!("no retrograde region · R² {:.3}", usl.r2),
             },
         });
@@ -124,91 +131,224 @@ fn sweep_cards(analysis: &SweepAnalysis) -> Vec<Card> {
     cards
 }
 
-fn throughput_chart(steps: &[SweepStep<'_>], analysis: &SweepAnalysis) -> Plot {
+pub(crate) fn throughput_chart(steps: &[SweepStep<'_>], analysis: &SweepAnalysis) -> Chart {
     let x: Vec<f64> = steps.iter().map(|s| s.load.value()).collect();
-    let mut plot = Plot::new();
-    plot.add_trace(line_markers(
-        "goodput",
-        x.clone(),
-        steps.iter().map(|s| s.result.goodput).collect(),
-    ));
-    plot.add_trace(line_markers(
-        "responses/s",
-        x.clone(),
-        steps.iter().map(|s| s.result.rps).collect(),
-    ));
+    let mut traces = vec![
+        Trace::new(
+            "goodput",
+            Style::Points,
+            x.clone(),
+            steps.iter().map(|s| s.result.goodput).collect(),
+        ),
+        Trace::new(
+            "responses/s",
+            Style::Points,
+            x.clone(),
+            steps.iter().map(|s| s.result.rps).collect(),
+        ),
+    ];
     if let Some(usl) = &analysis.usl {
         let top = x.iter().copied().fold(1.0, f64::max);
         let fit_x: Vec<f64> = (0..=100)
             .map(|i| 1.0 + (top - 1.0) * i as f64 / 100.0)
             .collect();
         let fit_y = fit_x.iter().map(|n| usl.predict(*n)).collect();
-        plot.add_trace(dashed("USL fit", fit_x, fit_y));
+        traces.push(Trace::new("USL fit", Style::Dashed, fit_x, fit_y));
     }
     if matches!(steps.first().map(|s| s.load), Some(Load::Rate(_))) {
         // The open model's ideal: every offered request served.
-        plot.add_trace(dashed("offered", x.clone(), x));
+        traces.push(Trace::new("offered", Style::Dashed, x.clone(), x));
     }
-    plot.set_layout(layout(
+    Chart::lines(
         "Throughput against load",
         load_axis(steps),
-        "responses/s",
-    ));
-    plot
+        Axis::rate(),
+        traces,
+    )
 }
 
 /// Reads one latency figure of a step, µs.
 type StepValue = fn(&RunResult) -> u64;
 
-fn latency_chart(steps: &[SweepStep<'_>]) -> Plot {
+pub(crate) fn latency_chart(steps: &[SweepStep<'_>]) -> Chart {
     let x: Vec<f64> = steps.iter().map(|s| s.load.value()).collect();
-    let mut plot = Plot::new();
     let series: [(&str, StepValue); 4] = [
         ("p50", |r| r.latency_us.p50),
         ("p90", |r| r.latency_us.p90),
         ("p99", |r| r.latency_us.p99),
         ("p99.9", |r| r.latency_us.p99_9),
     ];
-    for (name, value) in series {
-        let y = steps
-            .iter()
-            .map(|s| value(s.result) as f64 / 1000.0)
-            .collect();
-        plot.add_trace(line_markers(name, x.clone(), y));
-    }
-    plot.set_layout(layout(
+    let traces = series
+        .into_iter()
+        .map(|(name, value)| {
+            let y = steps
+                .iter()
+                .map(|s| value(s.result) as f64 / 1000.0)
+                .collect();
+            Trace::new(name, Style::Points, x.clone(), y)
+        })
+        .collect();
+    Chart::lines(
         "Latency percentiles against load",
         load_axis(steps),
-        "latency (ms)",
-    ));
-    plot
+        Axis::latency_ms(),
+        traces,
+    )
 }
 
 fn change(value: Option<f64>) -> String {
-    value.map_or("-".into(), |v| format!("{v:+.1}%"))
+    value.map_or("-".into(), |v| format!("{v:+.1}"))
 }
 
-fn step_rows(steps: &[SweepStep<'_>], analysis: &SweepAnalysis) -> Vec<Vec<String>> {
-    analysis
+/// The steps table: every column in one unit, named in its header; the
+/// latency columns' unit follows the magnitude of the whole column.
+pub(crate) fn step_table(
+    steps: &[SweepStep<'_>],
+    analysis: &SweepAnalysis,
+) -> (Vec<String>, Vec<Vec<String>>) {
+    let means: Vec<f64> = analysis.steps.iter().map(|s| s.mean_ms * 1000.0).collect();
+    let p99s: Vec<Option<f64>> = (0..analysis.steps.len())
+        .map(|i| steps.get(i).map(|s| s.result.latency_us.p99 as f64))
+        .collect();
+    let mean_unit = LatencyUnit::for_column(&means);
+    let p99_unit = LatencyUnit::for_column(&p99s.iter().flatten().copied().collect::<Vec<_>>());
+    let headers = vec![
+        "load".to_string(),
+        "class".to_string(),
+        "goodput (req/s)".to_string(),
+        "throughput (req/s)".to_string(),
+        "error rate (%)".to_string(),
+        mean_unit.header("mean"),
+        p99_unit.header("p99"),
+        "Δ throughput (%)".to_string(),
+        "Δ latency (%)".to_string(),
+        "why".to_string(),
+    ];
+    let rows = analysis
         .steps
         .iter()
-        .enumerate()
-        .map(|(i, step)| {
-            let p99 = steps.get(i).map_or("-".into(), |s| {
-                format_latency_us(s.result.latency_us.p99 as f64)
-            });
+        .zip(means.iter().zip(&p99s))
+        .map(|(step, (mean, p99))| {
             vec![
                 step.load.to_string(),
                 format!("{}\u{1}{}", step.class.as_str(), step.class.as_str()),
                 format_rate(step.goodput),
                 format_rate(step.rps),
-                format!("{:.2}%", step.error_rate_pct),
-                format!("{:.2}ms", step.mean_ms),
-                p99,
+                format!("{:.2}", step.error_rate_pct),
+                mean_unit.format(*mean),
+                p99.map_or("-".into(), |us| p99_unit.format(us)),
                 change(step.throughput_change_pct),
                 change(step.latency_change_pct),
                 step.rule.clone(),
             ]
         })
-        .collect()
+        .collect();
+    (headers, rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use stampede_analysis::{analyze_sweep, StepInput, Thresholds};
+
+    /// Four closed-model steps built from a real result, with latencies
+    /// from 850 µs to 95 ms so one column would mix units if cells chose
+    /// their own.
+    fn sweep() -> (Vec<(Load, RunResult)>, SweepAnalysis) {
+        let base =
+            RunResult::from_json(include_str!("testdata/run-503.json")).expect("fixture parses");
+        let steps: Vec<(Load, RunResult)> = [
+            (1u64, 850u64, 1_200.0),
+            (2, 1_500, 2_300.0),
+            (4, 9_000, 4_000.0),
+            (8, 95_000, 4_100.0),
+        ]
+        .into_iter()
+        .map(|(c, p99, goodput)| {
+            let mut r = base.clone();
+            r.latency_us.p99 = p99;
+            r.latency_us.mean = p99 as f64 / 2.0;
+            r.goodput = goodput;
+            r.rps = goodput;
+            r.error_rate_pct = 0.0;
+            r.requests.failed_status = 0;
+            (Load::Connections(c), r)
+        })
+        .collect();
+        let inputs: Vec<StepInput> = steps
+            .iter()
+            .map(|(load, r)| StepInput::from_result(*load, r))
+            .collect();
+        let analysis = analyze_sweep(&inputs, None, &Thresholds::default());
+        (steps, analysis)
+    }
+
+    fn views(steps: &[(Load, RunResult)]) -> Vec<SweepStep<'_>> {
+        steps
+            .iter()
+            .map(|(load, result)| SweepStep {
+                load: *load,
+                result,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn each_column_has_one_unit_named_in_its_header() {
+        let (steps, analysis) = sweep();
+        let (headers, rows) = step_table(&views(&steps), &analysis);
+        assert_eq!(headers[5], "mean (ms)");
+        assert_eq!(headers[6], "p99 (ms)");
+        let p99: Vec<&str> = rows.iter().map(|r| r[6].as_str()).collect();
+        assert_eq!(p99, ["0.85", "1.50", "9.00", "95.00"]);
+        for row in &rows {
+            for cell in &row[2..9] {
+                assert!(
+                    !cell.ends_with("ms") && !cell.ends_with("us") && !cell.ends_with('%'),
+                    "the unit is in the header, not in {cell}"
+                );
+            }
+        }
+        for header in &headers[2..9] {
+            assert!(header.ends_with(')'), "{header} names its unit");
+        }
+    }
+
+    #[test]
+    fn every_card_says_its_unit() {
+        let (_, analysis) = sweep();
+        for card in sweep_cards(&analysis) {
+            assert!(
+                card.value == "-"
+                    || card.value.ends_with("req/s")
+                    || card.value.ends_with("connections")
+                    || card.value.ends_with("req/s offered"),
+                "{}: {}",
+                card.label,
+                card.value
+            );
+        }
+    }
+
+    #[test]
+    fn charts_are_against_the_load_with_units() {
+        let (steps, analysis) = sweep();
+        let steps = views(&steps);
+        let throughput = throughput_chart(&steps, &analysis);
+        assert_eq!(throughput.x.label, "connections");
+        let goodput = &throughput.series[0];
+        assert_eq!(goodput.name, "goodput");
+        let xs_of_goodput: Vec<f64> = throughput
+            .xs
+            .iter()
+            .zip(&goodput.values)
+            .filter_map(|(x, v)| v.map(|_| *x))
+            .collect();
+        assert_eq!(xs_of_goodput, [1.0, 2.0, 4.0, 8.0]);
+        let latency = latency_chart(&steps);
+        assert_eq!(latency.y.unit, "ms");
+        let names: Vec<&str> = latency.series.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["p50", "p90", "p99", "p99.9"]);
+        assert_eq!(latency.series[2].values[3], Some(95.0));
+    }
 }
