@@ -304,7 +304,9 @@ fn ab_options_without_percentiles_or_confidence() {
 
 /// wrk's figures against the JSON result.
 fn check_wrk(out: &Out, threads: u64, connections: u64, latency: bool) {
-    assert!(out.stdout.starts_with("Running 1s test @ http://"));
+    assert!(out
+        .stdout
+        .starts_with("create 40 connections successfully\nRunning 1s test @ http://"));
     assert_eq!(
         out.line(&format!("{threads} threads and")),
         format!("{connections} connections")
