@@ -317,7 +317,7 @@ fn time_axis(start: usize, width: usize) -> String {
     let mut free_from = 0;
     for column in 0..width {
         let second = start + column;
-        if second % AXIS_STEP != 0 && column != 0 {
+        if !second.is_multiple_of(AXIS_STEP) && column != 0 {
             continue;
         }
         let label: Vec<char> = axis_label(second).chars().collect();
