@@ -202,7 +202,7 @@ fn a_sweep_shows_its_step_and_the_finished_steps() {
     let second = tmux.wait_for("the second step with the first one done", |s| {
         s.contains("sweep step 2/2") && s.contains("done") && s.contains("Throughput")
     });
-    assert!(second.contains("1 connections"), "{second}");
+    assert!(second.contains("1 connection"), "{second}");
     let after = tmux.wait_for("the sweep's verdict", |s| s.contains("EXIT="));
     assert!(after.contains("EXIT=0"), "{after}");
 }

@@ -93,17 +93,24 @@ impl LiveState {
             StopCondition::Duration(d) => (Some(d), None),
             StopCondition::Requests { count, limit } => (limit, Some(count)),
         };
+        // "1 thread", "2 threads": the title is read at a glance.
+        let count = |n: usize, what: &str| match n {
+            1 => format!("1 {what}"),
+            n => format!("{n} {what}s"),
+        };
         let load = match &plan.model {
             LoadModel::Rate { per_s, .. } => format!(
-                "{} req/s on at most {} connections",
+                "{} req/s on at most {}",
                 per_s.peak(),
-                plan.connections()
+                count(plan.connections(), "connection")
             ),
-            LoadModel::Closed { .. } => format!("{} connections", plan.connections()),
+            LoadModel::Closed { .. } => count(plan.connections(), "connection"),
         };
         let title = format!(
-            "{} {} · {load} · {} threads",
-            plan.request.method, plan.target.url, plan.threads
+            "{} {} · {load} · {}",
+            plan.request.method,
+            plan.target.url,
+            count(plan.threads, "thread")
         );
         LiveState::new(title, planned, request_budget)
     }
