@@ -1,7 +1,10 @@
 //! Draws one frame of the live view from a [`LiveState`]: progress, the
-//! throughput figures and sparkline, latency percentiles (last second and
-//! overall), status codes, error classes and connections. Layout only; the
-//! figures come from state.rs.
+//! throughput figures, the responses-per-second chart over a time axis,
+//! latency percentiles (last second and overall), status codes, error
+//! classes and connections. Layout only; the figures come from state.rs.
+//! It fits 80×24: a figure too long for its panel is reworded shorter
+//! (never cut mid-word), the progress label sits beside the bar, and the
+//! status panels take only the rows they need so the chart keeps its room.
 
 use super::state::{LiveState, Percentiles};
 use crate::progress::glance_rate;

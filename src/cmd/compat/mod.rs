@@ -2,7 +2,9 @@
 //! command lines and print in their layouts, so a line pasted from a seed
 //! report just works. Each tool file owns its syntax (read with [`getopt`]
 //! and translated into `stampede run` words, so validation and defaults stay
-//! in one place) and its report. This file owns what they share: running the
+//! in one place) and its report; watch.rs prints what a tool prints during
+//! the run (ab's heartbeat, press's connection line) and collects wrk's
+//! 100 ms samples. This file owns what they share: running the
 //! translated words, the stampede-only `--stampede-json PATH`, the one closing
 //! line that points at what stampede adds, refusals, shell quoting and base64.
 //!
