@@ -4,9 +4,20 @@
 
 use stampede_engine::Observer;
 use stampede_metrics::Snapshot;
-use stampede_report::{format_count, format_latency_us, format_rate};
+use stampede_report::{format_count, format_latency_us};
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
+
+/// A rate to read at a glance: whole requests per second from 100 up (the
+/// decimals of "67,295.00 req/s" are noise), one decimal below (a paced
+/// `-r 5` run).
+pub fn glance_rate(rate: f64) -> String {
+    if rate >= 99.95 {
+        format_count(rate.round() as u64)
+    } else {
+        format!("{rate:.1}")
+    }
+}
 
 pub struct ProgressLine {
     terminal: bool,
@@ -63,7 +74,7 @@ impl Observer for ProgressLine {
             "[{:.1}s{planned}] {} responses, {} req/s now, p99 {}, {} errors",
             elapsed.as_secs_f64(),
             format_count(completed),
-            format_rate(rate),
+            glance_rate(rate),
             format_latency_us(p99),
             format_count(total.counters.error_total()),
         );

@@ -57,3 +57,29 @@ pub fn open_view(
     }
     Box::new(ProgressLine::new(planned))
 }
+
+/// Two observers fed the same snapshots: the view and a compat front-end's
+/// own watcher (ab's "Completed N requests", wrk's per-thread samples).
+pub struct Both<'a>(pub &'a mut dyn Observer, pub &'a mut dyn Observer);
+
+impl Observer for Both<'_> {
+    fn on_snapshot(
+        &mut self,
+        elapsed: Duration,
+        interval: &stampede_metrics::Snapshot,
+        total: &stampede_metrics::Snapshot,
+    ) {
+        self.0.on_snapshot(elapsed, interval, total);
+        self.1.on_snapshot(elapsed, interval, total);
+    }
+
+    fn on_worker_interval(
+        &mut self,
+        worker: usize,
+        interval: &stampede_metrics::Snapshot,
+        last: bool,
+    ) {
+        self.0.on_worker_interval(worker, interval, last);
+        self.1.on_worker_interval(worker, interval, last);
+    }
+}

@@ -465,7 +465,9 @@ fn press_seed_line_prints_what_the_json_says() {
     close_unit(latency[0], out.f("/latency_us/mean"), "avg");
     close_unit(latency[1], out.f("/latency_us/max"), "max");
     close_unit(latency[3], out.f("/latency_us/stdev"), "stdev");
-    assert!(out.stdout.starts_with("Running 1s test @ http://"));
+    assert!(out
+        .stdout
+        .starts_with("create 40 connections successfully\nRunning 1s test @ http://"));
     assert_eq!(out.u("/plan/threads"), 2);
     assert_eq!(out.u("/plan/connections"), 40);
 }

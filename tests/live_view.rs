@@ -27,11 +27,17 @@ struct Tmux {
 
 impl Tmux {
     fn start(command: &str) -> Option<Tmux> {
+        Tmux::start_sized(command, 110, 34)
+    }
+
+    /// A session whose window is `columns` × `rows`.
+    fn start_sized(command: &str, columns: u16, rows: u16) -> Option<Tmux> {
         // One tmux server per test: the tests of this file run in parallel.
         static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let socket = format!("stampede-test-{}-{n}", std::process::id());
         let tmux = Tmux { socket };
+        let (x, y) = (columns.to_string(), rows.to_string());
         let started = tmux
             .run(&[
                 "new-session",
@@ -39,9 +45,9 @@ impl Tmux {
                 "-s",
                 "live",
                 "-x",
-                "110",
+                &x,
                 "-y",
-                "34",
+                &y,
                 command,
             ])
             .ok()?;
@@ -60,6 +66,14 @@ impl Tmux {
     fn screen(&self) -> String {
         let output = self
             .run(&["capture-pane", "-p", "-S", "-300", "-t", "live"])
+            .expect("tmux capture-pane");
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    /// The visible screen only.
+    fn visible(&self) -> String {
+        let output = self
+            .run(&["capture-pane", "-p", "-t", "live"])
             .expect("tmux capture-pane");
         String::from_utf8_lossy(&output.stdout).into_owned()
     }
@@ -182,7 +196,106 @@ fn a_sweep_shows_its_step_and_the_finished_steps() {
     let second = tmux.wait_for("the second step with the first one done", |s| {
         s.contains("sweep step 2/2") && s.contains("done") && s.contains("Throughput")
     });
-    assert!(second.contains("1 connections"), "{second}");
+    assert!(second.contains("1 connection"), "{second}");
     let after = tmux.wait_for("the sweep's verdict", |s| s.contains("EXIT="));
     assert!(after.contains("EXIT=0"), "{after}");
+}
+
+/// The text inside each bordered panel on a line: the pieces between two
+/// `│`, where a cut word would run into the right border.
+fn panel_cells(line: &str) -> Vec<&str> {
+    let pieces: Vec<&str> = line.split('│').collect();
+    if pieces.len() < 3 {
+        return Vec::new();
+    }
+    // Between `│a│` borders; `││` (two panels side by side) gives an empty
+    // piece, which is no cell.
+    pieces[1..pieces.len() - 1]
+        .iter()
+        .copied()
+        .filter(|cell| !cell.is_empty())
+        .collect()
+}
+
+/// The figure after `label` on the screen, e.g. "67,295" for "now".
+fn figure_after<'a>(screen: &'a str, label: &str) -> Option<&'a str> {
+    screen.lines().find_map(|line| {
+        let cell = panel_cells(line)
+            .into_iter()
+            .find(|cell| cell.starts_with(label))?;
+        cell[label.len()..].split_whitespace().next()
+    })
+}
+
+#[test]
+fn at_80_by_24_nothing_is_cut_the_chart_has_a_time_axis_and_rates_are_whole() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("SKIPPED: tmux is not installed (apt-get install -y tmux); the 80x24 view was not tested");
+        return;
+    }
+    let target = spawn_target(one_thread());
+    let command = format!(
+        "{} http://{}/ -d 60s -c 50 -t 1; echo EXIT=$?; sleep 60",
+        binary().display(),
+        target.local_addr()
+    );
+    let tmux = Tmux::start_sized(&command, 80, 24).expect("tmux starts");
+    // Two whole seconds: the chart has bars and "now" has a rate.
+    tmux.wait_for("two seconds of the run", |s| {
+        elapsed_label(s)
+            .is_some_and(|e| e.trim_end_matches('s').parse::<f64>().unwrap_or(0.0) >= 2.5)
+    });
+    let screen = tmux.visible();
+    assert_eq!(screen.lines().count(), 24, "{screen}");
+    for line in screen.lines() {
+        assert!(line.chars().count() <= 80, "wider than 80: {line}");
+        for cell in panel_cells(line) {
+            // A word cut by the panel's edge touches the border; every
+            // figure, heading and label leaves a space there (bars and the
+            // progress blocks may fill a line).
+            let last = cell.chars().last().expect("non-empty cell");
+            assert!(
+                last == ' ' || "▁▂▃▄▅▆▇█░".contains(last),
+                "text runs into the border (cut?) in {cell:?}:\n{screen}"
+            );
+        }
+    }
+    for whole in [
+        "in flight",
+        "status ≥ 400",
+        "errors",
+        "connections",
+        "q or Ctrl-C: stop early",
+    ] {
+        assert!(screen.contains(whole), "{whole:?} missing:\n{screen}");
+    }
+    // The progress label stands beside the bar, not on it.
+    let label = elapsed_label(&screen).expect("elapsed / planned");
+    let bar_line = screen
+        .lines()
+        .find(|l| l.contains(&format!("{label} / 60s")))
+        .expect("the progress line");
+    assert!(
+        bar_line.contains(&format!("░ {label} / 60s "))
+            || bar_line.contains(&format!("█ {label} / 60s ")),
+        "the label sits after the bar with a space: {bar_line}"
+    );
+    // The chart's time axis: seconds of the run under the bars.
+    let axis = screen
+        .lines()
+        .find(|l| l.starts_with("│0s "))
+        .unwrap_or_else(|| panic!("no time axis starting at 0s:\n{screen}"));
+    assert!(axis.contains("10s") && axis.contains("20s"), "{axis}");
+    // Rates are whole requests per second: "12,345 req/s", no ".00".
+    for label in ["now", "average"] {
+        let rate = figure_after(&screen, label).unwrap_or_else(|| panic!("{label}:\n{screen}"));
+        assert!(
+            !rate.is_empty() && rate.chars().all(|c| c.is_ascii_digit() || c == ','),
+            "{label} rate {rate:?} is not a whole number:\n{screen}"
+        );
+    }
+    assert!(!screen.contains(".00 req/s"), "{screen}");
+    tmux.run(&["send-keys", "-t", "live", "q"]).unwrap();
+    let after = tmux.wait_for("the exit", |s| s.contains("EXIT="));
+    assert!(after.contains("EXIT=130"), "{after}");
 }

@@ -108,6 +108,7 @@ pub fn execute(
             slo,
             exports: None,
             banner: vec![format!("round {round} of at most {max_rounds}")],
+            ..RunContext::default()
         };
         let result = run_plan_in(&plan, notices.clone(), &context)?;
         let interrupted = result.interrupted;

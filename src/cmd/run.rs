@@ -346,6 +346,11 @@ pub struct RunContext<'a> {
     pub exports: Option<&'a ExportArgs>,
     /// Lines shown above the live view: a sweep's step, the finished steps.
     pub banner: Vec<String>,
+    /// A compat front-end's own observer (ab's "Completed N requests"), fed
+    /// the same snapshots as the view.
+    pub watcher: Option<&'a std::cell::RefCell<dyn stampede_engine::Observer>>,
+    /// How often workers report (None: the engine's default).
+    pub snapshot_interval: Option<Duration>,
 }
 
 /// Runs a plan with the run view (unless quiet) and returns its result.
@@ -391,8 +396,17 @@ pub fn run_plan_in(
     let monitor =
         Monitor::start(watched, MONITOR_INTERVAL).context("starting the process monitor")?;
     let mut view = view::open_view(quiet, planned, plan, &context.banner, Some(monitor.feed()));
-    let options = stampede_engine::RunOptions { request_log };
-    let finished = stampede_engine::run_with(plan, view.as_mut(), &stop, options);
+    let options = stampede_engine::RunOptions {
+        request_log,
+        snapshot_interval: context.snapshot_interval,
+    };
+    let finished = match context.watcher {
+        Some(watcher) => {
+            let mut both = view::Both(view.as_mut(), &mut *watcher.borrow_mut());
+            stampede_engine::run_with(plan, &mut both, &stop, options)
+        }
+        None => stampede_engine::run_with(plan, view.as_mut(), &stop, options),
+    };
     view.finish();
     let mut report = monitor.stop();
     let finished = finished?;
@@ -509,7 +523,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
         pids: &pids,
         slo: args.slo.as_ref(),
         exports: Some(&args.exports),
-        banner: Vec::new(),
+        ..RunContext::default()
     };
     let result = run_plan_in(&plan, notices, &context);
     drop(spawned);

@@ -215,6 +215,7 @@ pub fn execute(args: SweepArgs) -> anyhow::Result<i32> {
             slo: slo.as_ref(),
             exports: None,
             banner: sweep_banner(index, total, *load, &results),
+            ..RunContext::default()
         };
         let result = run_plan_in(&plan, notices, &context)
             .with_context(|| format!("step {}", describe(*load)))?;

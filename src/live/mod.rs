@@ -139,6 +139,10 @@ impl Observer for LiveView {
             state.processes = processes;
         }
     }
+
+    fn on_worker_interval(&mut self, worker: usize, interval: &Snapshot, _last: bool) {
+        lock(&self.state).update_worker(worker, interval);
+    }
 }
 
 impl RunView for LiveView {

@@ -1,6 +1,6 @@
 //! What the live view shows, folded from the engine's snapshot stream: totals,
 //! throughput per second, the last second's latency percentiles (from the
-//! recent 250 ms intervals), status codes, error classes and open
+//! recent 500 ms slots), status codes, error classes and open
 //! connections. Plain data, updated on the aggregator thread and read by the
 //! drawing thread; no terminal code here.
 
@@ -10,10 +10,11 @@ use stampede_plan::{LoadModel, Plan, StopCondition};
 use std::collections::VecDeque;
 use std::time::Duration;
 
-/// Workers hand over snapshots on a shared 250 ms tick (engine
-/// `SNAPSHOT_INTERVAL`), so grouping by that slot of elapsed time puts one
-/// snapshot of each worker in each slot.
-const SLOT: Duration = stampede_engine::SNAPSHOT_INTERVAL;
+/// Workers hand over snapshots on a shared tick (the engine's 250 ms
+/// `SNAPSHOT_INTERVAL`, or wrk's 100 ms), so grouping by a slot of elapsed
+/// time that is a multiple of both puts the same number of snapshots of
+/// each worker in each slot, and a slot's count covers its whole length.
+const SLOT: Duration = Duration::from_millis(500);
 /// Complete slots making up "the last second".
 const RECENT_SLOTS: u64 = (1000 / SLOT.as_millis()) as u64;
 /// Percentiles are recomputed at most this often (they scan the histogram).
@@ -39,14 +40,12 @@ impl Percentiles {
     }
 }
 
-/// One 250 ms slot of the recent past, merged across workers.
+/// One slot of the recent past, merged across workers.
 #[derive(Debug)]
 struct Slot {
     index: u64,
     latency: LatencyHistogram,
     completed: u64,
-    open_connections: u64,
-    in_flight: u64,
 }
 
 /// Everything the live view draws.
@@ -81,6 +80,9 @@ pub struct LiveState {
     /// The monitored processes' latest CPU and RSS (server and client).
     pub processes: Vec<LiveProcess>,
     slots: VecDeque<Slot>,
+    /// Each worker's latest open connections and requests in flight: levels,
+    /// so never summed over a slot that holds several snapshots of a worker.
+    workers: Vec<(u64, u64)>,
     last_summary: Option<Duration>,
 }
 
@@ -91,17 +93,24 @@ impl LiveState {
             StopCondition::Duration(d) => (Some(d), None),
             StopCondition::Requests { count, limit } => (limit, Some(count)),
         };
+        // "1 thread", "2 threads": the title is read at a glance.
+        let count = |n: usize, what: &str| match n {
+            1 => format!("1 {what}"),
+            n => format!("{n} {what}s"),
+        };
         let load = match &plan.model {
             LoadModel::Rate { per_s, .. } => format!(
-                "{} req/s on at most {} connections",
+                "{} req/s on at most {}",
                 per_s.peak(),
-                plan.connections()
+                count(plan.connections(), "connection")
             ),
-            LoadModel::Closed { .. } => format!("{} connections", plan.connections()),
+            LoadModel::Closed { .. } => count(plan.connections(), "connection"),
         };
         let title = format!(
-            "{} {} · {load} · {} threads",
-            plan.request.method, plan.target.url, plan.threads
+            "{} {} · {load} · {}",
+            plan.request.method,
+            plan.target.url,
+            count(plan.threads, "thread")
         );
         LiveState::new(title, planned, request_budget)
     }
@@ -129,6 +138,7 @@ impl LiveState {
             banner: Vec::new(),
             processes: Vec::new(),
             slots: VecDeque::new(),
+            workers: Vec::new(),
             last_summary: None,
         }
     }
@@ -154,6 +164,15 @@ impl LiveState {
         }
         let planned = self.planned?.as_secs_f64();
         Some((self.elapsed.as_secs_f64() / planned.max(1e-9)).min(1.0))
+    }
+
+    /// Notes one worker's gauges from its latest interval.
+    pub fn update_worker(&mut self, worker: usize, interval: &Snapshot) {
+        if self.workers.len() <= worker {
+            self.workers.resize(worker + 1, (0, 0));
+        }
+        let gauges = &interval.gauges;
+        self.workers[worker] = (gauges.open_connections, gauges.in_flight);
     }
 
     /// Folds in one worker snapshot (`interval`) and the totals so far.
@@ -195,8 +214,6 @@ impl LiveState {
                 index,
                 latency: new_latency_histogram(),
                 completed: 0,
-                open_connections: 0,
-                in_flight: 0,
             });
             while self.slots.len() as u64 > RECENT_SLOTS + 1 {
                 self.slots.pop_front();
@@ -213,22 +230,17 @@ impl LiveState {
                 .expect("histograms share fixed bounds, so adding cannot fail");
         }
         slot.completed += interval.counters.completed();
-        slot.open_connections += interval.gauges.open_connections;
-        slot.in_flight += interval.gauges.in_flight;
     }
 
     fn summarize(&mut self, total: &Snapshot) {
         self.overall = Percentiles::of(&total.latency);
         // The newest slot is still filling: read the complete ones before it.
         let complete: Vec<&Slot> = self.slots.iter().rev().skip(1).collect();
-        let Some(latest) = complete.first() else {
-            let newest = self.slots.back();
-            self.open_connections = newest.map_or(0, |s| s.open_connections);
-            self.in_flight = newest.map_or(0, |s| s.in_flight);
+        self.open_connections = self.workers.iter().map(|w| w.0).sum();
+        self.in_flight = self.workers.iter().map(|w| w.1).sum();
+        if complete.is_empty() {
             return;
-        };
-        self.open_connections = latest.open_connections;
-        self.in_flight = latest.in_flight;
+        }
         let mut recent = new_latency_histogram();
         let mut completed = 0;
         for slot in &complete {
@@ -267,6 +279,7 @@ mod tests {
                 let latency = if tick <= 4 { 1000 } else { 5000 };
                 let interval = snapshot(100, latency, 10 + worker);
                 total.merge(&interval);
+                state.update_worker(worker as usize, &interval);
                 let at = Duration::from_millis(250 * tick + 1);
                 state.last_summary = None;
                 state.update(at, &interval, &total);
@@ -288,5 +301,28 @@ mod tests {
         assert!((state.progress().unwrap() - 0.2).abs() < 0.01);
         assert_eq!(state.per_second.iter().sum::<u64>(), 1600);
         assert_eq!(state.status, vec![]);
+    }
+
+    #[test]
+    fn gauges_count_each_worker_once_at_any_snapshot_interval() {
+        let mut state = LiveState::new("test".into(), Some(Duration::from_secs(10)), None);
+        let mut total = Snapshot::default();
+        // Two workers every 100 ms: a slot holds five snapshots of each;
+        // the gauges are levels, not sums over time.
+        for tick in 1..=16u64 {
+            for worker in 0..2 {
+                let interval = snapshot(10, 1000, 5);
+                total.merge(&interval);
+                state.update_worker(worker, &interval);
+                state.last_summary = None;
+                state.update(Duration::from_millis(100 * tick + 1), &interval, &total);
+            }
+        }
+        assert_eq!(state.open_connections, 10, "5 per worker");
+        assert!(
+            (state.current_rps - 200.0).abs() < 1e-9,
+            "{}",
+            state.current_rps
+        );
     }
 }

@@ -7,7 +7,7 @@ use crate::http1::{encode_request, encode_request_to};
 use crate::open::OpenLoad;
 use crate::request_log::{RequestLog, RequestLogOptions, RequestLogReport, RunClock};
 use crate::transport::{build_tls_client, ConnectorSpec, Endpoint};
-use crate::worker::{run_worker, H2Plan, WorkerLoad, WorkerMessage, WorkerPlan};
+use crate::worker::{run_worker, H2Plan, WorkerLoad, WorkerMessage, WorkerPlan, SNAPSHOT_INTERVAL};
 use crate::EngineError;
 use stampede_metrics::{Recording, SecondPoint, Snapshot, TimeseriesBuilder};
 use stampede_plan::{
@@ -22,6 +22,11 @@ use tokio::sync::watch;
 pub trait Observer {
     /// Called for every snapshot a worker hands over, with the totals so far.
     fn on_snapshot(&mut self, elapsed: Duration, interval: &Snapshot, total: &Snapshot);
+
+    /// Called just before [`Observer::on_snapshot`] with the worker that sent
+    /// the interval and whether it was its last (shorter) one: for views that
+    /// need per-worker figures, such as wrk's per-thread Req/Sec samples.
+    fn on_worker_interval(&mut self, _worker: usize, _interval: &Snapshot, _last: bool) {}
 }
 
 /// An observer that ignores everything (`--quiet`).
@@ -216,6 +221,11 @@ fn settle_event_loop(plan: &Plan) -> Result<EventLoop, EngineError> {
 pub struct RunOptions {
     /// Log every (or every Nth) request through a bounded buffer.
     pub request_log: Option<RequestLogOptions>,
+    /// How often each worker hands its interval to the observer (None: the
+    /// default [`SNAPSHOT_INTERVAL`]). It should divide one second, as the
+    /// per-second series groups intervals by the second they start in; wrk's
+    /// front-end asks for 100 ms to sample each thread's rate as wrk does.
+    pub snapshot_interval: Option<Duration>,
 }
 
 /// A finished run: the recording and what the request log did.
@@ -319,6 +329,7 @@ pub fn run_with(
             measure_start,
             deadline,
             event_loop,
+            snapshot_interval: options.snapshot_interval.unwrap_or(SNAPSHOT_INTERVAL),
         };
         let receiver = stop.sender.subscribe();
         let sender = to_aggregator.clone();
@@ -414,6 +425,8 @@ fn aggregate(
             finished[message.worker] = true;
             last_finish = last_finish.max(at);
         }
+        let last = message.finished_at.is_some();
+        observer.on_worker_interval(message.worker, &message.snapshot, last);
         observer.on_snapshot(measure_start.elapsed(), &message.snapshot, &total);
     }
     let elapsed = last_finish.saturating_duration_since(measure_start);

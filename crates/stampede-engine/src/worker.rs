@@ -22,7 +22,8 @@ use tokio::task::AbortHandle;
 /// The worker's shared read buffer: large reads for bulk bodies, allocated once.
 const SCRATCH_BYTES: usize = 64 * 1024;
 
-/// How often workers hand their interval to the aggregator.
+/// How often workers hand their interval to the aggregator, unless
+/// [`crate::RunOptions::snapshot_interval`] says otherwise.
 pub const SNAPSHOT_INTERVAL: Duration = Duration::from_millis(250);
 
 /// This worker's share of the load model.
@@ -67,6 +68,8 @@ pub struct WorkerPlan {
     pub deadline: Option<Instant>,
     /// What drives the connections: a reactor (epoll, io_uring) or tokio.
     pub event_loop: EventLoop,
+    /// How often to hand an interval snapshot to the aggregator.
+    pub snapshot_interval: Duration,
 }
 
 /// The HTTP/2 part of a worker's plan.
@@ -245,7 +248,7 @@ fn start_load(
 }
 
 /// Discards the warm-up, then hands an interval snapshot to the aggregator
-/// every [`SNAPSHOT_INTERVAL`], tagged with the second it belongs to.
+/// every `plan.snapshot_interval`, tagged with the second it belongs to.
 async fn send_snapshots(
     plan: &WorkerPlan,
     state: &WorkerState,
@@ -256,11 +259,12 @@ async fn send_snapshots(
         tokio::time::sleep_until(plan.measure_start.into()).await;
         state.end_warmup();
     }
-    let first_tick = plan.measure_start + SNAPSHOT_INTERVAL;
-    let mut ticker = tokio::time::interval_at(first_tick.into(), SNAPSHOT_INTERVAL);
+    let every = plan.snapshot_interval;
+    let first_tick = plan.measure_start + every;
+    let mut ticker = tokio::time::interval_at(first_tick.into(), every);
     loop {
         let tick = ticker.tick().await.into_std();
-        let interval_start = tick - SNAPSHOT_INTERVAL;
+        let interval_start = tick - every;
         let second = interval_start
             .saturating_duration_since(plan.measure_start)
             .as_secs();

@@ -296,6 +296,20 @@ impl AbOptions {
         notes
     }
 
+    /// The requests ab would send (`-t` alone implies 50,000).
+    fn requests(&self) -> u64 {
+        match (self.requests, self.timelimit) {
+            (Some(n), _) => n,
+            (None, Some(_)) => TIMELIMIT_REQUESTS,
+            (None, None) => 1,
+        }
+    }
+
+    /// ab's "Completed N requests" step, if it prints them.
+    fn heartbeat(&self) -> Option<u64> {
+        super::watch::ab_heartbeat(self.requests(), self.quiet)
+    }
+
     fn method(&self) -> &str {
         match (&self.method, self.head, &self.post_file, &self.put_file) {
             (Some(method), ..) => method,
@@ -315,12 +329,7 @@ impl AbOptions {
             w.push(flag.to_string());
             w.push(value);
         };
-        let requests = match (self.requests, self.timelimit) {
-            (Some(n), _) => n,
-            (None, Some(_)) => TIMELIMIT_REQUESTS,
-            (None, None) => 1,
-        };
-        push("-n", requests.to_string());
+        push("-n", self.requests().to_string());
         push("-c", self.concurrency.unwrap_or(1).to_string());
         if let Some(limit) = self.timelimit {
             push("-d", stampede_plan::format_duration(limit));
@@ -368,7 +377,9 @@ impl AbOptions {
             tool: TOOL,
             run_words: w,
             stampede_json: self.stampede_json.clone(),
-            quiet: self.quiet,
+            // ab's own progress ("Completed N requests", see watch.rs)
+            // takes the place of stampede's progress line and live view.
+            quiet: true,
         }
     }
 
@@ -403,20 +414,35 @@ impl super::FrontEnd for AbOptions {
     fn translate(&self) -> Translated {
         AbOptions::translate(self)
     }
+    fn watch(&self) -> super::WatchSpec {
+        super::WatchSpec {
+            heartbeat: self.heartbeat(),
+            ..super::WatchSpec::default()
+        }
+    }
     fn write_header(&self, out: &mut dyn Write) -> anyhow::Result<()> {
         if !self.html {
-            ab_report::write_preamble(&Target::parse(&self.url)?, out)?;
+            let target = Target::parse(&self.url)?;
+            ab_report::write_preamble(&target, self.heartbeat().is_some(), out)?;
         }
         Ok(())
     }
     fn write_report(
         &self,
         result: &RunResult,
+        _watch: &mut super::Watch,
         closing: &str,
         out: &mut dyn Write,
     ) -> anyhow::Result<()> {
         let target = Target::parse(&self.url)?;
         let view = self.view();
+        // ab's last progress word: on stderr after a heartbeat, else on stdout.
+        if self.heartbeat().is_some() {
+            let done = result.requests.completed + result.requests.errors;
+            eprintln!("Finished {done} requests");
+        } else if !self.html {
+            writeln!(out, "..done")?;
+        }
         if self.html {
             ab_report::render_html(result, &target, &view, closing, out)?;
         } else {

@@ -103,7 +103,7 @@ fn figures(result: &RunResult) -> Figures {
 }
 
 /// The lines ab prints before it starts.
-pub fn write_preamble(target: &Target, out: &mut dyn Write) -> io::Result<()> {
+pub fn write_preamble(target: &Target, heartbeat: bool, out: &mut dyn Write) -> io::Result<()> {
     writeln!(
         out,
         "This is stampede {}, reading ApacheBench's command line",
@@ -114,7 +114,10 @@ pub fn write_preamble(target: &Target, out: &mut dyn Write) -> io::Result<()> {
         "(ab's options and layout; stampede's engine, counts and latency)"
     )?;
     writeln!(out)?;
-    writeln!(out, "Benchmarking {} (be patient)", target.host)
+    // ab ends the line here when "Completed N requests" lines follow on
+    // stderr, and otherwise prints "..done" on it when the run is over.
+    let end = if heartbeat { "\n" } else { "..." };
+    write!(out, "Benchmarking {} (be patient){end}", target.host)
 }
 
 /// ab's text report, then the closing stampede line.

@@ -2,7 +2,9 @@
 //! command lines and print in their layouts, so a line pasted from a seed
 //! report just works. Each tool file owns its syntax (read with [`getopt`]
 //! and translated into `stampede run` words, so validation and defaults stay
-//! in one place) and its report. This file owns what they share: running the
+//! in one place) and its report; watch.rs prints what a tool prints during
+//! the run (ab's heartbeat, press's connection line) and collects wrk's
+//! 100 ms samples. This file owns what they share: running the
 //! translated words, the stampede-only `--stampede-json PATH`, the one closing
 //! line that points at what stampede adds, refusals, shell quoting and base64.
 //!
@@ -12,6 +14,7 @@ pub mod ab;
 mod ab_report;
 pub mod getopt;
 pub mod press;
+pub mod watch;
 pub mod webbench;
 pub mod wrk;
 
@@ -20,8 +23,10 @@ use crate::exit;
 use getopt::OptSpec;
 use stampede_metrics::RunResult;
 use stampede_report::format_latency_us;
+use std::cell::RefCell;
 use std::io::Write;
 use std::path::PathBuf;
+pub use watch::{Watch, WatchSpec};
 
 /// The stampede-only option every front-end accepts: the full result as JSON.
 pub const STAMPEDE_JSON: OptSpec = OptSpec::long("stampede-json", "stampede-json", true);
@@ -54,12 +59,18 @@ pub trait FrontEnd {
     }
     /// The equivalent `stampede run` words.
     fn translate(&self) -> Translated;
+    /// What to print or collect during the run (ab's heartbeat, press's
+    /// connection line, wrk's 100 ms samples).
+    fn watch(&self) -> WatchSpec {
+        WatchSpec::default()
+    }
     /// The tool's banner, printed before the run starts.
     fn write_header(&self, out: &mut dyn Write) -> anyhow::Result<()>;
     /// The tool's report of the finished run, ending with the closing line.
     fn write_report(
         &self,
         result: &RunResult,
+        watch: &mut Watch,
         closing: &str,
         out: &mut dyn Write,
     ) -> anyhow::Result<()>;
@@ -72,16 +83,20 @@ impl<T: FrontEnd> FrontEnd for Box<T> {
     fn translate(&self) -> Translated {
         self.as_ref().translate()
     }
+    fn watch(&self) -> WatchSpec {
+        self.as_ref().watch()
+    }
     fn write_header(&self, out: &mut dyn Write) -> anyhow::Result<()> {
         self.as_ref().write_header(out)
     }
     fn write_report(
         &self,
         result: &RunResult,
+        watch: &mut Watch,
         closing: &str,
         out: &mut dyn Write,
     ) -> anyhow::Result<()> {
-        self.as_ref().write_report(result, closing, out)
+        self.as_ref().write_report(result, watch, closing, out)
     }
 }
 
@@ -109,10 +124,11 @@ pub fn execute<F: FrontEnd>(parsed: Parsed<F>, help: &str, tool: &str) -> anyhow
         options.write_header(&mut out)?;
         out.flush()?;
     }
-    let done = run(&translated)?;
+    let watch = RefCell::new(Watch::new(options.watch()));
+    let done = run(&translated, &watch)?;
     let closing = closing_line(&translated, &done.result);
     let mut out = stdout.lock();
-    options.write_report(&done.result, &closing, &mut out)?;
+    options.write_report(&done.result, &mut watch.borrow_mut(), &closing, &mut out)?;
     out.flush()?;
     save(&translated, &done)
 }
@@ -158,15 +174,18 @@ pub fn run_accepts(flag: &str) -> bool {
     parse_run_args(["http://127.0.0.1/", flag, "stampede-probe"]).is_ok()
 }
 
-/// Runs the translated words with the engine.
-pub fn run(translated: &Translated) -> anyhow::Result<Finished> {
+/// Runs the translated words with the engine, `watch` fed the snapshots.
+pub fn run(translated: &Translated, watch: &RefCell<Watch>) -> anyhow::Result<Finished> {
     let args = parse_run_args(&translated.run_words)
         .map_err(|e| usage(translated.tool, clap_message(&e)))?;
     let (plan, notices) = build_plan(&args)?;
     // The exports ride along: ab's -g gnuplot rows are written during the run.
+    let snapshot_interval = watch.borrow().rate_window();
     let context = RunContext {
         quiet: translated.quiet,
         exports: Some(&args.exports),
+        watcher: Some(watch),
+        snapshot_interval,
         ..RunContext::default()
     };
     let result = run_plan_in(&plan, notices, &context)?;

@@ -155,18 +155,38 @@ fn bytes_to_string(bytes: f64) -> String {
     }
 }
 
-fn write_header(o: &PressOptions, out: &mut dyn Write) -> io::Result<()> {
-    writeln!(
-        out,
-        "Running {} test @ {}",
-        stampede_plan::format_duration(o.duration),
-        o.url
-    )?;
-    writeln!(
-        out,
-        "  {} threads and {} connections",
-        o.threads, o.connections
-    )
+/// The lines before the run: the press tool opens every connection first
+/// and says so, then starts the clock. stampede's engine opens them as the
+/// run starts, so the first line waits until that many are open (the
+/// snapshot stream says when; src/cmd/compat/watch.rs prints them).
+fn header_lines(o: &PressOptions) -> Vec<String> {
+    vec![
+        format!("create {} connections successfully", o.connections),
+        format!(
+            "Running {} test @ {}",
+            stampede_plan::format_duration(o.duration),
+            o.url
+        ),
+        format!("  {} threads and {} connections", o.threads, o.connections),
+    ]
+}
+
+/// The header, when the run ended before all connections were open: no
+/// claim of success, but how many could be opened.
+fn late_header(o: &PressOptions, watch: &mut super::Watch, out: &mut dyn Write) -> io::Result<()> {
+    let mut lines = watch.pending_lines();
+    if lines.is_empty() {
+        return Ok(());
+    }
+    lines[0] = format!(
+        "create connections failed: {} of {} opened",
+        watch.opened(),
+        o.connections
+    );
+    for line in lines {
+        writeln!(out, "{line}")?;
+    }
+    Ok(())
 }
 
 /// The press tool counts a request complete only on status 200; anything
@@ -233,15 +253,24 @@ impl super::FrontEnd for PressOptions {
     fn translate(&self) -> Translated {
         PressOptions::translate(self)
     }
-    fn write_header(&self, out: &mut dyn Write) -> anyhow::Result<()> {
-        Ok(write_header(self, out)?)
+    fn watch(&self) -> super::WatchSpec {
+        super::WatchSpec {
+            on_connected: Some((self.connections, header_lines(self))),
+            ..super::WatchSpec::default()
+        }
+    }
+    fn write_header(&self, _out: &mut dyn Write) -> anyhow::Result<()> {
+        // Printed by the watcher once the connections are open.
+        Ok(())
     }
     fn write_report(
         &self,
         result: &RunResult,
+        watch: &mut super::Watch,
         closing: &str,
         out: &mut dyn Write,
     ) -> anyhow::Result<()> {
+        late_header(self, watch, out)?;
         Ok(render(result, closing, out)?)
     }
 }

@@ -237,6 +237,7 @@ impl super::FrontEnd for WebbenchOptions {
     fn write_report(
         &self,
         result: &RunResult,
+        _watch: &mut super::Watch,
         closing: &str,
         out: &mut dyn Write,
     ) -> anyhow::Result<()> {

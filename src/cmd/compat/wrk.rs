@@ -258,19 +258,20 @@ fn stats_row(name: &str, stats: [f64; 4], fmt: fn(f64) -> String) -> String {
     )
 }
 
-/// Per-thread requests per second, from the per-second series: wrk samples
-/// each thread's rate; stampede has the merged rate, split evenly.
-fn req_per_thread(result: &RunResult) -> [f64; 4] {
-    let threads = result.plan.threads.max(1) as f64;
-    let mut samples: Vec<f64> = result
-        .timeseries
-        .iter()
-        .filter(|p| p.duration_s >= 0.5)
-        .map(|p| p.rps / threads)
-        .collect();
-    if samples.is_empty() {
-        samples.push(result.rps / threads);
-    }
+/// wrk's `RECORD_INTERVAL_MS`: each thread records its rate this often.
+const RECORD_INTERVAL: Duration = Duration::from_millis(100);
+
+/// Req/Sec: mean, stdev, max and share within ±1 stdev of the samples, each
+/// one thread's requests per second in one of its 100 ms windows (wrk's
+/// `record_rate`). A run too short for a full window falls back to the
+/// run's rate split over the threads.
+fn req_per_thread(result: &RunResult, samples: &[f64]) -> [f64; 4] {
+    let fallback = [result.rps / result.plan.threads.max(1) as f64];
+    let samples = if samples.is_empty() {
+        &fallback[..]
+    } else {
+        samples
+    };
     let n = samples.len() as f64;
     let mean = samples.iter().sum::<f64>() / n;
     let stdev = if samples.len() > 1 {
@@ -300,7 +301,13 @@ fn write_header(o: &WrkOptions, out: &mut dyn Write) -> io::Result<()> {
     )
 }
 
-fn render(result: &RunResult, latency: bool, closing: &str, out: &mut dyn Write) -> io::Result<()> {
+fn render(
+    result: &RunResult,
+    rates: &[f64],
+    latency: bool,
+    closing: &str,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     let l = &result.latency_us;
     if result.interrupted {
         writeln!(
@@ -322,7 +329,7 @@ fn render(result: &RunResult, latency: bool, closing: &str, out: &mut dyn Write)
     writeln!(
         out,
         "{}",
-        stats_row("Req/Sec", req_per_thread(result), format_metric)
+        stats_row("Req/Sec", req_per_thread(result, rates), format_metric)
     )?;
     if latency {
         writeln!(out, "  Latency Distribution")?;
@@ -372,16 +379,23 @@ impl super::FrontEnd for WrkOptions {
     fn translate(&self) -> Translated {
         WrkOptions::translate(self)
     }
+    fn watch(&self) -> super::WatchSpec {
+        super::WatchSpec {
+            rate_window: Some(RECORD_INTERVAL),
+            ..super::WatchSpec::default()
+        }
+    }
     fn write_header(&self, out: &mut dyn Write) -> anyhow::Result<()> {
         Ok(write_header(self, out)?)
     }
     fn write_report(
         &self,
         result: &RunResult,
+        watch: &mut super::Watch,
         closing: &str,
         out: &mut dyn Write,
     ) -> anyhow::Result<()> {
-        Ok(render(result, self.latency, closing, out)?)
+        Ok(render(result, &watch.rates, self.latency, closing, out)?)
     }
 }
 

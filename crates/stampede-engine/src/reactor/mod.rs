@@ -21,7 +21,7 @@ pub use uring::uring_unavailable;
 use crate::closed::{slots_at, CONTROL_PERIOD};
 use crate::connection::ConnectionContext;
 use crate::request_log::WorkerLogHandle;
-use crate::worker::{connection_context, WorkerLoad, WorkerMessage, WorkerPlan, SNAPSHOT_INTERVAL};
+use crate::worker::{connection_context, WorkerLoad, WorkerMessage, WorkerPlan};
 use crate::worker_state::WorkerState;
 pub use slot::{Phase, ReactorSlot, SlotBase, Step, WorkerIo};
 use stampede_plan::EventLoop;
@@ -67,7 +67,8 @@ pub(crate) fn drive<I: WorkerIo, S: ReactorSlot<I>>(
     let mut warming_up = plan.measure_start > start;
     let mut next_control = start;
     let mut next_sweep = start + sweep_period;
-    let mut next_snapshot = plan.measure_start + SNAPSHOT_INTERVAL;
+    let every = plan.snapshot_interval;
+    let mut next_snapshot = plan.measure_start + every;
     let far = start + Duration::from_secs(86_400 * 365);
     let deadline = plan.deadline.unwrap_or(far);
     loop {
@@ -106,7 +107,7 @@ pub(crate) fn drive<I: WorkerIo, S: ReactorSlot<I>>(
             }
             let mut delivered = true;
             while now >= next_snapshot {
-                let interval_start = next_snapshot - SNAPSHOT_INTERVAL;
+                let interval_start = next_snapshot - every;
                 let second = interval_start
                     .saturating_duration_since(plan.measure_start)
                     .as_secs();
@@ -118,7 +119,7 @@ pub(crate) fn drive<I: WorkerIo, S: ReactorSlot<I>>(
                         finished_at: None,
                     })
                     .is_ok();
-                next_snapshot += SNAPSHOT_INTERVAL;
+                next_snapshot += every;
             }
             if !delivered {
                 // The engine is gone; nothing would read our results.
