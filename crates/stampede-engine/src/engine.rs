@@ -216,6 +216,9 @@ fn settle_event_loop(plan: &Plan) -> Result<EventLoop, EngineError> {
 pub struct RunOptions {
     /// Log every (or every Nth) request through a bounded buffer.
     pub request_log: Option<RequestLogOptions>,
+    /// Where the workers and the aggregating thread enrol, so that the
+    /// monitor counts the load generator's CPU and nothing else.
+    pub client_threads: crate::monitor::ClientThreads,
 }
 
 /// A finished run: the recording and what the request log did.
@@ -232,6 +235,8 @@ pub fn run_with(
     stop: &StopHandle,
     options: RunOptions,
 ) -> Result<Finished, EngineError> {
+    // This thread aggregates the workers' snapshots: it is the client's too.
+    let _aggregating = options.client_threads.enrol();
     let event_loop = settle_event_loop(plan)?;
     let resolve_start = Instant::now();
     let connector = connector_spec(plan)?;
@@ -323,9 +328,13 @@ pub fn run_with(
         let receiver = stop.sender.subscribe();
         let sender = to_aggregator.clone();
         let log = request_log.as_mut().and_then(|log| log.worker(index));
+        let client_threads = options.client_threads.clone();
         let thread = std::thread::Builder::new()
             .name(format!("stampede-worker-{index}"))
-            .spawn(move || run_worker(worker_plan, receiver, sender, log))
+            .spawn(move || {
+                let _enrolment = client_threads.enrol();
+                run_worker(worker_plan, receiver, sender, log)
+            })
             .map_err(|source| EngineError::Worker {
                 worker: index,
                 source,
