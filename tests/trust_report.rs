@@ -24,15 +24,48 @@ fn client(result: &serde_json::Value) -> serde_json::Value {
         .expect("the client is always monitored")
 }
 
+/// CPU seconds of each thread of `pid` by id, with its name, as /proc shows them.
+fn thread_cpu(pid: u32) -> Vec<(u32, String, f64)> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .filter_map(|task| {
+            let tid = task.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(task.path().join("stat")).ok()?;
+            let (comm, rest) = stat.split_at(stat.rfind(')')?);
+            let comm = comm[comm.find('(')? + 1..].to_string();
+            let fields: Vec<&str> = rest[1..].split_whitespace().collect();
+            let ticks: u64 =
+                fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+            // USER_HZ is 100 on every Linux ABI.
+            Some((tid, comm, ticks as f64 / 100.0))
+        })
+        .collect()
+}
+
 #[test]
 fn demo_warns_of_no_bottleneck_and_counts_only_the_clients_threads() {
     let dir = temp_dir("demo");
     let json = dir.join("demo.json");
-    let output = Command::new(binary())
-        .args(["demo", "-d", "2s", "-c", "20", "--json"])
+    let mut child = Command::new(binary())
+        .args(["demo", "-d", "2s", "--json"])
         .arg(&json)
-        .output()
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
         .expect("stampede demo runs");
+    // The truth from outside: every thread's CPU, polled until the end,
+    // keeping each thread's last reading (threads leave /proc when they end).
+    let mut seen: std::collections::HashMap<u32, (String, f64)> = Default::default();
+    while child.try_wait().expect("wait").is_none() {
+        for (tid, comm, cpu) in thread_cpu(child.id()) {
+            seen.insert(tid, (comm, cpu));
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let output = child.wait_with_output().expect("demo output");
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
@@ -47,15 +80,33 @@ fn demo_warns_of_no_bottleneck_and_counts_only_the_clients_threads() {
     let me = client(&result);
     let mean = me["cpu_pct_mean"].as_f64().expect("cpu_pct_mean");
     // The workers (plus the aggregator, which mostly sleeps) cannot use more
-    // than their own cores; the whole process (with the in-process target)
-    // used far more before the fix.
+    // than their own cores.
     assert!(
         mean > 0.0 && mean <= 100.0 * threads + 10.0,
         "client CPU {mean}% on {threads} worker thread(s): {me}"
     );
+    let sum = |name: &str| -> f64 {
+        seen.values()
+            .filter(|(comm, _)| comm == name)
+            .map(|(_, cpu)| cpu)
+            .sum()
+    };
+    let (workers, target) = (sum("stampede-worker"), sum("stampede-target"));
+    let aggregator = sum("stampede");
+    let counted = me["cpu_user_s"].as_f64().unwrap() + me["cpu_sys_s"].as_f64().unwrap();
+    eprintln!(
+        "client {counted:.2} s; from /proc: workers {workers:.2} s, aggregator {aggregator:.2} s, target {target:.2} s"
+    );
+    // The last 10 ms poll may miss a little of each thread; ticks are 10 ms.
+    let slack = 0.05;
     assert!(
-        me["busiest_thread_pct_max"].as_f64().unwrap() <= 110.0,
-        "{me}"
+        counted >= workers - slack,
+        "the workers' {workers:.2} s are the client's, {counted:.2} s counted"
+    );
+    assert!(
+        counted <= workers + aggregator + 0.3 * target + slack,
+        "{counted:.2} s counted for the client: the target's {target:.2} s \
+         is in it (workers {workers:.2} s, aggregator {aggregator:.2} s)"
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -240,6 +291,20 @@ fn a_targets_report_agrees_with_its_totals() {
             && header.contains("/status/503"),
         "the header names every target: {header}"
     );
+    assert!(
+        header.contains(&format!(
+            "2 targets on {base}: GET /index.html (weight 3), GET /status/503 (weight 1)"
+        )),
+        "the shared origin once, then each path with its weight: {header}"
+    );
+    // Connections opened in warm-up are not measured: no row of zeros.
+    if result["breakdown"]["connect"]["count"] == 0 {
+        let connect = breakdown_row(&stdout, "Connect:").expect("a Connect row");
+        assert!(
+            connect.contains('—') && !connect.contains("0us"),
+            "{connect}"
+        );
+    }
     // The table's columns are the totals' terms: failed statuses and
     // (transport) errors, counted apart.
     let columns = stdout
