@@ -108,7 +108,7 @@ impl ThreadCounters {
     }
 }
 
-/// A thread's counters from its /proc/self/task/<tid>/stat and status texts
+/// A thread's counters from its `/proc/self/task/<tid>/stat` and status texts
 /// (same layout as a process's; the stat's times are that thread's alone).
 pub fn thread_counters(stat: &str, status: &str) -> Option<ThreadCounters> {
     let (utime, stime) = cpu_ticks(stat)?;

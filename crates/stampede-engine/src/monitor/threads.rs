@@ -1,6 +1,6 @@
 //! The load generator's own threads. The engine enrols each worker and the
 //! thread that aggregates their snapshots; the monitor sums the CPU of those
-//! threads (from /proc/self/task/<tid>/stat) instead of the whole process's,
+//! threads (from `/proc/self/task/<tid>/stat`) instead of the whole process's,
 //! so that a target served from the same process (`stampede demo`, tests),
 //! the live view or the monitor itself is never counted as the client's, and
 //! the "load generator was the bottleneck" check sees only the load generator.
