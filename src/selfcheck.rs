@@ -5,7 +5,9 @@ use stampede_metrics::RunResult;
 use stampede_plan::{LoadModel, Plan};
 
 /// The client using more than this share of its CPUs means it, not the
-/// server, may have been the bottleneck.
+/// server, may have been the bottleneck. The client's CPU is its own
+/// load-generating threads' (the monitor's `client`), never a target that
+/// shares the process.
 const CLIENT_CPU_LIMIT_PCT: f64 = 90.0;
 /// An open model achieving less than this share of its target fell behind.
 const RATE_ACHIEVED_MIN_PCT: f64 = 95.0;
@@ -18,11 +20,12 @@ const FD_HEADROOM_PCT: f64 = 80.0;
 pub fn warnings(plan: &Plan, result: &RunResult) -> Vec<String> {
     let mut warnings = Vec::new();
     if let Some(client) = result.monitor.as_ref().and_then(|m| m.client()) {
-        let cores = plan.threads.min(result.environment.cpus.max(1)) as f64;
-        let used = client.cpu_pct_mean / cores;
+        let cores = plan.threads.min(result.environment.cpus.max(1));
+        let used = client.cpu_pct_mean / cores as f64;
         if used > CLIENT_CPU_LIMIT_PCT {
+            let cores = stampede_report::counted(cores as u64, "core");
             warnings.push(format!(
-                "the load generator used {used:.0}% of its {cores} core(s): it, not the server, may have been the bottleneck; add cores or threads, or run agents on more machines"
+                "the load generator used {used:.0}% of its {cores}: it, not the server, may have been the bottleneck; add cores or threads, or run agents on more machines"
             ));
         }
     }
@@ -94,6 +97,78 @@ fn port_range_size(range: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use stampede_metrics::{MonitorReport, ProcessSummary};
+
+    /// A plan as `stampede run` builds it, with `threads` workers.
+    fn plan(threads: usize) -> Plan {
+        let threads = threads.to_string();
+        let args =
+            crate::cmd::run::parse_run_args(["http://127.0.0.1:3000/", "-c", "8", "-t", &threads])
+                .expect("valid arguments");
+        crate::cmd::run::build_plan(&args).expect("a valid plan").0
+    }
+
+    /// A finished closed-model run on `cpus` CPUs whose client used
+    /// `client_pct` of one core on average.
+    fn result(plan: &Plan, cpus: usize, client_pct: f64) -> RunResult {
+        let recording = stampede_metrics::Recording {
+            started_at: std::time::SystemTime::now(),
+            elapsed: std::time::Duration::from_secs(2),
+            interrupted: false,
+            dns: std::time::Duration::ZERO,
+            total: Default::default(),
+            timeseries: vec![],
+            event_loop: stampede_plan::EventLoop::Epoll,
+        };
+        let environment = stampede_metrics::Environment {
+            cpus,
+            rlimit_nofile: 1 << 20,
+            ..Default::default()
+        };
+        let mut result = RunResult::from_recording(plan, &recording, environment, "test", vec![]);
+        result.monitor = Some(MonitorReport {
+            cpus,
+            processes: vec![ProcessSummary {
+                role: "client".into(),
+                cpu_pct_mean: client_pct,
+                ..ProcessSummary::default()
+            }],
+            ..MonitorReport::default()
+        });
+        result
+    }
+
+    fn bottleneck(warnings: &[String]) -> Option<&String> {
+        warnings.iter().find(|w| w.contains("load generator used"))
+    }
+
+    #[test]
+    fn a_busy_client_is_reported_as_the_bottleneck() {
+        // One worker pinned on its core: the client may well be the limit.
+        let one = plan(1);
+        let found = warnings(&one, &result(&one, 2, 97.0));
+        let warning = bottleneck(&found).expect("a bottleneck warning");
+        assert!(warning.contains("97% of its 1 core:"), "{warning}");
+        // Two workers using 185% of their two cores.
+        let two = plan(2);
+        let found = warnings(&two, &result(&two, 4, 185.0));
+        let warning = bottleneck(&found).expect("a bottleneck warning");
+        assert!(warning.contains("92% of its 2 cores:"), "{warning}");
+        // Cores are the fewer of threads and CPUs: 4 threads on 2 CPUs.
+        let four = plan(4);
+        let found = warnings(&four, &result(&four, 2, 190.0));
+        assert!(bottleneck(&found).is_some(), "{found:?}");
+    }
+
+    #[test]
+    fn an_idle_client_is_not() {
+        // The demo's case once only the client's own threads count: one
+        // worker at 45% while the in-process target used the rest.
+        let one = plan(1);
+        assert_eq!(bottleneck(&warnings(&one, &result(&one, 2, 45.0))), None);
+        let two = plan(2);
+        assert_eq!(bottleneck(&warnings(&two, &result(&two, 2, 170.0))), None);
+    }
 
     #[test]
     fn port_range() {

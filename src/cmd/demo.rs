@@ -7,6 +7,7 @@ use crate::cmd::run::{build_plan, deliver, parse_run_args, run_plan};
 use crate::output::OutputFormat;
 use anyhow::Context;
 use stampede_plan::parse_duration;
+use stampede_report::{counted, format_count};
 use stampede_target::{Config, Server};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -46,9 +47,10 @@ pub fn execute(args: DemoArgs) -> anyhow::Result<i32> {
         .context("starting the built-in target")?;
     let url = format!("http://{}/index.html", server.local_addr());
     eprintln!(
-        "stampede demo: built-in target on {url} ({server_threads} server thread(s)); \
-         loading it with {} connections on {client_threads} client thread(s) for {:.0}s",
-        args.connections,
+        "stampede demo: built-in target on {url} ({}); loading it with {} on {} for {:.0}s",
+        counted(server_threads as u64, "server thread"),
+        counted(args.connections as u64, "connection"),
+        counted(client_threads as u64, "client thread"),
         args.duration.as_secs_f64()
     );
     let mut words = vec![
@@ -77,7 +79,9 @@ pub fn execute(args: DemoArgs) -> anyhow::Result<i32> {
     println!();
     println!(
         "  Cross-check   the target served {} responses; stampede counted {} complete + {} unfinished",
-        stats.requests_total, result.requests.completed, result.requests.unfinished
+        format_count(stats.requests_total),
+        format_count(result.requests.completed),
+        format_count(result.requests.unfinished)
     );
     Ok(code)
 }

@@ -11,7 +11,7 @@ use crate::targets_args::read_mix;
 use crate::transport_args::TransportArgs;
 use crate::{exit, interrupt, selfcheck, view};
 use anyhow::Context;
-use stampede_engine::monitor::{Monitor, Watched};
+use stampede_engine::monitor::{ClientThreads, Monitor, Watched};
 use stampede_metrics::{Environment, RunResult, SloCheck};
 use stampede_plan::{
     parse_duration, parse_header, parse_stages, Arrival, Header, LoadModel, Plan, RequestSpec,
@@ -382,23 +382,18 @@ pub fn run_plan_in(
         StopCondition::Duration(d) => Some(d),
         StopCondition::Requests { limit, .. } => limit,
     };
-    let mut watched: Vec<Watched> = pids
-        .iter()
-        .map(|&pid| Watched {
-            pid,
-            role: "server",
-        })
-        .collect();
-    watched.push(Watched {
-        pid: std::process::id(),
-        role: "client",
-    });
+    let mut watched: Vec<Watched> = pids.iter().map(|&pid| Watched::server(pid)).collect();
+    // Stampede's CPU is its load-generating threads': a target in this
+    // process (the demo) is not the client's.
+    let client_threads = ClientThreads::default();
+    watched.push(Watched::client(client_threads.clone()));
     let monitor =
         Monitor::start(watched, MONITOR_INTERVAL).context("starting the process monitor")?;
     let mut view = view::open_view(quiet, planned, plan, &context.banner, Some(monitor.feed()));
     let options = stampede_engine::RunOptions {
         request_log,
         snapshot_interval: context.snapshot_interval,
+        client_threads,
     };
     let finished = match context.watcher {
         Some(watcher) => {

@@ -226,6 +226,9 @@ pub struct RunOptions {
     /// per-second series groups intervals by the second they start in; wrk's
     /// front-end asks for 100 ms to sample each thread's rate as wrk does.
     pub snapshot_interval: Option<Duration>,
+    /// Where the workers and the aggregating thread enrol, so that the
+    /// monitor counts the load generator's CPU and nothing else.
+    pub client_threads: crate::monitor::ClientThreads,
 }
 
 /// A finished run: the recording and what the request log did.
@@ -242,6 +245,8 @@ pub fn run_with(
     stop: &StopHandle,
     options: RunOptions,
 ) -> Result<Finished, EngineError> {
+    // This thread aggregates the workers' snapshots: it is the client's too.
+    let _aggregating = options.client_threads.enrol();
     let event_loop = settle_event_loop(plan)?;
     let resolve_start = Instant::now();
     let connector = connector_spec(plan)?;
@@ -334,9 +339,13 @@ pub fn run_with(
         let receiver = stop.sender.subscribe();
         let sender = to_aggregator.clone();
         let log = request_log.as_mut().and_then(|log| log.worker(index));
+        let client_threads = options.client_threads.clone();
         let thread = std::thread::Builder::new()
             .name(format!("stampede-worker-{index}"))
-            .spawn(move || run_worker(worker_plan, receiver, sender, log))
+            .spawn(move || {
+                let _enrolment = client_threads.enrol();
+                run_worker(worker_plan, receiver, sender, log)
+            })
             .map_err(|source| EngineError::Worker {
                 worker: index,
                 source,

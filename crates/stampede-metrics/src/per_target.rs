@@ -18,6 +18,12 @@ fn target_histogram() -> LatencyHistogram {
 pub struct TargetStats {
     pub counters: Counters,
     pub latency: LatencyHistogram,
+    /// Exact extremes (µs): at two significant digits the histogram's max is
+    /// its bucket's top, up to 1% above the real one and above the run's own
+    /// max (three digits) for the same request. Two compares per request of
+    /// a mix keep the table consistent with the totals.
+    pub min_us: u64,
+    pub max_us: u64,
 }
 
 impl Default for TargetStats {
@@ -25,6 +31,8 @@ impl Default for TargetStats {
         TargetStats {
             counters: Counters::default(),
             latency: target_histogram(),
+            min_us: u64::MAX,
+            max_us: 0,
         }
     }
 }
@@ -43,9 +51,10 @@ impl TargetStats {
                     c.failed_status += 1;
                 }
                 c.status.add(status, 1);
-                let _ = self
-                    .latency
-                    .record(latency_us.clamp(1, crate::histogram::MAX_TRACKED_US));
+                let latency_us = latency_us.clamp(1, crate::histogram::MAX_TRACKED_US);
+                let _ = self.latency.record(latency_us);
+                self.min_us = self.min_us.min(latency_us);
+                self.max_us = self.max_us.max(latency_us);
             }
             Err(kind) => c.errors[kind.index()] += 1,
         }
@@ -53,6 +62,8 @@ impl TargetStats {
 
     pub fn merge(&mut self, other: &TargetStats) {
         self.counters.merge(&other.counters);
+        self.min_us = self.min_us.min(other.min_us);
+        self.max_us = self.max_us.max(other.max_us);
         if !other.latency.is_empty() {
             self.latency
                 .add(&other.latency)
@@ -126,7 +137,77 @@ impl TargetResult {
                 .map(|k| (k.as_str().to_string(), c.error(k)))
                 .collect(),
             bytes_body: c.bytes_body,
-            latency_us: LatencySummary::of(&stats.latency),
+            latency_us: stats.latency_summary(),
         }
+    }
+}
+
+impl TargetStats {
+    /// The histogram's summary with the exact extremes, every percentile
+    /// kept within them (a bucket's top can pass the real max).
+    fn latency_summary(&self) -> LatencySummary {
+        let mut summary = LatencySummary::of(&self.latency);
+        if self.latency.is_empty() || self.min_us > self.max_us {
+            return summary;
+        }
+        let (min, max) = (self.min_us, self.max_us);
+        summary.min = min;
+        summary.max = max;
+        for p in [
+            &mut summary.p50,
+            &mut summary.p66,
+            &mut summary.p75,
+            &mut summary.p80,
+            &mut summary.p90,
+            &mut summary.p95,
+            &mut summary.p98,
+            &mut summary.p99,
+            &mut summary.p99_9,
+            &mut summary.p99_99,
+        ] {
+            *p = (*p).clamp(min, max);
+        }
+        summary
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    fn ok(latency_us: u64) -> (Outcome, u64) {
+        let now = Instant::now();
+        let outcome = Outcome {
+            intended: now,
+            sent: now,
+            first_byte: Some(now),
+            done: now,
+            result: Ok(200),
+            bytes_received: 100,
+            body_bytes: 10,
+            target: 0,
+        };
+        (outcome, latency_us)
+    }
+
+    #[test]
+    fn extremes_are_exact_and_bound_the_percentiles() {
+        let (mut a, mut b) = (TargetStats::default(), TargetStats::default());
+        for us in [58, 163, 900] {
+            let (outcome, latency) = ok(us);
+            a.record(&outcome, latency);
+        }
+        // 24,527 µs sits in a two-digit bucket whose top is 24,575.
+        let (outcome, latency) = ok(24_527);
+        b.record(&outcome, latency);
+        a.merge(&b);
+        let result = TargetResult::of("GET", "http://h/", 1, &a, 1.0);
+        let l = result.latency_us;
+        assert_eq!((l.min, l.max), (58, 24_527), "{l:?}");
+        assert!(l.p99_99 <= l.max && l.p50 >= l.min, "{l:?}");
+        assert!(a.latency.max() > 24_527, "the histogram alone rounds up");
+        let empty = TargetResult::of("GET", "http://h/", 1, &TargetStats::default(), 1.0);
+        assert_eq!((empty.latency_us.min, empty.latency_us.max), (0, 0));
     }
 }

@@ -40,6 +40,16 @@ pub fn format_count(n: u64) -> String {
     out
 }
 
+/// A count and its noun, singular for exactly one: `1 thread`, `2 threads`,
+/// `1,024 connections`. `noun` is the singular; the plural adds an `s`.
+pub fn counted(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{} {noun}s", format_count(n))
+    }
+}
+
 /// A per-second rate with two decimals and separators: `12,345.67`.
 pub fn format_rate(rate: f64) -> String {
     let whole = rate.trunc() as u64;
@@ -67,5 +77,8 @@ mod tests {
         assert_eq!(format_count(12), "12");
         assert_eq!(format_rate(12345.678), "12,345.68");
         assert_eq!(format_rate(0.999), "1.00");
+        assert_eq!(counted(1, "thread"), "1 thread");
+        assert_eq!(counted(0, "error"), "0 errors");
+        assert_eq!(counted(1234, "connection"), "1,234 connections");
     }
 }

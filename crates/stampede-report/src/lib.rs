@@ -12,7 +12,7 @@ mod request_line;
 mod text;
 
 pub use csv::{render_csv, render_csv_timeseries, TIMESERIES_COLUMNS};
-pub use format::{format_bytes, format_count, format_latency_us, format_rate};
+pub use format::{counted, format_bytes, format_count, format_latency_us, format_rate};
 pub use gnuplot::{ctime, render_gnuplot_header, render_gnuplot_row, GnuplotRow, GNUPLOT_HEADER};
 pub use html::{
     render_compare_html, render_html, render_sweep_html, Deltas, LabeledRun, SweepStep,

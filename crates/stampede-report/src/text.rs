@@ -2,7 +2,7 @@
 //! requests/sec, transfer/sec), the percentile ladder, every request's fate,
 //! status codes and every non-zero error class.
 
-use crate::format::{format_bytes, format_count, format_latency_us, format_rate};
+use crate::format::{counted, format_bytes, format_count, format_latency_us, format_rate};
 use stampede_metrics::RunResult;
 use std::io::{self, Write};
 
@@ -23,24 +23,66 @@ fn percentiles(result: &RunResult) -> [(&'static str, u64); 10] {
     ]
 }
 
+/// Targets of a mix named in the first line; the table below has them all.
+const TARGETS_NAMED: usize = 4;
+
+/// `scheme://authority` of a URL, if it has one.
+fn origin(url: &str) -> Option<&str> {
+    let after_scheme = url.find("://")? + 3;
+    let end = url[after_scheme..]
+        .find('/')
+        .map_or(url.len(), |i| after_scheme + i);
+    Some(&url[..end])
+}
+
+/// The first line: the request, or every target of a mix with its weight
+/// (the plan's URL is only the mix's first), the shared origin said once.
+fn describe_requests(result: &RunResult) -> String {
+    let targets = &result.targets;
+    if targets.len() < 2 {
+        return format!("{} {}", result.plan.method, result.plan.url);
+    }
+    let shared = origin(&targets[0].url).filter(|first| {
+        targets
+            .iter()
+            .all(|t| origin(&t.url) == Some(*first) && t.url.len() > first.len())
+    });
+    let named: Vec<String> = targets
+        .iter()
+        .take(TARGETS_NAMED)
+        .map(|t| {
+            let url = shared.map_or(t.url.as_str(), |o| &t.url[o.len()..]);
+            format!("{} {url} (weight {})", t.method, t.weight)
+        })
+        .collect();
+    let more = targets.len().saturating_sub(TARGETS_NAMED);
+    let more = if more > 0 {
+        format!(", … and {more} more")
+    } else {
+        String::new()
+    };
+    let on = shared.map_or(String::new(), |o| format!(" on {o}"));
+    format!("{} targets{on}: {}{more}", targets.len(), named.join(", "))
+}
+
 fn describe_plan(result: &RunResult) -> String {
     let plan = &result.plan;
     let mut parts = Vec::new();
     if let Some(requests) = plan.requests {
-        parts.push(format!("{} requests", format_count(requests)));
+        parts.push(counted(requests, "request"));
     }
     if let Some(seconds) = plan.duration_s {
         parts.push(format!("{seconds}s"));
     }
     if let Some(rate) = plan.rate {
         parts.push(format!(
-            "{} req/s ({}) on at most {} connections",
+            "{} req/s ({}) on at most {}",
             format_rate(rate),
             plan.arrival.as_deref().unwrap_or("uniform"),
-            plan.connections
+            counted(plan.connections as u64, "connection")
         ));
     } else {
-        parts.push(format!("{} connections", plan.connections));
+        parts.push(counted(plan.connections as u64, "connection"));
     }
     if !plan.stages.is_empty() {
         let stages: Vec<String> = plan
@@ -53,7 +95,7 @@ fn describe_plan(result: &RunResult) -> String {
     if let Some(warmup) = plan.warmup_s {
         parts.push(format!("{warmup}s warm-up"));
     }
-    parts.push(format!("{} threads", plan.threads));
+    parts.push(counted(plan.threads as u64, "thread"));
     parts.push(
         if plan.keepalive {
             "keep-alive"
@@ -72,8 +114,12 @@ fn describe_plan(result: &RunResult) -> String {
     parts.join(", ")
 }
 
-/// ab's "Connection Times" table: connect (new connections only), waiting
-/// (time to first byte), service (sent to done) and total (intended to done).
+/// ab's "Connection Times" table: connect and TLS handshake (new connections
+/// only; the count column says how many), waiting (time to first byte),
+/// service (sent to done) and total (intended to done). The TLS row is there
+/// when handshakes were timed: a plain run keeps ab's layout (ab folds the
+/// handshake into Connect; stampede times it apart, so Connect + TLS +
+/// Waiting is the cost of a request on a new connection).
 fn render_breakdown(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     let b = &result.breakdown;
     if b.total.count == 0 {
@@ -85,13 +131,25 @@ fn render_breakdown(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
         "  Connection Times {:>9} {:>9} {:>9} {:>9} {:>9} {:>10}",
         "min", "mean", "[+/-sd]", "median", "max", "count"
     )?;
+    let tls = (b.tls.count > 0).then_some(("TLS handshake:", &b.tls));
     let rows = [
-        ("Connect:", &b.connect),
-        ("Waiting:", &b.waiting),
-        ("Service:", &b.service),
-        ("Total:", &b.total),
+        Some(("Connect:", &b.connect)),
+        tls,
+        Some(("Waiting:", &b.waiting)),
+        Some(("Service:", &b.service)),
+        Some(("Total:", &b.total)),
     ];
-    for (label, t) in rows {
+    for (label, t) in rows.into_iter().flatten() {
+        if t.count == 0 {
+            // No new connection in the measured time (all opened during
+            // warm-up, say): nothing to show, rather than a row of zeros.
+            writeln!(
+                out,
+                "  {label:<16} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10}",
+                "—", "—", "—", "—", "—", 0
+            )?;
+            continue;
+        }
         writeln!(
             out,
             "  {label:<16} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10}",
@@ -122,8 +180,8 @@ fn render_targets(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out)?;
     writeln!(
         out,
-        "  {:<40} {:>6} {:>10} {:>12} {:>8} {:>10} {:>10}",
-        "Target", "weight", "finished", "req/s", "errors", "p50", "p99"
+        "  {:<40} {:>6} {:>10} {:>12} {:>8} {:>8} {:>10} {:>10}",
+        "Target", "weight", "finished", "req/s", "failed", "errors", "p50", "p99"
     )?;
     for t in &result.targets {
         let name = format!("{} {}", t.method, t.url);
@@ -142,11 +200,14 @@ fn render_targets(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
         };
         writeln!(
             out,
-            "  {name:<40} {:>6} {:>10} {:>12} {:>7.2}% {:>10} {:>10}",
+            "  {name:<40} {:>6} {:>10} {:>12} {:>8} {:>8} {:>10} {:>10}",
             t.weight,
             format_count(t.finished),
             format_rate(t.rps),
-            t.error_rate_pct,
+            // The totals' terms: failed statuses (a 503) apart from
+            // transport errors (no response at all).
+            format_count(t.failed_status),
+            format_count(t.errors),
             format_latency_us(t.latency_us.p50 as f64),
             format_latency_us(t.latency_us.p99 as f64)
         )?;
@@ -166,7 +227,7 @@ fn render_monitor(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
         });
         writeln!(
             out,
-            "  {:<13} pid {} ({}): CPU {:.0}% mean, {:.0}% max (user {:.2}s, sys {:.2}s{per_1k}); busiest thread {:.0}%; RSS {}; {} threads; {} fds; {} / {} ctx switches (vol/invol){}",
+            "  {:<13} pid {} ({}): CPU {:.0}% mean, {:.0}% max (user {:.2}s, sys {:.2}s{per_1k}); busiest thread {:.0}%; RSS {}; {}; {} fds; {} / {} ctx switches (vol/invol){}",
             if process.role == "client" { "Client" } else { "Server" },
             process.pid,
             process.name,
@@ -176,7 +237,7 @@ fn render_monitor(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
             process.cpu_sys_s,
             process.busiest_thread_pct_max,
             format_bytes(process.rss_max_bytes as f64),
-            process.threads_max,
+            counted(process.threads_max, "thread"),
             process.open_fds_max,
             format_count(process.ctx_voluntary),
             format_count(process.ctx_involuntary),
@@ -188,8 +249,9 @@ fn render_monitor(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
             monitor.machine.iter().map(|m| m.cpu_pct).sum::<f64>() / monitor.machine.len() as f64;
         writeln!(
             out,
-            "  Machine       {} CPUs, {mean_cpu:.0}% busy on average, load average {:.2}",
-            monitor.cpus, last.load_1m
+            "  Machine       {}, {mean_cpu:.0}% busy on average, load average {:.2}",
+            counted(monitor.cpus as u64, "CPU"),
+            last.load_1m
         )?;
     }
     Ok(())
@@ -199,7 +261,7 @@ fn render_monitor(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
 pub fn render_text(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     let l = &result.latency_us;
     let r = &result.requests;
-    writeln!(out, "{} {}", result.plan.method, result.plan.url)?;
+    writeln!(out, "{}", describe_requests(result))?;
     writeln!(out, "  {}", describe_plan(result))?;
     if result.interrupted {
         writeln!(
@@ -236,12 +298,12 @@ pub fn render_text(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out)?;
     writeln!(
         out,
-        "  Requests      {} sent in {:.2}s: {} ok, {} failed status, {} errors, {} unfinished",
+        "  Requests      {} sent in {:.2}s: {} ok, {} failed status, {}, {} unfinished",
         format_count(r.sent),
         result.elapsed_s,
         format_count(r.success),
         format_count(r.failed_status),
-        format_count(r.errors),
+        counted(r.errors, "error"),
         format_count(r.unfinished)
     )?;
     writeln!(out, "  Requests/sec  {}", format_rate(result.rps))?;
@@ -269,8 +331,8 @@ pub fn render_text(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     if let Some(schedule) = &result.schedule {
         writeln!(
             out,
-            "  Schedule      {} late sends (> 1 ms after the intended instant; p99 lag {}); service time p99 {} vs latency p99 {}",
-            format_count(schedule.late_sends),
+            "  Schedule      {} (> 1 ms after the intended instant; p99 lag {}); service time p99 {} vs latency p99 {}",
+            counted(schedule.late_sends, "late send"),
             format_latency_us(schedule.lag_p99_us as f64),
             format_latency_us(result.service_time_us.p99 as f64),
             format_latency_us(l.p99 as f64)

@@ -1,9 +1,11 @@
 //! The process monitor: a background thread that samples the server(s) under
 //! test and stampede itself from /proc once a second while the load runs, so
 //! that nobody has to read CPU off a `top` screenshot again. It never touches
-//! the request path.
+//! the request path. Stampede's own CPU is its load-generating threads'
+//! ([`ClientThreads`]), not the whole process's.
 
 mod procfs;
+mod threads;
 
 use procfs::{
     load_average, machine_ticks, process_name, read_process, thread_ticks, ProcessCounters,
@@ -15,6 +17,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 pub use procfs::read_process as read_process_counters;
+pub use threads::{ClientThreads, Enrolment, ThreadsSample};
 
 /// A process to watch and the role it plays.
 #[derive(Debug, Clone)]
@@ -22,6 +25,30 @@ pub struct Watched {
     pub pid: u32,
     /// `"server"` or `"client"`.
     pub role: &'static str,
+    /// When set (stampede itself), CPU time and context switches are these
+    /// threads' only: a target in the same process is not the client.
+    /// Memory, threads and fds stay the process's.
+    pub threads: Option<ClientThreads>,
+}
+
+impl Watched {
+    /// A server under test, by process id.
+    pub fn server(pid: u32) -> Watched {
+        Watched {
+            pid,
+            role: "server",
+            threads: None,
+        }
+    }
+
+    /// Stampede itself, measured by its load-generating `threads`.
+    pub fn client(threads: ClientThreads) -> Watched {
+        Watched {
+            pid: std::process::id(),
+            role: "client",
+            threads: Some(threads),
+        }
+    }
 }
 
 /// A process's latest sample, for live display.
@@ -72,9 +99,31 @@ impl Monitor {
 /// One watched process between samples.
 struct Tracker {
     summary: ProcessSummary,
+    /// The client's threads, when only they count (see [`Watched::threads`]).
+    only: Option<ClientThreads>,
     first: ProcessCounters,
     last: ProcessCounters,
     threads: HashMap<u32, u64>,
+}
+
+impl Tracker {
+    /// The process's counters now and the CPU ticks of each thread that
+    /// counts; `None` once the process is gone.
+    fn read(&self) -> Option<(ProcessCounters, HashMap<u32, u64>)> {
+        let mut counters = read_process(self.summary.pid)?;
+        let Some(only) = &self.only else {
+            return Some((
+                counters,
+                thread_ticks(self.summary.pid).into_iter().collect(),
+            ));
+        };
+        let sample = only.sample();
+        counters.utime = sample.total.utime;
+        counters.stime = sample.total.stime;
+        counters.ctx_voluntary = sample.total.ctx_voluntary;
+        counters.ctx_involuntary = sample.total.ctx_involuntary;
+        Some((counters, sample.per_thread.into_iter().collect()))
+    }
 }
 
 fn sample_until_stopped(
@@ -88,18 +137,23 @@ fn sample_until_stopped(
     let mut trackers: Vec<Tracker> = watched
         .iter()
         .filter_map(|w| {
-            let counters = read_process(w.pid)?;
-            Some(Tracker {
+            let mut tracker = Tracker {
                 summary: ProcessSummary {
                     pid: w.pid,
                     name: process_name(w.pid),
                     role: w.role.to_string(),
                     ..ProcessSummary::default()
                 },
-                first: counters,
-                last: counters,
-                threads: thread_ticks(w.pid).into_iter().collect(),
-            })
+                only: w.threads.clone(),
+                first: ProcessCounters::default(),
+                last: ProcessCounters::default(),
+                threads: HashMap::new(),
+            };
+            let (counters, threads) = tracker.read()?;
+            tracker.first = counters;
+            tracker.last = counters;
+            tracker.threads = threads;
+            Some(tracker)
         })
         .collect();
     let mut machine = Vec::new();
@@ -180,12 +234,11 @@ fn publish(trackers: &[Tracker], watched: &[Watched], feed: &LiveFeed) {
 }
 
 fn sample_process(tracker: &mut Tracker, t_s: f64, seconds: f64, ticks: f64) {
-    let Some(now) = read_process(tracker.summary.pid) else {
+    let Some((now, threads_now)) = tracker.read() else {
         tracker.summary.exited = true;
         return;
     };
     let pct = |from: u64, to: u64| 100.0 * to.saturating_sub(from) as f64 / ticks / seconds;
-    let threads_now: HashMap<u32, u64> = thread_ticks(tracker.summary.pid).into_iter().collect();
     let busiest = threads_now
         .iter()
         .map(|(tid, total)| pct(tracker.threads.get(tid).copied().unwrap_or(0), *total))
@@ -251,20 +304,20 @@ mod tests {
 
     #[test]
     fn samples_a_busy_process() {
+        let threads = ClientThreads::default();
         let monitor = Monitor::start(
-            vec![Watched {
-                pid: std::process::id(),
-                role: "client",
-            }],
+            vec![Watched::client(threads.clone())],
             Duration::from_millis(100),
         )
         .unwrap();
-        let until = Instant::now() + Duration::from_millis(350);
-        let mut spin = 0u64;
-        while Instant::now() < until {
-            spin = spin.wrapping_add(1);
+        let enrolment = threads.enrol();
+        let started = Instant::now();
+        assert!(threads::tests::spin(Duration::from_millis(350)) > 0);
+        // At least three samples, however fast the spin was.
+        if let Some(rest) = Duration::from_millis(350).checked_sub(started.elapsed()) {
+            std::thread::sleep(rest);
         }
-        assert!(spin > 0);
+        drop(enrolment);
         let feed = monitor.feed();
         let mut report = monitor.stop();
         assert_eq!(
@@ -275,8 +328,10 @@ mod tests {
         report.set_requests(1000);
         let me = report.client().expect("client summary");
         assert!(me.samples.len() >= 3, "{:?}", me.samples.len());
-        assert!(me.cpu_user_s + me.cpu_sys_s > 0.1, "{me:?}");
-        assert!(me.cpu_pct_max > 30.0);
+        // The spin's 0.35 s of CPU (in clock ticks), at whatever share of a
+        // core a busy machine gave it.
+        assert!(me.cpu_user_s + me.cpu_sys_s > 0.25, "{me:?}");
+        assert!(me.cpu_pct_max > 0.0);
         assert!(me.cpu_s_per_1k_requests.unwrap() > 0.1);
         assert!(!report.machine.is_empty());
     }

@@ -66,6 +66,67 @@ pub fn read_process(pid: u32) -> Option<ProcessCounters> {
     })
 }
 
+/// Cumulative counters of one thread: what can be told apart per thread.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ThreadCounters {
+    /// CPU time in clock ticks.
+    pub utime: u64,
+    pub stime: u64,
+    pub ctx_voluntary: u64,
+    pub ctx_involuntary: u64,
+}
+
+impl ThreadCounters {
+    /// The counters added since `start` (never negative).
+    pub fn since(self, start: ThreadCounters) -> ThreadCounters {
+        ThreadCounters {
+            utime: self.utime.saturating_sub(start.utime),
+            stime: self.stime.saturating_sub(start.stime),
+            ctx_voluntary: self.ctx_voluntary.saturating_sub(start.ctx_voluntary),
+            ctx_involuntary: self.ctx_involuntary.saturating_sub(start.ctx_involuntary),
+        }
+    }
+
+    pub fn plus(self, other: ThreadCounters) -> ThreadCounters {
+        ThreadCounters {
+            utime: self.utime + other.utime,
+            stime: self.stime + other.stime,
+            ctx_voluntary: self.ctx_voluntary + other.ctx_voluntary,
+            ctx_involuntary: self.ctx_involuntary + other.ctx_involuntary,
+        }
+    }
+
+    /// Each counter at its highest of the two: counters only grow, so a
+    /// read that raced the thread's end never takes one back.
+    pub fn latest(self, other: ThreadCounters) -> ThreadCounters {
+        ThreadCounters {
+            utime: self.utime.max(other.utime),
+            stime: self.stime.max(other.stime),
+            ctx_voluntary: self.ctx_voluntary.max(other.ctx_voluntary),
+            ctx_involuntary: self.ctx_involuntary.max(other.ctx_involuntary),
+        }
+    }
+}
+
+/// A thread's counters from its `/proc/self/task/<tid>/stat` and status texts
+/// (same layout as a process's; the stat's times are that thread's alone).
+pub fn thread_counters(stat: &str, status: &str) -> Option<ThreadCounters> {
+    let (utime, stime) = cpu_ticks(stat)?;
+    Some(ThreadCounters {
+        utime,
+        stime,
+        ctx_voluntary: status_value(status, "voluntary_ctxt_switches:").unwrap_or(0),
+        ctx_involuntary: status_value(status, "nonvoluntary_ctxt_switches:").unwrap_or(0),
+    })
+}
+
+/// Reads one thread of this process; `None` once it has ended.
+pub fn read_thread(tid: u32) -> Option<ThreadCounters> {
+    let stat = fs::read_to_string(format!("/proc/self/task/{tid}/stat")).ok()?;
+    let status = fs::read_to_string(format!("/proc/self/task/{tid}/status")).unwrap_or_default();
+    thread_counters(&stat, &status)
+}
+
 /// Voluntary and involuntary context switches summed over all threads.
 fn thread_switches(pid: u32) -> Option<(u64, u64)> {
     let tasks = fs::read_dir(format!("/proc/{pid}/task")).ok()?;
@@ -145,6 +206,50 @@ mod tests {
         let stat = "42 (a) b (c)) S 1 42 42 0 -1 4194560 100 0 0 0 250 75 0 0 20 0 7 0 100 1000 50";
         assert_eq!(cpu_ticks(stat), Some((250, 75)));
         assert_eq!(stat_fields(stat).unwrap()[17], "7");
+    }
+
+    #[test]
+    fn parses_a_thread_stat_and_status() {
+        // /proc/self/task/<tid>/stat of a worker (comm truncated to 15 bytes).
+        let stat = "4242 (stampede-worker) R 4100 4100 33 34816 4100 4194368 1719 0 0 0 \
+                    1234 567 0 0 20 0 5 0 1774 1098321920 5120 18446744073709551615";
+        let status = "Name:\tstampede-worker\nState:\tR (running)\nTgid:\t4100\n\
+                      voluntary_ctxt_switches:\t12\nnonvoluntary_ctxt_switches:\t3456\n";
+        assert_eq!(
+            thread_counters(stat, status),
+            Some(ThreadCounters {
+                utime: 1234,
+                stime: 567,
+                ctx_voluntary: 12,
+                ctx_involuntary: 3456,
+            })
+        );
+        // A status that could not be read still gives the CPU times.
+        assert_eq!(thread_counters(stat, "").map(|t| t.stime), Some(567));
+        assert_eq!(thread_counters("4242 (truncated", status), None);
+        let a = ThreadCounters {
+            utime: 10,
+            stime: 5,
+            ctx_voluntary: 1,
+            ctx_involuntary: 2,
+        };
+        let b = ThreadCounters {
+            utime: 12,
+            stime: 4,
+            ..a
+        };
+        assert_eq!(b.since(a).utime, 2);
+        assert_eq!(b.since(a).stime, 0, "never negative");
+        assert_eq!(a.latest(b).stime, 5);
+        assert_eq!(a.plus(b).utime, 22);
+    }
+
+    #[test]
+    fn reads_this_thread() {
+        // SAFETY: gettid takes no arguments and cannot fail.
+        let tid = unsafe { libc::syscall(libc::SYS_gettid) } as u32;
+        assert!(read_thread(tid).is_some());
+        assert!(read_thread(u32::MAX).is_none());
     }
 
     #[test]
