@@ -88,6 +88,7 @@ pub fn execute(
             slo,
             exports: None,
             banner: vec![format!("round {round} of at most {max_rounds}")],
+            ..RunContext::default()
         };
         let result = run_plan_in(&plan, notices.clone(), &context)?;
         let interrupted = result.interrupted;
@@ -115,14 +116,18 @@ pub fn execute(
         .json
         .map(|path| write_json_value(&document, path))
         .transpose();
-    print_rounds(&results, &summary, target, stable)?;
+    // With `--json -` the file is stdout: the table moves to stderr.
+    let on_stderr = output
+        .json
+        .is_some_and(|path| crate::output::is_stdout(path));
+    print_rounds(&results, &summary, target, stable, on_stderr)?;
     saved?;
     let interrupted = results.iter().any(|r| r.interrupted);
     let failed = results
         .iter()
         .any(|r| exit_status(r) == exit::THRESHOLD_FAILED);
     Ok(if interrupted {
-        exit::INTERRUPTED
+        crate::interrupt::status()
     } else if failed {
         exit::THRESHOLD_FAILED
     } else {
@@ -165,9 +170,13 @@ fn print_rounds(
     summary: &[(Figure, Option<Interval>)],
     target: Option<StableTarget>,
     stable: Option<Interval>,
+    on_stderr: bool,
 ) -> anyhow::Result<()> {
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    let mut out: Box<dyn Write> = if on_stderr {
+        Box::new(std::io::stderr().lock())
+    } else {
+        Box::new(std::io::stdout().lock())
+    };
     writeln!(
         out,
         "{:>6} {:>12} {:>12} {:>10} {:>10} {:>8}",

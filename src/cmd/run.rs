@@ -3,6 +3,7 @@
 
 use crate::agent::{self, AgentArgs};
 use crate::cmd::repeat::{self, RepeatOutput, Rounds};
+use crate::delivery::{self, Delivery, Keeper, Latest, Running};
 use crate::exports::{self, ExportArgs};
 use crate::output::{self, OutputFormat};
 use crate::request_extras::RequestExtras;
@@ -18,7 +19,7 @@ use stampede_plan::{
     Schedule, Stage, StopCondition, Target,
 };
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 const EXAMPLES: &str = "Examples:
   stampede run http://127.0.0.1:3000/index.html -c 1000 -d 60s
@@ -346,6 +347,11 @@ pub struct RunContext<'a> {
     pub exports: Option<&'a ExportArgs>,
     /// Lines shown above the live view: a sweep's step, the finished steps.
     pub banner: Vec<String>,
+    /// Where a forced exit (a second interrupt) writes what was measured so
+    /// far; None: it writes nothing.
+    pub salvage: Option<&'a Delivery>,
+    /// An export goes to stdout (`-`): no live view there.
+    pub stdout_taken: bool,
 }
 
 /// Runs a plan with the run view (unless quiet) and returns its result.
@@ -366,9 +372,10 @@ pub fn run_plan_in(
 ) -> anyhow::Result<RunResult> {
     let (quiet, pids, slo) = (context.quiet, context.pids, context.slo);
     check_fd_headroom(plan)?;
-    let no_exports = ExportArgs::default();
-    let request_log = exports::open_request_log(context.exports.unwrap_or(&no_exports), plan)?;
     let stop = interrupt::stop_handle()?;
+    let no_exports = ExportArgs::default();
+    let (request_log, created) =
+        exports::open_request_log(context.exports.unwrap_or(&no_exports), plan)?;
     for notice in &notices {
         eprintln!("stampede: note: {notice}");
     }
@@ -390,12 +397,37 @@ pub fn run_plan_in(
     });
     let monitor =
         Monitor::start(watched, MONITOR_INTERVAL).context("starting the process monitor")?;
-    let mut view = view::open_view(quiet, planned, plan, &context.banner, Some(monitor.feed()));
+    let mut view = view::open_view(
+        quiet,
+        context.stdout_taken,
+        planned,
+        plan,
+        &context.banner,
+        Some(monitor.feed()),
+    );
+    let latest = Latest::default();
+    if let Some(delivery) = context.salvage {
+        let running = Running {
+            plan: plan.clone(),
+            notices: notices.clone(),
+            environment: environment.clone(),
+            started_at: SystemTime::now(),
+        };
+        delivery::arm_snapshot(running, latest.clone(), delivery.clone());
+    }
     let options = stampede_engine::RunOptions { request_log };
-    let finished = stampede_engine::run_with(plan, view.as_mut(), &stop, options);
+    let mut keeper = Keeper::new(view.as_mut(), latest, stop.clone());
+    let finished = stampede_engine::run_with(plan, &mut keeper, &stop, options);
     view.finish();
     let mut report = monitor.stop();
-    let finished = finished?;
+    let finished = match finished {
+        Ok(finished) => finished,
+        Err(error) => {
+            // Nothing was measured: the per-request files hold a header only.
+            created.remove();
+            return Err(error.into());
+        }
+    };
     let version = env!("CARGO_PKG_VERSION");
     let recording = &finished.recording;
     let mut result = RunResult::from_recording(plan, recording, environment, version, notices);
@@ -451,22 +483,41 @@ pub fn deliver(
     format: OutputFormat,
     export_args: &ExportArgs,
 ) -> anyhow::Result<i32> {
-    // The summary is printed even when a file cannot be written: nothing
-    // measured is lost to a bad path.
-    let saved = json
-        .map(|path| output::write_json(result, path))
-        .transpose();
-    let exported = exports::write_exports(result, export_args);
-    output::print(result, format)?;
-    saved?;
-    exported?;
-    Ok(exit_status(result))
+    let delivery = Delivery {
+        json: json.cloned(),
+        format,
+        exports: export_args.clone(),
+    };
+    deliver_to(result, &delivery)
 }
 
-/// 130 when interrupted, 1 when an SLO condition failed, else 0.
+/// [`deliver`] to a [`Delivery`]; says on stderr, too, when no connection
+/// could be opened (the result is still written: it holds the errors).
+fn deliver_to(result: &RunResult, delivery: &Delivery) -> anyhow::Result<i32> {
+    interrupt::begin_delivery();
+    delivery.write(result)?;
+    let status = exit_status(result);
+    if status == exit::ERROR {
+        if let Some(reason) = stampede_report::no_response_reason(result) {
+            eprintln!("stampede: error: {}: {reason}", result.plan.url);
+        }
+    }
+    Ok(status)
+}
+
+/// True when the run sent requests but never opened a connection (wrk's
+/// "unable to connect"): the target is not there, whatever the counts say.
+pub fn never_connected(result: &RunResult) -> bool {
+    result.requests.sent > 0 && result.connections.opened == 0
+}
+
+/// 130 when interrupted (143 by SIGTERM), 2 when no connection could be
+/// opened, 1 when an SLO condition failed, else 0.
 pub fn exit_status(result: &RunResult) -> i32 {
     if result.interrupted {
-        exit::INTERRUPTED
+        interrupt::status()
+    } else if never_connected(result) {
+        exit::ERROR
     } else if result.slo.iter().any(|check| !check.passed) {
         exit::THRESHOLD_FAILED
     } else {
@@ -474,8 +525,29 @@ pub fn exit_status(result: &RunResult) -> i32 {
     }
 }
 
+/// Refuses, before any load, a `--pid` that names no process: monitoring
+/// nothing is not what the user asked for.
+pub fn check_pids(pids: &[u32]) -> anyhow::Result<()> {
+    for &pid in pids {
+        if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            anyhow::bail!("--pid {pid}: no such process");
+        }
+    }
+    Ok(())
+}
+
 pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
     let (plan, notices) = build_plan(&args)?;
+    // Installed first, so a signal while a --spawn server starts still
+    // stops it (the run then ends at once, interrupted).
+    interrupt::stop_handle()?;
+    check_pids(&args.server.pids)?;
+    let delivery = Delivery {
+        json: args.json.clone(),
+        format: args.output,
+        exports: args.exports.clone(),
+    };
+    output::preflight(&delivery.outputs())?;
     let mut pids = args.server.pids.clone();
     let spawned = match &args.server.spawn {
         Some(command) => {
@@ -509,10 +581,18 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
         slo: args.slo.as_ref(),
         exports: Some(&args.exports),
         banner: Vec::new(),
+        salvage: Some(&delivery),
+        stdout_taken: delivery.stdout_taken(),
     };
-    let result = run_plan_in(&plan, notices, &context);
+    let result = run_plan_in(&plan, notices, &context).map(|mut result| {
+        agent::annotate(&args.agent, &mut result);
+        result
+    });
+    if let Ok(result) = &result {
+        // Stopping a spawned server may take its grace period: a forced
+        // exit meanwhile still writes the whole result.
+        delivery::arm_result(result.clone(), delivery.clone());
+    }
     drop(spawned);
-    let mut result = result?;
-    agent::annotate(&args.agent, &mut result);
-    deliver(&result, args.json.as_ref(), args.output, &args.exports)
+    deliver_to(&result?, &delivery)
 }

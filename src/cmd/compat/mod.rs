@@ -15,7 +15,9 @@ pub mod press;
 pub mod webbench;
 pub mod wrk;
 
-use crate::cmd::run::{build_plan, parse_run_args, run_plan_in, RunArgs, RunContext};
+use crate::cmd::run::{
+    build_plan, never_connected, parse_run_args, run_plan_in, RunArgs, RunContext,
+};
 use crate::exit;
 use getopt::OptSpec;
 use stampede_metrics::RunResult;
@@ -56,6 +58,12 @@ pub trait FrontEnd {
     fn translate(&self) -> Translated;
     /// The tool's banner, printed before the run starts.
     fn write_header(&self, out: &mut dyn Write) -> anyhow::Result<()>;
+    /// What the tool prints instead of its report when no connection could
+    /// be opened (wrk's "unable to connect to …"), on stderr; None: the
+    /// report is printed as usual. Either way the run exits 2.
+    fn unable_to_connect(&self, _result: &RunResult) -> Option<String> {
+        None
+    }
     /// The tool's report of the finished run, ending with the closing line.
     fn write_report(
         &self,
@@ -71,6 +79,9 @@ impl<T: FrontEnd> FrontEnd for Box<T> {
     }
     fn translate(&self) -> Translated {
         self.as_ref().translate()
+    }
+    fn unable_to_connect(&self, result: &RunResult) -> Option<String> {
+        self.as_ref().unable_to_connect(result)
     }
     fn write_header(&self, out: &mut dyn Write) -> anyhow::Result<()> {
         self.as_ref().write_header(out)
@@ -103,6 +114,10 @@ pub fn execute<F: FrontEnd>(parsed: Parsed<F>, help: &str, tool: &str) -> anyhow
         eprintln!("stampede: note: {note}");
     }
     let translated = options.translate();
+    // A bad output path fails before the banner, not after the load.
+    if let Ok(args) = parse_run_args(&translated.run_words) {
+        check_outputs(&translated, &args)?;
+    }
     let stdout = std::io::stdout();
     {
         let mut out = stdout.lock();
@@ -111,10 +126,33 @@ pub fn execute<F: FrontEnd>(parsed: Parsed<F>, help: &str, tool: &str) -> anyhow
     }
     let done = run(&translated)?;
     let closing = closing_line(&translated, &done.result);
-    let mut out = stdout.lock();
-    options.write_report(&done.result, &closing, &mut out)?;
-    out.flush()?;
-    save(&translated, &done)
+    let unreachable = never_connected(&done.result) && !done.result.interrupted;
+    match options.unable_to_connect(&done.result) {
+        // The tool's own failure line, as it prints it, then where the result is.
+        Some(line) if unreachable => eprintln!("{line}\n{closing}"),
+        _ => {
+            let mut out = stdout.lock();
+            options.write_report(&done.result, &closing, &mut out)?;
+            out.flush()?;
+        }
+    }
+    let status = save(&translated, &done)?;
+    Ok(if unreachable { exit::ERROR } else { status })
+}
+
+/// The first error message of the run without its " (os error N)" tail,
+/// and the errno: "Connection refused", Some(111).
+pub fn first_error(result: &RunResult) -> (String, Option<i32>) {
+    let Some(sample) = result.error_samples.values().flatten().next() else {
+        return ("no connection could be opened".into(), None);
+    };
+    match sample.rsplit_once(" (os error ") {
+        Some((text, code)) => (
+            text.to_string(),
+            code.trim_end_matches(')').parse::<i32>().ok(),
+        ),
+        None => (sample.clone(), None),
+    }
 }
 
 /// A finished run with the arguments it was built from.
@@ -173,6 +211,28 @@ pub fn run(translated: &Translated) -> anyhow::Result<Finished> {
     Ok(Finished { args, result })
 }
 
+/// Checks every output path before the first request, naming each by the
+/// tool's own flag (ab's -g and -e are --gnuplot and --csv underneath).
+fn check_outputs(translated: &Translated, args: &RunArgs) -> anyhow::Result<()> {
+    let own_flag = |flag: &'static str| match (translated.tool, flag) {
+        ("ab", "--gnuplot") => "-g",
+        ("ab", "--csv") => "-e",
+        _ => flag,
+    };
+    let mut outputs: Vec<(&str, &std::path::Path)> = Vec::new();
+    if let Some(path) = &translated.stampede_json {
+        outputs.push(("--stampede-json", path));
+    }
+    outputs.extend(
+        args.exports
+            .outputs()
+            .into_iter()
+            .map(|(flag, path)| (own_flag(flag), path)),
+    );
+    crate::output::preflight(&outputs)
+        .map_err(|error| anyhow::anyhow!("{}: {error:#}", translated.tool))
+}
+
 /// Writes `--stampede-json` and any exports, and returns the exit status:
 /// 130 when the run was interrupted (its partial result was printed).
 pub fn save(translated: &Translated, done: &Finished) -> anyhow::Result<i32> {
@@ -184,7 +244,7 @@ pub fn save(translated: &Translated, done: &Finished) -> anyhow::Result<i32> {
     crate::exports::write_exports(&done.result, &done.args.exports)?;
     saved?;
     Ok(if done.result.interrupted {
-        exit::INTERRUPTED
+        crate::interrupt::status()
     } else {
         exit::OK
     })

@@ -1,0 +1,150 @@
+//! How a run's result leaves the process: the summary, the JSON file and the
+//! exports, at the end of the run ([`Delivery::write`]) or on a forced exit
+//! (the salvage armed with [`interrupt::arm`]): while the engine runs, the
+//! latest merged snapshot turned into a result; after it, the finished one.
+//!
+//! Keeping the latest snapshot costs one copy of the merged totals at most
+//! every [`KEEP_EVERY`] on the aggregator thread (and each one after the
+//! stop was asked for), nothing per request.
+
+use crate::exports::{self, ExportArgs};
+use crate::interrupt;
+use crate::output::{self, OutputFormat};
+use stampede_engine::{Observer, StopHandle};
+use stampede_metrics::{Environment, Recording, RunResult, Snapshot};
+use stampede_plan::Plan;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+/// How often the merged totals are copied for a forced exit.
+const KEEP_EVERY: Duration = Duration::from_millis(250);
+
+/// Where a finished run's result goes.
+#[derive(Debug, Clone)]
+pub struct Delivery {
+    pub json: Option<PathBuf>,
+    pub format: OutputFormat,
+    pub exports: ExportArgs,
+}
+
+impl Delivery {
+    /// Every output flag with its path, `--json` first.
+    pub fn outputs(&self) -> Vec<(&'static str, &Path)> {
+        let mut outputs: Vec<(&'static str, &Path)> = Vec::new();
+        if let Some(json) = &self.json {
+            outputs.push(("--json", json));
+        }
+        outputs.extend(self.exports.outputs());
+        outputs
+    }
+
+    /// True when an output is `-`: the summary then goes to stderr.
+    pub fn stdout_taken(&self) -> bool {
+        output::any_to_stdout(&self.outputs())
+    }
+
+    /// Saves and prints the result. The summary is printed even when a file
+    /// cannot be written: nothing measured is lost to a bad path.
+    pub fn write(&self, result: &RunResult) -> anyhow::Result<()> {
+        let saved = self
+            .json
+            .as_ref()
+            .map(|path| output::write_json(result, path))
+            .transpose();
+        let exported = exports::write_exports(result, &self.exports);
+        output::print_summary(result, self.format, self.stdout_taken())?;
+        saved?;
+        exported
+    }
+}
+
+/// The merged totals as of the last copy, and when (since measuring began).
+pub type Latest = Arc<Mutex<Option<(Duration, Snapshot)>>>;
+
+/// Passes every snapshot on to the view and keeps a copy of the totals.
+pub struct Keeper<'a, O: ?Sized> {
+    inner: &'a mut O,
+    latest: Latest,
+    stop: StopHandle,
+    kept_at: Option<Duration>,
+}
+
+impl<'a, O: Observer + ?Sized> Keeper<'a, O> {
+    pub fn new(inner: &'a mut O, latest: Latest, stop: StopHandle) -> Self {
+        Keeper {
+            inner,
+            latest,
+            stop,
+            kept_at: None,
+        }
+    }
+}
+
+impl<O: Observer + ?Sized> Observer for Keeper<'_, O> {
+    fn on_snapshot(&mut self, elapsed: Duration, interval: &Snapshot, total: &Snapshot) {
+        self.inner.on_snapshot(elapsed, interval, total);
+        let due = self.kept_at.is_none_or(|at| elapsed >= at + KEEP_EVERY);
+        if due || self.stop.is_stopped() {
+            *self
+                .latest
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) =
+                Some((elapsed, total.clone()));
+            self.kept_at = Some(elapsed);
+        }
+    }
+}
+
+/// What the engine is running, for a result built from a snapshot.
+pub struct Running {
+    pub plan: Plan,
+    pub notices: Vec<String>,
+    pub environment: Environment,
+    pub started_at: SystemTime,
+}
+
+/// Arms a forced exit to write the latest snapshot as the result.
+pub fn arm_snapshot(running: Running, latest: Latest, delivery: Delivery) {
+    interrupt::arm(Box::new(move || {
+        let (elapsed, total) = latest
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+            .unwrap_or_default();
+        let recording = Recording {
+            started_at: running.started_at,
+            elapsed,
+            interrupted: true,
+            dns: Duration::ZERO,
+            total,
+            timeseries: Vec::new(),
+            event_loop: running.plan.event_loop(),
+        };
+        let mut result = RunResult::from_recording(
+            &running.plan,
+            &recording,
+            running.environment,
+            env!("CARGO_PKG_VERSION"),
+            running.notices,
+        );
+        result.warnings.push(format!(
+            "forced exit: these are the totals as of {:.2}s, the last snapshot before the \
+             second interrupt (no per-second series or process monitor)",
+            elapsed.as_secs_f64()
+        ));
+        salvage(&result, &delivery);
+    }));
+}
+
+/// Arms a forced exit to write the finished result (while, e.g., a
+/// spawned server is being stopped).
+pub fn arm_result(result: RunResult, delivery: Delivery) {
+    interrupt::arm(Box::new(move || salvage(&result, &delivery)));
+}
+
+fn salvage(result: &RunResult, delivery: &Delivery) {
+    if let Err(error) = delivery.write(result) {
+        crate::exit::report_error(&error);
+    }
+}
