@@ -107,34 +107,39 @@ pub struct Running {
 /// Arms a forced exit to write the latest snapshot as the result.
 pub fn arm_snapshot(running: Running, latest: Latest, delivery: Delivery) {
     interrupt::arm(Box::new(move || {
-        let (elapsed, total) = latest
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take()
-            .unwrap_or_default();
-        let recording = Recording {
-            started_at: running.started_at,
-            elapsed,
-            interrupted: true,
-            dns: Duration::ZERO,
-            total,
-            timeseries: Vec::new(),
-            event_loop: running.plan.event_loop(),
-        };
-        let mut result = RunResult::from_recording(
-            &running.plan,
-            &recording,
-            running.environment,
-            env!("CARGO_PKG_VERSION"),
-            running.notices,
-        );
-        result.warnings.push(format!(
-            "forced exit: these are the totals as of {:.2}s, the last snapshot before the \
-             second interrupt (no per-second series or process monitor)",
-            elapsed.as_secs_f64()
-        ));
-        salvage(&result, &delivery);
+        salvage(&snapshot_result(running, &latest), &delivery);
     }));
+}
+
+/// The latest snapshot (or nothing, before the first) as an interrupted result.
+fn snapshot_result(running: Running, latest: &Latest) -> RunResult {
+    let (elapsed, total) = latest
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .take()
+        .unwrap_or_default();
+    let recording = Recording {
+        started_at: running.started_at,
+        elapsed,
+        interrupted: true,
+        dns: Duration::ZERO,
+        total,
+        timeseries: Vec::new(),
+        event_loop: running.plan.event_loop(),
+    };
+    let mut result = RunResult::from_recording(
+        &running.plan,
+        &recording,
+        running.environment,
+        env!("CARGO_PKG_VERSION"),
+        running.notices,
+    );
+    result.warnings.push(format!(
+        "forced exit: these are the totals as of {:.2}s, the last snapshot before the \
+         second interrupt (no per-second series or process monitor)",
+        elapsed.as_secs_f64()
+    ));
+    result
 }
 
 /// Arms a forced exit to write the finished result (while, e.g., a
@@ -146,5 +151,48 @@ pub fn arm_result(result: RunResult, delivery: Delivery) {
 fn salvage(result: &RunResult, delivery: &Delivery) {
     if let Err(error) = delivery.write(result) {
         crate::exit::report_error(&error);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use stampede_engine::NoObserver;
+
+    #[test]
+    fn a_forced_exit_mid_run_writes_the_last_kept_totals() {
+        let plan_args = crate::cmd::run::parse_run_args(["http://127.0.0.1:3000/", "-t", "1"])
+            .expect("valid words");
+        let (plan, _) = crate::cmd::run::build_plan(&plan_args).expect("valid plan");
+        let latest = Latest::default();
+        let stop = StopHandle::new();
+        let mut view = NoObserver;
+        let mut keeper = Keeper::new(&mut view, latest.clone(), stop.clone());
+        let mut total = Snapshot::default();
+        total.counters.sent = 10;
+        total.counters.success = 7;
+        total.counters.unfinished = 3;
+        keeper.on_snapshot(Duration::from_millis(250), &Snapshot::default(), &total);
+        // Within KEEP_EVERY: not copied, until the stop is asked for.
+        total.counters.sent = 12;
+        total.counters.success = 9;
+        keeper.on_snapshot(Duration::from_millis(300), &Snapshot::default(), &total);
+        let kept = |latest: &Latest| latest.lock().unwrap().as_ref().unwrap().1.counters.sent;
+        assert_eq!(kept(&latest), 10);
+        stop.stop();
+        keeper.on_snapshot(Duration::from_millis(310), &Snapshot::default(), &total);
+        assert_eq!(kept(&latest), 12);
+        let running = Running {
+            plan,
+            notices: Vec::new(),
+            environment: Environment::default(),
+            started_at: SystemTime::now(),
+        };
+        let result = snapshot_result(running, &latest);
+        assert!(result.interrupted);
+        assert_eq!(result.requests.sent, 12);
+        assert_eq!(result.requests.success, 9);
+        assert!((result.elapsed_s - 0.31).abs() < 1e-9);
+        assert!(result.warnings.iter().any(|w| w.starts_with("forced exit")));
     }
 }

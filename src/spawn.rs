@@ -38,7 +38,13 @@ impl SpawnedServer {
             command: command.to_string(),
         };
         let deadline = Instant::now() + READY_TIMEOUT;
+        let stop = crate::interrupt::stop_handle()?;
         loop {
+            if stop.is_stopped() {
+                // Interrupted while it starts: the run ends at once (130),
+                // and dropping the server stops it.
+                return Ok(server);
+            }
             if let Some(status) = server.child.try_wait()? {
                 bail!("--spawn '{command}' exited before accepting connections ({status})");
             }
