@@ -1,5 +1,6 @@
-//! How a run's result leaves the process: the summary, the JSON file and the
-//! exports, at the end of the run ([`Delivery::write`]) or on a forced exit
+//! How a run's result leaves the process and what status it exits with: the
+//! summary, the JSON file and the exports, at the end of the run
+//! ([`Delivery::write`], [`deliver`], [`exit_status`]) or on a forced exit
 //! (the salvage armed with [`interrupt::arm`]): while the engine runs, the
 //! latest merged snapshot turned into a result; after it, the finished one.
 //!
@@ -8,8 +9,8 @@
 //! stop was asked for), nothing per request.
 
 use crate::exports::{self, ExportArgs};
-use crate::interrupt;
 use crate::output::{self, OutputFormat};
+use crate::{exit, interrupt};
 use stampede_engine::{Observer, StopHandle};
 use stampede_metrics::{Environment, Recording, RunResult, Snapshot};
 use stampede_plan::Plan;
@@ -56,6 +57,57 @@ impl Delivery {
         output::print_summary(result, self.format, self.stdout_taken())?;
         saved?;
         exported
+    }
+}
+
+/// Prints and saves a result; the exit status says whether it was interrupted.
+pub fn deliver(
+    result: &RunResult,
+    json: Option<&PathBuf>,
+    format: OutputFormat,
+    export_args: &ExportArgs,
+) -> anyhow::Result<i32> {
+    let delivery = Delivery {
+        json: json.cloned(),
+        format,
+        exports: export_args.clone(),
+    };
+    deliver_to(result, &delivery)
+}
+
+/// [`deliver`] to a [`Delivery`]; says on stderr, too, when no connection
+/// could be opened (the result is still written: it holds the errors).
+pub fn deliver_to(result: &RunResult, delivery: &Delivery) -> anyhow::Result<i32> {
+    interrupt::begin_delivery();
+    delivery.write(result)?;
+    let status = exit_status(result);
+    if status == exit::ERROR {
+        if let Some(reason) = stampede_report::no_response_reason(result) {
+            eprintln!("stampede: error: {}: {reason}", result.plan.url);
+        }
+    }
+    Ok(status)
+}
+
+/// True when the run sent requests but never opened a connection (wrk's
+/// "unable to connect"): the target is not there, whatever the counts say.
+/// No response either: connections opened during `--warmup` are not counted
+/// in the measured part, which may then reuse them without opening any.
+pub fn never_connected(result: &RunResult) -> bool {
+    result.requests.sent > 0 && result.requests.completed == 0 && result.connections.opened == 0
+}
+
+/// 130 when interrupted (143 by SIGTERM), 2 when no connection could be
+/// opened, 1 when an SLO condition failed, else 0.
+pub fn exit_status(result: &RunResult) -> i32 {
+    if result.interrupted {
+        interrupt::status()
+    } else if never_connected(result) {
+        exit::ERROR
+    } else if result.slo.iter().any(|check| !check.passed) {
+        exit::THRESHOLD_FAILED
+    } else {
+        exit::OK
     }
 }
 

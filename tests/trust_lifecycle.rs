@@ -252,6 +252,40 @@ fn dash_means_stdout_and_the_summary_moves_to_stderr() {
     let output = run(&[&url, "-n", "5", "--json", "-", "--html", "-"]);
     assert_eq!(output.status.code(), Some(2));
     assert!(text(&output.stderr).contains("only one output can go to stdout"));
+    // --repeat's table and a front-end's layout move to stderr the same way.
+    for args in [
+        vec![
+            url.as_str(),
+            "-n",
+            "20",
+            "-t",
+            "1",
+            "--repeat",
+            "2",
+            "--json",
+            "-",
+        ],
+        vec![
+            "wrk",
+            "-t1",
+            "-c2",
+            "-d1s",
+            "--stampede-json",
+            "-",
+            url.as_str(),
+        ],
+    ] {
+        let output = Command::new(binary())
+            .args(&args)
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+        let json: serde_json::Value = serde_json::from_slice(&output.stdout)
+            .unwrap_or_else(|e| panic!("{args:?}: stdout is not JSON alone: {e}"));
+        assert!(json["schema"].as_str().is_some(), "{json}");
+        assert!(!dir.join("-").exists());
+    }
 }
 
 #[test]
@@ -316,6 +350,31 @@ fn nothing_connecting_is_not_a_success() {
         stderr.contains("apr_socket_connect(): Connection refused (111)"),
         "{stderr}"
     );
+}
+
+#[test]
+fn keep_alive_after_a_warmup_is_a_success() {
+    // The warm-up opens the connections; the measured part reuses them and
+    // counts none opened: that is not "unable to connect".
+    let target = one_thread_target();
+    let url = format!("http://{}/", target.local_addr());
+    let json = temp_dir("lifecycle").join("warm.json");
+    let output = run(&[
+        &url,
+        "-c",
+        "2",
+        "-t",
+        "1",
+        "-d",
+        "1s",
+        "--warmup",
+        "500ms",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert!(read_json(&json)["requests"]["completed"].as_u64().unwrap() > 0);
 }
 
 #[test]

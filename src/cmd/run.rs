@@ -3,14 +3,16 @@
 
 use crate::agent::{self, AgentArgs};
 use crate::cmd::repeat::{self, RepeatOutput, Rounds};
-use crate::delivery::{self, Delivery, Keeper, Latest, Running};
+use crate::delivery::{self, deliver_to, Delivery, Keeper, Latest, Running};
+// The end of a run lives in delivery.rs; these are its names the commands built on run use.
+pub use crate::delivery::{deliver, exit_status, never_connected};
 use crate::exports::{self, ExportArgs};
 use crate::output::{self, OutputFormat};
 use crate::request_extras::RequestExtras;
 use crate::spawn::SpawnedServer;
 use crate::targets_args::read_mix;
 use crate::transport_args::TransportArgs;
-use crate::{exit, interrupt, selfcheck, view};
+use crate::{interrupt, selfcheck, view};
 use anyhow::Context;
 use stampede_engine::monitor::{Monitor, Watched};
 use stampede_metrics::{Environment, RunResult, SloCheck};
@@ -474,55 +476,6 @@ fn check_fd_headroom(plan: &Plan) -> anyhow::Result<()> {
         );
     }
     Ok(())
-}
-
-/// Prints and saves a result; the exit status says whether it was interrupted.
-pub fn deliver(
-    result: &RunResult,
-    json: Option<&PathBuf>,
-    format: OutputFormat,
-    export_args: &ExportArgs,
-) -> anyhow::Result<i32> {
-    let delivery = Delivery {
-        json: json.cloned(),
-        format,
-        exports: export_args.clone(),
-    };
-    deliver_to(result, &delivery)
-}
-
-/// [`deliver`] to a [`Delivery`]; says on stderr, too, when no connection
-/// could be opened (the result is still written: it holds the errors).
-fn deliver_to(result: &RunResult, delivery: &Delivery) -> anyhow::Result<i32> {
-    interrupt::begin_delivery();
-    delivery.write(result)?;
-    let status = exit_status(result);
-    if status == exit::ERROR {
-        if let Some(reason) = stampede_report::no_response_reason(result) {
-            eprintln!("stampede: error: {}: {reason}", result.plan.url);
-        }
-    }
-    Ok(status)
-}
-
-/// True when the run sent requests but never opened a connection (wrk's
-/// "unable to connect"): the target is not there, whatever the counts say.
-pub fn never_connected(result: &RunResult) -> bool {
-    result.requests.sent > 0 && result.connections.opened == 0
-}
-
-/// 130 when interrupted (143 by SIGTERM), 2 when no connection could be
-/// opened, 1 when an SLO condition failed, else 0.
-pub fn exit_status(result: &RunResult) -> i32 {
-    if result.interrupted {
-        interrupt::status()
-    } else if never_connected(result) {
-        exit::ERROR
-    } else if result.slo.iter().any(|check| !check.passed) {
-        exit::THRESHOLD_FAILED
-    } else {
-        exit::OK
-    }
 }
 
 /// Refuses, before any load, a `--pid` that names no process: monitoring

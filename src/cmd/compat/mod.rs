@@ -118,9 +118,20 @@ pub fn execute<F: FrontEnd>(parsed: Parsed<F>, help: &str, tool: &str) -> anyhow
     if let Ok(args) = parse_run_args(&translated.run_words) {
         check_outputs(&translated, &args)?;
     }
-    let stdout = std::io::stdout();
+    // With `--stampede-json -` the JSON is stdout: the tool's layout moves to stderr.
+    let on_stderr = translated
+        .stampede_json
+        .as_deref()
+        .is_some_and(crate::output::is_stdout);
+    let report_out = || -> Box<dyn Write> {
+        if on_stderr {
+            Box::new(std::io::stderr().lock())
+        } else {
+            Box::new(std::io::stdout().lock())
+        }
+    };
     {
-        let mut out = stdout.lock();
+        let mut out = report_out();
         options.write_header(&mut out)?;
         out.flush()?;
     }
@@ -131,7 +142,7 @@ pub fn execute<F: FrontEnd>(parsed: Parsed<F>, help: &str, tool: &str) -> anyhow
         // The tool's own failure line, as it prints it, then where the result is.
         Some(line) if unreachable => eprintln!("{line}\n{closing}"),
         _ => {
-            let mut out = stdout.lock();
+            let mut out = report_out();
             options.write_report(&done.result, &closing, &mut out)?;
             out.flush()?;
         }
