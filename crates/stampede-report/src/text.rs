@@ -325,8 +325,8 @@ pub fn render_text(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
             "  Schedule      {} late sends (> 1 ms after the intended instant; p99 lag {}); service time p99 {} vs latency p99 {}",
             format_count(schedule.late_sends),
             format_latency_us(schedule.lag_p99_us as f64),
-            format_latency_us(result.service_time_us.p99 as f64),
-            format_latency_us(l.p99 as f64)
+            latency_or_dash(result, result.service_time_us.p99 as f64),
+            latency_or_dash(result, l.p99 as f64)
         )?;
     }
     if !result.status.is_empty() {
