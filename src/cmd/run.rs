@@ -425,7 +425,9 @@ pub fn run_plan_in(
     let finished = match finished {
         Ok(finished) => finished,
         Err(error) => {
-            // Nothing was measured: the per-request files hold a header only.
+            // Nothing was measured: the per-request files hold a header
+            // only, and a forced exit has nothing to write.
+            interrupt::begin_delivery();
             created.remove();
             return Err(error.into());
         }
