@@ -177,7 +177,12 @@ pub fn wait_for_start(args: &AgentArgs) -> anyhow::Result<()> {
         return Ok(());
     };
     let mut announced = false;
+    // Ctrl-C while waiting: the run then starts and ends at once, interrupted.
+    let stop = crate::interrupt::stop_handle()?;
     loop {
+        if stop.is_stopped() {
+            return Ok(());
+        }
         match start.duration_since(SystemTime::now()) {
             Ok(remaining) if !remaining.is_zero() => {
                 if !announced {

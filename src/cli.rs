@@ -1,5 +1,7 @@
 //! The top-level command line: subcommands, and `stampede URL ...` as a
-//! shorthand for `stampede run URL ...`.
+//! shorthand for `stampede run URL ...`. A first word that is neither a
+//! subcommand nor something that reads as a URL is a mistyped command, not
+//! a host name (see [`reads_as_url_or_flag`]).
 
 use crate::cmd;
 use clap::{Parser, Subcommand};
@@ -13,8 +15,13 @@ const EXAMPLES: &str = "Examples:
   stampede run http://127.0.0.1:3000/ -c 200 -n 1000000 --no-keepalive
   stampede serve --threads 4 --port 3000";
 
+/// The shorthand first: a bare URL runs a load.
+const USAGE: &str = "stampede [run] <URL> [OPTIONS]    (run is the default command)
+       stampede <COMMAND> [ARGS]";
+
 #[derive(Debug, Parser)]
 #[command(name = "stampede", version, about = ABOUT, after_help = EXAMPLES, args_override_self = true)]
+#[command(override_usage = USAGE)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -74,17 +81,78 @@ const SUBCOMMANDS: &[&str] = &[
 ];
 const TOP_LEVEL_FLAGS: [&str; 4] = ["-h", "--help", "-V", "--version"];
 
+/// A first word that is no command and does not read as a URL.
+#[derive(Debug, PartialEq, Eq)]
+pub struct UnknownCommand(String);
+
+impl std::fmt::Display for UnknownCommand {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let word = &self.0;
+        match closest_command(word) {
+            Some(command) => write!(f, "unknown command '{word}' (did you mean {command}?)"),
+            None => write!(
+                f,
+                "unknown command '{word}'; see stampede --help \
+                 (to load a host of that name: stampede http://{word}/)"
+            ),
+        }
+    }
+}
+
+/// True for a word the implicit `run` may take: a flag (`-c 10 URL`), or
+/// what reads as a URL: a scheme, a dot, a colon, a slash or a bracket
+/// (`http://x`, `127.0.0.1`, `host:8080`, `host/`, `[::1]`), or `localhost`.
+/// A bare word such as `swep` or `bogus` is far likelier a mistyped command
+/// than a host; `stampede run web` or `stampede web/` still load host `web`.
+fn reads_as_url_or_flag(word: &str) -> bool {
+    word.starts_with('-')
+        || word.contains(['.', ':', '/', '['])
+        || word.eq_ignore_ascii_case("localhost")
+}
+
+/// The command within a typo or two of `word`, if any.
+fn closest_command(word: &str) -> Option<&'static str> {
+    let allowed = if word.chars().count() <= 3 { 1 } else { 2 };
+    SUBCOMMANDS
+        .iter()
+        .map(|command| (edit_distance(word, command), *command))
+        .filter(|(distance, _)| *distance <= allowed)
+        .min()
+        .map(|(_, command)| command)
+}
+
+/// Levenshtein distance (insertions, deletions, substitutions).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut current = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let substitute = previous[j] + usize::from(ca != *cb);
+            current.push(substitute.min(previous[j + 1] + 1).min(current[j] + 1));
+        }
+        previous = current;
+    }
+    previous[b.len()]
+}
+
 /// Inserts `run` when the first argument is not a subcommand or a top-level
-/// flag, so that `stampede URL -c 10` means `stampede run URL -c 10`.
-pub fn with_default_subcommand(args: impl Iterator<Item = OsString>) -> Vec<OsString> {
+/// flag, so that `stampede URL -c 10` means `stampede run URL -c 10`; a
+/// first word that reads neither as a command nor as a URL is refused.
+pub fn with_default_subcommand(
+    args: impl Iterator<Item = OsString>,
+) -> Result<Vec<OsString>, UnknownCommand> {
     let mut args: Vec<OsString> = args.collect();
     if let Some(first) = args.get(1).and_then(|a| a.to_str()) {
         let known = SUBCOMMANDS.contains(&first) || TOP_LEVEL_FLAGS.contains(&first);
         if !known {
+            if !reads_as_url_or_flag(first) {
+                return Err(UnknownCommand(first.to_string()));
+            }
             args.insert(1, "run".into());
         }
     }
-    args
+    Ok(args)
 }
 
 #[cfg(test)]
@@ -93,6 +161,7 @@ mod tests {
 
     fn expand(args: &[&str]) -> Vec<String> {
         with_default_subcommand(args.iter().map(OsString::from))
+            .unwrap()
             .into_iter()
             .map(|a| a.into_string().unwrap())
             .collect()
@@ -105,6 +174,31 @@ mod tests {
         assert_eq!(expand(&["stampede", "serve"])[1], "serve");
         assert_eq!(expand(&["stampede", "--help"])[1], "--help");
         assert_eq!(expand(&["stampede"]).len(), 1);
+        assert_eq!(expand(&["stampede", "localhost"])[1], "run");
+        assert_eq!(expand(&["stampede", "127.0.0.1:3000"])[1], "run");
+        assert_eq!(expand(&["stampede", "web/"])[1], "run");
+        assert_eq!(expand(&["stampede", "[::1]:80"])[1], "run");
+    }
+
+    #[test]
+    fn a_bare_word_is_a_mistyped_command() {
+        let refuse = |word: &str| {
+            with_default_subcommand(["stampede", word, "http://x/"].iter().map(OsString::from))
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            refuse("swep"),
+            "unknown command 'swep' (did you mean sweep?)"
+        );
+        assert_eq!(
+            refuse("comapre"),
+            "unknown command 'comapre' (did you mean compare?)"
+        );
+        assert_eq!(refuse("rn"), "unknown command 'rn' (did you mean run?)");
+        let bogus = refuse("bogus");
+        assert!(bogus.starts_with("unknown command 'bogus'; see"), "{bogus}");
+        assert!(bogus.contains("http://bogus/"), "{bogus}");
     }
 
     #[test]

@@ -4,10 +4,12 @@
 pub const OK: i32 = 0;
 /// The run completed but an SLO condition or threshold failed.
 pub const THRESHOLD_FAILED: i32 = 1;
-/// Usage or runtime error.
+/// Usage or runtime error (also: a run in which no connection could be opened).
 pub const ERROR: i32 = 2;
-/// Stopped by Ctrl-C (after printing the partial result).
+/// Stopped by Ctrl-C, SIGINT (after printing the partial result): 128 + 2.
 pub const INTERRUPTED: i32 = 130;
+/// Stopped by SIGTERM (after printing the partial result): 128 + 15.
+pub const TERMINATED: i32 = 143;
 
 /// Prints `stampede: error: ...` with the context chain on one line and
 /// returns the exit status for it; a closed stdout (EPIPE) exits quietly.

@@ -37,6 +37,22 @@ pub struct ExportArgs {
     pub log_requests: Option<PathBuf>,
 }
 
+impl ExportArgs {
+    /// Every file flag given, with its path, for [`crate::output::preflight`].
+    pub fn outputs(&self) -> Vec<(&'static str, &Path)> {
+        [
+            ("--html", &self.html),
+            ("--csv", &self.csv),
+            ("--csv-timeseries", &self.csv_timeseries),
+            ("--gnuplot", &self.gnuplot),
+            ("--log-requests", &self.log_requests),
+        ]
+        .into_iter()
+        .filter_map(|(flag, path)| path.as_deref().map(|path| (flag, path)))
+        .collect()
+    }
+}
+
 impl Default for ExportArgs {
     fn default() -> Self {
         ExportArgs {
@@ -80,20 +96,48 @@ pub fn write_exports(result: &RunResult, args: &ExportArgs) -> anyhow::Result<()
     outcomes.into_iter().collect()
 }
 
+/// Where a per-request file goes: a file, or stdout for `-`.
+type Sink = BufWriter<Box<dyn Write + Send>>;
+
+/// The per-request files created before a run, removed again if the run
+/// fails before measuring anything (they would hold only a header).
+#[derive(Debug, Default)]
+pub struct CreatedFiles(Vec<PathBuf>);
+
+impl CreatedFiles {
+    /// Removes the files (the run failed; nothing in them is worth keeping).
+    pub fn remove(self) {
+        for path in self.0 {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
 /// Opens the per-request outputs asked for (before the run, so a bad path
 /// fails before any load is sent) as the engine's request-log options.
 pub fn open_request_log(
     args: &ExportArgs,
     plan: &Plan,
-) -> anyhow::Result<Option<RequestLogOptions>> {
-    let create = |path: &PathBuf| -> anyhow::Result<BufWriter<File>> {
-        let file = File::create(path).with_context(|| format!("creating {}", path.display()))?;
-        Ok(BufWriter::with_capacity(1 << 16, file))
+) -> anyhow::Result<(Option<RequestLogOptions>, CreatedFiles)> {
+    let mut created = CreatedFiles::default();
+    let mut create = |path: &PathBuf| -> anyhow::Result<Sink> {
+        let out: Box<dyn Write + Send> = if crate::output::is_stdout(path) {
+            Box::new(io::stdout())
+        } else {
+            let existed = path.exists();
+            let file =
+                File::create(path).with_context(|| format!("creating {}", path.display()))?;
+            if !existed {
+                created.0.push(path.clone());
+            }
+            Box::new(file)
+        };
+        Ok(BufWriter::with_capacity(1 << 16, out))
     };
-    let log = args.log_requests.as_ref().map(create).transpose()?;
-    let gnuplot = args.gnuplot.as_ref().map(create).transpose()?;
+    let log = args.log_requests.as_ref().map(&mut create).transpose()?;
+    let gnuplot = args.gnuplot.as_ref().map(&mut create).transpose()?;
     if log.is_none() && gnuplot.is_none() {
-        return Ok(None);
+        return Ok((None, created));
     }
     // The engine samples for the gnuplot file alone; with the full log on it
     // passes every request and the gnuplot writer keeps every Nth itself.
@@ -122,7 +166,7 @@ pub fn open_request_log(
         .context("writing the per-request file headers")?;
     let mut options = RequestLogOptions::new(Box::new(sink));
     options.sample_every = engine_every;
-    Ok(Some(options))
+    Ok((Some(options), created))
 }
 
 /// Folds the request log's report into the result: the counts, and a warning
@@ -152,8 +196,8 @@ pub fn apply_request_log(result: &mut RunResult, report: Option<RequestLogReport
 struct ExportSink {
     /// URLs by target index; never empty.
     targets: Vec<String>,
-    log: Option<BufWriter<File>>,
-    gnuplot: Option<BufWriter<File>>,
+    log: Option<Sink>,
+    gnuplot: Option<Sink>,
     gnuplot_every: u64,
     gnuplot_seen: u64,
 }

@@ -1,10 +1,12 @@
 //! `stampede`: the command line. Parses arguments, dispatches to a
 //! subcommand, and turns its outcome into the documented exit status:
-//! 0 ran, 1 ran but a threshold failed, 2 usage or runtime error, 130 interrupted.
+//! 0 ran, 1 ran but a threshold failed, 2 usage or runtime error (or no
+//! connection could be opened), 130 interrupted (SIGINT), 143 terminated (SIGTERM).
 
 mod agent;
 mod cli;
 mod cmd;
+mod delivery;
 mod exit;
 mod exports;
 mod interrupt;
@@ -22,7 +24,14 @@ use clap::Parser;
 use cli::{Cli, Command};
 
 fn main() {
-    let cli = Cli::parse_from(cli::with_default_subcommand(std::env::args_os()));
+    let args = match cli::with_default_subcommand(std::env::args_os()) {
+        Ok(args) => args,
+        Err(unknown) => {
+            eprintln!("stampede: error: {unknown}");
+            std::process::exit(exit::ERROR);
+        }
+    };
+    let cli = Cli::parse_from(args);
     let outcome = match cli.command {
         Command::Run(args) => cmd::run::execute(*args),
         Command::Serve(args) => cmd::serve::run(args),

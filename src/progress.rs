@@ -69,13 +69,17 @@ impl Observer for ProgressLine {
             .planned
             .map(|p| format!("/{:.0}s", p.as_secs_f64()))
             .unwrap_or_default();
-        let p99 = total.latency.value_at_quantile(0.99) as f64;
+        // No response yet: a p99 of 0 would read as a very fast server.
+        let p99 = match completed {
+            0 => "—".to_string(),
+            _ => format_latency_us(total.latency.value_at_quantile(0.99) as f64),
+        };
         let line = format!(
             "[{:.1}s{planned}] {} responses, {} req/s now, p99 {}, {} errors",
             elapsed.as_secs_f64(),
             format_count(completed),
             glance_rate(rate),
-            format_latency_us(p99),
+            p99,
             format_count(total.counters.error_total()),
         );
         let mut err = std::io::stderr().lock();

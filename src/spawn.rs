@@ -31,12 +31,20 @@ impl SpawnedServer {
             .process_group(0)
             .spawn()
             .with_context(|| format!("starting --spawn '{command}'"))?;
+        // A forced exit (a second interrupt) skips Drop: it kills the group.
+        crate::interrupt::kill_on_forced_exit(child.id() as i32);
         let mut server = SpawnedServer {
             child,
             command: command.to_string(),
         };
         let deadline = Instant::now() + READY_TIMEOUT;
+        let stop = crate::interrupt::stop_handle()?;
         loop {
+            if stop.is_stopped() {
+                // Interrupted while it starts: the run ends at once (130),
+                // and dropping the server stops it.
+                return Ok(server);
+            }
             if let Some(status) = server.child.try_wait()? {
                 bail!("--spawn '{command}' exited before accepting connections ({status})");
             }
@@ -61,6 +69,7 @@ impl SpawnedServer {
     /// Stops the server: SIGTERM to its group, then SIGKILL after the grace period.
     pub fn stop(&mut self) {
         let group = self.child.id() as libc::pid_t;
+        let _forget = Forget(group);
         // SAFETY: signalling the process group we created; no memory involved.
         unsafe { libc::kill(-group, libc::SIGTERM) };
         let deadline = Instant::now() + STOP_GRACE;
@@ -77,6 +86,16 @@ impl SpawnedServer {
         // SAFETY: as above.
         unsafe { libc::kill(-group, libc::SIGKILL) };
         let _ = self.child.wait();
+    }
+}
+
+/// Takes the group off the forced-exit list once it is stopped, on every
+/// return path of [`SpawnedServer::stop`].
+struct Forget(libc::pid_t);
+
+impl Drop for Forget {
+    fn drop(&mut self) {
+        crate::interrupt::forget_group(self.0);
     }
 }
 

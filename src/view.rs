@@ -36,11 +36,23 @@ fn live_view_possible() -> bool {
     std::io::stdout().is_terminal() && !dumb
 }
 
+/// Gives the terminal back (raw mode, alternate screen) when a forced exit
+/// ends the process under a live view; no escape codes when stdout is not a
+/// terminal (it may be carrying a `-` export).
+pub fn restore_terminal() {
+    if std::io::stdout().is_terminal() {
+        live::restore_terminal();
+    }
+}
+
 /// The view for a run of `plan` (of `planned` length; None: until `-n` is
 /// done), with `banner` lines above it (a sweep's step, the finished steps)
-/// and the process monitor's `feed`.
+/// and the process monitor's `feed`. With `stdout_taken` (an export written
+/// to `-`) the live view, which draws on stdout, gives way to the progress
+/// line on stderr.
 pub fn open_view(
     quiet: bool,
+    stdout_taken: bool,
     planned: Option<Duration>,
     plan: &Plan,
     banner: &[String],
@@ -49,7 +61,7 @@ pub fn open_view(
     if quiet {
         return Box::new(NoObserver);
     }
-    if live_view_possible() {
+    if !stdout_taken && live_view_possible() {
         match live::LiveView::start(plan, banner, feed) {
             Ok(view) => return Box::new(view),
             Err(error) => eprintln!("stampede: no live view ({error:#}); showing progress lines"),

@@ -15,10 +15,15 @@ fn binary() -> &'static Path {
 }
 
 fn run_n(url: &str, n: &str, extra: &[&str]) -> Run {
+    run_n_exits(0, url, n, extra)
+}
+
+/// A run that never opens a connection exits 2 (and still writes its result).
+fn run_n_exits(code: i32, url: &str, n: &str, extra: &[&str]) -> Run {
     let mut args = vec![url, "-n", n, "-c", "1", "-t", "1"];
     args.extend_from_slice(extra);
     let run = run_stampede(binary(), &args);
-    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    assert_eq!(run.code(), Some(code), "{}", run.stderr());
     run
 }
 
@@ -30,7 +35,7 @@ fn connect_refused() {
         .local_addr()
         .unwrap()
         .port();
-    let run = run_n(&format!("http://127.0.0.1:{port}/"), "20", &[]);
+    let run = run_n_exits(2, &format!("http://127.0.0.1:{port}/"), "20", &[]);
     assert_eq!(run.count("/errors/connect_refused"), 20);
     assert_eq!(run.count("/requests/errors"), 20);
 }
@@ -54,7 +59,8 @@ fn connect_timeout() {
         .filter_map(|_| TcpStream::connect_timeout(&addr, Duration::from_millis(200)).ok())
         .collect();
     assert!(!fillers.is_empty());
-    let run = run_n(
+    let run = run_n_exits(
+        2,
         &format!("http://{addr}/"),
         "2",
         &["--connect-timeout", "300ms"],

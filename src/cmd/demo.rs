@@ -38,6 +38,7 @@ fn split_cpus() -> (usize, usize) {
 }
 
 pub fn execute(args: DemoArgs) -> anyhow::Result<i32> {
+    crate::output::preflight_given(&[("--json", args.json.as_ref())])?;
     let (server_threads, client_threads) = split_cpus();
     let config = Config {
         threads: server_threads,

@@ -59,7 +59,12 @@ pub fn execute(args: MergeArgs) -> anyhow::Result<i32> {
         ..ExportArgs::default()
     };
     let exported = exports::write_exports(&merged, &export_args);
-    output::print(&merged, args.output)?;
+    // With `--json -` or `--html -` the file is stdout: the summary moves to stderr.
+    let stdout_taken = [&args.json, &args.html]
+        .into_iter()
+        .flatten()
+        .any(|path| output::is_stdout(path));
+    output::print_summary(&merged, args.output, stdout_taken)?;
     saved?;
     exported?;
     Ok(crate::cmd::run::exit_status(&merged))

@@ -142,7 +142,11 @@ pub fn execute(
         .as_ref()
         .map(|path| write_html(&document, path))
         .transpose();
-    print(&document)?;
+    // With `--json -` the file is stdout: the table moves to stderr.
+    let on_stderr = output
+        .json
+        .is_some_and(|path| crate::output::is_stdout(path));
+    print(&document, on_stderr)?;
     saved?;
     html?;
     let results = &document.runs;
@@ -152,7 +156,7 @@ pub fn execute(
         .iter()
         .any(|r| exit_status(r) == exit::THRESHOLD_FAILED);
     Ok(if interrupted {
-        exit::INTERRUPTED
+        crate::interrupt::status()
     } else if failed {
         exit::THRESHOLD_FAILED
     } else {
@@ -187,10 +191,14 @@ pub fn write_html(document: &RepeatDocument, path: &Path) -> anyhow::Result<()> 
     })
 }
 
-/// Prints the rounds and their summary on stdout.
-pub fn print(document: &RepeatDocument) -> anyhow::Result<()> {
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+/// Prints the rounds and their summary on stdout (on stderr when the JSON
+/// itself goes to stdout).
+pub fn print(document: &RepeatDocument, on_stderr: bool) -> anyhow::Result<()> {
+    let mut out: Box<dyn Write> = if on_stderr {
+        Box::new(std::io::stderr().lock())
+    } else {
+        Box::new(std::io::stdout().lock())
+    };
     render(document, &mut out)?;
     out.flush()?;
     Ok(())

@@ -94,7 +94,7 @@ fn report_repeat(args: &ReportArgs, document: &RepeatDocument) -> anyhow::Result
             .with_context(|| format!("{}", args.file.display()))?;
     }
     match args.output {
-        OutputFormat::Text => crate::cmd::repeat::print(document)?,
+        OutputFormat::Text => crate::cmd::repeat::print(document, false)?,
         OutputFormat::Json => print_json(serde_json::to_value(document)?)?,
     }
     Ok(crate::exit::OK)

@@ -3,13 +3,16 @@
 
 use crate::agent::{self, AgentArgs};
 use crate::cmd::repeat::{self, RepeatOutput, Rounds};
+use crate::delivery::{self, deliver_to, Delivery, Keeper, Latest, Running};
+// The end of a run lives in delivery.rs; these are its names the commands built on run use.
+pub use crate::delivery::{deliver, exit_status, never_connected};
 use crate::exports::{self, ExportArgs};
 use crate::output::{self, OutputFormat};
 use crate::request_extras::RequestExtras;
 use crate::spawn::SpawnedServer;
 use crate::targets_args::read_mix;
 use crate::transport_args::TransportArgs;
-use crate::{exit, interrupt, selfcheck, view};
+use crate::{interrupt, selfcheck, view};
 use anyhow::Context;
 use stampede_engine::monitor::{ClientThreads, Monitor, Watched};
 use stampede_metrics::{Environment, RunResult, SloCheck};
@@ -18,7 +21,7 @@ use stampede_plan::{
     Schedule, Stage, StopCondition, Target,
 };
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 const EXAMPLES: &str = "Examples:
   stampede run http://127.0.0.1:3000/index.html -c 1000 -d 60s
@@ -351,6 +354,11 @@ pub struct RunContext<'a> {
     pub watcher: Option<&'a std::cell::RefCell<dyn stampede_engine::Observer>>,
     /// How often workers report (None: the engine's default).
     pub snapshot_interval: Option<Duration>,
+    /// Where a forced exit (a second interrupt) writes what was measured so
+    /// far; None: it writes nothing.
+    pub salvage: Option<&'a Delivery>,
+    /// An export goes to stdout (`-`): no live view there.
+    pub stdout_taken: bool,
 }
 
 /// Runs a plan with the run view (unless quiet) and returns its result.
@@ -371,9 +379,10 @@ pub fn run_plan_in(
 ) -> anyhow::Result<RunResult> {
     let (quiet, pids, slo) = (context.quiet, context.pids, context.slo);
     check_fd_headroom(plan)?;
-    let no_exports = ExportArgs::default();
-    let request_log = exports::open_request_log(context.exports.unwrap_or(&no_exports), plan)?;
     let stop = interrupt::stop_handle()?;
+    let no_exports = ExportArgs::default();
+    let (request_log, created) =
+        exports::open_request_log(context.exports.unwrap_or(&no_exports), plan)?;
     for notice in &notices {
         eprintln!("stampede: note: {notice}");
     }
@@ -389,22 +398,49 @@ pub fn run_plan_in(
     watched.push(Watched::client(client_threads.clone()));
     let monitor =
         Monitor::start(watched, MONITOR_INTERVAL).context("starting the process monitor")?;
-    let mut view = view::open_view(quiet, planned, plan, &context.banner, Some(monitor.feed()));
+    let mut view = view::open_view(
+        quiet,
+        context.stdout_taken,
+        planned,
+        plan,
+        &context.banner,
+        Some(monitor.feed()),
+    );
+    let latest = Latest::default();
+    if let Some(delivery) = context.salvage {
+        let running = Running {
+            plan: plan.clone(),
+            notices: notices.clone(),
+            environment: environment.clone(),
+            started_at: SystemTime::now(),
+        };
+        delivery::arm_snapshot(running, latest.clone(), delivery.clone());
+    }
     let options = stampede_engine::RunOptions {
         request_log,
         snapshot_interval: context.snapshot_interval,
         client_threads,
     };
+    let mut keeper = Keeper::new(view.as_mut(), latest, stop.clone());
     let finished = match context.watcher {
         Some(watcher) => {
-            let mut both = view::Both(view.as_mut(), &mut *watcher.borrow_mut());
+            let mut both = view::Both(&mut keeper, &mut *watcher.borrow_mut());
             stampede_engine::run_with(plan, &mut both, &stop, options)
         }
-        None => stampede_engine::run_with(plan, view.as_mut(), &stop, options),
+        None => stampede_engine::run_with(plan, &mut keeper, &stop, options),
     };
     view.finish();
     let mut report = monitor.stop();
-    let finished = finished?;
+    let finished = match finished {
+        Ok(finished) => finished,
+        Err(error) => {
+            // Nothing was measured: the per-request files hold a header
+            // only, and a forced exit has nothing to write.
+            interrupt::begin_delivery();
+            created.remove();
+            return Err(error.into());
+        }
+    };
     let version = env!("CARGO_PKG_VERSION");
     let recording = &finished.recording;
     let mut result = RunResult::from_recording(plan, recording, environment, version, notices);
@@ -453,38 +489,29 @@ fn check_fd_headroom(plan: &Plan) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Prints and saves a result; the exit status says whether it was interrupted.
-pub fn deliver(
-    result: &RunResult,
-    json: Option<&PathBuf>,
-    format: OutputFormat,
-    export_args: &ExportArgs,
-) -> anyhow::Result<i32> {
-    // The summary is printed even when a file cannot be written: nothing
-    // measured is lost to a bad path.
-    let saved = json
-        .map(|path| output::write_json(result, path))
-        .transpose();
-    let exported = exports::write_exports(result, export_args);
-    output::print(result, format)?;
-    saved?;
-    exported?;
-    Ok(exit_status(result))
-}
-
-/// 130 when interrupted, 1 when an SLO condition failed, else 0.
-pub fn exit_status(result: &RunResult) -> i32 {
-    if result.interrupted {
-        exit::INTERRUPTED
-    } else if result.slo.iter().any(|check| !check.passed) {
-        exit::THRESHOLD_FAILED
-    } else {
-        exit::OK
+/// Refuses, before any load, a `--pid` that names no process: monitoring
+/// nothing is not what the user asked for.
+pub fn check_pids(pids: &[u32]) -> anyhow::Result<()> {
+    for &pid in pids {
+        if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            anyhow::bail!("--pid {pid}: no such process");
+        }
     }
+    Ok(())
 }
 
 pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
     let (plan, notices) = build_plan(&args)?;
+    // Installed first, so a signal while a --spawn server starts still
+    // stops it (the run then ends at once, interrupted).
+    interrupt::stop_handle()?;
+    check_pids(&args.server.pids)?;
+    let delivery = Delivery {
+        json: args.json.clone(),
+        format: args.output,
+        exports: args.exports.clone(),
+    };
+    output::preflight(&delivery.outputs())?;
     let mut pids = args.server.pids.clone();
     let spawned = match &args.server.spawn {
         Some(command) => {
@@ -518,11 +545,19 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
         pids: &pids,
         slo: args.slo.as_ref(),
         exports: Some(&args.exports),
+        salvage: Some(&delivery),
+        stdout_taken: delivery.stdout_taken(),
         ..RunContext::default()
     };
-    let result = run_plan_in(&plan, notices, &context);
+    let result = run_plan_in(&plan, notices, &context).map(|mut result| {
+        agent::annotate(&args.agent, &mut result);
+        result
+    });
+    if let Ok(result) = &result {
+        // Stopping a spawned server may take its grace period: a forced
+        // exit meanwhile still writes the whole result.
+        delivery::arm_result(result.clone(), delivery.clone());
+    }
     drop(spawned);
-    let mut result = result?;
-    agent::annotate(&args.agent, &mut result);
-    deliver(&result, args.json.as_ref(), args.output, &args.exports)
+    deliver_to(&result?, &delivery)
 }

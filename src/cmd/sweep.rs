@@ -165,6 +165,12 @@ fn step_words(args: &SweepArgs, load: Load) -> anyhow::Result<Vec<String>> {
 }
 
 pub fn execute(args: SweepArgs) -> anyhow::Result<i32> {
+    // Bad paths and pids fail before the first step, not after the last.
+    crate::output::preflight_given(&[
+        ("--json", args.json.as_ref()),
+        ("--html", args.html.as_ref()),
+    ])?;
+    crate::cmd::run::check_pids(&args.pids)?;
     let loads: Vec<Load> = match (&args.connections, &args.rates) {
         (Some(list), _) => parse_connection_list(list)?
             .into_iter()
@@ -288,7 +294,7 @@ pub fn execute(args: SweepArgs) -> anyhow::Result<i32> {
     saved?;
     html?;
     Ok(if stop.is_stopped() {
-        exit::INTERRUPTED
+        crate::interrupt::status()
     } else {
         exit::OK
     })

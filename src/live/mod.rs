@@ -12,6 +12,9 @@ mod draw;
 mod state;
 mod terminal;
 
+/// For a forced exit, which skips the view's own cleanup.
+pub(crate) use terminal::restore as restore_terminal;
+
 use crate::view::RunView;
 use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 use stampede_engine::monitor::LiveFeed;

@@ -55,6 +55,14 @@ impl Target {
         let port = url
             .port_or_known_default()
             .unwrap_or(if scheme == Scheme::Https { 443 } else { 80 });
+        // Port 0 means "any port" to bind(); nothing listens on it, and a
+        // connect to it fails on every attempt.
+        if port == 0 {
+            return Err(PlanError::Url {
+                url: text.to_string(),
+                reason: "port 0 is not a port a server can listen on".into(),
+            });
+        }
         let mut path_and_query = url.path().to_string();
         if let Some(query) = url.query() {
             path_and_query.push('?');
@@ -118,5 +126,10 @@ mod tests {
             Err(PlanError::Url { .. })
         ));
         assert!(Target::parse("http://a b/").is_err());
+        assert!(matches!(
+            Target::parse("http://127.0.0.1:0/"),
+            Err(PlanError::Url { .. })
+        ));
+        assert!(Target::parse("127.0.0.1:0").is_err());
     }
 }

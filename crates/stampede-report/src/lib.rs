@@ -22,4 +22,4 @@ pub use request_line::{
     render_request_line, render_request_log_header, RequestLine, REQUEST_LOG_HEADER,
 };
 pub use stampede_metrics::RunResult;
-pub use text::render_text;
+pub use text::{no_response_reason, render_text};

@@ -257,6 +257,42 @@ fn render_monitor(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     Ok(())
 }
 
+/// Why no response completed, in one line (None when some did): the error
+/// counts, and whether any connection was ever opened.
+pub fn no_response_reason(result: &RunResult) -> Option<String> {
+    let r = &result.requests;
+    if r.completed > 0 {
+        return None;
+    }
+    if r.sent == 0 {
+        return Some("no request was sent".into());
+    }
+    let mut counts: Vec<String> = result
+        .errors
+        .iter()
+        .map(|(class, n)| format!("{} {class}", format_count(*n)))
+        .collect();
+    if r.unfinished > 0 {
+        counts.push(format!("{} unfinished", format_count(r.unfinished)));
+    }
+    let what = if result.connections.opened == 0 {
+        "no connection could be opened"
+    } else {
+        "no response completed"
+    };
+    Some(format!("{what}: {}", counts.join(", ")))
+}
+
+/// A latency figure, or "—" when no response completed (a zero would read
+/// as a very fast server).
+fn latency_or_dash(result: &RunResult, micros: f64) -> String {
+    if result.requests.completed == 0 {
+        "—".into()
+    } else {
+        format_latency_us(micros)
+    }
+}
+
 /// Writes the summary a person reads after a run.
 pub fn render_text(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     let l = &result.latency_us;
@@ -272,19 +308,27 @@ pub fn render_text(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     for notice in &result.notices {
         writeln!(out, "  note: {notice}")?;
     }
+    if let Some(reason) = no_response_reason(result) {
+        writeln!(out, "  NO RESPONSES: {reason}")?;
+    }
     writeln!(out)?;
     writeln!(
         out,
         "  Latency     {:>10} {:>10} {:>10} {:>10}",
         "Avg", "Stdev", "Max", "+/- Stdev"
     )?;
+    let within = if r.completed == 0 {
+        "—".to_string()
+    } else {
+        format!("{:.2}%", l.within_stdev_pct)
+    };
     writeln!(
         out,
-        "              {:>10} {:>10} {:>10} {:>9.2}%",
-        format_latency_us(l.mean),
-        format_latency_us(l.stdev),
-        format_latency_us(l.max as f64),
-        l.within_stdev_pct
+        "              {:>10} {:>10} {:>10} {:>10}",
+        latency_or_dash(result, l.mean),
+        latency_or_dash(result, l.stdev),
+        latency_or_dash(result, l.max as f64),
+        within
     )?;
     writeln!(out)?;
     writeln!(
@@ -292,9 +336,18 @@ pub fn render_text(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
         "  Latency percentiles (from intended send to complete response)"
     )?;
     for (label, micros) in percentiles(result) {
-        writeln!(out, "    {label:>7}  {}", format_latency_us(micros as f64))?;
+        writeln!(
+            out,
+            "    {label:>7}  {}",
+            latency_or_dash(result, micros as f64)
+        )?;
     }
-    writeln!(out, "    {:>7}  {}", "max", format_latency_us(l.max as f64))?;
+    writeln!(
+        out,
+        "    {:>7}  {}",
+        "max",
+        latency_or_dash(result, l.max as f64)
+    )?;
     writeln!(out)?;
     writeln!(
         out,
@@ -334,8 +387,8 @@ pub fn render_text(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
             "  Schedule      {} (> 1 ms after the intended instant; p99 lag {}); service time p99 {} vs latency p99 {}",
             counted(schedule.late_sends, "late send"),
             format_latency_us(schedule.lag_p99_us as f64),
-            format_latency_us(result.service_time_us.p99 as f64),
-            format_latency_us(l.p99 as f64)
+            latency_or_dash(result, result.service_time_us.p99 as f64),
+            latency_or_dash(result, l.p99 as f64)
         )?;
     }
     if !result.status.is_empty() {

@@ -420,6 +420,14 @@ impl super::FrontEnd for AbOptions {
             ..super::WatchSpec::default()
         }
     }
+    /// ab: "apr_socket_connect(): Connection refused (111)".
+    fn unable_to_connect(&self, result: &RunResult) -> Option<String> {
+        let (reason, code) = super::first_error(result);
+        Some(match code {
+            Some(code) => format!("apr_socket_connect(): {reason} ({code})"),
+            None => format!("apr_socket_connect(): {reason}"),
+        })
+    }
     fn write_header(&self, out: &mut dyn Write) -> anyhow::Result<()> {
         if !self.html {
             let target = Target::parse(&self.url)?;

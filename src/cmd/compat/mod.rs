@@ -18,7 +18,9 @@ pub mod watch;
 pub mod webbench;
 pub mod wrk;
 
-use crate::cmd::run::{build_plan, parse_run_args, run_plan_in, RunArgs, RunContext};
+use crate::cmd::run::{
+    build_plan, never_connected, parse_run_args, run_plan_in, RunArgs, RunContext,
+};
 use crate::exit;
 use getopt::OptSpec;
 use stampede_metrics::RunResult;
@@ -66,6 +68,12 @@ pub trait FrontEnd {
     }
     /// The tool's banner, printed before the run starts.
     fn write_header(&self, out: &mut dyn Write) -> anyhow::Result<()>;
+    /// What the tool prints instead of its report when no connection could
+    /// be opened (wrk's "unable to connect to …"), on stderr; None: the
+    /// report is printed as usual. Either way the run exits 2.
+    fn unable_to_connect(&self, _result: &RunResult) -> Option<String> {
+        None
+    }
     /// The tool's report of the finished run, ending with the closing line.
     fn write_report(
         &self,
@@ -85,6 +93,9 @@ impl<T: FrontEnd> FrontEnd for Box<T> {
     }
     fn watch(&self) -> WatchSpec {
         self.as_ref().watch()
+    }
+    fn unable_to_connect(&self, result: &RunResult) -> Option<String> {
+        self.as_ref().unable_to_connect(result)
     }
     fn write_header(&self, out: &mut dyn Write) -> anyhow::Result<()> {
         self.as_ref().write_header(out)
@@ -118,19 +129,57 @@ pub fn execute<F: FrontEnd>(parsed: Parsed<F>, help: &str, tool: &str) -> anyhow
         eprintln!("stampede: note: {note}");
     }
     let translated = options.translate();
-    let stdout = std::io::stdout();
+    // A bad output path fails before the banner, not after the load.
+    if let Ok(args) = parse_run_args(&translated.run_words) {
+        check_outputs(&translated, &args)?;
+    }
+    // With `--stampede-json -` the JSON is stdout: the tool's layout moves to stderr.
+    let on_stderr = translated
+        .stampede_json
+        .as_deref()
+        .is_some_and(crate::output::is_stdout);
+    let report_out = || -> Box<dyn Write> {
+        if on_stderr {
+            Box::new(std::io::stderr().lock())
+        } else {
+            Box::new(std::io::stdout().lock())
+        }
+    };
     {
-        let mut out = stdout.lock();
+        let mut out = report_out();
         options.write_header(&mut out)?;
         out.flush()?;
     }
     let watch = RefCell::new(Watch::new(options.watch()));
     let done = run(&translated, &watch)?;
     let closing = closing_line(&translated, &done.result);
-    let mut out = stdout.lock();
-    options.write_report(&done.result, &mut watch.borrow_mut(), &closing, &mut out)?;
-    out.flush()?;
-    save(&translated, &done)
+    let unreachable = never_connected(&done.result) && !done.result.interrupted;
+    match options.unable_to_connect(&done.result) {
+        // The tool's own failure line, as it prints it, then where the result is.
+        Some(line) if unreachable => eprintln!("{line}\n{closing}"),
+        _ => {
+            let mut out = report_out();
+            options.write_report(&done.result, &mut watch.borrow_mut(), &closing, &mut out)?;
+            out.flush()?;
+        }
+    }
+    let status = save(&translated, &done)?;
+    Ok(if unreachable { exit::ERROR } else { status })
+}
+
+/// The first error message of the run without its " (os error N)" tail,
+/// and the errno: "Connection refused", Some(111).
+pub fn first_error(result: &RunResult) -> (String, Option<i32>) {
+    let Some(sample) = result.error_samples.values().flatten().next() else {
+        return ("no connection could be opened".into(), None);
+    };
+    match sample.rsplit_once(" (os error ") {
+        Some((text, code)) => (
+            text.to_string(),
+            code.trim_end_matches(')').parse::<i32>().ok(),
+        ),
+        None => (sample.clone(), None),
+    }
 }
 
 /// A finished run with the arguments it was built from.
@@ -192,6 +241,28 @@ pub fn run(translated: &Translated, watch: &RefCell<Watch>) -> anyhow::Result<Fi
     Ok(Finished { args, result })
 }
 
+/// Checks every output path before the first request, naming each by the
+/// tool's own flag (ab's -g and -e are --gnuplot and --csv underneath).
+fn check_outputs(translated: &Translated, args: &RunArgs) -> anyhow::Result<()> {
+    let own_flag = |flag: &'static str| match (translated.tool, flag) {
+        ("ab", "--gnuplot") => "-g",
+        ("ab", "--csv") => "-e",
+        _ => flag,
+    };
+    let mut outputs: Vec<(&str, &std::path::Path)> = Vec::new();
+    if let Some(path) = &translated.stampede_json {
+        outputs.push(("--stampede-json", path));
+    }
+    outputs.extend(
+        args.exports
+            .outputs()
+            .into_iter()
+            .map(|(flag, path)| (own_flag(flag), path)),
+    );
+    crate::output::preflight(&outputs)
+        .map_err(|error| anyhow::anyhow!("{}: {error:#}", translated.tool))
+}
+
 /// Writes `--stampede-json` and any exports, and returns the exit status:
 /// 130 when the run was interrupted (its partial result was printed).
 pub fn save(translated: &Translated, done: &Finished) -> anyhow::Result<i32> {
@@ -203,7 +274,7 @@ pub fn save(translated: &Translated, done: &Finished) -> anyhow::Result<i32> {
     crate::exports::write_exports(&done.result, &done.args.exports)?;
     saved?;
     Ok(if done.result.interrupted {
-        exit::INTERRUPTED
+        crate::interrupt::status()
     } else {
         exit::OK
     })

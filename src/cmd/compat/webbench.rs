@@ -234,6 +234,10 @@ impl super::FrontEnd for WebbenchOptions {
     fn write_header(&self, out: &mut dyn Write) -> anyhow::Result<()> {
         Ok(write_header(self, out)?)
     }
+    /// webbench's check before the benchmark.
+    fn unable_to_connect(&self, _result: &RunResult) -> Option<String> {
+        Some("\nConnect to server failed. Aborting benchmark.".into())
+    }
     fn write_report(
         &self,
         result: &RunResult,

@@ -388,6 +388,15 @@ impl super::FrontEnd for WrkOptions {
     fn write_header(&self, out: &mut dyn Write) -> anyhow::Result<()> {
         Ok(write_header(self, out)?)
     }
+    /// wrk: "unable to connect to 127.0.0.1:1 Connection refused".
+    fn unable_to_connect(&self, result: &RunResult) -> Option<String> {
+        let target = stampede_plan::Target::parse(&result.plan.url).ok()?;
+        let (reason, _) = super::first_error(result);
+        Some(format!(
+            "unable to connect to {}:{} {reason}",
+            target.host, target.port
+        ))
+    }
     fn write_report(
         &self,
         result: &RunResult,
