@@ -139,8 +139,7 @@ async fn run_open_slot(ctx: Rc<ConnectionContext>, dispatcher: Rc<Dispatcher>, f
     let mut job = first;
     loop {
         let lag = Instant::now().saturating_duration_since(job);
-        ctx.state.recorder.borrow_mut().record_send_lag(lag);
-        ctx.state.begin_request();
+        ctx.state.begin_intended(job, lag);
         slot.run_request(&ctx, job).await;
         let queued = dispatcher.backlog.borrow_mut().pop_front();
         job = match queued {

@@ -1,0 +1,146 @@
+//! `stampede sweep` end to end (issue 16, item 7): a step never reports more
+//! goodput than it offered, even when its warm-up left a backlog, and the
+//! text table's columns line up whatever the width of the numbers.
+
+use stampede_testkit::{read_request_head, run_stampede, spawn_target, RawServer, TargetConfig};
+use std::io::Write;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+fn binary() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_stampede"))
+}
+
+/// Share by which a step's goodput may exceed its offered rate: the window
+/// is measured a hair longer or shorter than `--step`, never by more.
+const TOLERANCE: f64 = 0.02;
+
+/// Every step of a sweep file: (offered rate, goodput, efficiency against
+/// the offered rate).
+fn rate_steps(sweep: &serde_json::Value) -> Vec<(f64, f64)> {
+    sweep["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .map(|s| {
+            (
+                s["rate"].as_f64().expect("a rate step"),
+                s["goodput"].as_f64().expect("goodput"),
+            )
+        })
+        .collect()
+}
+
+fn assert_within_offered(sweep: &serde_json::Value) {
+    let steps = rate_steps(sweep);
+    assert!(!steps.is_empty());
+    for (rate, goodput) in steps {
+        assert!(
+            goodput <= rate * (1.0 + TOLERANCE),
+            "goodput {goodput:.1} req/s exceeds the offered {rate} req/s: {sweep:#}"
+        );
+    }
+    for step in sweep["steps"].as_array().expect("steps") {
+        let requests = &step["result"]["requests"];
+        let window = step["result"]["elapsed_s"].as_f64().expect("elapsed_s");
+        let rate = step["rate"].as_f64().expect("rate");
+        // The window's intended instants are rate × window; nothing more may
+        // be counted as sent in it.
+        let sent = requests["sent"].as_f64().expect("sent");
+        let count = |key: &str| requests[key].as_f64().expect(key);
+        assert_eq!(
+            sent,
+            count("success") + count("failed_status") + count("errors") + count("unfinished"),
+            "every request of the window balances: {requests}"
+        );
+        assert!(
+            sent <= rate * window * (1.0 + TOLERANCE) + 2.0,
+            "{sent} sent in a {window} s window at {rate} req/s"
+        );
+        let efficiency = step["throughput_change_pct"]
+            .as_f64()
+            .zip(step["load_change_pct"].as_f64())
+            .map(|(dx, dl)| dx / dl);
+        if let Some(e) = efficiency {
+            assert!(e <= 1.0 + 0.1, "efficiency {e:.2} > 1: {step:#}");
+        }
+    }
+}
+
+/// The brief's bounded sweep against the built-in target.
+#[test]
+fn sweep_goodput_never_exceeds_the_offered_rate() {
+    let target = spawn_target(TargetConfig {
+        threads: 1,
+        ..TargetConfig::default()
+    });
+    let url = format!("http://{}/", target.local_addr());
+    let run = run_stampede(
+        binary(),
+        &[
+            "sweep",
+            &url,
+            "-r",
+            "500:1500:500",
+            "--step",
+            "1s",
+            "-t",
+            "1",
+        ],
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let sweep = run.result();
+    assert_eq!(sweep["schema"], "stampede.sweep/1");
+    assert_eq!(rate_steps(sweep).len(), 3);
+    assert_within_offered(sweep);
+}
+
+/// A server whose every connection stalls for its first 1.3 s, i.e. through
+/// each step's 1 s warm-up: the warm-up's intended instants pile up behind
+/// busy connections and are only sent, and answered, in the measured window.
+fn stalling_server() -> RawServer {
+    RawServer::start(|mut stream| {
+        let accepted = Instant::now();
+        let response = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok";
+        while read_request_head(&mut stream) {
+            let stall_until = accepted + Duration::from_millis(1300);
+            let now = Instant::now();
+            if now < stall_until {
+                std::thread::sleep(stall_until - now);
+            }
+            if stream.write_all(response).is_err() {
+                return;
+            }
+        }
+    })
+}
+
+/// The cause of "the 60,000 req/s step shows 62,617": requests intended
+/// during the warm-up (a backlog behind busy connections, and those in flight
+/// at its end) were counted as sent and completed in the step's window. A
+/// window counts the requests intended in it, so a step's goodput cannot
+/// exceed its offered rate.
+#[test]
+fn a_warmup_backlog_does_not_inflate_a_step() {
+    let server = stalling_server();
+    let url = server.url("/");
+    let run = run_stampede(
+        binary(),
+        &[
+            "sweep",
+            &url,
+            "-r",
+            "400,800",
+            "--step",
+            "1s",
+            "--warmup",
+            "1s",
+            "--max-connections",
+            "40",
+            "-t",
+            "1",
+        ],
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    assert_within_offered(run.result());
+}
