@@ -7,7 +7,9 @@
 //! No I/O, no runtime, no sockets: every function takes figures and returns
 //! serde-serializable answers, so the binary prints or saves them as it likes.
 
+mod ceiling;
 mod compare;
+mod saturation;
 mod search;
 mod slo;
 mod stability;
@@ -15,10 +17,12 @@ mod sweep;
 mod usl;
 mod verdict;
 
+pub use ceiling::GoodputRange;
 pub use compare::{
     compare, compare_repeated, CompareError, CompareOptions, Comparison, DiffRow, Figure,
     RepeatedComparison, Row, RunFigures, Verdict,
 };
+pub use saturation::{LittleCheck, ServerCpu};
 pub use search::{search_rate, RateSearch, SearchNext};
 pub use slo::{
     all_passed, evaluate, parse_condition, parse_slo, Comparator, Condition, ConditionOutcome,
@@ -26,7 +30,7 @@ pub use slo::{
 };
 pub use stability::{mean_interval, parse_stable_target, Interval, StableTarget};
 pub use sweep::{
-    analyze_sweep, Class, LittleCheck, Load, LoadRange, Point, StepAnalysis, StepInput,
-    SweepAnalysis, Thresholds, SWEEP_SCHEMA,
+    analyze_sweep, Class, Load, LoadRange, Point, StepAnalysis, StepInput, SweepAnalysis,
+    Thresholds, SWEEP_SCHEMA,
 };
 pub use usl::{fit_usl, UslError, UslFit};
