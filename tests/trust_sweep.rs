@@ -93,6 +93,38 @@ fn sweep_goodput_never_exceeds_the_offered_rate() {
     assert_eq!(sweep["schema"], "stampede.sweep/1");
     assert_eq!(rate_steps(sweep).len(), 3);
     assert_within_offered(sweep);
+    assert_table_aligned(&run.stdout());
+}
+
+/// The steps table of the text output: every row's cells end where the
+/// header's labels end ("500 req/s" and "1,500 req/s" alike).
+fn assert_table_aligned(stdout: &str) {
+    let lines: Vec<Vec<char>> = stdout
+        .lines()
+        .take_while(|l| !l.is_empty())
+        .map(|l| l.chars().collect())
+        .collect();
+    assert!(lines.len() >= 2, "no table in {stdout}");
+    let header: String = lines[0].iter().collect();
+    let mut ends = Vec::new();
+    let mut from = 0;
+    for label in ["load", "goodput/s", "rps", "p50", "p99", "errors", "class: rule"] {
+        let at = header[from..].find(label).expect("a header label") + from;
+        let start = header[..at].chars().count();
+        ends.push((start, start + label.chars().count()));
+        from = at + label.len();
+    }
+    let (rule_start, _) = ends.pop().expect("the rule column");
+    for line in &lines[1..] {
+        let text: String = line.iter().collect();
+        for &(_, end) in &ends {
+            assert!(
+                line[end - 1] != ' ' && line[end] == ' ',
+                "a cell does not end at column {end}:\n{header}\n{text}"
+            );
+        }
+        assert!(line[rule_start - 1] == ' ' && line[rule_start] != ' ', "{text}");
+    }
 }
 
 /// A server whose every connection stalls for its first 1.3 s, i.e. through
