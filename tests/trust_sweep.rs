@@ -67,6 +67,28 @@ fn assert_within_offered(sweep: &serde_json::Value) {
     }
 }
 
+/// What a sweep file may claim: a ceiling only on two plateau steps, a
+/// stable range of healthy steps only, no "add connections" at a step whose
+/// server was saturated.
+fn assert_claims_have_evidence(sweep: &serde_json::Value) {
+    let steps = sweep["steps"].as_array().expect("steps");
+    if !sweep["ceiling"].is_null() {
+        assert!(sweep["ceiling_range"]["steps"].as_u64().expect("range") >= 2);
+        assert!(sweep["ceiling_at_least"].is_null());
+    }
+    if let Some(to) = sweep["stable_range"]["to"]["rate"].as_f64() {
+        for step in steps.iter().take_while(|s| s["rate"].as_f64() <= Some(to)) {
+            assert_eq!(step["class"], "healthy", "{step:#}");
+        }
+    }
+    for step in steps {
+        let note = step["little"]["note"].as_str().unwrap_or("");
+        if !step["server_saturation"].is_null() {
+            assert!(!note.contains("add connections"), "{step:#}");
+        }
+    }
+}
+
 /// The brief's bounded sweep against the built-in target.
 #[test]
 fn sweep_goodput_never_exceeds_the_offered_rate() {
@@ -93,6 +115,7 @@ fn sweep_goodput_never_exceeds_the_offered_rate() {
     assert_eq!(sweep["schema"], "stampede.sweep/1");
     assert_eq!(rate_steps(sweep).len(), 3);
     assert_within_offered(sweep);
+    assert_claims_have_evidence(sweep);
     assert_table_aligned(&run.stdout());
 }
 
@@ -108,7 +131,15 @@ fn assert_table_aligned(stdout: &str) {
     let header: String = lines[0].iter().collect();
     let mut ends = Vec::new();
     let mut from = 0;
-    for label in ["load", "goodput/s", "rps", "p50", "p99", "errors", "class: rule"] {
+    for label in [
+        "load",
+        "goodput/s",
+        "rps",
+        "p50",
+        "p99",
+        "errors",
+        "class: rule",
+    ] {
         let at = header[from..].find(label).expect("a header label") + from;
         let start = header[..at].chars().count();
         ends.push((start, start + label.chars().count()));
@@ -123,7 +154,10 @@ fn assert_table_aligned(stdout: &str) {
                 "a cell does not end at column {end}:\n{header}\n{text}"
             );
         }
-        assert!(line[rule_start - 1] == ' ' && line[rule_start] != ' ', "{text}");
+        assert!(
+            line[rule_start - 1] == ' ' && line[rule_start] != ' ',
+            "{text}"
+        );
     }
 }
 
@@ -175,4 +209,58 @@ fn a_warmup_backlog_does_not_inflate_a_step() {
     );
     assert_eq!(run.code(), Some(0), "{}", run.stderr());
     assert_within_offered(run.result());
+    assert_claims_have_evidence(run.result());
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("an ephemeral port")
+        .port()
+}
+
+/// One server thread doing CPU work, offered far more than it can serve
+/// through four connections: rate × latency exceeds the connections, but the
+/// server is saturated (each request waits for the three others at its one
+/// thread, so its response time is about four times the first step's,
+/// however much CPU the shared machine lets it have), so "add connections"
+/// would be wrong advice.
+#[test]
+fn a_saturated_server_is_not_told_to_get_more_connections() {
+    let port = free_port();
+    let spawn = format!("{} serve --port {port} --threads 1", binary().display());
+    let url = format!("http://127.0.0.1:{port}/cpu/300000");
+    let run = run_stampede(
+        binary(),
+        &[
+            "sweep",
+            &url,
+            "-r",
+            "5,200",
+            "--step",
+            "2s",
+            "--warmup",
+            "500ms",
+            "--max-connections",
+            "4",
+            "-t",
+            "1",
+            "--spawn",
+            &spawn,
+        ],
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let sweep = run.result();
+    let busy = &sweep["steps"][1];
+    assert!(
+        busy["server_saturation"].as_str().is_some(),
+        "the CPU-bound server at 200 req/s: {busy:#}"
+    );
+    assert!(busy["server_cpu"]["used_pct"].as_f64().is_some());
+    assert_claims_have_evidence(sweep);
+    assert!(
+        !run.stdout().contains("add connections"),
+        "{}",
+        run.stdout()
+    );
 }

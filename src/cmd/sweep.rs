@@ -384,6 +384,14 @@ fn steps_table(analysis: &SweepAnalysis, results: &[(Load, RunResult)]) -> Vec<S
     align(&rows)
 }
 
+/// A run's "too few connections for the rate" (Little's law on its own
+/// figures) is wrong advice at a step whose server the sweep found
+/// saturated: more connections would only queue there, and the analysis'
+/// own Little's-law warning says so.
+fn contradicted(step: &stampede_analysis::StepAnalysis, warning: &str) -> bool {
+    step.server_saturation.is_some() && warning.starts_with("too few connections for the rate")
+}
+
 /// The `stampede.sweep/1` document: the analysis, with each step's full result.
 pub fn sweep_document(
     analysis: &SweepAnalysis,
@@ -414,8 +422,8 @@ fn print_sweep(analysis: &SweepAnalysis, results: &[(Load, RunResult)]) -> anyho
     for warning in &analysis.warnings {
         writeln!(out, "WARNING: {warning}")?;
     }
-    for (load, result) in results {
-        for warning in &result.warnings {
+    for (step, (load, result)) in analysis.steps.iter().zip(results) {
+        for warning in result.warnings.iter().filter(|w| !contradicted(step, w)) {
             writeln!(out, "WARNING ({}): {warning}", describe(*load))?;
         }
     }

@@ -24,6 +24,10 @@ pub struct ServerCpu {
     /// The busiest server thread's mean CPU, percent of one core: a single
     /// event loop at 100% is pinned however many cores the machine has.
     pub busiest_thread_pct: f64,
+    /// The whole machine's busy share, percent. Shown, not taken as
+    /// evidence: on a shared machine it is high whether or not the server
+    /// needs the CPU (a server at 2% of a core is not saturated).
+    pub machine_busy_pct: Option<f64>,
 }
 
 impl ServerCpu {
@@ -44,10 +48,14 @@ impl ServerCpu {
                 s.samples.iter().map(|p| p.busiest_thread_pct).sum::<f64>() / s.samples.len() as f64
             })
             .fold(0.0, f64::max);
+        let machine = &monitor.machine;
+        let machine_busy_pct = (!machine.is_empty())
+            .then(|| machine.iter().map(|m| m.cpu_pct).sum::<f64>() / machine.len() as f64);
         Some(ServerCpu {
             used_pct,
             available_pct,
             busiest_thread_pct,
+            machine_busy_pct,
         })
     }
 
@@ -91,29 +99,30 @@ pub fn server_saturation(
     if let Some(pinned) = step.server_cpu.and_then(|cpu| cpu.pinned(t)) {
         return Some(format!("the server is saturated: {pinned}"));
     }
-    let prev = prev?;
-    let gain = pct_change(step.goodput, prev.goodput)?;
-    if gain >= t.flat_pct {
-        return None;
-    }
     let what = if step.service_mean_ms.is_some() {
         "the server's response time"
     } else {
         "mean latency"
     };
     let ms = server_ms(step);
-    if let Some(rise) = pct_change(ms, server_ms(prev)).filter(|r| *r > t.latency_rise_pct) {
-        return Some(format!(
-            "the server is saturated: {what} {rise:+.1}% for throughput {gain:+.1}%"
-        ));
+    let prev = prev?;
+    if let Some(gain) = pct_change(step.goodput, prev.goodput).filter(|g| *g < t.flat_pct) {
+        if let Some(rise) = pct_change(ms, server_ms(prev)).filter(|r| *r > t.latency_rise_pct) {
+            return Some(format!(
+                "the server is saturated: {what} {rise:+.1}% for throughput {gain:+.1}%"
+            ));
+        }
     }
-    // Two steps that both keep every connection busy at a saturated server
-    // show the same response time (C / X): compare with the reference step.
+    // A server that takes twice as long per request as at the first step is
+    // queueing inside (or starved of CPU), whatever throughput did; and two
+    // steps that both keep every connection busy at a saturated server show
+    // the same response time (C / X), so the first step is the reference.
     let base = server_ms(first);
     (base > 0.0 && ms > 2.0 * base).then(|| {
         format!(
-            "the server is saturated: {what} {:.1}× the first step's with throughput {gain:+.1}%",
-            ms / base
+            "the server is saturated: {what} {:.1}× the first step's ({:.1} ms → {ms:.1} ms)",
+            ms / base,
+            base
         )
     })
 }
@@ -247,8 +256,16 @@ mod tests {
         let cpu = ServerCpu::from_monitor(&m).unwrap();
         assert!(cpu.pinned(&t).unwrap().contains("busiest thread"));
         // 8 cores, the server at 150%: room to spare.
-        let m = monitor(8, vec![process("server", 150.0, 40.0)]);
+        let mut m = monitor(8, vec![process("server", 150.0, 40.0)]);
         assert_eq!(ServerCpu::from_monitor(&m).unwrap().pinned(&t), None);
+        // A busy machine alone is no evidence: the server may be idle on it.
+        m.machine = vec![stampede_metrics::MachineSample {
+            t_s: 1.0,
+            load_1m: 9.0,
+            cpu_pct: 97.0,
+        }];
+        let cpu = ServerCpu::from_monitor(&m).unwrap();
+        assert_eq!((cpu.machine_busy_pct, cpu.pinned(&t)), (Some(97.0), None));
         assert_eq!(ServerCpu::from_monitor(&monitor(8, vec![])), None);
     }
 
@@ -287,13 +304,17 @@ mod tests {
         // far above the reference step's.
         let same = open_step(4000.0, 2000.0, 400.0, Some(50.0));
         let why = server_saturation(&same, Some(&prev), &first, &t).unwrap();
-        assert!(why.contains("25.0× the first step's"), "{why}");
+        assert!(
+            why.contains("25.0× the first step's (2.0 ms → 50.0 ms)"),
+            "{why}"
+        );
         // A pinned CPU says so even while throughput still rose.
         let mut pinned = open_step(2000.0, 1900.0, 3.0, Some(3.0));
         pinned.server_cpu = Some(ServerCpu {
             used_pct: 98.0,
             available_pct: 100.0,
             busiest_thread_pct: 98.0,
+            machine_busy_pct: None,
         });
         let why = server_saturation(&pinned, Some(&first), &first, &t).unwrap();
         assert!(why.contains("CPU was pinned"), "{why}");

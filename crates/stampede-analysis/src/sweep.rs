@@ -857,6 +857,7 @@ mod tests {
             used_pct: 99.0,
             available_pct: 100.0,
             busiest_thread_pct: 99.0,
+            machine_busy_pct: Some(60.0),
         });
         let a = analyze_sweep(&steps, None, &Thresholds::default());
         let s = &a.steps[1];
