@@ -9,7 +9,7 @@
 //! "add connections" is then wrong advice (issue 16). Owns the evidence and
 //! the note; the classes and thresholds live in `sweep`.
 
-use crate::sweep::{Load, StepInput, Thresholds};
+use crate::sweep::{count_noun, Load, StepInput, Thresholds};
 use serde::Serialize;
 use stampede_metrics::MonitorReport;
 
@@ -127,6 +127,11 @@ pub fn server_saturation(
     })
 }
 
+/// `1 request`, `12 requests`: a mean count, rounded.
+fn requests(n: f64) -> String {
+    count_noun(n.round() as u64, "request")
+}
+
 /// Little's law, L = X·R: the mean number of requests in the system.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LittleCheck {
@@ -158,16 +163,21 @@ pub fn little_check(step: &StepInput, saturated: Option<&str>, t: &Thresholds) -
     let note = match (step.load, ratio_pct, concurrency) {
         (_, _, _) if step.rps <= 0.0 => None,
         (Load::Connections(n), Some(r), _) if r < 100.0 - tol => Some(format!(
-            "Little's law: X·R = {in_flight:.0} requests in flight for {} ({r:.0}%): connections sat idle (ramp-up, connect failures, or a client bottleneck)",
-            crate::sweep::count_noun(n, "connection")
+            "Little's law: X·R = {} in flight for {} ({r:.0}%): connections sat idle (ramp-up, connect failures, or a client bottleneck)",
+            requests(in_flight),
+            count_noun(n, "connection")
         )),
         (Load::Connections(n), Some(r), _) if r > 100.0 + tol => Some(format!(
-            "Little's law: X·R = {in_flight:.0} requests in flight for only {} ({r:.0}%): latency includes waiting outside the connections",
-            crate::sweep::count_noun(n, "connection")
+            "Little's law: X·R = {} in flight for only {} ({r:.0}%): latency includes waiting outside the connections",
+            requests(in_flight),
+            count_noun(n, "connection")
         )),
         (Load::Rate(_), Some(r), Some(c)) if r > 100.0 => {
+            let available = c.round() as u64;
             let lead = format!(
-                "Little's law: rate × latency needs {in_flight:.0} connections in flight but only {c:.0} were available"
+                "Little's law: rate × latency needs {} in flight but only {available} {} available",
+                count_noun(in_flight.round() as u64, "connection"),
+                if available == 1 { "was" } else { "were" }
             );
             Some(match saturated {
                 Some(why) => format!("{lead}; {why}, so more connections would only queue"),

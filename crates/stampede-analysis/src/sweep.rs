@@ -446,8 +446,9 @@ fn error_verdict(step: &StepInput, slo: Option<&[Condition]>, t: &Thresholds) ->
     let timeouts = step.timeout_pct();
     (timeouts > t.max_timeout_pct).then(|| {
         format!(
-            "{} timeouts ({timeouts:.2}% > {}% of requests)",
-            step.timeouts, t.max_timeout_pct
+            "{} ({timeouts:.2}% > {}% of requests)",
+            count_noun(step.timeouts, "timeout"),
+            t.max_timeout_pct
         )
     })
 }
@@ -571,8 +572,10 @@ fn judge_growth(
         return (
             Class::Queueing,
             format!(
-                "{numbers}: throughput flat (< {:+}%) while latency rises (> {}%) — only queueing, ≈ {waiting:.0} requests waiting (Little's law: X·(R − R₀))",
-                t.flat_pct, t.latency_rise_pct
+                "{numbers}: throughput flat (< {:+}%) while latency rises (> {}%) — only queueing, ≈ {} waiting (Little's law: X·(R − R₀))",
+                t.flat_pct,
+                t.latency_rise_pct,
+                count_noun(waiting.round() as u64, "request")
             ),
         );
     }
@@ -879,9 +882,25 @@ mod tests {
     }
 
     #[test]
-    fn one_connection_is_singular() {
+    fn counts_agree_with_their_nouns() {
         assert_eq!(Load::Connections(1).to_string(), "1 connection");
         assert_eq!(Load::Connections(2).to_string(), "2 connections");
+        let mut one = step(Load::Rate(100.0), 100.0, 50.0, 0.0);
+        one.requests = 100;
+        one.timeouts = 1;
+        one.connections = Some(1);
+        let a = analyze_sweep(&[one], None, &Thresholds::default());
+        assert!(
+            a.steps[0].rule.starts_with("1 timeout (1.00%"),
+            "{}",
+            a.steps[0].rule
+        );
+        // 100 req/s × 50 ms = 5 in flight, through one connection.
+        let note = a.steps[0].little.note.as_deref().unwrap();
+        assert!(
+            note.contains("needs 5 connections in flight but only 1 was available"),
+            "{note}"
+        );
     }
 
     #[test]
