@@ -8,9 +8,11 @@
 //! No I/O, no runtime, no sockets: every function takes figures and returns
 //! serde-serializable answers, so the binary prints or saves them as it likes.
 
+mod ceiling;
 mod compare;
 mod difference;
 mod repeats;
+mod saturation;
 mod search;
 mod slo;
 mod stability;
@@ -18,11 +20,13 @@ mod sweep;
 mod usl;
 mod verdict;
 
+pub use ceiling::GoodputRange;
 pub use compare::{
     compare, compare_samples, CompareDocument, CompareError, CompareOptions, Comparison,
     DiffInterval, Figure, Method, Row, RunFigures, Sample, Verdict, COMPARE_SCHEMA,
 };
 pub use repeats::{summarize_rounds, RepeatDocument, REPEAT_SCHEMA};
+pub use saturation::{LittleCheck, ServerCpu};
 pub use search::{search_rate, RateSearch, SearchNext};
 pub use slo::{
     all_passed, evaluate, parse_condition, parse_slo, Comparator, Condition, ConditionOutcome,
@@ -30,7 +34,7 @@ pub use slo::{
 };
 pub use stability::{mean_interval, parse_stable_target, Interval, StableTarget};
 pub use sweep::{
-    analyze_sweep, Class, LittleCheck, Load, LoadRange, Point, StepAnalysis, StepInput,
-    SweepAnalysis, Thresholds, SWEEP_SCHEMA,
+    analyze_sweep, Class, Load, LoadRange, Point, StepAnalysis, StepInput, SweepAnalysis,
+    Thresholds, SWEEP_SCHEMA,
 };
 pub use usl::{fit_usl, UslError, UslFit};

@@ -3,9 +3,13 @@
 //! finds the capacity, the knee, the stable range and the throughput ceiling —
 //! the reasoning the seed authors did by hand over their tables.
 //!
-//! Owns the step figures, the thresholds and the per-step rules. The sentences
-//! live in `verdict`, the rate search in `search`, the USL fit in `usl`.
+//! Owns the step figures, the thresholds, the per-step rules and how much
+//! evidence a ceiling or a capacity rests on. The sentences live in
+//! `verdict`, the rate search in `search`, the USL fit in `usl`, the server
+//! saturation evidence and Little's law in `saturation`.
 
+use crate::ceiling::{plateau, GoodputRange};
+use crate::saturation::{little_check, server_saturation, LittleCheck, ServerCpu};
 use crate::slo::{all_passed, evaluate, Condition, ConditionOutcome, Measure, Metric};
 use crate::usl::{fit_usl, UslFit};
 use crate::verdict;
@@ -40,11 +44,20 @@ impl Load {
     }
 }
 
+/// `1 connection`, `2 connections`: the count with its noun in agreement.
+pub(crate) fn count_noun(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 impl fmt::Display for Load {
-    /// `2000 connections` or `5000 req/s offered`.
+    /// `2000 connections`, `1 connection` or `5000 req/s offered`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Load::Connections(n) => write!(f, "{n} connections"),
+            Load::Connections(n) => f.write_str(&count_noun(*n, "connection")),
             Load::Rate(r) if r.fract() == 0.0 => write!(f, "{r:.0} req/s offered"),
             Load::Rate(r) => write!(f, "{r} req/s offered"),
         }
@@ -62,6 +75,9 @@ pub struct StepInput {
     pub rps: f64,
     pub error_rate_pct: f64,
     pub mean_ms: f64,
+    /// Mean service time (from the actual send), ms: the server's own time,
+    /// without the client-side wait of the open model.
+    pub service_mean_ms: Option<f64>,
     pub p50_ms: Option<f64>,
     pub p90_ms: Option<f64>,
     pub p99_ms: Option<f64>,
@@ -73,6 +89,8 @@ pub struct StepInput {
     pub timeouts: u64,
     /// Connections used (open model: checked against rate × latency).
     pub connections: Option<u64>,
+    /// The monitored server's CPU (`--pid`, `--spawn`), when there was one.
+    pub server_cpu: Option<ServerCpu>,
 }
 
 impl StepInput {
@@ -86,6 +104,8 @@ impl StepInput {
             rps: r.rps,
             error_rate_pct: r.error_rate_pct,
             mean_ms: r.latency_us.mean / 1000.0,
+            service_mean_ms: (r.service_time_us.mean > 0.0)
+                .then(|| r.service_time_us.mean / 1000.0),
             p50_ms: ms(r.latency_us.p50),
             p90_ms: ms(r.latency_us.p90),
             p99_ms: ms(r.latency_us.p99),
@@ -94,6 +114,7 @@ impl StepInput {
             requests: r.requests.completed + r.requests.errors,
             timeouts: error("timeout") + error("connect_timeout"),
             connections: Some(r.plan.connections as u64),
+            server_cpu: r.monitor.as_ref().and_then(ServerCpu::from_monitor),
         }
     }
 
@@ -190,6 +211,9 @@ pub struct Thresholds {
     /// rate was achieved — a queue is building. (A closed model needs no such
     /// rule: by Little's law its latency follows from the efficiency.)
     pub open_latency_rise_pct: f64,
+    /// A monitored server using 90% of the CPU it could get (or with a
+    /// thread at 90% of a core) is saturated: more connections only queue.
+    pub server_cpu_pinned_pct: f64,
 }
 
 impl Default for Thresholds {
@@ -203,23 +227,9 @@ impl Default for Thresholds {
             little_tolerance_pct: 25.0,
             min_rate_achieved_pct: 95.0,
             open_latency_rise_pct: 50.0,
+            server_cpu_pinned_pct: 90.0,
         }
     }
-}
-
-/// Little's law, L = X·R: the mean number of requests in the system.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct LittleCheck {
-    /// X·R: completed per second × mean latency in seconds.
-    pub in_flight: f64,
-    /// What L should match: the connections of a closed model; the
-    /// connections available to an open model (L must not exceed them).
-    pub concurrency: Option<f64>,
-    /// in_flight / concurrency × 100.
-    pub ratio_pct: Option<f64>,
-    pub consistent: bool,
-    /// Why it is not consistent, when it is not.
-    pub note: Option<String>,
 }
 
 /// One step's classification and figures.
@@ -244,6 +254,11 @@ pub struct StepAnalysis {
     /// Load change against the previous step, percent.
     pub load_change_pct: Option<f64>,
     pub little: LittleCheck,
+    /// Why the server was saturated at this step (its CPU pinned, or its
+    /// response time rising with no throughput gain), when it was.
+    pub server_saturation: Option<String>,
+    /// The monitored server's CPU, when `--pid`/`--spawn` was given.
+    pub server_cpu: Option<ServerCpu>,
     /// SLO outcomes on this step, when an SLO was given.
     pub slo: Option<Vec<ConditionOutcome>>,
     pub slo_passed: Option<bool>,
@@ -270,12 +285,23 @@ pub struct SweepAnalysis {
     pub steps: Vec<StepAnalysis>,
     /// Highest goodput that meets the SLO (or, without one, is not overloaded).
     pub capacity: Option<Point>,
+    /// False when the capacity step is the last one tested: the capacity is
+    /// then at least `capacity.goodput`, not found.
+    pub capacity_reached: bool,
     /// The first saturated step.
     pub knee: Option<Point>,
-    /// From the first step through the last consecutive healthy or saturated one.
+    /// From the first step through the last consecutive healthy one (that
+    /// meets the SLO): saturated steps are past the knee, not stable.
     pub stable_range: Option<LoadRange>,
-    /// Mean goodput from the knee on, overloaded steps left out.
+    /// Mean goodput of the plateau: the steps from the knee on (overloaded
+    /// ones left out) within `flat_pct` of the highest. Only when at least
+    /// two steps show it; otherwise see `ceiling_at_least`.
     pub ceiling: Option<f64>,
+    /// The plateau's lowest and highest goodput, with `ceiling`.
+    pub ceiling_range: Option<GoodputRange>,
+    /// Past a knee but with only one step on the plateau: the ceiling is not
+    /// reached in the tested range, and is at least this goodput.
+    pub ceiling_at_least: Option<f64>,
     /// Closed model only, fitted to the steps that were not overloaded.
     pub usl: Option<UslFit>,
     /// The answer in sentences, as printed.
@@ -293,42 +319,49 @@ pub fn analyze_sweep(
     let analyzed = classify(steps, slo, thresholds);
     let meets = |s: &StepAnalysis| s.class != Class::Overloaded && s.slo_passed != Some(false);
 
-    let capacity = analyzed
+    let capacity_index = analyzed
         .iter()
-        .filter(|s| meets(s))
-        .max_by(|a, b| a.goodput.total_cmp(&b.goodput))
-        .map(point);
+        .enumerate()
+        .filter(|(_, s)| meets(s))
+        .max_by(|(_, a), (_, b)| a.goodput.total_cmp(&b.goodput))
+        .map(|(i, _)| i);
+    let capacity = capacity_index.map(|i| point(&analyzed[i]));
+    let capacity_reached = capacity_index.is_some_and(|i| i + 1 < analyzed.len());
     let knee_index = analyzed.iter().position(|s| s.class == Class::Saturated);
     let knee = knee_index.map(|i| point(&analyzed[i]));
     let stable_len = analyzed
         .iter()
-        .take_while(|s| matches!(s.class, Class::Healthy | Class::Saturated) && meets(s))
+        .take_while(|s| s.class == Class::Healthy && meets(s))
         .count();
     let stable_range = (stable_len > 0).then(|| LoadRange {
         from: analyzed[0].load,
         to: analyzed[stable_len - 1].load,
     });
-    let ceiling = knee_index.and_then(|k| {
-        let plateau: Vec<f64> = analyzed[k..]
+    let plateau = knee_index.map(|k| {
+        let usable: Vec<f64> = analyzed[k..]
             .iter()
             .filter(|s| s.class != Class::Overloaded)
             .map(|s| s.goodput)
             .collect();
-        (!plateau.is_empty()).then(|| plateau.iter().sum::<f64>() / plateau.len() as f64)
+        plateau(&usable, thresholds.flat_pct)
     });
 
     let mut warnings: Vec<String> = analyzed
         .iter()
         .filter_map(|s| s.little.note.as_ref().map(|n| format!("{}: {n}", s.load)))
         .collect();
+    warnings.extend(analyzed.iter().filter_map(above_offered));
     let usl = fit_closed_model(&analyzed, &mut warnings);
 
     let mut analysis = SweepAnalysis {
         steps: analyzed,
         capacity,
+        capacity_reached,
         knee,
         stable_range,
-        ceiling,
+        ceiling: plateau.and_then(|p| p.ceiling),
+        ceiling_range: plateau.and_then(|p| p.range),
+        ceiling_at_least: plateau.and_then(|p| p.at_least),
         usl,
         verdict: Vec::new(),
         warnings,
@@ -342,6 +375,25 @@ fn point(s: &StepAnalysis) -> Point {
         goodput: s.goodput,
         load: s.load,
     }
+}
+
+/// A step's window counts the requests intended in it, so its goodput
+/// cannot exceed the offered rate by more than the timing noise of the
+/// window (2%); a file that says otherwise (an older stampede's, or a merge
+/// of mismatched agents) gets a warning rather than a silent efficiency > 1.
+fn above_offered(s: &StepAnalysis) -> Option<String> {
+    const NOISE: f64 = 1.02;
+    let Load::Rate(rate) = s.load else {
+        return None;
+    };
+    (rate > 0.0 && s.goodput > rate * NOISE).then(|| {
+        format!(
+            "{}: goodput {:.1} req/s exceeds the offered rate by {:.1}%: the step counted requests from outside its window, so its figures are not to be trusted",
+            s.load,
+            s.goodput,
+            100.0 * (s.goodput / rate - 1.0)
+        )
+    })
 }
 
 /// USL applies to a closed model only; overloaded steps are left out because
@@ -394,8 +446,9 @@ fn error_verdict(step: &StepInput, slo: Option<&[Condition]>, t: &Thresholds) ->
     let timeouts = step.timeout_pct();
     (timeouts > t.max_timeout_pct).then(|| {
         format!(
-            "{} timeouts ({timeouts:.2}% > {}% of requests)",
-            step.timeouts, t.max_timeout_pct
+            "{} ({timeouts:.2}% > {}% of requests)",
+            count_noun(step.timeouts, "timeout"),
+            t.max_timeout_pct
         )
     })
 }
@@ -408,7 +461,10 @@ fn pct_change(new: f64, old: f64) -> Option<f64> {
 /// later one is judged by what its added load bought over the previous step.
 fn classify(steps: &[StepInput], slo: Option<&[Condition]>, t: &Thresholds) -> Vec<StepAnalysis> {
     let mut past_knee = false;
-    let base_latency_ms = steps.first().map(|s| s.mean_ms).unwrap_or(0.0);
+    let Some(first) = steps.first() else {
+        return Vec::new();
+    };
+    let base_latency_ms = first.mean_ms;
     let mut out = Vec::with_capacity(steps.len());
     for (i, step) in steps.iter().enumerate() {
         let prev = i.checked_sub(1).map(|j| &steps[j]);
@@ -416,6 +472,7 @@ fn classify(steps: &[StepInput], slo: Option<&[Condition]>, t: &Thresholds) -> V
         let thr_change = prev.and_then(|p| pct_change(step.goodput, p.goodput));
         let lat_change = prev.and_then(|p| pct_change(step.mean_ms, p.mean_ms));
         let slo_outcomes = slo.map(|c| evaluate(c, step));
+        let saturation = server_saturation(step, prev, first, t);
         let (class, rule) = if let Some(why) = error_verdict(step, slo, t) {
             (Class::Overloaded, format!("{why}: overloaded"))
         } else {
@@ -443,7 +500,9 @@ fn classify(steps: &[StepInput], slo: Option<&[Condition]>, t: &Thresholds) -> V
             throughput_change_pct: thr_change,
             latency_change_pct: lat_change,
             load_change_pct: load_change,
-            little: little_check(step, t),
+            little: little_check(step, saturation.as_deref(), t),
+            server_saturation: saturation,
+            server_cpu: step.server_cpu,
             slo_passed: slo_outcomes.as_deref().map(all_passed),
             slo: slo_outcomes,
         });
@@ -513,46 +572,14 @@ fn judge_growth(
         return (
             Class::Queueing,
             format!(
-                "{numbers}: throughput flat (< {:+}%) while latency rises (> {}%) — only queueing, ≈ {waiting:.0} requests waiting (Little's law: X·(R − R₀))",
-                t.flat_pct, t.latency_rise_pct
+                "{numbers}: throughput flat (< {:+}%) while latency rises (> {}%) — only queueing, ≈ {} waiting (Little's law: X·(R − R₀))",
+                t.flat_pct,
+                t.latency_rise_pct,
+                count_noun(waiting.round() as u64, "request")
             ),
         );
     }
     (Class::Saturated, format!("{why}, past the knee"))
-}
-
-/// Little's law (L = X·R): a closed model's connections should all be busy,
-/// so X·R ≈ N; an open model needs at least X·R connections.
-fn little_check(step: &StepInput, t: &Thresholds) -> LittleCheck {
-    let in_flight = step.rps * step.mean_ms / 1000.0;
-    let concurrency = match step.load {
-        Load::Connections(n) => Some(n as f64),
-        Load::Rate(_) => step.connections.map(|c| c as f64),
-    };
-    let ratio_pct = concurrency
-        .filter(|c| *c > 0.0)
-        .map(|c| 100.0 * in_flight / c);
-    let tol = t.little_tolerance_pct;
-    let note = match (step.load, ratio_pct, concurrency) {
-        (_, _, _) if step.rps <= 0.0 => None,
-        (Load::Connections(n), Some(r), _) if r < 100.0 - tol => Some(format!(
-            "Little's law: X·R = {in_flight:.0} requests in flight for {n} connections ({r:.0}%): connections sat idle (ramp-up, connect failures, or a client bottleneck)"
-        )),
-        (Load::Connections(n), Some(r), _) if r > 100.0 + tol => Some(format!(
-            "Little's law: X·R = {in_flight:.0} requests in flight for only {n} connections ({r:.0}%): latency includes waiting outside the connections"
-        )),
-        (Load::Rate(_), Some(r), Some(c)) if r > 100.0 => Some(format!(
-            "Little's law: rate × latency needs {in_flight:.0} connections in flight but only {c:.0} were available: add connections"
-        )),
-        _ => None,
-    };
-    LittleCheck {
-        in_flight,
-        concurrency,
-        ratio_pct,
-        consistent: note.is_none(),
-        note,
-    }
 }
 
 #[cfg(test)]
@@ -567,6 +594,7 @@ mod tests {
             rps,
             error_rate_pct: error_pct,
             mean_ms,
+            service_mean_ms: None,
             p50_ms: None,
             p90_ms: None,
             p99_ms: None,
@@ -575,6 +603,7 @@ mod tests {
             requests: (rps * 60.0) as u64,
             timeouts: 0,
             connections: None,
+            server_cpu: None,
         }
     }
 
@@ -602,7 +631,7 @@ mod tests {
         let a = analyze_sweep(&steps[..3], None, &Thresholds::default());
         assert_eq!(a.steps[2].class, Class::Overloaded, "{}", a.steps[2].rule);
         let range = a.stable_range.expect("a stable range");
-        assert_eq!(range.to, Load::Connections(2000));
+        assert_eq!(range.to, Load::Connections(1000), "2000 is the knee");
     }
 
     #[test]
@@ -626,18 +655,23 @@ mod tests {
                 Class::Overloaded
             ]
         );
-        // "best stable range 1000–2000 users"
+        // The seed's "best stable range 1000–2000 users" included the knee;
+        // a saturated step is not stable (issue 16).
         assert_eq!(
             a.stable_range,
             Some(LoadRange {
                 from: Load::Connections(1000),
-                to: Load::Connections(2000)
+                to: Load::Connections(1000)
             })
         );
-        assert_eq!(a.verdict[0], "Stable range: 1000–2000 connections.");
-        // "ceiling ≈ 2800 req/s"
+        assert_eq!(a.verdict[0], "Stable range: 1000 connections.");
+        // "ceiling ≈ 2800 req/s", on two steps: 2000 and 5000.
         let ceiling = a.ceiling.unwrap();
         assert!((2780.0..2880.0).contains(&ceiling), "{ceiling}");
+        let range = a.ceiling_range.unwrap();
+        assert_eq!((range.low, range.high, range.steps), (2804.1, 2863.9, 2));
+        assert_eq!(a.ceiling_at_least, None);
+        assert!(a.capacity_reached);
         let capacity = a.capacity.unwrap();
         assert_eq!(capacity.load, Load::Connections(2000));
         assert!((capacity.goodput - 2863.9).abs() < 1e-9);
@@ -717,6 +751,158 @@ mod tests {
         assert_eq!(a.capacity.unwrap().load, Load::Connections(32));
     }
 
+    /// The issue's `-r 20000:100000:40000` as the analysis saw it before the
+    /// window fix: the knee is the last step, so nothing shows a ceiling.
+    fn issue_rate_table() -> Vec<StepInput> {
+        [
+            (20000.0, 19990.0, 1.0),
+            (60000.0, 62617.0, 1.2),
+            (100000.0, 126439.0, 3.5),
+        ]
+        .into_iter()
+        .map(|(rate, x, mean)| {
+            let mut s = step(Load::Rate(rate), x, mean, 0.0);
+            s.connections = Some(1000);
+            s
+        })
+        .collect()
+    }
+
+    #[test]
+    fn one_step_past_the_knee_is_no_ceiling() {
+        let a = analyze_sweep(&issue_rate_table(), None, &Thresholds::default());
+        assert_eq!(
+            classes(&a),
+            vec![Class::Healthy, Class::Healthy, Class::Saturated]
+        );
+        assert_eq!(a.ceiling, None);
+        assert_eq!(a.ceiling_range, None);
+        assert_eq!(a.ceiling_at_least, Some(126439.0));
+        assert!(a.verdict.iter().any(|v| v.starts_with(
+            "Throughput ceiling not reached in the tested range: at least 126439.0 req/s"
+        )));
+        assert!(!a.verdict.iter().any(|v| v.contains("126439.0–126439.0")));
+        // The saturated step is not in the stable range.
+        assert_eq!(a.stable_range.map(|r| r.to), Some(Load::Rate(60000.0)));
+        assert_eq!(a.verdict[0], "Stable range: 20000–60000 req/s offered.");
+        // The highest step qualifies: capacity is a lower bound.
+        assert!(!a.capacity_reached);
+        assert!(a.verdict.iter().any(|v| v.starts_with(
+            "Capacity not reached: at least 126439.0 req/s goodput at 100000 req/s offered"
+        )));
+        // More than was offered is flagged, whatever produced the file.
+        let over: Vec<_> = a
+            .warnings
+            .iter()
+            .filter(|w| w.contains("exceeds"))
+            .collect();
+        assert_eq!(over.len(), 2, "{:?}", a.warnings);
+        assert!(over[0].starts_with("60000 req/s offered: goodput 62617.0 req/s exceeds"));
+    }
+
+    #[test]
+    fn a_plateau_needs_two_flat_steps_past_the_knee() {
+        // Knee at 3000 (latency), then goodput still climbs 40%: no ceiling yet.
+        let rising: Vec<StepInput> = [
+            (1000.0, 1000.0, 2.0),
+            (2000.0, 2000.0, 2.1),
+            (3000.0, 2990.0, 8.0),
+            (4200.0, 4180.0, 9.0),
+        ]
+        .into_iter()
+        .map(|(rate, x, mean)| step(Load::Rate(rate), x, mean, 0.0))
+        .collect();
+        let a = analyze_sweep(&rising, None, &Thresholds::default());
+        assert_eq!(a.knee.map(|k| k.load), Some(Load::Rate(3000.0)));
+        assert_eq!((a.ceiling, a.ceiling_at_least), (None, Some(4180.0)));
+        // Two steps within 5% of the highest: a ceiling with a real range.
+        let mut flat = rising.clone();
+        flat.push(step(Load::Rate(5000.0), 4100.0, 300.0, 0.0));
+        let a = analyze_sweep(&flat, None, &Thresholds::default());
+        let range = a.ceiling_range.expect("a plateau");
+        assert_eq!((range.low, range.high, range.steps), (4100.0, 4180.0, 2));
+        assert_eq!(a.ceiling, Some(4140.0));
+        assert!(a.verdict.iter().any(|v| v
+            == "Throughput ceiling ≈ 4140 req/s: goodput from the knee on stays within 4100.0–4180.0 req/s over 2 steps."));
+        assert!(a.capacity_reached, "5000 req/s gained nothing over 4200");
+    }
+
+    #[test]
+    fn the_stable_range_holds_healthy_steps_only() {
+        let mut steps = seed_table();
+        steps.truncate(3);
+        // A healthy-looking step after the knee does not extend the range.
+        steps.push(step(Load::Connections(10000), 5700.0, 1750.0, 0.0));
+        let a = analyze_sweep(&steps, None, &Thresholds::default());
+        assert_eq!(a.steps[3].class, Class::Healthy, "{}", a.steps[3].rule);
+        assert_eq!(a.stable_range.map(|r| r.to), Some(Load::Connections(1000)));
+        let shortfall = analyze_sweep(
+            &[step(Load::Rate(1000.0), 500.0, 5.0, 0.0)],
+            None,
+            &Thresholds::default(),
+        );
+        assert_eq!(shortfall.stable_range, None);
+        assert!(shortfall.verdict[0].starts_with("No stable step"));
+    }
+
+    #[test]
+    fn a_pinned_server_cpu_stops_the_advice_and_is_said() {
+        let mut steps: Vec<StepInput> = [(1000.0, 1000.0, 2.0), (2000.0, 1990.0, 80.0)]
+            .into_iter()
+            .map(|(rate, x, mean)| {
+                let mut s = step(Load::Rate(rate), x, mean, 0.0);
+                s.service_mean_ms = Some(mean);
+                s.connections = Some(50);
+                s
+            })
+            .collect();
+        steps[1].server_cpu = Some(ServerCpu {
+            used_pct: 99.0,
+            available_pct: 100.0,
+            busiest_thread_pct: 99.0,
+            machine_busy_pct: Some(60.0),
+        });
+        let a = analyze_sweep(&steps, None, &Thresholds::default());
+        let s = &a.steps[1];
+        assert!(s
+            .server_saturation
+            .as_deref()
+            .unwrap()
+            .contains("CPU was pinned"));
+        // 1990 req/s × 80 ms = 159 in flight > 50 connections: still no advice.
+        let note = s.little.note.as_deref().unwrap();
+        assert!(!note.contains("add connections"), "{note}");
+        assert!(a.warnings.iter().all(|w| !w.contains("add connections")));
+        assert!(a.verdict.iter().any(|v| v.starts_with(
+            "At 2000 req/s offered the server is saturated: its CPU was pinned (99% of the 100% it could use)"
+        )));
+        let json = serde_json::to_value(&a).unwrap();
+        assert_eq!(json["steps"][1]["server_cpu"]["used_pct"], 99.0);
+        assert!(json["steps"][0]["server_saturation"].is_null());
+    }
+
+    #[test]
+    fn counts_agree_with_their_nouns() {
+        assert_eq!(Load::Connections(1).to_string(), "1 connection");
+        assert_eq!(Load::Connections(2).to_string(), "2 connections");
+        let mut one = step(Load::Rate(100.0), 100.0, 50.0, 0.0);
+        one.requests = 100;
+        one.timeouts = 1;
+        one.connections = Some(1);
+        let a = analyze_sweep(&[one], None, &Thresholds::default());
+        assert!(
+            a.steps[0].rule.starts_with("1 timeout (1.00%"),
+            "{}",
+            a.steps[0].rule
+        );
+        // 100 req/s × 50 ms = 5 in flight, through one connection.
+        let note = a.steps[0].little.note.as_deref().unwrap();
+        assert!(
+            note.contains("needs 5 connections in flight but only 1 was available"),
+            "{note}"
+        );
+    }
+
     #[test]
     fn all_healthy_has_no_knee() {
         let steps: Vec<_> = [10u64, 20, 40]
@@ -729,6 +915,9 @@ mod tests {
         assert_eq!(a.ceiling, None);
         assert!(a.verdict[1].starts_with("No knee in the tested range"));
         assert_eq!(a.verdict[0], "Stable range: 10–40 connections.");
+        assert!(!a.capacity_reached);
+        assert!(a.verdict.iter().any(|v| v
+            .starts_with("Capacity not reached: at least 4000.0 req/s goodput at 40 connections")));
         // 100·n req/s × 10 ms = n in flight: Little's law holds.
         assert!(a.steps.iter().all(|s| s.little.consistent));
     }
@@ -769,14 +958,14 @@ mod tests {
         assert_eq!(a.capacity.unwrap().load, Load::Rate(3000.0));
         assert!(a.verdict.iter().any(|v| v.contains("meets the SLO")));
         assert!(a.usl.is_none());
-        // 2950 req/s × 0.4 s = 1180 in flight > 100 connections.
-        assert!(a.steps[3]
-            .little
-            .note
-            .as_ref()
-            .unwrap()
-            .contains("add connections"));
-        assert_eq!(a.stable_range.map(|r| r.to), Some(Load::Rate(3000.0)));
+        // 2950 req/s × 0.4 s = 1180 in flight > 100 connections, but latency
+        // rose 1900% for +1.7% throughput: the server is saturated, and more
+        // connections would only queue (issue 16).
+        let note = a.steps[3].little.note.as_ref().unwrap();
+        assert!(!note.contains("add connections"), "{note}");
+        assert!(note.contains("the server is saturated"), "{note}");
+        // The stable range stops before the saturated 3000 req/s step.
+        assert_eq!(a.stable_range.map(|r| r.to), Some(Load::Rate(2000.0)));
     }
 
     #[test]

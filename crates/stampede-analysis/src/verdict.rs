@@ -84,15 +84,14 @@ pub(crate) fn sentences(a: &SweepAnalysis, has_slo: bool, t: &Thresholds) -> Vec
         None => out.push("No knee: errors began before throughput stopped scaling.".into()),
     }
 
-    if let (Some(ceiling), Some(k)) = (a.ceiling, a.knee) {
-        let plateau = steps
-            .iter()
-            .skip_while(|s| s.load != k.load)
-            .filter(|s| s.class != Class::Overloaded)
-            .map(|s| s.goodput);
-        let (lo, hi) = plateau.fold((f64::MAX, f64::MIN), |(lo, hi), x| (lo.min(x), hi.max(x)));
+    if let (Some(ceiling), Some(range)) = (a.ceiling, a.ceiling_range) {
         out.push(format!(
-            "Throughput ceiling ≈ {ceiling:.0} req/s: goodput from the knee on stays within {lo:.1}–{hi:.1} req/s."
+            "Throughput ceiling ≈ {ceiling:.0} req/s: goodput from the knee on stays within {:.1}–{:.1} req/s over {} steps.",
+            range.low, range.high, range.steps
+        ));
+    } else if let Some(at_least) = a.ceiling_at_least {
+        out.push(format!(
+            "Throughput ceiling not reached in the tested range: at least {at_least:.1} req/s, but no second step past the knee confirms a plateau; sweep higher."
         ));
     }
 
@@ -105,8 +104,12 @@ pub(crate) fn sentences(a: &SweepAnalysis, has_slo: bool, t: &Thresholds) -> Vec
         )
     };
     out.push(match a.capacity {
-        Some(c) => format!(
+        Some(c) if a.capacity_reached => format!(
             "Capacity: {:.1} req/s goodput at {} ({basis}).",
+            c.goodput, c.load
+        ),
+        Some(c) => format!(
+            "Capacity not reached: at least {:.1} req/s goodput at {}, the highest step tested ({basis}); sweep higher.",
             c.goodput, c.load
         ),
         None => format!(
@@ -125,6 +128,18 @@ pub(crate) fn sentences(a: &SweepAnalysis, has_slo: bool, t: &Thresholds) -> Vec
             format!("At {} added load only queues", steps[q].load)
         };
         out.push(format!("{lead}: {}.", change_text(steps, q)));
+    }
+
+    if let Some(s) = steps.iter().find(|s| {
+        s.server_saturation
+            .as_deref()
+            .is_some_and(|w| w.contains("pinned"))
+    }) {
+        let why = s.server_saturation.as_deref().unwrap_or_default();
+        out.push(format!(
+            "At {} {why}; more connections would only queue.",
+            s.load
+        ));
     }
 
     overload_sentences(a, &mut out);

@@ -5,6 +5,9 @@
 //! its latency, because latency is measured from the intended instant
 //! (coordinated omission is not hidden). The pacer sleeps on a precise timer
 //! (see precise_timer.rs) and dispatches every request whose instant has passed.
+//! When measurement begins, the warm-up's instants not yet sent are dropped:
+//! the window counts the requests intended in it (see WorkerState), and its
+//! requests must not wait behind a backlog that nobody measures.
 
 use crate::connection::{ConnectionContext, Slot};
 use crate::precise_timer::PreciseTimer;
@@ -23,11 +26,36 @@ struct Inbox {
 }
 
 /// Work waiting for a free connection, and free connections waiting for work.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Dispatcher {
     backlog: RefCell<VecDeque<Instant>>,
     idle: RefCell<Vec<Rc<Inbox>>>,
     spawned: Cell<usize>,
+    measure_start: Instant,
+}
+
+impl Dispatcher {
+    fn new(measure_start: Instant) -> Dispatcher {
+        Dispatcher {
+            backlog: RefCell::default(),
+            idle: RefCell::default(),
+            spawned: Cell::new(0),
+            measure_start,
+        }
+    }
+
+    /// The oldest queued instant. Warm-up instants still queued once
+    /// measurement has begun are dropped: they are not measured, and sent
+    /// now they would make the window's own requests wait behind them.
+    fn next_queued(&self) -> Option<Instant> {
+        let mut backlog = self.backlog.borrow_mut();
+        if backlog.front().is_some_and(|t| *t < self.measure_start)
+            && Instant::now() >= self.measure_start
+        {
+            backlog.retain(|t| *t >= self.measure_start);
+        }
+        backlog.pop_front()
+    }
 }
 
 /// The open-model load of one worker.
@@ -73,7 +101,7 @@ const IDLE_RATE_POLL: Duration = Duration::from_millis(10);
 /// Produces intended instants until the budget is spent (or forever: the
 /// worker drops the task at the deadline) and hands them to connections.
 pub async fn run_pacer(ctx: Rc<ConnectionContext>, load: OpenLoad, measure_start: Instant) {
-    let dispatcher = Rc::new(Dispatcher::default());
+    let dispatcher = Rc::new(Dispatcher::new(measure_start));
     let mut gaps = Gaps {
         state: load.seed | 1,
     };
@@ -83,6 +111,11 @@ pub async fn run_pacer(ctx: Rc<ConnectionContext>, load: OpenLoad, measure_start
     let mut timer = PreciseTimer::new();
     let mut dispatched_without_pause = 0u32;
     loop {
+        if next < measure_start && Instant::now() >= measure_start {
+            // Behind at the start of measurement: the warm-up's remaining
+            // instants are dropped, as its queued ones are (next_queued).
+            next = measure_start;
+        }
         let rate = if next < measure_start {
             load.warmup_rate
         } else {
@@ -139,10 +172,9 @@ async fn run_open_slot(ctx: Rc<ConnectionContext>, dispatcher: Rc<Dispatcher>, f
     let mut job = first;
     loop {
         let lag = Instant::now().saturating_duration_since(job);
-        ctx.state.recorder.borrow_mut().record_send_lag(lag);
-        ctx.state.begin_request();
+        ctx.state.begin_intended(job, lag);
         slot.run_request(&ctx, job).await;
-        let queued = dispatcher.backlog.borrow_mut().pop_front();
+        let queued = dispatcher.next_queued();
         job = match queued {
             Some(intended) => intended,
             None => {
@@ -172,5 +204,23 @@ mod tests {
         let mean = total / n as f64;
         assert!((mean - 0.001).abs() < 0.00002, "mean gap {mean}");
         assert_eq!(gaps.next(Arrival::Uniform, 4.0), Duration::from_millis(250));
+    }
+
+    #[test]
+    fn the_warmups_queued_instants_are_dropped_once_measurement_begins() {
+        let now = Instant::now();
+        let ms = Duration::from_millis(1);
+        let queue = |d: &Dispatcher, at: &[Instant]| d.backlog.borrow_mut().extend(at);
+        // Still warming up: the backlog is served in order.
+        let warming = Dispatcher::new(now + 3600 * 1000 * ms);
+        queue(&warming, &[now, now + ms]);
+        assert_eq!(warming.next_queued(), Some(now));
+        // Measuring: warm-up instants go, the window's are served.
+        let start = now - 5 * ms;
+        let measuring = Dispatcher::new(start);
+        queue(&measuring, &[start - 2 * ms, start - ms, start, start + ms]);
+        assert_eq!(measuring.next_queued(), Some(start));
+        assert_eq!(measuring.next_queued(), Some(start + ms));
+        assert_eq!(measuring.next_queued(), None);
     }
 }

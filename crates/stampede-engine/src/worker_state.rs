@@ -4,7 +4,7 @@
 
 use stampede_metrics::{ErrorKind, Gauges, Outcome, Recorder, Snapshot, MAX_ERROR_SAMPLES};
 use std::cell::{Cell, RefCell};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 #[derive(Debug, Default)]
 pub struct WorkerState {
@@ -15,6 +15,13 @@ pub struct WorkerState {
     open_connections: Cell<u64>,
     /// Error messages kept so far, per class: formatting stops after a few.
     samples_kept: Cell<[u8; ErrorKind::COUNT]>,
+    /// Open model: the start of measurement. A request intended before it
+    /// belongs to the warm-up wherever it is sent or ends, so that the window
+    /// counts exactly the requests intended in it (issue 16: a warm-up
+    /// backlog drained in the window made goodput exceed the offered rate).
+    window_start: Option<Instant>,
+    /// Warm-up requests (intended before `window_start`) still in flight.
+    warmup_in_flight: Cell<u64>,
 }
 
 impl WorkerState {
@@ -25,7 +32,20 @@ impl WorkerState {
             in_flight: Cell::new(0),
             open_connections: Cell::new(0),
             samples_kept: Cell::new([0; ErrorKind::COUNT]),
+            window_start: None,
+            warmup_in_flight: Cell::new(0),
         }
+    }
+
+    /// Open model: requests are assigned to the warm-up or the window by
+    /// their intended instant, not by when they happen to be sent.
+    pub fn with_window_start(mut self, measure_start: Instant) -> WorkerState {
+        self.window_start = Some(measure_start);
+        self
+    }
+
+    fn is_warmup(&self, intended: Instant) -> bool {
+        self.window_start.is_some_and(|start| intended < start)
     }
 
     /// Keeps the reason behind an error, the first few times per class only.
@@ -67,10 +87,33 @@ impl WorkerState {
         self.recorder.borrow_mut().record_sent();
     }
 
-    /// Records how a request begun with [`WorkerState::begin_request`] ended.
+    /// Open model: counts a request intended at `intended` and sent `lag`
+    /// after it as in flight, and as sent unless it belongs to the warm-up.
+    pub fn begin_intended(&self, intended: Instant, lag: Duration) {
+        self.in_flight.set(self.in_flight.get() + 1);
+        if self.is_warmup(intended) {
+            self.warmup_in_flight.set(self.warmup_in_flight.get() + 1);
+            return;
+        }
+        let mut recorder = self.recorder.borrow_mut();
+        recorder.record_send_lag(lag);
+        recorder.record_sent();
+    }
+
+    /// Records how a request begun with [`WorkerState::begin_request`] (or
+    /// [`WorkerState::begin_intended`]) ended; a warm-up request is not recorded.
     pub fn end_request(&self, outcome: &Outcome) {
         self.in_flight.set(self.in_flight.get() - 1);
+        if self.is_warmup(outcome.intended) {
+            self.warmup_in_flight.set(self.warmup_in_flight.get() - 1);
+            return;
+        }
         self.recorder.borrow_mut().record(outcome);
+    }
+
+    /// Requests of the measured window in flight (warm-up ones left out).
+    fn measured_in_flight(&self) -> u64 {
+        self.in_flight.get() - self.warmup_in_flight.get()
     }
 
     pub fn connection_opened(&self, reconnect: bool, connect_time: Duration) {
@@ -98,12 +141,13 @@ impl WorkerState {
 
     /// Measurement starts: what warm-up recorded is dropped, and requests
     /// still in flight count as sent during measurement, where they end, so
-    /// that every request balances.
+    /// that every request balances (open model: only those intended in the
+    /// window, which a late wake-up may already have sent).
     pub fn end_warmup(&self) {
         let mut recorder = self.recorder.borrow_mut();
         let _warmup = recorder.take_interval();
         recorder.reset_targets();
-        recorder.record_carried_over(self.in_flight());
+        recorder.record_carried_over(self.measured_in_flight());
     }
 
     /// What was recorded since the last snapshot, with the current levels.
@@ -117,7 +161,7 @@ impl WorkerState {
     /// and the per-target tables go with it.
     pub fn final_snapshot(&self) -> Snapshot {
         let mut recorder = self.recorder.borrow_mut();
-        recorder.record_unfinished(self.in_flight());
+        recorder.record_unfinished(self.measured_in_flight());
         recorder.set_gauges(self.gauges());
         let mut snapshot = recorder.take_interval();
         snapshot.per_target = recorder.take_targets();
@@ -139,5 +183,44 @@ mod tests {
         assert_eq!(state.in_flight(), 1);
         assert_eq!(state.recorder.borrow_mut().take_interval().counters.sent, 1);
         assert!(WorkerState::new(None, 1).claim_budget());
+    }
+
+    fn ok_at(intended: Instant) -> Outcome {
+        Outcome {
+            intended,
+            sent: intended,
+            first_byte: None,
+            done: intended,
+            result: Ok(200),
+            bytes_received: 0,
+            body_bytes: 0,
+            target: 0,
+        }
+    }
+
+    #[test]
+    fn open_model_counts_a_request_where_it_was_intended() {
+        let start = Instant::now();
+        let window = start + Duration::from_secs(1);
+        let state = WorkerState::new(None, 1).with_window_start(window);
+        // Two warm-up requests in flight at the window's start, a third of
+        // the warm-up's backlog sent late inside the window, one of the window's.
+        state.begin_intended(start, Duration::ZERO);
+        state.begin_intended(start, Duration::ZERO);
+        state.end_warmup();
+        state.begin_intended(start, Duration::from_secs(1));
+        state.begin_intended(window, Duration::ZERO);
+        for _ in 0..2 {
+            state.end_request(&ok_at(start));
+        }
+        state.end_request(&ok_at(window));
+        let snapshot = state.final_snapshot();
+        let c = snapshot.counters;
+        assert_eq!((c.sent, c.success, c.unfinished), (1, 1, 0));
+        assert_eq!(
+            c.late_sends, 0,
+            "a warm-up request's lag is not the window's"
+        );
+        assert_eq!(state.in_flight(), 1, "one warm-up request still out");
     }
 }
