@@ -58,11 +58,13 @@ impl Recorder {
         }
     }
 
-    /// Keeps per-target statistics for a mix of `n` requests.
+    /// Keeps per-target statistics for a mix of `n` requests (`--targets`;
+    /// a file of one block too, so that `targets[]` is there whatever the
+    /// file's size). `n` is 0 without a mix.
     pub fn with_targets(n: usize) -> Recorder {
         Recorder {
             interval: Snapshot::default(),
-            targets: if n > 1 {
+            targets: if n > 0 {
                 vec![crate::TargetStats::default(); n]
             } else {
                 Vec::new()
