@@ -103,7 +103,17 @@ fn targets_files_of_one_to_three_blocks_run_on_every_event_loop() {
 
                 let (exact, _) = run_within(
                     Duration::from_secs(30),
-                    &["run", "--targets", file, "-n", "10", "--io", io, "-t", threads],
+                    &[
+                        "run",
+                        "--targets",
+                        file,
+                        "-n",
+                        "10",
+                        "--io",
+                        io,
+                        "-t",
+                        threads,
+                    ],
                 );
                 if uring_missing(io, &exact) {
                     continue;
@@ -123,7 +133,16 @@ fn targets_files_of_one_to_three_blocks_run_on_every_event_loop() {
                 let (timed, _) = run_within(
                     Duration::from_secs(30),
                     &[
-                        "run", "--targets", file, "-d", "300ms", "-c", "4", "--io", io, "-t",
+                        "run",
+                        "--targets",
+                        file,
+                        "-d",
+                        "300ms",
+                        "-c",
+                        "4",
+                        "--io",
+                        io,
+                        "-t",
                         threads,
                     ],
                 );
@@ -167,10 +186,24 @@ fn a_weight_line_still_weighs_the_mix() {
     let origin = format!("http://{}", target.local_addr());
     let dir = temp_dir("targets-weight-line");
     let file = dir.join("weighted.txt");
-    std::fs::write(&file, format!("GET {origin}/\nweight=3\n\nGET {origin}/index.html\n")).unwrap();
+    std::fs::write(
+        &file,
+        format!("GET {origin}/\nweight=3\n\nGET {origin}/index.html\n"),
+    )
+    .unwrap();
     let (run, _) = run_within(
         Duration::from_secs(30),
-        &["run", "--targets", file.to_str().unwrap(), "-n", "40", "-c", "1", "-t", "1"],
+        &[
+            "run",
+            "--targets",
+            file.to_str().unwrap(),
+            "-n",
+            "40",
+            "-c",
+            "1",
+            "-t",
+            "1",
+        ],
     );
     assert_eq!(run.code(), Some(0), "{}", run.stderr());
     let targets = run.result()["targets"].as_array().unwrap();
@@ -182,4 +215,53 @@ fn a_weight_line_still_weighs_the_mix() {
 fn closed_port() -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral port");
     listener.local_addr().expect("bound address").port()
+}
+
+/// Runs the open model with `args` on `threads` threads against a fresh
+/// target and checks that exactly `expected` requests were sent, answered
+/// and seen by the target, and that the run lasted its whole duration.
+fn assert_open_model_sends(args: &[&str], threads: &str, expected: u64, duration_s: f64) {
+    let target = spawn_target(one_thread());
+    let url = format!("http://{}/", target.local_addr());
+    let mut all = vec![url.as_str(), "-t", threads, "--io", "tokio"];
+    all.extend_from_slice(args);
+    let label = format!("{all:?}");
+    let (run, _) = run_within(Duration::from_secs(30), &all);
+    assert_eq!(run.code(), Some(0), "{label}: {}", run.stderr());
+    assert_eq!(run.count("/requests/sent"), expected, "{label}");
+    assert_eq!(run.count("/requests/success"), expected, "{label}");
+    let served = target.shutdown().expect("target stats").requests_total;
+    assert_eq!(served, expected, "{label}: the target's counter");
+    let elapsed = run.result()["elapsed_s"].as_f64().expect("elapsed_s");
+    assert!(
+        elapsed >= duration_s - 0.01,
+        "{label}: the run lasts its duration, {elapsed} s"
+    );
+}
+
+#[test]
+fn the_open_model_sends_exactly_rate_times_duration_on_any_thread_count() {
+    // The last instant is 1/r before the end: a wide margin on a busy machine.
+    std::thread::scope(|scope| {
+        for threads in ["1", "2", "3"] {
+            scope.spawn(move || {
+                assert_open_model_sends(&["-r", "10", "-d", "2s"], threads, 20, 2.0);
+            });
+            scope.spawn(move || {
+                assert_open_model_sends(&["-r", "8", "-d", "2500ms"], threads, 20, 2.5);
+            });
+        }
+    });
+}
+
+#[test]
+fn open_model_stages_send_exactly_the_area_under_the_rate() {
+    // 0 -> 10/s over 1 s (5 requests), then 10/s for 1 s (10 more).
+    std::thread::scope(|scope| {
+        for threads in ["1", "2", "3"] {
+            scope.spawn(move || {
+                assert_open_model_sends(&["-r", "10", "--stages", "1s:10,1s:10"], threads, 15, 2.0);
+            });
+        }
+    });
 }

@@ -229,7 +229,12 @@ fn start_load(
             }
         }
         WorkerLoad::Open(load) => {
-            let pacer = run_pacer(context.clone(), load.clone(), plan.measure_start);
+            let pacer = run_pacer(
+                context.clone(),
+                load.clone(),
+                plan.measure_start,
+                plan.deadline,
+            );
             handles.push(tokio::task::spawn_local(pacer));
         }
     }
