@@ -265,3 +265,113 @@ fn open_model_stages_send_exactly_the_area_under_the_rate() {
         }
     });
 }
+
+/// The connection counts and errors of a run against a port nothing listens on.
+fn assert_only_refused(run: &Run, label: &str) -> u64 {
+    let attempts = run.count("/connections/attempts");
+    let refused = run.count("/errors/connect_refused");
+    // A connect still under way at the deadline is an attempt whose request
+    // is unfinished.
+    let unfinished = run.count("/requests/unfinished");
+    assert_eq!(run.count("/connections/opened"), 0, "{label}");
+    assert!(
+        refused <= attempts && attempts <= refused + unfinished,
+        "{label}: {attempts} attempts, {refused} refused, {unfinished} unfinished"
+    );
+    assert_eq!(
+        run.count("/requests/sent"),
+        attempts,
+        "{label}: one request per attempt"
+    );
+    assert_balanced(run, label);
+    attempts
+}
+
+#[test]
+fn connect_backoff_bounds_attempts_against_a_closed_port_on_every_event_loop() {
+    let url = format!("http://127.0.0.1:{}/", closed_port());
+    std::thread::scope(|scope| {
+        for io in EVENT_LOOPS {
+            let url = url.as_str();
+            scope.spawn(move || {
+                let label = format!("--io {io} -c 20 -d 2s");
+                let (run, _) = run_within(
+                    Duration::from_secs(20),
+                    &[url, "-c", "20", "-t", "2", "-d", "2s", "--io", io],
+                );
+                if uring_missing(io, &run) {
+                    return;
+                }
+                let attempts = assert_only_refused(&run, &label);
+                // Without backoff: hundreds of thousands.
+                assert!(
+                    (20..=2000).contains(&attempts),
+                    "{label}: {attempts} attempts"
+                );
+                let elapsed = run.result()["elapsed_s"].as_f64().unwrap();
+                assert!(elapsed < 2.5, "{label}: ends at its deadline, {elapsed} s");
+
+                // One connection is in a 1 s backoff around the deadline of a
+                // 1 s run: the run still ends at 1 s.
+                let label = format!("--io {io} -c 1 -d 1s");
+                let (run, _) = run_within(
+                    Duration::from_secs(20),
+                    &[url, "-c", "1", "-t", "1", "-d", "1s", "--io", io],
+                );
+                assert_only_refused(&run, &label);
+                let elapsed = run.result()["elapsed_s"].as_f64().unwrap();
+                assert!(elapsed < 1.2, "{label}: ends at its deadline, {elapsed} s");
+
+                // -n: every failed attempt is one request of the budget, and
+                // the run ends once the budget is spent.
+                let label = format!("--io {io} -c 20 -n 100");
+                let (run, took) = run_within(
+                    Duration::from_secs(20),
+                    &[url, "-c", "20", "-t", "2", "-n", "100", "--io", io],
+                );
+                assert_eq!(assert_only_refused(&run, &label), 100, "{label}");
+                assert!(took < Duration::from_secs(5), "{label}: took {took:?}");
+            });
+        }
+    });
+}
+
+#[test]
+fn a_server_dying_mid_run_costs_a_bounded_number_of_attempts() {
+    std::thread::scope(|scope| {
+        for io in EVENT_LOOPS {
+            scope.spawn(move || {
+                let target = spawn_target(one_thread());
+                let url = format!("http://{}/", target.local_addr());
+                let label = format!("--io {io}, killed after 1 s of 3");
+                let runner = std::thread::spawn(move || {
+                    run_within(
+                        Duration::from_secs(30),
+                        &[&url, "-c", "20", "-t", "2", "-d", "3s", "--io", io],
+                    )
+                });
+                std::thread::sleep(Duration::from_secs(1));
+                let served = target.shutdown().expect("target stats").requests_total;
+                let (run, _) = runner.join().expect("the run");
+                if uring_missing(io, &run) {
+                    return;
+                }
+                assert_eq!(run.code(), Some(0), "{label}: {}", run.stderr());
+                assert!(served > 0 && run.count("/requests/success") > 0, "{label}");
+                let opened = run.count("/connections/opened");
+                let attempts = run.count("/connections/attempts");
+                let refused = run.count("/errors/connect_refused");
+                assert!(refused > 0, "{label}: {}", run.result()["errors"]);
+                let unfinished = run.count("/requests/unfinished");
+                assert!(
+                    opened + refused <= attempts && attempts <= opened + refused + unfinished,
+                    "{label}: {attempts} attempts, {opened} opened, {refused} refused"
+                );
+                // Two seconds of a dead server: about 9 attempts per
+                // connection with backoff (and 277,939 in all without).
+                assert!(refused <= 2000, "{label}: {refused} refused attempts");
+                assert_balanced(&run, &label);
+            });
+        }
+    });
+}

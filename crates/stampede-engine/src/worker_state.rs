@@ -15,6 +15,9 @@ pub struct WorkerState {
     open_connections: Cell<u64>,
     /// Error messages kept so far, per class: formatting stops after a few.
     samples_kept: Cell<[u8; ErrorKind::COUNT]>,
+    /// Told when a connection finds the budget spent, so that connections
+    /// waiting out a connect backoff stop waiting (backoff.rs).
+    spent: tokio::sync::Notify,
 }
 
 impl WorkerState {
@@ -25,6 +28,7 @@ impl WorkerState {
             in_flight: Cell::new(0),
             open_connections: Cell::new(0),
             samples_kept: Cell::new([0; ErrorKind::COUNT]),
+            spent: tokio::sync::Notify::new(),
         }
     }
 
@@ -52,13 +56,28 @@ impl WorkerState {
     /// Claims one request from the budget; false when it is spent.
     pub fn claim_budget(&self) -> bool {
         match self.budget.get() {
-            Some(0) => false,
+            Some(0) => {
+                // Only a connection that is done looks here: not per request.
+                self.spent.notify_waiters();
+                false
+            }
             Some(left) => {
                 self.budget.set(Some(left - 1));
                 true
             }
             None => true,
         }
+    }
+
+    /// Completes once a connection finds the budget spent (see
+    /// [`WorkerState::claim_budget`]); create it before checking the budget.
+    pub fn budget_spent(&self) -> tokio::sync::futures::Notified<'_> {
+        self.spent.notified()
+    }
+
+    /// Counts an attempt to open a connection.
+    pub fn connect_attempt(&self) {
+        self.recorder.borrow_mut().record_connect_attempt();
     }
 
     /// Counts a request as sent and in flight.

@@ -90,6 +90,12 @@ impl Recorder {
         self.interval.counters.sent += 1;
     }
 
+    /// Counts an attempt to open a connection (before it succeeds or fails).
+    #[inline]
+    pub fn record_connect_attempt(&mut self) {
+        self.interval.counters.connect_attempts += 1;
+    }
+
     /// Counts a TCP connection established in `connect_time`; `reconnect` when
     /// it replaces one the server closed between requests.
     #[inline]
