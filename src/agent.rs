@@ -81,10 +81,10 @@ pub fn parse_start_at(text: &str) -> Result<StartAt, String> {
 }
 
 /// This agent's part of `total` whole things (connections, requests): the
-/// remainder goes one each to the first agents, so the shares add up exactly.
+/// remainder goes one each to the first agents, so the shares add up exactly
+/// (the one rule of stampede_plan::share_of, as between threads).
 fn split(total: u64, share: Share) -> u64 {
-    let count = u64::from(share.count);
-    total / count + u64::from(u64::from(share.index) < total % count)
+    stampede_plan::share_of(total, share.index as usize, share.count as usize)
 }
 
 /// This agent's part of a rate: whole rates split like counts while every

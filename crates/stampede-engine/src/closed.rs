@@ -4,7 +4,7 @@
 //! finish their request, close their connection and park.
 
 use crate::connection::{ConnectionContext, Slot};
-use stampede_plan::Schedule;
+use stampede_plan::{share_of, Schedule};
 use std::cell::Cell;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
@@ -44,11 +44,12 @@ impl ActiveSlots {
     }
 }
 
-/// This worker's share of a total connection target: `total` split over
-/// `workers` the way connections are, so shares always add up to the total.
-pub fn share_of(total: f64, worker: usize, workers: usize) -> usize {
-    let total = total.round().max(0.0) as usize;
-    total / workers + usize::from(worker < total % workers)
+/// This worker's share of a total connection target: the target rounded to
+/// whole connections and split like every count ([`share_of`]), so shares
+/// always add up to the total.
+pub fn connection_share(total: f64, worker: usize, workers: usize) -> usize {
+    let total = total.round().max(0.0) as u64;
+    share_of(total, worker, workers) as usize
 }
 
 /// Runs slot `index` of this worker until the budget is spent (duration runs
@@ -127,7 +128,7 @@ pub fn slots_at(
     } else {
         schedule.target_at(now - measure_start)
     };
-    share_of(total, worker, workers)
+    connection_share(total, worker, workers)
 }
 
 #[cfg(test)]
@@ -137,10 +138,10 @@ mod tests {
     #[test]
     fn shares_add_up_to_the_total() {
         for total in 0..20 {
-            let sum: usize = (0..3).map(|w| share_of(total as f64, w, 3)).sum();
+            let sum: usize = (0..3).map(|w| connection_share(total as f64, w, 3)).sum();
             assert_eq!(sum, total);
         }
-        assert_eq!(share_of(1.4, 0, 2), 1);
-        assert_eq!(share_of(1.4, 1, 2), 0);
+        assert_eq!(connection_share(1.4, 0, 2), 1);
+        assert_eq!(connection_share(1.4, 1, 2), 0);
     }
 }

@@ -3,6 +3,7 @@
 //! server closed, or for every request without keep-alive). The load models
 //! (closed.rs, open.rs) decide when a slot sends.
 
+use crate::backoff::Backoff;
 use crate::http1::{ResponseError, ResponseParser, ResponseProgress};
 use crate::outcome_class::classify_io;
 use crate::read_buffer::ReadBuffer;
@@ -95,6 +96,11 @@ pub struct Slot {
     served: u64,
     /// The request of the mix being sent.
     current: usize,
+    /// Consecutive connect failures (backoff.rs).
+    backoff: Backoff,
+    /// The wait the last connect failure asked for, taken after the request
+    /// that paid for it is recorded.
+    backoff_due: Option<Duration>,
 }
 
 impl Slot {
@@ -106,6 +112,8 @@ impl Slot {
             server_closed: false,
             served: 0,
             current: 0,
+            backoff: Backoff::default(),
+            backoff_due: None,
         }
     }
 
@@ -119,9 +127,17 @@ impl Slot {
         self.finish(ctx, intended, &exchange, exchange.result);
         if exchange.result.is_err() {
             self.drop_stream(ctx, false);
-            // A refused port answers at once: yield so a dead target cannot
-            // starve the worker's timers and the other connections.
-            tokio::task::yield_now().await;
+            self.after_failure(ctx).await;
+        }
+    }
+
+    /// After a failed request: waits out the connect backoff if the failure
+    /// was a connect, else yields (a refused port answers at once: a dead
+    /// target must not starve the worker's timers and other connections).
+    async fn after_failure(&mut self, ctx: &ConnectionContext) {
+        match self.backoff_due.take() {
+            Some(delay) => crate::backoff::wait(&ctx.state, delay).await,
+            None => tokio::task::yield_now().await,
         }
     }
 
@@ -136,6 +152,7 @@ impl Slot {
                 self.finish(ctx, intended, &exchange, Err(kind));
             }
             self.drop_stream(ctx, false);
+            self.after_failure(ctx).await;
             return;
         }
         let sent = Instant::now();
@@ -283,8 +300,10 @@ impl Slot {
         if self.stream.is_some() {
             return Ok(());
         }
+        ctx.state.connect_attempt();
         match ctx.connector.connect().await {
             Ok((stream, times)) => {
+                self.backoff.succeeded();
                 exchange.connect = Some(times.connect);
                 ctx.state
                     .connection_opened(self.server_closed, times.connect);
@@ -299,6 +318,7 @@ impl Slot {
                 if let Some(reason) = failure.reason {
                     ctx.state.sample_error(failure.kind, || reason);
                 }
+                self.backoff_due = Some(ctx.state.connect_backoff(&mut self.backoff));
                 Err(failure.kind)
             }
         }

@@ -1,7 +1,6 @@
 //! [`run`]: resolves the target, splits the plan over worker threads, and
 //! merges their snapshots into one [`Recording`] while an [`Observer`] watches.
 
-use crate::closed::share_of;
 use crate::h2_client::prepare as prepare_h2;
 use crate::http1::{encode_request, encode_request_to};
 use crate::open::OpenLoad;
@@ -11,7 +10,8 @@ use crate::worker::{run_worker, H2Plan, WorkerLoad, WorkerMessage, WorkerPlan, S
 use crate::EngineError;
 use stampede_metrics::{Recording, SecondPoint, Snapshot, TimeseriesBuilder};
 use stampede_plan::{
-    weighted_order, EventLoop, IoBackend, LoadModel, Plan, Schedule, Scheme, StopCondition,
+    share_of, shares, weighted_order, EventLoop, IoBackend, LoadModel, Plan, Schedule, Scheme,
+    StopCondition,
 };
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::{mpsc, Arc};
@@ -135,12 +135,6 @@ fn bracketed(host: &str) -> String {
     }
 }
 
-/// Splits `total` into `parts` shares that differ by at most one.
-fn split_evenly(total: u64, parts: usize) -> impl Iterator<Item = u64> {
-    let parts = parts as u64;
-    (0..parts).map(move |i| total / parts + u64::from(i < total % parts))
-}
-
 /// The target during warm-up: the first stage's target (or the start value
 /// when that is higher), so that warm-up exercises the load about to be measured.
 fn warmup_target(schedule: &Schedule) -> f64 {
@@ -155,30 +149,23 @@ fn worker_load(plan: &Plan, index: usize) -> WorkerLoad {
         LoadModel::Closed { connections } => WorkerLoad::Closed {
             schedule: connections.clone(),
             warmup_target: warmup_target(connections),
-            slots: share_of(connections.peak(), index, workers),
+            slots: crate::closed::connection_share(connections.peak(), index, workers),
         },
         LoadModel::Rate {
             per_s,
             max_connections,
             arrival,
         } => {
-            let scale = 1.0 / workers as f64;
-            let share = Schedule {
-                start: per_s.start * scale,
-                stages: per_s
-                    .stages
-                    .iter()
-                    .map(|s| stampede_plan::Stage {
-                        duration: s.duration,
-                        target: s.target * scale,
-                    })
-                    .collect(),
-            };
+            // Every worker follows the whole rate and takes its share of the
+            // instants (open.rs): scaling the rate per worker would round up
+            // once per worker (-r 100 -d 1s sent 102 with 2 threads).
             WorkerLoad::Open(OpenLoad {
-                warmup_rate: warmup_target(per_s) * scale,
-                per_s: share,
-                max_connections: share_of(*max_connections as f64, index, workers).max(1),
+                warmup_rate: warmup_target(per_s),
+                per_s: per_s.clone(),
+                max_connections: share_of(*max_connections as u64, index, workers).max(1) as usize,
                 arrival: *arrival,
+                worker: index,
+                workers,
                 seed: 0x9E37_79B9_7F4A_7C15u64.wrapping_mul(index as u64 + 1),
             })
         }
@@ -300,8 +287,7 @@ pub fn run_with(
         }
         None => None,
     };
-    let connection_shares: Vec<u64> =
-        split_evenly(plan.connections() as u64, plan.threads).collect();
+    let connection_shares: Vec<u64> = shares(plan.connections() as u64, plan.threads).collect();
     let (to_aggregator, from_workers) = mpsc::channel();
     let mut threads = Vec::with_capacity(plan.threads);
     let mut budget_given = 0u64;
@@ -457,12 +443,5 @@ mod tests {
         assert_eq!(second_of(Duration::from_millis(5_300)), 5);
         assert!((last_second_length(Duration::from_millis(5_002)) - 1.0).abs() < 1e-9);
         assert!((last_second_length(Duration::from_millis(5_300)) - 0.3).abs() < 1e-9);
-    }
-
-    #[test]
-    fn shares_differ_by_at_most_one_and_sum_up() {
-        let shares: Vec<u64> = split_evenly(10, 3).collect();
-        assert_eq!(shares, vec![4, 3, 3]);
-        assert_eq!(split_evenly(2, 4).sum::<u64>(), 2);
     }
 }

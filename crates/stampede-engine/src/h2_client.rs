@@ -109,15 +109,19 @@ pub async fn run_h2_slot(
     index: usize,
 ) {
     let mut reconnect = false;
+    let mut backoff = crate::backoff::Backoff::default();
     loop {
         gate.wait_until_active(index).await;
         if !ctx.state.has_budget() {
             return;
         }
         let Some(sender) = open(&ctx, reconnect).await else {
-            tokio::task::yield_now().await;
+            // A connection (or its handshake) failed: wait before the next
+            // attempt, as on HTTP/1.1 (backoff.rs).
+            crate::backoff::wait(&ctx.state, ctx.state.connect_backoff(&mut backoff)).await;
             continue;
         };
+        backoff.succeeded();
         let broken = Rc::new(Cell::new(false));
         let streams: Vec<_> = (0..h2ctx.streams)
             .map(|_| {
@@ -168,6 +172,7 @@ async fn open(ctx: &ConnectionContext, reconnect: bool) -> Option<SendRequest<By
         });
     };
     let start = Instant::now();
+    ctx.state.connect_attempt();
     let (stream, times) = match ctx.connector.connect().await {
         Ok(opened) => opened,
         Err(failure) => {

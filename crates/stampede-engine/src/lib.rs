@@ -2,6 +2,7 @@
 //! event loop per worker thread (thread-per-core, nothing shared on the
 //! request path) and returns a [`stampede_metrics::Recording`].
 
+mod backoff;
 mod closed;
 mod connection;
 mod engine;

@@ -15,7 +15,7 @@ use stampede_plan::{Arrival, Schedule};
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::rc::Rc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use tokio::sync::Notify;
 
 /// A parked slot waiting for work.
@@ -61,12 +61,17 @@ impl Dispatcher {
 /// The open-model load of one worker.
 #[derive(Debug, Clone)]
 pub struct OpenLoad {
-    /// This worker's share of the rate, requests/s, over time from `measure_start`.
+    /// The whole run's rate, requests/s, over time from `measure_start`;
+    /// this worker sends its share of the instants (see [`Instants`]).
     pub per_s: Schedule,
+    /// The whole run's rate during warm-up.
     pub warmup_rate: f64,
     pub max_connections: usize,
     pub arrival: Arrival,
     pub seed: u64,
+    /// This worker (from 0) and how many share the instants.
+    pub worker: usize,
+    pub workers: usize,
 }
 
 /// A small xorshift generator: Poisson gaps need speed and independence per
@@ -84,46 +89,129 @@ impl Gaps {
         ((self.state >> 11) as f64 + 1.0) / (1u64 << 53) as f64
     }
 
-    /// The gap before the next request at `rate` per second.
-    fn next(&mut self, arrival: Arrival, rate: f64) -> Duration {
-        let mean = 1.0 / rate;
-        let gap = match arrival {
-            Arrival::Uniform => mean,
-            Arrival::Poisson => -mean * self.uniform01().ln(),
-        };
-        Duration::from_secs_f64(gap.min(3600.0))
+    /// An exponentially distributed gap with mean 1.
+    fn exponential(&mut self) -> f64 {
+        -self.uniform01().ln()
     }
 }
 
-/// While the target rate is zero, check again this often.
-const IDLE_RATE_POLL: Duration = Duration::from_millis(10);
+/// The intended instants of one worker. The run's instants are where the
+/// area under its rate (see [`Schedule::time_of`]) reaches 0, 1, 2, …; in
+/// [0, d) there are exactly ⌈area up to d⌉ of them (`-r 100 -d 1s`: 100).
+/// With uniform arrival, worker `w` of `W` takes numbers w, w + W, w + 2W…,
+/// so the workers' shares differ by at most one and add up to the run's
+/// exactly (nothing is rounded up per worker), and the workers' sends
+/// interleave instead of coinciding. With Poisson arrival each worker is a
+/// Poisson process of a W-th of the rate (the time-change method: unit
+/// exponential gaps in area), independent of the others; together they are
+/// a Poisson process of the whole rate.
+struct Instants {
+    arrival: Arrival,
+    gaps: Gaps,
+    offset: u64,
+    stride: u64,
+    /// Instants taken in the current phase.
+    taken: u64,
+    /// Poisson: the area reached in the current phase.
+    area: f64,
+    /// Warm-up (its origin and rate) until `measure_start`, then measurement.
+    warmup: Option<(Instant, Schedule)>,
+    per_s: Schedule,
+    measure_start: Instant,
+    /// No instant at or after this (the run's deadline).
+    end: Option<Instant>,
+}
 
-/// Produces intended instants until the budget is spent (or forever: the
-/// worker drops the task at the deadline) and hands them to connections.
-pub async fn run_pacer(ctx: Rc<ConnectionContext>, load: OpenLoad, measure_start: Instant) {
+impl Instants {
+    fn new(load: &OpenLoad, now: Instant, measure_start: Instant, end: Option<Instant>) -> Self {
+        let warmup = (now < measure_start).then(|| {
+            let rate = Schedule {
+                start: load.warmup_rate,
+                stages: Vec::new(),
+            };
+            (now, rate)
+        });
+        Instants {
+            arrival: load.arrival,
+            gaps: Gaps {
+                state: load.seed | 1,
+            },
+            offset: load.worker as u64,
+            stride: load.workers.max(1) as u64,
+            taken: 0,
+            area: 0.0,
+            warmup,
+            per_s: load.per_s.clone(),
+            measure_start,
+            end,
+        }
+    }
+
+    /// The area of this worker's next instant in the current phase.
+    fn next_area(&mut self) -> f64 {
+        match self.arrival {
+            Arrival::Uniform => (self.offset + self.taken * self.stride) as f64,
+            Arrival::Poisson => {
+                self.area += self.stride as f64 * self.gaps.exponential();
+                self.area
+            }
+        }
+    }
+
+    /// The next intended instant, or `None` when there is none before the end.
+    fn next(&mut self) -> Option<Instant> {
+        loop {
+            let area = self.next_area();
+            if let Some((origin, rate)) = &self.warmup {
+                match rate.time_of(area).map(|t| *origin + t) {
+                    Some(at) if at < self.measure_start => {
+                        self.taken += 1;
+                        return Some(at);
+                    }
+                    _ => {
+                        // Measurement starts its own count from its start.
+                        self.warmup = None;
+                        self.taken = 0;
+                        self.area = 0.0;
+                        continue;
+                    }
+                }
+            }
+            let at = self.measure_start + self.per_s.time_of(area)?;
+            if self.end.is_some_and(|end| at >= end) {
+                return None;
+            }
+            self.taken += 1;
+            return Some(at);
+        }
+    }
+}
+
+/// Produces this worker's intended instants until the budget is spent or
+/// there are no more before `end` (then it waits: the worker ends the run at
+/// the deadline), and hands them to connections.
+pub async fn run_pacer(
+    ctx: Rc<ConnectionContext>,
+    load: OpenLoad,
+    measure_start: Instant,
+    end: Option<Instant>,
+) {
     let dispatcher = Rc::new(Dispatcher::new(measure_start));
-    let mut gaps = Gaps {
-        state: load.seed | 1,
-    };
     // The schedule starts at the start of measurement (or now, during warm-up),
     // not when this task happened to be first polled.
-    let mut next = measure_start.min(Instant::now());
+    let mut instants = Instants::new(&load, Instant::now(), measure_start, end);
     let mut timer = PreciseTimer::new();
     let mut dispatched_without_pause = 0u32;
     loop {
+        let Some(next) = instants.next() else {
+            if end.is_some() {
+                std::future::pending::<()>().await;
+            }
+            return;
+        };
         if next < measure_start && Instant::now() >= measure_start {
             // Behind at the start of measurement: the warm-up's remaining
             // instants are dropped, as its queued ones are (next_queued).
-            next = measure_start;
-        }
-        let rate = if next < measure_start {
-            load.warmup_rate
-        } else {
-            load.per_s.target_at(next - measure_start)
-        };
-        if rate <= 0.0 {
-            next += IDLE_RATE_POLL;
-            timer.sleep_until(next).await;
             continue;
         }
         if next > Instant::now() {
@@ -140,7 +228,6 @@ pub async fn run_pacer(ctx: Rc<ConnectionContext>, load: OpenLoad, measure_start
             return;
         }
         dispatch(&ctx, &dispatcher, &load, next);
-        next += gaps.next(load.arrival, rate);
     }
 }
 
@@ -193,17 +280,96 @@ async fn run_open_slot(ctx: Rc<ConnectionContext>, dispatcher: Rc<Dispatcher>, f
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
+
+    fn load(per_s: Schedule, arrival: Arrival, worker: usize, workers: usize) -> OpenLoad {
+        OpenLoad {
+            per_s,
+            warmup_rate: 0.0,
+            max_connections: 1,
+            arrival,
+            seed: 42,
+            worker,
+            workers,
+        }
+    }
+
+    fn taken(load: &OpenLoad, start: Instant, end: Instant) -> Vec<Instant> {
+        let mut instants = Instants::new(load, start, start, Some(end));
+        std::iter::from_fn(|| instants.next()).collect()
+    }
 
     #[test]
-    fn poisson_gaps_have_the_right_mean() {
-        let mut gaps = Gaps { state: 42 };
-        let n = 200_000;
-        let total: f64 = (0..n)
-            .map(|_| gaps.next(Arrival::Poisson, 1000.0).as_secs_f64())
+    fn workers_share_the_instants_exactly() {
+        let start = Instant::now();
+        let second = Duration::from_secs(1);
+        for (rate, workers) in [(100.0, 1), (100.0, 2), (101.0, 2), (100.0, 3), (7.0, 3)] {
+            let schedule = Schedule::constant(rate, second);
+            let mut all = Vec::new();
+            for worker in 0..workers {
+                let mine = taken(
+                    &load(schedule.clone(), Arrival::Uniform, worker, workers),
+                    start,
+                    start + second,
+                );
+                let expected = stampede_plan::share_of(rate as u64, worker, workers);
+                assert_eq!(
+                    mine.len() as u64,
+                    expected,
+                    "{rate}/s, worker {worker} of {workers}"
+                );
+                all.extend(mine);
+            }
+            all.sort();
+            all.dedup();
+            assert_eq!(
+                all.len(),
+                rate as usize,
+                "{rate}/s over {workers}: no instant twice"
+            );
+        }
+    }
+
+    #[test]
+    fn warmup_instants_stop_at_the_start_of_measurement() {
+        let start = Instant::now();
+        let measure = start + Duration::from_millis(500);
+        let mut plan = load(
+            Schedule::constant(10.0, Duration::from_secs(1)),
+            Arrival::Uniform,
+            0,
+            1,
+        );
+        plan.warmup_rate = 10.0;
+        let mut instants = Instants::new(
+            &plan,
+            start,
+            measure,
+            Some(measure + Duration::from_secs(1)),
+        );
+        let all: Vec<Instant> = std::iter::from_fn(|| instants.next()).collect();
+        assert_eq!(all.iter().filter(|t| **t < measure).count(), 5);
+        assert_eq!(all.iter().filter(|t| **t >= measure).count(), 10);
+        assert_eq!(all[5], measure, "measurement starts on its first instant");
+    }
+
+    #[test]
+    fn poisson_instants_have_the_right_mean() {
+        let start = Instant::now();
+        let end = start + Duration::from_secs(200);
+        let schedule = Schedule::constant(1000.0, Duration::from_secs(200));
+        let count: usize = (0..2)
+            .map(|worker| {
+                taken(
+                    &load(schedule.clone(), Arrival::Poisson, worker, 2),
+                    start,
+                    end,
+                )
+                .len()
+            })
             .sum();
-        let mean = total / n as f64;
-        assert!((mean - 0.001).abs() < 0.00002, "mean gap {mean}");
-        assert_eq!(gaps.next(Arrival::Uniform, 4.0), Duration::from_millis(250));
+        let expected = 200_000.0;
+        assert!((count as f64 - expected).abs() < 0.01 * expected, "{count}");
     }
 
     #[test]

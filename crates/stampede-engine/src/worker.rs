@@ -124,7 +124,11 @@ pub(crate) fn connection_context(
             .map(|(bytes, head)| (Rc::from(&bytes[..]), *head))
             .collect(),
         mix_order: Rc::from(&plan.mix_order[..]),
-        mix_next: std::cell::Cell::new(plan.index),
+        // Workers start at different places of the cycle so that a mix is
+        // spread even when each sends few requests; the start must lie inside
+        // the cycle, which may be shorter than the number of workers (a file
+        // of one block has a cycle of one).
+        mix_next: std::cell::Cell::new(plan.index % plan.mix_order.len().max(1)),
         head_request: plan.head_request,
         keepalive: plan.keepalive,
         timeout: plan.timeout,
@@ -232,7 +236,12 @@ fn start_load(
             }
         }
         WorkerLoad::Open(load) => {
-            let pacer = run_pacer(context.clone(), load.clone(), plan.measure_start);
+            let pacer = run_pacer(
+                context.clone(),
+                load.clone(),
+                plan.measure_start,
+                plan.deadline,
+            );
             handles.push(tokio::task::spawn_local(pacer));
         }
     }
@@ -240,7 +249,14 @@ fn start_load(
     let state = context.state.clone();
     let done = async move {
         for handle in handles {
-            let _ = handle.await;
+            if let Err(error) = handle.await {
+                if error.is_panic() {
+                    // A task that panicked leaves its request in flight
+                    // forever: fail the worker (the engine reports it lost)
+                    // rather than wait for it.
+                    std::panic::resume_unwind(error.into_panic());
+                }
+            }
         }
         // Open model: the pacer is done once the budget is spent; wait for
         // the requests it handed out.

@@ -22,6 +22,11 @@ pub struct WorkerState {
     window_start: Option<Instant>,
     /// Warm-up requests (intended before `window_start`) still in flight.
     warmup_in_flight: Cell<u64>,
+    /// Told when a connection finds the budget spent, so that connections
+    /// waiting out a connect backoff stop waiting (backoff.rs).
+    spent: tokio::sync::Notify,
+    /// A connection of this worker has opened at least once.
+    ever_opened: Cell<bool>,
 }
 
 impl WorkerState {
@@ -34,6 +39,8 @@ impl WorkerState {
             samples_kept: Cell::new([0; ErrorKind::COUNT]),
             window_start: None,
             warmup_in_flight: Cell::new(0),
+            spent: tokio::sync::Notify::new(),
+            ever_opened: Cell::new(false),
         }
     }
 
@@ -64,6 +71,20 @@ impl WorkerState {
         self.recorder.borrow_mut().record_tls_handshake(handshake);
     }
 
+    /// A connect failed: how long the connection waits before its next
+    /// attempt (backoff.rs). A `-n` run whose worker has never opened a
+    /// connection does not wait: every attempt spends one of its requests,
+    /// so the count bounds the attempts already, and a wrong port fails at
+    /// once (as ab does) instead of after minutes of doubling waits. Once a
+    /// connection has opened, a server that dies is backed off from.
+    pub fn connect_backoff(&self, backoff: &mut crate::backoff::Backoff) -> Duration {
+        let delay = backoff.failed();
+        if self.budget.get().is_some() && !self.ever_opened.get() {
+            return Duration::ZERO;
+        }
+        delay
+    }
+
     /// True while the budget has requests left (without claiming one).
     pub fn has_budget(&self) -> bool {
         self.budget.get() != Some(0)
@@ -72,13 +93,28 @@ impl WorkerState {
     /// Claims one request from the budget; false when it is spent.
     pub fn claim_budget(&self) -> bool {
         match self.budget.get() {
-            Some(0) => false,
+            Some(0) => {
+                // Only a connection that is done looks here: not per request.
+                self.spent.notify_waiters();
+                false
+            }
             Some(left) => {
                 self.budget.set(Some(left - 1));
                 true
             }
             None => true,
         }
+    }
+
+    /// Completes once a connection finds the budget spent (see
+    /// [`WorkerState::claim_budget`]); create it before checking the budget.
+    pub fn budget_spent(&self) -> tokio::sync::futures::Notified<'_> {
+        self.spent.notified()
+    }
+
+    /// Counts an attempt to open a connection.
+    pub fn connect_attempt(&self) {
+        self.recorder.borrow_mut().record_connect_attempt();
     }
 
     /// Counts a request as sent and in flight.
@@ -118,6 +154,7 @@ impl WorkerState {
 
     pub fn connection_opened(&self, reconnect: bool, connect_time: Duration) {
         self.open_connections.set(self.open_connections.get() + 1);
+        self.ever_opened.set(true);
         self.recorder
             .borrow_mut()
             .record_connection(reconnect, connect_time);

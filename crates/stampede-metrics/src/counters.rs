@@ -65,6 +65,9 @@ pub struct Counters {
     pub bytes_body: u64,
     /// TCP connections established.
     pub connections_opened: u64,
+    /// Connections the client tried to open, established or not: with a dead
+    /// target these are the failed ones, spaced by the connect backoff.
+    pub connect_attempts: u64,
     /// Connections re-opened after the server closed an idle keep-alive connection
     /// or asked to close; not errors.
     pub reconnects: u64,
@@ -102,6 +105,7 @@ impl Counters {
         self.bytes_received += other.bytes_received;
         self.bytes_body += other.bytes_body;
         self.connections_opened += other.connections_opened;
+        self.connect_attempts += other.connect_attempts;
         self.reconnects += other.reconnects;
         self.late_sends += other.late_sends;
     }
@@ -129,7 +133,9 @@ mod tests {
         b.status.add(404, 1);
         b.failed_status = 1;
         b.sent = 4;
+        b.connect_attempts = 5;
         a.merge(&b);
+        assert_eq!(a.connect_attempts, 5);
         assert_eq!(a.sent, 7);
         assert_eq!(a.error(ErrorKind::Reset), 2);
         assert_eq!(

@@ -74,6 +74,7 @@ fn result_of(agent: &Agent, url: &str) -> RunResult {
     }
     seconds[0].counters.sent += agent.resets;
     seconds[0].counters.errors[ErrorKind::Reset.index()] += agent.resets;
+    seconds[0].counters.connect_attempts += agent.resets + 1;
     let target = |_: f64| 10.0;
     let mut builder = TimeseriesBuilder::new(1);
     let mut total = Snapshot::default();
@@ -130,6 +131,7 @@ proptest! {
         prop_assert_eq!(merged.requests.success, sum(|r| r.requests.success));
         prop_assert_eq!(merged.requests.errors, sum(|r| r.requests.errors));
         prop_assert_eq!(merged.bytes.received, sum(|r| r.bytes.received));
+        prop_assert_eq!(merged.connections.attempts, sum(|r| r.connections.attempts));
         prop_assert_eq!(merged.status.values().sum::<u64>(), merged.requests.completed);
         prop_assert_eq!(merged.errors.get("reset").copied().unwrap_or(0), sum(|r| r.requests.errors));
         let per_second: u64 = merged.timeseries.iter().map(|p| p.completed).sum();

@@ -58,11 +58,13 @@ impl Recorder {
         }
     }
 
-    /// Keeps per-target statistics for a mix of `n` requests.
+    /// Keeps per-target statistics for a mix of `n` requests (`--targets`;
+    /// a file of one block too, so that `targets[]` is there whatever the
+    /// file's size). `n` is 0 without a mix.
     pub fn with_targets(n: usize) -> Recorder {
         Recorder {
             interval: Snapshot::default(),
-            targets: if n > 1 {
+            targets: if n > 0 {
                 vec![crate::TargetStats::default(); n]
             } else {
                 Vec::new()
@@ -86,6 +88,12 @@ impl Recorder {
     #[inline]
     pub fn record_sent(&mut self) {
         self.interval.counters.sent += 1;
+    }
+
+    /// Counts an attempt to open a connection (before it succeeds or fails).
+    #[inline]
+    pub fn record_connect_attempt(&mut self) {
+        self.interval.counters.connect_attempts += 1;
     }
 
     /// Counts a TCP connection established in `connect_time`; `reconnect` when

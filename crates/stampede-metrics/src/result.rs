@@ -142,6 +142,10 @@ pub struct ByteCounts {
 pub struct ConnectionCounts {
     pub opened: u64,
     pub reconnects: u64,
+    /// Connections the client tried to open, established or not (results
+    /// written before this count read as 0).
+    #[serde(default)]
+    pub attempts: u64,
 }
 
 /// ab's "Connection Times" figures for one phase of a request, in µs.
@@ -378,6 +382,7 @@ impl RunResult {
             connections: ConnectionCounts {
                 opened: c.connections_opened,
                 reconnects: c.reconnects,
+                attempts: c.connect_attempts,
             },
             effective_rps: recording.rps() * (1.0 - error_rate_pct / 100.0),
             latency_us: LatencySummary::of(&total.latency),

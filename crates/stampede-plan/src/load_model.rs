@@ -125,6 +125,69 @@ impl Schedule {
         }
         from
     }
+
+    /// The area under the target from the start to `elapsed`: for a rate,
+    /// how many requests are intended by then.
+    pub fn cumulative(&self, elapsed: Duration) -> f64 {
+        let t = elapsed.as_secs_f64();
+        let mut from = self.start;
+        let mut stage_start = 0.0;
+        let mut area = 0.0;
+        for stage in &self.stages {
+            let length = stage.duration.as_secs_f64();
+            if t < stage_start + length {
+                let s = t - stage_start;
+                return area + from * s + (stage.target - from) * s * s / (2.0 * length);
+            }
+            area += (from + stage.target) / 2.0 * length;
+            from = stage.target;
+            stage_start += length;
+        }
+        area + from * (t - stage_start)
+    }
+
+    /// When the area under the target reaches `count` (the inverse of
+    /// [`Schedule::cumulative`]): the instant of intended request number
+    /// `count`, counted from 0, of a rate. `None` when it is never reached
+    /// (the target ends at zero first). The open model's instants are these
+    /// times rather than a sum of gaps, so that no rounding accumulates and
+    /// the instants in [0, d) number exactly the area up to d, rounded up
+    /// (`-r 100 -d 1s`: 100), whatever the stages.
+    pub fn time_of(&self, count: f64) -> Option<Duration> {
+        let mut left = count.max(0.0);
+        let mut from = self.start;
+        let mut stage_start = 0.0;
+        for stage in &self.stages {
+            let length = stage.duration.as_secs_f64();
+            let area = (from + stage.target) / 2.0 * length;
+            if left < area {
+                let s = time_into_stage(from, stage.target, length, left);
+                return Some(Duration::from_secs_f64(stage_start + s.min(length)));
+            }
+            left -= area;
+            from = stage.target;
+            stage_start += length;
+        }
+        if left == 0.0 {
+            return Some(Duration::from_secs_f64(stage_start));
+        }
+        (from > 0.0).then(|| Duration::from_secs_f64(stage_start + left / from))
+    }
+}
+
+/// How far into a stage going linearly from rate `a` to `b` over `length`
+/// seconds the area reaches `area` (less than the stage's): the root of
+/// a·s + (b − a)·s²/(2·length) = area, in the form that stays exact for a
+/// constant rate (area / a) and stable when a or b − a is small.
+fn time_into_stage(a: f64, b: f64, length: f64, area: f64) -> f64 {
+    if area <= 0.0 {
+        return 0.0;
+    }
+    if a == b {
+        return area / a;
+    }
+    let slope = (b - a) / length;
+    2.0 * area / (a + (a * a + 2.0 * slope * area).max(0.0).sqrt())
 }
 
 /// What load to apply.
@@ -188,6 +251,44 @@ mod tests {
         assert_eq!(at(99.0), 0.0);
         assert_eq!(schedule.duration(), Duration::from_secs(30));
         assert_eq!(schedule.peak(), 100.0);
+    }
+
+    #[test]
+    fn intended_instants_number_exactly_the_area() {
+        let count_before = |schedule: &Schedule, end: Duration| {
+            (0u64..)
+                .take_while(|k| schedule.time_of(*k as f64).is_some_and(|t| t < end))
+                .count()
+        };
+        let second = Duration::from_secs(1);
+        for rate in [1.0, 3.0, 7.0, 100.0, 101.0, 1000.0] {
+            let schedule = Schedule::constant(rate, second);
+            assert_eq!(count_before(&schedule, second), rate as usize, "{rate}/s");
+        }
+        // 40/s for 1.5 s: 60; 10/s for 1.05 s: 11 (0, 0.1, ... 1.0).
+        let schedule = Schedule::constant(40.0, Duration::from_millis(1500));
+        assert_eq!(count_before(&schedule, Duration::from_millis(1500)), 60);
+        let schedule = Schedule::constant(10.0, second);
+        assert_eq!(count_before(&schedule, Duration::from_millis(1050)), 11);
+        // A ramp 0 -> 100 over 1 s (area 50), then 100 for 1 s: 150.
+        let staged = Schedule {
+            start: 0.0,
+            stages: parse_stages("1s:100,1s:100").unwrap(),
+        };
+        assert_eq!(count_before(&staged, 2 * second), 150);
+        assert_eq!(staged.cumulative(2 * second), 150.0);
+        assert_eq!(staged.time_of(50.0), Some(second));
+        // Up and down again: 0 -> 60 -> 0 over 2 s, area 60.
+        let peak = Schedule {
+            start: 0.0,
+            stages: parse_stages("1s:60,1s:0").unwrap(),
+        };
+        assert_eq!(count_before(&peak, 2 * second), 60);
+        assert_eq!(peak.time_of(60.5), None, "never reached after the end");
+        for k in 0..60 {
+            let t = peak.time_of(k as f64).unwrap();
+            assert!((peak.cumulative(t) - k as f64).abs() < 1e-6, "{k}");
+        }
     }
 
     #[test]

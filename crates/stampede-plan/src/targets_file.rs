@@ -10,9 +10,10 @@
 //! Content-Type: application/json
 //! @body.json
 //! ```
-//! The first line is `METHOD URL`; then header lines, an optional `@PATH`
-//! body file (relative to the targets file) and an optional `weight=N`
-//! (default 1). Lines starting with `#` are comments. Reading the body files
+//! The first line is `METHOD URL` and nothing else (a URL has no spaces);
+//! then, each on a line of its own, header lines, an optional `@PATH` body
+//! file (relative to the targets file) and an optional `weight=N` (default 1).
+//! Lines starting with `#` are comments. Reading the body files
 //! is left to the caller (no I/O here).
 
 use crate::{parse_header, Header, PlanError, Target};
@@ -50,10 +51,19 @@ pub fn parse_targets(text: &str, file: &str) -> Result<Vec<TargetBlock>, PlanErr
             continue;
         }
         let Some(block) = current.as_mut() else {
-            let (method, url) = line
-                .split_once(char::is_whitespace)
-                .ok_or_else(|| fail(format!("expected 'METHOD URL', got '{line}'")))?;
-            let target = Target::parse(url.trim()).map_err(|e| fail(e.to_string()))?;
+            let mut words = line.split_whitespace();
+            let (Some(method), Some(url)) = (words.next(), words.next()) else {
+                return Err(fail(format!("expected 'METHOD URL', got '{line}'")));
+            };
+            if let Some(extra) = words.next() {
+                // A URL has no spaces: whatever follows it was meant as
+                // something else (most often a weight), and must not be
+                // silently taken into the URL.
+                return Err(fail(format!(
+                    "unexpected '{extra}' after the URL: the first line is 'METHOD URL'; weight=N, headers and @body go on lines of their own"
+                )));
+            }
+            let target = Target::parse(url).map_err(|e| fail(e.to_string()))?;
             if !crate::header::is_token(method) {
                 return Err(fail(format!("invalid method '{method}'")));
             }
@@ -174,6 +184,8 @@ Content-Type: application/json
             ("GET http://a/\nbad header\n", "t:2"),
             ("GET http://a/\nweight=0\n", "t:2"),
             ("GET http://a/\n\nGET http://b/\n", "t:3"),
+            ("GET http://a/ weight=2\n", "t:1"),
+            ("# c\nGET http://a/ X-Trace: 1\n", "t:2"),
         ];
         for (text, place) in cases {
             let error = parse_targets(text, "t").unwrap_err().to_string();

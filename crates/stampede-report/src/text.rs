@@ -376,9 +376,10 @@ pub fn render_text(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     )?;
     writeln!(
         out,
-        "  Connections   {} opened, {} reconnects",
+        "  Connections   {} opened, {} reconnects, {} attempts",
         format_count(result.connections.opened),
-        format_count(result.connections.reconnects)
+        format_count(result.connections.reconnects),
+        format_count(result.connections.attempts)
     )?;
     render_breakdown(result, out)?;
     if let Some(schedule) = &result.schedule {

@@ -3,9 +3,11 @@
 //! response, what gets recorded, and the rules of the tokio path
 //! (connection.rs) for connections: an idle connection the server closed is
 //! retried once as a reconnect, a failed request has no counted body, a
-//! request that never got a connection counts from its intended start. The
-//! reactors own the socket and decide when to read and write.
+//! request that never got a connection counts from its intended start, and a
+//! failed connect backs the slot off (backoff.rs). The reactors own the
+//! socket and decide when to read and write.
 
+use crate::backoff::Backoff;
 use crate::connection::{response_error_kind, ConnectionContext};
 use crate::http1::{Complete, ResponseParser, ResponseProgress};
 use crate::read_buffer::ReadBuffer;
@@ -37,6 +39,10 @@ pub struct Ledger {
     may_retry: bool,
     /// The connection's handshake completed (it counts as open).
     established: bool,
+    /// Consecutive connect failures.
+    backoff: Backoff,
+    /// Set by a failed connect: the slot starts its next request no earlier.
+    retry_at: Option<Instant>,
 }
 
 impl Ledger {
@@ -57,6 +63,8 @@ impl Ledger {
             server_closed: false,
             may_retry: false,
             established: false,
+            backoff: Backoff::default(),
+            retry_at: None,
         }
     }
 
@@ -93,6 +101,7 @@ impl Ledger {
 
     /// A new connection's handshake starts.
     pub fn connecting(&mut self, ctx: &ConnectionContext, now: Instant) {
+        ctx.state.connect_attempt();
         self.connect_started = now;
         self.established = false;
         self.deadline = now + ctx.connector.connect_timeout;
@@ -104,6 +113,7 @@ impl Ledger {
         let took = now.saturating_duration_since(self.connect_started);
         self.connect = Some(took);
         ctx.state.connection_opened(self.server_closed, took);
+        self.backoff.succeeded();
         self.server_closed = false;
         self.established = true;
         self.sending(ctx, now);
@@ -179,12 +189,23 @@ impl Ledger {
 
     /// Records a failed request. `had_connection`: the request got an open
     /// connection (else it counts from its intended start, as on the tokio path).
+    /// A request that got no connection is a failed connect: the slot backs
+    /// off before its next request ([`Ledger::retry_at`]).
     pub fn failed(&mut self, ctx: &ConnectionContext, kind: ErrorKind, had_connection: bool) {
+        let now = Instant::now();
+        self.retry_at = None;
         if !had_connection {
             self.sent = self.intended;
+            self.retry_at = Some(now + ctx.state.connect_backoff(&mut self.backoff));
         }
         // A failed request has no counted body (as on the tokio path).
-        self.record(ctx, Instant::now(), Err(kind), 0);
+        self.record(ctx, now, Err(kind), 0);
+    }
+
+    /// When the slot may start again after its last failure: `None` unless
+    /// that failure was a connect (then the slot waits out its backoff).
+    pub fn retry_at(&self) -> Option<Instant> {
+        self.retry_at
     }
 
     /// The connection is gone; `by_server`: the next one is a reconnect.

@@ -63,6 +63,7 @@ pub(crate) fn drive<I: WorkerIo, S: ReactorSlot<I>>(
     let mut turn = Turn {
         limit: 0,
         runnable: Vec::new(),
+        backing_off: Vec::new(),
     };
     let mut warming_up = plan.measure_start > start;
     let mut next_control = start;
@@ -87,7 +88,9 @@ pub(crate) fn drive<I: WorkerIo, S: ReactorSlot<I>>(
             )
             .min(slots.len());
             if limit > turn.limit {
-                let idle = (turn.limit..limit).filter(|&i| slots[i].phase() == Phase::Idle);
+                let idle = (turn.limit..limit)
+                    .filter(|&i| slots[i].phase() == Phase::Idle && !turn.is_backing_off(i));
+                let idle: Vec<usize> = idle.collect();
                 turn.runnable.extend(idle);
             }
             turn.limit = limit;
@@ -135,6 +138,9 @@ pub(crate) fn drive<I: WorkerIo, S: ReactorSlot<I>>(
             }
             next_sweep = now + sweep_period;
         }
+        if !turn.backing_off.is_empty() {
+            turn.wake_backed_off(now);
+        }
         for index in std::mem::take(&mut turn.runnable) {
             if slots[index].phase() == Phase::Idle {
                 turn.advance(io, ctx, slots, index, Step::Answered);
@@ -146,7 +152,8 @@ pub(crate) fn drive<I: WorkerIo, S: ReactorSlot<I>>(
         let wake_at = next_control
             .min(next_sweep)
             .min(next_snapshot)
-            .min(deadline);
+            .min(deadline)
+            .min(turn.next_retry().unwrap_or(far));
         let timeout_ms = if turn.runnable.is_empty() {
             millis_until(now, wake_at)
         } else {
@@ -212,6 +219,10 @@ pub struct Turn {
     /// request failed (a refused port answers at once; starting again on the
     /// next turn keeps a dead target from starving timers and other slots).
     runnable: Vec<usize>,
+    /// Slots whose connect failed, with when they may start again (their
+    /// backoff, backoff.rs): they hold no budget meanwhile, so a `-n` run
+    /// ends when the budget is spent, and a `-d` run at its deadline.
+    backing_off: Vec<(Instant, usize)>,
 }
 
 impl Turn {
@@ -229,7 +240,10 @@ impl Turn {
             match step {
                 Step::Pending => return,
                 Step::Failed => {
-                    self.runnable.push(index);
+                    match slots[index].base().ledger.retry_at() {
+                        Some(at) => self.backing_off.push((at, index)),
+                        None => self.runnable.push(index),
+                    }
                     return;
                 }
                 Step::Answered => {
@@ -242,6 +256,29 @@ impl Turn {
                 }
             }
         }
+    }
+}
+
+impl Turn {
+    fn is_backing_off(&self, index: usize) -> bool {
+        self.backing_off.iter().any(|&(_, i)| i == index)
+    }
+
+    /// Makes the slots whose backoff is over runnable.
+    fn wake_backed_off(&mut self, now: Instant) {
+        let runnable = &mut self.runnable;
+        self.backing_off.retain(|&(at, index)| {
+            let due = at <= now;
+            if due {
+                runnable.push(index);
+            }
+            !due
+        });
+    }
+
+    /// When the first backed-off slot may start again.
+    fn next_retry(&self) -> Option<Instant> {
+        self.backing_off.iter().map(|&(at, _)| at).min()
     }
 }
 

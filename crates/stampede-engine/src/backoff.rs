@@ -1,0 +1,71 @@
+//! Connect backoff, one rule for every event loop (the tokio path, HTTP/2 and
+//! both reactors): after consecutive failures to open a connection, a
+//! connection waits before its next attempt, 10 ms doubling to 1 s, and a
+//! connection that opens resets it. Without it a dead or refused target is
+//! retried as fast as the loop spins (20 connections made 277,939 attempts in
+//! 2 s), and the error counts and the error rate measure the client's speed
+//! rather than the server. Every failed attempt still counts as one request
+//! (an `errors.connect_*`, one of `-n`). The state is touched only on a
+//! connect failure and when a connection opens, never per request.
+
+use crate::worker_state::WorkerState;
+use std::time::Duration;
+
+/// The wait after the first failure.
+pub const FIRST: Duration = Duration::from_millis(10);
+/// The longest wait between two attempts of one connection.
+pub const MAX: Duration = Duration::from_secs(1);
+
+/// Consecutive connect failures of one connection.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Backoff {
+    failures: u32,
+}
+
+impl Backoff {
+    /// A connect failed: how long to wait before the next attempt.
+    pub fn failed(&mut self) -> Duration {
+        self.failures = self.failures.saturating_add(1);
+        let doublings = (self.failures - 1).min(16);
+        (FIRST * 2u32.pow(doublings)).min(MAX)
+    }
+
+    /// A connection opened: the next failure waits the first delay again.
+    pub fn succeeded(&mut self) {
+        self.failures = 0;
+    }
+}
+
+/// Waits out `delay` on the tokio path, or less: not at all when the budget
+/// is spent (the run is over), and no longer than until another connection
+/// finds it spent. The worker ends the wait at its deadline or a stop by
+/// dropping the task.
+pub async fn wait(state: &WorkerState, delay: Duration) {
+    if !state.has_budget() {
+        return;
+    }
+    let spent = state.budget_spent();
+    tokio::select! {
+        _ = tokio::time::sleep(delay) => {}
+        _ = spent => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn doubles_from_10ms_to_1s_and_resets_on_success() {
+        let mut backoff = Backoff::default();
+        let waits: Vec<u64> = (0..10)
+            .map(|_| backoff.failed().as_millis() as u64)
+            .collect();
+        assert_eq!(waits, vec![10, 20, 40, 80, 160, 320, 640, 1000, 1000, 1000]);
+        for _ in 0..100 {
+            assert_eq!(backoff.failed(), MAX);
+        }
+        backoff.succeeded();
+        assert_eq!(backoff.failed(), FIRST);
+    }
+}
