@@ -376,10 +376,10 @@ pub fn render_text(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     )?;
     writeln!(
         out,
-        "  Connections   {} opened, {} reconnects, {} attempts",
+        "  Connections   {} opened, {}, {}",
         format_count(result.connections.opened),
-        format_count(result.connections.reconnects),
-        format_count(result.connections.attempts)
+        counted(result.connections.reconnects, "reconnect"),
+        counted(result.connections.attempts, "attempt")
     )?;
     render_breakdown(result, out)?;
     if let Some(schedule) = &result.schedule {
