@@ -24,6 +24,16 @@ pub fn print(result: &RunResult, format: OutputFormat) -> anyhow::Result<()> {
     print_summary(result, format, false)
 }
 
+/// Where a command's human-readable text goes: stdout, or stderr when a
+/// file flag took stdout (`--json -`), so the two never mix in one stream.
+pub fn text_out(on_stderr: bool) -> Box<dyn Write> {
+    if on_stderr {
+        Box::new(std::io::stderr().lock())
+    } else {
+        Box::new(std::io::stdout().lock())
+    }
+}
+
 /// Prints the result in `format`, on stderr when an export took stdout
 /// (`--json -`), so the two never mix in one stream.
 pub fn print_summary(

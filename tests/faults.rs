@@ -21,6 +21,12 @@ fn run_against(server: &RawServer) -> Run {
 }
 
 fn run_against_with(server: &RawServer, extra: &[&str]) -> Run {
+    run_against_expecting(server, extra, 0)
+}
+
+/// As [`run_against_with`], with the exit status the run must end with (2:
+/// no connection could ever be opened).
+fn run_against_expecting(server: &RawServer, extra: &[&str], code: i32) -> Run {
     let started = Instant::now();
     let url = server.url("/");
     let mut args = vec![
@@ -42,7 +48,7 @@ fn run_against_with(server: &RawServer, extra: &[&str]) -> Run {
         started.elapsed() < Duration::from_secs(10),
         "bounded in time"
     );
-    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    assert_eq!(run.code(), Some(code), "{}", run.stderr());
     assert!(!run.stderr().contains("panicked"), "{}", run.stderr());
     assert_eq!(
         run.count("/requests/sent"),
@@ -339,7 +345,8 @@ fn address_unavailable_is_its_own_class_with_the_remedy() {
     // 192.0.2.1 (TEST-NET-1) is not an address of this machine: binding to it
     // fails locally with EADDRNOTAVAIL, exactly as an exhausted port range
     // does, and no packet is ever sent.
-    let run = run_against_with(&server, &["--source-addrs", "192.0.2.1"]);
+    // Nothing could connect: the run exits 2, with the result still written.
+    let run = run_against_expecting(&server, &["--source-addrs", "192.0.2.1"], 2);
     assert_eq!(
         errors_of(&run, "address_unavailable"),
         N,

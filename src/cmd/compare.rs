@@ -134,16 +134,16 @@ pub fn execute(args: CompareArgs) -> anyhow::Result<i32> {
             render_compare_html(&shown, Deltas::Runs(&document.comparison), out)
         })
     });
-    print(&document.comparison)?;
+    let on_stderr = args.json.as_deref().is_some_and(crate::output::is_stdout);
+    print(&document.comparison, on_stderr)?;
     saved?;
     html.transpose()?;
     Ok(crate::exit::OK)
 }
 
-/// Prints the table on stdout.
-pub fn print(comparison: &Comparison) -> anyhow::Result<()> {
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+/// Prints the table on stdout (on stderr when the JSON itself goes to stdout).
+pub fn print(comparison: &Comparison, on_stderr: bool) -> anyhow::Result<()> {
+    let mut out = crate::output::text_out(on_stderr);
     render(comparison, &mut out)?;
     out.flush()?;
     Ok(())

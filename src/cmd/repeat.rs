@@ -194,11 +194,7 @@ pub fn write_html(document: &RepeatDocument, path: &Path) -> anyhow::Result<()> 
 /// Prints the rounds and their summary on stdout (on stderr when the JSON
 /// itself goes to stdout).
 pub fn print(document: &RepeatDocument, on_stderr: bool) -> anyhow::Result<()> {
-    let mut out: Box<dyn Write> = if on_stderr {
-        Box::new(std::io::stderr().lock())
-    } else {
-        Box::new(std::io::stdout().lock())
-    };
+    let mut out = crate::output::text_out(on_stderr);
     render(document, &mut out)?;
     out.flush()?;
     Ok(())

@@ -111,7 +111,7 @@ fn report_compare(args: &ReportArgs, document: &CompareDocument) -> anyhow::Resu
         );
     }
     match args.output {
-        OutputFormat::Text => crate::cmd::compare::print(&document.comparison)?,
+        OutputFormat::Text => crate::cmd::compare::print(&document.comparison, false)?,
         OutputFormat::Json => print_json(serde_json::to_value(document)?)?,
     }
     Ok(crate::exit::OK)

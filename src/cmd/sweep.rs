@@ -290,7 +290,8 @@ pub fn execute(args: SweepArgs) -> anyhow::Result<i32> {
         .as_ref()
         .map(|path| write_file(path, |out| render_sweep_html(&steps, &analysis, out)))
         .transpose();
-    print_sweep(&analysis, &results)?;
+    let on_stderr = args.json.as_deref().is_some_and(crate::output::is_stdout);
+    print_sweep(&analysis, &results, on_stderr)?;
     saved?;
     html?;
     Ok(if stop.is_stopped() {
@@ -415,10 +416,15 @@ pub fn sweep_document(
     Ok(document)
 }
 
-fn print_sweep(analysis: &SweepAnalysis, results: &[(Load, RunResult)]) -> anyhow::Result<()> {
+/// The steps table, verdict and warnings: on stdout, or on stderr when the
+/// JSON itself goes to stdout (`--json -`).
+fn print_sweep(
+    analysis: &SweepAnalysis,
+    results: &[(Load, RunResult)],
+    on_stderr: bool,
+) -> anyhow::Result<()> {
     use std::io::Write;
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    let mut out = crate::output::text_out(on_stderr);
     for line in steps_table(analysis, results) {
         writeln!(out, "{line}")?;
     }

@@ -138,13 +138,7 @@ pub fn execute<F: FrontEnd>(parsed: Parsed<F>, help: &str, tool: &str) -> anyhow
         .stampede_json
         .as_deref()
         .is_some_and(crate::output::is_stdout);
-    let report_out = || -> Box<dyn Write> {
-        if on_stderr {
-            Box::new(std::io::stderr().lock())
-        } else {
-            Box::new(std::io::stdout().lock())
-        }
-    };
+    let report_out = || crate::output::text_out(on_stderr);
     {
         let mut out = report_out();
         options.write_header(&mut out)?;
