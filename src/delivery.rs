@@ -102,7 +102,16 @@ pub fn never_connected(result: &RunResult) -> bool {
 pub fn exit_status(result: &RunResult) -> i32 {
     if result.interrupted {
         interrupt::status()
-    } else if never_connected(result) {
+    } else {
+        measured_status(result)
+    }
+}
+
+/// What the figures alone say, whether or not the run was interrupted: 2
+/// when no connection could be opened, 1 when an SLO condition failed, else
+/// 0 (`merge` of an interrupted input is no interrupt of the merge).
+pub fn measured_status(result: &RunResult) -> i32 {
+    if never_connected(result) {
         exit::ERROR
     } else if result.slo.iter().any(|check| !check.passed) {
         exit::THRESHOLD_FAILED
@@ -145,6 +154,11 @@ impl<O: Observer + ?Sized> Observer for Keeper<'_, O> {
                 Some((elapsed, total.clone()));
             self.kept_at = Some(elapsed);
         }
+    }
+
+    // The live view keeps connection gauges per worker: pass them through.
+    fn on_worker_interval(&mut self, worker: usize, interval: &Snapshot, last: bool) {
+        self.inner.on_worker_interval(worker, interval, last);
     }
 }
 
@@ -210,6 +224,33 @@ fn salvage(result: &RunResult, delivery: &Delivery) {
 mod tests {
     use super::*;
     use stampede_engine::NoObserver;
+
+    /// Counts what reaches it, as the live view's per-worker gauges need.
+    #[derive(Default)]
+    struct Counting {
+        snapshots: usize,
+        worker_intervals: usize,
+    }
+
+    impl Observer for Counting {
+        fn on_snapshot(&mut self, _: Duration, _: &Snapshot, _: &Snapshot) {
+            self.snapshots += 1;
+        }
+        fn on_worker_interval(&mut self, _: usize, _: &Snapshot, _: bool) {
+            self.worker_intervals += 1;
+        }
+    }
+
+    #[test]
+    fn the_keeper_passes_worker_intervals_on_to_the_view() {
+        let mut view = Counting::default();
+        let mut keeper = Keeper::new(&mut view, Latest::default(), StopHandle::new());
+        let snapshot = Snapshot::default();
+        keeper.on_worker_interval(0, &snapshot, false);
+        keeper.on_worker_interval(1, &snapshot, true);
+        keeper.on_snapshot(Duration::from_millis(250), &snapshot, &snapshot);
+        assert_eq!((view.snapshots, view.worker_intervals), (1, 2));
+    }
 
     #[test]
     fn a_forced_exit_mid_run_writes_the_last_kept_totals() {

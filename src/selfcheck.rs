@@ -44,7 +44,7 @@ pub fn warnings(plan: &Plan, result: &RunResult) -> Vec<String> {
             let late_pct = 100.0 * schedule.late_sends as f64 / sent;
             if late_pct > LATE_SENDS_MAX_PCT {
                 warnings.push(format!(
-                    "{late_pct:.1}% of requests were sent late (p99 lag {:.1} ms): all {} connections were busy; latency includes that wait, service time does not",
+                    "{late_pct:.1}% of requests were sent late (p99 lag {:.1} ms): no connection of at most {} was free at the intended instant (busy, or still connecting), or the client itself was slow; latency includes that wait, service time does not",
                     schedule.lag_p99_us as f64 / 1000.0,
                     plan.connections()
                 ));

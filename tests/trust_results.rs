@@ -333,3 +333,33 @@ fn report_routes_a_sweep_file_to_the_sweep_renderer() {
     let text = expect(&["report", &sweep], 0);
     assert!(text.starts_with("sweep "), "{text}");
 }
+
+/// Merging a result that was cut short by Ctrl-C is no interrupt of the
+/// merge: exit 0 (or what the figures say), a warning, and the merged file
+/// still marked interrupted.
+#[test]
+fn merge_of_an_interrupted_input_is_no_interrupt_of_the_merge() {
+    let (_target, url) = target();
+    let dir = temp_dir("merge-interrupted");
+    let a = path(&dir, "a.json");
+    expect(
+        &[&url, "-n", "50", "-c", "2", "-t", "1", "-q", "--json", &a],
+        0,
+    );
+    let mut cut = read_json(Path::new(&a));
+    cut["interrupted"] = Value::Bool(true);
+    let b = path(&dir, "b.json");
+    std::fs::write(&b, serde_json::to_string(&cut).expect("JSON")).expect("write b.json");
+    let merged = path(&dir, "m.json");
+    let output = stampede(&["merge", &a, &b, "--json", &merged]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stderr).contains("1 input was interrupted"),
+        "{}",
+        text(&output.stderr)
+    );
+    assert_eq!(
+        read_json(Path::new(&merged))["interrupted"],
+        Value::Bool(true)
+    );
+}

@@ -67,7 +67,17 @@ pub fn execute(args: MergeArgs) -> anyhow::Result<i32> {
     output::print_summary(&merged, args.output, stdout_taken)?;
     saved?;
     exported?;
-    Ok(crate::cmd::run::exit_status(&merged))
+    // An input cut short by Ctrl-C is partial data (its `interrupted` stays
+    // in the merged file), not an interrupt of this merge: no 130 here.
+    let interrupted_inputs = results.iter().filter(|r| r.interrupted).count();
+    if interrupted_inputs > 0 {
+        let which = match interrupted_inputs {
+            1 => "1 input was".to_string(),
+            n => format!("{n} inputs were"),
+        };
+        eprintln!("stampede: warning: {which} interrupted: the merge holds what it measured");
+    }
+    Ok(crate::delivery::measured_status(&merged))
 }
 
 /// The merge error with input numbers replaced by file names.
