@@ -87,6 +87,9 @@ pub fn write_atomically(
             .and_then(|()| out.flush())
             .context("writing to stdout");
     }
+    // A symlink is written through, as a shell's `>` would: the new file
+    // replaces the one the link points at, and the link stays.
+    let path = &through_links(path);
     if is_special(path) {
         let write = || -> std::io::Result<()> {
             let file = std::fs::OpenOptions::new().write(true).open(path)?;
@@ -112,6 +115,28 @@ pub fn write_atomically(
         let _ = std::fs::remove_file(&temp);
     }
     written.with_context(|| format!("writing {}", path.display()))
+}
+
+/// The file a write of `path` replaces: `path` itself, or where it leads
+/// when it is a symlink.
+fn through_links(path: &Path) -> PathBuf {
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        link_target(path)
+    } else {
+        path.to_path_buf()
+    }
+}
+
+/// Where a symlink leads, followed to the end; a dangling one names the
+/// file it would point at (relative targets are relative to the link's folder).
+fn link_target(link: &Path) -> PathBuf {
+    if let Ok(target) = std::fs::canonicalize(link) {
+        return target;
+    }
+    match std::fs::read_link(link) {
+        Ok(target) => link.parent().unwrap_or(Path::new(".")).join(target),
+        Err(_) => link.to_path_buf(),
+    }
 }
 
 /// An existing path that is not a regular file or a directory: written in place.
@@ -162,6 +187,7 @@ pub fn any_to_stdout(outputs: &[(&str, &Path)]) -> bool {
 
 /// Can a file be created at `path` the way [`write_atomically`] will?
 fn probe(path: &Path) -> anyhow::Result<()> {
+    let path = &through_links(path);
     let metadata = std::fs::metadata(path);
     if metadata.as_ref().is_ok_and(|m| m.is_dir()) {
         anyhow::bail!("is a directory");
@@ -215,6 +241,25 @@ mod tests {
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "no probe left");
         let error = format!("{:#}", preflight(&[("--html", dir.as_path())]).unwrap_err());
         assert!(error.contains("is a directory"), "{error}");
+    }
+
+    #[test]
+    fn a_symlink_is_written_through_and_stays_a_link() {
+        let dir = std::env::temp_dir().join(format!("stampede-output-link-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let real = dir.join("real.json");
+        let link = dir.join("link.json");
+        std::fs::write(&real, "{}").unwrap();
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink("real.json", &link).unwrap();
+        write_atomically(&link, |out| out.write_all(b"new")).unwrap();
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert_eq!(std::fs::read_to_string(&real).unwrap(), "new");
+        // A dangling link creates the file it points at.
+        std::fs::remove_file(&real).unwrap();
+        write_atomically(&link, |out| out.write_all(b"again")).unwrap();
+        assert_eq!(std::fs::read_to_string(&real).unwrap(), "again");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

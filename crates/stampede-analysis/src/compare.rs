@@ -110,6 +110,9 @@ pub struct RunFigures {
     pub max_ms: Option<f64>,
     /// Server CPU-seconds per 1000 requests, when the server was monitored.
     pub server_cpu_s_per_1k: Option<f64>,
+    /// Seconds measured before Ctrl-C, when the run was interrupted: its
+    /// figures cover only that part of its plan.
+    pub interrupted_after_s: Option<f64>,
 }
 
 impl RunFigures {
@@ -130,6 +133,7 @@ impl RunFigures {
             p99_9_ms: ms(r.latency_us.p99_9),
             max_ms: ms(r.latency_us.max),
             server_cpu_s_per_1k: None,
+            interrupted_after_s: r.interrupted.then_some(r.elapsed_s),
         }
     }
 
@@ -426,6 +430,12 @@ fn plan_warnings(samples: &[Sample]) -> Vec<String> {
     let base = &samples[0];
     let mut warnings = Vec::new();
     for (i, sample) in samples.iter().enumerate() {
+        if let Some(after) = sample.runs.iter().find_map(|r| r.interrupted_after_s) {
+            warnings.push(format!(
+                "'{}' was interrupted after {after:.1} s: its figures cover only that part of its plan",
+                sample.label
+            ));
+        }
         let first = &sample.runs[0];
         if let Some(diffs) = sample
             .runs
@@ -506,6 +516,21 @@ mod tests {
 
     fn row(c: &Comparison, f: Figure) -> &Row {
         c.rows.iter().find(|r| r.figure == f).unwrap()
+    }
+
+    #[test]
+    fn an_interrupted_run_is_named_in_the_warnings() {
+        let whole = run("a.json", 1000.0, 0.0, 5);
+        let mut cut = run("x.json", 1100.0, 0.0, 5);
+        cut.interrupted_after_s = Some(1.03);
+        let c = compare(&[whole, cut], &CompareOptions::default()).unwrap();
+        assert!(
+            c.warnings
+                .iter()
+                .any(|w| w.contains("'x.json' was interrupted after 1.0 s")),
+            "{:?}",
+            c.warnings
+        );
     }
 
     #[test]
