@@ -253,7 +253,10 @@ mod tests {
         let _ = std::fs::remove_file(&link);
         std::os::unix::fs::symlink("real.json", &link).unwrap();
         write_atomically(&link, |out| out.write_all(b"new")).unwrap();
-        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
         assert_eq!(std::fs::read_to_string(&real).unwrap(), "new");
         // A dangling link creates the file it points at.
         std::fs::remove_file(&real).unwrap();

@@ -272,6 +272,9 @@ fn compare_prints_a_column_per_run_and_repeats_get_intervals() {
     assert_eq!(refused.status.code(), Some(2));
 }
 
+/// The stop rule, not the machine's steadiness, is under test: the bound is
+/// wide (±100%) because rounds of 300 ms on a 2-core CI machine busy with the
+/// other tests vary by 5× in rps (seen: 2,235 to 12,457 req/s).
 #[test]
 fn until_stable_stops_when_the_interval_is_narrow_enough() {
     let target = spawn_target(one_thread());
@@ -284,7 +287,7 @@ fn until_stable_stops_when_the_interval_is_narrow_enough() {
         "-t",
         "1",
         "--until-stable",
-        "rps:50%",
+        "rps:100%",
         "--round",
         "300ms",
         "-d",
