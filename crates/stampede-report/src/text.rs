@@ -6,8 +6,9 @@ use crate::format::{counted, format_bytes, format_count, format_latency_us, form
 use stampede_metrics::RunResult;
 use std::io::{self, Write};
 
-/// Percentiles shown in the ladder, with their field in `latency_us`.
-fn percentiles(result: &RunResult) -> [(&'static str, u64); 10] {
+/// Percentiles shown in the ladder, with their field in `latency_us`
+/// (the text and the HTML report show the same ones).
+pub(crate) fn percentiles(result: &RunResult) -> [(&'static str, u64); 10] {
     let l = &result.latency_us;
     [
         ("50%", l.p50),

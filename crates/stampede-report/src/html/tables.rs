@@ -56,20 +56,8 @@ fn column<T>(rows: &[T], value: impl Fn(&T) -> u64) -> Vec<f64> {
 
 /// Percentiles of the whole run, in one unit chosen by the largest (max).
 pub(crate) fn percentile_table(result: &RunResult) -> (Vec<String>, Vec<Vec<String>>) {
-    let l = &result.latency_us;
-    let rows = [
-        ("50%", l.p50),
-        ("66%", l.p66),
-        ("75%", l.p75),
-        ("80%", l.p80),
-        ("90%", l.p90),
-        ("95%", l.p95),
-        ("98%", l.p98),
-        ("99%", l.p99),
-        ("99.9%", l.p99_9),
-        ("99.99%", l.p99_99),
-        ("max", l.max),
-    ];
+    let mut rows = crate::text::percentiles(result).to_vec();
+    rows.push(("max", result.latency_us.max));
     let unit = LatencyUnit::for_column(&column(&rows, |(_, us)| *us));
     let rows = rows
         .into_iter()
