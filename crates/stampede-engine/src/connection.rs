@@ -8,7 +8,9 @@ use crate::http1::{ResponseError, ResponseParser, ResponseProgress};
 use crate::outcome_class::classify_io;
 use crate::read_buffer::ReadBuffer;
 use crate::request_log::WorkerLog;
+use crate::request_log::WorkerLogHandle;
 use crate::transport::{Connector, Stream};
+use crate::worker_plan::WorkerPlan;
 use crate::worker_state::WorkerState;
 use stampede_metrics::{ErrorKind, Outcome};
 use std::cell::RefCell;
@@ -70,6 +72,39 @@ impl ConnectionContext {
     /// Requests per pipelined batch (1: no pipelining).
     pub fn pipeline_depth(&self) -> usize {
         self.pipelined.len() / self.request.len().max(1)
+    }
+}
+
+/// The worker's shared read buffer: large reads for bulk bodies, allocated once.
+const SCRATCH_BYTES: usize = 64 * 1024;
+
+/// What the connections of a worker share, built from its plan.
+pub(crate) fn connection_context(
+    plan: &WorkerPlan,
+    state: Rc<WorkerState>,
+    log: Option<WorkerLogHandle>,
+) -> ConnectionContext {
+    ConnectionContext {
+        connector: plan.connector.build(plan.index),
+        request: Rc::from(&plan.request[..]),
+        pipelined: plan.request.repeat(plan.pipeline.max(1)).into(),
+        mix: plan
+            .mix
+            .iter()
+            .map(|(bytes, head)| (Rc::from(&bytes[..]), *head))
+            .collect(),
+        mix_order: Rc::from(&plan.mix_order[..]),
+        // Workers start at different places of the cycle so that a mix is
+        // spread even when each sends few requests; the start must lie inside
+        // the cycle, which may be shorter than the number of workers (a file
+        // of one block has a cycle of one).
+        mix_next: std::cell::Cell::new(plan.index % plan.mix_order.len().max(1)),
+        head_request: plan.head_request,
+        keepalive: plan.keepalive,
+        timeout: plan.timeout,
+        state,
+        log: log.map(|handle| WorkerLog::new(handle, plan.measure_start)),
+        scratch: std::cell::RefCell::new(vec![0u8; SCRATCH_BYTES].into_boxed_slice()),
     }
 }
 

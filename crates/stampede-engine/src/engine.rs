@@ -1,12 +1,14 @@
 //! [`run`]: resolves the target, splits the plan over worker threads, and
 //! merges their snapshots into one [`Recording`] while an [`Observer`] watches.
 
-use crate::h2_client::prepare as prepare_h2;
+use crate::h2_request::prepare as prepare_h2;
 use crate::http1::{encode_request, encode_request_to};
-use crate::open::OpenLoad;
 use crate::request_log::{RequestLog, RequestLogOptions, RequestLogReport, RunClock};
 use crate::transport::{build_tls_client, ConnectorSpec, Endpoint};
-use crate::worker::{run_worker, H2Plan, WorkerLoad, WorkerMessage, WorkerPlan, SNAPSHOT_INTERVAL};
+use crate::worker::run_worker;
+use crate::worker_plan::{
+    second_of, H2Plan, OpenLoad, WorkerLoad, WorkerMessage, WorkerPlan, SNAPSHOT_INTERVAL,
+};
 use crate::EngineError;
 use stampede_metrics::{Recording, SecondPoint, Snapshot, TimeseriesBuilder};
 use stampede_plan::{
@@ -373,15 +375,6 @@ pub fn run_with(
         recording,
         request_log: request_log.map(RequestLog::finish),
     })
-}
-
-/// A stop this close after a second boundary belongs to the second before
-/// it: a run of `-d 5s` ends a hair after 5.000 s and has five full seconds.
-const BOUNDARY_SLACK: Duration = Duration::from_millis(5);
-
-/// The second of the run a final snapshot taken at `elapsed` belongs to.
-pub(crate) fn second_of(elapsed: Duration) -> u64 {
-    elapsed.saturating_sub(BOUNDARY_SLACK).as_secs()
 }
 
 /// How long the last (possibly partial) second of a run lasted.

@@ -11,6 +11,7 @@
 
 use crate::connection::{ConnectionContext, Slot};
 use crate::precise_timer::PreciseTimer;
+use crate::worker_plan::OpenLoad;
 use stampede_plan::{Arrival, Schedule};
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -56,22 +57,6 @@ impl Dispatcher {
         }
         backlog.pop_front()
     }
-}
-
-/// The open-model load of one worker.
-#[derive(Debug, Clone)]
-pub struct OpenLoad {
-    /// The whole run's rate, requests/s, over time from `measure_start`;
-    /// this worker sends its share of the instants (see [`Instants`]).
-    pub per_s: Schedule,
-    /// The whole run's rate during warm-up.
-    pub warmup_rate: f64,
-    pub max_connections: usize,
-    pub arrival: Arrival,
-    pub seed: u64,
-    /// This worker (from 0) and how many share the instants.
-    pub worker: usize,
-    pub workers: usize,
 }
 
 /// A small xorshift generator: Poisson gaps need speed and independence per

@@ -4,91 +4,18 @@
 //! and a final one when it stops.
 
 use crate::closed::{control_slots, run_closed_slot, ActiveSlots};
-use crate::connection::ConnectionContext;
-use crate::h2_client::{run_h2_slot, H2Context, H2Request};
-use crate::open::{run_pacer, OpenLoad};
+use crate::connection::{connection_context, ConnectionContext};
+use crate::h2_client::{run_h2_slot, H2Context};
+use crate::open::run_pacer;
 use crate::request_log::{WorkerLog, WorkerLogHandle};
-use crate::transport::ConnectorSpec;
+use crate::worker_plan::{second_of, WorkerLoad, WorkerMessage, WorkerPlan};
 use crate::worker_state::WorkerState;
-use stampede_metrics::Snapshot;
-use stampede_plan::{EventLoop, Schedule};
+use stampede_plan::EventLoop;
 use std::rc::Rc;
 use std::sync::mpsc;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
 use tokio::task::AbortHandle;
-
-/// The worker's shared read buffer: large reads for bulk bodies, allocated once.
-const SCRATCH_BYTES: usize = 64 * 1024;
-
-/// How often workers hand their interval to the aggregator, unless
-/// [`crate::RunOptions::snapshot_interval`] says otherwise.
-pub const SNAPSHOT_INTERVAL: Duration = Duration::from_millis(250);
-
-/// This worker's share of the load model.
-#[derive(Debug, Clone)]
-pub enum WorkerLoad {
-    Closed {
-        /// The total connection schedule; this worker runs its share.
-        schedule: Schedule,
-        warmup_target: f64,
-        /// Slots this worker may ever need.
-        slots: usize,
-    },
-    Open(OpenLoad),
-}
-
-/// What a worker needs to know, all owned so it can move to the thread.
-#[derive(Debug, Clone)]
-pub struct WorkerPlan {
-    pub index: usize,
-    pub workers: usize,
-    /// How to open connections (endpoint, proxy tunnel, TLS, source addresses).
-    pub connector: ConnectorSpec,
-    pub request: Arc<[u8]>,
-    /// A mix of requests (`--targets`): bytes and HEAD flag of each.
-    pub mix: Vec<(Arc<[u8]>, bool)>,
-    /// The weighted order of the mix.
-    pub mix_order: Arc<[u16]>,
-    /// HTTP/2 instead of HTTP/1.1: the requests in HTTP/2 form and the
-    /// streams per connection.
-    pub http2: Option<H2Plan>,
-    /// Requests written at once per connection (HTTP/1.1 pipelining).
-    pub pipeline: usize,
-    pub head_request: bool,
-    pub keepalive: bool,
-    pub timeout: Duration,
-    pub load: WorkerLoad,
-    /// This worker's exact share of `-n`, if any.
-    pub budget: Option<u64>,
-    /// When measurement starts (after warm-up).
-    pub measure_start: Instant,
-    /// When to stop regardless of the budget.
-    pub deadline: Option<Instant>,
-    /// What drives the connections: a reactor (epoll, io_uring) or tokio.
-    pub event_loop: EventLoop,
-    /// How often to hand an interval snapshot to the aggregator.
-    pub snapshot_interval: Duration,
-}
-
-/// The HTTP/2 part of a worker's plan.
-#[derive(Debug, Clone)]
-pub struct H2Plan {
-    pub requests: Vec<H2Request>,
-    pub streams: usize,
-}
-
-/// A message from a worker to the aggregator.
-#[derive(Debug)]
-pub struct WorkerMessage {
-    pub worker: usize,
-    /// The second of measurement the snapshot's interval belongs to.
-    pub second: u64,
-    pub snapshot: Snapshot,
-    /// Set on the worker's last message, with the instant it stopped.
-    pub finished_at: Option<Instant>,
-}
 
 /// Runs the worker to completion on the calling thread.
 pub fn run_worker(
@@ -106,36 +33,6 @@ pub fn run_worker(
     let local = tokio::task::LocalSet::new();
     local.block_on(&runtime, drive(plan, stop, to_aggregator, log));
     Ok(())
-}
-
-/// What the connections of a worker share, built from its plan.
-pub(crate) fn connection_context(
-    plan: &WorkerPlan,
-    state: Rc<WorkerState>,
-    log: Option<WorkerLogHandle>,
-) -> ConnectionContext {
-    ConnectionContext {
-        connector: plan.connector.build(plan.index),
-        request: Rc::from(&plan.request[..]),
-        pipelined: plan.request.repeat(plan.pipeline.max(1)).into(),
-        mix: plan
-            .mix
-            .iter()
-            .map(|(bytes, head)| (Rc::from(&bytes[..]), *head))
-            .collect(),
-        mix_order: Rc::from(&plan.mix_order[..]),
-        // Workers start at different places of the cycle so that a mix is
-        // spread even when each sends few requests; the start must lie inside
-        // the cycle, which may be shorter than the number of workers (a file
-        // of one block has a cycle of one).
-        mix_next: std::cell::Cell::new(plan.index % plan.mix_order.len().max(1)),
-        head_request: plan.head_request,
-        keepalive: plan.keepalive,
-        timeout: plan.timeout,
-        state,
-        log: log.map(|handle| WorkerLog::new(handle, plan.measure_start)),
-        scratch: std::cell::RefCell::new(vec![0u8; SCRATCH_BYTES].into_boxed_slice()),
-    }
 }
 
 /// Starts the load, waits for the first of: load done, deadline, stop; then
@@ -181,8 +78,7 @@ async fn drive(
     if let Some(log) = &context.log {
         log.finish();
     }
-    let second =
-        crate::engine::second_of(finished_at.saturating_duration_since(plan.measure_start));
+    let second = second_of(finished_at.saturating_duration_since(plan.measure_start));
     let snapshot = state.final_snapshot();
     let _ = to_aggregator.send(WorkerMessage {
         worker: plan.index,

@@ -19,9 +19,9 @@ mod uring;
 pub use uring::uring_unavailable;
 
 use crate::closed::{slots_at, CONTROL_PERIOD};
-use crate::connection::ConnectionContext;
+use crate::connection::{connection_context, ConnectionContext};
 use crate::request_log::WorkerLogHandle;
-use crate::worker::{connection_context, WorkerLoad, WorkerMessage, WorkerPlan};
+use crate::worker_plan::{second_of, WorkerLoad, WorkerMessage, WorkerPlan};
 use crate::worker_state::WorkerState;
 pub use slot::{Phase, ReactorSlot, SlotBase, Step, WorkerIo};
 use stampede_plan::EventLoop;
@@ -165,8 +165,7 @@ pub(crate) fn drive<I: WorkerIo, S: ReactorSlot<I>>(
     if let Some(log) = &ctx.log {
         log.finish();
     }
-    let second =
-        crate::engine::second_of(finished_at.saturating_duration_since(plan.measure_start));
+    let second = second_of(finished_at.saturating_duration_since(plan.measure_start));
     let _ = to_aggregator.send(WorkerMessage {
         worker: plan.index,
         second,
