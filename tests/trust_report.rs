@@ -233,6 +233,7 @@ fn a_targets_report_agrees_with_its_totals() {
     let dir = temp_dir("targets-report");
     let base = format!("http://{}", target.local_addr());
     let file = dir.join("targets.txt");
+    let html = dir.join("targets.html");
     std::fs::write(
         &file,
         format!("GET {base}/index.html\nweight=3\n\nGET {base}/status/503\n"),
@@ -251,6 +252,8 @@ fn a_targets_report_agrees_with_its_totals() {
             "4",
             "-t",
             "2",
+            "--html",
+            html.to_str().unwrap(),
         ],
     );
     assert_eq!(run.code(), Some(0), "{}", run.stderr());
@@ -324,6 +327,15 @@ fn a_targets_report_agrees_with_its_totals() {
     // GET URL weight finished req/s failed errors p50 p99
     assert_eq!(cells[5].replace(',', ""), failed.to_string(), "{row}");
     assert_eq!(cells[6], "0", "{row}");
+    // The HTML report's targets table counts them apart too (it showed one
+    // "error rate" that mixed the 503s in with transport errors).
+    let page = std::fs::read_to_string(&html).expect("the HTML report");
+    let section = &page[page.find(">Targets<").expect("a Targets section")..];
+    let table = &section[..section.find("</table>").expect("its table")];
+    assert!(
+        table.contains(">failed<") && table.contains(">errors<") && !table.contains("error rate"),
+        "{table}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

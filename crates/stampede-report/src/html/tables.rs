@@ -26,7 +26,10 @@ pub(crate) fn targets_section(page: &mut Page, result: &RunResult) {
                 t.weight.to_string(),
                 format_count(t.finished),
                 format_rate(t.goodput),
-                format!("{:.2}", t.error_rate_pct),
+                // The totals' terms, as in the text report: failed
+                // statuses (a 503) apart from transport errors (no response).
+                format_count(t.failed_status),
+                format_count(t.errors),
                 p50.format(t.latency_us.p50 as f64),
                 p99.format(t.latency_us.p99 as f64),
                 max.format(t.latency_us.max as f64),
@@ -38,7 +41,8 @@ pub(crate) fn targets_section(page: &mut Page, result: &RunResult) {
         "weight".to_string(),
         "finished".to_string(),
         "goodput (req/s)".to_string(),
-        "error rate (%)".to_string(),
+        "failed".to_string(),
+        "errors".to_string(),
         p50.header("p50"),
         p99.header("p99"),
         max.header("max"),
