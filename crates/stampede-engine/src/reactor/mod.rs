@@ -14,6 +14,7 @@ mod epoll;
 mod ledger;
 mod slot;
 mod socket;
+mod tls;
 mod uring;
 
 pub use uring::uring_unavailable;

@@ -310,7 +310,8 @@ impl Slot {
                 self.base.ledger.keep_early(bytes);
                 Step::Pending
             }
-            Phase::Connecting => Step::Pending,
+            // The ring does not speak TLS (Plan::uring_limitation).
+            Phase::Connecting | Phase::Handshaking => Step::Pending,
         };
         if self.base.fd.is_some() && !self.receive_armed {
             // The kernel ended the multishot receive with data (it may on
