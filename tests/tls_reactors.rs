@@ -1,0 +1,220 @@
+//! HTTP/1.1 over TLS on every event loop that drives it, through the binary:
+//! epoll (where `--io auto` sends TLS), tokio, and io_uring, which refuses
+//! TLS in one line. Exact counts with and without keep-alive, the handshake
+//! in the breakdown once per connection, session resumption, and a
+//! certificate the client does not trust.
+
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+use rustls::{HandshakeKind, ServerConfig, ServerConnection, StreamOwned};
+use stampede_target::{CertSource, TlsConfig};
+use stampede_testkit::{run_stampede, spawn_target, RawServer, TargetConfig};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+fn binary() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_stampede"))
+}
+
+/// The body of the built-in target's /index.html.
+const INDEX_BYTES: u64 = 515;
+
+/// The built-in target over TLS (self-signed), and where its certificate is.
+fn tls_target(name: &str) -> (stampede_testkit::ServerHandle, PathBuf) {
+    let cert = stampede_testkit::temp_dir(name).join("ca.pem");
+    let target = spawn_target(TargetConfig {
+        threads: 1,
+        tls: Some(TlsConfig {
+            cert: CertSource::SelfSigned,
+            write_cert: Some(cert.clone()),
+        }),
+        ..TargetConfig::default()
+    });
+    (target, cert)
+}
+
+#[test]
+fn every_event_loop_counts_exactly_over_tls_and_times_each_handshake() {
+    let (target, cert) = tls_target("tls-counts");
+    let url = format!(
+        "https://localhost:{}/index.html",
+        target.local_addr().port()
+    );
+    let cert = cert.to_str().unwrap();
+    let mut served = 0;
+    // `auto` takes epoll for TLS (io_uring does not speak it).
+    for (io, ran) in [("epoll", "epoll"), ("auto", "epoll"), ("tokio", "tokio")] {
+        for keepalive in [true, false] {
+            let mut args = vec![
+                url.as_str(),
+                "--cacert",
+                cert,
+                "-n",
+                "301",
+                "-c",
+                "3",
+                "-t",
+                "1",
+                "--io",
+                io,
+            ];
+            if !keepalive {
+                args.push("--no-keepalive");
+            }
+            let run = run_stampede(binary(), &args);
+            let what = format!("--io {io}, keep-alive {keepalive}");
+            assert_eq!(run.code(), Some(0), "{what}: {}", run.stderr());
+            assert_eq!(
+                run.count("/requests/success"),
+                301,
+                "{what}: {}",
+                run.result()["errors"]
+            );
+            assert_eq!(run.count("/requests/sent"), 301, "{what}");
+            assert_eq!(run.count("/bytes/body"), 301 * INDEX_BYTES, "{what}");
+            let opened = if keepalive { 3 } else { 301 };
+            assert_eq!(run.count("/connections/opened"), opened, "{what}");
+            assert_eq!(run.count("/breakdown/tls/count"), opened, "{what}");
+            assert!(run.count("/breakdown/tls/max") > 0, "{what}");
+            assert_eq!(run.result()["plan"]["io"], ran, "{what}");
+            served += 301;
+        }
+    }
+    let stats = target.shutdown().unwrap();
+    assert_eq!(stats.requests_total, served);
+}
+
+#[test]
+fn io_uring_refuses_tls_in_one_line() {
+    let run = run_stampede(
+        binary(),
+        &["https://127.0.0.1:1/", "-n", "1", "--io", "uring"],
+    );
+    assert_eq!(run.code(), Some(2), "{}", run.stderr());
+    assert_eq!(run.stderr().lines().count(), 1, "{}", run.stderr());
+    assert!(run.stderr().contains("TLS"), "{}", run.stderr());
+}
+
+#[test]
+fn a_certificate_the_client_does_not_trust_is_a_tls_error_with_its_reason() {
+    let (target, _) = tls_target("tls-untrusted");
+    let url = format!("https://localhost:{}/", target.local_addr().port());
+    for io in ["epoll", "tokio"] {
+        // No --cacert and no --insecure: the self-signed certificate is unknown.
+        let run = run_stampede(binary(), &[&url, "-n", "3", "-c", "1", "--io", io]);
+        assert_eq!(run.code(), Some(2), "--io {io}: {}", run.stderr());
+        assert_eq!(
+            run.result()["errors"]["tls"],
+            3,
+            "--io {io}: {}",
+            run.result()["errors"]
+        );
+        assert_eq!(run.count("/connections/opened"), 0, "--io {io}");
+        let samples = run.result()["error_samples"]["tls"].to_string();
+        assert!(
+            samples.contains("invalid peer certificate"),
+            "--io {io}: {samples}"
+        );
+        assert_eq!(run.result()["plan"]["io"], io);
+    }
+    // --insecure on the reactor: any certificate, any name.
+    let wrong = format!("https://127.0.0.1:{}/", target.local_addr().port());
+    let run = run_stampede(
+        binary(),
+        &[&wrong, "--insecure", "-n", "2", "-c", "1", "--io", "epoll"],
+    );
+    assert_eq!(
+        run.count("/requests/success"),
+        2,
+        "--insecure trusts any name"
+    );
+}
+
+/// A TLS server that answers one request per connection (then closes) and
+/// notes how each handshake went: full or resumed.
+fn counting_tls_server() -> (RawServer, Arc<Mutex<Vec<HandshakeKind>>>) {
+    let certified = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
+    let cert = CertificateDer::from(certified.cert.der().to_vec());
+    let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(
+        certified.signing_key.serialize_der(),
+    ));
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(vec![cert], key)
+        .unwrap();
+    let config = Arc::new(config);
+    let kinds = Arc::new(Mutex::new(Vec::new()));
+    let seen = kinds.clone();
+    let server = RawServer::start(move |stream| {
+        let Ok(connection) = ServerConnection::new(config.clone()) else {
+            return;
+        };
+        let mut tls = StreamOwned::new(connection, stream);
+        // The head is read through TLS; the handshake is over after it.
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") {
+            match std::io::Read::read(&mut tls, &mut byte) {
+                Ok(1) => head.push(byte[0]),
+                _ => return,
+            }
+        }
+        if let Some(kind) = tls.conn.handshake_kind() {
+            seen.lock().unwrap().push(kind);
+        }
+        let _ =
+            tls.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
+        tls.conn.send_close_notify();
+        let _ = tls.flush();
+    });
+    (server, kinds)
+}
+
+#[test]
+fn sessions_resume_across_connections_unless_told_not_to() {
+    for io in ["epoll", "tokio"] {
+        for resume in [true, false] {
+            let (server, kinds) = counting_tls_server();
+            let url = format!("https://localhost:{}/", server.addr().port());
+            let mut args = vec![
+                url.as_str(),
+                "--insecure",
+                "--no-keepalive",
+                "-n",
+                "10",
+                "-c",
+                "1",
+                "-t",
+                "1",
+                "--io",
+                io,
+            ];
+            if !resume {
+                args.push("--no-tls-resume");
+            }
+            let run = run_stampede(binary(), &args);
+            let what = format!("--io {io}, resume {resume}");
+            assert_eq!(
+                run.count("/requests/success"),
+                10,
+                "{what}: {}",
+                run.result()["errors"]
+            );
+            assert_eq!(run.count("/breakdown/tls/count"), 10, "{what}");
+            assert_eq!(run.result()["plan"]["io"], io);
+            let kinds = kinds.lock().unwrap().clone();
+            let resumed = kinds
+                .iter()
+                .filter(|kind| **kind == HandshakeKind::Resumed)
+                .count();
+            assert_eq!(kinds.len(), 10, "{what}: {kinds:?}");
+            // One request at a time: every connection after the first has
+            // the ticket of the one before.
+            let expected = if resume { 9 } else { 0 };
+            assert_eq!(resumed, expected, "{what}: {kinds:?}");
+        }
+    }
+}
