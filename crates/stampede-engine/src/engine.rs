@@ -189,8 +189,7 @@ pub fn run(
 /// uses 0.86× wrk's CPU per request with a new connection per request
 /// against epoll's 0.94×, and is level or slightly ahead with keep-alive;
 /// epoll remains where io_uring is missing or refused (containers often
-/// filter it) and for TLS (epoll's only, [`Plan::uring_limitation`]). An
-/// explicit `--io uring` without io_uring is an error.
+/// filter it). An explicit `--io uring` without io_uring is an error.
 fn settle_event_loop(plan: &Plan) -> Result<EventLoop, EngineError> {
     let event_loop = plan.event_loop();
     let auto = plan.transport.io == IoBackend::Auto;
@@ -199,11 +198,7 @@ fn settle_event_loop(plan: &Plan) -> Result<EventLoop, EngineError> {
             Some(reason) => Err(EngineError::UringUnavailable(reason)),
             None => Ok(EventLoop::Uring),
         },
-        EventLoop::Epoll
-            if auto
-                && plan.uring_limitation().is_none()
-                && crate::reactor::uring_unavailable().is_none() =>
-        {
+        EventLoop::Epoll if auto && crate::reactor::uring_unavailable().is_none() => {
             Ok(EventLoop::Uring)
         }
         other => Ok(other),

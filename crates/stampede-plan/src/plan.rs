@@ -68,7 +68,7 @@ impl Plan {
     }
 
     /// What keeps the reactors (epoll, io_uring) from driving this run, if
-    /// anything: they speak HTTP/1.1 (TCP or Unix, TLS on epoll), one
+    /// anything: they speak HTTP/1.1 (TCP or Unix, plain or TLS), one
     /// request per connection at a time, in the closed model. A proxy's
     /// CONNECT tunnel is the tokio path's.
     pub fn reactor_limitation(&self) -> Option<&'static str> {
@@ -85,25 +85,17 @@ impl Plan {
         }
     }
 
-    /// What keeps the io_uring reactor in particular from driving this run:
-    /// what keeps both ([`Plan::reactor_limitation`]), and TLS (epoll's only).
-    pub fn uring_limitation(&self) -> Option<&'static str> {
-        self.reactor_limitation()
-            .or_else(|| self.uses_tls().then_some("TLS"))
-    }
-
     fn uses_tls(&self) -> bool {
         self.transport.tls.is_some() || self.target.scheme == Scheme::Https
     }
 
     /// The event loop `--io` asks for, where the run allows it; tokio where a
     /// reactor cannot drive it. `auto` reads as epoll here: the engine takes
-    /// io_uring instead where the kernel offers it and the run allows it.
+    /// io_uring instead where the kernel offers it.
     pub fn event_loop(&self) -> crate::EventLoop {
         use crate::{EventLoop, IoBackend};
         match (self.transport.io, self.reactor_limitation()) {
             (IoBackend::Tokio, _) | (_, Some(_)) => EventLoop::Tokio,
-            // Refused by `validate` when io_uring cannot drive the run.
             (IoBackend::Uring, None) => EventLoop::Uring,
             (IoBackend::Auto | IoBackend::Epoll, None) => EventLoop::Epoll,
         }
@@ -195,16 +187,16 @@ impl Plan {
                 ));
             }
         }
-        let limitation = match self.transport.io {
-            crate::IoBackend::Epoll => self.reactor_limitation(),
-            crate::IoBackend::Uring => self.uring_limitation(),
-            crate::IoBackend::Auto | crate::IoBackend::Tokio => None,
-        };
-        if let Some(reason) = limitation {
-            return Err(PlanError::Invalid(format!(
-                "--io {} drives plain HTTP/1.1 with -c; this run uses {reason} (use --io auto or tokio)",
-                self.transport.io.as_str()
-            )));
+        if matches!(
+            self.transport.io,
+            crate::IoBackend::Epoll | crate::IoBackend::Uring
+        ) {
+            if let Some(reason) = self.reactor_limitation() {
+                return Err(PlanError::Invalid(format!(
+                    "--io {} drives plain HTTP/1.1 with -c; this run uses {reason} (use --io auto or tokio)",
+                    self.transport.io.as_str()
+                )));
+            }
         }
         if self.transport.pipeline > 1 && !self.mix.is_empty() {
             return Err(PlanError::Invalid(

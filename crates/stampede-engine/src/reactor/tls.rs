@@ -5,9 +5,13 @@
 //! Every session of a worker is built from the connector's one
 //! `ClientConfig`, so its session cache (resumption) is shared.
 
+use super::ledger::Ledger;
+use crate::http1::ResponseProgress;
 use crate::transport::TlsClient;
 use rustls::ClientConnection;
+use stampede_metrics::ErrorKind;
 use std::io::{self, BufRead, Write};
+use std::time::Instant;
 
 /// One connection's TLS session and the ciphertext it has yet to send.
 #[derive(Debug)]
@@ -111,6 +115,20 @@ impl TlsSession {
         }
     }
 
+    /// Moves the ciphertext not sent yet into `into` (emptied first), for a
+    /// send that needs its buffer to stay put until it completes; the
+    /// session starts a new buffer.
+    pub fn take_unsent(&mut self, into: &mut Vec<u8>) {
+        into.clear();
+        if self.sent == 0 {
+            std::mem::swap(&mut self.out, into);
+        } else {
+            into.extend_from_slice(&self.out[self.sent..]);
+            self.out.clear();
+            self.sent = 0;
+        }
+    }
+
     /// Moves what the session has to send into `out`.
     fn produce(&mut self) {
         while self.connection.wants_write() {
@@ -120,6 +138,25 @@ impl TlsSession {
             }
         }
     }
+}
+
+/// Decrypts `ciphertext` and parses its plaintext as the awaited response;
+/// what comes after the response completes is kept, as unsolicited.
+pub fn decrypt_response(
+    tls: &mut TlsSession,
+    ledger: &mut Ledger,
+    ciphertext: &[u8],
+    now: Instant,
+) -> Result<(Result<ResponseProgress, ErrorKind>, Received), rustls::Error> {
+    let mut progress = Ok(ResponseProgress::Partial);
+    let received = tls.receive(ciphertext, |plain| {
+        if matches!(progress, Ok(ResponseProgress::Partial)) {
+            progress = ledger.received(plain, now);
+        } else {
+            ledger.keep_early(plain);
+        }
+    })?;
+    Ok((progress, received))
 }
 
 #[cfg(test)]

@@ -10,8 +10,7 @@ use super::poller::{Poller, PEER_CLOSED, READABLE, WRITABLE};
 use crate::connection::ConnectionContext;
 use crate::http1::ResponseProgress;
 use crate::outcome_class::classify_io;
-use crate::reactor::ledger::Ledger;
-use crate::reactor::tls::{Received, TlsSession};
+use crate::reactor::tls::{decrypt_response, Received, TlsSession};
 use crate::reactor::{socket, Phase, ReactorSlot, SlotBase, Step, WorkerIo};
 use stampede_metrics::ErrorKind;
 use std::io;
@@ -313,7 +312,8 @@ impl Slot {
             let now = Instant::now();
             let progress = match self.tls.as_mut() {
                 None => self.base.ledger.received(&scratch[..n], now),
-                Some(tls) => match decrypt(tls, &mut self.base.ledger, &scratch[..n], now) {
+                Some(tls) => match decrypt_response(tls, &mut self.base.ledger, &scratch[..n], now)
+                {
                     Ok((progress, Received::Open)) => progress,
                     Ok((Ok(ResponseProgress::Partial), Received::Closed)) => {
                         return self.on_end_of_stream(io)
@@ -359,23 +359,4 @@ impl Slot {
             Err(kind) => self.fail_exchange(io, kind),
         }
     }
-}
-
-/// Decrypts `ciphertext` and parses its plaintext as the response; what
-/// comes after the response completes is kept, as unsolicited.
-fn decrypt(
-    tls: &mut TlsSession,
-    ledger: &mut Ledger,
-    ciphertext: &[u8],
-    now: Instant,
-) -> Result<(Result<ResponseProgress, ErrorKind>, Received), rustls::Error> {
-    let mut progress = Ok(ResponseProgress::Partial);
-    let received = tls.receive(ciphertext, |plain| {
-        if matches!(progress, Ok(ResponseProgress::Partial)) {
-            progress = ledger.received(plain, now);
-        } else {
-            ledger.keep_early(plain);
-        }
-    })?;
-    Ok((progress, received))
 }
