@@ -179,6 +179,40 @@ fn a_certificate_the_client_does_not_trust_is_a_tls_error_with_its_reason() {
     );
 }
 
+#[test]
+fn a_handshake_that_never_ends_times_out_as_tls() {
+    // The kernel completes the TCP connect from the backlog; nobody answers.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("https://localhost:{}/", silent.local_addr().unwrap().port());
+    for io in ["epoll", "uring", "tokio"] {
+        let args = [
+            &url,
+            "--insecure",
+            "-n",
+            "2",
+            "-c",
+            "1",
+            "--connect-timeout",
+            "300ms",
+        ];
+        let Some(run) = run_on(io, &args) else {
+            continue;
+        };
+        assert_eq!(
+            run.result()["errors"]["tls"],
+            2,
+            "--io {io}: {}",
+            run.result()["errors"]
+        );
+        assert_eq!(
+            run.result()["error_samples"]["tls"][0],
+            "handshake timed out",
+            "--io {io}"
+        );
+        assert_eq!(run.count("/connections/opened"), 0, "--io {io}");
+    }
+}
+
 /// A TLS server that answers one request per connection (then closes) and
 /// notes how each handshake went: full or resumed.
 fn counting_tls_server() -> (RawServer, Arc<Mutex<Vec<HandshakeKind>>>) {
