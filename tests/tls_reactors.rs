@@ -283,9 +283,14 @@ fn a_handshake_that_never_ends_times_out_as_tls() {
     }
 }
 
-/// A TLS server that answers one request per connection (then closes) and
-/// notes how each handshake went: full or resumed.
-fn counting_tls_server() -> (RawServer, Arc<Mutex<Vec<HandshakeKind>>>) {
+/// A TLS server that answers `answers` requests per connection and then
+/// closes it (close_notify, then the TCP close), saying so in the last
+/// response when `announce`; it notes how each handshake went: full or
+/// resumed.
+fn counting_tls_server(
+    answers: usize,
+    announce: bool,
+) -> (RawServer, Arc<Mutex<Vec<HandshakeKind>>>) {
     let certified = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
     let cert = CertificateDer::from(certified.cert.der().to_vec());
     let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(
@@ -306,20 +311,30 @@ fn counting_tls_server() -> (RawServer, Arc<Mutex<Vec<HandshakeKind>>>) {
             return;
         };
         let mut tls = StreamOwned::new(connection, stream);
-        // The head is read through TLS; the handshake is over after it.
-        let mut head = Vec::new();
-        let mut byte = [0u8; 1];
-        while !head.ends_with(b"\r\n\r\n") {
-            match std::io::Read::read(&mut tls, &mut byte) {
-                Ok(1) => head.push(byte[0]),
-                _ => return,
+        for answered in 1..=answers {
+            // The head is read through TLS; the handshake is over after it.
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") {
+                match std::io::Read::read(&mut tls, &mut byte) {
+                    Ok(1) => head.push(byte[0]),
+                    _ => return,
+                }
+            }
+            if answered == 1 {
+                if let Some(kind) = tls.conn.handshake_kind() {
+                    seen.lock().unwrap().push(kind);
+                }
+            }
+            let response: &[u8] = if answered == answers && announce {
+                b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok"
+            } else {
+                b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+            };
+            if tls.write_all(response).and_then(|()| tls.flush()).is_err() {
+                return;
             }
         }
-        if let Some(kind) = tls.conn.handshake_kind() {
-            seen.lock().unwrap().push(kind);
-        }
-        let _ =
-            tls.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
         tls.conn.send_close_notify();
         let _ = tls.flush();
     });
@@ -327,10 +342,34 @@ fn counting_tls_server() -> (RawServer, Arc<Mutex<Vec<HandshakeKind>>>) {
 }
 
 #[test]
+fn a_keep_alive_connection_the_server_closes_is_retried_once_as_a_reconnect() {
+    for io in ["epoll", "uring", "tokio"] {
+        // Three answers, then close_notify and a close nothing announced.
+        let (server, _) = counting_tls_server(3, false);
+        let url = format!("https://localhost:{}/", server.addr().port());
+        let args = [&url, "--insecure", "-n", "30", "-c", "1", "-t", "1"];
+        let Some(run) = run_on(io, &args) else {
+            continue;
+        };
+        let what = format!("--io {io}");
+        assert_eq!(
+            run.count("/requests/success"),
+            30,
+            "{what}: {}",
+            run.result()["errors"]
+        );
+        assert_eq!(run.count("/requests/errors"), 0, "{what}");
+        assert_eq!(run.count("/connections/opened"), 10, "{what}");
+        assert_eq!(run.count("/connections/reconnects"), 9, "{what}");
+        assert_eq!(run.count("/breakdown/tls/count"), 10, "{what}");
+    }
+}
+
+#[test]
 fn sessions_resume_across_connections_unless_told_not_to() {
     for io in ["epoll", "uring", "tokio"] {
         for resume in [true, false] {
-            let (server, kinds) = counting_tls_server();
+            let (server, kinds) = counting_tls_server(1, true);
             let url = format!("https://localhost:{}/", server.addr().port());
             let mut args = vec![
                 url.as_str(),
