@@ -125,7 +125,8 @@ impl ReactorSlot<Io<'_>> for Slot {
             None => self.send_entry(io),
         };
         // SAFETY: the address lives in the worker and the request bytes in
-        // its context, both for the whole run.
+        // its context, both for the whole run; a ClientHello stays in
+        // `tls_sending` (or `retired`) until its send completes.
         if let Err(error) = unsafe { io.ring.push_linked(connect, &send) } {
             return self.fail_connect(io, &error);
         }
