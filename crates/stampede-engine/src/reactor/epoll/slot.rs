@@ -207,6 +207,8 @@ impl Slot {
         if let Err(error) = self.flush_tls() {
             return self.fail_tls(io, &error);
         }
+        // The socket was read dry: whatever comes next raises a new edge.
+        let mut drained = events & PEER_CLOSED == 0;
         if events & READABLE != 0 {
             loop {
                 let n = match socket::recv(self.base.raw_fd(), scratch) {
@@ -218,6 +220,7 @@ impl Slot {
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                     Err(error) => return self.fail_tls(io, &error),
                 };
+                drained &= n < scratch.len();
                 let Some(tls) = self.tls.as_mut() else {
                     return Step::Pending;
                 };
@@ -248,6 +251,10 @@ impl Slot {
         self.base.phase = Phase::Writing;
         // The request leaves with the client's last handshake message.
         let step = self.write(io);
+        if drained {
+            // The response raises its own edge: no read just to see EAGAIN.
+            return step;
+        }
         self.after_write(io, scratch, step, events)
     }
 
