@@ -68,11 +68,12 @@ impl Plan {
     }
 
     /// What keeps the reactors (epoll, io_uring) from driving this run, if
-    /// anything: they speak plain HTTP/1.1 (TCP or Unix), one request per
-    /// connection at a time, in the closed model.
+    /// anything: they speak HTTP/1.1 (TCP or Unix, plain or TLS), one
+    /// request per connection at a time, in the closed model. A proxy's
+    /// CONNECT tunnel is the tokio path's.
     pub fn reactor_limitation(&self) -> Option<&'static str> {
-        if self.transport.tls.is_some() || self.target.scheme == Scheme::Https {
-            Some("TLS")
+        if self.uses_tls() && self.transport.proxy.is_some() {
+            Some("TLS through a proxy (CONNECT)")
         } else if self.transport.http2 {
             Some("HTTP/2")
         } else if self.transport.pipeline > 1 {
@@ -82,6 +83,10 @@ impl Plan {
         } else {
             None
         }
+    }
+
+    fn uses_tls(&self) -> bool {
+        self.transport.tls.is_some() || self.target.scheme == Scheme::Https
     }
 
     /// The event loop `--io` asks for, where the run allows it; tokio where a

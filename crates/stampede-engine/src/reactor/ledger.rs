@@ -111,6 +111,20 @@ impl Ledger {
     /// request's clock starts.
     pub fn connected(&mut self, ctx: &ConnectionContext, now: Instant) {
         let took = now.saturating_duration_since(self.connect_started);
+        self.opened(ctx, took, now);
+    }
+
+    /// The TLS handshake that began when the TCP connect ended at
+    /// `tcp_done` is over at `now`: the connect and the handshake are timed
+    /// apart (as on the tokio path), and the connection counts as open.
+    pub fn connected_over_tls(&mut self, ctx: &ConnectionContext, tcp_done: Instant, now: Instant) {
+        ctx.state
+            .tls_handshake(now.saturating_duration_since(tcp_done));
+        let took = tcp_done.saturating_duration_since(self.connect_started);
+        self.opened(ctx, took, now);
+    }
+
+    fn opened(&mut self, ctx: &ConnectionContext, took: Duration, now: Instant) {
         self.connect = Some(took);
         ctx.state.connection_opened(self.server_closed, took);
         self.backoff.succeeded();

@@ -1,19 +1,20 @@
-//! The reactors: hand-driven event loops for plain HTTP/1.1 in the closed
-//! model, the leanest path per request (issue 11). Two drive the sockets:
-//! epoll (each socket registered once, edge-triggered; a short read ends the
-//! reading) and io_uring (sends queued on a ring, multishot receives into a
+//! The reactors: hand-driven event loops for HTTP/1.1, plain or over TLS
+//! (tls.rs), in the closed model, the leanest path per request (issue 11).
+//! Two drive the sockets: epoll (each socket registered once,
+//! edge-triggered; a short read ends the reading) and io_uring (sends queued on a ring, multishot receives into a
 //! provided buffer ring, one syscall per batch). Both write the next request
 //! from the handler that completed the previous response and find timeouts
 //! by a sweep over the slots, not by a timer per request. Everything else a
 //! worker does (warm-up, snapshots every 250 ms, the connection schedule,
 //! the budget, stop and deadline) happens here, in a housekeeping turn
-//! between event batches. The tokio path (worker.rs) drives TLS, HTTP/2,
+//! between event batches. The tokio path (worker.rs) drives HTTP/2,
 //! pipelining and the open model.
 
 mod epoll;
 mod ledger;
 mod slot;
 mod socket;
+mod tls;
 mod uring;
 
 pub use uring::uring_unavailable;

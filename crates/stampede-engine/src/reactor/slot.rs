@@ -18,6 +18,8 @@ pub enum Phase {
     Idle,
     /// A new connection's handshake is under way (the request waits).
     Connecting,
+    /// The TCP connect is done; the TLS handshake is under way.
+    Handshaking,
     /// The request is partly written; the rest waits for room.
     Writing,
     /// The request is out; the response is awaited.
@@ -27,11 +29,16 @@ pub enum Phase {
 impl Phase {
     /// The error of a request whose time ran out in this phase.
     pub fn timeout_kind(self) -> ErrorKind {
-        if self == Phase::Connecting {
-            ErrorKind::ConnectTimeout
-        } else {
-            ErrorKind::Timeout
+        match self {
+            Phase::Connecting => ErrorKind::ConnectTimeout,
+            Phase::Handshaking => ErrorKind::Tls,
+            Phase::Idle | Phase::Writing | Phase::Reading => ErrorKind::Timeout,
         }
+    }
+
+    /// The connection is not open yet (its request has not started).
+    pub fn is_opening(self) -> bool {
+        matches!(self, Phase::Connecting | Phase::Handshaking)
     }
 }
 
@@ -119,8 +126,14 @@ pub trait ReactorSlot<I: WorkerIo> {
 
     /// The deadline passed: the request fails with a timeout.
     fn on_timeout(&mut self, io: &I) -> Step {
-        let kind = self.phase().timeout_kind();
-        self.fail(io, kind)
+        let phase = self.phase();
+        if phase == Phase::Handshaking {
+            // As the tokio path says it (transport/mod.rs).
+            io.ctx()
+                .state
+                .sample_error(ErrorKind::Tls, || "handshake timed out".into());
+        }
+        self.fail(io, phase.timeout_kind())
     }
 
     /// Starts a request the worker has already counted (`begin_request`).
@@ -155,6 +168,15 @@ pub trait ReactorSlot<I: WorkerIo> {
         self.fail(io, kind)
     }
 
+    /// The TLS session failed (its handshake, or a record after it): the
+    /// `tls` class, with rustls' reason sampled.
+    fn fail_tls(&mut self, io: &I, reason: &dyn std::fmt::Display) -> Step {
+        io.ctx()
+            .state
+            .sample_error(ErrorKind::Tls, || reason.to_string());
+        self.fail(io, ErrorKind::Tls)
+    }
+
     fn fail_connect(&mut self, io: &I, error: &io::Error) -> Step {
         let kind = classify_connect(error);
         io.ctx().state.sample_error(kind, || error.to_string());
@@ -163,7 +185,7 @@ pub trait ReactorSlot<I: WorkerIo> {
 
     /// The request failed: recorded, and the connection is gone.
     fn fail(&mut self, io: &I, kind: ErrorKind) -> Step {
-        let had_connection = self.has_connection() && self.phase() != Phase::Connecting;
+        let had_connection = self.has_connection() && !self.phase().is_opening();
         self.ledger().failed(io.ctx(), kind, had_connection);
         self.drop_connection(io, false);
         self.set_phase(Phase::Idle);

@@ -2,12 +2,17 @@
 //! by completions. A new connection is connected by the ring; once open it
 //! has one multishot receive armed for its whole life, and each request is
 //! one queued send. The books are kept in a [`Ledger`] (shared with the
-//! epoll reactor), so both count and classify alike.
+//! epoll reactor), so both count and classify alike. Over https a
+//! [`TlsSession`] sits between the ring and the books: the ClientHello goes
+//! linked behind the connect, each received buffer is decrypted before it
+//! goes back to the ring, and the ciphertext of a send stays in the slot
+//! until the send completes (after a close too: see `retired`).
 
 use super::ring::{Completion, Ring, BUFFER_GROUP};
 use crate::connection::ConnectionContext;
 use crate::http1::ResponseProgress;
 use crate::outcome_class::classify_io;
+use crate::reactor::tls::{decrypt_response, Received, TlsSession};
 use crate::reactor::{socket, Phase, ReactorSlot, SlotBase, Step, WorkerIo};
 use io_uring::{opcode, squeue, types};
 use socket2::SockAddr;
@@ -55,6 +60,17 @@ pub struct Slot {
     receive_armed: bool,
     /// The request in flight went out quietly (see [`QUIET_SEND_MAX`]).
     quiet_send: bool,
+    /// The connection's TLS session (https only).
+    tls: Option<Box<TlsSession>>,
+    /// The ciphertext of the queued send: the kernel reads it until the
+    /// send completes, so it is not touched before.
+    tls_sending: Vec<u8>,
+    /// The ciphertext of sends still queued when their connection closed,
+    /// by generation: freed when their (canceled) send completes. TLS sends
+    /// always complete (never quiet), so nothing stays here for long.
+    retired: Vec<(u32, Vec<u8>)>,
+    /// When the TCP connect of a TLS connection ended (its handshake began).
+    tcp_done: Instant,
 }
 
 impl WorkerIo for Io<'_> {
@@ -94,9 +110,23 @@ impl ReactorSlot<Io<'_>> for Slot {
         .user_data(self.user_data(Op::Connect));
         self.base.fd = Some(fd);
         self.base.phase = Phase::Connecting;
-        let send = self.send_entry(io);
+        if let Some(client) = &io.ctx.connector.tls {
+            match TlsSession::new(client) {
+                Ok(session) => self.tls = Some(Box::new(session)),
+                Err(error) => return self.fail_tls(io, &error),
+            }
+        }
+        let send = match self.tls.as_mut() {
+            Some(tls) => {
+                // The ClientHello, linked behind the connect.
+                tls.take_unsent(&mut self.tls_sending);
+                self.tls_send_entry()
+            }
+            None => self.send_entry(io),
+        };
         // SAFETY: the address lives in the worker and the request bytes in
-        // its context, both for the whole run.
+        // its context, both for the whole run; a ClientHello stays in
+        // `tls_sending` (or `retired`) until its send completes.
         if let Err(error) = unsafe { io.ring.push_linked(connect, &send) } {
             return self.fail_connect(io, &error);
         }
@@ -106,6 +136,10 @@ impl ReactorSlot<Io<'_>> for Slot {
     }
 
     fn send(&mut self, io: &Io) -> Step {
+        if self.tls.is_some() {
+            self.base.phase = Phase::Writing;
+            return self.write_tls_request(io);
+        }
         let send = self.send_entry(io);
         // SAFETY: the request bytes live in the worker's context for the run.
         if let Err(error) = unsafe { io.ring.push(&send) } {
@@ -119,6 +153,11 @@ impl ReactorSlot<Io<'_>> for Slot {
     /// data (never by fd: the number may be reused at once); the socket is
     /// released when the last of those requests ends.
     fn release(&mut self, io: &Io) {
+        if self.tls.take().is_some() && self.send_queued {
+            let generation = self.base.generation & GENERATION_MASK;
+            self.retired
+                .push((generation, std::mem::take(&mut self.tls_sending)));
+        }
         let queued = [
             (std::mem::take(&mut self.connect_queued), Op::Connect),
             (std::mem::take(&mut self.send_queued), Op::Send),
@@ -135,6 +174,21 @@ impl ReactorSlot<Io<'_>> for Slot {
     }
 }
 
+impl Drop for Slot {
+    /// At the end of a run a TLS send may still be queued on the ring, which
+    /// is torn down after the slots (and asynchronously): its ciphertext (a
+    /// few hundred bytes) is left to the process's exit rather than freed
+    /// under the kernel.
+    fn drop(&mut self) {
+        if self.send_queued && self.tls.is_some() {
+            std::mem::forget(std::mem::take(&mut self.tls_sending));
+        }
+        for (_, bytes) in self.retired.drain(..) {
+            std::mem::forget(bytes);
+        }
+    }
+}
+
 impl Slot {
     pub fn new(index: u32, head_request: bool, now: Instant) -> Slot {
         Slot {
@@ -143,6 +197,10 @@ impl Slot {
             send_queued: false,
             receive_armed: false,
             quiet_send: false,
+            tls: None,
+            tls_sending: Vec::new(),
+            retired: Vec::new(),
+            tcp_done: now,
         }
     }
 
@@ -161,7 +219,12 @@ impl Slot {
     pub fn on_completion(&mut self, io: &Io, completion: &Completion) -> Step {
         let generation = (completion.user_data >> 40) as u32;
         let op = (completion.user_data >> 32) & 0xFF;
-        if generation != self.base.generation & GENERATION_MASK || self.base.fd.is_none() {
+        let current = generation == self.base.generation & GENERATION_MASK;
+        if op == Op::Send as u64 && !current && !self.retired.is_empty() {
+            // A send of a closed TLS connection is over: its bytes may go.
+            self.retired.retain(|(retired, _)| *retired != generation);
+        }
+        if !current || self.base.fd.is_none() {
             // A request of a connection already closed (canceled or racing
             // the close): nothing to do.
             return Step::Pending;
@@ -183,6 +246,18 @@ impl Slot {
             let error = io::Error::from_raw_os_error(-result);
             let error = socket::with_path(&io.ctx.connector.endpoint, error);
             return self.fail_connect(io, &error);
+        }
+        if self.tls.is_some() {
+            // The ClientHello, linked behind the connect, is on its way; the
+            // handshake has a connect timeout of its own (as on tokio).
+            let now = Instant::now();
+            self.tcp_done = now;
+            self.base.ledger.deadline = now + io.ctx.connector.connect_timeout;
+            self.base.phase = Phase::Handshaking;
+            if let Err(error) = self.arm_receive(io) {
+                return self.fail_tls(io, &error);
+            }
+            return Step::Pending;
         }
         // The request, linked behind the connect, is on its way already.
         self.base.ledger.connected(io.ctx, Instant::now());
@@ -238,6 +313,9 @@ impl Slot {
     /// A send completed: every send that failed, and the larger ones that
     /// succeeded (quiet ones complete only on failure).
     fn on_sent(&mut self, io: &Io, result: i32) -> Step {
+        if self.tls.is_some() {
+            return self.on_tls_sent(io, result);
+        }
         self.send_queued = false;
         if result < 0 {
             if matches!(self.base.phase, Phase::Writing | Phase::Reading) {
@@ -290,6 +368,7 @@ impl Slot {
         // back only after this handler.
         let bytes = unsafe { io.ring.received(id, result as usize) };
         let step = match self.base.phase {
+            _ if self.tls.is_some() => self.on_tls_received(io, bytes),
             Phase::Reading => {
                 if self.quiet_send {
                     // The server answers only once the request is in: the
@@ -310,7 +389,7 @@ impl Slot {
                 self.base.ledger.keep_early(bytes);
                 Step::Pending
             }
-            Phase::Connecting => Step::Pending,
+            Phase::Connecting | Phase::Handshaking => Step::Pending,
         };
         if self.base.fd.is_some() && !self.receive_armed {
             // The kernel ended the multishot receive with data (it may on
@@ -322,8 +401,164 @@ impl Slot {
         step
     }
 
+    /// A send of what the TLS session had to say, from `tls_sending`.
+    fn tls_send_entry(&mut self) -> squeue::Entry {
+        self.quiet_send = false;
+        opcode::Send::new(
+            types::Fd(self.base.raw_fd()),
+            self.tls_sending.as_ptr(),
+            self.tls_sending.len() as u32,
+        )
+        .flags(libc::MSG_NOSIGNAL | libc::MSG_WAITALL)
+        .build()
+        .user_data(self.user_data(Op::Send))
+    }
+
+    /// Queues a send of `tls_sending`.
+    fn queue_tls_send(&mut self, io: &Io) -> io::Result<()> {
+        let send = self.tls_send_entry();
+        // SAFETY: `tls_sending` is left alone until the send completes, and
+        // kept in `retired` if the connection closes first.
+        unsafe { io.ring.push(&send)? };
+        self.send_queued = true;
+        Ok(())
+    }
+
+    /// Sends what the session has to say, unless a send is under way (its
+    /// completion sends the rest). True when nothing is left to send.
+    fn flush_tls(&mut self, io: &Io) -> io::Result<bool> {
+        if self.send_queued {
+            return Ok(false);
+        }
+        let Some(tls) = self.tls.as_mut() else {
+            return Ok(true);
+        };
+        if tls.unsent().is_empty() {
+            return Ok(true);
+        }
+        tls.take_unsent(&mut self.tls_sending);
+        self.queue_tls_send(io)?;
+        Ok(false)
+    }
+
+    /// Queues the request in the session and sends its ciphertext.
+    fn write_tls_request(&mut self, io: &Io) -> Step {
+        let rest = self.base.ledger.unwritten(io.ctx);
+        if let Some(tls) = self.tls.as_mut() {
+            if let Err(error) = tls.write_plain(rest) {
+                return self.fail_tls(io, &error);
+            }
+        }
+        self.base.ledger.written += rest.len();
+        match self.flush_tls(io) {
+            Ok(_) => Step::Pending,
+            Err(error) => self.fail_exchange(io, classify_io(&error)),
+        }
+    }
+
+    /// A TLS send completed (they all do: none is quiet).
+    fn on_tls_sent(&mut self, io: &Io, result: i32) -> Step {
+        self.send_queued = false;
+        if result < 0 {
+            let error = io::Error::from_raw_os_error(-result);
+            return match self.base.phase {
+                // The connect failed and took its linked ClientHello along.
+                Phase::Connecting | Phase::Idle => Step::Pending,
+                Phase::Handshaking => self.fail_tls(io, &error),
+                Phase::Writing | Phase::Reading => self.fail_exchange(io, classify_io(&error)),
+            };
+        }
+        let sent = (result as usize).min(self.tls_sending.len());
+        if sent < self.tls_sending.len() {
+            self.tls_sending.drain(..sent);
+            return match self.queue_tls_send(io) {
+                Ok(()) => Step::Pending,
+                Err(error) => self.fail_exchange(io, classify_io(&error)),
+            };
+        }
+        match self.flush_tls(io) {
+            Ok(true) if self.base.phase == Phase::Writing => {}
+            Ok(_) => return Step::Pending,
+            Err(error) => return self.fail_exchange(io, classify_io(&error)),
+        }
+        self.base.phase = Phase::Reading;
+        // A response that came while the request was going out was kept.
+        let now = Instant::now();
+        match self.base.ledger.parse_early(now) {
+            Ok(ResponseProgress::Complete(done)) => self.answered(io, now, done),
+            Ok(ResponseProgress::Partial) => Step::Pending,
+            Err(kind) => self.fail(io, kind),
+        }
+    }
+
+    /// Ciphertext received on a TLS connection, decrypted before its buffer
+    /// goes back to the ring.
+    fn on_tls_received(&mut self, io: &Io, ciphertext: &[u8]) -> Step {
+        let now = Instant::now();
+        let phase = self.base.phase;
+        let Some(tls) = self.tls.as_mut() else {
+            return Step::Pending;
+        };
+        let ledger = &mut self.base.ledger;
+        if phase == Phase::Reading {
+            return match decrypt_response(tls, ledger, ciphertext, now) {
+                Ok((Ok(ResponseProgress::Partial), Received::Open)) => Step::Pending,
+                Ok((Ok(ResponseProgress::Partial), Received::Closed)) => self.on_end_of_stream(io),
+                Ok((progress, received)) => {
+                    let step = match progress {
+                        Ok(ResponseProgress::Complete(done)) => self.answered(io, now, done),
+                        Ok(ResponseProgress::Partial) => Step::Pending,
+                        Err(kind) => self.fail(io, kind),
+                    };
+                    if received == Received::Closed && self.has_connection() {
+                        // The rest of the stream is gone: the connection ends here.
+                        self.drop_connection(io, true);
+                    }
+                    step
+                }
+                Err(error) => self.fail_tls(io, &error),
+            };
+        }
+        // Nothing is awaited: plaintext now is early or unsolicited.
+        let received = tls.receive(ciphertext, |plain| ledger.keep_early(plain));
+        match (phase, received) {
+            (Phase::Handshaking, Ok(Received::Open)) => self.after_handshake_input(io),
+            (Phase::Handshaking, Ok(Received::Closed)) => {
+                self.fail_tls(io, &"the server closed the session in the handshake")
+            }
+            (Phase::Handshaking, Err(error)) => self.fail_tls(io, &error),
+            (_, Ok(Received::Open)) => Step::Pending,
+            (_, Ok(Received::Closed)) => self.on_end_of_stream(io),
+            (Phase::Idle, Err(_)) => {
+                // A broken session nothing was asked on.
+                self.drop_connection(io, true);
+                Step::Pending
+            }
+            (_, Err(error)) => self.fail_tls(io, &error),
+        }
+    }
+
+    /// The handshake took the server's part: it answers, or it is over and
+    /// the connection counts as open and sends the request.
+    fn after_handshake_input(&mut self, io: &Io) -> Step {
+        if self.tls.as_ref().is_some_and(|tls| tls.is_handshaking()) {
+            return match self.flush_tls(io) {
+                Ok(_) => Step::Pending,
+                Err(error) => self.fail_tls(io, &error),
+            };
+        }
+        let now = Instant::now();
+        self.base
+            .ledger
+            .connected_over_tls(io.ctx, self.tcp_done, now);
+        self.base.phase = Phase::Writing;
+        // The request leaves with the client's last handshake message.
+        self.write_tls_request(io)
+    }
+
     fn on_receive_error(&mut self, io: &Io, error: &io::Error) -> Step {
         match self.base.phase {
+            Phase::Handshaking => self.fail_tls(io, error),
             Phase::Idle => {
                 // The server reset a connection nothing was asked on.
                 self.drop_connection(io, true);
@@ -335,6 +570,9 @@ impl Slot {
 
     fn on_end_of_stream(&mut self, io: &Io) -> Step {
         match self.base.phase {
+            Phase::Handshaking => {
+                self.fail_tls(io, &"the server closed the connection in the handshake")
+            }
             Phase::Reading => match self.base.ledger.end_of_stream() {
                 Ok(done) => self.answered(io, Instant::now(), done),
                 Err(kind) => self.fail_exchange(io, kind),
