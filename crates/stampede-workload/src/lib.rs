@@ -1,5 +1,7 @@
 //! Real workloads for stampede (issue 18): templates, checks (feeders, extractors and scenarios follow).
 pub mod check;
+pub mod extract;
+pub mod feeder;
 pub mod json_path;
 pub mod response;
 pub mod scope;
