@@ -57,8 +57,8 @@ pub(crate) enum Test {
     Exists,
     Number(Compare, f64),
     Within(f64, f64),
-    Matches(Regex),
-    Contains(memchr::memmem::Finder<'static>),
+    Matches(Box<Regex>),
+    Contains(Box<memchr::memmem::Finder<'static>>),
     Equals(serde_json::Value, bool),
 }
 

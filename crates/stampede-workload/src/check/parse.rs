@@ -117,7 +117,7 @@ fn text_test(cursor: &mut Cursor<'_>, allow_exists: bool, json: bool) -> Result<
         let regex = regex::bytes::Regex::new(&pattern).map_err(|e| {
             cursor.error(at, format!("invalid regex: {}", first_line(&e.to_string())))
         })?;
-        return Ok(Test::Matches(regex));
+        return Ok(Test::Matches(Box::new(regex)));
     }
     for (token, negate) in [("==", false), ("!=", true)] {
         if allow_exists && cursor.eat(token) {
@@ -147,9 +147,9 @@ fn text_test(cursor: &mut Cursor<'_>, allow_exists: bool, json: bool) -> Result<
         "exists" if allow_exists => Ok(Test::Exists),
         "contains" => {
             let text = cursor.quoted()?;
-            Ok(Test::Contains(
+            Ok(Test::Contains(Box::new(
                 memchr::memmem::Finder::new(text.as_bytes()).into_owned(),
-            ))
+            )))
         }
         _ => Err(cursor.error(
             op_at,

@@ -250,12 +250,11 @@ impl FeedCursor {
             FeedMode::Random => self.rng.usize(..rows),
             FeedMode::Unique => {
                 let share = self.feeder.claimed.fetch_add(1, Ordering::Relaxed);
-                let index = share
+                share
                     .checked_mul(self.agents)
                     .and_then(|i| i.checked_add(self.agent))
                     .filter(|&i| i < rows)
-                    .ok_or(Exhausted)?;
-                index
+                    .ok_or(Exhausted)?
             }
         };
         Ok(data.row(index))
