@@ -9,6 +9,7 @@ use crate::check::lexer::Cursor;
 use crate::check::ParseError;
 use crate::json_path::JsonPath;
 use crate::response::ResponseView;
+use crate::scope::Scope;
 use crate::store::VarStore;
 
 #[derive(Debug, Clone)]
@@ -38,18 +39,23 @@ pub struct ExtractError {
 }
 
 impl Extractor {
-    /// Parses `NAME=SOURCE` (the `--extract` form).
-    pub fn parse_assignment(text: &str, slot: usize) -> Result<Extractor, ParseError> {
+    /// Parses `NAME=SOURCE` (the `--extract` form) and gives NAME a slot in `scope`.
+    pub fn parse_assignment(text: &str, scope: &mut Scope) -> Result<Extractor, ParseError> {
         let Some((name, source)) = text.split_once('=') else {
             return Err(Cursor::new("extract", text)
                 .error(0, "expected NAME=SOURCE, e.g. token=json($.token)"));
         };
         let offset = name.len() + 1;
-        Extractor::parse(name.trim(), source, slot).map_err(|mut e| {
+        let mut extractor = Extractor::parse(name.trim(), source, 0).map_err(|mut e| {
             e.expr = text.to_string();
             e.at += offset;
             e
-        })
+        })?;
+        // The slot is taken only once the extractor parsed.
+        extractor.slot = scope
+            .add_extract(name.trim())
+            .map_err(|e| Cursor::new("extract", text).error(0, e.to_string()))?;
+        Ok(extractor)
     }
 
     /// Parses SOURCE for the variable `name` (the scenario file form).
@@ -176,7 +182,7 @@ mod tests {
         headers: &[(&[u8], &[u8])],
         body: &[u8],
     ) -> Result<Vec<u8>, ExtractError> {
-        let e = Extractor::parse_assignment(extractor, 0).unwrap();
+        let e = Extractor::parse_assignment(extractor, &mut Scope::new()).unwrap();
         let mut store = VarStore::new(1);
         e.extract(
             &ResponseView::new(200, headers, body, Duration::ZERO),
@@ -229,10 +235,16 @@ mod tests {
             ("t=header()", 9),
             ("t=header(a) x", 12),
         ] {
-            let err = Extractor::parse_assignment(bad, 0).unwrap_err();
+            let err = Extractor::parse_assignment(bad, &mut Scope::new()).unwrap_err();
             assert_eq!(err.at, at, "{bad}: {err}");
             assert_eq!(err.expr, bad);
         }
         assert!(Extractor::parse("bad name", "json($.a)", 0).is_err());
+        let mut scope = Scope::new();
+        assert!(Extractor::parse_assignment("seq=json($.a)", &mut scope).is_err());
+        assert!(Extractor::parse_assignment("t=json(x)", &mut scope).is_err());
+        assert_eq!(scope.extract_slots(), 0, "a bad extractor takes no slot");
+        let b = Extractor::parse_assignment("b=header(X)", &mut scope).unwrap();
+        assert_eq!((b.slot(), scope.extract_slots()), (0, 1));
     }
 }

@@ -15,6 +15,7 @@ pub mod scenario;
 pub mod scope;
 pub mod store;
 pub mod template;
+pub mod workload;
 
 pub use check::{Check, CheckSet, ParseError, Verdict};
 pub use extract::{ExtractError, Extractor};
@@ -26,3 +27,4 @@ pub use store::VarStore;
 pub use template::{
     parse_url_template, RenderContext, RequestTemplate, Sequence, Template, TemplateError,
 };
+pub use workload::{parse_var, Workload, WorkloadError};

@@ -15,17 +15,25 @@ pub struct ParseError {
     pub reason: String,
 }
 
-impl std::fmt::Display for ParseError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl ParseError {
+    /// The message after `lead` (text printed before it on the same line,
+    /// such as `shop.toml:14:10: `), with the caret still under the problem.
+    pub fn after(&self, lead: &str) -> String {
         let prefix = format!("invalid {}: ", self.what);
         let column = self.expr.get(..self.at).map_or(0, |s| s.chars().count());
-        write!(
-            f,
+        let pad = lead.chars().count() + prefix.chars().count() + column;
+        format!(
             "{prefix}{}\n{}^ {}",
             self.expr,
-            " ".repeat(prefix.chars().count() + column),
+            " ".repeat(pad),
             self.reason
         )
+    }
+}
+
+impl std::fmt::Display for ParseError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.after(""))
     }
 }
 
@@ -46,6 +54,9 @@ mod tests {
         let text = err.to_string();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 2);
+        assert_eq!(lines[0].find('='), lines[1].find('^'));
+        let led = format!("f:1:2: {}", err.after("f:1:2: "));
+        let lines: Vec<&str> = led.lines().collect();
         assert_eq!(lines[0].find('='), lines[1].find('^'));
     }
 }

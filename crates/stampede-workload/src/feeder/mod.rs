@@ -239,8 +239,14 @@ impl FeedCursor {
     /// by the agent's workers, so shares are disjoint and every row of the
     /// agent (i ≡ agent mod agents) is used once before [`Exhausted`].
     pub fn next_row(&mut self) -> Result<&[Box<[u8]>], Exhausted> {
-        let data = &self.feeder.data;
-        let rows = data.rows();
+        let index = self.next_index()?;
+        Ok(self.feeder.data.row(index))
+    }
+
+    /// As [`next_row`](Self::next_row), the row's index in
+    /// [`FeedData::row`] (for a virtual user that keeps its iteration's rows).
+    pub fn next_index(&mut self) -> Result<usize, Exhausted> {
+        let rows = self.feeder.data.rows();
         let index = match self.feeder.mode {
             FeedMode::Circular => {
                 let index = self.next % rows;
@@ -257,7 +263,11 @@ impl FeedCursor {
                     .ok_or(Exhausted)?
             }
         };
-        Ok(data.row(index))
+        Ok(index)
+    }
+
+    pub fn feeder(&self) -> &Arc<Feeder> {
+        &self.feeder
     }
 }
 

@@ -5,7 +5,7 @@
 
 mod file;
 
-use crate::check::CheckSet;
+use crate::check::{CheckSet, ParseError};
 use crate::extract::Extractor;
 use crate::feeder::{FeedMode, FeedSpec, Feeder};
 use crate::scope::Scope;
@@ -183,6 +183,18 @@ impl Context<'_> {
         self.error(value.span(), message)
     }
 
+    /// A check or extractor error, its caret aligned under the whole
+    /// `file:line:column: step NAME: ` lead.
+    fn parse_error(&self, span: Range<usize>, step: &str, error: &ParseError) -> ScenarioError {
+        let mut located = self.error(span, "");
+        let lead = format!(
+            "{}:{}:{}: step {step}: ",
+            located.file, located.line, located.column
+        );
+        located.message = format!("step {step}: {}", error.after(&lead));
+        located
+    }
+
     fn group(
         &self,
         group: GroupToml,
@@ -336,7 +348,7 @@ impl Context<'_> {
                     .iter()
                     .find(|c| c.get_ref() == &e.expr)
                     .map_or(step.name.span(), |c| c.span());
-                return Err(self.error(bad, here(&e)));
+                return Err(self.parse_error(bad, &name, &e));
             }
         };
         let mut extracts = Vec::new();
@@ -352,7 +364,8 @@ impl Context<'_> {
                     .add_extract(var)
                     .map_err(|e| self.at(table, here(&e)))?;
                 extracts.push(
-                    Extractor::parse(var, source, slot).map_err(|e| self.at(table, here(&e)))?,
+                    Extractor::parse(var, source, slot)
+                        .map_err(|e| self.parse_error(table.span(), &name, &e))?,
                 );
             }
         }

@@ -121,6 +121,13 @@ fn errors_name_file_line_and_column() {
         "{}",
         error(&bad_check)
     );
+    let text = error(&bad_check);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[0].find(" = 200").map(|i| i + 1),
+        lines[1].find('^'),
+        "{text}"
+    );
     let think = SHOP.replace("50ms..150ms", "150ms..50ms");
     assert!(
         error(&think).starts_with("shop.toml:5:9:"),
