@@ -152,6 +152,27 @@ impl Template {
         }
     }
 
+    /// As [`render`](Self::render), for the request line and headers: a
+    /// feeder or extracted value's CR, LF and NUL bytes become spaces, so
+    /// data can never end a header early or inject one.
+    pub fn render_head(&self, context: &mut RenderContext<'_>, out: &mut Vec<u8>) {
+        for piece in &self.pieces {
+            match piece {
+                Piece::Literal(bytes) => out.extend_from_slice(bytes),
+                Piece::Slot(slot @ (Slot::Feed { .. } | Slot::Extract { .. })) => {
+                    let start = out.len();
+                    context.write_slot(slot, out);
+                    for byte in &mut out[start..] {
+                        if matches!(*byte, b'\r' | b'\n' | 0) {
+                            *byte = b' ';
+                        }
+                    }
+                }
+                Piece::Slot(slot) => context.write_slot(slot, out),
+            }
+        }
+    }
+
     /// Appends `other`'s pieces, merging literals at the seam.
     pub fn append(&mut self, other: &Template) {
         for piece in &other.pieces {

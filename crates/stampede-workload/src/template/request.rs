@@ -121,9 +121,9 @@ impl RequestTemplate {
     /// Content-Length header is written after the body is measured and
     /// rotated into place, so nothing is rendered twice or allocated.
     pub fn render(&self, context: &mut RenderContext<'_>, out: &mut Vec<u8>) {
-        self.head.render(context, out);
+        self.head.render_head(context, out);
         let length_at = out.len();
-        self.tail.render(context, out);
+        self.tail.render_head(context, out);
         let body_at = out.len();
         self.body.render(context, out);
         if self.length == Length::Measured {
@@ -286,6 +286,39 @@ mod tests {
             format!("POST /item/12345 HTTP/1.1\r\nHost: 127.0.0.1:3000\r\n{UA}Accept: */*\r\nContent-Length: 21\r\nX-User: ann\r\n\r\n{{\"n\":12345,\"u\":\"ann\"}}")
         );
         assert_eq!(text.split("\r\n\r\n").nth(1).unwrap().len(), 21);
+    }
+
+    #[test]
+    fn line_breaks_in_data_cannot_inject_headers() {
+        let p = plan(true);
+        let mut target = p.target.clone();
+        target.path_and_query = "/{{name}}".into();
+        let req = request("POST", &["X-User: {{name}}"], "{{name}}", false);
+        let t = RequestTemplate::from_plan(&p, &target, &req, &scope()).unwrap();
+        let row: Vec<Box<[u8]>> = vec![b"a\r\nX-Evil: 1".to_vec().into()];
+        let rows: [&[Box<[u8]>]; 1] = [&row];
+        let store = VarStore::new(0);
+        let mut rng = fastrand::Rng::with_seed(1);
+        let mut context = RenderContext {
+            seq: 0,
+            conn: 0,
+            iter: 0,
+            worker: 0,
+            agent: 0,
+            rows: &rows,
+            vars: &store,
+            rng: &mut rng,
+        };
+        let mut out = Vec::new();
+        t.render(&mut context, &mut out);
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.starts_with("POST /a  X-Evil: 1 HTTP/1.1\r\n"),
+            "{text}"
+        );
+        assert!(text.contains("X-User: a  X-Evil: 1\r\n"), "{text}");
+        // The body is data, kept as it is.
+        assert!(text.ends_with("\r\n\r\na\r\nX-Evil: 1"), "{text}");
     }
 
     #[test]
