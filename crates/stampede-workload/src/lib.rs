@@ -1,0 +1,30 @@
+//! Real workloads for stampede (issue 18): templated requests, data feeders,
+//! response checks, extracted values and multi-step scenario files.
+//!
+//! Engine-independent: everything here is compiled once before the run
+//! (templates into literal pieces and slots, checks into matchers, feeders
+//! into shared rows) so the engine's per-request work is rendering into a
+//! reused buffer and evaluating prepared checks.
+
+pub mod check;
+pub mod extract;
+pub mod feeder;
+pub mod json_path;
+pub mod response;
+pub mod scenario;
+pub mod scope;
+pub mod store;
+pub mod template;
+pub mod workload;
+
+pub use check::{Check, CheckSet, ParseError, Verdict};
+pub use extract::{ExtractError, Extractor};
+pub use feeder::{Exhausted, FeedCursor, FeedData, FeedMode, FeedSpec, Feeder, FeederError};
+pub use response::ResponseView;
+pub use scenario::{Group, GroupLoad, Scenario, ScenarioError, Step, ThinkTime};
+pub use scope::{Binding, Scope, BUILTINS};
+pub use store::VarStore;
+pub use template::{
+    parse_url_template, RenderContext, RequestTemplate, Sequence, Template, TemplateError,
+};
+pub use workload::{parse_var, Workload, WorkloadError};

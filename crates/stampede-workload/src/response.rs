@@ -1,0 +1,77 @@
+//! The part of a response checks and extractors read, borrowed from the
+//! engine's buffers; the body is parsed as JSON at most once, on first use.
+
+use std::cell::OnceCell;
+use std::time::Duration;
+
+/// A response as checks see it. Headers and body are empty unless the check
+/// set asked for them ([`CheckSet::needs_headers`](crate::CheckSet::needs_headers)).
+pub struct ResponseView<'a> {
+    pub status: u16,
+    pub headers: &'a [(&'a [u8], &'a [u8])],
+    pub body: &'a [u8],
+    /// From the request's intended start to the end of the response.
+    pub elapsed: Duration,
+    json: OnceCell<Option<serde_json::Value>>,
+}
+
+impl<'a> ResponseView<'a> {
+    pub fn new(
+        status: u16,
+        headers: &'a [(&'a [u8], &'a [u8])],
+        body: &'a [u8],
+        elapsed: Duration,
+    ) -> ResponseView<'a> {
+        ResponseView {
+            status,
+            headers,
+            body,
+            elapsed,
+            json: OnceCell::new(),
+        }
+    }
+
+    /// The first header named `name` (ASCII case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&'a [u8]> {
+        self.headers_named(name).next()
+    }
+
+    /// Every header named `name`, in order (Set-Cookie comes many times).
+    pub fn headers_named<'n>(&self, name: &'n str) -> impl Iterator<Item = &'a [u8]> + 'n
+    where
+        'a: 'n,
+    {
+        self.headers
+            .iter()
+            .filter(move |(n, _)| n.eq_ignore_ascii_case(name.as_bytes()))
+            .map(|(_, v)| *v)
+    }
+
+    /// The body as JSON, or None when it is not JSON.
+    pub fn json(&self) -> Option<&serde_json::Value> {
+        self.json
+            .get_or_init(|| serde_json::from_slice(self.body).ok())
+            .as_ref()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_by_name_and_lazy_json() {
+        let headers: [(&[u8], &[u8]); 3] = [
+            (b"Set-Cookie", b"a=1"),
+            (b"content-type", b"json"),
+            (b"set-cookie", b"b=2"),
+        ];
+        let view = ResponseView::new(200, &headers, b"{\"x\":1}", Duration::ZERO);
+        assert_eq!(view.header("Content-Type"), Some(&b"json"[..]));
+        assert_eq!(view.headers_named("SET-COOKIE").count(), 2);
+        assert_eq!(view.header("missing"), None);
+        assert_eq!(view.json().unwrap()["x"], 1);
+        let empty = ResponseView::new(204, &[], b"", Duration::ZERO);
+        assert!(empty.json().is_none());
+    }
+}

@@ -1,0 +1,46 @@
+//! The scenario file as TOML sees it: every key known (`deny_unknown_fields`),
+//! values kept with their byte spans so later checks can say file:line:column.
+
+use serde::Deserialize;
+use toml::Spanned;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct FileToml {
+    pub group: Vec<GroupToml>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct GroupToml {
+    pub name: Spanned<String>,
+    pub connections: Option<Spanned<i64>>,
+    pub rate: Option<Spanned<toml::Value>>,
+    pub stages: Option<Spanned<String>>,
+    pub ramp_up: Option<Spanned<String>>,
+    pub think: Option<Spanned<String>>,
+    #[serde(default)]
+    pub feed: Vec<FeedToml>,
+    pub step: Vec<StepToml>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct FeedToml {
+    pub file: Spanned<String>,
+    pub mode: Option<Spanned<String>>,
+    pub delimiter: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct StepToml {
+    pub name: Spanned<String>,
+    pub method: Option<Spanned<String>>,
+    pub url: Spanned<String>,
+    pub headers: Option<Spanned<toml::Table>>,
+    pub body: Option<Spanned<String>>,
+    #[serde(default)]
+    pub check: Vec<Spanned<String>>,
+    pub extract: Option<Spanned<toml::Table>>,
+}

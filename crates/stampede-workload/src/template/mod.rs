@@ -1,0 +1,434 @@
+//! `{{...}}` templates: compiled once into literal pieces and slots.
+//!
+//! `\{{` is a literal `{{`. Built-ins take arguments (`rand_int 1 1000`);
+//! constants and `env.NAME` are folded into the literals at compile time, so
+//! a template using only them is static and renders as fixed bytes.
+
+mod render;
+mod request;
+mod url;
+
+pub use render::{RenderContext, Sequence};
+pub use request::RequestTemplate;
+pub use url::parse_url_template;
+
+use crate::scope::{Binding, Scope};
+
+/// Why a template (or a name for one) was refused; `field` names where it was
+/// written ("url", "body", "header Authorization").
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TemplateError {
+    #[error("{field}: unknown variable {{{{{name}}}}}; known: {known}")]
+    Unknown {
+        field: String,
+        name: String,
+        known: String,
+    },
+    #[error("{field}: unclosed {{{{ at byte {at} (write \\{{{{ for a literal {{{{)")]
+    Unclosed { field: String, at: usize },
+    #[error("{field}: {{{{{slot}}}}}: {reason}")]
+    BadSlot {
+        field: String,
+        slot: String,
+        reason: String,
+    },
+    #[error("{field}: environment variable {name} is not set")]
+    MissingEnv { field: String, name: String },
+    #[error("variable {0} is a built-in; choose another name")]
+    Shadows(String),
+    #[error("variable {0} is defined twice")]
+    Duplicate(String),
+    #[error("invalid variable name '{0}': use letters, digits, _, - and .")]
+    BadName(String),
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// One value written at render time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Slot {
+    Seq,
+    Conn,
+    Iter,
+    Worker,
+    Agent,
+    Uuid,
+    RandInt { low: i64, high: i64 },
+    RandStr { len: usize },
+    NowMs,
+    NowIso,
+    Feed { feeder: usize, column: usize },
+    Extract { slot: usize },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Piece {
+    Literal(Vec<u8>),
+    Slot(Slot),
+}
+
+/// A compiled template: literal pieces and slots, adjacent literals merged.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Template {
+    pieces: Vec<Piece>,
+}
+
+impl Template {
+    /// Compiles `text`, resolving every name against `scope`; `field` names
+    /// the place in error messages.
+    pub fn compile(field: &str, text: &[u8], scope: &Scope) -> Result<Template, TemplateError> {
+        let mut template = Template::default();
+        let mut rest = text;
+        let mut offset = 0;
+        while !rest.is_empty() {
+            if rest.starts_with(b"\\{{") {
+                template.push_literal(b"{{");
+                rest = &rest[3..];
+                offset += 3;
+                continue;
+            }
+            if rest.starts_with(b"{{") {
+                let close = find(&rest[2..], b"}}").ok_or(TemplateError::Unclosed {
+                    field: field.to_string(),
+                    at: offset,
+                })?;
+                let inner = &rest[2..2 + close];
+                template.push_slot_text(field, inner, scope)?;
+                rest = &rest[close + 4..];
+                offset += close + 4;
+                continue;
+            }
+            let next = [find(rest, b"{{"), find(rest, b"\\{{")]
+                .into_iter()
+                .flatten()
+                .min()
+                .unwrap_or(rest.len());
+            // A lone `\` or `{` at the front that starts no marker is literal.
+            let next = next.max(1);
+            template.push_literal(&rest[..next]);
+            rest = &rest[next..];
+            offset += next;
+        }
+        Ok(template)
+    }
+
+    /// A template of fixed bytes.
+    pub fn literal(bytes: &[u8]) -> Template {
+        let mut template = Template::default();
+        template.push_literal(bytes);
+        template
+    }
+
+    /// True when the template has no slots: its bytes can be encoded once.
+    pub fn is_static(&self) -> bool {
+        self.pieces.iter().all(|p| matches!(p, Piece::Literal(_)))
+    }
+
+    /// The fixed bytes of a static template.
+    pub fn static_bytes(&self) -> Option<Vec<u8>> {
+        self.is_static().then(|| {
+            let mut out = Vec::new();
+            for piece in &self.pieces {
+                if let Piece::Literal(bytes) = piece {
+                    out.extend_from_slice(bytes);
+                }
+            }
+            out
+        })
+    }
+
+    /// True when the template is empty.
+    pub fn is_empty(&self) -> bool {
+        self.pieces.is_empty()
+    }
+
+    /// Appends the rendered bytes to `out` (the caller's send buffer).
+    pub fn render(&self, context: &mut RenderContext<'_>, out: &mut Vec<u8>) {
+        for piece in &self.pieces {
+            match piece {
+                Piece::Literal(bytes) => out.extend_from_slice(bytes),
+                Piece::Slot(slot) => context.write_slot(slot, out),
+            }
+        }
+    }
+
+    /// As [`render`](Self::render), for the request line and headers: a
+    /// feeder or extracted value's CR, LF and NUL bytes become spaces, so
+    /// data can never end a header early or inject one.
+    pub fn render_head(&self, context: &mut RenderContext<'_>, out: &mut Vec<u8>) {
+        for piece in &self.pieces {
+            match piece {
+                Piece::Literal(bytes) => out.extend_from_slice(bytes),
+                Piece::Slot(slot @ (Slot::Feed { .. } | Slot::Extract { .. })) => {
+                    let start = out.len();
+                    context.write_slot(slot, out);
+                    for byte in &mut out[start..] {
+                        if matches!(*byte, b'\r' | b'\n' | 0) {
+                            *byte = b' ';
+                        }
+                    }
+                }
+                Piece::Slot(slot) => context.write_slot(slot, out),
+            }
+        }
+    }
+
+    /// Appends `other`'s pieces, merging literals at the seam.
+    pub fn append(&mut self, other: &Template) {
+        for piece in &other.pieces {
+            match piece {
+                Piece::Literal(bytes) => self.push_literal(bytes),
+                Piece::Slot(slot) => self.pieces.push(Piece::Slot(slot.clone())),
+            }
+        }
+    }
+
+    pub(crate) fn push_literal(&mut self, bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
+        if let Some(Piece::Literal(last)) = self.pieces.last_mut() {
+            last.extend_from_slice(bytes);
+        } else {
+            self.pieces.push(Piece::Literal(bytes.to_vec()));
+        }
+    }
+
+    fn push_slot_text(
+        &mut self,
+        field: &str,
+        inner: &[u8],
+        scope: &Scope,
+    ) -> Result<(), TemplateError> {
+        let text = String::from_utf8_lossy(inner);
+        let mut words = text.split_whitespace();
+        let name = words.next().unwrap_or("");
+        let args: Vec<&str> = words.collect();
+        let bad = |reason: &str| TemplateError::BadSlot {
+            field: field.to_string(),
+            slot: text.trim().to_string(),
+            reason: reason.to_string(),
+        };
+        let no_args = |slot: Slot| {
+            if args.is_empty() {
+                Ok(slot)
+            } else {
+                Err(bad("takes no arguments"))
+            }
+        };
+        let slot = match name {
+            "seq" => no_args(Slot::Seq)?,
+            "conn" => no_args(Slot::Conn)?,
+            "iter" => no_args(Slot::Iter)?,
+            "worker" => no_args(Slot::Worker)?,
+            "agent" => no_args(Slot::Agent)?,
+            "uuid" => no_args(Slot::Uuid)?,
+            "now_ms" => no_args(Slot::NowMs)?,
+            "now_iso" => no_args(Slot::NowIso)?,
+            "rand_int" => {
+                let [low, high] = args[..] else {
+                    return Err(bad("expected rand_int LOW HIGH, e.g. rand_int 1 1000"));
+                };
+                let (Ok(low), Ok(high)) = (low.parse::<i64>(), high.parse::<i64>()) else {
+                    return Err(bad("LOW and HIGH are integers"));
+                };
+                if low > high {
+                    return Err(bad("LOW is greater than HIGH"));
+                }
+                Slot::RandInt { low, high }
+            }
+            "rand_str" => {
+                let [len] = args[..] else {
+                    return Err(bad("expected rand_str N, e.g. rand_str 16"));
+                };
+                match len.parse::<usize>() {
+                    Ok(len) if (1..=1 << 20).contains(&len) => Slot::RandStr { len },
+                    _ => return Err(bad("N is a length from 1 to 1048576")),
+                }
+            }
+            env if env.starts_with("env.") => {
+                if !args.is_empty() {
+                    return Err(bad("takes no arguments"));
+                }
+                let var = &env[4..];
+                let value = std::env::var_os(var).ok_or_else(|| TemplateError::MissingEnv {
+                    field: field.to_string(),
+                    name: var.to_string(),
+                })?;
+                self.push_literal(value.as_encoded_bytes());
+                return Ok(());
+            }
+            other => {
+                if !args.is_empty() && scope.lookup(other).is_some() {
+                    return Err(bad("a variable takes no arguments"));
+                }
+                match scope.lookup(other) {
+                    Some(Binding::Const(value)) => {
+                        self.push_literal(value);
+                        return Ok(());
+                    }
+                    Some(Binding::Feed { feeder, column }) => Slot::Feed {
+                        feeder: *feeder,
+                        column: *column,
+                    },
+                    Some(Binding::Extract { slot }) => Slot::Extract { slot: *slot },
+                    None => {
+                        return Err(TemplateError::Unknown {
+                            field: field.to_string(),
+                            name: text.trim().to_string(),
+                            known: scope.known(),
+                        })
+                    }
+                }
+            }
+        };
+        self.pieces.push(Piece::Slot(slot));
+        Ok(())
+    }
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::VarStore;
+
+    fn scope() -> Scope {
+        let mut scope = Scope::new();
+        scope
+            .add_feed_columns(0, &["user".to_string(), "pass".to_string()])
+            .unwrap();
+        scope.add_const("host", "example").unwrap();
+        scope.add_extract("token").unwrap();
+        scope
+    }
+
+    fn render(template: &Template, rows: &[&[Box<[u8]>]], store: &VarStore) -> String {
+        let mut rng = fastrand::Rng::with_seed(7);
+        let mut context = RenderContext {
+            seq: 42,
+            conn: 3,
+            iter: 9,
+            worker: 1,
+            agent: 0,
+            rows,
+            vars: store,
+            rng: &mut rng,
+        };
+        let mut out = Vec::new();
+        template.render(&mut context, &mut out);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn empty_and_plain_text_are_static() {
+        let empty = Template::compile("url", b"", &scope()).unwrap();
+        assert!(empty.is_static() && empty.is_empty());
+        let plain = Template::compile("url", b"/a{b}c{", &scope()).unwrap();
+        assert_eq!(plain.static_bytes().unwrap(), b"/a{b}c{");
+    }
+
+    #[test]
+    fn escaped_braces_and_constants_stay_static() {
+        let t = Template::compile("body", br"\{{seq}} {{host}}", &scope()).unwrap();
+        assert_eq!(t.static_bytes().unwrap(), b"{{seq}} example");
+    }
+
+    #[test]
+    fn one_slot_alone_and_among_literals() {
+        let store = VarStore::new(1);
+        let t = Template::compile("url", b"{{seq}}", &scope()).unwrap();
+        assert!(!t.is_static());
+        assert_eq!(render(&t, &[], &store), "42");
+        let t = Template::compile(
+            "url",
+            b"/i/{{seq}}/{{conn}}/{{iter}}/{{worker}}/{{agent}}",
+            &scope(),
+        )
+        .unwrap();
+        assert_eq!(render(&t, &[], &store), "/i/42/3/9/1/0");
+    }
+
+    #[test]
+    fn feed_columns_and_extracts() {
+        let row: Vec<Box<[u8]>> = vec![b"ann".to_vec().into(), b"pw".to_vec().into()];
+        let mut store = VarStore::new(1);
+        store.set(0, b"tok");
+        let t = Template::compile("body", b"{{user}}:{{pass}}:{{token}}", &scope()).unwrap();
+        assert_eq!(render(&t, &[&row], &store), "ann:pw:tok");
+    }
+
+    #[test]
+    fn random_builtins_have_their_shape() {
+        let store = VarStore::new(0);
+        let t = Template::compile(
+            "b",
+            b"{{uuid}}|{{rand_int 5 7}}|{{rand_str 12}}|{{now_ms}}|{{now_iso}}",
+            &scope(),
+        )
+        .unwrap();
+        let text = render(&t, &[], &store);
+        let parts: Vec<&str> = text.split('|').collect();
+        assert_eq!(parts[0].len(), 36);
+        assert_eq!(
+            parts[0].as_bytes()[14],
+            b'4',
+            "a version 4 UUID: {}",
+            parts[0]
+        );
+        assert!((5..=7).contains(&parts[1].parse::<i64>().unwrap()));
+        assert!(parts[2].len() == 12 && parts[2].bytes().all(|b| b.is_ascii_alphanumeric()));
+        assert!(parts[3].parse::<u64>().unwrap() > 1_600_000_000_000);
+        assert_eq!(
+            parts[4].len(),
+            "2026-12-01T10:45:22.123Z".len(),
+            "{}",
+            parts[4]
+        );
+        assert!(parts[4].ends_with('Z') && parts[4].as_bytes()[10] == b'T');
+    }
+
+    #[test]
+    fn env_is_read_at_compile_time() {
+        let t = Template::compile("h", b"{{env.PATH}}", &scope()).unwrap();
+        assert!(t.is_static());
+        let err =
+            Template::compile("h", b"{{env.STAMPEDE_SURELY_UNSET_VAR}}", &scope()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "h: environment variable STAMPEDE_SURELY_UNSET_VAR is not set"
+        );
+    }
+
+    #[test]
+    fn unknown_variable_names_itself_and_the_known_ones() {
+        let mut scope = Scope::new();
+        scope
+            .add_feed_columns(0, &["user".to_string(), "pass".to_string()])
+            .unwrap();
+        let err = Template::compile("url", b"/u/{{usr}}", &scope).unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.starts_with("url: unknown variable {{usr}}; known: seq, conn,"),
+            "{text}"
+        );
+        assert!(text.ends_with(", user, pass"), "{text}");
+    }
+
+    #[test]
+    fn malformed_slots() {
+        let s = scope();
+        assert!(matches!(
+            Template::compile("u", b"/{{seq", &s),
+            Err(TemplateError::Unclosed { at: 1, .. })
+        ));
+        assert!(Template::compile("u", b"{{rand_int 5}}", &s).is_err());
+        assert!(Template::compile("u", b"{{rand_int 9 1}}", &s).is_err());
+        assert!(Template::compile("u", b"{{rand_str 0}}", &s).is_err());
+        assert!(Template::compile("u", b"{{seq 1}}", &s).is_err());
+        assert!(Template::compile("u", b"{{}}", &s).is_err());
+    }
+}

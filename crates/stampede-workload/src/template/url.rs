@@ -1,0 +1,59 @@
+//! A URL whose path and query may hold `{{...}}` slots: the scheme and
+//! authority are parsed as any target; the path is kept raw (URL parsing
+//! would percent-encode the braces) and compiled as a template later.
+
+use super::TemplateError;
+use stampede_plan::Target;
+
+/// Parses `url`; a URL without `{{` is exactly [`Target::parse`]. With slots,
+/// `path_and_query` holds the raw path template.
+pub fn parse_url_template(url: &str) -> Result<Target, TemplateError> {
+    let invalid = |e: stampede_plan::PlanError| TemplateError::Invalid(e.to_string());
+    if !url.contains("{{") {
+        return Target::parse(url).map_err(invalid);
+    }
+    let after_scheme = url.find("://").map_or(0, |i| i + 3);
+    let path_at = url[after_scheme..]
+        .find(['/', '?'])
+        .map_or(url.len(), |i| after_scheme + i);
+    let (base, path) = url.split_at(path_at);
+    if base.contains("{{") {
+        return Err(TemplateError::Invalid(format!(
+            "url '{url}': {{{{...}}}} may appear in the path and query, not the scheme or host"
+        )));
+    }
+    let mut target = Target::parse(base).map_err(invalid)?;
+    target.url = url.to_string();
+    target.path_and_query = if path.starts_with('?') {
+        format!("/{path}")
+    } else {
+        path.to_string()
+    };
+    Ok(target)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_urls_are_targets() {
+        let target = parse_url_template("http://127.0.0.1:3000/a b").unwrap();
+        assert_eq!(target, Target::parse("http://127.0.0.1:3000/a b").unwrap());
+    }
+
+    #[test]
+    fn slots_stay_raw_in_the_path() {
+        let target = parse_url_template("127.0.0.1:3000/item/{{seq}}?u={{rand_int 1 9}}").unwrap();
+        assert_eq!(target.authority, "127.0.0.1:3000");
+        assert_eq!(target.path_and_query, "/item/{{seq}}?u={{rand_int 1 9}}");
+        let target = parse_url_template("http://h?q={{seq}}").unwrap();
+        assert_eq!(target.path_and_query, "/?q={{seq}}");
+    }
+
+    #[test]
+    fn slots_in_the_host_are_refused() {
+        assert!(parse_url_template("http://{{host}}/x").is_err());
+        assert!(parse_url_template("ftp://h/{{seq}}").is_err());
+    }
+}
