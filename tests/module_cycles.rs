@@ -555,14 +555,17 @@ fn workspace_cycles(workspace: &Path) -> Vec<(String, String)> {
                     .collect::<Vec<_>>()
                     .join(" → ")
             );
-            for pair in cycle.windows(2) {
-                if let Some(sites) = graph.get(&pair[0]).and_then(|m| m.get(&pair[1])) {
-                    report.push_str(&format!(
-                        "\n    {} → {}: {}",
-                        name(&pair[0]),
-                        name(&pair[1]),
-                        sites.first().map(String::as_str).unwrap_or("")
-                    ));
+            // Every edge inside the group, so one reading shows what to cut.
+            for from in &group {
+                for (to, sites) in graph.get(from).into_iter().flatten() {
+                    if group.contains(to) {
+                        report.push_str(&format!(
+                            "\n    {} → {}: {}",
+                            name(from),
+                            name(to),
+                            sites.join("; ")
+                        ));
+                    }
                 }
             }
             found.push((key, report));

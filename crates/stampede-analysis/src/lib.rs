@@ -12,13 +12,11 @@ mod ceiling;
 mod compare;
 mod difference;
 mod repeats;
-mod saturation;
 mod search;
 mod slo;
 mod stability;
 mod sweep;
 mod usl;
-mod verdict;
 
 pub use ceiling::GoodputRange;
 pub use compare::{
@@ -26,13 +24,13 @@ pub use compare::{
     DiffInterval, Figure, Method, Row, RunFigures, Sample, Verdict, COMPARE_SCHEMA,
 };
 pub use repeats::{summarize_rounds, RepeatDocument, REPEAT_SCHEMA};
-pub use saturation::{LittleCheck, ServerCpu};
 pub use search::{search_rate, RateSearch, SearchNext};
 pub use slo::{
     all_passed, evaluate, parse_condition, parse_slo, Comparator, Condition, ConditionOutcome,
     Measure, Metric, SloError,
 };
 pub use stability::{mean_interval, parse_stable_target, Interval, StableTarget};
+pub use sweep::saturation::{LittleCheck, ServerCpu};
 pub use sweep::{
     analyze_sweep, Class, Load, LoadRange, Point, StepAnalysis, StepInput, SweepAnalysis,
     Thresholds, SWEEP_SCHEMA,

@@ -25,12 +25,14 @@ mod accesslog;
 mod body;
 mod clock;
 mod conn;
+mod context;
 mod duration;
 mod files;
 #[doc(hidden)]
 pub mod fuzzing;
 mod http2;
 mod pages;
+mod reply;
 mod request;
 mod response;
 mod routes;
