@@ -6,17 +6,23 @@
 mod agent;
 mod cli;
 mod cmd;
+mod compare_text;
 mod delivery;
 mod exit;
 mod exports;
 mod interrupt;
 mod output;
+mod plan_args;
 mod progress;
+mod repeat;
 mod request_extras;
 mod result_file;
+mod run_args;
 mod selfcheck;
+mod session;
 mod spawn;
 mod targets_args;
+mod terminal;
 mod transport_args;
 mod view;
 

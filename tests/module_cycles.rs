@@ -22,7 +22,14 @@ use std::path::{Path, PathBuf};
 /// is the sorted member list of a strongly connected group, `crate: a, b`.
 /// An entry that no longer matches a cycle fails the test too, so the list
 /// only shrinks.
-const ALLOWED: &[(&str, &str)] = &[];
+const ALLOWED: &[(&str, &str)] = &[(
+    "stampede-engine: backoff, worker_state",
+    // The engine is issue 17's (its cycle, pacer and worker state are being
+    // reworked there this session): backoff.rs takes `&mut WorkerState` and
+    // worker_state.rs holds a `Backoff`. Remove this entry when they no
+    // longer import each other.
+    "issue 17: engine backoff.rs ↔ worker_state.rs",
+)];
 
 /// A module path from the crate root: `["cmd", "run"]`; empty for the root.
 type ModPath = Vec<String>;
@@ -597,6 +604,30 @@ fn no_module_imports_a_sibling_that_imports_it_back() {
             .map(|r| format!("  {r}"))
             .collect::<Vec<_>>()
             .join("\n")
+    );
+}
+
+/// The binary's commands (`src/cmd/*`) are independent: what two of them
+/// share lives outside `cmd/` (plan_args.rs, session.rs, repeat.rs, …), so
+/// no command's module imports another's (issue 22).
+#[test]
+fn no_command_imports_another_command() {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let modules = crate_modules(&workspace.join("src/main.rs"));
+    let graph = sibling_graph(&modules, workspace);
+    let between: Vec<String> = graph
+        .iter()
+        .filter(|(from, _)| from.len() == 2 && from[0] == "cmd")
+        .flat_map(|(from, to)| {
+            to.iter().map(move |(to, sites)| {
+                format!("{} → {}: {}", name(from), name(to), sites.join("; "))
+            })
+        })
+        .collect();
+    assert!(
+        between.is_empty(),
+        "commands importing each other:\n  {}",
+        between.join("\n  ")
     );
 }
 

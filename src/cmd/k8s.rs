@@ -7,7 +7,8 @@
 //! user value quoted as a JSON string, which YAML reads as a double-quoted
 //! scalar), so no YAML serializer is needed at run time.
 
-use crate::cmd::run::{build_plan, parse_run_args};
+use crate::plan_args::build_plan;
+use crate::run_args::parse_run_args;
 use anyhow::{bail, Context};
 use stampede_metrics::format_timestamp;
 use stampede_plan::{format_duration, parse_duration};

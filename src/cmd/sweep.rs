@@ -3,9 +3,12 @@
 //! range, knee, capacity, effective throughput and a USL fit, with the rule
 //! behind every verdict printed.
 
-use crate::cmd::run::{build_plan, exit_status, parse_run_args, run_plan_in, RunContext, SloArg};
+use crate::delivery::exit_status;
 use crate::exports::write_file;
 use crate::output::write_json_value;
+use crate::plan_args::build_plan;
+use crate::run_args::{parse_run_args, SloArg};
+use crate::session::{check_pids, run_plan_in, RunContext};
 use crate::spawn::SpawnedServer;
 use crate::{exit, interrupt};
 use anyhow::{bail, Context};
@@ -170,7 +173,7 @@ pub fn execute(args: SweepArgs) -> anyhow::Result<i32> {
         ("--json", args.json.as_ref()),
         ("--html", args.html.as_ref()),
     ])?;
-    crate::cmd::run::check_pids(&args.pids)?;
+    check_pids(&args.pids)?;
     let loads: Vec<Load> = match (&args.connections, &args.rates) {
         (Some(list), _) => parse_connection_list(list)?
             .into_iter()

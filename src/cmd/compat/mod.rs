@@ -18,10 +18,11 @@ pub mod watch;
 pub mod webbench;
 pub mod wrk;
 
-use crate::cmd::run::{
-    build_plan, never_connected, parse_run_args, run_plan_in, RunArgs, RunContext,
-};
+use crate::delivery::never_connected;
 use crate::exit;
+use crate::plan_args::build_plan;
+use crate::run_args::{parse_run_args, RunArgs};
+use crate::session::{run_plan_in, RunContext};
 use getopt::OptSpec;
 use stampede_metrics::RunResult;
 use stampede_report::format_latency_us;
