@@ -5,13 +5,9 @@
 //! successfully" before its banner; wrk's Req/Sec thread stats sampled in
 //! 100 ms windows per thread (a non-zero, plausible stdev on a short run).
 
+use stampede_testkit::{binary, text};
 use stampede_testkit::{spawn_target, ServerHandle, TargetConfig};
-use std::path::Path;
 use std::process::{Command, Output};
-
-fn binary() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_stampede"))
-}
 
 fn target() -> ServerHandle {
     spawn_target(TargetConfig {
@@ -27,10 +23,6 @@ fn run(program: impl AsRef<std::ffi::OsStr>, args: &[&str]) -> Output {
         .expect("the program runs")
 }
 
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
 /// The progress lines ab writes on stderr, in order.
 fn progress_lines(stderr: &str) -> Vec<&str> {
     stderr
@@ -43,7 +35,7 @@ fn progress_lines(stderr: &str) -> Vec<&str> {
 fn ab_prints_completed_and_finished_lines_on_stderr_like_ab() {
     let target = target();
     let url = format!("http://{}/", target.local_addr());
-    let out = run(binary(), &["ab", "-n", "1000", "-c", "4", &url]);
+    let out = run(binary!(), &["ab", "-n", "1000", "-c", "4", &url]);
     assert!(out.status.success(), "{out:?}");
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     let mut expected: Vec<String> = (1..=10)
@@ -61,7 +53,7 @@ fn ab_prints_completed_and_finished_lines_on_stderr_like_ab() {
     );
 
     // 151 requests: one heartbeat at 100 (never more often), then Finished.
-    let out = run(binary(), &["ab", "-n", "151", &url]);
+    let out = run(binary!(), &["ab", "-n", "151", &url]);
     assert_eq!(
         progress_lines(&text(&out.stderr)),
         ["Completed 100 requests", "Finished 151 requests"]
@@ -72,7 +64,7 @@ fn ab_prints_completed_and_finished_lines_on_stderr_like_ab() {
         let mut words = vec!["ab"];
         words.extend_from_slice(args);
         words.push(&url);
-        let out = run(binary(), &words);
+        let out = run(binary!(), &words);
         let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
         assert!(progress_lines(&stderr).is_empty(), "{args:?}: {stderr}");
         assert!(
@@ -101,7 +93,7 @@ fn ab_progress_matches_the_real_ab_when_it_is_installed() {
         words.push(&url);
         let real = run("ab", &words);
         words.insert(0, "ab");
-        let ours = run(binary(), &words);
+        let ours = run(binary!(), &words);
         assert!(real.status.success() && ours.status.success(), "{args:?}");
         let (real_err, our_err) = (text(&real.stderr), text(&ours.stderr));
         assert_eq!(
@@ -129,7 +121,10 @@ fn ab_progress_matches_the_real_ab_when_it_is_installed() {
 fn press_says_its_connections_are_created_before_its_banner() {
     let target = target();
     let url = format!("http://{}/", target.local_addr());
-    let out = run(binary(), &["press", "-t", "2", "-c", "8", "-d", "1s", &url]);
+    let out = run(
+        binary!(),
+        &["press", "-t", "2", "-c", "8", "-d", "1s", &url],
+    );
     assert!(out.status.success(), "{out:?}");
     let stdout = text(&out.stdout);
     let expected = format!(
@@ -159,7 +154,7 @@ fn metric(cell: &str) -> f64 {
 /// `stampede wrk -t 2 -c 8 -d DURATION`: its stdout and Req/Sec row's cells.
 fn wrk_req_per_sec(url: &str, duration: &str) -> (String, Vec<String>) {
     let out = run(
-        binary(),
+        binary!(),
         &["wrk", "-t", "2", "-c", "8", "-d", duration, url],
     );
     assert!(out.status.success(), "{out:?}");

@@ -3,15 +3,11 @@
 //! checked before the first request, `-` as stdout, `--pid` of no process,
 //! runs in which nothing could connect, and mistyped commands.
 
+use stampede_testkit::{binary, free_port, read_json, text};
 use stampede_testkit::{spawn_target, temp_dir, ServerHandle, TargetConfig};
-use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
-
-fn binary() -> &'static str {
-    env!("CARGO_BIN_EXE_stampede")
-}
 
 fn one_thread_target() -> ServerHandle {
     spawn_target(TargetConfig {
@@ -20,17 +16,8 @@ fn one_thread_target() -> ServerHandle {
     })
 }
 
-/// A port nothing listens on (bound, then released).
-fn closed_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 fn start(args: &[&str]) -> Child {
-    Command::new(binary())
+    Command::new(binary!())
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -44,20 +31,10 @@ fn signal(child: &Child, signal: libc::c_int) {
 }
 
 fn run(args: &[&str]) -> Output {
-    Command::new(binary())
+    Command::new(binary!())
         .args(args)
         .output()
         .expect("the stampede binary runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn read_json(path: &Path) -> serde_json::Value {
-    let text = std::fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("{} was not written: {e}", path.display()));
-    serde_json::from_str(&text).expect("the result file is valid JSON")
 }
 
 /// The counts of an interrupted result add up and something was measured.
@@ -132,7 +109,13 @@ fn gnu_timeout_sigint_keeps_the_result() {
     let target = one_thread_target();
     let url = format!("http://{}/", target.local_addr());
     let json = temp_dir("lifecycle").join("timeout.json");
-    let mut args = vec!["--preserve-status", "-s", "INT", "2", binary()];
+    let mut args = vec![
+        "--preserve-status",
+        "-s",
+        "INT",
+        "2",
+        binary!().to_str().expect("a UTF-8 path"),
+    ];
     let run_args = long_run(&url, &json);
     args.extend(run_args.iter().map(String::as_str));
     let output = Command::new("timeout").args(&args).output().unwrap();
@@ -228,7 +211,7 @@ fn dash_means_stdout_and_the_summary_moves_to_stderr() {
     let target = one_thread_target();
     let url = format!("http://{}/", target.local_addr());
     let dir = temp_dir("lifecycle");
-    let output = Command::new(binary())
+    let output = Command::new(binary!())
         .args([&url, "-n", "20", "-c", "2", "-t", "1", "--json", "-"])
         .current_dir(&dir)
         .output()
@@ -242,7 +225,7 @@ fn dash_means_stdout_and_the_summary_moves_to_stderr() {
         "summary on stderr"
     );
     assert!(!dir.join("-").exists(), "no file named '-'");
-    let output = Command::new(binary())
+    let output = Command::new(binary!())
         .args([&url, "-n", "20", "-c", "2", "-t", "1", "--csv", "-"])
         .current_dir(&dir)
         .output()
@@ -275,7 +258,7 @@ fn dash_means_stdout_and_the_summary_moves_to_stderr() {
             url.as_str(),
         ],
     ] {
-        let output = Command::new(binary())
+        let output = Command::new(binary!())
             .args(&args)
             .current_dir(&dir)
             .output()
@@ -304,7 +287,7 @@ fn a_pid_of_no_process_is_a_usage_error() {
 
 #[test]
 fn nothing_connecting_is_not_a_success() {
-    let url = format!("http://127.0.0.1:{}/", closed_port());
+    let url = format!("http://127.0.0.1:{}/", free_port());
     let json = temp_dir("lifecycle").join("refused.json");
     let output = run(&[
         &url,

@@ -6,26 +6,16 @@
 //! against the built-in target on loopback, every run bounded.
 
 use serde_json::Value;
+use stampede_testkit::{read_json, stampede, text};
 use stampede_testkit::{spawn_target, temp_dir, ServerHandle, TargetConfig};
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-fn stampede(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_stampede"))
-        .args(args)
-        .output()
-        .expect("stampede runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
 /// Runs `args`, expecting `code`; returns stdout.
 fn expect(args: &[&str], code: i32) -> String {
-    let output = stampede(args);
+    let output = stampede!(args);
     assert_eq!(
         output.status.code(),
         Some(code),
@@ -35,10 +25,6 @@ fn expect(args: &[&str], code: i32) -> String {
         text(&output.stderr)
     );
     text(&output.stdout)
-}
-
-fn read_json(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).expect("file written")).expect("JSON")
 }
 
 fn target() -> (ServerHandle, String) {
@@ -305,7 +291,7 @@ fn merge_and_report_name_a_file_that_is_not_a_result() {
             if command == "compare" {
                 args.push(file.as_str());
             }
-            let output = stampede(&args);
+            let output = stampede!(&args);
             assert_eq!(output.status.code(), Some(2), "{command} {file}");
             let stderr = text(&output.stderr);
             assert_eq!(stderr.lines().count(), 1, "{stderr}");
@@ -351,7 +337,7 @@ fn merge_of_an_interrupted_input_is_no_interrupt_of_the_merge() {
     let b = path(&dir, "b.json");
     std::fs::write(&b, serde_json::to_string(&cut).expect("JSON")).expect("write b.json");
     let merged = path(&dir, "m.json");
-    let output = stampede(&["merge", &a, &b, "--json", &merged]);
+    let output = stampede!(&["merge", &a, &b, "--json", &merged]);
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
     assert!(
         text(&output.stderr).contains("1 input was interrupted"),

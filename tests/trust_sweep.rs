@@ -2,14 +2,10 @@
 //! goodput than it offered, even when its warm-up left a backlog, and the
 //! text table's columns line up whatever the width of the numbers.
 
+use stampede_testkit::{binary, free_port};
 use stampede_testkit::{read_request_head, run_stampede, spawn_target, RawServer, TargetConfig};
 use std::io::Write;
-use std::path::Path;
 use std::time::{Duration, Instant};
-
-fn binary() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_stampede"))
-}
 
 /// Share by which a step's goodput may exceed its offered rate: the window
 /// is measured a hair longer or shorter than `--step`, never by more.
@@ -98,7 +94,7 @@ fn sweep_goodput_never_exceeds_the_offered_rate() {
     });
     let url = format!("http://{}/", target.local_addr());
     let run = run_stampede(
-        binary(),
+        binary!(),
         &[
             "sweep",
             &url,
@@ -191,7 +187,7 @@ fn a_warmup_backlog_does_not_inflate_a_step() {
     let server = stalling_server();
     let url = server.url("/");
     let run = run_stampede(
-        binary(),
+        binary!(),
         &[
             "sweep",
             &url,
@@ -212,13 +208,6 @@ fn a_warmup_backlog_does_not_inflate_a_step() {
     assert_claims_have_evidence(run.result());
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("an ephemeral port")
-        .port()
-}
-
 /// One server thread doing CPU work, offered far more than it can serve
 /// through four connections (2000 req/s: four connections carry that only if
 /// a request takes under 2 ms; this route took 4 ms on the CI machine, where
@@ -230,10 +219,10 @@ fn free_port() -> u16 {
 #[test]
 fn a_saturated_server_is_not_told_to_get_more_connections() {
     let port = free_port();
-    let spawn = format!("{} serve --port {port} --threads 1", binary().display());
+    let spawn = format!("{} serve --port {port} --threads 1", binary!().display());
     let url = format!("http://127.0.0.1:{port}/cpu/300000");
     let run = run_stampede(
-        binary(),
+        binary!(),
         &[
             "sweep",
             &url,
