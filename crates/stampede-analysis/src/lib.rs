@@ -7,6 +7,13 @@
 //!
 //! No I/O, no runtime, no sockets: every function takes figures and returns
 //! serde-serializable answers, so the binary prints or saves them as it likes.
+//!
+//! Modules: `slo` (conditions and their evaluation), `sweep` (step classes,
+//! thresholds, capacity and knee; its children `verdict`, the sentences, and
+//! `saturation`, server saturation and Little's law), `ceiling` (the
+//! throughput plateau), `search` (the open-model rate search), `usl`,
+//! `compare` with `difference` (A/B verdicts and intervals), `stability` and
+//! `repeats` (intervals over rounds). See docs/architecture.md.
 
 mod ceiling;
 mod compare;
