@@ -132,19 +132,28 @@ pub fn run_plan_in(
     }
     result.monitor = Some(report);
     if let Some(SloArg(conditions)) = slo {
-        result.slo = stampede_analysis::evaluate(conditions, &result)
-            .into_iter()
-            .map(|outcome| SloCheck {
-                condition: outcome.condition,
-                measured: outcome.measured,
-                unit: outcome.unit.to_string(),
-                passed: outcome.passed,
-            })
-            .collect();
+        result.slo = slo_checks(conditions, &result);
     }
     let warnings = selfcheck::warnings(plan, &result);
     result.warnings.extend(warnings);
     Ok(result)
+}
+
+/// The SLO conditions checked against a result, as the result file keeps
+/// them (a run's, and a merge's over the whole).
+pub fn slo_checks(
+    conditions: &[stampede_analysis::Condition],
+    result: &RunResult,
+) -> Vec<SloCheck> {
+    stampede_analysis::evaluate(conditions, result)
+        .into_iter()
+        .map(|outcome| SloCheck {
+            condition: outcome.condition,
+            measured: outcome.measured,
+            unit: outcome.unit.to_string(),
+            passed: outcome.passed,
+        })
+        .collect()
 }
 
 /// How often the monitor samples processes.
