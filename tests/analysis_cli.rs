@@ -2,8 +2,9 @@
 //! monitoring, a sweep that finds a knee on a CPU-bound target started with
 //! --spawn, repeated runs, and compare.
 
-use stampede_testkit::{binary, free_port, one_thread, stampede};
-use stampede_testkit::{run_stampede, spawn_target, temp_dir, TargetConfig};
+use stampede_testkit::{
+    binary, free_port, one_thread, run_stampede, spawn_target, stampede, temp_dir, TargetConfig,
+};
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::Output;
@@ -17,7 +18,7 @@ fn slo_gate_passes_with_0_and_fails_with_1() {
     let target = spawn_target(one_thread());
     let url = format!("http://{}/", target.local_addr());
     let pass = run_stampede(
-        binary!(),
+        binary(),
         &[
             &url,
             "-n",
@@ -35,7 +36,7 @@ fn slo_gate_passes_with_0_and_fails_with_1() {
     assert_eq!(checks.len(), 2);
     assert!(checks.iter().all(|c| c["passed"] == true), "{checks:?}");
     let fail = run_stampede(
-        binary!(),
+        binary(),
         &[
             &url,
             "-n",
@@ -50,17 +51,17 @@ fn slo_gate_passes_with_0_and_fails_with_1() {
     );
     assert_eq!(fail.code(), Some(1), "{}", fail.stderr());
     assert!(fail.stdout().contains("FAIL"), "{}", fail.stdout());
-    let bad = stampede!(&[&url, "-n", "1", "--slo", "p99<<5"]);
+    let bad = stampede(&[&url, "-n", "1", "--slo", "p99<<5"]);
     assert_eq!(bad.status.code(), Some(2));
 }
 
 #[test]
 fn monitors_the_server_process_and_itself() {
     let port = free_port();
-    let spawn = format!("{} serve --port {port} --threads 1", binary!().display());
+    let spawn = format!("{} serve --port {port} --threads 1", binary().display());
     let url = format!("http://127.0.0.1:{port}/");
     let run = run_stampede(
-        binary!(),
+        binary(),
         &[
             &url, "-d", "1500ms", "-c", "4", "-t", "1", "--spawn", &spawn,
         ],
@@ -90,11 +91,11 @@ fn monitors_the_server_process_and_itself() {
 #[test]
 fn sweep_on_a_cpu_bound_target_finds_the_knee() {
     let port = free_port();
-    let spawn = format!("{} serve --port {port} --threads 1", binary!().display());
+    let spawn = format!("{} serve --port {port} --threads 1", binary().display());
     let url = format!("http://127.0.0.1:{port}/cpu/300000");
     let json: PathBuf = temp_dir("sweep").join("sweep.json");
     let html = json.with_extension("html");
-    let output = stampede!(&[
+    let output = stampede(&[
         "sweep",
         &url,
         "-c",
@@ -158,7 +159,7 @@ fn compare_prints_a_column_per_run_and_repeats_get_intervals() {
         });
         let url = format!("http://{}/", target.local_addr());
         let path = dir.join(format!("threads{threads}.json"));
-        let output = stampede!(&[
+        let output = stampede(&[
             &url,
             "-d",
             "700ms",
@@ -186,7 +187,7 @@ fn compare_prints_a_column_per_run_and_repeats_get_intervals() {
     assert_eq!(repeat["schema"], "stampede.repeat/1");
     assert_eq!(repeat["runs"].as_array().unwrap().len(), 2);
     let compare_html = dir.join("compare.html");
-    let repeated = stampede!(&[
+    let repeated = stampede(&[
         "compare",
         files[0].to_str().unwrap(),
         files[1].to_str().unwrap(),
@@ -208,7 +209,7 @@ fn compare_prints_a_column_per_run_and_repeats_get_intervals() {
     let mut singles = Vec::new();
     for name in ["a", "b", "c"] {
         let path = dir.join(format!("{name}.json"));
-        let output = stampede!(&[
+        let output = stampede(&[
             &url,
             "-n",
             "300",
@@ -226,7 +227,7 @@ fn compare_prints_a_column_per_run_and_repeats_get_intervals() {
     let args: Vec<&str> = std::iter::once("compare")
         .chain(singles.iter().map(|s| s.as_str()))
         .collect();
-    let table = stampede!(&args);
+    let table = stampede(&args);
     let text = stdout(&table);
     assert_eq!(
         table.status.code(),
@@ -239,7 +240,7 @@ fn compare_prints_a_column_per_run_and_repeats_get_intervals() {
     }
     let not_a_result = dir.join("x.json");
     std::fs::write(&not_a_result, "{\"schema\":\"other\"}").unwrap();
-    let refused = stampede!(&[
+    let refused = stampede(&[
         "compare",
         singles[0].as_str(),
         not_a_result.to_str().unwrap(),
@@ -255,7 +256,7 @@ fn until_stable_stops_when_the_interval_is_narrow_enough() {
     let target = spawn_target(one_thread());
     let url = format!("http://{}/", target.local_addr());
     let path = temp_dir("stable").join("stable.json");
-    let output = stampede!(&[
+    let output = stampede(&[
         &url,
         "-c",
         "4",

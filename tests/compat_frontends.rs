@@ -6,8 +6,7 @@
 //! with one line and exit status 2.
 
 use serde_json::Value;
-use stampede_testkit::binary;
-use stampede_testkit::{spawn_target, temp_dir, RawServer, ServerHandle, TargetConfig};
+use stampede_testkit::{binary, spawn_target, temp_dir, RawServer, ServerHandle, TargetConfig};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
@@ -124,7 +123,7 @@ fn close_unit(printed: &str, actual: f64, what: &str) {
 fn compat(tool: &str, args: &[&str], json: bool) -> Out {
     let dir = temp_dir(tool);
     let json_path = dir.join("result.json");
-    let mut command = Command::new(binary!());
+    let mut command = Command::new(binary());
     command.arg(tool).args(args);
     if json {
         command.arg("--stampede-json").arg(&json_path);

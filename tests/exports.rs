@@ -2,8 +2,7 @@
 //! ab's -g gnuplot TSV (with sampling), the per-request log, and
 //! `stampede report` re-rendering a saved result.
 
-use stampede_testkit::{binary, one_thread};
-use stampede_testkit::{run_stampede, spawn_target, temp_dir};
+use stampede_testkit::{binary, one_thread, run_stampede, spawn_target, temp_dir};
 use std::path::Path;
 
 fn read(path: &Path) -> String {
@@ -17,7 +16,7 @@ fn csv_exports_parse_back_and_agree_with_the_result() {
     let (csv, series) = (dir.join("p.csv"), dir.join("ts.csv"));
     let url = format!("http://{}/", target.local_addr());
     let run = run_stampede(
-        binary!(),
+        binary(),
         &[
             &url,
             "-n",
@@ -75,7 +74,7 @@ fn gnuplot_and_request_log_hold_every_request_or_count_it() {
     let (gnuplot, log) = (dir.join("g.tsv"), dir.join("requests.log"));
     let url = format!("http://{}/", target.local_addr());
     let run = run_stampede(
-        binary!(),
+        binary(),
         &[
             &url,
             "-n",
@@ -160,7 +159,7 @@ fn gnuplot_alone_is_sampled_by_the_engine() {
     let gnuplot = dir.join("g.tsv");
     let url = format!("http://{}/", target.local_addr());
     let run = run_stampede(
-        binary!(),
+        binary(),
         &[
             &url,
             "-n",
@@ -187,14 +186,14 @@ fn report_rerenders_a_saved_result() {
     let dir = temp_dir("report");
     let json = dir.join("r.json");
     let url = format!("http://{}/", target.local_addr());
-    let output = std::process::Command::new(binary!())
+    let output = std::process::Command::new(binary())
         .args([&url, "-n", "500", "-c", "2", "-t", "1", "-q", "--json"])
         .arg(&json)
         .output()
         .unwrap();
     assert!(output.status.success());
     let (html, csv) = (dir.join("r.html"), dir.join("r.csv"));
-    let output = std::process::Command::new(binary!())
+    let output = std::process::Command::new(binary())
         .arg("report")
         .arg(&json)
         .arg("--html")
@@ -219,7 +218,7 @@ fn report_rerenders_a_saved_result() {
     );
     assert!(page.contains("data-chart=\"spectrum\""));
 
-    let output = std::process::Command::new(binary!())
+    let output = std::process::Command::new(binary())
         .arg("report")
         .arg(dir.join("missing.json"))
         .output()
@@ -240,7 +239,7 @@ fn a_mix_logs_each_request_under_its_own_target_and_tables_them_in_html() {
     .unwrap();
     let (log, html) = (dir.join("requests.log"), dir.join("mix.html"));
     let run = run_stampede(
-        binary!(),
+        binary(),
         &[
             "--targets",
             targets.to_str().unwrap(),

@@ -2,8 +2,7 @@
 //! its limits, the right error class is counted, nothing panics, and every
 //! request is accounted for exactly once (`-n` exact).
 
-use stampede_testkit::binary;
-use stampede_testkit::{read_request_head, run_stampede, RawServer, Run};
+use stampede_testkit::{binary, read_request_head, run_stampede, RawServer, Run};
 use std::io::Write;
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
@@ -39,7 +38,7 @@ fn run_against_expecting(server: &RawServer, extra: &[&str], code: i32) -> Run {
         "400ms",
     ];
     args.extend_from_slice(extra);
-    let run = run_stampede(binary!(), &args);
+    let run = run_stampede(binary(), &args);
     assert!(
         started.elapsed() < Duration::from_secs(10),
         "bounded in time"
@@ -255,7 +254,7 @@ fn target_killed_and_restarted_mid_run() {
     let url = format!("http://{addr}/");
     let runner = std::thread::spawn(move || {
         run_stampede(
-            binary!(),
+            binary(),
             &[
                 &url,
                 "-d",
@@ -310,7 +309,7 @@ fn source_addrs_spread_connections_over_local_addresses() {
         while respond_each(&mut s, b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok") {}
     });
     let run = run_stampede(
-        binary!(),
+        binary(),
         &[
             &server.url("/"),
             "-n",

@@ -22,7 +22,7 @@ impl Served {
             .local_addr()
             .unwrap()
             .port();
-        let child = Command::new(binary!())
+        let child = Command::new(binary())
             .args(["serve", "--threads", "1", "--port", &port.to_string()])
             .args(extra)
             .stderr(Stdio::null())
@@ -60,7 +60,7 @@ fn raise_nofile() -> u64 {
 
 /// p99 latency in µs of a short measured run against the server.
 fn measure_p99(port: u16) -> (u64, u64) {
-    let output = Command::new(binary!())
+    let output = Command::new(binary())
         .args([
             &format!("http://127.0.0.1:{port}/"),
             "-n",

@@ -12,8 +12,7 @@ use stampede_analysis::{
 };
 use stampede_metrics::RunResult;
 use stampede_report::{Deltas, LabeledRun, SweepStep};
-use stampede_testkit::{binary, one_thread};
-use stampede_testkit::{read_request_head, spawn_target, temp_dir, RawServer};
+use stampede_testkit::{binary, one_thread, read_request_head, spawn_target, temp_dir, RawServer};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -262,7 +261,7 @@ fn chart<'a>(drawn: &'a [Drawn], id: &str) -> &'a Drawn {
 fn run_load(url: &str, extra: &[&str]) -> RunResult {
     let dir = temp_dir("html-run");
     let json = dir.join("r.json");
-    let output = Command::new(binary!())
+    let output = Command::new(binary())
         .args([url, "-t", "1", "-q", "--json"])
         .arg(&json)
         .args(extra)
@@ -283,7 +282,7 @@ fn run_report_draws_every_chart_in_chromium() {
     let dir = temp_dir("html-report-run");
     let page = dir.join("run.html");
     let url = format!("http://{}/", target.local_addr());
-    let output = Command::new(binary!())
+    let output = Command::new(binary())
         .args([
             &url,
             "-d",
@@ -388,7 +387,7 @@ fn run_report_draws_503s_as_failed_statuses_not_transport_errors() {
     let page = dir.join("run.html");
     let json = dir.join("run.json");
     let url = format!("http://{}/status/503", target.local_addr());
-    let output = Command::new(binary!())
+    let output = Command::new(binary())
         .args([&url, "-n", "300", "-c", "2", "-t", "1", "-q", "--html"])
         .arg(&page)
         .arg("--json")
@@ -456,7 +455,7 @@ fn run_report_counts_failed_statuses_and_transport_errors_apart() {
     let dir = temp_dir("html-report-failures");
     let page = dir.join("run.html");
     let json = dir.join("run.json");
-    let output = Command::new(binary!())
+    let output = Command::new(binary())
         .arg(server.url("/"))
         .args(["-n", "200", "-c", "2", "-t", "1", "-q", "--html"])
         .arg(&page)

@@ -4,8 +4,7 @@
 //! The tmux tests are skipped, with a message, only when tmux is missing, and
 //! fail then under STAMPEDE_REQUIRE_TOOLS=1 (.ci/run installs it and sets it).
 
-use stampede_testkit::spawn_target;
-use stampede_testkit::{binary, one_thread};
+use stampede_testkit::{binary, one_thread, spawn_target};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
@@ -106,7 +105,7 @@ fn the_live_view_draws_updates_and_q_stops_with_the_summary() {
     let target = spawn_target(one_thread());
     let command = format!(
         "{} http://{}/ -d 60s -c 4 -t 1; echo EXIT=$?; sleep 60",
-        binary!().display(),
+        binary().display(),
         target.local_addr()
     );
     let tmux = Tmux::start(&command).expect("tmux starts");
@@ -152,7 +151,7 @@ fn without_a_terminal_no_escape_codes_are_printed() {
     let target = spawn_target(one_thread());
     let url = format!("http://{}/", target.local_addr());
     // stdout and stderr are pipes here: the plain progress path.
-    let output = Command::new(binary!())
+    let output = Command::new(binary())
         .args([&url, "-d", "1500ms", "-c", "2", "-t", "1"])
         .env("TERM", "xterm-256color")
         .output()
@@ -178,7 +177,7 @@ fn a_sweep_shows_its_step_and_the_finished_steps() {
     let target = spawn_target(one_thread());
     let command = format!(
         "{} sweep http://{}/ -c 1,2 --step 2s --warmup 200ms -t 1; echo EXIT=$?; sleep 60",
-        binary!().display(),
+        binary().display(),
         target.local_addr()
     );
     let tmux = Tmux::start(&command).expect("tmux starts");
@@ -225,7 +224,7 @@ fn at_80_by_24_nothing_is_cut_the_chart_has_a_time_axis_and_rates_are_whole() {
     let target = spawn_target(one_thread());
     let command = format!(
         "{} http://{}/ -d 60s -c 50 -t 1; echo EXIT=$?; sleep 60",
-        binary!().display(),
+        binary().display(),
         target.local_addr()
     );
     let tmux = Tmux::start_sized(&command, 80, 24).expect("tmux starts");

@@ -1,9 +1,8 @@
 //! Load shapes and honest latency, end to end: coordinated omission shown on
 //! purpose, rate accuracy, ramp-up, stages, warm-up, and the breakdown.
 
-use stampede_testkit::binary;
 use stampede_testkit::{
-    read_request_head, run_stampede, spawn_target, RawServer, Run, TargetConfig,
+    binary, read_request_head, run_stampede, spawn_target, RawServer, Run, TargetConfig,
 };
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -46,7 +45,7 @@ fn coordinated_omission_is_shown_by_the_open_model_and_hidden_by_the_closed_one(
     // so only one request sees the stall and the percentiles look healthy.
     let closed_server = stalling_server(Instant::now());
     let closed = ok(run_stampede(
-        binary!(),
+        binary(),
         &[&closed_server.url("/"), "-c", "1", "-t", "1", "-d", "3s"],
     ));
     let closed_p99 = closed.count("/latency_us/p99");
@@ -63,7 +62,7 @@ fn coordinated_omission_is_shown_by_the_open_model_and_hidden_by_the_closed_one(
     // during the stall wait in the client, and their latency counts it.
     let open_server = stalling_server(Instant::now());
     let open = ok(run_stampede(
-        binary!(),
+        binary(),
         &[
             &open_server.url("/"),
             "-r",
@@ -101,7 +100,7 @@ fn rate_is_accurate_overall_and_in_every_full_second() {
     });
     let url = format!("http://{}/", target.local_addr());
     let run = ok(run_stampede(
-        binary!(),
+        binary(),
         &[&url, "-r", "1000", "-d", "5s", "-t", "1"],
     ));
     let sent = run.count("/requests/sent") as f64;
@@ -135,7 +134,7 @@ fn ramp_up_opens_connections_roughly_linearly() {
     });
     let url = format!("http://{}/", target.local_addr());
     let run = ok(run_stampede(
-        binary!(),
+        binary(),
         &[&url, "-c", "40", "--ramp-up", "4s", "-d", "6s", "-t", "2"],
     ));
     let open: Vec<u64> = series(&run)
@@ -167,7 +166,7 @@ fn stages_move_the_target_and_close_connections_on_the_way_down() {
     });
     let url = format!("http://{}/", target.local_addr());
     let run = ok(run_stampede(
-        binary!(),
+        binary(),
         &[&url, "--stages", "1s:10,1s:10,1s:0", "-t", "1"],
     ));
     let points = series(&run);
@@ -192,7 +191,7 @@ fn warmup_is_not_recorded_and_every_request_still_balances() {
     });
     let url = format!("http://{}/", target.local_addr());
     let run = ok(run_stampede(
-        binary!(),
+        binary(),
         &[&url, "-c", "4", "-t", "1", "--warmup", "1s", "-d", "1s"],
     ));
     let elapsed = run.result()["elapsed_s"].as_f64().unwrap();
@@ -222,7 +221,7 @@ fn the_breakdown_is_in_json_and_text() {
     });
     let url = format!("http://{}/", target.local_addr());
     let run = ok(run_stampede(
-        binary!(),
+        binary(),
         &[&url, "-n", "200", "-c", "2", "-t", "1", "--no-keepalive"],
     ));
     assert_eq!(run.count("/breakdown/connect/count"), 200);

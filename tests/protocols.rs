@@ -1,8 +1,7 @@
 //! Request and transport breadth end to end: Unix sockets, a proxy (plain and
 //! CONNECT), pipelining, auth, cookies, HEAD and User-Agent reaching the server.
 
-use stampede_testkit::binary;
-use stampede_testkit::{run_stampede, spawn_target, RawServer, TargetConfig};
+use stampede_testkit::{binary, run_stampede, spawn_target, RawServer, TargetConfig};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::os::unix::net::UnixListener;
@@ -41,7 +40,7 @@ fn unix_socket() {
         }
     });
     let run = run_stampede(
-        binary!(),
+        binary(),
         &[
             "http://localhost/",
             "--unix-socket",
@@ -57,7 +56,7 @@ fn unix_socket() {
     assert_eq!(run.code(), Some(0), "{}", run.stderr());
     assert_eq!(run.count("/requests/success"), 50);
     let missing = run_stampede(
-        binary!(),
+        binary(),
         &[
             "http://localhost/",
             "--unix-socket",
@@ -89,7 +88,7 @@ fn auth_cookies_head_and_user_agent_reach_the_server() {
         }
     });
     let run = run_stampede(
-        binary!(),
+        binary(),
         &[
             &server.url("/x"),
             "-n",
@@ -191,7 +190,7 @@ fn plain_http_through_a_proxy_uses_absolute_form() {
     let url = format!("http://{}/index.html", target.local_addr());
     let proxy = format!("127.0.0.1:{proxy_port}");
     let run = run_stampede(
-        binary!(),
+        binary(),
         &[&url, "-X", &proxy, "-n", "20", "-c", "2", "-t", "1"],
     );
     assert_eq!(run.count("/requests/success"), 20, "{}", run.stderr());
@@ -215,7 +214,7 @@ fn a_refusing_proxy_gives_proxy_errors() {
         .unwrap()
         .port();
     let run = run_stampede(
-        binary!(),
+        binary(),
         &[
             "https://127.0.0.1:1/",
             "-X",
@@ -236,7 +235,7 @@ fn a_refusing_proxy_gives_proxy_errors() {
     // A proxy that answers CONNECT with 403.
     let (proxy_port, _) = start_proxy();
     let run = run_stampede(
-        binary!(),
+        binary(),
         &[
             "https://127.0.0.1:1/",
             "-X",
@@ -262,7 +261,7 @@ fn pipelining_sends_batches_on_few_connections() {
     });
     let url = format!("http://{}/", target.local_addr());
     let run = run_stampede(
-        binary!(),
+        binary(),
         &[&url, "--pipeline", "16", "-c", "2", "-t", "1", "-n", "330"],
     );
     assert_eq!(run.code(), Some(0), "{}", run.stderr());
@@ -271,7 +270,7 @@ fn pipelining_sends_batches_on_few_connections() {
     assert_eq!(run.count("/connections/opened"), 2);
     assert_eq!(target.shutdown().unwrap().requests_total, 330);
     let refused = run_stampede(
-        binary!(),
+        binary(),
         &[&url, "--pipeline", "4", "-r", "100", "-d", "1s"],
     );
     assert_eq!(refused.code(), Some(2));
@@ -279,7 +278,7 @@ fn pipelining_sends_batches_on_few_connections() {
 
 #[test]
 fn tls_options_on_plain_http_are_refused() {
-    let run = run_stampede(binary!(), &["http://127.0.0.1:1/", "--insecure", "-n", "1"]);
+    let run = run_stampede(binary(), &["http://127.0.0.1:1/", "--insecure", "-n", "1"]);
     assert_eq!(run.code(), Some(2));
     assert!(run.stderr().contains("https"), "{}", run.stderr());
 }
@@ -302,7 +301,7 @@ fn targets_file_keeps_per_target_stats() {
     )
     .unwrap();
     let run = run_stampede(
-        binary!(),
+        binary(),
         &[
             "--targets",
             file.to_str().unwrap(),
@@ -333,7 +332,7 @@ fn targets_file_keeps_per_target_stats() {
     assert!(run.stdout().contains("weight"), "{}", run.stdout());
     // A malformed block names the file and line.
     std::fs::write(&file, format!("GET {base}/\nnot a header\n")).unwrap();
-    let bad = run_stampede(binary!(), &["--targets", file.to_str().unwrap(), "-n", "1"]);
+    let bad = run_stampede(binary(), &["--targets", file.to_str().unwrap(), "-n", "1"]);
     assert_eq!(bad.code(), Some(2));
     assert!(bad.stderr().contains("targets.txt:2"), "{}", bad.stderr());
 }
@@ -351,7 +350,7 @@ impl Served {
             .local_addr()
             .unwrap()
             .port();
-        let child = std::process::Command::new(binary!())
+        let child = std::process::Command::new(binary())
             .args(["serve", "--threads", "1", "--port", &port.to_string()])
             .args(extra)
             .stderr(std::process::Stdio::null())
@@ -381,7 +380,7 @@ fn tls_http1_and_h2_and_h2c_against_the_built_in_target() {
     let https = format!("https://localhost:{}/index.html", tls.port);
     // Trusted through --cacert, HTTP/1.1 over TLS, with the handshake timed.
     let run = run_stampede(
-        binary!(),
+        binary(),
         &[
             &https,
             "--cacert",
@@ -404,7 +403,7 @@ fn tls_http1_and_h2_and_h2c_against_the_built_in_target() {
     assert_eq!(run.count("/bytes/body"), 200 * 515);
     // Full handshakes on every connection, --insecure.
     let run = run_stampede(
-        binary!(),
+        binary(),
         &[
             &https,
             "--insecure",
@@ -427,7 +426,7 @@ fn tls_http1_and_h2_and_h2c_against_the_built_in_target() {
     assert_eq!(run.count("/breakdown/tls/count"), 40);
     // HTTP/2 through ALPN, 4 connections x 8 streams.
     let run = run_stampede(
-        binary!(),
+        binary(),
         &[
             &https,
             "--cacert",
@@ -453,7 +452,7 @@ fn tls_http1_and_h2_and_h2c_against_the_built_in_target() {
     assert_eq!(run.result()["plan"]["http_version"], "2");
     assert_eq!(run.count("/bytes/body"), 800 * 515);
     // An unknown CA is a tls error with its reason, not a crash.
-    let run = run_stampede(binary!(), &[&https, "-n", "3", "-c", "1", "-t", "1"]);
+    let run = run_stampede(binary(), &[&https, "-n", "3", "-c", "1", "-t", "1"]);
     assert_eq!(
         run.result()["errors"]["tls"],
         3,
@@ -467,7 +466,7 @@ fn tls_http1_and_h2_and_h2c_against_the_built_in_target() {
     // A wrong host name: the certificate is for localhost and 127.0.0.1 only.
     let wrong = format!("https://127.0.0.1:{}/", tls.port);
     let run = run_stampede(
-        binary!(),
+        binary(),
         &[
             &wrong,
             "--cacert",
@@ -489,7 +488,7 @@ fn tls_http1_and_h2_and_h2c_against_the_built_in_target() {
     // A CA file that is not PEM: one clear line, exit 2.
     std::fs::write(dir.join("bad.pem"), "not a certificate").unwrap();
     let run = run_stampede(
-        binary!(),
+        binary(),
         &[
             &https,
             "--cacert",
@@ -505,7 +504,7 @@ fn tls_http1_and_h2_and_h2c_against_the_built_in_target() {
     let named = format!("https://example.test:{}/", tls.port);
     let resolve = format!("example.test:{}:127.0.0.1", tls.port);
     let run = run_stampede(
-        binary!(),
+        binary(),
         &[
             &named,
             "--resolve",
@@ -528,7 +527,7 @@ fn tls_http1_and_h2_and_h2c_against_the_built_in_target() {
     let plain = Served::start(&[]);
     let h2c = format!("http://127.0.0.1:{}/chunked/3000", plain.port);
     let run = run_stampede(
-        binary!(),
+        binary(),
         &[
             &h2c,
             "--http2",
@@ -564,7 +563,7 @@ fn ipv6_literals() {
         return;
     };
     let url = format!("http://[::1]:{}/index.html", target.local_addr().port());
-    let run = run_stampede(binary!(), &[&url, "-n", "100", "-c", "2", "-t", "1"]);
+    let run = run_stampede(binary(), &[&url, "-n", "100", "-c", "2", "-t", "1"]);
     assert_eq!(run.count("/requests/success"), 100, "{}", run.stderr());
     assert_eq!(target.shutdown().unwrap().requests_total, 100);
 }

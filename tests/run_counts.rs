@@ -3,8 +3,7 @@
 //! and the result file (schema, histogram round trip).
 
 use stampede_metrics::RunResult;
-use stampede_testkit::{binary, one_thread};
-use stampede_testkit::{run_stampede, spawn_target};
+use stampede_testkit::{binary, one_thread, run_stampede, spawn_target};
 
 fn assert_balanced(run: &stampede_testkit::Run) {
     let sent = run.count("/requests/sent");
@@ -26,7 +25,7 @@ fn assert_balanced(run: &stampede_testkit::Run) {
 fn requests_flag_sends_exactly_n_and_the_server_agrees() {
     let target = spawn_target(one_thread());
     let url = format!("http://{}/index.html", target.local_addr());
-    let run = run_stampede(binary!(), &[&url, "-n", "12345", "-c", "37", "-t", "2"]);
+    let run = run_stampede(binary(), &[&url, "-n", "12345", "-c", "37", "-t", "2"]);
     assert_eq!(run.code(), Some(0), "{}", run.stderr());
     assert_eq!(run.count("/requests/sent"), 12345);
     assert_eq!(run.count("/requests/success"), 12345);
@@ -44,10 +43,10 @@ fn requests_flag_sends_exactly_n_and_the_server_agrees() {
 fn no_keepalive_opens_a_connection_per_request() {
     let target = spawn_target(one_thread());
     let url = format!("http://{}/", target.local_addr());
-    let keepalive = run_stampede(binary!(), &[&url, "-n", "400", "-c", "4", "-t", "1"]);
+    let keepalive = run_stampede(binary(), &[&url, "-n", "400", "-c", "4", "-t", "1"]);
     assert_eq!(keepalive.count("/connections/opened"), 4);
     let short = run_stampede(
-        binary!(),
+        binary(),
         &[&url, "-n", "400", "-c", "4", "-t", "1", "--no-keepalive"],
     );
     assert_eq!(short.code(), Some(0), "{}", short.stderr());
@@ -66,7 +65,7 @@ fn no_keepalive_opens_a_connection_per_request() {
 fn counts_chunked_bodies_exactly() {
     let target = spawn_target(one_thread());
     let url = format!("http://{}/chunked/5000", target.local_addr());
-    let run = run_stampede(binary!(), &[&url, "-n", "200", "-c", "2", "-t", "1"]);
+    let run = run_stampede(binary(), &[&url, "-n", "200", "-c", "2", "-t", "1"]);
     assert_eq!(run.count("/requests/success"), 200, "{}", run.stderr());
     assert_eq!(run.count("/bytes/body"), 200 * 5000);
 }
@@ -75,7 +74,7 @@ fn counts_chunked_bodies_exactly() {
 fn duration_runs_account_for_every_request() {
     let target = spawn_target(one_thread());
     let url = format!("http://{}/index.html", target.local_addr());
-    let run = run_stampede(binary!(), &[&url, "-d", "1s", "-c", "20", "-t", "2"]);
+    let run = run_stampede(binary(), &[&url, "-d", "1s", "-c", "20", "-t", "2"]);
     assert_eq!(run.code(), Some(0), "{}", run.stderr());
     assert_balanced(&run);
     let elapsed = run.result()["elapsed_s"].as_f64().unwrap();
@@ -98,7 +97,7 @@ fn duration_runs_account_for_every_request() {
 fn result_file_is_self_describing_and_its_histogram_decodes() {
     let target = spawn_target(one_thread());
     let url = format!("http://{}/status/404", target.local_addr());
-    let run = run_stampede(binary!(), &[&url, "-n", "300", "-c", "3", "-t", "1"]);
+    let run = run_stampede(binary(), &[&url, "-n", "300", "-c", "3", "-t", "1"]);
     let json = run.result();
     assert_eq!(json["schema"], "stampede.result/1");
     assert_eq!(json["plan"]["requests"], 300);
@@ -122,7 +121,7 @@ fn post_body_and_headers_reach_the_server() {
     let target = spawn_target(one_thread());
     let url = format!("http://{}/echo", target.local_addr());
     let run = run_stampede(
-        binary!(),
+        binary(),
         &[
             &url,
             "-n",
@@ -157,7 +156,7 @@ fn every_event_loop_counts_exactly_and_says_which_ran() {
             if !keepalive {
                 args.push("--no-keepalive");
             }
-            let run = run_stampede(binary!(), &args);
+            let run = run_stampede(binary(), &args);
             if io == "uring" && run.stderr().contains("io_uring is unavailable here") {
                 // A kernel or sandbox without io_uring: refused in one line.
                 assert_eq!(run.code(), Some(2));
@@ -183,13 +182,13 @@ fn auto_falls_back_to_tokio_where_the_reactor_cannot_drive() {
     let target = spawn_target(one_thread());
     let url = format!("http://{}/", target.local_addr());
     let paced = run_stampede(
-        binary!(),
+        binary(),
         &[&url, "-r", "200", "-d", "300ms", "-c", "4", "--io", "auto"],
     );
     assert_eq!(paced.code(), Some(0), "{}", paced.stderr());
     assert_eq!(paced.result()["plan"]["io"], "tokio");
     let refused = run_stampede(
-        binary!(),
+        binary(),
         &[&url, "-r", "200", "-d", "300ms", "--io", "epoll"],
     );
     assert_eq!(refused.code(), Some(2));
@@ -199,7 +198,7 @@ fn auto_falls_back_to_tokio_where_the_reactor_cannot_drive() {
         refused.stderr()
     );
     let refused = run_stampede(
-        binary!(),
+        binary(),
         &[&url, "-n", "5", "--pipeline", "4", "--io", "uring"],
     );
     assert_eq!(refused.code(), Some(2));
@@ -230,7 +229,7 @@ fn large_request_bodies_go_out_whole_on_every_event_loop() {
         let args = [
             &url, "-n", "12", "-c", "3", "-m", "POST", "-D", &fits_arg, "--io", io,
         ];
-        let run = run_stampede(binary!(), &args);
+        let run = run_stampede(binary(), &args);
         if io == "uring" && run.stderr().contains("io_uring is unavailable here") {
             continue;
         }
@@ -255,7 +254,7 @@ fn large_request_bodies_go_out_whole_on_every_event_loop() {
             "--timeout",
             "5s",
         ];
-        let run = run_stampede(binary!(), &args);
+        let run = run_stampede(binary(), &args);
         assert_eq!(run.code(), Some(0), "--io {io}: {}", run.stderr());
         assert_balanced(&run);
         assert_eq!(

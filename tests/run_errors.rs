@@ -1,9 +1,8 @@
 //! Every error class provoked for real, against servers that misbehave on
 //! purpose, plus the reconnect rules: each run still accounts for every request.
 
-use stampede_testkit::binary;
 use stampede_testkit::{
-    answer_each_request, read_request_head, run_stampede, spawn_target, RawServer, Run,
+    answer_each_request, binary, read_request_head, run_stampede, spawn_target, RawServer, Run,
     TargetConfig,
 };
 use std::io::Write;
@@ -18,7 +17,7 @@ fn run_n(url: &str, n: &str, extra: &[&str]) -> Run {
 fn run_n_exits(code: i32, url: &str, n: &str, extra: &[&str]) -> Run {
     let mut args = vec![url, "-n", n, "-c", "1", "-t", "1"];
     args.extend_from_slice(extra);
-    let run = run_stampede(binary!(), &args);
+    let run = run_stampede(binary(), &args);
     assert_eq!(run.code(), Some(code), "{}", run.stderr());
     run
 }
@@ -171,7 +170,7 @@ fn bad_input_is_one_line_and_exit_2() {
         &["http://nonexistent.invalid/", "-n", "1"],
     ];
     for args in cases {
-        let output = std::process::Command::new(binary!())
+        let output = std::process::Command::new(binary())
             .args(args)
             .output()
             .unwrap();

@@ -5,8 +5,7 @@
 //! successfully" before its banner; wrk's Req/Sec thread stats sampled in
 //! 100 ms windows per thread (a non-zero, plausible stdev on a short run).
 
-use stampede_testkit::{binary, text};
-use stampede_testkit::{spawn_target, ServerHandle, TargetConfig};
+use stampede_testkit::{binary, spawn_target, text, ServerHandle, TargetConfig};
 use std::process::{Command, Output};
 
 fn target() -> ServerHandle {
@@ -35,7 +34,7 @@ fn progress_lines(stderr: &str) -> Vec<&str> {
 fn ab_prints_completed_and_finished_lines_on_stderr_like_ab() {
     let target = target();
     let url = format!("http://{}/", target.local_addr());
-    let out = run(binary!(), &["ab", "-n", "1000", "-c", "4", &url]);
+    let out = run(binary(), &["ab", "-n", "1000", "-c", "4", &url]);
     assert!(out.status.success(), "{out:?}");
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     let mut expected: Vec<String> = (1..=10)
@@ -53,7 +52,7 @@ fn ab_prints_completed_and_finished_lines_on_stderr_like_ab() {
     );
 
     // 151 requests: one heartbeat at 100 (never more often), then Finished.
-    let out = run(binary!(), &["ab", "-n", "151", &url]);
+    let out = run(binary(), &["ab", "-n", "151", &url]);
     assert_eq!(
         progress_lines(&text(&out.stderr)),
         ["Completed 100 requests", "Finished 151 requests"]
@@ -64,7 +63,7 @@ fn ab_prints_completed_and_finished_lines_on_stderr_like_ab() {
         let mut words = vec!["ab"];
         words.extend_from_slice(args);
         words.push(&url);
-        let out = run(binary!(), &words);
+        let out = run(binary(), &words);
         let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
         assert!(progress_lines(&stderr).is_empty(), "{args:?}: {stderr}");
         assert!(
@@ -93,7 +92,7 @@ fn ab_progress_matches_the_real_ab_when_it_is_installed() {
         words.push(&url);
         let real = run("ab", &words);
         words.insert(0, "ab");
-        let ours = run(binary!(), &words);
+        let ours = run(binary(), &words);
         assert!(real.status.success() && ours.status.success(), "{args:?}");
         let (real_err, our_err) = (text(&real.stderr), text(&ours.stderr));
         assert_eq!(
@@ -121,10 +120,7 @@ fn ab_progress_matches_the_real_ab_when_it_is_installed() {
 fn press_says_its_connections_are_created_before_its_banner() {
     let target = target();
     let url = format!("http://{}/", target.local_addr());
-    let out = run(
-        binary!(),
-        &["press", "-t", "2", "-c", "8", "-d", "1s", &url],
-    );
+    let out = run(binary(), &["press", "-t", "2", "-c", "8", "-d", "1s", &url]);
     assert!(out.status.success(), "{out:?}");
     let stdout = text(&out.stdout);
     let expected = format!(
@@ -154,7 +150,7 @@ fn metric(cell: &str) -> f64 {
 /// `stampede wrk -t 2 -c 8 -d DURATION`: its stdout and Req/Sec row's cells.
 fn wrk_req_per_sec(url: &str, duration: &str) -> (String, Vec<String>) {
     let out = run(
-        binary!(),
+        binary(),
         &["wrk", "-t", "2", "-c", "8", "-d", duration, url],
     );
     assert!(out.status.success(), "{out:?}");

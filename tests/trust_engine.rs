@@ -4,8 +4,7 @@
 //! Every run goes through the binary with a time limit of its own, so a hang
 //! fails the test instead of stalling the suite.
 
-use stampede_testkit::{binary, free_port, one_thread};
-use stampede_testkit::{spawn_target, temp_dir, Run};
+use stampede_testkit::{binary, free_port, one_thread, spawn_target, temp_dir, Run};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -16,7 +15,7 @@ fn run_within(limit: Duration, args: &[&str]) -> (Run, Duration) {
     let dir = temp_dir("trust-engine");
     let json_path = dir.join("result.json");
     let started = Instant::now();
-    let mut child = Command::new(binary!())
+    let mut child = Command::new(binary())
         .args(args)
         .arg("--json")
         .arg(&json_path)

@@ -3,8 +3,9 @@
 //! checked before the first request, `-` as stdout, `--pid` of no process,
 //! runs in which nothing could connect, and mistyped commands.
 
-use stampede_testkit::{binary, free_port, read_json, text};
-use stampede_testkit::{spawn_target, temp_dir, ServerHandle, TargetConfig};
+use stampede_testkit::{
+    binary, free_port, read_json, spawn_target, temp_dir, text, ServerHandle, TargetConfig,
+};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -17,7 +18,7 @@ fn one_thread_target() -> ServerHandle {
 }
 
 fn start(args: &[&str]) -> Child {
-    Command::new(binary!())
+    Command::new(binary())
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -31,7 +32,7 @@ fn signal(child: &Child, signal: libc::c_int) {
 }
 
 fn run(args: &[&str]) -> Output {
-    Command::new(binary!())
+    Command::new(binary())
         .args(args)
         .output()
         .expect("the stampede binary runs")
@@ -114,7 +115,7 @@ fn gnu_timeout_sigint_keeps_the_result() {
         "-s",
         "INT",
         "2",
-        binary!().to_str().expect("a UTF-8 path"),
+        binary().to_str().expect("a UTF-8 path"),
     ];
     let run_args = long_run(&url, &json);
     args.extend(run_args.iter().map(String::as_str));
@@ -211,7 +212,7 @@ fn dash_means_stdout_and_the_summary_moves_to_stderr() {
     let target = one_thread_target();
     let url = format!("http://{}/", target.local_addr());
     let dir = temp_dir("lifecycle");
-    let output = Command::new(binary!())
+    let output = Command::new(binary())
         .args([&url, "-n", "20", "-c", "2", "-t", "1", "--json", "-"])
         .current_dir(&dir)
         .output()
@@ -225,7 +226,7 @@ fn dash_means_stdout_and_the_summary_moves_to_stderr() {
         "summary on stderr"
     );
     assert!(!dir.join("-").exists(), "no file named '-'");
-    let output = Command::new(binary!())
+    let output = Command::new(binary())
         .args([&url, "-n", "20", "-c", "2", "-t", "1", "--csv", "-"])
         .current_dir(&dir)
         .output()
@@ -258,7 +259,7 @@ fn dash_means_stdout_and_the_summary_moves_to_stderr() {
             url.as_str(),
         ],
     ] {
-        let output = Command::new(binary!())
+        let output = Command::new(binary())
             .args(&args)
             .current_dir(&dir)
             .output()

@@ -3,8 +3,7 @@
 //! in-process target's), the TLS row of "Connection Times", and a `--targets`
 //! report whose header, columns and maxima agree with the totals.
 
-use stampede_testkit::binary;
-use stampede_testkit::{run_stampede, spawn_target, temp_dir, TargetConfig};
+use stampede_testkit::{binary, run_stampede, spawn_target, temp_dir, TargetConfig};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::process::Command;
@@ -46,7 +45,7 @@ fn thread_cpu(pid: u32) -> Vec<(u32, String, f64)> {
 fn demo_warns_of_no_bottleneck_and_counts_only_the_clients_threads() {
     let dir = temp_dir("demo");
     let json = dir.join("demo.json");
-    let mut child = Command::new(binary!())
+    let mut child = Command::new(binary())
         .args(["demo", "-d", "2s", "--json"])
         .arg(&json)
         .stdout(std::process::Stdio::piped())
@@ -117,7 +116,7 @@ fn a_plain_run_counts_its_cpu_in_its_own_threads() {
         ..TargetConfig::default()
     });
     let url = format!("http://{}/", target.local_addr());
-    let run = run_stampede(binary!(), &[&url, "-d", "1s", "-c", "4", "-t", "1"]);
+    let run = run_stampede(binary(), &[&url, "-d", "1s", "-c", "4", "-t", "1"]);
     assert_eq!(run.code(), Some(0), "{}", run.stderr());
     let me = client(run.result());
     let cpu = me["cpu_user_s"].as_f64().unwrap() + me["cpu_sys_s"].as_f64().unwrap();
@@ -138,7 +137,7 @@ impl TlsTarget {
             .local_addr()
             .unwrap()
             .port();
-        let child = Command::new(binary!())
+        let child = Command::new(binary())
             .args(["serve", "--threads", "1", "--port", &port.to_string()])
             .args(["--tls", "--write-cert", cert.to_str().unwrap()])
             .stderr(std::process::Stdio::null())
@@ -173,7 +172,7 @@ fn connection_times_show_the_tls_handshake_of_a_tls_run() {
     let tls = TlsTarget::start(&cert);
     let https = format!("https://localhost:{}/index.html", tls.port);
     let run = run_stampede(
-        binary!(),
+        binary(),
         &[
             &https,
             "--cacert",
@@ -202,7 +201,7 @@ fn connection_times_show_the_tls_handshake_of_a_tls_run() {
         ..TargetConfig::default()
     });
     let plain = run_stampede(
-        binary!(),
+        binary(),
         &[
             &format!("http://{}/", target.local_addr()),
             "-n",
@@ -236,7 +235,7 @@ fn a_targets_report_agrees_with_its_totals() {
     )
     .unwrap();
     let run = run_stampede(
-        binary!(),
+        binary(),
         &[
             "--targets",
             file.to_str().unwrap(),
@@ -331,7 +330,7 @@ fn plurals_in_the_plan_line() {
         ..TargetConfig::default()
     });
     let url = format!("http://{}/", target.local_addr());
-    let run = run_stampede(binary!(), &[&url, "-n", "1", "-c", "1", "-t", "1"]);
+    let run = run_stampede(binary(), &[&url, "-n", "1", "-c", "1", "-t", "1"]);
     let plan_line = run.stdout().lines().nth(1).unwrap_or_default().to_string();
     assert!(
         plan_line.contains("1 request,")
@@ -339,7 +338,7 @@ fn plurals_in_the_plan_line() {
             && plan_line.contains("1 thread,"),
         "{plan_line}"
     );
-    let run = run_stampede(binary!(), &[&url, "-n", "4", "-c", "2", "-t", "2"]);
+    let run = run_stampede(binary(), &[&url, "-n", "4", "-c", "2", "-t", "2"]);
     let plan_line = run.stdout().lines().nth(1).unwrap_or_default().to_string();
     assert!(
         plan_line.contains("4 requests, 2 connections, 2 threads,"),

@@ -6,8 +6,9 @@
 //! against the built-in target on loopback, every run bounded.
 
 use serde_json::Value;
-use stampede_testkit::{read_json, stampede, text};
-use stampede_testkit::{spawn_target, temp_dir, ServerHandle, TargetConfig};
+use stampede_testkit::{
+    read_json, spawn_target, stampede, temp_dir, text, ServerHandle, TargetConfig,
+};
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -15,7 +16,7 @@ use std::time::Duration;
 
 /// Runs `args`, expecting `code`; returns stdout.
 fn expect(args: &[&str], code: i32) -> String {
-    let output = stampede!(args);
+    let output = stampede(args);
     assert_eq!(
         output.status.code(),
         Some(code),
@@ -291,7 +292,7 @@ fn merge_and_report_name_a_file_that_is_not_a_result() {
             if command == "compare" {
                 args.push(file.as_str());
             }
-            let output = stampede!(&args);
+            let output = stampede(&args);
             assert_eq!(output.status.code(), Some(2), "{command} {file}");
             let stderr = text(&output.stderr);
             assert_eq!(stderr.lines().count(), 1, "{stderr}");
@@ -337,7 +338,7 @@ fn merge_of_an_interrupted_input_is_no_interrupt_of_the_merge() {
     let b = path(&dir, "b.json");
     std::fs::write(&b, serde_json::to_string(&cut).expect("JSON")).expect("write b.json");
     let merged = path(&dir, "m.json");
-    let output = stampede!(&["merge", &a, &b, "--json", &merged]);
+    let output = stampede(&["merge", &a, &b, "--json", &merged]);
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
     assert!(
         text(&output.stderr).contains("1 input was interrupted"),

@@ -2,8 +2,9 @@
 //! goodput than it offered, even when its warm-up left a backlog, and the
 //! text table's columns line up whatever the width of the numbers.
 
-use stampede_testkit::{binary, free_port};
-use stampede_testkit::{read_request_head, run_stampede, spawn_target, RawServer, TargetConfig};
+use stampede_testkit::{
+    binary, free_port, read_request_head, run_stampede, spawn_target, RawServer, TargetConfig,
+};
 use std::io::Write;
 use std::time::{Duration, Instant};
 
@@ -94,7 +95,7 @@ fn sweep_goodput_never_exceeds_the_offered_rate() {
     });
     let url = format!("http://{}/", target.local_addr());
     let run = run_stampede(
-        binary!(),
+        binary(),
         &[
             "sweep",
             &url,
@@ -187,7 +188,7 @@ fn a_warmup_backlog_does_not_inflate_a_step() {
     let server = stalling_server();
     let url = server.url("/");
     let run = run_stampede(
-        binary!(),
+        binary(),
         &[
             "sweep",
             &url,
@@ -219,10 +220,10 @@ fn a_warmup_backlog_does_not_inflate_a_step() {
 #[test]
 fn a_saturated_server_is_not_told_to_get_more_connections() {
     let port = free_port();
-    let spawn = format!("{} serve --port {port} --threads 1", binary!().display());
+    let spawn = format!("{} serve --port {port} --threads 1", binary().display());
     let url = format!("http://127.0.0.1:{port}/cpu/300000");
     let run = run_stampede(
-        binary!(),
+        binary(),
         &[
             "sweep",
             &url,

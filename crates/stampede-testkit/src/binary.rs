@@ -1,28 +1,44 @@
 //! Running the `stampede` binary under test and reading what it printed or
 //! wrote: the one copy of the helpers every integration test file needs.
 //!
-//! The binary's path is only known where the test is compiled (Cargo sets
-//! `CARGO_BIN_EXE_stampede` for the root package's integration tests), so
-//! [`binary!`](crate::binary) is a macro: it expands in the test's crate.
+//! Cargo builds the root package's binary before its integration tests and
+//! puts it beside their `deps/` folder (`target/<profile>/stampede`), which
+//! is where [`binary`] finds it; `CARGO_BIN_EXE_stampede`, when set at run
+//! time, names it directly. (The compile-time `env!` of that variable is only
+//! defined in the tests' own crate, not in this one.)
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::OnceLock;
 
-/// The `stampede` binary built for this test run, as a `&'static Path`.
-#[macro_export]
-macro_rules! binary {
-    () => {
-        ::std::path::Path::new(env!("CARGO_BIN_EXE_stampede"))
-    };
+/// The `stampede` binary built for this test run.
+pub fn binary() -> &'static Path {
+    static BINARY: OnceLock<PathBuf> = OnceLock::new();
+    BINARY.get_or_init(|| {
+        let path = std::env::var_os("CARGO_BIN_EXE_stampede")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| {
+                let test = std::env::current_exe().expect("the test binary's path");
+                // target/<profile>/deps/<test>-<hash> → target/<profile>/stampede
+                let profile_dir = test
+                    .parent()
+                    .and_then(Path::parent)
+                    .expect("a test binary lives in target/<profile>/deps");
+                profile_dir.join(format!("stampede{}", std::env::consts::EXE_SUFFIX))
+            });
+        assert!(
+            path.is_file(),
+            "the stampede binary is not at {} (run the tests through cargo test)",
+            path.display()
+        );
+        path
+    })
 }
 
 /// Runs the `stampede` binary with these arguments to its end and returns
-/// its output: `stampede!(&["report", path])`.
-#[macro_export]
-macro_rules! stampede {
-    ($args:expr) => {
-        $crate::output_of($crate::binary!(), $args)
-    };
+/// its output.
+pub fn stampede(args: &[&str]) -> Output {
+    output_of(binary(), args)
 }
 
 /// Runs `program` with `args` to its end; its status, stdout and stderr.

@@ -7,7 +7,7 @@
 //!
 //! - `lib.rs`: the built-in target ([`spawn_target`], [`one_thread`]), raw
 //!   servers ([`RawServer`]), ports, temporary folders and [`run_stampede`].
-//! - `binary.rs`: [`binary!`], [`stampede!`], [`text`], [`read_json`]: the
+//! - `binary.rs`: [`binary`], [`stampede`], [`text`], [`read_json`]: the
 //!   binary under test and what it printed or wrote.
 //! - `tools.rs`: outside tools and the skip-or-fail rule.
 
@@ -23,7 +23,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-pub use binary::{output_of, read_json, text};
+pub use binary::{binary, output_of, read_json, stampede, text};
 pub use stampede_target::{Config as TargetConfig, Server, ServerHandle, StatsSnapshot};
 pub use tools::{skip_or_fail, tool_or_skip, tools_required, REQUIRE_TOOLS};
 
