@@ -6,9 +6,9 @@
 //! 2 s), and the error counts and the error rate measure the client's speed
 //! rather than the server. Every failed attempt still counts as one request
 //! (an `errors.connect_*`, one of `-n`). The state is touched only on a
-//! connect failure and when a connection opens, never per request.
+//! connect failure and when a connection opens, never per request. A leaf: the
+//! tokio path waits with [`crate::worker_state::WorkerState::wait_out_backoff`].
 
-use crate::worker_state::WorkerState;
 use std::time::Duration;
 
 /// The wait after the first failure.
@@ -33,21 +33,6 @@ impl Backoff {
     /// A connection opened: the next failure waits the first delay again.
     pub fn succeeded(&mut self) {
         self.failures = 0;
-    }
-}
-
-/// Waits out `delay` on the tokio path, or less: not at all when the budget
-/// is spent (the run is over), and no longer than until another connection
-/// finds it spent. The worker ends the wait at its deadline or a stop by
-/// dropping the task.
-pub async fn wait(state: &WorkerState, delay: Duration) {
-    if !state.has_budget() {
-        return;
-    }
-    let spent = state.budget_spent();
-    tokio::select! {
-        _ = tokio::time::sleep(delay) => {}
-        _ = spent => {}
     }
 }
 

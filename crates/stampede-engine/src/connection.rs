@@ -171,7 +171,7 @@ impl Slot {
     /// target must not starve the worker's timers and other connections).
     async fn after_failure(&mut self, ctx: &ConnectionContext) {
         match self.backoff_due.take() {
-            Some(delay) => crate::backoff::wait(&ctx.state, delay).await,
+            Some(delay) => ctx.state.wait_out_backoff(delay).await,
             None => tokio::task::yield_now().await,
         }
     }

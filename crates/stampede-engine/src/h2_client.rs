@@ -55,7 +55,9 @@ pub async fn run_h2_slot(
         let Some(sender) = open(&ctx, reconnect).await else {
             // A connection (or its handshake) failed: wait before the next
             // attempt, as on HTTP/1.1 (backoff.rs).
-            crate::backoff::wait(&ctx.state, ctx.state.connect_backoff(&mut backoff)).await;
+            ctx.state
+                .wait_out_backoff(ctx.state.connect_backoff(&mut backoff))
+                .await;
             continue;
         };
         backoff.succeeded();

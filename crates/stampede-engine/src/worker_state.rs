@@ -85,6 +85,21 @@ impl WorkerState {
         delay
     }
 
+    /// Waits out a connect backoff of `delay` on the tokio path, or less:
+    /// not at all when the budget is spent (the run is over), and no longer
+    /// than until another connection finds it spent. The worker ends the
+    /// wait at its deadline or a stop by dropping the task.
+    pub async fn wait_out_backoff(&self, delay: Duration) {
+        if !self.has_budget() {
+            return;
+        }
+        let spent = self.budget_spent();
+        tokio::select! {
+            _ = tokio::time::sleep(delay) => {}
+            _ = spent => {}
+        }
+    }
+
     /// True while the budget has requests left (without claiming one).
     pub fn has_budget(&self) -> bool {
         self.budget.get() != Some(0)

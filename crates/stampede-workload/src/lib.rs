@@ -15,6 +15,7 @@ pub mod scenario;
 pub mod scope;
 pub mod store;
 pub mod template;
+mod template_error;
 pub mod workload;
 
 pub use check::{Check, CheckSet, ParseError, Verdict};

@@ -1,7 +1,7 @@
 //! The names a template may use: the built-ins, `--var` constants, feeder
 //! columns and extracted values, each bound to where its value comes from.
 
-use crate::template::TemplateError;
+use crate::template_error::TemplateError;
 
 /// Built-in variable names, in the order error messages list them.
 pub const BUILTINS: &[&str] = &[
