@@ -69,7 +69,7 @@ impl Plan {
 
     /// What keeps the reactors (epoll, io_uring) from driving this run, if
     /// anything: they speak plain HTTP/1.1 (TCP or Unix), one request per
-    /// connection at a time, in the closed model.
+    /// connection at a time, in the closed and the open model.
     pub fn reactor_limitation(&self) -> Option<&'static str> {
         if self.transport.tls.is_some() || self.target.scheme == Scheme::Https {
             Some("TLS")
@@ -77,8 +77,6 @@ impl Plan {
             Some("HTTP/2")
         } else if self.transport.pipeline > 1 {
             Some("--pipeline")
-        } else if !matches!(self.model, LoadModel::Closed { .. }) {
-            Some("the open model (-r)")
         } else {
             None
         }
@@ -188,7 +186,7 @@ impl Plan {
         ) {
             if let Some(reason) = self.reactor_limitation() {
                 return Err(PlanError::Invalid(format!(
-                    "--io {} drives plain HTTP/1.1 with -c; this run uses {reason} (use --io auto or tokio)",
+                    "--io {} drives plain HTTP/1.1; this run uses {reason} (use --io auto or tokio)",
                     self.transport.io.as_str()
                 )));
             }
