@@ -204,6 +204,34 @@ fn stages_send_the_area_under_the_rate() {
 }
 
 #[test]
+fn ramp_up_raises_the_rate_linearly() {
+    let target = spawn_target(one_thread());
+    let url = format!("http://{}/", target.local_addr());
+    for io in EVENT_LOOPS {
+        // 0 → 1000/s over 1 s (area 500), then 1000/s for 1 s.
+        let args = [
+            &url,
+            "-r",
+            "1000",
+            "--ramp-up",
+            "1s",
+            "-d",
+            "2s",
+            "-c",
+            "10",
+            "-t",
+            "2",
+        ];
+        let Some(run) = run_on(io, &args) else {
+            continue;
+        };
+        let label = format!("--io {io}");
+        assert_near(run.count("/requests/sent"), 1500.0, 0.02, &label);
+        assert_balanced(&run, &label);
+    }
+}
+
+#[test]
 fn poisson_arrivals_keep_the_mean_rate() {
     let target = spawn_target(one_thread());
     let url = format!("http://{}/", target.local_addr());
