@@ -9,9 +9,19 @@ use stampede_testkit::{
 };
 use std::io::Write;
 use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 const EVENT_LOOPS: [&str; 3] = ["epoll", "uring", "tokio"];
+
+/// These tests hold rates and time stalls: run one at a time, so that they
+/// do not starve one another of the CPU (two cores on CI).
+fn one_at_a_time() -> MutexGuard<'static, ()> {
+    static SERIAL: Mutex<()> = Mutex::new(());
+    SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
 
 fn binary() -> &'static Path {
     Path::new(env!("CARGO_BIN_EXE_stampede"))
@@ -59,6 +69,7 @@ fn assert_near(actual: u64, expected: f64, tolerance: f64, label: &str) {
 
 #[test]
 fn requests_flag_with_a_rate_sends_exactly_n() {
+    let _serial = one_at_a_time();
     let target = spawn_target(one_thread());
     let url = format!("http://{}/", target.local_addr());
     let mut runs = 0;
@@ -82,6 +93,7 @@ fn requests_flag_with_a_rate_sends_exactly_n() {
 
 #[test]
 fn the_rate_is_held_on_every_event_loop() {
+    let _serial = one_at_a_time();
     let target = spawn_target(one_thread());
     let url = format!("http://{}/", target.local_addr());
     for io in EVENT_LOOPS {
@@ -128,6 +140,7 @@ fn stalling_between(epoch: Instant, from: Duration, to: Duration) -> RawServer {
 
 #[test]
 fn a_server_stall_shows_in_p99_measured_from_the_intended_send() {
+    let _serial = one_at_a_time();
     for io in EVENT_LOOPS {
         // 200 requests/s on at most one connection: the requests due during
         // the stall wait in the client's backlog, and their latency counts it.
@@ -155,6 +168,7 @@ fn a_server_stall_shows_in_p99_measured_from_the_intended_send() {
 
 #[test]
 fn warmup_with_a_rate_does_not_inflate_the_window() {
+    let _serial = one_at_a_time();
     let target = spawn_target(one_thread());
     let url = format!("http://{}/", target.local_addr());
     let mut sent_total = 0;
@@ -186,6 +200,7 @@ fn warmup_with_a_rate_does_not_inflate_the_window() {
 
 #[test]
 fn a_warmup_request_answered_in_the_window_is_not_measured() {
+    let _serial = one_at_a_time();
     for io in EVENT_LOOPS {
         // One connection; the server stalls from 0.3 s to 2 s, across the
         // start of measurement (1 s): the warm-up request caught in the
@@ -221,6 +236,7 @@ fn a_warmup_request_answered_in_the_window_is_not_measured() {
 
 #[test]
 fn stages_send_the_area_under_the_rate() {
+    let _serial = one_at_a_time();
     let target = spawn_target(one_thread());
     let url = format!("http://{}/", target.local_addr());
     for io in EVENT_LOOPS {
@@ -247,6 +263,7 @@ fn stages_send_the_area_under_the_rate() {
 
 #[test]
 fn ramp_up_raises_the_rate_linearly() {
+    let _serial = one_at_a_time();
     let target = spawn_target(one_thread());
     let url = format!("http://{}/", target.local_addr());
     for io in EVENT_LOOPS {
@@ -275,6 +292,7 @@ fn ramp_up_raises_the_rate_linearly() {
 
 #[test]
 fn poisson_arrivals_keep_the_mean_rate() {
+    let _serial = one_at_a_time();
     let target = spawn_target(one_thread());
     let url = format!("http://{}/", target.local_addr());
     for io in EVENT_LOOPS {
@@ -304,6 +322,7 @@ fn poisson_arrivals_keep_the_mean_rate() {
 
 #[test]
 fn a_closed_port_fails_every_request_without_a_hang() {
+    let _serial = one_at_a_time();
     let port = {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         listener.local_addr().unwrap().port()
