@@ -1,8 +1,8 @@
 //! The reactors: hand-driven event loops for plain HTTP/1.1, in the closed
-//! and the open model, the leanest path per request (issues 11, 17). Two drive the sockets:
-//! epoll (each socket registered once, edge-triggered; a short read ends the
-//! reading) and io_uring (sends queued on a ring, multishot receives into a
-//! provided buffer ring, one syscall per batch). Both write the next request
+//! and the open model, the leanest path per request (issues 11, 17). Two
+//! drive the sockets: epoll (each socket registered once, edge-triggered;
+//! a short read ends the reading) and io_uring (sends queued on a ring,
+//! multishot receives into a provided buffer ring, one syscall per batch). Both write the next request
 //! from the handler that completed the previous response and find timeouts
 //! by a sweep over the slots, not by a timer per request. Everything else a
 //! worker does (warm-up, snapshots every 250 ms, the connection schedule,
