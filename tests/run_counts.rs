@@ -181,16 +181,20 @@ fn every_event_loop_counts_exactly_and_says_which_ran() {
 fn auto_falls_back_to_tokio_where_the_reactor_cannot_drive() {
     let target = spawn_target(one_thread());
     let url = format!("http://{}/", target.local_addr());
+    let h2c = run_stampede(
+        binary(),
+        &[&url, "-n", "20", "-c", "2", "--http2", "--io", "auto"],
+    );
+    assert_eq!(h2c.code(), Some(0), "{}", h2c.stderr());
+    assert_eq!(h2c.result()["plan"]["io"], "tokio");
+    // The open model runs on a reactor (tests/open_model_reactors.rs).
     let paced = run_stampede(
         binary(),
         &[&url, "-r", "200", "-d", "300ms", "-c", "4", "--io", "auto"],
     );
     assert_eq!(paced.code(), Some(0), "{}", paced.stderr());
-    assert_eq!(paced.result()["plan"]["io"], "tokio");
-    let refused = run_stampede(
-        binary(),
-        &[&url, "-r", "200", "-d", "300ms", "--io", "epoll"],
-    );
+    assert_ne!(paced.result()["plan"]["io"], "tokio");
+    let refused = run_stampede(binary(), &[&url, "-n", "5", "--http2", "--io", "epoll"]);
     assert_eq!(refused.code(), Some(2));
     assert!(
         refused.stderr().contains("--io epoll") && refused.stderr().lines().count() == 1,

@@ -14,6 +14,7 @@ mod limits;
 pub mod monitor;
 mod open;
 mod outcome_class;
+mod pacer;
 mod precise_timer;
 mod reactor;
 mod read_buffer;

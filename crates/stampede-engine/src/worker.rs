@@ -43,11 +43,7 @@ async fn drive(
     to_aggregator: mpsc::Sender<WorkerMessage>,
     log: Option<WorkerLogHandle>,
 ) {
-    let mut state = WorkerState::new(plan.budget, plan.mix.len());
-    if matches!(plan.load, WorkerLoad::Open(_)) {
-        state = state.with_window_start(plan.measure_start);
-    }
-    let state = Rc::new(state);
+    let state = Rc::new(WorkerState::for_plan(&plan));
     let context = Rc::new(connection_context(&plan, state.clone(), log));
     let (load_done, abort_handles) = start_load(&plan, &context);
     let deadline = async {

@@ -2,6 +2,7 @@
 //! `-n`, and the levels (requests in flight, open connections). Single-threaded
 //! (`Cell`, `RefCell`): nothing here is touched by another thread, so no atomics.
 
+use crate::worker_plan::{WorkerLoad, WorkerPlan};
 use stampede_metrics::{ErrorKind, Gauges, Outcome, Recorder, Snapshot, MAX_ERROR_SAMPLES};
 use std::cell::{Cell, RefCell};
 use std::time::{Duration, Instant};
@@ -41,6 +42,17 @@ impl WorkerState {
             warmup_in_flight: Cell::new(0),
             spent: tokio::sync::Notify::new(),
             ever_opened: Cell::new(false),
+        }
+    }
+
+    /// The state of a worker that runs `plan`: with the open model, requests
+    /// belong to the warm-up or the window by their intended instant
+    /// ([`WorkerState::with_window_start`]), on every path.
+    pub fn for_plan(plan: &WorkerPlan) -> WorkerState {
+        let state = WorkerState::new(plan.budget, plan.mix.len());
+        match plan.load {
+            WorkerLoad::Open(_) => state.with_window_start(plan.measure_start),
+            WorkerLoad::Closed { .. } => state,
         }
     }
 

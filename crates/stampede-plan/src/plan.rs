@@ -69,8 +69,8 @@ impl Plan {
 
     /// What keeps the reactors (epoll, io_uring) from driving this run, if
     /// anything: they speak HTTP/1.1 (TCP or Unix, plain or TLS), one
-    /// request per connection at a time, in the closed model. A proxy's
-    /// CONNECT tunnel is the tokio path's.
+    /// request per connection at a time, in the closed and the open model.
+    /// A proxy's CONNECT tunnel is the tokio path's.
     pub fn reactor_limitation(&self) -> Option<&'static str> {
         if self.uses_tls() && self.transport.proxy.is_some() {
             Some("TLS through a proxy (CONNECT)")
@@ -78,8 +78,6 @@ impl Plan {
             Some("HTTP/2")
         } else if self.transport.pipeline > 1 {
             Some("--pipeline")
-        } else if !matches!(self.model, LoadModel::Closed { .. }) {
-            Some("the open model (-r)")
         } else {
             None
         }
@@ -193,7 +191,7 @@ impl Plan {
         ) {
             if let Some(reason) = self.reactor_limitation() {
                 return Err(PlanError::Invalid(format!(
-                    "--io {} drives plain HTTP/1.1 with -c; this run uses {reason} (use --io auto or tokio)",
+                    "--io {} drives plain HTTP/1.1; this run uses {reason} (use --io auto or tokio)",
                     self.transport.io.as_str()
                 )));
             }

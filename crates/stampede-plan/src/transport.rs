@@ -80,8 +80,8 @@ pub struct TransportSpec {
 /// The event loop behind a worker's connections, as asked for (`--io`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum IoBackend {
-    /// A reactor where the run allows it (plain HTTP/1.1, closed model, no
-    /// pipelining): io_uring where the kernel offers it, else epoll (the
+    /// A reactor where the run allows it (HTTP/1.1 plain or over TLS, closed
+    /// or open model, no pipelining): io_uring where the kernel offers it, else epoll (the
     /// engine settles which); tokio otherwise.
     #[default]
     Auto,

@@ -68,13 +68,15 @@ impl Ledger {
         }
     }
 
-    /// A new request the worker has counted (`begin_request`): picks its
-    /// request of the mix and starts its clock.
-    pub fn begin(&mut self, ctx: &ConnectionContext, now: Instant) {
+    /// A new request the worker has counted (`begin_request` or
+    /// `begin_intended`): picks its request of the mix and starts its clock
+    /// at `intended` (now in the closed model; the open model's instant,
+    /// so that the time it waited for a connection counts in its latency).
+    pub fn begin(&mut self, ctx: &ConnectionContext, intended: Instant) {
         self.target = ctx.next_target();
         let (_, head) = ctx.request_of(self.target);
         self.parser.set_head_request(head);
-        self.intended = now;
+        self.intended = intended;
         self.may_retry = true;
         self.connect = None;
     }

@@ -1,17 +1,21 @@
 //! The reactors: hand-driven event loops for HTTP/1.1, plain or over TLS
-//! (tls.rs), in the closed model, the leanest path per request (issue 11).
-//! Two drive the sockets: epoll (each socket registered once,
-//! edge-triggered; a short read ends the reading) and io_uring (sends queued on a ring, multishot receives into a
-//! provided buffer ring, one syscall per batch). Both write the next request
-//! from the handler that completed the previous response and find timeouts
-//! by a sweep over the slots, not by a timer per request. Everything else a
-//! worker does (warm-up, snapshots every 250 ms, the connection schedule,
-//! the budget, stop and deadline) happens here, in a housekeeping turn
-//! between event batches. The tokio path (worker.rs) drives HTTP/2,
-//! pipelining and the open model.
+//! (tls.rs), in the closed and the open model, the leanest path per request
+//! (issues 11, 17). Two drive the sockets: epoll (each socket registered
+//! once, edge-triggered; a short read ends the reading) and io_uring (sends
+//! queued on a ring, multishot receives into a provided buffer ring, one
+//! syscall per batch). Both write the next request from the handler that
+//! completed the previous response and find timeouts by a sweep over the
+//! slots, not by a timer per request. Everything else a worker does
+//! (warm-up, snapshots every 250 ms, the connection schedule, the budget,
+//! stop and deadline, and in the open model the dispatch of every request
+//! due, open_dispatch.rs) happens here, in a housekeeping turn between event
+//! batches; the wait between batches ends at the next intended instant with
+//! nanosecond precision, so no timer is armed per request. The tokio path
+//! (worker.rs) drives HTTP/2, pipelining and TLS through a proxy.
 
 mod epoll;
 mod ledger;
+mod open_dispatch;
 mod slot;
 mod socket;
 mod tls;
@@ -24,6 +28,7 @@ use crate::connection::{connection_context, ConnectionContext};
 use crate::request_log::WorkerLogHandle;
 use crate::worker_plan::{second_of, WorkerLoad, WorkerMessage, WorkerPlan};
 use crate::worker_state::WorkerState;
+use open_dispatch::{Destination, OpenDispatch};
 pub use slot::{Phase, ReactorSlot, SlotBase, Step, WorkerIo};
 use stampede_plan::EventLoop;
 use std::io;
@@ -36,10 +41,10 @@ use tokio::sync::watch;
 const SWEEP_MIN: Duration = Duration::from_millis(5);
 const SWEEP_MAX: Duration = Duration::from_millis(100);
 
-/// Runs a closed-model worker until its budget is spent, its deadline passes
-/// or it is told to stop, and sends its snapshots like any worker. `wait`
-/// waits up to the given milliseconds for socket events and hands each to
-/// its slot and then to [`Turn::advance`].
+/// Runs a worker until its budget is spent, its deadline passes or it is
+/// told to stop, and sends its snapshots like any worker. `wait` waits up to
+/// the given time for socket events and hands each to its slot and then to
+/// [`Turn::advance`].
 pub(crate) fn drive<I: WorkerIo, S: ReactorSlot<I>>(
     plan: &WorkerPlan,
     mut stop: watch::Receiver<bool>,
@@ -47,16 +52,8 @@ pub(crate) fn drive<I: WorkerIo, S: ReactorSlot<I>>(
     ctx: &ConnectionContext,
     io: &I,
     slots: &mut [S],
-    mut wait: impl FnMut(&mut [S], &mut Turn, i32) -> io::Result<()>,
+    mut wait: impl FnMut(&mut [S], &mut Turn, Duration) -> io::Result<()>,
 ) -> io::Result<()> {
-    let WorkerLoad::Closed {
-        schedule,
-        warmup_target,
-        ..
-    } = &plan.load
-    else {
-        return Err(io::Error::other("the reactors drive the closed model only"));
-    };
     let state = &ctx.state;
     let start = Instant::now();
     let shortest_timeout = plan.timeout.min(ctx.connector.connect_timeout);
@@ -65,6 +62,20 @@ pub(crate) fn drive<I: WorkerIo, S: ReactorSlot<I>>(
         limit: 0,
         runnable: Vec::new(),
         backing_off: Vec::new(),
+        open: None,
+    };
+    let closed = match &plan.load {
+        WorkerLoad::Closed {
+            schedule,
+            warmup_target,
+            ..
+        } => Some((schedule, *warmup_target)),
+        WorkerLoad::Open(load) => {
+            let dispatch = OpenDispatch::new(load, start, plan.measure_start, plan.deadline);
+            turn.open = Some(dispatch);
+            turn.limit = slots.len();
+            None
+        }
     };
     let mut warming_up = plan.measure_start > start;
     let mut next_control = start;
@@ -79,22 +90,24 @@ pub(crate) fn drive<I: WorkerIo, S: ReactorSlot<I>>(
             if *stop.borrow_and_update() {
                 break;
             }
-            let limit = slots_at(
-                schedule,
-                *warmup_target,
-                plan.measure_start,
-                now,
-                plan.index,
-                plan.workers,
-            )
-            .min(slots.len());
-            if limit > turn.limit {
-                let idle = (turn.limit..limit)
-                    .filter(|&i| slots[i].phase() == Phase::Idle && !turn.is_backing_off(i));
-                let idle: Vec<usize> = idle.collect();
-                turn.runnable.extend(idle);
+            if let Some((schedule, warmup_target)) = closed {
+                let limit = slots_at(
+                    schedule,
+                    warmup_target,
+                    plan.measure_start,
+                    now,
+                    plan.index,
+                    plan.workers,
+                )
+                .min(slots.len());
+                if limit > turn.limit {
+                    let idle = (turn.limit..limit)
+                        .filter(|&i| slots[i].phase() == Phase::Idle && !turn.is_backing_off(i));
+                    let idle: Vec<usize> = idle.collect();
+                    turn.runnable.extend(idle);
+                }
+                turn.limit = limit;
             }
-            turn.limit = limit;
             next_control = now + CONTROL_PERIOD;
         }
         if now >= deadline {
@@ -147,20 +160,24 @@ pub(crate) fn drive<I: WorkerIo, S: ReactorSlot<I>>(
                 turn.advance(io, ctx, slots, index, Step::Answered);
             }
         }
-        if !state.has_budget() && state.in_flight() == 0 {
+        if turn.open.is_some() {
+            turn.dispatch_due(io, ctx, slots, now);
+        }
+        if turn.is_done(state, plan.deadline.is_some()) {
             break;
         }
         let wake_at = next_control
             .min(next_sweep)
             .min(next_snapshot)
             .min(deadline)
-            .min(turn.next_retry().unwrap_or(far));
-        let timeout_ms = if turn.runnable.is_empty() {
-            millis_until(now, wake_at)
+            .min(turn.next_retry().unwrap_or(far))
+            .min(turn.next_due_at().unwrap_or(far));
+        let timeout = if turn.runnable.is_empty() {
+            wake_at.saturating_duration_since(Instant::now())
         } else {
-            0
+            Duration::ZERO
         };
-        wait(slots, &mut turn, timeout_ms)?;
+        wait(slots, &mut turn, timeout)?;
     }
     let finished_at = Instant::now();
     if let Some(log) = &ctx.log {
@@ -176,15 +193,18 @@ pub(crate) fn drive<I: WorkerIo, S: ReactorSlot<I>>(
     Ok(())
 }
 
-/// Runs a closed-model worker on the reactor its plan names (epoll or
-/// io_uring; see [`drive`]).
+/// Runs a worker on the reactor its plan names (epoll or io_uring; see
+/// [`drive`]).
 pub fn run_reactor_worker(
     plan: WorkerPlan,
     stop: watch::Receiver<bool>,
     to_aggregator: mpsc::Sender<WorkerMessage>,
     log: Option<WorkerLogHandle>,
 ) -> io::Result<()> {
-    let state = Rc::new(WorkerState::new(plan.budget, plan.mix.len()));
+    if matches!(plan.load, WorkerLoad::Open(_)) {
+        precise_wakeups();
+    }
+    let state = Rc::new(WorkerState::for_plan(&plan));
     let ctx = connection_context(&plan, state, log);
     match plan.event_loop {
         EventLoop::Epoll => epoll::run(&plan, stop, &to_aggregator, &ctx),
@@ -203,11 +223,22 @@ pub(crate) fn longest_request(plan: &WorkerPlan) -> usize {
         .unwrap_or(0)
 }
 
-/// The slots a closed-model worker may ever need.
+/// Asks the kernel to end this thread's timed waits on time: by default a
+/// wait may end up to 50 µs late (timer slack, so that wake-ups coalesce),
+/// which alone would use the open model's send-lateness budget.
+fn precise_wakeups() {
+    // SAFETY: PR_SET_TIMERSLACK takes a plain integer and affects only the
+    // calling thread; a failure leaves the default slack, which is harmless.
+    unsafe {
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
+    }
+}
+
+/// The slots a worker may ever need (open model: its share of `-c`).
 pub(crate) fn slot_count(plan: &WorkerPlan) -> usize {
     match &plan.load {
         WorkerLoad::Closed { slots, .. } => *slots,
-        WorkerLoad::Open(_) => 0,
+        WorkerLoad::Open(load) => load.max_connections,
     }
 }
 
@@ -223,6 +254,8 @@ pub struct Turn {
     /// backoff, backoff.rs): they hold no budget meanwhile, so a `-n` run
     /// ends when the budget is spent, and a `-d` run at its deadline.
     backing_off: Vec<(Instant, usize)>,
+    /// The open model's dispatch (`None` in the closed model).
+    open: Option<OpenDispatch>,
 }
 
 impl Turn {
@@ -247,6 +280,19 @@ impl Turn {
                     return;
                 }
                 Step::Answered => {
+                    if let Some(open) = &mut self.open {
+                        if open.backlog.is_empty() {
+                            open.went_idle(index);
+                            return;
+                        }
+                        let now = Instant::now();
+                        let Some(intended) = open.backlog.pop(now) else {
+                            open.went_idle(index);
+                            return;
+                        };
+                        step = start_intended(io, ctx, &mut slots[index], intended, now);
+                        continue;
+                    }
                     if index >= self.limit || !ctx.state.claim_budget() {
                         slots[index].park(io);
                         return;
@@ -259,7 +305,75 @@ impl Turn {
     }
 }
 
+/// Starts on `slot` at `now` the open model's request intended at `intended`.
+fn start_intended<I: WorkerIo, S: ReactorSlot<I>>(
+    io: &I,
+    ctx: &ConnectionContext,
+    slot: &mut S,
+    intended: Instant,
+    now: Instant,
+) -> Step {
+    ctx.state
+        .begin_intended(intended, now.saturating_duration_since(intended));
+    slot.start_at(io, intended, now)
+}
+
 impl Turn {
+    /// Open model: hands every request due at `now` to a slot (or the
+    /// backlog), claiming each from the budget.
+    fn dispatch_due<I: WorkerIo, S: ReactorSlot<I>>(
+        &mut self,
+        io: &I,
+        ctx: &ConnectionContext,
+        slots: &mut [S],
+        now: Instant,
+    ) {
+        loop {
+            let Some(open) = self.open.as_mut() else {
+                return;
+            };
+            if open.exhausted {
+                return;
+            }
+            let Some(intended) = open.pacer.next_due(now) else {
+                open.exhausted = open.pacer.peek().is_none();
+                return;
+            };
+            if !ctx.state.claim_budget() {
+                open.exhausted = true;
+                return;
+            }
+            let index = match open.destination(slots.len()) {
+                Destination::Slot(index) => index,
+                Destination::Backlog => {
+                    open.backlog.push(intended);
+                    continue;
+                }
+            };
+            let step = start_intended(io, ctx, &mut slots[index], intended, Instant::now());
+            self.advance(io, ctx, slots, index, step);
+        }
+    }
+
+    /// When the open model's next request is due.
+    fn next_due_at(&mut self) -> Option<Instant> {
+        self.open.as_mut().and_then(OpenDispatch::next_due_at)
+    }
+
+    /// True when the worker has nothing left to do before its deadline:
+    /// the budget is spent (open model: or the pacer has no more instants
+    /// and no deadline is waited for) and nothing is in flight or queued.
+    fn is_done(&self, state: &WorkerState, has_deadline: bool) -> bool {
+        let idle = state.in_flight() == 0;
+        match &self.open {
+            None => !state.has_budget() && idle,
+            Some(open) => {
+                let no_more = !state.has_budget() || (open.exhausted && !has_deadline);
+                no_more && idle && open.backlog.is_empty()
+            }
+        }
+    }
+
     fn is_backing_off(&self, index: usize) -> bool {
         self.backing_off.iter().any(|&(_, i)| i == index)
     }
@@ -279,25 +393,5 @@ impl Turn {
     /// When the first backed-off slot may start again.
     fn next_retry(&self) -> Option<Instant> {
         self.backing_off.iter().map(|&(at, _)| at).min()
-    }
-}
-
-/// Milliseconds from `now` to `at`, rounded up (the unit of the waits).
-fn millis_until(now: Instant, at: Instant) -> i32 {
-    let wait = at.saturating_duration_since(now);
-    wait.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn waits_round_up_to_whole_milliseconds() {
-        let now = Instant::now();
-        assert_eq!(millis_until(now, now), 0);
-        assert_eq!(millis_until(now, now + Duration::from_micros(1)), 1);
-        assert_eq!(millis_until(now, now + Duration::from_millis(7)), 7);
-        assert_eq!(millis_until(now + Duration::from_secs(1), now), 0);
     }
 }

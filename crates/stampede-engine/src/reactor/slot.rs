@@ -138,7 +138,13 @@ pub trait ReactorSlot<I: WorkerIo> {
 
     /// Starts a request the worker has already counted (`begin_request`).
     fn start(&mut self, io: &I, now: Instant) -> Step {
-        self.ledger().begin(io.ctx(), now);
+        self.start_at(io, now, now)
+    }
+
+    /// Starts at `now` a request intended at `intended` (the open model;
+    /// counted with `begin_intended`): its latency runs from `intended`.
+    fn start_at(&mut self, io: &I, intended: Instant, now: Instant) -> Step {
+        self.ledger().begin(io.ctx(), intended);
         self.send_request(io, now)
     }
 

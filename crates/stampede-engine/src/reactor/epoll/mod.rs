@@ -18,7 +18,7 @@ use tokio::sync::watch;
 /// Events taken per epoll_wait.
 const EVENTS_PER_WAIT: usize = 1024;
 
-/// Runs a closed-model worker on the epoll reactor (see [`drive`]).
+/// Runs a worker on the epoll reactor (see [`drive`]).
 pub fn run(
     plan: &WorkerPlan,
     stop: watch::Receiver<bool>,
@@ -44,8 +44,8 @@ pub fn run(
         ctx,
         &io,
         &mut slots,
-        |slots, turn, timeout_ms| {
-            let ready = poller.wait(&mut events, timeout_ms)?;
+        |slots, turn, timeout| {
+            let ready = poller.wait(&mut events, timeout)?;
             for event in &events[..ready] {
                 let (index, generation) = Slot::decode(event.u64);
                 let Some(slot) = slots.get_mut(index) else {

@@ -17,7 +17,7 @@ use std::sync::mpsc;
 use std::time::Instant;
 use tokio::sync::watch;
 
-/// Runs a closed-model worker on the io_uring reactor (see [`drive`]).
+/// Runs a worker on the io_uring reactor (see [`drive`]).
 pub fn run(
     plan: &WorkerPlan,
     stop: watch::Receiver<bool>,
@@ -45,8 +45,8 @@ pub fn run(
         ctx,
         &io,
         &mut slots,
-        |slots, turn, timeout_ms| {
-            ring.wait(timeout_ms, &mut completions)?;
+        |slots, turn, timeout| {
+            ring.wait(timeout, &mut completions)?;
             for completion in &completions {
                 let index = Slot::index_of(completion);
                 if let Some(slot) = slots.get_mut(index) {

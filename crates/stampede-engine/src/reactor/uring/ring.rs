@@ -10,6 +10,7 @@ use std::cell::RefCell;
 use std::io;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU16, Ordering};
+use std::time::Duration;
 
 /// The buffer group of the worker's receive buffers.
 pub const BUFFER_GROUP: u16 = 0;
@@ -130,14 +131,12 @@ impl Ring {
         }
     }
 
-    /// Submits what is queued and waits up to `timeout_ms` for at least one
-    /// completion; then moves every completion into `into`.
-    pub fn wait(&self, timeout_ms: i32, into: &mut Vec<Completion>) -> io::Result<()> {
+    /// Submits what is queued and waits up to `timeout` (to the
+    /// nanosecond) for at least one completion; then moves every completion
+    /// into `into`.
+    pub fn wait(&self, timeout: Duration, into: &mut Vec<Completion>) -> io::Result<()> {
         let mut uring = self.uring.borrow_mut();
-        let millis = timeout_ms.max(0) as u64;
-        let timespec = types::Timespec::new()
-            .sec(millis / 1000)
-            .nsec((millis % 1000) as u32 * 1_000_000);
+        let timespec = types::Timespec::from(timeout);
         let args = types::SubmitArgs::new().timespec(&timespec);
         match uring.submitter().submit_with_args(1, &args) {
             Ok(_) => {}

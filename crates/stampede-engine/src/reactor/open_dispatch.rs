@@ -1,0 +1,104 @@
+//! The open model on a reactor: the worker's intended instants (pacer.rs)
+//! go to the most recently idle slot, else to a slot not used yet while
+//! under the worker's share of `-c`, else into a backlog whose wait counts
+//! in latency (a request's clock starts at its intended instant). A slot
+//! that answers takes the oldest backlog entry or goes idle with its
+//! connection kept. The rules are those of the tokio path (open.rs); the
+//! arithmetic and the warm-up rule are pacer.rs's, shared by both.
+
+use crate::pacer::{Backlog, Pacer};
+use crate::worker_plan::OpenLoad;
+use std::time::Instant;
+
+/// Where the open model's requests go.
+#[derive(Debug)]
+pub struct OpenDispatch {
+    pub pacer: Pacer,
+    pub backlog: Backlog,
+    /// Idle slots (connection kept), most recently idle last.
+    idle: Vec<usize>,
+    /// Slots taken into use so far, from 0 (the rest never opened).
+    used: usize,
+    /// The pacer has no more instants, or the budget is spent.
+    pub exhausted: bool,
+}
+
+/// Where a due request goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Destination {
+    Slot(usize),
+    Backlog,
+}
+
+impl OpenDispatch {
+    pub fn new(
+        load: &OpenLoad,
+        now: Instant,
+        measure_start: Instant,
+        end: Option<Instant>,
+    ) -> Self {
+        OpenDispatch {
+            pacer: Pacer::new(load, now, measure_start, end),
+            backlog: Backlog::new(measure_start),
+            idle: Vec::new(),
+            used: 0,
+            exhausted: false,
+        }
+    }
+
+    /// The slot a due request goes to (most recently idle first, so the
+    /// fewest connections stay warm), or the backlog when all `cap` are busy.
+    pub fn destination(&mut self, cap: usize) -> Destination {
+        if let Some(index) = self.idle.pop() {
+            return Destination::Slot(index);
+        }
+        if self.used < cap {
+            self.used += 1;
+            return Destination::Slot(self.used - 1);
+        }
+        Destination::Backlog
+    }
+
+    /// Slot `index` has nothing to do.
+    pub fn went_idle(&mut self, index: usize) {
+        self.idle.push(index);
+    }
+
+    /// When the next request is due, if the pacer has one.
+    pub fn next_due_at(&mut self) -> Option<Instant> {
+        if self.exhausted {
+            return None;
+        }
+        self.pacer.peek()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use stampede_plan::{Arrival, Schedule};
+    use std::time::Duration;
+
+    #[test]
+    fn requests_go_to_the_most_recently_idle_slot_then_new_ones_then_the_backlog() {
+        let now = Instant::now();
+        let load = OpenLoad {
+            per_s: Schedule::constant(10.0, Duration::from_secs(1)),
+            warmup_rate: 0.0,
+            max_connections: 2,
+            arrival: Arrival::Uniform,
+            seed: 1,
+            worker: 0,
+            workers: 1,
+        };
+        let mut dispatch = OpenDispatch::new(&load, now, now, None);
+        assert_eq!(dispatch.destination(2), Destination::Slot(0));
+        assert_eq!(dispatch.destination(2), Destination::Slot(1));
+        assert_eq!(dispatch.destination(2), Destination::Backlog);
+        dispatch.went_idle(0);
+        dispatch.went_idle(1);
+        assert_eq!(dispatch.destination(2), Destination::Slot(1), "LIFO");
+        assert_eq!(dispatch.destination(2), Destination::Slot(0));
+        assert_eq!(dispatch.destination(2), Destination::Backlog);
+    }
+}

@@ -1,0 +1,353 @@
+//! The open model (`-r`) on every event loop that serves it: epoll and
+//! io_uring (the reactors) and tokio (`--io tokio`). Exact counts under
+//! `-n`, the rate held, latency from the intended send (a server stall shows
+//! in p99), warm-up kept out of the window, stages and Poisson arrivals, and
+//! a dead target failing without a hang.
+
+use stampede_testkit::{
+    read_request_head, run_stampede, spawn_target, RawServer, Run, TargetConfig,
+};
+use std::io::Write;
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+const EVENT_LOOPS: [&str; 3] = ["epoll", "uring", "tokio"];
+
+/// These tests hold rates and time stalls: run one at a time, so that they
+/// do not starve one another of the CPU (two cores on CI).
+fn one_at_a_time() -> MutexGuard<'static, ()> {
+    static SERIAL: Mutex<()> = Mutex::new(());
+    SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn binary() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_stampede"))
+}
+
+fn one_thread() -> TargetConfig {
+    TargetConfig {
+        threads: 1,
+        ..TargetConfig::default()
+    }
+}
+
+/// Runs `args` with `--io io`; `None` (after saying so) when this kernel or
+/// sandbox has no io_uring. Checks the run succeeded on the event loop asked for.
+fn run_on(io: &str, args: &[&str]) -> Option<Run> {
+    let mut all = args.to_vec();
+    all.extend(["--io", io]);
+    let run = run_stampede(binary(), &all);
+    if io == "uring" && run.stderr().contains("io_uring is unavailable here") {
+        assert_eq!(run.code(), Some(2));
+        eprintln!("skipped --io uring: {}", run.stderr().trim());
+        return None;
+    }
+    assert_eq!(run.code(), Some(0), "--io {io}: {}", run.stderr());
+    assert_eq!(run.result()["plan"]["io"], io, "--io {io} ran where asked");
+    Some(run)
+}
+
+fn assert_balanced(run: &Run, label: &str) {
+    let accounted = run.count("/requests/success")
+        + run.count("/requests/failed_status")
+        + run.count("/requests/errors")
+        + run.count("/requests/unfinished");
+    assert_eq!(run.count("/requests/sent"), accounted, "{label}: balance");
+}
+
+fn assert_near(actual: u64, expected: f64, tolerance: f64, label: &str) {
+    let off = (actual as f64 - expected).abs();
+    assert!(
+        off <= tolerance * expected,
+        "{label}: {actual}, expected {expected} ±{}%",
+        tolerance * 100.0
+    );
+}
+
+#[test]
+fn requests_flag_with_a_rate_sends_exactly_n() {
+    let _serial = one_at_a_time();
+    let target = spawn_target(one_thread());
+    let url = format!("http://{}/", target.local_addr());
+    let mut runs = 0;
+    for io in EVENT_LOOPS {
+        for threads in ["1", "2"] {
+            let args = [&url, "-n", "1501", "-r", "3000", "-c", "5", "-t", threads];
+            let Some(run) = run_on(io, &args) else {
+                continue;
+            };
+            runs += 1;
+            let label = format!("--io {io} -t {threads}");
+            assert_eq!(run.count("/requests/sent"), 1501, "{label}");
+            assert_eq!(run.count("/requests/success"), 1501, "{label}");
+            assert_balanced(&run, &label);
+            assert!(run.count("/connections/opened") <= 5, "{label}: -c caps");
+        }
+    }
+    let stats = target.shutdown().unwrap();
+    assert_eq!(stats.requests_total, runs * 1501, "the server agrees");
+}
+
+#[test]
+fn the_rate_is_held_on_every_event_loop() {
+    let _serial = one_at_a_time();
+    let target = spawn_target(one_thread());
+    let url = format!("http://{}/", target.local_addr());
+    for io in EVENT_LOOPS {
+        let Some(run) = run_on(io, &[&url, "-r", "2000", "-d", "2s", "-c", "20", "-t", "1"]) else {
+            continue;
+        };
+        let label = format!("--io {io}");
+        assert_near(run.count("/requests/sent"), 4000.0, 0.01, &label);
+        assert_near(run.count("/requests/success"), 4000.0, 0.01, &label);
+        assert_balanced(&run, &label);
+        assert!(
+            run.result()["schedule"]["lag_us"].is_object(),
+            "{label}: send lateness is reported: {}",
+            run.result()["schedule"]
+        );
+    }
+}
+
+/// A server that answers at once, except that every request arriving in
+/// [1.0 s, 2.0 s) after `epoch` is held until 2.0 s: one stall of one second.
+fn stalling_server(epoch: Instant) -> RawServer {
+    stalling_between(epoch, Duration::from_secs(1), Duration::from_secs(2))
+}
+
+/// A server that holds every request arriving in [from, to) after `epoch`
+/// until `to`, and answers the others at once.
+fn stalling_between(epoch: Instant, from: Duration, to: Duration) -> RawServer {
+    RawServer::start(move |mut stream| {
+        let _ = stream.set_nodelay(true);
+        while read_request_head(&mut stream) {
+            let t = epoch.elapsed();
+            if t >= from && t < to {
+                std::thread::sleep(to - t);
+            }
+            if stream
+                .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                .is_err()
+            {
+                return;
+            }
+        }
+    })
+}
+
+#[test]
+fn a_server_stall_shows_in_p99_measured_from_the_intended_send() {
+    let _serial = one_at_a_time();
+    for io in EVENT_LOOPS {
+        // 200 requests/s on at most one connection: the requests due during
+        // the stall wait in the client's backlog, and their latency counts it.
+        let server = stalling_server(Instant::now());
+        let url = server.url("/");
+        let Some(run) = run_on(io, &[&url, "-r", "200", "-c", "1", "-t", "1", "-d", "3s"]) else {
+            continue;
+        };
+        let label = format!("--io {io}");
+        let p99 = run.count("/latency_us/p99");
+        let service_p99 = run.count("/service_time_us/p99");
+        assert!(p99 >= 500_000, "{label}: p99 shows the stall: {p99} us");
+        assert!(
+            service_p99 < 200_000,
+            "{label}: service time does not: {service_p99} us"
+        );
+        assert!(
+            run.count("/schedule/late_sends") >= 100,
+            "{label}: {}",
+            run.result()["schedule"]
+        );
+        assert_near(run.count("/requests/sent"), 600.0, 0.05, &label);
+    }
+}
+
+#[test]
+fn warmup_with_a_rate_does_not_inflate_the_window() {
+    let _serial = one_at_a_time();
+    let target = spawn_target(one_thread());
+    let url = format!("http://{}/", target.local_addr());
+    let mut sent_total = 0;
+    for io in EVENT_LOOPS {
+        let args = [
+            &url, "-r", "500", "--warmup", "1s", "-d", "1s", "-c", "10", "-t", "1",
+        ];
+        let Some(run) = run_on(io, &args) else {
+            continue;
+        };
+        let label = format!("--io {io}");
+        let sent = run.count("/requests/sent");
+        // A window counting the warm-up too would hold about 1000.
+        assert_near(sent, 500.0, 0.05, &label);
+        assert_balanced(&run, &label);
+        let elapsed = run.result()["elapsed_s"].as_f64().unwrap();
+        assert!(
+            elapsed < 1.3,
+            "{label}: only the measured second counts: {elapsed}"
+        );
+        sent_total += sent;
+    }
+    let stats = target.shutdown().unwrap();
+    assert!(
+        stats.requests_total > sent_total,
+        "the warm-up's requests reached the server too"
+    );
+}
+
+#[test]
+fn a_warmup_request_answered_in_the_window_is_not_measured() {
+    let _serial = one_at_a_time();
+    for io in EVENT_LOOPS {
+        // One connection; the server stalls from 0.3 s to 2 s, across the
+        // start of measurement (1 s): the warm-up request caught in the
+        // stall (about 1.7 s late) ends in the window but belongs to the
+        // warm-up, and the warm-up's instants queued behind it are dropped.
+        // The window's own requests wait at most the rest of the stall (1 s).
+        let server = stalling_between(
+            Instant::now(),
+            Duration::from_millis(300),
+            Duration::from_secs(2),
+        );
+        let url = server.url("/");
+        let args = [
+            &url, "-r", "200", "--warmup", "1s", "-d", "2s", "-c", "1", "-t", "1",
+        ];
+        let Some(run) = run_on(io, &args) else {
+            continue;
+        };
+        let label = format!("--io {io}");
+        let max = run.count("/latency_us/max");
+        assert!(
+            max < 1_400_000,
+            "{label}: a warm-up request was measured: max {max} us"
+        );
+        assert!(
+            max >= 400_000,
+            "{label}: the window's first requests waited for the stall: max {max} us"
+        );
+        assert_balanced(&run, &label);
+        assert_near(run.count("/requests/sent"), 400.0, 0.05, &label);
+    }
+}
+
+#[test]
+fn stages_send_the_area_under_the_rate() {
+    let _serial = one_at_a_time();
+    let target = spawn_target(one_thread());
+    let url = format!("http://{}/", target.local_addr());
+    for io in EVENT_LOOPS {
+        // 0 → 200/s over 1 s (area 100), then 200/s for 1 s (200).
+        let args = [
+            &url,
+            "-r",
+            "200",
+            "--stages",
+            "1s:200,1s:200",
+            "-c",
+            "10",
+            "-t",
+            "2",
+        ];
+        let Some(run) = run_on(io, &args) else {
+            continue;
+        };
+        let label = format!("--io {io}");
+        assert_near(run.count("/requests/sent"), 300.0, 0.02, &label);
+        assert_balanced(&run, &label);
+    }
+}
+
+#[test]
+fn ramp_up_raises_the_rate_linearly() {
+    let _serial = one_at_a_time();
+    let target = spawn_target(one_thread());
+    let url = format!("http://{}/", target.local_addr());
+    for io in EVENT_LOOPS {
+        // 0 → 1000/s over 1 s (area 500), then 1000/s for 1 s.
+        let args = [
+            &url,
+            "-r",
+            "1000",
+            "--ramp-up",
+            "1s",
+            "-d",
+            "2s",
+            "-c",
+            "10",
+            "-t",
+            "2",
+        ];
+        let Some(run) = run_on(io, &args) else {
+            continue;
+        };
+        let label = format!("--io {io}");
+        assert_near(run.count("/requests/sent"), 1500.0, 0.02, &label);
+        assert_balanced(&run, &label);
+    }
+}
+
+#[test]
+fn poisson_arrivals_keep_the_mean_rate() {
+    let _serial = one_at_a_time();
+    let target = spawn_target(one_thread());
+    let url = format!("http://{}/", target.local_addr());
+    for io in EVENT_LOOPS {
+        let args = [
+            &url,
+            "-r",
+            "2000",
+            "--arrival",
+            "poisson",
+            "-d",
+            "2s",
+            "-c",
+            "20",
+            "-t",
+            "1",
+        ];
+        let Some(run) = run_on(io, &args) else {
+            continue;
+        };
+        let label = format!("--io {io}");
+        assert_eq!(run.result()["plan"]["arrival"], "poisson", "{label}");
+        // 4000 expected, standard deviation about 63: ±5% is over 3σ.
+        assert_near(run.count("/requests/sent"), 4000.0, 0.05, &label);
+        assert_balanced(&run, &label);
+    }
+}
+
+#[test]
+fn a_closed_port_fails_every_request_without_a_hang() {
+    let _serial = one_at_a_time();
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let url = format!("http://127.0.0.1:{port}/");
+    for io in EVENT_LOOPS {
+        let started = Instant::now();
+        let args = [
+            &url, "-r", "200", "-n", "100", "-c", "4", "-t", "1", "--io", io,
+        ];
+        let run = run_stampede(binary(), &args);
+        if io == "uring" && run.stderr().contains("io_uring is unavailable here") {
+            continue;
+        }
+        let label = format!("--io {io}");
+        assert!(
+            run.stderr()
+                .contains("no connection could be opened: 100 connect_refused"),
+            "{label}: every request of -n 100 failed to connect: {}",
+            run.stderr()
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "{label}: took {:?}",
+            started.elapsed()
+        );
+    }
+}
