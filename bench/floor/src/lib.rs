@@ -2,7 +2,8 @@
 //! keeps N keep-alive connections busy for a duration with one GET each and
 //! takes a response as done once RESPONSE_BYTES bytes arrived (the target is
 //! a static file, so every response has the same size). Exits with a message
-//! on any error: a probe is for measuring, not for robustness.
+//! on any error: a probe is for measuring, not for robustness. The paced probe
+//! (floor-paced) takes a seventh argument, the rate in requests per second.
 
 use std::time::Duration;
 
@@ -12,14 +13,16 @@ pub struct Args {
     pub duration: Duration,
     pub path: String,
     pub response_bytes: usize,
+    /// Requests per second (the paced probe only).
+    pub rate: Option<u64>,
 }
 
 impl Args {
-    /// `probe ADDRESS CONNECTIONS SECONDS PATH RESPONSE_BYTES`
+    /// `probe ADDRESS CONNECTIONS SECONDS PATH RESPONSE_BYTES [RATE]`
     pub fn from_env() -> Args {
         let args: Vec<String> = std::env::args().collect();
-        if args.len() != 6 {
-            fail("usage: probe ADDRESS CONNECTIONS SECONDS PATH RESPONSE_BYTES");
+        if args.len() != 6 && args.len() != 7 {
+            fail("usage: probe ADDRESS CONNECTIONS SECONDS PATH RESPONSE_BYTES [RATE]");
         }
         let number = |i: usize| -> u64 {
             args[i]
@@ -32,6 +35,7 @@ impl Args {
             duration: Duration::from_secs(number(3)),
             path: args[4].clone(),
             response_bytes: number(5) as usize,
+            rate: (args.len() == 7).then(|| number(6)),
         }
     }
 
