@@ -275,8 +275,16 @@ pre_measure() {
     [ -n "$logfile" ] || return 0
     if [ -f "$logfile" ]; then wc -l < "$logfile" > "$3.logstart"; else echo 0 > "$3.logstart"; fi
 }
-# One more column: lateness (open model) or resumed handshakes (TLS close).
+# One more column: stampede's event loop, lateness (open model), resumed
+# handshakes (TLS new connections).
 tool_extra() {
+    local io note
+    note=$(scenario_note "$@")
+    [ "$1" = stampede ] || { echo "$note"; return; }
+    io=$(jq -r '.plan.io // "?"' "$3.json" 2>/dev/null || echo "?")
+    case $note in -) echo "io $io" ;; *) echo "io $io; $note" ;; esac
+}
+scenario_note() {
     local tool=$1 sc=$2 out=$3 logfile
     case $sc in
         open*)
@@ -330,7 +338,7 @@ notes() { awk -F'\t' -v sc="$1" -v t="$2" '$2==sc && $3==t && $11!="-" { s = s (
     bench_stampede_version
     echo "- wrk: $(wrk --version 2>&1 | head -1 | awk '{print $2}')$( [ -n "$WRK2" ] && echo "; wrk2: $WRK2")$(command -v h2load >/dev/null && echo "; h2load: $(h2load --version 2>&1 | awk '{print $2}')")"
     echo "- nginx: $(nginx -v 2>&1 | sed 's/.*nginx\///')"
-    echo "- stampede's event loop: $(cat "$TMP"/r1-*-stampede.json 2>/dev/null | jq -r '.plan.io' 2>/dev/null | sort -u | tr '\n' ' ')"
+    echo "- stampede's event loop: in the notes of its rows (\`io\`, from the result's plan.io)"
     bench_noise_lines
     echo
     echo "| scenario | tool | µs/req (user + sys) | vs peer | req/s | held | syscalls/req | p50 latency | notes |"
