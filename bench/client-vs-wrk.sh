@@ -178,7 +178,7 @@ tool_p50_us() {
     local tool=$1 out=$2
     case $tool in
         wrk) wrk_p50_us "$out.stdout" ;;
-        stampede|stampede-epoll) jq -r '.latency_us.p50' "$out.json" 2>/dev/null || echo - ;;
+        stampede|stampede-epoll) stampede_p50_us "$out" ;;
         # oha: "  50.00% in 0.3794 ms" under "Response time distribution" (unit: ms, secs or µs)
         oha) awk '$1=="50.00%" && $2=="in" { m = ($4=="ms")?1000:($4=="secs"||$4=="s")?1000000:1;
                   printf "%.1f", $3 * m; exit }' "$out.stdout" ;;
@@ -189,8 +189,8 @@ tool_p50_us() {
 tool_count() {
     local tool=$1 out=$2
     case $tool in
-        wrk) awk '/requests in/ {print $1}' "$out.stdout" ;;
-        stampede|stampede-epoll) jq -r '.requests.completed' "$out.json" 2>/dev/null || echo - ;;
+        wrk) wrk_count "$out" ;;
+        stampede|stampede-epoll) stampede_count "$out" ;;
         ab) awk '/^Complete requests:/ {print $3}' "$out.stdout" ;;
         floor-*) awk '{print $2}' "$out.stdout" ;;
         *) echo - ;;
@@ -199,8 +199,8 @@ tool_count() {
 tool_errors() {
     local tool=$1 out=$2
     case $tool in
-        wrk) awk '/Socket errors|Non-2xx/ {printf "%s ", $0}' "$out.stdout" ;;
-        stampede|stampede-epoll) jq -r '[.requests.errors, .requests.failed_status] | "errors \(.[0]) non2xx \(.[1])"' "$out.json" 2>/dev/null | grep -v 'errors 0 non2xx 0' || true ;;
+        wrk) wrk_errors "$out" ;;
+        stampede|stampede-epoll) stampede_errors "$out" ;;
         ab) awk '/^Failed requests:|^Non-2xx/ && $NF != 0 {printf "%s ", $0}' "$out.stdout" ;;
     esac
 }

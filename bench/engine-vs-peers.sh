@@ -245,7 +245,7 @@ tool_p50_us() {
     local tool=$1 out=$2
     case $tool in
         wrk|wrk2) wrk_p50_us "$out.stdout" ;;
-        stampede) jq -r '.latency_us.p50' "$out.json" 2>/dev/null || echo - ;;
+        stampede) stampede_p50_us "$out" ;;
         floor-paced) echo - ;;
         # h2load prints min/max/mean/sd of "time for request", no percentiles
         h2load) echo - ;;
@@ -254,8 +254,8 @@ tool_p50_us() {
 tool_count() {
     local tool=$1 out=$2
     case $tool in
-        wrk|wrk2) awk '/requests in/ {print $1}' "$out.stdout" ;;
-        stampede) jq -r '.requests.completed' "$out.json" 2>/dev/null || echo - ;;
+        wrk|wrk2) wrk_count "$out" ;;
+        stampede) stampede_count "$out" ;;
         floor-paced) awk '{print $2}' "$out.stdout" ;;
         h2load) awk '/^requests:/ {print $8}' "$out.stdout" ;;
     esac
@@ -263,8 +263,8 @@ tool_count() {
 tool_errors() {
     local tool=$1 out=$2
     case $tool in
-        wrk|wrk2) awk '/Socket errors|Non-2xx/ {printf "%s ", $0}' "$out.stdout" ;;
-        stampede) jq -r '[.requests.errors, .requests.failed_status] | "errors \(.[0]) non2xx \(.[1])"' "$out.json" 2>/dev/null | grep -v 'errors 0 non2xx 0' || true ;;
+        wrk|wrk2) wrk_errors "$out" ;;
+        stampede) stampede_errors "$out" ;;
         h2load) awk '/^requests:/ && ($10 != 0 || $12 != 0 || $14 != 0) {print}' "$out.stdout" ;;
         floor-paced) [ -s "$out.stderr" ] && head -1 "$out.stderr" || true ;;
     esac

@@ -259,6 +259,16 @@ col() { # col scenario tool expr  (expr over $4 req $5 wall $6 user $7 sys $8 p5
 syscalls_per_req() {
     awk -F'\t' -v sc="$1" -v t="$2" '$1==sc && $2==t && $4>0 && $3!="" {printf "%.2f", $3/$4; f=1} END {if (!f) printf "-"}' "$SYSROWS"
 }
+# What a client's report says, from the files of one run (OUT.stdout, OUT.json):
+# stampede's --json, and wrk's (or wrk2's) text.
+stampede_p50_us() { jq -r '.latency_us.p50' "$1.json" 2>/dev/null || echo -; }
+stampede_count() { jq -r '.requests.completed' "$1.json" 2>/dev/null || echo -; }
+stampede_errors() {
+    jq -r '[.requests.errors, .requests.failed_status] | "errors \(.[0]) non2xx \(.[1])"' "$1.json" 2>/dev/null \
+        | grep -v 'errors 0 non2xx 0' || true
+}
+wrk_count() { awk '/requests in/ {print $1}' "$1.stdout"; }
+wrk_errors() { awk '/Socket errors|Non-2xx/ {printf "%s ", $0}' "$1.stdout"; }
 # p50 in µs of a wrk or wrk2 --latency report ("50%" or "50.000%" lines)
 wrk_p50_us() {
     awk '$1=="50%" || $1=="50.000%" { v=$2; u=v; sub(/[0-9.]+/,"",u); sub(/[a-z]+$/,"",v);

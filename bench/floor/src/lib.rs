@@ -5,6 +5,8 @@
 //! on any error: a probe is for measuring, not for robustness. The paced probe
 //! (floor-paced) takes a seventh argument, the rate in requests per second.
 
+use std::net::TcpStream;
+use std::os::fd::{AsRawFd, RawFd};
 use std::time::Duration;
 
 pub struct Args {
@@ -42,6 +44,31 @@ impl Args {
     pub fn request(&self) -> Vec<u8> {
         format!("GET {} HTTP/1.1\r\nHost: {}\r\n\r\n", self.path, self.address).into_bytes()
     }
+}
+
+/// An epoll instance and `args.connections` non-blocking connections, each
+/// registered once, edge-triggered, for input only, with its index as data.
+pub fn epoll_connections(args: &Args) -> (RawFd, Vec<TcpStream>) {
+    // SAFETY: no pointers; the result is checked.
+    let epoll = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+    if epoll < 0 {
+        fail("epoll_create1 failed");
+    }
+    let mut sockets = Vec::new();
+    for index in 0..args.connections {
+        let socket = TcpStream::connect(&args.address).unwrap_or_else(|e| fail(&e.to_string()));
+        socket.set_nonblocking(true).unwrap_or_else(|e| fail(&e.to_string()));
+        let mut event = libc::epoll_event {
+            events: (libc::EPOLLIN | libc::EPOLLET) as u32,
+            u64: index as u64,
+        };
+        // SAFETY: the event outlives the call; both fds are open.
+        if unsafe { libc::epoll_ctl(epoll, libc::EPOLL_CTL_ADD, socket.as_raw_fd(), &mut event) } < 0 {
+            fail("epoll_ctl failed");
+        }
+        sockets.push(socket);
+    }
+    (epoll, sockets)
 }
 
 pub fn fail(message: &str) -> ! {

@@ -8,11 +8,10 @@
 //! RESPONSE_BYTES bytes arrived. Prints the responses, the sends and the send
 //! lateness (actual − intended): p50, p99, max and how many were over 1 ms.
 
-use floor_probes::{fail, Args};
+use floor_probes::{epoll_connections, fail, Args};
 use std::collections::VecDeque;
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
-use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
 /// Lateness histogram: one bucket per microsecond up to 100 ms, then one more.
@@ -34,26 +33,7 @@ fn main() {
     // The default 50 µs timer slack would make every wait late by up to that much.
     // SAFETY: a plain prctl with integer arguments.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
-    // SAFETY: no pointers; the result is checked.
-    let epoll = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
-    if epoll < 0 {
-        fail("epoll_create1 failed");
-    }
-    let mut sockets = Vec::new();
-    for index in 0..args.connections {
-        let socket = TcpStream::connect(&args.address).unwrap_or_else(|e| fail(&e.to_string()));
-        socket.set_nonblocking(true).unwrap_or_else(|e| fail(&e.to_string()));
-        socket.set_nodelay(true).unwrap_or_else(|e| fail(&e.to_string()));
-        let mut event = libc::epoll_event {
-            events: (libc::EPOLLIN | libc::EPOLLET) as u32,
-            u64: index as u64,
-        };
-        // SAFETY: the event outlives the call; both fds are open.
-        if unsafe { libc::epoll_ctl(epoll, libc::EPOLL_CTL_ADD, socket.as_raw_fd(), &mut event) } < 0 {
-            fail("epoll_ctl failed");
-        }
-        sockets.push(socket);
-    }
+    let (epoll, mut sockets) = epoll_connections(&args);
     let mut idle: Vec<usize> = (0..args.connections).rev().collect();
     let mut received = vec![0usize; args.connections];
     let mut waiting: VecDeque<u64> = VecDeque::new(); // intended instants (ns) of queued requests
