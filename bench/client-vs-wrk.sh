@@ -29,7 +29,7 @@
 #   bench/client-vs-wrk.sh --quick         # 1 round x 5 s, no ab, short syscall runs (< 2 min)
 #   bench/client-vs-wrk.sh --rounds 5 --duration 20 --no-ab --no-syscalls
 #   bench/client-vs-wrk.sh --scenarios ka100,c1
-#   STAMPEDE=/path/to/stampede bench/client-vs-wrk.sh
+#   STAMPEDE=/path/to/stampede bench/client-vs-wrk.sh   (or --stampede PATH)
 # Options
 #   --rounds N         interleaved rounds (default 3)
 #   --duration S       seconds per client run (default 10)
@@ -53,11 +53,16 @@
 #   --wait-budget S    change that budget (seconds)
 #   --out PATH         where to write the markdown (default bench/results/DATE-client.md)
 #   --no-install       never call apt-get
+#   --stampede PATH    the stampede binary to measure (default $STAMPEDE, else
+#                      target/release/stampede, built when missing)
 # Everything is bounded: each client run has a duration, only 127.0.0.1 is used,
 # nginx is stopped by a trap on exit.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BENCH_NAME=client-vs-wrk
+# shellcheck source=bench/lib.sh
+. "$ROOT/bench/lib.sh"
 ROUNDS=3
 DURATION=10
 SCENARIOS="ka100,ka1000,close100,c1"
@@ -92,6 +97,7 @@ while [ $# -gt 0 ]; do
         --wait-budget) WAIT_BUDGET=$2; shift ;;
         --out) OUT=$2; shift ;;
         --no-install) INSTALL=0 ;;
+        --stampede) STAMPEDE=$2; shift ;;
         -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         *) echo "client-vs-wrk: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
@@ -101,26 +107,12 @@ done
 
 DATE=$(date +%F)
 [ -n "$OUT" ] || OUT="$ROOT/bench/results/$DATE-client.md"
-log() { printf '[client-vs-wrk] %s\n' "$*" >&2; }
 
 # ---------------------------------------------------------------- dependencies
-need_pkgs=()
-command -v nginx >/dev/null || need_pkgs+=(nginx)
+mapfile -t need_pkgs < <(bench_base_missing)
 command -v wrk >/dev/null || need_pkgs+=(wrk)
-command -v curl >/dev/null || need_pkgs+=(curl)
-[ -x /usr/bin/time ] || need_pkgs+=(time)
-command -v taskset >/dev/null || need_pkgs+=(util-linux)
 if [ "$WITH_AB" = 1 ] && ! command -v ab >/dev/null; then need_pkgs+=(apache2-utils); fi
-if [ ${#need_pkgs[@]} -gt 0 ]; then
-    if [ "$INSTALL" = 1 ]; then
-        SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
-        log "installing ${need_pkgs[*]}"
-        $SUDO apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_pkgs[@]}" >/dev/null
-    else
-        echo "client-vs-wrk: missing ${need_pkgs[*]} (and --no-install given)" >&2; exit 2
-    fi
-fi
+bench_install "${need_pkgs[@]}"
 if [ "$WITH_AB" = 1 ] && ! command -v ab >/dev/null; then log "ab unavailable: skipping it"; WITH_AB=0; fi
 if [ "$WITH_OHA" = 1 ] && ! command -v oha >/dev/null; then
     if [ "$INSTALL" = 1 ] && command -v cargo >/dev/null; then
@@ -130,138 +122,17 @@ if [ "$WITH_OHA" = 1 ] && ! command -v oha >/dev/null; then
     fi
     command -v oha >/dev/null || { log "oha unavailable: skipping it"; WITH_OHA=0; }
 fi
-nginx -V 2>&1 | grep -q with-http_stub_status_module \
-    || { echo "client-vs-wrk: this nginx lacks stub_status; cannot count requests server-side" >&2; exit 2; }
-
-if [ "$WITH_SYSCALLS" = 1 ]; then
-    if ! command -v perf >/dev/null || ! perf stat -e raw_syscalls:sys_enter -x, true >/dev/null 2>&1; then
-        log "perf syscall tracepoints unavailable (try: apt-get install linux-perf; run as root): no syscall counts"
-        WITH_SYSCALLS=0
-    fi
-fi
-
+bench_check_stub_status
+bench_check_perf
 STAMPEDE_SRC=${STAMPEDE:-$ROOT/target/release/stampede}
-if [ ! -x "$STAMPEDE_SRC" ]; then
-    log "building stampede (cargo build --release)"
-    (cd "$ROOT" && cargo build --release --quiet)
-fi
 
 # ---------------------------------------------------------------- workspace
-TMP=$(mktemp -d /tmp/client-vs-wrk.XXXXXX)
-NGINX_PID=""
-cleanup() {
-    if [ -n "$NGINX_PID" ] && kill -0 "$NGINX_PID" 2>/dev/null; then
-        kill -QUIT "$NGINX_PID" 2>/dev/null || true
-        for _ in $(seq 50); do kill -0 "$NGINX_PID" 2>/dev/null || break; sleep 0.1; done
-        kill -KILL "$NGINX_PID" 2>/dev/null || true
-    fi
-    rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-# A private copy: others may rebuild target/release while this runs.
-cp "$STAMPEDE_SRC" "$TMP/stampede"
-STAMPEDE_BIN="$TMP/stampede"
-if [ "$WITH_FLOOR" = 1 ]; then
-    log "building the floor probes (bench/floor)"
-    (cd "$ROOT/bench/floor" && cargo build --release --quiet)
-    cp "$ROOT/bench/floor/target/release/floor-epoll" "$ROOT/bench/floor/target/release/floor-uring" "$TMP/"
-fi
-ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
-
-free_port() {
-    local p
-    for p in $(shuf -i 20000-32000 -n 100); do   # below the ephemeral range
-        ss -Htln "sport = :$p" | grep -q . || { echo "$p"; return; }
-    done
-    echo "client-vs-wrk: no free port found" >&2; exit 2
-}
+bench_workspace
+if [ "$WITH_FLOOR" = 1 ]; then bench_floor_probes floor-epoll floor-uring; fi
 PORT=$(free_port)
-URL="http://127.0.0.1:$PORT/index.html"
-STATUS_URL="http://127.0.0.1:$PORT/nginx_status"
-
-mkdir -p "$TMP/www" "$TMP/logs"
-chmod 755 "$TMP" "$TMP/www"   # the nginx worker runs as an unprivileged user when started by root
-prefix='<!DOCTYPE html>
-<html><head><title>stampede benchmark page</title></head><body><p>'
-suffix='</p></body></html>
-'
-pad=$((515 - ${#prefix} - ${#suffix}))
-{ printf '%s' "$prefix"; printf '%*s' "$pad" '' | tr ' ' 'x'; printf '%s' "$suffix"; } > "$TMP/www/index.html"
-[ "$(wc -c < "$TMP/www/index.html")" = 515 ] || { echo "client-vs-wrk: index.html is not 515 bytes" >&2; exit 2; }
-
-cat > "$TMP/nginx.conf" <<EOF
-daemon off;
-master_process on;
-worker_processes 1;
-worker_cpu_affinity 01;
-worker_rlimit_nofile 65536;
-pid $TMP/nginx.pid;
-error_log $TMP/logs/error.log warn;
-events { worker_connections 16384; }
-http {
-    access_log off;
-    keepalive_requests 1000000;
-    keepalive_timeout 65;
-    sendfile on;
-    client_body_temp_path $TMP/body;
-    proxy_temp_path $TMP/proxy;
-    fastcgi_temp_path $TMP/fastcgi;
-    uwsgi_temp_path $TMP/uwsgi;
-    scgi_temp_path $TMP/scgi;
-    types { text/html html; }
-    default_type application/octet-stream;
-    server {
-        listen 127.0.0.1:$PORT backlog=4096;
-        root $TMP/www;
-        location = /nginx_status { stub_status; }
-    }
-}
-EOF
-taskset -c 0 nginx -p "$TMP" -e "$TMP/logs/error.log" -c "$TMP/nginx.conf" &
-NGINX_PID=$!
-for _ in $(seq 50); do curl -fsS "$URL" -o /dev/null 2>/dev/null && break; sleep 0.1; done
-curl -fsS "$URL" -o /dev/null || { echo "client-vs-wrk: nginx did not come up:" >&2; cat "$TMP/logs/error.log" >&2; exit 2; }
-NGINX_WORKER=$(pgrep -P "$NGINX_PID" | head -1)
-log "nginx master $NGINX_PID worker $NGINX_WORKER on 127.0.0.1:$PORT (core 0); clients on core 1"
+bench_nginx_start "$(bench_plain_server)"
 
 # ---------------------------------------------------------------- helpers
-server_count() { curl -fsS "$STATUS_URL" | awk 'NR==3 {print $3}'; }
-# jiffies (USER_HZ) of the whole machine that were busy, and of one process
-machine_busy() { awk '/^cpu / {print $2+$3+$4+$7+$8+$9}' /proc/stat; }
-proc_jiffies() { awk '{print $14+$15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
-HZ=$(getconf CLK_TCK)
-
-noisy_procs() {
-    # cargo/rustc builds or the server benchmark of another engineer
-    { pgrep -x 'cargo|rustc' || true; pgrep -f 'serve-vs-nginx\.sh' || true; } | grep -v "^$$\$" || true
-}
-# Waits until no named build/benchmark process has been seen and the machine has
-# been idle (< 10% of one CPU busy) for $1 seconds. All waits share one budget
-# (WAIT_BUDGET seconds); once it is spent the script measures anyway and says so.
-wait_quiet() {
-    local need=$1 quiet_since now b0 b1 said=0
-    [ "$need" -gt 0 ] && [ "$WAIT_BUDGET" -gt 0 ] || return 0
-    quiet_since=$(date +%s)
-    while :; do
-        b0=$(machine_busy); sleep 2; b1=$(machine_busy)
-        now=$(date +%s)
-        if [ -n "$(noisy_procs)" ] || [ $((b1 - b0)) -gt $((HZ * 2 / 10)) ]; then
-            quiet_since=$now
-            WAIT_BUDGET=$((WAIT_BUDGET - 2))
-            if [ "$said" = 0 ]; then log "machine busy: waiting for ${need}s of quiet (wait budget left ${WAIT_BUDGET}s)"; said=1; fi
-        fi
-        [ $((now - quiet_since)) -ge "$need" ] && return 0
-        if [ "$WAIT_BUDGET" -le 0 ]; then
-            log "wait budget spent: the machine stays busy, figures may be noisy"
-            NOISE_NOTE="The machine stayed busy beyond the wait budget; see the other-CPU column."
-            return 0
-        fi
-    done
-}
-NOISE_NOTE=""
-
 # scenario -> connections, keep-alive?
 scenario_conns() { case $1 in ka100|close100) echo 100 ;; ka1000) echo 1000 ;; c1) echo 1 ;; esac; }
 scenario_ka() { case $1 in close100) echo 0 ;; *) echo 1 ;; esac; }
@@ -306,9 +177,8 @@ display_cmd() { client_cmd "$@" | sed "s#$STAMPEDE_BIN#stampede#; s#$TMP/floor-#
 tool_p50_us() {
     local tool=$1 out=$2
     case $tool in
-        wrk) awk '$1=="50%" { v=$2; u=v; sub(/[0-9.]+/,"",u); sub(/[a-z]+$/,"",v);
-                  m = (u=="us")?1:(u=="ms")?1000:(u=="s")?1000000:1; printf "%.1f", v*m }' "$out.stdout" ;;
-        stampede|stampede-epoll) jq -r '.latency_us.p50' "$out.json" 2>/dev/null || echo - ;;
+        wrk) wrk_p50_us "$out.stdout" ;;
+        stampede|stampede-epoll) stampede_p50_us "$out" ;;
         # oha: "  50.00% in 0.3794 ms" under "Response time distribution" (unit: ms, secs or µs)
         oha) awk '$1=="50.00%" && $2=="in" { m = ($4=="ms")?1000:($4=="secs"||$4=="s")?1000000:1;
                   printf "%.1f", $3 * m; exit }' "$out.stdout" ;;
@@ -319,8 +189,8 @@ tool_p50_us() {
 tool_count() {
     local tool=$1 out=$2
     case $tool in
-        wrk) awk '/requests in/ {print $1}' "$out.stdout" ;;
-        stampede|stampede-epoll) jq -r '.requests.completed' "$out.json" 2>/dev/null || echo - ;;
+        wrk) wrk_count "$out" ;;
+        stampede|stampede-epoll) stampede_count "$out" ;;
         ab) awk '/^Complete requests:/ {print $3}' "$out.stdout" ;;
         floor-*) awk '{print $2}' "$out.stdout" ;;
         *) echo - ;;
@@ -329,64 +199,14 @@ tool_count() {
 tool_errors() {
     local tool=$1 out=$2
     case $tool in
-        wrk) awk '/Socket errors|Non-2xx/ {printf "%s ", $0}' "$out.stdout" ;;
-        stampede|stampede-epoll) jq -r '[.requests.errors, .requests.failed_status] | "errors \(.[0]) non2xx \(.[1])"' "$out.json" 2>/dev/null | grep -v 'errors 0 non2xx 0' || true ;;
+        wrk) wrk_errors "$out" ;;
+        stampede|stampede-epoll) stampede_errors "$out" ;;
         ab) awk '/^Failed requests:|^Non-2xx/ && $NF != 0 {printf "%s ", $0}' "$out.stdout" ;;
     esac
 }
 
-ROWS="$TMP/rows.tsv"   # round scenario tool server_requests wall user sys p50 tool_count other_cpu_pct
-: > "$ROWS"
-measure() {  # round scenario tool -> one TSV row on stdout, progress on stderr
-    local round=$1 sc=$2 tool=$3 out="$TMP/r$1-$2-$3" cmd before after busy0 busy1 ng0 ng1 wall user sys req other
-    cmd=$(client_cmd "$tool" "$sc" "$DURATION" "$out")
-    before=$(server_count); busy0=$(machine_busy); ng0=$(proc_jiffies "$NGINX_WORKER")
-    # shellcheck disable=SC2086
-    eval taskset -c 1 /usr/bin/time -f "'%e %U %S'" -o "$out.time" $cmd > "$out.stdout" 2> "$out.stderr" \
-        || log "round $round $sc $tool exited non-zero (see below)"
-    busy1=$(machine_busy); ng1=$(proc_jiffies "$NGINX_WORKER"); after=$(server_count)
-    read -r wall user sys < <(tail -1 "$out.time")
-    req=$((after - before - 1))
-    other=$(awk -v b=$((busy1 - busy0)) -v n=$((ng1 - ng0)) -v hz="$HZ" -v u="$user" -v s="$sys" -v w="$wall" \
-        'BEGIN { o = (b - n) / hz - u - s; if (o < 0) o = 0; printf "%.0f", 100 * o / w }')
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$sc" "$tool" "$req" "$wall" "$user" "$sys" \
-        "$(tool_p50_us "$tool" "$out")" "$(tool_count "$tool" "$out")" "$other"
-    local errs; errs=$(tool_errors "$tool" "$out")
-    [ -z "$errs" ] || log "  $tool $sc: $errs"
-    [ "$req" -gt 0 ] || { log "  $tool $sc: nginx counted no requests; stderr:"; cat "$out.stderr" >&2; }
-    awk -v r="$req" -v u="$user" -v s="$sys" -v w="$wall" -v t="$tool" -v sc="$sc" -v rd="$round" -v o="$other" \
-        'BEGIN { printf "[client-vs-wrk] round %s %-8s %-8s %9d req %8.0f req/s %6.2f us/req (other CPU %s%%)\n",
-                 rd, sc, t, r, r / w, (r > 0 ? 1e6 * (u + s) / r : 0), o }' >&2
-}
-run_one() {
-    local attempt row other
-    for attempt in $(seq 0 "$RETRIES"); do
-        sleep 1   # let the previous run's connections drain
-        wait_quiet "$PRE_RUN_QUIET"
-        row=$(measure "$@")
-        other=$(cut -f10 <<< "$row")
-        if [ "$other" -le "$MAX_OTHER_CPU" ] || [ "$attempt" -ge "$RETRIES" ] || [ "$WAIT_BUDGET" -le 0 ]; then break; fi
-        log "  disturbed (other processes used ${other}% of a CPU): redoing"
-        REDONE=$((REDONE + 1))
-    done
-    printf '%s\n' "$row" >> "$ROWS"
-}
-REDONE=0
-
-SYSROWS="$TMP/sys.tsv"   # scenario tool syscalls server_requests
-: > "$SYSROWS"
-count_syscalls() {
-    local sc=$1 tool=$2 out="$TMP/sys-$1-$2" cmd before after n
-    cmd=$(client_cmd "$tool" "$sc" "$SYSCALL_DURATION" "$out")
-    sleep 1
-    wait_quiet "$PRE_RUN_QUIET"
-    before=$(server_count)
-    # shellcheck disable=SC2086
-    eval taskset -c 1 perf stat -x, -e raw_syscalls:sys_enter -o "$out.perf" $cmd > "$out.stdout" 2> "$out.stderr" || true
-    after=$(server_count)
-    n=$(awk -F, '/raw_syscalls:sys_enter/ {print $1}' "$out.perf")
-    printf '%s\t%s\t%s\t%s\n' "$sc" "$tool" "$n" $((after - before - 1)) >> "$SYSROWS"
-}
+ROWS="$TMP/rows.tsv"; : > "$ROWS"
+SYSROWS="$TMP/sys.tsv"; : > "$SYSROWS"
 
 # ---------------------------------------------------------------- run
 TOOLS=(wrk stampede); [ "$WITH_EPOLL" = 1 ] && TOOLS+=(stampede-epoll)
@@ -422,16 +242,8 @@ if [ "$WITH_SYSCALLS" = 1 ]; then
 fi
 
 # ---------------------------------------------------------------- report
-median() { sort -g | awk '{a[NR]=$1} END { if (NR == 0) { print "nan"; exit } print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2 }'; }
-col() { # col scenario tool expr  (expr over $4 req $5 wall $6 user $7 sys $8 p50)
-    awk -F'\t' -v sc="$1" -v t="$2" '$2==sc && $3==t && $4>0 {print '"$3"'}' "$ROWS" | median
-}
-syscalls_per_req() {
-    awk -F'\t' -v sc="$1" -v t="$2" '$1==sc && $2==t && $4>0 && $3!="" {printf "%.2f", $3/$4; f=1} END {if (!f) printf "-"}' "$SYSROWS"
-}
-
 versions() {
-    echo "- stampede: $("$STAMPEDE_BIN" --version 2>/dev/null | head -1) (binary sha256 $(sha256sum "$STAMPEDE_BIN" | cut -c1-12), built $(date -u -r "$STAMPEDE_SRC" +%FT%TZ), tree $(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null)$(cd "$ROOT" && [ -n "$(git status --porcelain 2>/dev/null | head -1)" ] && echo '+uncommitted'))"
+    bench_stampede_version
     echo "- wrk: $(wrk --version 2>&1 | head -1 | awk '{print $2}')"
     [ "$WITH_AB" = 1 ] && echo "- ab: $(ab -V 2>&1 | head -1 | sed 's/This is ApacheBench, //; s/ <.*//')"
     [ "$WITH_OHA" = 1 ] && echo "- oha: $(oha --version 2>&1 | head -1)"
@@ -442,15 +254,13 @@ versions() {
 {
     echo "# Client CPU per request: stampede vs wrk against nginx ($DATE)"
     echo
-    echo "- machine: $(nproc) CPUs, $(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo), kernel $(uname -r)"
+    bench_machine_lines
     echo "- started $START; $ROUNDS interleaved round(s) of ${DURATION} s per tool and scenario; medians shown"
     echo "- nginx: 1 worker on core 0, 515-byte index.html, access_log off; clients on core 1, one thread each"
     echo "- µs/req = client user+sys CPU (wait4 rusage) / requests counted by nginx (stub_status)"
     versions
     echo "- stampede's event loop (\`--io auto\`): $(cat "$TMP"/r1-*-stampede.json 2>/dev/null | jq -r '.plan.io' 2>/dev/null | sort -u | tr '\n' ' ')"
-    [ -z "$NOISE_NOTE" ] || echo "- note: $NOISE_NOTE"
-    [ "$REDONE" = 0 ] || echo "- $REDONE run(s) were redone because other processes used more than ${MAX_OTHER_CPU}% of a CPU during them"
-    awk -F'\t' '$10 > m {m = $10} END { printf "- noise: at most %d%% of a CPU was used by other processes during a round (machine busy time minus client and nginx worker)%s\n", m, (m > 15 ? " — figures disturbed; rerun on a quiet machine" : "") }' "$ROWS"
+    bench_noise_lines
     echo
     echo "| scenario | tool | µs/req (user + sys) | vs wrk | req/s | syscalls/req | p50 latency |"
     echo "|---|---|---|---|---|---|---|"

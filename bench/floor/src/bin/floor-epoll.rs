@@ -2,34 +2,14 @@
 //! edge-triggered, for input only; a short read means drained; the next
 //! request is written from the read that completed the response.
 
-use floor_probes::{fail, Args};
+use floor_probes::{epoll_connections, fail, Args};
 use std::io::{ErrorKind, Read, Write};
-use std::net::TcpStream;
-use std::os::fd::AsRawFd;
 use std::time::Instant;
 
 fn main() {
     let args = Args::from_env();
     let request = args.request();
-    // SAFETY: no pointers; the result is checked.
-    let epoll = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
-    if epoll < 0 {
-        fail("epoll_create1 failed");
-    }
-    let mut sockets = Vec::new();
-    for index in 0..args.connections {
-        let socket = TcpStream::connect(&args.address).unwrap_or_else(|e| fail(&e.to_string()));
-        socket.set_nonblocking(true).unwrap_or_else(|e| fail(&e.to_string()));
-        let mut event = libc::epoll_event {
-            events: (libc::EPOLLIN | libc::EPOLLET) as u32,
-            u64: index as u64,
-        };
-        // SAFETY: the event outlives the call; both fds are open.
-        if unsafe { libc::epoll_ctl(epoll, libc::EPOLL_CTL_ADD, socket.as_raw_fd(), &mut event) } < 0 {
-            fail("epoll_ctl failed");
-        }
-        sockets.push(socket);
-    }
+    let (epoll, mut sockets) = epoll_connections(&args);
     let mut received = vec![0usize; args.connections];
     let mut buffer = vec![0u8; 64 * 1024];
     let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; 1024];
