@@ -109,6 +109,14 @@ fn the_rate_is_held_on_every_event_loop() {
             "{label}: send lateness is reported: {}",
             run.result()["schedule"]
         );
+        // Every measured send's lateness is in the histogram (the late
+        // sends alone cannot show the pacer's precision).
+        assert_eq!(
+            run.count("/schedule/lateness_us/count"),
+            run.count("/requests/sent"),
+            "{label}: {}",
+            run.result()["schedule"]
+        );
     }
 }
 

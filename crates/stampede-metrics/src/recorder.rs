@@ -125,10 +125,13 @@ impl Recorder {
         self.interval.counters.sent += n;
     }
 
-    /// Open model: a request was sent `lag` after its intended instant because
-    /// no connection was free. Lags under [`LATE_THRESHOLD`] are timer noise.
+    /// Open model: a request was sent `lag` after its intended instant. Every
+    /// send goes into the lateness histogram (the pacer's precision); lags of
+    /// [`LATE_THRESHOLD`] or more also count as late sends (no connection was
+    /// free, or the client was slow).
     #[inline]
     pub fn record_send_lag(&mut self, lag: Duration) {
+        record_latency(&mut self.interval.lateness, micros(lag));
         if lag >= LATE_THRESHOLD {
             self.interval.counters.late_sends += 1;
             record_latency(&mut self.interval.lag, micros(lag));
@@ -202,6 +205,8 @@ mod tests {
         let snapshot = recorder.take_interval();
         assert_eq!(snapshot.counters.late_sends, 1);
         assert!(snapshot.lag.equivalent(snapshot.lag.max(), 30_000));
+        assert_eq!(snapshot.lateness.len(), 2, "every send's lateness is kept");
+        assert!(snapshot.lateness.equivalent(snapshot.lateness.min(), 200));
     }
 
     fn outcome(result: Result<u16, ErrorKind>, micros: u64) -> Outcome {

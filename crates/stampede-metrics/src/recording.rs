@@ -33,6 +33,9 @@ pub struct Snapshot {
     pub error_samples: Vec<(crate::ErrorKind, String)>,
     /// Open model: how late late sends were.
     pub lag: LatencyHistogram,
+    /// Open model: how late every send was (µs; most are 0–50), the pacer's
+    /// precision as `lag` cannot show it (it keeps only sends over 1 ms).
+    pub lateness: LatencyHistogram,
     /// Levels at the end of the interval; summed across workers when merged.
     pub gauges: Gauges,
     /// Per-target statistics of a mix: only in a worker's final snapshot.
@@ -50,6 +53,7 @@ impl Default for Snapshot {
             tls: new_latency_histogram(),
             error_samples: Vec::new(),
             lag: new_latency_histogram(),
+            lateness: new_latency_histogram(),
             gauges: Gauges::default(),
             per_target: Vec::new(),
         }
@@ -67,6 +71,7 @@ impl Snapshot {
             (&mut self.connect, &other.connect),
             (&mut self.tls, &other.tls),
             (&mut self.lag, &other.lag),
+            (&mut self.lateness, &other.lateness),
         ];
         if self.per_target.len() < other.per_target.len() {
             self.per_target

@@ -203,6 +203,13 @@ pub struct ScheduleSummary {
     pub lag_us: TimingSummary,
     /// p99 of the lag, µs.
     pub lag_p99_us: u64,
+    /// How late every send was, intended instant to send (µs): the pacer's
+    /// precision. Absent in files written before it was recorded.
+    #[serde(default)]
+    pub lateness_us: TimingSummary,
+    /// p99 of the lateness of every send, µs.
+    #[serde(default)]
+    pub lateness_p99_us: u64,
 }
 
 /// One SLO condition and how the run did against it.
@@ -336,6 +343,12 @@ impl RunResult {
                 0
             } else {
                 total.lag.value_at_quantile(0.99)
+            },
+            lateness_us: TimingSummary::of(&total.lateness),
+            lateness_p99_us: if total.lateness.is_empty() {
+                0
+            } else {
+                total.lateness.value_at_quantile(0.99)
             },
         });
         RunResult {

@@ -386,9 +386,11 @@ pub fn render_text(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     if let Some(schedule) = &result.schedule {
         writeln!(
             out,
-            "  Schedule      {} (> 1 ms after the intended instant; p99 lag {}); service time p99 {} vs latency p99 {}",
+            "  Schedule      {} (> 1 ms after the intended instant; p99 lag {}); send lateness p50 {}, p99 {}; service time p99 {} vs latency p99 {}",
             counted(schedule.late_sends, "late send"),
             format_latency_us(schedule.lag_p99_us as f64),
+            format_latency_us(schedule.lateness_us.median as f64),
+            format_latency_us(schedule.lateness_p99_us as f64),
             latency_or_dash(result, result.service_time_us.p99 as f64),
             latency_or_dash(result, l.p99 as f64)
         )?;
