@@ -19,8 +19,8 @@
 #     floor-paced (bench/floor: requests on a fixed schedule, one epoll_pwait2
 #     per wait with a nanosecond timeout, 1 ns timer slack, no parsing); the
 #     rate each held = nginx's count / duration; lateness (actual − intended
-#     send): stampede's schedule.late_sends (> 1 ms late) and lag_p99_us (p99
-#     of those) from --json, the probe's own p99 over all sends.
+#     send): stampede's schedule.lateness_p99_us (p99 over every send) and
+#     late_sends (> 1 ms late) from --json, the probe's own p99 over all sends.
 # Scenarios
 #   open20k open50k           open model at 20,000 and 50,000 req/s, 100 conns
 #   tls-ka100                 TLS keep-alive, 100 conns (stampede --insecure; wrk https)
@@ -289,7 +289,7 @@ scenario_note() {
     case $sc in
         open*)
             case $tool in
-                stampede) jq -r '.schedule | if . == null then "-" else "late>1ms \(.late_sends), their p99 \(.lag_p99_us) µs" end' "$out.json" 2>/dev/null || echo - ;;
+                stampede) jq -r '.schedule | if . == null then "-" else "lateness p99 \(.lateness_p99_us // "?") µs, late>1ms \(.late_sends)" end' "$out.json" 2>/dev/null || echo - ;;
                 floor-paced) awk '{for (i = 1; i < NF; i++) { if ($i == "p99") p = $(i+1); if ($i == "over_1ms") o = $(i+1) }
                                    printf "late>1ms %s, p99 of all %s µs", o, p}' "$out.stdout" ;;
                 *) echo - ;;
