@@ -271,14 +271,30 @@ fn kernel_clock() -> (Option<bool>, Option<u64>) {
 mod tests {
     use super::*;
 
-    /// A plan as `stampede run` builds it (so new plan fields need no change
-    /// here), with the model and stop condition under test.
+    /// A plan as `stampede run http://127.0.0.1:3000/ -t 2` builds it, with
+    /// the model and stop condition under test. Written out rather than built
+    /// by plan_args.rs, which applies the agent's share and so imports this
+    /// module (no import cycle, tests/module_cycles.rs).
     fn plan(model: LoadModel, stop: StopCondition) -> Plan {
-        let args = crate::cmd::run::parse_run_args(["http://127.0.0.1:3000/", "-t", "2"]).unwrap();
-        let (mut plan, _) = crate::cmd::run::build_plan(&args).unwrap();
-        plan.model = model;
-        plan.stop = stop;
-        plan
+        Plan {
+            target: stampede_plan::Target::parse("http://127.0.0.1:3000/").unwrap(),
+            request: stampede_plan::RequestSpec {
+                method: "GET".into(),
+                headers: vec![],
+                body: vec![],
+                http10: false,
+            },
+            model,
+            threads: 2,
+            stop,
+            warmup: None,
+            source_addrs: Vec::new(),
+            transport: stampede_plan::TransportSpec::default(),
+            mix: Vec::new(),
+            keepalive: true,
+            connect_timeout: Duration::from_secs(3),
+            timeout: Duration::from_secs(10),
+        }
     }
 
     fn result() -> RunResult {

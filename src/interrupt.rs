@@ -137,7 +137,7 @@ fn force_exit(code: i32) -> ! {
         // SAFETY: signalling a process group stampede created; no memory involved.
         unsafe { libc::kill(-group, libc::SIGKILL) };
     }
-    crate::view::restore_terminal();
+    crate::terminal::restore_if_terminal();
     let salvage = std::mem::replace(&mut *lock(&state.salvage), SalvageSlot::Running);
     if let SalvageSlot::Armed(salvage) = salvage {
         salvage();

@@ -2,21 +2,34 @@
 //! subcommand, and turns its outcome into the documented exit status:
 //! 0 ran, 1 ran but a threshold failed, 2 usage or runtime error (or no
 //! connection could be opened), 130 interrupted (SIGINT), 143 terminated (SIGTERM).
+//!
+//! A run, module by module: `run_args` (the command line) → `plan_args`
+//! (Args → Plan) → `session` (the engine run with view, monitor, exports,
+//! SLO, self-check) → `delivery` (print, write, exit status). `cmd/` holds
+//! one file per subcommand and imports no other command; the map of every
+//! module is docs/architecture.md.
 
 mod agent;
 mod cli;
 mod cmd;
+mod compare_text;
 mod delivery;
 mod exit;
 mod exports;
 mod interrupt;
 mod output;
+mod plan_args;
 mod progress;
+mod repeat;
 mod request_extras;
 mod result_file;
+mod run_args;
 mod selfcheck;
+mod session;
 mod spawn;
+mod sweep_text;
 mod targets_args;
+mod terminal;
 mod transport_args;
 mod view;
 

@@ -103,9 +103,9 @@ mod tests {
     fn plan(threads: usize) -> Plan {
         let threads = threads.to_string();
         let args =
-            crate::cmd::run::parse_run_args(["http://127.0.0.1:3000/", "-c", "8", "-t", &threads])
+            crate::run_args::parse_run_args(["http://127.0.0.1:3000/", "-c", "8", "-t", &threads])
                 .expect("valid arguments");
-        crate::cmd::run::build_plan(&args).expect("a valid plan").0
+        crate::plan_args::build_plan(&args).expect("a valid plan").0
     }
 
     /// A finished closed-model run on `cpus` CPUs whose client used

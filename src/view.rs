@@ -36,15 +36,6 @@ fn live_view_possible() -> bool {
     std::io::stdout().is_terminal() && !dumb
 }
 
-/// Gives the terminal back (raw mode, alternate screen) when a forced exit
-/// ends the process under a live view; no escape codes when stdout is not a
-/// terminal (it may be carrying a `-` export).
-pub fn restore_terminal() {
-    if std::io::stdout().is_terminal() {
-        live::restore_terminal();
-    }
-}
-
 /// The view for a run of `plan` (of `planned` length; None: until `-n` is
 /// done), with `banner` lines above it (a sweep's step, the finished steps)
 /// and the process monitor's `feed`. With `stdout_taken` (an export written

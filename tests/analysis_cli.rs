@@ -2,39 +2,15 @@
 //! monitoring, a sweep that finds a knee on a CPU-bound target started with
 //! --spawn, repeated runs, and compare.
 
-use stampede_testkit::{run_stampede, spawn_target, temp_dir, TargetConfig};
+use stampede_testkit::{
+    binary, free_port, one_thread, run_stampede, spawn_target, stampede, temp_dir, TargetConfig,
+};
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn binary() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_stampede"))
-}
-
-fn stampede(args: &[&str]) -> Output {
-    Command::new(binary())
-        .args(args)
-        .output()
-        .expect("stampede runs")
-}
+use std::path::PathBuf;
+use std::process::Output;
 
 fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn one_thread() -> TargetConfig {
-    TargetConfig {
-        threads: 1,
-        ..TargetConfig::default()
-    }
 }
 
 #[test]

@@ -6,16 +6,12 @@
 //! with one line and exit status 2.
 
 use serde_json::Value;
-use stampede_testkit::{spawn_target, temp_dir, RawServer, ServerHandle, TargetConfig};
+use stampede_testkit::{binary, spawn_target, temp_dir, RawServer, ServerHandle, TargetConfig};
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::sync::{Arc, Mutex};
-
-fn binary() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_stampede"))
-}
 
 fn target() -> ServerHandle {
     spawn_target(TargetConfig {

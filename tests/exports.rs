@@ -2,19 +2,8 @@
 //! ab's -g gnuplot TSV (with sampling), the per-request log, and
 //! `stampede report` re-rendering a saved result.
 
-use stampede_testkit::{run_stampede, spawn_target, temp_dir, TargetConfig};
+use stampede_testkit::{binary, one_thread, run_stampede, spawn_target, temp_dir};
 use std::path::Path;
-
-fn binary() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_stampede"))
-}
-
-fn one_thread() -> TargetConfig {
-    TargetConfig {
-        threads: 1,
-        ..TargetConfig::default()
-    }
-}
 
 fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))

@@ -2,15 +2,10 @@
 //! its limits, the right error class is counted, nothing panics, and every
 //! request is accounted for exactly once (`-n` exact).
 
-use stampede_testkit::{read_request_head, run_stampede, RawServer, Run};
+use stampede_testkit::{binary, read_request_head, run_stampede, RawServer, Run};
 use std::io::Write;
 use std::net::TcpStream;
-use std::path::Path;
 use std::time::{Duration, Instant};
-
-fn binary() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_stampede"))
-}
 
 const N: u64 = 6;
 

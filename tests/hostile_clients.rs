@@ -3,14 +3,11 @@
 //! more traversal shapes. (Slowloris, smuggling, the main traversal table and
 //! fd exhaustion are in crates/stampede-target/tests.)
 
+use stampede_testkit::binary;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn binary() -> &'static str {
-    env!("CARGO_BIN_EXE_stampede")
-}
 
 /// `stampede serve` in its own process (its fds do not count against ours).
 struct Served {

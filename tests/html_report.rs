@@ -12,14 +12,10 @@ use stampede_analysis::{
 };
 use stampede_metrics::RunResult;
 use stampede_report::{Deltas, LabeledRun, SweepStep};
-use stampede_testkit::{read_request_head, spawn_target, temp_dir, RawServer, TargetConfig};
+use stampede_testkit::{binary, one_thread, read_request_head, spawn_target, temp_dir, RawServer};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-fn binary() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_stampede"))
-}
 
 /// Runs headless Chromium on a local file with a fresh profile and no
 /// network chatter of its own.
@@ -278,13 +274,6 @@ fn run_load(url: &str, extra: &[&str]) -> RunResult {
     );
     let text = std::fs::read_to_string(&json).unwrap();
     RunResult::from_json(&text).unwrap()
-}
-
-fn one_thread() -> TargetConfig {
-    TargetConfig {
-        threads: 1,
-        ..TargetConfig::default()
-    }
 }
 
 #[test]

@@ -4,21 +4,9 @@
 //! The tmux tests are skipped, with a message, only when tmux is missing, and
 //! fail then under STAMPEDE_REQUIRE_TOOLS=1 (.ci/run installs it and sets it).
 
-use stampede_testkit::{spawn_target, TargetConfig};
-use std::path::Path;
+use stampede_testkit::{binary, one_thread, spawn_target};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
-
-fn binary() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_stampede"))
-}
-
-fn one_thread() -> TargetConfig {
-    TargetConfig {
-        threads: 1,
-        ..TargetConfig::default()
-    }
-}
 
 /// A tmux server of our own (its own socket), killed when dropped.
 struct Tmux {

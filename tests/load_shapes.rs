@@ -2,15 +2,10 @@
 //! purpose, rate accuracy, ramp-up, stages, warm-up, and the breakdown.
 
 use stampede_testkit::{
-    read_request_head, run_stampede, spawn_target, RawServer, Run, TargetConfig,
+    binary, read_request_head, run_stampede, spawn_target, RawServer, Run, TargetConfig,
 };
 use std::io::Write;
-use std::path::Path;
 use std::time::{Duration, Instant};
-
-fn binary() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_stampede"))
-}
 
 fn ok(run: Run) -> Run {
     assert_eq!(run.code(), Some(0), "{}", run.stderr());

@@ -1,16 +1,11 @@
 //! Request and transport breadth end to end: Unix sockets, a proxy (plain and
 //! CONNECT), pipelining, auth, cookies, HEAD and User-Agent reaching the server.
 
-use stampede_testkit::{run_stampede, spawn_target, RawServer, TargetConfig};
+use stampede_testkit::{binary, run_stampede, spawn_target, RawServer, TargetConfig};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::os::unix::net::UnixListener;
-use std::path::Path;
 use std::sync::{Arc, Mutex};
-
-fn binary() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_stampede"))
-}
 
 const OK: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
 

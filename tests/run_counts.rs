@@ -3,19 +3,7 @@
 //! and the result file (schema, histogram round trip).
 
 use stampede_metrics::RunResult;
-use stampede_testkit::{run_stampede, spawn_target, TargetConfig};
-use std::path::Path;
-
-fn binary() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_stampede"))
-}
-
-fn one_thread() -> TargetConfig {
-    TargetConfig {
-        threads: 1,
-        ..TargetConfig::default()
-    }
-}
+use stampede_testkit::{binary, one_thread, run_stampede, spawn_target};
 
 fn assert_balanced(run: &stampede_testkit::Run) {
     let sent = run.count("/requests/sent");

@@ -2,17 +2,12 @@
 //! purpose, plus the reconnect rules: each run still accounts for every request.
 
 use stampede_testkit::{
-    answer_each_request, read_request_head, run_stampede, spawn_target, RawServer, Run,
+    answer_each_request, binary, read_request_head, run_stampede, spawn_target, RawServer, Run,
     TargetConfig,
 };
 use std::io::Write;
 use std::net::{TcpListener, TcpStream};
-use std::path::Path;
 use std::time::Duration;
-
-fn binary() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_stampede"))
-}
 
 fn run_n(url: &str, n: &str, extra: &[&str]) -> Run {
     run_n_exits(0, url, n, extra)

@@ -5,13 +5,8 @@
 //! successfully" before its banner; wrk's Req/Sec thread stats sampled in
 //! 100 ms windows per thread (a non-zero, plausible stdev on a short run).
 
-use stampede_testkit::{spawn_target, ServerHandle, TargetConfig};
-use std::path::Path;
+use stampede_testkit::{binary, spawn_target, text, ServerHandle, TargetConfig};
 use std::process::{Command, Output};
-
-fn binary() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_stampede"))
-}
 
 fn target() -> ServerHandle {
     spawn_target(TargetConfig {
@@ -25,10 +20,6 @@ fn run(program: impl AsRef<std::ffi::OsStr>, args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("the program runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 /// The progress lines ab writes on stderr, in order.

@@ -4,22 +4,10 @@
 //! Every run goes through the binary with a time limit of its own, so a hang
 //! fails the test instead of stalling the suite.
 
-use stampede_testkit::{spawn_target, temp_dir, Run, TargetConfig};
-use std::net::TcpListener;
+use stampede_testkit::{binary, free_port, one_thread, spawn_target, temp_dir, Run};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn binary() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_stampede"))
-}
-
-fn one_thread() -> TargetConfig {
-    TargetConfig {
-        threads: 1,
-        ..TargetConfig::default()
-    }
-}
 
 /// Runs the binary with `args` plus `--json FILE --quiet`; kills it and
 /// fails when it has not ended within `limit`.
@@ -211,12 +199,6 @@ fn a_weight_line_still_weighs_the_mix() {
     assert_eq!(targets[1]["finished"], 10);
 }
 
-/// A loopback port nothing listens on (bound, then released).
-fn closed_port() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral port");
-    listener.local_addr().expect("bound address").port()
-}
-
 /// Runs the open model with `args` on `threads` threads against a fresh
 /// target and checks that exactly `expected` requests were sent, answered
 /// and seen by the target, and that the run lasted its whole duration.
@@ -289,7 +271,7 @@ fn assert_only_refused(run: &Run, label: &str) -> u64 {
 
 #[test]
 fn connect_backoff_bounds_attempts_against_a_closed_port_on_every_event_loop() {
-    let url = format!("http://127.0.0.1:{}/", closed_port());
+    let url = format!("http://127.0.0.1:{}/", free_port());
     std::thread::scope(|scope| {
         for io in EVENT_LOOPS {
             let url = url.as_str();

@@ -3,30 +3,18 @@
 //! checked before the first request, `-` as stdout, `--pid` of no process,
 //! runs in which nothing could connect, and mistyped commands.
 
-use stampede_testkit::{spawn_target, temp_dir, ServerHandle, TargetConfig};
-use std::net::TcpListener;
+use stampede_testkit::{
+    binary, free_port, read_json, spawn_target, temp_dir, text, ServerHandle, TargetConfig,
+};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
-
-fn binary() -> &'static str {
-    env!("CARGO_BIN_EXE_stampede")
-}
 
 fn one_thread_target() -> ServerHandle {
     spawn_target(TargetConfig {
         threads: 1,
         ..TargetConfig::default()
     })
-}
-
-/// A port nothing listens on (bound, then released).
-fn closed_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 fn start(args: &[&str]) -> Child {
@@ -48,16 +36,6 @@ fn run(args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("the stampede binary runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn read_json(path: &Path) -> serde_json::Value {
-    let text = std::fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("{} was not written: {e}", path.display()));
-    serde_json::from_str(&text).expect("the result file is valid JSON")
 }
 
 /// The counts of an interrupted result add up and something was measured.
@@ -132,7 +110,13 @@ fn gnu_timeout_sigint_keeps_the_result() {
     let target = one_thread_target();
     let url = format!("http://{}/", target.local_addr());
     let json = temp_dir("lifecycle").join("timeout.json");
-    let mut args = vec!["--preserve-status", "-s", "INT", "2", binary()];
+    let mut args = vec![
+        "--preserve-status",
+        "-s",
+        "INT",
+        "2",
+        binary().to_str().expect("a UTF-8 path"),
+    ];
     let run_args = long_run(&url, &json);
     args.extend(run_args.iter().map(String::as_str));
     let output = Command::new("timeout").args(&args).output().unwrap();
@@ -304,7 +288,7 @@ fn a_pid_of_no_process_is_a_usage_error() {
 
 #[test]
 fn nothing_connecting_is_not_a_success() {
-    let url = format!("http://127.0.0.1:{}/", closed_port());
+    let url = format!("http://127.0.0.1:{}/", free_port());
     let json = temp_dir("lifecycle").join("refused.json");
     let output = run(&[
         &url,

@@ -3,15 +3,11 @@
 //! in-process target's), the TLS row of "Connection Times", and a `--targets`
 //! report whose header, columns and maxima agree with the totals.
 
-use stampede_testkit::{run_stampede, spawn_target, temp_dir, TargetConfig};
+use stampede_testkit::{binary, run_stampede, spawn_target, temp_dir, TargetConfig};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
-
-fn binary() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_stampede"))
-}
 
 /// The client's process summary in a result.
 fn client(result: &serde_json::Value) -> serde_json::Value {

@@ -6,22 +6,13 @@
 //! against the built-in target on loopback, every run bounded.
 
 use serde_json::Value;
-use stampede_testkit::{spawn_target, temp_dir, ServerHandle, TargetConfig};
+use stampede_testkit::{
+    read_json, spawn_target, stampede, temp_dir, text, ServerHandle, TargetConfig,
+};
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
-
-fn stampede(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_stampede"))
-        .args(args)
-        .output()
-        .expect("stampede runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
 
 /// Runs `args`, expecting `code`; returns stdout.
 fn expect(args: &[&str], code: i32) -> String {
@@ -35,10 +26,6 @@ fn expect(args: &[&str], code: i32) -> String {
         text(&output.stderr)
     );
     text(&output.stdout)
-}
-
-fn read_json(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).expect("file written")).expect("JSON")
 }
 
 fn target() -> (ServerHandle, String) {

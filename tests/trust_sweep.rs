@@ -2,14 +2,11 @@
 //! goodput than it offered, even when its warm-up left a backlog, and the
 //! text table's columns line up whatever the width of the numbers.
 
-use stampede_testkit::{read_request_head, run_stampede, spawn_target, RawServer, TargetConfig};
+use stampede_testkit::{
+    binary, free_port, read_request_head, run_stampede, spawn_target, RawServer, TargetConfig,
+};
 use std::io::Write;
-use std::path::Path;
 use std::time::{Duration, Instant};
-
-fn binary() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_stampede"))
-}
 
 /// Share by which a step's goodput may exceed its offered rate: the window
 /// is measured a hair longer or shorter than `--step`, never by more.
@@ -210,13 +207,6 @@ fn a_warmup_backlog_does_not_inflate_a_step() {
     assert_eq!(run.code(), Some(0), "{}", run.stderr());
     assert_within_offered(run.result());
     assert_claims_have_evidence(run.result());
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("an ephemeral port")
-        .port()
 }
 
 /// One server thread doing CPU work, offered far more than it can serve

@@ -3,8 +3,11 @@
 //! engine and progress line, prints the summary, and checks the client's
 //! exact count against the server's own.
 
-use crate::cmd::run::{build_plan, deliver, parse_run_args, run_plan};
+use crate::delivery::deliver;
 use crate::output::OutputFormat;
+use crate::plan_args::build_plan;
+use crate::run_args::parse_run_args;
+use crate::session::run_plan;
 use anyhow::Context;
 use stampede_plan::parse_duration;
 use stampede_report::{counted, format_count};

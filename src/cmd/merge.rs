@@ -7,8 +7,9 @@
 use crate::exports::{self, ExportArgs};
 use crate::output::{self, OutputFormat};
 use crate::result_file::{self, ResultFile};
+use crate::session::slo_checks;
 use anyhow::{bail, Context};
-use stampede_metrics::{merge_results, MergeError, RunResult, SloCheck};
+use stampede_metrics::{merge_results, MergeError, RunResult};
 use std::path::PathBuf;
 
 const EXAMPLES: &str = "Examples:
@@ -133,14 +134,6 @@ fn recheck_slo(results: &[RunResult], merged: &mut RunResult) -> anyhow::Result<
     }
     let parsed = stampede_analysis::parse_slo(&conditions.join(","))
         .context("re-reading the inputs' SLO conditions")?;
-    merged.slo = stampede_analysis::evaluate(&parsed, &*merged)
-        .into_iter()
-        .map(|outcome| SloCheck {
-            condition: outcome.condition,
-            measured: outcome.measured,
-            unit: outcome.unit.to_string(),
-            passed: outcome.passed,
-        })
-        .collect();
+    merged.slo = slo_checks(&parsed, &*merged);
     Ok(())
 }

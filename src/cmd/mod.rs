@@ -4,7 +4,6 @@ pub mod compat;
 pub mod demo;
 pub mod k8s;
 pub mod merge;
-pub mod repeat;
 pub mod report;
 pub mod run;
 pub mod serve;

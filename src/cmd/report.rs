@@ -90,11 +90,11 @@ fn refuse_csv(args: &ReportArgs, what: &str) -> anyhow::Result<()> {
 fn report_repeat(args: &ReportArgs, document: &RepeatDocument) -> anyhow::Result<i32> {
     refuse_csv(args, "a file of repeated rounds")?;
     if let Some(path) = &args.html {
-        crate::cmd::repeat::write_html(document, path)
+        crate::repeat::write_html(document, path)
             .with_context(|| format!("{}", args.file.display()))?;
     }
     match args.output {
-        OutputFormat::Text => crate::cmd::repeat::print(document, false)?,
+        OutputFormat::Text => crate::repeat::print(document, false)?,
         OutputFormat::Json => print_json(serde_json::to_value(document)?)?,
     }
     Ok(crate::exit::OK)
@@ -111,7 +111,7 @@ fn report_compare(args: &ReportArgs, document: &CompareDocument) -> anyhow::Resu
         );
     }
     match args.output {
-        OutputFormat::Text => crate::cmd::compare::print(&document.comparison, false)?,
+        OutputFormat::Text => crate::compare_text::print(&document.comparison, false)?,
         OutputFormat::Json => print_json(serde_json::to_value(document)?)?,
     }
     Ok(crate::exit::OK)

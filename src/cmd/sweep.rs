@@ -3,10 +3,14 @@
 //! range, knee, capacity, effective throughput and a USL fit, with the rule
 //! behind every verdict printed.
 
-use crate::cmd::run::{build_plan, exit_status, parse_run_args, run_plan_in, RunContext, SloArg};
+use crate::delivery::exit_status;
 use crate::exports::write_file;
 use crate::output::write_json_value;
+use crate::plan_args::build_plan;
+use crate::run_args::{parse_run_args, SloArg};
+use crate::session::{check_pids, run_plan_in, RunContext};
 use crate::spawn::SpawnedServer;
+use crate::sweep_text::{describe, print_sweep, sweep_banner};
 use crate::{exit, interrupt};
 use anyhow::{bail, Context};
 use stampede_analysis::{
@@ -14,7 +18,7 @@ use stampede_analysis::{
 };
 use stampede_metrics::RunResult;
 use stampede_plan::{format_duration, parse_duration};
-use stampede_report::{format_count, format_latency_us, format_rate, render_sweep_html, SweepStep};
+use stampede_report::{format_latency_us, format_rate, render_sweep_html, SweepStep};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -170,7 +174,7 @@ pub fn execute(args: SweepArgs) -> anyhow::Result<i32> {
         ("--json", args.json.as_ref()),
         ("--html", args.html.as_ref()),
     ])?;
-    crate::cmd::run::check_pids(&args.pids)?;
+    check_pids(&args.pids)?;
     let loads: Vec<Load> = match (&args.connections, &args.rates) {
         (Some(list), _) => parse_connection_list(list)?
             .into_iter()
@@ -301,105 +305,6 @@ pub fn execute(args: SweepArgs) -> anyhow::Result<i32> {
     })
 }
 
-/// The live view's banner during a step: which step runs, and the finished ones.
-fn sweep_banner(index: usize, total: usize, load: Load, done: &[(Load, RunResult)]) -> Vec<String> {
-    let mut lines = vec![format!(
-        "sweep step {}/{total}: {}",
-        index + 1,
-        describe(load)
-    )];
-    for (finished, result) in done {
-        lines.push(format!(
-            "  done {:>16}: goodput {:>12} req/s, p99 {:>9}, errors {:.2}%",
-            describe(*finished),
-            format_rate(result.goodput),
-            format_latency_us(result.latency_us.p99 as f64),
-            result.error_rate_pct
-        ));
-    }
-    lines
-}
-
-/// `1 connection`, `50 connections`, `1,500 req/s` (decimals only when the
-/// offered rate has them).
-fn describe(load: Load) -> String {
-    match load {
-        Load::Connections(1) => "1 connection".to_string(),
-        Load::Connections(c) => format!("{} connections", format_count(c)),
-        Load::Rate(r) if r.fract() == 0.0 && r < u64::MAX as f64 => {
-            format!("{} req/s", format_count(r as u64))
-        }
-        Load::Rate(r) => format!("{} req/s", format_rate(r)),
-    }
-}
-
-/// Lays out a table: every column but the last right-aligned to its widest
-/// cell (header included), two spaces apart; the last (the class and its
-/// rule, free text) left as it is. Widths count characters, not bytes.
-fn align(rows: &[Vec<String>]) -> Vec<String> {
-    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let width = |c: usize| {
-        rows.iter()
-            .filter_map(|row| row.get(c))
-            .map(|cell| cell.chars().count())
-            .max()
-            .unwrap_or(0)
-    };
-    let widths: Vec<usize> = (0..columns).map(width).collect();
-    rows.iter()
-        .map(|row| {
-            let mut line = String::new();
-            for (c, cell) in row.iter().enumerate() {
-                if c > 0 {
-                    line.push_str("  ");
-                }
-                if c + 1 == columns {
-                    line.push_str(cell);
-                } else {
-                    let pad = widths[c] - cell.chars().count();
-                    line.extend(std::iter::repeat_n(' ', pad));
-                    line.push_str(cell);
-                }
-            }
-            line
-        })
-        .collect()
-}
-
-/// The steps table: a header and a row per step.
-fn steps_table(analysis: &SweepAnalysis, results: &[(Load, RunResult)]) -> Vec<String> {
-    let header = [
-        "load",
-        "goodput/s",
-        "rps",
-        "p50",
-        "p99",
-        "errors",
-        "class: rule",
-    ];
-    let mut rows = vec![header.iter().map(|h| h.to_string()).collect::<Vec<_>>()];
-    for (step, (load, result)) in analysis.steps.iter().zip(results) {
-        rows.push(vec![
-            describe(*load),
-            format_rate(result.goodput),
-            format_rate(result.rps),
-            format_latency_us(result.latency_us.p50 as f64),
-            format_latency_us(result.latency_us.p99 as f64),
-            format!("{:.2}%", result.error_rate_pct),
-            format!("{}: {}", step.class.as_str(), step.rule),
-        ]);
-    }
-    align(&rows)
-}
-
-/// A run's "too few connections for the rate" (Little's law on its own
-/// figures) is wrong advice at a step whose server the sweep found
-/// saturated: more connections would only queue there, and the analysis'
-/// own Little's-law warning says so.
-fn contradicted(step: &stampede_analysis::StepAnalysis, warning: &str) -> bool {
-    step.server_saturation.is_some() && warning.starts_with("too few connections for the rate")
-}
-
 /// The `stampede.sweep/1` document: the analysis, with each step's full result.
 pub fn sweep_document(
     analysis: &SweepAnalysis,
@@ -414,34 +319,6 @@ pub fn sweep_document(
     document["schema"] = SWEEP_SCHEMA.into();
     document["version"] = env!("CARGO_PKG_VERSION").into();
     Ok(document)
-}
-
-/// The steps table, verdict and warnings: on stdout, or on stderr when the
-/// JSON itself goes to stdout (`--json -`).
-fn print_sweep(
-    analysis: &SweepAnalysis,
-    results: &[(Load, RunResult)],
-    on_stderr: bool,
-) -> anyhow::Result<()> {
-    use std::io::Write;
-    let mut out = crate::output::text_out(on_stderr);
-    for line in steps_table(analysis, results) {
-        writeln!(out, "{line}")?;
-    }
-    writeln!(out)?;
-    for sentence in &analysis.verdict {
-        writeln!(out, "{sentence}")?;
-    }
-    for warning in &analysis.warnings {
-        writeln!(out, "WARNING: {warning}")?;
-    }
-    for (step, (load, result)) in analysis.steps.iter().zip(results) {
-        for warning in result.warnings.iter().filter(|w| !contradicted(step, w)) {
-            writeln!(out, "WARNING ({}): {warning}", describe(*load))?;
-        }
-    }
-    out.flush()?;
-    Ok(())
 }
 
 #[cfg(test)]
@@ -460,63 +337,5 @@ mod tests {
         }
         assert_eq!(parse_connection_list("50,100").unwrap(), vec![50, 100]);
         assert!(parse_connection_list("0,1").is_err());
-    }
-
-    /// Where each column of `line` ends, given the header's column ends.
-    fn ends_at(line: &str, end: usize) -> bool {
-        let chars: Vec<char> = line.chars().collect();
-        end <= chars.len() && chars[end - 1] != ' ' && chars.get(end).is_none_or(|c| *c == ' ')
-    }
-
-    #[test]
-    fn columns_line_up_for_any_width_of_numbers() {
-        let row = |cells: &[&str]| cells.iter().map(|c| c.to_string()).collect::<Vec<_>>();
-        let rows = vec![
-            row(&["load", "goodput/s", "rps", "p99", "class: rule"]),
-            row(&[
-                "1 connection",
-                "9.50",
-                "9.50",
-                "850us",
-                "healthy: first step",
-            ]),
-            row(&[
-                "1,000,000 req/s",
-                "1,234,567.89",
-                "1,234,567.89",
-                "1.25s",
-                "saturated: µs",
-            ]),
-            row(&[
-                "50 connections",
-                "0.00",
-                "12.00",
-                "12.34ms",
-                "overloaded: x",
-            ]),
-        ];
-        let lines = align(&rows);
-        let header = &lines[0];
-        // Right-aligned columns: every cell ends where the widest does.
-        let widths = [15, 12, 12, 7];
-        let mut end = 0;
-        for (c, w) in widths.iter().enumerate() {
-            end += w + if c > 0 { 2 } else { 0 };
-            for line in &lines {
-                assert!(
-                    ends_at(line, end),
-                    "column {c} ends at {end}: {line:?}\n{header:?}"
-                );
-            }
-        }
-        // The free-text column starts at one place in every row.
-        let start = end + 2;
-        for (line, row) in lines.iter().zip(&rows) {
-            let text: String = line.chars().skip(start).collect();
-            assert_eq!(&text, row.last().unwrap());
-        }
-        assert_eq!(describe(Load::Connections(1)), "1 connection");
-        assert_eq!(describe(Load::Rate(1500.0)), "1,500 req/s");
-        assert_eq!(describe(Load::Rate(7.5)), "7.50 req/s");
     }
 }

@@ -10,11 +10,10 @@
 
 mod draw;
 mod state;
-mod terminal;
 
-/// For a forced exit, which skips the view's own cleanup.
-pub(crate) use terminal::restore as restore_terminal;
-
+// Entering and leaving the terminal is src/terminal.rs (the forced exit in
+// interrupt.rs restores it too).
+use crate::terminal;
 use crate::view::RunView;
 use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 use stampede_engine::monitor::LiveFeed;

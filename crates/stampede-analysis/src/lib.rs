@@ -7,18 +7,23 @@
 //!
 //! No I/O, no runtime, no sockets: every function takes figures and returns
 //! serde-serializable answers, so the binary prints or saves them as it likes.
+//!
+//! Modules: `slo` (conditions and their evaluation), `sweep` (step classes,
+//! thresholds, capacity and knee; its children `verdict`, the sentences, and
+//! `saturation`, server saturation and Little's law), `ceiling` (the
+//! throughput plateau), `search` (the open-model rate search), `usl`,
+//! `compare` with `difference` (A/B verdicts and intervals), `stability` and
+//! `repeats` (intervals over rounds). See docs/architecture.md.
 
 mod ceiling;
 mod compare;
 mod difference;
 mod repeats;
-mod saturation;
 mod search;
 mod slo;
 mod stability;
 mod sweep;
 mod usl;
-mod verdict;
 
 pub use ceiling::GoodputRange;
 pub use compare::{
@@ -26,13 +31,13 @@ pub use compare::{
     DiffInterval, Figure, Method, Row, RunFigures, Sample, Verdict, COMPARE_SCHEMA,
 };
 pub use repeats::{summarize_rounds, RepeatDocument, REPEAT_SCHEMA};
-pub use saturation::{LittleCheck, ServerCpu};
 pub use search::{search_rate, RateSearch, SearchNext};
 pub use slo::{
     all_passed, evaluate, parse_condition, parse_slo, Comparator, Condition, ConditionOutcome,
     Measure, Metric, SloError,
 };
 pub use stability::{mean_interval, parse_stable_target, Interval, StableTarget};
+pub use sweep::saturation::{LittleCheck, ServerCpu};
 pub use sweep::{
     analyze_sweep, Class, Load, LoadRange, Point, StepAnalysis, StepInput, SweepAnalysis,
     Thresholds, SWEEP_SCHEMA,

@@ -4,6 +4,12 @@
 //! [`RunResult`] (`stampede.result/1`).
 //!
 //! Nothing here knows about sockets, runtimes or terminals.
+//!
+//! Modules: `recorder` (the per-worker hot path), `histogram` (HDR latency),
+//! `counters`, `error_kind`, `recording` (snapshots and the merged run),
+//! `timeseries` (per second), `per_target` (`--targets` mix), `monitor`
+//! (what the process monitor saw), `environment`, `agent`, `result` (the
+//! result file), `merge` (agents' results into one). See docs/architecture.md.
 
 mod agent;
 mod counters;

@@ -3,6 +3,13 @@
 //!
 //! No I/O happens here: a plan is built and validated from plain values, so the
 //! CLI, the compat front-ends and tests all produce plans the same way.
+//!
+//! Modules: `plan` (the plan, its validation, which event loop it allows),
+//! `load_model` (closed and rate models, schedules, stages), `shares`
+//! (splitting a count over workers or agents), `target` (the URL),
+//! `transport` (TCP/Unix, TLS, proxy, HTTP/2, pipelining, `--io`),
+//! `targets_file` (`--targets`), `header`, `duration`, `address_list`
+//! (`--source-addrs`), `error`. See docs/architecture.md.
 
 mod address_list;
 mod duration;

@@ -2,6 +2,11 @@
 //! module per format (text, JSON, CSV, HTML), plus the per-request row formats
 //! (ab's gnuplot TSV, the request log) that the binary's background writer
 //! uses. No runtime, no terminal control: bytes out only.
+//!
+//! Modules: `text` (the human summary), `json`, `csv`, `gnuplot`,
+//! `request_line` (`--log-requests`), `format` (numbers and units shared by
+//! the human formats), `html` (the run, sweep and comparison pages, their
+//! charts and tables). See docs/architecture.md.
 
 mod csv;
 mod format;

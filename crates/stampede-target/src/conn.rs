@@ -13,11 +13,12 @@ use tokio::time::Instant;
 
 use crate::accesslog::Entry;
 use crate::body::decode_chunked;
+use crate::context::Worker;
+use crate::reply::{Reply, Tail};
 use crate::request::{self, Framing, Head, Method, Parsed};
 use crate::response::{self, Exchange};
-use crate::routes::{self, push_chunk, Reply, Request, Tail, CHUNK, INLINE_BODY, PATTERN};
+use crate::routes::{self, push_chunk, Request, CHUNK, INLINE_BODY, PATTERN};
 use crate::transport::{linger, OpenGuard, Peer, Rewind, Transport};
-use crate::worker::Worker;
 
 /// What an HTTP/2 client with prior knowledge sends first (RFC 9113 §3.4).
 pub const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";

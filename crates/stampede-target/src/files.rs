@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::{Duration, Instant, SystemTime};
 
+use crate::reply::{Outcome, Reply, Tail};
 use crate::request::Head;
 use crate::response::{self, Exchange, Len};
-use crate::routes::{Outcome, Reply, Tail};
 
 /// How long a cached file is trusted before it is stat-ed again.
 const REVALIDATE: Duration = Duration::from_secs(1);

@@ -25,11 +25,12 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::time::Instant;
 
 use crate::accesslog::Entry;
+use crate::context::Worker;
+use crate::reply::{Outcome, Reply, Tail};
 use crate::request::{Framing, Head, Method};
 use crate::response::{self, Exchange};
-use crate::routes::{self, Outcome, Reply, Request, Tail, INLINE_BODY, PATTERN};
+use crate::routes::{self, Request, INLINE_BODY, PATTERN};
 use crate::transport::{OpenGuard, Peer};
-use crate::worker::Worker;
 
 /// Concurrent streams a client may open (h2load `-m`, stampede `--streams`).
 const MAX_STREAMS: u32 = 1024;

@@ -9,6 +9,15 @@
 //! depends on no client crate of the workspace, so that client and server bugs cannot
 //! cancel each other out.
 //!
+//! Modules: `server` (start, workers, shutdown), `worker` (one worker's
+//! accept loop, tick and drain, and where a connection is dispatched),
+//! `context` (the per-worker state all its connections share), `transport`
+//! (streams, the open-connection guard, the lingering close), `conn`
+//! (HTTP/1.1), `http2`, `tls`, `unix`, `request` and `body` (parsing),
+//! `response`, `routes` and `reply` (the test routes and what they leave to
+//! stream), `files` (static files), `pages`, `clock`, `accesslog`, `stats`,
+//! `duration`, `fuzzing` (entry points for the fuzz targets).
+//!
 //! ```
 //! use stampede_target::{Config, Server};
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -25,12 +34,14 @@ mod accesslog;
 mod body;
 mod clock;
 mod conn;
+mod context;
 mod duration;
 mod files;
 #[doc(hidden)]
 pub mod fuzzing;
 mod http2;
 mod pages;
+mod reply;
 mod request;
 mod response;
 mod routes;

@@ -6,9 +6,10 @@
 
 use std::time::Duration;
 
+use crate::context::Worker;
+use crate::reply::{Outcome, Reply, Tail};
 use crate::request::{Head, Method};
 use crate::response::{self, bodiless, push_hex, Exchange, Len};
-use crate::worker::Worker;
 
 /// Largest `/bytes/{n}` and `/chunked/{n}`.
 pub const MAX_BYTES: u64 = 1 << 30;
@@ -33,39 +34,6 @@ const fn pattern() -> [u8; INLINE_BODY] {
         i += 1;
     }
     p
-}
-
-/// Work left for the connection after the head (and maybe body) is in the buffer.
-pub enum Reply {
-    Done,
-    /// Hold the bytes just produced until this much time has passed.
-    Delay(Duration),
-    /// Stream this body after the buffered bytes.
-    Stream(Tail),
-}
-
-/// A body too large to buffer.
-pub enum Tail {
-    Pattern { remaining: u64, chunked: bool },
-    File { file: std::fs::File, remaining: u64 },
-}
-
-/// What was produced for one request.
-pub struct Outcome {
-    pub status: u16,
-    /// Body bytes (for the access log).
-    pub body_bytes: usize,
-    pub reply: Reply,
-}
-
-impl Outcome {
-    pub fn done(status: u16, body_bytes: usize) -> Self {
-        Outcome {
-            status,
-            body_bytes,
-            reply: Reply::Done,
-        }
-    }
 }
 
 /// One request as the routes see it.

@@ -15,8 +15,8 @@ use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use tokio_rustls::TlsAcceptor;
 
+use crate::context::Worker;
 use crate::transport::{OpenGuard, Peer, Transport};
-use crate::worker::Worker;
 use crate::{CertSource, TargetError, TlsConfig};
 
 /// Names the generated certificate is valid for.

@@ -1,7 +1,6 @@
 //! The byte streams a connection runs on (TCP, Unix, TLS over either, and a replayed
-//! prefix for h2c) and the start of every accepted connection: counting it open,
-//! the TLS handshake when configured, then HTTP/2 (ALPN `h2`) or the HTTP/1.1 loop
-//! of `conn` (which itself hands an h2c prior-knowledge connection to `h2`).
+//! prefix for h2c), the guard that counts a connection open, and the lingering close.
+//! Which loop serves an accepted connection is chosen in `worker` (`spawn`).
 //!
 //! The plain TCP path stays what it was: `Transport` is static dispatch, TCP and Unix
 //! streams keep the one-`try_write` flush, and a plain connection's task never holds
@@ -18,7 +17,7 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::{TcpStream, UnixStream};
 
-use crate::worker::Worker;
+use crate::context::Worker;
 
 /// A stream a connection can be served on.
 pub trait Transport: AsyncRead + AsyncWrite + Unpin + 'static {
@@ -135,27 +134,6 @@ impl Drop for OpenGuard {
         w.open.set(w.open.get().saturating_sub(1));
         if w.stopping.get() && w.open.get() == 0 {
             w.drained.notify_one();
-        }
-    }
-}
-
-/// Spawns the task serving one admitted connection (already counted open).
-pub fn spawn<S: Transport>(stream: S, peer: Peer, w: &Rc<Worker>) {
-    let guard = OpenGuard::new(w.clone());
-    match &w.tls {
-        // The plain task type holds only the HTTP/1.1 loop.
-        None => {
-            let sniff = w.cfg.h2c;
-            tokio::task::spawn_local(crate::conn::serve(stream, peer, w.clone(), guard, sniff));
-        }
-        Some(acceptor) => {
-            tokio::task::spawn_local(crate::tls::serve(
-                acceptor.clone(),
-                stream,
-                peer,
-                w.clone(),
-                guard,
-            ));
         }
     }
 }

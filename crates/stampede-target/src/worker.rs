@@ -2,7 +2,8 @@
 //! its own SO_REUSEPORT listener (and its own registration of the shared Unix socket,
 //! if any), its own Date/page/file caches and access-log buffer. Owns accepting (with
 //! the connection cap and EMFILE back-off), the once-a-second tick and the graceful
-//! drain. Connections are started in `transport` and served in `conn` / `http2`.
+//! drain. Connections are started here (`spawn`) and served in `conn` / `http2` /
+//! `tls`; the state they share is `context::Worker`.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -17,57 +18,17 @@ use tokio_rustls::TlsAcceptor;
 
 use crate::accesslog::{AccessLog, Entry, Sink};
 use crate::clock::WallStrings;
+use crate::context::Worker;
 use crate::files::FileCache;
 use crate::pages::Pages;
-use crate::stats::{Registry, WorkerStats};
-use crate::transport::{self, linger, Peer, Transport};
-use crate::Config;
+use crate::stats::Registry;
+use crate::transport::{linger, OpenGuard, Peer, Transport};
+use crate::{conn, tls, Config};
 
 /// Accept errors that mean "out of a resource": retrying at once would spin.
 const RESOURCE_ERRORS: [i32; 4] = [libc::EMFILE, libc::ENFILE, libc::ENOBUFS, libc::ENOMEM];
 /// How long a worker stops accepting after such an error (it keeps serving meanwhile).
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
-
-/// State shared by the connections of one worker (never across threads).
-pub struct Worker {
-    pub idx: usize,
-    pub cfg: Arc<Config>,
-    pub registry: Arc<Registry>,
-    pub wall: RefCell<WallStrings>,
-    pub pages: RefCell<Pages>,
-    pub files: Option<RefCell<FileCache>>,
-    pub log: Option<RefCell<AccessLog>>,
-    /// Set with TLS: every accepted connection starts with a handshake.
-    pub tls: Option<TlsAcceptor>,
-    /// Set when shutdown begins: finish the request at hand, then close.
-    pub stopping: Cell<bool>,
-    pub stop_notify: Notify,
-    /// Connections of this worker still open.
-    pub open: Cell<usize>,
-    pub drained: Notify,
-}
-
-impl Worker {
-    #[inline]
-    pub fn stats(&self) -> &WorkerStats {
-        &self.registry.workers[self.idx]
-    }
-
-    /// Counts a response and writes its access-log line.
-    #[inline]
-    pub fn record(&self, entry: &Entry) {
-        self.stats().response(entry.status);
-        if let Some(log) = &self.log {
-            log.borrow_mut().line(entry);
-        }
-    }
-
-    fn flush_log(&self) {
-        if let Some(log) = &self.log {
-            log.borrow_mut().flush();
-        }
-    }
-}
 
 /// What a worker thread is handed.
 pub struct Setup {
@@ -206,7 +167,7 @@ fn admit<S: Transport>(stream: S, peer: Peer, w: &Rc<Worker>) {
     }
     w.stats().accepted();
     w.open.set(w.open.get() + 1);
-    transport::spawn(stream, peer, w);
+    spawn(stream, peer, w);
 }
 
 /// Over the cap: a polite 503 with Connection: close, then a lingering close. (Over
@@ -237,5 +198,22 @@ async fn refuse<S: Transport>(mut stream: S, peer: Peer, w: Rc<Worker>) {
     if stream.write_all(&resp).await.is_ok() {
         w.stats().bytes_out(resp.len());
         linger(&mut stream).await;
+    }
+}
+
+/// Spawns the task serving one admitted connection (already counted open): the
+/// TLS handshake when configured, then HTTP/2 (ALPN `h2`) or the HTTP/1.1 loop of
+/// `conn` (which itself hands an h2c prior-knowledge connection to `http2`).
+fn spawn<S: Transport>(stream: S, peer: Peer, w: &Rc<Worker>) {
+    let guard = OpenGuard::new(w.clone());
+    match &w.tls {
+        // The plain task type holds only the HTTP/1.1 loop.
+        None => {
+            let sniff = w.cfg.h2c;
+            tokio::task::spawn_local(conn::serve(stream, peer, w.clone(), guard, sniff));
+        }
+        Some(acceptor) => {
+            tokio::task::spawn_local(tls::serve(acceptor.clone(), stream, peer, w.clone(), guard));
+        }
     }
 }

@@ -4,7 +4,14 @@
 //! its JSON result. Never fixed ports, never the internet. Tests that need an
 //! outside tool (curl, Chromium, tmux, `ip netns`) find it through [`tool_or_skip`]
 //! or [`require_tool!`], the one skip-or-fail rule (`STAMPEDE_REQUIRE_TOOLS`).
+//!
+//! - `lib.rs`: the built-in target ([`spawn_target`], [`one_thread`]), raw
+//!   servers ([`RawServer`]), ports, temporary folders and [`run_stampede`].
+//! - `binary.rs`: [`binary`], [`stampede`], [`text`], [`read_json`]: the
+//!   binary under test and what it printed or wrote.
+//! - `tools.rs`: outside tools and the skip-or-fail rule.
 
+mod binary;
 mod tools;
 
 use std::io::{Read, Write};
@@ -16,6 +23,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+pub use binary::{binary, output_of, read_json, stampede, text};
 pub use stampede_target::{Config as TargetConfig, Server, ServerHandle, StatsSnapshot};
 pub use tools::{skip_or_fail, tool_or_skip, tools_required, REQUIRE_TOOLS};
 
@@ -23,6 +31,24 @@ pub use tools::{skip_or_fail, tool_or_skip, tools_required, REQUIRE_TOOLS};
 pub fn spawn_target(config: TargetConfig) -> ServerHandle {
     Server::start("127.0.0.1:0".parse().expect("literal address"), config)
         .expect("the built-in target starts on an ephemeral port")
+}
+
+/// The built-in target's configuration with one worker thread (the
+/// default otherwise): the usual target of a test.
+pub fn one_thread() -> TargetConfig {
+    TargetConfig {
+        threads: 1,
+        ..TargetConfig::default()
+    }
+}
+
+/// A loopback port nothing listens on (bound to an ephemeral port, then
+/// released).
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("an ephemeral port")
+        .port()
 }
 
 /// A small blocking server on an ephemeral loopback port that hands every

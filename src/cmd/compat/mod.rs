@@ -11,17 +11,20 @@
 //! It does not render anything tool-specific and never touches the engine.
 
 pub mod ab;
+mod ab_options;
 mod ab_report;
 pub mod getopt;
 pub mod press;
 pub mod watch;
 pub mod webbench;
 pub mod wrk;
+mod wrk_report;
 
-use crate::cmd::run::{
-    build_plan, never_connected, parse_run_args, run_plan_in, RunArgs, RunContext,
-};
+use crate::delivery::never_connected;
 use crate::exit;
+use crate::plan_args::build_plan;
+use crate::run_args::{parse_run_args, RunArgs};
+use crate::session::{run_plan_in, RunContext};
 use getopt::OptSpec;
 use stampede_metrics::RunResult;
 use stampede_report::format_latency_us;
@@ -330,26 +333,11 @@ pub fn shell_words(words: &[String]) -> String {
         .join(" ")
 }
 
-/// Standard base64 with padding (RFC 4648), for Basic authentication headers.
+/// Standard base64 with padding (RFC 4648), for Basic authentication headers
+/// (the `base64` crate, as `--basic-auth` of `stampede run` uses it).
 pub fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(char::from(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
 /// The version line the front-ends print for `-V`/`--version`.

@@ -5,7 +5,7 @@
 //!
 //! Owns wording only; every number comes from `sweep`'s analysis.
 
-use crate::sweep::{Class, Load, StepAnalysis, SweepAnalysis, Thresholds};
+use super::{Class, Load, StepAnalysis, SweepAnalysis, Thresholds};
 
 fn ms(v: f64) -> String {
     if v >= 100.0 {

@@ -6,13 +6,18 @@
 //! Owns the step figures, the thresholds, the per-step rules and how much
 //! evidence a ceiling or a capacity rests on. The sentences live in
 //! `verdict`, the rate search in `search`, the USL fit in `usl`, the server
-//! saturation evidence and Little's law in `saturation`.
+//! saturation evidence and Little's law in `saturation` (the last two are
+//! this module's children: they read its step types).
+
+// The sentences and the saturation evidence are this module's children:
+// they read its step types, and it calls them (no cycle between siblings).
+pub(crate) mod saturation;
+mod verdict;
 
 use crate::ceiling::{plateau, GoodputRange};
-use crate::saturation::{little_check, server_saturation, LittleCheck, ServerCpu};
 use crate::slo::{all_passed, evaluate, Condition, ConditionOutcome, Measure, Metric};
 use crate::usl::{fit_usl, UslFit};
-use crate::verdict;
+use saturation::{little_check, server_saturation, LittleCheck, ServerCpu};
 use serde::Serialize;
 use stampede_metrics::RunResult;
 use std::fmt;

@@ -8,11 +8,13 @@
 //! Its text renderer is shared with `stampede report` of a repeat file, so
 //! both print the same.
 
-use crate::cmd::run::{exit_status, run_plan_in, RunContext, SloArg};
+use crate::delivery::exit_status;
 use crate::exit;
 use crate::exports::{write_file, ExportArgs};
 use crate::interrupt;
 use crate::output::write_json_value;
+use crate::run_args::SloArg;
+use crate::session::{run_plan_in, RunContext};
 use anyhow::bail;
 use stampede_analysis::{
     compare, summarize_rounds, CompareOptions, Figure, Interval, RepeatDocument, RunFigures,

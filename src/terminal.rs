@@ -1,7 +1,9 @@
 //! Taking over the terminal for the live view and giving it back: raw mode,
 //! the alternate screen and a hidden cursor on entry; all undone on exit, on
 //! every path — normal end, error, and panic (a hook installed once per
-//! process restores the terminal before the panic message is printed).
+//! process restores the terminal before the panic message is printed), and a
+//! forced exit (interrupt.rs). A leaf beside `view` rather than inside it, so
+//! that the signal handling, which the live view uses, need not import the view.
 
 use ratatui::crossterm::cursor::{Hide, Show};
 use ratatui::crossterm::execute;
@@ -10,7 +12,7 @@ use ratatui::crossterm::terminal::{
 };
 use ratatui::prelude::CrosstermBackend;
 use ratatui::Terminal;
-use std::io::{self, Stdout};
+use std::io::{self, IsTerminal, Stdout};
 use std::sync::Once;
 
 pub type LiveTerminal = Terminal<CrosstermBackend<Stdout>>;
@@ -20,6 +22,15 @@ pub type LiveTerminal = Terminal<CrosstermBackend<Stdout>>;
 pub fn restore() {
     let _ = disable_raw_mode();
     let _ = execute!(io::stdout(), LeaveAlternateScreen, Show);
+}
+
+/// Gives the terminal back (raw mode, alternate screen) when a forced exit
+/// ends the process under a live view; no escape codes when stdout is not a
+/// terminal (it may be carrying a `-` export).
+pub fn restore_if_terminal() {
+    if io::stdout().is_terminal() {
+        restore();
+    }
 }
 
 /// Installs, once per process, a panic hook that restores the terminal and

@@ -9,7 +9,7 @@
 //! "add connections" is then wrong advice (issue 16). Owns the evidence and
 //! the note; the classes and thresholds live in `sweep`.
 
-use crate::sweep::{count_noun, Load, StepInput, Thresholds};
+use super::{count_noun, Load, StepInput, Thresholds};
 use serde::Serialize;
 use stampede_metrics::MonitorReport;
 

@@ -1,0 +1,38 @@
+//! What producing a response leaves for the connection to do: nothing, a delay,
+//! or a body to stream. A leaf shared by the routes, the file server and the two
+//! protocol loops that carry the work out.
+
+use std::time::Duration;
+
+/// Work left for the connection after the head (and maybe body) is in the buffer.
+pub enum Reply {
+    Done,
+    /// Hold the bytes just produced until this much time has passed.
+    Delay(Duration),
+    /// Stream this body after the buffered bytes.
+    Stream(Tail),
+}
+
+/// A body too large to buffer.
+pub enum Tail {
+    Pattern { remaining: u64, chunked: bool },
+    File { file: std::fs::File, remaining: u64 },
+}
+
+/// What was produced for one request.
+pub struct Outcome {
+    pub status: u16,
+    /// Body bytes (for the access log).
+    pub body_bytes: usize,
+    pub reply: Reply,
+}
+
+impl Outcome {
+    pub fn done(status: u16, body_bytes: usize) -> Self {
+        Outcome {
+            status,
+            body_bytes,
+            reply: Reply::Done,
+        }
+    }
+}

@@ -1,0 +1,140 @@
+//! Args → Plan: the one place `stampede run`'s arguments become a validated
+//! [`Plan`] (with the notices for the user), shared by every command that
+//! builds on run. Running the plan is session.rs.
+
+use crate::agent;
+use crate::run_args::{ArrivalArg, RunArgs, StagesArg};
+use crate::targets_args::read_mix;
+use anyhow::Context;
+use stampede_plan::{
+    parse_header, Arrival, LoadModel, Plan, RequestSpec, Schedule, StopCondition, Target,
+};
+use std::time::Duration;
+
+/// Connections allowed in the open model when `-c` is not given.
+const DEFAULT_RATE_CONNECTIONS: usize = 1000;
+/// Connections in the closed model when `-c` is not given.
+const DEFAULT_CONNECTIONS: usize = 50;
+
+/// The load model the arguments describe, and how long it runs.
+fn build_model(args: &RunArgs) -> anyhow::Result<(LoadModel, Option<Duration>)> {
+    let duration = match &args.stages {
+        Some(StagesArg(stages)) => Some(stages.iter().map(|s| s.duration).sum()),
+        None if args.requests.is_some() => args.duration,
+        None => Some(args.duration.unwrap_or(Duration::from_secs(10))),
+    };
+    let shape = |target: f64| -> anyhow::Result<Schedule> {
+        if let Some(StagesArg(stages)) = &args.stages {
+            return Ok(Schedule {
+                start: 0.0,
+                stages: stages.clone(),
+            });
+        }
+        let total = duration.unwrap_or(Duration::from_secs(3600));
+        Ok(match args.ramp_up {
+            Some(ramp) if ramp >= total => anyhow::bail!(
+                "--ramp-up {} must be shorter than the run ({})",
+                stampede_plan::format_duration(ramp),
+                stampede_plan::format_duration(total)
+            ),
+            Some(ramp) => Schedule::ramp(target, ramp, total - ramp),
+            None => Schedule::constant(target, total),
+        })
+    };
+    let model = match args.rate {
+        Some(rate) => {
+            if !(rate.is_finite() && rate > 0.0) {
+                anyhow::bail!("rate must be a number above zero (-r {rate})");
+            }
+            LoadModel::Rate {
+                per_s: shape(rate)?,
+                max_connections: args.connections.unwrap_or(DEFAULT_RATE_CONNECTIONS),
+                arrival: match args.arrival {
+                    ArrivalArg::Uniform => Arrival::Uniform,
+                    ArrivalArg::Poisson => Arrival::Poisson,
+                },
+            }
+        }
+        None => {
+            if args.stages.is_some() && args.connections.is_some() {
+                anyhow::bail!(
+                    "--stages targets are the connections; drop -c (or add -r to make them rates)"
+                );
+            }
+            let connections = args.connections.unwrap_or(DEFAULT_CONNECTIONS);
+            LoadModel::Closed {
+                connections: shape(connections as f64)?,
+            }
+        }
+    };
+    Ok((model, duration))
+}
+
+/// Builds and validates the plan; returns it with the notices for the user.
+pub fn build_plan(args: &RunArgs) -> anyhow::Result<(Plan, Vec<String>)> {
+    let url = match (&args.url, &args.targets) {
+        (Some(url), None) => url.clone(),
+        (Some(_), Some(_)) => anyhow::bail!("give either a URL or --targets, not both"),
+        (None, Some(_)) => String::new(),
+        (None, None) => anyhow::bail!("no URL given"),
+    };
+    let body = match (&args.body, &args.body_file) {
+        (Some(text), _) => text.clone().into_bytes(),
+        (None, Some(path)) => {
+            std::fs::read(path).with_context(|| format!("reading body file {}", path.display()))?
+        }
+        (None, None) => Vec::new(),
+    };
+    let mut headers = args.headers.clone();
+    if let Some(content_type) = &args.content_type {
+        headers.push(parse_header(&format!("Content-Type: {content_type}"))?);
+    }
+    let extra = args.request_extras.headers(&headers)?;
+    headers.extend(extra);
+    let method = if args.request_extras.head {
+        "HEAD".to_string()
+    } else {
+        args.method.to_ascii_uppercase()
+    };
+    let mix = match &args.targets {
+        Some(path) => read_mix(path, &headers, args.http10)?,
+        None => Vec::new(),
+    };
+    let (target, request) = match mix.first() {
+        Some(first) => (first.target.clone(), first.request.clone()),
+        None => (
+            Target::parse(&url)?,
+            RequestSpec {
+                method,
+                headers,
+                body,
+                http10: args.http10,
+            },
+        ),
+    };
+    let (model, duration) = build_model(args)?;
+    let stop = match (args.requests, duration) {
+        (Some(count), limit) => StopCondition::Requests { count, limit },
+        (None, duration) => StopCondition::Duration(duration.unwrap_or(Duration::from_secs(10))),
+    };
+    let threads = args
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let mut plan = Plan {
+        target,
+        request,
+        model,
+        threads,
+        stop,
+        warmup: args.warmup,
+        source_addrs: args.source_addrs.clone().map(|a| a.0).unwrap_or_default(),
+        transport: args.transport.spec()?,
+        mix,
+        keepalive: !args.no_keepalive,
+        connect_timeout: args.connect_timeout,
+        timeout: args.timeout,
+    };
+    let mut notices = agent::apply_share(&args.agent, &mut plan)?;
+    notices.extend(plan.validate()?);
+    Ok((plan, notices))
+}

@@ -1,0 +1,187 @@
+//! One run session: a plan run with the live view or progress line, the
+//! process monitor, the per-request exports, the SLO check and the
+//! self-check warnings, giving a [`RunResult`]. Shared by run, repeat,
+//! sweep, demo and the compat front-ends; what happens to the result
+//! afterwards (printing, files, exit status) is delivery.rs.
+
+use crate::delivery::{self, Delivery, Keeper, Latest, Running};
+use crate::exports::{self, ExportArgs};
+use crate::run_args::SloArg;
+use crate::{interrupt, selfcheck, view};
+use anyhow::Context;
+use stampede_engine::monitor::{ClientThreads, Monitor, Watched};
+use stampede_metrics::{Environment, RunResult, SloCheck};
+use stampede_plan::{Plan, StopCondition};
+use std::time::{Duration, SystemTime};
+
+/// Everything about running a plan besides the plan itself.
+#[derive(Default)]
+pub struct RunContext<'a> {
+    /// No live view or progress line.
+    pub quiet: bool,
+    /// Server processes to monitor (stampede itself always is).
+    pub pids: &'a [u32],
+    pub slo: Option<&'a SloArg>,
+    /// Per-request outputs (`--gnuplot`, `--log-requests`) written during the run.
+    pub exports: Option<&'a ExportArgs>,
+    /// Lines shown above the live view: a sweep's step, the finished steps.
+    pub banner: Vec<String>,
+    /// A compat front-end's own observer (ab's "Completed N requests"), fed
+    /// the same snapshots as the view.
+    pub watcher: Option<&'a std::cell::RefCell<dyn stampede_engine::Observer>>,
+    /// How often workers report (None: the engine's default).
+    pub snapshot_interval: Option<Duration>,
+    /// Where a forced exit (a second interrupt) writes what was measured so
+    /// far; None: it writes nothing.
+    pub salvage: Option<&'a Delivery>,
+    /// An export goes to stdout (`-`): no live view there.
+    pub stdout_taken: bool,
+}
+
+/// Runs a plan with the run view (unless quiet) and returns its result.
+pub fn run_plan(plan: &Plan, notices: Vec<String>, quiet: bool) -> anyhow::Result<RunResult> {
+    let context = RunContext {
+        quiet,
+        ..RunContext::default()
+    };
+    run_plan_in(plan, notices, &context)
+}
+
+/// Runs a plan while monitoring the servers and stampede itself, checks the
+/// SLO, writes the per-request outputs and adds the self-check warnings.
+pub fn run_plan_in(
+    plan: &Plan,
+    notices: Vec<String>,
+    context: &RunContext<'_>,
+) -> anyhow::Result<RunResult> {
+    let (quiet, pids, slo) = (context.quiet, context.pids, context.slo);
+    check_fd_headroom(plan)?;
+    let stop = interrupt::stop_handle()?;
+    let no_exports = ExportArgs::default();
+    let (request_log, created) =
+        exports::open_request_log(context.exports.unwrap_or(&no_exports), plan)?;
+    for notice in &notices {
+        eprintln!("stampede: note: {notice}");
+    }
+    let environment = Environment::capture();
+    let planned = match plan.stop {
+        StopCondition::Duration(d) => Some(d),
+        StopCondition::Requests { limit, .. } => limit,
+    };
+    let mut watched: Vec<Watched> = pids.iter().map(|&pid| Watched::server(pid)).collect();
+    // Stampede's CPU is its load-generating threads': a target in this
+    // process (the demo) is not the client's.
+    let client_threads = ClientThreads::default();
+    watched.push(Watched::client(client_threads.clone()));
+    let monitor =
+        Monitor::start(watched, MONITOR_INTERVAL).context("starting the process monitor")?;
+    let mut view = view::open_view(
+        quiet,
+        context.stdout_taken,
+        planned,
+        plan,
+        &context.banner,
+        Some(monitor.feed()),
+    );
+    let latest = Latest::default();
+    if let Some(delivery) = context.salvage {
+        let running = Running {
+            plan: plan.clone(),
+            notices: notices.clone(),
+            environment: environment.clone(),
+            started_at: SystemTime::now(),
+        };
+        delivery::arm_snapshot(running, latest.clone(), delivery.clone());
+    }
+    let options = stampede_engine::RunOptions {
+        request_log,
+        snapshot_interval: context.snapshot_interval,
+        client_threads,
+    };
+    let mut keeper = Keeper::new(view.as_mut(), latest, stop.clone());
+    let finished = match context.watcher {
+        Some(watcher) => {
+            let mut both = view::Both(&mut keeper, &mut *watcher.borrow_mut());
+            stampede_engine::run_with(plan, &mut both, &stop, options)
+        }
+        None => stampede_engine::run_with(plan, &mut keeper, &stop, options),
+    };
+    view.finish();
+    let mut report = monitor.stop();
+    let finished = match finished {
+        Ok(finished) => finished,
+        Err(error) => {
+            // Nothing was measured: the per-request files hold a header
+            // only, and a forced exit has nothing to write.
+            interrupt::begin_delivery();
+            created.remove();
+            return Err(error.into());
+        }
+    };
+    let version = env!("CARGO_PKG_VERSION");
+    let recording = &finished.recording;
+    let mut result = RunResult::from_recording(plan, recording, environment, version, notices);
+    exports::apply_request_log(&mut result, finished.request_log);
+    report.set_requests(result.requests.completed);
+    for pid in pids {
+        if !report.processes.iter().any(|p| p.pid == *pid) {
+            result
+                .warnings
+                .push(format!("--pid {pid}: no such process to monitor"));
+        }
+    }
+    result.monitor = Some(report);
+    if let Some(SloArg(conditions)) = slo {
+        result.slo = slo_checks(conditions, &result);
+    }
+    let warnings = selfcheck::warnings(plan, &result);
+    result.warnings.extend(warnings);
+    Ok(result)
+}
+
+/// The SLO conditions checked against a result, as the result file keeps
+/// them (a run's, and a merge's over the whole).
+pub fn slo_checks(
+    conditions: &[stampede_analysis::Condition],
+    result: &RunResult,
+) -> Vec<SloCheck> {
+    stampede_analysis::evaluate(conditions, result)
+        .into_iter()
+        .map(|outcome| SloCheck {
+            condition: outcome.condition,
+            measured: outcome.measured,
+            unit: outcome.unit.to_string(),
+            passed: outcome.passed,
+        })
+        .collect()
+}
+
+/// How often the monitor samples processes.
+const MONITOR_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Raises the open-file limit and refuses, before starting, a plan whose
+/// connections cannot fit in it.
+fn check_fd_headroom(plan: &Plan) -> anyhow::Result<()> {
+    let needed = stampede_engine::fds_needed(plan.connections(), plan.threads);
+    let limit =
+        stampede_engine::raise_nofile_limit(needed).context("raising the open-file limit")?;
+    if needed > limit {
+        anyhow::bail!(
+            "{} connections need about {needed} open files but the limit is {limit}; \
+             raise the hard limit (ulimit -Hn, /etc/security/limits.conf) or use fewer connections",
+            plan.connections()
+        );
+    }
+    Ok(())
+}
+
+/// Refuses, before any load, a `--pid` that names no process: monitoring
+/// nothing is not what the user asked for.
+pub fn check_pids(pids: &[u32]) -> anyhow::Result<()> {
+    for &pid in pids {
+        if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            anyhow::bail!("--pid {pid}: no such process");
+        }
+    }
+    Ok(())
+}
