@@ -38,6 +38,9 @@ pub struct RunContext<'a> {
     pub stdout_taken: bool,
     /// `--metrics`: where the snapshot stream's readings are published.
     pub metrics: Option<crate::metrics_feed::Board>,
+    /// The result's `run_id` when chosen before the run (the `--metrics`
+    /// label); None: a fresh one.
+    pub run_id: Option<&'a str>,
 }
 
 /// Runs a plan with the run view (unless quiet) and returns its result.
@@ -86,8 +89,12 @@ pub fn run_plan_in(
         Some(monitor.feed()),
     );
     let latest = Latest::default();
+    let run_id = context
+        .run_id
+        .map_or_else(stampede_metrics::new_run_id, str::to_string);
     if let Some(delivery) = context.salvage {
         let running = Running {
+            run_id: run_id.clone(),
             plan: plan.clone(),
             notices: notices.clone(),
             environment: environment.clone(),
@@ -125,6 +132,7 @@ pub fn run_plan_in(
     let recording = &finished.recording;
     metrics_feed::publish_final(context.metrics.as_ref(), recording);
     let mut result = RunResult::from_recording(plan, recording, environment, version, notices);
+    result.run_id = run_id;
     exports::apply_request_log(&mut result, finished.request_log);
     report.set_requests(result.requests.completed);
     for pid in pids {

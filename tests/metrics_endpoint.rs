@@ -428,3 +428,48 @@ fn a_privileged_port_without_privilege_is_refused_before_any_load() {
         "{stderr}"
     );
 }
+
+#[test]
+fn the_open_model_serves_its_target_rate_and_ctrl_c_ends_the_linger() {
+    let target = spawn_target(one_thread());
+    let url = format!("http://{}/", target.local_addr());
+    let port = free_port();
+    let address = format!("127.0.0.1:{port}");
+    let mut run = Background::start(
+        "metrics-open",
+        &[
+            "run",
+            &url,
+            "-r",
+            "200",
+            "-t",
+            "1",
+            "-d",
+            "2s",
+            "--metrics",
+            &address,
+            "--metrics-linger",
+            "60s",
+        ],
+    );
+    let live = wait_for(Duration::from_secs(20), || {
+        http_get(port, "/metrics").filter(|body| requests(body, "success") > 0)
+    })
+    .unwrap_or_else(|| panic!("no live counts on /metrics; stderr: {}", run.stderr()));
+    let target_rate = live
+        .lines()
+        .find(|line| line.starts_with("stampede_target_rate{"))
+        .and_then(|line| line.rsplit(' ').next()?.parse::<f64>().ok());
+    assert_eq!(target_rate, Some(200.0), "{live}");
+    let result = run.wait_for_result(Duration::from_secs(30));
+    wait_for(Duration::from_secs(10), || {
+        run.stderr().contains("serving final values").then_some(())
+    })
+    .unwrap_or_else(|| panic!("no linger notice: {}", run.stderr()));
+    // Ctrl-C ends the 60 s linger at once; the run itself had finished.
+    let pid = run.child.id().to_string();
+    let killed = Command::new("kill").args(["-INT", &pid]).status();
+    assert!(killed.is_ok_and(|status| status.success()));
+    assert_eq!(run.wait(Duration::from_secs(10)), 0, "{}", run.stderr());
+    assert!(count(&result, "/requests/success") > 0, "{result}");
+}

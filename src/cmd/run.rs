@@ -69,10 +69,10 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
         salvage: Some(&delivery),
         stdout_taken: delivery.stdout_taken(),
         metrics: metrics.as_ref().map(MetricsEndpoint::board),
+        run_id: Some(&run_id),
         ..RunContext::default()
     };
     let result = run_plan_in(&plan, notices, &context).map(|mut result| {
-        result.run_id = run_id;
         agent::annotate(&args.agent, &mut result);
         result
     });
