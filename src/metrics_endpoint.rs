@@ -1,6 +1,7 @@
 //! `--metrics ADDR`: a tiny HTTP endpoint serving the latest [`Reading`] at
-//! `GET /metrics` in the OpenMetrics text format (prometheus-client does the
-//! encoding, so names, escaping and `# EOF` follow the spec). One blocking
+//! `GET /metrics` in the OpenMetrics text format when the scraper asks for it
+//! (Prometheus does), else the Prometheus text format 0.0.4 (prometheus-client
+//! does both encodings, so names, escaping and `# EOF` follow the specs). One blocking
 //! thread answers one scrape at a time: scrapes come every few seconds and
 //! the run must not pay for a server. The address is bound before any load
 //! is sent, so a bad one is refused up front; after the run the final
@@ -154,12 +155,16 @@ fn answer(mut stream: TcpStream, registry: &Registry) -> std::io::Result<()> {
     let (status, content_type, body) = match (method, path) {
         ("GET" | "HEAD", "/metrics") => {
             let mut body = String::new();
-            match prometheus_client::encoding::text::encode(&mut body, registry) {
-                Ok(()) => (
-                    "200 OK",
-                    "application/openmetrics-text; version=1.0.0; charset=utf-8",
-                    body,
-                ),
+            let (encoded, content_type) = if accepts_openmetrics(&head) {
+                let encoded = prometheus_client::encoding::text::encode(&mut body, registry);
+                (encoded, OPENMETRICS)
+            } else {
+                let encoded =
+                    prometheus_client::encoding::prometheus_text::encode(&mut body, registry);
+                (encoded, PROMETHEUS_TEXT)
+            };
+            match encoded {
+                Ok(()) => ("200 OK", content_type, body),
                 Err(_) => (
                     "500 Internal Server Error",
                     "text/plain",
@@ -183,6 +188,20 @@ fn answer(mut stream: TcpStream, registry: &Registry) -> std::io::Result<()> {
     }
     stream.write_all(response.as_bytes())?;
     stream.flush()
+}
+
+const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+const PROMETHEUS_TEXT: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+/// True when the request's Accept header asks for OpenMetrics (Prometheus
+/// does); other clients (curl, older scrapers) get the 0.0.4 text format.
+fn accepts_openmetrics(head: &[u8]) -> bool {
+    String::from_utf8_lossy(head).lines().any(|line| {
+        line.split_once(':').is_some_and(|(name, value)| {
+            name.trim().eq_ignore_ascii_case("accept")
+                && value.contains("application/openmetrics-text")
+        })
+    })
 }
 
 /// Encodes the board's latest reading at each scrape.

@@ -15,9 +15,19 @@ use std::time::{Duration, Instant};
 
 /// The body of `GET path` on `port`, or None when nothing answers (yet).
 fn http_get(port: u16, path: &str) -> Option<String> {
+    get_with(port, path, "")
+}
+
+/// OpenMetrics, as Prometheus asks for it.
+const OPENMETRICS: &str =
+    "Accept: application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5\r\n";
+
+/// The body of `GET path` with extra header lines, or None.
+fn get_with(port: u16, path: &str, headers: &str) -> Option<String> {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
     stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-    let request = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+    let request =
+        format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{headers}Connection: close\r\n\r\n");
     stream.write_all(request.as_bytes()).ok()?;
     let mut response = String::new();
     stream.read_to_string(&mut response).ok()?;
@@ -144,10 +154,16 @@ fn the_endpoint_serves_the_run_live_and_its_final_totals_equal_the_result() {
     })
     .unwrap_or_else(|| panic!("no live counts on /metrics; stderr: {}", run.stderr()));
     assert!(
-        live.ends_with("# EOF\n"),
-        "OpenMetrics ends with # EOF: {live}"
+        !live.contains("# EOF"),
+        "0.0.4 text unless OpenMetrics is asked for: {live}"
     );
     assert!(live.contains("stampede_latency_seconds_bucket{"), "{live}");
+    let open = get_with(port, "/metrics", OPENMETRICS).expect("an OpenMetrics scrape");
+    assert!(
+        open.ends_with("# EOF\n"),
+        "OpenMetrics ends with # EOF: {open}"
+    );
+    assert!(open.contains("stampede_requests_total{"), "{open}");
     // After the run (the result is written, the endpoint lingers): the totals.
     let result = run.wait_for_result(Duration::from_secs(30));
     let last = http_get(port, "/metrics").expect("the endpoint lingers after the run");
