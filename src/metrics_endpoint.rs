@@ -283,7 +283,7 @@ fn encode_reading(
         ),
         (
             "stampede_rate",
-            "Completed responses per second, latest interval",
+            "Completed responses per second over the latest interval (after the run: its average)",
             reading.rate,
         ),
     ];
