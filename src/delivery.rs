@@ -164,6 +164,8 @@ impl<O: Observer + ?Sized> Observer for Keeper<'_, O> {
 
 /// What the engine is running, for a result built from a snapshot.
 pub struct Running {
+    /// The result's id, as the `--metrics` series already carry it.
+    pub run_id: String,
     pub plan: Plan,
     pub notices: Vec<String>,
     pub environment: Environment,
@@ -200,6 +202,7 @@ fn snapshot_result(running: Running, latest: &Latest) -> RunResult {
         env!("CARGO_PKG_VERSION"),
         running.notices,
     );
+    result.run_id = running.run_id;
     result.warnings.push(format!(
         "forced exit: these are the totals as of {:.2}s, the last snapshot before the \
          second interrupt (no per-second series or process monitor)",
@@ -276,12 +279,14 @@ mod tests {
         keeper.on_snapshot(Duration::from_millis(310), &Snapshot::default(), &total);
         assert_eq!(kept(&latest), 12);
         let running = Running {
+            run_id: "0123456789abcdef".into(),
             plan,
             notices: Vec::new(),
             environment: Environment::default(),
             started_at: SystemTime::now(),
         };
         let result = snapshot_result(running, &latest);
+        assert_eq!(result.run_id, "0123456789abcdef");
         assert!(result.interrupted);
         assert_eq!(result.requests.sent, 12);
         assert_eq!(result.requests.success, 9);

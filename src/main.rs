@@ -17,6 +17,8 @@ mod delivery;
 mod exit;
 mod exports;
 mod interrupt;
+mod metrics_endpoint;
+mod metrics_feed;
 mod output;
 mod plan_args;
 mod progress;

@@ -131,6 +131,8 @@ pub struct RunArgs {
     pub agent: AgentArgs,
     #[command(flatten)]
     pub exports: ExportArgs,
+    #[command(flatten)]
+    pub metrics: crate::metrics_endpoint::MetricsArgs,
 }
 
 /// The server under test, to be sampled (or started) during the load.

@@ -1,5 +1,5 @@
 //! One run session: a plan run with the live view or progress line, the
-//! process monitor, the per-request exports, the SLO check and the
+//! process monitor, the `--metrics` feed, the per-request exports, the SLO check and the
 //! self-check warnings, giving a [`RunResult`]. Shared by run, repeat,
 //! sweep, demo and the compat front-ends; what happens to the result
 //! afterwards (printing, files, exit status) is delivery.rs.
@@ -7,7 +7,7 @@
 use crate::delivery::{self, Delivery, Keeper, Latest, Running};
 use crate::exports::{self, ExportArgs};
 use crate::run_args::SloArg;
-use crate::{interrupt, selfcheck, view};
+use crate::{interrupt, metrics_feed, selfcheck, view};
 use anyhow::Context;
 use stampede_engine::monitor::{ClientThreads, Monitor, Watched};
 use stampede_metrics::{Environment, RunResult, SloCheck};
@@ -36,6 +36,11 @@ pub struct RunContext<'a> {
     pub salvage: Option<&'a Delivery>,
     /// An export goes to stdout (`-`): no live view there.
     pub stdout_taken: bool,
+    /// `--metrics`: where the snapshot stream's readings are published.
+    pub metrics: Option<crate::metrics_feed::Board>,
+    /// The result's `run_id` when chosen before the run (the `--metrics`
+    /// label); None: a fresh one.
+    pub run_id: Option<&'a str>,
 }
 
 /// Runs a plan with the run view (unless quiet) and returns its result.
@@ -84,8 +89,12 @@ pub fn run_plan_in(
         Some(monitor.feed()),
     );
     let latest = Latest::default();
+    let run_id = context
+        .run_id
+        .map_or_else(stampede_metrics::new_run_id, str::to_string);
     if let Some(delivery) = context.salvage {
         let running = Running {
+            run_id: run_id.clone(),
             plan: plan.clone(),
             notices: notices.clone(),
             environment: environment.clone(),
@@ -99,12 +108,13 @@ pub fn run_plan_in(
         client_threads,
     };
     let mut keeper = Keeper::new(view.as_mut(), latest, stop.clone());
+    let mut fed = metrics_feed::Feed::new(&mut keeper, context.metrics.clone(), plan);
     let finished = match context.watcher {
         Some(watcher) => {
-            let mut both = view::Both(&mut keeper, &mut *watcher.borrow_mut());
+            let mut both = view::Both(&mut fed, &mut *watcher.borrow_mut());
             stampede_engine::run_with(plan, &mut both, &stop, options)
         }
-        None => stampede_engine::run_with(plan, &mut keeper, &stop, options),
+        None => stampede_engine::run_with(plan, &mut fed, &stop, options),
     };
     view.finish();
     let mut report = monitor.stop();
@@ -120,7 +130,9 @@ pub fn run_plan_in(
     };
     let version = env!("CARGO_PKG_VERSION");
     let recording = &finished.recording;
+    metrics_feed::publish_final(context.metrics.as_ref(), recording);
     let mut result = RunResult::from_recording(plan, recording, environment, version, notices);
+    result.run_id = run_id;
     exports::apply_request_log(&mut result, finished.request_log);
     report.set_requests(result.requests.completed);
     for pid in pids {

@@ -1,9 +1,11 @@
 //! `stampede run`: build a plan from the arguments (plan_args.rs), start a
 //! `--spawn` server and wait for an agent's start time, then run it once
 //! (session.rs) and deliver the result (delivery.rs), or run it in rounds
-//! (`--repeat`, `--until-stable`: repeat.rs).
+//! (`--repeat`, `--until-stable`: repeat.rs). With `--metrics` the endpoint
+//! is bound first and lingers after the delivery (metrics_endpoint.rs).
 
 use crate::delivery::{self, deliver_to, Delivery};
+use crate::metrics_endpoint::{self, MetricsEndpoint};
 use crate::plan_args::build_plan;
 use crate::repeat::{self, RepeatOutput, Rounds};
 use crate::run_args::RunArgs;
@@ -14,6 +16,9 @@ use std::time::Duration;
 
 pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
     let (plan, notices) = build_plan(&args)?;
+    if args.repeat.is_some() || args.until_stable.is_some() {
+        metrics_endpoint::refuse_in(&args.metrics, "--repeat or --until-stable")?;
+    }
     // Installed first, so a signal while a --spawn server starts still
     // stops it (the run then ends at once, interrupted).
     interrupt::stop_handle()?;
@@ -24,6 +29,10 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
         exports: args.exports.clone(),
     };
     output::preflight(&delivery.outputs())?;
+    // Bound before any load (a bad address is refused up front); the id
+    // labels the series and names the result.
+    let run_id = stampede_metrics::new_run_id();
+    let metrics = MetricsEndpoint::start(&args.metrics, &run_id)?;
     let mut pids = args.server.pids.clone();
     let spawned = match &args.server.spawn {
         Some(command) => {
@@ -59,6 +68,8 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
         exports: Some(&args.exports),
         salvage: Some(&delivery),
         stdout_taken: delivery.stdout_taken(),
+        metrics: metrics.as_ref().map(MetricsEndpoint::board),
+        run_id: Some(&run_id),
         ..RunContext::default()
     };
     let result = run_plan_in(&plan, notices, &context).map(|mut result| {
@@ -71,5 +82,9 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
         delivery::arm_result(result.clone(), delivery.clone());
     }
     drop(spawned);
-    deliver_to(&result?, &delivery)
+    let status = deliver_to(&result?, &delivery)?;
+    if let Some(endpoint) = &metrics {
+        endpoint.linger(&interrupt::stop_handle()?);
+    }
+    Ok(status)
 }

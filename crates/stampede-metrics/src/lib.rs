@@ -8,7 +8,7 @@
 //! Modules: `recorder` (the per-worker hot path), `histogram` (HDR latency),
 //! `counters`, `error_kind`, `recording` (snapshots and the merged run),
 //! `timeseries` (per second), `per_target` (`--targets` mix), `monitor`
-//! (what the process monitor saw), `environment`, `agent`, `result` (the
+//! (what the process monitor saw), `environment`, `agent`, `run_id`, `result` (the
 //! result file), `merge` (agents' results into one). See docs/architecture.md.
 
 mod agent;
@@ -22,6 +22,7 @@ mod per_target;
 mod recorder;
 mod recording;
 mod result;
+mod run_id;
 mod timeseries;
 
 pub use agent::{format_timestamp, parse_timestamp, signed_millis, AgentInfo, TimestampError};
@@ -41,6 +42,7 @@ pub use result::{
     Breakdown, PlanSummary, RequestCounts, RequestLogSummary, RunResult, ScheduleSummary, SloCheck,
     StageSummary, TimingSummary, RESULT_SCHEMA,
 };
+pub use run_id::new_run_id;
 pub use timeseries::{SecondPoint, TimeseriesBuilder};
 
 /// Errors reading or decoding saved results.

@@ -18,7 +18,8 @@
 //! Time series are aligned on the wall clock: each result's measurement
 //! starts at `started_at + warmup_s`, and its seconds are shifted by the whole
 //! number of seconds (rounded) between that start and the earliest one.
-//! Merging one result gives it back unchanged, except that SLO checks are
+//! A merge of several gets a `run_id` of its own and lists the inputs' ids
+//! in `merged_run_ids`. Merging one result gives it back unchanged (its id too), except that SLO checks are
 //! left to the caller (they were of one share; see `stampede merge`).
 
 use crate::{
@@ -131,6 +132,10 @@ pub fn merge_results(results: &[RunResult], force: bool) -> Result<RunResult, Me
         merged.agent = only.agent.clone();
         return Ok(merged);
     }
+    // A merge is a result of its own: a new id, and the inputs' ids to
+    // find each agent's file (and its scraped series) again.
+    merged.run_id = crate::new_run_id();
+    merged.merged_run_ids = results.iter().map(|r| r.run_id.clone()).collect();
     warnings.extend(agent_warnings(results));
     warnings.extend(windows.skew_warning(results));
     warnings.extend(labelled_warnings(results));

@@ -248,3 +248,23 @@ fn nothing_to_merge_and_broken_inputs_are_errors() {
         Err(MergeError::StartedAt { index: 0, .. })
     ));
 }
+
+#[test]
+fn a_merge_has_its_own_run_id_and_lists_the_inputs_ids() {
+    let a = result_of(&sample_agent(0), "http://10.0.0.1/");
+    let b = result_of(&sample_agent(0), "http://10.0.0.1/");
+    assert_ne!(a.run_id, b.run_id, "each result has its own id");
+    let merged = merge_results(&[a.clone(), b.clone()], false).unwrap();
+    assert_eq!(
+        merged.merged_run_ids,
+        vec![a.run_id.clone(), b.run_id.clone()]
+    );
+    assert_eq!(merged.run_id.len(), 16);
+    assert!(merged.run_id != a.run_id && merged.run_id != b.run_id);
+    // One input comes back as it was, id included.
+    let alone = merge_results(std::slice::from_ref(&a), false).unwrap();
+    assert_eq!(
+        (alone.run_id.as_str(), alone.merged_run_ids.len()),
+        (a.run_id.as_str(), 0)
+    );
+}

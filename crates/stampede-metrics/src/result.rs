@@ -241,6 +241,13 @@ pub struct RequestLogSummary {
 pub struct RunResult {
     pub schema: String,
     pub version: String,
+    /// A random id naming this result (16 hex digits), also the `run_id`
+    /// label of its `--metrics` series; empty in files older than it.
+    #[serde(default)]
+    pub run_id: String,
+    /// A merge of several results: their `run_id`s, in input order.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub merged_run_ids: Vec<String>,
     pub plan: PlanSummary,
     /// RFC 3339 wall-clock start.
     pub started_at: String,
@@ -354,6 +361,8 @@ impl RunResult {
         RunResult {
             schema: RESULT_SCHEMA.into(),
             version: version.into(),
+            run_id: crate::new_run_id(),
+            merged_run_ids: Vec::new(),
             plan: PlanSummary {
                 io: recording.event_loop.as_str().into(),
                 ..PlanSummary::of(plan)

@@ -38,6 +38,16 @@ fn origin(url: &str) -> Option<&str> {
 
 /// The first line: the request, or every target of a mix with its weight
 /// (the plan's URL is only the mix's first), the shared origin said once.
+/// ` (run 0123456789abcdef)` after the header, to match the summary with
+/// its file and `--metrics` series; nothing for files older than the id.
+fn run_id_tag(result: &RunResult) -> String {
+    if result.run_id.is_empty() {
+        String::new()
+    } else {
+        format!("  (run {})", result.run_id)
+    }
+}
+
 fn describe_requests(result: &RunResult) -> String {
     let targets = &result.targets;
     if targets.len() < 2 {
@@ -298,7 +308,7 @@ fn latency_or_dash(result: &RunResult, micros: f64) -> String {
 pub fn render_text(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     let l = &result.latency_us;
     let r = &result.requests;
-    writeln!(out, "{}", describe_requests(result))?;
+    writeln!(out, "{}{}", describe_requests(result), run_id_tag(result))?;
     writeln!(out, "  {}", describe_plan(result))?;
     if result.interrupted {
         writeln!(

@@ -1,5 +1,5 @@
 //! The one rule for tests that need something from outside the workspace (curl,
-//! Chromium, tmux, `ip netns`, kubernetes-validate): when it is missing, the
+//! Chromium, tmux, `ip netns`, Prometheus, kubernetes-validate): when it is missing, the
 //! test skips with a notice that is visible under `cargo test`, unless
 //! `STAMPEDE_REQUIRE_TOOLS=1` is set (.ci/run sets it), in which case the test
 //! fails and says what to install. A test that silently passes without its tool
@@ -40,6 +40,11 @@ const KNOWN: &[Known] = &[
         tool: "ip",
         names: &["ip"],
         install: "apt-get install -y iproute2",
+    },
+    Known {
+        tool: "prometheus",
+        names: &["prometheus"],
+        install: "apt-get install -y prometheus",
     },
     Known {
         tool: "kubernetes-validate",
