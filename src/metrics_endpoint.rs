@@ -8,6 +8,7 @@
 //! values stay served for `--metrics-linger`.
 
 use crate::metrics_feed::{Board, Reading, LATENCY_BUCKETS_S, QUANTILES};
+use crate::run_args::MetricsArgs;
 use anyhow::Context;
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
@@ -17,28 +18,6 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// `--metrics` and `--metrics-linger`.
-#[derive(Debug, Clone, clap::Args)]
-pub struct MetricsArgs {
-    /// Serve live Prometheus/OpenMetrics metrics of the run at
-    /// http://ADDR/metrics (e.g. 127.0.0.1:9464), every series labelled
-    /// with the result's run_id
-    #[arg(long, value_name = "ADDR")]
-    pub metrics: Option<String>,
-    /// Keep serving the final values this long after the run, for the last scrape
-    #[arg(long, default_value = "5s", value_parser = stampede_plan::parse_duration, value_name = "DUR")]
-    pub metrics_linger: Duration,
-}
-
-/// Refuses `--metrics` where it would be silently ignored: it serves one
-/// plain `stampede run`, not rounds or steps (`what`, e.g. "--repeat").
-pub fn refuse_in(args: &MetricsArgs, what: &str) -> anyhow::Result<()> {
-    if args.metrics.is_some() {
-        anyhow::bail!("--metrics serves one plain run: it cannot be combined with {what} yet");
-    }
-    Ok(())
-}
 
 /// Time a scraper has to send its request and read the answer.
 const CLIENT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -297,7 +276,7 @@ fn encode_reading(
     if let Some(lateness) = reading.send_lateness_p99_s {
         gauges.push((
             "stampede_send_lateness_seconds",
-            "Open model: p99 of how late late sends were",
+            "Open model: p99 of how late every send was (intended instant to send), so far",
             lateness,
         ));
     }

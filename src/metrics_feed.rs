@@ -42,7 +42,7 @@ pub struct Reading {
     pub target_rate: Option<f64>,
     /// Completed responses per second since the previous reading.
     pub rate: f64,
-    /// Open model: p99 of how late late sends were, in seconds.
+    /// Open model: p99 of how late every send was so far, in seconds.
     pub send_lateness_p99_s: Option<f64>,
     /// Per-bucket (not cumulative) counts at [`LATENCY_BUCKETS_S`], then +Inf.
     pub latency_buckets: Vec<(f64, u64)>,
@@ -73,8 +73,8 @@ impl Reading {
                 .filter(|kind| c.error(*kind) > 0)
                 .map(|kind| ("error", kind.as_str().to_string(), c.error(kind))),
         );
-        let lateness = (target_rate.is_some() && !total.lag.is_empty())
-            .then(|| total.lag.value_at_quantile(0.99) as f64 / 1e6);
+        let lateness = (target_rate.is_some() && !total.lateness.is_empty())
+            .then(|| total.lateness.value_at_quantile(0.99) as f64 / 1e6);
         let latency = &total.latency;
         Reading {
             requests,

@@ -132,7 +132,7 @@ pub struct RunArgs {
     #[command(flatten)]
     pub exports: ExportArgs,
     #[command(flatten)]
-    pub metrics: crate::metrics_endpoint::MetricsArgs,
+    pub metrics: MetricsArgs,
 }
 
 /// The server under test, to be sampled (or started) during the load.
@@ -198,4 +198,26 @@ pub enum ArrivalArg {
     Uniform,
     /// Exponentially distributed gaps (a Poisson process)
     Poisson,
+}
+
+/// `--metrics` and `--metrics-linger`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct MetricsArgs {
+    /// Serve live Prometheus/OpenMetrics metrics of the run at
+    /// http://ADDR/metrics (e.g. 127.0.0.1:9464), every series labelled
+    /// with the result's run_id
+    #[arg(long, value_name = "ADDR")]
+    pub metrics: Option<String>,
+    /// Keep serving the final values this long after the run, for the last scrape
+    #[arg(long, default_value = "5s", value_parser = stampede_plan::parse_duration, value_name = "DUR")]
+    pub metrics_linger: Duration,
+}
+
+/// Refuses `--metrics` where it would be silently ignored: it serves one
+/// plain `stampede run`, not rounds or steps (`what`, e.g. "--repeat").
+pub fn refuse_in(args: &MetricsArgs, what: &str) -> anyhow::Result<()> {
+    if args.metrics.is_some() {
+        anyhow::bail!("--metrics serves one plain run: it cannot be combined with {what} yet");
+    }
+    Ok(())
 }

@@ -5,7 +5,7 @@
 //! is bound first and lingers after the delivery (metrics_endpoint.rs).
 
 use crate::delivery::{self, deliver_to, Delivery};
-use crate::metrics_endpoint::{self, MetricsEndpoint};
+use crate::metrics_endpoint::MetricsEndpoint;
 use crate::plan_args::build_plan;
 use crate::repeat::{self, RepeatOutput, Rounds};
 use crate::run_args::RunArgs;
@@ -17,7 +17,7 @@ use std::time::Duration;
 pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
     let (plan, notices) = build_plan(&args)?;
     if args.repeat.is_some() || args.until_stable.is_some() {
-        metrics_endpoint::refuse_in(&args.metrics, "--repeat or --until-stable")?;
+        crate::run_args::refuse_in(&args.metrics, "--repeat or --until-stable")?;
     }
     // Installed first, so a signal while a --spawn server starts still
     // stops it (the run then ends at once, interrupted).

@@ -192,7 +192,7 @@ pub fn execute(args: SweepArgs) -> anyhow::Result<i32> {
     for load in &loads {
         let run_args = parse_run_args(step_words(&args, *load)?)
             .map_err(|e| anyhow::anyhow!("{}", e.to_string().trim()))?;
-        crate::metrics_endpoint::refuse_in(&run_args.metrics, "sweep")?;
+        crate::run_args::refuse_in(&run_args.metrics, "sweep")?;
         plans.push(build_plan(&run_args)?);
     }
     let mut pids = args.pids.clone();
