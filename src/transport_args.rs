@@ -1,7 +1,9 @@
 //! Command-line options for the way to the target (`run` and everything
 //! built on it): Unix socket, TLS, proxy, pipelining.
 
-use stampede_plan::{IoBackend, ProxySpec, ResolveOverride, TlsSpec, TransportSpec};
+use stampede_plan::{
+    ClientCert, IoBackend, ProxySpec, ResolveOverride, TlsSpec, TlsVersion, TransportSpec,
+};
 use std::path::PathBuf;
 
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -22,6 +24,25 @@ pub struct TransportArgs {
     /// https: a full TLS handshake on every new connection (no session resumption)
     #[arg(long)]
     pub no_tls_resume: bool,
+    /// https: present this client certificate chain (PEM; needs --key) for mTLS
+    #[arg(long, value_name = "PEM")]
+    pub cert: Option<PathBuf>,
+    /// https: the private key (PEM: PKCS#8, RSA or EC) of --cert
+    #[arg(long, value_name = "PEM")]
+    pub key: Option<PathBuf>,
+    /// https: lowest TLS version to offer (1.2 or 1.3) [default: 1.2]
+    #[arg(long, value_name = "1.2|1.3", value_parser = parse_tls_version)]
+    pub tls_min: Option<TlsVersion>,
+    /// https: highest TLS version to offer (1.2 or 1.3) [default: 1.3]
+    #[arg(long, value_name = "1.2|1.3", value_parser = parse_tls_version)]
+    pub tls_max: Option<TlsVersion>,
+    /// https: cipher suites to offer, comma-separated rustls names, e.g.
+    /// TLS13_AES_128_GCM_SHA256,TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub ciphers: Vec<String>,
+    /// https: key exchange groups to offer, comma-separated (X25519, secp256r1, secp384r1)
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub tls_groups: Vec<String>,
     /// Send requests through this HTTP proxy (HOST:PORT): absolute-form requests
     /// for http://, a CONNECT tunnel for https://
     #[arg(short = 'X', long, value_name = "HOST:PORT")]
@@ -52,13 +73,34 @@ pub struct TransportArgs {
 impl TransportArgs {
     /// The transport part of the plan.
     pub fn spec(&self) -> anyhow::Result<TransportSpec> {
-        let tls_given =
-            self.insecure || self.cacert.is_some() || self.sni.is_some() || self.no_tls_resume;
+        let tls_given = self.insecure
+            || self.cacert.is_some()
+            || self.sni.is_some()
+            || self.no_tls_resume
+            || self.cert.is_some()
+            || self.tls_min.is_some()
+            || self.tls_max.is_some()
+            || !self.ciphers.is_empty()
+            || !self.tls_groups.is_empty();
+        let client_cert = match (&self.cert, &self.key) {
+            (Some(cert), Some(key)) => Some(ClientCert {
+                cert: cert.clone(),
+                key: key.clone(),
+            }),
+            (None, None) => None,
+            (Some(_), None) => anyhow::bail!("--cert needs --key (the certificate's private key)"),
+            (None, Some(_)) => anyhow::bail!("--key needs --cert (the client certificate)"),
+        };
         let tls = tls_given.then(|| TlsSpec {
             insecure: self.insecure,
             ca_file: self.cacert.clone(),
             sni: self.sni.clone(),
             resume: !self.no_tls_resume,
+            client_cert,
+            min_version: self.tls_min,
+            max_version: self.tls_max,
+            ciphers: self.ciphers.clone(),
+            groups: self.tls_groups.clone(),
         });
         let proxy = self.proxy.as_deref().map(ProxySpec::parse).transpose()?;
         if proxy.is_some() && self.unix_socket.is_some() {
@@ -83,4 +125,8 @@ impl TransportArgs {
 
 fn parse_io(text: &str) -> Result<IoBackend, String> {
     IoBackend::parse(text).map_err(|e| e.to_string())
+}
+
+fn parse_tls_version(text: &str) -> Result<TlsVersion, String> {
+    TlsVersion::parse(text).map_err(|e| e.to_string())
 }

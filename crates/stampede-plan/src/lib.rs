@@ -31,4 +31,7 @@ pub use plan::{MixEntry, Plan, RequestSpec, StopCondition};
 pub use shares::{share_of, shares};
 pub use target::{Scheme, Target};
 pub use targets_file::{parse_targets, weighted_order, TargetBlock, MAX_TARGETS};
-pub use transport::{EventLoop, IoBackend, ProxySpec, ResolveOverride, TlsSpec, TransportSpec};
+pub use transport::{
+    ClientCert, EventLoop, IoBackend, ProxySpec, ResolveOverride, TlsSpec, TlsVersion,
+    TransportSpec,
+};

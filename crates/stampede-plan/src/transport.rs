@@ -14,6 +14,57 @@ pub struct TlsSpec {
     pub sni: Option<String>,
     /// Resume TLS sessions on reconnect; `false` measures full handshakes.
     pub resume: bool,
+    /// A client certificate to present (`--cert`/`--key`, ab's `-E`).
+    pub client_cert: Option<ClientCert>,
+    /// Lowest TLS version offered (`--tls-min`); default 1.2.
+    pub min_version: Option<TlsVersion>,
+    /// Highest TLS version offered (`--tls-max`); default 1.3.
+    pub max_version: Option<TlsVersion>,
+    /// Cipher suites offered, by rustls name (`--ciphers`); empty: rustls' defaults.
+    pub ciphers: Vec<String>,
+    /// Key exchange groups offered, by name (`--tls-groups`); empty: rustls' defaults.
+    pub groups: Vec<String>,
+}
+
+/// A client certificate chain and its private key, both PEM (they may be
+/// the same file, as with ab's `-E`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientCert {
+    pub cert: PathBuf,
+    pub key: PathBuf,
+}
+
+/// The TLS versions rustls speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum TlsVersion {
+    Tls12,
+    Tls13,
+}
+
+impl TlsVersion {
+    /// Parses `1.2` or `1.3` (also `TLS1.2`, `tlsv1.3`).
+    pub fn parse(text: &str) -> Result<TlsVersion, crate::PlanError> {
+        let lower = text.trim().to_ascii_lowercase();
+        let number = lower
+            .strip_prefix("tlsv")
+            .or_else(|| lower.strip_prefix("tls"))
+            .unwrap_or(&lower);
+        match number {
+            "1.2" => Ok(TlsVersion::Tls12),
+            "1.3" => Ok(TlsVersion::Tls13),
+            _ => Err(crate::PlanError::Invalid(format!(
+                "TLS version '{text}' is not supported: rustls speaks only 1.2 and 1.3"
+            ))),
+        }
+    }
+
+    /// The version as the options write it (`1.2`).
+    pub fn label(self) -> &'static str {
+        match self {
+            TlsVersion::Tls12 => "1.2",
+            TlsVersion::Tls13 => "1.3",
+        }
+    }
 }
 
 impl Default for TlsSpec {
@@ -23,6 +74,11 @@ impl Default for TlsSpec {
             ca_file: None,
             sni: None,
             resume: true,
+            client_cert: None,
+            min_version: None,
+            max_version: None,
+            ciphers: Vec::new(),
+            groups: Vec::new(),
         }
     }
 }

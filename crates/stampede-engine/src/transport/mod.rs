@@ -6,6 +6,7 @@
 mod proxy;
 mod stream;
 mod tls;
+mod tls_choice;
 
 pub use stream::Stream;
 

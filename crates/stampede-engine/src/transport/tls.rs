@@ -1,7 +1,9 @@
 //! The TLS client configuration, built once per run: system roots or
 //! `--cacert`, `--insecure` (no verification), ALPN, session resumption
-//! (or not, to measure full handshakes).
+//! (or not, to measure full handshakes), a client certificate (mTLS), and
+//! the versions, cipher suites and key exchange groups offered.
 
+use super::tls_choice::{client_material, crypto_provider, protocol_versions};
 use crate::EngineError;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::Resumption;
@@ -19,25 +21,33 @@ pub struct TlsClient {
     pub server_name: ServerName<'static>,
 }
 
-fn provider() -> Arc<rustls::crypto::CryptoProvider> {
-    Arc::new(rustls::crypto::ring::default_provider())
-}
-
 /// Builds the client for `host` (the URL's host unless `--sni` says otherwise).
 pub fn build_tls_client(spec: &TlsSpec, host: &str, http2: bool) -> Result<TlsClient, EngineError> {
     let error = |reason: String| EngineError::Tls(reason);
-    let builder = ClientConfig::builder_with_provider(provider())
-        .with_safe_default_protocol_versions()
+    let versions = protocol_versions(spec)?;
+    let provider = Arc::new(crypto_provider(spec, &versions)?);
+    let builder = ClientConfig::builder_with_provider(provider.clone())
+        .with_protocol_versions(&versions)
         .map_err(|e| error(e.to_string()))?;
-    let mut config = if spec.insecure {
+    let builder = if spec.insecure {
         builder
             .dangerous()
-            .with_custom_certificate_verifier(Arc::new(AcceptAnyCertificate(provider())))
-            .with_no_client_auth()
+            .with_custom_certificate_verifier(Arc::new(AcceptAnyCertificate(provider)))
     } else {
-        builder
-            .with_root_certificates(root_store(spec)?)
-            .with_no_client_auth()
+        builder.with_root_certificates(root_store(spec)?)
+    };
+    let mut config = match &spec.client_cert {
+        None => builder.with_no_client_auth(),
+        Some(client) => {
+            let (chain, key) = client_material(client)?;
+            builder.with_client_auth_cert(chain, key).map_err(|e| {
+                error(format!(
+                    "--cert {} / --key {}: {e}",
+                    client.cert.display(),
+                    client.key.display()
+                ))
+            })?
+        }
     };
     config.alpn_protocols = if http2 {
         vec![b"h2".to_vec()]
