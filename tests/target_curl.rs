@@ -97,6 +97,7 @@ fn tls_server(write_cert: &Path) -> ServerHandle {
         tls: Some(TlsConfig {
             cert: CertSource::SelfSigned,
             write_cert: Some(write_cert.to_path_buf()),
+            ..TlsConfig::new(CertSource::SelfSigned)
         }),
         ..two_threads()
     })

@@ -27,6 +27,7 @@ fn tls_target(name: &str) -> (stampede_testkit::ServerHandle, PathBuf) {
         tls: Some(TlsConfig {
             cert: CertSource::SelfSigned,
             write_cert: Some(cert.clone()),
+            ..TlsConfig::new(CertSource::SelfSigned)
         }),
         ..TargetConfig::default()
     });

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context;
+use stampede_plan::TlsVersion;
 use stampede_target::{
     parse_duration, AccessLogDest, CertSource, Config, Server, TargetError, TlsConfig,
 };
@@ -83,6 +84,19 @@ pub struct ServeArgs {
     /// (without --cert/--key it implies --tls).
     #[arg(long, value_name = "PATH")]
     pub write_cert: Option<PathBuf>,
+    /// Ask TLS clients for a certificate signed by a CA in this PEM file (mTLS;
+    /// implies --tls)
+    #[arg(long, value_name = "PEM")]
+    pub client_ca: Option<PathBuf>,
+    /// With --client-ca: require a client certificate, or only request one
+    #[arg(long, value_name = "request|require", default_value = "require", value_parser = ["request", "require"], requires = "client_ca")]
+    pub client_auth: String,
+    /// Lowest TLS version accepted (1.2 or 1.3)
+    #[arg(long, value_name = "1.2|1.3", value_parser = parse_tls_version)]
+    pub tls_min: Option<TlsVersion>,
+    /// Highest TLS version accepted (1.2 or 1.3)
+    #[arg(long, value_name = "1.2|1.3", value_parser = parse_tls_version)]
+    pub tls_max: Option<TlsVersion>,
     /// Also listen on this Unix domain socket (a stale socket file is replaced; the
     /// file is removed at shutdown).
     #[arg(long, value_name = "PATH")]
@@ -124,12 +138,25 @@ impl ServeArgs {
                 cert: cert.clone(),
                 key: key.clone(),
             },
-            _ if self.tls || self.write_cert.is_some() => CertSource::SelfSigned,
+            _ if self.tls
+                || self.write_cert.is_some()
+                || self.client_ca.is_some()
+                || self.tls_min.is_some()
+                || self.tls_max.is_some() =>
+            {
+                CertSource::SelfSigned
+            }
             _ => return None,
         };
+        let min = self.tls_min.unwrap_or(TlsVersion::Tls12);
+        let max = self.tls_max.unwrap_or(TlsVersion::Tls13);
         Some(TlsConfig {
-            cert,
             write_cert: self.write_cert.clone(),
+            client_ca: self.client_ca.clone(),
+            client_auth_required: self.client_auth == "require",
+            tls12: min <= TlsVersion::Tls12 && max >= TlsVersion::Tls12,
+            tls13: min <= TlsVersion::Tls13 && max >= TlsVersion::Tls13,
+            ..TlsConfig::new(cert)
         })
     }
 }
@@ -217,4 +244,8 @@ fn wait_for_signal() -> std::io::Result<()> {
         }
         Ok(())
     })
+}
+
+fn parse_tls_version(text: &str) -> Result<TlsVersion, String> {
+    TlsVersion::parse(text).map_err(|e| e.to_string())
 }

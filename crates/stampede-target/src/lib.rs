@@ -77,6 +77,29 @@ pub struct TlsConfig {
     pub cert: CertSource,
     /// Also write the certificate (PEM) here, for clients' `--cacert`.
     pub write_cert: Option<PathBuf>,
+    /// Ask clients for a certificate signed by a CA in this PEM file (mTLS).
+    pub client_ca: Option<PathBuf>,
+    /// With `client_ca`: refuse clients without a certificate (else only ask).
+    pub client_auth_required: bool,
+    /// Accept TLS 1.2 (`--tls-min 1.3` turns it off).
+    pub tls12: bool,
+    /// Accept TLS 1.3 (`--tls-max 1.2` turns it off).
+    pub tls13: bool,
+}
+
+impl TlsConfig {
+    /// `cert`, everything else as without options: no client certificates,
+    /// TLS 1.2 and 1.3.
+    pub fn new(cert: CertSource) -> TlsConfig {
+        TlsConfig {
+            cert,
+            write_cert: None,
+            client_ca: None,
+            client_auth_required: true,
+            tls12: true,
+            tls13: true,
+        }
+    }
 }
 
 /// The server's certificate.

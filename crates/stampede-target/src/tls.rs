@@ -41,7 +41,7 @@ pub fn setup(cfg: &TlsConfig) -> Result<TlsSetup, TargetError> {
         CertSource::Files { cert, key } => from_files(cert, key)?,
     };
     let fingerprint = fingerprint(&chain[0]);
-    let config = server_config(chain, key)?;
+    let config = server_config(cfg, chain, key)?;
     if let Some(path) = &cfg.write_cert {
         std::fs::write(path, &cert_pem).map_err(|source| TargetError::WriteCert {
             path: path.clone(),
@@ -90,6 +90,7 @@ fn from_files(cert: &Path, key: &Path) -> Result<Material, TargetError> {
 }
 
 fn server_config(
+    cfg: &TlsConfig,
     chain: Vec<CertificateDer<'static>>,
     key: PrivateKeyDer<'static>,
 ) -> Result<ServerConfig, TargetError> {
@@ -97,16 +98,60 @@ fn server_config(
     // The provider is named, not taken from the process default: another crate of the
     // workspace enabling aws-lc-rs must not make the default ambiguous.
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut config = ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(err)?
-        .with_no_client_auth()
-        .with_single_cert(chain, key)
+    let mut versions = Vec::new();
+    if cfg.tls12 {
+        versions.push(&rustls::version::TLS12);
+    }
+    if cfg.tls13 {
+        versions.push(&rustls::version::TLS13);
+    }
+    if versions.is_empty() {
+        return Err(TargetError::Config(
+            "--tls-min is above --tls-max: no TLS version left".into(),
+        ));
+    }
+    let builder = ServerConfig::builder_with_provider(provider.clone())
+        .with_protocol_versions(&versions)
         .map_err(err)?;
+    let builder = match &cfg.client_ca {
+        None => builder.with_no_client_auth(),
+        Some(path) => builder.with_client_cert_verifier(client_verifier(cfg, path, provider)?),
+    };
+    let mut config = builder.with_single_cert(chain, key).map_err(err)?;
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     config.session_storage = ServerSessionMemoryCache::new(SESSION_CACHE);
     config.ticketer = rustls::crypto::ring::Ticketer::new().map_err(err)?;
     Ok(config)
+}
+
+/// Verifies client certificates against the CAs in `path` (`--client-ca`).
+fn client_verifier(
+    cfg: &TlsConfig,
+    path: &Path,
+    provider: Arc<rustls::crypto::CryptoProvider>,
+) -> Result<Arc<dyn rustls::server::danger::ClientCertVerifier>, TargetError> {
+    let bad = |reason: String| TargetError::Certificate {
+        what: "client CA",
+        path: path.to_path_buf(),
+        reason,
+    };
+    let bytes = std::fs::read(path).map_err(|e| bad(e.to_string()))?;
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in CertificateDer::pem_slice_iter(&bytes) {
+        let cert = cert.map_err(|e| bad(format!("not valid PEM: {e}")))?;
+        roots.add(cert).map_err(|e| bad(e.to_string()))?;
+    }
+    if roots.is_empty() {
+        return Err(bad("no CERTIFICATE block in the file".into()));
+    }
+    let builder =
+        rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider);
+    let builder = if cfg.client_auth_required {
+        builder
+    } else {
+        builder.allow_unauthenticated()
+    };
+    builder.build().map_err(|e| bad(e.to_string()))
 }
 
 /// `AB:CD:...` (the form `openssl x509 -fingerprint -sha256` prints).
@@ -173,6 +218,7 @@ mod tests {
         let s = setup(&TlsConfig {
             cert: CertSource::SelfSigned,
             write_cert: Some(pem_path.clone()),
+            ..TlsConfig::new(CertSource::SelfSigned)
         })
         .unwrap();
         assert_eq!(s.fingerprint.len(), 32 * 3 - 1);
@@ -184,6 +230,7 @@ mod tests {
                 key: dir.join("nope.key"),
             },
             write_cert: None,
+            ..TlsConfig::new(CertSource::SelfSigned)
         });
         let msg = missing.err().unwrap().to_string();
         assert!(
@@ -197,6 +244,7 @@ mod tests {
                 key: pem_path.clone(),
             },
             write_cert: None,
+            ..TlsConfig::new(CertSource::SelfSigned)
         });
         let msg = no_key.err().unwrap().to_string();
         assert!(msg.starts_with("TLS key"), "{msg}");

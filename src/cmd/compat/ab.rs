@@ -96,6 +96,17 @@ impl AbOptions {
         if let Some(address) = &self.source_address {
             push("--source-addrs", address.clone());
         }
+        if let Some(file) = &self.client_cert {
+            push("--cert", file.clone());
+            push("--key", file.clone());
+        }
+        if let Some(version) = self.tls_version {
+            push("--tls-min", version.to_string());
+            push("--tls-max", version.to_string());
+        }
+        if let Some(ciphers) = &self.ciphers {
+            push("--ciphers", ciphers.clone());
+        }
         // ab does not verify server certificates; neither does its front-end.
         if self.url.to_ascii_lowercase().starts_with("https://") {
             w.push("--insecure".into());
@@ -267,8 +278,10 @@ mod tests {
         };
         assert!(err("-b 1024 http://h/").starts_with("ab -b: not supported"));
         assert!(err("-I https://h/").starts_with("ab -I: not supported"));
-        assert!(err("-E c.pem https://h/").starts_with("ab -E: not supported"));
-        assert!(err("-Z x http://h/").starts_with("ab -Z: not supported"));
+        assert!(err("-Z x http://h/").starts_with("ab -Z x: not supported"));
+        assert!(err("-f TLS1 https://h/").starts_with("ab -f TLS1: not supported"));
+        assert!(run_words("-E c.pem -f TLS1.2 -Z ECDHE-RSA-AES128-GCM-SHA256 https://h/")
+            .contains("--cert c.pem --key c.pem --tls-min 1.2 --tls-max 1.2 --ciphers TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"));
         assert!(err("-v 4 http://h/").starts_with("ab -v 4: not supported"));
         assert!(err("-i -p f http://h/").contains("only one of -i, -p and -u"));
         assert!(err("-n 0 http://h/").contains("-n needs a whole number"));

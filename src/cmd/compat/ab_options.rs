@@ -58,9 +58,9 @@ Options are:
     -m method       Method name
     -h, --help      Display usage information (this message)
     -I              Refused: stampede always sends SNI (https URLs work without flags)
-    -Z ciphersuite  Refused: cipher suites are rustls's defaults, not selectable
-    -f protocol     Refused: TLS versions are rustls's (1.2, 1.3), not selectable
-    -E certfile     Refused: client certificates are not supported
+    -Z ciphersuite  OpenSSL cipher names (as rustls has them), : separated
+    -f protocol     TLS1.2, TLS1.3 or ALL (rustls has no older protocols)
+    -E certfile     Client certificate and its key, both in this PEM file
 stampede only:
     --stampede-json PATH  Also write stampede's full JSON result to PATH
 
@@ -139,8 +139,62 @@ pub(super) struct AbOptions {
     pub(super) proxy: Option<String>,
     /// -B address.
     pub(super) source_address: Option<String>,
+    /// -E: a PEM file holding the client certificate and its key.
+    pub(super) client_cert: Option<String>,
+    /// -f: the one TLS version to speak (`1.2`/`1.3`), or None for ALL.
+    pub(super) tls_version: Option<&'static str>,
+    /// -Z: the rustls names of the OpenSSL cipher suites given.
+    pub(super) ciphers: Option<String>,
     pub(super) method: Option<String>,
     pub(super) stampede_json: Option<PathBuf>,
+}
+
+/// ab's `-f`: TLS1.2, TLS1.3 or ALL; older protocols are refused (rustls
+/// speaks only 1.2 and 1.3).
+fn ab_tls_version(value: &str) -> anyhow::Result<Option<&'static str>> {
+    match value.to_ascii_uppercase().as_str() {
+        "ALL" => Ok(None),
+        "TLS1.2" => Ok(Some("1.2")),
+        "TLS1.3" => Ok(Some("1.3")),
+        _ => Err(refuse(
+            TOOL,
+            &format!("-f {value}"),
+            "stampede (rustls) speaks only TLS1.2 and TLS1.3 (or ALL)",
+        )),
+    }
+}
+
+/// OpenSSL cipher names and the rustls suites they are.
+const OPENSSL_CIPHERS: [(&str, &str); 9] = [
+    ("TLS_AES_128_GCM_SHA256", "TLS13_AES_128_GCM_SHA256"),
+    ("TLS_AES_256_GCM_SHA384", "TLS13_AES_256_GCM_SHA384"),
+    ("TLS_CHACHA20_POLY1305_SHA256", "TLS13_CHACHA20_POLY1305_SHA256"),
+    ("ECDHE-ECDSA-AES128-GCM-SHA256", "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"),
+    ("ECDHE-ECDSA-AES256-GCM-SHA384", "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"),
+    ("ECDHE-ECDSA-CHACHA20-POLY1305", "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256"),
+    ("ECDHE-RSA-AES128-GCM-SHA256", "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"),
+    ("ECDHE-RSA-AES256-GCM-SHA384", "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384"),
+    ("ECDHE-RSA-CHACHA20-POLY1305", "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256"),
+];
+
+/// ab's `-Z` (an OpenSSL cipher list, `:` or `,` separated) as `--ciphers`.
+fn openssl_ciphers(value: &str) -> anyhow::Result<String> {
+    let mut names = Vec::new();
+    for name in value.split([':', ',']).filter(|n| !n.trim().is_empty()) {
+        let Some((_, rustls_name)) = OPENSSL_CIPHERS
+            .iter()
+            .find(|(openssl, _)| openssl.eq_ignore_ascii_case(name.trim()))
+        else {
+            let known: Vec<&str> = OPENSSL_CIPHERS.iter().map(|(o, _)| *o).collect();
+            return Err(refuse(
+                TOOL,
+                &format!("-Z {name}"),
+                &format!("no rustls suite for it (known: {})", known.join(":")),
+            ));
+        };
+        names.push(*rustls_name);
+    }
+    Ok(names.join(","))
 }
 
 fn positive(flag: &str, value: &str) -> anyhow::Result<u64> {
@@ -205,27 +259,9 @@ pub(super) fn parse(words: &[String]) -> anyhow::Result<Parsed> {
                     "stampede always sends SNI (the URL's host; `stampede run --sni NAME` to change it)",
                 ))
             }
-            "Z" => {
-                return Err(refuse(
-                    TOOL,
-                    f,
-                    "cipher suites are rustls's defaults and cannot be chosen",
-                ))
-            }
-            "f" => {
-                return Err(refuse(
-                    TOOL,
-                    f,
-                    "TLS versions are rustls's (TLS 1.2 and 1.3) and cannot be chosen",
-                ))
-            }
-            "E" => {
-                return Err(refuse(
-                    TOOL,
-                    f,
-                    "client certificates are not supported by stampede yet",
-                ))
-            }
+            "Z" => o.ciphers = Some(openssl_ciphers(&value)?),
+            "f" => o.tls_version = ab_tls_version(&value)?,
+            "E" => o.client_cert = Some(value),
             "p" => o.post_file = Some(value),
             "u" => o.put_file = Some(value),
             "T" => o.content_type = Some(value),
