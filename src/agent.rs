@@ -306,6 +306,7 @@ mod tests {
             total: Default::default(),
             timeseries: vec![],
             event_loop: stampede_plan::EventLoop::Epoll,
+            tls: None,
         };
         let p = plan(closed(1.0), StopCondition::Duration(Duration::from_secs(1)));
         RunResult::from_recording(&p, &recording, Default::default(), "test", vec![])

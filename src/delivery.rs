@@ -194,6 +194,7 @@ fn snapshot_result(running: Running, latest: &Latest) -> RunResult {
         total,
         timeseries: Vec::new(),
         event_loop: running.plan.event_loop(),
+        tls: None,
     };
     let mut result = RunResult::from_recording(
         &running.plan,

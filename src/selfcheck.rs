@@ -119,6 +119,7 @@ mod tests {
             total: Default::default(),
             timeseries: vec![],
             event_loop: stampede_plan::EventLoop::Epoll,
+            tls: None,
         };
         let environment = stampede_metrics::Environment {
             cpus,

@@ -370,6 +370,7 @@ pub fn run_with(
         total: aggregated.total,
         timeseries: aggregated.timeseries,
         event_loop,
+        tls: connector.tls.as_ref().and_then(|tls| tls.negotiated.get()),
     };
     Ok(Finished {
         recording,

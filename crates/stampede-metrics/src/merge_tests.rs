@@ -91,6 +91,7 @@ fn result_of(agent: &Agent, url: &str) -> RunResult {
         total,
         timeseries: builder.finish(0.95, &target),
         event_loop: stampede_plan::EventLoop::Epoll,
+        tls: None,
     };
     RunResult::from_recording(
         &plan(url, 10.0),

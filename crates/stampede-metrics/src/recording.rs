@@ -115,6 +115,8 @@ pub struct Recording {
     pub timeseries: Vec<crate::SecondPoint>,
     /// The event loop that drove the connections (`--io` settled by the engine).
     pub event_loop: stampede_plan::EventLoop,
+    /// What the run's first TLS handshake negotiated (https only).
+    pub tls: Option<crate::NegotiatedTls>,
 }
 
 impl Recording {

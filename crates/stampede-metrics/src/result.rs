@@ -48,6 +48,19 @@ pub struct PlanSummary {
     pub connect_timeout_s: f64,
     pub timeout_s: f64,
     pub body_bytes: usize,
+    /// What the first TLS handshake of the run settled (https targets only).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub tls: Option<NegotiatedTls>,
+}
+
+/// The TLS version, cipher suite and ALPN protocol a handshake settled,
+/// the suite as rustls names it (`TLSv1.3`, `TLS13_AES_256_GCM_SHA384`, `h2`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NegotiatedTls {
+    pub version: String,
+    pub cipher: String,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub alpn: Option<String>,
 }
 
 fn closed_model() -> String {
@@ -116,6 +129,7 @@ impl PlanSummary {
             connect_timeout_s: plan.connect_timeout.as_secs_f64(),
             timeout_s: plan.timeout.as_secs_f64(),
             body_bytes: plan.request.body.len(),
+            tls: None,
         }
     }
 }
@@ -365,6 +379,7 @@ impl RunResult {
             merged_run_ids: Vec::new(),
             plan: PlanSummary {
                 io: recording.event_loop.as_str().into(),
+                tls: recording.tls.clone(),
                 ..PlanSummary::of(plan)
             },
             started_at: humantime::format_rfc3339_millis(recording.started_at).to_string(),

@@ -122,6 +122,10 @@ fn describe_plan(result: &RunResult) -> String {
         "uring" => parts.push("io_uring".into()),
         io => parts.push(io.into()),
     }
+    if let Some(tls) = &plan.tls {
+        let alpn = tls.alpn.as_deref().unwrap_or("no ALPN");
+        parts.push(format!("{} {} ({alpn})", tls.version, tls.cipher));
+    }
     parts.join(", ")
 }
 

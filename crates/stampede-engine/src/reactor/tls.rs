@@ -20,6 +20,7 @@ pub struct TlsSession {
     /// Ciphertext produced by the session; `out[sent..]` is not out yet.
     out: Vec<u8>,
     sent: usize,
+    negotiated: crate::transport::HandshakeReport,
 }
 
 /// What received ciphertext left the session in.
@@ -43,6 +44,7 @@ impl TlsSession {
             connection,
             out: Vec::new(),
             sent: 0,
+            negotiated: client.negotiated.clone(),
         };
         session.produce();
         Ok(session)
@@ -69,6 +71,7 @@ impl TlsSession {
                 Err(error) => return Err(rustls::Error::General(error.to_string())),
             }
             let state = self.connection.process_new_packets()?;
+            self.negotiated.note(&self.connection);
             self.drain_plaintext(&mut plain);
             if state.peer_has_closed() {
                 return Ok(Received::Closed);

@@ -34,7 +34,7 @@ impl ConnectorSpec {
         }
     }
 }
-pub use tls::{build_tls_client, TlsClient};
+pub use tls::{build_tls_client, HandshakeReport, TlsClient};
 
 use crate::outcome_class::classify_connect;
 use crate::source_addrs::SourceAddrs;
@@ -117,13 +117,16 @@ impl Connector {
                     ),
                 ))
             }
-            Ok(Ok(tls_stream)) => Ok((
-                Stream::Tls(Box::new(tls_stream)),
-                ConnectTimes {
-                    connect,
-                    tls: Some(handshake_start.elapsed()),
-                },
-            )),
+            Ok(Ok(tls_stream)) => {
+                tls.negotiated.note(tls_stream.get_ref().1);
+                Ok((
+                    Stream::Tls(Box::new(tls_stream)),
+                    ConnectTimes {
+                        connect,
+                        tls: Some(handshake_start.elapsed()),
+                    },
+                ))
+            }
             Ok(Err(e)) => Err(failure(ErrorKind::Tls, Some(tls_reason(&e)))),
             Err(_) => Err(failure(ErrorKind::Tls, Some("handshake timed out".into()))),
         }

@@ -10,8 +10,9 @@ use rustls::client::Resumption;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use stampede_metrics::NegotiatedTls;
 use stampede_plan::TlsSpec;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// A ready TLS client: shared configuration (and session cache) plus the
 /// server name to send.
@@ -19,6 +20,43 @@ use std::sync::Arc;
 pub struct TlsClient {
     pub config: Arc<ClientConfig>,
     pub server_name: ServerName<'static>,
+    /// What the run's first completed handshake negotiated.
+    pub negotiated: HandshakeReport,
+}
+
+/// Where the first connection to finish its handshake writes what it
+/// negotiated (version, suite, ALPN), once per run: the later ones find it
+/// set and return after one atomic load.
+#[derive(Debug, Clone, Default)]
+pub struct HandshakeReport(Arc<OnceLock<NegotiatedTls>>);
+
+impl HandshakeReport {
+    /// Records `connection`'s settled parameters if its handshake is over
+    /// and nothing was recorded yet.
+    pub fn note(&self, connection: &rustls::CommonState) {
+        if connection.is_handshaking() || self.0.get().is_some() {
+            return;
+        }
+        let (Some(version), Some(suite)) = (
+            connection.protocol_version(),
+            connection.negotiated_cipher_suite(),
+        ) else {
+            return;
+        };
+        let _ = self.0.set(NegotiatedTls {
+            // `TLSv1.3`, as OpenSSL and nginx's $ssl_protocol write it.
+            version: format!("{version:?}").replace('_', "."),
+            cipher: format!("{:?}", suite.suite()),
+            alpn: connection
+                .alpn_protocol()
+                .map(|p| String::from_utf8_lossy(p).into_owned()),
+        });
+    }
+
+    /// What was recorded, if a handshake completed.
+    pub fn get(&self) -> Option<NegotiatedTls> {
+        self.0.get().cloned()
+    }
 }
 
 /// Builds the client for `host` (the URL's host unless `--sni` says otherwise).
@@ -63,6 +101,7 @@ pub fn build_tls_client(spec: &TlsSpec, host: &str, http2: bool) -> Result<TlsCl
     Ok(TlsClient {
         config: Arc::new(config),
         server_name,
+        negotiated: HandshakeReport::default(),
     })
 }
 
