@@ -5,6 +5,15 @@ use std::io;
 
 /// The class of an error seen while exchanging a request on an open connection.
 pub fn classify_io(error: &io::Error) -> ErrorKind {
+    // A TLS alert after the handshake (a server refusing the client's
+    // certificate says so on the first read under TLS 1.3) comes from
+    // tokio-rustls as an io::Error wrapping the rustls error.
+    if error
+        .get_ref()
+        .is_some_and(|inner| inner.downcast_ref::<rustls::Error>().is_some())
+    {
+        return ErrorKind::Tls;
+    }
     match error.kind() {
         io::ErrorKind::ConnectionReset
         | io::ErrorKind::ConnectionAborted

@@ -32,6 +32,11 @@ const KNOWN: &[Known] = &[
         install: "apt-get install -y chromium",
     },
     Known {
+        tool: "nginx",
+        names: &["nginx"],
+        install: "apt-get install -y nginx",
+    },
+    Known {
         tool: "tmux",
         names: &["tmux"],
         install: "apt-get install -y tmux",
