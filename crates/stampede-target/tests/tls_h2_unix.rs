@@ -123,6 +123,7 @@ fn tls_server(extra: impl FnOnce(&mut Config)) -> ServerHandle {
         tls: Some(TlsConfig {
             cert: CertSource::SelfSigned,
             write_cert: None,
+            ..TlsConfig::new(CertSource::SelfSigned)
         }),
         ..Config::default()
     };
@@ -563,6 +564,7 @@ fn certificate_files_and_write_cert() {
                         key: key.to_path_buf(),
                     },
                     write_cert: None,
+                    ..TlsConfig::new(CertSource::SelfSigned)
                 }),
                 ..Config::default()
             },
@@ -615,6 +617,7 @@ fn certificate_files_and_write_cert() {
                     key,
                 },
                 write_cert: None,
+                ..TlsConfig::new(CertSource::SelfSigned)
             }),
             ..Config::default()
         },

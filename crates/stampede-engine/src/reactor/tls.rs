@@ -194,6 +194,7 @@ mod tests {
         let client = TlsClient {
             config: Arc::new(client),
             server_name: ServerName::try_from("localhost").unwrap(),
+            negotiated: Default::default(),
         };
         (client, Arc::new(server))
     }
