@@ -164,7 +164,7 @@ impl Plan {
         }
         if self.target.scheme == Scheme::Http && self.transport.tls.is_some() {
             return Err(PlanError::Invalid(
-                "TLS options (--insecure, --cacert, --sni) need an https:// URL".into(),
+                "TLS options (--insecure, --cacert, --sni, --cert, --tls-min, --ciphers, ...) need an https:// URL".into(),
             ));
         }
         if self.transport.pipeline == 0 {
