@@ -341,7 +341,14 @@ impl Slot {
                     return Step::Pending
                 }
                 Ok(ResponseProgress::Partial) => {}
-                progress => return self.settle(io, now, progress),
+                progress => {
+                    let step = self.settle(io, now, progress);
+                    // Still reading: the rest of a pipelined batch is due.
+                    let batch_on = step == Step::Pending && self.base.phase == Phase::Reading;
+                    if !batch_on || (n < scratch.len() && !closing) {
+                        return step;
+                    }
+                }
             }
         }
     }
