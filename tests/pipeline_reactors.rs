@@ -2,13 +2,16 @@
 //! binary: epoll, io_uring (skipped with one line where the kernel has none)
 //! and tokio. Exact `-n` counts (the last batch may be short), a latency
 //! recorded for every request, a server that closes or stalls mid-batch
-//! (the rest of the batch fails with one class), and TLS.
+//! (the rest of the batch fails with one class), plain and over TLS.
 
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+use rustls::{ServerConfig, ServerConnection, StreamOwned};
 use stampede_target::{CertSource, TlsConfig};
 use stampede_testkit::{read_request_head, run_stampede, spawn_target, RawServer, TargetConfig};
 use std::io::Write;
 use std::net::{Shutdown, TcpStream};
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 fn binary() -> &'static Path {
@@ -222,5 +225,78 @@ fn a_batch_the_server_closed_on_while_idle_goes_again_on_a_new_connection() {
             "--io {io}: {result}"
         );
         assert_eq!(server.accepted(), accepted, "--io {io}");
+    }
+}
+
+/// A TLS server that reads a batch of `batch` requests, answers the first
+/// `answered` in one write, then ends the session (close_notify) and closes.
+fn tls_server_closing_mid_batch(batch: usize, answered: usize) -> RawServer {
+    let certified = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
+    let cert = CertificateDer::from(certified.cert.der().to_vec());
+    let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(
+        certified.signing_key.serialize_der(),
+    ));
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(vec![cert], key)
+        .unwrap();
+    let config = Arc::new(config);
+    RawServer::start(move |stream| {
+        let Ok(connection) = ServerConnection::new(config.clone()) else {
+            return;
+        };
+        let mut tls = StreamOwned::new(connection, stream);
+        let mut heads = 0;
+        let mut seen = Vec::new();
+        let mut byte = [0u8; 1];
+        while heads < batch {
+            match std::io::Read::read(&mut tls, &mut byte) {
+                Ok(1) => seen.push(byte[0]),
+                _ => return,
+            }
+            if seen.ends_with(b"\r\n\r\n") {
+                heads += 1;
+                seen.clear();
+            }
+        }
+        if tls.write_all(&OK.repeat(answered)).is_err() {
+            return;
+        }
+        tls.conn.send_close_notify();
+        let _ = tls.flush();
+    })
+}
+
+#[test]
+fn a_tls_close_mid_batch_fails_the_rest_of_the_batch_with_one_class() {
+    let server = tls_server_closing_mid_batch(10, 3);
+    let url = format!("https://localhost:{}/", server.addr().port());
+    for io in LOOPS {
+        let args = [
+            &url,
+            "--insecure",
+            "-n",
+            "20",
+            "-c",
+            "1",
+            "-t",
+            "1",
+            "--pipeline",
+            "10",
+        ];
+        let Some(run) = run_on(io, &args) else {
+            continue;
+        };
+        let result = run.result();
+        assert_eq!(run.count("/requests/success"), 6, "--io {io}: {result}");
+        assert_eq!(
+            error_classes(result),
+            vec![("closed_early".to_string(), 14)],
+            "--io {io}"
+        );
+        assert_eq!(run.count("/connections/opened"), 2, "--io {io}");
     }
 }

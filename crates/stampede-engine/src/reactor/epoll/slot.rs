@@ -328,6 +328,10 @@ impl Slot {
                     Ok((progress, Received::Closed)) => {
                         // The rest of the stream is gone: the connection ends here.
                         let step = self.settle(io, now, progress);
+                        if step == Step::Pending && self.base.phase == Phase::Reading {
+                            // The rest of a pipelined batch will not come.
+                            return self.on_end_of_stream(io);
+                        }
                         if self.has_connection() {
                             self.drop_connection(io, true);
                         }
