@@ -56,7 +56,10 @@ fn pipelined_runs_count_exactly_and_time_every_request_on_every_loop() {
         ..TargetConfig::default()
     });
     let url = format!("http://{}/", target.local_addr());
-    let mut served = 0;
+    // The bytes of 1003 responses, read one at a time.
+    let plain = run_stampede(binary(), &[&url, "-n", "1003", "-c", "3", "-t", "1"]);
+    let bytes = plain.count("/bytes/received");
+    let mut served = 1003;
     for io in LOOPS {
         // 1003 = 100 full batches of 10 and a short one of 3, over 3 connections.
         let args = [&url, "-n", "1003", "-c", "3", "-t", "1", "--pipeline", "10"];
@@ -70,6 +73,7 @@ fn pipelined_runs_count_exactly_and_time_every_request_on_every_loop() {
         assert_eq!(run.count("/breakdown/total/count"), 1003, "--io {io}");
         assert_eq!(run.count("/breakdown/waiting/count"), 1003, "--io {io}");
         assert_eq!(run.count("/connections/opened"), 3, "--io {io}");
+        assert_eq!(run.count("/bytes/received"), bytes, "--io {io}");
         assert_eq!(target.stats().requests_total, served, "--io {io}");
     }
     assert_eq!(target.shutdown().unwrap().requests_total, served);
@@ -297,6 +301,46 @@ fn a_tls_close_mid_batch_fails_the_rest_of_the_batch_with_one_class() {
             vec![("closed_early".to_string(), 14)],
             "--io {io}"
         );
+        assert_eq!(run.count("/connections/opened"), 2, "--io {io}");
+    }
+}
+
+#[test]
+fn without_keep_alive_a_batch_ends_at_its_first_response_on_every_loop() {
+    // Each request says `Connection: close`: the server answers the first
+    // of a batch and closes, so the rest fail alike on every event loop,
+    // and no loop counts the bytes of responses no request can own.
+    let target = spawn_target(TargetConfig {
+        threads: 1,
+        ..TargetConfig::default()
+    });
+    let url = format!("http://{}/", target.local_addr());
+    let one = run_stampede(binary(), &[&url, "-n", "2", "-c", "1", "--no-keepalive"]);
+    let bytes = one.count("/bytes/received");
+    for io in LOOPS {
+        let args = [
+            &url,
+            "-n",
+            "20",
+            "-c",
+            "1",
+            "-t",
+            "1",
+            "--pipeline",
+            "10",
+            "--no-keepalive",
+        ];
+        let Some(run) = run_on(io, &args) else {
+            continue;
+        };
+        let result = run.result();
+        assert_eq!(run.count("/requests/success"), 2, "--io {io}: {result}");
+        assert_eq!(
+            error_classes(result),
+            vec![("closed_early".to_string(), 18)],
+            "--io {io}"
+        );
+        assert_eq!(run.count("/bytes/received"), bytes, "--io {io}");
         assert_eq!(run.count("/connections/opened"), 2, "--io {io}");
     }
 }

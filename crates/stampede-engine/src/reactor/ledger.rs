@@ -103,12 +103,10 @@ impl Ledger {
         self.batch_answered < self.batch
     }
 
-    /// The next response of a batch: its books start afresh, and it is
-    /// parsed from the bytes that came after the last one.
+    /// The next response of a batch (its books were started afresh by
+    /// [`Ledger::answered`]): parsed from the bytes after the last one.
     pub fn next_of_batch(&mut self, now: Instant) -> Result<ResponseProgress, ErrorKind> {
         self.parser.reset();
-        self.first_byte = None;
-        self.bytes_received = 0;
         self.parse_early(now)
     }
 
@@ -223,13 +221,18 @@ impl Ledger {
     /// the next request.
     pub fn answered(&mut self, ctx: &ConnectionContext, now: Instant, done: &Complete) -> bool {
         self.batch_answered += 1;
-        if self.batch_pending() {
-            // The bytes after this response are the next one's.
-            let carried = self.leftover.pending().len() as u64;
-            self.bytes_received = self.bytes_received.saturating_sub(carried);
+        if !self.batch_pending() {
+            self.record(ctx, now, Ok(done.status), done.body_bytes);
+            self.served += 1;
+            return done.keep_alive && ctx.keepalive;
         }
+        // The bytes after this response are the next one's.
+        let carried = self.leftover.pending().len() as u64;
+        self.bytes_received = self.bytes_received.saturating_sub(carried);
         self.record(ctx, now, Ok(done.status), done.body_bytes);
         self.served += 1;
+        self.first_byte = None;
+        self.bytes_received = 0;
         done.keep_alive && ctx.keepalive
     }
 
@@ -259,8 +262,13 @@ impl Ledger {
         }
         // A failed request has no counted body (as on the tokio path).
         self.record(ctx, now, Err(kind), 0);
-        for _ in self.batch_answered + 1..self.batch {
-            self.record(ctx, now, Err(kind), 0);
+        if self.batch_answered + 1 < self.batch {
+            // The rest of the batch got nothing of its own.
+            self.first_byte = None;
+            self.bytes_received = 0;
+            for _ in self.batch_answered + 1..self.batch {
+                self.record(ctx, now, Err(kind), 0);
+            }
         }
         self.batch_answered = self.batch;
     }
