@@ -328,6 +328,10 @@ impl Slot {
                     Ok((progress, Received::Closed)) => {
                         // The rest of the stream is gone: the connection ends here.
                         let step = self.settle(io, now, progress);
+                        if step == Step::Pending && self.base.phase == Phase::Reading {
+                            // The rest of a pipelined batch will not come.
+                            return self.on_end_of_stream(io);
+                        }
                         if self.has_connection() {
                             self.drop_connection(io, true);
                         }
@@ -341,7 +345,14 @@ impl Slot {
                     return Step::Pending
                 }
                 Ok(ResponseProgress::Partial) => {}
-                progress => return self.settle(io, now, progress),
+                progress => {
+                    let step = self.settle(io, now, progress);
+                    // Still reading: the rest of a pipelined batch is due.
+                    let batch_on = step == Step::Pending && self.base.phase == Phase::Reading;
+                    if !batch_on || (n < scratch.len() && !closing) {
+                        return step;
+                    }
+                }
             }
         }
     }

@@ -510,6 +510,11 @@ impl Slot {
                         Ok(ResponseProgress::Partial) => Step::Pending,
                         Err(kind) => self.fail(io, kind),
                     };
+                    let batch_on = step == Step::Pending && self.base.phase == Phase::Reading;
+                    if received == Received::Closed && batch_on {
+                        // The rest of a pipelined batch will not come.
+                        return self.on_end_of_stream(io);
+                    }
                     if received == Received::Closed && self.has_connection() {
                         // The rest of the stream is gone: the connection ends here.
                         self.drop_connection(io, true);
