@@ -249,3 +249,69 @@ fn label_set<'a>(run_labels: &'a Labels, own: &'a Labels) -> Vec<(&'a str, &'a s
         .map(|(name, value)| (*name, value.as_str()))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    /// (name, sorted `label=value`s) of every sample line of an exposition.
+    fn scraped_series(text: &str) -> BTreeSet<(String, Vec<String>)> {
+        text.lines()
+            .filter(|line| !line.starts_with('#') && !line.is_empty())
+            .map(|line| {
+                let series = line.rsplit_once(' ').map_or(line, |(series, _)| series);
+                let (name, labels) = series.split_once('{').unwrap_or((series, "}"));
+                let mut labels: Vec<String> = labels
+                    .trim_end_matches('}')
+                    .split(',')
+                    .filter(|label| !label.is_empty())
+                    .map(|label| label.replace('"', ""))
+                    .collect();
+                labels.sort();
+                (name.to_string(), labels)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_prometheus_scrape_and_a_push_carry_the_same_series() {
+        let reading = Reading {
+            requests: vec![("success", "200".into(), 7), ("error", "timeout".into(), 1)],
+            target_rate: Some(100.0),
+            ..Reading::default()
+        };
+        let labels = metrics_series::run_labels("abc", Some(2));
+        let board = Board::default();
+        *board.lock().unwrap() = Some(reading.clone());
+        let mut registry = Registry::default();
+        registry.register_collector(Box::new(Exposition {
+            board,
+            run_labels: labels.clone(),
+        }));
+        let mut text = String::new();
+        // OpenMetrics, as Prometheus scrapes it (the 0.0.4 text writes `le="1"`).
+        prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+        let scraped = scraped_series(&text);
+        let pushed: BTreeSet<(String, Vec<String>)> =
+            crate::remote_write_proto::flatten(&metrics_series::families(&reading), &labels)
+                .into_iter()
+                .map(|(labels, _)| {
+                    let name = labels
+                        .iter()
+                        .find(|l| l.name == "__name__")
+                        .map(|l| l.value.clone())
+                        .unwrap();
+                    let mut rest: Vec<String> = labels
+                        .iter()
+                        .filter(|l| l.name != "__name__")
+                        .map(|l| format!("{}={}", l.name, l.value))
+                        .collect();
+                    rest.sort();
+                    (name, rest)
+                })
+                .collect();
+        assert_eq!(scraped, pushed, "{text}");
+        assert!(text.contains("agent=\"2\""), "{text}");
+    }
+}

@@ -149,9 +149,10 @@ pub fn families(reading: &Reading) -> Vec<Family> {
     families
 }
 
-/// A histogram bound as the text formats write it in `le` (prometheus-client
-/// formats with dtoa: `0.0005`, `1.0`, `+Inf`), so a pushed series and a
-/// scraped one are the same series.
+/// A histogram bound as the OpenMetrics encoding writes it in `le`
+/// (prometheus-client formats with dtoa: `0.0005`, `1.0`, `+Inf`), which is
+/// what Prometheus stores when it scrapes `--metrics`, so a pushed series and
+/// a scraped one are the same series.
 pub fn le_label(bound: f64) -> String {
     if bound == f64::INFINITY {
         "+Inf".to_string()

@@ -71,7 +71,8 @@ pub fn parse_url(text: &str) -> anyhow::Result<Endpoint> {
 
 /// The pushing thread, running.
 pub struct RemoteWriter {
-    finish: mpsc::Sender<()>,
+    /// Asks for the final push, to be done by the instant sent.
+    finish: mpsc::Sender<Instant>,
     thread: JoinHandle<Tally>,
     url: String,
 }
@@ -111,10 +112,11 @@ impl RemoteWriter {
     }
 
     /// Pushes the board's final reading (what the result says) with what is
-    /// still queued, waits at most [`FINAL_WAIT`] for it, and prints one
-    /// line: what was pushed, or what failed and was dropped.
+    /// still queued, waits at most [`FINAL_WAIT`] for it (a push under way
+    /// counts against it), and prints one line: what was pushed, or what
+    /// failed and was dropped.
     pub fn finish(self) {
-        let _ = self.finish.send(());
+        let _ = self.finish.send(Instant::now() + FINAL_WAIT);
         match self.thread.join() {
             Ok(tally) => eprintln!("stampede: {}", tally.line(&self.url)),
             Err(_) => eprintln!("stampede: remote-write: the push thread failed"),
@@ -189,14 +191,15 @@ struct Pusher {
 }
 
 impl Pusher {
-    fn run(mut self, finished: &mpsc::Receiver<()>) -> Tally {
+    fn run(mut self, finished: &mpsc::Receiver<Instant>) -> Tally {
         let mut next_reading = Instant::now() + PUSH_EVERY;
         let mut next_push = next_reading;
         loop {
             let wake = next_reading.min(next_push);
             match finished.recv_timeout(wake.saturating_duration_since(Instant::now())) {
                 Err(RecvTimeoutError::Timeout) => {}
-                Ok(()) | Err(RecvTimeoutError::Disconnected) => break,
+                Ok(deadline) => return self.finish(deadline),
+                Err(RecvTimeoutError::Disconnected) => return self.finish(Instant::now()),
             }
             let now = Instant::now();
             if now >= next_reading {
@@ -212,12 +215,10 @@ impl Pusher {
                 };
             }
         }
-        self.finish()
     }
 
-    /// The final totals, and whatever is queued, within [`FINAL_WAIT`].
-    fn finish(mut self) -> Tally {
-        let deadline = Instant::now() + FINAL_WAIT;
+    /// The final totals, and whatever is queued, by `deadline`.
+    fn finish(mut self, deadline: Instant) -> Tally {
         self.take_reading();
         while !self.queue.is_empty() && Instant::now() < deadline {
             if self.push(deadline).is_err() {
