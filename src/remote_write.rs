@@ -348,3 +348,100 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod push_tests {
+    use super::*;
+    use crate::metrics_feed::Reading;
+    use std::io::{Read, Write};
+    use std::net::TcpListener;
+
+    /// A receiver answering each request with the next of `statuses`.
+    fn receiver(statuses: Vec<&'static str>) -> Endpoint {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            for status in statuses {
+                let (mut stream, _) = listener.accept().unwrap();
+                let mut data = Vec::new();
+                let mut chunk = [0u8; 4096];
+                // Read the head and the body (Content-Length) before answering.
+                loop {
+                    let n = stream.read(&mut chunk).unwrap();
+                    data.extend_from_slice(&chunk[..n]);
+                    let text = String::from_utf8_lossy(&data).to_string();
+                    let Some((head, _)) = text.split_once("\r\n\r\n") else {
+                        assert!(n > 0, "closed before the head");
+                        continue;
+                    };
+                    let length: usize = head
+                        .lines()
+                        .find_map(|l| l.strip_prefix("Content-Length: "))
+                        .and_then(|l| l.parse().ok())
+                        .unwrap();
+                    if n == 0 || data.len() >= head.len() + 4 + length {
+                        break;
+                    }
+                }
+                let answer = format!(
+                    "HTTP/1.1 {status}\r\nContent-Length: 4\r\nConnection: close\r\n\r\nnope"
+                );
+                stream.write_all(answer.as_bytes()).unwrap();
+            }
+        });
+        parse_url(&format!("http://127.0.0.1:{port}/api/v1/write")).unwrap()
+    }
+
+    fn pusher(endpoint: Endpoint) -> Pusher {
+        let board = Board::default();
+        *board.lock().unwrap() = Some(Reading {
+            requests: vec![("success", "200".into(), 3)],
+            ..Reading::default()
+        });
+        Pusher {
+            endpoint,
+            board,
+            run_labels: metrics_series::run_labels("abc", None),
+            queue: VecDeque::new(),
+            tally: Tally::default(),
+            failures_in_a_row: 0,
+            last_timestamp: 0,
+        }
+    }
+
+    fn soon() -> Instant {
+        Instant::now() + Duration::from_secs(10)
+    }
+
+    #[test]
+    fn a_retryable_failure_keeps_the_readings_and_the_next_push_sends_them_all() {
+        let mut pusher = pusher(receiver(vec!["503 Service Unavailable", "204 No Content"]));
+        pusher.take_reading();
+        pusher.take_reading();
+        assert!(pusher.push(soon()).is_err());
+        assert_eq!(pusher.queue.len(), 2, "kept for the retry");
+        assert!(pusher.push(soon()).is_ok());
+        assert!(pusher.queue.is_empty());
+        assert_eq!(pusher.tally.pushed, 1);
+        assert_eq!(pusher.tally.dropped_samples, 0);
+        assert_eq!(pusher.tally.failed["HTTP 503"].0, 1);
+    }
+
+    #[test]
+    fn a_rejected_push_is_dropped_and_counted_and_a_full_queue_drops_its_oldest() {
+        let mut pusher = pusher(receiver(vec!["400 Bad Request"]));
+        pusher.take_reading();
+        let samples = pusher.queue[0].1.len() as u64;
+        assert!(pusher.push(soon()).is_err());
+        assert!(pusher.queue.is_empty(), "a 4xx is not retried");
+        assert_eq!(pusher.tally.dropped_samples, samples);
+        assert_eq!(pusher.tally.failed["HTTP 400"], (1, "nope".to_string()));
+        for _ in 0..QUEUE_LIMIT + 2 {
+            pusher.take_reading();
+        }
+        assert_eq!(pusher.queue.len(), QUEUE_LIMIT);
+        assert_eq!(pusher.tally.dropped_samples, samples * 3);
+        let stamps: Vec<i64> = pusher.queue.iter().map(|(at, _)| *at).collect();
+        assert!(stamps.windows(2).all(|w| w[0] < w[1]), "strictly rising");
+    }
+}
