@@ -211,7 +211,7 @@ pub struct MetricsArgs {
     /// Keep serving the final values this long after the run, for the last scrape
     #[arg(long, default_value = "5s", value_parser = stampede_plan::parse_duration, value_name = "DUR")]
     pub metrics_linger: Duration,
-    /// Push the same series to a Prometheus remote-write receiver every
+    /// Push the --metrics series to a Prometheus remote-write receiver every
     /// second, e.g. http://127.0.0.1:9090/api/v1/write (labelled with run_id,
     /// and agent with --agent)
     #[arg(long, value_name = "URL")]

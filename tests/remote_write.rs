@@ -182,8 +182,9 @@ fn each_second_and_at_the_end_a_receiver_gets_the_counts_of_the_result() {
     let result = read_json(&json);
     let run_id = result["run_id"].as_str().expect("run_id");
     let received = received.lock().expect("not poisoned");
-    // At least two live pushes in 3 s, then the final one.
-    assert!(received.len() >= 3, "{} pushes; {stderr}", received.len());
+    // Live pushes during the 3 s (one a second; the first may come before
+    // the first reading on a slow machine), then the final one.
+    assert!(received.len() >= 2, "{} pushes; {stderr}", received.len());
     for push in received.iter() {
         let head = push.head.to_ascii_lowercase();
         assert!(head.starts_with("post /api/v1/write http/1.1"), "{head}");
@@ -234,8 +235,14 @@ fn each_second_and_at_the_end_a_receiver_gets_the_counts_of_the_result() {
         })
         .collect();
     assert!(stamps.windows(2).all(|w| w[0] < w[1]), "{stamps:?}");
-    let first = latest(&received[0].request, "stampede_requests_total");
-    assert!(first > 0.0 && first < success, "{first} of {success}");
+    let live: Vec<f64> = received[..received.len() - 1]
+        .iter()
+        .map(|push| latest(&push.request, "stampede_requests_total"))
+        .collect();
+    assert!(
+        live.iter().any(|n| *n > 0.0 && *n < success),
+        "live counts {live:?} of {success}"
+    );
     assert!(
         stderr.contains(&format!(
             "remote-write: {} pushes to {receiver}, all accepted",
