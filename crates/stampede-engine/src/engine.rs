@@ -294,13 +294,18 @@ pub fn run_with(
     let mut threads = Vec::with_capacity(plan.threads);
     let mut budget_given = 0u64;
     for (index, connections) in connection_shares.iter().copied().enumerate() {
-        // -n is split in proportion to connections, exactly: the last worker
-        // takes what rounding left.
+        // -n is split exactly. The closed model: in proportion to
+        // connections (the last worker takes what rounding left), as each
+        // connection sends at its own pace. The open model: as the pacer
+        // splits the instants (worker w takes w, w + W, …, so the first
+        // `count` instants give it share_of(count, w, W)), or a worker with
+        // more connections would run out of requests before the others and
+        // the rest of the run would go at a fraction of the rate.
         let worker_budget = budget.map(|count| {
-            let share = if index + 1 == plan.threads {
-                count - budget_given
-            } else {
-                count * connections / plan.connections() as u64
+            let share = match plan.model {
+                LoadModel::Rate { .. } => share_of(count, index, plan.threads),
+                LoadModel::Closed { .. } if index + 1 == plan.threads => count - budget_given,
+                LoadModel::Closed { .. } => count * connections / plan.connections() as u64,
             };
             budget_given += share;
             share

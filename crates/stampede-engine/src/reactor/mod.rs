@@ -354,7 +354,7 @@ impl Turn {
                 open.exhausted = open.pacer.peek().is_none();
                 return;
             };
-            if !ctx.state.claim_budget() {
+            if !ctx.state.claim_budget_at(intended) {
                 open.exhausted = true;
                 return;
             }
