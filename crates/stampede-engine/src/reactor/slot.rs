@@ -205,6 +205,11 @@ pub trait ReactorSlot<I: WorkerIo> {
         self.fail(io, ErrorKind::Tls)
     }
 
+    /// [`ReactorSlot::fail_tls`] with rustls' error, explained (tls_errors.rs).
+    fn fail_tls_error(&mut self, io: &I, error: &rustls::Error) -> Step {
+        self.fail_tls(io, &crate::tls_errors::explain(error))
+    }
+
     fn fail_connect(&mut self, io: &I, error: &io::Error) -> Step {
         let kind = classify_connect(error);
         io.ctx().state.sample_error(kind, || error.to_string());
