@@ -94,3 +94,62 @@ fn the_open_models_warmup_does_not_spend_the_budget() {
         assert!((1.3..2.3).contains(&took), "--io {io}: took {took:.2}s");
     }
 }
+
+/// Requests the schedule intended but never sent are counted (they were in
+/// no figure: `--ramp-up 1s -d 3s -r 1000` against a slow server sent 145 of
+/// 2500 without a warning, as the check knew only constant rates).
+#[test]
+fn requests_due_but_never_sent_are_counted_and_warned_of() {
+    let target = spawn_target(one_thread());
+    let slow = format!("http://{}/delay/100", target.local_addr());
+    let fast = format!("http://{}/", target.local_addr());
+    for io in EVENT_LOOPS {
+        let Some(run) = run_on(
+            io,
+            &[
+                &slow,
+                "-r",
+                "1000",
+                "--ramp-up",
+                "1s",
+                "-d",
+                "2s",
+                "-c",
+                "5",
+                "-t",
+                "1",
+            ],
+        ) else {
+            continue;
+        };
+        // 500 intended in the ramp, 1000 in the second after it; 5
+        // connections at 100 ms each carry about 100.
+        let not_sent = run.count("/schedule/not_sent");
+        let sent = run.count("/requests/sent");
+        assert_eq!(
+            not_sent + sent,
+            1500,
+            "--io {io}: {}",
+            run.result()["schedule"]
+        );
+        assert!(not_sent > 1000, "--io {io}: {not_sent}");
+        let warnings = run.result()["warnings"].to_string();
+        assert!(
+            warnings.contains("the open model fell behind"),
+            "--io {io}: {warnings}"
+        );
+        assert!(run.stdout().contains("due but not sent"), "--io {io}");
+        let Some(run) = run_on(
+            io,
+            &[&fast, "-r", "1000", "-d", "1s", "-c", "10", "-t", "1"],
+        ) else {
+            continue;
+        };
+        let not_sent = run.count("/schedule/not_sent");
+        assert!(
+            not_sent <= 10,
+            "--io {io}: a healthy run left {not_sent} unsent"
+        );
+        assert_eq!(not_sent + run.count("/requests/sent"), 1000, "--io {io}");
+    }
+}
