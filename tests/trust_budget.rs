@@ -153,3 +153,28 @@ fn requests_due_but_never_sent_are_counted_and_warned_of() {
         assert_eq!(not_sent + run.count("/requests/sent"), 1000, "--io {io}");
     }
 }
+
+/// What the plan quietly changed is said: threads capped at the
+/// connections, and an `-r` value that `--stages` overrides.
+#[test]
+fn quiet_adjustments_are_noticed() {
+    let target = spawn_target(one_thread());
+    let url = format!("http://{}/", target.local_addr());
+    let run = run_stampede(binary(), &[&url, "-t", "4", "-c", "2", "-n", "10"]);
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    assert!(
+        run.stderr().contains("threads capped at 2: -t 4"),
+        "{}",
+        run.stderr()
+    );
+    let run = run_stampede(
+        binary(),
+        &[&url, "-r", "50", "--stages", "1s:20", "-t", "1"],
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    assert!(
+        run.stderr().contains("-r 50 sets no rate with --stages"),
+        "{}",
+        run.stderr()
+    );
+}
