@@ -471,14 +471,18 @@ impl Slot {
                 exchange.body_bytes = done.body_bytes;
                 return Ok((done.status, false));
             }
-            if exchange.first_byte.is_none() {
+            let first = exchange.first_byte.is_none();
+            if first {
                 exchange.first_byte = Some(Instant::now());
             }
             exchange.bytes_received += n as u64;
-            let progress = self
-                .buffer
-                .parse_read(&mut self.parser, &scratch[..n])
-                .map_err(response_error_kind)?;
+            let progress = self.buffer.parse_read(&mut self.parser, &scratch[..n]);
+            if first && matches!(progress, Err(ResponseError::Malformed)) {
+                ctx.state.sample_error(ErrorKind::MalformedResponse, || {
+                    crate::http1::malformed_reason(&scratch[..n.min(32)])
+                });
+            }
+            let progress = progress.map_err(response_error_kind)?;
             if let ResponseProgress::Complete(done) = progress {
                 exchange.body_bytes = done.body_bytes;
                 return Ok((done.status, done.keep_alive));

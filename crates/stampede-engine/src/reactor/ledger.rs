@@ -12,7 +12,7 @@
 
 use crate::backoff::Backoff;
 use crate::connection::{response_error_kind, ConnectionContext};
-use crate::http1::{Complete, ResponseParser, ResponseProgress};
+use crate::http1::{Complete, ResponseError, ResponseParser, ResponseProgress};
 use crate::read_buffer::ReadBuffer;
 use stampede_metrics::{ErrorKind, Outcome};
 use std::time::{Duration, Instant};
@@ -50,6 +50,8 @@ pub struct Ledger {
     backoff: Backoff,
     /// Set by a failed connect: the slot starts its next request no earlier.
     retry_at: Option<Instant>,
+    /// The first bytes of a response that did not parse, for the sample.
+    malformed_start: Option<Vec<u8>>,
 }
 
 impl Ledger {
@@ -74,6 +76,7 @@ impl Ledger {
             established: false,
             backoff: Backoff::default(),
             retry_at: None,
+            malformed_start: None,
         }
     }
 
@@ -181,11 +184,15 @@ impl Ledger {
     /// Response bytes that arrived at `now`: parsed on their own when
     /// nothing is pending, after what is pending otherwise.
     pub fn received(&mut self, bytes: &[u8], now: Instant) -> Result<ResponseProgress, ErrorKind> {
+        let first = self.first_byte.is_none();
         self.first_byte.get_or_insert(now);
         self.bytes_received += bytes.len() as u64;
-        self.leftover
-            .parse_read(&mut self.parser, bytes)
-            .map_err(response_error_kind)
+        let progress = self.leftover.parse_read(&mut self.parser, bytes);
+        if first && matches!(progress, Err(ResponseError::Malformed)) {
+            // Kept for the error's sample (failed): the start of the answer.
+            self.malformed_start = Some(bytes.iter().take(32).copied().collect());
+        }
+        progress.map_err(response_error_kind)
     }
 
     /// Keeps bytes that arrived while no response was awaited (unsolicited
@@ -259,6 +266,10 @@ impl Ledger {
         if !had_connection {
             self.sent = self.intended;
             self.retry_at = Some(now + ctx.state.connect_backoff(&mut self.backoff));
+        }
+        if let Some(start) = self.malformed_start.take() {
+            ctx.state
+                .sample_error(kind, || crate::http1::malformed_reason(&start));
         }
         // A failed request has no counted body (as on the tokio path).
         self.record(ctx, now, Err(kind), 0);
