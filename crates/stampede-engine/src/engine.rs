@@ -382,10 +382,12 @@ pub fn run_with(
     })
 }
 
-/// How long the last (possibly partial) second of a run lasted.
+/// How long the last (possibly partial) second of a run lasted: up to a
+/// second and the boundary slack, when the stop came just after a boundary
+/// and its responses joined the second before.
 fn last_second_length(elapsed: Duration) -> f64 {
     let seconds = second_of(elapsed) as f64;
-    (elapsed.as_secs_f64() - seconds).min(1.0)
+    elapsed.as_secs_f64() - seconds
 }
 
 /// What the aggregator hands back once every worker has finished.
@@ -438,8 +440,10 @@ mod tests {
     #[test]
     fn a_stop_just_after_a_boundary_closes_the_previous_second() {
         assert_eq!(second_of(Duration::from_millis(5_002)), 4);
+        assert_eq!(second_of(Duration::from_millis(4_005)), 3);
         assert_eq!(second_of(Duration::from_millis(5_300)), 5);
-        assert!((last_second_length(Duration::from_millis(5_002)) - 1.0).abs() < 1e-9);
+        assert!((last_second_length(Duration::from_millis(5_002)) - 1.002).abs() < 1e-9);
+        assert!((last_second_length(Duration::from_millis(4_005)) - 1.005).abs() < 1e-9);
         assert!((last_second_length(Duration::from_millis(5_300)) - 0.3).abs() < 1e-9);
     }
 }
