@@ -7,7 +7,8 @@
 //! is sent, so a bad one is refused up front; after the run the final
 //! values stay served for `--metrics-linger`.
 
-use crate::metrics_feed::{Board, Reading, LATENCY_BUCKETS_S, QUANTILES};
+use crate::metrics_feed::{Board, Reading};
+use crate::metrics_series::{self, Labels, Values};
 use crate::run_args::MetricsArgs;
 use anyhow::Context;
 use prometheus_client::collector::Collector;
@@ -27,14 +28,19 @@ const MAX_REQUEST_HEAD: usize = 16 * 1024;
 /// A bound, serving endpoint.
 pub struct MetricsEndpoint {
     address: SocketAddr,
-    board: Board,
     linger: Duration,
 }
 
 impl MetricsEndpoint {
     /// Binds `args.metrics` (None: no endpoint) and starts serving; an
     /// address that cannot be bound is an error naming why.
-    pub fn start(args: &MetricsArgs, run_id: &str) -> anyhow::Result<Option<MetricsEndpoint>> {
+    /// Every series carries `run_labels` (metrics_series::run_labels); the
+    /// readings come from `board`.
+    pub fn start(
+        args: &MetricsArgs,
+        run_labels: &Labels,
+        board: &Board,
+    ) -> anyhow::Result<Option<MetricsEndpoint>> {
         let Some(text) = &args.metrics else {
             return Ok(None);
         };
@@ -42,11 +48,10 @@ impl MetricsEndpoint {
         let address = listener
             .local_addr()
             .context("--metrics: reading the bound address")?;
-        let board = Board::default();
         let mut registry = Registry::default();
         registry.register_collector(Box::new(Exposition {
             board: board.clone(),
-            run_id: run_id.to_string(),
+            run_labels: run_labels.clone(),
         }));
         let registry = Arc::new(registry);
         std::thread::Builder::new()
@@ -56,14 +61,8 @@ impl MetricsEndpoint {
         eprintln!("stampede: metrics: serving http://{address}/metrics");
         Ok(Some(MetricsEndpoint {
             address,
-            board,
             linger: args.metrics_linger,
         }))
-    }
-
-    /// Where the run's observer publishes.
-    pub fn board(&self) -> Board {
-        self.board.clone()
     }
 
     /// Keeps serving the final values for the linger time, or until `stop`
@@ -187,7 +186,7 @@ fn accepts_openmetrics(head: &[u8]) -> bool {
 #[derive(Debug)]
 struct Exposition {
     board: Board,
-    run_id: String,
+    run_labels: Labels,
 }
 
 impl Collector for Exposition {
@@ -198,126 +197,121 @@ impl Collector for Exposition {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .clone()
             .unwrap_or_default();
-        encode_reading(&mut encoder, &reading, &self.run_id)
+        encode_reading(&mut encoder, &reading, &self.run_labels)
     }
 }
 
 fn encode_reading(
     encoder: &mut DescriptorEncoder,
     reading: &Reading,
-    run_id: &str,
+    run_labels: &Labels,
 ) -> Result<(), std::fmt::Error> {
-    let run = [("run_id", run_id)];
-    {
-        let mut metric = encoder.encode_descriptor(
-            "stampede_requests",
-            "Finished requests by outcome: success and failed_status by status code, error by class",
-            None,
-            MetricType::Counter,
-        )?;
-        for (outcome, code, count) in &reading.requests {
-            let labels = [
-                ("run_id", run_id),
-                ("outcome", outcome),
-                ("code", code.as_str()),
-            ];
-            metric
-                .encode_family(&labels)?
-                .encode_counter::<NoLabelSet, _, u64>(count, None)?;
+    for family in metrics_series::families(reading) {
+        let (name, help) = (family.name, family.help);
+        match family.values {
+            Values::Counter(members) => {
+                let mut metric =
+                    encoder.encode_descriptor(name, help, None, MetricType::Counter)?;
+                for (labels, value) in members {
+                    metric
+                        .encode_family(&label_set(run_labels, &labels))?
+                        .encode_counter::<NoLabelSet, _, u64>(&value, None)?;
+                }
+            }
+            Values::Gauge(members) => {
+                let mut metric = encoder.encode_descriptor(name, help, None, MetricType::Gauge)?;
+                for (labels, value) in members {
+                    metric
+                        .encode_family(&label_set(run_labels, &labels))?
+                        .encode_gauge(&value)?;
+                }
+            }
+            Values::Histogram {
+                sum,
+                count,
+                buckets,
+            } => {
+                encoder
+                    .encode_descriptor(name, help, None, MetricType::Histogram)?
+                    .encode_family(&label_set(run_labels, &Vec::new()))?
+                    .encode_histogram::<NoLabelSet>(sum, count, &buckets, None)?;
+            }
         }
     }
-    let counters = [
-        (
-            "stampede_bytes_received",
-            "All bytes read from the target",
-            reading.bytes_received,
-        ),
-        (
-            "stampede_connections_opened",
-            "TCP connections established",
-            reading.connections_opened,
-        ),
-        (
-            "stampede_late_sends",
-            "Open model: requests sent over 1 ms late",
-            reading.late_sends,
-        ),
-    ];
-    for (name, help, value) in counters {
-        encoder
-            .encode_descriptor(name, help, None, MetricType::Counter)?
-            .encode_family(&run)?
-            .encode_counter::<NoLabelSet, _, u64>(&value, None)?;
-    }
-    let mut gauges = vec![
-        (
-            "stampede_connections_open",
-            "Connections open now",
-            reading.open_connections as f64,
-        ),
-        (
-            "stampede_in_flight",
-            "Requests in flight now",
-            reading.in_flight as f64,
-        ),
-        (
-            "stampede_rate",
-            "Completed responses per second over the latest interval (after the run: its average)",
-            reading.rate,
-        ),
-    ];
-    if let Some(rate) = reading.target_rate {
-        gauges.push((
-            "stampede_target_rate",
-            "Open model: the planned requests per second now",
-            rate,
-        ));
-    }
-    if let Some(lateness) = reading.send_lateness_p99_s {
-        gauges.push((
-            "stampede_send_lateness_seconds",
-            "Open model: p99 of how late every send was (intended instant to send), so far",
-            lateness,
-        ));
-    }
-    for (name, help, value) in gauges {
-        encoder
-            .encode_descriptor(name, help, None, MetricType::Gauge)?
-            .encode_family(&run)?
-            .encode_gauge(&value)?;
-    }
-    let buckets = if reading.latency_buckets.is_empty() {
-        LATENCY_BUCKETS_S
-            .iter()
-            .map(|bound| (*bound, 0))
-            .chain(std::iter::once((f64::INFINITY, 0)))
-            .collect()
-    } else {
-        reading.latency_buckets.clone()
-    };
-    encoder
-        .encode_descriptor(
-            "stampede_latency_seconds",
-            "Latency from the intended send to the complete response",
-            None,
-            MetricType::Histogram,
-        )?
-        .encode_family(&run)?
-        .encode_histogram::<NoLabelSet>(
-            reading.latency_sum_s,
-            reading.latency_count,
-            &buckets,
-            None,
-        )?;
-    let mut quantiles = encoder.encode_descriptor(
-        "stampede_latency_quantile_seconds",
-        "Latency quantiles of the whole run so far, from its HDR histogram",
-        None,
-        MetricType::Gauge,
-    )?;
-    for ((_, label), value) in QUANTILES.iter().zip(&reading.latency_quantiles_s) {
-        let labels = [("run_id", run_id), ("quantile", label)];
-        quantiles.encode_family(&labels)?.encode_gauge(value)?;
-    }
     Ok(())
+}
+
+/// The run's labels, then the series' own.
+fn label_set<'a>(run_labels: &'a Labels, own: &'a Labels) -> Vec<(&'a str, &'a str)> {
+    run_labels
+        .iter()
+        .chain(own)
+        .map(|(name, value)| (*name, value.as_str()))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    /// (name, sorted `label=value`s) of every sample line of an exposition.
+    fn scraped_series(text: &str) -> BTreeSet<(String, Vec<String>)> {
+        text.lines()
+            .filter(|line| !line.starts_with('#') && !line.is_empty())
+            .map(|line| {
+                let series = line.rsplit_once(' ').map_or(line, |(series, _)| series);
+                let (name, labels) = series.split_once('{').unwrap_or((series, "}"));
+                let mut labels: Vec<String> = labels
+                    .trim_end_matches('}')
+                    .split(',')
+                    .filter(|label| !label.is_empty())
+                    .map(|label| label.replace('"', ""))
+                    .collect();
+                labels.sort();
+                (name.to_string(), labels)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_prometheus_scrape_and_a_push_carry_the_same_series() {
+        let reading = Reading {
+            requests: vec![("success", "200".into(), 7), ("error", "timeout".into(), 1)],
+            target_rate: Some(100.0),
+            ..Reading::default()
+        };
+        let labels = metrics_series::run_labels("abc", Some(2));
+        let board = Board::default();
+        *board.lock().unwrap() = Some(reading.clone());
+        let mut registry = Registry::default();
+        registry.register_collector(Box::new(Exposition {
+            board,
+            run_labels: labels.clone(),
+        }));
+        let mut text = String::new();
+        // OpenMetrics, as Prometheus scrapes it (the 0.0.4 text writes `le="1"`).
+        prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+        let scraped = scraped_series(&text);
+        let pushed: BTreeSet<(String, Vec<String>)> =
+            crate::remote_write_proto::flatten(&metrics_series::families(&reading), &labels)
+                .into_iter()
+                .map(|(labels, _)| {
+                    let name = labels
+                        .iter()
+                        .find(|l| l.name == "__name__")
+                        .map(|l| l.value.clone())
+                        .unwrap();
+                    let mut rest: Vec<String> = labels
+                        .iter()
+                        .filter(|l| l.name != "__name__")
+                        .map(|l| format!("{}={}", l.name, l.value))
+                        .collect();
+                    rest.sort();
+                    (name, rest)
+                })
+                .collect();
+        assert_eq!(scraped, pushed, "{text}");
+        assert!(text.contains("agent=\"2\""), "{text}");
+    }
 }

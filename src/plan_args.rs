@@ -136,5 +136,17 @@ pub fn build_plan(args: &RunArgs) -> anyhow::Result<(Plan, Vec<String>)> {
     };
     let mut notices = agent::apply_share(&args.agent, &mut plan)?;
     notices.extend(plan.validate()?);
+    if let (Some(rate), Some(_)) = (args.rate, &args.stages) {
+        notices.push(format!(
+            "-r {rate} sets no rate with --stages: the stages' targets are the rates"
+        ));
+    }
+    if let Some(asked) = args.threads.filter(|&t| t > plan.threads) {
+        notices.push(format!(
+            "threads capped at {}: -t {asked} is more than the {} (each thread needs one)",
+            plan.threads,
+            stampede_report::counted(plan.connections() as u64, "connection")
+        ));
+    }
     Ok((plan, notices))
 }

@@ -200,7 +200,7 @@ pub enum ArrivalArg {
     Poisson,
 }
 
-/// `--metrics` and `--metrics-linger`.
+/// `--metrics`, `--metrics-linger` and `--remote-write`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct MetricsArgs {
     /// Serve live Prometheus/OpenMetrics metrics of the run at
@@ -211,13 +211,22 @@ pub struct MetricsArgs {
     /// Keep serving the final values this long after the run, for the last scrape
     #[arg(long, default_value = "5s", value_parser = stampede_plan::parse_duration, value_name = "DUR")]
     pub metrics_linger: Duration,
+    /// Push the --metrics series to a Prometheus remote-write receiver every
+    /// second, e.g. http://127.0.0.1:9090/api/v1/write (labelled with run_id,
+    /// and agent with --agent)
+    #[arg(long, value_name = "URL")]
+    pub remote_write: Option<String>,
 }
 
-/// Refuses `--metrics` where it would be silently ignored: it serves one
-/// plain `stampede run`, not rounds or steps (`what`, e.g. "--repeat").
+/// Refuses `--metrics` and `--remote-write` where they would be silently
+/// ignored: they serve one plain `stampede run`, not rounds or steps
+/// (`what`, e.g. "--repeat").
 pub fn refuse_in(args: &MetricsArgs, what: &str) -> anyhow::Result<()> {
     if args.metrics.is_some() {
         anyhow::bail!("--metrics serves one plain run: it cannot be combined with {what} yet");
+    }
+    if args.remote_write.is_some() {
+        anyhow::bail!("--remote-write serves one plain run: it cannot be combined with {what} yet");
     }
     Ok(())
 }

@@ -30,13 +30,16 @@ pub fn warnings(plan: &Plan, result: &RunResult) -> Vec<String> {
         }
     }
     if let LoadModel::Rate { per_s, .. } = &plan.model {
-        let constant = per_s.stages.iter().all(|s| s.target == per_s.start);
         let sent = result.requests.sent.max(1) as f64;
-        if constant && result.elapsed_s > 0.5 {
-            let achieved = 100.0 * (result.requests.sent as f64 / result.elapsed_s) / per_s.peak();
+        // Against what the schedule intended in the window (ramps and stages
+        // too, not only a constant rate).
+        let intended = stampede_metrics::intended_requests(plan, result.elapsed_s);
+        if let Some(intended) = intended.filter(|n| *n >= 1.0 && result.elapsed_s > 0.5) {
+            let achieved = 100.0 * result.requests.sent as f64 / intended;
             if achieved < RATE_ACHIEVED_MIN_PCT && !result.interrupted {
                 warnings.push(format!(
-                    "the open model fell behind: {achieved:.1}% of the target rate was sent"
+                    "the open model fell behind: {achieved:.1}% of the {} requests the schedule intended were sent",
+                    stampede_report::format_count(intended as u64)
                 ));
             }
         }

@@ -64,7 +64,7 @@ pub struct TransportArgs {
     /// Event loop for HTTP/1.1: uring (a hand-driven reactor over io_uring,
     /// about one syscall per request), epoll (the same over epoll), tokio
     /// (supports everything), or auto: uring where the kernel offers it, else
-    /// epoll, for HTTP/1.1 runs (plain or TLS, -c or -r) without --pipeline; tokio
+    /// epoll, for HTTP/1.1 runs (plain or TLS, -c or -r, with --pipeline); tokio
     /// otherwise. Default from STAMPEDE_IO
     #[arg(long, value_name = "auto|epoll|uring|tokio", value_parser = parse_io, env = "STAMPEDE_IO")]
     pub io: Option<IoBackend>,

@@ -6,48 +6,17 @@
 //! not installed, and fails then under STAMPEDE_REQUIRE_TOOLS=1 (.ci/run
 //! installs it and sets it).
 
-use stampede_testkit::{binary, free_port, one_thread, read_json, spawn_target, temp_dir};
-use std::io::{Read, Write};
-use std::net::TcpStream;
+use stampede_testkit::{
+    binary, free_port, get_with, http_get, one_thread, read_json, spawn_target, temp_dir, wait_for,
+    Prometheus,
+};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
-
-/// The body of `GET path` on `port`, or None when nothing answers (yet).
-fn http_get(port: u16, path: &str) -> Option<String> {
-    get_with(port, path, "")
-}
+use std::process::{Child, Command};
+use std::time::Duration;
 
 /// OpenMetrics, as Prometheus asks for it.
 const OPENMETRICS: &str =
     "Accept: application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5\r\n";
-
-/// The body of `GET path` with extra header lines, or None.
-fn get_with(port: u16, path: &str, headers: &str) -> Option<String> {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-    let request =
-        format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{headers}Connection: close\r\n\r\n");
-    stream.write_all(request.as_bytes()).ok()?;
-    let mut response = String::new();
-    stream.read_to_string(&mut response).ok()?;
-    let (head, body) = response.split_once("\r\n\r\n")?;
-    head.starts_with("HTTP/1.1 200").then(|| body.to_string())
-}
-
-/// Polls `probe` every 100 ms until it gives a value or `limit` passes.
-fn wait_for<T>(limit: Duration, mut probe: impl FnMut() -> Option<T>) -> Option<T> {
-    let until = Instant::now() + limit;
-    loop {
-        if let Some(value) = probe() {
-            return Some(value);
-        }
-        if Instant::now() > until {
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
 
 /// The value of the sample whose name and labels start with `series`
 /// (e.g. `stampede_requests_total{run_id="…",outcome="success",code="200"}`).
@@ -213,75 +182,13 @@ fn the_endpoint_serves_the_run_live_and_its_final_totals_equal_the_result() {
     );
 }
 
-/// `%`-escapes a PromQL expression for a query string.
-fn escape(query: &str) -> String {
-    query
-        .bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'_' | b'.' => (b as char).to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
-
-/// The single value of an instant query, or None while there is none.
-fn prometheus_value(port: u16, query: &str) -> Option<f64> {
-    let body = http_get(port, &format!("/api/v1/query?query={}", escape(query)))?;
-    let answer: serde_json::Value = serde_json::from_str(&body).ok()?;
-    let value = answer.pointer("/data/result/0/value/1")?.as_str()?;
-    value.parse().ok()
-}
-
-/// Prometheus on loopback with its own config and storage, killed when dropped.
-struct Prometheus {
-    child: Child,
-    port: u16,
-}
-
-impl Prometheus {
-    fn start(program: &Path, dir: &Path, scraped: &str) -> Prometheus {
-        let config = dir.join("prometheus.yml");
-        std::fs::write(
-            &config,
-            format!(
-                "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n\
-                 scrape_configs:\n  - job_name: stampede\n    static_configs:\n      - targets: ['{scraped}']\n"
-            ),
-        )
-        .expect("write the config");
-        let port = free_port();
-        let child = Command::new(program)
-            .arg(format!("--config.file={}", config.display()))
-            .arg(format!(
-                "--storage.tsdb.path={}",
-                dir.join("data").display()
-            ))
-            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(dir.join("prometheus.log")).expect("log file"))
-            .spawn()
-            .expect("prometheus starts");
-        let prometheus = Prometheus { child, port };
-        wait_for(Duration::from_secs(60), || http_get(port, "/-/ready"))
-            .expect("prometheus ready within 60s");
-        prometheus
-    }
-}
-
-impl Drop for Prometheus {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 #[test]
 fn a_real_prometheus_scrapes_the_same_counts_and_quantiles_as_the_result() {
     let program = stampede_testkit::require_tool!("prometheus");
     let dir = temp_dir("prometheus");
     let port = free_port();
     let address = format!("127.0.0.1:{port}");
-    let prometheus = Prometheus::start(&program, &dir, &address);
+    let prometheus = Prometheus::start(&program, &dir, Some(&address));
     let target = spawn_target(one_thread());
     let url = format!("http://{}/", target.local_addr());
     let mut run = Background::start(
@@ -308,19 +215,21 @@ fn a_real_prometheus_scrapes_the_same_counts_and_quantiles_as_the_result() {
     // Scraped every second: within the linger Prometheus has the totals.
     let query = format!("sum(stampede_requests_total{{run_id=\"{run_id}\",outcome=\"success\"}})");
     let seen = wait_for(Duration::from_secs(12), || {
-        prometheus_value(prometheus.port, &query).filter(|value| *value == success)
+        prometheus.value(&query).filter(|value| *value == success)
     });
-    let last = prometheus_value(prometheus.port, &query);
+    let last = prometheus.value(&query);
     assert_eq!(seen, Some(success), "last seen {last:?}");
     // The HDR quantile as served, and the classic buckets' estimate.
     let json_p99 = count(&result, "/latency_us/p99") as f64 / 1e6;
     let gauge =
         format!("stampede_latency_quantile_seconds{{run_id=\"{run_id}\",quantile=\"0.99\"}}");
-    let p99 = prometheus_value(prometheus.port, &gauge).expect("the p99 gauge in Prometheus");
+    let p99 = prometheus
+        .value(&gauge)
+        .expect("the p99 gauge in Prometheus");
     assert!((p99 - json_p99).abs() < 1e-9, "{p99} vs {json_p99}");
     let estimate =
         format!("histogram_quantile(0.99, stampede_latency_seconds_bucket{{run_id=\"{run_id}\"}})");
-    let estimate = prometheus_value(prometheus.port, &estimate).expect("a bucket estimate");
+    let estimate = prometheus.value(&estimate).expect("a bucket estimate");
     // Neighbouring bounds are at most 2.5× apart: the estimate lies in the
     // bucket holding the p99 (or its neighbour, at HDR's resolution).
     assert!(
@@ -329,7 +238,7 @@ fn a_real_prometheus_scrapes_the_same_counts_and_quantiles_as_the_result() {
     );
     let bytes = format!("stampede_bytes_received_total{{run_id=\"{run_id}\"}}");
     assert_eq!(
-        prometheus_value(prometheus.port, &bytes),
+        prometheus.value(&bytes),
         Some(count(&result, "/bytes/received") as f64)
     );
     assert_eq!(run.wait(Duration::from_secs(30)), 0, "{}", run.stderr());

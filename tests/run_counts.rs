@@ -201,16 +201,13 @@ fn auto_falls_back_to_tokio_where_the_reactor_cannot_drive() {
         "{}",
         refused.stderr()
     );
-    let refused = run_stampede(
-        binary(),
-        &[&url, "-n", "5", "--pipeline", "4", "--io", "uring"],
-    );
+    let refused = run_stampede(binary(), &[&url, "-n", "5", "--http2", "--io", "uring"]);
     assert_eq!(refused.code(), Some(2));
     assert!(
         refused
             .stderr()
             .contains("--io uring drives plain HTTP/1.1")
-            && refused.stderr().contains("--pipeline"),
+            && refused.stderr().contains("HTTP/2"),
         "{}",
         refused.stderr()
     );

@@ -9,11 +9,11 @@ use crate::output::{self, OutputFormat};
 use crate::result_file::{self, ResultFile};
 use anyhow::{bail, Context};
 use stampede_analysis::{
-    analyze_sweep, CompareDocument, Load, RepeatDocument, StepInput, Thresholds,
+    analyze_sweep, CompareDocument, Load, RepeatDocument, StepInput, SweepAnalysis, Thresholds,
 };
 use stampede_metrics::RunResult;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 const EXAMPLES: &str = "Examples:
   stampede report result.json                       # the text summary again
@@ -148,20 +148,19 @@ fn sweep_steps(document: &serde_json::Value) -> anyhow::Result<Vec<(Load, RunRes
 fn report_sweep(args: &ReportArgs, document: &serde_json::Value) -> anyhow::Result<i32> {
     refuse_csv(args, "a sweep (use them on a step's result)")?;
     let steps = sweep_steps(document)?;
-    let inputs: Vec<StepInput> = steps
-        .iter()
-        .map(|(load, result)| StepInput::from_result(*load, result))
-        .collect();
-    // The classification is recomputed from the saved figures with the
-    // default thresholds; the verdict sentences saved by the sweep (which
-    // may reflect its --slo and thresholds) are kept when present.
-    let mut analysis = analyze_sweep(&inputs, None, &Thresholds::default());
-    if let Some(verdict) = document.get("verdict").and_then(|v| v.as_array()) {
-        analysis.verdict = verdict
-            .iter()
-            .filter_map(|s| s.as_str().map(str::to_string))
-            .collect();
-    }
+    // The analysis the sweep saved (classes, rules, verdict, warnings: made
+    // with its --slo and thresholds) is printed as the sweep printed it;
+    // only a file without one is classified again, with the defaults.
+    let analysis = match serde_json::from_value::<SweepAnalysis>(document.clone()) {
+        Ok(saved) if saved.steps.len() == steps.len() => saved,
+        _ => {
+            let inputs: Vec<StepInput> = steps
+                .iter()
+                .map(|(load, result)| StepInput::from_result(*load, result))
+                .collect();
+            analyze_sweep(&inputs, None, &Thresholds::default())
+        }
+    };
     if let Some(path) = &args.html {
         let views: Vec<stampede_report::SweepStep<'_>> = steps
             .iter()
@@ -174,30 +173,6 @@ fn report_sweep(args: &ReportArgs, document: &serde_json::Value) -> anyhow::Resu
             stampede_report::render_sweep_html(&views, &analysis, out)
         })?;
     }
-    print_sweep_summary(&analysis, &args.file)?;
+    crate::sweep_text::print_sweep(&analysis, &steps, false)?;
     Ok(crate::exit::OK)
-}
-
-fn print_sweep_summary(
-    analysis: &stampede_analysis::SweepAnalysis,
-    file: &Path,
-) -> anyhow::Result<()> {
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    writeln!(out, "sweep {}", file.display())?;
-    for step in &analysis.steps {
-        writeln!(
-            out,
-            "  {:>24}  {:>14} req/s  {:>10}  {}",
-            step.load.to_string(),
-            stampede_report::format_rate(step.goodput),
-            step.class.as_str(),
-            step.rule
-        )?;
-    }
-    for line in &analysis.verdict {
-        writeln!(out, "  {line}")?;
-    }
-    out.flush()?;
-    Ok(())
 }

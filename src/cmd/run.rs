@@ -2,11 +2,16 @@
 //! `--spawn` server and wait for an agent's start time, then run it once
 //! (session.rs) and deliver the result (delivery.rs), or run it in rounds
 //! (`--repeat`, `--until-stable`: repeat.rs). With `--metrics` the endpoint
-//! is bound first and lingers after the delivery (metrics_endpoint.rs).
+//! is bound first and lingers after the delivery (metrics_endpoint.rs);
+//! `--remote-write` is checked first and makes its final push after the
+//! delivery (remote_write.rs).
 
 use crate::delivery::{self, deliver_to, Delivery};
 use crate::metrics_endpoint::MetricsEndpoint;
+use crate::metrics_feed::Board;
+use crate::metrics_series::run_labels;
 use crate::plan_args::build_plan;
+use crate::remote_write::RemoteWriter;
 use crate::repeat::{self, RepeatOutput, Rounds};
 use crate::run_args::RunArgs;
 use crate::session::{check_pids, run_plan_in, RunContext};
@@ -32,7 +37,13 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
     // Bound before any load (a bad address is refused up front); the id
     // labels the series and names the result.
     let run_id = stampede_metrics::new_run_id();
-    let metrics = MetricsEndpoint::start(&args.metrics, &run_id)?;
+    let run_labels = run_labels(&run_id, args.agent.agent.map(|share| share.index));
+    let board = (args.metrics.metrics.is_some() || args.metrics.remote_write.is_some())
+        .then(Board::default);
+    let no_board = Board::default();
+    let shared = board.as_ref().unwrap_or(&no_board);
+    let metrics = MetricsEndpoint::start(&args.metrics, &run_labels, shared)?;
+    let remote = RemoteWriter::start(args.metrics.remote_write.as_deref(), &run_labels, shared)?;
     let mut pids = args.server.pids.clone();
     let spawned = match &args.server.spawn {
         Some(command) => {
@@ -68,7 +79,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
         exports: Some(&args.exports),
         salvage: Some(&delivery),
         stdout_taken: delivery.stdout_taken(),
-        metrics: metrics.as_ref().map(MetricsEndpoint::board),
+        metrics: board,
         run_id: Some(&run_id),
         ..RunContext::default()
     };
@@ -83,6 +94,9 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
     }
     drop(spawned);
     let status = deliver_to(&result?, &delivery)?;
+    if let Some(remote) = remote {
+        remote.finish();
+    }
     if let Some(endpoint) = &metrics {
         endpoint.linger(&interrupt::stop_handle()?);
     }

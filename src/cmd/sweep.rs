@@ -7,7 +7,7 @@ use crate::delivery::exit_status;
 use crate::exports::write_file;
 use crate::output::write_json_value;
 use crate::plan_args::build_plan;
-use crate::run_args::{parse_run_args, SloArg};
+use crate::run_args::{parse_run_args, RunArgs, SloArg};
 use crate::session::{check_pids, run_plan_in, RunContext};
 use crate::spawn::SpawnedServer;
 use crate::sweep_text::{describe, print_sweep, sweep_banner};
@@ -17,7 +17,7 @@ use stampede_analysis::{
     analyze_sweep, Load, RateSearch, SearchNext, StepInput, SweepAnalysis, Thresholds, SWEEP_SCHEMA,
 };
 use stampede_metrics::RunResult;
-use stampede_plan::{format_duration, parse_duration};
+use stampede_plan::parse_duration;
 use stampede_report::{format_latency_us, format_rate, render_sweep_html, SweepStep};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -72,7 +72,9 @@ pub struct SweepArgs {
     /// Error rate above which a step is overloaded (percent; an SLO's errors condition wins)
     #[arg(long, default_value_t = Thresholds::default().max_error_pct, value_name = "PCT")]
     pub max_errors: f64,
-    /// Extra `stampede run` options for every step, e.g. --run-args='-m POST -b x'
+    /// Extra `stampede run` options for every step, split as a shell splits
+    /// them, e.g. --run-args="-m POST -b 'a b'" (the load, -d, -n, --warmup,
+    /// -t and --slo are the sweep's own flags)
     #[arg(long, value_name = "ARGS", allow_hyphen_values = true)]
     pub run_args: Option<String>,
     /// Write the sweep (schema stampede.sweep/1, every step's full result) to PATH
@@ -138,34 +140,60 @@ pub fn parse_connection_list(spec: &str) -> anyhow::Result<Vec<u64>> {
     Ok(list)
 }
 
-/// The words of `stampede run` for one step.
-fn step_words(args: &SweepArgs, load: Load) -> anyhow::Result<Vec<String>> {
-    let mut words = vec![
-        args.url.clone(),
-        "-d".into(),
-        format_duration(args.step),
-        "--warmup".into(),
-        format_duration(args.warmup),
+/// The user's `--run-args`, split as a shell splits them (quotes keep
+/// `-H 'X-Key: a b'` one argument).
+fn extra_words(args: &SweepArgs) -> anyhow::Result<Vec<String>> {
+    match &args.run_args {
+        Some(text) => {
+            shlex::split(text).with_context(|| format!("--run-args: unbalanced quotes in {text:?}"))
+        }
+        None => Ok(Vec::new()),
+    }
+}
+
+/// One step's `stampede run` arguments: the URL and the user's own words
+/// (`--run-args`) parsed, then the step's load and the sweep's settings set
+/// on the typed fields (no command line is built to be parsed again). What
+/// the sweep decides itself is refused in `--run-args`, naming the sweep's
+/// flag for it, rather than silently overridden either way.
+fn step_run_args(
+    args: &SweepArgs,
+    extra: &[String],
+    load: Load,
+    slo: Option<&SloArg>,
+) -> anyhow::Result<RunArgs> {
+    let words = std::iter::once(args.url.clone()).chain(extra.iter().cloned());
+    let mut run = parse_run_args(words).map_err(|e| anyhow::anyhow!("{}", e.to_string().trim()))?;
+    let taken = [
+        (
+            run.connections.is_some(),
+            "-c",
+            "sweep -c or --max-connections",
+        ),
+        (run.rate.is_some(), "-r", "sweep -r"),
+        (run.stages.is_some(), "--stages", "sweep -c or -r"),
+        (run.duration.is_some(), "-d", "sweep --step"),
+        (run.requests.is_some(), "-n", "sweep --step"),
+        (run.warmup.is_some(), "--warmup", "sweep --warmup"),
+        (run.threads.is_some(), "-t", "sweep -t"),
+        (run.slo.is_some(), "--slo", "sweep --slo"),
     ];
+    if let Some((_, flag, instead)) = taken.iter().find(|(given, _, _)| *given) {
+        bail!("--run-args: {flag} is the sweep's to set; use {instead}");
+    }
+    crate::run_args::refuse_in(&run.metrics, "sweep")?;
     match load {
-        Load::Connections(c) => words.extend(["-c".to_string(), c.to_string()]),
+        Load::Connections(c) => run.connections = Some(c as usize),
         Load::Rate(r) => {
-            words.extend(["-r".to_string(), r.to_string()]);
-            if let Some(max) = args.max_connections {
-                words.extend(["-c".to_string(), max.to_string()]);
-            }
+            run.rate = Some(r);
+            run.connections = args.max_connections;
         }
     }
-    if let Some(threads) = args.threads {
-        words.extend(["-t".to_string(), threads.to_string()]);
-    }
-    if let Some(slo) = &args.slo {
-        words.extend(["--slo".to_string(), slo.clone()]);
-    }
-    if let Some(extra) = &args.run_args {
-        words.extend(extra.split_whitespace().map(str::to_string));
-    }
-    Ok(words)
+    run.duration = Some(args.step);
+    run.warmup = Some(args.warmup);
+    run.threads = args.threads;
+    run.slo = slo.cloned();
+    Ok(run)
 }
 
 pub fn execute(args: SweepArgs) -> anyhow::Result<i32> {
@@ -188,11 +216,10 @@ pub fn execute(args: SweepArgs) -> anyhow::Result<i32> {
         None => None,
     };
     // Validate every step's plan before running any of them.
+    let extra = extra_words(&args)?;
     let mut plans = Vec::with_capacity(loads.len());
     for load in &loads {
-        let run_args = parse_run_args(step_words(&args, *load)?)
-            .map_err(|e| anyhow::anyhow!("{}", e.to_string().trim()))?;
-        crate::run_args::refuse_in(&run_args.metrics, "sweep")?;
+        let run_args = step_run_args(&args, &extra, *load, slo.as_ref())?;
         plans.push(build_plan(&run_args)?);
     }
     let mut pids = args.pids.clone();

@@ -3,10 +3,10 @@
 //! tell a ceiling from a point on the way up, so it yields only a lower
 //! bound ("at least"). The knee itself and the classes live in `sweep`.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The goodputs a throughput ceiling rests on.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct GoodputRange {
     pub low: f64,
     pub high: f64,

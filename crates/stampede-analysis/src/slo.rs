@@ -5,7 +5,7 @@
 //! Does not own exit codes or printing: the binary turns a failed outcome into
 //! exit status 1.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use stampede_metrics::RunResult;
 use std::fmt;
 
@@ -96,7 +96,7 @@ impl fmt::Display for Metric {
 }
 
 /// How the measured value must relate to the threshold.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Comparator {
     #[serde(rename = "<")]
     Lt,
@@ -318,7 +318,7 @@ impl Measure for RunResult {
 }
 
 /// One condition's result.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ConditionOutcome {
     /// The condition as written, e.g. `p99<250ms`.
     pub condition: String,
@@ -329,7 +329,7 @@ pub struct ConditionOutcome {
     pub threshold: f64,
     /// In `unit`; `None` when the figure was not measured (counts as failed).
     pub measured: Option<f64>,
-    pub unit: &'static str,
+    pub unit: String,
     pub passed: bool,
 }
 
@@ -374,7 +374,7 @@ pub fn evaluate<M: Measure + ?Sized>(conditions: &[Condition], run: &M) -> Vec<C
                 comparator: c.comparator,
                 threshold: c.threshold,
                 measured,
-                unit: c.metric.unit(),
+                unit: c.metric.unit().into(),
                 passed: measured.is_some_and(|v| c.comparator.holds(v, c.threshold)),
             }
         })

@@ -7,10 +7,10 @@
 //! Owns the fit (a small Levenberg–Marquardt with σ, κ ≥ 0) and its quality
 //! report. Does not decide which steps to fit: `sweep` does.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The fitted law and what follows from it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct UslFit {
     /// Throughput per client at N = 1 without contention (req/s per client).
     pub lambda: f64,

@@ -179,53 +179,68 @@ impl Slot {
     /// HTTP/1.1 pipelining: writes `n` requests at once (all intended at
     /// `intended`) and reads their `n` responses in order, recording each as
     /// it completes. An error ends the remaining requests of the batch with
-    /// the same class, and the connection.
+    /// the same class, and the connection. A reused connection the server
+    /// closed while idle (nothing of the batch answered) is an idle close:
+    /// the batch goes again, once, on a new connection.
     pub async fn run_pipelined(&mut self, ctx: &ConnectionContext, intended: Instant, n: usize) {
-        let mut exchange = self.fresh_exchange(intended);
-        if let Err(kind) = self.ensure_connected(ctx, &mut exchange).await {
-            for _ in 0..n {
-                self.finish(ctx, intended, &exchange, Err(kind));
-            }
-            self.drop_stream(ctx, false);
-            self.after_failure(ctx).await;
-            return;
-        }
-        let sent = Instant::now();
-        let deadline = tokio::time::Instant::from_std(sent + ctx.timeout);
-        let batch = &ctx.pipelined[..n * ctx.request.len()];
-        let stream = self.stream.as_mut().expect("connected above");
-        let written = tokio::time::timeout_at(deadline, stream.write_all(batch)).await;
-        let mut failure = match written {
-            Ok(Ok(())) => None,
-            Ok(Err(e)) => Some(classify_io(&e)),
-            Err(_) => Some(ErrorKind::Timeout),
-        };
-        let mut reusable = true;
-        for _ in 0..n {
+        let mut may_retry = true;
+        'batch: loop {
             let mut exchange = self.fresh_exchange(intended);
-            exchange.sent = sent;
-            let result = match failure {
-                Some(kind) => Err(kind),
-                None => {
-                    match tokio::time::timeout_at(deadline, self.read_response(ctx, &mut exchange))
-                        .await
-                    {
-                        Ok(Ok((status, keep_alive))) => {
-                            reusable &= keep_alive;
-                            Ok(status)
-                        }
-                        Ok(Err(kind)) => Err(kind),
-                        Err(_) => Err(ErrorKind::Timeout),
-                    }
+            if let Err(kind) = self.ensure_connected(ctx, &mut exchange).await {
+                for _ in 0..n {
+                    self.finish(ctx, intended, &exchange, Err(kind));
                 }
-            };
-            if let Err(kind) = result {
-                failure = Some(kind);
+                self.drop_stream(ctx, false);
+                self.after_failure(ctx).await;
+                return;
             }
-            self.finish(ctx, intended, &exchange, result);
-        }
-        if failure.is_some() || !reusable || !ctx.keepalive {
-            self.drop_stream(ctx, failure.is_none() && ctx.keepalive);
+            let reused = self.served > 0;
+            let sent = Instant::now();
+            let deadline = tokio::time::Instant::from_std(sent + ctx.timeout);
+            let batch = &ctx.pipelined[..n * ctx.request.len()];
+            let stream = self.stream.as_mut().expect("connected above");
+            let written = tokio::time::timeout_at(deadline, stream.write_all(batch)).await;
+            let mut failure = match written {
+                Ok(Ok(())) => None,
+                Ok(Err(e)) => Some(classify_io(&e)),
+                Err(_) => Some(ErrorKind::Timeout),
+            };
+            let mut reusable = true;
+            for answered in 0..n {
+                let mut exchange = self.fresh_exchange(intended);
+                exchange.sent = sent;
+                let result = match failure {
+                    Some(kind) => Err(kind),
+                    None => {
+                        let read = self.read_response(ctx, &mut exchange);
+                        match tokio::time::timeout_at(deadline, read).await {
+                            Ok(Ok((status, keep_alive))) => {
+                                reusable &= keep_alive;
+                                Ok(status)
+                            }
+                            Ok(Err(kind)) => Err(kind),
+                            Err(_) => Err(ErrorKind::Timeout),
+                        }
+                    }
+                };
+                if let Err(kind) = result {
+                    let idle_close = matches!(kind, ErrorKind::ClosedEarly | ErrorKind::Reset)
+                        && answered == 0
+                        && exchange.bytes_received == 0;
+                    if idle_close && reused && std::mem::take(&mut may_retry) {
+                        self.drop_stream(ctx, true);
+                        continue 'batch;
+                    }
+                    failure = Some(kind);
+                } else {
+                    self.served += 1;
+                }
+                self.finish(ctx, intended, &exchange, result);
+            }
+            if failure.is_some() || !reusable || !ctx.keepalive {
+                self.drop_stream(ctx, failure.is_none() && ctx.keepalive);
+            }
+            return;
         }
     }
 
@@ -388,6 +403,9 @@ impl Slot {
         let stream = self.stream.as_mut().expect("connected above");
         loop {
             if !self.buffer.pending().is_empty() {
+                // Bytes at hand (a pipelined response read with the last
+                // one) are this response's first.
+                exchange.first_byte.get_or_insert_with(Instant::now);
                 let progress = self
                     .buffer
                     .parse_pending(&mut self.parser)
@@ -428,6 +446,9 @@ impl Slot {
     ) -> Result<(u16, bool), ErrorKind> {
         loop {
             if !self.buffer.pending().is_empty() {
+                // Bytes at hand (a pipelined response read with the last
+                // one) are this response's first.
+                exchange.first_byte.get_or_insert_with(Instant::now);
                 let progress = self
                     .buffer
                     .parse_pending(&mut self.parser)
@@ -450,14 +471,18 @@ impl Slot {
                 exchange.body_bytes = done.body_bytes;
                 return Ok((done.status, false));
             }
-            if exchange.first_byte.is_none() {
+            let first = exchange.first_byte.is_none();
+            if first {
                 exchange.first_byte = Some(Instant::now());
             }
             exchange.bytes_received += n as u64;
-            let progress = self
-                .buffer
-                .parse_read(&mut self.parser, &scratch[..n])
-                .map_err(response_error_kind)?;
+            let progress = self.buffer.parse_read(&mut self.parser, &scratch[..n]);
+            if first && matches!(progress, Err(ResponseError::Malformed)) {
+                ctx.state.sample_error(ErrorKind::MalformedResponse, || {
+                    crate::http1::malformed_reason(&scratch[..n.min(32)])
+                });
+            }
+            let progress = progress.map_err(response_error_kind)?;
             if let ResponseProgress::Complete(done) = progress {
                 exchange.body_bytes = done.body_bytes;
                 return Ok((done.status, done.keep_alive));

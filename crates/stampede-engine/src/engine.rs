@@ -294,13 +294,18 @@ pub fn run_with(
     let mut threads = Vec::with_capacity(plan.threads);
     let mut budget_given = 0u64;
     for (index, connections) in connection_shares.iter().copied().enumerate() {
-        // -n is split in proportion to connections, exactly: the last worker
-        // takes what rounding left.
+        // -n is split exactly. The closed model: in proportion to
+        // connections (the last worker takes what rounding left), as each
+        // connection sends at its own pace. The open model: as the pacer
+        // splits the instants (worker w takes w, w + W, …, so the first
+        // `count` instants give it share_of(count, w, W)), or a worker with
+        // more connections would run out of requests before the others and
+        // the rest of the run would go at a fraction of the rate.
         let worker_budget = budget.map(|count| {
-            let share = if index + 1 == plan.threads {
-                count - budget_given
-            } else {
-                count * connections / plan.connections() as u64
+            let share = match plan.model {
+                LoadModel::Rate { .. } => share_of(count, index, plan.threads),
+                LoadModel::Closed { .. } if index + 1 == plan.threads => count - budget_given,
+                LoadModel::Closed { .. } => count * connections / plan.connections() as u64,
             };
             budget_given += share;
             share
@@ -378,10 +383,12 @@ pub fn run_with(
     })
 }
 
-/// How long the last (possibly partial) second of a run lasted.
+/// How long the last (possibly partial) second of a run lasted: up to a
+/// second and the boundary slack, when the stop came just after a boundary
+/// and its responses joined the second before.
 fn last_second_length(elapsed: Duration) -> f64 {
     let seconds = second_of(elapsed) as f64;
-    (elapsed.as_secs_f64() - seconds).min(1.0)
+    elapsed.as_secs_f64() - seconds
 }
 
 /// What the aggregator hands back once every worker has finished.
@@ -434,8 +441,10 @@ mod tests {
     #[test]
     fn a_stop_just_after_a_boundary_closes_the_previous_second() {
         assert_eq!(second_of(Duration::from_millis(5_002)), 4);
+        assert_eq!(second_of(Duration::from_millis(4_005)), 3);
         assert_eq!(second_of(Duration::from_millis(5_300)), 5);
-        assert!((last_second_length(Duration::from_millis(5_002)) - 1.0).abs() < 1e-9);
+        assert!((last_second_length(Duration::from_millis(5_002)) - 1.002).abs() < 1e-9);
+        assert!((last_second_length(Duration::from_millis(4_005)) - 1.005).abs() < 1e-9);
         assert!((last_second_length(Duration::from_millis(5_300)) - 0.3).abs() < 1e-9);
     }
 }

@@ -20,6 +20,7 @@ mod reactor;
 mod read_buffer;
 mod request_log;
 mod source_addrs;
+mod tls_errors;
 pub mod transport;
 mod worker;
 mod worker_plan;

@@ -86,7 +86,7 @@ pub async fn run_pacer(
                 tokio::task::yield_now().await;
             }
         }
-        if !ctx.state.claim_budget() {
+        if !ctx.state.claim_budget_at(next) {
             return;
         }
         dispatch(&ctx, &dispatcher, &load, next);

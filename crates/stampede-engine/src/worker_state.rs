@@ -28,6 +28,13 @@ pub struct WorkerState {
     spent: tokio::sync::Notify,
     /// A connection of this worker has opened at least once.
     ever_opened: Cell<bool>,
+    /// Closed model, before measurement: requests do not spend the budget
+    /// (`-n` counts measured requests; issue 16's trial: `--warmup 1s -n
+    /// 1500` sent all 1500 in the warm-up and reported 0 s of measurement).
+    warming_up: Cell<bool>,
+    /// The warm-up's records have been dropped ([`WorkerState::end_warmup`],
+    /// which runs once).
+    warmup_over: Cell<bool>,
 }
 
 impl WorkerState {
@@ -42,6 +49,8 @@ impl WorkerState {
             warmup_in_flight: Cell::new(0),
             spent: tokio::sync::Notify::new(),
             ever_opened: Cell::new(false),
+            warming_up: Cell::new(false),
+            warmup_over: Cell::new(false),
         }
     }
 
@@ -51,8 +60,12 @@ impl WorkerState {
     pub fn for_plan(plan: &WorkerPlan) -> WorkerState {
         let state = WorkerState::new(plan.budget, plan.mix.len());
         match plan.load {
+            // The open model claims by intended instant (claim_budget_at).
             WorkerLoad::Open(_) => state.with_window_start(plan.measure_start),
-            WorkerLoad::Closed { .. } => state,
+            WorkerLoad::Closed { .. } => {
+                state.warming_up.set(plan.measure_start > Instant::now());
+                state
+            }
         }
     }
 
@@ -117,8 +130,24 @@ impl WorkerState {
         self.budget.get() != Some(0)
     }
 
-    /// Claims one request from the budget; false when it is spent.
+    /// Claims one request from the budget; false when it is spent. During
+    /// the warm-up nothing is spent: the requests still in flight when
+    /// measurement starts are claimed then ([`WorkerState::end_warmup`]).
     pub fn claim_budget(&self) -> bool {
+        if self.warming_up.get() {
+            return true;
+        }
+        self.spend_one()
+    }
+
+    /// Open model: claims the request intended at `intended` from the
+    /// budget, unless it belongs to the warm-up (by its instant, as it is
+    /// counted: [`WorkerState::with_window_start`]).
+    pub fn claim_budget_at(&self, intended: Instant) -> bool {
+        self.is_warmup(intended) || self.spend_one()
+    }
+
+    fn spend_one(&self) -> bool {
         match self.budget.get() {
             Some(0) => {
                 // Only a connection that is done looks here: not per request.
@@ -153,11 +182,19 @@ impl WorkerState {
     /// Open model: counts a request intended at `intended` and sent `lag`
     /// after it as in flight, and as sent unless it belongs to the warm-up.
     pub fn begin_intended(&self, intended: Instant, lag: Duration) {
-        self.in_flight.set(self.in_flight.get() + 1);
         if self.is_warmup(intended) {
+            self.in_flight.set(self.in_flight.get() + 1);
             self.warmup_in_flight.set(self.warmup_in_flight.get() + 1);
             return;
         }
+        if !self.warmup_over.get() {
+            // The window's first request: the warm-up ends here, not when
+            // the worker's timer next looks (on tokio that may be after this
+            // request has been sent and even answered, and end_warmup would
+            // drop it with the warm-up's records: -n 1500 measured 1499).
+            self.end_warmup();
+        }
+        self.in_flight.set(self.in_flight.get() + 1);
         let mut recorder = self.recorder.borrow_mut();
         recorder.record_send_lag(lag);
         recorder.record_sent();
@@ -208,10 +245,21 @@ impl WorkerState {
     /// that every request balances (open model: only those intended in the
     /// window, which a late wake-up may already have sent).
     pub fn end_warmup(&self) {
+        if self.warmup_over.replace(true) {
+            return;
+        }
         let mut recorder = self.recorder.borrow_mut();
         let _warmup = recorder.take_interval();
         recorder.reset_targets();
-        recorder.record_carried_over(self.measured_in_flight());
+        let carried = self.measured_in_flight();
+        recorder.record_carried_over(carried);
+        if self.warming_up.replace(false) {
+            // The closed model's warm-up spent nothing: what it carries into
+            // measurement is measured, so it is claimed now.
+            if let Some(left) = self.budget.get() {
+                self.budget.set(Some(left.saturating_sub(carried)));
+            }
+        }
     }
 
     /// What was recorded since the last snapshot, with the current levels.

@@ -39,8 +39,8 @@ pub use per_target::{TargetResult, TargetStats};
 pub use recorder::{Outcome, Recorder, LATE_THRESHOLD};
 pub use recording::{per_second, Gauges, Recording, Snapshot, MAX_ERROR_SAMPLES};
 pub use result::{
-    Breakdown, NegotiatedTls, PlanSummary, RequestCounts, RequestLogSummary, RunResult,
-    ScheduleSummary, SloCheck, StageSummary, TimingSummary, RESULT_SCHEMA,
+    intended_requests, Breakdown, NegotiatedTls, PlanSummary, RequestCounts, RequestLogSummary,
+    RunResult, ScheduleSummary, SloCheck, StageSummary, TimingSummary, RESULT_SCHEMA,
 };
 pub use run_id::new_run_id;
 pub use timeseries::{SecondPoint, TimeseriesBuilder};

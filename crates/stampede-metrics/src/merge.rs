@@ -398,6 +398,7 @@ fn merge_schedules(results: &[RunResult]) -> Option<ScheduleSummary> {
         late_sends: schedules.iter().map(|s| s.late_sends).sum(),
         lag_us: pool(schedules.iter().map(|s| &s.lag_us)),
         lag_p99_us: schedules.iter().map(|s| s.lag_p99_us).max().unwrap_or(0),
+        not_sent: schedules.iter().map(|s| s.not_sent).sum(),
         lateness_us: pool(schedules.iter().map(|s| &s.lateness_us)),
         lateness_p99_us: schedules
             .iter()

@@ -224,6 +224,29 @@ pub struct ScheduleSummary {
     /// p99 of the lateness of every send, µs.
     #[serde(default)]
     pub lateness_p99_us: u64,
+    /// Uniform arrivals: requests intended in the measured window (up to its
+    /// end, and at most `-n`) that were never sent: still queued for a
+    /// connection, or due while the client was stalled. `None` for Poisson
+    /// arrivals, whose count of instants is random.
+    #[serde(default)]
+    pub not_sent: Option<u64>,
+}
+
+/// The requests a rate intends in a run that measured `elapsed_s`: the
+/// area under the schedule up to the run's end (its duration, or `-n`'s
+/// limit), at most `-n`. Uniform arrivals intend exactly ⌈area⌉.
+pub fn intended_requests(plan: &Plan, elapsed_s: f64) -> Option<f64> {
+    let LoadModel::Rate { per_s, .. } = &plan.model else {
+        return None;
+    };
+    let (end, count) = match plan.stop {
+        StopCondition::Duration(d) => (Some(d), None),
+        StopCondition::Requests { count, limit } => (limit, Some(count)),
+    };
+    let measured = std::time::Duration::from_secs_f64(elapsed_s.max(0.0));
+    let window = end.map_or(measured, |end| end.min(measured));
+    let area = per_s.cumulative(window).ceil();
+    Some(count.map_or(area, |n| area.min(n as f64)))
 }
 
 /// One SLO condition and how the run did against it.
@@ -364,6 +387,14 @@ impl RunResult {
                 0
             } else {
                 total.lag.value_at_quantile(0.99)
+            },
+            not_sent: match &plan.model {
+                LoadModel::Rate {
+                    arrival: stampede_plan::Arrival::Uniform,
+                    ..
+                } => intended_requests(plan, recording.elapsed.as_secs_f64())
+                    .map(|due| (due as u64).saturating_sub(c.sent)),
+                _ => None,
             },
             lateness_us: TimingSummary::of(&total.lateness),
             lateness_p99_us: if total.lateness.is_empty() {

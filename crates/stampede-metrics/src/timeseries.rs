@@ -151,7 +151,9 @@ impl TimeseriesBuilder {
             p90_us: q(latency, 0.9),
             p99_us: q(latency, 0.99),
             max_us: if latency.is_empty() { 0 } else { latency.max() },
-            target: target_at(index as f64 + duration_s / 2.0),
+            // The middle of the second itself: a last second that took in
+            // a stop just after its end (up to 1.05 s) is still that second.
+            target: target_at(index as f64 + duration_s.min(1.0) / 2.0),
         });
     }
 }

@@ -69,15 +69,14 @@ impl Plan {
 
     /// What keeps the reactors (epoll, io_uring) from driving this run, if
     /// anything: they speak HTTP/1.1 (TCP or Unix, plain or TLS), one
-    /// request per connection at a time, in the closed and the open model.
+    /// request (or one `--pipeline` batch) per connection at a time, in the
+    /// closed and the open model.
     /// A proxy's CONNECT tunnel is the tokio path's.
     pub fn reactor_limitation(&self) -> Option<&'static str> {
         if self.uses_tls() && self.transport.proxy.is_some() {
             Some("TLS through a proxy (CONNECT)")
         } else if self.transport.http2 {
             Some("HTTP/2")
-        } else if self.transport.pipeline > 1 {
-            Some("--pipeline")
         } else {
             None
         }

@@ -398,9 +398,13 @@ pub fn render_text(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     )?;
     render_breakdown(result, out)?;
     if let Some(schedule) = &result.schedule {
+        let not_sent = match schedule.not_sent {
+            Some(n) if n > 0 => format!("{} due but not sent; ", format_count(n)),
+            _ => String::new(),
+        };
         writeln!(
             out,
-            "  Schedule      {} (> 1 ms after the intended instant; p99 lag {}); send lateness p50 {}, p99 {}; service time p99 {} vs latency p99 {}",
+            "  Schedule      {not_sent}{} (> 1 ms after the intended instant; p99 lag {}); send lateness p50 {}, p99 {}; service time p99 {} vs latency p99 {}",
             counted(schedule.late_sends, "late send"),
             format_latency_us(schedule.lag_p99_us as f64),
             format_latency_us(schedule.lateness_us.median as f64),

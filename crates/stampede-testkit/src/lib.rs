@@ -10,8 +10,11 @@
 //! - `binary.rs`: [`binary`], [`stampede`], [`text`], [`read_json`]: the
 //!   binary under test and what it printed or wrote.
 //! - `tools.rs`: outside tools and the skip-or-fail rule.
+//! - `prometheus.rs`: a real [`Prometheus`] for the metrics tests, and
+//!   [`http_get`] / [`wait_for`].
 
 mod binary;
+mod prometheus;
 mod tools;
 
 use std::io::{Read, Write};
@@ -24,6 +27,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 pub use binary::{binary, output_of, read_json, stampede, text};
+pub use prometheus::{get_with, http_get, wait_for, Prometheus};
 pub use stampede_target::{Config as TargetConfig, Server, ServerHandle, StatsSnapshot};
 pub use tools::{skip_or_fail, tool_or_skip, tools_required, REQUIRE_TOOLS};
 

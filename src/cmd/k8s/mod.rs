@@ -163,6 +163,10 @@ fn check(args: &K8sArgs, start_at: &str) -> anyhow::Result<()> {
     let words = run_words(args, start_at, &last);
     let run = parse_run_args(&words)
         .map_err(|e| anyhow::anyhow!("the agents' run options: {}", e.to_string().trim()))?;
+    // Each agent would refuse it at start: refused here, once.
+    if let Some(url) = &run.metrics.remote_write {
+        crate::remote_write::parse_url(url)?;
+    }
     // A body file lives in the image, not here: only then is the plan left unchecked.
     if run.body_file.is_none() {
         build_plan(&run).context("the agents' plan")?;

@@ -18,7 +18,7 @@ use crate::ceiling::{plateau, GoodputRange};
 use crate::slo::{all_passed, evaluate, Condition, ConditionOutcome, Measure, Metric};
 use crate::usl::{fit_usl, UslFit};
 use saturation::{little_check, server_saturation, LittleCheck, ServerCpu};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use stampede_metrics::RunResult;
 use std::fmt;
 
@@ -27,7 +27,7 @@ use std::fmt;
 pub const SWEEP_SCHEMA: &str = "stampede.sweep/1";
 
 /// The load a step applied: the sweep's independent variable.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Load {
     /// Closed model: this many concurrent connections (users).
@@ -167,7 +167,7 @@ impl Measure for StepInput {
 }
 
 /// Where a step stands. The rule that decided is in [`StepAnalysis::rule`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Class {
     /// Throughput still rises with load; latency flat.
@@ -238,7 +238,7 @@ impl Default for Thresholds {
 }
 
 /// One step's classification and figures.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StepAnalysis {
     #[serde(flatten)]
     pub load: Load,
@@ -270,7 +270,7 @@ pub struct StepAnalysis {
 }
 
 /// A step named by its load and goodput: the shape of `capacity` and `knee`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Point {
     pub goodput: f64,
     #[serde(flatten)]
@@ -278,14 +278,14 @@ pub struct Point {
 }
 
 /// The range of loads at which the target was stable.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct LoadRange {
     pub from: Load,
     pub to: Load,
 }
 
 /// The whole answer of a sweep.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SweepAnalysis {
     pub steps: Vec<StepAnalysis>,
     /// Highest goodput that meets the SLO (or, without one, is not overloaded).

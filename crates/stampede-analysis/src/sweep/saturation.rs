@@ -10,11 +10,11 @@
 //! the note; the classes and thresholds live in `sweep`.
 
 use super::{count_noun, Load, StepInput, Thresholds};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use stampede_metrics::MonitorReport;
 
 /// The monitored server's CPU during a step (`--pid`, `--spawn`).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct ServerCpu {
     /// Mean CPU of the server processes, percent of one core (200 = two busy).
     pub used_pct: f64,
@@ -133,7 +133,7 @@ fn requests(n: f64) -> String {
 }
 
 /// Little's law, L = X·R: the mean number of requests in the system.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LittleCheck {
     /// X·R: completed per second × mean latency in seconds.
     pub in_flight: f64,

@@ -4,9 +4,11 @@
 mod chunked;
 mod fuzzing;
 mod head;
+mod malformed;
 mod request;
 mod response;
 
 pub use fuzzing::check_response_parser;
+pub use malformed::malformed_reason;
 pub use request::{encode_request, encode_request_to};
 pub use response::{Complete, ResponseError, ResponseParser, ResponseProgress, MAX_HEAD_BYTES};

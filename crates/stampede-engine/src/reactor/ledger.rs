@@ -4,12 +4,15 @@
 //! (connection.rs) for connections: an idle connection the server closed is
 //! retried once as a reconnect, a failed request has no counted body, a
 //! request that never got a connection counts from its intended start, and a
-//! failed connect backs the slot off (backoff.rs). The reactors own the
-//! socket and decide when to read and write.
+//! failed connect backs the slot off (backoff.rs). A pipelined batch
+//! (`--pipeline N`) is N requests written at once, all with the same clocks:
+//! the books count the responses of the batch as they complete, in order,
+//! and a failure ends every request of the batch not answered yet. The
+//! reactors own the socket and decide when to read and write.
 
 use crate::backoff::Backoff;
 use crate::connection::{response_error_kind, ConnectionContext};
-use crate::http1::{Complete, ResponseParser, ResponseProgress};
+use crate::http1::{Complete, ResponseError, ResponseParser, ResponseProgress};
 use crate::read_buffer::ReadBuffer;
 use stampede_metrics::{ErrorKind, Outcome};
 use std::time::{Duration, Instant};
@@ -21,6 +24,10 @@ pub struct Ledger {
     leftover: ReadBuffer,
     /// The request of the mix in flight.
     target: usize,
+    /// Requests in the batch in flight (1 unless pipelined).
+    batch: usize,
+    /// Responses of the batch recorded so far.
+    batch_answered: usize,
     intended: Instant,
     sent: Instant,
     first_byte: Option<Instant>,
@@ -43,6 +50,8 @@ pub struct Ledger {
     backoff: Backoff,
     /// Set by a failed connect: the slot starts its next request no earlier.
     retry_at: Option<Instant>,
+    /// The first bytes of a response that did not parse, for the sample.
+    malformed_start: Option<Vec<u8>>,
 }
 
 impl Ledger {
@@ -51,6 +60,8 @@ impl Ledger {
             parser: ResponseParser::new(head_request),
             leftover: ReadBuffer::default(),
             target: 0,
+            batch: 1,
+            batch_answered: 0,
             intended: now,
             sent: now,
             first_byte: None,
@@ -65,6 +76,7 @@ impl Ledger {
             established: false,
             backoff: Backoff::default(),
             retry_at: None,
+            malformed_start: None,
         }
     }
 
@@ -79,6 +91,26 @@ impl Ledger {
         self.intended = intended;
         self.may_retry = true;
         self.connect = None;
+        self.batch = 1;
+    }
+
+    /// A pipelined batch of `n` requests the worker has counted, all
+    /// intended at `intended` (pipelining has no mix: `--targets` is refused).
+    pub fn begin_batch(&mut self, ctx: &ConnectionContext, intended: Instant, n: usize) {
+        self.begin(ctx, intended);
+        self.batch = n.max(1);
+    }
+
+    /// True while responses of the batch in flight are still due.
+    pub fn batch_pending(&self) -> bool {
+        self.batch_answered < self.batch
+    }
+
+    /// The next response of a batch (its books were started afresh by
+    /// [`Ledger::answered`]): parsed from the bytes after the last one.
+    pub fn next_of_batch(&mut self, now: Instant) -> Result<ResponseProgress, ErrorKind> {
+        self.parser.reset();
+        self.parse_early(now)
     }
 
     /// True when bytes arrived that no request asked for: HTTP/1.1 cannot
@@ -93,6 +125,7 @@ impl Ledger {
         self.first_byte = None;
         self.bytes_received = 0;
         self.written = 0;
+        self.batch_answered = 0;
     }
 
     /// The request is written on an open connection from `now` on.
@@ -135,8 +168,11 @@ impl Ledger {
         self.sending(ctx, now);
     }
 
-    /// The bytes of the request in flight.
+    /// The bytes of the request (or the pipelined batch) in flight.
     pub fn request<'a>(&self, ctx: &'a ConnectionContext) -> &'a [u8] {
+        if self.batch > 1 {
+            return &ctx.pipelined[..self.batch * ctx.request.len()];
+        }
         ctx.request_of(self.target).0
     }
 
@@ -148,11 +184,15 @@ impl Ledger {
     /// Response bytes that arrived at `now`: parsed on their own when
     /// nothing is pending, after what is pending otherwise.
     pub fn received(&mut self, bytes: &[u8], now: Instant) -> Result<ResponseProgress, ErrorKind> {
+        let first = self.first_byte.is_none();
         self.first_byte.get_or_insert(now);
         self.bytes_received += bytes.len() as u64;
-        self.leftover
-            .parse_read(&mut self.parser, bytes)
-            .map_err(response_error_kind)
+        let progress = self.leftover.parse_read(&mut self.parser, bytes);
+        if first && matches!(progress, Err(ResponseError::Malformed)) {
+            // Kept for the error's sample (failed): the start of the answer.
+            self.malformed_start = Some(bytes.iter().take(32).copied().collect());
+        }
+        progress.map_err(response_error_kind)
     }
 
     /// Keeps bytes that arrived while no response was awaited (unsolicited
@@ -187,23 +227,36 @@ impl Ledger {
     /// Records a complete response; true when the connection stays open for
     /// the next request.
     pub fn answered(&mut self, ctx: &ConnectionContext, now: Instant, done: &Complete) -> bool {
+        self.batch_answered += 1;
+        if !self.batch_pending() {
+            self.record(ctx, now, Ok(done.status), done.body_bytes);
+            self.served += 1;
+            return done.keep_alive && ctx.keepalive;
+        }
+        // The bytes after this response are the next one's.
+        let carried = self.leftover.pending().len() as u64;
+        self.bytes_received = self.bytes_received.saturating_sub(carried);
         self.record(ctx, now, Ok(done.status), done.body_bytes);
         self.served += 1;
+        self.first_byte = None;
+        self.bytes_received = 0;
         done.keep_alive && ctx.keepalive
     }
 
     /// True (once per request) when a failure of `kind` is a reused
     /// connection the server closed while it was idle (nothing of the
-    /// response arrived): not an error, the request goes again on a new
-    /// connection.
+    /// response arrived; of a batch, no response): not an error, the
+    /// request (or batch) goes again on a new connection.
     pub fn retry_after_idle_close(&mut self, kind: ErrorKind) -> bool {
         let idle_close = matches!(kind, ErrorKind::ClosedEarly | ErrorKind::Reset)
             && self.bytes_received == 0
+            && self.batch_answered == 0
             && self.served > 0;
         idle_close && std::mem::take(&mut self.may_retry)
     }
 
-    /// Records a failed request. `had_connection`: the request got an open
+    /// Records a failed request (of a batch: every request not answered yet,
+    /// with the same class). `had_connection`: the request got an open
     /// connection (else it counts from its intended start, as on the tokio path).
     /// A request that got no connection is a failed connect: the slot backs
     /// off before its next request ([`Ledger::retry_at`]).
@@ -214,8 +267,21 @@ impl Ledger {
             self.sent = self.intended;
             self.retry_at = Some(now + ctx.state.connect_backoff(&mut self.backoff));
         }
+        if let Some(start) = self.malformed_start.take() {
+            ctx.state
+                .sample_error(kind, || crate::http1::malformed_reason(&start));
+        }
         // A failed request has no counted body (as on the tokio path).
         self.record(ctx, now, Err(kind), 0);
+        if self.batch_answered + 1 < self.batch {
+            // The rest of the batch got nothing of its own.
+            self.first_byte = None;
+            self.bytes_received = 0;
+            for _ in self.batch_answered + 1..self.batch {
+                self.record(ctx, now, Err(kind), 0);
+            }
+        }
+        self.batch_answered = self.batch;
     }
 
     /// When the slot may start again after its last failure: `None` unless

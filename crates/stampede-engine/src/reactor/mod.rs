@@ -10,8 +10,10 @@
 //! stop and deadline, and in the open model the dispatch of every request
 //! due, open_dispatch.rs) happens here, in a housekeeping turn between event
 //! batches; the wait between batches ends at the next intended instant with
-//! nanosecond precision, so no timer is armed per request. The tokio path
-//! (worker.rs) drives HTTP/2, pipelining and TLS through a proxy.
+//! nanosecond precision, so no timer is armed per request. In the closed
+//! model a slot may carry a pipelined batch (`--pipeline`): the batch is
+//! written at once and its responses are recorded one by one (ledger.rs).
+//! The tokio path (worker.rs) drives HTTP/2 and TLS through a proxy.
 
 mod epoll;
 mod ledger;
@@ -63,6 +65,7 @@ pub(crate) fn drive<I: WorkerIo, S: ReactorSlot<I>>(
         runnable: Vec::new(),
         backing_off: Vec::new(),
         open: None,
+        pipeline: ctx.pipeline_depth().max(1),
     };
     let closed = match &plan.load {
         WorkerLoad::Closed {
@@ -256,6 +259,8 @@ pub struct Turn {
     backing_off: Vec<(Instant, usize)>,
     /// The open model's dispatch (`None` in the closed model).
     open: Option<OpenDispatch>,
+    /// Requests per batch in the closed model (`--pipeline`; 1: none).
+    pipeline: usize,
 }
 
 impl Turn {
@@ -298,7 +303,17 @@ impl Turn {
                         return;
                     }
                     ctx.state.begin_request();
-                    step = slots[index].start(io, Instant::now());
+                    if self.pipeline == 1 {
+                        step = slots[index].start(io, Instant::now());
+                        continue;
+                    }
+                    // A batch claims up to `--pipeline` requests of the budget.
+                    let mut batch = 1;
+                    while batch < self.pipeline && ctx.state.claim_budget() {
+                        ctx.state.begin_request();
+                        batch += 1;
+                    }
+                    step = slots[index].start_batch(io, Instant::now(), batch);
                 }
             }
         }
@@ -339,7 +354,7 @@ impl Turn {
                 open.exhausted = open.pacer.peek().is_none();
                 return;
             };
-            if !ctx.state.claim_budget() {
+            if !ctx.state.claim_budget_at(intended) {
                 open.exhausted = true;
                 return;
             }

@@ -4,7 +4,7 @@
 
 use super::ledger::Ledger;
 use crate::connection::ConnectionContext;
-use crate::http1::Complete;
+use crate::http1::{Complete, ResponseProgress};
 use crate::outcome_class::classify_connect;
 use stampede_metrics::ErrorKind;
 use std::io;
@@ -141,6 +141,13 @@ pub trait ReactorSlot<I: WorkerIo> {
         self.start_at(io, now, now)
     }
 
+    /// Starts a pipelined batch of `n` requests the worker has already
+    /// counted (closed model).
+    fn start_batch(&mut self, io: &I, now: Instant, n: usize) -> Step {
+        self.ledger().begin_batch(io.ctx(), now, n);
+        self.send_request(io, now)
+    }
+
     /// Starts at `now` a request intended at `intended` (the open model;
     /// counted with `begin_intended`): its latency runs from `intended`.
     fn start_at(&mut self, io: &I, intended: Instant, now: Instant) -> Step {
@@ -154,9 +161,24 @@ pub trait ReactorSlot<I: WorkerIo> {
         self.set_phase(Phase::Idle);
     }
 
-    /// Records a complete response and keeps or closes the connection.
-    fn answered(&mut self, io: &I, now: Instant, done: Complete) -> Step {
-        let keep = self.ledger().answered(io.ctx(), now, &done);
+    /// Records a complete response and keeps or closes the connection. Of
+    /// a pipelined batch, every response the bytes at hand complete is
+    /// recorded, and the slot reads on until the batch is answered.
+    fn answered(&mut self, io: &I, now: Instant, mut done: Complete) -> Step {
+        let mut keep = self.ledger().answered(io.ctx(), now, &done);
+        while self.base().ledger.batch_pending() {
+            if !done.keep_alive {
+                // The server closes after this response: the rest of the
+                // batch will never be answered.
+                return self.fail(io, ErrorKind::ClosedEarly);
+            }
+            done = match self.ledger().next_of_batch(now) {
+                Ok(ResponseProgress::Complete(next)) => next,
+                Ok(ResponseProgress::Partial) => return Step::Pending,
+                Err(kind) => return self.fail(io, kind),
+            };
+            keep = self.ledger().answered(io.ctx(), now, &done);
+        }
         self.set_phase(Phase::Idle);
         if !keep {
             // Only a close we did not plan for makes the next connection a reconnect.
@@ -181,6 +203,11 @@ pub trait ReactorSlot<I: WorkerIo> {
             .state
             .sample_error(ErrorKind::Tls, || reason.to_string());
         self.fail(io, ErrorKind::Tls)
+    }
+
+    /// [`ReactorSlot::fail_tls`] with rustls' error, explained (tls_errors.rs).
+    fn fail_tls_error(&mut self, io: &I, error: &rustls::Error) -> Step {
+        self.fail_tls(io, &crate::tls_errors::explain(error))
     }
 
     fn fail_connect(&mut self, io: &I, error: &io::Error) -> Step {

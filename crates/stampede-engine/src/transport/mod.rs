@@ -127,7 +127,10 @@ impl Connector {
                     },
                 ))
             }
-            Ok(Err(e)) => Err(failure(ErrorKind::Tls, Some(tls_reason(&e)))),
+            Ok(Err(e)) => Err(failure(
+                ErrorKind::Tls,
+                Some(crate::tls_errors::explain_io(&e)),
+            )),
             Err(_) => Err(failure(ErrorKind::Tls, Some("handshake timed out".into()))),
         }
     }
@@ -165,15 +168,4 @@ impl Connector {
 
 fn failure(kind: ErrorKind, reason: Option<String>) -> ConnectFailure {
     ConnectFailure { kind, reason }
-}
-
-/// The rustls error inside an I/O error, as a short reason.
-fn tls_reason(error: &std::io::Error) -> String {
-    match error
-        .get_ref()
-        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
-    {
-        Some(tls) => tls.to_string(),
-        None => error.to_string(),
-    }
 }

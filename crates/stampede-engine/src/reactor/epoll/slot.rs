@@ -72,7 +72,7 @@ impl ReactorSlot<Io<'_>> for Slot {
         if let Some(client) = &io.ctx.connector.tls {
             match TlsSession::new(client) {
                 Ok(session) => self.tls = Some(Box::new(session)),
-                Err(error) => return self.fail_tls(io, &error),
+                Err(error) => return self.fail_tls_error(io, &error),
             }
             // The ClientHello goes at once when the connect is over already.
             return match socket::send(self.base.raw_fd(), self.unsent_tls()) {
@@ -205,7 +205,7 @@ impl Slot {
     /// handshake is over counts the connection as open and sends the request.
     fn handshake(&mut self, io: &Io, scratch: &mut [u8], events: u32) -> Step {
         if let Err(error) = self.flush_tls() {
-            return self.fail_tls(io, &error);
+            return self.fail_tls(io, &crate::tls_errors::explain_io(&error));
         }
         // The socket was read dry: whatever comes next raises a new edge.
         let mut drained = events & PEER_CLOSED == 0;
@@ -218,7 +218,7 @@ impl Slot {
                     }
                     Ok(n) => n,
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                    Err(error) => return self.fail_tls(io, &error),
+                    Err(error) => return self.fail_tls(io, &crate::tls_errors::explain_io(&error)),
                 };
                 drained &= n < scratch.len();
                 let Some(tls) = self.tls.as_mut() else {
@@ -231,7 +231,7 @@ impl Slot {
                     Ok(Received::Closed) => {
                         return self.fail_tls(io, &"the server closed the session in the handshake")
                     }
-                    Err(error) => return self.fail_tls(io, &error),
+                    Err(error) => return self.fail_tls_error(io, &error),
                 }
                 if !tls.is_handshaking() || n < scratch.len() {
                     break;
@@ -241,7 +241,7 @@ impl Slot {
         if self.tls.as_ref().is_some_and(|tls| tls.is_handshaking()) {
             return match self.flush_tls() {
                 Ok(_) => Step::Pending,
-                Err(error) => self.fail_tls(io, &error),
+                Err(error) => self.fail_tls(io, &crate::tls_errors::explain_io(&error)),
             };
         }
         let now = Instant::now();
@@ -265,7 +265,7 @@ impl Slot {
             let rest = self.base.ledger.unwritten(io.ctx);
             if !rest.is_empty() {
                 if let Err(error) = tls.write_plain(rest) {
-                    return self.fail_tls(io, &error);
+                    return self.fail_tls(io, &crate::tls_errors::explain_io(&error));
                 }
                 self.base.ledger.written += rest.len();
             }
@@ -328,12 +328,16 @@ impl Slot {
                     Ok((progress, Received::Closed)) => {
                         // The rest of the stream is gone: the connection ends here.
                         let step = self.settle(io, now, progress);
+                        if step == Step::Pending && self.base.phase == Phase::Reading {
+                            // The rest of a pipelined batch will not come.
+                            return self.on_end_of_stream(io);
+                        }
                         if self.has_connection() {
                             self.drop_connection(io, true);
                         }
                         return step;
                     }
-                    Err(error) => return self.fail_tls(io, &error),
+                    Err(error) => return self.fail_tls_error(io, &error),
                 },
             };
             match progress {
@@ -341,7 +345,14 @@ impl Slot {
                     return Step::Pending
                 }
                 Ok(ResponseProgress::Partial) => {}
-                progress => return self.settle(io, now, progress),
+                progress => {
+                    let step = self.settle(io, now, progress);
+                    // Still reading: the rest of a pipelined batch is due.
+                    let batch_on = step == Step::Pending && self.base.phase == Phase::Reading;
+                    if !batch_on || (n < scratch.len() && !closing) {
+                        return step;
+                    }
+                }
             }
         }
     }

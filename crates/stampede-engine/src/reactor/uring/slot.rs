@@ -113,7 +113,7 @@ impl ReactorSlot<Io<'_>> for Slot {
         if let Some(client) = &io.ctx.connector.tls {
             match TlsSession::new(client) {
                 Ok(session) => self.tls = Some(Box::new(session)),
-                Err(error) => return self.fail_tls(io, &error),
+                Err(error) => return self.fail_tls_error(io, &error),
             }
         }
         let send = match self.tls.as_mut() {
@@ -255,7 +255,7 @@ impl Slot {
             self.base.ledger.deadline = now + io.ctx.connector.connect_timeout;
             self.base.phase = Phase::Handshaking;
             if let Err(error) = self.arm_receive(io) {
-                return self.fail_tls(io, &error);
+                return self.fail_tls(io, &crate::tls_errors::explain_io(&error));
             }
             return Step::Pending;
         }
@@ -446,7 +446,7 @@ impl Slot {
         let rest = self.base.ledger.unwritten(io.ctx);
         if let Some(tls) = self.tls.as_mut() {
             if let Err(error) = tls.write_plain(rest) {
-                return self.fail_tls(io, &error);
+                return self.fail_tls(io, &crate::tls_errors::explain_io(&error));
             }
         }
         self.base.ledger.written += rest.len();
@@ -464,7 +464,7 @@ impl Slot {
             return match self.base.phase {
                 // The connect failed and took its linked ClientHello along.
                 Phase::Connecting | Phase::Idle => Step::Pending,
-                Phase::Handshaking => self.fail_tls(io, &error),
+                Phase::Handshaking => self.fail_tls(io, &crate::tls_errors::explain_io(&error)),
                 Phase::Writing | Phase::Reading => self.fail_exchange(io, classify_io(&error)),
             };
         }
@@ -510,13 +510,18 @@ impl Slot {
                         Ok(ResponseProgress::Partial) => Step::Pending,
                         Err(kind) => self.fail(io, kind),
                     };
+                    let batch_on = step == Step::Pending && self.base.phase == Phase::Reading;
+                    if received == Received::Closed && batch_on {
+                        // The rest of a pipelined batch will not come.
+                        return self.on_end_of_stream(io);
+                    }
                     if received == Received::Closed && self.has_connection() {
                         // The rest of the stream is gone: the connection ends here.
                         self.drop_connection(io, true);
                     }
                     step
                 }
-                Err(error) => self.fail_tls(io, &error),
+                Err(error) => self.fail_tls_error(io, &error),
             };
         }
         // Nothing is awaited: plaintext now is early or unsolicited.
@@ -526,7 +531,7 @@ impl Slot {
             (Phase::Handshaking, Ok(Received::Closed)) => {
                 self.fail_tls(io, &"the server closed the session in the handshake")
             }
-            (Phase::Handshaking, Err(error)) => self.fail_tls(io, &error),
+            (Phase::Handshaking, Err(error)) => self.fail_tls_error(io, &error),
             (_, Ok(Received::Open)) => Step::Pending,
             (_, Ok(Received::Closed)) => self.on_end_of_stream(io),
             (Phase::Idle, Err(_)) => {
@@ -534,7 +539,7 @@ impl Slot {
                 self.drop_connection(io, true);
                 Step::Pending
             }
-            (_, Err(error)) => self.fail_tls(io, &error),
+            (_, Err(error)) => self.fail_tls_error(io, &error),
         }
     }
 
@@ -544,7 +549,7 @@ impl Slot {
         if self.tls.as_ref().is_some_and(|tls| tls.is_handshaking()) {
             return match self.flush_tls(io) {
                 Ok(_) => Step::Pending,
-                Err(error) => self.fail_tls(io, &error),
+                Err(error) => self.fail_tls(io, &crate::tls_errors::explain_io(&error)),
             };
         }
         let now = Instant::now();

@@ -1,0 +1,45 @@
+//! Why a response did not parse as HTTP/1.x, for the error's sample: the
+//! first bytes, and what they look like when they are another protocol (a
+//! TLS record from an https port, an HTTP/2 frame from a prior-knowledge
+//! h2c port). One rule for every path that reads HTTP/1.x.
+
+/// The reason for a malformed response whose first bytes were `first`.
+pub fn malformed_reason(first: &[u8]) -> String {
+    let hint = match first {
+        // A TLS record: handshake (22) or alert (21), version 3.x.
+        [21 | 22, 3, ..] => Some("the server answered in TLS: use an https:// URL"),
+        // An HTTP/2 frame header whose type (the fourth byte) is SETTINGS.
+        [_, _, _, 4, ..] if first.len() >= 9 && !first.starts_with(b"HTTP") => {
+            Some("the server answered in HTTP/2: add --http2")
+        }
+        _ => None,
+    };
+    let shown: String = first
+        .iter()
+        .take(24)
+        .flat_map(|b| std::ascii::escape_default(*b))
+        .map(char::from)
+        .collect();
+    match hint {
+        Some(hint) => format!("not an HTTP/1.x response ({hint}); it began \"{shown}\""),
+        None => format!("not an HTTP/1.x response; it began \"{shown}\""),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn other_protocols_are_named() {
+        assert!(malformed_reason(&[22, 3, 3, 0, 90]).contains("https://"));
+        assert!(malformed_reason(&[21, 3, 1, 0, 2, 2, 40]).contains("https://"));
+        let settings = [0, 0, 18, 4, 0, 0, 0, 0, 0, 0, 3];
+        assert!(malformed_reason(&settings).contains("--http2"));
+        let junk = malformed_reason(b"SSH-2.0-OpenSSH_9.2\r\n");
+        assert!(
+            junk.contains("SSH-2.0") && !junk.contains("https"),
+            "{junk}"
+        );
+    }
+}

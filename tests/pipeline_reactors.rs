@@ -1,0 +1,347 @@
+//! HTTP/1.1 pipelining (`--pipeline N`) on every event loop, through the
+//! binary: epoll, io_uring (skipped with one line where the kernel has none)
+//! and tokio. Exact `-n` counts (the last batch may be short), a latency
+//! recorded for every request, a server that closes or stalls mid-batch
+//! (the rest of the batch fails with one class), plain and over TLS.
+
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+use rustls::{ServerConfig, ServerConnection, StreamOwned};
+use stampede_target::{CertSource, TlsConfig};
+use stampede_testkit::{read_request_head, run_stampede, spawn_target, RawServer, TargetConfig};
+use std::io::Write;
+use std::net::{Shutdown, TcpStream};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+fn binary() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_stampede"))
+}
+
+const LOOPS: [&str; 3] = ["epoll", "uring", "tokio"];
+
+const OK: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+
+/// Runs the binary on event loop `io`; None when `--io uring` was refused
+/// for want of io_uring here (one line, exit 2).
+fn run_on(io: &str, args: &[&str]) -> Option<stampede_testkit::Run> {
+    let mut args = args.to_vec();
+    args.extend(["--io", io]);
+    let run = run_stampede(binary(), &args);
+    if io == "uring" && run.stderr().contains("io_uring is unavailable here") {
+        assert_eq!(run.code(), Some(2));
+        assert_eq!(run.stderr().lines().count(), 1, "{}", run.stderr());
+        eprintln!("skipped --io uring: {}", run.stderr().trim());
+        return None;
+    }
+    assert_eq!(run.code(), Some(0), "--io {io}: {}", run.stderr());
+    assert_eq!(run.result()["plan"]["io"], io, "{}", run.result());
+    Some(run)
+}
+
+/// The error classes of a result with a non-zero count.
+fn error_classes(result: &serde_json::Value) -> Vec<(String, u64)> {
+    let errors = result["errors"].as_object().expect("errors object");
+    errors
+        .iter()
+        .filter_map(|(class, count)| Some((class.clone(), count.as_u64()?)))
+        .filter(|(_, count)| *count > 0)
+        .collect()
+}
+
+#[test]
+fn pipelined_runs_count_exactly_and_time_every_request_on_every_loop() {
+    let target = spawn_target(TargetConfig {
+        threads: 1,
+        ..TargetConfig::default()
+    });
+    let url = format!("http://{}/", target.local_addr());
+    // The bytes of 1003 responses, read one at a time.
+    let plain = run_stampede(binary(), &[&url, "-n", "1003", "-c", "3", "-t", "1"]);
+    let bytes = plain.count("/bytes/received");
+    let mut served = 1003;
+    for io in LOOPS {
+        // 1003 = 100 full batches of 10 and a short one of 3, over 3 connections.
+        let args = [&url, "-n", "1003", "-c", "3", "-t", "1", "--pipeline", "10"];
+        let Some(run) = run_on(io, &args) else {
+            continue;
+        };
+        served += 1003;
+        assert_eq!(run.count("/requests/sent"), 1003, "--io {io}");
+        assert_eq!(run.count("/requests/success"), 1003, "--io {io}");
+        assert_eq!(run.count("/requests/errors"), 0, "--io {io}");
+        assert_eq!(run.count("/breakdown/total/count"), 1003, "--io {io}");
+        assert_eq!(run.count("/breakdown/waiting/count"), 1003, "--io {io}");
+        assert_eq!(run.count("/connections/opened"), 3, "--io {io}");
+        assert_eq!(run.count("/bytes/received"), bytes, "--io {io}");
+        assert_eq!(target.stats().requests_total, served, "--io {io}");
+    }
+    assert_eq!(target.shutdown().unwrap().requests_total, served);
+}
+
+/// Reads the whole batch (so that the close is a FIN, not a reset over
+/// unread bytes), answers the first `answered` requests, then `then`.
+fn answer_part_of_each_batch(
+    batch: usize,
+    answered: usize,
+    then: impl Fn(&mut TcpStream) + Send + Sync + 'static,
+) -> RawServer {
+    RawServer::start(move |mut stream| loop {
+        for _ in 0..batch {
+            if !read_request_head(&mut stream) {
+                return;
+            }
+        }
+        for _ in 0..answered {
+            if stream.write_all(OK).is_err() {
+                return;
+            }
+        }
+        then(&mut stream);
+    })
+}
+
+#[test]
+fn a_close_mid_batch_fails_the_rest_of_the_batch_with_one_class() {
+    let server = answer_part_of_each_batch(10, 3, |stream| {
+        let _ = stream.shutdown(Shutdown::Both);
+    });
+    let url = server.url("/");
+    let mut accepted = 0;
+    for io in LOOPS {
+        // Two batches of 10, one after the other on one connection slot.
+        let args = [&url, "-n", "20", "-c", "1", "-t", "1", "--pipeline", "10"];
+        let Some(run) = run_on(io, &args) else {
+            continue;
+        };
+        accepted += 2;
+        let result = run.result();
+        assert_eq!(run.count("/requests/sent"), 20, "--io {io}: {result}");
+        assert_eq!(run.count("/requests/success"), 6, "--io {io}: {result}");
+        assert_eq!(run.count("/requests/errors"), 14, "--io {io}: {result}");
+        assert_eq!(
+            error_classes(result),
+            vec![("closed_early".to_string(), 14)],
+            "--io {io}"
+        );
+        assert_eq!(run.count("/breakdown/total/count"), 6, "--io {io}");
+        // A batch with answers is not retried as an idle close.
+        assert_eq!(server.accepted(), accepted, "--io {io}");
+    }
+}
+
+#[test]
+fn a_timeout_mid_batch_fails_the_rest_of_the_batch() {
+    let server = answer_part_of_each_batch(5, 2, |_| std::thread::sleep(Duration::from_secs(5)));
+    let url = server.url("/");
+    for io in LOOPS {
+        let args = [
+            &url,
+            "-n",
+            "5",
+            "-c",
+            "1",
+            "-t",
+            "1",
+            "--pipeline",
+            "5",
+            "--timeout",
+            "300ms",
+        ];
+        let Some(run) = run_on(io, &args) else {
+            continue;
+        };
+        let result = run.result();
+        assert_eq!(run.count("/requests/success"), 2, "--io {io}: {result}");
+        assert_eq!(
+            error_classes(result),
+            vec![("timeout".to_string(), 3)],
+            "--io {io}"
+        );
+    }
+}
+
+#[test]
+fn pipelining_works_over_tls_on_every_loop() {
+    let cert = stampede_testkit::temp_dir("pipeline-tls").join("ca.pem");
+    let target = spawn_target(TargetConfig {
+        threads: 1,
+        tls: Some(TlsConfig {
+            cert: CertSource::SelfSigned,
+            write_cert: Some(cert.clone()),
+            ..TlsConfig::new(CertSource::SelfSigned)
+        }),
+        ..TargetConfig::default()
+    });
+    let url = format!(
+        "https://localhost:{}/index.html",
+        target.local_addr().port()
+    );
+    let cert = cert.to_str().unwrap();
+    let mut served = 0;
+    for io in LOOPS {
+        let args = [
+            &url,
+            "--cacert",
+            cert,
+            "-n",
+            "205",
+            "-c",
+            "2",
+            "-t",
+            "1",
+            "--pipeline",
+            "10",
+        ];
+        let Some(run) = run_on(io, &args) else {
+            continue;
+        };
+        served += 205;
+        assert_eq!(run.count("/requests/success"), 205, "--io {io}");
+        assert_eq!(run.count("/breakdown/total/count"), 205, "--io {io}");
+        assert_eq!(run.count("/breakdown/tls/count"), 2, "--io {io}");
+        assert_eq!(target.stats().requests_total, served, "--io {io}");
+    }
+    assert_eq!(target.shutdown().unwrap().requests_total, served);
+}
+
+#[test]
+fn a_batch_the_server_closed_on_while_idle_goes_again_on_a_new_connection() {
+    // Each connection carries one whole batch, then the server closes it
+    // without a word: the next batch, sent on the closed connection, gets
+    // nothing back and is retried once on a new one (a reconnect).
+    let server = answer_part_of_each_batch(10, 10, |stream| {
+        let _ = stream.shutdown(Shutdown::Both);
+    });
+    let url = server.url("/");
+    let mut accepted = 0;
+    for io in LOOPS {
+        let args = [&url, "-n", "30", "-c", "1", "-t", "1", "--pipeline", "10"];
+        let Some(run) = run_on(io, &args) else {
+            continue;
+        };
+        accepted += 3;
+        let result = run.result();
+        assert_eq!(run.count("/requests/success"), 30, "--io {io}: {result}");
+        assert_eq!(run.count("/requests/errors"), 0, "--io {io}: {result}");
+        assert_eq!(
+            run.count("/connections/reconnects"),
+            2,
+            "--io {io}: {result}"
+        );
+        assert_eq!(server.accepted(), accepted, "--io {io}");
+    }
+}
+
+/// A TLS server that reads a batch of `batch` requests, answers the first
+/// `answered` in one write, then ends the session (close_notify) and closes.
+fn tls_server_closing_mid_batch(batch: usize, answered: usize) -> RawServer {
+    let certified = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
+    let cert = CertificateDer::from(certified.cert.der().to_vec());
+    let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(
+        certified.signing_key.serialize_der(),
+    ));
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(vec![cert], key)
+        .unwrap();
+    let config = Arc::new(config);
+    RawServer::start(move |stream| {
+        let Ok(connection) = ServerConnection::new(config.clone()) else {
+            return;
+        };
+        let mut tls = StreamOwned::new(connection, stream);
+        let mut heads = 0;
+        let mut seen = Vec::new();
+        let mut byte = [0u8; 1];
+        while heads < batch {
+            match std::io::Read::read(&mut tls, &mut byte) {
+                Ok(1) => seen.push(byte[0]),
+                _ => return,
+            }
+            if seen.ends_with(b"\r\n\r\n") {
+                heads += 1;
+                seen.clear();
+            }
+        }
+        if tls.write_all(&OK.repeat(answered)).is_err() {
+            return;
+        }
+        tls.conn.send_close_notify();
+        let _ = tls.flush();
+    })
+}
+
+#[test]
+fn a_tls_close_mid_batch_fails_the_rest_of_the_batch_with_one_class() {
+    let server = tls_server_closing_mid_batch(10, 3);
+    let url = format!("https://localhost:{}/", server.addr().port());
+    for io in LOOPS {
+        let args = [
+            &url,
+            "--insecure",
+            "-n",
+            "20",
+            "-c",
+            "1",
+            "-t",
+            "1",
+            "--pipeline",
+            "10",
+        ];
+        let Some(run) = run_on(io, &args) else {
+            continue;
+        };
+        let result = run.result();
+        assert_eq!(run.count("/requests/success"), 6, "--io {io}: {result}");
+        assert_eq!(
+            error_classes(result),
+            vec![("closed_early".to_string(), 14)],
+            "--io {io}"
+        );
+        assert_eq!(run.count("/connections/opened"), 2, "--io {io}");
+    }
+}
+
+#[test]
+fn without_keep_alive_a_batch_ends_at_its_first_response_on_every_loop() {
+    // Each request says `Connection: close`: the server answers the first
+    // of a batch and closes, so the rest fail alike on every event loop,
+    // and no loop counts the bytes of responses no request can own.
+    let target = spawn_target(TargetConfig {
+        threads: 1,
+        ..TargetConfig::default()
+    });
+    let url = format!("http://{}/", target.local_addr());
+    let one = run_stampede(binary(), &[&url, "-n", "2", "-c", "1", "--no-keepalive"]);
+    let bytes = one.count("/bytes/received");
+    for io in LOOPS {
+        let args = [
+            &url,
+            "-n",
+            "20",
+            "-c",
+            "1",
+            "-t",
+            "1",
+            "--pipeline",
+            "10",
+            "--no-keepalive",
+        ];
+        let Some(run) = run_on(io, &args) else {
+            continue;
+        };
+        let result = run.result();
+        assert_eq!(run.count("/requests/success"), 2, "--io {io}: {result}");
+        assert_eq!(
+            error_classes(result),
+            vec![("closed_early".to_string(), 18)],
+            "--io {io}"
+        );
+        assert_eq!(run.count("/bytes/received"), bytes, "--io {io}");
+        assert_eq!(run.count("/connections/opened"), 2, "--io {io}");
+    }
+}

@@ -1,0 +1,88 @@
+//! The TLS failures a new user meets first say what to do, on every event
+//! loop (tls_errors.rs, http1/malformed.rs): an https URL against a
+//! plain-HTTP port, an http URL against a TLS port, and a certificate signed
+//! by no CA the client trusts (`stampede serve --tls`'s self-signed one,
+//! without `--insecure`).
+
+use stampede_testkit::{binary, one_thread, run_stampede, spawn_target};
+
+const EVENT_LOOPS: [&str; 3] = ["epoll", "uring", "tokio"];
+
+fn tls_sample(args: &[&str]) -> Option<String> {
+    sample_of("tls", args)
+}
+
+fn sample_of(class: &str, args: &[&str]) -> Option<String> {
+    let run = run_stampede(binary(), args);
+    if run.stderr().contains("io_uring is unavailable here") {
+        eprintln!("skipped: {}", run.stderr().trim());
+        return None;
+    }
+    let samples = &run.result()["error_samples"][class];
+    Some(samples[0].as_str().unwrap_or_default().to_string())
+}
+
+#[test]
+fn https_to_a_plain_port_says_use_http() {
+    let target = spawn_target(one_thread());
+    let url = format!("https://{}/", target.local_addr());
+    for io in EVENT_LOOPS {
+        let Some(sample) = tls_sample(&[&url, "-n", "2", "-c", "1", "-t", "1", "--io", io]) else {
+            continue;
+        };
+        assert!(sample.contains("use an http:// URL"), "--io {io}: {sample}");
+    }
+}
+
+#[test]
+fn an_untrusted_certificate_names_cacert_and_insecure() {
+    let port = stampede_testkit::free_port();
+    let server = std::process::Command::new(binary())
+        .args([
+            "serve",
+            "--tls",
+            "--threads",
+            "1",
+            "--port",
+            &port.to_string(),
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("stampede serve starts");
+    let _server = KillOnDrop(server);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(std::time::Instant::now() < deadline, "serve did not listen");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let url = format!("https://localhost:{port}/");
+    let plain = format!("http://127.0.0.1:{port}/");
+    for io in EVENT_LOOPS {
+        let args = [plain.as_str(), "-n", "2", "-c", "1", "-t", "1", "--io", io];
+        let Some(sample) = sample_of("malformed_response", &args) else {
+            continue;
+        };
+        assert!(
+            sample.contains("use an https:// URL"),
+            "--io {io}: {sample}"
+        );
+        let Some(sample) = tls_sample(&[&url, "-n", "2", "-c", "1", "-t", "1", "--io", io]) else {
+            continue;
+        };
+        assert!(
+            sample.contains("--cacert") && sample.contains("--insecure"),
+            "--io {io}: {sample}"
+        );
+    }
+}
+
+/// Stops the spawned server however the test ends.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}

@@ -1,0 +1,180 @@
+//! `-n` counts measured requests, split so that every worker keeps the rate:
+//! defects found by trying the new engine as a new user (session 5).
+//! - `-r 1000 -c 3 -t 2 -n 3000` took 4 s at 750 req/s: `-n` was split by
+//!   connections (2 + 1) while the pacer splits the rate evenly, so one
+//!   worker ran out and the rest of the run went at half the rate.
+//! - `--warmup 1s -n 1500` spent the budget in the warm-up: the closed model
+//!   reported "1,500 sent in 0.00s", the open model measured about 500.
+//!
+//! Each case runs on epoll, io_uring (where the kernel has it) and tokio.
+
+use stampede_testkit::{binary, one_thread, run_stampede, spawn_target, Run};
+
+const EVENT_LOOPS: [&str; 3] = ["epoll", "uring", "tokio"];
+
+/// Runs `args` with `--io io`; `None` where this kernel has no io_uring.
+fn run_on(io: &str, args: &[&str]) -> Option<Run> {
+    let mut all = args.to_vec();
+    all.extend(["--io", io]);
+    let run = run_stampede(binary(), &all);
+    if io == "uring" && run.stderr().contains("io_uring is unavailable here") {
+        eprintln!("skipped --io uring: {}", run.stderr().trim());
+        return None;
+    }
+    assert_eq!(run.code(), Some(0), "--io {io}: {}", run.stderr());
+    Some(run)
+}
+
+fn elapsed(run: &Run) -> f64 {
+    run.result()["elapsed_s"].as_f64().expect("elapsed_s")
+}
+
+#[test]
+fn an_open_model_budget_keeps_the_rate_when_connections_split_unevenly() {
+    let target = spawn_target(one_thread());
+    let url = format!("http://{}/", target.local_addr());
+    for io in EVENT_LOOPS {
+        let Some(run) = run_on(
+            io,
+            &[&url, "-r", "1000", "-c", "3", "-t", "2", "-n", "3000"],
+        ) else {
+            continue;
+        };
+        assert_eq!(run.count("/requests/sent"), 3000, "--io {io}");
+        assert_eq!(run.count("/requests/success"), 3000, "--io {io}");
+        // 3000 at 1000/s is 3 s; at the old half rate for the last third it
+        // took 4 s. The bound leaves room for a slow machine, not for that.
+        let took = elapsed(&run);
+        assert!(took < 3.6, "--io {io}: 3000 at 1000/s took {took:.2}s");
+    }
+}
+
+#[test]
+fn the_closed_models_warmup_does_not_spend_the_budget() {
+    let target = spawn_target(one_thread());
+    let url = format!("http://{}/", target.local_addr());
+    for io in EVENT_LOOPS {
+        let before = target.stats().requests_total;
+        let Some(run) = run_on(
+            io,
+            &[
+                &url, "--warmup", "500ms", "-n", "1500", "-c", "20", "-t", "1",
+            ],
+        ) else {
+            continue;
+        };
+        assert_eq!(run.count("/requests/sent"), 1500, "--io {io}");
+        assert_eq!(run.count("/requests/success"), 1500, "--io {io}");
+        assert!(elapsed(&run) > 0.0, "--io {io}: measurement took time");
+        let served = target.stats().requests_total - before;
+        assert!(
+            served > 1500,
+            "--io {io}: the warm-up's requests come on top of the measured ones ({served})"
+        );
+    }
+}
+
+#[test]
+fn the_open_models_warmup_does_not_spend_the_budget() {
+    let target = spawn_target(one_thread());
+    let url = format!("http://{}/", target.local_addr());
+    for io in EVENT_LOOPS {
+        let Some(run) = run_on(
+            io,
+            &[
+                &url, "-r", "1000", "--warmup", "500ms", "-n", "1500", "-c", "20", "-t", "1",
+            ],
+        ) else {
+            continue;
+        };
+        assert_eq!(run.count("/requests/sent"), 1500, "--io {io}");
+        assert_eq!(run.count("/requests/success"), 1500, "--io {io}");
+        // 1500 at 1000/s after the warm-up: 1.5 s of measurement.
+        let took = elapsed(&run);
+        assert!((1.3..2.3).contains(&took), "--io {io}: took {took:.2}s");
+    }
+}
+
+/// Requests the schedule intended but never sent are counted (they were in
+/// no figure: `--ramp-up 1s -d 3s -r 1000` against a slow server sent 145 of
+/// 2500 without a warning, as the check knew only constant rates).
+#[test]
+fn requests_due_but_never_sent_are_counted_and_warned_of() {
+    let target = spawn_target(one_thread());
+    let slow = format!("http://{}/delay/100", target.local_addr());
+    let fast = format!("http://{}/", target.local_addr());
+    for io in EVENT_LOOPS {
+        let Some(run) = run_on(
+            io,
+            &[
+                &slow,
+                "-r",
+                "1000",
+                "--ramp-up",
+                "1s",
+                "-d",
+                "2s",
+                "-c",
+                "5",
+                "-t",
+                "1",
+            ],
+        ) else {
+            continue;
+        };
+        // 500 intended in the ramp, 1000 in the second after it; 5
+        // connections at 100 ms each carry about 100.
+        let not_sent = run.count("/schedule/not_sent");
+        let sent = run.count("/requests/sent");
+        assert_eq!(
+            not_sent + sent,
+            1500,
+            "--io {io}: {}",
+            run.result()["schedule"]
+        );
+        assert!(not_sent > 1000, "--io {io}: {not_sent}");
+        let warnings = run.result()["warnings"].to_string();
+        assert!(
+            warnings.contains("the open model fell behind"),
+            "--io {io}: {warnings}"
+        );
+        assert!(run.stdout().contains("due but not sent"), "--io {io}");
+        let Some(run) = run_on(
+            io,
+            &[&fast, "-r", "1000", "-d", "1s", "-c", "10", "-t", "1"],
+        ) else {
+            continue;
+        };
+        let not_sent = run.count("/schedule/not_sent");
+        assert!(
+            not_sent <= 10,
+            "--io {io}: a healthy run left {not_sent} unsent"
+        );
+        assert_eq!(not_sent + run.count("/requests/sent"), 1000, "--io {io}");
+    }
+}
+
+/// What the plan quietly changed is said: threads capped at the
+/// connections, and an `-r` value that `--stages` overrides.
+#[test]
+fn quiet_adjustments_are_noticed() {
+    let target = spawn_target(one_thread());
+    let url = format!("http://{}/", target.local_addr());
+    let run = run_stampede(binary(), &[&url, "-t", "4", "-c", "2", "-n", "10"]);
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    assert!(
+        run.stderr().contains("threads capped at 2: -t 4"),
+        "{}",
+        run.stderr()
+    );
+    let run = run_stampede(
+        binary(),
+        &[&url, "-r", "50", "--stages", "1s:20", "-t", "1"],
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    assert!(
+        run.stderr().contains("-r 50 sets no rate with --stages"),
+        "{}",
+        run.stderr()
+    );
+}
