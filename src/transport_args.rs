@@ -65,7 +65,7 @@ pub struct TransportArgs {
     /// about one syscall per request), epoll (the same over epoll), tokio
     /// (supports everything), or auto: uring where the kernel offers it, else
     /// epoll, for HTTP/1.1 runs (plain or TLS, -c or -r, with --pipeline); tokio
-    /// otherwise. Default from STAMPEDE_IO
+    /// for HTTP/2 and for TLS through a proxy (-X). Default from STAMPEDE_IO
     #[arg(long, value_name = "auto|epoll|uring|tokio", value_parser = parse_io, env = "STAMPEDE_IO")]
     pub io: Option<IoBackend>,
 }

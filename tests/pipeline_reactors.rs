@@ -75,6 +75,10 @@ fn pipelined_runs_count_exactly_and_time_every_request_on_every_loop() {
         assert_eq!(run.count("/connections/opened"), 3, "--io {io}");
         assert_eq!(run.count("/bytes/received"), bytes, "--io {io}");
         assert_eq!(target.stats().requests_total, served, "--io {io}");
+        // The result and its header say the run was pipelined.
+        assert_eq!(run.count("/plan/pipeline"), 10, "--io {io}");
+        let header = run.stdout().lines().nth(1).unwrap_or_default().to_string();
+        assert!(header.contains("pipeline 10"), "--io {io}: {header}");
     }
     assert_eq!(target.shutdown().unwrap().requests_total, served);
 }

@@ -51,6 +51,10 @@ pub struct PlanSummary {
     /// What the first TLS handshake of the run settled (https targets only).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub tls: Option<NegotiatedTls>,
+    /// HTTP/1.1 requests written at once per connection (`--pipeline`);
+    /// absent when 1.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub pipeline: Option<usize>,
 }
 
 /// The TLS version, cipher suite and ALPN protocol a handshake settled,
@@ -130,6 +134,7 @@ impl PlanSummary {
             timeout_s: plan.timeout.as_secs_f64(),
             body_bytes: plan.request.body.len(),
             tls: None,
+            pipeline: (plan.transport.pipeline > 1).then_some(plan.transport.pipeline),
         }
     }
 }

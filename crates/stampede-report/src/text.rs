@@ -116,6 +116,9 @@ fn describe_plan(result: &RunResult) -> String {
         .into(),
     );
     parts.push(format!("HTTP/{}", plan.http_version));
+    if let Some(depth) = plan.pipeline {
+        parts.push(format!("pipeline {depth}"));
+    }
     // Which event loop drove the connections (absent in older result files).
     match plan.io.as_str() {
         "" => {}
