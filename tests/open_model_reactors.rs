@@ -5,10 +5,9 @@
 //! a dead target failing without a hang.
 
 use stampede_testkit::{
-    read_request_head, run_stampede, spawn_target, RawServer, Run, TargetConfig,
+    binary, one_thread, read_request_head, run_stampede, spawn_target, RawServer, Run,
 };
 use std::io::Write;
-use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -21,17 +20,6 @@ fn one_at_a_time() -> MutexGuard<'static, ()> {
     SERIAL
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-fn binary() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_stampede"))
-}
-
-fn one_thread() -> TargetConfig {
-    TargetConfig {
-        threads: 1,
-        ..TargetConfig::default()
-    }
 }
 
 /// Runs `args` with `--io io`; `None` (after saying so) when this kernel or

@@ -7,16 +7,13 @@
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use rustls::{ServerConfig, ServerConnection, StreamOwned};
 use stampede_target::{CertSource, TlsConfig};
-use stampede_testkit::{read_request_head, run_stampede, spawn_target, RawServer, TargetConfig};
+use stampede_testkit::{
+    binary, read_request_head, run_stampede, spawn_target, RawServer, TargetConfig,
+};
 use std::io::Write;
 use std::net::{Shutdown, TcpStream};
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
-
-fn binary() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_stampede"))
-}
 
 const LOOPS: [&str; 3] = ["epoll", "uring", "tokio"];
 

@@ -8,13 +8,9 @@ use rcgen::{
     BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
 };
 use stampede_target::{CertSource, TlsConfig};
-use stampede_testkit::{run_stampede, spawn_target, RawServer, TargetConfig};
+use stampede_testkit::{binary, run_stampede, spawn_target, RawServer, TargetConfig};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-
-fn binary() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_stampede"))
-}
 
 const LOOPS: [&str; 3] = ["epoll", "uring", "tokio"];
 const CLIENT_CN: &str = "stampede-test-client";

@@ -7,14 +7,10 @@
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use rustls::{HandshakeKind, ServerConfig, ServerConnection, StreamOwned};
 use stampede_target::{CertSource, TlsConfig};
-use stampede_testkit::{run_stampede, spawn_target, RawServer, TargetConfig};
+use stampede_testkit::{binary, run_stampede, spawn_target, RawServer, TargetConfig};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-
-fn binary() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_stampede"))
-}
 
 /// The body of the built-in target's /index.html.
 const INDEX_BYTES: u64 = 515;
