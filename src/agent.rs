@@ -307,6 +307,7 @@ mod tests {
             timeseries: vec![],
             event_loop: stampede_plan::EventLoop::Epoll,
             tls: None,
+            seed: None,
         };
         let p = plan(closed(1.0), StopCondition::Duration(Duration::from_secs(1)));
         RunResult::from_recording(&p, &recording, Default::default(), "test", vec![])

@@ -195,6 +195,7 @@ fn snapshot_result(running: Running, latest: &Latest) -> RunResult {
         timeseries: Vec::new(),
         event_loop: running.plan.event_loop(),
         tls: None,
+        seed: None,
     };
     let mut result = RunResult::from_recording(
         &running.plan,

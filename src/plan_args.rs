@@ -72,6 +72,9 @@ fn build_model(args: &RunArgs) -> anyhow::Result<(LoadModel, Option<Duration>)> 
 
 /// Builds and validates the plan; returns it with the notices for the user.
 pub fn build_plan(args: &RunArgs) -> anyhow::Result<(Plan, Vec<String>)> {
+    if args.seed.is_some() && !(args.rate.is_some() && args.arrival == ArrivalArg::Poisson) {
+        anyhow::bail!("--seed draws the gaps of Poisson arrivals: add -r RATE --arrival poisson");
+    }
     let url = match (&args.url, &args.targets) {
         (Some(url), None) => url.clone(),
         (Some(_), Some(_)) => anyhow::bail!("give either a URL or --targets, not both"),

@@ -46,6 +46,11 @@ pub struct RunArgs {
     /// Open model: spacing of requests
     #[arg(long, value_enum, default_value_t = ArrivalArg::Uniform)]
     pub arrival: ArrivalArg,
+    /// With --arrival poisson: draw the gaps from this seed, to repeat a run's
+    /// arrivals exactly [default: a new seed each run, recorded in the
+    /// result's plan.seed]
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
     /// Open connections (or, with -r, raise the rate) evenly over this time, within -d
     #[arg(long, value_parser = parse_duration, value_name = "DUR", conflicts_with = "stages")]
     pub ramp_up: Option<Duration>,

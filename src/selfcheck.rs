@@ -123,6 +123,7 @@ mod tests {
             timeseries: vec![],
             event_loop: stampede_plan::EventLoop::Epoll,
             tls: None,
+            seed: None,
         };
         let environment = stampede_metrics::Environment {
             cpus,

@@ -41,6 +41,8 @@ pub struct RunContext<'a> {
     /// The result's `run_id` when chosen before the run (the `--metrics`
     /// label); None: a fresh one.
     pub run_id: Option<&'a str>,
+    /// `--seed`: the Poisson arrivals' seed; None: a new one each run.
+    pub seed: Option<u64>,
 }
 
 /// Runs a plan with the run view (unless quiet) and returns its result.
@@ -106,6 +108,7 @@ pub fn run_plan_in(
         request_log,
         snapshot_interval: context.snapshot_interval,
         client_threads,
+        seed: context.seed,
     };
     let mut keeper = Keeper::new(view.as_mut(), latest, stop.clone());
     let mut fed = metrics_feed::Feed::new(&mut keeper, context.metrics.clone(), plan);

@@ -178,3 +178,64 @@ fn quiet_adjustments_are_noticed() {
         run.stderr()
     );
 }
+
+/// Poisson arrivals drew the same gaps in every run (a fixed seed), so
+/// `--repeat` sampled one arrival pattern over and over. Each run now draws
+/// a new seed and records it; `--seed N` repeats a run's arrivals exactly.
+#[test]
+fn poisson_arrivals_get_a_new_seed_each_run_and_seed_repeats_one() {
+    let target = spawn_target(one_thread());
+    let url = format!("http://{}/", target.local_addr());
+    let dir = stampede_testkit::temp_dir("poisson-seed");
+    let mut runs = 0;
+    // The intended send instants of a run (the request log's t_s), in order.
+    let mut poisson = |extra: &[&str]| {
+        runs += 1;
+        let log = dir.join(format!("log-{runs}.txt"));
+        let mut args = vec![
+            url.as_str(),
+            "-r",
+            "300",
+            "--arrival",
+            "poisson",
+            "-n",
+            "100",
+            "-c",
+            "10",
+            "-t",
+            "1",
+            "--log-requests",
+            log.to_str().expect("a UTF-8 path"),
+        ];
+        args.extend(extra);
+        let run = run_stampede(binary(), &args);
+        assert_eq!(run.code(), Some(0), "{}", run.stderr());
+        let text = std::fs::read_to_string(&log).expect("the request log");
+        let mut instants: Vec<String> = text
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+            .collect();
+        instants.sort_by(|a, b| a.parse::<f64>().unwrap().total_cmp(&b.parse().unwrap()));
+        (run.result()["plan"]["seed"].clone(), instants)
+    };
+    let (seed_a, a) = poisson(&[]);
+    let (seed_b, b) = poisson(&[]);
+    assert_ne!(seed_a, seed_b, "two runs, two seeds");
+    assert_ne!(a, b, "two seeds, two arrival patterns");
+    let (seed_c, c) = poisson(&["--seed", "7"]);
+    let (_, d) = poisson(&["--seed", "7"]);
+    assert_eq!(seed_c, 7);
+    assert_eq!(c.len(), 100);
+    assert_eq!(c, d, "one seed, the same arrivals");
+    let uniform = run_stampede(binary(), &[&url, "-r", "300", "-d", "1s", "--seed", "7"]);
+    assert_eq!(uniform.code(), Some(2));
+    assert!(
+        uniform
+            .stderr()
+            .contains("--seed draws the gaps of Poisson arrivals"),
+        "{}",
+        uniform.stderr()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

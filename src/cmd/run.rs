@@ -23,6 +23,11 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
     let (plan, notices) = build_plan(&args)?;
     if args.repeat.is_some() || args.until_stable.is_some() {
         crate::run_args::refuse_in(&args.metrics, "--repeat or --until-stable")?;
+        if args.seed.is_some() {
+            anyhow::bail!(
+                "--seed repeats one run's arrivals: with --repeat or --until-stable every round would draw the same ones; drop --seed"
+            );
+        }
     }
     // Installed first, so a signal while a --spawn server starts still
     // stops it (the run then ends at once, interrupted).
@@ -81,6 +86,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
         stdout_taken: delivery.stdout_taken(),
         metrics: board,
         run_id: Some(&run_id),
+        seed: args.seed,
         ..RunContext::default()
     };
     let result = run_plan_in(&plan, notices, &context).map(|mut result| {

@@ -145,7 +145,7 @@ fn warmup_target(schedule: &Schedule) -> f64 {
 }
 
 /// Worker `index`'s share of the load model.
-fn worker_load(plan: &Plan, index: usize) -> WorkerLoad {
+fn worker_load(plan: &Plan, index: usize, seed: u64) -> WorkerLoad {
     let workers = plan.threads;
     match &plan.model {
         LoadModel::Closed { connections } => WorkerLoad::Closed {
@@ -168,7 +168,8 @@ fn worker_load(plan: &Plan, index: usize) -> WorkerLoad {
                 arrival: *arrival,
                 worker: index,
                 workers,
-                seed: 0x9E37_79B9_7F4A_7C15u64.wrapping_mul(index as u64 + 1),
+                // Each worker its own stream of the run's seed.
+                seed: seed ^ 0x9E37_79B9_7F4A_7C15u64.wrapping_mul(index as u64 + 1),
             })
         }
     }
@@ -218,6 +219,10 @@ pub struct RunOptions {
     /// Where the workers and the aggregating thread enrol, so that the
     /// monitor counts the load generator's CPU and nothing else.
     pub client_threads: crate::monitor::ClientThreads,
+    /// The seed of Poisson arrivals (`--seed`); None: a new one each run,
+    /// so that repeated runs sample different arrivals. The recording says
+    /// which was used.
+    pub seed: Option<u64>,
 }
 
 /// A finished run: the recording and what the request log did.
@@ -237,6 +242,14 @@ pub fn run_with(
     // This thread aggregates the workers' snapshots: it is the client's too.
     let _aggregating = options.client_threads.enrol();
     let event_loop = settle_event_loop(plan)?;
+    let seed = options.seed.unwrap_or_else(|| {
+        use std::hash::{BuildHasher, Hasher};
+        // std's hasher keys are random per process and per call: a fresh seed
+        // without another dependency.
+        std::collections::hash_map::RandomState::new()
+            .build_hasher()
+            .finish()
+    });
     let resolve_start = Instant::now();
     let connector = connector_spec(plan)?;
     let dns = resolve_start.elapsed();
@@ -322,7 +335,7 @@ pub fn run_with(
             head_request: plan.request.method == "HEAD",
             keepalive: plan.keepalive,
             timeout: plan.timeout,
-            load: worker_load(plan, index),
+            load: worker_load(plan, index, seed),
             budget: worker_budget,
             measure_start,
             deadline,
@@ -376,6 +389,14 @@ pub fn run_with(
         timeseries: aggregated.timeseries,
         event_loop,
         tls: connector.tls.as_ref().and_then(|tls| tls.negotiated.get()),
+        seed: matches!(
+            plan.model,
+            LoadModel::Rate {
+                arrival: stampede_plan::Arrival::Poisson,
+                ..
+            }
+        )
+        .then_some(seed),
     };
     Ok(Finished {
         recording,

@@ -92,6 +92,7 @@ fn result_of(agent: &Agent, url: &str) -> RunResult {
         timeseries: builder.finish(0.95, &target),
         event_loop: stampede_plan::EventLoop::Epoll,
         tls: None,
+        seed: None,
     };
     RunResult::from_recording(
         &plan(url, 10.0),

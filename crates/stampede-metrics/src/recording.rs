@@ -117,6 +117,8 @@ pub struct Recording {
     pub event_loop: stampede_plan::EventLoop,
     /// What the run's first TLS handshake negotiated (https only).
     pub tls: Option<crate::NegotiatedTls>,
+    /// The seed of the run's Poisson arrivals (Poisson only).
+    pub seed: Option<u64>,
 }
 
 impl Recording {

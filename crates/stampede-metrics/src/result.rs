@@ -55,6 +55,10 @@ pub struct PlanSummary {
     /// absent when 1.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub pipeline: Option<usize>,
+    /// Poisson arrivals: the seed their gaps were drawn from (`--seed` runs
+    /// them again).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub seed: Option<u64>,
 }
 
 /// The TLS version, cipher suite and ALPN protocol a handshake settled,
@@ -135,6 +139,7 @@ impl PlanSummary {
             body_bytes: plan.request.body.len(),
             tls: None,
             pipeline: (plan.transport.pipeline > 1).then_some(plan.transport.pipeline),
+            seed: None,
         }
     }
 }
@@ -416,6 +421,7 @@ impl RunResult {
             plan: PlanSummary {
                 io: recording.event_loop.as_str().into(),
                 tls: recording.tls.clone(),
+                seed: recording.seed,
                 ..PlanSummary::of(plan)
             },
             started_at: humantime::format_rfc3339_millis(recording.started_at).to_string(),
