@@ -4,15 +4,13 @@
 //! recorded for every request, a server that closes or stalls mid-batch
 //! (the rest of the batch fails with one class), plain and over TLS.
 
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
-use rustls::{ServerConfig, ServerConnection, StreamOwned};
+use rustls::{ServerConnection, StreamOwned};
 use stampede_target::{CertSource, TlsConfig};
 use stampede_testkit::{
     binary, read_request_head, run_stampede, spawn_target, RawServer, TargetConfig,
 };
 use std::io::Write;
 use std::net::{Shutdown, TcpStream};
-use std::sync::Arc;
 use std::time::Duration;
 
 const LOOPS: [&str; 3] = ["epoll", "uring", "tokio"];
@@ -237,19 +235,7 @@ fn a_batch_the_server_closed_on_while_idle_goes_again_on_a_new_connection() {
 /// A TLS server that reads a batch of `batch` requests, answers the first
 /// `answered` in one write, then ends the session (close_notify) and closes.
 fn tls_server_closing_mid_batch(batch: usize, answered: usize) -> RawServer {
-    let certified = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
-    let cert = CertificateDer::from(certified.cert.der().to_vec());
-    let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(
-        certified.signing_key.serialize_der(),
-    ));
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(vec![cert], key)
-        .unwrap();
-    let config = Arc::new(config);
+    let config = stampede_testkit::self_signed_server_config();
     RawServer::start(move |stream| {
         let Ok(connection) = ServerConnection::new(config.clone()) else {
             return;

@@ -4,8 +4,7 @@
 //! once per connection, session resumption, a certificate the client does
 //! not trust, and TLS through a proxy, which stays on tokio.
 
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
-use rustls::{HandshakeKind, ServerConfig, ServerConnection, StreamOwned};
+use rustls::{HandshakeKind, ServerConnection, StreamOwned};
 use stampede_target::{CertSource, TlsConfig};
 use stampede_testkit::{binary, run_stampede, spawn_target, RawServer, TargetConfig};
 use std::io::Write;
@@ -288,19 +287,7 @@ fn counting_tls_server(
     answers: usize,
     announce: bool,
 ) -> (RawServer, Arc<Mutex<Vec<HandshakeKind>>>) {
-    let certified = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
-    let cert = CertificateDer::from(certified.cert.der().to_vec());
-    let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(
-        certified.signing_key.serialize_der(),
-    ));
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(vec![cert], key)
-        .unwrap();
-    let config = Arc::new(config);
+    let config = stampede_testkit::self_signed_server_config();
     let kinds = Arc::new(Mutex::new(Vec::new()));
     let seen = kinds.clone();
     let server = RawServer::start(move |stream| {
