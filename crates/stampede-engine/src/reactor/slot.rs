@@ -210,6 +210,12 @@ pub trait ReactorSlot<I: WorkerIo> {
         self.fail_tls(io, &crate::tls_errors::explain(error))
     }
 
+    /// [`ReactorSlot::fail_tls`] with an I/O error that may carry rustls'
+    /// error, explained (tls_errors.rs).
+    fn fail_tls_io(&mut self, io: &I, error: &io::Error) -> Step {
+        self.fail_tls(io, &crate::tls_errors::explain_io(error))
+    }
+
     fn fail_connect(&mut self, io: &I, error: &io::Error) -> Step {
         let kind = classify_connect(error);
         io.ctx().state.sample_error(kind, || error.to_string());

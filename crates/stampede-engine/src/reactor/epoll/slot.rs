@@ -205,7 +205,7 @@ impl Slot {
     /// handshake is over counts the connection as open and sends the request.
     fn handshake(&mut self, io: &Io, scratch: &mut [u8], events: u32) -> Step {
         if let Err(error) = self.flush_tls() {
-            return self.fail_tls(io, &crate::tls_errors::explain_io(&error));
+            return self.fail_tls_io(io, &error);
         }
         // The socket was read dry: whatever comes next raises a new edge.
         let mut drained = events & PEER_CLOSED == 0;
@@ -218,7 +218,7 @@ impl Slot {
                     }
                     Ok(n) => n,
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                    Err(error) => return self.fail_tls(io, &crate::tls_errors::explain_io(&error)),
+                    Err(error) => return self.fail_tls_io(io, &error),
                 };
                 drained &= n < scratch.len();
                 let Some(tls) = self.tls.as_mut() else {
@@ -241,7 +241,7 @@ impl Slot {
         if self.tls.as_ref().is_some_and(|tls| tls.is_handshaking()) {
             return match self.flush_tls() {
                 Ok(_) => Step::Pending,
-                Err(error) => self.fail_tls(io, &crate::tls_errors::explain_io(&error)),
+                Err(error) => self.fail_tls_io(io, &error),
             };
         }
         let now = Instant::now();
@@ -265,7 +265,7 @@ impl Slot {
             let rest = self.base.ledger.unwritten(io.ctx);
             if !rest.is_empty() {
                 if let Err(error) = tls.write_plain(rest) {
-                    return self.fail_tls(io, &crate::tls_errors::explain_io(&error));
+                    return self.fail_tls_io(io, &error);
                 }
                 self.base.ledger.written += rest.len();
             }

@@ -255,7 +255,7 @@ impl Slot {
             self.base.ledger.deadline = now + io.ctx.connector.connect_timeout;
             self.base.phase = Phase::Handshaking;
             if let Err(error) = self.arm_receive(io) {
-                return self.fail_tls(io, &crate::tls_errors::explain_io(&error));
+                return self.fail_tls_io(io, &error);
             }
             return Step::Pending;
         }
@@ -446,7 +446,7 @@ impl Slot {
         let rest = self.base.ledger.unwritten(io.ctx);
         if let Some(tls) = self.tls.as_mut() {
             if let Err(error) = tls.write_plain(rest) {
-                return self.fail_tls(io, &crate::tls_errors::explain_io(&error));
+                return self.fail_tls_io(io, &error);
             }
         }
         self.base.ledger.written += rest.len();
@@ -464,7 +464,7 @@ impl Slot {
             return match self.base.phase {
                 // The connect failed and took its linked ClientHello along.
                 Phase::Connecting | Phase::Idle => Step::Pending,
-                Phase::Handshaking => self.fail_tls(io, &crate::tls_errors::explain_io(&error)),
+                Phase::Handshaking => self.fail_tls_io(io, &error),
                 Phase::Writing | Phase::Reading => self.fail_exchange(io, classify_io(&error)),
             };
         }
@@ -549,7 +549,7 @@ impl Slot {
         if self.tls.as_ref().is_some_and(|tls| tls.is_handshaking()) {
             return match self.flush_tls(io) {
                 Ok(_) => Step::Pending,
-                Err(error) => self.fail_tls(io, &crate::tls_errors::explain_io(&error)),
+                Err(error) => self.fail_tls_io(io, &error),
             };
         }
         let now = Instant::now();
