@@ -13,6 +13,7 @@ pub mod json_path;
 pub mod response;
 pub mod scenario;
 pub mod scope;
+pub mod script;
 pub mod store;
 pub mod template;
 mod template_error;
@@ -24,6 +25,7 @@ pub use feeder::{Exhausted, FeedCursor, FeedData, FeedMode, FeedSpec, Feeder, Fe
 pub use response::ResponseView;
 pub use scenario::{Group, GroupLoad, Scenario, ScenarioError, Step, ThinkTime};
 pub use scope::{Binding, Scope, BUILTINS};
+pub use script::{Script, ScriptError, ScriptThread};
 pub use store::VarStore;
 pub use template::{
     parse_url_template, RenderContext, RequestTemplate, Sequence, Template, TemplateError,
