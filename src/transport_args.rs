@@ -52,10 +52,18 @@ pub struct TransportArgs {
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub pipeline: usize,
     /// Speak HTTP/2: ALPN h2 over https, prior knowledge (h2c) over http
-    #[arg(long)]
+    #[arg(long, group = "multiplexed")]
     pub http2: bool,
-    /// HTTP/2: streams in flight on each connection (-c connections × N streams)
-    #[arg(long, value_name = "N", default_value_t = 1, requires = "http2")]
+    /// Speak HTTP/3 over QUIC (UDP to the URL's port; https only): one QUIC
+    /// endpoint per worker thread, -c connections × --streams requests each
+    #[arg(long, group = "multiplexed")]
+    pub http3: bool,
+    /// HTTP/3: send a resumed connection's first requests as 0-RTT data
+    /// (counted apart in the breakdown: 0-RTT data can be replayed)
+    #[arg(long = "0rtt", requires = "http3")]
+    pub zero_rtt: bool,
+    /// HTTP/2 and HTTP/3: streams in flight on each connection (-c connections × N streams)
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "multiplexed")]
     pub streams: usize,
     /// Connect to ADDRESS for HOST:PORT instead of asking DNS (curl's --resolve;
     /// repeatable), e.g. example.test:8443:127.0.0.1
@@ -65,7 +73,7 @@ pub struct TransportArgs {
     /// about one syscall per request), epoll (the same over epoll), tokio
     /// (supports everything), or auto: uring where the kernel offers it, else
     /// epoll, for HTTP/1.1 runs (plain or TLS, -c or -r, with --pipeline); tokio
-    /// for HTTP/2 and for TLS through a proxy (-X). Default from STAMPEDE_IO
+    /// for HTTP/2, HTTP/3 and TLS through a proxy (-X). Default from STAMPEDE_IO
     #[arg(long, value_name = "auto|epoll|uring|tokio", value_parser = parse_io, env = "STAMPEDE_IO")]
     pub io: Option<IoBackend>,
 }
@@ -113,6 +121,8 @@ impl TransportArgs {
             pipeline: self.pipeline,
             http2: self.http2,
             streams: self.streams,
+            http3: self.http3,
+            zero_rtt: self.zero_rtt,
             resolve: self
                 .resolve
                 .iter()

@@ -29,6 +29,8 @@ use stampede_target::{
   curl http://127.0.0.1:3000/stats
   curl --http2-prior-knowledge http://127.0.0.1:3000/   # h2c
   stampede serve --tls --port 8443 --write-cert ca.pem  # self-signed, HTTP/2 via ALPN
+  stampede serve --tls --http3 --port 8443              # and HTTP/3 on udp 8443
+  stampede run https://127.0.0.1:8443/ --http3 --insecure -c 10 --streams 10 -d 10s
   curl --cacert ca.pem https://localhost:8443/1k.html
   stampede serve --cert server.pem --key server.key --port 8443
   stampede serve --unix /tmp/stampede.sock          # also on a Unix socket
@@ -104,6 +106,10 @@ pub struct ServeArgs {
     /// Do not detect the HTTP/2 prior-knowledge preface (h2c) on cleartext connections.
     #[arg(long)]
     pub no_h2c: bool,
+    /// Also serve HTTP/3 over QUIC on the same port number over UDP (implies --tls);
+    /// TCP responses advertise it with Alt-Svc.
+    #[arg(long)]
+    pub http3: bool,
 }
 
 impl ServeArgs {
@@ -124,6 +130,7 @@ impl ServeArgs {
             tls: self.tls_config(),
             unix_socket: self.unix.clone(),
             h2c: !self.no_h2c,
+            http3: self.http3,
             ..Config::default()
         };
         if let Some(t) = self.threads {
@@ -139,6 +146,7 @@ impl ServeArgs {
                 key: key.clone(),
             },
             _ if self.tls
+                || self.http3
                 || self.write_cert.is_some()
                 || self.client_ca.is_some()
                 || self.tls_min.is_some()
@@ -210,6 +218,12 @@ pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
         eprintln!(
             "stampede serve: TLS with {what}{written}; ALPN h2, http/1.1; SHA-256 fingerprint {fp}"
         );
+        if cfg.http3 {
+            eprintln!(
+                "stampede serve: HTTP/3 over QUIC on udp {} (ALPN h3, 0-RTT on; Alt-Svc on TCP)",
+                handle.local_addr()
+            );
+        }
     } else if cfg.h2c {
         eprintln!("stampede serve: HTTP/1.1 and h2c (HTTP/2 prior knowledge)");
     }

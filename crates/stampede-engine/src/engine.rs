@@ -278,6 +278,7 @@ pub fn run_with(
     } else {
         None
     };
+    let http3 = crate::h3_plan::build(plan, &connector)?;
     let weights: Vec<u32> = plan.mix.iter().map(|entry| entry.weight).collect();
     let mix_order: Arc<[u16]> = if weights.is_empty() {
         Arc::from(Vec::new())
@@ -331,6 +332,7 @@ pub fn run_with(
             mix: mix.clone(),
             mix_order: mix_order.clone(),
             http2: http2.clone(),
+            http3: http3.clone(),
             pipeline: plan.transport.pipeline,
             head_request: plan.request.method == "HEAD",
             keepalive: plan.keepalive,

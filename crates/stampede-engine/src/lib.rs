@@ -9,6 +9,11 @@ mod engine;
 mod error;
 mod h2_client;
 mod h2_request;
+mod h3_client;
+mod h3_conn;
+mod h3_errors;
+mod h3_open;
+mod h3_plan;
 pub mod http1;
 mod limits;
 pub mod monitor;
@@ -30,4 +35,5 @@ pub use engine::{resolve, run, run_with, Finished, NoObserver, Observer, RunOpti
 pub use error::EngineError;
 pub use limits::{fds_needed, raise_nofile_limit};
 pub use request_log::{LoggedRequest, RequestLogOptions, RequestLogReport, RequestSink, RunClock};
+pub use transport::quic::{udp_offload, UdpOffload};
 pub use worker_plan::SNAPSHOT_INTERVAL;

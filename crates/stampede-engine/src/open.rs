@@ -20,7 +20,7 @@ use tokio::sync::Notify;
 
 /// A parked slot waiting for work.
 #[derive(Debug, Default)]
-struct Inbox {
+pub struct Inbox {
     job: Cell<Option<Instant>>,
     wake: Notify,
 }
@@ -47,6 +47,22 @@ impl Dispatcher {
     fn next_queued(&self) -> Option<Instant> {
         self.backlog.borrow_mut().pop(Instant::now())
     }
+
+    /// A slot's next job once its last is done: the oldest backlog entry,
+    /// or else it parks as idle until one is handed to `inbox` (most
+    /// recently idle first, so the fewest connections stay warm).
+    pub async fn next_job(&self, inbox: &Rc<Inbox>) -> Instant {
+        if let Some(intended) = self.next_queued() {
+            return intended;
+        }
+        self.idle.borrow_mut().push(inbox.clone());
+        loop {
+            inbox.wake.notified().await;
+            if let Some(intended) = inbox.job.take() {
+                return intended;
+            }
+        }
+    }
 }
 
 /// Produces this worker's intended instants until the budget is spent or
@@ -58,6 +74,30 @@ pub async fn run_pacer(
     measure_start: Instant,
     end: Option<Instant>,
 ) {
+    run_pacer_with(
+        ctx,
+        load,
+        measure_start,
+        end,
+        |ctx, dispatcher, _, intended| {
+            tokio::task::spawn_local(run_open_slot(ctx.clone(), dispatcher.clone(), intended));
+        },
+    )
+    .await;
+}
+
+/// [`run_pacer`] with the slots `spawn_slot` starts: it starts slot number
+/// `slot` (up to `load.max_connections`) on its first job (the HTTP/1.1
+/// slot in run_pacer, HTTP/3's streams in h3_open.rs).
+pub async fn run_pacer_with<S>(
+    ctx: Rc<ConnectionContext>,
+    load: OpenLoad,
+    measure_start: Instant,
+    end: Option<Instant>,
+    spawn_slot: S,
+) where
+    S: Fn(&Rc<ConnectionContext>, &Rc<Dispatcher>, usize, Instant),
+{
     let dispatcher = Rc::new(Dispatcher::new(measure_start));
     // The schedule starts at the start of measurement (or now, during warm-up),
     // not when this task happened to be first polled.
@@ -89,24 +129,28 @@ pub async fn run_pacer(
         if !ctx.state.claim_budget_at(next) {
             return;
         }
-        dispatch(&ctx, &dispatcher, &load, next);
+        dispatch(&ctx, &dispatcher, &load, next, &spawn_slot);
     }
 }
 
-fn dispatch(
+fn dispatch<S>(
     ctx: &Rc<ConnectionContext>,
     dispatcher: &Rc<Dispatcher>,
     load: &OpenLoad,
     intended: Instant,
-) {
+    spawn_slot: &S,
+) where
+    S: Fn(&Rc<ConnectionContext>, &Rc<Dispatcher>, usize, Instant),
+{
     if let Some(inbox) = dispatcher.idle.borrow_mut().pop() {
         inbox.job.set(Some(intended));
         inbox.wake.notify_one();
         return;
     }
-    if dispatcher.spawned.get() < load.max_connections {
-        dispatcher.spawned.set(dispatcher.spawned.get() + 1);
-        tokio::task::spawn_local(run_open_slot(ctx.clone(), dispatcher.clone(), intended));
+    let slot = dispatcher.spawned.get();
+    if slot < load.max_connections {
+        dispatcher.spawned.set(slot + 1);
+        spawn_slot(ctx, dispatcher, slot, intended);
         return;
     }
     dispatcher.backlog.borrow_mut().push(intended);
@@ -123,18 +167,6 @@ async fn run_open_slot(ctx: Rc<ConnectionContext>, dispatcher: Rc<Dispatcher>, f
         let lag = Instant::now().saturating_duration_since(job);
         ctx.state.begin_intended(job, lag);
         slot.run_request(&ctx, job).await;
-        let queued = dispatcher.next_queued();
-        job = match queued {
-            Some(intended) => intended,
-            None => {
-                dispatcher.idle.borrow_mut().push(inbox.clone());
-                loop {
-                    inbox.wake.notified().await;
-                    if let Some(intended) = inbox.job.take() {
-                        break intended;
-                    }
-                }
-            }
-        };
+        job = dispatcher.next_job(&inbox).await;
     }
 }

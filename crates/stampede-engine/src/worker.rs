@@ -108,24 +108,44 @@ fn start_load(
                 plan.workers,
             ));
             aborts.push(control.abort_handle());
-            match &plan.http2 {
-                Some(h2) => {
-                    let h2 = Rc::new(H2Context {
-                        requests: h2.requests.clone(),
-                        streams: h2.streams,
-                    });
-                    for index in 0..*slots {
-                        let task = run_h2_slot(context.clone(), h2.clone(), gate.clone(), index);
-                        handles.push(tokio::task::spawn_local(task));
+            if let Some(h3) = &plan.http3 {
+                let h3 = Rc::new(crate::h3_conn::H3Context::new(h3, plan.index));
+                handles.extend(crate::h3_client::spawn_closed(context, &h3, &gate, *slots));
+            } else {
+                match &plan.http2 {
+                    Some(h2) => {
+                        let h2 = Rc::new(H2Context {
+                            requests: h2.requests.clone(),
+                            streams: h2.streams,
+                        });
+                        for index in 0..*slots {
+                            let task =
+                                run_h2_slot(context.clone(), h2.clone(), gate.clone(), index);
+                            handles.push(tokio::task::spawn_local(task));
+                        }
                     }
-                }
-                None => {
-                    for index in 0..*slots {
-                        let task = run_closed_slot(context.clone(), gate.clone(), index);
-                        handles.push(tokio::task::spawn_local(task));
+                    None => {
+                        for index in 0..*slots {
+                            let task = run_closed_slot(context.clone(), gate.clone(), index);
+                            handles.push(tokio::task::spawn_local(task));
+                        }
                     }
                 }
             }
+        }
+        WorkerLoad::Open(load) if plan.http3.is_some() => {
+            let h3 = plan
+                .http3
+                .as_ref()
+                .map(|h3| crate::h3_conn::H3Context::new(h3, plan.index));
+            let pacer = crate::h3_open::run_h3_pacer(
+                context.clone(),
+                Rc::new(h3.expect("matched on http3")),
+                load.clone(),
+                plan.measure_start,
+                plan.deadline,
+            );
+            handles.push(tokio::task::spawn_local(pacer));
         }
         WorkerLoad::Open(load) => {
             let pacer = run_pacer(

@@ -42,6 +42,8 @@ pub struct WorkerPlan {
     /// HTTP/2 instead of HTTP/1.1: the requests in HTTP/2 form and the
     /// streams per connection.
     pub http2: Option<H2Plan>,
+    /// HTTP/3 over QUIC instead (each worker opens its own endpoint).
+    pub http3: Option<crate::h3_plan::H3Plan>,
     /// Requests written at once per connection (HTTP/1.1 pipelining).
     pub pipeline: usize,
     pub head_request: bool,

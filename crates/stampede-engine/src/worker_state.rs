@@ -224,6 +224,20 @@ impl WorkerState {
             .record_connection(reconnect, connect_time);
     }
 
+    /// A QUIC connection opened (HTTP/3); its handshake is timed apart
+    /// ([`WorkerState::quic_handshake`]: a 0-RTT one settles later).
+    pub fn quic_connection_opened(&self, reconnect: bool) {
+        self.open_connections.set(self.open_connections.get() + 1);
+        self.ever_opened.set(true);
+        self.recorder.borrow_mut().record_quic_connection(reconnect);
+    }
+
+    pub fn quic_handshake(&self, handshake: Duration, zero_rtt: bool) {
+        self.recorder
+            .borrow_mut()
+            .record_quic_handshake(handshake, zero_rtt);
+    }
+
     pub fn connection_closed(&self) {
         self.open_connections.set(self.open_connections.get() - 1);
     }

@@ -5,9 +5,11 @@
 pub enum ErrorKind {
     /// The target actively refused the TCP connection (nothing listening).
     ConnectRefused,
-    /// No TCP connection within `--connect-timeout`.
+    /// No TCP connection within `--connect-timeout` (HTTP/3: no QUIC
+    /// handshake within it; a closed UDP port is silent, so it shows here).
     ConnectTimeout,
-    /// No complete response within `--timeout`.
+    /// No complete response within `--timeout` (HTTP/3: also the QUIC idle
+    /// timeout, the server silent for that long with requests in flight).
     Timeout,
     /// The peer reset the connection (RST) while a request was in flight.
     Reset,
@@ -25,10 +27,13 @@ pub enum ErrorKind {
     Tls,
     /// The proxy refused or failed the CONNECT tunnel, or could not be reached.
     Proxy,
-    /// HTTP/2: the server reset the request's stream (RST_STREAM).
+    /// HTTP/2: the server reset the request's stream (RST_STREAM); HTTP/3:
+    /// RESET_STREAM or STOP_SENDING on the request's QUIC stream.
     StreamReset,
     /// HTTP/2: the server shut the connection down (GOAWAY) with the request
-    /// in flight, or another connection-level HTTP/2 error.
+    /// in flight, or another connection-level HTTP/2 error; HTTP/3: GOAWAY,
+    /// or the QUIC connection closed by the server (CONNECTION_CLOSE, its
+    /// error code in the samples).
     GoAway,
     /// Anything else (local resource limits...).
     Other,

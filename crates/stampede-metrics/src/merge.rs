@@ -115,6 +115,8 @@ pub fn merge_results(results: &[RunResult], force: bool) -> Result<RunResult, Me
         .unwrap_or(0);
     breakdown.connect = pool(results.iter().map(|r| &r.breakdown.connect));
     breakdown.tls = pool(results.iter().map(|r| &r.breakdown.tls));
+    breakdown.quic = pool(results.iter().map(|r| &r.breakdown.quic));
+    breakdown.zero_rtt = pool(results.iter().map(|r| &r.breakdown.zero_rtt));
     breakdown.waiting = pool(results.iter().map(|r| &r.breakdown.waiting));
     breakdown.service = TimingSummary::of(&service);
     breakdown.total = TimingSummary::of(&latency);

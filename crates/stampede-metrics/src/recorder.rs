@@ -113,6 +113,27 @@ impl Recorder {
         record_latency(&mut self.interval.tls, micros(handshake));
     }
 
+    /// Counts a QUIC connection (HTTP/3). No TCP connect is timed: QUIC's
+    /// handshake is the whole opening ([`Recorder::record_quic_handshake`]).
+    #[inline]
+    pub fn record_quic_connection(&mut self, reconnect: bool) {
+        self.interval.counters.connections_opened += 1;
+        if reconnect {
+            self.interval.counters.reconnects += 1;
+        }
+    }
+
+    /// Times a QUIC handshake: 1-RTT, or with `zero_rtt` from connect to the
+    /// server's acceptance of the 0-RTT data sent meanwhile.
+    pub fn record_quic_handshake(&mut self, handshake: Duration, zero_rtt: bool) {
+        let histogram = if zero_rtt {
+            &mut self.interval.zero_rtt
+        } else {
+            &mut self.interval.quic
+        };
+        record_latency(histogram, micros(handshake));
+    }
+
     /// Keeps `message` as a sample reason for `kind` (the caller limits how
     /// often it formats one; merging keeps at most a few per class).
     pub fn record_error_sample(&mut self, kind: ErrorKind, message: String) {

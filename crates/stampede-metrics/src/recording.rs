@@ -28,6 +28,12 @@ pub struct Snapshot {
     pub connect: LatencyHistogram,
     /// TLS handshake time of each new TLS connection.
     pub tls: LatencyHistogram,
+    /// HTTP/3: the QUIC handshake (transport and TLS 1.3 in one) of each
+    /// new connection that completed one before its first request.
+    pub quic: LatencyHistogram,
+    /// HTTP/3 `--0rtt`: connect to the server's acceptance of 0-RTT data,
+    /// for each resumed connection whose early requests it accepted.
+    pub zero_rtt: LatencyHistogram,
     /// A few error messages per class, for the reasons behind the counts
     /// (at most [`MAX_ERROR_SAMPLES`] per class).
     pub error_samples: Vec<(crate::ErrorKind, String)>,
@@ -51,6 +57,8 @@ impl Default for Snapshot {
             waiting: new_latency_histogram(),
             connect: new_latency_histogram(),
             tls: new_latency_histogram(),
+            quic: new_latency_histogram(),
+            zero_rtt: new_latency_histogram(),
             error_samples: Vec::new(),
             lag: new_latency_histogram(),
             lateness: new_latency_histogram(),
@@ -70,6 +78,8 @@ impl Snapshot {
             (&mut self.waiting, &other.waiting),
             (&mut self.connect, &other.connect),
             (&mut self.tls, &other.tls),
+            (&mut self.quic, &other.quic),
+            (&mut self.zero_rtt, &other.zero_rtt),
             (&mut self.lag, &other.lag),
             (&mut self.lateness, &other.lateness),
         ];

@@ -127,6 +127,8 @@ impl PlanSummary {
             keepalive: plan.keepalive,
             http_version: if plan.transport.http2 {
                 "2"
+            } else if plan.transport.http3 {
+                "3"
             } else if plan.request.http10 {
                 "1.0"
             } else {
@@ -210,6 +212,13 @@ pub struct Breakdown {
     /// TLS handshake, for every new TLS connection.
     #[serde(default)]
     pub tls: TimingSummary,
+    /// HTTP/3: the QUIC handshake (1-RTT) of every new connection.
+    #[serde(default)]
+    pub quic: TimingSummary,
+    /// HTTP/3 `--0rtt`: resumed connections whose 0-RTT data the server
+    /// accepted, connect to acceptance (apart: 0-RTT data can be replayed).
+    #[serde(default)]
+    pub zero_rtt: TimingSummary,
     /// From sending a request to its first response byte, every request.
     pub waiting: TimingSummary,
     /// From sending a request to its complete response (service time).
@@ -472,6 +481,8 @@ impl RunResult {
                 dns_us: recording.dns.as_micros() as u64,
                 connect: TimingSummary::of(&total.connect),
                 tls: TimingSummary::of(&total.tls),
+                quic: TimingSummary::of(&total.quic),
+                zero_rtt: TimingSummary::of(&total.zero_rtt),
                 waiting: TimingSummary::of(&total.waiting),
                 service: TimingSummary::of(&total.service),
                 total: TimingSummary::of(&total.latency),

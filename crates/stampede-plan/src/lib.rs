@@ -15,6 +15,7 @@ mod address_list;
 mod duration;
 mod error;
 mod header;
+mod http3;
 mod load_model;
 mod plan;
 mod shares;

@@ -77,6 +77,8 @@ impl Plan {
             Some("TLS through a proxy (CONNECT)")
         } else if self.transport.http2 {
             Some("HTTP/2")
+        } else if self.transport.http3 {
+            Some("HTTP/3")
         } else {
             None
         }
@@ -158,6 +160,7 @@ impl Plan {
         if self.connect_timeout.is_zero() || self.timeout.is_zero() {
             return Err(PlanError::Invalid("timeouts must be above zero".into()));
         }
+        crate::http3::check(self)?;
         if self.target.scheme == Scheme::Https && self.transport.tls.is_none() {
             self.transport.tls = Some(crate::TlsSpec::default());
         }

@@ -125,8 +125,12 @@ pub struct TransportSpec {
     pub pipeline: usize,
     /// Speak HTTP/2: ALPN h2 over TLS, prior knowledge (h2c) over plain TCP.
     pub http2: bool,
-    /// HTTP/2 streams in flight per connection (`--streams`).
+    /// HTTP/2 or HTTP/3 streams in flight per connection (`--streams`).
     pub streams: usize,
+    /// Speak HTTP/3 over QUIC (UDP; https only): `--http3` (rules in http3.rs).
+    pub http3: bool,
+    /// HTTP/3: send a resumed connection's first requests as 0-RTT data (`--0rtt`).
+    pub zero_rtt: bool,
     /// `--resolve HOST:PORT:ADDR`: connect there instead of asking DNS.
     pub resolve: Vec<ResolveOverride>,
     /// Which event loop drives HTTP/1.1 connections (`--io`).

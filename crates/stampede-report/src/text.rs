@@ -150,9 +150,14 @@ fn render_breakdown(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
         "min", "mean", "[+/-sd]", "median", "max", "count"
     )?;
     let tls = (b.tls.count > 0).then_some(("TLS handshake:", &b.tls));
+    // HTTP/3: the QUIC handshake is the whole opening (no TCP connect), and
+    // 0-RTT resumptions are shown apart (their early data can be replayed).
+    let quic = b.quic.count > 0 || b.zero_rtt.count > 0;
     let rows = [
-        Some(("Connect:", &b.connect)),
+        (!quic || b.connect.count > 0).then_some(("Connect:", &b.connect)),
         tls,
+        (b.quic.count > 0).then_some(("QUIC handshake:", &b.quic)),
+        (b.zero_rtt.count > 0).then_some(("0-RTT resumed:", &b.zero_rtt)),
         Some(("Waiting:", &b.waiting)),
         Some(("Service:", &b.service)),
         Some(("Total:", &b.total)),

@@ -62,7 +62,8 @@ impl AccessLog {
                 b.extend_from_slice(match v {
                     0 => b" HTTP/1.0",
                     1 => b" HTTP/1.1",
-                    _ => b" HTTP/2.0",
+                    2 => b" HTTP/2.0",
+                    _ => b" HTTP/3",
                 });
             }
             None => b.push(b'-'),

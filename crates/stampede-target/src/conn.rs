@@ -263,6 +263,7 @@ impl<S: Transport> Conn<S> {
             keep_alive,
             head_only: head.method == Method::Head,
             date: &wall.http,
+            alt_svc: &w.alt_svc,
         };
         let mark = self.wbuf.len();
         let req = Request {
@@ -405,6 +406,7 @@ fn refuse(w: &Worker, peer: &[u8], wbuf: &mut Vec<u8>, status: u16, head: Option
         keep_alive: false,
         head_only: false,
         date: &wall.http,
+        alt_svc: &w.alt_svc,
     };
     let mark = wbuf.len();
     let bytes = response::plain(wbuf, &x, status);

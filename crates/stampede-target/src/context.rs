@@ -34,6 +34,8 @@ pub struct Worker {
     /// Connections of this worker still open.
     pub open: Cell<usize>,
     pub drained: Notify,
+    /// The `Alt-Svc` header line of TCP responses (`serve --http3`), or empty.
+    pub alt_svc: Vec<u8>,
 }
 
 impl Worker {

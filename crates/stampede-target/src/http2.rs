@@ -132,6 +132,7 @@ async fn stream(
         &parts,
         body.map_err(|e| e.unwrap_or(400)),
         &mut out,
+        2,
     );
     let _ = send(respond, out, o.reply).await;
 }
@@ -174,20 +175,24 @@ async fn read_body(
     }
 }
 
-/// Produces the HTTP/1.1-shaped response into `out`, and counts and logs it.
-fn produce(
+/// Produces the HTTP/1.1-shaped response into `out`, and counts and logs it;
+/// `version` is 2, or 3 for HTTP/3 (http3.rs), which frames it the same way.
+pub(crate) fn produce(
     w: &Worker,
     peer: &Peer,
     parts: &http::request::Parts,
     body: Result<Vec<u8>, u16>,
     out: &mut Vec<u8>,
+    version: u8,
 ) -> Outcome {
     let wall = w.wall.borrow();
     let x = Exchange {
-        version: 2,
+        version,
         keep_alive: true,
         head_only: parts.method == http::Method::HEAD,
         date: &wall.http,
+        // HTTP/2 runs over TLS on TCP, where HTTP/3 is worth advertising.
+        alt_svc: if version == 2 { &w.alt_svc } else { b"" },
     };
     let method_str = parts.method.as_str();
     let target = parts.uri.path_and_query().map_or("/", |p| p.as_str());
@@ -195,12 +200,12 @@ fn produce(
         (_, Err(status)) => Outcome::done(status, response::plain(out, &x, status)),
         (None, _) => Outcome::done(501, response::plain(out, &x, 501)),
         (Some(method), Ok(body)) => {
-            let raw_head = raw_head(parts, target);
+            let raw_head = raw_head(parts, target, version);
             let head = Head {
                 method,
                 method_str,
                 target,
-                version: 2,
+                version,
                 head_len: raw_head.len(),
                 framing: if body.is_empty() {
                     Framing::None
@@ -227,7 +232,7 @@ fn produce(
         clf_date: &wall.clf,
         method: method_str,
         target,
-        version: Some(2),
+        version: Some(version),
         status: o.status,
         bytes: o.body_bytes,
     });
@@ -235,12 +240,16 @@ fn produce(
 }
 
 /// The request as `/echo` shows it: an HTTP/1.1-style head, with `:authority` as Host.
-fn raw_head(parts: &http::request::Parts, target: &str) -> Vec<u8> {
+fn raw_head(parts: &http::request::Parts, target: &str, version: u8) -> Vec<u8> {
     let mut h = Vec::with_capacity(256);
     h.extend_from_slice(parts.method.as_str().as_bytes());
     h.push(b' ');
     h.extend_from_slice(target.as_bytes());
-    h.extend_from_slice(b" HTTP/2\r\n");
+    h.extend_from_slice(if version == 3 {
+        b" HTTP/3\r\n"
+    } else {
+        b" HTTP/2\r\n"
+    });
     if let Some(a) = parts.uri.authority() {
         h.extend_from_slice(b"host: ");
         h.extend_from_slice(a.as_str().as_bytes());
@@ -257,7 +266,7 @@ fn raw_head(parts: &http::request::Parts, target: &str) -> Vec<u8> {
 }
 
 /// Splits the produced bytes into a response head for HEADERS and the body for DATA.
-fn to_frames(out: Vec<u8>) -> Option<(http::Response<()>, Bytes)> {
+pub(crate) fn to_frames(out: Vec<u8>) -> Option<(http::Response<()>, Bytes)> {
     let mut headers = [httparse::EMPTY_HEADER; MAX_RESPONSE_HEADERS];
     let mut r = httparse::Response::new(&mut headers);
     let head_len = match r.parse(&out) {

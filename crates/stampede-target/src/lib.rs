@@ -40,6 +40,7 @@ mod files;
 #[doc(hidden)]
 pub mod fuzzing;
 mod http2;
+mod http3;
 mod pages;
 mod reply;
 mod request;
@@ -147,6 +148,9 @@ pub struct Config {
     pub unix_socket: Option<PathBuf>,
     /// Detect the HTTP/2 prior-knowledge preface on cleartext connections (h2c).
     pub h2c: bool,
+    /// Also serve HTTP/3 over QUIC on the same port number over UDP (needs
+    /// `tls`); TCP responses then advertise it with `Alt-Svc`.
+    pub http3: bool,
 }
 
 impl Default for Config {
@@ -168,6 +172,7 @@ impl Default for Config {
             tls: None,
             unix_socket: None,
             h2c: true,
+            http3: false,
         }
     }
 }

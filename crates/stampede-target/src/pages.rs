@@ -34,13 +34,15 @@ pub struct Prebuilt {
 }
 
 impl Prebuilt {
-    fn build(body: &[u8], wall: &WallStrings) -> Self {
-        let mut bytes = Vec::with_capacity(body.len() + 160);
+    fn build(body: &[u8], wall: &WallStrings, alt_svc: &[u8]) -> Self {
+        let mut bytes = Vec::with_capacity(body.len() + 160 + alt_svc.len());
         bytes.extend_from_slice(b"HTTP/1.1 200 OK\r\nServer: stampede\r\nDate: ");
         bytes.extend_from_slice(&wall.http);
         bytes.extend_from_slice(b"\r\nContent-Type: text/html\r\nContent-Length: ");
         bytes.extend_from_slice(body.len().to_string().as_bytes());
-        bytes.extend_from_slice(b"\r\n\r\n");
+        bytes.extend_from_slice(b"\r\n");
+        bytes.extend_from_slice(alt_svc);
+        bytes.extend_from_slice(b"\r\n");
         let head_len = bytes.len();
         bytes.extend_from_slice(body);
         Prebuilt {
@@ -70,11 +72,12 @@ pub struct Pages {
 }
 
 impl Pages {
-    pub fn new(wall: &WallStrings) -> Self {
+    /// `alt_svc`: a header line every page response carries (or empty).
+    pub fn new(wall: &WallStrings, alt_svc: &[u8]) -> Self {
         let index_body = html_page(INDEX_PAGE_LEN, "stampede");
         let one_k_body = html_page(ONE_K_PAGE_LEN, "stampede 1k");
-        let index = Prebuilt::build(&index_body, wall);
-        let one_k = Prebuilt::build(&one_k_body, wall);
+        let index = Prebuilt::build(&index_body, wall, alt_svc);
+        let one_k = Prebuilt::build(&one_k_body, wall, alt_svc);
         Pages {
             index_body,
             one_k_body,
@@ -104,7 +107,7 @@ mod tests {
 
     #[test]
     fn pages_have_exact_sizes() {
-        let p = Pages::new(&WallStrings::now());
+        let p = Pages::new(&WallStrings::now(), b"");
         assert_eq!(p.index_body.len(), 515);
         assert_eq!(p.one_k_body.len(), 1024);
         assert!(p.index_body.ends_with(b"</html>\n"));

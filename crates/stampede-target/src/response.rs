@@ -22,6 +22,8 @@ pub struct Exchange<'a> {
     pub head_only: bool,
     /// IMF-fixdate of the current second.
     pub date: &'a [u8],
+    /// An `Alt-Svc` header line (HTTP/3 on offer: `serve --http3`), or empty.
+    pub alt_svc: &'a [u8],
 }
 
 /// Appends the decimal digits of `n`.
@@ -128,6 +130,7 @@ pub fn head(
         }
     }
     w.extend_from_slice(extra);
+    w.extend_from_slice(x.alt_svc);
     if !x.keep_alive {
         w.extend_from_slice(b"Connection: close\r\n");
     } else if x.version == 0 {
@@ -174,6 +177,7 @@ mod tests {
             keep_alive: true,
             head_only: false,
             date: b"Tue, 10 Oct 2000 13:55:36 GMT",
+            alt_svc: b"",
         };
         let mut w = Vec::new();
         let n = plain(&mut w, &x, 404);

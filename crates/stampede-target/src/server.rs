@@ -84,6 +84,17 @@ impl Server {
         let local = listeners[0]
             .local_addr()
             .map_err(|source| TargetError::Bind { addr, source })?;
+        // HTTP/3: the same port number over UDP, one socket per worker.
+        let quic = match &tls {
+            Some(t) if config.http3 => Some(crate::http3::server_config(&t.acceptor, &config)?),
+            _ => None,
+        };
+        let mut udp = match &quic {
+            Some(_) => crate::http3::bind_all(local, config.threads)?,
+            None => Vec::new(),
+        }
+        .into_iter();
+        let alt_svc = crate::http3::alt_svc(quic.as_ref().map(|_| local.port()));
         let unix = config
             .unix_socket
             .as_deref()
@@ -116,6 +127,10 @@ impl Server {
                 log_sink: log_sink.clone(),
                 root: root.clone(),
                 stop: stop_rx.clone(),
+                quic: quic
+                    .as_ref()
+                    .and_then(|config| Some((udp.next()?, config.clone()))),
+                alt_svc: alt_svc.clone(),
             };
             let t = std::thread::Builder::new()
                 .name(format!("stampede-target-{idx}"))
@@ -145,6 +160,11 @@ fn validate(mut c: Config) -> Result<Config, TargetError> {
     if c.max_connections == 0 {
         return Err(TargetError::Config(
             "max_connections must be at least 1".into(),
+        ));
+    }
+    if c.http3 && c.tls.is_none() {
+        return Err(TargetError::Config(
+            "HTTP/3 needs TLS: QUIC is always encrypted (add --tls, or --cert and --key)".into(),
         ));
     }
     let p = c.route_prefix.trim_end_matches('/');

@@ -23,6 +23,8 @@ pub struct WorkerStats {
     tls_failures: AtomicU64,
     h2_connections: AtomicU64,
     h2_streams: AtomicU64,
+    h3_connections: AtomicU64,
+    h3_streams: AtomicU64,
 }
 
 /// Adds to a counter that only the calling thread writes: no read-modify-write lock needed.
@@ -43,6 +45,8 @@ impl WorkerStats {
             tls_failures: AtomicU64::new(0),
             h2_connections: AtomicU64::new(0),
             h2_streams: AtomicU64::new(0),
+            h3_connections: AtomicU64::new(0),
+            h3_streams: AtomicU64::new(0),
         }
     }
 
@@ -85,6 +89,14 @@ impl WorkerStats {
     pub fn h2_stream(&self) {
         bump(&self.h2_streams, 1);
     }
+    /// A QUIC connection completed its handshake and speaks HTTP/3.
+    pub fn h3_connection(&self) {
+        bump(&self.h3_connections, 1);
+    }
+    /// An HTTP/3 request stream was accepted.
+    pub fn h3_stream(&self) {
+        bump(&self.h3_streams, 1);
+    }
 }
 
 /// All workers' counters plus what is global to the server.
@@ -117,6 +129,8 @@ impl Registry {
             tls_handshake_failures: 0,
             h2_connections: 0,
             h2_streams_total: 0,
+            h3_connections: 0,
+            h3_streams_total: 0,
             uptime_s: self.started.elapsed().as_secs_f64(),
             workers: self.workers.len(),
         };
@@ -137,6 +151,8 @@ impl Registry {
             s.tls_handshake_failures += w.tls_failures.load(Ordering::Relaxed);
             s.h2_connections += w.h2_connections.load(Ordering::Relaxed);
             s.h2_streams_total += w.h2_streams.load(Ordering::Relaxed);
+            s.h3_connections += w.h3_connections.load(Ordering::Relaxed);
+            s.h3_streams_total += w.h3_streams.load(Ordering::Relaxed);
         }
         s.connections_open = s.connections_accepted.saturating_sub(closed);
         s
@@ -173,6 +189,11 @@ pub struct StatsSnapshot {
     /// HTTP/2 streams accepted (each is one request, counted in `requests_total`
     /// when its response is produced).
     pub h2_streams_total: u64,
+    /// QUIC connections that spoke HTTP/3 (`serve --http3`; each counts in
+    /// `connections_accepted` and `tls_handshakes` too).
+    pub h3_connections: u64,
+    /// HTTP/3 request streams accepted.
+    pub h3_streams_total: u64,
     /// Seconds since the server started.
     pub uptime_s: f64,
     /// Worker threads.

@@ -42,6 +42,10 @@ pub struct Setup {
     pub log_sink: Option<Sink>,
     pub root: Option<std::path::PathBuf>,
     pub stop: watch::Receiver<bool>,
+    /// `serve --http3`: this worker's UDP socket and QUIC configuration.
+    pub quic: Option<(std::net::UdpSocket, quinn::ServerConfig)>,
+    /// The `Alt-Svc` line TCP responses carry (empty without HTTP/3).
+    pub alt_svc: Vec<u8>,
 }
 
 /// Runs one worker to completion (until shutdown and drain).
@@ -50,10 +54,12 @@ pub fn run(setup: Setup, rt: tokio::runtime::Runtime) -> std::io::Result<()> {
     local.block_on(&rt, async move {
         let listener = TcpListener::from_std(setup.listener)?;
         let unix = setup.unix.map(UnixListener::from_std).transpose()?;
+        let quic = setup.quic.map(crate::http3::endpoint).transpose()?;
         let wall = WallStrings::now();
         let w = Rc::new(Worker {
             idx: setup.idx,
-            pages: RefCell::new(Pages::new(&wall)),
+            pages: RefCell::new(Pages::new(&wall, &setup.alt_svc)),
+            alt_svc: setup.alt_svc,
             wall: RefCell::new(wall),
             files: setup
                 .root
@@ -75,9 +81,16 @@ pub fn run(setup: Setup, rt: tokio::runtime::Runtime) -> std::io::Result<()> {
                 None => std::future::pending().await,
             }
         };
+        let quic_loop = async {
+            match &quic {
+                Some(endpoint) => crate::http3::accept(endpoint, &w).await,
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
             _ = accept_tcp(&listener, &w) => {}
             _ = unix_loop => {}
+            _ = quic_loop => {}
             _ = stop.wait_for(|s| *s) => {}
         }
         drop(listener);
@@ -183,6 +196,7 @@ async fn refuse<S: Transport>(mut stream: S, peer: Peer, w: Rc<Worker>) {
             keep_alive: false,
             head_only: false,
             date: &wall.http,
+            alt_svc: &w.alt_svc,
         };
         crate::response::whole(&mut resp, &x, 503, "text/plain", BODY);
         w.record(&Entry {

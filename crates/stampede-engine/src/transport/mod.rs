@@ -4,6 +4,7 @@
 //! every new connection and reports what each phase took.
 
 mod proxy;
+pub mod quic;
 mod stream;
 mod tls;
 mod tls_choice;

@@ -77,12 +77,20 @@ pub(crate) fn breakdown_table(result: &RunResult) -> (Vec<String>, Vec<Vec<Strin
     let phases: Vec<(&str, &stampede_metrics::TimingSummary)> = [
         ("connect", &b.connect),
         ("TLS", &b.tls),
+        ("QUIC handshake", &b.quic),
+        ("0-RTT", &b.zero_rtt),
         ("waiting", &b.waiting),
         ("service", &b.service),
         ("total", &b.total),
     ]
     .into_iter()
-    .filter(|(label, t)| *label != "TLS" || t.count > 0)
+    // Phases a run did not have (TLS, QUIC) are left out; connect too
+    // over HTTP/3, whose QUIC handshake is the whole opening.
+    .filter(|(label, t)| {
+        let optional = ["TLS", "QUIC handshake", "0-RTT"].contains(label)
+            || (*label == "connect" && (b.quic.count > 0 || b.zero_rtt.count > 0));
+        !optional || t.count > 0
+    })
     .collect();
     let unit = |value: fn(&stampede_metrics::TimingSummary) -> f64| {
         let values: Vec<f64> = phases.iter().map(|(_, t)| value(t)).collect();

@@ -1,0 +1,193 @@
+//! HTTP/3 load (quinn + h3): `-c` QUIC connection slots per run, each with
+//! `--streams` streams that send one request after another (the closed
+//! model, per stream, as HTTP/2 does in h2_client.rs); the open model hands
+//! due requests to idle streams (h3_open.rs). A request that finds its
+//! connection gone opens a new one (h3_conn.rs); a failed handshake is
+//! charged to the requests waiting on it. Over HTTP/3, `bytes_received`
+//! counts DATA payload, as over HTTP/2 (QPACK-compressed headers are not
+//! seen by the client).
+//!
+//! Per request: a clone-free send on the stream's own `SendRequest`, one
+//! timeout timer per stream moved forward, and one look at the connection's
+//! close reason; the rest is quinn's and h3's.
+
+use crate::backoff::Backoff;
+use crate::closed::ActiveSlots;
+use crate::connection::ConnectionContext;
+use crate::h2_request::H2Request;
+use crate::h3_conn::{Cached, H3Context, QuicCell, Sender};
+use crate::h3_errors::stream_failed;
+use bytes::Buf;
+use stampede_metrics::{ErrorKind, Outcome};
+use std::pin::Pin;
+use std::rc::Rc;
+use std::time::Instant;
+use tokio::task::JoinHandle;
+use tokio::time::Sleep;
+
+/// How a request ended, for the stream's next step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum End {
+    /// It was sent (whatever the answer).
+    Sent,
+    /// No connection could be opened for it: back off before the next.
+    NoConnection,
+}
+
+/// Spawns the closed model's streams: `slots` connections × `--streams`.
+pub fn spawn_closed(
+    ctx: &Rc<ConnectionContext>,
+    h3: &Rc<H3Context>,
+    gate: &Rc<ActiveSlots>,
+    slots: usize,
+) -> Vec<JoinHandle<()>> {
+    let mut handles = Vec::with_capacity(slots * h3.streams);
+    for index in 0..slots {
+        let cell = Rc::new(QuicCell::default());
+        for _ in 0..h3.streams {
+            let stream =
+                run_closed_stream(ctx.clone(), h3.clone(), cell.clone(), gate.clone(), index);
+            handles.push(tokio::task::spawn_local(stream));
+        }
+    }
+    handles
+}
+
+/// One stream of slot `index`: requests back to back until the budget is
+/// spent; parked (and its connection closed with the last) above the gate.
+async fn run_closed_stream(
+    ctx: Rc<ConnectionContext>,
+    h3: Rc<H3Context>,
+    cell: Rc<QuicCell>,
+    gate: Rc<ActiveSlots>,
+    index: usize,
+) {
+    let timer = tokio::time::sleep(ctx.timeout);
+    tokio::pin!(timer);
+    let mut cached: Cached = None;
+    let mut backoff = Backoff::default();
+    loop {
+        if !gate.is_active(index) {
+            cached = None;
+            cell.park(&ctx, h3.streams);
+            gate.wait_until_active(index).await;
+            cell.unpark();
+        }
+        if !ctx.state.claim_budget() {
+            return;
+        }
+        ctx.state.begin_request();
+        match request(&ctx, &h3, &cell, &mut cached, None, timer.as_mut()).await {
+            End::Sent => backoff.succeeded(),
+            End::NoConnection => {
+                let delay = ctx.state.connect_backoff(&mut backoff);
+                ctx.state.wait_out_backoff(delay).await;
+            }
+        }
+    }
+}
+
+/// Sends one begun request on `cell`'s connection (opening it if needed)
+/// and records how it ended. `scheduled`: the open model's intended
+/// instant; the closed model's is when the connection was ready.
+pub async fn request(
+    ctx: &ConnectionContext,
+    h3: &H3Context,
+    cell: &QuicCell,
+    cached: &mut Cached,
+    scheduled: Option<Instant>,
+    mut timer: Pin<&mut Sleep>,
+) -> End {
+    let target = ctx.next_target_index();
+    let ready = cell.ready(ctx, h3, cached).await;
+    let intended = scheduled.unwrap_or_else(Instant::now);
+    let (generation, sender) = match (ready, cached.as_mut()) {
+        (Ok(()), Some((generation, sender))) => (*generation, sender),
+        (ready, _) => {
+            let (kind, reason) = match ready {
+                Err(failure) => (failure.kind, failure.reason),
+                Ok(()) => (ErrorKind::Other, "HTTP/3: no sender".into()),
+            };
+            ctx.state.sample_error(kind, || reason);
+            record(ctx, intended, intended, None, Err(kind), 0, target);
+            return End::NoConnection;
+        }
+    };
+    let sent = Instant::now();
+    timer
+        .as_mut()
+        .reset(tokio::time::Instant::from_std(sent + ctx.timeout));
+    let answer = {
+        let exchange = exchange(sender, h3.request(target));
+        tokio::pin!(exchange);
+        tokio::select! {
+            biased;
+            answer = &mut exchange => Some(answer),
+            () = &mut timer => None,
+        }
+    };
+    let (result, first_byte, body) = match answer {
+        Some(Ok((status, first_byte, body))) => (Ok(status), Some(first_byte), body),
+        Some(Err(error)) => {
+            let (failure, broken) = stream_failed(&error, cell.close_reason());
+            if broken {
+                cell.retire(ctx, generation);
+                *cached = None;
+            }
+            ctx.state.sample_error(failure.kind, || failure.reason);
+            (Err(failure.kind), None, 0)
+        }
+        None => (Err(ErrorKind::Timeout), None, 0),
+    };
+    if !h3.keepalive {
+        cell.retire(ctx, generation);
+        *cached = None;
+    }
+    record(ctx, intended, sent, first_byte, result, body, target);
+    End::Sent
+}
+
+fn record(
+    ctx: &ConnectionContext,
+    intended: Instant,
+    sent: Instant,
+    first_byte: Option<Instant>,
+    result: Result<u16, ErrorKind>,
+    body: u64,
+    target: usize,
+) {
+    ctx.state.end_request(&Outcome {
+        intended,
+        sent,
+        first_byte,
+        done: Instant::now(),
+        result,
+        bytes_received: body,
+        body_bytes: body,
+        target: target as u16,
+    });
+}
+
+/// Sends one request and reads its whole response: the status, when the
+/// response headers arrived, and the body length.
+async fn exchange(
+    sender: &mut Sender,
+    request: &H2Request,
+) -> Result<(u16, Instant, u64), h3::error::StreamError> {
+    let mut message = http::Request::new(());
+    *message.method_mut() = request.method.clone();
+    *message.uri_mut() = request.uri.clone();
+    *message.headers_mut() = request.headers.clone();
+    let mut stream = sender.send_request(message).await?;
+    if !request.body.is_empty() {
+        stream.send_data(request.body.clone()).await?;
+    }
+    stream.finish().await?;
+    let response = stream.recv_response().await?;
+    let first_byte = Instant::now();
+    let mut length = 0u64;
+    while let Some(chunk) = stream.recv_data().await? {
+        length += chunk.remaining() as u64;
+    }
+    Ok((response.status().as_u16(), first_byte, length))
+}
