@@ -99,36 +99,56 @@ pub async fn request(
     mut timer: Pin<&mut Sleep>,
 ) -> End {
     let target = ctx.next_target_index();
-    let ready = cell.ready(ctx, h3, cached).await;
-    let intended = scheduled.unwrap_or_else(Instant::now);
-    let (generation, sender) = match (ready, cached.as_mut()) {
-        (Ok(()), Some((generation, sender))) => (*generation, sender),
-        (ready, _) => {
-            let (kind, reason) = match ready {
-                Err(failure) => (failure.kind, failure.reason),
-                Ok(()) => (ErrorKind::Other, "HTTP/3: no sender".into()),
-            };
-            ctx.state.sample_error(kind, || reason);
-            record(ctx, intended, intended, None, Err(kind), 0, target);
-            return End::NoConnection;
-        }
-    };
-    let sent = Instant::now();
-    timer
-        .as_mut()
-        .reset(tokio::time::Instant::from_std(sent + ctx.timeout));
-    let answer = {
-        let exchange = exchange(sender, h3.request(target));
-        tokio::pin!(exchange);
-        tokio::select! {
-            biased;
-            answer = &mut exchange => Some(answer),
-            () = &mut timer => None,
+    // A GOAWAY found before the request left is no failure: the request
+    // goes on a new connection, as HTTP/1.1's does after a server's close.
+    let mut goaway_retries = 1;
+    let (intended, sent, generation, answer) = loop {
+        let ready = cell.ready(ctx, h3, cached).await;
+        let intended = scheduled.unwrap_or_else(Instant::now);
+        let (generation, sender) = match (ready, cached.as_mut()) {
+            (Ok(()), Some((generation, sender))) => (*generation, sender),
+            (ready, _) => {
+                let (kind, reason) = match ready {
+                    Err(failure) => (failure.kind, failure.reason),
+                    Ok(()) => (ErrorKind::Other, "HTTP/3: no sender".into()),
+                };
+                ctx.state.sample_error(kind, || reason);
+                record(ctx, intended, intended, None, Err(kind), 0, target);
+                return End::NoConnection;
+            }
+        };
+        let sent = Instant::now();
+        timer
+            .as_mut()
+            .reset(tokio::time::Instant::from_std(sent + ctx.timeout));
+        let answer = {
+            let exchange = exchange(sender, h3.request(target));
+            tokio::pin!(exchange);
+            tokio::select! {
+                biased;
+                answer = &mut exchange => Some(answer),
+                () = &mut timer => None,
+            }
+        };
+        match answer {
+            Some(Err(Failed::NotSent)) if goaway_retries > 0 => {
+                goaway_retries -= 1;
+                cell.going_away(ctx, generation);
+                *cached = None;
+            }
+            answer => break (intended, sent, generation, answer),
         }
     };
     let (result, first_byte, body) = match answer {
         Some(Ok((status, first_byte, body))) => (Ok(status), Some(first_byte), body),
-        Some(Err(error)) => {
+        Some(Err(Failed::NotSent)) => {
+            let reason = "the server is closing the connection (GOAWAY) and the next one did too";
+            ctx.state.sample_error(ErrorKind::GoAway, || reason.into());
+            cell.going_away(ctx, generation);
+            *cached = None;
+            (Err(ErrorKind::GoAway), None, 0)
+        }
+        Some(Err(Failed::Stream(error))) => {
             let (failure, broken) = stream_failed(&error, cell.close_reason());
             if broken {
                 cell.retire(ctx, generation);
@@ -168,17 +188,31 @@ fn record(
     });
 }
 
+/// Why an exchange failed.
+enum Failed {
+    /// The server had sent GOAWAY: the request was not sent.
+    NotSent,
+    Stream(h3::error::StreamError),
+}
+
+impl From<h3::error::StreamError> for Failed {
+    fn from(error: h3::error::StreamError) -> Failed {
+        Failed::Stream(error)
+    }
+}
+
 /// Sends one request and reads its whole response: the status, when the
 /// response headers arrived, and the body length.
-async fn exchange(
-    sender: &mut Sender,
-    request: &H2Request,
-) -> Result<(u16, Instant, u64), h3::error::StreamError> {
+async fn exchange(sender: &mut Sender, request: &H2Request) -> Result<(u16, Instant, u64), Failed> {
     let mut message = http::Request::new(());
     *message.method_mut() = request.method.clone();
     *message.uri_mut() = request.uri.clone();
     *message.headers_mut() = request.headers.clone();
-    let mut stream = sender.send_request(message).await?;
+    let mut stream = match sender.send_request(message).await {
+        Ok(stream) => stream,
+        Err(h3::error::StreamError::RemoteClosing { .. }) => return Err(Failed::NotSent),
+        Err(other) => return Err(other.into()),
+    };
     if !request.body.is_empty() {
         stream.send_data(request.body.clone()).await?;
     }

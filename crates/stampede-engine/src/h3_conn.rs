@@ -169,6 +169,21 @@ impl QuicCell {
         }
     }
 
+    /// The server sent GOAWAY on generation `generation`'s connection: it
+    /// takes no new requests, so the next one opens a new connection (a
+    /// reconnect, as after a server's close on HTTP/1.1).
+    pub fn going_away(&self, ctx: &ConnectionContext, generation: u64) {
+        if self.generation.get() != generation {
+            return;
+        }
+        // Not closed here: the requests it accepted before the GOAWAY finish
+        // on it, and it closes once their senders are gone.
+        if self.link.borrow_mut().take().is_some() {
+            ctx.state.connection_closed();
+            self.server_closed.set(true);
+        }
+    }
+
     /// A stream of this slot parks (the closed model's gate closed it);
     /// the last of `streams` to park closes the connection, as a parked
     /// HTTP/1.1 or HTTP/2 slot does.
