@@ -62,6 +62,10 @@ pub fn run_plan_in(
     context: &RunContext<'_>,
 ) -> anyhow::Result<RunResult> {
     let (quiet, pids, slo) = (context.quiet, context.pids, context.slo);
+    let mut notices = notices;
+    if plan.transport.http3 {
+        notices.push(stampede_engine::offload_notice());
+    }
     check_fd_headroom(plan)?;
     let stop = interrupt::stop_handle()?;
     let no_exports = ExportArgs::default();

@@ -35,5 +35,5 @@ pub use engine::{resolve, run, run_with, Finished, NoObserver, Observer, RunOpti
 pub use error::EngineError;
 pub use limits::{fds_needed, raise_nofile_limit};
 pub use request_log::{LoggedRequest, RequestLogOptions, RequestLogReport, RequestSink, RunClock};
-pub use transport::quic::{udp_offload, UdpOffload};
+pub use transport::quic::{offload_notice, udp_offload, UdpOffload};
 pub use worker_plan::SNAPSHOT_INTERVAL;

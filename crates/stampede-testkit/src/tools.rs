@@ -1,5 +1,5 @@
 //! The one rule for tests that need something from outside the workspace (curl,
-//! Chromium, tmux, `ip netns`, Prometheus, kubernetes-validate): when it is missing, the
+//! Chromium, oha, tmux, `ip netns`, Prometheus, kubernetes-validate): when it is missing, the
 //! test skips with a notice that is visible under `cargo test`, unless
 //! `STAMPEDE_REQUIRE_TOOLS=1` is set (.ci/run sets it), in which case the test
 //! fails and says what to install. A test that silently passes without its tool
@@ -47,6 +47,12 @@ const KNOWN: &[Known] = &[
         install: "apt-get install -y iproute2",
     },
     Known {
+        tool: "oha",
+        names: &["oha"],
+        // HTTP/3 is behind a feature, and the build is long.
+        install: "cargo install oha --locked --features http3",
+    },
+    Known {
         tool: "prometheus",
         names: &["prometheus"],
         install: "apt-get install -y prometheus",
@@ -68,7 +74,7 @@ fn required(value: Option<&OsStr>) -> bool {
     value.is_some_and(|v| !v.is_empty() && v != "0")
 }
 
-/// The path of `tool` (one of curl, chromium, tmux, ip, kubernetes-validate)
+/// The path of `tool` (one of curl, chromium, oha, tmux, ip, kubernetes-validate)
 /// on PATH. When it is not there: panics under `STAMPEDE_REQUIRE_TOOLS=1`,
 /// otherwise prints a skip notice and returns `None` (the caller returns).
 pub fn tool_or_skip(tool: &str) -> Option<PathBuf> {

@@ -3,7 +3,8 @@
 //! `--cert`, resumption) with ALPN `h3` and, for `--0rtt`, early data; the
 //! transport parameters; and one UDP endpoint per worker thread, bound in
 //! that worker's runtime so its I/O driver runs on the worker's own loop.
-//! What UDP offload (GSO/GRO) the kernel gives quinn is asked here too.
+//! What UDP offload (GSO/GRO) the kernel gives quinn is asked here too
+//! ([`offload_notice`], with the run's notices).
 
 use super::TlsClient;
 use crate::EngineError;
@@ -103,15 +104,33 @@ pub struct UdpOffload {
     pub gro_segments: usize,
 }
 
-/// Asks the kernel through quinn-udp, on a throwaway socket of `remote`'s
-/// family; `None` when no socket could be opened.
-pub fn udp_offload(remote: SocketAddr) -> Option<UdpOffload> {
-    let socket = udp_socket(bind_address(remote, &[], 0)).ok()?;
+/// Asks the kernel through quinn-udp, on a throwaway UDP socket; `None`
+/// when none could be opened.
+pub fn udp_offload() -> Option<UdpOffload> {
+    let socket = udp_socket(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0)).ok()?;
     let state = quinn::udp::UdpSocketState::new((&socket).into()).ok()?;
     Some(UdpOffload {
         gso_segments: state.max_gso_segments(),
         gro_segments: state.gro_segments(),
     })
+}
+
+/// The line a run's notices carry about UDP offload.
+pub fn offload_notice() -> String {
+    match udp_offload() {
+        Some(o) => format!(
+            "HTTP/3: UDP offload {} (GSO up to {} segments per send, GRO {} per receive; quinn uses each above 1)",
+            match (o.gso_segments > 1, o.gro_segments > 1) {
+                (true, true) => "GSO and GRO",
+                (true, false) => "GSO only",
+                (false, true) => "GRO only",
+                (false, false) => "unavailable",
+            },
+            o.gso_segments,
+            o.gro_segments
+        ),
+        None => "HTTP/3: could not ask the kernel about UDP offload".into(),
+    }
 }
 
 #[cfg(test)]
@@ -133,6 +152,6 @@ mod tests {
     fn the_idle_timeout_outlasts_the_request_and_handshake_timers() {
         let idle = idle_timeout(Duration::from_secs(10), Duration::from_secs(2));
         assert!(idle > Duration::from_secs(10));
-        assert!(udp_offload("127.0.0.1:1".parse().unwrap()).is_some_and(|o| o.gso_segments >= 1));
+        assert!(udp_offload().is_some_and(|o| o.gso_segments >= 1));
     }
 }
