@@ -70,7 +70,10 @@ fn the_closed_model_sends_exactly_n_over_quic_and_times_each_handshake() {
     assert_eq!(plan["http_version"], "3");
     assert_eq!(plan["io"], "tokio");
     let notices = run.result()["notices"].to_string();
-    assert!(notices.contains("UDP offload"), "GSO/GRO reported: {notices}");
+    assert!(
+        notices.contains("UDP offload"),
+        "GSO/GRO reported: {notices}"
+    );
 }
 
 #[test]
