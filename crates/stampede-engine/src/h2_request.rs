@@ -1,5 +1,6 @@
 //! The HTTP/2 form of a request, built once per plan: pseudo-headers from
-//! the target, connection-specific headers dropped (RFC 9113 §8.2.2). A leaf:
+//! the target, connection-specific headers dropped (RFC 9113 §8.2.2; HTTP/3
+//! has the same rule, RFC 9114 §4.2, and sends this form too). A leaf:
 //! the worker's plan carries these, so nothing here imports the engine.
 
 use crate::EngineError;

@@ -59,6 +59,17 @@ impl H3Context {
     }
 }
 
+impl Drop for H3Context {
+    /// The run is over: every connection still open is closed (the worker
+    /// gives the endpoint a moment to send the CONNECTION_CLOSE frames, so
+    /// the server does not hold them until its idle timeout).
+    fn drop(&mut self) {
+        if let Ok(endpoint) = &self.endpoint {
+            endpoint.close(quinn::VarInt::from_u32(H3_NO_ERROR), b"stampede: run over");
+        }
+    }
+}
+
 /// A live connection: quinn's handle (for its close reason) and a sender.
 struct Link {
     quic: quinn::Connection,

@@ -82,6 +82,11 @@ async fn drive(
         snapshot,
         finished_at: Some(finished_at),
     });
+    if plan.http3.is_some() {
+        // The aborted tasks let go of the endpoint, which closes its
+        // connections (h3_conn.rs): a moment for those packets to leave.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 /// Spawns the load model's tasks; returns a future that ends when the load

@@ -13,7 +13,8 @@
 //! accept loop, tick and drain, and where a connection is dispatched),
 //! `context` (the per-worker state all its connections share), `transport`
 //! (streams, the open-connection guard, the lingering close), `conn`
-//! (HTTP/1.1), `http2`, `tls`, `unix`, `request` and `body` (parsing),
+//! (HTTP/1.1), `http2`, `http3` (QUIC on the TCP port's number, with
+//! `Config::http3`), `tls`, `unix`, `request` and `body` (parsing),
 //! `response`, `routes` and `reply` (the test routes and what they leave to
 //! stream), `files` (static files), `pages`, `clock`, `accesslog`, `stats`,
 //! `duration`, `fuzzing` (entry points for the fuzz targets).
