@@ -105,7 +105,7 @@ pub fn build_run(args: &RunArgs) -> anyhow::Result<BuiltRun> {
     };
     let (plan, notices) = build_fixed_plan(args, scenario.as_ref())?;
     let agent = args.agent.agent.map(|share| (share.index, share.count));
-    let workload = build_workload(&args.workload, &plan, scenario.as_ref(), agent)?;
+    let workload = build_workload(&args.workload, &plan, scenario.as_ref(), agent, None)?;
     Ok(BuiltRun {
         plan,
         notices,

@@ -11,8 +11,8 @@ use stampede_engine::http1::encode_request_to;
 use stampede_engine::{StepWork, WorkloadSpec};
 use stampede_plan::{MixEntry, Plan, RequestSpec, Target};
 use stampede_workload::{
-    parse_var, CheckSet, Extractor, Group, GroupLoad, RequestTemplate, Scenario, Scope, Sequence,
-    Workload,
+    parse_var, CheckSet, Extractor, Group, GroupLoad, RequestTemplate, Scenario, Scope, Script,
+    Sequence, Workload,
 };
 use std::sync::Arc;
 
@@ -76,21 +76,36 @@ impl ScenarioLoad {
 }
 
 /// The engine's workload for `plan`, or `None` when every request is fixed
-/// bytes and nothing judges responses.
+/// bytes and nothing judges responses. A `script` (wrk's Lua, `--script`)
+/// builds the requests itself; checks still judge its responses.
 pub fn build_workload(
     args: &WorkloadArgs,
     plan: &Plan,
     scenario: Option<&ScenarioLoad>,
     agent: Option<(u32, u32)>,
+    script: Option<Arc<dyn Script>>,
 ) -> anyhow::Result<Option<Arc<WorkloadSpec>>> {
     let (agent, agents) = agent.unwrap_or((0, 1));
     let spec = match scenario {
         Some(scenario) => scenario_spec(args, plan, &scenario.group)?,
         None => flags_spec(args, plan)?,
     };
+    let spec = match (spec, &script) {
+        (None, Some(_)) => Some(WorkloadSpec {
+            steps: vec![StepWork::default(); requests_of(plan).len()],
+            ..WorkloadSpec::default()
+        }),
+        (spec, _) => spec,
+    };
     let Some(mut spec) = spec else {
         return Ok(None);
     };
+    if script.is_some() && (scenario.is_some() || spec.renders()) {
+        anyhow::bail!(
+            "a script builds the requests itself: drop --scenario and the {{{{...}}}} templates"
+        );
+    }
+    spec.script = script;
     spec.capture_max = args.capture_max;
     spec.agent = agent;
     spec.agents = agents;

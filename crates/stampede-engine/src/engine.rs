@@ -326,10 +326,20 @@ pub fn run_with(
             budget_given += share;
             share
         });
+        let mut worker_connector = connector.clone();
+        let script_addr = options
+            .workload
+            .as_ref()
+            .and_then(|w| w.script.as_ref())
+            .and_then(|script| script.thread_addr(index));
+        if let Some(addr) = script_addr {
+            // wrk's setup() may point a thread elsewhere (thread.addr).
+            worker_connector.endpoint = Endpoint::Tcp(addr);
+        }
         let worker_plan = WorkerPlan {
             index,
             workers: plan.threads,
-            connector: connector.clone(),
+            connector: worker_connector,
             request: request.clone(),
             mix: mix.clone(),
             mix_order: mix_order.clone(),
@@ -372,7 +382,9 @@ pub fn run_with(
         measure_start,
         observer,
         &target_at,
-    )?;
+    );
+    // A worker's own error (a script's init failing) says more than the
+    // aggregator's "worker lost": joined first.
     for (index, thread) in threads.into_iter().enumerate() {
         match thread.join() {
             Ok(Ok(())) => {}
@@ -385,6 +397,7 @@ pub fn run_with(
             Err(_) => return Err(EngineError::WorkerLost(index)),
         }
     }
+    let aggregated = aggregated?;
     let stop_reason = aggregated
         .total
         .feed_exhausted

@@ -5,7 +5,9 @@
 
 use super::spec::WorkloadSpec;
 use crate::http1::Capture;
-use stampede_workload::{Exhausted, FeedCursor, RenderContext, VarStore};
+use stampede_workload::{
+    Exhausted, FeedCursor, RenderContext, ScriptError, ScriptThread, VarStore,
+};
 use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,10 +23,62 @@ pub(crate) struct WorkerWorkload {
     workers: usize,
     /// Virtual users this worker has started.
     users: Cell<u64>,
+    /// This worker's script state (wrk's per-thread Lua), with the request
+    /// it sends when it builds none (computed once, as wrk does).
+    pub script: Option<WorkerScript>,
+}
+
+/// A worker's script: its state and its fixed request.
+pub(crate) struct WorkerScript {
+    pub thread: RefCell<Box<dyn ScriptThread>>,
+    fixed: Option<Vec<u8>>,
+}
+
+impl std::fmt::Debug for WorkerScript {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WorkerScript").finish_non_exhaustive()
+    }
+}
+
+/// Why the next request cannot be prepared: the worker stops sending.
+#[derive(Debug)]
+pub(crate) enum NotPrepared {
+    /// A `unique` feeder ran out of rows.
+    Exhausted,
+    /// The script failed (its message names the script and line).
+    Script(ScriptError),
+}
+
+impl From<Exhausted> for NotPrepared {
+    fn from(_: Exhausted) -> Self {
+        NotPrepared::Exhausted
+    }
 }
 
 impl WorkerWorkload {
-    pub fn new(spec: Arc<WorkloadSpec>, worker: usize, workers: usize, seed: u64) -> Self {
+    /// The worker's share of `spec`; its script state is made here, on the
+    /// worker's own thread.
+    pub fn new(
+        spec: Arc<WorkloadSpec>,
+        worker: usize,
+        workers: usize,
+        seed: u64,
+    ) -> Result<Self, ScriptError> {
+        let script = match &spec.script {
+            Some(script) => {
+                let mut thread = script.thread(worker)?;
+                let fixed = if thread.builds_requests() {
+                    None
+                } else {
+                    Some(thread.fixed_request()?)
+                };
+                Some(WorkerScript {
+                    thread: RefCell::new(thread),
+                    fixed,
+                })
+            }
+            None => None,
+        };
         let cursors = spec
             .feeders
             .iter()
@@ -40,14 +94,29 @@ impl WorkerWorkload {
                 )
             })
             .collect();
-        WorkerWorkload {
+        Ok(WorkerWorkload {
             cursors: RefCell::new(cursors),
             rng: RefCell::new(fastrand::Rng::with_seed(seed)),
             spec,
             worker,
             workers: workers.max(1),
             users: Cell::new(0),
-        }
+            script,
+        })
+    }
+
+    /// True when the script reads every response (wrk's `response()`).
+    pub fn script_reads_responses(&self) -> bool {
+        self.script
+            .as_ref()
+            .is_some_and(|s| s.thread.borrow().wants_responses())
+    }
+
+    /// True once the script asked its thread to stop (`thread:stop()`).
+    pub fn script_stopped(&self) -> bool {
+        self.script
+            .as_ref()
+            .is_some_and(|s| s.thread.borrow().stop_requested())
     }
 
     /// A new virtual user: numbered `k × workers + worker`, so that
@@ -63,13 +132,18 @@ impl WorkerWorkload {
             rows: vec![0; self.spec.feeders.len()],
             buffer: Vec::new(),
             rendered: false,
+            requests: 1,
         }
     }
 
     /// What the parser keeps of each response for this workload's checks,
     /// or `None` when nothing reads responses.
     pub fn capture(&self) -> Option<Capture> {
-        let (head, body) = (self.spec.keeps_headers(), self.spec.keeps_body());
+        let script = self.script_reads_responses();
+        let (head, body) = (
+            self.spec.keeps_headers() || script,
+            self.spec.keeps_body() || script,
+        );
         (head || body).then(|| Capture::new(head, body, self.spec.capture_max))
     }
 
@@ -94,6 +168,8 @@ pub(crate) struct UserSession {
     rows: Vec<usize>,
     /// The request rendered for the current send.
     buffer: Vec<u8>,
+    /// HTTP requests in `buffer` (a script's `request()` may pipeline several).
+    pub requests: usize,
     /// True when `buffer` holds the current request (its step has a template).
     rendered: bool,
 }
@@ -111,14 +187,32 @@ impl UserSession {
 
     /// Prepares the request of `target`: an iteration's first request takes
     /// its feeder rows, and a templated request is rendered into the user's
-    /// buffer. Err when a `unique` feeder has no rows left (nothing is sent).
+    /// buffer (or the script builds it). Err when a `unique` feeder has no
+    /// rows left or the script failed (nothing is sent).
     pub fn prepare(
         &mut self,
         work: &WorkerWorkload,
         target: usize,
         seq: impl FnOnce() -> u64,
-    ) -> Result<(), Exhausted> {
+    ) -> Result<(), NotPrepared> {
         let spec = &work.spec;
+        self.requests = 1;
+        if let Some(script) = &work.script {
+            self.buffer.clear();
+            match &script.fixed {
+                Some(fixed) => self.buffer.extend_from_slice(fixed),
+                None => {
+                    let n = script
+                        .thread
+                        .borrow_mut()
+                        .request(&mut self.buffer)
+                        .map_err(NotPrepared::Script)?;
+                    self.requests = n.max(1);
+                }
+            }
+            self.rendered = true;
+            return Ok(());
+        }
         let starts_iteration = !spec.sequential || self.step == 0;
         if starts_iteration && !spec.feeders.is_empty() {
             work.take_rows(&mut self.rows)?;
@@ -176,6 +270,13 @@ impl UserSession {
     /// Returns the pause before the next step (`think`), if any.
     pub fn advance(&mut self, work: &WorkerWorkload, restart: bool) -> Option<Duration> {
         let spec = &work.spec;
+        if let Some(script) = &work.script {
+            let mut thread = script.thread.borrow_mut();
+            // wrk's delay(): a script error there means no delay.
+            return thread
+                .has_delay()
+                .then(|| thread.delay().unwrap_or_default());
+        }
         if !spec.sequential {
             self.iter += 1;
             return None;

@@ -4,7 +4,9 @@
 //! before a request is sent, and shared read-only by all workers.
 
 use stampede_metrics::CheckName;
-use stampede_workload::{CheckSet, Extractor, Feeder, RequestTemplate, Sequence, ThinkTime};
+use stampede_workload::{
+    CheckSet, Extractor, Feeder, RequestTemplate, Script, Sequence, ThinkTime,
+};
 use std::sync::Arc;
 
 /// One request of the run (the single request, an entry of the `--targets`
@@ -49,6 +51,9 @@ pub struct WorkloadSpec {
     pub agents: u32,
     /// The run-wide `{{seq}}`.
     pub sequence: Sequence,
+    /// A script that builds requests and reads responses (wrk's Lua,
+    /// issue 19): each worker gets its own [`stampede_workload::ScriptThread`].
+    pub script: Option<Arc<dyn Script>>,
 }
 
 impl Default for WorkloadSpec {
@@ -63,6 +68,7 @@ impl Default for WorkloadSpec {
             agent: 0,
             agents: 1,
             sequence: Sequence::new(0, 1),
+            script: None,
         }
     }
 }
