@@ -458,6 +458,12 @@ pub fn run_with(
             .as_ref()
             .is_some_and(|w| w.judges_responses()),
         stop_reason,
+        groups: options
+            .workload
+            .as_ref()
+            .filter(|w| w.groups.len() > 1)
+            .map(|w| w.group_names(&plan.model))
+            .unwrap_or_default(),
     };
     Ok(Finished {
         recording,

@@ -74,6 +74,16 @@ pub struct WorkloadSpec {
     pub script: Option<Arc<dyn Script>>,
 }
 
+/// "50 connections", "200 iterations/s" (peaks, for stages).
+fn describe_load(model: &LoadModel) -> String {
+    match model {
+        LoadModel::Closed { connections } => {
+            format!("{} connections", connections.peak().round())
+        }
+        LoadModel::Rate { per_s, .. } => format!("{} iterations/s", per_s.peak()),
+    }
+}
+
 impl Default for WorkloadSpec {
     fn default() -> Self {
         WorkloadSpec {
@@ -120,6 +130,26 @@ impl WorkloadSpec {
             .iter()
             .map(StepWork::judges)
             .sum()
+    }
+
+    /// The groups as the result names them: name, load, steps.
+    pub fn group_names(&self, plan_model: &LoadModel) -> Vec<stampede_metrics::GroupName> {
+        self.groups
+            .iter()
+            .enumerate()
+            .map(|(i, group)| stampede_metrics::GroupName {
+                name: group
+                    .name
+                    .clone()
+                    .unwrap_or_else(|| format!("group {}", i + 1)),
+                load: describe_load(group.model.as_ref().unwrap_or(plan_model)),
+                steps: group.steps.clone(),
+                step_names: self.steps[group.steps.clone()]
+                    .iter()
+                    .map(|s| s.name.clone().unwrap_or_default())
+                    .collect(),
+            })
+            .collect()
     }
 
     /// Every check and extractor of the run, in order, with its step: the
