@@ -77,9 +77,10 @@ pub struct WorkloadSpec {
 /// "50 connections", "200 iterations/s" (peaks, for stages).
 fn describe_load(model: &LoadModel) -> String {
     match model {
-        LoadModel::Closed { connections } => {
-            format!("{} connections", connections.peak().round())
-        }
+        LoadModel::Closed { connections } => match connections.peak().round() {
+            1.0 => "1 connection".to_string(),
+            n => format!("{n} connections"),
+        },
         LoadModel::Rate { per_s, .. } => format!("{} iterations/s", per_s.peak()),
     }
 }
