@@ -7,12 +7,14 @@ use crate::backoff::Backoff;
 use crate::http1::{ResponseError, ResponseParser, ResponseProgress};
 use crate::outcome_class::classify_io;
 use crate::read_buffer::ReadBuffer;
+use crate::redirect::Follow;
 use crate::request_log::WorkerLog;
 use crate::request_log::WorkerLogHandle;
 use crate::transport::{Connector, Stream};
 use crate::worker_plan::WorkerPlan;
 use crate::worker_state::WorkerState;
-use stampede_metrics::{ErrorKind, Outcome};
+use crate::workload::UserSession;
+use stampede_metrics::{ErrorKind, Judged, Outcome};
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
@@ -43,6 +45,27 @@ pub struct ConnectionContext {
     /// here and only bytes the parser cannot consume yet are kept per
     /// connection, so an idle connection holds no buffer.
     pub scratch: RefCell<Box<[u8]>>,
+    /// The worker's share of a workload (templates, feeders, checks,
+    /// steps); `None` for fixed requests.
+    pub(crate) workload: Option<crate::workload::WorkerWorkload>,
+    /// Redirects to follow (`--redirects N`).
+    pub(crate) redirect: Option<crate::redirect::RedirectRule>,
+}
+
+impl ConnectionContext {
+    /// What a connection's parser keeps of each response: what the
+    /// workload's checks and script read, and the `Location` of redirects.
+    pub(crate) fn capture(&self) -> Option<crate::http1::Capture> {
+        let workload = self.workload.as_ref().and_then(|w| w.capture());
+        let redirect = self
+            .redirect
+            .as_ref()
+            .map(|_| crate::http1::Capture::new(true, false, 8 * 1024));
+        match (workload, redirect) {
+            (Some(a), Some(b)) => Some(a.union(b)),
+            (a, b) => a.or(b),
+        }
+    }
 }
 
 impl ConnectionContext {
@@ -78,13 +101,30 @@ impl ConnectionContext {
 /// The worker's shared read buffer: large reads for bulk bodies, allocated once.
 const SCRATCH_BYTES: usize = 64 * 1024;
 
-/// What the connections of a worker share, built from its plan.
+/// What the connections of a worker share, built from its plan (a
+/// script's `init` runs here, on the worker's thread; its error is the
+/// worker's).
 pub(crate) fn connection_context(
     plan: &WorkerPlan,
     state: Rc<WorkerState>,
     log: Option<WorkerLogHandle>,
-) -> ConnectionContext {
-    ConnectionContext {
+) -> std::io::Result<ConnectionContext> {
+    let workload = plan
+        .workload
+        .as_ref()
+        .map(|spec| {
+            let (index, workers) = plan.share;
+            crate::workload::WorkerWorkload::new(
+                spec.clone(),
+                plan.group,
+                index,
+                workers,
+                plan.seed,
+            )
+        })
+        .transpose()
+        .map_err(|e| std::io::Error::other(e.0))?;
+    Ok(ConnectionContext {
         connector: plan.connector.build(plan.index),
         request: Rc::from(&plan.request[..]),
         pipelined: plan.request.repeat(plan.pipeline.max(1)).into(),
@@ -105,7 +145,9 @@ pub(crate) fn connection_context(
         state,
         log: log.map(|handle| WorkerLog::new(handle, plan.measure_start)),
         scratch: std::cell::RefCell::new(vec![0u8; SCRATCH_BYTES].into_boxed_slice()),
-    }
+        workload,
+        redirect: plan.redirect.clone(),
+    })
 }
 
 /// The result of one exchange before it is turned into an [`Outcome`].
@@ -136,6 +178,15 @@ pub struct Slot {
     /// The wait the last connect failure asked for, taken after the request
     /// that paid for it is recorded.
     backoff_due: Option<Duration>,
+    /// The virtual user of a workload (workload/): `None` for fixed requests.
+    session: Option<Box<UserSession>>,
+    /// The parser keeps what checks and redirects read (set on first use).
+    capture_set: bool,
+    /// Redirects the request in flight has followed, and the hop's request
+    /// (with a spare buffer, swapped: no allocation).
+    hops: u32,
+    hop_request: Vec<u8>,
+    hop_spare: Vec<u8>,
 }
 
 impl Slot {
@@ -149,20 +200,137 @@ impl Slot {
             current: 0,
             backoff: Backoff::default(),
             backoff_due: None,
+            session: None,
+            capture_set: false,
+            hops: 0,
+            hop_request: Vec::new(),
+            hop_spare: Vec::new(),
         }
+    }
+
+    /// The bytes of the request in flight: a hop's, the rendered one, or
+    /// the pre-encoded request of the mix.
+    fn request_bytes<'a>(&'a self, ctx: &'a ConnectionContext) -> &'a [u8] {
+        if self.hops > 0 {
+            return &self.hop_request;
+        }
+        let rendered = self.session.as_ref().and_then(|s| s.rendered());
+        rendered.unwrap_or_else(|| ctx.request_of(self.current).0)
+    }
+
+    /// Whether the response (status `status`) redirects the request
+    /// (redirect.rs); a hop's request is made ready and counted.
+    fn redirect(&mut self, ctx: &ConnectionContext, status: u16) -> Follow {
+        let Some(rule) = &ctx.redirect else {
+            return Follow::No;
+        };
+        let location = self.parser.capture().and_then(|c| c.header("location"));
+        let current = crate::redirect::request_path(self.request_bytes(ctx));
+        let follow = rule.follow(status, location, current, self.hops);
+        match &follow {
+            Follow::Hop { path, keep_method } => {
+                let mut next = std::mem::take(&mut self.hop_spare);
+                let original = self.request_bytes(ctx);
+                crate::redirect::hop_request(original, path, *keep_method, &mut next);
+                self.hop_spare = std::mem::replace(&mut self.hop_request, next);
+                self.hops += 1;
+                ctx.state.recorder.borrow_mut().record_redirect();
+            }
+            Follow::Offsite => ctx.state.recorder.borrow_mut().record_offsite_redirect(),
+            Follow::No | Follow::Limit => {}
+        }
+        follow
+    }
+
+    /// True when a scenario user is inside an iteration (its next step is
+    /// not the first): in the open model it goes on without a new arrival.
+    pub fn mid_iteration(&self, ctx: &ConnectionContext) -> bool {
+        ctx.workload.as_ref().is_some_and(|w| w.sequential())
+            && self.session.as_ref().is_some_and(|s| !s.at_first_step())
+    }
+
+    /// Picks the request to send (the user's next step with a workload)
+    /// and renders it; false when a `unique` feeder ran out of rows.
+    fn prepare(&mut self, ctx: &ConnectionContext, intended: Instant) -> bool {
+        if !std::mem::replace(&mut self.capture_set, true) {
+            if let Some(capture) = ctx.capture() {
+                self.parser.set_capture(capture);
+            }
+        }
+        self.hops = 0;
+        let Some(work) = &ctx.workload else {
+            self.current = ctx.next_target();
+            return true;
+        };
+        if self.session.is_none() {
+            self.session = Some(Box::new(work.new_user()));
+        }
+        let session = self.session.as_mut().expect("set above");
+        self.current = session.next_target(work, || ctx.next_target());
+        let fixed = ctx.request_of(self.current).0;
+        match session.prepare(work, self.current, fixed, || work.spec.sequence.next()) {
+            Ok(()) => true,
+            Err(not) => {
+                ctx.state.not_prepared(intended, not);
+                false
+            }
+        }
+    }
+
+    /// Judges a complete response (workload/judge.rs) and moves a scenario
+    /// user on; returns the verdict and the think time before its next step.
+    fn judge(
+        &mut self,
+        ctx: &ConnectionContext,
+        intended: Instant,
+        result: Result<u16, ErrorKind>,
+    ) -> (Option<Judged>, Option<Duration>) {
+        let (Some(work), Some(session)) = (&ctx.workload, self.session.as_mut()) else {
+            return (None, None);
+        };
+        if work.script_stopped() {
+            ctx.state.stop_sending();
+        }
+        let Ok(status) = result else {
+            return (None, session.advance(work, false));
+        };
+        let judgement = session.judge(
+            work,
+            self.current,
+            status,
+            intended.elapsed(),
+            self.parser.capture(),
+            &mut ctx.state.recorder.borrow_mut(),
+        );
+        (judgement.judged, session.advance(work, judgement.restart))
     }
 
     /// Sends one request intended at `intended` and records its outcome.
     /// The caller has already counted it with `begin_request`.
+    /// With a workload the response is judged, and a scenario's think
+    /// time is waited out before returning.
     pub async fn run_request(&mut self, ctx: &ConnectionContext, intended: Instant) {
-        self.current = ctx.next_target();
+        if !self.prepare(ctx, intended) {
+            return;
+        }
         let (_, head) = ctx.request_of(self.current);
         self.parser.set_head_request(head);
-        let exchange = self.exchange(ctx, intended).await;
-        self.finish(ctx, intended, &exchange, exchange.result);
+        let mut exchange = self.exchange(ctx, intended).await;
+        while let Ok(status) = exchange.result {
+            match self.redirect(ctx, status) {
+                Follow::Hop { .. } => exchange = self.exchange(ctx, intended).await,
+                Follow::Limit => exchange.result = Err(ErrorKind::RedirectLimit),
+                Follow::No | Follow::Offsite => break,
+            }
+        }
+        let (judged, think) = self.judge(ctx, intended, exchange.result);
+        self.finish_judged(ctx, intended, &exchange, exchange.result, judged);
         if exchange.result.is_err() {
             self.drop_stream(ctx, false);
             self.after_failure(ctx).await;
+        }
+        if let Some(think) = think {
+            tokio::time::sleep(think).await;
         }
     }
 
@@ -263,6 +431,18 @@ impl Slot {
         exchange: &Exchange,
         result: Result<u16, ErrorKind>,
     ) {
+        self.finish_judged(ctx, intended, exchange, result, None);
+    }
+
+    /// Records one request with its verdict.
+    fn finish_judged(
+        &self,
+        ctx: &ConnectionContext,
+        intended: Instant,
+        exchange: &Exchange,
+        result: Result<u16, ErrorKind>,
+        judged: Option<Judged>,
+    ) {
         let outcome = Outcome {
             intended,
             sent: exchange.sent,
@@ -272,6 +452,7 @@ impl Slot {
             bytes_received: exchange.bytes_received,
             body_bytes: exchange.body_bytes,
             target: self.current as u16,
+            judged,
         };
         ctx.state.end_request(&outcome);
         if let Some(log) = &ctx.log {
@@ -381,8 +562,13 @@ impl Slot {
         ctx: &ConnectionContext,
         exchange: &mut Exchange,
     ) -> Result<(u16, bool), ErrorKind> {
+        let request = if self.hops > 0 {
+            &self.hop_request[..]
+        } else {
+            let rendered = self.session.as_ref().and_then(|s| s.rendered());
+            rendered.unwrap_or_else(|| ctx.request_of(self.current).0)
+        };
         let stream = self.stream.as_mut().expect("connected above");
-        let (request, _) = ctx.request_of(self.current);
         stream
             .write_all(request)
             .await

@@ -185,6 +185,8 @@ fn record(
         bytes_received: body,
         body_bytes: body,
         target: target as u16,
+        // Checks (issue 18) are the HTTP/1.1 paths' for now.
+        judged: None,
     });
 }
 

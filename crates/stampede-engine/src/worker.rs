@@ -31,8 +31,7 @@ pub fn run_worker(
         .enable_all()
         .build()?;
     let local = tokio::task::LocalSet::new();
-    local.block_on(&runtime, drive(plan, stop, to_aggregator, log));
-    Ok(())
+    local.block_on(&runtime, drive(plan, stop, to_aggregator, log))
 }
 
 /// Starts the load, waits for the first of: load done, deadline, stop; then
@@ -42,9 +41,9 @@ async fn drive(
     mut stop: watch::Receiver<bool>,
     to_aggregator: mpsc::Sender<WorkerMessage>,
     log: Option<WorkerLogHandle>,
-) {
+) -> std::io::Result<()> {
     let state = Rc::new(WorkerState::for_plan(&plan));
-    let context = Rc::new(connection_context(&plan, state.clone(), log));
+    let context = Rc::new(connection_context(&plan, state.clone(), log)?);
     let (load_done, abort_handles) = start_load(&plan, &context);
     let deadline = async {
         match plan.deadline {
@@ -87,6 +86,7 @@ async fn drive(
         // connections (h3_conn.rs): a moment for those packets to leave.
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    Ok(())
 }
 
 /// Spawns the load model's tasks; returns a future that ends when the load
@@ -109,8 +109,8 @@ fn start_load(
                 schedule.clone(),
                 *warmup_target,
                 plan.measure_start,
-                plan.index,
-                plan.workers,
+                plan.share.0,
+                plan.share.1,
             ));
             aborts.push(control.abort_handle());
             if let Some(h3) = &plan.http3 {

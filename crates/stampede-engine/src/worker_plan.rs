@@ -31,7 +31,11 @@ pub enum WorkerLoad {
 #[derive(Debug, Clone)]
 pub struct WorkerPlan {
     pub index: usize,
-    pub workers: usize,
+    /// This worker's place among the workers that share its load: its
+    /// group's (a scenario with several groups), else all of them.
+    pub share: (usize, usize),
+    /// Its group of the workload (0 without groups).
+    pub group: usize,
     /// How to open connections (endpoint, proxy tunnel, TLS, source addresses).
     pub connector: ConnectorSpec,
     pub request: Arc<[u8]>,
@@ -60,6 +64,12 @@ pub struct WorkerPlan {
     pub event_loop: EventLoop,
     /// How often to hand an interval snapshot to the aggregator.
     pub snapshot_interval: Duration,
+    /// Redirects to follow (`--redirects N`; `None`: none).
+    pub redirect: Option<crate::redirect::RedirectRule>,
+    /// Templates, feeders, checks and steps (`None`: fixed requests).
+    pub workload: Option<Arc<crate::workload::WorkloadSpec>>,
+    /// Seeds this worker's workload randomness (feeders, `rand_*`, think).
+    pub seed: u64,
 }
 
 /// The HTTP/2 part of a worker's plan.

@@ -45,7 +45,7 @@ impl StatusCounts {
 }
 
 /// Every count a run keeps. Invariant once a run has ended:
-/// `sent = success + failed_status + errors + unfinished`.
+/// `sent = success + failed_status + check_failed + errors + unfinished`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Counters {
     /// Requests whose bytes were handed to a connection (or that failed connecting).
@@ -54,6 +54,9 @@ pub struct Counters {
     pub success: u64,
     /// Complete responses with status >= 400.
     pub failed_status: u64,
+    /// Complete responses with status < 400 that failed a check or an
+    /// extractor (`--check`, `--extract`): neither success nor failed status.
+    pub check_failed: u64,
     /// Requests that got no usable response, by [`ErrorKind::index`].
     pub errors: [u64; ErrorKind::COUNT],
     /// Requests still in flight when the run stopped.
@@ -71,6 +74,10 @@ pub struct Counters {
     /// Connections re-opened after the server closed an idle keep-alive connection
     /// or asked to close; not errors.
     pub reconnects: u64,
+    /// Redirects followed (`--redirects`): hops, not requests of their own.
+    pub redirects: u64,
+    /// Redirects to another origin, not followed (the 3xx is the response).
+    pub redirects_offsite: u64,
     /// Open model: requests sent more than a millisecond after their intended
     /// instant because every allowed connection was busy.
     pub late_sends: u64,
@@ -79,7 +86,7 @@ pub struct Counters {
 impl Counters {
     /// Complete responses, whatever their status.
     pub fn completed(&self) -> u64 {
-        self.success + self.failed_status
+        self.success + self.failed_status + self.check_failed
     }
 
     /// Requests that ended in an error of any class.
@@ -97,6 +104,7 @@ impl Counters {
         self.sent += other.sent;
         self.success += other.success;
         self.failed_status += other.failed_status;
+        self.check_failed += other.check_failed;
         for (mine, theirs) in self.errors.iter_mut().zip(other.errors) {
             *mine += theirs;
         }
@@ -108,11 +116,13 @@ impl Counters {
         self.connect_attempts += other.connect_attempts;
         self.reconnects += other.reconnects;
         self.late_sends += other.late_sends;
+        self.redirects += other.redirects;
+        self.redirects_offsite += other.redirects_offsite;
     }
 
     /// True when every sent request is accounted for exactly once.
     pub fn is_balanced(&self) -> bool {
-        self.sent == self.success + self.failed_status + self.error_total() + self.unfinished
+        self.sent == self.completed() + self.error_total() + self.unfinished
     }
 }
 

@@ -35,13 +35,15 @@ pub enum ErrorKind {
     /// or the QUIC connection closed by the server (CONNECTION_CLOSE, its
     /// error code in the samples).
     GoAway,
+    /// A redirect past `--redirects N` hops (or a loop).
+    RedirectLimit,
     /// Anything else (local resource limits...).
     Other,
 }
 
 impl ErrorKind {
     /// Every class, in report order.
-    pub const ALL: [ErrorKind; 12] = [
+    pub const ALL: [ErrorKind; 13] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::Timeout,
@@ -53,6 +55,7 @@ impl ErrorKind {
         ErrorKind::Proxy,
         ErrorKind::StreamReset,
         ErrorKind::GoAway,
+        ErrorKind::RedirectLimit,
         ErrorKind::Other,
     ];
 
@@ -73,6 +76,7 @@ impl ErrorKind {
             ErrorKind::Proxy => "proxy",
             ErrorKind::StreamReset => "stream_reset",
             ErrorKind::GoAway => "goaway",
+            ErrorKind::RedirectLimit => "redirect_limit",
             ErrorKind::Other => "other",
         }
     }

@@ -39,6 +39,11 @@ pub(crate) fn check(plan: &mut Plan) -> Result<(), PlanError> {
             "--http3 cannot be combined with --proxy or --http1.0",
         ));
     }
+    if transport.redirects > 0 {
+        return Err(invalid(
+            "--redirects follows HTTP/1.1 requests one at a time: drop --http3",
+        ));
+    }
     if !plan.keepalive && transport.streams > 1 {
         return Err(invalid(
             "--http3 --no-keepalive opens a QUIC connection per request: it needs --streams 1",
