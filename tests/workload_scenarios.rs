@@ -223,6 +223,27 @@ fn the_open_model_starts_iterations_at_the_groups_rate() {
 }
 
 #[test]
+fn a_staged_group_runs_its_stages_without_a_note_about_flags_not_given() {
+    let dir = temp_dir("scn-stages");
+    let target = LoggedTarget::start(&dir);
+    let steps = format!(
+        "[[group.step]]\nname = \"home\"\nurl = \"{}\"\ncheck = [\"status == 200\"]\n",
+        target.url("/?u={{user}}")
+    );
+    let file = scenario(&dir, "stages = \"1s:10,1s:20\"", "", &steps);
+    let run = run_on(None, &["--scenario", &file]);
+    drop(target);
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    // The stages set the duration (2 s) and the rates: 0→10→20/s, ~15 requests.
+    let sent = run.count("/requests/sent");
+    assert!((5..=30).contains(&sent), "{sent} sent");
+    assert_eq!(run.result()["plan"]["model"], "rate");
+    assert_eq!(tally(&run, "status == 200", Some("home")).1, 0);
+    // The rate is the scenario's doing, not a -r the user gave.
+    assert!(!run.stderr().contains("-r "), "{}", run.stderr());
+}
+
+#[test]
 fn scenario_errors_name_file_line_column_and_exit_2() {
     let dir = temp_dir("scn-errors");
     let target = LoggedTarget::start(&dir);
