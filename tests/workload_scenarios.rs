@@ -244,6 +244,31 @@ fn a_staged_group_runs_its_stages_without_a_note_about_flags_not_given() {
 }
 
 #[test]
+fn the_scenario_of_docs_scenarios_md_runs_as_documented() {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/scenarios.md"))
+        .expect("docs/scenarios.md");
+    let start = doc.find("```toml\n[[group]]").expect("the doc's scenario") + "```toml\n".len();
+    let toml = &doc[start..start + doc[start..].find("```").expect("its end")];
+    let dir = temp_dir("scn-doc");
+    let mut target = LoggedTarget::start(&dir);
+    let port = target.url("").rsplit(':').next().unwrap_or("").to_string();
+    // The doc's port and a ramp-up that fits in a short run.
+    let toml = toml
+        .replace("127.0.0.1:3000", &format!("127.0.0.1:{port}"))
+        .replace("ramp_up = \"10s\"", "ramp_up = \"500ms\"");
+    let file = write(&dir, "shop.toml", &toml);
+    write(&dir, "users.csv", "user,pass\nann,a1\nbob,b2\n");
+    let run = run_on(None, &["--scenario", &file, "-d", "2s"]);
+    target.stop();
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    assert_eq!(step_names(&run), ["login", "me"]);
+    assert!(tally(&run, "status == 200", Some("me")).0 > 0);
+    assert_eq!(tally(&run, "status == 200", Some("me")).1, 0);
+    let me = logged_statuses(&target.log, "/me");
+    assert!(!me.is_empty() && me.iter().all(|s| s == "200"), "{me:?}");
+}
+
+#[test]
 fn scenario_errors_name_file_line_column_and_exit_2() {
     let dir = temp_dir("scn-errors");
     let target = LoggedTarget::start(&dir);
