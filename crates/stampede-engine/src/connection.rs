@@ -94,7 +94,14 @@ pub(crate) fn connection_context(
         .workload
         .as_ref()
         .map(|spec| {
-            crate::workload::WorkerWorkload::new(spec.clone(), plan.index, plan.workers, plan.seed)
+            let (index, workers) = plan.share;
+            crate::workload::WorkerWorkload::new(
+                spec.clone(),
+                plan.group,
+                index,
+                workers,
+                plan.seed,
+            )
         })
         .transpose()
         .map_err(|e| std::io::Error::other(e.0))?;
@@ -173,7 +180,7 @@ impl Slot {
     /// True when a scenario user is inside an iteration (its next step is
     /// not the first): in the open model it goes on without a new arrival.
     pub fn mid_iteration(&self, ctx: &ConnectionContext) -> bool {
-        ctx.workload.as_ref().is_some_and(|w| w.spec.sequential)
+        ctx.workload.as_ref().is_some_and(|w| w.sequential())
             && self.session.as_ref().is_some_and(|s| !s.at_first_step())
     }
 

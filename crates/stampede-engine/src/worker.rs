@@ -104,8 +104,8 @@ fn start_load(
                 schedule.clone(),
                 *warmup_target,
                 plan.measure_start,
-                plan.index,
-                plan.workers,
+                plan.share.0,
+                plan.share.1,
             ));
             aborts.push(control.abort_handle());
             match &plan.http2 {

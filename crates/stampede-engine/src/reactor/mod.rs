@@ -99,8 +99,8 @@ pub(crate) fn drive<I: WorkerIo, S: ReactorSlot<I>>(
                     warmup_target,
                     plan.measure_start,
                     now,
-                    plan.index,
-                    plan.workers,
+                    plan.share.0,
+                    plan.share.1,
                 )
                 .min(slots.len());
                 if limit > turn.limit {

@@ -14,4 +14,4 @@ mod session;
 mod spec;
 
 pub(crate) use session::{NotPrepared, UserSession, WorkerWorkload};
-pub use spec::{StepWork, WorkloadSpec};
+pub use spec::{GroupWork, StepWork, WorkloadSpec};

@@ -3,7 +3,7 @@
 //! user's state ([`UserSession`]: its extracted values, iteration, step,
 //! feeder rows and the buffer its requests are rendered into).
 
-use super::spec::WorkloadSpec;
+use super::spec::{GroupWork, WorkloadSpec};
 use crate::http1::Capture;
 use stampede_workload::{
     Exhausted, FeedCursor, RenderContext, ScriptError, ScriptThread, VarStore,
@@ -16,6 +16,8 @@ use std::time::Duration;
 #[derive(Debug)]
 pub(crate) struct WorkerWorkload {
     pub spec: Arc<WorkloadSpec>,
+    /// The group this worker's users belong to (index into `spec.groups`).
+    group: usize,
     /// One cursor per feeder (each worker walks its own part of a file).
     cursors: RefCell<Vec<FeedCursor>>,
     pub rng: RefCell<fastrand::Rng>,
@@ -58,8 +60,10 @@ impl From<Exhausted> for NotPrepared {
 impl WorkerWorkload {
     /// The worker's share of `spec`; its script state is made here, on the
     /// worker's own thread.
+    /// `worker` of `workers` counts within the group's workers.
     pub fn new(
         spec: Arc<WorkloadSpec>,
+        group: usize,
         worker: usize,
         workers: usize,
         seed: u64,
@@ -79,7 +83,7 @@ impl WorkerWorkload {
             }
             None => None,
         };
-        let cursors = spec
+        let cursors = spec.groups[group]
             .feeders
             .iter()
             .enumerate()
@@ -95,6 +99,7 @@ impl WorkerWorkload {
             })
             .collect();
         Ok(WorkerWorkload {
+            group,
             cursors: RefCell::new(cursors),
             rng: RefCell::new(fastrand::Rng::with_seed(seed)),
             spec,
@@ -103,6 +108,16 @@ impl WorkerWorkload {
             users: Cell::new(0),
             script,
         })
+    }
+
+    /// The group this worker's users walk.
+    pub fn group(&self) -> &GroupWork {
+        &self.spec.groups[self.group]
+    }
+
+    /// True when the group's users walk steps in order (a scenario).
+    pub fn sequential(&self) -> bool {
+        self.group().sequential
     }
 
     /// True when the script reads every response (wrk's `response()`).
@@ -128,8 +143,8 @@ impl WorkerWorkload {
             conn: local * self.workers as u64 + self.worker as u64,
             iter: 0,
             step: 0,
-            store: VarStore::new(self.spec.extract_slots),
-            rows: vec![0; self.spec.feeders.len()],
+            store: VarStore::new(self.group().extract_slots),
+            rows: vec![0; self.group().feeders.len()],
             buffer: Vec::new(),
             rendered: false,
             requests: 1,
@@ -178,8 +193,8 @@ impl UserSession {
     /// The plan's target index this user sends next: its step in a
     /// scenario, else the mix's next (`mix_next`).
     pub fn next_target(&self, work: &WorkerWorkload, mix_next: impl FnOnce() -> usize) -> usize {
-        if work.spec.sequential {
-            self.step
+        if work.sequential() {
+            work.group().steps.start + self.step
         } else {
             mix_next()
         }
@@ -213,8 +228,9 @@ impl UserSession {
             self.rendered = true;
             return Ok(());
         }
-        let starts_iteration = !spec.sequential || self.step == 0;
-        if starts_iteration && !spec.feeders.is_empty() {
+        let group = work.group();
+        let starts_iteration = !group.sequential || self.step == 0;
+        if starts_iteration && !group.feeders.is_empty() {
             work.take_rows(&mut self.rows)?;
         }
         self.rendered = false;
@@ -223,13 +239,13 @@ impl UserSession {
         };
         let mut row_refs: [&[Box<[u8]>]; 8] = [&[]; 8];
         let rows: Vec<&[Box<[u8]>]>;
-        let rows: &[&[Box<[u8]>]] = if spec.feeders.len() <= row_refs.len() {
-            for (i, (feeder, row)) in spec.feeders.iter().zip(&self.rows).enumerate() {
+        let rows: &[&[Box<[u8]>]] = if group.feeders.len() <= row_refs.len() {
+            for (i, (feeder, row)) in group.feeders.iter().zip(&self.rows).enumerate() {
                 row_refs[i] = feeder.data().row(*row);
             }
-            &row_refs[..spec.feeders.len()]
+            &row_refs[..group.feeders.len()]
         } else {
-            rows = spec
+            rows = group
                 .feeders
                 .iter()
                 .zip(&self.rows)
@@ -269,7 +285,6 @@ impl UserSession {
     /// failed (an extractor found nothing) and starts again from step 0.
     /// Returns the pause before the next step (`think`), if any.
     pub fn advance(&mut self, work: &WorkerWorkload, restart: bool) -> Option<Duration> {
-        let spec = &work.spec;
         if let Some(script) = &work.script {
             let mut thread = script.thread.borrow_mut();
             // wrk's delay(): a script error there means no delay.
@@ -277,16 +292,18 @@ impl UserSession {
                 .has_delay()
                 .then(|| thread.delay().unwrap_or_default());
         }
-        if !spec.sequential {
+        let group = work.group();
+        if !group.sequential {
             self.iter += 1;
             return None;
         }
         self.step += 1;
-        if restart || self.step >= spec.steps.len() {
+        if restart || self.step >= group.steps.len() {
             self.step = 0;
             self.iter += 1;
         }
-        spec.think
+        group
+            .think
             .map(|think| think.sample(&mut work.rng.borrow_mut()))
     }
 }
