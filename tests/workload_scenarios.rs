@@ -269,6 +269,44 @@ fn the_scenario_of_docs_scenarios_md_runs_as_documented() {
 }
 
 #[test]
+fn two_groups_run_side_by_side_each_with_its_own_load() {
+    for io in LOOPS {
+        let dir = temp_dir("scn-groups");
+        let mut target = LoggedTarget::start(&dir);
+        let auth = scenario(
+            &dir,
+            "connections = 2",
+            "",
+            &login_me(&target, "json($.token)"),
+        );
+        let auth = std::fs::read_to_string(auth).expect("the auth group");
+        let browse = format!(
+            "\n[[group]]\nname = \"browse\"\nrate = 20\n\n[[group.step]]\nname = \"home\"\n\
+             url = \"{}\"\ncheck = [\"body contains \\\"<html\\\"\"]\n",
+            target.url("/?b={{seq}}")
+        );
+        let file = write(&dir, "groups.toml", &(auth + &browse));
+        let run = run_on(io, &["--scenario", &file, "-d", "2s"]);
+        target.stop();
+        assert_eq!(run.code(), Some(0), "{io:?}: {}", run.stderr());
+        assert_outcomes_add_up(&run);
+        assert_eq!(step_names(&run), ["auth/login", "auth/me", "browse/home"]);
+        let groups = run.result()["groups"].as_array().expect("groups[]");
+        let names: Vec<&str> = groups.iter().filter_map(|g| g["name"].as_str()).collect();
+        assert_eq!(names, ["auth", "browse"], "{io:?}");
+        assert_eq!(groups[0]["load"], "2 connections");
+        assert_eq!(groups[1]["load"], "20 iterations/s");
+        // The open group keeps its rate whatever the closed one does.
+        let (home, home_failed) = tally(&run, "body contains \"<html\"", Some("browse/home"));
+        assert!((25..=45).contains(&home), "{io:?}: {home} at 20/s for 2 s");
+        assert_eq!(home_failed, 0);
+        assert_eq!(tally(&run, "status == 200", Some("auth/me")).1, 0, "{io:?}");
+        let me = logged_statuses(&target.log, "/me");
+        assert!(!me.is_empty() && me.iter().all(|s| s == "200"), "{io:?}");
+    }
+}
+
+#[test]
 fn scenario_errors_name_file_line_column_and_exit_2() {
     let dir = temp_dir("scn-errors");
     let target = LoggedTarget::start(&dir);
@@ -296,8 +334,8 @@ fn scenario_errors_name_file_line_column_and_exit_2() {
             "nope.csv: cannot read",
         ),
         (
-            format!("[[group]]\nname = \"a\"\nconnections = 1\n{step}\n[[group]]\nname = \"b\"\nconnections = 1\n{step}"),
-            "2 groups (a, b): a run takes one group for now",
+            format!("[[group]]\nname = \"a\"\nconnections = 1\nthink = \"fast\"\n{step}"),
+            "bad.toml:4:9: think is MIN..MAX",
         ),
         (
             // A step sees only what earlier steps extracted.
