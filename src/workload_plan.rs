@@ -131,6 +131,7 @@ fn refuse_unsupported(plan: &Plan) -> anyhow::Result<()> {
 /// `--var`, `--feed`, `--check`, `--extract` on the URL (or each request
 /// of a `--targets` mix).
 fn flags_spec(args: &WorkloadArgs, plan: &Plan) -> anyhow::Result<Option<WorkloadSpec>> {
+    crate::workload_args::refuse_misspelt_feed_modes(&args.feeds)?;
     let workload = Workload::from_flags(&args.vars, &args.feeds, &args.checks, &args.extracts)?;
     let requests = requests_of(plan);
     let mut steps = Vec::with_capacity(requests.len());

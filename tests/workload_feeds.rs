@@ -291,6 +291,13 @@ fn bad_feeds_are_one_line_with_file_and_line_and_exit_2() {
         assert_usage_error(&run, expected);
         assert_eq!(run.stderr().trim().lines().count(), 1, "{}", run.stderr());
     }
+    // A misspelt mode of a file that exists is named, not "cannot read".
+    let ids = write(&dir, "ids.csv", "id\n1\n");
+    let misspelt = run_on(None, &[&url, "--feed", &format!("{ids}:uniqe"), "-n", "3"]);
+    assert_usage_error(
+        &misspelt,
+        "ids.csv:uniqe: unknown mode 'uniqe' (circular, random or unique)",
+    );
     let missing = run_on(None, &[&url, "--feed", "/nonexistent/ids.csv", "-n", "3"]);
     assert_usage_error(&missing, "/nonexistent/ids.csv: cannot read");
     // A column the template needs that the feed does not have.
