@@ -110,6 +110,49 @@ fn the_sid_cookie_extracted_from_set_cookie_opens_me() {
 }
 
 #[test]
+fn the_cookie_jar_carries_the_session_and_command_line_headers_reach_every_step() {
+    let dir = temp_dir("scn-jar");
+    let mut target = LoggedTarget::start(&dir);
+    let steps = format!(
+        "[[group.step]]\nname = \"login\"\nmethod = \"POST\"\nurl = \"{}\"\nbody = \"{{{{user}}}}\"\n\n\
+         [[group.step]]\nname = \"me\"\nurl = \"{}\"\ncheck = [\"status == 200\"]\n\n\
+         [[group.step]]\nname = \"echo\"\nurl = \"{}\"\n\
+         check = ['body ~ Cookie: a=1; sid=s-[0-9a-f]{{16}}\\r\\n', 'body ~ X-Run: r[0-9]+\\r\\n']\n",
+        target.url("/login"),
+        target.url("/me"),
+        target.url("/echo"),
+    );
+    let file = scenario(&dir, "connections = 2", "", &steps);
+    let flags = ["--cookie-jar", "--cookie", "a=1", "-H", "X-Run: r{{seq}}"];
+    for io in LOOPS {
+        let mut args = vec!["--scenario", file.as_str(), "-n", "30"];
+        args.extend(flags);
+        let run = run_on(io, &args);
+        assert_eq!(run.code(), Some(0), "{io:?}: {}", run.stderr());
+        assert_eq!(
+            run.count("/requests/success"),
+            30,
+            "{io:?}: {}",
+            run.result()["checks"]
+        );
+        assert_eq!(tally(&run, "status == 200", Some("me")), (10, 0), "{io:?}");
+        assert_outcomes_add_up(&run);
+    }
+    // Without the jar the server's cookie goes nowhere: /me is a 401.
+    let run = run_on(None, &["--scenario", &file, "-n", "6"]);
+    assert_eq!(
+        tally(&run, "status == 200", Some("me")),
+        (0, 2),
+        "{}",
+        run.result()
+    );
+    target.stop();
+    let me = logged_statuses(&target.log, "/me");
+    assert_eq!(me.iter().filter(|s| *s == "200").count(), 2 * 10);
+    assert_eq!(me.iter().filter(|s| *s == "401").count(), 2);
+}
+
+#[test]
 fn a_broken_extractor_shows_as_check_failed_or_as_401s() {
     // Finds nothing: the login is check_failed and the user's iteration
     // ends there, so /me is never sent with an empty token.
