@@ -170,6 +170,55 @@ fn json_and_time_checks_judge_the_echoed_body() {
 }
 
 #[test]
+fn slo_checks_gates_on_the_passed_share_of_check_evaluations() {
+    let dir = temp_dir("checks-slo");
+    let target = LoggedTarget::start(&dir);
+    let url = target.url("/");
+    // Half the evaluations fail (one check of two on every response): 50 %.
+    let failing = run_on(
+        None,
+        &[
+            &url,
+            "-n",
+            "10",
+            "-c",
+            "1",
+            "--check",
+            "status == 200",
+            "--check",
+            "body contains \"nope\"",
+            "--slo",
+            "checks>99.9%",
+        ],
+    );
+    assert_eq!(failing.code(), Some(1), "{}", failing.stderr());
+    let passing = run_on(
+        None,
+        &[
+            &url,
+            "-n",
+            "10",
+            "-c",
+            "1",
+            "--check",
+            "status == 200",
+            "--slo",
+            "checks>99.9%",
+        ],
+    );
+    assert_eq!(passing.code(), Some(0), "{}", passing.stderr());
+    let no_checks = run_on(None, &[&url, "-n", "5", "-c", "1", "--slo", "checks>99%"]);
+    // Without any check there is nothing to measure: the condition fails.
+    assert_eq!(no_checks.code(), Some(1), "{}", no_checks.stderr());
+    assert!(
+        no_checks.stdout().contains("not measured"),
+        "{}",
+        no_checks.stdout()
+    );
+    drop(target);
+}
+
+#[test]
 fn an_extractor_that_finds_nothing_fails_the_iteration_and_the_run_goes_on() {
     let dir = temp_dir("checks-extract");
     let target = LoggedTarget::start(&dir);
