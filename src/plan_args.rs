@@ -194,7 +194,7 @@ fn build_fixed_plan(
     };
     let mix = match (&args.targets, scenario) {
         (Some(path), _) => read_mix(path, &headers, args.http10)?,
-        (None, Some(scenario)) => scenario.mix(&headers),
+        (None, Some(scenario)) => scenario.mix(&headers, args.http10),
         (None, None) => Vec::new(),
     };
     let (target, request) = match mix.first() {

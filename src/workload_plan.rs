@@ -52,14 +52,15 @@ impl ScenarioLoad {
     /// Every group's steps as the plan's mix (one entry per step, in
     /// order). The command line's `common` headers (-H, -T, auth, cookies)
     /// apply to every step as to every `--targets` block; a step's own
-    /// header of the same name wins.
-    pub fn mix(&self, common: &[Header]) -> Vec<MixEntry> {
+    /// header of the same name wins; `--http1.0` applies to every step.
+    pub fn mix(&self, common: &[Header], http10: bool) -> Vec<MixEntry> {
         self.groups
             .iter()
             .flat_map(|group| &group.steps)
             .map(|step| {
                 let mut request = step.request_spec();
                 request.headers = with_common_headers(common, request.headers);
+                request.http10 = http10;
                 MixEntry {
                     target: step.target.clone(),
                     request,

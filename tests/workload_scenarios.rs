@@ -138,6 +138,9 @@ fn the_cookie_jar_carries_the_session_and_command_line_headers_reach_every_step(
         assert_eq!(tally(&run, "status == 200", Some("me")), (10, 0), "{io:?}");
         assert_outcomes_add_up(&run);
     }
+    // --http1.0 reaches every step too (three requests, one per step).
+    let http10 = run_on(None, &["--scenario", &file, "-n", "3", "--http1.0"]);
+    assert_eq!(http10.count("/requests/sent"), 3, "{}", http10.stderr());
     // Without the jar the server's cookie goes nowhere: /me is a 401.
     let run = run_on(None, &["--scenario", &file, "-n", "6"]);
     assert_eq!(
@@ -147,9 +150,12 @@ fn the_cookie_jar_carries_the_session_and_command_line_headers_reach_every_step(
         run.result()
     );
     target.stop();
+    let log = std::fs::read_to_string(&target.log).unwrap_or_default();
+    assert_eq!(log.matches(" HTTP/1.0\" ").count(), 3, "{log}");
     let me = logged_statuses(&target.log, "/me");
     assert_eq!(me.iter().filter(|s| *s == "200").count(), 2 * 10);
-    assert_eq!(me.iter().filter(|s| *s == "401").count(), 2);
+    // Jarless: two /me of the -n 6 run, one of the --http1.0 run.
+    assert_eq!(me.iter().filter(|s| *s == "401").count(), 3);
 }
 
 #[test]
