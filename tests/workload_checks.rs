@@ -3,15 +3,12 @@
 //! to three sampled failing values, a failed status stays a failed status
 //! (error > failed status > check_failed > success), and
 //! `sent = success + failed_status + check_failed + errors + unfinished`
-//! holds on both event loops, when Ctrl-C stops the run and when the
-//! server dies under it. A check or extractor that does not parse is a
-//! caret under the expression and exit 2.
+//! holds on both event loops (Ctrl-C and a dying server:
+//! workload_interrupts.rs); `--slo 'checks>…'` gates on them. A check or
+//! extractor that does not parse is a caret under the expression and exit 2.
 
 mod workload_support;
 
-use stampede_testkit::{read_json, text};
-use std::process::Command;
-use std::time::Duration;
 use workload_support::*;
 
 #[test]
@@ -278,102 +275,4 @@ fn expressions_that_do_not_parse_show_a_caret_and_exit_2() {
     assert_usage_error(&unknown, "invalid check: bogus > 1");
     let paths = target.stop_and_paths();
     assert!(paths.is_empty(), "a request was sent: {paths:?}");
-}
-
-/// Starts the binary in the background, writing its result to `json`.
-fn spawn_run(args: &[&str], json: &std::path::Path) -> std::process::Child {
-    Command::new(binary())
-        .args(args)
-        .arg("--json")
-        .arg(json)
-        .arg("--quiet")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("stampede starts")
-}
-
-#[test]
-fn ctrl_c_mid_run_keeps_the_outcomes_adding_up() {
-    for io in LOOPS {
-        let dir = temp_dir("checks-sigint");
-        let target = LoggedTarget::start(&dir);
-        let json = dir.join("result.json");
-        let url = target.url("/delay/20?n={{seq}}");
-        let mut args = vec![
-            url.as_str(),
-            "-c",
-            "4",
-            "-d",
-            "5s",
-            "--check",
-            "status == 200",
-        ];
-        if let Some(io) = io {
-            args.extend(["--io", io]);
-        }
-        let child = spawn_run(&args, &json);
-        std::thread::sleep(Duration::from_millis(1500));
-        let _ = Command::new("kill")
-            .args(["-INT", &child.id().to_string()])
-            .status();
-        let output = child.wait_with_output().expect("stampede exits");
-        assert_eq!(
-            output.status.code(),
-            Some(130),
-            "{io:?}: {}",
-            text(&output.stderr)
-        );
-        let run = Run {
-            output,
-            json: Some(read_json(&json)),
-        };
-        assert_eq!(run.result()["interrupted"], true, "{io:?}");
-        assert!(run.count("/requests/success") > 0, "{io:?}");
-        assert_outcomes_add_up(&run);
-        let (passed, failed) = tally(&run, "status == 200", None);
-        assert_eq!(passed, run.count("/requests/success"), "{io:?}");
-        assert_eq!(failed, 0, "{io:?}");
-    }
-}
-
-#[test]
-fn a_server_that_dies_mid_run_leaves_errors_not_check_failures() {
-    for io in LOOPS {
-        let dir = temp_dir("checks-dies");
-        let mut target = LoggedTarget::start(&dir);
-        let json = dir.join("result.json");
-        let url = target.url("/?n={{seq}}");
-        let mut args = vec![url.as_str(), "-c", "2", "-d", "3s"];
-        args.extend([
-            "--check",
-            "status == 200",
-            "--extract",
-            "srv=header(Server)",
-        ]);
-        if let Some(io) = io {
-            args.extend(["--io", io]);
-        }
-        let child = spawn_run(&args, &json);
-        std::thread::sleep(Duration::from_millis(1000));
-        target.stop();
-        let output = child.wait_with_output().expect("stampede exits");
-        let run = Run {
-            output,
-            json: Some(read_json(&json)),
-        };
-        assert!(run.count("/requests/success") > 0, "{io:?}");
-        assert!(
-            run.count("/requests/errors") > 0,
-            "{io:?}: {}",
-            run.result()["requests"]
-        );
-        assert_eq!(run.count("/requests/check_failed"), 0, "{io:?}");
-        assert_outcomes_add_up(&run);
-        assert_eq!(
-            tally(&run, "extract srv", None),
-            (run.count("/requests/success"), 0),
-            "{io:?}"
-        );
-    }
 }
