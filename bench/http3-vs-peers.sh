@@ -27,6 +27,7 @@
 #   bench/http3-vs-peers.sh --rounds 5 --duration 10 --no-oha
 # Options
 #   --rounds N, --duration S, --out PATH, --wait-quiet S, --wait-budget S,
+#   --scenarios LIST (of h3-10x10,h2-10x10,h3-50x1),
 #   --stampede PATH (default $STAMPEDE, else target/release/stampede, built when
 #   missing), --no-oha (oha is `cargo install oha --locked --features http3`,
 #   a long build; without it only the HTTP/3 vs HTTP/2 ratio), --no-profile.
@@ -57,6 +58,7 @@ while [ $# -gt 0 ]; do
         --rounds) ROUNDS=$2; shift ;;
         --duration) DURATION=$2; shift ;;
         --no-oha) WITH_OHA=0 ;;
+        --scenarios) IFS=, read -r -a SCS <<< "$2"; shift ;;
         --no-profile) WITH_PROFILE=0 ;;
         --wait-quiet) WAIT_QUIET=$2; shift ;;
         --wait-budget) WAIT_BUDGET=$2; shift ;;
@@ -69,6 +71,10 @@ while [ $# -gt 0 ]; do
 done
 [ "$(nproc)" -ge 2 ] || die "needs at least 2 CPUs (server on 0, client on 1)"
 [[ $DURATION =~ ^[1-9][0-9]*$ ]] || die "--duration takes whole seconds, got $DURATION"
+for sc in "${SCS[@]}"; do
+    case $sc in h3-10x10|h2-10x10|h3-50x1) ;; *) die "unknown scenario $sc (one of h3-10x10,h2-10x10,h3-50x1)" ;; esac
+done
+has() { [[ " ${SCS[*]} " == *" $1 "* ]]; }
 DATE=$(date +%F)
 [ -n "$OUT" ] || OUT="$ROOT/bench/results/$DATE-http3.md"
 OHA=""
@@ -189,10 +195,12 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "nan" || b == "nan" || b == 
     echo
     if [ "$WITH_OHA" = 1 ]; then
         for sc in h3-10x10 h3-50x1; do
-            echo "- $sc: stampede / oha = $(ratio "$(us_per_req "$sc" stampede)" "$(us_per_req "$sc" oha)")"
+            if has "$sc"; then echo "- $sc: stampede / oha = $(ratio "$(us_per_req "$sc" stampede)" "$(us_per_req "$sc" oha)")"; fi
         done
     fi
-    echo "- HTTP/3 / HTTP/2 over TLS (stampede, 10 × 10): $(ratio "$(us_per_req h3-10x10 stampede)" "$(us_per_req h2-10x10 stampede)")"
+    if has h3-10x10 && has h2-10x10; then
+        echo "- HTTP/3 / HTTP/2 over TLS (stampede, 10 × 10): $(ratio "$(us_per_req h3-10x10 stampede)" "$(us_per_req h2-10x10 stampede)")"
+    fi
     if [ -n "$PROFILE" ]; then
         echo
         echo "Where stampede's HTTP/3 time goes (perf record -F 999 -g, h3-10x10, self time by symbol, grouped):"
