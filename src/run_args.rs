@@ -180,6 +180,18 @@ where
     Words::try_parse_from(words).map(|w| w.run)
 }
 
+impl RunArgs {
+    /// The arguments of `stampede run URL` with every other option at its
+    /// default, for commands that build their run from typed values (the
+    /// compat front-ends): they start here and set fields, so the defaults
+    /// stay clap's. Fails only when an environment default (`STAMPEDE_IO`)
+    /// is invalid.
+    pub fn for_url(url: &str) -> Result<RunArgs, clap::Error> {
+        // `--` keeps a URL that starts with '-' from reading as a flag.
+        parse_run_args(["--", url])
+    }
+}
+
 /// `--stages` as one value (clap would read a bare `Vec` as repeated values).
 #[derive(Debug, Clone, PartialEq)]
 pub struct StagesArg(pub Vec<Stage>);

@@ -1,11 +1,11 @@
 //! The compat front-ends: `stampede ab|wrk|webbench|press` accept those tools'
 //! command lines and print in their layouts, so a line pasted from a seed
 //! report just works. Each tool file owns its syntax (read with [`getopt`]
-//! and translated into `stampede run` words, so validation and defaults stay
-//! in one place) and its report; watch.rs prints what a tool prints during
+//! and translated into typed `stampede run` arguments, so validation and
+//! defaults stay in one place) and its report; watch.rs prints what a tool prints during
 //! the run (ab's heartbeat, press's connection line) and collects wrk's
 //! 100 ms samples. This file owns what they share: running the
-//! translated words, the stampede-only `--stampede-json PATH`, the one closing
+//! translated arguments, the stampede-only `--stampede-json PATH`, the one closing
 //! line that points at what stampede adds, refusals, shell quoting and base64.
 //!
 //! It does not render anything tool-specific and never touches the engine.
@@ -23,7 +23,8 @@ mod wrk_report;
 use crate::delivery::never_connected;
 use crate::exit;
 use crate::plan_args::build_plan;
-use crate::run_args::{parse_run_args, RunArgs};
+use crate::run_args::RunArgs;
+use crate::run_words::run_words;
 use crate::session::{run_plan_in, RunContext};
 use getopt::OptSpec;
 use stampede_metrics::RunResult;
@@ -37,11 +38,11 @@ pub use watch::{Watch, WatchSpec};
 pub const STAMPEDE_JSON: OptSpec = OptSpec::long("stampede-json", "stampede-json", true);
 
 /// A foreign command line, translated.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Translated {
     pub tool: &'static str,
-    /// `stampede run` words, URL first, that describe the same run.
-    pub run_words: Vec<String>,
+    /// The `stampede run` arguments that describe the same run.
+    pub args: RunArgs,
     /// `--stampede-json PATH`.
     pub stampede_json: Option<PathBuf>,
     /// No progress line on stderr.
@@ -62,8 +63,9 @@ pub trait FrontEnd {
     fn notes(&self) -> Vec<String> {
         Vec::new()
     }
-    /// The equivalent `stampede run` words.
-    fn translate(&self) -> Translated;
+    /// The equivalent `stampede run` arguments; a value `stampede run`
+    /// rejects is a usage error naming the tool's own flag.
+    fn translate(&self) -> anyhow::Result<Translated>;
     /// What to print or collect during the run (ab's heartbeat, press's
     /// connection line, wrk's 100 ms samples).
     fn watch(&self) -> WatchSpec {
@@ -91,7 +93,7 @@ impl<T: FrontEnd> FrontEnd for Box<T> {
     fn notes(&self) -> Vec<String> {
         self.as_ref().notes()
     }
-    fn translate(&self) -> Translated {
+    fn translate(&self) -> anyhow::Result<Translated> {
         self.as_ref().translate()
     }
     fn watch(&self) -> WatchSpec {
@@ -131,11 +133,9 @@ pub fn execute<F: FrontEnd>(parsed: Parsed<F>, help: &str, tool: &str) -> anyhow
     for note in options.notes() {
         eprintln!("stampede: note: {note}");
     }
-    let translated = options.translate();
+    let translated = options.translate()?;
     // A bad output path fails before the banner, not after the load.
-    if let Ok(args) = parse_run_args(&translated.run_words) {
-        check_outputs(&translated, &args)?;
-    }
+    check_outputs(&translated)?;
     // With `--stampede-json -` the JSON is stdout: the tool's layout moves to stderr.
     let on_stderr = translated
         .stampede_json
@@ -148,8 +148,8 @@ pub fn execute<F: FrontEnd>(parsed: Parsed<F>, help: &str, tool: &str) -> anyhow
         out.flush()?;
     }
     let watch = RefCell::new(Watch::new(options.watch()));
-    let done = run(&translated, &watch)?;
-    let closing = closing_line(&translated, &done.result);
+    let done = run(translated, &watch)?;
+    let closing = closing_line(&done);
     let unreachable = never_connected(&done.result) && !done.result.interrupted;
     match options.unable_to_connect(&done.result) {
         // The tool's own failure line, as it prints it, then where the result is.
@@ -160,7 +160,7 @@ pub fn execute<F: FrontEnd>(parsed: Parsed<F>, help: &str, tool: &str) -> anyhow
             out.flush()?;
         }
     }
-    let status = save(&translated, &done)?;
+    let status = save(&done)?;
     Ok(if unreachable { exit::ERROR } else { status })
 }
 
@@ -181,7 +181,7 @@ pub fn first_error(result: &RunResult) -> (String, Option<i32>) {
 
 /// A finished run with the arguments it was built from.
 pub struct Finished {
-    pub args: RunArgs,
+    pub translated: Translated,
     pub result: RunResult,
 }
 
@@ -202,45 +202,53 @@ pub fn usage(tool: &str, message: impl std::fmt::Display) -> anyhow::Error {
     anyhow::anyhow!("{tool}: {message} (see `stampede {tool} {help}`)")
 }
 
+/// `stampede run URL`'s arguments at their defaults, for a front-end to set
+/// fields on; an invalid environment default is a usage error of `tool`.
+pub fn base_args(tool: &str, url: &str) -> anyhow::Result<RunArgs> {
+    RunArgs::for_url(url).map_err(|error| {
+        let text = error.to_string();
+        let first = text.lines().next().unwrap_or_default();
+        usage(tool, first.strip_prefix("error: ").unwrap_or(first))
+    })
+}
+
+/// Headers as `stampede run -H` reads them; a malformed one is a usage
+/// error naming the tool's `flag`.
+pub fn headers(
+    tool: &str,
+    flag: &str,
+    headers: &[String],
+) -> anyhow::Result<Vec<stampede_plan::Header>> {
+    headers
+        .iter()
+        .map(|h| stampede_plan::parse_header(h).map_err(|e| usage(tool, format!("{flag}: {e}"))))
+        .collect()
+}
+
 /// A flag stampede cannot honour: one line naming it and why, exit status 2.
 pub fn refuse(tool: &str, flag: &str, why: &str) -> anyhow::Error {
     anyhow::anyhow!("{tool} {flag}: not supported: {why}")
 }
 
-/// The first line of a clap error, without its `error: ` prefix.
-fn clap_message(error: &clap::Error) -> String {
-    let text = error.to_string();
-    let first = text.lines().next().unwrap_or_default();
-    first.strip_prefix("error: ").unwrap_or(first).to_string()
-}
-
-/// True when `stampede run` accepts `flag VALUE` in this build (the CSV and
-/// gnuplot exports are added by another module; the front-ends follow it).
-pub fn run_accepts(flag: &str) -> bool {
-    parse_run_args(["http://127.0.0.1/", flag, "stampede-probe"]).is_ok()
-}
-
-/// Runs the translated words with the engine, `watch` fed the snapshots.
-pub fn run(translated: &Translated, watch: &RefCell<Watch>) -> anyhow::Result<Finished> {
-    let args = parse_run_args(&translated.run_words)
-        .map_err(|e| usage(translated.tool, clap_message(&e)))?;
-    let (plan, notices) = build_plan(&args)?;
+/// Runs the translated arguments with the engine, `watch` fed the snapshots.
+pub fn run(translated: Translated, watch: &RefCell<Watch>) -> anyhow::Result<Finished> {
+    let (plan, notices) = build_plan(&translated.args)?;
     // The exports ride along: ab's -g gnuplot rows are written during the run.
     let snapshot_interval = watch.borrow().rate_window();
     let context = RunContext {
         quiet: translated.quiet,
-        exports: Some(&args.exports),
+        exports: Some(&translated.args.exports),
         watcher: Some(watch),
         snapshot_interval,
         ..RunContext::default()
     };
     let result = run_plan_in(&plan, notices, &context)?;
-    Ok(Finished { args, result })
+    Ok(Finished { translated, result })
 }
 
 /// Checks every output path before the first request, naming each by the
 /// tool's own flag (ab's -g and -e are --gnuplot and --csv underneath).
-fn check_outputs(translated: &Translated, args: &RunArgs) -> anyhow::Result<()> {
+fn check_outputs(translated: &Translated) -> anyhow::Result<()> {
     let own_flag = |flag: &'static str| match (translated.tool, flag) {
         ("ab", "--gnuplot") => "-g",
         ("ab", "--csv") => "-e",
@@ -251,7 +259,9 @@ fn check_outputs(translated: &Translated, args: &RunArgs) -> anyhow::Result<()> 
         outputs.push(("--stampede-json", path));
     }
     outputs.extend(
-        args.exports
+        translated
+            .args
+            .exports
             .outputs()
             .into_iter()
             .map(|(flag, path)| (own_flag(flag), path)),
@@ -262,13 +272,14 @@ fn check_outputs(translated: &Translated, args: &RunArgs) -> anyhow::Result<()> 
 
 /// Writes `--stampede-json` and any exports, and returns the exit status:
 /// 130 when the run was interrupted (its partial result was printed).
-pub fn save(translated: &Translated, done: &Finished) -> anyhow::Result<i32> {
-    let saved = translated
+pub fn save(done: &Finished) -> anyhow::Result<i32> {
+    let saved = done
+        .translated
         .stampede_json
         .as_ref()
         .map(|path| crate::output::write_json(&done.result, path))
         .transpose();
-    crate::exports::write_exports(&done.result, &done.args.exports)?;
+    crate::exports::write_exports(&done.result, &done.translated.args.exports)?;
     saved?;
     Ok(if done.result.interrupted {
         crate::interrupt::status()
@@ -279,13 +290,14 @@ pub fn save(translated: &Translated, done: &Finished) -> anyhow::Result<i32> {
 
 /// The one line after a tool's report: the tail it cannot show, and how to
 /// get every figure.
-pub fn closing_line(translated: &Translated, result: &RunResult) -> String {
+pub fn closing_line(done: &Finished) -> String {
+    let result = &done.result;
     let l = &result.latency_us;
-    let full = match &translated.stampede_json {
+    let full = match &done.translated.stampede_json {
         Some(path) => format!("full result in {}", path.display()),
         None => format!(
             "full result: stampede run {} --json result.json",
-            shell_words(&translated.run_words)
+            shell_words(&run_words(&done.translated.args))
         ),
     };
     // Tools that count any complete response as a success (webbench, ab's
@@ -379,13 +391,5 @@ mod tests {
             shell_words(&words),
             "'http://x:1/a?b=1' -H 'A: b'\\''s' -c 10"
         );
-    }
-
-    #[test]
-    fn clap_errors_become_one_line() {
-        let error = parse_run_args(["http://x/", "--no-such-flag"]).unwrap_err();
-        let message = clap_message(&error);
-        assert!(!message.contains('\n'));
-        assert!(message.contains("--no-such-flag"), "{message}");
     }
 }

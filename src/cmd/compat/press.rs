@@ -1,6 +1,6 @@
 //! `stampede press`: the command line of kedao's/cinatra's press tool
-//! (`-t 2 -c 40 -d 30s -H 'A: b && C: d'`), translated into `stampede run`
-//! words and printed in its layout (latency avg/max/variation/stdev, requests,
+//! (`-t 2 -c 40 -d 30s -H 'A: b && C: d'`), translated into typed
+//! `stampede run` arguments and printed in its layout (latency avg/max/variation/stdev, requests,
 //! bytes, errors, Requests/sec, Transfer/sec), with honest figures: the real
 //! mean, variance and stdev of every response, not (min+max)/2 per batch.
 //!
@@ -8,7 +8,7 @@
 //! a client shortcut that stampede does not need and says so.
 
 use super::getopt::{split, tokenize, OptSpec};
-use super::{one_url, usage, Translated, STAMPEDE_JSON};
+use super::{base_args, headers, one_url, usage, Translated, STAMPEDE_JSON};
 use stampede_metrics::RunResult;
 use stampede_plan::parse_duration;
 use std::io::{self, Write};
@@ -116,30 +116,21 @@ fn parse(words: &[String]) -> anyhow::Result<Parsed> {
 
 impl PressOptions {
     /// Keep-alive GETs on every connection, as the press tool's clients send.
-    fn translate(&self) -> Translated {
-        let mut w = vec![
-            self.url.clone(),
-            "-c".into(),
-            self.connections.to_string(),
-            "-t".into(),
-            self.threads.to_string(),
-            "-d".into(),
-            stampede_plan::format_duration(self.duration),
-        ];
-        for header in &self.headers {
-            w.push("-H".into());
-            w.push(header.clone());
-        }
-        Translated {
+    fn translate(&self) -> anyhow::Result<Translated> {
+        let mut args = base_args(TOOL, &self.url)?;
+        args.connections = Some(usize::try_from(self.connections).unwrap_or(usize::MAX));
+        args.threads = Some(usize::try_from(self.threads).unwrap_or(usize::MAX));
+        args.duration = Some(self.duration);
+        args.headers = headers(TOOL, "-H", &self.headers)?;
+        Ok(Translated {
             tool: TOOL,
-            run_words: w,
+            args,
             stampede_json: self.stampede_json.clone(),
             quiet: false,
-        }
+        })
     }
 }
 
-/// The press tool's `bytes_to_string`: KB/MB/GB above each boundary, three decimals.
 fn bytes_to_string(bytes: f64) -> String {
     const KB: f64 = 1024.0;
     const MB: f64 = KB * 1024.0;
@@ -250,7 +241,7 @@ impl super::FrontEnd for PressOptions {
             self.readfix
         )]
     }
-    fn translate(&self) -> Translated {
+    fn translate(&self) -> anyhow::Result<Translated> {
         PressOptions::translate(self)
     }
     fn watch(&self) -> super::WatchSpec {
@@ -299,8 +290,10 @@ mod tests {
         let Parsed::Run(o) = parse(&line).unwrap() else {
             panic!("not a run")
         };
+        let args = o.translate().unwrap().args;
+        crate::run_words::tests::assert_faithful(&args);
         assert_eq!(
-            o.translate().run_words,
+            crate::run_words::run_words(&args),
             words(&[
                 "http://127.0.0.1",
                 "-c",
