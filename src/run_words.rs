@@ -1,8 +1,8 @@
-//! `stampede run` words rendered from typed [`RunArgs`]: the equivalent
-//! command line a compat front-end shows for a foreign one ("full result:
-//! stampede run URL -c 10 ... --json result.json"). The one way from typed
-//! arguments to words; nothing in the program parses them back (the tests
-//! do, to prove that the words describe the same run).
+//! `stampede run` words rendered from typed [`RunArgs`] and quoted for a
+//! shell: the equivalent command line a compat front-end shows for a foreign
+//! one ("full result: stampede run URL -c 10 ... --json result.json"). The
+//! one way from typed arguments to words; nothing in the program parses them
+//! back (the tests do, to prove that the words describe the same run).
 //!
 //! An option is written only where it differs from `stampede run URL`'s
 //! default, in one fixed order (load, request, connection, TLS, exports).
@@ -92,6 +92,26 @@ pub fn run_words(args: &RunArgs) -> Vec<String> {
     words.0
 }
 
+/// Words joined for a POSIX shell, single-quoting those that need it.
+pub fn shell_words(words: &[String]) -> String {
+    let plain = |w: &str| {
+        !w.is_empty()
+            && w.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"_./:=,@%+-".contains(&b))
+    };
+    words
+        .iter()
+        .map(|w| {
+            if plain(w) {
+                w.clone()
+            } else {
+                format!("'{}'", w.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// The words so far, and how each kind of value is written.
 struct Words(Vec<String>);
 
@@ -146,6 +166,18 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn shell_words_quote_only_what_needs_it() {
+        let words: Vec<String> = ["http://x:1/a?b=1", "-H", "A: b's", "-c", "10"]
+            .iter()
+            .map(|w| w.to_string())
+            .collect();
+        assert_eq!(
+            shell_words(&words),
+            "'http://x:1/a?b=1' -H 'A: b'\\''s' -c 10"
+        );
+    }
+
+    #[test]
     fn defaults_are_not_written() {
         let args = RunArgs::for_url("http://h/").unwrap();
         assert_eq!(run_words(&args), ["http://h/"]);
@@ -183,7 +215,7 @@ pub(crate) mod tests {
         args.exports.gnuplot = Some("out.tsv".into());
         assert_faithful(&args);
         assert_eq!(
-            crate::cmd::compat::shell_words(&run_words(&args)),
+            shell_words(&run_words(&args)),
             "'http://h:1/a?b=1' -c 20 -t 2 -r 1500.5 -d 2.5s -n 7 -m POST -H 'X-A: 1' \
              --body-file body.txt -T application/json --timeout 1500us --connect-timeout 30s \
              --source-addrs 127.0.0.2,127.0.0.3 --proxy p:3128 --cert c.pem --key c.pem \

@@ -6,7 +6,7 @@
 //! the run (ab's heartbeat, press's connection line) and collects wrk's
 //! 100 ms samples. This file owns what they share: running the
 //! translated arguments, the stampede-only `--stampede-json PATH`, the one closing
-//! line that points at what stampede adds, refusals, shell quoting and base64.
+//! line that points at what stampede adds, refusals and base64.
 //!
 //! It does not render anything tool-specific and never touches the engine.
 
@@ -24,7 +24,7 @@ use crate::delivery::never_connected;
 use crate::exit;
 use crate::plan_args::build_plan;
 use crate::run_args::RunArgs;
-use crate::run_words::run_words;
+use crate::run_words::{run_words, shell_words};
 use crate::session::{run_plan_in, RunContext};
 use getopt::OptSpec;
 use stampede_metrics::RunResult;
@@ -325,26 +325,6 @@ pub fn closing_line(done: &Finished) -> String {
     )
 }
 
-/// Words joined for a POSIX shell, single-quoting those that need it.
-pub fn shell_words(words: &[String]) -> String {
-    let plain = |w: &str| {
-        !w.is_empty()
-            && w.bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"_./:=,@%+-".contains(&b))
-    };
-    words
-        .iter()
-        .map(|w| {
-            if plain(w) {
-                w.clone()
-            } else {
-                format!("'{}'", w.replace('\'', "'\\''"))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 /// Standard base64 with padding (RFC 4648), for Basic authentication headers
 /// (the `base64` crate, as `--basic-auth` of `stampede run` uses it).
 pub fn base64(bytes: &[u8]) -> String {
@@ -379,17 +359,5 @@ mod tests {
         for (text, encoded) in table {
             assert_eq!(base64(text.as_bytes()), encoded, "{text:?}");
         }
-    }
-
-    #[test]
-    fn shell_words_quote_only_what_needs_it() {
-        let words: Vec<String> = ["http://x:1/a?b=1", "-H", "A: b's", "-c", "10"]
-            .iter()
-            .map(|w| w.to_string())
-            .collect();
-        assert_eq!(
-            shell_words(&words),
-            "'http://x:1/a?b=1' -H 'A: b'\\''s' -c 10"
-        );
     }
 }

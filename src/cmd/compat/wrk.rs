@@ -228,7 +228,7 @@ mod tests {
     fn run_words(o: &WrkOptions) -> String {
         let args = o.translate().unwrap().args;
         crate::run_words::tests::assert_faithful(&args);
-        super::super::shell_words(&crate::run_words::run_words(&args))
+        crate::run_words::shell_words(&crate::run_words::run_words(&args))
     }
 
     #[test]
