@@ -23,6 +23,7 @@ mod metrics_feed;
 mod metrics_series;
 mod output;
 mod plan_args;
+mod plan_flags;
 mod progress;
 mod remote_write;
 mod remote_write_proto;

@@ -24,7 +24,7 @@ mod transport;
 
 pub use address_list::parse_address_list;
 pub use duration::{format_duration, parse_duration};
-pub use error::PlanError;
+pub use error::{FlagNames, PlanError, Setting};
 pub use header::{parse_header, Header};
 pub use load_model::{parse_stages, Arrival, LoadModel, Schedule, Stage};
 pub use plan::{MixEntry, Plan, RequestSpec, StopCondition};

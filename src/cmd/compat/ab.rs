@@ -12,10 +12,25 @@ use super::ab_report::{self, AbView};
 use super::{base_args, headers, usage, Translated};
 use crate::run_args::SourceAddrs;
 use stampede_metrics::RunResult;
-use stampede_plan::Target;
+use stampede_plan::{Setting, Target};
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
+
+/// ab's flag for a plan setting, for errors.
+fn ab_flag(setting: Setting) -> Option<&'static str> {
+    match setting {
+        Setting::Connections => Some("-c"),
+        Setting::Requests => Some("-n"),
+        Setting::Duration => Some("-t"),
+        Setting::Timeouts => Some("-s"),
+        Setting::Tls => Some("-E, -f, -Z"),
+        Setting::TlsVersion => Some("-f"),
+        Setting::Proxy => Some("-X"),
+        Setting::SourceAddrs => Some("-B"),
+        _ => None,
+    }
+}
 
 impl AbOptions {
     /// Notes for flags that are honoured but only matter with another one.
@@ -79,7 +94,7 @@ impl AbOptions {
         args.transport.proxy = self.proxy.clone();
         if let Some(address) = &self.source_address {
             let addrs = stampede_plan::parse_address_list(address)
-                .map_err(|e| usage(TOOL, format!("-B: {e}")))?;
+                .map_err(|e| usage(TOOL, e.with_flags(&ab_flag)))?;
             args.source_addrs = Some(SourceAddrs(addrs));
         }
         if let Some(file) = &self.client_cert {
@@ -102,6 +117,7 @@ impl AbOptions {
         Ok(Translated {
             tool: TOOL,
             args,
+            flags: ab_flag,
             stampede_json: self.stampede_json.clone(),
             // ab's own progress ("Completed N requests", see watch.rs)
             // takes the place of stampede's progress line and live view.
@@ -273,7 +289,8 @@ mod tests {
         assert!(
             translate_err("-H NoColon http://h/").starts_with("ab: -H: invalid header 'NoColon'")
         );
-        assert!(translate_err("-B not-an-ip http://h/").starts_with("ab: -B: "));
+        assert!(translate_err("-B nonsense http://h/")
+            .starts_with("ab: invalid -B 'nonsense': not an IP address"));
         assert!(err("-i -p f http://h/").contains("only one of -i, -p and -u"));
         assert!(err("-n 0 http://h/").contains("-n needs a whole number"));
         assert!(err("-n").contains("option -n needs a value"));

@@ -28,6 +28,7 @@ use crate::run_words::{run_words, shell_words};
 use crate::session::{run_plan_in, RunContext};
 use getopt::OptSpec;
 use stampede_metrics::RunResult;
+use stampede_plan::Setting;
 use stampede_report::format_latency_us;
 use std::cell::RefCell;
 use std::io::Write;
@@ -43,6 +44,8 @@ pub struct Translated {
     pub tool: &'static str,
     /// The `stampede run` arguments that describe the same run.
     pub args: RunArgs,
+    /// The tool's own flag for each plan setting, to name in errors.
+    pub flags: fn(Setting) -> Option<&'static str>,
     /// `--stampede-json PATH`.
     pub stampede_json: Option<PathBuf>,
     /// No progress line on stderr.
@@ -232,7 +235,8 @@ pub fn refuse(tool: &str, flag: &str, why: &str) -> anyhow::Error {
 
 /// Runs the translated arguments with the engine, `watch` fed the snapshots.
 pub fn run(translated: Translated, watch: &RefCell<Watch>) -> anyhow::Result<Finished> {
-    let (plan, notices) = build_plan(&translated.args)?;
+    let (plan, notices) =
+        build_plan(&translated.args).map_err(|error| in_own_flags(&translated, error))?;
     // The exports ride along: ab's -g gnuplot rows are written during the run.
     let snapshot_interval = watch.borrow().rate_window();
     let context = RunContext {
@@ -244,6 +248,22 @@ pub fn run(translated: Translated, watch: &RefCell<Watch>) -> anyhow::Result<Fin
     };
     let result = run_plan_in(&plan, notices, &context)?;
     Ok(Finished { translated, result })
+}
+
+/// A plan error as a usage error naming the tool's flags (ab's -E and -f
+/// for TLS, wrk's -R for the rate); any other error as it is.
+fn in_own_flags(translated: &Translated, error: anyhow::Error) -> anyhow::Error {
+    if !error
+        .chain()
+        .any(|cause| cause.is::<stampede_plan::PlanError>())
+    {
+        return error;
+    }
+    let text: Vec<String> = error
+        .chain()
+        .map(|cause| crate::plan_flags::cause_text(cause, &translated.flags))
+        .collect();
+    usage(translated.tool, text.join(": "))
 }
 
 /// Checks every output path before the first request, naming each by the

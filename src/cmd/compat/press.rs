@@ -10,7 +10,7 @@
 use super::getopt::{split, tokenize, OptSpec};
 use super::{base_args, headers, one_url, usage, Translated, STAMPEDE_JSON};
 use stampede_metrics::RunResult;
-use stampede_plan::parse_duration;
+use stampede_plan::{parse_duration, Setting};
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -114,6 +114,16 @@ fn parse(words: &[String]) -> anyhow::Result<Parsed> {
     Ok(Parsed::Run(o))
 }
 
+/// press's flag for a plan setting, for errors.
+fn press_flag(setting: Setting) -> Option<&'static str> {
+    match setting {
+        Setting::Connections => Some("-c"),
+        Setting::Threads => Some("-t"),
+        Setting::Duration => Some("-d"),
+        _ => None,
+    }
+}
+
 impl PressOptions {
     /// Keep-alive GETs on every connection, as the press tool's clients send.
     fn translate(&self) -> anyhow::Result<Translated> {
@@ -125,6 +135,7 @@ impl PressOptions {
         Ok(Translated {
             tool: TOOL,
             args,
+            flags: press_flag,
             stampede_json: self.stampede_json.clone(),
             quiet: false,
         })

@@ -10,7 +10,7 @@
 use super::getopt::{split, tokenize, OptSpec};
 use super::{base_args, headers, one_url, refuse, usage, Translated, STAMPEDE_JSON};
 use stampede_metrics::RunResult;
-use stampede_plan::parse_duration;
+use stampede_plan::{parse_duration, Setting};
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -137,6 +137,17 @@ fn parse(words: &[String]) -> anyhow::Result<Parsed> {
     Ok(Parsed::Run(o))
 }
 
+/// webbench's flag for a plan setting, for errors.
+fn webbench_flag(setting: Setting) -> Option<&'static str> {
+    match setting {
+        Setting::Connections => Some("-c"),
+        Setting::Duration => Some("-t"),
+        Setting::Proxy => Some("-p"),
+        Setting::Http10 => Some("-1"),
+        _ => None,
+    }
+}
+
 impl WebbenchOptions {
     /// A new connection per request, as webbench does (it closes after each
     /// reply, sending `Connection: close` under HTTP/1.1).
@@ -155,6 +166,7 @@ impl WebbenchOptions {
         Ok(Translated {
             tool: TOOL,
             args,
+            flags: webbench_flag,
             stampede_json: self.stampede_json.clone(),
             quiet: false,
         })

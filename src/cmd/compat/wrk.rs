@@ -10,7 +10,7 @@ use super::getopt::{split, tokenize, OptSpec};
 use super::wrk_report::{format_units, render, RECORD_INTERVAL, TIME_S};
 use super::{base_args, headers, one_url, refuse, usage, Translated, STAMPEDE_JSON};
 use stampede_metrics::RunResult;
-use stampede_plan::parse_duration;
+use stampede_plan::{parse_duration, Setting};
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -137,6 +137,18 @@ fn parse(words: &[String]) -> anyhow::Result<Parsed> {
     Ok(Parsed::Run(o))
 }
 
+/// wrk's flag for a plan setting, for errors.
+fn wrk_flag(setting: Setting) -> Option<&'static str> {
+    match setting {
+        Setting::Connections => Some("-c"),
+        Setting::Threads => Some("-t"),
+        Setting::Duration => Some("-d"),
+        Setting::Timeouts => Some("-T"),
+        Setting::Rate => Some("-R"),
+        _ => None,
+    }
+}
+
 impl WrkOptions {
     /// wrk keeps every connection open (HTTP/1.1 keep-alive); its timeout
     /// covers connecting and responding alike.
@@ -154,6 +166,7 @@ impl WrkOptions {
         Ok(Translated {
             tool: TOOL,
             args,
+            flags: wrk_flag,
             stampede_json: self.stampede_json.clone(),
             quiet: false,
         })
