@@ -6,8 +6,10 @@
 //! Modules: `text` (the human summary), `json`, `csv`, `gnuplot`,
 //! `request_line` (`--log-requests`), `format` (numbers and units shared by
 //! the human formats), `html` (the run, sweep and comparison pages, their
-//! charts and tables). See docs/architecture.md.
+//! charts and tables), `compat` (the layouts of ab, wrk, webbench and
+//! press). See docs/architecture.md.
 
+pub mod compat;
 mod csv;
 mod format;
 mod gnuplot;

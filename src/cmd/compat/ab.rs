@@ -1,18 +1,18 @@
 //! `stampede ab`: ApacheBench's command line (the option list of seed 003),
 //! read with ab's syntax (`-n1000`, `-kc 10`), translated into typed
 //! `stampede run` arguments, run by stampede's engine and printed in ab's layout
-//! (ab_report.rs). Every ab option is honoured or refused with one line
+//! (stampede-report's compat/ab_*.rs). Every ab option is honoured or refused with one line
 //! (ab_options.rs reads them).
 //!
 //! Deliberately not here: the report layout, the engine, TLS and proxies.
 
 pub use super::ab_options::HELP;
 use super::ab_options::{parse, AbOptions, TIMELIMIT_REQUESTS, TOOL};
-use super::ab_report::{self, AbView};
 use super::{base_args, headers, usage, Translated};
 use crate::run_args::SourceAddrs;
 use stampede_metrics::RunResult;
 use stampede_plan::{Setting, Target};
+use stampede_report::compat::{render_ab_html, render_ab_text, write_ab_preamble, AbView};
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -173,7 +173,7 @@ impl super::FrontEnd for AbOptions {
     fn write_header(&self, out: &mut dyn Write) -> anyhow::Result<()> {
         if !self.html {
             let target = Target::parse(&self.url)?;
-            ab_report::write_preamble(&target, self.heartbeat().is_some(), out)?;
+            write_ab_preamble(&target, self.heartbeat().is_some(), out)?;
         }
         Ok(())
     }
@@ -194,9 +194,9 @@ impl super::FrontEnd for AbOptions {
             writeln!(out, "..done")?;
         }
         if self.html {
-            ab_report::render_html(result, &target, &view, closing, out)?;
+            render_ab_html(result, &target, &view, closing, out)?;
         } else {
-            ab_report::render_text(result, &target, &view, closing, out)?;
+            render_ab_text(result, &target, &view, closing, out)?;
         }
         Ok(())
     }

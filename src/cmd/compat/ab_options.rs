@@ -1,7 +1,7 @@
 //! ab's options as ab reads them: the help text, the option table (seed
 //! 003's list) and the parse into [`AbOptions`], every option honoured or
 //! refused with one line. The translation into `stampede run` arguments
-//! and the report are ab.rs and ab_report.rs.
+//! and the report are ab.rs and stampede-report's compat/ab_*.rs.
 
 use super::getopt::{split, tokenize, OptSpec};
 use super::{base64, one_url, refuse, usage, STAMPEDE_JSON};

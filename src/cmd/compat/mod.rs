@@ -12,13 +12,11 @@
 
 pub mod ab;
 mod ab_options;
-mod ab_report;
 pub mod getopt;
 pub mod press;
 pub mod watch;
 pub mod webbench;
 pub mod wrk;
-mod wrk_report;
 
 use crate::delivery::never_connected;
 use crate::exit;

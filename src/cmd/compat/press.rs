@@ -11,6 +11,7 @@ use super::getopt::{split, tokenize, OptSpec};
 use super::{base_args, headers, one_url, usage, Translated, STAMPEDE_JSON};
 use stampede_metrics::RunResult;
 use stampede_plan::{parse_duration, Setting};
+use stampede_report::compat::render_press;
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -142,21 +143,6 @@ impl PressOptions {
     }
 }
 
-fn bytes_to_string(bytes: f64) -> String {
-    const KB: f64 = 1024.0;
-    const MB: f64 = KB * 1024.0;
-    const GB: f64 = MB * 1024.0;
-    if bytes > GB {
-        format!("{:.3}GB", bytes / GB)
-    } else if bytes > MB {
-        format!("{:.3}MB", bytes / MB)
-    } else if bytes > KB {
-        format!("{:.3}KB", bytes / KB)
-    } else {
-        format!("{bytes:.3}bytes")
-    }
-}
-
 /// The lines before the run: the press tool opens every connection first
 /// and says so, then starts the clock. stampede's engine opens them as the
 /// run starts, so the first line waits until that many are open (the
@@ -189,52 +175,6 @@ fn late_header(o: &PressOptions, watch: &mut super::Watch, out: &mut dyn Write) 
         writeln!(out, "{line}")?;
     }
     Ok(())
-}
-
-/// The press tool counts a request complete only on status 200; anything
-/// else that finished is an error.
-fn render(result: &RunResult, closing: &str, out: &mut dyn Write) -> io::Result<()> {
-    let l = &result.latency_us;
-    let r = &result.requests;
-    let complete = result.status.get("200").copied().unwrap_or(0);
-    let total = r.completed + r.errors;
-    let per_second = |n: f64| {
-        if result.elapsed_s > 0.0 {
-            n / result.elapsed_s
-        } else {
-            0.0
-        }
-    };
-    if result.interrupted {
-        writeln!(
-            out,
-            "  INTERRUPTED: the figures cover what completed before the stop"
-        )?;
-    }
-    writeln!(out, "  Thread Status   Avg   Max   Variation   Stdev")?;
-    let stdev_ms = l.stdev / 1000.0;
-    writeln!(
-        out,
-        "    Latency   {:.3}ms     {:.3}ms     {:.3}ms²     {:.3}ms",
-        l.mean / 1000.0,
-        l.max as f64 / 1000.0,
-        stdev_ms * stdev_ms,
-        stdev_ms
-    )?;
-    writeln!(
-        out,
-        "  {complete} requests in {:.3}s, {} read, total: {total}, errors: {}",
-        result.elapsed_s,
-        bytes_to_string(result.bytes.received as f64),
-        total - complete
-    )?;
-    writeln!(out, "Requests/sec:     {:.3}", per_second(complete as f64))?;
-    writeln!(
-        out,
-        "Transfer/sec:     {}",
-        bytes_to_string(result.throughput_bytes_per_s)
-    )?;
-    writeln!(out, "{closing}")
 }
 
 /// `stampede press WORDS...`.
@@ -273,7 +213,7 @@ impl super::FrontEnd for PressOptions {
         out: &mut dyn Write,
     ) -> anyhow::Result<()> {
         late_header(self, watch, out)?;
-        Ok(render(result, closing, out)?)
+        Ok(render_press(result, closing, out)?)
     }
 }
 
@@ -348,12 +288,5 @@ mod tests {
             (o.connections, o.readfix, o.duration),
             (4, 1, Duration::from_secs(15))
         );
-    }
-
-    #[test]
-    fn bytes_like_the_press_tool() {
-        assert_eq!(bytes_to_string(1023.0), "1023.000bytes");
-        assert_eq!(bytes_to_string(3.0 * 1024.0 * 1024.0), "3.000MB");
-        assert_eq!(bytes_to_string(4.024 * 1024.0 * 1024.0 * 1024.0), "4.024GB");
     }
 }

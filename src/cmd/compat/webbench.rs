@@ -11,6 +11,7 @@ use super::getopt::{split, tokenize, OptSpec};
 use super::{base_args, headers, one_url, refuse, usage, Translated, STAMPEDE_JSON};
 use stampede_metrics::RunResult;
 use stampede_plan::{parse_duration, Setting};
+use stampede_report::compat::render_webbench;
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -196,32 +197,6 @@ fn write_header(o: &WebbenchOptions, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "{clients}, running {seconds} sec{proxy}{reload}.")
 }
 
-/// webbench's two result lines. "susceed" (sic, webbench's spelling) counts
-/// complete responses of any status; "failed" counts requests that got none.
-/// Speed counts only complete responses over the measured time (webbench
-/// adds the failed ones and divides by the planned time).
-fn render(result: &RunResult, closing: &str, out: &mut dyn Write) -> io::Result<()> {
-    let r = &result.requests;
-    if result.interrupted {
-        writeln!(
-            out,
-            "INTERRUPTED: the figures cover what completed before the stop"
-        )?;
-    }
-    writeln!(
-        out,
-        "\nSpeed={} pages/min, {} bytes/sec.",
-        (result.rps * 60.0) as u64,
-        result.throughput_bytes_per_s as u64
-    )?;
-    writeln!(
-        out,
-        "Requests: {} susceed, {} failed.",
-        r.completed, r.errors
-    )?;
-    writeln!(out, "{closing}")
-}
-
 /// `stampede webbench WORDS...`.
 pub fn execute(words: Vec<String>) -> anyhow::Result<i32> {
     super::execute(parse(&words)?, HELP, "webbench")
@@ -245,7 +220,7 @@ impl super::FrontEnd for WebbenchOptions {
         closing: &str,
         out: &mut dyn Write,
     ) -> anyhow::Result<()> {
-        Ok(render(result, closing, out)?)
+        Ok(render_webbench(result, closing, out)?)
     }
 }
 

@@ -2,15 +2,15 @@
 //! suffixes like `-c1k`, wrk2's `-R` rate), translated into typed `stampede
 //! run` arguments and printed in wrk's layout: Thread Stats (Latency, Req/Sec),
 //! Latency Distribution, requests/bytes, socket errors, Requests/sec and
-//! Transfer/sec, with wrk's own unit formatting (that layout is wrk_report.rs).
+//! Transfer/sec, with wrk's own unit formatting (that layout is stampede-report's compat/wrk.rs).
 //!
 //! Deliberately not here: Lua scripting (`-s` is refused), the engine.
 
 use super::getopt::{split, tokenize, OptSpec};
-use super::wrk_report::{format_units, render, RECORD_INTERVAL, TIME_S};
 use super::{base_args, headers, one_url, refuse, usage, Translated, STAMPEDE_JSON};
 use stampede_metrics::RunResult;
 use stampede_plan::{parse_duration, Setting};
+use stampede_report::compat::{format_units, render_wrk, RECORD_INTERVAL, TIME_S};
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -221,7 +221,13 @@ impl super::FrontEnd for WrkOptions {
         closing: &str,
         out: &mut dyn Write,
     ) -> anyhow::Result<()> {
-        Ok(render(result, &watch.rates, self.latency, closing, out)?)
+        Ok(render_wrk(
+            result,
+            &watch.rates,
+            self.latency,
+            closing,
+            out,
+        )?)
     }
 }
 
