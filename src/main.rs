@@ -12,7 +12,6 @@
 mod agent;
 mod cli;
 mod cmd;
-mod compare_text;
 mod delivery;
 mod exit;
 mod exports;
@@ -35,7 +34,6 @@ mod run_words;
 mod selfcheck;
 mod session;
 mod spawn;
-mod sweep_text;
 mod targets_args;
 mod terminal;
 mod transport_args;

@@ -10,15 +10,16 @@ use crate::plan_args::build_plan;
 use crate::run_args::{parse_run_args, RunArgs, SloArg};
 use crate::session::{check_pids, run_plan_in, RunContext};
 use crate::spawn::SpawnedServer;
-use crate::sweep_text::{describe, print_sweep, sweep_banner};
 use crate::{exit, interrupt};
 use anyhow::{bail, Context};
 use stampede_analysis::{
-    analyze_sweep, Load, RateSearch, SearchNext, StepInput, SweepAnalysis, Thresholds, SWEEP_SCHEMA,
+    analyze_sweep, Load, RateSearch, SearchNext, StepInput, SweepDocument, Thresholds,
 };
 use stampede_metrics::RunResult;
 use stampede_plan::parse_duration;
-use stampede_report::{format_latency_us, format_rate, render_sweep_html, SweepStep};
+use stampede_report::{
+    describe_load, format_latency_us, format_rate, render_sweep_html, sweep_banner, SweepStep,
+};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -244,7 +245,7 @@ pub fn execute(args: SweepArgs) -> anyhow::Result<i32> {
             eprintln!(
                 "stampede sweep: step {}/{total}: {}",
                 index + 1,
-                describe(*load)
+                describe_load(*load)
             );
         }
         let context = RunContext {
@@ -256,11 +257,11 @@ pub fn execute(args: SweepArgs) -> anyhow::Result<i32> {
             ..RunContext::default()
         };
         let result = run_plan_in(&plan, notices, &context)
-            .with_context(|| format!("step {}", describe(*load)))?;
+            .with_context(|| format!("step {}", describe_load(*load)))?;
         if result.interrupted {
             eprintln!(
                 "stampede sweep: interrupted during {}; that step is left out",
-                describe(*load)
+                describe_load(*load)
             );
             break;
         }
@@ -304,11 +305,16 @@ pub fn execute(args: SweepArgs) -> anyhow::Result<i32> {
         ..Thresholds::default()
     };
     let analysis = analyze_sweep(&inputs, slo.as_ref().map(|s| s.0.as_slice()), &thresholds);
-    let document = sweep_document(&analysis, &results)?;
+    let document = SweepDocument {
+        analysis,
+        steps: results,
+    };
+    let (analysis, results) = (&document.analysis, &document.steps);
+    let json = document.to_value()?;
     let saved = args
         .json
         .as_ref()
-        .map(|path| write_json_value(&document, path))
+        .map(|path| write_json_value(&json, path))
         .transpose();
     let steps: Vec<SweepStep<'_>> = results
         .iter()
@@ -320,10 +326,12 @@ pub fn execute(args: SweepArgs) -> anyhow::Result<i32> {
     let html = args
         .html
         .as_ref()
-        .map(|path| write_file(path, |out| render_sweep_html(&steps, &analysis, out)))
+        .map(|path| write_file(path, |out| render_sweep_html(&steps, analysis, out)))
         .transpose();
     let on_stderr = args.json.as_deref().is_some_and(crate::output::is_stdout);
-    print_sweep(&analysis, &results, on_stderr)?;
+    crate::output::print_text(on_stderr, |out| {
+        stampede_report::render_sweep_text(analysis, results, out)
+    })?;
     saved?;
     html?;
     Ok(if stop.is_stopped() {
@@ -331,22 +339,6 @@ pub fn execute(args: SweepArgs) -> anyhow::Result<i32> {
     } else {
         exit::OK
     })
-}
-
-/// The `stampede.sweep/1` document: the analysis, with each step's full result.
-pub fn sweep_document(
-    analysis: &SweepAnalysis,
-    results: &[(Load, RunResult)],
-) -> anyhow::Result<serde_json::Value> {
-    let mut document = serde_json::to_value(analysis)?;
-    if let Some(steps) = document.get_mut("steps").and_then(|s| s.as_array_mut()) {
-        for (step, (_, result)) in steps.iter_mut().zip(results) {
-            step["result"] = serde_json::to_value(result)?;
-        }
-    }
-    document["schema"] = SWEEP_SCHEMA.into();
-    document["version"] = env!("CARGO_PKG_VERSION").into();
-    Ok(document)
 }
 
 #[cfg(test)]

@@ -13,7 +13,8 @@
 //! `saturation`, server saturation and Little's law), `ceiling` (the
 //! throughput plateau), `search` (the open-model rate search), `usl`,
 //! `compare` with `difference` (A/B verdicts and intervals), `stability` and
-//! `repeats` (intervals over rounds). See docs/architecture.md.
+//! `repeats` (intervals over rounds), `sweep_document` (the sweep's file,
+//! typed). See docs/architecture.md.
 
 mod ceiling;
 mod compare;
@@ -23,6 +24,7 @@ mod search;
 mod slo;
 mod stability;
 mod sweep;
+mod sweep_document;
 mod usl;
 
 pub use ceiling::GoodputRange;
@@ -42,4 +44,5 @@ pub use sweep::{
     analyze_sweep, Class, Load, LoadRange, Point, StepAnalysis, StepInput, SweepAnalysis,
     Thresholds, SWEEP_SCHEMA,
 };
+pub use sweep_document::{SweepDocument, SweepDocumentError};
 pub use usl::{fit_usl, UslError, UslFit};
