@@ -34,6 +34,7 @@ mod run_words;
 mod selfcheck;
 mod session;
 mod spawn;
+mod sweep_steps;
 mod targets_args;
 mod terminal;
 mod transport_args;

@@ -2,18 +2,22 @@
 //! command lines and print in their layouts, so a line pasted from a seed
 //! report just works. Each tool file owns its syntax (read with [`getopt`]
 //! and translated into typed `stampede run` arguments, so validation and
-//! defaults stay in one place) and its report; watch.rs prints what a tool prints during
-//! the run (ab's heartbeat, press's connection line) and collects wrk's
-//! 100 ms samples. This file owns what they share: running the
-//! translated arguments, the stampede-only `--stampede-json PATH`, the one closing
-//! line that points at what stampede adds, refusals and base64.
+//! defaults stay in one place); front_end.rs is what a tool provides,
+//! usage.rs what they share when reading a command line, watch.rs what a
+//! tool prints during the run (ab's heartbeat, press's connection line) and
+//! wrk's 100 ms samples; the layouts are stampede-report's `compat`. This
+//! file runs a translated command line: the banner, the run, the tool's
+//! report, the one closing line that points at what stampede adds, the
+//! saved result and the exit status.
 //!
 //! It does not render anything tool-specific and never touches the engine.
 
 pub mod ab;
 mod ab_options;
+mod front_end;
 pub mod getopt;
 pub mod press;
+mod usage;
 pub mod watch;
 pub mod webbench;
 pub mod wrk;
@@ -21,101 +25,15 @@ pub mod wrk;
 use crate::delivery::never_connected;
 use crate::exit;
 use crate::plan_args::build_plan;
-use crate::run_args::RunArgs;
 use crate::run_words::{run_words, shell_words};
 use crate::session::{run_plan_in, RunContext};
-use getopt::OptSpec;
+pub use front_end::{FrontEnd, Parsed, Translated};
 use stampede_metrics::RunResult;
-use stampede_plan::Setting;
 use stampede_report::format_latency_us;
 use std::cell::RefCell;
 use std::io::Write;
-use std::path::PathBuf;
+pub use usage::{base64, base_args, headers, one_url, refuse, usage, STAMPEDE_JSON};
 pub use watch::{Watch, WatchSpec};
-
-/// The stampede-only option every front-end accepts: the full result as JSON.
-pub const STAMPEDE_JSON: OptSpec = OptSpec::long("stampede-json", "stampede-json", true);
-
-/// A foreign command line, translated.
-#[derive(Debug)]
-pub struct Translated {
-    pub tool: &'static str,
-    /// The `stampede run` arguments that describe the same run.
-    pub args: RunArgs,
-    /// The tool's own flag for each plan setting, to name in errors.
-    pub flags: fn(Setting) -> Option<&'static str>,
-    /// `--stampede-json PATH`.
-    pub stampede_json: Option<PathBuf>,
-    /// No progress line on stderr.
-    pub quiet: bool,
-}
-
-/// What a front-end's command line asks for.
-#[derive(Debug, PartialEq)]
-pub enum Parsed<T> {
-    Help,
-    Version,
-    Run(T),
-}
-
-/// What each front-end provides; [`execute`] does the rest the same way for all.
-pub trait FrontEnd {
-    /// Remarks about accepted options that change nothing (printed on stderr).
-    fn notes(&self) -> Vec<String> {
-        Vec::new()
-    }
-    /// The equivalent `stampede run` arguments; a value `stampede run`
-    /// rejects is a usage error naming the tool's own flag.
-    fn translate(&self) -> anyhow::Result<Translated>;
-    /// What to print or collect during the run (ab's heartbeat, press's
-    /// connection line, wrk's 100 ms samples).
-    fn watch(&self) -> WatchSpec {
-        WatchSpec::default()
-    }
-    /// The tool's banner, printed before the run starts.
-    fn write_header(&self, out: &mut dyn Write) -> anyhow::Result<()>;
-    /// What the tool prints instead of its report when no connection could
-    /// be opened (wrk's "unable to connect to …"), on stderr; None: the
-    /// report is printed as usual. Either way the run exits 2.
-    fn unable_to_connect(&self, _result: &RunResult) -> Option<String> {
-        None
-    }
-    /// The tool's report of the finished run, ending with the closing line.
-    fn write_report(
-        &self,
-        result: &RunResult,
-        watch: &mut Watch,
-        closing: &str,
-        out: &mut dyn Write,
-    ) -> anyhow::Result<()>;
-}
-
-impl<T: FrontEnd> FrontEnd for Box<T> {
-    fn notes(&self) -> Vec<String> {
-        self.as_ref().notes()
-    }
-    fn translate(&self) -> anyhow::Result<Translated> {
-        self.as_ref().translate()
-    }
-    fn watch(&self) -> WatchSpec {
-        self.as_ref().watch()
-    }
-    fn unable_to_connect(&self, result: &RunResult) -> Option<String> {
-        self.as_ref().unable_to_connect(result)
-    }
-    fn write_header(&self, out: &mut dyn Write) -> anyhow::Result<()> {
-        self.as_ref().write_header(out)
-    }
-    fn write_report(
-        &self,
-        result: &RunResult,
-        watch: &mut Watch,
-        closing: &str,
-        out: &mut dyn Write,
-    ) -> anyhow::Result<()> {
-        self.as_ref().write_report(result, watch, closing, out)
-    }
-}
 
 /// Runs a parsed front-end command line: help or version, or the banner, the
 /// run, the tool's report and the saved result. `tool` names the version line.
@@ -184,51 +102,6 @@ pub fn first_error(result: &RunResult) -> (String, Option<i32>) {
 pub struct Finished {
     pub translated: Translated,
     pub result: RunResult,
-}
-
-/// The one URL a front-end's command line must hold; `missing` is the
-/// tool's own message when there is none.
-pub fn one_url(tool: &str, urls: Vec<String>, missing: &str) -> anyhow::Result<String> {
-    match <[String; 1]>::try_from(urls) {
-        Ok([url]) => Ok(url),
-        Err(urls) if urls.is_empty() => Err(usage(tool, missing)),
-        Err(urls) => Err(usage(tool, format!("one URL expected, got {}", urls.len()))),
-    }
-}
-
-/// A usage error of `tool`: one line, exit status 2.
-pub fn usage(tool: &str, message: impl std::fmt::Display) -> anyhow::Error {
-    // The press tool's help is `-?`/`--help`; the others all know `-h`.
-    let help = if tool == "press" { "--help" } else { "-h" };
-    anyhow::anyhow!("{tool}: {message} (see `stampede {tool} {help}`)")
-}
-
-/// `stampede run URL`'s arguments at their defaults, for a front-end to set
-/// fields on; an invalid environment default is a usage error of `tool`.
-pub fn base_args(tool: &str, url: &str) -> anyhow::Result<RunArgs> {
-    RunArgs::for_url(url).map_err(|error| {
-        let text = error.to_string();
-        let first = text.lines().next().unwrap_or_default();
-        usage(tool, first.strip_prefix("error: ").unwrap_or(first))
-    })
-}
-
-/// Headers as `stampede run -H` reads them; a malformed one is a usage
-/// error naming the tool's `flag`.
-pub fn headers(
-    tool: &str,
-    flag: &str,
-    headers: &[String],
-) -> anyhow::Result<Vec<stampede_plan::Header>> {
-    headers
-        .iter()
-        .map(|h| stampede_plan::parse_header(h).map_err(|e| usage(tool, format!("{flag}: {e}"))))
-        .collect()
-}
-
-/// A flag stampede cannot honour: one line naming it and why, exit status 2.
-pub fn refuse(tool: &str, flag: &str, why: &str) -> anyhow::Error {
-    anyhow::anyhow!("{tool} {flag}: not supported: {why}")
 }
 
 /// Runs the translated arguments with the engine, `watch` fed the snapshots.
@@ -343,39 +216,10 @@ pub fn closing_line(done: &Finished) -> String {
     )
 }
 
-/// Standard base64 with padding (RFC 4648), for Basic authentication headers
-/// (the `base64` crate, as `--basic-auth` of `stampede run` uses it).
-pub fn base64(bytes: &[u8]) -> String {
-    use base64::Engine as _;
-    base64::engine::general_purpose::STANDARD.encode(bytes)
-}
-
 /// The version line the front-ends print for `-V`/`--version`.
 pub fn version_line(tool: &str) -> String {
     format!(
         "stampede {} ({tool}-compatible front-end)",
         env!("CARGO_PKG_VERSION")
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn base64_matches_rfc_4648_vectors() {
-        let table = [
-            ("", ""),
-            ("f", "Zg=="),
-            ("fo", "Zm8="),
-            ("foo", "Zm9v"),
-            ("foob", "Zm9vYg=="),
-            ("fooba", "Zm9vYmE="),
-            ("foobar", "Zm9vYmFy"),
-            ("Aladdin:open sesame", "QWxhZGRpbjpvcGVuIHNlc2FtZQ=="),
-        ];
-        for (text, encoded) in table {
-            assert_eq!(base64(text.as_bytes()), encoded, "{text:?}");
-        }
-    }
 }
