@@ -32,7 +32,7 @@ pub enum Setting {
 
 impl Setting {
     /// The setting in words, for a caller without a flag for it.
-    pub fn plain_name(self) -> &'static str {
+    pub(crate) fn plain_name(self) -> &'static str {
         match self {
             Setting::Connections => "connections",
             Setting::Rate => "rate",

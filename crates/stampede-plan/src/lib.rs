@@ -30,7 +30,7 @@ pub use load_model::{parse_stages, Arrival, LoadModel, Schedule, Stage};
 pub use plan::{MixEntry, Plan, RequestSpec, StopCondition};
 pub use shares::{share_of, shares};
 pub use target::{Scheme, Target};
-pub use targets_file::{parse_targets, weighted_order, TargetBlock, MAX_TARGETS};
+pub use targets_file::{parse_targets, weighted_order, TargetBlock};
 pub use transport::{
     ClientCert, EventLoop, IoBackend, ProxySpec, ResolveOverride, TlsSpec, TlsVersion,
     TransportSpec,

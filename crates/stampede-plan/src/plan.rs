@@ -72,7 +72,7 @@ impl Plan {
     /// request (or one `--pipeline` batch) per connection at a time, in the
     /// closed and the open model.
     /// A proxy's CONNECT tunnel is the tokio path's.
-    pub fn reactor_limitation(&self) -> Option<&'static str> {
+    pub(crate) fn reactor_limitation(&self) -> Option<&'static str> {
         if self.uses_tls() && self.transport.proxy.is_some() {
             Some("TLS through a proxy (CONNECT)")
         } else if self.transport.http2 {

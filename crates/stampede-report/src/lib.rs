@@ -24,17 +24,15 @@ mod sweep_text;
 mod text;
 
 pub use compare_text::render_compare_text;
-pub use csv::{render_csv, render_csv_timeseries, TIMESERIES_COLUMNS};
+pub use csv::{render_csv, render_csv_timeseries};
 pub use format::{counted, format_bytes, format_count, format_latency_us, format_rate};
-pub use gnuplot::{ctime, render_gnuplot_header, render_gnuplot_row, GnuplotRow, GNUPLOT_HEADER};
+pub use gnuplot::{ctime, render_gnuplot_header, render_gnuplot_row, GnuplotRow};
 pub use html::{
     render_compare_html, render_html, render_sweep_html, Deltas, LabeledRun, SweepStep,
 };
 pub use json::render_json;
 pub use repeat_text::render_repeat_text;
-pub use request_line::{
-    render_request_line, render_request_log_header, RequestLine, REQUEST_LOG_HEADER,
-};
+pub use request_line::{render_request_line, render_request_log_header, RequestLine};
 pub use stampede_metrics::RunResult;
 pub use sweep_text::{describe_load, render_sweep_text, sweep_banner};
 pub use text::{no_response_reason, render_text};

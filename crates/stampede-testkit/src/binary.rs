@@ -42,7 +42,7 @@ pub fn stampede(args: &[&str]) -> Output {
 }
 
 /// Runs `program` with `args` to its end; its status, stdout and stderr.
-pub fn output_of(program: &Path, args: &[&str]) -> Output {
+pub(crate) fn output_of(program: &Path, args: &[&str]) -> Output {
     Command::new(program)
         .args(args)
         .output()

@@ -27,11 +27,11 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-pub use binary::{binary, output_of, read_json, stampede, text};
+pub use binary::{binary, read_json, stampede, text};
 pub use prometheus::{get_with, http_get, wait_for, Prometheus};
 pub use stampede_target::{Config as TargetConfig, Server, ServerHandle, StatsSnapshot};
 pub use tls::self_signed_server_config;
-pub use tools::{skip_or_fail, tool_or_skip, tools_required, REQUIRE_TOOLS};
+pub use tools::{skip_or_fail, tool_or_skip, REQUIRE_TOOLS};
 
 /// Starts the built-in target on 127.0.0.1 with an ephemeral port.
 pub fn spawn_target(config: TargetConfig) -> ServerHandle {
