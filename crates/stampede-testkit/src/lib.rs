@@ -12,9 +12,11 @@
 //! - `tools.rs`: outside tools and the skip-or-fail rule.
 //! - `prometheus.rs`: a real [`Prometheus`] for the metrics tests, and
 //!   [`http_get`] / [`wait_for`].
+//! - `serve.rs`: [`ServeProcess`], `stampede serve` in its own process.
 
 mod binary;
 mod prometheus;
+mod serve;
 mod tls;
 mod tools;
 
@@ -29,6 +31,7 @@ use std::time::Duration;
 
 pub use binary::{binary, read_json, stampede, text};
 pub use prometheus::{get_with, http_get, wait_for, Prometheus};
+pub use serve::ServeProcess;
 pub use stampede_target::{Config as TargetConfig, Server, ServerHandle, StatsSnapshot};
 pub use tls::self_signed_server_config;
 pub use tools::{skip_or_fail, tool_or_skip, REQUIRE_TOOLS};
