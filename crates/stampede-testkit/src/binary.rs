@@ -49,6 +49,12 @@ pub(crate) fn output_of(program: &Path, args: &[&str]) -> Output {
         .unwrap_or_else(|e| panic!("{} runs: {e}", program.display()))
 }
 
+/// Asserts that a process exited with status 0; a failure shows its stderr.
+#[track_caller]
+pub fn assert_succeeded(output: &Output) {
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+}
+
 /// Bytes a process printed, as text (lossy: a test wants to see them all).
 pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()

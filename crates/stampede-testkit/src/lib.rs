@@ -7,7 +7,8 @@
 //!
 //! - `lib.rs`: the built-in target ([`spawn_target`], [`one_thread`]), raw
 //!   servers ([`RawServer`]), ports, temporary folders and [`run_stampede`].
-//! - `binary.rs`: [`binary`], [`stampede`], [`text`], [`read_json`]: the
+//! - `binary.rs`: [`binary`], [`stampede`], [`text`], [`read_json`],
+//!   [`assert_succeeded`]: the
 //!   binary under test and what it printed or wrote.
 //! - `tools.rs`: outside tools and the skip-or-fail rule.
 //! - `prometheus.rs`: a real [`Prometheus`] for the metrics tests, and
@@ -29,7 +30,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-pub use binary::{binary, read_json, stampede, text};
+pub use binary::{assert_succeeded, binary, read_json, stampede, text};
 pub use prometheus::{get_with, http_get, wait_for, Prometheus};
 pub use serve::ServeProcess;
 pub use stampede_target::{Config as TargetConfig, Server, ServerHandle, StatsSnapshot};
