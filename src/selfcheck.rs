@@ -124,6 +124,10 @@ mod tests {
             event_loop: stampede_plan::EventLoop::Epoll,
             tls: None,
             seed: None,
+            checks: Vec::new(),
+            judged: false,
+            stop_reason: None,
+            groups: Vec::new(),
         };
         let environment = stampede_metrics::Environment {
             cpus,

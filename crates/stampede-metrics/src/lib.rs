@@ -7,16 +7,18 @@
 //!
 //! Modules: `recorder` (the per-worker hot path), `histogram` (HDR latency),
 //! `counters`, `error_kind`, `recording` (snapshots and the merged run),
-//! `timeseries` (per second), `per_target` (`--targets` mix), `monitor`
+//! `timeseries` (per second), `per_target` (`--targets` mix), `checks` (`--check` tallies), `monitor`
 //! (what the process monitor saw), `environment`, `agent`, `run_id`, `result` (the
 //! result file), `merge` (agents' results into one). See docs/architecture.md.
 
 mod agent;
+mod checks;
 mod counters;
 mod environment;
 mod error_kind;
 mod histogram;
 mod merge;
+mod merge_targets;
 mod monitor;
 mod per_target;
 mod recorder;
@@ -26,6 +28,7 @@ mod run_id;
 mod timeseries;
 
 pub use agent::{format_timestamp, parse_timestamp, signed_millis, AgentInfo, TimestampError};
+pub use checks::{merge_tallies, CheckResult, CheckTally, Judged, MAX_CHECK_SAMPLES};
 pub use counters::{Counters, StatusCounts};
 pub use environment::Environment;
 pub use error_kind::ErrorKind;
@@ -35,9 +38,11 @@ pub use histogram::{
 };
 pub use merge::{merge_results, MergeError};
 pub use monitor::{MachineSample, MonitorReport, ProcessSample, ProcessSummary};
-pub use per_target::{TargetResult, TargetStats};
+pub use per_target::{GroupResult, TargetResult, TargetStats};
 pub use recorder::{Outcome, Recorder, LATE_THRESHOLD};
-pub use recording::{per_second, Gauges, Recording, Snapshot, MAX_ERROR_SAMPLES};
+pub use recording::{
+    per_second, CheckName, Gauges, GroupName, Recording, Snapshot, MAX_ERROR_SAMPLES,
+};
 pub use result::{
     intended_requests, Breakdown, NegotiatedTls, PlanSummary, RequestCounts, RequestLogSummary,
     RunResult, ScheduleSummary, SloCheck, StageSummary, TimingSummary, RESULT_SCHEMA,

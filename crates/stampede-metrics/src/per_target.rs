@@ -45,10 +45,12 @@ impl TargetStats {
         c.bytes_body += outcome.body_bytes;
         match outcome.result {
             Ok(status) => {
-                if status < 400 {
-                    c.success += 1;
-                } else {
+                if status >= 400 {
                     c.failed_status += 1;
+                } else if outcome.judged.is_some_and(|j| j.any_failed()) {
+                    c.check_failed += 1;
+                } else {
+                    c.success += 1;
                 }
                 c.status.add(status, 1);
                 let latency_us = latency_us.clamp(1, crate::histogram::MAX_TRACKED_US);
@@ -72,9 +74,16 @@ impl TargetStats {
     }
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// One target of a mix in the result file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TargetResult {
+    /// The scenario step's name (scenario runs only).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub name: Option<String>,
     pub method: String,
     pub url: String,
     pub weight: u32,
@@ -83,6 +92,9 @@ pub struct TargetResult {
     pub finished: u64,
     pub success: u64,
     pub failed_status: u64,
+    /// Responses that failed a check (only when the run judged responses).
+    #[serde(skip_serializing_if = "is_zero", default)]
+    pub check_failed: u64,
     pub errors: u64,
     pub rps: f64,
     pub goodput: f64,
@@ -92,6 +104,10 @@ pub struct TargetResult {
     pub bytes_body: u64,
     /// Latency summary (2 significant digits).
     pub latency_us: LatencySummary,
+    /// The latency histogram (HDR V2 deflate, base64), so that agents'
+    /// tables merge losslessly; absent in results written before.
+    #[serde(skip_serializing_if = "String::is_empty", default)]
+    pub histogram: String,
 }
 
 impl TargetResult {
@@ -112,17 +128,20 @@ impl TargetResult {
             }
         };
         TargetResult {
+            name: None,
             method: method.to_string(),
             url: url.to_string(),
             weight,
             finished,
             success: c.success,
             failed_status: c.failed_status,
+            check_failed: c.check_failed,
             errors: c.error_total(),
             rps: per_s(c.completed()),
             goodput: per_s(c.success),
             error_rate_pct: if finished > 0 {
-                100.0 * (c.failed_status + c.error_total()) as f64 / finished as f64
+                100.0 * (c.failed_status + c.check_failed + c.error_total()) as f64
+                    / finished as f64
             } else {
                 0.0
             },
@@ -138,6 +157,57 @@ impl TargetResult {
                 .collect(),
             bytes_body: c.bytes_body,
             latency_us: stats.latency_summary(),
+            histogram: if stats.latency.is_empty() {
+                String::new()
+            } else {
+                crate::encode_histogram(&stats.latency)
+            },
+        }
+    }
+}
+
+/// One group of a scenario in the result file: its load and the totals of
+/// its steps (latency merged from theirs, 2 significant digits).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GroupResult {
+    pub name: String,
+    /// Its load model: `"50 connections"`, `"200 iterations/s"`.
+    pub load: String,
+    /// Its steps' names, in order.
+    pub steps: Vec<String>,
+    pub finished: u64,
+    pub success: u64,
+    pub failed_status: u64,
+    #[serde(skip_serializing_if = "is_zero", default)]
+    pub check_failed: u64,
+    pub errors: u64,
+    pub rps: f64,
+    pub goodput: f64,
+    pub error_rate_pct: f64,
+    pub latency_us: LatencySummary,
+}
+
+impl GroupResult {
+    /// The group of `steps` (the per-target statistics of its steps).
+    pub fn of(name: &str, load: &str, steps: &[(&str, &TargetStats)], elapsed_s: f64) -> Self {
+        let mut total = TargetStats::default();
+        for (_, stats) in steps {
+            total.merge(stats);
+        }
+        let t = TargetResult::of("", "", 1, &total, elapsed_s);
+        GroupResult {
+            name: name.to_string(),
+            load: load.to_string(),
+            steps: steps.iter().map(|(name, _)| name.to_string()).collect(),
+            finished: t.finished,
+            success: t.success,
+            failed_status: t.failed_status,
+            check_failed: t.check_failed,
+            errors: t.errors,
+            rps: t.rps,
+            goodput: t.goodput,
+            error_rate_pct: t.error_rate_pct,
+            latency_us: t.latency_us,
         }
     }
 }
@@ -187,6 +257,7 @@ mod tests {
             bytes_received: 100,
             body_bytes: 10,
             target: 0,
+            judged: None,
         };
         (outcome, latency_us)
     }

@@ -3,7 +3,8 @@
 //! (ab's gnuplot TSV, the request log) that the binary's background writer
 //! uses. No runtime, no terminal control: bytes out only.
 //!
-//! Modules: `text` (the human summary of a run), `sweep_text`,
+//! Modules: `text` (the human summary of a run, with `checks_text` and
+//! `groups_text` for its checks and scenario groups), `sweep_text`,
 //! `compare_text` and `repeat_text` (the tables of a sweep, a comparison
 //! and repeated rounds), `json`, `csv`, `gnuplot`,
 //! `request_line` (`--log-requests`), `format` (numbers and units shared by
@@ -11,11 +12,13 @@
 //! charts and tables), `compat` (the layouts of ab, wrk, webbench and
 //! press). See docs/architecture.md.
 
+mod checks_text;
 mod compare_text;
 pub mod compat;
 mod csv;
 mod format;
 mod gnuplot;
+mod groups_text;
 mod html;
 mod json;
 mod repeat_text;

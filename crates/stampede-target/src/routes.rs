@@ -1,6 +1,7 @@
 //! Choosing and producing the response for one parsed request: the built-in pages,
 //! the test routes (`/bytes/{n}`, `/chunked/{n}`, `/delay/{ms}`, `/cpu/{iterations}`,
-//! `/status/{code}`, `/echo`, `/stats`) and, with a root, static files. Responses are
+//! `/status/{code}`, `/echo`, `/stats`, and the session routes `/login`, `/me`,
+//! `/json` of session_routes.rs) and, with a root, static files. Responses are
 //! appended to the connection's write buffer; anything that must wait (a delay) or is
 //! too large to buffer (a big body) is returned as a `Reply` for the connection to do.
 
@@ -8,7 +9,10 @@ use std::time::Duration;
 
 use crate::context::Worker;
 use crate::reply::{Outcome, Reply, Tail};
-use crate::request::{Head, Method};
+// `Request` lives with the parser (a leaf), so session_routes.rs can take it
+// without importing this module back.
+use crate::request::Method;
+pub(crate) use crate::request::Request;
 use crate::response::{self, bodiless, push_hex, Exchange, Len};
 
 /// Largest `/bytes/{n}` and `/chunked/{n}`.
@@ -34,15 +38,6 @@ const fn pattern() -> [u8; INLINE_BODY] {
         i += 1;
     }
     p
-}
-
-/// One request as the routes see it.
-pub struct Request<'a> {
-    pub head: &'a Head<'a>,
-    /// The request line and headers exactly as received.
-    pub raw_head: &'a [u8],
-    /// The (de-chunked) body.
-    pub body: &'a [u8],
 }
 
 /// Produces the response for `req` into `out`.
@@ -147,6 +142,7 @@ fn test_route(
     let get_or_head = matches!(method, Method::Get | Method::Head);
     let o = match (name, arg) {
         ("echo", None) => echo(req, x, out),
+        ("login" | "me" | "json", None) => crate::session_routes::session_route(name, req, x, out)?,
         ("stats", None) if get_or_head => {
             let json = serde_json::to_vec_pretty(&w.registry.snapshot()).unwrap_or_default();
             Outcome::done(200, response::whole(out, x, 200, "application/json", &json))
