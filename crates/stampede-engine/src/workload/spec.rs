@@ -69,6 +69,9 @@ pub struct WorkloadSpec {
     pub agents: u32,
     /// The run-wide `{{seq}}`.
     pub sequence: Sequence,
+    /// `--cookie-jar`: each virtual user keeps the cookies it is sent and
+    /// sends them back (workload/cookie_jar.rs).
+    pub cookie_jar: bool,
     /// A script that builds requests and reads responses (wrk's Lua,
     /// issue 19): each worker gets its own [`stampede_workload::ScriptThread`].
     pub script: Option<Arc<dyn Script>>,
@@ -95,6 +98,7 @@ impl Default for WorkloadSpec {
             agents: 1,
             sequence: Sequence::new(0, 1),
             script: None,
+            cookie_jar: false,
         }
     }
 }
@@ -108,9 +112,10 @@ impl WorkloadSpec {
 
     /// True when some step keeps response headers.
     pub(crate) fn keeps_headers(&self) -> bool {
-        self.steps
-            .iter()
-            .any(|s| s.checks.needs_headers() || s.extracts.iter().any(Extractor::needs_headers))
+        self.cookie_jar
+            || self.steps.iter().any(|s| {
+                s.checks.needs_headers() || s.extracts.iter().any(Extractor::needs_headers)
+            })
     }
 
     /// True when some step keeps response bodies.
