@@ -26,6 +26,7 @@ pub fn run_flag(setting: Setting) -> Option<&'static str> {
         Setting::Stages => "--stages",
         Setting::Resolve => "--resolve",
         Setting::TlsVersion => "--tls-min/--tls-max",
+        Setting::Redirects => "--redirects",
     })
 }
 
@@ -50,6 +51,10 @@ mod tests {
         let error = anyhow::Error::new(PlanError::AtLeastOne(Setting::Requests));
         let text = cause_text(error.as_ref(), &run_flag);
         assert_eq!(text, "requests must be at least 1 (-n)");
+        assert_eq!(
+            PlanError::RedirectsConflict.with_flags(&run_flag),
+            "--redirects follows HTTP/1.1 requests one at a time: drop --http2 or --pipeline"
+        );
         assert_eq!(
             PlanError::TlsNeedsHttps.with_flags(&run_flag),
             "TLS options (--insecure, --cacert, --sni, --cert, --tls-min, --ciphers, ...) need an https:// URL"

@@ -28,6 +28,7 @@ pub enum Setting {
     Stages,
     Resolve,
     TlsVersion,
+    Redirects,
 }
 
 impl Setting {
@@ -52,6 +53,7 @@ impl Setting {
             Setting::Stages => "stages",
             Setting::Resolve => "resolve",
             Setting::TlsVersion => "TLS version",
+            Setting::Redirects => "following redirects",
         }
     }
 }
@@ -90,6 +92,8 @@ pub enum PlanError {
     },
     PipelineWithTargets,
     PipelineNeedsClosedModel,
+    /// Following redirects with HTTP/2 or pipelining.
+    RedirectsConflict,
     /// A targets file that names no flag: the file, the line and why.
     Invalid(String),
 }
@@ -158,6 +162,12 @@ impl PlanError {
                 "{} works with the closed model ({}), not with {a_rate}",
                 either(Setting::Pipeline),
                 either(Setting::Connections),
+            ),
+            PlanError::RedirectsConflict => format!(
+                "{} follows HTTP/1.1 requests one at a time: drop {} or {}",
+                either(Setting::Redirects),
+                either(Setting::Http2),
+                either(Setting::Pipeline)
             ),
             PlanError::Invalid(text) => text.clone(),
         }
