@@ -1,7 +1,8 @@
 //! A plan error names the flags of the command line that built the plan:
 //! `stampede run` its own, a compat front-end the foreign tool's (ab's -E
 //! for TLS, webbench's -p for the proxy). One line, exit status 2, before
-//! any request (the URLs point at a closed port).
+//! any request and before a front-end's banner (the URLs point at a closed
+//! port).
 
 use stampede_testkit::{stampede, text};
 
@@ -10,6 +11,8 @@ fn error_line(args: &[&str]) -> (Option<i32>, String) {
     let out = stampede(args);
     let stderr = text(&out.stderr);
     assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+    // Refused before the tool's banner, not after it.
+    assert_eq!(text(&out.stdout), "", "{args:?}");
     (out.status.code(), stderr.trim_end().to_string())
 }
 

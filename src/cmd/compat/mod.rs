@@ -55,6 +55,9 @@ pub fn execute<F: FrontEnd>(parsed: Parsed<F>, help: &str, tool: &str) -> anyhow
     let translated = options.translate()?;
     // A bad output path fails before the banner, not after the load.
     check_outputs(&translated)?;
+    // So is a plan stampede cannot run (ab's -E over http://).
+    let (plan, notices) =
+        build_plan(&translated.args).map_err(|error| in_own_flags(&translated, error))?;
     // With `--stampede-json -` the JSON is stdout: the tool's layout moves to stderr.
     let on_stderr = translated
         .stampede_json
@@ -67,7 +70,7 @@ pub fn execute<F: FrontEnd>(parsed: Parsed<F>, help: &str, tool: &str) -> anyhow
         out.flush()?;
     }
     let watch = RefCell::new(Watch::new(options.watch()));
-    let done = run(translated, &watch)?;
+    let done = run(translated, &plan, notices, &watch)?;
     let closing = closing_line(&done);
     let unreachable = never_connected(&done.result) && !done.result.interrupted;
     match options.unable_to_connect(&done.result) {
@@ -104,10 +107,14 @@ pub struct Finished {
     pub result: RunResult,
 }
 
-/// Runs the translated arguments with the engine, `watch` fed the snapshots.
-pub fn run(translated: Translated, watch: &RefCell<Watch>) -> anyhow::Result<Finished> {
-    let (plan, notices) =
-        build_plan(&translated.args).map_err(|error| in_own_flags(&translated, error))?;
+/// Runs the plan of the translated arguments with the engine, `watch` fed
+/// the snapshots.
+fn run(
+    translated: Translated,
+    plan: &stampede_plan::Plan,
+    notices: Vec<String>,
+    watch: &RefCell<Watch>,
+) -> anyhow::Result<Finished> {
     // The exports ride along: ab's -g gnuplot rows are written during the run.
     let snapshot_interval = watch.borrow().rate_window();
     let context = RunContext {
@@ -117,7 +124,7 @@ pub fn run(translated: Translated, watch: &RefCell<Watch>) -> anyhow::Result<Fin
         snapshot_interval,
         ..RunContext::default()
     };
-    let result = run_plan_in(&plan, notices, &context)?;
+    let result = run_plan_in(plan, notices, &context)?;
     Ok(Finished { translated, result })
 }
 
