@@ -245,15 +245,6 @@ fn parse_length(v: &[u8]) -> Option<usize> {
     Some(v.iter().fold(0usize, |n, d| n * 10 + (d - b'0') as usize))
 }
 
-/// One request as the routes see it.
-pub(crate) struct Request<'a> {
-    pub head: &'a Head<'a>,
-    /// The request line and headers exactly as received.
-    pub raw_head: &'a [u8],
-    /// The (de-chunked) body.
-    pub body: &'a [u8],
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,10 +9,7 @@ use std::time::Duration;
 
 use crate::context::Worker;
 use crate::reply::{Outcome, Reply, Tail};
-// `Request` lives with the parser (a leaf), so session_routes.rs can take it
-// without importing this module back.
-use crate::request::Method;
-pub(crate) use crate::request::Request;
+use crate::request::{Head, Method};
 use crate::response::{self, bodiless, push_hex, Exchange, Len};
 
 /// Largest `/bytes/{n}` and `/chunked/{n}`.
@@ -38,6 +35,15 @@ const fn pattern() -> [u8; INLINE_BODY] {
         i += 1;
     }
     p
+}
+
+/// One request as the routes see it.
+pub struct Request<'a> {
+    pub head: &'a Head<'a>,
+    /// The request line and headers exactly as received.
+    pub raw_head: &'a [u8],
+    /// The (de-chunked) body.
+    pub body: &'a [u8],
 }
 
 /// Produces the response for `req` into `out`.
@@ -142,7 +148,9 @@ fn test_route(
     let get_or_head = matches!(method, Method::Get | Method::Head);
     let o = match (name, arg) {
         ("echo", None) => echo(req, x, out),
-        ("login" | "me" | "json", None) => crate::session_routes::session_route(name, req, x, out)?,
+        ("login" | "me" | "json", None) => {
+            crate::session_routes::session_route(name, req.raw_head, req.body, x, out)?
+        }
         ("redirect", Some(a)) => match param(a, 1000) {
             Some(0) => Outcome::done(
                 200,
