@@ -30,6 +30,7 @@ mod repeat;
 mod request_extras;
 mod result_file;
 mod run_args;
+mod script_args;
 mod selfcheck;
 mod session;
 mod spawn;

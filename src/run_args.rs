@@ -138,6 +138,8 @@ pub struct RunArgs {
     pub exports: ExportArgs,
     #[command(flatten)]
     pub metrics: MetricsArgs,
+    #[command(flatten)]
+    pub script: crate::script_args::ScriptArgs,
 }
 
 /// The server under test, to be sampled (or started) during the load.

@@ -21,6 +21,8 @@ use std::time::Duration;
 
 pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
     let (plan, notices) = build_plan(&args)?;
+    args.script
+        .check_until_wired(&plan.target.url, &args.headers, args.rate.is_some())?;
     if args.repeat.is_some() || args.until_stable.is_some() {
         crate::run_args::refuse_in(&args.metrics, "--repeat or --until-stable")?;
         if args.seed.is_some() {
