@@ -391,7 +391,7 @@ fn bad_request_bytes_are_an_error_with_the_bytes() {
         .unwrap_err()
         .0;
     assert!(
-        err.contains("request() must return a string, got integer"),
+        err.contains("request() must return a string, got number"),
         "{err}"
     );
 }

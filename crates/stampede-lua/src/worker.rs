@@ -1,12 +1,14 @@
 //! One worker thread's script ([`ScriptThread`]): `request()`, `delay()`,
-//! `response()` and `thread:stop()` in that thread's own state. The state
+//! `response()` and `thread:stop()` in that thread's own state, each one
+//! call into a small Lua function (lua/hooks.lua) that finds the script's
+//! global and shapes the arguments inside LuaJIT. The state
 //! goes back to its slot when the worker drops this, so `done()` can read
 //! the thread's globals (`thread:get`).
 
 use crate::request_count::count_requests;
 use crate::state::describe;
 use crate::thread_handle::ThreadSlot;
-use mlua::{Function, Lua, Table, Value};
+use mlua::{BString, Function, Lua, Table, Value};
 use stampede_workload::{ResponseView, ScriptError, ScriptThread};
 use std::sync::Arc;
 use std::time::Duration;
@@ -31,18 +33,24 @@ impl Hooks {
     }
 }
 
+/// The per-request calls, in Lua (lua/hooks.lua).
+const HOOKS: &str = include_str!("../lua/hooks.lua");
+
 /// A worker's script state, taken from its slot for the run.
 pub(crate) struct LuaThread {
     slot: Arc<ThreadSlot>,
     lua: Option<Lua>,
-    globals: Table,
     name: Arc<str>,
     hooks: Hooks,
     fixed: Vec<u8>,
-    /// The last string `request()` returned and how many requests it holds:
-    /// Lua strings are interned, so a script that returns the same request
-    /// (pipeline.lua) is counted once, not parsed per call.
-    last: Option<(mlua::String, usize)>,
+    next_request: Function,
+    next_delay: Function,
+    on_response: Function,
+    /// The last bytes `request()` returned and how many requests they hold:
+    /// a script that returns the same string (pipeline.lua) is parsed once.
+    last: Option<(Vec<u8>, usize)>,
+    /// Reused for the packed response headers.
+    packed: Vec<u8>,
 }
 
 impl LuaThread {
@@ -51,48 +59,47 @@ impl LuaThread {
         lua: Lua,
         name: Arc<str>,
     ) -> Result<LuaThread, ScriptError> {
-        let globals = lua.globals();
         let hooks = Hooks::of(&lua);
-        let fail =
-            |e: mlua::Error| ScriptError(format!("{name}: wrk.request() failed: {}", describe(&e)));
-        let wrk: Table = globals.get("wrk").map_err(fail)?;
+        let fail = |e: mlua::Error| ScriptError(format!("{name}: {}", describe(&e)));
+        let wrk: Table = lua.globals().get("wrk").map_err(fail)?;
         let request: Function = wrk.get("request").map_err(fail)?;
-        let fixed = request
-            .call::<mlua::String>(())
-            .map_err(fail)?
-            .as_bytes()
-            .to_vec();
+        let fixed = request.call::<BString>(()).map_err(fail)?.into();
+        let (next_request, next_delay, on_response) = lua
+            .load(HOOKS)
+            .set_name("=stampede hooks")
+            .call::<(Function, Function, Function)>(())
+            .map_err(fail)?;
         Ok(LuaThread {
             slot,
             lua: Some(lua),
-            globals,
             name,
             hooks,
             fixed,
+            next_request,
+            next_delay,
+            on_response,
             last: None,
+            packed: Vec::new(),
         })
     }
 
     fn fail(&self, hook: &str, error: &mlua::Error) -> ScriptError {
         ScriptError(format!("{}: {hook} failed: {}", self.name, describe(error)))
     }
+}
 
-    fn request_string(&self) -> mlua::Result<mlua::String> {
-        let value = match self.globals.get::<Value>("request")? {
-            Value::Function(request) => request.call::<Value>(())?,
-            _ => self
-                .globals
-                .get::<Table>("wrk")?
-                .get::<Function>("request")?
-                .call::<Value>(())?,
-        };
-        match value {
-            Value::String(s) => Ok(s),
-            other => Err(mlua::Error::runtime(format!(
-                "request() must return a string, got {}",
-                other.type_name()
-            ))),
-        }
+/// Passes `bytes` to Lua: pushed as they are when they are UTF-8 (the
+/// common case, no registry reference), else as a new Lua string.
+fn call_with_bytes(
+    lua: &Lua,
+    hook: &Function,
+    status: u16,
+    body: &[u8],
+    packed: &[u8],
+) -> mlua::Result<()> {
+    match (std::str::from_utf8(body), std::str::from_utf8(packed)) {
+        (Ok(body), Ok(packed)) => hook.call((status, body, packed)),
+        _ => hook.call((status, lua.create_string(body)?, lua.create_string(packed)?)),
     }
 }
 
@@ -106,18 +113,19 @@ impl ScriptThread for LuaThread {
     }
 
     fn request(&mut self, out: &mut Vec<u8>) -> Result<usize, ScriptError> {
-        let bytes = self
-            .request_string()
+        let bytes: BString = self
+            .next_request
+            .call(())
             .map_err(|e| self.fail("request()", &e))?;
-        out.extend_from_slice(&bytes.as_bytes());
+        out.extend_from_slice(&bytes);
         if let Some((last, count)) = &self.last {
-            if last.to_pointer() == bytes.to_pointer() {
+            if last[..] == bytes[..] {
                 return Ok(*count);
             }
         }
-        let count = count_requests(&bytes.as_bytes())
-            .map_err(|why| ScriptError(format!("{}: {why}", self.name)))?;
-        self.last = Some((bytes, count));
+        let count =
+            count_requests(&bytes).map_err(|why| ScriptError(format!("{}: {why}", self.name)))?;
+        self.last = Some((bytes.into(), count));
         Ok(count)
     }
 
@@ -126,17 +134,11 @@ impl ScriptThread for LuaThread {
     }
 
     fn delay(&mut self) -> Result<Duration, ScriptError> {
-        let call = || -> mlua::Result<f64> {
-            let delay: Function = self.globals.get("delay")?;
-            // wrk: lua_tonumber, then whole milliseconds.
-            Ok(match delay.call::<Value>(())? {
-                Value::Integer(i) => i as f64,
-                Value::Number(n) => n,
-                Value::String(s) => s.to_str()?.trim().parse().unwrap_or(0.0),
-                _ => 0.0,
-            })
-        };
-        let ms = call().map_err(|e| self.fail("delay()", &e))?;
+        let ms: f64 = self
+            .next_delay
+            .call(())
+            .map_err(|e| self.fail("delay()", &e))?;
+        // wrk: whole milliseconds; nothing for a negative or NaN delay.
         let ms = if ms.is_finite() && ms > 0.0 {
             ms.trunc()
         } else {
@@ -150,22 +152,24 @@ impl ScriptThread for LuaThread {
     }
 
     fn response(&mut self, response: &ResponseView<'_>) -> Result<(), ScriptError> {
-        let call = || -> mlua::Result<()> {
-            let Value::Function(hook) = self.globals.get::<Value>("response")? else {
-                return Ok(());
-            };
-            let lua = self
-                .lua
-                .as_ref()
-                .ok_or_else(|| mlua::Error::runtime("state gone"))?;
-            let headers = lua.create_table_with_capacity(0, response.headers.len())?;
-            for (name, value) in response.headers {
-                headers.raw_set(lua.create_string(name)?, lua.create_string(value)?)?;
-            }
-            let body = lua.create_string(response.body)?;
-            hook.call::<()>((response.status, headers, body))
+        self.packed.clear();
+        for (name, value) in response.headers {
+            self.packed.extend_from_slice(name);
+            self.packed.push(0);
+            self.packed.extend_from_slice(value);
+            self.packed.push(0);
+        }
+        let Some(lua) = self.lua.as_ref() else {
+            return Ok(());
         };
-        call().map_err(|e| self.fail("response()", &e))
+        call_with_bytes(
+            lua,
+            &self.on_response,
+            response.status,
+            response.body,
+            &self.packed,
+        )
+        .map_err(|e| self.fail("response()", &e))
     }
 
     fn stop_requested(&self) -> bool {
