@@ -10,7 +10,7 @@ use crate::delivery::{self, deliver_to, Delivery};
 use crate::metrics_endpoint::MetricsEndpoint;
 use crate::metrics_feed::Board;
 use crate::metrics_series::run_labels;
-use crate::plan_args::build_plan;
+use crate::plan_args::build_run;
 use crate::remote_write::RemoteWriter;
 use crate::repeat::{self, RepeatOutput, Rounds};
 use crate::run_args::RunArgs;
@@ -20,11 +20,15 @@ use crate::{agent, interrupt, output};
 use std::time::Duration;
 
 pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
-    let (plan, notices) = build_plan(&args)?;
-    args.script
-        .check_until_wired(&plan.target.url, &args.headers, args.rate.is_some())?;
+    let built = build_run(&args)?;
+    let (plan, notices, workload) = (built.plan, built.notices, built.workload);
     if args.repeat.is_some() || args.until_stable.is_some() {
         crate::run_args::refuse_in(&args.metrics, "--repeat or --until-stable")?;
+        if built.script.is_some() {
+            anyhow::bail!(
+                "--script runs once (setup, init, done): drop --repeat or --until-stable"
+            );
+        }
         if args.seed.is_some() {
             anyhow::bail!(
                 "--seed repeats one run's arrivals: with --repeat or --until-stable every round would draw the same ones; drop --seed"
@@ -77,6 +81,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
             quiet: args.quiet,
             exports: &args.exports,
         };
+        let plan = repeat::Planned { plan, workload };
         return repeat::execute(plan, notices, rounds, &pids, args.slo.as_ref(), output);
     }
     let context = RunContext {
@@ -89,6 +94,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
         metrics: board,
         run_id: Some(&run_id),
         seed: args.seed,
+        workload,
         ..RunContext::default()
     };
     let result = run_plan_in(&plan, notices, &context).map(|mut result| {
@@ -101,7 +107,9 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
         delivery::arm_result(result.clone(), delivery.clone());
     }
     drop(spawned);
-    let status = deliver_to(&result?, &delivery)?;
+    let result = result?;
+    let status = deliver_to(&result, &delivery)?;
+    let status = crate::script_args::finish(built.script.as_deref(), &result, None, status)?;
     if let Some(remote) = remote {
         remote.finish();
     }

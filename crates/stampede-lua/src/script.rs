@@ -9,7 +9,7 @@
 
 use crate::state::{describe, new_state, LoadError, Source};
 use crate::stats::{per_thread_rates, WrkStats, WrkSummary};
-use crate::thread_handle::{ThreadHandle, ThreadSlot};
+use crate::thread_handle::{RunShared, ThreadHandle, ThreadSlot};
 use crate::worker::{Hooks, LuaThread};
 use crate::wrk_table::UrlParts;
 use mlua::{Function, Lua, Table, Value};
@@ -88,9 +88,10 @@ impl LoadedScript {
             ScriptError(format!("{name}: {hook} failed: {}", describe(e)))
         };
         let mut slots = Vec::with_capacity(threads);
+        let shared = Arc::new(RunShared::default());
         for index in 0..threads {
             let lua = new_state(&self.source).map_err(|e| ScriptError(e.to_string()))?;
-            let slot = Arc::new(ThreadSlot::new(index, addr));
+            let slot = Arc::new(ThreadSlot::new(index, addr, shared.clone()));
             let wrk: Table = lua.globals().get("wrk").map_err(|e| fail("wrk", &e))?;
             wrk.set(
                 "thread",
@@ -125,6 +126,7 @@ impl LoadedScript {
             name,
             setup: Mutex::new(self.setup),
             slots,
+            shared,
         })
     }
 
@@ -158,6 +160,7 @@ pub struct LuaScript {
     name: Arc<str>,
     setup: Mutex<Lua>,
     slots: Vec<Arc<ThreadSlot>>,
+    shared: Arc<RunShared>,
 }
 
 impl std::fmt::Debug for LuaScript {
@@ -189,6 +192,13 @@ impl LuaScript {
             }
             None => Hooks::default(),
         }
+    }
+
+    /// The first script error of the run (`request()`, `response()`,
+    /// `delay()`, or bytes that are not a request), with its traceback: it
+    /// stopped every thread.
+    pub fn failure(&self) -> Option<&str> {
+        self.shared.failure.get().map(String::as_str)
     }
 
     /// True when the setup state defines `done`.

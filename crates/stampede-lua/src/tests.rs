@@ -371,6 +371,31 @@ fn runtime_errors_name_the_hook_the_line_and_the_traceback() {
         "{err}"
     );
     assert!(err.contains("stack traceback"), "{err}");
+    assert_eq!(
+        script.failure(),
+        Some(err.as_str()),
+        "the run keeps the error"
+    );
+    assert!(thread.stop_requested(), "and every thread stops");
+}
+
+#[test]
+fn one_threads_error_stops_every_thread() {
+    let script = prepared(
+        "function response(status) if status == 500 then error('bad') end end",
+        2,
+    );
+    let (mut first, second) = (script.thread(0).unwrap(), script.thread(1).unwrap());
+    respond(first.as_mut(), 200, &[], b"");
+    assert!(script.failure().is_none() && !second.stop_requested());
+    assert!(first
+        .response(&ResponseView::new(500, &[], b"", Duration::ZERO))
+        .is_err());
+    assert!(script
+        .failure()
+        .unwrap()
+        .contains("response() failed: test.lua:1: bad"));
+    assert!(second.stop_requested());
 }
 
 #[test]

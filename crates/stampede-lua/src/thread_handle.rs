@@ -13,7 +13,7 @@ use crate::transfer::Transfer;
 use mlua::{Lua, UserData, UserDataFields, UserDataMethods, Value};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 /// Where the server address of a thread stands.
 #[derive(Debug, Clone, Copy)]
@@ -23,6 +23,13 @@ struct AddrChoice {
     chosen: bool,
 }
 
+/// What every thread of a run shares: the first script error during the
+/// run, which stops them all (the run ends with that error).
+#[derive(Debug, Default)]
+pub(crate) struct RunShared {
+    pub failure: OnceLock<String>,
+}
+
 /// What the setup state, the done state and a worker share of one thread.
 #[derive(Debug)]
 pub(crate) struct ThreadSlot {
@@ -30,6 +37,7 @@ pub(crate) struct ThreadSlot {
     state: Mutex<Option<Lua>>,
     addr: Mutex<AddrChoice>,
     stop: AtomicBool,
+    shared: Arc<RunShared>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -40,7 +48,7 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl ThreadSlot {
-    pub(crate) fn new(index: usize, addr: SocketAddr) -> ThreadSlot {
+    pub(crate) fn new(index: usize, addr: SocketAddr, shared: Arc<RunShared>) -> ThreadSlot {
         ThreadSlot {
             index,
             state: Mutex::new(None),
@@ -49,7 +57,14 @@ impl ThreadSlot {
                 chosen: false,
             }),
             stop: AtomicBool::new(false),
+            shared,
         }
+    }
+
+    /// Records a script error during the run (the first one is kept): every
+    /// thread then stops.
+    pub(crate) fn fail(&self, message: &str) {
+        let _ = self.shared.failure.set(message.to_string());
     }
 
     /// Puts the thread's state (back) in the slot.
@@ -68,8 +83,9 @@ impl ThreadSlot {
         choice.chosen.then_some(choice.addr)
     }
 
+    /// `thread:stop()` was called, or some thread's script failed.
     pub(crate) fn stop_requested(&self) -> bool {
-        self.stop.load(Ordering::Relaxed)
+        self.stop.load(Ordering::Relaxed) || self.shared.failure.get().is_some()
     }
 
     /// Runs `f` on the thread's state, wherever the caller is.
@@ -140,7 +156,11 @@ mod tests {
 
     #[test]
     fn set_and_get_reach_the_threads_state_through_the_slot() {
-        let slot = Arc::new(ThreadSlot::new(0, "127.0.0.1:80".parse().unwrap()));
+        let slot = Arc::new(ThreadSlot::new(
+            0,
+            "127.0.0.1:80".parse().unwrap(),
+            Arc::default(),
+        ));
         let worker = Lua::new();
         worker.load("counter = 41").exec().unwrap();
         slot.put(worker);
@@ -176,7 +196,11 @@ mod tests {
 
     #[test]
     fn addr_and_stop() {
-        let slot = Arc::new(ThreadSlot::new(0, "127.0.0.1:80".parse().unwrap()));
+        let slot = Arc::new(ThreadSlot::new(
+            0,
+            "127.0.0.1:80".parse().unwrap(),
+            Arc::default(),
+        ));
         let lua = Lua::new();
         lua.globals()
             .set(

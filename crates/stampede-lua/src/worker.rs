@@ -83,8 +83,15 @@ impl LuaThread {
         })
     }
 
+    /// A script error during the run: recorded for the run (it stops
+    /// every thread) and returned to the engine.
     fn fail(&self, hook: &str, error: &mlua::Error) -> ScriptError {
-        ScriptError(format!("{}: {hook} failed: {}", self.name, describe(error)))
+        self.failed(format!("{}: {hook} failed: {}", self.name, describe(error)))
+    }
+
+    fn failed(&self, message: String) -> ScriptError {
+        self.slot.fail(&message);
+        ScriptError(message)
     }
 }
 

@@ -22,7 +22,7 @@ mod wrk_report;
 
 use crate::delivery::never_connected;
 use crate::exit;
-use crate::plan_args::build_plan;
+use crate::plan_args::{build_run, BuiltRun};
 use crate::run_args::{parse_run_args, RunArgs};
 use crate::session::{run_plan_in, RunContext};
 use getopt::OptSpec;
@@ -142,13 +142,16 @@ pub fn execute<F: FrontEnd>(parsed: Parsed<F>, help: &str, tool: &str) -> anyhow
         .as_deref()
         .is_some_and(crate::output::is_stdout);
     let report_out = || crate::output::text_out(on_stderr);
+    // Built before the banner: a bad script is one line, and a script's
+    // setup() and init() print before it, as in wrk.
+    let built = build(&translated)?;
     {
         let mut out = report_out();
         options.write_header(&mut out)?;
         out.flush()?;
     }
     let watch = RefCell::new(Watch::new(options.watch()));
-    let done = run(&translated, &watch)?;
+    let done = run_built(&translated, built, &watch)?;
     let closing = closing_line(&translated, &done.result);
     let unreachable = never_connected(&done.result) && !done.result.interrupted;
     match options.unable_to_connect(&done.result) {
@@ -161,6 +164,9 @@ pub fn execute<F: FrontEnd>(parsed: Parsed<F>, help: &str, tool: &str) -> anyhow
         }
     }
     let status = save(&translated, &done)?;
+    let rates = watch.borrow().rates.clone();
+    let status =
+        crate::script_args::finish(done.script.as_deref(), &done.result, Some(&rates), status)?;
     Ok(if unreachable { exit::ERROR } else { status })
 }
 
@@ -183,6 +189,8 @@ pub fn first_error(result: &RunResult) -> (String, Option<i32>) {
 pub struct Finished {
     pub args: RunArgs,
     pub result: RunResult,
+    /// wrk's `-s`: the script, for its `done` after the report.
+    pub script: Option<std::sync::Arc<stampede_lua::LuaScript>>,
 }
 
 /// The one URL a front-end's command line must hold; `missing` is the
@@ -220,11 +228,28 @@ pub fn run_accepts(flag: &str) -> bool {
     parse_run_args(["http://127.0.0.1/", flag, "stampede-probe"]).is_ok()
 }
 
-/// Runs the translated words with the engine, `watch` fed the snapshots.
-pub fn run(translated: &Translated, watch: &RefCell<Watch>) -> anyhow::Result<Finished> {
+/// The translated words as `stampede run` arguments and their plan (and,
+/// for wrk's `-s`, the prepared script).
+pub fn build(translated: &Translated) -> anyhow::Result<(RunArgs, BuiltRun)> {
     let args = parse_run_args(&translated.run_words)
         .map_err(|e| usage(translated.tool, clap_message(&e)))?;
-    let (plan, notices) = build_plan(&args)?;
+    let built = build_run(&args)?;
+    if built.workload.is_some() && built.script.is_none() {
+        anyhow::bail!(
+            "{}: only a script (-s) changes the requests",
+            translated.tool
+        );
+    }
+    Ok((args, built))
+}
+
+/// Runs what [`build`] made with the engine, `watch` fed the snapshots.
+pub fn run_built(
+    translated: &Translated,
+    (args, built): (RunArgs, BuiltRun),
+    watch: &RefCell<Watch>,
+) -> anyhow::Result<Finished> {
+    let (plan, notices) = (built.plan, built.notices);
     // The exports ride along: ab's -g gnuplot rows are written during the run.
     let snapshot_interval = watch.borrow().rate_window();
     let context = RunContext {
@@ -232,10 +257,15 @@ pub fn run(translated: &Translated, watch: &RefCell<Watch>) -> anyhow::Result<Fi
         exports: Some(&args.exports),
         watcher: Some(watch),
         snapshot_interval,
+        workload: built.workload,
         ..RunContext::default()
     };
     let result = run_plan_in(&plan, notices, &context)?;
-    Ok(Finished { args, result })
+    Ok(Finished {
+        args,
+        result,
+        script: built.script,
+    })
 }
 
 /// Checks every output path before the first request, naming each by the
@@ -283,10 +313,13 @@ pub fn closing_line(translated: &Translated, result: &RunResult) -> String {
     let l = &result.latency_us;
     let full = match &translated.stampede_json {
         Some(path) => format!("full result in {}", path.display()),
-        None => format!(
-            "full result: stampede run {} --json result.json",
-            shell_words(&translated.run_words)
-        ),
+        None => {
+            // Before a script's `--` arguments, which end the command line.
+            let mut words = translated.run_words.clone();
+            let at = words.iter().position(|w| w == "--").unwrap_or(words.len());
+            words.splice(at..at, ["--json".to_string(), "result.json".to_string()]);
+            format!("full result: stampede run {}", shell_words(&words))
+        }
     };
     // Tools that count any complete response as a success (webbench, ab's
     // "Complete requests") hide server errors; say so once.

@@ -206,16 +206,7 @@ fn write_header(o: &WrkOptions, out: &mut dyn Write) -> io::Result<()> {
 
 /// `stampede wrk WORDS...`.
 pub fn execute(words: Vec<String>) -> anyhow::Result<i32> {
-    let parsed = parse(&words)?;
-    if let Parsed::Run(options) = &parsed {
-        // The script loads before the banner: a syntax error is one line.
-        let translated = options.translate();
-        if let Ok(args) = crate::run_args::parse_run_args(&translated.run_words) {
-            args.script
-                .check_until_wired(&options.url, &args.headers, args.rate.is_some())?;
-        }
-    }
-    super::execute(parsed, HELP, "wrk")
+    super::execute(parse(&words)?, HELP, "wrk")
 }
 
 impl super::FrontEnd for WrkOptions {
