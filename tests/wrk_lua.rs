@@ -1,18 +1,15 @@
 //! wrk's Lua scripts through the binary (`stampede wrk -s`, `stampede run
-//! --script`): bad scripts are refused in one line with exit status 2
-//! before any connection.
+//! --script`) when they go wrong: bad scripts are refused in one line with
+//! exit status 2 before any connection; an error during the run stops it
+//! with the Lua traceback, exit status 2, the result of what ran written.
 
-use stampede_testkit::{stampede, temp_dir, text};
+#[path = "lua_support/mod.rs"]
+mod support;
+
+use stampede_testkit::{binary, read_json, temp_dir};
 use std::net::TcpListener;
-use std::path::PathBuf;
-use std::time::Duration;
-
-/// Writes `code` to a fresh `name` and returns its path.
-fn script(name: &str, code: &str) -> PathBuf {
-    let path = temp_dir("wrk-lua").join(name);
-    std::fs::write(&path, code).unwrap();
-    path
-}
+use std::time::{Duration, Instant};
+use support::{script, LoggedTarget};
 
 /// A listener that records whether anything connected to it.
 fn watched_port() -> (TcpListener, String) {
@@ -27,10 +24,9 @@ fn nobody_connected(listener: &TcpListener) -> bool {
     listener.accept().is_err()
 }
 
-/// Runs and returns (status, stdout, stderr).
+/// Runs the binary: (status, stdout, stderr).
 fn run(args: &[&str]) -> (Option<i32>, String, String) {
-    let out = stampede(args);
-    (out.status.code(), text(&out.stdout), text(&out.stderr))
+    support::run(binary(), args)
 }
 
 #[test]
@@ -113,4 +109,45 @@ fn script_arguments_need_a_script() {
     let (code, _, stderr) = run(&["run", "http://127.0.0.1:1/", "--", "a"]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("--script"), "{stderr}");
+}
+
+#[test]
+fn a_runtime_error_stops_the_run_with_its_traceback_and_keeps_the_result() {
+    let target = LoggedTarget::start();
+    let broken = script(
+        "broken.lua",
+        "local n = 0\nfunction request()\n  n = n + 1\n  if n > 20 then error('no more') end\n  return wrk.format()\nend\n",
+    );
+    let json = temp_dir("wrk-lua-broken").join("r.json");
+    let url = target.url("/");
+    let started = Instant::now();
+    let (code, _, stderr) = run(&[
+        "run",
+        &url,
+        "-t",
+        "2",
+        "-c",
+        "2",
+        "-d",
+        "60s",
+        "-q",
+        "--script",
+        broken.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "the error ended the run"
+    );
+    let file = broken.to_str().unwrap();
+    assert!(
+        stderr.contains(&format!("{file}: request() failed: {file}:4: no more")),
+        "{stderr}"
+    );
+    assert!(stderr.contains("stack traceback"), "{stderr}");
+    let completed = read_json(&json)["requests"]["completed"].as_u64().unwrap();
+    assert!((20..=40).contains(&completed), "{completed}");
+    drop(target);
 }

@@ -20,6 +20,16 @@ use crate::{agent, interrupt, output};
 use std::time::Duration;
 
 pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
+    let delivery = Delivery {
+        json: args.json.clone(),
+        format: args.output,
+        exports: args.exports.clone(),
+    };
+    // A script's print() (from setup and init on) must not land in a
+    // result written to stdout.
+    stampede_lua::print_to_stderr(
+        delivery.stdout_taken() || args.output == output::OutputFormat::Json,
+    );
     let built = build_run(&args)?;
     let (plan, notices, workload) = (built.plan, built.notices, built.workload);
     if args.repeat.is_some() || args.until_stable.is_some() {
@@ -39,11 +49,6 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
     // stops it (the run then ends at once, interrupted).
     interrupt::stop_handle()?;
     check_pids(&args.server.pids)?;
-    let delivery = Delivery {
-        json: args.json.clone(),
-        format: args.output,
-        exports: args.exports.clone(),
-    };
     output::preflight(&delivery.outputs())?;
     // Bound before any load (a bad address is refused up front); the id
     // labels the series and names the result.

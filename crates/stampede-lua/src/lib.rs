@@ -32,6 +32,7 @@ mod wrk_table;
 mod tests;
 
 pub use addr::CONNECT_PROBE_TIMEOUT;
+pub use output::print_to_stderr;
 pub use script::{LoadedScript, LuaScript, ScriptConfig};
 pub use state::LoadError;
 pub use stats::{per_thread_rates, WrkErrors, WrkStats, WrkSummary};

@@ -1,10 +1,20 @@
 //! `print` and `io.write` through Rust's stdout. Lua's own write to C's
 //! stdio buffer, which is flushed at exit when stdout is a pipe: what a
 //! script prints would then come after stampede's report instead of where
-//! wrk shows it (before the summary, `done`'s output after it).
+//! wrk shows it (before the summary, `done`'s output after it). When stdout
+//! carries a machine-readable result (JSON to `-`), they go to stderr.
 
 use mlua::{Lua, MultiValue, Value};
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Set when stdout is taken by a result: scripts print to stderr.
+static TO_STDERR: AtomicBool = AtomicBool::new(false);
+
+/// Sends what scripts print to stderr (`true`) or stdout (`false`, the default).
+pub fn print_to_stderr(on: bool) {
+    TO_STDERR.store(on, Ordering::Relaxed);
+}
 
 /// Replaces the global `print` and `io.write` of `lua`.
 pub(crate) fn install(lua: &Lua) -> mlua::Result<()> {
@@ -57,10 +67,13 @@ fn to_text(lua: &Lua, value: Value) -> mlua::Result<Vec<u8>> {
 }
 
 fn write_out(bytes: &[u8]) -> mlua::Result<()> {
-    let mut out = std::io::stdout().lock();
-    out.write_all(bytes)
-        .and_then(|()| out.flush())
-        .map_err(mlua::Error::external)
+    let written = if TO_STDERR.load(Ordering::Relaxed) {
+        std::io::stderr().lock().write_all(bytes)
+    } else {
+        let mut out = std::io::stdout().lock();
+        out.write_all(bytes).and_then(|()| out.flush())
+    };
+    written.map_err(mlua::Error::external)
 }
 
 #[cfg(test)]

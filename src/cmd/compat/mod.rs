@@ -142,6 +142,7 @@ pub fn execute<F: FrontEnd>(parsed: Parsed<F>, help: &str, tool: &str) -> anyhow
         .as_deref()
         .is_some_and(crate::output::is_stdout);
     let report_out = || crate::output::text_out(on_stderr);
+    stampede_lua::print_to_stderr(on_stderr);
     // Built before the banner: a bad script is one line, and a script's
     // setup() and init() print before it, as in wrk.
     let built = build(&translated)?;
