@@ -29,10 +29,9 @@ impl WrkErrors {
         let class = |kind: &str| result.errors.get(kind).copied().unwrap_or(0);
         let connect = class("connect_refused") + class("connect_timeout");
         let timeout = class("timeout");
-        let all: u64 = result.errors.values().sum();
         WrkErrors {
             connect,
-            read: all.saturating_sub(connect + timeout),
+            read: result.requests.errors.saturating_sub(connect + timeout),
             write: 0,
             status: result.requests.failed_status,
             timeout,
