@@ -136,7 +136,7 @@ pub fn build_run(args: &RunArgs) -> anyhow::Result<BuiltRun> {
     }
     let agent = args.agent.agent.map(|share| (share.index, share.count));
     let scenario = scenario.as_ref().map(|s| (s, models));
-    let script = (args.script).prepare(args.url.as_deref(), &args.headers, &plan)?;
+    let script = (args.script).prepare(args.url.as_deref(), &plan)?;
     let engine_script = script
         .clone()
         .map(|s| s as Arc<dyn stampede_workload::Script>);

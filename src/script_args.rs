@@ -7,9 +7,9 @@
 //! crates/stampede-lua (docs/lua.md).
 
 use crate::exit;
-use stampede_lua::{LoadedScript, LuaScript, ScriptConfig};
+use stampede_lua::{LoadedScript, LuaScript, RequestDefaults, ScriptConfig};
 use stampede_metrics::RunResult;
-use stampede_plan::{Header, LoadModel, Plan};
+use stampede_plan::{LoadModel, Plan, RequestSpec};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -25,18 +25,25 @@ pub struct ScriptArgs {
 }
 
 impl ScriptArgs {
-    /// The script read and run once in its setup state; None without `--script`.
-    pub fn load(&self, url: &str, headers: &[Header]) -> anyhow::Result<Option<LoadedScript>> {
+    /// The script read and run once in its setup state; None without
+    /// `--script`. The `wrk` table starts with `request`'s method, headers
+    /// (-H, -T, ...) and body (-b, -D).
+    pub fn load(&self, url: &str, request: &RequestSpec) -> anyhow::Result<Option<LoadedScript>> {
         let Some(path) = &self.script else {
             return Ok(None);
         };
         let config = ScriptConfig {
             path: path.clone(),
             url: url.to_string(),
-            headers: headers
-                .iter()
-                .map(|h| format!("{}: {}", h.name, h.value))
-                .collect(),
+            request: RequestDefaults {
+                headers: request
+                    .headers
+                    .iter()
+                    .map(|h| format!("{}: {}", h.name, h.value))
+                    .collect(),
+                method: request.method.clone(),
+                body: (!request.body.is_empty()).then(|| request.body.clone()),
+            },
             args: self.script_args.clone(),
         };
         LoadedScript::load(&config)
@@ -50,7 +57,6 @@ impl ScriptArgs {
     pub fn prepare(
         &self,
         url: Option<&str>,
-        headers: &[Header],
         plan: &Plan,
     ) -> anyhow::Result<Option<Arc<LuaScript>>> {
         let Some(path) = &self.script else {
@@ -60,7 +66,7 @@ impl ScriptArgs {
             anyhow::bail!("--script builds its requests on one URL: give the URL (not --targets or --scenario)");
         };
         let loaded = self
-            .load(url, headers)?
+            .load(url, &plan.request)?
             .ok_or_else(|| anyhow::anyhow!("no script"))?;
         let open_model = matches!(plan.model, LoadModel::Rate { .. });
         if open_model && loaded.hooks().delay {

@@ -37,4 +37,4 @@ pub use script::{LoadedScript, LuaScript, ScriptConfig};
 pub use state::LoadError;
 pub use stats::{per_thread_rates, WrkErrors, WrkStats, WrkSummary};
 pub use worker::Hooks;
-pub use wrk_table::UrlParts;
+pub use wrk_table::{RequestDefaults, UrlParts};

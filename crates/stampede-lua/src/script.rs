@@ -11,7 +11,7 @@ use crate::state::{describe, new_state, LoadError, Source};
 use crate::stats::{per_thread_rates, WrkStats, WrkSummary};
 use crate::thread_handle::{RunShared, ThreadHandle, ThreadSlot};
 use crate::worker::{Hooks, LuaThread};
-use crate::wrk_table::UrlParts;
+use crate::wrk_table::{RequestDefaults, UrlParts};
 use mlua::{Function, Lua, Table, Value};
 use stampede_metrics::RunResult;
 use stampede_workload::{Script, ScriptError, ScriptThread};
@@ -19,14 +19,13 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-/// What a script is run with: wrk's `-s FILE`, the URL, the `-H` lines and
-/// the words after `--`.
+/// What a script is run with: wrk's `-s FILE`, the URL, the request the
+/// `wrk` table starts with (the `-H` lines) and the words after `--`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScriptConfig {
     pub path: PathBuf,
     pub url: String,
-    /// Header lines as given to `-H` (`Name: value`).
-    pub headers: Vec<String>,
+    pub request: RequestDefaults,
     /// The words after `--`: `init`'s `args[1]`, `args[2]`... (`args[0]` is the URL, as in wrk).
     pub args: Vec<String>,
 }
@@ -64,7 +63,7 @@ impl LoadedScript {
             name: config.path.display().to_string(),
             code,
             url,
-            headers: config.headers.clone(),
+            request: config.request.clone(),
         };
         let setup = new_state(&source)?;
         Ok(LoadedScript {

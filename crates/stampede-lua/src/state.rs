@@ -3,7 +3,7 @@
 //! script file run once at its top level. The setup/done state and every
 //! thread's state are made the same way.
 
-use crate::wrk_table::UrlParts;
+use crate::wrk_table::{RequestDefaults, UrlParts};
 use mlua::{Lua, LuaOptions, StdLib};
 use std::fmt;
 
@@ -64,7 +64,7 @@ pub(crate) struct Source {
     pub name: String,
     pub code: Vec<u8>,
     pub url: UrlParts,
-    pub headers: Vec<String>,
+    pub request: RequestDefaults,
 }
 
 /// Makes a state and runs the script's top level in it.
@@ -76,7 +76,7 @@ pub(crate) fn new_state(source: &Source) -> Result<Lua, LoadError> {
         |e: mlua::Error| LoadError::Runtime(format!("{}: {}", source.name, first_line(&e)));
     let lua = Lua::new_with(StdLib::ALL_SAFE, LuaOptions::default()).map_err(runtime)?;
     crate::output::install(&lua).map_err(runtime)?;
-    crate::wrk_table::install(&lua, &source.url, &source.headers).map_err(runtime)?;
+    crate::wrk_table::install(&lua, &source.url, &source.request).map_err(runtime)?;
     let chunk = lua
         .load(&source.code[..])
         .set_name(format!("@{}", source.name));
@@ -98,7 +98,7 @@ mod tests {
             name: "bad.lua".into(),
             code: code.as_bytes().to_vec(),
             url: UrlParts::parse("http://127.0.0.1:8080/").unwrap(),
-            headers: Vec::new(),
+            request: RequestDefaults::default(),
         }
     }
 

@@ -69,23 +69,46 @@ impl UrlParts {
     }
 }
 
+/// The request the `wrk` table starts with: wrk's `-H` lines, and (from
+/// `stampede run`'s -m, -b) a method and a body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestDefaults {
+    /// `Name: value` lines.
+    pub headers: Vec<String>,
+    pub method: String,
+    pub body: Option<Vec<u8>>,
+}
+
+impl Default for RequestDefaults {
+    fn default() -> Self {
+        RequestDefaults {
+            headers: Vec::new(),
+            method: "GET".into(),
+            body: None,
+        }
+    }
+}
+
 /// Builds the `wrk` table in `lua` and sets it as the global `wrk`.
-pub(crate) fn install(lua: &Lua, url: &UrlParts, headers: &[String]) -> mlua::Result<Table> {
+pub(crate) fn install(lua: &Lua, url: &UrlParts, request: &RequestDefaults) -> mlua::Result<Table> {
     let wrk = lua.create_table()?;
     wrk.set("scheme", url.scheme.as_str())?;
     wrk.set("host", url.host.as_str())?;
     wrk.set("port", url.port.as_deref())?;
-    wrk.set("method", "GET")?;
+    wrk.set("method", request.method.as_str())?;
     wrk.set("path", url.path.as_str())?;
     let table = lua.create_table()?;
     // wrk takes only `Name: value` (a space after the colon) into the table.
-    for line in headers {
+    for line in &request.headers {
         if let Some((name, value)) = line.split_once(": ") {
             table.set(name, value)?;
         }
     }
     wrk.set("headers", table)?;
-    wrk.set("body", Value::Nil)?;
+    match &request.body {
+        Some(body) => wrk.set("body", lua.create_string(body)?)?,
+        None => wrk.set("body", Value::Nil)?,
+    }
     let format: Function = lua.load(FORMAT).set_name("=wrk.format").call(wrk.clone())?;
     wrk.set("format", format)?;
     crate::addr::install(lua, &wrk)?;
@@ -99,8 +122,11 @@ mod tests {
 
     fn state(url: &str, headers: &[&str]) -> Lua {
         let lua = Lua::new();
-        let headers: Vec<String> = headers.iter().map(|h| h.to_string()).collect();
-        install(&lua, &UrlParts::parse(url).unwrap(), &headers).unwrap();
+        let request = RequestDefaults {
+            headers: headers.iter().map(|h| h.to_string()).collect(),
+            ..RequestDefaults::default()
+        };
+        install(&lua, &UrlParts::parse(url).unwrap(), &request).unwrap();
         lua
     }
 
@@ -199,6 +225,26 @@ mod tests {
         assert_eq!(
             eval(&lua, "return tostring(wrk.headers['Content-Length'])"),
             "nil"
+        );
+    }
+
+    #[test]
+    fn the_table_starts_with_the_runs_method_and_body() {
+        let lua = Lua::new();
+        let request = RequestDefaults {
+            headers: vec!["Content-Type: text/plain".into()],
+            method: "PUT".into(),
+            body: Some(b"abc".to_vec()),
+        };
+        install(&lua, &UrlParts::parse("http://h/").unwrap(), &request).unwrap();
+        let got = eval(&lua, "return wrk.format()");
+        assert!(
+            got.starts_with("PUT / HTTP/1.1\r\n") && got.ends_with("\r\n\r\nabc"),
+            "{got}"
+        );
+        assert!(
+            got.contains("Content-Type: text/plain\r\n") && got.contains("Content-Length: 3\r\n"),
+            "{got}"
         );
     }
 

@@ -17,7 +17,10 @@ pub(super) fn config(args: &[&str]) -> ScriptConfig {
     ScriptConfig {
         path: "test.lua".into(),
         url: "http://127.0.0.1:8080/base".into(),
-        headers: vec!["X-Seed: 1".into()],
+        request: crate::RequestDefaults {
+            headers: vec!["X-Seed: 1".into()],
+            ..crate::RequestDefaults::default()
+        },
         args: args.iter().map(|a| a.to_string()).collect(),
     }
 }
