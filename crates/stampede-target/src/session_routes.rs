@@ -1,7 +1,8 @@
 //! Test routes for sessions and checks (issue 18): `POST /login` hands out
 //! a token (in the JSON body and as a `sid` cookie), `GET /me` answers 200
 //! only with that token (`Authorization: Bearer …`) or cookie and 401
-//! otherwise, and `/json` echoes the request body as `application/json`.
+//! otherwise, `/json` echoes the request body as `application/json`, and
+//! `/redirect/{n}` (routes.rs) answers 302 down to `/redirect/0`'s 200.
 //! Tokens are derived from the login body, so any worker can verify one
 //! without shared state: `tok-` and 16 hex digits.
 
