@@ -91,13 +91,10 @@ fn the_same_script_spreads_requests_and_reports_alike() {
         let total: u64 = paths.values().sum();
         assert!(total > 100, "{name}: {paths:?}");
         assert_eq!(paths.len(), 4, "{name}: {paths:?}");
-        for (path, n) in paths.iter() {
-            let share = *n as f64 / total as f64;
-            assert!(
-                (share - 0.25).abs() < 0.02,
-                "{name}: {path} has {share:.3} of {paths:?}"
-            );
-        }
+        // Round-robin in each of the 2 threads: the paths' counts differ
+        // by at most a request per thread (and wrk's one probe request).
+        let (least, most) = (paths.values().min().unwrap(), paths.values().max().unwrap());
+        assert!(most - least <= 4, "{name}: not an even spread: {paths:?}");
     }
     for out in [&wrk_out, &ours_out] {
         assert!(
