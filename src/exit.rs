@@ -22,7 +22,31 @@ pub fn report_error(error: &anyhow::Error) -> i32 {
     if broken_pipe {
         return OK;
     }
-    let chain: Vec<String> = error.chain().map(|cause| cause.to_string()).collect();
-    eprintln!("stampede: error: {}", chain.join(": "));
+    // A plan error names `stampede run`'s flags (a front-end maps its own first).
+    let chain: Vec<String> = error
+        .chain()
+        .map(|cause| crate::plan_flags::cause_text(cause, &crate::plan_flags::run_flag))
+        .collect();
+    eprintln!("{}", error_text(&chain.join(": ")));
     ERROR
+}
+
+/// `stampede: error: MESSAGE`, a message's later lines indented by the
+/// prefix's width: a caret line (an invalid `--check`) is drawn relative to
+/// the message's start and must stay under the column it points at.
+fn error_text(message: &str) -> String {
+    const PREFIX: &str = "stampede: error: ";
+    let indent = format!("\n{}", " ".repeat(PREFIX.len()));
+    format!("{PREFIX}{}", message.replace('\n', &indent))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn later_lines_keep_their_column_under_the_prefix() {
+        let text =
+            super::error_text("invalid check: status = 200\n                      ^ expected ==");
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0].find('='), lines[1].find('^'));
+    }
 }

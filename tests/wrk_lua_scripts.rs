@@ -226,8 +226,16 @@ end
         );
         total_responses += responses;
     }
-    assert_eq!(total_responses, served, "{stdout}");
-    assert!(stdout.contains(&format!("summary {served} 0")), "{stdout}");
+    // The server may have answered a request per connection that the run's
+    // end left unread.
+    assert!(
+        served >= total_responses && served - total_responses <= 2,
+        "{served}: {stdout}"
+    );
+    assert!(
+        stdout.contains(&format!("summary {total_responses} 0")),
+        "{stdout}"
+    );
 }
 
 #[test]

@@ -284,6 +284,7 @@ impl Slot {
         ctx: &ConnectionContext,
         intended: Instant,
         result: Result<u16, ErrorKind>,
+        body_bytes: u64,
     ) -> (Option<Judged>, Option<Duration>) {
         let (Some(work), Some(session)) = (&ctx.workload, self.session.as_mut()) else {
             return (None, None);
@@ -294,11 +295,15 @@ impl Slot {
         let Ok(status) = result else {
             return (None, session.advance(work, false));
         };
+        let answer = crate::workload::Answer {
+            status,
+            body_bytes,
+            elapsed: intended.elapsed(),
+        };
         let judgement = session.judge(
             work,
             self.current,
-            status,
-            intended.elapsed(),
+            answer,
             self.parser.capture(),
             &mut ctx.state.recorder.borrow_mut(),
         );
@@ -323,7 +328,7 @@ impl Slot {
                 Follow::No | Follow::Offsite => break,
             }
         }
-        let (judged, think) = self.judge(ctx, intended, exchange.result);
+        let (judged, think) = self.judge(ctx, intended, exchange.result, exchange.body_bytes);
         self.finish_judged(ctx, intended, &exchange, exchange.result, judged);
         if exchange.result.is_err() {
             self.drop_stream(ctx, false);

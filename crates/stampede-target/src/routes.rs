@@ -148,7 +148,9 @@ fn test_route(
     let get_or_head = matches!(method, Method::Get | Method::Head);
     let o = match (name, arg) {
         ("echo", None) => echo(req, x, out),
-        ("login" | "me" | "json", None) => crate::session_routes::session_route(name, req, x, out)?,
+        ("login" | "me" | "json", None) => {
+            crate::session_routes::session_route(name, req.raw_head, req.body, x, out)?
+        }
         ("redirect", Some(a)) => match param(a, 1000) {
             Some(0) => Outcome::done(
                 200,

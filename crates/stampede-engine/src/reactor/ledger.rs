@@ -296,7 +296,7 @@ impl Ledger {
     pub fn answered(&mut self, ctx: &ConnectionContext, now: Instant, done: &Complete) -> bool {
         self.batch_answered += 1;
         if !self.batch_pending() {
-            let judged = self.judge(ctx, now, done.status);
+            let judged = self.judge(ctx, now, done);
             self.record(ctx, now, Ok(done.status), done.body_bytes, judged);
             self.served += 1;
             return done.keep_alive && ctx.keepalive;
@@ -341,16 +341,20 @@ impl Ledger {
 
     /// Judges a complete response by the workload's checks and extractors
     /// (workload/judge.rs), and moves a scenario user on to its next step.
-    fn judge(&mut self, ctx: &ConnectionContext, now: Instant, status: u16) -> Option<Judged> {
+    fn judge(&mut self, ctx: &ConnectionContext, now: Instant, done: &Complete) -> Option<Judged> {
         let (Some(work), Some(session)) = (&ctx.workload, self.session.as_mut()) else {
             return None;
         };
         let elapsed = now.saturating_duration_since(self.intended);
+        let answer = crate::workload::Answer {
+            status: done.status,
+            body_bytes: done.body_bytes,
+            elapsed,
+        };
         let judgement = session.judge(
             work,
             self.target,
-            status,
-            elapsed,
+            answer,
             self.parser.capture(),
             &mut ctx.state.recorder.borrow_mut(),
         );
