@@ -109,6 +109,10 @@ pub fn execute(
         if !output.quiet {
             eprintln!("stampede: round {round}/{max_rounds}");
         }
+        if let Some(workload) = &workload {
+            // Each round uses every unique row once.
+            workload.rewind();
+        }
         let context = RunContext {
             quiet: output.quiet,
             pids,

@@ -25,7 +25,7 @@ const EXAMPLES: &str = "Examples:
   stampede run http://127.0.0.1:3000/ -c 1000 -d 60s --pid 4242
   stampede run http://127.0.0.1:3000/ -d 20s --spawn 'stampede serve --threads 2'
   stampede run http://127.0.0.1:3000/ -c 1000 -d 60s --slo 'p99<250ms,errors<0.5%,rps>50000'
-  stampede run 'http://127.0.0.1:3000/item/{{seq}}' -c 100 -d 30s      # a new path each request
+  stampede run 'http://127.0.0.1:3000/?item={{seq}}' -c 100 -d 30s      # a new query each request
   stampede run 'http://127.0.0.1:3000/user/{{id}}' --feed ids.csv:unique --check 'status == 200'
   stampede run --scenario shop.toml -d 60s                              # steps per virtual user";
 
