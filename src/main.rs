@@ -31,6 +31,7 @@ mod request_extras;
 mod result_file;
 mod run_args;
 mod run_words;
+mod script_args;
 mod selfcheck;
 mod session;
 mod spawn;

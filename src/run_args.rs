@@ -146,6 +146,8 @@ pub struct RunArgs {
     pub metrics: MetricsArgs,
     #[command(flatten)]
     pub workload: WorkloadArgs,
+    #[command(flatten)]
+    pub script: crate::script_args::ScriptArgs,
 }
 
 /// The server under test, to be sampled (or started) during the load.
@@ -195,8 +197,11 @@ impl RunArgs {
     /// stay clap's. Fails only when an environment default (`STAMPEDE_IO`)
     /// is invalid.
     pub fn for_url(url: &str) -> Result<RunArgs, clap::Error> {
-        // `--` keeps a URL that starts with '-' from reading as a flag.
-        parse_run_args(["--", url])
+        // Set after parsing: a URL that starts with '-' cannot read as a
+        // flag, and `--` stays the script's (`--script FILE -- ARGS`).
+        let mut args = parse_run_args(["http://stampede.invalid/"])?;
+        args.url = Some(url.to_string());
+        Ok(args)
     }
 }
 
