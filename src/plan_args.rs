@@ -78,11 +78,16 @@ pub struct BuiltRun {
     pub plan: Plan,
     pub notices: Vec<String>,
     pub workload: Option<Arc<WorkloadSpec>>,
+    /// `--script`, prepared (its `done` runs after the report).
+    pub script: Option<Arc<stampede_lua::LuaScript>>,
 }
 
 /// Builds and validates the plan of a command that sends fixed requests
 /// only (sweep, the compat front-ends): a templated URL is refused there.
 pub fn build_plan(args: &RunArgs) -> anyhow::Result<(Plan, Vec<String>)> {
+    if args.script.script.is_some() {
+        anyhow::bail!("--script is for `stampede run` and `stampede wrk -s`");
+    }
     let built = build_run(args)?;
     if built.workload.is_some() {
         anyhow::bail!(
@@ -108,6 +113,11 @@ pub fn build_run(args: &RunArgs) -> anyhow::Result<BuiltRun> {
                     "--scenario sets the URLs and the load (each group's connections, rate or stages): drop the URL, -c, -r and --stages"
                 );
             }
+            if args.body.is_some() || args.body_file.is_some() || args.method != "GET" {
+                anyhow::bail!(
+                    "--scenario sets each step's method and body: drop -m, -b and -D (put them in the steps)"
+                );
+            }
             for group in &scenario.groups {
                 let group_args = with_group_load(args, group);
                 let (mut model, _) =
@@ -121,23 +131,31 @@ pub fn build_run(args: &RunArgs) -> anyhow::Result<BuiltRun> {
         }
         None => args,
     };
-    let (plan, mut notices) = build_fixed_plan(args, scenario.as_ref())?;
+    let (mut plan, mut notices) = build_fixed_plan(args, scenario.as_ref())?;
     if let Some(scenario) = &scenario {
+        // Each group runs on its own threads, one at least.
         let groups = scenario.groups.len();
         if groups > plan.threads {
-            notices.push(format!(
-                "{groups} groups run side by side on {groups} threads (one each at least; -t {} asked for fewer)",
-                plan.threads
-            ));
+            if let Some(asked) = args.threads {
+                notices.push(format!(
+                    "{groups} groups run side by side on {groups} threads (one each at least; -t {asked} asked for fewer)"
+                ));
+            }
+            plan.threads = groups;
         }
     }
     let agent = args.agent.agent.map(|share| (share.index, share.count));
     let scenario = scenario.as_ref().map(|s| (s, models));
-    let workload = build_workload(&args.workload, &plan, scenario, agent, None)?;
+    let script = (args.script).prepare(args.url.as_deref(), &plan)?;
+    let engine_script = script
+        .clone()
+        .map(|s| s as Arc<dyn stampede_workload::Script>);
+    let workload = build_workload(&args.workload, &plan, scenario, agent, engine_script)?;
     Ok(BuiltRun {
         plan,
         notices,
         workload,
+        script,
     })
 }
 

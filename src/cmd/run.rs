@@ -20,10 +20,25 @@ use crate::{agent, interrupt, output};
 use std::time::Duration;
 
 pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
+    let delivery = Delivery {
+        json: args.json.clone(),
+        format: args.output,
+        exports: args.exports.clone(),
+    };
+    // A script's print() (from setup and init on) must not land in a
+    // result written to stdout.
+    stampede_lua::print_to_stderr(
+        delivery.stdout_taken() || args.output == output::OutputFormat::Json,
+    );
     let built = build_run(&args)?;
     let (plan, notices, workload) = (built.plan, built.notices, built.workload);
     if args.repeat.is_some() || args.until_stable.is_some() {
         crate::run_args::refuse_in(&args.metrics, "--repeat or --until-stable")?;
+        if built.script.is_some() {
+            anyhow::bail!(
+                "--script runs once (setup, init, done): drop --repeat or --until-stable"
+            );
+        }
         if args.seed.is_some() {
             anyhow::bail!(
                 "--seed repeats one run's arrivals: with --repeat or --until-stable every round would draw the same ones; drop --seed"
@@ -34,11 +49,6 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
     // stops it (the run then ends at once, interrupted).
     interrupt::stop_handle()?;
     check_pids(&args.server.pids)?;
-    let delivery = Delivery {
-        json: args.json.clone(),
-        format: args.output,
-        exports: args.exports.clone(),
-    };
     output::preflight(&delivery.outputs())?;
     // Bound before any load (a bad address is refused up front); the id
     // labels the series and names the result.
@@ -102,7 +112,9 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
         delivery::arm_result(result.clone(), delivery.clone());
     }
     drop(spawned);
-    let status = deliver_to(&result?, &delivery)?;
+    let result = result?;
+    let status = deliver_to(&result, &delivery)?;
+    let status = crate::script_args::finish(built.script.as_deref(), &result, None, status)?;
     if let Some(remote) = remote {
         remote.finish();
     }

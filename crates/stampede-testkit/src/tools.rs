@@ -58,6 +58,11 @@ const KNOWN: &[Known] = &[
         install: "apt-get install -y prometheus",
     },
     Known {
+        tool: "wrk",
+        names: &["wrk"],
+        install: "apt-get install -y wrk",
+    },
+    Known {
         tool: "kubernetes-validate",
         names: &["kubernetes-validate"],
         install: "pip install kubernetes-validate",
@@ -65,7 +70,7 @@ const KNOWN: &[Known] = &[
 ];
 
 /// True when `STAMPEDE_REQUIRE_TOOLS` asks for missing tools to fail the tests.
-pub fn tools_required() -> bool {
+pub(crate) fn tools_required() -> bool {
     required(std::env::var_os(REQUIRE_TOOLS).as_deref())
 }
 

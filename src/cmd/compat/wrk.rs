@@ -1,16 +1,17 @@
 //! `stampede wrk`: wrk's command line (`-t4 -c500 -d10s --latency`, SI
-//! suffixes like `-c1k`, wrk2's `-R` rate), translated into `stampede run`
-//! words and printed in wrk's layout: Thread Stats (Latency, Req/Sec),
+//! suffixes like `-c1k`, wrk2's `-R` rate), translated into typed `stampede
+//! run` arguments and printed in wrk's layout: Thread Stats (Latency, Req/Sec),
 //! Latency Distribution, requests/bytes, socket errors, Requests/sec and
-//! Transfer/sec, with wrk's own unit formatting (that layout is wrk_report.rs).
+//! Transfer/sec, with wrk's own unit formatting (that layout is stampede-report's compat/wrk.rs).
 //!
-//! Deliberately not here: Lua scripting (`-s` is refused), the engine.
+//! `-s script.lua URL -- args` runs the script as `stampede run --script`
+//! does (crates/stampede-lua). Deliberately not here: the engine.
 
 use super::getopt::{split, tokenize, OptSpec};
-use super::wrk_report::{format_units, render, RECORD_INTERVAL, TIME_S};
-use super::{one_url, refuse, usage, Translated, STAMPEDE_JSON};
+use super::{base_args, headers, one_url, usage, Translated, STAMPEDE_JSON};
 use stampede_metrics::RunResult;
-use stampede_plan::parse_duration;
+use stampede_plan::{parse_duration, Setting};
+use stampede_report::compat::{format_units, render_wrk, RECORD_INTERVAL, TIME_S};
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -18,13 +19,13 @@ use std::time::Duration;
 const TOOL: &str = "wrk";
 
 pub const HELP: &str = "\
-Usage: stampede wrk <options> <url>
+Usage: stampede wrk <options> <url> [-- <script args>]
   Options:
     -c, --connections <N>  Connections to keep open (default 10)
     -d, --duration    <T>  Duration of test (default 10s)
     -t, --threads     <N>  Number of threads to use (default 2)
 
-    -s, --script      <S>  Refused: Lua scripts are not supported
+    -s, --script      <S>  Load Lua script file (wrk's API: docs/lua.md)
     -H, --header      <H>  Add header to request
     -L, --latency          Print latency statistics
     -T, --timeout     <T>  Socket/request timeout (default 2s)
@@ -37,7 +38,8 @@ Usage: stampede wrk <options> <url>
   Time arguments may include a time unit (2s, 2m, 2h)
 
 Example:
-  stampede wrk -t4 -c1000 -d10s --latency http://localhost:8080/view";
+  stampede wrk -t4 -c1000 -d10s --latency http://localhost:8080/view
+  stampede wrk -t2 -c10 -d10s -s counter.lua http://localhost:8080/ -- arg1";
 
 const SPECS: &[OptSpec] = &[
     OptSpec::both("connections", 'c', "connections", true),
@@ -66,6 +68,9 @@ struct WrkOptions {
     timeout: Duration,
     rate: Option<u64>,
     stampede_json: Option<PathBuf>,
+    script: Option<PathBuf>,
+    /// The words after the URL (after `--`): the script's `init(args)`.
+    script_args: Vec<String>,
 }
 
 /// wrk's `scan_metric`: a number with an optional k, M, G (powers of 1000).
@@ -105,6 +110,8 @@ fn parse(words: &[String]) -> anyhow::Result<Parsed> {
         timeout: Duration::from_secs(2),
         rate: None,
         stampede_json: None,
+        script: None,
+        script_args: Vec::new(),
     };
     let (options, urls) = split(tokens);
     for (key, spelled, value) in options {
@@ -115,13 +122,7 @@ fn parse(words: &[String]) -> anyhow::Result<Parsed> {
             "connections" => o.connections = parse_metric(f, &value)?,
             "duration" => o.duration = parse_time(f, &value)?,
             "threads" => o.threads = parse_metric(f, &value)?,
-            "script" => {
-                return Err(refuse(
-                    TOOL,
-                    f,
-                    "Lua scripts are not supported; `stampede run` has -m, -H, -b for the request",
-                ))
-            }
+            "script" => o.script = Some(PathBuf::from(value)),
             "header" => o.headers.push(value),
             "latency" => o.latency = true,
             "timeout" => o.timeout = parse_time(f, &value)?,
@@ -130,6 +131,11 @@ fn parse(words: &[String]) -> anyhow::Result<Parsed> {
             other => return Err(usage(TOOL, format!("option {other} is not handled"))),
         }
     }
+    let mut urls = urls;
+    // With a script, the words after the URL are its arguments (wrk's `--`).
+    if o.script.is_some() && urls.len() > 1 {
+        o.script_args = urls.split_off(1);
+    }
     o.url = one_url(TOOL, urls, "a URL is required")?;
     if o.connections < o.threads {
         return Err(usage(TOOL, "number of connections must be >= threads"));
@@ -137,42 +143,41 @@ fn parse(words: &[String]) -> anyhow::Result<Parsed> {
     Ok(Parsed::Run(o))
 }
 
+/// wrk's flag for a plan setting, for errors.
+fn wrk_flag(setting: Setting) -> Option<&'static str> {
+    match setting {
+        Setting::Connections => Some("-c"),
+        Setting::Threads => Some("-t"),
+        Setting::Duration => Some("-d"),
+        Setting::Timeouts => Some("-T"),
+        Setting::Rate => Some("-R"),
+        _ => None,
+    }
+}
+
 impl WrkOptions {
     /// wrk keeps every connection open (HTTP/1.1 keep-alive); its timeout
     /// covers connecting and responding alike.
-    fn translate(&self) -> Translated {
-        let timeout = stampede_plan::format_duration(self.timeout);
-        let mut w = vec![
-            self.url.clone(),
-            "-c".into(),
-            self.connections.to_string(),
-            "-t".into(),
-            self.threads.to_string(),
-            "-d".into(),
-            stampede_plan::format_duration(self.duration),
-            "--timeout".into(),
-            timeout.clone(),
-            "--connect-timeout".into(),
-            timeout,
-        ];
-        for header in &self.headers {
-            w.push("-H".into());
-            w.push(header.clone());
-        }
+    fn translate(&self) -> anyhow::Result<Translated> {
+        let mut args = base_args(TOOL, &self.url)?;
+        args.connections = Some(usize::try_from(self.connections).unwrap_or(usize::MAX));
+        args.threads = Some(usize::try_from(self.threads).unwrap_or(usize::MAX));
+        args.duration = Some(self.duration);
+        args.timeout = self.timeout;
+        args.connect_timeout = self.timeout;
+        args.headers = headers(TOOL, "-H", &self.headers)?;
         // wrk does not verify server certificates; neither does its front-end.
-        if self.url.to_ascii_lowercase().starts_with("https://") {
-            w.push("--insecure".into());
-        }
-        if let Some(rate) = self.rate {
-            w.push("-r".into());
-            w.push(rate.to_string());
-        }
-        Translated {
+        args.transport.insecure = self.url.to_ascii_lowercase().starts_with("https://");
+        args.rate = self.rate.map(|rate| rate as f64);
+        args.script.script = self.script.clone();
+        args.script.script_args = self.script_args.clone();
+        Ok(Translated {
             tool: TOOL,
-            run_words: w,
+            args,
+            flags: wrk_flag,
             stampede_json: self.stampede_json.clone(),
             quiet: false,
-        }
+        })
     }
 }
 
@@ -196,7 +201,7 @@ pub fn execute(words: Vec<String>) -> anyhow::Result<i32> {
 }
 
 impl super::FrontEnd for WrkOptions {
-    fn translate(&self) -> Translated {
+    fn translate(&self) -> anyhow::Result<Translated> {
         WrkOptions::translate(self)
     }
     fn watch(&self) -> super::WatchSpec {
@@ -224,7 +229,13 @@ impl super::FrontEnd for WrkOptions {
         closing: &str,
         out: &mut dyn Write,
     ) -> anyhow::Result<()> {
-        Ok(render(result, &watch.rates, self.latency, closing, out)?)
+        Ok(render_wrk(
+            result,
+            &watch.rates,
+            self.latency,
+            closing,
+            out,
+        )?)
     }
 }
 
@@ -240,20 +251,26 @@ mod tests {
         }
     }
 
+    /// The rendered equivalent line, checked to read back the same.
+    fn run_words(o: &WrkOptions) -> String {
+        let args = o.translate().unwrap().args;
+        crate::run_words::tests::assert_faithful(&args);
+        crate::run_words::shell_words(&crate::run_words::run_words(&args))
+    }
+
     #[test]
     fn the_seed_line_translates() {
         let o = options("-t4 -c500 -d10s http://localhost:8080/view");
         assert_eq!(
-            o.translate().run_words.join(" "),
+            run_words(&o),
             "http://localhost:8080/view -c 500 -t 4 -d 10s --timeout 2s --connect-timeout 2s"
         );
         let o = options("-t4 -c1k -d 1m --latency -R 2k -H X:1 http://h/");
         assert_eq!((o.connections, o.rate, o.latency), (1000, Some(2000), true));
-        assert!(o
-            .translate()
-            .run_words
-            .join(" ")
-            .ends_with("-d 60s --timeout 2s --connect-timeout 2s -H X:1 -r 2000"));
+        assert!(
+            run_words(&o).ends_with("-r 2000 -d 60s -H 'X: 1' --timeout 2s --connect-timeout 2s")
+        );
+        assert!(run_words(&options("https://h/")).ends_with(" --insecure"));
     }
 
     #[test]
@@ -267,9 +284,24 @@ mod tests {
             let words: Vec<String> = line.split_whitespace().map(str::to_string).collect();
             parse(&words).unwrap_err().to_string()
         };
-        assert!(err("-s x.lua http://h/").starts_with("wrk -s: not supported"));
+        assert!(err("http://h/ extra").contains("one URL expected, got 2"));
         assert!(err("-t 8 -c 4 http://h/").contains("connections must be >= threads"));
         assert!(err("-c abc http://h/").contains("invalid value for -c"));
         assert!(err("-d 0 http://h/").contains("invalid value for -d"));
+    }
+
+    #[test]
+    fn a_script_and_its_arguments_go_to_run() {
+        let o = options("-s counter.lua -c 2 -t 1 http://h/ -- a b");
+        assert_eq!(
+            o.script.as_deref(),
+            Some(std::path::Path::new("counter.lua"))
+        );
+        assert_eq!(o.script_args, ["a", "b"]);
+        let words = run_words(&o);
+        assert!(words.starts_with("http://h/ -c 2 -t 1 "), "{words}");
+        assert!(words.ends_with(" --script counter.lua -- a b"), "{words}");
+        let o = options("--script=post.lua http://h/");
+        assert!(run_words(&o).ends_with("--script post.lua"));
     }
 }

@@ -280,6 +280,44 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
 }
 
+/// Writes a data slot's value percent-encoded for a URL, in place: the
+/// value is written, then widened from its end (no second buffer).
+fn write_url_slot(context: &mut RenderContext<'_>, slot: &Slot, out: &mut Vec<u8>) {
+    let start = out.len();
+    context.write_slot(slot, out);
+    let unsafe_bytes = out[start..].iter().filter(|&&b| needs_encoding(b)).count();
+    if unsafe_bytes == 0 {
+        return;
+    }
+    let old_end = out.len();
+    out.resize(old_end + 2 * unsafe_bytes, 0);
+    let mut write = out.len();
+    for read in (start..old_end).rev() {
+        let byte = out[read];
+        if needs_encoding(byte) {
+            const HEX: &[u8; 16] = b"0123456789ABCDEF";
+            out[write - 3] = b'%';
+            out[write - 2] = HEX[usize::from(byte >> 4)];
+            out[write - 1] = HEX[usize::from(byte & 0xF)];
+            write -= 3;
+        } else {
+            out[write - 1] = byte;
+            write -= 1;
+        }
+    }
+}
+
+/// Bytes a request target cannot carry raw (RFC 3986 allows the rest; `%`
+/// is kept so that already-encoded data passes through).
+fn needs_encoding(byte: u8) -> bool {
+    byte <= b' '
+        || byte >= 0x7F
+        || matches!(
+            byte,
+            b'"' | b'<' | b'>' | b'\\' | b'^' | b'`' | b'{' | b'|' | b'}' | b'#'
+        )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -420,42 +458,4 @@ mod tests {
         assert!(Template::compile("u", b"{{seq 1}}", &s).is_err());
         assert!(Template::compile("u", b"{{}}", &s).is_err());
     }
-}
-
-/// Writes a data slot's value percent-encoded for a URL, in place: the
-/// value is written, then widened from its end (no second buffer).
-fn write_url_slot(context: &mut RenderContext<'_>, slot: &Slot, out: &mut Vec<u8>) {
-    let start = out.len();
-    context.write_slot(slot, out);
-    let unsafe_bytes = out[start..].iter().filter(|&&b| needs_encoding(b)).count();
-    if unsafe_bytes == 0 {
-        return;
-    }
-    let old_end = out.len();
-    out.resize(old_end + 2 * unsafe_bytes, 0);
-    let mut write = out.len();
-    for read in (start..old_end).rev() {
-        let byte = out[read];
-        if needs_encoding(byte) {
-            const HEX: &[u8; 16] = b"0123456789ABCDEF";
-            out[write - 3] = b'%';
-            out[write - 2] = HEX[usize::from(byte >> 4)];
-            out[write - 1] = HEX[usize::from(byte & 0xF)];
-            write -= 3;
-        } else {
-            out[write - 1] = byte;
-            write -= 1;
-        }
-    }
-}
-
-/// Bytes a request target cannot carry raw (RFC 3986 allows the rest; `%`
-/// is kept so that already-encoded data passes through).
-fn needs_encoding(byte: u8) -> bool {
-    byte <= b' '
-        || byte >= 0x7F
-        || matches!(
-            byte,
-            b'"' | b'<' | b'>' | b'\\' | b'^' | b'`' | b'{' | b'|' | b'}' | b'#'
-        )
 }
