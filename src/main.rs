@@ -38,6 +38,10 @@ mod targets_args;
 mod terminal;
 mod transport_args;
 mod view;
+mod web;
+mod web_http;
+mod web_page;
+mod web_state;
 
 use clap::Parser;
 use cli::{Cli, Command};

@@ -4,7 +4,8 @@
 //! thread turns the merged totals into a small [`Reading`] (counts, gauges,
 //! latency buckets and quantiles) on the [`Board`] the endpoint serves.
 //! After the run [`publish_final`] puts the finished totals there, the
-//! same ones the result file is built from.
+//! same ones the result file is built from. With `--web` it also hands
+//! each snapshot to the live page's series (web_state.rs).
 
 use stampede_engine::Observer;
 use stampede_metrics::{ErrorKind, LatencyHistogram, Recording, Snapshot};
@@ -121,10 +122,12 @@ fn buckets(histogram: &LatencyHistogram) -> Vec<(f64, u64)> {
     counts
 }
 
-/// Passes every snapshot on and publishes a reading now and then.
+/// Passes every snapshot on, publishes a reading now and then and keeps
+/// `--web`'s live series.
 pub struct Feed<'a, O: ?Sized> {
     inner: &'a mut O,
     board: Option<Board>,
+    live: Option<crate::web_state::LiveSeries>,
     model: LoadModel,
     /// Each worker's (open connections, in flight) from its latest interval.
     workers: Vec<(u64, u64)>,
@@ -133,11 +136,18 @@ pub struct Feed<'a, O: ?Sized> {
 }
 
 impl<'a, O: Observer + ?Sized> Feed<'a, O> {
-    /// Without a board (no `--metrics`) it only passes snapshots on.
-    pub fn new(inner: &'a mut O, board: Option<Board>, plan: &Plan) -> Self {
+    /// Without a board (no `--metrics`) and no live board (no `--web`) it
+    /// only passes snapshots on.
+    pub fn new(
+        inner: &'a mut O,
+        board: Option<Board>,
+        live: Option<crate::web_state::LiveBoard>,
+        plan: &Plan,
+    ) -> Self {
         Feed {
             inner,
             board,
+            live: live.map(|board| crate::web_state::LiveSeries::new(board, plan)),
             model: plan.model.clone(),
             workers: Vec::new(),
             published: None,
@@ -154,6 +164,9 @@ impl<'a, O: Observer + ?Sized> Feed<'a, O> {
 impl<O: Observer + ?Sized> Observer for Feed<'_, O> {
     fn on_snapshot(&mut self, elapsed: Duration, interval: &Snapshot, total: &Snapshot) {
         self.inner.on_snapshot(elapsed, interval, total);
+        if let Some(live) = &mut self.live {
+            live.snapshot(elapsed, interval, total);
+        }
         let Some(board) = &self.board else { return };
         let completed = total.counters.completed();
         let rate = match self.published {
@@ -177,6 +190,9 @@ impl<O: Observer + ?Sized> Observer for Feed<'_, O> {
 
     fn on_worker_interval(&mut self, worker: usize, interval: &Snapshot, last: bool) {
         self.inner.on_worker_interval(worker, interval, last);
+        if let Some(live) = &mut self.live {
+            live.worker(worker);
+        }
         if self.board.is_some() {
             if self.workers.len() <= worker {
                 self.workers.resize(worker + 1, (0, 0));
@@ -233,7 +249,7 @@ mod tests {
         let (plan, _) = crate::plan_args::build_plan(&plan_args).expect("valid plan");
         let board = Board::default();
         let mut inner = NoObserver;
-        let mut feed = Feed::new(&mut inner, Some(board.clone()), &plan);
+        let mut feed = Feed::new(&mut inner, Some(board.clone()), None, &plan);
         let mut interval = Snapshot::default();
         interval.gauges.open_connections = 3;
         interval.gauges.in_flight = 2;

@@ -205,7 +205,7 @@ pub enum ArrivalArg {
     Poisson,
 }
 
-/// `--metrics`, `--metrics-linger` and `--remote-write`.
+/// `--metrics`, `--metrics-linger`, `--remote-write`, `--web` and `--web-linger`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct MetricsArgs {
     /// Serve live Prometheus/OpenMetrics metrics of the run at
@@ -221,9 +221,17 @@ pub struct MetricsArgs {
     /// and agent with --agent)
     #[arg(long, value_name = "URL")]
     pub remote_write: Option<String>,
+    /// Serve a live dashboard at http://ADDR/ (e.g. 127.0.0.1:8089): the
+    /// HTML report's charts moving as the run goes, a Stop button; the
+    /// final report once the run ends
+    #[arg(long, value_name = "ADDR")]
+    pub web: Option<String>,
+    /// Keep serving the final report this long after the run [default: until Ctrl-C]
+    #[arg(long, value_parser = stampede_plan::parse_duration, value_name = "DUR", requires = "web")]
+    pub web_linger: Option<Duration>,
 }
 
-/// Refuses `--metrics` and `--remote-write` where they would be silently
+/// Refuses `--metrics`, `--remote-write` and `--web` where they would be silently
 /// ignored: they serve one plain `stampede run`, not rounds or steps
 /// (`what`, e.g. "--repeat").
 pub fn refuse_in(args: &MetricsArgs, what: &str) -> anyhow::Result<()> {
@@ -232,6 +240,9 @@ pub fn refuse_in(args: &MetricsArgs, what: &str) -> anyhow::Result<()> {
     }
     if args.remote_write.is_some() {
         anyhow::bail!("--remote-write serves one plain run: it cannot be combined with {what} yet");
+    }
+    if args.web.is_some() {
+        anyhow::bail!("--web shows one plain run: it cannot be combined with {what} yet");
     }
     Ok(())
 }

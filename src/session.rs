@@ -1,5 +1,5 @@
 //! One run session: a plan run with the live view or progress line, the
-//! process monitor, the `--metrics` feed, the per-request exports, the SLO check and the
+//! process monitor, the `--metrics` and `--web` feed, the per-request exports, the SLO check and the
 //! self-check warnings, giving a [`RunResult`]. Shared by run, repeat,
 //! sweep, demo and the compat front-ends; what happens to the result
 //! afterwards (printing, files, exit status) is delivery.rs.
@@ -38,6 +38,8 @@ pub struct RunContext<'a> {
     pub stdout_taken: bool,
     /// `--metrics`: where the snapshot stream's readings are published.
     pub metrics: Option<crate::metrics_feed::Board>,
+    /// `--web`: where the live page's copy of the run so far is kept.
+    pub web: Option<crate::web_state::LiveBoard>,
     /// The result's `run_id` when chosen before the run (the `--metrics`
     /// label); None: a fresh one.
     pub run_id: Option<&'a str>,
@@ -111,7 +113,12 @@ pub fn run_plan_in(
         seed: context.seed,
     };
     let mut keeper = Keeper::new(view.as_mut(), latest, stop.clone());
-    let mut fed = metrics_feed::Feed::new(&mut keeper, context.metrics.clone(), plan);
+    let mut fed = metrics_feed::Feed::new(
+        &mut keeper,
+        context.metrics.clone(),
+        context.web.clone(),
+        plan,
+    );
     let finished = match context.watcher {
         Some(watcher) => {
             let mut both = view::Both(&mut fed, &mut *watcher.borrow_mut());

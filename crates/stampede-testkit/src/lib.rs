@@ -12,8 +12,11 @@
 //! - `tools.rs`: outside tools and the skip-or-fail rule.
 //! - `prometheus.rs`: a real [`Prometheus`] for the metrics tests, and
 //!   [`http_get`] / [`wait_for`].
+//! - `devtools.rs`: headless Chromium driven over the DevTools protocol
+//!   ([`Browser`]), for live pages.
 
 mod binary;
+mod devtools;
 mod prometheus;
 mod tls;
 mod tools;
@@ -28,6 +31,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 pub use binary::{binary, output_of, read_json, stampede, text};
+pub use devtools::Browser;
 pub use prometheus::{get_with, http_get, wait_for, Prometheus};
 pub use stampede_target::{Config as TargetConfig, Server, ServerHandle, StatsSnapshot};
 pub use tls::self_signed_server_config;
