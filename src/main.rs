@@ -21,6 +21,7 @@ mod interrupt;
 mod metrics_endpoint;
 mod metrics_feed;
 mod metrics_series;
+mod metrics_target;
 mod output;
 mod plan_args;
 mod progress;

@@ -39,10 +39,11 @@ impl MetricsEndpoint {
         let Some(text) = &args.metrics else {
             return Ok(None);
         };
+        let listener = web_http::bind("--metrics", text, "127.0.0.1:9464")?;
         let board = board.clone();
         let address = serve_families(
             "--metrics",
-            text,
+            listener,
             run_labels.clone(),
             Box::new(move || {
                 let reading = board
@@ -81,16 +82,15 @@ impl MetricsEndpoint {
 /// What a scrape shows: the families as of now.
 pub type Source = Box<dyn Fn() -> Vec<Family> + Send + Sync>;
 
-/// Binds `flag`'s address `text` and serves `source` at `/metrics` from a
-/// thread of its own, every series labelled with `labels` first; the
-/// bound address, or one line saying why it cannot be bound.
+/// Serves `source` at `/metrics` on `listener` (bound for `flag` by
+/// web_http::bind) from a thread of its own, every series labelled with
+/// `labels` first; returns the bound address.
 pub fn serve_families(
     flag: &str,
-    text: &str,
+    listener: TcpListener,
     labels: Labels,
     source: Source,
 ) -> anyhow::Result<SocketAddr> {
-    let listener = web_http::bind(flag, text, "127.0.0.1:9464")?;
     let address = listener
         .local_addr()
         .with_context(|| format!("{flag}: reading the bound address"))?;
