@@ -60,7 +60,7 @@ fn sample(exposition: &str, series: &str) -> Option<f64> {
 /// Sends `n` requests to `path` and returns how many the client completed.
 fn load(serve: &Serve, path: &str, n: u64) -> u64 {
     let run = run_stampede(
-        &binary(),
+        binary(),
         &[
             "run",
             &serve.url(path),
