@@ -8,7 +8,7 @@
 //! each snapshot to the live page's series (web_state.rs).
 
 use stampede_engine::Observer;
-use stampede_metrics::{ErrorKind, LatencyHistogram, Recording, Snapshot};
+use stampede_metrics::{Counters, ErrorKind, LatencyHistogram, Recording, Snapshot};
 use stampede_plan::{LoadModel, Plan};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -25,6 +25,9 @@ pub const LATENCY_BUCKETS_S: [f64; 14] = [
 pub const QUANTILES: [(f64, &str); 4] =
     [(0.5, "0.5"), (0.9, "0.9"), (0.99, "0.99"), (0.999, "0.999")];
 
+/// Finished requests as `(outcome, code, count)`.
+pub type OutcomeCounts = Vec<(&'static str, String, u64)>;
+
 /// The latest reading, shared between the aggregator and the endpoint.
 pub type Board = Arc<Mutex<Option<Reading>>>;
 
@@ -33,7 +36,10 @@ pub type Board = Arc<Mutex<Option<Reading>>>;
 pub struct Reading {
     /// `(outcome, code, count)`: outcome `success` or `failed_status` with
     /// the status code, or `error` with the error class.
-    pub requests: Vec<(&'static str, String, u64)>,
+    pub requests: OutcomeCounts,
+    /// A mix (`--targets`): each target's request (`GET http://…`) and its
+    /// counts as in `requests`, which they add up to; empty otherwise.
+    pub per_target: Vec<(String, OutcomeCounts)>,
     pub bytes_received: u64,
     pub late_sends: u64,
     pub connections_opened: u64,
@@ -53,32 +59,58 @@ pub struct Reading {
     pub latency_quantiles_s: Vec<f64>,
 }
 
+/// Finished requests by outcome and code (status, or error class).
+fn outcome_counts(c: &Counters) -> OutcomeCounts {
+    let mut requests: OutcomeCounts = c
+        .status
+        .iter()
+        .map(|(code, n)| {
+            let outcome = if code < 400 {
+                "success"
+            } else {
+                "failed_status"
+            };
+            (outcome, code.to_string(), n)
+        })
+        .collect();
+    requests.extend(
+        ErrorKind::ALL
+            .into_iter()
+            .filter(|kind| c.error(*kind) > 0)
+            .map(|kind| ("error", kind.as_str().to_string(), c.error(kind))),
+    );
+    requests
+}
+
+/// Each request of a plan's mix as a label value: `METHOD URL`.
+fn mix_labels(plan: &Plan) -> Vec<String> {
+    plan.mix
+        .iter()
+        .map(|entry| format!("{} {}", entry.request.method, entry.target.url))
+        .collect()
+}
+
 impl Reading {
-    fn of(total: &Snapshot, gauges: (u64, u64), target_rate: Option<f64>, rate: f64) -> Reading {
+    fn of(
+        total: &Snapshot,
+        mix: &[String],
+        gauges: (u64, u64),
+        target_rate: Option<f64>,
+        rate: f64,
+    ) -> Reading {
         let c = &total.counters;
-        let mut requests: Vec<(&'static str, String, u64)> = c
-            .status
+        let requests = outcome_counts(c);
+        let per_target = mix
             .iter()
-            .map(|(code, n)| {
-                let outcome = if code < 400 {
-                    "success"
-                } else {
-                    "failed_status"
-                };
-                (outcome, code.to_string(), n)
-            })
+            .zip(&total.per_target)
+            .map(|(label, stats)| (label.clone(), outcome_counts(&stats.counters)))
             .collect();
-        requests.extend(
-            ErrorKind::ALL
-                .into_iter()
-                .filter(|kind| c.error(*kind) > 0)
-                .map(|kind| ("error", kind.as_str().to_string(), c.error(kind))),
-        );
         let lateness = (target_rate.is_some() && !total.lateness.is_empty())
             .then(|| total.lateness.value_at_quantile(0.99) as f64 / 1e6);
         let latency = &total.latency;
         Reading {
             requests,
+            per_target,
             bytes_received: c.bytes_received,
             late_sends: c.late_sends,
             connections_opened: c.connections_opened,
@@ -129,6 +161,8 @@ pub struct Feed<'a, O: ?Sized> {
     board: Option<Board>,
     live: Option<crate::web_state::LiveSeries>,
     model: LoadModel,
+    /// The mix's requests as labels (empty without `--targets`).
+    mix: Vec<String>,
     /// Each worker's (open connections, in flight) from its latest interval.
     workers: Vec<(u64, u64)>,
     /// When the last reading was made and how many had completed then.
@@ -149,6 +183,7 @@ impl<'a, O: Observer + ?Sized> Feed<'a, O> {
             board,
             live: live.map(|board| crate::web_state::LiveSeries::new(board, plan)),
             model: plan.model.clone(),
+            mix: mix_labels(plan),
             workers: Vec::new(),
             published: None,
         }
@@ -178,6 +213,7 @@ impl<O: Observer + ?Sized> Observer for Feed<'_, O> {
         };
         let reading = Reading::of(
             total,
+            &self.mix,
             self.gauges(),
             target_rate(&self.model, elapsed),
             rate,
@@ -213,9 +249,10 @@ fn target_rate(model: &LoadModel, elapsed: Duration) -> Option<f64> {
 /// Puts the finished run's totals on the board: what the result file says.
 /// The gauges fall to zero (nothing is open any more) and the rate is the
 /// run's average.
-pub fn publish_final(board: Option<&Board>, recording: &Recording) {
+pub fn publish_final(board: Option<&Board>, plan: &Plan, recording: &Recording) {
     if let Some(board) = board {
-        let reading = Reading::of(&recording.total, (0, 0), None, recording.rps());
+        let mix = mix_labels(plan);
+        let reading = Reading::of(&recording.total, &mix, (0, 0), None, recording.rps());
         *board
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(reading);

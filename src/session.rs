@@ -140,7 +140,7 @@ pub fn run_plan_in(
     };
     let version = env!("CARGO_PKG_VERSION");
     let recording = &finished.recording;
-    metrics_feed::publish_final(context.metrics.as_ref(), recording);
+    metrics_feed::publish_final(context.metrics.as_ref(), plan, recording);
     let mut result = RunResult::from_recording(plan, recording, environment, version, notices);
     result.run_id = run_id;
     exports::apply_request_log(&mut result, finished.request_log);
