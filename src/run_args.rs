@@ -22,7 +22,9 @@ const EXAMPLES: &str = "Examples:
   stampede run http://127.0.0.1:3000/ --stages '30s:100,1m:1000,30s:0'
   stampede run http://127.0.0.1:3000/ -c 1000 -d 60s --pid 4242
   stampede run http://127.0.0.1:3000/ -d 20s --spawn 'stampede serve --threads 2'
-  stampede run http://127.0.0.1:3000/ -c 1000 -d 60s --slo 'p99<250ms,errors<0.5%,rps>50000'";
+  stampede run http://127.0.0.1:3000/ -c 1000 -d 60s --slo 'p99<250ms,errors<0.5%,rps>50000'
+  stampede run http://127.0.0.1:3000/ -c 200 -d 30m --metrics 127.0.0.1:9464   # Prometheus
+  stampede run http://127.0.0.1:3000/ -c 200 -d 30m --web 127.0.0.1:8089       # live page";
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = EXAMPLES)]
