@@ -50,6 +50,15 @@ impl Shared {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
+    /// When the latest copy was made (None before the first snapshot).
+    fn copied_at(&self) -> Option<Duration> {
+        self.live
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .as_ref()
+            .map(|live| live.elapsed)
+    }
+
     /// The run so far as a result (empty before the first snapshot).
     fn result_so_far(&self) -> RunResult {
         let live = self
@@ -226,25 +235,25 @@ fn stop(shared: &Shared) -> (&'static str, &'static str) {
     }
 }
 
-/// The event stream: the run so far once a second (when it moved), then
-/// `done` once the run has ended.
+/// The event stream: the run so far once a second (when a new copy was
+/// made: nothing is rendered for an unchanged one), then `done` once the
+/// run has ended.
 fn events(mut stream: TcpStream, shared: &Shared) -> std::io::Result<()> {
     stream.write_all(
         b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\n\
           Connection: close\r\n\r\nretry: 2000\n\n",
     )?;
-    let mut sent: Option<u128> = None;
+    let mut sent: Option<Option<Duration>> = None;
     loop {
         if matches!(&*shared.phase(), Phase::Finished(_)) {
             stream.write_all(b"event: done\ndata: {}\n\n")?;
             return stream.flush();
         }
-        let result = shared.result_so_far();
-        let at = (result.elapsed_s * 1e6) as u128;
-        if sent != Some(at) {
-            let update = crate::web_page::live_update(&result);
+        let copied_at = shared.copied_at();
+        if sent != Some(copied_at) {
+            let update = crate::web_page::live_update(&shared.result_so_far());
             write!(stream, "event: update\ndata: {update}\n\n")?;
-            sent = Some(at);
+            sent = Some(copied_at);
         } else {
             // A comment: finds a closed page (the write fails) between updates.
             stream.write_all(b": waiting\n\n")?;
