@@ -1,11 +1,12 @@
-//! `--metrics ADDR`: a tiny HTTP endpoint serving the latest [`Reading`] at
-//! `GET /metrics` in the OpenMetrics text format when the scraper asks for it
+//! `--metrics ADDR`: a tiny HTTP endpoint serving the latest
+//! [`Reading`](crate::metrics_feed::Reading) at `GET /metrics` in the OpenMetrics text format when the scraper asks for it
 //! (Prometheus does), else the Prometheus text format 0.0.4 (prometheus-client
 //! does both encodings, so names, escaping and `# EOF` follow the specs). One blocking
 //! thread answers one scrape at a time: scrapes come every few seconds and
 //! the run must not pay for a server. The address is bound before any load
 //! is sent, so a bad one is refused up front; after the run the final
-//! values stay served for `--metrics-linger`.
+//! values stay served for `--metrics-linger`. `serve --metrics` serves the
+//! target's families through the same [`serve_families`].
 
 use crate::metrics_feed::Board;
 use crate::metrics_series::{self, Family, Labels, Values};
