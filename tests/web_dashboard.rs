@@ -164,6 +164,12 @@ fn the_stop_endpoint_ends_the_run_and_the_page_becomes_the_report() {
         "the button posts /stop"
     );
     assert!(page.contains("new EventSource(\"/events\")"));
+    // Offline and small: nothing loaded from anywhere (the stream and the
+    // button talk to this server by path), the size of a report.
+    for needle in ["src=", "href=", "<link", "@import", "url("] {
+        assert!(!page.contains(needle), "the live page contains {needle}");
+    }
+    assert!(page.len() < 200_000, "{} bytes", page.len());
     let mut events = Events::open(run.port);
     let mut seen: Vec<serde_json::Value> = Vec::new();
     while seen.len() < 3 {
