@@ -59,17 +59,21 @@ fn elapsed(result: &RunResult) -> String {
 mod tests {
     use super::*;
 
-    fn result() -> RunResult {
+    fn running() -> crate::delivery::Running {
         let args = crate::run_args::parse_run_args(["http://127.0.0.1:3000/x", "-t", "1"])
             .expect("valid words");
         let (plan, _) = crate::plan_args::build_plan(&args).expect("valid plan");
-        let running = crate::delivery::Running {
+        crate::delivery::Running {
             run_id: "r1".into(),
             plan,
             notices: Vec::new(),
             environment: stampede_metrics::Environment::capture(),
             started_at: std::time::SystemTime::now(),
-        };
+        }
+    }
+
+    fn result() -> RunResult {
+        let running = running();
         let mut live = crate::web_state::LiveRun::default();
         live.total.counters.success = 3;
         live.total.counters.status.add(200, 3);
@@ -91,6 +95,14 @@ mod tests {
         assert!(page.contains("new EventSource(\"/events\")"));
         assert!(page.contains("live \u{b7} 1.5 s measured"));
         assert!(!LIVE_JS.contains("</script"), "would end the element early");
+    }
+
+    #[test]
+    fn before_the_first_snapshot_the_page_shows_an_empty_run() {
+        let empty = crate::web_state::LiveRun::default().result(&running());
+        let page = String::from_utf8(live_page(&empty)).unwrap();
+        assert!(!page.contains("NaN"), "no figure of nothing");
+        assert!(page.contains("live \u{b7} 0.0 s measured"));
     }
 
     #[test]
