@@ -24,6 +24,10 @@ use std::time::{Duration, Instant};
 
 /// Browser connections served at once (a page, its event stream, a stop).
 const MAX_CLIENTS: usize = 16;
+/// The header a stop request must carry: a page of another site cannot
+/// send it without a CORS preflight, which this server never grants, so
+/// only the dashboard itself (or a deliberate client) stops the run.
+const STOP_HEADER: &str = "x-stampede";
 /// How often an event stream sends the run so far.
 const UPDATE_EVERY: Duration = Duration::from_secs(1);
 
@@ -194,7 +198,14 @@ fn answer(mut stream: TcpStream, shared: &Shared) -> std::io::Result<()> {
         }
         ("GET", "/events") => events(stream, shared),
         ("POST", "/stop") => {
-            let (status, body) = stop(shared);
+            let (status, body) = if request.header_contains(STOP_HEADER, "stop") {
+                stop(shared)
+            } else {
+                (
+                    "403 Forbidden",
+                    "POST /stop needs the header X-Stampede: stop\n",
+                )
+            };
             web_http::respond(&mut stream, &request, status, "text/plain", body.as_bytes())
         }
         ("GET" | "HEAD", _) => not_found(&mut stream, &request),

@@ -2,8 +2,9 @@
 // (crates/stampede-report/src/html/charts.js). Server-sent events from
 // /events bring the report of the run so far once a second; it replaces
 // the content and the charts redraw. When the run ends the page reloads
-// and is the final report. The Stop button asks /stop, which ends the run
-// as Ctrl-C does (src/web.rs).
+// and is the final report. The Stop button asks /stop (with the header that
+// only a same-origin page can send), which ends the run as Ctrl-C does
+// (src/web.rs).
 (function () {
   "use strict";
   var status = document.getElementById("live-status");
@@ -13,7 +14,7 @@
   button.addEventListener("click", function () {
     button.disabled = true;
     status.textContent = "stopping\u2026";
-    fetch("/stop", { method: "POST" }).then(function (response) {
+    fetch("/stop", { method: "POST", headers: { "X-Stampede": "stop" } }).then(function (response) {
       if (!response.ok) status.textContent = "stop refused: " + response.status;
     }, function () {
       status.textContent = "stop failed: the server did not answer";

@@ -91,7 +91,9 @@ mod tests {
         let (start, _) = report.split_once("</body>").unwrap();
         assert!(page.starts_with(start), "the report comes first, unchanged");
         assert!(page.contains("id=\"live-stop\""));
-        assert!(page.contains("fetch(\"/stop\", { method: \"POST\" })"));
+        assert!(page.contains(
+            "fetch(\"/stop\", { method: \"POST\", headers: { \"X-Stampede\": \"stop\" } })"
+        ));
         assert!(page.contains("new EventSource(\"/events\")"));
         assert!(page.contains("live \u{b7} 1.5 s measured"));
         assert!(!LIVE_JS.contains("</script"), "would end the element early");

@@ -84,14 +84,17 @@ impl Drop for WebRun {
     }
 }
 
-/// `POST path`: the status line and the body.
-fn post(port: u16, path: &str) -> (String, String) {
+/// The header the dashboard's Stop button sends.
+const STOP: &str = "X-Stampede: stop\r\n";
+
+/// `POST path` with `headers` (lines ending in CRLF): the status line and the body.
+fn post(port: u16, path: &str, headers: &str) -> (String, String) {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("the server answers");
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))
         .expect("timeout");
     let request = format!(
-        "POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        "POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{headers}Content-Length: 0\r\nConnection: close\r\n\r\n"
     );
     stream.write_all(request.as_bytes()).expect("sent");
     let mut response = String::new();
@@ -160,8 +163,10 @@ fn the_stop_endpoint_ends_the_run_and_the_page_becomes_the_report() {
     let page = http_get(run.port, "/").expect("the live page");
     assert!(page.contains("id=\"live-stop\""), "a Stop button");
     assert!(
-        page.contains("fetch(\"/stop\", { method: \"POST\" })"),
-        "the button posts /stop"
+        page.contains(
+            "fetch(\"/stop\", { method: \"POST\", headers: { \"X-Stampede\": \"stop\" } })"
+        ),
+        "the button posts /stop with its header"
     );
     assert!(page.contains("new EventSource(\"/events\")"));
     // Offline and small: nothing loaded from anywhere (the stream and the
@@ -192,7 +197,10 @@ fn the_stop_endpoint_ends_the_run_and_the_page_becomes_the_report() {
         seen[2]["points"].as_u64() > Some(0),
         "seconds with data: {seen:?}"
     );
-    let (status, body) = post(run.port, "/stop");
+    // Without the header a page of another site cannot send, no stop.
+    let (status, _) = post(run.port, "/stop", "");
+    assert!(status.contains("403"), "{status}");
+    let (status, body) = post(run.port, "/stop", STOP);
     assert!(status.contains("200"), "{status}: {body}");
     // The open stream hears the end, after any last update.
     let ended = (0..20).any(|_| events.next().0 == "done");
@@ -210,7 +218,7 @@ fn the_stop_endpoint_ends_the_run_and_the_page_becomes_the_report() {
         run.report(),
         "the final page is the --html report"
     );
-    let (status, _) = post(run.port, "/stop");
+    let (status, _) = post(run.port, "/stop", STOP);
     assert!(status.contains("409"), "{status}");
     wait_for(Duration::from_secs(10), || {
         run.stderr()
