@@ -43,6 +43,8 @@ mod web;
 mod web_http;
 mod web_page;
 mod web_state;
+mod workload_args;
+mod workload_plan;
 
 use clap::Parser;
 use cli::{Cli, Command};

@@ -7,7 +7,7 @@
 //! same ones the result file is built from. With `--web` it also hands
 //! each snapshot to the live page's series (web_state.rs).
 
-use stampede_engine::Observer;
+use stampede_engine::{Observer, WorkloadSpec};
 use stampede_metrics::{Counters, ErrorKind, LatencyHistogram, Recording, Snapshot};
 use stampede_plan::{LoadModel, Plan};
 use std::sync::{Arc, Mutex};
@@ -37,9 +37,9 @@ pub struct Reading {
     /// `(outcome, code, count)`: outcome `success` or `failed_status` with
     /// the status code, or `error` with the error class.
     pub requests: OutcomeCounts,
-    /// A mix (`--targets`): each target's request (`GET http://…`) and its
+    /// A mix (`--targets`, a scenario's steps): each target's names and its
     /// counts as in `requests`, which they add up to; empty otherwise.
-    pub per_target: Vec<(String, OutcomeCounts)>,
+    pub per_target: Vec<(MixLabel, OutcomeCounts)>,
     pub bytes_received: u64,
     pub late_sends: u64,
     pub connections_opened: u64,
@@ -59,20 +59,40 @@ pub struct Reading {
     pub latency_quantiles_s: Vec<f64>,
 }
 
-/// Finished requests by outcome and code (status, or error class).
+/// What names one target of a mix in the series.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MixLabel {
+    /// `METHOD URL`.
+    pub request: String,
+    /// A scenario step's name (`group/step`).
+    pub step: Option<String>,
+}
+
+/// Finished requests by outcome and code (status, or error class). The
+/// status counts hold check-failed responses too, without saying which
+/// code each had: they are taken from the most frequent code below 400
+/// (exact when, as usual, the successes share one code).
 fn outcome_counts(c: &Counters) -> OutcomeCounts {
-    let mut requests: OutcomeCounts = c
+    let mut requests: OutcomeCounts = Vec::new();
+    let busiest_success = c
         .status
         .iter()
-        .map(|(code, n)| {
-            let outcome = if code < 400 {
-                "success"
-            } else {
-                "failed_status"
-            };
-            (outcome, code.to_string(), n)
-        })
-        .collect();
+        .filter(|(code, _)| *code < 400)
+        .max_by_key(|(_, n)| *n)
+        .map(|(code, _)| code);
+    for (code, n) in c.status.iter() {
+        if code >= 400 {
+            requests.push(("failed_status", code.to_string(), n));
+        } else if Some(code) == busiest_success && c.check_failed > 0 {
+            let failed = c.check_failed.min(n);
+            if n > failed {
+                requests.push(("success", code.to_string(), n - failed));
+            }
+            requests.push(("check_failed", code.to_string(), failed));
+        } else {
+            requests.push(("success", code.to_string(), n));
+        }
+    }
     requests.extend(
         ErrorKind::ALL
             .into_iter()
@@ -82,18 +102,25 @@ fn outcome_counts(c: &Counters) -> OutcomeCounts {
     requests
 }
 
-/// Each request of a plan's mix as a label value: `METHOD URL`.
-fn mix_labels(plan: &Plan) -> Vec<String> {
+/// Each request of a plan's mix, named as the series name it: `METHOD
+/// URL`, and the scenario step's name when `workload` has one.
+fn mix_labels(plan: &Plan, workload: Option<&WorkloadSpec>) -> Vec<MixLabel> {
     plan.mix
         .iter()
-        .map(|entry| format!("{} {}", entry.request.method, entry.target.url))
+        .enumerate()
+        .map(|(index, entry)| MixLabel {
+            request: format!("{} {}", entry.request.method, entry.target.url),
+            step: workload
+                .and_then(|w| w.steps.get(index))
+                .and_then(|step| step.name.clone()),
+        })
         .collect()
 }
 
 impl Reading {
     fn of(
         total: &Snapshot,
-        mix: &[String],
+        mix: &[MixLabel],
         gauges: (u64, u64),
         target_rate: Option<f64>,
         rate: f64,
@@ -161,8 +188,8 @@ pub struct Feed<'a, O: ?Sized> {
     board: Option<Board>,
     live: Option<crate::web_state::LiveSeries>,
     model: LoadModel,
-    /// The mix's requests as labels (empty without `--targets`).
-    mix: Vec<String>,
+    /// The mix's requests as labels (empty without a mix).
+    mix: Vec<MixLabel>,
     /// Each worker's (open connections, in flight) from its latest interval.
     workers: Vec<(u64, u64)>,
     /// When the last reading was made and how many had completed then.
@@ -171,19 +198,20 @@ pub struct Feed<'a, O: ?Sized> {
 
 impl<'a, O: Observer + ?Sized> Feed<'a, O> {
     /// Without a board (no `--metrics`) and no live board (no `--web`) it
-    /// only passes snapshots on.
+    /// only passes snapshots on; `workload` names a scenario's steps.
     pub fn new(
         inner: &'a mut O,
         board: Option<Board>,
         live: Option<crate::web_state::LiveBoard>,
         plan: &Plan,
+        workload: Option<&WorkloadSpec>,
     ) -> Self {
         Feed {
             inner,
             board,
             live: live.map(|board| crate::web_state::LiveSeries::new(board, plan)),
             model: plan.model.clone(),
-            mix: mix_labels(plan),
+            mix: mix_labels(plan, workload),
             workers: Vec::new(),
             published: None,
         }
@@ -249,9 +277,14 @@ fn target_rate(model: &LoadModel, elapsed: Duration) -> Option<f64> {
 /// Puts the finished run's totals on the board: what the result file says.
 /// The gauges fall to zero (nothing is open any more) and the rate is the
 /// run's average.
-pub fn publish_final(board: Option<&Board>, plan: &Plan, recording: &Recording) {
+pub fn publish_final(
+    board: Option<&Board>,
+    plan: &Plan,
+    workload: Option<&WorkloadSpec>,
+    recording: &Recording,
+) {
     if let Some(board) = board {
-        let mix = mix_labels(plan);
+        let mix = mix_labels(plan, workload);
         let reading = Reading::of(&recording.total, &mix, (0, 0), None, recording.rps());
         *board
             .lock()
@@ -280,13 +313,40 @@ mod tests {
     }
 
     #[test]
+    fn check_failed_responses_are_their_own_outcome_and_the_counts_add_up() {
+        let mut c = Counters::default();
+        c.status.add(200, 10);
+        c.status.add(204, 2);
+        c.status.add(503, 1);
+        c.success = 9;
+        c.check_failed = 3;
+        c.failed_status = 1;
+        let counts = outcome_counts(&c);
+        let of = |outcome: &str, code: &str| {
+            counts
+                .iter()
+                .find(|(o, k, _)| *o == outcome && k == code)
+                .map(|(_, _, n)| *n)
+        };
+        assert_eq!(of("check_failed", "200"), Some(3), "{counts:?}");
+        assert_eq!(of("success", "200"), Some(7));
+        assert_eq!(of("success", "204"), Some(2));
+        assert_eq!(of("failed_status", "503"), Some(1));
+        assert_eq!(counts.iter().map(|(_, _, n)| n).sum::<u64>(), 13);
+        c.check_failed = 0;
+        assert!(outcome_counts(&c)
+            .iter()
+            .all(|(o, _, _)| *o != "check_failed"));
+    }
+
+    #[test]
     fn the_feed_sums_worker_gauges_and_passes_everything_on() {
         let plan_args = crate::run_args::parse_run_args(["http://127.0.0.1:3000/", "-t", "2"])
             .expect("valid words");
         let (plan, _) = crate::plan_args::build_plan(&plan_args).expect("valid plan");
         let board = Board::default();
         let mut inner = NoObserver;
-        let mut feed = Feed::new(&mut inner, Some(board.clone()), None, &plan);
+        let mut feed = Feed::new(&mut inner, Some(board.clone()), None, &plan, None);
         let mut interval = Snapshot::default();
         interval.gauges.open_connections = 3;
         interval.gauges.in_flight = 2;

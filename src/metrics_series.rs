@@ -46,8 +46,9 @@ pub fn families(reading: &Reading) -> Vec<Family> {
         vec![("outcome", outcome.to_string()), ("code", code.clone())]
     };
     // A mix's counts carry the target (its 1-based place in the targets
-    // file, unique) and its request; they add up to the run's, which are
-    // then not repeated (a sum over the family stays the run's total).
+    // file or the scenario, unique), its request and its step's name; they
+    // add up to the run's, which are then not repeated (a sum over the
+    // family stays the run's total).
     let requests = if reading.per_target.is_empty() {
         reading
             .requests
@@ -59,12 +60,15 @@ pub fn families(reading: &Reading) -> Vec<Family> {
             .per_target
             .iter()
             .enumerate()
-            .flat_map(|(index, (request, counts))| {
+            .flat_map(|(index, (mix, counts))| {
                 counts.iter().map(move |(outcome, code, count)| {
                     let mut labels = vec![
                         ("target", (index + 1).to_string()),
-                        ("request", request.clone()),
+                        ("request", mix.request.clone()),
                     ];
+                    if let Some(step) = &mix.step {
+                        labels.push(("step", step.clone()));
+                    }
                     labels.extend(outcome_labels(outcome, code));
                     (labels, *count)
                 })
@@ -73,8 +77,8 @@ pub fn families(reading: &Reading) -> Vec<Family> {
     };
     let mut families = vec![Family {
         name: "stampede_requests",
-        help: "Finished requests by outcome: success and failed_status by status code, error \
-               by class; per target (and its request) in a --targets mix",
+        help: "Finished requests by outcome: success, failed_status and check_failed by status \
+               code, error by class; per target (its request, its step) in a mix",
         values: Values::Counter(requests),
     }];
     let counters = [

@@ -45,6 +45,8 @@ pub struct RunContext<'a> {
     pub run_id: Option<&'a str>,
     /// `--seed`: the Poisson arrivals' seed; None: a new one each run.
     pub seed: Option<u64>,
+    /// Templates, feeders, checks and scenario steps (plan_args::build_run).
+    pub workload: Option<std::sync::Arc<stampede_engine::WorkloadSpec>>,
 }
 
 /// Runs a plan with the run view (unless quiet) and returns its result.
@@ -111,6 +113,7 @@ pub fn run_plan_in(
         snapshot_interval: context.snapshot_interval,
         client_threads,
         seed: context.seed,
+        workload: context.workload.clone(),
     };
     let mut keeper = Keeper::new(view.as_mut(), latest, stop.clone());
     let mut fed = metrics_feed::Feed::new(
@@ -118,6 +121,7 @@ pub fn run_plan_in(
         context.metrics.clone(),
         context.web.clone(),
         plan,
+        context.workload.as_deref(),
     );
     let finished = match context.watcher {
         Some(watcher) => {
@@ -140,10 +144,18 @@ pub fn run_plan_in(
     };
     let version = env!("CARGO_PKG_VERSION");
     let recording = &finished.recording;
-    metrics_feed::publish_final(context.metrics.as_ref(), plan, recording);
+    metrics_feed::publish_final(
+        context.metrics.as_ref(),
+        plan,
+        context.workload.as_deref(),
+        recording,
+    );
     let mut result = RunResult::from_recording(plan, recording, environment, version, notices);
     result.run_id = run_id;
     exports::apply_request_log(&mut result, finished.request_log);
+    if let Some(workload) = &context.workload {
+        delivery::name_steps(&mut result, workload);
+    }
     report.set_requests(result.requests.completed);
     for pid in pids {
         if !report.processes.iter().any(|p| p.pid == *pid) {

@@ -41,6 +41,7 @@ enum Phase {
 struct Shared {
     live: LiveBoard,
     running: Running,
+    workload: Option<Arc<stampede_engine::WorkloadSpec>>,
     phase: Mutex<Phase>,
     /// Signalled when the phase changes, so streams say `done` at once.
     changed: Condvar,
@@ -71,7 +72,7 @@ impl Shared {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .clone()
             .unwrap_or_default();
-        live.result(&self.running)
+        live.result(&self.running, self.workload.as_deref())
     }
 }
 
@@ -85,12 +86,13 @@ pub struct WebServer {
 
 impl WebServer {
     /// Binds `address` (None: no server) and starts serving the run that
-    /// `running` describes, as `live` fills; an address that cannot be
-    /// bound is one line naming why.
+    /// `running` (and its `workload`, when it has one) describes, as `live`
+    /// fills; an address that cannot be bound is one line naming why.
     pub fn start(
         address: Option<&str>,
         linger: Option<Duration>,
         running: Running,
+        workload: Option<Arc<stampede_engine::WorkloadSpec>>,
         live: LiveBoard,
     ) -> anyhow::Result<Option<WebServer>> {
         let Some(text) = address else {
@@ -103,6 +105,7 @@ impl WebServer {
         let shared = Arc::new(Shared {
             live,
             running,
+            workload,
             phase: Mutex::new(Phase::Running),
             changed: Condvar::new(),
             clients: AtomicUsize::new(0),

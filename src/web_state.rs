@@ -25,8 +25,13 @@ pub struct LiveRun {
 
 impl LiveRun {
     /// The run so far as a result, the one the HTML report is drawn from;
-    /// `running` says what runs (plan, id, environment, notices).
-    pub fn result(&self, running: &crate::delivery::Running) -> RunResult {
+    /// `running` says what runs (plan, id, environment, notices), and
+    /// `workload` its checks and step names when it has them.
+    pub fn result(
+        &self,
+        running: &crate::delivery::Running,
+        workload: Option<&stampede_engine::WorkloadSpec>,
+    ) -> RunResult {
         let recording = Recording {
             started_at: running.started_at,
             elapsed: self.elapsed,
@@ -37,6 +42,9 @@ impl LiveRun {
             event_loop: running.plan.event_loop(),
             tls: None,
             seed: None,
+            checks: workload.map(|w| w.check_names()).unwrap_or_default(),
+            judged: workload.is_some_and(|w| w.judges_responses()),
+            stop_reason: None,
         };
         let mut result = RunResult::from_recording(
             &running.plan,
@@ -46,6 +54,9 @@ impl LiveRun {
             running.notices.clone(),
         );
         result.run_id = running.run_id.clone();
+        if let Some(workload) = workload {
+            crate::delivery::name_steps(&mut result, workload);
+        }
         result
     }
 }

@@ -31,7 +31,11 @@ pub enum WorkerLoad {
 #[derive(Debug, Clone)]
 pub struct WorkerPlan {
     pub index: usize,
-    pub workers: usize,
+    /// This worker's place among the workers that share its load: its
+    /// group's (a scenario with several groups), else all of them.
+    pub share: (usize, usize),
+    /// Its group of the workload (0 without groups).
+    pub group: usize,
     /// How to open connections (endpoint, proxy tunnel, TLS, source addresses).
     pub connector: ConnectorSpec,
     pub request: Arc<[u8]>,
@@ -58,6 +62,10 @@ pub struct WorkerPlan {
     pub event_loop: EventLoop,
     /// How often to hand an interval snapshot to the aggregator.
     pub snapshot_interval: Duration,
+    /// Templates, feeders, checks and steps (`None`: fixed requests).
+    pub workload: Option<Arc<crate::workload::WorkloadSpec>>,
+    /// Seeds this worker's workload randomness (feeders, `rand_*`, think).
+    pub seed: u64,
 }
 
 /// The HTTP/2 part of a worker's plan.

@@ -8,6 +8,7 @@
 //! the human formats), `html` (the run, sweep and comparison pages, their
 //! charts and tables). See docs/architecture.md.
 
+mod checks_text;
 mod csv;
 mod format;
 mod gnuplot;

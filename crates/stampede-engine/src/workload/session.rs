@@ -1,0 +1,309 @@
+//! A worker's share of the workload ([`WorkerWorkload`]: its feeder
+//! cursors, random generator and virtual-user numbers) and one virtual
+//! user's state ([`UserSession`]: its extracted values, iteration, step,
+//! feeder rows and the buffer its requests are rendered into).
+
+use super::spec::{GroupWork, WorkloadSpec};
+use crate::http1::Capture;
+use stampede_workload::{
+    Exhausted, FeedCursor, RenderContext, ScriptError, ScriptThread, VarStore,
+};
+use std::cell::{Cell, RefCell};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// What the connections of one worker share of the workload.
+#[derive(Debug)]
+pub(crate) struct WorkerWorkload {
+    pub spec: Arc<WorkloadSpec>,
+    /// The group this worker's users belong to (index into `spec.groups`).
+    group: usize,
+    /// One cursor per feeder (each worker walks its own part of a file).
+    cursors: RefCell<Vec<FeedCursor>>,
+    pub rng: RefCell<fastrand::Rng>,
+    worker: usize,
+    workers: usize,
+    /// Virtual users this worker has started.
+    users: Cell<u64>,
+    /// This worker's script state (wrk's per-thread Lua), with the request
+    /// it sends when it builds none (computed once, as wrk does).
+    pub script: Option<WorkerScript>,
+}
+
+/// A worker's script: its state and its fixed request.
+pub(crate) struct WorkerScript {
+    pub thread: RefCell<Box<dyn ScriptThread>>,
+    fixed: Option<Vec<u8>>,
+}
+
+impl std::fmt::Debug for WorkerScript {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WorkerScript").finish_non_exhaustive()
+    }
+}
+
+/// Why the next request cannot be prepared: the worker stops sending.
+#[derive(Debug)]
+pub(crate) enum NotPrepared {
+    /// A `unique` feeder ran out of rows.
+    Exhausted,
+    /// The script failed (its message names the script and line).
+    Script(ScriptError),
+}
+
+impl From<Exhausted> for NotPrepared {
+    fn from(_: Exhausted) -> Self {
+        NotPrepared::Exhausted
+    }
+}
+
+impl WorkerWorkload {
+    /// The worker's share of `spec`; its script state is made here, on the
+    /// worker's own thread.
+    /// `worker` of `workers` counts within the group's workers.
+    pub fn new(
+        spec: Arc<WorkloadSpec>,
+        group: usize,
+        worker: usize,
+        workers: usize,
+        seed: u64,
+    ) -> Result<Self, ScriptError> {
+        let script = match &spec.script {
+            Some(script) => {
+                let mut thread = script.thread(worker)?;
+                let fixed = if thread.builds_requests() {
+                    None
+                } else {
+                    Some(thread.fixed_request()?)
+                };
+                Some(WorkerScript {
+                    thread: RefCell::new(thread),
+                    fixed,
+                })
+            }
+            None => None,
+        };
+        let cursors = spec.groups[group]
+            .feeders
+            .iter()
+            .enumerate()
+            .map(|(i, feeder)| {
+                let stream = seed ^ (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                feeder.cursor(
+                    worker,
+                    workers,
+                    spec.agent as usize,
+                    spec.agents.max(1) as usize,
+                    stream,
+                )
+            })
+            .collect();
+        Ok(WorkerWorkload {
+            group,
+            cursors: RefCell::new(cursors),
+            rng: RefCell::new(fastrand::Rng::with_seed(seed)),
+            spec,
+            worker,
+            workers: workers.max(1),
+            users: Cell::new(0),
+            script,
+        })
+    }
+
+    /// The group this worker's users walk.
+    pub fn group(&self) -> &GroupWork {
+        &self.spec.groups[self.group]
+    }
+
+    /// True when the group's users walk steps in order (a scenario).
+    pub fn sequential(&self) -> bool {
+        self.group().sequential
+    }
+
+    /// True when the script reads every response (wrk's `response()`).
+    pub fn script_reads_responses(&self) -> bool {
+        self.script
+            .as_ref()
+            .is_some_and(|s| s.thread.borrow().wants_responses())
+    }
+
+    /// True once the script asked its thread to stop (`thread:stop()`).
+    pub fn script_stopped(&self) -> bool {
+        self.script
+            .as_ref()
+            .is_some_and(|s| s.thread.borrow().stop_requested())
+    }
+
+    /// A new virtual user: numbered `k × workers + worker`, so that
+    /// `{{conn}}` is unique across the agent's workers.
+    pub fn new_user(&self) -> UserSession {
+        let local = self.users.get();
+        self.users.set(local + 1);
+        UserSession {
+            conn: local * self.workers as u64 + self.worker as u64,
+            iter: 0,
+            step: 0,
+            store: VarStore::new(self.group().extract_slots),
+            rows: vec![0; self.group().feeders.len()],
+            buffer: Vec::new(),
+            rendered: false,
+            requests: 1,
+        }
+    }
+
+    /// What the parser keeps of each response for this workload's checks,
+    /// or `None` when nothing reads responses.
+    pub fn capture(&self) -> Option<Capture> {
+        let script = self.script_reads_responses();
+        let (head, body) = (
+            self.spec.keeps_headers() || script,
+            self.spec.keeps_body() || script,
+        );
+        (head || body).then(|| Capture::new(head, body, self.spec.capture_max))
+    }
+
+    fn take_rows(&self, rows: &mut [usize]) -> Result<(), Exhausted> {
+        let mut cursors = self.cursors.borrow_mut();
+        for (row, cursor) in rows.iter_mut().zip(cursors.iter_mut()) {
+            *row = cursor.next_index()?;
+        }
+        Ok(())
+    }
+}
+
+/// One virtual user (a connection slot) of a workload.
+#[derive(Debug)]
+pub(crate) struct UserSession {
+    conn: u64,
+    iter: u64,
+    /// Scenario: the step this user sends next.
+    step: usize,
+    pub store: VarStore,
+    /// The row of each feeder for the current iteration.
+    rows: Vec<usize>,
+    /// The request rendered for the current send.
+    buffer: Vec<u8>,
+    /// HTTP requests in `buffer` (a script's `request()` may pipeline several).
+    pub requests: usize,
+    /// True when `buffer` holds the current request (its step has a template).
+    rendered: bool,
+}
+
+impl UserSession {
+    /// The plan's target index this user sends next: its step in a
+    /// scenario, else the mix's next (`mix_next`).
+    pub fn next_target(&self, work: &WorkerWorkload, mix_next: impl FnOnce() -> usize) -> usize {
+        if work.sequential() {
+            work.group().steps.start + self.step
+        } else {
+            mix_next()
+        }
+    }
+
+    /// Prepares the request of `target`: an iteration's first request takes
+    /// its feeder rows, and a templated request is rendered into the user's
+    /// buffer (or the script builds it). Err when a `unique` feeder has no
+    /// rows left or the script failed (nothing is sent).
+    pub fn prepare(
+        &mut self,
+        work: &WorkerWorkload,
+        target: usize,
+        seq: impl FnOnce() -> u64,
+    ) -> Result<(), NotPrepared> {
+        let spec = &work.spec;
+        self.requests = 1;
+        if let Some(script) = &work.script {
+            self.buffer.clear();
+            match &script.fixed {
+                Some(fixed) => self.buffer.extend_from_slice(fixed),
+                None => {
+                    let n = script
+                        .thread
+                        .borrow_mut()
+                        .request(&mut self.buffer)
+                        .map_err(NotPrepared::Script)?;
+                    self.requests = n.max(1);
+                }
+            }
+            self.rendered = true;
+            return Ok(());
+        }
+        let group = work.group();
+        let starts_iteration = !group.sequential || self.step == 0;
+        if starts_iteration && !group.feeders.is_empty() {
+            work.take_rows(&mut self.rows)?;
+        }
+        self.rendered = false;
+        let Some(template) = spec.steps.get(target).and_then(|s| s.template.as_ref()) else {
+            return Ok(());
+        };
+        let mut row_refs: [&[Box<[u8]>]; 8] = [&[]; 8];
+        let rows: Vec<&[Box<[u8]>]>;
+        let rows: &[&[Box<[u8]>]] = if group.feeders.len() <= row_refs.len() {
+            for (i, (feeder, row)) in group.feeders.iter().zip(&self.rows).enumerate() {
+                row_refs[i] = feeder.data().row(*row);
+            }
+            &row_refs[..group.feeders.len()]
+        } else {
+            rows = group
+                .feeders
+                .iter()
+                .zip(&self.rows)
+                .map(|(feeder, row)| feeder.data().row(*row))
+                .collect();
+            &rows
+        };
+        let mut rng = work.rng.borrow_mut();
+        let mut context = RenderContext {
+            seq: seq(),
+            conn: self.conn,
+            iter: self.iter,
+            worker: work.worker as u32,
+            agent: spec.agent,
+            rows,
+            vars: &self.store,
+            rng: &mut rng,
+        };
+        self.buffer.clear();
+        template.render(&mut context, &mut self.buffer);
+        self.rendered = true;
+        Ok(())
+    }
+
+    /// True before an iteration's first step (always, without steps).
+    pub fn at_first_step(&self) -> bool {
+        self.step == 0
+    }
+
+    /// The rendered request, when the current one was rendered.
+    pub fn rendered(&self) -> Option<&[u8]> {
+        self.rendered.then_some(&self.buffer[..])
+    }
+
+    /// The current request is over: a scenario user moves to its next step
+    /// (after its last, the next iteration); `restart`: the iteration
+    /// failed (an extractor found nothing) and starts again from step 0.
+    /// Returns the pause before the next step (`think`), if any.
+    pub fn advance(&mut self, work: &WorkerWorkload, restart: bool) -> Option<Duration> {
+        if let Some(script) = &work.script {
+            let mut thread = script.thread.borrow_mut();
+            // wrk's delay(): a script error there means no delay.
+            return thread
+                .has_delay()
+                .then(|| thread.delay().unwrap_or_default());
+        }
+        let group = work.group();
+        if !group.sequential {
+            self.iter += 1;
+            return None;
+        }
+        self.step += 1;
+        if restart || self.step >= group.steps.len() {
+            self.step = 0;
+            self.iter += 1;
+        }
+        group
+            .think
+            .map(|think| think.sample(&mut work.rng.borrow_mut()))
+    }
+}

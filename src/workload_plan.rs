@@ -1,0 +1,251 @@
+//! The workload flags (workload_args.rs) turned into what the engine runs
+//! (issue 18): a scenario group's steps become the plan's mix and its load
+//! model the plan's, and every request is compiled into a template against
+//! the names it may use, checked before any request is sent. A run whose
+//! requests are all fixed bytes and that judges nothing gets no workload,
+//! so its requests stay pre-encoded.
+
+use crate::workload_args::WorkloadArgs;
+use anyhow::Context;
+use stampede_engine::http1::encode_request_to;
+use stampede_engine::{GroupWork, StepWork, WorkloadSpec};
+use stampede_plan::{LoadModel, MixEntry, Plan, RequestSpec, Target};
+use stampede_workload::{
+    parse_var, CheckSet, Extractor, Group, RequestTemplate, Scenario, Scope, Script, Sequence,
+    Workload,
+};
+use std::sync::Arc;
+
+/// A scenario file's groups, for the plan: their steps (the plan's mix,
+/// group after group) and load models.
+pub struct ScenarioLoad {
+    pub groups: Vec<Group>,
+}
+
+/// Reads `--scenario FILE` (errors say file:line:column).
+pub fn load_scenario(args: &WorkloadArgs) -> anyhow::Result<Option<ScenarioLoad>> {
+    let Some(path) = &args.scenario else {
+        return Ok(None);
+    };
+    if !args.feeds.is_empty() {
+        anyhow::bail!(
+            "--feed with --scenario: a scenario's feeders go in its group (feed = [{{ file = \"...\" }}])"
+        );
+    }
+    let vars = args
+        .vars
+        .iter()
+        .map(|v| {
+            parse_var(v)
+                .map(|(n, v)| (n.to_string(), v.to_string()))
+                .map_err(anyhow::Error::new)
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let scenario = Scenario::load(path, &vars)?;
+    Ok(Some(ScenarioLoad {
+        groups: scenario.groups,
+    }))
+}
+
+impl ScenarioLoad {
+    /// Every group's steps as the plan's mix (one entry per step, in order).
+    pub fn mix(&self) -> Vec<MixEntry> {
+        self.groups
+            .iter()
+            .flat_map(|group| &group.steps)
+            .map(|step| MixEntry {
+                target: step.target.clone(),
+                request: step.request_spec(),
+                weight: 1,
+            })
+            .collect()
+    }
+
+    /// The first group's load: the plan's model (the others' are each
+    /// group's own, [`build_workload`]'s `models`).
+    pub fn first(&self) -> &Group {
+        &self.groups[0]
+    }
+}
+
+/// The engine's workload for `plan`, or `None` when every request is fixed
+/// bytes and nothing judges responses. A `script` (wrk's Lua, `--script`)
+/// builds the requests itself; checks still judge its responses. `models`:
+/// a scenario's load model per group (the plan's is the first's).
+pub fn build_workload(
+    args: &WorkloadArgs,
+    plan: &Plan,
+    scenario: Option<(&ScenarioLoad, Vec<LoadModel>)>,
+    agent: Option<(u32, u32)>,
+    script: Option<Arc<dyn Script>>,
+) -> anyhow::Result<Option<Arc<WorkloadSpec>>> {
+    let (agent, agents) = agent.unwrap_or((0, 1));
+    let has_scenario = scenario.is_some();
+    let spec = match scenario {
+        Some((scenario, models)) => Some(scenario_spec(args, plan, &scenario.groups, models)?),
+        None => flags_spec(args, plan)?,
+    };
+    let spec = match (spec, &script) {
+        (None, Some(_)) => Some(WorkloadSpec {
+            steps: vec![StepWork::default(); requests_of(plan).len()],
+            groups: vec![GroupWork {
+                steps: 0..requests_of(plan).len(),
+                ..GroupWork::default()
+            }],
+            ..WorkloadSpec::default()
+        }),
+        (spec, _) => spec,
+    };
+    let Some(mut spec) = spec else {
+        return Ok(None);
+    };
+    if script.is_some() && (has_scenario || spec.renders()) {
+        anyhow::bail!(
+            "a script builds the requests itself: drop --scenario and the {{{{...}}}} templates"
+        );
+    }
+    spec.script = script;
+    spec.capture_max = args.capture_max;
+    spec.agent = agent;
+    spec.agents = agents;
+    spec.sequence = Sequence::new(agent, agents);
+    refuse_unsupported(plan)?;
+    Ok(Some(Arc::new(spec)))
+}
+
+/// What the workload paths do not carry yet, refused in one line each.
+fn refuse_unsupported(plan: &Plan) -> anyhow::Result<()> {
+    if plan.transport.http2 {
+        anyhow::bail!(
+            "templates, feeders, checks and scenarios run over HTTP/1.1 for now: drop --http2"
+        );
+    }
+    if plan.transport.pipeline > 1 {
+        anyhow::bail!(
+            "templates, feeders, checks and scenarios send one request at a time: drop --pipeline"
+        );
+    }
+    Ok(())
+}
+
+/// `--var`, `--feed`, `--check`, `--extract` on the URL (or each request
+/// of a `--targets` mix).
+fn flags_spec(args: &WorkloadArgs, plan: &Plan) -> anyhow::Result<Option<WorkloadSpec>> {
+    let workload = Workload::from_flags(&args.vars, &args.feeds, &args.checks, &args.extracts)?;
+    let requests = requests_of(plan);
+    let mut steps = Vec::with_capacity(requests.len());
+    for (target, request) in &requests {
+        steps.push(StepWork {
+            name: None,
+            template: template_for(plan, target, request, &workload.scope)?,
+            checks: workload.checks.clone(),
+            extracts: workload.extracts.clone(),
+        });
+    }
+    let needed = workload.judges_responses()
+        || !workload.feeders.is_empty()
+        || steps.iter().any(|s| s.template.is_some());
+    Ok(needed.then(|| WorkloadSpec {
+        groups: vec![GroupWork {
+            steps: 0..steps.len(),
+            feeders: workload.feeders,
+            extract_slots: workload.scope.extract_slots(),
+            ..GroupWork::default()
+        }],
+        steps,
+        ..WorkloadSpec::default()
+    }))
+}
+
+/// A scenario's groups: each group's steps in order, each step with its
+/// own checks and extracts (and the command line's `--check`/`--extract`
+/// on every step); each group with its own load model from `models`.
+fn scenario_spec(
+    args: &WorkloadArgs,
+    plan: &Plan,
+    groups: &[Group],
+    models: Vec<LoadModel>,
+) -> anyhow::Result<WorkloadSpec> {
+    let cli_checks = CheckSet::parse(&args.checks)?;
+    let mut steps = Vec::new();
+    let mut group_works = Vec::with_capacity(groups.len());
+    for (group, model) in groups.iter().zip(models) {
+        let mut scope = group.scope.clone();
+        let cli_extracts = args
+            .extracts
+            .iter()
+            .map(|e| Extractor::parse_assignment(e, &mut scope))
+            .collect::<Result<Vec<_>, _>>()?;
+        let first = steps.len();
+        for step in &group.steps {
+            let request = step.request_spec();
+            let template = template_for(plan, &step.target, &request, &scope)
+                .with_context(|| format!("group {}: step {}", group.name, step.name))?;
+            let mut checks: Vec<String> = step
+                .checks
+                .checks()
+                .iter()
+                .map(|c| c.as_str().to_string())
+                .collect();
+            checks.extend(cli_checks.checks().iter().map(|c| c.as_str().to_string()));
+            let mut extracts = step.extracts.clone();
+            extracts.extend(cli_extracts.iter().cloned());
+            steps.push(StepWork {
+                name: Some(step_name(groups.len(), &group.name, &step.name)),
+                template,
+                checks: CheckSet::parse(&checks)?,
+                extracts,
+            });
+        }
+        group_works.push(GroupWork {
+            name: Some(group.name.clone()),
+            steps: first..steps.len(),
+            feeders: group.feeders.clone(),
+            extract_slots: scope.extract_slots(),
+            sequential: true,
+            think: group.think,
+            model: Some(model),
+        });
+    }
+    Ok(WorkloadSpec {
+        steps,
+        groups: group_works,
+        ..WorkloadSpec::default()
+    })
+}
+
+/// A step's name in results: `group/step` when the file has several groups.
+fn step_name(groups: usize, group: &str, step: &str) -> String {
+    if groups > 1 {
+        format!("{group}/{step}")
+    } else {
+        step.to_string()
+    }
+}
+
+/// The plan's requests by target index: the mix's, or the one request.
+fn requests_of(plan: &Plan) -> Vec<(Target, RequestSpec)> {
+    if plan.mix.is_empty() {
+        vec![(plan.target.clone(), plan.request.clone())]
+    } else {
+        plan.mix
+            .iter()
+            .map(|e| (e.target.clone(), e.request.clone()))
+            .collect()
+    }
+}
+
+/// The request compiled against `scope`, or `None` when it renders the
+/// very bytes the engine pre-encodes (nothing to do per request).
+fn template_for(
+    plan: &Plan,
+    target: &Target,
+    request: &RequestSpec,
+    scope: &Scope,
+) -> anyhow::Result<Option<RequestTemplate>> {
+    let template = RequestTemplate::from_plan(plan, target, request, scope)?;
+    let fixed = template
+        .static_bytes()
+        .is_some_and(|bytes| bytes == encode_request_to(plan, target, request));
+    Ok((!fixed).then_some(template))
+}
