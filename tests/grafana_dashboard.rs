@@ -4,7 +4,8 @@
 //! Prometheus datasource variable, every variable it uses defined), and
 //! every metric and label it queries is one stampede really serves: the
 //! names are taken from the expositions of a real run (open model, a
-//! `--targets` mix) and of a real `stampede serve --metrics`.
+//! scenario: a mix with steps and checks) and of a real `stampede serve
+//! --metrics`.
 
 use stampede_testkit::{binary, free_port, http_get, temp_dir, wait_for};
 use std::collections::BTreeSet;
@@ -167,20 +168,22 @@ fn every_metric_and_label_it_queries_is_one_stampede_serves() {
     })
     .expect("serve's metrics");
     let dir = temp_dir("grafana");
-    let targets = dir.join("targets.txt");
+    // An open-model scenario: a mix (target, request, step), a check that
+    // fails (check_failed), a failed status, the open model's gauges.
+    let scenario = dir.join("scenario.toml");
     let base = format!("http://127.0.0.1:{port}");
-    std::fs::write(&targets, format!("GET {base}/\n\nGET {base}/status/503\n")).unwrap();
+    std::fs::write(
+        &scenario,
+        format!(
+            "[[group]]\nname = \"g\"\nrate = 100\n\n\
+             [[group.step]]\nname = \"home\"\nurl = \"{base}/\"\ncheck = [\"status == 201\"]\n\n\
+             [[group.step]]\nname = \"down\"\nurl = \"{base}/status/503\"\n"
+        ),
+    )
+    .unwrap();
     let json = dir.join("result.json");
     let mut run = Command::new(binary())
-        .args([
-            "run",
-            "--targets",
-            targets.to_str().unwrap(),
-            "-r",
-            "200",
-            "-d",
-            "2s",
-        ])
+        .args(["run", "--scenario", scenario.to_str().unwrap(), "-d", "2s"])
         .args(["-t", "1", "--quiet", "--metrics-linger", "30s"])
         .args(["--metrics", &format!("127.0.0.1:{run_metrics}")])
         .arg("--json")
