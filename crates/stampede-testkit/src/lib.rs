@@ -34,7 +34,7 @@ pub use binary::{binary, output_of, read_json, stampede, text};
 pub use devtools::Browser;
 pub use prometheus::{get_with, http_get, wait_for, Prometheus};
 pub use stampede_target::{Config as TargetConfig, Server, ServerHandle, StatsSnapshot};
-pub use tls::self_signed_server_config;
+pub use tls::{self_signed_server_config, self_signed_server_config_and_pem};
 pub use tools::{skip_or_fail, tool_or_skip, tools_required, REQUIRE_TOOLS};
 
 /// Starts the built-in target on 127.0.0.1 with an ephemeral port.
