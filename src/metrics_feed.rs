@@ -209,7 +209,7 @@ impl<'a, O: Observer + ?Sized> Feed<'a, O> {
         Feed {
             inner,
             board,
-            live: live.map(|board| crate::web_state::LiveSeries::new(board, plan)),
+            live: live.map(|board| crate::web_state::LiveSeries::new(board, plan, workload)),
             model: plan.model.clone(),
             mix: mix_labels(plan, workload),
             workers: Vec::new(),

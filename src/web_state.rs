@@ -77,13 +77,19 @@ pub struct LiveSeries {
 }
 
 impl LiveSeries {
-    pub fn new(board: LiveBoard, plan: &Plan) -> LiveSeries {
+    /// `workload`: a scenario's groups each have workers of their own.
+    pub fn new(
+        board: LiveBoard,
+        plan: &Plan,
+        workload: Option<&stampede_engine::WorkloadSpec>,
+    ) -> LiveSeries {
+        let workers = stampede_engine::worker_count(plan, workload).max(1);
         LiveSeries {
             board,
-            series: TimeseriesBuilder::new(plan.threads.max(1)),
+            series: TimeseriesBuilder::new(workers),
             model: plan.model.clone(),
             worker: 0,
-            workers: plan.threads.max(1),
+            workers,
             copied_at: None,
         }
     }
@@ -129,7 +135,7 @@ mod tests {
             .expect("valid words");
         let (plan, _) = crate::plan_args::build_plan(&args).expect("valid plan");
         let board = LiveBoard::default();
-        let mut live = LiveSeries::new(board.clone(), &plan);
+        let mut live = LiveSeries::new(board.clone(), &plan, None);
         let mut interval = Snapshot::default();
         interval.counters.success = 5;
         interval.counters.status.add(200, 5);
