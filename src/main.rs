@@ -20,6 +20,7 @@ mod http_post;
 mod interrupt;
 mod metrics_endpoint;
 mod metrics_feed;
+mod metrics_outcomes;
 mod metrics_series;
 mod metrics_target;
 mod output;

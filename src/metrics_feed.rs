@@ -7,8 +7,9 @@
 //! same ones the result file is built from. With `--web` it also hands
 //! each snapshot to the live page's series (web_state.rs).
 
+use crate::metrics_outcomes::{mix_labels, outcome_counts, MixLabel, OutcomeCounts};
 use stampede_engine::{Observer, WorkloadSpec};
-use stampede_metrics::{Counters, ErrorKind, LatencyHistogram, Recording, Snapshot};
+use stampede_metrics::{LatencyHistogram, Recording, Snapshot};
 use stampede_plan::{LoadModel, Plan};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -24,9 +25,6 @@ pub const LATENCY_BUCKETS_S: [f64; 14] = [
 /// The latency quantiles served as gauges.
 pub const QUANTILES: [(f64, &str); 4] =
     [(0.5, "0.5"), (0.9, "0.9"), (0.99, "0.99"), (0.999, "0.999")];
-
-/// Finished requests as `(outcome, code, count)`.
-pub type OutcomeCounts = Vec<(&'static str, String, u64)>;
 
 /// The latest reading, shared between the aggregator and the endpoint.
 pub type Board = Arc<Mutex<Option<Reading>>>;
@@ -57,64 +55,6 @@ pub struct Reading {
     pub latency_count: u64,
     /// Seconds at each of [`QUANTILES`]; empty before the first response.
     pub latency_quantiles_s: Vec<f64>,
-}
-
-/// What names one target of a mix in the series.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MixLabel {
-    /// `METHOD URL`.
-    pub request: String,
-    /// A scenario step's name (`group/step`).
-    pub step: Option<String>,
-}
-
-/// Finished requests by outcome and code (status, or error class). The
-/// status counts hold check-failed responses too, without saying which
-/// code each had: they are taken from the most frequent code below 400
-/// (exact when, as usual, the successes share one code).
-fn outcome_counts(c: &Counters) -> OutcomeCounts {
-    let mut requests: OutcomeCounts = Vec::new();
-    let busiest_success = c
-        .status
-        .iter()
-        .filter(|(code, _)| *code < 400)
-        .max_by_key(|(_, n)| *n)
-        .map(|(code, _)| code);
-    for (code, n) in c.status.iter() {
-        if code >= 400 {
-            requests.push(("failed_status", code.to_string(), n));
-        } else if Some(code) == busiest_success && c.check_failed > 0 {
-            let failed = c.check_failed.min(n);
-            if n > failed {
-                requests.push(("success", code.to_string(), n - failed));
-            }
-            requests.push(("check_failed", code.to_string(), failed));
-        } else {
-            requests.push(("success", code.to_string(), n));
-        }
-    }
-    requests.extend(
-        ErrorKind::ALL
-            .into_iter()
-            .filter(|kind| c.error(*kind) > 0)
-            .map(|kind| ("error", kind.as_str().to_string(), c.error(kind))),
-    );
-    requests
-}
-
-/// Each request of a plan's mix, named as the series name it: `METHOD
-/// URL`, and the scenario step's name when `workload` has one.
-fn mix_labels(plan: &Plan, workload: Option<&WorkloadSpec>) -> Vec<MixLabel> {
-    plan.mix
-        .iter()
-        .enumerate()
-        .map(|(index, entry)| MixLabel {
-            request: format!("{} {}", entry.request.method, entry.target.url),
-            step: workload
-                .and_then(|w| w.steps.get(index))
-                .and_then(|step| step.name.clone()),
-        })
-        .collect()
 }
 
 impl Reading {
@@ -310,33 +250,6 @@ mod tests {
         assert_eq!(at(0.05), Some(1));
         assert_eq!(at(f64::INFINITY), Some(1));
         assert_eq!(counts.iter().map(|(_, n)| n).sum::<u64>(), 5);
-    }
-
-    #[test]
-    fn check_failed_responses_are_their_own_outcome_and_the_counts_add_up() {
-        let mut c = Counters::default();
-        c.status.add(200, 10);
-        c.status.add(204, 2);
-        c.status.add(503, 1);
-        c.success = 9;
-        c.check_failed = 3;
-        c.failed_status = 1;
-        let counts = outcome_counts(&c);
-        let of = |outcome: &str, code: &str| {
-            counts
-                .iter()
-                .find(|(o, k, _)| *o == outcome && k == code)
-                .map(|(_, _, n)| *n)
-        };
-        assert_eq!(of("check_failed", "200"), Some(3), "{counts:?}");
-        assert_eq!(of("success", "200"), Some(7));
-        assert_eq!(of("success", "204"), Some(2));
-        assert_eq!(of("failed_status", "503"), Some(1));
-        assert_eq!(counts.iter().map(|(_, _, n)| n).sum::<u64>(), 13);
-        c.check_failed = 0;
-        assert!(outcome_counts(&c)
-            .iter()
-            .all(|(o, _, _)| *o != "check_failed"));
     }
 
     #[test]
