@@ -110,8 +110,10 @@ pub fn build_run(args: &RunArgs) -> anyhow::Result<BuiltRun> {
             }
             for group in &scenario.groups {
                 let group_args = with_group_load(args, group);
-                let (model, _) =
+                let (mut model, _) =
                     build_model(&group_args).with_context(|| format!("group {}", group.name))?;
+                agent::share_model(&args.agent, &mut model)
+                    .with_context(|| format!("group {}", group.name))?;
                 models.push(model);
             }
             scenario_args = with_group_load(args, scenario.first());
@@ -192,7 +194,7 @@ fn build_fixed_plan(
     };
     let mix = match (&args.targets, scenario) {
         (Some(path), _) => read_mix(path, &headers, args.http10)?,
-        (None, Some(scenario)) => scenario.mix(),
+        (None, Some(scenario)) => scenario.mix(&headers, args.http10),
         (None, None) => Vec::new(),
     };
     let (target, request) = match mix.first() {
@@ -231,7 +233,8 @@ fn build_fixed_plan(
     };
     let mut notices = agent::apply_share(&args.agent, &mut plan)?;
     notices.extend(plan.validate()?);
-    if let (Some(rate), Some(_)) = (args.rate, &args.stages) {
+    // A staged scenario group sets the rate itself (the stages' peak).
+    if let (Some(rate), Some(_), None) = (args.rate, &args.stages, scenario) {
         notices.push(format!(
             "-r {rate} sets no rate with --stages: the stages' targets are the rates"
         ));

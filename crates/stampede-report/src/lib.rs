@@ -12,6 +12,7 @@ mod checks_text;
 mod csv;
 mod format;
 mod gnuplot;
+mod groups_text;
 mod html;
 mod json;
 mod request_line;

@@ -63,9 +63,27 @@ fn describe_requests(result: &RunResult) -> String {
         .take(TARGETS_NAMED)
         .map(|t| {
             let url = shared.map_or(t.url.as_str(), |o| &t.url[o.len()..]);
-            format!("{} {url} (weight {})", t.method, t.weight)
+            match &t.name {
+                // A scenario's steps are walked in order, not weighted.
+                Some(step) => format!("{step}: {} {url}", t.method),
+                None => format!("{} {url} (weight {})", t.method, t.weight),
+            }
         })
         .collect();
+    if targets.iter().any(|t| t.name.is_some()) {
+        let on = shared.map_or(String::new(), |o| format!(" on {o}"));
+        let more = targets.len().saturating_sub(TARGETS_NAMED);
+        let more = if more > 0 {
+            format!(", … and {more} more")
+        } else {
+            String::new()
+        };
+        return format!(
+            "scenario, {} steps{on}: {}{more}",
+            targets.len(),
+            named.join(", ")
+        );
+    }
     let more = targets.len().saturating_sub(TARGETS_NAMED);
     let more = if more > 0 {
         format!(", … and {more} more")
@@ -431,6 +449,7 @@ pub fn render_text(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
         writeln!(out, "  Status codes  {}", codes.join(", "))?;
     }
     crate::checks_text::render_checks(result, out)?;
+    crate::groups_text::render_groups(result, out)?;
     render_targets(result, out)?;
     render_monitor(result, out)?;
     if !result.slo.is_empty() {

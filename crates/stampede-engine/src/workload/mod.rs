@@ -9,9 +9,11 @@
 //! A run without templates, checks or extractors has no workload: its
 //! requests stay the pre-encoded bytes, and nothing here runs.
 
+mod cookie_jar;
 mod judge;
 mod session;
 mod spec;
 
+pub(crate) use judge::Answer;
 pub(crate) use session::{NotPrepared, UserSession, WorkerWorkload};
 pub use spec::{GroupWork, StepWork, WorkloadSpec};

@@ -69,9 +69,23 @@ pub struct WorkloadSpec {
     pub agents: u32,
     /// The run-wide `{{seq}}`.
     pub sequence: Sequence,
+    /// `--cookie-jar`: each virtual user keeps the cookies it is sent and
+    /// sends them back (workload/cookie_jar.rs).
+    pub cookie_jar: bool,
     /// A script that builds requests and reads responses (wrk's Lua,
     /// issue 19): each worker gets its own [`stampede_workload::ScriptThread`].
     pub script: Option<Arc<dyn Script>>,
+}
+
+/// "50 connections", "200 iterations/s" (peaks, for stages).
+fn describe_load(model: &LoadModel) -> String {
+    match model {
+        LoadModel::Closed { connections } => match connections.peak().round() {
+            1.0 => "1 connection".to_string(),
+            n => format!("{n} connections"),
+        },
+        LoadModel::Rate { per_s, .. } => format!("{} iterations/s", per_s.peak()),
+    }
 }
 
 impl Default for WorkloadSpec {
@@ -84,6 +98,7 @@ impl Default for WorkloadSpec {
             agents: 1,
             sequence: Sequence::new(0, 1),
             script: None,
+            cookie_jar: false,
         }
     }
 }
@@ -97,9 +112,10 @@ impl WorkloadSpec {
 
     /// True when some step keeps response headers.
     pub(crate) fn keeps_headers(&self) -> bool {
-        self.steps
-            .iter()
-            .any(|s| s.checks.needs_headers() || s.extracts.iter().any(Extractor::needs_headers))
+        self.cookie_jar
+            || self.steps.iter().any(|s| {
+                s.checks.needs_headers() || s.extracts.iter().any(Extractor::needs_headers)
+            })
     }
 
     /// True when some step keeps response bodies.
@@ -120,6 +136,26 @@ impl WorkloadSpec {
             .iter()
             .map(StepWork::judges)
             .sum()
+    }
+
+    /// The groups as the result names them: name, load, steps.
+    pub fn group_names(&self, plan_model: &LoadModel) -> Vec<stampede_metrics::GroupName> {
+        self.groups
+            .iter()
+            .enumerate()
+            .map(|(i, group)| stampede_metrics::GroupName {
+                name: group
+                    .name
+                    .clone()
+                    .unwrap_or_else(|| format!("group {}", i + 1)),
+                load: describe_load(group.model.as_ref().unwrap_or(plan_model)),
+                steps: group.steps.clone(),
+                step_names: self.steps[group.steps.clone()]
+                    .iter()
+                    .map(|s| s.name.clone().unwrap_or_default())
+                    .collect(),
+            })
+            .collect()
     }
 
     /// Every check and extractor of the run, in order, with its step: the
