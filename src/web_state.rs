@@ -45,6 +45,11 @@ impl LiveRun {
             checks: workload.map(|w| w.check_names()).unwrap_or_default(),
             judged: workload.is_some_and(|w| w.judges_responses()),
             stop_reason: None,
+            // As the engine names them: only a scenario of several groups.
+            groups: workload
+                .filter(|w| w.groups.len() > 1)
+                .map(|w| w.group_names(&running.plan.model))
+                .unwrap_or_default(),
         };
         let mut result = RunResult::from_recording(
             &running.plan,
