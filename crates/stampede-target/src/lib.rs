@@ -17,7 +17,8 @@
 //! `Config::http3`), `tls`, `unix`, `request` and `body` (parsing),
 //! `response`, `routes` and `reply` (the test routes and what they leave to
 //! stream), `files` (static files), `pages`, `clock`, `accesslog`, `stats`,
-//! `duration`, `fuzzing` (entry points for the fuzz targets).
+//! `metrics` (the counters for an exporter), `duration`, `fuzzing` (entry
+//! points for the fuzz targets).
 //!
 //! ```
 //! use stampede_target::{Config, Server};
@@ -42,6 +43,7 @@ mod files;
 pub mod fuzzing;
 mod http2;
 mod http3;
+mod metrics;
 mod pages;
 mod reply;
 mod request;
@@ -59,6 +61,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use duration::{parse_duration, DurationError};
+pub use metrics::StatsReader;
 pub use server::{Server, ServerHandle};
 pub use stats::StatsSnapshot;
 
