@@ -268,6 +268,27 @@ impl<'e> Builder<'_> {
             Some(timer) => throughput(timer, names, threads, steps.len())?,
             None => Load::Threads,
         };
+        // The open model has no per-user loop count: threads × loops
+        // iterations at the timer's rate last this long.
+        let (iterations, duration_s) = match (&load, iterations) {
+            (Load::Threads, _) | (_, None) => (iterations, duration_s),
+            (Load::Rate(rate), Some(loops)) => {
+                let total = loops as f64 * f64::from(threads);
+                let bound = (total / rate).ceil() as u64;
+                self.plan.notes.push(format!(
+                    "{}: {total} iterations at {rate:.3}/s: the group runs for {bound}s",
+                    e.describe()
+                ));
+                (None, Some(duration_s.map_or(bound, |d| d.min(bound))))
+            }
+            (Load::Stages(_), Some(_)) => {
+                self.plan.notes.push(format!(
+                    "{}: with a Throughput Shaping Timer the group runs for its stages, not its loop count",
+                    e.describe()
+                ));
+                (None, duration_s)
+            }
+        };
         // Timers every step has are written once, as the group's think time.
         let think = steps.first().and_then(|s| s.think);
         let shared = steps.iter().all(|s| s.think == think);
