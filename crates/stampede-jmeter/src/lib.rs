@@ -59,8 +59,11 @@ pub fn load(path: &Path, props: HashMap<String, String>) -> Result<Plan, JmxErro
     let shown = path.display().to_string();
     let text = std::fs::read_to_string(path)
         .map_err(|e| JmxError::new(format!("{shown}: cannot read: {e}")))?;
-    let base = path.parent().unwrap_or(Path::new(""));
-    parse(&shown, &text, base, props)
+    // Absolute, so the mapped scenario's feed paths hold wherever it is written.
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+    let base = std::path::absolute(dir.unwrap_or(Path::new(".")))
+        .map_err(|e| JmxError::new(format!("{shown}: {e}")))?;
+    parse(&shown, &text, &base, props)
 }
 
 /// Maps plan `text`; `file` names it in errors, `base` is where relative
