@@ -430,7 +430,7 @@ impl<'e> Builder<'_> {
         }
         let mut think = Pause::default();
         for t in &scope.timers {
-            think = think.add(pause(t, names, &mut self.plan.notes).map_err(|e| named(t, e))?);
+            think = think.plus(pause(t, names, &mut self.plan.notes).map_err(|e| named(t, e))?);
         }
         step.think = (!think.is_zero()).then_some(think);
         step.transaction = scope.transaction.clone();

@@ -19,6 +19,8 @@ pub struct Names {
     /// Variables set at run time in this thread group: CSV columns and
     /// extractor reference names.
     pub runtime: Vec<String>,
+    /// The .jmx file's directory: where `${__FileToString(...)}` paths start.
+    pub base: std::path::PathBuf,
 }
 
 /// Why a text could not be translated.
@@ -224,6 +226,20 @@ fn expression(inner: &str, names: &Names) -> Result<Translated, FnError> {
             }
         }
         "UUID" => out.pieces.push(Piece::Slot("uuid".into())),
+        "FileToString" => {
+            if args.len() > 2 && !arg(2)?.trim().is_empty() {
+                return Err(unsupported("storing the value in a variable is not mapped"));
+            }
+            let written = arg(0)?;
+            let resolved = names.base.join(written.trim());
+            let text = std::fs::read_to_string(&resolved).map_err(|e| {
+                FnError::Missing(format!(
+                    "${{{inner}}}: file '{written}' (resolved to {}): cannot read: {e}",
+                    resolved.display()
+                ))
+            })?;
+            out.push_literal(&text);
+        }
         "time" if args.iter().all(|a| a.trim().is_empty()) => {
             out.pieces.push(Piece::Slot("now_ms".into()))
         }
@@ -363,6 +379,11 @@ mod tests {
             );
         }
         assert!(constant("${user}", &names(), "the host").is_err());
+        let err = translate("${__FileToString(body.json,,)}", &names()).unwrap_err();
+        assert!(
+            matches!(&err, FnError::Missing(m) if m.starts_with("${__FileToString(body.json,,)}: file 'body.json' (resolved to body.json): cannot read")),
+            "{err:?}"
+        );
         assert_eq!(
             constant("${__P(host,)}", &names(), "the host").unwrap(),
             "10.0.0.1"

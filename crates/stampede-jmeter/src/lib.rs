@@ -77,6 +77,7 @@ pub fn parse(
     let top = tree::parse_jmx(file, text)?;
     let names = functions::Names {
         props,
+        base: base.to_path_buf(),
         ..functions::Names::default()
     };
     build::build(&top, names, base).map_err(|e| JmxError::new(format!("{file}: {e}")))

@@ -107,7 +107,7 @@ impl Pause {
         }
     }
 
-    pub fn add(self, other: Pause) -> Pause {
+    pub fn plus(self, other: Pause) -> Pause {
         Pause {
             min_ms: self.min_ms + other.min_ms,
             max_ms: self.max_ms + other.max_ms,

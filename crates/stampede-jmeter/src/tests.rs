@@ -229,6 +229,36 @@ fn bad_input_is_one_line() {
 }
 
 #[test]
+fn bodies_from_files_resolve_against_the_plan() {
+    let post = GET.replace(
+        "<stringProp name=\"HTTPSampler.path\">/</stringProp>",
+        r#"<stringProp name="HTTPSampler.path">/</stringProp>
+          <stringProp name="HTTPSampler.method">PUT</stringProp>
+          <boolProp name="HTTPSampler.postBodyRaw">true</boolProp>
+          <elementProp name="HTTPsampler.Arguments" elementType="Arguments">
+            <collectionProp name="Arguments.arguments">
+              <elementProp name="" elementType="HTTPArgument">
+                <stringProp name="Argument.value">${__FileToString(body.json,,)}</stringProp>
+              </elementProp>
+            </collectionProp>
+          </elementProp>"#,
+    );
+    let plan = map(&format!("{post}<hashTree/>"), &[]).unwrap();
+    let step = &plan.groups[0].steps[0];
+    assert_eq!(step.method, "PUT");
+    assert_eq!(step.body.as_deref(), Some("{\"from\":\"file \\{{x}}\"}\n"));
+    let text = scenario_text(&plan, "p.jmx");
+    let scenario = stampede_workload::Scenario::parse("p.toml", &text, &testdata(), &[]).unwrap();
+    let group = &scenario.groups[0];
+    let body = stampede_workload::Template::compile("body", &group.steps[0].body, &group.scope);
+    assert_eq!(
+        body.unwrap().static_bytes().unwrap(),
+        std::fs::read(testdata().join("body.json")).unwrap(),
+        "the file is sent as it is, braces and all"
+    );
+}
+
+#[test]
 fn throughput_timers_become_the_open_model() {
     let timer = r#"<ConstantThroughputTimer testclass="ConstantThroughputTimer" testname="ctt">
           <intProp name="calcMode">1</intProp>
