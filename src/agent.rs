@@ -308,6 +308,9 @@ mod tests {
             event_loop: stampede_plan::EventLoop::Epoll,
             tls: None,
             seed: None,
+            checks: Vec::new(),
+            judged: false,
+            stop_reason: None,
         };
         let p = plan(closed(1.0), StopCondition::Duration(Duration::from_secs(1)));
         RunResult::from_recording(&p, &recording, Default::default(), "test", vec![])

@@ -196,6 +196,9 @@ fn snapshot_result(running: Running, latest: &Latest) -> RunResult {
         event_loop: running.plan.event_loop(),
         tls: None,
         seed: None,
+        checks: Vec::new(),
+        judged: false,
+        stop_reason: None,
     };
     let mut result = RunResult::from_recording(
         &running.plan,

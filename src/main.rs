@@ -38,6 +38,8 @@ mod targets_args;
 mod terminal;
 mod transport_args;
 mod view;
+mod workload_args;
+mod workload_plan;
 
 use clap::Parser;
 use cli::{Cli, Command};

@@ -5,10 +5,12 @@
 use crate::agent;
 use crate::run_args::{ArrivalArg, RunArgs, StagesArg};
 use crate::targets_args::read_mix;
+use crate::workload_plan::{build_workload, load_scenario, ScenarioLoad};
 use anyhow::Context;
-use stampede_plan::{
-    parse_header, Arrival, LoadModel, Plan, RequestSpec, Schedule, StopCondition, Target,
-};
+use stampede_engine::WorkloadSpec;
+use stampede_plan::{parse_header, Arrival, LoadModel, Plan, RequestSpec, Schedule, StopCondition};
+use stampede_workload::GroupLoad;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Connections allowed in the open model when `-c` is not given.
@@ -70,8 +72,79 @@ fn build_model(args: &RunArgs) -> anyhow::Result<(LoadModel, Option<Duration>)> 
     Ok((model, duration))
 }
 
-/// Builds and validates the plan; returns it with the notices for the user.
+/// A validated plan with its workload (templates, checks, steps) and the
+/// notices for the user.
+pub struct BuiltRun {
+    pub plan: Plan,
+    pub notices: Vec<String>,
+    pub workload: Option<Arc<WorkloadSpec>>,
+}
+
+/// Builds and validates the plan of a command that sends fixed requests
+/// only (sweep, the compat front-ends): a templated URL is refused there.
 pub fn build_plan(args: &RunArgs) -> anyhow::Result<(Plan, Vec<String>)> {
+    let built = build_run(args)?;
+    if built.workload.is_some() {
+        anyhow::bail!(
+            "templates, feeders, checks and scenarios are for `stampede run` (this command sends fixed requests)"
+        );
+    }
+    Ok((built.plan, built.notices))
+}
+
+/// Builds and validates `stampede run`'s plan and workload.
+pub fn build_run(args: &RunArgs) -> anyhow::Result<BuiltRun> {
+    let scenario = load_scenario(&args.workload)?;
+    let scenario_args;
+    let args = match &scenario {
+        Some(scenario) => {
+            scenario_args = with_scenario_load(args, scenario)?;
+            &scenario_args
+        }
+        None => args,
+    };
+    let (plan, notices) = build_fixed_plan(args, scenario.as_ref())?;
+    let agent = args.agent.agent.map(|share| (share.index, share.count));
+    let workload = build_workload(&args.workload, &plan, scenario.as_ref(), agent)?;
+    Ok(BuiltRun {
+        plan,
+        notices,
+        workload,
+    })
+}
+
+/// The arguments with a scenario group's load in place of `-c`, `-r`,
+/// `--stages` and `--ramp-up` (given both ways, they are refused).
+fn with_scenario_load(args: &RunArgs, scenario: &ScenarioLoad) -> anyhow::Result<RunArgs> {
+    if args.url.is_some()
+        || args.connections.is_some()
+        || args.rate.is_some()
+        || args.stages.is_some()
+    {
+        anyhow::bail!(
+            "--scenario sets the URLs and the load (its group's connections, rate or stages): drop the URL, -c, -r and --stages"
+        );
+    }
+    let mut args = args.clone();
+    match scenario.load() {
+        GroupLoad::Closed { connections } => args.connections = Some(*connections as usize),
+        GroupLoad::Open { rate } => args.rate = Some(*rate),
+        GroupLoad::Stages(stages) => {
+            args.stages = Some(StagesArg(stages.clone()));
+            // A staged group is an open model: its targets are rates.
+            args.rate = Some(stages.iter().map(|s| s.target).fold(0.0, f64::max).max(1.0));
+        }
+    }
+    if scenario.group.ramp_up.is_some() {
+        args.ramp_up = scenario.group.ramp_up;
+    }
+    Ok(args)
+}
+
+fn build_fixed_plan(
+    args: &RunArgs,
+    scenario: Option<&ScenarioLoad>,
+) -> anyhow::Result<(Plan, Vec<String>)> {
     if args.seed.is_some() && !(args.rate.is_some() && args.arrival == ArrivalArg::Poisson) {
         anyhow::bail!("--seed draws the gaps of Poisson arrivals: add -r RATE --arrival poisson");
     }
@@ -79,6 +152,7 @@ pub fn build_plan(args: &RunArgs) -> anyhow::Result<(Plan, Vec<String>)> {
         (Some(url), None) => url.clone(),
         (Some(_), Some(_)) => anyhow::bail!("give either a URL or --targets, not both"),
         (None, Some(_)) => String::new(),
+        (None, None) if scenario.is_some() => String::new(),
         (None, None) => anyhow::bail!("no URL given"),
     };
     let body = match (&args.body, &args.body_file) {
@@ -99,14 +173,15 @@ pub fn build_plan(args: &RunArgs) -> anyhow::Result<(Plan, Vec<String>)> {
     } else {
         args.method.to_ascii_uppercase()
     };
-    let mix = match &args.targets {
-        Some(path) => read_mix(path, &headers, args.http10)?,
-        None => Vec::new(),
+    let mix = match (&args.targets, scenario) {
+        (Some(path), _) => read_mix(path, &headers, args.http10)?,
+        (None, Some(scenario)) => scenario.mix(),
+        (None, None) => Vec::new(),
     };
     let (target, request) = match mix.first() {
         Some(first) => (first.target.clone(), first.request.clone()),
         None => (
-            Target::parse(&url)?,
+            stampede_workload::parse_url_template(&url)?,
             RequestSpec {
                 method,
                 headers,

@@ -60,14 +60,21 @@ pub struct RepeatOutput<'a> {
 }
 
 /// Runs the rounds, prints the table and intervals, writes the file.
+/// The plan each round runs, with its workload (templates, checks, steps).
+pub struct Planned {
+    pub plan: Plan,
+    pub workload: Option<std::sync::Arc<stampede_engine::WorkloadSpec>>,
+}
+
 pub fn execute(
-    mut plan: Plan,
+    planned: Planned,
     notices: Vec<String>,
     rounds: Rounds,
     pids: &[u32],
     slo: Option<&SloArg>,
     output: RepeatOutput,
 ) -> anyhow::Result<i32> {
+    let Planned { mut plan, workload } = planned;
     let (max_rounds, target) = match rounds {
         Rounds::Fixed(n) => (n, None),
         Rounds::UntilStable {
@@ -110,6 +117,7 @@ pub fn execute(
             slo,
             exports: None,
             banner: vec![format!("round {round} of at most {max_rounds}")],
+            workload: workload.clone(),
             ..RunContext::default()
         };
         let result = run_plan_in(&plan, notices.clone(), &context)?;

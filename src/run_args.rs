@@ -8,6 +8,7 @@ use crate::exports::ExportArgs;
 use crate::output::OutputFormat;
 use crate::request_extras::RequestExtras;
 use crate::transport_args::TransportArgs;
+use crate::workload_args::WorkloadArgs;
 use stampede_plan::{parse_duration, parse_header, parse_stages, Header, Stage};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -22,13 +23,17 @@ const EXAMPLES: &str = "Examples:
   stampede run http://127.0.0.1:3000/ --stages '30s:100,1m:1000,30s:0'
   stampede run http://127.0.0.1:3000/ -c 1000 -d 60s --pid 4242
   stampede run http://127.0.0.1:3000/ -d 20s --spawn 'stampede serve --threads 2'
-  stampede run http://127.0.0.1:3000/ -c 1000 -d 60s --slo 'p99<250ms,errors<0.5%,rps>50000'";
+  stampede run http://127.0.0.1:3000/ -c 1000 -d 60s --slo 'p99<250ms,errors<0.5%,rps>50000'
+  stampede run 'http://127.0.0.1:3000/item/{{seq}}' -c 100 -d 30s      # a new path each request
+  stampede run 'http://127.0.0.1:3000/user/{{id}}' --feed ids.csv:unique --check 'status == 200'
+  stampede run --scenario shop.toml -d 60s                              # steps per virtual user";
 
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Clone, clap::Args)]
 #[command(after_help = EXAMPLES)]
 pub struct RunArgs {
-    /// URL to load, e.g. http://127.0.0.1:3000/index.html (not needed with --targets)
-    #[arg(required_unless_present = "targets")]
+    /// URL to load, e.g. http://127.0.0.1:3000/item/{{seq}} ({{...}}: see
+    /// --var, --feed; not needed with --targets or --scenario)
+    #[arg(required_unless_present_any = ["targets", "scenario"])]
     pub url: Option<String>,
     /// Many requests, each with its own statistics: blocks of 'METHOD URL',
     /// header lines, an optional '@body-file' and 'weight=N', separated by
@@ -138,6 +143,8 @@ pub struct RunArgs {
     pub exports: ExportArgs,
     #[command(flatten)]
     pub metrics: MetricsArgs,
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
 }
 
 /// The server under test, to be sampled (or started) during the load.

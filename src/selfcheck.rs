@@ -124,6 +124,9 @@ mod tests {
             event_loop: stampede_plan::EventLoop::Epoll,
             tls: None,
             seed: None,
+            checks: Vec::new(),
+            judged: false,
+            stop_reason: None,
         };
         let environment = stampede_metrics::Environment {
             cpus,

@@ -46,6 +46,8 @@ pub struct RunContext<'a> {
     /// A front-end's own per-request writer (`stampede jmeter -l`'s JTL),
     /// taken in place of the `--log-requests`/`--gnuplot` exports.
     pub request_log: Option<&'a std::cell::RefCell<Option<stampede_engine::RequestLogOptions>>>,
+    /// Templates, feeders, checks and scenario steps (plan_args::build_run).
+    pub workload: Option<std::sync::Arc<stampede_engine::WorkloadSpec>>,
 }
 
 /// Runs a plan with the run view (unless quiet) and returns its result.
@@ -115,6 +117,7 @@ pub fn run_plan_in(
         snapshot_interval: context.snapshot_interval,
         client_threads,
         seed: context.seed,
+        workload: context.workload.clone(),
     };
     let mut keeper = Keeper::new(view.as_mut(), latest, stop.clone());
     let mut fed = metrics_feed::Feed::new(&mut keeper, context.metrics.clone(), plan);
@@ -143,6 +146,12 @@ pub fn run_plan_in(
     let mut result = RunResult::from_recording(plan, recording, environment, version, notices);
     result.run_id = run_id;
     exports::apply_request_log(&mut result, finished.request_log);
+    if let Some(workload) = &context.workload {
+        // A scenario's steps are the mix: each keeps its name.
+        for (target, step) in result.targets.iter_mut().zip(&workload.steps) {
+            target.name.clone_from(&step.name);
+        }
+    }
     report.set_requests(result.requests.completed);
     for pid in pids {
         if !report.processes.iter().any(|p| p.pid == *pid) {

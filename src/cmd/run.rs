@@ -10,7 +10,7 @@ use crate::delivery::{self, deliver_to, Delivery};
 use crate::metrics_endpoint::MetricsEndpoint;
 use crate::metrics_feed::Board;
 use crate::metrics_series::run_labels;
-use crate::plan_args::build_plan;
+use crate::plan_args::build_run;
 use crate::remote_write::RemoteWriter;
 use crate::repeat::{self, RepeatOutput, Rounds};
 use crate::run_args::RunArgs;
@@ -20,7 +20,8 @@ use crate::{agent, interrupt, output};
 use std::time::Duration;
 
 pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
-    let (plan, notices) = build_plan(&args)?;
+    let built = build_run(&args)?;
+    let (plan, notices, workload) = (built.plan, built.notices, built.workload);
     if args.repeat.is_some() || args.until_stable.is_some() {
         crate::run_args::refuse_in(&args.metrics, "--repeat or --until-stable")?;
         if args.seed.is_some() {
@@ -75,6 +76,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
             quiet: args.quiet,
             exports: &args.exports,
         };
+        let plan = repeat::Planned { plan, workload };
         return repeat::execute(plan, notices, rounds, &pids, args.slo.as_ref(), output);
     }
     let context = RunContext {
@@ -87,6 +89,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
         metrics: board,
         run_id: Some(&run_id),
         seed: args.seed,
+        workload,
         ..RunContext::default()
     };
     let result = run_plan_in(&plan, notices, &context).map(|mut result| {

@@ -12,7 +12,8 @@ use crate::request_log::WorkerLogHandle;
 use crate::transport::{Connector, Stream};
 use crate::worker_plan::WorkerPlan;
 use crate::worker_state::WorkerState;
-use stampede_metrics::{ErrorKind, Outcome};
+use crate::workload::UserSession;
+use stampede_metrics::{ErrorKind, Judged, Outcome};
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
@@ -43,6 +44,9 @@ pub struct ConnectionContext {
     /// here and only bytes the parser cannot consume yet are kept per
     /// connection, so an idle connection holds no buffer.
     pub scratch: RefCell<Box<[u8]>>,
+    /// The worker's share of a workload (templates, feeders, checks,
+    /// steps); `None` for fixed requests.
+    pub(crate) workload: Option<crate::workload::WorkerWorkload>,
 }
 
 impl ConnectionContext {
@@ -105,6 +109,9 @@ pub(crate) fn connection_context(
         state,
         log: log.map(|handle| WorkerLog::new(handle, plan.measure_start)),
         scratch: std::cell::RefCell::new(vec![0u8; SCRATCH_BYTES].into_boxed_slice()),
+        workload: plan.workload.as_ref().map(|spec| {
+            crate::workload::WorkerWorkload::new(spec.clone(), plan.index, plan.workers, plan.seed)
+        }),
     }
 }
 
@@ -136,6 +143,8 @@ pub struct Slot {
     /// The wait the last connect failure asked for, taken after the request
     /// that paid for it is recorded.
     backoff_due: Option<Duration>,
+    /// The virtual user of a workload (workload/): `None` for fixed requests.
+    session: Option<Box<UserSession>>,
 }
 
 impl Slot {
@@ -149,20 +158,86 @@ impl Slot {
             current: 0,
             backoff: Backoff::default(),
             backoff_due: None,
+            session: None,
         }
+    }
+
+    /// True when a scenario user is inside an iteration (its next step is
+    /// not the first): in the open model it goes on without a new arrival.
+    pub fn mid_iteration(&self, ctx: &ConnectionContext) -> bool {
+        ctx.workload.as_ref().is_some_and(|w| w.spec.sequential)
+            && self.session.as_ref().is_some_and(|s| !s.at_first_step())
+    }
+
+    /// Picks the request to send (the user's next step with a workload)
+    /// and renders it; false when a `unique` feeder ran out of rows.
+    fn prepare(&mut self, ctx: &ConnectionContext, intended: Instant) -> bool {
+        let Some(work) = &ctx.workload else {
+            self.current = ctx.next_target();
+            return true;
+        };
+        if self.session.is_none() {
+            if let Some(capture) = work.capture() {
+                self.parser.set_capture(capture);
+            }
+            self.session = Some(Box::new(work.new_user()));
+        }
+        let session = self.session.as_mut().expect("set above");
+        self.current = session.next_target(work, || ctx.next_target());
+        if session
+            .prepare(work, self.current, || work.spec.sequence.next())
+            .is_err()
+        {
+            ctx.state.feed_ran_out(intended);
+            return false;
+        }
+        true
+    }
+
+    /// Judges a complete response (workload/judge.rs) and moves a scenario
+    /// user on; returns the verdict and the think time before its next step.
+    fn judge(
+        &mut self,
+        ctx: &ConnectionContext,
+        intended: Instant,
+        result: Result<u16, ErrorKind>,
+    ) -> (Option<Judged>, Option<Duration>) {
+        let (Some(work), Some(session)) = (&ctx.workload, self.session.as_mut()) else {
+            return (None, None);
+        };
+        let Ok(status) = result else {
+            return (None, session.advance(work, false));
+        };
+        let judgement = session.judge(
+            work,
+            self.current,
+            status,
+            intended.elapsed(),
+            self.parser.capture(),
+            &mut ctx.state.recorder.borrow_mut(),
+        );
+        (judgement.judged, session.advance(work, judgement.restart))
     }
 
     /// Sends one request intended at `intended` and records its outcome.
     /// The caller has already counted it with `begin_request`.
+    /// With a workload the response is judged, and a scenario's think
+    /// time is waited out before returning.
     pub async fn run_request(&mut self, ctx: &ConnectionContext, intended: Instant) {
-        self.current = ctx.next_target();
+        if !self.prepare(ctx, intended) {
+            return;
+        }
         let (_, head) = ctx.request_of(self.current);
         self.parser.set_head_request(head);
         let exchange = self.exchange(ctx, intended).await;
-        self.finish(ctx, intended, &exchange, exchange.result);
+        let (judged, think) = self.judge(ctx, intended, exchange.result);
+        self.finish_judged(ctx, intended, &exchange, exchange.result, judged);
         if exchange.result.is_err() {
             self.drop_stream(ctx, false);
             self.after_failure(ctx).await;
+        }
+        if let Some(think) = think {
+            tokio::time::sleep(think).await;
         }
     }
 
@@ -263,6 +338,18 @@ impl Slot {
         exchange: &Exchange,
         result: Result<u16, ErrorKind>,
     ) {
+        self.finish_judged(ctx, intended, exchange, result, None);
+    }
+
+    /// Records one request with its verdict.
+    fn finish_judged(
+        &self,
+        ctx: &ConnectionContext,
+        intended: Instant,
+        exchange: &Exchange,
+        result: Result<u16, ErrorKind>,
+        judged: Option<Judged>,
+    ) {
         let outcome = Outcome {
             intended,
             sent: exchange.sent,
@@ -272,6 +359,7 @@ impl Slot {
             bytes_received: exchange.bytes_received,
             body_bytes: exchange.body_bytes,
             target: self.current as u16,
+            judged,
         };
         ctx.state.end_request(&outcome);
         if let Some(log) = &ctx.log {
@@ -382,7 +470,8 @@ impl Slot {
         exchange: &mut Exchange,
     ) -> Result<(u16, bool), ErrorKind> {
         let stream = self.stream.as_mut().expect("connected above");
-        let (request, _) = ctx.request_of(self.current);
+        let rendered = self.session.as_ref().and_then(|s| s.rendered());
+        let request = rendered.unwrap_or_else(|| ctx.request_of(self.current).0);
         stream
             .write_all(request)
             .await

@@ -223,6 +223,9 @@ pub struct RunOptions {
     /// so that repeated runs sample different arrivals. The recording says
     /// which was used.
     pub seed: Option<u64>,
+    /// Templated requests, feeders, checks, extractors and scenario steps
+    /// (issue 18); `None`: every request is the plan's fixed bytes.
+    pub workload: Option<Arc<crate::workload::WorkloadSpec>>,
 }
 
 /// A finished run: the recording and what the request log did.
@@ -341,6 +344,8 @@ pub fn run_with(
             deadline,
             event_loop,
             snapshot_interval: options.snapshot_interval.unwrap_or(SNAPSHOT_INTERVAL),
+            workload: options.workload.clone(),
+            seed: seed ^ 0xD1B5_4A32_D192_ED03u64.wrapping_mul(index as u64 + 1),
         };
         let receiver = stop.sender.subscribe();
         let sender = to_aggregator.clone();
@@ -380,6 +385,10 @@ pub fn run_with(
             Err(_) => return Err(EngineError::WorkerLost(index)),
         }
     }
+    let stop_reason = aggregated
+        .total
+        .feed_exhausted
+        .then(|| "feed_exhausted".to_string());
     let recording = Recording {
         started_at,
         elapsed: aggregated.elapsed,
@@ -397,6 +406,16 @@ pub fn run_with(
             }
         )
         .then_some(seed),
+        checks: options
+            .workload
+            .as_ref()
+            .map(|w| w.check_names())
+            .unwrap_or_default(),
+        judged: options
+            .workload
+            .as_ref()
+            .is_some_and(|w| w.judges_responses()),
+        stop_reason,
     };
     Ok(Finished {
         recording,

@@ -124,6 +124,7 @@ async fn open(ctx: &ConnectionContext, reconnect: bool) -> Option<SendRequest<By
             bytes_received: 0,
             body_bytes: 0,
             target: 0,
+            judged: None,
         });
     };
     let start = Instant::now();
@@ -212,6 +213,7 @@ async fn run_stream(
             bytes_received: body_bytes,
             body_bytes,
             target: target as u16,
+            judged: None,
         });
     }
 }

@@ -25,9 +25,11 @@ pub mod transport;
 mod worker;
 mod worker_plan;
 mod worker_state;
+mod workload;
 
 pub use engine::{resolve, run, run_with, Finished, NoObserver, Observer, RunOptions, StopHandle};
 pub use error::EngineError;
 pub use limits::{fds_needed, raise_nofile_limit};
 pub use request_log::{LoggedRequest, RequestLogOptions, RequestLogReport, RequestSink, RunClock};
 pub use worker_plan::SNAPSHOT_INTERVAL;
+pub use workload::{StepWork, WorkloadSpec};

@@ -123,6 +123,17 @@ async fn run_open_slot(ctx: Rc<ConnectionContext>, dispatcher: Rc<Dispatcher>, f
         let lag = Instant::now().saturating_duration_since(job);
         ctx.state.begin_intended(job, lag);
         slot.run_request(&ctx, job).await;
+        // A scenario iteration's later steps follow without new arrivals,
+        // each counting from the end of the previous one (and its think time).
+        while slot.mid_iteration(&ctx) {
+            let intended = Instant::now();
+            if !ctx.state.claim_budget_at(intended) {
+                break;
+            }
+            ctx.state
+                .begin_intended(intended, std::time::Duration::ZERO);
+            slot.run_request(&ctx, intended).await;
+        }
         let queued = dispatcher.next_queued();
         job = match queued {
             Some(intended) => intended,

@@ -311,6 +311,7 @@ mod tests {
             bytes_received: 10,
             body_bytes: 5,
             target: 0,
+            judged: None,
         }
     }
 

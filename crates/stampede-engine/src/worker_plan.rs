@@ -58,6 +58,10 @@ pub struct WorkerPlan {
     pub event_loop: EventLoop,
     /// How often to hand an interval snapshot to the aggregator.
     pub snapshot_interval: Duration,
+    /// Templates, feeders, checks and steps (`None`: fixed requests).
+    pub workload: Option<Arc<crate::workload::WorkloadSpec>>,
+    /// Seeds this worker's workload randomness (feeders, `rand_*`, think).
+    pub seed: u64,
 }
 
 /// The HTTP/2 part of a worker's plan.

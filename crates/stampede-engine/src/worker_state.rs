@@ -35,6 +35,8 @@ pub struct WorkerState {
     /// The warm-up's records have been dropped ([`WorkerState::end_warmup`],
     /// which runs once).
     warmup_over: Cell<bool>,
+    /// A `unique` feeder ran out of rows: nothing more is sent.
+    feed_exhausted: Cell<bool>,
 }
 
 impl WorkerState {
@@ -51,6 +53,7 @@ impl WorkerState {
             ever_opened: Cell::new(false),
             warming_up: Cell::new(false),
             warmup_over: Cell::new(false),
+            feed_exhausted: Cell::new(false),
         }
     }
 
@@ -59,6 +62,11 @@ impl WorkerState {
     /// ([`WorkerState::with_window_start`]), on every path.
     pub fn for_plan(plan: &WorkerPlan) -> WorkerState {
         let state = WorkerState::new(plan.budget, plan.mix.len());
+        if let Some(workload) = &plan.workload {
+            let checks = workload.check_names().len();
+            let recorder = std::mem::take(&mut *state.recorder.borrow_mut());
+            *state.recorder.borrow_mut() = recorder.with_checks(checks);
+        }
         match plan.load {
             // The open model claims by intended instant (claim_budget_at).
             WorkerLoad::Open(_) => state.with_window_start(plan.measure_start),
@@ -166,6 +174,27 @@ impl WorkerState {
     /// [`WorkerState::claim_budget`]); create it before checking the budget.
     pub fn budget_spent(&self) -> tokio::sync::futures::Notified<'_> {
         self.spent.notified()
+    }
+
+    /// A `unique` feeder has no rows left: the request just counted is not
+    /// sent after all, and nothing more is (the budget is spent, so every
+    /// connection stops as at the end of `-n`).
+    pub fn feed_ran_out(&self, intended: Instant) {
+        self.in_flight.set(self.in_flight.get().saturating_sub(1));
+        if self.is_warmup(intended) {
+            self.warmup_in_flight
+                .set(self.warmup_in_flight.get().saturating_sub(1));
+        } else {
+            self.recorder.borrow_mut().uncount_sent();
+        }
+        self.feed_exhausted.set(true);
+        self.budget.set(Some(0));
+        self.spent.notify_waiters();
+    }
+
+    /// True once a `unique` feeder ran out of rows ([`WorkerState::feed_ran_out`]).
+    pub fn is_feed_exhausted(&self) -> bool {
+        self.feed_exhausted.get()
     }
 
     /// Counts an attempt to open a connection.
@@ -277,6 +306,8 @@ impl WorkerState {
         recorder.set_gauges(self.gauges());
         let mut snapshot = recorder.take_interval();
         snapshot.per_target = recorder.take_targets();
+        snapshot.checks = recorder.take_checks();
+        snapshot.feed_exhausted = self.feed_exhausted.get();
         snapshot
     }
 }
@@ -307,6 +338,7 @@ mod tests {
             bytes_received: 0,
             body_bytes: 0,
             target: 0,
+            judged: None,
         }
     }
 

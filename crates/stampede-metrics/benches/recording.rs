@@ -81,6 +81,7 @@ fn outcomes(start: Instant, n: usize, seed: u64) -> Vec<Outcome> {
                 bytes_received: 753,
                 body_bytes: 515,
                 target: 0,
+                judged: None,
             }
         })
         .collect()

@@ -45,7 +45,7 @@ impl StatusCounts {
 }
 
 /// Every count a run keeps. Invariant once a run has ended:
-/// `sent = success + failed_status + errors + unfinished`.
+/// `sent = success + failed_status + check_failed + errors + unfinished`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Counters {
     /// Requests whose bytes were handed to a connection (or that failed connecting).
@@ -54,6 +54,9 @@ pub struct Counters {
     pub success: u64,
     /// Complete responses with status >= 400.
     pub failed_status: u64,
+    /// Complete responses with status < 400 that failed a check or an
+    /// extractor (`--check`, `--extract`): neither success nor failed status.
+    pub check_failed: u64,
     /// Requests that got no usable response, by [`ErrorKind::index`].
     pub errors: [u64; ErrorKind::COUNT],
     /// Requests still in flight when the run stopped.
@@ -79,7 +82,7 @@ pub struct Counters {
 impl Counters {
     /// Complete responses, whatever their status.
     pub fn completed(&self) -> u64 {
-        self.success + self.failed_status
+        self.success + self.failed_status + self.check_failed
     }
 
     /// Requests that ended in an error of any class.
@@ -97,6 +100,7 @@ impl Counters {
         self.sent += other.sent;
         self.success += other.success;
         self.failed_status += other.failed_status;
+        self.check_failed += other.check_failed;
         for (mine, theirs) in self.errors.iter_mut().zip(other.errors) {
             *mine += theirs;
         }
@@ -112,7 +116,7 @@ impl Counters {
 
     /// True when every sent request is accounted for exactly once.
     pub fn is_balanced(&self) -> bool {
-        self.sent == self.success + self.failed_status + self.error_total() + self.unfinished
+        self.sent == self.completed() + self.error_total() + self.unfinished
     }
 }
 

@@ -7,11 +7,12 @@
 //!
 //! Modules: `recorder` (the per-worker hot path), `histogram` (HDR latency),
 //! `counters`, `error_kind`, `recording` (snapshots and the merged run),
-//! `timeseries` (per second), `per_target` (`--targets` mix), `monitor`
+//! `timeseries` (per second), `per_target` (`--targets` mix), `checks` (`--check` tallies), `monitor`
 //! (what the process monitor saw), `environment`, `agent`, `run_id`, `result` (the
 //! result file), `merge` (agents' results into one). See docs/architecture.md.
 
 mod agent;
+mod checks;
 mod counters;
 mod environment;
 mod error_kind;
@@ -26,6 +27,7 @@ mod run_id;
 mod timeseries;
 
 pub use agent::{format_timestamp, parse_timestamp, signed_millis, AgentInfo, TimestampError};
+pub use checks::{merge_tallies, CheckResult, CheckTally, Judged, MAX_CHECK_SAMPLES};
 pub use counters::{Counters, StatusCounts};
 pub use environment::Environment;
 pub use error_kind::ErrorKind;
@@ -37,7 +39,7 @@ pub use merge::{merge_results, MergeError};
 pub use monitor::{MachineSample, MonitorReport, ProcessSample, ProcessSummary};
 pub use per_target::{TargetResult, TargetStats};
 pub use recorder::{Outcome, Recorder, LATE_THRESHOLD};
-pub use recording::{per_second, Gauges, Recording, Snapshot, MAX_ERROR_SAMPLES};
+pub use recording::{per_second, CheckName, Gauges, Recording, Snapshot, MAX_ERROR_SAMPLES};
 pub use result::{
     intended_requests, Breakdown, NegotiatedTls, PlanSummary, RequestCounts, RequestLogSummary,
     RunResult, ScheduleSummary, SloCheck, StageSummary, TimingSummary, RESULT_SCHEMA,

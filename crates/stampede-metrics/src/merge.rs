@@ -96,6 +96,8 @@ pub fn merge_results(results: &[RunResult], force: bool) -> Result<RunResult, Me
     merged.throughput_bytes_per_s = rate(bytes_received);
     merged.errors = sum_maps(results.iter().map(|r| &r.errors));
     merged.error_samples = merge_error_samples(results);
+    merged.checks = merge_checks(results);
+    merged.stop_reason = results.iter().find_map(|r| r.stop_reason.clone());
     merged.status = sum_maps(results.iter().map(|r| &r.status));
     merged.bytes.received = bytes_received;
     merged.bytes.body = results.iter().map(|r| r.bytes.body).sum();
@@ -322,6 +324,10 @@ fn sum_requests(results: &[RunResult]) -> RequestCounts {
         completed: sum(|c| c.completed),
         success: sum(|c| c.success),
         failed_status: sum(|c| c.failed_status),
+        check_failed: results
+            .iter()
+            .any(|r| r.requests.check_failed.is_some())
+            .then(|| sum(|c| c.check_failed.unwrap_or(0))),
         errors: sum(|c| c.errors),
         unfinished: sum(|c| c.unfinished),
     }
@@ -329,12 +335,32 @@ fn sum_requests(results: &[RunResult]) -> RequestCounts {
 
 /// As a run computes it: failed share of finished requests, in percent.
 fn error_rate_pct(c: &RequestCounts) -> f64 {
-    let finished = c.completed + c.errors;
-    if finished > 0 {
-        100.0 * (c.failed_status + c.errors) as f64 / finished as f64
-    } else {
-        0.0
+    c.error_rate_pct()
+}
+
+/// Checks by position (every agent ran the same plan): counts add up, and
+/// the first few distinct failing values are kept.
+fn merge_checks(results: &[RunResult]) -> Vec<crate::CheckResult> {
+    let mut merged: Vec<crate::CheckResult> = Vec::new();
+    for result in results {
+        for (index, check) in result.checks.iter().enumerate() {
+            match merged.get_mut(index) {
+                Some(mine) => {
+                    mine.passed += check.passed;
+                    mine.failed += check.failed;
+                    for value in &check.samples {
+                        if mine.samples.len() < crate::MAX_CHECK_SAMPLES
+                            && !mine.samples.contains(value)
+                        {
+                            mine.samples.push(value.clone());
+                        }
+                    }
+                }
+                None => merged.push(check.clone()),
+            }
+        }
     }
+    merged
 }
 
 fn sum_maps<'a>(maps: impl Iterator<Item = &'a BTreeMap<String, u64>>) -> BTreeMap<String, u64> {

@@ -93,6 +93,9 @@ fn result_of(agent: &Agent, url: &str) -> RunResult {
         event_loop: stampede_plan::EventLoop::Epoll,
         tls: None,
         seed: None,
+        checks: Vec::new(),
+        judged: false,
+        stop_reason: None,
     };
     RunResult::from_recording(
         &plan(url, 10.0),

@@ -45,10 +45,12 @@ impl TargetStats {
         c.bytes_body += outcome.body_bytes;
         match outcome.result {
             Ok(status) => {
-                if status < 400 {
-                    c.success += 1;
-                } else {
+                if status >= 400 {
                     c.failed_status += 1;
+                } else if outcome.judged.is_some_and(|j| j.any_failed()) {
+                    c.check_failed += 1;
+                } else {
+                    c.success += 1;
                 }
                 c.status.add(status, 1);
                 let latency_us = latency_us.clamp(1, crate::histogram::MAX_TRACKED_US);
@@ -72,9 +74,16 @@ impl TargetStats {
     }
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// One target of a mix in the result file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TargetResult {
+    /// The scenario step's name (scenario runs only).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub name: Option<String>,
     pub method: String,
     pub url: String,
     pub weight: u32,
@@ -83,6 +92,9 @@ pub struct TargetResult {
     pub finished: u64,
     pub success: u64,
     pub failed_status: u64,
+    /// Responses that failed a check (only when the run judged responses).
+    #[serde(skip_serializing_if = "is_zero", default)]
+    pub check_failed: u64,
     pub errors: u64,
     pub rps: f64,
     pub goodput: f64,
@@ -112,17 +124,20 @@ impl TargetResult {
             }
         };
         TargetResult {
+            name: None,
             method: method.to_string(),
             url: url.to_string(),
             weight,
             finished,
             success: c.success,
             failed_status: c.failed_status,
+            check_failed: c.check_failed,
             errors: c.error_total(),
             rps: per_s(c.completed()),
             goodput: per_s(c.success),
             error_rate_pct: if finished > 0 {
-                100.0 * (c.failed_status + c.error_total()) as f64 / finished as f64
+                100.0 * (c.failed_status + c.check_failed + c.error_total()) as f64
+                    / finished as f64
             } else {
                 0.0
             },
@@ -187,6 +202,7 @@ mod tests {
             bytes_received: 100,
             body_bytes: 10,
             target: 0,
+            judged: None,
         };
         (outcome, latency_us)
     }

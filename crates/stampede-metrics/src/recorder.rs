@@ -34,6 +34,9 @@ pub struct Outcome {
     pub body_bytes: u64,
     /// Which request of a mix (`--targets`) this was; 0 otherwise.
     pub target: u16,
+    /// The checks a complete response was judged by (`--check`, extractors):
+    /// when any failed, a response that would be a success is `check_failed`.
+    pub judged: Option<crate::Judged>,
 }
 
 /// Worker-local accumulation of outcomes since the last [`Recorder::take_interval`].
@@ -42,6 +45,8 @@ pub struct Recorder {
     interval: Snapshot,
     /// Per-target statistics of a mix, for the whole run (empty without a mix).
     targets: Vec<crate::TargetStats>,
+    /// Per-check counts, for the whole run (empty without checks).
+    checks: Vec<crate::CheckTally>,
 }
 
 impl Default for Recorder {
@@ -55,6 +60,7 @@ impl Recorder {
         Recorder {
             interval: Snapshot::default(),
             targets: Vec::new(),
+            checks: Vec::new(),
         }
     }
 
@@ -69,13 +75,42 @@ impl Recorder {
             } else {
                 Vec::new()
             },
+            checks: Vec::new(),
         }
+    }
+
+    /// Keeps per-check counts for `n` checks (and extractors) of the run.
+    pub fn with_checks(mut self, n: usize) -> Recorder {
+        self.checks = vec![crate::CheckTally::default(); n];
+        self
+    }
+
+    /// Keeps a failing value of check `index` (made only when it is kept).
+    pub fn sample_check(&mut self, index: usize, value: impl FnOnce() -> String) {
+        if let Some(tally) = self.checks.get_mut(index) {
+            tally.sample(value);
+        }
+    }
+
+    /// True when check `index` would keep another failing value.
+    pub fn wants_check_sample(&self, index: usize) -> bool {
+        self.checks
+            .get(index)
+            .is_some_and(crate::CheckTally::wants_sample)
+    }
+
+    /// Hands over the per-check counts (once, at the end of the run).
+    pub fn take_checks(&mut self) -> Vec<crate::CheckTally> {
+        std::mem::take(&mut self.checks)
     }
 
     /// Forgets the per-target statistics (end of warm-up).
     pub fn reset_targets(&mut self) {
         for stats in &mut self.targets {
             *stats = crate::TargetStats::default();
+        }
+        for tally in &mut self.checks {
+            *tally = crate::CheckTally::default();
         }
     }
 
@@ -88,6 +123,12 @@ impl Recorder {
     #[inline]
     pub fn record_sent(&mut self) {
         self.interval.counters.sent += 1;
+    }
+
+    /// Takes back a request counted as sent that was not sent after all (a
+    /// `unique` feeder ran out of rows as it was being prepared).
+    pub fn uncount_sent(&mut self) {
+        self.interval.counters.sent = self.interval.counters.sent.saturating_sub(1);
     }
 
     /// Counts an attempt to open a connection (before it succeeds or fails).
@@ -160,10 +201,15 @@ impl Recorder {
         counters.bytes_body += outcome.body_bytes;
         match outcome.result {
             Ok(status) => {
-                if status < 400 {
-                    counters.success += 1;
-                } else {
+                if status >= 400 {
                     counters.failed_status += 1;
+                } else if outcome.judged.is_some_and(|j| j.any_failed()) {
+                    counters.check_failed += 1;
+                } else {
+                    counters.success += 1;
+                }
+                if let Some(judged) = &outcome.judged {
+                    crate::checks::tally_judged(&mut self.checks, judged);
                 }
                 counters.status.add(status, 1);
                 let snapshot = &mut self.interval;
@@ -220,6 +266,7 @@ mod tests {
             bytes_received: 100,
             body_bytes: 10,
             target: 0,
+            judged: None,
         }
     }
 

@@ -40,6 +40,10 @@ pub struct Snapshot {
     pub gauges: Gauges,
     /// Per-target statistics of a mix: only in a worker's final snapshot.
     pub per_target: Vec<crate::TargetStats>,
+    /// Per-check counts (`--check`): only in a worker's final snapshot.
+    pub checks: Vec<crate::CheckTally>,
+    /// A `unique` feeder ran out of rows: the worker stopped early.
+    pub feed_exhausted: bool,
 }
 
 impl Default for Snapshot {
@@ -56,6 +60,8 @@ impl Default for Snapshot {
             lateness: new_latency_histogram(),
             gauges: Gauges::default(),
             per_target: Vec::new(),
+            checks: Vec::new(),
+            feed_exhausted: false,
         }
     }
 }
@@ -77,6 +83,8 @@ impl Snapshot {
             self.per_target
                 .resize_with(other.per_target.len(), crate::TargetStats::default);
         }
+        crate::merge_tallies(&mut self.checks, &other.checks);
+        self.feed_exhausted |= other.feed_exhausted;
         for (mine, theirs) in self.per_target.iter_mut().zip(&other.per_target) {
             mine.merge(theirs);
         }
@@ -119,6 +127,22 @@ pub struct Recording {
     pub tls: Option<crate::NegotiatedTls>,
     /// The seed of the run's Poisson arrivals (Poisson only).
     pub seed: Option<u64>,
+    /// The checks of the run, by position in `total.checks`: each one's
+    /// expression and its scenario step (empty without checks).
+    pub checks: Vec<CheckName>,
+    /// Responses were judged (checks or extractors given): the result
+    /// always says how many failed a check, even when none did.
+    pub judged: bool,
+    /// Why the run stopped early, when not by its duration, count or a
+    /// signal: `feed_exhausted` (a `unique` feeder ran out of rows).
+    pub stop_reason: Option<String>,
+}
+
+/// A check's name in a recording: its expression and scenario step.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckName {
+    pub check: String,
+    pub step: Option<String>,
 }
 
 impl Recording {

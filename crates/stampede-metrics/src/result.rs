@@ -144,16 +144,39 @@ impl PlanSummary {
     }
 }
 
-/// Every request, by fate. `sent = success + failed_status + errors + unfinished`.
+/// Every request, by fate. `sent = success + failed_status + check_failed
+/// + errors + unfinished`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RequestCounts {
     pub sent: u64,
-    /// Complete responses: `success + failed_status`.
+    /// Complete responses: `success + failed_status + check_failed`.
     pub completed: u64,
     pub success: u64,
     pub failed_status: u64,
+    /// Responses with status < 400 that failed a check or an extractor;
+    /// present whenever the run judged responses (`--check`, `--extract`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub check_failed: Option<u64>,
     pub errors: u64,
     pub unfinished: u64,
+}
+
+impl RequestCounts {
+    /// Finished requests that failed (a failed status, a failed check or
+    /// an error).
+    pub fn failed(&self) -> u64 {
+        self.failed_status + self.check_failed.unwrap_or(0) + self.errors
+    }
+
+    /// Failed share of finished requests, in percent.
+    pub fn error_rate_pct(&self) -> f64 {
+        let finished = self.completed + self.errors;
+        if finished > 0 {
+            100.0 * self.failed() as f64 / finished as f64
+        } else {
+            0.0
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -305,7 +328,8 @@ pub struct RunResult {
     pub rps: f64,
     /// Successful (status < 400) responses per second.
     pub goodput: f64,
-    /// Failed share of finished requests, in percent: (failed_status + errors) / (completed + errors).
+    /// Failed share of finished requests, in percent:
+    /// (failed_status + check_failed + errors) / (completed + errors).
     pub error_rate_pct: f64,
     /// Transferred bytes per second (all bytes read).
     pub throughput_bytes_per_s: f64,
@@ -334,6 +358,14 @@ pub struct RunResult {
     /// Open model only.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub schedule: Option<ScheduleSummary>,
+    /// Each check's (`--check`, a step's `check`, extractors) counts, in
+    /// the order given; empty without checks.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub checks: Vec<crate::CheckResult>,
+    /// Why the run stopped before its duration or count, other than a
+    /// signal: `feed_exhausted` (a `unique` feeder ran out of rows).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub stop_reason: Option<String>,
     /// Per request of a mix (`--targets`), in file order; empty otherwise.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub targets: Vec<crate::TargetResult>,
@@ -383,13 +415,16 @@ impl RunResult {
             .iter()
             .map(|(code, n)| (code.to_string(), n))
             .collect();
-        let finished = c.completed() + c.error_total();
-        let failed = c.failed_status + c.error_total();
-        let error_rate_pct = if finished > 0 {
-            100.0 * failed as f64 / finished as f64
-        } else {
-            0.0
+        let requests = RequestCounts {
+            sent: c.sent,
+            completed: c.completed(),
+            success: c.success,
+            failed_status: c.failed_status,
+            check_failed: recording.judged.then_some(c.check_failed),
+            errors: c.error_total(),
+            unfinished: c.unfinished,
         };
+        let error_rate_pct = requests.error_rate_pct();
         let schedule = matches!(plan.model, LoadModel::Rate { .. }).then(|| ScheduleSummary {
             late_sends: c.late_sends,
             lag_us: TimingSummary::of(&total.lag),
@@ -427,14 +462,7 @@ impl RunResult {
             started_at: humantime::format_rfc3339_millis(recording.started_at).to_string(),
             elapsed_s: recording.elapsed.as_secs_f64(),
             interrupted: recording.interrupted,
-            requests: RequestCounts {
-                sent: c.sent,
-                completed: c.completed(),
-                success: c.success,
-                failed_status: c.failed_status,
-                errors: c.error_total(),
-                unfinished: c.unfinished,
-            },
+            requests,
             rps: recording.rps(),
             goodput: recording.goodput(),
             error_rate_pct,
@@ -477,6 +505,15 @@ impl RunResult {
                 total: TimingSummary::of(&total.latency),
             },
             schedule,
+            checks: recording
+                .checks
+                .iter()
+                .zip(&total.checks)
+                .map(|(name, tally)| {
+                    crate::CheckResult::of(&name.check, name.step.as_deref(), tally)
+                })
+                .collect(),
+            stop_reason: recording.stop_reason.clone(),
             targets: plan
                 .mix
                 .iter()

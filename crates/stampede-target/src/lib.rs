@@ -46,6 +46,7 @@ mod request;
 mod response;
 mod routes;
 mod server;
+mod session_routes;
 mod stats;
 mod tls;
 mod transport;

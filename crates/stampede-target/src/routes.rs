@@ -1,6 +1,7 @@
 //! Choosing and producing the response for one parsed request: the built-in pages,
 //! the test routes (`/bytes/{n}`, `/chunked/{n}`, `/delay/{ms}`, `/cpu/{iterations}`,
-//! `/status/{code}`, `/echo`, `/stats`) and, with a root, static files. Responses are
+//! `/status/{code}`, `/echo`, `/stats`, and the session routes `/login`, `/me`,
+//! `/json` of session_routes.rs) and, with a root, static files. Responses are
 //! appended to the connection's write buffer; anything that must wait (a delay) or is
 //! too large to buffer (a big body) is returned as a `Reply` for the connection to do.
 
@@ -147,6 +148,7 @@ fn test_route(
     let get_or_head = matches!(method, Method::Get | Method::Head);
     let o = match (name, arg) {
         ("echo", None) => echo(req, x, out),
+        ("login" | "me" | "json", None) => crate::session_routes::session_route(name, req, x, out)?,
         ("stats", None) if get_or_head => {
             let json = serde_json::to_vec_pretty(&w.registry.snapshot()).unwrap_or_default();
             Outcome::done(200, response::whole(out, x, 200, "application/json", &json))

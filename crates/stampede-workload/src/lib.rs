@@ -19,7 +19,7 @@ pub mod template;
 mod template_error;
 pub mod workload;
 
-pub use check::{Check, CheckSet, ParseError, Verdict};
+pub use check::{parse_size, Check, CheckSet, ParseError, Verdict};
 pub use extract::{ExtractError, Extractor};
 pub use feeder::{Exhausted, FeedCursor, FeedData, FeedMode, FeedSpec, Feeder, FeederError};
 pub use response::ResponseView;

@@ -184,7 +184,10 @@ fn properties(o: &JmeterOptions) -> anyhow::Result<HashMap<String, String>> {
 
 /// The mapped plan, its scenario text (validated as a scenario file is),
 /// after the notes and the unsupported elements were shown.
-pub(super) fn map_plan(o: &JmeterOptions, notes: &mut Notes) -> anyhow::Result<String> {
+pub(super) fn map_plan(
+    o: &JmeterOptions,
+    notes: &mut Notes,
+) -> anyhow::Result<(stampede_jmeter::Plan, String)> {
     let props = properties(o)?;
     let plan = stampede_jmeter::load(&o.plan, props).map_err(|e| anyhow::anyhow!("{TOOL}: {e}"))?;
     let shown = o.plan.display().to_string();
@@ -229,7 +232,7 @@ pub(super) fn map_plan(o: &JmeterOptions, notes: &mut Notes) -> anyhow::Result<S
     let base = o.plan.parent().unwrap_or(Path::new(""));
     stampede_workload::Scenario::parse(&format!("{shown} (mapped)"), &text, base, &[])
         .map_err(|e| anyhow::anyhow!("{TOOL}: the scenario {shown} maps to is invalid: {e}"))?;
-    Ok(text)
+    Ok((plan, text))
 }
 
 /// `stampede jmeter WORDS...`.
@@ -251,12 +254,12 @@ pub fn execute(words: Vec<String>) -> anyhow::Result<i32> {
         })?)),
         None => Notes(None),
     };
-    let text = map_plan(&o, &mut notes)?;
+    let (plan, text) = map_plan(&o, &mut notes)?;
     if o.dry_run {
         std::io::stdout().write_all(text.as_bytes())?;
         return Ok(exit::OK);
     }
-    super::jmeter_run::run(&o, &text, &mut notes)
+    super::jmeter_run::run(&o, &plan, &mut notes)
 }
 
 #[cfg(test)]

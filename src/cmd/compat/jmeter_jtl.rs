@@ -1,84 +1,116 @@
-//! The `-l FILE` writer: a [`RequestSink`] on the engine's request-log
-//! thread (bounded batches; when the disk falls behind, lines are dropped
-//! and counted, the load is never slowed) that writes each sample as a JTL
-//! CSV line in JMeter's default columns (stampede_jmeter::jtl).
+//! The `-l FILE` writer: one [`RequestSink`] per thread group's run, each on
+//! the engine's request-log thread (bounded batches; when the disk falls
+//! behind, lines are dropped and counted, the load is never slowed), all
+//! writing JTL CSV lines in JMeter's default columns (stampede_jmeter::jtl)
+//! into one shared file.
 //!
-//! A sample names its step by the outcome's request index (`target`): the
-//! scenario's steps in file order, group by group.
+//! A sample names its step by the outcome's request index (`target`, the
+//! step's place in its group); a failed check names itself in
+//! `failureMessage` from the outcome's `judged` bits.
 
-use stampede_engine::{LoggedRequest, RequestSink, RunClock};
+use stampede_engine::{LoggedRequest, RequestSink, RunClock, WorkloadSpec};
 use stampede_jmeter::jtl::{non_http, reason_phrase, write_header, write_sample, Sample};
-use stampede_workload::Scenario;
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, UNIX_EPOCH};
 
-/// What a line says about the step that sent it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct StepLabel {
-    pub label: String,
-    /// The group's name and number (from 1), for `threadName`.
-    pub group: String,
-    pub group_number: usize,
-    pub url: String,
-    /// The group's threads (grpThreads).
-    pub group_threads: u32,
-}
+/// The JTL file all groups write to.
+pub(super) type SharedJtl = Arc<Mutex<BufWriter<File>>>;
 
-/// Every step of `scenario`, in the order of the outcomes' request index.
-pub(super) fn step_labels(scenario: &Scenario) -> Vec<StepLabel> {
-    let mut labels = Vec::new();
-    for (index, group) in scenario.groups.iter().enumerate() {
-        let threads = match group.load {
-            stampede_workload::GroupLoad::Closed { connections } => connections,
-            _ => 0,
-        };
-        for step in &group.steps {
-            labels.push(StepLabel {
-                label: step.name.clone(),
-                group: group.name.clone(),
-                group_number: index + 1,
-                url: step.target.url.clone(),
-                group_threads: threads,
-            });
-        }
+/// Opens `path`: an existing non-empty file is appended to without a
+/// second header (as JMeter does), unless `force` empties it first.
+pub(super) fn open_jtl(path: &Path, force: bool) -> io::Result<SharedJtl> {
+    let append = !force && std::fs::metadata(path).is_ok_and(|m| m.len() > 0);
+    let file = if append {
+        OpenOptions::new().append(true).open(path)?
+    } else {
+        File::create(path)?
+    };
+    let mut out = BufWriter::with_capacity(1 << 16, file);
+    if !append {
+        write_header(&mut out)?;
     }
-    labels
+    Ok(Arc::new(Mutex::new(out)))
 }
 
-/// Writes JTL lines.
+/// One step as its lines name it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct StepLabel {
+    label: String,
+    url: String,
+}
+
+/// What a group's lines say about it.
+pub(super) struct GroupLabels {
+    /// `threadName`'s lead: the group's name and number (from 1).
+    pub group: String,
+    pub number: usize,
+    /// grpThreads and allThreads (configured, not counted live).
+    pub threads: u32,
+    pub all_threads: u32,
+}
+
+/// A group's sink.
 pub(super) struct JtlSink {
-    labels: Vec<StepLabel>,
-    all_threads: u32,
-    out: BufWriter<File>,
+    shared: SharedJtl,
+    group: GroupLabels,
+    steps: Vec<StepLabel>,
+    /// Every check's expression in the run's order (Judged indexes it).
+    checks: Vec<String>,
+    line: Vec<u8>,
 }
 
 impl JtlSink {
-    /// Opens `path`: an existing non-empty file is appended to without a
-    /// second header (as JMeter does), unless `force` empties it first.
-    pub(super) fn open(path: &Path, force: bool, labels: Vec<StepLabel>) -> io::Result<JtlSink> {
-        let append = !force && std::fs::metadata(path).is_ok_and(|m| m.len() > 0);
-        let file = if append {
-            OpenOptions::new().append(true).open(path)?
-        } else {
-            File::create(path)?
+    pub(super) fn new(
+        shared: SharedJtl,
+        group: GroupLabels,
+        workload: Option<&WorkloadSpec>,
+        urls: Vec<String>,
+    ) -> JtlSink {
+        let (names, checks) = match workload {
+            Some(spec) => (
+                spec.steps
+                    .iter()
+                    .map(|s| s.name.clone().unwrap_or_default())
+                    .collect(),
+                spec.check_names().into_iter().map(|c| c.check).collect(),
+            ),
+            None => (Vec::new(), Vec::new()),
         };
-        let mut out = BufWriter::with_capacity(1 << 16, file);
-        if !append {
-            write_header(&mut out)?;
+        let steps = urls
+            .into_iter()
+            .enumerate()
+            .map(|(i, url)| StepLabel {
+                label: names
+                    .get(i)
+                    .cloned()
+                    .unwrap_or_else(|| format!("request {i}")),
+                url,
+            })
+            .collect();
+        JtlSink {
+            shared,
+            group,
+            steps,
+            checks,
+            line: Vec::with_capacity(512),
         }
-        let all_threads = labels
-            .iter()
-            .map(|l| (l.group_number, l.group_threads))
-            .collect::<std::collections::BTreeMap<_, _>>()
-            .values()
-            .sum();
-        Ok(JtlSink {
-            labels,
-            all_threads,
-            out,
-        })
+    }
+
+    /// `failureMessage`: the checks that failed, as JMeter lists assertion failures.
+    fn failures(&self, request: &LoggedRequest) -> String {
+        let Some(judged) = request.outcome.judged.filter(|j| j.any_failed()) else {
+            return String::new();
+        };
+        let first = usize::from(judged.first);
+        (0..usize::from(judged.count).min(64))
+            .filter(|i| judged.failed & (1 << i) != 0)
+            .filter_map(|i| self.checks.get(first + i))
+            .map(|check| format!("check failed: {check}"))
+            .collect::<Vec<_>>()
+            .join("; ")
     }
 }
 
@@ -89,47 +121,39 @@ fn millis(duration: Duration) -> u64 {
 impl RequestSink for JtlSink {
     fn write(&mut self, request: &LoggedRequest, clock: &RunClock) -> io::Result<()> {
         let o = &request.outcome;
-        let fallback;
-        let step = match self.labels.get(usize::from(o.target)) {
-            Some(step) => step,
-            None => {
-                fallback = StepLabel {
-                    label: format!("request {}", o.target),
-                    group: "stampede".into(),
-                    group_number: 1,
-                    url: String::new(),
-                    group_threads: 0,
-                };
-                &fallback
-            }
+        let unknown = StepLabel {
+            label: format!("request {}", o.target),
+            url: String::new(),
         };
+        let step = self.steps.get(usize::from(o.target)).unwrap_or(&unknown);
         let (code, message) = match o.result {
             Ok(status) => (status.to_string(), reason_phrase(status).to_string()),
             Err(kind) => non_http(kind.as_str()),
         };
+        let failure = self.failures(request);
         let thread = format!(
             "{} {}-{}",
-            step.group,
-            step.group_number,
+            self.group.group,
+            self.group.number,
             request.worker + 1
         );
-        let started = clock.wall(o.intended);
         let sample = Sample {
-            timestamp_ms: started
+            timestamp_ms: clock
+                .wall(o.intended)
                 .duration_since(UNIX_EPOCH)
-                .map_or(0, |since| millis(since)),
+                .map_or(0, millis),
             elapsed_ms: millis(o.done.saturating_duration_since(o.intended)),
             label: &step.label,
             response_code: &code,
             response_message: &message,
             thread_name: &thread,
             data_type: "text",
-            success: matches!(o.result, Ok(status) if status < 400),
-            failure_message: "",
+            success: matches!(o.result, Ok(status) if status < 400) && failure.is_empty(),
+            failure_message: &failure,
             bytes: o.bytes_received,
             sent_bytes: 0,
-            grp_threads: step.group_threads,
-            all_threads: self.all_threads,
+            grp_threads: self.group.threads,
+            all_threads: self.group.all_threads,
             url: &step.url,
             latency_ms: o.first_byte.map_or(0, |first| {
                 millis(first.saturating_duration_since(o.intended))
@@ -137,10 +161,16 @@ impl RequestSink for JtlSink {
             idle_ms: 0,
             connect_ms: request.connect.map_or(0, millis),
         };
-        write_sample(&sample, &mut self.out)
+        self.line.clear();
+        write_sample(&sample, &mut self.line)?;
+        let mut out = self.shared.lock().unwrap_or_else(PoisonError::into_inner);
+        out.write_all(&self.line)
     }
 
     fn finish(&mut self) -> io::Result<()> {
-        self.out.flush()
+        self.shared
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .flush()
     }
 }

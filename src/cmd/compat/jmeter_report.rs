@@ -1,11 +1,11 @@
 //! What `stampede jmeter` prints: JMeter's own lines around the run
-//! ("Created the tree successfully using plan.jmx", "Starting standalone
-//! test @ ...", the Summariser's `summary =` line, "... end of run"), then
-//! stampede's per-sampler table: count, average, percentiles, errors.
+//! ("Created the tree successfully using plan.jmx", "Starting the test @
+//! ...", the Summariser's `summary =` line over every group, "... end of
+//! run"), then stampede's per-sampler table: count, average, percentiles,
+//! errors.
 
-use super::jmeter_jtl::StepLabel;
 use stampede_jmeter::jtl::{summary_line, Totals};
-use stampede_metrics::{format_timestamp, RunResult};
+use stampede_metrics::{format_timestamp, LatencySummary, RunResult};
 use std::io::{self, Write};
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -22,27 +22,48 @@ pub(super) fn write_start(plan: &Path, at: SystemTime, out: &mut dyn Write) -> i
     )?;
     writeln!(
         out,
-        "Starting standalone test @ {} ({})",
+        "Starting the test @ {} ({})",
         format_timestamp(at),
         epoch_ms(at)
     )?;
     out.flush()
 }
 
-/// JMeter's totals of a finished run: samples are complete responses and
-/// errors; an error is any sample JMeter marks failed (no response, or a
-/// status of 400 and above).
-pub(super) fn totals(result: &RunResult) -> Totals {
+/// Errors as JMeter counts them: no response, a status of 400 and above,
+/// or a failed assertion.
+fn errors(result: &RunResult) -> u64 {
     let r = &result.requests;
-    let l = &result.latency_us;
-    let samples = r.completed + r.errors;
+    r.failed_status + r.errors + r.check_failed.unwrap_or(0)
+}
+
+/// JMeter's totals over the groups' runs, `elapsed_ms` from the test's start.
+pub(super) fn totals(results: &[&RunResult], elapsed_ms: u64) -> Totals {
+    let samples: u64 = results
+        .iter()
+        .map(|r| r.requests.completed + r.requests.errors)
+        .sum();
+    let weighted: f64 = results
+        .iter()
+        .map(|r| r.latency_us.mean * r.requests.completed as f64)
+        .sum();
+    let completed: u64 = results.iter().map(|r| r.requests.completed).sum();
+    let (min, max) = results
+        .iter()
+        .filter(|r| r.requests.completed > 0)
+        .fold((u64::MAX, 0), |(min, max), r| {
+            (min.min(r.latency_us.min), max.max(r.latency_us.max))
+        });
     Totals {
         samples,
-        elapsed_ms: (result.elapsed_s * 1000.0).round() as u64,
-        mean_ms: l.mean / 1000.0,
-        min_ms: l.min / 1000,
-        max_ms: l.max.div_ceil(1000),
-        errors: r.failed_status + r.errors,
+        elapsed_ms,
+        mean_ms: if completed == 0 {
+            0.0
+        } else {
+            weighted / completed as f64 / 1000.0
+        },
+        min_ms: if min == u64::MAX { 0 } else { min / 1000 },
+        max_ms: max.div_ceil(1000),
+        errors: results.iter().map(|r| errors(r)).sum(),
     }
 }
 
@@ -50,13 +71,37 @@ fn ms(us: u64) -> String {
     format!("{:.1}", us as f64 / 1000.0)
 }
 
+fn row(
+    out: &mut dyn Write,
+    label: &str,
+    count: u64,
+    l: &LatencySummary,
+    errors: u64,
+) -> io::Result<()> {
+    writeln!(
+        out,
+        "{label:<32} {count:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {errors:>7}",
+        format!("{:.1}", l.mean / 1000.0),
+        ms(l.p50),
+        ms(l.p90),
+        ms(l.p99),
+        ms(l.max)
+    )
+}
+
+/// The summary line, the closing lines and the per-sampler table; each
+/// result is one thread group's, named.
 pub(super) fn write_report(
-    result: &RunResult,
-    labels: &[StepLabel],
+    results: &[(&str, &RunResult)],
+    started: SystemTime,
     out: &mut dyn Write,
 ) -> io::Result<()> {
-    writeln!(out, "{}", summary_line(&totals(result)))?;
     let now = SystemTime::now();
+    let elapsed = now
+        .duration_since(started)
+        .map_or(0, |d| d.as_millis() as u64);
+    let all: Vec<&RunResult> = results.iter().map(|(_, r)| *r).collect();
+    writeln!(out, "{}", summary_line(&totals(&all, elapsed)))?;
     writeln!(
         out,
         "Tidying up ...    @ {} ({})",
@@ -67,45 +112,29 @@ pub(super) fn write_report(
     writeln!(out)?;
     writeln!(
         out,
-        "stampede: per sampler (ms)  {:>24} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7}",
-        "label", "count", "avg", "p50", "p90", "p99", "max", "errors"
+        "{:<32} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7}",
+        "stampede: sampler (ms)", "count", "avg", "p50", "p90", "p99", "max", "errors"
     )?;
-    // Per-step figures when the engine kept them by request index; the
-    // whole run otherwise.
-    let rows: Vec<(String, u64, &stampede_metrics::LatencySummary, u64)> =
-        if !result.targets.is_empty() && result.targets.len() == labels.len() {
-            result
-                .targets
-                .iter()
-                .zip(labels)
-                .map(|(t, l)| {
-                    (
-                        l.label.clone(),
-                        t.finished,
-                        &t.latency_us,
-                        t.failed_status + t.errors,
-                    )
-                })
-                .collect()
-        } else {
+    for (group, result) in results {
+        if result.targets.is_empty() {
             let r = &result.requests;
-            vec![(
-                "(all samplers)".to_string(),
+            row(
+                out,
+                group,
                 r.completed + r.errors,
                 &result.latency_us,
-                r.failed_status + r.errors,
-            )]
-        };
-    for (label, count, l, errors) in rows {
-        writeln!(
-            out,
-            "                            {label:>24} {count:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {errors:>7}",
-            format!("{:.1}", l.mean / 1000.0),
-            ms(l.p50),
-            ms(l.p90),
-            ms(l.p99),
-            ms(l.max)
-        )?;
+                errors(result),
+            )?;
+            continue;
+        }
+        for target in &result.targets {
+            let label = format!(
+                "{group} / {}",
+                target.name.as_deref().unwrap_or(&target.url)
+            );
+            let failed = target.failed_status + target.errors + target.check_failed;
+            row(out, &label, target.finished, &target.latency_us, failed)?;
+        }
     }
     Ok(())
 }

@@ -1,20 +1,25 @@
-//! Running a mapped JMeter plan: the scenario text written to a file and
-//! run as `stampede run --scenario FILE` runs it, the JTL writer given to
-//! the engine's request log, the HTML report for `-e -o DIR`, and the
-//! closing report (jmeter_report.rs).
+//! Running a mapped JMeter plan. The engine runs one scenario group per run,
+//! so each thread group is its own `stampede run --scenario` run: setUp
+//! groups first, then the ordinary groups side by side (each after its
+//! start delay), then tearDown groups, as JMeter orders them. A group's loop
+//! count becomes the run's request count (threads × loops × samplers) and
+//! its scheduler duration the run's duration. The JTL writer (jmeter_jtl.rs)
+//! is each run's request log; the report is jmeter_report.rs.
 
 use super::jmeter::{JmeterOptions, Notes, TOOL};
-use super::jmeter_jtl::{step_labels, JtlSink};
-use super::{refuse, run_accepts, save, usage, Finished, Translated};
-use crate::plan_args::build_plan;
+use super::jmeter_jtl::{open_jtl, GroupLabels, JtlSink, SharedJtl};
+use super::{save, usage, Finished, Translated};
+use crate::plan_args::build_run;
 use crate::run_args::parse_run_args;
 use crate::session::{run_plan_in, RunContext};
 use stampede_engine::RequestLogOptions;
+use stampede_jmeter::model::{Group, Load, OnError, Phase, Plan};
 use std::cell::RefCell;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
-/// The scenario file of this run, removed when the run is over.
+/// A scenario file of this run, removed when the run is over.
 struct ScenarioFile(PathBuf);
 
 impl Drop for ScenarioFile {
@@ -25,90 +30,265 @@ impl Drop for ScenarioFile {
 
 /// `-o DIR`: absent or empty (JMeter refuses a folder with files in it);
 /// with `-f` its files are removed first.
-fn report_dir(dir: &Path, force: bool) -> anyhow::Result<PathBuf> {
-    if dir.exists() {
-        let mut entries = std::fs::read_dir(dir)
-            .map_err(|e| usage(TOOL, format!("-o {}: {e}", dir.display())))?;
-        if entries.next().is_some() {
-            if !force {
-                return Err(usage(
-                    TOOL,
-                    format!(
-                        "-o {}: the folder is not empty (-f empties it)",
-                        dir.display()
-                    ),
-                ));
-            }
-            std::fs::remove_dir_all(dir)
-                .map_err(|e| usage(TOOL, format!("-o {}: cannot empty it: {e}", dir.display())))?;
-        }
-    }
-    std::fs::create_dir_all(dir)
-        .map_err(|e| usage(TOOL, format!("-o {}: cannot create: {e}", dir.display())))?;
-    Ok(dir.join("index.html"))
-}
-
-/// Runs the scenario `text` mapped from `o.plan`.
-pub(super) fn run(o: &JmeterOptions, text: &str, notes: &mut Notes) -> anyhow::Result<i32> {
-    if !run_accepts("--scenario") {
-        return Err(refuse(
+fn report_dir(dir: &Path, force: bool) -> anyhow::Result<()> {
+    let has_files = std::fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_some());
+    if has_files && !force {
+        return Err(usage(
             TOOL,
-            "(run)",
-            "this build cannot run scenario files yet (stampede run --scenario); \
-             --dry-run prints the scenario the plan maps to",
+            format!(
+                "-o {}: the folder is not empty (-f empties it)",
+                dir.display()
+            ),
         ));
     }
-    let html = o
-        .report_dir
-        .as_deref()
-        .map(|dir| report_dir(dir, o.force))
-        .transpose()?;
-    let file = ScenarioFile(
-        std::env::temp_dir().join(format!("stampede-jmeter-{}.toml", std::process::id())),
-    );
+    if has_files {
+        std::fs::remove_dir_all(dir)
+            .map_err(|e| usage(TOOL, format!("-o {}: cannot empty it: {e}", dir.display())))?;
+    }
+    std::fs::create_dir_all(dir)
+        .map_err(|e| usage(TOOL, format!("-o {}: cannot create: {e}", dir.display())))
+}
+
+/// A group's settings the engine does not carry yet, named so the user
+/// knows what differs from JMeter.
+fn not_honoured(group: &Group) -> Vec<&'static str> {
+    let mut missing = Vec::new();
+    if group.cookies {
+        missing.push("cookies (HTTP Cookie Manager)");
+    }
+    if group.on_error != OnError::Continue {
+        missing.push("on_sample_error");
+    }
+    let steps = &group.steps;
+    if steps.iter().any(|s| s.follow_redirects) {
+        missing.push("follow_redirects");
+    }
+    if steps.iter().any(|s| s.once) {
+        missing.push("Once Only Controller");
+    }
+    if steps.iter().any(|s| s.think.is_some()) {
+        missing.push("per-sampler timers");
+    }
+    if steps.iter().any(|s| s.transaction.is_some()) {
+        missing.push("transaction totals");
+    }
+    missing
+}
+
+/// `scheme://host:port` of a step's URL.
+fn origin(url: &str) -> &str {
+    let after = url.find("://").map_or(0, |i| i + 3);
+    url[after..]
+        .find(['/', '?'])
+        .map_or(url, |i| &url[..after + i])
+}
+
+/// The engine sends a group's steps over its connections to one server:
+/// a group whose samplers go to several is refused before any request.
+fn one_server(group: &Group) -> anyhow::Result<()> {
+    let mut origins: Vec<&str> = Vec::new();
+    for step in &group.steps {
+        if !origins.contains(&origin(&step.url)) {
+            origins.push(origin(&step.url));
+        }
+    }
+    if origins.len() > 1 {
+        return Err(usage(
+            TOOL,
+            format!(
+                "thread group '{}' sends to {} servers ({}); this engine runs one server per group",
+                group.name,
+                origins.len(),
+                origins.join(", ")
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The `stampede run` words of one group's scenario file.
+fn run_words(group: &Group, file: &Path, html: Option<PathBuf>) -> Vec<String> {
+    let mut words = vec!["--scenario".to_string(), file.display().to_string()];
+    let mut add = |flag: &str, value: String| {
+        words.push(flag.to_string());
+        words.push(value);
+    };
+    if !matches!(group.load, Load::Stages(_)) {
+        if let Some(loops) = group.iterations {
+            let requests = loops * u64::from(group.threads) * group.steps.len() as u64;
+            add("-n", requests.max(1).to_string());
+        }
+        match (group.duration_s, group.iterations) {
+            (Some(seconds), _) => add("-d", format!("{seconds}s")),
+            // Forever, as JMeter's -1 loops without a scheduler: until Ctrl-C.
+            (None, None) => add("-d", "87600h".to_string()),
+            (None, Some(_)) => {}
+        }
+    }
+    let first = group.steps.first();
+    if let Some(ms) = first.and_then(|s| s.response_timeout_ms) {
+        add("--timeout", format!("{ms}ms"));
+    }
+    if let Some(ms) = first.and_then(|s| s.connect_timeout_ms) {
+        add("--connect-timeout", format!("{ms}ms"));
+    }
+    if let Some(html) = html {
+        add("--html", html.display().to_string());
+    }
+    if group.steps.iter().all(|s| !s.keep_alive) {
+        words.push("--no-keepalive".to_string());
+    }
+    words
+}
+
+/// One group's finished run.
+struct GroupDone {
+    translated: Translated,
+    done: Finished,
+}
+
+/// Runs group `index` of `plan` (its start delay first).
+fn run_group(
+    o: &JmeterOptions,
+    plan: &Plan,
+    index: usize,
+    jtl: Option<&SharedJtl>,
+    all_threads: u32,
+) -> anyhow::Result<GroupDone> {
+    let group = &plan.groups[index];
+    let one = Plan {
+        groups: vec![group.clone()],
+        ..plan.clone()
+    };
+    let text = stampede_jmeter::scenario_text(&one, &o.plan.display().to_string());
+    let file = ScenarioFile(std::env::temp_dir().join(format!(
+        "stampede-jmeter-{}-{index}.toml",
+        std::process::id()
+    )));
     std::fs::write(&file.0, text)
         .map_err(|e| anyhow::anyhow!("{TOOL}: writing {}: {e}", file.0.display()))?;
-    let mut words = vec!["--scenario".to_string(), file.0.display().to_string()];
-    if let Some(html) = &html {
-        words.extend(["--html".to_string(), html.display().to_string()]);
-    }
+    let several = plan.groups.len() > 1;
+    let html = o.report_dir.as_ref().map(|dir| match several {
+        false => dir.join("index.html"),
+        true => dir.join(format!("group-{}.html", index + 1)),
+    });
+    let stampede_json = o.stampede_json.as_ref().map(|path| match several {
+        false => path.clone(),
+        true => path.with_extension(format!("group-{}.json", index + 1)),
+    });
     let translated = Translated {
         tool: TOOL,
-        run_words: words,
-        stampede_json: o.stampede_json.clone(),
+        run_words: run_words(group, &file.0, html),
+        stampede_json,
         quiet: true,
     };
     let args = parse_run_args(&translated.run_words).map_err(|e| usage(TOOL, e))?;
-    let (plan, notices) = build_plan(&args)?;
-    let base = o.plan.parent().unwrap_or(Path::new(""));
-    let scenario =
-        stampede_workload::Scenario::parse(&o.plan.display().to_string(), text, base, &[])
-            .map_err(|e| anyhow::anyhow!("{TOOL}: {e}"))?;
-    let labels = step_labels(&scenario);
-    let request_log = match &o.jtl {
-        Some(path) => {
-            let sink = JtlSink::open(path, o.force, labels.clone())
-                .map_err(|e| usage(TOOL, format!("-l {}: {e}", path.display())))?;
-            Some(RequestLogOptions::new(Box::new(sink)))
-        }
-        None => None,
-    };
+    let built = build_run(&args)?;
+    let request_log = jtl.map(|shared| {
+        let labels = GroupLabels {
+            group: group.name.clone(),
+            number: index + 1,
+            threads: group.threads,
+            all_threads,
+        };
+        let urls = built
+            .plan
+            .mix
+            .iter()
+            .map(|m| m.target.url.clone())
+            .collect();
+        let sink = JtlSink::new(shared.clone(), labels, built.workload.as_deref(), urls);
+        RequestLogOptions::new(Box::new(sink))
+    });
+    if let Some(delay) = group.delay_s {
+        std::thread::sleep(Duration::from_secs(delay));
+    }
     let custom = RefCell::new(request_log);
-    let started = std::time::SystemTime::now();
-    let mut out = std::io::stdout();
-    super::jmeter_report::write_start(&o.plan, started, &mut out)?;
     let context = RunContext {
         quiet: true,
         exports: Some(&args.exports),
         request_log: Some(&custom),
+        workload: built.workload.clone(),
         ..RunContext::default()
     };
-    let result = run_plan_in(&plan, notices, &context)?;
-    super::jmeter_report::write_report(&result, &labels, &mut out)?;
-    out.flush()?;
-    for warning in &result.warnings {
-        notes.line(&format!("stampede: warning: {warning}"));
+    let result = run_plan_in(&built.plan, built.notices, &context)?;
+    Ok(GroupDone {
+        translated,
+        done: Finished { args, result },
+    })
+}
+
+/// Runs the plan's groups phase by phase; within a phase, side by side.
+pub(super) fn run(o: &JmeterOptions, plan: &Plan, notes: &mut Notes) -> anyhow::Result<i32> {
+    for group in &plan.groups {
+        one_server(group)?;
     }
-    let done = Finished { args, result };
-    save(&translated, &done)
+    if let Some(dir) = &o.report_dir {
+        report_dir(dir, o.force)?;
+    }
+    let jtl = match &o.jtl {
+        Some(path) => Some(
+            open_jtl(path, o.force)
+                .map_err(|e| usage(TOOL, format!("-l {}: {e}", path.display())))?,
+        ),
+        None => None,
+    };
+    for group in &plan.groups {
+        let missing = not_honoured(group);
+        if !missing.is_empty() {
+            notes.line(&format!(
+                "stampede: note: '{}': not honoured by this engine yet: {}",
+                group.name,
+                missing.join(", ")
+            ));
+        }
+    }
+    let all_threads = plan.groups.iter().map(|g| g.threads).sum();
+    let started = std::time::SystemTime::now();
+    let mut out = std::io::stdout();
+    super::jmeter_report::write_start(&o.plan, started, &mut out)?;
+    let mut finished: Vec<(usize, GroupDone)> = Vec::new();
+    for phase in [Phase::Setup, Phase::Main, Phase::Teardown] {
+        let indexes: Vec<usize> = (0..plan.groups.len())
+            .filter(|&i| plan.groups[i].phase == phase)
+            .collect();
+        let outcomes: Vec<(usize, anyhow::Result<GroupDone>)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = indexes
+                .iter()
+                .map(|&i| {
+                    let jtl = jtl.as_ref();
+                    (
+                        i,
+                        scope.spawn(move || run_group(o, plan, i, jtl, all_threads)),
+                    )
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|(i, handle)| {
+                    let outcome = handle
+                        .join()
+                        .unwrap_or_else(|_| Err(anyhow::anyhow!("{TOOL}: a group's run panicked")));
+                    (i, outcome)
+                })
+                .collect()
+        });
+        for (i, outcome) in outcomes {
+            finished.push((i, outcome?));
+        }
+    }
+    let results: Vec<(&str, &stampede_metrics::RunResult)> = finished
+        .iter()
+        .map(|(i, g)| (plan.groups[*i].name.as_str(), &g.done.result))
+        .collect();
+    super::jmeter_report::write_report(&results, started, &mut out)?;
+    out.flush()?;
+    let mut status = crate::exit::OK;
+    for (_, group) in &finished {
+        for warning in &group.done.result.warnings {
+            notes.line(&format!("stampede: warning: {warning}"));
+        }
+        status = status.max(save(&group.translated, &group.done)?);
+    }
+    Ok(status)
 }

@@ -1,6 +1,7 @@
 //! Chunked transfer coding (RFC 9112 §7.1), decoded byte by byte so a body may
 //! arrive split anywhere across reads. Chunk extensions and trailers are
-//! skipped; data is counted, never stored.
+//! skipped; data is counted, and handed to a caller that keeps it only
+//! when a check needs the body ([`ChunkedDecoder::advance_with`]).
 
 /// Where the decoder is inside a chunked body.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,11 +51,22 @@ impl ChunkedDecoder {
     /// Consumes bytes of the body; returns `(consumed, data_bytes)`. Stops at
     /// the end of the body, leaving later bytes (a next response) unconsumed.
     pub fn advance(&mut self, input: &[u8]) -> Result<(usize, u64), ChunkError> {
+        self.advance_with(input, |_| {})
+    }
+
+    /// As [`ChunkedDecoder::advance`], handing each run of data bytes to `data_of`.
+    #[inline]
+    pub fn advance_with(
+        &mut self,
+        input: &[u8],
+        mut data_of: impl FnMut(&[u8]),
+    ) -> Result<(usize, u64), ChunkError> {
         let mut at = 0;
         let mut data = 0u64;
         while at < input.len() && self.state != State::Done {
             if let State::Data { remaining } = self.state {
                 let take = remaining.min((input.len() - at) as u64);
+                data_of(&input[at..at + take as usize]);
                 at += take as usize;
                 data += take;
                 self.state = if take == remaining {

@@ -1,6 +1,7 @@
 //! HTTP/1.x on the client side: the request encoded once per plan, and the
-//! response framer that counts bodies without storing them.
+//! response framer that counts bodies, storing them only for checks.
 
+mod capture;
 mod chunked;
 mod fuzzing;
 mod head;
@@ -8,6 +9,7 @@ mod malformed;
 mod request;
 mod response;
 
+pub use capture::{Capture, MAX_CAPTURED_HEADERS};
 pub use fuzzing::check_response_parser;
 pub use malformed::malformed_reason;
 pub use request::{encode_request, encode_request_to};

@@ -1,7 +1,9 @@
 //! Parses HTTP/1.x responses from a connection's read buffer and frames their
 //! bodies (Content-Length, chunked, or until close; none for HEAD, 1xx, 204,
-//! 304). Bodies are counted, never stored. Interim 1xx responses are skipped.
+//! 304). Bodies are counted, and stored only when a check or a script
+//! reads them ([`Capture`]). Interim 1xx responses are skipped.
 
+use super::capture::Capture;
 use super::chunked::ChunkedDecoder;
 use super::head::{self, Field};
 
@@ -61,6 +63,8 @@ pub struct ResponseParser {
     status: u16,
     keep_alive: bool,
     body_bytes: u64,
+    /// What is kept of the response (`None`: counted only, the fast path).
+    capture: Option<Box<Capture>>,
 }
 
 impl ResponseParser {
@@ -72,7 +76,18 @@ impl ResponseParser {
             status: 0,
             keep_alive: false,
             body_bytes: 0,
+            capture: None,
         }
+    }
+
+    /// Keeps what `capture` asks of every response from now on.
+    pub fn set_capture(&mut self, capture: Capture) {
+        self.capture = Some(Box::new(capture));
+    }
+
+    /// What was kept of the response just completed (with a capture set).
+    pub fn capture(&self) -> Option<&Capture> {
+        self.capture.as_deref()
     }
 
     /// Says whether the next request is a HEAD (its response has no body).
@@ -86,6 +101,9 @@ impl ResponseParser {
         self.status = 0;
         self.keep_alive = false;
         self.body_bytes = 0;
+        if let Some(capture) = &mut self.capture {
+            capture.clear();
+        }
     }
 
     /// Consumes what it can of `input`; returns the bytes consumed and whether
@@ -107,19 +125,29 @@ impl ResponseParser {
                 Framing::Empty => (0, true),
                 Framing::Length { remaining } => {
                     let take = (*remaining).min((input.len() - at) as u64);
+                    if let Some(capture) = &mut self.capture {
+                        capture.body_data(&input[at..at + take as usize]);
+                    }
                     *remaining -= take;
                     self.body_bytes += take;
                     (take as usize, *remaining == 0)
                 }
                 Framing::Chunked(decoder) => {
-                    let (used, data) = decoder
-                        .advance(&input[at..])
-                        .map_err(|_| ResponseError::Malformed)?;
+                    let (used, data) = match &mut self.capture {
+                        Some(capture) => {
+                            decoder.advance_with(&input[at..], |data| capture.body_data(data))
+                        }
+                        None => decoder.advance(&input[at..]),
+                    }
+                    .map_err(|_| ResponseError::Malformed)?;
                     self.body_bytes += data;
                     (used, decoder.is_done())
                 }
                 Framing::UntilClose => {
                     let rest = input.len() - at;
+                    if let Some(capture) = &mut self.capture {
+                        capture.body_data(&input[at..]);
+                    }
                     self.body_bytes += rest as u64;
                     (rest, false)
                 }
@@ -187,6 +215,9 @@ impl ResponseParser {
             close = true;
             Framing::UntilClose
         };
+        if let Some(capture) = &mut self.capture {
+            capture.head_arrived(&input[..head.len]);
+        }
         self.status = status;
         self.keep_alive = !close && status != 101;
         self.state = State::Body(framing);

@@ -14,7 +14,8 @@ use crate::backoff::Backoff;
 use crate::connection::{response_error_kind, ConnectionContext};
 use crate::http1::{Complete, ResponseError, ResponseParser, ResponseProgress};
 use crate::read_buffer::ReadBuffer;
-use stampede_metrics::{ErrorKind, Outcome};
+use crate::workload::UserSession;
+use stampede_metrics::{ErrorKind, Judged, Outcome};
 use std::time::{Duration, Instant};
 
 #[derive(Debug)]
@@ -52,6 +53,11 @@ pub struct Ledger {
     retry_at: Option<Instant>,
     /// The first bytes of a response that did not parse, for the sample.
     malformed_start: Option<Vec<u8>>,
+    /// The virtual user of a workload (templates, checks, steps): `None`
+    /// for fixed requests, which never look at it.
+    session: Option<Box<UserSession>>,
+    /// A scenario's think time: the slot's next step starts no earlier.
+    pub pause_until: Option<Instant>,
 }
 
 impl Ledger {
@@ -77,6 +83,8 @@ impl Ledger {
             backoff: Backoff::default(),
             retry_at: None,
             malformed_start: None,
+            session: None,
+            pause_until: None,
         }
     }
 
@@ -84,21 +92,50 @@ impl Ledger {
     /// `begin_intended`): picks its request of the mix and starts its clock
     /// at `intended` (now in the closed model; the open model's instant,
     /// so that the time it waited for a connection counts in its latency).
-    pub fn begin(&mut self, ctx: &ConnectionContext, intended: Instant) {
-        self.target = ctx.next_target();
+    /// With a workload, the user's next step is rendered; false when a
+    /// `unique` feeder ran out of rows (the request is taken back, nothing
+    /// is sent, and the worker winds down).
+    pub fn begin(&mut self, ctx: &ConnectionContext, intended: Instant) -> bool {
+        match &ctx.workload {
+            None => self.target = ctx.next_target(),
+            Some(work) => {
+                if self.session.is_none() {
+                    if let Some(capture) = work.capture() {
+                        self.parser.set_capture(capture);
+                    }
+                    self.session = Some(Box::new(work.new_user()));
+                }
+                let session = self.session.as_mut().expect("set above");
+                self.target = session.next_target(work, || ctx.next_target());
+                let seq = || work.spec.sequence.next();
+                if session.prepare(work, self.target, seq).is_err() {
+                    ctx.state.feed_ran_out(intended);
+                    return false;
+                }
+            }
+        }
         let (_, head) = ctx.request_of(self.target);
         self.parser.set_head_request(head);
         self.intended = intended;
         self.may_retry = true;
         self.connect = None;
         self.batch = 1;
+        true
+    }
+
+    /// True when a scenario user is inside an iteration (its next step is
+    /// not the first): in the open model it goes on without a new arrival.
+    pub fn mid_iteration(&self, ctx: &ConnectionContext) -> bool {
+        ctx.workload.as_ref().is_some_and(|w| w.spec.sequential)
+            && self.session.as_ref().is_some_and(|s| !s.at_first_step())
     }
 
     /// A pipelined batch of `n` requests the worker has counted, all
     /// intended at `intended` (pipelining has no mix: `--targets` is refused).
-    pub fn begin_batch(&mut self, ctx: &ConnectionContext, intended: Instant, n: usize) {
-        self.begin(ctx, intended);
+    pub fn begin_batch(&mut self, ctx: &ConnectionContext, intended: Instant, n: usize) -> bool {
+        let begun = self.begin(ctx, intended);
         self.batch = n.max(1);
+        begun
     }
 
     /// True while responses of the batch in flight are still due.
@@ -169,15 +206,18 @@ impl Ledger {
     }
 
     /// The bytes of the request (or the pipelined batch) in flight.
-    pub fn request<'a>(&self, ctx: &'a ConnectionContext) -> &'a [u8] {
+    pub fn request<'a>(&'a self, ctx: &'a ConnectionContext) -> &'a [u8] {
         if self.batch > 1 {
             return &ctx.pipelined[..self.batch * ctx.request.len()];
+        }
+        if let Some(rendered) = self.session.as_ref().and_then(|s| s.rendered()) {
+            return rendered;
         }
         ctx.request_of(self.target).0
     }
 
     /// What is left of the request to write.
-    pub fn unwritten<'a>(&self, ctx: &'a ConnectionContext) -> &'a [u8] {
+    pub fn unwritten<'a>(&'a self, ctx: &'a ConnectionContext) -> &'a [u8] {
         &self.request(ctx)[self.written..]
     }
 
@@ -229,18 +269,38 @@ impl Ledger {
     pub fn answered(&mut self, ctx: &ConnectionContext, now: Instant, done: &Complete) -> bool {
         self.batch_answered += 1;
         if !self.batch_pending() {
-            self.record(ctx, now, Ok(done.status), done.body_bytes);
+            let judged = self.judge(ctx, now, done.status);
+            self.record(ctx, now, Ok(done.status), done.body_bytes, judged);
             self.served += 1;
             return done.keep_alive && ctx.keepalive;
         }
         // The bytes after this response are the next one's.
         let carried = self.leftover.pending().len() as u64;
         self.bytes_received = self.bytes_received.saturating_sub(carried);
-        self.record(ctx, now, Ok(done.status), done.body_bytes);
+        self.record(ctx, now, Ok(done.status), done.body_bytes, None);
         self.served += 1;
         self.first_byte = None;
         self.bytes_received = 0;
         done.keep_alive && ctx.keepalive
+    }
+
+    /// Judges a complete response by the workload's checks and extractors
+    /// (workload/judge.rs), and moves a scenario user on to its next step.
+    fn judge(&mut self, ctx: &ConnectionContext, now: Instant, status: u16) -> Option<Judged> {
+        let (Some(work), Some(session)) = (&ctx.workload, self.session.as_mut()) else {
+            return None;
+        };
+        let elapsed = now.saturating_duration_since(self.intended);
+        let judgement = session.judge(
+            work,
+            self.target,
+            status,
+            elapsed,
+            self.parser.capture(),
+            &mut ctx.state.recorder.borrow_mut(),
+        );
+        self.pause_until = session.advance(work, judgement.restart).map(|d| now + d);
+        judgement.judged
     }
 
     /// True (once per request) when a failure of `kind` is a reused
@@ -271,14 +331,18 @@ impl Ledger {
             ctx.state
                 .sample_error(kind, || crate::http1::malformed_reason(&start));
         }
+        if let (Some(work), Some(session)) = (&ctx.workload, self.session.as_mut()) {
+            // A scenario user goes on to its next step (JMeter's "continue").
+            session.advance(work, false);
+        }
         // A failed request has no counted body (as on the tokio path).
-        self.record(ctx, now, Err(kind), 0);
+        self.record(ctx, now, Err(kind), 0, None);
         if self.batch_answered + 1 < self.batch {
             // The rest of the batch got nothing of its own.
             self.first_byte = None;
             self.bytes_received = 0;
             for _ in self.batch_answered + 1..self.batch {
-                self.record(ctx, now, Err(kind), 0);
+                self.record(ctx, now, Err(kind), 0, None);
             }
         }
         self.batch_answered = self.batch;
@@ -306,6 +370,7 @@ impl Ledger {
         done: Instant,
         result: Result<u16, ErrorKind>,
         body_bytes: u64,
+        judged: Option<Judged>,
     ) {
         let outcome = Outcome {
             intended: self.intended,
@@ -316,6 +381,7 @@ impl Ledger {
             bytes_received: self.bytes_received,
             body_bytes,
             target: self.target as u16,
+            judged,
         };
         ctx.state.end_request(&outcome);
         if let Some(log) = &ctx.log {

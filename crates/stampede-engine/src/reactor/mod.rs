@@ -285,7 +285,27 @@ impl Turn {
                     return;
                 }
                 Step::Answered => {
+                    // A scenario's think time: the user's next step waits
+                    // (holding no budget) as a backed-off slot does.
+                    let pause = slots[index].base().ledger.pause_until;
+                    let now = Instant::now();
+                    if let Some(at) = pause.filter(|&at| at > now) {
+                        self.backing_off.push((at, index));
+                        return;
+                    }
+                    slots[index].ledger().pause_until = None;
                     if let Some(open) = &mut self.open {
+                        if slots[index].base().ledger.mid_iteration(ctx) {
+                            // The iteration's later steps need no arrival;
+                            // each counts from the end of the think time.
+                            let intended = pause.unwrap_or(now);
+                            if !ctx.state.claim_budget_at(intended) {
+                                open.went_idle(index);
+                                return;
+                            }
+                            step = start_intended(io, ctx, &mut slots[index], intended, now);
+                            continue;
+                        }
                         if open.backlog.is_empty() {
                             open.went_idle(index);
                             return;
@@ -384,7 +404,9 @@ impl Turn {
             None => !state.has_budget() && idle,
             Some(open) => {
                 let no_more = !state.has_budget() || (open.exhausted && !has_deadline);
-                no_more && idle && open.backlog.is_empty()
+                // Out of feeder rows, the backlog's arrivals cannot be sent.
+                let queued = !open.backlog.is_empty() && !state.is_feed_exhausted();
+                no_more && idle && !queued
             }
         }
     }

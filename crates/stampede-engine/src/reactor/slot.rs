@@ -144,14 +144,21 @@ pub trait ReactorSlot<I: WorkerIo> {
     /// Starts a pipelined batch of `n` requests the worker has already
     /// counted (closed model).
     fn start_batch(&mut self, io: &I, now: Instant, n: usize) -> Step {
-        self.ledger().begin_batch(io.ctx(), now, n);
+        if !self.ledger().begin_batch(io.ctx(), now, n) {
+            self.park(io);
+            return Step::Pending;
+        }
         self.send_request(io, now)
     }
 
     /// Starts at `now` a request intended at `intended` (the open model;
     /// counted with `begin_intended`): its latency runs from `intended`.
+    /// A `unique` feeder out of rows parks the slot (nothing is sent).
     fn start_at(&mut self, io: &I, intended: Instant, now: Instant) -> Step {
-        self.ledger().begin(io.ctx(), intended);
+        if !self.ledger().begin(io.ctx(), intended) {
+            self.park(io);
+            return Step::Pending;
+        }
         self.send_request(io, now)
     }
 

@@ -12,6 +12,7 @@ pub(crate) mod lexer;
 mod parse;
 
 pub use error::ParseError;
+pub use parse::parse_size;
 
 use crate::json_path::JsonPath;
 use crate::response::ResponseView;

@@ -171,7 +171,7 @@ fn first_line(text: &str) -> &str {
 }
 
 /// `512`, `10KiB`, `1.5MB`, `64kb`: bytes, decimal (kB, MB) or binary (KiB, MiB) units.
-pub(crate) fn parse_size(text: &str) -> Option<f64> {
+pub fn parse_size(text: &str) -> Option<f64> {
     let split = text
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(text.len());

@@ -1,0 +1,17 @@
+//! Real workloads on the engine (issue 18): templated requests rendered
+//! into each connection's own buffer, feeder rows taken per iteration,
+//! responses judged by checks and extractors, and scenario steps walked in
+//! order by each virtual user. Both paths use it the same way: the reactors'
+//! books (reactor/ledger.rs) and the tokio slot (connection.rs) each hold a
+//! [`UserSession`] per connection and ask it for the next request and for
+//! the verdict on each response, so the rules are written once, here.
+//!
+//! A run without templates, checks or extractors has no workload: its
+//! requests stay the pre-encoded bytes, and nothing here runs.
+
+mod judge;
+mod session;
+mod spec;
+
+pub(crate) use session::{UserSession, WorkerWorkload};
+pub use spec::{StepWork, WorkloadSpec};

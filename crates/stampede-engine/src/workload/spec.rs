@@ -1,0 +1,124 @@
+//! What the engine is told about a run's workload ([`WorkloadSpec`]):
+//! compiled before the run by its caller (templates against the plan,
+//! checks and extractors parsed), so that every usage error is found
+//! before a request is sent, and shared read-only by all workers.
+
+use stampede_metrics::CheckName;
+use stampede_workload::{CheckSet, Extractor, Feeder, RequestTemplate, Sequence, ThinkTime};
+use std::sync::Arc;
+
+/// One request of the run (the single request, an entry of the `--targets`
+/// mix, or a scenario step, by the plan's mix index): how it is rendered
+/// and how its responses are judged.
+#[derive(Debug, Clone, Default)]
+pub struct StepWork {
+    /// The step's name in results (scenario steps only).
+    pub name: Option<String>,
+    /// `None`: the request is fixed bytes, pre-encoded as without a workload.
+    pub template: Option<RequestTemplate>,
+    pub checks: CheckSet,
+    pub extracts: Vec<Extractor>,
+}
+
+impl StepWork {
+    fn judges(&self) -> usize {
+        self.checks.checks().len() + self.extracts.len()
+    }
+}
+
+/// A run's workload, shared by its workers.
+#[derive(Debug)]
+pub struct WorkloadSpec {
+    /// By the plan's target index: one entry without a mix, one per mix
+    /// entry (or scenario step) otherwise.
+    pub steps: Vec<StepWork>,
+    /// Loaded feeders, in the order templates index their rows.
+    pub feeders: Vec<Arc<Feeder>>,
+    /// Slots of each virtual user's extracted values.
+    pub extract_slots: usize,
+    /// Scenario: each virtual user walks the steps in order, one iteration
+    /// after another (else each request picks the next of the mix).
+    pub sequential: bool,
+    /// Scenario: a pause between a user's steps.
+    pub think: Option<ThinkTime>,
+    /// Largest head or body kept for checks (`--capture-max`).
+    pub capture_max: usize,
+    /// This agent and how many share the run (`{{seq}}` and unique rows
+    /// stay distinct across agents); 0 of 1 alone.
+    pub agent: u32,
+    pub agents: u32,
+    /// The run-wide `{{seq}}`.
+    pub sequence: Sequence,
+}
+
+impl Default for WorkloadSpec {
+    fn default() -> Self {
+        WorkloadSpec {
+            steps: Vec::new(),
+            feeders: Vec::new(),
+            extract_slots: 0,
+            sequential: false,
+            think: None,
+            capture_max: 64 * 1024,
+            agent: 0,
+            agents: 1,
+            sequence: Sequence::new(0, 1),
+        }
+    }
+}
+
+impl WorkloadSpec {
+    /// True when responses are judged: the result then always carries
+    /// `requests.check_failed`.
+    pub fn judges_responses(&self) -> bool {
+        self.steps.iter().any(|s| s.judges() > 0)
+    }
+
+    /// True when some step keeps response headers.
+    pub(crate) fn keeps_headers(&self) -> bool {
+        self.steps
+            .iter()
+            .any(|s| s.checks.needs_headers() || s.extracts.iter().any(Extractor::needs_headers))
+    }
+
+    /// True when some step keeps response bodies.
+    pub(crate) fn keeps_body(&self) -> bool {
+        self.steps
+            .iter()
+            .any(|s| s.checks.needs_body() || s.extracts.iter().any(Extractor::needs_body))
+    }
+
+    /// True when some request is rendered per send (a template with slots).
+    pub fn renders(&self) -> bool {
+        self.steps.iter().any(|s| s.template.is_some())
+    }
+
+    /// Where step `index`'s checks start in the run's list of checks.
+    pub(crate) fn first_check(&self, index: usize) -> usize {
+        self.steps[..index.min(self.steps.len())]
+            .iter()
+            .map(StepWork::judges)
+            .sum()
+    }
+
+    /// Every check and extractor of the run, in order, with its step: the
+    /// names of the result's `checks`.
+    pub fn check_names(&self) -> Vec<CheckName> {
+        let mut names = Vec::new();
+        for step in &self.steps {
+            for check in step.checks.checks() {
+                names.push(CheckName {
+                    check: check.as_str().to_string(),
+                    step: step.name.clone(),
+                });
+            }
+            for extract in &step.extracts {
+                names.push(CheckName {
+                    check: format!("extract {}", extract.name()),
+                    step: step.name.clone(),
+                });
+            }
+        }
+        names
+    }
+}

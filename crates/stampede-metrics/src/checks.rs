@@ -1,0 +1,161 @@
+//! Response checks' books (issue 18): which checks a judged response ran
+//! and failed ([`Judged`], carried by its [`Outcome`](crate::Outcome)), each
+//! check's pass/fail counts with a few sampled failing values
+//! ([`CheckTally`], kept for the whole run like the per-target tables), and
+//! their form in the result file ([`CheckResult`]).
+//!
+//! A check is named by its expression; an extractor that found nothing is
+//! booked as a check named `extract NAME`, so it fails the response the
+//! same way.
+
+use serde::{Deserialize, Serialize};
+
+/// Failing values kept per check.
+pub const MAX_CHECK_SAMPLES: usize = 3;
+
+/// What judging one response found: checks `first..first + count` of the
+/// run's list were evaluated, and bit `i` of `failed` says check `first + i`
+/// failed (checks past the 64th of one request count as passed when their
+/// bit cannot be set — a request has at most 64 checks and extractors).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Judged {
+    pub first: u16,
+    pub count: u8,
+    pub failed: u64,
+}
+
+impl Judged {
+    /// True when any check failed: the response is `check_failed`.
+    pub fn any_failed(&self) -> bool {
+        self.failed != 0
+    }
+}
+
+/// One check's counts over a run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CheckTally {
+    pub passed: u64,
+    pub failed: u64,
+    /// Distinct failing values seen, at most [`MAX_CHECK_SAMPLES`].
+    pub samples: Vec<String>,
+}
+
+impl CheckTally {
+    /// Keeps `value` unless enough are kept or it is one of them; `value`
+    /// is made only when it would be kept.
+    pub fn sample(&mut self, value: impl FnOnce() -> String) {
+        if self.samples.len() < MAX_CHECK_SAMPLES {
+            let value = value();
+            if !self.samples.contains(&value) {
+                self.samples.push(value);
+            }
+        }
+    }
+
+    pub fn wants_sample(&self) -> bool {
+        self.samples.len() < MAX_CHECK_SAMPLES
+    }
+
+    pub fn merge(&mut self, other: &CheckTally) {
+        self.passed += other.passed;
+        self.failed += other.failed;
+        for value in &other.samples {
+            self.sample(|| value.clone());
+        }
+    }
+}
+
+/// Books a judged response into the run's tallies.
+pub fn tally_judged(tallies: &mut [CheckTally], judged: &Judged) {
+    let first = usize::from(judged.first);
+    for i in 0..usize::from(judged.count) {
+        if let Some(tally) = tallies.get_mut(first + i) {
+            if i < 64 && judged.failed & (1 << i) != 0 {
+                tally.failed += 1;
+            } else {
+                tally.passed += 1;
+            }
+        }
+    }
+}
+
+/// Merges another worker's (or agent's) tallies into `mine`, by position.
+pub fn merge_tallies(mine: &mut Vec<CheckTally>, theirs: &[CheckTally]) {
+    if mine.len() < theirs.len() {
+        mine.resize(theirs.len(), CheckTally::default());
+    }
+    for (mine, theirs) in mine.iter_mut().zip(theirs) {
+        mine.merge(theirs);
+    }
+}
+
+/// One check in the result file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckResult {
+    /// The expression as written (`status == 200`), or `extract NAME`.
+    pub check: String,
+    /// The scenario step it belongs to, when the run has steps.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub step: Option<String>,
+    pub passed: u64,
+    pub failed: u64,
+    /// A few failing values, as seen.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub samples: Vec<String>,
+}
+
+impl CheckResult {
+    pub fn of(check: &str, step: Option<&str>, tally: &CheckTally) -> CheckResult {
+        CheckResult {
+            check: check.to_string(),
+            step: step.map(str::to_string),
+            passed: tally.passed,
+            failed: tally.failed,
+            samples: tally.samples.clone(),
+        }
+    }
+
+    /// Passed share of evaluations, in percent (100 when never evaluated).
+    pub fn pass_pct(&self) -> f64 {
+        let total = self.passed + self.failed;
+        if total == 0 {
+            100.0
+        } else {
+            100.0 * self.passed as f64 / total as f64
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn judged_responses_are_tallied_by_position() {
+        let mut tallies = vec![CheckTally::default(); 3];
+        tally_judged(
+            &mut tallies,
+            &Judged {
+                first: 1,
+                count: 2,
+                failed: 0b10,
+            },
+        );
+        assert_eq!((tallies[0].passed, tallies[0].failed), (0, 0));
+        assert_eq!((tallies[1].passed, tallies[1].failed), (1, 0));
+        assert_eq!((tallies[2].passed, tallies[2].failed), (0, 1));
+    }
+
+    #[test]
+    fn samples_are_few_and_distinct_and_merge() {
+        let mut a = CheckTally::default();
+        for value in ["500", "500", "502", "503", "504"] {
+            a.sample(|| value.to_string());
+        }
+        assert_eq!(a.samples, ["500", "502", "503"]);
+        let mut mine = vec![CheckTally::default()];
+        merge_tallies(&mut mine, &[a.clone(), a]);
+        assert_eq!(mine.len(), 2);
+        assert_eq!(mine[0].samples.len(), 3);
+    }
+}

@@ -1,0 +1,43 @@
+//! `stampede run`'s workload flags (issue 18): `--var`, `--feed`,
+//! `--check`, `--extract`, `--capture-max` and `--scenario`. Turning them
+//! into the engine's workload is workload_plan.rs.
+
+use std::path::PathBuf;
+
+/// Templates, feeders, checks, extracted values and scenario files.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct WorkloadArgs {
+    /// A constant for {{NAME}} in the URL, headers and body (repeatable)
+    #[arg(long = "var", value_name = "NAME=VALUE")]
+    pub vars: Vec<String>,
+    /// Rows for templates, one per iteration: a CSV file with a header row
+    /// or JSON Lines; :circular (default), :random, or :unique (each row
+    /// once across the run, which stops when they run out) (repeatable)
+    #[arg(long = "feed", value_name = "FILE[:MODE]")]
+    pub feeds: Vec<String>,
+    /// A condition every response must meet, else it counts as
+    /// check_failed: 'status == 200', 'body contains "ok"',
+    /// 'json($.id) exists', 'header(Content-Type) ~ json', 'time < 200ms' (repeatable)
+    #[arg(long = "check", value_name = "EXPR")]
+    pub checks: Vec<String>,
+    /// A value taken from each response for later requests of the same
+    /// connection: NAME=json($.token), header(X-Id), regex(id=(\d+)), cookie(sid) (repeatable)
+    #[arg(long = "extract", value_name = "NAME=SOURCE")]
+    pub extracts: Vec<String>,
+    /// The most of a response's head and body kept for checks and extractors
+    #[arg(long, default_value = "64KiB", value_parser = parse_capture_max, value_name = "SIZE")]
+    pub capture_max: usize,
+    /// Groups of steps walked by each virtual user (TOML; see docs/scenarios.md);
+    /// replaces the URL
+    #[arg(long, value_name = "FILE", conflicts_with = "targets")]
+    pub scenario: Option<PathBuf>,
+}
+
+fn parse_capture_max(text: &str) -> Result<usize, String> {
+    match stampede_workload::parse_size(text) {
+        Some(bytes) if bytes >= 1.0 => Ok(bytes as usize),
+        _ => Err(format!(
+            "'{text}' is not a size such as 64KiB, 1MiB or 4096"
+        )),
+    }
+}
