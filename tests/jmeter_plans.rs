@@ -201,3 +201,177 @@ fn flags_are_accepted_or_refused_with_one_line() {
         .unwrap()
         .contains("listeners' files are not written"));
 }
+
+/// `stampede serve` on a free port with its access log, stopped (SIGTERM,
+/// so the log is flushed) when dropped.
+struct Serve {
+    child: std::process::Child,
+    port: u16,
+    log: PathBuf,
+}
+
+impl Serve {
+    fn start(dir: &std::path::Path) -> Serve {
+        let port = stampede_testkit::free_port();
+        let log = dir.join("access.log");
+        let child = std::process::Command::new(stampede_testkit::binary())
+            .args(["serve", "-t", "1", "-p", &port.to_string(), "--access-log"])
+            .arg(&log)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("stampede serve starts");
+        let ready = std::time::Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                ready.elapsed() < std::time::Duration::from_secs(20),
+                "serve never listened"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        Serve { child, port, log }
+    }
+
+    /// Stops the server and returns its access log's request lines.
+    fn requests(mut self) -> Vec<String> {
+        // SAFETY: kill(2) on our own child's pid; no memory is involved.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let _ = self.child.wait();
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|line| line.split('"').nth(1).map(str::to_string))
+            .collect()
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// JTL lines as column maps, by the header's names.
+fn jtl_rows(text: &str) -> Vec<std::collections::HashMap<String, String>> {
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    let header: Vec<String> = reader
+        .headers()
+        .unwrap()
+        .iter()
+        .map(str::to_string)
+        .collect();
+    reader
+        .records()
+        .map(|r| {
+            header
+                .iter()
+                .cloned()
+                .zip(r.unwrap().iter().map(str::to_string))
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn a_two_group_plan_runs_and_the_jtl_says_what_the_server_received() {
+    let dir = temp_dir("jmeter-run");
+    let serve = Serve::start(&dir);
+    let jtl = dir.join("results.jtl");
+    let port = format!("-Jport={}", serve.port);
+    let out = jmeter(&[
+        "-n",
+        "-t",
+        &testdata("session.jmx"),
+        "-l",
+        &jtl.display().to_string(),
+        &port,
+        "-Jenv=ci-run",
+        "-Jthreads=2",
+        "-Jloops=3",
+        "-Jduration=1",
+    ]);
+    let stdout = text(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        text(&out.stderr)
+    );
+    let summary = stdout
+        .lines()
+        .find(|l| l.starts_with("summary = "))
+        .unwrap_or_default();
+    assert!(summary.contains(" in 00:00:0"), "{stdout}");
+    let text_jtl = std::fs::read_to_string(&jtl).unwrap();
+    assert_eq!(
+        text_jtl.lines().next(),
+        Some(
+            "timeStamp,elapsed,label,responseCode,responseMessage,threadName,dataType,success,\
+             failureMessage,bytes,sentBytes,grpThreads,allThreads,URL,Latency,IdleTime,Connect"
+        )
+    );
+    let rows = jtl_rows(&text_jtl);
+    let shoppers: Vec<_> = rows
+        .iter()
+        .filter(|r| r["threadName"].starts_with("Shoppers 1-"))
+        .collect();
+    // 2 threads × 3 loops × 3 samplers (the disabled one is not sent).
+    assert_eq!(shoppers.len(), 18, "{text_jtl}");
+    for label in ["login", "me", "echo"] {
+        assert_eq!(
+            shoppers.iter().filter(|r| r["label"] == label).count(),
+            6,
+            "{label}"
+        );
+    }
+    for row in &shoppers {
+        // /me answers 200 only to the token extracted from /login; /echo's
+        // assertion sees the -J header value the server echoed.
+        assert_eq!(
+            (row["responseCode"].as_str(), row["success"].as_str()),
+            ("200", "true"),
+            "{row:?}"
+        );
+        assert_eq!(
+            (row["grpThreads"].as_str(), row["allThreads"].as_str()),
+            ("2", "3")
+        );
+        let elapsed: u64 = row["elapsed"].parse().unwrap();
+        let latency: u64 = row["Latency"].parse().unwrap();
+        assert!(latency <= elapsed, "{row:?}");
+        assert!(row["timeStamp"].parse::<u64>().unwrap() > 1_600_000_000_000);
+    }
+    let polls: Vec<_> = rows.iter().filter(|r| r["label"] == "poll").collect();
+    assert!(!polls.is_empty() && polls.iter().all(|r| r["threadName"] == "Pollers 2-1"));
+    for poll in &polls {
+        assert_eq!(
+            poll["success"], "false",
+            "the plan asserts a body /json does not have"
+        );
+        assert_eq!(
+            poll["failureMessage"],
+            "check failed: body contains \"items\""
+        );
+    }
+    let requests = serve.requests();
+    let count = |prefix: &str| requests.iter().filter(|r| r.starts_with(prefix)).count();
+    assert_eq!(count("POST /login "), 6, "{requests:?}");
+    assert_eq!(count("GET /me "), 6);
+    assert_eq!(count("GET /echo?u="), 6);
+    assert_eq!(count("GET /json "), polls.len());
+    assert_eq!(count("GET /never"), 0, "disabled elements are skipped");
+    for user in ["ann", "bob", "cid"] {
+        assert!(
+            requests
+                .iter()
+                .any(|r| r.starts_with(&format!("GET /echo?u={user}&n="))),
+            "{requests:?}"
+        );
+    }
+    assert_eq!(
+        rows.len(),
+        requests.len(),
+        "one JTL line per request the server saw"
+    );
+}
