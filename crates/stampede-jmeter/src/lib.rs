@@ -17,6 +17,7 @@ pub mod jtl;
 pub mod model;
 mod rules;
 mod sampler;
+mod thread_group;
 pub mod tree;
 
 pub use emit::scenario_text;

@@ -6,8 +6,8 @@
 //! its scheduler duration the run's duration. The JTL writer (jmeter_jtl.rs)
 //! is each run's request log; the report is jmeter_report.rs.
 
-use super::jmeter::{JmeterOptions, Notes, TOOL};
 use super::jmeter_jtl::{open_jtl, GroupLabels, JtlSink, SharedJtl};
+use super::jmeter_options::{JmeterOptions, Notes, TOOL};
 use super::{save, usage, Finished, Translated};
 use crate::plan_args::build_run;
 use crate::run_args::parse_run_args;

@@ -16,6 +16,7 @@ mod ab_report;
 pub mod getopt;
 pub mod jmeter;
 mod jmeter_jtl;
+mod jmeter_options;
 mod jmeter_report;
 mod jmeter_run;
 pub mod press;
