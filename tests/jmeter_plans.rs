@@ -375,3 +375,177 @@ fn a_two_group_plan_runs_and_the_jtl_says_what_the_server_received() {
         "one JTL line per request the server saw"
     );
 }
+
+#[test]
+fn reports_results_and_an_existing_jtl_are_handled_as_jmeter_does() {
+    let dir = temp_dir("jmeter-outputs");
+    let serve = Serve::start(&dir);
+    let port = format!("-Jport={}", serve.port);
+    let report = dir.join("report");
+    std::fs::create_dir_all(&report).unwrap();
+    std::fs::write(report.join("old.html"), "old").unwrap();
+    let report_arg = report.display().to_string();
+    let plan = testdata("session.jmx");
+    let small = ["-Jthreads=1", "-Jloops=1", "-Jduration=1"];
+    let mut args = vec!["-n", "-t", &plan, &port, "-e", "-o", &report_arg];
+    args.extend(small);
+    assert!(refused(&args).contains("the folder is not empty (-f empties it)"));
+    let jtl = dir.join("results.jtl");
+    let earlier = "timeStamp,elapsed,label\n1,2,earlier\n";
+    std::fs::write(&jtl, earlier).unwrap();
+    let jtl_arg = jtl.display().to_string();
+    let json = dir.join("out.json").display().to_string();
+    args.extend(["-f", "--stampede-json", &json]);
+    let forced = jmeter(&args);
+    assert_eq!(forced.status.code(), Some(0), "{}", text(&forced.stderr));
+    assert!(!report.join("old.html").exists(), "-f emptied the folder");
+    for n in [1, 2] {
+        assert!(
+            report.join(format!("group-{n}.html")).is_file(),
+            "group {n}'s report"
+        );
+        let result = stampede_testkit::read_json(&dir.join(format!("out.group-{n}.json")));
+        assert_eq!(result["schema"], "stampede.result/1");
+    }
+    // Without -f an existing JTL is appended to, without a second header.
+    let mut append = vec!["-n", "-t", &plan, &port, "-l", &jtl_arg];
+    append.extend(small);
+    let out = jmeter(&append);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let after = std::fs::read_to_string(&jtl).unwrap();
+    assert!(after.starts_with(earlier), "{after}");
+    assert!(
+        after.lines().skip(2).all(|l| !l.starts_with("timeStamp")),
+        "{after}"
+    );
+    assert!(
+        after.lines().count() > 2 + 3,
+        "the new samples follow: {after}"
+    );
+    drop(serve);
+}
+
+/// A JMeter 5 style plan for nginx: a CSV-fed POST with a raw JSON body
+/// and a GET with the user in the query, under a plan-level header manager.
+fn nginx_plan(dir: &std::path::Path, port: u16) -> String {
+    std::fs::copy(testdata("users.csv"), dir.join("users.csv")).unwrap();
+    let session = std::fs::read_to_string(testdata("session.jmx")).unwrap();
+    // The session plan without its /me sampler (nginx hands out no token)
+    // and without the extractor that reads one.
+    let start = session.find("<HTTPSamplerProxy guiclass=\"HttpTestSampleGui\" testclass=\"HTTPSamplerProxy\" testname=\"me\">").unwrap();
+    let end = session.find("<HTTPSamplerProxy guiclass=\"HttpTestSampleGui\" testclass=\"HTTPSamplerProxy\" testname=\"echo\">").unwrap();
+    let plan = format!("{}{}", &session[..start], &session[end..])
+        .replace(
+            "<stringProp name=\"JSONPostProcessor.referenceNames\">token</stringProp>",
+            "<stringProp name=\"JSONPostProcessor.referenceNames\">ok</stringProp>",
+        )
+        .replace(
+            "<stringProp name=\"JSONPostProcessor.jsonPathExprs\">$.token</stringProp>",
+            "<stringProp name=\"JSONPostProcessor.jsonPathExprs\">$.ok</stringProp>",
+        )
+        .replace("X-Plan: ${__P(env,local)}", "nginx")
+        .replace(
+            "<stringProp name=\"ThreadGroup.duration\">${__P(duration,1)}</stringProp>",
+            "<stringProp name=\"ThreadGroup.duration\">1</stringProp>",
+        );
+    let path = dir.join("nginx.jmx");
+    std::fs::write(&path, plan.replace("${__P(port,3000)}", &port.to_string())).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn the_plan_runs_against_nginx_and_its_log_shows_the_requests() {
+    let nginx = stampede_testkit::require_tool!("nginx");
+    let dir = temp_dir("jmeter-nginx");
+    let port = stampede_testkit::free_port();
+    let log = dir.join("access.log");
+    let d = dir.display();
+    let conf = format!(
+        "daemon off;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
+         events {{ worker_connections 64; }}\n\
+         http {{\n  client_body_temp_path {d}/body;\n  proxy_temp_path {d}/proxy;\n\
+           fastcgi_temp_path {d}/fastcgi;\n  uwsgi_temp_path {d}/uwsgi;\n  scgi_temp_path {d}/scgi;\n\
+           log_format plan '$request|$http_x_plan|$content_type';\n\
+           server {{\n    listen 127.0.0.1:{port};\n    access_log {log} plan;\n\
+             location /login {{ default_type application/json; return 200 '{{\"ok\":true}}'; }}\n\
+             location / {{ default_type text/plain; return 200 'nginx $request_uri'; }}\n  }}\n}}\n",
+        log = log.display(),
+    );
+    let conf_path = dir.join("nginx.conf");
+    std::fs::write(&conf_path, conf).unwrap();
+    let mut server = std::process::Command::new(nginx)
+        .arg("-p")
+        .arg(&dir)
+        .arg("-c")
+        .arg(&conf_path)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let ready = std::time::Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            ready.elapsed() < std::time::Duration::from_secs(20),
+            "nginx never listened"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let plan = nginx_plan(&dir, port);
+    let jtl = dir.join("nginx.jtl");
+    let out = jmeter(&[
+        "-n",
+        "-t",
+        &plan,
+        "-l",
+        &jtl.display().to_string(),
+        "-Jenv=nginx-run",
+        "-Jthreads=2",
+        "-Jloops=2",
+    ]);
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let rows = jtl_rows(&std::fs::read_to_string(&jtl).unwrap());
+    let shoppers: Vec<_> = rows
+        .iter()
+        .filter(|r| r["threadName"].starts_with("Shoppers"))
+        .collect();
+    assert_eq!(shoppers.len(), 2 * 2 * 2, "{rows:?}");
+    assert!(
+        shoppers
+            .iter()
+            .all(|r| r["success"] == "true" && r["responseCode"] == "200"),
+        "{rows:?}"
+    );
+    let lines = std::fs::read_to_string(&log).unwrap();
+    let posts: Vec<&str> = lines
+        .lines()
+        .filter(|l| l.starts_with("POST /login "))
+        .collect();
+    assert_eq!(posts.len(), 4, "{lines}");
+    assert!(
+        posts
+            .iter()
+            .all(|l| l.ends_with("|nginx-run|application/json")),
+        "{lines}"
+    );
+    assert_eq!(
+        lines
+            .lines()
+            .filter(|l| l.starts_with("GET /echo?u="))
+            .count(),
+        4,
+        "{lines}"
+    );
+    assert_eq!(
+        lines.lines().count(),
+        rows.len(),
+        "one JTL line per request nginx logged"
+    );
+}
