@@ -13,7 +13,12 @@ url = "http://127.0.0.1:3000/"
 "#;
 
 fn dir() -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("stampede-options-{}", std::process::id()));
+    // One directory per test thread: tests run side by side and rewrite the file.
+    let dir = std::env::temp_dir().join(format!(
+        "stampede-options-{}-{:?}",
+        std::process::id(),
+        std::thread::current().id()
+    ));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("plain.csv"), "ann,pw1\nbob,pw2\n").unwrap();
     dir
