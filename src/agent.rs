@@ -311,6 +311,7 @@ mod tests {
             checks: Vec::new(),
             judged: false,
             stop_reason: None,
+            groups: Vec::new(),
         };
         let p = plan(closed(1.0), StopCondition::Duration(Duration::from_secs(1)));
         RunResult::from_recording(&p, &recording, Default::default(), "test", vec![])

@@ -199,6 +199,7 @@ fn snapshot_result(running: Running, latest: &Latest) -> RunResult {
         checks: Vec::new(),
         judged: false,
         stop_reason: None,
+        groups: Vec::new(),
     };
     let mut result = RunResult::from_recording(
         &running.plan,

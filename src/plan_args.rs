@@ -9,7 +9,7 @@ use crate::workload_plan::{build_workload, load_scenario, ScenarioLoad};
 use anyhow::Context;
 use stampede_engine::WorkloadSpec;
 use stampede_plan::{parse_header, Arrival, LoadModel, Plan, RequestSpec, Schedule, StopCondition};
-use stampede_workload::GroupLoad;
+use stampede_workload::{Group, GroupLoad};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -96,16 +96,42 @@ pub fn build_plan(args: &RunArgs) -> anyhow::Result<(Plan, Vec<String>)> {
 pub fn build_run(args: &RunArgs) -> anyhow::Result<BuiltRun> {
     let scenario = load_scenario(&args.workload)?;
     let scenario_args;
+    let mut models = Vec::new();
     let args = match &scenario {
         Some(scenario) => {
-            scenario_args = with_scenario_load(args, scenario)?;
+            if args.url.is_some()
+                || args.connections.is_some()
+                || args.rate.is_some()
+                || args.stages.is_some()
+            {
+                anyhow::bail!(
+                    "--scenario sets the URLs and the load (each group's connections, rate or stages): drop the URL, -c, -r and --stages"
+                );
+            }
+            for group in &scenario.groups {
+                let group_args = with_group_load(args, group);
+                let (model, _) =
+                    build_model(&group_args).with_context(|| format!("group {}", group.name))?;
+                models.push(model);
+            }
+            scenario_args = with_group_load(args, scenario.first());
             &scenario_args
         }
         None => args,
     };
-    let (plan, notices) = build_fixed_plan(args, scenario.as_ref())?;
+    let (plan, mut notices) = build_fixed_plan(args, scenario.as_ref())?;
+    if let Some(scenario) = &scenario {
+        let groups = scenario.groups.len();
+        if groups > plan.threads {
+            notices.push(format!(
+                "{groups} groups run side by side on {groups} threads (one each at least; -t {} asked for fewer)",
+                plan.threads
+            ));
+        }
+    }
     let agent = args.agent.agent.map(|share| (share.index, share.count));
-    let workload = build_workload(&args.workload, &plan, scenario.as_ref(), agent)?;
+    let scenario = scenario.as_ref().map(|s| (s, models));
+    let workload = build_workload(&args.workload, &plan, scenario, agent, None)?;
     Ok(BuiltRun {
         plan,
         notices,
@@ -114,19 +140,10 @@ pub fn build_run(args: &RunArgs) -> anyhow::Result<BuiltRun> {
 }
 
 /// The arguments with a scenario group's load in place of `-c`, `-r`,
-/// `--stages` and `--ramp-up` (given both ways, they are refused).
-fn with_scenario_load(args: &RunArgs, scenario: &ScenarioLoad) -> anyhow::Result<RunArgs> {
-    if args.url.is_some()
-        || args.connections.is_some()
-        || args.rate.is_some()
-        || args.stages.is_some()
-    {
-        anyhow::bail!(
-            "--scenario sets the URLs and the load (its group's connections, rate or stages): drop the URL, -c, -r and --stages"
-        );
-    }
+/// `--stages` and `--ramp-up`.
+fn with_group_load(args: &RunArgs, group: &Group) -> RunArgs {
     let mut args = args.clone();
-    match scenario.load() {
+    match &group.load {
         GroupLoad::Closed { connections } => args.connections = Some(*connections as usize),
         GroupLoad::Open { rate } => args.rate = Some(*rate),
         GroupLoad::Stages(stages) => {
@@ -135,10 +152,10 @@ fn with_scenario_load(args: &RunArgs, scenario: &ScenarioLoad) -> anyhow::Result
             args.rate = Some(stages.iter().map(|s| s.target).fold(0.0, f64::max).max(1.0));
         }
     }
-    if scenario.group.ramp_up.is_some() {
-        args.ramp_up = scenario.group.ramp_up;
+    if group.ramp_up.is_some() {
+        args.ramp_up = group.ramp_up;
     }
-    Ok(args)
+    args
 }
 
 fn build_fixed_plan(

@@ -127,6 +127,7 @@ mod tests {
             checks: Vec::new(),
             judged: false,
             stop_reason: None,
+            groups: Vec::new(),
         };
         let environment = stampede_metrics::Environment {
             cpus,

@@ -8,21 +8,21 @@
 use crate::workload_args::WorkloadArgs;
 use anyhow::Context;
 use stampede_engine::http1::encode_request_to;
-use stampede_engine::{StepWork, WorkloadSpec};
-use stampede_plan::{MixEntry, Plan, RequestSpec, Target};
+use stampede_engine::{GroupWork, StepWork, WorkloadSpec};
+use stampede_plan::{LoadModel, MixEntry, Plan, RequestSpec, Target};
 use stampede_workload::{
-    parse_var, CheckSet, Extractor, Group, GroupLoad, RequestTemplate, Scenario, Scope, Sequence,
+    parse_var, CheckSet, Extractor, Group, RequestTemplate, Scenario, Scope, Script, Sequence,
     Workload,
 };
 use std::sync::Arc;
 
-/// A scenario file's load, for the plan: its group's steps and model.
+/// A scenario file's groups, for the plan: their steps (the plan's mix,
+/// group after group) and load models.
 pub struct ScenarioLoad {
-    pub group: Group,
+    pub groups: Vec<Group>,
 }
 
-/// Reads `--scenario FILE` (errors say file:line:column). One group per
-/// run for now: several groups with their own load models are refused.
+/// Reads `--scenario FILE` (errors say file:line:column).
 pub fn load_scenario(args: &WorkloadArgs) -> anyhow::Result<Option<ScenarioLoad>> {
     let Some(path) = &args.scenario else {
         return Ok(None);
@@ -41,26 +41,18 @@ pub fn load_scenario(args: &WorkloadArgs) -> anyhow::Result<Option<ScenarioLoad>
                 .map_err(anyhow::Error::new)
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let mut scenario = Scenario::load(path, &vars)?;
-    if scenario.groups.len() > 1 {
-        let names: Vec<&str> = scenario.groups.iter().map(|g| g.name.as_str()).collect();
-        anyhow::bail!(
-            "{}: {} groups ({}): a run takes one group for now; put each group in its own file and run them side by side",
-            path.display(),
-            names.len(),
-            names.join(", ")
-        );
-    }
-    let group = scenario.groups.remove(0);
-    Ok(Some(ScenarioLoad { group }))
+    let scenario = Scenario::load(path, &vars)?;
+    Ok(Some(ScenarioLoad {
+        groups: scenario.groups,
+    }))
 }
 
 impl ScenarioLoad {
-    /// The group's steps as the plan's mix (one entry per step, in order).
+    /// Every group's steps as the plan's mix (one entry per step, in order).
     pub fn mix(&self) -> Vec<MixEntry> {
-        self.group
-            .steps
+        self.groups
             .iter()
+            .flat_map(|group| &group.steps)
             .map(|step| MixEntry {
                 target: step.target.clone(),
                 request: step.request_spec(),
@@ -69,28 +61,50 @@ impl ScenarioLoad {
             .collect()
     }
 
-    /// The group's load as `-c`, `-r` or `--stages` would give it.
-    pub fn load(&self) -> &GroupLoad {
-        &self.group.load
+    /// The first group's load: the plan's model (the others' are each
+    /// group's own, [`build_workload`]'s `models`).
+    pub fn first(&self) -> &Group {
+        &self.groups[0]
     }
 }
 
 /// The engine's workload for `plan`, or `None` when every request is fixed
-/// bytes and nothing judges responses.
+/// bytes and nothing judges responses. A `script` (wrk's Lua, `--script`)
+/// builds the requests itself; checks still judge its responses. `models`:
+/// a scenario's load model per group (the plan's is the first's).
 pub fn build_workload(
     args: &WorkloadArgs,
     plan: &Plan,
-    scenario: Option<&ScenarioLoad>,
+    scenario: Option<(&ScenarioLoad, Vec<LoadModel>)>,
     agent: Option<(u32, u32)>,
+    script: Option<Arc<dyn Script>>,
 ) -> anyhow::Result<Option<Arc<WorkloadSpec>>> {
     let (agent, agents) = agent.unwrap_or((0, 1));
+    let has_scenario = scenario.is_some();
     let spec = match scenario {
-        Some(scenario) => scenario_spec(args, plan, &scenario.group)?,
+        Some((scenario, models)) => Some(scenario_spec(args, plan, &scenario.groups, models)?),
         None => flags_spec(args, plan)?,
+    };
+    let spec = match (spec, &script) {
+        (None, Some(_)) => Some(WorkloadSpec {
+            steps: vec![StepWork::default(); requests_of(plan).len()],
+            groups: vec![GroupWork {
+                steps: 0..requests_of(plan).len(),
+                ..GroupWork::default()
+            }],
+            ..WorkloadSpec::default()
+        }),
+        (spec, _) => spec,
     };
     let Some(mut spec) = spec else {
         return Ok(None);
     };
+    if script.is_some() && (has_scenario || spec.renders()) {
+        anyhow::bail!(
+            "a script builds the requests itself: drop --scenario and the {{{{...}}}} templates"
+        );
+    }
+    spec.script = script;
     spec.capture_max = args.capture_max;
     spec.agent = agent;
     spec.agents = agents;
@@ -132,56 +146,81 @@ fn flags_spec(args: &WorkloadArgs, plan: &Plan) -> anyhow::Result<Option<Workloa
         || !workload.feeders.is_empty()
         || steps.iter().any(|s| s.template.is_some());
     Ok(needed.then(|| WorkloadSpec {
+        groups: vec![GroupWork {
+            steps: 0..steps.len(),
+            feeders: workload.feeders,
+            extract_slots: workload.scope.extract_slots(),
+            ..GroupWork::default()
+        }],
         steps,
-        feeders: workload.feeders,
-        extract_slots: workload.scope.extract_slots(),
         ..WorkloadSpec::default()
     }))
 }
 
-/// A scenario group: its steps in order, each with its own checks and
-/// extracts (and the command line's `--check`/`--extract` on every step).
+/// A scenario's groups: each group's steps in order, each step with its
+/// own checks and extracts (and the command line's `--check`/`--extract`
+/// on every step); each group with its own load model from `models`.
 fn scenario_spec(
     args: &WorkloadArgs,
     plan: &Plan,
-    group: &Group,
-) -> anyhow::Result<Option<WorkloadSpec>> {
-    let mut scope = group.scope.clone();
+    groups: &[Group],
+    models: Vec<LoadModel>,
+) -> anyhow::Result<WorkloadSpec> {
     let cli_checks = CheckSet::parse(&args.checks)?;
-    let cli_extracts = args
-        .extracts
-        .iter()
-        .map(|e| Extractor::parse_assignment(e, &mut scope))
-        .collect::<Result<Vec<_>, _>>()?;
-    let mut steps = Vec::with_capacity(group.steps.len());
-    for step in &group.steps {
-        let request = step.request_spec();
-        let template = template_for(plan, &step.target, &request, &scope)
-            .with_context(|| format!("step {}", step.name))?;
-        let mut checks: Vec<String> = step
-            .checks
-            .checks()
+    let mut steps = Vec::new();
+    let mut group_works = Vec::with_capacity(groups.len());
+    for (group, model) in groups.iter().zip(models) {
+        let mut scope = group.scope.clone();
+        let cli_extracts = args
+            .extracts
             .iter()
-            .map(|c| c.as_str().to_string())
-            .collect();
-        checks.extend(cli_checks.checks().iter().map(|c| c.as_str().to_string()));
-        let mut extracts = step.extracts.clone();
-        extracts.extend(cli_extracts.iter().cloned());
-        steps.push(StepWork {
-            name: Some(step.name.clone()),
-            template,
-            checks: CheckSet::parse(&checks)?,
-            extracts,
+            .map(|e| Extractor::parse_assignment(e, &mut scope))
+            .collect::<Result<Vec<_>, _>>()?;
+        let first = steps.len();
+        for step in &group.steps {
+            let request = step.request_spec();
+            let template = template_for(plan, &step.target, &request, &scope)
+                .with_context(|| format!("group {}: step {}", group.name, step.name))?;
+            let mut checks: Vec<String> = step
+                .checks
+                .checks()
+                .iter()
+                .map(|c| c.as_str().to_string())
+                .collect();
+            checks.extend(cli_checks.checks().iter().map(|c| c.as_str().to_string()));
+            let mut extracts = step.extracts.clone();
+            extracts.extend(cli_extracts.iter().cloned());
+            steps.push(StepWork {
+                name: Some(step_name(groups.len(), &group.name, &step.name)),
+                template,
+                checks: CheckSet::parse(&checks)?,
+                extracts,
+            });
+        }
+        group_works.push(GroupWork {
+            name: Some(group.name.clone()),
+            steps: first..steps.len(),
+            feeders: group.feeders.clone(),
+            extract_slots: scope.extract_slots(),
+            sequential: true,
+            think: group.think,
+            model: Some(model),
         });
     }
-    Ok(Some(WorkloadSpec {
+    Ok(WorkloadSpec {
         steps,
-        feeders: group.feeders.clone(),
-        extract_slots: scope.extract_slots(),
-        sequential: true,
-        think: group.think,
+        groups: group_works,
         ..WorkloadSpec::default()
-    }))
+    })
+}
+
+/// A step's name in results: `group/step` when the file has several groups.
+fn step_name(groups: usize, group: &str, step: &str) -> String {
+    if groups > 1 {
+        format!("{group}/{step}")
+    } else {
+        step.to_string()
+    }
 }
 
 /// The plan's requests by target index: the mix's, or the one request.

@@ -26,6 +26,8 @@ pub enum Metric {
     Rps,
     /// Successful responses per second.
     Goodput,
+    /// Passed share of check evaluations (`--check`, extractors), in percent.
+    Checks,
 }
 
 /// The kind of quantity, which fixes the threshold's units.
@@ -40,7 +42,7 @@ impl Metric {
     fn quantity(self) -> Quantity {
         match self {
             Metric::Percentile(_) | Metric::Mean | Metric::Max | Metric::Min => Quantity::LatencyMs,
-            Metric::Errors => Quantity::Percent,
+            Metric::Errors | Metric::Checks => Quantity::Percent,
             Metric::Rps | Metric::Goodput => Quantity::PerSecond,
         }
     }
@@ -56,7 +58,7 @@ impl Metric {
 
     /// Whether a lower value is the better one (latency, errors).
     pub fn lower_is_better(self) -> bool {
-        !matches!(self, Metric::Rps | Metric::Goodput)
+        !matches!(self, Metric::Rps | Metric::Goodput | Metric::Checks)
     }
 
     fn parse(name: &str) -> Option<Metric> {
@@ -69,6 +71,7 @@ impl Metric {
             "errors" | "error_rate" | "error" | "err" => Metric::Errors,
             "rps" | "throughput" => Metric::Rps,
             "goodput" => Metric::Goodput,
+            "checks" | "check" => Metric::Checks,
             _ => {
                 let p: f64 = lower.strip_prefix('p')?.parse().ok()?;
                 if !(p > 0.0 && p <= 100.0) {
@@ -91,6 +94,7 @@ impl fmt::Display for Metric {
             Metric::Errors => f.write_str("errors"),
             Metric::Rps => f.write_str("rps"),
             Metric::Goodput => f.write_str("goodput"),
+            Metric::Checks => f.write_str("checks"),
         }
     }
 }
@@ -153,7 +157,7 @@ pub enum SloError {
     Empty,
     #[error("SLO condition '{part}': no comparator (use <, <=, > or >=)")]
     MissingComparator { part: String },
-    #[error("SLO condition '{part}': unknown figure '{name}' (use p50…p99.99, mean, min, max, errors, rps, goodput)")]
+    #[error("SLO condition '{part}': unknown figure '{name}' (use p50…p99.99, mean, min, max, errors, rps, goodput, checks)")]
     UnknownMetric { part: String, name: String },
     #[error("SLO condition '{part}': '{value}' is not a non-negative number")]
     BadThreshold { part: String, value: String },
@@ -313,6 +317,13 @@ impl Measure for RunResult {
             Metric::Errors => Some(self.error_rate_pct),
             Metric::Rps => Some(self.rps),
             Metric::Goodput => Some(self.goodput),
+            Metric::Checks => {
+                // No check ran: not measured (a gate on checks then fails).
+                let passed: u64 = self.checks.iter().map(|c| c.passed).sum();
+                let failed: u64 = self.checks.iter().map(|c| c.failed).sum();
+                let total = passed + failed;
+                (total > 0).then(|| 100.0 * passed as f64 / total as f64)
+            }
         }
     }
 }

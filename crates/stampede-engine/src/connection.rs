@@ -82,13 +82,30 @@ impl ConnectionContext {
 /// The worker's shared read buffer: large reads for bulk bodies, allocated once.
 const SCRATCH_BYTES: usize = 64 * 1024;
 
-/// What the connections of a worker share, built from its plan.
+/// What the connections of a worker share, built from its plan (a
+/// script's `init` runs here, on the worker's thread; its error is the
+/// worker's).
 pub(crate) fn connection_context(
     plan: &WorkerPlan,
     state: Rc<WorkerState>,
     log: Option<WorkerLogHandle>,
-) -> ConnectionContext {
-    ConnectionContext {
+) -> std::io::Result<ConnectionContext> {
+    let workload = plan
+        .workload
+        .as_ref()
+        .map(|spec| {
+            let (index, workers) = plan.share;
+            crate::workload::WorkerWorkload::new(
+                spec.clone(),
+                plan.group,
+                index,
+                workers,
+                plan.seed,
+            )
+        })
+        .transpose()
+        .map_err(|e| std::io::Error::other(e.0))?;
+    Ok(ConnectionContext {
         connector: plan.connector.build(plan.index),
         request: Rc::from(&plan.request[..]),
         pipelined: plan.request.repeat(plan.pipeline.max(1)).into(),
@@ -109,10 +126,8 @@ pub(crate) fn connection_context(
         state,
         log: log.map(|handle| WorkerLog::new(handle, plan.measure_start)),
         scratch: std::cell::RefCell::new(vec![0u8; SCRATCH_BYTES].into_boxed_slice()),
-        workload: plan.workload.as_ref().map(|spec| {
-            crate::workload::WorkerWorkload::new(spec.clone(), plan.index, plan.workers, plan.seed)
-        }),
-    }
+        workload,
+    })
 }
 
 /// The result of one exchange before it is turned into an [`Outcome`].
@@ -165,7 +180,7 @@ impl Slot {
     /// True when a scenario user is inside an iteration (its next step is
     /// not the first): in the open model it goes on without a new arrival.
     pub fn mid_iteration(&self, ctx: &ConnectionContext) -> bool {
-        ctx.workload.as_ref().is_some_and(|w| w.spec.sequential)
+        ctx.workload.as_ref().is_some_and(|w| w.sequential())
             && self.session.as_ref().is_some_and(|s| !s.at_first_step())
     }
 
@@ -184,14 +199,13 @@ impl Slot {
         }
         let session = self.session.as_mut().expect("set above");
         self.current = session.next_target(work, || ctx.next_target());
-        if session
-            .prepare(work, self.current, || work.spec.sequence.next())
-            .is_err()
-        {
-            ctx.state.feed_ran_out(intended);
-            return false;
+        match session.prepare(work, self.current, || work.spec.sequence.next()) {
+            Ok(()) => true,
+            Err(not) => {
+                ctx.state.not_prepared(intended, not);
+                false
+            }
         }
-        true
     }
 
     /// Judges a complete response (workload/judge.rs) and moves a scenario
@@ -205,6 +219,9 @@ impl Slot {
         let (Some(work), Some(session)) = (&ctx.workload, self.session.as_mut()) else {
             return (None, None);
         };
+        if work.script_stopped() {
+            ctx.state.stop_sending();
+        }
         let Ok(status) = result else {
             return (None, session.advance(work, false));
         };

@@ -12,7 +12,7 @@ use crate::worker_plan::{
 use crate::EngineError;
 use stampede_metrics::{Recording, SecondPoint, Snapshot, TimeseriesBuilder};
 use stampede_plan::{
-    share_of, shares, weighted_order, EventLoop, IoBackend, LoadModel, Plan, Schedule, Scheme,
+    share_of, weighted_order, EventLoop, IoBackend, LoadModel, Plan, Schedule, Scheme,
     StopCondition,
 };
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -144,10 +144,9 @@ fn warmup_target(schedule: &Schedule) -> f64 {
     schedule.start.max(first)
 }
 
-/// Worker `index`'s share of the load model.
-fn worker_load(plan: &Plan, index: usize, seed: u64) -> WorkerLoad {
-    let workers = plan.threads;
-    match &plan.model {
+/// Worker `index` of the `workers` that share `model`: its part of it.
+fn worker_load(model: &LoadModel, index: usize, workers: usize, seed: u64) -> WorkerLoad {
+    match model {
         LoadModel::Closed { connections } => WorkerLoad::Closed {
             schedule: connections.clone(),
             warmup_target: warmup_target(connections),
@@ -173,6 +172,19 @@ fn worker_load(plan: &Plan, index: usize, seed: u64) -> WorkerLoad {
             })
         }
     }
+}
+
+/// Where each of `workers` workers goes among `groups` groups: (group,
+/// its place in the group, the group's workers), groups in order, every
+/// group at least one worker when there are enough (the caller sees to it).
+fn place_workers(workers: usize, groups: usize) -> Vec<(usize, usize, usize)> {
+    let groups = groups.max(1);
+    (0..groups)
+        .flat_map(|group| {
+            let n = share_of(workers as u64, group, groups) as usize;
+            (0..n).map(move |i| (group, i, n))
+        })
+        .collect()
 }
 
 /// Runs the plan to its stop condition (or until `stop`), returning the merged recording.
@@ -299,37 +311,70 @@ pub fn run_with(
         measure_start,
         measure_start_wall: started_at + (measure_start - start),
     };
+    // Several groups run side by side, each on its own workers (at least
+    // one each) with its own load model.
+    let groups: Vec<&LoadModel> = match &options.workload {
+        Some(workload) if workload.groups.len() > 1 => workload
+            .groups
+            .iter()
+            .map(|g| g.model.as_ref().unwrap_or(&plan.model))
+            .collect(),
+        _ => vec![&plan.model],
+    };
+    let workers = plan.threads.max(groups.len());
+    let placement = place_workers(workers, groups.len());
     let mut request_log = match options.request_log {
         Some(options) => {
-            Some(RequestLog::start(options, plan.threads, clock).map_err(EngineError::RequestLog)?)
+            Some(RequestLog::start(options, workers, clock).map_err(EngineError::RequestLog)?)
         }
         None => None,
     };
-    let connection_shares: Vec<u64> = shares(plan.connections() as u64, plan.threads).collect();
     let (to_aggregator, from_workers) = mpsc::channel();
-    let mut threads = Vec::with_capacity(plan.threads);
+    let mut threads = Vec::with_capacity(workers);
     let mut budget_given = 0u64;
-    for (index, connections) in connection_shares.iter().copied().enumerate() {
+    for (index, &(group, share_index, share_workers)) in placement.iter().enumerate() {
+        let model = groups[group];
+        let group_seed = if groups.len() > 1 {
+            seed ^ (group as u64 + 1).wrapping_mul(0xA24B_AED4_963E_E407)
+        } else {
+            seed
+        };
         // -n is split exactly. The closed model: in proportion to
         // connections (the last worker takes what rounding left), as each
         // connection sends at its own pace. The open model: as the pacer
         // splits the instants (worker w takes w, w + W, …, so the first
         // `count` instants give it share_of(count, w, W)), or a worker with
         // more connections would run out of requests before the others and
-        // the rest of the run would go at a fraction of the rate.
+        // the rest of the run would go at a fraction of the rate. Several
+        // groups: evenly over every worker.
         let worker_budget = budget.map(|count| {
-            let share = match plan.model {
-                LoadModel::Rate { .. } => share_of(count, index, plan.threads),
-                LoadModel::Closed { .. } if index + 1 == plan.threads => count - budget_given,
-                LoadModel::Closed { .. } => count * connections / plan.connections() as u64,
+            let share = match model {
+                _ if groups.len() > 1 => share_of(count, index, workers),
+                LoadModel::Rate { .. } => share_of(count, index, workers),
+                LoadModel::Closed { .. } if index + 1 == workers => count - budget_given,
+                LoadModel::Closed { .. } => {
+                    let total = plan.connections() as u64;
+                    count * share_of(total, index, workers) / total
+                }
             };
             budget_given += share;
             share
         });
+        let mut worker_connector = connector.clone();
+        let script_addr = options
+            .workload
+            .as_ref()
+            .and_then(|w| w.script.as_ref())
+            .and_then(|script| script.thread_addr(index));
+        if let Some(addr) = script_addr {
+            // wrk's setup() may point a thread elsewhere (thread.addr).
+            worker_connector.endpoint = Endpoint::Tcp(addr);
+        }
         let worker_plan = WorkerPlan {
             index,
-            workers: plan.threads,
-            connector: connector.clone(),
+            share: (share_index, share_workers),
+            group,
+            connector: worker_connector,
             request: request.clone(),
             mix: mix.clone(),
             mix_order: mix_order.clone(),
@@ -338,7 +383,7 @@ pub fn run_with(
             head_request: plan.request.method == "HEAD",
             keepalive: plan.keepalive,
             timeout: plan.timeout,
-            load: worker_load(plan, index, seed),
+            load: worker_load(model, share_index, share_workers, group_seed),
             budget: worker_budget,
             measure_start,
             deadline,
@@ -366,13 +411,9 @@ pub fn run_with(
     drop(to_aggregator);
     let schedule = plan.model.schedule().clone();
     let target_at = move |seconds: f64| schedule.target_at(Duration::from_secs_f64(seconds));
-    let aggregated = aggregate(
-        from_workers,
-        plan.threads,
-        measure_start,
-        observer,
-        &target_at,
-    )?;
+    let aggregated = aggregate(from_workers, workers, measure_start, observer, &target_at);
+    // A worker's own error (a script's init failing) says more than the
+    // aggregator's "worker lost": joined first.
     for (index, thread) in threads.into_iter().enumerate() {
         match thread.join() {
             Ok(Ok(())) => {}
@@ -385,6 +426,7 @@ pub fn run_with(
             Err(_) => return Err(EngineError::WorkerLost(index)),
         }
     }
+    let aggregated = aggregated?;
     let stop_reason = aggregated
         .total
         .feed_exhausted
@@ -416,6 +458,12 @@ pub fn run_with(
             .as_ref()
             .is_some_and(|w| w.judges_responses()),
         stop_reason,
+        groups: options
+            .workload
+            .as_ref()
+            .filter(|w| w.groups.len() > 1)
+            .map(|w| w.group_names(&plan.model))
+            .unwrap_or_default(),
     };
     Ok(Finished {
         recording,

@@ -32,4 +32,4 @@ pub use error::EngineError;
 pub use limits::{fds_needed, raise_nofile_limit};
 pub use request_log::{LoggedRequest, RequestLogOptions, RequestLogReport, RequestSink, RunClock};
 pub use worker_plan::SNAPSHOT_INTERVAL;
-pub use workload::{StepWork, WorkloadSpec};
+pub use workload::{GroupWork, StepWork, WorkloadSpec};

@@ -31,8 +31,7 @@ pub fn run_worker(
         .enable_all()
         .build()?;
     let local = tokio::task::LocalSet::new();
-    local.block_on(&runtime, drive(plan, stop, to_aggregator, log));
-    Ok(())
+    local.block_on(&runtime, drive(plan, stop, to_aggregator, log))
 }
 
 /// Starts the load, waits for the first of: load done, deadline, stop; then
@@ -42,9 +41,9 @@ async fn drive(
     mut stop: watch::Receiver<bool>,
     to_aggregator: mpsc::Sender<WorkerMessage>,
     log: Option<WorkerLogHandle>,
-) {
+) -> std::io::Result<()> {
     let state = Rc::new(WorkerState::for_plan(&plan));
-    let context = Rc::new(connection_context(&plan, state.clone(), log));
+    let context = Rc::new(connection_context(&plan, state.clone(), log)?);
     let (load_done, abort_handles) = start_load(&plan, &context);
     let deadline = async {
         match plan.deadline {
@@ -82,6 +81,7 @@ async fn drive(
         snapshot,
         finished_at: Some(finished_at),
     });
+    Ok(())
 }
 
 /// Spawns the load model's tasks; returns a future that ends when the load
@@ -104,8 +104,8 @@ fn start_load(
                 schedule.clone(),
                 *warmup_target,
                 plan.measure_start,
-                plan.index,
-                plan.workers,
+                plan.share.0,
+                plan.share.1,
             ));
             aborts.push(control.abort_handle());
             match &plan.http2 {

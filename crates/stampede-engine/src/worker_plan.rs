@@ -31,7 +31,11 @@ pub enum WorkerLoad {
 #[derive(Debug, Clone)]
 pub struct WorkerPlan {
     pub index: usize,
-    pub workers: usize,
+    /// This worker's place among the workers that share its load: its
+    /// group's (a scenario with several groups), else all of them.
+    pub share: (usize, usize),
+    /// Its group of the workload (0 without groups).
+    pub group: usize,
     /// How to open connections (endpoint, proxy tunnel, TLS, source addresses).
     pub connector: ConnectorSpec,
     pub request: Arc<[u8]>,

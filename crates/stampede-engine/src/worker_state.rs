@@ -179,7 +179,28 @@ impl WorkerState {
     /// A `unique` feeder has no rows left: the request just counted is not
     /// sent after all, and nothing more is (the budget is spent, so every
     /// connection stops as at the end of `-n`).
-    pub fn feed_ran_out(&self, intended: Instant) {
+    /// The next request could not be prepared ([`NotPrepared`]): taken
+    /// back, and the worker stops sending; a script's error is sampled.
+    pub(crate) fn not_prepared(&self, intended: Instant, not: crate::workload::NotPrepared) {
+        match not {
+            crate::workload::NotPrepared::Exhausted => self.feed_ran_out(intended),
+            crate::workload::NotPrepared::Script(error) => {
+                self.take_back(intended);
+                self.sample_error(ErrorKind::Other, || error.0);
+                self.stop_sending();
+            }
+        }
+    }
+
+    /// Nothing more is sent (a script's `thread:stop()`, or its error):
+    /// the budget is spent, so every connection stops as at the end of `-n`.
+    pub fn stop_sending(&self) {
+        self.budget.set(Some(0));
+        self.spent.notify_waiters();
+    }
+
+    /// A request counted as begun that is not sent after all.
+    fn take_back(&self, intended: Instant) {
         self.in_flight.set(self.in_flight.get().saturating_sub(1));
         if self.is_warmup(intended) {
             self.warmup_in_flight
@@ -187,9 +208,12 @@ impl WorkerState {
         } else {
             self.recorder.borrow_mut().uncount_sent();
         }
+    }
+
+    fn feed_ran_out(&self, intended: Instant) {
+        self.take_back(intended);
         self.feed_exhausted.set(true);
-        self.budget.set(Some(0));
-        self.spent.notify_waiters();
+        self.stop_sending();
     }
 
     /// True once a `unique` feeder ran out of rows ([`WorkerState::feed_ran_out`]).

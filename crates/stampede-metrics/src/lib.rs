@@ -37,9 +37,11 @@ pub use histogram::{
 };
 pub use merge::{merge_results, MergeError};
 pub use monitor::{MachineSample, MonitorReport, ProcessSample, ProcessSummary};
-pub use per_target::{TargetResult, TargetStats};
+pub use per_target::{GroupResult, TargetResult, TargetStats};
 pub use recorder::{Outcome, Recorder, LATE_THRESHOLD};
-pub use recording::{per_second, CheckName, Gauges, Recording, Snapshot, MAX_ERROR_SAMPLES};
+pub use recording::{
+    per_second, CheckName, Gauges, GroupName, Recording, Snapshot, MAX_ERROR_SAMPLES,
+};
 pub use result::{
     intended_requests, Breakdown, NegotiatedTls, PlanSummary, RequestCounts, RequestLogSummary,
     RunResult, ScheduleSummary, SloCheck, StageSummary, TimingSummary, RESULT_SCHEMA,

@@ -96,6 +96,7 @@ fn result_of(agent: &Agent, url: &str) -> RunResult {
         checks: Vec::new(),
         judged: false,
         stop_reason: None,
+        groups: Vec::new(),
     };
     RunResult::from_recording(
         &plan(url, 10.0),

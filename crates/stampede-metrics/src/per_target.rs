@@ -157,6 +157,52 @@ impl TargetResult {
     }
 }
 
+/// One group of a scenario in the result file: its load and the totals of
+/// its steps (latency merged from theirs, 2 significant digits).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GroupResult {
+    pub name: String,
+    /// Its load model: `"50 connections"`, `"200 iterations/s"`.
+    pub load: String,
+    /// Its steps' names, in order.
+    pub steps: Vec<String>,
+    pub finished: u64,
+    pub success: u64,
+    pub failed_status: u64,
+    #[serde(skip_serializing_if = "is_zero", default)]
+    pub check_failed: u64,
+    pub errors: u64,
+    pub rps: f64,
+    pub goodput: f64,
+    pub error_rate_pct: f64,
+    pub latency_us: LatencySummary,
+}
+
+impl GroupResult {
+    /// The group of `steps` (the per-target statistics of its steps).
+    pub fn of(name: &str, load: &str, steps: &[(&str, &TargetStats)], elapsed_s: f64) -> Self {
+        let mut total = TargetStats::default();
+        for (_, stats) in steps {
+            total.merge(stats);
+        }
+        let t = TargetResult::of("", "", 1, &total, elapsed_s);
+        GroupResult {
+            name: name.to_string(),
+            load: load.to_string(),
+            steps: steps.iter().map(|(name, _)| name.to_string()).collect(),
+            finished: t.finished,
+            success: t.success,
+            failed_status: t.failed_status,
+            check_failed: t.check_failed,
+            errors: t.errors,
+            rps: t.rps,
+            goodput: t.goodput,
+            error_rate_pct: t.error_rate_pct,
+            latency_us: t.latency_us,
+        }
+    }
+}
+
 impl TargetStats {
     /// The histogram's summary with the exact extremes, every percentile
     /// kept within them (a bucket's top can pass the real max).

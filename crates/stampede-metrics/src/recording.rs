@@ -136,6 +136,18 @@ pub struct Recording {
     /// Why the run stopped early, when not by its duration, count or a
     /// signal: `feed_exhausted` (a `unique` feeder ran out of rows).
     pub stop_reason: Option<String>,
+    /// A scenario's groups, by their steps' target indices (empty without).
+    pub groups: Vec<GroupName>,
+}
+
+/// A scenario group in a recording: its name, load and steps.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupName {
+    pub name: String,
+    pub load: String,
+    pub steps: std::ops::Range<usize>,
+    /// The steps' names, in order.
+    pub step_names: Vec<String>,
 }
 
 /// A check's name in a recording: its expression and scenario step.

@@ -366,6 +366,10 @@ pub struct RunResult {
     /// signal: `feed_exhausted` (a `unique` feeder ran out of rows).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub stop_reason: Option<String>,
+    /// A scenario's groups, in file order: each one's load and the totals
+    /// of its steps; empty without a scenario of several groups.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub groups: Vec<crate::GroupResult>,
     /// Per request of a mix (`--targets`), in file order; empty otherwise.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub targets: Vec<crate::TargetResult>,
@@ -514,6 +518,26 @@ impl RunResult {
                 })
                 .collect(),
             stop_reason: recording.stop_reason.clone(),
+            groups: recording
+                .groups
+                .iter()
+                .map(|group| {
+                    let steps: Vec<(&str, &crate::TargetStats)> = group
+                        .steps
+                        .clone()
+                        .zip(&group.step_names)
+                        .filter_map(|(i, name)| {
+                            total.per_target.get(i).map(|stats| (name.as_str(), stats))
+                        })
+                        .collect();
+                    crate::GroupResult::of(
+                        &group.name,
+                        &group.load,
+                        &steps,
+                        recording.elapsed.as_secs_f64(),
+                    )
+                })
+                .collect(),
             targets: plan
                 .mix
                 .iter()

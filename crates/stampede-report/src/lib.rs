@@ -8,9 +8,11 @@
 //! the human formats), `html` (the run, sweep and comparison pages, their
 //! charts and tables). See docs/architecture.md.
 
+mod checks_text;
 mod csv;
 mod format;
 mod gnuplot;
+mod groups_text;
 mod html;
 mod json;
 mod request_line;

@@ -63,9 +63,27 @@ fn describe_requests(result: &RunResult) -> String {
         .take(TARGETS_NAMED)
         .map(|t| {
             let url = shared.map_or(t.url.as_str(), |o| &t.url[o.len()..]);
-            format!("{} {url} (weight {})", t.method, t.weight)
+            match &t.name {
+                // A scenario's steps are walked in order, not weighted.
+                Some(step) => format!("{step}: {} {url}", t.method),
+                None => format!("{} {url} (weight {})", t.method, t.weight),
+            }
         })
         .collect();
+    if targets.iter().any(|t| t.name.is_some()) {
+        let on = shared.map_or(String::new(), |o| format!(" on {o}"));
+        let more = targets.len().saturating_sub(TARGETS_NAMED);
+        let more = if more > 0 {
+            format!(", … and {more} more")
+        } else {
+            String::new()
+        };
+        return format!(
+            "scenario, {} steps{on}: {}{more}",
+            targets.len(),
+            named.join(", ")
+        );
+    }
     let more = targets.len().saturating_sub(TARGETS_NAMED);
     let more = if more > 0 {
         format!(", … and {more} more")
@@ -202,7 +220,10 @@ fn render_targets(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
         "Target", "weight", "finished", "req/s", "failed", "errors", "p50", "p99"
     )?;
     for t in &result.targets {
-        let name = format!("{} {}", t.method, t.url);
+        let name = match &t.name {
+            Some(step) => format!("{step}: {} {}", t.method, t.url),
+            None => format!("{} {}", t.method, t.url),
+        };
         let name = if name.chars().count() > 40 {
             let tail: String = name
                 .chars()
@@ -222,9 +243,9 @@ fn render_targets(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
             t.weight,
             format_count(t.finished),
             format_rate(t.rps),
-            // The totals' terms: failed statuses (a 503) apart from
-            // transport errors (no response at all).
-            format_count(t.failed_status),
+            // The totals' terms: failed statuses (a 503) and failed
+            // checks apart from transport errors (no response at all).
+            format_count(t.failed_status + t.check_failed),
             format_count(t.errors),
             format_latency_us(t.latency_us.p50 as f64),
             format_latency_us(t.latency_us.p99 as f64)
@@ -367,9 +388,12 @@ pub fn render_text(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
         latency_or_dash(result, l.max as f64)
     )?;
     writeln!(out)?;
+    let check_failed = r.check_failed.map_or(String::new(), |n| {
+        format!(", {} failed a check", format_count(n))
+    });
     writeln!(
         out,
-        "  Requests      {} sent in {:.2}s: {} ok, {} failed status, {}, {} unfinished",
+        "  Requests      {} sent in {:.2}s: {} ok, {} failed status{check_failed}, {}, {} unfinished",
         format_count(r.sent),
         result.elapsed_s,
         format_count(r.success),
@@ -424,6 +448,8 @@ pub fn render_text(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
             .collect();
         writeln!(out, "  Status codes  {}", codes.join(", "))?;
     }
+    crate::checks_text::render_checks(result, out)?;
+    crate::groups_text::render_groups(result, out)?;
     render_targets(result, out)?;
     render_monitor(result, out)?;
     if !result.slo.is_empty() {

@@ -108,8 +108,8 @@ impl Ledger {
                 let session = self.session.as_mut().expect("set above");
                 self.target = session.next_target(work, || ctx.next_target());
                 let seq = || work.spec.sequence.next();
-                if session.prepare(work, self.target, seq).is_err() {
-                    ctx.state.feed_ran_out(intended);
+                if let Err(not) = session.prepare(work, self.target, seq) {
+                    ctx.state.not_prepared(intended, not);
                     return false;
                 }
             }
@@ -120,13 +120,21 @@ impl Ledger {
         self.may_retry = true;
         self.connect = None;
         self.batch = 1;
+        if let Some(n) = self.session.as_ref().map(|s| s.requests).filter(|&n| n > 1) {
+            // A script's request() wrote n pipelined requests: all are
+            // counted, and the batch's n responses are read in order.
+            for _ in 1..n {
+                ctx.state.begin_request();
+            }
+            self.batch = n;
+        }
         true
     }
 
     /// True when a scenario user is inside an iteration (its next step is
     /// not the first): in the open model it goes on without a new arrival.
     pub fn mid_iteration(&self, ctx: &ConnectionContext) -> bool {
-        ctx.workload.as_ref().is_some_and(|w| w.spec.sequential)
+        ctx.workload.as_ref().is_some_and(|w| w.sequential())
             && self.session.as_ref().is_some_and(|s| !s.at_first_step())
     }
 
@@ -207,11 +215,11 @@ impl Ledger {
 
     /// The bytes of the request (or the pipelined batch) in flight.
     pub fn request<'a>(&'a self, ctx: &'a ConnectionContext) -> &'a [u8] {
-        if self.batch > 1 {
-            return &ctx.pipelined[..self.batch * ctx.request.len()];
-        }
         if let Some(rendered) = self.session.as_ref().and_then(|s| s.rendered()) {
             return rendered;
+        }
+        if self.batch > 1 {
+            return &ctx.pipelined[..self.batch * ctx.request.len()];
         }
         ctx.request_of(self.target).0
     }
@@ -300,6 +308,9 @@ impl Ledger {
             &mut ctx.state.recorder.borrow_mut(),
         );
         self.pause_until = session.advance(work, judgement.restart).map(|d| now + d);
+        if work.script_stopped() {
+            ctx.state.stop_sending();
+        }
         judgement.judged
     }
 

@@ -99,8 +99,8 @@ pub(crate) fn drive<I: WorkerIo, S: ReactorSlot<I>>(
                     warmup_target,
                     plan.measure_start,
                     now,
-                    plan.index,
-                    plan.workers,
+                    plan.share.0,
+                    plan.share.1,
                 )
                 .min(slots.len());
                 if limit > turn.limit {
@@ -208,7 +208,7 @@ pub fn run_reactor_worker(
         precise_wakeups();
     }
     let state = Rc::new(WorkerState::for_plan(&plan));
-    let ctx = connection_context(&plan, state, log);
+    let ctx = connection_context(&plan, state, log)?;
     match plan.event_loop {
         EventLoop::Epoll => epoll::run(&plan, stop, &to_aggregator, &ctx),
         EventLoop::Uring => uring::run(&plan, stop, &to_aggregator, &ctx),

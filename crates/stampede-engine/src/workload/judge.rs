@@ -34,24 +34,25 @@ impl UserSession {
         recorder: &mut Recorder,
     ) -> Judgement {
         let spec = &work.spec;
-        let Some(step) = spec.steps.get(target) else {
-            return Judgement {
-                judged: None,
-                restart: false,
-            };
+        let count = spec
+            .steps
+            .get(target)
+            .map_or(0, |s| s.checks.checks().len() + s.extracts.len());
+        let script = work
+            .script
+            .as_ref()
+            .filter(|_| work.script_reads_responses());
+        let nothing = Judgement {
+            judged: None,
+            restart: false,
         };
-        let count = step.checks.checks().len() + step.extracts.len();
-        if count == 0 {
-            return Judgement {
-                judged: None,
-                restart: false,
-            };
+        if count == 0 && script.is_none() {
+            return nothing;
         }
-        let first = spec.first_check(target);
         let mut ranges: [(Range<usize>, Range<usize>); MAX_CAPTURED_HEADERS] =
             std::array::from_fn(|_| (0..0, 0..0));
-        let empty: [(&[u8], &[u8]); 0] = [];
-        let mut pairs: [(&[u8], &[u8]); MAX_CAPTURED_HEADERS] = [(&[], &[]); MAX_CAPTURED_HEADERS];
+        let empty: [Field<'_>; 0] = [];
+        let mut pairs: [Field<'_>; MAX_CAPTURED_HEADERS] = [(&[], &[]); MAX_CAPTURED_HEADERS];
         let (headers, body): (&[Field<'_>], &[u8]) = match capture {
             Some(capture) => {
                 let n = capture.header_ranges(&mut ranges);
@@ -64,6 +65,17 @@ impl UserSession {
             None => (&empty, &[]),
         };
         let view = ResponseView::new(status, headers, body, elapsed);
+        if let Some(script) = script {
+            // wrk's response(): an error there is the script's, not the
+            // server's; it is reported once per class like any error.
+            if let Err(error) = script.thread.borrow_mut().response(&view) {
+                recorder.record_error_sample(stampede_metrics::ErrorKind::Other, error.0);
+            }
+        }
+        let Some(step) = spec.steps.get(target).filter(|_| count > 0) else {
+            return nothing;
+        };
+        let first = spec.first_check(target);
         let mut failed = 0u64;
         step.checks.evaluate(&view, |index, verdict| {
             if let Verdict::Fail(seen) = verdict {

@@ -13,5 +13,5 @@ mod judge;
 mod session;
 mod spec;
 
-pub(crate) use session::{UserSession, WorkerWorkload};
-pub use spec::{StepWork, WorkloadSpec};
+pub(crate) use session::{NotPrepared, UserSession, WorkerWorkload};
+pub use spec::{GroupWork, StepWork, WorkloadSpec};

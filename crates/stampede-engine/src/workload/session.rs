@@ -3,9 +3,11 @@
 //! user's state ([`UserSession`]: its extracted values, iteration, step,
 //! feeder rows and the buffer its requests are rendered into).
 
-use super::spec::WorkloadSpec;
+use super::spec::{GroupWork, WorkloadSpec};
 use crate::http1::Capture;
-use stampede_workload::{Exhausted, FeedCursor, RenderContext, VarStore};
+use stampede_workload::{
+    Exhausted, FeedCursor, RenderContext, ScriptError, ScriptThread, VarStore,
+};
 use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,6 +16,8 @@ use std::time::Duration;
 #[derive(Debug)]
 pub(crate) struct WorkerWorkload {
     pub spec: Arc<WorkloadSpec>,
+    /// The group this worker's users belong to (index into `spec.groups`).
+    group: usize,
     /// One cursor per feeder (each worker walks its own part of a file).
     cursors: RefCell<Vec<FeedCursor>>,
     pub rng: RefCell<fastrand::Rng>,
@@ -21,11 +25,65 @@ pub(crate) struct WorkerWorkload {
     workers: usize,
     /// Virtual users this worker has started.
     users: Cell<u64>,
+    /// This worker's script state (wrk's per-thread Lua), with the request
+    /// it sends when it builds none (computed once, as wrk does).
+    pub script: Option<WorkerScript>,
+}
+
+/// A worker's script: its state and its fixed request.
+pub(crate) struct WorkerScript {
+    pub thread: RefCell<Box<dyn ScriptThread>>,
+    fixed: Option<Vec<u8>>,
+}
+
+impl std::fmt::Debug for WorkerScript {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WorkerScript").finish_non_exhaustive()
+    }
+}
+
+/// Why the next request cannot be prepared: the worker stops sending.
+#[derive(Debug)]
+pub(crate) enum NotPrepared {
+    /// A `unique` feeder ran out of rows.
+    Exhausted,
+    /// The script failed (its message names the script and line).
+    Script(ScriptError),
+}
+
+impl From<Exhausted> for NotPrepared {
+    fn from(_: Exhausted) -> Self {
+        NotPrepared::Exhausted
+    }
 }
 
 impl WorkerWorkload {
-    pub fn new(spec: Arc<WorkloadSpec>, worker: usize, workers: usize, seed: u64) -> Self {
-        let cursors = spec
+    /// The worker's share of `spec`; its script state is made here, on the
+    /// worker's own thread.
+    /// `worker` of `workers` counts within the group's workers.
+    pub fn new(
+        spec: Arc<WorkloadSpec>,
+        group: usize,
+        worker: usize,
+        workers: usize,
+        seed: u64,
+    ) -> Result<Self, ScriptError> {
+        let script = match &spec.script {
+            Some(script) => {
+                let mut thread = script.thread(worker)?;
+                let fixed = if thread.builds_requests() {
+                    None
+                } else {
+                    Some(thread.fixed_request()?)
+                };
+                Some(WorkerScript {
+                    thread: RefCell::new(thread),
+                    fixed,
+                })
+            }
+            None => None,
+        };
+        let cursors = spec.groups[group]
             .feeders
             .iter()
             .enumerate()
@@ -40,14 +98,40 @@ impl WorkerWorkload {
                 )
             })
             .collect();
-        WorkerWorkload {
+        Ok(WorkerWorkload {
+            group,
             cursors: RefCell::new(cursors),
             rng: RefCell::new(fastrand::Rng::with_seed(seed)),
             spec,
             worker,
             workers: workers.max(1),
             users: Cell::new(0),
-        }
+            script,
+        })
+    }
+
+    /// The group this worker's users walk.
+    pub fn group(&self) -> &GroupWork {
+        &self.spec.groups[self.group]
+    }
+
+    /// True when the group's users walk steps in order (a scenario).
+    pub fn sequential(&self) -> bool {
+        self.group().sequential
+    }
+
+    /// True when the script reads every response (wrk's `response()`).
+    pub fn script_reads_responses(&self) -> bool {
+        self.script
+            .as_ref()
+            .is_some_and(|s| s.thread.borrow().wants_responses())
+    }
+
+    /// True once the script asked its thread to stop (`thread:stop()`).
+    pub fn script_stopped(&self) -> bool {
+        self.script
+            .as_ref()
+            .is_some_and(|s| s.thread.borrow().stop_requested())
     }
 
     /// A new virtual user: numbered `k × workers + worker`, so that
@@ -59,17 +143,22 @@ impl WorkerWorkload {
             conn: local * self.workers as u64 + self.worker as u64,
             iter: 0,
             step: 0,
-            store: VarStore::new(self.spec.extract_slots),
-            rows: vec![0; self.spec.feeders.len()],
+            store: VarStore::new(self.group().extract_slots),
+            rows: vec![0; self.group().feeders.len()],
             buffer: Vec::new(),
             rendered: false,
+            requests: 1,
         }
     }
 
     /// What the parser keeps of each response for this workload's checks,
     /// or `None` when nothing reads responses.
     pub fn capture(&self) -> Option<Capture> {
-        let (head, body) = (self.spec.keeps_headers(), self.spec.keeps_body());
+        let script = self.script_reads_responses();
+        let (head, body) = (
+            self.spec.keeps_headers() || script,
+            self.spec.keeps_body() || script,
+        );
         (head || body).then(|| Capture::new(head, body, self.spec.capture_max))
     }
 
@@ -94,6 +183,8 @@ pub(crate) struct UserSession {
     rows: Vec<usize>,
     /// The request rendered for the current send.
     buffer: Vec<u8>,
+    /// HTTP requests in `buffer` (a script's `request()` may pipeline several).
+    pub requests: usize,
     /// True when `buffer` holds the current request (its step has a template).
     rendered: bool,
 }
@@ -102,8 +193,8 @@ impl UserSession {
     /// The plan's target index this user sends next: its step in a
     /// scenario, else the mix's next (`mix_next`).
     pub fn next_target(&self, work: &WorkerWorkload, mix_next: impl FnOnce() -> usize) -> usize {
-        if work.spec.sequential {
-            self.step
+        if work.sequential() {
+            work.group().steps.start + self.step
         } else {
             mix_next()
         }
@@ -111,16 +202,35 @@ impl UserSession {
 
     /// Prepares the request of `target`: an iteration's first request takes
     /// its feeder rows, and a templated request is rendered into the user's
-    /// buffer. Err when a `unique` feeder has no rows left (nothing is sent).
+    /// buffer (or the script builds it). Err when a `unique` feeder has no
+    /// rows left or the script failed (nothing is sent).
     pub fn prepare(
         &mut self,
         work: &WorkerWorkload,
         target: usize,
         seq: impl FnOnce() -> u64,
-    ) -> Result<(), Exhausted> {
+    ) -> Result<(), NotPrepared> {
         let spec = &work.spec;
-        let starts_iteration = !spec.sequential || self.step == 0;
-        if starts_iteration && !spec.feeders.is_empty() {
+        self.requests = 1;
+        if let Some(script) = &work.script {
+            self.buffer.clear();
+            match &script.fixed {
+                Some(fixed) => self.buffer.extend_from_slice(fixed),
+                None => {
+                    let n = script
+                        .thread
+                        .borrow_mut()
+                        .request(&mut self.buffer)
+                        .map_err(NotPrepared::Script)?;
+                    self.requests = n.max(1);
+                }
+            }
+            self.rendered = true;
+            return Ok(());
+        }
+        let group = work.group();
+        let starts_iteration = !group.sequential || self.step == 0;
+        if starts_iteration && !group.feeders.is_empty() {
             work.take_rows(&mut self.rows)?;
         }
         self.rendered = false;
@@ -129,13 +239,13 @@ impl UserSession {
         };
         let mut row_refs: [&[Box<[u8]>]; 8] = [&[]; 8];
         let rows: Vec<&[Box<[u8]>]>;
-        let rows: &[&[Box<[u8]>]] = if spec.feeders.len() <= row_refs.len() {
-            for (i, (feeder, row)) in spec.feeders.iter().zip(&self.rows).enumerate() {
+        let rows: &[&[Box<[u8]>]] = if group.feeders.len() <= row_refs.len() {
+            for (i, (feeder, row)) in group.feeders.iter().zip(&self.rows).enumerate() {
                 row_refs[i] = feeder.data().row(*row);
             }
-            &row_refs[..spec.feeders.len()]
+            &row_refs[..group.feeders.len()]
         } else {
-            rows = spec
+            rows = group
                 .feeders
                 .iter()
                 .zip(&self.rows)
@@ -175,17 +285,25 @@ impl UserSession {
     /// failed (an extractor found nothing) and starts again from step 0.
     /// Returns the pause before the next step (`think`), if any.
     pub fn advance(&mut self, work: &WorkerWorkload, restart: bool) -> Option<Duration> {
-        let spec = &work.spec;
-        if !spec.sequential {
+        if let Some(script) = &work.script {
+            let mut thread = script.thread.borrow_mut();
+            // wrk's delay(): a script error there means no delay.
+            return thread
+                .has_delay()
+                .then(|| thread.delay().unwrap_or_default());
+        }
+        let group = work.group();
+        if !group.sequential {
             self.iter += 1;
             return None;
         }
         self.step += 1;
-        if restart || self.step >= spec.steps.len() {
+        if restart || self.step >= group.steps.len() {
             self.step = 0;
             self.iter += 1;
         }
-        spec.think
+        group
+            .think
             .map(|think| think.sample(&mut work.rng.borrow_mut()))
     }
 }

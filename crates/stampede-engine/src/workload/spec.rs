@@ -4,7 +4,11 @@
 //! before a request is sent, and shared read-only by all workers.
 
 use stampede_metrics::CheckName;
-use stampede_workload::{CheckSet, Extractor, Feeder, RequestTemplate, Sequence, ThinkTime};
+use stampede_plan::LoadModel;
+use stampede_workload::{
+    CheckSet, Extractor, Feeder, RequestTemplate, Script, Sequence, ThinkTime,
+};
+use std::ops::Range;
 use std::sync::Arc;
 
 /// One request of the run (the single request, an entry of the `--targets`
@@ -26,13 +30,16 @@ impl StepWork {
     }
 }
 
-/// A run's workload, shared by its workers.
-#[derive(Debug)]
-pub struct WorkloadSpec {
-    /// By the plan's target index: one entry without a mix, one per mix
-    /// entry (or scenario step) otherwise.
-    pub steps: Vec<StepWork>,
-    /// Loaded feeders, in the order templates index their rows.
+/// A group of virtual users (a scenario's `[[group]]`; one group covers
+/// every request of a run without a scenario): its steps, feeders, values
+/// and, when it differs from the plan's, its own load model.
+#[derive(Debug, Clone, Default)]
+pub struct GroupWork {
+    /// The group's name in results (scenarios only).
+    pub name: Option<String>,
+    /// Its steps: this range of the plan's target indices.
+    pub steps: Range<usize>,
+    /// Loaded feeders, in the order the group's templates index their rows.
     pub feeders: Vec<Arc<Feeder>>,
     /// Slots of each virtual user's extracted values.
     pub extract_slots: usize,
@@ -41,6 +48,19 @@ pub struct WorkloadSpec {
     pub sequential: bool,
     /// Scenario: a pause between a user's steps.
     pub think: Option<ThinkTime>,
+    /// The group's own load (connections, rate or stages); `None`: the
+    /// plan's. Several groups run side by side, each on its own workers.
+    pub model: Option<LoadModel>,
+}
+
+/// A run's workload, shared by its workers.
+#[derive(Debug)]
+pub struct WorkloadSpec {
+    /// By the plan's target index: one entry without a mix, one per mix
+    /// entry (or scenario step) otherwise.
+    pub steps: Vec<StepWork>,
+    /// At least one; their step ranges cover `steps` in order.
+    pub groups: Vec<GroupWork>,
     /// Largest head or body kept for checks (`--capture-max`).
     pub capture_max: usize,
     /// This agent and how many share the run (`{{seq}}` and unique rows
@@ -49,20 +69,31 @@ pub struct WorkloadSpec {
     pub agents: u32,
     /// The run-wide `{{seq}}`.
     pub sequence: Sequence,
+    /// A script that builds requests and reads responses (wrk's Lua,
+    /// issue 19): each worker gets its own [`stampede_workload::ScriptThread`].
+    pub script: Option<Arc<dyn Script>>,
+}
+
+/// "50 connections", "200 iterations/s" (peaks, for stages).
+fn describe_load(model: &LoadModel) -> String {
+    match model {
+        LoadModel::Closed { connections } => {
+            format!("{} connections", connections.peak().round())
+        }
+        LoadModel::Rate { per_s, .. } => format!("{} iterations/s", per_s.peak()),
+    }
 }
 
 impl Default for WorkloadSpec {
     fn default() -> Self {
         WorkloadSpec {
             steps: Vec::new(),
-            feeders: Vec::new(),
-            extract_slots: 0,
-            sequential: false,
-            think: None,
+            groups: Vec::new(),
             capture_max: 64 * 1024,
             agent: 0,
             agents: 1,
             sequence: Sequence::new(0, 1),
+            script: None,
         }
     }
 }
@@ -99,6 +130,26 @@ impl WorkloadSpec {
             .iter()
             .map(StepWork::judges)
             .sum()
+    }
+
+    /// The groups as the result names them: name, load, steps.
+    pub fn group_names(&self, plan_model: &LoadModel) -> Vec<stampede_metrics::GroupName> {
+        self.groups
+            .iter()
+            .enumerate()
+            .map(|(i, group)| stampede_metrics::GroupName {
+                name: group
+                    .name
+                    .clone()
+                    .unwrap_or_else(|| format!("group {}", i + 1)),
+                load: describe_load(group.model.as_ref().unwrap_or(plan_model)),
+                steps: group.steps.clone(),
+                step_names: self.steps[group.steps.clone()]
+                    .iter()
+                    .map(|s| s.name.clone().unwrap_or_default())
+                    .collect(),
+            })
+            .collect()
     }
 
     /// Every check and extractor of the run, in order, with its step: the

@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# Client CPU per request of issue 18's workloads against the fixed request,
+# side by side on the same nginx (issue 18's Performance goals):
+#   fixed          the pre-encoded request (the baseline of every ratio)
+#   seq-feed       '{{seq}}' in the query plus one feeder column in a header
+#   check-status   --check 'status == 200'
+#   check-body     --check 'body contains "..."' on the 515-byte page
+# in the closed model (100 connections) and the open model (-r 20000).
+#
+# Method: as bench/engine-vs-peers.sh (helpers in bench/lib.sh): a private
+# nginx (1 worker on core 0), clients on core 1 with one thread, client CPU =
+# user + sys (wait4 rusage), requests counted by nginx's stub_status, rounds
+# interleaved, medians; ratio = median(variant) / median(fixed) of the same model.
+# Usage
+#   bench/workload-overhead.sh                 # 3 rounds x 10 s
+#   bench/workload-overhead.sh --quick         # 1 round x 3 s
+#   bench/workload-overhead.sh --rounds 5 --duration 8
+# Options: --rounds N, --duration S, --out PATH, --no-install, --wait-quiet S,
+#   --wait-budget S, --stampede PATH (default target/release/stampede).
+# Everything is bounded: each run has a duration, only 127.0.0.1 is used, nginx
+# is stopped by a trap on exit. Writes bench/results/DATE-workload.md.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BENCH_NAME=workload-overhead
+# shellcheck source=bench/lib.sh
+. "$ROOT/bench/lib.sh"
+
+ROUNDS=3
+DURATION=10
+WITH_SYSCALLS=0
+WAIT_QUIET=20
+WAIT_BUDGET=600
+PRE_RUN_QUIET=4
+MAX_OTHER_CPU=15
+RETRIES=2
+INSTALL=1
+OUT=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --quick) ROUNDS=1; DURATION=3; WAIT_QUIET=0; PRE_RUN_QUIET=0; RETRIES=0 ;;
+        --rounds) ROUNDS=$2; shift ;;
+        --duration) DURATION=$2; shift ;;
+        --wait-quiet) WAIT_QUIET=$2; shift ;;
+        --wait-budget) WAIT_BUDGET=$2; shift ;;
+        --out) OUT=$2; shift ;;
+        --no-install) INSTALL=0 ;;
+        --stampede) STAMPEDE=$2; shift ;;
+        -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+        *) die "unknown option $1 (see --help)" ;;
+    esac
+    shift
+done
+[ "$(nproc)" -ge 2 ] || die "needs at least 2 CPUs (server on 0, client on 1)"
+DATE=$(date +%F)
+[ -n "$OUT" ] || OUT="$ROOT/bench/results/$DATE-workload.md"
+
+mapfile -t need_pkgs < <(bench_base_missing)
+command -v wrk >/dev/null || need_pkgs+=(wrk)
+bench_install "${need_pkgs[@]}"
+bench_check_stub_status
+STAMPEDE_SRC=${STAMPEDE:-$ROOT/target/release/stampede}
+bench_workspace
+
+PORT=$(free_port)
+bench_nginx_start "$(bench_plain_server)"
+printf 'user\n' > "$TMP/users.csv"
+for i in $(seq 1000); do printf 'user%04d\n' "$i" >> "$TMP/users.csv"; done
+# A phrase near the end of the page: the body check reads all of it.
+NEEDLE=$(tail -c 40 "$TMP/www/index.html" | tr -d '\n"\\' | tail -c 12)
+
+SCS=(closed100 open20k)
+TOOLS="fixed seq-feed check-status check-body"
+scenario_title() { case $1 in closed100) echo "closed model, 100 conns" ;; open20k) echo "open model -r 20000, 100 conns" ;; esac; }
+
+client_cmd() {
+    local tool=$1 sc=$2 secs=$3 out=$4
+    local st="$STAMPEDE_BIN run -t 1 -d ${secs}s -q --json $out.json -c 100"
+    [ "$sc" = open20k ] && st="$st -r 20000"
+    case $tool in
+        fixed) echo "$st $URL" ;;
+        seq-feed) echo "$st --feed $TMP/users.csv -H 'X-User: {{user}}' '$URL?k={{seq}}'" ;;
+        check-status) echo "$st --check 'status == 200' $URL" ;;
+        check-body) echo "$st --check 'body contains \"$NEEDLE\"' $URL" ;;
+    esac
+}
+display_cmd() { client_cmd "$@" | sed "s#$STAMPEDE_BIN#stampede#; s#$TMP/[^ ]*#FILE#g; s#127.0.0.1:[0-9]*#ADDRESS#"; }
+tool_p50_us() { stampede_p50_us "$2"; }
+tool_count() { stampede_count "$2"; }
+tool_errors() {
+    stampede_errors "$2"
+    jq -r 'if (.requests.check_failed // 0) > 0 then "check_failed \(.requests.check_failed)" else empty end' "$2.json" 2>/dev/null || true
+}
+tool_extra() { jq -r '"io \(.plan.io // "?")"' "$3.json" 2>/dev/null || echo -; }
+
+ROWS="$TMP/rows.tsv"; : > "$ROWS"
+SYSROWS="$TMP/sys.tsv"; : > "$SYSROWS"
+wait_quiet "$WAIT_QUIET"
+taskset -c 1 wrk -t1 -c100 -d2s "$URL" > /dev/null
+START=$(date -u +%FT%TZ)
+for round in $(seq "$ROUNDS"); do
+    for sc in "${SCS[@]}"; do
+        for tool in $TOOLS; do run_one "$round" "$sc" "$tool"; done
+    done
+done
+
+{
+    echo "# Client CPU per request of templates, feeders and checks vs the fixed request ($DATE)"
+    echo
+    bench_machine_lines
+    echo "- started $START; $ROUNDS interleaved round(s) of ${DURATION} s per variant and model; medians shown"
+    echo "- nginx: 1 worker on core 0, 515-byte index.html; stampede on core 1, one thread"
+    echo "- µs/req = client user+sys CPU (wait4 rusage) / requests counted by nginx (stub_status)"
+    bench_stampede_version
+    bench_noise_lines
+    echo
+    echo "| model | variant | µs/req (user + sys) | vs fixed | req/s | p50 latency | notes |"
+    echo "|---|---|---|---|---|---|---|"
+    for sc in "${SCS[@]}"; do
+        base=$(col "$sc" fixed '1e6*($6+$7)/$4')
+        for tool in $TOOLS; do
+            us=$(col "$sc" "$tool" '1e6*($6+$7)/$4')
+            [ "$us" = nan ] && continue
+            usr=$(col "$sc" "$tool" '1e6*$6/$4'); sys=$(col "$sc" "$tool" '1e6*$7/$4')
+            rps=$(col "$sc" "$tool" '$4/$5')
+            p50=$(awk -F'\t' -v sc="$sc" -v t="$tool" '$2==sc && $3==t && $8 ~ /^[0-9.]+$/ {print $8}' "$ROWS" | median)
+            case $p50 in nan|"") p50="-" ;; *) p50=$(awk -v p="$p50" 'BEGIN { printf "%.0f µs", p }') ;; esac
+            n=$(awk -F'\t' -v sc="$sc" -v t="$tool" '$2==sc && $3==t && $11!="-" { s = s (s ? "; " : "") $11 } END { print (s ? s : "-") }' "$ROWS")
+            awk -v sc="$(scenario_title "$sc")" -v t="$tool" -v us="$us" -v u="$usr" -v s="$sys" -v b="$base" -v rps="$rps" -v p="$p50" -v n="$n" \
+                'BEGIN { printf "| %s | %s | %.2f (%.2f + %.2f) | %.3f× | %.0f | %s | %s |\n", sc, t, us, u, s, us / b, rps, p, n }'
+        done
+    done
+    echo
+    echo "Commands (each under \`taskset -c 1\`; ADDRESS = 127.0.0.1 and nginx's port):"
+    echo
+    for sc in "${SCS[@]}"; do
+        for tool in $TOOLS; do echo "- $sc $tool: \`$(display_cmd "$tool" "$sc" "$DURATION" x)\`"; done
+    done
+    echo
+    echo "<details><summary>Every round</summary>"
+    echo
+    echo "| round | model | variant | nginx requests | client's own count | wall s | user s | sys s | µs/req | other CPU % | notes |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|"
+    awk -F'\t' '{ printf "| %s | %s | %s | %d | %s | %.2f | %.2f | %.2f | %.2f | %s | %s |\n",
+                  $1, $2, $3, $4, $9, $5, $6, $7, ($4 > 0 ? 1e6 * ($6 + $7) / $4 : 0), $10, $11 }' "$ROWS"
+    echo
+    echo "</details>"
+} > "$TMP/report.md"
+mkdir -p "$(dirname "$OUT")"
+cp "$TMP/report.md" "$OUT"
+cat "$TMP/report.md"
+log "wrote $OUT"

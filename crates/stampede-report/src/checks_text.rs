@@ -1,0 +1,53 @@
+//! The checks' table of the text summary (issue 18): each check's pass
+//! share with its failing counts and a few failing values as seen, and
+//! why the run stopped early when a feeder ran out.
+
+use crate::format::format_count;
+use stampede_metrics::RunResult;
+use std::io::{self, Write};
+
+/// Longest failing value shown on one line.
+const SHOWN: usize = 100;
+
+/// `Checks` lines, when the run had checks or extractors.
+pub fn render_checks(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+    if let Some(reason) = &result.stop_reason {
+        let why = match reason.as_str() {
+            "feed_exhausted" => "a unique feeder ran out of rows (each row was used once)",
+            other => other,
+        };
+        writeln!(out, "  Stopped       early: {why}")?;
+    }
+    if result.checks.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "  Checks")?;
+    for check in &result.checks {
+        let step = check
+            .step
+            .as_deref()
+            .map_or(String::new(), |s| format!("[{s}] "));
+        writeln!(
+            out,
+            "    {:>7.2}%  {step}{}  ({} passed, {} failed)",
+            check.pass_pct(),
+            check.check,
+            format_count(check.passed),
+            format_count(check.failed)
+        )?;
+        for sample in &check.samples {
+            let one_line: String = sample
+                .chars()
+                .map(|c| if c.is_control() { ' ' } else { c })
+                .take(SHOWN)
+                .collect();
+            let cut = if sample.chars().count() > SHOWN {
+                "…"
+            } else {
+                ""
+            };
+            writeln!(out, "               saw: {one_line}{cut}")?;
+        }
+    }
+    Ok(())
+}
