@@ -17,7 +17,7 @@ use std::io::Write;
 use std::path::Path;
 
 /// The properties: -q files in order, then -J (later values win).
-fn properties(o: &JmeterOptions) -> anyhow::Result<HashMap<String, String>> {
+pub(super) fn properties(o: &JmeterOptions) -> anyhow::Result<HashMap<String, String>> {
     let mut props = HashMap::new();
     for file in &o.prop_files {
         props.extend(stampede_jmeter::read_properties(file).map_err(|e| usage(TOOL, e))?);
@@ -30,10 +30,22 @@ fn properties(o: &JmeterOptions) -> anyhow::Result<HashMap<String, String>> {
 /// after the notes and the unsupported elements were shown.
 pub(super) fn map_plan(
     o: &JmeterOptions,
+    props: &HashMap<String, String>,
     notes: &mut Notes,
 ) -> anyhow::Result<(stampede_jmeter::Plan, String)> {
-    let props = properties(o)?;
-    let plan = stampede_jmeter::load(&o.plan, props).map_err(|e| anyhow::anyhow!("{TOOL}: {e}"))?;
+    let format: Vec<&str> = props
+        .keys()
+        .filter(|k| k.starts_with("jmeter.save.saveservice."))
+        .map(String::as_str)
+        .collect();
+    if !format.is_empty() {
+        notes.line(&format!(
+            "stampede: note: results-file properties are not honoured ({}): -l writes JMeter's default CSV columns",
+            format.join(", ")
+        ));
+    }
+    let plan = stampede_jmeter::load(&o.plan, props.clone())
+        .map_err(|e| anyhow::anyhow!("{TOOL}: {e}"))?;
     let shown = o.plan.display().to_string();
     for note in &plan.notes {
         notes.line(&format!("stampede: note: {note}"));
@@ -98,10 +110,14 @@ pub fn execute(words: Vec<String>) -> anyhow::Result<i32> {
         })?)),
         None => Notes(None),
     };
-    let (plan, text) = map_plan(&o, &mut notes)?;
+    let props = properties(&o)?;
+    let (plan, text) = map_plan(&o, &props, &mut notes)?;
     if o.dry_run {
         std::io::stdout().write_all(text.as_bytes())?;
         return Ok(exit::OK);
     }
-    super::jmeter_run::run(&o, &plan, &mut notes)
+    let summariser = std::sync::Arc::new(super::jmeter_summariser::Summariser::new(
+        super::jmeter_summariser::interval(&props),
+    ));
+    super::jmeter_run::run(&o, &plan, &summariser, &mut notes)
 }

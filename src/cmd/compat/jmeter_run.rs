@@ -8,6 +8,7 @@
 
 use super::jmeter_jtl::{open_jtl, GroupLabels, JtlSink, SharedJtl};
 use super::jmeter_options::{JmeterOptions, Notes, TOOL};
+use super::jmeter_summariser::{GroupObserver, Summariser};
 use super::{save, usage, Finished, Translated};
 use crate::plan_args::build_run;
 use crate::run_args::parse_run_args;
@@ -17,6 +18,7 @@ use stampede_jmeter::model::{Group, Load, OnError, Phase, Plan};
 use std::cell::RefCell;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// A scenario file of this run, removed when the run is over.
@@ -154,6 +156,7 @@ fn run_group(
     index: usize,
     jtl: Option<&SharedJtl>,
     all_threads: u32,
+    summariser: &Arc<Summariser>,
 ) -> anyhow::Result<GroupDone> {
     let group = &plan.groups[index];
     let one = Plan {
@@ -204,10 +207,12 @@ fn run_group(
         std::thread::sleep(Duration::from_secs(delay));
     }
     let custom = RefCell::new(request_log);
+    let observer = RefCell::new(GroupObserver(summariser.clone()));
     let context = RunContext {
         quiet: true,
         exports: Some(&args.exports),
         request_log: Some(&custom),
+        watcher: Some(&observer),
         workload: built.workload.clone(),
         ..RunContext::default()
     };
@@ -219,7 +224,12 @@ fn run_group(
 }
 
 /// Runs the plan's groups phase by phase; within a phase, side by side.
-pub(super) fn run(o: &JmeterOptions, plan: &Plan, notes: &mut Notes) -> anyhow::Result<i32> {
+pub(super) fn run(
+    o: &JmeterOptions,
+    plan: &Plan,
+    summariser: &Arc<Summariser>,
+    notes: &mut Notes,
+) -> anyhow::Result<i32> {
     for group in &plan.groups {
         one_server(group)?;
     }
@@ -259,7 +269,7 @@ pub(super) fn run(o: &JmeterOptions, plan: &Plan, notes: &mut Notes) -> anyhow::
                     let jtl = jtl.as_ref();
                     (
                         i,
-                        scope.spawn(move || run_group(o, plan, i, jtl, all_threads)),
+                        scope.spawn(move || run_group(o, plan, i, jtl, all_threads, summariser)),
                     )
                 })
                 .collect();
@@ -281,6 +291,9 @@ pub(super) fn run(o: &JmeterOptions, plan: &Plan, notes: &mut Notes) -> anyhow::
         .iter()
         .map(|(i, g)| (plan.groups[*i].name.as_str(), &g.done.result))
         .collect();
+    if let Some(last) = summariser.finish() {
+        writeln!(out, "{last}")?;
+    }
     super::jmeter_report::write_report(&results, started, &mut out)?;
     out.flush()?;
     let mut status = crate::exit::OK;

@@ -19,6 +19,7 @@ mod jmeter_jtl;
 mod jmeter_options;
 mod jmeter_report;
 mod jmeter_run;
+mod jmeter_summariser;
 pub mod press;
 pub mod watch;
 pub mod webbench;
