@@ -40,7 +40,7 @@ impl Tally {
         self.samples += c.completed() + c.error_total();
         self.errors += errors;
         let latency = &snapshot.latency;
-        if latency.len() > 0 {
+        if !latency.is_empty() {
             self.latency_sum_us += latency.mean() * latency.len() as f64;
             self.min_us = self.min_us.min(latency.min());
             self.max_us = self.max_us.max(latency.max());
