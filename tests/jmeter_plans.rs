@@ -549,3 +549,53 @@ fn the_plan_runs_against_nginx_and_its_log_shows_the_requests() {
         "one JTL line per request nginx logged"
     );
 }
+
+#[test]
+fn a_setup_thread_group_runs_before_the_others() {
+    let dir = temp_dir("jmeter-setup");
+    let serve = Serve::start(&dir);
+    std::fs::copy(testdata("users.csv"), dir.join("users.csv")).unwrap();
+    let session = std::fs::read_to_string(testdata("session.jmx")).unwrap();
+    let setup = session.replace(
+        "<ThreadGroup guiclass=\"ThreadGroupGui\" testclass=\"ThreadGroup\" testname=\"Pollers\">",
+        "<SetupThreadGroup guiclass=\"SetupThreadGroupGui\" testclass=\"SetupThreadGroup\" testname=\"Pollers\">",
+    );
+    let setup = setup.replacen(
+        "</ThreadGroup>\n      <hashTree>\n        <UniformRandomTimer",
+        "</SetupThreadGroup>\n      <hashTree>\n        <UniformRandomTimer",
+        1,
+    );
+    assert_ne!(setup, session);
+    let plan = dir.join("setup.jmx");
+    std::fs::write(&plan, setup).unwrap();
+    let jtl = dir.join("setup.jtl");
+    let port = format!("-Jport={}", serve.port);
+    let out = jmeter(&[
+        "-n",
+        "-t",
+        &plan.display().to_string(),
+        "-l",
+        &jtl.display().to_string(),
+        &port,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let rows = jtl_rows(&std::fs::read_to_string(&jtl).unwrap());
+    let ends = |label: &str| {
+        rows.iter()
+            .filter(|r| r["label"] == label)
+            .map(|r| r["timeStamp"].parse::<u64>().unwrap() + r["elapsed"].parse::<u64>().unwrap())
+            .collect::<Vec<_>>()
+    };
+    let setup_done = ends("poll").into_iter().max().expect("the setUp group ran");
+    let first_login = rows
+        .iter()
+        .filter(|r| r["label"] == "login")
+        .map(|r| r["timeStamp"].parse::<u64>().unwrap())
+        .min()
+        .expect("the main group ran");
+    assert!(
+        setup_done <= first_login,
+        "setUp ended at {setup_done}, login began at {first_login}"
+    );
+    drop(serve);
+}
