@@ -78,7 +78,7 @@ EOF
 javac -nowarn -cp /usr/share/java/xstream.jar -d "$TMP/shim/classes" \
     "$TMP/shim/src/com/thoughtworks/xstream/security/NoTypePermission.java"
 JMETER="java -cp $TMP/shim/classes:/usr/share/jmeter/bin/ApacheJMeter.jar -Djmeter.home=/usr/share/jmeter org.apache.jmeter.NewDriver"
-JMETER_VERSION=$($JMETER --version 2>&1 | awk '/^Version/ {print $2; exit}')
+JMETER_VERSION=$(cd "$TMP" && $JMETER --version 2>&1 | awk '/^Version/ {print $2; exit}')
 
 PORT=$(free_port)
 bench_nginx_start "$(bench_plain_server)"
