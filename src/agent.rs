@@ -118,8 +118,30 @@ pub fn apply_share(args: &AgentArgs, plan: &mut Plan) -> anyhow::Result<Vec<Stri
         return Ok(Vec::new());
     };
     let label = format!("agent {}/{}", share.index, share.count);
+    let mut notices = share_model(args, &mut plan.model)?;
+    if let StopCondition::Requests { count, .. } = &mut plan.stop {
+        let total = *count;
+        *count = split(total, share);
+        if *count == 0 {
+            bail!(
+                "-n {total} cannot be split among {} agents: {label} would send no request",
+                share.count
+            );
+        }
+        notices.push(format!("{label}: {count} of {total} requests"));
+    }
+    Ok(notices)
+}
+
+/// This agent's share of one load model (the plan's, or each group's of a
+/// scenario): connections, or rate and connections, split evenly.
+pub fn share_model(args: &AgentArgs, model: &mut LoadModel) -> anyhow::Result<Vec<String>> {
+    let Some(share) = args.agent else {
+        return Ok(Vec::new());
+    };
+    let label = format!("agent {}/{}", share.index, share.count);
     let mut notices = Vec::new();
-    match &mut plan.model {
+    match model {
         LoadModel::Closed { connections } => {
             let total = connections.peak().round() as u64;
             *connections = scale_schedule(connections, |c| split(c.round() as u64, share) as f64);
@@ -154,17 +176,6 @@ pub fn apply_share(args: &AgentArgs, plan: &mut Plan) -> anyhow::Result<Vec<Stri
                 max_connections
             ));
         }
-    }
-    if let StopCondition::Requests { count, .. } = &mut plan.stop {
-        let total = *count;
-        *count = split(total, share);
-        if *count == 0 {
-            bail!(
-                "-n {total} cannot be split among {} agents: {label} would send no request",
-                share.count
-            );
-        }
-        notices.push(format!("{label}: {count} of {total} requests"));
     }
     Ok(notices)
 }

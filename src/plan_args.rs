@@ -110,8 +110,10 @@ pub fn build_run(args: &RunArgs) -> anyhow::Result<BuiltRun> {
             }
             for group in &scenario.groups {
                 let group_args = with_group_load(args, group);
-                let (model, _) =
+                let (mut model, _) =
                     build_model(&group_args).with_context(|| format!("group {}", group.name))?;
+                agent::share_model(&args.agent, &mut model)
+                    .with_context(|| format!("group {}", group.name))?;
                 models.push(model);
             }
             scenario_args = with_group_load(args, scenario.first());

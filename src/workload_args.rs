@@ -27,6 +27,10 @@ pub struct WorkloadArgs {
     /// The most of a response's head and body kept for checks and extractors
     #[arg(long, default_value = "64KiB", value_parser = parse_capture_max, value_name = "SIZE")]
     pub capture_max: usize,
+    /// Keep a cookie jar per connection (virtual user): Set-Cookie in,
+    /// Cookie out on its later requests
+    #[arg(long)]
+    pub cookie_jar: bool,
     /// Groups of steps walked by each virtual user (TOML; see docs/scenarios.md);
     /// replaces the URL
     #[arg(long, value_name = "FILE", conflicts_with = "targets")]

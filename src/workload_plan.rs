@@ -85,8 +85,8 @@ pub fn build_workload(
         Some((scenario, models)) => Some(scenario_spec(args, plan, &scenario.groups, models)?),
         None => flags_spec(args, plan)?,
     };
-    let spec = match (spec, &script) {
-        (None, Some(_)) => Some(WorkloadSpec {
+    let spec = match (spec, script.is_some() || args.cookie_jar) {
+        (None, true) => Some(WorkloadSpec {
             steps: vec![StepWork::default(); requests_of(plan).len()],
             groups: vec![GroupWork {
                 steps: 0..requests_of(plan).len(),
@@ -105,6 +105,7 @@ pub fn build_workload(
         );
     }
     spec.script = script;
+    spec.cookie_jar = args.cookie_jar;
     spec.capture_max = args.capture_max;
     spec.agent = agent;
     spec.agents = agents;

@@ -199,7 +199,8 @@ impl Slot {
         }
         let session = self.session.as_mut().expect("set above");
         self.current = session.next_target(work, || ctx.next_target());
-        match session.prepare(work, self.current, || work.spec.sequence.next()) {
+        let fixed = ctx.request_of(self.current).0;
+        match session.prepare(work, self.current, fixed, || work.spec.sequence.next()) {
             Ok(()) => true,
             Err(not) => {
                 ctx.state.not_prepared(intended, not);

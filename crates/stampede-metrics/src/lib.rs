@@ -18,6 +18,7 @@ mod environment;
 mod error_kind;
 mod histogram;
 mod merge;
+mod merge_targets;
 mod monitor;
 mod per_target;
 mod recorder;

@@ -97,6 +97,13 @@ pub fn merge_results(results: &[RunResult], force: bool) -> Result<RunResult, Me
     merged.errors = sum_maps(results.iter().map(|r| &r.errors));
     merged.error_samples = merge_error_samples(results);
     merged.checks = merge_checks(results);
+    if let Some(targets) = crate::merge_targets::merge_targets(results, elapsed_s) {
+        if let Some(groups) = crate::merge_targets::merge_groups(&base.groups, &targets, elapsed_s)
+        {
+            merged.groups = groups;
+        }
+        merged.targets = targets;
+    }
     merged.stop_reason = results.iter().find_map(|r| r.stop_reason.clone());
     merged.status = sum_maps(results.iter().map(|r| &r.status));
     merged.bytes.received = bytes_received;

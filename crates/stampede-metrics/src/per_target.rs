@@ -104,6 +104,10 @@ pub struct TargetResult {
     pub bytes_body: u64,
     /// Latency summary (2 significant digits).
     pub latency_us: LatencySummary,
+    /// The latency histogram (HDR V2 deflate, base64), so that agents'
+    /// tables merge losslessly; absent in results written before.
+    #[serde(skip_serializing_if = "String::is_empty", default)]
+    pub histogram: String,
 }
 
 impl TargetResult {
@@ -153,6 +157,11 @@ impl TargetResult {
                 .collect(),
             bytes_body: c.bytes_body,
             latency_us: stats.latency_summary(),
+            histogram: if stats.latency.is_empty() {
+                String::new()
+            } else {
+                crate::encode_histogram(&stats.latency)
+            },
         }
     }
 }

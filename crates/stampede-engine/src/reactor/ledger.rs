@@ -108,7 +108,8 @@ impl Ledger {
                 let session = self.session.as_mut().expect("set above");
                 self.target = session.next_target(work, || ctx.next_target());
                 let seq = || work.spec.sequence.next();
-                if let Err(not) = session.prepare(work, self.target, seq) {
+                let fixed = ctx.request_of(self.target).0;
+                if let Err(not) = session.prepare(work, self.target, fixed, seq) {
                     ctx.state.not_prepared(intended, not);
                     return false;
                 }

@@ -46,7 +46,7 @@ impl UserSession {
             judged: None,
             restart: false,
         };
-        if count == 0 && script.is_none() {
+        if count == 0 && script.is_none() && !spec.cookie_jar {
             return nothing;
         }
         let mut ranges: [(Range<usize>, Range<usize>); MAX_CAPTURED_HEADERS] =
@@ -65,6 +65,11 @@ impl UserSession {
             None => (&empty, &[]),
         };
         let view = ResponseView::new(status, headers, body, elapsed);
+        if spec.cookie_jar {
+            for set_cookie in view.headers_named("set-cookie") {
+                self.jar.absorb(set_cookie);
+            }
+        }
         if let Some(script) = script {
             // wrk's response(): an error there is the script's, not the
             // server's; it is reported once per class like any error.

@@ -9,6 +9,7 @@
 //! A run without templates, checks or extractors has no workload: its
 //! requests stay the pre-encoded bytes, and nothing here runs.
 
+mod cookie_jar;
 mod judge;
 mod session;
 mod spec;

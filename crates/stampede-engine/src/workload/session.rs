@@ -3,6 +3,7 @@
 //! user's state ([`UserSession`]: its extracted values, iteration, step,
 //! feeder rows and the buffer its requests are rendered into).
 
+use super::cookie_jar::CookieJar;
 use super::spec::{GroupWork, WorkloadSpec};
 use crate::http1::Capture;
 use stampede_workload::{
@@ -148,6 +149,7 @@ impl WorkerWorkload {
             buffer: Vec::new(),
             rendered: false,
             requests: 1,
+            jar: CookieJar::default(),
         }
     }
 
@@ -185,6 +187,8 @@ pub(crate) struct UserSession {
     buffer: Vec<u8>,
     /// HTTP requests in `buffer` (a script's `request()` may pipeline several).
     pub requests: usize,
+    /// `--cookie-jar`: the cookies this user was sent.
+    pub jar: CookieJar,
     /// True when `buffer` holds the current request (its step has a template).
     rendered: bool,
 }
@@ -202,12 +206,33 @@ impl UserSession {
 
     /// Prepares the request of `target`: an iteration's first request takes
     /// its feeder rows, and a templated request is rendered into the user's
-    /// buffer (or the script builds it). Err when a `unique` feeder has no
-    /// rows left or the script failed (nothing is sent).
+    /// buffer (or the script builds it); `fixed` is the target's pre-encoded
+    /// request. Err when a `unique` feeder has no rows left or the script
+    /// failed (nothing is sent).
     pub fn prepare(
         &mut self,
         work: &WorkerWorkload,
         target: usize,
+        fixed: &[u8],
+        seq: impl FnOnce() -> u64,
+    ) -> Result<(), NotPrepared> {
+        self.prepare_request(work, target, fixed, seq)?;
+        if work.spec.cookie_jar {
+            if !self.rendered {
+                self.buffer.clear();
+                self.buffer.extend_from_slice(fixed);
+                self.rendered = true;
+            }
+            self.jar.apply(&mut self.buffer);
+        }
+        Ok(())
+    }
+
+    fn prepare_request(
+        &mut self,
+        work: &WorkerWorkload,
+        target: usize,
+        _fixed: &[u8],
         seq: impl FnOnce() -> u64,
     ) -> Result<(), NotPrepared> {
         let spec = &work.spec;

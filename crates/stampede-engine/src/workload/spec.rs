@@ -69,6 +69,9 @@ pub struct WorkloadSpec {
     pub agents: u32,
     /// The run-wide `{{seq}}`.
     pub sequence: Sequence,
+    /// `--cookie-jar`: each virtual user keeps the cookies it is sent and
+    /// sends them back (workload/cookie_jar.rs).
+    pub cookie_jar: bool,
     /// A script that builds requests and reads responses (wrk's Lua,
     /// issue 19): each worker gets its own [`stampede_workload::ScriptThread`].
     pub script: Option<Arc<dyn Script>>,
@@ -77,9 +80,10 @@ pub struct WorkloadSpec {
 /// "50 connections", "200 iterations/s" (peaks, for stages).
 fn describe_load(model: &LoadModel) -> String {
     match model {
-        LoadModel::Closed { connections } => {
-            format!("{} connections", connections.peak().round())
-        }
+        LoadModel::Closed { connections } => match connections.peak().round() {
+            1.0 => "1 connection".to_string(),
+            n => format!("{n} connections"),
+        },
         LoadModel::Rate { per_s, .. } => format!("{} iterations/s", per_s.peak()),
     }
 }
@@ -94,6 +98,7 @@ impl Default for WorkloadSpec {
             agents: 1,
             sequence: Sequence::new(0, 1),
             script: None,
+            cookie_jar: false,
         }
     }
 }
@@ -107,9 +112,10 @@ impl WorkloadSpec {
 
     /// True when some step keeps response headers.
     pub(crate) fn keeps_headers(&self) -> bool {
-        self.steps
-            .iter()
-            .any(|s| s.checks.needs_headers() || s.extracts.iter().any(Extractor::needs_headers))
+        self.cookie_jar
+            || self.steps.iter().any(|s| {
+                s.checks.needs_headers() || s.extracts.iter().any(Extractor::needs_headers)
+            })
     }
 
     /// True when some step keeps response bodies.
