@@ -428,3 +428,62 @@ fn a_setup_thread_group_runs_before_the_others() {
     );
     drop(serve);
 }
+
+/// session.jmx with /me authenticated by the login's `sid` cookie instead
+/// of the bearer token, with or without an HTTP Cookie Manager.
+fn cookie_plan(dir: &std::path::Path, with_manager: bool) -> String {
+    std::fs::copy(testdata("users.csv"), dir.join("users.csv")).unwrap();
+    let session = std::fs::read_to_string(testdata("session.jmx")).unwrap();
+    let bearer = session.find("<HeaderManager guiclass=\"HeaderPanel\" testclass=\"HeaderManager\" testname=\"Bearer\">").unwrap();
+    let after = bearer + session[bearer..].find("<hashTree/>").unwrap() + "<hashTree/>".len();
+    let mut plan = format!("{}{}", &session[..bearer], &session[after..]);
+    if with_manager {
+        let manager = r#"<CookieManager guiclass="CookiePanel" testclass="CookieManager" testname="HTTP Cookie Manager">
+          <collectionProp name="CookieManager.cookies"/>
+          <boolProp name="CookieManager.clearEachIteration">false</boolProp>
+        </CookieManager>
+        <hashTree/>
+        <CSVDataSet"#;
+        plan = plan.replacen("<CSVDataSet", manager, 1);
+    }
+    let path = dir.join(format!("cookies-{with_manager}.jmx"));
+    std::fs::write(&path, plan).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn a_cookie_manager_keeps_each_users_cookies() {
+    let dir = temp_dir("jmeter-cookies");
+    let serve = Serve::start(&dir);
+    let port = format!("-Jport={}", serve.port);
+    let me_codes = |with_manager: bool| {
+        let plan = cookie_plan(&dir, with_manager);
+        let jtl = dir.join(format!("cookies-{with_manager}.jtl"));
+        let out = jmeter(&[
+            "-n",
+            "-t",
+            &plan,
+            "-l",
+            &jtl.display().to_string(),
+            &port,
+            "-Jduration=1",
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        jtl_rows(&std::fs::read_to_string(&jtl).unwrap())
+            .into_iter()
+            .filter(|r| r["label"] == "me")
+            .map(|r| r["responseCode"].clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        me_codes(false),
+        vec!["401"; 6],
+        "no cookie sent without the manager"
+    );
+    assert_eq!(
+        me_codes(true),
+        vec!["200"; 6],
+        "the login's sid cookie is sent back"
+    );
+    drop(serve);
+}

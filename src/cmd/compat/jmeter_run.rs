@@ -55,9 +55,6 @@ fn report_dir(dir: &Path, force: bool) -> anyhow::Result<()> {
 /// knows what differs from JMeter.
 fn not_honoured(group: &Group) -> Vec<&'static str> {
     let mut missing = Vec::new();
-    if group.cookies {
-        missing.push("cookies (HTTP Cookie Manager)");
-    }
     if group.on_error != OnError::Continue {
         missing.push("on_sample_error");
     }
@@ -139,6 +136,10 @@ fn run_words(group: &Group, file: &Path, html: Option<PathBuf>) -> Vec<String> {
     }
     if group.steps.iter().all(|s| !s.keep_alive) {
         words.push("--no-keepalive".to_string());
+    }
+    // HTTP Cookie Manager: a jar per virtual user.
+    if group.cookies {
+        words.push("--cookie-jar".to_string());
     }
     words
 }
