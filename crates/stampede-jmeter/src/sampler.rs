@@ -169,6 +169,12 @@ fn base_url(sampler: &Element, fields: &Fields, names: &Names) -> Result<String,
     })?;
     let domain = constant(domain, names, "the server name")?;
     let domain = domain.trim();
+    if domain.contains("${") {
+        return Err(MapError::Bad(format!(
+            "{}: the server name '{domain}' holds a variable no user-defined variable or property sets",
+            sampler.describe()
+        )));
+    }
     let protocol = match fields.get("HTTPSampler.protocol") {
         Some(p) => constant(p, names, "the protocol")?
             .trim()

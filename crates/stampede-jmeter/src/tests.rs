@@ -222,6 +222,12 @@ fn bad_input_is_one_line() {
         "",
     );
     assert!(one_line(parse("p.jmx", &no_host, &testdata(), props(&[]))).contains("no server name"));
+    let unset = plan_with(&format!("{GROUP_HEAD}{GET}<hashTree/></hashTree>"))
+        .replace("${host}</stringProp>", "${server}</stringProp>");
+    assert!(
+        one_line(parse("p.jmx", &unset, &testdata(), props(&[])))
+            .ends_with("'get' (HTTPSamplerProxy): the server name '${server}' holds a variable no user-defined variable or property sets")
+    );
     assert!(
         one_line(parse("p.jmx", "<jmeterTestPlan>", &testdata(), props(&[])))
             .contains("not a JMeter test plan")
