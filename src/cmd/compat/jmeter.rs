@@ -62,7 +62,10 @@ pub(super) fn map_plan(
     }
     if !plan.unsupported.is_empty() {
         for element in &plan.unsupported {
-            notes.line(&format!("stampede: jmeter: cannot map {shown}:{element}"));
+            notes.line(&format!(
+                "stampede: jmeter: cannot map {shown}:{}: '{}' ({}): {}",
+                element.line, element.name, element.class, element.why
+            ));
         }
         if !o.skip_unsupported {
             return Err(usage(
