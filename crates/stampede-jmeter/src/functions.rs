@@ -277,10 +277,10 @@ fn form_encode(text: &str) -> String {
 
 /// Splits a function's arguments on unescaped commas outside nested calls.
 fn split_args(text: &str) -> Vec<String> {
-    let mut args = vec![String::new()];
+    let mut args = Vec::new();
+    let mut current = String::new();
     let (mut depth, mut chars) = (0usize, text.chars());
     while let Some(c) = chars.next() {
-        let current = args.last_mut().expect("never empty");
         match c {
             '\\' => match chars.next() {
                 Some(',') => current.push(','),
@@ -298,12 +298,12 @@ fn split_args(text: &str) -> Vec<String> {
                 depth = depth.saturating_sub(1);
                 current.push(c);
             }
-            ',' if depth == 0 => args.push(String::new()),
+            ',' if depth == 0 => args.push(std::mem::take(&mut current)),
             c => current.push(c),
         }
     }
-    if args.len() == 1 && args[0].is_empty() {
-        args.clear();
+    if !args.is_empty() || !current.is_empty() {
+        args.push(current);
     }
     args
 }
