@@ -173,6 +173,19 @@ fn a_two_group_plan_runs_and_the_jtl_says_what_the_server_received() {
     }
     let polls: Vec<_> = rows.iter().filter(|r| r["label"] == "poll").collect();
     assert!(!polls.is_empty() && polls.iter().all(|r| r["threadName"] == "Pollers 2-1"));
+    // The Uniform Random Timer (20 ms + up to 20 ms) paces the one poller.
+    let mut starts: Vec<u64> = polls
+        .iter()
+        .map(|r| r["timeStamp"].parse().unwrap())
+        .collect();
+    starts.sort_unstable();
+    for pair in starts.windows(2) {
+        assert!(
+            pair[1] - pair[0] >= 19,
+            "polls {} ms apart: {starts:?}",
+            pair[1] - pair[0]
+        );
+    }
     for poll in &polls {
         assert_eq!(
             poll["success"], "false",
