@@ -205,7 +205,12 @@ fn run_group(
         RequestLogOptions::new(Box::new(sink))
     });
     if let Some(delay) = group.delay_s {
-        std::thread::sleep(Duration::from_secs(delay));
+        // In short naps, so Ctrl-C during the delay is not held up by it.
+        let stop = crate::interrupt::stop_handle()?;
+        let until = std::time::Instant::now() + Duration::from_secs(delay);
+        while !stop.is_stopped() && std::time::Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
     let custom = RefCell::new(request_log);
     let observer = RefCell::new(GroupObserver(summariser.clone()));
