@@ -501,3 +501,52 @@ fn a_cookie_manager_keeps_each_users_cookies() {
     );
     drop(serve);
 }
+
+#[test]
+fn a_scheduler_delay_holds_the_group_back() {
+    let dir = temp_dir("jmeter-delay");
+    let serve = Serve::start(&dir);
+    std::fs::copy(testdata("users.csv"), dir.join("users.csv")).unwrap();
+    let session = std::fs::read_to_string(testdata("session.jmx")).unwrap();
+    let delayed = session.replace(
+        "<stringProp name=\"ThreadGroup.delay\">0</stringProp>",
+        "<stringProp name=\"ThreadGroup.delay\">1</stringProp>",
+    );
+    assert_ne!(delayed, session);
+    let plan = dir.join("delay.jmx");
+    std::fs::write(&plan, delayed).unwrap();
+    let jtl = dir.join("delay.jtl");
+    let port = format!("-Jport={}", serve.port);
+    let out = jmeter(&[
+        "-n",
+        "-t",
+        &plan.display().to_string(),
+        "-l",
+        &jtl.display().to_string(),
+        &port,
+    ]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    // "Starting the test @ 2026-12-01T14:20:04.402Z (1796134804402)"
+    let started: u64 = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("Starting the test @ "))
+        .and_then(|l| {
+            l.rsplit_once('(')
+                .map(|(_, ms)| ms.trim_end_matches(')').to_string())
+        })
+        .and_then(|ms| ms.parse().ok())
+        .unwrap_or_else(|| panic!("no start line: {stdout}"));
+    let rows = jtl_rows(&std::fs::read_to_string(&jtl).unwrap());
+    let first_poll = rows
+        .iter()
+        .filter(|r| r["label"] == "poll")
+        .map(|r| r["timeStamp"].parse::<u64>().unwrap())
+        .min()
+        .expect("the delayed group ran");
+    assert!(
+        first_poll >= started + 1000,
+        "started {started}, first poll {first_poll}"
+    );
+    drop(serve);
+}
