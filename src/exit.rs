@@ -23,6 +23,26 @@ pub fn report_error(error: &anyhow::Error) -> i32 {
         return OK;
     }
     let chain: Vec<String> = error.chain().map(|cause| cause.to_string()).collect();
-    eprintln!("stampede: error: {}", chain.join(": "));
+    eprintln!("{}", error_text(&chain.join(": ")));
     ERROR
+}
+
+/// `stampede: error: MESSAGE`, a message's later lines indented by the
+/// prefix's width: a caret line (an invalid `--check`) is drawn relative to
+/// the message's start and must stay under the column it points at.
+fn error_text(message: &str) -> String {
+    const PREFIX: &str = "stampede: error: ";
+    let indent = format!("\n{}", " ".repeat(PREFIX.len()));
+    format!("{PREFIX}{}", message.replace('\n', &indent))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn later_lines_keep_their_column_under_the_prefix() {
+        let text =
+            super::error_text("invalid check: status = 200\n                      ^ expected ==");
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0].find('='), lines[1].find('^'));
+    }
 }

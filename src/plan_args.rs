@@ -194,7 +194,7 @@ fn build_fixed_plan(
     };
     let mix = match (&args.targets, scenario) {
         (Some(path), _) => read_mix(path, &headers, args.http10)?,
-        (None, Some(scenario)) => scenario.mix(),
+        (None, Some(scenario)) => scenario.mix(&headers, args.http10),
         (None, None) => Vec::new(),
     };
     let (target, request) = match mix.first() {
@@ -233,7 +233,8 @@ fn build_fixed_plan(
     };
     let mut notices = agent::apply_share(&args.agent, &mut plan)?;
     notices.extend(plan.validate()?);
-    if let (Some(rate), Some(_)) = (args.rate, &args.stages) {
+    // A staged scenario group sets the rate itself (the stages' peak).
+    if let (Some(rate), Some(_), None) = (args.rate, &args.stages, scenario) {
         notices.push(format!(
             "-r {rate} sets no rate with --stages: the stages' targets are the rates"
         ));

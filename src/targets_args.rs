@@ -29,17 +29,7 @@ pub fn read_mix(path: &Path, common: &[Header], http10: bool) -> anyhow::Result<
                 }
                 None => Vec::new(),
             };
-            let mut headers: Vec<Header> = common
-                .iter()
-                .filter(|h| {
-                    !block
-                        .headers
-                        .iter()
-                        .any(|own| own.name.eq_ignore_ascii_case(&h.name))
-                })
-                .cloned()
-                .collect();
-            headers.extend(block.headers);
+            let headers = with_common_headers(common, block.headers);
             Ok(MixEntry {
                 target: block.target,
                 request: RequestSpec {
@@ -52,4 +42,17 @@ pub fn read_mix(path: &Path, common: &[Header], http10: bool) -> anyhow::Result<
             })
         })
         .collect()
+}
+
+/// `common` headers (-H, -T, auth, cookies) followed by a request's `own`
+/// (a `--targets` block's, a scenario step's); an own header of the same
+/// name replaces the common one.
+pub fn with_common_headers(common: &[Header], own: Vec<Header>) -> Vec<Header> {
+    let mut headers: Vec<Header> = common
+        .iter()
+        .filter(|h| !own.iter().any(|o| o.name.eq_ignore_ascii_case(&h.name)))
+        .cloned()
+        .collect();
+    headers.extend(own);
+    headers
 }

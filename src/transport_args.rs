@@ -51,6 +51,10 @@ pub struct TransportArgs {
     /// read their N responses (latency is measured per request)
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub pipeline: usize,
+    /// Follow up to N redirects per request (301/302/303 as a GET, 307/308
+    /// as sent) on the same origin; each hop counted, not a request of its own
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub redirects: u32,
     /// Speak HTTP/2: ALPN h2 over https, prior knowledge (h2c) over http
     #[arg(long)]
     pub http2: bool,
@@ -119,6 +123,7 @@ impl TransportArgs {
                 .map(|r| ResolveOverride::parse(r))
                 .collect::<Result<_, _>>()?,
             io: self.io.unwrap_or_default(),
+            redirects: self.redirects,
         })
     }
 }

@@ -45,3 +45,49 @@ fn parse_capture_max(text: &str) -> Result<usize, String> {
         )),
     }
 }
+
+/// A `--feed FILE:MODE` whose MODE is misspelt reads as a file named
+/// `FILE:MODE` (a colon may be part of a name), so the user would be told
+/// that file is missing; when `FILE` exists, this says what is wrong.
+pub fn refuse_misspelt_feed_modes(feeds: &[String]) -> anyhow::Result<()> {
+    for feed in feeds {
+        let Some((path, mode)) = feed.rsplit_once(':') else {
+            continue;
+        };
+        let misspelt = !path.is_empty()
+            && stampede_workload::FeedMode::parse(mode).is_none()
+            && !std::path::Path::new(feed).exists()
+            && std::path::Path::new(path).is_file();
+        if misspelt {
+            anyhow::bail!("--feed {feed}: unknown mode '{mode}' (circular, random or unique)");
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_misspelt_mode_of_an_existing_file_is_named() {
+        let dir = std::env::temp_dir().join(format!("feed-mode-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let file = dir.join("ids.csv");
+        std::fs::write(&file, "id\n1\n").expect("write");
+        let file = file.display().to_string();
+        let error = refuse_misspelt_feed_modes(&[format!("{file}:uniqe")]).unwrap_err();
+        assert!(
+            error.to_string().contains("unknown mode 'uniqe'"),
+            "{error}"
+        );
+        for fine in [
+            file.clone(),
+            format!("{file}:unique"),
+            "missing.csv:x".into(),
+        ] {
+            assert!(refuse_misspelt_feed_modes(&[fine]).is_ok());
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

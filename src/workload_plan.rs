@@ -5,11 +5,12 @@
 //! requests are all fixed bytes and that judges nothing gets no workload,
 //! so its requests stay pre-encoded.
 
+use crate::targets_args::with_common_headers;
 use crate::workload_args::WorkloadArgs;
 use anyhow::Context;
 use stampede_engine::http1::encode_request_to;
 use stampede_engine::{GroupWork, StepWork, WorkloadSpec};
-use stampede_plan::{LoadModel, MixEntry, Plan, RequestSpec, Target};
+use stampede_plan::{Header, LoadModel, MixEntry, Plan, RequestSpec, Target};
 use stampede_workload::{
     parse_var, CheckSet, Extractor, Group, RequestTemplate, Scenario, Scope, Script, Sequence,
     Workload,
@@ -48,15 +49,23 @@ pub fn load_scenario(args: &WorkloadArgs) -> anyhow::Result<Option<ScenarioLoad>
 }
 
 impl ScenarioLoad {
-    /// Every group's steps as the plan's mix (one entry per step, in order).
-    pub fn mix(&self) -> Vec<MixEntry> {
+    /// Every group's steps as the plan's mix (one entry per step, in
+    /// order). The command line's `common` headers (-H, -T, auth, cookies)
+    /// apply to every step as to every `--targets` block; a step's own
+    /// header of the same name wins; `--http1.0` applies to every step.
+    pub fn mix(&self, common: &[Header], http10: bool) -> Vec<MixEntry> {
         self.groups
             .iter()
             .flat_map(|group| &group.steps)
-            .map(|step| MixEntry {
-                target: step.target.clone(),
-                request: step.request_spec(),
-                weight: 1,
+            .map(|step| {
+                let mut request = step.request_spec();
+                request.headers = with_common_headers(common, request.headers);
+                request.http10 = http10;
+                MixEntry {
+                    target: step.target.clone(),
+                    request,
+                    weight: 1,
+                }
             })
             .collect()
     }
@@ -132,6 +141,7 @@ fn refuse_unsupported(plan: &Plan) -> anyhow::Result<()> {
 /// `--var`, `--feed`, `--check`, `--extract` on the URL (or each request
 /// of a `--targets` mix).
 fn flags_spec(args: &WorkloadArgs, plan: &Plan) -> anyhow::Result<Option<WorkloadSpec>> {
+    crate::workload_args::refuse_misspelt_feed_modes(&args.feeds)?;
     let workload = Workload::from_flags(&args.vars, &args.feeds, &args.checks, &args.extracts)?;
     let requests = requests_of(plan);
     let mut steps = Vec::with_capacity(requests.len());
@@ -168,6 +178,8 @@ fn scenario_spec(
     models: Vec<LoadModel>,
 ) -> anyhow::Result<WorkloadSpec> {
     let cli_checks = CheckSet::parse(&args.checks)?;
+    // The plan's mix is the steps in order, with the command line's headers.
+    let requests = requests_of(plan);
     let mut steps = Vec::new();
     let mut group_works = Vec::with_capacity(groups.len());
     for (group, model) in groups.iter().zip(models) {
@@ -179,8 +191,14 @@ fn scenario_spec(
             .collect::<Result<Vec<_>, _>>()?;
         let first = steps.len();
         for step in &group.steps {
-            let request = step.request_spec();
-            let template = template_for(plan, &step.target, &request, &scope)
+            let Some((target, request)) = requests.get(steps.len()) else {
+                anyhow::bail!(
+                    "step {} of group {} is not in the plan",
+                    step.name,
+                    group.name
+                );
+            };
+            let template = template_for(plan, target, request, &scope)
                 .with_context(|| format!("group {}: step {}", group.name, step.name))?;
             let mut checks: Vec<String> = step
                 .checks

@@ -7,6 +7,7 @@ use crate::backoff::Backoff;
 use crate::http1::{ResponseError, ResponseParser, ResponseProgress};
 use crate::outcome_class::classify_io;
 use crate::read_buffer::ReadBuffer;
+use crate::redirect::Follow;
 use crate::request_log::WorkerLog;
 use crate::request_log::WorkerLogHandle;
 use crate::transport::{Connector, Stream};
@@ -47,6 +48,24 @@ pub struct ConnectionContext {
     /// The worker's share of a workload (templates, feeders, checks,
     /// steps); `None` for fixed requests.
     pub(crate) workload: Option<crate::workload::WorkerWorkload>,
+    /// Redirects to follow (`--redirects N`).
+    pub(crate) redirect: Option<crate::redirect::RedirectRule>,
+}
+
+impl ConnectionContext {
+    /// What a connection's parser keeps of each response: what the
+    /// workload's checks and script read, and the `Location` of redirects.
+    pub(crate) fn capture(&self) -> Option<crate::http1::Capture> {
+        let workload = self.workload.as_ref().and_then(|w| w.capture());
+        let redirect = self
+            .redirect
+            .as_ref()
+            .map(|_| crate::http1::Capture::new(true, false, 8 * 1024));
+        match (workload, redirect) {
+            (Some(a), Some(b)) => Some(a.union(b)),
+            (a, b) => a.or(b),
+        }
+    }
 }
 
 impl ConnectionContext {
@@ -127,6 +146,7 @@ pub(crate) fn connection_context(
         log: log.map(|handle| WorkerLog::new(handle, plan.measure_start)),
         scratch: std::cell::RefCell::new(vec![0u8; SCRATCH_BYTES].into_boxed_slice()),
         workload,
+        redirect: plan.redirect.clone(),
     })
 }
 
@@ -160,6 +180,13 @@ pub struct Slot {
     backoff_due: Option<Duration>,
     /// The virtual user of a workload (workload/): `None` for fixed requests.
     session: Option<Box<UserSession>>,
+    /// The parser keeps what checks and redirects read (set on first use).
+    capture_set: bool,
+    /// Redirects the request in flight has followed, and the hop's request
+    /// (with a spare buffer, swapped: no allocation).
+    hops: u32,
+    hop_request: Vec<u8>,
+    hop_spare: Vec<u8>,
 }
 
 impl Slot {
@@ -174,7 +201,45 @@ impl Slot {
             backoff: Backoff::default(),
             backoff_due: None,
             session: None,
+            capture_set: false,
+            hops: 0,
+            hop_request: Vec::new(),
+            hop_spare: Vec::new(),
         }
+    }
+
+    /// The bytes of the request in flight: a hop's, the rendered one, or
+    /// the pre-encoded request of the mix.
+    fn request_bytes<'a>(&'a self, ctx: &'a ConnectionContext) -> &'a [u8] {
+        if self.hops > 0 {
+            return &self.hop_request;
+        }
+        let rendered = self.session.as_ref().and_then(|s| s.rendered());
+        rendered.unwrap_or_else(|| ctx.request_of(self.current).0)
+    }
+
+    /// Whether the response (status `status`) redirects the request
+    /// (redirect.rs); a hop's request is made ready and counted.
+    fn redirect(&mut self, ctx: &ConnectionContext, status: u16) -> Follow {
+        let Some(rule) = &ctx.redirect else {
+            return Follow::No;
+        };
+        let location = self.parser.capture().and_then(|c| c.header("location"));
+        let current = crate::redirect::request_path(self.request_bytes(ctx));
+        let follow = rule.follow(status, location, current, self.hops);
+        match &follow {
+            Follow::Hop { path, keep_method } => {
+                let mut next = std::mem::take(&mut self.hop_spare);
+                let original = self.request_bytes(ctx);
+                crate::redirect::hop_request(original, path, *keep_method, &mut next);
+                self.hop_spare = std::mem::replace(&mut self.hop_request, next);
+                self.hops += 1;
+                ctx.state.recorder.borrow_mut().record_redirect();
+            }
+            Follow::Offsite => ctx.state.recorder.borrow_mut().record_offsite_redirect(),
+            Follow::No | Follow::Limit => {}
+        }
+        follow
     }
 
     /// True when a scenario user is inside an iteration (its next step is
@@ -187,14 +252,17 @@ impl Slot {
     /// Picks the request to send (the user's next step with a workload)
     /// and renders it; false when a `unique` feeder ran out of rows.
     fn prepare(&mut self, ctx: &ConnectionContext, intended: Instant) -> bool {
+        if !std::mem::replace(&mut self.capture_set, true) {
+            if let Some(capture) = ctx.capture() {
+                self.parser.set_capture(capture);
+            }
+        }
+        self.hops = 0;
         let Some(work) = &ctx.workload else {
             self.current = ctx.next_target();
             return true;
         };
         if self.session.is_none() {
-            if let Some(capture) = work.capture() {
-                self.parser.set_capture(capture);
-            }
             self.session = Some(Box::new(work.new_user()));
         }
         let session = self.session.as_mut().expect("set above");
@@ -216,6 +284,7 @@ impl Slot {
         ctx: &ConnectionContext,
         intended: Instant,
         result: Result<u16, ErrorKind>,
+        body_bytes: u64,
     ) -> (Option<Judged>, Option<Duration>) {
         let (Some(work), Some(session)) = (&ctx.workload, self.session.as_mut()) else {
             return (None, None);
@@ -226,11 +295,15 @@ impl Slot {
         let Ok(status) = result else {
             return (None, session.advance(work, false));
         };
+        let answer = crate::workload::Answer {
+            status,
+            body_bytes,
+            elapsed: intended.elapsed(),
+        };
         let judgement = session.judge(
             work,
             self.current,
-            status,
-            intended.elapsed(),
+            answer,
             self.parser.capture(),
             &mut ctx.state.recorder.borrow_mut(),
         );
@@ -247,8 +320,15 @@ impl Slot {
         }
         let (_, head) = ctx.request_of(self.current);
         self.parser.set_head_request(head);
-        let exchange = self.exchange(ctx, intended).await;
-        let (judged, think) = self.judge(ctx, intended, exchange.result);
+        let mut exchange = self.exchange(ctx, intended).await;
+        while let Ok(status) = exchange.result {
+            match self.redirect(ctx, status) {
+                Follow::Hop { .. } => exchange = self.exchange(ctx, intended).await,
+                Follow::Limit => exchange.result = Err(ErrorKind::RedirectLimit),
+                Follow::No | Follow::Offsite => break,
+            }
+        }
+        let (judged, think) = self.judge(ctx, intended, exchange.result, exchange.body_bytes);
         self.finish_judged(ctx, intended, &exchange, exchange.result, judged);
         if exchange.result.is_err() {
             self.drop_stream(ctx, false);
@@ -487,9 +567,13 @@ impl Slot {
         ctx: &ConnectionContext,
         exchange: &mut Exchange,
     ) -> Result<(u16, bool), ErrorKind> {
+        let request = if self.hops > 0 {
+            &self.hop_request[..]
+        } else {
+            let rendered = self.session.as_ref().and_then(|s| s.rendered());
+            rendered.unwrap_or_else(|| ctx.request_of(self.current).0)
+        };
         let stream = self.stream.as_mut().expect("connected above");
-        let rendered = self.session.as_ref().and_then(|s| s.rendered());
-        let request = rendered.unwrap_or_else(|| ctx.request_of(self.current).0);
         stream
             .write_all(request)
             .await

@@ -329,6 +329,18 @@ pub fn run_with(
         }
         None => None,
     };
+    let redirect = (plan.transport.redirects > 0).then(|| crate::redirect::RedirectRule {
+        max_hops: plan.transport.redirects,
+        scheme: match plan.target.scheme {
+            Scheme::Http => "http",
+            Scheme::Https => "https",
+        },
+        authority: plan.target.authority.to_ascii_lowercase(),
+        default_port: match plan.target.scheme {
+            Scheme::Http => 80,
+            Scheme::Https => 443,
+        },
+    });
     let (to_aggregator, from_workers) = mpsc::channel();
     let mut threads = Vec::with_capacity(workers);
     let mut budget_given = 0u64;
@@ -390,6 +402,7 @@ pub fn run_with(
             event_loop,
             snapshot_interval: options.snapshot_interval.unwrap_or(SNAPSHOT_INTERVAL),
             workload: options.workload.clone(),
+            redirect: redirect.clone(),
             seed: seed ^ 0xD1B5_4A32_D192_ED03u64.wrapping_mul(index as u64 + 1),
         };
         let receiver = stop.sender.subscribe();

@@ -18,6 +18,7 @@ mod pacer;
 mod precise_timer;
 mod reactor;
 mod read_buffer;
+mod redirect;
 mod request_log;
 mod source_addrs;
 mod tls_errors;

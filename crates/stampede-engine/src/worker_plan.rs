@@ -62,6 +62,8 @@ pub struct WorkerPlan {
     pub event_loop: EventLoop,
     /// How often to hand an interval snapshot to the aggregator.
     pub snapshot_interval: Duration,
+    /// Redirects to follow (`--redirects N`; `None`: none).
+    pub redirect: Option<crate::redirect::RedirectRule>,
     /// Templates, feeders, checks and steps (`None`: fixed requests).
     pub workload: Option<Arc<crate::workload::WorkloadSpec>>,
     /// Seeds this worker's workload randomness (feeders, `rand_*`, think).

@@ -6,9 +6,32 @@
 use crate::model::{Group, Load, OnError, Phase, Plan, Step};
 use toml::{Table, Value};
 
+/// `names` made unique as scenario files require: a repeated name gets
+/// ` (2)`, ` (3)`, ... (JMeter allows repeats; its reports add them up
+/// under one label, as the JTL still does).
+pub fn unique_names<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let mut seen: Vec<String> = Vec::new();
+    for name in names {
+        let mut unique = name.to_string();
+        let mut n = 1;
+        while seen.contains(&unique) {
+            n += 1;
+            unique = format!("{name} ({n})");
+        }
+        seen.push(unique);
+    }
+    seen
+}
+
 /// The scenario text; `source` names the .jmx in the leading comment.
 pub fn scenario_text(plan: &Plan, source: &str) -> String {
-    let groups: Vec<Value> = plan.groups.iter().map(|g| Value::Table(group(g))).collect();
+    let names = unique_names(plan.groups.iter().map(|g| g.name.as_str()));
+    let groups: Vec<Value> = plan
+        .groups
+        .iter()
+        .zip(names)
+        .map(|(g, name)| Value::Table(group(g, name)))
+        .collect();
     let mut root = Table::new();
     root.insert("group".into(), Value::Array(groups));
     let mut text = format!(
@@ -23,9 +46,9 @@ fn string(text: impl Into<String>) -> Value {
     Value::String(text.into())
 }
 
-fn group(g: &Group) -> Table {
+fn group(g: &Group, name: String) -> Table {
     let mut t = Table::new();
-    t.insert("name".into(), string(&g.name));
+    t.insert("name".into(), string(name));
     match &g.load {
         Load::Threads => t.insert("connections".into(), Value::Integer(i64::from(g.threads))),
         Load::Rate(rate) => t.insert("rate".into(), Value::Float((rate * 1e6).round() / 1e6)),
@@ -78,14 +101,20 @@ fn group(g: &Group) -> Table {
             .collect();
         t.insert("feed".into(), Value::Array(feeds));
     }
-    let steps = g.steps.iter().map(|s| Value::Table(step(s))).collect();
+    let names = unique_names(g.steps.iter().map(|s| s.name.as_str()));
+    let steps = g
+        .steps
+        .iter()
+        .zip(names)
+        .map(|(s, name)| Value::Table(step(s, name)))
+        .collect();
     t.insert("step".into(), Value::Array(steps));
     t
 }
 
-fn step(s: &Step) -> Table {
+fn step(s: &Step, name: String) -> Table {
     let mut t = Table::new();
-    t.insert("name".into(), string(&s.name));
+    t.insert("name".into(), string(name));
     if s.method != "GET" {
         t.insert("method".into(), string(&s.method));
     }

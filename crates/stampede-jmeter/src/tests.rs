@@ -265,6 +265,34 @@ fn bodies_from_files_resolve_against_the_plan() {
 }
 
 #[test]
+fn repeated_testnames_stay_labels_and_become_unique_step_names() {
+    let plan = map(
+        &format!("{GET}<hashTree/>{GET}<hashTree/>{GET}<hashTree/>"),
+        &[],
+    )
+    .unwrap();
+    let labels: Vec<&str> = plan.groups[0]
+        .steps
+        .iter()
+        .map(|s| s.name.as_str())
+        .collect();
+    assert_eq!(
+        labels,
+        ["get", "get", "get"],
+        "the JTL labels them as JMeter does"
+    );
+    let text = scenario_text(&plan, "p.jmx");
+    let scenario = stampede_workload::Scenario::parse("p.toml", &text, &testdata(), &[])
+        .unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let names: Vec<&str> = scenario.groups[0]
+        .steps
+        .iter()
+        .map(|s| s.name.as_str())
+        .collect();
+    assert_eq!(names, ["get", "get (2)", "get (3)"]);
+}
+
+#[test]
 fn throughput_timers_become_the_open_model() {
     let timer = r#"<ConstantThroughputTimer testclass="ConstantThroughputTimer" testname="ctt">
           <intProp name="calcMode">1</intProp>

@@ -74,6 +74,10 @@ pub struct Counters {
     /// Connections re-opened after the server closed an idle keep-alive connection
     /// or asked to close; not errors.
     pub reconnects: u64,
+    /// Redirects followed (`--redirects`): hops, not requests of their own.
+    pub redirects: u64,
+    /// Redirects to another origin, not followed (the 3xx is the response).
+    pub redirects_offsite: u64,
     /// Open model: requests sent more than a millisecond after their intended
     /// instant because every allowed connection was busy.
     pub late_sends: u64,
@@ -112,6 +116,8 @@ impl Counters {
         self.connect_attempts += other.connect_attempts;
         self.reconnects += other.reconnects;
         self.late_sends += other.late_sends;
+        self.redirects += other.redirects;
+        self.redirects_offsite += other.redirects_offsite;
     }
 
     /// True when every sent request is accounted for exactly once.

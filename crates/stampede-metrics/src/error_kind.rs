@@ -30,13 +30,15 @@ pub enum ErrorKind {
     /// HTTP/2: the server shut the connection down (GOAWAY) with the request
     /// in flight, or another connection-level HTTP/2 error.
     GoAway,
+    /// A redirect past `--redirects N` hops (or a loop).
+    RedirectLimit,
     /// Anything else (local resource limits...).
     Other,
 }
 
 impl ErrorKind {
     /// Every class, in report order.
-    pub const ALL: [ErrorKind; 12] = [
+    pub const ALL: [ErrorKind; 13] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::Timeout,
@@ -48,6 +50,7 @@ impl ErrorKind {
         ErrorKind::Proxy,
         ErrorKind::StreamReset,
         ErrorKind::GoAway,
+        ErrorKind::RedirectLimit,
         ErrorKind::Other,
     ];
 
@@ -68,6 +71,7 @@ impl ErrorKind {
             ErrorKind::Proxy => "proxy",
             ErrorKind::StreamReset => "stream_reset",
             ErrorKind::GoAway => "goaway",
+            ErrorKind::RedirectLimit => "redirect_limit",
             ErrorKind::Other => "other",
         }
     }

@@ -97,6 +97,15 @@ pub fn merge_results(results: &[RunResult], force: bool) -> Result<RunResult, Me
     merged.errors = sum_maps(results.iter().map(|r| &r.errors));
     merged.error_samples = merge_error_samples(results);
     merged.checks = merge_checks(results);
+    merged.redirects =
+        results
+            .iter()
+            .filter_map(|r| r.redirects)
+            .reduce(|a, b| crate::RedirectCounts {
+                max_hops: a.max_hops.max(b.max_hops),
+                followed: a.followed + b.followed,
+                offsite: a.offsite + b.offsite,
+            });
     if let Some(targets) = crate::merge_targets::merge_targets(results, elapsed_s) {
         if let Some(groups) = crate::merge_targets::merge_groups(&base.groups, &targets, elapsed_s)
         {

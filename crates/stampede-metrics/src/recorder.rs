@@ -131,6 +131,16 @@ impl Recorder {
         self.interval.counters.sent = self.interval.counters.sent.saturating_sub(1);
     }
 
+    /// Counts a redirect followed (a hop of the request in flight).
+    pub fn record_redirect(&mut self) {
+        self.interval.counters.redirects += 1;
+    }
+
+    /// Counts a redirect to another origin, not followed.
+    pub fn record_offsite_redirect(&mut self) {
+        self.interval.counters.redirects_offsite += 1;
+    }
+
     /// Counts an attempt to open a connection (before it succeeds or fails).
     #[inline]
     pub fn record_connect_attempt(&mut self) {

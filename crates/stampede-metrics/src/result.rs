@@ -179,6 +179,17 @@ impl RequestCounts {
     }
 }
 
+/// What `--redirects N` did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RedirectCounts {
+    /// `N`: the most hops one request may take.
+    pub max_hops: u32,
+    /// Hops followed over the run (each a response the request went on from).
+    pub followed: u64,
+    /// Redirects to another origin, not followed: their 3xx is the response.
+    pub offsite: u64,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ByteCounts {
     pub received: u64,
@@ -362,6 +373,10 @@ pub struct RunResult {
     /// the order given; empty without checks.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub checks: Vec<crate::CheckResult>,
+    /// Redirects (`--redirects N`): hops followed and offsite ones not
+    /// followed; present when redirects were asked for.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub redirects: Option<RedirectCounts>,
     /// Why the run stopped before its duration or count, other than a
     /// signal: `feed_exhausted` (a `unique` feeder ran out of rows).
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -518,6 +533,11 @@ impl RunResult {
                 })
                 .collect(),
             stop_reason: recording.stop_reason.clone(),
+            redirects: (plan.transport.redirects > 0).then_some(RedirectCounts {
+                max_hops: plan.transport.redirects,
+                followed: c.redirects,
+                offsite: c.redirects_offsite,
+            }),
             groups: recording
                 .groups
                 .iter()

@@ -195,6 +195,12 @@ impl Plan {
                 )));
             }
         }
+        if self.transport.redirects > 0 && (self.transport.http2 || self.transport.pipeline > 1) {
+            return Err(PlanError::Invalid(
+                "--redirects follows HTTP/1.1 requests one at a time: drop --http2 or --pipeline"
+                    .into(),
+            ));
+        }
         if self.transport.pipeline > 1 && !self.mix.is_empty() {
             return Err(PlanError::Invalid(
                 "--pipeline and --targets cannot be combined yet".into(),

@@ -131,6 +131,8 @@ pub struct TransportSpec {
     pub resolve: Vec<ResolveOverride>,
     /// Which event loop drives HTTP/1.1 connections (`--io`).
     pub io: IoBackend,
+    /// Redirects followed per request (`--redirects N`); 0: none.
+    pub redirects: u32,
 }
 
 /// The event loop behind a worker's connections, as asked for (`--io`).

@@ -148,7 +148,28 @@ fn test_route(
     let get_or_head = matches!(method, Method::Get | Method::Head);
     let o = match (name, arg) {
         ("echo", None) => echo(req, x, out),
-        ("login" | "me" | "json", None) => crate::session_routes::session_route(name, req, x, out)?,
+        ("login" | "me" | "json", None) => {
+            crate::session_routes::session_route(name, req.raw_head, req.body, x, out)?
+        }
+        ("redirect", Some(a)) => match param(a, 1000) {
+            Some(0) => Outcome::done(
+                200,
+                response::whole(out, x, 200, "text/plain", b"arrived\n"),
+            ),
+            Some(n) => {
+                let location = format!("Location: /redirect/{}\r\n", n - 1);
+                response::head(
+                    out,
+                    x,
+                    302,
+                    Some("text/plain"),
+                    Len::Known(0),
+                    location.as_bytes(),
+                );
+                Outcome::done(302, 0)
+            }
+            None => bad_request(out, x, "redirect takes 0..=1000 hops\n"),
+        },
         ("stats", None) if get_or_head => {
             let json = serde_json::to_vec_pretty(&w.registry.snapshot()).unwrap_or_default();
             Outcome::done(200, response::whole(out, x, 200, "application/json", &json))

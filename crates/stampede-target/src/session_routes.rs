@@ -1,30 +1,28 @@
 //! Test routes for sessions and checks (issue 18): `POST /login` hands out
 //! a token (in the JSON body and as a `sid` cookie), `GET /me` answers 200
 //! only with that token (`Authorization: Bearer …`) or cookie and 401
-//! otherwise, and `/json` echoes the request body as `application/json`.
+//! otherwise, `/json` echoes the request body as `application/json`, and
+//! `/redirect/{n}` (routes.rs) answers 302 down to `/redirect/0`'s 200.
 //! Tokens are derived from the login body, so any worker can verify one
 //! without shared state: `tok-` and 16 hex digits.
 
 use crate::reply::Outcome;
 use crate::response::{self, Exchange};
-use crate::routes::Request;
 
-/// The route's response, or `None` when `name` is not a session route.
+/// The route's response, or `None` when `name` is not a session route;
+/// `raw_head` is the request line and headers as received, `body` the body.
 pub fn session_route(
     name: &str,
-    req: &Request,
+    raw_head: &[u8],
+    body: &[u8],
     x: &Exchange,
     out: &mut Vec<u8>,
 ) -> Option<Outcome> {
     Some(match name {
-        "login" => login(req, x, out),
-        "me" => me(req, x, out),
+        "login" => login(body, x, out),
+        "me" => me(raw_head, x, out),
         "json" => {
-            let body = if req.body.is_empty() {
-                &b"{}"[..]
-            } else {
-                req.body
-            };
+            let body = if body.is_empty() { &b"{}"[..] } else { body };
             Outcome::done(200, response::whole(out, x, 200, "application/json", body))
         }
         _ => return None,
@@ -39,8 +37,8 @@ fn token_of(body: &[u8]) -> String {
     format!("{hash:016x}")
 }
 
-fn login(req: &Request, x: &Exchange, out: &mut Vec<u8>) -> Outcome {
-    let token = token_of(req.body);
+fn login(body: &[u8], x: &Exchange, out: &mut Vec<u8>) -> Outcome {
+    let token = token_of(body);
     let body = format!("{{\"token\":\"tok-{token}\",\"ok\":true}}");
     let cookie = format!("Set-Cookie: sid=s-{token}; Path=/\r\n");
     response::head(
@@ -69,11 +67,11 @@ fn header<'a>(raw_head: &'a [u8], name: &str) -> Option<&'a [u8]> {
     })
 }
 
-fn me(req: &Request, x: &Exchange, out: &mut Vec<u8>) -> Outcome {
-    let bearer = header(req.raw_head, "authorization")
+fn me(raw_head: &[u8], x: &Exchange, out: &mut Vec<u8>) -> Outcome {
+    let bearer = header(raw_head, "authorization")
         .and_then(|v| v.strip_prefix(b"Bearer tok-"))
         .filter(|t| t.len() == 16);
-    let cookie = header(req.raw_head, "cookie").and_then(|v| {
+    let cookie = header(raw_head, "cookie").and_then(|v| {
         v.split(|&b| b == b';')
             .map(<[u8]>::trim_ascii)
             .find_map(|c| c.strip_prefix(b"sid=s-"))

@@ -12,6 +12,10 @@ pub struct ResponseView<'a> {
     pub body: &'a [u8],
     /// From the request's intended start to the end of the response.
     pub elapsed: Duration,
+    /// The body's whole length as framed on the wire (what `body size`
+    /// checks), which `body` (kept up to `--capture-max`, or not at all
+    /// when no check reads it) may be shorter than.
+    pub body_size: u64,
     json: OnceCell<Option<serde_json::Value>>,
 }
 
@@ -27,8 +31,15 @@ impl<'a> ResponseView<'a> {
             headers,
             body,
             elapsed,
+            body_size: body.len() as u64,
             json: OnceCell::new(),
         }
+    }
+
+    /// The view with the body's whole length as framed (see [`ResponseView::body_size`]).
+    pub fn with_body_size(mut self, body_size: u64) -> Self {
+        self.body_size = body_size;
+        self
     }
 
     /// The first header named `name` (ASCII case-insensitive).

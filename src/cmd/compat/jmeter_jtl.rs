@@ -63,22 +63,18 @@ pub(super) struct JtlSink {
 }
 
 impl JtlSink {
+    /// `labels` are the samplers' testnames (repeats kept, as JMeter
+    /// labels them), `urls` the steps' URLs, both by request index.
     pub(super) fn new(
         shared: SharedJtl,
         group: GroupLabels,
         workload: Option<&WorkloadSpec>,
+        names: Vec<String>,
         urls: Vec<String>,
     ) -> JtlSink {
-        let (names, checks) = match workload {
-            Some(spec) => (
-                spec.steps
-                    .iter()
-                    .map(|s| s.name.clone().unwrap_or_default())
-                    .collect(),
-                spec.check_names().into_iter().map(|c| c.check).collect(),
-            ),
-            None => (Vec::new(), Vec::new()),
-        };
+        let checks = workload.map_or_else(Vec::new, |spec| {
+            spec.check_names().into_iter().map(|c| c.check).collect()
+        });
         let steps = urls
             .into_iter()
             .enumerate()
@@ -210,7 +206,8 @@ mod tests {
             all_threads: 7,
         };
         let urls = vec!["http://h/login".to_string(), "http://h/me".to_string()];
-        let mut sink = JtlSink::new(shared, labels, Some(&spec), urls);
+        let names = vec!["login".to_string(), "me".to_string()];
+        let mut sink = JtlSink::new(shared, labels, Some(&spec), names, urls);
         let start = Instant::now();
         let clock = RunClock {
             measure_start: start,

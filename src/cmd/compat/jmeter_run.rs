@@ -201,7 +201,14 @@ fn run_group(
             .iter()
             .map(|m| m.target.url.clone())
             .collect();
-        let sink = JtlSink::new(shared.clone(), labels, built.workload.as_deref(), urls);
+        let names = group.steps.iter().map(|s| s.name.clone()).collect();
+        let sink = JtlSink::new(
+            shared.clone(),
+            labels,
+            built.workload.as_deref(),
+            names,
+            urls,
+        );
         RequestLogOptions::new(Box::new(sink))
     });
     if let Some(delay) = group.delay_s {

@@ -99,6 +99,25 @@ impl Capture {
     pub fn head_bytes(&self) -> &[u8] {
         &self.head
     }
+
+    /// The first header named `name` (ASCII case-insensitive) of the kept head.
+    pub fn header(&self, name: &str) -> Option<&[u8]> {
+        let mut ranges: [(Range<usize>, Range<usize>); MAX_CAPTURED_HEADERS] =
+            std::array::from_fn(|_| (0..0, 0..0));
+        let n = self.header_ranges(&mut ranges);
+        ranges[..n]
+            .iter()
+            .find(|(field, _)| self.head[field.clone()].eq_ignore_ascii_case(name.as_bytes()))
+            .map(|(_, value)| &self.head[value.clone()])
+    }
+
+    /// This capture widened to keep whatever `other` keeps too.
+    pub fn union(mut self, other: Capture) -> Capture {
+        self.keep_head |= other.keep_head;
+        self.keep_body |= other.keep_body;
+        self.max = self.max.max(other.max);
+        self
+    }
 }
 
 fn memchr_newline(bytes: &[u8], from: usize) -> Option<usize> {

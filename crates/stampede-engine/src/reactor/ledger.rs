@@ -14,6 +14,7 @@ use crate::backoff::Backoff;
 use crate::connection::{response_error_kind, ConnectionContext};
 use crate::http1::{Complete, ResponseError, ResponseParser, ResponseProgress};
 use crate::read_buffer::ReadBuffer;
+use crate::redirect::Follow;
 use crate::workload::UserSession;
 use stampede_metrics::{ErrorKind, Judged, Outcome};
 use std::time::{Duration, Instant};
@@ -58,6 +59,13 @@ pub struct Ledger {
     session: Option<Box<UserSession>>,
     /// A scenario's think time: the slot's next step starts no earlier.
     pub pause_until: Option<Instant>,
+    /// The parser keeps what checks and redirects read (set on first use).
+    capture_set: bool,
+    /// Redirects the request in flight has followed (`--redirects`).
+    hops: u32,
+    /// The hop's request (and a spare buffer, swapped: no allocation).
+    hop_request: Vec<u8>,
+    hop_spare: Vec<u8>,
 }
 
 impl Ledger {
@@ -85,6 +93,10 @@ impl Ledger {
             malformed_start: None,
             session: None,
             pause_until: None,
+            capture_set: false,
+            hops: 0,
+            hop_request: Vec::new(),
+            hop_spare: Vec::new(),
         }
     }
 
@@ -96,13 +108,16 @@ impl Ledger {
     /// `unique` feeder ran out of rows (the request is taken back, nothing
     /// is sent, and the worker winds down).
     pub fn begin(&mut self, ctx: &ConnectionContext, intended: Instant) -> bool {
+        if !std::mem::replace(&mut self.capture_set, true) {
+            if let Some(capture) = ctx.capture() {
+                self.parser.set_capture(capture);
+            }
+        }
+        self.hops = 0;
         match &ctx.workload {
             None => self.target = ctx.next_target(),
             Some(work) => {
                 if self.session.is_none() {
-                    if let Some(capture) = work.capture() {
-                        self.parser.set_capture(capture);
-                    }
                     self.session = Some(Box::new(work.new_user()));
                 }
                 let session = self.session.as_mut().expect("set above");
@@ -216,6 +231,9 @@ impl Ledger {
 
     /// The bytes of the request (or the pipelined batch) in flight.
     pub fn request<'a>(&'a self, ctx: &'a ConnectionContext) -> &'a [u8] {
+        if self.hops > 0 {
+            return &self.hop_request;
+        }
         if let Some(rendered) = self.session.as_ref().and_then(|s| s.rendered()) {
             return rendered;
         }
@@ -278,7 +296,7 @@ impl Ledger {
     pub fn answered(&mut self, ctx: &ConnectionContext, now: Instant, done: &Complete) -> bool {
         self.batch_answered += 1;
         if !self.batch_pending() {
-            let judged = self.judge(ctx, now, done.status);
+            let judged = self.judge(ctx, now, done);
             self.record(ctx, now, Ok(done.status), done.body_bytes, judged);
             self.served += 1;
             return done.keep_alive && ctx.keepalive;
@@ -293,18 +311,50 @@ impl Ledger {
         done.keep_alive && ctx.keepalive
     }
 
+    /// Whether the complete response `done` redirects the request
+    /// (redirect.rs): a hop's request is made ready (and counted) for the
+    /// slot to send; an offsite redirect is counted and is the response.
+    pub fn redirect(&mut self, ctx: &ConnectionContext, done: &Complete) -> Follow {
+        let Some(rule) = &ctx.redirect else {
+            return Follow::No;
+        };
+        if self.batch > 1 {
+            return Follow::No;
+        }
+        let location = self.parser.capture().and_then(|c| c.header("location"));
+        let current = crate::redirect::request_path(self.request(ctx));
+        let follow = rule.follow(done.status, location, current, self.hops);
+        match &follow {
+            Follow::Hop { path, keep_method } => {
+                let mut next = std::mem::take(&mut self.hop_spare);
+                crate::redirect::hop_request(self.request(ctx), path, *keep_method, &mut next);
+                self.hop_spare = std::mem::replace(&mut self.hop_request, next);
+                self.hops += 1;
+                // The hop's bytes count with the request; its body is not the answer's.
+                ctx.state.recorder.borrow_mut().record_redirect();
+            }
+            Follow::Offsite => ctx.state.recorder.borrow_mut().record_offsite_redirect(),
+            Follow::No | Follow::Limit => {}
+        }
+        follow
+    }
+
     /// Judges a complete response by the workload's checks and extractors
     /// (workload/judge.rs), and moves a scenario user on to its next step.
-    fn judge(&mut self, ctx: &ConnectionContext, now: Instant, status: u16) -> Option<Judged> {
+    fn judge(&mut self, ctx: &ConnectionContext, now: Instant, done: &Complete) -> Option<Judged> {
         let (Some(work), Some(session)) = (&ctx.workload, self.session.as_mut()) else {
             return None;
         };
         let elapsed = now.saturating_duration_since(self.intended);
+        let answer = crate::workload::Answer {
+            status: done.status,
+            body_bytes: done.body_bytes,
+            elapsed,
+        };
         let judgement = session.judge(
             work,
             self.target,
-            status,
-            elapsed,
+            answer,
             self.parser.capture(),
             &mut ctx.state.recorder.borrow_mut(),
         );

@@ -6,6 +6,7 @@ use super::ledger::Ledger;
 use crate::connection::ConnectionContext;
 use crate::http1::{Complete, ResponseProgress};
 use crate::outcome_class::classify_connect;
+use crate::redirect::Follow;
 use stampede_metrics::ErrorKind;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -172,6 +173,17 @@ pub trait ReactorSlot<I: WorkerIo> {
     /// a pipelined batch, every response the bytes at hand complete is
     /// recorded, and the slot reads on until the batch is answered.
     fn answered(&mut self, io: &I, now: Instant, mut done: Complete) -> Step {
+        match self.ledger().redirect(io.ctx(), &done) {
+            Follow::Hop { .. } => {
+                // The hop goes on this connection when it stays open.
+                if !(done.keep_alive && io.ctx().keepalive) {
+                    self.drop_connection(io, io.ctx().keepalive);
+                }
+                return self.send_request(io, now);
+            }
+            Follow::Limit => return self.fail(io, ErrorKind::RedirectLimit),
+            Follow::No | Follow::Offsite => {}
+        }
         let mut keep = self.ledger().answered(io.ctx(), now, &done);
         while self.base().ledger.batch_pending() {
             if !done.keep_alive {

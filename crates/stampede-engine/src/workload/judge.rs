@@ -12,6 +12,15 @@ use std::time::Duration;
 /// A header field of a kept head: name and value.
 type Field<'a> = (&'a [u8], &'a [u8]);
 
+/// A complete response's figures: status, the body's framed length and the
+/// time from the request's intended start.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Answer {
+    pub status: u16,
+    pub body_bytes: u64,
+    pub elapsed: Duration,
+}
+
 /// What judging a response decided.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Judgement {
@@ -28,8 +37,7 @@ impl UserSession {
         &mut self,
         work: &WorkerWorkload,
         target: usize,
-        status: u16,
-        elapsed: Duration,
+        answer: Answer,
         capture: Option<&Capture>,
         recorder: &mut Recorder,
     ) -> Judgement {
@@ -64,7 +72,8 @@ impl UserSession {
             }
             None => (&empty, &[]),
         };
-        let view = ResponseView::new(status, headers, body, elapsed);
+        let view = ResponseView::new(answer.status, headers, body, answer.elapsed)
+            .with_body_size(answer.body_bytes);
         if spec.cookie_jar {
             for set_cookie in view.headers_named("set-cookie") {
                 self.jar.absorb(set_cookie);

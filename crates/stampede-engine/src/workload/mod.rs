@@ -14,5 +14,6 @@ mod judge;
 mod session;
 mod spec;
 
+pub(crate) use judge::Answer;
 pub(crate) use session::{NotPrepared, UserSession, WorkerWorkload};
 pub use spec::{GroupWork, StepWork, WorkloadSpec};

@@ -129,9 +129,9 @@ impl Check {
                 })
             }
             Subject::BodySize => {
-                let size = response.body.len() as f64;
+                let size = response.body_size as f64;
                 verdict(self.test_number(size), &|| {
-                    format!("{} bytes", response.body.len())
+                    format!("{} bytes", response.body_size)
                 })
             }
             Subject::Body => verdict(self.test_bytes(Some(response.body)), &|| {

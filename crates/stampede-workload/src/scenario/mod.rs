@@ -159,6 +159,28 @@ impl Scenario {
         if parsed.group.is_empty() {
             return Err(context.error(0..0, "no [[group]] given"));
         }
+        // Results name groups and steps: each name must tell one apart.
+        for (i, group) in parsed.group.iter().enumerate() {
+            if parsed.group[..i]
+                .iter()
+                .any(|g| g.name.get_ref() == group.name.get_ref())
+            {
+                let name = group.name.get_ref();
+                return Err(context.at(&group.name, format!("a second group named {name}")));
+            }
+            for (j, step) in group.step.iter().enumerate() {
+                if group.step[..j]
+                    .iter()
+                    .any(|s| s.name.get_ref() == step.name.get_ref())
+                {
+                    let (name, in_group) = (step.name.get_ref(), group.name.get_ref());
+                    return Err(context.at(
+                        &step.name,
+                        format!("group {in_group}: a second step named {name}"),
+                    ));
+                }
+            }
+        }
         let groups = parsed
             .group
             .into_iter()

@@ -184,3 +184,22 @@ fn vars_are_visible_and_think_samples_stay_in_range() {
     );
     assert_eq!(ThinkTime::parse("soon"), None);
 }
+
+#[test]
+fn names_must_tell_groups_and_steps_apart() {
+    let two_groups = format!(
+        "{SHOP}\n{}",
+        SHOP.replace("connections = 50", "connections = 5")
+    );
+    assert!(
+        error(&two_groups).contains("a second group named browse"),
+        "{}",
+        error(&two_groups)
+    );
+    let two_steps = SHOP.replace("name = \"me\"", "name = \"login\"");
+    let message = error(&two_steps);
+    assert!(
+        message.starts_with("shop.toml:18:8: group browse: a second step named login"),
+        "{message}"
+    );
+}

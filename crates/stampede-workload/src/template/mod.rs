@@ -37,6 +37,10 @@ pub(crate) enum Slot {
 pub(crate) enum Piece {
     Literal(Vec<u8>),
     Slot(Slot),
+    /// A feeder or extracted value in the URL: bytes a request target cannot
+    /// hold raw (space, controls, `"<>\\^`{|}#`, non-ASCII) are
+    /// percent-encoded; `%` is kept, so already-encoded data stays as it is.
+    UrlSlot(Slot),
 }
 
 /// A compiled template: literal pieces and slots, adjacent literals merged.
@@ -120,6 +124,7 @@ impl Template {
             match piece {
                 Piece::Literal(bytes) => out.extend_from_slice(bytes),
                 Piece::Slot(slot) => context.write_slot(slot, out),
+                Piece::UrlSlot(slot) => write_url_slot(context, slot, out),
             }
         }
     }
@@ -141,6 +146,7 @@ impl Template {
                     }
                 }
                 Piece::Slot(slot) => context.write_slot(slot, out),
+                Piece::UrlSlot(slot) => write_url_slot(context, slot, out),
             }
         }
     }
@@ -150,9 +156,20 @@ impl Template {
         for piece in &other.pieces {
             match piece {
                 Piece::Literal(bytes) => self.push_literal(bytes),
-                Piece::Slot(slot) => self.pieces.push(Piece::Slot(slot.clone())),
+                slot => self.pieces.push(slot.clone()),
             }
         }
+    }
+
+    /// The template for a URL: its data slots (feeder columns, extracted
+    /// values) are percent-encoded where a request target needs it.
+    pub fn for_url(mut self) -> Template {
+        for piece in &mut self.pieces {
+            if let Piece::Slot(slot @ (Slot::Feed { .. } | Slot::Extract { .. })) = piece {
+                *piece = Piece::UrlSlot(slot.clone());
+            }
+        }
+        self
     }
 
     pub(crate) fn push_literal(&mut self, bytes: &[u8]) {
@@ -261,6 +278,44 @@ impl Template {
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+/// Writes a data slot's value percent-encoded for a URL, in place: the
+/// value is written, then widened from its end (no second buffer).
+fn write_url_slot(context: &mut RenderContext<'_>, slot: &Slot, out: &mut Vec<u8>) {
+    let start = out.len();
+    context.write_slot(slot, out);
+    let unsafe_bytes = out[start..].iter().filter(|&&b| needs_encoding(b)).count();
+    if unsafe_bytes == 0 {
+        return;
+    }
+    let old_end = out.len();
+    out.resize(old_end + 2 * unsafe_bytes, 0);
+    let mut write = out.len();
+    for read in (start..old_end).rev() {
+        let byte = out[read];
+        if needs_encoding(byte) {
+            const HEX: &[u8; 16] = b"0123456789ABCDEF";
+            out[write - 3] = b'%';
+            out[write - 2] = HEX[usize::from(byte >> 4)];
+            out[write - 1] = HEX[usize::from(byte & 0xF)];
+            write -= 3;
+        } else {
+            out[write - 1] = byte;
+            write -= 1;
+        }
+    }
+}
+
+/// Bytes a request target cannot carry raw (RFC 3986 allows the rest; `%`
+/// is kept so that already-encoded data passes through).
+fn needs_encoding(byte: u8) -> bool {
+    byte <= b' '
+        || byte >= 0x7F
+        || matches!(
+            byte,
+            b'"' | b'<' | b'>' | b'\\' | b'^' | b'`' | b'{' | b'|' | b'}' | b'#'
+        )
 }
 
 #[cfg(test)]

@@ -48,7 +48,8 @@ impl RequestTemplate {
         } else {
             "HTTP/1.1"
         };
-        let path = Template::compile("url", destination.path_and_query.as_bytes(), scope)?;
+        let path =
+            Template::compile("url", destination.path_and_query.as_bytes(), scope)?.for_url();
         let mut head = Template::literal(request.method.as_bytes());
         head.push_literal(b" ");
         // Through a plain proxy an http:// request names its whole URL.
@@ -312,8 +313,9 @@ mod tests {
         let mut out = Vec::new();
         t.render(&mut context, &mut out);
         let text = String::from_utf8(out).unwrap();
+        // In the URL data is percent-encoded (a space would end the target).
         assert!(
-            text.starts_with("POST /a  X-Evil: 1 HTTP/1.1\r\n"),
+            text.starts_with("POST /a%0D%0AX-Evil:%201 HTTP/1.1\r\n"),
             "{text}"
         );
         assert!(text.contains("X-User: a  X-Evil: 1\r\n"), "{text}");
@@ -329,5 +331,37 @@ mod tests {
         assert!(err
             .to_string()
             .starts_with("header Authorization: unknown variable {{tok}}"));
+    }
+
+    #[test]
+    fn data_in_the_url_is_percent_encoded_and_percent_is_kept() {
+        let p = plan(true);
+        let mut target = p.target.clone();
+        target.path_and_query = "/q?name={{name}}&n={{seq}}".into();
+        let t = RequestTemplate::from_plan(&p, &target, &request("GET", &[], "", false), &scope())
+            .unwrap();
+        let row: Vec<Box<[u8]>> = vec![b"J\xc3\xbcrgen M%C3%BCller <x>#1".to_vec().into()];
+        let rows: [&[Box<[u8]>]; 1] = [&row];
+        let store = VarStore::new(0);
+        let mut rng = fastrand::Rng::with_seed(1);
+        let mut context = RenderContext {
+            seq: 7,
+            conn: 0,
+            iter: 0,
+            worker: 0,
+            agent: 0,
+            rows: &rows,
+            vars: &store,
+            rng: &mut rng,
+        };
+        let mut out = Vec::new();
+        t.render(&mut context, &mut out);
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.starts_with(
+                "GET /q?name=J%C3%BCrgen%20M%C3%BCller%20%3Cx%3E%231&n=7 HTTP/1.1\r\n"
+            ),
+            "{text}"
+        );
     }
 }
