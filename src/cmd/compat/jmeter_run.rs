@@ -71,6 +71,16 @@ fn not_honoured(group: &Group) -> Vec<&'static str> {
     if steps.iter().any(|s| s.transaction.is_some()) {
         missing.push("transaction totals");
     }
+    let first = steps.first();
+    let differ = |ms: fn(&stampede_jmeter::model::Step) -> Option<u64>| {
+        steps.iter().any(|s| ms(s) != first.and_then(ms))
+    };
+    if differ(|s| s.response_timeout_ms) || differ(|s| s.connect_timeout_ms) {
+        missing.push("per-sampler timeouts (the first sampler's apply to the group)");
+    }
+    if steps.iter().any(|s| s.keep_alive) && steps.iter().any(|s| !s.keep_alive) {
+        missing.push("per-sampler keep-alive (the group keeps connections alive)");
+    }
     missing
 }
 
