@@ -22,7 +22,11 @@ pub fn report_error(error: &anyhow::Error) -> i32 {
     if broken_pipe {
         return OK;
     }
-    let chain: Vec<String> = error.chain().map(|cause| cause.to_string()).collect();
+    // A plan error names `stampede run`'s flags (a front-end maps its own first).
+    let chain: Vec<String> = error
+        .chain()
+        .map(|cause| crate::plan_flags::cause_text(cause, &crate::plan_flags::run_flag))
+        .collect();
     eprintln!("{}", error_text(&chain.join(": ")));
     ERROR
 }

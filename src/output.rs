@@ -34,6 +34,18 @@ pub fn text_out(on_stderr: bool) -> Box<dyn Write> {
     }
 }
 
+/// Writes text made by `render` on stdout, or on stderr when JSON takes
+/// stdout (`--json -`), and flushes it.
+pub fn print_text(
+    on_stderr: bool,
+    render: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> anyhow::Result<()> {
+    let mut out = text_out(on_stderr);
+    render(&mut out)?;
+    out.flush()?;
+    Ok(())
+}
+
 /// Prints the result in `format`, on stderr when an export took stdout
 /// (`--json -`), so the two never mix in one stream.
 pub fn print_summary(

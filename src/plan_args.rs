@@ -108,6 +108,11 @@ pub fn build_run(args: &RunArgs) -> anyhow::Result<BuiltRun> {
                     "--scenario sets the URLs and the load (each group's connections, rate or stages): drop the URL, -c, -r and --stages"
                 );
             }
+            if args.body.is_some() || args.body_file.is_some() || args.method != "GET" {
+                anyhow::bail!(
+                    "--scenario sets each step's method and body: drop -m, -b and -D (put them in the steps)"
+                );
+            }
             for group in &scenario.groups {
                 let group_args = with_group_load(args, group);
                 let (mut model, _) =
@@ -121,14 +126,17 @@ pub fn build_run(args: &RunArgs) -> anyhow::Result<BuiltRun> {
         }
         None => args,
     };
-    let (plan, mut notices) = build_fixed_plan(args, scenario.as_ref())?;
+    let (mut plan, mut notices) = build_fixed_plan(args, scenario.as_ref())?;
     if let Some(scenario) = &scenario {
+        // Each group runs on its own threads, one at least.
         let groups = scenario.groups.len();
         if groups > plan.threads {
-            notices.push(format!(
-                "{groups} groups run side by side on {groups} threads (one each at least; -t {} asked for fewer)",
-                plan.threads
-            ));
+            if let Some(asked) = args.threads {
+                notices.push(format!(
+                    "{groups} groups run side by side on {groups} threads (one each at least; -t {asked} asked for fewer)"
+                ));
+            }
+            plan.threads = groups;
         }
     }
     let agent = args.agent.agent.map(|share| (share.index, share.count));

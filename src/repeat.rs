@@ -17,13 +17,11 @@ use crate::run_args::SloArg;
 use crate::session::{run_plan_in, RunContext};
 use anyhow::bail;
 use stampede_analysis::{
-    compare, summarize_rounds, CompareOptions, Figure, Interval, RepeatDocument, RunFigures,
-    StableTarget,
+    compare, summarize_rounds, CompareOptions, Figure, RepeatDocument, RunFigures, StableTarget,
 };
 use stampede_metrics::RunResult;
 use stampede_plan::{Plan, StopCondition};
-use stampede_report::{format_latency_us, format_rate, render_compare_html, Deltas, LabeledRun};
-use std::io::Write;
+use stampede_report::{render_compare_html, Deltas, LabeledRun};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -110,6 +108,10 @@ pub fn execute(
     for round in 1..=max_rounds {
         if !output.quiet {
             eprintln!("stampede: round {round}/{max_rounds}");
+        }
+        if let Some(workload) = &workload {
+            // Each round uses every unique row once.
+            workload.rewind();
         }
         let context = RunContext {
             quiet: output.quiet,
@@ -204,122 +206,7 @@ pub fn write_html(document: &RepeatDocument, path: &Path) -> anyhow::Result<()> 
 /// Prints the rounds and their summary on stdout (on stderr when the JSON
 /// itself goes to stdout).
 pub fn print(document: &RepeatDocument, on_stderr: bool) -> anyhow::Result<()> {
-    let mut out = crate::output::text_out(on_stderr);
-    render(document, &mut out)?;
-    out.flush()?;
-    Ok(())
-}
-
-/// The rounds table, then the mean of each figure over the completed rounds
-/// with its interval (said once when there is none), then the stability
-/// verdict of `--until-stable`.
-pub fn render(document: &RepeatDocument, out: &mut dyn Write) -> std::io::Result<()> {
-    let results = &document.runs;
-    writeln!(
-        out,
-        "{:>6} {:>12} {:>12} {:>10} {:>10} {:>8}",
-        "round", "goodput/s", "rps", "p50", "p99", "errors"
-    )?;
-    for (i, r) in results.iter().enumerate() {
-        writeln!(
-            out,
-            "{:>6} {:>12} {:>12} {:>10} {:>10} {:>7.2}%{}",
-            i + 1,
-            format_rate(r.goodput),
-            format_rate(r.rps),
-            format_latency_us(r.latency_us.p50 as f64),
-            format_latency_us(r.latency_us.p99 as f64),
-            r.error_rate_pct,
-            if r.interrupted { "  (interrupted)" } else { "" }
-        )?;
-    }
-    writeln!(out)?;
-    let completed = document.rounds_completed;
-    let not_counted = match results.iter().position(|r| r.interrupted) {
-        Some(i) => format!(" (round {} was interrupted and is not counted)", i + 1),
-        None => String::new(),
-    };
-    let pct = document.confidence * 100.0;
-    match completed {
-        0 => {
-            writeln!(
-                out,
-                "No round ran to its end{not_counted}: nothing to average."
-            )?;
-            return Ok(());
-        }
-        1 => writeln!(
-            out,
-            "One completed round{not_counted}: its figures, with no confidence interval \
-             (that needs at least 2 rounds):"
-        )?,
-        n => writeln!(
-            out,
-            "Mean over {n} completed rounds{not_counted}, with its {pct:.0}% confidence interval:"
-        )?,
-    }
-    let lines: Vec<[String; 5]> = document
-        .figures()
-        .into_iter()
-        .filter_map(|(figure, interval)| interval.map(|i| summary_line(figure, &i)))
-        .collect();
-    let width = |col: usize| {
-        lines
-            .iter()
-            .map(|l| l[col].chars().count())
-            .max()
-            .unwrap_or(0)
-    };
-    let (w0, w1, w2, w3) = (width(0), width(1), width(2), width(3));
-    for [name, mean, half, unit, relative] in &lines {
-        let plus_minus = if half.is_empty() { " " } else { "±" };
-        let line =
-            format!("  {name:<w0$} {mean:>w1$} {plus_minus} {half:>w2$} {unit:<w3$} {relative}");
-        writeln!(out, "{}", line.trim_end())?;
-    }
-    if let Some(target) = document.until_stable {
-        let interval = document
-            .summary
-            .get(target.figure.name())
-            .copied()
-            .flatten();
-        match interval.filter(|_| document.stable) {
-            Some(i) => writeln!(
-                out,
-                "Stable: {} within ±{} (target ±{}%) after {} rounds.",
-                target.figure.name(),
-                i.relative_pct.map_or("—".into(), |p| format!("{p:.1}%")),
-                target.within_pct,
-                i.rounds
-            )?,
-            None => writeln!(
-                out,
-                "NOT stable: {} did not get within ±{}% in {} rounds; run longer (-d) or accept the wider interval above.",
-                target.figure.name(),
-                target.within_pct,
-                results.len()
-            )?,
-        }
-    }
-    Ok(())
-}
-
-/// `name`, `mean`, `half` (± half the interval), `unit`, `(±rel%)`. A zero mean with no spread
-/// is `0 ± 0`: a relative width of a zero mean means nothing (not ±inf%).
-fn summary_line(figure: Figure, i: &Interval) -> [String; 5] {
-    let (mean, spread) = match i.half_width {
-        Some(h) if i.mean == 0.0 && h == 0.0 => ("0".to_string(), "0".to_string()),
-        Some(h) => (format_rate(i.mean), format_rate(h)),
-        None => (format_rate(i.mean), String::new()),
-    };
-    let relative = i
-        .relative_pct
-        .map_or(String::new(), |p| format!("(±{p:.1}%)"));
-    [
-        figure.name().to_string(),
-        mean,
-        spread,
-        figure.unit().to_string(),
-        relative,
-    ]
+    crate::output::print_text(on_stderr, |out| {
+        stampede_report::render_repeat_text(document, out)
+    })
 }

@@ -5,7 +5,7 @@
 
 use anyhow::{bail, Context};
 use stampede_analysis::{
-    CompareDocument, RepeatDocument, COMPARE_SCHEMA, REPEAT_SCHEMA, SWEEP_SCHEMA,
+    CompareDocument, RepeatDocument, SweepDocument, COMPARE_SCHEMA, REPEAT_SCHEMA, SWEEP_SCHEMA,
 };
 use stampede_metrics::{RunResult, RESULT_SCHEMA};
 use std::path::Path;
@@ -15,8 +15,7 @@ pub enum ResultFile {
     Run(Box<RunResult>),
     Repeat(Box<RepeatDocument>),
     Compare(Box<CompareDocument>),
-    /// Sweeps are read by their own renderer, from the JSON tree.
-    Sweep(serde_json::Value),
+    Sweep(Box<SweepDocument>),
 }
 
 /// What a schema tag's file is and which command writes it, for messages.
@@ -89,7 +88,9 @@ pub fn read(path: &Path) -> anyhow::Result<ResultFile> {
         COMPARE_SCHEMA => ResultFile::Compare(Box::new(
             serde_json::from_value(value).map_err(|e| unreadable(&e))?,
         )),
-        SWEEP_SCHEMA => ResultFile::Sweep(value),
+        SWEEP_SCHEMA => ResultFile::Sweep(Box::new(
+            SweepDocument::from_value(value).map_err(|e| unreadable(&e))?,
+        )),
         other => bail!(
             "{} is not a file this stampede reads (schema '{other}'; it reads {RESULT_SCHEMA}, {REPEAT_SCHEMA}, {COMPARE_SCHEMA} and {SWEEP_SCHEMA})",
             path.display()

@@ -1,7 +1,8 @@
 //! `stampede run`'s command line: the arguments (clap), their value parsers,
-//! and [`parse_run_args`] for the commands that hand run words of their own
-//! (demo, k8s, sweep, the compat front-ends). Turning them into a plan is
-//! plan_args.rs; running it is session.rs.
+//! [`parse_run_args`] for the user's own run words that other commands pass
+//! on (k8s after `--`, sweep's `--run-args`), and `RunArgs::for_url` for the
+//! commands that set typed fields instead (demo, the compat front-ends).
+//! Turning them into a plan is plan_args.rs; running it is session.rs.
 
 use crate::agent::AgentArgs;
 use crate::exports::ExportArgs;
@@ -24,7 +25,7 @@ const EXAMPLES: &str = "Examples:
   stampede run http://127.0.0.1:3000/ -c 1000 -d 60s --pid 4242
   stampede run http://127.0.0.1:3000/ -d 20s --spawn 'stampede serve --threads 2'
   stampede run http://127.0.0.1:3000/ -c 1000 -d 60s --slo 'p99<250ms,errors<0.5%,rps>50000'
-  stampede run 'http://127.0.0.1:3000/item/{{seq}}' -c 100 -d 30s      # a new path each request
+  stampede run 'http://127.0.0.1:3000/?item={{seq}}' -c 100 -d 30s      # a new query each request
   stampede run 'http://127.0.0.1:3000/user/{{id}}' --feed ids.csv:unique --check 'status == 200'
   stampede run --scenario shop.toml -d 60s                              # steps per virtual user";
 
@@ -169,7 +170,7 @@ fn parse_slo_arg(text: &str) -> Result<SloArg, stampede_analysis::SloError> {
 }
 
 /// Parses `stampede run` arguments from words (without the leading `run`), for
-/// commands that build on run (demo, the compat front-ends).
+/// commands that pass the user's run words on (k8s, sweep's --run-args).
 pub fn parse_run_args<I, T>(words: I) -> Result<RunArgs, clap::Error>
 where
     I: IntoIterator<Item = T>,
@@ -185,6 +186,18 @@ where
     let words =
         std::iter::once(std::ffi::OsString::from("run")).chain(words.into_iter().map(Into::into));
     Words::try_parse_from(words).map(|w| w.run)
+}
+
+impl RunArgs {
+    /// The arguments of `stampede run URL` with every other option at its
+    /// default, for commands that build their run from typed values (demo,
+    /// the compat front-ends): they start here and set fields, so the defaults
+    /// stay clap's. Fails only when an environment default (`STAMPEDE_IO`)
+    /// is invalid.
+    pub fn for_url(url: &str) -> Result<RunArgs, clap::Error> {
+        // `--` keeps a URL that starts with '-' from reading as a flag.
+        parse_run_args(["--", url])
+    }
 }
 
 /// `--stages` as one value (clap would read a bare `Vec` as repeated values).

@@ -114,14 +114,8 @@ fn sweep_on_a_cpu_bound_target_finds_the_knee() {
         html.to_str().unwrap(),
         "--quiet",
     ]);
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let sweep: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    stampede_testkit::assert_succeeded(&output);
+    let sweep: serde_json::Value = stampede_testkit::read_json(&json);
     assert_eq!(sweep["schema"], "stampede.sweep/1");
     let steps = sweep["steps"].as_array().unwrap();
     assert_eq!(steps.len(), 3);
@@ -173,17 +167,11 @@ fn compare_prints_a_column_per_run_and_repeats_get_intervals() {
             path.to_str().unwrap(),
             "-q",
         ]);
-        assert_eq!(
-            output.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
+        stampede_testkit::assert_succeeded(&output);
         assert!(stdout(&output).contains("confidence interval"));
         files.push(path);
     }
-    let repeat: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
+    let repeat: serde_json::Value = stampede_testkit::read_json(&files[0]);
     assert_eq!(repeat["schema"], "stampede.repeat/1");
     assert_eq!(repeat["runs"].as_array().unwrap().len(), 2);
     let compare_html = dir.join("compare.html");
@@ -194,12 +182,7 @@ fn compare_prints_a_column_per_run_and_repeats_get_intervals() {
         "--html",
         compare_html.to_str().unwrap(),
     ]);
-    assert_eq!(
-        repeated.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&repeated.stderr)
-    );
+    stampede_testkit::assert_succeeded(&repeated);
     assert!(stdout(&repeated).contains("Welch"), "{}", stdout(&repeated));
     let page = std::fs::read_to_string(&compare_html).expect("compare HTML written");
     assert!(page.contains("<html") && page.contains("uPlot"));
@@ -229,12 +212,7 @@ fn compare_prints_a_column_per_run_and_repeats_get_intervals() {
         .collect();
     let table = stampede(&args);
     let text = stdout(&table);
-    assert_eq!(
-        table.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&table.stderr)
-    );
+    stampede_testkit::assert_succeeded(&table);
     for row in ["goodput", "p99", "error"] {
         assert!(text.contains(row), "{row} row missing: {text}");
     }
@@ -272,14 +250,8 @@ fn until_stable_stops_when_the_interval_is_narrow_enough() {
         path.to_str().unwrap(),
         "-q",
     ]);
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let document: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    stampede_testkit::assert_succeeded(&output);
+    let document: serde_json::Value = stampede_testkit::read_json(&path);
     let rounds = document["rounds"].as_u64().unwrap();
     assert!((3..=10).contains(&rounds), "{rounds}");
     assert_eq!(document["stable"], true, "{}", stdout(&output));

@@ -202,11 +202,7 @@ fn report_rerenders_a_saved_result() {
         .arg(&csv)
         .output()
         .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    stampede_testkit::assert_succeeded(&output);
     let text = String::from_utf8_lossy(&output.stdout);
     assert!(text.contains("Requests/sec"), "the text summary: {text}");
     assert_eq!(read(&csv).lines().count(), 102);

@@ -258,7 +258,7 @@ fn target_killed_and_restarted_mid_run() {
             &[
                 &url,
                 "-d",
-                "3s",
+                "4s",
                 "-c",
                 "4",
                 "-t",
@@ -277,8 +277,10 @@ fn target_killed_and_restarted_mid_run() {
     assert_eq!(run.code(), Some(0), "{}", run.stderr());
     let series = run.result()["timeseries"].as_array().unwrap().clone();
     let success_in = |second: usize| series[second]["success"].as_u64().unwrap();
+    // After the restart (1.7 s in) the connections' backoff (up to 1 s)
+    // and a loaded machine may put the first success in second 2 or 3.
     assert!(
-        success_in(0) > 0 && success_in(2) > 0,
+        success_in(0) > 0 && (2..series.len()).any(|s| success_in(s) > 0),
         "served before and after: {series:?}"
     );
     assert!(

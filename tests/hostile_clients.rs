@@ -3,46 +3,11 @@
 //! more traversal shapes. (Slowloris, smuggling, the main traversal table and
 //! fd exhaustion are in crates/stampede-target/tests.)
 
-use stampede_testkit::binary;
+use stampede_testkit::{binary, ServeProcess};
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
-
-/// `stampede serve` in its own process (its fds do not count against ours).
-struct Served {
-    child: Child,
-    port: u16,
-}
-
-impl Served {
-    fn start(extra: &[&str]) -> Served {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let child = Command::new(binary())
-            .args(["serve", "--threads", "1", "--port", &port.to_string()])
-            .args(extra)
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "server did not start");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Served { child, port }
-    }
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use std::net::TcpStream;
+use std::process::Command;
+use std::time::Duration;
 
 fn raise_nofile() -> u64 {
     let mut limit = libc::rlimit {
@@ -92,7 +57,7 @@ fn ten_thousand_idle_connections_do_not_collapse_latency() {
         );
         return;
     }
-    let server = Served::start(&["--max-connections", "20000", "--idle-timeout", "120s"]);
+    let server = ServeProcess::start(&["--max-connections", "20000", "--idle-timeout", "120s"]);
     let (baseline_p99, baseline_ok) = measure_p99(server.port);
     assert_eq!(baseline_ok, 3000);
     let idle: Vec<TcpStream> = (0..idle_wanted)
@@ -140,7 +105,7 @@ fn obs_fold_and_more_traversal_shapes_are_refused() {
     std::fs::create_dir_all(&root).unwrap();
     std::fs::write(root.join("index.html"), "home").unwrap();
     std::fs::write(dir.join("secret.txt"), "SECRET").unwrap();
-    let server = Served::start(&["--root", root.to_str().unwrap()]);
+    let server = ServeProcess::start(&["--root", root.to_str().unwrap()]);
     let fold = b"GET / HTTP/1.1\r\nX-A: 1\r\n folded: yes\r\n\r\n";
     assert_eq!(status_of(server.port, fold), 400, "obs-fold is rejected");
     for target in [

@@ -267,11 +267,7 @@ fn run_load(url: &str, extra: &[&str]) -> RunResult {
         .args(extra)
         .output()
         .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    stampede_testkit::assert_succeeded(&output);
     let text = std::fs::read_to_string(&json).unwrap();
     RunResult::from_json(&text).unwrap()
 }
@@ -299,11 +295,7 @@ fn run_report_draws_every_chart_in_chromium() {
         .arg(&page)
         .output()
         .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    stampede_testkit::assert_succeeded(&output);
     let charts = [
         "throughput",
         "latency",
@@ -394,11 +386,7 @@ fn run_report_draws_503s_as_failed_statuses_not_transport_errors() {
         .arg(&json)
         .output()
         .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    stampede_testkit::assert_succeeded(&output);
     let result = RunResult::from_json(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(result.requests.failed_status, 300);
     assert_eq!(result.requests.errors, 0);
@@ -463,11 +451,7 @@ fn run_report_counts_failed_statuses_and_transport_errors_apart() {
         .arg(&json)
         .output()
         .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    stampede_testkit::assert_succeeded(&output);
     let result = RunResult::from_json(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let (failed, errors) = (result.requests.failed_status, result.requests.errors);
     assert!(failed > 0 && errors > 0, "{:?}", result.requests);

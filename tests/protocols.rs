@@ -1,7 +1,7 @@
 //! Request and transport breadth end to end: Unix sockets, a proxy (plain and
 //! CONNECT), pipelining, auth, cookies, HEAD and User-Agent reaching the server.
 
-use stampede_testkit::{binary, run_stampede, spawn_target, RawServer, TargetConfig};
+use stampede_testkit::{binary, run_stampede, spawn_target, RawServer, ServeProcess, TargetConfig};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::os::unix::net::UnixListener;
@@ -337,46 +337,11 @@ fn targets_file_keeps_per_target_stats() {
     assert!(bad.stderr().contains("targets.txt:2"), "{}", bad.stderr());
 }
 
-/// `stampede serve` with extra flags in its own process, on a free port.
-struct Served {
-    child: std::process::Child,
-    port: u16,
-}
-
-impl Served {
-    fn start(extra: &[&str]) -> Served {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let child = std::process::Command::new(binary())
-            .args(["serve", "--threads", "1", "--port", &port.to_string()])
-            .args(extra)
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(std::time::Instant::now() < deadline, "server did not start");
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-        Served { child, port }
-    }
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 #[test]
 fn tls_http1_and_h2_and_h2c_against_the_built_in_target() {
     let dir = stampede_testkit::temp_dir("tls");
     let cert = dir.join("ca.pem");
-    let tls = Served::start(&["--tls", "--write-cert", cert.to_str().unwrap()]);
+    let tls = ServeProcess::start(&["--tls", "--write-cert", cert.to_str().unwrap()]);
     let https = format!("https://localhost:{}/index.html", tls.port);
     // Trusted through --cacert, HTTP/1.1 over TLS, with the handshake timed.
     let run = run_stampede(
@@ -524,7 +489,7 @@ fn tls_http1_and_h2_and_h2c_against_the_built_in_target() {
     );
 
     // h2c with prior knowledge on the plain port.
-    let plain = Served::start(&[]);
+    let plain = ServeProcess::start(&[]);
     let h2c = format!("http://127.0.0.1:{}/chunked/3000", plain.port);
     let run = run_stampede(
         binary(),

@@ -101,8 +101,7 @@ fn every_exported_column_and_result_key_is_documented() {
 
     // The JSON keys: the main table ends where the invariants begin.
     let table = &doc[..doc.find("## Invariants").expect("an Invariants section")];
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("r.json")).unwrap()).unwrap();
+    let json: serde_json::Value = stampede_testkit::read_json(&dir.join("r.json"));
     let keys = json.as_object().expect("a JSON object").keys();
     let missing: Vec<&String> = keys
         .filter(|key| {

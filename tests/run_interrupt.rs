@@ -42,8 +42,7 @@ fn sigint_writes_the_partial_result_and_exits_130() {
     assert_eq!(output.status.code(), Some(130));
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(stdout.contains("INTERRUPTED"), "{stdout}");
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
+    let json: serde_json::Value = stampede_testkit::read_json(&json_path);
     assert_eq!(json["interrupted"], true);
     let sent = json["requests"]["sent"].as_u64().unwrap();
     let completed = json["requests"]["completed"].as_u64().unwrap();

@@ -510,12 +510,7 @@ fn ab_maps_e_f_and_z() {
         ])
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    stampede_testkit::assert_succeeded(&out);
     let result = stampede_testkit::read_json(&json);
     assert_eq!(result["requests"]["success"], 8, "{result}");
     assert_eq!(result["plan"]["tls"]["version"], "TLSv1.2");

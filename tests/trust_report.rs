@@ -3,11 +3,9 @@
 //! in-process target's), the TLS row of "Connection Times", and a `--targets`
 //! report whose header, columns and maxima agree with the totals.
 
-use stampede_testkit::{binary, run_stampede, spawn_target, temp_dir, TargetConfig};
-use std::net::{TcpListener, TcpStream};
-use std::path::Path;
+use stampede_testkit::{binary, run_stampede, spawn_target, temp_dir, ServeProcess, TargetConfig};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The client's process summary in a result.
 fn client(result: &serde_json::Value) -> serde_json::Value {
@@ -124,41 +122,6 @@ fn a_plain_run_counts_its_cpu_in_its_own_threads() {
     assert!(me["cpu_s_per_1k_requests"].as_f64().is_some(), "{me}");
 }
 
-/// `stampede serve --tls` in its own process on a free port.
-struct TlsTarget {
-    child: std::process::Child,
-    port: u16,
-}
-
-impl TlsTarget {
-    fn start(cert: &Path) -> TlsTarget {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let child = Command::new(binary())
-            .args(["serve", "--threads", "1", "--port", &port.to_string()])
-            .args(["--tls", "--write-cert", cert.to_str().unwrap()])
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(15);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "server did not start");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        TlsTarget { child, port }
-    }
-}
-
-impl Drop for TlsTarget {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// The "Connection Times" row that starts with `label`, if any.
 fn breakdown_row<'a>(text: &'a str, label: &str) -> Option<&'a str> {
     text.lines()
@@ -169,7 +132,7 @@ fn breakdown_row<'a>(text: &'a str, label: &str) -> Option<&'a str> {
 fn connection_times_show_the_tls_handshake_of_a_tls_run() {
     let dir = temp_dir("tls-row");
     let cert = dir.join("ca.pem");
-    let tls = TlsTarget::start(&cert);
+    let tls = ServeProcess::start(&["--tls", "--write-cert", cert.to_str().unwrap()]);
     let https = format!("https://localhost:{}/index.html", tls.port);
     let run = run_stampede(
         binary(),

@@ -10,7 +10,6 @@
 //! The table's renderer (compare_text.rs) is shared with `stampede report`
 //! of a saved comparison, so both print the same text.
 
-use crate::compare_text;
 use crate::exports::write_file;
 use crate::result_file::{self, ResultFile};
 use anyhow::bail;
@@ -133,7 +132,9 @@ pub fn execute(args: CompareArgs) -> anyhow::Result<i32> {
         })
     });
     let on_stderr = args.json.as_deref().is_some_and(crate::output::is_stdout);
-    compare_text::print(&document.comparison, on_stderr)?;
+    crate::output::print_text(on_stderr, |out| {
+        stampede_report::render_compare_text(&document.comparison, out)
+    })?;
     saved?;
     html.transpose()?;
     Ok(crate::exit::OK)

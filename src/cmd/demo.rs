@@ -6,7 +6,7 @@
 use crate::delivery::deliver;
 use crate::output::OutputFormat;
 use crate::plan_args::build_plan;
-use crate::run_args::parse_run_args;
+use crate::run_args::RunArgs;
 use crate::session::run_plan;
 use anyhow::Context;
 use stampede_plan::parse_duration;
@@ -57,20 +57,12 @@ pub fn execute(args: DemoArgs) -> anyhow::Result<i32> {
         counted(client_threads as u64, "client thread"),
         args.duration.as_secs_f64()
     );
-    let mut words = vec![
-        url,
-        "-c".to_string(),
-        args.connections.to_string(),
-        "-t".to_string(),
-        client_threads.to_string(),
-        "-d".to_string(),
-        format!("{}ms", args.duration.as_millis()),
-    ];
-    if let Some(path) = &args.json {
-        words.push("--json".into());
-        words.push(path.display().to_string());
-    }
-    let run_args = parse_run_args(words)?;
+    // Typed arguments on `run`'s defaults: no command line to parse again.
+    let mut run_args = RunArgs::for_url(&url)?;
+    run_args.connections = Some(args.connections);
+    run_args.threads = Some(client_threads);
+    run_args.duration = Some(args.duration);
+    run_args.json = args.json.clone();
     let (plan, notices) = build_plan(&run_args)?;
     let result = run_plan(&plan, notices, false)?;
     let stats = server.shutdown().context("stopping the built-in target")?;

@@ -8,9 +8,7 @@
 use crate::output::{self, OutputFormat};
 use crate::result_file::{self, ResultFile};
 use anyhow::{bail, Context};
-use stampede_analysis::{
-    analyze_sweep, CompareDocument, Load, RepeatDocument, StepInput, SweepAnalysis, Thresholds,
-};
+use stampede_analysis::{CompareDocument, RepeatDocument, SweepDocument};
 use stampede_metrics::RunResult;
 use std::io::Write;
 use std::path::PathBuf;
@@ -111,56 +109,20 @@ fn report_compare(args: &ReportArgs, document: &CompareDocument) -> anyhow::Resu
         );
     }
     match args.output {
-        OutputFormat::Text => crate::compare_text::print(&document.comparison, false)?,
+        OutputFormat::Text => output::print_text(false, |out| {
+            stampede_report::render_compare_text(&document.comparison, out)
+        })?,
         OutputFormat::Json => print_json(serde_json::to_value(document)?)?,
     }
     Ok(crate::exit::OK)
 }
 
-/// The steps of a sweep document: each carries its load (`connections` or
-/// `rate`, flattened) and its full `result`.
-fn sweep_steps(document: &serde_json::Value) -> anyhow::Result<Vec<(Load, RunResult)>> {
-    let steps = document
-        .get("steps")
-        .and_then(|s| s.as_array())
-        .context("the sweep has no steps")?;
-    steps
-        .iter()
-        .enumerate()
-        .map(|(i, step)| {
-            let load = if let Some(n) = step.get("connections").and_then(|v| v.as_u64()) {
-                Load::Connections(n)
-            } else if let Some(r) = step.get("rate").and_then(|v| v.as_f64()) {
-                Load::Rate(r)
-            } else {
-                bail!("step {} has neither connections nor rate", i + 1)
-            };
-            let result = step
-                .get("result")
-                .with_context(|| format!("step {} has no result", i + 1))?;
-            let result: RunResult = serde_json::from_value(result.clone())
-                .with_context(|| format!("step {}: not a stampede result", i + 1))?;
-            Ok((load, result))
-        })
-        .collect()
-}
-
-fn report_sweep(args: &ReportArgs, document: &serde_json::Value) -> anyhow::Result<i32> {
+/// The steps table, verdict and warnings as the sweep printed them, from the
+/// analysis it saved (made with its --slo and thresholds); `--html` the
+/// sweep's page.
+fn report_sweep(args: &ReportArgs, document: &SweepDocument) -> anyhow::Result<i32> {
     refuse_csv(args, "a sweep (use them on a step's result)")?;
-    let steps = sweep_steps(document)?;
-    // The analysis the sweep saved (classes, rules, verdict, warnings: made
-    // with its --slo and thresholds) is printed as the sweep printed it;
-    // only a file without one is classified again, with the defaults.
-    let analysis = match serde_json::from_value::<SweepAnalysis>(document.clone()) {
-        Ok(saved) if saved.steps.len() == steps.len() => saved,
-        _ => {
-            let inputs: Vec<StepInput> = steps
-                .iter()
-                .map(|(load, result)| StepInput::from_result(*load, result))
-                .collect();
-            analyze_sweep(&inputs, None, &Thresholds::default())
-        }
-    };
+    let (analysis, steps) = (&document.analysis, &document.steps);
     if let Some(path) = &args.html {
         let views: Vec<stampede_report::SweepStep<'_>> = steps
             .iter()
@@ -170,9 +132,11 @@ fn report_sweep(args: &ReportArgs, document: &serde_json::Value) -> anyhow::Resu
             })
             .collect();
         crate::exports::write_file(path, |out| {
-            stampede_report::render_sweep_html(&views, &analysis, out)
+            stampede_report::render_sweep_html(&views, analysis, out)
         })?;
     }
-    crate::sweep_text::print_sweep(&analysis, &steps, false)?;
+    output::print_text(false, |out| {
+        stampede_report::render_sweep_text(analysis, steps, out)
+    })?;
     Ok(crate::exit::OK)
 }

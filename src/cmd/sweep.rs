@@ -10,15 +10,17 @@ use crate::plan_args::build_plan;
 use crate::run_args::{parse_run_args, RunArgs, SloArg};
 use crate::session::{check_pids, run_plan_in, RunContext};
 use crate::spawn::SpawnedServer;
-use crate::sweep_text::{describe, print_sweep, sweep_banner};
+use crate::sweep_steps::{parse_connection_list, parse_rates};
 use crate::{exit, interrupt};
 use anyhow::{bail, Context};
 use stampede_analysis::{
-    analyze_sweep, Load, RateSearch, SearchNext, StepInput, SweepAnalysis, Thresholds, SWEEP_SCHEMA,
+    analyze_sweep, Load, RateSearch, SearchNext, StepInput, SweepDocument, Thresholds,
 };
 use stampede_metrics::RunResult;
 use stampede_plan::parse_duration;
-use stampede_report::{format_latency_us, format_rate, render_sweep_html, SweepStep};
+use stampede_report::{
+    describe_load, format_latency_us, format_rate, render_sweep_html, sweep_banner, SweepStep,
+};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -87,57 +89,6 @@ pub struct SweepArgs {
     /// No progress lines, only the steps table and the verdict
     #[arg(short = 'q', long)]
     pub quiet: bool,
-}
-
-/// Parses `1000:20000:1000` or `1000,2000,5000`.
-pub fn parse_rates(spec: &str) -> anyhow::Result<Vec<f64>> {
-    let bad = || {
-        anyhow::anyhow!(
-            "invalid rate steps '{spec}': expected FROM:TO:STEP or a comma-separated list"
-        )
-    };
-    let rates: Vec<f64> = if spec.contains(':') {
-        let parts: Vec<f64> = spec
-            .split(':')
-            .map(|p| p.trim().parse::<f64>())
-            .collect::<Result<_, _>>()
-            .map_err(|_| bad())?;
-        let [from, to, step] = parts[..] else {
-            return Err(bad());
-        };
-        if !(from > 0.0 && to >= from && step > 0.0) {
-            return Err(bad());
-        }
-        let count = ((to - from) / step).floor() as usize + 1;
-        if count > 1000 {
-            bail!("rate steps '{spec}' make {count} steps; at most 1000");
-        }
-        (0..count).map(|i| from + step * i as f64).collect()
-    } else {
-        spec.split(',')
-            .map(|p| p.trim().parse::<f64>())
-            .collect::<Result<_, _>>()
-            .map_err(|_| bad())?
-    };
-    if rates.is_empty() || rates.iter().any(|r| !(r.is_finite() && *r > 0.0)) {
-        return Err(bad());
-    }
-    Ok(rates)
-}
-
-/// Parses `50,100,200`.
-pub fn parse_connection_list(spec: &str) -> anyhow::Result<Vec<u64>> {
-    let list: Vec<u64> = spec
-        .split(',')
-        .map(|p| p.trim().parse::<u64>())
-        .collect::<Result<_, _>>()
-        .map_err(|_| {
-            anyhow::anyhow!("invalid connection steps '{spec}': expected e.g. 50,100,200")
-        })?;
-    if list.is_empty() || list.contains(&0) {
-        bail!("invalid connection steps '{spec}': every step needs at least 1 connection");
-    }
-    Ok(list)
 }
 
 /// The user's `--run-args`, split as a shell splits them (quotes keep
@@ -244,7 +195,7 @@ pub fn execute(args: SweepArgs) -> anyhow::Result<i32> {
             eprintln!(
                 "stampede sweep: step {}/{total}: {}",
                 index + 1,
-                describe(*load)
+                describe_load(*load)
             );
         }
         let context = RunContext {
@@ -256,11 +207,11 @@ pub fn execute(args: SweepArgs) -> anyhow::Result<i32> {
             ..RunContext::default()
         };
         let result = run_plan_in(&plan, notices, &context)
-            .with_context(|| format!("step {}", describe(*load)))?;
+            .with_context(|| format!("step {}", describe_load(*load)))?;
         if result.interrupted {
             eprintln!(
                 "stampede sweep: interrupted during {}; that step is left out",
-                describe(*load)
+                describe_load(*load)
             );
             break;
         }
@@ -304,11 +255,16 @@ pub fn execute(args: SweepArgs) -> anyhow::Result<i32> {
         ..Thresholds::default()
     };
     let analysis = analyze_sweep(&inputs, slo.as_ref().map(|s| s.0.as_slice()), &thresholds);
-    let document = sweep_document(&analysis, &results)?;
+    let document = SweepDocument {
+        analysis,
+        steps: results,
+    };
+    let (analysis, results) = (&document.analysis, &document.steps);
+    let json = document.to_value()?;
     let saved = args
         .json
         .as_ref()
-        .map(|path| write_json_value(&document, path))
+        .map(|path| write_json_value(&json, path))
         .transpose();
     let steps: Vec<SweepStep<'_>> = results
         .iter()
@@ -320,10 +276,12 @@ pub fn execute(args: SweepArgs) -> anyhow::Result<i32> {
     let html = args
         .html
         .as_ref()
-        .map(|path| write_file(path, |out| render_sweep_html(&steps, &analysis, out)))
+        .map(|path| write_file(path, |out| render_sweep_html(&steps, analysis, out)))
         .transpose();
     let on_stderr = args.json.as_deref().is_some_and(crate::output::is_stdout);
-    print_sweep(&analysis, &results, on_stderr)?;
+    crate::output::print_text(on_stderr, |out| {
+        stampede_report::render_sweep_text(analysis, results, out)
+    })?;
     saved?;
     html?;
     Ok(if stop.is_stopped() {
@@ -331,39 +289,4 @@ pub fn execute(args: SweepArgs) -> anyhow::Result<i32> {
     } else {
         exit::OK
     })
-}
-
-/// The `stampede.sweep/1` document: the analysis, with each step's full result.
-pub fn sweep_document(
-    analysis: &SweepAnalysis,
-    results: &[(Load, RunResult)],
-) -> anyhow::Result<serde_json::Value> {
-    let mut document = serde_json::to_value(analysis)?;
-    if let Some(steps) = document.get_mut("steps").and_then(|s| s.as_array_mut()) {
-        for (step, (_, result)) in steps.iter_mut().zip(results) {
-            step["result"] = serde_json::to_value(result)?;
-        }
-    }
-    document["schema"] = SWEEP_SCHEMA.into();
-    document["version"] = env!("CARGO_PKG_VERSION").into();
-    Ok(document)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parses_rate_ranges_and_lists() {
-        assert_eq!(
-            parse_rates("1000:3000:1000").unwrap(),
-            vec![1000.0, 2000.0, 3000.0]
-        );
-        assert_eq!(parse_rates("5, 10").unwrap(), vec![5.0, 10.0]);
-        for bad in ["", "1:2", "3:1:1", "0:10:1", "a,b", "1:1000000:1"] {
-            assert!(parse_rates(bad).is_err(), "{bad}");
-        }
-        assert_eq!(parse_connection_list("50,100").unwrap(), vec![50, 100]);
-        assert!(parse_connection_list("0,1").is_err());
-    }
 }

@@ -36,7 +36,7 @@ pub enum Figure {
 }
 
 impl Figure {
-    pub const ALL: [Figure; 9] = [
+    pub(crate) const ALL: [Figure; 9] = [
         Figure::Goodput,
         Figure::Rps,
         Figure::ErrorRate,
@@ -47,11 +47,6 @@ impl Figure {
         Figure::Max,
         Figure::ServerCpuPer1k,
     ];
-
-    /// The figure called `name` (as [`Figure::name`] spells it).
-    pub fn from_name(name: &str) -> Option<Figure> {
-        Figure::ALL.into_iter().find(|f| f.name() == name)
-    }
 
     pub fn name(self) -> &'static str {
         match self {
@@ -77,7 +72,7 @@ impl Figure {
     }
 
     /// Throughput: more is better. Latency, errors, CPU cost: less is better.
-    pub fn higher_is_better(self) -> bool {
+    pub(crate) fn higher_is_better(self) -> bool {
         matches!(self, Figure::Goodput | Figure::Rps)
     }
 

@@ -1,9 +1,9 @@
 //! Pure analysis of stampede results: turns runs into answers. SLO gates
 //! ([`parse_slo`], [`evaluate`]), sweep classification with capacity, knee and
 //! verdict ([`analyze_sweep`]), the open-model rate search ([`RateSearch`]),
-//! Gunther's Universal Scalability Law ([`fit_usl`]) and A/B comparison
+//! Gunther's Universal Scalability Law ([`UslFit`]) and A/B comparison
 //! ([`compare`], [`compare_samples`]), and the mean of repeated rounds with its
-//! confidence interval ([`mean_interval`], [`RepeatDocument`]).
+//! confidence interval ([`Interval`], [`RepeatDocument`]).
 //!
 //! No I/O, no runtime, no sockets: every function takes figures and returns
 //! serde-serializable answers, so the binary prints or saves them as it likes.
@@ -13,7 +13,8 @@
 //! `saturation`, server saturation and Little's law), `ceiling` (the
 //! throughput plateau), `search` (the open-model rate search), `usl`,
 //! `compare` with `difference` (A/B verdicts and intervals), `stability` and
-//! `repeats` (intervals over rounds). See docs/architecture.md.
+//! `repeats` (intervals over rounds), `sweep_document` (the sweep's file,
+//! typed). See docs/architecture.md.
 
 mod ceiling;
 mod compare;
@@ -23,6 +24,7 @@ mod search;
 mod slo;
 mod stability;
 mod sweep;
+mod sweep_document;
 mod usl;
 
 pub use ceiling::GoodputRange;
@@ -31,15 +33,15 @@ pub use compare::{
     DiffInterval, Figure, Method, Row, RunFigures, Sample, Verdict, COMPARE_SCHEMA,
 };
 pub use repeats::{summarize_rounds, RepeatDocument, REPEAT_SCHEMA};
-pub use search::{search_rate, RateSearch, SearchNext};
+pub use search::{RateSearch, SearchNext};
 pub use slo::{
-    all_passed, evaluate, parse_condition, parse_slo, Comparator, Condition, ConditionOutcome,
-    Measure, Metric, SloError,
+    evaluate, parse_slo, Comparator, Condition, ConditionOutcome, Measure, Metric, SloError,
 };
-pub use stability::{mean_interval, parse_stable_target, Interval, StableTarget};
+pub use stability::{parse_stable_target, Interval, StableTarget};
 pub use sweep::saturation::{LittleCheck, ServerCpu};
 pub use sweep::{
     analyze_sweep, Class, Load, LoadRange, Point, StepAnalysis, StepInput, SweepAnalysis,
     Thresholds, SWEEP_SCHEMA,
 };
-pub use usl::{fit_usl, UslError, UslFit};
+pub use sweep_document::{SweepDocument, SweepDocumentError};
+pub use usl::{UslError, UslFit};

@@ -89,7 +89,7 @@ impl RepeatDocument {
         self.runs.iter().filter(|r| !r.interrupted)
     }
 
-    /// The summarized figures with their summaries, in [`Figure::ALL`] order.
+    /// The summarized figures with their summaries, in the order of every figure.
     pub fn figures(&self) -> Vec<(Figure, Option<Interval>)> {
         Figure::ALL
             .into_iter()

@@ -52,12 +52,12 @@ impl RateSearch {
     }
 
     /// Whether the search ended on consecutive failures (not by running out of rates).
-    pub fn stopped_early(&self) -> bool {
+    pub(crate) fn stopped_early(&self) -> bool {
         self.failures_in_row >= self.stop_after_failures
     }
 
     /// The highest rate that met the SLO.
-    pub fn highest_passing(&self) -> Option<f64> {
+    pub(crate) fn highest_passing(&self) -> Option<f64> {
         self.steps
             .iter()
             .filter(|s| s.1)
@@ -82,21 +82,21 @@ impl RateSearch {
     }
 }
 
-/// The outcome of a completed search over already-run steps: processes them
-/// in order and ignores any after the stop.
-pub fn search_rate(outcomes: &[(f64, bool)]) -> RateSearch {
-    let mut search = RateSearch::default();
-    for &(rate, passed) in outcomes {
-        if search.record(rate, passed) == SearchNext::Stop {
-            break;
-        }
-    }
-    search
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The outcome of a completed search over already-run steps: processes
+    /// them in order and ignores any after the stop.
+    fn search_rate(outcomes: &[(f64, bool)]) -> RateSearch {
+        let mut search = RateSearch::default();
+        for &(rate, passed) in outcomes {
+            if search.record(rate, passed) == SearchNext::Stop {
+                break;
+            }
+        }
+        search
+    }
 
     #[test]
     fn stops_after_two_failures_in_a_row() {

@@ -56,11 +56,6 @@ impl Metric {
         }
     }
 
-    /// Whether a lower value is the better one (latency, errors).
-    pub fn lower_is_better(self) -> bool {
-        !matches!(self, Metric::Rps | Metric::Goodput | Metric::Checks)
-    }
-
     fn parse(name: &str) -> Option<Metric> {
         let lower = name.to_ascii_lowercase();
         let metric = match lower.as_str() {
@@ -188,7 +183,7 @@ pub fn parse_slo(text: &str) -> Result<Vec<Condition>, SloError> {
 }
 
 /// Parses one condition such as `p99.9<=1s`.
-pub fn parse_condition(part: &str) -> Result<Condition, SloError> {
+pub(crate) fn parse_condition(part: &str) -> Result<Condition, SloError> {
     let part = part.trim();
     let at = part
         .find(['<', '>'])
@@ -393,7 +388,7 @@ pub fn evaluate<M: Measure + ?Sized>(conditions: &[Condition], run: &M) -> Vec<C
 }
 
 /// True when every outcome passed (and vacuously for no conditions).
-pub fn all_passed(outcomes: &[ConditionOutcome]) -> bool {
+pub(crate) fn all_passed(outcomes: &[ConditionOutcome]) -> bool {
     outcomes.iter().all(|o| o.passed)
 }
 

@@ -29,7 +29,7 @@ impl Interval {
 /// The mean of `values` with its `confidence` interval (Student's t, n − 1
 /// degrees of freedom); no interval for one value, `None` for none (or a
 /// confidence outside (0, 1)).
-pub fn mean_interval(values: &[f64], confidence: f64) -> Option<Interval> {
+pub(crate) fn mean_interval(values: &[f64], confidence: f64) -> Option<Interval> {
     let n = values.len();
     if n == 0 || !(confidence > 0.0 && confidence < 1.0) {
         return None;

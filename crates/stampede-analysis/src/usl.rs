@@ -63,7 +63,7 @@ fn sse(points: &[(f64, f64)], p: [f64; 3]) -> f64 {
 }
 
 /// Fits the USL to (N, X) points by non-linear least squares.
-pub fn fit_usl(points: &[(f64, f64)]) -> Result<UslFit, UslError> {
+pub(crate) fn fit_usl(points: &[(f64, f64)]) -> Result<UslFit, UslError> {
     for &(n, x) in points {
         if !(n.is_finite() && x.is_finite() && n > 0.0 && x > 0.0) {
             return Err(UslError::InvalidPoint { n, x });

@@ -1,7 +1,7 @@
 //! `--source-addrs`: local IPv4/IPv6 addresses as a range
 //! (`127.0.0.2-127.0.0.9`) or a comma-separated list.
 
-use crate::PlanError;
+use crate::{PlanError, Setting};
 use std::net::{IpAddr, Ipv4Addr};
 
 /// At most this many addresses: more would only hide a typo in a range.
@@ -9,7 +9,11 @@ const MAX_ADDRESSES: u32 = 1024;
 
 /// Parses `127.0.0.2-127.0.0.9`, `127.0.0.2,127.0.0.3` or `::1`.
 pub fn parse_address_list(text: &str) -> Result<Vec<IpAddr>, PlanError> {
-    let invalid = |why: &str| PlanError::Invalid(format!("invalid --source-addrs '{text}': {why}"));
+    let invalid = |why: &str| PlanError::Value {
+        setting: Setting::SourceAddrs,
+        text: text.to_string(),
+        why: why.to_string(),
+    };
     let mut addrs = Vec::new();
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         if let Some((from, to)) = part.split_once('-') {

@@ -1,18 +1,225 @@
-//! The one error type of plan building: each variant names what the user typed.
+//! The one error type of plan building: each variant names what the user
+//! typed, and [`Setting`] names the option an error is about without
+//! knowing how a command line spells it. The caller that built the plan
+//! names its own flags ([`PlanError::with_flags`]): `stampede run` says
+//! `-c`, ab says `-c` for its concurrency and `-t` for its time limit.
+
+use std::fmt;
+
+/// An option of the plan, as an error names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Setting {
+    Connections,
+    Rate,
+    Threads,
+    Duration,
+    Requests,
+    Timeouts,
+    /// Any TLS option (certificate checks, client certificate, versions, suites).
+    Tls,
+    Http2,
+    Streams,
+    Pipeline,
+    Http10,
+    Proxy,
+    Targets,
+    Io,
+    SourceAddrs,
+    Stages,
+    Resolve,
+    TlsVersion,
+    Redirects,
+}
+
+impl Setting {
+    /// The setting in words, for a caller without a flag for it.
+    pub(crate) fn plain_name(self) -> &'static str {
+        match self {
+            Setting::Connections => "connections",
+            Setting::Rate => "rate",
+            Setting::Threads => "threads",
+            Setting::Duration => "duration",
+            Setting::Requests => "requests",
+            Setting::Timeouts => "timeouts",
+            Setting::Tls => "TLS options",
+            Setting::Http2 => "HTTP/2",
+            Setting::Streams => "streams",
+            Setting::Pipeline => "pipelining",
+            Setting::Http10 => "HTTP/1.0",
+            Setting::Proxy => "proxy",
+            Setting::Targets => "a targets file",
+            Setting::Io => "event loop",
+            Setting::SourceAddrs => "source addresses",
+            Setting::Stages => "stages",
+            Setting::Resolve => "resolve",
+            Setting::TlsVersion => "TLS version",
+            Setting::Redirects => "following redirects",
+        }
+    }
+}
+
+/// How a command line spells each setting (None: it has no flag for it).
+pub type FlagNames<'a> = &'a dyn Fn(Setting) -> Option<&'static str>;
 
 /// Why a plan could not be built from what the user gave.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 pub enum PlanError {
-    #[error("invalid duration '{0}': expected a number with a unit, e.g. 500ms, 10s, 2m, 1h")]
     Duration(String),
-    #[error("invalid URL '{url}': {reason}")]
-    Url { url: String, reason: String },
-    #[error("unsupported scheme '{0}' (supported: http, https)")]
+    Url {
+        url: String,
+        reason: String,
+    },
     Scheme(String),
-    #[error("invalid header '{0}': expected 'Name: value'")]
     Header(String),
-    #[error("invalid method '{0}': expected an HTTP token such as GET or POST")]
     Method(String),
-    #[error("{0}")]
+    /// Connections, threads or requests of zero.
+    AtLeastOne(Setting),
+    /// A rate, duration or timeout of zero.
+    AboveZero(Setting),
+    /// A value of `setting` that cannot be read: `why`.
+    Value {
+        setting: Setting,
+        text: String,
+        why: String,
+    },
+    TlsNeedsHttps,
+    Http2NeedsClosedModel,
+    Http2Conflict,
+    /// `--io epoll|uring` asked for a run only the tokio loop can drive.
+    ReactorCannotDrive {
+        io: &'static str,
+        reason: &'static str,
+    },
+    PipelineWithTargets,
+    PipelineNeedsClosedModel,
+    /// Following redirects with HTTP/2 or pipelining.
+    RedirectsConflict,
+    /// A targets file that names no flag: the file, the line and why.
     Invalid(String),
+}
+
+impl PlanError {
+    /// The message with each setting named by `flags` where it has a flag
+    /// ("connections must be at least 1 (-c)"), in words otherwise.
+    pub fn with_flags(&self, flags: FlagNames) -> String {
+        // "connections (-c)" or "connections"; "-c" or "connections".
+        let both = |s: Setting| match flags(s) {
+            Some(flag) => format!("{} ({flag})", s.plain_name()),
+            None => s.plain_name().to_string(),
+        };
+        let either = |s: Setting| flags(s).unwrap_or(s.plain_name()).to_string();
+        let a_rate = flags(Setting::Rate).unwrap_or("a rate");
+        let suffix = |s: Setting| flags(s).map(|f| format!(" ({f})")).unwrap_or_default();
+        match self {
+            PlanError::Duration(text) => format!(
+                "invalid duration '{text}': expected a number with a unit, e.g. 500ms, 10s, 2m, 1h"
+            ),
+            PlanError::Url { url, reason } => format!("invalid URL '{url}': {reason}"),
+            PlanError::Scheme(scheme) => {
+                format!("unsupported scheme '{scheme}' (supported: http, https)")
+            }
+            PlanError::Header(text) => format!("invalid header '{text}': expected 'Name: value'"),
+            PlanError::Method(text) => {
+                format!("invalid method '{text}': expected an HTTP token such as GET or POST")
+            }
+            PlanError::AtLeastOne(s) => {
+                format!("{} must be at least 1{}", s.plain_name(), suffix(*s))
+            }
+            PlanError::AboveZero(s) => {
+                format!("{} must be above zero{}", s.plain_name(), suffix(*s))
+            }
+            PlanError::Value { setting, text, why } => {
+                format!("invalid {} '{text}': {why}", either(*setting))
+            }
+            PlanError::TlsNeedsHttps => format!("{} need an https:// URL", both(Setting::Tls)),
+            PlanError::Http2NeedsClosedModel => format!(
+                "{} works with the closed model ({} and {}), not with {a_rate} yet",
+                either(Setting::Http2),
+                either(Setting::Connections),
+                either(Setting::Streams),
+            ),
+            PlanError::Http2Conflict => format!(
+                "{} cannot be combined with {}, {} or {}",
+                either(Setting::Http2),
+                either(Setting::Pipeline),
+                either(Setting::Http10),
+                either(Setting::Proxy)
+            ),
+            PlanError::ReactorCannotDrive { io, reason } => match flags(Setting::Io) {
+                Some(flag) => format!(
+                    "{flag} {io} drives plain HTTP/1.1; this run uses {reason} (use {flag} auto or tokio)"
+                ),
+                None => format!(
+                    "the {io} event loop drives plain HTTP/1.1; this run uses {reason} (use auto or tokio)"
+                ),
+            },
+            PlanError::PipelineWithTargets => format!(
+                "{} and {} cannot be combined yet",
+                either(Setting::Pipeline),
+                either(Setting::Targets)
+            ),
+            PlanError::PipelineNeedsClosedModel => format!(
+                "{} works with the closed model ({}), not with {a_rate}",
+                either(Setting::Pipeline),
+                either(Setting::Connections),
+            ),
+            PlanError::RedirectsConflict => format!(
+                "{} follows HTTP/1.1 requests one at a time: drop {} or {}",
+                either(Setting::Redirects),
+                either(Setting::Http2),
+                either(Setting::Pipeline)
+            ),
+            PlanError::Invalid(text) => text.clone(),
+        }
+    }
+}
+
+/// In words, without flags (a caller with flags uses [`PlanError::with_flags`]).
+impl fmt::Display for PlanError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.with_flags(&|_| None))
+    }
+}
+
+impl std::error::Error for PlanError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run_flags(setting: Setting) -> Option<&'static str> {
+        match setting {
+            Setting::Connections => Some("-c"),
+            Setting::Rate => Some("-r"),
+            Setting::Io => Some("--io"),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn flags_come_from_the_caller() {
+        let error = PlanError::AtLeastOne(Setting::Connections);
+        assert_eq!(error.to_string(), "connections must be at least 1");
+        assert_eq!(
+            error.with_flags(&run_flags),
+            "connections must be at least 1 (-c)"
+        );
+        let error = PlanError::PipelineNeedsClosedModel;
+        assert_eq!(
+            error.to_string(),
+            "pipelining works with the closed model (connections), not with a rate"
+        );
+        assert_eq!(
+            error.with_flags(&run_flags),
+            "pipelining works with the closed model (-c), not with -r"
+        );
+        let error = PlanError::ReactorCannotDrive {
+            io: "uring",
+            reason: "HTTP/2",
+        };
+        assert!(error
+            .with_flags(&run_flags)
+            .starts_with("--io uring drives plain HTTP/1.1"));
+        assert!(!error.to_string().contains("--"));
+    }
 }

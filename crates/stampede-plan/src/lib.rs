@@ -24,13 +24,13 @@ mod transport;
 
 pub use address_list::parse_address_list;
 pub use duration::{format_duration, parse_duration};
-pub use error::PlanError;
+pub use error::{FlagNames, PlanError, Setting};
 pub use header::{parse_header, Header};
 pub use load_model::{parse_stages, Arrival, LoadModel, Schedule, Stage};
 pub use plan::{MixEntry, Plan, RequestSpec, StopCondition};
 pub use shares::{share_of, shares};
 pub use target::{Scheme, Target};
-pub use targets_file::{parse_targets, weighted_order, TargetBlock, MAX_TARGETS};
+pub use targets_file::{parse_targets, weighted_order, TargetBlock};
 pub use transport::{
     ClientCert, EventLoop, IoBackend, ProxySpec, ResolveOverride, TlsSpec, TlsVersion,
     TransportSpec,

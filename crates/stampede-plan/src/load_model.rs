@@ -6,7 +6,7 @@
 //! server shows up as latency instead of silently lowering the load
 //! (coordinated omission, as wrk2 fixed it).
 
-use crate::{parse_duration, PlanError};
+use crate::{parse_duration, PlanError, Setting};
 use std::time::Duration;
 
 /// How requests are spaced in the open model.
@@ -38,7 +38,11 @@ pub struct Stage {
 
 /// Parses `30s:100,1m:1000,30s:0`.
 pub fn parse_stages(text: &str) -> Result<Vec<Stage>, PlanError> {
-    let invalid = |why: &str| PlanError::Invalid(format!("invalid stages '{text}': {why}"));
+    let invalid = |why: &str| PlanError::Value {
+        setting: Setting::Stages,
+        text: text.to_string(),
+        why: why.to_string(),
+    };
     let mut stages = Vec::new();
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let (duration, target) = part

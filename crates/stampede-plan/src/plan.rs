@@ -1,7 +1,7 @@
 //! The [`Plan`]: everything a run needs to know before the first byte is sent.
 
 use crate::header::is_token;
-use crate::{Header, LoadModel, PlanError, Schedule, Scheme, Target, TransportSpec};
+use crate::{Header, LoadModel, PlanError, Schedule, Scheme, Setting, Target, TransportSpec};
 use std::time::Duration;
 
 /// When a run ends.
@@ -72,7 +72,7 @@ impl Plan {
     /// request (or one `--pipeline` batch) per connection at a time, in the
     /// closed and the open model.
     /// A proxy's CONNECT tunnel is the tokio path's.
-    pub fn reactor_limitation(&self) -> Option<&'static str> {
+    pub(crate) fn reactor_limitation(&self) -> Option<&'static str> {
         if self.uses_tls() && self.transport.proxy.is_some() {
             Some("TLS through a proxy (CONNECT)")
         } else if self.transport.http2 {
@@ -99,39 +99,33 @@ impl Plan {
     }
 
     /// Checks the plan and adjusts what must be adjusted; returns the notices
-    /// the user should see (e.g. connections capped at `-n`).
+    /// the user should see (e.g. connections capped at the request count).
     pub fn validate(&mut self) -> Result<Vec<String>, PlanError> {
         let mut notices = Vec::new();
         if !is_token(&self.request.method) {
             return Err(PlanError::Method(self.request.method.clone()));
         }
         if self.connections() == 0 {
-            return Err(PlanError::Invalid(
-                "connections must be at least 1 (-c)".into(),
-            ));
+            return Err(PlanError::AtLeastOne(Setting::Connections));
         }
         if let LoadModel::Rate { per_s, .. } = &self.model {
             if per_s.peak() <= 0.0 {
-                return Err(PlanError::Invalid("rate must be above zero (-r)".into()));
+                return Err(PlanError::AboveZero(Setting::Rate));
             }
         }
         if self.threads == 0 {
-            return Err(PlanError::Invalid("threads must be at least 1 (-t)".into()));
+            return Err(PlanError::AtLeastOne(Setting::Threads));
         }
         match self.stop {
             StopCondition::Duration(d) if d.is_zero() => {
-                return Err(PlanError::Invalid(
-                    "duration must be above zero (-d)".into(),
-                ))
+                return Err(PlanError::AboveZero(Setting::Duration))
             }
             StopCondition::Requests { count: 0, .. } => {
-                return Err(PlanError::Invalid(
-                    "requests must be at least 1 (-n)".into(),
-                ))
+                return Err(PlanError::AtLeastOne(Setting::Requests))
             }
             StopCondition::Requests { count, .. } if (self.connections() as u64) > count => {
                 notices.push(format!(
-                    "connections capped at {count}: -n {count} is smaller than -c {}",
+                    "connections capped at {count}: {count} requests in all are fewer than {} connections",
                     self.connections()
                 ));
                 match &mut self.model {
@@ -156,15 +150,13 @@ impl Plan {
             _ => {}
         }
         if self.connect_timeout.is_zero() || self.timeout.is_zero() {
-            return Err(PlanError::Invalid("timeouts must be above zero".into()));
+            return Err(PlanError::AboveZero(Setting::Timeouts));
         }
         if self.target.scheme == Scheme::Https && self.transport.tls.is_none() {
             self.transport.tls = Some(crate::TlsSpec::default());
         }
         if self.target.scheme == Scheme::Http && self.transport.tls.is_some() {
-            return Err(PlanError::Invalid(
-                "TLS options (--insecure, --cacert, --sni, --cert, --tls-min, --ciphers, ...) need an https:// URL".into(),
-            ));
+            return Err(PlanError::TlsNeedsHttps);
         }
         if self.transport.pipeline == 0 {
             self.transport.pipeline = 1;
@@ -172,16 +164,11 @@ impl Plan {
         if self.transport.http2 {
             self.transport.streams = self.transport.streams.max(1);
             if !matches!(self.model, LoadModel::Closed { .. }) {
-                return Err(PlanError::Invalid(
-                    "--http2 works with the closed model (-c and --streams), not with -r yet"
-                        .into(),
-                ));
+                return Err(PlanError::Http2NeedsClosedModel);
             }
             if self.transport.pipeline > 1 || self.request.http10 || self.transport.proxy.is_some()
             {
-                return Err(PlanError::Invalid(
-                    "--http2 cannot be combined with --pipeline, --http1.0 or --proxy".into(),
-                ));
+                return Err(PlanError::Http2Conflict);
             }
         }
         if matches!(
@@ -189,22 +176,17 @@ impl Plan {
             crate::IoBackend::Epoll | crate::IoBackend::Uring
         ) {
             if let Some(reason) = self.reactor_limitation() {
-                return Err(PlanError::Invalid(format!(
-                    "--io {} drives plain HTTP/1.1; this run uses {reason} (use --io auto or tokio)",
-                    self.transport.io.as_str()
-                )));
+                return Err(PlanError::ReactorCannotDrive {
+                    io: self.transport.io.as_str(),
+                    reason,
+                });
             }
         }
         if self.transport.redirects > 0 && (self.transport.http2 || self.transport.pipeline > 1) {
-            return Err(PlanError::Invalid(
-                "--redirects follows HTTP/1.1 requests one at a time: drop --http2 or --pipeline"
-                    .into(),
-            ));
+            return Err(PlanError::RedirectsConflict);
         }
         if self.transport.pipeline > 1 && !self.mix.is_empty() {
-            return Err(PlanError::Invalid(
-                "--pipeline and --targets cannot be combined yet".into(),
-            ));
+            return Err(PlanError::PipelineWithTargets);
         }
         for entry in &self.mix {
             if !is_token(&entry.request.method) {
@@ -212,9 +194,7 @@ impl Plan {
             }
         }
         if self.transport.pipeline > 1 && !matches!(self.model, LoadModel::Closed { .. }) {
-            return Err(PlanError::Invalid(
-                "--pipeline works with the closed model (-c), not with -r".into(),
-            ));
+            return Err(PlanError::PipelineNeedsClosedModel);
         }
         if self.threads > self.connections() {
             self.threads = self.connections();

@@ -20,7 +20,7 @@ use crate::{parse_header, Header, PlanError, Target};
 use std::path::PathBuf;
 
 /// Most targets in one file: each keeps its own statistics.
-pub const MAX_TARGETS: usize = 1000;
+pub(crate) const MAX_TARGETS: usize = 1000;
 
 /// One request block of a targets file.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -52,9 +52,11 @@ impl TlsVersion {
         match number {
             "1.2" => Ok(TlsVersion::Tls12),
             "1.3" => Ok(TlsVersion::Tls13),
-            _ => Err(crate::PlanError::Invalid(format!(
-                "TLS version '{text}' is not supported: rustls speaks only 1.2 and 1.3"
-            ))),
+            _ => Err(crate::PlanError::Value {
+                setting: crate::Setting::TlsVersion,
+                text: text.to_string(),
+                why: "rustls speaks only 1.2 and 1.3".into(),
+            }),
         }
     }
 
@@ -94,8 +96,11 @@ pub struct ProxySpec {
 impl ProxySpec {
     /// Parses `host:port` (or `[v6]:port`, or `http://host:port`).
     pub fn parse(text: &str) -> Result<ProxySpec, crate::PlanError> {
-        let bad =
-            || crate::PlanError::Invalid(format!("invalid proxy '{text}': expected HOST:PORT"));
+        let bad = || crate::PlanError::Value {
+            setting: crate::Setting::Proxy,
+            text: text.to_string(),
+            why: "expected HOST:PORT".into(),
+        };
         let trimmed = text
             .trim()
             .trim_start_matches("http://")
@@ -159,9 +164,11 @@ impl IoBackend {
             "epoll" => Ok(IoBackend::Epoll),
             "uring" | "io_uring" | "io-uring" => Ok(IoBackend::Uring),
             "tokio" => Ok(IoBackend::Tokio),
-            _ => Err(crate::PlanError::Invalid(format!(
-                "invalid --io '{text}': expected auto, epoll, uring or tokio"
-            ))),
+            _ => Err(crate::PlanError::Value {
+                setting: crate::Setting::Io,
+                text: text.to_string(),
+                why: "expected auto, epoll, uring or tokio".into(),
+            }),
         }
     }
 
@@ -205,10 +212,10 @@ pub struct ResolveOverride {
 impl ResolveOverride {
     /// Parses `example.test:8443:127.0.0.1` (an IPv6 address may be bracketed).
     pub fn parse(text: &str) -> Result<ResolveOverride, crate::PlanError> {
-        let bad = || {
-            crate::PlanError::Invalid(format!(
-                "invalid --resolve '{text}': expected HOST:PORT:ADDRESS"
-            ))
+        let bad = || crate::PlanError::Value {
+            setting: crate::Setting::Resolve,
+            text: text.to_string(),
+            why: "expected HOST:PORT:ADDRESS".into(),
         };
         let mut parts = text.splitn(3, ':');
         let host = parts.next().filter(|h| !h.is_empty()).ok_or_else(bad)?;

@@ -49,5 +49,6 @@ pub fn render_checks(result: &RunResult, out: &mut dyn Write) -> io::Result<()> 
             writeln!(out, "               saw: {one_line}{cut}")?;
         }
     }
+    writeln!(out)?;
     Ok(())
 }

@@ -28,7 +28,7 @@ pub fn render_csv(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
 }
 
 /// Columns of the time-series CSV, in order.
-pub const TIMESERIES_COLUMNS: [&str; 14] = [
+pub(crate) const TIMESERIES_COLUMNS: [&str; 14] = [
     "second",
     "duration_s",
     "completed",
@@ -45,7 +45,8 @@ pub const TIMESERIES_COLUMNS: [&str; 14] = [
     "target",
 ];
 
-/// Writes one row per second of measurement (see [`TIMESERIES_COLUMNS`]);
+/// Writes a header (second, duration_s, completed, ... target) and one row
+/// per second of measurement;
 /// `errors` counts requests without a usable response in that second.
 pub fn render_csv_timeseries(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "{}", TIMESERIES_COLUMNS.join(","))?;

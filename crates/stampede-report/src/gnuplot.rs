@@ -7,7 +7,7 @@ use std::io::{self, Write};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// The header line ab writes.
-pub const GNUPLOT_HEADER: &str = "starttime\tseconds\tctime\tdtime\tttime\twait";
+pub(crate) const GNUPLOT_HEADER: &str = "starttime\tseconds\tctime\tdtime\tttime\twait";
 
 /// One request, as ab's gnuplot file describes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,7 +22,7 @@ pub struct GnuplotRow {
     pub wait: Duration,
 }
 
-/// Writes [`GNUPLOT_HEADER`] and a newline.
+/// Writes ab's gnuplot header line (`starttime\tseconds\tctime\tdtime\tttime\twait`).
 pub fn render_gnuplot_header(out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "{GNUPLOT_HEADER}")
 }

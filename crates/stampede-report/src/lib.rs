@@ -3,30 +3,39 @@
 //! (ab's gnuplot TSV, the request log) that the binary's background writer
 //! uses. No runtime, no terminal control: bytes out only.
 //!
-//! Modules: `text` (the human summary), `json`, `csv`, `gnuplot`,
+//! Modules: `text` (the human summary of a run, with `checks_text` and
+//! `groups_text` for its checks and scenario groups), `sweep_text`,
+//! `compare_text` and `repeat_text` (the tables of a sweep, a comparison
+//! and repeated rounds), `json`, `csv`, `gnuplot`,
 //! `request_line` (`--log-requests`), `format` (numbers and units shared by
 //! the human formats), `html` (the run, sweep and comparison pages, their
-//! charts and tables). See docs/architecture.md.
+//! charts and tables), `compat` (the layouts of ab, wrk, webbench and
+//! press). See docs/architecture.md.
 
 mod checks_text;
+mod compare_text;
+pub mod compat;
 mod csv;
 mod format;
 mod gnuplot;
 mod groups_text;
 mod html;
 mod json;
+mod repeat_text;
 mod request_line;
+mod sweep_text;
 mod text;
 
-pub use csv::{render_csv, render_csv_timeseries, TIMESERIES_COLUMNS};
+pub use compare_text::render_compare_text;
+pub use csv::{render_csv, render_csv_timeseries};
 pub use format::{counted, format_bytes, format_count, format_latency_us, format_rate};
-pub use gnuplot::{ctime, render_gnuplot_header, render_gnuplot_row, GnuplotRow, GNUPLOT_HEADER};
+pub use gnuplot::{ctime, render_gnuplot_header, render_gnuplot_row, GnuplotRow};
 pub use html::{
     render_compare_html, render_html, render_sweep_html, Deltas, LabeledRun, SweepStep,
 };
 pub use json::render_json;
-pub use request_line::{
-    render_request_line, render_request_log_header, RequestLine, REQUEST_LOG_HEADER,
-};
+pub use repeat_text::render_repeat_text;
+pub use request_line::{render_request_line, render_request_log_header, RequestLine};
 pub use stampede_metrics::RunResult;
+pub use sweep_text::{describe_load, render_sweep_text, sweep_banner};
 pub use text::{no_response_reason, render_text};

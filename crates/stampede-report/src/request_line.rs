@@ -13,7 +13,7 @@
 use std::io::{self, Write};
 
 /// The header line (a comment, so tools that skip `#` lines skip it).
-pub const REQUEST_LOG_HEADER: &str = "# t_s status latency_us bytes error target";
+pub(crate) const REQUEST_LOG_HEADER: &str = "# t_s status latency_us bytes error target";
 
 /// One request's line.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -29,7 +29,7 @@ pub struct RequestLine<'a> {
     pub target: &'a str,
 }
 
-/// Writes [`REQUEST_LOG_HEADER`] and a newline.
+/// Writes the request log's header line (`# t_s status latency_us bytes error target`).
 pub fn render_request_log_header(out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "{REQUEST_LOG_HEADER}")
 }

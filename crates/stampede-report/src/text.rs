@@ -220,8 +220,9 @@ fn render_targets(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
         "Target", "weight", "finished", "req/s", "failed", "errors", "p50", "p99"
     )?;
     for t in &result.targets {
+        // A step by its name (the header line gives its request).
         let name = match &t.name {
-            Some(step) => format!("{step}: {} {}", t.method, t.url),
+            Some(step) => step.clone(),
             None => format!("{} {}", t.method, t.url),
         };
         let name = if name.chars().count() > 40 {

@@ -13,13 +13,13 @@ const FLUSH_AT: usize = 64 * 1024;
 
 /// Where the lines end up.
 #[derive(Clone)]
-pub enum Sink {
+pub(crate) enum Sink {
     File(Arc<File>),
     Stdout,
 }
 
 /// One worker's access log buffer.
-pub struct AccessLog {
+pub(crate) struct AccessLog {
     buf: Vec<u8>,
     sink: Sink,
     /// Write errors so far (the log never stops the server).
@@ -27,7 +27,7 @@ pub struct AccessLog {
 }
 
 /// The fields of one line.
-pub struct Entry<'a> {
+pub(crate) struct Entry<'a> {
     pub peer: &'a [u8],
     pub clf_date: &'a [u8],
     pub method: &'a str,

@@ -6,7 +6,7 @@ use crate::request::Bad;
 
 /// Decodes a chunked body at the start of `buf` into `out` (cleared first).
 /// `Ok(Some(n))`: complete, `n` encoded bytes consumed; `Ok(None)`: need more bytes.
-pub fn decode_chunked(
+pub(crate) fn decode_chunked(
     buf: &[u8],
     max_body: usize,
     out: &mut Vec<u8>,

@@ -4,10 +4,10 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Length of an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`).
-pub const HTTP_DATE_LEN: usize = 29;
+pub(crate) const HTTP_DATE_LEN: usize = 29;
 
 /// The formatted strings for one wall-clock second.
-pub struct WallStrings {
+pub(crate) struct WallStrings {
     /// IMF-fixdate for the `Date` header.
     pub http: [u8; HTTP_DATE_LEN],
     /// `[10/Oct/2000:13:55:36 +0000]` for the access log.

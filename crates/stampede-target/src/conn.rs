@@ -21,7 +21,7 @@ use crate::routes::{self, push_chunk, Request, CHUNK, INLINE_BODY, PATTERN};
 use crate::transport::{linger, OpenGuard, Peer, Rewind, Transport};
 
 /// What an HTTP/2 client with prior knowledge sends first (RFC 9113 §3.4).
-pub const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+pub(crate) const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
 /// Read buffer start size; it grows only for large heads or bodies.
 const READ_BUF: usize = 8 * 1024;

@@ -18,7 +18,7 @@ use crate::stats::{Registry, WorkerStats};
 use crate::Config;
 
 /// State shared by the connections of one worker (never across threads).
-pub struct Worker {
+pub(crate) struct Worker {
     pub idx: usize,
     pub cfg: Arc<Config>,
     pub registry: Arc<Registry>,

@@ -26,7 +26,7 @@ struct Entry {
 }
 
 /// One worker's view of the root folder.
-pub struct FileCache {
+pub(crate) struct FileCache {
     root: PathBuf,
     max_cached: u64,
     entries: HashMap<String, Entry>,

@@ -57,7 +57,6 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use duration::{parse_duration, DurationError};
-pub use pages::{INDEX_PAGE_LEN, ONE_K_PAGE_LEN};
 pub use server::{Server, ServerHandle};
 pub use stats::StatsSnapshot;
 

@@ -6,12 +6,12 @@
 use crate::clock::WallStrings;
 
 /// Body length of `/` and `/index.html`.
-pub const INDEX_PAGE_LEN: usize = 515;
+pub(crate) const INDEX_PAGE_LEN: usize = 515;
 /// Body length of `/1k.html`.
-pub const ONE_K_PAGE_LEN: usize = 1024;
+pub(crate) const ONE_K_PAGE_LEN: usize = 1024;
 
 /// An HTML page of exactly `len` bytes (`len` must be at least the frame, ~150 bytes).
-pub fn html_page(len: usize, title: &str) -> Vec<u8> {
+pub(crate) fn html_page(len: usize, title: &str) -> Vec<u8> {
     let head = format!(
         "<!DOCTYPE html>\n<html>\n<head><meta charset=\"utf-8\"><title>{title}</title></head>\n\
          <body>\n<h1>{title}</h1>\n<p>"
@@ -27,7 +27,7 @@ pub fn html_page(len: usize, title: &str) -> Vec<u8> {
 }
 
 /// One page's pre-built keep-alive HTTP/1.1 response: header block then body.
-pub struct Prebuilt {
+pub(crate) struct Prebuilt {
     pub bytes: Vec<u8>,
     pub head_len: usize,
     pub body_len: usize,
@@ -62,7 +62,7 @@ impl Prebuilt {
 }
 
 /// The built-in page bodies and their responses for the current second.
-pub struct Pages {
+pub(crate) struct Pages {
     pub index_body: Vec<u8>,
     pub one_k_body: Vec<u8>,
     pub index: Prebuilt,

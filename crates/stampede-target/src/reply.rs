@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 /// Work left for the connection after the head (and maybe body) is in the buffer.
-pub enum Reply {
+pub(crate) enum Reply {
     Done,
     /// Hold the bytes just produced until this much time has passed.
     Delay(Duration),
@@ -14,13 +14,13 @@ pub enum Reply {
 }
 
 /// A body too large to buffer.
-pub enum Tail {
+pub(crate) enum Tail {
     Pattern { remaining: u64, chunked: bool },
     File { file: std::fs::File, remaining: u64 },
 }
 
 /// What was produced for one request.
-pub struct Outcome {
+pub(crate) struct Outcome {
     pub status: u16,
     /// Body bytes (for the access log).
     pub body_bytes: usize,

@@ -4,13 +4,13 @@
 //! It does not read bodies (see `body`) nor choose responses (see `routes`).
 
 /// Largest request head accepted; more is answered with 431.
-pub const MAX_HEAD: usize = 16 * 1024;
+pub(crate) const MAX_HEAD: usize = 16 * 1024;
 /// Header lines accepted per request; more is answered with 431.
-pub const MAX_HEADERS: usize = 64;
+pub(crate) const MAX_HEADERS: usize = 64;
 
 /// Request methods the server knows; anything else is 501.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Method {
+pub(crate) enum Method {
     Get,
     Head,
     Post,
@@ -41,7 +41,7 @@ impl Method {
 
 /// How the request body is delimited.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Framing {
+pub(crate) enum Framing {
     None,
     Length(usize),
     Chunked,
@@ -49,7 +49,7 @@ pub enum Framing {
 
 /// A parsed request head; slices borrow the connection's read buffer.
 #[derive(Debug)]
-pub struct Head<'b> {
+pub(crate) struct Head<'b> {
     pub method: Method,
     pub method_str: &'b str,
     /// Request target as sent (path and query).
@@ -81,7 +81,7 @@ impl Head<'_> {
 
 /// Why a request is refused before it is routed; each closes the connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Bad {
+pub(crate) enum Bad {
     /// Malformed request line or header, or an ambiguous body framing (400).
     Malformed,
     /// Head over 16 KiB or too many header lines (431).
@@ -105,7 +105,7 @@ impl Bad {
 
 /// Result of trying to parse a head from the start of `buf`.
 #[derive(Debug)]
-pub enum Parsed<'b> {
+pub(crate) enum Parsed<'b> {
     /// Need more bytes.
     Partial,
     Complete(Head<'b>),
@@ -114,7 +114,7 @@ pub enum Parsed<'b> {
 }
 
 /// Parses the head at the start of `buf`.
-pub fn parse<'b>(buf: &'b [u8], max_body: usize) -> Parsed<'b> {
+pub(crate) fn parse<'b>(buf: &'b [u8], max_body: usize) -> Parsed<'b> {
     let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut req = httparse::Request::new(&mut headers);
     let head_len = match req.parse(buf) {

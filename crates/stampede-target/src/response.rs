@@ -4,14 +4,14 @@
 
 /// How the response body is delimited.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Len {
+pub(crate) enum Len {
     Known(usize),
     Chunked,
 }
 
 /// What the head needs to know about the exchange.
 #[derive(Debug, Clone, Copy)]
-pub struct Exchange<'a> {
+pub(crate) struct Exchange<'a> {
     /// 0 for HTTP/1.0, 1 for HTTP/1.1, 2 for HTTP/2: the h2 layer frames the body
     /// and drops connection headers, so the head gets neither chunked coding nor a
     /// `Connection` header (the bytes are converted to HEADERS and DATA frames).
@@ -26,7 +26,7 @@ pub struct Exchange<'a> {
 
 /// Appends the decimal digits of `n`.
 #[inline]
-pub fn push_num(w: &mut Vec<u8>, mut n: u64) {
+pub(crate) fn push_num(w: &mut Vec<u8>, mut n: u64) {
     let mut tmp = [0u8; 20];
     let mut i = tmp.len();
     loop {
@@ -41,7 +41,7 @@ pub fn push_num(w: &mut Vec<u8>, mut n: u64) {
 }
 
 /// Appends `n` in lowercase hex (chunk sizes).
-pub fn push_hex(w: &mut Vec<u8>, mut n: u64) {
+pub(crate) fn push_hex(w: &mut Vec<u8>, mut n: u64) {
     let mut tmp = [0u8; 16];
     let mut i = tmp.len();
     loop {
@@ -55,7 +55,7 @@ pub fn push_hex(w: &mut Vec<u8>, mut n: u64) {
     w.extend_from_slice(&tmp[i..]);
 }
 
-pub fn reason(status: u16) -> &'static str {
+pub(crate) fn reason(status: u16) -> &'static str {
     match status {
         100 => "Continue",
         200 => "OK",
@@ -92,12 +92,12 @@ pub fn reason(status: u16) -> &'static str {
 }
 
 /// True when a response with this status never carries a body (RFC 9110 §6.4.1).
-pub fn bodiless(status: u16) -> bool {
+pub(crate) fn bodiless(status: u16) -> bool {
     status == 204 || status == 304 || (100..200).contains(&status)
 }
 
 /// Appends a status line and headers. `extra` is zero or more complete header lines.
-pub fn head(
+pub(crate) fn head(
     w: &mut Vec<u8>,
     x: &Exchange,
     status: u16,
@@ -137,7 +137,7 @@ pub fn head(
 }
 
 /// Appends a whole response with a small body; returns the body bytes sent.
-pub fn whole(w: &mut Vec<u8>, x: &Exchange, status: u16, ctype: &str, body: &[u8]) -> usize {
+pub(crate) fn whole(w: &mut Vec<u8>, x: &Exchange, status: u16, ctype: &str, body: &[u8]) -> usize {
     head(w, x, status, Some(ctype), Len::Known(body.len()), b"");
     if x.head_only || bodiless(status) {
         0
@@ -148,7 +148,7 @@ pub fn whole(w: &mut Vec<u8>, x: &Exchange, status: u16, ctype: &str, body: &[u8
 }
 
 /// Appends a short text/plain error or status response (`404 Not Found\n`).
-pub fn plain(w: &mut Vec<u8>, x: &Exchange, status: u16) -> usize {
+pub(crate) fn plain(w: &mut Vec<u8>, x: &Exchange, status: u16) -> usize {
     let mut msg = [0u8; 64];
     let r = reason(status).as_bytes();
     let n = r.len().min(58);

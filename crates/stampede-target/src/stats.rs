@@ -13,7 +13,7 @@ const STATUS_SLOTS: usize = 600;
 
 /// Counters owned by one worker (padded so that workers never share a cache line).
 #[repr(align(128))]
-pub struct WorkerStats {
+pub(crate) struct WorkerStats {
     by_status: [AtomicU64; STATUS_SLOTS],
     accepted: AtomicU64,
     closed: AtomicU64,
@@ -88,7 +88,7 @@ impl WorkerStats {
 }
 
 /// All workers' counters plus what is global to the server.
-pub struct Registry {
+pub(crate) struct Registry {
     pub workers: Vec<WorkerStats>,
     pub started: Instant,
     /// Open connections across workers, for `max_connections` (touched per connection, not per request).

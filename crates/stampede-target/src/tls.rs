@@ -25,7 +25,7 @@ const SELF_SIGNED_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 const SESSION_CACHE: usize = 64 * 1024;
 
 /// What the server keeps of its TLS configuration.
-pub struct TlsSetup {
+pub(crate) struct TlsSetup {
     pub acceptor: TlsAcceptor,
     /// The certificate chain in PEM (what a client passes to `--cacert`).
     pub cert_pem: String,
@@ -35,7 +35,7 @@ pub struct TlsSetup {
 
 /// Builds the certificate and the rustls configuration, and writes the certificate
 /// where `write_cert` asks.
-pub fn setup(cfg: &TlsConfig) -> Result<TlsSetup, TargetError> {
+pub(crate) fn setup(cfg: &TlsConfig) -> Result<TlsSetup, TargetError> {
     let (chain, key, cert_pem) = match &cfg.cert {
         CertSource::SelfSigned => self_signed()?,
         CertSource::Files { cert, key } => from_files(cert, key)?,
@@ -155,7 +155,7 @@ fn client_verifier(
 }
 
 /// `AB:CD:...` (the form `openssl x509 -fingerprint -sha256` prints).
-pub fn fingerprint(cert: &CertificateDer) -> String {
+pub(crate) fn fingerprint(cert: &CertificateDer) -> String {
     let d = ring::digest::digest(&ring::digest::SHA256, cert.as_ref());
     let hex: Vec<String> = d.as_ref().iter().map(|b| format!("{b:02X}")).collect();
     hex.join(":")
@@ -196,7 +196,7 @@ pub async fn serve<S: Transport>(
 }
 
 /// The paths a [`TlsConfig`] reads, for messages.
-pub fn describe(cfg: &TlsConfig) -> String {
+pub(crate) fn describe(cfg: &TlsConfig) -> String {
     match &cfg.cert {
         CertSource::SelfSigned => format!(
             "self-signed certificate for {}",

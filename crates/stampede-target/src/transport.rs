@@ -20,7 +20,7 @@ use tokio::net::{TcpStream, UnixStream};
 use crate::context::Worker;
 
 /// A stream a connection can be served on.
-pub trait Transport: AsyncRead + AsyncWrite + Unpin + 'static {
+pub(crate) trait Transport: AsyncRead + AsyncWrite + Unpin + 'static {
     /// Writes all of `buf`, waiting at most `limit` for a slow peer. Returns the
     /// bytes written (also on failure, for the counters) and the outcome.
     #[allow(async_fn_in_trait)] // crate-private; always used with static dispatch
@@ -89,7 +89,7 @@ impl<S: Transport> Transport for Rewind<S> {}
 
 /// The peer as the access log shows it: an IP address, or `unix` for a Unix socket.
 #[derive(Clone, Copy)]
-pub struct Peer {
+pub(crate) struct Peer {
     buf: [u8; 48],
     len: usize,
 }
@@ -116,7 +116,7 @@ impl Peer {
 }
 
 /// Counts the connection as closed however its task ends (also when dropped at shutdown).
-pub struct OpenGuard(Rc<Worker>);
+pub(crate) struct OpenGuard(Rc<Worker>);
 
 impl OpenGuard {
     pub fn new(w: Rc<Worker>) -> Self {
@@ -157,7 +157,7 @@ pub async fn linger<S: AsyncRead + AsyncWrite + Unpin>(stream: &mut S) {
 
 /// A stream whose first bytes were already read (the h2c preface sniffed by `conn`):
 /// replays them, then reads from the stream.
-pub struct Rewind<S> {
+pub(crate) struct Rewind<S> {
     prefix: Vec<u8>,
     pos: usize,
     inner: S,

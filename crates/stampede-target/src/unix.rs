@@ -17,7 +17,7 @@ use crate::TargetError;
 const BACKLOG: i32 = 4096;
 
 /// A bound Unix socket and the identity of its file.
-pub struct UnixSocket {
+pub(crate) struct UnixSocket {
     pub path: PathBuf,
     pub listener: UnixListener,
     /// (device, inode) of the socket file we created.
@@ -26,7 +26,7 @@ pub struct UnixSocket {
 
 /// The socket file as this server created it, to remove at shutdown.
 #[derive(Debug)]
-pub struct SocketFile {
+pub(crate) struct SocketFile {
     path: PathBuf,
     id: (u64, u64),
 }

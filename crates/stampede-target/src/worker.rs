@@ -31,7 +31,7 @@ const RESOURCE_ERRORS: [i32; 4] = [libc::EMFILE, libc::ENFILE, libc::ENOBUFS, li
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 
 /// What a worker thread is handed.
-pub struct Setup {
+pub(crate) struct Setup {
     pub idx: usize,
     pub listener: std::net::TcpListener,
     /// This worker's handle (a dup) of the one Unix socket all workers accept from.
@@ -45,7 +45,7 @@ pub struct Setup {
 }
 
 /// Runs one worker to completion (until shutdown and drain).
-pub fn run(setup: Setup, rt: tokio::runtime::Runtime) -> std::io::Result<()> {
+pub(crate) fn run(setup: Setup, rt: tokio::runtime::Runtime) -> std::io::Result<()> {
     let local = tokio::task::LocalSet::new();
     local.block_on(&rt, async move {
         let listener = TcpListener::from_std(setup.listener)?;

@@ -42,11 +42,17 @@ pub fn stampede(args: &[&str]) -> Output {
 }
 
 /// Runs `program` with `args` to its end; its status, stdout and stderr.
-pub fn output_of(program: &Path, args: &[&str]) -> Output {
+pub(crate) fn output_of(program: &Path, args: &[&str]) -> Output {
     Command::new(program)
         .args(args)
         .output()
         .unwrap_or_else(|e| panic!("{} runs: {e}", program.display()))
+}
+
+/// Asserts that a process exited with status 0; a failure shows its stderr.
+#[track_caller]
+pub fn assert_succeeded(output: &Output) {
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
 }
 
 /// Bytes a process printed, as text (lossy: a test wants to see them all).

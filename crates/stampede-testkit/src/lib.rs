@@ -7,14 +7,17 @@
 //!
 //! - `lib.rs`: the built-in target ([`spawn_target`], [`one_thread`]), raw
 //!   servers ([`RawServer`]), ports, temporary folders and [`run_stampede`].
-//! - `binary.rs`: [`binary`], [`stampede`], [`text`], [`read_json`]: the
+//! - `binary.rs`: [`binary`], [`stampede`], [`text`], [`read_json`],
+//!   [`assert_succeeded`]: the
 //!   binary under test and what it printed or wrote.
 //! - `tools.rs`: outside tools and the skip-or-fail rule.
 //! - `prometheus.rs`: a real [`Prometheus`] for the metrics tests, and
 //!   [`http_get`] / [`wait_for`].
+//! - `serve.rs`: [`ServeProcess`], `stampede serve` in its own process.
 
 mod binary;
 mod prometheus;
+mod serve;
 mod tls;
 mod tools;
 
@@ -27,11 +30,12 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-pub use binary::{binary, output_of, read_json, stampede, text};
+pub use binary::{assert_succeeded, binary, read_json, stampede, text};
 pub use prometheus::{get_with, http_get, wait_for, Prometheus};
+pub use serve::ServeProcess;
 pub use stampede_target::{Config as TargetConfig, Server, ServerHandle, StatsSnapshot};
 pub use tls::self_signed_server_config;
-pub use tools::{skip_or_fail, tool_or_skip, tools_required, REQUIRE_TOOLS};
+pub use tools::{skip_or_fail, tool_or_skip, REQUIRE_TOOLS};
 
 /// Starts the built-in target on 127.0.0.1 with an ephemeral port.
 pub fn spawn_target(config: TargetConfig) -> ServerHandle {

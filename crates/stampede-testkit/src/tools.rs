@@ -59,7 +59,7 @@ const KNOWN: &[Known] = &[
 ];
 
 /// True when `STAMPEDE_REQUIRE_TOOLS` asks for missing tools to fail the tests.
-pub fn tools_required() -> bool {
+pub(crate) fn tools_required() -> bool {
     required(std::env::var_os(REQUIRE_TOOLS).as_deref())
 }
 

@@ -1,19 +1,36 @@
 //! `stampede ab`: ApacheBench's command line (the option list of seed 003),
-//! read with ab's syntax (`-n1000`, `-kc 10`), translated into `stampede
-//! run` words, run by stampede's engine and printed in ab's layout
-//! (ab_report.rs). Every ab option is honoured or refused with one line
+//! read with ab's syntax (`-n1000`, `-kc 10`), translated into typed
+//! `stampede run` arguments, run by stampede's engine and printed in ab's layout
+//! (stampede-report's compat/ab_*.rs). Every ab option is honoured or refused with one line
 //! (ab_options.rs reads them).
 //!
 //! Deliberately not here: the report layout, the engine, TLS and proxies.
 
 pub use super::ab_options::HELP;
 use super::ab_options::{parse, AbOptions, TIMELIMIT_REQUESTS, TOOL};
-use super::ab_report::{self, AbView};
-use super::Translated;
+use super::{base_args, headers, usage, Translated};
+use crate::run_args::SourceAddrs;
 use stampede_metrics::RunResult;
-use stampede_plan::Target;
+use stampede_plan::{Setting, Target};
+use stampede_report::compat::{render_ab_html, render_ab_text, write_ab_preamble, AbView};
 use std::io::Write;
+use std::path::PathBuf;
 use std::time::Duration;
+
+/// ab's flag for a plan setting, for errors.
+fn ab_flag(setting: Setting) -> Option<&'static str> {
+    match setting {
+        Setting::Connections => Some("-c"),
+        Setting::Requests => Some("-n"),
+        Setting::Duration => Some("-t"),
+        Setting::Timeouts => Some("-s"),
+        Setting::Tls => Some("-E, -f, -Z"),
+        Setting::TlsVersion => Some("-f"),
+        Setting::Proxy => Some("-X"),
+        Setting::SourceAddrs => Some("-B"),
+        _ => None,
+    }
+}
 
 impl AbOptions {
     /// Notes for flags that are honoured but only matter with another one.
@@ -51,78 +68,61 @@ impl AbOptions {
         }
     }
 
-    /// The same run as `stampede run` words. ab speaks HTTP/1.0 (with
+    /// The same run as `stampede run` arguments. ab speaks HTTP/1.0 (with
     /// `Connection: Keep-Alive` under -k) and opens a connection per request
     /// without -k; -s bounds both the connect and the response.
-    fn translate(&self) -> Translated {
-        let mut w: Vec<String> = vec![self.url.clone()];
-        let mut push = |flag: &str, value: String| {
-            w.push(flag.to_string());
-            w.push(value);
-        };
-        push("-n", self.requests().to_string());
-        push("-c", self.concurrency.unwrap_or(1).to_string());
-        if let Some(limit) = self.timelimit {
-            push("-d", stampede_plan::format_duration(limit));
-        }
-        let timeout =
-            stampede_plan::format_duration(self.timeout.unwrap_or(Duration::from_secs(30)));
-        push("--timeout", timeout.clone());
-        push("--connect-timeout", timeout);
-        push("-m", self.method().to_string());
-        for header in &self.headers {
-            push("-H", header.clone());
-        }
+    fn translate(&self) -> anyhow::Result<Translated> {
+        let mut args = base_args(TOOL, &self.url)?;
+        args.requests = Some(self.requests());
+        let concurrency = self.concurrency.unwrap_or(1);
+        args.connections = Some(usize::try_from(concurrency).unwrap_or(usize::MAX));
+        args.duration = self.timelimit;
+        let timeout = self.timeout.unwrap_or(Duration::from_secs(30));
+        args.timeout = timeout;
+        args.connect_timeout = timeout;
+        args.method = self.method().to_string();
+        args.headers = headers(TOOL, "-H", &self.headers)?;
         if let Some(file) = self.post_file.as_ref().or(self.put_file.as_ref()) {
-            push("--body-file", file.clone());
-            push(
-                "-T",
-                self.content_type
-                    .clone()
-                    .unwrap_or_else(|| "text/plain".into()),
-            );
-        } else if let Some(content_type) = &self.content_type {
-            push("-T", content_type.clone());
+            args.body_file = Some(PathBuf::from(file));
+            let content_type = self.content_type.as_deref().unwrap_or("text/plain");
+            args.content_type = Some(content_type.to_string());
+        } else {
+            args.content_type = self.content_type.clone();
         }
-        if let Some(path) = &self.csv {
-            push("--csv", path.clone());
-        }
-        if let Some(path) = &self.gnuplot {
-            push("--gnuplot", path.clone());
-        }
-        if let Some(proxy) = &self.proxy {
-            push("--proxy", proxy.clone());
-        }
+        args.exports.csv = self.csv.as_ref().map(PathBuf::from);
+        args.exports.gnuplot = self.gnuplot.as_ref().map(PathBuf::from);
+        args.transport.proxy = self.proxy.clone();
         if let Some(address) = &self.source_address {
-            push("--source-addrs", address.clone());
+            let addrs = stampede_plan::parse_address_list(address)
+                .map_err(|e| usage(TOOL, e.with_flags(&ab_flag)))?;
+            args.source_addrs = Some(SourceAddrs(addrs));
         }
         if let Some(file) = &self.client_cert {
-            push("--cert", file.clone());
-            push("--key", file.clone());
+            args.transport.cert = Some(PathBuf::from(file));
+            args.transport.key = Some(PathBuf::from(file));
         }
-        if let Some(version) = self.tls_version {
-            push("--tls-min", version.to_string());
-            push("--tls-max", version.to_string());
-        }
+        args.transport.tls_min = self.tls_version;
+        args.transport.tls_max = self.tls_version;
         if let Some(ciphers) = &self.ciphers {
-            push("--ciphers", ciphers.clone());
+            args.transport.ciphers = ciphers
+                .split(',')
+                .filter(|name| !name.is_empty())
+                .map(str::to_string)
+                .collect();
         }
         // ab does not verify server certificates; neither does its front-end.
-        if self.url.to_ascii_lowercase().starts_with("https://") {
-            w.push("--insecure".into());
-        }
-        w.push("--http1.0".into());
-        if !self.keepalive {
-            w.push("--no-keepalive".into());
-        }
-        Translated {
+        args.transport.insecure = self.url.to_ascii_lowercase().starts_with("https://");
+        args.http10 = true;
+        args.no_keepalive = !self.keepalive;
+        Ok(Translated {
             tool: TOOL,
-            run_words: w,
+            args,
+            flags: ab_flag,
             stampede_json: self.stampede_json.clone(),
             // ab's own progress ("Completed N requests", see watch.rs)
             // takes the place of stampede's progress line and live view.
             quiet: true,
-        }
+        })
     }
 
     fn view(&self) -> AbView {
@@ -153,7 +153,7 @@ impl super::FrontEnd for AbOptions {
             .map(str::to_string)
             .collect()
     }
-    fn translate(&self) -> Translated {
+    fn translate(&self) -> anyhow::Result<Translated> {
         AbOptions::translate(self)
     }
     fn watch(&self) -> super::WatchSpec {
@@ -173,7 +173,7 @@ impl super::FrontEnd for AbOptions {
     fn write_header(&self, out: &mut dyn Write) -> anyhow::Result<()> {
         if !self.html {
             let target = Target::parse(&self.url)?;
-            ab_report::write_preamble(&target, self.heartbeat().is_some(), out)?;
+            write_ab_preamble(&target, self.heartbeat().is_some(), out)?;
         }
         Ok(())
     }
@@ -194,9 +194,9 @@ impl super::FrontEnd for AbOptions {
             writeln!(out, "..done")?;
         }
         if self.html {
-            ab_report::render_html(result, &target, &view, closing, out)?;
+            render_ab_html(result, &target, &view, closing, out)?;
         } else {
-            ab_report::render_text(result, &target, &view, closing, out)?;
+            render_ab_text(result, &target, &view, closing, out)?;
         }
         Ok(())
     }
@@ -215,19 +215,22 @@ mod tests {
         }
     }
 
+    /// The rendered equivalent line, checked to read back the same.
     fn run_words(line: &str) -> String {
-        options(line).translate().run_words.join(" ")
+        let args = options(line).translate().unwrap().args;
+        crate::run_words::tests::assert_faithful(&args);
+        crate::run_words::run_words(&args).join(" ")
     }
 
     #[test]
     fn the_seed_lines_translate() {
         assert_eq!(
             run_words("-n 1000000 -c 200 -k http://h:8888/kit"),
-            "http://h:8888/kit -n 1000000 -c 200 --timeout 30s --connect-timeout 30s -m GET --http1.0"
+            "http://h:8888/kit -c 200 -n 1000000 --timeout 30s --connect-timeout 30s --http1.0"
         );
         assert_eq!(
             run_words("-c 500 -n 1000000 http://h/view"),
-            "http://h/view -n 1000000 -c 500 --timeout 30s --connect-timeout 30s -m GET --http1.0 --no-keepalive"
+            "http://h/view -c 500 -n 1000000 --timeout 30s --connect-timeout 30s --http1.0 --no-keepalive"
         );
     }
 
@@ -243,17 +246,16 @@ mod tests {
 
     #[test]
     fn timelimit_implies_50000_unless_n_is_given() {
-        assert!(run_words("-t 3 http://h/").contains("-n 50000 -c 1 -d 3s"));
-        assert!(run_words("-t 3 -n 10 http://h/").contains("-n 10 -c 1 -d 3s"));
-        assert!(run_words("http://h/").contains("-n 1 -c 1"));
+        assert!(run_words("-t 3 http://h/").contains("-c 1 -d 3s -n 50000"));
+        assert!(run_words("-t 3 -n 10 http://h/").contains("-c 1 -d 3s -n 10"));
+        assert!(run_words("http://h/").contains("-c 1 -n 1"));
     }
 
     #[test]
     fn bodies_methods_and_headers() {
         let words = run_words("-p body.txt -T application/json http://h/");
-        assert!(words.contains("-m POST"), "{words}");
         assert!(
-            words.contains("--body-file body.txt -T application/json"),
+            words.contains("-m POST --body-file body.txt -T application/json"),
             "{words}"
         );
         assert!(run_words("-u f http://h/").contains("--body-file f -T text/plain"));
@@ -281,8 +283,14 @@ mod tests {
         assert!(err("-Z x http://h/").starts_with("ab -Z x: not supported"));
         assert!(err("-f TLS1 https://h/").starts_with("ab -f TLS1: not supported"));
         assert!(run_words("-E c.pem -f TLS1.2 -Z ECDHE-RSA-AES128-GCM-SHA256 https://h/")
-            .contains("--cert c.pem --key c.pem --tls-min 1.2 --tls-max 1.2 --ciphers TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"));
+            .contains("--cert c.pem --key c.pem --tls-min 1.2 --tls-max 1.2 --ciphers TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256 --insecure"));
         assert!(err("-v 4 http://h/").starts_with("ab -v 4: not supported"));
+        let translate_err = |line: &str| options(line).translate().unwrap_err().to_string();
+        assert!(
+            translate_err("-H NoColon http://h/").starts_with("ab: -H: invalid header 'NoColon'")
+        );
+        assert!(translate_err("-B nonsense http://h/")
+            .starts_with("ab: invalid -B 'nonsense': not an IP address"));
         assert!(err("-i -p f http://h/").contains("only one of -i, -p and -u"));
         assert!(err("-n 0 http://h/").contains("-n needs a whole number"));
         assert!(err("-n").contains("option -n needs a value"));
@@ -294,7 +302,7 @@ mod tests {
     fn proxy_source_address_and_https() {
         let words = run_words("-X p:3128 -B 127.0.0.2 https://h/");
         assert!(
-            words.contains("--proxy p:3128 --source-addrs 127.0.0.2 --insecure --http1.0"),
+            words.contains("--source-addrs 127.0.0.2 --proxy p:3128 --insecure --http1.0"),
             "{words}"
         );
         assert!(!run_words("http://h/").contains("--insecure"));

@@ -1,11 +1,11 @@
 //! ab's options as ab reads them: the help text, the option table (seed
 //! 003's list) and the parse into [`AbOptions`], every option honoured or
-//! refused with one line. The translation into `stampede run` words and the
-//! report are ab.rs and ab_report.rs.
+//! refused with one line. The translation into `stampede run` arguments
+//! and the report are ab.rs and stampede-report's compat/ab_*.rs.
 
 use super::getopt::{split, tokenize, OptSpec};
 use super::{base64, one_url, refuse, usage, STAMPEDE_JSON};
-use stampede_plan::parse_duration;
+use stampede_plan::{parse_duration, TlsVersion};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -142,7 +142,7 @@ pub(super) struct AbOptions {
     /// -E: a PEM file holding the client certificate and its key.
     pub(super) client_cert: Option<String>,
     /// -f: the one TLS version to speak (`1.2`/`1.3`), or None for ALL.
-    pub(super) tls_version: Option<&'static str>,
+    pub(super) tls_version: Option<TlsVersion>,
     /// -Z: the rustls names of the OpenSSL cipher suites given.
     pub(super) ciphers: Option<String>,
     pub(super) method: Option<String>,
@@ -151,11 +151,11 @@ pub(super) struct AbOptions {
 
 /// ab's `-f`: TLS1.2, TLS1.3 or ALL; older protocols are refused (rustls
 /// speaks only 1.2 and 1.3).
-fn ab_tls_version(value: &str) -> anyhow::Result<Option<&'static str>> {
+fn ab_tls_version(value: &str) -> anyhow::Result<Option<TlsVersion>> {
     match value.to_ascii_uppercase().as_str() {
         "ALL" => Ok(None),
-        "TLS1.2" => Ok(Some("1.2")),
-        "TLS1.3" => Ok(Some("1.3")),
+        "TLS1.2" => Ok(Some(TlsVersion::Tls12)),
+        "TLS1.3" => Ok(Some(TlsVersion::Tls13)),
         _ => Err(refuse(
             TOOL,
             &format!("-f {value}"),
@@ -238,19 +238,6 @@ fn seconds(flag: &str, value: &str) -> anyhow::Result<Duration> {
     }
 }
 
-/// Refuses `-e`/`-g` when `stampede run` has no such export in this build.
-fn export(flag: &str, run_flag: &str, value: String) -> anyhow::Result<Option<String>> {
-    if super::run_accepts(run_flag) {
-        Ok(Some(value))
-    } else {
-        Err(refuse(
-            TOOL,
-            flag,
-            &format!("this build of stampede has no {run_flag} export yet"),
-        ))
-    }
-}
-
 pub(super) fn parse(words: &[String]) -> anyhow::Result<Parsed> {
     let tokens = tokenize(SPECS, words).map_err(|e| usage(TOOL, e))?;
     let mut o = AbOptions::default();
@@ -320,8 +307,8 @@ pub(super) fn parse(words: &[String]) -> anyhow::Result<Parsed> {
             // stampede never counts a varying body length as a failure and
             // never stops on a receive error, which is what these two ask.
             "l" | "r" => {}
-            "g" => o.gnuplot = export(f, "--gnuplot", value)?,
-            "e" => o.csv = export(f, "--csv", value)?,
+            "g" => o.gnuplot = Some(value),
+            "e" => o.csv = Some(value),
             "m" => o.method = Some(value),
             "stampede-json" => o.stampede_json = Some(PathBuf::from(value)),
             // Every key of SPECS is matched above; a new one must be handled.

@@ -1,6 +1,6 @@
 //! `stampede press`: the command line of kedao's/cinatra's press tool
-//! (`-t 2 -c 40 -d 30s -H 'A: b && C: d'`), translated into `stampede run`
-//! words and printed in its layout (latency avg/max/variation/stdev, requests,
+//! (`-t 2 -c 40 -d 30s -H 'A: b && C: d'`), translated into typed
+//! `stampede run` arguments and printed in its layout (latency avg/max/variation/stdev, requests,
 //! bytes, errors, Requests/sec, Transfer/sec), with honest figures: the real
 //! mean, variance and stdev of every response, not (min+max)/2 per batch.
 //!
@@ -8,9 +8,10 @@
 //! a client shortcut that stampede does not need and says so.
 
 use super::getopt::{split, tokenize, OptSpec};
-use super::{one_url, usage, Translated, STAMPEDE_JSON};
+use super::{base_args, headers, one_url, usage, Translated, STAMPEDE_JSON};
 use stampede_metrics::RunResult;
-use stampede_plan::parse_duration;
+use stampede_plan::{parse_duration, Setting};
+use stampede_report::compat::render_press;
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -114,44 +115,31 @@ fn parse(words: &[String]) -> anyhow::Result<Parsed> {
     Ok(Parsed::Run(o))
 }
 
-impl PressOptions {
-    /// Keep-alive GETs on every connection, as the press tool's clients send.
-    fn translate(&self) -> Translated {
-        let mut w = vec![
-            self.url.clone(),
-            "-c".into(),
-            self.connections.to_string(),
-            "-t".into(),
-            self.threads.to_string(),
-            "-d".into(),
-            stampede_plan::format_duration(self.duration),
-        ];
-        for header in &self.headers {
-            w.push("-H".into());
-            w.push(header.clone());
-        }
-        Translated {
-            tool: TOOL,
-            run_words: w,
-            stampede_json: self.stampede_json.clone(),
-            quiet: false,
-        }
+/// press's flag for a plan setting, for errors.
+fn press_flag(setting: Setting) -> Option<&'static str> {
+    match setting {
+        Setting::Connections => Some("-c"),
+        Setting::Threads => Some("-t"),
+        Setting::Duration => Some("-d"),
+        _ => None,
     }
 }
 
-/// The press tool's `bytes_to_string`: KB/MB/GB above each boundary, three decimals.
-fn bytes_to_string(bytes: f64) -> String {
-    const KB: f64 = 1024.0;
-    const MB: f64 = KB * 1024.0;
-    const GB: f64 = MB * 1024.0;
-    if bytes > GB {
-        format!("{:.3}GB", bytes / GB)
-    } else if bytes > MB {
-        format!("{:.3}MB", bytes / MB)
-    } else if bytes > KB {
-        format!("{:.3}KB", bytes / KB)
-    } else {
-        format!("{bytes:.3}bytes")
+impl PressOptions {
+    /// Keep-alive GETs on every connection, as the press tool's clients send.
+    fn translate(&self) -> anyhow::Result<Translated> {
+        let mut args = base_args(TOOL, &self.url)?;
+        args.connections = Some(usize::try_from(self.connections).unwrap_or(usize::MAX));
+        args.threads = Some(usize::try_from(self.threads).unwrap_or(usize::MAX));
+        args.duration = Some(self.duration);
+        args.headers = headers(TOOL, "-H", &self.headers)?;
+        Ok(Translated {
+            tool: TOOL,
+            args,
+            flags: press_flag,
+            stampede_json: self.stampede_json.clone(),
+            quiet: false,
+        })
     }
 }
 
@@ -189,52 +177,6 @@ fn late_header(o: &PressOptions, watch: &mut super::Watch, out: &mut dyn Write) 
     Ok(())
 }
 
-/// The press tool counts a request complete only on status 200; anything
-/// else that finished is an error.
-fn render(result: &RunResult, closing: &str, out: &mut dyn Write) -> io::Result<()> {
-    let l = &result.latency_us;
-    let r = &result.requests;
-    let complete = result.status.get("200").copied().unwrap_or(0);
-    let total = r.completed + r.errors;
-    let per_second = |n: f64| {
-        if result.elapsed_s > 0.0 {
-            n / result.elapsed_s
-        } else {
-            0.0
-        }
-    };
-    if result.interrupted {
-        writeln!(
-            out,
-            "  INTERRUPTED: the figures cover what completed before the stop"
-        )?;
-    }
-    writeln!(out, "  Thread Status   Avg   Max   Variation   Stdev")?;
-    let stdev_ms = l.stdev / 1000.0;
-    writeln!(
-        out,
-        "    Latency   {:.3}ms     {:.3}ms     {:.3}ms²     {:.3}ms",
-        l.mean / 1000.0,
-        l.max as f64 / 1000.0,
-        stdev_ms * stdev_ms,
-        stdev_ms
-    )?;
-    writeln!(
-        out,
-        "  {complete} requests in {:.3}s, {} read, total: {total}, errors: {}",
-        result.elapsed_s,
-        bytes_to_string(result.bytes.received as f64),
-        total - complete
-    )?;
-    writeln!(out, "Requests/sec:     {:.3}", per_second(complete as f64))?;
-    writeln!(
-        out,
-        "Transfer/sec:     {}",
-        bytes_to_string(result.throughput_bytes_per_s)
-    )?;
-    writeln!(out, "{closing}")
-}
-
 /// `stampede press WORDS...`.
 pub fn execute(words: Vec<String>) -> anyhow::Result<i32> {
     super::execute(parse(&words)?, HELP, "press")
@@ -250,7 +192,7 @@ impl super::FrontEnd for PressOptions {
             self.readfix
         )]
     }
-    fn translate(&self) -> Translated {
+    fn translate(&self) -> anyhow::Result<Translated> {
         PressOptions::translate(self)
     }
     fn watch(&self) -> super::WatchSpec {
@@ -271,7 +213,7 @@ impl super::FrontEnd for PressOptions {
         out: &mut dyn Write,
     ) -> anyhow::Result<()> {
         late_header(self, watch, out)?;
-        Ok(render(result, closing, out)?)
+        Ok(render_press(result, closing, out)?)
     }
 }
 
@@ -299,8 +241,10 @@ mod tests {
         let Parsed::Run(o) = parse(&line).unwrap() else {
             panic!("not a run")
         };
+        let args = o.translate().unwrap().args;
+        crate::run_words::tests::assert_faithful(&args);
         assert_eq!(
-            o.translate().run_words,
+            crate::run_words::run_words(&args),
             words(&[
                 "http://127.0.0.1",
                 "-c",
@@ -344,12 +288,5 @@ mod tests {
             (o.connections, o.readfix, o.duration),
             (4, 1, Duration::from_secs(15))
         );
-    }
-
-    #[test]
-    fn bytes_like_the_press_tool() {
-        assert_eq!(bytes_to_string(1023.0), "1023.000bytes");
-        assert_eq!(bytes_to_string(3.0 * 1024.0 * 1024.0), "3.000MB");
-        assert_eq!(bytes_to_string(4.024 * 1024.0 * 1024.0 * 1024.0), "4.024GB");
     }
 }

@@ -1,6 +1,6 @@
 //! `stampede webbench`: WebBench 1.5's command line (`-t 60 -c 1000`, `-1`
 //! `-2` `--get` `--head` `--options` `--trace`, `-r`), translated into
-//! `stampede run` words and printed in webbench's layout: "Speed=N
+//! typed `stampede run` arguments and printed in webbench's layout: "Speed=N
 //! pages/min, M bytes/sec. Requests: X susceed, Y failed." Like webbench,
 //! every request goes on a new connection, HTTP/1.0 unless `-2`.
 //!
@@ -8,9 +8,10 @@
 //! (HTTP/0.9) are refused with one line each.
 
 use super::getopt::{split, tokenize, OptSpec};
-use super::{one_url, refuse, usage, Translated, STAMPEDE_JSON};
+use super::{base_args, headers, one_url, refuse, usage, Translated, STAMPEDE_JSON};
 use stampede_metrics::RunResult;
-use stampede_plan::parse_duration;
+use stampede_plan::{parse_duration, Setting};
+use stampede_report::compat::render_webbench;
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -137,39 +138,39 @@ fn parse(words: &[String]) -> anyhow::Result<Parsed> {
     Ok(Parsed::Run(o))
 }
 
+/// webbench's flag for a plan setting, for errors.
+fn webbench_flag(setting: Setting) -> Option<&'static str> {
+    match setting {
+        Setting::Connections => Some("-c"),
+        Setting::Duration => Some("-t"),
+        Setting::Proxy => Some("-p"),
+        Setting::Http10 => Some("-1"),
+        _ => None,
+    }
+}
+
 impl WebbenchOptions {
     /// A new connection per request, as webbench does (it closes after each
     /// reply, sending `Connection: close` under HTTP/1.1).
-    fn translate(&self) -> Translated {
-        let mut w = vec![
-            self.url.clone(),
-            "-c".into(),
-            self.clients.to_string(),
-            "-d".into(),
-            stampede_plan::format_duration(self.time),
-            "-m".into(),
-            self.method.into(),
-            "--no-keepalive".into(),
-        ];
-        if self.http == 1 {
-            w.push("--http1.0".into());
-        }
-        if let Some(proxy) = &self.proxy {
-            w.push("--proxy".into());
-            w.push(proxy.clone());
-        }
+    fn translate(&self) -> anyhow::Result<Translated> {
+        let mut args = base_args(TOOL, &self.url)?;
+        args.connections = Some(usize::try_from(self.clients).unwrap_or(usize::MAX));
+        args.duration = Some(self.time);
+        args.method = self.method.to_string();
+        args.no_keepalive = true;
+        args.http10 = self.http == 1;
+        args.transport.proxy = self.proxy.clone();
         if self.reload {
-            for header in ["Pragma: no-cache", "Cache-Control: no-cache"] {
-                w.push("-H".into());
-                w.push(header.into());
-            }
+            let reload = ["Pragma: no-cache", "Cache-Control: no-cache"].map(String::from);
+            args.headers = headers(TOOL, "-r", &reload)?;
         }
-        Translated {
+        Ok(Translated {
             tool: TOOL,
-            run_words: w,
+            args,
+            flags: webbench_flag,
             stampede_json: self.stampede_json.clone(),
             quiet: false,
-        }
+        })
     }
 }
 
@@ -196,39 +197,13 @@ fn write_header(o: &WebbenchOptions, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "{clients}, running {seconds} sec{proxy}{reload}.")
 }
 
-/// webbench's two result lines. "susceed" (sic, webbench's spelling) counts
-/// complete responses of any status; "failed" counts requests that got none.
-/// Speed counts only complete responses over the measured time (webbench
-/// adds the failed ones and divides by the planned time).
-fn render(result: &RunResult, closing: &str, out: &mut dyn Write) -> io::Result<()> {
-    let r = &result.requests;
-    if result.interrupted {
-        writeln!(
-            out,
-            "INTERRUPTED: the figures cover what completed before the stop"
-        )?;
-    }
-    writeln!(
-        out,
-        "\nSpeed={} pages/min, {} bytes/sec.",
-        (result.rps * 60.0) as u64,
-        result.throughput_bytes_per_s as u64
-    )?;
-    writeln!(
-        out,
-        "Requests: {} susceed, {} failed.",
-        r.completed, r.errors
-    )?;
-    writeln!(out, "{closing}")
-}
-
 /// `stampede webbench WORDS...`.
 pub fn execute(words: Vec<String>) -> anyhow::Result<i32> {
     super::execute(parse(&words)?, HELP, "webbench")
 }
 
 impl super::FrontEnd for WebbenchOptions {
-    fn translate(&self) -> Translated {
+    fn translate(&self) -> anyhow::Result<Translated> {
         WebbenchOptions::translate(self)
     }
     fn write_header(&self, out: &mut dyn Write) -> anyhow::Result<()> {
@@ -245,7 +220,7 @@ impl super::FrontEnd for WebbenchOptions {
         closing: &str,
         out: &mut dyn Write,
     ) -> anyhow::Result<()> {
-        Ok(render(result, closing, out)?)
+        Ok(render_webbench(result, closing, out)?)
     }
 }
 
@@ -259,7 +234,11 @@ mod tests {
 
     fn run_words(line: &str) -> String {
         match parse(&words(line)).unwrap() {
-            Parsed::Run(o) => o.translate().run_words.join(" "),
+            Parsed::Run(o) => {
+                let args = o.translate().unwrap().args;
+                crate::run_words::tests::assert_faithful(&args);
+                crate::run_words::run_words(&args).join(" ")
+            }
             other => panic!("{other:?}"),
         }
     }
@@ -268,7 +247,7 @@ mod tests {
     fn the_seed_line_translates() {
         assert_eq!(
             run_words("-t 60 -c 1000 http://127.0.0.1:3000/index.html"),
-            "http://127.0.0.1:3000/index.html -c 1000 -d 60s -m GET --no-keepalive --http1.0"
+            "http://127.0.0.1:3000/index.html -c 1000 -d 60s --http1.0 --no-keepalive"
         );
     }
 
@@ -276,21 +255,22 @@ mod tests {
     fn versions_methods_and_reload() {
         assert_eq!(
             run_words("http://h/"),
-            "http://h/ -c 1 -d 30s -m GET --no-keepalive --http1.0"
+            "http://h/ -c 1 -d 30s --http1.0 --no-keepalive"
         );
         assert!(!run_words("-2 http://h/").contains("--http1.0"));
         assert!(!run_words("-1 --options http://h/").contains("--http1.0"));
         assert!(run_words("--trace http://h/").contains("-m TRACE"));
-        assert!(run_words("-12 --head http://h/").contains("-m HEAD --no-keepalive"));
-        assert!(run_words("-rt5 -c3 http://h/")
-            .ends_with("-c 3 -d 5s -m GET --no-keepalive --http1.0 -H Pragma: no-cache -H Cache-Control: no-cache"));
+        assert!(run_words("-12 --head http://h/").ends_with("-m HEAD --no-keepalive"));
+        assert!(run_words("-rt5 -c3 http://h/").ends_with(
+            "-c 3 -d 5s -H Pragma: no-cache -H Cache-Control: no-cache --http1.0 --no-keepalive"
+        ));
     }
 
     #[test]
     fn refusals_and_help() {
         let err = |line: &str| parse(&words(line)).unwrap_err().to_string();
         assert!(err("-f http://h/").starts_with("webbench -f: not supported"));
-        assert!(run_words("-p p:1 http://h/").contains("--no-keepalive --http1.0 --proxy p:1"));
+        assert!(run_words("-p p:1 http://h/").ends_with("--proxy p:1 --http1.0 --no-keepalive"));
         assert!(err("-9 http://h/").starts_with("webbench -9: not supported"));
         assert!(err("-c x http://h/").contains("Error in option --clients x."));
         assert!(err("-t").contains("option -t needs a value"));

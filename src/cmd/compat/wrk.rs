@@ -1,16 +1,16 @@
 //! `stampede wrk`: wrk's command line (`-t4 -c500 -d10s --latency`, SI
-//! suffixes like `-c1k`, wrk2's `-R` rate), translated into `stampede run`
-//! words and printed in wrk's layout: Thread Stats (Latency, Req/Sec),
+//! suffixes like `-c1k`, wrk2's `-R` rate), translated into typed `stampede
+//! run` arguments and printed in wrk's layout: Thread Stats (Latency, Req/Sec),
 //! Latency Distribution, requests/bytes, socket errors, Requests/sec and
-//! Transfer/sec, with wrk's own unit formatting (that layout is wrk_report.rs).
+//! Transfer/sec, with wrk's own unit formatting (that layout is stampede-report's compat/wrk.rs).
 //!
 //! Deliberately not here: Lua scripting (`-s` is refused), the engine.
 
 use super::getopt::{split, tokenize, OptSpec};
-use super::wrk_report::{format_units, render, RECORD_INTERVAL, TIME_S};
-use super::{one_url, refuse, usage, Translated, STAMPEDE_JSON};
+use super::{base_args, headers, one_url, refuse, usage, Translated, STAMPEDE_JSON};
 use stampede_metrics::RunResult;
-use stampede_plan::parse_duration;
+use stampede_plan::{parse_duration, Setting};
+use stampede_report::compat::{format_units, render_wrk, RECORD_INTERVAL, TIME_S};
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -137,42 +137,39 @@ fn parse(words: &[String]) -> anyhow::Result<Parsed> {
     Ok(Parsed::Run(o))
 }
 
+/// wrk's flag for a plan setting, for errors.
+fn wrk_flag(setting: Setting) -> Option<&'static str> {
+    match setting {
+        Setting::Connections => Some("-c"),
+        Setting::Threads => Some("-t"),
+        Setting::Duration => Some("-d"),
+        Setting::Timeouts => Some("-T"),
+        Setting::Rate => Some("-R"),
+        _ => None,
+    }
+}
+
 impl WrkOptions {
     /// wrk keeps every connection open (HTTP/1.1 keep-alive); its timeout
     /// covers connecting and responding alike.
-    fn translate(&self) -> Translated {
-        let timeout = stampede_plan::format_duration(self.timeout);
-        let mut w = vec![
-            self.url.clone(),
-            "-c".into(),
-            self.connections.to_string(),
-            "-t".into(),
-            self.threads.to_string(),
-            "-d".into(),
-            stampede_plan::format_duration(self.duration),
-            "--timeout".into(),
-            timeout.clone(),
-            "--connect-timeout".into(),
-            timeout,
-        ];
-        for header in &self.headers {
-            w.push("-H".into());
-            w.push(header.clone());
-        }
+    fn translate(&self) -> anyhow::Result<Translated> {
+        let mut args = base_args(TOOL, &self.url)?;
+        args.connections = Some(usize::try_from(self.connections).unwrap_or(usize::MAX));
+        args.threads = Some(usize::try_from(self.threads).unwrap_or(usize::MAX));
+        args.duration = Some(self.duration);
+        args.timeout = self.timeout;
+        args.connect_timeout = self.timeout;
+        args.headers = headers(TOOL, "-H", &self.headers)?;
         // wrk does not verify server certificates; neither does its front-end.
-        if self.url.to_ascii_lowercase().starts_with("https://") {
-            w.push("--insecure".into());
-        }
-        if let Some(rate) = self.rate {
-            w.push("-r".into());
-            w.push(rate.to_string());
-        }
-        Translated {
+        args.transport.insecure = self.url.to_ascii_lowercase().starts_with("https://");
+        args.rate = self.rate.map(|rate| rate as f64);
+        Ok(Translated {
             tool: TOOL,
-            run_words: w,
+            args,
+            flags: wrk_flag,
             stampede_json: self.stampede_json.clone(),
             quiet: false,
-        }
+        })
     }
 }
 
@@ -196,7 +193,7 @@ pub fn execute(words: Vec<String>) -> anyhow::Result<i32> {
 }
 
 impl super::FrontEnd for WrkOptions {
-    fn translate(&self) -> Translated {
+    fn translate(&self) -> anyhow::Result<Translated> {
         WrkOptions::translate(self)
     }
     fn watch(&self) -> super::WatchSpec {
@@ -224,7 +221,13 @@ impl super::FrontEnd for WrkOptions {
         closing: &str,
         out: &mut dyn Write,
     ) -> anyhow::Result<()> {
-        Ok(render(result, &watch.rates, self.latency, closing, out)?)
+        Ok(render_wrk(
+            result,
+            &watch.rates,
+            self.latency,
+            closing,
+            out,
+        )?)
     }
 }
 
@@ -240,20 +243,26 @@ mod tests {
         }
     }
 
+    /// The rendered equivalent line, checked to read back the same.
+    fn run_words(o: &WrkOptions) -> String {
+        let args = o.translate().unwrap().args;
+        crate::run_words::tests::assert_faithful(&args);
+        crate::run_words::shell_words(&crate::run_words::run_words(&args))
+    }
+
     #[test]
     fn the_seed_line_translates() {
         let o = options("-t4 -c500 -d10s http://localhost:8080/view");
         assert_eq!(
-            o.translate().run_words.join(" "),
+            run_words(&o),
             "http://localhost:8080/view -c 500 -t 4 -d 10s --timeout 2s --connect-timeout 2s"
         );
         let o = options("-t4 -c1k -d 1m --latency -R 2k -H X:1 http://h/");
         assert_eq!((o.connections, o.rate, o.latency), (1000, Some(2000), true));
-        assert!(o
-            .translate()
-            .run_words
-            .join(" ")
-            .ends_with("-d 60s --timeout 2s --connect-timeout 2s -H X:1 -r 2000"));
+        assert!(
+            run_words(&o).ends_with("-r 2000 -d 60s -H 'X: 1' --timeout 2s --connect-timeout 2s")
+        );
+        assert!(run_words(&options("https://h/")).ends_with(" --insecure"));
     }
 
     #[test]

@@ -44,7 +44,7 @@ impl Load {
         }
     }
 
-    pub fn is_closed(self) -> bool {
+    pub(crate) fn is_closed(self) -> bool {
         matches!(self, Load::Connections(_))
     }
 }
@@ -134,7 +134,7 @@ impl StepInput {
     }
 
     /// Throughput that was real: rps × (1 − error rate).
-    pub fn effective_rps(&self) -> f64 {
+    pub(crate) fn effective_rps(&self) -> f64 {
         self.rps * (1.0 - self.error_rate_pct / 100.0)
     }
 

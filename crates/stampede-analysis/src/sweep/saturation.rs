@@ -33,7 +33,7 @@ pub struct ServerCpu {
 impl ServerCpu {
     /// The servers' figures of a run's monitor report; `None` when no server
     /// process was monitored.
-    pub fn from_monitor(monitor: &MonitorReport) -> Option<ServerCpu> {
+    pub(crate) fn from_monitor(monitor: &MonitorReport) -> Option<ServerCpu> {
         let servers: Vec<_> = monitor.servers().collect();
         if servers.is_empty() {
             return None;
@@ -150,7 +150,11 @@ pub struct LittleCheck {
 /// Little's law (L = X·R): a closed model's connections should all be busy,
 /// so X·R ≈ N; an open model needs at least X·R connections — which helps
 /// only when the server is not `saturated`.
-pub fn little_check(step: &StepInput, saturated: Option<&str>, t: &Thresholds) -> LittleCheck {
+pub(crate) fn little_check(
+    step: &StepInput,
+    saturated: Option<&str>,
+    t: &Thresholds,
+) -> LittleCheck {
     let in_flight = step.rps * step.mean_ms / 1000.0;
     let concurrency = match step.load {
         Load::Connections(n) => Some(n as f64),

@@ -165,9 +165,12 @@ impl WorkerWorkload {
     }
 
     fn take_rows(&self, rows: &mut [usize]) -> Result<(), Exhausted> {
+        use std::sync::atomic::Ordering;
         let mut cursors = self.cursors.borrow_mut();
         for (row, cursor) in rows.iter_mut().zip(cursors.iter_mut()) {
-            *row = cursor.next_index()?;
+            *row = cursor.next_index().inspect_err(|_| {
+                self.spec.exhausted.store(true, Ordering::Relaxed);
+            })?;
         }
         Ok(())
     }
@@ -216,6 +219,14 @@ impl UserSession {
         fixed: &[u8],
         seq: impl FnOnce() -> u64,
     ) -> Result<(), NotPrepared> {
+        if work
+            .spec
+            .exhausted
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            // Another worker's (or group's) unique feeder ran out.
+            return Err(NotPrepared::Exhausted);
+        }
         self.prepare_request(work, target, fixed, seq)?;
         if work.spec.cookie_jar {
             if !self.rendered {

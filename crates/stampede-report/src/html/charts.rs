@@ -11,7 +11,7 @@ use stampede_metrics::{LatencyHistogram, SecondPoint};
 /// How the browser lays out a chart's x axis.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Kind {
+pub(crate) enum Kind {
     /// Numbers on a linear x axis (seconds, connections, req/s offered).
     Lines,
     /// One bar per category; x is the category's index.
@@ -23,7 +23,7 @@ pub enum Kind {
 /// How one series is drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Style {
+pub(crate) enum Style {
     Line,
     /// A line with a marker at every point (few points: sweeps, short runs).
     Points,
@@ -35,14 +35,14 @@ pub enum Style {
 /// An axis: its title (with the unit in it, as people read it) and the
 /// unit and decimals the cursor's values are shown with.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Axis {
+pub(crate) struct Axis {
     pub label: String,
     pub unit: String,
     pub decimals: u8,
 }
 
 impl Axis {
-    pub fn new(label: &str, unit: &str, decimals: u8) -> Axis {
+    pub(crate) fn new(label: &str, unit: &str, decimals: u8) -> Axis {
         Axis {
             label: label.to_string(),
             unit: unit.to_string(),
@@ -50,16 +50,16 @@ impl Axis {
         }
     }
 
-    pub fn seconds() -> Axis {
+    pub(crate) fn seconds() -> Axis {
         Axis::new("time (s)", "s", 1)
     }
 
-    pub fn latency_ms() -> Axis {
+    pub(crate) fn latency_ms() -> Axis {
         Axis::new("latency (ms)", "ms", 3)
     }
 
     /// Rates: the series' names say what per second ("responses/s").
-    pub fn rate() -> Axis {
+    pub(crate) fn rate() -> Axis {
         Axis::new("responses/s", "", 2)
     }
 }
@@ -67,7 +67,7 @@ impl Axis {
 /// Which y axis a series is measured on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Side {
+pub(crate) enum Side {
     Left,
     Right,
 }
@@ -75,7 +75,7 @@ pub enum Side {
 /// One named series; `values[i]` belongs to the chart's `xs[i]`, `None`
 /// where this series has no point there (the line spans the gap).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Series {
+pub(crate) struct Series {
     pub name: String,
     pub style: Style,
     pub side: Side,
@@ -86,7 +86,7 @@ pub struct Series {
 
 /// Everything the browser needs to draw one chart.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Chart {
+pub(crate) struct Chart {
     pub title: String,
     pub kind: Kind,
     pub x: Axis,
@@ -104,12 +104,12 @@ pub struct Chart {
 /// Most points a chart carries on its x axis. A longer series (a soak run
 /// of hours) is merged into spans of several points, so every report stays
 /// small (well under 500 KB) and quick to draw whatever the run's length.
-pub const MAX_POINTS: usize = 1000;
+pub(crate) const MAX_POINTS: usize = 1000;
 
 /// How the points of one span merge when a series is longer than
 /// [`MAX_POINTS`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reduce {
+pub(crate) enum Reduce {
     /// Rates, counts, CPU: the span's average.
     Mean,
     /// Latencies, memory: the span's worst point, so no spike disappears.
@@ -117,7 +117,7 @@ pub enum Reduce {
 }
 
 /// A series before alignment: its own x and y values.
-pub struct Trace {
+pub(crate) struct Trace {
     pub name: String,
     pub style: Style,
     pub side: Side,
@@ -128,7 +128,7 @@ pub struct Trace {
 }
 
 impl Trace {
-    pub fn new(name: &str, style: Style, x: Vec<f64>, y: Vec<f64>) -> Trace {
+    pub(crate) fn new(name: &str, style: Style, x: Vec<f64>, y: Vec<f64>) -> Trace {
         Trace {
             name: name.to_string(),
             style,
@@ -142,7 +142,7 @@ impl Trace {
 
     /// A line over time; with only a point or two (a one-second run) the
     /// points are marked too, since a line alone would draw nothing visible.
-    pub fn line(name: &str, x: Vec<f64>, y: Vec<f64>) -> Trace {
+    pub(crate) fn line(name: &str, x: Vec<f64>, y: Vec<f64>) -> Trace {
         let style = if x.len() < 3 {
             Style::Points
         } else {
@@ -151,25 +151,25 @@ impl Trace {
         Trace::new(name, style, x, y)
     }
 
-    pub fn right(mut self) -> Trace {
+    pub(crate) fn right(mut self) -> Trace {
         self.side = Side::Right;
         self
     }
 
-    pub fn aligned(mut self, align: i8) -> Trace {
+    pub(crate) fn aligned(mut self, align: i8) -> Trace {
         self.align = align;
         self
     }
 
     /// Merged spans keep their worst point rather than their mean.
-    pub fn worst(mut self) -> Trace {
+    pub(crate) fn worst(mut self) -> Trace {
         self.reduce = Reduce::Max;
         self
     }
 }
 
 /// Rounds to `decimals` places, so the page carries no 17-digit noise.
-pub fn round(value: f64, decimals: u8) -> f64 {
+pub(crate) fn round(value: f64, decimals: u8) -> f64 {
     let scale = 10f64.powi(i32::from(decimals));
     (value * scale).round() / scale
 }
@@ -177,7 +177,7 @@ pub fn round(value: f64, decimals: u8) -> f64 {
 /// Puts traces with their own x values on one shared, sorted x (uPlot's
 /// data model): each series gets `None` where it has no point. Values that
 /// are not finite (a rate over a zero-length interval) become gaps too.
-pub fn align(traces: &[Trace]) -> (Vec<f64>, Vec<Vec<Option<f64>>>) {
+pub(crate) fn align(traces: &[Trace]) -> (Vec<f64>, Vec<Vec<Option<f64>>>) {
     let mut xs: Vec<f64> = traces
         .iter()
         .flat_map(|t| t.x.iter().copied())
@@ -203,7 +203,7 @@ pub fn align(traces: &[Trace]) -> (Vec<f64>, Vec<Vec<Option<f64>>>) {
 /// Merges runs of `span` consecutive points: x becomes the span's mean,
 /// each column its mean or maximum over the points it has (a span where a
 /// series has none stays a gap).
-pub fn merge_spans(
+pub(crate) fn merge_spans(
     xs: &[f64],
     columns: &[Vec<Option<f64>>],
     reduce: &[Reduce],
@@ -236,7 +236,7 @@ pub fn merge_spans(
 
 impl Chart {
     /// A chart of lines (and bars) against a numeric x.
-    pub fn lines(title: &str, x: Axis, y: Axis, traces: Vec<Trace>) -> Chart {
+    pub(crate) fn lines(title: &str, x: Axis, y: Axis, traces: Vec<Trace>) -> Chart {
         Chart::assemble(title, Kind::Lines, x, y, traces)
     }
 
@@ -292,18 +292,18 @@ impl Chart {
     }
 
     /// Adds the right-hand axis for the series marked [`Trace::right`].
-    pub fn with_right_axis(mut self, axis: Axis) -> Chart {
+    pub(crate) fn with_right_axis(mut self, axis: Axis) -> Chart {
         self.y2 = Some(axis);
         self
     }
 
-    pub fn when_empty(mut self, text: &str) -> Chart {
+    pub(crate) fn when_empty(mut self, text: &str) -> Chart {
         self.empty = text.to_string();
         self
     }
 
     /// A bar chart of labelled counts; says `empty` on the chart when there are none.
-    pub fn bars(title: &str, x_label: &str, counts: &[(String, u64)], empty: &str) -> Chart {
+    pub(crate) fn bars(title: &str, x_label: &str, counts: &[(String, u64)], empty: &str) -> Chart {
         let xs: Vec<f64> = (0..counts.len()).map(|i| i as f64).collect();
         let values = counts.iter().map(|(_, n)| *n as f64).collect();
         let mut chart = Chart::assemble(
@@ -319,7 +319,7 @@ impl Chart {
 
     /// Whether any series has a point to draw (the script asks the same).
     #[cfg(test)]
-    pub fn has_data(&self) -> bool {
+    pub(crate) fn has_data(&self) -> bool {
         self.series
             .iter()
             .any(|s| s.values.iter().any(Option::is_some))
@@ -329,7 +329,7 @@ impl Chart {
 /// Points of the percentile spectrum: x is 1/(1−q), which a log axis spreads
 /// so that every "nine" (90%, 99%, 99.9%…) gets equal room, as HdrHistogram's
 /// plotter does; y is the latency in ms.
-pub fn spectrum_points(histogram: &LatencyHistogram) -> (Vec<f64>, Vec<f64>) {
+pub(crate) fn spectrum_points(histogram: &LatencyHistogram) -> (Vec<f64>, Vec<f64>) {
     let mut x = Vec::new();
     let mut y = Vec::new();
     if histogram.is_empty() {
@@ -352,7 +352,7 @@ pub fn spectrum_points(histogram: &LatencyHistogram) -> (Vec<f64>, Vec<f64>) {
 }
 
 /// A spectrum chart of several named histograms on the same axes.
-pub fn spectrum_chart(title: &str, series: &[(String, &LatencyHistogram)]) -> Chart {
+pub(crate) fn spectrum_chart(title: &str, series: &[(String, &LatencyHistogram)]) -> Chart {
     let traces = series
         .iter()
         .map(|(name, histogram)| {
@@ -374,13 +374,13 @@ pub fn spectrum_chart(title: &str, series: &[(String, &LatencyHistogram)]) -> Ch
 /// A final interval shorter than this is charted with the second before
 /// it: a rate over the last few milliseconds of a run (a handful of
 /// responses in 10 ms reads as 40,000/s) is noise, not a measurement.
-pub const SHORTEST_CHARTED_S: f64 = 0.25;
+pub(crate) const SHORTEST_CHARTED_S: f64 = 0.25;
 
 /// The run's seconds as the over-time charts show them: as recorded, except
 /// that a final partial interval shorter than [`SHORTEST_CHARTED_S`] is
 /// merged into the one before (counts added, rates over the joint length,
 /// latencies the worse of the two, gauges as at the end).
-pub fn charted_seconds(points: &[SecondPoint]) -> Vec<SecondPoint> {
+pub(crate) fn charted_seconds(points: &[SecondPoint]) -> Vec<SecondPoint> {
     let mut out = points.to_vec();
     let short_tail = out
         .last()
@@ -411,7 +411,7 @@ pub fn charted_seconds(points: &[SecondPoint]) -> Vec<SecondPoint> {
 
 /// A latency of one second in ms; a second in which no response completed
 /// has no latency (a gap in the line, not a 0 ms point).
-pub fn latency_ms(point: &SecondPoint, micros: u64) -> f64 {
+pub(crate) fn latency_ms(point: &SecondPoint, micros: u64) -> f64 {
     if point.completed == 0 {
         f64::NAN
     } else {
@@ -420,7 +420,7 @@ pub fn latency_ms(point: &SecondPoint, micros: u64) -> f64 {
 }
 
 /// Seconds of the run as chart x values (the middle of each interval).
-pub fn seconds(points: &[SecondPoint]) -> Vec<f64> {
+pub(crate) fn seconds(points: &[SecondPoint]) -> Vec<f64> {
     points
         .iter()
         .map(|p| p.second as f64 + p.duration_s / 2.0)

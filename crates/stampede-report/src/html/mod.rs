@@ -10,6 +10,7 @@ mod run;
 mod sweep;
 mod tables;
 mod units;
+mod workload;
 
 pub use compare::{render_compare_html, Deltas, LabeledRun};
 pub use run::render_html;

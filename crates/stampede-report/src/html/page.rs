@@ -15,7 +15,7 @@ const UPLOT_CSS: &str = include_str!("../../assets/uplot/uPlot.min.css");
 const CHARTS_JS: &str = include_str!("charts.js");
 
 /// Escapes text for HTML element content and attribute values.
-pub fn escape(text: &str) -> String {
+pub(crate) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -31,14 +31,14 @@ pub fn escape(text: &str) -> String {
 }
 
 /// One summary card: a big figure with a label and a small line under it.
-pub struct Card {
+pub(crate) struct Card {
     pub label: &'static str,
     pub value: String,
     pub detail: String,
 }
 
 /// A page being assembled, section by section.
-pub struct Page {
+pub(crate) struct Page {
     title: String,
     body: String,
     charts: Vec<PlacedChart>,
@@ -46,7 +46,7 @@ pub struct Page {
 
 /// A chart and the container (`data-chart` id) it is drawn in.
 #[derive(Serialize)]
-pub struct PlacedChart {
+pub(crate) struct PlacedChart {
     pub id: String,
     pub chart: Chart,
 }
@@ -54,7 +54,7 @@ pub struct PlacedChart {
 /// The charts' data as JSON that is safe inside a `<script>` element: `<`
 /// only occurs in JSON strings, where `\u003c` means the same, so no
 /// `</script>` or `<!--` in a label can end the element early.
-pub fn chart_data_json(charts: &[PlacedChart]) -> String {
+pub(crate) fn chart_data_json(charts: &[PlacedChart]) -> String {
     serde_json::to_string(charts)
         .expect("chart data is plain numbers and strings")
         .replace('<', "\\u003c")
@@ -95,7 +95,7 @@ footer { color:var(--muted); font-size:12px; margin-top:30px; }
 "#;
 
 impl Page {
-    pub fn new(title: &str, subtitle: &str) -> Page {
+    pub(crate) fn new(title: &str, subtitle: &str) -> Page {
         let mut page = Page {
             title: title.to_string(),
             body: String::new(),
@@ -109,17 +109,17 @@ impl Page {
         page
     }
 
-    pub fn heading(&mut self, text: &str) {
+    pub(crate) fn heading(&mut self, text: &str) {
         self.body.push_str(&format!("<h2>{}</h2>\n", escape(text)));
     }
 
     /// A paragraph of already-escaped HTML.
-    pub fn raw(&mut self, html: &str) {
+    pub(crate) fn raw(&mut self, html: &str) {
         self.body.push_str(html);
         self.body.push('\n');
     }
 
-    pub fn notes(&mut self, class: &str, items: &[String]) {
+    pub(crate) fn notes(&mut self, class: &str, items: &[String]) {
         if items.is_empty() {
             return;
         }
@@ -131,7 +131,7 @@ impl Page {
         self.body.push_str("</ul>\n");
     }
 
-    pub fn cards(&mut self, cards: &[Card]) {
+    pub(crate) fn cards(&mut self, cards: &[Card]) {
         self.body.push_str("<div class=\"cards\">");
         for card in cards {
             self.body.push_str(&format!(
@@ -146,12 +146,12 @@ impl Page {
 
     /// A table; cells that look numeric are right-aligned. A cell may carry
     /// a CSS class after a `\u{1}` separator (`"worse\u{1}+12.0%"`).
-    pub fn table(&mut self, headers: &[&str], rows: &[Vec<String>]) {
+    pub(crate) fn table(&mut self, headers: &[&str], rows: &[Vec<String>]) {
         self.table_aligned(headers, rows, true);
     }
 
     /// A table of settings: text left-aligned whatever it starts with.
-    pub fn settings(&mut self, rows: &[Vec<String>]) {
+    pub(crate) fn settings(&mut self, rows: &[Vec<String>]) {
         self.table_aligned(&["setting", "value"], rows, false);
     }
 
@@ -189,17 +189,17 @@ impl Page {
     }
 
     /// Opens (and [`Page::close_row`] closes) a two-column row of charts.
-    pub fn open_row(&mut self) {
+    pub(crate) fn open_row(&mut self) {
         self.body.push_str("<div class=\"grid2\">\n");
     }
 
-    pub fn close_row(&mut self) {
+    pub(crate) fn close_row(&mut self) {
         self.body.push_str("</div>\n");
     }
 
     /// A chart in its own container; `id` names it for tests and links.
     /// The container stays empty until the page's script draws into it.
-    pub fn chart(&mut self, id: &str, chart: Chart) {
+    pub(crate) fn chart(&mut self, id: &str, chart: Chart) {
         self.body.push_str(&format!(
             "<div class=\"chart\" data-chart=\"{}\"></div>\n",
             escape(id)
@@ -212,7 +212,7 @@ impl Page {
 
     /// Writes the complete document: the scripts come last, after every
     /// container they draw into.
-    pub fn write(self, footer: &str, out: &mut dyn Write) -> io::Result<()> {
+    pub(crate) fn write(self, footer: &str, out: &mut dyn Write) -> io::Result<()> {
         write!(
             out,
             "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\

@@ -49,6 +49,7 @@ pub fn render_html(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     page.chart("errors", errors_chart(result));
     page.close_row();
     monitor_section(&mut page, result);
+    super::workload::workload_sections(&mut page, result);
     targets_section(&mut page, result);
     page.heading("Details");
     page.open_row();

@@ -22,13 +22,16 @@ pub(crate) fn targets_section(page: &mut Page, result: &RunResult) {
         .iter()
         .map(|t| {
             vec![
-                format!("{} {}", t.method, t.url),
+                match &t.name {
+                    Some(step) => format!("{step}: {} {}", t.method, t.url),
+                    None => format!("{} {}", t.method, t.url),
+                },
                 t.weight.to_string(),
                 format_count(t.finished),
                 format_rate(t.goodput),
                 // The totals' terms, as in the text report: failed
-                // statuses (a 503) apart from transport errors (no response).
-                format_count(t.failed_status),
+                // statuses (a 503) and checks apart from transport errors.
+                format_count(t.failed_status + t.check_failed),
                 format_count(t.errors),
                 p50.format(t.latency_us.p50 as f64),
                 p99.format(t.latency_us.p99 as f64),
@@ -139,6 +142,9 @@ pub(crate) fn request_rows(result: &RunResult) -> Vec<Vec<String>> {
             format_count(result.connections.reconnects),
         ],
     ];
+    if let Some(n) = r.check_failed {
+        rows.insert(3, vec!["failed a check".into(), format_count(n)]);
+    }
     if let Some(log) = &result.request_log {
         rows.push(vec!["request log lines".into(), format_count(log.written)]);
         rows.push(vec![

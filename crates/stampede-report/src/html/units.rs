@@ -6,7 +6,7 @@
 
 /// The unit a latency column is written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LatencyUnit {
+pub(crate) enum LatencyUnit {
     Micros,
     Millis,
     Seconds,
@@ -15,7 +15,7 @@ pub enum LatencyUnit {
 impl LatencyUnit {
     /// The unit for a column of latencies in µs: the largest value decides,
     /// so every cell stays readable without an exponent.
-    pub fn for_column(values_us: &[f64]) -> LatencyUnit {
+    pub(crate) fn for_column(values_us: &[f64]) -> LatencyUnit {
         let top = values_us
             .iter()
             .copied()
@@ -30,7 +30,7 @@ impl LatencyUnit {
         }
     }
 
-    pub fn symbol(self) -> &'static str {
+    pub(crate) fn symbol(self) -> &'static str {
         match self {
             LatencyUnit::Micros => "µs",
             LatencyUnit::Millis => "ms",
@@ -39,7 +39,7 @@ impl LatencyUnit {
     }
 
     /// A value in µs written in this unit, without the symbol.
-    pub fn format(self, micros: f64) -> String {
+    pub(crate) fn format(self, micros: f64) -> String {
         match self {
             LatencyUnit::Micros => format!("{micros:.0}"),
             LatencyUnit::Millis => format!("{:.2}", micros / 1_000.0),
@@ -48,7 +48,7 @@ impl LatencyUnit {
     }
 
     /// A header with the unit: `p99 (ms)`.
-    pub fn header(self, name: &str) -> String {
+    pub(crate) fn header(self, name: &str) -> String {
         format!("{name} ({})", self.symbol())
     }
 }

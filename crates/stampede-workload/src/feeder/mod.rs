@@ -194,6 +194,11 @@ impl Feeder {
         }
     }
 
+    /// Every `unique` row is free again (a new round of `--repeat`).
+    pub fn rewind(&self) {
+        self.claimed.store(0, Ordering::Relaxed);
+    }
+
     pub fn data(&self) -> &FeedData {
         &self.data
     }

@@ -23,15 +23,26 @@ use std::sync::Arc;
 use std::time::Duration;
 use toml::Spanned;
 
-/// A scenario file problem: `file:line:column: message`.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{file}:{line}:{column}: {message}")]
+/// A scenario file problem: `file:line:column: message` (`file: message`
+/// when it has no place in the file, such as a file that cannot be read).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScenarioError {
     pub file: String,
     pub line: usize,
     pub column: usize,
     pub message: String,
 }
+
+impl std::fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.line {
+            0 => write!(f, "{}: {}", self.file, self.message),
+            line => write!(f, "{}:{line}:{}: {}", self.file, self.column, self.message),
+        }
+    }
+}
+
+impl std::error::Error for ScenarioError {}
 
 /// A group's load model.
 #[derive(Debug, Clone, PartialEq)]

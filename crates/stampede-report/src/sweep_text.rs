@@ -1,11 +1,13 @@
 //! The text of a sweep: the live view's banner during a step, the steps
 //! table (every column but the last right-aligned, widths in characters),
-//! the verdict and the warnings. `stampede sweep` prints it; the analysis
-//! behind it is stampede-analysis' `analyze_sweep`.
+//! the verdict and the warnings. `stampede sweep` prints it and `stampede
+//! report` of the sweep's file prints it again; the analysis behind it is
+//! stampede-analysis' `analyze_sweep`.
 
+use crate::{format_count, format_latency_us, format_rate};
 use stampede_analysis::{Load, SweepAnalysis};
 use stampede_metrics::RunResult;
-use stampede_report::{format_count, format_latency_us, format_rate};
+use std::io::{self, Write};
 
 /// The live view's banner during a step: which step runs, and the finished ones.
 pub fn sweep_banner(
@@ -17,12 +19,12 @@ pub fn sweep_banner(
     let mut lines = vec![format!(
         "sweep step {}/{total}: {}",
         index + 1,
-        describe(load)
+        describe_load(load)
     )];
     for (finished, result) in done {
         lines.push(format!(
             "  done {:>16}: goodput {:>12} req/s, p99 {:>9}, errors {:.2}%",
-            describe(*finished),
+            describe_load(*finished),
             format_rate(result.goodput),
             format_latency_us(result.latency_us.p99 as f64),
             result.error_rate_pct
@@ -33,7 +35,7 @@ pub fn sweep_banner(
 
 /// `1 connection`, `50 connections`, `1,500 req/s` (decimals only when the
 /// offered rate has them).
-pub fn describe(load: Load) -> String {
+pub fn describe_load(load: Load) -> String {
     match load {
         Load::Connections(1) => "1 connection".to_string(),
         Load::Connections(c) => format!("{} connections", format_count(c)),
@@ -91,7 +93,7 @@ fn steps_table(analysis: &SweepAnalysis, results: &[(Load, RunResult)]) -> Vec<S
     let mut rows = vec![header.iter().map(|h| h.to_string()).collect::<Vec<_>>()];
     for (step, (load, result)) in analysis.steps.iter().zip(results) {
         rows.push(vec![
-            describe(*load),
+            describe_load(*load),
             format_rate(result.goodput),
             format_rate(result.rps),
             format_latency_us(result.latency_us.p50 as f64),
@@ -111,15 +113,13 @@ fn contradicted(step: &stampede_analysis::StepAnalysis, warning: &str) -> bool {
     step.server_saturation.is_some() && warning.starts_with("too few connections for the rate")
 }
 
-/// The steps table, verdict and warnings: on stdout, or on stderr when the
-/// JSON itself goes to stdout (`--json -`).
-pub fn print_sweep(
+/// The steps table, verdict and warnings, as `stampede sweep` prints them
+/// and `stampede report` of its file prints them again.
+pub fn render_sweep_text(
     analysis: &SweepAnalysis,
     results: &[(Load, RunResult)],
-    on_stderr: bool,
-) -> anyhow::Result<()> {
-    use std::io::Write;
-    let mut out = crate::output::text_out(on_stderr);
+    out: &mut dyn Write,
+) -> io::Result<()> {
     for line in steps_table(analysis, results) {
         writeln!(out, "{line}")?;
     }
@@ -132,10 +132,9 @@ pub fn print_sweep(
     }
     for (step, (load, result)) in analysis.steps.iter().zip(results) {
         for warning in result.warnings.iter().filter(|w| !contradicted(step, w)) {
-            writeln!(out, "WARNING ({}): {warning}", describe(*load))?;
+            writeln!(out, "WARNING ({}): {warning}", describe_load(*load))?;
         }
     }
-    out.flush()?;
     Ok(())
 }
 
@@ -196,8 +195,8 @@ mod tests {
             let text: String = line.chars().skip(start).collect();
             assert_eq!(&text, row.last().unwrap());
         }
-        assert_eq!(describe(Load::Connections(1)), "1 connection");
-        assert_eq!(describe(Load::Rate(1500.0)), "1,500 req/s");
-        assert_eq!(describe(Load::Rate(7.5)), "7.50 req/s");
+        assert_eq!(describe_load(Load::Connections(1)), "1 connection");
+        assert_eq!(describe_load(Load::Rate(1500.0)), "1,500 req/s");
+        assert_eq!(describe_load(Load::Rate(7.5)), "7.50 req/s");
     }
 }

@@ -2,35 +2,36 @@
 //! (Latency, Req/Sec per thread and 100 ms window), the Latency
 //! Distribution, requests and bytes, socket errors, Requests/sec and
 //! Transfer/sec, with wrk's own unit formatting (`2.01ms`, `49.39k`,
-//! `243.36M`). The options and the translation to `stampede run` are wrk.rs.
+//! `243.36M`). The options and the translation to `stampede run` are the
+//! binary's compat/wrk.rs.
 
 use stampede_metrics::RunResult;
 use std::io::{self, Write};
 use std::time::Duration;
 
 /// wrk's unit tables (units.c): a scale, the base unit and the larger ones.
-pub(super) struct Units {
+pub struct Units {
     scale: f64,
     base: &'static str,
     units: &'static [&'static str],
 }
 
-pub(super) const TIME_US: Units = Units {
+const TIME_US: Units = Units {
     scale: 1000.0,
     base: "us",
     units: &["ms", "s"],
 };
-pub(super) const TIME_S: Units = Units {
+pub const TIME_S: Units = Units {
     scale: 60.0,
     base: "s",
     units: &["m", "h"],
 };
-pub(super) const BINARY: Units = Units {
+const BINARY: Units = Units {
     scale: 1024.0,
     base: "",
     units: &["K", "M", "G", "T", "P"],
 };
-pub(super) const METRIC: Units = Units {
+const METRIC: Units = Units {
     scale: 1000.0,
     base: "",
     units: &["k", "M", "G", "T", "P"],
@@ -38,7 +39,7 @@ pub(super) const METRIC: Units = Units {
 
 /// wrk's `format_units`: moves up a unit from 85% of the scale on, never to
 /// the last unit of the table (wrk's loop stops one short).
-pub(super) fn format_units(n: f64, units: &Units, precision: usize) -> String {
+pub fn format_units(n: f64, units: &Units, precision: usize) -> String {
     let mut amount = n;
     let mut unit = units.base;
     let mut i = 0;
@@ -50,7 +51,7 @@ pub(super) fn format_units(n: f64, units: &Units, precision: usize) -> String {
     format!("{amount:.precision$}{unit}")
 }
 
-pub(super) fn format_time_us(us: f64) -> String {
+fn format_time_us(us: f64) -> String {
     if us >= 1_000_000.0 {
         format_units(us / 1_000_000.0, &TIME_S, 2)
     } else {
@@ -58,17 +59,17 @@ pub(super) fn format_time_us(us: f64) -> String {
     }
 }
 
-pub(super) fn format_binary(bytes: f64) -> String {
+fn format_binary(bytes: f64) -> String {
     format_units(bytes, &BINARY, 2)
 }
 
-pub(super) fn format_metric(n: f64) -> String {
+fn format_metric(n: f64) -> String {
     format_units(n, &METRIC, 2)
 }
 
 /// wrk's `print_units`: right-aligned in `width`, with the padding shrunk by
 /// one for each trailing unit letter so that numbers line up.
-pub(super) fn cell(text: &str, width: usize) -> String {
+fn cell(text: &str, width: usize) -> String {
     let bytes = text.as_bytes();
     let mut pad = 2usize;
     for back in 1..=2 {
@@ -81,7 +82,7 @@ pub(super) fn cell(text: &str, width: usize) -> String {
 }
 
 /// One Thread Stats row: mean, stdev, max and the share within ±1 stdev.
-pub(super) fn stats_row(name: &str, stats: [f64; 4], fmt: fn(f64) -> String) -> String {
+fn stats_row(name: &str, stats: [f64; 4], fmt: fn(f64) -> String) -> String {
     let [mean, stdev, max, within] = stats;
     format!(
         "    {name:<10}{}{}{}{within:>8.2}%",
@@ -98,7 +99,7 @@ pub const RECORD_INTERVAL: Duration = Duration::from_millis(100);
 /// one thread's requests per second in one of its 100 ms windows (wrk's
 /// `record_rate`). A run too short for a full window falls back to the
 /// run's rate split over the threads.
-pub(super) fn req_per_thread(result: &RunResult, samples: &[f64]) -> [f64; 4] {
+fn req_per_thread(result: &RunResult, samples: &[f64]) -> [f64; 4] {
     let fallback = [result.rps / result.plan.threads.max(1) as f64];
     let samples = if samples.is_empty() {
         &fallback[..]
@@ -120,7 +121,9 @@ pub(super) fn req_per_thread(result: &RunResult, samples: &[f64]) -> [f64; 4] {
     [mean, stdev, max, 100.0 * within / n]
 }
 
-pub(super) fn render(
+/// wrk's report of a finished run; `rates` are one thread's requests per
+/// second in each 100 ms window, `latency` is `--latency`.
+pub fn render_wrk(
     result: &RunResult,
     rates: &[f64],
     latency: bool,

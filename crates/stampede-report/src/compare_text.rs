@@ -1,17 +1,10 @@
 //! The text of a comparison: `figure  unit  A  B  Δ  CI  verdict  …`, every
 //! column padded to its widest cell. One renderer for `stampede compare` and
-//! `stampede report` of a saved comparison, so both print the same.
+//! `stampede report` of a saved comparison, so both print the same (the
+//! golden files in tests/golden check it).
 
 use stampede_analysis::Comparison;
 use std::io::Write;
-
-/// Prints the table on stdout (on stderr when the JSON itself goes to stdout).
-pub fn print(comparison: &Comparison, on_stderr: bool) -> anyhow::Result<()> {
-    let mut out = crate::output::text_out(on_stderr);
-    render(comparison, &mut out)?;
-    out.flush()?;
-    Ok(())
-}
 
 /// A figure for the table: whole numbers from 100 on (with thousands
 /// separators), two decimals below.
@@ -24,7 +17,7 @@ fn number(v: f64) -> String {
 fn number_like(v: f64, like: f64) -> String {
     if like.abs() >= 100.0 {
         let rounded = v.round();
-        let digits = stampede_report::format_count(rounded.abs() as u64);
+        let digits = crate::format_count(rounded.abs() as u64);
         if rounded < 0.0 {
             format!("-{digits}")
         } else {
@@ -53,7 +46,7 @@ enum Align {
 
 /// The table as text: `figure  unit  A  B  Δ  CI  verdict  …`, every column
 /// padded to its widest cell.
-pub fn render(c: &Comparison, out: &mut dyn Write) -> std::io::Result<()> {
+pub fn render_compare_text(c: &Comparison, out: &mut dyn Write) -> std::io::Result<()> {
     let with_ci = c.has_rounds();
     let mut header = vec!["figure".to_string(), "unit".to_string()];
     let mut align = vec![Align::Left, Align::Left];
