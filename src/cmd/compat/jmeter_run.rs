@@ -154,12 +154,6 @@ fn run_words(group: &Group, file: &Path, html: Option<PathBuf>) -> Vec<String> {
     words
 }
 
-/// One group's finished run.
-struct GroupDone {
-    translated: Translated,
-    done: Finished,
-}
-
 /// Runs group `index` of `plan` (its start delay first).
 fn run_group(
     o: &JmeterOptions,
@@ -168,7 +162,7 @@ fn run_group(
     jtl: Option<&SharedJtl>,
     all_threads: u32,
     summariser: &Arc<Summariser>,
-) -> anyhow::Result<GroupDone> {
+) -> anyhow::Result<Finished> {
     let group = &plan.groups[index];
     let one = Plan {
         groups: vec![group.clone()],
@@ -190,13 +184,7 @@ fn run_group(
         false => path.clone(),
         true => path.with_extension(format!("group-{}.json", index + 1)),
     });
-    let translated = Translated {
-        tool: TOOL,
-        run_words: run_words(group, &file.0, html),
-        stampede_json,
-        quiet: true,
-    };
-    let args = parse_run_args(&translated.run_words).map_err(|e| usage(TOOL, e))?;
+    let args = parse_run_args(run_words(group, &file.0, html)).map_err(|e| usage(TOOL, e))?;
     let built = build_run(&args)?;
     let request_log = jtl.map(|shared| {
         let labels = GroupLabels {
@@ -240,10 +228,15 @@ fn run_group(
         ..RunContext::default()
     };
     let result = run_plan_in(&built.plan, built.notices, &context)?;
-    Ok(GroupDone {
-        translated,
-        done: Finished { args, result },
-    })
+    let translated = Translated {
+        tool: TOOL,
+        args,
+        // The run's settings come from the plan, not from flags of the tool's.
+        flags: |_| None,
+        stampede_json,
+        quiet: true,
+    };
+    Ok(Finished { translated, result })
 }
 
 /// Runs the plan's groups phase by phase; within a phase, side by side.
@@ -280,12 +273,12 @@ pub(super) fn run(
     let started = std::time::SystemTime::now();
     let mut out = std::io::stdout();
     super::jmeter_report::write_start(&o.plan, started, &mut out)?;
-    let mut finished: Vec<(usize, GroupDone)> = Vec::new();
+    let mut finished: Vec<(usize, Finished)> = Vec::new();
     for phase in [Phase::Setup, Phase::Main, Phase::Teardown] {
         let indexes: Vec<usize> = (0..plan.groups.len())
             .filter(|&i| plan.groups[i].phase == phase)
             .collect();
-        let outcomes: Vec<(usize, anyhow::Result<GroupDone>)> = std::thread::scope(|scope| {
+        let outcomes: Vec<(usize, anyhow::Result<Finished>)> = std::thread::scope(|scope| {
             let handles: Vec<_> = indexes
                 .iter()
                 .map(|&i| {
@@ -312,7 +305,7 @@ pub(super) fn run(
     }
     let results: Vec<(&str, &stampede_metrics::RunResult)> = finished
         .iter()
-        .map(|(i, g)| (plan.groups[*i].name.as_str(), &g.done.result))
+        .map(|(i, g)| (plan.groups[*i].name.as_str(), &g.result))
         .collect();
     if let Some(last) = summariser.finish() {
         writeln!(out, "{last}")?;
@@ -321,10 +314,10 @@ pub(super) fn run(
     out.flush()?;
     let mut status = crate::exit::OK;
     for (_, group) in &finished {
-        for warning in &group.done.result.warnings {
+        for warning in &group.result.warnings {
             notes.line(&format!("stampede: warning: {warning}"));
         }
-        status = status.max(save(&group.translated, &group.done)?);
+        status = status.max(save(group)?);
     }
     Ok(status)
 }
