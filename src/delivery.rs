@@ -172,6 +172,14 @@ pub struct Running {
     pub started_at: SystemTime,
 }
 
+/// A scenario's steps are the mix: each target of the result keeps its
+/// step's name (the finished result and `--web`'s result so far alike).
+pub fn name_steps(result: &mut RunResult, workload: &stampede_engine::WorkloadSpec) {
+    for (target, step) in result.targets.iter_mut().zip(&workload.steps) {
+        target.name.clone_from(&step.name);
+    }
+}
+
 /// Arms a forced exit to write the latest snapshot as the result.
 pub fn arm_snapshot(running: Running, latest: Latest, delivery: Delivery) {
     interrupt::arm(Box::new(move || {

@@ -128,6 +128,13 @@ pub fn status() -> i32 {
     }
 }
 
+/// True once SIGINT or SIGTERM came: what lingers after a run (`--metrics`,
+/// `--web`) ends then. A run stopped without a signal (`q` in the live
+/// view, the web page's Stop button) still lingers.
+pub fn signalled() -> bool {
+    lock(&state().first).is_some()
+}
+
 /// Ends the process at once: spawned servers killed, the terminal given
 /// back, and what was measured so far written by the armed salvage.
 fn force_exit(code: i32) -> ! {

@@ -1,29 +1,25 @@
-//! `--metrics ADDR`: a tiny HTTP endpoint serving the latest [`Reading`] at
-//! `GET /metrics` in the OpenMetrics text format when the scraper asks for it
+//! `--metrics ADDR`: a tiny HTTP endpoint serving the latest
+//! [`Reading`](crate::metrics_feed::Reading) at `GET /metrics` in the OpenMetrics text format when the scraper asks for it
 //! (Prometheus does), else the Prometheus text format 0.0.4 (prometheus-client
 //! does both encodings, so names, escaping and `# EOF` follow the specs). One blocking
 //! thread answers one scrape at a time: scrapes come every few seconds and
 //! the run must not pay for a server. The address is bound before any load
 //! is sent, so a bad one is refused up front; after the run the final
-//! values stay served for `--metrics-linger`.
+//! values stay served for `--metrics-linger`. `serve --metrics` serves the
+//! target's families through the same [`serve_families`].
 
-use crate::metrics_feed::{Board, Reading};
-use crate::metrics_series::{self, Labels, Values};
+use crate::metrics_feed::Board;
+use crate::metrics_series::{self, Family, Labels, Values};
 use crate::run_args::MetricsArgs;
+use crate::web_http;
 use anyhow::Context;
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// Time a scraper has to send its request and read the answer.
-const CLIENT_TIMEOUT: Duration = Duration::from_secs(5);
-/// The most of a request head read (a scrape's is a few hundred bytes).
-const MAX_REQUEST_HEAD: usize = 16 * 1024;
 
 /// A bound, serving endpoint.
 pub struct MetricsEndpoint {
@@ -44,20 +40,21 @@ impl MetricsEndpoint {
         let Some(text) = &args.metrics else {
             return Ok(None);
         };
-        let listener = bind(text)?;
-        let address = listener
-            .local_addr()
-            .context("--metrics: reading the bound address")?;
-        let mut registry = Registry::default();
-        registry.register_collector(Box::new(Exposition {
-            board: board.clone(),
-            run_labels: run_labels.clone(),
-        }));
-        let registry = Arc::new(registry);
-        std::thread::Builder::new()
-            .name("stampede-metrics".into())
-            .spawn(move || serve(listener, &registry))
-            .context("--metrics: starting the server thread")?;
+        let listener = web_http::bind("--metrics", text, "127.0.0.1:9464")?;
+        let board = board.clone();
+        let address = serve_families(
+            "--metrics",
+            listener,
+            run_labels.clone(),
+            Box::new(move || {
+                let reading = board
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .clone()
+                    .unwrap_or_default();
+                metrics_series::families(&reading)
+            }),
+        )?;
         eprintln!("stampede: metrics: serving http://{address}/metrics");
         Ok(Some(MetricsEndpoint {
             address,
@@ -65,10 +62,10 @@ impl MetricsEndpoint {
         }))
     }
 
-    /// Keeps serving the final values for the linger time, or until `stop`
-    /// (a Ctrl-C) asks to end.
-    pub fn linger(&self, stop: &stampede_engine::StopHandle) {
-        if self.linger.is_zero() || stop.is_stopped() {
+    /// Keeps serving the final values for the linger time, or until
+    /// `ended` (a Ctrl-C came) says to stop.
+    pub fn linger(&self, ended: impl Fn() -> bool) {
+        if self.linger.is_zero() || ended() {
             return;
         }
         eprintln!(
@@ -77,32 +74,35 @@ impl MetricsEndpoint {
             stampede_plan::format_duration(self.linger)
         );
         let until = Instant::now() + self.linger;
-        while Instant::now() < until && !stop.is_stopped() {
+        while Instant::now() < until && !ended() {
             std::thread::sleep(Duration::from_millis(50).min(until - Instant::now()));
         }
     }
 }
 
-/// Binds the listener, with one clear line for each way it can fail.
-fn bind(text: &str) -> anyhow::Result<TcpListener> {
-    let address = text
-        .to_socket_addrs()
-        .ok()
-        .and_then(|mut addresses| addresses.next())
-        .ok_or_else(|| {
-            anyhow::anyhow!("--metrics {text}: not an address (HOST:PORT, e.g. 127.0.0.1:9464)")
-        })?;
-    TcpListener::bind(address).map_err(|error| {
-        let why = match error.kind() {
-            std::io::ErrorKind::AddrInUse => "address already in use".to_string(),
-            std::io::ErrorKind::PermissionDenied => {
-                "permission denied (ports below 1024 need root or CAP_NET_BIND_SERVICE)".to_string()
-            }
-            std::io::ErrorKind::AddrNotAvailable => "not an address of this machine".to_string(),
-            _ => error.to_string(),
-        };
-        anyhow::anyhow!("--metrics {text}: {why}")
-    })
+/// What a scrape shows: the families as of now.
+pub type Source = Box<dyn Fn() -> Vec<Family> + Send + Sync>;
+
+/// Serves `source` at `/metrics` on `listener` (bound for `flag` by
+/// web_http::bind) from a thread of its own, every series labelled with
+/// `labels` first; returns the bound address.
+pub fn serve_families(
+    flag: &str,
+    listener: TcpListener,
+    labels: Labels,
+    source: Source,
+) -> anyhow::Result<SocketAddr> {
+    let address = listener
+        .local_addr()
+        .with_context(|| format!("{flag}: reading the bound address"))?;
+    let mut registry = Registry::default();
+    registry.register_collector(Box::new(Exposition { source, labels }));
+    let registry = Arc::new(registry);
+    std::thread::Builder::new()
+        .name("stampede-metrics".into())
+        .spawn(move || serve(listener, &registry))
+        .with_context(|| format!("{flag}: starting the server thread"))?;
+    Ok(address)
 }
 
 /// Answers scrapes until the process ends; a broken client costs only
@@ -114,33 +114,19 @@ fn serve(listener: TcpListener, registry: &Registry) {
 }
 
 fn answer(mut stream: TcpStream, registry: &Registry) -> std::io::Result<()> {
-    stream.set_read_timeout(Some(CLIENT_TIMEOUT))?;
-    stream.set_write_timeout(Some(CLIENT_TIMEOUT))?;
-    let mut head = Vec::new();
-    let mut chunk = [0u8; 1024];
-    while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < MAX_REQUEST_HEAD {
-        let n = stream.read(&mut chunk)?;
-        if n == 0 {
-            break;
-        }
-        head.extend_from_slice(&chunk[..n]);
-    }
-    let line = head.split(|b| *b == b'\n').next().unwrap_or_default();
-    let line = String::from_utf8_lossy(line);
-    let mut words = line.split_whitespace();
-    let (method, path) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
-    let path = path.split('?').next().unwrap_or("");
-    let (status, content_type, body) = match (method, path) {
+    let request = web_http::read_request(&mut stream)?;
+    let (status, content_type, body) = match (request.method.as_str(), request.path.as_str()) {
         ("GET" | "HEAD", "/metrics") => {
             let mut body = String::new();
-            let (encoded, content_type) = if accepts_openmetrics(&head) {
-                let encoded = prometheus_client::encoding::text::encode(&mut body, registry);
-                (encoded, OPENMETRICS)
-            } else {
-                let encoded =
-                    prometheus_client::encoding::prometheus_text::encode(&mut body, registry);
-                (encoded, PROMETHEUS_TEXT)
-            };
+            let (encoded, content_type) =
+                if request.header_contains("accept", "application/openmetrics-text") {
+                    let encoded = prometheus_client::encoding::text::encode(&mut body, registry);
+                    (encoded, OPENMETRICS)
+                } else {
+                    let encoded =
+                        prometheus_client::encoding::prometheus_text::encode(&mut body, registry);
+                    (encoded, PROMETHEUS_TEXT)
+                };
             match encoded {
                 Ok(()) => ("200 OK", content_type, body),
                 Err(_) => (
@@ -157,56 +143,38 @@ fn answer(mut stream: TcpStream, registry: &Registry) -> std::io::Result<()> {
             "GET /metrics\n".into(),
         ),
     };
-    let mut response = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    if method != "HEAD" {
-        response.push_str(&body);
-    }
-    stream.write_all(response.as_bytes())?;
-    stream.flush()
+    web_http::respond(&mut stream, &request, status, content_type, body.as_bytes())
 }
 
 const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 const PROMETHEUS_TEXT: &str = "text/plain; version=0.0.4; charset=utf-8";
 
-/// True when the request's Accept header asks for OpenMetrics (Prometheus
-/// does); other clients (curl, older scrapers) get the 0.0.4 text format.
-fn accepts_openmetrics(head: &[u8]) -> bool {
-    String::from_utf8_lossy(head).lines().any(|line| {
-        line.split_once(':').is_some_and(|(name, value)| {
-            name.trim().eq_ignore_ascii_case("accept")
-                && value.contains("application/openmetrics-text")
-        })
-    })
+/// Encodes the source's families at each scrape.
+struct Exposition {
+    source: Source,
+    labels: Labels,
 }
 
-/// Encodes the board's latest reading at each scrape.
-#[derive(Debug)]
-struct Exposition {
-    board: Board,
-    run_labels: Labels,
+impl std::fmt::Debug for Exposition {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Exposition")
+            .field("labels", &self.labels)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Collector for Exposition {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        let reading = self
-            .board
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
-            .unwrap_or_default();
-        encode_reading(&mut encoder, &reading, &self.run_labels)
+        encode_families(&mut encoder, (self.source)(), &self.labels)
     }
 }
 
-fn encode_reading(
+fn encode_families(
     encoder: &mut DescriptorEncoder,
-    reading: &Reading,
+    families: Vec<Family>,
     run_labels: &Labels,
 ) -> Result<(), std::fmt::Error> {
-    for family in metrics_series::families(reading) {
+    for family in families {
         let (name, help) = (family.name, family.help);
         match family.values {
             Values::Counter(members) => {
@@ -253,6 +221,7 @@ fn label_set<'a>(run_labels: &'a Labels, own: &'a Labels) -> Vec<(&'a str, &'a s
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metrics_feed::Reading;
     use std::collections::BTreeSet;
 
     /// (name, sorted `label=value`s) of every sample line of an exposition.
@@ -282,12 +251,11 @@ mod tests {
             ..Reading::default()
         };
         let labels = metrics_series::run_labels("abc", Some(2));
-        let board = Board::default();
-        *board.lock().unwrap() = Some(reading.clone());
+        let shown = reading.clone();
         let mut registry = Registry::default();
         registry.register_collector(Box::new(Exposition {
-            board,
-            run_labels: labels.clone(),
+            source: Box::new(move || metrics_series::families(&shown)),
+            labels: labels.clone(),
         }));
         let mut text = String::new();
         // OpenMetrics, as Prometheus scrapes it (the 0.0.4 text writes `le="1"`).

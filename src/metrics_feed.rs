@@ -4,10 +4,12 @@
 //! thread turns the merged totals into a small [`Reading`] (counts, gauges,
 //! latency buckets and quantiles) on the [`Board`] the endpoint serves.
 //! After the run [`publish_final`] puts the finished totals there, the
-//! same ones the result file is built from.
+//! same ones the result file is built from. With `--web` it also hands
+//! each snapshot to the live page's series (web_state.rs).
 
-use stampede_engine::Observer;
-use stampede_metrics::{ErrorKind, LatencyHistogram, Recording, Snapshot};
+use crate::metrics_outcomes::{mix_labels, outcome_counts, MixLabel, OutcomeCounts};
+use stampede_engine::{Observer, WorkloadSpec};
+use stampede_metrics::{LatencyHistogram, Recording, Snapshot};
 use stampede_plan::{LoadModel, Plan};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -32,7 +34,10 @@ pub type Board = Arc<Mutex<Option<Reading>>>;
 pub struct Reading {
     /// `(outcome, code, count)`: outcome `success` or `failed_status` with
     /// the status code, or `error` with the error class.
-    pub requests: Vec<(&'static str, String, u64)>,
+    pub requests: OutcomeCounts,
+    /// A mix (`--targets`, a scenario's steps): each target's names and its
+    /// counts as in `requests`, which they add up to; empty otherwise.
+    pub per_target: Vec<(MixLabel, OutcomeCounts)>,
     pub bytes_received: u64,
     pub late_sends: u64,
     pub connections_opened: u64,
@@ -53,31 +58,26 @@ pub struct Reading {
 }
 
 impl Reading {
-    fn of(total: &Snapshot, gauges: (u64, u64), target_rate: Option<f64>, rate: f64) -> Reading {
+    fn of(
+        total: &Snapshot,
+        mix: &[MixLabel],
+        gauges: (u64, u64),
+        target_rate: Option<f64>,
+        rate: f64,
+    ) -> Reading {
         let c = &total.counters;
-        let mut requests: Vec<(&'static str, String, u64)> = c
-            .status
+        let requests = outcome_counts(c);
+        let per_target = mix
             .iter()
-            .map(|(code, n)| {
-                let outcome = if code < 400 {
-                    "success"
-                } else {
-                    "failed_status"
-                };
-                (outcome, code.to_string(), n)
-            })
+            .zip(&total.per_target)
+            .map(|(label, stats)| (label.clone(), outcome_counts(&stats.counters)))
             .collect();
-        requests.extend(
-            ErrorKind::ALL
-                .into_iter()
-                .filter(|kind| c.error(*kind) > 0)
-                .map(|kind| ("error", kind.as_str().to_string(), c.error(kind))),
-        );
         let lateness = (target_rate.is_some() && !total.lateness.is_empty())
             .then(|| total.lateness.value_at_quantile(0.99) as f64 / 1e6);
         let latency = &total.latency;
         Reading {
             requests,
+            per_target,
             bytes_received: c.bytes_received,
             late_sends: c.late_sends,
             connections_opened: c.connections_opened,
@@ -121,11 +121,15 @@ fn buckets(histogram: &LatencyHistogram) -> Vec<(f64, u64)> {
     counts
 }
 
-/// Passes every snapshot on and publishes a reading now and then.
+/// Passes every snapshot on, publishes a reading now and then and keeps
+/// `--web`'s live series.
 pub struct Feed<'a, O: ?Sized> {
     inner: &'a mut O,
     board: Option<Board>,
+    live: Option<crate::web_state::LiveSeries>,
     model: LoadModel,
+    /// The mix's requests as labels (empty without a mix).
+    mix: Vec<MixLabel>,
     /// Each worker's (open connections, in flight) from its latest interval.
     workers: Vec<(u64, u64)>,
     /// When the last reading was made and how many had completed then.
@@ -133,12 +137,21 @@ pub struct Feed<'a, O: ?Sized> {
 }
 
 impl<'a, O: Observer + ?Sized> Feed<'a, O> {
-    /// Without a board (no `--metrics`) it only passes snapshots on.
-    pub fn new(inner: &'a mut O, board: Option<Board>, plan: &Plan) -> Self {
+    /// Without a board (no `--metrics`) and no live board (no `--web`) it
+    /// only passes snapshots on; `workload` names a scenario's steps.
+    pub fn new(
+        inner: &'a mut O,
+        board: Option<Board>,
+        live: Option<crate::web_state::LiveBoard>,
+        plan: &Plan,
+        workload: Option<&WorkloadSpec>,
+    ) -> Self {
         Feed {
             inner,
             board,
+            live: live.map(|board| crate::web_state::LiveSeries::new(board, plan, workload)),
             model: plan.model.clone(),
+            mix: mix_labels(plan, workload),
             workers: Vec::new(),
             published: None,
         }
@@ -154,6 +167,9 @@ impl<'a, O: Observer + ?Sized> Feed<'a, O> {
 impl<O: Observer + ?Sized> Observer for Feed<'_, O> {
     fn on_snapshot(&mut self, elapsed: Duration, interval: &Snapshot, total: &Snapshot) {
         self.inner.on_snapshot(elapsed, interval, total);
+        if let Some(live) = &mut self.live {
+            live.snapshot(elapsed, interval, total);
+        }
         let Some(board) = &self.board else { return };
         let completed = total.counters.completed();
         let rate = match self.published {
@@ -165,6 +181,7 @@ impl<O: Observer + ?Sized> Observer for Feed<'_, O> {
         };
         let reading = Reading::of(
             total,
+            &self.mix,
             self.gauges(),
             target_rate(&self.model, elapsed),
             rate,
@@ -177,6 +194,9 @@ impl<O: Observer + ?Sized> Observer for Feed<'_, O> {
 
     fn on_worker_interval(&mut self, worker: usize, interval: &Snapshot, last: bool) {
         self.inner.on_worker_interval(worker, interval, last);
+        if let Some(live) = &mut self.live {
+            live.worker(worker);
+        }
         if self.board.is_some() {
             if self.workers.len() <= worker {
                 self.workers.resize(worker + 1, (0, 0));
@@ -197,9 +217,15 @@ fn target_rate(model: &LoadModel, elapsed: Duration) -> Option<f64> {
 /// Puts the finished run's totals on the board: what the result file says.
 /// The gauges fall to zero (nothing is open any more) and the rate is the
 /// run's average.
-pub fn publish_final(board: Option<&Board>, recording: &Recording) {
+pub fn publish_final(
+    board: Option<&Board>,
+    plan: &Plan,
+    workload: Option<&WorkloadSpec>,
+    recording: &Recording,
+) {
     if let Some(board) = board {
-        let reading = Reading::of(&recording.total, (0, 0), None, recording.rps());
+        let mix = mix_labels(plan, workload);
+        let reading = Reading::of(&recording.total, &mix, (0, 0), None, recording.rps());
         *board
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(reading);
@@ -233,7 +259,7 @@ mod tests {
         let (plan, _) = crate::plan_args::build_plan(&plan_args).expect("valid plan");
         let board = Board::default();
         let mut inner = NoObserver;
-        let mut feed = Feed::new(&mut inner, Some(board.clone()), &plan);
+        let mut feed = Feed::new(&mut inner, Some(board.clone()), None, &plan, None);
         let mut interval = Snapshot::default();
         interval.gauges.open_connections = 3;
         interval.gauges.in_flight = 2;

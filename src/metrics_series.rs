@@ -42,22 +42,44 @@ pub fn run_labels(run_id: &str, agent: Option<u32>) -> Labels {
 /// Every family of a reading, in exposition order.
 pub fn families(reading: &Reading) -> Vec<Family> {
     let none = Vec::new;
+    let outcome_labels = |outcome: &str, code: &String| {
+        vec![("outcome", outcome.to_string()), ("code", code.clone())]
+    };
+    // A mix's counts carry the target (its 1-based place in the targets
+    // file or the scenario, unique), its request and its step's name; they
+    // add up to the run's, which are then not repeated (a sum over the
+    // family stays the run's total).
+    let requests = if reading.per_target.is_empty() {
+        reading
+            .requests
+            .iter()
+            .map(|(outcome, code, count)| (outcome_labels(outcome, code), *count))
+            .collect()
+    } else {
+        reading
+            .per_target
+            .iter()
+            .enumerate()
+            .flat_map(|(index, (mix, counts))| {
+                counts.iter().map(move |(outcome, code, count)| {
+                    let mut labels = vec![
+                        ("target", (index + 1).to_string()),
+                        ("request", mix.request.clone()),
+                    ];
+                    if let Some(step) = &mix.step {
+                        labels.push(("step", step.clone()));
+                    }
+                    labels.extend(outcome_labels(outcome, code));
+                    (labels, *count)
+                })
+            })
+            .collect()
+    };
     let mut families = vec![Family {
         name: "stampede_requests",
-        help:
-            "Finished requests by outcome: success and failed_status by status code, error by class",
-        values: Values::Counter(
-            reading
-                .requests
-                .iter()
-                .map(|(outcome, code, count)| {
-                    (
-                        vec![("outcome", outcome.to_string()), ("code", code.clone())],
-                        *count,
-                    )
-                })
-                .collect(),
-        ),
+        help: "Finished requests by outcome: success, failed_status and check_failed by status \
+               code, error by class; per target (its request, its step) in a mix",
+        values: Values::Counter(requests),
     }];
     let counters = [
         (

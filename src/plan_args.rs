@@ -78,11 +78,16 @@ pub struct BuiltRun {
     pub plan: Plan,
     pub notices: Vec<String>,
     pub workload: Option<Arc<WorkloadSpec>>,
+    /// `--script`, prepared (its `done` runs after the report).
+    pub script: Option<Arc<stampede_lua::LuaScript>>,
 }
 
 /// Builds and validates the plan of a command that sends fixed requests
 /// only (sweep, the compat front-ends): a templated URL is refused there.
 pub fn build_plan(args: &RunArgs) -> anyhow::Result<(Plan, Vec<String>)> {
+    if args.script.script.is_some() {
+        anyhow::bail!("--script is for `stampede run` and `stampede wrk -s`");
+    }
     let built = build_run(args)?;
     if built.workload.is_some() {
         anyhow::bail!(
@@ -141,11 +146,16 @@ pub fn build_run(args: &RunArgs) -> anyhow::Result<BuiltRun> {
     }
     let agent = args.agent.agent.map(|share| (share.index, share.count));
     let scenario = scenario.as_ref().map(|s| (s, models));
-    let workload = build_workload(&args.workload, &plan, scenario, agent, None)?;
+    let script = (args.script).prepare(args.url.as_deref(), &plan)?;
+    let engine_script = script
+        .clone()
+        .map(|s| s as Arc<dyn stampede_workload::Script>);
+    let workload = build_workload(&args.workload, &plan, scenario, agent, engine_script)?;
     Ok(BuiltRun {
         plan,
         notices,
         workload,
+        script,
     })
 }
 

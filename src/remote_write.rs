@@ -34,18 +34,18 @@ const HEADERS: [(&str, &str); 3] = [
     ("X-Prometheus-Remote-Write-Version", "0.1.0"),
 ];
 
-/// Reads `--remote-write` before any load: an http URL with a host, or one
-/// line naming the problem.
+/// Reads `--remote-write` before any load: an http or https URL with a
+/// host, or one line naming the problem.
 pub fn parse_url(text: &str) -> anyhow::Result<Endpoint> {
     let url = url::Url::parse(text)
         .map_err(|error| anyhow::anyhow!("--remote-write {text}: not a URL ({error})"))?;
-    match url.scheme() {
-        "http" => {}
-        "https" => anyhow::bail!(
-            "--remote-write {text}: https is not supported yet; use http:// (a local receiver or a TLS-terminating proxy)"
-        ),
-        other => anyhow::bail!("--remote-write {text}: the scheme must be http, not {other}"),
-    }
+    let tls = match url.scheme() {
+        "http" => false,
+        "https" => true,
+        other => {
+            anyhow::bail!("--remote-write {text}: the scheme must be http or https, not {other}")
+        }
+    };
     let host = match url.host() {
         Some(url::Host::Ipv6(address)) => address.to_string(),
         Some(host) => host.to_string(),
@@ -66,6 +66,7 @@ pub fn parse_url(text: &str) -> anyhow::Result<Endpoint> {
         target,
         host,
         port,
+        tls,
     })
 }
 
@@ -308,10 +309,13 @@ mod tests {
         assert_eq!(endpoint.authority, "127.0.0.1:9090");
         let endpoint = parse_url("http://[::1]/write").expect("valid");
         assert_eq!((endpoint.host.as_str(), endpoint.port), ("::1", 80));
+        assert!(!endpoint.tls);
+        let endpoint = parse_url("https://prometheus.example/api/v1/write").expect("valid");
+        assert_eq!(endpoint.port, 443);
+        assert!(endpoint.tls);
         for (bad, why) in [
             ("not a url", "not a URL"),
-            ("ftp://127.0.0.1/", "must be http"),
-            ("https://127.0.0.1/", "https is not supported"),
+            ("ftp://127.0.0.1/", "must be http or https"),
         ] {
             let error = parse_url(bad).expect_err(bad).to_string();
             assert!(error.contains(why), "{error}");

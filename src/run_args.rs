@@ -27,7 +27,9 @@ const EXAMPLES: &str = "Examples:
   stampede run http://127.0.0.1:3000/ -c 1000 -d 60s --slo 'p99<250ms,errors<0.5%,rps>50000'
   stampede run 'http://127.0.0.1:3000/?item={{seq}}' -c 100 -d 30s      # a new query each request
   stampede run 'http://127.0.0.1:3000/user/{{id}}' --feed ids.csv:unique --check 'status == 200'
-  stampede run --scenario shop.toml -d 60s                              # steps per virtual user";
+  stampede run --scenario shop.toml -d 60s                              # steps per virtual user
+  stampede run http://127.0.0.1:3000/ -c 200 -d 30m --metrics 127.0.0.1:9464   # Prometheus
+  stampede run http://127.0.0.1:3000/ -c 200 -d 30m --web 127.0.0.1:8089       # live page";
 
 #[derive(Debug, Clone, clap::Args)]
 #[command(after_help = EXAMPLES)]
@@ -146,6 +148,8 @@ pub struct RunArgs {
     pub metrics: MetricsArgs,
     #[command(flatten)]
     pub workload: WorkloadArgs,
+    #[command(flatten)]
+    pub script: crate::script_args::ScriptArgs,
 }
 
 /// The server under test, to be sampled (or started) during the load.
@@ -195,8 +199,11 @@ impl RunArgs {
     /// stay clap's. Fails only when an environment default (`STAMPEDE_IO`)
     /// is invalid.
     pub fn for_url(url: &str) -> Result<RunArgs, clap::Error> {
-        // `--` keeps a URL that starts with '-' from reading as a flag.
-        parse_run_args(["--", url])
+        // Set after parsing: a URL that starts with '-' cannot read as a
+        // flag, and `--` stays the script's (`--script FILE -- ARGS`).
+        let mut args = parse_run_args(["http://stampede.invalid/"])?;
+        args.url = Some(url.to_string());
+        Ok(args)
     }
 }
 
@@ -225,7 +232,7 @@ pub enum ArrivalArg {
     Poisson,
 }
 
-/// `--metrics`, `--metrics-linger` and `--remote-write`.
+/// `--metrics`, `--metrics-linger`, `--remote-write`, `--web` and `--web-linger`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct MetricsArgs {
     /// Serve live Prometheus/OpenMetrics metrics of the run at
@@ -241,9 +248,17 @@ pub struct MetricsArgs {
     /// and agent with --agent)
     #[arg(long, value_name = "URL")]
     pub remote_write: Option<String>,
+    /// Serve a live dashboard at http://ADDR/ (e.g. 127.0.0.1:8089): the
+    /// HTML report's charts moving as the run goes, a Stop button; the
+    /// final report once the run ends
+    #[arg(long, value_name = "ADDR")]
+    pub web: Option<String>,
+    /// Keep serving the final report this long after the run [default: until Ctrl-C]
+    #[arg(long, value_parser = stampede_plan::parse_duration, value_name = "DUR", requires = "web")]
+    pub web_linger: Option<Duration>,
 }
 
-/// Refuses `--metrics` and `--remote-write` where they would be silently
+/// Refuses `--metrics`, `--remote-write` and `--web` where they would be silently
 /// ignored: they serve one plain `stampede run`, not rounds or steps
 /// (`what`, e.g. "--repeat").
 pub fn refuse_in(args: &MetricsArgs, what: &str) -> anyhow::Result<()> {
@@ -252,6 +267,9 @@ pub fn refuse_in(args: &MetricsArgs, what: &str) -> anyhow::Result<()> {
     }
     if args.remote_write.is_some() {
         anyhow::bail!("--remote-write serves one plain run: it cannot be combined with {what} yet");
+    }
+    if args.web.is_some() {
+        anyhow::bail!("--web shows one plain run: it cannot be combined with {what} yet");
     }
     Ok(())
 }

@@ -89,7 +89,23 @@ pub fn run_words(args: &RunArgs) -> Vec<String> {
     if let Some(path) = &args.exports.html {
         words.path("--html", path);
     }
+    if let Some(path) = &args.script.script {
+        words.path("--script", path);
+        // The script's arguments end the line: everything after `--` is theirs.
+        if !args.script.script_args.is_empty() {
+            words.0.push("--".into());
+            words.0.extend(args.script.script_args.iter().cloned());
+        }
+    }
     words.0
+}
+
+/// `words` with `extra` inserted before a script's `--` arguments (which
+/// end the line), or at the end.
+pub fn with_words_before_script_args(mut words: Vec<String>, extra: &[&str]) -> Vec<String> {
+    let at = words.iter().position(|w| w == "--").unwrap_or(words.len());
+    words.splice(at..at, extra.iter().map(|w| w.to_string()));
+    words
 }
 
 /// Words joined for a POSIX shell, single-quoting those that need it.
@@ -182,6 +198,19 @@ pub(crate) mod tests {
         let args = RunArgs::for_url("http://h/").unwrap();
         assert_eq!(run_words(&args), ["http://h/"]);
         assert_faithful(&args);
+    }
+
+    #[test]
+    fn a_script_and_its_arguments_read_back_last() {
+        let mut args = RunArgs::for_url("http://h/").unwrap();
+        args.script.script = Some("counter.lua".into());
+        args.script.script_args = vec!["a".into(), "-c".into(), "--json".into()];
+        assert_faithful(&args);
+        let words = with_words_before_script_args(run_words(&args), &["--json", "r.json"]);
+        assert_eq!(
+            shell_words(&words),
+            "http://h/ --script counter.lua --json r.json -- a -c --json"
+        );
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! One run session: a plan run with the live view or progress line, the
-//! process monitor, the `--metrics` feed, the per-request exports, the SLO check and the
+//! process monitor, the `--metrics` and `--web` feed, the per-request exports, the SLO check and the
 //! self-check warnings, giving a [`RunResult`]. Shared by run, repeat,
 //! sweep, demo and the compat front-ends; what happens to the result
 //! afterwards (printing, files, exit status) is delivery.rs.
@@ -38,6 +38,8 @@ pub struct RunContext<'a> {
     pub stdout_taken: bool,
     /// `--metrics`: where the snapshot stream's readings are published.
     pub metrics: Option<crate::metrics_feed::Board>,
+    /// `--web`: where the live page's copy of the run so far is kept.
+    pub web: Option<crate::web_state::LiveBoard>,
     /// The result's `run_id` when chosen before the run (the `--metrics`
     /// label); None: a fresh one.
     pub run_id: Option<&'a str>,
@@ -120,7 +122,13 @@ pub fn run_plan_in(
         workload: context.workload.clone(),
     };
     let mut keeper = Keeper::new(view.as_mut(), latest, stop.clone());
-    let mut fed = metrics_feed::Feed::new(&mut keeper, context.metrics.clone(), plan);
+    let mut fed = metrics_feed::Feed::new(
+        &mut keeper,
+        context.metrics.clone(),
+        context.web.clone(),
+        plan,
+        context.workload.as_deref(),
+    );
     let finished = match context.watcher {
         Some(watcher) => {
             let mut both = view::Both(&mut fed, &mut *watcher.borrow_mut());
@@ -142,15 +150,17 @@ pub fn run_plan_in(
     };
     let version = env!("CARGO_PKG_VERSION");
     let recording = &finished.recording;
-    metrics_feed::publish_final(context.metrics.as_ref(), recording);
+    metrics_feed::publish_final(
+        context.metrics.as_ref(),
+        plan,
+        context.workload.as_deref(),
+        recording,
+    );
     let mut result = RunResult::from_recording(plan, recording, environment, version, notices);
     result.run_id = run_id;
     exports::apply_request_log(&mut result, finished.request_log);
     if let Some(workload) = &context.workload {
-        // A scenario's steps are the mix: each keeps its name.
-        for (target, step) in result.targets.iter_mut().zip(&workload.steps) {
-            target.name.clone_from(&step.name);
-        }
+        delivery::name_steps(&mut result, workload);
     }
     report.set_requests(result.requests.completed);
     for pid in pids {

@@ -4,7 +4,8 @@
 //! (`--repeat`, `--until-stable`: repeat.rs). With `--metrics` the endpoint
 //! is bound first and lingers after the delivery (metrics_endpoint.rs);
 //! `--remote-write` is checked first and makes its final push after the
-//! delivery (remote_write.rs).
+//! delivery (remote_write.rs); `--web` is bound first, shows the final
+//! report once the result is delivered and lingers (web.rs).
 
 use crate::delivery::{self, deliver_to, Delivery};
 use crate::metrics_endpoint::MetricsEndpoint;
@@ -16,14 +17,30 @@ use crate::repeat::{self, RepeatOutput, Rounds};
 use crate::run_args::RunArgs;
 use crate::session::{check_pids, run_plan_in, RunContext};
 use crate::spawn::SpawnedServer;
+use crate::web::WebServer;
 use crate::{agent, interrupt, output};
 use std::time::Duration;
 
 pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
+    let delivery = Delivery {
+        json: args.json.clone(),
+        format: args.output,
+        exports: args.exports.clone(),
+    };
+    // A script's print() (from setup and init on) must not land in a
+    // result written to stdout.
+    stampede_lua::print_to_stderr(
+        delivery.stdout_taken() || args.output == output::OutputFormat::Json,
+    );
     let built = build_run(&args)?;
     let (plan, notices, workload) = (built.plan, built.notices, built.workload);
     if args.repeat.is_some() || args.until_stable.is_some() {
         crate::run_args::refuse_in(&args.metrics, "--repeat or --until-stable")?;
+        if built.script.is_some() {
+            anyhow::bail!(
+                "--script runs once (setup, init, done): drop --repeat or --until-stable"
+            );
+        }
         if args.seed.is_some() {
             anyhow::bail!(
                 "--seed repeats one run's arrivals: with --repeat or --until-stable every round would draw the same ones; drop --seed"
@@ -34,11 +51,6 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
     // stops it (the run then ends at once, interrupted).
     interrupt::stop_handle()?;
     check_pids(&args.server.pids)?;
-    let delivery = Delivery {
-        json: args.json.clone(),
-        format: args.output,
-        exports: args.exports.clone(),
-    };
     output::preflight(&delivery.outputs())?;
     // Bound before any load (a bad address is refused up front); the id
     // labels the series and names the result.
@@ -50,6 +62,25 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
     let shared = board.as_ref().unwrap_or(&no_board);
     let metrics = MetricsEndpoint::start(&args.metrics, &run_labels, shared)?;
     let remote = RemoteWriter::start(args.metrics.remote_write.as_deref(), &run_labels, shared)?;
+    let live = args
+        .metrics
+        .web
+        .is_some()
+        .then(crate::web_state::LiveBoard::default);
+    let running = delivery::Running {
+        run_id: run_id.clone(),
+        plan: plan.clone(),
+        notices: notices.clone(),
+        environment: stampede_metrics::Environment::capture(),
+        started_at: std::time::SystemTime::now(),
+    };
+    let web = WebServer::start(
+        args.metrics.web.as_deref(),
+        args.metrics.web_linger,
+        running,
+        workload.clone(),
+        live.clone().unwrap_or_default(),
+    )?;
     let mut pids = args.server.pids.clone();
     let spawned = match &args.server.spawn {
         Some(command) => {
@@ -87,6 +118,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
         salvage: Some(&delivery),
         stdout_taken: delivery.stdout_taken(),
         metrics: board,
+        web: live,
         run_id: Some(&run_id),
         seed: args.seed,
         workload,
@@ -102,12 +134,18 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
         delivery::arm_result(result.clone(), delivery.clone());
     }
     drop(spawned);
-    let status = deliver_to(&result?, &delivery)?;
+    let result = result?;
+    let status = deliver_to(&result, &delivery)?;
+    let status = crate::script_args::finish(built.script.as_deref(), &result, None, status)?;
     if let Some(remote) = remote {
         remote.finish();
     }
+    if let Some(web) = &web {
+        web.finish(&result);
+        web.linger(interrupt::signalled);
+    }
     if let Some(endpoint) = &metrics {
-        endpoint.linger(&interrupt::stop_handle()?);
+        endpoint.linger(interrupt::signalled);
     }
     Ok(status)
 }

@@ -1,7 +1,8 @@
 //! `stampede serve`: the command-line face of the built-in target server
 //! (stampede-target). Owns the flags, the start-up lines (layout, TLS fingerprint,
-//! Unix socket), and SIGINT/SIGTERM handling (graceful shutdown, exit 0). The server
-//! itself lives in the library.
+//! Unix socket), `--metrics` (the counters for Prometheus: metrics_target.rs), and
+//! SIGINT/SIGTERM handling (graceful shutdown, exit 0). The server itself lives in
+//! the library.
 
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
@@ -32,7 +33,9 @@ use stampede_target::{
   curl --cacert ca.pem https://localhost:8443/1k.html
   stampede serve --cert server.pem --key server.key --port 8443
   stampede serve --unix /tmp/stampede.sock          # also on a Unix socket
-  curl --unix-socket /tmp/stampede.sock http://localhost/stats")]
+  curl --unix-socket /tmp/stampede.sock http://localhost/stats
+  stampede serve --metrics 127.0.0.1:9465           # Prometheus scrapes /metrics there
+  curl http://127.0.0.1:9465/metrics")]
 pub struct ServeArgs {
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1", value_name = "ADDR")]
@@ -104,6 +107,10 @@ pub struct ServeArgs {
     /// Do not detect the HTTP/2 prior-knowledge preface (h2c) on cleartext connections.
     #[arg(long)]
     pub no_h2c: bool,
+    /// Serve the target's counters (responses by status, connections, bytes) in the
+    /// Prometheus/OpenMetrics text format at http://ADDR/metrics, e.g. 127.0.0.1:9465
+    #[arg(long, value_name = "ADDR")]
+    pub metrics: Option<String>,
 }
 
 impl ServeArgs {
@@ -168,6 +175,17 @@ pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
     // limit still works, with the server's EMFILE back-off.
     let _ = stampede_engine::raise_nofile_limit(args.max_connections as u64 + 64);
     let addr = SocketAddr::new(args.bind, args.port);
+    // Bound before the server starts: a bad address is the only line.
+    let metrics = match args.metrics.as_deref() {
+        Some(text) => match crate::web_http::bind("--metrics", text, "127.0.0.1:9465") {
+            Ok(listener) => Some(listener),
+            Err(error) => {
+                eprintln!("stampede serve: error: {error}");
+                return Ok(2);
+            }
+        },
+        None => None,
+    };
     let config = args.config();
     let handle = match Server::start(addr, config) {
         Ok(h) => h,
@@ -218,6 +236,13 @@ pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
             "stampede serve: also listening on unix:{} (all workers accept from it)",
             p.display()
         );
+    }
+    if let Some(listener) = metrics {
+        let reader = handle.stats_reader();
+        let source = Box::new(move || crate::metrics_target::target_families(&reader.snapshot()));
+        let address =
+            crate::metrics_endpoint::serve_families("--metrics", listener, Vec::new(), source)?;
+        eprintln!("stampede serve: metrics at http://{address}/metrics");
     }
     wait_for_signal().context("installing the SIGINT/SIGTERM handler")?;
     eprintln!("stampede serve: shutting down (finishing in-flight requests)");

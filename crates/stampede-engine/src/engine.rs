@@ -145,6 +145,14 @@ fn warmup_target(schedule: &Schedule) -> f64 {
 }
 
 /// Worker `index` of the `workers` that share `model`: its part of it.
+/// How many workers a run has: `--threads`, and at least one per group of
+/// a scenario with several (what observers that keep per-worker books,
+/// such as `--web`'s live series, need to know).
+pub fn worker_count(plan: &Plan, workload: Option<&crate::WorkloadSpec>) -> usize {
+    let groups = workload.map_or(1, |w| w.groups.len().max(1));
+    plan.threads.max(groups)
+}
+
 fn worker_load(model: &LoadModel, index: usize, workers: usize, seed: u64) -> WorkerLoad {
     match model {
         LoadModel::Closed { connections } => WorkerLoad::Closed {
@@ -321,7 +329,7 @@ pub fn run_with(
             .collect(),
         _ => vec![&plan.model],
     };
-    let workers = plan.threads.max(groups.len());
+    let workers = worker_count(plan, options.workload.as_deref());
     let placement = place_workers(workers, groups.len());
     let mut request_log = match options.request_log {
         Some(options) => {

@@ -28,7 +28,9 @@ mod worker_plan;
 mod worker_state;
 mod workload;
 
-pub use engine::{resolve, run, run_with, Finished, NoObserver, Observer, RunOptions, StopHandle};
+pub use engine::{
+    resolve, run, run_with, worker_count, Finished, NoObserver, Observer, RunOptions, StopHandle,
+};
 pub use error::EngineError;
 pub use limits::{fds_needed, raise_nofile_limit};
 pub use request_log::{LoggedRequest, RequestLogOptions, RequestLogReport, RequestSink, RunClock};

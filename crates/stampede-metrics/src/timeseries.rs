@@ -93,6 +93,12 @@ impl TimeseriesBuilder {
         }
     }
 
+    /// The seconds reduced so far (every worker has left them behind), for
+    /// a live view of the series while the run goes on.
+    pub fn done(&self) -> &[SecondPoint] {
+        &self.done
+    }
+
     /// Reduces what is left; the last second covers `last_second_s` (≤ 1).
     pub fn finish(
         mut self,

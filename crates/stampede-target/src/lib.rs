@@ -16,7 +16,8 @@
 //! (HTTP/1.1), `http2`, `tls`, `unix`, `request` and `body` (parsing),
 //! `response`, `routes` and `reply` (the test routes and what they leave to
 //! stream), `files` (static files), `pages`, `clock`, `accesslog`, `stats`,
-//! `duration`, `fuzzing` (entry points for the fuzz targets).
+//! `metrics` (the counters for an exporter), `duration`, `fuzzing` (entry
+//! points for the fuzz targets).
 //!
 //! ```
 //! use stampede_target::{Config, Server};
@@ -40,6 +41,7 @@ mod files;
 #[doc(hidden)]
 pub mod fuzzing;
 mod http2;
+mod metrics;
 mod pages;
 mod reply;
 mod request;
@@ -57,6 +59,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use duration::{parse_duration, DurationError};
+pub use metrics::StatsReader;
 pub use server::{Server, ServerHandle};
 pub use stats::StatsSnapshot;
 

@@ -203,6 +203,11 @@ impl ServerHandle {
         self.registry.snapshot()
     }
 
+    /// A handle that reads the counters from another thread (an exporter).
+    pub fn stats_reader(&self) -> crate::metrics::StatsReader {
+        crate::metrics::StatsReader::new(self.registry.clone())
+    }
+
     /// The configuration in force (after validation).
     pub fn config(&self) -> &Config {
         &self.config

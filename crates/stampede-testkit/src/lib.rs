@@ -14,8 +14,11 @@
 //! - `prometheus.rs`: a real [`Prometheus`] for the metrics tests, and
 //!   [`http_get`] / [`wait_for`].
 //! - `serve.rs`: [`ServeProcess`], `stampede serve` in its own process.
+//! - `devtools.rs`: headless Chromium driven over the DevTools protocol
+//!   ([`Browser`]), for live pages.
 
 mod binary;
+mod devtools;
 mod prometheus;
 mod serve;
 mod tls;
@@ -31,10 +34,11 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 pub use binary::{assert_succeeded, binary, read_json, stampede, text};
+pub use devtools::Browser;
 pub use prometheus::{get_with, http_get, wait_for, Prometheus};
 pub use serve::ServeProcess;
 pub use stampede_target::{Config as TargetConfig, Server, ServerHandle, StatsSnapshot};
-pub use tls::self_signed_server_config;
+pub use tls::{self_signed_server_config, self_signed_server_config_and_pem};
 pub use tools::{skip_or_fail, tool_or_skip, REQUIRE_TOOLS};
 
 /// Starts the built-in target on 127.0.0.1 with an ephemeral port.

@@ -1,5 +1,6 @@
 //! TLS for tests' own servers: a rustls server config with a fresh
-//! self-signed certificate for `localhost`, made once per call.
+//! self-signed certificate for `localhost` and 127.0.0.1, made once per
+//! call, and the certificate as PEM for clients that must trust it.
 
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use rustls::ServerConfig;
@@ -8,8 +9,16 @@ use std::sync::Arc;
 /// A server config for `localhost` with a self-signed certificate (clients
 /// need `--insecure`), on ring's provider and the default protocol versions.
 pub fn self_signed_server_config() -> Arc<ServerConfig> {
-    let certified = rcgen::generate_simple_self_signed(vec!["localhost".into()])
-        .expect("rcgen makes a self-signed certificate");
+    self_signed_server_config_and_pem().0
+}
+
+/// The same, with the certificate as PEM (for a client's trusted roots,
+/// e.g. `SSL_CERT_FILE`); it names `localhost` and `127.0.0.1`.
+pub fn self_signed_server_config_and_pem() -> (Arc<ServerConfig>, String) {
+    let certified =
+        rcgen::generate_simple_self_signed(vec!["localhost".into(), "127.0.0.1".into()])
+            .expect("rcgen makes a self-signed certificate");
+    let pem = certified.cert.pem();
     let cert = CertificateDer::from(certified.cert.der().to_vec());
     let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(
         certified.signing_key.serialize_der(),
@@ -21,5 +30,5 @@ pub fn self_signed_server_config() -> Arc<ServerConfig> {
         .with_no_client_auth()
         .with_single_cert(vec![cert], key)
         .expect("the certificate and key match");
-    Arc::new(config)
+    (Arc::new(config), pem)
 }

@@ -52,6 +52,11 @@ const KNOWN: &[Known] = &[
         install: "apt-get install -y prometheus",
     },
     Known {
+        tool: "wrk",
+        names: &["wrk"],
+        install: "apt-get install -y wrk",
+    },
+    Known {
         tool: "kubernetes-validate",
         names: &["kubernetes-validate"],
         install: "pip install kubernetes-validate",

@@ -236,7 +236,11 @@ fn run_group(
         stampede_json,
         quiet: true,
     };
-    Ok(Finished { translated, result })
+    Ok(Finished {
+        translated,
+        result,
+        script: None,
+    })
 }
 
 /// Runs the plan's groups phase by phase; within a phase, side by side.

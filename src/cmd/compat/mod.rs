@@ -30,8 +30,8 @@ pub mod wrk;
 
 use crate::delivery::never_connected;
 use crate::exit;
-use crate::plan_args::build_plan;
-use crate::run_words::{run_words, shell_words};
+use crate::plan_args::{build_run, BuiltRun};
+use crate::run_words::{run_words, shell_words, with_words_before_script_args};
 use crate::session::{run_plan_in, RunContext};
 pub use front_end::{FrontEnd, Parsed, Translated};
 use stampede_metrics::RunResult;
@@ -61,14 +61,17 @@ pub fn execute<F: FrontEnd>(parsed: Parsed<F>, help: &str, tool: &str) -> anyhow
     let translated = options.translate()?;
     // A bad output path fails before the banner, not after the load.
     check_outputs(&translated)?;
-    // So is a plan stampede cannot run (ab's -E over http://).
-    let (plan, notices) =
-        build_plan(&translated.args).map_err(|error| in_own_flags(&translated, error))?;
-    // With `--stampede-json -` the JSON is stdout: the tool's layout moves to stderr.
+    // With `--stampede-json -` the JSON is stdout: the tool's layout moves
+    // to stderr, and so does what a script prints.
     let on_stderr = translated
         .stampede_json
         .as_deref()
         .is_some_and(crate::output::is_stdout);
+    stampede_lua::print_to_stderr(on_stderr);
+    // So is a plan stampede cannot run (ab's -E over http://); wrk's -s
+    // script is loaded here, its setup() and init() printing before the
+    // banner as in wrk.
+    let built = build(&translated)?;
     let report_out = || crate::output::text_out(on_stderr);
     {
         let mut out = report_out();
@@ -76,7 +79,7 @@ pub fn execute<F: FrontEnd>(parsed: Parsed<F>, help: &str, tool: &str) -> anyhow
         out.flush()?;
     }
     let watch = RefCell::new(Watch::new(options.watch()));
-    let done = run(translated, &plan, notices, &watch)?;
+    let done = run(translated, built, &watch)?;
     let closing = closing_line(&done);
     let unreachable = never_connected(&done.result) && !done.result.interrupted;
     match options.unable_to_connect(&done.result) {
@@ -89,6 +92,9 @@ pub fn execute<F: FrontEnd>(parsed: Parsed<F>, help: &str, tool: &str) -> anyhow
         }
     }
     let status = save(&done)?;
+    let rates = watch.borrow().rates.clone();
+    let status =
+        crate::script_args::finish(done.script.as_deref(), &done.result, Some(&rates), status)?;
     Ok(if unreachable { exit::ERROR } else { status })
 }
 
@@ -111,14 +117,28 @@ pub fn first_error(result: &RunResult) -> (String, Option<i32>) {
 pub struct Finished {
     pub translated: Translated,
     pub result: RunResult,
+    /// wrk's `-s`: the script, for its `done` after the report.
+    pub script: Option<std::sync::Arc<stampede_lua::LuaScript>>,
+}
+
+/// The plan of the translated arguments (and, for wrk's `-s`, the workload
+/// that carries the prepared script).
+fn build(translated: &Translated) -> anyhow::Result<BuiltRun> {
+    let built = build_run(&translated.args).map_err(|error| in_own_flags(translated, error))?;
+    if built.workload.is_some() && built.script.is_none() {
+        anyhow::bail!(
+            "{}: only a script (-s) changes the requests",
+            translated.tool
+        );
+    }
+    Ok(built)
 }
 
 /// Runs the plan of the translated arguments with the engine, `watch` fed
 /// the snapshots.
 fn run(
     translated: Translated,
-    plan: &stampede_plan::Plan,
-    notices: Vec<String>,
+    built: BuiltRun,
     watch: &RefCell<Watch>,
 ) -> anyhow::Result<Finished> {
     // The exports ride along: ab's -g gnuplot rows are written during the run.
@@ -128,10 +148,15 @@ fn run(
         exports: Some(&translated.args.exports),
         watcher: Some(watch),
         snapshot_interval,
+        workload: built.workload,
         ..RunContext::default()
     };
-    let result = run_plan_in(plan, notices, &context)?;
-    Ok(Finished { translated, result })
+    let result = run_plan_in(&built.plan, built.notices, &context)?;
+    Ok(Finished {
+        translated,
+        result,
+        script: built.script,
+    })
 }
 
 /// A plan error as a usage error naming the tool's flags (ab's -E and -f
@@ -200,8 +225,11 @@ pub fn closing_line(done: &Finished) -> String {
     let full = match &done.translated.stampede_json {
         Some(path) => format!("full result in {}", path.display()),
         None => format!(
-            "full result: stampede run {} --json result.json",
-            shell_words(&run_words(&done.translated.args))
+            "full result: stampede run {}",
+            shell_words(&with_words_before_script_args(
+                run_words(&done.translated.args),
+                &["--json", "result.json"]
+            ))
         ),
     };
     // Tools that count any complete response as a success (webbench, ab's

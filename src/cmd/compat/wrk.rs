@@ -4,10 +4,11 @@
 //! Latency Distribution, requests/bytes, socket errors, Requests/sec and
 //! Transfer/sec, with wrk's own unit formatting (that layout is stampede-report's compat/wrk.rs).
 //!
-//! Deliberately not here: Lua scripting (`-s` is refused), the engine.
+//! `-s script.lua URL -- args` runs the script as `stampede run --script`
+//! does (crates/stampede-lua). Deliberately not here: the engine.
 
 use super::getopt::{split, tokenize, OptSpec};
-use super::{base_args, headers, one_url, refuse, usage, Translated, STAMPEDE_JSON};
+use super::{base_args, headers, one_url, usage, Translated, STAMPEDE_JSON};
 use stampede_metrics::RunResult;
 use stampede_plan::{parse_duration, Setting};
 use stampede_report::compat::{format_units, render_wrk, RECORD_INTERVAL, TIME_S};
@@ -18,13 +19,13 @@ use std::time::Duration;
 const TOOL: &str = "wrk";
 
 pub const HELP: &str = "\
-Usage: stampede wrk <options> <url>
+Usage: stampede wrk <options> <url> [-- <script args>]
   Options:
     -c, --connections <N>  Connections to keep open (default 10)
     -d, --duration    <T>  Duration of test (default 10s)
     -t, --threads     <N>  Number of threads to use (default 2)
 
-    -s, --script      <S>  Refused: Lua scripts are not supported
+    -s, --script      <S>  Load Lua script file (wrk's API: docs/lua.md)
     -H, --header      <H>  Add header to request
     -L, --latency          Print latency statistics
     -T, --timeout     <T>  Socket/request timeout (default 2s)
@@ -37,7 +38,8 @@ Usage: stampede wrk <options> <url>
   Time arguments may include a time unit (2s, 2m, 2h)
 
 Example:
-  stampede wrk -t4 -c1000 -d10s --latency http://localhost:8080/view";
+  stampede wrk -t4 -c1000 -d10s --latency http://localhost:8080/view
+  stampede wrk -t2 -c10 -d10s -s counter.lua http://localhost:8080/ -- arg1";
 
 const SPECS: &[OptSpec] = &[
     OptSpec::both("connections", 'c', "connections", true),
@@ -66,6 +68,9 @@ struct WrkOptions {
     timeout: Duration,
     rate: Option<u64>,
     stampede_json: Option<PathBuf>,
+    script: Option<PathBuf>,
+    /// The words after the URL (after `--`): the script's `init(args)`.
+    script_args: Vec<String>,
 }
 
 /// wrk's `scan_metric`: a number with an optional k, M, G (powers of 1000).
@@ -105,6 +110,8 @@ fn parse(words: &[String]) -> anyhow::Result<Parsed> {
         timeout: Duration::from_secs(2),
         rate: None,
         stampede_json: None,
+        script: None,
+        script_args: Vec::new(),
     };
     let (options, urls) = split(tokens);
     for (key, spelled, value) in options {
@@ -115,13 +122,7 @@ fn parse(words: &[String]) -> anyhow::Result<Parsed> {
             "connections" => o.connections = parse_metric(f, &value)?,
             "duration" => o.duration = parse_time(f, &value)?,
             "threads" => o.threads = parse_metric(f, &value)?,
-            "script" => {
-                return Err(refuse(
-                    TOOL,
-                    f,
-                    "Lua scripts are not supported; `stampede run` has -m, -H, -b for the request",
-                ))
-            }
+            "script" => o.script = Some(PathBuf::from(value)),
             "header" => o.headers.push(value),
             "latency" => o.latency = true,
             "timeout" => o.timeout = parse_time(f, &value)?,
@@ -129,6 +130,11 @@ fn parse(words: &[String]) -> anyhow::Result<Parsed> {
             "stampede-json" => o.stampede_json = Some(PathBuf::from(value)),
             other => return Err(usage(TOOL, format!("option {other} is not handled"))),
         }
+    }
+    let mut urls = urls;
+    // With a script, the words after the URL are its arguments (wrk's `--`).
+    if o.script.is_some() && urls.len() > 1 {
+        o.script_args = urls.split_off(1);
     }
     o.url = one_url(TOOL, urls, "a URL is required")?;
     if o.connections < o.threads {
@@ -163,6 +169,8 @@ impl WrkOptions {
         // wrk does not verify server certificates; neither does its front-end.
         args.transport.insecure = self.url.to_ascii_lowercase().starts_with("https://");
         args.rate = self.rate.map(|rate| rate as f64);
+        args.script.script = self.script.clone();
+        args.script.script_args = self.script_args.clone();
         Ok(Translated {
             tool: TOOL,
             args,
@@ -276,9 +284,24 @@ mod tests {
             let words: Vec<String> = line.split_whitespace().map(str::to_string).collect();
             parse(&words).unwrap_err().to_string()
         };
-        assert!(err("-s x.lua http://h/").starts_with("wrk -s: not supported"));
+        assert!(err("http://h/ extra").contains("one URL expected, got 2"));
         assert!(err("-t 8 -c 4 http://h/").contains("connections must be >= threads"));
         assert!(err("-c abc http://h/").contains("invalid value for -c"));
         assert!(err("-d 0 http://h/").contains("invalid value for -d"));
+    }
+
+    #[test]
+    fn a_script_and_its_arguments_go_to_run() {
+        let o = options("-s counter.lua -c 2 -t 1 http://h/ -- a b");
+        assert_eq!(
+            o.script.as_deref(),
+            Some(std::path::Path::new("counter.lua"))
+        );
+        assert_eq!(o.script_args, ["a", "b"]);
+        let words = run_words(&o);
+        assert!(words.starts_with("http://h/ -c 2 -t 1 "), "{words}");
+        assert!(words.ends_with(" --script counter.lua -- a b"), "{words}");
+        let o = options("--script=post.lua http://h/");
+        assert!(run_words(&o).ends_with("--script post.lua"));
     }
 }

@@ -57,23 +57,46 @@ impl UserSession {
         if count == 0 && script.is_none() && !spec.cookie_jar {
             return nothing;
         }
+        let body = capture.map_or(&[][..], Capture::body);
+        let head = capture.map_or(&[][..], Capture::head_bytes);
+        if head.is_empty() {
+            // Nothing reads headers (a status or body check): no header
+            // table is built for the view.
+            let view = ResponseView::new(answer.status, &[], body, answer.elapsed)
+                .with_body_size(answer.body_bytes);
+            return self.judge_view(work, target, count, &view, recorder);
+        }
         let mut ranges: [(Range<usize>, Range<usize>); MAX_CAPTURED_HEADERS] =
             std::array::from_fn(|_| (0..0, 0..0));
-        let empty: [Field<'_>; 0] = [];
         let mut pairs: [Field<'_>; MAX_CAPTURED_HEADERS] = [(&[], &[]); MAX_CAPTURED_HEADERS];
-        let (headers, body): (&[Field<'_>], &[u8]) = match capture {
-            Some(capture) => {
-                let n = capture.header_ranges(&mut ranges);
-                let head = capture.head_bytes();
-                for (pair, (name, value)) in pairs.iter_mut().zip(&ranges[..n]) {
-                    *pair = (&head[name.clone()], &head[value.clone()]);
-                }
-                (&pairs[..n], capture.body())
-            }
-            None => (&empty, &[]),
-        };
-        let view = ResponseView::new(answer.status, headers, body, answer.elapsed)
+        let n = capture.map_or(0, |c| c.header_ranges(&mut ranges));
+        for (pair, (name, value)) in pairs.iter_mut().zip(&ranges[..n]) {
+            *pair = (&head[name.clone()], &head[value.clone()]);
+        }
+        let view = ResponseView::new(answer.status, &pairs[..n], body, answer.elapsed)
             .with_body_size(answer.body_bytes);
+        self.judge_view(work, target, count, &view, recorder)
+    }
+
+    /// [`UserSession::judge`] once the view is built: the cookie jar, the
+    /// script's `response()`, then the step's checks and extractors.
+    fn judge_view(
+        &mut self,
+        work: &WorkerWorkload,
+        target: usize,
+        count: usize,
+        view: &ResponseView<'_>,
+        recorder: &mut Recorder,
+    ) -> Judgement {
+        let spec = &work.spec;
+        let nothing = Judgement {
+            judged: None,
+            restart: false,
+        };
+        let script = work
+            .script
+            .as_ref()
+            .filter(|_| work.script_reads_responses());
         if spec.cookie_jar {
             for set_cookie in view.headers_named("set-cookie") {
                 self.jar.absorb(set_cookie);
@@ -82,7 +105,7 @@ impl UserSession {
         if let Some(script) = script {
             // wrk's response(): an error there is the script's, not the
             // server's; it is reported once per class like any error.
-            if let Err(error) = script.thread.borrow_mut().response(&view) {
+            if let Err(error) = script.thread.borrow_mut().response(view) {
                 recorder.record_error_sample(stampede_metrics::ErrorKind::Other, error.0);
             }
         }
@@ -91,7 +114,7 @@ impl UserSession {
         };
         let first = spec.first_check(target);
         let mut failed = 0u64;
-        step.checks.evaluate(&view, |index, verdict| {
+        step.checks.evaluate(view, |index, verdict| {
             if let Verdict::Fail(seen) = verdict {
                 if index < 64 {
                     failed |= 1 << index;
@@ -102,7 +125,7 @@ impl UserSession {
         let mut restart = false;
         let base = step.checks.checks().len();
         for (offset, extract) in step.extracts.iter().enumerate() {
-            if let Err(missing) = extract.extract(&view, &mut self.store) {
+            if let Err(missing) = extract.extract(view, &mut self.store) {
                 let index = base + offset;
                 if index < 64 {
                     failed |= 1 << index;

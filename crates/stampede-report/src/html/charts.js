@@ -1,7 +1,8 @@
 // stampede's HTML report: builds every chart with uPlot (inlined above this
 // script) from the JSON in <script id="chart-data">, which the Rust side
 // writes (crates/stampede-report/src/html/charts.rs says what each field
-// means). Nothing here fetches anything: the report works offline.
+// means). Nothing here fetches anything: the report works offline. A live
+// page (stampede run --web) redraws through window.stampedeCharts.draw.
 (function () {
   "use strict";
   var PALETTE = ["#2f6fde", "#1e8e3e", "#b9770e", "#c0392b", "#7b3fb5",
@@ -175,29 +176,38 @@
   }
 
   var drawn = [];
-  var specs = JSON.parse(document.getElementById("chart-data").textContent);
-  specs.forEach(function (entry) {
-    var el = document.querySelector('[data-chart="' + entry.id + '"]');
-    if (!el) return;
-    try {
-      var plot = new uPlot(options(entry.chart, widthOf(el)), data(entry.chart), el);
-      drawn.push({ el: el, plot: plot });
-      // A canvas is opaque to screen readers: say in words what it shows.
-      plot.ctx.canvas.setAttribute("role", "img");
-      plot.ctx.canvas.setAttribute("aria-label", describe(entry.chart));
-      if (!hasData(entry.chart)) {
-        var note = document.createElement("div");
-        note.className = "chart-empty";
-        var text = document.createElement("span");
-        text.textContent = entry.chart.empty;
-        note.appendChild(text);
-        el.appendChild(note);
+
+  // Draws every chart of `specs` into its container, replacing what an
+  // earlier call drew (a live page calls it again with new data).
+  function draw(specs) {
+    drawn.forEach(function (d) { d.plot.destroy(); });
+    drawn = [];
+    specs.forEach(function (entry) {
+      var el = document.querySelector('[data-chart="' + entry.id + '"]');
+      if (!el) return;
+      try {
+        var plot = new uPlot(options(entry.chart, widthOf(el)), data(entry.chart), el);
+        drawn.push({ el: el, plot: plot });
+        // A canvas is opaque to screen readers: say in words what it shows.
+        plot.ctx.canvas.setAttribute("role", "img");
+        plot.ctx.canvas.setAttribute("aria-label", describe(entry.chart));
+        if (!hasData(entry.chart)) {
+          var note = document.createElement("div");
+          note.className = "chart-empty";
+          var text = document.createElement("span");
+          text.textContent = entry.chart.empty;
+          note.appendChild(text);
+          el.appendChild(note);
+        }
+      } catch (error) {
+        el.textContent = "chart not drawn: " + error;
+        console.error("chart " + entry.id + ": " + error);
       }
-    } catch (error) {
-      el.textContent = "chart not drawn: " + error;
-      console.error("chart " + entry.id + ": " + error);
-    }
-  });
+    });
+  }
+
+  draw(JSON.parse(document.getElementById("chart-data").textContent));
+  window.stampedeCharts = { draw: draw };
 
   var pending = null;
   window.addEventListener("resize", function () {

@@ -1,7 +1,9 @@
 //! HTML reports: one self-contained, offline file per run, sweep or
 //! comparison, with interactive charts (zoom, legend with the values under
 //! the cursor) drawn by uPlot, which is vendored in assets/uplot and inlined
-//! into the page with the charts' data as JSON.
+//! into the page with the charts' data as JSON. A live page (`run --web`)
+//! is the run's page with its own controls added, its content replaced as
+//! the run goes on.
 
 mod charts;
 mod compare;
@@ -13,5 +15,5 @@ mod units;
 mod workload;
 
 pub use compare::{render_compare_html, Deltas, LabeledRun};
-pub use run::render_html;
+pub use run::{render_html, render_live_html, render_live_parts};
 pub use sweep::{render_sweep_html, SweepStep};

@@ -212,7 +212,15 @@ impl Page {
 
     /// Writes the complete document: the scripts come last, after every
     /// container they draw into.
-    pub(crate) fn write(self, footer: &str, out: &mut dyn Write) -> io::Result<()> {
+    pub fn write(self, footer: &str, out: &mut dyn Write) -> io::Result<()> {
+        self.write_with(footer, "", out)
+    }
+
+    /// The document with `tail` (markup and scripts of a live page: its
+    /// controls and the script that replaces the content as the run goes
+    /// on) after the report's own scripts. The report's content is the one
+    /// `<div id="report">`, which [`Page::into_parts`] gives alone.
+    pub fn write_with(self, footer: &str, tail: &str, out: &mut dyn Write) -> io::Result<()> {
         write!(
             out,
             "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
@@ -221,18 +229,28 @@ impl Page {
              <style>{UPLOT_CSS}</style>\n<style>{STYLE}</style>\n</head>\n<body>\n",
             escape(&self.title),
         )?;
-        out.write_all(self.body.as_bytes())?;
-        writeln!(out, "<footer>{}</footer>\n</main>", escape(footer))?;
+        let charts = chart_data_json(&self.charts);
+        writeln!(out, "<div id=\"report\">{}</div>", self.content(footer))?;
         writeln!(
             out,
-            "<script type=\"application/json\" id=\"chart-data\">{}</script>",
-            chart_data_json(&self.charts)
+            "<script type=\"application/json\" id=\"chart-data\">{charts}</script>"
         )?;
         writeln!(
             out,
             "<script>{UPLOT_JS}</script>\n<script>{CHARTS_JS}</script>"
         )?;
+        out.write_all(tail.as_bytes())?;
         writeln!(out, "</body>\n</html>")
+    }
+
+    /// The inside of `<div id="report">` and the charts' JSON, for a live
+    /// page to put in place of the ones it shows.
+    pub fn into_parts(self, footer: &str) -> (String, String) {
+        (self.content(footer), chart_data_json(&self.charts))
+    }
+
+    fn content(&self, footer: &str) -> String {
+        format!("{}<footer>{}</footer>\n</main>", self.body, escape(footer))
     }
 }
 

@@ -17,6 +17,22 @@ use std::io::{self, Write};
 
 /// Writes the self-contained HTML report of a run.
 pub fn render_html(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+    run_page(result).write(&footer(result), out)
+}
+
+/// The report of a run still going on (`stampede run --web`): the same
+/// page with `tail` (the live page's controls and script) after its scripts.
+pub fn render_live_html(result: &RunResult, tail: &str, out: &mut dyn Write) -> io::Result<()> {
+    run_page(result).write_with(&footer(result), tail, out)
+}
+
+/// What a live page puts in place of what it shows: the inside of its
+/// `<div id="report">` and the charts' JSON, both as [`render_html`] writes them.
+pub fn render_live_parts(result: &RunResult) -> (String, String) {
+    run_page(result).into_parts(&footer(result))
+}
+
+fn run_page(result: &RunResult) -> Page {
     let title = format!("{} {}", result.plan.method, result.plan.url);
     let subtitle = format!(
         "stampede {} · started {} · {:.2}s measured{}",
@@ -48,6 +64,7 @@ pub fn render_html(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     page.chart("status", status_chart(result));
     page.chart("errors", errors_chart(result));
     page.close_row();
+    error_samples_section(&mut page, result);
     monitor_section(&mut page, result);
     super::workload::workload_sections(&mut page, result);
     targets_section(&mut page, result);
@@ -64,7 +81,24 @@ pub fn render_html(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     page.close_row();
     page.heading("Plan and environment");
     page.settings(&plan_rows(result));
-    page.write(&footer(result), out)
+    page
+}
+
+/// The messages behind the error counts (up to three per class), as the
+/// text summary lists them.
+fn error_samples_section(page: &mut Page, result: &RunResult) {
+    let rows: Vec<Vec<String>> = result
+        .error_samples
+        .iter()
+        .flat_map(|(class, samples)| {
+            samples
+                .iter()
+                .map(move |sample| vec![class.clone(), sample.clone()])
+        })
+        .collect();
+    if !rows.is_empty() {
+        page.table(&["error class", "sample message"], &rows);
+    }
 }
 
 pub(crate) fn footer(result: &RunResult) -> String {
@@ -582,6 +616,26 @@ mod tests {
             render_html(&long_run(seconds), &mut out).unwrap();
             assert!(out.len() <= 500 * 1024, "{seconds} s: {} bytes", out.len());
         }
+    }
+
+    #[test]
+    fn error_samples_are_listed_and_a_live_page_carries_the_same_content() {
+        let mut result = run_503();
+        result.error_samples.insert(
+            "connect_refused".into(),
+            vec!["connection refused <127.0.0.1:1>".into()],
+        );
+        let mut out = Vec::new();
+        render_html(&result, &mut out).unwrap();
+        let html = String::from_utf8(out).unwrap();
+        assert!(html.contains("<td class=\"\">connection refused &lt;127.0.0.1:1&gt;</td>"));
+        let (content, charts) = render_live_parts(&result);
+        assert!(html.contains(&format!("<div id=\"report\">{content}</div>")));
+        assert!(html.contains(&charts));
+        let mut live = Vec::new();
+        render_live_html(&result, "<p id=\"tail\"></p>", &mut live).unwrap();
+        let live = String::from_utf8(live).unwrap();
+        assert_eq!(live.replace("<p id=\"tail\"></p>", ""), html);
     }
 
     #[test]

@@ -1,0 +1,93 @@
+//! What a script can get wrong: errors in hooks (named, with tracebacks,
+//! stopping every thread), bytes that are not requests, failing setup/init.
+
+use super::{config, prepared, respond, ADDR};
+use crate::LoadedScript;
+use stampede_workload::{ResponseView, Script};
+use std::time::Duration;
+
+#[test]
+fn runtime_errors_name_the_hook_the_line_and_the_traceback() {
+    let script = prepared("function request()\n  return nil .. 'x'\nend", 1);
+    let mut thread = script.thread(0).unwrap();
+    let err = thread.request(&mut Vec::new()).unwrap_err().0;
+    assert!(
+        err.starts_with("test.lua: request() failed: test.lua:2: attempt to concatenate"),
+        "{err}"
+    );
+    assert!(err.contains("stack traceback"), "{err}");
+    assert_eq!(
+        script.failure(),
+        Some(err.as_str()),
+        "the run keeps the error"
+    );
+    assert!(thread.stop_requested(), "and every thread stops");
+}
+
+#[test]
+fn one_threads_error_stops_every_thread() {
+    let script = prepared(
+        "function response(status) if status == 500 then error('bad') end end",
+        2,
+    );
+    let (mut first, second) = (script.thread(0).unwrap(), script.thread(1).unwrap());
+    respond(first.as_mut(), 200, &[], b"");
+    assert!(script.failure().is_none() && !second.stop_requested());
+    assert!(first
+        .response(&ResponseView::new(500, &[], b"", Duration::ZERO))
+        .is_err());
+    assert!(script
+        .failure()
+        .unwrap()
+        .contains("response() failed: test.lua:1: bad"));
+    assert!(second.stop_requested());
+}
+
+#[test]
+fn bad_request_bytes_are_an_error_with_the_bytes() {
+    let script = prepared("function request() return 'hello' end", 1);
+    let mut thread = script.thread(0).unwrap();
+    let err = thread.request(&mut Vec::new()).unwrap_err().0;
+    assert!(
+        err.starts_with("test.lua: request() returned an invalid HTTP request"),
+        "{err}"
+    );
+    assert!(err.contains("\"hello\""), "{err}");
+    let script = prepared("function request() return 42 end", 1);
+    let err = script
+        .thread(0)
+        .unwrap()
+        .request(&mut Vec::new())
+        .unwrap_err()
+        .0;
+    assert!(
+        err.contains("request() must return a string, got number"),
+        "{err}"
+    );
+}
+
+#[test]
+fn setup_and_init_errors_stop_prepare() {
+    let load =
+        |code: &str| LoadedScript::from_code(&config(&[]), code.as_bytes().to_vec()).unwrap();
+    let err = load("function setup(t) t:set('f', print) end")
+        .prepare(1, ADDR.parse().unwrap())
+        .unwrap_err()
+        .0;
+    assert!(
+        err.contains("setup() failed") && err.contains("cannot transfer 'function'"),
+        "{err}"
+    );
+    let err = load("function init() error('boom') end")
+        .prepare(1, ADDR.parse().unwrap())
+        .unwrap_err()
+        .0;
+    assert!(err.contains("init() failed: test.lua:1: boom"), "{err}");
+    let err = LoadedScript::from_code(&config(&[]), b"x = = 1".to_vec())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("test.lua:1:") && !err.contains('\n'),
+        "{err}"
+    );
+}

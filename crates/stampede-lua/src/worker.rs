@@ -1,0 +1,194 @@
+//! One worker thread's script ([`ScriptThread`]): `request()`, `delay()`,
+//! `response()` and `thread:stop()` in that thread's own state, each one
+//! call into a small Lua function (lua/hooks.lua) that finds the script's
+//! global and shapes the arguments inside LuaJIT. The state
+//! goes back to its slot when the worker drops this, so `done()` can read
+//! the thread's globals (`thread:get`).
+
+use crate::request_count::count_requests;
+use crate::state::describe;
+use crate::thread_handle::ThreadSlot;
+use mlua::{BString, Function, Lua, Table, Value};
+use stampede_workload::{ResponseView, ScriptError, ScriptThread};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The optional hooks a thread's state defines after `init`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Hooks {
+    pub request: bool,
+    pub response: bool,
+    pub delay: bool,
+}
+
+impl Hooks {
+    pub(crate) fn of(lua: &Lua) -> Hooks {
+        let is_function =
+            |name: &str| matches!(lua.globals().get::<Value>(name), Ok(Value::Function(_)));
+        Hooks {
+            request: is_function("request"),
+            response: is_function("response"),
+            delay: is_function("delay"),
+        }
+    }
+}
+
+/// The per-request calls, in Lua (lua/hooks.lua).
+const HOOKS: &str = include_str!("../lua/hooks.lua");
+
+/// A worker's script state, taken from its slot for the run.
+pub(crate) struct LuaThread {
+    slot: Arc<ThreadSlot>,
+    lua: Option<Lua>,
+    name: Arc<str>,
+    hooks: Hooks,
+    fixed: Vec<u8>,
+    next_request: Function,
+    next_delay: Function,
+    on_response: Function,
+    /// The last bytes `request()` returned and how many requests they hold:
+    /// a script that returns the same string (pipeline.lua) is parsed once.
+    last: Option<(Vec<u8>, usize)>,
+    /// Reused for the packed response headers.
+    packed: Vec<u8>,
+}
+
+impl LuaThread {
+    pub(crate) fn new(
+        slot: Arc<ThreadSlot>,
+        lua: Lua,
+        name: Arc<str>,
+    ) -> Result<LuaThread, ScriptError> {
+        let hooks = Hooks::of(&lua);
+        let fail = |e: mlua::Error| ScriptError(format!("{name}: {}", describe(&e)));
+        let wrk: Table = lua.globals().get("wrk").map_err(fail)?;
+        let request: Function = wrk.get("request").map_err(fail)?;
+        let fixed = request.call::<BString>(()).map_err(fail)?.into();
+        let (next_request, next_delay, on_response) = lua
+            .load(HOOKS)
+            .set_name("=stampede hooks")
+            .call::<(Function, Function, Function)>(())
+            .map_err(fail)?;
+        Ok(LuaThread {
+            slot,
+            lua: Some(lua),
+            name,
+            hooks,
+            fixed,
+            next_request,
+            next_delay,
+            on_response,
+            last: None,
+            packed: Vec::new(),
+        })
+    }
+
+    /// A script error during the run: recorded for the run (it stops
+    /// every thread) and returned to the engine.
+    fn fail(&self, hook: &str, error: &mlua::Error) -> ScriptError {
+        self.failed(format!("{}: {hook} failed: {}", self.name, describe(error)))
+    }
+
+    fn failed(&self, message: String) -> ScriptError {
+        self.slot.fail(&message);
+        ScriptError(message)
+    }
+}
+
+/// Passes `bytes` to Lua: pushed as they are when they are UTF-8 (the
+/// common case, no registry reference), else as a new Lua string.
+fn call_with_bytes(
+    lua: &Lua,
+    hook: &Function,
+    status: u16,
+    body: &[u8],
+    packed: &[u8],
+) -> mlua::Result<()> {
+    match (std::str::from_utf8(body), std::str::from_utf8(packed)) {
+        (Ok(body), Ok(packed)) => hook.call((status, body, packed)),
+        _ => hook.call((status, lua.create_string(body)?, lua.create_string(packed)?)),
+    }
+}
+
+impl ScriptThread for LuaThread {
+    fn builds_requests(&self) -> bool {
+        self.hooks.request
+    }
+
+    fn fixed_request(&mut self) -> Result<Vec<u8>, ScriptError> {
+        Ok(self.fixed.clone())
+    }
+
+    fn request(&mut self, out: &mut Vec<u8>) -> Result<usize, ScriptError> {
+        let bytes: BString = self
+            .next_request
+            .call(())
+            .map_err(|e| self.fail("request()", &e))?;
+        out.extend_from_slice(&bytes);
+        if let Some((last, count)) = &self.last {
+            if last[..] == bytes[..] {
+                return Ok(*count);
+            }
+        }
+        let count =
+            count_requests(&bytes).map_err(|why| ScriptError(format!("{}: {why}", self.name)))?;
+        self.last = Some((bytes.into(), count));
+        Ok(count)
+    }
+
+    fn has_delay(&self) -> bool {
+        self.hooks.delay
+    }
+
+    fn delay(&mut self) -> Result<Duration, ScriptError> {
+        let ms: f64 = self
+            .next_delay
+            .call(())
+            .map_err(|e| self.fail("delay()", &e))?;
+        // wrk: whole milliseconds; nothing for a negative or NaN delay.
+        let ms = if ms.is_finite() && ms > 0.0 {
+            ms.trunc()
+        } else {
+            0.0
+        };
+        Ok(Duration::from_millis(ms.min(u64::MAX as f64) as u64))
+    }
+
+    fn wants_responses(&self) -> bool {
+        self.hooks.response
+    }
+
+    fn response(&mut self, response: &ResponseView<'_>) -> Result<(), ScriptError> {
+        self.packed.clear();
+        for (name, value) in response.headers {
+            self.packed.extend_from_slice(name);
+            self.packed.push(0);
+            self.packed.extend_from_slice(value);
+            self.packed.push(0);
+        }
+        let Some(lua) = self.lua.as_ref() else {
+            return Ok(());
+        };
+        call_with_bytes(
+            lua,
+            &self.on_response,
+            response.status,
+            response.body,
+            &self.packed,
+        )
+        .map_err(|e| self.fail("response()", &e))
+    }
+
+    fn stop_requested(&self) -> bool {
+        self.slot.stop_requested()
+    }
+}
+
+impl Drop for LuaThread {
+    fn drop(&mut self) {
+        self.last = None;
+        if let Some(lua) = self.lua.take() {
+            self.slot.put(lua);
+        }
+    }
+}

@@ -1,0 +1,90 @@
+//! `stampede serve --metrics ADDR`: the built-in target's own counters
+//! (responses by status, connections, bytes written, TLS and HTTP/2) as
+//! metric families, served at `/metrics` by the same endpoint and encoder
+//! as `run --metrics` (metrics_endpoint.rs), so the server side appears on
+//! the same dashboard. Read from the target's exact counters at each
+//! scrape (stampede_target::StatsReader): nothing is added per request.
+
+use crate::metrics_series::{Family, Values};
+use stampede_target::StatsSnapshot;
+
+/// The target's families, as of `stats`.
+pub fn target_families(stats: &StatsSnapshot) -> Vec<Family> {
+    let none = Vec::new;
+    let mut families = vec![Family {
+        name: "stampede_target_requests",
+        help: "Responses the target produced, by status code",
+        values: Values::Counter(
+            stats
+                .requests_by_status
+                .iter()
+                .map(|(code, n)| (vec![("code", code.to_string())], *n))
+                .collect(),
+        ),
+    }];
+    let counters = [
+        (
+            "stampede_target_connections_accepted",
+            "Connections accepted and served",
+            stats.connections_accepted,
+        ),
+        (
+            "stampede_target_connections_refused",
+            "Connections refused with 503 over --max-connections",
+            stats.connections_refused,
+        ),
+        (
+            "stampede_target_bytes_sent",
+            "HTTP bytes written (before TLS)",
+            stats.bytes_out,
+        ),
+        (
+            "stampede_target_tls_handshakes",
+            "TLS handshakes completed",
+            stats.tls_handshakes,
+        ),
+        (
+            "stampede_target_tls_handshake_failures",
+            "TLS handshakes that failed or timed out",
+            stats.tls_handshake_failures,
+        ),
+        (
+            "stampede_target_h2_connections",
+            "Connections that spoke HTTP/2",
+            stats.h2_connections,
+        ),
+        (
+            "stampede_target_h2_streams",
+            "HTTP/2 streams accepted",
+            stats.h2_streams_total,
+        ),
+    ];
+    families.extend(counters.into_iter().map(|(name, help, value)| Family {
+        name,
+        help,
+        values: Values::Counter(vec![(none(), value)]),
+    }));
+    let gauges = [
+        (
+            "stampede_target_connections_open",
+            "Connections open now",
+            stats.connections_open as f64,
+        ),
+        (
+            "stampede_target_uptime_seconds",
+            "Seconds since the target started",
+            stats.uptime_s,
+        ),
+        (
+            "stampede_target_workers",
+            "Worker threads",
+            stats.workers as f64,
+        ),
+    ];
+    families.extend(gauges.into_iter().map(|(name, help, value)| Family {
+        name,
+        help,
+        values: Values::Gauge(vec![(none(), value)]),
+    }));
+    families
+}

@@ -1,0 +1,112 @@
+//! `--script FILE [-- ARGS...]` (wrk's `-s`): a wrk Lua script and the words
+//! its `init(args)` receives. The script is loaded before any connection
+//! (a syntax error is one line naming file:line, exit 2), prepared once the
+//! target is resolved (`setup` and `init` per thread), handed to the engine
+//! as the workload's script, and after the report its `done` runs; a script
+//! error during the run ends it with that error. The script's API is
+//! crates/stampede-lua (docs/lua.md).
+
+use crate::exit;
+use stampede_lua::{LoadedScript, LuaScript, RequestDefaults, ScriptConfig};
+use stampede_metrics::RunResult;
+use stampede_plan::{LoadModel, Plan, RequestSpec};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ScriptArgs {
+    /// A wrk Lua script (setup, init, delay, request, response, done; the
+    /// wrk table): wrk's scripts run unchanged; see docs/lua.md
+    #[arg(long, value_name = "FILE")]
+    pub script: Option<PathBuf>,
+    /// After `--`: the script's arguments (init's args[1], args[2], ...)
+    #[arg(last = true, value_name = "SCRIPT_ARGS", requires = "script")]
+    pub script_args: Vec<String>,
+}
+
+impl ScriptArgs {
+    /// The script read and run once in its setup state; None without
+    /// `--script`. The `wrk` table starts with `request`'s method, headers
+    /// (-H, -T, ...) and body (-b, -D).
+    pub fn load(&self, url: &str, request: &RequestSpec) -> anyhow::Result<Option<LoadedScript>> {
+        let Some(path) = &self.script else {
+            return Ok(None);
+        };
+        let config = ScriptConfig {
+            path: path.clone(),
+            url: url.to_string(),
+            request: RequestDefaults {
+                headers: request
+                    .headers
+                    .iter()
+                    .map(|h| format!("{}: {}", h.name, h.value))
+                    .collect(),
+                method: request.method.clone(),
+                body: (!request.body.is_empty()).then(|| request.body.clone()),
+            },
+            args: self.script_args.clone(),
+        };
+        LoadedScript::load(&config)
+            .map(Some)
+            .map_err(|e| anyhow::anyhow!("{e}"))
+    }
+
+    /// Loads the script and runs `setup` and `init` for each of the plan's
+    /// threads, against the resolved target. With `-r`, a `delay()` is
+    /// refused: the rate paces the requests.
+    pub fn prepare(
+        &self,
+        url: Option<&str>,
+        plan: &Plan,
+    ) -> anyhow::Result<Option<Arc<LuaScript>>> {
+        let Some(path) = &self.script else {
+            return Ok(None);
+        };
+        let Some(url) = url else {
+            anyhow::bail!("--script builds its requests on one URL: give the URL (not --targets or --scenario)");
+        };
+        let loaded = self
+            .load(url, &plan.request)?
+            .ok_or_else(|| anyhow::anyhow!("no script"))?;
+        let open_model = matches!(plan.model, LoadModel::Rate { .. });
+        if open_model && loaded.hooks().delay {
+            anyhow::bail!(
+                "--script: {} defines delay(), which paces a connection's requests; with -r the rate does: drop -r or delay()",
+                path.display()
+            );
+        }
+        let addr = stampede_engine::resolve(plan)?;
+        let script = loaded.prepare(plan.threads, addr)?;
+        if open_model && script.hooks(0).delay {
+            anyhow::bail!(
+                "--script: {}'s init() defines delay(); with -r the rate paces the requests: drop -r or delay()",
+                path.display()
+            );
+        }
+        Ok(Some(Arc::new(script)))
+    }
+}
+
+/// After the run's report: the error that ended the run (its traceback on
+/// stderr, exit status 2), or else the script's `done` with the result.
+/// `rates`: per-thread request rates to give `done` (wrk's samples), or
+/// None for one sample per second of the result.
+pub fn finish(
+    script: Option<&LuaScript>,
+    result: &RunResult,
+    rates: Option<&[f64]>,
+    status: i32,
+) -> anyhow::Result<i32> {
+    let Some(script) = script else {
+        return Ok(status);
+    };
+    if let Some(failure) = script.failure() {
+        eprintln!("stampede: error: {failure}");
+        return Ok(exit::ERROR);
+    }
+    match rates {
+        Some(rates) => script.done_with_rates(result, rates)?,
+        None => script.done(result)?,
+    }
+    Ok(status)
+}

@@ -1,0 +1,153 @@
+//! wrk's Lua scripts through the binary (`stampede wrk -s`, `stampede run
+//! --script`) when they go wrong: bad scripts are refused in one line with
+//! exit status 2 before any connection; an error during the run stops it
+//! with the Lua traceback, exit status 2, the result of what ran written.
+
+#[path = "lua_support/mod.rs"]
+mod support;
+
+use stampede_testkit::{binary, read_json, temp_dir};
+use std::net::TcpListener;
+use std::time::{Duration, Instant};
+use support::{script, LoggedTarget};
+
+/// A listener that records whether anything connected to it.
+fn watched_port() -> (TcpListener, String) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    (listener, url)
+}
+
+fn nobody_connected(listener: &TcpListener) -> bool {
+    std::thread::sleep(Duration::from_millis(50));
+    listener.accept().is_err()
+}
+
+/// Runs the binary: (status, stdout, stderr).
+fn run(args: &[&str]) -> (Option<i32>, String, String) {
+    support::run(binary(), args)
+}
+
+#[test]
+fn a_syntax_error_is_one_line_naming_file_and_line_before_any_connection() {
+    let bad = script(
+        "bad.lua",
+        "counter = 0\nrequest = function(\n  return wrk.format(nil, '/')\nend\n",
+    );
+    let file = bad.to_str().unwrap();
+    let (listener, url) = watched_port();
+    for words in [
+        vec!["wrk", "-t1", "-c1", "-d1s", "-s", file, &url],
+        vec!["run", &url, "-c", "1", "-d", "1s", "--script", file],
+    ] {
+        let (code, stdout, stderr) = run(&words);
+        assert_eq!(code, Some(2), "{words:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+        assert!(
+            stderr.contains(&format!("{file}:3:")),
+            "file:line in {stderr}"
+        );
+        assert!(
+            !stdout.contains("Running"),
+            "no banner before the error: {stdout}"
+        );
+    }
+    assert!(nobody_connected(&listener));
+}
+
+#[test]
+fn an_error_at_the_top_level_and_a_missing_file_are_one_line() {
+    let (listener, url) = watched_port();
+    let broken = script("top.lua", "\nlocal n = nil + 1\n");
+    let (code, _, stderr) = run(&["wrk", "-s", broken.to_str().unwrap(), &url]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("top.lua:2: attempt to perform arithmetic"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    let (code, _, stderr) = run(&["run", &url, "--script", "/nonexistent/x.lua"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("cannot read script /nonexistent/x.lua"),
+        "{stderr}"
+    );
+    assert!(nobody_connected(&listener));
+}
+
+#[test]
+fn delay_with_a_rate_is_refused() {
+    let (listener, url) = watched_port();
+    let paced = script(
+        "delay.lua",
+        "function delay() return math.random(10, 50) end\n",
+    );
+    for words in [
+        vec![
+            "run",
+            &url,
+            "-r",
+            "100",
+            "--script",
+            paced.to_str().unwrap(),
+        ],
+        vec!["wrk", "-R", "100", "-s", paced.to_str().unwrap(), &url],
+    ] {
+        let (code, _, stderr) = run(&words);
+        assert_eq!(code, Some(2), "{stderr}");
+        assert!(
+            stderr.contains("defines delay()") && stderr.contains("drop -r"),
+            "{stderr}"
+        );
+    }
+    assert!(nobody_connected(&listener));
+}
+
+#[test]
+fn script_arguments_need_a_script() {
+    let (code, _, stderr) = run(&["run", "http://127.0.0.1:1/", "--", "a"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("--script"), "{stderr}");
+}
+
+#[test]
+fn a_runtime_error_stops_the_run_with_its_traceback_and_keeps_the_result() {
+    let target = LoggedTarget::start();
+    let broken = script(
+        "broken.lua",
+        "local n = 0\nfunction request()\n  n = n + 1\n  if n > 20 then error('no more') end\n  return wrk.format()\nend\n",
+    );
+    let json = temp_dir("wrk-lua-broken").join("r.json");
+    let url = target.url("/");
+    let started = Instant::now();
+    let (code, _, stderr) = run(&[
+        "run",
+        &url,
+        "-t",
+        "2",
+        "-c",
+        "2",
+        "-d",
+        "60s",
+        "-q",
+        "--script",
+        broken.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "the error ended the run"
+    );
+    let file = broken.to_str().unwrap();
+    assert!(
+        stderr.contains(&format!("{file}: request() failed: {file}:4: no more")),
+        "{stderr}"
+    );
+    assert!(stderr.contains("stack traceback"), "{stderr}");
+    let completed = read_json(&json)["requests"]["completed"].as_u64().unwrap();
+    assert!((20..=40).contains(&completed), "{completed}");
+    drop(target);
+}
