@@ -73,11 +73,18 @@ pub enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         words: Vec<String>,
     },
+    /// JMeter's non-GUI command line: stampede jmeter -n -t plan.jmx -l results.jtl -Jport=8000
+    #[command(disable_help_flag = true, disable_version_flag = true)]
+    Jmeter {
+        /// JMeter's options (see `stampede jmeter -h`)
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        words: Vec<String>,
+    },
 }
 
 const SUBCOMMANDS: &[&str] = &[
     "run", "serve", "demo", "sweep", "compare", "report", "merge", "k8s", "ab", "wrk", "webbench",
-    "press", "help",
+    "press", "jmeter", "help",
 ];
 const TOP_LEVEL_FLAGS: [&str; 4] = ["-h", "--help", "-V", "--version"];
 

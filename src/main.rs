@@ -74,6 +74,7 @@ fn main() {
         Command::Wrk { words } => cmd::compat::wrk::execute(words),
         Command::Webbench { words } => cmd::compat::webbench::execute(words),
         Command::Press { words } => cmd::compat::press::execute(words),
+        Command::Jmeter { words } => cmd::compat::jmeter::execute(words),
     };
     let code = match outcome {
         Ok(code) => code,

@@ -45,6 +45,9 @@ pub struct RunContext<'a> {
     pub run_id: Option<&'a str>,
     /// `--seed`: the Poisson arrivals' seed; None: a new one each run.
     pub seed: Option<u64>,
+    /// A front-end's own per-request writer (`stampede jmeter -l`'s JTL),
+    /// taken in place of the `--log-requests`/`--gnuplot` exports.
+    pub request_log: Option<&'a std::cell::RefCell<Option<stampede_engine::RequestLogOptions>>>,
     /// Templates, feeders, checks and scenario steps (plan_args::build_run).
     pub workload: Option<std::sync::Arc<stampede_engine::WorkloadSpec>>,
 }
@@ -73,8 +76,11 @@ pub fn run_plan_in(
     check_fd_headroom(plan)?;
     let stop = interrupt::stop_handle()?;
     let no_exports = ExportArgs::default();
-    let (request_log, created) =
-        exports::open_request_log(context.exports.unwrap_or(&no_exports), plan)?;
+    let own_log = context.request_log.and_then(|log| log.borrow_mut().take());
+    let (request_log, created) = match own_log {
+        Some(log) => (Some(log), exports::CreatedFiles::default()),
+        None => exports::open_request_log(context.exports.unwrap_or(&no_exports), plan)?,
+    };
     for notice in &notices {
         eprintln!("stampede: note: {notice}");
     }

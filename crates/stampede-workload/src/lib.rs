@@ -23,7 +23,10 @@ pub use check::{parse_size, Check, CheckSet, ParseError, Verdict};
 pub use extract::{ExtractError, Extractor};
 pub use feeder::{Exhausted, FeedCursor, FeedData, FeedMode, FeedSpec, Feeder, FeederError};
 pub use response::ResponseView;
-pub use scenario::{Group, GroupLoad, Scenario, ScenarioError, Step, ThinkTime};
+pub use scenario::{
+    Group, GroupLimits, GroupLoad, OnError, Phase, Scenario, ScenarioError, Step, StepOptions,
+    ThinkTime,
+};
 pub use scope::{Binding, Scope, BUILTINS};
 pub use script::{Script, ScriptError, ScriptThread};
 pub use store::VarStore;

@@ -21,6 +21,13 @@ pub(super) struct GroupToml {
     pub think: Option<Spanned<String>>,
     #[serde(default)]
     pub feed: Vec<FeedToml>,
+    // options.rs: a group's bounds and order.
+    pub iterations: Option<Spanned<i64>>,
+    pub duration: Option<Spanned<String>>,
+    pub start_delay: Option<Spanned<String>>,
+    pub phase: Option<Spanned<String>>,
+    pub on_error: Option<Spanned<String>>,
+    pub cookies: Option<bool>,
     pub step: Vec<StepToml>,
 }
 
@@ -30,6 +37,9 @@ pub(super) struct FeedToml {
     pub file: Spanned<String>,
     pub mode: Option<Spanned<String>>,
     pub delimiter: Option<Spanned<String>>,
+    // options.rs: a CSV without a header line.
+    pub columns: Option<Spanned<Vec<String>>>,
+    pub skip_first_line: Option<Spanned<bool>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -43,4 +53,12 @@ pub(super) struct StepToml {
     #[serde(default)]
     pub check: Vec<Spanned<String>>,
     pub extract: Option<Spanned<toml::Table>>,
+    // options.rs: the step's own settings.
+    pub think: Option<Spanned<String>>,
+    pub transaction: Option<Spanned<String>>,
+    pub once: Option<bool>,
+    pub follow_redirects: Option<bool>,
+    pub keep_alive: Option<bool>,
+    pub connect_timeout: Option<Spanned<String>>,
+    pub timeout: Option<Spanned<String>>,
 }

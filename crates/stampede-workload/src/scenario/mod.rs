@@ -4,6 +4,9 @@
 //! columns, extracts of earlier steps) before any request is sent.
 
 mod file;
+mod options;
+
+pub use options::{GroupLimits, OnError, Phase, StepOptions};
 
 use crate::check::{CheckSet, ParseError};
 use crate::extract::Extractor;
@@ -89,6 +92,8 @@ pub struct Step {
     pub body: Vec<u8>,
     pub checks: CheckSet,
     pub extracts: Vec<Extractor>,
+    /// `think`, `transaction`, `once`, redirects, keep-alive and timeouts.
+    pub options: StepOptions,
 }
 
 impl Step {
@@ -124,6 +129,8 @@ pub struct Group {
     /// its extract slots size each virtual user's [`VarStore`](crate::VarStore).
     pub scope: Scope,
     pub steps: Vec<Step>,
+    /// `iterations`, `duration`, `start_delay`, `phase`, `on_error`, `cookies`.
+    pub limits: GroupLimits,
 }
 
 /// A parsed and validated scenario file.
@@ -277,6 +284,7 @@ impl Context<'_> {
                 })
             })
             .transpose()?;
+        let limits = self.limits(&group, !matches!(load, GroupLoad::Closed { .. }))?;
         let mut scope = Scope::new();
         for (var, value) in vars {
             scope
@@ -297,9 +305,12 @@ impl Context<'_> {
                     _ => return Err(self.at(delimiter, "delimiter is one character, e.g. \";\"")),
                 };
             }
-            let feeder = spec
-                .load(Some(base))
-                .map_err(|e| self.at(&feed.file, e.to_string()))?;
+            let feeder = match self.headerless_feed(feed, &spec, base)? {
+                Some(feeder) => feeder,
+                None => spec
+                    .load(Some(base))
+                    .map_err(|e| self.at(&feed.file, e.to_string()))?,
+            };
             scope
                 .add_feed_columns(feeders.len(), feeder.data().columns())
                 .map_err(|e| self.at(&feed.file, e.to_string()))?;
@@ -320,12 +331,14 @@ impl Context<'_> {
             feeders,
             scope,
             steps,
+            limits,
         })
     }
 
     /// Validates one step against `scope`, then adds its extracts to it.
     fn step(&self, step: StepToml, scope: &mut Scope) -> Result<Step, ScenarioError> {
         let name = step.name.get_ref().clone();
+        let options = self.step_options(&step)?;
         let here = |e: &dyn std::fmt::Display| format!("step {name}: {e}");
         let method = match &step.method {
             Some(m) => {
@@ -410,6 +423,7 @@ impl Context<'_> {
             body,
             checks,
             extracts,
+            options,
         })
     }
 }

@@ -1,0 +1,357 @@
+//! Walks the element tree into a [`Plan`], applying JMeter's scoping: a
+//! config element, assertion, extractor or timer applies to every sampler
+//! at its level and below; one under a sampler applies to that sampler.
+//! Disabled elements are skipped with their subtrees; what cannot be mapped
+//! is collected, not fatal (the caller refuses the run or skips it).
+
+use crate::classify::{role, Role};
+use crate::csv_feed::feed;
+use crate::functions::{constant, Names};
+use crate::model::{Pause, Plan, Step, Unsupported};
+use crate::rules::{assertion, extractor, pause, template};
+use crate::sampler::http_step;
+use crate::thread_group::{settings, GroupScope};
+use crate::tree::{Element, Prop};
+use crate::{JmxError, MapError};
+use std::path::Path;
+
+/// What is in force at one level of the tree.
+#[derive(Debug, Clone, Default)]
+struct Scope<'e> {
+    headers: Vec<&'e Element>,
+    defaults: Vec<&'e Element>,
+    assertions: Vec<&'e Element>,
+    extractors: Vec<&'e Element>,
+    timers: Vec<&'e Element>,
+    feeds: Vec<&'e Element>,
+    throughput: Option<&'e Element>,
+    cookies: bool,
+    transaction: Option<String>,
+    once: bool,
+}
+
+struct Builder<'a> {
+    names: Names,
+    base: &'a Path,
+    plan: Plan,
+}
+
+/// Maps the parsed elements; `props` are the `-J`/`-q` properties and
+/// `base` the .jmx file's directory.
+pub(crate) fn build(top: &[Element], names: Names, base: &Path) -> Result<Plan, JmxError> {
+    let test_plan = top
+        .iter()
+        .find(|e| e.class == "TestPlan")
+        .ok_or_else(|| JmxError::new("not a JMeter test plan: no TestPlan element"))?;
+    let mut builder = Builder {
+        names,
+        base,
+        plan: Plan {
+            name: test_plan.name.clone(),
+            ..Plan::default()
+        },
+    };
+    if let Some(vars) = test_plan.element("TestPlan.user_defined_variables") {
+        builder.variables(vars)?;
+    }
+    builder.variables_below(&test_plan.children)?;
+    let groups = test_plan
+        .children
+        .iter()
+        .filter(|e| e.enabled && role(e) == Role::ThreadGroup)
+        .count();
+    if test_plan.flag("TestPlan.serialize_threadgroups") == Some(true) && groups > 1 {
+        builder.unsupported(
+            test_plan,
+            "running thread groups one after another is not mapped",
+        );
+    }
+    let mut scope = Scope::default();
+    builder.collect(&test_plan.children, &mut scope, true);
+    for child in test_plan.children.iter().filter(|e| e.enabled) {
+        match role(child) {
+            Role::ThreadGroup => builder.group(child, scope.clone())?,
+            Role::Sampler | Role::Controller => {
+                builder.unsupported(child, "a sampler or controller outside a thread group")
+            }
+            Role::Unknown => builder.unsupported(child, "no stampede equivalent"),
+            _ => {}
+        }
+    }
+    Ok(builder.plan)
+}
+
+impl<'e> Builder<'_> {
+    fn unsupported(&mut self, e: &Element, why: impl Into<String>) {
+        self.plan.unsupported.push(Unsupported {
+            name: e.name.clone(),
+            class: e.class.clone(),
+            line: e.line,
+            why: why.into(),
+        });
+    }
+
+    /// Records a mapping failure: unsupported is collected, bad input stops.
+    fn failed(&mut self, e: &Element, error: MapError) -> Result<(), JmxError> {
+        match error {
+            MapError::Unsupported(why) => {
+                self.unsupported(e, why);
+                Ok(())
+            }
+            MapError::Bad(message) => Err(JmxError::new(message)),
+        }
+    }
+
+    /// User Defined Variables: evaluated once, in order, as constants.
+    fn variables(&mut self, arguments: &Element) -> Result<(), JmxError> {
+        for (_, prop) in arguments.list("Arguments.arguments") {
+            let Prop::Element(arg) = prop else { continue };
+            let Some(name) = arg.text("Argument.name") else {
+                continue;
+            };
+            let raw = arg.text("Argument.value").unwrap_or("");
+            match constant(raw, &self.names, "a user-defined variable") {
+                Ok(value) => {
+                    self.names.constants.insert(name.trim().to_string(), value);
+                }
+                Err(e) => self.failed(arguments, e.into())?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Every enabled Arguments config element, as JMeter reads them all at start.
+    fn variables_below(&mut self, elements: &[Element]) -> Result<(), JmxError> {
+        for e in elements.iter().filter(|e| e.enabled) {
+            if e.class == "Arguments" {
+                self.variables(e)?;
+            }
+            self.variables_below(&e.children)?;
+        }
+        Ok(())
+    }
+
+    /// Adds the scoped elements among `children` to `scope`; notes listeners.
+    fn collect(&mut self, children: &'e [Element], scope: &mut Scope<'e>, group_level: bool) {
+        for child in children.iter().filter(|e| e.enabled) {
+            match (role(child), child.class.as_str()) {
+                (Role::Config, "HeaderManager") => scope.headers.push(child),
+                (Role::Config, "CookieManager") => scope.cookies = true,
+                (Role::Config, "CSVDataSet") => scope.feeds.push(child),
+                (Role::Config, "ConfigTestElement") => scope.defaults.push(child),
+                (Role::Assertion, _) => scope.assertions.push(child),
+                (Role::Extractor, _) => scope.extractors.push(child),
+                (Role::Timer, _) => scope.timers.push(child),
+                (Role::Throughput, _) if group_level => scope.throughput = Some(child),
+                (Role::Throughput, _) => self.unsupported(
+                    child,
+                    "a throughput timer is mapped at thread-group level only",
+                ),
+                (Role::Listener, _) => {
+                    if let Some(file) = child.text("filename") {
+                        self.plan.listener_files.push(file.to_string());
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn group(&mut self, e: &'e Element, mut scope: Scope<'e>) -> Result<(), JmxError> {
+        self.collect(&e.children, &mut scope, true);
+        // Feeder columns and extracted names are the group's run-time variables.
+        let mut names = self.names.clone();
+        let mut feeds = Vec::new();
+        for csv in &scope.feeds {
+            match feed(csv, &names, self.base) {
+                Ok(feed) => feeds.push(feed),
+                Err(error) => self.failed(csv, error)?,
+            }
+        }
+        names.runtime = feeds.iter().flat_map(|f| f.1.iter().cloned()).collect();
+        extracted_names(&e.children, &scope.extractors, &mut names.runtime);
+        let saved = std::mem::replace(&mut self.names, names);
+        let mut steps = Vec::new();
+        let walked = self.level(&e.children, &scope, &mut steps, false);
+        let group_scope = GroupScope {
+            throughput: scope.throughput,
+            cookies: scope.cookies,
+        };
+        let settings = match walked {
+            Ok(()) => settings(
+                e,
+                &self.names,
+                &mut self.plan.notes,
+                group_scope,
+                steps,
+                feeds,
+            ),
+            Err(error) => {
+                self.names = saved;
+                return Err(error);
+            }
+        };
+        self.names = saved;
+        match settings {
+            Ok(Some(group)) => self.plan.groups.push(group),
+            Ok(None) => {}
+            Err(error) => self.failed(e, error)?,
+        }
+        Ok(())
+    }
+
+    /// The samplers and controllers among `children`, in order.
+    fn level(
+        &mut self,
+        children: &'e [Element],
+        outer: &Scope<'e>,
+        steps: &mut Vec<Step>,
+        collect: bool,
+    ) -> Result<(), JmxError> {
+        let mut scope = outer.clone();
+        if collect {
+            self.collect(children, &mut scope, false);
+        }
+        for child in children.iter().filter(|e| e.enabled) {
+            match role(child) {
+                Role::Sampler => match self.sampler(child, &scope) {
+                    Ok(step) => steps.push(step),
+                    Err(error) => self.failed(child, error)?,
+                },
+                Role::Controller => self.controller(child, &scope, steps)?,
+                Role::ThreadGroup => self.unsupported(child, "a thread group inside another"),
+                Role::Unknown => self.unsupported(child, "no stampede equivalent"),
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn controller(
+        &mut self,
+        e: &'e Element,
+        outer: &Scope<'e>,
+        steps: &mut Vec<Step>,
+    ) -> Result<(), JmxError> {
+        let mut scope = outer.clone();
+        match e.class.as_str() {
+            "TransactionController" => scope.transaction = Some(e.name.clone()),
+            "OnceOnlyController" => scope.once = true,
+            "LoopController" => {
+                let raw = e.text("LoopController.loops").unwrap_or("1");
+                let times = match constant(raw, &self.names, "LoopController.loops") {
+                    Ok(value) => value.trim().parse::<u64>().ok().filter(|n| *n <= 1000),
+                    Err(error) => return self.failed(e, error.into()),
+                };
+                let Some(times) = times else {
+                    self.unsupported(
+                        e,
+                        format!("loop count '{raw}' is not mapped (0 to 1000 times)"),
+                    );
+                    return Ok(());
+                };
+                for _ in 0..times {
+                    self.level(&e.children, &scope, steps, true)?;
+                }
+                return Ok(());
+            }
+            "IfController" => {
+                let raw = e.text("IfController.condition").unwrap_or("");
+                match constant(raw, &self.names, "the condition").map(|c| c.trim().to_string()) {
+                    Ok(c) if c.eq_ignore_ascii_case("true") => {}
+                    Ok(c) if c.eq_ignore_ascii_case("false") => return Ok(()),
+                    _ => {
+                        self.unsupported(
+                            e,
+                            format!("condition '{raw}' is evaluated per request; only true or false are mapped"),
+                        );
+                        return Ok(());
+                    }
+                }
+            }
+            _ => {}
+        }
+        self.level(&e.children, &scope, steps, true)
+    }
+
+    fn sampler(&mut self, e: &'e Element, outer: &Scope<'e>) -> Result<Step, MapError> {
+        let mut scope = outer.clone();
+        self.collect(&e.children, &mut scope, false);
+        for child in e.children.iter().filter(|c| c.enabled) {
+            if matches!(
+                role(child),
+                Role::Unknown | Role::Sampler | Role::Controller
+            ) {
+                self.unsupported(child, "no stampede equivalent under a sampler");
+            }
+        }
+        let names = &self.names;
+        let mut step = http_step(e, &scope.defaults, names, &mut self.plan.notes)?;
+        let mut headers: Vec<(String, String)> = std::mem::take(&mut step.headers);
+        for manager in &scope.headers {
+            for (_, prop) in manager.list("HeaderManager.headers") {
+                let Prop::Element(header) = prop else {
+                    continue;
+                };
+                let Some(name) = header.text("Header.name") else {
+                    continue;
+                };
+                let value = template(header.text("Header.value").unwrap_or(""), names)?;
+                headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name.trim()));
+                headers.push((name.trim().to_string(), value));
+            }
+        }
+        step.headers = headers;
+        for a in &scope.assertions {
+            step.checks
+                .extend(assertion(a, names).map_err(|e| named(a, e))?);
+        }
+        for x in &scope.extractors {
+            step.extracts
+                .extend(extractor(x, names).map_err(|e| named(x, e))?);
+        }
+        let mut think = Pause::default();
+        for t in &scope.timers {
+            think = think.plus(pause(t, names, &mut self.plan.notes).map_err(|e| named(t, e))?);
+        }
+        step.think = (!think.is_zero()).then_some(think);
+        step.transaction = scope.transaction.clone();
+        step.once = scope.once;
+        Ok(step)
+    }
+}
+
+/// An assertion's or extractor's failure, named after it (the sampler is
+/// the element listed).
+fn named(e: &Element, error: MapError) -> MapError {
+    match error {
+        MapError::Unsupported(why) => MapError::Unsupported(format!("{} {why}", e.describe())),
+        bad => bad,
+    }
+}
+
+/// The reference names of every extractor in a group's subtree.
+fn extracted_names(children: &[Element], outer: &[&Element], out: &mut Vec<String>) {
+    let mut add = |e: &Element| {
+        for prop in [
+            "JSONPostProcessor.referenceNames",
+            "RegexExtractor.refname",
+            "BoundaryExtractor.refname",
+            "VAR",
+        ] {
+            if let Some(names) = e.text(prop) {
+                out.extend(names.split(';').map(|n| n.trim().to_string()));
+            }
+        }
+    };
+    outer.iter().for_each(|e| add(e));
+    fn walk(children: &[Element], add: &mut dyn FnMut(&Element)) {
+        for child in children.iter().filter(|e| e.enabled) {
+            if role(child) == Role::Extractor {
+                add(child);
+            }
+            walk(&child.children, add);
+        }
+    }
+    walk(children, &mut add);
+}

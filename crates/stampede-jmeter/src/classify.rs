@@ -1,0 +1,55 @@
+//! What role each JMeter test element class plays, the one table build.rs
+//! consults (and docs/compat.md's mapping table mirrors).
+
+use crate::tree::Element;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Role {
+    ThreadGroup,
+    Sampler,
+    Controller,
+    /// Config elements: headers, defaults, cookies, CSV data, variables.
+    Config,
+    Assertion,
+    Extractor,
+    /// Pauses before each sampler in scope.
+    Timer,
+    /// Throughput timers: the group's load model.
+    Throughput,
+    /// Listeners: results are stampede's own; never an error.
+    Listener,
+    /// Elements with no effect on the load (debug helpers).
+    Ignored,
+    Unknown,
+}
+
+pub(crate) fn role(element: &Element) -> Role {
+    match element.class.as_str() {
+        "ThreadGroup" | "SetupThreadGroup" | "PostThreadGroup" => Role::ThreadGroup,
+        "HTTPSamplerProxy" | "HTTPSampler" | "HTTPSampler2" => Role::Sampler,
+        "GenericController"
+        | "TransactionController"
+        | "LoopController"
+        | "OnceOnlyController"
+        | "IfController" => Role::Controller,
+        "HeaderManager" | "CookieManager" | "CSVDataSet" | "Arguments" => Role::Config,
+        "ConfigTestElement" if element.gui == "HttpDefaultsGui" => Role::Config,
+        "ResponseAssertion" | "DurationAssertion" => Role::Assertion,
+        "JSONPostProcessor"
+        | "RegexExtractor"
+        | "BoundaryExtractor"
+        | "com.atlantbh.jmeter.plugins.jsonutils.jsonpathextractor.JSONPathExtractor" => {
+            Role::Extractor
+        }
+        "ConstantTimer" | "UniformRandomTimer" | "GaussianRandomTimer" => Role::Timer,
+        "ConstantThroughputTimer" | "kg.apc.jmeter.timers.VariableThroughputTimer" => {
+            Role::Throughput
+        }
+        "ResultCollector"
+        | "Summariser"
+        | "BackendListener"
+        | "kg.apc.jmeter.vizualizers.CorrectedResultCollector" => Role::Listener,
+        "DebugPostProcessor" => Role::Ignored,
+        _ => Role::Unknown,
+    }
+}

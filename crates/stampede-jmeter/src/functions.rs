@@ -1,0 +1,392 @@
+//! JMeter's `${...}` expressions translated into stampede template text.
+//!
+//! Properties (`-J`, `-q`, `${__P(...)}`, `${__property(...)}`) and
+//! user-defined variables are constants: they are folded in at map time.
+//! What varies per request becomes a built-in slot (`${__Random(1,9)}` is
+//! `{{rand_int 1 9}}`) or a variable a feeder or extractor fills
+//! (`${user}` is `{{user}}`). A `{{` that was literal JMeter text is written
+//! `\{{`, so stampede reads it as the literal it was.
+
+use std::collections::HashMap;
+
+/// What names mean while translating one element's text.
+#[derive(Debug, Default, Clone)]
+pub struct Names {
+    /// `-J`/`-q` properties.
+    pub props: HashMap<String, String>,
+    /// User-defined variables, already translated (constants only).
+    pub constants: HashMap<String, String>,
+    /// Variables set at run time in this thread group: CSV columns and
+    /// extractor reference names.
+    pub runtime: Vec<String>,
+    /// The .jmx file's directory: where `${__FileToString(...)}` paths start.
+    pub base: std::path::PathBuf,
+}
+
+/// Why a text could not be translated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FnError {
+    /// A function or form stampede has no equivalent for (the element is
+    /// listed as unsupported).
+    Unsupported(String),
+    /// Bad input: `${__P(x)}` with no value and no default (exit 2).
+    Missing(String),
+}
+
+/// A translated piece: literal text, or a stampede slot's inner text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Piece {
+    Literal(String),
+    Slot(String),
+}
+
+/// The translation of one text.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Translated {
+    pieces: Vec<Piece>,
+}
+
+impl Translated {
+    /// As stampede template text.
+    pub fn template(&self) -> String {
+        let mut out = String::new();
+        for piece in &self.pieces {
+            match piece {
+                Piece::Literal(text) => out.push_str(&text.replace("{{", "\\{{")),
+                Piece::Slot(slot) => {
+                    out.push_str("{{");
+                    out.push_str(slot);
+                    out.push_str("}}");
+                }
+            }
+        }
+        out
+    }
+
+    /// As [`template`](Self::template), the literal text form-encoded the
+    /// way Java's URLEncoder does (`HTTPArgument.always_encode`); values
+    /// filled at run time are sent as they are.
+    pub fn encoded_template(&self) -> String {
+        let mut plain = Translated::default();
+        for piece in &self.pieces {
+            match piece {
+                Piece::Literal(text) => plain.push_literal(&form_encode(text)),
+                slot => plain.pieces.push(slot.clone()),
+            }
+        }
+        plain.template()
+    }
+
+    /// The text when it holds no slot (hosts, ports, counts, timeouts).
+    pub fn literal(&self) -> Option<String> {
+        let mut out = String::new();
+        for piece in &self.pieces {
+            match piece {
+                Piece::Literal(text) => out.push_str(text),
+                Piece::Slot(_) => return None,
+            }
+        }
+        Some(out)
+    }
+
+    fn push_literal(&mut self, text: &str) {
+        if let Some(Piece::Literal(last)) = self.pieces.last_mut() {
+            last.push_str(text);
+        } else if !text.is_empty() {
+            self.pieces.push(Piece::Literal(text.to_string()));
+        }
+    }
+
+    fn append(&mut self, other: Translated) {
+        for piece in other.pieces {
+            match piece {
+                Piece::Literal(text) => self.push_literal(&text),
+                slot => self.pieces.push(slot),
+            }
+        }
+    }
+}
+
+/// Translates `text`.
+pub fn translate(text: &str, names: &Names) -> Result<Translated, FnError> {
+    let mut out = Translated::default();
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        out.push_literal(&rest[..start]);
+        let after = &rest[start + 2..];
+        match closing(after) {
+            Some(end) => {
+                out.append(expression(&after[..end], names)?);
+                rest = &after[end + 1..];
+            }
+            None => {
+                // JMeter leaves an unclosed `${` as written.
+                out.push_literal(&rest[start..]);
+                rest = "";
+            }
+        }
+    }
+    out.push_literal(rest);
+    Ok(out)
+}
+
+/// Translates `text` that must be a constant (a host, a port, a count).
+pub fn constant(text: &str, names: &Names, what: &str) -> Result<String, FnError> {
+    translate(text, names)?.literal().ok_or_else(|| {
+        FnError::Unsupported(format!(
+            "{what} '{text}' changes per request; stampede needs it fixed"
+        ))
+    })
+}
+
+/// The index of the `}` closing an expression that began just before `text`.
+fn closing(text: &str) -> Option<usize> {
+    let (mut depth, mut escaped) = (0usize, false);
+    for (i, c) in text.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            '{' => depth += 1,
+            '}' if depth == 0 => return Some(i),
+            '}' => depth -= 1,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// One `${...}`'s inside: a function call or a variable name.
+fn expression(inner: &str, names: &Names) -> Result<Translated, FnError> {
+    let mut out = Translated::default();
+    let Some(call) = inner.strip_prefix("__") else {
+        let name = inner.trim();
+        if let Some(value) = names.constants.get(name) {
+            out.push_literal(value);
+        } else if names.runtime.iter().any(|n| n == name) {
+            out.pieces.push(Piece::Slot(name.to_string()));
+        } else {
+            // An undefined variable stays as written, as JMeter sends it.
+            out.push_literal(&format!("${{{inner}}}"));
+        }
+        return Ok(out);
+    };
+    let (function, args) = match call.find('(') {
+        Some(open) if call.trim_end().ends_with(')') => {
+            let inside = &call[open + 1..call.trim_end().len() - 1];
+            (&call[..open], split_args(inside))
+        }
+        _ => (call, Vec::new()),
+    };
+    let arg = |i: usize| -> Result<String, FnError> {
+        match args.get(i) {
+            Some(text) => constant(text, names, "a function argument"),
+            None => Ok(String::new()),
+        }
+    };
+    let unsupported = |why: &str| FnError::Unsupported(format!("${{{inner}}}: {why}"));
+    match function {
+        "P" | "property" => {
+            let name = arg(0)?;
+            let default_at = if function == "P" { 1 } else { 2 };
+            match names.props.get(name.trim()) {
+                Some(value) => out.push_literal(value),
+                None if args.len() > default_at => out.push_literal(&arg(default_at)?),
+                None => {
+                    return Err(FnError::Missing(format!(
+                        "${{{inner}}}: property {} has no value (give -J{}=VALUE) and no default",
+                        name.trim(),
+                        name.trim()
+                    )))
+                }
+            }
+        }
+        "Random" => {
+            let (low, high) = (arg(0)?, arg(1)?);
+            if args.len() > 2 && !arg(2)?.trim().is_empty() {
+                return Err(unsupported("storing the value in a variable is not mapped"));
+            }
+            let parse = |t: &str| t.trim().parse::<i64>().ok();
+            let (Some(low), Some(high)) = (parse(&low), parse(&high)) else {
+                return Err(unsupported("the bounds are not integers"));
+            };
+            out.pieces
+                .push(Piece::Slot(format!("rand_int {low} {high}")));
+        }
+        "RandomString" => {
+            let chars = arg(1)?;
+            match arg(0)?.trim().parse::<usize>() {
+                Ok(len) if chars.is_empty() && len > 0 => {
+                    out.pieces.push(Piece::Slot(format!("rand_str {len}")))
+                }
+                _ => {
+                    return Err(unsupported(
+                        "only a length, with no character set, is mapped",
+                    ))
+                }
+            }
+        }
+        "UUID" => out.pieces.push(Piece::Slot("uuid".into())),
+        "FileToString" => {
+            if args.len() > 2 && !arg(2)?.trim().is_empty() {
+                return Err(unsupported("storing the value in a variable is not mapped"));
+            }
+            let written = arg(0)?;
+            let resolved = names.base.join(written.trim());
+            let text = std::fs::read_to_string(&resolved).map_err(|e| {
+                FnError::Missing(format!(
+                    "${{{inner}}}: file '{written}' (resolved to {}): cannot read: {e}",
+                    resolved.display()
+                ))
+            })?;
+            out.push_literal(&text);
+        }
+        "time" if args.iter().all(|a| a.trim().is_empty()) => {
+            out.pieces.push(Piece::Slot("now_ms".into()))
+        }
+        "time" => return Err(unsupported("formats are not mapped (only ${__time()})")),
+        "threadNum" => out.pieces.push(Piece::Slot("conn".into())),
+        "counter" => {
+            if args.len() > 1 && !arg(1)?.trim().is_empty() {
+                return Err(unsupported("storing the value in a variable is not mapped"));
+            }
+            // TRUE: each user counts on its own (its iteration); FALSE: one
+            // counter shared by all users (the run's request sequence).
+            let per_user = arg(0)?.trim().eq_ignore_ascii_case("true");
+            out.pieces
+                .push(Piece::Slot(if per_user { "iter" } else { "seq" }.into()));
+        }
+        _ => return Err(unsupported("this function has no stampede equivalent")),
+    }
+    Ok(out)
+}
+
+/// Java's URLEncoder: `A-Za-z0-9.-*_` kept, space as `+`, the rest `%XX`.
+fn form_encode(text: &str) -> String {
+    let mut out = String::new();
+    for byte in text.bytes() {
+        match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'.' | b'-' | b'*' | b'_' => {
+                out.push(char::from(byte))
+            }
+            b' ' => out.push('+'),
+            other => out.push_str(&format!("%{other:02X}")),
+        }
+    }
+    out
+}
+
+/// Splits a function's arguments on unescaped commas outside nested calls.
+fn split_args(text: &str) -> Vec<String> {
+    let mut args = Vec::new();
+    let mut current = String::new();
+    let (mut depth, mut chars) = (0usize, text.chars());
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some(',') => current.push(','),
+                Some(other) => {
+                    current.push('\\');
+                    current.push(other);
+                }
+                None => current.push('\\'),
+            },
+            '(' | '{' => {
+                depth += 1;
+                current.push(c);
+            }
+            ')' | '}' => {
+                depth = depth.saturating_sub(1);
+                current.push(c);
+            }
+            ',' if depth == 0 => args.push(std::mem::take(&mut current)),
+            c => current.push(c),
+        }
+    }
+    if !args.is_empty() || !current.is_empty() {
+        args.push(current);
+    }
+    args
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names() -> Names {
+        let mut names = Names::default();
+        names.props.insert("host".into(), "10.0.0.1".into());
+        names.constants.insert("base".into(), "/api".into());
+        names.runtime.push("user".into());
+        names
+    }
+
+    fn t(text: &str) -> String {
+        translate(text, &names()).unwrap().template()
+    }
+
+    #[test]
+    fn functions_become_builtins() {
+        assert_eq!(t("${__Random(1,1000)}"), "{{rand_int 1 1000}}");
+        assert_eq!(
+            t("id=${__UUID()}&t=${__time()}"),
+            "id={{uuid}}&t={{now_ms}}"
+        );
+        assert_eq!(t("${__threadNum}-${__counter(FALSE,)}"), "{{conn}}-{{seq}}");
+        assert_eq!(t("${__counter(TRUE)}"), "{{iter}}");
+        assert_eq!(t("${__RandomString(8,)}"), "{{rand_str 8}}");
+        assert_eq!(t("${__UUID}"), "{{uuid}}");
+        let encoded = translate("a b&${user}/é", &names())
+            .unwrap()
+            .encoded_template();
+        assert_eq!(encoded, "a+b%26{{user}}%2F%C3%A9");
+    }
+
+    #[test]
+    fn properties_and_constants_fold_in() {
+        assert_eq!(
+            t("${__P(host,localhost)}:${__P(port,8080)}"),
+            "10.0.0.1:8080"
+        );
+        assert_eq!(t("${__property(host,,x)}"), "10.0.0.1");
+        assert_eq!(t("${base}/u/${user}"), "/api/u/{{user}}");
+        assert_eq!(t("${__P(port,${__P(host,)})}"), "10.0.0.1");
+        assert_eq!(
+            t("${undefined} ${ and {{x}}"),
+            "${undefined} ${ and \\{{x}}"
+        );
+        assert_eq!(t(r"${__P(missing,a\,b)}"), "a,b");
+    }
+
+    #[test]
+    fn missing_and_unmapped() {
+        let err = translate("${__P(port)}", &names()).unwrap_err();
+        assert_eq!(
+            err,
+            FnError::Missing(
+                "${__P(port)}: property port has no value (give -Jport=VALUE) and no default"
+                    .into()
+            )
+        );
+        for text in [
+            "${__time(yyyy)}",
+            "${__Random(1,2,v)}",
+            "${__groovy(1)}",
+            "${__Random(a,b)}",
+        ] {
+            assert!(
+                matches!(translate(text, &names()), Err(FnError::Unsupported(_))),
+                "{text}"
+            );
+        }
+        assert!(constant("${user}", &names(), "the host").is_err());
+        let err = translate("${__FileToString(body.json,,)}", &names()).unwrap_err();
+        assert!(
+            matches!(&err, FnError::Missing(m) if m.starts_with("${__FileToString(body.json,,)}: file 'body.json' (resolved to body.json): cannot read")),
+            "{err:?}"
+        );
+        assert_eq!(
+            constant("${__P(host,)}", &names(), "the host").unwrap(),
+            "10.0.0.1"
+        );
+    }
+}

@@ -1,0 +1,179 @@
+//! The typed plan a .jmx maps to: thread groups of HTTP steps with every
+//! inherited setting resolved (defaults, headers, assertions, timers), in
+//! stampede's terms. emit.rs writes it as a scenario file.
+
+use std::path::PathBuf;
+
+/// A mapped test plan.
+#[derive(Debug, Clone, Default)]
+pub struct Plan {
+    /// The TestPlan's testname.
+    pub name: String,
+    pub groups: Vec<Group>,
+    /// Elements that could not be mapped, in file order.
+    pub unsupported: Vec<Unsupported>,
+    /// Remarks about mappings that are close but not exact (printed on stderr).
+    pub notes: Vec<String>,
+    /// The output files of the plan's own listeners (ResultCollector filenames).
+    pub listener_files: Vec<String>,
+}
+
+/// An element stampede cannot run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unsupported {
+    pub name: String,
+    pub class: String,
+    pub line: u32,
+    pub why: String,
+}
+
+impl std::fmt::Display for Unsupported {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "line {}: '{}' ({}): {}",
+            self.line, self.name, self.class, self.why
+        )
+    }
+}
+
+/// setUp, ordinary and tearDown thread groups.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    Setup,
+    Main,
+    Teardown,
+}
+
+impl Phase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Setup => "setup",
+            Phase::Main => "main",
+            Phase::Teardown => "teardown",
+        }
+    }
+}
+
+/// `ThreadGroup.on_sample_error`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnError {
+    Continue,
+    NextIteration,
+    StopUser,
+    StopRun,
+}
+
+impl OnError {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OnError::Continue => "continue",
+            OnError::NextIteration => "next_iteration",
+            OnError::StopUser => "stop_user",
+            OnError::StopRun => "stop_run",
+        }
+    }
+}
+
+/// How a group's iterations are started.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Load {
+    /// `connections = threads`: each thread a virtual user (closed model).
+    Threads,
+    /// A Constant Throughput Timer: iterations per second (open model).
+    Rate(f64),
+    /// A Throughput Shaping Timer: iteration-rate stages (`0s:10,1m:100`).
+    Stages(String),
+}
+
+/// A pause: uniform in [min, max] milliseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Pause {
+    pub min_ms: u64,
+    pub max_ms: u64,
+}
+
+impl Pause {
+    pub fn is_zero(&self) -> bool {
+        self.max_ms == 0
+    }
+
+    /// As the scenario file writes it: `250ms` or `100ms..300ms`.
+    pub fn text(&self) -> String {
+        if self.min_ms == self.max_ms {
+            format!("{}ms", self.min_ms)
+        } else {
+            format!("{}ms..{}ms", self.min_ms, self.max_ms)
+        }
+    }
+
+    pub fn plus(self, other: Pause) -> Pause {
+        Pause {
+            min_ms: self.min_ms + other.min_ms,
+            max_ms: self.max_ms + other.max_ms,
+        }
+    }
+}
+
+/// A CSV Data Set Config.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Feed {
+    /// The resolved path (relative paths against the .jmx's directory).
+    pub file: PathBuf,
+    /// `variableNames`; None: the file's first line names the columns.
+    pub columns: Option<Vec<String>>,
+    /// `ignoreFirstLine` beside `variableNames`.
+    pub skip_first_line: bool,
+    /// circular (`recycle`) or unique (read once).
+    pub mode: &'static str,
+    pub delimiter: String,
+}
+
+/// One thread group.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Group {
+    pub name: String,
+    pub phase: Phase,
+    pub threads: u32,
+    pub load: Load,
+    pub ramp_up_s: u64,
+    /// Loop count per thread; None: forever (until the duration ends).
+    pub iterations: Option<u64>,
+    /// The scheduler's duration.
+    pub duration_s: Option<u64>,
+    /// The scheduler's start delay.
+    pub delay_s: Option<u64>,
+    pub on_error: OnError,
+    /// A Cookie Manager is in scope: each user keeps its cookies.
+    pub cookies: bool,
+    pub feeds: Vec<Feed>,
+    /// The timers every step has (written once for the group).
+    pub think: Option<Pause>,
+    pub steps: Vec<Step>,
+}
+
+/// One HTTP sampler, everything it inherits resolved.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Step {
+    /// The sampler's testname: the JTL label.
+    pub name: String,
+    pub method: String,
+    /// The URL as stampede template text.
+    pub url: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Option<String>,
+    /// Check expressions (`status == 200`).
+    pub checks: Vec<String>,
+    /// Extracts: variable name, source (`json($.token)`).
+    pub extracts: Vec<(String, String)>,
+    /// The timers in this step's scope, when they differ from the group's.
+    pub think: Option<Pause>,
+    /// The enclosing Transaction Controller's name.
+    pub transaction: Option<String>,
+    /// Inside a Once Only Controller: the first iteration only.
+    pub once: bool,
+    pub follow_redirects: bool,
+    pub keep_alive: bool,
+    pub connect_timeout_ms: Option<u64>,
+    pub response_timeout_ms: Option<u64>,
+}

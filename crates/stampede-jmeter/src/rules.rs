@@ -1,0 +1,349 @@
+//! Assertions, extractors and timers: each JMeter element turned into the
+//! stampede check expressions, extract sources or pause it means, or the
+//! reason it has none. Every check and extract is parsed by stampede's own
+//! parser here, so a form stampede cannot read is reported against the
+//! JMeter element, not as a scenario-file error.
+
+use crate::functions::{constant, translate, FnError, Names};
+use crate::model::Pause;
+use crate::tree::{Element, Prop};
+use crate::MapError;
+
+/// A ResponseAssertion's test_type bits (JMeter's ResponseAssertion).
+const MATCH: u32 = 1;
+const CONTAINS: u32 = 2;
+const NOT: u32 = 4;
+const EQUALS: u32 = 8;
+const SUBSTRING: u32 = 16;
+const OR: u32 = 32;
+
+fn unsupported(why: impl Into<String>) -> MapError {
+    MapError::Unsupported(why.into())
+}
+
+/// A check or extract source stampede must be able to parse.
+fn checked(expr: String) -> Result<String, MapError> {
+    stampede_workload::Check::parse(&expr)
+        .map(|_| expr)
+        .map_err(|e| {
+            unsupported(format!(
+                "stampede cannot read the check: {}",
+                first_line(&e)
+            ))
+        })
+}
+
+fn first_line(e: &dyn std::fmt::Display) -> String {
+    e.to_string().lines().next().unwrap_or("").to_string()
+}
+
+/// A string in a check's `"..."`.
+fn quoted(text: &str) -> String {
+    format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+/// The checks a Response or Duration Assertion stands for.
+pub(crate) fn assertion(e: &Element, names: &Names) -> Result<Vec<String>, MapError> {
+    if e.class == "DurationAssertion" {
+        let ms = number(e, "DurationAssertion.duration", names)?
+            .ok_or_else(|| MapError::missing(e, "DurationAssertion.duration"))?;
+        return Ok(vec![checked(format!("time <= {}ms", ms as u64))?]);
+    }
+    let field = e
+        .text("Assertion.test_field")
+        .unwrap_or("Assertion.response_data");
+    let kind = match e.text("Assertion.test_type") {
+        Some(t) => t
+            .trim()
+            .parse::<u32>()
+            .map_err(|_| unsupported(format!("test_type {t} is not a number")))?,
+        None => SUBSTRING,
+    };
+    if e.text("Assertion.scope") == Some("variable") {
+        return Err(unsupported("assertions on a variable are not mapped"));
+    }
+    let mut patterns = Vec::new();
+    for (_, prop) in e.list("Asserion.test_strings") {
+        if let Prop::Text(text) = prop {
+            patterns.push(constant(text, names, "the pattern")?);
+        }
+    }
+    if patterns.is_empty() {
+        return Err(MapError::missing(e, "Asserion.test_strings"));
+    }
+    if kind & OR != 0 && patterns.len() > 1 {
+        return Err(unsupported(
+            "OR over several patterns has no stampede check",
+        ));
+    }
+    let not = kind & NOT != 0;
+    let how = kind & (MATCH | CONTAINS | EQUALS | SUBSTRING);
+    patterns
+        .iter()
+        .map(|p| match field {
+            "Assertion.response_code" => code_check(p, how, not),
+            "Assertion.response_data" => body_check(p, how, not),
+            "Assertion.response_headers" => header_check(p, how, not),
+            other => Err(unsupported(format!(
+                "assertions on {} are not mapped",
+                other.trim_start_matches("Assertion.")
+            ))),
+        })
+        .map(|check| check.and_then(checked))
+        .collect()
+}
+
+fn code_check(pattern: &str, how: u32, not: bool) -> Result<String, MapError> {
+    let p = pattern.trim();
+    if p.len() == 3 && p.bytes().all(|b| b.is_ascii_digit()) {
+        return Ok(format!("status {} {p}", if not { "!=" } else { "==" }));
+    }
+    let class = p.as_bytes().first().copied().filter(u8::is_ascii_digit);
+    let any_two = [r"\d\d", "..", "[0-9][0-9]", r"\d{2}", "[0-9]{2}"];
+    if let (Some(first), false, true) = (class, not, how & (MATCH | CONTAINS) != 0) {
+        if any_two.contains(&&p[1..]) {
+            let base = u32::from(first - b'0') * 100;
+            return Ok(format!("status in {base}..{}", base + 99));
+        }
+    }
+    Err(unsupported(format!(
+        "response code pattern '{pattern}' has no stampede check (a code, or 2\\d\\d)"
+    )))
+}
+
+fn body_check(pattern: &str, how: u32, not: bool) -> Result<String, MapError> {
+    if not {
+        return Err(unsupported(
+            "NOT on the response body has no stampede check",
+        ));
+    }
+    Ok(match how {
+        SUBSTRING => format!("body contains {}", quoted(pattern)),
+        CONTAINS => format!("body ~ {pattern}"),
+        MATCH => format!("body ~ ^(?s:{pattern})$"),
+        EQUALS => format!("body ~ ^{}$", regex::escape(pattern)),
+        _ => return Err(unsupported("the assertion's test_type is not one rule")),
+    })
+}
+
+fn header_check(pattern: &str, how: u32, not: bool) -> Result<String, MapError> {
+    let Some((name, value)) = pattern.split_once(':') else {
+        return Err(unsupported(format!(
+            "header pattern '{pattern}' names no header (write Name: value)"
+        )));
+    };
+    let (name, value) = (name.trim(), value.trim());
+    Ok(match (how, not) {
+        (SUBSTRING, false) => format!("header({name}) contains {}", quoted(value)),
+        (CONTAINS, false) => format!("header({name}) ~ {value}"),
+        (MATCH, false) => format!("header({name}) ~ ^(?:{value})$"),
+        (EQUALS, false) => format!("header({name}) == {}", quoted(value)),
+        (EQUALS, true) => format!("header({name}) != {}", quoted(value)),
+        _ => return Err(unsupported("this header assertion has no stampede check")),
+    })
+}
+
+/// A stampede extract source stampede can parse.
+fn source(name: &str, source: String) -> Result<(String, String), MapError> {
+    stampede_workload::Extractor::parse(name, &source, 0)
+        .map(|_| (name.to_string(), source))
+        .map_err(|e| {
+            unsupported(format!(
+                "stampede cannot read the extract: {}",
+                first_line(&e)
+            ))
+        })
+}
+
+fn first_match_only(number: Option<&str>) -> Result<(), MapError> {
+    match number.map(str::trim) {
+        None | Some("1") => Ok(()),
+        Some(n) => Err(unsupported(format!(
+            "match number {n} is not mapped (only the first match)"
+        ))),
+    }
+}
+
+fn body_only(use_headers: Option<&str>) -> Result<(), MapError> {
+    match use_headers.map(str::trim) {
+        None | Some("false") => Ok(()),
+        Some(other) => Err(unsupported(format!(
+            "extracting from {other} is not mapped (only the response body)"
+        ))),
+    }
+}
+
+/// The extracts of a JSON, regular-expression or boundary extractor.
+pub(crate) fn extractor(e: &Element, names: &Names) -> Result<Vec<(String, String)>, MapError> {
+    let text = |prop: &str| -> Result<String, MapError> {
+        let raw = e.text(prop).ok_or_else(|| MapError::missing(e, prop))?;
+        Ok(constant(raw, names, prop)?)
+    };
+    match e.class.as_str() {
+        "JSONPostProcessor" => {
+            first_match_only(e.text("JSONPostProcessor.match_numbers"))?;
+            let refs = text("JSONPostProcessor.referenceNames")?;
+            let paths = text("JSONPostProcessor.jsonPathExprs")?;
+            let (refs, paths): (Vec<&str>, Vec<&str>) =
+                (refs.split(';').collect(), paths.split(';').collect());
+            if refs.len() != paths.len() {
+                return Err(unsupported(
+                    "as many reference names as JSON paths are needed",
+                ));
+            }
+            refs.iter()
+                .zip(&paths)
+                .map(|(name, path)| source(name.trim(), format!("json({})", path.trim())))
+                .collect()
+        }
+        "com.atlantbh.jmeter.plugins.jsonutils.jsonpathextractor.JSONPathExtractor" => {
+            let path = text("JSONPATH")?;
+            Ok(vec![source(
+                text("VAR")?.trim(),
+                format!("json({})", path.trim()),
+            )?])
+        }
+        "RegexExtractor" => {
+            first_match_only(e.text("RegexExtractor.match_number"))?;
+            body_only(e.text("RegexExtractor.useHeaders"))?;
+            let pattern = text("RegexExtractor.regex")?;
+            let groups = regex::Regex::new(&pattern)
+                .map_err(|e| unsupported(format!("the regex: {}", first_line(&e))))?
+                .captures_len()
+                - 1;
+            match (e.text("RegexExtractor.template").map(str::trim), groups) {
+                (None | Some("$1$"), 1..) | (Some("$0$"), 0) => {}
+                (Some(template), _) => {
+                    return Err(unsupported(format!(
+                        "template {template} is not mapped (only $1$, the first group)"
+                    )))
+                }
+                (None, 0) => {}
+            }
+            Ok(vec![source(
+                text("RegexExtractor.refname")?.trim(),
+                format!("regex({pattern})"),
+            )?])
+        }
+        "BoundaryExtractor" => {
+            first_match_only(e.text("BoundaryExtractor.match_number"))?;
+            body_only(e.text("BoundaryExtractor.useHeaders"))?;
+            let left = regex::escape(&text("BoundaryExtractor.lboundary")?);
+            let right = regex::escape(&text("BoundaryExtractor.rboundary")?);
+            let name = text("BoundaryExtractor.refname")?;
+            Ok(vec![source(
+                name.trim(),
+                format!("regex((?s){left}(.*?){right})"),
+            )?])
+        }
+        other => Err(unsupported(format!(
+            "{other} is not an extractor stampede maps"
+        ))),
+    }
+}
+
+/// A number property (milliseconds, a rate); None when empty.
+fn number(e: &Element, prop: &str, names: &Names) -> Result<Option<f64>, MapError> {
+    let Some(raw) = e.text(prop) else {
+        return Ok(None);
+    };
+    let value = constant(raw, names, prop)?;
+    match value.trim().parse::<f64>() {
+        Ok(n) if n.is_finite() && n >= 0.0 => Ok(Some(n)),
+        _ => Err(MapError::Bad(format!(
+            "{}: {prop} is '{value}', not a number",
+            e.describe()
+        ))),
+    }
+}
+
+/// The pause a constant, uniform or Gaussian timer adds before each sampler.
+pub(crate) fn pause(
+    e: &Element,
+    names: &Names,
+    notes: &mut Vec<String>,
+) -> Result<Pause, MapError> {
+    let delay = number(e, "ConstantTimer.delay", names)?.unwrap_or(0.0) as u64;
+    let range = number(e, "RandomTimer.range", names)?.unwrap_or(0.0) as u64;
+    Ok(match e.class.as_str() {
+        "ConstantTimer" => Pause {
+            min_ms: delay,
+            max_ms: delay,
+        },
+        "UniformRandomTimer" => Pause {
+            min_ms: delay,
+            max_ms: delay + range,
+        },
+        "GaussianRandomTimer" => {
+            notes.push(format!(
+                "{}: a Gaussian pause (mean {delay} ms, deviation {range} ms) is run as a uniform one over mean ± deviation",
+                e.describe()
+            ));
+            Pause {
+                min_ms: delay.saturating_sub(range),
+                max_ms: delay + range,
+            }
+        }
+        other => return Err(unsupported(format!("{other} is not a timer stampede maps"))),
+    })
+}
+
+/// A throughput timer's iteration rate or stages, given the group's
+/// threads and samplers per iteration: `(rate, stages)`.
+pub(crate) fn throughput(
+    e: &Element,
+    names: &Names,
+    threads: u32,
+    steps: usize,
+) -> Result<crate::model::Load, MapError> {
+    let per_iteration = steps.max(1) as f64;
+    if e.class == "ConstantThroughputTimer" {
+        let per_minute =
+            number(e, "throughput", names)?.ok_or_else(|| MapError::missing(e, "throughput"))?;
+        // calcMode 0: the rate is each thread's; the others share it.
+        let mode = e.text("calcMode").map_or("0", str::trim);
+        let total = if mode == "0" {
+            per_minute * f64::from(threads)
+        } else {
+            per_minute
+        };
+        if total <= 0.0 {
+            return Err(unsupported("a throughput of 0 starts nothing"));
+        }
+        return Ok(crate::model::Load::Rate(total / 60.0 / per_iteration));
+    }
+    let mut stages = Vec::new();
+    for (_, row) in e.list("load_profile") {
+        let Prop::List(cells) = row else { continue };
+        let cell = |i: usize| -> Result<f64, MapError> {
+            let Some((_, Prop::Text(text))) = cells.get(i) else {
+                return Err(unsupported("a load_profile row has fewer than 3 columns"));
+            };
+            constant(text, names, "load_profile")?
+                .trim()
+                .parse::<f64>()
+                .map_err(|_| unsupported(format!("load_profile value '{text}' is not a number")))
+        };
+        let (start, end, seconds) = (cell(0)?, cell(1)?, cell(2)?);
+        stages.push(format!("0s:{}", start / per_iteration));
+        stages.push(format!("{seconds}s:{}", end / per_iteration));
+    }
+    if stages.is_empty() {
+        return Err(MapError::missing(e, "load_profile"));
+    }
+    Ok(crate::model::Load::Stages(stages.join(",")))
+}
+
+impl From<FnError> for MapError {
+    fn from(e: FnError) -> MapError {
+        match e {
+            FnError::Unsupported(why) => MapError::Unsupported(why),
+            FnError::Missing(why) => MapError::Bad(why),
+        }
+    }
+}
+
+/// `translate` for a header or body: the template text.
+pub(crate) fn template(text: &str, names: &Names) -> Result<String, MapError> {
+    Ok(translate(text, names)?.template())
+}

@@ -1,0 +1,340 @@
+//! testdata/shop.jmx (written the way JMeter 5.6 writes plans) maps onto the
+//! scenario it means; elements without an equivalent are listed; bad input
+//! is one line.
+
+use super::*;
+use crate::model::{Load, OnError, Pause};
+use std::path::PathBuf;
+
+fn testdata() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata")
+}
+
+fn props(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+fn shop(pairs: &[(&str, &str)]) -> Plan {
+    load(&testdata().join("shop.jmx"), props(pairs)).unwrap()
+}
+
+#[test]
+fn the_shop_plan_maps_group_by_group() {
+    let plan = shop(&[("port", "9123"), ("threads", "4")]);
+    assert_eq!(plan.name, "Shop plan");
+    assert!(plan.unsupported.is_empty(), "{:?}", plan.unsupported);
+    assert_eq!(plan.listener_files, vec!["results-tree.jtl".to_string()]);
+    let [browsers, pollers] = &plan.groups[..] else {
+        panic!("two groups: {:?}", plan.groups)
+    };
+    assert_eq!(browsers.threads, 4);
+    assert_eq!(browsers.iterations, Some(3));
+    assert_eq!(browsers.ramp_up_s, 1);
+    assert!(browsers.cookies);
+    assert_eq!(
+        browsers.think,
+        Some(Pause {
+            min_ms: 10,
+            max_ms: 10
+        })
+    );
+    let feed = &browsers.feeds[0];
+    assert_eq!(feed.file, testdata().join("users.csv"));
+    assert_eq!(
+        feed.columns.as_deref(),
+        Some(&["user".to_string(), "pass".to_string()][..])
+    );
+    let names: Vec<&str> = browsers.steps.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["login", "item"], "the disabled sampler is skipped");
+    let login = &browsers.steps[0];
+    assert_eq!(login.method, "POST");
+    assert_eq!(login.url, "http://127.0.0.1:9123/login");
+    assert_eq!(
+        login.body.as_deref(),
+        Some(r#"{"user":"{{user}}","pass":"{{pass}}","req":"{{uuid}}"}"#)
+    );
+    assert_eq!(
+        login.headers,
+        vec![
+            ("X-Plan".to_string(), "shop-ci".to_string()),
+            ("Content-Type".to_string(), "application/json".to_string())
+        ]
+    );
+    assert_eq!(login.checks, vec!["status == 200".to_string()]);
+    assert_eq!(
+        login.extracts,
+        vec![("first".to_string(), r"regex((\w+))".to_string())]
+    );
+    assert_eq!(login.transaction.as_deref(), Some("Checkout"));
+    assert!(login.follow_redirects && login.keep_alive);
+    assert_eq!(
+        (login.connect_timeout_ms, login.response_timeout_ms),
+        (Some(3000), Some(10000))
+    );
+    let item = &browsers.steps[1];
+    assert_eq!(
+        item.url,
+        "http://127.0.0.1:9123/item/{{conn}}?id={{rand_int 1 1000}}&by={{first}}+and+{{user}}"
+    );
+    assert_eq!(item.checks, vec!["body contains \"item\"".to_string()]);
+    assert_eq!(pollers.iterations, None);
+    assert_eq!(pollers.duration_s, Some(2));
+    assert_eq!(pollers.on_error, OnError::NextIteration);
+    assert_eq!(pollers.load, Load::Threads);
+    assert_eq!(
+        pollers.think,
+        Some(Pause {
+            min_ms: 50,
+            max_ms: 150
+        })
+    );
+    assert_eq!(
+        pollers.steps[0].url,
+        "http://127.0.0.1:9123/status?n={{seq}}&t={{now_ms}}"
+    );
+}
+
+#[test]
+fn the_scenario_text_passes_stampede_validation() {
+    let plan = shop(&[("port", "9123")]);
+    let text = scenario_text(&plan, "shop.jmx");
+    assert!(text.starts_with("# stampede scenario mapped from shop.jmx (test plan 'Shop plan')"));
+    let scenario = stampede_workload::Scenario::parse("shop.toml", &text, &testdata(), &[])
+        .unwrap_or_else(|e| panic!("{e}\n{text}"));
+    assert_eq!(scenario.groups.len(), 2);
+    assert_eq!(scenario.groups[0].steps.len(), 2);
+    assert_eq!(
+        scenario.groups[0].feeders[0].data().rows(),
+        3,
+        "no header line in users.csv"
+    );
+    assert!(text.contains("iterations = 3"), "{text}");
+    assert!(text.contains("duration = \"2s\""), "{text}");
+    assert!(text.contains("on_error = \"next_iteration\""), "{text}");
+    assert!(text.contains("transaction = \"Checkout\""), "{text}");
+    assert!(text.contains("timeout = \"10000ms\""), "{text}");
+}
+
+fn plan_with(group_body: &str) -> String {
+    let text = std::fs::read_to_string(testdata().join("shop.jmx")).unwrap();
+    let start = text.find("      <ThreadGroup").unwrap();
+    let end = text.find("      <ResultCollector").unwrap();
+    format!("{}{}\n{}", &text[..start], group_body, &text[end..])
+}
+
+const GROUP_HEAD: &str = r#"<ThreadGroup testclass="ThreadGroup" testname="G">
+        <stringProp name="ThreadGroup.num_threads">1</stringProp>
+      </ThreadGroup>
+      <hashTree>"#;
+
+fn map(body: &str, pairs: &[(&str, &str)]) -> Result<Plan, JmxError> {
+    let text = plan_with(&format!("{GROUP_HEAD}{body}</hashTree>"));
+    parse("p.jmx", &text, &testdata(), props(pairs))
+}
+
+const GET: &str = r#"<HTTPSamplerProxy testclass="HTTPSamplerProxy" testname="get">
+          <stringProp name="HTTPSampler.path">/</stringProp>
+        </HTTPSamplerProxy>"#;
+
+#[test]
+fn unmappable_elements_are_listed_by_name_and_class() {
+    let body = format!(
+        r#"<JSR223PreProcessor testclass="JSR223PreProcessor" testname="groovy"/>
+        <hashTree/>
+        <IfController testclass="IfController" testname="maybe">
+          <stringProp name="IfController.condition">${{__jexl3("${{x}}" == "1")}}</stringProp>
+        </IfController>
+        <hashTree>{GET}<hashTree/></hashTree>
+        {GET}
+        <hashTree>
+          <ResponseAssertion testclass="ResponseAssertion" testname="not found">
+            <collectionProp name="Asserion.test_strings"><stringProp name="1">error</stringProp></collectionProp>
+            <intProp name="Assertion.test_type">20</intProp>
+          </ResponseAssertion>
+          <hashTree/>
+        </hashTree>"#
+    );
+    let plan = map(&body, &[]).unwrap();
+    let listed: Vec<String> = plan
+        .unsupported
+        .iter()
+        .map(|u| format!("{} ({})", u.name, u.class))
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            "groovy (JSR223PreProcessor)",
+            "maybe (IfController)",
+            "get (HTTPSamplerProxy)"
+        ]
+    );
+    assert!(
+        plan.unsupported[2].why.contains("NOT on the response body"),
+        "{}",
+        plan.unsupported[2]
+    );
+    assert!(
+        plan.unsupported[0].to_string().starts_with("line "),
+        "{}",
+        plan.unsupported[0]
+    );
+}
+
+#[test]
+fn bad_input_is_one_line() {
+    let one_line = |result: Result<Plan, JmxError>| {
+        let text = result.unwrap_err().to_string();
+        assert!(!text.contains('\n'), "{text}");
+        text
+    };
+    let no_threads = plan_with(&format!(
+        r#"<ThreadGroup testclass="ThreadGroup" testname="G"/><hashTree>{GET}<hashTree/></hashTree>"#
+    ));
+    assert_eq!(
+        one_line(parse("p.jmx", &no_threads, &testdata(), props(&[]))),
+        "p.jmx: 'G' (ThreadGroup): the required property ThreadGroup.num_threads is missing or empty"
+    );
+    let csv = r#"<CSVDataSet testclass="CSVDataSet" testname="data">
+          <stringProp name="filename">data/missing.csv</stringProp>
+        </CSVDataSet><hashTree/>"#;
+    let text = one_line(map(&format!("{csv}{GET}<hashTree/>"), &[]));
+    assert!(
+        text.starts_with(&format!(
+            "p.jmx: 'data' (CSVDataSet): CSV file 'data/missing.csv' (resolved to {}): cannot read:",
+            testdata().join("data/missing.csv").display()
+        )),
+        "{text}"
+    );
+    let p = GET.replace(
+        "<stringProp name=\"HTTPSampler.path\">/",
+        "<stringProp name=\"HTTPSampler.path\">/${__P(secret)}",
+    );
+    assert_eq!(
+        one_line(map(&format!("{p}<hashTree/>"), &[])),
+        "p.jmx: ${__P(secret)}: property secret has no value (give -Jsecret=VALUE) and no default"
+    );
+    assert!(map(&format!("{p}<hashTree/>"), &[("secret", "s")]).is_ok());
+    let no_host = plan_with(&format!("{GROUP_HEAD}{GET}<hashTree/></hashTree>")).replace(
+        "<stringProp name=\"HTTPSampler.domain\">${host}</stringProp>",
+        "",
+    );
+    assert!(one_line(parse("p.jmx", &no_host, &testdata(), props(&[]))).contains("no server name"));
+    let unset = plan_with(&format!("{GROUP_HEAD}{GET}<hashTree/></hashTree>"))
+        .replace("${host}</stringProp>", "${server}</stringProp>");
+    assert!(
+        one_line(parse("p.jmx", &unset, &testdata(), props(&[])))
+            .ends_with("'get' (HTTPSamplerProxy): the server name '${server}' holds a variable no user-defined variable or property sets")
+    );
+    assert!(
+        one_line(parse("p.jmx", "<jmeterTestPlan>", &testdata(), props(&[])))
+            .contains("not a JMeter test plan")
+    );
+}
+
+#[test]
+fn bodies_from_files_resolve_against_the_plan() {
+    let post = GET.replace(
+        "<stringProp name=\"HTTPSampler.path\">/</stringProp>",
+        r#"<stringProp name="HTTPSampler.path">/</stringProp>
+          <stringProp name="HTTPSampler.method">PUT</stringProp>
+          <boolProp name="HTTPSampler.postBodyRaw">true</boolProp>
+          <elementProp name="HTTPsampler.Arguments" elementType="Arguments">
+            <collectionProp name="Arguments.arguments">
+              <elementProp name="" elementType="HTTPArgument">
+                <stringProp name="Argument.value">${__FileToString(body.json,,)}</stringProp>
+              </elementProp>
+            </collectionProp>
+          </elementProp>"#,
+    );
+    let plan = map(&format!("{post}<hashTree/>"), &[]).unwrap();
+    let step = &plan.groups[0].steps[0];
+    assert_eq!(step.method, "PUT");
+    assert_eq!(step.body.as_deref(), Some("{\"from\":\"file \\{{x}}\"}\n"));
+    let text = scenario_text(&plan, "p.jmx");
+    let scenario = stampede_workload::Scenario::parse("p.toml", &text, &testdata(), &[]).unwrap();
+    let group = &scenario.groups[0];
+    let body = stampede_workload::Template::compile("body", &group.steps[0].body, &group.scope);
+    assert_eq!(
+        body.unwrap().static_bytes().unwrap(),
+        std::fs::read(testdata().join("body.json")).unwrap(),
+        "the file is sent as it is, braces and all"
+    );
+}
+
+#[test]
+fn repeated_testnames_stay_labels_and_become_unique_step_names() {
+    let plan = map(
+        &format!("{GET}<hashTree/>{GET}<hashTree/>{GET}<hashTree/>"),
+        &[],
+    )
+    .unwrap();
+    let labels: Vec<&str> = plan.groups[0]
+        .steps
+        .iter()
+        .map(|s| s.name.as_str())
+        .collect();
+    assert_eq!(
+        labels,
+        ["get", "get", "get"],
+        "the JTL labels them as JMeter does"
+    );
+    let text = scenario_text(&plan, "p.jmx");
+    let scenario = stampede_workload::Scenario::parse("p.toml", &text, &testdata(), &[])
+        .unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let names: Vec<&str> = scenario.groups[0]
+        .steps
+        .iter()
+        .map(|s| s.name.as_str())
+        .collect();
+    assert_eq!(names, ["get", "get (2)", "get (3)"]);
+}
+
+#[test]
+fn throughput_timers_become_the_open_model() {
+    let timer = r#"<ConstantThroughputTimer testclass="ConstantThroughputTimer" testname="ctt">
+          <intProp name="calcMode">1</intProp>
+          <doubleProp><name>throughput</name><value>1200.0</value><savedValue>0.0</savedValue></doubleProp>
+        </ConstantThroughputTimer><hashTree/>"#;
+    let plan = map(&format!("{timer}{GET}<hashTree/>{GET}<hashTree/>"), &[]).unwrap();
+    assert_eq!(
+        plan.groups[0].load,
+        Load::Rate(10.0),
+        "1200/min over 2 samplers"
+    );
+    let shaping = r#"<kg.apc.jmeter.timers.VariableThroughputTimer testclass="kg.apc.jmeter.timers.VariableThroughputTimer" testname="shape">
+          <collectionProp name="load_profile">
+            <collectionProp name="1"><stringProp name="a">1</stringProp><stringProp name="b">10</stringProp><stringProp name="c">30</stringProp></collectionProp>
+            <collectionProp name="2"><stringProp name="a">10</stringProp><stringProp name="b">10</stringProp><stringProp name="c">60</stringProp></collectionProp>
+          </collectionProp>
+        </kg.apc.jmeter.timers.VariableThroughputTimer><hashTree/>"#;
+    let plan = map(&format!("{shaping}{GET}<hashTree/>"), &[]).unwrap();
+    assert_eq!(
+        plan.groups[0].load,
+        Load::Stages("0s:1,30s:10,0s:10,60s:10".into())
+    );
+    let text = scenario_text(&plan, "p.jmx");
+    stampede_workload::Scenario::parse("p.toml", &text, &testdata(), &[]).unwrap();
+}
+
+#[test]
+fn properties_files_are_read_as_java_does() {
+    let dir = std::env::temp_dir().join(format!("stampede-jmeter-props-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("run.properties");
+    std::fs::write(
+        &file,
+        "# comment\nhost = 10.1.1.1\nport:8080\npath /a\\\n  /b\n",
+    )
+    .unwrap();
+    let read = read_properties(&file).unwrap();
+    assert_eq!(read["host"], "10.1.1.1");
+    assert_eq!(read["port"], "8080");
+    assert_eq!(read["path"], "/a/b");
+    assert!(read_properties(&dir.join("none"))
+        .unwrap_err()
+        .to_string()
+        .starts_with("-q "));
+}

@@ -1,0 +1,146 @@
+//! A thread group's own settings: threads, ramp-up, the loop count, the
+//! scheduler's duration and delay, what to do on a sample error, and the
+//! load model a throughput timer sets; its timers shared by every step
+//! become the group's think time.
+
+use crate::functions::{constant, Names};
+use crate::model::{Feed, Group, Load, OnError, Phase, Step};
+use crate::rules::throughput;
+use crate::tree::Element;
+use crate::MapError;
+
+/// What the group's scope holds that its settings need.
+pub(crate) struct GroupScope<'e> {
+    pub throughput: Option<&'e Element>,
+    pub cookies: bool,
+}
+
+pub(crate) fn settings(
+    e: &Element,
+    names: &Names,
+    notes: &mut Vec<String>,
+    scope: GroupScope<'_>,
+    mut steps: Vec<Step>,
+    feeds: Vec<(Feed, Vec<String>)>,
+) -> Result<Option<Group>, MapError> {
+    let count = |prop: &str| -> Result<Option<u64>, MapError> {
+        let Some(raw) = e.text(prop) else {
+            return Ok(None);
+        };
+        let value = constant(raw, names, prop)?;
+        value
+            .trim()
+            .parse::<i64>()
+            .map(|n| u64::try_from(n).ok())
+            .map_err(|_| {
+                MapError::Bad(format!(
+                    "{}: {prop} is '{value}', not a whole number",
+                    e.describe()
+                ))
+            })
+    };
+    let threads = count("ThreadGroup.num_threads")?
+        .ok_or_else(|| MapError::missing(e, "ThreadGroup.num_threads"))?;
+    if steps.is_empty() || threads == 0 {
+        notes.push(format!(
+            "{}: no HTTP samplers or no threads; the group is left out",
+            e.describe()
+        ));
+        return Ok(None);
+    }
+    let threads = u32::try_from(threads)
+        .map_err(|_| MapError::Bad(format!("{}: too many threads", e.describe())))?;
+    let loop_controller = e.element("ThreadGroup.main_controller");
+    // loops -1 is forever (the scheduler's duration, if any, ends it).
+    let iterations = match loop_controller.and_then(|lc| lc.text("LoopController.loops")) {
+        Some(raw) => {
+            let value = constant(raw, names, "LoopController.loops")?;
+            match value.trim().parse::<i64>() {
+                Ok(n) if n < 0 => None,
+                Ok(n) => Some(n as u64),
+                Err(_) => {
+                    return Err(MapError::Bad(format!(
+                        "{}: LoopController.loops is '{value}', not a whole number",
+                        e.describe()
+                    )))
+                }
+            }
+        }
+        None => Some(1),
+    };
+    let scheduler = e.flag("ThreadGroup.scheduler") == Some(true);
+    let (duration_s, delay_s) = if scheduler {
+        (count("ThreadGroup.duration")?, count("ThreadGroup.delay")?)
+    } else {
+        (None, None)
+    };
+    if iterations.is_none() && duration_s.is_none() {
+        notes.push(format!(
+            "{}: loops forever with no scheduler duration: it runs until interrupted (Ctrl-C), as in JMeter",
+            e.describe()
+        ));
+    }
+    let on_error = match e.text("ThreadGroup.on_sample_error").map(str::trim) {
+        None | Some("continue") => OnError::Continue,
+        Some("startnextloop") => OnError::NextIteration,
+        Some("stopthread") => OnError::StopUser,
+        Some("stoptest" | "stoptestnow") => OnError::StopRun,
+        Some(other) => {
+            return Err(MapError::Unsupported(format!(
+                "on_sample_error {other} is not mapped"
+            )))
+        }
+    };
+    let load = match scope.throughput {
+        Some(timer) => throughput(timer, names, threads, steps.len())?,
+        None => Load::Threads,
+    };
+    // The open model has no per-user loop count: threads × loops
+    // iterations at the timer's rate last this long.
+    let (iterations, duration_s) = match (&load, iterations) {
+        (Load::Threads, _) | (_, None) => (iterations, duration_s),
+        (Load::Rate(rate), Some(loops)) => {
+            let total = loops as f64 * f64::from(threads);
+            let bound = (total / rate).ceil() as u64;
+            notes.push(format!(
+                "{}: {total} iterations at {rate:.3}/s: the group runs for {bound}s",
+                e.describe()
+            ));
+            (None, Some(duration_s.map_or(bound, |d| d.min(bound))))
+        }
+        (Load::Stages(_), Some(_)) => {
+            notes.push(format!(
+                "{}: with a Throughput Shaping Timer the group runs for its stages, not its loop count",
+                e.describe()
+            ));
+            (None, duration_s)
+        }
+    };
+    // Timers every step has are written once, as the group's think time.
+    let think = steps.first().and_then(|s| s.think);
+    let shared = steps.iter().all(|s| s.think == think);
+    if shared {
+        for step in &mut steps {
+            step.think = None;
+        }
+    }
+    Ok(Some(Group {
+        name: e.name.clone(),
+        phase: match e.class.as_str() {
+            "SetupThreadGroup" => Phase::Setup,
+            "PostThreadGroup" => Phase::Teardown,
+            _ => Phase::Main,
+        },
+        threads,
+        load,
+        ramp_up_s: count("ThreadGroup.ramp_time")?.unwrap_or(0),
+        iterations,
+        duration_s,
+        delay_s: delay_s.filter(|d| *d > 0),
+        on_error,
+        cookies: scope.cookies,
+        feeds: feeds.into_iter().map(|f| f.0).collect(),
+        think: if shared { think } else { None },
+        steps,
+    }))
+}

@@ -1,0 +1,214 @@
+//! The scenario keys that bound and order a group and tune one step, added
+//! for JMeter plans (issue 20) but plain scenario keys for anyone:
+//! a group's `iterations`, `duration`, `start_delay`, `phase`, `on_error`
+//! and `cookies`; a step's `think`, `transaction`, `once`,
+//! `follow_redirects`, `keep_alive`, `connect_timeout` and `timeout`; a
+//! feed's `columns` and `skip_first_line` (a CSV without a header line).
+
+use super::file::{FeedToml, GroupToml, StepToml};
+use super::{Context, ScenarioError, ThinkTime};
+use crate::feeder::{FeedData, FeedSpec, Feeder};
+use stampede_plan::parse_duration;
+use std::path::Path;
+use std::time::Duration;
+use toml::Spanned;
+
+/// When a group runs, relative to the others.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Phase {
+    /// Before every `main` group starts (JMeter's setUp Thread Group).
+    Setup,
+    #[default]
+    Main,
+    /// After every `main` group has finished (JMeter's tearDown Thread Group).
+    Teardown,
+}
+
+/// What a virtual user does when a step fails (an error or a failed check).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OnError {
+    /// Go on with the next step.
+    #[default]
+    Continue,
+    /// Abandon this iteration and start the next one.
+    NextIteration,
+    /// This virtual user stops.
+    StopUser,
+    /// The whole run stops.
+    StopRun,
+}
+
+/// A group's bounds and order; the defaults are what a scenario without
+/// these keys always meant (run for the run's duration, all groups at once).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GroupLimits {
+    /// `iterations = N`: each virtual user walks the steps N times, then stops.
+    pub iterations: Option<u64>,
+    /// `duration = "60s"`: the group stops this long after it started.
+    pub duration: Option<Duration>,
+    /// `start_delay = "5s"`: the group starts this long after the run (or its phase) began.
+    pub start_delay: Option<Duration>,
+    /// `phase = "setup" | "main" | "teardown"`.
+    pub phase: Phase,
+    /// `on_error = "continue" | "next_iteration" | "stop_user" | "stop_run"`.
+    pub on_error: OnError,
+    /// `cookies = true`: each virtual user keeps the cookies it is sent and
+    /// sends them back (JMeter's HTTP Cookie Manager).
+    pub cookies: bool,
+}
+
+/// One step's own settings; None: the run's setting applies.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StepOptions {
+    /// `think = "100ms..300ms"`: a pause before this step, in place of the group's think.
+    pub think: Option<ThinkTime>,
+    /// `transaction = "Checkout"`: steps sharing a name are also counted together.
+    pub transaction: Option<String>,
+    /// `once = true`: only in each virtual user's first iteration.
+    pub once: bool,
+    pub follow_redirects: Option<bool>,
+    pub keep_alive: Option<bool>,
+    pub connect_timeout: Option<Duration>,
+    /// The response timeout.
+    pub timeout: Option<Duration>,
+}
+
+impl Context<'_> {
+    fn duration(&self, value: &Option<Spanned<String>>) -> Result<Option<Duration>, ScenarioError> {
+        value
+            .as_ref()
+            .map(|d| parse_duration(d.get_ref()).map_err(|e| self.at(d, e.to_string())))
+            .transpose()
+    }
+
+    pub(super) fn limits(
+        &self,
+        group: &GroupToml,
+        open: bool,
+    ) -> Result<GroupLimits, ScenarioError> {
+        let iterations = match &group.iterations {
+            Some(n) if open => {
+                return Err(self.at(n, "iterations needs connections (a closed-model group)"))
+            }
+            Some(n) => match u64::try_from(*n.get_ref()) {
+                Ok(n) if n > 0 => Some(n),
+                _ => return Err(self.at(n, "iterations is a whole number of at least 1")),
+            },
+            None => None,
+        };
+        let phase = match &group.phase {
+            None => Phase::Main,
+            Some(p) => match p.get_ref().as_str() {
+                "setup" => Phase::Setup,
+                "main" => Phase::Main,
+                "teardown" => Phase::Teardown,
+                _ => return Err(self.at(p, "phase is setup, main or teardown")),
+            },
+        };
+        let on_error = match &group.on_error {
+            None => OnError::Continue,
+            Some(o) => match o.get_ref().as_str() {
+                "continue" => OnError::Continue,
+                "next_iteration" => OnError::NextIteration,
+                "stop_user" => OnError::StopUser,
+                "stop_run" => OnError::StopRun,
+                _ => {
+                    return Err(self.at(
+                        o,
+                        "on_error is continue, next_iteration, stop_user or stop_run",
+                    ))
+                }
+            },
+        };
+        Ok(GroupLimits {
+            iterations,
+            duration: self.duration(&group.duration)?,
+            start_delay: self.duration(&group.start_delay)?,
+            phase,
+            on_error,
+            cookies: group.cookies.unwrap_or(false),
+        })
+    }
+
+    pub(super) fn step_options(&self, step: &StepToml) -> Result<StepOptions, ScenarioError> {
+        let name = step.name.get_ref();
+        let think = step
+            .think
+            .as_ref()
+            .map(|t| {
+                ThinkTime::parse(t.get_ref()).ok_or_else(|| {
+                    self.at(
+                        t,
+                        format!(
+                            "step {name}: think is MIN..MAX, e.g. 50ms..150ms, or one duration"
+                        ),
+                    )
+                })
+            })
+            .transpose()?;
+        let transaction = match &step.transaction {
+            Some(t) if t.get_ref().trim().is_empty() => {
+                return Err(self.at(t, format!("step {name}: transaction is a name")))
+            }
+            t => t.as_ref().map(|t| t.get_ref().clone()),
+        };
+        Ok(StepOptions {
+            think,
+            transaction,
+            once: step.once.unwrap_or(false),
+            follow_redirects: step.follow_redirects,
+            keep_alive: step.keep_alive,
+            connect_timeout: self.duration(&step.connect_timeout)?,
+            timeout: self.duration(&step.timeout)?,
+        })
+    }
+
+    /// A feed with `columns`: the file has no header line (with
+    /// `skip_first_line`, its first line is skipped), the names are given.
+    pub(super) fn headerless_feed(
+        &self,
+        feed: &FeedToml,
+        spec: &FeedSpec,
+        base: &Path,
+    ) -> Result<Option<Feeder>, ScenarioError> {
+        let Some(columns) = &feed.columns else {
+            if let Some(skip) = &feed.skip_first_line {
+                return Err(self.at(
+                    skip,
+                    "skip_first_line needs columns (the file has a header line otherwise)",
+                ));
+            }
+            return Ok(None);
+        };
+        if columns.get_ref().is_empty() {
+            return Err(self.at(columns, "columns names at least one column"));
+        }
+        let path = base.join(&spec.path);
+        let shown = path.display().to_string();
+        let text = std::fs::read(&path)
+            .map_err(|e| self.at(&feed.file, format!("{shown}: cannot read: {e}")))?;
+        let rows = if feed.skip_first_line.as_ref().is_some_and(|s| *s.get_ref()) {
+            text.iter()
+                .position(|&b| b == b'\n')
+                .map_or(&[][..], |i| &text[i + 1..])
+        } else {
+            &text[..]
+        };
+        let delimiter = char::from(spec.delimiter).to_string();
+        let header: Vec<String> = columns
+            .get_ref()
+            .iter()
+            .map(|c| format!("\"{}\"", c.replace('"', "\"\"")))
+            .collect();
+        let mut csv = header.join(&delimiter).into_bytes();
+        csv.push(b'\n');
+        csv.extend_from_slice(rows);
+        let data = FeedData::from_csv(&shown, &csv, spec.delimiter)
+            .map_err(|e| self.at(&feed.file, e.to_string()))?;
+        Ok(Some(Feeder::new(data, spec.mode)))
+    }
+}
+
+#[cfg(test)]
+#[path = "options_tests.rs"]
+mod tests;

@@ -1,0 +1,126 @@
+//! `stampede jmeter`: JMeter's non-GUI command line (`-n -t plan.jmx -l
+//! results.jtl -Jname=value -q FILE -e -o DIR -j FILE`). The plan is mapped
+//! by crates/stampede-jmeter onto a stampede scenario; `--dry-run` prints
+//! it; otherwise it runs as `stampede run --scenario` would, the samples are
+//! written to the JTL file as JMeter writes them (jmeter_jtl.rs) and the
+//! report ends with JMeter's `summary =` line (jmeter_report.rs).
+//!
+//! Refused with one line each (exit 2): unknown flags, JMeter's remote and
+//! GUI-only modes, a plan with elements that cannot be mapped (unless
+//! `--skip-unsupported`), and every bad-input case of the plan.
+
+use super::jmeter_options::{parse, JmeterOptions, Notes, Parsed, HELP, TOOL};
+use super::{usage, version_line};
+use crate::exit;
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::Path;
+
+/// The properties: -q files in order, then -J (later values win).
+pub(super) fn properties(o: &JmeterOptions) -> anyhow::Result<HashMap<String, String>> {
+    let mut props = HashMap::new();
+    for file in &o.prop_files {
+        props.extend(stampede_jmeter::read_properties(file).map_err(|e| usage(TOOL, e))?);
+    }
+    props.extend(o.props.iter().cloned());
+    Ok(props)
+}
+
+/// The mapped plan, its scenario text (validated as a scenario file is),
+/// after the notes and the unsupported elements were shown.
+pub(super) fn map_plan(
+    o: &JmeterOptions,
+    props: &HashMap<String, String>,
+    notes: &mut Notes,
+) -> anyhow::Result<(stampede_jmeter::Plan, String)> {
+    let format: Vec<&str> = props
+        .keys()
+        .filter(|k| k.starts_with("jmeter.save.saveservice."))
+        .map(String::as_str)
+        .collect();
+    if !format.is_empty() {
+        notes.line(&format!(
+            "stampede: note: results-file properties are not honoured ({}): -l writes JMeter's default CSV columns",
+            format.join(", ")
+        ));
+    }
+    let plan = stampede_jmeter::load(&o.plan, props.clone())
+        .map_err(|e| anyhow::anyhow!("{TOOL}: {e}"))?;
+    let shown = o.plan.display().to_string();
+    for note in &plan.notes {
+        notes.line(&format!("stampede: note: {note}"));
+    }
+    if !plan.listener_files.is_empty() {
+        notes.line(&format!(
+            "stampede: note: the plan's listeners' files are not written ({}); {}",
+            plan.listener_files.join(", "),
+            match &o.jtl {
+                Some(jtl) => format!("the samples go to {}", jtl.display()),
+                None => "-l FILE writes the samples".to_string(),
+            }
+        ));
+    }
+    if !plan.unsupported.is_empty() {
+        for element in &plan.unsupported {
+            notes.line(&format!(
+                "stampede: jmeter: cannot map {shown}:{}: '{}' ({}): {}",
+                element.line, element.name, element.class, element.why
+            ));
+        }
+        if !o.skip_unsupported {
+            return Err(usage(
+                TOOL,
+                format!(
+                    "{} element(s) of {shown} cannot be mapped (listed above); --skip-unsupported runs the rest",
+                    plan.unsupported.len()
+                ),
+            ));
+        }
+        notes.line(&format!(
+            "stampede: note: --skip-unsupported: running without the {} element(s) listed",
+            plan.unsupported.len()
+        ));
+    }
+    if plan.groups.is_empty() {
+        return Err(usage(
+            TOOL,
+            format!("{shown}: no thread group with HTTP samplers to run"),
+        ));
+    }
+    let text = stampede_jmeter::scenario_text(&plan, &shown);
+    let base = o.plan.parent().unwrap_or(Path::new(""));
+    stampede_workload::Scenario::parse(&format!("{shown} (mapped)"), &text, base, &[])
+        .map_err(|e| anyhow::anyhow!("{TOOL}: the scenario {shown} maps to is invalid: {e}"))?;
+    Ok((plan, text))
+}
+
+/// `stampede jmeter WORDS...`.
+pub fn execute(words: Vec<String>) -> anyhow::Result<i32> {
+    let o = match parse(&words)? {
+        Parsed::Help => {
+            writeln!(std::io::stdout(), "{HELP}")?;
+            return Ok(exit::OK);
+        }
+        Parsed::Version => {
+            writeln!(std::io::stdout(), "{}", version_line(TOOL))?;
+            return Ok(exit::OK);
+        }
+        Parsed::Run(o) => o,
+    };
+    let mut notes = match &o.log_file {
+        Some(path) => Notes(Some(std::fs::File::create(path).map_err(|e| {
+            usage(TOOL, format!("-j {}: cannot create: {e}", path.display()))
+        })?)),
+        None => Notes(None),
+    };
+    let props = properties(&o)?;
+    let (plan, text) = map_plan(&o, &props, &mut notes)?;
+    if o.dry_run {
+        std::io::stdout().write_all(text.as_bytes())?;
+        return Ok(exit::OK);
+    }
+    let summariser = std::sync::Arc::new(super::jmeter_summariser::Summariser::new(
+        super::jmeter_summariser::interval(&props),
+    ));
+    super::jmeter_run::run(&o, &plan, &summariser, &mut notes)
+}

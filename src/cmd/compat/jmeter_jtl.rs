@@ -1,0 +1,260 @@
+//! The `-l FILE` writer: one [`RequestSink`] per thread group's run, each on
+//! the engine's request-log thread (bounded batches; when the disk falls
+//! behind, lines are dropped and counted, the load is never slowed), all
+//! writing JTL CSV lines in JMeter's default columns (stampede_jmeter::jtl)
+//! into one shared file.
+//!
+//! A sample names its step by the outcome's request index (`target`, the
+//! step's place in its group); a failed check names itself in
+//! `failureMessage` from the outcome's `judged` bits.
+
+use stampede_engine::{LoggedRequest, RequestSink, RunClock, WorkloadSpec};
+use stampede_jmeter::jtl::{non_http, reason_phrase, write_header, write_sample, Sample};
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, UNIX_EPOCH};
+
+/// The JTL file all groups write to.
+pub(super) type SharedJtl = Arc<Mutex<BufWriter<File>>>;
+
+/// Opens `path`: an existing non-empty file is appended to without a
+/// second header (as JMeter does), unless `force` empties it first.
+pub(super) fn open_jtl(path: &Path, force: bool) -> io::Result<SharedJtl> {
+    let append = !force && std::fs::metadata(path).is_ok_and(|m| m.len() > 0);
+    let file = if append {
+        OpenOptions::new().append(true).open(path)?
+    } else {
+        File::create(path)?
+    };
+    let mut out = BufWriter::with_capacity(1 << 16, file);
+    if !append {
+        write_header(&mut out)?;
+    }
+    Ok(Arc::new(Mutex::new(out)))
+}
+
+/// One step as its lines name it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct StepLabel {
+    label: String,
+    url: String,
+}
+
+/// What a group's lines say about it.
+pub(super) struct GroupLabels {
+    /// `threadName`'s lead: the group's name and number (from 1).
+    pub group: String,
+    pub number: usize,
+    /// grpThreads and allThreads (configured, not counted live).
+    pub threads: u32,
+    pub all_threads: u32,
+}
+
+/// A group's sink.
+pub(super) struct JtlSink {
+    shared: SharedJtl,
+    group: GroupLabels,
+    steps: Vec<StepLabel>,
+    /// Every check's expression in the run's order (Judged indexes it).
+    checks: Vec<String>,
+    line: Vec<u8>,
+}
+
+impl JtlSink {
+    /// `labels` are the samplers' testnames (repeats kept, as JMeter
+    /// labels them), `urls` the steps' URLs, both by request index.
+    pub(super) fn new(
+        shared: SharedJtl,
+        group: GroupLabels,
+        workload: Option<&WorkloadSpec>,
+        names: Vec<String>,
+        urls: Vec<String>,
+    ) -> JtlSink {
+        let checks = workload.map_or_else(Vec::new, |spec| {
+            spec.check_names().into_iter().map(|c| c.check).collect()
+        });
+        let steps = urls
+            .into_iter()
+            .enumerate()
+            .map(|(i, url)| StepLabel {
+                label: names
+                    .get(i)
+                    .cloned()
+                    .unwrap_or_else(|| format!("request {i}")),
+                url,
+            })
+            .collect();
+        JtlSink {
+            shared,
+            group,
+            steps,
+            checks,
+            line: Vec::with_capacity(512),
+        }
+    }
+
+    /// `failureMessage`: the checks that failed, as JMeter lists assertion failures.
+    fn failures(&self, request: &LoggedRequest) -> String {
+        let Some(judged) = request.outcome.judged.filter(|j| j.any_failed()) else {
+            return String::new();
+        };
+        let first = usize::from(judged.first);
+        (0..usize::from(judged.count).min(64))
+            .filter(|i| judged.failed & (1 << i) != 0)
+            .filter_map(|i| self.checks.get(first + i))
+            .map(|check| format!("check failed: {check}"))
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+}
+
+fn millis(duration: Duration) -> u64 {
+    duration.as_millis() as u64
+}
+
+impl RequestSink for JtlSink {
+    fn write(&mut self, request: &LoggedRequest, clock: &RunClock) -> io::Result<()> {
+        let o = &request.outcome;
+        let unknown = StepLabel {
+            label: format!("request {}", o.target),
+            url: String::new(),
+        };
+        let step = self.steps.get(usize::from(o.target)).unwrap_or(&unknown);
+        let (code, message) = match o.result {
+            Ok(status) => (status.to_string(), reason_phrase(status).to_string()),
+            Err(kind) => non_http(kind.as_str()),
+        };
+        let failure = self.failures(request);
+        let thread = format!(
+            "{} {}-{}",
+            self.group.group,
+            self.group.number,
+            request.worker + 1
+        );
+        let sample = Sample {
+            timestamp_ms: clock
+                .wall(o.intended)
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, millis),
+            elapsed_ms: millis(o.done.saturating_duration_since(o.intended)),
+            label: &step.label,
+            response_code: &code,
+            response_message: &message,
+            thread_name: &thread,
+            data_type: "text",
+            success: matches!(o.result, Ok(status) if status < 400) && failure.is_empty(),
+            failure_message: &failure,
+            bytes: o.bytes_received,
+            sent_bytes: 0,
+            grp_threads: self.group.threads,
+            all_threads: self.group.all_threads,
+            url: &step.url,
+            latency_ms: o.first_byte.map_or(0, |first| {
+                millis(first.saturating_duration_since(o.intended))
+            }),
+            idle_ms: 0,
+            connect_ms: request.connect.map_or(0, millis),
+        };
+        self.line.clear();
+        write_sample(&sample, &mut self.line)?;
+        let mut out = self.shared.lock().unwrap_or_else(PoisonError::into_inner);
+        out.write_all(&self.line)
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        self.shared
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use stampede_engine::StepWork;
+    use stampede_metrics::{Judged, Outcome};
+    use stampede_workload::CheckSet;
+    use std::time::{Instant, SystemTime};
+
+    fn step(name: &str, checks: &[&str]) -> StepWork {
+        StepWork {
+            name: Some(name.to_string()),
+            checks: CheckSet::parse(checks).unwrap(),
+            ..StepWork::default()
+        }
+    }
+
+    #[test]
+    fn lines_name_their_step_and_the_checks_that_failed() {
+        let dir = stampede_testkit::temp_dir("jtl-sink");
+        let path = dir.join("r.jtl");
+        let shared = open_jtl(&path, false).unwrap();
+        let spec = WorkloadSpec {
+            steps: vec![
+                step("login", &["status == 200", "body contains \"token\""]),
+                step("me", &["status == 200", "header(X-User) exists"]),
+            ],
+            ..WorkloadSpec::default()
+        };
+        let labels = GroupLabels {
+            group: "Users".into(),
+            number: 2,
+            threads: 5,
+            all_threads: 7,
+        };
+        let urls = vec!["http://h/login".to_string(), "http://h/me".to_string()];
+        let names = vec!["login".to_string(), "me".to_string()];
+        let mut sink = JtlSink::new(shared, labels, Some(&spec), names, urls);
+        let start = Instant::now();
+        let clock = RunClock {
+            measure_start: start,
+            measure_start_wall: SystemTime::now(),
+        };
+        let outcome = Outcome {
+            intended: start,
+            sent: start,
+            first_byte: Some(start + Duration::from_millis(3)),
+            done: start + Duration::from_millis(5),
+            result: Ok(200),
+            bytes_received: 99,
+            body_bytes: 10,
+            target: 1,
+            // Checks 2 and 3 of the run are the second step's; the second failed.
+            judged: Some(Judged {
+                first: 2,
+                count: 2,
+                failed: 0b10,
+            }),
+        };
+        let request = LoggedRequest {
+            worker: 0,
+            outcome,
+            connect: Some(Duration::from_millis(1)),
+        };
+        sink.write(&request, &clock).unwrap();
+        sink.finish().unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let line = text.lines().nth(1).unwrap();
+        let fields: Vec<&str> = line.split(',').collect();
+        assert_eq!(
+            fields[1..9],
+            [
+                "5",
+                "me",
+                "200",
+                "OK",
+                "Users 2-1",
+                "text",
+                "false",
+                "check failed: header(X-User) exists"
+            ]
+        );
+        assert_eq!(
+            fields[9..],
+            ["99", "0", "5", "7", "http://h/me", "3", "0", "1"]
+        );
+    }
+}

@@ -1,0 +1,203 @@
+//! `stampede jmeter` plans: .jmx files written the way JMeter 5 writes
+//! them (crates/stampede-jmeter/testdata) mapped with `--dry-run`, every
+//! bad-input case refused in one line with exit status 2 before any
+//! request, unmappable elements listed, and JMeter's flags accepted or
+//! refused. The runs are in jmeter_runs.rs.
+
+use stampede_testkit::{stampede, temp_dir, text};
+use std::path::PathBuf;
+use std::process::Output;
+
+fn testdata(file: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("crates/stampede-jmeter/testdata")
+        .join(file)
+        .display()
+        .to_string()
+}
+
+fn jmeter(args: &[&str]) -> Output {
+    let mut words = vec!["jmeter"];
+    words.extend_from_slice(args);
+    stampede(&words)
+}
+
+/// The one stderr line of a refused command (exit status 2).
+fn refused(args: &[&str]) -> String {
+    let out = jmeter(args);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    stderr.lines().last().unwrap_or("").to_string()
+}
+
+#[test]
+fn dry_run_prints_the_scenario_with_properties_folded_in() {
+    let plan = testdata("shop.jmx");
+    let out = jmeter(&[
+        "-n",
+        "-t",
+        &plan,
+        "-Jport=9321",
+        "-J",
+        "threads=7",
+        "--dry-run",
+    ]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        stdout.starts_with("# stampede scenario mapped from "),
+        "{stdout}"
+    );
+    assert!(stdout.contains("connections = 7"), "{stdout}");
+    assert!(
+        stdout.contains("url = \"http://127.0.0.1:9321/login\""),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains("/never"),
+        "the disabled sampler is left out: {stdout}"
+    );
+    assert!(
+        stdout.contains(&format!("file = \"{}\"", testdata("users.csv"))),
+        "{stdout}"
+    );
+    // The listener's own file is named once, and not written.
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("listeners' files are not written (results-tree.jtl)"),
+        "{stderr}"
+    );
+    // What --dry-run prints runs as a scenario file: kept, it parses the same.
+    let dir = temp_dir("jmeter-dry-run");
+    let kept = dir.join("shop.toml");
+    std::fs::write(&kept, &stdout).unwrap();
+    let again = stampede_workload::Scenario::load(&kept, &[]).unwrap();
+    assert_eq!(again.groups.len(), 2);
+}
+
+#[test]
+fn property_files_come_before_j_properties() {
+    let dir = temp_dir("jmeter-props");
+    let props = dir.join("run.properties");
+    std::fs::write(&props, "port=7001\nthreads=3\n").unwrap();
+    let plan = testdata("shop.jmx");
+    let props = props.display().to_string();
+    let out = jmeter(&["-n", "-t", &plan, "-q", &props, "-Jthreads=4", "--dry-run"]);
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("127.0.0.1:7001/login"), "{stdout}");
+    assert!(
+        stdout.contains("connections = 4"),
+        "-J wins over -q: {stdout}"
+    );
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    let dir = temp_dir("jmeter-bad");
+    let not_a_plan = dir.join("notes.jmx");
+    std::fs::write(&not_a_plan, "<html><body/></html>").unwrap();
+    let not_a_plan = not_a_plan.display().to_string();
+    assert!(
+        refused(&["-n", "-t", &not_a_plan, "--dry-run"])
+            .ends_with("not a JMeter test plan: the root element is <html>, not <jmeterTestPlan>"),
+        "{}",
+        refused(&["-n", "-t", &not_a_plan, "--dry-run"])
+    );
+    let shop = std::fs::read_to_string(testdata("shop.jmx")).unwrap();
+    std::fs::copy(testdata("users.csv"), dir.join("users.csv")).unwrap();
+    let write = |name: &str, text: String| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path.display().to_string()
+    };
+    let no_threads = write(
+        "no-threads.jmx",
+        shop.replace(
+            "<stringProp name=\"ThreadGroup.num_threads\">1</stringProp>",
+            "",
+        ),
+    );
+    assert!(
+        refused(&["-n", "-t", &no_threads, "--dry-run"])
+            .ends_with("'Pollers' (ThreadGroup): the required property ThreadGroup.num_threads is missing or empty")
+    );
+    let no_csv = write("no-csv.jmx", shop.replace("users.csv", "data/users.csv"));
+    let line = refused(&["-n", "-t", &no_csv, "--dry-run"]);
+    let resolved = dir.join("data/users.csv").display().to_string();
+    assert!(
+        line.contains(&format!(
+            "CSV file 'data/users.csv' (resolved to {resolved}): cannot read"
+        )),
+        "{line}"
+    );
+    let no_default = write(
+        "no-default.jmx",
+        shop.replace("${__P(threads,2)}", "${__P(threads)}"),
+    );
+    assert!(refused(&["-n", "-t", &no_default, "--dry-run"]).ends_with(
+        "${__P(threads)}: property threads has no value (give -Jthreads=VALUE) and no default"
+    ));
+    let missing = dir.join("none.jmx").display().to_string();
+    assert!(refused(&["-n", "-t", &missing]).contains("none.jmx: cannot read"));
+}
+
+#[test]
+fn unmappable_elements_are_listed_and_refused_unless_skipped() {
+    let dir = temp_dir("jmeter-unsupported");
+    let shop = std::fs::read_to_string(testdata("shop.jmx")).unwrap();
+    std::fs::copy(testdata("users.csv"), dir.join("users.csv")).unwrap();
+    let groovy = r#"<JSR223PreProcessor guiclass="TestBeanGUI" testclass="JSR223PreProcessor" testname="sign request">
+          <stringProp name="scriptLanguage">groovy</stringProp>
+        </JSR223PreProcessor>
+        <hashTree/>
+        <CSVDataSet"#;
+    let plan = dir.join("groovy.jmx");
+    std::fs::write(&plan, shop.replacen("<CSVDataSet", groovy, 1)).unwrap();
+    let plan = plan.display().to_string();
+    let out = jmeter(&["-n", "-t", &plan, "--dry-run"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("cannot map ")
+            && stderr.contains("'sign request' (JSR223PreProcessor): no stampede equivalent"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("1 element(s) of"), "{stderr}");
+    assert!(text(&out.stdout).is_empty(), "nothing printed or run");
+    let skipped = jmeter(&["-n", "-t", &plan, "--dry-run", "--skip-unsupported"]);
+    assert_eq!(skipped.status.code(), Some(0), "{}", text(&skipped.stderr));
+    assert!(text(&skipped.stdout).contains("name = \"login\""));
+}
+
+#[test]
+fn flags_are_accepted_or_refused_with_one_line() {
+    let plan = testdata("shop.jmx");
+    for (flag, expected) in [
+        ("-X", "jmeter: unknown option -X"),
+        ("-r", "jmeter -r: not supported: remote engines"),
+        ("-Gport=1", "jmeter -G: not supported"),
+        ("--nosuchflag", "jmeter: unknown option --nosuchflag"),
+    ] {
+        let line = refused(&["-n", "-t", &plan, flag, "--dry-run"]);
+        assert!(line.contains(expected), "{flag}: {line}");
+    }
+    assert!(refused(&["-n", "-t", &plan, "-e"]).contains("-e needs -o DIR"));
+    let help = jmeter(&["-h"]);
+    assert_eq!(help.status.code(), Some(0));
+    assert!(text(&help.stdout).contains("Examples:"));
+    // -j: stampede's own lines go to the file, not stderr.
+    let dir = temp_dir("jmeter-log");
+    let log = dir.join("stampede.log");
+    let log_arg = log.display().to_string();
+    let out = jmeter(&["-n", "-t", &plan, "-j", &log_arg, "--dry-run"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        !text(&out.stderr).contains("listeners"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(std::fs::read_to_string(&log)
+        .unwrap()
+        .contains("listeners' files are not written"));
+}

@@ -1,0 +1,552 @@
+//! `stampede jmeter` runs: .jmx plans written the way JMeter 5 writes them
+//! (crates/stampede-jmeter/testdata/session.jmx: two thread groups, a CSV
+//! data set, assertions, a JSON extractor, timers, -J properties, header
+//! managers, a raw JSON POST, a disabled sampler) against `stampede serve`
+//! and nginx, the JTL checked against what the servers logged.
+
+use stampede_testkit::{stampede, temp_dir, text};
+use std::path::PathBuf;
+use std::process::Output;
+
+fn testdata(file: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("crates/stampede-jmeter/testdata")
+        .join(file)
+        .display()
+        .to_string()
+}
+
+fn jmeter(args: &[&str]) -> Output {
+    let mut words = vec!["jmeter"];
+    words.extend_from_slice(args);
+    stampede(&words)
+}
+
+/// The one stderr line of a refused command (exit status 2).
+fn refused(args: &[&str]) -> String {
+    let out = jmeter(args);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    stderr.lines().last().unwrap_or("").to_string()
+}
+
+/// `stampede serve` on a free port with its access log, stopped (SIGTERM,
+/// so the log is flushed) when dropped.
+struct Serve {
+    child: std::process::Child,
+    port: u16,
+    log: PathBuf,
+}
+
+impl Serve {
+    fn start(dir: &std::path::Path) -> Serve {
+        let port = stampede_testkit::free_port();
+        let log = dir.join("access.log");
+        let child = std::process::Command::new(stampede_testkit::binary())
+            .args(["serve", "-t", "1", "-p", &port.to_string(), "--access-log"])
+            .arg(&log)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("stampede serve starts");
+        let ready = std::time::Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                ready.elapsed() < std::time::Duration::from_secs(20),
+                "serve never listened"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        Serve { child, port, log }
+    }
+
+    /// Stops the server and returns its access log's request lines.
+    fn requests(mut self) -> Vec<String> {
+        // SAFETY: kill(2) on our own child's pid; no memory is involved.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let _ = self.child.wait();
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|line| line.split('"').nth(1).map(str::to_string))
+            .collect()
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// JTL lines as column maps, by the header's names.
+fn jtl_rows(text: &str) -> Vec<std::collections::HashMap<String, String>> {
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    let header: Vec<String> = reader
+        .headers()
+        .unwrap()
+        .iter()
+        .map(str::to_string)
+        .collect();
+    reader
+        .records()
+        .map(|r| {
+            header
+                .iter()
+                .cloned()
+                .zip(r.unwrap().iter().map(str::to_string))
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn a_two_group_plan_runs_and_the_jtl_says_what_the_server_received() {
+    let dir = temp_dir("jmeter-run");
+    let serve = Serve::start(&dir);
+    let jtl = dir.join("results.jtl");
+    let port = format!("-Jport={}", serve.port);
+    let out = jmeter(&[
+        "-n",
+        "-t",
+        &testdata("session.jmx"),
+        "-l",
+        &jtl.display().to_string(),
+        &port,
+        "-Jenv=ci-run",
+        "-Jthreads=2",
+        "-Jloops=3",
+        "-Jduration=1",
+    ]);
+    let stdout = text(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        text(&out.stderr)
+    );
+    let summary = stdout
+        .lines()
+        .find(|l| l.starts_with("summary = "))
+        .unwrap_or_default();
+    assert!(summary.contains(" in 00:00:0"), "{stdout}");
+    let text_jtl = std::fs::read_to_string(&jtl).unwrap();
+    assert_eq!(
+        text_jtl.lines().next(),
+        Some(
+            "timeStamp,elapsed,label,responseCode,responseMessage,threadName,dataType,success,\
+             failureMessage,bytes,sentBytes,grpThreads,allThreads,URL,Latency,IdleTime,Connect"
+        )
+    );
+    let rows = jtl_rows(&text_jtl);
+    let shoppers: Vec<_> = rows
+        .iter()
+        .filter(|r| r["threadName"].starts_with("Shoppers 1-"))
+        .collect();
+    // 2 threads × 3 loops × 3 samplers (the disabled one is not sent).
+    assert_eq!(shoppers.len(), 18, "{text_jtl}");
+    for label in ["login", "me", "echo"] {
+        assert_eq!(
+            shoppers.iter().filter(|r| r["label"] == label).count(),
+            6,
+            "{label}"
+        );
+    }
+    for row in &shoppers {
+        // /me answers 200 only to the token extracted from /login; /echo's
+        // assertion sees the -J header value the server echoed.
+        assert_eq!(
+            (row["responseCode"].as_str(), row["success"].as_str()),
+            ("200", "true"),
+            "{row:?}"
+        );
+        assert_eq!(
+            (row["grpThreads"].as_str(), row["allThreads"].as_str()),
+            ("2", "3")
+        );
+        let elapsed: u64 = row["elapsed"].parse().unwrap();
+        let latency: u64 = row["Latency"].parse().unwrap();
+        assert!(latency <= elapsed, "{row:?}");
+        assert!(row["timeStamp"].parse::<u64>().unwrap() > 1_600_000_000_000);
+    }
+    let polls: Vec<_> = rows.iter().filter(|r| r["label"] == "poll").collect();
+    assert!(!polls.is_empty() && polls.iter().all(|r| r["threadName"] == "Pollers 2-1"));
+    // The Uniform Random Timer (20 ms + up to 20 ms) paces the one poller.
+    let mut starts: Vec<u64> = polls
+        .iter()
+        .map(|r| r["timeStamp"].parse().unwrap())
+        .collect();
+    starts.sort_unstable();
+    for pair in starts.windows(2) {
+        assert!(
+            pair[1] - pair[0] >= 19,
+            "polls {} ms apart ({} polls in all)",
+            pair[1] - pair[0],
+            starts.len()
+        );
+    }
+    for poll in &polls {
+        assert_eq!(
+            poll["success"], "false",
+            "the plan asserts a body /json does not have"
+        );
+        assert_eq!(
+            poll["failureMessage"],
+            "check failed: body contains \"items\""
+        );
+    }
+    let requests = serve.requests();
+    let count = |prefix: &str| requests.iter().filter(|r| r.starts_with(prefix)).count();
+    assert_eq!(count("POST /login "), 6, "{requests:?}");
+    assert_eq!(count("GET /me "), 6);
+    assert_eq!(count("GET /echo?u="), 6);
+    assert_eq!(count("GET /json "), polls.len());
+    assert_eq!(count("GET /never"), 0, "disabled elements are skipped");
+    for user in ["ann", "bob", "cid"] {
+        assert!(
+            requests
+                .iter()
+                .any(|r| r.starts_with(&format!("GET /echo?u={user}&n="))),
+            "{requests:?}"
+        );
+    }
+    assert_eq!(
+        rows.len(),
+        requests.len(),
+        "one JTL line per request the server saw"
+    );
+}
+
+#[test]
+fn reports_results_and_an_existing_jtl_are_handled_as_jmeter_does() {
+    let dir = temp_dir("jmeter-outputs");
+    let serve = Serve::start(&dir);
+    let port = format!("-Jport={}", serve.port);
+    let report = dir.join("report");
+    std::fs::create_dir_all(&report).unwrap();
+    std::fs::write(report.join("old.html"), "old").unwrap();
+    let report_arg = report.display().to_string();
+    let plan = testdata("session.jmx");
+    let small = ["-Jthreads=1", "-Jloops=1", "-Jduration=1"];
+    let mut args = vec!["-n", "-t", &plan, &port, "-e", "-o", &report_arg];
+    args.extend(small);
+    assert!(refused(&args).contains("the folder is not empty (-f empties it)"));
+    let jtl = dir.join("results.jtl");
+    let earlier = "timeStamp,elapsed,label\n1,2,earlier\n";
+    std::fs::write(&jtl, earlier).unwrap();
+    let jtl_arg = jtl.display().to_string();
+    let json = dir.join("out.json").display().to_string();
+    args.extend(["-f", "--stampede-json", &json]);
+    let forced = jmeter(&args);
+    assert_eq!(forced.status.code(), Some(0), "{}", text(&forced.stderr));
+    assert!(!report.join("old.html").exists(), "-f emptied the folder");
+    for n in [1, 2] {
+        assert!(
+            report.join(format!("group-{n}.html")).is_file(),
+            "group {n}'s report"
+        );
+        let result = stampede_testkit::read_json(&dir.join(format!("out.group-{n}.json")));
+        assert_eq!(result["schema"], "stampede.result/1");
+    }
+    // Without -f an existing JTL is appended to, without a second header.
+    let mut append = vec!["-n", "-t", &plan, &port, "-l", &jtl_arg];
+    append.extend(small);
+    let out = jmeter(&append);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let after = std::fs::read_to_string(&jtl).unwrap();
+    assert!(after.starts_with(earlier), "{after}");
+    assert!(
+        after.lines().skip(2).all(|l| !l.starts_with("timeStamp")),
+        "{after}"
+    );
+    assert!(
+        after.lines().count() > 2 + 3,
+        "the new samples follow: {after}"
+    );
+    drop(serve);
+}
+
+/// A JMeter 5 style plan for nginx: a CSV-fed POST with a raw JSON body
+/// and a GET with the user in the query, under a plan-level header manager.
+fn nginx_plan(dir: &std::path::Path, port: u16) -> String {
+    std::fs::copy(testdata("users.csv"), dir.join("users.csv")).unwrap();
+    let session = std::fs::read_to_string(testdata("session.jmx")).unwrap();
+    // The session plan without its /me sampler (nginx hands out no token)
+    // and without the extractor that reads one.
+    let start = session.find("<HTTPSamplerProxy guiclass=\"HttpTestSampleGui\" testclass=\"HTTPSamplerProxy\" testname=\"me\">").unwrap();
+    let end = session.find("<HTTPSamplerProxy guiclass=\"HttpTestSampleGui\" testclass=\"HTTPSamplerProxy\" testname=\"echo\">").unwrap();
+    let plan = format!("{}{}", &session[..start], &session[end..])
+        .replace(
+            "<stringProp name=\"JSONPostProcessor.referenceNames\">token</stringProp>",
+            "<stringProp name=\"JSONPostProcessor.referenceNames\">ok</stringProp>",
+        )
+        .replace(
+            "<stringProp name=\"JSONPostProcessor.jsonPathExprs\">$.token</stringProp>",
+            "<stringProp name=\"JSONPostProcessor.jsonPathExprs\">$.ok</stringProp>",
+        )
+        .replace("X-Plan: ${__P(env,local)}", "nginx")
+        .replace(
+            "<stringProp name=\"ThreadGroup.duration\">${__P(duration,1)}</stringProp>",
+            "<stringProp name=\"ThreadGroup.duration\">1</stringProp>",
+        );
+    let path = dir.join("nginx.jmx");
+    std::fs::write(&path, plan.replace("${__P(port,3000)}", &port.to_string())).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn the_plan_runs_against_nginx_and_its_log_shows_the_requests() {
+    let nginx = stampede_testkit::require_tool!("nginx");
+    let dir = temp_dir("jmeter-nginx");
+    let port = stampede_testkit::free_port();
+    let log = dir.join("access.log");
+    let d = dir.display();
+    let conf = format!(
+        "daemon off;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
+         events {{ worker_connections 64; }}\n\
+         http {{\n  client_body_temp_path {d}/body;\n  proxy_temp_path {d}/proxy;\n\
+           fastcgi_temp_path {d}/fastcgi;\n  uwsgi_temp_path {d}/uwsgi;\n  scgi_temp_path {d}/scgi;\n\
+           log_format plan '$request|$http_x_plan|$content_type';\n\
+           server {{\n    listen 127.0.0.1:{port};\n    access_log {log} plan;\n\
+             location /login {{ default_type application/json; return 200 '{{\"ok\":true}}'; }}\n\
+             location / {{ default_type text/plain; return 200 'nginx $request_uri'; }}\n  }}\n}}\n",
+        log = log.display(),
+    );
+    let conf_path = dir.join("nginx.conf");
+    std::fs::write(&conf_path, conf).unwrap();
+    let mut server = std::process::Command::new(nginx)
+        .arg("-p")
+        .arg(&dir)
+        .arg("-c")
+        .arg(&conf_path)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let ready = std::time::Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            ready.elapsed() < std::time::Duration::from_secs(20),
+            "nginx never listened"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let plan = nginx_plan(&dir, port);
+    let jtl = dir.join("nginx.jtl");
+    let out = jmeter(&[
+        "-n",
+        "-t",
+        &plan,
+        "-l",
+        &jtl.display().to_string(),
+        "-Jenv=nginx-run",
+        "-Jthreads=2",
+        "-Jloops=2",
+    ]);
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let rows = jtl_rows(&std::fs::read_to_string(&jtl).unwrap());
+    let shoppers: Vec<_> = rows
+        .iter()
+        .filter(|r| r["threadName"].starts_with("Shoppers"))
+        .collect();
+    assert_eq!(shoppers.len(), 2 * 2 * 2, "{rows:?}");
+    assert!(
+        shoppers
+            .iter()
+            .all(|r| r["success"] == "true" && r["responseCode"] == "200"),
+        "{rows:?}"
+    );
+    let lines = std::fs::read_to_string(&log).unwrap();
+    let posts: Vec<&str> = lines
+        .lines()
+        .filter(|l| l.starts_with("POST /login "))
+        .collect();
+    assert_eq!(posts.len(), 4, "{lines}");
+    assert!(
+        posts
+            .iter()
+            .all(|l| l.ends_with("|nginx-run|application/json")),
+        "{lines}"
+    );
+    assert_eq!(
+        lines
+            .lines()
+            .filter(|l| l.starts_with("GET /echo?u="))
+            .count(),
+        4,
+        "{lines}"
+    );
+    assert_eq!(
+        lines.lines().count(),
+        rows.len(),
+        "one JTL line per request nginx logged"
+    );
+}
+
+#[test]
+fn a_setup_thread_group_runs_before_the_others() {
+    let dir = temp_dir("jmeter-setup");
+    let serve = Serve::start(&dir);
+    std::fs::copy(testdata("users.csv"), dir.join("users.csv")).unwrap();
+    let session = std::fs::read_to_string(testdata("session.jmx")).unwrap();
+    let setup = session.replace(
+        "<ThreadGroup guiclass=\"ThreadGroupGui\" testclass=\"ThreadGroup\" testname=\"Pollers\">",
+        "<SetupThreadGroup guiclass=\"SetupThreadGroupGui\" testclass=\"SetupThreadGroup\" testname=\"Pollers\">",
+    );
+    let setup = setup.replacen(
+        "</ThreadGroup>\n      <hashTree>\n        <UniformRandomTimer",
+        "</SetupThreadGroup>\n      <hashTree>\n        <UniformRandomTimer",
+        1,
+    );
+    assert_ne!(setup, session);
+    let plan = dir.join("setup.jmx");
+    std::fs::write(&plan, setup).unwrap();
+    let jtl = dir.join("setup.jtl");
+    let port = format!("-Jport={}", serve.port);
+    let out = jmeter(&[
+        "-n",
+        "-t",
+        &plan.display().to_string(),
+        "-l",
+        &jtl.display().to_string(),
+        &port,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let rows = jtl_rows(&std::fs::read_to_string(&jtl).unwrap());
+    let ends = |label: &str| {
+        rows.iter()
+            .filter(|r| r["label"] == label)
+            .map(|r| r["timeStamp"].parse::<u64>().unwrap() + r["elapsed"].parse::<u64>().unwrap())
+            .collect::<Vec<_>>()
+    };
+    let setup_done = ends("poll").into_iter().max().expect("the setUp group ran");
+    let first_login = rows
+        .iter()
+        .filter(|r| r["label"] == "login")
+        .map(|r| r["timeStamp"].parse::<u64>().unwrap())
+        .min()
+        .expect("the main group ran");
+    assert!(
+        setup_done <= first_login,
+        "setUp ended at {setup_done}, login began at {first_login}"
+    );
+    drop(serve);
+}
+
+/// session.jmx with /me authenticated by the login's `sid` cookie instead
+/// of the bearer token, with or without an HTTP Cookie Manager.
+fn cookie_plan(dir: &std::path::Path, with_manager: bool) -> String {
+    std::fs::copy(testdata("users.csv"), dir.join("users.csv")).unwrap();
+    let session = std::fs::read_to_string(testdata("session.jmx")).unwrap();
+    let bearer = session.find("<HeaderManager guiclass=\"HeaderPanel\" testclass=\"HeaderManager\" testname=\"Bearer\">").unwrap();
+    let after = bearer + session[bearer..].find("<hashTree/>").unwrap() + "<hashTree/>".len();
+    let mut plan = format!("{}{}", &session[..bearer], &session[after..]);
+    if with_manager {
+        let manager = r#"<CookieManager guiclass="CookiePanel" testclass="CookieManager" testname="HTTP Cookie Manager">
+          <collectionProp name="CookieManager.cookies"/>
+          <boolProp name="CookieManager.clearEachIteration">false</boolProp>
+        </CookieManager>
+        <hashTree/>
+        <CSVDataSet"#;
+        plan = plan.replacen("<CSVDataSet", manager, 1);
+    }
+    let path = dir.join(format!("cookies-{with_manager}.jmx"));
+    std::fs::write(&path, plan).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn a_cookie_manager_keeps_each_users_cookies() {
+    let dir = temp_dir("jmeter-cookies");
+    let serve = Serve::start(&dir);
+    let port = format!("-Jport={}", serve.port);
+    let me_codes = |with_manager: bool| {
+        let plan = cookie_plan(&dir, with_manager);
+        let jtl = dir.join(format!("cookies-{with_manager}.jtl"));
+        let out = jmeter(&[
+            "-n",
+            "-t",
+            &plan,
+            "-l",
+            &jtl.display().to_string(),
+            &port,
+            "-Jduration=1",
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        jtl_rows(&std::fs::read_to_string(&jtl).unwrap())
+            .into_iter()
+            .filter(|r| r["label"] == "me")
+            .map(|r| r["responseCode"].clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        me_codes(false),
+        vec!["401"; 6],
+        "no cookie sent without the manager"
+    );
+    assert_eq!(
+        me_codes(true),
+        vec!["200"; 6],
+        "the login's sid cookie is sent back"
+    );
+    drop(serve);
+}
+
+#[test]
+fn a_scheduler_delay_holds_the_group_back() {
+    let dir = temp_dir("jmeter-delay");
+    let serve = Serve::start(&dir);
+    std::fs::copy(testdata("users.csv"), dir.join("users.csv")).unwrap();
+    let session = std::fs::read_to_string(testdata("session.jmx")).unwrap();
+    let delayed = session.replace(
+        "<stringProp name=\"ThreadGroup.delay\">0</stringProp>",
+        "<stringProp name=\"ThreadGroup.delay\">1</stringProp>",
+    );
+    assert_ne!(delayed, session);
+    let plan = dir.join("delay.jmx");
+    std::fs::write(&plan, delayed).unwrap();
+    let jtl = dir.join("delay.jtl");
+    let port = format!("-Jport={}", serve.port);
+    let out = jmeter(&[
+        "-n",
+        "-t",
+        &plan.display().to_string(),
+        "-l",
+        &jtl.display().to_string(),
+        &port,
+    ]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    // "Starting the test @ 2026-12-01T14:20:04.402Z (1796134804402)"
+    let started: u64 = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("Starting the test @ "))
+        .and_then(|l| {
+            l.rsplit_once('(')
+                .map(|(_, ms)| ms.trim_end_matches(')').to_string())
+        })
+        .and_then(|ms| ms.parse().ok())
+        .unwrap_or_else(|| panic!("no start line: {stdout}"));
+    let rows = jtl_rows(&std::fs::read_to_string(&jtl).unwrap());
+    let first_poll = rows
+        .iter()
+        .filter(|r| r["label"] == "poll")
+        .map(|r| r["timeStamp"].parse::<u64>().unwrap())
+        .min()
+        .expect("the delayed group ran");
+    assert!(
+        first_poll >= started + 1000,
+        "started {started}, first poll {first_poll}"
+    );
+    drop(serve);
+}
