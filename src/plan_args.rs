@@ -80,6 +80,9 @@ pub struct BuiltRun {
     pub workload: Option<Arc<WorkloadSpec>>,
     /// `--script`, prepared (its `done` runs after the report).
     pub script: Option<Arc<stampede_lua::LuaScript>>,
+    /// Scenario keys `stampede run` does not act on yet (notices for it;
+    /// `stampede jmeter` maps them itself).
+    pub unhonoured: Vec<String>,
 }
 
 /// Builds and validates the plan of a command that sends fixed requests
@@ -100,6 +103,10 @@ pub fn build_plan(args: &RunArgs) -> anyhow::Result<(Plan, Vec<String>)> {
 /// Builds and validates `stampede run`'s plan and workload.
 pub fn build_run(args: &RunArgs) -> anyhow::Result<BuiltRun> {
     let scenario = load_scenario(&args.workload)?;
+    let unhonoured = scenario
+        .as_ref()
+        .map(crate::workload_plan::unhonoured_keys)
+        .unwrap_or_default();
     let scenario_args;
     let mut models = Vec::new();
     let args = match &scenario {
@@ -156,6 +163,7 @@ pub fn build_run(args: &RunArgs) -> anyhow::Result<BuiltRun> {
         notices,
         workload,
         script,
+        unhonoured,
     })
 }
 

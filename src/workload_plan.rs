@@ -43,9 +43,76 @@ pub fn load_scenario(args: &WorkloadArgs) -> anyhow::Result<Option<ScenarioLoad>
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
     let scenario = Scenario::load(path, &vars)?;
+    if let Some(first) = scenario.groups.iter().flat_map(|g| &g.steps).next() {
+        let origin = |t: &Target| (t.scheme, t.authority.to_ascii_lowercase());
+        let other = scenario
+            .groups
+            .iter()
+            .flat_map(|g| &g.steps)
+            .find(|s| origin(&s.target) != origin(&first.target));
+        if let Some(other) = other {
+            anyhow::bail!(
+                "{}: step {} goes to {}, step {} to {}: a scenario's steps go to one origin (scheme, host and port) for now",
+                path.display(),
+                first.name,
+                first.target.authority,
+                other.name,
+                other.target.authority
+            );
+        }
+    }
     Ok(Some(ScenarioLoad {
         groups: scenario.groups,
     }))
+}
+
+/// The scenario keys `stampede run` does not act on yet (`stampede jmeter`
+/// maps them onto run flags itself): one notice each, so none is silently
+/// ignored. `cookies = true` is honoured (a cookie jar per user).
+pub fn unhonoured_keys(scenario: &ScenarioLoad) -> Vec<String> {
+    let mut notes = Vec::new();
+    for group in &scenario.groups {
+        let l = &group.limits;
+        let mut keys = Vec::new();
+        if l.iterations.is_some() {
+            keys.push("iterations (use -n)");
+        }
+        if l.duration.is_some() {
+            keys.push("duration (use -d)");
+        }
+        if l.start_delay.is_some() {
+            keys.push("start_delay");
+        }
+        if l.phase != Default::default() {
+            keys.push("phase");
+        }
+        if l.on_error != Default::default() {
+            keys.push("on_error");
+        }
+        for step in &group.steps {
+            if step.options != Default::default() {
+                keys.push(
+                    "a step's think, transaction, once, follow_redirects, keep_alive or timeouts",
+                );
+                break;
+            }
+        }
+        if !keys.is_empty() {
+            notes.push(format!(
+                "group {}: not acted on by `stampede run` yet: {}",
+                group.name,
+                keys.join(", ")
+            ));
+        }
+    }
+    notes
+}
+
+impl ScenarioLoad {
+    /// True when a group asks for a cookie jar (`cookies = true`).
+    pub fn wants_cookies(&self) -> bool {
+        self.groups.iter().any(|g| g.limits.cookies)
+    }
 }
 
 impl ScenarioLoad {
@@ -90,11 +157,13 @@ pub fn build_workload(
 ) -> anyhow::Result<Option<Arc<WorkloadSpec>>> {
     let (agent, agents) = agent.unwrap_or((0, 1));
     let has_scenario = scenario.is_some();
+    let scenario_cookies = scenario.as_ref().is_some_and(|(s, _)| s.wants_cookies());
     let spec = match scenario {
         Some((scenario, models)) => Some(scenario_spec(args, plan, &scenario.groups, models)?),
         None => flags_spec(args, plan)?,
     };
-    let spec = match (spec, script.is_some() || args.cookie_jar) {
+    let cookie_jar = args.cookie_jar || scenario_cookies;
+    let spec = match (spec, script.is_some() || cookie_jar) {
         (None, true) => Some(WorkloadSpec {
             steps: vec![StepWork::default(); requests_of(plan).len()],
             groups: vec![GroupWork {
@@ -114,7 +183,7 @@ pub fn build_workload(
         );
     }
     spec.script = script;
-    spec.cookie_jar = args.cookie_jar;
+    spec.cookie_jar = cookie_jar;
     spec.capture_max = args.capture_max;
     spec.agent = agent;
     spec.agents = agents;

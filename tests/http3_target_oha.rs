@@ -11,7 +11,12 @@ use stampede_target::{CertSource, TlsConfig};
 use stampede_testkit::{skip_or_fail, spawn_target, text, TargetConfig};
 use std::process::Command;
 
+// oha's HTTP/3 build (`cargo install oha --locked --features http3`) took
+// 1 h 38 min on this 2-core machine: more than CI's whole budget, so this
+// interop test is opt-in (`cargo test --test http3_target_oha -- --ignored`)
+// and recorded in docs/protocols.md; everything else about HTTP/3 runs in CI.
 #[test]
+#[ignore = "needs oha built with --features http3 (a long build): run with --ignored"]
 fn oha_over_http3_is_served_every_request_by_the_built_in_target() {
     let oha = stampede_testkit::require_tool!("oha");
     let target = spawn_target(TargetConfig {
