@@ -19,7 +19,7 @@ pub struct ScriptArgs {
     /// wrk table): wrk's scripts run unchanged; see docs/lua.md
     #[arg(long, value_name = "FILE")]
     pub script: Option<PathBuf>,
-    /// After `--`: the script's arguments (init's args[1], args[2], ...)
+    /// After `--`: the script's arguments (init's `args[1]`, `args[2]`, ...)
     #[arg(last = true, value_name = "SCRIPT_ARGS", requires = "script")]
     pub script_args: Vec<String>,
 }

@@ -32,7 +32,7 @@ pub enum Parsed<T> {
     Run(T),
 }
 
-/// What each front-end provides; [`execute`] does the rest the same way for all.
+/// What each front-end provides; `execute` (compat/mod.rs) does the rest the same way for all.
 pub trait FrontEnd {
     /// Remarks about accepted options that change nothing (printed on stderr).
     fn notes(&self) -> Vec<String> {
