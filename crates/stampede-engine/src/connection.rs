@@ -7,7 +7,7 @@ use crate::backoff::Backoff;
 use crate::http1::{ResponseError, ResponseParser, ResponseProgress};
 use crate::outcome_class::classify_io;
 use crate::read_buffer::ReadBuffer;
-use crate::redirect::Follow;
+use crate::redirect::{Follow, Hops};
 use crate::request_log::WorkerLog;
 use crate::request_log::WorkerLogHandle;
 use crate::transport::{Connector, Stream};
@@ -53,6 +53,39 @@ pub struct ConnectionContext {
 }
 
 impl ConnectionContext {
+    /// The start of every request on either path (the reactors' books and
+    /// the tokio slot): the parser's capture set on first use, then which
+    /// request of the mix (or the user's step) goes next, rendered into the
+    /// user's buffer when it has a workload. `None`: nothing can be sent (a
+    /// `unique` feeder ran out, or the script failed; the request is taken
+    /// back and the worker winds down).
+    pub(crate) fn begin_request(
+        &self,
+        parser: &mut ResponseParser,
+        capture_set: &mut bool,
+        session: &mut Option<Box<UserSession>>,
+        intended: Instant,
+    ) -> Option<usize> {
+        if !std::mem::replace(capture_set, true) {
+            if let Some(capture) = self.capture() {
+                parser.set_capture(capture);
+            }
+        }
+        let Some(work) = &self.workload else {
+            return Some(self.next_target());
+        };
+        let session = session.get_or_insert_with(|| Box::new(work.new_user()));
+        let target = session.next_target(work, || self.next_target());
+        let fixed = self.request_of(target).0;
+        match session.prepare(work, target, fixed, || work.spec.sequence.next()) {
+            Ok(()) => Some(target),
+            Err(not) => {
+                self.state.not_prepared(intended, not);
+                None
+            }
+        }
+    }
+
     /// What a connection's parser keeps of each response: what the
     /// workload's checks and script read, and the `Location` of redirects.
     pub(crate) fn capture(&self) -> Option<crate::http1::Capture> {
@@ -182,11 +215,8 @@ pub struct Slot {
     session: Option<Box<UserSession>>,
     /// The parser keeps what checks and redirects read (set on first use).
     capture_set: bool,
-    /// Redirects the request in flight has followed, and the hop's request
-    /// (with a spare buffer, swapped: no allocation).
-    hops: u32,
-    hop_request: Vec<u8>,
-    hop_spare: Vec<u8>,
+    /// Redirects the request in flight has followed (`--redirects`).
+    hops: Hops,
 }
 
 impl Slot {
@@ -202,20 +232,8 @@ impl Slot {
             backoff_due: None,
             session: None,
             capture_set: false,
-            hops: 0,
-            hop_request: Vec::new(),
-            hop_spare: Vec::new(),
+            hops: Hops::default(),
         }
-    }
-
-    /// The bytes of the request in flight: a hop's, the rendered one, or
-    /// the pre-encoded request of the mix.
-    fn request_bytes<'a>(&'a self, ctx: &'a ConnectionContext) -> &'a [u8] {
-        if self.hops > 0 {
-            return &self.hop_request;
-        }
-        let rendered = self.session.as_ref().and_then(|s| s.rendered());
-        rendered.unwrap_or_else(|| ctx.request_of(self.current).0)
     }
 
     /// Whether the response (status `status`) redirects the request
@@ -225,21 +243,11 @@ impl Slot {
             return Follow::No;
         };
         let location = self.parser.capture().and_then(|c| c.header("location"));
-        let current = crate::redirect::request_path(self.request_bytes(ctx));
-        let follow = rule.follow(status, location, current, self.hops);
-        match &follow {
-            Follow::Hop { path, keep_method } => {
-                let mut next = std::mem::take(&mut self.hop_spare);
-                let original = self.request_bytes(ctx);
-                crate::redirect::hop_request(original, path, *keep_method, &mut next);
-                self.hop_spare = std::mem::replace(&mut self.hop_request, next);
-                self.hops += 1;
-                ctx.state.recorder.borrow_mut().record_redirect();
-            }
-            Follow::Offsite => ctx.state.recorder.borrow_mut().record_offsite_redirect(),
-            Follow::No | Follow::Limit => {}
-        }
-        follow
+        let rendered = self.session.as_ref().and_then(|s| s.rendered());
+        let original = rendered.unwrap_or_else(|| ctx.request_of(self.current).0);
+        let mut recorder = ctx.state.recorder.borrow_mut();
+        self.hops
+            .follow(rule, status, location, original, &mut recorder)
     }
 
     /// True when a scenario user is inside an iteration (its next step is
@@ -252,28 +260,19 @@ impl Slot {
     /// Picks the request to send (the user's next step with a workload)
     /// and renders it; false when a `unique` feeder ran out of rows.
     fn prepare(&mut self, ctx: &ConnectionContext, intended: Instant) -> bool {
-        if !std::mem::replace(&mut self.capture_set, true) {
-            if let Some(capture) = ctx.capture() {
-                self.parser.set_capture(capture);
+        self.hops.reset();
+        let begun = ctx.begin_request(
+            &mut self.parser,
+            &mut self.capture_set,
+            &mut self.session,
+            intended,
+        );
+        match begun {
+            Some(target) => {
+                self.current = target;
+                true
             }
-        }
-        self.hops = 0;
-        let Some(work) = &ctx.workload else {
-            self.current = ctx.next_target();
-            return true;
-        };
-        if self.session.is_none() {
-            self.session = Some(Box::new(work.new_user()));
-        }
-        let session = self.session.as_mut().expect("set above");
-        self.current = session.next_target(work, || ctx.next_target());
-        let fixed = ctx.request_of(self.current).0;
-        match session.prepare(work, self.current, fixed, || work.spec.sequence.next()) {
-            Ok(()) => true,
-            Err(not) => {
-                ctx.state.not_prepared(intended, not);
-                false
-            }
+            None => false,
         }
     }
 
@@ -567,11 +566,10 @@ impl Slot {
         ctx: &ConnectionContext,
         exchange: &mut Exchange,
     ) -> Result<(u16, bool), ErrorKind> {
-        let request = if self.hops > 0 {
-            &self.hop_request[..]
-        } else {
-            let rendered = self.session.as_ref().and_then(|s| s.rendered());
-            rendered.unwrap_or_else(|| ctx.request_of(self.current).0)
+        let rendered = self.session.as_ref().and_then(|s| s.rendered());
+        let request = match self.hops.request() {
+            Some(hop) => hop,
+            None => rendered.unwrap_or_else(|| ctx.request_of(self.current).0),
         };
         let stream = self.stream.as_mut().expect("connected above");
         stream

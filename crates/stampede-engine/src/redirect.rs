@@ -13,6 +13,59 @@
 //!   it is counted as an offsite redirect (the engine connects to one origin);
 //! - after `N` hops a further redirect is the `redirect_limit` error.
 
+/// The hops of a connection's request in flight, kept the same way by
+/// both paths: how many so far, and the next hop's request (two buffers
+/// swapped, so following a chain does not allocate).
+#[derive(Debug, Default)]
+pub struct Hops {
+    count: u32,
+    request: Vec<u8>,
+    spare: Vec<u8>,
+}
+
+impl Hops {
+    /// A new request: no hop yet.
+    pub fn reset(&mut self) {
+        self.count = 0;
+    }
+
+    /// The hop's request, once the request in flight has hopped.
+    pub fn request(&self) -> Option<&[u8]> {
+        (self.count > 0).then_some(&self.request[..])
+    }
+
+    /// Decides on a `status` response carrying `location` to the request in
+    /// flight (`original`, its bytes before any hop): a hop's request is
+    /// made ready and counted; an offsite redirect is counted and is the
+    /// response.
+    pub fn follow(
+        &mut self,
+        rule: &RedirectRule,
+        status: u16,
+        location: Option<&[u8]>,
+        original: &[u8],
+        recorder: &mut stampede_metrics::Recorder,
+    ) -> Follow {
+        let current: &[u8] = if self.count > 0 {
+            &self.request
+        } else {
+            original
+        };
+        let follow = rule.follow(status, location, request_path(current), self.count);
+        match &follow {
+            Follow::Hop { path, keep_method } => {
+                hop_request(current, path, *keep_method, &mut self.spare);
+                std::mem::swap(&mut self.request, &mut self.spare);
+                self.count += 1;
+                recorder.record_redirect();
+            }
+            Follow::Offsite => recorder.record_offsite_redirect(),
+            Follow::No | Follow::Limit => {}
+        }
+        follow
+    }
+}
+
 /// Statuses that redirect.
 fn is_redirect(status: u16) -> bool {
     matches!(status, 301 | 302 | 303 | 307 | 308)

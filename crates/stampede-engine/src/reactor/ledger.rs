@@ -14,7 +14,7 @@ use crate::backoff::Backoff;
 use crate::connection::{response_error_kind, ConnectionContext};
 use crate::http1::{Complete, ResponseError, ResponseParser, ResponseProgress};
 use crate::read_buffer::ReadBuffer;
-use crate::redirect::Follow;
+use crate::redirect::{Follow, Hops};
 use crate::workload::UserSession;
 use stampede_metrics::{ErrorKind, Judged, Outcome};
 use std::time::{Duration, Instant};
@@ -62,10 +62,7 @@ pub struct Ledger {
     /// The parser keeps what checks and redirects read (set on first use).
     capture_set: bool,
     /// Redirects the request in flight has followed (`--redirects`).
-    hops: u32,
-    /// The hop's request (and a spare buffer, swapped: no allocation).
-    hop_request: Vec<u8>,
-    hop_spare: Vec<u8>,
+    hops: Hops,
 }
 
 impl Ledger {
@@ -94,9 +91,7 @@ impl Ledger {
             session: None,
             pause_until: None,
             capture_set: false,
-            hops: 0,
-            hop_request: Vec::new(),
-            hop_spare: Vec::new(),
+            hops: Hops::default(),
         }
     }
 
@@ -108,28 +103,17 @@ impl Ledger {
     /// `unique` feeder ran out of rows (the request is taken back, nothing
     /// is sent, and the worker winds down).
     pub fn begin(&mut self, ctx: &ConnectionContext, intended: Instant) -> bool {
-        if !std::mem::replace(&mut self.capture_set, true) {
-            if let Some(capture) = ctx.capture() {
-                self.parser.set_capture(capture);
-            }
-        }
-        self.hops = 0;
-        match &ctx.workload {
-            None => self.target = ctx.next_target(),
-            Some(work) => {
-                if self.session.is_none() {
-                    self.session = Some(Box::new(work.new_user()));
-                }
-                let session = self.session.as_mut().expect("set above");
-                self.target = session.next_target(work, || ctx.next_target());
-                let seq = || work.spec.sequence.next();
-                let fixed = ctx.request_of(self.target).0;
-                if let Err(not) = session.prepare(work, self.target, fixed, seq) {
-                    ctx.state.not_prepared(intended, not);
-                    return false;
-                }
-            }
-        }
+        self.hops.reset();
+        let begun = ctx.begin_request(
+            &mut self.parser,
+            &mut self.capture_set,
+            &mut self.session,
+            intended,
+        );
+        let Some(target) = begun else {
+            return false;
+        };
+        self.target = target;
         let (_, head) = ctx.request_of(self.target);
         self.parser.set_head_request(head);
         self.intended = intended;
@@ -231,8 +215,8 @@ impl Ledger {
 
     /// The bytes of the request (or the pipelined batch) in flight.
     pub fn request<'a>(&'a self, ctx: &'a ConnectionContext) -> &'a [u8] {
-        if self.hops > 0 {
-            return &self.hop_request;
+        if let Some(hop) = self.hops.request() {
+            return hop;
         }
         if let Some(rendered) = self.session.as_ref().and_then(|s| s.rendered()) {
             return rendered;
@@ -322,21 +306,11 @@ impl Ledger {
             return Follow::No;
         }
         let location = self.parser.capture().and_then(|c| c.header("location"));
-        let current = crate::redirect::request_path(self.request(ctx));
-        let follow = rule.follow(done.status, location, current, self.hops);
-        match &follow {
-            Follow::Hop { path, keep_method } => {
-                let mut next = std::mem::take(&mut self.hop_spare);
-                crate::redirect::hop_request(self.request(ctx), path, *keep_method, &mut next);
-                self.hop_spare = std::mem::replace(&mut self.hop_request, next);
-                self.hops += 1;
-                // The hop's bytes count with the request; its body is not the answer's.
-                ctx.state.recorder.borrow_mut().record_redirect();
-            }
-            Follow::Offsite => ctx.state.recorder.borrow_mut().record_offsite_redirect(),
-            Follow::No | Follow::Limit => {}
-        }
-        follow
+        let rendered = self.session.as_ref().and_then(|s| s.rendered());
+        let original = rendered.unwrap_or_else(|| ctx.request_of(self.target).0);
+        let mut recorder = ctx.state.recorder.borrow_mut();
+        self.hops
+            .follow(rule, done.status, location, original, &mut recorder)
     }
 
     /// Judges a complete response by the workload's checks and extractors
