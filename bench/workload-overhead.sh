@@ -15,8 +15,11 @@
 #   bench/workload-overhead.sh                 # 3 rounds x 10 s
 #   bench/workload-overhead.sh --quick         # 1 round x 3 s
 #   bench/workload-overhead.sh --rounds 5 --duration 8
+#   bench/workload-overhead.sh --baseline /path/to/older/stampede   # adds fixed-base:
+#       the fixed request on an older build, for the no-regression goal (<= 1.02x)
 # Options: --rounds N, --duration S, --out PATH, --no-install, --wait-quiet S,
-#   --wait-budget S, --stampede PATH (default target/release/stampede).
+#   --wait-budget S, --stampede PATH (default target/release/stampede),
+#   --baseline PATH (an older stampede binary; its fixed request is a variant).
 # Everything is bounded: each run has a duration, only 127.0.0.1 is used, nginx
 # is stopped by a trap on exit. Writes bench/results/DATE-workload.md.
 set -euo pipefail
@@ -36,6 +39,7 @@ MAX_OTHER_CPU=15
 RETRIES=2
 INSTALL=1
 OUT=""
+BASELINE=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) ROUNDS=1; DURATION=3; WAIT_QUIET=0; PRE_RUN_QUIET=0; RETRIES=0 ;;
@@ -46,6 +50,7 @@ while [ $# -gt 0 ]; do
         --out) OUT=$2; shift ;;
         --no-install) INSTALL=0 ;;
         --stampede) STAMPEDE=$2; shift ;;
+        --baseline) BASELINE=$2; shift ;;
         -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown option $1 (see --help)" ;;
     esac
@@ -61,6 +66,12 @@ bench_install "${need_pkgs[@]}"
 bench_check_stub_status
 STAMPEDE_SRC=${STAMPEDE:-$ROOT/target/release/stampede}
 bench_workspace
+BASE_BIN=""
+if [ -n "$BASELINE" ]; then
+    [ -x "$BASELINE" ] || die "no executable stampede at $BASELINE (--baseline)"
+    cp "$BASELINE" "$TMP/stampede-base"
+    BASE_BIN="$TMP/stampede-base"
+fi
 
 PORT=$(free_port)
 bench_nginx_start "$(bench_plain_server)"
@@ -71,6 +82,7 @@ NEEDLE=$(tail -c 40 "$TMP/www/index.html" | tr -d '\n"\\' | tail -c 12)
 
 SCS=(closed100 open20k)
 TOOLS="fixed seq-feed check-status check-body"
+[ -n "$BASE_BIN" ] && TOOLS="fixed fixed-base seq-feed check-status check-body"
 scenario_title() { case $1 in closed100) echo "closed model, 100 conns" ;; open20k) echo "open model -r 20000, 100 conns" ;; esac; }
 
 client_cmd() {
@@ -79,12 +91,13 @@ client_cmd() {
     [ "$sc" = open20k ] && st="$st -r 20000"
     case $tool in
         fixed) echo "$st $URL" ;;
+        fixed-base) echo "${st/#$STAMPEDE_BIN/$BASE_BIN} $URL" ;;
         seq-feed) echo "$st --feed $TMP/users.csv -H 'X-User: {{user}}' '$URL?k={{seq}}'" ;;
         check-status) echo "$st --check 'status == 200' $URL" ;;
         check-body) echo "$st --check 'body contains \"$NEEDLE\"' $URL" ;;
     esac
 }
-display_cmd() { client_cmd "$@" | sed "s#$STAMPEDE_BIN#stampede#; s#$TMP/[^ ]*#FILE#g; s#127.0.0.1:[0-9]*#ADDRESS#"; }
+display_cmd() { client_cmd "$@" | sed "s#$TMP/stampede-base#stampede-base#; s#$STAMPEDE_BIN#stampede#; s#$TMP/[^ ]*#FILE#g; s#127.0.0.1:[0-9]*#ADDRESS#"; }
 tool_p50_us() { stampede_p50_us "$2"; }
 tool_count() { stampede_count "$2"; }
 tool_errors() {
@@ -112,6 +125,7 @@ done
     echo "- nginx: 1 worker on core 0, 515-byte index.html; stampede on core 1, one thread"
     echo "- µs/req = client user+sys CPU (wait4 rusage) / requests counted by nginx (stub_status)"
     bench_stampede_version
+    [ -z "$BASE_BIN" ] || echo "- fixed-base: \`$("$BASE_BIN" --version 2>/dev/null | head -1)\` from $BASELINE"
     bench_noise_lines
     echo
     echo "| model | variant | µs/req (user + sys) | vs fixed | req/s | p50 latency | notes |"
