@@ -167,6 +167,33 @@ fn a_client_certificate_passes_the_targets_client_ca_and_its_absence_is_a_tls_er
 }
 
 #[test]
+fn over_http2_a_missing_client_certificate_is_a_tls_error_too() {
+    let pki = pki("mtls-h2");
+    let target = tls_target(&pki, |tls| tls.client_ca = Some(pki.ca.clone()));
+    let url = format!(
+        "https://localhost:{}/index.html",
+        target.local_addr().port()
+    );
+    let args = [
+        url.as_str(),
+        "--http2",
+        "--cacert",
+        s(&pki.ca),
+        "-d",
+        "1s",
+        "-c",
+        "1",
+        "-t",
+        "1",
+    ];
+    let run = run_on("auto", &args).expect("the default loop runs");
+    assert_eq!(run.count("/requests/success"), 0, "{}", run.stderr());
+    let errors = &run.result()["errors"];
+    assert!(errors["tls"].as_u64().unwrap_or(0) > 0, "{errors}");
+    assert_eq!(errors["other"].as_u64().unwrap_or(0), 0, "{errors}");
+}
+
+#[test]
 fn serve_client_auth_request_lets_clients_without_a_certificate_in() {
     let pki = pki("mtls-request");
     let port = stampede_testkit::free_port();
