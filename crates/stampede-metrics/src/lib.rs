@@ -6,10 +6,12 @@
 //! Nothing here knows about sockets, runtimes or terminals.
 //!
 //! Modules: `recorder` (the per-worker hot path), `histogram` (HDR latency),
-//! `counters`, `error_kind`, `recording` (snapshots and the merged run),
-//! `timeseries` (per second), `per_target` (`--targets` mix), `checks` (`--check` tallies), `monitor`
-//! (what the process monitor saw), `environment`, `agent`, `run_id`, `result` (the
-//! result file), `merge` (agents' results into one). See docs/architecture.md.
+//! `counters`, `error_kind`, `http_version` (`plan.http_version`'s values),
+//! `recording` (snapshots and the merged run), `timeseries` (per second),
+//! `per_target` (`--targets` mix), `checks` (`--check` tallies), `monitor`
+//! (what the process monitor saw), `environment`, `agent`, `run_id`,
+//! `result` (the result file), `merge` (agents' results into one). See
+//! docs/architecture.md.
 
 mod agent;
 mod checks;
@@ -17,6 +19,7 @@ mod counters;
 mod environment;
 mod error_kind;
 mod histogram;
+mod http_version;
 mod merge;
 mod merge_targets;
 mod monitor;

@@ -41,6 +41,8 @@ pub struct PlanSummary {
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub requests: Option<u64>,
     pub keepalive: bool,
+    /// `"1.1"`, `"1.0"`, `"2"` or `"h3"` (http_version.rs).
+    #[serde(deserialize_with = "crate::http_version::read")]
     pub http_version: String,
     /// The event loop that drove the connections: `epoll` or `tokio` (`--io`).
     #[serde(default)]
@@ -83,6 +85,11 @@ pub struct StageSummary {
 }
 
 impl PlanSummary {
+    /// The version number after `HTTP/` in text (`3` for `"h3"`).
+    pub fn http_version_number(&self) -> &str {
+        crate::http_version::number(&self.http_version)
+    }
+
     pub fn of(plan: &Plan) -> PlanSummary {
         let schedule = plan.model.schedule();
         let varies = schedule.stages.iter().any(|s| s.target != schedule.start);
@@ -125,16 +132,7 @@ impl PlanSummary {
             duration_s,
             requests,
             keepalive: plan.keepalive,
-            http_version: if plan.transport.http2 {
-                "2"
-            } else if plan.transport.http3 {
-                "3"
-            } else if plan.request.http10 {
-                "1.0"
-            } else {
-                "1.1"
-            }
-            .into(),
+            http_version: crate::http_version::of(plan).into(),
             io: plan.event_loop().as_str().into(),
             connect_timeout_s: plan.connect_timeout.as_secs_f64(),
             timeout_s: plan.timeout.as_secs_f64(),
