@@ -90,7 +90,7 @@ impl PlanSummary {
         crate::http_version::number(&self.http_version)
     }
 
-    pub fn of(plan: &Plan) -> PlanSummary {
+    pub(crate) fn of(plan: &Plan) -> PlanSummary {
         let schedule = plan.model.schedule();
         let varies = schedule.stages.iter().any(|s| s.target != schedule.start);
         let stages = if varies {
@@ -164,12 +164,12 @@ pub struct RequestCounts {
 impl RequestCounts {
     /// Finished requests that failed (a failed status, a failed check or
     /// an error).
-    pub fn failed(&self) -> u64 {
+    pub(crate) fn failed(&self) -> u64 {
         self.failed_status + self.check_failed.unwrap_or(0) + self.errors
     }
 
     /// Failed share of finished requests, in percent.
-    pub fn error_rate_pct(&self) -> f64 {
+    pub(crate) fn error_rate_pct(&self) -> f64 {
         let finished = self.completed + self.errors;
         if finished > 0 {
             100.0 * self.failed() as f64 / finished as f64
@@ -219,7 +219,7 @@ pub struct TimingSummary {
 }
 
 impl TimingSummary {
-    pub fn of(histogram: &LatencyHistogram) -> TimingSummary {
+    pub(crate) fn of(histogram: &LatencyHistogram) -> TimingSummary {
         if histogram.is_empty() {
             return TimingSummary::default();
         }
