@@ -61,6 +61,14 @@ fn http3_requests_are_counted_in_the_target_families() {
         "{text}"
     );
     assert_eq!(
+        sample(
+            &text,
+            "stampede_target_route_requests_total{route=\"/\",code=\"200\"}"
+        ),
+        Some(120.0),
+        "{text}"
+    );
+    assert_eq!(
         sample(&text, "stampede_target_h2_streams_total"),
         Some(0.0),
         "{text}"
