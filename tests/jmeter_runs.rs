@@ -4,28 +4,18 @@
 //! managers, a raw JSON POST, a disabled sampler) against `stampede serve`
 //! and nginx, the JTL checked against what the servers logged.
 
-use stampede_testkit::{stampede, temp_dir, text};
+#[path = "jmeter_support/mod.rs"]
+mod support;
+
+use stampede_testkit::{temp_dir, text};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Output};
+use std::process::Child;
 use std::time::{Duration, Instant};
+use support::{jmeter, refused, testdata};
 
 /// A JTL line, column name to value.
 type Row = HashMap<String, String>;
-
-fn testdata(file: &str) -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("crates/stampede-jmeter/testdata")
-        .join(file)
-        .display()
-        .to_string()
-}
-
-fn jmeter(args: &[&str]) -> Output {
-    let mut words = vec!["jmeter"];
-    words.extend_from_slice(args);
-    stampede(&words)
-}
 
 /// `stampede jmeter -n -t PLAN -l JTL ARGS...`, asserted to exit 0: its
 /// stdout and the JTL's rows.
@@ -77,15 +67,6 @@ impl Drop for Killed {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
-}
-
-/// The one stderr line of a refused command (exit status 2).
-fn refused(args: &[&str]) -> String {
-    let out = jmeter(args);
-    let stderr = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    stderr.lines().last().unwrap_or("").to_string()
 }
 
 /// `stampede serve` on a free port with its access log, stopped (SIGTERM,
