@@ -54,43 +54,27 @@ BENCH_NAME=engine-vs-peers
 # shellcheck source=bench/lib.sh
 . "$ROOT/bench/lib.sh"
 
-ROUNDS=3
-DURATION=10
+bench_defaults WAIT_BUDGET=1200
 ALL_SCENARIOS="open20k,open50k,tls-ka100,tls-close100,tls-close100-noresume,h2-10x10,h2-100x100,h2c-10x10,h2c-100x100"
 SCENARIOS=$ALL_SCENARIOS
 WITH_FLOOR=1
 WITH_SYSCALLS=1
 SYSCALL_DURATION=3
-WAIT_QUIET=20
-WAIT_BUDGET=1200
-PRE_RUN_QUIET=4
-MAX_OTHER_CPU=15
-RETRIES=2
-INSTALL=1
 WRK2_SRC=""
 TLS_VERSION=1.3
-OUT=""
-while [ $# -gt 0 ]; do
+# This script's own options (the shared ones are bench/lib.sh's bench_options).
+own_option() {
     case "$1" in
-        --quick) ROUNDS=1; DURATION=3; WITH_SYSCALLS=0; WAIT_QUIET=0; PRE_RUN_QUIET=0; RETRIES=0 ;;
-        --rounds) ROUNDS=$2; shift ;;
-        --duration) DURATION=$2; shift ;;
-        --scenarios) SCENARIOS=$2; shift ;;
-        --no-floor) WITH_FLOOR=0 ;;
-        --no-syscalls) WITH_SYSCALLS=0 ;;
-        --wait-quiet) WAIT_QUIET=$2; shift ;;
-        --wait-budget) WAIT_BUDGET=$2; shift ;;
-        --out) OUT=$2; shift ;;
-        --no-install) INSTALL=0 ;;
-        --stampede) STAMPEDE=$2; shift ;;
-        --wrk2-src) WRK2_SRC=$2; shift ;;
-        --tls) TLS_VERSION=$2; shift ;;
-        -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-        *) die "unknown option $1 (see --help)" ;;
+        --scenarios) SCENARIOS=${2-}; BENCH_TOOK=2 ;;
+        --no-floor) WITH_FLOOR=0; BENCH_TOOK=1 ;;
+        --no-syscalls) WITH_SYSCALLS=0; BENCH_TOOK=1 ;;
+        --wrk2-src) WRK2_SRC=${2-}; BENCH_TOOK=2 ;;
+        --tls) TLS_VERSION=${2-}; BENCH_TOOK=2 ;;
+        *) BENCH_TOOK=0 ;;
     esac
-    shift
-done
-[ "$(nproc)" -ge 2 ] || die "needs at least 2 CPUs (server on 0, client on 1)"
+}
+bench_options own_option "$@"
+[ "$QUICK" = 0 ] || WITH_SYSCALLS=0
 [[ $DURATION =~ ^[1-9][0-9]*$ ]] || die "--duration takes whole seconds, got $DURATION"
 case $TLS_VERSION in 1.2|1.3) ;; *) die "--tls takes 1.2 or 1.3, got $TLS_VERSION" ;; esac
 IFS=, read -r -a SCS <<< "$SCENARIOS"
@@ -99,8 +83,7 @@ for sc in "${SCS[@]}"; do
 done
 wants() { [[ ,$SCENARIOS, == *,$1* ]]; }   # a scenario of this family is asked for
 
-DATE=$(date +%F)
-[ -n "$OUT" ] || OUT="$ROOT/bench/results/$DATE-peers.md"
+bench_start peers
 
 # ---------------------------------------------------------------- dependencies
 mapfile -t need_pkgs < <(bench_base_missing)
@@ -111,7 +94,6 @@ bench_install "${need_pkgs[@]}"
 bench_check_stub_status
 nginx -V 2>&1 | grep -q with-http_v2_module || die "this nginx lacks the HTTP/2 module"
 bench_check_perf
-STAMPEDE_SRC=${STAMPEDE:-$ROOT/target/release/stampede}
 
 bench_workspace
 WRK2=""

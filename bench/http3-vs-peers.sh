@@ -26,7 +26,7 @@
 #   bench/http3-vs-peers.sh --quick             # 1 round x 3 s, no profile
 #   bench/http3-vs-peers.sh --rounds 5 --duration 10 --no-oha
 # Options
-#   --rounds N, --duration S, --out PATH, --wait-quiet S, --wait-budget S,
+#   --rounds N, --duration S, --out PATH, --no-install, --wait-quiet S, --wait-budget S,
 #   --scenarios LIST (of h3-10x10,h2-10x10,h3-50x1),
 #   --stampede PATH (default $STAMPEDE, else target/release/stampede, built when
 #   missing), --no-oha (oha is `cargo install oha --locked --features http3`,
@@ -40,50 +40,33 @@ BENCH_NAME=http3-vs-peers
 # shellcheck source=bench/lib.sh
 . "$ROOT/bench/lib.sh"
 
-ROUNDS=3
-DURATION=8
+bench_defaults DURATION=8 WAIT_QUIET=5 WAIT_BUDGET=300 PRE_RUN_QUIET=2 RETRIES=1
 SCS=(h3-10x10 h2-10x10 h3-50x1)
 WITH_OHA=1
 WITH_PROFILE=1
-WAIT_QUIET=5
-WAIT_BUDGET=300
-PRE_RUN_QUIET=2
-MAX_OTHER_CPU=15
-RETRIES=1
-INSTALL=1
-OUT=""
-while [ $# -gt 0 ]; do
+# This script's own options (the shared ones are bench/lib.sh's bench_options).
+own_option() {
     case "$1" in
-        --quick) ROUNDS=1; DURATION=3; WITH_PROFILE=0; WAIT_QUIET=0; PRE_RUN_QUIET=0; RETRIES=0 ;;
-        --rounds) ROUNDS=$2; shift ;;
-        --duration) DURATION=$2; shift ;;
-        --no-oha) WITH_OHA=0 ;;
-        --scenarios) IFS=, read -r -a SCS <<< "$2"; shift ;;
-        --no-profile) WITH_PROFILE=0 ;;
-        --wait-quiet) WAIT_QUIET=$2; shift ;;
-        --wait-budget) WAIT_BUDGET=$2; shift ;;
-        --out) OUT=$2; shift ;;
-        --stampede) STAMPEDE=$2; shift ;;
-        -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-        *) die "unknown option $1 (see --help)" ;;
+        --no-oha) WITH_OHA=0; BENCH_TOOK=1 ;;
+        --scenarios) IFS=, read -r -a SCS <<< "${2-}"; BENCH_TOOK=2 ;;
+        --no-profile) WITH_PROFILE=0; BENCH_TOOK=1 ;;
+        *) BENCH_TOOK=0 ;;
     esac
-    shift
-done
-[ "$(nproc)" -ge 2 ] || die "needs at least 2 CPUs (server on 0, client on 1)"
+}
+bench_options own_option "$@"
+[ "$QUICK" = 0 ] || WITH_PROFILE=0
 [[ $DURATION =~ ^[1-9][0-9]*$ ]] || die "--duration takes whole seconds, got $DURATION"
 for sc in "${SCS[@]}"; do
     case $sc in h3-10x10|h2-10x10|h3-50x1) ;; *) die "unknown scenario $sc (one of h3-10x10,h2-10x10,h3-50x1)" ;; esac
 done
 has() { [[ " ${SCS[*]} " == *" $1 "* ]]; }
-DATE=$(date +%F)
-[ -n "$OUT" ] || OUT="$ROOT/bench/results/$DATE-http3.md"
+bench_start http3
 OHA=""
 if [ "$WITH_OHA" = 1 ]; then
     OHA=$(command -v oha) || { log "oha is not on PATH (cargo install oha --locked --features http3): no oha figures"; WITH_OHA=0; }
 fi
 command -v jq >/dev/null && command -v curl >/dev/null && [ -x /usr/bin/time ] \
     || die "needs jq, curl and /usr/bin/time"
-STAMPEDE_SRC=${STAMPEDE:-$ROOT/target/release/stampede}
 bench_workspace
 
 PORT=$(free_port)

@@ -18,7 +18,8 @@
 #   bench/jmeter-vs-stampede.sh                  # 1 round x 10 s
 #   bench/jmeter-vs-stampede.sh --rounds 3
 # Options: --rounds N, --duration S, --out PATH, --no-install, --wait-quiet S,
-#   --wait-budget S, --stampede PATH (default target/release/stampede).
+#   --wait-budget S, --stampede PATH (default target/release/stampede),
+#   --quick (1 round x 3 s, no waiting for quiet).
 # Everything is bounded: each run has a duration, only 127.0.0.1 is used, nginx
 # is stopped by a trap on exit. Writes bench/results/DATE-jmeter.md.
 set -euo pipefail
@@ -28,40 +29,16 @@ BENCH_NAME=jmeter-vs-stampede
 # shellcheck source=bench/lib.sh
 . "$ROOT/bench/lib.sh"
 
-ROUNDS=1
-DURATION=10
-WAIT_QUIET=20
-WAIT_BUDGET=300
-PRE_RUN_QUIET=4
-MAX_OTHER_CPU=15
-RETRIES=1
-INSTALL=1
-OUT=""
+bench_defaults ROUNDS=1 WAIT_BUDGET=300 RETRIES=1
 THREADS=100
-while [ $# -gt 0 ]; do
-    case "$1" in
-        --rounds) ROUNDS=$2; shift ;;
-        --duration) DURATION=$2; shift ;;
-        --wait-quiet) WAIT_QUIET=$2; shift ;;
-        --wait-budget) WAIT_BUDGET=$2; shift ;;
-        --out) OUT=$2; shift ;;
-        --no-install) INSTALL=0 ;;
-        --stampede) STAMPEDE=$2; shift ;;
-        -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-        *) die "unknown option $1 (see --help)" ;;
-    esac
-    shift
-done
-[ "$(nproc)" -ge 2 ] || die "needs at least 2 CPUs (server on 0, client on 1)"
-DATE=$(date +%F)
-[ -n "$OUT" ] || OUT="$ROOT/bench/results/$DATE-jmeter.md"
+bench_options "" "$@"
+bench_start jmeter
 
 mapfile -t need_pkgs < <(bench_base_missing)
 [ -f /usr/share/jmeter/bin/ApacheJMeter.jar ] || need_pkgs+=(jmeter jmeter-http)
 command -v javac >/dev/null || need_pkgs+=(default-jdk-headless)
 bench_install "${need_pkgs[@]}"
 bench_check_stub_status
-STAMPEDE_SRC=${STAMPEDE:-$ROOT/target/release/stampede}
 bench_workspace
 
 # The XStream shim (see the header).

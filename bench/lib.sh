@@ -3,7 +3,7 @@
 # private nginx pinned to core 0, a free port, the 515-byte page, requests
 # counted by nginx's stub_status, CPU from wait4 rusage (/usr/bin/time), the
 # noise guard (--wait-quiet), interleaved runs with redo on disturbance, and
-# medians. Sourced, never run.
+# medians, and the options they all take (bench_options). Sourced, never run.
 #
 # The sourcing script sets, before calling these functions:
 #   BENCH_NAME      prefix of log lines and error messages
@@ -18,6 +18,66 @@
 
 log() { printf '[%s] %s\n' "$BENCH_NAME" "$*" >&2; }
 die() { echo "$BENCH_NAME: $*" >&2; exit 2; }
+
+# ---------------------------------------------------------------- options
+# bench_defaults [VAR=VALUE...]: the shared settings at their usual values
+# (3 rounds of 10 s, --wait-quiet 20, --wait-budget 600, a 4 s pre-run
+# quiet, 15% other CPU at most, 2 redos, installing what is missing, the
+# default result path), then the script's own defaults over them.
+bench_defaults() {
+    ROUNDS=3 DURATION=10 WAIT_QUIET=20 WAIT_BUDGET=600 PRE_RUN_QUIET=4
+    MAX_OTHER_CPU=15 RETRIES=2 INSTALL=1 OUT=""
+    local setting
+    for setting in "$@"; do
+        printf -v "${setting%%=*}" '%s' "${setting#*=}"
+    done
+}
+# bench_start NAME: after the options, what every client benchmark needs
+# first: two CPUs (server on 0, client on 1), DATE, and OUT defaulting to
+# bench/results/DATE-NAME.md.
+bench_start() {
+    [ "$(nproc)" -ge 2 ] || die "needs at least 2 CPUs (server on 0, client on 1)"
+    DATE=$(date +%F)
+    [ -n "$OUT" ] || OUT="$ROOT/bench/results/$DATE-$1.md"
+}
+# bench_options OWN "$@": reads the command line. The options every benchmark
+# takes are read here, into the variables the script set to its defaults:
+#   --rounds N, --duration S, --wait-quiet S, --wait-budget S, --out PATH,
+#   --stampede PATH, --no-install (INSTALL=0), --quick (1 round of 3 s, no
+#   waiting for quiet, no redo; QUICK=1 for the script's own shortcuts) and
+#   -h/--help (the script's header comment, up to `set -euo`).
+# OWN is the script's function for its own options, or "": called with the
+# words left, it sets BENCH_TOOK to how many it took (0: not one of its
+# own). It runs first, so a script may take an option differently. An
+# unknown option, or one without its value, dies with exit status 2.
+bench_options() {
+    local own=$1
+    shift
+    QUICK=0
+    while [ $# -gt 0 ]; do
+        BENCH_TOOK=0
+        [ -z "$own" ] || "$own" "$@"
+        [ "$BENCH_TOOK" -gt 0 ] || bench_common_option "$@"
+        [ "$BENCH_TOOK" -gt 0 ] || die "unknown option $1 (see --help)"
+        [ $# -ge "$BENCH_TOOK" ] || die "$1 needs a value (see --help)"
+        shift "$BENCH_TOOK"
+    done
+}
+# bench_common_option "$@": one of the shared options, BENCH_TOOK as above.
+bench_common_option() {
+    case "$1" in
+        --quick) QUICK=1; ROUNDS=1; DURATION=3; WAIT_QUIET=0; PRE_RUN_QUIET=0; RETRIES=0; BENCH_TOOK=1 ;;
+        --rounds) ROUNDS=${2-}; BENCH_TOOK=2 ;;
+        --duration) DURATION=${2-}; BENCH_TOOK=2 ;;
+        --wait-quiet) WAIT_QUIET=${2-}; BENCH_TOOK=2 ;;
+        --wait-budget) WAIT_BUDGET=${2-}; BENCH_TOOK=2 ;;
+        --out) OUT=${2-}; BENCH_TOOK=2 ;;
+        --stampede) STAMPEDE=${2-}; BENCH_TOOK=2 ;;
+        --no-install) INSTALL=0; BENCH_TOOK=1 ;;
+        -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+        *) BENCH_TOOK=0 ;;
+    esac
+}
 
 # ---------------------------------------------------------------- dependencies
 # bench_install PKG... : installs the Debian packages given (or dies with
@@ -54,9 +114,10 @@ bench_check_perf() {
 # ---------------------------------------------------------------- workspace
 # bench_workspace: TMP (removed on exit, nginx stopped first), a private copy of
 # stampede in STAMPEDE_BIN (others may rebuild target/release while this runs).
-# STAMPEDE_SRC: the binary to copy (built with cargo when it is the default and
-# missing).
+# STAMPEDE_SRC: the binary to copy (--stampede PATH, else target/release's,
+# built with cargo when it is missing).
 bench_workspace() {
+    STAMPEDE_SRC=${STAMPEDE_SRC:-${STAMPEDE:-$ROOT/target/release/stampede}}
     TMP=$(mktemp -d "/tmp/$BENCH_NAME.XXXXXX")
     NGINX_PID=""
     trap bench_cleanup EXIT

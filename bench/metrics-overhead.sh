@@ -22,7 +22,8 @@
 #   bench/metrics-overhead.sh                 # 5 rounds x 10 s x 3 variants (~4 min)
 #   bench/metrics-overhead.sh --rounds 3 --duration 5
 #   --out PATH (default bench/results/DATE-metrics-overhead.md), --no-install,
-#   --wait-quiet S (default 20), --wait-budget S, --stampede PATH
+#   --wait-quiet S (default 20), --wait-budget S, --stampede PATH,
+#   --quick (1 round x 3 s, no waiting for quiet)
 # Loopback only; every run is bounded by its duration; nginx stopped on exit.
 set -euo pipefail
 
@@ -30,36 +31,12 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BENCH_NAME=metrics-overhead
 # shellcheck source=bench/lib.sh
 . "$ROOT/bench/lib.sh"
-ROUNDS=5
-DURATION=10
-WAIT_QUIET=20
-WAIT_BUDGET=1200
-PRE_RUN_QUIET=4
-MAX_OTHER_CPU=15
-RETRIES=2
-INSTALL=1
-OUT=""
-while [ $# -gt 0 ]; do
-    case "$1" in
-        --rounds) ROUNDS=$2; shift ;;
-        --duration) DURATION=$2; shift ;;
-        --wait-quiet) WAIT_QUIET=$2; shift ;;
-        --wait-budget) WAIT_BUDGET=$2; shift ;;
-        --out) OUT=$2; shift ;;
-        --no-install) INSTALL=0 ;;
-        --stampede) STAMPEDE=$2; shift ;;
-        -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-        *) die "unknown option $1 (see --help)" ;;
-    esac
-    shift
-done
-[ "$(nproc)" -ge 2 ] || die "needs at least 2 CPUs (server on 0, client on 1)"
-DATE=$(date -u +%F)
-[ -n "$OUT" ] || OUT="$ROOT/bench/results/$DATE-metrics-overhead.md"
+bench_defaults ROUNDS=5 WAIT_BUDGET=1200
+bench_options "" "$@"
+bench_start metrics-overhead
 mapfile -t need_pkgs < <(bench_base_missing)
 bench_install "${need_pkgs[@]}"
 bench_check_stub_status
-STAMPEDE_SRC=${STAMPEDE:-$ROOT/target/release/stampede}
 bench_workspace
 PORT=$(free_port)
 bench_nginx_start "$(bench_plain_server)"

@@ -29,42 +29,23 @@ BENCH_NAME=workload-overhead
 # shellcheck source=bench/lib.sh
 . "$ROOT/bench/lib.sh"
 
-ROUNDS=3
-DURATION=10
+bench_defaults
 WITH_SYSCALLS=0
-WAIT_QUIET=20
-WAIT_BUDGET=600
-PRE_RUN_QUIET=4
-MAX_OTHER_CPU=15
-RETRIES=2
-INSTALL=1
-OUT=""
 BASELINE=""
-while [ $# -gt 0 ]; do
+# This script's own options (the shared ones are bench/lib.sh's bench_options).
+own_option() {
     case "$1" in
-        --quick) ROUNDS=1; DURATION=3; WAIT_QUIET=0; PRE_RUN_QUIET=0; RETRIES=0 ;;
-        --rounds) ROUNDS=$2; shift ;;
-        --duration) DURATION=$2; shift ;;
-        --wait-quiet) WAIT_QUIET=$2; shift ;;
-        --wait-budget) WAIT_BUDGET=$2; shift ;;
-        --out) OUT=$2; shift ;;
-        --no-install) INSTALL=0 ;;
-        --stampede) STAMPEDE=$2; shift ;;
-        --baseline) BASELINE=$2; shift ;;
-        -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-        *) die "unknown option $1 (see --help)" ;;
+        --baseline) BASELINE=${2-}; BENCH_TOOK=2 ;;
+        *) BENCH_TOOK=0 ;;
     esac
-    shift
-done
-[ "$(nproc)" -ge 2 ] || die "needs at least 2 CPUs (server on 0, client on 1)"
-DATE=$(date +%F)
-[ -n "$OUT" ] || OUT="$ROOT/bench/results/$DATE-workload.md"
+}
+bench_options own_option "$@"
+bench_start workload
 
 mapfile -t need_pkgs < <(bench_base_missing)
 command -v wrk >/dev/null || need_pkgs+=(wrk)
 bench_install "${need_pkgs[@]}"
 bench_check_stub_status
-STAMPEDE_SRC=${STAMPEDE:-$ROOT/target/release/stampede}
 bench_workspace
 BASE_BIN=""
 if [ -n "$BASELINE" ]; then

@@ -28,6 +28,8 @@ mod plan_flags;
 mod progress;
 mod remote_write;
 mod remote_write_proto;
+mod remote_write_push;
+mod remote_write_tally;
 mod repeat;
 mod request_extras;
 mod result_file;

@@ -1,10 +1,11 @@
 //! `stampede serve --metrics ADDR`: the built-in target's own counters
-//! (responses by status, and by route and status, connections, bytes written, TLS and HTTP/2) as
-//! metric families, served at `/metrics` by the same endpoint and encoder
-//! as `run --metrics` (metrics_endpoint.rs), so the server side appears on
-//! the same dashboard. Read from the target's exact counters at each
-//! scrape (stampede_target::StatsReader); the only work added per request
-//! is the route's counter, and only when `--metrics` is given.
+//! (responses by status, and by route and status, connections, bytes
+//! written, TLS, HTTP/2 and HTTP/3) as metric families, served at
+//! `/metrics` by the same endpoint and encoder as `run --metrics`
+//! (metrics_endpoint.rs), so the server side appears on the same
+//! dashboard. Read from the target's exact counters at each scrape
+//! (stampede_target::StatsReader); the only work added per request is the
+//! route's counter, and only when `--metrics` is given.
 
 use crate::metrics_series::{Family, Values};
 use stampede_target::StatsSnapshot;
@@ -78,6 +79,16 @@ pub fn target_families(stats: &StatsSnapshot) -> Vec<Family> {
             "stampede_target_h2_streams",
             "HTTP/2 streams accepted",
             stats.h2_streams_total,
+        ),
+        (
+            "stampede_target_h3_connections",
+            "QUIC connections that spoke HTTP/3",
+            stats.h3_connections,
+        ),
+        (
+            "stampede_target_h3_streams",
+            "HTTP/3 request streams accepted",
+            stats.h3_streams_total,
         ),
     ];
     families.extend(counters.into_iter().map(|(name, help, value)| Family {

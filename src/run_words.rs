@@ -1,16 +1,19 @@
 //! `stampede run` words rendered from typed [`RunArgs`] and quoted for a
 //! shell: the equivalent command line a compat front-end shows for a foreign
 //! one ("full result: stampede run URL -c 10 ... --json result.json"). The
-//! one way from typed arguments to words; nothing in the program parses them
-//! back (the tests do, to prove that the words describe the same run).
+//! one way from typed arguments to words, also for what `stampede k8s`
+//! sets on its agents' runs; nothing in the program parses them back (the
+//! tests do, to prove that the words describe the same run).
 //!
 //! An option is written only where it differs from `stampede run URL`'s
 //! default, in one fixed order (load, request, connection, TLS, exports).
 
+use crate::agent::StartAt;
 use crate::run_args::RunArgs;
+use stampede_metrics::format_timestamp;
 use stampede_plan::format_duration;
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 /// The words (without the leading `run`), URL first.
 pub fn run_words(args: &RunArgs) -> Vec<String> {
@@ -89,6 +92,13 @@ pub fn run_words(args: &RunArgs) -> Vec<String> {
     if let Some(path) = &args.exports.html {
         words.path("--html", path);
     }
+    if let Some(path) = &args.json {
+        words.path("--json", path);
+    }
+    words.flag("--quiet", args.quiet);
+    if let Some(StartAt(time)) = &args.agent.start_at {
+        words.pair("--start-at", &timestamp_word(*time));
+    }
     if let Some(path) = &args.script.script {
         words.path("--script", path);
         // The script's arguments end the line: everything after `--` is theirs.
@@ -156,6 +166,16 @@ impl Words {
         if let Some(duration) = duration {
             self.duration(flag, duration);
         }
+    }
+}
+
+/// A wall-clock time as `--start-at` reads it back: RFC 3339 in UTC, a
+/// whole second without its `.000` (as people type it).
+pub fn timestamp_word(time: SystemTime) -> String {
+    let text = format_timestamp(time);
+    match text.strip_suffix(".000Z") {
+        Some(whole_second) => format!("{whole_second}Z"),
+        None => text,
     }
 }
 
@@ -242,6 +262,11 @@ pub(crate) mod tests {
         args.no_keepalive = true;
         args.exports.csv = Some("out.csv".into());
         args.exports.gnuplot = Some("out.tsv".into());
+        args.json = Some("out.json".into());
+        args.quiet = true;
+        args.agent.start_at = Some(crate::agent::StartAt(
+            SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000),
+        ));
         assert_faithful(&args);
         assert_eq!(
             shell_words(&run_words(&args)),
@@ -249,7 +274,15 @@ pub(crate) mod tests {
              --body-file body.txt -T application/json --timeout 1500us --connect-timeout 30s \
              --source-addrs 127.0.0.2,127.0.0.3 --proxy p:3128 --cert c.pem --key c.pem \
              --tls-min 1.2 --tls-max 1.3 --ciphers A,B --insecure --http1.0 --no-keepalive \
-             --csv out.csv --gnuplot out.tsv"
+             --csv out.csv --gnuplot out.tsv --json out.json --quiet --start-at 2027-01-15T08:00:00Z"
         );
+    }
+
+    #[test]
+    fn a_start_time_keeps_its_milliseconds_and_drops_only_zero_ones() {
+        let whole = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+        assert_eq!(timestamp_word(whole), "2027-01-15T08:00:00Z");
+        let later = whole + Duration::from_millis(250);
+        assert_eq!(timestamp_word(later), "2027-01-15T08:00:00.250Z");
     }
 }

@@ -4,32 +4,11 @@
 //! request, unmappable elements listed, and JMeter's flags accepted or
 //! refused. The runs are in jmeter_runs.rs.
 
-use stampede_testkit::{stampede, temp_dir, text};
-use std::path::PathBuf;
-use std::process::Output;
+#[path = "jmeter_support/mod.rs"]
+mod support;
 
-fn testdata(file: &str) -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("crates/stampede-jmeter/testdata")
-        .join(file)
-        .display()
-        .to_string()
-}
-
-fn jmeter(args: &[&str]) -> Output {
-    let mut words = vec!["jmeter"];
-    words.extend_from_slice(args);
-    stampede(&words)
-}
-
-/// The one stderr line of a refused command (exit status 2).
-fn refused(args: &[&str]) -> String {
-    let out = jmeter(args);
-    let stderr = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    stderr.lines().last().unwrap_or("").to_string()
-}
+use stampede_testkit::{temp_dir, text};
+use support::{jmeter, refused, testdata};
 
 #[test]
 fn dry_run_prints_the_scenario_with_properties_folded_in() {

@@ -4,43 +4,81 @@
 //! managers, a raw JSON POST, a disabled sampler) against `stampede serve`
 //! and nginx, the JTL checked against what the servers logged.
 
-use stampede_testkit::{stampede, temp_dir, text};
-use std::path::PathBuf;
-use std::process::Output;
+#[path = "jmeter_support/mod.rs"]
+mod support;
 
-fn testdata(file: &str) -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("crates/stampede-jmeter/testdata")
-        .join(file)
-        .display()
-        .to_string()
-}
+use stampede_testkit::{temp_dir, text};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Child;
+use std::time::{Duration, Instant};
+use support::{jmeter, refused, testdata};
 
-fn jmeter(args: &[&str]) -> Output {
-    let mut words = vec!["jmeter"];
+/// A JTL line, column name to value.
+type Row = HashMap<String, String>;
+
+/// `stampede jmeter -n -t PLAN -l JTL ARGS...`, asserted to exit 0: its
+/// stdout and the JTL's rows.
+fn run_plan(plan: &str, jtl: &Path, args: &[&str]) -> (String, Vec<Row>) {
+    let jtl_arg = jtl.display().to_string();
+    let mut words = vec!["-n", "-t", plan, "-l", &jtl_arg];
     words.extend_from_slice(args);
-    stampede(&words)
+    let out = jmeter(&words);
+    let stdout = text(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{words:?}\n{stdout}\n{}",
+        text(&out.stderr)
+    );
+    let rows = jtl_rows(&std::fs::read_to_string(jtl).unwrap());
+    (stdout, rows)
 }
 
-/// The one stderr line of a refused command (exit status 2).
-fn refused(args: &[&str]) -> String {
-    let out = jmeter(args);
-    let stderr = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    stderr.lines().last().unwrap_or("").to_string()
+/// session.jmx changed by `edit` (which must change it), written to
+/// `dir/name` beside a copy of its users.csv; the plan's path.
+fn edited_plan(dir: &Path, name: &str, edit: impl FnOnce(&str) -> String) -> String {
+    std::fs::copy(testdata("users.csv"), dir.join("users.csv")).unwrap();
+    let session = std::fs::read_to_string(testdata("session.jmx")).unwrap();
+    let plan = edit(&session);
+    assert_ne!(plan, session, "{name}: the edit changed nothing");
+    let path = dir.join(name);
+    std::fs::write(&path, plan).unwrap();
+    path.display().to_string()
+}
+
+/// Waits (up to 20 s) until something listens on `port`.
+fn wait_listening(port: u16, what: &str) {
+    let ready = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            ready.elapsed() < Duration::from_secs(20),
+            "{what} never listened"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A child process killed when dropped, also when an assertion fails.
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 /// `stampede serve` on a free port with its access log, stopped (SIGTERM,
 /// so the log is flushed) when dropped.
 struct Serve {
-    child: std::process::Child,
+    child: Child,
     port: u16,
     log: PathBuf,
 }
 
 impl Serve {
-    fn start(dir: &std::path::Path) -> Serve {
+    fn start(dir: &Path) -> Serve {
         let port = stampede_testkit::free_port();
         let log = dir.join("access.log");
         let child = std::process::Command::new(stampede_testkit::binary())
@@ -50,14 +88,7 @@ impl Serve {
             .stderr(std::process::Stdio::null())
             .spawn()
             .expect("stampede serve starts");
-        let ready = std::time::Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                ready.elapsed() < std::time::Duration::from_secs(20),
-                "serve never listened"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
+        wait_listening(port, "serve");
         Serve { child, port, log }
     }
 
@@ -82,7 +113,7 @@ impl Drop for Serve {
 }
 
 /// JTL lines as column maps, by the header's names.
-fn jtl_rows(text: &str) -> Vec<std::collections::HashMap<String, String>> {
+fn jtl_rows(text: &str) -> Vec<Row> {
     let mut reader = csv::Reader::from_reader(text.as_bytes());
     let header: Vec<String> = reader
         .headers()
@@ -108,24 +139,16 @@ fn a_two_group_plan_runs_and_the_jtl_says_what_the_server_received() {
     let serve = Serve::start(&dir);
     let jtl = dir.join("results.jtl");
     let port = format!("-Jport={}", serve.port);
-    let out = jmeter(&[
-        "-n",
-        "-t",
+    let (stdout, rows) = run_plan(
         &testdata("session.jmx"),
-        "-l",
-        &jtl.display().to_string(),
-        &port,
-        "-Jenv=ci-run",
-        "-Jthreads=2",
-        "-Jloops=3",
-        "-Jduration=1",
-    ]);
-    let stdout = text(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{stdout}\n{}",
-        text(&out.stderr)
+        &jtl,
+        &[
+            &port,
+            "-Jenv=ci-run",
+            "-Jthreads=2",
+            "-Jloops=3",
+            "-Jduration=1",
+        ],
     );
     let summary = stdout
         .lines()
@@ -140,7 +163,6 @@ fn a_two_group_plan_runs_and_the_jtl_says_what_the_server_received() {
              failureMessage,bytes,sentBytes,grpThreads,allThreads,URL,Latency,IdleTime,Connect"
         )
     );
-    let rows = jtl_rows(&text_jtl);
     let shoppers: Vec<_> = rows
         .iter()
         .filter(|r| r["threadName"].starts_with("Shoppers 1-"))
@@ -270,30 +292,28 @@ fn reports_results_and_an_existing_jtl_are_handled_as_jmeter_does() {
 
 /// A JMeter 5 style plan for nginx: a CSV-fed POST with a raw JSON body
 /// and a GET with the user in the query, under a plan-level header manager.
-fn nginx_plan(dir: &std::path::Path, port: u16) -> String {
-    std::fs::copy(testdata("users.csv"), dir.join("users.csv")).unwrap();
-    let session = std::fs::read_to_string(testdata("session.jmx")).unwrap();
+fn nginx_plan(dir: &Path, port: u16) -> String {
     // The session plan without its /me sampler (nginx hands out no token)
     // and without the extractor that reads one.
-    let start = session.find("<HTTPSamplerProxy guiclass=\"HttpTestSampleGui\" testclass=\"HTTPSamplerProxy\" testname=\"me\">").unwrap();
-    let end = session.find("<HTTPSamplerProxy guiclass=\"HttpTestSampleGui\" testclass=\"HTTPSamplerProxy\" testname=\"echo\">").unwrap();
-    let plan = format!("{}{}", &session[..start], &session[end..])
-        .replace(
-            "<stringProp name=\"JSONPostProcessor.referenceNames\">token</stringProp>",
-            "<stringProp name=\"JSONPostProcessor.referenceNames\">ok</stringProp>",
-        )
-        .replace(
-            "<stringProp name=\"JSONPostProcessor.jsonPathExprs\">$.token</stringProp>",
-            "<stringProp name=\"JSONPostProcessor.jsonPathExprs\">$.ok</stringProp>",
-        )
-        .replace("X-Plan: ${__P(env,local)}", "nginx")
-        .replace(
-            "<stringProp name=\"ThreadGroup.duration\">${__P(duration,1)}</stringProp>",
-            "<stringProp name=\"ThreadGroup.duration\">1</stringProp>",
-        );
-    let path = dir.join("nginx.jmx");
-    std::fs::write(&path, plan.replace("${__P(port,3000)}", &port.to_string())).unwrap();
-    path.display().to_string()
+    edited_plan(dir, "nginx.jmx", |session| {
+        let start = session.find("<HTTPSamplerProxy guiclass=\"HttpTestSampleGui\" testclass=\"HTTPSamplerProxy\" testname=\"me\">").unwrap();
+        let end = session.find("<HTTPSamplerProxy guiclass=\"HttpTestSampleGui\" testclass=\"HTTPSamplerProxy\" testname=\"echo\">").unwrap();
+        let plan = format!("{}{}", &session[..start], &session[end..])
+            .replace(
+                "<stringProp name=\"JSONPostProcessor.referenceNames\">token</stringProp>",
+                "<stringProp name=\"JSONPostProcessor.referenceNames\">ok</stringProp>",
+            )
+            .replace(
+                "<stringProp name=\"JSONPostProcessor.jsonPathExprs\">$.token</stringProp>",
+                "<stringProp name=\"JSONPostProcessor.jsonPathExprs\">$.ok</stringProp>",
+            )
+            .replace("X-Plan: ${__P(env,local)}", "nginx")
+            .replace(
+                "<stringProp name=\"ThreadGroup.duration\">${__P(duration,1)}</stringProp>",
+                "<stringProp name=\"ThreadGroup.duration\">1</stringProp>",
+            );
+        plan.replace("${__P(port,3000)}", &port.to_string())
+    })
 }
 
 #[test]
@@ -316,45 +336,27 @@ fn the_plan_runs_against_nginx_and_its_log_shows_the_requests() {
     );
     let conf_path = dir.join("nginx.conf");
     std::fs::write(&conf_path, conf).unwrap();
-    let mut server = std::process::Command::new(nginx)
-        .arg("-p")
-        .arg(&dir)
-        .arg("-c")
-        .arg(&conf_path)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let ready = std::time::Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            ready.elapsed() < std::time::Duration::from_secs(20),
-            "nginx never listened"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    let server = Killed(
+        std::process::Command::new(nginx)
+            .arg("-p")
+            .arg(&dir)
+            .arg("-c")
+            .arg(&conf_path)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    wait_listening(port, "nginx");
     let plan = nginx_plan(&dir, port);
     let jtl = dir.join("nginx.jtl");
-    let out = jmeter(&[
-        "-n",
-        "-t",
+    let (_, rows) = run_plan(
         &plan,
-        "-l",
-        &jtl.display().to_string(),
-        "-Jenv=nginx-run",
-        "-Jthreads=2",
-        "-Jloops=2",
-    ]);
-    let _ = server.kill();
-    let _ = server.wait();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}\n{}",
-        text(&out.stdout),
-        text(&out.stderr)
+        &jtl,
+        &["-Jenv=nginx-run", "-Jthreads=2", "-Jloops=2"],
     );
-    let rows = jtl_rows(&std::fs::read_to_string(&jtl).unwrap());
+    // Stopped before its log is read (nginx writes each line at once).
+    drop(server);
     let shoppers: Vec<_> = rows
         .iter()
         .filter(|r| r["threadName"].starts_with("Shoppers"))
@@ -397,32 +399,20 @@ fn the_plan_runs_against_nginx_and_its_log_shows_the_requests() {
 fn a_setup_thread_group_runs_before_the_others() {
     let dir = temp_dir("jmeter-setup");
     let serve = Serve::start(&dir);
-    std::fs::copy(testdata("users.csv"), dir.join("users.csv")).unwrap();
-    let session = std::fs::read_to_string(testdata("session.jmx")).unwrap();
-    let setup = session.replace(
-        "<ThreadGroup guiclass=\"ThreadGroupGui\" testclass=\"ThreadGroup\" testname=\"Pollers\">",
-        "<SetupThreadGroup guiclass=\"SetupThreadGroupGui\" testclass=\"SetupThreadGroup\" testname=\"Pollers\">",
-    );
-    let setup = setup.replacen(
-        "</ThreadGroup>\n      <hashTree>\n        <UniformRandomTimer",
-        "</SetupThreadGroup>\n      <hashTree>\n        <UniformRandomTimer",
-        1,
-    );
-    assert_ne!(setup, session);
-    let plan = dir.join("setup.jmx");
-    std::fs::write(&plan, setup).unwrap();
-    let jtl = dir.join("setup.jtl");
+    let plan = edited_plan(&dir, "setup.jmx", |session| {
+        session
+            .replace(
+                "<ThreadGroup guiclass=\"ThreadGroupGui\" testclass=\"ThreadGroup\" testname=\"Pollers\">",
+                "<SetupThreadGroup guiclass=\"SetupThreadGroupGui\" testclass=\"SetupThreadGroup\" testname=\"Pollers\">",
+            )
+            .replacen(
+                "</ThreadGroup>\n      <hashTree>\n        <UniformRandomTimer",
+                "</SetupThreadGroup>\n      <hashTree>\n        <UniformRandomTimer",
+                1,
+            )
+    });
     let port = format!("-Jport={}", serve.port);
-    let out = jmeter(&[
-        "-n",
-        "-t",
-        &plan.display().to_string(),
-        "-l",
-        &jtl.display().to_string(),
-        &port,
-    ]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let rows = jtl_rows(&std::fs::read_to_string(&jtl).unwrap());
+    let (_, rows) = run_plan(&plan, &dir.join("setup.jtl"), &[&port]);
     let ends = |label: &str| {
         rows.iter()
             .filter(|r| r["label"] == label)
@@ -445,24 +435,22 @@ fn a_setup_thread_group_runs_before_the_others() {
 
 /// session.jmx with /me authenticated by the login's `sid` cookie instead
 /// of the bearer token, with or without an HTTP Cookie Manager.
-fn cookie_plan(dir: &std::path::Path, with_manager: bool) -> String {
-    std::fs::copy(testdata("users.csv"), dir.join("users.csv")).unwrap();
-    let session = std::fs::read_to_string(testdata("session.jmx")).unwrap();
-    let bearer = session.find("<HeaderManager guiclass=\"HeaderPanel\" testclass=\"HeaderManager\" testname=\"Bearer\">").unwrap();
-    let after = bearer + session[bearer..].find("<hashTree/>").unwrap() + "<hashTree/>".len();
-    let mut plan = format!("{}{}", &session[..bearer], &session[after..]);
-    if with_manager {
-        let manager = r#"<CookieManager guiclass="CookiePanel" testclass="CookieManager" testname="HTTP Cookie Manager">
+fn cookie_plan(dir: &Path, with_manager: bool) -> String {
+    edited_plan(dir, &format!("cookies-{with_manager}.jmx"), |session| {
+        let bearer = session.find("<HeaderManager guiclass=\"HeaderPanel\" testclass=\"HeaderManager\" testname=\"Bearer\">").unwrap();
+        let after = bearer + session[bearer..].find("<hashTree/>").unwrap() + "<hashTree/>".len();
+        let mut plan = format!("{}{}", &session[..bearer], &session[after..]);
+        if with_manager {
+            let manager = r#"<CookieManager guiclass="CookiePanel" testclass="CookieManager" testname="HTTP Cookie Manager">
           <collectionProp name="CookieManager.cookies"/>
           <boolProp name="CookieManager.clearEachIteration">false</boolProp>
         </CookieManager>
         <hashTree/>
         <CSVDataSet"#;
-        plan = plan.replacen("<CSVDataSet", manager, 1);
-    }
-    let path = dir.join(format!("cookies-{with_manager}.jmx"));
-    std::fs::write(&path, plan).unwrap();
-    path.display().to_string()
+            plan = plan.replacen("<CSVDataSet", manager, 1);
+        }
+        plan
+    })
 }
 
 #[test]
@@ -473,18 +461,8 @@ fn a_cookie_manager_keeps_each_users_cookies() {
     let me_codes = |with_manager: bool| {
         let plan = cookie_plan(&dir, with_manager);
         let jtl = dir.join(format!("cookies-{with_manager}.jtl"));
-        let out = jmeter(&[
-            "-n",
-            "-t",
-            &plan,
-            "-l",
-            &jtl.display().to_string(),
-            &port,
-            "-Jduration=1",
-        ]);
-        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-        jtl_rows(&std::fs::read_to_string(&jtl).unwrap())
-            .into_iter()
+        let (_, rows) = run_plan(&plan, &jtl, &[&port, "-Jduration=1"]);
+        rows.into_iter()
             .filter(|r| r["label"] == "me")
             .map(|r| r["responseCode"].clone())
             .collect::<Vec<_>>()
@@ -506,27 +484,14 @@ fn a_cookie_manager_keeps_each_users_cookies() {
 fn a_scheduler_delay_holds_the_group_back() {
     let dir = temp_dir("jmeter-delay");
     let serve = Serve::start(&dir);
-    std::fs::copy(testdata("users.csv"), dir.join("users.csv")).unwrap();
-    let session = std::fs::read_to_string(testdata("session.jmx")).unwrap();
-    let delayed = session.replace(
-        "<stringProp name=\"ThreadGroup.delay\">0</stringProp>",
-        "<stringProp name=\"ThreadGroup.delay\">1</stringProp>",
-    );
-    assert_ne!(delayed, session);
-    let plan = dir.join("delay.jmx");
-    std::fs::write(&plan, delayed).unwrap();
-    let jtl = dir.join("delay.jtl");
+    let plan = edited_plan(&dir, "delay.jmx", |session| {
+        session.replace(
+            "<stringProp name=\"ThreadGroup.delay\">0</stringProp>",
+            "<stringProp name=\"ThreadGroup.delay\">1</stringProp>",
+        )
+    });
     let port = format!("-Jport={}", serve.port);
-    let out = jmeter(&[
-        "-n",
-        "-t",
-        &plan.display().to_string(),
-        "-l",
-        &jtl.display().to_string(),
-        &port,
-    ]);
-    let stdout = text(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let (stdout, rows) = run_plan(&plan, &dir.join("delay.jtl"), &[&port]);
     // "Starting the test @ 2026-12-01T14:20:04.402Z (1796134804402)"
     let started: u64 = stdout
         .lines()
@@ -537,7 +502,6 @@ fn a_scheduler_delay_holds_the_group_back() {
         })
         .and_then(|ms| ms.parse().ok())
         .unwrap_or_else(|| panic!("no start line: {stdout}"));
-    let rows = jtl_rows(&std::fs::read_to_string(&jtl).unwrap());
     let first_poll = rows
         .iter()
         .filter(|r| r["label"] == "poll")

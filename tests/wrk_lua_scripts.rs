@@ -7,8 +7,21 @@
 mod support;
 
 use stampede_testkit::{binary, read_json, temp_dir};
+use std::path::Path;
 use std::time::{Duration, Instant};
 use support::{lines_with, per_path, run, script, LoggedTarget};
+
+/// `stampede wrk OPTIONS -s SCRIPT URL` against `target`'s `/`, asserted to
+/// exit 0; its stdout.
+fn wrk_with_script(target: &LoggedTarget, options: &[&str], script: &Path) -> String {
+    let url = target.url("/");
+    let mut words = vec!["wrk"];
+    words.extend(options);
+    words.extend(["-s", script.to_str().unwrap(), &url]);
+    let (code, stdout, stderr) = run(binary(), &words);
+    assert_eq!(code, Some(0), "{words:?}: {stderr}");
+    stdout
+}
 
 #[test]
 fn counter_style_paths_count_per_thread() {
@@ -24,20 +37,7 @@ request = function()
 end
 "#,
     );
-    let url = target.url("/");
-    let (code, _, stderr) = run(
-        binary(),
-        &[
-            "wrk",
-            "-t2",
-            "-c2",
-            "-d500ms",
-            "-s",
-            counter.to_str().unwrap(),
-            &url,
-        ],
-    );
-    assert_eq!(code, Some(0), "{stderr}");
+    wrk_with_script(&target, &["-t2", "-c2", "-d500ms"], &counter);
     let counts = per_path(&target.served());
     // Two threads, each with its own counter: every path twice, or once at
     // the end of the shorter thread's run; no gaps.
@@ -68,22 +68,17 @@ request = function() return req end
 "#,
     );
     let json = temp_dir("wrk-lua-pipeline").join("r.json");
-    let url = target.url("/");
-    let (code, _, stderr) = run(
-        binary(),
+    wrk_with_script(
+        &target,
         &[
-            "wrk",
             "-t1",
             "-c2",
             "-d500ms",
-            "-s",
-            pipeline.to_str().unwrap(),
             "--stampede-json",
             json.to_str().unwrap(),
-            &url,
         ],
+        &pipeline,
     );
-    assert_eq!(code, Some(0), "{stderr}");
     let result = read_json(&json);
     let counts = per_path(&target.served());
     let (foo, bar, baz) = (counts["/?foo"], counts["/?bar"], counts["/?baz"]);
@@ -123,20 +118,7 @@ response = function(status, headers, body)
 end
 "#,
     );
-    let url = target.url("/");
-    let (code, stdout, stderr) = run(
-        binary(),
-        &[
-            "wrk",
-            "-t1",
-            "-c1",
-            "-d10s",
-            "-s",
-            auth.to_str().unwrap(),
-            &url,
-        ],
-    );
-    assert_eq!(code, Some(0), "{stderr}");
+    let stdout = wrk_with_script(&target, &["-t1", "-c1", "-d10s"], &auth);
     assert!(
         stdout.contains("login 200 {\"token\":\"tok-"),
         "response() saw the body: {stdout}"
@@ -185,20 +167,7 @@ function done(summary, latency, requests)
 end
 "#,
     );
-    let url = target.url("/");
-    let (code, stdout, stderr) = run(
-        binary(),
-        &[
-            "wrk",
-            "-t2",
-            "-c2",
-            "-d500ms",
-            "-s",
-            setup.to_str().unwrap(),
-            &url,
-        ],
-    );
-    assert_eq!(code, Some(0), "{stderr}");
+    let stdout = wrk_with_script(&target, &["-t2", "-c2", "-d500ms"], &setup);
     let served = target.served().len() as u64;
     // init's lines before the banner, done's after the report.
     let banner = stdout.find("Running").expect("banner");
@@ -245,21 +214,8 @@ fn stop_ends_the_run_when_every_thread_stopped() {
         "stop.lua",
         "local counter = 1\nfunction response()\n   if counter == 100 then wrk.thread:stop() end\n   counter = counter + 1\nend\n",
     );
-    let url = target.url("/");
     let started = Instant::now();
-    let (code, stdout, stderr) = run(
-        binary(),
-        &[
-            "wrk",
-            "-t2",
-            "-c2",
-            "-d60s",
-            "-s",
-            stop.to_str().unwrap(),
-            &url,
-        ],
-    );
-    assert_eq!(code, Some(0), "{stderr}");
+    let stdout = wrk_with_script(&target, &["-t2", "-c2", "-d60s"], &stop);
     assert!(
         started.elapsed() < Duration::from_secs(30),
         "ended before -d: {stdout}"
@@ -272,20 +228,7 @@ fn stop_ends_the_run_when_every_thread_stopped() {
 fn delay_paces_each_connection() {
     let target = LoggedTarget::start();
     let delay = script("delay.lua", "function delay() return 100 end\n");
-    let url = target.url("/");
-    let (code, _, stderr) = run(
-        binary(),
-        &[
-            "wrk",
-            "-t1",
-            "-c1",
-            "-d1s",
-            "-s",
-            delay.to_str().unwrap(),
-            &url,
-        ],
-    );
-    assert_eq!(code, Some(0), "{stderr}");
+    wrk_with_script(&target, &["-t1", "-c1", "-d1s"], &delay);
     // 100 ms before each request over 1 s: about 10 (not thousands).
     let served = target.served().len();
     assert!((3..=12).contains(&served), "{served} requests");

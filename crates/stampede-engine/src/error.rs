@@ -1,11 +1,18 @@
 //! Failures of the engine itself (not of requests: those are counted as data).
+//!
+//! Each variant either shows its cause in its message or hands it out as
+//! `source()`, never both: the binary prints the chain joined by `: ` on one
+//! line, so a cause in both places would be printed twice.
+
+/// A library's error kept as the cause of an [`EngineError`].
+pub type Cause = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// Why a run could not start or continue.
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
     #[error("cannot resolve host '{host}': {reason}")]
     Resolve { host: String, reason: String },
-    #[error("cannot start worker {worker}: {source}")]
+    #[error("cannot start worker {worker}")]
     Worker {
         worker: usize,
         #[source]
@@ -13,12 +20,127 @@ pub enum EngineError {
     },
     #[error("worker {0} stopped unexpectedly")]
     WorkerLost(usize),
-    #[error("TLS: {0}")]
-    Tls(String),
-    #[error("HTTP/2 request: {0}")]
-    Http2(String),
+    /// The TLS client could not be set up: `context` names the option or
+    /// file at fault, `source` is what rustls or the file system said.
+    #[error("TLS: {context}")]
+    Tls {
+        context: String,
+        #[source]
+        source: Option<Cause>,
+    },
+    /// A request has no HTTP/2 (or HTTP/3) form: `context` names the part,
+    /// `source` is the `http` crate's refusal.
+    #[error("HTTP/2 request: {context}")]
+    Http2 {
+        context: String,
+        #[source]
+        source: Option<Cause>,
+    },
     #[error("io_uring is unavailable here ({0}); use --io epoll or auto")]
     UringUnavailable(String),
-    #[error("cannot start the request log writer: {0}")]
+    #[error("cannot start the request log writer")]
     RequestLog(#[source] std::io::Error),
+}
+
+impl EngineError {
+    /// A TLS refusal stampede itself makes (options that contradict each other).
+    pub fn tls(context: impl Into<String>) -> Self {
+        EngineError::Tls {
+            context: context.into(),
+            source: None,
+        }
+    }
+
+    /// A TLS failure caused by a library's or the file system's error.
+    pub fn tls_caused(
+        context: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        EngineError::Tls {
+            context: context.into(),
+            source: Some(Box::new(source)),
+        }
+    }
+
+    /// A request the `http` crate refuses in its HTTP/2 form.
+    pub fn http2_caused(
+        context: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        EngineError::Http2 {
+            context: context.into(),
+            source: Some(Box::new(source)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::EngineError;
+    use std::error::Error;
+
+    /// The line the binary prints: the error and its causes joined by `: `.
+    fn chain_line(error: &dyn Error) -> String {
+        let mut parts = vec![error.to_string()];
+        let mut cause = error.source();
+        while let Some(next) = cause {
+            parts.push(next.to_string());
+            cause = next.source();
+        }
+        parts.join(": ")
+    }
+
+    #[test]
+    fn a_tls_failure_keeps_its_cause_and_says_it_once() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        let error = EngineError::tls_caused("--cacert /x/ca.pem", io);
+        let cause = error.source().expect("the cause is kept");
+        assert!(cause.downcast_ref::<std::io::Error>().is_some());
+        assert_eq!(chain_line(&error), "TLS: --cacert /x/ca.pem: no such file");
+    }
+
+    #[test]
+    fn an_http2_refusal_keeps_the_http_crates_error() {
+        let refusal = http::HeaderName::from_bytes(b"bad name").unwrap_err();
+        let error = EngineError::http2_caused("header 'bad name'", refusal);
+        assert!(error
+            .source()
+            .and_then(|c| c.downcast_ref::<http::header::InvalidHeaderName>())
+            .is_some());
+        let line = chain_line(&error);
+        assert!(
+            line.starts_with("HTTP/2 request: header 'bad name': "),
+            "{line}"
+        );
+        assert_eq!(
+            line.matches("invalid HTTP header name").count(),
+            1,
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn a_worker_and_the_request_log_say_their_cause_once() {
+        let io = || std::io::Error::other("out of threads");
+        let worker = EngineError::Worker {
+            worker: 3,
+            source: io(),
+        };
+        assert_eq!(chain_line(&worker), "cannot start worker 3: out of threads");
+        let log = EngineError::RequestLog(io());
+        assert_eq!(
+            chain_line(&log),
+            "cannot start the request log writer: out of threads"
+        );
+    }
+
+    #[test]
+    fn a_refusal_of_stampedes_own_has_no_cause() {
+        let error = EngineError::tls("--tls-min 1.3 is above --tls-max 1.2");
+        assert!(error.source().is_none());
+        assert_eq!(
+            chain_line(&error),
+            "TLS: --tls-min 1.3 is above --tls-max 1.2"
+        );
+    }
 }

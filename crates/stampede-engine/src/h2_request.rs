@@ -29,7 +29,6 @@ const CONNECTION_SPECIFIC: [&str; 6] = [
 /// Builds the HTTP/2 form of a request: `:authority` from the Host header
 /// the user gave (or the URL's), connection-specific headers dropped.
 pub fn prepare(target: &Target, request: &RequestSpec) -> Result<H2Request, EngineError> {
-    let bad = |why: String| EngineError::Http2(why);
     let authority = request
         .headers
         .iter()
@@ -41,9 +40,9 @@ pub fn prepare(target: &Target, request: &RequestSpec) -> Result<H2Request, Engi
     };
     let uri: http::Uri = format!("{scheme}://{authority}{}", target.path_and_query)
         .parse()
-        .map_err(|e| bad(format!("URL: {e}")))?;
-    let method =
-        http::Method::from_bytes(request.method.as_bytes()).map_err(|e| bad(e.to_string()))?;
+        .map_err(|e| EngineError::http2_caused("URL", e))?;
+    let method = http::Method::from_bytes(request.method.as_bytes())
+        .map_err(|e| EngineError::http2_caused(format!("method '{}'", request.method), e))?;
     let mut headers = http::HeaderMap::new();
     headers.insert(
         http::header::USER_AGENT,
@@ -54,8 +53,11 @@ pub fn prepare(target: &Target, request: &RequestSpec) -> Result<H2Request, Engi
         if CONNECTION_SPECIFIC.contains(&name.as_str()) {
             continue;
         }
-        let name = http::HeaderName::from_bytes(name.as_bytes()).map_err(|e| bad(e.to_string()))?;
-        let value = http::HeaderValue::from_str(&header.value).map_err(|e| bad(e.to_string()))?;
+        let name = http::HeaderName::from_bytes(name.as_bytes())
+            .map_err(|e| EngineError::http2_caused(format!("header '{}'", header.name), e))?;
+        let value = http::HeaderValue::from_str(&header.value).map_err(|e| {
+            EngineError::http2_caused(format!("the value of header '{}'", header.name), e)
+        })?;
         if name == http::header::USER_AGENT {
             headers.remove(http::header::USER_AGENT);
         }

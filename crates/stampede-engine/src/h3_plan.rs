@@ -33,8 +33,8 @@ pub fn build(plan: &Plan, connector: &ConnectorSpec) -> Result<Option<H3Plan>, E
         return Ok(None);
     }
     let (Endpoint::Tcp(remote), Some(tls)) = (&connector.endpoint, &connector.tls) else {
-        return Err(EngineError::Tls(
-            "HTTP/3 needs an https:// URL on a host and port".into(),
+        return Err(EngineError::tls(
+            "HTTP/3 needs an https:// URL on a host and port",
         ));
     };
     let requests = if plan.mix.is_empty() {

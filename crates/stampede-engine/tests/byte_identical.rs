@@ -3,34 +3,12 @@
 //! overrides, keep-alive, HTTP/1.0, bodies and the proxy's absolute form.
 
 use stampede_engine::http1::encode_request_to;
-use stampede_plan::{
-    parse_header, LoadModel, Plan, ProxySpec, RequestSpec, Schedule, StopCondition, Target,
-};
+use stampede_plan::{parse_header, Plan, ProxySpec, RequestSpec, Target};
 use stampede_workload::{RenderContext, RequestTemplate, Scope, VarStore};
-use std::time::Duration;
 
 fn plan(url: &str, keepalive: bool, proxy: bool) -> Plan {
-    let mut plan = Plan {
-        target: Target::parse(url).unwrap(),
-        request: RequestSpec {
-            method: "GET".into(),
-            headers: Vec::new(),
-            body: Vec::new(),
-            http10: false,
-        },
-        model: LoadModel::Closed {
-            connections: Schedule::constant(1.0, Duration::from_secs(1)),
-        },
-        threads: 1,
-        stop: StopCondition::Duration(Duration::from_secs(1)),
-        warmup: None,
-        source_addrs: Vec::new(),
-        transport: Default::default(),
-        mix: Vec::new(),
-        keepalive,
-        connect_timeout: Duration::from_secs(1),
-        timeout: Duration::from_secs(1),
-    };
+    let mut plan = Plan::minimal(Target::parse(url).unwrap());
+    plan.keepalive = keepalive;
     if proxy {
         plan.transport.proxy = Some(ProxySpec::parse("127.0.0.1:3128").unwrap());
     }

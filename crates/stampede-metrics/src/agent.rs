@@ -35,7 +35,7 @@ pub struct AgentInfo {
 
 impl AgentInfo {
     /// `I/N`, as typed on the command line.
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         format!("{}/{}", self.index, self.count)
     }
 }

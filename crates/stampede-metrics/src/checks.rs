@@ -11,7 +11,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Failing values kept per check.
-pub const MAX_CHECK_SAMPLES: usize = 3;
+pub(crate) const MAX_CHECK_SAMPLES: usize = 3;
 
 /// What judging one response found: checks `first..first + count` of the
 /// run's list were evaluated, and bit `i` of `failed` says check `first + i`
@@ -36,14 +36,14 @@ impl Judged {
 pub struct CheckTally {
     pub passed: u64,
     pub failed: u64,
-    /// Distinct failing values seen, at most [`MAX_CHECK_SAMPLES`].
+    /// Distinct failing values seen, at most `MAX_CHECK_SAMPLES` (3).
     pub samples: Vec<String>,
 }
 
 impl CheckTally {
     /// Keeps `value` unless enough are kept or it is one of them; `value`
     /// is made only when it would be kept.
-    pub fn sample(&mut self, value: impl FnOnce() -> String) {
+    pub(crate) fn sample(&mut self, value: impl FnOnce() -> String) {
         if self.samples.len() < MAX_CHECK_SAMPLES {
             let value = value();
             if !self.samples.contains(&value) {
@@ -52,11 +52,7 @@ impl CheckTally {
         }
     }
 
-    pub fn wants_sample(&self) -> bool {
-        self.samples.len() < MAX_CHECK_SAMPLES
-    }
-
-    pub fn merge(&mut self, other: &CheckTally) {
+    pub(crate) fn merge(&mut self, other: &CheckTally) {
         self.passed += other.passed;
         self.failed += other.failed;
         for value in &other.samples {
@@ -66,7 +62,7 @@ impl CheckTally {
 }
 
 /// Books a judged response into the run's tallies.
-pub fn tally_judged(tallies: &mut [CheckTally], judged: &Judged) {
+pub(crate) fn tally_judged(tallies: &mut [CheckTally], judged: &Judged) {
     let first = usize::from(judged.first);
     for i in 0..usize::from(judged.count) {
         if let Some(tally) = tallies.get_mut(first + i) {
@@ -80,7 +76,7 @@ pub fn tally_judged(tallies: &mut [CheckTally], judged: &Judged) {
 }
 
 /// Merges another worker's (or agent's) tallies into `mine`, by position.
-pub fn merge_tallies(mine: &mut Vec<CheckTally>, theirs: &[CheckTally]) {
+pub(crate) fn merge_tallies(mine: &mut Vec<CheckTally>, theirs: &[CheckTally]) {
     if mine.len() < theirs.len() {
         mine.resize(theirs.len(), CheckTally::default());
     }
@@ -105,7 +101,7 @@ pub struct CheckResult {
 }
 
 impl CheckResult {
-    pub fn of(check: &str, step: Option<&str>, tally: &CheckTally) -> CheckResult {
+    pub(crate) fn of(check: &str, step: Option<&str>, tally: &CheckTally) -> CheckResult {
         CheckResult {
             check: check.to_string(),
             step: step.map(str::to_string),

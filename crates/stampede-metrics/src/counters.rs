@@ -100,7 +100,7 @@ impl Counters {
     }
 
     /// Adds another worker's or interval's counts into these.
-    pub fn merge(&mut self, other: &Counters) {
+    pub(crate) fn merge(&mut self, other: &Counters) {
         self.sent += other.sent;
         self.success += other.success;
         self.failed_status += other.failed_status;
@@ -120,8 +120,10 @@ impl Counters {
         self.redirects_offsite += other.redirects_offsite;
     }
 
-    /// True when every sent request is accounted for exactly once.
-    pub fn is_balanced(&self) -> bool {
+    /// True when every sent request is accounted for exactly once (the
+    /// invariant the tests check).
+    #[cfg(test)]
+    pub(crate) fn is_balanced(&self) -> bool {
         self.sent == self.completed() + self.error_total() + self.unfinished
     }
 }

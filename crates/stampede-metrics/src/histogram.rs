@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 pub type LatencyHistogram = Histogram<u64>;
 
 /// Highest latency recorded: one hour, in µs; longer values are clamped.
-pub const MAX_TRACKED_US: u64 = 3_600_000_000;
+pub(crate) const MAX_TRACKED_US: u64 = 3_600_000_000;
 
 /// An empty latency histogram: 3 significant digits, growing to the largest
 /// value recorded. Starting small matters: a histogram sized for the full hour
@@ -23,7 +23,7 @@ pub fn new_latency_histogram() -> LatencyHistogram {
     Histogram::new(3).expect("3 significant digits are valid")
 }
 
-/// Records `micros` (at least 1, at most [`MAX_TRACKED_US`]).
+/// Records `micros` (at least 1, at most `MAX_TRACKED_US`: an hour).
 #[inline]
 pub fn record_latency(histogram: &mut LatencyHistogram, micros: u64) {
     // Growing can only fail past usize on 32-bit targets; the value is

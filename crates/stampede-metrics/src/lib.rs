@@ -6,10 +6,12 @@
 //! Nothing here knows about sockets, runtimes or terminals.
 //!
 //! Modules: `recorder` (the per-worker hot path), `histogram` (HDR latency),
-//! `counters`, `error_kind`, `recording` (snapshots and the merged run),
-//! `timeseries` (per second), `per_target` (`--targets` mix), `checks` (`--check` tallies), `monitor`
-//! (what the process monitor saw), `environment`, `agent`, `run_id`, `result` (the
-//! result file), `merge` (agents' results into one). See docs/architecture.md.
+//! `counters`, `error_kind`, `http_version` (`plan.http_version`'s values),
+//! `recording` (snapshots and the merged run), `timeseries` (per second),
+//! `per_target` (`--targets` mix), `checks` (`--check` tallies), `monitor`
+//! (what the process monitor saw), `environment`, `agent`, `run_id`,
+//! `result` (the result file), `merge` (agents' results into one). See
+//! docs/architecture.md.
 
 mod agent;
 mod checks;
@@ -17,6 +19,7 @@ mod counters;
 mod environment;
 mod error_kind;
 mod histogram;
+mod http_version;
 mod merge;
 mod merge_targets;
 mod monitor;
@@ -28,18 +31,19 @@ mod run_id;
 mod timeseries;
 
 pub use agent::{format_timestamp, parse_timestamp, signed_millis, AgentInfo, TimestampError};
-pub use checks::{merge_tallies, CheckResult, CheckTally, Judged, MAX_CHECK_SAMPLES};
+pub(crate) use checks::{merge_tallies, MAX_CHECK_SAMPLES};
+pub use checks::{CheckResult, CheckTally, Judged};
 pub use counters::{Counters, StatusCounts};
 pub use environment::Environment;
 pub use error_kind::ErrorKind;
 pub use histogram::{
     decode_histogram, encode_histogram, new_latency_histogram, record_latency, LatencyHistogram,
-    LatencySummary, MAX_TRACKED_US,
+    LatencySummary,
 };
 pub use merge::{merge_results, MergeError};
 pub use monitor::{MachineSample, MonitorReport, ProcessSample, ProcessSummary};
 pub use per_target::{GroupResult, TargetResult, TargetStats};
-pub use recorder::{Outcome, Recorder, LATE_THRESHOLD};
+pub use recorder::{Outcome, Recorder};
 pub use recording::{
     per_second, CheckName, Gauges, GroupName, Recording, Snapshot, MAX_ERROR_SAMPLES,
 };

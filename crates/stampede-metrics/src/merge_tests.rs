@@ -4,30 +4,18 @@
 use super::*;
 use crate::{Environment, ErrorKind, Recording, Snapshot, TimeseriesBuilder};
 use proptest::prelude::*;
-use stampede_plan::{LoadModel, Plan, RequestSpec, Schedule, StopCondition, Target};
+use stampede_plan::{LoadModel, Plan, Schedule, StopCondition, Target};
 use std::time::{Duration, SystemTime};
 
 fn plan(url: &str, connections: f64) -> Plan {
     Plan {
-        target: Target::parse(url).unwrap(),
-        request: RequestSpec {
-            method: "GET".into(),
-            headers: vec![],
-            body: vec![],
-            http10: false,
-        },
         model: LoadModel::Closed {
             connections: Schedule::constant(connections, Duration::from_secs(3)),
         },
-        threads: 1,
         stop: StopCondition::Duration(Duration::from_secs(3)),
-        warmup: None,
-        source_addrs: vec![],
-        mix: vec![],
-        transport: Default::default(),
-        keepalive: true,
         connect_timeout: Duration::from_secs(3),
         timeout: Duration::from_secs(10),
+        ..Plan::minimal(Target::parse(url).unwrap())
     }
 }
 

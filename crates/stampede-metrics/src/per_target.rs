@@ -38,7 +38,7 @@ impl Default for TargetStats {
 }
 
 impl TargetStats {
-    pub fn record(&mut self, outcome: &Outcome, latency_us: u64) {
+    pub(crate) fn record(&mut self, outcome: &Outcome, latency_us: u64) {
         let c = &mut self.counters;
         c.sent += 1;
         c.bytes_received += outcome.bytes_received;
@@ -62,7 +62,7 @@ impl TargetStats {
         }
     }
 
-    pub fn merge(&mut self, other: &TargetStats) {
+    pub(crate) fn merge(&mut self, other: &TargetStats) {
         self.counters.merge(&other.counters);
         self.min_us = self.min_us.min(other.min_us);
         self.max_us = self.max_us.max(other.max_us);
@@ -111,7 +111,7 @@ pub struct TargetResult {
 }
 
 impl TargetResult {
-    pub fn of(
+    pub(crate) fn of(
         method: &str,
         url: &str,
         weight: u32,
@@ -189,7 +189,12 @@ pub struct GroupResult {
 
 impl GroupResult {
     /// The group of `steps` (the per-target statistics of its steps).
-    pub fn of(name: &str, load: &str, steps: &[(&str, &TargetStats)], elapsed_s: f64) -> Self {
+    pub(crate) fn of(
+        name: &str,
+        load: &str,
+        steps: &[(&str, &TargetStats)],
+        elapsed_s: f64,
+    ) -> Self {
         let mut total = TargetStats::default();
         for (_, stats) in steps {
             total.merge(stats);

@@ -6,7 +6,7 @@ use crate::{record_latency, ErrorKind, Gauges, Snapshot};
 use std::time::{Duration, Instant};
 
 /// A send later than this after its intended instant counts as late.
-pub const LATE_THRESHOLD: Duration = Duration::from_millis(1);
+pub(crate) const LATE_THRESHOLD: Duration = Duration::from_millis(1);
 
 /// A duration in whole microseconds, at least 1 (the histograms' lowest value).
 #[inline]
@@ -90,13 +90,6 @@ impl Recorder {
         if let Some(tally) = self.checks.get_mut(index) {
             tally.sample(value);
         }
-    }
-
-    /// True when check `index` would keep another failing value.
-    pub fn wants_check_sample(&self, index: usize) -> bool {
-        self.checks
-            .get(index)
-            .is_some_and(crate::CheckTally::wants_sample)
     }
 
     /// Hands over the per-check counts (once, at the end of the run).
@@ -212,7 +205,7 @@ impl Recorder {
 
     /// Open model: a request was sent `lag` after its intended instant. Every
     /// send goes into the lateness histogram (the pacer's precision); lags of
-    /// [`LATE_THRESHOLD`] or more also count as late sends (no connection was
+    /// `LATE_THRESHOLD` (1 ms) or more also count as late sends (no connection was
     /// free, or the client was slow).
     #[inline]
     pub fn record_send_lag(&mut self, lag: Duration) {

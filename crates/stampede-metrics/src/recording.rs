@@ -175,7 +175,7 @@ impl Recording {
     }
 
     /// Successful responses per second.
-    pub fn goodput(&self) -> f64 {
+    pub(crate) fn goodput(&self) -> f64 {
         per_second(self.total.counters.success, self.elapsed)
     }
 }

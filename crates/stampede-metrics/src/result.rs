@@ -41,6 +41,8 @@ pub struct PlanSummary {
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub requests: Option<u64>,
     pub keepalive: bool,
+    /// `"1.1"`, `"1.0"`, `"2"` or `"h3"` (http_version.rs).
+    #[serde(deserialize_with = "crate::http_version::read")]
     pub http_version: String,
     /// The event loop that drove the connections: `epoll` or `tokio` (`--io`).
     #[serde(default)]
@@ -83,7 +85,12 @@ pub struct StageSummary {
 }
 
 impl PlanSummary {
-    pub fn of(plan: &Plan) -> PlanSummary {
+    /// The version number after `HTTP/` in text (`3` for `"h3"`).
+    pub fn http_version_number(&self) -> &str {
+        crate::http_version::number(&self.http_version)
+    }
+
+    pub(crate) fn of(plan: &Plan) -> PlanSummary {
         let schedule = plan.model.schedule();
         let varies = schedule.stages.iter().any(|s| s.target != schedule.start);
         let stages = if varies {
@@ -125,16 +132,7 @@ impl PlanSummary {
             duration_s,
             requests,
             keepalive: plan.keepalive,
-            http_version: if plan.transport.http2 {
-                "2"
-            } else if plan.transport.http3 {
-                "3"
-            } else if plan.request.http10 {
-                "1.0"
-            } else {
-                "1.1"
-            }
-            .into(),
+            http_version: crate::http_version::of(plan).into(),
             io: plan.event_loop().as_str().into(),
             connect_timeout_s: plan.connect_timeout.as_secs_f64(),
             timeout_s: plan.timeout.as_secs_f64(),
@@ -166,12 +164,12 @@ pub struct RequestCounts {
 impl RequestCounts {
     /// Finished requests that failed (a failed status, a failed check or
     /// an error).
-    pub fn failed(&self) -> u64 {
+    pub(crate) fn failed(&self) -> u64 {
         self.failed_status + self.check_failed.unwrap_or(0) + self.errors
     }
 
     /// Failed share of finished requests, in percent.
-    pub fn error_rate_pct(&self) -> f64 {
+    pub(crate) fn error_rate_pct(&self) -> f64 {
         let finished = self.completed + self.errors;
         if finished > 0 {
             100.0 * self.failed() as f64 / finished as f64
@@ -221,7 +219,7 @@ pub struct TimingSummary {
 }
 
 impl TimingSummary {
-    pub fn of(histogram: &LatencyHistogram) -> TimingSummary {
+    pub(crate) fn of(histogram: &LatencyHistogram) -> TimingSummary {
         if histogram.is_empty() {
             return TimingSummary::default();
         }

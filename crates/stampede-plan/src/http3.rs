@@ -67,33 +67,19 @@ fn invalid(why: &str) -> PlanError {
 
 #[cfg(test)]
 mod tests {
-    use crate::{LoadModel, Plan, RequestSpec, Schedule, StopCondition, Target, TransportSpec};
+    use crate::{LoadModel, Plan, Schedule, Target, TransportSpec};
     use std::time::Duration;
 
     fn plan(url: &str) -> Plan {
         Plan {
-            target: Target::parse(url).unwrap(),
-            request: RequestSpec {
-                method: "GET".into(),
-                headers: vec![],
-                body: vec![],
-                http10: false,
-            },
             model: LoadModel::Closed {
                 connections: Schedule::constant(2.0, Duration::from_secs(1)),
             },
-            threads: 1,
-            stop: StopCondition::Duration(Duration::from_secs(1)),
-            warmup: None,
-            source_addrs: Vec::new(),
             transport: TransportSpec {
                 http3: true,
                 ..TransportSpec::default()
             },
-            mix: Vec::new(),
-            keepalive: true,
-            connect_timeout: Duration::from_secs(1),
-            timeout: Duration::from_secs(1),
+            ..Plan::minimal(Target::parse(url).unwrap())
         }
     }
 

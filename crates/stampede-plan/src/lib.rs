@@ -9,7 +9,8 @@
 //! (splitting a count over workers or agents), `target` (the URL),
 //! `transport` (TCP/Unix, TLS, proxy, HTTP/2, pipelining, `--io`),
 //! `targets_file` (`--targets`), `header`, `duration`, `address_list`
-//! (`--source-addrs`), `error`. See docs/architecture.md.
+//! (`--source-addrs`), `error`, `minimal` (`Plan::minimal`, the plan tests
+//! start from). See docs/architecture.md.
 
 mod address_list;
 mod duration;
@@ -17,6 +18,7 @@ mod error;
 mod header;
 mod http3;
 mod load_model;
+mod minimal;
 mod plan;
 mod shares;
 mod target;

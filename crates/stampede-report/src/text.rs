@@ -145,7 +145,7 @@ fn describe_plan(result: &RunResult) -> String {
         }
         .into(),
     );
-    parts.push(format!("HTTP/{}", plan.http_version));
+    parts.push(format!("HTTP/{}", plan.http_version_number()));
     if let Some(depth) = plan.pipeline {
         parts.push(format!("pipeline {depth}"));
     }

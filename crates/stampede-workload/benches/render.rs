@@ -3,34 +3,12 @@
 //! CPU): the template render next to copying the fixed request's bytes.
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use stampede_plan::{parse_header, LoadModel, Plan, RequestSpec, Schedule, StopCondition};
+use stampede_plan::{parse_header, Plan, RequestSpec};
 use stampede_workload::{parse_url_template, RenderContext, RequestTemplate, Scope, VarStore};
 use std::hint::black_box;
-use std::time::Duration;
 
 fn plan(url: &str) -> Plan {
-    let target = parse_url_template(url).expect("bench URL");
-    Plan {
-        target,
-        request: RequestSpec {
-            method: "GET".into(),
-            headers: Vec::new(),
-            body: Vec::new(),
-            http10: false,
-        },
-        model: LoadModel::Closed {
-            connections: Schedule::constant(1.0, Duration::from_secs(1)),
-        },
-        threads: 1,
-        stop: StopCondition::Duration(Duration::from_secs(1)),
-        warmup: None,
-        source_addrs: Vec::new(),
-        transport: Default::default(),
-        mix: Vec::new(),
-        keepalive: true,
-        connect_timeout: Duration::from_secs(1),
-        timeout: Duration::from_secs(1),
-    }
+    Plan::minimal(parse_url_template(url).expect("bench URL"))
 }
 
 fn bench(c: &mut Criterion) {

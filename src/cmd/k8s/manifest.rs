@@ -2,8 +2,8 @@
 //! script each pod runs, and the Indexed Job around it, every user value
 //! quoted as a JSON string (which YAML reads as a double-quoted scalar).
 
-use super::{check, run_words, K8sArgs, RESULTS_DIR};
-use stampede_metrics::format_timestamp;
+use super::{agent_words, check, K8sArgs, RESULTS_DIR};
+use crate::run_words::timestamp_word;
 use stampede_plan::format_duration;
 use std::fmt::Write as _;
 use std::time::SystemTime;
@@ -22,9 +22,9 @@ fn quoted(text: &str) -> String {
 
 /// The script each pod runs: the agent's run, then holding the result until
 /// it is collected (or the hold ends).
-fn script(args: &K8sArgs, start_at: &str) -> String {
+fn script(args: &K8sArgs, start: SystemTime) -> anyhow::Result<String> {
     const INDEX: &str = "$(JOB_COMPLETION_INDEX)";
-    let words: Vec<String> = run_words(args, start_at, INDEX)
+    let words: Vec<String> = agent_words(args, start, INDEX)?
         .iter()
         .map(|w| {
             // The index placeholder must stay visible to Kubernetes' expansion.
@@ -34,7 +34,7 @@ fn script(args: &K8sArgs, start_at: &str) -> String {
         .collect();
     let hold = args.hold.as_secs();
     let result = format!("{RESULTS_DIR}/out-{INDEX}.json");
-    format!(
+    Ok(format!(
         "stampede run {words}\n\
          status=$?\n\
          # 1 means an SLO failed for this share: stampede merge checks the SLO on the whole.\n\
@@ -45,7 +45,7 @@ fn script(args: &K8sArgs, start_at: &str) -> String {
          exit \"$status\"\n",
         words = words.join(" "),
         agents = args.agents,
-    )
+    ))
 }
 
 /// The collect-and-merge commands, as YAML comments.
@@ -83,12 +83,11 @@ fn indent(text: &str, spaces: usize) -> String {
 
 /// The manifests, checked first.
 pub(super) fn render(args: &K8sArgs, start: SystemTime) -> anyhow::Result<String> {
-    // Second precision is enough for a start that is seconds away.
-    let start_at = format_timestamp(start).replace(".000Z", "Z");
-    check(args, &start_at)?;
+    check(args, start)?;
+    let start_at = timestamp_word(start);
     let name = quoted(&args.name);
     let agents = args.agents;
-    let script = script(args, &start_at);
+    let script = script(args, start)?;
     // A literal block keeps the script readable; anything a block cannot
     // hold verbatim (control characters from user words) goes JSON-quoted.
     let script_yaml = if script.chars().all(|c| c == '\n' || !c.is_control()) {

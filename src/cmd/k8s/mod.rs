@@ -6,17 +6,21 @@
 //! it talks to no cluster. The YAML is written by hand (a fixed shape, every
 //! user value quoted as a JSON string, which YAML reads as a double-quoted
 //! scalar), so no YAML serializer is needed at run time. The arguments, the
-//! agents' words and the checks are here; the text is manifest.rs.
+//! agents' run (typed, checked once; its words rendered by run_words.rs)
+//! and the checks are here; the text is manifest.rs.
 
 mod manifest;
 #[cfg(test)]
 mod tests;
 
+use crate::agent::{Share, StartAt};
 use crate::plan_args::build_plan;
-use crate::run_args::parse_run_args;
+use crate::run_args::{parse_run_args, RunArgs};
+use crate::run_words::run_words;
 use anyhow::{bail, Context};
 use manifest::render;
-use stampede_plan::{format_duration, parse_duration};
+use stampede_plan::parse_duration;
+use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 const EXAMPLES: &str = "Examples:
@@ -94,35 +98,64 @@ fn start_time(now: SystemTime, delay: Duration) -> SystemTime {
     UNIX_EPOCH + Duration::from_secs(seconds)
 }
 
-/// The `stampede run` words every agent runs, with `$(JOB_COMPLETION_INDEX)`
-/// where the agent index goes.
-fn run_words(args: &K8sArgs, start_at: &str, index: &str) -> Vec<String> {
-    let mut words = vec![args.url.clone()];
-    let mut option = |flag: &str, value: Option<String>| {
-        if let Some(value) = value {
-            words.push(flag.to_string());
-            words.push(value);
-        }
-    };
-    option("-c", args.connections.map(|c| c.to_string()));
-    option("-r", args.rate.map(|r| r.to_string()));
-    option("-d", args.duration.map(format_duration));
-    option("-n", args.requests.map(|n| n.to_string()));
+/// What `stampede k8s` itself sets on every agent's run, typed: its own
+/// load options, the common start, `--quiet`, and the result file (whose
+/// path holds the agent `index`: Kubernetes fills in the placeholder).
+fn owned_args(args: &K8sArgs, start: SystemTime, index: &str) -> anyhow::Result<RunArgs> {
+    let mut run = RunArgs::for_url(&args.url)?;
+    run.connections = args.connections;
+    run.rate = args.rate;
+    run.duration = args.duration;
+    run.requests = args.requests;
+    run.agent.start_at = Some(StartAt(start));
+    run.quiet = true;
+    run.json = Some(PathBuf::from(format!("{RESULTS_DIR}/out-{index}.json")));
+    Ok(run)
+}
+
+/// The `stampede run` words every agent runs, with `index` where the agent
+/// index goes: what stampede sets rendered from its typed arguments
+/// (run_words.rs), `--agent`, then the user's words after `--` as given
+/// (last, so that a script's own `--` arguments still end the line).
+fn agent_words(args: &K8sArgs, start: SystemTime, index: &str) -> anyhow::Result<Vec<String>> {
+    let mut words = run_words(&owned_args(args, start, index)?);
+    words.extend(["--agent".to_string(), format!("{index}/{}", args.agents)]);
     words.extend(args.run_args.iter().cloned());
-    words.extend([
-        "--agent".into(),
-        format!("{index}/{}", args.agents),
-        "--start-at".into(),
-        start_at.into(),
-        "--quiet".into(),
-        "--json".into(),
-        format!("{RESULTS_DIR}/out-{index}.json"),
-    ]);
-    words
+    Ok(words)
+}
+
+/// The run of agent `index`, typed: the URL and the user's words after `--`
+/// read once, with what stampede sets (`owned_args`) and the agent's share.
+fn agent_run(args: &K8sArgs, start: SystemTime, index: u32) -> anyhow::Result<RunArgs> {
+    let mut run = parse_run_args(std::iter::once(&args.url).chain(&args.run_args))
+        .map_err(|e| anyhow::anyhow!("the agents' run options: {}", e.to_string().trim()))?;
+    let owned = owned_args(args, start, &index.to_string())?;
+    let given_twice = |flag: &str, before: bool, after: bool| {
+        if before && after {
+            bail!("{flag} is given both before and after --: give it once");
+        }
+        Ok(())
+    };
+    given_twice("-c", owned.connections.is_some(), run.connections.is_some())?;
+    given_twice("-r", owned.rate.is_some(), run.rate.is_some())?;
+    given_twice("-d", owned.duration.is_some(), run.duration.is_some())?;
+    given_twice("-n", owned.requests.is_some(), run.requests.is_some())?;
+    run.connections = owned.connections.or(run.connections);
+    run.rate = owned.rate.or(run.rate);
+    run.duration = owned.duration.or(run.duration);
+    run.requests = owned.requests.or(run.requests);
+    run.agent.start_at = owned.agent.start_at;
+    run.quiet = owned.quiet;
+    run.json = owned.json;
+    run.agent.agent = Some(Share {
+        index,
+        count: args.agents,
+    });
+    Ok(run)
 }
 
 /// Refuses, before anything is applied, what the agents would refuse.
-fn check(args: &K8sArgs, start_at: &str) -> anyhow::Result<()> {
+fn check(args: &K8sArgs, start: SystemTime) -> anyhow::Result<()> {
     for name in [&args.name, &args.namespace]
         .into_iter()
         .chain(args.pvc.as_ref())
@@ -159,10 +192,7 @@ fn check(args: &K8sArgs, start_at: &str) -> anyhow::Result<()> {
         }
     }
     // The last agent has the smallest share: if its plan builds, all do.
-    let last = (args.agents - 1).to_string();
-    let words = run_words(args, start_at, &last);
-    let run = parse_run_args(&words)
-        .map_err(|e| anyhow::anyhow!("the agents' run options: {}", e.to_string().trim()))?;
+    let run = agent_run(args, start, args.agents - 1)?;
     // Each agent would refuse it at start: refused here, once.
     if let Some(url) = &run.metrics.remote_write {
         crate::remote_write::parse_url(url)?;

@@ -147,3 +147,33 @@ fn starts_on_a_whole_second() {
     let start = start_time(now, Duration::from_secs(30));
     assert_eq!(start, UNIX_EPOCH + Duration::from_secs(1031));
 }
+
+#[test]
+fn the_agents_words_read_back_as_the_run_that_was_checked() {
+    let start = UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+    let args = args(&["--", "-H", "X-A: 1", "--warmup", "10s"]);
+    for index in [0, 7] {
+        let words = agent_words(&args, start, &index.to_string()).unwrap();
+        let back = parse_run_args(&words).unwrap_or_else(|e| panic!("{words:?}: {e}"));
+        let checked = agent_run(&args, start, index).unwrap();
+        assert_eq!(format!("{back:?}"), format!("{checked:?}"), "{words:?}");
+    }
+}
+
+#[test]
+fn a_load_option_before_and_after_the_separator_is_refused() {
+    let start = UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+    let twice = args(&["--", "-c", "5"]);
+    let error = render(&twice, start).unwrap_err().to_string();
+    assert!(
+        error.contains("-c is given both before and after --"),
+        "{error}"
+    );
+    // Given only after `--`, it is the agents' (split among them as before).
+    let after = K8sArgs {
+        connections: None,
+        ..args(&["--", "-c", "80"])
+    };
+    let run = agent_run(&after, start, 0).unwrap();
+    assert_eq!(run.connections, Some(80));
+}

@@ -72,30 +72,18 @@ pub fn encode_request_to(plan: &Plan, destination: &Target, request: &RequestSpe
 #[cfg(test)]
 mod tests {
     use super::*;
-    use stampede_plan::{parse_header, LoadModel, RequestSpec, Schedule, StopCondition, Target};
-    use std::time::Duration;
+    use stampede_plan::{parse_header, RequestSpec, Target};
 
     fn plan(method: &str, headers: &[&str], body: &str, keepalive: bool, http10: bool) -> Plan {
         Plan {
-            target: Target::parse("http://127.0.0.1:3000/echo?x=1").unwrap(),
             request: RequestSpec {
                 method: method.into(),
                 headers: headers.iter().map(|h| parse_header(h).unwrap()).collect(),
                 body: body.as_bytes().to_vec(),
                 http10,
             },
-            model: LoadModel::Closed {
-                connections: Schedule::constant(1.0, Duration::from_secs(1)),
-            },
-            threads: 1,
-            stop: StopCondition::Duration(Duration::from_secs(1)),
-            warmup: None,
-            source_addrs: Vec::new(),
-            transport: Default::default(),
-            mix: Vec::new(),
             keepalive,
-            connect_timeout: Duration::from_secs(1),
-            timeout: Duration::from_secs(1),
+            ..Plan::minimal(Target::parse("http://127.0.0.1:3000/echo?x=1").unwrap())
         }
     }
 

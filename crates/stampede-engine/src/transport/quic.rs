@@ -32,9 +32,10 @@ pub fn client_config(
     rustls_config.alpn_protocols = vec![b"h3".to_vec()];
     rustls_config.enable_early_data = zero_rtt;
     let crypto = quinn::crypto::rustls::QuicClientConfig::try_from(rustls_config).map_err(|e| {
-        EngineError::Tls(format!(
-            "HTTP/3 needs TLS 1.3 with TLS13_AES_128_GCM_SHA256 offered (QUIC's initial suite): {e}"
-        ))
+        EngineError::tls_caused(
+            "HTTP/3 needs TLS 1.3 with TLS13_AES_128_GCM_SHA256 offered (QUIC's initial suite)",
+            e,
+        )
     })?;
     let mut config = quinn::ClientConfig::new(Arc::new(crypto));
     config.transport_config(Arc::new(transport_config(idle_timeout)));

@@ -61,12 +61,11 @@ impl HandshakeReport {
 
 /// Builds the client for `host` (the URL's host unless `--sni` says otherwise).
 pub fn build_tls_client(spec: &TlsSpec, host: &str, http2: bool) -> Result<TlsClient, EngineError> {
-    let error = |reason: String| EngineError::Tls(reason);
     let versions = protocol_versions(spec)?;
     let provider = Arc::new(crypto_provider(spec, &versions)?);
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_protocol_versions(&versions)
-        .map_err(|e| error(e.to_string()))?;
+        .map_err(|e| EngineError::tls_caused("the TLS versions asked for", e))?;
     let builder = if spec.insecure {
         builder
             .dangerous()
@@ -79,11 +78,14 @@ pub fn build_tls_client(spec: &TlsSpec, host: &str, http2: bool) -> Result<TlsCl
         Some(client) => {
             let (chain, key) = client_material(client)?;
             builder.with_client_auth_cert(chain, key).map_err(|e| {
-                error(format!(
-                    "--cert {} / --key {}: {e}",
-                    client.cert.display(),
-                    client.key.display()
-                ))
+                EngineError::tls_caused(
+                    format!(
+                        "--cert {} / --key {}",
+                        client.cert.display(),
+                        client.key.display()
+                    ),
+                    e,
+                )
             })?
         }
     };
@@ -96,8 +98,9 @@ pub fn build_tls_client(spec: &TlsSpec, host: &str, http2: bool) -> Result<TlsCl
         config.resumption = Resumption::disabled();
     }
     let name = spec.sni.clone().unwrap_or_else(|| host.to_string());
-    let server_name = ServerName::try_from(name.clone())
-        .map_err(|_| error(format!("'{name}' is not a valid TLS server name")))?;
+    let server_name = ServerName::try_from(name.clone()).map_err(|e| {
+        EngineError::tls_caused(format!("'{name}' is not a valid TLS server name"), e)
+    })?;
     Ok(TlsClient {
         config: Arc::new(config),
         server_name,
@@ -109,17 +112,16 @@ fn root_store(spec: &TlsSpec) -> Result<RootCertStore, EngineError> {
     let mut roots = RootCertStore::empty();
     match &spec.ca_file {
         Some(path) => {
-            let certificates = CertificateDer::pem_file_iter(path)
-                .map_err(|e| EngineError::Tls(format!("--cacert {}: {e}", path.display())))?;
-            for certificate in certificates {
-                let certificate = certificate
-                    .map_err(|e| EngineError::Tls(format!("--cacert {}: {e}", path.display())))?;
-                roots
-                    .add(certificate)
-                    .map_err(|e| EngineError::Tls(format!("--cacert {}: {e}", path.display())))?;
+            let refused = |e: rustls::pki_types::pem::Error| {
+                EngineError::tls_caused(format!("--cacert {}", path.display()), e)
+            };
+            for certificate in CertificateDer::pem_file_iter(path).map_err(refused)? {
+                roots.add(certificate.map_err(refused)?).map_err(|e| {
+                    EngineError::tls_caused(format!("--cacert {}", path.display()), e)
+                })?;
             }
             if roots.is_empty() {
-                return Err(EngineError::Tls(format!(
+                return Err(EngineError::tls(format!(
                     "--cacert {}: no certificate in the file",
                     path.display()
                 )));
@@ -131,8 +133,8 @@ fn root_store(spec: &TlsSpec) -> Result<RootCertStore, EngineError> {
                 let _ = roots.add(certificate);
             }
             if roots.is_empty() {
-                return Err(EngineError::Tls(
-                    "no system root certificates found; give --cacert PEM or --insecure".into(),
+                return Err(EngineError::tls(
+                    "no system root certificates found; give --cacert PEM or --insecure",
                 ));
             }
         }

@@ -17,7 +17,7 @@ pub fn protocol_versions(
     let min = spec.min_version.unwrap_or(TlsVersion::Tls12);
     let max = spec.max_version.unwrap_or(TlsVersion::Tls13);
     if min > max {
-        return Err(EngineError::Tls(format!(
+        return Err(EngineError::tls(format!(
             "--tls-min {} is above --tls-max {}",
             min.label(),
             max.label()
@@ -53,7 +53,7 @@ pub fn crypto_provider(
                 .iter()
                 .position(|k| k.eq_ignore_ascii_case(name.trim()))
             else {
-                return Err(EngineError::Tls(format!(
+                return Err(EngineError::tls(format!(
                     "--ciphers: unknown cipher suite '{name}' (known: {})",
                     known.join(", ")
                 )));
@@ -64,7 +64,7 @@ pub fn crypto_provider(
             .iter()
             .any(|suite| versions.contains(&suite.version()))
         {
-            return Err(EngineError::Tls(format!(
+            return Err(EngineError::tls(format!(
                 "--ciphers: none of {} is a suite for TLS {}",
                 spec.ciphers.join(","),
                 versions
@@ -88,7 +88,7 @@ pub fn crypto_provider(
                 .iter()
                 .position(|k| k.eq_ignore_ascii_case(name.trim()))
             else {
-                return Err(EngineError::Tls(format!(
+                return Err(EngineError::tls(format!(
                     "--tls-groups: unknown key exchange group '{name}' (known: {})",
                     known.join(", ")
                 )));
@@ -115,29 +115,33 @@ pub fn client_material(
     client: &ClientCert,
 ) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>), EngineError> {
     let read = |path: &std::path::Path, flag: &str| {
-        std::fs::read(path).map_err(|e| EngineError::Tls(format!("{flag} {}: {e}", path.display())))
+        std::fs::read(path)
+            .map_err(|e| EngineError::tls_caused(format!("{flag} {}", path.display()), e))
     };
     let cert_bytes = read(&client.cert, "--cert")?;
     let chain = CertificateDer::pem_slice_iter(&cert_bytes)
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| {
-            EngineError::Tls(format!(
-                "--cert {}: not valid PEM: {e}",
-                client.cert.display()
-            ))
+            EngineError::tls_caused(
+                format!("--cert {}: not valid PEM", client.cert.display()),
+                e,
+            )
         })?;
     if chain.is_empty() {
-        return Err(EngineError::Tls(format!(
+        return Err(EngineError::tls(format!(
             "--cert {}: no CERTIFICATE in the file",
             client.cert.display()
         )));
     }
     let key_bytes = read(&client.key, "--key")?;
     let key = PrivateKeyDer::from_pem_slice(&key_bytes).map_err(|e| {
-        EngineError::Tls(format!(
-            "--key {}: no private key (PKCS#8, RSA or EC) in the file: {e}",
-            client.key.display()
-        ))
+        EngineError::tls_caused(
+            format!(
+                "--key {}: no private key (PKCS#8, RSA or EC) in the file",
+                client.key.display()
+            ),
+            e,
+        )
     })?;
     Ok((chain, key))
 }

@@ -198,7 +198,7 @@ pub(crate) fn plan_rows(result: &RunResult) -> Vec<Vec<String>> {
     }
     rows.extend([
         ("keep-alive", p.keepalive.to_string()),
-        ("HTTP version", p.http_version.clone()),
+        ("HTTP version", p.http_version_number().to_string()),
         (
             "timeouts",
             format!(

@@ -144,30 +144,12 @@ impl RequestTemplate {
 mod tests {
     use super::*;
     use crate::store::VarStore;
-    use stampede_plan::{parse_header, LoadModel, Schedule, StopCondition};
-    use std::time::Duration;
+    use stampede_plan::parse_header;
 
     fn plan(keepalive: bool) -> Plan {
         Plan {
-            target: Target::parse("http://127.0.0.1:3000/echo?x=1").unwrap(),
-            request: RequestSpec {
-                method: "GET".into(),
-                headers: Vec::new(),
-                body: Vec::new(),
-                http10: false,
-            },
-            model: LoadModel::Closed {
-                connections: Schedule::constant(1.0, Duration::from_secs(1)),
-            },
-            threads: 1,
-            stop: StopCondition::Duration(Duration::from_secs(1)),
-            warmup: None,
-            source_addrs: Vec::new(),
-            transport: Default::default(),
-            mix: Vec::new(),
             keepalive,
-            connect_timeout: Duration::from_secs(1),
-            timeout: Duration::from_secs(1),
+            ..Plan::minimal(Target::parse("http://127.0.0.1:3000/echo?x=1").unwrap())
         }
     }
 
