@@ -25,6 +25,19 @@ pub fn classify_io(error: &io::Error) -> ErrorKind {
     }
 }
 
+/// The class of an HTTP/2 error.
+pub fn classify_h2(error: &h2::Error) -> ErrorKind {
+    if error.is_reset() {
+        ErrorKind::StreamReset
+    } else if error.is_go_away() {
+        ErrorKind::GoAway
+    } else if let Some(io) = error.get_io() {
+        classify_io(io)
+    } else {
+        ErrorKind::GoAway
+    }
+}
+
 /// The class of an error seen while opening a connection.
 pub fn classify_connect(error: &io::Error) -> ErrorKind {
     match error.kind() {
