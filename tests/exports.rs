@@ -117,7 +117,10 @@ fn gnuplot_and_request_log_hold_every_request_or_count_it() {
         );
         assert_eq!(fields[4], "-");
         assert_eq!(fields[5], url);
-        assert!(fields[6].parse::<u64>().unwrap() < 4, "one of the 4 connections");
+        assert!(
+            fields[6].parse::<u64>().unwrap() < 4,
+            "one of the 4 connections"
+        );
         assert_eq!(fields[7], "-", "nothing was checked");
         logged += 1;
     }

@@ -203,7 +203,7 @@ impl WorkloadSpec {
                 .into_iter()
                 .map(|(name, steps)| stampede_metrics::GroupName {
                     name: name.to_string(),
-                    load: "transaction".to_string(),
+                    load: stampede_metrics::TRANSACTION_LOAD.to_string(),
                     step_names: steps.iter().copied().map(step_name).collect(),
                     steps,
                 }),
