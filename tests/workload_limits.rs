@@ -406,3 +406,31 @@ fn combinations_that_cannot_work_are_refused_in_one_line() {
     assert_eq!(run.code(), Some(2), "{}", run.stderr());
     assert!(run.stderr().contains("drop --warmup"), "{}", run.stderr());
 }
+
+#[test]
+fn a_group_that_ends_by_itself_is_not_an_open_model_falling_behind() {
+    let target = spawn_target(one_thread());
+    let base = format!("http://{}", target.local_addr());
+    let dir = temp_dir("limits-no-warning");
+    let scenario = [
+        group(
+            "paced",
+            "rate = 100\nduration = \"1s\"",
+            &[step("a", &format!("{base}/?paced"), "")],
+        ),
+        group(
+            "late",
+            "connections = 1\niterations = 1\nstart_delay = \"1500ms\"",
+            &[step("b", &format!("{base}/?late"), "")],
+        ),
+    ]
+    .concat();
+    let file = write(&dir, "quiet.toml", &scenario);
+    let run = run_io("epoll", &["--scenario", &file]).expect("epoll runs");
+    assert_eq!(run.count("/requests/sent"), 101, "100/s for 1 s, then 1");
+    assert_eq!(stop_reason(&run), "groups_done");
+    // The plan's rate is the first group's alone, for 1 s of a 1.5 s run.
+    let warnings = run.result()["warnings"].to_string();
+    assert!(!warnings.contains("fell behind"), "{warnings}");
+    drop(target);
+}
