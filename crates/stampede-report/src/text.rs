@@ -100,8 +100,13 @@ fn describe_plan(result: &RunResult) -> String {
     if let Some(requests) = plan.requests {
         parts.push(counted(requests, "request"));
     }
-    if let Some(seconds) = plan.duration_s {
-        parts.push(format!("{seconds}s"));
+    match plan.duration_s {
+        // The groups ended the run (their iterations or durations).
+        Some(seconds) if result.stop_reason.as_deref() == Some("groups_done") => {
+            parts.push(format!("until its groups were done (at most {seconds}s)"));
+        }
+        Some(seconds) => parts.push(format!("{seconds}s")),
+        None => {}
     }
     // A scenario's groups (its transactions' rows are not groups).
     let groups: Vec<_> = result
