@@ -276,3 +276,63 @@ fn steps_sharing_a_transaction_are_counted_together_too() {
     );
     drop(target);
 }
+
+/// A loopback listener that never accepts, its accept queue full: the
+/// kernel drops a further SYN, so a connect to it can only end by its
+/// connect timeout. Keep the returned parts alive while it is used.
+fn silent_listener() -> (socket2::Socket, Vec<std::net::TcpStream>, u16) {
+    use socket2::{Domain, Socket, Type};
+    let socket = Socket::new(Domain::IPV4, Type::STREAM, None).expect("a socket");
+    let any: std::net::SocketAddr = "127.0.0.1:0".parse().expect("an address");
+    socket.bind(&any.into()).expect("bind");
+    socket.listen(0).expect("listen");
+    let addr = socket
+        .local_addr()
+        .expect("bound")
+        .as_socket()
+        .expect("inet");
+    let fillers = (0..4)
+        .filter_map(|_| {
+            std::net::TcpStream::connect_timeout(&addr, std::time::Duration::from_millis(200)).ok()
+        })
+        .collect();
+    (socket, fillers, addr.port())
+}
+
+#[test]
+fn a_steps_connect_timeout_is_its_own() {
+    let (_listener, _fillers, port) = silent_listener();
+    for io in EVENT_LOOPS {
+        let dir = temp_dir("steps-connect-timeout");
+        let text = scenario(
+            &format!("http://127.0.0.1:{port}"),
+            "connections = 1\niterations = 1",
+            &[("silent", "/", "connect_timeout = \"200ms\"")],
+        );
+        let file = write(&dir, "connect.toml", &text);
+        let started = std::time::Instant::now();
+        let args = [
+            "--scenario",
+            &file,
+            "--connect-timeout",
+            "20s",
+            "-d",
+            "60s",
+            "--io",
+            io,
+        ];
+        let run = run_stampede(binary(), &args);
+        let stderr = run.stderr();
+        if io == "uring" && stderr.contains("io_uring is unavailable here") {
+            continue;
+        }
+        // No connection ever opened: the run says so, and exits 2.
+        assert_eq!(run.code(), Some(2), "{io}: {stderr}");
+        let said = "no connection could be opened: 1 connect_timeout";
+        assert!(stderr.contains(said), "{io}: {stderr}");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "{io}: the step's 200 ms, not --connect-timeout 20s"
+        );
+    }
+}
