@@ -193,3 +193,42 @@ fn a_scenario_labels_its_requests_by_step() {
         result["requests"]["success"].as_u64().expect("success")
     );
 }
+
+#[test]
+fn a_mix_carries_its_target_labels_while_it_runs_not_only_at_the_end() {
+    // A new label set at the end would make Prometheus's rate() of the
+    // unlabelled series drop and the labelled ones appear at full count.
+    let target = spawn_target(one_thread());
+    let base = format!("http://{}", target.local_addr());
+    let dir = temp_dir("metrics-targets-live");
+    let targets = dir.join("targets.txt");
+    std::fs::write(&targets, format!("GET {base}/\n\nGET {base}/json\n")).expect("targets file");
+    let port = free_port();
+    let mut child = Command::new(binary())
+        .args(["run", "--targets", targets.to_str().expect("utf-8")])
+        .args(["-d", "6s", "-c", "2", "-t", "1", "--quiet"])
+        .args(["--metrics", &format!("127.0.0.1:{port}")])
+        .stderr(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("stampede starts");
+    // A scrape with responses in it, well before the 6 s are up.
+    let text = wait_for(Duration::from_secs(4), || {
+        http_get(port, "/metrics").filter(|text| requests(text, &[]) > 0)
+    });
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(&dir);
+    let text = text.expect("a scrape with responses during the run");
+    let samples: Vec<&str> = text
+        .lines()
+        .filter(|line| line.starts_with("stampede_requests_total{"))
+        .collect();
+    assert!(!samples.is_empty(), "{text}");
+    assert!(
+        samples.iter().all(|line| line.contains("target=\"")),
+        "every sample names its target during the run: {text}"
+    );
+    assert!(requests(&text, &["target=\"1\""]) > 0, "{text}");
+    assert!(requests(&text, &["target=\"2\""]) > 0, "{text}");
+}

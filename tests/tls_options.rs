@@ -167,6 +167,33 @@ fn a_client_certificate_passes_the_targets_client_ca_and_its_absence_is_a_tls_er
 }
 
 #[test]
+fn over_http2_a_missing_client_certificate_is_a_tls_error_too() {
+    let pki = pki("mtls-h2");
+    let target = tls_target(&pki, |tls| tls.client_ca = Some(pki.ca.clone()));
+    let url = format!(
+        "https://localhost:{}/index.html",
+        target.local_addr().port()
+    );
+    let args = [
+        url.as_str(),
+        "--http2",
+        "--cacert",
+        s(&pki.ca),
+        "-d",
+        "1s",
+        "-c",
+        "1",
+        "-t",
+        "1",
+    ];
+    let run = run_on("auto", &args).expect("the default loop runs");
+    assert_eq!(run.count("/requests/success"), 0, "{}", run.stderr());
+    let errors = &run.result()["errors"];
+    assert!(errors["tls"].as_u64().unwrap_or(0) > 0, "{errors}");
+    assert_eq!(errors["other"].as_u64().unwrap_or(0), 0, "{errors}");
+}
+
+#[test]
 fn serve_client_auth_request_lets_clients_without_a_certificate_in() {
     let pki = pki("mtls-request");
     let port = stampede_testkit::free_port();
@@ -517,6 +544,12 @@ fn ab_maps_e_f_and_z() {
     assert_eq!(
         result["plan"]["tls"]["cipher"],
         "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"
+    );
+    // ab's own line for it, with OpenSSL's name of the suite.
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        report.contains("SSL/TLS Protocol:       TLSv1.2,ECDHE-ECDSA-AES128-GCM-SHA256,128,128"),
+        "{report}"
     );
     for (flag, value, expect) in [
         ("-f", "TLS1", "ab -f TLS1: not supported"),

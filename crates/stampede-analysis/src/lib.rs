@@ -18,7 +18,6 @@
 
 mod ceiling;
 mod compare;
-mod compare_parts;
 mod difference;
 mod repeats;
 mod search;

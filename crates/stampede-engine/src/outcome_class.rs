@@ -32,6 +32,15 @@ pub fn classify_h2(error: &h2::Error) -> ErrorKind {
     } else if error.is_go_away() {
         ErrorKind::GoAway
     } else if let Some(io) = error.get_io() {
+        // h2 hands every stream a copy of the connection's I/O error made
+        // of its kind and text, so the rustls error inside is gone: a TLS
+        // alert (a server refusing the client's certificate says so on the
+        // first read under TLS 1.3) is known by rustls' own wording.
+        if io.kind() == std::io::ErrorKind::InvalidData
+            && io.to_string().starts_with("received fatal alert: ")
+        {
+            return ErrorKind::Tls;
+        }
         classify_io(io)
     } else {
         ErrorKind::GoAway

@@ -333,7 +333,9 @@ impl WorkerState {
     pub fn interval_snapshot(&self) -> Snapshot {
         let mut recorder = self.recorder.borrow_mut();
         recorder.set_gauges(self.gauges());
-        recorder.take_interval()
+        let mut snapshot = recorder.take_interval();
+        snapshot.per_target = recorder.take_interval_targets();
+        snapshot
     }
 
     /// The worker's last snapshot: requests still in flight are unfinished,

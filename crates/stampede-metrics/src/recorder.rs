@@ -114,6 +114,19 @@ impl Recorder {
         }
     }
 
+    /// Hands over the per-target statistics recorded since the last call
+    /// and starts each afresh: every interval snapshot carries its share,
+    /// so that what watches the run (`--metrics`' target labels) sees the
+    /// mix while it runs; the aggregator's total adds the shares up, the
+    /// same sum [`Recorder::take_targets`] would give at the end.
+    pub fn take_interval_targets(&mut self) -> Vec<crate::TargetStats> {
+        if self.targets.is_empty() {
+            return Vec::new();
+        }
+        let fresh = vec![crate::TargetStats::default(); self.targets.len()];
+        std::mem::replace(&mut self.targets, fresh)
+    }
+
     /// Hands over the per-target statistics (once, at the end of the run).
     pub fn take_targets(&mut self) -> Vec<crate::TargetStats> {
         std::mem::take(&mut self.targets)

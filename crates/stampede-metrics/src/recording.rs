@@ -44,7 +44,8 @@ pub struct Snapshot {
     pub lateness: LatencyHistogram,
     /// Levels at the end of the interval; summed across workers when merged.
     pub gauges: Gauges,
-    /// Per-target statistics of a mix: only in a worker's final snapshot.
+    /// Per-target statistics of a mix: each snapshot carries what was
+    /// recorded since the worker's previous one; merged, the run's.
     pub per_target: Vec<crate::TargetStats>,
     /// Per-check counts (`--check`): only in a worker's final snapshot.
     pub checks: Vec<crate::CheckTally>,

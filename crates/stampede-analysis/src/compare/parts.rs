@@ -1,11 +1,11 @@
 //! Comparing the parts of runs (issue 18: "compare works on them"): each
 //! group of a scenario and each of its steps (or each `--targets` entry),
 //! matched by name across the files, judged by the same rows, noise bands
-//! and intervals as the whole runs (compare.rs). Only the parts every file
+//! and intervals as the whole runs (the parent module). Only the parts every file
 //! has are compared; a few figures each, so a scenario of many steps stays
 //! readable.
 
-use crate::compare::{row, CompareOptions, Figure, Row, RunFigures, Sample};
+use super::{row, CompareOptions, Figure, Row, RunFigures, Sample};
 use serde::{Deserialize, Serialize};
 use stampede_metrics::{LatencySummary, RunResult};
 
@@ -118,8 +118,8 @@ pub(crate) fn compare_parts(samples: &[Sample], opts: &CompareOptions) -> Vec<Pa
 
 #[cfg(test)]
 mod tests {
+    use super::super::compare;
     use super::*;
-    use crate::compare::compare;
 
     fn part(label: &str, goodput: f64, p99_ms: f64) -> RunFigures {
         RunFigures {

@@ -11,10 +11,12 @@
 //! Owns figures, noise bands, verdicts and plan-difference warnings. Does not
 //! read files or print tables.
 
-pub use crate::compare_parts::PartComparison;
+mod parts;
+
 use crate::difference::diff_interval;
 pub use crate::difference::{DiffInterval, Method};
 use crate::stability::{mean_interval, Interval};
+pub use parts::PartComparison;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use stampede_metrics::{PlanSummary, RunResult};
@@ -111,7 +113,7 @@ pub struct RunFigures {
     pub interrupted_after_s: Option<f64>,
     /// The run's parts, each under its own label: every group of a
     /// scenario (`group NAME`) and every step or `--targets` entry
-    /// (`step NAME`) when there are several (compare_parts.rs).
+    /// (`step NAME`) when there are several (parts.rs).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub parts: Vec<RunFigures>,
 }
@@ -135,7 +137,7 @@ impl RunFigures {
             max_ms: ms(r.latency_us.max),
             server_cpu_s_per_1k: None,
             interrupted_after_s: r.interrupted.then_some(r.elapsed_s),
-            parts: crate::compare_parts::part_figures(r),
+            parts: parts::part_figures(r),
         }
     }
 
@@ -345,7 +347,7 @@ pub fn compare_samples(
         rounds: samples.iter().map(|s| s.runs.len()).collect(),
         confidence: opts.confidence,
         rows,
-        parts: crate::compare_parts::compare_parts(samples, opts),
+        parts: parts::compare_parts(samples, opts),
         warnings: plan_warnings(samples),
     })
 }
