@@ -192,6 +192,19 @@ pub fn apply_request_log(result: &mut RunResult, report: Option<RequestLogReport
     }
 }
 
+/// The checks a response failed, by their index in the result's
+/// `checks[]`, `,`-separated (empty when none failed).
+fn failed_checks(outcome: &stampede_metrics::Outcome) -> String {
+    let Some(judged) = outcome.judged else {
+        return String::new();
+    };
+    (0..u32::from(judged.count).min(64))
+        .filter(|bit| judged.failed & (1u64 << bit) != 0)
+        .map(|bit| (u32::from(judged.first) + bit).to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 /// Formats logged requests into the files asked for, on the writer thread.
 struct ExportSink {
     /// URLs by target index; never empty.
@@ -219,16 +232,26 @@ impl RequestSink for ExportSink {
         let o = &request.outcome;
         let latency = o.done.saturating_duration_since(o.intended);
         if let Some(out) = &mut self.log {
+            let failed = failed_checks(o);
+            // A failed status outranks a failed check (its class is the
+            // status's), as in the result's counts.
+            let check_failed = !failed.is_empty() && o.result.is_ok_and(|s| s < 400);
             let line = RequestLine {
                 t_s: clock.offset(o.intended).as_secs_f64(),
                 status: o.result.ok(),
                 latency_us: latency.as_micros() as u64,
                 bytes: o.bytes_received,
-                error: o.result.err().map(|kind| kind.as_str()),
+                error: match o.result {
+                    Err(kind) => Some(kind.as_str()),
+                    Ok(_) if check_failed => Some("check_failed"),
+                    Ok(_) => None,
+                },
                 target: self
                     .targets
                     .get(usize::from(o.target))
                     .unwrap_or(&self.targets[0]),
+                vu: request.user,
+                check: (!failed.is_empty()).then_some(failed.as_str()),
             };
             stampede_report::render_request_line(&line, out)?;
         }

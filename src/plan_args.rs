@@ -80,9 +80,6 @@ pub struct BuiltRun {
     pub workload: Option<Arc<WorkloadSpec>>,
     /// `--script`, prepared (its `done` runs after the report).
     pub script: Option<Arc<stampede_lua::LuaScript>>,
-    /// Scenario keys `stampede run` does not act on yet (notices for it;
-    /// `stampede jmeter` maps them itself).
-    pub unhonoured: Vec<String>,
 }
 
 /// Builds and validates the plan of a command that sends fixed requests
@@ -103,14 +100,24 @@ pub fn build_plan(args: &RunArgs) -> anyhow::Result<(Plan, Vec<String>)> {
 /// Builds and validates `stampede run`'s plan and workload.
 pub fn build_run(args: &RunArgs) -> anyhow::Result<BuiltRun> {
     let scenario = load_scenario(&args.workload)?;
-    let unhonoured = scenario
-        .as_ref()
-        .map(crate::workload_plan::unhonoured_keys)
-        .unwrap_or_default();
     let scenario_args;
     let mut models = Vec::new();
+    let bounded_args;
+    let args = match &scenario {
+        Some(scenario)
+            if scenario.ends_by_itself() && args.duration.is_none() && args.requests.is_none() =>
+        {
+            // Every group ends by itself: the run ends when they are done.
+            let mut capped = args.clone();
+            capped.duration = Some(crate::workload_plan::GROUPS_DONE_CAP);
+            bounded_args = capped;
+            &bounded_args
+        }
+        _ => args,
+    };
     let args = match &scenario {
         Some(scenario) => {
+            scenario.refuse_with(args.warmup.is_some())?;
             if args.url.is_some()
                 || args.connections.is_some()
                 || args.rate.is_some()
@@ -163,7 +170,6 @@ pub fn build_run(args: &RunArgs) -> anyhow::Result<BuiltRun> {
         notices,
         workload,
         script,
-        unhonoured,
     })
 }
 

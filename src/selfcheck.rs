@@ -34,6 +34,12 @@ pub fn warnings(plan: &Plan, result: &RunResult) -> Vec<String> {
         // Against what the schedule intended in the window (ramps and stages
         // too, not only a constant rate).
         let intended = stampede_metrics::intended_requests(plan, result.elapsed_s);
+        // The plan's rate is the first group's alone when a scenario has
+        // several, and a run that stopped early (its groups done, a
+        // stop_run, a feeder out of rows) was not meant to send it all.
+        let several_groups = result.groups.iter().filter(|g| !g.is_transaction()).count() > 1;
+        let comparable = !several_groups && result.stop_reason.is_none();
+        let intended = intended.filter(|_| comparable);
         if let Some(intended) = intended.filter(|n| *n >= 1.0 && result.elapsed_s > 0.5) {
             let achieved = 100.0 * result.requests.sent as f64 / intended;
             if achieved < RATE_ACHIEVED_MIN_PCT && !result.interrupted {

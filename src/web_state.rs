@@ -45,10 +45,10 @@ impl LiveRun {
             checks: workload.map(|w| w.check_names()).unwrap_or_default(),
             judged: workload.is_some_and(|w| w.judges_responses()),
             stop_reason: None,
-            // As the engine names them: only a scenario of several groups.
+            // As the engine names them: a scenario's several groups, and
+            // its transactions.
             groups: workload
-                .filter(|w| w.groups.len() > 1)
-                .map(|w| w.group_names(&running.plan.model))
+                .map(|w| w.group_names(&running.plan.model, w.groups.len() > 1))
                 .unwrap_or_default(),
         };
         let mut result = RunResult::from_recording(

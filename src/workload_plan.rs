@@ -66,46 +66,38 @@ pub fn load_scenario(args: &WorkloadArgs) -> anyhow::Result<Option<ScenarioLoad>
     }))
 }
 
-/// The scenario keys `stampede run` does not act on yet (`stampede jmeter`
-/// maps them onto run flags itself): one notice each, so none is silently
-/// ignored. `cookies = true` is honoured (a cookie jar per user).
-pub fn unhonoured_keys(scenario: &ScenarioLoad) -> Vec<String> {
-    let mut notes = Vec::new();
-    for group in &scenario.groups {
-        let l = &group.limits;
-        let mut keys = Vec::new();
-        if l.iterations.is_some() {
-            keys.push("iterations (use -n)");
-        }
-        if l.duration.is_some() {
-            keys.push("duration (use -d)");
-        }
-        if l.start_delay.is_some() {
-            keys.push("start_delay");
-        }
-        if l.phase != Default::default() {
-            keys.push("phase");
-        }
-        if l.on_error != Default::default() {
-            keys.push("on_error");
-        }
-        for step in &group.steps {
-            if step.options != Default::default() {
-                keys.push(
-                    "a step's think, transaction, once, follow_redirects, keep_alive or timeouts",
-                );
-                break;
-            }
-        }
-        if !keys.is_empty() {
-            notes.push(format!(
-                "group {}: not acted on by `stampede run` yet: {}",
-                group.name,
-                keys.join(", ")
-            ));
-        }
+/// How long a run whose groups all end by themselves may last when no
+/// `-d` or `-n` is given: it ends when they are done (`stop_reason:
+/// "groups_done"`), this is only the cap.
+pub const GROUPS_DONE_CAP: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
+impl ScenarioLoad {
+    /// True when every group ends by itself (its iterations or duration).
+    pub fn ends_by_itself(&self) -> bool {
+        self.groups
+            .iter()
+            .all(|g| g.limits.iterations.is_some() || g.limits.duration.is_some())
     }
-    notes
+
+    /// Refuses what the group keys cannot be combined with: `--warmup`
+    /// (the groups' clock starts with the run, and a warm-up would drop
+    /// iterations from the results).
+    pub fn refuse_with(&self, warmup: bool) -> anyhow::Result<()> {
+        let keyed = self.groups.iter().find(|g| {
+            let l = &g.limits;
+            l.iterations.is_some()
+                || l.duration.is_some()
+                || l.start_delay.is_some()
+                || l.phase != Default::default()
+        });
+        if let (true, Some(group)) = (warmup, keyed) {
+            anyhow::bail!(
+                "--warmup with group {}'s iterations, duration, start_delay or phase: the groups' clock starts with the run; drop --warmup",
+                group.name
+            );
+        }
+        Ok(())
+    }
 }
 
 impl ScenarioLoad {
@@ -128,6 +120,18 @@ impl ScenarioLoad {
                 let mut request = step.request_spec();
                 request.headers = with_common_headers(common, request.headers);
                 request.http10 = http10;
+                let says_connection = |h: &Header| h.name.eq_ignore_ascii_case("connection");
+                if let Some(keep) = step.options.keep_alive {
+                    if !request.headers.iter().any(says_connection) {
+                        // The step's own keep-alive, told to the server as
+                        // the run's is (the engine closes after it).
+                        let value = if keep { "keep-alive" } else { "close" };
+                        request.headers.push(Header {
+                            name: "Connection".into(),
+                            value: value.into(),
+                        });
+                    }
+                }
                 MixEntry {
                     target: step.target.clone(),
                     request,
@@ -188,21 +192,39 @@ pub fn build_workload(
     spec.agent = agent;
     spec.agents = agents;
     spec.sequence = Sequence::new(agent, agents);
-    refuse_unsupported(plan)?;
+    refuse_unsupported(plan, &spec)?;
     Ok(Some(Arc::new(spec)))
 }
 
 /// What the workload paths do not carry yet, refused in one line each.
-fn refuse_unsupported(plan: &Plan) -> anyhow::Result<()> {
-    if plan.transport.http2 || plan.transport.http3 {
-        let flag = if plan.transport.http2 {
-            "--http2"
-        } else {
-            "--http3"
-        };
+fn refuse_unsupported(plan: &Plan, spec: &WorkloadSpec) -> anyhow::Result<()> {
+    if plan.transport.http3 {
         anyhow::bail!(
-            "templates, feeders, checks and scenarios run over HTTP/1.1 for now: drop {flag}"
+            "templates, feeders, checks and scenarios run over HTTP/1.1 and HTTP/2 for now: drop --http3"
         );
+    }
+    if plan.transport.http2 {
+        if spec.script.is_some() {
+            anyhow::bail!("a script's requests are HTTP/1.1 (as wrk's): drop --http2");
+        }
+        if let Some(group) = spec
+            .groups
+            .iter()
+            .find(|g| matches!(g.model, Some(LoadModel::Rate { .. })))
+        {
+            anyhow::bail!(
+                "group {}: HTTP/2 runs the closed model only: give it connections, or drop --http2",
+                group.name.as_deref().unwrap_or("1")
+            );
+        }
+        let own =
+            |s: &StepWork| s.options.keep_alive.is_some() || s.options.follow_redirects.is_some();
+        if let Some(step) = spec.steps.iter().find(|s| own(s)) {
+            anyhow::bail!(
+                "step {}: keep_alive and follow_redirects are HTTP/1.1's: drop them or --http2",
+                step.name.as_deref().unwrap_or("1")
+            );
+        }
     }
     if plan.transport.pipeline > 1 {
         anyhow::bail!(
@@ -225,6 +247,7 @@ fn flags_spec(args: &WorkloadArgs, plan: &Plan) -> anyhow::Result<Option<Workloa
             template: template_for(plan, target, request, &workload.scope)?,
             checks: workload.checks.clone(),
             extracts: workload.extracts.clone(),
+            options: Default::default(),
         });
     }
     let needed = workload.judges_responses()
@@ -288,6 +311,7 @@ fn scenario_spec(
                 template,
                 checks: CheckSet::parse(&checks)?,
                 extracts,
+                options: step.options.clone(),
             });
         }
         group_works.push(GroupWork {
@@ -298,6 +322,7 @@ fn scenario_spec(
             sequential: true,
             think: group.think,
             model: Some(model),
+            limits: group.limits.clone(),
         });
     }
     Ok(WorkloadSpec {

@@ -100,12 +100,12 @@ fn gnuplot_and_request_log_hold_every_request_or_count_it() {
     let mut lines = text.lines();
     assert_eq!(
         lines.next(),
-        Some("# t_s status latency_us bytes error target")
+        Some("# t_s status latency_us bytes error target vu check")
     );
     let mut logged = 0u64;
     for line in lines {
         let fields: Vec<&str> = line.split(' ').collect();
-        assert_eq!(fields.len(), 6, "{line}");
+        assert_eq!(fields.len(), 8, "{line}");
         let t: f64 = fields[0].parse().unwrap();
         assert!((0.0..60.0).contains(&t));
         assert_eq!(fields[1], "200");
@@ -117,6 +117,11 @@ fn gnuplot_and_request_log_hold_every_request_or_count_it() {
         );
         assert_eq!(fields[4], "-");
         assert_eq!(fields[5], url);
+        assert!(
+            fields[6].parse::<u64>().unwrap() < 4,
+            "one of the 4 connections"
+        );
+        assert_eq!(fields[7], "-", "nothing was checked");
         logged += 1;
     }
     assert_eq!(logged, written);

@@ -281,8 +281,7 @@ fn bad_templates_are_exit_2_before_any_request() {
         &[&target.url("/?h={{env.H6_SURELY_NOT_SET}}"), "-n", "1"],
     );
     assert_usage_error(&missing_env, "H6_SURELY_NOT_SET is not set");
-    let http2 = run_on(None, &[&target.url("/?s={{seq}}"), "--http2", "-n", "1"]);
-    assert_usage_error(&http2, "drop --http2");
+    // Templates run over --http2 (tests/workload_h2.rs), not yet --http3.
     let pipeline = run_on(
         None,
         &[&target.url("/?s={{seq}}"), "--pipeline", "4", "-n", "4"],

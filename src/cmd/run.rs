@@ -33,8 +33,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
         delivery.stdout_taken() || args.output == output::OutputFormat::Json,
     );
     let built = build_run(&args)?;
-    let (plan, mut notices, workload) = (built.plan, built.notices, built.workload);
-    notices.extend(built.unhonoured);
+    let (plan, notices, workload) = (built.plan, built.notices, built.workload);
     if args.repeat.is_some() || args.until_stable.is_some() {
         crate::run_args::refuse_in(&args.metrics, "--repeat or --until-stable")?;
         if built.script.is_some() {

@@ -55,7 +55,7 @@ pub fn connection_share(total: f64, worker: usize, workers: usize) -> usize {
 /// Runs slot `index` of this worker until the budget is spent (duration runs
 /// are ended by the worker dropping the task).
 pub async fn run_closed_slot(ctx: Rc<ConnectionContext>, gate: Rc<ActiveSlots>, index: usize) {
-    let mut slot = Slot::new(ctx.head_request);
+    let mut slot = Slot::new(ctx.head_request, index as u32);
     loop {
         while index >= gate.limit.get() {
             slot.close(&ctx);
@@ -64,6 +64,11 @@ pub async fn run_closed_slot(ctx: Rc<ConnectionContext>, gate: Rc<ActiveSlots>, 
                 break;
             }
             changed.await;
+        }
+        if slot.user_done() {
+            // Its iterations walked (or stopped by on_error): this user is done.
+            slot.close(&ctx);
+            return;
         }
         if ctx.pipeline_depth() > 1 {
             let mut batch = 0;

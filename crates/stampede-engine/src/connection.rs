@@ -50,6 +50,12 @@ pub struct ConnectionContext {
     pub(crate) workload: Option<crate::workload::WorkerWorkload>,
     /// Redirects to follow (`--redirects N`).
     pub(crate) redirect: Option<crate::redirect::RedirectRule>,
+    /// This worker's place among its group's workers: slot `s` is virtual
+    /// user `s × workers + worker` (`{{conn}}`, the request log's `vu`).
+    pub(crate) users: (u64, u64),
+    /// A scenario's steps' own timeouts, keep-alive and redirects, by
+    /// target index; `None` when no step sets them (the run's apply).
+    pub(crate) step_rules: Option<Box<[crate::workload::StepRules]>>,
 }
 
 impl ConnectionContext {
@@ -64,6 +70,7 @@ impl ConnectionContext {
         parser: &mut ResponseParser,
         capture_set: &mut bool,
         session: &mut Option<Box<UserSession>>,
+        slot: u32,
         intended: Instant,
     ) -> Option<usize> {
         if !std::mem::replace(capture_set, true) {
@@ -74,7 +81,7 @@ impl ConnectionContext {
         let Some(work) = &self.workload else {
             return Some(self.next_target());
         };
-        let session = session.get_or_insert_with(|| Box::new(work.new_user()));
+        let session = session.get_or_insert_with(|| Box::new(work.new_user(self.user_id(slot))));
         let target = session.next_target(work, || self.next_target());
         let fixed = self.request_of(target).0;
         match session.prepare(work, target, fixed, || work.spec.sequence.next()) {
@@ -102,6 +109,45 @@ impl ConnectionContext {
 }
 
 impl ConnectionContext {
+    /// The virtual user of slot `slot`: unique among the group's workers.
+    pub(crate) fn user_id(&self, slot: u32) -> u64 {
+        let (worker, workers) = self.users;
+        u64::from(slot) * workers + worker
+    }
+
+    /// The response timeout of request `target` (a step may set its own).
+    #[inline]
+    pub(crate) fn timeout_of(&self, target: usize) -> Duration {
+        self.rules_of(target).map_or(self.timeout, |r| r.timeout)
+    }
+
+    /// The connect timeout of request `target`.
+    #[inline]
+    pub(crate) fn connect_timeout_of(&self, target: usize) -> Duration {
+        (self.rules_of(target)).map_or(self.connector.connect_timeout, |r| r.connect_timeout)
+    }
+
+    /// True when the connection stays open after request `target`.
+    #[inline]
+    pub(crate) fn keep_alive_of(&self, target: usize) -> bool {
+        self.rules_of(target)
+            .map_or(self.keepalive, |r| r.keep_alive)
+    }
+
+    /// The redirects request `target` follows, if any.
+    #[inline]
+    pub(crate) fn redirect_of(&self, target: usize) -> Option<&crate::redirect::RedirectRule> {
+        let rule = self.redirect.as_ref()?;
+        match self.rules_of(target) {
+            Some(rules) => rules.follow_redirects.then_some(rule),
+            None => Some(rule),
+        }
+    }
+
+    fn rules_of(&self, target: usize) -> Option<&crate::workload::StepRules> {
+        self.step_rules.as_ref().and_then(|rules| rules.get(target))
+    }
+
     /// The next request of the mix (for HTTP/2, which keeps its own request forms).
     pub fn next_target_index(&self) -> usize {
         self.next_target()
@@ -153,10 +199,19 @@ pub(crate) fn connection_context(
                 index,
                 workers,
                 plan.seed,
+                plan.phases.clone(),
             )
         })
         .transpose()
         .map_err(|e| std::io::Error::other(e.0))?;
+    let defaults = crate::workload::StepRules {
+        timeout: plan.timeout,
+        connect_timeout: plan.connector.connect_timeout,
+        keep_alive: plan.keepalive,
+        follow_redirects: plan.follows_redirects,
+    };
+    let step_rules =
+        (plan.workload.as_deref()).and_then(|w| crate::workload::StepRules::of(w, defaults));
     Ok(ConnectionContext {
         connector: plan.connector.build(plan.index),
         request: Rc::from(&plan.request[..]),
@@ -180,6 +235,8 @@ pub(crate) fn connection_context(
         scratch: std::cell::RefCell::new(vec![0u8; SCRATCH_BYTES].into_boxed_slice()),
         workload,
         redirect: plan.redirect.clone(),
+        users: (plan.share.0 as u64, plan.share.1.max(1) as u64),
+        step_rules,
     })
 }
 
@@ -217,10 +274,12 @@ pub struct Slot {
     capture_set: bool,
     /// Redirects the request in flight has followed (`--redirects`).
     hops: Hops,
+    /// This slot's index in its worker (its virtual user's number).
+    index: u32,
 }
 
 impl Slot {
-    pub fn new(head_request: bool) -> Slot {
+    pub fn new(head_request: bool, index: u32) -> Slot {
         Slot {
             stream: None,
             buffer: ReadBuffer::default(),
@@ -233,13 +292,14 @@ impl Slot {
             session: None,
             capture_set: false,
             hops: Hops::default(),
+            index,
         }
     }
 
     /// Whether the response (status `status`) redirects the request
     /// (redirect.rs); a hop's request is made ready and counted.
     fn redirect(&mut self, ctx: &ConnectionContext, status: u16) -> Follow {
-        let Some(rule) = &ctx.redirect else {
+        let Some(rule) = ctx.redirect_of(self.current) else {
             return Follow::No;
         };
         let location = self.parser.capture().and_then(|c| c.header("location"));
@@ -265,6 +325,7 @@ impl Slot {
             &mut self.parser,
             &mut self.capture_set,
             &mut self.session,
+            self.index,
             intended,
         );
         match begun {
@@ -288,11 +349,12 @@ impl Slot {
         let (Some(work), Some(session)) = (&ctx.workload, self.session.as_mut()) else {
             return (None, None);
         };
-        if work.script_stopped() {
-            ctx.state.stop_sending();
-        }
         let Ok(status) = result else {
-            return (None, session.advance(work, false));
+            let think = session.advance(work, true, false);
+            if work.script_stopped() || work.stopped_run() {
+                ctx.state.stop_sending();
+            }
+            return (None, think);
         };
         let answer = crate::workload::Answer {
             status,
@@ -306,7 +368,17 @@ impl Slot {
             self.parser.capture(),
             &mut ctx.state.recorder.borrow_mut(),
         );
-        (judgement.judged, session.advance(work, judgement.restart))
+        let think = session.advance(work, judgement.failed, judgement.restart);
+        if work.script_stopped() || work.stopped_run() {
+            ctx.state.stop_sending();
+        }
+        (judgement.judged, think)
+    }
+
+    /// True once the virtual user is done (its iterations walked, or
+    /// stopped by `on_error`): the slot sends nothing more.
+    pub fn user_done(&self) -> bool {
+        self.session.as_ref().is_some_and(|s| s.is_done())
     }
 
     /// Sends one request intended at `intended` and records its outcome.
@@ -460,7 +532,7 @@ impl Slot {
         };
         ctx.state.end_request(&outcome);
         if let Some(log) = &ctx.log {
-            log.record(&outcome, exchange.connect);
+            log.record(&outcome, exchange.connect, ctx.user_id(self.index));
         }
     }
 
@@ -502,16 +574,18 @@ impl Slot {
             return exchange;
         }
         exchange.sent = Instant::now();
-        let deadline = tokio::time::Instant::from_std(exchange.sent + ctx.timeout);
+        let timeout = ctx.timeout_of(self.current);
+        let deadline = tokio::time::Instant::from_std(exchange.sent + timeout);
         let transfer = self.transfer(ctx, &mut exchange);
         match tokio::time::timeout_at(deadline, transfer).await {
             Ok(Ok((status, keep_alive))) => {
                 exchange.result = Ok(status);
                 self.served += 1;
-                if !keep_alive || !ctx.keepalive {
+                let planned = ctx.keep_alive_of(self.current);
+                if !keep_alive || !planned {
                     // Only a close we did not plan for makes the next
                     // connection a reconnect.
-                    self.drop_stream(ctx, ctx.keepalive);
+                    self.drop_stream(ctx, planned);
                 }
             }
             Ok(Err(kind)) => exchange.result = Err(kind),
@@ -536,7 +610,8 @@ impl Slot {
             return Ok(());
         }
         ctx.state.connect_attempt();
-        match ctx.connector.connect().await {
+        let timeout = ctx.connect_timeout_of(self.current);
+        match ctx.connector.connect_within(timeout).await {
             Ok((stream, times)) => {
                 self.backoff.succeeded();
                 exchange.connect = Some(times.connect);

@@ -338,8 +338,16 @@ pub fn run_with(
         }
         None => None,
     };
-    let redirect = (plan.transport.redirects > 0).then(|| crate::redirect::RedirectRule {
-        max_hops: plan.transport.redirects,
+    // A step's follow_redirects = true follows even without --redirects,
+    // as far as JMeter and browsers do (20 hops).
+    let step_follows =
+        (options.workload.as_deref()).is_some_and(crate::workload::some_step_follows);
+    let max_hops = match plan.transport.redirects {
+        0 if step_follows => 20,
+        n => n,
+    };
+    let redirect = (max_hops > 0).then(|| crate::redirect::RedirectRule {
+        max_hops,
         scheme: match plan.target.scheme {
             Scheme::Http => "http",
             Scheme::Https => "https",
@@ -350,6 +358,7 @@ pub fn run_with(
             Scheme::Https => 443,
         },
     });
+    let phases = run_phases(options.workload.as_deref(), &placement, start);
     let (to_aggregator, from_workers) = mpsc::channel();
     let mut threads = Vec::with_capacity(workers);
     let mut budget_given = 0u64;
@@ -408,11 +417,14 @@ pub fn run_with(
             load: worker_load(model, share_index, share_workers, group_seed),
             budget: worker_budget,
             measure_start,
+            load_start: measure_start,
+            phases: phases.clone(),
             deadline,
             event_loop,
             snapshot_interval: options.snapshot_interval.unwrap_or(SNAPSHOT_INTERVAL),
             workload: options.workload.clone(),
             redirect: redirect.clone(),
+            follows_redirects: plan.transport.redirects > 0,
             seed: seed ^ 0xD1B5_4A32_D192_ED03u64.wrapping_mul(index as u64 + 1),
         };
         let receiver = stop.sender.subscribe();
@@ -450,10 +462,13 @@ pub fn run_with(
         }
     }
     let aggregated = aggregated?;
-    let stop_reason = aggregated
-        .total
-        .feed_exhausted
-        .then(|| "feed_exhausted".to_string());
+    let stop_reason = stop_reason(
+        &aggregated,
+        options.workload.as_deref(),
+        phases.as_deref(),
+        stop.is_stopped(),
+        (budget, limit),
+    );
     let recording = Recording {
         started_at,
         elapsed: aggregated.elapsed,
@@ -484,14 +499,60 @@ pub fn run_with(
         groups: options
             .workload
             .as_ref()
-            .filter(|w| w.groups.len() > 1)
-            .map(|w| w.group_names(&plan.model))
+            .map(|w| w.group_names(&plan.model, w.groups.len() > 1))
             .unwrap_or_default(),
     };
     Ok(Finished {
         recording,
         request_log: request_log.map(RequestLog::finish),
     })
+}
+
+/// The scenario's group clock, when some group has a phase, a start
+/// delay, a duration, iterations or `on_error` (`None` otherwise: nothing
+/// waits and nothing is watched). `placement` gives each worker's group.
+fn run_phases(
+    workload: Option<&crate::WorkloadSpec>,
+    placement: &[(usize, usize, usize)],
+    start: Instant,
+) -> Option<Arc<crate::workload::RunPhases>> {
+    let workload = workload?;
+    let keyed = workload
+        .groups
+        .iter()
+        .any(|g| g.sequential && g.limits != Default::default());
+    keyed.then(|| {
+        let phase = |group: usize| workload.groups.get(group).map(|g| g.limits.phase);
+        Arc::new(crate::workload::RunPhases::new(
+            start,
+            placement.iter().filter_map(|&(group, _, _)| phase(group)),
+        ))
+    })
+}
+
+/// Why the run stopped before its duration or count, if it did
+/// (docs/result-schema.md, `stop_reason`): a unique feeder ran out, a step
+/// failed under `on_error = "stop_run"`, or every group ended by itself
+/// (its iterations walked, its users stopped or its duration over) before
+/// the run's `-d` or `-n`.
+fn stop_reason(
+    aggregated: &Aggregated,
+    workload: Option<&crate::WorkloadSpec>,
+    phases: Option<&crate::workload::RunPhases>,
+    interrupted: bool,
+    (budget, limit): (Option<u64>, Option<Duration>),
+) -> Option<String> {
+    if aggregated.total.feed_exhausted {
+        return Some("feed_exhausted".into());
+    }
+    if phases.is_some_and(|p| p.run_stopped()) {
+        return Some("stop_run".into());
+    }
+    let groups = &workload?.groups;
+    let bounded = groups.iter().all(|g| g.sequential && g.is_bounded());
+    let before_limit = limit.is_none_or(|d| aggregated.elapsed < d);
+    let under_count = budget.is_none_or(|n| aggregated.total.counters.sent < n);
+    (bounded && !interrupted && before_limit && under_count).then(|| "groups_done".into())
 }
 
 /// How long the last (possibly partial) second of a run lasted: up to a

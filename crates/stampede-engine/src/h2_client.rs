@@ -14,8 +14,8 @@
 
 use crate::closed::ActiveSlots;
 use crate::connection::ConnectionContext;
-use crate::h2_request::H2Request;
-use crate::outcome_class::classify_io;
+use crate::h2_request::{H2Context, H2Request};
+use crate::outcome_class::classify_h2;
 use bytes::Bytes;
 use h2::client::SendRequest;
 use stampede_metrics::{ErrorKind, Outcome};
@@ -32,36 +32,6 @@ use std::time::Instant;
 const STREAM_WINDOW: u32 = 16 << 20;
 const CONNECTION_WINDOW: u32 = (1 << 30) - 1;
 
-/// What the HTTP/2 slots of a worker share.
-#[derive(Debug)]
-pub struct H2Context {
-    /// The plan's request, or each request of its mix.
-    pub requests: Vec<H2Request>,
-    pub streams: usize,
-}
-
-/// The class of an HTTP/2 error.
-fn classify_h2(error: &h2::Error) -> ErrorKind {
-    if error.is_reset() {
-        ErrorKind::StreamReset
-    } else if error.is_go_away() {
-        ErrorKind::GoAway
-    } else if let Some(io) = error.get_io() {
-        // h2 hands every stream a copy of the connection's I/O error made
-        // of its kind and text, so the rustls error inside is gone: a TLS
-        // alert (a server refusing the client's certificate says so on the
-        // first read under TLS 1.3) is known by rustls' own wording.
-        if io.kind() == std::io::ErrorKind::InvalidData
-            && io.to_string().starts_with("received fatal alert: ")
-        {
-            return ErrorKind::Tls;
-        }
-        classify_io(io)
-    } else {
-        ErrorKind::GoAway
-    }
-}
-
 /// One HTTP/2 connection slot: connect, run its streams until the budget is
 /// spent or the connection fails, reconnect; park while above the gate.
 pub async fn run_h2_slot(
@@ -72,12 +42,18 @@ pub async fn run_h2_slot(
 ) {
     let mut reconnect = false;
     let mut backoff = crate::backoff::Backoff::default();
+    // A workload's virtual users, one per stream (h2_workload.rs).
+    let mut users = crate::h2_workload::users_of(&ctx, index, h2ctx.streams);
     loop {
         gate.wait_until_active(index).await;
-        if !ctx.state.has_budget() {
+        let all_done = !users.is_empty() && users.iter().all(|u| u.is_done());
+        if !ctx.state.has_budget() || all_done {
             return;
         }
         let Some(sender) = open(&ctx, reconnect).await else {
+            // The failed request was a user's step, which its group's
+            // on_error and iterations count as on HTTP/1.1.
+            crate::h2_workload::charge_failed_connect(&ctx, &mut users);
             // A connection (or its handshake) failed: wait before the next
             // attempt, as on HTTP/1.1 (backoff.rs).
             ctx.state
@@ -87,6 +63,34 @@ pub async fn run_h2_slot(
         };
         backoff.succeeded();
         let broken = Rc::new(Cell::new(false));
+        if !users.is_empty() {
+            let tasks: Vec<_> = users
+                .drain(..)
+                .map(|user| {
+                    let task = crate::h2_workload::run_user_stream(
+                        ctx.clone(),
+                        h2ctx.clone(),
+                        gate.clone(),
+                        index,
+                        sender.clone(),
+                        broken.clone(),
+                        user,
+                    );
+                    tokio::task::spawn_local(task)
+                })
+                .collect();
+            for task in tasks {
+                // A task that panicked takes its user with it.
+                users.extend(task.await.ok());
+            }
+            drop(sender);
+            ctx.state.connection_closed();
+            reconnect = !broken.get();
+            if !ctx.state.has_budget() {
+                return;
+            }
+            continue;
+        }
         let streams: Vec<_> = (0..h2ctx.streams)
             .map(|_| {
                 let task = run_stream(

@@ -79,8 +79,9 @@ pub async fn run_pacer(
         load,
         measure_start,
         end,
-        |ctx, dispatcher, _, intended| {
-            tokio::task::spawn_local(run_open_slot(ctx.clone(), dispatcher.clone(), intended));
+        |ctx, dispatcher, slot, intended| {
+            let task = run_open_slot(ctx.clone(), dispatcher.clone(), slot, intended);
+            tokio::task::spawn_local(task);
         },
     )
     .await;
@@ -159,8 +160,13 @@ fn dispatch<S>(
 /// One connection of the open model: runs its job, then takes the oldest
 /// backlog entry or parks itself as idle (most recently idle first, so the
 /// fewest connections stay warm).
-async fn run_open_slot(ctx: Rc<ConnectionContext>, dispatcher: Rc<Dispatcher>, first: Instant) {
-    let mut slot = Slot::new(ctx.head_request);
+async fn run_open_slot(
+    ctx: Rc<ConnectionContext>,
+    dispatcher: Rc<Dispatcher>,
+    index: usize,
+    first: Instant,
+) {
+    let mut slot = Slot::new(ctx.head_request, index as u32);
     let inbox = Rc::new(Inbox::default());
     let mut job = first;
     loop {

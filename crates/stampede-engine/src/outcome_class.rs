@@ -25,6 +25,28 @@ pub fn classify_io(error: &io::Error) -> ErrorKind {
     }
 }
 
+/// The class of an HTTP/2 error.
+pub fn classify_h2(error: &h2::Error) -> ErrorKind {
+    if error.is_reset() {
+        ErrorKind::StreamReset
+    } else if error.is_go_away() {
+        ErrorKind::GoAway
+    } else if let Some(io) = error.get_io() {
+        // h2 hands every stream a copy of the connection's I/O error made
+        // of its kind and text, so the rustls error inside is gone: a TLS
+        // alert (a server refusing the client's certificate says so on the
+        // first read under TLS 1.3) is known by rustls' own wording.
+        if io.kind() == std::io::ErrorKind::InvalidData
+            && io.to_string().starts_with("received fatal alert: ")
+        {
+            return ErrorKind::Tls;
+        }
+        classify_io(io)
+    } else {
+        ErrorKind::GoAway
+    }
+}
+
 /// The class of an error seen while opening a connection.
 pub fn classify_connect(error: &io::Error) -> ErrorKind {
     match error.kind() {

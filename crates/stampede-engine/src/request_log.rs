@@ -28,6 +28,9 @@ pub struct LoggedRequest {
     pub outcome: Outcome,
     /// Time to open the connection this request needed; `None` on a reused one.
     pub connect: Option<Duration>,
+    /// The virtual user (connection slot) that sent it: `{{conn}}`'s
+    /// number, unique among the workers of its group.
+    pub user: u64,
 }
 
 /// Maps the engine's monotonic instants to report times.
@@ -226,7 +229,7 @@ impl WorkerLog {
 
     /// Logs one finished request (warm-up requests are not logged).
     #[inline]
-    pub(crate) fn record(&self, outcome: &Outcome, connect: Option<Duration>) {
+    pub(crate) fn record(&self, outcome: &Outcome, connect: Option<Duration>, user: u64) {
         if outcome.intended < self.measure_start {
             return;
         }
@@ -241,6 +244,7 @@ impl WorkerLog {
                 worker: self.handle.index as u32,
                 outcome: *outcome,
                 connect,
+                user,
             });
             batch.len() >= BATCH_RECORDS
         };
@@ -336,10 +340,10 @@ mod tests {
         let (mut log, seen, now) = start(3, None);
         let worker = WorkerLog::new(log.worker(0).unwrap(), now);
         for _ in 0..3000 {
-            worker.record(&outcome(now), None);
+            worker.record(&outcome(now), None, 0);
             worker.flush();
         }
-        worker.record(&outcome(now - Duration::from_millis(1)), None);
+        worker.record(&outcome(now - Duration::from_millis(1)), None, 0);
         worker.finish();
         drop(worker);
         let report = log.finish();
@@ -359,7 +363,7 @@ mod tests {
         let worker = WorkerLog::new(log.worker(0).unwrap(), now);
         let begun = Instant::now();
         for _ in 0..20 * BATCH_RECORDS {
-            worker.record(&outcome(now), Some(Duration::from_micros(50)));
+            worker.record(&outcome(now), Some(Duration::from_micros(50)), 0);
         }
         let spent = begun.elapsed();
         worker.finish();

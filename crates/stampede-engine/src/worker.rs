@@ -5,7 +5,8 @@
 
 use crate::closed::{control_slots, run_closed_slot, ActiveSlots};
 use crate::connection::{connection_context, ConnectionContext};
-use crate::h2_client::{run_h2_slot, H2Context};
+use crate::h2_client::run_h2_slot;
+use crate::h2_request::H2Context;
 use crate::open::run_pacer;
 use crate::request_log::{WorkerLog, WorkerLogHandle};
 use crate::worker_plan::{second_of, WorkerLoad, WorkerMessage, WorkerPlan};
@@ -19,11 +20,13 @@ use tokio::task::AbortHandle;
 
 /// Runs the worker to completion on the calling thread.
 pub fn run_worker(
-    plan: WorkerPlan,
+    mut plan: WorkerPlan,
     stop: watch::Receiver<bool>,
     to_aggregator: mpsc::Sender<WorkerMessage>,
     log: Option<WorkerLogHandle>,
 ) -> std::io::Result<()> {
+    // Reports this worker's end to its group's clock on every way out.
+    let _ticket = crate::group_start::await_group_start(&mut plan, &stop);
     if plan.event_loop != EventLoop::Tokio {
         return crate::reactor::run_reactor_worker(plan, stop, to_aggregator, log);
     }
@@ -60,11 +63,24 @@ async fn drive(
         }
     };
     let snapshots = send_snapshots(&plan, &state, context.log.as_ref(), &to_aggregator);
+    let run_stopped = async {
+        // Another group's step failed under on_error = "stop_run": stop
+        // sending, and let what is in flight finish.
+        let Some(phases) = &plan.phases else {
+            return std::future::pending().await;
+        };
+        while !phases.run_stopped() {
+            tokio::time::sleep(crate::closed::CONTROL_PERIOD).await;
+        }
+        state.stop_sending();
+        std::future::pending::<()>().await
+    };
     tokio::select! {
         _ = load_done => {}
         _ = deadline => {}
         _ = stopped => {}
         _ = snapshots => {}
+        _ = run_stopped => {}
     }
     let finished_at = Instant::now();
     for handle in abort_handles {
@@ -108,7 +124,7 @@ fn start_load(
                 gate.clone(),
                 schedule.clone(),
                 *warmup_target,
-                plan.measure_start,
+                plan.load_start,
                 plan.share.0,
                 plan.share.1,
             ));
@@ -156,7 +172,7 @@ fn start_load(
             let pacer = run_pacer(
                 context.clone(),
                 load.clone(),
-                plan.measure_start,
+                plan.load_start,
                 plan.deadline,
             );
             handles.push(tokio::task::spawn_local(pacer));

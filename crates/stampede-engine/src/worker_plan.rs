@@ -58,14 +58,24 @@ pub struct WorkerPlan {
     pub budget: Option<u64>,
     /// When measurement starts (after warm-up).
     pub measure_start: Instant,
+    /// Where the load's schedule (ramp-up, stages, rate) starts: the
+    /// measurement's start, or a scenario group's own later start
+    /// (group_start.rs).
+    pub load_start: Instant,
+    /// A scenario's group clock (phases, start delays, `stop_run`); `None`
+    /// when no group uses those keys.
+    pub phases: Option<Arc<crate::workload::RunPhases>>,
     /// When to stop regardless of the budget.
     pub deadline: Option<Instant>,
     /// What drives the connections: a reactor (epoll, io_uring) or tokio.
     pub event_loop: EventLoop,
     /// How often to hand an interval snapshot to the aggregator.
     pub snapshot_interval: Duration,
-    /// Redirects to follow (`--redirects N`; `None`: none).
+    /// Redirects to follow (`--redirects N`, or a step's
+    /// `follow_redirects = true`; `None`: none).
     pub redirect: Option<crate::redirect::RedirectRule>,
+    /// `--redirects N` was given: a step without `follow_redirects` follows.
+    pub follows_redirects: bool,
     /// Templates, feeders, checks and steps (`None`: fixed requests).
     pub workload: Option<Arc<crate::workload::WorkloadSpec>>,
     /// Seeds this worker's workload randomness (feeders, `rand_*`, think).

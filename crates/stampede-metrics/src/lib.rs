@@ -42,7 +42,7 @@ pub use histogram::{
 };
 pub use merge::{merge_results, MergeError};
 pub use monitor::{MachineSample, MonitorReport, ProcessSample, ProcessSummary};
-pub use per_target::{GroupResult, TargetResult, TargetStats};
+pub use per_target::{GroupResult, TargetResult, TargetStats, TRANSACTION_LOAD};
 pub use recorder::{Outcome, Recorder};
 pub use recording::{
     per_second, CheckName, Gauges, GroupName, Recording, Snapshot, MAX_ERROR_SAMPLES,

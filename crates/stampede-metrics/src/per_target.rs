@@ -187,7 +187,17 @@ pub struct GroupResult {
     pub latency_us: LatencySummary,
 }
 
+/// The `load` of a `groups[]` row that is a scenario's transaction (the
+/// steps sharing a `transaction` name), not one of its groups.
+pub const TRANSACTION_LOAD: &str = "transaction";
+
 impl GroupResult {
+    /// True for a transaction's row (steps counted together), false for a
+    /// scenario group's.
+    pub fn is_transaction(&self) -> bool {
+        self.load == TRANSACTION_LOAD
+    }
+
     /// The group of `steps` (the per-target statistics of its steps).
     pub(crate) fn of(
         name: &str,

@@ -156,7 +156,9 @@ pub struct Recording {
 pub struct GroupName {
     pub name: String,
     pub load: String,
-    pub steps: std::ops::Range<usize>,
+    /// Its steps' target indices (a scenario group's are consecutive; a
+    /// transaction's may be any of them).
+    pub steps: Vec<usize>,
     /// The steps' names, in order.
     pub step_names: Vec<String>,
 }

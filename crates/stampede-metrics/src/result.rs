@@ -542,18 +542,22 @@ impl RunResult {
                 })
                 .collect(),
             stop_reason: recording.stop_reason.clone(),
-            redirects: (plan.transport.redirects > 0).then_some(RedirectCounts {
-                max_hops: plan.transport.redirects,
-                followed: c.redirects,
-                offsite: c.redirects_offsite,
-            }),
+            // Asked for by --redirects, or followed by a scenario step's
+            // own follow_redirects (max_hops 0 then: per step only).
+            redirects: (plan.transport.redirects > 0 || c.redirects + c.redirects_offsite > 0)
+                .then_some(RedirectCounts {
+                    max_hops: plan.transport.redirects,
+                    followed: c.redirects,
+                    offsite: c.redirects_offsite,
+                }),
             groups: recording
                 .groups
                 .iter()
                 .map(|group| {
                     let steps: Vec<(&str, &crate::TargetStats)> = group
                         .steps
-                        .clone()
+                        .iter()
+                        .copied()
                         .zip(&group.step_names)
                         .filter_map(|(i, name)| {
                             total.per_target.get(i).map(|stats| (name.as_str(), stats))

@@ -14,6 +14,8 @@ pub fn render_checks(result: &RunResult, out: &mut dyn Write) -> io::Result<()> 
     if let Some(reason) = &result.stop_reason {
         let why = match reason.as_str() {
             "feed_exhausted" => "a unique feeder ran out of rows (each row was used once)",
+            "stop_run" => "a step failed in a group with on_error = \"stop_run\"",
+            "groups_done" => "every group ended by itself (iterations or duration)",
             other => other,
         };
         writeln!(out, "  Stopped       early: {why}")?;

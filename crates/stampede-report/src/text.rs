@@ -100,19 +100,29 @@ fn describe_plan(result: &RunResult) -> String {
     if let Some(requests) = plan.requests {
         parts.push(counted(requests, "request"));
     }
-    if let Some(seconds) = plan.duration_s {
-        parts.push(format!("{seconds}s"));
+    match plan.duration_s {
+        // The groups ended the run (their iterations or durations).
+        Some(seconds) if result.stop_reason.as_deref() == Some("groups_done") => {
+            parts.push(format!("until its groups were done (at most {seconds}s)"));
+        }
+        Some(seconds) => parts.push(format!("{seconds}s")),
+        None => {}
     }
-    if result.groups.len() > 1 {
+    // A scenario's groups (its transactions' rows are not groups).
+    let groups: Vec<_> = result
+        .groups
+        .iter()
+        .filter(|g| !g.is_transaction())
+        .collect();
+    if groups.len() > 1 {
         // Each group has its own load; the plan's model is the first one's.
-        let loads: Vec<String> = result
-            .groups
+        let loads: Vec<String> = groups
             .iter()
             .map(|g| format!("{}: {}", g.name, g.load))
             .collect();
         parts.push(format!(
             "{} ({})",
-            counted(result.groups.len() as u64, "group"),
+            counted(groups.len() as u64, "group"),
             loads.join("; ")
         ));
     } else if let Some(rate) = plan.rate {
@@ -125,7 +135,7 @@ fn describe_plan(result: &RunResult) -> String {
     } else {
         parts.push(counted(plan.connections as u64, "connection"));
     }
-    if !plan.stages.is_empty() && result.groups.len() <= 1 {
+    if !plan.stages.is_empty() && groups.len() <= 1 {
         let stages: Vec<String> = plan
             .stages
             .iter()

@@ -131,7 +131,8 @@ impl RequestSink for JtlSink {
             "{} {}-{}",
             self.group.group,
             self.group.number,
-            request.worker + 1
+            // JMeter numbers a group's threads from 1: the virtual user.
+            request.user + 1
         );
         let sample = Sample {
             timestamp_ms: clock
@@ -233,6 +234,7 @@ mod tests {
             worker: 0,
             outcome,
             connect: Some(Duration::from_millis(1)),
+            user: 0,
         };
         sink.write(&request, &clock).unwrap();
         sink.finish().unwrap();

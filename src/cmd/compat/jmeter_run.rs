@@ -1,10 +1,12 @@
-//! Running a mapped JMeter plan. The engine runs one scenario group per run,
-//! so each thread group is its own `stampede run --scenario` run: setUp
-//! groups first, then the ordinary groups side by side (each after its
-//! start delay), then tearDown groups, as JMeter orders them. A group's loop
-//! count becomes the run's request count (threads × loops × samplers) and
-//! its scheduler duration the run's duration. The JTL writer (jmeter_jtl.rs)
-//! is each run's request log; the report is jmeter_report.rs.
+//! Running a mapped JMeter plan. Each thread group is its own `stampede run
+//! --scenario` run (its own JTL labels, report and result file): setUp
+//! groups first, then the ordinary groups side by side, then tearDown
+//! groups, as JMeter orders them. Within a run the engine acts on the
+//! group's scenario keys itself (workload/phases.rs, session.rs): a loop
+//! count is `iterations` (each thread walks its samplers that many times),
+//! the scheduler's duration and delay are `duration` and `start_delay`,
+//! `on_sample_error` is `on_error`. The JTL writer (jmeter_jtl.rs) is each
+//! run's request log; the report is jmeter_report.rs.
 
 use super::jmeter_jtl::{open_jtl, GroupLabels, JtlSink, SharedJtl};
 use super::jmeter_options::{JmeterOptions, Notes, TOOL};
@@ -14,12 +16,11 @@ use crate::plan_args::build_run;
 use crate::run_args::parse_run_args;
 use crate::session::{run_plan_in, RunContext};
 use stampede_engine::RequestLogOptions;
-use stampede_jmeter::model::{Group, Load, OnError, Phase, Plan};
+use stampede_jmeter::model::{Group, Load, Phase, Plan};
 use std::cell::RefCell;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 /// A scenario file of this run, removed when the run is over.
 struct ScenarioFile(PathBuf);
@@ -51,37 +52,16 @@ fn report_dir(dir: &Path, force: bool) -> anyhow::Result<()> {
         .map_err(|e| usage(TOOL, format!("-o {}: cannot create: {e}", dir.display())))
 }
 
-/// A group's settings the engine does not carry yet, named so the user
-/// knows what differs from JMeter.
-fn not_honoured(group: &Group) -> Vec<&'static str> {
-    let mut missing = Vec::new();
-    if group.on_error != OnError::Continue {
-        missing.push("on_sample_error");
+/// What the engine does differently from JMeter for a group, named so the
+/// user knows.
+fn differences(group: &Group) -> Vec<&'static str> {
+    let mut differ = Vec::new();
+    if group.steps.iter().any(|s| s.transaction.is_some()) {
+        differ.push(
+            "a Transaction Controller's totals pool its samplers' samples (JMeter adds one sample per pass)",
+        );
     }
-    let steps = &group.steps;
-    if steps.iter().any(|s| s.follow_redirects) {
-        missing.push("follow_redirects");
-    }
-    if steps.iter().any(|s| s.once) {
-        missing.push("Once Only Controller");
-    }
-    if steps.iter().any(|s| s.think.is_some()) {
-        missing.push("per-sampler timers");
-    }
-    if steps.iter().any(|s| s.transaction.is_some()) {
-        missing.push("transaction totals");
-    }
-    let first = steps.first();
-    let differ = |ms: fn(&stampede_jmeter::model::Step) -> Option<u64>| {
-        steps.iter().any(|s| ms(s) != first.and_then(ms))
-    };
-    if differ(|s| s.response_timeout_ms) || differ(|s| s.connect_timeout_ms) {
-        missing.push("per-sampler timeouts (the first sampler's apply to the group)");
-    }
-    if steps.iter().any(|s| s.keep_alive) && steps.iter().any(|s| !s.keep_alive) {
-        missing.push("per-sampler keep-alive (the group keeps connections alive)");
-    }
-    missing
+    differ
 }
 
 /// `scheme://host:port` of a step's URL.
@@ -122,30 +102,17 @@ fn run_words(group: &Group, file: &Path, html: Option<PathBuf>) -> Vec<String> {
         words.push(flag.to_string());
         words.push(value);
     };
-    if !matches!(group.load, Load::Stages(_)) {
-        if let Some(loops) = group.iterations {
-            let requests = loops * u64::from(group.threads) * group.steps.len() as u64;
-            add("-n", requests.max(1).to_string());
-        }
-        match (group.duration_s, group.iterations) {
-            (Some(seconds), _) => add("-d", format!("{seconds}s")),
-            // Forever, as JMeter's -1 loops without a scheduler: until Ctrl-C.
-            (None, None) => add("-d", "87600h".to_string()),
-            (None, Some(_)) => {}
-        }
+    // The scenario's iterations and duration end the run by themselves;
+    // without either: forever, as JMeter's -1 loops without a scheduler,
+    // until Ctrl-C.
+    let bounded = group.iterations.is_some() || group.duration_s.is_some();
+    if !matches!(group.load, Load::Stages(_)) && !bounded {
+        add("-d", "87600h".to_string());
     }
-    let first = group.steps.first();
-    if let Some(ms) = first.and_then(|s| s.response_timeout_ms) {
-        add("--timeout", format!("{ms}ms"));
-    }
-    if let Some(ms) = first.and_then(|s| s.connect_timeout_ms) {
-        add("--connect-timeout", format!("{ms}ms"));
-    }
+    // Each sampler's timeouts, keep-alive, redirects, timers and Once Only
+    // are its step's own keys in the scenario file.
     if let Some(html) = html {
         add("--html", html.display().to_string());
-    }
-    if group.steps.iter().all(|s| !s.keep_alive) {
-        words.push("--no-keepalive".to_string());
     }
     // HTTP Cookie Manager: a jar per virtual user.
     if group.cookies {
@@ -154,7 +121,7 @@ fn run_words(group: &Group, file: &Path, html: Option<PathBuf>) -> Vec<String> {
     words
 }
 
-/// Runs group `index` of `plan` (its start delay first).
+/// Runs group `index` of `plan` (the engine waits out its start delay).
 fn run_group(
     o: &JmeterOptions,
     plan: &Plan,
@@ -209,14 +176,6 @@ fn run_group(
         );
         RequestLogOptions::new(Box::new(sink))
     });
-    if let Some(delay) = group.delay_s {
-        // In short naps, so Ctrl-C during the delay is not held up by it.
-        let stop = crate::interrupt::stop_handle()?;
-        let until = std::time::Instant::now() + Duration::from_secs(delay);
-        while !stop.is_stopped() && std::time::Instant::now() < until {
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
     let custom = RefCell::new(request_log);
     let observer = RefCell::new(GroupObserver(summariser.clone()));
     let context = RunContext {
@@ -264,12 +223,12 @@ pub(super) fn run(
         None => None,
     };
     for group in &plan.groups {
-        let missing = not_honoured(group);
-        if !missing.is_empty() {
+        let differ = differences(group);
+        if !differ.is_empty() {
             notes.line(&format!(
-                "stampede: note: '{}': not honoured by this engine yet: {}",
+                "stampede: note: '{}': {}",
                 group.name,
-                missing.join(", ")
+                differ.join("; ")
             ));
         }
     }

@@ -15,7 +15,7 @@ const PART_FIGURES: [Figure; 4] = [Figure::Goodput, Figure::ErrorRate, Figure::P
 /// One group or step across the files.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PartComparison {
-    /// `group NAME` or `step NAME`.
+    /// `group NAME`, `transaction NAME` or `step NAME`.
     pub part: String,
     pub rows: Vec<Row>,
 }
@@ -24,7 +24,12 @@ pub struct PartComparison {
 /// targets when there are several (one step is the whole run again).
 pub(crate) fn part_figures(r: &RunResult) -> Vec<RunFigures> {
     let groups = r.groups.iter().map(|g| {
-        let label = format!("group {}", g.name);
+        let kind = if g.is_transaction() {
+            "transaction"
+        } else {
+            "group"
+        };
+        let label = format!("{kind} {}", g.name);
         figures(
             label,
             r,

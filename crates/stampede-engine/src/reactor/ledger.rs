@@ -63,10 +63,12 @@ pub struct Ledger {
     capture_set: bool,
     /// Redirects the request in flight has followed (`--redirects`).
     hops: Hops,
+    /// This slot's index in its worker (its virtual user's number).
+    slot: u32,
 }
 
 impl Ledger {
-    pub fn new(head_request: bool, now: Instant) -> Ledger {
+    pub fn new(head_request: bool, now: Instant, slot: u32) -> Ledger {
         Ledger {
             parser: ResponseParser::new(head_request),
             leftover: ReadBuffer::default(),
@@ -92,6 +94,7 @@ impl Ledger {
             pause_until: None,
             capture_set: false,
             hops: Hops::default(),
+            slot,
         }
     }
 
@@ -108,6 +111,7 @@ impl Ledger {
             &mut self.parser,
             &mut self.capture_set,
             &mut self.session,
+            self.slot,
             intended,
         );
         let Some(target) = begun else {
@@ -136,6 +140,18 @@ impl Ledger {
     pub fn mid_iteration(&self, ctx: &ConnectionContext) -> bool {
         ctx.workload.as_ref().is_some_and(|w| w.sequential())
             && self.session.as_ref().is_some_and(|s| !s.at_first_step())
+    }
+
+    /// True when the connection is meant to stay open after the request
+    /// in flight (the run's keep-alive, or its step's `keep_alive`).
+    pub fn keeps_alive(&self, ctx: &ConnectionContext) -> bool {
+        ctx.keep_alive_of(self.target)
+    }
+
+    /// True once the virtual user is done (its iterations walked, or
+    /// stopped by `on_error`): the slot sends nothing more.
+    pub fn user_done(&self) -> bool {
+        self.session.as_ref().is_some_and(|s| s.is_done())
     }
 
     /// A pipelined batch of `n` requests the worker has counted, all
@@ -176,7 +192,7 @@ impl Ledger {
     /// The request is written on an open connection from `now` on.
     pub fn sending(&mut self, ctx: &ConnectionContext, now: Instant) {
         self.sent = now;
-        self.deadline = now + ctx.timeout;
+        self.deadline = now + ctx.timeout_of(self.target);
     }
 
     /// A new connection's handshake starts.
@@ -184,7 +200,7 @@ impl Ledger {
         ctx.state.connect_attempt();
         self.connect_started = now;
         self.established = false;
-        self.deadline = now + ctx.connector.connect_timeout;
+        self.deadline = now + ctx.connect_timeout_of(self.target);
     }
 
     /// The handshake is done: the connection counts as open and the
@@ -283,7 +299,7 @@ impl Ledger {
             let judged = self.judge(ctx, now, done);
             self.record(ctx, now, Ok(done.status), done.body_bytes, judged);
             self.served += 1;
-            return done.keep_alive && ctx.keepalive;
+            return done.keep_alive && ctx.keep_alive_of(self.target);
         }
         // The bytes after this response are the next one's.
         let carried = self.leftover.pending().len() as u64;
@@ -299,7 +315,7 @@ impl Ledger {
     /// (redirect.rs): a hop's request is made ready (and counted) for the
     /// slot to send; an offsite redirect is counted and is the response.
     pub fn redirect(&mut self, ctx: &ConnectionContext, done: &Complete) -> Follow {
-        let Some(rule) = &ctx.redirect else {
+        let Some(rule) = ctx.redirect_of(self.target) else {
             return Follow::No;
         };
         if self.batch > 1 {
@@ -332,8 +348,10 @@ impl Ledger {
             self.parser.capture(),
             &mut ctx.state.recorder.borrow_mut(),
         );
-        self.pause_until = session.advance(work, judgement.restart).map(|d| now + d);
-        if work.script_stopped() {
+        self.pause_until = session
+            .advance(work, judgement.failed, judgement.restart)
+            .map(|d| now + d);
+        if work.script_stopped() || work.stopped_run() {
             ctx.state.stop_sending();
         }
         judgement.judged
@@ -368,8 +386,11 @@ impl Ledger {
                 .sample_error(kind, || crate::http1::malformed_reason(&start));
         }
         if let (Some(work), Some(session)) = (&ctx.workload, self.session.as_mut()) {
-            // A scenario user goes on to its next step (JMeter's "continue").
-            session.advance(work, false);
+            // The group's on_error decides what the user does next.
+            self.pause_until = session.advance(work, true, false).map(|d| now + d);
+            if work.stopped_run() {
+                ctx.state.stop_sending();
+            }
         }
         // A failed request has no counted body (as on the tokio path).
         self.record(ctx, now, Err(kind), 0, None);
@@ -421,7 +442,7 @@ impl Ledger {
         };
         ctx.state.end_request(&outcome);
         if let Some(log) = &ctx.log {
-            log.record(&outcome, self.connect);
+            log.record(&outcome, self.connect, ctx.user_id(self.slot));
         }
     }
 }

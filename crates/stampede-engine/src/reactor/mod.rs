@@ -74,7 +74,7 @@ pub(crate) fn drive<I: WorkerIo, S: ReactorSlot<I>>(
             ..
         } => Some((schedule, *warmup_target)),
         WorkerLoad::Open(load) => {
-            let dispatch = OpenDispatch::new(load, start, plan.measure_start, plan.deadline);
+            let dispatch = OpenDispatch::new(load, start, plan.load_start, plan.deadline);
             turn.open = Some(dispatch);
             turn.limit = slots.len();
             None
@@ -93,11 +93,15 @@ pub(crate) fn drive<I: WorkerIo, S: ReactorSlot<I>>(
             if *stop.borrow_and_update() {
                 break;
             }
+            if plan.phases.as_ref().is_some_and(|p| p.run_stopped()) {
+                // Another group's step failed under on_error = "stop_run".
+                state.stop_sending();
+            }
             if let Some((schedule, warmup_target)) = closed {
                 let limit = slots_at(
                     schedule,
                     warmup_target,
-                    plan.measure_start,
+                    plan.load_start,
                     now,
                     plan.share.0,
                     plan.share.1,
@@ -166,7 +170,8 @@ pub(crate) fn drive<I: WorkerIo, S: ReactorSlot<I>>(
         if turn.open.is_some() {
             turn.dispatch_due(io, ctx, slots, now);
         }
-        if turn.is_done(state, plan.deadline.is_some()) {
+        let users_done = (ctx.workload.as_ref()).is_some_and(|w| w.all_users_done(slots.len()));
+        if turn.is_done(state, plan.deadline.is_some(), users_done) {
             break;
         }
         let wake_at = next_control
@@ -318,7 +323,8 @@ impl Turn {
                         step = start_intended(io, ctx, &mut slots[index], intended, now);
                         continue;
                     }
-                    if index >= self.limit || !ctx.state.claim_budget() {
+                    let done = slots[index].base().ledger.user_done();
+                    if index >= self.limit || done || !ctx.state.claim_budget() {
                         slots[index].park(io);
                         return;
                     }
@@ -396,12 +402,13 @@ impl Turn {
     }
 
     /// True when the worker has nothing left to do before its deadline:
-    /// the budget is spent (open model: or the pacer has no more instants
-    /// and no deadline is waited for) and nothing is in flight or queued.
-    fn is_done(&self, state: &WorkerState, has_deadline: bool) -> bool {
+    /// the budget is spent (closed model: or every user is done, `users_done`;
+    /// open model: or the pacer has no more instants and no deadline is
+    /// waited for) and nothing is in flight or queued.
+    fn is_done(&self, state: &WorkerState, has_deadline: bool, users_done: bool) -> bool {
         let idle = state.in_flight() == 0;
         match &self.open {
-            None => !state.has_budget() && idle,
+            None => (!state.has_budget() || users_done) && idle,
             Some(open) => {
                 let no_more = !state.has_budget() || (open.exhausted && !has_deadline);
                 // Out of feeder rows, the backlog's arrivals cannot be sent.

@@ -176,8 +176,9 @@ pub trait ReactorSlot<I: WorkerIo> {
         match self.ledger().redirect(io.ctx(), &done) {
             Follow::Hop { .. } => {
                 // The hop goes on this connection when it stays open.
-                if !(done.keep_alive && io.ctx().keepalive) {
-                    self.drop_connection(io, io.ctx().keepalive);
+                let planned = self.base().ledger.keeps_alive(io.ctx());
+                if !(done.keep_alive && planned) {
+                    self.drop_connection(io, planned);
                 }
                 return self.send_request(io, now);
             }
@@ -201,7 +202,8 @@ pub trait ReactorSlot<I: WorkerIo> {
         self.set_phase(Phase::Idle);
         if !keep {
             // Only a close we did not plan for makes the next connection a reconnect.
-            self.drop_connection(io, io.ctx().keepalive);
+            let planned = self.base().ledger.keeps_alive(io.ctx());
+            self.drop_connection(io, planned);
         }
         Step::Answered
     }
@@ -270,7 +272,7 @@ impl SlotBase {
             generation: 0,
             fd: None,
             phase: Phase::Idle,
-            ledger: Ledger::new(head_request, now),
+            ledger: Ledger::new(head_request, now, index),
         }
     }
 

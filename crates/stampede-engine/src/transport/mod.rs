@@ -84,8 +84,16 @@ pub struct ConnectTimes {
 impl Connector {
     /// Opens a connection, each phase within the connect timeout.
     pub async fn connect(&self) -> Result<(Stream, ConnectTimes), ConnectFailure> {
+        self.connect_within(self.connect_timeout).await
+    }
+
+    /// [`Connector::connect`] with each phase within `timeout` (a
+    /// scenario step's own `connect_timeout`).
+    pub async fn connect_within(
+        &self,
+        timeout: Duration,
+    ) -> Result<(Stream, ConnectTimes), ConnectFailure> {
         let start = Instant::now();
-        let timeout = self.connect_timeout;
         let mut stream = match tokio::time::timeout(timeout, self.open()).await {
             Ok(Ok(stream)) => stream,
             Ok(Err(failure)) => return Err(failure),

@@ -10,7 +10,7 @@ use std::ops::Range;
 use std::time::Duration;
 
 /// A header field of a kept head: name and value.
-type Field<'a> = (&'a [u8], &'a [u8]);
+pub(crate) type Field<'a> = (&'a [u8], &'a [u8]);
 
 /// A complete response's figures: status, the body's framed length and the
 /// time from the request's intended start.
@@ -27,6 +27,15 @@ pub(crate) struct Judgement {
     pub judged: Option<Judged>,
     /// An extractor found nothing: the user's iteration starts again.
     pub restart: bool,
+    /// The step failed: a failed status or a failed check, the classes the
+    /// recorder counts as `failed_status` and `check_failed` (a group's
+    /// `on_error` acts on it).
+    pub failed: bool,
+}
+
+/// A failed status, as the recorder counts `failed_status`.
+fn failed_status(status: u16) -> bool {
+    status >= 400
 }
 
 impl UserSession {
@@ -53,6 +62,7 @@ impl UserSession {
         let nothing = Judgement {
             judged: None,
             restart: false,
+            failed: failed_status(answer.status),
         };
         if count == 0 && script.is_none() && !spec.cookie_jar {
             return nothing;
@@ -78,6 +88,27 @@ impl UserSession {
         self.judge_view(work, target, count, &view, recorder)
     }
 
+    /// [`UserSession::judge`] for a response whose header fields and kept
+    /// body are at hand as they are (HTTP/2: the `h2` crate's header map).
+    pub fn judge_fields(
+        &mut self,
+        work: &WorkerWorkload,
+        target: usize,
+        answer: Answer,
+        fields: &[Field<'_>],
+        body: &[u8],
+        recorder: &mut Recorder,
+    ) -> Judgement {
+        let count = work
+            .spec
+            .steps
+            .get(target)
+            .map_or(0, |s| s.checks.checks().len() + s.extracts.len());
+        let view = ResponseView::new(answer.status, fields, body, answer.elapsed)
+            .with_body_size(answer.body_bytes);
+        self.judge_view(work, target, count, &view, recorder)
+    }
+
     /// [`UserSession::judge`] once the view is built: the cookie jar, the
     /// script's `response()`, then the step's checks and extractors.
     fn judge_view(
@@ -92,6 +123,7 @@ impl UserSession {
         let nothing = Judgement {
             judged: None,
             restart: false,
+            failed: failed_status(view.status),
         };
         let script = work
             .script
@@ -141,6 +173,7 @@ impl UserSession {
                 failed,
             }),
             restart,
+            failed: failed != 0 || restart || nothing.failed,
         }
     }
 }

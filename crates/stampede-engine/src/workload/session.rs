@@ -4,10 +4,11 @@
 //! feeder rows and the buffer its requests are rendered into).
 
 use super::cookie_jar::CookieJar;
+use super::phases::RunPhases;
 use super::spec::{GroupWork, WorkloadSpec};
 use crate::http1::Capture;
 use stampede_workload::{
-    Exhausted, FeedCursor, RenderContext, ScriptError, ScriptThread, VarStore,
+    Exhausted, FeedCursor, OnError, RenderContext, ScriptError, ScriptThread, VarStore,
 };
 use std::cell::{Cell, RefCell};
 use std::sync::Arc;
@@ -23,9 +24,14 @@ pub(crate) struct WorkerWorkload {
     cursors: RefCell<Vec<FeedCursor>>,
     pub rng: RefCell<fastrand::Rng>,
     worker: usize,
-    workers: usize,
-    /// Virtual users this worker has started.
-    users: Cell<u64>,
+    /// Virtual users of this worker that are done (their iterations
+    /// walked, or stopped by `on_error = "stop_user"`).
+    users_done: Cell<usize>,
+    /// A step failed under `on_error = "stop_run"`: this worker stops
+    /// sending now, the others at their next housekeeping turn.
+    stop_run: Cell<bool>,
+    /// The run's group clock (`None` outside scenarios).
+    phases: Option<Arc<RunPhases>>,
     /// This worker's script state (wrk's per-thread Lua), with the request
     /// it sends when it builds none (computed once, as wrk does).
     pub script: Option<WorkerScript>,
@@ -68,6 +74,7 @@ impl WorkerWorkload {
         worker: usize,
         workers: usize,
         seed: u64,
+        phases: Option<Arc<RunPhases>>,
     ) -> Result<Self, ScriptError> {
         let script = match &spec.script {
             Some(script) => {
@@ -105,8 +112,9 @@ impl WorkerWorkload {
             rng: RefCell::new(fastrand::Rng::with_seed(seed)),
             spec,
             worker,
-            workers: workers.max(1),
-            users: Cell::new(0),
+            users_done: Cell::new(0),
+            stop_run: Cell::new(false),
+            phases,
             script,
         })
     }
@@ -135,15 +143,15 @@ impl WorkerWorkload {
             .is_some_and(|s| s.thread.borrow().stop_requested())
     }
 
-    /// A new virtual user: numbered `k × workers + worker`, so that
-    /// `{{conn}}` is unique across the agent's workers.
-    pub fn new_user(&self) -> UserSession {
-        let local = self.users.get();
-        self.users.set(local + 1);
+    /// A new virtual user numbered `conn` (its slot's number, unique
+    /// across the group's workers: `{{conn}}`).
+    pub fn new_user(&self, conn: u64) -> UserSession {
         UserSession {
-            conn: local * self.workers as u64 + self.worker as u64,
+            conn,
             iter: 0,
-            step: 0,
+            step: self.first_step(0),
+            starting: true,
+            done: false,
             store: VarStore::new(self.group().extract_slots),
             rows: vec![0; self.group().feeders.len()],
             buffer: Vec::new(),
@@ -162,6 +170,36 @@ impl WorkerWorkload {
             self.spec.keeps_body() || script,
         );
         (head || body).then(|| Capture::new(head, body, self.spec.capture_max))
+    }
+
+    /// True when the group's users are all done: each of the worker's
+    /// `slots` users has walked its iterations or stopped (a worker with no
+    /// slot is done at once when its group counts iterations).
+    pub fn all_users_done(&self, slots: usize) -> bool {
+        let group = self.group();
+        group.sequential
+            && self.users_done.get() >= slots
+            && (slots > 0 || group.limits.iterations.is_some())
+    }
+
+    /// True once a step of this worker failed under `on_error = "stop_run"`.
+    pub fn stopped_run(&self) -> bool {
+        self.stop_run.get()
+    }
+
+    /// The first step of iteration `iter` (`once` steps only in the first),
+    /// or the step count when the iteration has none.
+    fn first_step(&self, iter: u64) -> usize {
+        self.next_step_from(0, iter)
+    }
+
+    /// The first step at or after `from` that iteration `iter` sends.
+    fn next_step_from(&self, from: usize, iter: u64) -> usize {
+        let group = self.group();
+        let steps = &self.spec.steps[group.steps.clone()];
+        (from..steps.len())
+            .find(|&i| iter == 0 || !steps[i].options.once)
+            .unwrap_or(steps.len())
     }
 
     fn take_rows(&self, rows: &mut [usize]) -> Result<(), Exhausted> {
@@ -183,6 +221,10 @@ pub(crate) struct UserSession {
     iter: u64,
     /// Scenario: the step this user sends next.
     step: usize,
+    /// The next step begins an iteration (its feeder rows are taken then).
+    starting: bool,
+    /// The user is done: its slot sends nothing more.
+    done: bool,
     pub store: VarStore,
     /// The row of each feeder for the current iteration.
     rows: Vec<usize>,
@@ -265,7 +307,7 @@ impl UserSession {
             return Ok(());
         }
         let group = work.group();
-        let starts_iteration = !group.sequential || self.step == 0;
+        let starts_iteration = !group.sequential || self.starting;
         if starts_iteration && !group.feeders.is_empty() {
             work.take_rows(&mut self.rows)?;
         }
@@ -308,7 +350,38 @@ impl UserSession {
 
     /// True before an iteration's first step (always, without steps).
     pub fn at_first_step(&self) -> bool {
-        self.step == 0
+        self.starting
+    }
+
+    /// The user's number (`{{conn}}`).
+    pub fn conn(&self) -> u64 {
+        self.conn
+    }
+
+    /// True once the user is done (its iterations walked, or stopped by
+    /// `on_error`): its slot sends nothing more.
+    pub fn is_done(&self) -> bool {
+        self.done
+    }
+
+    fn finish(&mut self, work: &WorkerWorkload) {
+        if !std::mem::replace(&mut self.done, true) {
+            work.users_done.set(work.users_done.get() + 1);
+        }
+    }
+
+    /// The user is done with its current iteration: the next begins, or
+    /// the user is done when its `iterations` are walked (or the new
+    /// iteration has no step to send).
+    fn next_iteration(&mut self, work: &WorkerWorkload) {
+        let group = work.group();
+        self.iter += 1;
+        self.starting = true;
+        self.step = work.first_step(self.iter);
+        let walked = group.limits.iterations.is_some_and(|n| self.iter >= n);
+        if walked || self.step >= group.steps.len() {
+            self.finish(work);
+        }
     }
 
     /// The rendered request, when the current one was rendered.
@@ -317,10 +390,17 @@ impl UserSession {
     }
 
     /// The current request is over: a scenario user moves to its next step
-    /// (after its last, the next iteration); `restart`: the iteration
-    /// failed (an extractor found nothing) and starts again from step 0.
-    /// Returns the pause before the next step (`think`), if any.
-    pub fn advance(&mut self, work: &WorkerWorkload, restart: bool) -> Option<Duration> {
+    /// (after its last, the next iteration). `failed`: the step failed (a
+    /// transport error, a failed status or a failed check), which the
+    /// group's `on_error` acts on; `restart`: an extractor found nothing,
+    /// so the iteration starts again from its first step. Returns the
+    /// pause before the next step (its own `think`, else the group's).
+    pub fn advance(
+        &mut self,
+        work: &WorkerWorkload,
+        failed: bool,
+        restart: bool,
+    ) -> Option<Duration> {
         if let Some(script) = &work.script {
             let mut thread = script.thread.borrow_mut();
             // wrk's delay(): a script error there means no delay.
@@ -333,13 +413,37 @@ impl UserSession {
             self.iter += 1;
             return None;
         }
-        self.step += 1;
-        if restart || self.step >= group.steps.len() {
-            self.step = 0;
-            self.iter += 1;
+        let mut restart = restart;
+        if failed {
+            match group.limits.on_error {
+                OnError::Continue => {}
+                OnError::NextIteration => restart = true,
+                OnError::StopUser => {
+                    self.finish(work);
+                    return None;
+                }
+                OnError::StopRun => {
+                    work.stop_run.set(true);
+                    if let Some(phases) = &work.phases {
+                        phases.stop_run();
+                    }
+                    self.finish(work);
+                    return None;
+                }
+            }
         }
-        group
+        self.starting = false;
+        self.step = work.next_step_from(self.step + 1, self.iter);
+        if restart || self.step >= group.steps.len() {
+            self.next_iteration(work);
+        }
+        if self.done {
+            return None;
+        }
+        let step = &work.spec.steps[group.steps.start + self.step];
+        step.options
             .think
+            .or(group.think)
             .map(|think| think.sample(&mut work.rng.borrow_mut()))
     }
 }

@@ -6,7 +6,8 @@
 use stampede_metrics::CheckName;
 use stampede_plan::LoadModel;
 use stampede_workload::{
-    CheckSet, Extractor, Feeder, RequestTemplate, Script, Sequence, ThinkTime,
+    CheckSet, Extractor, Feeder, GroupLimits, RequestTemplate, Script, Sequence, StepOptions,
+    ThinkTime,
 };
 use std::ops::Range;
 use std::sync::Arc;
@@ -22,6 +23,8 @@ pub struct StepWork {
     pub template: Option<RequestTemplate>,
     pub checks: CheckSet,
     pub extracts: Vec<Extractor>,
+    /// A scenario step's own settings (`think`, `once`, timeouts, …).
+    pub options: StepOptions,
 }
 
 impl StepWork {
@@ -51,6 +54,16 @@ pub struct GroupWork {
     /// The group's own load (connections, rate or stages); `None`: the
     /// plan's. Several groups run side by side, each on its own workers.
     pub model: Option<LoadModel>,
+    /// Scenario: `iterations`, `duration`, `start_delay`, `phase`,
+    /// `on_error` (the defaults: unbounded, at once, carry on).
+    pub limits: GroupLimits,
+}
+
+impl GroupWork {
+    /// True when the group ends by itself (its iterations or its duration).
+    pub fn is_bounded(&self) -> bool {
+        self.limits.iterations.is_some() || self.limits.duration.is_some()
+    }
 }
 
 /// A run's workload, shared by its workers.
@@ -151,24 +164,51 @@ impl WorkloadSpec {
             .store(false, std::sync::atomic::Ordering::Relaxed);
     }
 
-    /// The groups as the result names them: name, load, steps.
-    pub fn group_names(&self, plan_model: &LoadModel) -> Vec<stampede_metrics::GroupName> {
-        self.groups
+    /// The groups as the result names them: name, load, steps; with
+    /// `several` groups each of them, then each transaction (the steps
+    /// sharing a `transaction` name, `load: "transaction"`).
+    pub fn group_names(
+        &self,
+        plan_model: &LoadModel,
+        several: bool,
+    ) -> Vec<stampede_metrics::GroupName> {
+        let step_name = |i: usize| self.steps[i].name.clone().unwrap_or_default();
+        let mut names: Vec<stampede_metrics::GroupName> = self
+            .groups
             .iter()
             .enumerate()
+            .filter(|_| several)
             .map(|(i, group)| stampede_metrics::GroupName {
                 name: group
                     .name
                     .clone()
                     .unwrap_or_else(|| format!("group {}", i + 1)),
                 load: describe_load(group.model.as_ref().unwrap_or(plan_model)),
-                steps: group.steps.clone(),
-                step_names: self.steps[group.steps.clone()]
-                    .iter()
-                    .map(|s| s.name.clone().unwrap_or_default())
-                    .collect(),
+                steps: group.steps.clone().collect(),
+                step_names: group.steps.clone().map(step_name).collect(),
             })
-            .collect()
+            .collect();
+        let mut transactions: Vec<(&str, Vec<usize>)> = Vec::new();
+        for (i, step) in self.steps.iter().enumerate() {
+            let Some(name) = step.options.transaction.as_deref() else {
+                continue;
+            };
+            match transactions.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, steps)) => steps.push(i),
+                None => transactions.push((name, vec![i])),
+            }
+        }
+        names.extend(
+            transactions
+                .into_iter()
+                .map(|(name, steps)| stampede_metrics::GroupName {
+                    name: name.to_string(),
+                    load: stampede_metrics::TRANSACTION_LOAD.to_string(),
+                    step_names: steps.iter().copied().map(step_name).collect(),
+                    steps,
+                }),
+        );
+        names
     }
 
     /// Every check and extractor of the run, in order, with its step: the

@@ -192,11 +192,13 @@ impl Scenario {
                 }
             }
         }
+        let names: Vec<Range<usize>> = parsed.group.iter().map(|g| g.name.span()).collect();
         let groups = parsed
             .group
             .into_iter()
             .map(|group| context.group(group, base, vars))
             .collect::<Result<Vec<_>, _>>()?;
+        context.teardown_follows_bounded_main(&groups, &names)?;
         Ok(Scenario { groups })
     }
 }
@@ -319,8 +321,18 @@ impl Context<'_> {
         if group.step.is_empty() {
             return Err(self.at(&group.name, format!("group {name} has no [[group.step]]")));
         }
+        let open = !matches!(load, GroupLoad::Closed { .. });
         let mut steps = Vec::new();
         for step in group.step {
+            if open && step.once == Some(true) {
+                return Err(self.at(
+                    &step.name,
+                    format!(
+                        "step {}: once needs connections (in the open model each arrival is a new iteration, not a user's next)",
+                        step.name.get_ref()
+                    ),
+                ));
+            }
             steps.push(self.step(step, &mut scope)?);
         }
         Ok(Group {

@@ -6,7 +6,7 @@
 //! feed's `columns` and `skip_first_line` (a CSV without a header line).
 
 use super::file::{FeedToml, GroupToml, StepToml};
-use super::{Context, ScenarioError, ThinkTime};
+use super::{Context, Group, ScenarioError, ThinkTime};
 use crate::feeder::{FeedData, FeedSpec, Feeder};
 use stampede_plan::parse_duration;
 use std::path::Path;
@@ -120,14 +120,59 @@ impl Context<'_> {
                 }
             },
         };
+        let duration = self.duration(&group.duration)?;
+        if let (Some(p), Phase::Setup | Phase::Teardown) = (&group.phase, phase) {
+            if iterations.is_none() && duration.is_none() {
+                return Err(self.at(
+                    p,
+                    format!(
+                        "phase = \"{}\" needs iterations or duration (the next phase starts when this group has ended)",
+                        p.get_ref()
+                    ),
+                ));
+            }
+        }
+        if let (Some(o), true, OnError::StopUser) = (&group.on_error, open, on_error) {
+            return Err(self.at(
+                o,
+                "on_error = \"stop_user\" needs connections (in the open model each arrival is a new iteration, not a user)",
+            ));
+        }
         Ok(GroupLimits {
             iterations,
-            duration: self.duration(&group.duration)?,
+            duration,
             start_delay: self.duration(&group.start_delay)?,
             phase,
             on_error,
             cookies: group.cookies.unwrap_or(false),
         })
+    }
+
+    /// A teardown group starts when every main group has ended: each main
+    /// group must end by itself (`names`: the groups' name spans).
+    pub(super) fn teardown_follows_bounded_main(
+        &self,
+        groups: &[Group],
+        names: &[std::ops::Range<usize>],
+    ) -> Result<(), ScenarioError> {
+        let Some(teardown) = groups.iter().find(|g| g.limits.phase == Phase::Teardown) else {
+            return Ok(());
+        };
+        let unbounded = groups.iter().zip(names).find(|(g, _)| {
+            g.limits.phase == Phase::Main
+                && g.limits.iterations.is_none()
+                && g.limits.duration.is_none()
+        });
+        match unbounded {
+            Some((main, span)) => Err(self.error(
+                span.clone(),
+                format!(
+                    "group {}: teardown group {} starts when every main group has ended: give {} iterations or duration",
+                    main.name, teardown.name, main.name
+                ),
+            )),
+            None => Ok(()),
+        }
     }
 
     pub(super) fn step_options(&self, step: &StepToml) -> Result<StepOptions, ScenarioError> {

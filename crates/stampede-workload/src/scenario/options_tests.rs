@@ -127,3 +127,29 @@ fn bad_values_name_their_place() {
         error(&with_group(missing))
     );
 }
+
+#[test]
+fn keys_that_cannot_work_together_are_refused() {
+    assert_eq!(
+        error(&with_group("phase = \"setup\"")),
+        "s.toml:4:9: phase = \"setup\" needs iterations or duration (the next phase starts when this group has ended)"
+    );
+    let open = |text: String| text.replace("connections = 2", "rate = 5");
+    let stop_user = error(&open(with_group("on_error = \"stop_user\"")));
+    assert!(
+        stop_user.contains("on_error = \"stop_user\" needs connections"),
+        "{stop_user}"
+    );
+    let once = error(&open(with_step("once = true")));
+    assert!(once.contains("step s: once needs connections"), "{once}");
+    let teardown = format!(
+        "{BASE}[[group]]\nname = \"bye\"\nconnections = 1\niterations = 1\nphase = \"teardown\"\n\
+         [[group.step]]\nname = \"s\"\nurl = \"http://127.0.0.1:3000/\"\n"
+    );
+    assert_eq!(
+        error(&teardown),
+        "s.toml:2:8: group g: teardown group bye starts when every main group has ended: give g iterations or duration"
+    );
+    let bounded = teardown.replace("connections = 2", "connections = 2\nduration = \"1s\"");
+    assert!(parse(&bounded).is_ok());
+}

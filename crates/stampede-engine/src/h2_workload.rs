@@ -1,0 +1,245 @@
+//! A workload over HTTP/2 (templates, feeders, checks, extractors, scenario
+//! steps): each stream of a connection slot is one virtual user, with the
+//! same [`UserSession`] the HTTP/1.1 paths keep. The session renders the
+//! user's next request in HTTP/1.1 form, as everywhere; here it is read
+//! back into HTTP/2's parts (h2_request.rs) and sent on the stream, and the
+//! response's status, header fields and body (up to `--capture-max`) are
+//! judged by the session's checks and extractors. A fixed request (no
+//! template, no cookie jar) is sent in its pre-built HTTP/2 form. Runs
+//! without a workload never come here (h2_client.rs keeps its lean loop).
+
+use crate::closed::ActiveSlots;
+use crate::connection::ConnectionContext;
+use crate::h2_request::{from_rendered, H2Context, H2Request};
+use crate::outcome_class::classify_h2;
+use crate::workload::{Answer, UserSession, WorkerWorkload};
+use bytes::Bytes;
+use h2::client::SendRequest;
+use stampede_metrics::{ErrorKind, Outcome};
+use std::cell::Cell;
+use std::future::poll_fn;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+/// The users of one HTTP/2 connection slot, one per stream: they outlive
+/// its connections (a reconnect goes on with the same users).
+pub(crate) fn users_of(ctx: &ConnectionContext, slot: usize, streams: usize) -> Vec<UserSession> {
+    let Some(work) = &ctx.workload else {
+        return Vec::new();
+    };
+    (0..streams)
+        .map(|stream| {
+            let number = (slot * streams + stream) as u32;
+            work.new_user(ctx.user_id(number))
+        })
+        .collect()
+}
+
+/// A connect that failed was charged as one failed request (h2_client.rs):
+/// it is the step of the first user not done yet, so that its group's
+/// `on_error` and `iterations` see it as over HTTP/1.1.
+pub(crate) fn charge_failed_connect(ctx: &ConnectionContext, users: &mut [UserSession]) {
+    let Some(work) = &ctx.workload else {
+        return;
+    };
+    if let Some(user) = users.iter_mut().find(|u| !u.is_done()) {
+        user.advance(work, true, false);
+        if work.stopped_run() {
+            ctx.state.stop_sending();
+        }
+    }
+}
+
+/// A response as the checks see it.
+struct Kept {
+    status: u16,
+    first_byte: Instant,
+    /// Header fields, as the `h2` crate hands them (lowercase names).
+    headers: http::HeaderMap,
+    /// The body, up to `--capture-max`, when a check or extractor reads it.
+    body: Vec<u8>,
+    body_bytes: u64,
+}
+
+/// One stream's user: sends its requests one after another until the
+/// budget is spent, the gate closes the slot, the connection breaks or the
+/// user is done; hands the user back for the next connection.
+pub(crate) async fn run_user_stream(
+    ctx: Rc<ConnectionContext>,
+    h2ctx: Rc<H2Context>,
+    gate: Rc<ActiveSlots>,
+    index: usize,
+    mut sender: SendRequest<Bytes>,
+    broken: Rc<Cell<bool>>,
+    mut user: UserSession,
+) -> UserSession {
+    let Some(work) = &ctx.workload else {
+        return user;
+    };
+    let keep_body = work.spec.keeps_body();
+    while !broken.get() && gate.is_active(index) && !user.is_done() && ctx.state.claim_budget() {
+        ctx.state.begin_request();
+        let intended = Instant::now();
+        let target = user.next_target(work, || ctx.next_target_index());
+        let fixed = ctx.request_of(target).0;
+        if let Err(not) = user.prepare(work, target, fixed, || work.spec.sequence.next()) {
+            ctx.state.not_prepared(intended, not);
+            return user;
+        }
+        let rendered = user
+            .rendered()
+            .map(|bytes| from_rendered(bytes, &h2ctx.requests[0]));
+        let fixed_form = &h2ctx.requests[target.min(h2ctx.requests.len() - 1)];
+        let request = match rendered {
+            None => std::borrow::Cow::Borrowed(fixed_form),
+            Some(Ok(request)) => std::borrow::Cow::Owned(request),
+            Some(Err(reason)) => {
+                // Rendered by the session itself: only a value HTTP/2's
+                // header rules refuse gets here; shown, not hidden.
+                ctx.state.sample_error(ErrorKind::Other, || reason);
+                record(
+                    &ctx,
+                    intended,
+                    None,
+                    Err(ErrorKind::Other),
+                    target,
+                    None,
+                    &user,
+                );
+                user.advance(work, true, false);
+                continue;
+            }
+        };
+        let limit = if keep_body { work.spec.capture_max } else { 0 };
+        let exchange = send_keeping(&mut sender, &request, limit);
+        let answered = tokio::time::timeout(ctx.timeout_of(target), exchange).await;
+        let (result, kept) = match answered {
+            Ok(Ok(kept)) => (Ok(kept.status), Some(kept)),
+            Ok(Err(e)) => {
+                let kind = classify_h2(&e);
+                if kind != ErrorKind::StreamReset {
+                    broken.set(true);
+                }
+                ctx.state.sample_error(kind, || e.to_string());
+                (Err(kind), None)
+            }
+            Err(_) => (Err(ErrorKind::Timeout), None),
+        };
+        let think = match &kept {
+            Some(kept) => {
+                let judged = judge(work, &mut user, target, intended, kept, &ctx);
+                record(&ctx, intended, Some(kept), result, target, judged.0, &user);
+                judged.1
+            }
+            None => {
+                record(&ctx, intended, None, result, target, None, &user);
+                user.advance(work, true, false)
+            }
+        };
+        if work.script_stopped() || work.stopped_run() {
+            ctx.state.stop_sending();
+        }
+        if let Some(think) = think {
+            tokio::time::sleep(think).await;
+        }
+    }
+    user
+}
+
+/// Judges a complete response; returns the verdict and the pause before
+/// the user's next step.
+fn judge(
+    work: &WorkerWorkload,
+    user: &mut UserSession,
+    target: usize,
+    intended: Instant,
+    kept: &Kept,
+    ctx: &ConnectionContext,
+) -> (Option<stampede_metrics::Judged>, Option<Duration>) {
+    let fields: Vec<(&[u8], &[u8])> = kept
+        .headers
+        .iter()
+        .map(|(name, value)| (name.as_str().as_bytes(), value.as_bytes()))
+        .collect();
+    let answer = Answer {
+        status: kept.status,
+        body_bytes: kept.body_bytes,
+        elapsed: intended.elapsed(),
+    };
+    let mut recorder = ctx.state.recorder.borrow_mut();
+    let judgement = user.judge_fields(work, target, answer, &fields, &kept.body, &mut recorder);
+    drop(recorder);
+    let think = user.advance(work, judgement.failed, judgement.restart);
+    (judgement.judged, think)
+}
+
+fn record(
+    ctx: &ConnectionContext,
+    intended: Instant,
+    kept: Option<&Kept>,
+    result: Result<u16, ErrorKind>,
+    target: usize,
+    judged: Option<stampede_metrics::Judged>,
+    user: &UserSession,
+) {
+    let body_bytes = kept.map_or(0, |k| k.body_bytes);
+    let outcome = Outcome {
+        intended,
+        sent: intended,
+        first_byte: kept.map(|k| k.first_byte),
+        done: Instant::now(),
+        result,
+        bytes_received: body_bytes,
+        body_bytes,
+        target: target as u16,
+        judged,
+    };
+    ctx.state.end_request(&outcome);
+    if let Some(log) = &ctx.log {
+        log.record(&outcome, None, user.conn());
+    }
+}
+
+/// Sends one request and reads its whole response, keeping its header
+/// fields and up to `limit` bytes of its body.
+async fn send_keeping(
+    sender: &mut SendRequest<Bytes>,
+    request: &H2Request,
+    limit: usize,
+) -> Result<Kept, h2::Error> {
+    poll_fn(|cx| sender.poll_ready(cx)).await?;
+    let mut builder = http::Request::builder()
+        .method(request.method.clone())
+        .uri(request.uri.clone());
+    if let Some(headers) = builder.headers_mut() {
+        *headers = request.headers.clone();
+    }
+    let message = builder.body(()).expect("parts were validated when built");
+    let no_body = request.body.is_empty();
+    let (response, mut body_stream) = sender.send_request(message, no_body)?;
+    if !no_body {
+        body_stream.send_data(request.body.clone(), true)?;
+    }
+    let response = response.await?;
+    let first_byte = Instant::now();
+    let (parts, mut body) = response.into_parts();
+    let mut kept = Vec::new();
+    let mut length = 0u64;
+    while let Some(chunk) = body.data().await {
+        let chunk = chunk?;
+        length += chunk.len() as u64;
+        let room = limit.saturating_sub(kept.len());
+        kept.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        let _ = body.flow_control().release_capacity(chunk.len());
+        if body.is_end_stream() {
+            break;
+        }
+    }
+    Ok(Kept {
+        status: parts.status.as_u16(),
+        first_byte,
+        headers: parts.headers,
+        body: kept,
+        body_bytes: length,
+    })
+}
