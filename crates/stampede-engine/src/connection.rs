@@ -1,6 +1,7 @@
 //! A connection slot: sends one request and reads its response, opening a TCP
 //! connection when it has none (first request, after an error, after the
-//! server closed, or for every request without keep-alive). The load models
+//! server closed, after the client retired the last one at the end of its
+//! lifetime (conn_lifetime.rs), or for every request without keep-alive). The load models
 //! (closed.rs, open.rs) decide when a slot sends.
 
 use crate::backoff::Backoff;
@@ -50,6 +51,8 @@ pub struct ConnectionContext {
     pub(crate) workload: Option<crate::workload::WorkerWorkload>,
     /// Redirects to follow (`--redirects N`).
     pub(crate) redirect: Option<crate::redirect::RedirectRule>,
+    /// When a connection is retired (conn_lifetime.rs).
+    pub(crate) lifetime: crate::conn_lifetime::Lifetime,
 }
 
 impl ConnectionContext {
@@ -180,6 +183,7 @@ pub(crate) fn connection_context(
         scratch: std::cell::RefCell::new(vec![0u8; SCRATCH_BYTES].into_boxed_slice()),
         workload,
         redirect: plan.redirect.clone(),
+        lifetime: plan.lifetime,
     })
 }
 
@@ -204,6 +208,11 @@ pub struct Slot {
     server_closed: bool,
     /// Responses completed on the current stream (0 = fresh connection).
     served: u64,
+    /// When the current connection opened (its age, `--conn-max-age`).
+    opened_at: Instant,
+    /// The client retired the last connection at the end of its lifetime:
+    /// the next one is a planned reconnect, not a reconnect.
+    retiring: bool,
     /// The request of the mix being sent.
     current: usize,
     /// Consecutive connect failures (backoff.rs).
@@ -227,6 +236,8 @@ impl Slot {
             parser: ResponseParser::new(head_request),
             server_closed: false,
             served: 0,
+            opened_at: Instant::now(),
+            retiring: false,
             current: 0,
             backoff: Backoff::default(),
             backoff_due: None,
@@ -411,6 +422,11 @@ impl Slot {
             }
             if failure.is_some() || !reusable || !ctx.keepalive {
                 self.drop_stream(ctx, failure.is_none() && ctx.keepalive);
+            } else if ctx
+                .lifetime
+                .is_over(self.served, self.opened_at, Instant::now)
+            {
+                self.retire(ctx);
             }
             return;
         }
@@ -475,7 +491,14 @@ impl Slot {
         }
         self.buffer.clear();
         self.served = 0;
-        self.server_closed = by_server;
+        self.server_closed = by_server && !self.retiring;
+    }
+
+    /// Closes a connection whose lifetime is over (conn_lifetime.rs): its
+    /// successor is a planned reconnect.
+    fn retire(&mut self, ctx: &ConnectionContext) {
+        self.retiring = true;
+        self.drop_stream(ctx, false);
     }
 
     /// Sends the request and reads its response, retrying once on a fresh
@@ -512,6 +535,11 @@ impl Slot {
                     // Only a close we did not plan for makes the next
                     // connection a reconnect.
                     self.drop_stream(ctx, ctx.keepalive);
+                } else if ctx
+                    .lifetime
+                    .is_over(self.served, self.opened_at, Instant::now)
+                {
+                    self.retire(ctx);
                 }
             }
             Ok(Err(kind)) => exchange.result = Err(kind),
@@ -532,6 +560,14 @@ impl Slot {
             // to, so the connection is not trusted for another exchange.
             self.drop_stream(ctx, false);
         }
+        if self.stream.is_some()
+            && ctx
+                .lifetime
+                .is_over(self.served, self.opened_at, Instant::now)
+        {
+            // Its lifetime ran out while it was idle.
+            self.retire(ctx);
+        }
         if self.stream.is_some() {
             return Ok(());
         }
@@ -542,6 +578,10 @@ impl Slot {
                 exchange.connect = Some(times.connect);
                 ctx.state
                     .connection_opened(self.server_closed, times.connect);
+                if std::mem::take(&mut self.retiring) {
+                    ctx.state.planned_reconnect();
+                }
+                self.opened_at = Instant::now();
                 if let Some(handshake) = times.tls {
                     ctx.state.tls_handshake(handshake);
                 }

@@ -79,7 +79,7 @@ pub fn resolve(plan: &Plan) -> Result<SocketAddr, EngineError> {
         .iter()
         .find(|r| r.host == host && r.port == plan.target.port);
     match overridden {
-        Some(r) => Ok(SocketAddr::new(r.addr, r.port)),
+        Some(r) => Ok(SocketAddr::new(r.addrs[0], r.port)),
         None => resolve_host(&plan.target.host, plan.target.port),
     }
 }
@@ -413,6 +413,7 @@ pub fn run_with(
             snapshot_interval: options.snapshot_interval.unwrap_or(SNAPSHOT_INTERVAL),
             workload: options.workload.clone(),
             redirect: redirect.clone(),
+            lifetime: crate::conn_lifetime::Lifetime::new(&plan.transport.lifetime),
             seed: seed ^ 0xD1B5_4A32_D192_ED03u64.wrapping_mul(index as u64 + 1),
         };
         let receiver = stop.sender.subscribe();

@@ -4,6 +4,7 @@
 
 mod backoff;
 mod closed;
+mod conn_lifetime;
 mod connection;
 mod engine;
 mod error;

@@ -64,6 +64,8 @@ pub struct WorkerPlan {
     pub event_loop: EventLoop,
     /// How often to hand an interval snapshot to the aggregator.
     pub snapshot_interval: Duration,
+    /// When connections are retired (`--conn-max-requests`, `--conn-max-age`).
+    pub lifetime: crate::conn_lifetime::Lifetime,
     /// Redirects to follow (`--redirects N`; `None`: none).
     pub redirect: Option<crate::redirect::RedirectRule>,
     /// Templates, feeders, checks and steps (`None`: fixed requests).

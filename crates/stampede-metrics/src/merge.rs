@@ -119,6 +119,10 @@ pub fn merge_results(results: &[RunResult], force: bool) -> Result<RunResult, Me
     merged.bytes.body = results.iter().map(|r| r.bytes.body).sum();
     merged.connections.opened = results.iter().map(|r| r.connections.opened).sum();
     merged.connections.reconnects = results.iter().map(|r| r.connections.reconnects).sum();
+    merged.connections.planned_reconnects = results
+        .iter()
+        .map(|r| r.connections.planned_reconnects)
+        .sum();
     merged.connections.attempts = results.iter().map(|r| r.connections.attempts).sum();
     merged.effective_rps = rps * (1.0 - error_rate_pct / 100.0);
     merged.latency_us = LatencySummary::of(&latency);

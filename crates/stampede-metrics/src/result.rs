@@ -206,6 +206,16 @@ pub struct ConnectionCounts {
     /// written before this count read as 0).
     #[serde(default)]
     pub attempts: u64,
+    /// Connections opened to replace one the client retired at the end of
+    /// its lifetime (`--conn-max-requests`, `--conn-max-age`); written only
+    /// when there were any.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub planned_reconnects: u64,
+}
+
+/// Serde's test for counts written only when non-zero.
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// ab's "Connection Times" figures for one phase of a request, in µs.
@@ -518,6 +528,7 @@ impl RunResult {
                 opened: c.connections_opened,
                 reconnects: c.reconnects,
                 attempts: c.connect_attempts,
+                planned_reconnects: c.planned_reconnects,
             },
             effective_rps: recording.rps() * (1.0 - error_rate_pct / 100.0),
             latency_us: LatencySummary::of(&total.latency),

@@ -422,9 +422,13 @@ pub fn render_text(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
         format_bytes(result.bytes.received as f64),
         format_bytes(result.bytes.body as f64)
     )?;
+    let planned = match result.connections.planned_reconnects {
+        0 => String::new(),
+        n => format!(", {} planned (connection lifetime)", format_count(n)),
+    };
     writeln!(
         out,
-        "  Connections   {} opened, {}, {}",
+        "  Connections   {} opened, {}{planned}, {}",
         format_count(result.connections.opened),
         counted(result.connections.reconnects, "reconnect"),
         counted(result.connections.attempts, "attempt")

@@ -111,6 +111,9 @@ pub trait ReactorSlot<I: WorkerIo> {
     fn send_request(&mut self, io: &I, now: Instant) -> Step {
         if self.has_connection() && self.base().ledger.has_unsolicited_bytes() {
             self.drop_connection(io, false);
+        } else if self.has_connection() && self.ledger().outlived(io.ctx(), now) {
+            // Its lifetime ran out while it was idle: retired.
+            self.drop_connection(io, false);
         }
         self.ledger().reset_response();
         if !self.has_connection() {
@@ -176,7 +179,7 @@ pub trait ReactorSlot<I: WorkerIo> {
         match self.ledger().redirect(io.ctx(), &done) {
             Follow::Hop { .. } => {
                 // The hop goes on this connection when it stays open.
-                if !(done.keep_alive && io.ctx().keepalive) {
+                if !self.ledger().hop_answered(io.ctx(), now, done.keep_alive) {
                     self.drop_connection(io, io.ctx().keepalive);
                 }
                 return self.send_request(io, now);
@@ -200,7 +203,8 @@ pub trait ReactorSlot<I: WorkerIo> {
         }
         self.set_phase(Phase::Idle);
         if !keep {
-            // Only a close we did not plan for makes the next connection a reconnect.
+            // Only a close we did not plan for makes the next connection a
+            // reconnect (a retired one's successor is a planned reconnect).
             self.drop_connection(io, io.ctx().keepalive);
         }
         Step::Answered
