@@ -6,6 +6,7 @@ mod backoff;
 mod closed;
 mod conn_lifetime;
 mod connection;
+mod dns;
 mod engine;
 mod error;
 mod h2_client;

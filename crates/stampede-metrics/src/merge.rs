@@ -114,6 +114,7 @@ pub fn merge_results(results: &[RunResult], force: bool) -> Result<RunResult, Me
         merged.targets = targets;
     }
     merged.stop_reason = results.iter().find_map(|r| r.stop_reason.clone());
+    merged.dns = crate::merge_dns(results.iter().filter_map(|r| r.dns.as_ref()));
     merged.status = sum_maps(results.iter().map(|r| &r.status));
     merged.bytes.received = bytes_received;
     merged.bytes.body = results.iter().map(|r| r.bytes.body).sum();

@@ -400,6 +400,11 @@ pub struct RunResult {
     /// signal: `feed_exhausted` (a `unique` feeder ran out of rows).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub stop_reason: Option<String>,
+    /// The target's addresses and the connections each got (`--dns`,
+    /// `--dns-ttl`, or a name with several addresses); set by the engine's
+    /// caller, absent when the run had one address.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub dns: Option<crate::DnsUse>,
     /// A scenario's groups, in file order: each one's load and the totals
     /// of its steps; empty without a scenario of several groups.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
@@ -555,6 +560,7 @@ impl RunResult {
                 })
                 .collect(),
             stop_reason: recording.stop_reason.clone(),
+            dns: None,
             redirects: (plan.transport.redirects > 0).then_some(RedirectCounts {
                 max_hops: plan.transport.redirects,
                 followed: c.redirects,

@@ -433,6 +433,24 @@ pub fn render_text(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
         counted(result.connections.reconnects, "reconnect"),
         counted(result.connections.attempts, "attempt")
     )?;
+    if let Some(dns) = &result.dns {
+        let spread: Vec<String> = dns
+            .addresses
+            .iter()
+            .map(|a| format!("{} ({})", a.address, format_count(a.connections)))
+            .collect();
+        let again = match (dns.ttl_s, dns.failures) {
+            (Some(_), 0) => format!(", resolved {} times", dns.resolutions),
+            (Some(_), failed) => format!(", resolved {} times ({failed} failed)", dns.resolutions),
+            (None, _) => String::new(),
+        };
+        writeln!(
+            out,
+            "  Addresses     {} ({}{again})",
+            spread.join(", "),
+            dns.mode
+        )?;
+    }
     render_breakdown(result, out)?;
     if let Some(schedule) = &result.schedule {
         let not_sent = match schedule.not_sent {
