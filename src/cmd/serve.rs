@@ -138,6 +138,7 @@ impl ServeArgs {
             unix_socket: self.unix.clone(),
             h2c: !self.no_h2c,
             http3: self.http3,
+            count_routes: self.metrics.is_some(),
             ..Config::default()
         };
         if let Some(t) = self.threads {

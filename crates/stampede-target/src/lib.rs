@@ -49,6 +49,7 @@ mod redirect_to;
 mod reply;
 mod request;
 mod response;
+mod route_label;
 mod routes;
 mod server;
 mod session_routes;
@@ -156,6 +157,9 @@ pub struct Config {
     /// Also serve HTTP/3 over QUIC on the same port number over UDP (needs
     /// `tls`); TCP responses then advertise it with `Alt-Svc`.
     pub http3: bool,
+    /// Count responses by route as well as by status (`serve --metrics`:
+    /// the `route` label); off, a request costs nothing for it.
+    pub count_routes: bool,
 }
 
 impl Default for Config {
@@ -178,6 +182,7 @@ impl Default for Config {
             unix_socket: None,
             h2c: true,
             http3: false,
+            count_routes: false,
         }
     }
 }
