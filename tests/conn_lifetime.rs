@@ -134,8 +134,9 @@ fn connections_retire_by_age() {
         assert!((4..=20).contains(&opened), "{what}: {opened} connections");
         assert_planned(&run, 1, &what);
         let completed = run.count("/requests/completed");
+        // Retired by age, not after every response.
         assert!(
-            completed > 2 * opened,
+            completed > opened,
             "{what}: {completed} responses on {opened} connections"
         );
     }
