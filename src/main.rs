@@ -12,6 +12,7 @@
 mod agent;
 mod cli;
 mod cmd;
+mod connection_args;
 mod delivery;
 mod exit;
 mod exports;

@@ -27,6 +27,10 @@ pub fn run_flag(setting: Setting) -> Option<&'static str> {
         Setting::Resolve => "--resolve",
         Setting::TlsVersion => "--tls-min/--tls-max",
         Setting::Redirects => "--redirects",
+        Setting::ConnMaxRequests => "--conn-max-requests",
+        Setting::ConnMaxAge => "--conn-max-age",
+        Setting::Dns => "--dns",
+        Setting::DnsTtl => "--dns-ttl",
     })
 }
 

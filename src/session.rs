@@ -162,6 +162,7 @@ pub fn run_plan_in(
     );
     let mut result = RunResult::from_recording(plan, recording, environment, version, notices);
     result.run_id = run_id;
+    result.dns = finished.dns;
     exports::apply_request_log(&mut result, finished.request_log);
     if let Some(workload) = &context.workload {
         delivery::name_steps(&mut result, workload);

@@ -71,8 +71,11 @@ pub struct TransportArgs {
     pub streams: usize,
     /// Connect to ADDRESS for HOST:PORT instead of asking DNS (curl's --resolve;
     /// repeatable), e.g. example.test:8443:127.0.0.1
+    /// (several addresses: HOST:PORT:ADDR,ADDR,... with --dns)
     #[arg(long, value_name = "HOST:PORT:ADDRESS")]
     pub resolve: Vec<String>,
+    #[command(flatten)]
+    pub connection: crate::connection_args::ConnectionArgs,
     /// Event loop for HTTP/1.1: uring (a hand-driven reactor over io_uring,
     /// about one syscall per request), epoll (the same over epoll), tokio
     /// (supports everything), or auto: uring where the kernel offers it, else
@@ -132,6 +135,8 @@ impl TransportArgs {
                 .iter()
                 .map(|r| ResolveOverride::parse(r))
                 .collect::<Result<_, _>>()?,
+            lifetime: self.connection.lifetime()?,
+            dns: self.connection.dns()?,
             io: self.io.unwrap_or_default(),
             redirects: self.redirects,
         })

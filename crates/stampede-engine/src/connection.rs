@@ -1,6 +1,7 @@
 //! A connection slot: sends one request and reads its response, opening a TCP
 //! connection when it has none (first request, after an error, after the
-//! server closed, or for every request without keep-alive). The load models
+//! server closed, after the client retired the last one at the end of its
+//! lifetime (conn_lifetime.rs), or for every request without keep-alive). The load models
 //! (closed.rs, open.rs) decide when a slot sends.
 
 use crate::backoff::Backoff;
@@ -56,6 +57,8 @@ pub struct ConnectionContext {
     /// A scenario's steps' own timeouts, keep-alive and redirects, by
     /// target index; `None` when no step sets them (the run's apply).
     pub(crate) step_rules: Option<Box<[crate::workload::StepRules]>>,
+    /// When a connection is retired (conn_lifetime.rs).
+    pub(crate) lifetime: crate::conn_lifetime::Lifetime,
 }
 
 impl ConnectionContext {
@@ -237,6 +240,7 @@ pub(crate) fn connection_context(
         redirect: plan.redirect.clone(),
         users: (plan.share.0 as u64, plan.share.1.max(1) as u64),
         step_rules,
+        lifetime: plan.lifetime,
     })
 }
 
@@ -261,6 +265,11 @@ pub struct Slot {
     server_closed: bool,
     /// Responses completed on the current stream (0 = fresh connection).
     served: u64,
+    /// When the current connection opened (its age, `--conn-max-age`).
+    opened_at: Instant,
+    /// The client retired the last connection at the end of its lifetime:
+    /// the next one is a planned reconnect, not a reconnect.
+    retiring: bool,
     /// The request of the mix being sent.
     current: usize,
     /// Consecutive connect failures (backoff.rs).
@@ -286,6 +295,8 @@ impl Slot {
             parser: ResponseParser::new(head_request),
             server_closed: false,
             served: 0,
+            opened_at: Instant::now(),
+            retiring: false,
             current: 0,
             backoff: Backoff::default(),
             backoff_due: None,
@@ -483,6 +494,11 @@ impl Slot {
             }
             if failure.is_some() || !reusable || !ctx.keepalive {
                 self.drop_stream(ctx, failure.is_none() && ctx.keepalive);
+            } else if ctx
+                .lifetime
+                .is_over(self.served, self.opened_at, Instant::now)
+            {
+                self.retire(ctx);
             }
             return;
         }
@@ -547,7 +563,14 @@ impl Slot {
         }
         self.buffer.clear();
         self.served = 0;
-        self.server_closed = by_server;
+        self.server_closed = by_server && !self.retiring;
+    }
+
+    /// Closes a connection whose lifetime is over (conn_lifetime.rs): its
+    /// successor is a planned reconnect.
+    fn retire(&mut self, ctx: &ConnectionContext) {
+        self.retiring = true;
+        self.drop_stream(ctx, false);
     }
 
     /// Sends the request and reads its response, retrying once on a fresh
@@ -586,6 +609,11 @@ impl Slot {
                     // Only a close we did not plan for makes the next
                     // connection a reconnect.
                     self.drop_stream(ctx, planned);
+                } else if ctx
+                    .lifetime
+                    .is_over(self.served, self.opened_at, Instant::now)
+                {
+                    self.retire(ctx);
                 }
             }
             Ok(Err(kind)) => exchange.result = Err(kind),
@@ -606,6 +634,14 @@ impl Slot {
             // to, so the connection is not trusted for another exchange.
             self.drop_stream(ctx, false);
         }
+        if self.stream.is_some()
+            && ctx
+                .lifetime
+                .is_over(self.served, self.opened_at, Instant::now)
+        {
+            // Its lifetime ran out while it was idle.
+            self.retire(ctx);
+        }
         if self.stream.is_some() {
             return Ok(());
         }
@@ -617,6 +653,10 @@ impl Slot {
                 exchange.connect = Some(times.connect);
                 ctx.state
                     .connection_opened(self.server_closed, times.connect);
+                if std::mem::take(&mut self.retiring) {
+                    ctx.state.planned_reconnect();
+                }
+                self.opened_at = Instant::now();
                 if let Some(handshake) = times.tls {
                     ctx.state.tls_handshake(handshake);
                 }

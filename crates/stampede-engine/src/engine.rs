@@ -15,7 +15,7 @@ use stampede_plan::{
     share_of, weighted_order, EventLoop, IoBackend, LoadModel, Plan, Schedule, Scheme,
     StopCondition,
 };
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::SocketAddr;
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant, SystemTime};
 use tokio::sync::watch;
@@ -72,40 +72,26 @@ impl StopHandle {
 /// Resolves the plan's host to the first address it names (a `--resolve`
 /// override first).
 pub fn resolve(plan: &Plan) -> Result<SocketAddr, EngineError> {
-    let host = plan.target.host.to_ascii_lowercase();
-    let overridden = plan
-        .transport
-        .resolve
-        .iter()
-        .find(|r| r.host == host && r.port == plan.target.port);
-    match overridden {
-        Some(r) => Ok(SocketAddr::new(r.addr, r.port)),
-        None => resolve_host(&plan.target.host, plan.target.port),
-    }
-}
-
-/// Resolves `host` to the first address it names.
-fn resolve_host(host: &str, port: u16) -> Result<SocketAddr, EngineError> {
-    let error = |reason: String| EngineError::Resolve {
-        host: host.to_string(),
-        reason,
-    };
-    (host, port)
-        .to_socket_addrs()
-        .map_err(|e| error(e.to_string()))?
-        .next()
-        .ok_or_else(|| error("no addresses".into()))
+    Ok(crate::dns::resolve_all(plan)?[0])
 }
 
 /// How connections reach the target: the Unix socket, the proxy or the
-/// target's resolved address, the CONNECT tunnel and the TLS client.
-fn connector_spec(plan: &Plan) -> Result<ConnectorSpec, EngineError> {
+/// target's resolved addresses (all of them: the result names them, and
+/// `--dns` spreads connections over them), the CONNECT tunnel and the TLS client.
+fn connector_spec(plan: &Plan) -> Result<(ConnectorSpec, Vec<SocketAddr>), EngineError> {
     let transport = &plan.transport;
+    let mut addrs = Vec::new();
     let endpoint = match (&transport.unix_socket, &transport.proxy) {
         (Some(path), _) => Endpoint::Unix(path.clone()),
-        (None, Some(proxy)) => Endpoint::Tcp(resolve_host(&proxy.host, proxy.port)?),
-        (None, None) => Endpoint::Tcp(resolve(plan)?),
+        (None, Some(proxy)) => Endpoint::Tcp(crate::dns::resolve_host(&proxy.host, proxy.port)?[0]),
+        (None, None) => {
+            addrs = crate::dns::resolve_all(plan)?;
+            Endpoint::Tcp(addrs[0])
+        }
     };
+    let dns = transport.dns;
+    let addresses = (!addrs.is_empty() && dns.is_set())
+        .then(|| crate::dns::AddressBook::new(dns.mode, dns.ttl, &addrs));
     let tunnel_to = match (&transport.proxy, plan.target.scheme) {
         (Some(_), Scheme::Https) => Some(format!(
             "{}:{}",
@@ -119,14 +105,16 @@ fn connector_spec(plan: &Plan) -> Result<ConnectorSpec, EngineError> {
         .as_ref()
         .map(|spec| build_tls_client(spec, &plan.target.host, transport.http2))
         .transpose()?;
-    Ok(ConnectorSpec {
+    let spec = ConnectorSpec {
         endpoint,
+        addresses,
         source_addrs: plan.source_addrs.clone(),
         tls,
         tunnel_to,
         connect_timeout: plan.connect_timeout,
         require_h2: transport.http2,
-    })
+    };
+    Ok((spec, addrs))
 }
 
 fn bracketed(host: &str) -> String {
@@ -253,6 +241,9 @@ pub struct RunOptions {
 pub struct Finished {
     pub recording: Recording,
     pub request_log: Option<RequestLogReport>,
+    /// The target's addresses and the connections each got, when it had
+    /// several or `--dns`/`--dns-ttl` was given (the result's `dns`).
+    pub dns: Option<stampede_metrics::DnsUse>,
 }
 
 /// [`run`] with options (the per-request log).
@@ -274,8 +265,13 @@ pub fn run_with(
             .finish()
     });
     let resolve_start = Instant::now();
-    let connector = connector_spec(plan)?;
+    let (connector, addrs) = connector_spec(plan)?;
     let dns = resolve_start.elapsed();
+    // Dropped at the end of the run, which stops the re-resolving thread.
+    let _refreshing = match &connector.addresses {
+        Some(book) => book.refresh(plan)?,
+        None => None,
+    };
     let request: Arc<[u8]> = encode_request(plan).into();
     let mix: Vec<(Arc<[u8]>, bool)> = plan
         .mix
@@ -399,6 +395,7 @@ pub fn run_with(
         if let Some(addr) = script_addr {
             // wrk's setup() may point a thread elsewhere (thread.addr).
             worker_connector.endpoint = Endpoint::Tcp(addr);
+            worker_connector.addresses = None;
         }
         let worker_plan = WorkerPlan {
             index,
@@ -425,6 +422,7 @@ pub fn run_with(
             workload: options.workload.clone(),
             redirect: redirect.clone(),
             follows_redirects: plan.transport.redirects > 0,
+            lifetime: crate::conn_lifetime::Lifetime::new(&plan.transport.lifetime),
             seed: seed ^ 0xD1B5_4A32_D192_ED03u64.wrapping_mul(index as u64 + 1),
         };
         let receiver = stop.sender.subscribe();
@@ -502,9 +500,19 @@ pub fn run_with(
             .map(|w| w.group_names(&plan.model, w.groups.len() > 1))
             .unwrap_or_default(),
     };
+    let dns = match &connector.addresses {
+        Some(book) => Some(book.report()),
+        // Several addresses, every connection on the first.
+        None if addrs.len() > 1 => Some(crate::dns::report_first(
+            &addrs,
+            recording.total.counters.connect_attempts,
+        )),
+        None => None,
+    };
     Ok(Finished {
         recording,
         request_log: request_log.map(RequestLog::finish),
+        dns,
     })
 }
 

@@ -3,7 +3,9 @@
 //! requests in flight on it, each stream sending its next request as soon as
 //! the last one ends (the closed model, per stream). RST_STREAM and GOAWAY
 //! are error classes of their own. Over HTTP/2, `bytes_received` counts DATA
-//! payload (HPACK-compressed headers are not seen by the client).
+//! payload (HPACK-compressed headers are not seen by the client). A
+//! connection whose lifetime is over (conn_lifetime.rs) opens no further
+//! stream, lets those in flight finish, and is replaced (a planned reconnect).
 //!
 //! Per request the hot path does as little as the `h2` crate allows (issue
 //! 17): each stream keeps its own `SendRequest` (a clone or a drop locks the
@@ -41,6 +43,7 @@ pub async fn run_h2_slot(
     index: usize,
 ) {
     let mut reconnect = false;
+    let mut retired = false;
     let mut backoff = crate::backoff::Backoff::default();
     // A workload's virtual users, one per stream (h2_workload.rs).
     let mut users = crate::h2_workload::users_of(&ctx, index, h2ctx.streams);
@@ -62,6 +65,10 @@ pub async fn run_h2_slot(
             continue;
         };
         backoff.succeeded();
+        if std::mem::take(&mut retired) {
+            ctx.state.planned_reconnect();
+        }
+        let life = Rc::new(ctx.lifetime.multiplexed(Instant::now()));
         let broken = Rc::new(Cell::new(false));
         if !users.is_empty() {
             let tasks: Vec<_> = users
@@ -100,6 +107,7 @@ pub async fn run_h2_slot(
                     index,
                     sender.clone(),
                     broken.clone(),
+                    life.clone(),
                 );
                 tokio::task::spawn_local(task)
             })
@@ -109,7 +117,8 @@ pub async fn run_h2_slot(
         }
         drop(sender);
         ctx.state.connection_closed();
-        reconnect = !broken.get();
+        retired = life.is_retired() && !broken.get();
+        reconnect = !broken.get() && !retired;
         if !ctx.state.has_budget() {
             return;
         }
@@ -185,12 +194,17 @@ async fn run_stream(
     index: usize,
     mut sender: SendRequest<Bytes>,
     broken: Rc<Cell<bool>>,
+    life: Rc<crate::conn_lifetime::Multiplexed>,
 ) {
     // One timer for the stream's life: each request moves its deadline later,
     // which tokio does without touching the timer wheel.
     let timeout = tokio::time::sleep(ctx.timeout);
     tokio::pin!(timeout);
-    while !broken.get() && gate.is_active(index) && ctx.state.claim_budget() {
+    while !broken.get() && gate.is_active(index) && life.begin() {
+        if !ctx.state.claim_budget() {
+            life.take_back();
+            break;
+        }
         ctx.state.begin_request();
         let target = ctx.next_target_index();
         let request = &h2ctx.requests[target.min(h2ctx.requests.len() - 1)];

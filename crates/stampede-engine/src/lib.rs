@@ -4,7 +4,9 @@
 
 mod backoff;
 mod closed;
+mod conn_lifetime;
 mod connection;
+mod dns;
 mod engine;
 mod error;
 mod group_start;

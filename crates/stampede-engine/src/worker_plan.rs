@@ -71,6 +71,8 @@ pub struct WorkerPlan {
     pub event_loop: EventLoop,
     /// How often to hand an interval snapshot to the aggregator.
     pub snapshot_interval: Duration,
+    /// When connections are retired (`--conn-max-requests`, `--conn-max-age`).
+    pub lifetime: crate::conn_lifetime::Lifetime,
     /// Redirects to follow (`--redirects N`, or a step's
     /// `follow_redirects = true`; `None`: none).
     pub redirect: Option<crate::redirect::RedirectRule>,

@@ -277,6 +277,12 @@ impl WorkerState {
             .record_connection(reconnect, connect_time);
     }
 
+    /// The connection just opened replaces one the client retired
+    /// (`--conn-max-requests`, `--conn-max-age`): a planned reconnect.
+    pub fn planned_reconnect(&self) {
+        self.recorder.borrow_mut().record_planned_reconnect();
+    }
+
     /// A QUIC connection opened (HTTP/3); its handshake is timed apart
     /// ([`WorkerState::quic_handshake`]: a 0-RTT one settles later).
     pub fn quic_connection_opened(&self, reconnect: bool) {

@@ -74,6 +74,10 @@ pub struct Counters {
     /// Connections re-opened after the server closed an idle keep-alive connection
     /// or asked to close; not errors.
     pub reconnects: u64,
+    /// Connections opened to replace one the client retired at the end of
+    /// its lifetime (`--conn-max-requests`, `--conn-max-age`); not errors,
+    /// and not in `reconnects`.
+    pub planned_reconnects: u64,
     /// Redirects followed (`--redirects`): hops, not requests of their own.
     pub redirects: u64,
     /// Redirects to another origin, not followed (the 3xx is the response).
@@ -115,6 +119,7 @@ impl Counters {
         self.connections_opened += other.connections_opened;
         self.connect_attempts += other.connect_attempts;
         self.reconnects += other.reconnects;
+        self.planned_reconnects += other.planned_reconnects;
         self.late_sends += other.late_sends;
         self.redirects += other.redirects;
         self.redirects_offsite += other.redirects_offsite;

@@ -6,13 +6,15 @@
 //! Nothing here knows about sockets, runtimes or terminals.
 //!
 //! Modules: `recorder` (the per-worker hot path), `histogram` (HDR latency),
-//! `counters`, `error_kind`, `http_version` (`plan.http_version`'s values),
+//! `counters`, `addresses` (which addresses connections went to),
+//! `error_kind`, `http_version` (`plan.http_version`'s values),
 //! `recording` (snapshots and the merged run), `timeseries` (per second),
 //! `per_target` (`--targets` mix), `checks` (`--check` tallies), `monitor`
 //! (what the process monitor saw), `environment`, `agent`, `run_id`,
 //! `result` (the result file), `merge` (agents' results into one). See
 //! docs/architecture.md.
 
+mod addresses;
 mod agent;
 mod checks;
 mod counters;
@@ -30,6 +32,7 @@ mod result;
 mod run_id;
 mod timeseries;
 
+pub use addresses::{merge_dns, AddressUse, DnsUse};
 pub use agent::{format_timestamp, parse_timestamp, signed_millis, AgentInfo, TimestampError};
 pub(crate) use checks::{merge_tallies, MAX_CHECK_SAMPLES};
 pub use checks::{CheckResult, CheckTally, Judged};

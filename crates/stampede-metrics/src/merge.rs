@@ -114,11 +114,16 @@ pub fn merge_results(results: &[RunResult], force: bool) -> Result<RunResult, Me
         merged.targets = targets;
     }
     merged.stop_reason = results.iter().find_map(|r| r.stop_reason.clone());
+    merged.dns = crate::merge_dns(results.iter().filter_map(|r| r.dns.as_ref()));
     merged.status = sum_maps(results.iter().map(|r| &r.status));
     merged.bytes.received = bytes_received;
     merged.bytes.body = results.iter().map(|r| r.bytes.body).sum();
     merged.connections.opened = results.iter().map(|r| r.connections.opened).sum();
     merged.connections.reconnects = results.iter().map(|r| r.connections.reconnects).sum();
+    merged.connections.planned_reconnects = results
+        .iter()
+        .map(|r| r.connections.planned_reconnects)
+        .sum();
     merged.connections.attempts = results.iter().map(|r| r.connections.attempts).sum();
     merged.effective_rps = rps * (1.0 - error_rate_pct / 100.0);
     merged.latency_us = LatencySummary::of(&latency);

@@ -164,6 +164,12 @@ impl Recorder {
         record_latency(&mut self.interval.connect, micros(connect_time));
     }
 
+    /// Counts a connection opened to replace one the client retired at the
+    /// end of its lifetime (`--conn-max-requests`, `--conn-max-age`).
+    pub fn record_planned_reconnect(&mut self) {
+        self.interval.counters.planned_reconnects += 1;
+    }
+
     /// Counts a TLS handshake that took `handshake`.
     #[inline]
     pub fn record_tls_handshake(&mut self, handshake: Duration) {

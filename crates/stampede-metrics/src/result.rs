@@ -204,6 +204,16 @@ pub struct ConnectionCounts {
     /// written before this count read as 0).
     #[serde(default)]
     pub attempts: u64,
+    /// Connections opened to replace one the client retired at the end of
+    /// its lifetime (`--conn-max-requests`, `--conn-max-age`); written only
+    /// when there were any.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub planned_reconnects: u64,
+}
+
+/// Serde's test for counts written only when non-zero.
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// ab's "Connection Times" figures for one phase of a request, in µs.
@@ -388,6 +398,11 @@ pub struct RunResult {
     /// signal: `feed_exhausted` (a `unique` feeder ran out of rows).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub stop_reason: Option<String>,
+    /// The target's addresses and the connections each got (`--dns`,
+    /// `--dns-ttl`, or a name with several addresses); set by the engine's
+    /// caller, absent when the run had one address.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub dns: Option<crate::DnsUse>,
     /// A scenario's groups, in file order: each one's load and the totals
     /// of its steps; empty without a scenario of several groups.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
@@ -516,6 +531,7 @@ impl RunResult {
                 opened: c.connections_opened,
                 reconnects: c.reconnects,
                 attempts: c.connect_attempts,
+                planned_reconnects: c.planned_reconnects,
             },
             effective_rps: recording.rps() * (1.0 - error_rate_pct / 100.0),
             latency_us: LatencySummary::of(&total.latency),
@@ -542,6 +558,7 @@ impl RunResult {
                 })
                 .collect(),
             stop_reason: recording.stop_reason.clone(),
+            dns: None,
             // Asked for by --redirects, or followed by a scenario step's
             // own follow_redirects (max_hops 0 then: per step only).
             redirects: (plan.transport.redirects > 0 || c.redirects + c.redirects_offsite > 0)

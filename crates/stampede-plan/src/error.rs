@@ -29,6 +29,10 @@ pub enum Setting {
     Resolve,
     TlsVersion,
     Redirects,
+    ConnMaxRequests,
+    ConnMaxAge,
+    Dns,
+    DnsTtl,
 }
 
 impl Setting {
@@ -54,6 +58,10 @@ impl Setting {
             Setting::Resolve => "resolve",
             Setting::TlsVersion => "TLS version",
             Setting::Redirects => "following redirects",
+            Setting::ConnMaxRequests => "requests per connection",
+            Setting::ConnMaxAge => "connection age",
+            Setting::Dns => "DNS mode",
+            Setting::DnsTtl => "DNS re-resolve interval",
         }
     }
 }

@@ -9,10 +9,12 @@
 //! (splitting a count over workers or agents), `target` (the URL),
 //! `transport` (TCP/Unix, TLS, proxy, HTTP/2, pipelining, `--io`),
 //! `targets_file` (`--targets`), `header`, `duration`, `address_list`
-//! (`--source-addrs`), `error`, `minimal` (`Plan::minimal`, the plan tests
-//! start from). See docs/architecture.md.
+//! (`--source-addrs`), `connection_policy` (connection lifetimes, DNS
+//! choices), `error`, `minimal` (`Plan::minimal`, the plan tests start
+//! from). See docs/architecture.md.
 
 mod address_list;
+mod connection_policy;
 mod duration;
 mod error;
 mod header;
@@ -26,6 +28,7 @@ mod targets_file;
 mod transport;
 
 pub use address_list::parse_address_list;
+pub use connection_policy::{ConnLifetime, DnsMode, DnsPolicy};
 pub use duration::{format_duration, parse_duration};
 pub use error::{FlagNames, PlanError, Setting};
 pub use header::{parse_header, Header};

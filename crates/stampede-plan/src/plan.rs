@@ -155,6 +155,7 @@ impl Plan {
             return Err(PlanError::AboveZero(Setting::Timeouts));
         }
         crate::http3::check(self)?;
+        notices.extend(crate::connection_policy::check(self)?);
         if self.target.scheme == Scheme::Https && self.transport.tls.is_none() {
             self.transport.tls = Some(crate::TlsSpec::default());
         }

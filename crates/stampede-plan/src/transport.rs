@@ -136,8 +136,13 @@ pub struct TransportSpec {
     pub http3: bool,
     /// HTTP/3: send a resumed connection's first requests as 0-RTT data (`--0rtt`).
     pub zero_rtt: bool,
-    /// `--resolve HOST:PORT:ADDR`: connect there instead of asking DNS.
+    /// `--resolve HOST:PORT:ADDR[,ADDR…]`: connect there instead of asking DNS.
     pub resolve: Vec<ResolveOverride>,
+    /// When connections are retired and replaced (`--conn-max-requests`, `--conn-max-age`).
+    pub lifetime: crate::ConnLifetime,
+    /// Which of the name's addresses connections go to, and how often the
+    /// name is resolved again (`--dns`, `--dns-ttl`).
+    pub dns: crate::DnsPolicy,
     /// Which event loop drives HTTP/1.1 connections (`--io`).
     pub io: IoBackend,
     /// Redirects followed per request (`--redirects N`); 0: none.
@@ -205,34 +210,50 @@ impl EventLoop {
     }
 }
 
-/// One `--resolve HOST:PORT:ADDR` (curl's syntax).
+/// One `--resolve HOST:PORT:ADDR[,ADDR…]` (curl's syntax, which also
+/// takes several addresses: `--dns` picks among them).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResolveOverride {
     pub host: String,
     pub port: u16,
-    pub addr: std::net::IpAddr,
+    /// In the order given; never empty.
+    pub addrs: Vec<std::net::IpAddr>,
 }
 
 impl ResolveOverride {
-    /// Parses `example.test:8443:127.0.0.1` (an IPv6 address may be bracketed).
+    /// Parses `example.test:8443:127.0.0.1` or
+    /// `example.test:8443:127.0.0.1,[::1]` (an IPv6 address may be bracketed).
     pub fn parse(text: &str) -> Result<ResolveOverride, crate::PlanError> {
-        let bad = || crate::PlanError::Value {
+        let bad = |why: &str| crate::PlanError::Value {
             setting: crate::Setting::Resolve,
             text: text.to_string(),
-            why: "expected HOST:PORT:ADDRESS".into(),
+            why: why.into(),
         };
+        let shape = "expected HOST:PORT:ADDRESS[,ADDRESS...]";
         let mut parts = text.splitn(3, ':');
-        let host = parts.next().filter(|h| !h.is_empty()).ok_or_else(bad)?;
-        let port = parts.next().and_then(|p| p.parse().ok()).ok_or_else(bad)?;
-        let addr = parts
+        let host = parts
             .next()
-            .map(|a| a.trim_start_matches('[').trim_end_matches(']'))
-            .and_then(|a| a.parse().ok())
-            .ok_or_else(bad)?;
+            .filter(|h| !h.is_empty())
+            .ok_or_else(|| bad(shape))?;
+        let port = parts
+            .next()
+            .and_then(|p| p.parse().ok())
+            .ok_or_else(|| bad(shape))?;
+        let list = parts.next().ok_or_else(|| bad(shape))?;
+        let addrs = list
+            .split(',')
+            .map(|a| {
+                let a = a.trim();
+                a.trim_start_matches('[')
+                    .trim_end_matches(']')
+                    .parse()
+                    .map_err(|_| bad(&format!("'{a}' is not an IP address")))
+            })
+            .collect::<Result<Vec<std::net::IpAddr>, _>>()?;
         Ok(ResolveOverride {
             host: host.to_ascii_lowercase(),
             port,
-            addr,
+            addrs,
         })
     }
 }
@@ -245,17 +266,30 @@ mod tests {
     fn parses_resolve_overrides() {
         let r = ResolveOverride::parse("Example.test:8443:127.0.0.1").unwrap();
         assert_eq!(
-            (r.host.as_str(), r.port, r.addr.to_string().as_str()),
+            (r.host.as_str(), r.port, r.addrs[0].to_string().as_str()),
             ("example.test", 8443, "127.0.0.1")
         );
         assert_eq!(
-            ResolveOverride::parse("h:1:[::1]")
-                .unwrap()
-                .addr
-                .to_string(),
+            ResolveOverride::parse("h:1:[::1]").unwrap().addrs[0].to_string(),
             "::1"
         );
-        for bad in ["h:1", "h:x:127.0.0.1", ":1:127.0.0.1", "h:1:nope"] {
+        let several = ResolveOverride::parse("h:1:127.0.0.1,127.0.0.2, [::1]").unwrap();
+        let several: Vec<String> = several.addrs.iter().map(|a| a.to_string()).collect();
+        assert_eq!(several, ["127.0.0.1", "127.0.0.2", "::1"]);
+        let error = ResolveOverride::parse("h:1:127.0.0.1,127.0.0.300")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("'127.0.0.300' is not an IP address"),
+            "{error}"
+        );
+        for bad in [
+            "h:1",
+            "h:x:127.0.0.1",
+            ":1:127.0.0.1",
+            "h:1:nope",
+            "h:1:127.0.0.1,",
+        ] {
             assert!(ResolveOverride::parse(bad).is_err(), "{bad}");
         }
     }

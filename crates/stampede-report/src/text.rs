@@ -444,13 +444,35 @@ pub fn render_text(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
         format_bytes(result.bytes.received as f64),
         format_bytes(result.bytes.body as f64)
     )?;
+    let planned = match result.connections.planned_reconnects {
+        0 => String::new(),
+        n => format!(", {} planned (connection lifetime)", format_count(n)),
+    };
     writeln!(
         out,
-        "  Connections   {} opened, {}, {}",
+        "  Connections   {} opened, {}{planned}, {}",
         format_count(result.connections.opened),
         counted(result.connections.reconnects, "reconnect"),
         counted(result.connections.attempts, "attempt")
     )?;
+    if let Some(dns) = &result.dns {
+        let spread: Vec<String> = dns
+            .addresses
+            .iter()
+            .map(|a| format!("{} ({})", a.address, format_count(a.connections)))
+            .collect();
+        let again = match (dns.ttl_s, dns.failures) {
+            (Some(_), 0) => format!(", resolved {} times", dns.resolutions),
+            (Some(_), failed) => format!(", resolved {} times ({failed} failed)", dns.resolutions),
+            (None, _) => String::new(),
+        };
+        writeln!(
+            out,
+            "  Addresses     {} ({}{again})",
+            spread.join(", "),
+            dns.mode
+        )?;
+    }
     render_breakdown(result, out)?;
     if let Some(schedule) = &result.schedule {
         let not_sent = match schedule.not_sent {

@@ -45,6 +45,7 @@ mod http2;
 mod http3;
 mod metrics;
 mod pages;
+mod redirect_to;
 mod reply;
 mod request;
 mod response;

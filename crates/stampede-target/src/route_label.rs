@@ -18,6 +18,7 @@ pub(crate) enum Route {
     Echo,
     Stats,
     Redirect,
+    RedirectTo,
     Login,
     Me,
     Json,
@@ -26,7 +27,7 @@ pub(crate) enum Route {
 }
 
 /// Routes counted apart.
-pub(crate) const ROUTES: usize = 14;
+pub(crate) const ROUTES: usize = 15;
 
 /// The label of each route, indexed by `Route as usize`.
 pub const NAMES: [&str; ROUTES] = [
@@ -39,6 +40,7 @@ pub const NAMES: [&str; ROUTES] = [
     "/echo",
     "/stats",
     "/redirect",
+    "/redirect-to",
     "/login",
     "/me",
     "/json",
@@ -67,6 +69,7 @@ impl Route {
             Some("echo") => Route::Echo,
             Some("stats") => Route::Stats,
             Some("redirect") => Route::Redirect,
+            Some("redirect-to") => Route::RedirectTo,
             Some("login") => Route::Login,
             Some("me") => Route::Me,
             Some("json") => Route::Json,
@@ -87,6 +90,10 @@ mod tests {
         assert_eq!(Route::of("/delay/20", "", false), Route::Delay);
         assert_eq!(Route::of("/delay/300?a", "", false), Route::Delay);
         assert_eq!(Route::of("/redirect/3", "", false), Route::Redirect);
+        assert_eq!(
+            Route::of("/redirect-to?url=%2F", "", false),
+            Route::RedirectTo
+        );
         assert_eq!(Route::of("/login", "", false), Route::Login);
         assert_eq!(Route::of("/nothing", "", false), Route::Other);
         assert_eq!(Route::of("/_s/cpu/10", "/_s", true), Route::Cpu);

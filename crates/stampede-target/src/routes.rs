@@ -1,6 +1,7 @@
 //! Choosing and producing the response for one parsed request: the built-in pages,
 //! the test routes (`/bytes/{n}`, `/chunked/{n}`, `/delay/{ms}`, `/cpu/{iterations}`,
-//! `/status/{code}`, `/echo`, `/stats`, and the session routes `/login`, `/me`,
+//! `/status/{code}`, `/echo`, `/stats`, `/redirect/{n}`, `/redirect-to?url=`
+//! (redirect_to.rs), and the session routes `/login`, `/me`,
 //! `/json` of session_routes.rs) and, with a root, static files. Responses are
 //! appended to the connection's write buffer; anything that must wait (a delay) or is
 //! too large to buffer (a big body) is returned as a `Reply` for the connection to do.
@@ -151,6 +152,7 @@ fn test_route(
         ("login" | "me" | "json", None) => {
             crate::session_routes::session_route(name, req.raw_head, req.body, x, out)?
         }
+        ("redirect-to", None) => crate::redirect_to::redirect_to(req.head.target, x, out),
         ("redirect", Some(a)) => match param(a, 1000) {
             Some(0) => Outcome::done(
                 200,

@@ -4,7 +4,9 @@
 //! (connection.rs) for connections: an idle connection the server closed is
 //! retried once as a reconnect, a failed request has no counted body, a
 //! request that never got a connection counts from its intended start, and a
-//! failed connect backs the slot off (backoff.rs). A pipelined batch
+//! failed connect backs the slot off (backoff.rs), and a connection whose
+//! lifetime is over (conn_lifetime.rs) is retired and its successor counted
+//! as a planned reconnect. A pipelined batch
 //! (`--pipeline N`) is N requests written at once, all with the same clocks:
 //! the books count the responses of the batch as they complete, in order,
 //! and a failure ends every request of the batch not answered yet. The
@@ -40,10 +42,15 @@ pub struct Ledger {
     /// Bytes of the request written so far.
     pub written: usize,
     bytes_received: u64,
-    /// Responses completed on the current connection.
+    /// Responses completed on the current connection (redirect hops too).
     served: u64,
+    /// When the current connection opened (its age, `--conn-max-age`).
+    opened_at: Instant,
     /// The server closed the last connection: the next one is a reconnect.
     server_closed: bool,
+    /// The client retired the last connection at the end of its lifetime:
+    /// the next one is a planned reconnect.
+    retiring: bool,
     /// The current request may still be retried after an idle close.
     may_retry: bool,
     /// The connection's handshake completed (it counts as open).
@@ -84,7 +91,9 @@ impl Ledger {
             written: 0,
             bytes_received: 0,
             served: 0,
+            opened_at: now,
             server_closed: false,
+            retiring: false,
             may_retry: false,
             established: false,
             backoff: Backoff::default(),
@@ -223,6 +232,10 @@ impl Ledger {
     fn opened(&mut self, ctx: &ConnectionContext, took: Duration, now: Instant) {
         self.connect = Some(took);
         ctx.state.connection_opened(self.server_closed, took);
+        if std::mem::take(&mut self.retiring) {
+            ctx.state.planned_reconnect();
+        }
+        self.opened_at = now;
         self.backoff.succeeded();
         self.server_closed = false;
         self.established = true;
@@ -299,7 +312,7 @@ impl Ledger {
             let judged = self.judge(ctx, now, done);
             self.record(ctx, now, Ok(done.status), done.body_bytes, judged);
             self.served += 1;
-            return done.keep_alive && ctx.keep_alive_of(self.target);
+            return self.keeps_connection(ctx, now, done.keep_alive);
         }
         // The bytes after this response are the next one's.
         let carried = self.leftover.pending().len() as u64;
@@ -309,6 +322,48 @@ impl Ledger {
         self.first_byte = None;
         self.bytes_received = 0;
         done.keep_alive && ctx.keepalive
+    }
+
+    /// A redirect's response completed at `now` on this connection (it
+    /// counts toward the connection's lifetime); true when the hop may go
+    /// on the same connection.
+    pub fn hop_answered(
+        &mut self,
+        ctx: &ConnectionContext,
+        now: Instant,
+        keep_alive: bool,
+    ) -> bool {
+        self.served += 1;
+        self.keeps_connection(ctx, now, keep_alive)
+    }
+
+    /// Whether the connection carries another request after a response at
+    /// `now`: the server and `--no-keepalive` allow it, and its lifetime
+    /// (conn_lifetime.rs) is not over; when it is, the connection is retired.
+    fn keeps_connection(
+        &mut self,
+        ctx: &ConnectionContext,
+        now: Instant,
+        keep_alive: bool,
+    ) -> bool {
+        if !(keep_alive && ctx.keep_alive_of(self.target)) {
+            return false;
+        }
+        if ctx.lifetime.is_over(self.served, self.opened_at, || now) {
+            self.retiring = true;
+            return false;
+        }
+        true
+    }
+
+    /// Before a request goes out at `now` on the open connection: true (and
+    /// the connection retired) when its lifetime ran out while it was idle.
+    pub fn outlived(&mut self, ctx: &ConnectionContext, now: Instant) -> bool {
+        if ctx.lifetime.is_over(self.served, self.opened_at, || now) {
+            self.retiring = true;
+            return true;
+        }
+        false
     }
 
     /// Whether the complete response `done` redirects the request
@@ -411,14 +466,15 @@ impl Ledger {
         self.retry_at
     }
 
-    /// The connection is gone; `by_server`: the next one is a reconnect.
+    /// The connection is gone; `by_server`: the next one is a reconnect
+    /// (unless the client retired it: then a planned one).
     pub fn connection_gone(&mut self, ctx: &ConnectionContext, by_server: bool) {
         if std::mem::take(&mut self.established) {
             ctx.state.connection_closed();
         }
         self.leftover.clear();
         self.served = 0;
-        self.server_closed = by_server;
+        self.server_closed = by_server && !self.retiring;
     }
 
     fn record(

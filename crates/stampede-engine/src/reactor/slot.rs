@@ -111,6 +111,9 @@ pub trait ReactorSlot<I: WorkerIo> {
     fn send_request(&mut self, io: &I, now: Instant) -> Step {
         if self.has_connection() && self.base().ledger.has_unsolicited_bytes() {
             self.drop_connection(io, false);
+        } else if self.has_connection() && self.ledger().outlived(io.ctx(), now) {
+            // Its lifetime ran out while it was idle: retired.
+            self.drop_connection(io, false);
         }
         self.ledger().reset_response();
         if !self.has_connection() {
@@ -176,8 +179,8 @@ pub trait ReactorSlot<I: WorkerIo> {
         match self.ledger().redirect(io.ctx(), &done) {
             Follow::Hop { .. } => {
                 // The hop goes on this connection when it stays open.
-                let planned = self.base().ledger.keeps_alive(io.ctx());
-                if !(done.keep_alive && planned) {
+                if !self.ledger().hop_answered(io.ctx(), now, done.keep_alive) {
+                    let planned = self.base().ledger.keeps_alive(io.ctx());
                     self.drop_connection(io, planned);
                 }
                 return self.send_request(io, now);
@@ -201,7 +204,8 @@ pub trait ReactorSlot<I: WorkerIo> {
         }
         self.set_phase(Phase::Idle);
         if !keep {
-            // Only a close we did not plan for makes the next connection a reconnect.
+            // Only a close we did not plan for makes the next connection a
+            // reconnect (a retired one's successor is a planned reconnect).
             let planned = self.base().ledger.keeps_alive(io.ctx());
             self.drop_connection(io, planned);
         }

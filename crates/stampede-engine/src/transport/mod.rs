@@ -15,6 +15,9 @@ pub use stream::Stream;
 #[derive(Debug, Clone)]
 pub struct ConnectorSpec {
     pub endpoint: Endpoint,
+    /// The target's addresses with `--dns`/`--dns-ttl` (dns.rs): each new
+    /// connection takes one instead of `endpoint`'s.
+    pub addresses: Option<std::sync::Arc<crate::dns::AddressBook>>,
     pub source_addrs: Vec<std::net::IpAddr>,
     pub tls: Option<TlsClient>,
     pub tunnel_to: Option<String>,
@@ -27,6 +30,10 @@ impl ConnectorSpec {
     pub fn build(&self, worker: usize) -> Connector {
         Connector {
             endpoint: self.endpoint.clone(),
+            picker: self
+                .addresses
+                .as_ref()
+                .map(|book| book.picker(worker, 0x9E37_79B9_7F4A_7C15 ^ worker as u64)),
             source_addrs: SourceAddrs::new(self.source_addrs.clone(), worker),
             tls: self.tls.clone(),
             tunnel_to: self.tunnel_to.clone(),
@@ -57,6 +64,8 @@ pub enum Endpoint {
 #[derive(Debug)]
 pub struct Connector {
     pub endpoint: Endpoint,
+    /// Hands each new connection its address (`--dns`); `None`: `endpoint`.
+    pub picker: Option<crate::dns::AddressPicker>,
     pub source_addrs: SourceAddrs,
     pub tls: Option<TlsClient>,
     /// `host:port` to CONNECT to through a proxy (https through a proxy only).
@@ -82,6 +91,15 @@ pub struct ConnectTimes {
 }
 
 impl Connector {
+    /// Runs `open` with where the next connection goes: `endpoint`, or with
+    /// `--dns` the next of the target's addresses (counted as its connection).
+    pub fn with_next_endpoint<R>(&self, open: impl FnOnce(&Endpoint) -> R) -> R {
+        match &self.picker {
+            None => open(&self.endpoint),
+            Some(picker) => open(&Endpoint::Tcp(picker.next())),
+        }
+    }
+
     /// Opens a connection, each phase within the connect timeout.
     pub async fn connect(&self) -> Result<(Stream, ConnectTimes), ConnectFailure> {
         self.connect_within(self.connect_timeout).await
@@ -147,7 +165,8 @@ impl Connector {
     async fn open(&self) -> Result<Stream, ConnectFailure> {
         match &self.endpoint {
             Endpoint::Tcp(addr) => {
-                let stream = self.source_addrs.connect(*addr).await.map_err(|e| {
+                let addr = self.picker.as_ref().map_or(*addr, |p| p.next());
+                let stream = self.source_addrs.connect(addr).await.map_err(|e| {
                     let kind = classify_connect(&e);
                     let kind = if self.tunnel_to.is_some() && kind == ErrorKind::ConnectRefused {
                         ErrorKind::Proxy

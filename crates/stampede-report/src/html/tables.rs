@@ -150,6 +150,12 @@ pub(crate) fn request_rows(result: &RunResult) -> Vec<Vec<String>> {
             format_count(result.connections.reconnects),
         ],
     ];
+    if result.connections.planned_reconnects > 0 {
+        rows.push(vec![
+            "planned reconnects".into(),
+            format_count(result.connections.planned_reconnects),
+        ]);
+    }
     if let Some(n) = r.check_failed {
         rows.insert(3, vec!["failed a check".into(), format_count(n)]);
     }

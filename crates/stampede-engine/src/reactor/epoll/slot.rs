@@ -54,11 +54,9 @@ impl ReactorSlot<Io<'_>> for Slot {
     fn open(&mut self, io: &Io, now: Instant) -> Step {
         let fd = match self.base.new_socket(io.ctx, now, |ctx| {
             let connector = &ctx.connector;
-            socket::open(
-                &connector.endpoint,
-                &connector.source_addrs,
-                io.longest_request,
-            )
+            connector.with_next_endpoint(|endpoint| {
+                socket::open(endpoint, &connector.source_addrs, io.longest_request)
+            })
         }) {
             Ok(fd) => fd,
             Err(error) => return self.fail_connect(io, &error),

@@ -14,6 +14,7 @@ use crate::http1::ResponseProgress;
 use crate::outcome_class::classify_io;
 use crate::reactor::tls::{decrypt_response, Received, TlsSession};
 use crate::reactor::{socket, Phase, ReactorSlot, SlotBase, Step, WorkerIo};
+use crate::transport::Endpoint;
 use io_uring::{opcode, squeue, types};
 use socket2::SockAddr;
 use stampede_metrics::ErrorKind;
@@ -71,6 +72,9 @@ pub struct Slot {
     retired: Vec<(u32, Vec<u8>)>,
     /// When the TCP connect of a TLS connection ended (its handshake began).
     tcp_done: Instant,
+    /// With `--dns`: the address of this slot's latest connect (each
+    /// connection may go elsewhere), boxed so that it stays put.
+    connect_to: Option<Box<SockAddr>>,
 }
 
 impl WorkerIo for Io<'_> {
@@ -90,10 +94,12 @@ impl ReactorSlot<Io<'_>> for Slot {
 
     /// Opens a socket and queues its connect, with the request linked behind.
     fn open(&mut self, io: &Io, now: Instant) -> Step {
+        let picked = io.ctx.connector.picker.as_ref().map(|p| p.next());
         let fd = match self.base.new_socket(io.ctx, now, |ctx| {
             let connector = &ctx.connector;
+            let endpoint = picked.map(Endpoint::Tcp);
             socket::unconnected(
-                &connector.endpoint,
+                endpoint.as_ref().unwrap_or(&connector.endpoint),
                 &connector.source_addrs,
                 io.longest_request,
             )
@@ -101,10 +107,20 @@ impl ReactorSlot<Io<'_>> for Slot {
             Ok(fd) => fd,
             Err(error) => return self.fail_connect(io, &error),
         };
+        let target: &SockAddr = match picked {
+            Some(addr) => {
+                let kept = self
+                    .connect_to
+                    .get_or_insert_with(|| Box::new(SockAddr::from(addr)));
+                **kept = SockAddr::from(addr);
+                kept
+            }
+            None => io.target,
+        };
         let connect = opcode::Connect::new(
             types::Fd(fd.as_raw_fd()),
-            io.target.as_ptr().cast(),
-            io.target.len(),
+            target.as_ptr().cast(),
+            target.len(),
         )
         .build()
         .user_data(self.user_data(Op::Connect));
@@ -124,8 +140,11 @@ impl ReactorSlot<Io<'_>> for Slot {
             }
             None => self.send_entry(io),
         };
-        // SAFETY: the address lives in the worker and the request bytes in
-        // its context, both for the whole run; a ClientHello stays in
+        // SAFETY: the address lives in the worker (or, with --dns, in this
+        // slot's box, which lives as long as the slot and is rewritten only
+        // for a later connect: the kernel copies the address when it takes
+        // the connect in) and the request bytes in its context, both for
+        // the whole run; a ClientHello stays in
         // `tls_sending` (or `retired`) until its send completes.
         if let Err(error) = unsafe { io.ring.push_linked(connect, &send) } {
             return self.fail_connect(io, &error);
@@ -201,6 +220,7 @@ impl Slot {
             tls_sending: Vec::new(),
             retired: Vec::new(),
             tcp_done: now,
+            connect_to: None,
         }
     }
 
