@@ -413,6 +413,7 @@ pub fn run_with(
             snapshot_interval: options.snapshot_interval.unwrap_or(SNAPSHOT_INTERVAL),
             workload: options.workload.clone(),
             redirect: redirect.clone(),
+            decode: plan.transport.compression.decode,
             seed: seed ^ 0xD1B5_4A32_D192_ED03u64.wrapping_mul(index as u64 + 1),
         };
         let receiver = stop.sender.subscribe();

@@ -66,6 +66,8 @@ pub struct WorkerPlan {
     pub snapshot_interval: Duration,
     /// Redirects to follow (`--redirects N`; `None`: none).
     pub redirect: Option<crate::redirect::RedirectRule>,
+    /// `--decode`: every encoded body is decoded and its bytes counted.
+    pub decode: bool,
     /// Templates, feeders, checks and steps (`None`: fixed requests).
     pub workload: Option<Arc<crate::workload::WorkloadSpec>>,
     /// Seeds this worker's workload randomness (feeders, `rand_*`, think).

@@ -422,6 +422,7 @@ pub fn render_text(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
         format_bytes(result.bytes.received as f64),
         format_bytes(result.bytes.body as f64)
     )?;
+    crate::compression_text::render_compression(result, out)?;
     writeln!(
         out,
         "  Connections   {} opened, {}, {}",
