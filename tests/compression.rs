@@ -171,6 +171,25 @@ fn http2_and_http3_decode_too() {
     assert_eq!(run.count("/compression/decoded_bytes"), 12 * 30_000);
     assert_eq!(run.count("/compression/encoded_responses"), 12);
     assert!(run.count("/bytes/body") < 12 * 30_000 / 4);
+    // The Accept-Encoding goes out over HTTP/2 too: serve --compress answers it.
+    let compressing = spawn_target(TargetConfig {
+        compress: true,
+        ..one_thread()
+    });
+    let page = format!("http://{}/1k.html", compressing.local_addr());
+    let run = run_stampede(
+        binary(),
+        &[
+            &page, "--http2", "--decode", "-n", "6", "-c", "1", "-t", "1",
+        ],
+    );
+    assert_eq!(
+        run.count("/compression/encoded_responses"),
+        6,
+        "{}",
+        run.result()
+    );
+    assert_eq!(run.count("/compression/decoded_bytes"), 6 * 1024);
 
     let quic = spawn_target(TargetConfig {
         http3: true,
