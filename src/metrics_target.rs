@@ -1,9 +1,10 @@
 //! `stampede serve --metrics ADDR`: the built-in target's own counters
-//! (responses by status, connections, bytes written, TLS and HTTP/2) as
+//! (responses by status, and by route and status, connections, bytes written, TLS and HTTP/2) as
 //! metric families, served at `/metrics` by the same endpoint and encoder
 //! as `run --metrics` (metrics_endpoint.rs), so the server side appears on
 //! the same dashboard. Read from the target's exact counters at each
-//! scrape (stampede_target::StatsReader): nothing is added per request.
+//! scrape (stampede_target::StatsReader); the only work added per request
+//! is the route's counter, and only when `--metrics` is given.
 
 use crate::metrics_series::{Family, Values};
 use stampede_target::StatsSnapshot;
@@ -22,6 +23,26 @@ pub fn target_families(stats: &StatsSnapshot) -> Vec<Family> {
                 .collect(),
         ),
     }];
+    if !stats.requests_by_route.is_empty() {
+        families.push(Family {
+            name: "stampede_target_route_requests",
+            help: "Responses the target produced, by route (a test route by its name, `files`, `other`) and status code",
+            values: Values::Counter(
+                stats
+                    .requests_by_route
+                    .iter()
+                    .flat_map(|(route, codes)| {
+                        codes.iter().map(move |(code, n)| {
+                            (
+                                vec![("route", route.to_string()), ("code", code.to_string())],
+                                *n,
+                            )
+                        })
+                    })
+                    .collect(),
+            ),
+        });
+    }
     let counters = [
         (
             "stampede_target_connections_accepted",

@@ -90,8 +90,12 @@ fn an_untrusted_certificate_names_cacert_and_insecure_over_quic_too() {
 
 #[test]
 fn what_quic_cannot_carry_is_refused_in_one_line() {
-    let cases: [(&[&str], &str); 4] = [
+    let cases: [(&[&str], &str); 5] = [
         (&["http://127.0.0.1:1/", "--http3"], "https://"),
+        (
+            &["https://127.0.0.1:1/", "--http3", "--tls-max", "1.2"],
+            "--tls-max 1.2",
+        ),
         (
             &[
                 "https://127.0.0.1:1/",
@@ -132,6 +136,16 @@ fn what_quic_cannot_carry_is_refused_in_one_line() {
         Some(2),
         "--0rtt alone is a usage error"
     );
+}
+
+#[test]
+fn a_server_asked_for_http3_without_tls_13_refuses_to_start() {
+    let port = stampede_testkit::free_port().to_string();
+    let output = stampede(&["serve", "--port", &port, "--http3", "--tls-max", "1.2"]);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("--tls-max 1.2"), "{stderr}");
 }
 
 #[test]

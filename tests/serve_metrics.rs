@@ -108,6 +108,31 @@ fn the_counters_equal_the_stats_and_the_client_count() {
 }
 
 #[test]
+fn requests_are_counted_by_route_and_code() {
+    let serve = Serve::start();
+    let pages = load(&serve, "/", 30);
+    let delayed = load(&serve, "/delay/1", 12) + load(&serve, "/delay/2", 8);
+    let missing = load(&serve, "/no-such-route", 5);
+    let text = http_get(serve.metrics, "/metrics").expect("a scrape");
+    let route = |route: &str, code: &str| {
+        sample(
+            &text,
+            &format!("stampede_target_route_requests_total{{route=\"{route}\",code=\"{code}\"}}"),
+        )
+    };
+    assert_eq!(route("/", "200"), Some(pages as f64), "{text}");
+    assert_eq!(route("/delay", "200"), Some(delayed as f64), "{text}");
+    assert_eq!(route("other", "404"), Some(missing as f64), "{text}");
+    let stats: serde_json::Value =
+        serde_json::from_str(&http_get(serve.port, "/stats").expect("/stats")).expect("JSON");
+    assert_eq!(
+        stats["requests_by_route"]["/delay"]["200"].as_f64(),
+        Some(delayed as f64),
+        "{stats}"
+    );
+}
+
+#[test]
 fn a_real_prometheus_scrapes_the_target_counters() {
     let program = require_tool!("prometheus");
     let serve = Serve::start();

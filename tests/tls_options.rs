@@ -518,6 +518,12 @@ fn ab_maps_e_f_and_z() {
         result["plan"]["tls"]["cipher"],
         "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"
     );
+    // ab's own line for it, with OpenSSL's name of the suite.
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        report.contains("SSL/TLS Protocol:       TLSv1.2,ECDHE-ECDSA-AES128-GCM-SHA256,128,128"),
+        "{report}"
+    );
     for (flag, value, expect) in [
         ("-f", "TLS1", "ab -f TLS1: not supported"),
         ("-f", "SSL3", "ab -f SSL3: not supported"),

@@ -147,6 +147,7 @@ impl ServeArgs {
             h2c: !self.no_h2c,
             http3: self.http3,
             compress: self.compress,
+            count_routes: self.metrics.is_some(),
             ..Config::default()
         };
         if let Some(t) = self.threads {

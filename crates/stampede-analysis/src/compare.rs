@@ -11,6 +11,7 @@
 //! Owns figures, noise bands, verdicts and plan-difference warnings. Does not
 //! read files or print tables.
 
+pub use crate::compare_parts::PartComparison;
 use crate::difference::diff_interval;
 pub use crate::difference::{DiffInterval, Method};
 use crate::stability::{mean_interval, Interval};
@@ -108,6 +109,11 @@ pub struct RunFigures {
     /// Seconds measured before Ctrl-C, when the run was interrupted: its
     /// figures cover only that part of its plan.
     pub interrupted_after_s: Option<f64>,
+    /// The run's parts, each under its own label: every group of a
+    /// scenario (`group NAME`) and every step or `--targets` entry
+    /// (`step NAME`) when there are several (compare_parts.rs).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<RunFigures>,
 }
 
 impl RunFigures {
@@ -129,6 +135,7 @@ impl RunFigures {
             max_ms: ms(r.latency_us.max),
             server_cpu_s_per_1k: None,
             interrupted_after_s: r.interrupted.then_some(r.elapsed_s),
+            parts: crate::compare_parts::part_figures(r),
         }
     }
 
@@ -273,6 +280,10 @@ pub struct Comparison {
     /// Plan differences: comparing unlike runs is allowed but flagged, once
     /// per file.
     pub warnings: Vec<String>,
+    /// The groups and steps every file has, by name, each with its own rows
+    /// (absent in files written before they were compared).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<PartComparison>,
 }
 
 impl Comparison {
@@ -334,11 +345,12 @@ pub fn compare_samples(
         rounds: samples.iter().map(|s| s.runs.len()).collect(),
         confidence: opts.confidence,
         rows,
+        parts: crate::compare_parts::compare_parts(samples, opts),
         warnings: plan_warnings(samples),
     })
 }
 
-fn row(figure: Figure, samples: &[Sample], opts: &CompareOptions) -> Row {
+pub(crate) fn row(figure: Figure, samples: &[Sample], opts: &CompareOptions) -> Row {
     let per_file: Vec<Vec<f64>> = samples
         .iter()
         .map(|s| s.runs.iter().filter_map(|r| r.get(figure)).collect())

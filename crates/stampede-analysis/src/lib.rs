@@ -18,6 +18,7 @@
 
 mod ceiling;
 mod compare;
+mod compare_parts;
 mod difference;
 mod repeats;
 mod search;

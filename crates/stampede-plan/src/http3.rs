@@ -39,6 +39,15 @@ pub(crate) fn check(plan: &mut Plan) -> Result<(), PlanError> {
             "--http3 cannot be combined with --proxy or --http1.0",
         ));
     }
+    let tls_12_only = transport
+        .tls
+        .as_ref()
+        .is_some_and(|t| t.max_version == Some(crate::TlsVersion::Tls12));
+    if tls_12_only {
+        return Err(invalid(
+            "--http3 needs TLS 1.3 (QUIC has no TLS 1.2): drop --tls-max 1.2",
+        ));
+    }
     if transport.redirects > 0 {
         return Err(invalid(
             "--redirects follows HTTP/1.1 requests one at a time: drop --http3",

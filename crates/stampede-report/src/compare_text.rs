@@ -1,9 +1,10 @@
 //! The text of a comparison: `figure  unit  A  B  Δ  CI  verdict  …`, every
-//! column padded to its widest cell. One renderer for `stampede compare` and
+//! column padded to its widest cell, then each group and step every file
+//! has (its name on a line, its figures indented under it). One renderer for `stampede compare` and
 //! `stampede report` of a saved comparison, so both print the same (the
 //! golden files in tests/golden check it).
 
-use stampede_analysis::Comparison;
+use stampede_analysis::{Comparison, Row};
 use std::io::Write;
 
 /// A figure for the table: whole numbers from 100 on (with thousands
@@ -70,46 +71,11 @@ pub fn render_compare_text(c: &Comparison, out: &mut dyn Write) -> std::io::Resu
         }
     }
     let mut grid = vec![header];
-    for row in &c.rows {
-        let mut cells = vec![row.name.clone(), row.unit.clone()];
-        let base = row.values.first().copied().flatten();
-        for (i, value) in row.values.iter().enumerate() {
-            let half = row.half_widths.get(i).copied().flatten();
-            cells.push(match (value, half) {
-                (Some(v), Some(h)) => format!("{} ± {}", number(*v), number_like(h, *v)),
-                (Some(v), None) => number(*v),
-                (None, _) => "—".into(),
-            });
-            if i == 0 {
-                continue;
-            }
-            cells.push(
-                row.change_pct
-                    .get(i)
-                    .copied()
-                    .flatten()
-                    .map_or(String::new(), |p| format!("{p:+.1}%")),
-            );
-            if with_ci {
-                let interval = row.intervals.get(i).copied().flatten();
-                cells.push(match (interval, base) {
-                    (Some(ci), Some(b)) if b != 0.0 => format!(
-                        "[{:+.1}%, {:+.1}%]",
-                        100.0 * ci.low / b.abs(),
-                        100.0 * ci.high / b.abs()
-                    ),
-                    (Some(ci), _) => format!("[{}, {}]", signed(ci.low), signed(ci.high)),
-                    (None, _) => String::new(),
-                });
-            }
-            cells.push(
-                row.verdicts
-                    .get(i)
-                    .map(|v| v.to_string())
-                    .unwrap_or_default(),
-            );
-        }
-        grid.push(cells);
+    grid.extend(c.rows.iter().map(|row| row_cells(row, "", with_ci)));
+    for part in &c.parts {
+        // A part's name on a line of its own, its figures indented below.
+        grid.push(vec![part.part.clone()]);
+        grid.extend(part.rows.iter().map(|row| row_cells(row, "  ", with_ci)));
     }
     write_grid(&grid, &align, out)?;
     if with_ci {
@@ -127,6 +93,50 @@ pub fn render_compare_text(c: &Comparison, out: &mut dyn Write) -> std::io::Resu
         writeln!(out, "WARNING: {warning}")?;
     }
     Ok(())
+}
+
+/// One figure's cells: name (after `indent`), unit, then per file its value,
+/// and against the first its change, interval and verdict.
+fn row_cells(row: &Row, indent: &str, with_ci: bool) -> Vec<String> {
+    let mut cells = vec![format!("{indent}{}", row.name), row.unit.clone()];
+    let base = row.values.first().copied().flatten();
+    for (i, value) in row.values.iter().enumerate() {
+        let half = row.half_widths.get(i).copied().flatten();
+        cells.push(match (value, half) {
+            (Some(v), Some(h)) => format!("{} ± {}", number(*v), number_like(h, *v)),
+            (Some(v), None) => number(*v),
+            (None, _) => "—".into(),
+        });
+        if i == 0 {
+            continue;
+        }
+        cells.push(
+            row.change_pct
+                .get(i)
+                .copied()
+                .flatten()
+                .map_or(String::new(), |p| format!("{p:+.1}%")),
+        );
+        if with_ci {
+            let interval = row.intervals.get(i).copied().flatten();
+            cells.push(match (interval, base) {
+                (Some(ci), Some(b)) if b != 0.0 => format!(
+                    "[{:+.1}%, {:+.1}%]",
+                    100.0 * ci.low / b.abs(),
+                    100.0 * ci.high / b.abs()
+                ),
+                (Some(ci), _) => format!("[{}, {}]", signed(ci.low), signed(ci.high)),
+                (None, _) => String::new(),
+            });
+        }
+        cells.push(
+            row.verdicts
+                .get(i)
+                .map(|v| v.to_string())
+                .unwrap_or_default(),
+        );
+    }
+    cells
 }
 
 fn write_grid(grid: &[Vec<String>], align: &[Align], out: &mut dyn Write) -> std::io::Result<()> {

@@ -103,7 +103,19 @@ fn describe_plan(result: &RunResult) -> String {
     if let Some(seconds) = plan.duration_s {
         parts.push(format!("{seconds}s"));
     }
-    if let Some(rate) = plan.rate {
+    if result.groups.len() > 1 {
+        // Each group has its own load; the plan's model is the first one's.
+        let loads: Vec<String> = result
+            .groups
+            .iter()
+            .map(|g| format!("{}: {}", g.name, g.load))
+            .collect();
+        parts.push(format!(
+            "{} ({})",
+            counted(result.groups.len() as u64, "group"),
+            loads.join("; ")
+        ));
+    } else if let Some(rate) = plan.rate {
         parts.push(format!(
             "{} req/s ({}) on at most {}",
             format_rate(rate),
@@ -113,7 +125,7 @@ fn describe_plan(result: &RunResult) -> String {
     } else {
         parts.push(counted(plan.connections as u64, "connection"));
     }
-    if !plan.stages.is_empty() {
+    if !plan.stages.is_empty() && result.groups.len() <= 1 {
         let stages: Vec<String> = plan
             .stages
             .iter()

@@ -14,6 +14,7 @@ use crate::accesslog::{AccessLog, Entry};
 use crate::clock::WallStrings;
 use crate::files::FileCache;
 use crate::pages::Pages;
+use crate::route_label::Route;
 use crate::stats::{Registry, WorkerStats};
 use crate::Config;
 
@@ -48,6 +49,10 @@ impl Worker {
     #[inline]
     pub fn record(&self, entry: &Entry) {
         self.stats().response(entry.status);
+        if self.cfg.count_routes {
+            let route = Route::of(entry.target, &self.cfg.route_prefix, self.files.is_some());
+            self.stats().route_response(route, entry.status);
+        }
         if let Some(log) = &self.log {
             log.borrow_mut().line(entry);
         }

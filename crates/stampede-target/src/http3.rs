@@ -49,6 +49,13 @@ pub fn server_config(
     acceptor: &tokio_rustls::TlsAcceptor,
     cfg: &Config,
 ) -> Result<quinn::ServerConfig, TargetError> {
+    if cfg.tls.as_ref().is_some_and(|t| !t.tls13) {
+        // rustls would accept the configuration and QUIC panic on the
+        // first handshake: refuse it before the server starts.
+        return Err(TargetError::Config(
+            "--http3 needs TLS 1.3 (QUIC has no TLS 1.2): drop --tls-max 1.2".into(),
+        ));
+    }
     let mut tls = (**acceptor.config()).clone();
     tls.alpn_protocols = vec![b"h3".to_vec()];
     // quinn accepts 0 or u32::MAX here: 0-RTT is on, as QUIC defines it.

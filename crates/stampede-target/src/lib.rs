@@ -49,6 +49,7 @@ mod pages;
 mod reply;
 mod request;
 mod response;
+mod route_label;
 mod routes;
 mod server;
 mod session_routes;
@@ -159,6 +160,9 @@ pub struct Config {
     /// Encode every compressible response whose request's `Accept-Encoding`
     /// asks for gzip, deflate, br or zstd (`serve --compress`; compress.rs).
     pub compress: bool,
+    /// Count responses by route as well as by status (`serve --metrics`:
+    /// the `route` label); off, a request costs nothing for it.
+    pub count_routes: bool,
 }
 
 impl Default for Config {
@@ -182,6 +186,7 @@ impl Default for Config {
             h2c: true,
             http3: false,
             compress: false,
+            count_routes: false,
         }
     }
 }

@@ -8,6 +8,8 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+use crate::route_label::{Route, NAMES, ROUTES};
+
 /// Status codes are counted in a flat array indexed by code.
 const STATUS_SLOTS: usize = 600;
 
@@ -25,6 +27,8 @@ pub(crate) struct WorkerStats {
     h2_streams: AtomicU64,
     h3_connections: AtomicU64,
     h3_streams: AtomicU64,
+    /// Responses by route and status, only with `Config::count_routes`.
+    by_route: [[AtomicU64; STATUS_SLOTS]; ROUTES],
 }
 
 /// Adds to a counter that only the calling thread writes: no read-modify-write lock needed.
@@ -47,6 +51,7 @@ impl WorkerStats {
             h2_streams: AtomicU64::new(0),
             h3_connections: AtomicU64::new(0),
             h3_streams: AtomicU64::new(0),
+            by_route: std::array::from_fn(|_| std::array::from_fn(|_| AtomicU64::new(0))),
         }
     }
 
@@ -55,6 +60,13 @@ impl WorkerStats {
     pub fn response(&self, status: u16) {
         let i = (status as usize).min(STATUS_SLOTS - 1);
         bump(&self.by_status[i], 1);
+    }
+    /// One response of `route` was produced with this status
+    /// (`serve --metrics`; on top of [`WorkerStats::response`]).
+    #[inline]
+    pub fn route_response(&self, route: Route, status: u16) {
+        let i = (status as usize).min(STATUS_SLOTS - 1);
+        bump(&self.by_route[route as usize][i], 1);
     }
     /// A connection was accepted and will be served.
     pub fn accepted(&self) {
@@ -121,6 +133,7 @@ impl Registry {
         let mut s = StatsSnapshot {
             requests_total: 0,
             requests_by_status: BTreeMap::new(),
+            requests_by_route: BTreeMap::new(),
             connections_accepted: 0,
             connections_open: 0,
             connections_refused: 0,
@@ -153,6 +166,18 @@ impl Registry {
             s.h2_streams_total += w.h2_streams.load(Ordering::Relaxed);
             s.h3_connections += w.h3_connections.load(Ordering::Relaxed);
             s.h3_streams_total += w.h3_streams.load(Ordering::Relaxed);
+            for (route, codes) in w.by_route.iter().enumerate() {
+                for (code, c) in codes.iter().enumerate() {
+                    let n = c.load(Ordering::Relaxed);
+                    if n > 0 {
+                        *s.requests_by_route
+                            .entry(NAMES[route])
+                            .or_default()
+                            .entry(code as u16)
+                            .or_insert(0) += n;
+                    }
+                }
+            }
         }
         s.connections_open = s.connections_accepted.saturating_sub(closed);
         s
@@ -170,6 +195,11 @@ pub struct StatsSnapshot {
     pub requests_total: u64,
     /// Responses produced, by status code.
     pub requests_by_status: BTreeMap<u16, u64>,
+    /// Responses produced, by route (`/`, `/delay`, `files`, `other`, …) and
+    /// status code; counted only when the server was asked to
+    /// (`serve --metrics`), absent otherwise.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub requests_by_route: BTreeMap<&'static str, BTreeMap<u16, u64>>,
     /// Connections accepted and served (refused ones excluded).
     pub connections_accepted: u64,
     /// Connections open now.

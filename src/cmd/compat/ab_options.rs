@@ -6,6 +6,7 @@
 use super::getopt::{split, tokenize, OptSpec};
 use super::{base64, one_url, refuse, usage, STAMPEDE_JSON};
 use stampede_plan::{parse_duration, TlsVersion};
+use stampede_report::compat::OPENSSL_CIPHERS;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -163,40 +164,6 @@ fn ab_tls_version(value: &str) -> anyhow::Result<Option<TlsVersion>> {
         )),
     }
 }
-
-/// OpenSSL cipher names and the rustls suites they are.
-const OPENSSL_CIPHERS: [(&str, &str); 9] = [
-    ("TLS_AES_128_GCM_SHA256", "TLS13_AES_128_GCM_SHA256"),
-    ("TLS_AES_256_GCM_SHA384", "TLS13_AES_256_GCM_SHA384"),
-    (
-        "TLS_CHACHA20_POLY1305_SHA256",
-        "TLS13_CHACHA20_POLY1305_SHA256",
-    ),
-    (
-        "ECDHE-ECDSA-AES128-GCM-SHA256",
-        "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
-    ),
-    (
-        "ECDHE-ECDSA-AES256-GCM-SHA384",
-        "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384",
-    ),
-    (
-        "ECDHE-ECDSA-CHACHA20-POLY1305",
-        "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256",
-    ),
-    (
-        "ECDHE-RSA-AES128-GCM-SHA256",
-        "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
-    ),
-    (
-        "ECDHE-RSA-AES256-GCM-SHA384",
-        "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",
-    ),
-    (
-        "ECDHE-RSA-CHACHA20-POLY1305",
-        "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256",
-    ),
-];
 
 /// ab's `-Z` (an OpenSSL cipher list, `:` or `,` separated) as `--ciphers`.
 fn openssl_ciphers(value: &str) -> anyhow::Result<String> {

@@ -49,6 +49,16 @@ pub fn render_ab_text(
     writeln!(out, "Server Software:        (not recorded by stampede)")?;
     writeln!(out, "Server Hostname:        {}", target.host)?;
     writeln!(out, "Server Port:            {}", target.port)?;
+    if let Some(tls) = &result.plan.tls {
+        // ab's line: protocol, OpenSSL's suite name, key bits twice.
+        let bits = super::openssl_names::key_bits(&tls.cipher);
+        writeln!(
+            out,
+            "SSL/TLS Protocol:       {},{},{bits},{bits}",
+            tls.version,
+            super::openssl_names::openssl_name(&tls.cipher)
+        )?;
+    }
     writeln!(out)?;
     writeln!(out, "Document Path:          {}", target.path_and_query)?;
     writeln!(out, "Document Length:        {}", f.document_length)?;
