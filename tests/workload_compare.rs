@@ -34,8 +34,8 @@ fn run_into(dir: &std::path::Path, file: &str, name: &str) -> (String, String) {
         .args(["run", "--scenario", file, "-d", "1s", "--json", &path])
         .output()
         .expect("stampede runs");
-    let text = String::from_utf8_lossy(&out.stderr).to_string()
-        + &String::from_utf8_lossy(&out.stdout);
+    let text =
+        String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{text}");
     (path, text)
 }
