@@ -219,6 +219,8 @@ fn build_fixed_plan(
     }
     let extra = args.request_extras.headers(&headers)?;
     headers.extend(extra);
+    let (compression, accept_encoding) = args.transport.compression(&headers);
+    headers.extend(accept_encoding);
     let method = if args.request_extras.head {
         "HEAD".to_string()
     } else {
@@ -263,6 +265,7 @@ fn build_fixed_plan(
         connect_timeout: args.connect_timeout,
         timeout: args.timeout,
     };
+    plan.transport.compression = compression;
     let mut notices = agent::apply_share(&args.agent, &mut plan)?;
     notices.extend(plan.validate()?);
     // A staged scenario group sets the rate itself (the stages' peak).

@@ -28,6 +28,7 @@ const EXAMPLES: &str = "Examples:
   stampede run 'http://127.0.0.1:3000/?item={{seq}}' -c 100 -d 30s      # a new query each request
   stampede run 'http://127.0.0.1:3000/user/{{id}}' --feed ids.csv:unique --check 'status == 200'
   stampede run --scenario shop.toml -d 60s                              # steps per virtual user
+  stampede run http://127.0.0.1:3000/gzip --decode -d 10s               # gzip, br, zstd; decoded bytes
   stampede run http://127.0.0.1:3000/ -c 200 -d 30m --metrics 127.0.0.1:9464   # Prometheus
   stampede run http://127.0.0.1:3000/ -c 200 -d 30m --web 127.0.0.1:8089       # live page
   stampede run http://svc.test:3000/ --resolve svc.test:3000:127.0.0.1,127.0.0.2 --dns round-robin

@@ -2,7 +2,8 @@
 //! built on it): Unix socket, TLS, proxy, pipelining.
 
 use stampede_plan::{
-    ClientCert, IoBackend, ProxySpec, ResolveOverride, TlsSpec, TlsVersion, TransportSpec,
+    ClientCert, CompressionSpec, Header, IoBackend, ProxySpec, ResolveOverride, TlsSpec,
+    TlsVersion, TransportSpec,
 };
 use std::path::PathBuf;
 
@@ -83,9 +84,52 @@ pub struct TransportArgs {
     /// for HTTP/2, HTTP/3 and TLS through a proxy (-X). Default from STAMPEDE_IO
     #[arg(long, value_name = "auto|epoll|uring|tokio", value_parser = parse_io, env = "STAMPEDE_IO")]
     pub io: Option<IoBackend>,
+    /// Ask for compressed responses (curl's --compressed): send Accept-Encoding:
+    /// gzip, br, zstd (or the codings given: --compressed=gzip,br). Bodies are
+    /// counted as they come over the wire and not decoded
+    #[arg(long, value_name = "CODINGS", num_args = 0..=1, require_equals = true,
+          default_missing_value = DEFAULT_ACCEPT_ENCODING, value_parser = parse_codings)]
+    pub compressed: Option<String>,
+    /// Also decode every encoded body (gzip, deflate, br, zstd) and report the
+    /// decoded bytes; implies --compressed. Costs client CPU per response
+    #[arg(long)]
+    pub decode: bool,
 }
 
+/// What `--compressed` asks for without a list.
+const DEFAULT_ACCEPT_ENCODING: &str = "gzip, br, zstd";
+
 impl TransportArgs {
+    /// `--compressed` and `--decode`: what the plan records, and the
+    /// `Accept-Encoding` header to add (none when `given` has one: the
+    /// user's header is sent, and recorded, instead).
+    pub fn compression(&self, given: &[Header]) -> (CompressionSpec, Option<Header>) {
+        let asked = self
+            .compressed
+            .clone()
+            .or_else(|| self.decode.then(|| DEFAULT_ACCEPT_ENCODING.to_string()));
+        let Some(asked) = asked else {
+            return (CompressionSpec::default(), None);
+        };
+        let theirs = given
+            .iter()
+            .find(|h| h.name.eq_ignore_ascii_case("accept-encoding"));
+        let spec = |accept: &str| CompressionSpec {
+            accept_encoding: Some(accept.to_string()),
+            decode: self.decode,
+        };
+        match theirs {
+            Some(header) => (spec(&header.value), None),
+            None => (
+                spec(&asked),
+                Some(Header {
+                    name: "Accept-Encoding".into(),
+                    value: asked,
+                }),
+            ),
+        }
+    }
+
     /// The transport part of the plan.
     pub fn spec(&self) -> anyhow::Result<TransportSpec> {
         let tls_given = self.insecure
@@ -139,8 +183,25 @@ impl TransportArgs {
             dns: self.connection.dns()?,
             io: self.io.unwrap_or_default(),
             redirects: self.redirects,
+            // Set with the request's headers (`TransportArgs::compression`).
+            compression: CompressionSpec::default(),
         })
     }
+}
+
+/// `--compressed=LIST`: codings stampede can decode, comma-separated.
+fn parse_codings(text: &str) -> Result<String, String> {
+    let codings: Vec<&str> = text.split(',').map(str::trim).collect();
+    for coding in &codings {
+        if !["gzip", "deflate", "br", "zstd", "identity"]
+            .contains(&coding.to_ascii_lowercase().as_str())
+        {
+            return Err(format!(
+                "unknown coding '{coding}' (expected gzip, deflate, br, zstd, comma-separated)"
+            ));
+        }
+    }
+    Ok(codings.join(", "))
 }
 
 fn parse_io(text: &str) -> Result<IoBackend, String> {

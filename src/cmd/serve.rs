@@ -18,7 +18,8 @@ use stampede_target::{
 /// SO_REUSEPORT listener and event loop. Built-in pages `/` and `/index.html`
 /// (515 bytes) and `/1k.html` (1024 bytes), or files under `--root`; test routes
 /// `/bytes/{n}`, `/chunked/{n}`, `/delay/{ms}`, `/cpu/{iterations}`,
-/// `/status/{code}`, `/echo` and `/stats` (JSON counters) are always on.
+/// `/status/{code}`, `/echo` and `/stats` (JSON counters) are always on, and so are
+/// `/gzip`, `/deflate`, `/br` and `/zstd` (4096 bytes, or `/gzip/{n}`, always encoded).
 ///
 /// Speaks HTTP/1.1 and HTTP/2: h2c with prior knowledge on cleartext connections, and
 /// with `--tls` (or `--cert`/`--key`) HTTPS with ALPN `h2` and `http/1.1`.
@@ -36,6 +37,8 @@ use stampede_target::{
   stampede serve --cert server.pem --key server.key --port 8443
   stampede serve --unix /tmp/stampede.sock          # also on a Unix socket
   curl --unix-socket /tmp/stampede.sock http://localhost/stats
+  stampede serve --compress                         # gzip/br/zstd when Accept-Encoding asks
+  curl --compressed http://127.0.0.1:3000/gzip/10000 | wc -c   # 10000
   stampede serve --metrics 127.0.0.1:9465           # Prometheus scrapes /metrics there
   curl http://127.0.0.1:9465/metrics")]
 pub struct ServeArgs {
@@ -113,6 +116,11 @@ pub struct ServeArgs {
     /// TCP responses advertise it with Alt-Svc.
     #[arg(long)]
     pub http3: bool,
+    /// Encode every compressible response (text, JSON, JavaScript, XML, SVG; at
+    /// least 20 bytes; not streamed) in the coding the request's Accept-Encoding
+    /// asks for (zstd, br, gzip or deflate), with Vary: Accept-Encoding
+    #[arg(long)]
+    pub compress: bool,
     /// Serve the target's counters (responses by status, connections, bytes) in the
     /// Prometheus/OpenMetrics text format at http://ADDR/metrics, e.g. 127.0.0.1:9465
     #[arg(long, value_name = "ADDR")]
@@ -138,6 +146,7 @@ impl ServeArgs {
             unix_socket: self.unix.clone(),
             h2c: !self.no_h2c,
             http3: self.http3,
+            compress: self.compress,
             count_routes: self.metrics.is_some(),
             ..Config::default()
         };

@@ -59,6 +59,8 @@ pub struct ConnectionContext {
     pub(crate) step_rules: Option<Box<[crate::workload::StepRules]>>,
     /// When a connection is retired (conn_lifetime.rs).
     pub(crate) lifetime: crate::conn_lifetime::Lifetime,
+    /// `--decode`: every encoded body is decoded, its bytes counted.
+    pub(crate) decode: bool,
 }
 
 impl ConnectionContext {
@@ -97,16 +99,72 @@ impl ConnectionContext {
     }
 
     /// What a connection's parser keeps of each response: what the
-    /// workload's checks and script read, and the `Location` of redirects.
+    /// workload's checks and script read, the `Location` of redirects, and
+    /// with `--decode` the decoded size of every body.
     pub(crate) fn capture(&self) -> Option<crate::http1::Capture> {
+        use crate::http1::Capture;
         let workload = self.workload.as_ref().and_then(|w| w.capture());
         let redirect = self
             .redirect
             .as_ref()
-            .map(|_| crate::http1::Capture::new(true, false, 8 * 1024));
-        match (workload, redirect) {
-            (Some(a), Some(b)) => Some(a.union(b)),
-            (a, b) => a.or(b),
+            .map(|_| Capture::new(true, false, 8 * 1024));
+        let decode = self.decode.then(Capture::decoding);
+        [workload, redirect, decode]
+            .into_iter()
+            .flatten()
+            .reduce(Capture::union)
+    }
+
+    /// After a response on either HTTP/1.1 path (the reactors' books, the
+    /// tokio slot), by what its parser's capture saw: with `--decode`, a
+    /// complete response's decoded bytes are counted; a body that did not
+    /// decode has its reason sampled. Fixed requests have no capture and
+    /// pay one test.
+    pub(crate) fn settle_decoding(
+        &self,
+        parser: &ResponseParser,
+        intended: Instant,
+        result: Result<u16, ErrorKind>,
+    ) {
+        let Some(capture) = parser.capture() else {
+            return;
+        };
+        match result {
+            Ok(_) => {
+                if let Some((decoded, encoded)) = capture.decoded() {
+                    self.state.decoded(intended, decoded, encoded);
+                }
+            }
+            Err(ErrorKind::UndecodableBody) => {
+                if let Some(why) = capture.decode_failure() {
+                    self.state
+                        .sample_error(ErrorKind::UndecodableBody, || why.to_string());
+                }
+            }
+            Err(_) => {}
+        }
+    }
+
+    /// [`ConnectionContext::settle_decoding`] for HTTP/2 and HTTP/3, whose
+    /// bodies are counted as their DATA arrives ([`crate::http1::DecodedCount`]):
+    /// the response's result, `undecodable_body` when it did not decode.
+    pub(crate) fn settle_stream_decoding(
+        &self,
+        intended: Instant,
+        status: u16,
+        decoded: Option<Result<(u64, bool), crate::http1::DecodeError>>,
+    ) -> Result<u16, ErrorKind> {
+        match decoded {
+            None => Ok(status),
+            Some(Ok((decoded, encoded))) => {
+                self.state.decoded(intended, decoded, encoded);
+                Ok(status)
+            }
+            Some(Err(why)) => {
+                self.state
+                    .sample_error(ErrorKind::UndecodableBody, || why.to_string());
+                Err(ErrorKind::UndecodableBody)
+            }
         }
     }
 }
@@ -241,6 +299,7 @@ pub(crate) fn connection_context(
         users: (plan.share.0 as u64, plan.share.1.max(1) as u64),
         step_rules,
         lifetime: plan.lifetime,
+        decode: plan.decode,
     })
 }
 
@@ -535,6 +594,7 @@ impl Slot {
         result: Result<u16, ErrorKind>,
         judged: Option<Judged>,
     ) {
+        ctx.settle_decoding(&self.parser, intended, result);
         let outcome = Outcome {
             intended,
             sent: exchange.sent,
@@ -800,5 +860,6 @@ pub(crate) fn response_error_kind(error: ResponseError) -> ErrorKind {
     match error {
         ResponseError::Malformed => ErrorKind::MalformedResponse,
         ResponseError::ClosedEarly => ErrorKind::ClosedEarly,
+        ResponseError::Undecodable => ErrorKind::UndecodableBody,
     }
 }

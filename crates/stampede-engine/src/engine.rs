@@ -423,6 +423,7 @@ pub fn run_with(
             redirect: redirect.clone(),
             follows_redirects: plan.transport.redirects > 0,
             lifetime: crate::conn_lifetime::Lifetime::new(&plan.transport.lifetime),
+            decode: plan.transport.compression.decode,
             seed: seed ^ 0xD1B5_4A32_D192_ED03u64.wrapping_mul(index as u64 + 1),
         };
         let receiver = stop.sender.subscribe();

@@ -17,6 +17,7 @@
 use crate::closed::ActiveSlots;
 use crate::connection::ConnectionContext;
 use crate::h2_request::{H2Context, H2Request};
+use crate::http1::DecodedCount;
 use crate::outcome_class::classify_h2;
 use bytes::Bytes;
 use h2::client::SendRequest;
@@ -212,7 +213,7 @@ async fn run_stream(
         timeout
             .as_mut()
             .reset(tokio::time::Instant::from_std(intended + ctx.timeout));
-        let exchange = send(&mut sender, request);
+        let exchange = send(&mut sender, request, ctx.decode);
         tokio::pin!(exchange);
         let exchange = tokio::select! {
             biased;
@@ -220,7 +221,11 @@ async fn run_stream(
             () = &mut timeout => None,
         };
         let (result, first_byte, body_bytes) = match exchange {
-            Some(Ok((status, first_byte, body))) => (Ok(status), Some(first_byte), body),
+            Some(Ok((status, first_byte, body, decoded))) => (
+                ctx.settle_stream_decoding(intended, status, decoded),
+                Some(first_byte),
+                body,
+            ),
             Some(Err(e)) => {
                 let kind = classify_h2(&e);
                 if kind != ErrorKind::StreamReset {
@@ -246,11 +251,13 @@ async fn run_stream(
 }
 
 /// Sends one request and reads its whole response; returns the status, when
-/// the response headers arrived, and the body length.
+/// the response headers arrived, the body length and, with `decode`
+/// (`--decode`), its decoded length or why it did not decode.
 async fn send(
     sender: &mut SendRequest<Bytes>,
     request: &H2Request,
-) -> Result<(u16, Instant, u64), h2::Error> {
+    decode: bool,
+) -> Result<(u16, Instant, u64, Option<Decoded>), h2::Error> {
     // Waits while the server's stream limit holds back an earlier request of
     // this stream's sender.
     poll_fn(|cx| sender.poll_ready(cx)).await?;
@@ -269,11 +276,15 @@ async fn send(
     let response = response.await?;
     let first_byte = Instant::now();
     let status = response.status().as_u16();
+    let mut count = decode.then(|| DecodedCount::new(response.headers()));
     let mut body = response.into_body();
     let mut length = 0u64;
     while let Some(chunk) = body.data().await {
         let chunk = chunk?;
         length += chunk.len() as u64;
+        if let Some(count) = &mut count {
+            count.data(&chunk);
+        }
         // Return the flow-control window so the server keeps sending.
         let _ = body.flow_control().release_capacity(chunk.len());
         if body.is_end_stream() {
@@ -281,5 +292,8 @@ async fn send(
             break;
         }
     }
-    Ok((status, first_byte, length))
+    Ok((status, first_byte, length, count.map(DecodedCount::end)))
 }
+
+/// A body's decoded length and whether it came encoded, or why it did not decode.
+type Decoded = Result<(u64, bool), crate::http1::DecodeError>;

@@ -122,7 +122,7 @@ pub async fn request(
             .as_mut()
             .reset(tokio::time::Instant::from_std(sent + ctx.timeout));
         let answer = {
-            let exchange = exchange(sender, h3.request(target));
+            let exchange = exchange(sender, h3.request(target), ctx.decode);
             tokio::pin!(exchange);
             tokio::select! {
                 biased;
@@ -140,7 +140,11 @@ pub async fn request(
         }
     };
     let (result, first_byte, body) = match answer {
-        Some(Ok((status, first_byte, body))) => (Ok(status), Some(first_byte), body),
+        Some(Ok((status, first_byte, body, decoded))) => (
+            ctx.settle_stream_decoding(intended, status, decoded),
+            Some(first_byte),
+            body,
+        ),
         Some(Err(Failed::NotSent)) => {
             let reason = "the server is closing the connection (GOAWAY) and the next one did too";
             ctx.state.sample_error(ErrorKind::GoAway, || reason.into());
@@ -203,9 +207,17 @@ impl From<h3::error::StreamError> for Failed {
     }
 }
 
+/// A body's decoded length and whether it came encoded, or why it did not decode.
+type Decoded = Result<(u64, bool), crate::http1::DecodeError>;
+
 /// Sends one request and reads its whole response: the status, when the
-/// response headers arrived, and the body length.
-async fn exchange(sender: &mut Sender, request: &H2Request) -> Result<(u16, Instant, u64), Failed> {
+/// response headers arrived, the body length and, with `decode`
+/// (`--decode`), its decoded length or why it did not decode.
+async fn exchange(
+    sender: &mut Sender,
+    request: &H2Request,
+    decode: bool,
+) -> Result<(u16, Instant, u64, Option<Decoded>), Failed> {
     let mut message = http::Request::new(());
     *message.method_mut() = request.method.clone();
     *message.uri_mut() = request.uri.clone();
@@ -221,9 +233,19 @@ async fn exchange(sender: &mut Sender, request: &H2Request) -> Result<(u16, Inst
     stream.finish().await?;
     let response = stream.recv_response().await?;
     let first_byte = Instant::now();
+    let mut count = decode.then(|| crate::http1::DecodedCount::new(response.headers()));
     let mut length = 0u64;
-    while let Some(chunk) = stream.recv_data().await? {
+    while let Some(mut chunk) = stream.recv_data().await? {
         length += chunk.remaining() as u64;
+        if let Some(count) = &mut count {
+            while chunk.has_remaining() {
+                let piece = chunk.chunk();
+                let n = piece.len();
+                count.data(piece);
+                chunk.advance(n);
+            }
+        }
     }
-    Ok((response.status().as_u16(), first_byte, length))
+    let decoded = count.map(crate::http1::DecodedCount::end);
+    Ok((response.status().as_u16(), first_byte, length, decoded))
 }

@@ -78,6 +78,8 @@ pub struct WorkerPlan {
     pub redirect: Option<crate::redirect::RedirectRule>,
     /// `--redirects N` was given: a step without `follow_redirects` follows.
     pub follows_redirects: bool,
+    /// `--decode`: every encoded body is decoded and its bytes counted.
+    pub decode: bool,
     /// Templates, feeders, checks and steps (`None`: fixed requests).
     pub workload: Option<Arc<crate::workload::WorkloadSpec>>,
     /// Seeds this worker's workload randomness (feeders, `rand_*`, think).

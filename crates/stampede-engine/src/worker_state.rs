@@ -264,6 +264,15 @@ impl WorkerState {
         self.recorder.borrow_mut().record(outcome);
     }
 
+    /// `--decode`: the body of a complete response intended at `intended`
+    /// decoded to `decoded` bytes (`encoded`: it came with a coding);
+    /// counted in the measured window only, as the response is.
+    pub fn decoded(&self, intended: Instant, decoded: u64, encoded: bool) {
+        if !self.is_warmup(intended) {
+            self.recorder.borrow_mut().record_decoded(decoded, encoded);
+        }
+    }
+
     /// Requests of the measured window in flight (warm-up ones left out).
     fn measured_in_flight(&self) -> u64 {
         self.in_flight.get() - self.warmup_in_flight.get()

@@ -66,6 +66,11 @@ pub struct Counters {
     pub bytes_received: u64,
     /// Response body bytes only.
     pub bytes_body: u64,
+    /// `--decode`: response body bytes once decoded (bodies that came
+    /// without a coding count as they came).
+    pub bytes_decoded: u64,
+    /// `--decode`: responses whose body came encoded (`Content-Encoding`).
+    pub encoded_responses: u64,
     /// TCP connections established.
     pub connections_opened: u64,
     /// Connections the client tried to open, established or not: with a dead
@@ -116,6 +121,8 @@ impl Counters {
         self.status.merge(&other.status);
         self.bytes_received += other.bytes_received;
         self.bytes_body += other.bytes_body;
+        self.bytes_decoded += other.bytes_decoded;
+        self.encoded_responses += other.encoded_responses;
         self.connections_opened += other.connections_opened;
         self.connect_attempts += other.connect_attempts;
         self.reconnects += other.reconnects;

@@ -37,13 +37,17 @@ pub enum ErrorKind {
     GoAway,
     /// A redirect past `--redirects N` hops (or a loop).
     RedirectLimit,
+    /// The body did not decode by its `Content-Encoding` (corrupt, cut
+    /// short, or a coding stampede does not decode); only bodies that are
+    /// decoded can fail so: `--decode`, or a check that reads the body.
+    UndecodableBody,
     /// Anything else (local resource limits...).
     Other,
 }
 
 impl ErrorKind {
     /// Every class, in report order.
-    pub const ALL: [ErrorKind; 13] = [
+    pub const ALL: [ErrorKind; 14] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::Timeout,
@@ -56,6 +60,7 @@ impl ErrorKind {
         ErrorKind::StreamReset,
         ErrorKind::GoAway,
         ErrorKind::RedirectLimit,
+        ErrorKind::UndecodableBody,
         ErrorKind::Other,
     ];
 
@@ -77,6 +82,7 @@ impl ErrorKind {
             ErrorKind::StreamReset => "stream_reset",
             ErrorKind::GoAway => "goaway",
             ErrorKind::RedirectLimit => "redirect_limit",
+            ErrorKind::UndecodableBody => "undecodable_body",
             ErrorKind::Other => "other",
         }
     }

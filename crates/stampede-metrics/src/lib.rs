@@ -51,9 +51,9 @@ pub use recording::{
     per_second, CheckName, Gauges, GroupName, Recording, Snapshot, MAX_ERROR_SAMPLES,
 };
 pub use result::{
-    intended_requests, Breakdown, NegotiatedTls, PlanSummary, RedirectCounts, RequestCounts,
-    RequestLogSummary, RunResult, ScheduleSummary, SloCheck, StageSummary, TimingSummary,
-    RESULT_SCHEMA,
+    intended_requests, Breakdown, CompressionSummary, NegotiatedTls, PlanSummary, RedirectCounts,
+    RequestCounts, RequestLogSummary, RunResult, ScheduleSummary, SloCheck, StageSummary,
+    TimingSummary, RESULT_SCHEMA,
 };
 pub use run_id::new_run_id;
 pub use timeseries::{SecondPoint, TimeseriesBuilder};

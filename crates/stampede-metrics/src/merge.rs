@@ -106,6 +106,15 @@ pub fn merge_results(results: &[RunResult], force: bool) -> Result<RunResult, Me
                 followed: a.followed + b.followed,
                 offsite: a.offsite + b.offsite,
             });
+    merged.compression = results
+        .iter()
+        .filter_map(|r| r.compression.clone())
+        .reduce(|a, b| crate::CompressionSummary {
+            accept_encoding: a.accept_encoding.or(b.accept_encoding),
+            decode: a.decode || b.decode,
+            decoded_bytes: sum_options(a.decoded_bytes, b.decoded_bytes),
+            encoded_responses: sum_options(a.encoded_responses, b.encoded_responses),
+        });
     if let Some(targets) = crate::merge_targets::merge_targets(results, elapsed_s) {
         if let Some(groups) = crate::merge_targets::merge_groups(&base.groups, &targets, elapsed_s)
         {
@@ -630,3 +639,11 @@ fn agent_warnings(results: &[RunResult]) -> Vec<String> {
 #[cfg(test)]
 #[path = "merge_tests.rs"]
 mod tests;
+
+/// The sum of two optional counts (absent when both are).
+fn sum_options(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    match (a, b) {
+        (None, None) => None,
+        (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+    }
+}

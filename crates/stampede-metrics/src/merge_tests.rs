@@ -262,3 +262,28 @@ fn a_merge_has_its_own_run_id_and_lists_the_inputs_ids() {
         (a.run_id.as_str(), 0)
     );
 }
+
+#[test]
+fn compression_counts_add_up_over_agents() {
+    let with = |decoded, encoded| {
+        let mut r = result_of(&sample_agent(0), "http://10.0.0.1/");
+        r.compression = Some(crate::CompressionSummary {
+            accept_encoding: Some("gzip, br, zstd".into()),
+            decode: true,
+            decoded_bytes: Some(decoded),
+            encoded_responses: Some(encoded),
+        });
+        r
+    };
+    let merged = merge_results(&[with(100, 2), with(50, 1)], false).unwrap();
+    let compression = merged.compression.expect("kept");
+    assert_eq!(compression.decoded_bytes, Some(150));
+    assert_eq!(compression.encoded_responses, Some(3));
+    assert_eq!(
+        compression.accept_encoding.as_deref(),
+        Some("gzip, br, zstd")
+    );
+    let plain = result_of(&sample_agent(0), "http://10.0.0.1/");
+    let none = merge_results(&[plain.clone(), plain], false).unwrap();
+    assert!(none.compression.is_none());
+}

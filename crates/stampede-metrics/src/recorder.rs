@@ -137,6 +137,13 @@ impl Recorder {
         self.interval.counters.sent = self.interval.counters.sent.saturating_sub(1);
     }
 
+    /// `--decode`: a complete response's body came to `decoded` bytes once
+    /// decoded; `encoded` when it came with a content coding.
+    pub fn record_decoded(&mut self, decoded: u64, encoded: bool) {
+        self.interval.counters.bytes_decoded += decoded;
+        self.interval.counters.encoded_responses += u64::from(encoded);
+    }
+
     /// Counts a redirect followed (a hop of the request in flight).
     pub fn record_redirect(&mut self) {
         self.interval.counters.redirects += 1;

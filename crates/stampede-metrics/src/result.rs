@@ -190,6 +190,24 @@ pub struct RedirectCounts {
     pub offsite: u64,
 }
 
+/// What `--compressed` and `--decode` asked for and, with `--decode`,
+/// what decoding found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CompressionSummary {
+    /// The `Accept-Encoding` the requests carried.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub accept_encoding: Option<String>,
+    /// Bodies were decoded (`--decode`).
+    pub decode: bool,
+    /// With `--decode`: response body bytes once decoded (`bytes.body` is
+    /// what came over the wire).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub decoded_bytes: Option<u64>,
+    /// With `--decode`: complete responses whose body came encoded.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub encoded_responses: Option<u64>,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ByteCounts {
     pub received: u64,
@@ -394,6 +412,9 @@ pub struct RunResult {
     /// followed; present when redirects were asked for.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub redirects: Option<RedirectCounts>,
+    /// Compressed responses (`--compressed`, `--decode`); present when asked for.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub compression: Option<CompressionSummary>,
     /// Why the run stopped before its duration or count, other than a
     /// signal: `feed_exhausted` (a `unique` feeder ran out of rows).
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -566,6 +587,20 @@ impl RunResult {
                     max_hops: plan.transport.redirects,
                     followed: c.redirects,
                     offsite: c.redirects_offsite,
+                }),
+            compression: plan
+                .transport
+                .compression
+                .asked()
+                .then(|| CompressionSummary {
+                    accept_encoding: plan.transport.compression.accept_encoding.clone(),
+                    decode: plan.transport.compression.decode,
+                    decoded_bytes: plan.transport.compression.decode.then_some(c.bytes_decoded),
+                    encoded_responses: plan
+                        .transport
+                        .compression
+                        .decode
+                        .then_some(c.encoded_responses),
                 }),
             groups: recording
                 .groups

@@ -38,6 +38,6 @@ pub use shares::{share_of, shares};
 pub use target::{Scheme, Target};
 pub use targets_file::{parse_targets, weighted_order, TargetBlock};
 pub use transport::{
-    ClientCert, EventLoop, IoBackend, ProxySpec, ResolveOverride, TlsSpec, TlsVersion,
-    TransportSpec,
+    ClientCert, CompressionSpec, EventLoop, IoBackend, ProxySpec, ResolveOverride, TlsSpec,
+    TlsVersion, TransportSpec,
 };

@@ -147,6 +147,25 @@ pub struct TransportSpec {
     pub io: IoBackend,
     /// Redirects followed per request (`--redirects N`); 0: none.
     pub redirects: u32,
+    /// `--compressed` and `--decode` (issue 23).
+    pub compression: CompressionSpec,
+}
+
+/// Compressed responses (`--compressed`, `--decode`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CompressionSpec {
+    /// The `Accept-Encoding` the requests carry because of `--compressed`
+    /// (or the user's own header of that name); `None`: not asked for.
+    pub accept_encoding: Option<String>,
+    /// Decode every encoded body and count its decoded bytes (`--decode`).
+    pub decode: bool,
+}
+
+impl CompressionSpec {
+    /// True when the run asked for compressed responses.
+    pub fn asked(&self) -> bool {
+        self.accept_encoding.is_some() || self.decode
+    }
 }
 
 /// The event loop behind a worker's connections, as asked for (`--io`).

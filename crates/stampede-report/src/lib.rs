@@ -15,6 +15,7 @@
 mod checks_text;
 mod compare_text;
 pub mod compat;
+mod compression_text;
 mod csv;
 mod format;
 mod gnuplot;

@@ -444,6 +444,7 @@ pub fn render_text(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
         format_bytes(result.bytes.received as f64),
         format_bytes(result.bytes.body as f64)
     )?;
+    crate::compression_text::render_compression(result, out)?;
     let planned = match result.connections.planned_reconnects {
         0 => String::new(),
         n => format!(", {} planned (connection lifetime)", format_count(n)),

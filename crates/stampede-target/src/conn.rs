@@ -271,7 +271,10 @@ impl<S: Transport> Conn<S> {
             raw_head: &self.rbuf[self.pos..body_at],
             body,
         };
-        let o = routes::handle(w, &req, &x, &mut self.wbuf);
+        let mut o = routes::handle(w, &req, &x, &mut self.wbuf);
+        if w.cfg.compress {
+            crate::compress::compress_response(req.raw_head, &x, &mut self.wbuf, mark, &mut o);
+        }
         w.record(&Entry {
             peer,
             clf_date: &wall.clf,

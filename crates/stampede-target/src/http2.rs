@@ -224,7 +224,12 @@ pub(crate) fn produce(
                 raw_head: &raw_head,
                 body: &body,
             };
-            routes::handle(w, &req, &x, out)
+            let mark = out.len();
+            let mut o = routes::handle(w, &req, &x, out);
+            if w.cfg.compress {
+                crate::compress::compress_response(&raw_head, &x, out, mark, &mut o);
+            }
+            o
         }
     };
     w.record(&Entry {

@@ -16,7 +16,7 @@
 //! (HTTP/1.1), `http2`, `http3` (QUIC on the TCP port's number, with
 //! `Config::http3`), `tls`, `unix`, `request` and `body` (parsing),
 //! `response`, `routes` and `reply` (the test routes and what they leave to
-//! stream), `files` (static files), `pages`, `clock`, `accesslog`, `stats`,
+//! stream), `compress` (`/gzip` and its siblings, `Config::compress`), `files` (static files), `pages`, `clock`, `accesslog`, `stats`,
 //! `metrics` (the counters for an exporter), `duration`, `fuzzing` (entry
 //! points for the fuzz targets).
 //!
@@ -35,6 +35,7 @@
 mod accesslog;
 mod body;
 mod clock;
+mod compress;
 mod conn;
 mod context;
 mod duration;
@@ -157,6 +158,9 @@ pub struct Config {
     /// Also serve HTTP/3 over QUIC on the same port number over UDP (needs
     /// `tls`); TCP responses then advertise it with `Alt-Svc`.
     pub http3: bool,
+    /// Encode every compressible response whose request's `Accept-Encoding`
+    /// asks for gzip, deflate, br or zstd (`serve --compress`; compress.rs).
+    pub compress: bool,
     /// Count responses by route as well as by status (`serve --metrics`:
     /// the `route` label); off, a request costs nothing for it.
     pub count_routes: bool,
@@ -182,6 +186,7 @@ impl Default for Config {
             unix_socket: None,
             h2c: true,
             http3: false,
+            compress: false,
             count_routes: false,
         }
     }

@@ -22,12 +22,16 @@ pub(crate) enum Route {
     Login,
     Me,
     Json,
+    Gzip,
+    Deflate,
+    Br,
+    Zstd,
     Files,
     Other,
 }
 
 /// Routes counted apart.
-pub(crate) const ROUTES: usize = 15;
+pub(crate) const ROUTES: usize = 19;
 
 /// The label of each route, indexed by `Route as usize`.
 pub const NAMES: [&str; ROUTES] = [
@@ -44,6 +48,10 @@ pub const NAMES: [&str; ROUTES] = [
     "/login",
     "/me",
     "/json",
+    "/gzip",
+    "/deflate",
+    "/br",
+    "/zstd",
     "files",
     "other",
 ];
@@ -73,6 +81,10 @@ impl Route {
             Some("login") => Route::Login,
             Some("me") => Route::Me,
             Some("json") => Route::Json,
+            Some("gzip") => Route::Gzip,
+            Some("deflate") => Route::Deflate,
+            Some("br") => Route::Br,
+            Some("zstd") => Route::Zstd,
             _ if files => Route::Files,
             _ => Route::Other,
         }
@@ -96,6 +108,8 @@ mod tests {
         );
         assert_eq!(Route::of("/login", "", false), Route::Login);
         assert_eq!(Route::of("/nothing", "", false), Route::Other);
+        assert_eq!(Route::of("/gzip/100", "", false), Route::Gzip);
+        assert_eq!(NAMES[Route::Zstd as usize], "/zstd");
         assert_eq!(Route::of("/_s/cpu/10", "/_s", true), Route::Cpu);
         assert_eq!(Route::of("/cpu/10", "/_s", true), Route::Files);
         assert_eq!(Route::of("/", "", true), Route::Files);

@@ -1,8 +1,9 @@
 //! Choosing and producing the response for one parsed request: the built-in pages,
 //! the test routes (`/bytes/{n}`, `/chunked/{n}`, `/delay/{ms}`, `/cpu/{iterations}`,
 //! `/status/{code}`, `/echo`, `/stats`, `/redirect/{n}`, `/redirect-to?url=`
-//! (redirect_to.rs), and the session routes `/login`, `/me`,
-//! `/json` of session_routes.rs) and, with a root, static files. Responses are
+//! (redirect_to.rs), the session routes `/login`, `/me`, `/json` of
+//! session_routes.rs, and `/gzip`, `/deflate`, `/br`, `/zstd` of
+//! compress.rs) and, with a root, static files. Responses are
 //! appended to the connection's write buffer; anything that must wait (a delay) or is
 //! too large to buffer (a big body) is returned as a `Reply` for the connection to do.
 
@@ -172,6 +173,15 @@ fn test_route(
             }
             None => bad_request(out, x, "redirect takes 0..=1000 hops\n"),
         },
+        ("gzip" | "deflate" | "br" | "zstd", _) if !get_or_head => {
+            not_allowed(out, x, b"Allow: GET, HEAD\r\n")
+        }
+        ("gzip" | "deflate" | "br" | "zstd", arg) => {
+            match crate::compress::Coding::of_route(name) {
+                Some(coding) => crate::compress::route(coding, arg, &PATTERN, x, out),
+                None => return None,
+            }
+        }
         ("stats", None) if get_or_head => {
             let json = serde_json::to_vec_pretty(&w.registry.snapshot()).unwrap_or_default();
             Outcome::done(200, response::whole(out, x, 200, "application/json", &json))

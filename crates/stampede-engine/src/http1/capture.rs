@@ -2,7 +2,14 @@
 //! or a script reads it (issue 18): the final head as it arrived and the
 //! body's data (chunked framing removed), each up to `--capture-max`.
 //! Without a capture the parser only counts, as before.
+//!
+//! An encoded body (`Content-Encoding`, issue 23) is decoded here, the one
+//! place every HTTP/1.1 path parses through: for checks, only until the
+//! kept body is full; with `--decode`, all of it, its decoded bytes
+//! counted. A body that does not decode fails the response
+//! ([`Capture::body_ended`]).
 
+use super::decode::{content_encodings, decoder_for, BodyDecoder, DecodeError};
 use std::ops::Range;
 
 /// Headers a captured head is split into, at most (the parser refuses more).
@@ -18,6 +25,39 @@ pub struct Capture {
     body: Vec<u8>,
     /// The body was longer than `max`: checks see its first `max` bytes.
     truncated: bool,
+    /// `--decode`: every body is decoded and its decoded bytes counted.
+    count_decoded: bool,
+    /// What the response's `Content-Encoding` asks (read from its head
+    /// when something decodes).
+    coding: Coding,
+    /// Decoded body bytes of this response (the body as it came when not
+    /// encoded); counted with `count_decoded`.
+    decoded: u64,
+    /// Body bytes have reached the decoder.
+    fed: bool,
+    /// Checks only: the kept body is full, the rest is not decoded.
+    stopped: bool,
+    /// Why the body did not decode.
+    failure: Option<DecodeError>,
+}
+
+/// The coding of the response being parsed.
+#[derive(Debug, Default)]
+enum Coding {
+    /// Not encoded, or nothing decodes it.
+    #[default]
+    Plain,
+    Encoded(Box<BodyDecoder>),
+    /// A coding stampede does not decode: an error once a body byte comes.
+    Unknown(DecodeError),
+}
+
+impl Clone for Coding {
+    /// A capture is cloned as a template, before any response: a decoder
+    /// in the middle of a body is not carried over.
+    fn clone(&self) -> Self {
+        Coding::Plain
+    }
 }
 
 impl Capture {
@@ -31,11 +71,25 @@ impl Capture {
         }
     }
 
+    /// Decodes every encoded body and counts its decoded bytes (`--decode`),
+    /// keeping nothing.
+    pub fn decoding() -> Capture {
+        Capture {
+            count_decoded: true,
+            ..Capture::default()
+        }
+    }
+
     /// A new response: the buffers are emptied, their memory kept.
     pub fn clear(&mut self) {
         self.head.clear();
         self.body.clear();
         self.truncated = false;
+        self.coding = Coding::Plain;
+        self.decoded = 0;
+        self.fed = false;
+        self.stopped = false;
+        self.failure = None;
     }
 
     pub(super) fn head_arrived(&mut self, head: &[u8]) {
@@ -44,17 +98,93 @@ impl Capture {
             self.head
                 .extend_from_slice(&head[..head.len().min(self.max.max(1024))]);
         }
+        self.read_coding(head);
     }
 
     pub(super) fn body_data(&mut self, data: &[u8]) {
-        if !self.keep_body {
+        match &mut self.coding {
+            Coding::Plain => {
+                self.decoded += data.len() as u64;
+                if self.keep_body {
+                    keep_bounded(&mut self.body, self.max, &mut self.truncated, data);
+                }
+            }
+            Coding::Unknown(why) => {
+                if self.failure.is_none() && !data.is_empty() {
+                    self.failure = Some(why.clone());
+                }
+            }
+            Coding::Encoded(decoder) => {
+                if self.failure.is_some() || self.stopped || data.is_empty() {
+                    return;
+                }
+                self.fed = true;
+                let (keep, max) = (self.keep_body, self.max);
+                let (body, truncated, decoded) =
+                    (&mut self.body, &mut self.truncated, &mut self.decoded);
+                let fed = decoder.feed(data, &mut |out| {
+                    *decoded += out.len() as u64;
+                    if keep {
+                        keep_bounded(body, max, truncated, out);
+                    }
+                });
+                if let Err(why) = fed {
+                    self.failure = Some(why);
+                }
+                // For checks alone, decoding stops once the kept body is full.
+                self.stopped = self.truncated && !self.count_decoded;
+            }
+        }
+    }
+
+    /// Reads the response's `Content-Encoding` when something decodes its
+    /// body (checks on the body, `--decode`).
+    fn read_coding(&mut self, head: &[u8]) {
+        if !(self.keep_body || self.count_decoded) {
             return;
         }
-        let room = self.max.saturating_sub(self.body.len());
-        if data.len() > room {
-            self.truncated = true;
+        self.coding = match decoder_for(content_encodings(head)) {
+            Ok(Some(decoder)) => Coding::Encoded(Box::new(decoder)),
+            Ok(None) => Coding::Plain,
+            Err(why) => Coding::Unknown(why),
+        };
+    }
+
+    /// The response's body is complete: an encoded one is finished (a
+    /// stream cut short is an error). Err when the body did not decode.
+    pub(super) fn body_ended(&mut self) -> Result<(), ()> {
+        if let Coding::Encoded(decoder) = &mut self.coding {
+            if self.fed && !self.stopped && self.failure.is_none() {
+                let (keep, max) = (self.keep_body, self.max);
+                let (body, truncated, decoded) =
+                    (&mut self.body, &mut self.truncated, &mut self.decoded);
+                let finished = decoder.finish(&mut |out| {
+                    *decoded += out.len() as u64;
+                    if keep {
+                        keep_bounded(body, max, truncated, out);
+                    }
+                });
+                if let Err(why) = finished {
+                    self.failure = Some(why);
+                }
+            }
         }
-        self.body.extend_from_slice(&data[..data.len().min(room)]);
+        match self.failure {
+            Some(_) => Err(()),
+            None => Ok(()),
+        }
+    }
+
+    /// Why the last response's body did not decode.
+    pub fn decode_failure(&self) -> Option<&DecodeError> {
+        self.failure.as_ref()
+    }
+
+    /// With `--decode`: the decoded body bytes of the last response, and
+    /// whether it came encoded.
+    pub fn decoded(&self) -> Option<(u64, bool)> {
+        let encoded = self.fed && matches!(self.coding, Coding::Encoded(_));
+        self.count_decoded.then_some((self.decoded, encoded))
     }
 
     /// The body kept (its first `--capture-max` bytes).
@@ -115,9 +245,19 @@ impl Capture {
     pub fn union(mut self, other: Capture) -> Capture {
         self.keep_head |= other.keep_head;
         self.keep_body |= other.keep_body;
+        self.count_decoded |= other.count_decoded;
         self.max = self.max.max(other.max);
         self
     }
+}
+
+/// Appends `data` to `body` up to `max` bytes; `truncated` once some did not fit.
+fn keep_bounded(body: &mut Vec<u8>, max: usize, truncated: &mut bool, data: &[u8]) {
+    let room = max.saturating_sub(body.len());
+    if data.len() > room {
+        *truncated = true;
+    }
+    body.extend_from_slice(&data[..data.len().min(room)]);
 }
 
 fn memchr_newline(bytes: &[u8], from: usize) -> Option<usize> {
@@ -167,5 +307,54 @@ mod tests {
         assert_eq!(&head[ranges[1].1.clone()], b"7");
         capture.clear();
         assert!(capture.body().is_empty() && !capture.truncated());
+    }
+
+    fn gzip(data: &[u8]) -> Vec<u8> {
+        use std::io::Write;
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(data).unwrap();
+        e.finish().unwrap()
+    }
+
+    const GZIP_HEAD: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\n\r\n";
+
+    #[test]
+    fn checks_see_the_decoded_body_up_to_the_limit() {
+        let plain: Vec<u8> = (0..5000u32)
+            .flat_map(|i| i.to_string().into_bytes())
+            .collect();
+        let body = gzip(&plain);
+        let mut capture = Capture::new(false, true, 100);
+        capture.head_arrived(GZIP_HEAD);
+        for piece in body.chunks(3) {
+            capture.body_data(piece);
+        }
+        assert_eq!(capture.body_ended(), Ok(()));
+        assert_eq!(capture.body(), &plain[..100]);
+        assert!(capture.truncated());
+        // Checks alone count nothing.
+        assert_eq!(capture.decoded(), None);
+    }
+
+    #[test]
+    fn decode_counts_every_byte_and_names_a_failure() {
+        let plain = vec![b'z'; 70_000];
+        let mut capture = Capture::decoding().union(Capture::new(true, false, 1024));
+        capture.head_arrived(GZIP_HEAD);
+        capture.body_data(&gzip(&plain));
+        assert_eq!(capture.body_ended(), Ok(()));
+        assert_eq!(capture.decoded(), Some((70_000, true)));
+        assert!(capture.body().is_empty(), "--decode keeps nothing");
+        capture.clear();
+        capture.head_arrived(b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n");
+        capture.body_data(b"abc");
+        assert_eq!(capture.body_ended(), Ok(()));
+        assert_eq!(capture.decoded(), Some((3, false)));
+        capture.clear();
+        capture.head_arrived(GZIP_HEAD);
+        capture.body_data(b"not gzip");
+        assert_eq!(capture.body_ended(), Err(()));
+        let why = capture.decode_failure().expect("a reason").to_string();
+        assert!(why.starts_with("gzip body did not decode"), "{why}");
     }
 }

@@ -1,8 +1,12 @@
-//! HTTP/1.x on the client side: the request encoded once per plan, and the
-//! response framer that counts bodies, storing them only for checks.
+//! HTTP/1.x on the client side: the request encoded once per plan, the
+//! response framer that counts bodies, storing them only for checks, and
+//! the content codings every path decodes with (`--decode`, checks on an
+//! encoded body).
 
 mod capture;
 mod chunked;
+mod decode;
+mod decoded_count;
 mod fuzzing;
 mod head;
 mod malformed;
@@ -10,6 +14,8 @@ mod request;
 mod response;
 
 pub use capture::{Capture, MAX_CAPTURED_HEADERS};
+pub(crate) use decode::DecodeError;
+pub(crate) use decoded_count::DecodedCount;
 pub use fuzzing::check_response_parser;
 pub use malformed::malformed_reason;
 pub use request::{encode_request, encode_request_to};

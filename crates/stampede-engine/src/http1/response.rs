@@ -30,6 +30,9 @@ pub enum ResponseError {
     Malformed,
     /// The connection closed before the response was complete.
     ClosedEarly,
+    /// The body did not decode by its `Content-Encoding` (decoded for
+    /// `--decode` or a check; the reason is the capture's).
+    Undecodable,
 }
 
 /// A complete response.
@@ -154,6 +157,7 @@ impl ResponseParser {
             };
             at += used;
             let progress = if done {
+                self.body_ended()?;
                 ResponseProgress::Complete(self.complete())
             } else {
                 ResponseProgress::Partial
@@ -166,8 +170,21 @@ impl ResponseParser {
     /// body was delimited by the close.
     pub fn finish_on_close(&mut self) -> Result<Complete, ResponseError> {
         match self.state {
-            State::Body(Framing::UntilClose) => Ok(self.complete()),
+            State::Body(Framing::UntilClose) => {
+                self.body_ended()?;
+                Ok(self.complete())
+            }
             _ => Err(ResponseError::ClosedEarly),
+        }
+    }
+
+    /// The body is complete: a capture that decodes it finishes decoding.
+    fn body_ended(&mut self) -> Result<(), ResponseError> {
+        match &mut self.capture {
+            Some(capture) => capture
+                .body_ended()
+                .map_err(|()| ResponseError::Undecodable),
+            None => Ok(()),
         }
     }
 

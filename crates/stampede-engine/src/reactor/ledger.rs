@@ -485,6 +485,7 @@ impl Ledger {
         body_bytes: u64,
         judged: Option<Judged>,
     ) {
+        ctx.settle_decoding(&self.parser, self.intended, result);
         let outcome = Outcome {
             intended: self.intended,
             sent: self.sent,

@@ -1,0 +1,57 @@
+//! `--decode` over HTTP/2 and HTTP/3 (issue 23): their bodies arrive as
+//! DATA, not through the HTTP/1.1 parser's capture, so they are counted
+//! here, with the same decoders (decode.rs).
+
+use super::decode::{content_decoder, BodyDecoder, DecodeError};
+
+/// `--decode` over HTTP/2 and HTTP/3: a body's decoded bytes, counted as
+/// its DATA arrives (nothing kept).
+#[derive(Debug)]
+pub struct DecodedCount {
+    decoder: Result<Option<BodyDecoder>, DecodeError>,
+    decoded: u64,
+    fed: bool,
+}
+
+impl DecodedCount {
+    /// For a response with these headers.
+    pub fn new(headers: &http::HeaderMap) -> DecodedCount {
+        DecodedCount {
+            decoder: content_decoder(headers),
+            decoded: 0,
+            fed: false,
+        }
+    }
+
+    /// The next piece of the body; an error ends the count.
+    pub fn data(&mut self, data: &[u8]) {
+        if data.is_empty() {
+            return;
+        }
+        self.fed = true;
+        let decoded = &mut self.decoded;
+        if let Ok(Some(decoder)) = &mut self.decoder {
+            if let Err(why) = decoder.feed(data, &mut |out| *decoded += out.len() as u64) {
+                self.decoder = Err(why);
+            }
+        } else if let Ok(None) = self.decoder {
+            *decoded += data.len() as u64;
+        }
+    }
+
+    /// The body is over: its decoded bytes and whether it came encoded,
+    /// or why it did not decode (a body-less response never fails).
+    pub fn end(mut self) -> Result<(u64, bool), DecodeError> {
+        let decoded = &mut self.decoded;
+        match &mut self.decoder {
+            Ok(None) => Ok((*decoded, false)),
+            Ok(Some(_)) if !self.fed => Ok((0, false)),
+            Ok(Some(decoder)) => {
+                decoder.finish(&mut |out| *decoded += out.len() as u64)?;
+                Ok((*decoded, true))
+            }
+            Err(_) if !self.fed => Ok((0, false)),
+            Err(why) => Err(why.clone()),
+        }
+    }
+}
