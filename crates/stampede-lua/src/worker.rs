@@ -1,15 +1,17 @@
 //! One worker thread's script ([`ScriptThread`]): `request()`, `delay()`,
 //! `response()` and `thread:stop()` in that thread's own state, each one
 //! call into a small Lua function (lua/hooks.lua) that finds the script's
-//! global and shapes the arguments inside LuaJIT. The state
+//! global; `response()`'s headers table and body are made here, through
+//! LuaJIT's C API, as wrk makes them. The state
 //! goes back to its slot when the worker drops this, so `done()` can read
 //! the thread's globals (`thread:get`).
 
 use crate::request_count::count_requests;
 use crate::state::describe;
 use crate::thread_handle::ThreadSlot;
-use mlua::{BString, Function, Lua, Table, Value};
+use mlua::{ffi, BString, Function, Lua, String as LuaString, Table, Value};
 use stampede_workload::{ResponseView, ScriptError, ScriptThread};
+use std::ffi::c_int;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -46,11 +48,11 @@ pub(crate) struct LuaThread {
     next_request: Function,
     next_delay: Function,
     on_response: Function,
-    /// The last bytes `request()` returned and how many requests they hold:
+    /// The last string `request()` returned and how many requests it holds:
     /// a script that returns the same string (pipeline.lua) is parsed once.
-    last: Option<(Vec<u8>, usize)>,
-    /// Reused for the packed response headers.
-    packed: Vec<u8>,
+    /// LuaJIT interns every string, so while this one is held, the same
+    /// bytes are the same object: comparing pointers compares contents.
+    last: Option<(LuaString, usize)>,
 }
 
 impl LuaThread {
@@ -79,7 +81,6 @@ impl LuaThread {
             next_delay,
             on_response,
             last: None,
-            packed: Vec::new(),
         })
     }
 
@@ -95,18 +96,28 @@ impl LuaThread {
     }
 }
 
-/// Passes `bytes` to Lua: pushed as they are when they are UTF-8 (the
-/// common case, no registry reference), else as a new Lua string.
-fn call_with_bytes(
-    lua: &Lua,
-    hook: &Function,
-    status: u16,
-    body: &[u8],
-    packed: &[u8],
-) -> mlua::Result<()> {
-    match (std::str::from_utf8(body), std::str::from_utf8(packed)) {
-        (Ok(body), Ok(packed)) => hook.call((status, body, packed)),
-        _ => hook.call((status, lua.create_string(body)?, lua.create_string(packed)?)),
+/// wrk's `script_response` arguments, made as wrk makes them in C: the
+/// headers as one table (sized for them, so it never grows; a repeated
+/// name keeps its last value, as wrk's `lua_rawset`) and the body as a string.
+fn response_arguments(lua: &Lua, response: &ResponseView<'_>) -> mlua::Result<(Table, LuaString)> {
+    let fields = response.headers;
+    let sized = c_int::try_from(fields.len()).unwrap_or(c_int::MAX);
+    let body = response.body;
+    // SAFETY: exec_raw runs the closure as a protected Lua call on a stack
+    // with room for 3 more values (the table, a name and a value; the body
+    // is pushed once the name and value are gone), so a Lua error (out of
+    // memory) is caught there; every pointer passed with its length comes
+    // from a live byte slice, which Lua copies.
+    unsafe {
+        lua.exec_raw((), |state| {
+            ffi::lua_createtable(state, 0, sized);
+            for (name, value) in fields {
+                ffi::lua_pushlstring(state, name.as_ptr().cast(), name.len());
+                ffi::lua_pushlstring(state, value.as_ptr().cast(), value.len());
+                ffi::lua_rawset(state, -3);
+            }
+            ffi::lua_pushlstring(state, body.as_ptr().cast(), body.len());
+        })
     }
 }
 
@@ -120,19 +131,21 @@ impl ScriptThread for LuaThread {
     }
 
     fn request(&mut self, out: &mut Vec<u8>) -> Result<usize, ScriptError> {
-        let bytes: BString = self
+        let request: LuaString = self
             .next_request
             .call(())
             .map_err(|e| self.fail("request()", &e))?;
+        let bytes = request.as_bytes();
         out.extend_from_slice(&bytes);
         if let Some((last, count)) = &self.last {
-            if last[..] == bytes[..] {
+            if last.to_pointer() == request.to_pointer() {
                 return Ok(*count);
             }
         }
         let count =
             count_requests(&bytes).map_err(|why| ScriptError(format!("{}: {why}", self.name)))?;
-        self.last = Some((bytes.into(), count));
+        drop(bytes);
+        self.last = Some((request, count));
         Ok(count)
     }
 
@@ -159,24 +172,14 @@ impl ScriptThread for LuaThread {
     }
 
     fn response(&mut self, response: &ResponseView<'_>) -> Result<(), ScriptError> {
-        self.packed.clear();
-        for (name, value) in response.headers {
-            self.packed.extend_from_slice(name);
-            self.packed.push(0);
-            self.packed.extend_from_slice(value);
-            self.packed.push(0);
-        }
         let Some(lua) = self.lua.as_ref() else {
             return Ok(());
         };
-        call_with_bytes(
-            lua,
-            &self.on_response,
-            response.status,
-            response.body,
-            &self.packed,
-        )
-        .map_err(|e| self.fail("response()", &e))
+        let (headers, body) =
+            response_arguments(lua, response).map_err(|e| self.fail("response()", &e))?;
+        self.on_response
+            .call::<()>((response.status, headers, body))
+            .map_err(|e| self.fail("response()", &e))
     }
 
     fn stop_requested(&self) -> bool {
