@@ -6,12 +6,12 @@
 //! goes back to its slot when the worker drops this, so `done()` can read
 //! the thread's globals (`thread:get`).
 
+use crate::raw_call::RawHooks;
 use crate::request_count::count_requests;
 use crate::state::describe;
 use crate::thread_handle::ThreadSlot;
-use mlua::{ffi, BString, Function, Lua, String as LuaString, Table, Value};
+use mlua::{BString, Function, Lua, Table, Value};
 use stampede_workload::{ResponseView, ScriptError, ScriptThread};
-use std::ffi::c_int;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -45,14 +45,11 @@ pub(crate) struct LuaThread {
     name: Arc<str>,
     hooks: Hooks,
     fixed: Vec<u8>,
-    next_request: Function,
-    next_delay: Function,
-    on_response: Function,
-    /// The last string `request()` returned and how many requests it holds:
-    /// a script that returns the same string (pipeline.lua) is parsed once.
-    /// LuaJIT interns every string, so while this one is held, the same
-    /// bytes are the same object: comparing pointers compares contents.
-    last: Option<(LuaString, usize)>,
+    /// The per-request calls (raw_call.rs).
+    raw: RawHooks,
+    /// How many requests the last bytes `request()` returned hold: a script
+    /// that returns the same string (pipeline.lua) is parsed once.
+    last_count: usize,
 }
 
 impl LuaThread {
@@ -71,53 +68,27 @@ impl LuaThread {
             .set_name("=stampede hooks")
             .call::<(Function, Function, Function)>(())
             .map_err(fail)?;
+        let raw = RawHooks::new(&lua, next_request, next_delay, on_response).map_err(fail)?;
         Ok(LuaThread {
             slot,
             lua: Some(lua),
             name,
             hooks,
             fixed,
-            next_request,
-            next_delay,
-            on_response,
-            last: None,
+            raw,
+            last_count: 1,
         })
     }
 
     /// A script error during the run: recorded for the run (it stops
     /// every thread) and returned to the engine.
-    fn fail(&self, hook: &str, error: &mlua::Error) -> ScriptError {
-        self.failed(format!("{}: {hook} failed: {}", self.name, describe(error)))
+    fn fail(&self, hook: &str, error: &str) -> ScriptError {
+        self.failed(format!("{}: {hook} failed: {error}", self.name))
     }
 
     fn failed(&self, message: String) -> ScriptError {
         self.slot.fail(&message);
         ScriptError(message)
-    }
-}
-
-/// wrk's `script_response` arguments, made as wrk makes them in C: the
-/// headers as one table (sized for them, so it never grows; a repeated
-/// name keeps its last value, as wrk's `lua_rawset`) and the body as a string.
-fn response_arguments(lua: &Lua, response: &ResponseView<'_>) -> mlua::Result<(Table, LuaString)> {
-    let fields = response.headers;
-    let sized = c_int::try_from(fields.len()).unwrap_or(c_int::MAX);
-    let body = response.body;
-    // SAFETY: exec_raw runs the closure as a protected Lua call on a stack
-    // with room for 3 more values (the table, a name and a value; the body
-    // is pushed once the name and value are gone), so a Lua error (out of
-    // memory) is caught there; every pointer passed with its length comes
-    // from a live byte slice, which Lua copies.
-    unsafe {
-        lua.exec_raw((), |state| {
-            ffi::lua_createtable(state, 0, sized);
-            for (name, value) in fields {
-                ffi::lua_pushlstring(state, name.as_ptr().cast(), name.len());
-                ffi::lua_pushlstring(state, value.as_ptr().cast(), value.len());
-                ffi::lua_rawset(state, -3);
-            }
-            ffi::lua_pushlstring(state, body.as_ptr().cast(), body.len());
-        })
     }
 }
 
@@ -131,21 +102,15 @@ impl ScriptThread for LuaThread {
     }
 
     fn request(&mut self, out: &mut Vec<u8>) -> Result<usize, ScriptError> {
-        let request: LuaString = self
-            .next_request
-            .call(())
-            .map_err(|e| self.fail("request()", &e))?;
-        let bytes = request.as_bytes();
-        out.extend_from_slice(&bytes);
-        if let Some((last, count)) = &self.last {
-            if last.to_pointer() == request.to_pointer() {
-                return Ok(*count);
-            }
-        }
-        let count =
-            count_requests(&bytes).map_err(|why| ScriptError(format!("{}: {why}", self.name)))?;
-        drop(bytes);
-        self.last = Some((request, count));
+        let Some(lua) = self.lua.as_ref() else {
+            return Err(ScriptError(format!("{}: no state", self.name)));
+        };
+        let counted = self
+            .raw
+            .request(lua, out, count_requests, self.last_count)
+            .map_err(|e: String| self.fail("request()", &e))?;
+        let count = counted.map_err(|why| ScriptError(format!("{}: {why}", self.name)))?;
+        self.last_count = count;
         Ok(count)
     }
 
@@ -154,10 +119,13 @@ impl ScriptThread for LuaThread {
     }
 
     fn delay(&mut self) -> Result<Duration, ScriptError> {
-        let ms: f64 = self
-            .next_delay
-            .call(())
-            .map_err(|e| self.fail("delay()", &e))?;
+        let Some(lua) = self.lua.as_ref() else {
+            return Ok(Duration::ZERO);
+        };
+        let ms = self
+            .raw
+            .delay(lua)
+            .map_err(|e: String| self.fail("delay()", &e))?;
         // wrk: whole milliseconds; nothing for a negative or NaN delay.
         let ms = if ms.is_finite() && ms > 0.0 {
             ms.trunc()
@@ -175,11 +143,9 @@ impl ScriptThread for LuaThread {
         let Some(lua) = self.lua.as_ref() else {
             return Ok(());
         };
-        let (headers, body) =
-            response_arguments(lua, response).map_err(|e| self.fail("response()", &e))?;
-        self.on_response
-            .call::<()>((response.status, headers, body))
-            .map_err(|e| self.fail("response()", &e))
+        self.raw
+            .response(lua, response.status, response.headers, response.body)
+            .map_err(|e: String| self.fail("response()", &e))
     }
 
     fn stop_requested(&self) -> bool {
@@ -189,7 +155,6 @@ impl ScriptThread for LuaThread {
 
 impl Drop for LuaThread {
     fn drop(&mut self) {
-        self.last = None;
         if let Some(lua) = self.lua.take() {
             self.slot.put(lua);
         }
