@@ -3,8 +3,28 @@
 -- to the wrk table's value; the headers table formatted gets a missing Host
 -- from wrk.headers and Content-Length set to the body's length (nil, so
 -- removed, without a body), as wrk does. Headers come out in pairs() order.
+--
+-- The request is written into one reused string.buffer (LuaJIT's), so the
+-- only string made per call is the request itself: wrk's string.format per
+-- line and table.concat make a string per header line and a table besides.
+-- Each piece reads as string.format's %s reads it (strings and numbers as
+-- they are, anything else through tostring); a body that is neither a string
+-- nor a number is an error (string.len refuses it), as in wrk.
 local wrk = ...
-local format, concat, len = string.format, table.concat, string.len
+local len, tostring, type, pairs, error = string.len, tostring, type, pairs, error
+local new_buffer = require("string.buffer").new
+local shared = new_buffer()
+-- True while a call is writing into `shared`: a __tostring that formats a
+-- request of its own gets a buffer of its own.
+local busy = false
+
+local function text(value)
+   local kind = type(value)
+   if kind == "string" or kind == "number" then
+      return value
+   end
+   return tostring(value)
+end
 
 return function(method, path, headers, body)
    method = method or wrk.method
@@ -18,13 +38,18 @@ return function(method, path, headers, body)
       headers.Host = wrk.headers.Host
    end
    headers["Content-Length"] = body and len(body) or nil
-   local out = { format("%s %s HTTP/1.1\r\n", method, path) }
-   local n = 1
+   local nested = busy
+   local out = nested and new_buffer() or shared:reset()
+   busy = true
+   out:put(text(method), " ", text(path), " HTTP/1.1\r\n")
    for name, value in pairs(headers) do
-      n = n + 1
-      out[n] = format("%s: %s\r\n", name, value)
+      out:put(text(name), ": ", text(value), "\r\n")
    end
-   out[n + 1] = "\r\n"
-   out[n + 2] = body or ""
-   return concat(out)
+   out:put("\r\n")
+   if body then
+      out:put(body)
+   end
+   local request = out:tostring()
+   busy = nested
+   return request
 end

@@ -1,7 +1,7 @@
 -- The three calls the engine makes per request, compiled once per thread
 -- state so each is one call into LuaJIT. The globals are looked up on every
 -- call, as wrk does (a script may replace request or response as it goes).
-local type, error, tonumber, find, sub = type, error, tonumber, string.find, string.sub
+local type, error, tonumber = type, error, tonumber
 
 -- request(): the script's, or else wrk.request() (the pre-formatted one).
 local function next_request()
@@ -27,23 +27,12 @@ local function next_delay()
    return tonumber(delay()) or 0
 end
 
--- response(status, headers, body): the headers arrive as one string of
--- "name\0value\0" pairs (one string across the boundary instead of two per
--- header) and are split into the table the script receives.
-local function on_response(status, body, packed)
+-- response(status, headers, body): the headers table and the body string
+-- are made in Rust (worker.rs), as wrk makes them in C.
+local function on_response(status, headers, body)
    local handle = response
    if type(handle) ~= "function" then
       return
-   end
-   local headers, at = {}, 1
-   while true do
-      local name_end = find(packed, "\0", at, true)
-      if not name_end then
-         break
-      end
-      local value_end = find(packed, "\0", name_end + 1, true)
-      headers[sub(packed, at, name_end - 1)] = sub(packed, name_end + 1, value_end - 1)
-      at = value_end + 1
    end
    handle(status, headers, body)
 end

@@ -12,13 +12,15 @@
 //! Modules: `state` (making a state, load errors), `wrk_table` (the `wrk`
 //! table and `wrk.format`), `addr` (`wrk.lookup`, `wrk.connect`,
 //! addresses), `thread_handle` (the thread object), `transfer` (values
-//! copied between states), `worker` (a worker's hooks), `request_count`
+//! copied between states), `worker` (a worker's hooks), `raw_call`
+//! (their per-request calls through LuaJIT's C API), `request_count`
 //! (requests in `request()`'s bytes), `stats` (`done`'s arguments),
 //! `output` (`print`), `script` (the whole flow). The API and the
 //! differences from wrk are in docs/lua.md.
 
 mod addr;
 mod output;
+mod raw_call;
 mod request_count;
 mod script;
 mod state;

@@ -1,10 +1,12 @@
 //! One worker thread's script ([`ScriptThread`]): `request()`, `delay()`,
 //! `response()` and `thread:stop()` in that thread's own state, each one
 //! call into a small Lua function (lua/hooks.lua) that finds the script's
-//! global and shapes the arguments inside LuaJIT. The state
+//! global; `response()`'s headers table and body are made here, through
+//! LuaJIT's C API, as wrk makes them. The state
 //! goes back to its slot when the worker drops this, so `done()` can read
 //! the thread's globals (`thread:get`).
 
+use crate::raw_call::RawHooks;
 use crate::request_count::count_requests;
 use crate::state::describe;
 use crate::thread_handle::ThreadSlot;
@@ -43,14 +45,11 @@ pub(crate) struct LuaThread {
     name: Arc<str>,
     hooks: Hooks,
     fixed: Vec<u8>,
-    next_request: Function,
-    next_delay: Function,
-    on_response: Function,
-    /// The last bytes `request()` returned and how many requests they hold:
-    /// a script that returns the same string (pipeline.lua) is parsed once.
-    last: Option<(Vec<u8>, usize)>,
-    /// Reused for the packed response headers.
-    packed: Vec<u8>,
+    /// The per-request calls (raw_call.rs).
+    raw: RawHooks,
+    /// How many requests the last bytes `request()` returned hold: a script
+    /// that returns the same string (pipeline.lua) is parsed once.
+    last_count: usize,
 }
 
 impl LuaThread {
@@ -69,44 +68,27 @@ impl LuaThread {
             .set_name("=stampede hooks")
             .call::<(Function, Function, Function)>(())
             .map_err(fail)?;
+        let raw = RawHooks::new(&lua, next_request, next_delay, on_response).map_err(fail)?;
         Ok(LuaThread {
             slot,
             lua: Some(lua),
             name,
             hooks,
             fixed,
-            next_request,
-            next_delay,
-            on_response,
-            last: None,
-            packed: Vec::new(),
+            raw,
+            last_count: 1,
         })
     }
 
     /// A script error during the run: recorded for the run (it stops
     /// every thread) and returned to the engine.
-    fn fail(&self, hook: &str, error: &mlua::Error) -> ScriptError {
-        self.failed(format!("{}: {hook} failed: {}", self.name, describe(error)))
+    fn fail(&self, hook: &str, error: &str) -> ScriptError {
+        self.failed(format!("{}: {hook} failed: {error}", self.name))
     }
 
     fn failed(&self, message: String) -> ScriptError {
         self.slot.fail(&message);
         ScriptError(message)
-    }
-}
-
-/// Passes `bytes` to Lua: pushed as they are when they are UTF-8 (the
-/// common case, no registry reference), else as a new Lua string.
-fn call_with_bytes(
-    lua: &Lua,
-    hook: &Function,
-    status: u16,
-    body: &[u8],
-    packed: &[u8],
-) -> mlua::Result<()> {
-    match (std::str::from_utf8(body), std::str::from_utf8(packed)) {
-        (Ok(body), Ok(packed)) => hook.call((status, body, packed)),
-        _ => hook.call((status, lua.create_string(body)?, lua.create_string(packed)?)),
     }
 }
 
@@ -120,19 +102,15 @@ impl ScriptThread for LuaThread {
     }
 
     fn request(&mut self, out: &mut Vec<u8>) -> Result<usize, ScriptError> {
-        let bytes: BString = self
-            .next_request
-            .call(())
-            .map_err(|e| self.fail("request()", &e))?;
-        out.extend_from_slice(&bytes);
-        if let Some((last, count)) = &self.last {
-            if last[..] == bytes[..] {
-                return Ok(*count);
-            }
-        }
-        let count =
-            count_requests(&bytes).map_err(|why| ScriptError(format!("{}: {why}", self.name)))?;
-        self.last = Some((bytes.into(), count));
+        let Some(lua) = self.lua.as_ref() else {
+            return Err(ScriptError(format!("{}: no state", self.name)));
+        };
+        let counted = self
+            .raw
+            .request(lua, out, count_requests, self.last_count)
+            .map_err(|e: String| self.fail("request()", &e))?;
+        let count = counted.map_err(|why| ScriptError(format!("{}: {why}", self.name)))?;
+        self.last_count = count;
         Ok(count)
     }
 
@@ -141,10 +119,13 @@ impl ScriptThread for LuaThread {
     }
 
     fn delay(&mut self) -> Result<Duration, ScriptError> {
-        let ms: f64 = self
-            .next_delay
-            .call(())
-            .map_err(|e| self.fail("delay()", &e))?;
+        let Some(lua) = self.lua.as_ref() else {
+            return Ok(Duration::ZERO);
+        };
+        let ms = self
+            .raw
+            .delay(lua)
+            .map_err(|e: String| self.fail("delay()", &e))?;
         // wrk: whole milliseconds; nothing for a negative or NaN delay.
         let ms = if ms.is_finite() && ms > 0.0 {
             ms.trunc()
@@ -159,24 +140,12 @@ impl ScriptThread for LuaThread {
     }
 
     fn response(&mut self, response: &ResponseView<'_>) -> Result<(), ScriptError> {
-        self.packed.clear();
-        for (name, value) in response.headers {
-            self.packed.extend_from_slice(name);
-            self.packed.push(0);
-            self.packed.extend_from_slice(value);
-            self.packed.push(0);
-        }
         let Some(lua) = self.lua.as_ref() else {
             return Ok(());
         };
-        call_with_bytes(
-            lua,
-            &self.on_response,
-            response.status,
-            response.body,
-            &self.packed,
-        )
-        .map_err(|e| self.fail("response()", &e))
+        self.raw
+            .response(lua, response.status, response.headers, response.body)
+            .map_err(|e: String| self.fail("response()", &e))
     }
 
     fn stop_requested(&self) -> bool {
@@ -186,7 +155,6 @@ impl ScriptThread for LuaThread {
 
 impl Drop for LuaThread {
     fn drop(&mut self) {
-        self.last = None;
         if let Some(lua) = self.lua.take() {
             self.slot.put(lua);
         }

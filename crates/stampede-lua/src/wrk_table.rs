@@ -249,6 +249,46 @@ mod tests {
     }
 
     #[test]
+    fn format_reads_values_as_string_format_reads_them() {
+        let lua = state("http://h/", &["Host: h"]);
+        // wrk's string.format("%s: %s"): numbers as tostring prints them,
+        // anything else through tostring.
+        let got = eval(
+            &lua,
+            r#"return wrk.format("GET", 1.5, { Host = "h", ["X-B"] = true, ["X-F"] = 0.1 })"#,
+        );
+        assert!(got.starts_with("GET 1.5 HTTP/1.1\r\n"), "{got}");
+        assert!(
+            got.contains("X-B: true\r\n") && got.contains("X-F: 0.1\r\n"),
+            "{got}"
+        );
+        // A __tostring that formats a request of its own leaves this one whole.
+        let got = eval(
+            &lua,
+            r#"local inner = setmetatable({}, { __tostring = function() return #wrk.format("PUT", "/in") .. "" end })
+               return wrk.format("GET", "/out", { Host = "h", ["X-Len"] = inner })"#,
+        );
+        assert!(got.starts_with("GET /out HTTP/1.1\r\n"), "{got}");
+        assert!(
+            got.contains("X-Len: ") && got.ends_with("\r\n\r\n"),
+            "{got}"
+        );
+        // The same request twice is the same string; a body that is not a
+        // string is an error, as in wrk (string.len refuses it).
+        let same: bool = lua
+            .load("return wrk.format(nil, '/s') == wrk.format(nil, '/s')")
+            .eval()
+            .unwrap();
+        assert!(same);
+        let err = lua
+            .load("return wrk.format(nil, nil, nil, {})")
+            .exec()
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("bad argument #1 to 'len'"), "{err}");
+    }
+
+    #[test]
     fn format_refuses_a_non_table_of_headers() {
         let lua = state("http://h/", &[]);
         let err = lua

@@ -198,16 +198,29 @@ impl Capture {
 
     /// The header fields of the kept head, as `(name, value)` ranges into
     /// [`Capture::head_bytes`], written into `out`; returns how many.
-    /// The head was validated by the parser: lines end in CRLF (or LF).
     pub fn header_ranges(
         &self,
         out: &mut [(Range<usize>, Range<usize>); MAX_CAPTURED_HEADERS],
     ) -> usize {
+        let mut n = 0;
+        self.for_each_header(|name, value| {
+            out[n] = (name, value);
+            n += 1;
+        });
+        n
+    }
+
+    /// Calls `field` with the `(name, value)` ranges into
+    /// [`Capture::head_bytes`] of each header field of the kept head, in
+    /// order, at most [`MAX_CAPTURED_HEADERS`] of them (nothing to fill
+    /// first: a script's `response()` reads them per response).
+    /// The head was validated by the parser: lines end in CRLF (or LF).
+    pub fn for_each_header(&self, mut field: impl FnMut(Range<usize>, Range<usize>)) {
         let head = &self.head;
         let mut n = 0;
         let mut at = match memchr_newline(head, 0) {
             Some(end) => end + 1,
-            None => return 0,
+            None => return,
         };
         while at < head.len() && n < MAX_CAPTURED_HEADERS {
             let end = memchr_newline(head, at).unwrap_or(head.len());
@@ -218,12 +231,11 @@ impl Capture {
             if let Some(colon) = head[line.clone()].iter().position(|&b| b == b':') {
                 let name = line.start..line.start + colon;
                 let value = trim_spaces(head, line.start + colon + 1..line.end);
-                out[n] = (name, value);
+                field(name, value);
                 n += 1;
             }
             at = end + 1;
         }
-        n
     }
 
     pub fn head_bytes(&self) -> &[u8] {

@@ -6,7 +6,7 @@ use super::session::{UserSession, WorkerWorkload};
 use crate::http1::{Capture, MAX_CAPTURED_HEADERS};
 use stampede_metrics::{Judged, Recorder};
 use stampede_workload::{ResponseView, Verdict};
-use std::ops::Range;
+use std::mem::MaybeUninit;
 use std::time::Duration;
 
 /// A header field of a kept head: name and value.
@@ -76,14 +76,20 @@ impl UserSession {
                 .with_body_size(answer.body_bytes);
             return self.judge_view(work, target, count, &view, recorder);
         }
-        let mut ranges: [(Range<usize>, Range<usize>); MAX_CAPTURED_HEADERS] =
-            std::array::from_fn(|_| (0..0, 0..0));
-        let mut pairs: [Field<'_>; MAX_CAPTURED_HEADERS] = [(&[], &[]); MAX_CAPTURED_HEADERS];
-        let n = capture.map_or(0, |c| c.header_ranges(&mut ranges));
-        for (pair, (name, value)) in pairs.iter_mut().zip(&ranges[..n]) {
-            *pair = (&head[name.clone()], &head[value.clone()]);
+        // Left uninitialised: filling 100 fields before every response
+        // cost more than the few a response has (a script reads each one).
+        let mut pairs = [const { MaybeUninit::<Field<'_>>::uninit() }; MAX_CAPTURED_HEADERS];
+        let mut n = 0;
+        if let Some(capture) = capture {
+            capture.for_each_header(|name, value| {
+                pairs[n].write((&head[name], &head[value]));
+                n += 1;
+            });
         }
-        let view = ResponseView::new(answer.status, &pairs[..n], body, answer.elapsed)
+        // SAFETY: for_each_header gives at most MAX_CAPTURED_HEADERS fields
+        // and the first `n` entries were each written just above.
+        let fields = unsafe { std::slice::from_raw_parts(pairs.as_ptr().cast::<Field<'_>>(), n) };
+        let view = ResponseView::new(answer.status, fields, body, answer.elapsed)
             .with_body_size(answer.body_bytes);
         self.judge_view(work, target, count, &view, recorder)
     }

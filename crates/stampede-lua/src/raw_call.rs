@@ -1,0 +1,218 @@
+//! The per-request calls into a worker's Lua state, made through LuaJIT's C
+//! API as wrk makes them (`script_request`, `script_response`): the three
+//! hooks of lua/hooks.lua and a traceback handler are kept in the registry
+//! under integer keys, and each call pushes them, pushes the arguments,
+//! `lua_pcall`s and reads the result off the stack. mlua's `Function::call`
+//! would do the same with a reference-counted handle allocated for every
+//! value it returns (a request's string, a response's table): one Rust
+//! allocation per request that this path does not make.
+
+use mlua::{ffi, Function, Lua, RegistryKey, Value};
+use std::ffi::c_int;
+
+/// The registry keys of one state's per-request calls.
+pub(crate) struct RawHooks {
+    traceback: RegistryKey,
+    next_request: RegistryKey,
+    next_delay: RegistryKey,
+    on_response: RegistryKey,
+    /// The last string `request()` returned, held so that its identity
+    /// stays meaningful (LuaJIT interns strings: while it is alive, the
+    /// same bytes are the same string).
+    last_request: RegistryKey,
+}
+
+/// Stack slots a call uses at most: the handler, the hook, a response's
+/// status, table, and a header's name and value being set (3 of them more
+/// than a request needs: its string, the last one, a copy).
+const STACK_NEEDED: c_int = 8;
+
+/// What a hook call failed with: the Lua error and its traceback.
+pub(crate) type CallError = String;
+
+/// The message handler of every call: the error as text with Lua's
+/// traceback appended, as mlua's own handler writes it.
+unsafe extern "C-unwind" fn traceback(state: *mut ffi::lua_State) -> c_int {
+    // SAFETY: called by Lua as a message handler, with the error object on
+    // top; every push below is preceded by a check that there is room.
+    unsafe {
+        if ffi::lua_checkstack(state, 2) == 0 {
+            return 1;
+        }
+        let message = ffi::luaL_tolstring(state, -1, std::ptr::null_mut());
+        if ffi::lua_checkstack(state, ffi::LUA_TRACEBACK_STACK) != 0 {
+            ffi::luaL_traceback(state, state, message, 0);
+            ffi::lua_remove(state, -2);
+        }
+    }
+    1
+}
+
+/// The text of the error object on top of the stack.
+///
+/// SAFETY (of the caller): the stack has a value on top.
+unsafe fn error_text(state: *mut ffi::lua_State) -> CallError {
+    let mut len = 0usize;
+    // SAFETY: lua_tolstring reads the top value; a non-string gives null.
+    let text = unsafe { ffi::lua_tolstring(state, -1, &mut len) };
+    if text.is_null() {
+        return "(error object is not a string)".into();
+    }
+    // SAFETY: Lua gave a pointer to `len` bytes, alive while on the stack.
+    let bytes = unsafe { std::slice::from_raw_parts(text.cast::<u8>(), len) };
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+impl RawHooks {
+    /// Keeps the three hooks and a traceback handler in `lua`'s registry.
+    pub(crate) fn new(
+        lua: &Lua,
+        next_request: Function,
+        next_delay: Function,
+        on_response: Function,
+    ) -> mlua::Result<RawHooks> {
+        // SAFETY: `traceback` follows the lua_CFunction contract above.
+        let handler = unsafe { lua.create_c_function(traceback) }?;
+        Ok(RawHooks {
+            traceback: lua.create_registry_value(handler)?,
+            next_request: lua.create_registry_value(next_request)?,
+            next_delay: lua.create_registry_value(next_delay)?,
+            on_response: lua.create_registry_value(on_response)?,
+            last_request: lua.create_registry_value(Value::Boolean(false))?,
+        })
+    }
+
+    /// Pushes the handler and `hook`, then the arguments `push` pushes (it
+    /// returns how many), and calls the hook with `results` results; then
+    /// `read` sees the stack, and the stack is put back as it was.
+    ///
+    /// SAFETY (of the caller): `push` and `read` use at most
+    /// [`STACK_NEEDED`] slots with the handler and the hook, and pop
+    /// nothing they did not push.
+    unsafe fn call<T>(
+        &self,
+        lua: &Lua,
+        hook: &RegistryKey,
+        push: impl FnOnce(*mut ffi::lua_State) -> c_int,
+        results: c_int,
+        read: impl FnOnce(*mut ffi::lua_State) -> T,
+    ) -> Result<T, CallError> {
+        lua.exec_raw_lua(|raw| {
+            let state = raw.state();
+            // SAFETY: mlua's lock is held (exec_raw_lua) and the stack is
+            // checked for the handler, the hook, 3 arguments and the
+            // results. Pushing strings and tables outside a protected call
+            // can only fail for want of memory, which ends the process (as
+            // mlua's own pushes do without a memory limit); the hook runs
+            // protected, and the stack is reset to `top` on every way out.
+            unsafe {
+                let top = ffi::lua_gettop(state);
+                if ffi::lua_checkstack(state, STACK_NEEDED) == 0 {
+                    return Err("Lua stack overflow".to_string());
+                }
+                ffi::lua_rawgeti_(state, ffi::LUA_REGISTRYINDEX, self.traceback.id());
+                ffi::lua_rawgeti_(state, ffi::LUA_REGISTRYINDEX, hook.id());
+                let args = push(state);
+                if ffi::lua_pcall(state, args, results, top + 1) != ffi::LUA_OK {
+                    let error = error_text(state);
+                    ffi::lua_settop(state, top);
+                    return Err(error);
+                }
+                let value = read(state);
+                ffi::lua_settop(state, top);
+                Ok(value)
+            }
+        })
+    }
+
+    /// `request()` (or the fixed request): its bytes appended to `out`; when
+    /// they are not the previous call's, `count` is asked how many requests
+    /// they hold (its answer returned), else `last` is.
+    pub(crate) fn request(
+        &self,
+        lua: &Lua,
+        out: &mut Vec<u8>,
+        count: impl FnOnce(&[u8]) -> Result<usize, String>,
+        last: usize,
+    ) -> Result<Result<usize, String>, CallError> {
+        // SAFETY: no arguments; the one result is read and, when new, copied
+        // into the registry slot (lua_rawseti pops the copy it pushes).
+        unsafe {
+            self.call(
+                lua,
+                &self.next_request,
+                |_| 0,
+                1,
+                |state| {
+                    let mut len = 0usize;
+                    // lua/hooks.lua returns only strings.
+                    let text = ffi::lua_tolstring(state, -1, &mut len);
+                    if text.is_null() {
+                        return Err("request() must return a string".to_string());
+                    }
+                    let bytes = std::slice::from_raw_parts(text.cast::<u8>(), len);
+                    out.extend_from_slice(bytes);
+                    ffi::lua_rawgeti_(state, ffi::LUA_REGISTRYINDEX, self.last_request.id());
+                    let same = ffi::lua_rawequal(state, -1, -2) != 0;
+                    ffi::lua_settop(state, -2);
+                    if same {
+                        return Ok(last);
+                    }
+                    let n = count(bytes)?;
+                    ffi::lua_pushvalue(state, -1);
+                    ffi::lua_rawseti_(state, ffi::LUA_REGISTRYINDEX, self.last_request.id());
+                    Ok(n)
+                },
+            )
+        }
+    }
+
+    /// `delay()`: milliseconds as a number (0 when not one).
+    pub(crate) fn delay(&self, lua: &Lua) -> Result<f64, CallError> {
+        // SAFETY: no arguments; the one result is read as a number.
+        unsafe {
+            self.call(
+                lua,
+                &self.next_delay,
+                |_| 0,
+                1,
+                |state| ffi::lua_tonumber(state, -1),
+            )
+        }
+    }
+
+    /// `response(status, headers, body)`: the headers as one table (sized
+    /// for them; a repeated name keeps its last value, as wrk's
+    /// `lua_rawset`) and the body as a string, made as wrk makes them.
+    pub(crate) fn response(
+        &self,
+        lua: &Lua,
+        status: u16,
+        headers: &[(&[u8], &[u8])],
+        body: &[u8],
+    ) -> Result<(), CallError> {
+        let sized = c_int::try_from(headers.len()).unwrap_or(c_int::MAX);
+        // SAFETY: pushes 3 arguments (status, table, body), using 2 more
+        // slots while filling the table; every pointer comes with its
+        // length from a live slice, which Lua copies.
+        unsafe {
+            self.call(
+                lua,
+                &self.on_response,
+                |state| {
+                    ffi::lua_pushinteger(state, ffi::lua_Integer::from(status));
+                    ffi::lua_createtable(state, 0, sized);
+                    for (name, value) in headers {
+                        ffi::lua_pushlstring(state, name.as_ptr().cast(), name.len());
+                        ffi::lua_pushlstring(state, value.as_ptr().cast(), value.len());
+                        ffi::lua_rawset(state, -3);
+                    }
+                    ffi::lua_pushlstring(state, body.as_ptr().cast(), body.len());
+                    3
+                },
+                0,
+                |_| (),
+            )
+        }
+    }
+}
