@@ -567,3 +567,52 @@ fn ab_maps_e_f_and_z() {
         assert!(stderr.contains(expect), "{stderr}");
     }
 }
+
+#[test]
+fn an_x509_version_1_client_certificate_is_named_as_such() {
+    // `openssl x509 -req` without extensions makes version 1 certificates,
+    // as many tutorials do; rustls called it an "invalid peer certificate".
+    let openssl = stampede_testkit::require_tool!("openssl");
+    let pki = pki("mtls-v1");
+    let dir = pki.ca.parent().unwrap().to_path_buf();
+    let csr = dir.join("v1.csr");
+    let v1 = dir.join("v1.pem");
+    let made = std::process::Command::new(&openssl)
+        .args(["req", "-new", "-key", s(&pki.client_key), "-subj", "/CN=v1"])
+        .args(["-out", s(&csr)])
+        .status()
+        .unwrap()
+        .success()
+        && std::process::Command::new(&openssl)
+            .args([
+                "x509",
+                "-req",
+                "-in",
+                s(&csr),
+                "-signkey",
+                s(&pki.client_key),
+            ])
+            .args(["-days", "2", "-out", s(&v1)])
+            .status()
+            .unwrap()
+            .success();
+    assert!(made, "openssl made a version 1 certificate");
+    let out = std::process::Command::new(binary())
+        .args([
+            "run",
+            "https://localhost:1/",
+            "--insecure",
+            "-n",
+            "1",
+            "-c",
+            "1",
+        ])
+        .args(["--cert", s(&v1), "--key", s(&pki.client_key)])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("X.509 version 1"), "{stderr}");
+    assert!(!stderr.contains("peer"), "{stderr}");
+}

@@ -151,3 +151,39 @@ fn a_runtime_error_stops_the_run_with_its_traceback_and_keeps_the_result() {
     assert!((20..=40).contains(&completed), "{completed}");
     drop(target);
 }
+
+#[test]
+fn request_bytes_that_are_no_http_request_end_the_run_with_exit_2() {
+    // Good requests first, then bytes no server could read: the run must
+    // not end quietly with exit 0 after 49 requests.
+    let target = LoggedTarget::start();
+    let garbage = script(
+        "garbage.lua",
+        "local n = 0\nfunction request()\n  n = n + 1\n  if n >= 50 then return 'hello world\\r\\n\\r\\n' end\n  return wrk.format()\nend\n",
+    );
+    let url = target.url("/");
+    let started = Instant::now();
+    let (code, _, stderr) = run(&[
+        "wrk",
+        "-t1",
+        "-c1",
+        "-d30s",
+        "-s",
+        garbage.to_str().unwrap(),
+        &url,
+    ]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "it ended the run"
+    );
+    assert!(
+        stderr.contains("request() returned an invalid HTTP request"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("hello world"),
+        "the bytes are shown: {stderr}"
+    );
+    drop(target);
+}

@@ -445,7 +445,14 @@ pub fn run_with(
     drop(to_aggregator);
     let schedule = plan.model.schedule().clone();
     let target_at = move |seconds: f64| schedule.target_at(Duration::from_secs_f64(seconds));
-    let aggregated = aggregate(from_workers, workers, measure_start, observer, &target_at);
+    let give_up = crate::no_connection::GiveUp::of(plan).map(|rule| (rule, stop));
+    let aggregated = aggregate(
+        from_workers,
+        workers,
+        measure_start,
+        (observer, give_up),
+        &target_at,
+    );
     // A worker's own error (a script's init failing) says more than the
     // aggregator's "worker lost": joined first.
     for (index, thread) in threads.into_iter().enumerate() {
@@ -461,17 +468,23 @@ pub fn run_with(
         }
     }
     let aggregated = aggregated?;
-    let stop_reason = stop_reason(
-        &aggregated,
-        options.workload.as_deref(),
-        phases.as_deref(),
-        stop.is_stopped(),
-        (budget, limit),
-    );
+    // Given up with nothing connected (no_connection.rs): no interruption.
+    let interrupted = stop.is_stopped() && !aggregated.gave_up;
+    let stop_reason = if aggregated.gave_up {
+        Some("no_connection".into())
+    } else {
+        stop_reason(
+            &aggregated,
+            options.workload.as_deref(),
+            phases.as_deref(),
+            interrupted,
+            (budget, limit),
+        )
+    };
     let recording = Recording {
         started_at,
         elapsed: aggregated.elapsed,
-        interrupted: stop.is_stopped(),
+        interrupted,
         dns,
         total: aggregated.total,
         timeseries: aggregated.timeseries,
@@ -577,6 +590,8 @@ struct Aggregated {
     total: Snapshot,
     elapsed: Duration,
     timeseries: Vec<SecondPoint>,
+    /// The run was stopped because nothing could connect (no_connection.rs).
+    gave_up: bool,
 }
 
 /// Merges worker messages until every worker has sent its last one.
@@ -584,9 +599,13 @@ fn aggregate(
     messages: mpsc::Receiver<WorkerMessage>,
     workers: usize,
     measure_start: Instant,
-    observer: &mut dyn Observer,
+    (observer, give_up): (
+        &mut dyn Observer,
+        Option<(crate::no_connection::GiveUp, &StopHandle)>,
+    ),
     target_at: &dyn Fn(f64) -> f64,
 ) -> Result<Aggregated, EngineError> {
+    let mut gave_up = false;
     let mut total = Snapshot::default();
     let mut series = TimeseriesBuilder::new(workers);
     let mut finished = vec![false; workers];
@@ -605,6 +624,13 @@ fn aggregate(
         let last = message.finished_at.is_some();
         observer.on_worker_interval(message.worker, &message.snapshot, last);
         observer.on_snapshot(measure_start.elapsed(), &message.snapshot, &total);
+        if let Some((rule, stop)) = give_up {
+            if !gave_up && !stop.is_stopped() && rule.due(measure_start.elapsed(), &total.counters)
+            {
+                gave_up = true;
+                stop.stop();
+            }
+        }
     }
     let elapsed = last_finish.saturating_duration_since(measure_start);
     let last_second = last_second_length(elapsed);
@@ -612,6 +638,7 @@ fn aggregate(
         total,
         elapsed,
         timeseries: series.finish(last_second, target_at),
+        gave_up,
     })
 }
 

@@ -21,6 +21,7 @@ mod h3_plan;
 pub mod http1;
 mod limits;
 pub mod monitor;
+mod no_connection;
 mod open;
 mod outcome_class;
 mod pacer;

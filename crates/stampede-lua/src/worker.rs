@@ -109,7 +109,9 @@ impl ScriptThread for LuaThread {
             .raw
             .request(lua, out, count_requests, self.last_count)
             .map_err(|e: String| self.fail("request()", &e))?;
-        let count = counted.map_err(|why| ScriptError(format!("{}: {why}", self.name)))?;
+        // Bytes that are no HTTP request end the run as a runtime error
+        // does (the failure slot: one block, exit 2), not this thread only.
+        let count = counted.map_err(|why| self.failed(format!("{}: {why}", self.name)))?;
         self.last_count = count;
         Ok(count)
     }

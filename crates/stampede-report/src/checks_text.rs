@@ -16,6 +16,9 @@ pub fn render_checks(result: &RunResult, out: &mut dyn Write) -> io::Result<()> 
             "feed_exhausted" => "a unique feeder ran out of rows (each row was used once)",
             "stop_run" => "a step failed in a group with on_error = \"stop_run\"",
             "groups_done" => "every group ended by itself (iterations or duration)",
+            "no_connection" => {
+                "no connection could be opened within the connect timeout (x1.5); is the server up?"
+            }
             other => other,
         };
         writeln!(out, "  Stopped       early: {why}")?;

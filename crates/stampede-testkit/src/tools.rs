@@ -32,6 +32,11 @@ const KNOWN: &[Known] = &[
         install: "apt-get install -y chromium",
     },
     Known {
+        tool: "openssl",
+        names: &["openssl"],
+        install: "apt-get install -y openssl",
+    },
+    Known {
         tool: "nginx",
         names: &["nginx"],
         install: "apt-get install -y nginx",
@@ -79,7 +84,7 @@ fn required(value: Option<&OsStr>) -> bool {
     value.is_some_and(|v| !v.is_empty() && v != "0")
 }
 
-/// The path of `tool` (one of curl, chromium, oha, tmux, ip, kubernetes-validate)
+/// The path of `tool` (one of `KNOWN`'s: curl, chromium, openssl, nginx, tmux, …)
 /// on PATH. When it is not there: panics under `STAMPEDE_REQUIRE_TOOLS=1`,
 /// otherwise prints a skip notice and returns `None` (the caller returns).
 pub fn tool_or_skip(tool: &str) -> Option<PathBuf> {

@@ -78,14 +78,15 @@ pub fn build_tls_client(spec: &TlsSpec, host: &str, http2: bool) -> Result<TlsCl
         Some(client) => {
             let (chain, key) = client_material(client)?;
             builder.with_client_auth_cert(chain, key).map_err(|e| {
-                EngineError::tls_caused(
-                    format!(
-                        "--cert {} / --key {}",
-                        client.cert.display(),
-                        client.key.display()
-                    ),
-                    e,
-                )
+                let given = format!(
+                    "--cert {} / --key {}",
+                    client.cert.display(),
+                    client.key.display()
+                );
+                match own_certificate_problem(&e) {
+                    Some(why) => EngineError::tls(format!("{given}: {why}")),
+                    None => EngineError::tls_caused(given, e),
+                }
             })?
         }
     };
@@ -190,4 +191,20 @@ impl ServerCertVerifier for AcceptAnyCertificate {
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
         self.0.signature_verification_algorithms.supported_schemes()
     }
+}
+
+/// What is wrong with the client's own certificate, in the user's terms,
+/// where rustls' wording would mislead: it reports a certificate it cannot
+/// read as an "invalid peer certificate", though the peer is not involved.
+fn own_certificate_problem(error: &rustls::Error) -> Option<&'static str> {
+    let rustls::Error::InvalidCertificate(rustls::CertificateError::Other(other)) = error else {
+        return None;
+    };
+    format!("{other:?}")
+        .contains("UnsupportedCertVersion")
+        .then_some(
+        "the certificate is X.509 version 1 (what `openssl x509 -req` makes without extensions); \
+         rustls reads version 3 only: sign it again with `-extfile` (e.g. \
+         `basicConstraints=CA:FALSE`) or `-copy_extensions copy`",
+    )
 }

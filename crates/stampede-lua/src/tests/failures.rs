@@ -53,6 +53,14 @@ fn bad_request_bytes_are_an_error_with_the_bytes() {
         "{err}"
     );
     assert!(err.contains("\"hello\""), "{err}");
+    // The run's failure, as a runtime error is: every thread stops, exit 2.
+    assert!(
+        script
+            .failure()
+            .is_some_and(|f| f.contains("invalid HTTP request")),
+        "{:?}",
+        script.failure()
+    );
     let script = prepared("function request() return 42 end", 1);
     let err = script
         .thread(0)
