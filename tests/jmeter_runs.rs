@@ -355,7 +355,18 @@ fn the_plan_runs_against_nginx_and_its_log_shows_the_requests() {
         &jtl,
         &["-Jenv=nginx-run", "-Jthreads=2", "-Jloops=2"],
     );
-    // Stopped before its log is read (nginx writes each line at once).
+    // nginx writes a request's line after its response has gone out, so
+    // on a loaded machine the last line can land just after the client
+    // has finished: wait for it (bounded) before nginx is stopped.
+    let logged = || {
+        std::fs::read_to_string(&log)
+            .map(|text| text.lines().count())
+            .unwrap_or(0)
+    };
+    let waited = Instant::now();
+    while logged() < rows.len() && waited.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
     drop(server);
     let shoppers: Vec<_> = rows
         .iter()
