@@ -18,6 +18,7 @@
 //!   ([`Browser`]), for live pages.
 
 mod binary;
+mod counting_alloc;
 mod devtools;
 mod prometheus;
 mod serve;
@@ -34,6 +35,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 pub use binary::{assert_succeeded, binary, read_json, stampede, text};
+pub use counting_alloc::{thread_allocations, CountingAllocator};
 pub use devtools::Browser;
 pub use prometheus::{get_with, http_get, wait_for, Prometheus};
 pub use serve::ServeProcess;
