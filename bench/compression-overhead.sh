@@ -120,20 +120,7 @@ done
     echo
     echo "| model | variant | µs/req (user + sys) | vs header | req/s | p50 latency | notes |"
     echo "|---|---|---|---|---|---|---|"
-    for sc in "${SCS[@]}"; do
-        base=$(col "$sc" header '1e6*($6+$7)/$4')
-        for tool in $TOOLS; do
-            us=$(col "$sc" "$tool" '1e6*($6+$7)/$4')
-            [ "$us" = nan ] && continue
-            usr=$(col "$sc" "$tool" '1e6*$6/$4'); sys=$(col "$sc" "$tool" '1e6*$7/$4')
-            rps=$(col "$sc" "$tool" '$4/$5')
-            p50=$(awk -F'\t' -v sc="$sc" -v t="$tool" '$2==sc && $3==t && $8 ~ /^[0-9.]+$/ {print $8}' "$ROWS" | median)
-            case $p50 in nan|"") p50="-" ;; *) p50=$(awk -v p="$p50" 'BEGIN { printf "%.0f µs", p }') ;; esac
-            n=$(awk -F'\t' -v sc="$sc" -v t="$tool" '$2==sc && $3==t && $11!="-" { s = $11 } END { print (s ? s : "-") }' "$ROWS")
-            awk -v sc="$(scenario_title "$sc")" -v t="$tool" -v us="$us" -v u="$usr" -v s="$sys" -v b="$base" -v rps="$rps" -v p="$p50" -v n="$n" \
-                'BEGIN { printf "| %s | %s | %.2f (%.2f + %.2f) | %.3f× | %.0f | %s | %s |\n", sc, t, us, u, s, us / b, rps, p, n }'
-        done
-    done
+    bench_variant_rows header last
     echo
     echo "Commands (each under \`taskset -c 1\`; ADDRESS = 127.0.0.1 and nginx's port):"
     echo
@@ -141,14 +128,7 @@ done
         for tool in $TOOLS; do echo "- $tool: \`$(display_cmd "$tool" "$sc" "$DURATION" x)\`"; done
     done
     echo
-    echo "<details><summary>Every round</summary>"
-    echo
-    echo "| round | model | variant | nginx requests | client's own count | wall s | user s | sys s | µs/req | other CPU % | notes |"
-    echo "|---|---|---|---|---|---|---|---|---|---|---|"
-    awk -F'\t' '{ printf "| %s | %s | %s | %d | %s | %.2f | %.2f | %.2f | %.2f | %s | %s |\n",
-                  $1, $2, $3, $4, $9, $5, $6, $7, ($4 > 0 ? 1e6 * ($6 + $7) / $4 : 0), $10, $11 }' "$ROWS"
-    echo
-    echo "</details>"
+    bench_rounds_details
 } > "$TMP/report.md"
 mkdir -p "$(dirname "$OUT")"
 cp "$TMP/report.md" "$OUT"

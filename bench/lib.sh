@@ -346,3 +346,38 @@ bench_noise_lines() {
     [ "$REDONE" = 0 ] || echo "- $REDONE run(s) were redone because other processes used more than ${MAX_OTHER_CPU}% of a CPU during them"
     awk -F'\t' '$10 > m {m = $10} END { printf "- noise: at most %d%% of a CPU was used by other processes during a round (machine busy time minus client and nginx worker)%s\n", m, (m > 15 ? " — figures disturbed; rerun on a quiet machine" : "") }' "$ROWS"
 }
+
+# bench_variant_rows BASE JOIN: the median rows of a variant table, one per
+# scenario (SCS, titled by scenario_title) and variant (TOOLS) of ROWS, each
+# against variant BASE of its scenario; JOIN `all` lists every round's
+# notes, `last` the last round's.
+bench_variant_rows() {
+    local base_tool=$1 join=$2 sc tool base us usr sys rps p50 n
+    for sc in "${SCS[@]}"; do
+        base=$(col "$sc" "$base_tool" '1e6*($6+$7)/$4')
+        for tool in $TOOLS; do
+            us=$(col "$sc" "$tool" '1e6*($6+$7)/$4')
+            [ "$us" = nan ] && continue
+            usr=$(col "$sc" "$tool" '1e6*$6/$4'); sys=$(col "$sc" "$tool" '1e6*$7/$4')
+            rps=$(col "$sc" "$tool" '$4/$5')
+            p50=$(awk -F'\t' -v sc="$sc" -v t="$tool" '$2==sc && $3==t && $8 ~ /^[0-9.]+$/ {print $8}' "$ROWS" | median)
+            case $p50 in nan|"") p50="-" ;; *) p50=$(awk -v p="$p50" 'BEGIN { printf "%.0f µs", p }') ;; esac
+            n=$(awk -F'\t' -v sc="$sc" -v t="$tool" -v join="$join" \
+                '$2==sc && $3==t && $11!="-" { s = (join == "all") ? s (s ? "; " : "") $11 : $11 } END { print (s ? s : "-") }' "$ROWS")
+            awk -v sc="$(scenario_title "$sc")" -v t="$tool" -v us="$us" -v u="$usr" -v s="$sys" -v b="$base" -v rps="$rps" -v p="$p50" -v n="$n" \
+                'BEGIN { printf "| %s | %s | %.2f (%.2f + %.2f) | %.3f× | %.0f | %s | %s |\n", sc, t, us, u, s, us / b, rps, p, n }'
+        done
+    done
+}
+
+# bench_rounds_details: every round of ROWS, folded under a <details>.
+bench_rounds_details() {
+    echo "<details><summary>Every round</summary>"
+    echo
+    echo "| round | model | variant | nginx requests | client's own count | wall s | user s | sys s | µs/req | other CPU % | notes |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|"
+    awk -F'\t' '{ printf "| %s | %s | %s | %d | %s | %.2f | %.2f | %.2f | %.2f | %s | %s |\n",
+                  $1, $2, $3, $4, $9, $5, $6, $7, ($4 > 0 ? 1e6 * ($6 + $7) / $4 : 0), $10, $11 }' "$ROWS"
+    echo
+    echo "</details>"
+}
