@@ -145,9 +145,13 @@ fn requests_due_but_never_sent_are_counted_and_warned_of() {
         ) else {
             continue;
         };
+        // A healthy run leaves at most the few instants due in the last
+        // moments before the deadline, when the worker was late to wake. On
+        // CI's busy two cores that was 11 ms' worth once; 5% still tells a
+        // healthy run from the slow one above (two thirds unsent).
         let not_sent = run.count("/schedule/not_sent");
         assert!(
-            not_sent <= 10,
+            not_sent <= 50,
             "--io {io}: a healthy run left {not_sent} unsent"
         );
         assert_eq!(not_sent + run.count("/requests/sent"), 1000, "--io {io}");
