@@ -14,13 +14,13 @@
 use std::time::Duration;
 
 /// The wait after the first failure.
-pub const FIRST: Duration = Duration::from_millis(10);
+pub(crate) const FIRST: Duration = Duration::from_millis(10);
 /// The longest wait between two attempts of one connection.
-pub const MAX: Duration = Duration::from_secs(1);
+pub(crate) const MAX: Duration = Duration::from_secs(1);
 
 /// Consecutive connect failures of one connection.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct Backoff {
+pub(crate) struct Backoff {
     failures: u32,
     /// `failures` when the connection last opened, for [`Backoff::refused`].
     failures_before_open: u32,
@@ -28,14 +28,14 @@ pub struct Backoff {
 
 impl Backoff {
     /// A connect failed: how long to wait before the next attempt.
-    pub fn failed(&mut self) -> Duration {
+    pub(crate) fn failed(&mut self) -> Duration {
         self.failures = self.failures.saturating_add(1);
         let doublings = (self.failures - 1).min(16);
         (FIRST * 2u32.pow(doublings)).min(MAX)
     }
 
     /// A connection opened: the next failure waits the first delay again.
-    pub fn succeeded(&mut self) {
+    pub(crate) fn succeeded(&mut self) {
         self.failures_before_open = self.failures;
         self.failures = 0;
     }
@@ -45,7 +45,7 @@ impl Backoff {
     /// side first; a server requiring a client certificate says no on the
     /// first read): the open does not count, so the
     /// [`Backoff::failed`] that follows goes on doubling.
-    pub fn refused(&mut self) {
+    pub(crate) fn refused(&mut self) {
         self.failures = self.failures_before_open;
     }
 }

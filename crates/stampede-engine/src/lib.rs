@@ -32,7 +32,7 @@ mod redirect;
 mod request_log;
 mod source_addrs;
 mod tls_errors;
-pub mod transport;
+mod transport;
 mod worker;
 mod worker_plan;
 mod worker_state;
