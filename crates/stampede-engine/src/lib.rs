@@ -29,6 +29,8 @@ mod precise_timer;
 mod reactor;
 mod read_buffer;
 mod redirect;
+mod redirect_origin;
+mod redirect_request;
 mod request_log;
 mod source_addrs;
 mod tls_errors;

@@ -2,7 +2,7 @@
 //! ([`SlotBase`]: connection, phase, books) and the rules both reactors share
 //! ([`ReactorSlot`]'s provided methods), written once.
 
-use super::ledger::Ledger;
+use super::ledger::{Ledger, LinkBooks};
 use crate::connection::ConnectionContext;
 use crate::http1::{Complete, ResponseProgress};
 use crate::outcome_class::classify_connect;
@@ -76,6 +76,9 @@ pub trait ReactorSlot<I: WorkerIo> {
     /// before its fd closes (io_uring cancels its requests; closing an fd
     /// is enough for epoll).
     fn release(&mut self, _io: &I) {}
+    /// Swaps the reactor's own parts of the current connection (its TLS
+    /// session, what the kernel holds of it) with the parked connection's.
+    fn swap_transport(&mut self);
 
     fn phase(&self) -> Phase {
         self.base().phase
@@ -101,7 +104,7 @@ pub trait ReactorSlot<I: WorkerIo> {
             self.release(io);
             let base = self.base_mut();
             base.fd = None;
-            base.generation = base.generation.wrapping_add(1);
+            base.bump_generation();
         }
         self.ledger().connection_gone(io.ctx(), by_server);
     }
@@ -109,6 +112,10 @@ pub trait ReactorSlot<I: WorkerIo> {
     /// Sends the current request, opening a connection first when there is
     /// none or the current one cannot be trusted.
     fn send_request(&mut self, io: &I, now: Instant) -> Step {
+        let want = self.base().ledger.origin();
+        if self.base().origin != want {
+            self.switch_to(io, want);
+        }
         if self.has_connection() && self.base().ledger.has_unsolicited_bytes() {
             self.drop_connection(io, false);
         } else if self.has_connection() && self.ledger().outlived(io.ctx(), now) {
@@ -166,10 +173,70 @@ pub trait ReactorSlot<I: WorkerIo> {
         self.send_request(io, now)
     }
 
-    /// Closes the connection and waits for the next start.
+    /// Closes the connections and waits for the next start.
     fn park(&mut self, io: &I) {
         self.drop_connection(io, false);
+        self.close_side(io);
         self.set_phase(Phase::Idle);
+    }
+
+    /// Makes the current connection the one to origin `want` (redirect.rs:
+    /// `None` the run's, else another a hop went to). A slot holds at most
+    /// two connections, its own and one to the last other origin it went
+    /// to, kept alive for the next hop there; the one not in use is parked
+    /// (its socket open, its books in [`SideLink`]). Going to a third origin
+    /// closes the other foreign one. A parked connection that saw an event
+    /// or a completion while parked (the server closed it, most likely) is
+    /// not trusted: it is closed when it comes back, as closed by the server.
+    fn switch_to(&mut self, io: &I, want: Option<u16>) {
+        let side_fits = self.base().side.as_ref().is_some_and(|s| s.origin == want);
+        if side_fits {
+            self.swap_side();
+            let stale = self
+                .base_mut()
+                .side
+                .as_mut()
+                .is_some_and(|s| std::mem::take(&mut s.stale));
+            if stale {
+                self.drop_connection(io, true);
+            }
+            return;
+        }
+        if self.base().origin.is_none() || want.is_none() {
+            // The run's own connection is parked, never lost; another
+            // origin's in the side makes room.
+            self.close_side(io);
+            self.swap_side();
+        } else {
+            self.drop_connection(io, false);
+        }
+        self.base_mut().origin = want;
+    }
+
+    /// Swaps the current connection with the parked one (whose books were
+    /// stale, if they were, stay marked in the side until read).
+    fn swap_side(&mut self) {
+        self.swap_transport();
+        let base = self.base_mut();
+        let side = base
+            .side
+            .get_or_insert_with(|| Box::new(SideLink::new(Instant::now())));
+        std::mem::swap(&mut base.fd, &mut side.fd);
+        std::mem::swap(&mut base.generation, &mut side.generation);
+        std::mem::swap(&mut base.origin, &mut side.origin);
+        base.ledger.swap_link(&mut side.books);
+    }
+
+    /// Closes the parked connection, if any.
+    fn close_side(&mut self, io: &I) {
+        if self.base().side.as_ref().is_some_and(|s| s.fd.is_some()) {
+            self.swap_side();
+            self.drop_connection(io, false);
+            self.swap_side();
+        }
+        if let Some(side) = self.base_mut().side.as_mut() {
+            side.stale = false;
+        }
     }
 
     /// Records a complete response and keeps or closes the connection. Of
@@ -177,7 +244,7 @@ pub trait ReactorSlot<I: WorkerIo> {
     /// recorded, and the slot reads on until the batch is answered.
     fn answered(&mut self, io: &I, now: Instant, mut done: Complete) -> Step {
         match self.ledger().redirect(io.ctx(), &done) {
-            Follow::Hop { .. } => {
+            Follow::Hop => {
                 // The hop goes on this connection when it stays open.
                 if !self.ledger().hop_answered(io.ctx(), now, done.keep_alive) {
                     let planned = self.base().ledger.keeps_alive(io.ctx());
@@ -186,6 +253,7 @@ pub trait ReactorSlot<I: WorkerIo> {
                 return self.send_request(io, now);
             }
             Follow::Limit => return self.fail(io, ErrorKind::RedirectLimit),
+            Follow::Unreachable => return self.fail(io, ErrorKind::Other),
             Follow::No | Follow::Offsite => {}
         }
         let mut keep = self.ledger().answered(io.ctx(), now, &done);
@@ -267,6 +335,33 @@ pub struct SlotBase {
     pub fd: Option<OwnedFd>,
     pub phase: Phase,
     pub ledger: Ledger,
+    /// The origin of the current connection (`None`: the run's own).
+    pub origin: Option<u16>,
+    /// The slot's parked connection (after a redirect to another origin).
+    pub side: Option<Box<SideLink>>,
+}
+
+/// A connection parked aside by [`ReactorSlot::switch_to`], with its books.
+#[derive(Debug)]
+pub struct SideLink {
+    pub origin: Option<u16>,
+    pub fd: Option<OwnedFd>,
+    pub generation: u32,
+    /// An event or completion came for it while it was parked.
+    pub stale: bool,
+    books: LinkBooks,
+}
+
+impl SideLink {
+    fn new(now: Instant) -> SideLink {
+        SideLink {
+            origin: None,
+            fd: None,
+            generation: 0,
+            stale: false,
+            books: LinkBooks::new(now),
+        }
+    }
 }
 
 impl SlotBase {
@@ -277,6 +372,25 @@ impl SlotBase {
             fd: None,
             phase: Phase::Idle,
             ledger: Ledger::new(head_request, now, index),
+            origin: None,
+            side: None,
+        }
+    }
+
+    /// A generation for a new connection, never the parked one's (an
+    /// event of either must not reach the other).
+    pub fn bump_generation(&mut self) {
+        let parked = self.side.as_ref().map_or(0, |s| s.generation);
+        self.generation = self.generation.max(parked).wrapping_add(1);
+    }
+
+    /// An event or completion of generation `generation`, not the current
+    /// connection's: if it is the parked connection's, that one is stale.
+    pub fn note_parked_event(&mut self, generation: u32, mask: u32) {
+        if let Some(side) = self.side.as_mut() {
+            if side.fd.is_some() && side.generation & mask == generation {
+                side.stale = true;
+            }
         }
     }
 
@@ -294,7 +408,7 @@ impl SlotBase {
     ) -> io::Result<OwnedFd> {
         self.ledger.connecting(ctx, now);
         let fd = make(ctx)?;
-        self.generation = self.generation.wrapping_add(1);
+        self.bump_generation();
         Ok(fd)
     }
 }
