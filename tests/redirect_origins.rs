@@ -282,3 +282,45 @@ fn curl_follows_the_same_chain_the_same_way() {
     );
     assert_eq!(served(&b) - before_b - curl_b, curl_b);
 }
+
+#[test]
+fn a_home_connection_the_server_closed_while_away_is_a_reconnect() {
+    // A closes an idle connection after 100 ms; B takes 400 ms to answer,
+    // so each slot's parked connection to A is gone when it comes back.
+    let a = spawn_target(TargetConfig {
+        idle_timeout: std::time::Duration::from_millis(100),
+        ..one_thread()
+    });
+    let b = spawn_target(one_thread());
+    let url = redirect_to(
+        &format!("http://{}", a.local_addr()),
+        &format!("http://{}/delay/400", b.local_addr()),
+    );
+    for io in PATHS {
+        let (accepted_a, accepted_b) = (
+            a.stats().connections_accepted,
+            b.stats().connections_accepted,
+        );
+        let Some(run) = run_on(io, &[&url, "--redirects", "2", "-n", "4", "-c", "1"]) else {
+            continue;
+        };
+        assert_eq!(run.code(), Some(0), "--io {io}: {}", run.stderr());
+        assert_eq!(run.count("/status/200"), 4, "--io {io}: {}", run.result());
+        assert!(
+            run.result()["errors"]
+                .as_object()
+                .is_none_or(|e| e.is_empty()),
+            "--io {io}: {}",
+            run.result()
+        );
+        assert_eq!(a.stats().connections_accepted - accepted_a, 4, "--io {io}");
+        assert_eq!(b.stats().connections_accepted - accepted_b, 1, "--io {io}");
+        assert_eq!(run.count("/connections/opened"), 5, "--io {io}");
+        assert_eq!(
+            run.count("/connections/reconnects"),
+            3,
+            "--io {io}: {}",
+            run.result()
+        );
+    }
+}
