@@ -459,7 +459,7 @@ impl Slot {
         let rendered = self.session.as_ref().and_then(|s| s.rendered());
         let original = rendered.unwrap_or_else(|| ctx.request_of(self.current).0);
         self.hops
-            .follow(rule, status, location, original, &ctx.state, &ctx.origins)
+            .follow(rule, status, location, original, &*ctx.state, &ctx.origins)
     }
 
     /// True when a scenario user is inside an iteration (its next step is
@@ -939,6 +939,21 @@ impl Slot {
                 return Ok((done.status, done.keep_alive));
             }
         }
+    }
+}
+
+/// Hops are counted in the worker's recorder, their errors sampled there.
+impl crate::redirect::HopBooks for WorkerState {
+    fn hop_followed(&self) {
+        self.recorder.borrow_mut().record_redirect();
+    }
+
+    fn hop_offsite(&self) {
+        self.recorder.borrow_mut().record_offsite_redirect();
+    }
+
+    fn hop_sample(&self, kind: ErrorKind, reason: &dyn Fn() -> String) {
+        self.sample_error(kind, reason);
     }
 }
 

@@ -29,6 +29,7 @@ mod precise_timer;
 mod reactor;
 mod read_buffer;
 mod redirect;
+mod redirect_location;
 mod redirect_origin;
 mod redirect_request;
 mod request_log;

@@ -26,11 +26,23 @@
 //!   its reason sampled. HTTP/2 and pipelining refuse `--redirects`
 //!   (plan.rs): one request at a time on HTTP/1.1 is what hops need.
 
+use crate::redirect_location::resolve;
 use crate::redirect_origin::{ForeignRules, Origin, OriginBook};
 use crate::redirect_request::{header_value, hop_request, request_path};
-use crate::worker_state::WorkerState;
 use stampede_metrics::ErrorKind;
 use std::cell::RefCell;
+
+/// Where hops are counted and their errors sampled: the worker's books
+/// (implemented by `WorkerState` in connection.rs, so that this rulebook
+/// does not import the worker's state).
+pub trait HopBooks {
+    /// A hop followed.
+    fn hop_followed(&self);
+    /// A redirect to another origin, not followed.
+    fn hop_offsite(&self);
+    /// An error's sample (kept only while the class has room).
+    fn hop_sample(&self, kind: ErrorKind, reason: &dyn Fn() -> String);
+}
 
 /// The hops of a connection's request in flight, kept the same way by
 /// every path: how many so far, the origin the next goes to, and the next
@@ -73,7 +85,7 @@ impl Hops {
         status: u16,
         location: Option<&[u8]>,
         original: &[u8],
-        state: &WorkerState,
+        state: &dyn HopBooks,
         book: &RefCell<OriginBook>,
     ) -> Follow {
         let current: &[u8] = if self.count > 0 {
@@ -81,18 +93,18 @@ impl Hops {
         } else {
             original
         };
-        let from = match self.at {
-            None => rule.home.clone(),
-            Some(id) => match book.borrow().origin(id) {
-                Some(origin) => origin.clone(),
-                None => rule.home.clone(),
-            },
+        let decision = {
+            let known = book.borrow();
+            let from = self
+                .at
+                .and_then(|id| known.origin(id))
+                .unwrap_or(&rule.home);
+            rule.decide(status, location, from, request_path(current), self.count)
         };
-        let decision = rule.decide(status, location, &from, request_path(current), self.count);
         let (origin, path, keep_method) = match decision {
             Decision::No => return Follow::No,
             Decision::Limit => {
-                state.sample_error(ErrorKind::RedirectLimit, || {
+                state.hop_sample(ErrorKind::RedirectLimit, &|| {
                     let to = location.map(String::from_utf8_lossy).unwrap_or_default();
                     format!("more than {} redirects (the next to {to})", rule.max_hops)
                 });
@@ -104,36 +116,23 @@ impl Hops {
                 keep_method,
             } => (origin, path, keep_method),
         };
-        let to = if origin == rule.home {
-            None
-        } else {
-            let Some(foreign) = &rule.foreign else {
-                state.recorder.borrow_mut().record_offsite_redirect();
-                return Follow::Offsite;
-            };
-            match book.borrow_mut().intern(&origin, foreign) {
-                Ok(Some(id)) => Some(id),
-                Ok(None) => {
-                    state.recorder.borrow_mut().record_offsite_redirect();
-                    return Follow::Offsite;
-                }
-                Err(why) => {
-                    state.sample_error(ErrorKind::Other, || {
-                        let scheme = if origin.https { "https" } else { "http" };
-                        format!("redirect to {scheme}://{}: {why}", origin.host_header())
-                    });
-                    return Follow::Unreachable;
-                }
-            }
+        let to = match origin {
+            None => self.at,
+            Some(origin) if origin == rule.home => None,
+            Some(origin) => match away(rule, &origin, state, book) {
+                Ok(id) => Some(id),
+                Err(answer) => return answer,
+            },
         };
         // The Host header names the hop's origin: another origin's own, or
         // back home the request's as the run wrote it.
-        let host = if to == self.at {
-            None
-        } else if to.is_none() {
-            Some(header_value(original, b"host").unwrap_or_default().to_vec())
-        } else {
-            Some(origin.host_header().into_bytes())
+        let host = match to {
+            _ if to == self.at => None,
+            None => Some(header_value(original, b"host").unwrap_or_default().to_vec()),
+            Some(id) => book
+                .borrow()
+                .origin(id)
+                .map(|o| o.host_header().into_bytes()),
         };
         hop_request(
             current,
@@ -145,8 +144,37 @@ impl Hops {
         std::mem::swap(&mut self.request, &mut self.spare);
         self.count += 1;
         self.at = to;
-        state.recorder.borrow_mut().record_redirect();
+        state.hop_followed();
         Follow::Hop
+    }
+}
+
+/// The book's id of `origin`, another than the run's; `Err`: the answer
+/// when it is not followed (offsite, counted) or cannot be reached (sampled).
+fn away(
+    rule: &RedirectRule,
+    origin: &Origin,
+    state: &dyn HopBooks,
+    book: &RefCell<OriginBook>,
+) -> Result<u16, Follow> {
+    let Some(foreign) = &rule.foreign else {
+        state.hop_offsite();
+        return Err(Follow::Offsite);
+    };
+    let interned = book.borrow_mut().intern(origin, foreign);
+    match interned {
+        Ok(Some(id)) => Ok(id),
+        Ok(None) => {
+            state.hop_offsite();
+            Err(Follow::Offsite)
+        }
+        Err(why) => {
+            state.hop_sample(ErrorKind::Other, &|| {
+                let scheme = if origin.https { "https" } else { "http" };
+                format!("redirect to {scheme}://{}: {why}", origin.host_header())
+            });
+            Err(Follow::Unreachable)
+        }
     }
 }
 
@@ -177,9 +205,10 @@ pub enum Decision {
     No,
     /// One hop more than `--redirects` allows.
     Limit,
-    /// Send `path` to `origin` next; `keep_method`: 307/308 repeat method and body.
+    /// Send `path` to `origin` next (`None`: the origin the redirect came
+    /// from); `keep_method`: 307/308 repeat method and body.
     To {
-        origin: Origin,
+        origin: Option<Origin>,
         path: Vec<u8>,
         keep_method: bool,
     },
@@ -228,100 +257,6 @@ impl RedirectRule {
     }
 }
 
-/// The origin and path (with query) `location` names, read from a
-/// response to `current_path` on `from`; `None` when it names a scheme
-/// other than http and https (not followed).
-fn resolve(location: &[u8], from: &Origin, current_path: &[u8]) -> Option<(Origin, Vec<u8>)> {
-    let text = String::from_utf8_lossy(location);
-    let lower = text.to_ascii_lowercase();
-    let scheme_end = lower
-        .find("://")
-        .filter(|&i| i > 0 && lower[..i].bytes().all(|b| b.is_ascii_alphabetic()));
-    let (scheme, rest) = match scheme_end {
-        Some(at) => (&lower[..at], Some(&text[at + 3..])),
-        None => (
-            if from.https { "https" } else { "http" },
-            text.strip_prefix("//"),
-        ),
-    };
-    let Some(rest) = rest else {
-        return Some((from.clone(), relative_to(current_path, &text).into_bytes()));
-    };
-    let (authority, path) = match rest.find(['/', '?', '#']) {
-        Some(at) => (&rest[..at], &rest[at..]),
-        None => (rest, "/"),
-    };
-    let origin = Origin::parse(scheme, authority)?;
-    Some((origin, absolute_path(path).into_bytes()))
-}
-
-/// A path for the request line: the fragment dropped, `/` when empty.
-fn absolute_path(path: &str) -> String {
-    let path = path.split('#').next().unwrap_or("");
-    if path.is_empty() {
-        "/".to_string()
-    } else if path.starts_with('?') {
-        format!("/{path}")
-    } else {
-        path.to_string()
-    }
-}
-
-/// `reference` resolved against `base` (a request path), RFC 3986 §5.2
-/// for the path-only references a same-origin Location holds.
-fn relative_to(base: &[u8], reference: &str) -> String {
-    let reference = reference.split('#').next().unwrap_or("");
-    let base = String::from_utf8_lossy(base);
-    let (base_path, _base_query) = base.split_once('?').unwrap_or((&base, ""));
-    if reference.starts_with('/') {
-        return remove_dot_segments(reference);
-    }
-    if reference.is_empty() {
-        return base.to_string();
-    }
-    if let Some(query) = reference.strip_prefix('?') {
-        return format!("{base_path}?{query}");
-    }
-    let directory = match base_path.rfind('/') {
-        Some(at) => &base_path[..=at],
-        None => "/",
-    };
-    remove_dot_segments(&format!("{directory}{reference}"))
-}
-
-/// `/a/./b/../c` → `/a/c` (the query kept as it is).
-fn remove_dot_segments(path: &str) -> String {
-    let (path, query) = match path.split_once('?') {
-        Some((p, q)) => (p, Some(q)),
-        None => (path, None),
-    };
-    let mut out: Vec<&str> = Vec::new();
-    let segments: Vec<&str> = path.split('/').skip(1).collect();
-    let last = segments.len().saturating_sub(1);
-    for (i, segment) in segments.iter().enumerate() {
-        match *segment {
-            "." => {
-                if i == last {
-                    out.push("");
-                }
-            }
-            ".." => {
-                out.pop();
-                if i == last {
-                    out.push("");
-                }
-            }
-            other => out.push(other),
-        }
-    }
-    let mut text = format!("/{}", out.join("/"));
-    if let Some(query) = query {
-        text.push('?');
-        text.push_str(query);
-    }
-    text
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -351,14 +286,19 @@ mod tests {
     fn to(origin: &str, p: &str) -> Decision {
         let (scheme, authority) = origin.split_once("://").unwrap();
         Decision::To {
-            origin: Origin::parse(scheme, authority).unwrap(),
+            origin: Some(Origin::parse(scheme, authority).unwrap()),
             path: p.as_bytes().to_vec(),
             keep_method: false,
         }
     }
 
+    /// On the origin the redirect came from.
     fn path(p: &str) -> Decision {
-        to("http://127.0.0.1:3000", p)
+        Decision::To {
+            origin: None,
+            path: p.as_bytes().to_vec(),
+            keep_method: false,
+        }
     }
 
     #[test]
@@ -392,7 +332,11 @@ mod tests {
         let away = Origin::parse("https", "b.test").unwrap();
         assert_eq!(
             rule(5).decide(301, Some(b"../c"), &away, b"/a/b", 0),
-            to("https://b.test", "/c")
+            path("/c")
+        );
+        assert_eq!(
+            rule(5).decide(301, Some(b"http://127.0.0.1:3000/h"), &away, b"/", 0),
+            to("http://127.0.0.1:3000", "/h")
         );
         assert_eq!(
             rule(2).decide(301, Some(b"/x"), &home(), b"/", 2),
@@ -420,7 +364,7 @@ mod tests {
                 0
             ),
             Decision::To {
-                origin: default_port.home.clone(),
+                origin: None,
                 path: b"/p".to_vec(),
                 keep_method: true
             }

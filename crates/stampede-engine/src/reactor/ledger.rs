@@ -426,7 +426,7 @@ impl Ledger {
             done.status,
             location,
             original,
-            &ctx.state,
+            &*ctx.state,
             &ctx.origins,
         )
     }

@@ -2,46 +2,15 @@
 //! ([`SlotBase`]: connection, phase, books) and the rules both reactors share
 //! ([`ReactorSlot`]'s provided methods), written once.
 
-use super::ledger::{Ledger, LinkBooks};
+use super::ledger::Ledger;
+pub use super::slot_state::{Phase, SlotBase};
 use crate::connection::ConnectionContext;
 use crate::http1::{Complete, ResponseProgress};
 use crate::outcome_class::classify_connect;
 use crate::redirect::Follow;
 use stampede_metrics::ErrorKind;
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::time::Instant;
-
-/// Where a slot is in its request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Phase {
-    /// No request: not started yet, parked by the schedule, or out of budget.
-    Idle,
-    /// A new connection's handshake is under way (the request waits).
-    Connecting,
-    /// The TCP connect is done; the TLS handshake is under way.
-    Handshaking,
-    /// The request is partly written; the rest waits for room.
-    Writing,
-    /// The request is out; the response is awaited.
-    Reading,
-}
-
-impl Phase {
-    /// The error of a request whose time ran out in this phase.
-    pub fn timeout_kind(self) -> ErrorKind {
-        match self {
-            Phase::Connecting => ErrorKind::ConnectTimeout,
-            Phase::Handshaking => ErrorKind::Tls,
-            Phase::Idle | Phase::Writing | Phase::Reading => ErrorKind::Timeout,
-        }
-    }
-
-    /// The connection is not open yet (its request has not started).
-    pub fn is_opening(self) -> bool {
-        matches!(self, Phase::Connecting | Phase::Handshaking)
-    }
-}
 
 /// What an event or a start left the slot doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -184,7 +153,7 @@ pub trait ReactorSlot<I: WorkerIo> {
     /// `None` the run's, else another a hop went to). A slot holds at most
     /// two connections, its own and one to the last other origin it went
     /// to, kept alive for the next hop there; the one not in use is parked
-    /// (its socket open, its books in [`SideLink`]). Going to a third origin
+    /// (its socket open, its books in [`super::slot_state::SideLink`]). Going to a third origin
     /// closes the other foreign one. A parked connection that saw an event
     /// or a completion while parked (the server closed it, most likely) is
     /// not trusted: it is closed when it comes back, as closed by the server.
@@ -217,14 +186,7 @@ pub trait ReactorSlot<I: WorkerIo> {
     /// stale, if they were, stay marked in the side until read).
     fn swap_side(&mut self) {
         self.swap_transport();
-        let base = self.base_mut();
-        let side = base
-            .side
-            .get_or_insert_with(|| Box::new(SideLink::new(Instant::now())));
-        std::mem::swap(&mut base.fd, &mut side.fd);
-        std::mem::swap(&mut base.generation, &mut side.generation);
-        std::mem::swap(&mut base.origin, &mut side.origin);
-        base.ledger.swap_link(&mut side.books);
+        self.base_mut().swap_side_link();
     }
 
     /// Closes the parked connection, if any.
@@ -322,93 +284,5 @@ pub trait ReactorSlot<I: WorkerIo> {
         self.drop_connection(io, false);
         self.set_phase(Phase::Idle);
         Step::Failed
-    }
-}
-
-/// What every reactor slot holds.
-#[derive(Debug)]
-pub struct SlotBase {
-    pub index: u32,
-    /// Bumped whenever the connection changes, so that an event or a
-    /// completion of a closed connection never reaches its successor.
-    pub generation: u32,
-    pub fd: Option<OwnedFd>,
-    pub phase: Phase,
-    pub ledger: Ledger,
-    /// The origin of the current connection (`None`: the run's own).
-    pub origin: Option<u16>,
-    /// The slot's parked connection (after a redirect to another origin).
-    pub side: Option<Box<SideLink>>,
-}
-
-/// A connection parked aside by [`ReactorSlot::switch_to`], with its books.
-#[derive(Debug)]
-pub struct SideLink {
-    pub origin: Option<u16>,
-    pub fd: Option<OwnedFd>,
-    pub generation: u32,
-    /// An event or completion came for it while it was parked.
-    pub stale: bool,
-    books: LinkBooks,
-}
-
-impl SideLink {
-    fn new(now: Instant) -> SideLink {
-        SideLink {
-            origin: None,
-            fd: None,
-            generation: 0,
-            stale: false,
-            books: LinkBooks::new(now),
-        }
-    }
-}
-
-impl SlotBase {
-    pub fn new(index: u32, head_request: bool, now: Instant) -> SlotBase {
-        SlotBase {
-            index,
-            generation: 0,
-            fd: None,
-            phase: Phase::Idle,
-            ledger: Ledger::new(head_request, now, index),
-            origin: None,
-            side: None,
-        }
-    }
-
-    /// A generation for a new connection, never the parked one's (an
-    /// event of either must not reach the other).
-    pub fn bump_generation(&mut self) {
-        let parked = self.side.as_ref().map_or(0, |s| s.generation);
-        self.generation = self.generation.max(parked).wrapping_add(1);
-    }
-
-    /// An event or completion of generation `generation`, not the current
-    /// connection's: if it is the parked connection's, that one is stale.
-    pub fn note_parked_event(&mut self, generation: u32, mask: u32) {
-        if let Some(side) = self.side.as_mut() {
-            if side.fd.is_some() && side.generation & mask == generation {
-                side.stale = true;
-            }
-        }
-    }
-
-    pub fn raw_fd(&self) -> RawFd {
-        self.fd.as_ref().map_or(-1, AsRawFd::as_raw_fd)
-    }
-
-    /// Starts a new connection: its books, then a socket from `make`, under
-    /// a new generation.
-    pub fn new_socket(
-        &mut self,
-        ctx: &ConnectionContext,
-        now: Instant,
-        make: impl FnOnce(&ConnectionContext) -> io::Result<OwnedFd>,
-    ) -> io::Result<OwnedFd> {
-        self.ledger.connecting(ctx, now);
-        let fd = make(ctx)?;
-        self.bump_generation();
-        Ok(fd)
     }
 }
