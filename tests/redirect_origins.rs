@@ -324,3 +324,60 @@ fn a_home_connection_the_server_closed_while_away_is_a_reconnect() {
         );
     }
 }
+
+#[test]
+fn a_name_from_resolve_gets_its_own_host_header() {
+    // B answers 200 only to requests that name it as other.test:PORT.
+    let b = stampede_testkit::RawServer::start(|mut stream| {
+        let port = stream.local_addr().map(|a| a.port()).unwrap_or(0);
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        loop {
+            head.clear();
+            while !head.ends_with(b"\r\n\r\n") {
+                match std::io::Read::read(&mut stream, &mut byte) {
+                    Ok(1) => head.push(byte[0]),
+                    _ => return,
+                }
+            }
+            let named = String::from_utf8_lossy(&head)
+                .to_ascii_lowercase()
+                .contains(&format!("\r\nhost: other.test:{port}\r\n"));
+            let response: &[u8] = if named {
+                b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+            } else {
+                b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n"
+            };
+            if std::io::Write::write_all(&mut stream, response).is_err() {
+                return;
+            }
+        }
+    });
+    let a = spawn_target(one_thread());
+    let port = b.addr().port();
+    let url = redirect_to(
+        &format!("http://{}", a.local_addr()),
+        &format!("http://other.test:{port}/x"),
+    );
+    let resolve = format!("other.test:{port}:127.0.0.1");
+    for io in PATHS {
+        let args = [
+            &url,
+            "--resolve",
+            &resolve,
+            "--redirects",
+            "1",
+            "-n",
+            "5",
+            "-c",
+            "1",
+        ];
+        let Some(run) = run_on(io, &args) else {
+            continue;
+        };
+        assert_eq!(run.code(), Some(0), "--io {io}: {}", run.stderr());
+        assert_eq!(run.count("/status/200"), 5, "--io {io}: {}", run.result());
+    }
+    // One connection per path: kept alive across the five requests.
+    assert!(b.accepted() <= PATHS.len() as u64, "{}", b.accepted());
+}

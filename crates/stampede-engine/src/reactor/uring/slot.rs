@@ -160,12 +160,13 @@ impl ReactorSlot<Io<'_>> for Slot {
             }
             None => self.send_entry(io),
         };
-        // SAFETY: the address lives in the worker (or, with --dns, in this
-        // slot's box, which lives as long as the slot and is rewritten only
-        // for a later connect: the kernel copies the address when it takes
-        // the connect in) and the request bytes in its context, both for
-        // the whole run; a ClientHello stays in
-        // `tls_sending` (or `retired`) until its send completes.
+        // SAFETY: the address lives in the worker (or, with --dns or for a
+        // redirect to another origin, in this slot's box, which lives as
+        // long as the slot and is rewritten only for a later connect: the
+        // kernel copies the address when it takes the connect in) and the
+        // request bytes in its context for the whole run (a hop's in the
+        // slot's books, untouched until its response is in); a ClientHello
+        // stays in `tls_sending` (or `retired`) until its send completes.
         if let Err(error) = unsafe { io.ring.push_linked(connect, &send) } {
             return self.fail_connect(io, &error);
         }
