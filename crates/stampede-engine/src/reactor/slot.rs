@@ -153,8 +153,9 @@ pub trait ReactorSlot<I: WorkerIo> {
     /// `None` the run's, else another a hop went to). A slot holds at most
     /// two connections, its own and one to the last other origin it went
     /// to, kept alive for the next hop there; the one not in use is parked
-    /// (its socket open, its books in [`super::slot_state::SideLink`]). Going to a third origin
-    /// closes the other foreign one. A parked connection that saw an event
+    /// (its socket open, its books in [`super::slot_state::SideLink`]).
+    /// Going to a third origin closes the other foreign one (a foreign
+    /// connection is never parked behind another). A parked connection that saw an event
     /// or a completion while parked (the server closed it, most likely) is
     /// not trusted: it is closed when it comes back, as closed by the server.
     fn switch_to(&mut self, io: &I, want: Option<u16>) {
