@@ -760,7 +760,14 @@ impl Slot {
                     self.retire(ctx);
                 }
             }
-            Ok(Err(kind)) => exchange.result = Err(kind),
+            Ok(Err(kind)) => {
+                if kind == ErrorKind::Tls && self.served == 0 {
+                    // A refused handshake (backoff.rs): backed off as a failed connect.
+                    self.backoff.refused();
+                    self.backoff_due = Some(ctx.state.connect_backoff(&mut self.backoff));
+                }
+                exchange.result = Err(kind);
+            }
             Err(_elapsed) => exchange.result = Err(ErrorKind::Timeout),
         }
         exchange

@@ -35,7 +35,7 @@ mod redirect_request;
 mod request_log;
 mod source_addrs;
 mod tls_errors;
-pub mod transport;
+mod transport;
 mod worker;
 mod worker_plan;
 mod worker_state;

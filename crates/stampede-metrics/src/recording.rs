@@ -157,6 +157,36 @@ pub struct Recording {
     pub groups: Vec<GroupName>,
 }
 
+impl Recording {
+    /// A recording of `total` over `elapsed` on `event_loop`, started at
+    /// `started_at`, with nothing else known: not interrupted, no DNS time,
+    /// no series, TLS, seed, checks, stop reason or groups. What a result
+    /// made outside the engine starts from (a salvaged run, the live page,
+    /// test fixtures); set the fields it knows on top.
+    pub fn of(
+        started_at: SystemTime,
+        elapsed: Duration,
+        event_loop: stampede_plan::EventLoop,
+        total: Snapshot,
+    ) -> Recording {
+        Recording {
+            started_at,
+            elapsed,
+            interrupted: false,
+            dns: Duration::ZERO,
+            total,
+            timeseries: Vec::new(),
+            event_loop,
+            tls: None,
+            seed: None,
+            checks: Vec::new(),
+            judged: false,
+            stop_reason: None,
+            groups: Vec::new(),
+        }
+    }
+}
+
 /// A scenario group in a recording: its name, load and steps.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GroupName {

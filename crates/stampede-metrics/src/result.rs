@@ -73,6 +73,15 @@ pub struct NegotiatedTls {
     pub alpn: Option<String>,
 }
 
+impl NegotiatedTls {
+    /// As a reader sees it: `TLSv1.3 TLS13_AES_256_GCM_SHA384 (h2)`, or
+    /// `(no ALPN)` when none was agreed.
+    pub fn describe(&self) -> String {
+        let alpn = self.alpn.as_deref().unwrap_or("no ALPN");
+        format!("{} {} ({alpn})", self.version, self.cipher)
+    }
+}
+
 fn closed_model() -> String {
     "closed".into()
 }

@@ -166,8 +166,7 @@ fn describe_plan(result: &RunResult) -> String {
         io => parts.push(io.into()),
     }
     if let Some(tls) = &plan.tls {
-        let alpn = tls.alpn.as_deref().unwrap_or("no ALPN");
-        parts.push(format!("{} {} ({alpn})", tls.version, tls.cipher));
+        parts.push(tls.describe());
     }
     parts.join(", ")
 }

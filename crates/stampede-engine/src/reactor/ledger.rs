@@ -482,6 +482,10 @@ impl Ledger {
         if !had_connection {
             self.sent = self.intended;
             self.retry_at = Some(now + ctx.state.connect_backoff(&mut self.backoff));
+        } else if kind == ErrorKind::Tls && self.served == 0 {
+            // A refused handshake (backoff.rs): backed off as a failed connect.
+            self.backoff.refused();
+            self.retry_at = Some(now + ctx.state.connect_backoff(&mut self.backoff));
         }
         if let Some(start) = self.malformed_start.take() {
             ctx.state
