@@ -7,7 +7,7 @@
 use crate::classify::{role, Role};
 use crate::csv_feed::feed;
 use crate::functions::{constant, Names};
-use crate::model::{Pause, Plan, Step, Unsupported};
+use crate::model::{Pause, Plan, Step, Transaction, Unsupported};
 use crate::rules::{assertion, extractor, pause, template};
 use crate::sampler::http_step;
 use crate::thread_group::{settings, GroupScope};
@@ -26,7 +26,7 @@ struct Scope<'e> {
     feeds: Vec<&'e Element>,
     throughput: Option<&'e Element>,
     cookies: bool,
-    transaction: Option<String>,
+    transaction: Option<Transaction>,
     once: bool,
 }
 
@@ -235,7 +235,15 @@ impl<'e> Builder<'_> {
     ) -> Result<(), JmxError> {
         let mut scope = outer.clone();
         match e.class.as_str() {
-            "TransactionController" => scope.transaction = Some(e.name.clone()),
+            "TransactionController" => {
+                scope.transaction = Some(Transaction {
+                    name: e.name.clone(),
+                    parent: e.flag("TransactionController.parent").unwrap_or(false),
+                    include_timers: e
+                        .flag("TransactionController.includeTimers")
+                        .unwrap_or(true),
+                })
+            }
             "OnceOnlyController" => scope.once = true,
             "LoopController" => {
                 let raw = e.text("LoopController.loops").unwrap_or("1");

@@ -143,8 +143,8 @@ fn step(s: &Step, name: String) -> Table {
     if let Some(think) = s.think {
         t.insert("think".into(), string(think.text()));
     }
-    if let Some(name) = &s.transaction {
-        t.insert("transaction".into(), string(name));
+    if let Some(transaction) = &s.transaction {
+        t.insert("transaction".into(), string(&transaction.name));
     }
     if s.once {
         t.insert("once".into(), Value::Boolean(true));

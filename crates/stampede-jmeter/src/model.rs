@@ -168,12 +168,25 @@ pub struct Step {
     pub extracts: Vec<(String, String)>,
     /// The timers in this step's scope, when they differ from the group's.
     pub think: Option<Pause>,
-    /// The enclosing Transaction Controller's name.
-    pub transaction: Option<String>,
+    /// The enclosing Transaction Controller.
+    pub transaction: Option<Transaction>,
     /// Inside a Once Only Controller: the first iteration only.
     pub once: bool,
     pub follow_redirects: bool,
     pub keep_alive: bool,
     pub connect_timeout_ms: Option<u64>,
     pub response_timeout_ms: Option<u64>,
+}
+
+/// A Transaction Controller: the JTL gains one sample per pass through it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Transaction {
+    /// Its testname: the transaction sample's label.
+    pub name: String,
+    /// `TransactionController.parent` (generate parent sample): the
+    /// transaction's sample replaces its samplers' in the JTL.
+    pub parent: bool,
+    /// `TransactionController.includeTimers`: its elapsed time counts the
+    /// pauses between its samplers.
+    pub include_timers: bool,
 }

@@ -68,7 +68,10 @@ fn the_shop_plan_maps_group_by_group() {
         login.extracts,
         vec![("first".to_string(), r"regex((\w+))".to_string())]
     );
-    assert_eq!(login.transaction.as_deref(), Some("Checkout"));
+    let checkout = login.transaction.as_ref().unwrap();
+    assert_eq!(checkout.name, "Checkout");
+    // shop.jmx's Checkout: includeTimers and parent false, as written.
+    assert!(!checkout.parent && !checkout.include_timers, "{checkout:?}");
     assert!(login.follow_redirects && login.keep_alive);
     assert_eq!(
         (login.connect_timeout_ms, login.response_timeout_ms),

@@ -6,8 +6,10 @@
 //!
 //! A sample names its step by the outcome's request index (`target`, the
 //! step's place in its group); a failed check names itself in
-//! `failureMessage` from the outcome's `judged` bits.
+//! `failureMessage` from the outcome's `judged` bits. Transaction
+//! Controllers add their own samples (jmeter_transactions.rs).
 
+use super::jmeter_transactions::{Child, Closed, Transactions};
 use stampede_engine::{LoggedRequest, RequestSink, RunClock, WorkloadSpec};
 use stampede_jmeter::jtl::{non_http, reason_phrase, write_header, write_sample, Sample};
 use std::fs::{File, OpenOptions};
@@ -59,6 +61,7 @@ pub(super) struct JtlSink {
     steps: Vec<StepLabel>,
     /// Every check's expression in the run's order (Judged indexes it).
     checks: Vec<String>,
+    transactions: Transactions,
     line: Vec<u8>,
 }
 
@@ -91,10 +94,43 @@ impl JtlSink {
             group,
             steps,
             checks,
+            transactions: Transactions::default(),
             line: Vec::with_capacity(512),
         }
     }
 
+    /// The steps' Transaction Controllers, by request index.
+    pub(super) fn with_transactions(mut self, transactions: Transactions) -> JtlSink {
+        self.transactions = transactions;
+        self
+    }
+}
+
+/// A transaction's sample, appended to `line`.
+fn transaction_line(group: &GroupLabels, closed: &Closed, line: &mut Vec<u8>) -> io::Result<()> {
+    let sample = Sample {
+        timestamp_ms: closed.start_ms,
+        elapsed_ms: closed.elapsed_ms,
+        label: &closed.label,
+        response_code: &closed.code,
+        response_message: &closed.message,
+        thread_name: &closed.thread,
+        data_type: "",
+        success: closed.success,
+        failure_message: "",
+        bytes: closed.bytes,
+        sent_bytes: closed.sent_bytes,
+        grp_threads: group.threads,
+        all_threads: group.all_threads,
+        url: "",
+        latency_ms: closed.latency_ms,
+        idle_ms: closed.idle_ms,
+        connect_ms: closed.connect_ms,
+    };
+    write_sample(&sample, line)
+}
+
+impl JtlSink {
     /// `failureMessage`: the checks that failed, as JMeter lists assertion failures.
     fn failures(&self, request: &LoggedRequest) -> String {
         let Some(judged) = request.outcome.judged.filter(|j| j.any_failed()) else {
@@ -159,16 +195,45 @@ impl RequestSink for JtlSink {
             connect_ms: request.connect.map_or(0, millis),
         };
         self.line.clear();
-        write_sample(&sample, &mut self.line)?;
+        if !self.transactions.any() {
+            write_sample(&sample, &mut self.line)?;
+        } else {
+            let child = Child {
+                start_ms: sample.timestamp_ms,
+                elapsed_ms: sample.elapsed_ms,
+                latency_ms: sample.latency_ms,
+                connect_ms: sample.connect_ms,
+                bytes: sample.bytes,
+                sent_bytes: sample.sent_bytes,
+                success: sample.success,
+                code: &code,
+                thread: &thread,
+            };
+            let done = self
+                .transactions
+                .sample(request.user, usize::from(o.target), &child);
+            if let Some(closed) = &done.before {
+                transaction_line(&self.group, closed, &mut self.line)?;
+            }
+            if done.write_child {
+                write_sample(&sample, &mut self.line)?;
+            }
+            if let Some(closed) = &done.after {
+                transaction_line(&self.group, closed, &mut self.line)?;
+            }
+        }
         let mut out = self.shared.lock().unwrap_or_else(PoisonError::into_inner);
         out.write_all(&self.line)
     }
 
     fn finish(&mut self) -> io::Result<()> {
-        self.shared
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .flush()
+        self.line.clear();
+        for closed in self.transactions.finish() {
+            transaction_line(&self.group, &closed, &mut self.line)?;
+        }
+        let mut out = self.shared.lock().unwrap_or_else(PoisonError::into_inner);
+        out.write_all(&self.line)?;
+        out.flush()
     }
 }
 

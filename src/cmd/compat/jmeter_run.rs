@@ -11,6 +11,7 @@
 use super::jmeter_jtl::{open_jtl, GroupLabels, JtlSink, SharedJtl};
 use super::jmeter_options::{JmeterOptions, Notes, TOOL};
 use super::jmeter_summariser::{GroupObserver, Summariser};
+use super::jmeter_transactions::Transactions;
 use super::{save, usage, Finished, Translated};
 use crate::plan_args::build_run;
 use crate::run_args::parse_run_args;
@@ -58,7 +59,7 @@ fn differences(group: &Group) -> Vec<&'static str> {
     let mut differ = Vec::new();
     if group.steps.iter().any(|s| s.transaction.is_some()) {
         differ.push(
-            "a Transaction Controller's totals pool its samplers' samples (JMeter adds one sample per pass)",
+            "a Transaction Controller's samples are in the JTL; the summary and the report pool its samplers' samples under its name instead",
         );
     }
     differ
@@ -167,13 +168,15 @@ fn run_group(
             .map(|m| m.target.url.clone())
             .collect();
         let names = group.steps.iter().map(|s| s.name.clone()).collect();
+        let transactions: Vec<_> = group.steps.iter().map(|s| s.transaction.clone()).collect();
         let sink = JtlSink::new(
             shared.clone(),
             labels,
             built.workload.as_deref(),
             names,
             urls,
-        );
+        )
+        .with_transactions(Transactions::new(&transactions));
         RequestLogOptions::new(Box::new(sink))
     });
     let custom = RefCell::new(request_log);

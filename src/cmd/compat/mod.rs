@@ -22,6 +22,7 @@ mod jmeter_options;
 mod jmeter_report;
 mod jmeter_run;
 mod jmeter_summariser;
+mod jmeter_transactions;
 pub mod press;
 mod usage;
 pub mod watch;
