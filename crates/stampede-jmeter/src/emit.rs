@@ -54,6 +54,14 @@ fn group(g: &Group, name: String) -> Table {
         Load::Rate(rate) => t.insert("rate".into(), Value::Float((rate * 1e6).round() / 1e6)),
         Load::Stages(stages) => t.insert("stages".into(), string(stages)),
     };
+    if g.load != Load::Threads {
+        // A throughput timer paces the group's threads: never more
+        // requests in flight than threads, the rest wait (backlog).
+        t.insert(
+            "max_connections".into(),
+            Value::Integer(i64::from(g.threads.max(1))),
+        );
+    }
     if g.ramp_up_s > 0 {
         t.insert("ramp_up".into(), string(format!("{}s", g.ramp_up_s)));
     }

@@ -319,7 +319,12 @@ fn throughput_timers_become_the_open_model() {
         Load::Stages("0s:1,30s:10,0s:10,60s:10".into())
     );
     let text = scenario_text(&plan, "p.jmx");
-    stampede_workload::Scenario::parse("p.toml", &text, &testdata(), &[]).unwrap();
+    let scenario = stampede_workload::Scenario::parse("p.toml", &text, &testdata(), &[]).unwrap();
+    assert_eq!(
+        scenario.groups[0].limits.max_connections,
+        Some(u64::from(plan.groups[0].threads)),
+        "the threads cap the open model's requests in flight: {text}"
+    );
 }
 
 #[test]
