@@ -285,5 +285,31 @@ pub(super) fn run(
         }
         status = status.max(save(group)?);
     }
+    if let (Some(dir), true) = (&o.report_dir, plan.groups.len() > 1) {
+        write_index(dir, plan, &finished)?;
+    }
     Ok(status)
+}
+
+/// `-o DIR/index.html` of a plan with several thread groups: every group's
+/// figures, linked to its `group-N.html`.
+fn write_index(dir: &Path, plan: &Plan, finished: &[(usize, Finished)]) -> anyhow::Result<()> {
+    let hrefs: Vec<(usize, String)> = finished
+        .iter()
+        .map(|(i, _)| (*i, format!("group-{}.html", i + 1)))
+        .collect();
+    let pages: Vec<stampede_report::GroupPage<'_>> = finished
+        .iter()
+        .zip(&hrefs)
+        .map(|((i, group), (_, href))| stampede_report::GroupPage {
+            name: &plan.groups[*i].name,
+            href,
+            result: &group.result,
+        })
+        .collect();
+    let path = dir.join("index.html");
+    let mut page = Vec::new();
+    stampede_report::render_groups_index(&plan.name, &pages, &mut page)?;
+    std::fs::write(&path, page)
+        .map_err(|e| anyhow::anyhow!("{TOOL}: writing {}: {e}", path.display()))
 }
