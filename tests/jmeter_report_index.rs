@@ -45,9 +45,6 @@ fn a_plan_with_several_thread_groups_gets_an_index_page() {
         assert!(index.contains(link), "{link} in the index");
     }
     for group in ["Shoppers", "Pollers"] {
-        assert!(
-            index.contains(&format!(">{group}</td>")),
-            "{group}'s row"
-        );
+        assert!(index.contains(&format!(">{group}</td>")), "{group}'s row");
     }
 }
