@@ -311,8 +311,10 @@ impl<'e> Builder<'_> {
         }
         step.headers = headers;
         for a in &scope.assertions {
-            step.checks
-                .extend(assertion(a, names).map_err(|e| named(a, e))?);
+            for (check, failure) in assertion(a, names).map_err(|e| named(a, e))? {
+                step.checks.push(check);
+                step.failures.push(failure);
+            }
         }
         for x in &scope.extractors {
             step.extracts

@@ -164,6 +164,8 @@ pub struct Step {
     pub body: Option<String>,
     /// Check expressions (`status == 200`).
     pub checks: Vec<String>,
+    /// What JMeter writes in failureMessage when each check fails.
+    pub failures: Vec<crate::failure::FailureText>,
     /// Extracts: variable name, source (`json($.token)`).
     pub extracts: Vec<(String, String)>,
     /// The timers in this step's scope, when they differ from the group's.

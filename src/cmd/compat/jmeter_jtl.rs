@@ -11,6 +11,7 @@
 
 use super::jmeter_transactions::{Child, Closed, Transactions};
 use stampede_engine::{LoggedRequest, RequestSink, RunClock, WorkloadSpec};
+use stampede_jmeter::failure::FailureText;
 use stampede_jmeter::jtl::{non_http, reason_phrase, write_header, write_sample, Sample};
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Write};
@@ -61,22 +62,41 @@ pub(super) struct JtlSink {
     steps: Vec<StepLabel>,
     /// Every check's expression in the run's order (Judged indexes it).
     checks: Vec<String>,
+    /// JMeter's failureMessage of each, where the plan's assertion gave one.
+    failure_texts: Vec<Option<FailureText>>,
     transactions: Transactions,
     line: Vec<u8>,
 }
 
 impl JtlSink {
     /// `labels` are the samplers' testnames (repeats kept, as JMeter
-    /// labels them), `urls` the steps' URLs, both by request index.
+    /// labels them), `urls` the steps' URLs, `failures` their assertions'
+    /// failureMessage texts (one per check), all by request index.
     pub(super) fn new(
         shared: SharedJtl,
         group: GroupLabels,
         workload: Option<&WorkloadSpec>,
         names: Vec<String>,
         urls: Vec<String>,
+        failures: &[Vec<FailureText>],
     ) -> JtlSink {
         let checks = workload.map_or_else(Vec::new, |spec| {
             spec.check_names().into_iter().map(|c| c.check).collect()
+        });
+        // In check_names' order: each step's checks, then its extracts.
+        let failure_texts = workload.map_or_else(Vec::new, |spec| {
+            spec.steps
+                .iter()
+                .enumerate()
+                .flat_map(|(i, step)| {
+                    let texts = failures.get(i).map_or(&[][..], Vec::as_slice);
+                    let checks = step.checks.checks().len();
+                    (0..checks + step.extracts.len()).map(move |c| match c < checks {
+                        true => texts.get(c).cloned(),
+                        false => None,
+                    })
+                })
+                .collect()
         });
         let steps = urls
             .into_iter()
@@ -94,6 +114,7 @@ impl JtlSink {
             group,
             steps,
             checks,
+            failure_texts,
             transactions: Transactions::default(),
             line: Vec::with_capacity(512),
         }
@@ -131,18 +152,25 @@ fn transaction_line(group: &GroupLabels, closed: &Closed, line: &mut Vec<u8>) ->
 }
 
 impl JtlSink {
-    /// `failureMessage`: the checks that failed, as JMeter lists assertion failures.
-    fn failures(&self, request: &LoggedRequest) -> String {
+    /// `failureMessage`: the first failed check's, as JMeter writes the
+    /// first failed assertion's message, in JMeter's words where the plan's
+    /// assertion gave them (`code` and `elapsed_ms` fill them in).
+    fn failures(&self, request: &LoggedRequest, code: &str, elapsed_ms: u64) -> String {
         let Some(judged) = request.outcome.judged.filter(|j| j.any_failed()) else {
             return String::new();
         };
         let first = usize::from(judged.first);
-        (0..usize::from(judged.count).min(64))
-            .filter(|i| judged.failed & (1 << i) != 0)
-            .filter_map(|i| self.checks.get(first + i))
-            .map(|check| format!("check failed: {check}"))
-            .collect::<Vec<_>>()
-            .join("; ")
+        let Some(index) = (0..usize::from(judged.count).min(64))
+            .find(|i| judged.failed & (1 << i) != 0)
+            .map(|i| first + i)
+        else {
+            return String::new();
+        };
+        match (self.failure_texts.get(index), self.checks.get(index)) {
+            (Some(Some(text)), _) => text.render(code, elapsed_ms),
+            (_, Some(check)) => format!("check failed: {check}"),
+            _ => String::new(),
+        }
     }
 }
 
@@ -162,7 +190,8 @@ impl RequestSink for JtlSink {
             Ok(status) => (status.to_string(), reason_phrase(status).to_string()),
             Err(kind) => non_http(kind.as_str()),
         };
-        let failure = self.failures(request);
+        let elapsed_ms = millis(o.done.saturating_duration_since(o.intended));
+        let failure = self.failures(request, &code, elapsed_ms);
         let thread = format!(
             "{} {}-{}",
             self.group.group,
@@ -175,7 +204,7 @@ impl RequestSink for JtlSink {
                 .wall(o.intended)
                 .duration_since(UNIX_EPOCH)
                 .map_or(0, millis),
-            elapsed_ms: millis(o.done.saturating_duration_since(o.intended)),
+            elapsed_ms,
             label: &step.label,
             response_code: &code,
             response_message: &message,
@@ -273,7 +302,7 @@ mod tests {
         };
         let urls = vec!["http://h/login".to_string(), "http://h/me".to_string()];
         let names = vec!["login".to_string(), "me".to_string()];
-        let mut sink = JtlSink::new(shared, labels, Some(&spec), names, urls);
+        let mut sink = JtlSink::new(shared, labels, Some(&spec), names, urls, &[]);
         let start = Instant::now();
         let clock = RunClock {
             measure_start: start,

@@ -169,12 +169,14 @@ fn run_group(
             .collect();
         let names = group.steps.iter().map(|s| s.name.clone()).collect();
         let transactions: Vec<_> = group.steps.iter().map(|s| s.transaction.clone()).collect();
+        let failures: Vec<_> = group.steps.iter().map(|s| s.failures.clone()).collect();
         let sink = JtlSink::new(
             shared.clone(),
             labels,
             built.workload.as_deref(),
             names,
             urls,
+            &failures,
         )
         .with_transactions(Transactions::new(&transactions));
         RequestLogOptions::new(Box::new(sink))
