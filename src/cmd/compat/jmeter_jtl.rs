@@ -2,25 +2,27 @@
 //! the engine's request-log thread (bounded batches; when the disk falls
 //! behind, lines are dropped and counted, the load is never slowed), all
 //! writing JTL CSV lines in JMeter's default columns (stampede_jmeter::jtl)
-//! into one shared file.
+//! into one shared file, in the samples' completion order
+//! (jmeter_jtl_order.rs).
 //!
 //! A sample names its step by the outcome's request index (`target`, the
 //! step's place in its group); a failed check names itself in
 //! `failureMessage` from the outcome's `judged` bits. Transaction
 //! Controllers add their own samples (jmeter_transactions.rs).
 
+use super::jmeter_jtl_order::OrderedJtl;
 use super::jmeter_transactions::{Child, Closed, Transactions};
 use stampede_engine::{LoggedRequest, RequestSink, RunClock, WorkloadSpec};
 use stampede_jmeter::failure::FailureText;
 use stampede_jmeter::jtl::{non_http, reason_phrase, write_header, write_sample, Sample};
 use std::fs::{File, OpenOptions};
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter};
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, UNIX_EPOCH};
 
 /// The JTL file all groups write to.
-pub(super) type SharedJtl = Arc<Mutex<BufWriter<File>>>;
+pub(super) type SharedJtl = Arc<Mutex<OrderedJtl>>;
 
 /// Opens `path`: an existing non-empty file is appended to without a
 /// second header (as JMeter does), unless `force` empties it first.
@@ -31,11 +33,21 @@ pub(super) fn open_jtl(path: &Path, force: bool) -> io::Result<SharedJtl> {
     } else {
         File::create(path)?
     };
-    let mut out = BufWriter::with_capacity(1 << 16, file);
+    let mut out = OrderedJtl::new(BufWriter::with_capacity(1 << 16, file));
     if !append {
-        write_header(&mut out)?;
+        let mut header = Vec::new();
+        write_header(&mut header)?;
+        out.write_now(&header)?;
     }
     Ok(Arc::new(Mutex::new(out)))
+}
+
+/// Writes every line still held back and flushes (every group has ended).
+pub(super) fn close_jtl(shared: &SharedJtl) -> io::Result<()> {
+    shared
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .drain()
 }
 
 /// One step as its lines name it.
@@ -223,9 +235,12 @@ impl RequestSink for JtlSink {
             idle_ms: 0,
             connect_ms: request.connect.map_or(0, millis),
         };
+        let end_ms = sample.timestamp_ms + sample.elapsed_ms;
+        let mut out = self.shared.lock().unwrap_or_else(PoisonError::into_inner);
         self.line.clear();
         if !self.transactions.any() {
             write_sample(&sample, &mut self.line)?;
+            out.push(end_ms, &self.line)?;
         } else {
             let child = Child {
                 start_ms: sample.timestamp_ms,
@@ -241,27 +256,34 @@ impl RequestSink for JtlSink {
             let done = self
                 .transactions
                 .sample(request.user, usize::from(o.target), &child);
+            // A transaction's line follows its last sampler's (same end,
+            // later arrival), as JMeter writes it.
             if let Some(closed) = &done.before {
                 transaction_line(&self.group, closed, &mut self.line)?;
+                out.push(closed.end_ms, &self.line)?;
+                self.line.clear();
             }
             if done.write_child {
                 write_sample(&sample, &mut self.line)?;
+                out.push(end_ms, &self.line)?;
+                self.line.clear();
             }
             if let Some(closed) = &done.after {
                 transaction_line(&self.group, closed, &mut self.line)?;
+                out.push(closed.end_ms, &self.line)?;
             }
         }
-        let mut out = self.shared.lock().unwrap_or_else(PoisonError::into_inner);
-        out.write_all(&self.line)
+        Ok(())
     }
 
     fn finish(&mut self) -> io::Result<()> {
-        self.line.clear();
-        for closed in self.transactions.finish() {
-            transaction_line(&self.group, &closed, &mut self.line)?;
-        }
         let mut out = self.shared.lock().unwrap_or_else(PoisonError::into_inner);
-        out.write_all(&self.line)?;
+        for closed in self.transactions.finish() {
+            self.line.clear();
+            transaction_line(&self.group, &closed, &mut self.line)?;
+            out.push(closed.end_ms, &self.line)?;
+        }
+        out.release_due()?;
         out.flush()
     }
 }
@@ -302,6 +324,7 @@ mod tests {
         };
         let urls = vec!["http://h/login".to_string(), "http://h/me".to_string()];
         let names = vec!["login".to_string(), "me".to_string()];
+        let shared_again = shared.clone();
         let mut sink = JtlSink::new(shared, labels, Some(&spec), names, urls, &[]);
         let start = Instant::now();
         let clock = RunClock {
@@ -332,6 +355,7 @@ mod tests {
         };
         sink.write(&request, &clock).unwrap();
         sink.finish().unwrap();
+        close_jtl(&shared_again).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         let line = text.lines().nth(1).unwrap();
         let fields: Vec<&str> = line.split(',').collect();

@@ -8,7 +8,7 @@
 //! `on_sample_error` is `on_error`. The JTL writer (jmeter_jtl.rs) is each
 //! run's request log; the report is jmeter_report.rs.
 
-use super::jmeter_jtl::{open_jtl, GroupLabels, JtlSink, SharedJtl};
+use super::jmeter_jtl::{close_jtl, open_jtl, GroupLabels, JtlSink, SharedJtl};
 use super::jmeter_options::{JmeterOptions, Notes, TOOL};
 use super::jmeter_summariser::{GroupObserver, Summariser};
 use super::jmeter_transactions::Transactions;
@@ -270,6 +270,9 @@ pub(super) fn run(
         for (i, outcome) in outcomes {
             finished.push((i, outcome?));
         }
+    }
+    if let (Some(shared), Some(path)) = (&jtl, &o.jtl) {
+        close_jtl(shared).map_err(|e| anyhow::anyhow!("{TOOL}: -l {}: {e}", path.display()))?;
     }
     let results: Vec<(&str, &stampede_metrics::RunResult)> = finished
         .iter()

@@ -42,6 +42,8 @@ pub(super) struct Child<'a> {
 pub(super) struct Closed {
     pub label: String,
     pub start_ms: u64,
+    /// When its last sampler ended: where its line goes in the JTL.
+    pub end_ms: u64,
     pub elapsed_ms: u64,
     pub idle_ms: u64,
     pub latency_ms: u64,
@@ -207,6 +209,7 @@ impl Transactions {
         Closed {
             label: transaction.name.clone(),
             start_ms: open.start_ms,
+            end_ms: open.end_ms,
             elapsed_ms,
             idle_ms,
             latency_ms: if transaction.parent {
