@@ -10,7 +10,7 @@ use stampede_testkit::{temp_dir, text, ServeProcess};
 use support::{jmeter, testdata};
 
 /// Label → JMeter 2.13's failureMessage (responseCode for `timeout`).
-const JMETER: [(&str, &str); 8] = [
+const JMETER: [(&str, &str); 9] = [
     ("contains", "Test failed: text expected to contain /ok/"),
     ("matches", "Test failed: text expected to match /ok/"),
     ("substring", "Test failed: text expected to contain /ok/"),
@@ -23,6 +23,10 @@ const JMETER: [(&str, &str); 8] = [
     (
         "two",
         "Test failed: code expected to equal /\n\n****** received  : [[[200]]]\n\n****** comparison: [[[404]]]\n\n/",
+    ),
+    (
+        "size",
+        "The result was the wrong size: It was 2,000 bytes, but should have been less than or equal to 1,000 bytes.",
     ),
     ("timeout", ""),
 ];

@@ -4,8 +4,11 @@
 //! `Test failed: text expected to contain /ok/`, `Test failed: code
 //! expected to equal /` with the received and expected codes and their
 //! difference marked `[[[...]]]`, `The operation lasted too long: It took
-//! 56 milliseconds, but should not have lasted longer than 5
-//! milliseconds.`, or the assertion's own custom message (JMeter 5).
+//! 1,667 milliseconds, but should not have lasted longer than 1,000
+//! milliseconds.` (numbers grouped, as Java's MessageFormat writes them),
+//! `The result was the wrong size: It was 2,000 bytes, but should have been
+//! less than or equal to 1,000 bytes.`, or the assertion's own custom
+//! message (JMeter 5).
 //!
 //! What a check cannot know is left out: an `equals` on the body or the
 //! headers names the expected text only (`Test failed: text expected to
@@ -22,23 +25,68 @@ pub enum FailureText {
     CodeEquals { not: bool, pattern: String },
     /// A Duration Assertion of at most `max_ms` milliseconds.
     Duration { max_ms: u64 },
+    /// A Size Assertion on the body: `should` is JMeter's words for its
+    /// operator (`been less than`), `allowed` the size in bytes.
+    BodySize { should: &'static str, allowed: u64 },
+}
+
+/// What a failed sample's message is filled in with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Measured<'a> {
+    /// The response code (`200`).
+    pub code: &'a str,
+    pub elapsed_ms: u64,
+    pub body_bytes: u64,
+}
+
+/// A number as Java's MessageFormat writes a long: `1,667`.
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
 }
 
 impl FailureText {
-    /// The message of a sample with response code `code` (`200`) that took
-    /// `elapsed_ms`.
-    pub fn render(&self, code: &str, elapsed_ms: u64) -> String {
+    /// The message of a failed sample.
+    pub fn render(&self, sample: &Measured<'_>) -> String {
         match self {
             FailureText::Fixed(text) => text.clone(),
             FailureText::CodeEquals { not, pattern } => format!(
                 "Test failed: code expected {}to equal /{}/",
                 if *not { "not " } else { "" },
-                equals_comparison(code, pattern)
+                equals_comparison(sample.code, pattern)
             ),
             FailureText::Duration { max_ms } => format!(
-                "The operation lasted too long: It took {elapsed_ms} milliseconds, but should not have lasted longer than {max_ms} milliseconds."
+                "The operation lasted too long: It took {} milliseconds, but should not have lasted longer than {} milliseconds.",
+                grouped(sample.elapsed_ms),
+                grouped(*max_ms)
+            ),
+            FailureText::BodySize { should, allowed } => format!(
+                "The result was the wrong size: It was {} bytes, but should have {should} {} bytes.",
+                grouped(sample.body_bytes),
+                grouped(*allowed)
             ),
         }
+    }
+
+    /// A Size Assertion's operator (`SizeAssertion.operator`, 1 to 6): the
+    /// check's comparison and JMeter's words for it.
+    pub(crate) fn size_operator(operator: u32) -> Option<(&'static str, &'static str)> {
+        Some(match operator {
+            1 => ("==", "been equal to"),
+            2 => ("!=", "not been equal to"),
+            3 => (">", "been greater than"),
+            4 => ("<", "been less than"),
+            5 => (">=", "been greater or equal to"),
+            6 => ("<=", "been less than or equal to"),
+            _ => return None,
+        })
     }
 
     /// A Response Assertion's message: `field` is JMeter's test field
@@ -211,24 +259,46 @@ mod tests {
                 "Test failed: headers expected to contain /X-Nope/",
             ),
         ];
+        let ok = Measured {
+            code: "200",
+            elapsed_ms: 3,
+            body_bytes: 10,
+        };
         for (field, kind, pattern, jmeter) in cases {
             let text = FailureText::response(field, kind, pattern, None);
-            assert_eq!(text.render("200", 3), jmeter, "{field} {kind} {pattern}");
+            assert_eq!(text.render(&ok), jmeter, "{field} {kind} {pattern}");
         }
         let code = FailureText::response("Assertion.response_code", EQUALS, "500", None);
         assert_eq!(
-            code.render("200", 3),
+            code.render(&ok),
             "Test failed: code expected to equal /\n\n****** received  : [[[2]]]00\n\n****** comparison: [[[5]]]00\n\n/"
         );
         let code = FailureText::response("Assertion.response_code", EQUALS, "404", None);
         assert_eq!(
-            code.render("200", 3),
+            code.render(&ok),
             "Test failed: code expected to equal /\n\n****** received  : [[[200]]]\n\n****** comparison: [[[404]]]\n\n/"
         );
+        let slow = Measured {
+            elapsed_ms: 1667,
+            body_bytes: 2000,
+            ..ok
+        };
         assert_eq!(
-            FailureText::Duration { max_ms: 5 }.render("200", 56),
-            "The operation lasted too long: It took 56 milliseconds, but should not have lasted longer than 5 milliseconds."
+            FailureText::Duration { max_ms: 1000 }.render(&slow),
+            "The operation lasted too long: It took 1,667 milliseconds, but should not have lasted longer than 1,000 milliseconds."
         );
+        let (_, should) = FailureText::size_operator(6).unwrap();
+        assert_eq!(
+            FailureText::BodySize { should, allowed: 1000 }.render(&slow),
+            "The result was the wrong size: It was 2,000 bytes, but should have been less than or equal to 1,000 bytes."
+        );
+        let (_, should) = FailureText::size_operator(5).unwrap();
+        assert_eq!(
+            FailureText::BodySize { should, allowed: 11 }.render(&ok),
+            "The result was the wrong size: It was 10 bytes, but should have been greater or equal to 11 bytes."
+        );
+        assert_eq!(grouped(1_234_567), "1,234,567");
+        assert_eq!(grouped(999), "999");
     }
 
     #[test]
@@ -243,10 +313,10 @@ mod tests {
             "\n\n****** received  : abcdefghij[[[]]]\n\n****** comparison: abcdefghij[[[]]]\n\n"
         );
         let custom = FailureText::response("Assertion.response_code", EQUALS, "500", Some("no!"));
-        assert_eq!(custom.render("200", 0), "no!");
+        assert_eq!(custom.render(&Measured::default()), "no!");
         let or = FailureText::response("Assertion.response_data", OR | SUBSTRING, "ok", None);
         assert_eq!(
-            or.render("200", 0),
+            or.render(&Measured::default()),
             "Test failed: text expected something using /ok/\t"
         );
     }

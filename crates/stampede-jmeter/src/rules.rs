@@ -51,6 +51,9 @@ pub(crate) fn assertion(
             FailureText::Duration { max_ms },
         )]);
     }
+    if e.class == "SizeAssertion" {
+        return size_assertion(e, names);
+    }
     let custom = e.text("Assertion.custom_message");
     let field = e
         .text("Assertion.test_field")
@@ -98,6 +101,32 @@ pub(crate) fn assertion(
             check.and_then(checked).map(|c| (c, text))
         })
         .collect()
+}
+
+/// A Size Assertion on the response body (JMeter's other fields, the whole
+/// response by default, have no stampede check).
+fn size_assertion(e: &Element, names: &Names) -> Result<Vec<(String, FailureText)>, MapError> {
+    let field = e
+        .text("Assertion.test_field")
+        .unwrap_or("SizeAssertion.response_network_size");
+    if field != "SizeAssertion.response_data" {
+        return Err(unsupported(format!(
+            "a Size Assertion on {} has no stampede check (the response body only)",
+            field.trim_start_matches("SizeAssertion.")
+        )));
+    }
+    let allowed = number(e, "SizeAssertion.size", names)?
+        .ok_or_else(|| MapError::missing(e, "SizeAssertion.size"))? as u64;
+    let operator = e.text("SizeAssertion.operator").unwrap_or("1").trim();
+    let (compare, should) = operator
+        .parse::<u32>()
+        .ok()
+        .and_then(FailureText::size_operator)
+        .ok_or_else(|| unsupported(format!("SizeAssertion.operator {operator} is not 1 to 6")))?;
+    Ok(vec![(
+        checked(format!("body size {compare} {allowed}"))?,
+        FailureText::BodySize { should, allowed },
+    )])
 }
 
 fn code_check(pattern: &str, how: u32, not: bool) -> Result<String, MapError> {

@@ -13,7 +13,7 @@
 use super::jmeter_jtl_order::OrderedJtl;
 use super::jmeter_transactions::{Child, Closed, Transactions};
 use stampede_engine::{LoggedRequest, RequestSink, RunClock, WorkloadSpec};
-use stampede_jmeter::failure::FailureText;
+use stampede_jmeter::failure::{FailureText, Measured};
 use stampede_jmeter::jtl::{non_http, reason_phrase, write_header, write_sample, Sample};
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter};
@@ -166,8 +166,8 @@ fn transaction_line(group: &GroupLabels, closed: &Closed, line: &mut Vec<u8>) ->
 impl JtlSink {
     /// `failureMessage`: the first failed check's, as JMeter writes the
     /// first failed assertion's message, in JMeter's words where the plan's
-    /// assertion gave them (`code` and `elapsed_ms` fill them in).
-    fn failures(&self, request: &LoggedRequest, code: &str, elapsed_ms: u64) -> String {
+    /// assertion gave them (`sample` fills them in).
+    fn failures(&self, request: &LoggedRequest, sample: &Measured<'_>) -> String {
         let Some(judged) = request.outcome.judged.filter(|j| j.any_failed()) else {
             return String::new();
         };
@@ -179,7 +179,7 @@ impl JtlSink {
             return String::new();
         };
         match (self.failure_texts.get(index), self.checks.get(index)) {
-            (Some(Some(text)), _) => text.render(code, elapsed_ms),
+            (Some(Some(text)), _) => text.render(sample),
             (_, Some(check)) => format!("check failed: {check}"),
             _ => String::new(),
         }
@@ -203,7 +203,12 @@ impl RequestSink for JtlSink {
             Err(kind) => non_http(kind.as_str()),
         };
         let elapsed_ms = millis(o.done.saturating_duration_since(o.intended));
-        let failure = self.failures(request, &code, elapsed_ms);
+        let measured = Measured {
+            code: &code,
+            elapsed_ms,
+            body_bytes: o.body_bytes,
+        };
+        let failure = self.failures(request, &measured);
         let thread = format!(
             "{} {}-{}",
             self.group.group,
