@@ -26,7 +26,7 @@ struct Scope<'e> {
     feeds: Vec<&'e Element>,
     throughput: Option<&'e Element>,
     cookies: bool,
-    transaction: Option<Transaction>,
+    transactions: Vec<Transaction>,
     once: bool,
 }
 
@@ -235,15 +235,14 @@ impl<'e> Builder<'_> {
     ) -> Result<(), JmxError> {
         let mut scope = outer.clone();
         match e.class.as_str() {
-            "TransactionController" => {
-                scope.transaction = Some(Transaction {
-                    name: e.name.clone(),
-                    parent: e.flag("TransactionController.parent").unwrap_or(false),
-                    include_timers: e
-                        .flag("TransactionController.includeTimers")
-                        .unwrap_or(true),
-                })
-            }
+            "TransactionController" => scope.transactions.push(Transaction {
+                name: e.name.clone(),
+                parent: e.flag("TransactionController.parent").unwrap_or(false),
+                include_timers: e
+                    .flag("TransactionController.includeTimers")
+                    .unwrap_or(true),
+                line: e.line,
+            }),
             "OnceOnlyController" => scope.once = true,
             "LoopController" => {
                 let raw = e.text("LoopController.loops").unwrap_or("1");
@@ -325,7 +324,7 @@ impl<'e> Builder<'_> {
             think = think.plus(pause(t, names, &mut self.plan.notes).map_err(|e| named(t, e))?);
         }
         step.think = (!think.is_zero()).then_some(think);
-        step.transaction = scope.transaction.clone();
+        step.transactions = scope.transactions.clone();
         step.once = scope.once;
         Ok(step)
     }

@@ -151,7 +151,8 @@ fn step(s: &Step, name: String) -> Table {
     if let Some(think) = s.think {
         t.insert("think".into(), string(think.text()));
     }
-    if let Some(transaction) = &s.transaction {
+    // The innermost: a step's statistics are pooled under one name.
+    if let Some(transaction) = s.transactions.last() {
         t.insert("transaction".into(), string(&transaction.name));
     }
     if s.once {

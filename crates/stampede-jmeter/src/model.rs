@@ -170,8 +170,8 @@ pub struct Step {
     pub extracts: Vec<(String, String)>,
     /// The timers in this step's scope, when they differ from the group's.
     pub think: Option<Pause>,
-    /// The enclosing Transaction Controller.
-    pub transaction: Option<Transaction>,
+    /// The enclosing Transaction Controllers, outermost first.
+    pub transactions: Vec<Transaction>,
     /// Inside a Once Only Controller: the first iteration only.
     pub once: bool,
     pub follow_redirects: bool,
@@ -191,4 +191,6 @@ pub struct Transaction {
     /// `TransactionController.includeTimers`: its elapsed time counts the
     /// pauses between its samplers.
     pub include_timers: bool,
+    /// Its line in the .jmx: two controllers of one name stay two.
+    pub line: u32,
 }

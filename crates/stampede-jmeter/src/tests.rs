@@ -68,7 +68,7 @@ fn the_shop_plan_maps_group_by_group() {
         login.extracts,
         vec![("first".to_string(), r"regex((\w+))".to_string())]
     );
-    let checkout = login.transaction.as_ref().unwrap();
+    let checkout = login.transactions.last().unwrap();
     assert_eq!(checkout.name, "Checkout");
     // shop.jmx's Checkout: includeTimers and parent false, as written.
     assert!(!checkout.parent && !checkout.include_timers, "{checkout:?}");

@@ -263,7 +263,7 @@ impl RequestSink for JtlSink {
                 .sample(request.user, usize::from(o.target), &child);
             // A transaction's line follows its last sampler's (same end,
             // later arrival), as JMeter writes it.
-            if let Some(closed) = &done.before {
+            for closed in &done.before {
                 transaction_line(&self.group, closed, &mut self.line)?;
                 out.push(closed.end_ms, &self.line)?;
                 self.line.clear();
@@ -273,9 +273,10 @@ impl RequestSink for JtlSink {
                 out.push(end_ms, &self.line)?;
                 self.line.clear();
             }
-            if let Some(closed) = &done.after {
+            for closed in &done.after {
                 transaction_line(&self.group, closed, &mut self.line)?;
                 out.push(closed.end_ms, &self.line)?;
+                self.line.clear();
             }
         }
         Ok(())

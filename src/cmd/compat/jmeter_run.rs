@@ -57,7 +57,7 @@ fn report_dir(dir: &Path, force: bool) -> anyhow::Result<()> {
 /// user knows.
 fn differences(group: &Group) -> Vec<&'static str> {
     let mut differ = Vec::new();
-    if group.steps.iter().any(|s| s.transaction.is_some()) {
+    if group.steps.iter().any(|s| !s.transactions.is_empty()) {
         differ.push(
             "a Transaction Controller's samples are in the JTL; the summary and the report pool its samplers' samples under its name instead",
         );
@@ -168,7 +168,7 @@ fn run_group(
             .map(|m| m.target.url.clone())
             .collect();
         let names = group.steps.iter().map(|s| s.name.clone()).collect();
-        let transactions: Vec<_> = group.steps.iter().map(|s| s.transaction.clone()).collect();
+        let transactions: Vec<_> = group.steps.iter().map(|s| s.transactions.clone()).collect();
         let failures: Vec<_> = group.steps.iter().map(|s| s.failures.clone()).collect();
         let sink = JtlSink::new(
             shared.clone(),
