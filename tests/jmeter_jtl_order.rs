@@ -17,7 +17,7 @@ const PLAN: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
     <hashTree>
       <ThreadGroup guiclass="ThreadGroupGui" testclass="ThreadGroup" testname="Mixed">
         <elementProp name="ThreadGroup.main_controller" elementType="LoopController" guiclass="LoopControlPanel" testclass="LoopController" testname="Loop Controller">
-          <stringProp name="LoopController.loops">30</stringProp>
+          <stringProp name="LoopController.loops">100</stringProp>
         </elementProp>
         <stringProp name="ThreadGroup.num_threads">10</stringProp>
         <stringProp name="ThreadGroup.ramp_time">0</stringProp>
@@ -66,7 +66,11 @@ fn jtl_lines_are_in_completion_order() {
             start + elapsed
         })
         .collect();
-    assert_eq!(ends.len(), 300, "10 threads x 30 loops, every line written");
+    assert_eq!(
+        ends.len(),
+        1000,
+        "10 threads x 100 loops, every line written"
+    );
     let result = read_json(&json);
     assert_eq!(result["request_log"]["dropped"].as_u64(), Some(0));
     let mut latest = 0u64;
