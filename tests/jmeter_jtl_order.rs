@@ -1,8 +1,9 @@
 //! The JTL comes out in completion order, as JMeter writes it (each sample
 //! when it ends, across all threads), though the engine's workers hand
 //! their lines over in per-worker batches: with 10 threads on random
-//! delays, `timeStamp + elapsed` never goes backwards by more than a
-//! couple of milliseconds down the file, and no line is lost.
+//! delays for about 2 s (longer than a line is held back), `timeStamp +
+//! elapsed` never goes backwards by more than a couple of milliseconds
+//! down the file, and no line is lost.
 
 #[path = "jmeter_support/mod.rs"]
 mod support;
