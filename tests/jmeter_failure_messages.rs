@@ -65,3 +65,38 @@ fn failure_messages_are_jmeters() {
         )
     );
 }
+
+#[test]
+fn a_refused_connection_reads_as_jmeter_2_13_wrote_it() {
+    // The same plan aimed at a port nothing listens on; JMeter 2.13 wrote
+    // `Non HTTP response code: java.net.ConnectException,Non HTTP response
+    // message: Connection refused,...,text,false,` (no failureMessage).
+    let dir = temp_dir("jmeter-refused");
+    let port = stampede_testkit::free_port();
+    let plan = std::fs::read_to_string(testdata("assertions.jmx"))
+        .unwrap()
+        .replace("${__P(port,8000)}", &port.to_string());
+    let path = dir.join("refused.jmx");
+    std::fs::write(&path, plan).unwrap();
+    let jtl = dir.join("r.jtl");
+    let (plan_arg, jtl_arg) = (path.display().to_string(), jtl.display().to_string());
+    let out = jmeter(&["-n", "-t", &plan_arg, "-l", &jtl_arg]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let data = std::fs::read_to_string(&jtl).unwrap();
+    let mut reader = csv::Reader::from_reader(data.as_bytes());
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 10, "{data}");
+    for row in &rows {
+        assert_eq!(
+            [&row[3], &row[4], &row[6], &row[7], &row[8]],
+            [
+                "Non HTTP response code: java.net.ConnectException",
+                "Non HTTP response message: Connection refused",
+                "text",
+                "false",
+                ""
+            ],
+            "{data}"
+        );
+    }
+}
