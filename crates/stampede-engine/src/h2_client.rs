@@ -161,7 +161,7 @@ async fn open(ctx: &ConnectionContext, reconnect: bool) -> Option<SendRequest<By
     };
     ctx.state.connection_opened(reconnect, times.connect);
     if let Some(handshake) = times.tls {
-        ctx.state.tls_handshake(handshake);
+        ctx.state.tls_handshake(times.connect, handshake);
     }
     let handshake = h2::client::Builder::new()
         .initial_window_size(STREAM_WINDOW)

@@ -272,6 +272,10 @@ pub struct Breakdown {
     /// TLS handshake, for every new TLS connection.
     #[serde(default)]
     pub tls: TimingSummary,
+    /// TCP connect plus TLS handshake, summed per new TLS connection (ab's
+    /// Connect over https).
+    #[serde(default)]
+    pub connect_tls: TimingSummary,
     /// HTTP/3: the QUIC handshake (1-RTT) of every new connection.
     #[serde(default)]
     pub quic: TimingSummary,
@@ -563,6 +567,7 @@ impl RunResult {
                 dns_us: recording.dns.as_micros() as u64,
                 connect: TimingSummary::of(&total.connect),
                 tls: TimingSummary::of(&total.tls),
+                connect_tls: TimingSummary::of(&total.connect_tls),
                 quic: TimingSummary::of(&total.quic),
                 zero_rtt: TimingSummary::of(&total.zero_rtt),
                 waiting: TimingSummary::of(&total.waiting),
