@@ -282,7 +282,7 @@ pub(crate) fn connection_context(
     let step_rules =
         (plan.workload.as_deref()).and_then(|w| crate::workload::StepRules::of(w, defaults));
     Ok(ConnectionContext {
-        connector: plan.connector.build(plan.index),
+        connector: plan.connector.build(plan.index, plan.seed),
         request: Rc::from(&plan.request[..]),
         pipelined: plan.request.repeat(plan.pipeline.max(1)).into(),
         mix: plan
