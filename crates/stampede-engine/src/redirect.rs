@@ -351,7 +351,8 @@ mod tests {
             hop("//127.0.0.1:3001/x", "/"),
             to("http://127.0.0.1:3001", "/x")
         );
-        assert_eq!(hop("ftp://127.0.0.1/x", "/"), Decision::No);
+        // A scheme no HTTP client follows: not followed (counted), not ignored.
+        assert_eq!(hop("ftp://127.0.0.1/x", "/"), Decision::NotFollowed);
         // Relative to the origin the request went to.
         let away = Origin::parse("https", "b.test").unwrap();
         assert_eq!(
