@@ -1,6 +1,10 @@
-//! Serializes the plan's request once; every send writes these same bytes.
+//! The plan's requests serialized once, before the run; every send writes
+//! these same bytes. The rules are the template's
+//! ([`RequestTemplate::encode_fixed`], stampede-workload's
+//! template/request.rs): one rulebook for fixed and templated requests.
 
-use stampede_plan::{Plan, RequestSpec, Scheme, Target};
+use stampede_plan::{Plan, RequestSpec, Target};
+use stampede_workload::RequestTemplate;
 
 /// The request bytes for `plan`: request line, default headers (Host,
 /// User-Agent, Accept, Connection, Content-Length) unless the user gave one of
@@ -12,61 +16,7 @@ pub fn encode_request(plan: &Plan) -> Vec<u8> {
 /// The bytes of one request of the plan's mix (`--targets`): the plan gives
 /// the connection settings (keep-alive, proxy), the entry the request.
 pub fn encode_request_to(plan: &Plan, destination: &Target, request: &RequestSpec) -> Vec<u8> {
-    let given = |name: &str| {
-        request
-            .headers
-            .iter()
-            .any(|h| h.name.eq_ignore_ascii_case(name))
-    };
-    let version = if request.http10 {
-        "HTTP/1.0"
-    } else {
-        "HTTP/1.1"
-    };
-    // Through a plain proxy an http:// request names its whole URL
-    // (absolute form); https:// goes through a CONNECT tunnel instead.
-    let target = if plan.transport.proxy.is_some() && destination.scheme == Scheme::Http {
-        format!(
-            "http://{}{}",
-            destination.authority, destination.path_and_query
-        )
-    } else {
-        destination.path_and_query.clone()
-    };
-    let mut head = format!("{} {target} {version}\r\n", request.method);
-    let mut default = |name: &str, value: &str| {
-        if !given(name) {
-            head.push_str(name);
-            head.push_str(": ");
-            head.push_str(value);
-            head.push_str("\r\n");
-        }
-    };
-    default("Host", &destination.authority);
-    default(
-        "User-Agent",
-        concat!("stampede/", env!("CARGO_PKG_VERSION")),
-    );
-    default("Accept", "*/*");
-    match (plan.keepalive, request.http10) {
-        (false, false) => default("Connection", "close"),
-        (true, true) => default("Connection", "keep-alive"),
-        _ => {}
-    }
-    let method_carries_body = matches!(request.method.as_str(), "POST" | "PUT" | "PATCH");
-    if (!request.body.is_empty() || method_carries_body) && !given("Transfer-Encoding") {
-        default("Content-Length", &request.body.len().to_string());
-    }
-    for header in &request.headers {
-        head.push_str(&header.name);
-        head.push_str(": ");
-        head.push_str(&header.value);
-        head.push_str("\r\n");
-    }
-    head.push_str("\r\n");
-    let mut bytes = head.into_bytes();
-    bytes.extend_from_slice(&request.body);
-    bytes
+    RequestTemplate::encode_fixed(plan, destination, request)
 }
 
 #[cfg(test)]
