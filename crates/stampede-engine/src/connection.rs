@@ -70,8 +70,8 @@ impl ConnectionContext {
     /// the tokio slot): the parser's capture set on first use, then which
     /// request of the mix (or the user's step) goes next, rendered into the
     /// user's buffer when it has a workload. `None`: nothing can be sent (a
-    /// `unique` feeder ran out, or the script failed; the request is taken
-    /// back and the worker winds down).
+    /// `unique` feeder ran out: the user is done; or the script failed: the
+    /// worker winds down); the request is taken back.
     pub(crate) fn begin_request(
         &self,
         parser: &mut ResponseParser,
@@ -98,6 +98,18 @@ impl ConnectionContext {
                 None
             }
         }
+    }
+
+    /// True once a `unique` feeder has run out and no user of this worker
+    /// is inside an iteration (workload/session.rs): the worker is done,
+    /// and its last snapshot says why (`feed_exhausted`). Asked by the
+    /// worker's housekeeping on every path, not per request.
+    pub(crate) fn feed_drained(&self) -> bool {
+        let drained = (self.workload.as_ref()).is_some_and(|w| w.feed_drained());
+        if drained {
+            self.state.feed_ran_dry();
+        }
+        drained
     }
 
     /// What a connection's parser keeps of each response: what the

@@ -139,7 +139,7 @@ impl Ledger {
     /// so that the time it waited for a connection counts in its latency).
     /// With a workload, the user's next step is rendered; false when a
     /// `unique` feeder ran out of rows (the request is taken back, nothing
-    /// is sent, and the worker winds down).
+    /// is sent, and the user is done) or the script failed.
     pub fn begin(&mut self, ctx: &ConnectionContext, intended: Instant) -> bool {
         self.hops.reset();
         let begun = ctx.begin_request(
