@@ -18,6 +18,7 @@ mod h3_conn;
 mod h3_errors;
 mod h3_open;
 mod h3_plan;
+mod housekeeping;
 pub mod http1;
 mod limits;
 pub mod monitor;
