@@ -5,12 +5,12 @@
 //! queued on a ring, multishot receives into a provided buffer ring, one
 //! syscall per batch). Both write the next request from the handler that
 //! completed the previous response and find timeouts by a sweep over the
-//! slots, not by a timer per request. Everything else a worker does
-//! (warm-up, snapshots every 250 ms, the connection schedule, the budget,
-//! stop and deadline, and in the open model the dispatch of every request
-//! due, open_dispatch.rs) happens here, in a housekeeping turn between event
-//! batches; the wait between batches ends at the next intended instant with
-//! nanosecond precision, so no timer is armed per request. In the closed
+//! slots, not by a timer per request. Between event batches each turn
+//! ticks the worker's housekeeping (housekeeping.rs, the tokio worker's
+//! too: warm-up, snapshots, deadline, stop), follows the connection
+//! schedule, and in the open model dispatches every request due
+//! (open_dispatch.rs); the wait between batches ends at the next intended
+//! instant with nanosecond precision, so no timer is armed per request. In the closed
 //! model a slot may carry a pipelined batch (`--pipeline`): the batch is
 //! written at once and its responses are recorded one by one (ledger.rs).
 //! The tokio path (worker.rs) drives HTTP/2 and TLS through a proxy.
