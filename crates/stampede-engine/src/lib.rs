@@ -4,6 +4,7 @@
 
 mod backoff;
 mod closed;
+mod conn_books;
 mod conn_lifetime;
 mod connection;
 mod dns;
