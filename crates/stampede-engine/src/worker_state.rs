@@ -100,8 +100,11 @@ impl WorkerState {
         }
     }
 
-    pub fn tls_handshake(&self, handshake: Duration) {
-        self.recorder.borrow_mut().record_tls_handshake(handshake);
+    /// A new TLS connection: its TCP `connect` and its `handshake`.
+    pub fn tls_handshake(&self, connect: Duration, handshake: Duration) {
+        self.recorder
+            .borrow_mut()
+            .record_tls_handshake(connect, handshake);
     }
 
     /// A connect failed: how long the connection waits before its next

@@ -19,6 +19,7 @@ mod epoll;
 mod ledger;
 mod open_dispatch;
 mod slot;
+mod slot_state;
 mod socket;
 mod tls;
 mod uring;
