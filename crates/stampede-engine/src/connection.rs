@@ -360,10 +360,7 @@ struct SideLink {
     origin: Option<u16>,
     stream: Option<Stream>,
     buffer: ReadBuffer,
-    server_closed: bool,
-    served: u64,
-    opened_at: Instant,
-    retiring: bool,
+    life: ConnectionLife,
 }
 
 impl Slot {
@@ -415,19 +412,13 @@ impl Slot {
                 origin: None,
                 stream: None,
                 buffer: ReadBuffer::default(),
-                server_closed: false,
-                served: 0,
-                opened_at: Instant::now(),
-                retiring: false,
+                life: ConnectionLife::new(Instant::now()),
             })
         });
         std::mem::swap(&mut self.origin, &mut side.origin);
         std::mem::swap(&mut self.stream, &mut side.stream);
         std::mem::swap(&mut self.buffer, &mut side.buffer);
-        std::mem::swap(&mut self.server_closed, &mut side.server_closed);
-        std::mem::swap(&mut self.served, &mut side.served);
-        std::mem::swap(&mut self.opened_at, &mut side.opened_at);
-        std::mem::swap(&mut self.retiring, &mut side.retiring);
+        std::mem::swap(&mut self.life, &mut side.life);
     }
 
     /// Closes the parked connection, if any.
@@ -736,7 +727,7 @@ impl Slot {
                 }
             }
             Ok(Err(kind)) => {
-                if kind == ErrorKind::Tls && self.served == 0 {
+                if kind == ErrorKind::Tls && !self.life.is_reused() {
                     // A refused handshake (backoff.rs): backed off as a failed connect.
                     self.backoff.refused();
                     self.backoff_due = Some(ctx.state.connect_backoff(&mut self.backoff));

@@ -29,10 +29,7 @@ use std::time::{Duration, Instant};
 #[derive(Debug)]
 pub struct LinkBooks {
     leftover: ReadBuffer,
-    served: u64,
-    opened_at: Instant,
-    server_closed: bool,
-    retiring: bool,
+    life: ConnectionLife,
     established: bool,
 }
 
@@ -40,10 +37,7 @@ impl LinkBooks {
     pub fn new(now: Instant) -> LinkBooks {
         LinkBooks {
             leftover: ReadBuffer::default(),
-            served: 0,
-            opened_at: now,
-            server_closed: false,
-            retiring: false,
+            life: ConnectionLife::new(now),
             established: false,
         }
     }
@@ -265,10 +259,7 @@ impl Ledger {
     /// Swaps the current connection's books with a parked one's.
     pub fn swap_link(&mut self, parked: &mut LinkBooks) {
         std::mem::swap(&mut self.leftover, &mut parked.leftover);
-        std::mem::swap(&mut self.served, &mut parked.served);
-        std::mem::swap(&mut self.opened_at, &mut parked.opened_at);
-        std::mem::swap(&mut self.server_closed, &mut parked.server_closed);
-        std::mem::swap(&mut self.retiring, &mut parked.retiring);
+        std::mem::swap(&mut self.life, &mut parked.life);
         std::mem::swap(&mut self.established, &mut parked.established);
     }
 
@@ -457,7 +448,7 @@ impl Ledger {
         if !had_connection {
             self.sent = self.intended;
             self.retry_at = Some(now + ctx.state.connect_backoff(&mut self.backoff));
-        } else if kind == ErrorKind::Tls && self.served == 0 {
+        } else if kind == ErrorKind::Tls && !self.life.is_reused() {
             // A refused handshake (backoff.rs): backed off as a failed connect.
             self.backoff.refused();
             self.retry_at = Some(now + ctx.state.connect_backoff(&mut self.backoff));
