@@ -4,6 +4,7 @@
 
 mod backoff;
 mod closed;
+mod conn_books;
 mod conn_lifetime;
 mod connection;
 mod dns;
@@ -18,6 +19,7 @@ mod h3_conn;
 mod h3_errors;
 mod h3_open;
 mod h3_plan;
+mod housekeeping;
 pub mod http1;
 mod limits;
 pub mod monitor;
