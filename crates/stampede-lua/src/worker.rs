@@ -6,6 +6,7 @@
 //! goes back to its slot when the worker drops this, so `done()` can read
 //! the thread's globals (`thread:get`).
 
+use crate::busy::Hook;
 use crate::raw_call::RawHooks;
 use crate::request_count::count_requests;
 use crate::state::describe;
@@ -105,10 +106,10 @@ impl ScriptThread for LuaThread {
         let Some(lua) = self.lua.as_ref() else {
             return Err(ScriptError(format!("{}: no state", self.name)));
         };
-        let counted = self
-            .raw
-            .request(lua, out, count_requests, self.last_count)
-            .map_err(|e: String| self.fail("request()", &e))?;
+        let busy = self.slot.busy.enter(Hook::Request);
+        let counted = self.raw.request(lua, out, count_requests, self.last_count);
+        drop(busy);
+        let counted = counted.map_err(|e: String| self.fail("request()", &e))?;
         // Bytes that are no HTTP request end the run as a runtime error
         // does (the failure slot: one block, exit 2), not this thread only.
         let count = counted.map_err(|why| self.failed(format!("{}: {why}", self.name)))?;
@@ -124,10 +125,10 @@ impl ScriptThread for LuaThread {
         let Some(lua) = self.lua.as_ref() else {
             return Ok(Duration::ZERO);
         };
-        let ms = self
-            .raw
-            .delay(lua)
-            .map_err(|e: String| self.fail("delay()", &e))?;
+        let busy = self.slot.busy.enter(Hook::Delay);
+        let ms = self.raw.delay(lua);
+        drop(busy);
+        let ms = ms.map_err(|e: String| self.fail("delay()", &e))?;
         // wrk: whole milliseconds; nothing for a negative or NaN delay.
         let ms = if ms.is_finite() && ms > 0.0 {
             ms.trunc()
@@ -145,9 +146,10 @@ impl ScriptThread for LuaThread {
         let Some(lua) = self.lua.as_ref() else {
             return Ok(());
         };
-        self.raw
-            .response(lua, response.status, response.headers, response.body)
-            .map_err(|e: String| self.fail("response()", &e))
+        let busy = self.slot.busy.enter(Hook::Response);
+        let done = (self.raw).response(lua, response.status, response.headers, response.body);
+        drop(busy);
+        done.map_err(|e: String| self.fail("response()", &e))
     }
 
     fn stop_requested(&self) -> bool {
