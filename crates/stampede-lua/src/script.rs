@@ -268,6 +268,21 @@ impl LuaScript {
         let setup = self.setup.lock().unwrap_or_else(|p| p.into_inner());
         setup.load(code).eval()
     }
+
+    /// Evaluates `code` in thread `index`'s state (after its worker let go).
+    pub(crate) fn eval_in_thread<T: mlua::FromLua>(
+        &self,
+        index: usize,
+        code: &str,
+    ) -> mlua::Result<T> {
+        let slot = &self.slots[index];
+        let lua = slot
+            .take()
+            .ok_or_else(|| mlua::Error::runtime("thread running"))?;
+        let value = lua.load(code).eval();
+        slot.put(lua);
+        value
+    }
 }
 
 fn summary_table(lua: &Lua, summary: &WrkSummary) -> mlua::Result<Table> {

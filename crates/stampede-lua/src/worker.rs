@@ -1,8 +1,9 @@
 //! One worker thread's script ([`ScriptThread`]): `request()`, `delay()`,
-//! `response()` and `thread:stop()` in that thread's own state, each one
-//! call into a small Lua function (lua/hooks.lua) that finds the script's
-//! global; `response()`'s headers table and body are made here, through
-//! LuaJIT's C API, as wrk makes them. The state
+//! `response()` and `thread:stop()` in that thread's own state; `request()`
+//! and `delay()` are each one call into a small Lua function
+//! (lua/hooks.lua) that finds the script's global, `response` is called
+//! directly with its headers table and body made here, through LuaJIT's C
+//! API, as wrk makes them, but only those it reads (lua/reads.lua). The state
 //! goes back to its slot when the worker drops this, so `done()` can read
 //! the thread's globals (`thread:get`).
 
@@ -39,6 +40,9 @@ impl Hooks {
 /// The per-request calls, in Lua (lua/hooks.lua).
 const HOOKS: &str = include_str!("../lua/hooks.lua");
 
+/// Which arguments a `response` function reads (lua/reads.lua).
+pub(crate) const READS: &str = include_str!("../lua/reads.lua");
+
 /// A worker's script state, taken from its slot for the run.
 pub(crate) struct LuaThread {
     slot: Arc<ThreadSlot>,
@@ -64,12 +68,17 @@ impl LuaThread {
         let wrk: Table = lua.globals().get("wrk").map_err(fail)?;
         let request: Function = wrk.get("request").map_err(fail)?;
         let fixed = request.call::<BString>(()).map_err(fail)?.into();
-        let (next_request, next_delay, on_response) = lua
+        let (next_request, next_delay) = lua
             .load(HOOKS)
             .set_name("=stampede hooks")
-            .call::<(Function, Function, Function)>(())
+            .call::<(Function, Function)>(())
             .map_err(fail)?;
-        let raw = RawHooks::new(&lua, next_request, next_delay, on_response).map_err(fail)?;
+        let reads = lua
+            .load(READS)
+            .set_name("=stampede reads")
+            .call::<Function>(())
+            .map_err(fail)?;
+        let raw = RawHooks::new(&lua, next_request, next_delay, reads).map_err(fail)?;
         Ok(LuaThread {
             slot,
             lua: Some(lua),
