@@ -67,6 +67,18 @@ impl ScriptArgs {
         let Some(url) = url else {
             anyhow::bail!("--script builds its requests on one URL: give the URL (not --targets or --scenario)");
         };
+        // Before setup() and init() run: they may print.
+        for (asked, flag, version) in [
+            (plan.transport.http2, "--http2", "HTTP/2"),
+            (plan.transport.http3, "--http3", "HTTP/3"),
+        ] {
+            if asked {
+                anyhow::bail!(
+                    "--script {}: {version} scripts are not supported yet (a script's requests are HTTP/1.1, as wrk's): drop {flag}",
+                    path.display()
+                );
+            }
+        }
         let loaded = self
             .load(url, &plan.request)?
             .ok_or_else(|| anyhow::anyhow!("no script"))?;
