@@ -40,10 +40,18 @@ pub fn cause_text(
     cause: &(dyn std::error::Error + 'static),
     flags: stampede_plan::FlagNames,
 ) -> String {
+    if let Some(error) = cause.downcast_ref::<crate::script_args::DelayWithRate>() {
+        return error.with_flags(flags);
+    }
     match cause.downcast_ref::<PlanError>() {
         Some(error) => error.with_flags(flags),
         None => cause.to_string(),
     }
+}
+
+/// True when `cause` names settings a front-end spells its own way.
+pub fn names_settings(cause: &(dyn std::error::Error + 'static)) -> bool {
+    cause.is::<PlanError>() || cause.is::<crate::script_args::DelayWithRate>()
 }
 
 #[cfg(test)]

@@ -75,12 +75,24 @@ async fn drive(
         state.stop_sending();
         std::future::pending::<()>().await
     };
+    let script_stopped = async {
+        // wrk's thread:stop(): the worker ends, in flight left unfinished.
+        match &context.workload {
+            Some(work) if work.script.is_some() => {
+                while !work.script_stopped() {
+                    tokio::time::sleep(crate::closed::CONTROL_PERIOD).await;
+                }
+            }
+            _ => std::future::pending().await,
+        }
+    };
     tokio::select! {
         _ = load_done => {}
         _ = deadline => {}
         _ = stopped => {}
         _ = snapshots => {}
         _ = run_stopped => {}
+        _ = script_stopped => {}
     }
     let finished_at = Instant::now();
     for handle in abort_handles {

@@ -120,6 +120,11 @@ pub(crate) fn drive<I: WorkerIo, S: ReactorSlot<I>>(
         if now >= deadline {
             break;
         }
+        if ctx.workload.as_ref().is_some_and(|w| w.script_stopped()) {
+            // wrk's thread:stop() ends its loop after the events at hand:
+            // what is still in flight is left unfinished, as wrk leaves it.
+            break;
+        }
         if warming_up && now >= plan.measure_start {
             state.end_warmup();
             warming_up = false;
