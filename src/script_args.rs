@@ -149,8 +149,8 @@ pub fn finish(
         return Ok(status);
     };
     if let Some(failure) = script.failure() {
-        eprintln!("stampede: error: {failure}");
-        return Ok(exit::ERROR);
+        // As every error: its later lines (the traceback) under the message.
+        return Ok(exit::report_error(&anyhow::anyhow!("{failure}")));
     }
     let duration = (result.plan.duration_s).map(Duration::from_secs_f64);
     let watch = HookWatch::start(script.main_busy(), script.name(), duration)?;

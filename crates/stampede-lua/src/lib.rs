@@ -16,7 +16,8 @@
 //! copied between states), `worker` (a worker's hooks), `raw_call`
 //! (their per-request calls through LuaJIT's C API), `request_count`
 //! (requests in `request()`'s bytes), `stats` (`done`'s arguments),
-//! `output` (`print`), `script` (the whole flow). The API and the
+//! `output` (`print`), `traceback` (a Lua error's script frames),
+//! `script` (the whole flow). The API and the
 //! differences from wrk are in docs/lua.md.
 
 mod addr;
@@ -28,6 +29,7 @@ mod script;
 mod state;
 mod stats;
 mod thread_handle;
+mod traceback;
 mod transfer;
 mod worker;
 mod wrk_table;

@@ -93,6 +93,7 @@ impl LuaThread {
     /// A script error during the run: recorded for the run (it stops
     /// every thread) and returned to the engine.
     fn fail(&self, hook: &str, error: &str) -> ScriptError {
+        let error = crate::traceback::tidy(error);
         self.failed(format!("{}: {hook} failed: {error}", self.name))
     }
 
