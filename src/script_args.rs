@@ -7,6 +7,7 @@
 //! crates/stampede-lua (docs/lua.md).
 
 use crate::exit;
+use crate::plan_flags::DelayWithRate;
 use stampede_lua::{LoadedScript, LuaScript, RequestDefaults, ScriptConfig};
 use stampede_metrics::RunResult;
 use stampede_plan::{LoadModel, Plan, RequestSpec, StopCondition};
@@ -104,36 +105,6 @@ impl ScriptArgs {
         Ok(Some(Arc::new(script)))
     }
 }
-
-/// A script's `delay()` with a rate: the rate paces the requests. Typed,
-/// so that a front-end names its own rate flag (wrk2's `-R`, run's `-r`).
-#[derive(Debug)]
-pub struct DelayWithRate {
-    script: String,
-    /// `init()` defined it, not the file's top level.
-    in_init: bool,
-}
-
-impl DelayWithRate {
-    /// The message with the rate's flag as `flags` spells it.
-    pub fn with_flags(&self, flags: stampede_plan::FlagNames) -> String {
-        let rate = flags(stampede_plan::Setting::Rate).unwrap_or("a rate");
-        let script = &self.script;
-        if self.in_init {
-            format!("--script: {script}'s init() defines delay(); with {rate} the rate paces the requests: drop {rate} or delay()")
-        } else {
-            format!("--script: {script} defines delay(), which paces a connection's requests; with {rate} the rate does: drop {rate} or delay()")
-        }
-    }
-}
-
-impl std::fmt::Display for DelayWithRate {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.with_flags(&crate::plan_flags::run_flag))
-    }
-}
-
-impl std::error::Error for DelayWithRate {}
 
 /// After the run's report: the error that ended the run (its traceback on
 /// stderr, exit status 2), or else the script's `done` with the result.
