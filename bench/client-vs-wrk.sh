@@ -289,17 +289,6 @@ versions() {
         done
     done
     echo
-    echo "<details><summary>Every round</summary>"
-    echo
-    echo "| round | scenario | tool | nginx requests | client's own count | wall s | user s | sys s | µs/req | other CPU % |"
-    echo "|---|---|---|---|---|---|---|---|---|---|"
-    awk -F'\t' '{ printf "| %s | %s | %s | %d | %s | %.2f | %.2f | %.2f | %.2f | %s |\n",
-                  $1, $2, $3, $4, $9, $5, $6, $7, ($4 > 0 ? 1e6 * ($6 + $7) / $4 : 0), $10 }' "$ROWS"
-    echo
-    echo "</details>"
+    bench_rounds_details "scenario|tool"
 } > "$TMP/report.md"
-
-mkdir -p "$(dirname "$OUT")"
-cp "$TMP/report.md" "$OUT"
-cat "$TMP/report.md"
-log "wrote $OUT"
+bench_publish_report

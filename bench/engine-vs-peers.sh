@@ -354,17 +354,6 @@ notes() { awk -F'\t' -v sc="$1" -v t="$2" '$2==sc && $3==t && $11!="-" { s = s (
         for tool in $(scenario_tools "$sc"); do echo "- $sc: \`$(display_cmd "$tool" "$sc" "$DURATION" x)\`"; done
     done
     echo
-    echo "<details><summary>Every round</summary>"
-    echo
-    echo "| round | scenario | tool | nginx requests | client's own count | wall s | user s | sys s | µs/req | other CPU % | notes |"
-    echo "|---|---|---|---|---|---|---|---|---|---|---|"
-    awk -F'\t' '{ printf "| %s | %s | %s | %d | %s | %.2f | %.2f | %.2f | %.2f | %s | %s |\n",
-                  $1, $2, $3, $4, $9, $5, $6, $7, ($4 > 0 ? 1e6 * ($6 + $7) / $4 : 0), $10, $11 }' "$ROWS"
-    echo
-    echo "</details>"
+    bench_rounds_details "scenario|tool" "client's own count" 2 notes
 } > "$TMP/report.md"
-
-mkdir -p "$(dirname "$OUT")"
-cp "$TMP/report.md" "$OUT"
-cat "$TMP/report.md"
-log "wrote $OUT"
+bench_publish_report

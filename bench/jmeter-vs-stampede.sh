@@ -169,16 +169,6 @@ done
     echo
     for tool in $TOOLS; do echo "- $tool: \`$(display_cmd "$tool" t100 "$DURATION" x)\`"; done
     echo
-    echo "<details><summary>Every round</summary>"
-    echo
-    echo "| round | tool | nginx requests | JTL samples | wall s | user s | sys s | µs/req | other CPU % |"
-    echo "|---|---|---|---|---|---|---|---|---|"
-    awk -F'\t' '{ printf "| %s | %s | %d | %s | %.2f | %.2f | %.2f | %.2f | %s |\n",
-                  $1, $3, $4, $9, $5, $6, $7, ($4 > 0 ? 1e6 * ($6 + $7) / $4 : 0), $10 }' "$ROWS"
-    echo
-    echo "</details>"
+    bench_rounds_details tool "JTL samples"
 } > "$TMP/report.md"
-mkdir -p "$(dirname "$OUT")"
-cp "$TMP/report.md" "$OUT"
-cat "$TMP/report.md"
-log "wrote $OUT"
+bench_publish_report

@@ -370,14 +370,36 @@ bench_variant_rows() {
     done
 }
 
-# bench_rounds_details: every round of ROWS, folded under a <details>.
+# bench_rounds_details [LABELS [COUNT [DIGITS [NOTES]]]]: every round of
+# ROWS, folded under a <details>. LABELS: the headers of ROWS' columns 2 and
+# 3, `|`-separated (default `model|variant`), or one header for column 3
+# alone (the script has one kind of row per client); COUNT: the header of
+# column 9, the client's own count (default `client's own count`); DIGITS:
+# decimals of µs/req (default 2); NOTES: `notes` to end each row with
+# column 11 (the default with the default LABELS), `-` for none.
 bench_rounds_details() {
+    local labels=${1:-model|variant} count=${2:-"client's own count"} digits=${3:-2}
+    local notes=${4:-}
+    [ -n "$notes" ] || { [ $# -eq 0 ] && notes=notes || notes=-; }
+    local header="| round | ${labels//|/ | } | nginx requests | $count | wall s | user s | sys s | µs/req | other CPU % |"
+    [ "$notes" = - ] || header="$header notes |"
     echo "<details><summary>Every round</summary>"
     echo
-    echo "| round | model | variant | nginx requests | client's own count | wall s | user s | sys s | µs/req | other CPU % | notes |"
-    echo "|---|---|---|---|---|---|---|---|---|---|---|"
-    awk -F'\t' '{ printf "| %s | %s | %s | %d | %s | %.2f | %.2f | %.2f | %.2f | %s | %s |\n",
-                  $1, $2, $3, $4, $9, $5, $6, $7, ($4 > 0 ? 1e6 * ($6 + $7) / $4 : 0), $10, $11 }' "$ROWS"
+    echo "$header"
+    echo "$header" | sed 's/[^|]\+/---/g'
+    awk -F'\t' -v both="$([[ $labels == *"|"* ]] && echo 1 || echo 0)" -v d="$digits" -v notes="$([ "$notes" = - ] && echo 0 || echo 1)" '{
+        line = "| " $1 " | " (both ? $2 " | " : "") $3 " | " sprintf("%d", $4) " | " $9 " | "
+        line = line sprintf("%.2f | %.2f | %.2f | %." d "f", $5, $6, $7, ($4 > 0 ? 1e6 * ($6 + $7) / $4 : 0))
+        line = line " | " $10 " |" (notes ? " " $11 " |" : "")
+        print line }' "$ROWS"
     echo
     echo "</details>"
+}
+
+# bench_publish_report: $TMP/report.md to $OUT and to stdout.
+bench_publish_report() {
+    mkdir -p "$(dirname "$OUT")"
+    cp "$TMP/report.md" "$OUT"
+    cat "$TMP/report.md"
+    log "wrote $OUT"
 }

@@ -139,16 +139,6 @@ done
         for tool in $(tools_of "$sc"); do echo "- $sc $tool: \`$(display_cmd "$tool" "$sc" "$DURATION" x)\`"; done
     done
     echo
-    echo "<details><summary>Every round</summary>"
-    echo
-    echo "| round | script | client | nginx requests | client's own count | wall s | user s | sys s | µs/req | other CPU % |"
-    echo "|---|---|---|---|---|---|---|---|---|---|"
-    awk -F'\t' '{ printf "| %s | %s | %s | %d | %s | %.2f | %.2f | %.2f | %.2f | %s |\n",
-                  $1, $2, $3, $4, $9, $5, $6, $7, ($4 > 0 ? 1e6 * ($6 + $7) / $4 : 0), $10 }' "$ROWS"
-    echo
-    echo "</details>"
+    bench_rounds_details "script|client"
 } > "$TMP/report.md"
-mkdir -p "$(dirname "$OUT")"
-cp "$TMP/report.md" "$OUT"
-cat "$TMP/report.md"
-log "wrote $OUT"
+bench_publish_report

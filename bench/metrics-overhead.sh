@@ -120,16 +120,6 @@ updates=$(cat "$TMP"/r*-ka100-watched.events 2>/dev/null | grep -c '^event: upda
         echo "- $tool: \`$(client_cmd "$tool" ka100 "$DURATION" out | sed "s#$STAMPEDE_BIN#stampede#; s#$TMP/[^ ]*#out#g; s#$URL#URL#")\`"
     done
     echo
-    echo "<details><summary>Every round</summary>"
-    echo
-    echo "| round | variant | nginx requests | stampede's count | wall s | user s | sys s | µs/req | other CPU % |"
-    echo "|---|---|---|---|---|---|---|---|---|"
-    awk -F'\t' '{ printf "| %s | %s | %d | %s | %.2f | %.2f | %.2f | %.3f | %s |\n",
-                  $1, $3, $4, $9, $5, $6, $7, ($4 > 0 ? 1e6 * ($6 + $7) / $4 : 0), $10 }' "$ROWS"
-    echo
-    echo "</details>"
+    bench_rounds_details variant "stampede's count" 3
 } > "$TMP/report.md"
-mkdir -p "$(dirname "$OUT")"
-cp "$TMP/report.md" "$OUT"
-cat "$TMP/report.md"
-log "wrote $OUT"
+bench_publish_report

@@ -121,7 +121,4 @@ done
     echo
     bench_rounds_details
 } > "$TMP/report.md"
-mkdir -p "$(dirname "$OUT")"
-cp "$TMP/report.md" "$OUT"
-cat "$TMP/report.md"
-log "wrote $OUT"
+bench_publish_report

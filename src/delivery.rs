@@ -199,19 +199,13 @@ fn snapshot_result(running: Running, latest: &Latest) -> RunResult {
         .take()
         .unwrap_or_default();
     let recording = Recording {
-        started_at: running.started_at,
-        elapsed,
         interrupted: true,
-        dns: Duration::ZERO,
-        total,
-        timeseries: Vec::new(),
-        event_loop: running.plan.event_loop(),
-        tls: None,
-        seed: None,
-        checks: Vec::new(),
-        judged: false,
-        stop_reason: None,
-        groups: Vec::new(),
+        ..Recording::of(
+            running.started_at,
+            elapsed,
+            running.plan.event_loop(),
+            total,
+        )
     };
     let mut result = RunResult::from_recording(
         &running.plan,

@@ -186,6 +186,12 @@ fn with_group_load(args: &RunArgs, group: &Group) -> RunArgs {
             args.rate = Some(stages.iter().map(|s| s.target).fold(0.0, f64::max).max(1.0));
         }
     }
+    if let (Some(cap), false) = (
+        group.limits.max_connections,
+        matches!(group.load, GroupLoad::Closed { .. }),
+    ) {
+        args.connections = Some(cap as usize);
+    }
     if group.ramp_up.is_some() {
         args.ramp_up = group.ramp_up;
     }

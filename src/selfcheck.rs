@@ -120,21 +120,12 @@ mod tests {
     /// A finished closed-model run on `cpus` CPUs whose client used
     /// `client_pct` of one core on average.
     fn result(plan: &Plan, cpus: usize, client_pct: f64) -> RunResult {
-        let recording = stampede_metrics::Recording {
-            started_at: std::time::SystemTime::now(),
-            elapsed: std::time::Duration::from_secs(2),
-            interrupted: false,
-            dns: std::time::Duration::ZERO,
-            total: Default::default(),
-            timeseries: vec![],
-            event_loop: stampede_plan::EventLoop::Epoll,
-            tls: None,
-            seed: None,
-            checks: Vec::new(),
-            judged: false,
-            stop_reason: None,
-            groups: Vec::new(),
-        };
+        let recording = stampede_metrics::Recording::of(
+            std::time::SystemTime::now(),
+            std::time::Duration::from_secs(2),
+            stampede_plan::EventLoop::Epoll,
+            Default::default(),
+        );
         let environment = stampede_metrics::Environment {
             cpus,
             rlimit_nofile: 1 << 20,

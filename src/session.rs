@@ -70,9 +70,6 @@ pub fn run_plan_in(
 ) -> anyhow::Result<RunResult> {
     let (quiet, pids, slo) = (context.quiet, context.pids, context.slo);
     let mut notices = notices;
-    if plan.transport.http3 {
-        notices.push(stampede_engine::offload_notice());
-    }
     check_fd_headroom(plan)?;
     let stop = interrupt::stop_handle()?;
     let no_exports = ExportArgs::default();
@@ -83,6 +80,12 @@ pub fn run_plan_in(
     };
     for notice in &notices {
         eprintln!("stampede: note: {notice}");
+    }
+    // What the kernel offers HTTP/3 is a fact about the run, not advice
+    // before it: the result and its summary carry it, stderr does not
+    // print it a second time.
+    if plan.transport.http3 {
+        notices.push(stampede_engine::offload_notice());
     }
     let environment = Environment::capture();
     let planned = match plan.stop {

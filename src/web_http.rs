@@ -37,6 +37,27 @@ pub fn bind(flag: &str, text: &str, example: &str) -> anyhow::Result<TcpListener
     })
 }
 
+/// Refuses two of stampede's own servers given one address (`--metrics`
+/// and `--web` on the same port): the second would fail to bind on an
+/// address stampede itself holds. `0.0.0.0` (or `::`) overlaps every
+/// address of its port; port 0 picks a free port for each.
+pub fn refuse_one_address_for_two(
+    (first_flag, first): (&str, Option<&str>),
+    (second_flag, second): (&str, Option<&str>),
+) -> anyhow::Result<()> {
+    let resolve = |text: Option<&str>| {
+        text.and_then(|t| t.to_socket_addrs().ok()?.next())
+            .filter(|address| address.port() != 0)
+    };
+    if let (Some(a), Some(b)) = (resolve(first), resolve(second)) {
+        let overlap = a.ip() == b.ip() || a.ip().is_unspecified() || b.ip().is_unspecified();
+        if a.port() == b.port() && overlap {
+            anyhow::bail!("{first_flag} and {second_flag} need different addresses");
+        }
+    }
+    Ok(())
+}
+
 /// A request's method, path (without the query) and whole head.
 pub struct Request {
     pub method: String,
@@ -96,4 +117,23 @@ pub fn respond(
         stream.write_all(body)?;
     }
     stream.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_address_for_two_servers_is_refused() {
+        let check = |a: &str, b: &str| {
+            refuse_one_address_for_two(("--metrics", Some(a)), ("--web", Some(b))).is_ok()
+        };
+        assert!(!check("127.0.0.1:9464", "127.0.0.1:9464"));
+        assert!(!check("0.0.0.0:9464", "127.0.0.1:9464"));
+        assert!(check("127.0.0.1:9464", "127.0.0.1:8089"));
+        assert!(check("127.0.0.1:0", "127.0.0.1:0"));
+        assert!(
+            refuse_one_address_for_two(("--metrics", None), ("--web", Some("127.0.0.1:1"))).is_ok()
+        );
+    }
 }

@@ -33,23 +33,20 @@ impl LiveRun {
         workload: Option<&stampede_engine::WorkloadSpec>,
     ) -> RunResult {
         let recording = Recording {
-            started_at: running.started_at,
-            elapsed: self.elapsed,
-            interrupted: false,
-            dns: Duration::ZERO,
-            total: self.total.clone(),
             timeseries: self.timeseries.clone(),
-            event_loop: running.plan.event_loop(),
-            tls: None,
-            seed: None,
             checks: workload.map(|w| w.check_names()).unwrap_or_default(),
             judged: workload.is_some_and(|w| w.judges_responses()),
-            stop_reason: None,
             // As the engine names them: a scenario's several groups, and
             // its transactions.
             groups: workload
                 .map(|w| w.group_names(&running.plan.model, w.groups.len() > 1))
                 .unwrap_or_default(),
+            ..Recording::of(
+                running.started_at,
+                self.elapsed,
+                running.plan.event_loop(),
+                self.total.clone(),
+            )
         };
         let mut result = RunResult::from_recording(
             &running.plan,

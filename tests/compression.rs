@@ -6,20 +6,18 @@
 //! a check on the body passes only once the body is decoded, with or
 //! without `--decode`.
 
-use stampede_testkit::{binary, one_thread, run_stampede, spawn_target, Run, TargetConfig};
+use stampede_testkit::{
+    binary, one_thread, run_on_loop, run_stampede, spawn_target, Run, TargetConfig,
+};
 
 const LOOPS: [&str; 3] = ["epoll", "uring", "tokio"];
 
-/// Runs on event loop `io`; `None` when io_uring is not available here.
+/// Runs on event loop `io` with one thread; `None` when io_uring is not
+/// available here.
 fn run_on(io: &str, args: &[&str]) -> Option<Run> {
     let mut args = args.to_vec();
-    args.extend(["--io", io, "-t", "1"]);
-    let run = run_stampede(binary(), &args);
-    if io == "uring" && run.stderr().contains("io_uring is unavailable here") {
-        eprintln!("skipped --io uring: {}", run.stderr().trim());
-        return None;
-    }
-    Some(run)
+    args.extend(["-t", "1"]);
+    run_on_loop(io, &args)
 }
 
 #[test]

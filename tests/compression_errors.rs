@@ -7,20 +7,17 @@
 //! and exit 2.
 
 use flate2::write::GzEncoder;
-use stampede_testkit::{answer_each_request, binary, run_stampede, stampede, text, RawServer, Run};
+use stampede_testkit::{answer_each_request, run_on_loop, stampede, text, RawServer, Run};
 use std::io::Write;
 
 const LOOPS: [&str; 3] = ["epoll", "uring", "tokio"];
 
+/// Runs on event loop `io` with one thread; `None` when io_uring is not
+/// available here.
 fn run_on(io: &str, args: &[&str]) -> Option<Run> {
     let mut args = args.to_vec();
-    args.extend(["--io", io, "-t", "1"]);
-    let run = run_stampede(binary(), &args);
-    if io == "uring" && run.stderr().contains("io_uring is unavailable here") {
-        eprintln!("skipped --io uring: {}", run.stderr().trim());
-        return None;
-    }
-    Some(run)
+    args.extend(["-t", "1"]);
+    run_on_loop(io, &args)
 }
 
 fn gzip(data: &[u8]) -> Vec<u8> {

@@ -6,7 +6,7 @@
 //! decoded bytes are the file's size per response; without
 //! `--compressed` nginx sends the file as it is.
 
-use stampede_testkit::{binary, free_port, run_stampede, temp_dir, Run};
+use stampede_testkit::{free_port, run_on_loop, temp_dir, Run};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -95,15 +95,12 @@ impl Drop for Nginx {
     }
 }
 
+/// Runs on event loop `io` with one thread; `None` when io_uring is not
+/// available here.
 fn run_on(io: &str, args: &[&str]) -> Option<Run> {
     let mut args = args.to_vec();
-    args.extend(["--io", io, "-t", "1"]);
-    let run = run_stampede(binary(), &args);
-    if io == "uring" && run.stderr().contains("io_uring is unavailable here") {
-        eprintln!("skipped --io uring: {}", run.stderr().trim());
-        return None;
-    }
-    Some(run)
+    args.extend(["-t", "1"]);
+    run_on_loop(io, &args)
 }
 
 #[test]

@@ -6,16 +6,10 @@
 //! `-n` stays exact. nginx's own count of connections is
 //! tests/conn_lifetime_nginx.rs.
 
-use stampede_testkit::{binary, one_thread, run_stampede, spawn_target, stampede, text, Run};
+use stampede_testkit::{one_thread, run_ok, spawn_target, stampede, text, Run};
 
 /// The HTTP/1.1 event loops (`auto` is io_uring where the kernel offers it).
 const EVENT_LOOPS: [&str; 3] = ["auto", "epoll", "tokio"];
-
-fn load(args: &[&str]) -> Run {
-    let run = run_stampede(binary(), args);
-    assert_eq!(run.code(), Some(0), "{args:?}: {}", run.stderr());
-    run
-}
 
 /// What every retiring run shows: no error of any class, no idle-close
 /// reconnect, and every connection after each slot's first is a planned one.
@@ -38,7 +32,7 @@ fn every_nth_response_ends_a_connection_on_every_event_loop() {
     for io in EVENT_LOOPS {
         let what = format!("--io {io}");
         let before = target.stats().connections_accepted;
-        let run = load(&[
+        let run = run_ok(&[
             &url,
             "--io",
             io,
@@ -68,7 +62,7 @@ fn several_connections_each_retire_after_n() {
     for io in EVENT_LOOPS {
         let what = format!("--io {io}");
         let before = target.stats().connections_accepted;
-        let run = load(&[
+        let run = run_ok(&[
             &url,
             "--io",
             io,
@@ -98,7 +92,7 @@ fn without_the_flags_one_connection_carries_everything() {
     let url = format!("http://{}/", target.local_addr());
     for io in EVENT_LOOPS {
         let before = target.stats().connections_accepted;
-        let run = load(&[&url, "--io", io, "-t", "1", "-c", "1", "-n", "50"]);
+        let run = run_ok(&[&url, "--io", io, "-t", "1", "-c", "1", "-n", "50"]);
         assert_eq!(target.stats().connections_accepted - before, 1, "--io {io}");
         assert!(
             run.result()["connections"]
@@ -117,7 +111,7 @@ fn connections_retire_by_age() {
     let url = format!("http://{}/delay/20", target.local_addr());
     for io in EVENT_LOOPS {
         let what = format!("--io {io}");
-        let run = load(&[
+        let run = run_ok(&[
             &url,
             "--io",
             io,
@@ -149,7 +143,7 @@ fn the_open_model_retires_connections_too() {
     for io in EVENT_LOOPS {
         let what = format!("--io {io} -r");
         let before = target.stats().connections_accepted;
-        let run = load(&[
+        let run = run_ok(&[
             &url,
             "--io",
             io,
@@ -179,7 +173,7 @@ fn http2_stops_opening_streams_and_reconnects() {
     let target = spawn_target(one_thread());
     let url = format!("http://{}/", target.local_addr());
     let before = target.stats();
-    let run = load(&[
+    let run = run_ok(&[
         &url,
         "--http2",
         "--streams",

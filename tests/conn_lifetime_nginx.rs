@@ -9,7 +9,7 @@
 mod nginx_support;
 
 use nginx_support::{listening, Nginx, Setup};
-use stampede_testkit::{binary, free_port, require_tool, run_stampede, temp_dir, Run};
+use stampede_testkit::{free_port, require_tool, run_clean, temp_dir};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -49,13 +49,6 @@ fn take_connections(nginx: &Nginx) -> BTreeMap<u64, u64> {
     per_connection
 }
 
-fn load(args: &[&str]) -> Run {
-    let run = run_stampede(binary(), args);
-    assert_eq!(run.code(), Some(0), "{args:?}: {}", run.stderr());
-    assert_eq!(run.count("/requests/errors"), 0, "{args:?}");
-    run
-}
-
 #[test]
 fn nginx_counts_requests_over_n_connections() {
     let program = require_tool!("nginx");
@@ -64,7 +57,7 @@ fn nginx_counts_requests_over_n_connections() {
     let url = format!("http://127.0.0.1:{http1}/");
     for io in ["auto", "epoll", "tokio"] {
         let what = format!("--io {io}");
-        let run = load(&[
+        let run = run_clean(&[
             &url,
             "--io",
             io,
@@ -87,7 +80,7 @@ fn nginx_counts_requests_over_n_connections() {
         assert_eq!(run.count("/connections/reconnects"), 0, "{what}");
 
         // Several connections at once: none carries more than N.
-        let run = load(&[
+        let run = run_clean(&[
             &url,
             "--io",
             io,
@@ -121,7 +114,7 @@ fn nginx_sees_the_open_model_and_http2_retire_connections() {
     let (nginx, http1, h2c) = nginx(&program, &dir, 1000);
     let url = format!("http://127.0.0.1:{http1}/");
     for io in ["auto", "tokio"] {
-        let run = load(&[
+        let run = run_clean(&[
             &url,
             "--io",
             io,
@@ -145,7 +138,7 @@ fn nginx_sees_the_open_model_and_http2_retire_connections() {
         assert_eq!(run.count("/requests/sent"), 90, "-r --io {io}");
     }
     let h2 = format!("http://127.0.0.1:{h2c}/");
-    let run = load(&[
+    let run = run_clean(&[
         &h2,
         "--http2",
         "--streams",
@@ -176,14 +169,14 @@ fn a_close_nginx_asks_for_is_a_reconnect_not_a_planned_one() {
     let (nginx, http1, _) = nginx(&program, &dir, 5);
     let url = format!("http://127.0.0.1:{http1}/");
     for io in ["auto", "tokio"] {
-        let run = load(&[&url, "--io", io, "-t", "1", "-c", "1", "-n", "50"]);
+        let run = run_clean(&[&url, "--io", io, "-t", "1", "-c", "1", "-n", "50"]);
         assert_eq!(take_connections(&nginx).len(), 10, "--io {io}");
         assert_eq!(run.count("/connections/reconnects"), 9, "--io {io}");
         assert!(run.result()["connections"]
             .get("planned_reconnects")
             .is_none());
         // With a shorter lifetime of our own, ours end first: planned.
-        let run = load(&[
+        let run = run_clean(&[
             &url,
             "--io",
             io,

@@ -11,19 +11,12 @@ mod nginx_support;
 
 use nginx_support::{listening, Nginx, Setup};
 use stampede_testkit::{
-    binary, free_port, require_tool, run_stampede, spawn_target, stampede, temp_dir, text, Run,
-    Server, TargetConfig,
+    free_port, require_tool, run_clean, spawn_target, stampede, temp_dir, text, Run, Server,
+    TargetConfig,
 };
 use std::collections::BTreeMap;
 
 const THREE: &str = "127.0.0.1,127.0.0.2,127.0.0.3";
-
-fn load(args: &[&str]) -> Run {
-    let run = run_stampede(binary(), args);
-    assert_eq!(run.code(), Some(0), "{args:?}: {}", run.stderr());
-    assert_eq!(run.count("/requests/errors"), 0, "{args:?}");
-    run
-}
 
 /// Connections per address in the result's `dns` object.
 fn result_spread(run: &Run) -> BTreeMap<String, u64> {
@@ -75,7 +68,7 @@ fn round_robin_spreads_connections_over_every_address() {
     for io in ["auto", "epoll", "tokio"] {
         let what = format!("--io {io}");
         // Six connections at once: two on each address.
-        let run = load(&[
+        let run = run_clean(&[
             &url,
             "--resolve",
             &resolve,
@@ -99,7 +92,7 @@ fn round_robin_spreads_connections_over_every_address() {
         assert_eq!(result_spread(&run), port_spread, "{what}");
         assert_eq!(run.result()["dns"]["mode"], "round-robin", "{what}");
         // New connections take their turn too: twelve in a row, four each.
-        load(&[
+        run_clean(&[
             &url,
             "--resolve",
             &resolve,
@@ -137,7 +130,7 @@ fn first_keeps_every_connection_on_the_first_address_and_random_uses_all() {
     });
     let resolve = format!("svc.test:{port}:{THREE}");
     let url = format!("http://svc.test:{port}/");
-    let run = load(&[
+    let run = run_clean(&[
         &url,
         "--resolve",
         &resolve,
@@ -153,7 +146,7 @@ fn first_keeps_every_connection_on_the_first_address_and_random_uses_all() {
     assert_eq!(spread[&format!("127.0.0.1:{port}")], 6);
     assert_eq!(spread[&format!("127.0.0.3:{port}")], 0, "listed, not used");
     // Thirty connections at random: every address gets some.
-    let run = load(&[
+    let run = run_clean(&[
         &url,
         "--resolve",
         &resolve,
@@ -191,7 +184,7 @@ fn http2_and_a_dual_stack_server() {
     });
     let resolve = format!("svc.test:{port}:127.0.0.1,[::1]");
     let url = format!("http://svc.test:{port}/");
-    let run = load(&[
+    let run = run_clean(&[
         &url,
         "--http2",
         "--resolve",
@@ -226,7 +219,7 @@ fn the_built_in_target_on_every_address_and_the_summary() {
     let port = target.local_addr().port();
     let resolve = format!("svc.test:{port}:{THREE}");
     let url = format!("http://svc.test:{port}/");
-    let run = load(&[
+    let run = run_clean(&[
         &url,
         "--resolve",
         &resolve,
@@ -263,7 +256,7 @@ fn the_built_in_target_on_every_address_and_the_summary() {
     );
     // Without a spread the result has no dns object (one address).
     let local = spawn_target(stampede_testkit::one_thread());
-    let plain = load(&[&format!("http://{}/", local.local_addr()), "-n", "5"]);
+    let plain = run_clean(&[&format!("http://{}/", local.local_addr()), "-n", "5"]);
     assert!(plain.result().get("dns").is_none());
 }
 

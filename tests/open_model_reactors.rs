@@ -5,7 +5,8 @@
 //! a dead target failing without a hang.
 
 use stampede_testkit::{
-    binary, one_thread, read_request_head, run_stampede, spawn_target, RawServer, Run,
+    binary, one_thread, read_request_head, run_ok_on_loop, run_stampede, spawn_target, RawServer,
+    Run,
 };
 use std::io::Write;
 use std::sync::{Mutex, MutexGuard};
@@ -20,22 +21,6 @@ fn one_at_a_time() -> MutexGuard<'static, ()> {
     SERIAL
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// Runs `args` with `--io io`; `None` (after saying so) when this kernel or
-/// sandbox has no io_uring. Checks the run succeeded on the event loop asked for.
-fn run_on(io: &str, args: &[&str]) -> Option<Run> {
-    let mut all = args.to_vec();
-    all.extend(["--io", io]);
-    let run = run_stampede(binary(), &all);
-    if io == "uring" && run.stderr().contains("io_uring is unavailable here") {
-        assert_eq!(run.code(), Some(2));
-        eprintln!("skipped --io uring: {}", run.stderr().trim());
-        return None;
-    }
-    assert_eq!(run.code(), Some(0), "--io {io}: {}", run.stderr());
-    assert_eq!(run.result()["plan"]["io"], io, "--io {io} ran where asked");
-    Some(run)
 }
 
 fn assert_balanced(run: &Run, label: &str) {
@@ -64,7 +49,7 @@ fn requests_flag_with_a_rate_sends_exactly_n() {
     for io in EVENT_LOOPS {
         for threads in ["1", "2"] {
             let args = [&url, "-n", "1501", "-r", "3000", "-c", "5", "-t", threads];
-            let Some(run) = run_on(io, &args) else {
+            let Some(run) = run_ok_on_loop(io, &args) else {
                 continue;
             };
             runs += 1;
@@ -85,7 +70,9 @@ fn the_rate_is_held_on_every_event_loop() {
     let target = spawn_target(one_thread());
     let url = format!("http://{}/", target.local_addr());
     for io in EVENT_LOOPS {
-        let Some(run) = run_on(io, &[&url, "-r", "2000", "-d", "2s", "-c", "20", "-t", "1"]) else {
+        let Some(run) =
+            run_ok_on_loop(io, &[&url, "-r", "2000", "-d", "2s", "-c", "20", "-t", "1"])
+        else {
             continue;
         };
         let label = format!("--io {io}");
@@ -142,7 +129,8 @@ fn a_server_stall_shows_in_p99_measured_from_the_intended_send() {
         // the stall wait in the client's backlog, and their latency counts it.
         let server = stalling_server(Instant::now());
         let url = server.url("/");
-        let Some(run) = run_on(io, &[&url, "-r", "200", "-c", "1", "-t", "1", "-d", "3s"]) else {
+        let Some(run) = run_ok_on_loop(io, &[&url, "-r", "200", "-c", "1", "-t", "1", "-d", "3s"])
+        else {
             continue;
         };
         let label = format!("--io {io}");
@@ -172,7 +160,7 @@ fn warmup_with_a_rate_does_not_inflate_the_window() {
         let args = [
             &url, "-r", "500", "--warmup", "1s", "-d", "1s", "-c", "10", "-t", "1",
         ];
-        let Some(run) = run_on(io, &args) else {
+        let Some(run) = run_ok_on_loop(io, &args) else {
             continue;
         };
         let label = format!("--io {io}");
@@ -212,7 +200,7 @@ fn a_warmup_request_answered_in_the_window_is_not_measured() {
         let args = [
             &url, "-r", "200", "--warmup", "1s", "-d", "2s", "-c", "1", "-t", "1",
         ];
-        let Some(run) = run_on(io, &args) else {
+        let Some(run) = run_ok_on_loop(io, &args) else {
             continue;
         };
         let label = format!("--io {io}");
@@ -248,7 +236,7 @@ fn stages_send_the_area_under_the_rate() {
             "-t",
             "2",
         ];
-        let Some(run) = run_on(io, &args) else {
+        let Some(run) = run_ok_on_loop(io, &args) else {
             continue;
         };
         let label = format!("--io {io}");
@@ -277,7 +265,7 @@ fn ramp_up_raises_the_rate_linearly() {
             "-t",
             "2",
         ];
-        let Some(run) = run_on(io, &args) else {
+        let Some(run) = run_ok_on_loop(io, &args) else {
             continue;
         };
         let label = format!("--io {io}");
@@ -305,7 +293,7 @@ fn poisson_arrivals_keep_the_mean_rate() {
             "-t",
             "1",
         ];
-        let Some(run) = run_on(io, &args) else {
+        let Some(run) = run_ok_on_loop(io, &args) else {
             continue;
         };
         let label = format!("--io {io}");

@@ -7,7 +7,7 @@
 use rustls::{ServerConnection, StreamOwned};
 use stampede_target::{CertSource, TlsConfig};
 use stampede_testkit::{
-    binary, read_request_head, run_stampede, spawn_target, RawServer, TargetConfig,
+    binary, read_request_head, run_ok_on_loop, run_stampede, spawn_target, RawServer, TargetConfig,
 };
 use std::io::Write;
 use std::net::{Shutdown, TcpStream};
@@ -16,23 +16,6 @@ use std::time::Duration;
 const LOOPS: [&str; 3] = ["epoll", "uring", "tokio"];
 
 const OK: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
-
-/// Runs the binary on event loop `io`; None when `--io uring` was refused
-/// for want of io_uring here (one line, exit 2).
-fn run_on(io: &str, args: &[&str]) -> Option<stampede_testkit::Run> {
-    let mut args = args.to_vec();
-    args.extend(["--io", io]);
-    let run = run_stampede(binary(), &args);
-    if io == "uring" && run.stderr().contains("io_uring is unavailable here") {
-        assert_eq!(run.code(), Some(2));
-        assert_eq!(run.stderr().lines().count(), 1, "{}", run.stderr());
-        eprintln!("skipped --io uring: {}", run.stderr().trim());
-        return None;
-    }
-    assert_eq!(run.code(), Some(0), "--io {io}: {}", run.stderr());
-    assert_eq!(run.result()["plan"]["io"], io, "{}", run.result());
-    Some(run)
-}
 
 /// The error classes of a result with a non-zero count.
 fn error_classes(result: &serde_json::Value) -> Vec<(String, u64)> {
@@ -58,7 +41,7 @@ fn pipelined_runs_count_exactly_and_time_every_request_on_every_loop() {
     for io in LOOPS {
         // 1003 = 100 full batches of 10 and a short one of 3, over 3 connections.
         let args = [&url, "-n", "1003", "-c", "3", "-t", "1", "--pipeline", "10"];
-        let Some(run) = run_on(io, &args) else {
+        let Some(run) = run_ok_on_loop(io, &args) else {
             continue;
         };
         served += 1003;
@@ -110,7 +93,7 @@ fn a_close_mid_batch_fails_the_rest_of_the_batch_with_one_class() {
     for io in LOOPS {
         // Two batches of 10, one after the other on one connection slot.
         let args = [&url, "-n", "20", "-c", "1", "-t", "1", "--pipeline", "10"];
-        let Some(run) = run_on(io, &args) else {
+        let Some(run) = run_ok_on_loop(io, &args) else {
             continue;
         };
         accepted += 2;
@@ -147,7 +130,7 @@ fn a_timeout_mid_batch_fails_the_rest_of_the_batch() {
             "--timeout",
             "300ms",
         ];
-        let Some(run) = run_on(io, &args) else {
+        let Some(run) = run_ok_on_loop(io, &args) else {
             continue;
         };
         let result = run.result();
@@ -192,7 +175,7 @@ fn pipelining_works_over_tls_on_every_loop() {
             "--pipeline",
             "10",
         ];
-        let Some(run) = run_on(io, &args) else {
+        let Some(run) = run_ok_on_loop(io, &args) else {
             continue;
         };
         served += 205;
@@ -216,7 +199,7 @@ fn a_batch_the_server_closed_on_while_idle_goes_again_on_a_new_connection() {
     let mut accepted = 0;
     for io in LOOPS {
         let args = [&url, "-n", "30", "-c", "1", "-t", "1", "--pipeline", "10"];
-        let Some(run) = run_on(io, &args) else {
+        let Some(run) = run_ok_on_loop(io, &args) else {
             continue;
         };
         accepted += 3;
@@ -279,7 +262,7 @@ fn a_tls_close_mid_batch_fails_the_rest_of_the_batch_with_one_class() {
             "--pipeline",
             "10",
         ];
-        let Some(run) = run_on(io, &args) else {
+        let Some(run) = run_ok_on_loop(io, &args) else {
             continue;
         };
         let result = run.result();
@@ -318,7 +301,7 @@ fn without_keep_alive_a_batch_ends_at_its_first_response_on_every_loop() {
             "10",
             "--no-keepalive",
         ];
-        let Some(run) = run_on(io, &args) else {
+        let Some(run) = run_ok_on_loop(io, &args) else {
             continue;
         };
         let result = run.result();

@@ -1,7 +1,7 @@
 //! The built-in target's `/redirect-to?url=URL` (issue 23) under
 //! `--redirects`: a percent-encoded relative or absolute URL on the same
 //! origin is followed (each hop counted, on both engine paths), another
-//! origin is the response (offsite), `status_code` picks the redirect, and
+//! origin that does not resolve is an `other` error, `status_code` picks the redirect, and
 //! a request without `url` is a 400.
 
 use stampede_testkit::{binary, one_thread, run_stampede, spawn_target, Run};
@@ -44,12 +44,16 @@ fn relative_and_absolute_urls_are_followed() {
 fn another_origin_and_the_status_code() {
     let target = spawn_target(one_thread());
     let origin = format!("http://{}", target.local_addr());
+    // Another origin is followed (tests/redirect_origins.rs): one that
+    // does not resolve fails the request, its reason sampled.
     let away = format!("{origin}/redirect-to?url=http%3A%2F%2Fexample.invalid%2F");
     let permanent = format!("{origin}/redirect-to?url=%2Fredirect%2F0&status_code=308");
     for io in EVENT_LOOPS {
-        let run = load(io, &[&away, "--redirects", "2", "-n", "5"]);
-        assert_eq!(run.count("/status/302"), 5, "--io {io}");
-        assert_eq!(run.count("/redirects/offsite"), 5, "--io {io}");
+        let mut args = vec![away.as_str(), "--redirects", "2", "-n", "5"];
+        args.extend(["--io", io, "-t", "1", "-c", "1"]);
+        let run = run_stampede(binary(), &args);
+        assert_eq!(run.count("/errors/other"), 5, "--io {io}: {}", run.result());
+        assert_eq!(run.count("/redirects/offsite"), 0, "--io {io}");
         let run = load(io, &[&permanent, "-n", "3"]);
         assert_eq!(
             run.count("/status/308"),

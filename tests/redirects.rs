@@ -1,8 +1,10 @@
 //! `--redirects N` (issue 23) against the built-in target's `/redirect/{n}`
 //! chain, on both engine paths: hops are followed on the same origin and
 //! counted apart from requests (`-n` counts first requests), the limit is
-//! the `redirect_limit` error, a POST answered 302 goes on as a GET, and a
-//! redirect to another origin is the response (counted as offsite).
+//! the `redirect_limit` error, a POST answered 302 goes on as a GET, and
+//! through a Unix socket a redirect to another origin is the response
+//! (counted as offsite; straight to a host it is followed:
+//! tests/redirect_origins.rs).
 
 use stampede_testkit::{binary, one_thread, run_stampede, spawn_target, RawServer, Run};
 use std::io::Write;
@@ -109,24 +111,34 @@ fn a_post_answered_302_goes_on_as_a_get() {
 }
 
 #[test]
-fn another_origin_is_not_followed() {
-    let server = RawServer::start(|mut stream| {
-        let mut buf = [0u8; 4096];
-        while let Ok(n) = std::io::Read::read(&mut stream, &mut buf) {
-            if n == 0 {
-                return;
-            }
-            let response = b"HTTP/1.1 301 Moved\r\nLocation: http://example.invalid/x\r\nContent-Length: 0\r\n\r\n";
-            if stream.write_all(response).is_err() {
-                return;
-            }
-        }
+fn through_a_unix_socket_another_origin_is_not_followed() {
+    // A Unix socket reaches one origin: a hop elsewhere is the response.
+    let sock = stampede_testkit::temp_dir("redirect-unix").join("t.sock");
+    let _target = spawn_target(stampede_testkit::TargetConfig {
+        unix_socket: Some(sock.clone()),
+        ..one_thread()
     });
-    let url = server.url("/");
-    let run = run("auto", &[&url, "--redirects", "3", "-n", "3", "-c", "1"]);
-    assert_eq!(run.count("/status/301"), 3);
-    assert_eq!(run.count("/redirects/offsite"), 3);
-    assert_eq!(run.count("/redirects/followed"), 0);
+    let url = "http://localhost/redirect-to?url=http%3A%2F%2F127.0.0.1%3A1%2Fx";
+    for io in EVENT_LOOPS {
+        let sock = sock.to_str().unwrap();
+        let run = run(
+            io,
+            &[
+                url,
+                "--unix-socket",
+                sock,
+                "--redirects",
+                "3",
+                "-n",
+                "3",
+                "-c",
+                "1",
+            ],
+        );
+        assert_eq!(run.count("/status/302"), 3, "--io {io}: {}", run.stderr());
+        assert_eq!(run.count("/redirects/offsite"), 3, "--io {io}");
+        assert_eq!(run.count("/redirects/followed"), 0, "--io {io}");
+    }
 }
 
 #[test]

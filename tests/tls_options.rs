@@ -8,7 +8,7 @@ use rcgen::{
     BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
 };
 use stampede_target::{CertSource, TlsConfig};
-use stampede_testkit::{binary, run_stampede, spawn_target, RawServer, TargetConfig};
+use stampede_testkit::{binary, run_on_loop, run_stampede, spawn_target, RawServer, TargetConfig};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -86,19 +86,6 @@ fn tls_target(pki: &Pki, tweak: impl FnOnce(&mut TlsConfig)) -> stampede_testkit
     })
 }
 
-/// Runs the binary on `io`; None when io_uring is refused here (one line, exit 2).
-fn run_on(io: &str, args: &[&str]) -> Option<stampede_testkit::Run> {
-    let mut args = args.to_vec();
-    args.extend(["--io", io]);
-    let run = run_stampede(binary(), &args);
-    if io == "uring" && run.stderr().contains("io_uring is unavailable here") {
-        assert_eq!(run.code(), Some(2));
-        eprintln!("skipped --io uring: {}", run.stderr().trim());
-        return None;
-    }
-    Some(run)
-}
-
 fn s(path: &Path) -> &str {
     path.to_str().unwrap()
 }
@@ -127,7 +114,7 @@ fn a_client_certificate_passes_the_targets_client_ca_and_its_absence_is_a_tls_er
             "-t",
             "1",
         ];
-        let Some(run) = run_on(io, &with_cert) else {
+        let Some(run) = run_on_loop(io, &with_cert) else {
             continue;
         };
         assert_eq!(run.code(), Some(0), "--io {io}: {}", run.stderr());
@@ -147,7 +134,7 @@ fn a_client_certificate_passes_the_targets_client_ca_and_its_absence_is_a_tls_er
             "-t",
             "1",
         ];
-        let run = run_on(io, &without_cert).unwrap();
+        let run = run_on_loop(io, &without_cert).unwrap();
         assert_eq!(run.count("/requests/success"), 0, "--io {io}");
         let errors = &run.result()["errors"];
         assert!(
@@ -186,7 +173,7 @@ fn over_http2_a_missing_client_certificate_is_a_tls_error_too() {
         "-t",
         "1",
     ];
-    let run = run_on("auto", &args).expect("the default loop runs");
+    let run = run_on_loop("auto", &args).expect("the default loop runs");
     assert_eq!(run.count("/requests/success"), 0, "{}", run.stderr());
     let errors = &run.result()["errors"];
     assert!(errors["tls"].as_u64().unwrap_or(0) > 0, "{errors}");
@@ -292,7 +279,7 @@ fn nginx_verifies_the_client_certificate_and_logs_its_subject() {
     let mut expected_lines = 0;
     let mut outcomes = Vec::new();
     for io in LOOPS {
-        let Some(run) = run_on(
+        let Some(run) = run_on_loop(
             io,
             &[
                 &url,
@@ -377,7 +364,7 @@ fn tls_versions_and_cipher_suites_are_offered_as_asked_and_reported() {
         ];
         let mut too_new = base.to_vec();
         too_new.extend(["--tls-min", "1.3"]);
-        let Some(run) = run_on(io, &too_new) else {
+        let Some(run) = run_on_loop(io, &too_new) else {
             continue;
         };
         assert_ne!(run.code(), Some(0), "--io {io}");
@@ -389,7 +376,7 @@ fn tls_versions_and_cipher_suites_are_offered_as_asked_and_reported() {
 
         let mut tls12 = base.to_vec();
         tls12.extend(["--tls-max", "1.2"]);
-        let run = run_on(io, &tls12).unwrap();
+        let run = run_on_loop(io, &tls12).unwrap();
         assert_eq!(run.code(), Some(0), "--io {io}: {}", run.stderr());
         let tls = &run.result()["plan"]["tls"];
         assert_eq!(tls["version"], "TLSv1.2", "--io {io}: {tls}");
@@ -408,7 +395,7 @@ fn tls_versions_and_cipher_suites_are_offered_as_asked_and_reported() {
             "--tls-groups",
             "secp384r1",
         ]);
-        let run = run_on(io, &one_suite).unwrap();
+        let run = run_on_loop(io, &one_suite).unwrap();
         assert_eq!(run.code(), Some(0), "--io {io}: {}", run.stderr());
         let tls = &run.result()["plan"]["tls"];
         assert_eq!(

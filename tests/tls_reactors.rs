@@ -6,7 +6,7 @@
 
 use rustls::{HandshakeKind, ServerConnection, StreamOwned};
 use stampede_target::{CertSource, TlsConfig};
-use stampede_testkit::{binary, run_stampede, spawn_target, RawServer, TargetConfig};
+use stampede_testkit::{binary, run_on_loop, run_stampede, spawn_target, RawServer, TargetConfig};
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -27,21 +27,6 @@ fn tls_target(name: &str) -> (stampede_testkit::ServerHandle, PathBuf) {
         ..TargetConfig::default()
     });
     (target, cert)
-}
-
-/// Runs the binary; None when `--io uring` was refused for want of
-/// io_uring here (a kernel or sandbox without it: one line, exit 2).
-fn run_on(io: &str, args: &[&str]) -> Option<stampede_testkit::Run> {
-    let mut args = args.to_vec();
-    args.extend(["--io", io]);
-    let run = run_stampede(binary(), &args);
-    if io == "uring" && run.stderr().contains("io_uring is unavailable here") {
-        assert_eq!(run.code(), Some(2));
-        assert_eq!(run.stderr().lines().count(), 1, "{}", run.stderr());
-        eprintln!("skipped --io uring: {}", run.stderr().trim());
-        return None;
-    }
-    Some(run)
 }
 
 #[test]
@@ -69,7 +54,7 @@ fn every_event_loop_counts_exactly_over_tls_and_times_each_handshake() {
             if !keepalive {
                 args.push("--no-keepalive");
             }
-            let Some(run) = run_on(io, &args) else {
+            let Some(run) = run_on_loop(io, &args) else {
                 continue;
             };
             let what = format!("--io {io}, keep-alive {keepalive}");
@@ -132,7 +117,7 @@ fn large_bodies_both_ways_and_an_early_answer_over_tls() {
             ),
         ];
         for (args, body_bytes, exact) in cases {
-            let Some(run) = run_on(io, &[args, &common].concat()) else {
+            let Some(run) = run_on_loop(io, &[args, &common].concat()) else {
                 continue;
             };
             let what = format!("--io {io} {args:?}");
@@ -159,7 +144,7 @@ fn large_bodies_both_ways_and_an_early_answer_over_tls() {
             continue;
         }
         let args = [&echo, "-m", "POST", "-D", huge, "-n", "6"];
-        let Some(run) = run_on(io, &[&args[..], &common].concat()) else {
+        let Some(run) = run_on_loop(io, &[&args[..], &common].concat()) else {
             continue;
         };
         assert_eq!(
@@ -214,7 +199,7 @@ fn a_certificate_the_client_does_not_trust_is_a_tls_error_with_its_reason() {
     let url = format!("https://localhost:{}/", target.local_addr().port());
     for io in ["epoll", "uring", "tokio"] {
         // No --cacert and no --insecure: the self-signed certificate is unknown.
-        let Some(run) = run_on(io, &[&url, "-n", "3", "-c", "1"]) else {
+        let Some(run) = run_on_loop(io, &[&url, "-n", "3", "-c", "1"]) else {
             continue;
         };
         assert_eq!(run.code(), Some(2), "--io {io}: {}", run.stderr());
@@ -261,7 +246,7 @@ fn a_handshake_that_never_ends_times_out_as_tls() {
             "--connect-timeout",
             "300ms",
         ];
-        let Some(run) = run_on(io, &args) else {
+        let Some(run) = run_on_loop(io, &args) else {
             continue;
         };
         assert_eq!(
@@ -332,7 +317,7 @@ fn a_keep_alive_connection_the_server_closes_is_retried_once_as_a_reconnect() {
         let (server, _) = counting_tls_server(3, false);
         let url = format!("https://localhost:{}/", server.addr().port());
         let args = [&url, "--insecure", "-n", "30", "-c", "1", "-t", "1"];
-        let Some(run) = run_on(io, &args) else {
+        let Some(run) = run_on_loop(io, &args) else {
             continue;
         };
         let what = format!("--io {io}");
@@ -369,7 +354,7 @@ fn sessions_resume_across_connections_unless_told_not_to() {
             if !resume {
                 args.push("--no-tls-resume");
             }
-            let Some(run) = run_on(io, &args) else {
+            let Some(run) = run_on_loop(io, &args) else {
                 continue;
             };
             let what = format!("--io {io}, resume {resume}");

@@ -8,22 +8,9 @@
 //!
 //! Each case runs on epoll, io_uring (where the kernel has it) and tokio.
 
-use stampede_testkit::{binary, one_thread, run_stampede, spawn_target, Run};
+use stampede_testkit::{binary, one_thread, run_ok_on_loop, run_stampede, spawn_target, Run};
 
 const EVENT_LOOPS: [&str; 3] = ["epoll", "uring", "tokio"];
-
-/// Runs `args` with `--io io`; `None` where this kernel has no io_uring.
-fn run_on(io: &str, args: &[&str]) -> Option<Run> {
-    let mut all = args.to_vec();
-    all.extend(["--io", io]);
-    let run = run_stampede(binary(), &all);
-    if io == "uring" && run.stderr().contains("io_uring is unavailable here") {
-        eprintln!("skipped --io uring: {}", run.stderr().trim());
-        return None;
-    }
-    assert_eq!(run.code(), Some(0), "--io {io}: {}", run.stderr());
-    Some(run)
-}
 
 fn elapsed(run: &Run) -> f64 {
     run.result()["elapsed_s"].as_f64().expect("elapsed_s")
@@ -34,7 +21,7 @@ fn an_open_model_budget_keeps_the_rate_when_connections_split_unevenly() {
     let target = spawn_target(one_thread());
     let url = format!("http://{}/", target.local_addr());
     for io in EVENT_LOOPS {
-        let Some(run) = run_on(
+        let Some(run) = run_ok_on_loop(
             io,
             &[&url, "-r", "1000", "-c", "3", "-t", "2", "-n", "3000"],
         ) else {
@@ -55,7 +42,7 @@ fn the_closed_models_warmup_does_not_spend_the_budget() {
     let url = format!("http://{}/", target.local_addr());
     for io in EVENT_LOOPS {
         let before = target.stats().requests_total;
-        let Some(run) = run_on(
+        let Some(run) = run_ok_on_loop(
             io,
             &[
                 &url, "--warmup", "500ms", "-n", "1500", "-c", "20", "-t", "1",
@@ -79,7 +66,7 @@ fn the_open_models_warmup_does_not_spend_the_budget() {
     let target = spawn_target(one_thread());
     let url = format!("http://{}/", target.local_addr());
     for io in EVENT_LOOPS {
-        let Some(run) = run_on(
+        let Some(run) = run_ok_on_loop(
             io,
             &[
                 &url, "-r", "1000", "--warmup", "500ms", "-n", "1500", "-c", "20", "-t", "1",
@@ -104,7 +91,7 @@ fn requests_due_but_never_sent_are_counted_and_warned_of() {
     let slow = format!("http://{}/delay/100", target.local_addr());
     let fast = format!("http://{}/", target.local_addr());
     for io in EVENT_LOOPS {
-        let Some(run) = run_on(
+        let Some(run) = run_ok_on_loop(
             io,
             &[
                 &slow,
@@ -139,7 +126,7 @@ fn requests_due_but_never_sent_are_counted_and_warned_of() {
             "--io {io}: {warnings}"
         );
         assert!(run.stdout().contains("due but not sent"), "--io {io}");
-        let Some(run) = run_on(
+        let Some(run) = run_ok_on_loop(
             io,
             &[&fast, "-r", "1000", "-d", "1s", "-c", "10", "-t", "1"],
         ) else {

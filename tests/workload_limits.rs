@@ -9,25 +9,10 @@
 
 mod workload_support;
 
-use stampede_testkit::{one_thread, spawn_target};
+use stampede_testkit::{one_thread, run_ok_on_loop, spawn_target};
 use workload_support::*;
 
 const EVENT_LOOPS: [&str; 3] = ["uring", "epoll", "tokio"];
-
-/// Runs `args` on `io`; `None` (after saying so) when this kernel or
-/// sandbox has no io_uring. The run must succeed on the loop asked for.
-fn run_io(io: &str, args: &[&str]) -> Option<Run> {
-    let mut all = args.to_vec();
-    all.extend(["--io", io]);
-    let run = run_stampede(binary(), &all);
-    if io == "uring" && run.stderr().contains("io_uring is unavailable here") {
-        eprintln!("skipped --io uring: {}", run.stderr().trim());
-        return None;
-    }
-    assert_eq!(run.code(), Some(0), "--io {io}: {}", run.stderr());
-    assert_eq!(run.result()["plan"]["io"], io, "--io {io} ran where asked");
-    Some(run)
-}
 
 /// A step of `url` named `name`, with `extra` step keys.
 fn step(name: &str, url: &str, extra: &str) -> String {
@@ -65,7 +50,7 @@ fn iterations_walk_each_users_steps_exactly_n_times_then_the_run_ends() {
             ),
         );
         // No -d and no -n: the run lasts as long as the iterations.
-        let Some(run) = run_io(io, &["--scenario", &file, "-t", "2"]) else {
+        let Some(run) = run_ok_on_loop(io, &["--scenario", &file, "-t", "2"]) else {
             continue;
         };
         assert_eq!(
@@ -99,7 +84,7 @@ fn a_group_duration_ends_the_group_and_a_rate_sends_exactly_its_instants() {
             ),
         );
         let started = std::time::Instant::now();
-        let Some(run) = run_io(io, &["--scenario", &file, "-d", "30s"]) else {
+        let Some(run) = run_ok_on_loop(io, &["--scenario", &file, "-d", "30s"]) else {
             continue;
         };
         assert!(
@@ -150,7 +135,8 @@ fn a_start_delay_holds_its_group_back_while_the_others_run() {
         let file = write(&dir, "delay.toml", &scenario);
         let log = dir.join("requests.log");
         let log_arg = log.display().to_string();
-        let Some(run) = run_io(io, &["--scenario", &file, "--log-requests", &log_arg]) else {
+        let Some(run) = run_ok_on_loop(io, &["--scenario", &file, "--log-requests", &log_arg])
+        else {
             continue;
         };
         assert_eq!(run.count("/requests/sent"), 8, "{io}: 4 + 2 × 2");
@@ -194,7 +180,7 @@ fn setup_runs_before_main_and_teardown_after_every_main_group() {
         ]
         .concat();
         let file = write(&dir, "phases.toml", &scenario);
-        let Some(run) = run_io(io, &["--scenario", &file]) else {
+        let Some(run) = run_ok_on_loop(io, &["--scenario", &file]) else {
             continue;
         };
         assert_eq!(stop_reason(&run), "groups_done", "{io}");
@@ -232,7 +218,7 @@ fn on_error_paths(io: &str, on_error: &str) -> Option<(Run, Vec<String>)> {
             ],
         ),
     );
-    let run = run_io(io, &["--scenario", &file, "-d", "30s"])?;
+    let run = run_ok_on_loop(io, &["--scenario", &file, "-d", "30s"])?;
     Some((run, target.stop_and_paths()))
 }
 
@@ -273,7 +259,7 @@ fn a_failed_check_or_a_timeout_is_a_failed_step_too() {
                 ],
             ),
         );
-        let Some(run) = run_io(io, &["--scenario", &file, "-d", "30s"]) else {
+        let Some(run) = run_ok_on_loop(io, &["--scenario", &file, "-d", "30s"]) else {
             continue;
         };
         assert_eq!(run.count("/requests/check_failed"), 8, "{io}");
@@ -292,7 +278,7 @@ fn a_failed_check_or_a_timeout_is_a_failed_step_too() {
             ),
         );
         let started = std::time::Instant::now();
-        let run = run_io(
+        let run = run_ok_on_loop(
             io,
             &["--scenario", &file, "--timeout", "200ms", "-d", "30s"],
         )
@@ -334,7 +320,7 @@ fn stop_run_stops_every_group() {
         .concat();
         let file = write(&dir, "stop.toml", &scenario);
         let started = std::time::Instant::now();
-        let Some(run) = run_io(io, &["--scenario", &file, "-d", "60s"]) else {
+        let Some(run) = run_ok_on_loop(io, &["--scenario", &file, "-d", "60s"]) else {
             continue;
         };
         assert!(
@@ -427,7 +413,7 @@ fn a_group_that_ends_by_itself_is_not_an_open_model_falling_behind() {
     ]
     .concat();
     let file = write(&dir, "quiet.toml", &scenario);
-    let run = run_io("epoll", &["--scenario", &file]).expect("epoll runs");
+    let run = run_ok_on_loop("epoll", &["--scenario", &file]).expect("epoll runs");
     assert_eq!(run.count("/requests/sent"), 5, "4/s for 1 s, then 1");
     assert_eq!(stop_reason(&run), "groups_done");
     // The plan's rate is the first group's alone, for 1 s of a 1.5 s run.

@@ -7,25 +7,10 @@
 
 mod workload_support;
 
-use stampede_testkit::{one_thread, spawn_target};
+use stampede_testkit::{one_thread, run_ok_on_loop, spawn_target};
 use workload_support::*;
 
 const EVENT_LOOPS: [&str; 3] = ["uring", "epoll", "tokio"];
-
-/// Runs `args` on `io`; `None` (after saying so) when this kernel or
-/// sandbox has no io_uring. The run must succeed on the loop asked for.
-fn run_io(io: &str, args: &[&str]) -> Option<Run> {
-    let mut all = args.to_vec();
-    all.extend(["--io", io]);
-    let run = run_stampede(binary(), &all);
-    if io == "uring" && run.stderr().contains("io_uring is unavailable here") {
-        eprintln!("skipped --io uring: {}", run.stderr().trim());
-        return None;
-    }
-    assert_eq!(run.code(), Some(0), "--io {io}: {}", run.stderr());
-    assert_eq!(run.result()["plan"]["io"], io, "--io {io} ran where asked");
-    Some(run)
-}
 
 /// A one-group scenario: `keys` (load, limits) and steps (name, path, keys).
 fn scenario(base: &str, keys: &str, steps: &[(&str, &str, &str)]) -> String {
@@ -49,7 +34,7 @@ fn a_once_step_runs_in_each_users_first_iteration_only() {
             &[("login", "/?login", "once = true"), ("home", "/?home", "")],
         );
         let file = write(&dir, "once.toml", &text);
-        let Some(run) = run_io(io, &["--scenario", &file]) else {
+        let Some(run) = run_ok_on_loop(io, &["--scenario", &file]) else {
             continue;
         };
         assert_eq!(
@@ -99,7 +84,8 @@ fn a_steps_think_is_the_pause_before_it() {
         let file = write(&dir, "think.toml", &text);
         let log = dir.join("requests.log");
         let log_arg = log.display().to_string();
-        let Some(run) = run_io(io, &["--scenario", &file, "--log-requests", &log_arg]) else {
+        let Some(run) = run_ok_on_loop(io, &["--scenario", &file, "--log-requests", &log_arg])
+        else {
             continue;
         };
         assert_eq!(run.count("/requests/sent"), 4, "{io}");
@@ -128,7 +114,7 @@ fn a_steps_timeout_is_its_own() {
             ],
         );
         let file = write(&dir, "timeout.toml", &text);
-        let Some(run) = run_io(io, &["--scenario", &file, "--timeout", "5s"]) else {
+        let Some(run) = run_ok_on_loop(io, &["--scenario", &file, "--timeout", "5s"]) else {
             continue;
         };
         assert_eq!(
@@ -161,7 +147,7 @@ fn keep_alive_false_closes_the_connection_after_that_step() {
             ],
         );
         let file = write(&dir, "keepalive.toml", &text);
-        let Some(run) = run_io(io, &["--scenario", &file]) else {
+        let Some(run) = run_ok_on_loop(io, &["--scenario", &file]) else {
             continue;
         };
         assert_eq!(run.count("/requests/success"), 8, "{io}");
@@ -193,7 +179,7 @@ fn follow_redirects_is_per_step_over_the_runs_redirects() {
             ],
         );
         let file = write(&dir, "follow.toml", &text);
-        let Some(run) = run_io(io, &["--scenario", &file]) else {
+        let Some(run) = run_ok_on_loop(io, &["--scenario", &file]) else {
             continue;
         };
         assert_eq!(run.count("/status/200"), 2, "{io}: the followed chains");
@@ -213,7 +199,8 @@ fn follow_redirects_is_per_step_over_the_runs_redirects() {
             ],
         );
         let file = write(&dir, "nofollow.toml", &text);
-        let run = run_io(io, &["--scenario", &file, "--redirects", "5"]).expect("ran above");
+        let run =
+            run_ok_on_loop(io, &["--scenario", &file, "--redirects", "5"]).expect("ran above");
         assert_eq!(run.count("/status/302"), 2, "{io}: the step that stays");
         assert_eq!(
             run.count("/status/200"),

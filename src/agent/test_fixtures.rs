@@ -22,21 +22,12 @@ pub(super) fn plan(model: LoadModel, stop: StopCondition) -> Plan {
 }
 
 pub(super) fn result() -> RunResult {
-    let recording = stampede_metrics::Recording {
-        started_at: SystemTime::now(),
-        elapsed: Duration::from_secs(1),
-        interrupted: false,
-        dns: Duration::ZERO,
-        total: Default::default(),
-        timeseries: vec![],
-        event_loop: stampede_plan::EventLoop::Epoll,
-        tls: None,
-        seed: None,
-        checks: Vec::new(),
-        judged: false,
-        stop_reason: None,
-        groups: Vec::new(),
-    };
+    let recording = stampede_metrics::Recording::of(
+        SystemTime::now(),
+        Duration::from_secs(1),
+        stampede_plan::EventLoop::Epoll,
+        Default::default(),
+    );
     let p = plan(closed(1.0), StopCondition::Duration(Duration::from_secs(1)));
     RunResult::from_recording(&p, &recording, Default::default(), "test", vec![])
 }

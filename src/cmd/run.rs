@@ -60,6 +60,10 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
         .then(Board::default);
     let no_board = Board::default();
     let shared = board.as_ref().unwrap_or(&no_board);
+    crate::web_http::refuse_one_address_for_two(
+        ("--metrics", args.metrics.metrics.as_deref()),
+        ("--web", args.metrics.web.as_deref()),
+    )?;
     let metrics = MetricsEndpoint::start(&args.metrics, &run_labels, shared)?;
     let remote = RemoteWriter::start(args.metrics.remote_write.as_deref(), &run_labels, shared)?;
     let live = args

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 /// When a connection must carry no further request.
 #[derive(Debug, Clone, Copy)]
-pub struct Lifetime {
+pub(crate) struct Lifetime {
     limited: bool,
     max_requests: u64,
     max_age: Duration,
@@ -36,7 +36,7 @@ impl Default for Lifetime {
 }
 
 impl Lifetime {
-    pub fn new(spec: &ConnLifetime) -> Lifetime {
+    pub(crate) fn new(spec: &ConnLifetime) -> Lifetime {
         Lifetime {
             limited: spec.is_limited(),
             max_requests: spec.max_requests.unwrap_or(u64::MAX),
@@ -47,7 +47,12 @@ impl Lifetime {
     /// True when a connection opened at `opened` that has carried `served`
     /// requests must carry no more; `now` is read only when a limit is set.
     #[inline]
-    pub fn is_over(&self, served: u64, opened: Instant, now: impl FnOnce() -> Instant) -> bool {
+    pub(crate) fn is_over(
+        &self,
+        served: u64,
+        opened: Instant,
+        now: impl FnOnce() -> Instant,
+    ) -> bool {
         if !self.limited {
             return false;
         }
@@ -55,7 +60,7 @@ impl Lifetime {
     }
 
     /// The books of a new multiplexed (HTTP/2) connection opened at `opened`.
-    pub fn multiplexed(&self, opened: Instant) -> Multiplexed {
+    pub(crate) fn multiplexed(&self, opened: Instant) -> Multiplexed {
         Multiplexed {
             lifetime: *self,
             opened,
@@ -69,7 +74,7 @@ impl Lifetime {
 /// so that once the connection is spent no stream opens another while
 /// those in flight finish; then the slot reconnects.
 #[derive(Debug)]
-pub struct Multiplexed {
+pub(crate) struct Multiplexed {
     lifetime: Lifetime,
     opened: Instant,
     /// Requests begun on the connection.
@@ -82,7 +87,7 @@ impl Multiplexed {
     /// True (and the request counted) when the connection may carry
     /// another request; false once it is spent.
     #[inline]
-    pub fn begin(&self) -> bool {
+    pub(crate) fn begin(&self) -> bool {
         if !self.lifetime.limited {
             return true;
         }
@@ -100,12 +105,12 @@ impl Multiplexed {
 
     /// A request counted by [`Multiplexed::begin`] was not sent after all
     /// (the budget was spent).
-    pub fn take_back(&self) {
+    pub(crate) fn take_back(&self) {
         self.begun.set(self.begun.get().saturating_sub(1));
     }
 
     /// True once the connection's lifetime ran out.
-    pub fn is_retired(&self) -> bool {
+    pub(crate) fn is_retired(&self) -> bool {
         self.retired.get()
     }
 }

@@ -51,6 +51,8 @@ pub struct ConnectionContext {
     pub(crate) workload: Option<crate::workload::WorkerWorkload>,
     /// Redirects to follow (`--redirects N`).
     pub(crate) redirect: Option<crate::redirect::RedirectRule>,
+    /// The other origins redirects went to, and how each is reached.
+    pub(crate) origins: RefCell<crate::redirect_origin::OriginBook>,
     /// This worker's place among its group's workers: slot `s` is virtual
     /// user `s × workers + worker` (`{{conn}}`, the request log's `vu`).
     pub(crate) users: (u64, u64),
@@ -68,8 +70,8 @@ impl ConnectionContext {
     /// the tokio slot): the parser's capture set on first use, then which
     /// request of the mix (or the user's step) goes next, rendered into the
     /// user's buffer when it has a workload. `None`: nothing can be sent (a
-    /// `unique` feeder ran out, or the script failed; the request is taken
-    /// back and the worker winds down).
+    /// `unique` feeder ran out: the user is done; or the script failed: the
+    /// worker winds down); the request is taken back.
     pub(crate) fn begin_request(
         &self,
         parser: &mut ResponseParser,
@@ -96,6 +98,18 @@ impl ConnectionContext {
                 None
             }
         }
+    }
+
+    /// True once a `unique` feeder has run out and no user of this worker
+    /// is inside an iteration (workload/session.rs): the worker is done,
+    /// and its last snapshot says why (`feed_exhausted`). Asked by the
+    /// worker's housekeeping on every path, not per request.
+    pub(crate) fn feed_drained(&self) -> bool {
+        let drained = (self.workload.as_ref()).is_some_and(|w| w.feed_drained());
+        if drained {
+            self.state.feed_ran_dry();
+        }
+        drained
     }
 
     /// What a connection's parser keeps of each response: what the
@@ -205,6 +219,12 @@ impl ConnectionContext {
         }
     }
 
+    /// The connector that reaches a hop's `origin` (`None`: the run's
+    /// own target; else another origin of the book).
+    pub(crate) fn connector_to(&self, origin: Option<u16>) -> Option<Rc<Connector>> {
+        origin.and_then(|id| self.origins.borrow().connector(id))
+    }
+
     fn rules_of(&self, target: usize) -> Option<&crate::workload::StepRules> {
         self.step_rules.as_ref().and_then(|rules| rules.get(target))
     }
@@ -296,6 +316,7 @@ pub(crate) fn connection_context(
         scratch: std::cell::RefCell::new(vec![0u8; SCRATCH_BYTES].into_boxed_slice()),
         workload,
         redirect: plan.redirect.clone(),
+        origins: RefCell::default(),
         users: (plan.share.0 as u64, plan.share.1.max(1) as u64),
         step_rules,
         lifetime: plan.lifetime,
@@ -342,8 +363,26 @@ pub struct Slot {
     capture_set: bool,
     /// Redirects the request in flight has followed (`--redirects`).
     hops: Hops,
+    /// The origin `stream` goes to: `None` the run's, else another a
+    /// redirect went to (redirect.rs).
+    origin: Option<u16>,
+    /// The slot's other connection, parked while a hop uses the current one
+    /// (only after a redirect to another origin; see [`Slot::switch_to`]).
+    side: Option<Box<SideLink>>,
     /// This slot's index in its worker (its virtual user's number).
     index: u32,
+}
+
+/// A connection of a slot parked aside, with its books: the slot's own
+/// while a hop is at another origin, or that origin's while the slot is home.
+struct SideLink {
+    origin: Option<u16>,
+    stream: Option<Stream>,
+    buffer: ReadBuffer,
+    server_closed: bool,
+    served: u64,
+    opened_at: Instant,
+    retiring: bool,
 }
 
 impl Slot {
@@ -362,7 +401,63 @@ impl Slot {
             session: None,
             capture_set: false,
             hops: Hops::default(),
+            origin: None,
+            side: None,
             index,
+        }
+    }
+
+    /// Makes the slot's current connection the one to `want` (the origin
+    /// of the request in flight). A slot holds at most two: its own
+    /// and one to the last other origin it went to, kept alive for the next
+    /// hop there. The one not in use is parked in `side`; going to a third
+    /// origin closes the other foreign one.
+    fn switch_to(&mut self, ctx: &ConnectionContext, want: Option<u16>) {
+        if self.origin == want {
+            return;
+        }
+        if self.side.as_ref().is_some_and(|side| side.origin == want) {
+            self.swap_side();
+            return;
+        }
+        if self.origin.is_none() || want.is_none() {
+            // The run's own connection is parked, never lost; what the side
+            // held (another origin's) is closed to make room.
+            self.close_side(ctx);
+            self.swap_side();
+        } else {
+            self.drop_stream(ctx, false);
+        }
+        self.origin = want;
+    }
+
+    fn swap_side(&mut self) {
+        let side = self.side.get_or_insert_with(|| {
+            Box::new(SideLink {
+                origin: None,
+                stream: None,
+                buffer: ReadBuffer::default(),
+                server_closed: false,
+                served: 0,
+                opened_at: Instant::now(),
+                retiring: false,
+            })
+        });
+        std::mem::swap(&mut self.origin, &mut side.origin);
+        std::mem::swap(&mut self.stream, &mut side.stream);
+        std::mem::swap(&mut self.buffer, &mut side.buffer);
+        std::mem::swap(&mut self.server_closed, &mut side.server_closed);
+        std::mem::swap(&mut self.served, &mut side.served);
+        std::mem::swap(&mut self.opened_at, &mut side.opened_at);
+        std::mem::swap(&mut self.retiring, &mut side.retiring);
+    }
+
+    /// Closes the parked connection, if any.
+    fn close_side(&mut self, ctx: &ConnectionContext) {
+        if self.side.as_ref().is_some_and(|side| side.stream.is_some()) {
+            self.swap_side();
+            self.drop_stream(ctx, false);
+            self.swap_side();
         }
     }
 
@@ -375,9 +470,8 @@ impl Slot {
         let location = self.parser.capture().and_then(|c| c.header("location"));
         let rendered = self.session.as_ref().and_then(|s| s.rendered());
         let original = rendered.unwrap_or_else(|| ctx.request_of(self.current).0);
-        let mut recorder = ctx.state.recorder.borrow_mut();
         self.hops
-            .follow(rule, status, location, original, &mut recorder)
+            .follow(rule, status, location, original, &*ctx.state, &ctx.origins)
     }
 
     /// True when a scenario user is inside an iteration (its next step is
@@ -464,8 +558,9 @@ impl Slot {
         let mut exchange = self.exchange(ctx, intended).await;
         while let Ok(status) = exchange.result {
             match self.redirect(ctx, status) {
-                Follow::Hop { .. } => exchange = self.exchange(ctx, intended).await,
+                Follow::Hop => exchange = self.exchange(ctx, intended).await,
                 Follow::Limit => exchange.result = Err(ErrorKind::RedirectLimit),
+                Follow::Unreachable => exchange.result = Err(ErrorKind::Other),
                 Follow::No | Follow::Offsite => break,
             }
         }
@@ -612,9 +707,10 @@ impl Slot {
         }
     }
 
-    /// Closes the connection, if any (the slot is being parked).
+    /// Closes the connections, if any (the slot is being parked).
     pub fn close(&mut self, ctx: &ConnectionContext) {
         self.drop_stream(ctx, false);
+        self.close_side(ctx);
     }
 
     fn drop_stream(&mut self, ctx: &ConnectionContext, by_server: bool) {
@@ -676,7 +772,14 @@ impl Slot {
                     self.retire(ctx);
                 }
             }
-            Ok(Err(kind)) => exchange.result = Err(kind),
+            Ok(Err(kind)) => {
+                if kind == ErrorKind::Tls && self.served == 0 {
+                    // A refused handshake (backoff.rs): backed off as a failed connect.
+                    self.backoff.refused();
+                    self.backoff_due = Some(ctx.state.connect_backoff(&mut self.backoff));
+                }
+                exchange.result = Err(kind);
+            }
             Err(_elapsed) => exchange.result = Err(ErrorKind::Timeout),
         }
         exchange
@@ -688,6 +791,7 @@ impl Slot {
         ctx: &ConnectionContext,
         exchange: &mut Exchange,
     ) -> Result<(), ErrorKind> {
+        self.switch_to(ctx, self.hops.origin());
         if self.stream.is_some() && !self.buffer.pending().is_empty() {
             // Bytes arrived that no request asked for (a second response to
             // one request): HTTP/1.1 cannot tell which request they belong
@@ -707,7 +811,9 @@ impl Slot {
         }
         ctx.state.connect_attempt();
         let timeout = ctx.connect_timeout_of(self.current);
-        match ctx.connector.connect_within(timeout).await {
+        let foreign = ctx.connector_to(self.origin);
+        let connector = foreign.as_deref().unwrap_or(&ctx.connector);
+        match connector.connect_within(timeout).await {
             Ok((stream, times)) => {
                 self.backoff.succeeded();
                 exchange.connect = Some(times.connect);
@@ -718,7 +824,7 @@ impl Slot {
                 }
                 self.opened_at = Instant::now();
                 if let Some(handshake) = times.tls {
-                    ctx.state.tls_handshake(handshake);
+                    ctx.state.tls_handshake(times.connect, handshake);
                 }
                 self.stream = Some(stream);
                 self.server_closed = false;
@@ -852,6 +958,21 @@ impl Slot {
                 return Ok((done.status, done.keep_alive));
             }
         }
+    }
+}
+
+/// Hops are counted in the worker's recorder, their errors sampled there.
+impl crate::redirect::HopBooks for WorkerState {
+    fn hop_followed(&self) {
+        self.recorder.borrow_mut().record_redirect();
+    }
+
+    fn hop_offsite(&self) {
+        self.recorder.borrow_mut().record_offsite_redirect();
+    }
+
+    fn hop_sample(&self, kind: ErrorKind, reason: &dyn Fn() -> String) {
+        self.sample_error(kind, reason);
     }
 }
 

@@ -22,7 +22,7 @@ use std::time::Duration;
 
 /// Every address of the plan's host: a `--resolve` override's, in the
 /// order given, else the resolver's (duplicates dropped, order kept).
-pub fn resolve_all(plan: &Plan) -> Result<Vec<SocketAddr>, EngineError> {
+pub(crate) fn resolve_all(plan: &Plan) -> Result<Vec<SocketAddr>, EngineError> {
     let host = plan.target.host.to_ascii_lowercase();
     let port = plan.target.port;
     let overridden = plan
@@ -80,7 +80,7 @@ struct Book {
 
 /// The addresses of the target shared by every worker of a run.
 #[derive(Debug)]
-pub struct AddressBook {
+pub(crate) struct AddressBook {
     mode: DnsMode,
     ttl: Option<Duration>,
     /// Bumped when `current` changes: a picker reloads when it sees a new one.
@@ -90,7 +90,11 @@ pub struct AddressBook {
 
 impl AddressBook {
     /// The book of a run whose name resolved to `addrs` (not empty).
-    pub fn new(mode: DnsMode, ttl: Option<Duration>, addrs: &[SocketAddr]) -> Arc<AddressBook> {
+    pub(crate) fn new(
+        mode: DnsMode,
+        ttl: Option<Duration>,
+        addrs: &[SocketAddr],
+    ) -> Arc<AddressBook> {
         let book = AddressBook {
             mode,
             ttl,
@@ -142,7 +146,7 @@ impl AddressBook {
     }
 
     /// Worker `worker`'s picker (`seed` drives `random`).
-    pub fn picker(self: &Arc<AddressBook>, worker: usize, seed: u64) -> AddressPicker {
+    pub(crate) fn picker(self: &Arc<AddressBook>, worker: usize, seed: u64) -> AddressPicker {
         let picker = AddressPicker {
             book: self.clone(),
             loaded: Cell::new(u64::MAX),
@@ -158,7 +162,7 @@ impl AddressBook {
     /// Resolves the plan's host again every `--dns-ttl` (as [`resolve_all`]
     /// does) on a thread of its own until the returned sender is dropped
     /// (at the end of the run); `None` without a ttl.
-    pub fn refresh(
+    pub(crate) fn refresh(
         self: &Arc<AddressBook>,
         plan: &Plan,
     ) -> Result<Option<mpsc::Sender<()>>, EngineError> {
@@ -188,7 +192,7 @@ impl AddressBook {
     }
 
     /// What the result says of the run's addresses.
-    pub fn report(&self) -> DnsUse {
+    pub(crate) fn report(&self) -> DnsUse {
         let book = self.lock();
         DnsUse {
             mode: self.mode.as_str().to_string(),
@@ -209,7 +213,7 @@ impl AddressBook {
 
 /// The report of a run without a book: every one of `attempts`
 /// connections went to the first of `addrs`.
-pub fn report_first(addrs: &[SocketAddr], attempts: u64) -> DnsUse {
+pub(crate) fn report_first(addrs: &[SocketAddr], attempts: u64) -> DnsUse {
     DnsUse {
         mode: DnsMode::First.as_str().to_string(),
         ttl_s: None,
@@ -229,7 +233,7 @@ pub fn report_first(addrs: &[SocketAddr], attempts: u64) -> DnsUse {
 /// One worker's view of the book: the addresses in use and whose turn it
 /// is. Asked once per new connection, never per request.
 #[derive(Debug)]
-pub struct AddressPicker {
+pub(crate) struct AddressPicker {
     book: Arc<AddressBook>,
     /// The book's generation `current` was loaded at.
     loaded: Cell<u64>,
@@ -252,7 +256,7 @@ impl AddressPicker {
     }
 
     /// The address of the next new connection (counted as its connection).
-    pub fn next(&self) -> SocketAddr {
+    pub(crate) fn next(&self) -> SocketAddr {
         if self.book.generation.load(Ordering::Acquire) != self.loaded.get() {
             self.reload();
         }

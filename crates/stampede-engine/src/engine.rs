@@ -101,9 +101,11 @@ fn connector_spec(plan: &Plan) -> Result<(ConnectorSpec, Vec<SocketAddr>), Engin
         )),
         _ => None,
     };
+    // An http run's TLS options are for its redirects' https origins only.
     let tls = transport
         .tls
         .as_ref()
+        .filter(|_| plan.target.scheme == Scheme::Https)
         .map(|spec| build_tls_client(spec, &plan.target.host, transport.http2))
         .transpose()?;
     let spec = ConnectorSpec {
@@ -116,6 +118,30 @@ fn connector_spec(plan: &Plan) -> Result<(ConnectorSpec, Vec<SocketAddr>), Engin
         require_h2: transport.http2,
     };
     Ok((spec, addrs))
+}
+
+/// How `--redirects` follows: the run's origin, the limit, and how other
+/// origins are reached (straight to them, as the run reaches its own: not
+/// through a proxy or a Unix socket, which reach one origin only).
+fn redirect_rule(plan: &Plan, max_hops: u32) -> crate::redirect::RedirectRule {
+    let transport = &plan.transport;
+    let https = plan.target.scheme == Scheme::Https;
+    let home = crate::redirect_origin::Origin {
+        https,
+        host: bracketed(&plan.target.host.to_ascii_lowercase()),
+        port: plan.target.port,
+    };
+    let direct = transport.unix_socket.is_none() && transport.proxy.is_none();
+    let foreign = direct.then(|| crate::redirect_origin::ForeignRules {
+        resolve: transport.resolve.clone(),
+        tls: transport.tls.clone(),
+        connect_timeout: plan.connect_timeout,
+    });
+    crate::redirect::RedirectRule {
+        max_hops,
+        home,
+        foreign,
+    }
 }
 
 fn bracketed(host: &str) -> String {
@@ -346,18 +372,7 @@ pub fn run_with(
         0 if step_follows => 20,
         n => n,
     };
-    let redirect = (max_hops > 0).then(|| crate::redirect::RedirectRule {
-        max_hops,
-        scheme: match plan.target.scheme {
-            Scheme::Http => "http",
-            Scheme::Https => "https",
-        },
-        authority: plan.target.authority.to_ascii_lowercase(),
-        default_port: match plan.target.scheme {
-            Scheme::Http => 80,
-            Scheme::Https => 443,
-        },
-    });
+    let redirect = (max_hops > 0).then(|| redirect_rule(plan, max_hops));
     let phases = run_phases(options.workload.as_deref(), &placement, start);
     let (to_aggregator, from_workers) = mpsc::channel();
     let mut threads = Vec::with_capacity(workers);

@@ -5,7 +5,7 @@
 //! line, so a cause in both places would be printed twice.
 
 /// A library's error kept as the cause of an [`EngineError`].
-pub type Cause = Box<dyn std::error::Error + Send + Sync + 'static>;
+pub(crate) type Cause = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// Why a run could not start or continue.
 #[derive(Debug, thiserror::Error)]
@@ -44,7 +44,7 @@ pub enum EngineError {
 
 impl EngineError {
     /// A TLS refusal stampede itself makes (options that contradict each other).
-    pub fn tls(context: impl Into<String>) -> Self {
+    pub(crate) fn tls(context: impl Into<String>) -> Self {
         EngineError::Tls {
             context: context.into(),
             source: None,
@@ -52,7 +52,7 @@ impl EngineError {
     }
 
     /// A TLS failure caused by a library's or the file system's error.
-    pub fn tls_caused(
+    pub(crate) fn tls_caused(
         context: impl Into<String>,
         source: impl std::error::Error + Send + Sync + 'static,
     ) -> Self {
@@ -63,7 +63,7 @@ impl EngineError {
     }
 
     /// A request the `http` crate refuses in its HTTP/2 form.
-    pub fn http2_caused(
+    pub(crate) fn http2_caused(
         context: impl Into<String>,
         source: impl std::error::Error + Send + Sync + 'static,
     ) -> Self {

@@ -37,7 +37,7 @@ const CONNECTION_WINDOW: u32 = (1 << 30) - 1;
 
 /// One HTTP/2 connection slot: connect, run its streams until the budget is
 /// spent or the connection fails, reconnect; park while above the gate.
-pub async fn run_h2_slot(
+pub(crate) async fn run_h2_slot(
     ctx: Rc<ConnectionContext>,
     h2ctx: Rc<H2Context>,
     gate: Rc<ActiveSlots>,
@@ -161,7 +161,7 @@ async fn open(ctx: &ConnectionContext, reconnect: bool) -> Option<SendRequest<By
     };
     ctx.state.connection_opened(reconnect, times.connect);
     if let Some(handshake) = times.tls {
-        ctx.state.tls_handshake(handshake);
+        ctx.state.tls_handshake(times.connect, handshake);
     }
     let handshake = h2::client::Builder::new()
         .initial_window_size(STREAM_WINDOW)

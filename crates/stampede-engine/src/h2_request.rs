@@ -9,7 +9,7 @@ use stampede_plan::{RequestSpec, Target};
 
 /// A request ready to send over HTTP/2 (built once per plan).
 #[derive(Debug, Clone)]
-pub struct H2Request {
+pub(crate) struct H2Request {
     pub method: http::Method,
     pub uri: http::Uri,
     pub headers: http::HeaderMap,
@@ -18,7 +18,7 @@ pub struct H2Request {
 
 /// What the HTTP/2 slots of a worker share.
 #[derive(Debug)]
-pub struct H2Context {
+pub(crate) struct H2Context {
     /// The plan's request, or each request of its mix.
     pub requests: Vec<H2Request>,
     pub streams: usize,
@@ -36,7 +36,7 @@ const CONNECTION_SPECIFIC: [&str; 6] = [
 
 /// Builds the HTTP/2 form of a request: `:authority` from the Host header
 /// the user gave (or the URL's), connection-specific headers dropped.
-pub fn prepare(target: &Target, request: &RequestSpec) -> Result<H2Request, EngineError> {
+pub(crate) fn prepare(target: &Target, request: &RequestSpec) -> Result<H2Request, EngineError> {
     let authority = request
         .headers
         .iter()
@@ -84,7 +84,7 @@ pub fn prepare(target: &Target, request: &RequestSpec) -> Result<H2Request, Engi
 /// Host, the scheme of `base` (the plan's request), connection-specific
 /// and framing fields dropped (HTTP/2 frames the body itself). The bytes
 /// are the session's own, so an error means a value HTTP/2 cannot carry.
-pub fn from_rendered(bytes: &[u8], base: &H2Request) -> Result<H2Request, String> {
+pub(crate) fn from_rendered(bytes: &[u8], base: &H2Request) -> Result<H2Request, String> {
     let mut fields = [httparse::EMPTY_HEADER; 64];
     let mut head = httparse::Request::new(&mut fields);
     let body_start = match head.parse(bytes) {

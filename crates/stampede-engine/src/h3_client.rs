@@ -27,7 +27,7 @@ use tokio::time::Sleep;
 
 /// How a request ended, for the stream's next step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum End {
+pub(crate) enum End {
     /// It was sent (whatever the answer).
     Sent,
     /// No connection could be opened for it: back off before the next.
@@ -35,7 +35,7 @@ pub enum End {
 }
 
 /// Spawns the closed model's streams: `slots` connections × `--streams`.
-pub fn spawn_closed(
+pub(crate) fn spawn_closed(
     ctx: &Rc<ConnectionContext>,
     h3: &Rc<H3Context>,
     gate: &Rc<ActiveSlots>,
@@ -90,7 +90,7 @@ async fn run_closed_stream(
 /// Sends one begun request on `cell`'s connection (opening it if needed)
 /// and records how it ended. `scheduled`: the open model's intended
 /// instant; the closed model's is when the connection was ready.
-pub async fn request(
+pub(crate) async fn request(
     ctx: &ConnectionContext,
     h3: &H3Context,
     cell: &QuicCell,

@@ -19,10 +19,10 @@ use std::time::{Duration, Instant};
 use tokio::sync::Notify;
 
 /// Sends requests on one HTTP/3 connection (each stream keeps a clone).
-pub type Sender = h3::client::SendRequest<h3_quinn::OpenStreams, Bytes>;
+pub(crate) type Sender = h3::client::SendRequest<h3_quinn::OpenStreams, Bytes>;
 
 /// What the HTTP/3 slots of a worker share: its endpoint and the plan.
-pub struct H3Context {
+pub(crate) struct H3Context {
     pub requests: Vec<H2Request>,
     pub streams: usize,
     /// The worker's UDP endpoint, or why it could not be opened.
@@ -37,7 +37,7 @@ pub struct H3Context {
 
 impl H3Context {
     /// Opens worker `worker`'s endpoint (inside its runtime).
-    pub fn new(plan: &H3Plan, worker: usize) -> H3Context {
+    pub(crate) fn new(plan: &H3Plan, worker: usize) -> H3Context {
         let local = quic::bind_address(plan.remote, &plan.source_addrs, worker);
         H3Context {
             requests: plan.requests.clone(),
@@ -54,7 +54,7 @@ impl H3Context {
     }
 
     /// The request of the mix numbered `target`.
-    pub fn request(&self, target: usize) -> &H2Request {
+    pub(crate) fn request(&self, target: usize) -> &H2Request {
         &self.requests[target.min(self.requests.len() - 1)]
     }
 }
@@ -77,11 +77,11 @@ struct Link {
 }
 
 /// A stream's own sender and the connection generation it belongs to.
-pub type Cached = Option<(u64, Sender)>;
+pub(crate) type Cached = Option<(u64, Sender)>;
 
 /// One connection slot of a worker.
 #[derive(Default)]
-pub struct QuicCell {
+pub(crate) struct QuicCell {
     link: RefCell<Option<Link>>,
     /// Bumped for every connection opened: a stream's cached sender of an
     /// older generation is stale.
@@ -102,7 +102,7 @@ pub struct QuicCell {
 impl QuicCell {
     /// Makes `cached` a sender on a live connection, opening one if there is
     /// none (or waiting for the stream that is opening it).
-    pub async fn ready(
+    pub(crate) async fn ready(
         &self,
         ctx: &ConnectionContext,
         h3: &H3Context,
@@ -153,7 +153,7 @@ impl QuicCell {
 
     /// The connection's close reason, if it has ended (a lock in quinn:
     /// looked at once per failed request and per request handed a sender).
-    pub fn close_reason(&self) -> Option<quinn::ConnectionError> {
+    pub(crate) fn close_reason(&self) -> Option<quinn::ConnectionError> {
         self.link.borrow().as_ref()?.quic.close_reason()
     }
 
@@ -169,7 +169,7 @@ impl QuicCell {
 
     /// Closes generation `generation`'s connection (a request found it
     /// broken, or `--no-keepalive`), if it is still the current one.
-    pub fn retire(&self, ctx: &ConnectionContext, generation: u64) {
+    pub(crate) fn retire(&self, ctx: &ConnectionContext, generation: u64) {
         if self.generation.get() != generation {
             return;
         }
@@ -183,7 +183,7 @@ impl QuicCell {
     /// The server sent GOAWAY on generation `generation`'s connection: it
     /// takes no new requests, so the next one opens a new connection (a
     /// reconnect, as after a server's close on HTTP/1.1).
-    pub fn going_away(&self, ctx: &ConnectionContext, generation: u64) {
+    pub(crate) fn going_away(&self, ctx: &ConnectionContext, generation: u64) {
         if self.generation.get() != generation {
             return;
         }
@@ -198,14 +198,14 @@ impl QuicCell {
     /// A stream of this slot parks (the closed model's gate closed it);
     /// the last of `streams` to park closes the connection, as a parked
     /// HTTP/1.1 or HTTP/2 slot does.
-    pub fn park(&self, ctx: &ConnectionContext, streams: usize) {
+    pub(crate) fn park(&self, ctx: &ConnectionContext, streams: usize) {
         self.parked.set(self.parked.get() + 1);
         if self.parked.get() >= streams {
             self.retire(ctx, self.generation.get());
         }
     }
 
-    pub fn unpark(&self) {
+    pub(crate) fn unpark(&self) {
         self.parked.set(self.parked.get().saturating_sub(1));
     }
 }

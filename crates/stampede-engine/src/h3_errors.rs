@@ -18,7 +18,7 @@ const H3_NO_ERROR: u64 = 0x100;
 
 /// A failure's class and the reason to keep as its sample.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Failure {
+pub(crate) struct Failure {
     pub kind: ErrorKind,
     pub reason: String,
 }
@@ -29,7 +29,7 @@ fn failure(kind: ErrorKind, reason: String) -> Failure {
 
 /// No handshake within `--connect-timeout`: most often nothing listens on
 /// that UDP port, which QUIC cannot tell from a slow server.
-pub fn handshake_timeout(remote: SocketAddr, waited: Duration) -> Failure {
+pub(crate) fn handshake_timeout(remote: SocketAddr, waited: Duration) -> Failure {
     failure(
         ErrorKind::ConnectTimeout,
         format!(
@@ -40,7 +40,7 @@ pub fn handshake_timeout(remote: SocketAddr, waited: Duration) -> Failure {
 }
 
 /// A handshake that failed (the timeout is [`handshake_timeout`]).
-pub fn handshake_failed(
+pub(crate) fn handshake_failed(
     error: &quinn::ConnectionError,
     remote: SocketAddr,
     waited: Duration,
@@ -61,7 +61,7 @@ pub fn handshake_failed(
 
 /// Whether a connection that ended this way was closed on purpose by the
 /// server (an idle or graceful close), so the next one is a reconnect.
-pub fn is_graceful(error: &quinn::ConnectionError) -> bool {
+pub(crate) fn is_graceful(error: &quinn::ConnectionError) -> bool {
     match error {
         quinn::ConnectionError::ApplicationClosed(close) => {
             u64::from(close.error_code) == H3_NO_ERROR
@@ -72,7 +72,7 @@ pub fn is_graceful(error: &quinn::ConnectionError) -> bool {
 }
 
 /// The class of a request that failed because its QUIC connection ended.
-pub fn connection_closed(error: &quinn::ConnectionError) -> Failure {
+pub(crate) fn connection_closed(error: &quinn::ConnectionError) -> Failure {
     use quinn::ConnectionError as E;
     match error {
         E::ApplicationClosed(close) => failure(
@@ -119,7 +119,7 @@ pub fn connection_closed(error: &quinn::ConnectionError) -> Failure {
 /// The class of a failed request: its stream reset, a GOAWAY, or its
 /// connection's end (`closed`, quinn's reason, when the connection is gone).
 /// The flag says whether the connection can carry no more requests.
-pub fn stream_failed(
+pub(crate) fn stream_failed(
     error: &h3::error::StreamError,
     closed: Option<quinn::ConnectionError>,
 ) -> (Failure, bool) {

@@ -13,7 +13,7 @@ use std::rc::Rc;
 use std::time::Instant;
 
 /// Runs this worker's share of the open model over HTTP/3.
-pub async fn run_h3_pacer(
+pub(crate) async fn run_h3_pacer(
     ctx: Rc<ConnectionContext>,
     h3: Rc<H3Context>,
     mut load: OpenLoad,

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 /// What every worker of an HTTP/3 run needs (each opens its own endpoint).
 #[derive(Debug, Clone)]
-pub struct H3Plan {
+pub(crate) struct H3Plan {
     pub requests: Vec<H2Request>,
     pub streams: usize,
     pub client: quinn::ClientConfig,
@@ -27,7 +27,7 @@ pub struct H3Plan {
 }
 
 /// The HTTP/3 plan of `plan`, if it asks for HTTP/3.
-pub fn build(plan: &Plan, connector: &ConnectorSpec) -> Result<Option<H3Plan>, EngineError> {
+pub(crate) fn build(plan: &Plan, connector: &ConnectorSpec) -> Result<Option<H3Plan>, EngineError> {
     let transport = &plan.transport;
     if !transport.http3 {
         return Ok(None);

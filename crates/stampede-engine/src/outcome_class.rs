@@ -4,7 +4,7 @@ use stampede_metrics::ErrorKind;
 use std::io;
 
 /// The class of an error seen while exchanging a request on an open connection.
-pub fn classify_io(error: &io::Error) -> ErrorKind {
+pub(crate) fn classify_io(error: &io::Error) -> ErrorKind {
     // A TLS alert after the handshake (a server refusing the client's
     // certificate says so on the first read under TLS 1.3) comes from
     // tokio-rustls as an io::Error wrapping the rustls error.
@@ -26,7 +26,7 @@ pub fn classify_io(error: &io::Error) -> ErrorKind {
 }
 
 /// The class of an HTTP/2 error.
-pub fn classify_h2(error: &h2::Error) -> ErrorKind {
+pub(crate) fn classify_h2(error: &h2::Error) -> ErrorKind {
     if error.is_reset() {
         ErrorKind::StreamReset
     } else if error.is_go_away() {
@@ -48,7 +48,7 @@ pub fn classify_h2(error: &h2::Error) -> ErrorKind {
 }
 
 /// The class of an error seen while opening a connection.
-pub fn classify_connect(error: &io::Error) -> ErrorKind {
+pub(crate) fn classify_connect(error: &io::Error) -> ErrorKind {
     match error.kind() {
         io::ErrorKind::ConnectionRefused => ErrorKind::ConnectRefused,
         io::ErrorKind::TimedOut => ErrorKind::ConnectTimeout,

@@ -13,7 +13,7 @@ use std::time::Instant;
 /// True for a warm-up instant (before `measure_start`) seen once
 /// measurement has begun: it is not measured, and sent now it would make
 /// the window's own requests wait behind it, so it is dropped.
-pub fn is_stale(intended: Instant, measure_start: Instant, now: Instant) -> bool {
+pub(crate) fn is_stale(intended: Instant, measure_start: Instant, now: Instant) -> bool {
     intended < measure_start && now >= measure_start
 }
 
@@ -50,7 +50,7 @@ impl Gaps {
 /// exponential gaps in area), independent of the others; together they are
 /// a Poisson process of the whole rate.
 #[derive(Debug)]
-pub struct Pacer {
+pub(crate) struct Pacer {
     arrival: Arrival,
     gaps: Gaps,
     offset: u64,
@@ -72,7 +72,7 @@ pub struct Pacer {
 impl Pacer {
     /// The pacer of a worker starting at `now` (warm-up runs from `now` to
     /// `measure_start`, measurement from `measure_start` to `end`).
-    pub fn new(
+    pub(crate) fn new(
         load: &OpenLoad,
         now: Instant,
         measure_start: Instant,
@@ -142,7 +142,7 @@ impl Pacer {
 
     /// The next intended instant, without taking it; `None` when there is
     /// none before the end.
-    pub fn peek(&mut self) -> Option<Instant> {
+    pub(crate) fn peek(&mut self) -> Option<Instant> {
         if let Some(next) = self.peeked {
             return next;
         }
@@ -152,7 +152,7 @@ impl Pacer {
     }
 
     /// Takes the next intended instant (`None`: there is none before the end).
-    pub fn next_instant(&mut self) -> Option<Instant> {
+    pub(crate) fn next_instant(&mut self) -> Option<Instant> {
         let next = self.peek();
         if next.is_some() {
             self.peeked = None;
@@ -163,7 +163,7 @@ impl Pacer {
     /// Takes the next instant that is due at `now`, skipping the warm-up's
     /// instants that measurement has overtaken ([`is_stale`]); `None` when
     /// the next one lies in the future or there is none left.
-    pub fn next_due(&mut self, now: Instant) -> Option<Instant> {
+    pub(crate) fn next_due(&mut self, now: Instant) -> Option<Instant> {
         loop {
             let next = self.peek()?;
             if next > now {
@@ -179,30 +179,30 @@ impl Pacer {
 
 /// Intended instants waiting for a free connection, oldest first.
 #[derive(Debug)]
-pub struct Backlog {
+pub(crate) struct Backlog {
     queue: VecDeque<Instant>,
     measure_start: Instant,
 }
 
 impl Backlog {
-    pub fn new(measure_start: Instant) -> Backlog {
+    pub(crate) fn new(measure_start: Instant) -> Backlog {
         Backlog {
             queue: VecDeque::new(),
             measure_start,
         }
     }
 
-    pub fn push(&mut self, intended: Instant) {
+    pub(crate) fn push(&mut self, intended: Instant) {
         self.queue.push_back(intended);
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.queue.is_empty()
     }
 
     /// The oldest queued instant; the warm-up's, once measurement has
     /// begun, are dropped ([`is_stale`]).
-    pub fn pop(&mut self, now: Instant) -> Option<Instant> {
+    pub(crate) fn pop(&mut self, now: Instant) -> Option<Instant> {
         let measure_start = self.measure_start;
         if self
             .queue

@@ -10,13 +10,13 @@ use tokio::io::unix::AsyncFd;
 use tokio::io::Interest;
 
 /// A timer owned by one task of one worker.
-pub struct PreciseTimer {
+pub(crate) struct PreciseTimer {
     fd: Option<AsyncFd<OwnedFd>>,
 }
 
 impl PreciseTimer {
     /// Must be called inside the worker's runtime (the fd joins its event loop).
-    pub fn new() -> PreciseTimer {
+    pub(crate) fn new() -> PreciseTimer {
         // SAFETY: timerfd_create has no memory preconditions; the fd it returns
         // (if any) is owned by the OwnedFd from here on.
         let raw = unsafe {
@@ -37,7 +37,7 @@ impl PreciseTimer {
     }
 
     /// Waits until `at` (returns at once when it has passed).
-    pub async fn sleep_until(&mut self, at: Instant) {
+    pub(crate) async fn sleep_until(&mut self, at: Instant) {
         let now = Instant::now();
         if at <= now {
             return;

@@ -11,7 +11,7 @@ const INITIAL_CAPACITY: usize = 4 * 1024;
 const MAX_BULK_CAPACITY: usize = 64 * 1024;
 
 #[derive(Debug, Default)]
-pub struct ReadBuffer {
+pub(crate) struct ReadBuffer {
     data: Vec<u8>,
     start: usize,
     end: usize,
@@ -19,12 +19,12 @@ pub struct ReadBuffer {
 
 impl ReadBuffer {
     /// The bytes received and not yet consumed.
-    pub fn pending(&self) -> &[u8] {
+    pub(crate) fn pending(&self) -> &[u8] {
         &self.data[self.start..self.end]
     }
 
     /// Marks `n` pending bytes as consumed.
-    pub fn consume(&mut self, n: usize) {
+    pub(crate) fn consume(&mut self, n: usize) {
         self.start += n;
         if self.start == self.end {
             self.start = 0;
@@ -33,14 +33,14 @@ impl ReadBuffer {
     }
 
     /// Forgets everything pending (the connection is being replaced).
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.start = 0;
         self.end = 0;
     }
 
     /// Free space to read into, making room first by moving pending bytes to
     /// the front or, for an oversized head, by growing (bounded by the head limit).
-    pub fn spare(&mut self) -> &mut [u8] {
+    pub(crate) fn spare(&mut self) -> &mut [u8] {
         if self.data.is_empty() {
             self.data.resize(INITIAL_CAPACITY, 0);
         }
@@ -57,7 +57,7 @@ impl ReadBuffer {
     }
 
     /// Parses what is pending, consuming what the parser used.
-    pub fn parse_pending(
+    pub(crate) fn parse_pending(
         &mut self,
         parser: &mut ResponseParser,
     ) -> Result<ResponseProgress, ResponseError> {
@@ -69,7 +69,7 @@ impl ReadBuffer {
     /// Parses `fresh` bytes just read (into a worker's scratch buffer): on
     /// their own when nothing is pending, so that a whole response is never
     /// copied; after what is pending otherwise. Unconsumed bytes are kept.
-    pub fn parse_read(
+    pub(crate) fn parse_read(
         &mut self,
         parser: &mut ResponseParser,
         fresh: &[u8],
@@ -85,7 +85,7 @@ impl ReadBuffer {
 
     /// Keeps `bytes` after what is pending (bytes read into the worker's
     /// scratch buffer that the parser could not consume yet).
-    pub fn append(&mut self, bytes: &[u8]) {
+    pub(crate) fn append(&mut self, bytes: &[u8]) {
         if bytes.is_empty() {
             return;
         }
@@ -105,7 +105,7 @@ impl ReadBuffer {
     /// Records that `n` bytes were read into [`ReadBuffer::spare`]. A read
     /// that filled the whole buffer means more is waiting: double it so that
     /// bulk bodies take fewer reads.
-    pub fn filled(&mut self, n: usize) {
+    pub(crate) fn filled(&mut self, n: usize) {
         if self.start == 0 && self.end == 0 && n == self.data.len() && n < MAX_BULK_CAPACITY {
             self.data.resize(n * 2, 0);
         }

@@ -1,32 +1,66 @@
 //! Following redirects (`--redirects N`, issue 23): which responses are a
 //! hop, where a hop goes, and the request that goes there. One rulebook for
-//! both paths (the reactors' books and the tokio slot):
+//! every HTTP/1.1 path (the reactors' books and the tokio slot):
 //!
 //! - 301, 302 and 303 are followed with a GET without a body (what browsers
 //!   and curl do for 301/302 after a POST, and what 303 asks); 307 and 308
 //!   repeat the method and the body;
 //! - `Location` may be absolute (`http://host/p`), scheme-relative
 //!   (`//host/p`), absolute-path (`/p`) or relative (`p`, `../p`, `?q`),
-//!   resolved against the request's own path;
-//! - a hop to the same origin goes on the same connection pool; a hop to
-//!   another origin is not followed: the 3xx is the request's response, and
-//!   it is counted as an offsite redirect (the engine connects to one origin);
-//! - after `N` hops a further redirect is the `redirect_limit` error.
+//!   resolved against the URL of the request it answers (after a hop to
+//!   another origin, that origin's);
+//! - a hop to the run's own origin goes on the slot's own connection (the
+//!   pool); a hop to another origin (other scheme, host or port) goes on a
+//!   connection to that origin ([`Hops::origin`] names it: an id in the
+//!   worker's `OriginBook`, redirect_origin.rs), with its own `Host`
+//!   header. Each slot keeps at most two connections: its own and one side
+//!   connection to the other origin it went to last, kept alive for the next
+//!   hop there; the slots' rule for switching between them is theirs
+//!   (connection.rs, reactor/slot.rs);
+//! - through a proxy or a Unix socket the engine reaches one origin only: a
+//!   hop to another is not followed, the 3xx is the response and it is
+//!   counted offsite (as is one to a 65th other origin of a worker);
+//! - after `N` hops a further redirect is the `redirect_limit` error (with
+//!   a sample naming where it was going); an origin that cannot be reached
+//!   (its name does not resolve, its TLS options do not build) is `other`,
+//!   its reason sampled. HTTP/2 and pipelining refuse `--redirects`
+//!   (plan.rs): one request at a time on HTTP/1.1 is what hops need.
+
+use crate::redirect_location::resolve;
+use crate::redirect_origin::{ForeignRules, Origin, OriginBook};
+use crate::redirect_request::{header_value, hop_request, request_path};
+use stampede_metrics::ErrorKind;
+use std::cell::RefCell;
+
+/// Where hops are counted and their errors sampled: the worker's books
+/// (implemented by `WorkerState` in connection.rs, so that this rulebook
+/// does not import the worker's state).
+pub trait HopBooks {
+    /// A hop followed.
+    fn hop_followed(&self);
+    /// A redirect to another origin, not followed.
+    fn hop_offsite(&self);
+    /// An error's sample (kept only while the class has room).
+    fn hop_sample(&self, kind: ErrorKind, reason: &dyn Fn() -> String);
+}
 
 /// The hops of a connection's request in flight, kept the same way by
-/// both paths: how many so far, and the next hop's request (two buffers
-/// swapped, so following a chain does not allocate).
+/// every path: how many so far, the origin the next goes to, and the next
+/// hop's request (two buffers swapped, so following a chain does not allocate).
 #[derive(Debug, Default)]
 pub struct Hops {
     count: u32,
+    /// The other origin the request in flight goes to; `None`: the run's.
+    at: Option<u16>,
     request: Vec<u8>,
     spare: Vec<u8>,
 }
 
 impl Hops {
-    /// A new request: no hop yet.
+    /// A new request: no hop yet, to the run's own origin.
     pub fn reset(&mut self) {
         self.count = 0;
+        self.at = None;
     }
 
     /// The hop's request, once the request in flight has hopped.
@@ -34,35 +68,113 @@ impl Hops {
         (self.count > 0).then_some(&self.request[..])
     }
 
+    /// The origin the request in flight goes to: `None` for the run's
+    /// target, else the id of another in the worker's book.
+    #[inline]
+    pub fn origin(&self) -> Option<u16> {
+        self.at
+    }
+
     /// Decides on a `status` response carrying `location` to the request in
     /// flight (`original`, its bytes before any hop): a hop's request is
     /// made ready and counted; an offsite redirect is counted and is the
-    /// response.
+    /// response; the limit and an unreachable origin are sampled.
     pub fn follow(
         &mut self,
         rule: &RedirectRule,
         status: u16,
         location: Option<&[u8]>,
         original: &[u8],
-        recorder: &mut stampede_metrics::Recorder,
+        state: &dyn HopBooks,
+        book: &RefCell<OriginBook>,
     ) -> Follow {
         let current: &[u8] = if self.count > 0 {
             &self.request
         } else {
             original
         };
-        let follow = rule.follow(status, location, request_path(current), self.count);
-        match &follow {
-            Follow::Hop { path, keep_method } => {
-                hop_request(current, path, *keep_method, &mut self.spare);
-                std::mem::swap(&mut self.request, &mut self.spare);
-                self.count += 1;
-                recorder.record_redirect();
+        let decision = {
+            let known = book.borrow();
+            let from = self
+                .at
+                .and_then(|id| known.origin(id))
+                .unwrap_or(&rule.home);
+            rule.decide(status, location, from, request_path(current), self.count)
+        };
+        let (origin, path, keep_method) = match decision {
+            Decision::No => return Follow::No,
+            Decision::Limit => {
+                state.hop_sample(ErrorKind::RedirectLimit, &|| {
+                    let to = location.map(String::from_utf8_lossy).unwrap_or_default();
+                    format!("more than {} redirects (the next to {to})", rule.max_hops)
+                });
+                return Follow::Limit;
             }
-            Follow::Offsite => recorder.record_offsite_redirect(),
-            Follow::No | Follow::Limit => {}
+            Decision::To {
+                origin,
+                path,
+                keep_method,
+            } => (origin, path, keep_method),
+        };
+        let to = match origin {
+            None => self.at,
+            Some(origin) if origin == rule.home => None,
+            Some(origin) => match away(rule, &origin, state, book) {
+                Ok(id) => Some(id),
+                Err(answer) => return answer,
+            },
+        };
+        // The Host header names the hop's origin: another origin's own, or
+        // back home the request's as the run wrote it.
+        let host = match to {
+            _ if to == self.at => None,
+            None => Some(header_value(original, b"host").unwrap_or_default().to_vec()),
+            Some(id) => book
+                .borrow()
+                .origin(id)
+                .map(|o| o.host_header().into_bytes()),
+        };
+        hop_request(
+            current,
+            &path,
+            keep_method,
+            host.as_deref(),
+            &mut self.spare,
+        );
+        std::mem::swap(&mut self.request, &mut self.spare);
+        self.count += 1;
+        self.at = to;
+        state.hop_followed();
+        Follow::Hop
+    }
+}
+
+/// The book's id of `origin`, another than the run's; `Err`: the answer
+/// when it is not followed (offsite, counted) or cannot be reached (sampled).
+fn away(
+    rule: &RedirectRule,
+    origin: &Origin,
+    state: &dyn HopBooks,
+    book: &RefCell<OriginBook>,
+) -> Result<u16, Follow> {
+    let Some(foreign) = &rule.foreign else {
+        state.hop_offsite();
+        return Err(Follow::Offsite);
+    };
+    let interned = book.borrow_mut().intern(origin, foreign);
+    match interned {
+        Ok(Some(id)) => Ok(id),
+        Ok(None) => {
+            state.hop_offsite();
+            Err(Follow::Offsite)
         }
-        follow
+        Err(why) => {
+            state.hop_sample(ErrorKind::Other, &|| {
+                let scheme = if origin.https { "https" } else { "http" };
+                format!("redirect to {scheme}://{}: {why}", origin.host_header())
+            });
+            Err(Follow::Unreachable)
+        }
     }
 }
 
@@ -72,243 +184,118 @@ fn is_redirect(status: u16) -> bool {
 }
 
 /// What to do with a response.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Follow {
     /// Not a redirect (or redirects are off): the response is the answer.
     No,
-    /// Send this path next; `keep_method`: 307/308 repeat method and body.
-    Hop { path: Vec<u8>, keep_method: bool },
-    /// A redirect to another origin: not followed.
+    /// The hop's request is ready ([`Hops::request`], to [`Hops::origin`]).
+    Hop,
+    /// A redirect to another origin, not followed: the response is the answer.
     Offsite,
     /// One hop more than `--redirects` allows.
     Limit,
+    /// The hop's origin cannot be reached (sampled): the request fails.
+    Unreachable,
 }
 
-/// The origin requests go to, and how many hops a request may take.
+/// Where a redirect leads, by the rule alone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// Not a redirect (or redirects are off).
+    No,
+    /// One hop more than `--redirects` allows.
+    Limit,
+    /// Send `path` to `origin` next (`None`: the origin the redirect came
+    /// from); `keep_method`: 307/308 repeat method and body.
+    To {
+        origin: Option<Origin>,
+        path: Vec<u8>,
+        keep_method: bool,
+    },
+}
+
+/// The run's origin, how many hops a request may take, and whether hops to
+/// other origins are followed.
 #[derive(Debug, Clone)]
 pub struct RedirectRule {
     pub max_hops: u32,
-    /// `http` or `https`.
-    pub scheme: &'static str,
-    /// `host:port` as the request's Host names it (lowercase host).
-    pub authority: String,
-    /// The scheme's default port: `host` alone names the same origin.
-    pub default_port: u16,
+    /// The run's target.
+    pub home: Origin,
+    /// How to reach other origins; `None`: they are not followed (a proxy
+    /// or a Unix socket reaches one origin only).
+    pub foreign: Option<ForeignRules>,
 }
 
 impl RedirectRule {
     /// What to do with a `status` response carrying `location`, to a
-    /// request for `current_path` that has taken `hops` hops so far.
-    pub fn follow(
+    /// request for `current_path` on `from` that has taken `hops` hops.
+    pub fn decide(
         &self,
         status: u16,
         location: Option<&[u8]>,
+        from: &Origin,
         current_path: &[u8],
         hops: u32,
-    ) -> Follow {
+    ) -> Decision {
         if self.max_hops == 0 || !is_redirect(status) {
-            return Follow::No;
+            return Decision::No;
         }
         let Some(location) = location.map(<[u8]>::trim_ascii).filter(|l| !l.is_empty()) else {
-            return Follow::No;
+            return Decision::No;
         };
-        let Some(path) = self.resolve(location, current_path) else {
-            return Follow::Offsite;
+        let Some((origin, path)) = resolve(location, from, current_path) else {
+            return Decision::No;
         };
         if hops >= self.max_hops {
-            return Follow::Limit;
+            return Decision::Limit;
         }
-        Follow::Hop {
+        Decision::To {
+            origin,
             path,
             keep_method: matches!(status, 307 | 308),
         }
     }
-
-    /// The path (and query) `location` names on this origin; `None` when it
-    /// names another origin.
-    fn resolve(&self, location: &[u8], current_path: &[u8]) -> Option<Vec<u8>> {
-        let text = String::from_utf8_lossy(location);
-        let lower = text.to_ascii_lowercase();
-        let rest = if let Some(after) = lower
-            .find("://")
-            .filter(|&i| lower[..i].bytes().all(|b| b.is_ascii_alphabetic()))
-        {
-            if &lower[..after] != self.scheme {
-                return None;
-            }
-            Some(&text[after + 3..])
-        } else {
-            text.strip_prefix("//")
-        };
-        if let Some(rest) = rest {
-            let (authority, path) = match rest.find(['/', '?', '#']) {
-                Some(at) => (&rest[..at], &rest[at..]),
-                None => (rest, "/"),
-            };
-            if !self.same_authority(authority) {
-                return None;
-            }
-            return Some(absolute_path(path).into_bytes());
-        }
-        Some(relative_to(current_path, &text).into_bytes())
-    }
-
-    fn same_authority(&self, authority: &str) -> bool {
-        let authority = authority.to_ascii_lowercase();
-        authority == self.authority
-            || format!("{authority}:{}", self.default_port) == self.authority
-    }
-}
-
-/// A path for the request line: the fragment dropped, `/` when empty.
-fn absolute_path(path: &str) -> String {
-    let path = path.split('#').next().unwrap_or("");
-    if path.is_empty() {
-        "/".to_string()
-    } else if path.starts_with('?') {
-        format!("/{path}")
-    } else {
-        path.to_string()
-    }
-}
-
-/// `reference` resolved against `base` (a request path), RFC 3986 §5.2
-/// for the path-only references a same-origin Location holds.
-fn relative_to(base: &[u8], reference: &str) -> String {
-    let reference = reference.split('#').next().unwrap_or("");
-    let base = String::from_utf8_lossy(base);
-    let (base_path, _base_query) = base.split_once('?').unwrap_or((&base, ""));
-    if reference.starts_with('/') {
-        return remove_dot_segments(reference);
-    }
-    if reference.is_empty() {
-        return base.to_string();
-    }
-    if let Some(query) = reference.strip_prefix('?') {
-        return format!("{base_path}?{query}");
-    }
-    let directory = match base_path.rfind('/') {
-        Some(at) => &base_path[..=at],
-        None => "/",
-    };
-    remove_dot_segments(&format!("{directory}{reference}"))
-}
-
-/// `/a/./b/../c` → `/a/c` (the query kept as it is).
-fn remove_dot_segments(path: &str) -> String {
-    let (path, query) = match path.split_once('?') {
-        Some((p, q)) => (p, Some(q)),
-        None => (path, None),
-    };
-    let mut out: Vec<&str> = Vec::new();
-    let segments: Vec<&str> = path.split('/').skip(1).collect();
-    let last = segments.len().saturating_sub(1);
-    for (i, segment) in segments.iter().enumerate() {
-        match *segment {
-            "." => {
-                if i == last {
-                    out.push("");
-                }
-            }
-            ".." => {
-                out.pop();
-                if i == last {
-                    out.push("");
-                }
-            }
-            other => out.push(other),
-        }
-    }
-    let mut text = format!("/{}", out.join("/"));
-    if let Some(query) = query {
-        text.push('?');
-        text.push_str(query);
-    }
-    text
-}
-
-/// The hop's request from the request that was redirected (`original`, a
-/// whole HTTP/1.x request): its request line names `path`, and unless
-/// `keep_method` it is a GET without a body (Content-Length,
-/// Transfer-Encoding and Content-Type dropped). Other headers are kept.
-pub fn hop_request(original: &[u8], path: &[u8], keep_method: bool, out: &mut Vec<u8>) {
-    out.clear();
-    let head_end = find(original, b"\r\n\r\n").map_or(original.len(), |at| at + 4);
-    let (head, body) = original.split_at(head_end);
-    let line_end = find(head, b"\r\n").unwrap_or(head.len());
-    let line = &head[..line_end];
-    let mut words = line.splitn(3, |&b| b == b' ');
-    let method = words.next().unwrap_or(b"GET");
-    let _target = words.next();
-    let version = words.next().unwrap_or(b"HTTP/1.1");
-    // A HEAD stays a HEAD (it has no body to drop).
-    let keep_method = keep_method || method == b"HEAD";
-    out.extend_from_slice(if keep_method { method } else { b"GET" });
-    out.push(b' ');
-    out.extend_from_slice(path);
-    out.push(b' ');
-    out.extend_from_slice(version);
-    let mut at = line_end;
-    while at + 2 <= head.len() {
-        let end = find(&head[at + 2..], b"\r\n").map_or(head.len(), |i| at + 2 + i);
-        let field = &head[at + 2..end];
-        if field.is_empty() {
-            break;
-        }
-        let dropped = !keep_method
-            && [
-                &b"content-length:"[..],
-                b"transfer-encoding:",
-                b"content-type:",
-            ]
-            .iter()
-            .any(|name| {
-                field.len() >= name.len() && field[..name.len()].eq_ignore_ascii_case(name)
-            });
-        if !dropped {
-            out.extend_from_slice(b"\r\n");
-            out.extend_from_slice(field);
-        }
-        at = end;
-    }
-    out.extend_from_slice(b"\r\n\r\n");
-    if keep_method {
-        out.extend_from_slice(body);
-    }
-}
-
-/// The request target of a whole request's request line.
-pub fn request_path(request: &[u8]) -> &[u8] {
-    let line_end = find(request, b"\r\n").unwrap_or(request.len());
-    request[..line_end]
-        .split(|&b| b == b' ')
-        .nth(1)
-        .unwrap_or(b"/")
-}
-
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|w| w == needle)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn home() -> Origin {
+        Origin::parse("http", "127.0.0.1:3000").unwrap()
+    }
+
     fn rule(max_hops: u32) -> RedirectRule {
         RedirectRule {
             max_hops,
-            scheme: "http",
-            authority: "127.0.0.1:3000".into(),
-            default_port: 80,
+            home: home(),
+            foreign: None,
         }
     }
 
-    fn hop(location: &str, current: &str) -> Follow {
-        rule(5).follow(302, Some(location.as_bytes()), current.as_bytes(), 0)
+    fn hop(location: &str, current: &str) -> Decision {
+        rule(5).decide(
+            302,
+            Some(location.as_bytes()),
+            &home(),
+            current.as_bytes(),
+            0,
+        )
     }
 
-    fn path(p: &str) -> Follow {
-        Follow::Hop {
+    fn to(origin: &str, p: &str) -> Decision {
+        let (scheme, authority) = origin.split_once("://").unwrap();
+        Decision::To {
+            origin: Some(Origin::parse(scheme, authority).unwrap()),
+            path: p.as_bytes().to_vec(),
+            keep_method: false,
+        }
+    }
+
+    /// On the origin the redirect came from.
+    fn path(p: &str) -> Decision {
+        Decision::To {
+            origin: None,
             path: p.as_bytes().to_vec(),
             keep_method: false,
         }
@@ -328,37 +315,59 @@ mod tests {
 
     #[test]
     fn other_origins_and_the_limit() {
-        assert_eq!(hop("http://example.com/", "/"), Follow::Offsite);
-        assert_eq!(hop("https://127.0.0.1:3000/", "/"), Follow::Offsite);
-        assert_eq!(hop("http://127.0.0.1:3001/", "/"), Follow::Offsite);
-        assert_eq!(rule(2).follow(301, Some(b"/x"), b"/", 2), Follow::Limit);
-        assert_eq!(rule(0).follow(301, Some(b"/x"), b"/", 0), Follow::No);
-        assert_eq!(rule(2).follow(200, Some(b"/x"), b"/", 0), Follow::No);
-        assert_eq!(rule(2).follow(302, None, b"/", 0), Follow::No);
+        assert_eq!(
+            hop("http://Example.com/", "/"),
+            to("http://example.com:80", "/")
+        );
+        assert_eq!(
+            hop("https://127.0.0.1:3000/", "/"),
+            to("https://127.0.0.1:3000", "/")
+        );
+        assert_eq!(
+            hop("//127.0.0.1:3001/x", "/"),
+            to("http://127.0.0.1:3001", "/x")
+        );
+        assert_eq!(hop("ftp://127.0.0.1/x", "/"), Decision::No);
+        // Relative to the origin the request went to.
+        let away = Origin::parse("https", "b.test").unwrap();
+        assert_eq!(
+            rule(5).decide(301, Some(b"../c"), &away, b"/a/b", 0),
+            path("/c")
+        );
+        assert_eq!(
+            rule(5).decide(301, Some(b"http://127.0.0.1:3000/h"), &away, b"/", 0),
+            to("http://127.0.0.1:3000", "/h")
+        );
+        assert_eq!(
+            rule(2).decide(301, Some(b"/x"), &home(), b"/", 2),
+            Decision::Limit
+        );
+        assert_eq!(
+            rule(0).decide(301, Some(b"/x"), &home(), b"/", 0),
+            Decision::No
+        );
+        assert_eq!(
+            rule(2).decide(200, Some(b"/x"), &home(), b"/", 0),
+            Decision::No
+        );
+        assert_eq!(rule(2).decide(302, None, &home(), b"/", 0), Decision::No);
         let default_port = RedirectRule {
-            authority: "example.test:80".into(),
+            home: Origin::parse("http", "example.test").unwrap(),
             ..rule(1)
         };
         assert_eq!(
-            default_port.follow(307, Some(b"http://example.test/p"), b"/", 0),
-            Follow::Hop {
+            default_port.decide(
+                307,
+                Some(b"http://example.test:80/p"),
+                &default_port.home,
+                b"/",
+                0
+            ),
+            Decision::To {
+                origin: None,
                 path: b"/p".to_vec(),
                 keep_method: true
             }
         );
-    }
-
-    #[test]
-    fn a_post_becomes_a_get_unless_307_or_308() {
-        let post = b"POST /login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\nX-A: 1\r\n\r\n{}";
-        let mut out = Vec::new();
-        hop_request(post, b"/home", false, &mut out);
-        assert_eq!(out, b"GET /home HTTP/1.1\r\nHost: x\r\nX-A: 1\r\n\r\n");
-        hop_request(post, b"/again", true, &mut out);
-        assert_eq!(
-            out,
-            b"POST /again HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\nX-A: 1\r\n\r\n{}"
-        );
-        assert_eq!(request_path(post), b"/login");
     }
 }

@@ -4,7 +4,7 @@
 //! for every path: the reactors' sessions and the tokio connector both
 //! sample their `tls` errors through [`explain`].
 
-use rustls::{CertificateError, Error, InvalidMessage};
+use rustls::{AlertDescription, CertificateError, Error, InvalidMessage, PeerIncompatible};
 
 /// The reason of `error`, with a hint where one helps.
 pub fn explain(error: &Error) -> String {
@@ -43,6 +43,10 @@ fn hint(error: &Error) -> Option<&'static str> {
                 "the server's certificate is a CA certificate, as `openssl req -x509` makes by default, and webpki refuses one as a server's: use --insecure, or make it with -addext basicConstraints=critical,CA:FALSE",
             )
         }
+        Error::AlertReceived(AlertDescription::ProtocolVersion)
+        | Error::PeerIncompatible(PeerIncompatible::ServerDoesNotSupportTls12Or13) => Some(
+            "protocol version: the server offers none of the TLS versions this client allows (--tls-min/--tls-max, ab's -f)",
+        ),
         Error::InvalidMessage(InvalidMessage::InvalidContentType) => {
             Some("the server did not answer in TLS: if it speaks plain HTTP, use an http:// URL")
         }
@@ -63,6 +67,8 @@ mod tests {
         );
         let plain = explain(&Error::InvalidMessage(InvalidMessage::InvalidContentType));
         assert!(plain.contains("http://"), "{plain}");
+        let version = explain(&Error::AlertReceived(AlertDescription::ProtocolVersion));
+        assert!(version.contains("protocol version"), "{version}");
         let other = explain(&Error::DecryptError);
         assert_eq!(
             other,

@@ -86,6 +86,17 @@ async fn drive(
             _ => std::future::pending().await,
         }
     };
+    let feed_drained = async {
+        // A unique feeder out of rows: the worker ends once no user of it
+        // is inside an iteration (users waiting for a slot or an arrival
+        // would only find no row).
+        if !context.workload.as_ref().is_some_and(|w| w.watches_feed()) {
+            return std::future::pending().await;
+        }
+        while state.in_flight() > 0 || !context.feed_drained() {
+            tokio::time::sleep(crate::closed::CONTROL_PERIOD).await;
+        }
+    };
     tokio::select! {
         _ = load_done => {}
         _ = deadline => {}
@@ -93,6 +104,7 @@ async fn drive(
         _ = snapshots => {}
         _ = run_stopped => {}
         _ = script_stopped => {}
+        _ = feed_drained => {}
     }
     let finished_at = Instant::now();
     for handle in abort_handles {

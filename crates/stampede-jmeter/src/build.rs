@@ -7,7 +7,7 @@
 use crate::classify::{role, Role};
 use crate::csv_feed::feed;
 use crate::functions::{constant, Names};
-use crate::model::{Pause, Plan, Step, Unsupported};
+use crate::model::{Pause, Plan, Step, Transaction, Unsupported};
 use crate::rules::{assertion, extractor, pause, template};
 use crate::sampler::http_step;
 use crate::thread_group::{settings, GroupScope};
@@ -26,7 +26,7 @@ struct Scope<'e> {
     feeds: Vec<&'e Element>,
     throughput: Option<&'e Element>,
     cookies: bool,
-    transaction: Option<String>,
+    transactions: Vec<Transaction>,
     once: bool,
 }
 
@@ -235,7 +235,14 @@ impl<'e> Builder<'_> {
     ) -> Result<(), JmxError> {
         let mut scope = outer.clone();
         match e.class.as_str() {
-            "TransactionController" => scope.transaction = Some(e.name.clone()),
+            "TransactionController" => scope.transactions.push(Transaction {
+                name: e.name.clone(),
+                parent: e.flag("TransactionController.parent").unwrap_or(false),
+                include_timers: e
+                    .flag("TransactionController.includeTimers")
+                    .unwrap_or(true),
+                line: e.line,
+            }),
             "OnceOnlyController" => scope.once = true,
             "LoopController" => {
                 let raw = e.text("LoopController.loops").unwrap_or("1");
@@ -303,8 +310,10 @@ impl<'e> Builder<'_> {
         }
         step.headers = headers;
         for a in &scope.assertions {
-            step.checks
-                .extend(assertion(a, names).map_err(|e| named(a, e))?);
+            for (check, failure) in assertion(a, names).map_err(|e| named(a, e))? {
+                step.checks.push(check);
+                step.failures.push(failure);
+            }
         }
         for x in &scope.extractors {
             step.extracts
@@ -315,7 +324,7 @@ impl<'e> Builder<'_> {
             think = think.plus(pause(t, names, &mut self.plan.notes).map_err(|e| named(t, e))?);
         }
         step.think = (!think.is_zero()).then_some(think);
-        step.transaction = scope.transaction.clone();
+        step.transactions = scope.transactions.clone();
         step.once = scope.once;
         Ok(step)
     }

@@ -34,7 +34,7 @@ pub(crate) fn role(element: &Element) -> Role {
         | "IfController" => Role::Controller,
         "HeaderManager" | "CookieManager" | "CSVDataSet" | "Arguments" => Role::Config,
         "ConfigTestElement" if element.gui == "HttpDefaultsGui" => Role::Config,
-        "ResponseAssertion" | "DurationAssertion" => Role::Assertion,
+        "ResponseAssertion" | "DurationAssertion" | "SizeAssertion" => Role::Assertion,
         "JSONPostProcessor"
         | "RegexExtractor"
         | "BoundaryExtractor"

@@ -54,6 +54,14 @@ fn group(g: &Group, name: String) -> Table {
         Load::Rate(rate) => t.insert("rate".into(), Value::Float((rate * 1e6).round() / 1e6)),
         Load::Stages(stages) => t.insert("stages".into(), string(stages)),
     };
+    if g.load != Load::Threads {
+        // A throughput timer paces the group's threads: never more
+        // requests in flight than threads, the rest wait (backlog).
+        t.insert(
+            "max_connections".into(),
+            Value::Integer(i64::from(g.threads.max(1))),
+        );
+    }
     if g.ramp_up_s > 0 {
         t.insert("ramp_up".into(), string(format!("{}s", g.ramp_up_s)));
     }
@@ -143,8 +151,9 @@ fn step(s: &Step, name: String) -> Table {
     if let Some(think) = s.think {
         t.insert("think".into(), string(think.text()));
     }
-    if let Some(name) = &s.transaction {
-        t.insert("transaction".into(), string(name));
+    // The innermost: a step's statistics are pooled under one name.
+    if let Some(transaction) = s.transactions.last() {
+        t.insert("transaction".into(), string(&transaction.name));
     }
     if s.once {
         t.insert("once".into(), Value::Boolean(true));

@@ -12,6 +12,7 @@ mod build;
 mod classify;
 mod csv_feed;
 pub mod emit;
+pub mod failure;
 pub mod functions;
 pub mod jtl;
 pub mod model;

@@ -164,16 +164,33 @@ pub struct Step {
     pub body: Option<String>,
     /// Check expressions (`status == 200`).
     pub checks: Vec<String>,
+    /// What JMeter writes in failureMessage when each check fails.
+    pub failures: Vec<crate::failure::FailureText>,
     /// Extracts: variable name, source (`json($.token)`).
     pub extracts: Vec<(String, String)>,
     /// The timers in this step's scope, when they differ from the group's.
     pub think: Option<Pause>,
-    /// The enclosing Transaction Controller's name.
-    pub transaction: Option<String>,
+    /// The enclosing Transaction Controllers, outermost first.
+    pub transactions: Vec<Transaction>,
     /// Inside a Once Only Controller: the first iteration only.
     pub once: bool,
     pub follow_redirects: bool,
     pub keep_alive: bool,
     pub connect_timeout_ms: Option<u64>,
     pub response_timeout_ms: Option<u64>,
+}
+
+/// A Transaction Controller: the JTL gains one sample per pass through it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Transaction {
+    /// Its testname: the transaction sample's label.
+    pub name: String,
+    /// `TransactionController.parent` (generate parent sample): the
+    /// transaction's sample replaces its samplers' in the JTL.
+    pub parent: bool,
+    /// `TransactionController.includeTimers`: its elapsed time counts the
+    /// pauses between its samplers.
+    pub include_timers: bool,
+    /// Its line in the .jmx: two controllers of one name stay two.
+    pub line: u32,
 }

@@ -9,13 +9,7 @@ use crate::model::Pause;
 use crate::tree::{Element, Prop};
 use crate::MapError;
 
-/// A ResponseAssertion's test_type bits (JMeter's ResponseAssertion).
-const MATCH: u32 = 1;
-const CONTAINS: u32 = 2;
-const NOT: u32 = 4;
-const EQUALS: u32 = 8;
-const SUBSTRING: u32 = 16;
-const OR: u32 = 32;
+use crate::failure::{FailureText, CONTAINS, EQUALS, MATCH, NOT, OR, SUBSTRING};
 
 fn unsupported(why: impl Into<String>) -> MapError {
     MapError::Unsupported(why.into())
@@ -42,13 +36,25 @@ fn quoted(text: &str) -> String {
     format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
 }
 
-/// The checks a Response or Duration Assertion stands for.
-pub(crate) fn assertion(e: &Element, names: &Names) -> Result<Vec<String>, MapError> {
+/// The checks a Response or Duration Assertion stands for, each with the
+/// failureMessage JMeter writes when it fails.
+pub(crate) fn assertion(
+    e: &Element,
+    names: &Names,
+) -> Result<Vec<(String, FailureText)>, MapError> {
     if e.class == "DurationAssertion" {
         let ms = number(e, "DurationAssertion.duration", names)?
             .ok_or_else(|| MapError::missing(e, "DurationAssertion.duration"))?;
-        return Ok(vec![checked(format!("time <= {}ms", ms as u64))?]);
+        let max_ms = ms as u64;
+        return Ok(vec![(
+            checked(format!("time <= {max_ms}ms"))?,
+            FailureText::Duration { max_ms },
+        )]);
     }
+    if e.class == "SizeAssertion" {
+        return size_assertion(e, names);
+    }
+    let custom = e.text("Assertion.custom_message");
     let field = e
         .text("Assertion.test_field")
         .unwrap_or("Assertion.response_data");
@@ -89,8 +95,38 @@ pub(crate) fn assertion(e: &Element, names: &Names) -> Result<Vec<String>, MapEr
                 other.trim_start_matches("Assertion.")
             ))),
         })
-        .map(|check| check.and_then(checked))
+        .zip(&patterns)
+        .map(|(check, p)| {
+            let text = FailureText::response(field, kind, p, custom);
+            check.and_then(checked).map(|c| (c, text))
+        })
         .collect()
+}
+
+/// A Size Assertion on the response body (JMeter's other fields, the whole
+/// response by default, have no stampede check).
+fn size_assertion(e: &Element, names: &Names) -> Result<Vec<(String, FailureText)>, MapError> {
+    let field = e
+        .text("Assertion.test_field")
+        .unwrap_or("SizeAssertion.response_network_size");
+    if field != "SizeAssertion.response_data" {
+        return Err(unsupported(format!(
+            "a Size Assertion on {} has no stampede check (the response body only)",
+            field.trim_start_matches("SizeAssertion.")
+        )));
+    }
+    let allowed = number(e, "SizeAssertion.size", names)?
+        .ok_or_else(|| MapError::missing(e, "SizeAssertion.size"))? as u64;
+    let operator = e.text("SizeAssertion.operator").unwrap_or("1").trim();
+    let (compare, should) = operator
+        .parse::<u32>()
+        .ok()
+        .and_then(FailureText::size_operator)
+        .ok_or_else(|| unsupported(format!("SizeAssertion.operator {operator} is not 1 to 6")))?;
+    Ok(vec![(
+        checked(format!("body size {compare} {allowed}"))?,
+        FailureText::BodySize { should, allowed },
+    )])
 }
 
 fn code_check(pattern: &str, how: u32, not: bool) -> Result<String, MapError> {

@@ -68,7 +68,10 @@ fn the_shop_plan_maps_group_by_group() {
         login.extracts,
         vec![("first".to_string(), r"regex((\w+))".to_string())]
     );
-    assert_eq!(login.transaction.as_deref(), Some("Checkout"));
+    let checkout = login.transactions.last().unwrap();
+    assert_eq!(checkout.name, "Checkout");
+    // shop.jmx's Checkout: includeTimers and parent false, as written.
+    assert!(!checkout.parent && !checkout.include_timers, "{checkout:?}");
     assert!(login.follow_redirects && login.keep_alive);
     assert_eq!(
         (login.connect_timeout_ms, login.response_timeout_ms),
@@ -316,7 +319,12 @@ fn throughput_timers_become_the_open_model() {
         Load::Stages("0s:1,30s:10,0s:10,60s:10".into())
     );
     let text = scenario_text(&plan, "p.jmx");
-    stampede_workload::Scenario::parse("p.toml", &text, &testdata(), &[]).unwrap();
+    let scenario = stampede_workload::Scenario::parse("p.toml", &text, &testdata(), &[]).unwrap();
+    assert_eq!(
+        scenario.groups[0].limits.max_connections,
+        Some(u64::from(plan.groups[0].threads)),
+        "the threads cap the open model's requests in flight: {text}"
+    );
 }
 
 #[test]

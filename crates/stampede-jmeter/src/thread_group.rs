@@ -57,6 +57,17 @@ pub(crate) fn settings(
             let value = constant(raw, names, "LoopController.loops")?;
             match value.trim().parse::<i64>() {
                 Ok(n) if n < 0 => None,
+                Ok(0) => {
+                    // JMeter starts the threads and runs no sampler.
+                    let from = match raw.trim() == value.trim() {
+                        true => String::new(),
+                        false => format!(" (from {})", raw.trim()),
+                    };
+                    return Err(MapError::Bad(format!(
+                        "{}: LoopController.loops is 0{from}: the group would send nothing; give -1 (forever) or at least 1",
+                        e.describe()
+                    )));
+                }
                 Ok(n) => Some(n as u64),
                 Err(_) => {
                     return Err(MapError::Bad(format!(

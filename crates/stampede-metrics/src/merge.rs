@@ -147,6 +147,7 @@ pub fn merge_results(results: &[RunResult], force: bool) -> Result<RunResult, Me
         .unwrap_or(0);
     breakdown.connect = pool(results.iter().map(|r| &r.breakdown.connect));
     breakdown.tls = pool(results.iter().map(|r| &r.breakdown.tls));
+    breakdown.connect_tls = pool(results.iter().map(|r| &r.breakdown.connect_tls));
     breakdown.quic = pool(results.iter().map(|r| &r.breakdown.quic));
     breakdown.zero_rtt = pool(results.iter().map(|r| &r.breakdown.zero_rtt));
     breakdown.waiting = pool(results.iter().map(|r| &r.breakdown.waiting));

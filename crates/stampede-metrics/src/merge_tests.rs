@@ -72,19 +72,13 @@ fn result_of(agent: &Agent, url: &str) -> RunResult {
     }
     let base = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
     let recording = Recording {
-        started_at: base + Duration::from_millis(agent.start_ms),
-        elapsed: Duration::from_millis(2_950 + agent.start_ms % 50),
-        interrupted: false,
-        dns: Duration::ZERO,
-        total,
         timeseries: builder.finish(0.95, &target),
-        event_loop: stampede_plan::EventLoop::Epoll,
-        tls: None,
-        seed: None,
-        checks: Vec::new(),
-        judged: false,
-        stop_reason: None,
-        groups: Vec::new(),
+        ..Recording::of(
+            base + Duration::from_millis(agent.start_ms),
+            Duration::from_millis(2_950 + agent.start_ms % 50),
+            stampede_plan::EventLoop::Epoll,
+            total,
+        )
     };
     RunResult::from_recording(
         &plan(url, 10.0),

@@ -177,10 +177,12 @@ impl Recorder {
         self.interval.counters.planned_reconnects += 1;
     }
 
-    /// Counts a TLS handshake that took `handshake`.
+    /// Counts a TLS handshake that took `handshake`, after a TCP connect
+    /// that took `connect` (once per connection: both, and their sum).
     #[inline]
-    pub fn record_tls_handshake(&mut self, handshake: Duration) {
+    pub fn record_tls_handshake(&mut self, connect: Duration, handshake: Duration) {
         record_latency(&mut self.interval.tls, micros(handshake));
+        record_latency(&mut self.interval.connect_tls, micros(connect + handshake));
     }
 
     /// Counts a QUIC connection (HTTP/3). No TCP connect is timed: QUIC's

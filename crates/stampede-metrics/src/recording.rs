@@ -28,6 +28,10 @@ pub struct Snapshot {
     pub connect: LatencyHistogram,
     /// TLS handshake time of each new TLS connection.
     pub tls: LatencyHistogram,
+    /// TCP connect plus TLS handshake of each new TLS connection, summed
+    /// per connection (ab's Connect over https: a sum of two histograms'
+    /// percentiles is not the percentile of the sums).
+    pub connect_tls: LatencyHistogram,
     /// HTTP/3: the QUIC handshake (transport and TLS 1.3 in one) of each
     /// new connection that completed one before its first request.
     pub quic: LatencyHistogram,
@@ -62,6 +66,7 @@ impl Default for Snapshot {
             waiting: new_latency_histogram(),
             connect: new_latency_histogram(),
             tls: new_latency_histogram(),
+            connect_tls: new_latency_histogram(),
             quic: new_latency_histogram(),
             zero_rtt: new_latency_histogram(),
             error_samples: Vec::new(),
@@ -85,6 +90,7 @@ impl Snapshot {
             (&mut self.waiting, &other.waiting),
             (&mut self.connect, &other.connect),
             (&mut self.tls, &other.tls),
+            (&mut self.connect_tls, &other.connect_tls),
             (&mut self.quic, &other.quic),
             (&mut self.zero_rtt, &other.zero_rtt),
             (&mut self.lag, &other.lag),
@@ -149,6 +155,36 @@ pub struct Recording {
     pub stop_reason: Option<String>,
     /// A scenario's groups, by their steps' target indices (empty without).
     pub groups: Vec<GroupName>,
+}
+
+impl Recording {
+    /// A recording of `total` over `elapsed` on `event_loop`, started at
+    /// `started_at`, with nothing else known: not interrupted, no DNS time,
+    /// no series, TLS, seed, checks, stop reason or groups. What a result
+    /// made outside the engine starts from (a salvaged run, the live page,
+    /// test fixtures); set the fields it knows on top.
+    pub fn of(
+        started_at: SystemTime,
+        elapsed: Duration,
+        event_loop: stampede_plan::EventLoop,
+        total: Snapshot,
+    ) -> Recording {
+        Recording {
+            started_at,
+            elapsed,
+            interrupted: false,
+            dns: Duration::ZERO,
+            total,
+            timeseries: Vec::new(),
+            event_loop,
+            tls: None,
+            seed: None,
+            checks: Vec::new(),
+            judged: false,
+            stop_reason: None,
+            groups: Vec::new(),
+        }
+    }
 }
 
 /// A scenario group in a recording: its name, load and steps.

@@ -73,6 +73,15 @@ pub struct NegotiatedTls {
     pub alpn: Option<String>,
 }
 
+impl NegotiatedTls {
+    /// As a reader sees it: `TLSv1.3 TLS13_AES_256_GCM_SHA384 (h2)`, or
+    /// `(no ALPN)` when none was agreed.
+    pub fn describe(&self) -> String {
+        let alpn = self.alpn.as_deref().unwrap_or("no ALPN");
+        format!("{} {} ({alpn})", self.version, self.cipher)
+    }
+}
+
 fn closed_model() -> String {
     "closed".into()
 }
@@ -272,6 +281,10 @@ pub struct Breakdown {
     /// TLS handshake, for every new TLS connection.
     #[serde(default)]
     pub tls: TimingSummary,
+    /// TCP connect plus TLS handshake, summed per new TLS connection (ab's
+    /// Connect over https).
+    #[serde(default)]
+    pub connect_tls: TimingSummary,
     /// HTTP/3: the QUIC handshake (1-RTT) of every new connection.
     #[serde(default)]
     pub quic: TimingSummary,
@@ -563,6 +576,7 @@ impl RunResult {
                 dns_us: recording.dns.as_micros() as u64,
                 connect: TimingSummary::of(&total.connect),
                 tls: TimingSummary::of(&total.tls),
+                connect_tls: TimingSummary::of(&total.connect_tls),
                 quic: TimingSummary::of(&total.quic),
                 zero_rtt: TimingSummary::of(&total.zero_rtt),
                 waiting: TimingSummary::of(&total.waiting),

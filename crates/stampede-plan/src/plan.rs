@@ -85,7 +85,7 @@ impl Plan {
     }
 
     fn uses_tls(&self) -> bool {
-        self.transport.tls.is_some() || self.target.scheme == Scheme::Https
+        self.target.scheme == Scheme::Https
     }
 
     /// The event loop `--io` asks for, where the run allows it; tokio where a
@@ -159,7 +159,10 @@ impl Plan {
         if self.target.scheme == Scheme::Https && self.transport.tls.is_none() {
             self.transport.tls = Some(crate::TlsSpec::default());
         }
-        if self.target.scheme == Scheme::Http && self.transport.tls.is_some() {
+        // An http run's TLS options are for the https origins its
+        // redirects lead to; without --redirects they would do nothing.
+        let for_hops = self.transport.redirects > 0;
+        if self.target.scheme == Scheme::Http && self.transport.tls.is_some() && !for_hops {
             return Err(PlanError::TlsNeedsHttps);
         }
         if self.transport.pipeline == 0 {

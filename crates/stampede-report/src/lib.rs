@@ -32,8 +32,8 @@ pub use csv::{render_csv, render_csv_timeseries};
 pub use format::{counted, format_bytes, format_count, format_latency_us, format_rate};
 pub use gnuplot::{ctime, render_gnuplot_header, render_gnuplot_row, GnuplotRow};
 pub use html::{
-    render_compare_html, render_html, render_live_html, render_live_parts, render_sweep_html,
-    Deltas, LabeledRun, SweepStep,
+    render_compare_html, render_groups_index, render_html, render_live_html, render_live_parts,
+    render_sweep_html, Deltas, GroupPage, LabeledRun, SweepStep,
 };
 pub use json::render_json;
 pub use repeat_text::render_repeat_text;

@@ -166,8 +166,7 @@ fn describe_plan(result: &RunResult) -> String {
         io => parts.push(io.into()),
     }
     if let Some(tls) = &plan.tls {
-        let alpn = tls.alpn.as_deref().unwrap_or("no ALPN");
-        parts.push(format!("{} {} ({alpn})", tls.version, tls.cipher));
+        parts.push(tls.describe());
     }
     parts.join(", ")
 }
@@ -456,6 +455,16 @@ pub fn render_text(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
         counted(result.connections.reconnects, "reconnect"),
         counted(result.connections.attempts, "attempt")
     )?;
+    if let Some(hops) = result.redirects.filter(|h| h.followed + h.offsite > 0) {
+        // Hops are not requests: per request is per first request completed.
+        let per_request = hops.followed as f64 / result.requests.sent.max(1) as f64;
+        writeln!(
+            out,
+            "  Redirects     {} followed ({per_request:.2} per request), {} to another origin not followed",
+            format_count(hops.followed),
+            format_count(hops.offsite)
+        )?;
+    }
     if let Some(dns) = &result.dns {
         let spread: Vec<String> = dns
             .addresses

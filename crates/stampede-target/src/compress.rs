@@ -20,6 +20,7 @@ use std::io::Write;
 
 use crate::reply::{Outcome, Reply};
 use crate::response::{self, Exchange, Len};
+use crate::route_label::Route;
 
 /// A content coding this server can produce.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,12 +45,12 @@ const MIN_LEN: usize = 20;
 
 impl Coding {
     /// The route that always answers in this coding.
-    pub(crate) fn of_route(name: &str) -> Option<Coding> {
-        match name {
-            "gzip" => Some(Coding::Gzip),
-            "deflate" => Some(Coding::Deflate),
-            "br" => Some(Coding::Brotli),
-            "zstd" => Some(Coding::Zstd),
+    pub(crate) fn of_route(route: Route) -> Option<Coding> {
+        match route {
+            Route::Gzip => Some(Coding::Gzip),
+            Route::Deflate => Some(Coding::Deflate),
+            Route::Br => Some(Coding::Brotli),
+            Route::Zstd => Some(Coding::Zstd),
             _ => None,
         }
     }

@@ -17,6 +17,7 @@ use crate::context::Worker;
 use crate::reply::{Reply, Tail};
 use crate::request::{self, Framing, Head, Method, Parsed};
 use crate::response::{self, Exchange};
+use crate::route_label::Route;
 use crate::routes::{self, push_chunk, Request, CHUNK, INLINE_BODY, PATTERN};
 use crate::transport::{linger, OpenGuard, Peer, Rewind, Transport};
 
@@ -275,15 +276,18 @@ impl<S: Transport> Conn<S> {
         if w.cfg.compress {
             crate::compress::compress_response(req.raw_head, &x, &mut self.wbuf, mark, &mut o);
         }
-        w.record(&Entry {
-            peer,
-            clf_date: &wall.clf,
-            method: head.method_str,
-            target: head.target,
-            version: Some(head.version),
-            status: o.status,
-            bytes: o.body_bytes,
-        });
+        w.record(
+            &Entry {
+                peer,
+                clf_date: &wall.clf,
+                method: head.method_str,
+                target: head.target,
+                version: Some(head.version),
+                status: o.status,
+                bytes: o.body_bytes,
+            },
+            o.route,
+        );
         self.pos = body_at + consumed;
         self.waiting = Waiting::Nothing;
         self.continue_sent = false;
@@ -413,15 +417,18 @@ fn refuse(w: &Worker, peer: &[u8], wbuf: &mut Vec<u8>, status: u16, head: Option
     };
     let mark = wbuf.len();
     let bytes = response::plain(wbuf, &x, status);
-    w.record(&Entry {
-        peer,
-        clf_date: &wall.clf,
-        method: head.map_or("-", |h| h.method_str),
-        target: head.map_or("-", |h| h.target),
-        version: head.map(|h| h.version),
-        status,
-        bytes,
-    });
+    w.record(
+        &Entry {
+            peer,
+            clf_date: &wall.clf,
+            method: head.map_or("-", |h| h.method_str),
+            target: head.map_or("-", |h| h.target),
+            version: head.map(|h| h.version),
+            status,
+            bytes,
+        },
+        Route::Other,
+    );
     Step::Next {
         close: true,
         reply: Reply::Done,

@@ -45,12 +45,13 @@ impl Worker {
         &self.registry.workers[self.idx]
     }
 
-    /// Counts a response and writes its access-log line.
+    /// Counts a response of `route` (the one routes.rs chose, or
+    /// [`Route::Other`] for a request no route saw) and writes its
+    /// access-log line.
     #[inline]
-    pub fn record(&self, entry: &Entry) {
+    pub fn record(&self, entry: &Entry, route: Route) {
         self.stats().response(entry.status);
         if self.cfg.count_routes {
-            let route = Route::of(entry.target, &self.cfg.route_prefix, self.files.is_some());
             self.stats().route_response(route, entry.status);
         }
         if let Some(log) = &self.log {

@@ -232,15 +232,18 @@ pub(crate) fn produce(
             o
         }
     };
-    w.record(&Entry {
-        peer: peer.as_bytes(),
-        clf_date: &wall.clf,
-        method: method_str,
-        target,
-        version: Some(version),
-        status: o.status,
-        bytes: o.body_bytes,
-    });
+    w.record(
+        &Entry {
+            peer: peer.as_bytes(),
+            clf_date: &wall.clf,
+            method: method_str,
+            target,
+            version: Some(version),
+            status: o.status,
+            bytes: o.body_bytes,
+        },
+        o.route,
+    );
     o
 }
 

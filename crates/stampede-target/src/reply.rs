@@ -4,6 +4,8 @@
 
 use std::time::Duration;
 
+use crate::route_label::Route;
+
 /// Work left for the connection after the head (and maybe body) is in the buffer.
 pub(crate) enum Reply {
     Done,
@@ -25,6 +27,8 @@ pub(crate) struct Outcome {
     /// Body bytes (for the access log).
     pub body_bytes: usize,
     pub reply: Reply,
+    /// The route that produced it (routes.rs sets it), for `serve --metrics`.
+    pub route: Route,
 }
 
 impl Outcome {
@@ -33,6 +37,14 @@ impl Outcome {
             status,
             body_bytes,
             reply: Reply::Done,
+            route: Route::Other,
         }
+    }
+
+    /// This outcome, as produced by `route`.
+    #[inline]
+    pub fn of(mut self, route: Route) -> Self {
+        self.route = route;
+        self
     }
 }

@@ -13,6 +13,7 @@ use crate::context::Worker;
 use crate::reply::{Outcome, Reply, Tail};
 use crate::request::{Head, Method};
 use crate::response::{self, bodiless, push_hex, Exchange, Len};
+use crate::route_label::Route;
 
 /// Largest `/bytes/{n}` and `/chunked/{n}`.
 pub const MAX_BYTES: u64 = 1 << 30;
@@ -48,7 +49,8 @@ pub struct Request<'a> {
     pub body: &'a [u8],
 }
 
-/// Produces the response for `req` into `out`.
+/// Produces the response for `req` into `out`; the outcome names the route
+/// that produced it.
 pub fn handle(w: &Worker, req: &Request, x: &Exchange, out: &mut Vec<u8>) -> Outcome {
     let path = req.head.path();
     let method = req.head.method;
@@ -62,9 +64,9 @@ pub fn handle(w: &Worker, req: &Request, x: &Exchange, out: &mut Vec<u8>) -> Out
         };
         if let Some(one_k) = page {
             if !get_or_head {
-                return not_allowed(out, x, b"Allow: GET, HEAD\r\n");
+                return not_allowed(out, x, b"Allow: GET, HEAD\r\n").of(Route::Page);
             }
-            return page_response(w, one_k, x, out);
+            return page_response(w, one_k, x, out).of(Route::Page);
         }
     }
     let prefix = w.cfg.route_prefix.as_str();
@@ -81,9 +83,12 @@ pub fn handle(w: &Worker, req: &Request, x: &Exchange, out: &mut Vec<u8>) -> Out
     match &w.files {
         Some(cache) => {
             if !get_or_head {
-                return not_allowed(out, x, b"Allow: GET, HEAD\r\n");
+                return not_allowed(out, x, b"Allow: GET, HEAD\r\n").of(Route::Files);
             }
-            cache.borrow_mut().serve(path, req.head, x, out)
+            cache
+                .borrow_mut()
+                .serve(path, req.head, x, out)
+                .of(Route::Files)
         }
         None => Outcome::done(404, response::plain(out, x, 404)),
     }
@@ -142,19 +147,20 @@ fn test_route(
     x: &Exchange,
     out: &mut Vec<u8>,
 ) -> Option<Outcome> {
-    let (name, arg) = match route[1..].split_once('/') {
+    let (segment, arg) = match route[1..].split_once('/') {
         Some((n, a)) => (n, Some(a)),
         None => (&route[1..], None),
     };
+    let route = Route::of_segment(segment)?;
     let method = req.head.method;
     let get_or_head = matches!(method, Method::Get | Method::Head);
-    let o = match (name, arg) {
-        ("echo", None) => echo(req, x, out),
-        ("login" | "me" | "json", None) => {
-            crate::session_routes::session_route(name, req.raw_head, req.body, x, out)?
-        }
-        ("redirect-to", None) => crate::redirect_to::redirect_to(req.head.target, x, out),
-        ("redirect", Some(a)) => match param(a, 1000) {
+    let o = match (route, arg) {
+        (Route::Echo, None) => echo(req, x, out),
+        (Route::Login, None) => crate::session_routes::login(req.body, x, out),
+        (Route::Me, None) => crate::session_routes::me(req.raw_head, x, out),
+        (Route::Json, None) => crate::session_routes::json(req.body, x, out),
+        (Route::RedirectTo, None) => crate::redirect_to::redirect_to(req.head.target, x, out),
+        (Route::Redirect, Some(a)) => match param(a, 1000) {
             Some(0) => Outcome::done(
                 200,
                 response::whole(out, x, 200, "text/plain", b"arrived\n"),
@@ -173,35 +179,37 @@ fn test_route(
             }
             None => bad_request(out, x, "redirect takes 0..=1000 hops\n"),
         },
-        ("gzip" | "deflate" | "br" | "zstd", _) if !get_or_head => {
+        (Route::Gzip | Route::Deflate | Route::Br | Route::Zstd, _) if !get_or_head => {
             not_allowed(out, x, b"Allow: GET, HEAD\r\n")
         }
-        ("gzip" | "deflate" | "br" | "zstd", arg) => {
-            match crate::compress::Coding::of_route(name) {
+        (Route::Gzip | Route::Deflate | Route::Br | Route::Zstd, arg) => {
+            match crate::compress::Coding::of_route(route) {
                 Some(coding) => crate::compress::route(coding, arg, &PATTERN, x, out),
                 None => return None,
             }
         }
-        ("stats", None) if get_or_head => {
+        (Route::Stats, None) if get_or_head => {
             let json = serde_json::to_vec_pretty(&w.registry.snapshot()).unwrap_or_default();
             Outcome::done(200, response::whole(out, x, 200, "application/json", &json))
         }
-        ("status", Some(a)) => match param(a, 599).filter(|&c| c >= 200) {
+        (Route::Status, Some(a)) => match param(a, 599).filter(|&c| c >= 200) {
             Some(code) => Outcome::done(code as u16, response::plain(out, x, code as u16)),
             None => bad_request(out, x, "status must be 200..=599\n"),
         },
-        ("bytes" | "chunked" | "delay" | "cpu" | "stats", _) if !get_or_head => {
+        (Route::Bytes | Route::Chunked | Route::Delay | Route::Cpu | Route::Stats, _)
+            if !get_or_head =>
+        {
             not_allowed(out, x, b"Allow: GET, HEAD\r\n")
         }
-        ("bytes", Some(a)) => match param(a, MAX_BYTES) {
+        (Route::Bytes, Some(a)) => match param(a, MAX_BYTES) {
             Some(n) => bytes(n, false, x, out),
             None => bad_request(out, x, "bytes must be 0..=1073741824\n"),
         },
-        ("chunked", Some(a)) => match param(a, MAX_BYTES) {
+        (Route::Chunked, Some(a)) => match param(a, MAX_BYTES) {
             Some(n) => bytes(n, true, x, out),
             None => bad_request(out, x, "chunked must be 0..=1073741824\n"),
         },
-        ("delay", Some(a)) => match param(a, MAX_DELAY_MS) {
+        (Route::Delay, Some(a)) => match param(a, MAX_DELAY_MS) {
             Some(ms) => {
                 let mut o = Outcome::done(200, response::plain(out, x, 200));
                 o.reply = Reply::Delay(Duration::from_millis(ms));
@@ -209,7 +217,7 @@ fn test_route(
             }
             None => bad_request(out, x, "delay must be 0..=60000 ms\n"),
         },
-        ("cpu", Some(a)) => match param(a, MAX_CPU_ITERATIONS) {
+        (Route::Cpu, Some(a)) => match param(a, MAX_CPU_ITERATIONS) {
             Some(n) => {
                 let mut body = [0u8; 17];
                 let v = cpu_work(n);
@@ -223,7 +231,7 @@ fn test_route(
         },
         _ => return None,
     };
-    Some(o)
+    Some(o.of(route))
 }
 
 /// A deterministic CPU-bound loop (xorshift64 folded with the counter), for

@@ -9,24 +9,10 @@
 use crate::reply::Outcome;
 use crate::response::{self, Exchange};
 
-/// The route's response, or `None` when `name` is not a session route;
-/// `raw_head` is the request line and headers as received, `body` the body.
-pub fn session_route(
-    name: &str,
-    raw_head: &[u8],
-    body: &[u8],
-    x: &Exchange,
-    out: &mut Vec<u8>,
-) -> Option<Outcome> {
-    Some(match name {
-        "login" => login(body, x, out),
-        "me" => me(raw_head, x, out),
-        "json" => {
-            let body = if body.is_empty() { &b"{}"[..] } else { body };
-            Outcome::done(200, response::whole(out, x, 200, "application/json", body))
-        }
-        _ => return None,
-    })
+/// `/json`: the request body (or `{}`) back as `application/json`.
+pub(crate) fn json(body: &[u8], x: &Exchange, out: &mut Vec<u8>) -> Outcome {
+    let body = if body.is_empty() { &b"{}"[..] } else { body };
+    Outcome::done(200, response::whole(out, x, 200, "application/json", body))
 }
 
 fn token_of(body: &[u8]) -> String {
@@ -37,7 +23,8 @@ fn token_of(body: &[u8]) -> String {
     format!("{hash:016x}")
 }
 
-fn login(body: &[u8], x: &Exchange, out: &mut Vec<u8>) -> Outcome {
+/// `POST /login`: a token from the body, in the JSON and as a cookie.
+pub(crate) fn login(body: &[u8], x: &Exchange, out: &mut Vec<u8>) -> Outcome {
     let token = token_of(body);
     let body = format!("{{\"token\":\"tok-{token}\",\"ok\":true}}");
     let cookie = format!("Set-Cookie: sid=s-{token}; Path=/\r\n");
@@ -67,7 +54,8 @@ fn header<'a>(raw_head: &'a [u8], name: &str) -> Option<&'a [u8]> {
     })
 }
 
-fn me(raw_head: &[u8], x: &Exchange, out: &mut Vec<u8>) -> Outcome {
+/// `GET /me`: 200 with the token of a login (bearer or cookie), 401 without.
+pub(crate) fn me(raw_head: &[u8], x: &Exchange, out: &mut Vec<u8>) -> Outcome {
     let bearer = header(raw_head, "authorization")
         .and_then(|v| v.strip_prefix(b"Bearer tok-"))
         .filter(|t| t.len() == 16);

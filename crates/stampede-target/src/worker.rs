@@ -21,6 +21,7 @@ use crate::clock::WallStrings;
 use crate::context::Worker;
 use crate::files::FileCache;
 use crate::pages::Pages;
+use crate::route_label::Route;
 use crate::stats::Registry;
 use crate::transport::{linger, OpenGuard, Peer, Transport};
 use crate::{conn, tls, Config};
@@ -199,15 +200,18 @@ async fn refuse<S: Transport>(mut stream: S, peer: Peer, w: Rc<Worker>) {
             alt_svc: &w.alt_svc,
         };
         crate::response::whole(&mut resp, &x, 503, "text/plain", BODY);
-        w.record(&Entry {
-            peer: peer.as_bytes(),
-            clf_date: &wall.clf,
-            method: "-",
-            target: "-",
-            version: None,
-            status: 503,
-            bytes: BODY.len(),
-        });
+        w.record(
+            &Entry {
+                peer: peer.as_bytes(),
+                clf_date: &wall.clf,
+                method: "-",
+                target: "-",
+                version: None,
+                status: 503,
+                bytes: BODY.len(),
+            },
+            Route::Other,
+        );
     }
     if stream.write_all(&resp).await.is_ok() {
         w.stats().bytes_out(resp.len());

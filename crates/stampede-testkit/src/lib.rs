@@ -13,6 +13,8 @@
 //! - `tools.rs`: outside tools and the skip-or-fail rule.
 //! - `prometheus.rs`: a real [`Prometheus`] for the metrics tests, and
 //!   [`http_get`] / [`wait_for`].
+//! - `runs.rs`: [`run_ok`], [`run_clean`], [`run_on_loop`],
+//!   [`run_ok_on_loop`]: a run that must succeed, on the event loop asked for.
 //! - `serve.rs`: [`ServeProcess`], `stampede serve` in its own process.
 //! - `devtools.rs`: headless Chromium driven over the DevTools protocol
 //!   ([`Browser`]), for live pages.
@@ -21,6 +23,7 @@ mod binary;
 mod counting_alloc;
 mod devtools;
 mod prometheus;
+mod runs;
 mod serve;
 mod tls;
 mod tools;
@@ -38,6 +41,7 @@ pub use binary::{assert_succeeded, binary, read_json, stampede, text};
 pub use counting_alloc::{thread_allocations, CountingAllocator};
 pub use devtools::Browser;
 pub use prometheus::{get_with, http_get, wait_for, Prometheus};
+pub use runs::{run_clean, run_ok, run_ok_on_loop, run_on_loop};
 pub use serve::ServeProcess;
 pub use stampede_target::{Config as TargetConfig, Server, ServerHandle, StatsSnapshot};
 pub use tls::{self_signed_server_config, self_signed_server_config_and_pem};

@@ -162,8 +162,16 @@ impl super::FrontEnd for AbOptions {
             ..super::WatchSpec::default()
         }
     }
-    /// ab: "apr_socket_connect(): Connection refused (111)".
+    /// ab: "apr_socket_connect(): Connection refused (111)", or for a TLS
+    /// failure "SSL handshake failed" with rustls' reason.
     fn unable_to_connect(&self, result: &RunResult) -> Option<String> {
+        if result.errors.contains_key("tls") {
+            let reason = result.error_samples.get("tls").and_then(|s| s.first());
+            return Some(match reason {
+                Some(reason) => format!("SSL handshake failed: {reason}"),
+                None => "SSL handshake failed".into(),
+            });
+        }
         let (reason, code) = super::first_error(result);
         Some(match code {
             Some(code) => format!("apr_socket_connect(): {reason} ({code})"),

@@ -174,10 +174,16 @@ fn openssl_ciphers(value: &str) -> anyhow::Result<String> {
             .find(|(openssl, _)| openssl.eq_ignore_ascii_case(name.trim()))
         else {
             let known: Vec<&str> = OPENSSL_CIPHERS.iter().map(|(o, _)| *o).collect();
+            // The whole list as the user typed it (quoted: `!` and `+` are
+            // common in OpenSSL's), then the name that has no suite.
             return Err(refuse(
                 TOOL,
-                &format!("-Z {name}"),
-                &format!("no rustls suite for it (known: {})", known.join(":")),
+                &crate::run_words::shell_words(&["-Z".to_string(), value.to_string()]),
+                &format!(
+                    "no rustls suite for {} (known: {})",
+                    name.trim(),
+                    known.join(":")
+                ),
             ));
         };
         names.push(*rustls_name);

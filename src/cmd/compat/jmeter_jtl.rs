@@ -2,22 +2,27 @@
 //! the engine's request-log thread (bounded batches; when the disk falls
 //! behind, lines are dropped and counted, the load is never slowed), all
 //! writing JTL CSV lines in JMeter's default columns (stampede_jmeter::jtl)
-//! into one shared file.
+//! into one shared file, in the samples' completion order
+//! (jmeter_jtl_order.rs).
 //!
 //! A sample names its step by the outcome's request index (`target`, the
 //! step's place in its group); a failed check names itself in
-//! `failureMessage` from the outcome's `judged` bits.
+//! `failureMessage` from the outcome's `judged` bits. Transaction
+//! Controllers add their own samples (jmeter_transactions.rs).
 
+use super::jmeter_jtl_order::OrderedJtl;
+use super::jmeter_transactions::{Child, Closed, Transactions};
 use stampede_engine::{LoggedRequest, RequestSink, RunClock, WorkloadSpec};
+use stampede_jmeter::failure::{FailureText, Measured};
 use stampede_jmeter::jtl::{non_http, reason_phrase, write_header, write_sample, Sample};
 use std::fs::{File, OpenOptions};
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter};
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, UNIX_EPOCH};
 
 /// The JTL file all groups write to.
-pub(super) type SharedJtl = Arc<Mutex<BufWriter<File>>>;
+pub(super) type SharedJtl = Arc<Mutex<OrderedJtl>>;
 
 /// Opens `path`: an existing non-empty file is appended to without a
 /// second header (as JMeter does), unless `force` empties it first.
@@ -28,11 +33,21 @@ pub(super) fn open_jtl(path: &Path, force: bool) -> io::Result<SharedJtl> {
     } else {
         File::create(path)?
     };
-    let mut out = BufWriter::with_capacity(1 << 16, file);
+    let mut out = OrderedJtl::new(BufWriter::with_capacity(1 << 16, file));
     if !append {
-        write_header(&mut out)?;
+        let mut header = Vec::new();
+        write_header(&mut header)?;
+        out.write_now(&header)?;
     }
     Ok(Arc::new(Mutex::new(out)))
+}
+
+/// Writes every line still held back and flushes (every group has ended).
+pub(super) fn close_jtl(shared: &SharedJtl) -> io::Result<()> {
+    shared
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .drain()
 }
 
 /// One step as its lines name it.
@@ -59,21 +74,41 @@ pub(super) struct JtlSink {
     steps: Vec<StepLabel>,
     /// Every check's expression in the run's order (Judged indexes it).
     checks: Vec<String>,
+    /// JMeter's failureMessage of each, where the plan's assertion gave one.
+    failure_texts: Vec<Option<FailureText>>,
+    transactions: Transactions,
     line: Vec<u8>,
 }
 
 impl JtlSink {
     /// `labels` are the samplers' testnames (repeats kept, as JMeter
-    /// labels them), `urls` the steps' URLs, both by request index.
+    /// labels them), `urls` the steps' URLs, `failures` their assertions'
+    /// failureMessage texts (one per check), all by request index.
     pub(super) fn new(
         shared: SharedJtl,
         group: GroupLabels,
         workload: Option<&WorkloadSpec>,
         names: Vec<String>,
         urls: Vec<String>,
+        failures: &[Vec<FailureText>],
     ) -> JtlSink {
         let checks = workload.map_or_else(Vec::new, |spec| {
             spec.check_names().into_iter().map(|c| c.check).collect()
+        });
+        // In check_names' order: each step's checks, then its extracts.
+        let failure_texts = workload.map_or_else(Vec::new, |spec| {
+            spec.steps
+                .iter()
+                .enumerate()
+                .flat_map(|(i, step)| {
+                    let texts = failures.get(i).map_or(&[][..], Vec::as_slice);
+                    let checks = step.checks.checks().len();
+                    (0..checks + step.extracts.len()).map(move |c| match c < checks {
+                        true => texts.get(c).cloned(),
+                        false => None,
+                    })
+                })
+                .collect()
         });
         let steps = urls
             .into_iter()
@@ -91,22 +126,63 @@ impl JtlSink {
             group,
             steps,
             checks,
+            failure_texts,
+            transactions: Transactions::default(),
             line: Vec::with_capacity(512),
         }
     }
 
-    /// `failureMessage`: the checks that failed, as JMeter lists assertion failures.
-    fn failures(&self, request: &LoggedRequest) -> String {
+    /// The steps' Transaction Controllers, by request index.
+    pub(super) fn with_transactions(mut self, transactions: Transactions) -> JtlSink {
+        self.transactions = transactions;
+        self
+    }
+}
+
+/// A transaction's sample, appended to `line`.
+fn transaction_line(group: &GroupLabels, closed: &Closed, line: &mut Vec<u8>) -> io::Result<()> {
+    let sample = Sample {
+        timestamp_ms: closed.start_ms,
+        elapsed_ms: closed.elapsed_ms,
+        label: &closed.label,
+        response_code: &closed.code,
+        response_message: &closed.message,
+        thread_name: &closed.thread,
+        data_type: "",
+        success: closed.success,
+        failure_message: "",
+        bytes: closed.bytes,
+        sent_bytes: closed.sent_bytes,
+        grp_threads: group.threads,
+        all_threads: group.all_threads,
+        url: "",
+        latency_ms: closed.latency_ms,
+        idle_ms: closed.idle_ms,
+        connect_ms: closed.connect_ms,
+    };
+    write_sample(&sample, line)
+}
+
+impl JtlSink {
+    /// `failureMessage`: the first failed check's, as JMeter writes the
+    /// first failed assertion's message, in JMeter's words where the plan's
+    /// assertion gave them (`sample` fills them in).
+    fn failures(&self, request: &LoggedRequest, sample: &Measured<'_>) -> String {
         let Some(judged) = request.outcome.judged.filter(|j| j.any_failed()) else {
             return String::new();
         };
         let first = usize::from(judged.first);
-        (0..usize::from(judged.count).min(64))
-            .filter(|i| judged.failed & (1 << i) != 0)
-            .filter_map(|i| self.checks.get(first + i))
-            .map(|check| format!("check failed: {check}"))
-            .collect::<Vec<_>>()
-            .join("; ")
+        let Some(index) = (0..usize::from(judged.count).min(64))
+            .find(|i| judged.failed & (1 << i) != 0)
+            .map(|i| first + i)
+        else {
+            return String::new();
+        };
+        match (self.failure_texts.get(index), self.checks.get(index)) {
+            (Some(Some(text)), _) => text.render(sample),
+            (_, Some(check)) => format!("check failed: {check}"),
+            _ => String::new(),
+        }
     }
 }
 
@@ -126,7 +202,13 @@ impl RequestSink for JtlSink {
             Ok(status) => (status.to_string(), reason_phrase(status).to_string()),
             Err(kind) => non_http(kind.as_str()),
         };
-        let failure = self.failures(request);
+        let elapsed_ms = millis(o.done.saturating_duration_since(o.intended));
+        let measured = Measured {
+            code: &code,
+            elapsed_ms,
+            body_bytes: o.body_bytes,
+        };
+        let failure = self.failures(request, &measured);
         let thread = format!(
             "{} {}-{}",
             self.group.group,
@@ -139,7 +221,7 @@ impl RequestSink for JtlSink {
                 .wall(o.intended)
                 .duration_since(UNIX_EPOCH)
                 .map_or(0, millis),
-            elapsed_ms: millis(o.done.saturating_duration_since(o.intended)),
+            elapsed_ms,
             label: &step.label,
             response_code: &code,
             response_message: &message,
@@ -158,105 +240,60 @@ impl RequestSink for JtlSink {
             idle_ms: 0,
             connect_ms: request.connect.map_or(0, millis),
         };
-        self.line.clear();
-        write_sample(&sample, &mut self.line)?;
+        let end_ms = sample.timestamp_ms + sample.elapsed_ms;
         let mut out = self.shared.lock().unwrap_or_else(PoisonError::into_inner);
-        out.write_all(&self.line)
+        self.line.clear();
+        if !self.transactions.any() {
+            write_sample(&sample, &mut self.line)?;
+            out.push(end_ms, &self.line)?;
+        } else {
+            let child = Child {
+                start_ms: sample.timestamp_ms,
+                elapsed_ms: sample.elapsed_ms,
+                latency_ms: sample.latency_ms,
+                connect_ms: sample.connect_ms,
+                bytes: sample.bytes,
+                sent_bytes: sample.sent_bytes,
+                success: sample.success,
+                code: &code,
+                thread: &thread,
+            };
+            let done = self
+                .transactions
+                .sample(request.user, usize::from(o.target), &child);
+            // A transaction's line follows its last sampler's (same end,
+            // later arrival), as JMeter writes it.
+            for closed in &done.before {
+                transaction_line(&self.group, closed, &mut self.line)?;
+                out.push(closed.end_ms, &self.line)?;
+                self.line.clear();
+            }
+            if done.write_child {
+                write_sample(&sample, &mut self.line)?;
+                out.push(end_ms, &self.line)?;
+                self.line.clear();
+            }
+            for closed in &done.after {
+                transaction_line(&self.group, closed, &mut self.line)?;
+                out.push(closed.end_ms, &self.line)?;
+                self.line.clear();
+            }
+        }
+        Ok(())
     }
 
     fn finish(&mut self) -> io::Result<()> {
-        self.shared
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .flush()
+        let mut out = self.shared.lock().unwrap_or_else(PoisonError::into_inner);
+        for closed in self.transactions.finish() {
+            self.line.clear();
+            transaction_line(&self.group, &closed, &mut self.line)?;
+            out.push(closed.end_ms, &self.line)?;
+        }
+        out.release_due()?;
+        out.flush()
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use stampede_engine::StepWork;
-    use stampede_metrics::{Judged, Outcome};
-    use stampede_workload::CheckSet;
-    use std::time::{Instant, SystemTime};
-
-    fn step(name: &str, checks: &[&str]) -> StepWork {
-        StepWork {
-            name: Some(name.to_string()),
-            checks: CheckSet::parse(checks).unwrap(),
-            ..StepWork::default()
-        }
-    }
-
-    #[test]
-    fn lines_name_their_step_and_the_checks_that_failed() {
-        let dir = stampede_testkit::temp_dir("jtl-sink");
-        let path = dir.join("r.jtl");
-        let shared = open_jtl(&path, false).unwrap();
-        let spec = WorkloadSpec {
-            steps: vec![
-                step("login", &["status == 200", "body contains \"token\""]),
-                step("me", &["status == 200", "header(X-User) exists"]),
-            ],
-            ..WorkloadSpec::default()
-        };
-        let labels = GroupLabels {
-            group: "Users".into(),
-            number: 2,
-            threads: 5,
-            all_threads: 7,
-        };
-        let urls = vec!["http://h/login".to_string(), "http://h/me".to_string()];
-        let names = vec!["login".to_string(), "me".to_string()];
-        let mut sink = JtlSink::new(shared, labels, Some(&spec), names, urls);
-        let start = Instant::now();
-        let clock = RunClock {
-            measure_start: start,
-            measure_start_wall: SystemTime::now(),
-        };
-        let outcome = Outcome {
-            intended: start,
-            sent: start,
-            first_byte: Some(start + Duration::from_millis(3)),
-            done: start + Duration::from_millis(5),
-            result: Ok(200),
-            bytes_received: 99,
-            body_bytes: 10,
-            target: 1,
-            // Checks 2 and 3 of the run are the second step's; the second failed.
-            judged: Some(Judged {
-                first: 2,
-                count: 2,
-                failed: 0b10,
-            }),
-        };
-        let request = LoggedRequest {
-            worker: 0,
-            outcome,
-            connect: Some(Duration::from_millis(1)),
-            user: 0,
-        };
-        sink.write(&request, &clock).unwrap();
-        sink.finish().unwrap();
-        let text = std::fs::read_to_string(&path).unwrap();
-        let line = text.lines().nth(1).unwrap();
-        let fields: Vec<&str> = line.split(',').collect();
-        assert_eq!(
-            fields[1..9],
-            [
-                "5",
-                "me",
-                "200",
-                "OK",
-                "Users 2-1",
-                "text",
-                "false",
-                "check failed: header(X-User) exists"
-            ]
-        );
-        assert_eq!(
-            fields[9..],
-            ["99", "0", "5", "7", "http://h/me", "3", "0", "1"]
-        );
-    }
-}
+#[path = "jmeter_jtl_tests.rs"]
+mod tests;

@@ -8,9 +8,10 @@
 //! `on_sample_error` is `on_error`. The JTL writer (jmeter_jtl.rs) is each
 //! run's request log; the report is jmeter_report.rs.
 
-use super::jmeter_jtl::{open_jtl, GroupLabels, JtlSink, SharedJtl};
+use super::jmeter_jtl::{close_jtl, open_jtl, GroupLabels, JtlSink, SharedJtl};
 use super::jmeter_options::{JmeterOptions, Notes, TOOL};
 use super::jmeter_summariser::{GroupObserver, Summariser};
+use super::jmeter_transactions::Transactions;
 use super::{save, usage, Finished, Translated};
 use crate::plan_args::build_run;
 use crate::run_args::parse_run_args;
@@ -56,9 +57,9 @@ fn report_dir(dir: &Path, force: bool) -> anyhow::Result<()> {
 /// user knows.
 fn differences(group: &Group) -> Vec<&'static str> {
     let mut differ = Vec::new();
-    if group.steps.iter().any(|s| s.transaction.is_some()) {
+    if group.steps.iter().any(|s| !s.transactions.is_empty()) {
         differ.push(
-            "a Transaction Controller's totals pool its samplers' samples (JMeter adds one sample per pass)",
+            "a Transaction Controller's samples are in the JTL; the summary and the report pool its samplers' samples under its name instead",
         );
     }
     differ
@@ -167,13 +168,17 @@ fn run_group(
             .map(|m| m.target.url.clone())
             .collect();
         let names = group.steps.iter().map(|s| s.name.clone()).collect();
+        let transactions: Vec<_> = group.steps.iter().map(|s| s.transactions.clone()).collect();
+        let failures: Vec<_> = group.steps.iter().map(|s| s.failures.clone()).collect();
         let sink = JtlSink::new(
             shared.clone(),
             labels,
             built.workload.as_deref(),
             names,
             urls,
-        );
+            &failures,
+        )
+        .with_transactions(Transactions::new(&transactions));
         RequestLogOptions::new(Box::new(sink))
     });
     let custom = RefCell::new(request_log);
@@ -266,6 +271,9 @@ pub(super) fn run(
             finished.push((i, outcome?));
         }
     }
+    if let (Some(shared), Some(path)) = (&jtl, &o.jtl) {
+        close_jtl(shared).map_err(|e| anyhow::anyhow!("{TOOL}: -l {}: {e}", path.display()))?;
+    }
     let results: Vec<(&str, &stampede_metrics::RunResult)> = finished
         .iter()
         .map(|(i, g)| (plan.groups[*i].name.as_str(), &g.result))
@@ -282,5 +290,31 @@ pub(super) fn run(
         }
         status = status.max(save(group)?);
     }
+    if let (Some(dir), true) = (&o.report_dir, plan.groups.len() > 1) {
+        write_index(dir, plan, &finished)?;
+    }
     Ok(status)
+}
+
+/// `-o DIR/index.html` of a plan with several thread groups: every group's
+/// figures, linked to its `group-N.html`.
+fn write_index(dir: &Path, plan: &Plan, finished: &[(usize, Finished)]) -> anyhow::Result<()> {
+    let hrefs: Vec<(usize, String)> = finished
+        .iter()
+        .map(|(i, _)| (*i, format!("group-{}.html", i + 1)))
+        .collect();
+    let pages: Vec<stampede_report::GroupPage<'_>> = finished
+        .iter()
+        .zip(&hrefs)
+        .map(|((i, group), (_, href))| stampede_report::GroupPage {
+            name: &plan.groups[*i].name,
+            href,
+            result: &group.result,
+        })
+        .collect();
+    let path = dir.join("index.html");
+    let mut page = Vec::new();
+    stampede_report::render_groups_index(&plan.name, &pages, &mut page)?;
+    std::fs::write(&path, page)
+        .map_err(|e| anyhow::anyhow!("{TOOL}: writing {}: {e}", path.display()))
 }

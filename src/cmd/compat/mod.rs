@@ -18,10 +18,12 @@ mod front_end;
 pub mod getopt;
 pub mod jmeter;
 mod jmeter_jtl;
+mod jmeter_jtl_order;
 mod jmeter_options;
 mod jmeter_report;
 mod jmeter_run;
 mod jmeter_summariser;
+mod jmeter_transactions;
 pub mod press;
 mod usage;
 pub mod watch;
@@ -236,14 +238,9 @@ pub fn closing_line(done: &Finished) -> String {
         n => format!(", {n} responses with status >= 400"),
     };
     if result.requests.completed == 0 {
-        let errors: Vec<String> = result
-            .errors
-            .iter()
-            .map(|(k, n)| format!("{k} {n}"))
-            .collect();
         return format!(
-            "stampede: no complete responses (errors: {}); {full}",
-            errors.join(", ")
+            "stampede: no complete responses{}; {full}",
+            errors_in_brackets(&result.errors)
         );
     }
     format!(
@@ -254,10 +251,37 @@ pub fn closing_line(done: &Finished) -> String {
     )
 }
 
+/// ` (errors: connect_refused 14, timeout 2)`, or nothing when no request
+/// failed (a run whose only requests were still in flight at its end).
+fn errors_in_brackets(errors: &std::collections::BTreeMap<String, u64>) -> String {
+    if errors.is_empty() {
+        return String::new();
+    }
+    let listed: Vec<String> = errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    format!(" (errors: {})", listed.join(", "))
+}
+
 /// The version line the front-ends print for `-V`/`--version`.
 pub fn version_line(tool: &str) -> String {
     format!(
         "stampede {} ({tool}-compatible front-end)",
         env!("CARGO_PKG_VERSION")
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_errors_are_no_brackets() {
+        let mut errors = std::collections::BTreeMap::new();
+        assert_eq!(errors_in_brackets(&errors), "");
+        errors.insert("connect_refused".to_string(), 14);
+        errors.insert("timeout".to_string(), 2);
+        assert_eq!(
+            errors_in_brackets(&errors),
+            " (errors: connect_refused 14, timeout 2)"
+        );
+    }
 }

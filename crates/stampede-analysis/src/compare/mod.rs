@@ -491,14 +491,22 @@ fn plan_differences(a: &PlanSummary, b: &PlanSummary) -> Vec<String> {
     keys.dedup();
     keys.into_iter()
         .filter(|k| a.get(*k) != b.get(*k))
-        .map(|k| format!("{k} {} vs {}", show(a.get(k)), show(b.get(k))))
+        .map(|k| format!("{k} {} vs {}", show(k, a.get(k)), show(k, b.get(k))))
         .collect()
 }
 
-fn show(v: Option<&Value>) -> String {
+/// A plan field's value as the run's summary writes it (the negotiated TLS
+/// as version, suite and ALPN, not its JSON).
+fn show(key: &str, v: Option<&Value>) -> String {
     match v {
         None | Some(Value::Null) => "-".into(),
         Some(Value::String(s)) => s.clone(),
+        Some(tls) if key == "tls" => {
+            match serde_json::from_value::<stampede_metrics::NegotiatedTls>(tls.clone()) {
+                Ok(tls) => tls.describe(),
+                Err(_) => tls.to_string(),
+            }
+        }
         Some(other) => other.to_string(),
     }
 }
@@ -607,6 +615,28 @@ mod tests {
         assert!(w.contains("keepalive true vs false"));
         assert!(w.find("url").unwrap() < w.find("connections").unwrap());
         assert!(!w.contains("threads"));
+    }
+
+    #[test]
+    fn a_tls_difference_reads_as_version_suite_and_alpn() {
+        let tls = |version: &str, cipher: &str, alpn: Option<&str>| {
+            Some(stampede_metrics::NegotiatedTls {
+                version: version.into(),
+                cipher: cipher.into(),
+                alpn: alpn.map(str::to_string),
+            })
+        };
+        let mut a = run("t1.json", 1000.0, 0.0, 10);
+        a.plan.tls = tls("TLSv1.3", "TLS13_AES_256_GCM_SHA384", Some("h2"));
+        let mut b = run("t2.json", 1000.0, 0.0, 10);
+        b.plan.tls = tls("TLSv1.2", "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", None);
+        let c = compare(&[a, b], &CompareOptions::default()).unwrap();
+        let w = &c.warnings[0];
+        assert!(
+            w.contains("tls TLSv1.3 TLS13_AES_256_GCM_SHA384 (h2) vs TLSv1.2 TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256 (no ALPN)"),
+            "{w}"
+        );
+        assert!(!w.contains('{'), "{w}");
     }
 
     #[test]

@@ -13,11 +13,11 @@ use super::decode::{content_encodings, decoder_for, BodyDecoder, DecodeError};
 use std::ops::Range;
 
 /// Headers a captured head is split into, at most (the parser refuses more).
-pub const MAX_CAPTURED_HEADERS: usize = 100;
+pub(crate) const MAX_CAPTURED_HEADERS: usize = 100;
 
 /// The captured parts of the response being parsed.
 #[derive(Debug, Clone, Default)]
-pub struct Capture {
+pub(crate) struct Capture {
     keep_head: bool,
     keep_body: bool,
     max: usize,
@@ -62,7 +62,7 @@ impl Clone for Coding {
 
 impl Capture {
     /// Keeps the head, the body, or both, each up to `max` bytes.
-    pub fn new(keep_head: bool, keep_body: bool, max: usize) -> Capture {
+    pub(crate) fn new(keep_head: bool, keep_body: bool, max: usize) -> Capture {
         Capture {
             keep_head,
             keep_body,
@@ -73,7 +73,7 @@ impl Capture {
 
     /// Decodes every encoded body and counts its decoded bytes (`--decode`),
     /// keeping nothing.
-    pub fn decoding() -> Capture {
+    pub(crate) fn decoding() -> Capture {
         Capture {
             count_decoded: true,
             ..Capture::default()
@@ -81,7 +81,7 @@ impl Capture {
     }
 
     /// A new response: the buffers are emptied, their memory kept.
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.head.clear();
         self.body.clear();
         self.truncated = false;
@@ -176,29 +176,30 @@ impl Capture {
     }
 
     /// Why the last response's body did not decode.
-    pub fn decode_failure(&self) -> Option<&DecodeError> {
+    pub(crate) fn decode_failure(&self) -> Option<&DecodeError> {
         self.failure.as_ref()
     }
 
     /// With `--decode`: the decoded body bytes of the last response, and
     /// whether it came encoded.
-    pub fn decoded(&self) -> Option<(u64, bool)> {
+    pub(crate) fn decoded(&self) -> Option<(u64, bool)> {
         let encoded = self.fed && matches!(self.coding, Coding::Encoded(_));
         self.count_decoded.then_some((self.decoded, encoded))
     }
 
     /// The body kept (its first `--capture-max` bytes).
-    pub fn body(&self) -> &[u8] {
+    pub(crate) fn body(&self) -> &[u8] {
         &self.body
     }
 
-    pub fn truncated(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn truncated(&self) -> bool {
         self.truncated
     }
 
     /// The header fields of the kept head, as `(name, value)` ranges into
     /// [`Capture::head_bytes`], written into `out`; returns how many.
-    pub fn header_ranges(
+    pub(crate) fn header_ranges(
         &self,
         out: &mut [(Range<usize>, Range<usize>); MAX_CAPTURED_HEADERS],
     ) -> usize {
@@ -215,7 +216,7 @@ impl Capture {
     /// order, at most [`MAX_CAPTURED_HEADERS`] of them (nothing to fill
     /// first: a script's `response()` reads them per response).
     /// The head was validated by the parser: lines end in CRLF (or LF).
-    pub fn for_each_header(&self, mut field: impl FnMut(Range<usize>, Range<usize>)) {
+    pub(crate) fn for_each_header(&self, mut field: impl FnMut(Range<usize>, Range<usize>)) {
         let head = &self.head;
         let mut n = 0;
         let mut at = match memchr_newline(head, 0) {
@@ -238,12 +239,12 @@ impl Capture {
         }
     }
 
-    pub fn head_bytes(&self) -> &[u8] {
+    pub(crate) fn head_bytes(&self) -> &[u8] {
         &self.head
     }
 
     /// The first header named `name` (ASCII case-insensitive) of the kept head.
-    pub fn header(&self, name: &str) -> Option<&[u8]> {
+    pub(crate) fn header(&self, name: &str) -> Option<&[u8]> {
         let mut ranges: [(Range<usize>, Range<usize>); MAX_CAPTURED_HEADERS] =
             std::array::from_fn(|_| (0..0, 0..0));
         let n = self.header_ranges(&mut ranges);
@@ -254,7 +255,7 @@ impl Capture {
     }
 
     /// This capture widened to keep whatever `other` keeps too.
-    pub fn union(mut self, other: Capture) -> Capture {
+    pub(crate) fn union(mut self, other: Capture) -> Capture {
         self.keep_head |= other.keep_head;
         self.keep_body |= other.keep_body;
         self.count_decoded |= other.count_decoded;

@@ -23,11 +23,11 @@ const MAX_SIZE_DIGITS: u32 = 15;
 
 /// A malformed chunked body.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ChunkError;
+pub(crate) struct ChunkError;
 
 /// Incremental chunked-body decoder.
 #[derive(Debug, Clone)]
-pub struct ChunkedDecoder {
+pub(crate) struct ChunkedDecoder {
     state: State,
 }
 
@@ -44,19 +44,19 @@ impl Default for ChunkedDecoder {
 
 impl ChunkedDecoder {
     /// True once the last chunk and the trailers have been read.
-    pub fn is_done(&self) -> bool {
+    pub(crate) fn is_done(&self) -> bool {
         self.state == State::Done
     }
 
     /// Consumes bytes of the body; returns `(consumed, data_bytes)`. Stops at
     /// the end of the body, leaving later bytes (a next response) unconsumed.
-    pub fn advance(&mut self, input: &[u8]) -> Result<(usize, u64), ChunkError> {
+    pub(crate) fn advance(&mut self, input: &[u8]) -> Result<(usize, u64), ChunkError> {
         self.advance_with(input, |_| {})
     }
 
     /// As [`ChunkedDecoder::advance`], handing each run of data bytes to `data_of`.
     #[inline]
-    pub fn advance_with(
+    pub(crate) fn advance_with(
         &mut self,
         input: &[u8],
         mut data_of: impl FnMut(&[u8]),

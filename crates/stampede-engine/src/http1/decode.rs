@@ -14,7 +14,7 @@ use std::io::{self, Write};
 
 /// A content coding stampede decodes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Coding {
+pub(crate) enum Coding {
     Gzip,
     /// `deflate`: zlib-wrapped as RFC 9110 says, or raw deflate as some
     /// servers send it (told apart by the first two bytes).
@@ -43,7 +43,7 @@ impl Coding {
         }
     }
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Coding::Gzip => "gzip",
             Coding::Deflate => "deflate",
@@ -55,7 +55,7 @@ impl Coding {
 
 /// Why a body did not decode: the coding and the codec's reason.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DecodeError(String);
+pub(crate) struct DecodeError(String);
 
 impl fmt::Display for DecodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -70,7 +70,7 @@ const MAX_STACKED: usize = 3;
 /// `values` (every such header, in order): `Ok(None)` when the body is
 /// not encoded (no header, or only `identity`), an error naming a coding
 /// stampede does not decode.
-pub fn decoder_for<'a>(
+pub(crate) fn decoder_for<'a>(
     values: impl IntoIterator<Item = &'a [u8]>,
 ) -> Result<Option<BodyDecoder>, DecodeError> {
     let mut applied = Vec::new();
@@ -103,7 +103,9 @@ pub fn decoder_for<'a>(
 }
 
 /// The decoder for a response of the `http` crate's kind (HTTP/2, HTTP/3).
-pub fn content_decoder(headers: &http::HeaderMap) -> Result<Option<BodyDecoder>, DecodeError> {
+pub(crate) fn content_decoder(
+    headers: &http::HeaderMap,
+) -> Result<Option<BodyDecoder>, DecodeError> {
     decoder_for(
         headers
             .get_all(http::header::CONTENT_ENCODING)
@@ -114,7 +116,7 @@ pub fn content_decoder(headers: &http::HeaderMap) -> Result<Option<BodyDecoder>,
 
 /// The `Content-Encoding` values of a response head (status line, header
 /// lines, blank line), in order.
-pub fn content_encodings(head: &[u8]) -> impl Iterator<Item = &[u8]> {
+pub(crate) fn content_encodings(head: &[u8]) -> impl Iterator<Item = &[u8]> {
     head.split(|&b| b == b'\n')
         .skip(1)
         .map(|line| line.strip_suffix(b"\r").unwrap_or(line))
@@ -129,7 +131,7 @@ pub fn content_encodings(head: &[u8]) -> impl Iterator<Item = &[u8]> {
 
 /// A body being decoded: one stage per coding, the output of each fed to
 /// the next, the last one's handed to the caller's sink.
-pub struct BodyDecoder {
+pub(crate) struct BodyDecoder {
     stages: Vec<Stage>,
 }
 
@@ -144,7 +146,11 @@ impl fmt::Debug for BodyDecoder {
 
 impl BodyDecoder {
     /// Decodes the next piece of the body; `sink` gets what it decoded to.
-    pub fn feed(&mut self, data: &[u8], sink: &mut dyn FnMut(&[u8])) -> Result<(), DecodeError> {
+    pub(crate) fn feed(
+        &mut self,
+        data: &[u8],
+        sink: &mut dyn FnMut(&[u8]),
+    ) -> Result<(), DecodeError> {
         let first = &mut self.stages[0];
         first.write(data).map_err(|e| first.error(e))?;
         self.pump(0, sink)
@@ -152,7 +158,7 @@ impl BodyDecoder {
 
     /// The body is over: each stage is finished in turn (a stream that
     /// stopped early is an error), and the last bytes go to `sink`.
-    pub fn finish(&mut self, sink: &mut dyn FnMut(&[u8])) -> Result<(), DecodeError> {
+    pub(crate) fn finish(&mut self, sink: &mut dyn FnMut(&[u8])) -> Result<(), DecodeError> {
         for at in 0..self.stages.len() {
             let stage = &mut self.stages[at];
             stage.finish().map_err(|e| stage.error(e))?;

@@ -7,7 +7,7 @@ use super::decode::{content_decoder, BodyDecoder, DecodeError};
 /// `--decode` over HTTP/2 and HTTP/3: a body's decoded bytes, counted as
 /// its DATA arrives (nothing kept).
 #[derive(Debug)]
-pub struct DecodedCount {
+pub(crate) struct DecodedCount {
     decoder: Result<Option<BodyDecoder>, DecodeError>,
     decoded: u64,
     fed: bool,
@@ -15,7 +15,7 @@ pub struct DecodedCount {
 
 impl DecodedCount {
     /// For a response with these headers.
-    pub fn new(headers: &http::HeaderMap) -> DecodedCount {
+    pub(crate) fn new(headers: &http::HeaderMap) -> DecodedCount {
         DecodedCount {
             decoder: content_decoder(headers),
             decoded: 0,
@@ -24,7 +24,7 @@ impl DecodedCount {
     }
 
     /// The next piece of the body; an error ends the count.
-    pub fn data(&mut self, data: &[u8]) {
+    pub(crate) fn data(&mut self, data: &[u8]) {
         if data.is_empty() {
             return;
         }
@@ -41,7 +41,7 @@ impl DecodedCount {
 
     /// The body is over: its decoded bytes and whether it came encoded,
     /// or why it did not decode (a body-less response never fails).
-    pub fn end(mut self) -> Result<(u64, bool), DecodeError> {
+    pub(crate) fn end(mut self) -> Result<(u64, bool), DecodeError> {
         let decoded = &mut self.decoded;
         match &mut self.decoder {
             Ok(None) => Ok((*decoded, false)),

@@ -4,7 +4,7 @@
 //! h2c port). One rule for every path that reads HTTP/1.x.
 
 /// The reason for a malformed response whose first bytes were `first`.
-pub fn malformed_reason(first: &[u8]) -> String {
+pub(crate) fn malformed_reason(first: &[u8]) -> String {
     let hint = match first {
         // A TLS record: handshake (22) or alert (21), version 3.x.
         [21 | 22, 3, ..] => Some("the server answered in TLS: use an https:// URL"),

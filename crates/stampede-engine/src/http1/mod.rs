@@ -13,10 +13,12 @@ mod malformed;
 mod request;
 mod response;
 
-pub use capture::{Capture, MAX_CAPTURED_HEADERS};
+pub(crate) use capture::{Capture, MAX_CAPTURED_HEADERS};
 pub(crate) use decode::DecodeError;
 pub(crate) use decoded_count::DecodedCount;
 pub use fuzzing::check_response_parser;
-pub use malformed::malformed_reason;
-pub use request::{encode_request, encode_request_to};
-pub use response::{Complete, ResponseError, ResponseParser, ResponseProgress, MAX_HEAD_BYTES};
+pub(crate) use malformed::malformed_reason;
+pub(crate) use request::encode_request;
+pub use request::encode_request_to;
+pub use response::{Complete, ResponseParser, ResponseProgress};
+pub(crate) use response::{ResponseError, MAX_HEAD_BYTES};

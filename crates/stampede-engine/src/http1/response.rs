@@ -8,11 +8,11 @@ use super::chunked::ChunkedDecoder;
 use super::head::{self, Field};
 
 /// Largest response head accepted; beyond it the response is malformed.
-pub const MAX_HEAD_BYTES: usize = 64 * 1024;
+pub(crate) const MAX_HEAD_BYTES: usize = 64 * 1024;
 
 /// How the body of the current response ends.
 #[derive(Debug, Clone)]
-pub enum Framing {
+pub(crate) enum Framing {
     /// No body (HEAD, 1xx, 204, 304, or Content-Length: 0).
     Empty,
     Length {
@@ -84,17 +84,17 @@ impl ResponseParser {
     }
 
     /// Keeps what `capture` asks of every response from now on.
-    pub fn set_capture(&mut self, capture: Capture) {
+    pub(crate) fn set_capture(&mut self, capture: Capture) {
         self.capture = Some(Box::new(capture));
     }
 
     /// What was kept of the response just completed (with a capture set).
-    pub fn capture(&self) -> Option<&Capture> {
+    pub(crate) fn capture(&self) -> Option<&Capture> {
         self.capture.as_deref()
     }
 
     /// Says whether the next request is a HEAD (its response has no body).
-    pub fn set_head_request(&mut self, head_request: bool) {
+    pub(crate) fn set_head_request(&mut self, head_request: bool) {
         self.head_request = head_request;
     }
 
@@ -168,7 +168,7 @@ impl ResponseParser {
 
     /// The peer closed the connection: the response is complete only when its
     /// body was delimited by the close.
-    pub fn finish_on_close(&mut self) -> Result<Complete, ResponseError> {
+    pub(crate) fn finish_on_close(&mut self) -> Result<Complete, ResponseError> {
         match self.state {
             State::Body(Framing::UntilClose) => {
                 self.body_ended()?;

@@ -16,8 +16,7 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-pub use procfs::read_process as read_process_counters;
-pub use threads::{ClientThreads, Enrolment, ThreadsSample};
+pub use threads::ClientThreads;
 
 /// A process to watch and the role it plays.
 #[derive(Debug, Clone)]

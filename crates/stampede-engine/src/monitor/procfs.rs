@@ -5,7 +5,7 @@ use std::fs;
 
 /// Cumulative counters of one process at one instant.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct ProcessCounters {
+pub(crate) struct ProcessCounters {
     /// CPU time in clock ticks.
     pub utime: u64,
     pub stime: u64,
@@ -24,7 +24,7 @@ fn stat_fields(stat: &str) -> Option<Vec<&str>> {
 }
 
 /// utime and stime (ticks) from a /proc/.../stat line.
-pub fn cpu_ticks(stat: &str) -> Option<(u64, u64)> {
+pub(crate) fn cpu_ticks(stat: &str) -> Option<(u64, u64)> {
     let fields = stat_fields(stat)?;
     // After the comm: state is field 3 of stat(5), so utime (14) is index 11.
     Some((fields.get(11)?.parse().ok()?, fields.get(12)?.parse().ok()?))
@@ -41,7 +41,7 @@ fn status_value(status: &str, key: &str) -> Option<u64> {
 }
 
 /// Reads a process's counters.
-pub fn read_process(pid: u32) -> Option<ProcessCounters> {
+pub(crate) fn read_process(pid: u32) -> Option<ProcessCounters> {
     let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let (utime, stime) = cpu_ticks(&stat)?;
     let fields = stat_fields(&stat)?;
@@ -68,7 +68,7 @@ pub fn read_process(pid: u32) -> Option<ProcessCounters> {
 
 /// Cumulative counters of one thread: what can be told apart per thread.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ThreadCounters {
+pub(crate) struct ThreadCounters {
     /// CPU time in clock ticks.
     pub utime: u64,
     pub stime: u64,
@@ -78,7 +78,7 @@ pub struct ThreadCounters {
 
 impl ThreadCounters {
     /// The counters added since `start` (never negative).
-    pub fn since(self, start: ThreadCounters) -> ThreadCounters {
+    pub(crate) fn since(self, start: ThreadCounters) -> ThreadCounters {
         ThreadCounters {
             utime: self.utime.saturating_sub(start.utime),
             stime: self.stime.saturating_sub(start.stime),
@@ -87,7 +87,7 @@ impl ThreadCounters {
         }
     }
 
-    pub fn plus(self, other: ThreadCounters) -> ThreadCounters {
+    pub(crate) fn plus(self, other: ThreadCounters) -> ThreadCounters {
         ThreadCounters {
             utime: self.utime + other.utime,
             stime: self.stime + other.stime,
@@ -98,7 +98,7 @@ impl ThreadCounters {
 
     /// Each counter at its highest of the two: counters only grow, so a
     /// read that raced the thread's end never takes one back.
-    pub fn latest(self, other: ThreadCounters) -> ThreadCounters {
+    pub(crate) fn latest(self, other: ThreadCounters) -> ThreadCounters {
         ThreadCounters {
             utime: self.utime.max(other.utime),
             stime: self.stime.max(other.stime),
@@ -110,7 +110,7 @@ impl ThreadCounters {
 
 /// A thread's counters from its `/proc/self/task/<tid>/stat` and status texts
 /// (same layout as a process's; the stat's times are that thread's alone).
-pub fn thread_counters(stat: &str, status: &str) -> Option<ThreadCounters> {
+pub(crate) fn thread_counters(stat: &str, status: &str) -> Option<ThreadCounters> {
     let (utime, stime) = cpu_ticks(stat)?;
     Some(ThreadCounters {
         utime,
@@ -121,7 +121,7 @@ pub fn thread_counters(stat: &str, status: &str) -> Option<ThreadCounters> {
 }
 
 /// Reads one thread of this process; `None` once it has ended.
-pub fn read_thread(tid: u32) -> Option<ThreadCounters> {
+pub(crate) fn read_thread(tid: u32) -> Option<ThreadCounters> {
     let stat = fs::read_to_string(format!("/proc/self/task/{tid}/stat")).ok()?;
     let status = fs::read_to_string(format!("/proc/self/task/{tid}/status")).unwrap_or_default();
     thread_counters(&stat, &status)
@@ -142,7 +142,7 @@ fn thread_switches(pid: u32) -> Option<(u64, u64)> {
 }
 
 /// CPU ticks (user + system) of each thread of a process, by thread id.
-pub fn thread_ticks(pid: u32) -> Vec<(u32, u64)> {
+pub(crate) fn thread_ticks(pid: u32) -> Vec<(u32, u64)> {
     let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else {
         return Vec::new();
     };
@@ -157,14 +157,14 @@ pub fn thread_ticks(pid: u32) -> Vec<(u32, u64)> {
 }
 
 /// The process name.
-pub fn process_name(pid: u32) -> String {
+pub(crate) fn process_name(pid: u32) -> String {
     fs::read_to_string(format!("/proc/{pid}/comm"))
         .map(|name| name.trim().to_string())
         .unwrap_or_default()
 }
 
 /// (busy, total) jiffies of all CPUs, from the first line of /proc/stat.
-pub fn machine_ticks() -> Option<(u64, u64)> {
+pub(crate) fn machine_ticks() -> Option<(u64, u64)> {
     let stat = fs::read_to_string("/proc/stat").ok()?;
     let line = stat.lines().next()?;
     let values: Vec<u64> = line
@@ -179,7 +179,7 @@ pub fn machine_ticks() -> Option<(u64, u64)> {
 }
 
 /// The 1-minute load average.
-pub fn load_average() -> f64 {
+pub(crate) fn load_average() -> f64 {
     fs::read_to_string("/proc/loadavg")
         .ok()
         .and_then(|text| text.split_whitespace().next()?.parse().ok())
@@ -187,7 +187,7 @@ pub fn load_average() -> f64 {
 }
 
 /// Clock ticks per second for CPU times.
-pub fn ticks_per_second() -> f64 {
+pub(crate) fn ticks_per_second() -> f64 {
     // SAFETY: sysconf reads a constant and has no preconditions.
     let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
     if ticks > 0 {

@@ -29,7 +29,7 @@ struct Enrolled {
 
 /// CPU and context switches of every enrolled thread since it enrolled.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct ThreadsSample {
+pub(crate) struct ThreadsSample {
     /// Summed over the threads.
     pub total: ThreadCounters,
     /// CPU ticks (user + system) of each thread since it enrolled, by id.
@@ -39,7 +39,7 @@ pub struct ThreadsSample {
 /// A thread's membership; its drop records the thread's final counters.
 #[must_use = "the thread is counted until this is dropped"]
 #[derive(Debug)]
-pub struct Enrolment {
+pub(crate) struct Enrolment {
     threads: ClientThreads,
     tid: u32,
 }
@@ -61,7 +61,7 @@ impl ClientThreads {
 
     /// Counts the calling thread as the client's from now until the returned
     /// [`Enrolment`] is dropped (which must happen on this same thread).
-    pub fn enrol(&self) -> Enrolment {
+    pub(crate) fn enrol(&self) -> Enrolment {
         let tid = current_tid();
         let now = read_thread(tid).unwrap_or_default();
         self.lock().push(Enrolled {
@@ -79,7 +79,7 @@ impl ClientThreads {
     /// Reads the live threads and returns everything since enrolment. The
     /// lock is held while reading: an enrolled thread cannot end (its drop
     /// waits for the lock), so the id read is still that thread's.
-    pub fn sample(&self) -> ThreadsSample {
+    pub(crate) fn sample(&self) -> ThreadsSample {
         let mut enrolled = self.lock();
         let mut sample = ThreadsSample::default();
         for thread in enrolled.iter_mut() {

@@ -21,6 +21,32 @@ use crate::workload::UserSession;
 use stampede_metrics::{ErrorKind, Judged, Outcome};
 use std::time::{Duration, Instant};
 
+/// The books of a connection that stay with it while it is parked aside
+/// (a slot's second connection, for redirects to another origin:
+/// reactor/slot.rs), swapped in and out of the [`Ledger`].
+#[derive(Debug)]
+pub struct LinkBooks {
+    leftover: ReadBuffer,
+    served: u64,
+    opened_at: Instant,
+    server_closed: bool,
+    retiring: bool,
+    established: bool,
+}
+
+impl LinkBooks {
+    pub fn new(now: Instant) -> LinkBooks {
+        LinkBooks {
+            leftover: ReadBuffer::default(),
+            served: 0,
+            opened_at: now,
+            server_closed: false,
+            retiring: false,
+            established: false,
+        }
+    }
+}
+
 #[derive(Debug)]
 pub struct Ledger {
     parser: ResponseParser,
@@ -113,7 +139,7 @@ impl Ledger {
     /// so that the time it waited for a connection counts in its latency).
     /// With a workload, the user's next step is rendered; false when a
     /// `unique` feeder ran out of rows (the request is taken back, nothing
-    /// is sent, and the worker winds down).
+    /// is sent, and the user is done) or the script failed.
     pub fn begin(&mut self, ctx: &ConnectionContext, intended: Instant) -> bool {
         self.hops.reset();
         let begun = ctx.begin_request(
@@ -223,9 +249,9 @@ impl Ledger {
     /// `tcp_done` is over at `now`: the connect and the handshake are timed
     /// apart (as on the tokio path), and the connection counts as open.
     pub fn connected_over_tls(&mut self, ctx: &ConnectionContext, tcp_done: Instant, now: Instant) {
-        ctx.state
-            .tls_handshake(now.saturating_duration_since(tcp_done));
         let took = tcp_done.saturating_duration_since(self.connect_started);
+        ctx.state
+            .tls_handshake(took, now.saturating_duration_since(tcp_done));
         self.opened(ctx, took, now);
     }
 
@@ -240,6 +266,22 @@ impl Ledger {
         self.server_closed = false;
         self.established = true;
         self.sending(ctx, now);
+    }
+
+    /// The origin the request in flight goes to (`None`: the run's own;
+    /// else another a redirect named, redirect.rs).
+    pub fn origin(&self) -> Option<u16> {
+        self.hops.origin()
+    }
+
+    /// Swaps the current connection's books with a parked one's.
+    pub fn swap_link(&mut self, parked: &mut LinkBooks) {
+        std::mem::swap(&mut self.leftover, &mut parked.leftover);
+        std::mem::swap(&mut self.served, &mut parked.served);
+        std::mem::swap(&mut self.opened_at, &mut parked.opened_at);
+        std::mem::swap(&mut self.server_closed, &mut parked.server_closed);
+        std::mem::swap(&mut self.retiring, &mut parked.retiring);
+        std::mem::swap(&mut self.established, &mut parked.established);
     }
 
     /// The bytes of the request (or the pipelined batch) in flight.
@@ -379,9 +421,14 @@ impl Ledger {
         let location = self.parser.capture().and_then(|c| c.header("location"));
         let rendered = self.session.as_ref().and_then(|s| s.rendered());
         let original = rendered.unwrap_or_else(|| ctx.request_of(self.target).0);
-        let mut recorder = ctx.state.recorder.borrow_mut();
-        self.hops
-            .follow(rule, done.status, location, original, &mut recorder)
+        self.hops.follow(
+            rule,
+            done.status,
+            location,
+            original,
+            &*ctx.state,
+            &ctx.origins,
+        )
     }
 
     /// Judges a complete response by the workload's checks and extractors
@@ -434,6 +481,10 @@ impl Ledger {
         self.retry_at = None;
         if !had_connection {
             self.sent = self.intended;
+            self.retry_at = Some(now + ctx.state.connect_backoff(&mut self.backoff));
+        } else if kind == ErrorKind::Tls && self.served == 0 {
+            // A refused handshake (backoff.rs): backed off as a failed connect.
+            self.backoff.refused();
             self.retry_at = Some(now + ctx.state.connect_backoff(&mut self.backoff));
         }
         if let Some(start) = self.malformed_start.take() {

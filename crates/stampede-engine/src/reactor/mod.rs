@@ -19,6 +19,7 @@ mod epoll;
 mod ledger;
 mod open_dispatch;
 mod slot;
+mod slot_state;
 mod socket;
 mod tls;
 mod uring;
@@ -176,7 +177,8 @@ pub(crate) fn drive<I: WorkerIo, S: ReactorSlot<I>>(
             turn.dispatch_due(io, ctx, slots, now);
         }
         let users_done = (ctx.workload.as_ref()).is_some_and(|w| w.all_users_done(slots.len()));
-        if turn.is_done(state, plan.deadline.is_some(), users_done) {
+        let feed_drained = state.in_flight() == 0 && ctx.feed_drained();
+        if turn.is_done(state, plan.deadline.is_some(), users_done, feed_drained) {
             break;
         }
         let wake_at = next_control
@@ -316,7 +318,8 @@ impl Turn {
                             step = start_intended(io, ctx, &mut slots[index], intended, now);
                             continue;
                         }
-                        if open.backlog.is_empty() {
+                        if open.backlog.is_empty() || ctx.state.is_feed_exhausted() {
+                            // Out of feeder rows, no iteration starts.
                             open.went_idle(index);
                             return;
                         }
@@ -378,7 +381,8 @@ impl Turn {
             let Some(open) = self.open.as_mut() else {
                 return;
             };
-            if open.exhausted {
+            if open.exhausted || ctx.state.is_feed_exhausted() {
+                // Out of feeder rows, arrivals start no iteration.
                 return;
             }
             let Some(intended) = open.pacer.next_due(now) else {
@@ -407,15 +411,24 @@ impl Turn {
     }
 
     /// True when the worker has nothing left to do before its deadline:
-    /// the budget is spent (closed model: or every user is done, `users_done`;
-    /// open model: or the pacer has no more instants and no deadline is
-    /// waited for) and nothing is in flight or queued.
-    fn is_done(&self, state: &WorkerState, has_deadline: bool, users_done: bool) -> bool {
+    /// the budget is spent, or a `unique` feeder is out of rows with no
+    /// iteration under way (`feed_drained`), or (closed model) every user
+    /// is done (`users_done`), or (open model) the pacer has no more
+    /// instants and no deadline is waited for; and nothing is in flight
+    /// or queued.
+    fn is_done(
+        &self,
+        state: &WorkerState,
+        has_deadline: bool,
+        users_done: bool,
+        feed_drained: bool,
+    ) -> bool {
         let idle = state.in_flight() == 0;
         match &self.open {
-            None => (!state.has_budget() || users_done) && idle,
+            None => (!state.has_budget() || users_done || feed_drained) && idle,
             Some(open) => {
-                let no_more = !state.has_budget() || (open.exhausted && !has_deadline);
+                let no_more =
+                    !state.has_budget() || (open.exhausted && !has_deadline) || feed_drained;
                 // Out of feeder rows, the backlog's arrivals cannot be sent.
                 let queued = !open.backlog.is_empty() && !state.is_feed_exhausted();
                 no_more && idle && !queued

@@ -3,45 +3,14 @@
 //! ([`ReactorSlot`]'s provided methods), written once.
 
 use super::ledger::Ledger;
+pub use super::slot_state::{Phase, SlotBase};
 use crate::connection::ConnectionContext;
 use crate::http1::{Complete, ResponseProgress};
 use crate::outcome_class::classify_connect;
 use crate::redirect::Follow;
 use stampede_metrics::ErrorKind;
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::time::Instant;
-
-/// Where a slot is in its request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Phase {
-    /// No request: not started yet, parked by the schedule, or out of budget.
-    Idle,
-    /// A new connection's handshake is under way (the request waits).
-    Connecting,
-    /// The TCP connect is done; the TLS handshake is under way.
-    Handshaking,
-    /// The request is partly written; the rest waits for room.
-    Writing,
-    /// The request is out; the response is awaited.
-    Reading,
-}
-
-impl Phase {
-    /// The error of a request whose time ran out in this phase.
-    pub fn timeout_kind(self) -> ErrorKind {
-        match self {
-            Phase::Connecting => ErrorKind::ConnectTimeout,
-            Phase::Handshaking => ErrorKind::Tls,
-            Phase::Idle | Phase::Writing | Phase::Reading => ErrorKind::Timeout,
-        }
-    }
-
-    /// The connection is not open yet (its request has not started).
-    pub fn is_opening(self) -> bool {
-        matches!(self, Phase::Connecting | Phase::Handshaking)
-    }
-}
 
 /// What an event or a start left the slot doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,6 +45,9 @@ pub trait ReactorSlot<I: WorkerIo> {
     /// before its fd closes (io_uring cancels its requests; closing an fd
     /// is enough for epoll).
     fn release(&mut self, _io: &I) {}
+    /// Swaps the reactor's own parts of the current connection (its TLS
+    /// session, what the kernel holds of it) with the parked connection's.
+    fn swap_transport(&mut self);
 
     fn phase(&self) -> Phase {
         self.base().phase
@@ -101,7 +73,7 @@ pub trait ReactorSlot<I: WorkerIo> {
             self.release(io);
             let base = self.base_mut();
             base.fd = None;
-            base.generation = base.generation.wrapping_add(1);
+            base.bump_generation();
         }
         self.ledger().connection_gone(io.ctx(), by_server);
     }
@@ -109,6 +81,10 @@ pub trait ReactorSlot<I: WorkerIo> {
     /// Sends the current request, opening a connection first when there is
     /// none or the current one cannot be trusted.
     fn send_request(&mut self, io: &I, now: Instant) -> Step {
+        let want = self.base().ledger.origin();
+        if self.base().origin != want {
+            self.switch_to(io, want);
+        }
         if self.has_connection() && self.base().ledger.has_unsolicited_bytes() {
             self.drop_connection(io, false);
         } else if self.has_connection() && self.ledger().outlived(io.ctx(), now) {
@@ -166,10 +142,64 @@ pub trait ReactorSlot<I: WorkerIo> {
         self.send_request(io, now)
     }
 
-    /// Closes the connection and waits for the next start.
+    /// Closes the connections and waits for the next start.
     fn park(&mut self, io: &I) {
         self.drop_connection(io, false);
+        self.close_side(io);
         self.set_phase(Phase::Idle);
+    }
+
+    /// Makes the current connection the one to origin `want` (redirect.rs:
+    /// `None` the run's, else another a hop went to). A slot holds at most
+    /// two connections, its own and one to the last other origin it went
+    /// to, kept alive for the next hop there; the one not in use is parked
+    /// (its socket open, its books in [`super::slot_state::SideLink`]).
+    /// Going to a third origin closes the other foreign one (a foreign
+    /// connection is never parked behind another). A parked connection that saw an event
+    /// or a completion while parked (the server closed it, most likely) is
+    /// not trusted: it is closed when it comes back, as closed by the server.
+    fn switch_to(&mut self, io: &I, want: Option<u16>) {
+        let side_fits = self.base().side.as_ref().is_some_and(|s| s.origin == want);
+        if side_fits {
+            self.swap_side();
+            let stale = self
+                .base_mut()
+                .side
+                .as_mut()
+                .is_some_and(|s| std::mem::take(&mut s.stale));
+            if stale {
+                self.drop_connection(io, true);
+            }
+            return;
+        }
+        if self.base().origin.is_none() || want.is_none() {
+            // The run's own connection is parked, never lost; another
+            // origin's in the side makes room.
+            self.close_side(io);
+            self.swap_side();
+        } else {
+            self.drop_connection(io, false);
+        }
+        self.base_mut().origin = want;
+    }
+
+    /// Swaps the current connection with the parked one (whose books were
+    /// stale, if they were, stay marked in the side until read).
+    fn swap_side(&mut self) {
+        self.swap_transport();
+        self.base_mut().swap_side_link();
+    }
+
+    /// Closes the parked connection, if any.
+    fn close_side(&mut self, io: &I) {
+        if self.base().side.as_ref().is_some_and(|s| s.fd.is_some()) {
+            self.swap_side();
+            self.drop_connection(io, false);
+            self.swap_side();
+        }
+        if let Some(side) = self.base_mut().side.as_mut() {
+            side.stale = false;
+        }
     }
 
     /// Records a complete response and keeps or closes the connection. Of
@@ -177,7 +207,7 @@ pub trait ReactorSlot<I: WorkerIo> {
     /// recorded, and the slot reads on until the batch is answered.
     fn answered(&mut self, io: &I, now: Instant, mut done: Complete) -> Step {
         match self.ledger().redirect(io.ctx(), &done) {
-            Follow::Hop { .. } => {
+            Follow::Hop => {
                 // The hop goes on this connection when it stays open.
                 if !self.ledger().hop_answered(io.ctx(), now, done.keep_alive) {
                     let planned = self.base().ledger.keeps_alive(io.ctx());
@@ -186,6 +216,7 @@ pub trait ReactorSlot<I: WorkerIo> {
                 return self.send_request(io, now);
             }
             Follow::Limit => return self.fail(io, ErrorKind::RedirectLimit),
+            Follow::Unreachable => return self.fail(io, ErrorKind::Other),
             Follow::No | Follow::Offsite => {}
         }
         let mut keep = self.ledger().answered(io.ctx(), now, &done);
@@ -254,47 +285,5 @@ pub trait ReactorSlot<I: WorkerIo> {
         self.drop_connection(io, false);
         self.set_phase(Phase::Idle);
         Step::Failed
-    }
-}
-
-/// What every reactor slot holds.
-#[derive(Debug)]
-pub struct SlotBase {
-    pub index: u32,
-    /// Bumped whenever the connection changes, so that an event or a
-    /// completion of a closed connection never reaches its successor.
-    pub generation: u32,
-    pub fd: Option<OwnedFd>,
-    pub phase: Phase,
-    pub ledger: Ledger,
-}
-
-impl SlotBase {
-    pub fn new(index: u32, head_request: bool, now: Instant) -> SlotBase {
-        SlotBase {
-            index,
-            generation: 0,
-            fd: None,
-            phase: Phase::Idle,
-            ledger: Ledger::new(head_request, now, index),
-        }
-    }
-
-    pub fn raw_fd(&self) -> RawFd {
-        self.fd.as_ref().map_or(-1, AsRawFd::as_raw_fd)
-    }
-
-    /// Starts a new connection: its books, then a socket from `make`, under
-    /// a new generation.
-    pub fn new_socket(
-        &mut self,
-        ctx: &ConnectionContext,
-        now: Instant,
-        make: impl FnOnce(&ConnectionContext) -> io::Result<OwnedFd>,
-    ) -> io::Result<OwnedFd> {
-        self.ledger.connecting(ctx, now);
-        let fd = make(ctx)?;
-        self.generation = self.generation.wrapping_add(1);
-        Ok(fd)
     }
 }

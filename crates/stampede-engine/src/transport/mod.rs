@@ -4,16 +4,16 @@
 //! every new connection and reports what each phase took.
 
 mod proxy;
-pub mod quic;
+pub(crate) mod quic;
 mod stream;
 mod tls;
 mod tls_choice;
 
-pub use stream::Stream;
+pub(crate) use stream::Stream;
 
 /// The parts of a [`Connector`] that cross to a worker thread.
 #[derive(Debug, Clone)]
-pub struct ConnectorSpec {
+pub(crate) struct ConnectorSpec {
     pub endpoint: Endpoint,
     /// The target's addresses with `--dns`/`--dns-ttl` (dns.rs): each new
     /// connection takes one instead of `endpoint`'s.
@@ -27,7 +27,7 @@ pub struct ConnectorSpec {
 
 impl ConnectorSpec {
     /// The worker's connector; `worker` offsets its rotation of source addresses.
-    pub fn build(&self, worker: usize) -> Connector {
+    pub(crate) fn build(&self, worker: usize) -> Connector {
         Connector {
             endpoint: self.endpoint.clone(),
             picker: self
@@ -42,7 +42,7 @@ impl ConnectorSpec {
         }
     }
 }
-pub use tls::{build_tls_client, HandshakeReport, TlsClient};
+pub(crate) use tls::{build_tls_client, HandshakeReport, TlsClient};
 
 use crate::outcome_class::classify_connect;
 use crate::source_addrs::SourceAddrs;
@@ -54,7 +54,7 @@ use tokio::net::UnixStream;
 
 /// Where the bytes go first.
 #[derive(Debug, Clone)]
-pub enum Endpoint {
+pub(crate) enum Endpoint {
     /// The target itself, or the proxy.
     Tcp(SocketAddr),
     Unix(PathBuf),
@@ -62,7 +62,7 @@ pub enum Endpoint {
 
 /// Everything needed to open one connection.
 #[derive(Debug)]
-pub struct Connector {
+pub(crate) struct Connector {
     pub endpoint: Endpoint,
     /// Hands each new connection its address (`--dns`); `None`: `endpoint`.
     pub picker: Option<crate::dns::AddressPicker>,
@@ -77,14 +77,14 @@ pub struct Connector {
 
 /// A failure to connect: its class and, for TLS and proxies, the reason.
 #[derive(Debug)]
-pub struct ConnectFailure {
+pub(crate) struct ConnectFailure {
     pub kind: ErrorKind,
     pub reason: Option<String>,
 }
 
 /// What opening a connection took, phase by phase.
 #[derive(Debug, Clone, Copy)]
-pub struct ConnectTimes {
+pub(crate) struct ConnectTimes {
     /// TCP or Unix connect (and the proxy tunnel, if any).
     pub connect: Duration,
     pub tls: Option<Duration>,
@@ -93,7 +93,7 @@ pub struct ConnectTimes {
 impl Connector {
     /// Runs `open` with where the next connection goes: `endpoint`, or with
     /// `--dns` the next of the target's addresses (counted as its connection).
-    pub fn with_next_endpoint<R>(&self, open: impl FnOnce(&Endpoint) -> R) -> R {
+    pub(crate) fn with_next_endpoint<R>(&self, open: impl FnOnce(&Endpoint) -> R) -> R {
         match &self.picker {
             None => open(&self.endpoint),
             Some(picker) => open(&Endpoint::Tcp(picker.next())),
@@ -101,13 +101,13 @@ impl Connector {
     }
 
     /// Opens a connection, each phase within the connect timeout.
-    pub async fn connect(&self) -> Result<(Stream, ConnectTimes), ConnectFailure> {
+    pub(crate) async fn connect(&self) -> Result<(Stream, ConnectTimes), ConnectFailure> {
         self.connect_within(self.connect_timeout).await
     }
 
     /// [`Connector::connect`] with each phase within `timeout` (a
     /// scenario step's own `connect_timeout`).
-    pub async fn connect_within(
+    pub(crate) async fn connect_within(
         &self,
         timeout: Duration,
     ) -> Result<(Stream, ConnectTimes), ConnectFailure> {

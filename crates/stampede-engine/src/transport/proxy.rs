@@ -8,7 +8,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 const MAX_PROXY_HEAD: usize = 16 * 1024;
 
 /// Asks the proxy for a tunnel to `authority` (host:port); the error is the reason.
-pub async fn open_tunnel(stream: &mut Stream, authority: &str) -> Result<(), String> {
+pub(crate) async fn open_tunnel(stream: &mut Stream, authority: &str) -> Result<(), String> {
     let request = format!("CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n\r\n");
     stream
         .write_all(request.as_bytes())

@@ -23,7 +23,7 @@ const STREAM_WINDOW: u32 = 16 << 20;
 const SERVER_BIDI_STREAMS: u32 = 0;
 
 /// The quinn client configuration of a run.
-pub fn client_config(
+pub(crate) fn client_config(
     tls: &TlsClient,
     zero_rtt: bool,
     idle_timeout: Duration,
@@ -61,13 +61,17 @@ fn transport_config(idle_timeout: Duration) -> quinn::TransportConfig {
 /// The idle timeout of a run's connections: no shorter than a request may
 /// take (`--timeout`) or a handshake (`--connect-timeout`), so that those
 /// timers, not QUIC's, decide a slow request's class.
-pub fn idle_timeout(timeout: Duration, connect_timeout: Duration) -> Duration {
+pub(crate) fn idle_timeout(timeout: Duration, connect_timeout: Duration) -> Duration {
     timeout.max(connect_timeout) + Duration::from_secs(1)
 }
 
 /// The local address of a worker's endpoint: the `--source-addrs` address
 /// its turn gives, or the unspecified address of the target's family.
-pub fn bind_address(remote: SocketAddr, source_addrs: &[IpAddr], worker: usize) -> SocketAddr {
+pub(crate) fn bind_address(
+    remote: SocketAddr,
+    source_addrs: &[IpAddr],
+    worker: usize,
+) -> SocketAddr {
     let ip = match source_addrs {
         [] if remote.is_ipv6() => IpAddr::V6(Ipv6Addr::UNSPECIFIED),
         [] => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
@@ -78,7 +82,7 @@ pub fn bind_address(remote: SocketAddr, source_addrs: &[IpAddr], worker: usize) 
 
 /// Opens the worker's endpoint on a UDP socket at `local`; must run inside
 /// the worker's tokio runtime (quinn spawns its driver there).
-pub fn worker_endpoint(local: SocketAddr) -> std::io::Result<quinn::Endpoint> {
+pub(crate) fn worker_endpoint(local: SocketAddr) -> std::io::Result<quinn::Endpoint> {
     let socket = udp_socket(local)?;
     let runtime = quinn::default_runtime().ok_or_else(|| {
         std::io::Error::other("no async runtime for the QUIC endpoint (not on a worker thread)")

@@ -9,7 +9,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpStream, UnixStream};
 use tokio_rustls::client::TlsStream;
 
-pub enum Stream {
+pub(crate) enum Stream {
     Tcp(TcpStream),
     Unix(UnixStream),
     Tls(Box<TlsStream<Stream>>),
@@ -18,12 +18,12 @@ pub enum Stream {
 impl Stream {
     /// True for streams read by readiness (`readable` + `try_read`) into the
     /// worker's shared scratch buffer; TLS keeps its own buffering.
-    pub fn is_plain(&self) -> bool {
+    pub(crate) fn is_plain(&self) -> bool {
         !matches!(self, Stream::Tls(_))
     }
 
     /// Waits until a plain stream has something to read (or is closed).
-    pub async fn readable(&self) -> io::Result<()> {
+    pub(crate) async fn readable(&self) -> io::Result<()> {
         match self {
             Stream::Tcp(s) => s.readable().await,
             Stream::Unix(s) => s.readable().await,
@@ -32,7 +32,7 @@ impl Stream {
     }
 
     /// Reads what a plain stream has without waiting (`WouldBlock` if nothing).
-    pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
+    pub(crate) fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
             Stream::Tcp(s) => s.try_read(buf),
             Stream::Unix(s) => s.try_read(buf),

@@ -17,7 +17,7 @@ use std::sync::{Arc, OnceLock};
 /// A ready TLS client: shared configuration (and session cache) plus the
 /// server name to send.
 #[derive(Debug, Clone)]
-pub struct TlsClient {
+pub(crate) struct TlsClient {
     pub config: Arc<ClientConfig>,
     pub server_name: ServerName<'static>,
     /// What the run's first completed handshake negotiated.
@@ -28,12 +28,12 @@ pub struct TlsClient {
 /// negotiated (version, suite, ALPN), once per run: the later ones find it
 /// set and return after one atomic load.
 #[derive(Debug, Clone, Default)]
-pub struct HandshakeReport(Arc<OnceLock<NegotiatedTls>>);
+pub(crate) struct HandshakeReport(Arc<OnceLock<NegotiatedTls>>);
 
 impl HandshakeReport {
     /// Records `connection`'s settled parameters if its handshake is over
     /// and nothing was recorded yet.
-    pub fn note(&self, connection: &rustls::CommonState) {
+    pub(crate) fn note(&self, connection: &rustls::CommonState) {
         if connection.is_handshaking() || self.0.get().is_some() {
             return;
         }
@@ -54,13 +54,17 @@ impl HandshakeReport {
     }
 
     /// What was recorded, if a handshake completed.
-    pub fn get(&self) -> Option<NegotiatedTls> {
+    pub(crate) fn get(&self) -> Option<NegotiatedTls> {
         self.0.get().cloned()
     }
 }
 
 /// Builds the client for `host` (the URL's host unless `--sni` says otherwise).
-pub fn build_tls_client(spec: &TlsSpec, host: &str, http2: bool) -> Result<TlsClient, EngineError> {
+pub(crate) fn build_tls_client(
+    spec: &TlsSpec,
+    host: &str,
+    http2: bool,
+) -> Result<TlsClient, EngineError> {
     let versions = protocol_versions(spec)?;
     let provider = Arc::new(crypto_provider(spec, &versions)?);
     let builder = ClientConfig::builder_with_provider(provider.clone())

@@ -11,7 +11,7 @@ use rustls::SupportedProtocolVersion;
 use stampede_plan::{ClientCert, TlsSpec, TlsVersion};
 
 /// The versions between `--tls-min` and `--tls-max` (both by default).
-pub fn protocol_versions(
+pub(crate) fn protocol_versions(
     spec: &TlsSpec,
 ) -> Result<Vec<&'static SupportedProtocolVersion>, EngineError> {
     let min = spec.min_version.unwrap_or(TlsVersion::Tls12);
@@ -36,7 +36,7 @@ pub fn protocol_versions(
 /// ring's provider with only the suites and groups asked for (all of them
 /// when none are named), refusing names it does not have and a suite list
 /// with nothing for the allowed versions.
-pub fn crypto_provider(
+pub(crate) fn crypto_provider(
     spec: &TlsSpec,
     versions: &[&'static SupportedProtocolVersion],
 ) -> Result<CryptoProvider, EngineError> {
@@ -101,7 +101,7 @@ pub fn crypto_provider(
 }
 
 /// `1.2` or `1.3`, as the options write it.
-pub fn version_name(version: &SupportedProtocolVersion) -> &'static str {
+pub(crate) fn version_name(version: &SupportedProtocolVersion) -> &'static str {
     if version.version == rustls::ProtocolVersion::TLSv1_2 {
         "1.2"
     } else {
@@ -111,7 +111,7 @@ pub fn version_name(version: &SupportedProtocolVersion) -> &'static str {
 
 /// The client certificate chain and key, each file named when it cannot be
 /// read or holds nothing usable.
-pub fn client_material(
+pub(crate) fn client_material(
     client: &ClientCert,
 ) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>), EngineError> {
     let read = |path: &std::path::Path, flag: &str| {

@@ -96,6 +96,17 @@ pub(super) fn figures(result: &RunResult) -> Figures {
     }
 }
 
+/// ab's Connect row: the TCP connect, and over https the TLS handshake
+/// with it (ab times both as one), from the per-connection sums the engine
+/// keeps (`breakdown.connect_tls`), not a sum of two rows' figures.
+pub(crate) fn ab_connect(b: &stampede_metrics::Breakdown) -> &stampede_metrics::TimingSummary {
+    if b.connect_tls.count > 0 {
+        &b.connect_tls
+    } else {
+        &b.connect
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -107,7 +107,7 @@ pub fn render_ab_html(
                 ms(t.max)
             )
         };
-        timing(out, "Connect:", &b.connect)?;
+        timing(out, "Connect:", super::ab_figures::ab_connect(b))?;
         timing(out, "Processing:", &b.service)?;
         timing(out, "Total:", &b.total)?;
     }

@@ -112,7 +112,7 @@ pub fn render_ab_text(
     if b.total.count > 0 {
         writeln!(out, "\nConnection Times (ms)")?;
         let rows = [
-            ("Connect:", &b.connect),
+            ("Connect:", super::ab_figures::ab_connect(b)),
             ("Processing:", &b.service),
             ("Waiting:", &b.waiting),
             ("Total:", &b.total),

@@ -7,6 +7,7 @@
 
 mod charts;
 mod compare;
+mod groups;
 mod page;
 mod run;
 mod sweep;
@@ -15,5 +16,6 @@ mod units;
 mod workload;
 
 pub use compare::{render_compare_html, Deltas, LabeledRun};
+pub use groups::{render_groups_index, GroupPage};
 pub use run::{render_html, render_live_html, render_live_parts};
 pub use sweep::{render_sweep_html, SweepStep};

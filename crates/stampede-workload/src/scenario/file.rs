@@ -28,6 +28,7 @@ pub(super) struct GroupToml {
     pub phase: Option<Spanned<String>>,
     pub on_error: Option<Spanned<String>>,
     pub cookies: Option<bool>,
+    pub max_connections: Option<Spanned<i64>>,
     pub step: Vec<StepToml>,
 }
 

@@ -1,7 +1,7 @@
 //! The scenario keys that bound and order a group and tune one step, added
 //! for JMeter plans (issue 20) but plain scenario keys for anyone:
-//! a group's `iterations`, `duration`, `start_delay`, `phase`, `on_error`
-//! and `cookies`; a step's `think`, `transaction`, `once`,
+//! a group's `iterations`, `duration`, `start_delay`, `phase`, `on_error`,
+//! `cookies` and `max_connections`; a step's `think`, `transaction`, `once`,
 //! `follow_redirects`, `keep_alive`, `connect_timeout` and `timeout`; a
 //! feed's `columns` and `skip_first_line` (a CSV without a header line).
 
@@ -55,6 +55,11 @@ pub struct GroupLimits {
     /// `cookies = true`: each virtual user keeps the cookies it is sent and
     /// sends them back (JMeter's HTTP Cookie Manager).
     pub cookies: bool,
+    /// `max_connections = N`: an open-model group's requests in flight
+    /// never exceed N (`-r` with `-c`); arrivals beyond wait in the
+    /// backlog, their wait counted in latency (a JMeter thread group's
+    /// threads under a throughput timer).
+    pub max_connections: Option<u64>,
 }
 
 /// One step's own settings; None: the run's setting applies.
@@ -138,6 +143,19 @@ impl Context<'_> {
                 "on_error = \"stop_user\" needs connections (in the open model each arrival is a new iteration, not a user)",
             ));
         }
+        let max_connections = match &group.max_connections {
+            Some(n) if !open => {
+                return Err(self.at(
+                    n,
+                    "max_connections caps an open-model group (rate or stages); a closed group's connections are its count",
+                ))
+            }
+            Some(n) => match u64::try_from(*n.get_ref()) {
+                Ok(n) if n > 0 => Some(n),
+                _ => return Err(self.at(n, "max_connections is a whole number of at least 1")),
+            },
+            None => None,
+        };
         Ok(GroupLimits {
             iterations,
             duration,
@@ -145,6 +163,7 @@ impl Context<'_> {
             phase,
             on_error,
             cookies: group.cookies.unwrap_or(false),
+            max_connections,
         })
     }
 

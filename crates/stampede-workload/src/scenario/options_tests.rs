@@ -58,8 +58,12 @@ fn group_keys() {
             phase: Phase::Setup,
             on_error: OnError::NextIteration,
             cookies: true,
+            max_connections: None,
         }
     );
+    let capped = with_group("max_connections = 5").replace("connections = 2", "rate = 50");
+    let limits = parse(&capped).unwrap().groups[0].limits.clone();
+    assert_eq!(limits.max_connections, Some(5));
 }
 
 #[test]
@@ -113,6 +117,9 @@ fn bad_values_name_their_place() {
         error(&open)
     );
     assert!(error(&with_group("phase = \"later\"")).contains("phase is setup, main or teardown"));
+    assert!(error(&with_group("max_connections = 3")).contains("caps an open-model group"));
+    let zero = with_group("max_connections = 0").replace("connections = 2", "rate = 5");
+    assert!(error(&zero).contains("max_connections is a whole number of at least 1"));
     assert!(error(&with_group("on_error = \"panic\"")).contains("on_error is continue"));
     assert!(error(&with_group("duration = \"soon\"")).starts_with("s.toml:4:12:"));
     assert!(error(&with_step("think = \"9ms..1ms\"")).contains("step s: think is MIN..MAX"));

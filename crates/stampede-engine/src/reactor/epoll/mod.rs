@@ -52,6 +52,7 @@ pub fn run(
                     continue;
                 };
                 if slot.generation() != generation {
+                    slot.note_parked_event(generation);
                     continue;
                 }
                 let step = slot.on_event(&io, &mut scratch, event.events);

@@ -32,6 +32,9 @@ pub struct Slot {
     tls: Option<Box<TlsSession>>,
     /// When the TCP connect of a TLS connection ended (its handshake began).
     tcp_done: Instant,
+    /// The TLS session of the slot's parked connection (redirects to
+    /// another origin: [`ReactorSlot::switch_to`]).
+    parked_tls: Option<Box<TlsSession>>,
 }
 
 impl WorkerIo for Io<'_> {
@@ -52,8 +55,10 @@ impl ReactorSlot<Io<'_>> for Slot {
     /// Opens a connection and tries the request at once: on loopback the
     /// handshake is usually over when connect() returns, which saves a wait.
     fn open(&mut self, io: &Io, now: Instant) -> Step {
-        let fd = match self.base.new_socket(io.ctx, now, |ctx| {
-            let connector = &ctx.connector;
+        // A hop to another origin connects there (redirect.rs).
+        let foreign = io.ctx.connector_to(self.base.origin);
+        let connector = foreign.as_deref().unwrap_or(&io.ctx.connector);
+        let fd = match self.base.new_socket(io.ctx, now, |_| {
             connector.with_next_endpoint(|endpoint| {
                 socket::open(endpoint, &connector.source_addrs, io.longest_request)
             })
@@ -67,7 +72,7 @@ impl ReactorSlot<Io<'_>> for Slot {
         }
         self.base.fd = Some(fd);
         self.base.phase = Phase::Connecting;
-        if let Some(client) = &io.ctx.connector.tls {
+        if let Some(client) = &connector.tls {
             match TlsSession::new(client) {
                 Ok(session) => self.tls = Some(Box::new(session)),
                 Err(error) => return self.fail_tls_error(io, &error),
@@ -103,6 +108,10 @@ impl ReactorSlot<Io<'_>> for Slot {
     fn release(&mut self, _io: &Io) {
         self.tls = None;
     }
+
+    fn swap_transport(&mut self) {
+        std::mem::swap(&mut self.tls, &mut self.parked_tls);
+    }
 }
 
 impl Slot {
@@ -111,6 +120,7 @@ impl Slot {
             base: SlotBase::new(index, head_request, now),
             tls: None,
             tcp_done: now,
+            parked_tls: None,
         }
     }
 
@@ -126,6 +136,11 @@ impl Slot {
 
     pub fn generation(&self) -> u32 {
         self.base.generation
+    }
+
+    /// An event of an older connection: the parked one's makes it stale.
+    pub fn note_parked_event(&mut self, generation: u32) {
+        self.base.note_parked_event(generation, u32::MAX);
     }
 
     /// Handles readiness `events` of this slot's connection.

@@ -75,6 +75,20 @@ pub struct Slot {
     /// With `--dns`: the address of this slot's latest connect (each
     /// connection may go elsewhere), boxed so that it stays put.
     connect_to: Option<Box<SockAddr>>,
+    /// The ring's part of the slot's parked connection (redirects to
+    /// another origin: [`ReactorSlot::switch_to`]).
+    parked: Box<Parked>,
+}
+
+/// What the ring holds of a parked connection, swapped with the slot's.
+#[derive(Debug, Default)]
+struct Parked {
+    connect_queued: bool,
+    send_queued: bool,
+    receive_armed: bool,
+    quiet_send: bool,
+    tls: Option<Box<TlsSession>>,
+    tls_sending: Vec<u8>,
 }
 
 impl WorkerIo for Io<'_> {
@@ -94,7 +108,12 @@ impl ReactorSlot<Io<'_>> for Slot {
 
     /// Opens a socket and queues its connect, with the request linked behind.
     fn open(&mut self, io: &Io, now: Instant) -> Step {
-        let picked = io.ctx.connector.picker.as_ref().map(|p| p.next());
+        // A hop to another origin connects there (redirect.rs).
+        let foreign = io.ctx.connector_to(self.base.origin);
+        let picked = match foreign.as_deref().map(|c| &c.endpoint) {
+            Some(Endpoint::Tcp(addr)) => Some(*addr),
+            _ => io.ctx.connector.picker.as_ref().map(|p| p.next()),
+        };
         let fd = match self.base.new_socket(io.ctx, now, |ctx| {
             let connector = &ctx.connector;
             let endpoint = picked.map(Endpoint::Tcp);
@@ -126,7 +145,8 @@ impl ReactorSlot<Io<'_>> for Slot {
         .user_data(self.user_data(Op::Connect));
         self.base.fd = Some(fd);
         self.base.phase = Phase::Connecting;
-        if let Some(client) = &io.ctx.connector.tls {
+        let tls = foreign.as_deref().unwrap_or(&io.ctx.connector).tls.as_ref();
+        if let Some(client) = tls {
             match TlsSession::new(client) {
                 Ok(session) => self.tls = Some(Box::new(session)),
                 Err(error) => return self.fail_tls_error(io, &error),
@@ -140,12 +160,13 @@ impl ReactorSlot<Io<'_>> for Slot {
             }
             None => self.send_entry(io),
         };
-        // SAFETY: the address lives in the worker (or, with --dns, in this
-        // slot's box, which lives as long as the slot and is rewritten only
-        // for a later connect: the kernel copies the address when it takes
-        // the connect in) and the request bytes in its context, both for
-        // the whole run; a ClientHello stays in
-        // `tls_sending` (or `retired`) until its send completes.
+        // SAFETY: the address lives in the worker (or, with --dns or for a
+        // redirect to another origin, in this slot's box, which lives as
+        // long as the slot and is rewritten only for a later connect: the
+        // kernel copies the address when it takes the connect in) and the
+        // request bytes in its context for the whole run (a hop's in the
+        // slot's books, untouched until its response is in); a ClientHello
+        // stays in `tls_sending` (or `retired`) until its send completes.
         if let Err(error) = unsafe { io.ring.push_linked(connect, &send) } {
             return self.fail_connect(io, &error);
         }
@@ -155,6 +176,12 @@ impl ReactorSlot<Io<'_>> for Slot {
     }
 
     fn send(&mut self, io: &Io) -> Step {
+        if !self.receive_armed {
+            // A parked connection back in use whose receive ended.
+            if let Err(error) = self.arm_receive(io) {
+                return self.fail_exchange(io, classify_io(&error));
+            }
+        }
         if self.tls.is_some() {
             self.base.phase = Phase::Writing;
             return self.write_tls_request(io);
@@ -191,6 +218,16 @@ impl ReactorSlot<Io<'_>> for Slot {
             let _ = unsafe { io.ring.push(&cancel) };
         }
     }
+
+    fn swap_transport(&mut self) {
+        let parked = &mut *self.parked;
+        std::mem::swap(&mut self.connect_queued, &mut parked.connect_queued);
+        std::mem::swap(&mut self.send_queued, &mut parked.send_queued);
+        std::mem::swap(&mut self.receive_armed, &mut parked.receive_armed);
+        std::mem::swap(&mut self.quiet_send, &mut parked.quiet_send);
+        std::mem::swap(&mut self.tls, &mut parked.tls);
+        std::mem::swap(&mut self.tls_sending, &mut parked.tls_sending);
+    }
 }
 
 impl Drop for Slot {
@@ -201,6 +238,9 @@ impl Drop for Slot {
     fn drop(&mut self) {
         if self.send_queued && self.tls.is_some() {
             std::mem::forget(std::mem::take(&mut self.tls_sending));
+        }
+        if self.parked.send_queued && self.parked.tls.is_some() {
+            std::mem::forget(std::mem::take(&mut self.parked.tls_sending));
         }
         for (_, bytes) in self.retired.drain(..) {
             std::mem::forget(bytes);
@@ -221,6 +261,28 @@ impl Slot {
             retired: Vec::new(),
             tcp_done: now,
             connect_to: None,
+            parked: Box::default(),
+        }
+    }
+
+    /// A completion of an older connection: if it is the parked one's, that
+    /// one is stale (reactor/slot.rs), and what ended is no longer queued.
+    fn on_parked_completion(&mut self, generation: u32, op: u64, completion: &Completion) {
+        let parked = self
+            .base
+            .side
+            .as_ref()
+            .is_some_and(|s| s.fd.is_some() && s.generation & GENERATION_MASK == generation);
+        if !parked {
+            return;
+        }
+        self.base.note_parked_event(generation, GENERATION_MASK);
+        if op == Op::Send as u64 {
+            self.parked.send_queued = false;
+        } else if op == Op::Receive as u64 && !completion.more() {
+            self.parked.receive_armed = false;
+        } else if op == Op::Connect as u64 {
+            self.parked.connect_queued = false;
         }
     }
 
@@ -243,6 +305,9 @@ impl Slot {
         if op == Op::Send as u64 && !current && !self.retired.is_empty() {
             // A send of a closed TLS connection is over: its bytes may go.
             self.retired.retain(|(retired, _)| *retired != generation);
+        }
+        if !current {
+            self.on_parked_completion(generation, op, completion);
         }
         if !current || self.base.fd.is_none() {
             // A request of a connection already closed (canceled or racing
@@ -411,7 +476,7 @@ impl Slot {
             }
             Phase::Connecting | Phase::Handshaking => Step::Pending,
         };
-        if self.base.fd.is_some() && !self.receive_armed {
+        if self.base.fd.is_some() && !self.receive_armed && !self.base.phase.is_opening() {
             // The kernel ended the multishot receive with data (it may on
             // an overflowing completion queue): keep receiving.
             if let Err(error) = self.arm_receive(io) {
