@@ -92,6 +92,11 @@ pub(crate) fn drive<I: WorkerIo, S: ReactorSlot<I>>(
             Tick::Stop => break,
             Tick::Go { control } => control,
         };
+        if ctx.workload.as_ref().is_some_and(|w| w.script_stopped()) {
+            // wrk's thread:stop() ends its loop after the events at hand:
+            // what is still in flight is left unfinished, as wrk leaves it.
+            break;
+        }
         if let Some((schedule, warmup_target)) = closed.filter(|_| control) {
             let limit = slots_at(
                 schedule,
