@@ -52,10 +52,9 @@ async fn drive(
     let (load_done, abort_handles) = start_load(&plan, &context);
     let workload = context.workload.as_ref();
     // wrk's thread:stop(): the worker ends, in flight left unfinished.
-    let script_stopped = until(
-        workload.is_some_and(|w| w.script.is_some()),
-        || workload.is_some_and(|w| w.script_stopped()),
-    );
+    let script_stopped = until(workload.is_some_and(|w| w.script.is_some()), || {
+        workload.is_some_and(|w| w.script_stopped())
+    });
     // A unique feeder out of rows: the worker ends once no user of it is
     // inside an iteration (users waiting for a slot or an arrival would only
     // find no row).
