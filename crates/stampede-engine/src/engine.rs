@@ -210,15 +210,6 @@ fn place_workers(workers: usize, groups: usize) -> Vec<(usize, usize, usize)> {
         .collect()
 }
 
-/// Runs the plan to its stop condition (or until `stop`), returning the merged recording.
-pub fn run(
-    plan: &Plan,
-    observer: &mut dyn Observer,
-    stop: &StopHandle,
-) -> Result<Recording, EngineError> {
-    run_with(plan, observer, stop, RunOptions::default()).map(|finished| finished.recording)
-}
-
 /// The event loop the run gets: what `--io` and the run allow
 /// ([`Plan::event_loop`]), with `auto` taking io_uring where the kernel offers
 /// it. Measured against epoll (docs/performance.md), the io_uring reactor

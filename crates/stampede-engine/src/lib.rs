@@ -45,7 +45,7 @@ mod worker_state;
 mod workload;
 
 pub use engine::{
-    resolve, run, run_with, worker_count, Finished, NoObserver, Observer, RunOptions, StopHandle,
+    resolve, run_with, worker_count, Finished, NoObserver, Observer, RunOptions, StopHandle,
 };
 pub use error::EngineError;
 pub use limits::{fds_needed, raise_nofile_limit};
