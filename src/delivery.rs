@@ -97,10 +97,14 @@ pub fn never_connected(result: &RunResult) -> bool {
     result.requests.sent > 0 && result.requests.completed == 0 && result.connections.opened == 0
 }
 
-/// 130 when interrupted (143 by SIGTERM), 2 when no connection could be
-/// opened, 1 when an SLO condition failed, else 0.
+/// 2 when a worker was given up on (a script hook that never returned,
+/// `stop_reason: "worker_stuck"`), 130 when interrupted (143 by SIGTERM),
+/// 2 when no connection could be opened, 1 when an SLO condition failed,
+/// else 0.
 pub fn exit_status(result: &RunResult) -> i32 {
-    if result.interrupted {
+    if result.stop_reason.as_deref() == Some("worker_stuck") {
+        exit::ERROR
+    } else if result.interrupted {
         interrupt::status()
     } else {
         measured_status(result)

@@ -40,10 +40,48 @@ pub fn cause_text(
     cause: &(dyn std::error::Error + 'static),
     flags: stampede_plan::FlagNames,
 ) -> String {
+    if let Some(error) = cause.downcast_ref::<DelayWithRate>() {
+        return error.with_flags(flags);
+    }
     match cause.downcast_ref::<PlanError>() {
         Some(error) => error.with_flags(flags),
         None => cause.to_string(),
     }
+}
+
+/// A script's `delay()` with a rate: the rate paces the requests. Typed,
+/// so that a front-end names its own rate flag (wrk2's `-R`, run's `-r`).
+#[derive(Debug)]
+pub struct DelayWithRate {
+    pub script: String,
+    /// `init()` defined it, not the file's top level.
+    pub in_init: bool,
+}
+
+impl DelayWithRate {
+    /// The message with the rate's flag as `flags` spells it.
+    pub fn with_flags(&self, flags: stampede_plan::FlagNames) -> String {
+        let rate = flags(stampede_plan::Setting::Rate).unwrap_or("a rate");
+        let script = &self.script;
+        if self.in_init {
+            format!("--script: {script}'s init() defines delay(); with {rate} the rate paces the requests: drop {rate} or delay()")
+        } else {
+            format!("--script: {script} defines delay(), which paces a connection's requests; with {rate} the rate does: drop {rate} or delay()")
+        }
+    }
+}
+
+impl std::fmt::Display for DelayWithRate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.with_flags(&run_flag))
+    }
+}
+
+impl std::error::Error for DelayWithRate {}
+
+/// True when `cause` names settings a front-end spells its own way.
+pub fn names_settings(cause: &(dyn std::error::Error + 'static)) -> bool {
+    cause.is::<PlanError>() || cause.is::<DelayWithRate>()
 }
 
 #[cfg(test)]

@@ -7,11 +7,14 @@
 //! crates/stampede-lua (docs/lua.md).
 
 use crate::exit;
+use crate::plan_flags::DelayWithRate;
 use stampede_lua::{LoadedScript, LuaScript, RequestDefaults, ScriptConfig};
 use stampede_metrics::RunResult;
-use stampede_plan::{LoadModel, Plan, RequestSpec};
+use stampede_plan::{LoadModel, Plan, RequestSpec, StopCondition};
 use std::path::PathBuf;
+use std::sync::mpsc::RecvTimeoutError;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct ScriptArgs {
@@ -65,23 +68,39 @@ impl ScriptArgs {
         let Some(url) = url else {
             anyhow::bail!("--script builds its requests on one URL: give the URL (not --targets or --scenario)");
         };
+        // Before setup() and init() run: they may print.
+        for (asked, flag, version) in [
+            (plan.transport.http2, "--http2", "HTTP/2"),
+            (plan.transport.http3, "--http3", "HTTP/3"),
+        ] {
+            if asked {
+                anyhow::bail!(
+                    "--script {}: {version} scripts are not supported yet (a script's requests are HTTP/1.1, as wrk's): drop {flag}",
+                    path.display()
+                );
+            }
+        }
         let loaded = self
             .load(url, &plan.request)?
             .ok_or_else(|| anyhow::anyhow!("no script"))?;
         let open_model = matches!(plan.model, LoadModel::Rate { .. });
+        let refused = |in_init| DelayWithRate {
+            script: path.display().to_string(),
+            in_init,
+        };
         if open_model && loaded.hooks().delay {
-            anyhow::bail!(
-                "--script: {} defines delay(), which paces a connection's requests; with -r the rate does: drop -r or delay()",
-                path.display()
-            );
+            return Err(refused(false).into());
         }
         let addr = stampede_engine::resolve(plan)?;
+        let duration = match plan.stop {
+            StopCondition::Duration(d) => Some(d),
+            StopCondition::Requests { limit, .. } => limit,
+        };
+        let watch = HookWatch::start(loaded.main_busy(), path.display(), duration)?;
         let script = loaded.prepare(plan.threads, addr)?;
+        drop(watch);
         if open_model && script.hooks(0).delay {
-            anyhow::bail!(
-                "--script: {}'s init() defines delay(); with -r the rate paces the requests: drop -r or delay()",
-                path.display()
-            );
+            return Err(refused(true).into());
         }
         Ok(Some(Arc::new(script)))
     }
@@ -101,12 +120,75 @@ pub fn finish(
         return Ok(status);
     };
     if let Some(failure) = script.failure() {
-        eprintln!("stampede: error: {failure}");
-        return Ok(exit::ERROR);
+        // As every error: its later lines (the traceback) under the message.
+        return Ok(exit::report_error(&anyhow::anyhow!("{failure}")));
     }
+    let duration = (result.plan.duration_s).map(Duration::from_secs_f64);
+    let watch = HookWatch::start(script.main_busy(), script.name(), duration)?;
     match rates {
         Some(rates) => script.done_with_rates(result, rates)?,
         None => script.done(result)?,
     }
-    Ok(status)
+    drop(watch);
+    // A worker given up on (a hook that never returned; the warning was
+    // printed when the run ended): the run failed.
+    let stuck = result.stop_reason.as_deref() == Some("worker_stuck");
+    Ok(if stuck { exit::ERROR } else { status })
+}
+
+/// Watches the hooks the main thread runs (`setup` and `init` before the
+/// run, `done` after it) as the engine's watchdog watches the workers'
+/// (crates/stampede-engine/src/watchdog.rs): one that has not returned
+/// within the run's duration and the grace period, or within the grace
+/// period of a Ctrl-C, ends the process with one line and exit status 2.
+/// Its thread cannot be stopped (LuaJIT's compiled loops are not
+/// interruptible); everything measured has been written by then.
+struct HookWatch {
+    _done: std::sync::mpsc::Sender<()>,
+}
+
+impl HookWatch {
+    fn start(
+        busy: Arc<stampede_lua::Busy>,
+        script: impl std::fmt::Display,
+        duration: Option<Duration>,
+    ) -> anyhow::Result<HookWatch> {
+        let grace = stampede_engine::watchdog_grace(None);
+        let limit = duration.map(|d| d + grace);
+        let stop = crate::interrupt::stop_handle()?;
+        let script = script.to_string();
+        let (done, watched) = std::sync::mpsc::channel::<()>();
+        let started = Instant::now();
+        std::thread::Builder::new()
+            .name("stampede-hook-watch".into())
+            .spawn(move || {
+                let mut stopped_at = None;
+                loop {
+                    match watched.recv_timeout(Duration::from_millis(100)) {
+                        Err(RecvTimeoutError::Timeout) => {}
+                        _ => return,
+                    }
+                    let now = Instant::now();
+                    if stop.is_stopped() {
+                        stopped_at.get_or_insert(now);
+                    }
+                    let over = limit.is_some_and(|limit| now >= started + limit);
+                    let interrupted = stopped_at.is_some_and(|at| now >= at + grace);
+                    if over || interrupted {
+                        let hook = busy.hook().map_or("a Lua hook", stampede_lua::Hook::call);
+                        let within = if over {
+                            let limit = limit.unwrap_or_default().as_secs_f64();
+                            format!("{limit} s (the run's duration and {} s)", grace.as_secs_f64())
+                        } else {
+                            format!("{} s of the interrupt", grace.as_secs_f64())
+                        };
+                        eprintln!(
+                            "stampede: error: {script}: did not return from the Lua hook {hook} within {within}; exiting"
+                        );
+                        std::process::exit(exit::ERROR);
+                    }
+                }
+            })?;
+        Ok(HookWatch { _done: done })
+    }
 }

@@ -164,6 +164,12 @@ pub fn run_plan_in(
         recording,
     );
     let mut result = RunResult::from_recording(plan, recording, environment, version, notices);
+    for stuck in &finished.abandoned {
+        // A hook that never returned (the engine's watchdog): said at once,
+        // and kept in the result.
+        eprintln!("stampede: warning: {stuck}");
+        result.warnings.push(stuck.to_string());
+    }
     result.run_id = run_id;
     result.dns = finished.dns;
     exports::apply_request_log(&mut result, finished.request_log);

@@ -204,9 +204,6 @@ fn refuse_unsupported(plan: &Plan, spec: &WorkloadSpec) -> anyhow::Result<()> {
         );
     }
     if plan.transport.http2 {
-        if spec.script.is_some() {
-            anyhow::bail!("a script's requests are HTTP/1.1 (as wrk's): drop --http2");
-        }
         if let Some(group) = spec
             .groups
             .iter()

@@ -206,7 +206,7 @@ fn auto_falls_back_to_tokio_where_the_reactor_cannot_drive() {
     assert!(
         refused
             .stderr()
-            .contains("--io uring drives plain HTTP/1.1")
+            .contains("--io uring drives HTTP/1.1 (plain, TLS or a Unix socket)")
             && refused.stderr().contains("HTTP/2"),
         "{}",
         refused.stderr()

@@ -83,21 +83,31 @@ fn delay_with_a_rate_is_refused() {
         "delay.lua",
         "function delay() return math.random(10, 50) end\n",
     );
-    for words in [
-        vec![
-            "run",
-            &url,
+    // Each front-end names its own rate flag (wrk2's -R).
+    for (words, flag) in [
+        (
+            vec![
+                "run",
+                &url,
+                "-r",
+                "100",
+                "--script",
+                paced.to_str().unwrap(),
+            ],
             "-r",
-            "100",
-            "--script",
-            paced.to_str().unwrap(),
-        ],
-        vec!["wrk", "-R", "100", "-s", paced.to_str().unwrap(), &url],
+        ),
+        (
+            vec!["wrk", "-R", "100", "-s", paced.to_str().unwrap(), &url],
+            "-R",
+        ),
     ] {
         let (code, _, stderr) = run(&words);
         assert_eq!(code, Some(2), "{stderr}");
         assert!(
-            stderr.contains("defines delay()") && stderr.contains("drop -r"),
+            stderr.contains("defines delay()")
+                && stderr.contains(&format!(
+                    "with {flag} the rate does: drop {flag} or delay()"
+                )),
             "{stderr}"
         );
     }

@@ -4,14 +4,12 @@
 //! finish their request, close their connection and park.
 
 use crate::connection::{ConnectionContext, Slot};
+use crate::housekeeping::CONTROL_PERIOD;
 use stampede_plan::{share_of, Schedule};
 use std::cell::Cell;
 use std::rc::Rc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use tokio::sync::Notify;
-
-/// How often a changing connection target is re-evaluated.
-pub const CONTROL_PERIOD: Duration = Duration::from_millis(10);
 
 /// The gate that says how many of this worker's slots may run.
 #[derive(Debug, Default)]

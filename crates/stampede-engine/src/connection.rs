@@ -5,6 +5,7 @@
 //! (closed.rs, open.rs) decide when a slot sends.
 
 use crate::backoff::Backoff;
+use crate::conn_books::ConnectionLife;
 use crate::http1::{ResponseError, ResponseParser, ResponseProgress};
 use crate::outcome_class::classify_io;
 use crate::read_buffer::ReadBuffer;
@@ -70,8 +71,8 @@ impl ConnectionContext {
     /// the tokio slot): the parser's capture set on first use, then which
     /// request of the mix (or the user's step) goes next, rendered into the
     /// user's buffer when it has a workload. `None`: nothing can be sent (a
-    /// `unique` feeder ran out, or the script failed; the request is taken
-    /// back and the worker winds down).
+    /// `unique` feeder ran out: the user is done; or the script failed: the
+    /// worker winds down); the request is taken back.
     pub(crate) fn begin_request(
         &self,
         parser: &mut ResponseParser,
@@ -98,6 +99,18 @@ impl ConnectionContext {
                 None
             }
         }
+    }
+
+    /// True once a `unique` feeder has run out and no user of this worker
+    /// is inside an iteration (workload/session.rs): the worker is done,
+    /// and its last snapshot says why (`feed_exhausted`). Asked by the
+    /// worker's housekeeping on every path, not per request.
+    pub(crate) fn feed_drained(&self) -> bool {
+        let drained = (self.workload.as_ref()).is_some_and(|w| w.feed_drained());
+        if drained {
+            self.state.feed_ran_dry();
+        }
+        drained
     }
 
     /// What a connection's parser keeps of each response: what the
@@ -328,16 +341,8 @@ pub struct Slot {
     stream: Option<Stream>,
     buffer: ReadBuffer,
     parser: ResponseParser,
-    /// The server closed (or asked to close) the last connection without an
-    /// error: the next connection is a reconnect.
-    server_closed: bool,
-    /// Responses completed on the current stream (0 = fresh connection).
-    served: u64,
-    /// When the current connection opened (its age, `--conn-max-age`).
-    opened_at: Instant,
-    /// The client retired the last connection at the end of its lifetime:
-    /// the next one is a planned reconnect, not a reconnect.
-    retiring: bool,
+    /// Its connection's life: responses served, age, what the next counts as.
+    life: ConnectionLife,
     /// The request of the mix being sent.
     current: usize,
     /// Consecutive connect failures (backoff.rs).
@@ -367,10 +372,7 @@ struct SideLink {
     origin: Option<u16>,
     stream: Option<Stream>,
     buffer: ReadBuffer,
-    server_closed: bool,
-    served: u64,
-    opened_at: Instant,
-    retiring: bool,
+    life: ConnectionLife,
 }
 
 impl Slot {
@@ -379,10 +381,7 @@ impl Slot {
             stream: None,
             buffer: ReadBuffer::default(),
             parser: ResponseParser::new(head_request),
-            server_closed: false,
-            served: 0,
-            opened_at: Instant::now(),
-            retiring: false,
+            life: ConnectionLife::new(Instant::now()),
             current: 0,
             backoff: Backoff::default(),
             backoff_due: None,
@@ -425,19 +424,13 @@ impl Slot {
                 origin: None,
                 stream: None,
                 buffer: ReadBuffer::default(),
-                server_closed: false,
-                served: 0,
-                opened_at: Instant::now(),
-                retiring: false,
+                life: ConnectionLife::new(Instant::now()),
             })
         });
         std::mem::swap(&mut self.origin, &mut side.origin);
         std::mem::swap(&mut self.stream, &mut side.stream);
         std::mem::swap(&mut self.buffer, &mut side.buffer);
-        std::mem::swap(&mut self.server_closed, &mut side.server_closed);
-        std::mem::swap(&mut self.served, &mut side.served);
-        std::mem::swap(&mut self.opened_at, &mut side.opened_at);
-        std::mem::swap(&mut self.retiring, &mut side.retiring);
+        std::mem::swap(&mut self.life, &mut side.life);
     }
 
     /// Closes the parked connection, if any.
@@ -598,7 +591,6 @@ impl Slot {
                 self.after_failure(ctx).await;
                 return;
             }
-            let reused = self.served > 0;
             let sent = Instant::now();
             let deadline = tokio::time::Instant::from_std(sent + ctx.timeout);
             let batch = &ctx.pipelined[..n * ctx.request.len()];
@@ -628,26 +620,23 @@ impl Slot {
                     }
                 };
                 if let Err(kind) = result {
-                    let idle_close = matches!(kind, ErrorKind::ClosedEarly | ErrorKind::Reset)
-                        && answered == 0
-                        && exchange.bytes_received == 0;
-                    if idle_close && reused && std::mem::take(&mut may_retry) {
+                    let idle_close =
+                        answered == 0 && self.life.closed_while_idle(kind, exchange.bytes_received);
+                    if idle_close && std::mem::take(&mut may_retry) {
                         self.drop_stream(ctx, true);
                         continue 'batch;
                     }
                     failure = Some(kind);
                 } else {
-                    self.served += 1;
+                    self.life.answered();
                 }
                 self.finish(ctx, intended, &exchange, result);
             }
             if failure.is_some() || !reusable || !ctx.keepalive {
                 self.drop_stream(ctx, failure.is_none() && ctx.keepalive);
-            } else if ctx
-                .lifetime
-                .is_over(self.served, self.opened_at, Instant::now)
-            {
-                self.retire(ctx);
+            } else if self.life.outlived(&ctx.lifetime, Instant::now) {
+                // Retired: its successor is a planned reconnect.
+                self.drop_stream(ctx, false);
             }
             return;
         }
@@ -713,15 +702,7 @@ impl Slot {
             ctx.state.connection_closed();
         }
         self.buffer.clear();
-        self.served = 0;
-        self.server_closed = by_server && !self.retiring;
-    }
-
-    /// Closes a connection whose lifetime is over (conn_lifetime.rs): its
-    /// successor is a planned reconnect.
-    fn retire(&mut self, ctx: &ConnectionContext) {
-        self.retiring = true;
-        self.drop_stream(ctx, false);
+        self.life.gone(by_server);
     }
 
     /// Sends the request and reads its response, retrying once on a fresh
@@ -730,11 +711,10 @@ impl Slot {
     /// not an error.
     async fn exchange(&mut self, ctx: &ConnectionContext, intended: Instant) -> Exchange {
         let mut exchange = self.attempt(ctx, intended).await;
-        let idle_close = matches!(
-            exchange.result,
-            Err(ErrorKind::ClosedEarly | ErrorKind::Reset)
-        ) && exchange.bytes_received == 0;
-        if idle_close && self.served > 0 {
+        let idle_close = exchange
+            .result
+            .is_err_and(|kind| self.life.closed_while_idle(kind, exchange.bytes_received));
+        if idle_close {
             self.drop_stream(ctx, true);
             exchange = self.attempt(ctx, intended).await;
         }
@@ -754,21 +734,20 @@ impl Slot {
         match tokio::time::timeout_at(deadline, transfer).await {
             Ok(Ok((status, keep_alive))) => {
                 exchange.result = Ok(status);
-                self.served += 1;
+                self.life.answered();
                 let planned = ctx.keep_alive_of(self.current);
                 if !keep_alive || !planned {
                     // Only a close we did not plan for makes the next
                     // connection a reconnect.
                     self.drop_stream(ctx, planned);
-                } else if ctx
-                    .lifetime
-                    .is_over(self.served, self.opened_at, Instant::now)
-                {
-                    self.retire(ctx);
+                } else if self.life.outlived(&ctx.lifetime, Instant::now) {
+                    // Retired: its successor is a planned reconnect.
+                    self.drop_stream(ctx, false);
                 }
             }
             Ok(Err(kind)) => {
-                if kind == ErrorKind::Tls && self.served == 0 && self.hops.origin().is_none() {
+                if kind == ErrorKind::Tls && !self.life.is_reused() && self.hops.origin().is_none()
+                {
                     // A refused handshake (backoff.rs): backed off as a failed connect.
                     // (A hop's, to another origin, is a failed request only.)
                     self.backoff.refused();
@@ -794,13 +773,9 @@ impl Slot {
             // to, so the connection is not trusted for another exchange.
             self.drop_stream(ctx, false);
         }
-        if self.stream.is_some()
-            && ctx
-                .lifetime
-                .is_over(self.served, self.opened_at, Instant::now)
-        {
+        if self.stream.is_some() && self.life.outlived(&ctx.lifetime, Instant::now) {
             // Its lifetime ran out while it was idle.
-            self.retire(ctx);
+            self.drop_stream(ctx, false);
         }
         if self.stream.is_some() {
             return Ok(());
@@ -813,17 +788,11 @@ impl Slot {
             Ok((stream, times)) => {
                 self.backoff.succeeded();
                 exchange.connect = Some(times.connect);
-                ctx.state
-                    .connection_opened(self.server_closed, times.connect);
-                if std::mem::take(&mut self.retiring) {
-                    ctx.state.planned_reconnect();
-                }
-                self.opened_at = Instant::now();
+                (self.life).opened(&ctx.state, times.connect, Instant::now());
                 if let Some(handshake) = times.tls {
                     ctx.state.tls_handshake(times.connect, handshake);
                 }
                 self.stream = Some(stream);
-                self.server_closed = false;
                 Ok(())
             }
             Err(failure) => {

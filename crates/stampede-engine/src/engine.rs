@@ -5,6 +5,7 @@ use crate::h2_request::prepare as prepare_h2;
 use crate::http1::{encode_request, encode_request_to};
 use crate::request_log::{RequestLog, RequestLogOptions, RequestLogReport, RunClock};
 use crate::transport::{build_tls_client, ConnectorSpec, Endpoint};
+use crate::watchdog::{Abandoned, Watchdog};
 use crate::worker::run_worker;
 use crate::worker_plan::{
     second_of, H2Plan, OpenLoad, WorkerLoad, WorkerMessage, WorkerPlan, SNAPSHOT_INTERVAL,
@@ -209,15 +210,6 @@ fn place_workers(workers: usize, groups: usize) -> Vec<(usize, usize, usize)> {
         .collect()
 }
 
-/// Runs the plan to its stop condition (or until `stop`), returning the merged recording.
-pub fn run(
-    plan: &Plan,
-    observer: &mut dyn Observer,
-    stop: &StopHandle,
-) -> Result<Recording, EngineError> {
-    run_with(plan, observer, stop, RunOptions::default()).map(|finished| finished.recording)
-}
-
 /// The event loop the run gets: what `--io` and the run allow
 /// ([`Plan::event_loop`]), with `auto` taking io_uring where the kernel offers
 /// it. Measured against epoll (docs/performance.md), the io_uring reactor
@@ -270,6 +262,9 @@ pub struct Finished {
     /// The target's addresses and the connections each got, when it had
     /// several or `--dns`/`--dns-ttl` was given (the result's `dns`).
     pub dns: Option<stampede_metrics::DnsUse>,
+    /// The workers given up on because they never reported after the
+    /// run's end (watchdog.rs): their figures stop at their last snapshot.
+    pub abandoned: Vec<Abandoned>,
 }
 
 /// [`run`] with options (the per-request log).
@@ -460,17 +455,34 @@ pub fn run_with(
     drop(to_aggregator);
     let schedule = plan.model.schedule().clone();
     let target_at = move |seconds: f64| schedule.target_at(Duration::from_secs_f64(seconds));
-    let give_up = crate::no_connection::GiveUp::of(plan).map(|rule| (rule, stop));
+    let watch = Watch {
+        stop,
+        give_up: crate::no_connection::GiveUp::of(plan),
+        watchdog: Watchdog::new(
+            workers,
+            Instant::now(),
+            deadline,
+            crate::watchdog::grace(options.snapshot_interval),
+        ),
+    };
     let aggregated = aggregate(
         from_workers,
         workers,
         measure_start,
-        (observer, give_up),
+        (observer, watch),
         &target_at,
     );
+    let abandoned = match &aggregated {
+        Ok(aggregated) => aggregated.abandoned.clone(),
+        Err(_) => Vec::new(),
+    };
     // A worker's own error (a script's init failing) says more than the
-    // aggregator's "worker lost": joined first.
+    // aggregator's "worker lost": joined first. An abandoned worker's
+    // thread is left running (watchdog.rs): joining it would never end.
     for (index, thread) in threads.into_iter().enumerate() {
+        if abandoned.contains(&index) {
+            continue;
+        }
         match thread.join() {
             Ok(Ok(())) => {}
             Ok(Err(source)) => {
@@ -487,6 +499,8 @@ pub fn run_with(
     let interrupted = stop.is_stopped() && !aggregated.gave_up;
     let stop_reason = if aggregated.gave_up {
         Some("no_connection".into())
+    } else if !abandoned.is_empty() {
+        Some("worker_stuck".into())
     } else {
         stop_reason(
             &aggregated,
@@ -538,10 +552,23 @@ pub fn run_with(
         )),
         None => None,
     };
+    let script = options.workload.as_ref().and_then(|w| w.script.as_ref());
+    let abandoned: Vec<Abandoned> = (abandoned.iter())
+        .map(|&worker| Abandoned {
+            worker,
+            hook: script.and_then(|s| s.busy_in(worker)),
+            grace: aggregated.grace,
+        })
+        .collect();
     Ok(Finished {
         recording,
-        request_log: request_log.map(RequestLog::finish),
+        // The writer ends when every worker let go of its log, which an
+        // abandoned one never does: its log is not waited for.
+        request_log: request_log
+            .filter(|_| abandoned.is_empty())
+            .map(RequestLog::finish),
         dns,
+        abandoned,
     })
 }
 
@@ -607,6 +634,17 @@ struct Aggregated {
     timeseries: Vec<SecondPoint>,
     /// The run was stopped because nothing could connect (no_connection.rs).
     gave_up: bool,
+    /// The workers the watchdog gave up on, and after how long.
+    abandoned: Vec<usize>,
+    grace: Duration,
+}
+
+/// What the aggregator watches besides the messages: the stop handle, the
+/// no-connection rule and the watchdog.
+struct Watch<'a> {
+    stop: &'a StopHandle,
+    give_up: Option<crate::no_connection::GiveUp>,
+    watchdog: Watchdog,
 }
 
 /// Merges worker messages until every worker has sent its last one.
@@ -614,22 +652,37 @@ fn aggregate(
     messages: mpsc::Receiver<WorkerMessage>,
     workers: usize,
     measure_start: Instant,
-    (observer, give_up): (
-        &mut dyn Observer,
-        Option<(crate::no_connection::GiveUp, &StopHandle)>,
-    ),
+    (observer, mut watch): (&mut dyn Observer, Watch<'_>),
     target_at: &dyn Fn(f64) -> f64,
 ) -> Result<Aggregated, EngineError> {
     let mut gave_up = false;
     let mut total = Snapshot::default();
     let mut series = TimeseriesBuilder::new(workers);
     let mut finished = vec![false; workers];
+    let mut abandoned = Vec::new();
     let mut last_finish = measure_start;
     while finished.iter().any(|done| !done) {
-        let Ok(message) = messages.recv() else {
-            let lost = finished.iter().position(|done| !done).unwrap_or(0);
-            return Err(EngineError::WorkerLost(lost));
+        let received = messages.recv_timeout(crate::watchdog::POLL);
+        let now = Instant::now();
+        if watch.stop.is_stopped() {
+            watch.watchdog.stopped(now);
+        }
+        for worker in watch.watchdog.abandoned(now, &finished) {
+            finished[worker] = true;
+            abandoned.push(worker);
+            // Its share of the run ended when the run should have.
+            let end = watch.watchdog.end().unwrap_or(now);
+            last_finish = last_finish.max(end);
+        }
+        let message = match received {
+            Ok(message) => message,
+            Err(mpsc::RecvTimeoutError::Timeout) => continue,
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                let lost = finished.iter().position(|done| !done).unwrap_or(0);
+                return Err(EngineError::WorkerLost(lost));
+            }
         };
+        watch.watchdog.heard(message.worker, now);
         total.merge(&message.snapshot);
         series.add(message.worker, message.second, &message.snapshot, target_at);
         if let Some(at) = message.finished_at {
@@ -639,7 +692,8 @@ fn aggregate(
         let last = message.finished_at.is_some();
         observer.on_worker_interval(message.worker, &message.snapshot, last);
         observer.on_snapshot(measure_start.elapsed(), &message.snapshot, &total);
-        if let Some((rule, stop)) = give_up {
+        if let Some(rule) = &watch.give_up {
+            let stop = watch.stop;
             if !gave_up && !stop.is_stopped() && rule.due(measure_start.elapsed(), &total.counters)
             {
                 gave_up = true;
@@ -654,6 +708,8 @@ fn aggregate(
         elapsed,
         timeseries: series.finish(last_second, target_at),
         gave_up,
+        abandoned,
+        grace: watch.watchdog.grace(),
     })
 }
 

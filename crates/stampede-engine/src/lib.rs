@@ -4,6 +4,7 @@
 
 mod backoff;
 mod closed;
+mod conn_books;
 mod conn_lifetime;
 mod connection;
 mod dns;
@@ -18,6 +19,7 @@ mod h3_conn;
 mod h3_errors;
 mod h3_open;
 mod h3_plan;
+mod housekeeping;
 pub mod http1;
 mod limits;
 pub mod monitor;
@@ -36,17 +38,19 @@ mod request_log;
 mod source_addrs;
 mod tls_errors;
 mod transport;
+mod watchdog;
 mod worker;
 mod worker_plan;
 mod worker_state;
 mod workload;
 
 pub use engine::{
-    resolve, run, run_with, worker_count, Finished, NoObserver, Observer, RunOptions, StopHandle,
+    resolve, run_with, worker_count, Finished, NoObserver, Observer, RunOptions, StopHandle,
 };
 pub use error::EngineError;
 pub use limits::{fds_needed, raise_nofile_limit};
 pub use request_log::{LoggedRequest, RequestLogOptions, RequestLogReport, RequestSink, RunClock};
 pub use transport::quic::{offload_notice, udp_offload, UdpOffload};
+pub use watchdog::{grace as watchdog_grace, Abandoned};
 pub use worker_plan::SNAPSHOT_INTERVAL;
 pub use workload::{GroupWork, StepWork, WorkloadSpec};

@@ -127,6 +127,11 @@ pub async fn run_pacer_with<S>(
                 tokio::task::yield_now().await;
             }
         }
+        if ctx.state.is_feed_exhausted() {
+            // Out of feeder rows, arrivals start no iteration: the worker
+            // ends once those under way are over (worker.rs).
+            std::future::pending::<()>().await;
+        }
         if !ctx.state.claim_budget_at(next) {
             return;
         }

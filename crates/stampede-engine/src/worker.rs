@@ -7,9 +7,10 @@ use crate::closed::{control_slots, run_closed_slot, ActiveSlots};
 use crate::connection::{connection_context, ConnectionContext};
 use crate::h2_client::run_h2_slot;
 use crate::h2_request::H2Context;
+use crate::housekeeping::{Housekeeping, Tick, CONTROL_PERIOD};
 use crate::open::run_pacer;
-use crate::request_log::{WorkerLog, WorkerLogHandle};
-use crate::worker_plan::{second_of, WorkerLoad, WorkerMessage, WorkerPlan};
+use crate::request_log::WorkerLogHandle;
+use crate::worker_plan::{WorkerLoad, WorkerMessage, WorkerPlan};
 use crate::worker_state::WorkerState;
 use stampede_plan::EventLoop;
 use std::rc::Rc;
@@ -37,72 +38,90 @@ pub fn run_worker(
     local.block_on(&runtime, drive(plan, stop, to_aggregator, log))
 }
 
-/// Starts the load, waits for the first of: load done, deadline, stop; then
-/// counts what is still in flight as unfinished and sends the last snapshot.
+/// Starts the load and runs the housekeeping until it says stop or the load
+/// is done; then counts what is still in flight as unfinished and sends the
+/// last snapshot.
 async fn drive(
     plan: WorkerPlan,
-    mut stop: watch::Receiver<bool>,
+    stop: watch::Receiver<bool>,
     to_aggregator: mpsc::Sender<WorkerMessage>,
     log: Option<WorkerLogHandle>,
 ) -> std::io::Result<()> {
     let state = Rc::new(WorkerState::for_plan(&plan));
     let context = Rc::new(connection_context(&plan, state.clone(), log)?);
     let (load_done, abort_handles) = start_load(&plan, &context);
-    let deadline = async {
-        match plan.deadline {
-            Some(at) => tokio::time::sleep_until(at.into()).await,
-            None => std::future::pending().await,
-        }
-    };
-    let stopped = async {
-        while !*stop.borrow_and_update() {
-            if stop.changed().await.is_err() {
-                // The engine is gone; nothing would read our results.
-                return;
-            }
-        }
-    };
-    let snapshots = send_snapshots(&plan, &state, context.log.as_ref(), &to_aggregator);
-    let run_stopped = async {
-        // Another group's step failed under on_error = "stop_run": stop
-        // sending, and let what is in flight finish.
-        let Some(phases) = &plan.phases else {
-            return std::future::pending().await;
-        };
-        while !phases.run_stopped() {
-            tokio::time::sleep(crate::closed::CONTROL_PERIOD).await;
-        }
-        state.stop_sending();
-        std::future::pending::<()>().await
-    };
+    let workload = context.workload.as_ref();
+    // wrk's thread:stop(): the worker ends, in flight left unfinished.
+    let script_stopped = until(workload.is_some_and(|w| w.script.is_some()), || {
+        workload.is_some_and(|w| w.script_stopped())
+    });
+    // A unique feeder out of rows: the worker ends once no user of it is
+    // inside an iteration (users waiting for a slot or an arrival would only
+    // find no row).
+    let feed_drained = until(workload.is_some_and(|w| w.watches_feed()), || {
+        state.in_flight() == 0 && context.feed_drained()
+    });
+    let mut housekeeping = Housekeeping::new(
+        &plan,
+        &state,
+        context.log.as_ref(),
+        &to_aggregator,
+        stop.clone(),
+        Instant::now(),
+    );
     tokio::select! {
         _ = load_done => {}
-        _ = deadline => {}
-        _ = stopped => {}
-        _ = snapshots => {}
-        _ = run_stopped => {}
+        _ = keep_house(&mut housekeeping, stop) => {}
+        _ = script_stopped => {}
+        _ = feed_drained => {}
     }
     let finished_at = Instant::now();
     for handle in abort_handles {
         handle.abort();
     }
-    if let Some(log) = &context.log {
-        log.finish();
-    }
-    let second = second_of(finished_at.saturating_duration_since(plan.measure_start));
-    let snapshot = state.final_snapshot();
-    let _ = to_aggregator.send(WorkerMessage {
-        worker: plan.index,
-        second,
-        snapshot,
-        finished_at: Some(finished_at),
-    });
+    housekeeping.finish(finished_at);
     if plan.http3.is_some() {
         // The aborted tasks let go of the endpoint, which closes its
         // connections (h3_conn.rs): a moment for those packets to leave.
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     Ok(())
+}
+
+/// Ends once `done()` holds, looked at every control period; never when
+/// `watched` is false (the run has nothing that could make it hold).
+async fn until(watched: bool, done: impl Fn() -> bool) {
+    if !watched {
+        return std::future::pending().await;
+    }
+    while !done() {
+        tokio::time::sleep(CONTROL_PERIOD).await;
+    }
+}
+
+/// Ticks `housekeeping` until it says stop, sleeping until its next wake or
+/// until `stop` changes (a stop is then seen at once, not at the next
+/// control turn).
+async fn keep_house(housekeeping: &mut Housekeeping<'_>, mut stop: watch::Receiver<bool>) {
+    let mut engine_gone = false;
+    loop {
+        if housekeeping.tick(Instant::now()) == Tick::Stop {
+            return;
+        }
+        let wake = tokio::time::sleep_until(housekeeping.next_wake().into());
+        if engine_gone {
+            wake.await;
+            continue;
+        }
+        tokio::select! {
+            _ = wake => {}
+            changed = stop.changed() => match changed {
+                Ok(()) => housekeeping.look_at_stop(),
+                // The engine is gone: the next snapshot's send tells.
+                Err(_) => engine_gone = true,
+            },
+        }
+    }
 }
 
 /// Spawns the load model's tasks; returns a future that ends when the load
@@ -198,42 +217,4 @@ fn start_load(
         }
     };
     (done, aborts)
-}
-
-/// Discards the warm-up, then hands an interval snapshot to the aggregator
-/// every `plan.snapshot_interval`, tagged with the second it belongs to.
-async fn send_snapshots(
-    plan: &WorkerPlan,
-    state: &WorkerState,
-    log: Option<&WorkerLog>,
-    to_aggregator: &mpsc::Sender<WorkerMessage>,
-) {
-    if plan.measure_start > Instant::now() {
-        tokio::time::sleep_until(plan.measure_start.into()).await;
-        state.end_warmup();
-    }
-    let every = plan.snapshot_interval;
-    let first_tick = plan.measure_start + every;
-    let mut ticker = tokio::time::interval_at(first_tick.into(), every);
-    loop {
-        let tick = ticker.tick().await.into_std();
-        let interval_start = tick - every;
-        let second = interval_start
-            .saturating_duration_since(plan.measure_start)
-            .as_secs();
-        if let Some(log) = log {
-            // A quiet run must not leave its lines waiting in a half batch.
-            log.flush();
-        }
-        let snapshot = state.interval_snapshot();
-        let message = WorkerMessage {
-            worker: plan.index,
-            second,
-            snapshot,
-            finished_at: None,
-        };
-        if to_aggregator.send(message).is_err() {
-            return;
-        }
-    }
 }

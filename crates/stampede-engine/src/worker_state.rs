@@ -35,7 +35,8 @@ pub struct WorkerState {
     /// The warm-up's records have been dropped ([`WorkerState::end_warmup`],
     /// which runs once).
     warmup_over: Cell<bool>,
-    /// A `unique` feeder ran out of rows: nothing more is sent.
+    /// A `unique` feeder ran out of rows: no iteration starts any more (those
+    /// under way finish), and the last snapshot says so.
     feed_exhausted: Cell<bool>,
 }
 
@@ -179,11 +180,10 @@ impl WorkerState {
         self.spent.notified()
     }
 
-    /// A `unique` feeder has no rows left: the request just counted is not
-    /// sent after all, and nothing more is (the budget is spent, so every
-    /// connection stops as at the end of `-n`).
     /// The next request could not be prepared ([`NotPrepared`]): taken
-    /// back, and the worker stops sending; a script's error is sampled.
+    /// back. A `unique` feeder out of rows stops only the user that needed
+    /// one (workload/session.rs); a script's error is sampled and the worker
+    /// stops sending.
     pub(crate) fn not_prepared(&self, intended: Instant, not: crate::workload::NotPrepared) {
         match not {
             crate::workload::NotPrepared::Exhausted => self.feed_ran_out(intended),
@@ -202,7 +202,9 @@ impl WorkerState {
         self.spent.notify_waiters();
     }
 
-    /// A request counted as begun that is not sent after all.
+    /// A request counted as begun that is not sent after all: its claim
+    /// on the budget is given back too (the warm-up's claimed nothing), so
+    /// that the users still inside an iteration may send its last steps.
     fn take_back(&self, intended: Instant) {
         self.in_flight.set(self.in_flight.get().saturating_sub(1));
         if self.is_warmup(intended) {
@@ -210,16 +212,26 @@ impl WorkerState {
                 .set(self.warmup_in_flight.get().saturating_sub(1));
         } else {
             self.recorder.borrow_mut().uncount_sent();
+            if !self.warming_up.get() {
+                if let Some(left) = self.budget.get() {
+                    self.budget.set(Some(left + 1));
+                }
+            }
         }
     }
 
     fn feed_ran_out(&self, intended: Instant) {
         self.take_back(intended);
-        self.feed_exhausted.set(true);
-        self.stop_sending();
+        self.feed_ran_dry();
     }
 
-    /// True once a `unique` feeder ran out of rows ([`WorkerState::feed_ran_out`]).
+    /// A `unique` feeder has no rows left for this worker: no iteration
+    /// starts any more, and the last snapshot says why the run stopped.
+    pub fn feed_ran_dry(&self) {
+        self.feed_exhausted.set(true);
+    }
+
+    /// True once a `unique` feeder ran out of rows ([`WorkerState::feed_ran_dry`]).
     pub fn is_feed_exhausted(&self) -> bool {
         self.feed_exhausted.get()
     }

@@ -1,6 +1,8 @@
-//! A request template without slots renders exactly the bytes the engine's
-//! fixed-request encoder writes today, across methods, default-header
-//! overrides, keep-alive, HTTP/1.0, bodies and the proxy's absolute form.
+//! A request template without slots renders exactly the bytes the engine
+//! pre-encodes for a fixed request (the same rulebook, its fields taken as
+//! written rather than compiled), across methods, default-header
+//! overrides, keep-alive, HTTP/1.0, bodies and the proxy's absolute form;
+//! the fixed bytes themselves are pinned by http1/request.rs's golden test.
 
 use stampede_engine::http1::encode_request_to;
 use stampede_plan::{parse_header, Plan, ProxySpec, RequestSpec, Target};

@@ -1,4 +1,4 @@
--- The three calls the engine makes per request, compiled once per thread
+-- Two of the calls the engine makes per request, compiled once per thread
 -- state so each is one call into LuaJIT. The globals are looked up on every
 -- call, as wrk does (a script may replace request or response as it goes).
 local type, error, tonumber = type, error, tonumber
@@ -27,14 +27,7 @@ local function next_delay()
    return tonumber(delay()) or 0
 end
 
--- response(status, headers, body): the headers table and the body string
--- are made in Rust (worker.rs), as wrk makes them in C.
-local function on_response(status, headers, body)
-   local handle = response
-   if type(handle) ~= "function" then
-      return
-   end
-   handle(status, headers, body)
-end
+-- response(status, headers, body) is called from Rust (raw_call.rs), which
+-- builds only the arguments the function reads, as wrk builds them in C.
 
-return next_request, next_delay, on_response
+return next_request, next_delay

@@ -9,16 +9,19 @@
 //! (`request`, `delay`, `response`, `thread:stop`) → [`LuaScript::done`]
 //! with the [`RunResult`](stampede_metrics::RunResult).
 //!
-//! Modules: `state` (making a state, load errors), `wrk_table` (the `wrk`
+//! Modules: `state` (making a state, load errors), `busy` (the hook in
+//! progress, for a hook that never returns), `wrk_table` (the `wrk`
 //! table and `wrk.format`), `addr` (`wrk.lookup`, `wrk.connect`,
 //! addresses), `thread_handle` (the thread object), `transfer` (values
 //! copied between states), `worker` (a worker's hooks), `raw_call`
 //! (their per-request calls through LuaJIT's C API), `request_count`
 //! (requests in `request()`'s bytes), `stats` (`done`'s arguments),
-//! `output` (`print`), `script` (the whole flow). The API and the
+//! `output` (`print`), `traceback` (a Lua error's script frames),
+//! `script` (the whole flow). The API and the
 //! differences from wrk are in docs/lua.md.
 
 mod addr;
+mod busy;
 mod output;
 mod raw_call;
 mod request_count;
@@ -26,6 +29,7 @@ mod script;
 mod state;
 mod stats;
 mod thread_handle;
+mod traceback;
 mod transfer;
 mod worker;
 mod wrk_table;
@@ -34,6 +38,7 @@ mod wrk_table;
 mod tests;
 
 pub use addr::CONNECT_PROBE_TIMEOUT;
+pub use busy::{Busy, Hook};
 pub use output::print_to_stderr;
 pub use script::{LoadedScript, LuaScript, ScriptConfig};
 pub use state::LoadError;

@@ -8,6 +8,7 @@
 //! allocation per request that this path does not make.
 
 use mlua::{ffi, Function, Lua, RegistryKey, Value};
+use std::cell::Cell;
 use std::ffi::c_int;
 
 /// The registry keys of one state's per-request calls.
@@ -15,12 +16,22 @@ pub(crate) struct RawHooks {
     traceback: RegistryKey,
     next_request: RegistryKey,
     next_delay: RegistryKey,
-    on_response: RegistryKey,
     /// The last string `request()` returned, held so that its identity
     /// stays meaningful (LuaJIT interns strings: while it is alive, the
     /// same bytes are the same string).
     last_request: RegistryKey,
+    /// lua/reads.lua: which of `response`'s arguments a function reads.
+    reads: RegistryKey,
+    /// The `response` function last seen (held, so that its identity stays
+    /// meaningful) and what it reads ([`ARG_HEADERS`], [`ARG_BODY`], ...).
+    last_response: RegistryKey,
+    response_reads: Cell<u8>,
 }
+
+/// `response`'s arguments, as lua/reads.lua's bits.
+const ARG_STATUS: u8 = 1;
+const ARG_HEADERS: u8 = 2;
+const ARG_BODY: u8 = 4;
 
 /// Stack slots a call uses at most: the handler, the hook, a response's
 /// status, table, and a header's name and value being set (3 of them more
@@ -69,7 +80,7 @@ impl RawHooks {
         lua: &Lua,
         next_request: Function,
         next_delay: Function,
-        on_response: Function,
+        reads: Function,
     ) -> mlua::Result<RawHooks> {
         // SAFETY: `traceback` follows the lua_CFunction contract above.
         let handler = unsafe { lua.create_c_function(traceback) }?;
@@ -77,8 +88,10 @@ impl RawHooks {
             traceback: lua.create_registry_value(handler)?,
             next_request: lua.create_registry_value(next_request)?,
             next_delay: lua.create_registry_value(next_delay)?,
-            on_response: lua.create_registry_value(on_response)?,
             last_request: lua.create_registry_value(Value::Boolean(false))?,
+            reads: lua.create_registry_value(reads)?,
+            last_response: lua.create_registry_value(Value::Boolean(false))?,
+            response_reads: Cell::new(ARG_STATUS | ARG_HEADERS | ARG_BODY),
         })
     }
 
@@ -183,7 +196,11 @@ impl RawHooks {
 
     /// `response(status, headers, body)`: the headers as one table (sized
     /// for them; a repeated name keeps its last value, as wrk's
-    /// `lua_rawset`) and the body as a string, made as wrk makes them.
+    /// `lua_rawset`) and the body as a string, made as wrk makes them, but
+    /// only those the function can read (lua/reads.lua, asked once per
+    /// function): `function response(status)` gets neither. The global is
+    /// looked up on every call, as wrk does, and called directly (nothing
+    /// when it is not a function).
     pub(crate) fn response(
         &self,
         lua: &Lua,
@@ -192,27 +209,86 @@ impl RawHooks {
         body: &[u8],
     ) -> Result<(), CallError> {
         let sized = c_int::try_from(headers.len()).unwrap_or(c_int::MAX);
-        // SAFETY: pushes 3 arguments (status, table, body), using 2 more
-        // slots while filling the table; every pointer comes with its
-        // length from a live slice, which Lua copies.
-        unsafe {
-            self.call(
-                lua,
-                &self.on_response,
-                |state| {
+        lua.exec_raw_lua(|raw| {
+            let state = raw.state();
+            // SAFETY: mlua's lock is held and the stack is checked for the
+            // handler, the function, the last one, reads.lua's call and the
+            // 3 arguments with the table's 2 more slots; the stack is reset
+            // to `top` on every way out. Every pointer comes with its length
+            // from a live slice, which Lua copies. Pushes outside a
+            // protected call only fail for want of memory (see `call`).
+            unsafe {
+                let top = ffi::lua_gettop(state);
+                if ffi::lua_checkstack(state, STACK_NEEDED) == 0 {
+                    return Err("Lua stack overflow".to_string());
+                }
+                ffi::lua_rawgeti_(state, ffi::LUA_REGISTRYINDEX, self.traceback.id());
+                ffi::lua_getfield_(state, ffi::LUA_GLOBALSINDEX, c"response".as_ptr());
+                if ffi::lua_type(state, -1) != ffi::LUA_TFUNCTION {
+                    ffi::lua_settop(state, top);
+                    return Ok(());
+                }
+                let reads = self.reads_of_top(state);
+                if reads & ARG_STATUS != 0 || reads > ARG_STATUS {
                     ffi::lua_pushinteger(state, ffi::lua_Integer::from(status));
+                }
+                if reads & ARG_HEADERS != 0 {
                     ffi::lua_createtable(state, 0, sized);
                     for (name, value) in headers {
                         ffi::lua_pushlstring(state, name.as_ptr().cast(), name.len());
                         ffi::lua_pushlstring(state, value.as_ptr().cast(), value.len());
                         ffi::lua_rawset(state, -3);
                     }
+                } else if reads & ARG_BODY != 0 {
+                    ffi::lua_pushnil(state);
+                }
+                if reads & ARG_BODY != 0 {
                     ffi::lua_pushlstring(state, body.as_ptr().cast(), body.len());
-                    3
-                },
-                0,
-                |_| (),
-            )
+                }
+                let args = match reads {
+                    r if r & ARG_BODY != 0 => 3,
+                    r if r & ARG_HEADERS != 0 => 2,
+                    r if r & ARG_STATUS != 0 => 1,
+                    _ => 0,
+                };
+                if ffi::lua_pcall(state, args, 0, top + 1) != ffi::LUA_OK {
+                    let error = error_text(state);
+                    ffi::lua_settop(state, top);
+                    return Err(error);
+                }
+                ffi::lua_settop(state, top);
+                Ok(())
+            }
+        })
+    }
+
+    /// What the function on top of the stack reads: the last answer when
+    /// it is the function last seen, else reads.lua's (all on an error).
+    ///
+    /// SAFETY (of the caller): a function on top, 3 free slots; the stack
+    /// is left as it was.
+    unsafe fn reads_of_top(&self, state: *mut ffi::lua_State) -> u8 {
+        // SAFETY: as the caller promised; each push is popped below.
+        unsafe {
+            ffi::lua_rawgeti_(state, ffi::LUA_REGISTRYINDEX, self.last_response.id());
+            let same = ffi::lua_rawequal(state, -1, -2) != 0;
+            ffi::lua_settop(state, -2);
+            if same {
+                return self.response_reads.get();
+            }
+            ffi::lua_rawgeti_(state, ffi::LUA_REGISTRYINDEX, self.reads.id());
+            ffi::lua_pushvalue(state, -2);
+            let all = ARG_STATUS | ARG_HEADERS | ARG_BODY;
+            let reads = if ffi::lua_pcall(state, 1, 1, 0) == ffi::LUA_OK {
+                u8::try_from(ffi::lua_tointeger(state, -1) & 7).unwrap_or(all)
+            } else {
+                all
+            };
+            ffi::lua_settop(state, -2);
+            ffi::lua_pushvalue(state, -1);
+            ffi::lua_rawseti_(state, ffi::LUA_REGISTRYINDEX, self.last_response.id());
+            self.response_reads.set(reads);
+            reads
         }
     }
 }

@@ -7,6 +7,7 @@
 //! [`Script`]; after the run, [`LuaScript::done`] calls `done(summary,
 //! latency, requests)` in the setup state.
 
+use crate::busy::{Busy, Hook};
 use crate::state::{describe, new_state, LoadError, Source};
 use crate::stats::{per_thread_rates, WrkStats, WrkSummary};
 use crate::thread_handle::{RunShared, ThreadHandle, ThreadSlot};
@@ -36,6 +37,7 @@ pub struct LoadedScript {
     args: Vec<String>,
     url: String,
     setup: Lua,
+    shared: Arc<RunShared>,
 }
 
 impl std::fmt::Debug for LoadedScript {
@@ -71,7 +73,14 @@ impl LoadedScript {
             args: config.args.clone(),
             url: config.url.clone(),
             setup,
+            shared: Arc::default(),
         })
+    }
+
+    /// The hook the main thread is in (`setup`, `init`; later `done`):
+    /// what a watch on a hook that never returns reads.
+    pub fn main_busy(&self) -> Arc<Busy> {
+        self.shared.main_busy.clone()
     }
 
     /// The hooks the file defines at its top level (`init` may still add some).
@@ -87,7 +96,7 @@ impl LoadedScript {
             ScriptError(format!("{name}: {hook} failed: {}", describe(e)))
         };
         let mut slots = Vec::with_capacity(threads);
-        let shared = Arc::new(RunShared::default());
+        let shared = self.shared.clone();
         for index in 0..threads {
             let lua = new_state(&self.source).map_err(|e| ScriptError(e.to_string()))?;
             let slot = Arc::new(ThreadSlot::new(index, addr, shared.clone()));
@@ -107,6 +116,7 @@ impl LoadedScript {
                 .get::<Value>("setup")
                 .map_err(|e| fail("setup()", &e))?
             {
+                let _busy = shared.main_busy.enter(Hook::Setup);
                 setup
                     .call::<()>(ThreadHandle {
                         slot: slot.clone(),
@@ -117,7 +127,9 @@ impl LoadedScript {
             let lua = slot.take().ok_or_else(|| {
                 ScriptError(format!("{name}: thread {} state missing", index + 1))
             })?;
+            let busy = shared.main_busy.enter(Hook::Init);
             self.init(&lua, &wrk).map_err(|e| fail("init()", &e))?;
+            drop(busy);
             slot.put(lua);
             slots.push(slot);
         }
@@ -172,6 +184,16 @@ impl std::fmt::Debug for LuaScript {
 }
 
 impl LuaScript {
+    /// The script's name in messages (its path as given).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The hook the main thread is in (`done` after the run).
+    pub fn main_busy(&self) -> Arc<Busy> {
+        self.shared.main_busy.clone()
+    }
+
     /// How many thread states were prepared.
     pub fn threads(&self) -> usize {
         self.slots.len()
@@ -233,6 +255,7 @@ impl LuaScript {
             return Ok(());
         };
         let summary = summary_table(&setup, &WrkSummary::of(result)).map_err(|e| fail(&e))?;
+        let _busy = self.shared.main_busy.enter(Hook::Done);
         done.call::<()>((summary, latency, WrkStats::of_rates(rates)))
             .map_err(|e| fail(&e))
     }
@@ -244,6 +267,21 @@ impl LuaScript {
     pub(crate) fn eval_in_setup<T: mlua::FromLua>(&self, code: &str) -> mlua::Result<T> {
         let setup = self.setup.lock().unwrap_or_else(|p| p.into_inner());
         setup.load(code).eval()
+    }
+
+    /// Evaluates `code` in thread `index`'s state (after its worker let go).
+    pub(crate) fn eval_in_thread<T: mlua::FromLua>(
+        &self,
+        index: usize,
+        code: &str,
+    ) -> mlua::Result<T> {
+        let slot = &self.slots[index];
+        let lua = slot
+            .take()
+            .ok_or_else(|| mlua::Error::runtime("thread running"))?;
+        let value = lua.load(code).eval();
+        slot.put(lua);
+        value
     }
 }
 
@@ -293,5 +331,10 @@ impl Script for LuaScript {
 
     fn thread_addr(&self, index: usize) -> Option<SocketAddr> {
         self.slots.get(index)?.chosen_addr()
+    }
+
+    fn busy_in(&self, index: usize) -> Option<String> {
+        let hook = self.slots.get(index)?.busy.hook()?;
+        Some(format!("the Lua hook {}", hook.call()))
     }
 }

@@ -34,15 +34,22 @@ impl fmt::Display for LoadError {
 
 impl std::error::Error for LoadError {}
 
-/// The message of a Lua error, with its traceback when Lua gave one.
+/// The message of a Lua error, with the script's frames of its traceback
+/// when Lua gave one (traceback.rs).
 pub(crate) fn describe(error: &mlua::Error) -> String {
+    crate::traceback::tidy(&describe_raw(error))
+}
+
+fn describe_raw(error: &mlua::Error) -> String {
     match error {
         mlua::Error::SyntaxError { message, .. } => message.clone(),
         mlua::Error::RuntimeError(message) => message.clone(),
         mlua::Error::CallbackError { traceback, cause } => {
-            format!("{}\n{traceback}", describe(cause))
+            format!("{}\n{traceback}", describe_raw(cause))
         }
-        mlua::Error::WithContext { context, cause } => format!("{context}: {}", describe(cause)),
+        mlua::Error::WithContext { context, cause } => {
+            format!("{context}: {}", describe_raw(cause))
+        }
         other => other.to_string(),
     }
 }

@@ -9,6 +9,7 @@
 //! has of itself (`wrk.thread`) works on its own state directly.
 
 use crate::addr::LuaAddr;
+use crate::busy::Busy;
 use crate::transfer::Transfer;
 use mlua::{Lua, UserData, UserDataFields, UserDataMethods, Value};
 use std::net::SocketAddr;
@@ -24,10 +25,14 @@ struct AddrChoice {
 }
 
 /// What every thread of a run shares: the first script error during the
-/// run, which stops them all (the run ends with that error).
+/// run, which stops them all (the run ends with that error), and the hook
+/// the main thread runs.
 #[derive(Debug, Default)]
 pub(crate) struct RunShared {
     pub failure: OnceLock<String>,
+    /// The hook the main thread is in: `setup`, `init` (before the run)
+    /// or `done` (after it).
+    pub main_busy: Arc<Busy>,
 }
 
 /// What the setup state, the done state and a worker share of one thread.
@@ -38,6 +43,8 @@ pub(crate) struct ThreadSlot {
     addr: Mutex<AddrChoice>,
     stop: AtomicBool,
     shared: Arc<RunShared>,
+    /// The hook the worker is in during the run.
+    pub busy: Busy,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -58,6 +65,7 @@ impl ThreadSlot {
             }),
             stop: AtomicBool::new(false),
             shared,
+            busy: Busy::default(),
         }
     }
 

@@ -1,11 +1,13 @@
 //! One worker thread's script ([`ScriptThread`]): `request()`, `delay()`,
-//! `response()` and `thread:stop()` in that thread's own state, each one
-//! call into a small Lua function (lua/hooks.lua) that finds the script's
-//! global; `response()`'s headers table and body are made here, through
-//! LuaJIT's C API, as wrk makes them. The state
+//! `response()` and `thread:stop()` in that thread's own state; `request()`
+//! and `delay()` are each one call into a small Lua function
+//! (lua/hooks.lua) that finds the script's global, `response` is called
+//! directly with its headers table and body made here, through LuaJIT's C
+//! API, as wrk makes them, but only those it reads (lua/reads.lua). The state
 //! goes back to its slot when the worker drops this, so `done()` can read
 //! the thread's globals (`thread:get`).
 
+use crate::busy::Hook;
 use crate::raw_call::RawHooks;
 use crate::request_count::count_requests;
 use crate::state::describe;
@@ -38,6 +40,9 @@ impl Hooks {
 /// The per-request calls, in Lua (lua/hooks.lua).
 const HOOKS: &str = include_str!("../lua/hooks.lua");
 
+/// Which arguments a `response` function reads (lua/reads.lua).
+pub(crate) const READS: &str = include_str!("../lua/reads.lua");
+
 /// A worker's script state, taken from its slot for the run.
 pub(crate) struct LuaThread {
     slot: Arc<ThreadSlot>,
@@ -63,12 +68,17 @@ impl LuaThread {
         let wrk: Table = lua.globals().get("wrk").map_err(fail)?;
         let request: Function = wrk.get("request").map_err(fail)?;
         let fixed = request.call::<BString>(()).map_err(fail)?.into();
-        let (next_request, next_delay, on_response) = lua
+        let (next_request, next_delay) = lua
             .load(HOOKS)
             .set_name("=stampede hooks")
-            .call::<(Function, Function, Function)>(())
+            .call::<(Function, Function)>(())
             .map_err(fail)?;
-        let raw = RawHooks::new(&lua, next_request, next_delay, on_response).map_err(fail)?;
+        let reads = lua
+            .load(READS)
+            .set_name("=stampede reads")
+            .call::<Function>(())
+            .map_err(fail)?;
+        let raw = RawHooks::new(&lua, next_request, next_delay, reads).map_err(fail)?;
         Ok(LuaThread {
             slot,
             lua: Some(lua),
@@ -83,6 +93,7 @@ impl LuaThread {
     /// A script error during the run: recorded for the run (it stops
     /// every thread) and returned to the engine.
     fn fail(&self, hook: &str, error: &str) -> ScriptError {
+        let error = crate::traceback::tidy(error);
         self.failed(format!("{}: {hook} failed: {error}", self.name))
     }
 
@@ -105,10 +116,10 @@ impl ScriptThread for LuaThread {
         let Some(lua) = self.lua.as_ref() else {
             return Err(ScriptError(format!("{}: no state", self.name)));
         };
-        let counted = self
-            .raw
-            .request(lua, out, count_requests, self.last_count)
-            .map_err(|e: String| self.fail("request()", &e))?;
+        let busy = self.slot.busy.enter(Hook::Request);
+        let counted = self.raw.request(lua, out, count_requests, self.last_count);
+        drop(busy);
+        let counted = counted.map_err(|e: String| self.fail("request()", &e))?;
         // Bytes that are no HTTP request end the run as a runtime error
         // does (the failure slot: one block, exit 2), not this thread only.
         let count = counted.map_err(|why| self.failed(format!("{}: {why}", self.name)))?;
@@ -124,10 +135,10 @@ impl ScriptThread for LuaThread {
         let Some(lua) = self.lua.as_ref() else {
             return Ok(Duration::ZERO);
         };
-        let ms = self
-            .raw
-            .delay(lua)
-            .map_err(|e: String| self.fail("delay()", &e))?;
+        let busy = self.slot.busy.enter(Hook::Delay);
+        let ms = self.raw.delay(lua);
+        drop(busy);
+        let ms = ms.map_err(|e: String| self.fail("delay()", &e))?;
         // wrk: whole milliseconds; nothing for a negative or NaN delay.
         let ms = if ms.is_finite() && ms > 0.0 {
             ms.trunc()
@@ -145,9 +156,10 @@ impl ScriptThread for LuaThread {
         let Some(lua) = self.lua.as_ref() else {
             return Ok(());
         };
-        self.raw
-            .response(lua, response.status, response.headers, response.body)
-            .map_err(|e: String| self.fail("response()", &e))
+        let busy = self.slot.busy.enter(Hook::Response);
+        let done = (self.raw).response(lua, response.status, response.headers, response.body);
+        drop(busy);
+        done.map_err(|e: String| self.fail("response()", &e))
     }
 
     fn stop_requested(&self) -> bool {

@@ -141,7 +141,7 @@ impl PlanError {
             }
             PlanError::TlsNeedsHttps => format!("{} need an https:// URL", both(Setting::Tls)),
             PlanError::Http2NeedsClosedModel => format!(
-                "{} works with the closed model ({} and {}), not with {a_rate} yet",
+                "{} works with the closed model ({} and {}), not with {a_rate} yet: the open model paces HTTP/1.1 and HTTP/3",
                 either(Setting::Http2),
                 either(Setting::Connections),
                 either(Setting::Streams),
@@ -155,19 +155,19 @@ impl PlanError {
             ),
             PlanError::ReactorCannotDrive { io, reason } => match flags(Setting::Io) {
                 Some(flag) => format!(
-                    "{flag} {io} drives plain HTTP/1.1; this run uses {reason} (use {flag} auto or tokio)"
+                    "{flag} {io} drives HTTP/1.1 (plain, TLS or a Unix socket); this run uses {reason}, which only tokio drives (use {flag} auto or tokio)"
                 ),
                 None => format!(
-                    "the {io} event loop drives plain HTTP/1.1; this run uses {reason} (use auto or tokio)"
+                    "the {io} event loop drives HTTP/1.1 (plain, TLS or a Unix socket); this run uses {reason}, which only tokio drives (use auto or tokio)"
                 ),
             },
             PlanError::PipelineWithTargets => format!(
-                "{} and {} cannot be combined yet",
+                "{} and {} cannot be combined: a pipelined batch repeats one request",
                 either(Setting::Pipeline),
                 either(Setting::Targets)
             ),
             PlanError::PipelineNeedsClosedModel => format!(
-                "{} works with the closed model ({}), not with {a_rate}",
+                "{} works with the closed model ({}), not with {a_rate}: the open model sends each request at its own instant",
                 either(Setting::Pipeline),
                 either(Setting::Connections),
             ),
@@ -215,11 +215,13 @@ mod tests {
         let error = PlanError::PipelineNeedsClosedModel;
         assert_eq!(
             error.to_string(),
-            "pipelining works with the closed model (connections), not with a rate"
+            "pipelining works with the closed model (connections), not with a rate: \
+             the open model sends each request at its own instant"
         );
         assert_eq!(
             error.with_flags(&run_flags),
-            "pipelining works with the closed model (-c), not with -r"
+            "pipelining works with the closed model (-c), not with -r: \
+             the open model sends each request at its own instant"
         );
         let error = PlanError::ReactorCannotDrive {
             io: "uring",
@@ -227,7 +229,7 @@ mod tests {
         };
         assert!(error
             .with_flags(&run_flags)
-            .starts_with("--io uring drives plain HTTP/1.1"));
+            .starts_with("--io uring drives HTTP/1.1 (plain, TLS or a Unix socket); this run uses HTTP/2, which only tokio drives"));
         assert!(!error.to_string().contains("--"));
     }
 }

@@ -24,6 +24,12 @@ pub trait Script: Send + Sync + std::fmt::Debug {
     fn thread_addr(&self, _index: usize) -> Option<SocketAddr> {
         None
     }
+    /// What worker `index` is running in the script right now, for the
+    /// warning about a worker that never returned (`the Lua hook
+    /// request()`); None when it is not in the script.
+    fn busy_in(&self, _index: usize) -> Option<String> {
+        None
+    }
 }
 
 /// What one worker thread's script does per request.

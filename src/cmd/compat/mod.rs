@@ -164,10 +164,7 @@ fn run(
 /// A plan error as a usage error naming the tool's flags (ab's -E and -f
 /// for TLS, wrk's -R for the rate); any other error as it is.
 fn in_own_flags(translated: &Translated, error: anyhow::Error) -> anyhow::Error {
-    if !error
-        .chain()
-        .any(|cause| cause.is::<stampede_plan::PlanError>())
-    {
+    if !error.chain().any(crate::plan_flags::names_settings) {
         return error;
     }
     let text: Vec<String> = error

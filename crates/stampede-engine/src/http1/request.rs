@@ -1,6 +1,10 @@
-//! Serializes the plan's request once; every send writes these same bytes.
+//! The plan's requests serialized once, before the run; every send writes
+//! these same bytes. The rules are the template's
+//! ([`RequestTemplate::encode_fixed`], stampede-workload's
+//! template/request.rs): one rulebook for fixed and templated requests.
 
-use stampede_plan::{Plan, RequestSpec, Scheme, Target};
+use stampede_plan::{Plan, RequestSpec, Target};
+use stampede_workload::RequestTemplate;
 
 /// The request bytes for `plan`: request line, default headers (Host,
 /// User-Agent, Accept, Connection, Content-Length) unless the user gave one of
@@ -12,61 +16,7 @@ pub fn encode_request(plan: &Plan) -> Vec<u8> {
 /// The bytes of one request of the plan's mix (`--targets`): the plan gives
 /// the connection settings (keep-alive, proxy), the entry the request.
 pub fn encode_request_to(plan: &Plan, destination: &Target, request: &RequestSpec) -> Vec<u8> {
-    let given = |name: &str| {
-        request
-            .headers
-            .iter()
-            .any(|h| h.name.eq_ignore_ascii_case(name))
-    };
-    let version = if request.http10 {
-        "HTTP/1.0"
-    } else {
-        "HTTP/1.1"
-    };
-    // Through a plain proxy an http:// request names its whole URL
-    // (absolute form); https:// goes through a CONNECT tunnel instead.
-    let target = if plan.transport.proxy.is_some() && destination.scheme == Scheme::Http {
-        format!(
-            "http://{}{}",
-            destination.authority, destination.path_and_query
-        )
-    } else {
-        destination.path_and_query.clone()
-    };
-    let mut head = format!("{} {target} {version}\r\n", request.method);
-    let mut default = |name: &str, value: &str| {
-        if !given(name) {
-            head.push_str(name);
-            head.push_str(": ");
-            head.push_str(value);
-            head.push_str("\r\n");
-        }
-    };
-    default("Host", &destination.authority);
-    default(
-        "User-Agent",
-        concat!("stampede/", env!("CARGO_PKG_VERSION")),
-    );
-    default("Accept", "*/*");
-    match (plan.keepalive, request.http10) {
-        (false, false) => default("Connection", "close"),
-        (true, true) => default("Connection", "keep-alive"),
-        _ => {}
-    }
-    let method_carries_body = matches!(request.method.as_str(), "POST" | "PUT" | "PATCH");
-    if (!request.body.is_empty() || method_carries_body) && !given("Transfer-Encoding") {
-        default("Content-Length", &request.body.len().to_string());
-    }
-    for header in &request.headers {
-        head.push_str(&header.name);
-        head.push_str(": ");
-        head.push_str(&header.value);
-        head.push_str("\r\n");
-    }
-    head.push_str("\r\n");
-    let mut bytes = head.into_bytes();
-    bytes.extend_from_slice(&request.body);
-    bytes
+    RequestTemplate::encode_fixed(plan, destination, request)
 }
 
 #[cfg(test)]
@@ -89,6 +39,117 @@ mod tests {
 
     fn text(plan: &Plan) -> String {
         String::from_utf8(encode_request(plan)).unwrap()
+    }
+
+    const UA: &str = concat!("User-Agent: stampede/", env!("CARGO_PKG_VERSION"), "\r\n");
+
+    /// The exact bytes of each kind of fixed request, written against the
+    /// encoder as it was before the template's rulebook took its place.
+    #[test]
+    fn golden_bytes_of_fixed_requests() {
+        let get = text(&plan("GET", &[], "", true, false));
+        assert_eq!(
+            get,
+            format!("GET /echo?x=1 HTTP/1.1\r\nHost: 127.0.0.1:3000\r\n{UA}Accept: */*\r\n\r\n")
+        );
+        let post = text(&plan(
+            "POST",
+            &["Content-Type: application/json", "X-A: 1"],
+            "{\"k\":1}",
+            false,
+            false,
+        ));
+        assert_eq!(
+            post,
+            format!(
+                "POST /echo?x=1 HTTP/1.1\r\nHost: 127.0.0.1:3000\r\n{UA}Accept: */*\r\n\
+                 Connection: close\r\nContent-Length: 7\r\nContent-Type: application/json\r\n\
+                 X-A: 1\r\n\r\n{{\"k\":1}}"
+            )
+        );
+        let head = text(&plan("HEAD", &[], "", true, false));
+        assert_eq!(
+            head,
+            format!("HEAD /echo?x=1 HTTP/1.1\r\nHost: 127.0.0.1:3000\r\n{UA}Accept: */*\r\n\r\n")
+        );
+        // An empty PUT still says its length; HTTP/1.0 asks to keep alive.
+        let put = text(&plan("PUT", &[], "", true, true));
+        assert_eq!(
+            put,
+            format!(
+                "PUT /echo?x=1 HTTP/1.0\r\nHost: 127.0.0.1:3000\r\n{UA}Accept: */*\r\n\
+                 Connection: keep-alive\r\nContent-Length: 0\r\n\r\n"
+            )
+        );
+        // A `--targets` entry: its own destination and request, the plan's
+        // connection settings (here no keep-alive).
+        let p = plan("GET", &[], "", false, false);
+        let entry = stampede_plan::MixEntry {
+            target: Target::parse("http://[::1]:8080/items/7?a=b").unwrap(),
+            request: RequestSpec {
+                method: "DELETE".into(),
+                headers: vec![parse_header("X-Token: t").unwrap()],
+                body: b"{{seq}}".to_vec(),
+                http10: false,
+            },
+            weight: 3,
+        };
+        assert_eq!(
+            String::from_utf8(encode_request_to(&p, &entry.target, &entry.request)).unwrap(),
+            format!(
+                "DELETE /items/7?a=b HTTP/1.1\r\nHost: [::1]:8080\r\n{UA}Accept: */*\r\n\
+                 Connection: close\r\nContent-Length: 7\r\nX-Token: t\r\n\r\n{{{{seq}}}}"
+            )
+        );
+        // Through a plain proxy: the absolute form; https:// is tunnelled.
+        let mut p = plan("GET", &[], "", true, false);
+        p.transport.proxy = Some(stampede_plan::ProxySpec::parse("127.0.0.1:3128").unwrap());
+        assert_eq!(
+            text(&p),
+            format!(
+                "GET http://127.0.0.1:3000/echo?x=1 HTTP/1.1\r\nHost: 127.0.0.1:3000\r\n{UA}\
+                 Accept: */*\r\n\r\n"
+            )
+        );
+        let tls = Target::parse("https://example.test/s").unwrap();
+        assert_eq!(
+            String::from_utf8(encode_request_to(&p, &tls, &p.request)).unwrap(),
+            format!("GET /s HTTP/1.1\r\nHost: example.test\r\n{UA}Accept: */*\r\n\r\n")
+        );
+        // A custom Host and every default overridden: the user's names, in
+        // the user's order and spelling, and no default of the same name.
+        let custom = text(&plan(
+            "POST",
+            &[
+                "host: example",
+                "user-agent: ab",
+                "ACCEPT: text/html",
+                "Connection: upgrade",
+                "Content-Length: 3",
+            ],
+            "abc",
+            false,
+            false,
+        ));
+        assert_eq!(
+            custom,
+            "POST /echo?x=1 HTTP/1.1\r\nhost: example\r\nuser-agent: ab\r\nACCEPT: text/html\r\n\
+             Connection: upgrade\r\nContent-Length: 3\r\n\r\nabc"
+        );
+        let chunked = text(&plan(
+            "POST",
+            &["Transfer-Encoding: chunked"],
+            "3\r\nabc\r\n0\r\n\r\n",
+            true,
+            false,
+        ));
+        assert_eq!(
+            chunked,
+            format!(
+                "POST /echo?x=1 HTTP/1.1\r\nHost: 127.0.0.1:3000\r\n{UA}Accept: */*\r\n\
+                 Transfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"
+            )
+        );
     }
 
     #[test]

@@ -6,13 +6,15 @@
 //! request that never got a connection counts from its intended start, and a
 //! failed connect backs the slot off (backoff.rs), and a connection whose
 //! lifetime is over (conn_lifetime.rs) is retired and its successor counted
-//! as a planned reconnect. A pipelined batch
+//! as a planned reconnect (the idle close, the lifetime and what a successor
+//! counts as are conn_books.rs's, kept by both paths). A pipelined batch
 //! (`--pipeline N`) is N requests written at once, all with the same clocks:
 //! the books count the responses of the batch as they complete, in order,
 //! and a failure ends every request of the batch not answered yet. The
 //! reactors own the socket and decide when to read and write.
 
 use crate::backoff::Backoff;
+use crate::conn_books::ConnectionLife;
 use crate::connection::{response_error_kind, ConnectionContext};
 use crate::http1::{Complete, ResponseError, ResponseParser, ResponseProgress};
 use crate::read_buffer::ReadBuffer;
@@ -27,10 +29,7 @@ use std::time::{Duration, Instant};
 #[derive(Debug)]
 pub struct LinkBooks {
     leftover: ReadBuffer,
-    served: u64,
-    opened_at: Instant,
-    server_closed: bool,
-    retiring: bool,
+    life: ConnectionLife,
     established: bool,
 }
 
@@ -38,10 +37,7 @@ impl LinkBooks {
     pub fn new(now: Instant) -> LinkBooks {
         LinkBooks {
             leftover: ReadBuffer::default(),
-            served: 0,
-            opened_at: now,
-            server_closed: false,
-            retiring: false,
+            life: ConnectionLife::new(now),
             established: false,
         }
     }
@@ -68,15 +64,9 @@ pub struct Ledger {
     /// Bytes of the request written so far.
     pub written: usize,
     bytes_received: u64,
-    /// Responses completed on the current connection (redirect hops too).
-    served: u64,
-    /// When the current connection opened (its age, `--conn-max-age`).
-    opened_at: Instant,
-    /// The server closed the last connection: the next one is a reconnect.
-    server_closed: bool,
-    /// The client retired the last connection at the end of its lifetime:
-    /// the next one is a planned reconnect.
-    retiring: bool,
+    /// Its connection's life: responses served (redirect hops too), age,
+    /// what the next counts as (conn_books.rs, the tokio slot's too).
+    life: ConnectionLife,
     /// The current request may still be retried after an idle close.
     may_retry: bool,
     /// The connection's handshake completed (it counts as open).
@@ -116,10 +106,7 @@ impl Ledger {
             deadline: now,
             written: 0,
             bytes_received: 0,
-            served: 0,
-            opened_at: now,
-            server_closed: false,
-            retiring: false,
+            life: ConnectionLife::new(now),
             may_retry: false,
             established: false,
             backoff: Backoff::default(),
@@ -139,7 +126,7 @@ impl Ledger {
     /// so that the time it waited for a connection counts in its latency).
     /// With a workload, the user's next step is rendered; false when a
     /// `unique` feeder ran out of rows (the request is taken back, nothing
-    /// is sent, and the worker winds down).
+    /// is sent, and the user is done) or the script failed.
     pub fn begin(&mut self, ctx: &ConnectionContext, intended: Instant) -> bool {
         self.hops.reset();
         let begun = ctx.begin_request(
@@ -257,13 +244,8 @@ impl Ledger {
 
     fn opened(&mut self, ctx: &ConnectionContext, took: Duration, now: Instant) {
         self.connect = Some(took);
-        ctx.state.connection_opened(self.server_closed, took);
-        if std::mem::take(&mut self.retiring) {
-            ctx.state.planned_reconnect();
-        }
-        self.opened_at = now;
+        self.life.opened(&ctx.state, took, now);
         self.backoff.succeeded();
-        self.server_closed = false;
         self.established = true;
         self.sending(ctx, now);
     }
@@ -277,10 +259,7 @@ impl Ledger {
     /// Swaps the current connection's books with a parked one's.
     pub fn swap_link(&mut self, parked: &mut LinkBooks) {
         std::mem::swap(&mut self.leftover, &mut parked.leftover);
-        std::mem::swap(&mut self.served, &mut parked.served);
-        std::mem::swap(&mut self.opened_at, &mut parked.opened_at);
-        std::mem::swap(&mut self.server_closed, &mut parked.server_closed);
-        std::mem::swap(&mut self.retiring, &mut parked.retiring);
+        std::mem::swap(&mut self.life, &mut parked.life);
         std::mem::swap(&mut self.established, &mut parked.established);
     }
 
@@ -353,14 +332,14 @@ impl Ledger {
         if !self.batch_pending() {
             let judged = self.judge(ctx, now, done);
             self.record(ctx, now, Ok(done.status), done.body_bytes, judged);
-            self.served += 1;
+            self.life.answered();
             return self.keeps_connection(ctx, now, done.keep_alive);
         }
         // The bytes after this response are the next one's.
         let carried = self.leftover.pending().len() as u64;
         self.bytes_received = self.bytes_received.saturating_sub(carried);
         self.record(ctx, now, Ok(done.status), done.body_bytes, None);
-        self.served += 1;
+        self.life.answered();
         self.first_byte = None;
         self.bytes_received = 0;
         done.keep_alive && ctx.keepalive
@@ -375,7 +354,7 @@ impl Ledger {
         now: Instant,
         keep_alive: bool,
     ) -> bool {
-        self.served += 1;
+        self.life.answered();
         self.keeps_connection(ctx, now, keep_alive)
     }
 
@@ -388,24 +367,13 @@ impl Ledger {
         now: Instant,
         keep_alive: bool,
     ) -> bool {
-        if !(keep_alive && ctx.keep_alive_of(self.target)) {
-            return false;
-        }
-        if ctx.lifetime.is_over(self.served, self.opened_at, || now) {
-            self.retiring = true;
-            return false;
-        }
-        true
+        keep_alive && ctx.keep_alive_of(self.target) && !self.outlived(ctx, now)
     }
 
     /// Before a request goes out at `now` on the open connection: true (and
     /// the connection retired) when its lifetime ran out while it was idle.
     pub fn outlived(&mut self, ctx: &ConnectionContext, now: Instant) -> bool {
-        if ctx.lifetime.is_over(self.served, self.opened_at, || now) {
-            self.retiring = true;
-            return true;
-        }
-        false
+        self.life.outlived(&ctx.lifetime, || now)
     }
 
     /// Whether the complete response `done` redirects the request
@@ -464,10 +432,8 @@ impl Ledger {
     /// response arrived; of a batch, no response): not an error, the
     /// request (or batch) goes again on a new connection.
     pub fn retry_after_idle_close(&mut self, kind: ErrorKind) -> bool {
-        let idle_close = matches!(kind, ErrorKind::ClosedEarly | ErrorKind::Reset)
-            && self.bytes_received == 0
-            && self.batch_answered == 0
-            && self.served > 0;
+        let idle_close =
+            self.batch_answered == 0 && self.life.closed_while_idle(kind, self.bytes_received);
         idle_close && std::mem::take(&mut self.may_retry)
     }
 
@@ -488,7 +454,7 @@ impl Ledger {
         } else if !had_connection {
             self.sent = self.intended;
             self.retry_at = Some(now + ctx.state.connect_backoff(&mut self.backoff));
-        } else if kind == ErrorKind::Tls && self.served == 0 {
+        } else if kind == ErrorKind::Tls && !self.life.is_reused() {
             // A refused handshake (backoff.rs): backed off as a failed connect.
             self.backoff.refused();
             self.retry_at = Some(now + ctx.state.connect_backoff(&mut self.backoff));
@@ -530,8 +496,7 @@ impl Ledger {
             ctx.state.connection_closed();
         }
         self.leftover.clear();
-        self.served = 0;
-        self.server_closed = by_server && !self.retiring;
+        self.life.gone(by_server);
     }
 
     fn record(

@@ -5,12 +5,12 @@
 //! queued on a ring, multishot receives into a provided buffer ring, one
 //! syscall per batch). Both write the next request from the handler that
 //! completed the previous response and find timeouts by a sweep over the
-//! slots, not by a timer per request. Everything else a worker does
-//! (warm-up, snapshots every 250 ms, the connection schedule, the budget,
-//! stop and deadline, and in the open model the dispatch of every request
-//! due, open_dispatch.rs) happens here, in a housekeeping turn between event
-//! batches; the wait between batches ends at the next intended instant with
-//! nanosecond precision, so no timer is armed per request. In the closed
+//! slots, not by a timer per request. Between event batches each turn
+//! ticks the worker's housekeeping (housekeeping.rs, the tokio worker's
+//! too: warm-up, snapshots, deadline, stop), follows the connection
+//! schedule, and in the open model dispatches every request due
+//! (open_dispatch.rs); the wait between batches ends at the next intended
+//! instant with nanosecond precision, so no timer is armed per request. In the closed
 //! model a slot may carry a pipelined batch (`--pipeline`): the batch is
 //! written at once and its responses are recorded one by one (ledger.rs).
 //! The tokio path (worker.rs) drives HTTP/2 and TLS through a proxy.
@@ -26,10 +26,11 @@ mod uring;
 
 pub use uring::uring_unavailable;
 
-use crate::closed::{slots_at, CONTROL_PERIOD};
+use crate::closed::slots_at;
 use crate::connection::{connection_context, ConnectionContext};
+use crate::housekeeping::{Housekeeping, Tick};
 use crate::request_log::WorkerLogHandle;
-use crate::worker_plan::{second_of, WorkerLoad, WorkerMessage, WorkerPlan};
+use crate::worker_plan::{WorkerLoad, WorkerMessage, WorkerPlan};
 use crate::worker_state::WorkerState;
 use open_dispatch::{Destination, OpenDispatch};
 pub use slot::{Phase, ReactorSlot, SlotBase, Step, WorkerIo};
@@ -50,7 +51,7 @@ const SWEEP_MAX: Duration = Duration::from_millis(100);
 /// [`Turn::advance`].
 pub(crate) fn drive<I: WorkerIo, S: ReactorSlot<I>>(
     plan: &WorkerPlan,
-    mut stop: watch::Receiver<bool>,
+    stop: watch::Receiver<bool>,
     to_aggregator: &mpsc::Sender<WorkerMessage>,
     ctx: &ConnectionContext,
     io: &I,
@@ -81,75 +82,38 @@ pub(crate) fn drive<I: WorkerIo, S: ReactorSlot<I>>(
             None
         }
     };
-    let mut warming_up = plan.measure_start > start;
-    let mut next_control = start;
+    let mut housekeeping =
+        Housekeeping::new(plan, state, ctx.log.as_ref(), to_aggregator, stop, start);
     let mut next_sweep = start + sweep_period;
-    let every = plan.snapshot_interval;
-    let mut next_snapshot = plan.measure_start + every;
     let far = start + Duration::from_secs(86_400 * 365);
-    let deadline = plan.deadline.unwrap_or(far);
     loop {
         let now = Instant::now();
-        if now >= next_control {
-            if *stop.borrow_and_update() {
-                break;
-            }
-            if plan.phases.as_ref().is_some_and(|p| p.run_stopped()) {
-                // Another group's step failed under on_error = "stop_run".
-                state.stop_sending();
-            }
-            if let Some((schedule, warmup_target)) = closed {
-                let limit = slots_at(
-                    schedule,
-                    warmup_target,
-                    plan.load_start,
-                    now,
-                    plan.share.0,
-                    plan.share.1,
-                )
-                .min(slots.len());
-                if limit > turn.limit {
-                    let idle = (turn.limit..limit)
-                        .filter(|&i| slots[i].phase() == Phase::Idle && !turn.is_backing_off(i));
-                    let idle: Vec<usize> = idle.collect();
-                    turn.runnable.extend(idle);
-                }
-                turn.limit = limit;
-            }
-            next_control = now + CONTROL_PERIOD;
-        }
-        if now >= deadline {
+        let control = match housekeeping.tick(now) {
+            Tick::Stop => break,
+            Tick::Go { control } => control,
+        };
+        if ctx.workload.as_ref().is_some_and(|w| w.script_stopped()) {
+            // wrk's thread:stop() ends its loop after the events at hand:
+            // what is still in flight is left unfinished, as wrk leaves it.
             break;
         }
-        if warming_up && now >= plan.measure_start {
-            state.end_warmup();
-            warming_up = false;
-        }
-        if now >= next_snapshot {
-            if let Some(log) = &ctx.log {
-                // A quiet run must not leave its lines waiting in a half batch.
-                log.flush();
+        if let Some((schedule, warmup_target)) = closed.filter(|_| control) {
+            let limit = slots_at(
+                schedule,
+                warmup_target,
+                plan.load_start,
+                now,
+                plan.share.0,
+                plan.share.1,
+            )
+            .min(slots.len());
+            if limit > turn.limit {
+                let idle = (turn.limit..limit)
+                    .filter(|&i| slots[i].phase() == Phase::Idle && !turn.is_backing_off(i));
+                let idle: Vec<usize> = idle.collect();
+                turn.runnable.extend(idle);
             }
-            let mut delivered = true;
-            while now >= next_snapshot {
-                let interval_start = next_snapshot - every;
-                let second = interval_start
-                    .saturating_duration_since(plan.measure_start)
-                    .as_secs();
-                delivered &= to_aggregator
-                    .send(WorkerMessage {
-                        worker: plan.index,
-                        second,
-                        snapshot: state.interval_snapshot(),
-                        finished_at: None,
-                    })
-                    .is_ok();
-                next_snapshot += every;
-            }
-            if !delivered {
-                // The engine is gone; nothing would read our results.
-                return Ok(());
-            }
+            turn.limit = limit;
         }
         if now >= next_sweep {
             for index in 0..slots.len() {
@@ -172,13 +136,12 @@ pub(crate) fn drive<I: WorkerIo, S: ReactorSlot<I>>(
             turn.dispatch_due(io, ctx, slots, now);
         }
         let users_done = (ctx.workload.as_ref()).is_some_and(|w| w.all_users_done(slots.len()));
-        if turn.is_done(state, plan.deadline.is_some(), users_done) {
+        let feed_drained = state.in_flight() == 0 && ctx.feed_drained();
+        if turn.is_done(state, plan.deadline.is_some(), users_done, feed_drained) {
             break;
         }
-        let wake_at = next_control
+        let wake_at = (housekeeping.next_wake())
             .min(next_sweep)
-            .min(next_snapshot)
-            .min(deadline)
             .min(turn.next_retry().unwrap_or(far))
             .min(turn.next_due_at().unwrap_or(far));
         let timeout = if turn.runnable.is_empty() {
@@ -188,17 +151,7 @@ pub(crate) fn drive<I: WorkerIo, S: ReactorSlot<I>>(
         };
         wait(slots, &mut turn, timeout)?;
     }
-    let finished_at = Instant::now();
-    if let Some(log) = &ctx.log {
-        log.finish();
-    }
-    let second = second_of(finished_at.saturating_duration_since(plan.measure_start));
-    let _ = to_aggregator.send(WorkerMessage {
-        worker: plan.index,
-        second,
-        snapshot: state.final_snapshot(),
-        finished_at: Some(finished_at),
-    });
+    housekeeping.finish(Instant::now());
     Ok(())
 }
 
@@ -312,7 +265,8 @@ impl Turn {
                             step = start_intended(io, ctx, &mut slots[index], intended, now);
                             continue;
                         }
-                        if open.backlog.is_empty() {
+                        if open.backlog.is_empty() || ctx.state.is_feed_exhausted() {
+                            // Out of feeder rows, no iteration starts.
                             open.went_idle(index);
                             return;
                         }
@@ -374,7 +328,8 @@ impl Turn {
             let Some(open) = self.open.as_mut() else {
                 return;
             };
-            if open.exhausted {
+            if open.exhausted || ctx.state.is_feed_exhausted() {
+                // Out of feeder rows, arrivals start no iteration.
                 return;
             }
             let Some(intended) = open.pacer.next_due(now) else {
@@ -403,15 +358,24 @@ impl Turn {
     }
 
     /// True when the worker has nothing left to do before its deadline:
-    /// the budget is spent (closed model: or every user is done, `users_done`;
-    /// open model: or the pacer has no more instants and no deadline is
-    /// waited for) and nothing is in flight or queued.
-    fn is_done(&self, state: &WorkerState, has_deadline: bool, users_done: bool) -> bool {
+    /// the budget is spent, or a `unique` feeder is out of rows with no
+    /// iteration under way (`feed_drained`), or (closed model) every user
+    /// is done (`users_done`), or (open model) the pacer has no more
+    /// instants and no deadline is waited for; and nothing is in flight
+    /// or queued.
+    fn is_done(
+        &self,
+        state: &WorkerState,
+        has_deadline: bool,
+        users_done: bool,
+        feed_drained: bool,
+    ) -> bool {
         let idle = state.in_flight() == 0;
         match &self.open {
-            None => (!state.has_budget() || users_done) && idle,
+            None => (!state.has_budget() || users_done || feed_drained) && idle,
             Some(open) => {
-                let no_more = !state.has_budget() || (open.exhausted && !has_deadline);
+                let no_more =
+                    !state.has_budget() || (open.exhausted && !has_deadline) || feed_drained;
                 // Out of feeder rows, the backlog's arrivals cannot be sent.
                 let queued = !open.backlog.is_empty() && !state.is_feed_exhausted();
                 no_more && idle && !queued

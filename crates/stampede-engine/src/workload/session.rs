@@ -8,7 +8,7 @@ use super::phases::RunPhases;
 use super::spec::{GroupWork, WorkloadSpec};
 use crate::http1::Capture;
 use stampede_workload::{
-    Exhausted, FeedCursor, OnError, RenderContext, ScriptError, ScriptThread, VarStore,
+    Exhausted, FeedCursor, FeedMode, OnError, RenderContext, ScriptError, ScriptThread, VarStore,
 };
 use std::cell::{Cell, RefCell};
 use std::sync::Arc;
@@ -30,6 +30,10 @@ pub(crate) struct WorkerWorkload {
     /// A step failed under `on_error = "stop_run"`: this worker stops
     /// sending now, the others at their next housekeeping turn.
     stop_run: Cell<bool>,
+    /// Users of this worker inside an iteration that took feeder rows (the
+    /// rows taken, its last step not over yet): when a `unique` feeder has
+    /// run out, the worker stops once none is left ([`Self::feed_drained`]).
+    open_iterations: Cell<usize>,
     /// The run's group clock (`None` outside scenarios).
     phases: Option<Arc<RunPhases>>,
     /// This worker's script state (wrk's per-thread Lua), with the request
@@ -114,6 +118,7 @@ impl WorkerWorkload {
             worker,
             users_done: Cell::new(0),
             stop_run: Cell::new(false),
+            open_iterations: Cell::new(0),
             phases,
             script,
         })
@@ -156,6 +161,7 @@ impl WorkerWorkload {
             rows: vec![0; self.group().feeders.len()],
             buffer: Vec::new(),
             rendered: false,
+            in_iteration: false,
             requests: 1,
             jar: CookieJar::default(),
         }
@@ -182,6 +188,30 @@ impl WorkerWorkload {
             && (slots > 0 || group.limits.iterations.is_some())
     }
 
+    /// True when a `unique` feeder of the group has handed out all its rows
+    /// (no user can begin another iteration) and no user of this worker is
+    /// inside one: the worker is done, as JMeter's "stop thread on EOF"
+    /// stops each thread when it needs a row, once the iteration it is in
+    /// is over. Looked at by the worker's housekeeping, not per request.
+    pub fn feed_drained(&self) -> bool {
+        if !self.watches_feed() {
+            return false;
+        }
+        let spec = &self.spec;
+        let (agent, agents) = (spec.agent as usize, spec.agents as usize);
+        self.open_iterations.get() == 0
+            && self
+                .group()
+                .feeders
+                .iter()
+                .any(|feeder| feeder.is_exhausted(agent, agents))
+    }
+
+    /// True when the group has a `unique` feeder, which may run out.
+    pub fn watches_feed(&self) -> bool {
+        (self.group().feeders.iter()).any(|f| f.mode() == FeedMode::Unique)
+    }
+
     /// True once a step of this worker failed under `on_error = "stop_run"`.
     pub fn stopped_run(&self) -> bool {
         self.stop_run.get()
@@ -203,12 +233,9 @@ impl WorkerWorkload {
     }
 
     fn take_rows(&self, rows: &mut [usize]) -> Result<(), Exhausted> {
-        use std::sync::atomic::Ordering;
         let mut cursors = self.cursors.borrow_mut();
         for (row, cursor) in rows.iter_mut().zip(cursors.iter_mut()) {
-            *row = cursor.next_index().inspect_err(|_| {
-                self.spec.exhausted.store(true, Ordering::Relaxed);
-            })?;
+            *row = cursor.next_index()?;
         }
         Ok(())
     }
@@ -236,6 +263,9 @@ pub(crate) struct UserSession {
     pub jar: CookieJar,
     /// True when `buffer` holds the current request (its step has a template).
     rendered: bool,
+    /// The user took feeder rows for an iteration not over yet (counted in
+    /// the worker's `open_iterations`).
+    in_iteration: bool,
 }
 
 impl UserSession {
@@ -252,8 +282,9 @@ impl UserSession {
     /// Prepares the request of `target`: an iteration's first request takes
     /// its feeder rows, and a templated request is rendered into the user's
     /// buffer (or the script builds it); `fixed` is the target's pre-encoded
-    /// request. Err when a `unique` feeder has no rows left or the script
-    /// failed (nothing is sent).
+    /// request. Err when a `unique` feeder has no rows left (the user is
+    /// done: it stops where it needed a row, JMeter's "stop thread on
+    /// EOF") or the script failed (nothing is sent).
     pub fn prepare(
         &mut self,
         work: &WorkerWorkload,
@@ -261,14 +292,6 @@ impl UserSession {
         fixed: &[u8],
         seq: impl FnOnce() -> u64,
     ) -> Result<(), NotPrepared> {
-        if work
-            .spec
-            .exhausted
-            .load(std::sync::atomic::Ordering::Relaxed)
-        {
-            // Another worker's (or group's) unique feeder ran out.
-            return Err(NotPrepared::Exhausted);
-        }
         self.prepare_request(work, target, fixed, seq)?;
         if work.spec.cookie_jar {
             if !self.rendered {
@@ -309,7 +332,13 @@ impl UserSession {
         let group = work.group();
         let starts_iteration = !group.sequential || self.starting;
         if starts_iteration && !group.feeders.is_empty() {
-            work.take_rows(&mut self.rows)?;
+            if let Err(exhausted) = work.take_rows(&mut self.rows) {
+                self.finish(work);
+                return Err(exhausted.into());
+            }
+            self.end_iteration(work);
+            self.in_iteration = true;
+            work.open_iterations.set(work.open_iterations.get() + 1);
         }
         self.rendered = false;
         let Some(template) = spec.steps.get(target).and_then(|s| s.template.as_ref()) else {
@@ -365,8 +394,17 @@ impl UserSession {
     }
 
     fn finish(&mut self, work: &WorkerWorkload) {
+        self.end_iteration(work);
         if !std::mem::replace(&mut self.done, true) {
             work.users_done.set(work.users_done.get() + 1);
+        }
+    }
+
+    /// The iteration whose rows the user took is over.
+    fn end_iteration(&mut self, work: &WorkerWorkload) {
+        if std::mem::take(&mut self.in_iteration) {
+            work.open_iterations
+                .set(work.open_iterations.get().saturating_sub(1));
         }
     }
 
@@ -375,6 +413,7 @@ impl UserSession {
     /// iteration has no step to send).
     fn next_iteration(&mut self, work: &WorkerWorkload) {
         let group = work.group();
+        self.end_iteration(work);
         self.iter += 1;
         self.starting = true;
         self.step = work.first_step(self.iter);
@@ -410,6 +449,8 @@ impl UserSession {
         }
         let group = work.group();
         if !group.sequential {
+            // Each request is an iteration of its own.
+            self.end_iteration(work);
             self.iter += 1;
             return None;
         }

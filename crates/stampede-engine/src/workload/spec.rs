@@ -82,9 +82,6 @@ pub struct WorkloadSpec {
     pub agents: u32,
     /// The run-wide `{{seq}}`.
     pub sequence: Sequence,
-    /// Set once a `unique` feeder of any group has run out: every worker
-    /// then stops sending (the run stops as a whole, `feed_exhausted`).
-    pub exhausted: std::sync::atomic::AtomicBool,
     /// `--cookie-jar`: each virtual user keeps the cookies it is sent and
     /// sends them back (workload/cookie_jar.rs).
     pub cookie_jar: bool,
@@ -115,7 +112,6 @@ impl Default for WorkloadSpec {
             sequence: Sequence::new(0, 1),
             script: None,
             cookie_jar: false,
-            exhausted: std::sync::atomic::AtomicBool::new(false),
         }
     }
 }
@@ -160,8 +156,6 @@ impl WorkloadSpec {
         for feeder in self.groups.iter().flat_map(|g| &g.feeders) {
             feeder.rewind();
         }
-        self.exhausted
-            .store(false, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// The groups as the result names them: name, load, steps; with

@@ -5,6 +5,7 @@
 
 mod examples;
 mod failures;
+mod reads;
 
 use crate::{LoadedScript, LuaScript, ScriptConfig};
 use stampede_metrics::{encode_histogram, new_latency_histogram, RunResult};

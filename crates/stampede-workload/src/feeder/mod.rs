@@ -170,8 +170,8 @@ impl FeedData {
     }
 }
 
-/// A `unique` feeder ran out of rows: the run stops with
-/// `stop_reason: "feed_exhausted"`.
+/// A `unique` feeder ran out of rows: the user that needed one stops, and
+/// the run ends once every user has, with `stop_reason: "feed_exhausted"`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("the feeder's rows are used up")]
 pub struct Exhausted;
@@ -205,6 +205,19 @@ impl Feeder {
 
     pub fn mode(&self) -> FeedMode {
         self.mode
+    }
+
+    /// True once a `unique` feeder has handed out every row of agent
+    /// `agent` of `agents`: the next claim finds none ([`Exhausted`]).
+    /// Read from the claims counter, so it holds for every worker at once.
+    pub fn is_exhausted(&self, agent: usize, agents: usize) -> bool {
+        self.mode == FeedMode::Unique
+            && self
+                .claimed
+                .load(Ordering::Relaxed)
+                .checked_mul(agents.max(1))
+                .and_then(|i| i.checked_add(agent))
+                .is_none_or(|i| i >= self.data.rows())
     }
 
     /// The cursor of worker `worker` of `workers`, in agent `agent` of `agents`.

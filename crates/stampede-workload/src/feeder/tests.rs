@@ -137,6 +137,24 @@ fn unique_hands_each_row_out_once_across_workers_then_exhausts() {
 }
 
 #[test]
+fn unique_is_exhausted_once_every_row_of_the_agent_is_handed_out() {
+    let f = feeder(3, FeedMode::Unique);
+    let mut c = f.cursor(0, 1, 0, 1, 1);
+    for _ in 0..3 {
+        assert!(!f.is_exhausted(0, 1));
+        take(&mut c).unwrap();
+    }
+    assert!(f.is_exhausted(0, 1), "all three handed out");
+    // Agent 1 of 2 owns row 1 only; agent 0 rows 0 and 2.
+    let f = feeder(3, FeedMode::Unique);
+    let mut c = f.cursor(0, 1, 1, 2, 1);
+    assert!(!f.is_exhausted(1, 2));
+    assert_eq!(take(&mut c), Ok(1));
+    assert!(f.is_exhausted(1, 2));
+    assert!(!feeder(1, FeedMode::Circular).is_exhausted(0, 1));
+}
+
+#[test]
 fn unique_agents_take_rows_congruent_to_their_index() {
     let mut all = Vec::new();
     for agent in 0..3 {

@@ -104,13 +104,18 @@ impl Template {
     pub fn static_bytes(&self) -> Option<Vec<u8>> {
         self.is_static().then(|| {
             let mut out = Vec::new();
-            for piece in &self.pieces {
-                if let Piece::Literal(bytes) = piece {
-                    out.extend_from_slice(bytes);
-                }
-            }
+            self.append_literals(&mut out);
             out
         })
+    }
+
+    /// Appends the literal pieces to `out` (all of a static template).
+    pub(crate) fn append_literals(&self, out: &mut Vec<u8>) {
+        for piece in &self.pieces {
+            if let Piece::Literal(bytes) = piece {
+                out.extend_from_slice(bytes);
+            }
+        }
     }
 
     /// True when the template is empty.

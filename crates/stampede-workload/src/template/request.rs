@@ -1,12 +1,16 @@
-//! A templated HTTP/1.x request, encoded exactly as the engine encodes a
-//! fixed one (crates/stampede-engine/src/http1/request.rs): request line,
-//! default headers (Host, User-Agent, Accept, Connection, Content-Length)
-//! unless the user gave one of the same name, the user's headers in order,
-//! then the body. A template without slots renders byte-identical bytes.
+//! The one rulebook of an HTTP/1.x request's bytes: request line (the
+//! absolute form through a plain proxy), default headers (Host,
+//! User-Agent, Accept, Connection, Content-Length) unless the user gave one
+//! of the same name, the user's headers in order, then the body. A
+//! templated request compiles its fields as templates
+//! ([`RequestTemplate::from_plan`]); a fixed one takes them as they are
+//! ([`RequestTemplate::encode_fixed`], the engine's pre-encoded bytes,
+//! rendered once at plan time), so both follow the same rules.
 
 use super::{RenderContext, Template, TemplateError};
 use crate::scope::Scope;
 use stampede_plan::{Plan, RequestSpec, Scheme, Target};
+use std::convert::Infallible;
 
 /// Where the Content-Length value comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,6 +41,32 @@ impl RequestTemplate {
         request: &RequestSpec,
         scope: &Scope,
     ) -> Result<RequestTemplate, TemplateError> {
+        Self::lay_out(plan, destination, request, |field, text| {
+            Template::compile(field, text, scope)
+        })
+    }
+
+    /// The bytes of a fixed request (no `{{...}}` is read: every field is
+    /// sent as written), by the same rules as a templated one: what the
+    /// engine pre-encodes once for requests without a workload.
+    pub fn encode_fixed(plan: &Plan, destination: &Target, request: &RequestSpec) -> Vec<u8> {
+        let literal = |_: &str, text: &[u8]| Ok::<_, Infallible>(Template::literal(text));
+        let Ok(fixed) = Self::lay_out(plan, destination, request, literal);
+        let mut bytes = Vec::new();
+        for part in [&fixed.head, &fixed.tail, &fixed.body] {
+            part.append_literals(&mut bytes);
+        }
+        bytes
+    }
+
+    /// The request laid out by the rules, each field (`url`, `header NAME`,
+    /// `body`) made a template by `field`.
+    fn lay_out<E>(
+        plan: &Plan,
+        destination: &Target,
+        request: &RequestSpec,
+        field: impl Fn(&str, &[u8]) -> Result<Template, E>,
+    ) -> Result<RequestTemplate, E> {
         let given = |name: &str| {
             request
                 .headers
@@ -48,8 +78,7 @@ impl RequestTemplate {
         } else {
             "HTTP/1.1"
         };
-        let path =
-            Template::compile("url", destination.path_and_query.as_bytes(), scope)?.for_url();
+        let path = field("url", destination.path_and_query.as_bytes())?.for_url();
         let mut head = Template::literal(request.method.as_bytes());
         head.push_literal(b" ");
         // Through a plain proxy an http:// request names its whole URL.
@@ -75,7 +104,7 @@ impl RequestTemplate {
             (true, true) => default(&mut head, "Connection", "keep-alive"),
             _ => {}
         }
-        let body = Template::compile("body", &request.body, scope)?;
+        let body = field("body", &request.body)?;
         let method_carries_body = matches!(request.method.as_str(), "POST" | "PUT" | "PATCH");
         let wants_length = (!request.body.is_empty() || method_carries_body)
             && !given("Transfer-Encoding")
@@ -90,10 +119,10 @@ impl RequestTemplate {
         };
         let mut tail = Template::default();
         for header in &request.headers {
-            let field = format!("header {}", header.name);
+            let name = format!("header {}", header.name);
             tail.push_literal(header.name.as_bytes());
             tail.push_literal(b": ");
-            tail.append(&Template::compile(&field, header.value.as_bytes(), scope)?);
+            tail.append(&field(&name, header.value.as_bytes())?);
             tail.push_literal(b"\r\n");
         }
         tail.push_literal(b"\r\n");

@@ -1,0 +1,145 @@
+//! The books of one HTTP/1.1 connection's life, I/O-free and kept by both
+//! paths that speak it (the tokio slot, connection.rs, and the reactors'
+//! `Ledger`, reactor/ledger.rs), so that the rules are written once: how
+//! many responses the connection served and when it opened (its lifetime,
+//! conn_lifetime.rs), what its successor counts as (a reconnect after the
+//! server closed it, a planned reconnect after the client retired it, else
+//! neither), and the idle close: a reused connection the server closed
+//! before a byte of the response came is retried on a new one, not an error.
+
+use crate::conn_lifetime::Lifetime;
+use crate::worker_state::WorkerState;
+use stampede_metrics::ErrorKind;
+use std::time::{Duration, Instant};
+
+/// One slot's connection, as far as the books go.
+#[derive(Debug)]
+pub(crate) struct ConnectionLife {
+    /// Responses completed on the current connection (redirect hops too).
+    served: u64,
+    /// When the current connection opened (its age, `--conn-max-age`).
+    opened_at: Instant,
+    /// The server closed the last connection: the next one is a reconnect.
+    server_closed: bool,
+    /// The client retired the last connection at the end of its lifetime:
+    /// the next one is a planned reconnect.
+    retiring: bool,
+}
+
+impl ConnectionLife {
+    pub(crate) fn new(now: Instant) -> Self {
+        ConnectionLife {
+            served: 0,
+            opened_at: now,
+            server_closed: false,
+            retiring: false,
+        }
+    }
+
+    /// A connection opened at `now` after `took`: counted, as a reconnect
+    /// when the server had closed the last one, and as a planned reconnect
+    /// when the client had retired it.
+    pub(crate) fn opened(&mut self, state: &WorkerState, took: Duration, now: Instant) {
+        state.connection_opened(self.server_closed, took);
+        if std::mem::take(&mut self.retiring) {
+            state.planned_reconnect();
+        }
+        self.opened_at = now;
+        self.server_closed = false;
+    }
+
+    /// A response completed on the connection.
+    pub(crate) fn answered(&mut self) {
+        self.served += 1;
+    }
+
+    /// The connection has carried a response before (it is reused).
+    pub(crate) fn is_reused(&self) -> bool {
+        self.served > 0
+    }
+
+    /// True (and the connection marked retired: its successor is a planned
+    /// reconnect) when `lifetime` is over; `now` is read only under a limit.
+    pub(crate) fn outlived(&mut self, lifetime: &Lifetime, now: impl FnOnce() -> Instant) -> bool {
+        if lifetime.is_over(self.served, self.opened_at, now) {
+            self.retiring = true;
+            return true;
+        }
+        false
+    }
+
+    /// The connection is gone; `by_server`: the next one is a reconnect
+    /// (unless the client retired it: then a planned one).
+    pub(crate) fn gone(&mut self, by_server: bool) {
+        self.served = 0;
+        self.server_closed = by_server && !self.retiring;
+    }
+
+    /// A failure of `kind` with `bytes_received` of the response is an idle
+    /// close: the server closed a reused connection while it was idle.
+    pub(crate) fn closed_while_idle(&self, kind: ErrorKind, bytes_received: u64) -> bool {
+        matches!(kind, ErrorKind::ClosedEarly | ErrorKind::Reset)
+            && bytes_received == 0
+            && self.is_reused()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use stampede_plan::ConnLifetime;
+
+    fn counts(state: &WorkerState) -> (u64, u64, u64) {
+        let c = state.final_snapshot().counters;
+        (c.connections_opened, c.reconnects, c.planned_reconnects)
+    }
+
+    #[test]
+    fn a_successor_counts_as_what_ended_its_predecessor() {
+        let now = Instant::now();
+        let state = WorkerState::new(None, 1);
+        let mut life = ConnectionLife::new(now);
+        life.opened(&state, Duration::ZERO, now);
+        assert_eq!(counts(&state), (1, 0, 0), "the first is no reconnect");
+        life.gone(true);
+        life.opened(&state, Duration::ZERO, now);
+        assert_eq!(counts(&state), (1, 1, 0), "after the server closed it");
+        life.gone(false);
+        life.opened(&state, Duration::ZERO, now);
+        assert_eq!(counts(&state), (1, 0, 0), "the client's own close");
+        let two = Lifetime::new(&ConnLifetime {
+            max_requests: Some(2),
+            max_age: None,
+        });
+        life.answered();
+        assert!(!life.outlived(&two, || now));
+        life.answered();
+        assert!(life.outlived(&two, || now));
+        life.gone(true);
+        life.opened(&state, Duration::ZERO, now);
+        assert_eq!(
+            counts(&state),
+            (1, 0, 1),
+            "retired: planned, not a reconnect"
+        );
+    }
+
+    #[test]
+    fn only_a_reused_connection_closed_before_any_byte_is_an_idle_close() {
+        let mut life = ConnectionLife::new(Instant::now());
+        assert!(!life.closed_while_idle(ErrorKind::ClosedEarly, 0), "fresh");
+        life.answered();
+        assert!(life.closed_while_idle(ErrorKind::ClosedEarly, 0));
+        assert!(life.closed_while_idle(ErrorKind::Reset, 0));
+        assert!(
+            !life.closed_while_idle(ErrorKind::ClosedEarly, 1),
+            "a byte came"
+        );
+        assert!(!life.closed_while_idle(ErrorKind::Timeout, 0));
+        life.gone(true);
+        assert!(
+            !life.closed_while_idle(ErrorKind::Reset, 0),
+            "a new connection"
+        );
+    }
+}
