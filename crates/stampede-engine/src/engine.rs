@@ -1,4 +1,4 @@
-//! [`run`]: resolves the target, splits the plan over worker threads, and
+//! [`run_with`]: resolves the target, splits the plan over worker threads, and
 //! merges their snapshots into one [`Recording`] while an [`Observer`] watches.
 
 use crate::h2_request::prepare as prepare_h2;
@@ -267,7 +267,8 @@ pub struct Finished {
     pub abandoned: Vec<Abandoned>,
 }
 
-/// [`run`] with options (the per-request log).
+/// Runs the plan to its stop condition (or until `stop`), with options (the
+/// per-request log), returning the merged recording.
 pub fn run_with(
     plan: &Plan,
     observer: &mut dyn Observer,
