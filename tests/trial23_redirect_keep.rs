@@ -4,8 +4,14 @@
 //! trusted) is a failed request without backing off the slot's own
 //! connection, on every HTTP/1.1 path.
 
+mod nginx_support;
+
+use nginx_support::{listening, Nginx, Setup};
 use stampede_target::{CertSource, TlsConfig};
-use stampede_testkit::{binary, one_thread, run_stampede, spawn_target, Run, TargetConfig};
+use stampede_testkit::{
+    binary, free_port, one_thread, require_tool, run_stampede, spawn_target, temp_dir, Run,
+    TargetConfig,
+};
 use std::time::{Duration, Instant};
 
 const PATHS: [&str; 3] = ["uring", "epoll", "tokio"];
@@ -37,6 +43,41 @@ fn the_redirect_limit_keeps_its_connection() {
         assert_eq!(run.count("/connections/opened"), 1, "{at}");
         assert_eq!(target.stats().connections_accepted - before, 1, "{at}");
     }
+}
+
+#[test]
+fn nginx_sees_one_connection_for_a_redirect_loop() {
+    // The trial's case: nginx `return 302 /loop`, `--redirects 2 -n 6 -c 1`;
+    // nginx's `$connection` is the same for every request it logs.
+    let program = require_tool!("nginx");
+    let dir = temp_dir("trial23-loop");
+    let (home, looping) = (free_port(), free_port());
+    let extra =
+        format!("server {{ listen 127.0.0.1:{looping}; location /loop {{ return 302 /loop; }} }}");
+    let setup = Setup {
+        listens: vec![format!("127.0.0.1:{home}")],
+        log_format: "$connection $status",
+        http_extra: &extra,
+        netns: None,
+    };
+    let addr = format!("127.0.0.1:{looping}");
+    let nginx = Nginx::start(&program, &dir, &setup, || listening(&addr));
+    let url = format!("http://{addr}/loop");
+    for io in PATHS {
+        let Some(run) = run_on(io, &[&url, "--redirects", "2", "-n", "6", "-c", "1"]) else {
+            continue;
+        };
+        let at = format!("--io {io}: {}", run.result());
+        assert_eq!(run.count("/errors/redirect_limit"), 6, "{at}");
+        let lines = nginx.take_lines();
+        // Three responses per request (the first and two hops), 302 each.
+        assert_eq!(lines.len(), 18, "{at}: {lines:?}");
+        let connections: std::collections::BTreeSet<_> =
+            lines.iter().map(|fields| fields[0].clone()).collect();
+        assert_eq!(connections.len(), 1, "--io {io}: {lines:?}");
+    }
+    drop(nginx);
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
