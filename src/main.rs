@@ -13,6 +13,7 @@ mod agent;
 mod cli;
 mod cmd;
 mod connection_args;
+mod count_arg;
 mod delivery;
 mod exit;
 mod exports;

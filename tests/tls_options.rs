@@ -556,9 +556,11 @@ fn ab_maps_e_f_and_z() {
 }
 
 #[test]
-fn an_x509_version_1_client_certificate_is_named_as_such() {
+fn an_x509_version_1_client_certificate_is_not_refused_before_connecting() {
     // `openssl x509 -req` without extensions makes version 1 certificates,
-    // as many tutorials do; rustls called it an "invalid peer certificate".
+    // as many tutorials do; a client sends its own as it is (curl, ab), so
+    // the run goes on to connect (nothing listens on port 1). nginx taking
+    // one is tests/trial23_v1_client_cert.rs.
     let openssl = stampede_testkit::require_tool!("openssl");
     let pki = pki("mtls-v1");
     let dir = pki.ca.parent().unwrap().to_path_buf();
@@ -598,8 +600,7 @@ fn an_x509_version_1_client_certificate_is_named_as_such() {
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
-    assert!(stderr.contains("X.509 version 1"), "{stderr}");
-    assert!(!stderr.contains("peer"), "{stderr}");
+    assert!(!stderr.contains("X.509 version 1"), "{stderr}");
+    assert!(!stderr.contains("TLS: --cert"), "{stderr}");
+    assert!(stderr.contains("no connection could be opened"), "{stderr}");
 }

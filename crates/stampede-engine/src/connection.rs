@@ -295,7 +295,7 @@ pub(crate) fn connection_context(
     let step_rules =
         (plan.workload.as_deref()).and_then(|w| crate::workload::StepRules::of(w, defaults));
     Ok(ConnectionContext {
-        connector: plan.connector.build(plan.index),
+        connector: plan.connector.build(plan.index, plan.seed),
         request: Rc::from(&plan.request[..]),
         pipelined: plan.request.repeat(plan.pipeline.max(1)).into(),
         mix: plan
@@ -537,17 +537,24 @@ impl Slot {
         let (_, head) = ctx.request_of(self.current);
         self.parser.set_head_request(head);
         let mut exchange = self.exchange(ctx, intended).await;
+        // A redirect it cannot follow was read in full: its connection stays.
+        let mut answered = false;
         while let Ok(status) = exchange.result {
-            match self.redirect(ctx, status) {
-                Follow::Hop => exchange = self.exchange(ctx, intended).await,
-                Follow::Limit => exchange.result = Err(ErrorKind::RedirectLimit),
-                Follow::Unreachable => exchange.result = Err(ErrorKind::Other),
+            let refused = match self.redirect(ctx, status) {
+                Follow::Hop => {
+                    exchange = self.exchange(ctx, intended).await;
+                    continue;
+                }
+                Follow::Limit => ErrorKind::RedirectLimit,
+                Follow::Unreachable => ErrorKind::Other,
                 Follow::No | Follow::Offsite => break,
-            }
+            };
+            exchange.result = Err(refused);
+            answered = true;
         }
         let (judged, think) = self.judge(ctx, intended, exchange.result, exchange.body_bytes);
         self.finish_judged(ctx, intended, &exchange, exchange.result, judged);
-        if exchange.result.is_err() {
+        if exchange.result.is_err() && !answered {
             self.drop_stream(ctx, false);
             self.after_failure(ctx).await;
         }
@@ -739,8 +746,10 @@ impl Slot {
                 }
             }
             Ok(Err(kind)) => {
-                if kind == ErrorKind::Tls && !self.life.is_reused() {
+                if kind == ErrorKind::Tls && !self.life.is_reused() && self.hops.origin().is_none()
+                {
                     // A refused handshake (backoff.rs): backed off as a failed connect.
+                    // (A hop's, to another origin, is a failed request only.)
                     self.backoff.refused();
                     self.backoff_due = Some(ctx.state.connect_backoff(&mut self.backoff));
                 }
@@ -790,7 +799,11 @@ impl Slot {
                 if let Some(reason) = failure.reason {
                     ctx.state.sample_error(failure.kind, || reason);
                 }
-                self.backoff_due = Some(ctx.state.connect_backoff(&mut self.backoff));
+                // A hop to another origin that fails to connect is a failed
+                // request; the slot's own connection is not backed off for it.
+                if foreign.is_none() {
+                    self.backoff_due = Some(ctx.state.connect_backoff(&mut self.backoff));
+                }
                 Err(failure.kind)
             }
         }

@@ -145,7 +145,8 @@ impl AddressBook {
         book.failures += 1;
     }
 
-    /// Worker `worker`'s picker (`seed` drives `random`).
+    /// Worker `worker`'s picker (`seed`, the worker's own and new each run,
+    /// drives `random`).
     pub(crate) fn picker(self: &Arc<AddressBook>, worker: usize, seed: u64) -> AddressPicker {
         let picker = AddressPicker {
             book: self.clone(),
@@ -153,7 +154,9 @@ impl AddressBook {
             current: RefCell::new(Vec::new()),
             // Workers start at different places of the turn.
             next: Cell::new(worker),
-            random: Cell::new(seed | 1),
+            // Mixed, so that seeds that differ in a few bits (one worker's
+            // from the next) differ from the first draw.
+            random: Cell::new(splitmix64(seed) | 1),
         };
         picker.reload();
         picker
@@ -281,6 +284,14 @@ impl AddressPicker {
         connections.fetch_add(1, Ordering::Relaxed);
         *addr
     }
+}
+
+/// One step of splitmix64: spreads a seed's bits over the whole word.
+fn splitmix64(seed: u64) -> u64 {
+    let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
 }
 
 #[cfg(test)]

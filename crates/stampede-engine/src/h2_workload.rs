@@ -4,13 +4,16 @@
 //! user's next request in HTTP/1.1 form, as everywhere; here it is read
 //! back into HTTP/2's parts (h2_request.rs) and sent on the stream, and the
 //! response's status, header fields and body (up to `--capture-max`) are
-//! judged by the session's checks and extractors. A fixed request (no
+//! judged by the session's checks and extractors. An encoded body
+//! (`Content-Encoding`) is decoded as its DATA arrives, so the checks see
+//! it decoded, as over HTTP/1.1, and `--decode` counts it here too. A fixed request (no
 //! template, no cookie jar) is sent in its pre-built HTTP/2 form. Runs
 //! without a workload never come here (h2_client.rs keeps its lean loop).
 
 use crate::closed::ActiveSlots;
 use crate::connection::ConnectionContext;
 use crate::h2_request::{from_rendered, H2Context, H2Request};
+use crate::http1::DecodedCount;
 use crate::outcome_class::classify_h2;
 use crate::workload::{Answer, UserSession, WorkerWorkload};
 use bytes::Bytes;
@@ -56,9 +59,13 @@ struct Kept {
     first_byte: Instant,
     /// Header fields, as the `h2` crate hands them (lowercase names).
     headers: http::HeaderMap,
-    /// The body, up to `--capture-max`, when a check or extractor reads it.
+    /// The body, decoded, up to `--capture-max`, when a check or extractor
+    /// reads it.
     body: Vec<u8>,
     body_bytes: u64,
+    /// With a body check or `--decode`: its decoded length and whether it
+    /// came encoded, or why it did not decode.
+    decoded: Option<Result<(u64, bool), crate::http1::DecodeError>>,
 }
 
 /// One stream's user: sends its requests one after another until the
@@ -111,10 +118,24 @@ pub(crate) async fn run_user_stream(
             }
         };
         let limit = if keep_body { work.spec.capture_max } else { 0 };
-        let exchange = send_keeping(&mut sender, &request, limit);
+        let exchange = send_keeping(&mut sender, &request, limit, ctx.decode);
         let answered = tokio::time::timeout(ctx.timeout_of(target), exchange).await;
         let (result, kept) = match answered {
-            Ok(Ok(kept)) => (Ok(kept.status), Some(kept)),
+            Ok(Ok(mut kept)) => match settle_decoding(&ctx, intended, &mut kept) {
+                Ok(status) => (Ok(status), Some(kept)),
+                // Not judged, as over HTTP/1.1: the checks never saw the body.
+                Err(kind) => {
+                    record(&ctx, intended, Some(&kept), Err(kind), target, None, &user);
+                    let think = user.advance(work, true, false);
+                    if work.script_stopped() || work.stopped_run() {
+                        ctx.state.stop_sending();
+                    }
+                    if let Some(think) = think {
+                        tokio::time::sleep(think).await;
+                    }
+                    continue;
+                }
+            },
             Ok(Err(e)) => {
                 let kind = classify_h2(&e);
                 if kind != ErrorKind::StreamReset {
@@ -144,6 +165,24 @@ pub(crate) async fn run_user_stream(
         }
     }
     user
+}
+
+/// Counts a body's decoded bytes with `--decode`; a body that did not
+/// decode is the `undecodable_body` error, with or without `--decode`.
+fn settle_decoding(
+    ctx: &ConnectionContext,
+    intended: Instant,
+    kept: &mut Kept,
+) -> Result<u16, ErrorKind> {
+    match kept.decoded.take() {
+        Some(Err(why)) => {
+            ctx.state
+                .sample_error(ErrorKind::UndecodableBody, || why.to_string());
+            Err(ErrorKind::UndecodableBody)
+        }
+        decoded if ctx.decode => ctx.settle_stream_decoding(intended, kept.status, decoded),
+        _ => Ok(kept.status),
+    }
 }
 
 /// Judges a complete response; returns the verdict and the pause before
@@ -201,11 +240,13 @@ fn record(
 }
 
 /// Sends one request and reads its whole response, keeping its header
-/// fields and up to `limit` bytes of its body.
+/// fields and up to `limit` bytes of its decoded body. The body is decoded
+/// when something reads it (`limit > 0`) or with `count_decoded` (`--decode`).
 async fn send_keeping(
     sender: &mut SendRequest<Bytes>,
     request: &H2Request,
     limit: usize,
+    count_decoded: bool,
 ) -> Result<Kept, h2::Error> {
     poll_fn(|cx| sender.poll_ready(cx)).await?;
     let mut builder = http::Request::builder()
@@ -224,22 +265,32 @@ async fn send_keeping(
     let first_byte = Instant::now();
     let (parts, mut body) = response.into_parts();
     let mut kept = Vec::new();
+    let mut keep = |out: &[u8]| {
+        let room = limit.saturating_sub(kept.len());
+        kept.extend_from_slice(&out[..out.len().min(room)]);
+    };
+    let mut decoding = (limit > 0 || count_decoded).then(|| DecodedCount::new(&parts.headers));
     let mut length = 0u64;
     while let Some(chunk) = body.data().await {
         let chunk = chunk?;
         length += chunk.len() as u64;
-        let room = limit.saturating_sub(kept.len());
-        kept.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        if let Some(decoding) = &mut decoding {
+            // The whole body is decoded (not only what is kept), so a body
+            // cut short or corrupt past the kept part fails here too.
+            decoding.data_into(&chunk, &mut keep);
+        }
         let _ = body.flow_control().release_capacity(chunk.len());
         if body.is_end_stream() {
             break;
         }
     }
+    let decoded = decoding.map(|d| d.end_into(&mut keep));
     Ok(Kept {
         status: parts.status.as_u16(),
         first_byte,
         headers: parts.headers,
         body: kept,
         body_bytes: length,
+        decoded,
     })
 }

@@ -97,6 +97,9 @@ pub(crate) struct QuicCell {
     server_closed: Cell<bool>,
     /// Streams of this slot parked by the closed model's gate.
     parked: Cell<usize>,
+    /// Why the last connection ended, kept once it is forgotten: the other
+    /// streams that failed on it are classed by the same reason.
+    ended: RefCell<Option<quinn::ConnectionError>>,
 }
 
 impl QuicCell {
@@ -154,16 +157,33 @@ impl QuicCell {
     /// The connection's close reason, if it has ended (a lock in quinn:
     /// looked at once per failed request and per request handed a sender).
     pub(crate) fn close_reason(&self) -> Option<quinn::ConnectionError> {
-        self.link.borrow().as_ref()?.quic.close_reason()
+        match self.link.borrow().as_ref() {
+            Some(link) => link.quic.close_reason(),
+            None => self.ended.borrow().clone(),
+        }
+    }
+
+    /// Forgets the current connection, keeping why it ended.
+    fn forget(&self) -> Option<Link> {
+        let link = self.link.borrow_mut().take()?;
+        if let Some(reason) = link.quic.close_reason() {
+            *self.ended.borrow_mut() = Some(reason);
+        }
+        Some(link)
     }
 
     /// Forgets a connection that has ended, counting it closed.
     fn drop_if_closed(&self, ctx: &ConnectionContext) {
-        let Some(reason) = self.close_reason() else {
+        let reason = self
+            .link
+            .borrow()
+            .as_ref()
+            .and_then(|l| l.quic.close_reason());
+        let Some(reason) = reason else {
             return;
         };
         self.server_closed.set(is_graceful(&reason));
-        self.link.borrow_mut().take();
+        self.forget();
         ctx.state.connection_closed();
     }
 
@@ -173,7 +193,7 @@ impl QuicCell {
         if self.generation.get() != generation {
             return;
         }
-        if let Some(link) = self.link.borrow_mut().take() {
+        if let Some(link) = self.forget() {
             link.quic
                 .close(quinn::VarInt::from_u32(H3_NO_ERROR), b"stampede: done");
             ctx.state.connection_closed();
@@ -189,7 +209,7 @@ impl QuicCell {
         }
         // Not closed here: the requests it accepted before the GOAWAY finish
         // on it, and it closes once their senders are gone.
-        if self.link.borrow_mut().take().is_some() {
+        if self.forget().is_some() {
             ctx.state.connection_closed();
             self.server_closed.set(true);
         }
@@ -236,7 +256,15 @@ async fn open(ctx: &ConnectionContext, h3: &H3Context, reconnect: bool) -> Resul
     let session = h3::client::new(h3_quinn::Connection::new(quic.clone()));
     let (mut driver, sender) = match tokio::time::timeout(h3.connect_timeout, session).await {
         Ok(Ok(pair)) => pair,
-        Ok(Err(e)) => return Err(other(format!("HTTP/3 session: {e}"))),
+        // The server closed the connection as the session began (a client
+        // certificate refused after the client's side of the handshake):
+        // classed by quinn's reason, as the same close is anywhere else.
+        Ok(Err(e)) => {
+            return Err(match quic.close_reason() {
+                Some(reason) => crate::h3_errors::connection_closed(&reason),
+                None => other(format!("HTTP/3 session: {e}")),
+            })
+        }
         Err(_) => return Err(handshake_timeout(h3.remote, h3.connect_timeout)),
     };
     tokio::task::spawn_local(async move {

@@ -19,7 +19,8 @@
 //!   (connection.rs, reactor/slot.rs);
 //! - through a proxy or a Unix socket the engine reaches one origin only: a
 //!   hop to another is not followed, the 3xx is the response and it is
-//!   counted offsite (as is one to a 65th other origin of a worker);
+//!   counted offsite (as is one to a 65th other origin of a worker, and
+//!   one to a scheme other than http and https, `ftp://…`);
 //! - after `N` hops a further redirect is the `redirect_limit` error (with
 //!   a sample naming where it was going); an origin that cannot be reached
 //!   (its name does not resolve, its TLS options do not build) is `other`,
@@ -103,6 +104,10 @@ impl Hops {
         };
         let (origin, path, keep_method) = match decision {
             Decision::No => return Follow::No,
+            Decision::NotFollowed => {
+                state.hop_offsite();
+                return Follow::Offsite;
+            }
             Decision::Limit => {
                 state.hop_sample(ErrorKind::RedirectLimit, &|| {
                     let to = location.map(String::from_utf8_lossy).unwrap_or_default();
@@ -178,6 +183,19 @@ fn away(
     }
 }
 
+/// Whether `location` names a scheme other than http and https
+/// (`ftp://host/x`): a redirect no HTTP client follows.
+fn other_scheme(location: &[u8]) -> bool {
+    let Some(at) = location.windows(3).position(|w| w == b"://") else {
+        return false;
+    };
+    let scheme = &location[..at];
+    !scheme.is_empty()
+        && scheme.iter().all(u8::is_ascii_alphabetic)
+        && !scheme.eq_ignore_ascii_case(b"http")
+        && !scheme.eq_ignore_ascii_case(b"https")
+}
+
 /// Statuses that redirect.
 fn is_redirect(status: u16) -> bool {
     matches!(status, 301 | 302 | 303 | 307 | 308)
@@ -205,6 +223,9 @@ pub enum Decision {
     No,
     /// One hop more than `--redirects` allows.
     Limit,
+    /// A redirect stampede cannot follow (a scheme other than http and
+    /// https, `ftp://…`): the 3xx is the response, counted as not followed.
+    NotFollowed,
     /// Send `path` to `origin` next (`None`: the origin the redirect came
     /// from); `keep_method`: 307/308 repeat method and body.
     To {
@@ -244,7 +265,10 @@ impl RedirectRule {
             return Decision::No;
         };
         let Some((origin, path)) = resolve(location, from, current_path) else {
-            return Decision::No;
+            return match other_scheme(location) {
+                true => Decision::NotFollowed,
+                false => Decision::No,
+            };
         };
         if hops >= self.max_hops {
             return Decision::Limit;
@@ -327,7 +351,8 @@ mod tests {
             hop("//127.0.0.1:3001/x", "/"),
             to("http://127.0.0.1:3001", "/x")
         );
-        assert_eq!(hop("ftp://127.0.0.1/x", "/"), Decision::No);
+        // A scheme no HTTP client follows: not followed (counted), not ignored.
+        assert_eq!(hop("ftp://127.0.0.1/x", "/"), Decision::NotFollowed);
         // Relative to the origin the request went to.
         let away = Origin::parse("https", "b.test").unwrap();
         assert_eq!(

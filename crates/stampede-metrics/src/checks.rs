@@ -111,14 +111,11 @@ impl CheckResult {
         }
     }
 
-    /// Passed share of evaluations, in percent (100 when never evaluated).
-    pub fn pass_pct(&self) -> f64 {
+    /// Passed share of evaluations, in percent; `None` when no response
+    /// reached the check (it never ran: no share to show).
+    pub fn pass_pct(&self) -> Option<f64> {
         let total = self.passed + self.failed;
-        if total == 0 {
-            100.0
-        } else {
-            100.0 * self.passed as f64 / total as f64
-        }
+        (total > 0).then(|| 100.0 * self.passed as f64 / total as f64)
     }
 }
 

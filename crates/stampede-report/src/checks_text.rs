@@ -1,5 +1,5 @@
 //! The checks' table of the text summary (issue 18): each check's pass
-//! share with its failing counts and a few failing values as seen, and
+//! share with its failing counts (or that no response reached it) and a few failing values as seen, and
 //! why the run stopped early when a feeder ran out.
 
 use crate::format::format_count;
@@ -32,14 +32,20 @@ pub fn render_checks(result: &RunResult, out: &mut dyn Write) -> io::Result<()> 
             .step
             .as_deref()
             .map_or(String::new(), |s| format!("[{s}] "));
-        writeln!(
-            out,
-            "    {:>7.2}%  {step}{}  ({} passed, {} failed)",
-            check.pass_pct(),
-            check.check,
-            format_count(check.passed),
-            format_count(check.failed)
-        )?;
+        match check.pass_pct() {
+            Some(pct) => writeln!(
+                out,
+                "    {pct:>7.2}%  {step}{}  ({} passed, {} failed)",
+                check.check,
+                format_count(check.passed),
+                format_count(check.failed)
+            )?,
+            None => writeln!(
+                out,
+                "          —  {step}{}  (not evaluated: 0 responses reached it)",
+                check.check
+            )?,
+        }
         for sample in &check.samples {
             let one_line: String = sample
                 .chars()

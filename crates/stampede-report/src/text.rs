@@ -460,7 +460,7 @@ pub fn render_text(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
         let per_request = hops.followed as f64 / result.requests.sent.max(1) as f64;
         writeln!(
             out,
-            "  Redirects     {} followed ({per_request:.2} per request), {} to another origin not followed",
+            "  Redirects     {} followed ({per_request:.2} per request), {} not followed (to an origin this run cannot reach, or not http/https)",
             format_count(hops.followed),
             format_count(hops.offsite)
         )?;

@@ -445,7 +445,13 @@ impl Ledger {
     pub fn failed(&mut self, ctx: &ConnectionContext, kind: ErrorKind, had_connection: bool) {
         let now = Instant::now();
         self.retry_at = None;
-        if !had_connection {
+        if self.hops.origin().is_some() {
+            // A hop to another origin failed: a failed request, as a direct
+            // one is, but the slot's own connection is not backed off for it.
+            if !had_connection {
+                self.sent = self.intended;
+            }
+        } else if !had_connection {
             self.sent = self.intended;
             self.retry_at = Some(now + ctx.state.connect_backoff(&mut self.backoff));
         } else if kind == ErrorKind::Tls && !self.life.is_reused() {

@@ -215,8 +215,9 @@ pub trait ReactorSlot<I: WorkerIo> {
                 }
                 return self.send_request(io, now);
             }
-            Follow::Limit => return self.fail(io, ErrorKind::RedirectLimit),
-            Follow::Unreachable => return self.fail(io, ErrorKind::Other),
+            // The 3xx was read in full: its connection stays, as a 404's does.
+            Follow::Limit => return self.fail_answered(io, now, &done, ErrorKind::RedirectLimit),
+            Follow::Unreachable => return self.fail_answered(io, now, &done, ErrorKind::Other),
             Follow::No | Follow::Offsite => {}
         }
         let mut keep = self.ledger().answered(io.ctx(), now, &done);
@@ -276,6 +277,19 @@ pub trait ReactorSlot<I: WorkerIo> {
         let kind = classify_connect(error);
         io.ctx().state.sample_error(kind, || error.to_string());
         self.fail(io, kind)
+    }
+
+    /// The request failed on a complete response (a redirect it cannot
+    /// follow): recorded, and the connection kept while keep-alive allows.
+    fn fail_answered(&mut self, io: &I, now: Instant, done: &Complete, kind: ErrorKind) -> Step {
+        let keep = self.ledger().hop_answered(io.ctx(), now, done.keep_alive);
+        self.ledger().failed(io.ctx(), kind, true);
+        if !keep {
+            let planned = self.base().ledger.keeps_alive(io.ctx());
+            self.drop_connection(io, planned);
+        }
+        self.set_phase(Phase::Idle);
+        Step::Failed
     }
 
     /// The request failed: recorded, and the connection is gone.

@@ -26,14 +26,15 @@ pub(crate) struct ConnectorSpec {
 }
 
 impl ConnectorSpec {
-    /// The worker's connector; `worker` offsets its rotation of source addresses.
-    pub(crate) fn build(&self, worker: usize) -> Connector {
+    /// The worker's connector; `worker` offsets its rotation of source
+    /// addresses, `seed` (the worker's, new each run) draws `--dns random`.
+    pub(crate) fn build(&self, worker: usize, seed: u64) -> Connector {
         Connector {
             endpoint: self.endpoint.clone(),
             picker: self
                 .addresses
                 .as_ref()
-                .map(|book| book.picker(worker, 0x9E37_79B9_7F4A_7C15 ^ worker as u64)),
+                .map(|book| book.picker(worker, seed)),
             source_addrs: SourceAddrs::new(self.source_addrs.clone(), worker),
             tls: self.tls.clone(),
             tunnel_to: self.tunnel_to.clone(),

@@ -73,7 +73,7 @@ pub(crate) fn build_tls_client(
     let builder = if spec.insecure {
         builder
             .dangerous()
-            .with_custom_certificate_verifier(Arc::new(AcceptAnyCertificate(provider)))
+            .with_custom_certificate_verifier(Arc::new(AcceptAnyCertificate(provider.clone())))
     } else {
         builder.with_root_certificates(root_store(spec)?)
     };
@@ -81,17 +81,25 @@ pub(crate) fn build_tls_client(
         None => builder.with_no_client_auth(),
         Some(client) => {
             let (chain, key) = client_material(client)?;
-            builder.with_client_auth_cert(chain, key).map_err(|e| {
-                let given = format!(
+            let given = || {
+                format!(
                     "--cert {} / --key {}",
                     client.cert.display(),
                     client.key.display()
-                );
-                match own_certificate_problem(&e) {
-                    Some(why) => EngineError::tls(format!("{given}: {why}")),
-                    None => EngineError::tls_caused(given, e),
+                )
+            };
+            match builder
+                .clone()
+                .with_client_auth_cert(chain.clone(), key.clone_key())
+            {
+                Ok(config) => config,
+                Err(e) if is_version_1(&e) => {
+                    let resolver = version_1_client_cert(&provider, chain, key)
+                        .map_err(|why| EngineError::tls(format!("{}: {why}", given())))?;
+                    builder.with_client_cert_resolver(resolver)
                 }
-            })?
+                Err(e) => return Err(EngineError::tls_caused(given(), e)),
+            }
         }
     };
     config.alpn_protocols = if http2 {
@@ -197,18 +205,40 @@ impl ServerCertVerifier for AcceptAnyCertificate {
     }
 }
 
-/// What is wrong with the client's own certificate, in the user's terms,
-/// where rustls' wording would mislead: it reports a certificate it cannot
-/// read as an "invalid peer certificate", though the peer is not involved.
-fn own_certificate_problem(error: &rustls::Error) -> Option<&'static str> {
+/// rustls refused the client's own certificate as X.509 version 1 (what
+/// `openssl x509 -req` makes without extensions): only its check that the
+/// key is the certificate's parses it (webpki reads version 3 only).
+fn is_version_1(error: &rustls::Error) -> bool {
     let rustls::Error::InvalidCertificate(rustls::CertificateError::Other(other)) = error else {
-        return None;
+        return false;
     };
-    format!("{other:?}")
-        .contains("UnsupportedCertVersion")
-        .then_some(
-        "the certificate is X.509 version 1 (what `openssl x509 -req` makes without extensions); \
-         rustls reads version 3 only: sign it again with `-extfile` (e.g. \
-         `basicConstraints=CA:FALSE`) or `-copy_extensions copy`",
-    )
+    format!("{other:?}").contains("UnsupportedCertVersion")
+}
+
+/// A version 1 client certificate, sent as it is, as curl and ab send it:
+/// a TLS client never verifies its own certificate, the server does (nginx
+/// accepts version 1). The key is still checked to be the certificate's:
+/// its SubjectPublicKeyInfo, DER, appears in the certificate as it is.
+fn version_1_client_cert(
+    provider: &rustls::crypto::CryptoProvider,
+    chain: Vec<CertificateDer<'static>>,
+    key: rustls::pki_types::PrivateKeyDer<'static>,
+) -> Result<Arc<dyn rustls::client::ResolvesClientCert>, String> {
+    let signing = provider
+        .key_provider
+        .load_private_key(key)
+        .map_err(|e| format!("the key cannot sign: {e}"))?;
+    let spki = signing
+        .public_key()
+        .ok_or("the key's public part is unknown")?;
+    let end_entity = chain.first().ok_or("no certificate")?;
+    let matches = end_entity
+        .as_ref()
+        .windows(spki.as_ref().len())
+        .any(|w| w == spki.as_ref());
+    if !matches {
+        return Err("the key is not the certificate's (its public key differs)".into());
+    }
+    let certified = rustls::sign::CertifiedKey::new(chain, signing);
+    Ok(Arc::new(rustls::sign::SingleCertAndKey::from(certified)))
 }

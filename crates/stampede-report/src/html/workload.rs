@@ -43,7 +43,8 @@ pub(crate) fn workload_sections(page: &mut Page, result: &RunResult) {
                 vec![
                     c.step.clone().unwrap_or_default(),
                     c.check.clone(),
-                    format!("{:.2}%", c.pass_pct()),
+                    c.pass_pct()
+                        .map_or_else(|| "not evaluated".into(), |p| format!("{p:.2}%")),
                     format_count(c.passed),
                     format_count(c.failed),
                     seen.join(" · "),
