@@ -135,6 +135,10 @@ impl<S: Transport> Conn<S> {
         tokio::pin!(stop);
         let mut stop_seen = false;
         let mut idle_since = Instant::now();
+        // Whether the last wake brought bytes: idleness is measured from the
+        // last input, so a wake of the lazily re-armed timer must not move it
+        // (it did, and a busy connection's idle close slid forever).
+        let mut fresh_input = false;
         loop {
             // 0. Until the first bytes rule it out, this may be an h2c client.
             if self.sniff {
@@ -177,7 +181,9 @@ impl<S: Transport> Conn<S> {
                 if w.stopping.get() {
                     return End::Close;
                 }
-                idle_since = Instant::now();
+                if fresh_input {
+                    idle_since = Instant::now();
+                }
             } else if self.pos > 0 && self.rbuf.capacity() - self.rbuf.len() < 1024 {
                 self.rbuf.drain(..self.pos);
                 self.pos = 0;
@@ -195,11 +201,12 @@ impl<S: Transport> Conn<S> {
             if self.rbuf.capacity() - self.rbuf.len() < 1024 {
                 self.rbuf.reserve(READ_BUF.max(self.rbuf.len()));
             }
+            fresh_input = false;
             tokio::select! {
                 biased;
                 r = self.stream.read_buf(&mut self.rbuf) => match r {
                     Ok(0) | Err(_) => return End::Close,
-                    Ok(_) => {}
+                    Ok(_) => fresh_input = true,
                 },
                 _ = &mut sleep => {
                     // The timer is re-armed lazily: it may fire before the real deadline.

@@ -59,6 +59,27 @@ fn idle_and_body_timeouts() {
     h.shutdown().unwrap();
 }
 
+/// Idleness counts from the last input: a connection whose first request
+/// came a while after it opened still closes once idle. (The timer is re-armed
+/// lazily, and each early wake used to restart the idle time, so such a
+/// connection was never closed: under load a client's parked connection
+/// stayed open.)
+#[test]
+fn an_idle_close_does_not_slide_after_a_late_first_request() {
+    let mut cfg = small();
+    cfg.idle_timeout = Duration::from_millis(200);
+    let h = start(cfg);
+    let mut r = Reader::new(connect(h.local_addr()));
+    std::thread::sleep(Duration::from_millis(120));
+    r.send(b"GET / HTTP/1.1\r\n\r\n");
+    assert_eq!(r.read(false).unwrap().status, 200);
+    let t = Instant::now();
+    assert!(r.closed(), "idle connection closes");
+    let took = t.elapsed();
+    assert!(took < Duration::from_secs(2), "closed after {took:?}");
+    h.shutdown().unwrap();
+}
+
 #[test]
 fn over_the_connection_cap_gets_a_polite_503() {
     let mut cfg = small();
