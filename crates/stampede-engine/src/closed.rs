@@ -13,19 +13,19 @@ use tokio::sync::Notify;
 
 /// The gate that says how many of this worker's slots may run.
 #[derive(Debug, Default)]
-pub struct ActiveSlots {
+pub(crate) struct ActiveSlots {
     limit: Cell<usize>,
     changed: Notify,
 }
 
 impl ActiveSlots {
     /// True while slot `index` may run.
-    pub fn is_active(&self, index: usize) -> bool {
+    pub(crate) fn is_active(&self, index: usize) -> bool {
         index < self.limit.get()
     }
 
     /// Waits until slot `index` may run.
-    pub async fn wait_until_active(&self, index: usize) {
+    pub(crate) async fn wait_until_active(&self, index: usize) {
         while !self.is_active(index) {
             let changed = self.changed.notified();
             if self.is_active(index) {
@@ -45,14 +45,18 @@ impl ActiveSlots {
 /// This worker's share of a total connection target: the target rounded to
 /// whole connections and split like every count ([`share_of`]), so shares
 /// always add up to the total.
-pub fn connection_share(total: f64, worker: usize, workers: usize) -> usize {
+pub(crate) fn connection_share(total: f64, worker: usize, workers: usize) -> usize {
     let total = total.round().max(0.0) as u64;
     share_of(total, worker, workers) as usize
 }
 
 /// Runs slot `index` of this worker until the budget is spent (duration runs
 /// are ended by the worker dropping the task).
-pub async fn run_closed_slot(ctx: Rc<ConnectionContext>, gate: Rc<ActiveSlots>, index: usize) {
+pub(crate) async fn run_closed_slot(
+    ctx: Rc<ConnectionContext>,
+    gate: Rc<ActiveSlots>,
+    index: usize,
+) {
     let mut slot = Slot::new(ctx.head_request, index as u32);
     loop {
         while index >= gate.limit.get() {
@@ -90,7 +94,7 @@ pub async fn run_closed_slot(ctx: Rc<ConnectionContext>, gate: Rc<ActiveSlots>, 
 
 /// Keeps the gate at this worker's share of `schedule`, measured from
 /// `measure_start` (warm-up runs at the first stage's target).
-pub async fn control_slots(
+pub(crate) async fn control_slots(
     gate: Rc<ActiveSlots>,
     schedule: Schedule,
     warmup_target: f64,
@@ -118,7 +122,7 @@ pub async fn control_slots(
 
 /// How many of this worker's slots may run at `now`: its share of the
 /// schedule's target (warm-up runs at the first stage's target).
-pub fn slots_at(
+pub(crate) fn slots_at(
     schedule: &Schedule,
     warmup_target: f64,
     measure_start: Instant,

@@ -24,7 +24,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// What every connection of a worker shares.
 #[derive(Debug)]
-pub struct ConnectionContext {
+pub(crate) struct ConnectionContext {
     /// Opens connections (TCP or Unix, proxy tunnel, TLS).
     pub connector: Connector,
     /// The pre-encoded request (see `http1::encode_request`).
@@ -231,7 +231,7 @@ impl ConnectionContext {
     }
 
     /// The next request of the mix (for HTTP/2, which keeps its own request forms).
-    pub fn next_target_index(&self) -> usize {
+    pub(crate) fn next_target_index(&self) -> usize {
         self.next_target()
     }
 
@@ -254,7 +254,7 @@ impl ConnectionContext {
     }
 
     /// Requests per pipelined batch (1: no pipelining).
-    pub fn pipeline_depth(&self) -> usize {
+    pub(crate) fn pipeline_depth(&self) -> usize {
         self.pipelined.len() / self.request.len().max(1)
     }
 }
@@ -337,7 +337,7 @@ struct Exchange {
 }
 
 /// A connection slot's reusable parts.
-pub struct Slot {
+pub(crate) struct Slot {
     stream: Option<Stream>,
     buffer: ReadBuffer,
     parser: ResponseParser,
@@ -376,7 +376,7 @@ struct SideLink {
 }
 
 impl Slot {
-    pub fn new(head_request: bool, index: u32) -> Slot {
+    pub(crate) fn new(head_request: bool, index: u32) -> Slot {
         Slot {
             stream: None,
             buffer: ReadBuffer::default(),
@@ -457,7 +457,7 @@ impl Slot {
 
     /// True when a scenario user is inside an iteration (its next step is
     /// not the first): in the open model it goes on without a new arrival.
-    pub fn mid_iteration(&self, ctx: &ConnectionContext) -> bool {
+    pub(crate) fn mid_iteration(&self, ctx: &ConnectionContext) -> bool {
         ctx.workload.as_ref().is_some_and(|w| w.sequential())
             && self.session.as_ref().is_some_and(|s| !s.at_first_step())
     }
@@ -522,7 +522,7 @@ impl Slot {
 
     /// True once the virtual user is done (its iterations walked, or
     /// stopped by `on_error`): the slot sends nothing more.
-    pub fn user_done(&self) -> bool {
+    pub(crate) fn user_done(&self) -> bool {
         self.session.as_ref().is_some_and(|s| s.is_done())
     }
 
@@ -530,7 +530,7 @@ impl Slot {
     /// The caller has already counted it with `begin_request`.
     /// With a workload the response is judged, and a scenario's think
     /// time is waited out before returning.
-    pub async fn run_request(&mut self, ctx: &ConnectionContext, intended: Instant) {
+    pub(crate) async fn run_request(&mut self, ctx: &ConnectionContext, intended: Instant) {
         if !self.prepare(ctx, intended) {
             return;
         }
@@ -579,7 +579,12 @@ impl Slot {
     /// the same class, and the connection. A reused connection the server
     /// closed while idle (nothing of the batch answered) is an idle close:
     /// the batch goes again, once, on a new connection.
-    pub async fn run_pipelined(&mut self, ctx: &ConnectionContext, intended: Instant, n: usize) {
+    pub(crate) async fn run_pipelined(
+        &mut self,
+        ctx: &ConnectionContext,
+        intended: Instant,
+        n: usize,
+    ) {
         let mut may_retry = true;
         'batch: loop {
             let mut exchange = self.fresh_exchange(intended);
@@ -692,7 +697,7 @@ impl Slot {
     }
 
     /// Closes the connections, if any (the slot is being parked).
-    pub fn close(&mut self, ctx: &ConnectionContext) {
+    pub(crate) fn close(&mut self, ctx: &ConnectionContext) {
         self.drop_stream(ctx, false);
         self.close_side(ctx);
     }

@@ -19,11 +19,11 @@ use tokio::sync::watch;
 
 /// How often the stop signal, `stop_run` and a changing connection target
 /// are looked at: checking them on every turn of a busy loop would cost.
-pub const CONTROL_PERIOD: Duration = Duration::from_millis(10);
+pub(crate) const CONTROL_PERIOD: Duration = Duration::from_millis(10);
 
 /// What a loop does after a housekeeping tick.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Tick {
+pub(crate) enum Tick {
     /// Go on; `control`: this tick was a control turn (every
     /// [`CONTROL_PERIOD`]), when a loop re-reads its connection schedule.
     Go { control: bool },
@@ -32,7 +32,7 @@ pub enum Tick {
 }
 
 /// A worker's timing rules and its messages to the aggregator.
-pub struct Housekeeping<'a> {
+pub(crate) struct Housekeeping<'a> {
     plan: &'a WorkerPlan,
     state: &'a WorkerState,
     log: Option<&'a WorkerLog>,
@@ -48,7 +48,7 @@ pub struct Housekeeping<'a> {
 
 impl<'a> Housekeeping<'a> {
     /// The housekeeping of a worker that runs `plan` from `start`.
-    pub fn new(
+    pub(crate) fn new(
         plan: &'a WorkerPlan,
         state: &'a WorkerState,
         log: Option<&'a WorkerLog>,
@@ -73,7 +73,7 @@ impl<'a> Housekeeping<'a> {
     /// One turn's housekeeping at `now`: stop, `stop_run` (every
     /// [`CONTROL_PERIOD`]), the deadline, the end of the warm-up, and every
     /// snapshot due (several after a stall, each tagged with its second).
-    pub fn tick(&mut self, now: Instant) -> Tick {
+    pub(crate) fn tick(&mut self, now: Instant) -> Tick {
         let control = now >= self.next_control;
         if control {
             if *self.stop.borrow_and_update() {
@@ -130,7 +130,7 @@ impl<'a> Housekeeping<'a> {
 
     /// When the next tick has something to do: a control turn, the end of
     /// the warm-up, a snapshot or the deadline.
-    pub fn next_wake(&self) -> Instant {
+    pub(crate) fn next_wake(&self) -> Instant {
         let wake = self.next_control.min(self.next_snapshot).min(self.deadline);
         if self.warming_up {
             wake.min(self.plan.measure_start)
@@ -140,13 +140,13 @@ impl<'a> Housekeeping<'a> {
     }
 
     /// Looks at the stop signal on the next tick (a loop woken by its change).
-    pub fn look_at_stop(&mut self) {
+    pub(crate) fn look_at_stop(&mut self) {
         self.next_control = Instant::now();
     }
 
     /// The worker stopped at `finished_at`: the request log's last lines
     /// and the last snapshot (what is still in flight is unfinished).
-    pub fn finish(self, finished_at: Instant) {
+    pub(crate) fn finish(self, finished_at: Instant) {
         if let Some(log) = self.log {
             log.finish();
         }

@@ -20,14 +20,14 @@ use tokio::sync::Notify;
 
 /// A parked slot waiting for work.
 #[derive(Debug, Default)]
-pub struct Inbox {
+pub(crate) struct Inbox {
     job: Cell<Option<Instant>>,
     wake: Notify,
 }
 
 /// Work waiting for a free connection, and free connections waiting for work.
 #[derive(Debug)]
-pub struct Dispatcher {
+pub(crate) struct Dispatcher {
     backlog: RefCell<Backlog>,
     idle: RefCell<Vec<Rc<Inbox>>>,
     spawned: Cell<usize>,
@@ -51,7 +51,7 @@ impl Dispatcher {
     /// A slot's next job once its last is done: the oldest backlog entry,
     /// or else it parks as idle until one is handed to `inbox` (most
     /// recently idle first, so the fewest connections stay warm).
-    pub async fn next_job(&self, inbox: &Rc<Inbox>) -> Instant {
+    pub(crate) async fn next_job(&self, inbox: &Rc<Inbox>) -> Instant {
         if let Some(intended) = self.next_queued() {
             return intended;
         }
@@ -68,7 +68,7 @@ impl Dispatcher {
 /// Produces this worker's intended instants until the budget is spent or
 /// there are no more before `end` (then it waits: the worker ends the run at
 /// the deadline), and hands them to connections.
-pub async fn run_pacer(
+pub(crate) async fn run_pacer(
     ctx: Rc<ConnectionContext>,
     load: OpenLoad,
     measure_start: Instant,
@@ -90,7 +90,7 @@ pub async fn run_pacer(
 /// [`run_pacer`] with the slots `spawn_slot` starts: it starts slot number
 /// `slot` (up to `load.max_connections`) on its first job (the HTTP/1.1
 /// slot in run_pacer, HTTP/3's streams in h3_open.rs).
-pub async fn run_pacer_with<S>(
+pub(crate) async fn run_pacer_with<S>(
     ctx: Rc<ConnectionContext>,
     load: OpenLoad,
     measure_start: Instant,

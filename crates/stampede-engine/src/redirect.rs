@@ -36,7 +36,7 @@ use std::cell::RefCell;
 /// Where hops are counted and their errors sampled: the worker's books
 /// (implemented by `WorkerState` in connection.rs, so that this rulebook
 /// does not import the worker's state).
-pub trait HopBooks {
+pub(crate) trait HopBooks {
     /// A hop followed.
     fn hop_followed(&self);
     /// A redirect to another origin, not followed.
@@ -49,7 +49,7 @@ pub trait HopBooks {
 /// every path: how many so far, the origin the next goes to, and the next
 /// hop's request (two buffers swapped, so following a chain does not allocate).
 #[derive(Debug, Default)]
-pub struct Hops {
+pub(crate) struct Hops {
     count: u32,
     /// The other origin the request in flight goes to; `None`: the run's.
     at: Option<u16>,
@@ -59,20 +59,20 @@ pub struct Hops {
 
 impl Hops {
     /// A new request: no hop yet, to the run's own origin.
-    pub fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         self.count = 0;
         self.at = None;
     }
 
     /// The hop's request, once the request in flight has hopped.
-    pub fn request(&self) -> Option<&[u8]> {
+    pub(crate) fn request(&self) -> Option<&[u8]> {
         (self.count > 0).then_some(&self.request[..])
     }
 
     /// The origin the request in flight goes to: `None` for the run's
     /// target, else the id of another in the worker's book.
     #[inline]
-    pub fn origin(&self) -> Option<u16> {
+    pub(crate) fn origin(&self) -> Option<u16> {
         self.at
     }
 
@@ -80,7 +80,7 @@ impl Hops {
     /// flight (`original`, its bytes before any hop): a hop's request is
     /// made ready and counted; an offsite redirect is counted and is the
     /// response; the limit and an unreachable origin are sampled.
-    pub fn follow(
+    pub(crate) fn follow(
         &mut self,
         rule: &RedirectRule,
         status: u16,
@@ -203,7 +203,7 @@ fn is_redirect(status: u16) -> bool {
 
 /// What to do with a response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Follow {
+pub(crate) enum Follow {
     /// Not a redirect (or redirects are off): the response is the answer.
     No,
     /// The hop's request is ready ([`Hops::request`], to [`Hops::origin`]).
@@ -218,7 +218,7 @@ pub enum Follow {
 
 /// Where a redirect leads, by the rule alone.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Decision {
+pub(crate) enum Decision {
     /// Not a redirect (or redirects are off).
     No,
     /// One hop more than `--redirects` allows.
@@ -238,7 +238,7 @@ pub enum Decision {
 /// The run's origin, how many hops a request may take, and whether hops to
 /// other origins are followed.
 #[derive(Debug, Clone)]
-pub struct RedirectRule {
+pub(crate) struct RedirectRule {
     pub max_hops: u32,
     /// The run's target.
     pub home: Origin,
@@ -250,7 +250,7 @@ pub struct RedirectRule {
 impl RedirectRule {
     /// What to do with a `status` response carrying `location`, to a
     /// request for `current_path` on `from` that has taken `hops` hops.
-    pub fn decide(
+    pub(crate) fn decide(
         &self,
         status: u16,
         location: Option<&[u8]>,

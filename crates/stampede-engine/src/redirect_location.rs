@@ -8,7 +8,7 @@ use crate::redirect_origin::Origin;
 /// The origin (`None`: `from` itself) and path (with query) `location`
 /// names, read from a response to `current_path` on `from`; `None` when it
 /// names a scheme other than http and https (not followed).
-pub fn resolve(
+pub(crate) fn resolve(
     location: &[u8],
     from: &Origin,
     current_path: &[u8],

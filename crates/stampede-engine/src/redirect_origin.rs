@@ -22,7 +22,7 @@ use std::time::Duration;
 /// Where requests go: scheme, host (lowercase, an IPv6 address in
 /// brackets) and port (the scheme's default when the authority has none).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Origin {
+pub(crate) struct Origin {
     pub https: bool,
     pub host: String,
     pub port: u16,
@@ -31,7 +31,7 @@ pub struct Origin {
 impl Origin {
     /// The origin of `scheme://authority` (`scheme` lowercase); `None` for
     /// another scheme or an authority that does not parse.
-    pub fn parse(scheme: &str, authority: &str) -> Option<Origin> {
+    pub(crate) fn parse(scheme: &str, authority: &str) -> Option<Origin> {
         let https = match scheme {
             "http" => false,
             "https" => true,
@@ -59,7 +59,7 @@ impl Origin {
     }
 
     /// The value of the `Host` header a request to this origin carries.
-    pub fn host_header(&self) -> String {
+    pub(crate) fn host_header(&self) -> String {
         let default = if self.https { 443 } else { 80 };
         if self.port == default {
             self.host.clone()
@@ -76,7 +76,7 @@ impl Origin {
 
 /// What a worker needs to reach another origin, from the plan.
 #[derive(Debug, Clone, Default)]
-pub struct ForeignRules {
+pub(crate) struct ForeignRules {
     /// `--resolve` overrides (applied to any host they name).
     pub resolve: Vec<ResolveOverride>,
     /// The plan's TLS options (or rustls' defaults), for https origins.
@@ -93,7 +93,7 @@ struct Known {
 
 /// A worker's other origins, by the id hops name them with.
 #[derive(Debug, Default)]
-pub struct OriginBook {
+pub(crate) struct OriginBook {
     known: Vec<Known>,
 }
 
@@ -105,7 +105,11 @@ const MAX_ORIGINS: usize = 64;
 impl OriginBook {
     /// The id of `origin`, reached by `rules` (resolved and set up on its
     /// first visit); `Ok(None)` when the book is full; `Err`: why it cannot be reached.
-    pub fn intern(&mut self, origin: &Origin, rules: &ForeignRules) -> Result<Option<u16>, String> {
+    pub(crate) fn intern(
+        &mut self,
+        origin: &Origin,
+        rules: &ForeignRules,
+    ) -> Result<Option<u16>, String> {
         let at = match self.known.iter().position(|k| &k.origin == origin) {
             Some(at) => at,
             None if self.known.len() >= MAX_ORIGINS => return Ok(None),
@@ -124,12 +128,12 @@ impl OriginBook {
     }
 
     /// The origin of id `id`.
-    pub fn origin(&self, id: u16) -> Option<&Origin> {
+    pub(crate) fn origin(&self, id: u16) -> Option<&Origin> {
         self.known.get(usize::from(id)).map(|k| &k.origin)
     }
 
     /// The connector that reaches origin `id`.
-    pub fn connector(&self, id: u16) -> Option<Rc<Connector>> {
+    pub(crate) fn connector(&self, id: u16) -> Option<Rc<Connector>> {
         let known = self.known.get(usize::from(id))?;
         known.route.as_ref().ok().cloned()
     }

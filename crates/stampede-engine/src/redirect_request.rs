@@ -8,7 +8,7 @@
 /// `keep_method` it is a GET without a body (Content-Length,
 /// Transfer-Encoding and Content-Type dropped); `host`: the `Host` header's
 /// new value (a hop to another origin). Other headers are kept.
-pub fn hop_request(
+pub(crate) fn hop_request(
     original: &[u8],
     path: &[u8],
     keep_method: bool,
@@ -66,7 +66,7 @@ pub fn hop_request(
 }
 
 /// The request target of a whole request's request line.
-pub fn request_path(request: &[u8]) -> &[u8] {
+pub(crate) fn request_path(request: &[u8]) -> &[u8] {
     let line_end = find(request, b"\r\n").unwrap_or(request.len());
     request[..line_end]
         .split(|&b| b == b' ')
@@ -75,7 +75,7 @@ pub fn request_path(request: &[u8]) -> &[u8] {
 }
 
 /// The value of header `name` (lowercase) in a whole request's head.
-pub fn header_value<'a>(request: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
+pub(crate) fn header_value<'a>(request: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
     let head_end = find(request, b"\r\n\r\n").unwrap_or(request.len());
     request[..head_end]
         .split(|&b| b == b'\n')

@@ -217,7 +217,7 @@ pub(crate) struct WorkerLog {
 }
 
 impl WorkerLog {
-    pub fn new(handle: WorkerLogHandle, measure_start: Instant) -> WorkerLog {
+    pub(crate) fn new(handle: WorkerLogHandle, measure_start: Instant) -> WorkerLog {
         WorkerLog {
             handle,
             measure_start,

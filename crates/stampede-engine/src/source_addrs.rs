@@ -14,14 +14,14 @@ const IP_BIND_ADDRESS_NO_PORT: libc::c_int = 24;
 
 /// A worker's rotation over the local addresses.
 #[derive(Debug, Default)]
-pub struct SourceAddrs {
+pub(crate) struct SourceAddrs {
     addrs: Vec<IpAddr>,
     next: Cell<usize>,
 }
 
 impl SourceAddrs {
     /// Starts at `offset` so that workers do not all begin on the same address.
-    pub fn new(addrs: Vec<IpAddr>, offset: usize) -> SourceAddrs {
+    pub(crate) fn new(addrs: Vec<IpAddr>, offset: usize) -> SourceAddrs {
         let start = if addrs.is_empty() {
             0
         } else {
@@ -41,7 +41,7 @@ impl SourceAddrs {
     }
 
     /// Connects to `target`, from the next local address when there are any.
-    pub async fn connect(&self, target: SocketAddr) -> io::Result<TcpStream> {
+    pub(crate) async fn connect(&self, target: SocketAddr) -> io::Result<TcpStream> {
         let Some(local) = self.take() else {
             return TcpStream::connect(target).await;
         };

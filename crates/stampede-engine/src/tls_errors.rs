@@ -7,7 +7,7 @@
 use rustls::{AlertDescription, CertificateError, Error, InvalidMessage, PeerIncompatible};
 
 /// The reason of `error`, with a hint where one helps.
-pub fn explain(error: &Error) -> String {
+pub(crate) fn explain(error: &Error) -> String {
     match hint(error) {
         Some(hint) => format!("{error} ({hint})"),
         None => error.to_string(),
@@ -16,7 +16,7 @@ pub fn explain(error: &Error) -> String {
 
 /// [`explain`] for an I/O error that carries a rustls error (as the
 /// connectors' streams report them); other errors as they are.
-pub fn explain_io(error: &std::io::Error) -> String {
+pub(crate) fn explain_io(error: &std::io::Error) -> String {
     match error
         .get_ref()
         .and_then(|inner| inner.downcast_ref::<Error>())

@@ -20,7 +20,7 @@ use tokio::sync::watch;
 use tokio::task::AbortHandle;
 
 /// Runs the worker to completion on the calling thread.
-pub fn run_worker(
+pub(crate) fn run_worker(
     mut plan: WorkerPlan,
     stop: watch::Receiver<bool>,
     to_aggregator: mpsc::Sender<WorkerMessage>,

@@ -16,7 +16,7 @@ pub const SNAPSHOT_INTERVAL: Duration = Duration::from_millis(250);
 
 /// This worker's share of the load model.
 #[derive(Debug, Clone)]
-pub enum WorkerLoad {
+pub(crate) enum WorkerLoad {
     Closed {
         /// The total connection schedule; this worker runs its share.
         schedule: Schedule,
@@ -29,7 +29,7 @@ pub enum WorkerLoad {
 
 /// What a worker needs to know, all owned so it can move to the thread.
 #[derive(Debug, Clone)]
-pub struct WorkerPlan {
+pub(crate) struct WorkerPlan {
     pub index: usize,
     /// This worker's place among the workers that share its load: its
     /// group's (a scenario with several groups), else all of them.
@@ -88,14 +88,14 @@ pub struct WorkerPlan {
 
 /// The HTTP/2 part of a worker's plan.
 #[derive(Debug, Clone)]
-pub struct H2Plan {
+pub(crate) struct H2Plan {
     pub requests: Vec<H2Request>,
     pub streams: usize,
 }
 
 /// A message from a worker to the aggregator.
 #[derive(Debug)]
-pub struct WorkerMessage {
+pub(crate) struct WorkerMessage {
     pub worker: usize,
     /// The second of measurement the snapshot's interval belongs to.
     pub second: u64,
@@ -106,7 +106,7 @@ pub struct WorkerMessage {
 
 /// The open-model load of one worker.
 #[derive(Debug, Clone)]
-pub struct OpenLoad {
+pub(crate) struct OpenLoad {
     /// The whole run's rate, requests/s, over time from `measure_start`;
     /// this worker sends its share of the instants (see [`Instants`]).
     pub per_s: Schedule,

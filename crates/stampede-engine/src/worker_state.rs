@@ -8,7 +8,7 @@ use std::cell::{Cell, RefCell};
 use std::time::{Duration, Instant};
 
 #[derive(Debug, Default)]
-pub struct WorkerState {
+pub(crate) struct WorkerState {
     pub recorder: RefCell<Recorder>,
     /// Requests this worker may still send; `None` means no limit.
     budget: Cell<Option<u64>>,
@@ -41,7 +41,7 @@ pub struct WorkerState {
 }
 
 impl WorkerState {
-    pub fn new(budget: Option<u64>, targets: usize) -> WorkerState {
+    pub(crate) fn new(budget: Option<u64>, targets: usize) -> WorkerState {
         WorkerState {
             recorder: RefCell::new(Recorder::with_targets(targets)),
             budget: Cell::new(budget),
@@ -61,7 +61,7 @@ impl WorkerState {
     /// The state of a worker that runs `plan`: with the open model, requests
     /// belong to the warm-up or the window by their intended instant
     /// ([`WorkerState::with_window_start`]), on every path.
-    pub fn for_plan(plan: &WorkerPlan) -> WorkerState {
+    pub(crate) fn for_plan(plan: &WorkerPlan) -> WorkerState {
         let state = WorkerState::new(plan.budget, plan.mix.len());
         if let Some(workload) = &plan.workload {
             let checks = workload.check_names().len();
@@ -80,7 +80,7 @@ impl WorkerState {
 
     /// Open model: requests are assigned to the warm-up or the window by
     /// their intended instant, not by when they happen to be sent.
-    pub fn with_window_start(mut self, measure_start: Instant) -> WorkerState {
+    pub(crate) fn with_window_start(mut self, measure_start: Instant) -> WorkerState {
         self.window_start = Some(measure_start);
         self
     }
@@ -90,7 +90,7 @@ impl WorkerState {
     }
 
     /// Keeps the reason behind an error, the first few times per class only.
-    pub fn sample_error(&self, kind: ErrorKind, reason: impl FnOnce() -> String) {
+    pub(crate) fn sample_error(&self, kind: ErrorKind, reason: impl FnOnce() -> String) {
         let mut kept = self.samples_kept.get();
         if usize::from(kept[kind.index()]) < MAX_ERROR_SAMPLES {
             kept[kind.index()] += 1;
@@ -102,7 +102,7 @@ impl WorkerState {
     }
 
     /// A new TLS connection: its TCP `connect` and its `handshake`.
-    pub fn tls_handshake(&self, connect: Duration, handshake: Duration) {
+    pub(crate) fn tls_handshake(&self, connect: Duration, handshake: Duration) {
         self.recorder
             .borrow_mut()
             .record_tls_handshake(connect, handshake);
@@ -114,7 +114,7 @@ impl WorkerState {
     /// so the count bounds the attempts already, and a wrong port fails at
     /// once (as ab does) instead of after minutes of doubling waits. Once a
     /// connection has opened, a server that dies is backed off from.
-    pub fn connect_backoff(&self, backoff: &mut crate::backoff::Backoff) -> Duration {
+    pub(crate) fn connect_backoff(&self, backoff: &mut crate::backoff::Backoff) -> Duration {
         let delay = backoff.failed();
         if self.budget.get().is_some() && !self.ever_opened.get() {
             return Duration::ZERO;
@@ -126,7 +126,7 @@ impl WorkerState {
     /// not at all when the budget is spent (the run is over), and no longer
     /// than until another connection finds it spent. The worker ends the
     /// wait at its deadline or a stop by dropping the task.
-    pub async fn wait_out_backoff(&self, delay: Duration) {
+    pub(crate) async fn wait_out_backoff(&self, delay: Duration) {
         if !self.has_budget() {
             return;
         }
@@ -138,14 +138,14 @@ impl WorkerState {
     }
 
     /// True while the budget has requests left (without claiming one).
-    pub fn has_budget(&self) -> bool {
+    pub(crate) fn has_budget(&self) -> bool {
         self.budget.get() != Some(0)
     }
 
     /// Claims one request from the budget; false when it is spent. During
     /// the warm-up nothing is spent: the requests still in flight when
     /// measurement starts are claimed then ([`WorkerState::end_warmup`]).
-    pub fn claim_budget(&self) -> bool {
+    pub(crate) fn claim_budget(&self) -> bool {
         if self.warming_up.get() {
             return true;
         }
@@ -155,7 +155,7 @@ impl WorkerState {
     /// Open model: claims the request intended at `intended` from the
     /// budget, unless it belongs to the warm-up (by its instant, as it is
     /// counted: [`WorkerState::with_window_start`]).
-    pub fn claim_budget_at(&self, intended: Instant) -> bool {
+    pub(crate) fn claim_budget_at(&self, intended: Instant) -> bool {
         self.is_warmup(intended) || self.spend_one()
     }
 
@@ -176,7 +176,7 @@ impl WorkerState {
 
     /// Completes once a connection finds the budget spent (see
     /// [`WorkerState::claim_budget`]); create it before checking the budget.
-    pub fn budget_spent(&self) -> tokio::sync::futures::Notified<'_> {
+    pub(crate) fn budget_spent(&self) -> tokio::sync::futures::Notified<'_> {
         self.spent.notified()
     }
 
@@ -197,7 +197,7 @@ impl WorkerState {
 
     /// Nothing more is sent (a script's `thread:stop()`, or its error):
     /// the budget is spent, so every connection stops as at the end of `-n`.
-    pub fn stop_sending(&self) {
+    pub(crate) fn stop_sending(&self) {
         self.budget.set(Some(0));
         self.spent.notify_waiters();
     }
@@ -227,29 +227,29 @@ impl WorkerState {
 
     /// A `unique` feeder has no rows left for this worker: no iteration
     /// starts any more, and the last snapshot says why the run stopped.
-    pub fn feed_ran_dry(&self) {
+    pub(crate) fn feed_ran_dry(&self) {
         self.feed_exhausted.set(true);
     }
 
     /// True once a `unique` feeder ran out of rows ([`WorkerState::feed_ran_dry`]).
-    pub fn is_feed_exhausted(&self) -> bool {
+    pub(crate) fn is_feed_exhausted(&self) -> bool {
         self.feed_exhausted.get()
     }
 
     /// Counts an attempt to open a connection.
-    pub fn connect_attempt(&self) {
+    pub(crate) fn connect_attempt(&self) {
         self.recorder.borrow_mut().record_connect_attempt();
     }
 
     /// Counts a request as sent and in flight.
-    pub fn begin_request(&self) {
+    pub(crate) fn begin_request(&self) {
         self.in_flight.set(self.in_flight.get() + 1);
         self.recorder.borrow_mut().record_sent();
     }
 
     /// Open model: counts a request intended at `intended` and sent `lag`
     /// after it as in flight, and as sent unless it belongs to the warm-up.
-    pub fn begin_intended(&self, intended: Instant, lag: Duration) {
+    pub(crate) fn begin_intended(&self, intended: Instant, lag: Duration) {
         if self.is_warmup(intended) {
             self.in_flight.set(self.in_flight.get() + 1);
             self.warmup_in_flight.set(self.warmup_in_flight.get() + 1);
@@ -270,7 +270,7 @@ impl WorkerState {
 
     /// Records how a request begun with [`WorkerState::begin_request`] (or
     /// [`WorkerState::begin_intended`]) ended; a warm-up request is not recorded.
-    pub fn end_request(&self, outcome: &Outcome) {
+    pub(crate) fn end_request(&self, outcome: &Outcome) {
         self.in_flight.set(self.in_flight.get() - 1);
         if self.is_warmup(outcome.intended) {
             self.warmup_in_flight.set(self.warmup_in_flight.get() - 1);
@@ -282,7 +282,7 @@ impl WorkerState {
     /// `--decode`: the body of a complete response intended at `intended`
     /// decoded to `decoded` bytes (`encoded`: it came with a coding);
     /// counted in the measured window only, as the response is.
-    pub fn decoded(&self, intended: Instant, decoded: u64, encoded: bool) {
+    pub(crate) fn decoded(&self, intended: Instant, decoded: u64, encoded: bool) {
         if !self.is_warmup(intended) {
             self.recorder.borrow_mut().record_decoded(decoded, encoded);
         }
@@ -293,7 +293,7 @@ impl WorkerState {
         self.in_flight.get() - self.warmup_in_flight.get()
     }
 
-    pub fn connection_opened(&self, reconnect: bool, connect_time: Duration) {
+    pub(crate) fn connection_opened(&self, reconnect: bool, connect_time: Duration) {
         self.open_connections.set(self.open_connections.get() + 1);
         self.ever_opened.set(true);
         self.recorder
@@ -303,34 +303,34 @@ impl WorkerState {
 
     /// The connection just opened replaces one the client retired
     /// (`--conn-max-requests`, `--conn-max-age`): a planned reconnect.
-    pub fn planned_reconnect(&self) {
+    pub(crate) fn planned_reconnect(&self) {
         self.recorder.borrow_mut().record_planned_reconnect();
     }
 
     /// A QUIC connection opened (HTTP/3); its handshake is timed apart
     /// ([`WorkerState::quic_handshake`]: a 0-RTT one settles later).
-    pub fn quic_connection_opened(&self, reconnect: bool) {
+    pub(crate) fn quic_connection_opened(&self, reconnect: bool) {
         self.open_connections.set(self.open_connections.get() + 1);
         self.ever_opened.set(true);
         self.recorder.borrow_mut().record_quic_connection(reconnect);
     }
 
-    pub fn quic_handshake(&self, handshake: Duration, zero_rtt: bool) {
+    pub(crate) fn quic_handshake(&self, handshake: Duration, zero_rtt: bool) {
         self.recorder
             .borrow_mut()
             .record_quic_handshake(handshake, zero_rtt);
     }
 
-    pub fn connection_closed(&self) {
+    pub(crate) fn connection_closed(&self) {
         self.open_connections.set(self.open_connections.get() - 1);
     }
 
     /// Requests begun and not ended: at a stop these are `unfinished`.
-    pub fn in_flight(&self) -> u64 {
+    pub(crate) fn in_flight(&self) -> u64 {
         self.in_flight.get()
     }
 
-    pub fn gauges(&self) -> Gauges {
+    pub(crate) fn gauges(&self) -> Gauges {
         Gauges {
             open_connections: self.open_connections.get(),
             in_flight: self.in_flight.get(),
@@ -341,7 +341,7 @@ impl WorkerState {
     /// still in flight count as sent during measurement, where they end, so
     /// that every request balances (open model: only those intended in the
     /// window, which a late wake-up may already have sent).
-    pub fn end_warmup(&self) {
+    pub(crate) fn end_warmup(&self) {
         if self.warmup_over.replace(true) {
             return;
         }
@@ -360,7 +360,7 @@ impl WorkerState {
     }
 
     /// What was recorded since the last snapshot, with the current levels.
-    pub fn interval_snapshot(&self) -> Snapshot {
+    pub(crate) fn interval_snapshot(&self) -> Snapshot {
         let mut recorder = self.recorder.borrow_mut();
         recorder.set_gauges(self.gauges());
         let mut snapshot = recorder.take_interval();
@@ -370,7 +370,7 @@ impl WorkerState {
 
     /// The worker's last snapshot: requests still in flight are unfinished,
     /// and the per-target tables go with it.
-    pub fn final_snapshot(&self) -> Snapshot {
+    pub(crate) fn final_snapshot(&self) -> Snapshot {
         let mut recorder = self.recorder.borrow_mut();
         recorder.record_unfinished(self.measured_in_flight());
         recorder.set_gauges(self.gauges());

@@ -39,7 +39,7 @@ pub(crate) struct Entry<'a> {
 }
 
 impl AccessLog {
-    pub fn new(sink: Sink) -> Self {
+    pub(crate) fn new(sink: Sink) -> Self {
         AccessLog {
             buf: Vec::with_capacity(FLUSH_AT + 4096),
             sink,
@@ -48,7 +48,7 @@ impl AccessLog {
     }
 
     /// Appends one line; writes the buffer out if it is full.
-    pub fn line(&mut self, e: &Entry) {
+    pub(crate) fn line(&mut self, e: &Entry) {
         let b = &mut self.buf;
         b.extend_from_slice(e.peer);
         b.extend_from_slice(b" - - ");
@@ -83,7 +83,7 @@ impl AccessLog {
     }
 
     /// Writes the buffered lines out.
-    pub fn flush(&mut self) {
+    pub(crate) fn flush(&mut self) {
         if self.buf.is_empty() {
             return;
         }

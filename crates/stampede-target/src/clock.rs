@@ -16,12 +16,12 @@ pub(crate) struct WallStrings {
 
 impl WallStrings {
     /// Formats the current second.
-    pub fn now() -> Self {
+    pub(crate) fn now() -> Self {
         Self::at(SystemTime::now())
     }
 
     /// Formats the given instant (truncated to the second).
-    pub fn at(t: SystemTime) -> Self {
+    pub(crate) fn at(t: SystemTime) -> Self {
         let mut http = [b' '; HTTP_DATE_LEN];
         let s = httpdate::fmt_http_date(t);
         let n = s.len().min(HTTP_DATE_LEN);

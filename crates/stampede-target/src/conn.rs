@@ -75,7 +75,7 @@ struct Conn<S> {
 }
 
 /// Serves one accepted connection until it closes. `sniff`: look for the h2c preface.
-pub async fn serve<S: Transport>(
+pub(crate) async fn serve<S: Transport>(
     stream: S,
     peer: Peer,
     w: Rc<Worker>,

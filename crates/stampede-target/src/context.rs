@@ -41,7 +41,7 @@ pub(crate) struct Worker {
 
 impl Worker {
     #[inline]
-    pub fn stats(&self) -> &WorkerStats {
+    pub(crate) fn stats(&self) -> &WorkerStats {
         &self.registry.workers[self.idx]
     }
 
@@ -49,7 +49,7 @@ impl Worker {
     /// [`Route::Other`] for a request no route saw) and writes its
     /// access-log line.
     #[inline]
-    pub fn record(&self, entry: &Entry, route: Route) {
+    pub(crate) fn record(&self, entry: &Entry, route: Route) {
         self.stats().response(entry.status);
         if self.cfg.count_routes {
             self.stats().route_response(route, entry.status);
@@ -59,7 +59,7 @@ impl Worker {
         }
     }
 
-    pub fn flush_log(&self) {
+    pub(crate) fn flush_log(&self) {
         if let Some(log) = &self.log {
             log.borrow_mut().flush();
         }

@@ -45,7 +45,7 @@ enum Refusal {
 
 impl FileCache {
     /// `root` must be canonical.
-    pub fn new(root: PathBuf, max_cached: u64) -> Self {
+    pub(crate) fn new(root: PathBuf, max_cached: u64) -> Self {
         FileCache {
             root,
             max_cached,
@@ -55,7 +55,13 @@ impl FileCache {
     }
 
     /// Produces the response for GET/HEAD of `path`.
-    pub fn serve(&mut self, path: &str, head: &Head, x: &Exchange, out: &mut Vec<u8>) -> Outcome {
+    pub(crate) fn serve(
+        &mut self,
+        path: &str,
+        head: &Head,
+        x: &Exchange,
+        out: &mut Vec<u8>,
+    ) -> Outcome {
         let fresh = self
             .entries
             .get(path)

@@ -45,7 +45,7 @@ const MAX_HEADER_LIST: u32 = 64 * 1024;
 const MAX_RESPONSE_HEADERS: usize = 32;
 
 /// Serves one HTTP/2 connection until it closes. `io` starts with the client preface.
-pub async fn serve<S>(io: S, peer: Peer, w: Rc<Worker>, guard: OpenGuard)
+pub(crate) async fn serve<S>(io: S, peer: Peer, w: Rc<Worker>, guard: OpenGuard)
 where
     S: AsyncRead + AsyncWrite + Unpin + 'static,
 {

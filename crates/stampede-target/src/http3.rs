@@ -36,7 +36,7 @@ const SOCKET_BUFFER: usize = 4 << 20;
 type Stream = RequestStream<h3_quinn::BidiStream<Bytes>, Bytes>;
 
 /// The `Alt-Svc` header line for HTTP/3 on `port`, or empty without it.
-pub fn alt_svc(port: Option<u16>) -> Vec<u8> {
+pub(crate) fn alt_svc(port: Option<u16>) -> Vec<u8> {
     match port {
         Some(port) => format!("Alt-Svc: h3=\":{port}\"; ma={ALT_SVC_MAX_AGE}\r\n").into_bytes(),
         None => Vec::new(),
@@ -45,7 +45,7 @@ pub fn alt_svc(port: Option<u16>) -> Vec<u8> {
 
 /// The QUIC server configuration: the TCP listener's TLS configuration
 /// with ALPN `h3` and 0-RTT allowed, and the stream and idle limits.
-pub fn server_config(
+pub(crate) fn server_config(
     acceptor: &tokio_rustls::TlsAcceptor,
     cfg: &Config,
 ) -> Result<quinn::ServerConfig, TargetError> {
@@ -100,7 +100,10 @@ impl rustls::server::ProducesTickets for StatefulTicketsOnly {
 
 /// Binds `n` UDP sockets sharing `addr`'s port (SO_REUSEPORT), as the TCP
 /// listeners do.
-pub fn bind_all(addr: SocketAddr, n: usize) -> Result<Vec<std::net::UdpSocket>, TargetError> {
+pub(crate) fn bind_all(
+    addr: SocketAddr,
+    n: usize,
+) -> Result<Vec<std::net::UdpSocket>, TargetError> {
     use socket2::{Domain, Protocol, Socket, Type};
     let err = |source| TargetError::Bind { addr, source };
     (0..n)
@@ -117,7 +120,7 @@ pub fn bind_all(addr: SocketAddr, n: usize) -> Result<Vec<std::net::UdpSocket>, 
 }
 
 /// The worker's endpoint on its socket (inside its runtime).
-pub fn endpoint(
+pub(crate) fn endpoint(
     (socket, config): (std::net::UdpSocket, quinn::ServerConfig),
 ) -> std::io::Result<quinn::Endpoint> {
     let runtime = quinn::default_runtime()
@@ -131,7 +134,7 @@ pub fn endpoint(
 }
 
 /// Accepts QUIC connections until the worker stops, within the connection cap.
-pub async fn accept(endpoint: &quinn::Endpoint, w: &Rc<Worker>) {
+pub(crate) async fn accept(endpoint: &quinn::Endpoint, w: &Rc<Worker>) {
     use std::sync::atomic::Ordering;
     while let Some(incoming) = endpoint.accept().await {
         let open = w.registry.open.fetch_add(1, Ordering::Relaxed);

@@ -54,7 +54,7 @@ impl Prebuilt {
 
     /// The full response (GET) or only its header block (HEAD).
     #[inline]
-    pub fn response(&self, head_only: bool) -> &[u8] {
+    pub(crate) fn response(&self, head_only: bool) -> &[u8] {
         if head_only {
             &self.bytes[..self.head_len]
         } else {
@@ -73,7 +73,7 @@ pub(crate) struct Pages {
 
 impl Pages {
     /// `alt_svc`: a header line every page response carries (or empty).
-    pub fn new(wall: &WallStrings, alt_svc: &[u8]) -> Self {
+    pub(crate) fn new(wall: &WallStrings, alt_svc: &[u8]) -> Self {
         let index_body = html_page(INDEX_PAGE_LEN, "stampede");
         let one_k_body = html_page(ONE_K_PAGE_LEN, "stampede 1k");
         let index = Prebuilt::build(&index_body, wall, alt_svc);
@@ -87,7 +87,7 @@ impl Pages {
     }
 
     /// Rewrites the Date in place (same length), without allocating.
-    pub fn refresh(&mut self, wall: &WallStrings) {
+    pub(crate) fn refresh(&mut self, wall: &WallStrings) {
         for p in [&mut self.index, &mut self.one_k] {
             if let Some(at) = find(&p.bytes[..p.head_len], b"Date: ") {
                 let start = at + 6;

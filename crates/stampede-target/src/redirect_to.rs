@@ -13,7 +13,7 @@ use percent_encoding::percent_decode_str;
 const REDIRECTS: [u16; 5] = [301, 302, 303, 307, 308];
 
 /// The response to `/redirect-to` with the request target `target` (path and query).
-pub fn redirect_to(target: &str, x: &Exchange, out: &mut Vec<u8>) -> Outcome {
+pub(crate) fn redirect_to(target: &str, x: &Exchange, out: &mut Vec<u8>) -> Outcome {
     match location_of(target) {
         Ok((location, status)) => {
             let header = format!("Location: {location}\r\n");

@@ -32,7 +32,7 @@ pub(crate) struct Outcome {
 }
 
 impl Outcome {
-    pub fn done(status: u16, body_bytes: usize) -> Self {
+    pub(crate) fn done(status: u16, body_bytes: usize) -> Self {
         Outcome {
             status,
             body_bytes,
@@ -43,7 +43,7 @@ impl Outcome {
 
     /// This outcome, as produced by `route`.
     #[inline]
-    pub fn of(mut self, route: Route) -> Self {
+    pub(crate) fn of(mut self, route: Route) -> Self {
         self.route = route;
         self
     }

@@ -23,7 +23,7 @@ pub(crate) enum Method {
 }
 
 impl Method {
-    pub fn parse(s: &str) -> Option<Method> {
+    pub(crate) fn parse(s: &str) -> Option<Method> {
         Some(match s {
             "GET" => Method::Get,
             "HEAD" => Method::Head,
@@ -66,7 +66,7 @@ pub(crate) struct Head<'b> {
 
 impl Head<'_> {
     /// The path part of the target (no query), with an absolute-form `http://host` removed.
-    pub fn path(&self) -> &str {
+    pub(crate) fn path(&self) -> &str {
         let t = self.target;
         let t = match t
             .strip_prefix("http://")
@@ -93,7 +93,7 @@ pub(crate) enum Bad {
 }
 
 impl Bad {
-    pub fn status(self) -> u16 {
+    pub(crate) fn status(self) -> u16 {
         match self {
             Bad::Malformed => 400,
             Bad::HeadTooLarge => 431,

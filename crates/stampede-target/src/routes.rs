@@ -16,18 +16,18 @@ use crate::response::{self, bodiless, push_hex, Exchange, Len};
 use crate::route_label::Route;
 
 /// Largest `/bytes/{n}` and `/chunked/{n}`.
-pub const MAX_BYTES: u64 = 1 << 30;
+pub(crate) const MAX_BYTES: u64 = 1 << 30;
 /// Longest `/delay/{ms}`.
-pub const MAX_DELAY_MS: u64 = 60_000;
+pub(crate) const MAX_DELAY_MS: u64 = 60_000;
 /// Most `/cpu/{iterations}`.
-pub const MAX_CPU_ITERATIONS: u64 = 1_000_000_000;
+pub(crate) const MAX_CPU_ITERATIONS: u64 = 1_000_000_000;
 /// Bodies up to this size are produced into the write buffer; larger are streamed.
-pub const INLINE_BODY: usize = 64 * 1024;
+pub(crate) const INLINE_BODY: usize = 64 * 1024;
 /// Chunk size of `/chunked/{n}`.
-pub const CHUNK: usize = 16 * 1024;
+pub(crate) const CHUNK: usize = 16 * 1024;
 
 /// Body bytes of `/bytes` and `/chunked`: a printable repeating pattern.
-pub static PATTERN: [u8; INLINE_BODY] = pattern();
+pub(crate) static PATTERN: [u8; INLINE_BODY] = pattern();
 
 const fn pattern() -> [u8; INLINE_BODY] {
     let alphabet = b"abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ-\n";
@@ -41,7 +41,7 @@ const fn pattern() -> [u8; INLINE_BODY] {
 }
 
 /// One request as the routes see it.
-pub struct Request<'a> {
+pub(crate) struct Request<'a> {
     pub head: &'a Head<'a>,
     /// The request line and headers exactly as received.
     pub raw_head: &'a [u8],
@@ -51,7 +51,7 @@ pub struct Request<'a> {
 
 /// Produces the response for `req` into `out`; the outcome names the route
 /// that produced it.
-pub fn handle(w: &Worker, req: &Request, x: &Exchange, out: &mut Vec<u8>) -> Outcome {
+pub(crate) fn handle(w: &Worker, req: &Request, x: &Exchange, out: &mut Vec<u8>) -> Outcome {
     let path = req.head.path();
     let method = req.head.method;
     let get_or_head = matches!(method, Method::Get | Method::Head);
@@ -236,7 +236,7 @@ fn test_route(
 
 /// A deterministic CPU-bound loop (xorshift64 folded with the counter), for
 /// CPU-bound experiments: same input, same output, no memory traffic.
-pub fn cpu_work(iterations: u64) -> u64 {
+pub(crate) fn cpu_work(iterations: u64) -> u64 {
     let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
     for i in 0..iterations {
         x ^= x << 13;
@@ -295,7 +295,7 @@ fn bytes(n: u64, chunked: bool, x: &Exchange, out: &mut Vec<u8>) -> Outcome {
 }
 
 /// Appends one chunk of a chunked body.
-pub fn push_chunk(out: &mut Vec<u8>, data: &[u8]) {
+pub(crate) fn push_chunk(out: &mut Vec<u8>, data: &[u8]) {
     push_hex(out, data.len() as u64);
     out.extend_from_slice(b"\r\n");
     out.extend_from_slice(data);

@@ -57,56 +57,56 @@ impl WorkerStats {
 
     /// One response was produced with this status.
     #[inline]
-    pub fn response(&self, status: u16) {
+    pub(crate) fn response(&self, status: u16) {
         let i = (status as usize).min(STATUS_SLOTS - 1);
         bump(&self.by_status[i], 1);
     }
     /// One response of `route` was produced with this status
     /// (`serve --metrics`; on top of [`WorkerStats::response`]).
     #[inline]
-    pub fn route_response(&self, route: Route, status: u16) {
+    pub(crate) fn route_response(&self, route: Route, status: u16) {
         let i = (status as usize).min(STATUS_SLOTS - 1);
         bump(&self.by_route[route as usize][i], 1);
     }
     /// A connection was accepted and will be served.
-    pub fn accepted(&self) {
+    pub(crate) fn accepted(&self) {
         bump(&self.accepted, 1);
     }
     /// A served connection ended.
-    pub fn closed(&self) {
+    pub(crate) fn closed(&self) {
         bump(&self.closed, 1);
     }
     /// A connection was refused (over `max_connections`).
-    pub fn refused(&self) {
+    pub(crate) fn refused(&self) {
         bump(&self.refused, 1);
     }
     /// Bytes accepted by the kernel for sending (before TLS: the HTTP bytes).
     #[inline]
-    pub fn bytes_out(&self, n: usize) {
+    pub(crate) fn bytes_out(&self, n: usize) {
         bump(&self.bytes_out, n as u64);
     }
     /// A TLS handshake completed.
-    pub fn tls_handshake(&self) {
+    pub(crate) fn tls_handshake(&self) {
         bump(&self.tls_handshakes, 1);
     }
     /// A TLS handshake failed or timed out.
-    pub fn tls_failure(&self) {
+    pub(crate) fn tls_failure(&self) {
         bump(&self.tls_failures, 1);
     }
     /// A connection started speaking HTTP/2.
-    pub fn h2_connection(&self) {
+    pub(crate) fn h2_connection(&self) {
         bump(&self.h2_connections, 1);
     }
     /// An HTTP/2 stream (one request) was accepted.
-    pub fn h2_stream(&self) {
+    pub(crate) fn h2_stream(&self) {
         bump(&self.h2_streams, 1);
     }
     /// A QUIC connection completed its handshake and speaks HTTP/3.
-    pub fn h3_connection(&self) {
+    pub(crate) fn h3_connection(&self) {
         bump(&self.h3_connections, 1);
     }
     /// An HTTP/3 request stream was accepted.
-    pub fn h3_stream(&self) {
+    pub(crate) fn h3_stream(&self) {
         bump(&self.h3_streams, 1);
     }
 }
@@ -120,7 +120,7 @@ pub(crate) struct Registry {
 }
 
 impl Registry {
-    pub fn new(workers: usize) -> Self {
+    pub(crate) fn new(workers: usize) -> Self {
         Registry {
             workers: (0..workers).map(|_| WorkerStats::new()).collect(),
             started: Instant::now(),
@@ -129,7 +129,7 @@ impl Registry {
     }
 
     /// Sums the workers' counters.
-    pub fn snapshot(&self) -> StatsSnapshot {
+    pub(crate) fn snapshot(&self) -> StatsSnapshot {
         let mut s = StatsSnapshot {
             requests_total: 0,
             requests_by_status: BTreeMap::new(),

@@ -164,7 +164,7 @@ pub(crate) fn fingerprint(cert: &CertificateDer) -> String {
 /// Handshakes (bounded by the header timeout, abandoned at shutdown), then serves
 /// HTTP/2 if ALPN chose `h2`, else HTTP/1.1 (sniffing h2c prior knowledge only when
 /// the client offered no ALPN at all).
-pub async fn serve<S: Transport>(
+pub(crate) async fn serve<S: Transport>(
     acceptor: TlsAcceptor,
     stream: S,
     peer: Peer,

@@ -95,7 +95,7 @@ pub(crate) struct Peer {
 }
 
 impl Peer {
-    pub fn ip(ip: IpAddr) -> Self {
+    pub(crate) fn ip(ip: IpAddr) -> Self {
         let mut buf = [0u8; 48];
         let mut cur = io::Cursor::new(&mut buf[..]);
         let _ = io::Write::write_fmt(&mut cur, format_args!("{ip}"));
@@ -103,14 +103,14 @@ impl Peer {
         Peer { buf, len }
     }
 
-    pub fn unix() -> Self {
+    pub(crate) fn unix() -> Self {
         let mut buf = [0u8; 48];
         buf[..4].copy_from_slice(b"unix");
         Peer { buf, len: 4 }
     }
 
     #[inline]
-    pub fn as_bytes(&self) -> &[u8] {
+    pub(crate) fn as_bytes(&self) -> &[u8] {
         &self.buf[..self.len]
     }
 }
@@ -119,7 +119,7 @@ impl Peer {
 pub(crate) struct OpenGuard(Rc<Worker>);
 
 impl OpenGuard {
-    pub fn new(w: Rc<Worker>) -> Self {
+    pub(crate) fn new(w: Rc<Worker>) -> Self {
         OpenGuard(w)
     }
 }
@@ -140,7 +140,7 @@ impl Drop for OpenGuard {
 
 /// Half-closes, then reads and discards briefly, so that unread request bytes do not
 /// turn the close into a reset that destroys the response in flight.
-pub async fn linger<S: AsyncRead + AsyncWrite + Unpin>(stream: &mut S) {
+pub(crate) async fn linger<S: AsyncRead + AsyncWrite + Unpin>(stream: &mut S) {
     let _ = stream.shutdown().await;
     let mut sink = [0u8; 4096];
     let _ = tokio::time::timeout(Duration::from_secs(2), async {
@@ -164,7 +164,7 @@ pub(crate) struct Rewind<S> {
 }
 
 impl<S> Rewind<S> {
-    pub fn new(prefix: Vec<u8>, inner: S) -> Self {
+    pub(crate) fn new(prefix: Vec<u8>, inner: S) -> Self {
         Rewind {
             prefix,
             pos: 0,

@@ -33,7 +33,7 @@ pub(crate) struct SocketFile {
 
 impl UnixSocket {
     /// Binds `path`, removing a stale socket file first.
-    pub fn bind(path: &Path) -> Result<UnixSocket, TargetError> {
+    pub(crate) fn bind(path: &Path) -> Result<UnixSocket, TargetError> {
         let err = |source| TargetError::Unix {
             path: path.to_path_buf(),
             source,
@@ -51,7 +51,7 @@ impl UnixSocket {
         })
     }
 
-    pub fn file(&self) -> SocketFile {
+    pub(crate) fn file(&self) -> SocketFile {
         SocketFile {
             path: self.path.clone(),
             id: self.id,
@@ -60,12 +60,12 @@ impl UnixSocket {
 }
 
 impl SocketFile {
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
     /// Removes the socket file if it is still the one we bound (not a successor's).
-    pub fn remove(&self) {
+    pub(crate) fn remove(&self) {
         if let Ok(meta) = std::fs::symlink_metadata(&self.path) {
             if (meta.dev(), meta.ino()) == self.id {
                 let _ = std::fs::remove_file(&self.path);

@@ -16,7 +16,7 @@ mod parts;
 use crate::difference::diff_interval;
 pub use crate::difference::{DiffInterval, Method};
 use crate::stability::{mean_interval, Interval};
-pub use parts::PartComparison;
+pub(crate) use parts::PartComparison;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use stampede_metrics::{PlanSummary, RunResult};

@@ -90,7 +90,7 @@ fn pct_change(new: f64, old: f64) -> Option<f64> {
 
 /// Why the server was saturated at `step`, or `None` without evidence.
 /// `prev` is the step before, `first` the sweep's reference step.
-pub fn server_saturation(
+pub(crate) fn server_saturation(
     step: &StepInput,
     prev: Option<&StepInput>,
     first: &StepInput,

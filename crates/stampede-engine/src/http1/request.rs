@@ -9,7 +9,7 @@ use stampede_workload::RequestTemplate;
 /// The request bytes for `plan`: request line, default headers (Host,
 /// User-Agent, Accept, Connection, Content-Length) unless the user gave one of
 /// the same name, the user's headers in order, then the body.
-pub fn encode_request(plan: &Plan) -> Vec<u8> {
+pub(crate) fn encode_request(plan: &Plan) -> Vec<u8> {
     encode_request_to(plan, &plan.target, &plan.request)
 }
 

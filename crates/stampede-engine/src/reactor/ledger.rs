@@ -27,14 +27,14 @@ use std::time::{Duration, Instant};
 /// (a slot's second connection, for redirects to another origin:
 /// reactor/slot.rs), swapped in and out of the [`Ledger`].
 #[derive(Debug)]
-pub struct LinkBooks {
+pub(crate) struct LinkBooks {
     leftover: ReadBuffer,
     life: ConnectionLife,
     established: bool,
 }
 
 impl LinkBooks {
-    pub fn new(now: Instant) -> LinkBooks {
+    pub(crate) fn new(now: Instant) -> LinkBooks {
         LinkBooks {
             leftover: ReadBuffer::default(),
             life: ConnectionLife::new(now),
@@ -44,7 +44,7 @@ impl LinkBooks {
 }
 
 #[derive(Debug)]
-pub struct Ledger {
+pub(crate) struct Ledger {
     parser: ResponseParser,
     /// Bytes of an incomplete head, or bytes no request asked for.
     leftover: ReadBuffer,
@@ -91,7 +91,7 @@ pub struct Ledger {
 }
 
 impl Ledger {
-    pub fn new(head_request: bool, now: Instant, slot: u32) -> Ledger {
+    pub(crate) fn new(head_request: bool, now: Instant, slot: u32) -> Ledger {
         Ledger {
             parser: ResponseParser::new(head_request),
             leftover: ReadBuffer::default(),
@@ -127,7 +127,7 @@ impl Ledger {
     /// With a workload, the user's next step is rendered; false when a
     /// `unique` feeder ran out of rows (the request is taken back, nothing
     /// is sent, and the user is done) or the script failed.
-    pub fn begin(&mut self, ctx: &ConnectionContext, intended: Instant) -> bool {
+    pub(crate) fn begin(&mut self, ctx: &ConnectionContext, intended: Instant) -> bool {
         self.hops.reset();
         let begun = ctx.begin_request(
             &mut self.parser,
@@ -159,51 +159,56 @@ impl Ledger {
 
     /// True when a scenario user is inside an iteration (its next step is
     /// not the first): in the open model it goes on without a new arrival.
-    pub fn mid_iteration(&self, ctx: &ConnectionContext) -> bool {
+    pub(crate) fn mid_iteration(&self, ctx: &ConnectionContext) -> bool {
         ctx.workload.as_ref().is_some_and(|w| w.sequential())
             && self.session.as_ref().is_some_and(|s| !s.at_first_step())
     }
 
     /// True when the connection is meant to stay open after the request
     /// in flight (the run's keep-alive, or its step's `keep_alive`).
-    pub fn keeps_alive(&self, ctx: &ConnectionContext) -> bool {
+    pub(crate) fn keeps_alive(&self, ctx: &ConnectionContext) -> bool {
         ctx.keep_alive_of(self.target)
     }
 
     /// True once the virtual user is done (its iterations walked, or
     /// stopped by `on_error`): the slot sends nothing more.
-    pub fn user_done(&self) -> bool {
+    pub(crate) fn user_done(&self) -> bool {
         self.session.as_ref().is_some_and(|s| s.is_done())
     }
 
     /// A pipelined batch of `n` requests the worker has counted, all
     /// intended at `intended` (pipelining has no mix: `--targets` is refused).
-    pub fn begin_batch(&mut self, ctx: &ConnectionContext, intended: Instant, n: usize) -> bool {
+    pub(crate) fn begin_batch(
+        &mut self,
+        ctx: &ConnectionContext,
+        intended: Instant,
+        n: usize,
+    ) -> bool {
         let begun = self.begin(ctx, intended);
         self.batch = n.max(1);
         begun
     }
 
     /// True while responses of the batch in flight are still due.
-    pub fn batch_pending(&self) -> bool {
+    pub(crate) fn batch_pending(&self) -> bool {
         self.batch_answered < self.batch
     }
 
     /// The next response of a batch (its books were started afresh by
     /// [`Ledger::answered`]): parsed from the bytes after the last one.
-    pub fn next_of_batch(&mut self, now: Instant) -> Result<ResponseProgress, ErrorKind> {
+    pub(crate) fn next_of_batch(&mut self, now: Instant) -> Result<ResponseProgress, ErrorKind> {
         self.parser.reset();
         self.parse_early(now)
     }
 
     /// True when bytes arrived that no request asked for: HTTP/1.1 cannot
     /// tell which request they belong to, so the connection must be retired.
-    pub fn has_unsolicited_bytes(&self) -> bool {
+    pub(crate) fn has_unsolicited_bytes(&self) -> bool {
         !self.leftover.pending().is_empty()
     }
 
     /// The request goes out (again): a fresh response to wait for.
-    pub fn reset_response(&mut self) {
+    pub(crate) fn reset_response(&mut self) {
         self.parser.reset();
         self.first_byte = None;
         self.bytes_received = 0;
@@ -212,13 +217,13 @@ impl Ledger {
     }
 
     /// The request is written on an open connection from `now` on.
-    pub fn sending(&mut self, ctx: &ConnectionContext, now: Instant) {
+    pub(crate) fn sending(&mut self, ctx: &ConnectionContext, now: Instant) {
         self.sent = now;
         self.deadline = now + ctx.timeout_of(self.target);
     }
 
     /// A new connection's handshake starts.
-    pub fn connecting(&mut self, ctx: &ConnectionContext, now: Instant) {
+    pub(crate) fn connecting(&mut self, ctx: &ConnectionContext, now: Instant) {
         ctx.state.connect_attempt();
         self.connect_started = now;
         self.established = false;
@@ -227,7 +232,7 @@ impl Ledger {
 
     /// The handshake is done: the connection counts as open and the
     /// request's clock starts.
-    pub fn connected(&mut self, ctx: &ConnectionContext, now: Instant) {
+    pub(crate) fn connected(&mut self, ctx: &ConnectionContext, now: Instant) {
         let took = now.saturating_duration_since(self.connect_started);
         self.opened(ctx, took, now);
     }
@@ -235,7 +240,12 @@ impl Ledger {
     /// The TLS handshake that began when the TCP connect ended at
     /// `tcp_done` is over at `now`: the connect and the handshake are timed
     /// apart (as on the tokio path), and the connection counts as open.
-    pub fn connected_over_tls(&mut self, ctx: &ConnectionContext, tcp_done: Instant, now: Instant) {
+    pub(crate) fn connected_over_tls(
+        &mut self,
+        ctx: &ConnectionContext,
+        tcp_done: Instant,
+        now: Instant,
+    ) {
         let took = tcp_done.saturating_duration_since(self.connect_started);
         ctx.state
             .tls_handshake(took, now.saturating_duration_since(tcp_done));
@@ -252,19 +262,19 @@ impl Ledger {
 
     /// The origin the request in flight goes to (`None`: the run's own;
     /// else another a redirect named, redirect.rs).
-    pub fn origin(&self) -> Option<u16> {
+    pub(crate) fn origin(&self) -> Option<u16> {
         self.hops.origin()
     }
 
     /// Swaps the current connection's books with a parked one's.
-    pub fn swap_link(&mut self, parked: &mut LinkBooks) {
+    pub(crate) fn swap_link(&mut self, parked: &mut LinkBooks) {
         std::mem::swap(&mut self.leftover, &mut parked.leftover);
         std::mem::swap(&mut self.life, &mut parked.life);
         std::mem::swap(&mut self.established, &mut parked.established);
     }
 
     /// The bytes of the request (or the pipelined batch) in flight.
-    pub fn request<'a>(&'a self, ctx: &'a ConnectionContext) -> &'a [u8] {
+    pub(crate) fn request<'a>(&'a self, ctx: &'a ConnectionContext) -> &'a [u8] {
         if let Some(hop) = self.hops.request() {
             return hop;
         }
@@ -278,13 +288,17 @@ impl Ledger {
     }
 
     /// What is left of the request to write.
-    pub fn unwritten<'a>(&'a self, ctx: &'a ConnectionContext) -> &'a [u8] {
+    pub(crate) fn unwritten<'a>(&'a self, ctx: &'a ConnectionContext) -> &'a [u8] {
         &self.request(ctx)[self.written..]
     }
 
     /// Response bytes that arrived at `now`: parsed on their own when
     /// nothing is pending, after what is pending otherwise.
-    pub fn received(&mut self, bytes: &[u8], now: Instant) -> Result<ResponseProgress, ErrorKind> {
+    pub(crate) fn received(
+        &mut self,
+        bytes: &[u8],
+        now: Instant,
+    ) -> Result<ResponseProgress, ErrorKind> {
         let first = self.first_byte.is_none();
         self.first_byte.get_or_insert(now);
         self.bytes_received += bytes.len() as u64;
@@ -298,12 +312,12 @@ impl Ledger {
 
     /// Keeps bytes that arrived while no response was awaited (unsolicited
     /// unless a request is about to be read).
-    pub fn keep_early(&mut self, bytes: &[u8]) {
+    pub(crate) fn keep_early(&mut self, bytes: &[u8]) {
         self.leftover.append(bytes);
     }
 
     /// Parses bytes kept by [`Ledger::keep_early`] once the request is out.
-    pub fn parse_early(&mut self, now: Instant) -> Result<ResponseProgress, ErrorKind> {
+    pub(crate) fn parse_early(&mut self, now: Instant) -> Result<ResponseProgress, ErrorKind> {
         if self.leftover.pending().is_empty() {
             return Ok(ResponseProgress::Partial);
         }
@@ -315,7 +329,7 @@ impl Ledger {
     }
 
     /// The server ended the stream: a response framed by the close ends here.
-    pub fn end_of_stream(&mut self) -> Result<Complete, ErrorKind> {
+    pub(crate) fn end_of_stream(&mut self) -> Result<Complete, ErrorKind> {
         match self.parser.finish_on_close() {
             Ok(mut done) => {
                 done.keep_alive = false;
@@ -327,7 +341,12 @@ impl Ledger {
 
     /// Records a complete response; true when the connection stays open for
     /// the next request.
-    pub fn answered(&mut self, ctx: &ConnectionContext, now: Instant, done: &Complete) -> bool {
+    pub(crate) fn answered(
+        &mut self,
+        ctx: &ConnectionContext,
+        now: Instant,
+        done: &Complete,
+    ) -> bool {
         self.batch_answered += 1;
         if !self.batch_pending() {
             let judged = self.judge(ctx, now, done);
@@ -348,7 +367,7 @@ impl Ledger {
     /// A redirect's response completed at `now` on this connection (it
     /// counts toward the connection's lifetime); true when the hop may go
     /// on the same connection.
-    pub fn hop_answered(
+    pub(crate) fn hop_answered(
         &mut self,
         ctx: &ConnectionContext,
         now: Instant,
@@ -372,14 +391,14 @@ impl Ledger {
 
     /// Before a request goes out at `now` on the open connection: true (and
     /// the connection retired) when its lifetime ran out while it was idle.
-    pub fn outlived(&mut self, ctx: &ConnectionContext, now: Instant) -> bool {
+    pub(crate) fn outlived(&mut self, ctx: &ConnectionContext, now: Instant) -> bool {
         self.life.outlived(&ctx.lifetime, || now)
     }
 
     /// Whether the complete response `done` redirects the request
     /// (redirect.rs): a hop's request is made ready (and counted) for the
     /// slot to send; an offsite redirect is counted and is the response.
-    pub fn redirect(&mut self, ctx: &ConnectionContext, done: &Complete) -> Follow {
+    pub(crate) fn redirect(&mut self, ctx: &ConnectionContext, done: &Complete) -> Follow {
         let Some(rule) = ctx.redirect_of(self.target) else {
             return Follow::No;
         };
@@ -431,7 +450,7 @@ impl Ledger {
     /// connection the server closed while it was idle (nothing of the
     /// response arrived; of a batch, no response): not an error, the
     /// request (or batch) goes again on a new connection.
-    pub fn retry_after_idle_close(&mut self, kind: ErrorKind) -> bool {
+    pub(crate) fn retry_after_idle_close(&mut self, kind: ErrorKind) -> bool {
         let idle_close =
             self.batch_answered == 0 && self.life.closed_while_idle(kind, self.bytes_received);
         idle_close && std::mem::take(&mut self.may_retry)
@@ -442,7 +461,12 @@ impl Ledger {
     /// connection (else it counts from its intended start, as on the tokio path).
     /// A request that got no connection is a failed connect: the slot backs
     /// off before its next request ([`Ledger::retry_at`]).
-    pub fn failed(&mut self, ctx: &ConnectionContext, kind: ErrorKind, had_connection: bool) {
+    pub(crate) fn failed(
+        &mut self,
+        ctx: &ConnectionContext,
+        kind: ErrorKind,
+        had_connection: bool,
+    ) {
         let now = Instant::now();
         self.retry_at = None;
         if self.hops.origin().is_some() {
@@ -485,13 +509,13 @@ impl Ledger {
 
     /// When the slot may start again after its last failure: `None` unless
     /// that failure was a connect (then the slot waits out its backoff).
-    pub fn retry_at(&self) -> Option<Instant> {
+    pub(crate) fn retry_at(&self) -> Option<Instant> {
         self.retry_at
     }
 
     /// The connection is gone; `by_server`: the next one is a reconnect
     /// (unless the client retired it: then a planned one).
-    pub fn connection_gone(&mut self, ctx: &ConnectionContext, by_server: bool) {
+    pub(crate) fn connection_gone(&mut self, ctx: &ConnectionContext, by_server: bool) {
         if std::mem::take(&mut self.established) {
             ctx.state.connection_closed();
         }

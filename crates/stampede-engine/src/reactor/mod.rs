@@ -24,7 +24,7 @@ mod socket;
 mod tls;
 mod uring;
 
-pub use uring::uring_unavailable;
+pub(crate) use uring::uring_unavailable;
 
 use crate::closed::slots_at;
 use crate::connection::{connection_context, ConnectionContext};
@@ -33,7 +33,7 @@ use crate::request_log::WorkerLogHandle;
 use crate::worker_plan::{WorkerLoad, WorkerMessage, WorkerPlan};
 use crate::worker_state::WorkerState;
 use open_dispatch::{Destination, OpenDispatch};
-pub use slot::{Phase, ReactorSlot, SlotBase, Step, WorkerIo};
+pub(crate) use slot::{Phase, ReactorSlot, SlotBase, Step, WorkerIo};
 use stampede_plan::EventLoop;
 use std::io;
 use std::rc::Rc;
@@ -157,7 +157,7 @@ pub(crate) fn drive<I: WorkerIo, S: ReactorSlot<I>>(
 
 /// Runs a worker on the reactor its plan names (epoll or io_uring; see
 /// [`drive`]).
-pub fn run_reactor_worker(
+pub(crate) fn run_reactor_worker(
     plan: WorkerPlan,
     stop: watch::Receiver<bool>,
     to_aggregator: mpsc::Sender<WorkerMessage>,
@@ -205,7 +205,7 @@ pub(crate) fn slot_count(plan: &WorkerPlan) -> usize {
 }
 
 /// What decides whether a slot goes on after a request.
-pub struct Turn {
+pub(crate) struct Turn {
     /// Slots below this index may run (the schedule's share).
     limit: usize,
     /// Slots to start on the next turn: newly allowed ones, and ones whose
@@ -225,7 +225,7 @@ pub struct Turn {
 impl Turn {
     /// Carries slot `index` on from `step`: an answered slot sends its next
     /// request at once while the schedule and the budget allow, else parks.
-    pub fn advance<I: WorkerIo, S: ReactorSlot<I>>(
+    pub(crate) fn advance<I: WorkerIo, S: ReactorSlot<I>>(
         &mut self,
         io: &I,
         ctx: &ConnectionContext,

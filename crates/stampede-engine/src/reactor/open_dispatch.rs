@@ -12,7 +12,7 @@ use std::time::Instant;
 
 /// Where the open model's requests go.
 #[derive(Debug)]
-pub struct OpenDispatch {
+pub(super) struct OpenDispatch {
     pub pacer: Pacer,
     pub backlog: Backlog,
     /// Idle slots (connection kept), most recently idle last.
@@ -25,13 +25,13 @@ pub struct OpenDispatch {
 
 /// Where a due request goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Destination {
+pub(super) enum Destination {
     Slot(usize),
     Backlog,
 }
 
 impl OpenDispatch {
-    pub fn new(
+    pub(super) fn new(
         load: &OpenLoad,
         now: Instant,
         measure_start: Instant,
@@ -48,7 +48,7 @@ impl OpenDispatch {
 
     /// The slot a due request goes to (most recently idle first, so the
     /// fewest connections stay warm), or the backlog when all `cap` are busy.
-    pub fn destination(&mut self, cap: usize) -> Destination {
+    pub(super) fn destination(&mut self, cap: usize) -> Destination {
         if let Some(index) = self.idle.pop() {
             return Destination::Slot(index);
         }
@@ -60,12 +60,12 @@ impl OpenDispatch {
     }
 
     /// Slot `index` has nothing to do.
-    pub fn went_idle(&mut self, index: usize) {
+    pub(super) fn went_idle(&mut self, index: usize) {
         self.idle.push(index);
     }
 
     /// When the next request is due, if the pacer has one.
-    pub fn next_due_at(&mut self) -> Option<Instant> {
+    pub(super) fn next_due_at(&mut self) -> Option<Instant> {
         if self.exhausted {
             return None;
         }

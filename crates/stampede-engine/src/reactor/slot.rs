@@ -3,7 +3,7 @@
 //! ([`ReactorSlot`]'s provided methods), written once.
 
 use super::ledger::Ledger;
-pub use super::slot_state::{Phase, SlotBase};
+pub(crate) use super::slot_state::{Phase, SlotBase};
 use crate::connection::ConnectionContext;
 use crate::http1::{Complete, ResponseProgress};
 use crate::outcome_class::classify_connect;
@@ -14,7 +14,7 @@ use std::time::Instant;
 
 /// What an event or a start left the slot doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Step {
+pub(crate) enum Step {
     /// Waiting for the socket.
     Pending,
     /// The request ended with a response (recorded); the slot may go on.
@@ -24,7 +24,7 @@ pub enum Step {
 }
 
 /// What a slot needs from its worker: at least the connections' shared context.
-pub trait WorkerIo {
+pub(crate) trait WorkerIo {
     fn ctx(&self) -> &ConnectionContext;
 }
 
@@ -33,7 +33,7 @@ pub trait WorkerIo {
 /// share (those of the tokio path, connection.rs), written once: how a
 /// request starts, times out, is answered, fails, or is retried after an
 /// idle close. `I` is what the slot needs from its worker.
-pub trait ReactorSlot<I: WorkerIo> {
+pub(crate) trait ReactorSlot<I: WorkerIo> {
     fn base(&self) -> &SlotBase;
     fn base_mut(&mut self) -> &mut SlotBase;
     /// Opens a connection for the current request and sends it as soon as

@@ -12,7 +12,7 @@ use std::time::Instant;
 
 /// Where a slot is in its request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Phase {
+pub(crate) enum Phase {
     /// No request: not started yet, parked by the schedule, or out of budget.
     Idle,
     /// A new connection's handshake is under way (the request waits).
@@ -27,7 +27,7 @@ pub enum Phase {
 
 impl Phase {
     /// The error of a request whose time ran out in this phase.
-    pub fn timeout_kind(self) -> ErrorKind {
+    pub(crate) fn timeout_kind(self) -> ErrorKind {
         match self {
             Phase::Connecting => ErrorKind::ConnectTimeout,
             Phase::Handshaking => ErrorKind::Tls,
@@ -36,14 +36,14 @@ impl Phase {
     }
 
     /// The connection is not open yet (its request has not started).
-    pub fn is_opening(self) -> bool {
+    pub(crate) fn is_opening(self) -> bool {
         matches!(self, Phase::Connecting | Phase::Handshaking)
     }
 }
 
 /// What every reactor slot holds.
 #[derive(Debug)]
-pub struct SlotBase {
+pub(crate) struct SlotBase {
     pub index: u32,
     /// Bumped whenever the connection changes, so that an event or a
     /// completion of a closed connection never reaches its successor.
@@ -59,7 +59,7 @@ pub struct SlotBase {
 
 /// A connection parked aside by [`ReactorSlot::switch_to`], with its books.
 #[derive(Debug)]
-pub struct SideLink {
+pub(crate) struct SideLink {
     pub origin: Option<u16>,
     pub fd: Option<OwnedFd>,
     pub generation: u32,
@@ -81,7 +81,7 @@ impl SideLink {
 }
 
 impl SlotBase {
-    pub fn new(index: u32, head_request: bool, now: Instant) -> SlotBase {
+    pub(crate) fn new(index: u32, head_request: bool, now: Instant) -> SlotBase {
         SlotBase {
             index,
             generation: 0,
@@ -95,7 +95,7 @@ impl SlotBase {
 
     /// Swaps the current connection's fd, generation, origin and books with
     /// the parked one's (the reactor's own parts are its to swap).
-    pub fn swap_side_link(&mut self) {
+    pub(crate) fn swap_side_link(&mut self) {
         let side = self
             .side
             .get_or_insert_with(|| Box::new(SideLink::new(Instant::now())));
@@ -107,14 +107,14 @@ impl SlotBase {
 
     /// A generation for a new connection, never the parked one's (an
     /// event of either must not reach the other).
-    pub fn bump_generation(&mut self) {
+    pub(crate) fn bump_generation(&mut self) {
         let parked = self.side.as_ref().map_or(0, |s| s.generation);
         self.generation = self.generation.max(parked).wrapping_add(1);
     }
 
     /// An event or completion of generation `generation`, not the current
     /// connection's: if it is the parked connection's, that one is stale.
-    pub fn note_parked_event(&mut self, generation: u32, mask: u32) {
+    pub(crate) fn note_parked_event(&mut self, generation: u32, mask: u32) {
         if let Some(side) = self.side.as_mut() {
             if side.fd.is_some() && side.generation & mask == generation {
                 side.stale = true;
@@ -122,13 +122,13 @@ impl SlotBase {
         }
     }
 
-    pub fn raw_fd(&self) -> RawFd {
+    pub(crate) fn raw_fd(&self) -> RawFd {
         self.fd.as_ref().map_or(-1, AsRawFd::as_raw_fd)
     }
 
     /// Starts a new connection: its books, then a socket from `make`, under
     /// a new generation.
-    pub fn new_socket(
+    pub(crate) fn new_socket(
         &mut self,
         ctx: &ConnectionContext,
         now: Instant,

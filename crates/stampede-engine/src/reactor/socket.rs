@@ -17,7 +17,7 @@ const NAGLE_SAFE_REQUEST: usize = 1024;
 
 /// Starts connecting to `endpoint`; the connection may still be in progress
 /// when this returns (a TCP connect answers EINPROGRESS).
-pub fn open(
+pub(super) fn open(
     endpoint: &Endpoint,
     sources: &SourceAddrs,
     longest_request: usize,
@@ -38,7 +38,7 @@ pub fn open(
 
 /// A blocking socket for `endpoint`, bound to the next source address but
 /// not connected: io_uring connects it and never blocks on it.
-pub fn unconnected(
+pub(super) fn unconnected(
     endpoint: &Endpoint,
     sources: &SourceAddrs,
     longest_request: usize,
@@ -47,7 +47,7 @@ pub fn unconnected(
 }
 
 /// The address `endpoint` is connected to.
-pub fn address_of(endpoint: &Endpoint) -> io::Result<SockAddr> {
+pub(super) fn address_of(endpoint: &Endpoint) -> io::Result<SockAddr> {
     match endpoint {
         Endpoint::Tcp(target) => Ok((*target).into()),
         Endpoint::Unix(path) => SockAddr::unix(path).map_err(|e| with_path(endpoint, e)),
@@ -55,7 +55,7 @@ pub fn address_of(endpoint: &Endpoint) -> io::Result<SockAddr> {
 }
 
 /// Names the socket file in a Unix socket's error.
-pub fn with_path(endpoint: &Endpoint, error: io::Error) -> io::Error {
+pub(super) fn with_path(endpoint: &Endpoint, error: io::Error) -> io::Error {
     match endpoint {
         Endpoint::Unix(path) => {
             io::Error::new(error.kind(), format!("{}: {error}", path.display()))
@@ -93,7 +93,7 @@ fn new_socket(
 
 /// Sends what it can of `bytes`; `WouldBlock` when nothing fits right now
 /// (or a TCP connect is still in progress).
-pub fn send(fd: RawFd, bytes: &[u8]) -> io::Result<usize> {
+pub(super) fn send(fd: RawFd, bytes: &[u8]) -> io::Result<usize> {
     loop {
         // SAFETY: the pointer and length describe a live slice; MSG_NOSIGNAL
         // turns a write to a closed peer into EPIPE instead of SIGPIPE.
@@ -109,7 +109,7 @@ pub fn send(fd: RawFd, bytes: &[u8]) -> io::Result<usize> {
 }
 
 /// Receives into `buffer`; Ok(0) is the end of the stream.
-pub fn recv(fd: RawFd, buffer: &mut [u8]) -> io::Result<usize> {
+pub(super) fn recv(fd: RawFd, buffer: &mut [u8]) -> io::Result<usize> {
     loop {
         // SAFETY: the kernel writes at most `buffer.len()` bytes into it.
         let n = unsafe { libc::recv(fd, buffer.as_mut_ptr().cast(), buffer.len(), 0) };
@@ -124,7 +124,7 @@ pub fn recv(fd: RawFd, buffer: &mut [u8]) -> io::Result<usize> {
 }
 
 /// The error a non-blocking connect ended with, if it failed.
-pub fn connect_error(fd: RawFd) -> Option<io::Error> {
+pub(super) fn connect_error(fd: RawFd) -> Option<io::Error> {
     let mut code: libc::c_int = 0;
     let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
     // SAFETY: getsockopt writes one c_int into `code` and its size into `len`.

@@ -15,7 +15,7 @@ use std::time::Instant;
 
 /// One connection's TLS session and the ciphertext it has yet to send.
 #[derive(Debug)]
-pub struct TlsSession {
+pub(super) struct TlsSession {
     connection: ClientConnection,
     /// Ciphertext produced by the session; `out[sent..]` is not out yet.
     out: Vec<u8>,
@@ -25,7 +25,7 @@ pub struct TlsSession {
 
 /// What received ciphertext left the session in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Received {
+pub(super) enum Received {
     /// The stream goes on.
     Open,
     /// The server sent close_notify: nothing more will come.
@@ -34,7 +34,7 @@ pub enum Received {
 
 impl TlsSession {
     /// A new session for `client`, its ClientHello ready to send.
-    pub fn new(client: &TlsClient) -> Result<TlsSession, rustls::Error> {
+    pub(super) fn new(client: &TlsClient) -> Result<TlsSession, rustls::Error> {
         let mut connection =
             ClientConnection::new(client.config.clone(), client.server_name.clone())?;
         // A request is queued whole (it is in memory already); the default
@@ -50,13 +50,13 @@ impl TlsSession {
         Ok(session)
     }
 
-    pub fn is_handshaking(&self) -> bool {
+    pub(super) fn is_handshaking(&self) -> bool {
         self.connection.is_handshaking()
     }
 
     /// Feeds ciphertext the server sent; each plaintext chunk it decrypts
     /// goes to `plain`, in order.
-    pub fn receive(
+    pub(super) fn receive(
         &mut self,
         mut ciphertext: &[u8],
         mut plain: impl FnMut(&[u8]),
@@ -98,19 +98,19 @@ impl TlsSession {
     }
 
     /// Queues plaintext to send (sent once the handshake is over).
-    pub fn write_plain(&mut self, plaintext: &[u8]) -> io::Result<()> {
+    pub(super) fn write_plain(&mut self, plaintext: &[u8]) -> io::Result<()> {
         self.connection.writer().write_all(plaintext)?;
         self.produce();
         Ok(())
     }
 
     /// The ciphertext not sent yet.
-    pub fn unsent(&self) -> &[u8] {
+    pub(super) fn unsent(&self) -> &[u8] {
         &self.out[self.sent..]
     }
 
     /// `n` bytes of [`TlsSession::unsent`] went out.
-    pub fn advance(&mut self, n: usize) {
+    pub(super) fn advance(&mut self, n: usize) {
         self.sent = (self.sent + n).min(self.out.len());
         if self.sent == self.out.len() {
             self.out.clear();
@@ -121,7 +121,7 @@ impl TlsSession {
     /// Moves the ciphertext not sent yet into `into` (emptied first), for a
     /// send that needs its buffer to stay put until it completes; the
     /// session starts a new buffer.
-    pub fn take_unsent(&mut self, into: &mut Vec<u8>) {
+    pub(super) fn take_unsent(&mut self, into: &mut Vec<u8>) {
         into.clear();
         if self.sent == 0 {
             std::mem::swap(&mut self.out, into);
@@ -145,7 +145,7 @@ impl TlsSession {
 
 /// Decrypts `ciphertext` and parses its plaintext as the awaited response;
 /// what comes after the response completes is kept, as unsolicited.
-pub fn decrypt_response(
+pub(super) fn decrypt_response(
     tls: &mut TlsSession,
     ledger: &mut Ledger,
     ciphertext: &[u8],

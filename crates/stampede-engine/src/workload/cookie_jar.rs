@@ -12,7 +12,7 @@ pub(crate) struct CookieJar {
 
 impl CookieJar {
     /// Takes in one `Set-Cookie` header value.
-    pub fn absorb(&mut self, set_cookie: &[u8]) {
+    pub(crate) fn absorb(&mut self, set_cookie: &[u8]) {
         let mut parts = set_cookie.split(|&b| b == b';');
         let Some(pair) = parts.next() else { return };
         let Some(eq) = pair.iter().position(|&b| b == b'=') else {
@@ -49,7 +49,7 @@ impl CookieJar {
 
     /// Writes the jar into `request` (a whole HTTP/1.x request): appended
     /// to its `Cookie` header, or as a new header before the blank line.
-    pub fn apply(&self, request: &mut Vec<u8>) {
+    pub(crate) fn apply(&self, request: &mut Vec<u8>) {
         if self.cookies.is_empty() {
             return;
         }

@@ -42,7 +42,7 @@ impl UserSession {
     /// Judges the response to step `target` (status `status`, `elapsed`
     /// since its intended start) by what `capture` kept; failing values
     /// are sampled into `recorder`.
-    pub fn judge(
+    pub(crate) fn judge(
         &mut self,
         work: &WorkerWorkload,
         target: usize,
@@ -96,7 +96,7 @@ impl UserSession {
 
     /// [`UserSession::judge`] for a response whose header fields and kept
     /// body are at hand as they are (HTTP/2: the `h2` crate's header map).
-    pub fn judge_fields(
+    pub(crate) fn judge_fields(
         &mut self,
         work: &WorkerWorkload,
         target: usize,

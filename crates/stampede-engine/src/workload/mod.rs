@@ -18,7 +18,7 @@ mod spec;
 mod step_rules;
 
 pub(crate) use judge::Answer;
-pub use phases::RunPhases;
+pub(crate) use phases::RunPhases;
 pub(crate) use phases::{PhaseTicket, START_POLL};
 pub(crate) use session::{NotPrepared, UserSession, WorkerWorkload};
 pub use spec::{GroupWork, StepWork, WorkloadSpec};

@@ -27,7 +27,7 @@ fn slot(phase: Phase) -> usize {
 
 /// The shared clock of a run's groups.
 #[derive(Debug)]
-pub struct RunPhases {
+pub(crate) struct RunPhases {
     start: Instant,
     /// Workers each phase had at the start.
     workers: [usize; 3],
@@ -42,7 +42,7 @@ pub struct RunPhases {
 impl RunPhases {
     /// The clock of a run started at `start` whose workers belong to
     /// phases `phases` (one entry per worker).
-    pub fn new(start: Instant, phases: impl IntoIterator<Item = Phase>) -> RunPhases {
+    pub(crate) fn new(start: Instant, phases: impl IntoIterator<Item = Phase>) -> RunPhases {
         let mut workers = [0usize; 3];
         for phase in phases {
             workers[slot(phase)] += 1;
@@ -57,7 +57,7 @@ impl RunPhases {
     }
 
     /// When `phase` opens, once that is known.
-    pub fn opens_at(&self, phase: Phase) -> Option<Instant> {
+    pub(crate) fn opens_at(&self, phase: Phase) -> Option<Instant> {
         match phase {
             Phase::Setup => Some(self.start),
             Phase::Main => self.ends_at(Phase::Setup),
@@ -74,13 +74,13 @@ impl RunPhases {
     }
 
     /// When a group with `limits` starts: its phase open and its delay over.
-    pub fn group_starts_at(&self, limits: &GroupLimits) -> Option<Instant> {
+    pub(crate) fn group_starts_at(&self, limits: &GroupLimits) -> Option<Instant> {
         let open = self.opens_at(limits.phase)?;
         Some(open + limits.start_delay.unwrap_or_default())
     }
 
     /// A worker of `phase` has ended: the phase's last opens the next phase.
-    pub fn worker_ended(&self, phase: Phase) {
+    pub(crate) fn worker_ended(&self, phase: Phase) {
         if self.left[slot(phase)].fetch_sub(1, Ordering::AcqRel) == 1 {
             if let Ok(mut ended) = self.ended.lock() {
                 ended[slot(phase)] = Some(Instant::now());
@@ -89,11 +89,11 @@ impl RunPhases {
     }
 
     /// `on_error = "stop_run"`: every worker stops sending.
-    pub fn stop_run(&self) {
+    pub(crate) fn stop_run(&self) {
         self.stop_run.store(true, Ordering::Relaxed);
     }
 
-    pub fn run_stopped(&self) -> bool {
+    pub(crate) fn run_stopped(&self) -> bool {
         self.stop_run.load(Ordering::Relaxed)
     }
 }
@@ -108,7 +108,7 @@ pub(crate) struct PhaseTicket {
 }
 
 impl PhaseTicket {
-    pub fn new(phases: std::sync::Arc<RunPhases>, phase: Phase) -> PhaseTicket {
+    pub(crate) fn new(phases: std::sync::Arc<RunPhases>, phase: Phase) -> PhaseTicket {
         PhaseTicket { phases, phase }
     }
 }

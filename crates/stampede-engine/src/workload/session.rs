@@ -72,7 +72,7 @@ impl WorkerWorkload {
     /// The worker's share of `spec`; its script state is made here, on the
     /// worker's own thread.
     /// `worker` of `workers` counts within the group's workers.
-    pub fn new(
+    pub(crate) fn new(
         spec: Arc<WorkloadSpec>,
         group: usize,
         worker: usize,
@@ -125,24 +125,24 @@ impl WorkerWorkload {
     }
 
     /// The group this worker's users walk.
-    pub fn group(&self) -> &GroupWork {
+    pub(crate) fn group(&self) -> &GroupWork {
         &self.spec.groups[self.group]
     }
 
     /// True when the group's users walk steps in order (a scenario).
-    pub fn sequential(&self) -> bool {
+    pub(crate) fn sequential(&self) -> bool {
         self.group().sequential
     }
 
     /// True when the script reads every response (wrk's `response()`).
-    pub fn script_reads_responses(&self) -> bool {
+    pub(crate) fn script_reads_responses(&self) -> bool {
         self.script
             .as_ref()
             .is_some_and(|s| s.thread.borrow().wants_responses())
     }
 
     /// True once the script asked its thread to stop (`thread:stop()`).
-    pub fn script_stopped(&self) -> bool {
+    pub(crate) fn script_stopped(&self) -> bool {
         self.script
             .as_ref()
             .is_some_and(|s| s.thread.borrow().stop_requested())
@@ -150,7 +150,7 @@ impl WorkerWorkload {
 
     /// A new virtual user numbered `conn` (its slot's number, unique
     /// across the group's workers: `{{conn}}`).
-    pub fn new_user(&self, conn: u64) -> UserSession {
+    pub(crate) fn new_user(&self, conn: u64) -> UserSession {
         UserSession {
             conn,
             iter: 0,
@@ -169,7 +169,7 @@ impl WorkerWorkload {
 
     /// What the parser keeps of each response for this workload's checks,
     /// or `None` when nothing reads responses.
-    pub fn capture(&self) -> Option<Capture> {
+    pub(crate) fn capture(&self) -> Option<Capture> {
         let script = self.script_reads_responses();
         let (head, body) = (
             self.spec.keeps_headers() || script,
@@ -181,7 +181,7 @@ impl WorkerWorkload {
     /// True when the group's users are all done: each of the worker's
     /// `slots` users has walked its iterations or stopped (a worker with no
     /// slot is done at once when its group counts iterations).
-    pub fn all_users_done(&self, slots: usize) -> bool {
+    pub(crate) fn all_users_done(&self, slots: usize) -> bool {
         let group = self.group();
         group.sequential
             && self.users_done.get() >= slots
@@ -193,7 +193,7 @@ impl WorkerWorkload {
     /// inside one: the worker is done, as JMeter's "stop thread on EOF"
     /// stops each thread when it needs a row, once the iteration it is in
     /// is over. Looked at by the worker's housekeeping, not per request.
-    pub fn feed_drained(&self) -> bool {
+    pub(crate) fn feed_drained(&self) -> bool {
         if !self.watches_feed() {
             return false;
         }
@@ -208,12 +208,12 @@ impl WorkerWorkload {
     }
 
     /// True when the group has a `unique` feeder, which may run out.
-    pub fn watches_feed(&self) -> bool {
+    pub(crate) fn watches_feed(&self) -> bool {
         (self.group().feeders.iter()).any(|f| f.mode() == FeedMode::Unique)
     }
 
     /// True once a step of this worker failed under `on_error = "stop_run"`.
-    pub fn stopped_run(&self) -> bool {
+    pub(crate) fn stopped_run(&self) -> bool {
         self.stop_run.get()
     }
 
@@ -271,7 +271,11 @@ pub(crate) struct UserSession {
 impl UserSession {
     /// The plan's target index this user sends next: its step in a
     /// scenario, else the mix's next (`mix_next`).
-    pub fn next_target(&self, work: &WorkerWorkload, mix_next: impl FnOnce() -> usize) -> usize {
+    pub(crate) fn next_target(
+        &self,
+        work: &WorkerWorkload,
+        mix_next: impl FnOnce() -> usize,
+    ) -> usize {
         if work.sequential() {
             work.group().steps.start + self.step
         } else {
@@ -285,7 +289,7 @@ impl UserSession {
     /// request. Err when a `unique` feeder has no rows left (the user is
     /// done: it stops where it needed a row, JMeter's "stop thread on
     /// EOF") or the script failed (nothing is sent).
-    pub fn prepare(
+    pub(crate) fn prepare(
         &mut self,
         work: &WorkerWorkload,
         target: usize,
@@ -378,18 +382,18 @@ impl UserSession {
     }
 
     /// True before an iteration's first step (always, without steps).
-    pub fn at_first_step(&self) -> bool {
+    pub(crate) fn at_first_step(&self) -> bool {
         self.starting
     }
 
     /// The user's number (`{{conn}}`).
-    pub fn conn(&self) -> u64 {
+    pub(crate) fn conn(&self) -> u64 {
         self.conn
     }
 
     /// True once the user is done (its iterations walked, or stopped by
     /// `on_error`): its slot sends nothing more.
-    pub fn is_done(&self) -> bool {
+    pub(crate) fn is_done(&self) -> bool {
         self.done
     }
 
@@ -424,7 +428,7 @@ impl UserSession {
     }
 
     /// The rendered request, when the current one was rendered.
-    pub fn rendered(&self) -> Option<&[u8]> {
+    pub(crate) fn rendered(&self) -> Option<&[u8]> {
         self.rendered.then_some(&self.buffer[..])
     }
 
@@ -434,7 +438,7 @@ impl UserSession {
     /// group's `on_error` acts on; `restart`: an extractor found nothing,
     /// so the iteration starts again from its first step. Returns the
     /// pause before the next step (its own `think`, else the group's).
-    pub fn advance(
+    pub(crate) fn advance(
         &mut self,
         work: &WorkerWorkload,
         failed: bool,

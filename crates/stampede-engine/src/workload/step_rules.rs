@@ -24,7 +24,7 @@ pub(crate) struct StepRules {
 impl StepRules {
     /// Every step's rules, `defaults` where a step sets nothing; `None`
     /// when no step sets any of them.
-    pub fn of(spec: &WorkloadSpec, defaults: StepRules) -> Option<Box<[StepRules]>> {
+    pub(crate) fn of(spec: &WorkloadSpec, defaults: StepRules) -> Option<Box<[StepRules]>> {
         let own = spec.steps.iter().any(|s| {
             let o = &s.options;
             o.timeout.is_some()
@@ -54,7 +54,7 @@ impl StepRules {
 
 /// True when some step asks to follow redirects (`follow_redirects = true`):
 /// the run then needs a redirect rule even without `--redirects`.
-pub fn some_step_follows(spec: &WorkloadSpec) -> bool {
+pub(crate) fn some_step_follows(spec: &WorkloadSpec) -> bool {
     spec.steps
         .iter()
         .any(|s| s.options.follow_redirects == Some(true))

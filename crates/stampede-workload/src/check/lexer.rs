@@ -10,11 +10,11 @@ pub(crate) struct Cursor<'a> {
 }
 
 impl<'a> Cursor<'a> {
-    pub fn new(what: &'static str, text: &'a str) -> Cursor<'a> {
+    pub(crate) fn new(what: &'static str, text: &'a str) -> Cursor<'a> {
         Cursor { text, at: 0, what }
     }
 
-    pub fn error(&self, at: usize, reason: impl Into<String>) -> ParseError {
+    pub(crate) fn error(&self, at: usize, reason: impl Into<String>) -> ParseError {
         ParseError {
             what: self.what,
             expr: self.text.to_string(),
@@ -23,22 +23,22 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    pub fn rest(&self) -> &'a str {
+    pub(crate) fn rest(&self) -> &'a str {
         &self.text[self.at..]
     }
 
-    pub fn skip_space(&mut self) {
+    pub(crate) fn skip_space(&mut self) {
         let rest = self.rest();
         self.at += rest.len() - rest.trim_start().len();
     }
 
-    pub fn at_end(&mut self) -> bool {
+    pub(crate) fn at_end(&mut self) -> bool {
         self.skip_space();
         self.rest().is_empty()
     }
 
     /// Consumes `token` if the rest starts with it.
-    pub fn eat(&mut self, token: &str) -> bool {
+    pub(crate) fn eat(&mut self, token: &str) -> bool {
         self.skip_space();
         if self.rest().starts_with(token) {
             self.at += token.len();
@@ -49,7 +49,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// A run of letters, digits and `_` (possibly empty).
-    pub fn word(&mut self) -> &'a str {
+    pub(crate) fn word(&mut self) -> &'a str {
         self.skip_space();
         let rest = self.rest();
         let len = rest
@@ -60,7 +60,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// `( ... )`: the text up to the `)` that closes it, outside `[...]` and quotes.
-    pub fn parenthesized(&mut self) -> Result<(usize, &'a str), ParseError> {
+    pub(crate) fn parenthesized(&mut self) -> Result<(usize, &'a str), ParseError> {
         self.skip_space();
         if !self.eat("(") {
             return Err(self.error(self.at, "expected ("));
@@ -87,7 +87,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// A `"quoted"` string with `\"` and `\\` escapes.
-    pub fn quoted(&mut self) -> Result<String, ParseError> {
+    pub(crate) fn quoted(&mut self) -> Result<String, ParseError> {
         self.skip_space();
         let start = self.at;
         if !self.eat("\"") {
@@ -112,7 +112,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// The rest of the expression, trimmed, as a pattern: quoted or bare.
-    pub fn pattern(&mut self) -> Result<(usize, String), ParseError> {
+    pub(crate) fn pattern(&mut self) -> Result<(usize, String), ParseError> {
         self.skip_space();
         let start = self.at;
         // Quoted only when one quoted string is the whole rest
@@ -134,7 +134,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// The next whitespace-free token.
-    pub fn token(&mut self) -> (usize, &'a str) {
+    pub(crate) fn token(&mut self) -> (usize, &'a str) {
         self.skip_space();
         let start = self.at;
         let rest = self.rest();

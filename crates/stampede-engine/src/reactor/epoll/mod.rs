@@ -19,7 +19,7 @@ use tokio::sync::watch;
 const EVENTS_PER_WAIT: usize = 1024;
 
 /// Runs a worker on the epoll reactor (see [`drive`]).
-pub fn run(
+pub(super) fn run(
     plan: &WorkerPlan,
     stop: watch::Receiver<bool>,
     to_aggregator: &mpsc::Sender<WorkerMessage>,

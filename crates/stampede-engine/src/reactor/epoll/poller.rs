@@ -11,22 +11,22 @@ use std::time::Duration;
 const INTEREST: u32 = (libc::EPOLLIN | libc::EPOLLOUT | libc::EPOLLRDHUP | libc::EPOLLET) as u32;
 
 /// Readiness that means "try to read" (data, end of stream, or an error to collect).
-pub const READABLE: u32 =
+pub(super) const READABLE: u32 =
     (libc::EPOLLIN | libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR) as u32;
 /// Readiness that says the peer is gone or going: read to the end of stream.
-pub const PEER_CLOSED: u32 = (libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR) as u32;
+pub(super) const PEER_CLOSED: u32 = (libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR) as u32;
 /// Readiness that means "try to write" (or collect an error).
-pub const WRITABLE: u32 = (libc::EPOLLOUT | libc::EPOLLHUP | libc::EPOLLERR) as u32;
+pub(super) const WRITABLE: u32 = (libc::EPOLLOUT | libc::EPOLLHUP | libc::EPOLLERR) as u32;
 
 #[derive(Debug)]
-pub struct Poller {
+pub(super) struct Poller {
     epoll: OwnedFd,
     /// The kernel has epoll_pwait2 (until it says ENOSYS).
     has_pwait2: Cell<bool>,
 }
 
 impl Poller {
-    pub fn new() -> io::Result<Poller> {
+    pub(super) fn new() -> io::Result<Poller> {
         // SAFETY: epoll_create1 takes no pointers; the fd is checked and then owned.
         let fd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
         if fd < 0 {
@@ -40,7 +40,7 @@ impl Poller {
     }
 
     /// Registers `fd` with `token`. Closing the fd unregisters it.
-    pub fn add(&self, fd: RawFd, token: u64) -> io::Result<()> {
+    pub(super) fn add(&self, fd: RawFd, token: u64) -> io::Result<()> {
         let mut event = libc::epoll_event {
             events: INTEREST,
             u64: token,
@@ -58,7 +58,11 @@ impl Poller {
     /// filled (0 on timeout or on a signal). The timeout is kept to the
     /// nanosecond with epoll_pwait2 (Linux 5.11); where the kernel lacks it,
     /// epoll_wait's milliseconds, rounded up.
-    pub fn wait(&self, events: &mut [libc::epoll_event], timeout: Duration) -> io::Result<usize> {
+    pub(super) fn wait(
+        &self,
+        events: &mut [libc::epoll_event],
+        timeout: Duration,
+    ) -> io::Result<usize> {
         let capacity = events.len().min(i32::MAX as usize) as i32;
         let n = if self.has_pwait2.get() {
             let timespec = libc::timespec {
@@ -113,7 +117,7 @@ fn millis_rounded_up(timeout: Duration) -> i32 {
 }
 
 /// An empty event array for [`Poller::wait`].
-pub fn event_buffer(capacity: usize) -> Vec<libc::epoll_event> {
+pub(super) fn event_buffer(capacity: usize) -> Vec<libc::epoll_event> {
     vec![libc::epoll_event { events: 0, u64: 0 }; capacity]
 }
 

@@ -18,7 +18,7 @@ use std::os::fd::AsRawFd;
 use std::time::Instant;
 
 /// Everything a slot needs from its worker besides its own state.
-pub struct Io<'a> {
+pub(super) struct Io<'a> {
     pub ctx: &'a ConnectionContext,
     pub poller: &'a Poller,
     /// The longest request of the run (decides TCP_NODELAY).
@@ -26,7 +26,7 @@ pub struct Io<'a> {
 }
 
 #[derive(Debug)]
-pub struct Slot {
+pub(super) struct Slot {
     base: SlotBase,
     /// The connection's TLS session (https only).
     tls: Option<Box<TlsSession>>,
@@ -115,7 +115,7 @@ impl ReactorSlot<Io<'_>> for Slot {
 }
 
 impl Slot {
-    pub fn new(index: u32, head_request: bool, now: Instant) -> Slot {
+    pub(super) fn new(index: u32, head_request: bool, now: Instant) -> Slot {
         Slot {
             base: SlotBase::new(index, head_request, now),
             tls: None,
@@ -130,21 +130,21 @@ impl Slot {
     }
 
     /// Splits a token into slot index and generation.
-    pub fn decode(token: u64) -> (usize, u32) {
+    pub(super) fn decode(token: u64) -> (usize, u32) {
         ((token & 0xFFFF_FFFF) as usize, (token >> 32) as u32)
     }
 
-    pub fn generation(&self) -> u32 {
+    pub(super) fn generation(&self) -> u32 {
         self.base.generation
     }
 
     /// An event of an older connection: the parked one's makes it stale.
-    pub fn note_parked_event(&mut self, generation: u32) {
+    pub(super) fn note_parked_event(&mut self, generation: u32) {
         self.base.note_parked_event(generation, u32::MAX);
     }
 
     /// Handles readiness `events` of this slot's connection.
-    pub fn on_event(&mut self, io: &Io, scratch: &mut [u8], events: u32) -> Step {
+    pub(super) fn on_event(&mut self, io: &Io, scratch: &mut [u8], events: u32) -> Step {
         match self.base.phase {
             Phase::Idle => Step::Pending,
             Phase::Connecting if events & WRITABLE != 0 => {

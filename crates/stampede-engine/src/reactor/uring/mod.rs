@@ -18,7 +18,7 @@ use std::time::Instant;
 use tokio::sync::watch;
 
 /// Runs a worker on the io_uring reactor (see [`drive`]).
-pub fn run(
+pub(super) fn run(
     plan: &WorkerPlan,
     stop: watch::Receiver<bool>,
     to_aggregator: &mpsc::Sender<WorkerMessage>,
@@ -67,7 +67,7 @@ pub fn run(
 
 /// Why `--io uring` cannot run here (no io_uring, or one without the
 /// features the reactor uses), if it cannot.
-pub fn uring_unavailable() -> Option<String> {
+pub(crate) fn uring_unavailable() -> Option<String> {
     match Ring::new(1) {
         Ok(_) => None,
         Err(error) => Some(error.to_string()),

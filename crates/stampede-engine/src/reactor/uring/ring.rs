@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU16, Ordering};
 use std::time::Duration;
 
 /// The buffer group of the worker's receive buffers.
-pub const BUFFER_GROUP: u16 = 0;
+pub(super) const BUFFER_GROUP: u16 = 0;
 /// Bytes per receive buffer: a typical response in one completion, bulk
 /// bodies in few.
 const BUFFER_BYTES: usize = 16 * 1024;
@@ -22,7 +22,7 @@ const SUBMISSION_ENTRIES: u32 = 1024;
 
 /// A completion copied out of the queue, so that handling it may queue more.
 #[derive(Debug, Clone, Copy)]
-pub struct Completion {
+pub(super) struct Completion {
     pub user_data: u64,
     pub result: i32,
     pub flags: u32,
@@ -30,24 +30,24 @@ pub struct Completion {
 
 impl Completion {
     /// The provided buffer that holds the received bytes, if any.
-    pub fn buffer(&self) -> Option<u16> {
+    pub(super) fn buffer(&self) -> Option<u16> {
         cqueue::buffer_select(self.flags)
     }
 
     /// More completions of this (multishot) request follow.
-    pub fn more(&self) -> bool {
+    pub(super) fn more(&self) -> bool {
         cqueue::more(self.flags)
     }
 }
 
-pub struct Ring {
+pub(super) struct Ring {
     uring: RefCell<IoUring>,
     buffers: BufferRing,
 }
 
 impl Ring {
     /// A ring for a worker with `slots` connections.
-    pub fn new(slots: usize) -> io::Result<Ring> {
+    pub(super) fn new(slots: usize) -> io::Result<Ring> {
         let completions = (slots as u32).saturating_mul(4).clamp(4096, 65536);
         let uring = IoUring::builder()
             .setup_single_issuer()
@@ -83,7 +83,7 @@ impl Ring {
     /// # Safety
     /// Whatever `entry` points at (buffers, addresses) must stay valid until
     /// the request completes (or, for addresses, until it is submitted).
-    pub unsafe fn push(&self, entry: &squeue::Entry) -> io::Result<()> {
+    pub(super) unsafe fn push(&self, entry: &squeue::Entry) -> io::Result<()> {
         let mut uring = self.uring.borrow_mut();
         loop {
             // SAFETY: passed on to the caller.
@@ -102,7 +102,7 @@ impl Ring {
     ///
     /// # Safety
     /// As for [`Ring::push`], for both entries.
-    pub unsafe fn push_linked(
+    pub(super) unsafe fn push_linked(
         &self,
         first: squeue::Entry,
         second: &squeue::Entry,
@@ -134,7 +134,7 @@ impl Ring {
     /// Submits what is queued and waits up to `timeout` (to the
     /// nanosecond) for at least one completion; then moves every completion
     /// into `into`.
-    pub fn wait(&self, timeout: Duration, into: &mut Vec<Completion>) -> io::Result<()> {
+    pub(super) fn wait(&self, timeout: Duration, into: &mut Vec<Completion>) -> io::Result<()> {
         let mut uring = self.uring.borrow_mut();
         let timespec = types::Timespec::from(timeout);
         let args = types::SubmitArgs::new().timespec(&timespec);
@@ -160,19 +160,19 @@ impl Ring {
     ///
     /// # Safety
     /// `id` must come from a completion not yet given back with [`Ring::give_back`].
-    pub unsafe fn received(&self, id: u16, len: usize) -> &[u8] {
+    pub(super) unsafe fn received(&self, id: u16, len: usize) -> &[u8] {
         // SAFETY: the caller holds the buffer; the kernel writes a buffer only
         // while it sits in the ring.
         unsafe { self.buffers.bytes(id, len) }
     }
 
     /// Hands buffer `id` back to the kernel (visible after [`Ring::publish`]).
-    pub fn give_back(&self, id: u16) {
+    pub(super) fn give_back(&self, id: u16) {
         self.buffers.give_back(id);
     }
 
     /// Makes the buffers given back visible to the kernel.
-    pub fn publish(&self) {
+    pub(super) fn publish(&self) {
         self.buffers.publish();
     }
 }

@@ -23,7 +23,7 @@ use std::os::fd::AsRawFd;
 use std::time::Instant;
 
 /// Everything a slot needs from its worker besides its own state.
-pub struct Io<'a> {
+pub(super) struct Io<'a> {
     pub ctx: &'a ConnectionContext,
     pub ring: &'a Ring,
     /// Where connections go; it outlives every queued connect.
@@ -52,7 +52,7 @@ const GENERATION_MASK: u32 = 0x00FF_FFFF;
 const QUIET_SEND_MAX: usize = 16 * 1024;
 
 #[derive(Debug)]
-pub struct Slot {
+pub(super) struct Slot {
     base: SlotBase,
     /// A connect, send or multishot receive of the connection is in the
     /// kernel's hands; closing the connection cancels it.
@@ -249,7 +249,7 @@ impl Drop for Slot {
 }
 
 impl Slot {
-    pub fn new(index: u32, head_request: bool, now: Instant) -> Slot {
+    pub(super) fn new(index: u32, head_request: bool, now: Instant) -> Slot {
         Slot {
             base: SlotBase::new(index, head_request, now),
             connect_queued: false,
@@ -293,12 +293,12 @@ impl Slot {
     }
 
     /// The slot index a completion belongs to.
-    pub fn index_of(completion: &Completion) -> usize {
+    pub(super) fn index_of(completion: &Completion) -> usize {
         (completion.user_data & 0xFFFF_FFFF) as usize
     }
 
     /// Handles a completion of one of this slot's requests.
-    pub fn on_completion(&mut self, io: &Io, completion: &Completion) -> Step {
+    pub(super) fn on_completion(&mut self, io: &Io, completion: &Completion) -> Step {
         let generation = (completion.user_data >> 40) as u32;
         let op = (completion.user_data >> 32) & 0xFF;
         let current = generation == self.base.generation & GENERATION_MASK;
