@@ -202,7 +202,16 @@ impl RequestSink for JtlSink {
             Ok(status) => (status.to_string(), reason_phrase(status).to_string()),
             Err(kind) => non_http(kind.as_str()),
         };
-        let elapsed_ms = millis(o.done.saturating_duration_since(o.intended));
+        // JMeter's sample runs from the actual send (its connect first,
+        // when it opened one) to the last byte: a timer's wait, or an
+        // open-model arrival's wait for a free thread, is not in it.
+        // (stampede's own latency counts from `intended`.)
+        let started = request
+            .connect
+            .and_then(|connect| o.sent.checked_sub(connect))
+            .unwrap_or(o.sent)
+            .max(o.intended);
+        let elapsed_ms = millis(o.done.saturating_duration_since(started));
         let measured = Measured {
             code: &code,
             elapsed_ms,
@@ -218,7 +227,7 @@ impl RequestSink for JtlSink {
         );
         let sample = Sample {
             timestamp_ms: clock
-                .wall(o.intended)
+                .wall(started)
                 .duration_since(UNIX_EPOCH)
                 .map_or(0, millis),
             elapsed_ms,
@@ -234,9 +243,9 @@ impl RequestSink for JtlSink {
             grp_threads: self.group.threads,
             all_threads: self.group.all_threads,
             url: &step.url,
-            latency_ms: o.first_byte.map_or(0, |first| {
-                millis(first.saturating_duration_since(o.intended))
-            }),
+            latency_ms: o
+                .first_byte
+                .map_or(0, |first| millis(first.saturating_duration_since(started))),
             idle_ms: 0,
             connect_ms: request.connect.map_or(0, millis),
         };
