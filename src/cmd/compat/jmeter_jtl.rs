@@ -10,6 +10,7 @@
 //! `failureMessage` from the outcome's `judged` bits. Transaction
 //! Controllers add their own samples (jmeter_transactions.rs).
 
+use super::jmeter_active::ActiveGroups;
 use super::jmeter_jtl_order::OrderedJtl;
 use super::jmeter_transactions::{Child, Closed, Transactions};
 use stampede_engine::{LoggedRequest, RequestSink, RunClock, WorkloadSpec};
@@ -62,9 +63,10 @@ pub(super) struct GroupLabels {
     /// `threadName`'s lead: the group's name and number (from 1).
     pub group: String,
     pub number: usize,
-    /// grpThreads and allThreads (configured, not counted live).
+    /// grpThreads (configured, not counted live).
     pub threads: u32,
-    pub all_threads: u32,
+    /// allThreads: the running groups' threads at a sample's time.
+    pub active: ActiveGroups,
 }
 
 /// A group's sink.
@@ -154,7 +156,7 @@ fn transaction_line(group: &GroupLabels, closed: &Closed, line: &mut Vec<u8>) ->
         bytes: closed.bytes,
         sent_bytes: closed.sent_bytes,
         grp_threads: group.threads,
-        all_threads: group.all_threads,
+        all_threads: group.active.at(group.number - 1, closed.start_ms),
         url: "",
         latency_ms: closed.latency_ms,
         idle_ms: closed.idle_ms,
@@ -241,13 +243,20 @@ impl RequestSink for JtlSink {
             bytes: o.bytes_received,
             sent_bytes: 0,
             grp_threads: self.group.threads,
-            all_threads: self.group.all_threads,
+            all_threads: 0,
             url: &step.url,
             latency_ms: o
                 .first_byte
                 .map_or(0, |first| millis(first.saturating_duration_since(started))),
             idle_ms: 0,
             connect_ms: request.connect.map_or(0, millis),
+        };
+        let sample = Sample {
+            all_threads: self
+                .group
+                .active
+                .at(self.group.number - 1, sample.timestamp_ms),
+            ..sample
         };
         let end_ms = sample.timestamp_ms + sample.elapsed_ms;
         let mut out = self.shared.lock().unwrap_or_else(PoisonError::into_inner);
