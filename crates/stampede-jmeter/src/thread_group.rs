@@ -86,8 +86,15 @@ pub(crate) fn settings(
         (None, None)
     };
     if iterations.is_none() && duration_s.is_none() {
+        // A CSV Data Set read once (recycle=false) ends the run at its
+        // last row (csv_feed.rs), so the loop is not endless then.
+        let ends_at_eof = feeds.iter().any(|(feed, _)| feed.mode == "unique");
+        let ends = match ends_at_eof {
+            true => "it ends when the CSV file's rows run out (recycle=false)",
+            false => "it runs until interrupted (Ctrl-C), as in JMeter",
+        };
         notes.push(format!(
-            "{}: loops forever with no scheduler duration: it runs until interrupted (Ctrl-C), as in JMeter",
+            "{}: loops forever with no scheduler duration: {ends}",
             e.describe()
         ));
     }

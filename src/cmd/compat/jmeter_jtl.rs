@@ -10,6 +10,7 @@
 //! `failureMessage` from the outcome's `judged` bits. Transaction
 //! Controllers add their own samples (jmeter_transactions.rs).
 
+use super::jmeter_active::ActiveGroups;
 use super::jmeter_jtl_order::OrderedJtl;
 use super::jmeter_transactions::{Child, Closed, Transactions};
 use stampede_engine::{LoggedRequest, RequestSink, RunClock, WorkloadSpec};
@@ -62,9 +63,10 @@ pub(super) struct GroupLabels {
     /// `threadName`'s lead: the group's name and number (from 1).
     pub group: String,
     pub number: usize,
-    /// grpThreads and allThreads (configured, not counted live).
+    /// grpThreads (configured, not counted live).
     pub threads: u32,
-    pub all_threads: u32,
+    /// allThreads: the running groups' threads at a sample's time.
+    pub active: ActiveGroups,
 }
 
 /// A group's sink.
@@ -154,7 +156,7 @@ fn transaction_line(group: &GroupLabels, closed: &Closed, line: &mut Vec<u8>) ->
         bytes: closed.bytes,
         sent_bytes: closed.sent_bytes,
         grp_threads: group.threads,
-        all_threads: group.all_threads,
+        all_threads: group.active.at(group.number - 1, closed.start_ms),
         url: "",
         latency_ms: closed.latency_ms,
         idle_ms: closed.idle_ms,
@@ -202,7 +204,16 @@ impl RequestSink for JtlSink {
             Ok(status) => (status.to_string(), reason_phrase(status).to_string()),
             Err(kind) => non_http(kind.as_str()),
         };
-        let elapsed_ms = millis(o.done.saturating_duration_since(o.intended));
+        // JMeter's sample runs from the actual send (its connect first,
+        // when it opened one) to the last byte: a timer's wait, or an
+        // open-model arrival's wait for a free thread, is not in it.
+        // (stampede's own latency counts from `intended`.)
+        let started = request
+            .connect
+            .and_then(|connect| o.sent.checked_sub(connect))
+            .unwrap_or(o.sent)
+            .max(o.intended);
+        let elapsed_ms = millis(o.done.saturating_duration_since(started));
         let measured = Measured {
             code: &code,
             elapsed_ms,
@@ -218,7 +229,7 @@ impl RequestSink for JtlSink {
         );
         let sample = Sample {
             timestamp_ms: clock
-                .wall(o.intended)
+                .wall(started)
                 .duration_since(UNIX_EPOCH)
                 .map_or(0, millis),
             elapsed_ms,
@@ -232,13 +243,20 @@ impl RequestSink for JtlSink {
             bytes: o.bytes_received,
             sent_bytes: 0,
             grp_threads: self.group.threads,
-            all_threads: self.group.all_threads,
+            all_threads: 0,
             url: &step.url,
-            latency_ms: o.first_byte.map_or(0, |first| {
-                millis(first.saturating_duration_since(o.intended))
-            }),
+            latency_ms: o
+                .first_byte
+                .map_or(0, |first| millis(first.saturating_duration_since(started))),
             idle_ms: 0,
             connect_ms: request.connect.map_or(0, millis),
+        };
+        let sample = Sample {
+            all_threads: self
+                .group
+                .active
+                .at(self.group.number - 1, sample.timestamp_ms),
+            ..sample
         };
         let end_ms = sample.timestamp_ms + sample.elapsed_ms;
         let mut out = self.shared.lock().unwrap_or_else(PoisonError::into_inner);

@@ -27,11 +27,14 @@ fn lines_name_their_step_and_the_checks_that_failed() {
         ],
         ..WorkloadSpec::default()
     };
+    // Both groups running: allThreads counts the other group's 2 too.
+    let active = ActiveGroups::new([2, 5]);
+    active.started(0);
     let labels = GroupLabels {
         group: "Users".into(),
         number: 2,
         threads: 5,
-        all_threads: 7,
+        active,
     };
     let urls = vec!["http://h/login".to_string(), "http://h/me".to_string()];
     let names = vec!["login".to_string(), "me".to_string()];

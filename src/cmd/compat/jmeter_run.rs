@@ -8,6 +8,7 @@
 //! `on_sample_error` is `on_error`. The JTL writer (jmeter_jtl.rs) is each
 //! run's request log; the report is jmeter_report.rs.
 
+use super::jmeter_active::ActiveGroups;
 use super::jmeter_jtl::{close_jtl, open_jtl, GroupLabels, JtlSink, SharedJtl};
 use super::jmeter_options::{JmeterOptions, Notes, TOOL};
 use super::jmeter_summariser::{GroupObserver, Summariser};
@@ -128,7 +129,7 @@ fn run_group(
     plan: &Plan,
     index: usize,
     jtl: Option<&SharedJtl>,
-    all_threads: u32,
+    active: &ActiveGroups,
     summariser: &Arc<Summariser>,
 ) -> anyhow::Result<Finished> {
     let group = &plan.groups[index];
@@ -159,7 +160,7 @@ fn run_group(
             group: group.name.clone(),
             number: index + 1,
             threads: group.threads,
-            all_threads,
+            active: active.clone(),
         };
         let urls = built
             .plan
@@ -191,7 +192,10 @@ fn run_group(
         workload: built.workload.clone(),
         ..RunContext::default()
     };
-    let result = run_plan_in(&built.plan, built.notices, &context)?;
+    active.started(index);
+    let result = run_plan_in(&built.plan, built.notices, &context);
+    active.ended(index);
+    let result = result?;
     let translated = Translated {
         tool: TOOL,
         args,
@@ -237,7 +241,7 @@ pub(super) fn run(
             ));
         }
     }
-    let all_threads = plan.groups.iter().map(|g| g.threads).sum();
+    let active = ActiveGroups::new(plan.groups.iter().map(|g| g.threads));
     let started = std::time::SystemTime::now();
     let mut out = std::io::stdout();
     super::jmeter_report::write_start(&o.plan, started, &mut out)?;
@@ -250,10 +254,10 @@ pub(super) fn run(
             let handles: Vec<_> = indexes
                 .iter()
                 .map(|&i| {
-                    let jtl = jtl.as_ref();
+                    let (jtl, active) = (jtl.as_ref(), &active);
                     (
                         i,
-                        scope.spawn(move || run_group(o, plan, i, jtl, all_threads, summariser)),
+                        scope.spawn(move || run_group(o, plan, i, jtl, active, summariser)),
                     )
                 })
                 .collect();

@@ -17,6 +17,7 @@ mod ab_options;
 mod front_end;
 pub mod getopt;
 pub mod jmeter;
+mod jmeter_active;
 mod jmeter_jtl;
 mod jmeter_jtl_order;
 mod jmeter_options;

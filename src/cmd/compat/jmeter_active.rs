@@ -1,0 +1,98 @@
+//! JTL `allThreads`: the threads of the groups running at a sample's time,
+//! counted group by group (a group's threads count from its run's start
+//! to its end), so a group that has ended, or a setUp group before the
+//! main ones, no longer counts. JMeter counts thread by thread; the
+//! request log does not say when one virtual user ends, so a group's
+//! threads drop together when its run ends.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Not started yet / not ended yet.
+const UNSET: u64 = u64::MAX;
+
+/// One group's span, in epoch milliseconds.
+struct Span {
+    threads: u32,
+    start_ms: AtomicU64,
+    end_ms: AtomicU64,
+}
+
+/// Every group's span, shared by the groups' JTL sinks.
+#[derive(Clone)]
+pub(super) struct ActiveGroups(Arc<Vec<Span>>);
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+impl ActiveGroups {
+    /// The groups' thread counts, in plan order.
+    pub(super) fn new(threads: impl IntoIterator<Item = u32>) -> ActiveGroups {
+        let spans = threads
+            .into_iter()
+            .map(|threads| Span {
+                threads,
+                start_ms: AtomicU64::new(UNSET),
+                end_ms: AtomicU64::new(UNSET),
+            })
+            .collect();
+        ActiveGroups(Arc::new(spans))
+    }
+
+    /// Group `index`'s run starts now.
+    pub(super) fn started(&self, index: usize) {
+        if let Some(span) = self.0.get(index) {
+            span.start_ms.store(now_ms(), Ordering::Relaxed);
+        }
+    }
+
+    /// Group `index`'s run has ended.
+    pub(super) fn ended(&self, index: usize) {
+        if let Some(span) = self.0.get(index) {
+            span.end_ms.store(now_ms(), Ordering::Relaxed);
+        }
+    }
+
+    /// The threads of the groups running at `at_ms`; group `own` (whose
+    /// sample it is) counts whatever the clock says.
+    pub(super) fn at(&self, own: usize, at_ms: u64) -> u32 {
+        self.0
+            .iter()
+            .enumerate()
+            .filter(|(i, span)| {
+                *i == own
+                    || (span.start_ms.load(Ordering::Relaxed) <= at_ms
+                        && at_ms < span.end_ms.load(Ordering::Relaxed))
+            })
+            .map(|(_, span)| span.threads)
+            .sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_ended_group_no_longer_counts() {
+        let active = ActiveGroups::new([2, 3]);
+        assert_eq!(active.at(1, now_ms()), 3, "group 0 has not started");
+        active.started(0);
+        active.started(1);
+        let during = now_ms();
+        assert_eq!(active.at(1, during), 5);
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        active.ended(0);
+        assert_eq!(active.at(1, now_ms() + 1), 3, "group 0 has ended");
+        assert_eq!(active.at(1, during), 5, "it counts at times before its end");
+        assert_eq!(
+            active.at(0, now_ms() + 1),
+            5,
+            "a group counts in its own samples"
+        );
+    }
+}
