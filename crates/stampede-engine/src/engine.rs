@@ -477,11 +477,12 @@ pub fn run_with(
         Ok(aggregated) => aggregated.abandoned.clone(),
         Err(_) => Vec::new(),
     };
+    let abandoned_workers: Vec<usize> = abandoned.iter().map(|&(worker, _)| worker).collect();
     // A worker's own error (a script's init failing) says more than the
     // aggregator's "worker lost": joined first. An abandoned worker's
     // thread is left running (watchdog.rs): joining it would never end.
     for (index, thread) in threads.into_iter().enumerate() {
-        if abandoned.contains(&index) {
+        if abandoned_workers.contains(&index) {
             continue;
         }
         match thread.join() {
@@ -555,10 +556,12 @@ pub fn run_with(
     };
     let script = options.workload.as_ref().and_then(|w| w.script.as_ref());
     let abandoned: Vec<Abandoned> = (abandoned.iter())
-        .map(|&worker| Abandoned {
+        .map(|&(worker, (snapshots, unreported))| Abandoned {
             worker,
             hook: script.and_then(|s| s.busy_in(worker)),
             grace: aggregated.grace,
+            snapshots,
+            unreported,
         })
         .collect();
     Ok(Finished {
@@ -596,10 +599,11 @@ fn run_phases(
 }
 
 /// Why the run stopped before its duration or count, if it did
-/// (docs/result-schema.md, `stop_reason`): a unique feeder ran out, a step
-/// failed under `on_error = "stop_run"`, or every group ended by itself
-/// (its iterations walked, its users stopped or its duration over) before
-/// the run's `-d` or `-n`.
+/// (docs/result-schema.md, `stop_reason`): a unique feeder ran out and
+/// with it the run (not when another group went on to the end), a step
+/// failed under `on_error = "stop_run"`, the script called `thread:stop()`
+/// in every thread, or every group ended by itself (its iterations walked,
+/// its users stopped or its duration over) before the run's `-d` or `-n`.
 fn stop_reason(
     aggregated: &Aggregated,
     workload: Option<&crate::WorkloadSpec>,
@@ -607,17 +611,29 @@ fn stop_reason(
     interrupted: bool,
     (budget, limit): (Option<u64>, Option<Duration>),
 ) -> Option<String> {
-    if aggregated.total.feed_exhausted {
-        return Some("feed_exhausted".into());
-    }
     if phases.is_some_and(|p| p.run_stopped()) {
         return Some("stop_run".into());
     }
-    let groups = &workload?.groups;
-    let bounded = groups.iter().all(|g| g.sequential && g.is_bounded());
     let before_limit = limit.is_none_or(|d| aggregated.elapsed < d);
     let under_count = budget.is_none_or(|n| aggregated.total.counters.sent < n);
-    (bounded && !interrupted && before_limit && under_count).then(|| "groups_done".into())
+    let early = !interrupted && before_limit && under_count;
+    if !early {
+        return None;
+    }
+    if aggregated.total.feed_exhausted {
+        return Some("feed_exhausted".into());
+    }
+    let workload = workload?;
+    if workload
+        .script
+        .as_ref()
+        .is_some_and(|s| s.stopped_every_thread())
+    {
+        return Some("script_stopped".into());
+    }
+    let groups = &workload.groups;
+    let bounded = groups.iter().all(|g| g.sequential && g.is_bounded());
+    bounded.then(|| "groups_done".into())
 }
 
 /// How long the last (possibly partial) second of a run lasted: up to a
@@ -635,8 +651,9 @@ struct Aggregated {
     timeseries: Vec<SecondPoint>,
     /// The run was stopped because nothing could connect (no_connection.rs).
     gave_up: bool,
-    /// The workers the watchdog gave up on, and after how long.
-    abandoned: Vec<usize>,
+    /// The workers the watchdog gave up on, each with what is known of
+    /// its lost figures (`Watchdog::lost`).
+    abandoned: Vec<(usize, (u32, Duration))>,
     grace: Duration,
 }
 
@@ -670,9 +687,9 @@ fn aggregate(
         }
         for worker in watch.watchdog.abandoned(now, &finished) {
             finished[worker] = true;
-            abandoned.push(worker);
             // Its share of the run ended when the run should have.
             let end = watch.watchdog.end().unwrap_or(now);
+            abandoned.push((worker, watch.watchdog.lost(worker, end)));
             last_finish = last_finish.max(end);
         }
         let message = match received {

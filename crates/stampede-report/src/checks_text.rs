@@ -16,6 +16,10 @@ pub fn render_checks(result: &RunResult, out: &mut dyn Write) -> io::Result<()> 
             "feed_exhausted" => "a unique feeder ran out of rows (each row was used once)",
             "stop_run" => "a step failed in a group with on_error = \"stop_run\"",
             "groups_done" => "every group ended by itself (iterations or duration)",
+            "script_stopped" => "the script called thread:stop() in every thread",
+            "worker_stuck" => {
+                "a worker was given up on (see the warning): its figures after its last snapshot are lost"
+            }
             "no_connection" => {
                 "no connection could be opened within the connect timeout (x1.5); is the server up?"
             }
