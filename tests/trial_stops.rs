@@ -99,7 +99,7 @@ fn a_feeder_running_out_while_another_group_goes_on_is_no_early_stop() {
     assert!(!stdout.contains("Stopped"), "{stdout}");
     let notices = result["notices"].to_string();
     assert!(
-        notices.contains("a unique feeder ran out of rows"),
+        notices.contains("group fed: its unique feeder ran out of rows"),
         "the feeder's group says it stopped: {notices}"
     );
 }

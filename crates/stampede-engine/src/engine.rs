@@ -265,6 +265,9 @@ pub struct Finished {
     /// The workers given up on because they never reported after the
     /// run's end (watchdog.rs): their figures stop at their last snapshot.
     pub abandoned: Vec<Abandoned>,
+    /// The scenario groups (their names, or numbers from 1) whose unique
+    /// feeder ran out of rows and stopped their users.
+    pub feed_ran_out: Vec<String>,
 }
 
 /// Runs the plan to its stop condition (or until `stop`), with options (the
@@ -497,6 +500,7 @@ pub fn run_with(
         }
     }
     let aggregated = aggregated?;
+    let fed_out = aggregated.fed_out.clone();
     // Given up with nothing connected (no_connection.rs): no interruption.
     let interrupted = stop.is_stopped() && !aggregated.gave_up;
     let stop_reason = if aggregated.gave_up {
@@ -564,7 +568,9 @@ pub fn run_with(
             unreported,
         })
         .collect();
+    let feed_ran_out = groups_fed_out(&fed_out, &placement, options.workload.as_deref());
     Ok(Finished {
+        feed_ran_out,
         recording,
         // The writer ends when every worker let go of its log, which an
         // abandoned one never does: its log is not waited for.
@@ -636,6 +642,28 @@ fn stop_reason(
     bounded.then(|| "groups_done".into())
 }
 
+/// The groups (by name, or number from 1) of the workers whose unique
+/// feeder ran out (`fed_out`), each once, in group order.
+fn groups_fed_out(
+    fed_out: &[bool],
+    placement: &[(usize, usize, usize)],
+    workload: Option<&crate::WorkloadSpec>,
+) -> Vec<String> {
+    let mut groups: Vec<usize> = (placement.iter().zip(fed_out))
+        .filter(|&(_, &out)| out)
+        .map(|(&(group, _, _), _)| group)
+        .collect();
+    groups.sort_unstable();
+    groups.dedup();
+    let name = |group: usize| {
+        workload
+            .and_then(|w| w.groups.get(group))
+            .and_then(|g| g.name.clone())
+            .unwrap_or_else(|| (group + 1).to_string())
+    };
+    groups.into_iter().map(name).collect()
+}
+
 /// How long the last (possibly partial) second of a run lasted: up to a
 /// second and the boundary slack, when the stop came just after a boundary
 /// and its responses joined the second before.
@@ -655,6 +683,8 @@ struct Aggregated {
     /// its lost figures (`Watchdog::lost`).
     abandoned: Vec<(usize, (u32, Duration))>,
     grace: Duration,
+    /// Per worker: its unique feeder ran out of rows.
+    fed_out: Vec<bool>,
 }
 
 /// What the aggregator watches besides the messages: the stop handle, the
@@ -678,6 +708,7 @@ fn aggregate(
     let mut series = TimeseriesBuilder::new(workers);
     let mut finished = vec![false; workers];
     let mut abandoned = Vec::new();
+    let mut fed_out = vec![false; workers];
     let mut last_finish = measure_start;
     while finished.iter().any(|done| !done) {
         let received = messages.recv_timeout(crate::watchdog::POLL);
@@ -701,6 +732,9 @@ fn aggregate(
             }
         };
         watch.watchdog.heard(message.worker, now);
+        if let Some(out) = fed_out.get_mut(message.worker) {
+            *out |= message.snapshot.feed_exhausted;
+        }
         total.merge(&message.snapshot);
         series.add(message.worker, message.second, &message.snapshot, target_at);
         if let Some(at) = message.finished_at {
@@ -728,6 +762,7 @@ fn aggregate(
         gave_up,
         abandoned,
         grace: watch.watchdog.grace(),
+        fed_out,
     })
 }
 
