@@ -127,6 +127,10 @@ pub fn build_run(args: &RunArgs) -> anyhow::Result<BuiltRun> {
                     "--scenario sets the URLs and the load (each group's connections, rate or stages): drop the URL, -c, -r and --stages"
                 );
             }
+            if args.transport.pipeline > 1 {
+                // Before the plan's own check, which would name --targets.
+                anyhow::bail!("--scenario sends one request at a time per user: drop --pipeline");
+            }
             if args.body.is_some() || args.body_file.is_some() || args.method != "GET" {
                 anyhow::bail!(
                     "--scenario sets each step's method and body: drop -m, -b and -D (put them in the steps)"

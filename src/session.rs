@@ -164,6 +164,17 @@ pub fn run_plan_in(
         recording,
     );
     let mut result = RunResult::from_recording(plan, recording, environment, version, notices);
+    if !finished.feed_ran_out.is_empty()
+        && recording.stop_reason.is_none()
+        && !recording.interrupted
+    {
+        // The run went on to its end (another group did): the feeder's
+        // running out stopped its own group only (docs/scenarios.md).
+        let groups = finished.feed_ran_out.join(", ");
+        result.notices.push(format!(
+            "group {groups}: its unique feeder ran out of rows and its users stopped; the other groups went on to the run's end"
+        ));
+    }
     for stuck in &finished.abandoned {
         // A hook that never returned (the engine's watchdog): said at once,
         // and kept in the result.

@@ -161,6 +161,7 @@ pub fn build_workload(
 ) -> anyhow::Result<Option<Arc<WorkloadSpec>>> {
     let (agent, agents) = agent.unwrap_or((0, 1));
     let has_scenario = scenario.is_some();
+    let has_script = script.is_some();
     let scenario_cookies = scenario.as_ref().is_some_and(|(s, _)| s.wants_cookies());
     let spec = match scenario {
         Some((scenario, models)) => Some(scenario_spec(args, plan, &scenario.groups, models)?),
@@ -192,16 +193,44 @@ pub fn build_workload(
     spec.agent = agent;
     spec.agents = agents;
     spec.sequence = Sequence::new(agent, agents);
-    refuse_unsupported(plan, &spec)?;
+    let given = workload_given(args, has_scenario, has_script, &spec);
+    refuse_unsupported(plan, &spec, &given)?;
     Ok(Some(Arc::new(spec)))
 }
 
-/// What the workload paths do not carry yet, refused in one line each.
-fn refuse_unsupported(plan: &Plan, spec: &WorkloadSpec) -> anyhow::Result<()> {
+/// What the user gave that makes this run a workload run, in their words
+/// ("--script", "--check and --feed", ...), for the refusals to name.
+fn workload_given(
+    args: &WorkloadArgs,
+    has_scenario: bool,
+    has_script: bool,
+    spec: &WorkloadSpec,
+) -> String {
+    let given: Vec<&str> = [
+        (has_script, "--script"),
+        (has_scenario, "--scenario"),
+        (!args.vars.is_empty(), "--var"),
+        (!args.feeds.is_empty(), "--feed"),
+        (!args.checks.is_empty(), "--check"),
+        (!args.extracts.is_empty(), "--extract"),
+        (!has_scenario && spec.renders(), "{{...}} templates"),
+        (args.cookie_jar, "--cookie-jar"),
+    ]
+    .into_iter()
+    .filter_map(|(present, name)| present.then_some(name))
+    .collect();
+    match given.as_slice() {
+        [] => "templates, feeders and checks".into(),
+        [one] => (*one).into(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
+/// What the workload paths do not carry yet, refused in one line each,
+/// naming what the user gave (`given`, from [`workload_given`]).
+fn refuse_unsupported(plan: &Plan, spec: &WorkloadSpec, given: &str) -> anyhow::Result<()> {
     if plan.transport.http3 {
-        anyhow::bail!(
-            "templates, feeders, checks and scenarios run over HTTP/1.1 and HTTP/2 for now: drop --http3"
-        );
+        anyhow::bail!("with {given}, a run goes over HTTP/1.1 or HTTP/2 for now: drop --http3");
     }
     if plan.transport.http2 {
         if let Some(group) = spec
@@ -224,9 +253,7 @@ fn refuse_unsupported(plan: &Plan, spec: &WorkloadSpec) -> anyhow::Result<()> {
         }
     }
     if plan.transport.pipeline > 1 {
-        anyhow::bail!(
-            "templates, feeders, checks and scenarios send one request at a time: drop --pipeline"
-        );
+        anyhow::bail!("with {given}, each connection sends one request at a time: drop --pipeline");
     }
     Ok(())
 }

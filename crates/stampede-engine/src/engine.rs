@@ -265,6 +265,9 @@ pub struct Finished {
     /// The workers given up on because they never reported after the
     /// run's end (watchdog.rs): their figures stop at their last snapshot.
     pub abandoned: Vec<Abandoned>,
+    /// The scenario groups (their names, or numbers from 1) whose unique
+    /// feeder ran out of rows and stopped their users.
+    pub feed_ran_out: Vec<String>,
 }
 
 /// Runs the plan to its stop condition (or until `stop`), with options (the
@@ -477,11 +480,12 @@ pub fn run_with(
         Ok(aggregated) => aggregated.abandoned.clone(),
         Err(_) => Vec::new(),
     };
+    let abandoned_workers: Vec<usize> = abandoned.iter().map(|&(worker, _)| worker).collect();
     // A worker's own error (a script's init failing) says more than the
     // aggregator's "worker lost": joined first. An abandoned worker's
     // thread is left running (watchdog.rs): joining it would never end.
     for (index, thread) in threads.into_iter().enumerate() {
-        if abandoned.contains(&index) {
+        if abandoned_workers.contains(&index) {
             continue;
         }
         match thread.join() {
@@ -496,6 +500,7 @@ pub fn run_with(
         }
     }
     let aggregated = aggregated?;
+    let fed_out = aggregated.fed_out.clone();
     // Given up with nothing connected (no_connection.rs): no interruption.
     let interrupted = stop.is_stopped() && !aggregated.gave_up;
     let stop_reason = if aggregated.gave_up {
@@ -555,13 +560,17 @@ pub fn run_with(
     };
     let script = options.workload.as_ref().and_then(|w| w.script.as_ref());
     let abandoned: Vec<Abandoned> = (abandoned.iter())
-        .map(|&worker| Abandoned {
+        .map(|&(worker, (snapshots, unreported))| Abandoned {
             worker,
             hook: script.and_then(|s| s.busy_in(worker)),
             grace: aggregated.grace,
+            snapshots,
+            unreported,
         })
         .collect();
+    let feed_ran_out = groups_fed_out(&fed_out, &placement, options.workload.as_deref());
     Ok(Finished {
+        feed_ran_out,
         recording,
         // The writer ends when every worker let go of its log, which an
         // abandoned one never does: its log is not waited for.
@@ -596,10 +605,11 @@ fn run_phases(
 }
 
 /// Why the run stopped before its duration or count, if it did
-/// (docs/result-schema.md, `stop_reason`): a unique feeder ran out, a step
-/// failed under `on_error = "stop_run"`, or every group ended by itself
-/// (its iterations walked, its users stopped or its duration over) before
-/// the run's `-d` or `-n`.
+/// (docs/result-schema.md, `stop_reason`): a unique feeder ran out and
+/// with it the run (not when another group went on to the end), a step
+/// failed under `on_error = "stop_run"`, the script called `thread:stop()`
+/// in every thread, or every group ended by itself (its iterations walked,
+/// its users stopped or its duration over) before the run's `-d` or `-n`.
 fn stop_reason(
     aggregated: &Aggregated,
     workload: Option<&crate::WorkloadSpec>,
@@ -607,17 +617,51 @@ fn stop_reason(
     interrupted: bool,
     (budget, limit): (Option<u64>, Option<Duration>),
 ) -> Option<String> {
-    if aggregated.total.feed_exhausted {
-        return Some("feed_exhausted".into());
-    }
     if phases.is_some_and(|p| p.run_stopped()) {
         return Some("stop_run".into());
     }
-    let groups = &workload?.groups;
-    let bounded = groups.iter().all(|g| g.sequential && g.is_bounded());
     let before_limit = limit.is_none_or(|d| aggregated.elapsed < d);
     let under_count = budget.is_none_or(|n| aggregated.total.counters.sent < n);
-    (bounded && !interrupted && before_limit && under_count).then(|| "groups_done".into())
+    let early = !interrupted && before_limit && under_count;
+    if !early {
+        return None;
+    }
+    if aggregated.total.feed_exhausted {
+        return Some("feed_exhausted".into());
+    }
+    let workload = workload?;
+    if workload
+        .script
+        .as_ref()
+        .is_some_and(|s| s.stopped_every_thread())
+    {
+        return Some("script_stopped".into());
+    }
+    let groups = &workload.groups;
+    let bounded = groups.iter().all(|g| g.sequential && g.is_bounded());
+    bounded.then(|| "groups_done".into())
+}
+
+/// The groups (by name, or number from 1) of the workers whose unique
+/// feeder ran out (`fed_out`), each once, in group order.
+fn groups_fed_out(
+    fed_out: &[bool],
+    placement: &[(usize, usize, usize)],
+    workload: Option<&crate::WorkloadSpec>,
+) -> Vec<String> {
+    let mut groups: Vec<usize> = (placement.iter().zip(fed_out))
+        .filter(|&(_, &out)| out)
+        .map(|(&(group, _, _), _)| group)
+        .collect();
+    groups.sort_unstable();
+    groups.dedup();
+    let name = |group: usize| {
+        workload
+            .and_then(|w| w.groups.get(group))
+            .and_then(|g| g.name.clone())
+            .unwrap_or_else(|| (group + 1).to_string())
+    };
+    groups.into_iter().map(name).collect()
 }
 
 /// How long the last (possibly partial) second of a run lasted: up to a
@@ -635,9 +679,12 @@ struct Aggregated {
     timeseries: Vec<SecondPoint>,
     /// The run was stopped because nothing could connect (no_connection.rs).
     gave_up: bool,
-    /// The workers the watchdog gave up on, and after how long.
-    abandoned: Vec<usize>,
+    /// The workers the watchdog gave up on, each with what is known of
+    /// its lost figures (`Watchdog::lost`).
+    abandoned: Vec<(usize, (u32, Duration))>,
     grace: Duration,
+    /// Per worker: its unique feeder ran out of rows.
+    fed_out: Vec<bool>,
 }
 
 /// What the aggregator watches besides the messages: the stop handle, the
@@ -661,6 +708,7 @@ fn aggregate(
     let mut series = TimeseriesBuilder::new(workers);
     let mut finished = vec![false; workers];
     let mut abandoned = Vec::new();
+    let mut fed_out = vec![false; workers];
     let mut last_finish = measure_start;
     while finished.iter().any(|done| !done) {
         let received = messages.recv_timeout(crate::watchdog::POLL);
@@ -670,9 +718,9 @@ fn aggregate(
         }
         for worker in watch.watchdog.abandoned(now, &finished) {
             finished[worker] = true;
-            abandoned.push(worker);
             // Its share of the run ended when the run should have.
             let end = watch.watchdog.end().unwrap_or(now);
+            abandoned.push((worker, watch.watchdog.lost(worker, end)));
             last_finish = last_finish.max(end);
         }
         let message = match received {
@@ -684,6 +732,9 @@ fn aggregate(
             }
         };
         watch.watchdog.heard(message.worker, now);
+        if let Some(out) = fed_out.get_mut(message.worker) {
+            *out |= message.snapshot.feed_exhausted;
+        }
         total.merge(&message.snapshot);
         series.add(message.worker, message.second, &message.snapshot, target_at);
         if let Some(at) = message.finished_at {
@@ -711,6 +762,7 @@ fn aggregate(
         gave_up,
         abandoned,
         grace: watch.watchdog.grace(),
+        fed_out,
     })
 }
 

@@ -36,6 +36,8 @@ pub(crate) struct Watchdog {
     /// When a stop (Ctrl-C, every script thread stopped) was first seen.
     stopped_at: Option<Instant>,
     heard: Vec<Instant>,
+    /// How many snapshots each worker sent.
+    snapshots: Vec<u32>,
 }
 
 impl Watchdog {
@@ -50,6 +52,7 @@ impl Watchdog {
             deadline,
             stopped_at: None,
             heard: vec![now; workers],
+            snapshots: vec![0; workers],
         }
     }
 
@@ -58,6 +61,18 @@ impl Watchdog {
         if let Some(at) = self.heard.get_mut(worker) {
             *at = now;
         }
+        if let Some(count) = self.snapshots.get_mut(worker) {
+            *count += 1;
+        }
+    }
+
+    /// What is known of a given-up worker's lost figures: how many
+    /// snapshots it sent, and how long before the run's end (`end`) its
+    /// last one (or, without one, the run's start) came.
+    pub(crate) fn lost(&self, worker: usize, end: Instant) -> (u32, Duration) {
+        let snapshots = self.snapshots.get(worker).copied().unwrap_or(0);
+        let heard = self.heard.get(worker).copied().unwrap_or(end);
+        (snapshots, end.saturating_duration_since(heard))
     }
 
     /// The run was asked to stop at `now` (the first call counts).
@@ -104,6 +119,37 @@ pub struct Abandoned {
     pub hook: Option<String>,
     /// How long past the run's end it was waited for.
     pub grace: Duration,
+    /// How many snapshots it sent before it got stuck (0: none, all its
+    /// figures are lost).
+    pub snapshots: u32,
+    /// How long before the run's end its last snapshot (or, without one,
+    /// the run's start) came: the span whose figures are lost.
+    pub unreported: Duration,
+}
+
+impl Abandoned {
+    /// What of its figures is lost, for the summary and the warning.
+    pub fn lost_figures(&self) -> String {
+        let span = self.unreported.as_secs_f64();
+        match self.snapshots {
+            0 => format!(
+                "it sent no snapshot, so its figures (about {span:.1} s of requests and responses) are lost and not counted"
+            ),
+            n => format!(
+                "its figures after its last snapshot ({} sent; about {span:.1} s before the run's end) are lost and not counted",
+                snapshots_counted(n)
+            ),
+        }
+    }
+}
+
+/// "1 snapshot", "3 snapshots".
+fn snapshots_counted(n: u32) -> String {
+    if n == 1 {
+        "1 snapshot".into()
+    } else {
+        format!("{n} snapshots")
+    }
 }
 
 impl std::fmt::Display for Abandoned {
@@ -116,7 +162,8 @@ impl std::fmt::Display for Abandoned {
         }
         write!(
             f,
-            " within {grace} s of the run's end: given up, its figures are those of its last snapshot"
+            " within {grace} s of the run's end: given up; {}",
+            self.lost_figures()
         )
     }
 }
@@ -131,10 +178,12 @@ mod tests {
             worker: 0,
             hook: Some("the Lua hook request()".into()),
             grace: Duration::from_secs(2),
+            snapshots: 0,
+            unreported: Duration::from_millis(2000),
         };
         assert_eq!(
             stuck.to_string(),
-            "worker 1 did not return from the Lua hook request() within 2 s of the run's end: given up, its figures are those of its last snapshot"
+            "worker 1 did not return from the Lua hook request() within 2 s of the run's end: given up; it sent no snapshot, so its figures (about 2.0 s of requests and responses) are lost and not counted"
         );
     }
 

@@ -337,4 +337,8 @@ impl Script for LuaScript {
         let hook = self.slots.get(index)?.busy.hook()?;
         Some(format!("the Lua hook {}", hook.call()))
     }
+
+    fn stopped_every_thread(&self) -> bool {
+        self.failure().is_none() && self.all_stopped()
+    }
 }

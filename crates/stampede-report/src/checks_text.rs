@@ -1,6 +1,6 @@
 //! The checks' table of the text summary (issue 18): each check's pass
 //! share with its failing counts (or that no response reached it) and a few failing values as seen, and
-//! why the run stopped early when a feeder ran out.
+//! why the run stopped early (its `stop_reason`, in words).
 
 use crate::format::format_count;
 use stampede_metrics::RunResult;
@@ -9,19 +9,28 @@ use std::io::{self, Write};
 /// Longest failing value shown on one line.
 const SHOWN: usize = 100;
 
+/// Why the run stopped early (`stop_reason`), in words: the text summary's
+/// `Stopped` line and the HTML report's note say the same.
+pub(crate) fn stop_reason_text(reason: &str) -> &str {
+    match reason {
+        "feed_exhausted" => "a unique feeder ran out of rows (each row was used once)",
+        "stop_run" => "a step failed in a group with on_error = \"stop_run\"",
+        "groups_done" => "every group ended by itself (iterations or duration)",
+        "script_stopped" => "the script called thread:stop() in every thread",
+        "worker_stuck" => {
+            "a worker was given up on (see the warning): its figures after its last snapshot are lost"
+        }
+        "no_connection" => {
+            "no connection could be opened within the connect timeout (x1.5); is the server up?"
+        }
+        other => other,
+    }
+}
+
 /// `Checks` lines, when the run had checks or extractors.
 pub fn render_checks(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     if let Some(reason) = &result.stop_reason {
-        let why = match reason.as_str() {
-            "feed_exhausted" => "a unique feeder ran out of rows (each row was used once)",
-            "stop_run" => "a step failed in a group with on_error = \"stop_run\"",
-            "groups_done" => "every group ended by itself (iterations or duration)",
-            "no_connection" => {
-                "no connection could be opened within the connect timeout (x1.5); is the server up?"
-            }
-            other => other,
-        };
-        writeln!(out, "  Stopped       early: {why}")?;
+        writeln!(out, "  Stopped       early: {}", stop_reason_text(reason))?;
     }
     if result.checks.is_empty() {
         return Ok(());

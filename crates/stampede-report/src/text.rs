@@ -330,6 +330,14 @@ pub fn no_response_reason(result: &RunResult) -> Option<String> {
     if r.completed > 0 {
         return None;
     }
+    if result.stop_reason.as_deref() == Some("worker_stuck") {
+        // Its requests were sent, but counted only up to its last
+        // snapshot: "no request was sent" would be false.
+        return Some(
+            "no response counted: a worker was given up on and its figures after its last snapshot are lost (see the warning)"
+                .into(),
+        );
+    }
     if r.sent == 0 {
         return Some("no request was sent".into());
     }

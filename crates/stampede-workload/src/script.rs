@@ -30,6 +30,12 @@ pub trait Script: Send + Sync + std::fmt::Debug {
     fn busy_in(&self, _index: usize) -> Option<String> {
         None
     }
+    /// True when every thread asked to stop (wrk's `thread:stop()`) and
+    /// none failed: the run ended because the script said so
+    /// (`stop_reason: "script_stopped"`).
+    fn stopped_every_thread(&self) -> bool {
+        false
+    }
 }
 
 /// What one worker thread's script does per request.

@@ -13,14 +13,8 @@ const SHOWN: usize = 160;
 /// The `Checks` and `Groups` sections.
 pub(crate) fn workload_sections(page: &mut Page, result: &RunResult) {
     if let Some(reason) = &result.stop_reason {
-        let why = match reason.as_str() {
-            "feed_exhausted" => {
-                "stopped early: a unique feeder ran out of rows (each row was used once)"
-                    .to_string()
-            }
-            other => format!("stopped early: {other}"),
-        };
-        page.notes("warnings", &[why]);
+        let why = crate::checks_text::stop_reason_text(reason);
+        page.notes("warnings", &[format!("stopped early: {why}")]);
     }
     if !result.checks.is_empty() {
         page.heading("Checks");
