@@ -28,7 +28,7 @@ pub(crate) fn stop_reason_text(reason: &str) -> &str {
 }
 
 /// `Checks` lines, when the run had checks or extractors.
-pub fn render_checks(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+pub(crate) fn render_checks(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     if let Some(reason) = &result.stop_reason {
         writeln!(out, "  Stopped       early: {}", stop_reason_text(reason))?;
     }

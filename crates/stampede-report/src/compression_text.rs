@@ -7,7 +7,7 @@ use stampede_metrics::RunResult;
 use std::io::{self, Write};
 
 /// `Compression` line, when the run asked for compressed responses.
-pub fn render_compression(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+pub(crate) fn render_compression(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     let Some(compression) = &result.compression else {
         return Ok(());
     };

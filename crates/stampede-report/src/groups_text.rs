@@ -6,7 +6,7 @@ use stampede_metrics::RunResult;
 use std::io::{self, Write};
 
 /// `Group` lines, when the run had a scenario of several groups.
-pub fn render_groups(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+pub(crate) fn render_groups(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     if result.groups.is_empty() {
         return Ok(());
     }

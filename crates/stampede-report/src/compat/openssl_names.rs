@@ -46,7 +46,7 @@ pub fn openssl_name(rustls_name: &str) -> &str {
 }
 
 /// The suite's cipher key bits, as ab prints them twice (`256,256`).
-pub fn key_bits(rustls_name: &str) -> u32 {
+pub(super) fn key_bits(rustls_name: &str) -> u32 {
     if rustls_name.contains("AES_128") {
         128
     } else {

@@ -212,7 +212,7 @@ impl Page {
 
     /// Writes the complete document: the scripts come last, after every
     /// container they draw into.
-    pub fn write(self, footer: &str, out: &mut dyn Write) -> io::Result<()> {
+    pub(super) fn write(self, footer: &str, out: &mut dyn Write) -> io::Result<()> {
         self.write_with(footer, "", out)
     }
 
@@ -220,7 +220,12 @@ impl Page {
     /// controls and the script that replaces the content as the run goes
     /// on) after the report's own scripts. The report's content is the one
     /// `<div id="report">`, which [`Page::into_parts`] gives alone.
-    pub fn write_with(self, footer: &str, tail: &str, out: &mut dyn Write) -> io::Result<()> {
+    pub(super) fn write_with(
+        self,
+        footer: &str,
+        tail: &str,
+        out: &mut dyn Write,
+    ) -> io::Result<()> {
         write!(
             out,
             "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
@@ -245,7 +250,7 @@ impl Page {
 
     /// The inside of `<div id="report">` and the charts' JSON, for a live
     /// page to put in place of the ones it shows.
-    pub fn into_parts(self, footer: &str) -> (String, String) {
+    pub(super) fn into_parts(self, footer: &str) -> (String, String) {
         (self.content(footer), chart_data_json(&self.charts))
     }
 
