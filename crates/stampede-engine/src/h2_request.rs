@@ -85,6 +85,25 @@ pub(crate) fn prepare(target: &Target, request: &RequestSpec) -> Result<H2Reques
 /// and framing fields dropped (HTTP/2 frames the body itself). The bytes
 /// are the session's own, so an error means a value HTTP/2 cannot carry.
 pub(crate) fn from_rendered(bytes: &[u8], base: &H2Request) -> Result<H2Request, String> {
+    read_rendered(bytes, base, Framing::ToEnd).map(|(request, _)| request)
+}
+
+/// The first request in `bytes` (a wrk script's `request()` may return
+/// several, pipelined), read as [`from_rendered`] reads one, and the
+/// length it took: its body framed by Content-Length or chunked coding
+/// (decoded, as HTTP/2 carries the body's bytes alone); without either it
+/// has no body (RFC 9112 §6.3), and the next request starts after its head.
+pub(crate) fn next_rendered(bytes: &[u8], base: &H2Request) -> Result<(H2Request, usize), String> {
+    read_rendered(bytes, base, Framing::Empty)
+}
+
+/// Reads the request at the start of `bytes`; `unframed`: what its body is
+/// when no field frames it.
+fn read_rendered(
+    bytes: &[u8],
+    base: &H2Request,
+    unframed: Framing,
+) -> Result<(H2Request, usize), String> {
     let mut fields = [httparse::EMPTY_HEADER; 64];
     let mut head = httparse::Request::new(&mut fields);
     let body_start = match head.parse(bytes) {
@@ -96,13 +115,25 @@ pub(crate) fn from_rendered(bytes: &[u8], base: &H2Request) -> Result<H2Request,
     let path = head.path.unwrap_or("/");
     let mut headers = http::HeaderMap::new();
     let mut authority = None;
+    let mut framing = unframed;
     for field in head.headers.iter() {
         let name = field.name.to_ascii_lowercase();
         if name == "host" {
             authority = Some(String::from_utf8_lossy(field.value).into_owned());
             continue;
         }
-        if CONNECTION_SPECIFIC.contains(&name.as_str()) || name == "content-length" {
+        if name == "content-length" {
+            let length = std::str::from_utf8(field.value)
+                .ok()
+                .and_then(|v| v.trim().parse().ok())
+                .ok_or("HTTP/2 request: invalid Content-Length")?;
+            framing = Framing::Length(length);
+            continue;
+        }
+        if name == "transfer-encoding" && field.value.eq_ignore_ascii_case(b"chunked") {
+            framing = Framing::Chunked;
+        }
+        if CONNECTION_SPECIFIC.contains(&name.as_str()) {
             continue;
         }
         let name = http::HeaderName::from_bytes(name.as_bytes()).map_err(|e| e.to_string())?;
@@ -116,12 +147,49 @@ pub(crate) fn from_rendered(bytes: &[u8], base: &H2Request) -> Result<H2Request,
     let uri = format!("{scheme}://{authority}{path}")
         .parse()
         .map_err(|e| format!("HTTP/2 request URL: {e}"))?;
-    Ok(H2Request {
+    let rest = &bytes[body_start..];
+    let (body, taken) = match framing {
+        Framing::ToEnd => (Bytes::copy_from_slice(rest), rest.len()),
+        Framing::Empty => (Bytes::new(), 0),
+        Framing::Length(length) if length <= rest.len() => {
+            (Bytes::copy_from_slice(&rest[..length]), length)
+        }
+        Framing::Length(length) => {
+            return Err(format!(
+                "HTTP/2 request: body shorter than its Content-Length {length}"
+            ))
+        }
+        Framing::Chunked => {
+            let mut decoder = crate::http1::ChunkedDecoder::default();
+            let mut body = Vec::new();
+            let (taken, _) = decoder
+                .advance_with(rest, |data| body.extend_from_slice(data))
+                .map_err(|_| "HTTP/2 request: malformed chunked body")?;
+            if !decoder.is_done() {
+                return Err("HTTP/2 request: chunked body cut short".into());
+            }
+            (Bytes::from(body), taken)
+        }
+    };
+    let request = H2Request {
         method: http::Method::from_bytes(method.as_bytes()).map_err(|e| e.to_string())?,
         uri,
         headers,
-        body: Bytes::copy_from_slice(&bytes[body_start..]),
-    })
+        body,
+    };
+    Ok((request, body_start + taken))
+}
+
+/// How a rendered request's body is delimited.
+enum Framing {
+    /// No Content-Length nor chunked coding, one request alone (rendered
+    /// by a template): the bytes that are left.
+    ToEnd,
+    /// No Content-Length nor chunked coding in a script's pipelined bytes:
+    /// no body.
+    Empty,
+    Length(usize),
+    Chunked,
 }
 
 #[cfg(test)]
@@ -147,5 +215,49 @@ mod tests {
         assert!(request.headers.get("connection").is_none());
         assert!(request.headers.get("content-length").is_none());
         assert_eq!(&request.body[..], b"{}");
+    }
+
+    #[test]
+    fn pipelined_requests_are_read_one_after_another() {
+        let target = Target::parse("http://127.0.0.1:3000/").unwrap();
+        let spec = RequestSpec {
+            method: "GET".into(),
+            headers: Vec::new(),
+            body: Vec::new(),
+            http10: false,
+        };
+        let base = prepare(&target, &spec).unwrap();
+        let bytes: &[u8] = b"GET /a HTTP/1.1\r\nHost: h\r\n\r\n\
+            POST /b HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nabc\
+            PUT /c HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nxy\r\n1\r\nz\r\n0\r\n\r\n\
+            GET /d HTTP/1.1\r\nHost: h\r\n\r\n";
+        let mut at = 0;
+        let mut seen = Vec::new();
+        while at < bytes.len() {
+            let (request, taken) = next_rendered(&bytes[at..], &base).unwrap();
+            seen.push((
+                request.method.to_string(),
+                request.uri.path().to_string(),
+                request.body.to_vec(),
+            ));
+            assert!(request.headers.get("transfer-encoding").is_none());
+            at += taken;
+        }
+        assert_eq!(
+            seen,
+            [
+                ("GET".into(), "/a".into(), Vec::new()),
+                ("POST".into(), "/b".into(), b"abc".to_vec()),
+                ("PUT".into(), "/c".into(), b"xyz".to_vec()),
+                ("GET".into(), "/d".into(), Vec::new()),
+            ]
+        );
+        let short = next_rendered(b"POST / HTTP/1.1\r\nContent-Length: 9\r\n\r\nab", &base);
+        assert!(short.unwrap_err().contains("Content-Length 9"));
+        let cut = next_rendered(
+            b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab",
+            &base,
+        );
+        assert!(cut.unwrap_err().contains("cut short"));
     }
 }

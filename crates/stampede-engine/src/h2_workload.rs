@@ -12,7 +12,7 @@
 
 use crate::closed::ActiveSlots;
 use crate::connection::ConnectionContext;
-use crate::h2_request::{from_rendered, H2Context, H2Request};
+use crate::h2_request::{from_rendered, next_rendered, H2Context, H2Request};
 use crate::http1::DecodedCount;
 use crate::outcome_class::classify_h2;
 use crate::workload::{Answer, UserSession, WorkerWorkload};
@@ -22,7 +22,7 @@ use stampede_metrics::{ErrorKind, Outcome};
 use std::cell::Cell;
 use std::future::poll_fn;
 use std::rc::Rc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// The users of one HTTP/2 connection slot, one per stream: they outlive
 /// its connections (a reconnect goes on with the same users).
@@ -83,7 +83,8 @@ pub(crate) async fn run_user_stream(
     let Some(work) = &ctx.workload else {
         return user;
     };
-    let keep_body = work.spec.keeps_body();
+    // A script's response() reads every response's headers and body.
+    let keep_body = work.spec.keeps_body() || work.script_reads_responses();
     while !broken.get() && gate.is_active(index) && !user.is_done() && ctx.state.claim_budget() {
         ctx.state.begin_request();
         let intended = Instant::now();
@@ -93,16 +94,14 @@ pub(crate) async fn run_user_stream(
             ctx.state.not_prepared(intended, not);
             return user;
         }
-        let rendered = user
-            .rendered()
-            .map(|bytes| from_rendered(bytes, &h2ctx.requests[0]));
         let fixed_form = &h2ctx.requests[target.min(h2ctx.requests.len() - 1)];
-        let request = match rendered {
-            None => std::borrow::Cow::Borrowed(fixed_form),
-            Some(Ok(request)) => std::borrow::Cow::Owned(request),
+        let requests = match rendered_requests(&user, &h2ctx.requests[0]) {
+            None => vec![std::borrow::Cow::Borrowed(fixed_form)],
+            Some(Ok(requests)) => requests.into_iter().map(std::borrow::Cow::Owned).collect(),
             Some(Err(reason)) => {
-                // Rendered by the session itself: only a value HTTP/2's
-                // header rules refuse gets here; shown, not hidden.
+                // Rendered by the session itself (or checked when a script
+                // returned it): only a value HTTP/2's header rules refuse
+                // gets here; shown, not hidden.
                 ctx.state.sample_error(ErrorKind::Other, || reason);
                 record(
                     &ctx,
@@ -118,45 +117,59 @@ pub(crate) async fn run_user_stream(
             }
         };
         let limit = if keep_body { work.spec.capture_max } else { 0 };
-        let exchange = send_keeping(&mut sender, &request, limit, ctx.decode);
-        let answered = tokio::time::timeout(ctx.timeout_of(target), exchange).await;
-        let (result, kept) = match answered {
-            Ok(Ok(mut kept)) => match settle_decoding(&ctx, intended, &mut kept) {
-                Ok(status) => (Ok(status), Some(kept)),
-                // Not judged, as over HTTP/1.1: the checks never saw the body.
-                Err(kind) => {
-                    record(&ctx, intended, Some(&kept), Err(kind), target, None, &user);
-                    let think = user.advance(work, true, false);
-                    if work.script_stopped() || work.stopped_run() {
-                        ctx.state.stop_sending();
+        // A script's request() may return several requests (pipelined over
+        // HTTP/1.1): each is a stream of its own here, sent one after
+        // another, all counted and all intended at the same instant.
+        let mut failed = false;
+        let mut restart = false;
+        for (i, request) in requests.iter().enumerate() {
+            if i > 0 {
+                ctx.state.begin_request();
+            }
+            let exchange = send_keeping(&mut sender, request, limit, ctx.decode);
+            let answered = tokio::time::timeout(ctx.timeout_of(target), exchange).await;
+            let (result, kept) = match answered {
+                Ok(Ok(mut kept)) => match settle_decoding(&ctx, intended, &mut kept) {
+                    Ok(status) => (Ok(status), Some(kept)),
+                    // Not judged, as over HTTP/1.1: the checks never saw the body.
+                    Err(kind) => (Err(kind), Some(kept)),
+                },
+                Ok(Err(e)) => {
+                    let kind = classify_h2(&e);
+                    if kind != ErrorKind::StreamReset {
+                        broken.set(true);
                     }
-                    if let Some(think) = think {
-                        tokio::time::sleep(think).await;
-                    }
-                    continue;
+                    ctx.state.sample_error(kind, || e.to_string());
+                    (Err(kind), None)
                 }
-            },
-            Ok(Err(e)) => {
-                let kind = classify_h2(&e);
-                if kind != ErrorKind::StreamReset {
-                    broken.set(true);
+                Err(_) => (Err(ErrorKind::Timeout), None),
+            };
+            match (&kept, result) {
+                (Some(kept), Ok(_)) => {
+                    let judgement = judge(work, &mut user, target, intended, kept, &ctx);
+                    record(
+                        &ctx,
+                        intended,
+                        Some(kept),
+                        result,
+                        target,
+                        judgement.judged,
+                        &user,
+                    );
+                    failed |= judgement.failed;
+                    restart |= judgement.restart;
                 }
-                ctx.state.sample_error(kind, || e.to_string());
-                (Err(kind), None)
+                _ => {
+                    record(&ctx, intended, kept.as_ref(), result, target, None, &user);
+                    failed = true;
+                }
             }
-            Err(_) => (Err(ErrorKind::Timeout), None),
-        };
-        let think = match &kept {
-            Some(kept) => {
-                let judged = judge(work, &mut user, target, intended, kept, &ctx);
-                record(&ctx, intended, Some(kept), result, target, judged.0, &user);
-                judged.1
+            if broken.get() {
+                // The rest of the batch was never sent, nor counted.
+                break;
             }
-            None => {
-                record(&ctx, intended, None, result, target, None, &user);
-                user.advance(work, true, false)
-            }
-        };
+        }
+        let think = user.advance(work, failed, restart);
         if work.script_stopped() || work.stopped_run() {
             ctx.state.stop_sending();
         }
@@ -165,6 +178,31 @@ pub(crate) async fn run_user_stream(
         }
     }
     user
+}
+
+/// The user's rendered request(s) in HTTP/2 form, or None when the fixed
+/// request goes out. A script's `request()` may have returned several
+/// (`user.requests`), each read from where the last one ended.
+fn rendered_requests(
+    user: &UserSession,
+    base: &H2Request,
+) -> Option<Result<Vec<H2Request>, String>> {
+    let bytes = user.rendered()?;
+    if user.requests <= 1 {
+        return Some(from_rendered(bytes, base).map(|request| vec![request]));
+    }
+    let mut requests = Vec::with_capacity(user.requests);
+    let mut at = 0;
+    while at < bytes.len() && requests.len() < user.requests {
+        match next_rendered(&bytes[at..], base) {
+            Ok((request, taken)) => {
+                requests.push(request);
+                at += taken.max(1);
+            }
+            Err(reason) => return Some(Err(reason)),
+        }
+    }
+    Some(Ok(requests))
 }
 
 /// Counts a body's decoded bytes with `--decode`; a body that did not
@@ -185,8 +223,9 @@ fn settle_decoding(
     }
 }
 
-/// Judges a complete response; returns the verdict and the pause before
-/// the user's next step.
+/// Judges a complete response: the script's `response()`, the step's
+/// checks and extractors. The user moves on once its request (or a
+/// script's batch of them) is over.
 fn judge(
     work: &WorkerWorkload,
     user: &mut UserSession,
@@ -194,7 +233,7 @@ fn judge(
     intended: Instant,
     kept: &Kept,
     ctx: &ConnectionContext,
-) -> (Option<stampede_metrics::Judged>, Option<Duration>) {
+) -> crate::workload::Judgement {
     let fields: Vec<(&[u8], &[u8])> = kept
         .headers
         .iter()
@@ -206,10 +245,7 @@ fn judge(
         elapsed: intended.elapsed(),
     };
     let mut recorder = ctx.state.recorder.borrow_mut();
-    let judgement = user.judge_fields(work, target, answer, &fields, &kept.body, &mut recorder);
-    drop(recorder);
-    let think = user.advance(work, judgement.failed, judgement.restart);
-    (judgement.judged, think)
+    user.judge_fields(work, target, answer, &fields, &kept.body, &mut recorder)
 }
 
 fn record(

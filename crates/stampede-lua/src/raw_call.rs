@@ -26,7 +26,22 @@ pub(crate) struct RawHooks {
     /// meaningful) and what it reads ([`ARG_HEADERS`], [`ARG_BODY`], ...).
     last_response: RegistryKey,
     response_reads: Cell<u8>,
+    /// The metatable of every `response()` headers table: a name not found
+    /// as written is looked up in lowercase, so `headers["X-Token"]` finds
+    /// HTTP/2's `x-token` (HTTP/2 sends names in lowercase only).
+    header_meta: RegistryKey,
 }
+
+/// lowercase lookup for a response's headers table ([`RawHooks::response`]).
+const HEADER_META: &str = r#"
+local lower, rawget, type = string.lower, rawget, type
+return { __index = function(headers, name)
+   if type(name) == "string" then
+      local low = lower(name)
+      if low ~= name then return rawget(headers, low) end
+   end
+end }
+"#;
 
 /// `response`'s arguments, as lua/reads.lua's bits.
 const ARG_STATUS: u8 = 1;
@@ -92,6 +107,11 @@ impl RawHooks {
             reads: lua.create_registry_value(reads)?,
             last_response: lua.create_registry_value(Value::Boolean(false))?,
             response_reads: Cell::new(ARG_STATUS | ARG_HEADERS | ARG_BODY),
+            header_meta: lua.create_registry_value(
+                lua.load(HEADER_META)
+                    .set_name("=headers")
+                    .eval::<mlua::Table>()?,
+            )?,
         })
     }
 
@@ -196,7 +216,8 @@ impl RawHooks {
 
     /// `response(status, headers, body)`: the headers as one table (sized
     /// for them; a repeated name keeps its last value, as wrk's
-    /// `lua_rawset`) and the body as a string, made as wrk makes them, but
+    /// `lua_rawset`; a name not found as written is looked up in
+    /// lowercase) and the body as a string, made as wrk makes them, but
     /// only those the function can read (lua/reads.lua, asked once per
     /// function): `function response(status)` gets neither. The global is
     /// looked up on every call, as wrk does, and called directly (nothing
@@ -239,6 +260,8 @@ impl RawHooks {
                         ffi::lua_pushlstring(state, value.as_ptr().cast(), value.len());
                         ffi::lua_rawset(state, -3);
                     }
+                    ffi::lua_rawgeti_(state, ffi::LUA_REGISTRYINDEX, self.header_meta.id());
+                    ffi::lua_setmetatable(state, -2);
                 } else if reads & ARG_BODY != 0 {
                     ffi::lua_pushnil(state);
                 }

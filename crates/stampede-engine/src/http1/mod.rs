@@ -14,6 +14,7 @@ mod request;
 mod response;
 
 pub(crate) use capture::{Capture, MAX_CAPTURED_HEADERS};
+pub(crate) use chunked::ChunkedDecoder;
 pub(crate) use decode::DecodeError;
 pub(crate) use decoded_count::DecodedCount;
 pub use fuzzing::check_response_parser;

@@ -17,7 +17,7 @@ mod session;
 mod spec;
 mod step_rules;
 
-pub(crate) use judge::Answer;
+pub(crate) use judge::{Answer, Judgement};
 pub(crate) use phases::RunPhases;
 pub(crate) use phases::{PhaseTicket, START_POLL};
 pub(crate) use session::{NotPrepared, UserSession, WorkerWorkload};
