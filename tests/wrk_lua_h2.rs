@@ -93,26 +93,7 @@ fn a_login_token_taken_from_a_header_is_sent_on_later_streams() {
     let target = LoggedTarget::start();
     // wrk's auth.lua style: the header's name as a wrk script writes it,
     // though HTTP/2 delivers `set-cookie`.
-    let file = script(
-        "h2-auth.lua",
-        r#"token = nil
-method, path, body = "POST", "/login", "user=ann"
-request = function()
-   return wrk.format(method, path, nil, body)
-end
-response = function(status, headers, body)
-   if not token and status == 200 then
-      token = headers["Set-Cookie"]:match("^([^;]+)")
-      print("login " .. status .. " " .. body)
-      method, path, body = "GET", "/me", nil
-      wrk.headers["Cookie"] = token
-   elseif token then
-      seen = (seen or 0) + 1
-      if seen == 25 then print("me " .. status) wrk.thread:stop() end
-   end
-end
-"#,
-    );
+    let file = support::auth_script("h2-auth.lua", 25);
     let url = target.url("/");
     let stdout = run_h2(&url, &["-c", "1", "--streams", "1", "-d", "10s"], &file);
     assert!(

@@ -98,26 +98,7 @@ request = function() return req end
 #[test]
 fn auth_style_response_takes_a_cookie_for_later_requests() {
     let target = LoggedTarget::start();
-    let auth = script(
-        "auth.lua",
-        r#"token = nil
-method, path, body = "POST", "/login", "user=ann"
-request = function()
-   return wrk.format(method, path, nil, body)
-end
-response = function(status, headers, body)
-   if not token and status == 200 then
-      token = headers["Set-Cookie"]:match("^([^;]+)")
-      print("login " .. status .. " " .. body)
-      method, path, body = "GET", "/me", nil
-      wrk.headers["Cookie"] = token
-   elseif token then
-      seen = (seen or 0) + 1
-      if seen == 50 then print("me " .. status) wrk.thread:stop() end
-   end
-end
-"#,
-    );
+    let auth = support::auth_script("auth.lua", 50);
     let stdout = wrk_with_script(&target, &["-t1", "-c1", "-d10s"], &auth);
     assert!(
         stdout.contains("login 200 {\"token\":\"tok-"),

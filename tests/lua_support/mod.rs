@@ -80,3 +80,32 @@ pub fn run(program: &Path, args: &[&str]) -> (Option<i32>, String, String) {
 pub fn lines_with<'a>(stdout: &'a str, prefix: &str) -> Vec<&'a str> {
     stdout.lines().filter(|l| l.starts_with(prefix)).collect()
 }
+
+/// wrk's auth.lua style: `POST /login`, the `Set-Cookie` from its response
+/// (the header's name as wrk scripts write it) sent as `Cookie` on `GET
+/// /me`, and `thread:stop()` after `stop_after` of those; prints the login
+/// response and the last status.
+pub fn auth_script(name: &str, stop_after: u32) -> PathBuf {
+    script(
+        name,
+        &format!(
+            r#"token = nil
+method, path, body = "POST", "/login", "user=ann"
+request = function()
+   return wrk.format(method, path, nil, body)
+end
+response = function(status, headers, body)
+   if not token and status == 200 then
+      token = headers["Set-Cookie"]:match("^([^;]+)")
+      print("login " .. status .. " " .. body)
+      method, path, body = "GET", "/me", nil
+      wrk.headers["Cookie"] = token
+   elseif token then
+      seen = (seen or 0) + 1
+      if seen == {stop_after} then print("me " .. status) wrk.thread:stop() end
+   end
+end
+"#
+        ),
+    )
+}

@@ -196,8 +196,8 @@ enum Framing {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_rendered_request_reads_back_into_http2_parts() {
+    /// The plan's request a rendered one takes its scheme and authority from.
+    fn base() -> H2Request {
         let target = Target::parse("http://127.0.0.1:3000/").unwrap();
         let spec = RequestSpec {
             method: "GET".into(),
@@ -205,7 +205,12 @@ mod tests {
             body: Vec::new(),
             http10: false,
         };
-        let base = prepare(&target, &spec).unwrap();
+        prepare(&target, &spec).unwrap()
+    }
+
+    #[test]
+    fn a_rendered_request_reads_back_into_http2_parts() {
+        let base = base();
         let rendered = b"POST /login?u=7 HTTP/1.1\r\nHost: 127.0.0.1:3000\r\nUser-Agent: t\r\n\
             Connection: close\r\nContent-Length: 2\r\nX-Id: 7\r\n\r\n{}";
         let request = from_rendered(rendered, &base).unwrap();
@@ -219,14 +224,7 @@ mod tests {
 
     #[test]
     fn pipelined_requests_are_read_one_after_another() {
-        let target = Target::parse("http://127.0.0.1:3000/").unwrap();
-        let spec = RequestSpec {
-            method: "GET".into(),
-            headers: Vec::new(),
-            body: Vec::new(),
-            http10: false,
-        };
-        let base = prepare(&target, &spec).unwrap();
+        let base = base();
         let bytes: &[u8] = b"GET /a HTTP/1.1\r\nHost: h\r\n\r\n\
             POST /b HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nabc\
             PUT /c HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nxy\r\n1\r\nz\r\n0\r\n\r\n\
