@@ -8,6 +8,7 @@
 //! allocation per request that this path does not make.
 
 use mlua::{ffi, Function, Lua, RegistryKey, Value};
+use stampede_workload::HeaderFields;
 use std::cell::Cell;
 use std::ffi::c_int;
 
@@ -226,10 +227,9 @@ impl RawHooks {
         &self,
         lua: &Lua,
         status: u16,
-        headers: &[(&[u8], &[u8])],
+        headers: &HeaderFields<'_, '_>,
         body: &[u8],
     ) -> Result<(), CallError> {
-        let sized = c_int::try_from(headers.len()).unwrap_or(c_int::MAX);
         lua.exec_raw_lua(|raw| {
             let state = raw.state();
             // SAFETY: mlua's lock is held and the stack is checked for the
@@ -254,12 +254,13 @@ impl RawHooks {
                     ffi::lua_pushinteger(state, ffi::lua_Integer::from(status));
                 }
                 if reads & ARG_HEADERS != 0 {
+                    let sized = c_int::try_from(headers.count()).unwrap_or(c_int::MAX);
                     ffi::lua_createtable(state, 0, sized);
-                    for (name, value) in headers {
+                    headers.for_each(&mut |name, value| {
                         ffi::lua_pushlstring(state, name.as_ptr().cast(), name.len());
                         ffi::lua_pushlstring(state, value.as_ptr().cast(), value.len());
                         ffi::lua_rawset(state, -3);
-                    }
+                    });
                     ffi::lua_rawgeti_(state, ffi::LUA_REGISTRYINDEX, self.header_meta.id());
                     ffi::lua_setmetatable(state, -2);
                 } else if reads & ARG_BODY != 0 {

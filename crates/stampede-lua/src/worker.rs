@@ -157,7 +157,7 @@ impl ScriptThread for LuaThread {
             return Ok(());
         };
         let busy = self.slot.busy.enter(Hook::Response);
-        let done = (self.raw).response(lua, response.status, response.headers, response.body);
+        let done = (self.raw).response(lua, response.status, &response.fields(), response.body);
         drop(busy);
         done.map_err(|e: String| self.fail("response()", &e))
     }

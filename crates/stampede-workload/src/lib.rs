@@ -22,7 +22,7 @@ pub mod workload;
 pub use check::{parse_size, Check, CheckSet, ParseError, Verdict};
 pub use extract::{ExtractError, Extractor};
 pub use feeder::{Exhausted, FeedCursor, FeedData, FeedMode, FeedSpec, Feeder, FeederError};
-pub use response::ResponseView;
+pub use response::{HeaderFields, ListFields, ResponseView};
 pub use scenario::{
     Group, GroupLimits, GroupLoad, OnError, Phase, Scenario, ScenarioError, Step, StepOptions,
     ThinkTime,

@@ -92,13 +92,15 @@ impl Capture {
         self.failure = None;
     }
 
-    pub(super) fn head_arrived(&mut self, head: &[u8]) {
+    /// The final head arrived; `encoded`: it has a Content-Encoding field
+    /// (the parser saw it), else its body is plain with no scan of the head.
+    pub(super) fn head_arrived(&mut self, head: &[u8], encoded: bool) {
         if self.keep_head {
             self.head.clear();
             self.head
                 .extend_from_slice(&head[..head.len().min(self.max.max(1024))]);
         }
-        self.read_coding(head);
+        self.read_coding(head, encoded);
     }
 
     pub(super) fn body_data(&mut self, data: &[u8]) {
@@ -139,8 +141,12 @@ impl Capture {
 
     /// Reads the response's `Content-Encoding` when something decodes its
     /// body (checks on the body, `--decode`).
-    fn read_coding(&mut self, head: &[u8]) {
+    fn read_coding(&mut self, head: &[u8], encoded: bool) {
         if !(self.keep_body || self.count_decoded) {
+            return;
+        }
+        if !encoded {
+            self.coding = Coding::Plain;
             return;
         }
         self.coding = match decoder_for(content_encodings(head)) {
@@ -305,7 +311,10 @@ mod tests {
     #[test]
     fn splits_headers_and_bounds_the_body() {
         let mut capture = Capture::new(true, true, 4);
-        capture.head_arrived(b"HTTP/1.1 200 OK\r\nContent-Type:  json \r\nX-Id: 7\r\n\r\n");
+        capture.head_arrived(
+            b"HTTP/1.1 200 OK\r\nContent-Type:  json \r\nX-Id: 7\r\n\r\n",
+            false,
+        );
         capture.body_data(b"abc");
         capture.body_data(b"def");
         assert_eq!(capture.body(), b"abcd");
@@ -338,7 +347,7 @@ mod tests {
             .collect();
         let body = gzip(&plain);
         let mut capture = Capture::new(false, true, 100);
-        capture.head_arrived(GZIP_HEAD);
+        capture.head_arrived(GZIP_HEAD, true);
         for piece in body.chunks(3) {
             capture.body_data(piece);
         }
@@ -353,18 +362,18 @@ mod tests {
     fn decode_counts_every_byte_and_names_a_failure() {
         let plain = vec![b'z'; 70_000];
         let mut capture = Capture::decoding().union(Capture::new(true, false, 1024));
-        capture.head_arrived(GZIP_HEAD);
+        capture.head_arrived(GZIP_HEAD, true);
         capture.body_data(&gzip(&plain));
         assert_eq!(capture.body_ended(), Ok(()));
         assert_eq!(capture.decoded(), Some((70_000, true)));
         assert!(capture.body().is_empty(), "--decode keeps nothing");
         capture.clear();
-        capture.head_arrived(b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n");
+        capture.head_arrived(b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n", false);
         capture.body_data(b"abc");
         assert_eq!(capture.body_ended(), Ok(()));
         assert_eq!(capture.decoded(), Some((3, false)));
         capture.clear();
-        capture.head_arrived(GZIP_HEAD);
+        capture.head_arrived(GZIP_HEAD, true);
         capture.body_data(b"not gzip");
         assert_eq!(capture.body_ended(), Err(()));
         let why = capture.decode_failure().expect("a reason").to_string();

@@ -33,12 +33,14 @@
 /// Header lines accepted per head; one more makes the head invalid.
 pub(super) const MAX_HEADERS: usize = 100;
 
-/// A header whose value the response framing depends on.
+/// A header whose value the response framing depends on, or whose
+/// presence decides whether a kept body needs decoding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Field {
     ContentLength,
     TransferEncoding,
     Connection,
+    ContentEncoding,
 }
 
 /// A complete head: its length (including any leading empty lines) and its
@@ -229,13 +231,14 @@ fn header_name(line: &[u8]) -> Step<Name<'_>> {
     }
 }
 
-/// Which of the framing headers `name` is, if any.
+/// Which of the [`Field`]s `name` is, if any.
 fn field(name: &[u8]) -> Option<Field> {
     // Dispatch on the name's length first: most headers match none of the
     // three, and a length compare is cheaper than a case-folding one.
     match name.len() {
         10 if same_name(name, b"connection") => Some(Field::Connection),
         14 if same_name(name, b"content-length") => Some(Field::ContentLength),
+        16 if same_name(name, b"content-encoding") => Some(Field::ContentEncoding),
         17 if same_name(name, b"transfer-encoding") => Some(Field::TransferEncoding),
         _ => None,
     }
@@ -447,6 +450,7 @@ mod tests {
             ("content-length", Field::ContentLength),
             ("transfer-encoding", Field::TransferEncoding),
             ("connection", Field::Connection),
+            ("content-encoding", Field::ContentEncoding),
         ];
         let fields = response
             .headers
@@ -483,7 +487,8 @@ mod tests {
     }
 
     const SAMPLE: &[u8] = b"HTTP/1.1 200 OK\r\nServer: nginx/1.22.1\r\nContent-Length: 515\r\n\
-        Transfer-Encoding: chunked\r\nConnection: keep-alive\r\nX-A:\tb c \r\n\r\nbody";
+        Transfer-Encoding: chunked\r\nConnection: keep-alive\r\nContent-Encoding: gzip\r\n\
+        X-A:\tb c \r\n\r\nbody";
 
     #[test]
     fn a_typical_head() {
@@ -497,6 +502,7 @@ mod tests {
                     (Field::ContentLength, b"515".to_vec()),
                     (Field::TransferEncoding, b"chunked".to_vec()),
                     (Field::Connection, b"keep-alive".to_vec()),
+                    (Field::ContentEncoding, b"gzip".to_vec()),
                 ],
             }
         );

@@ -233,7 +233,7 @@ impl ResponseParser {
             Framing::UntilClose
         };
         if let Some(capture) = &mut self.capture {
-            capture.head_arrived(&input[..head.len]);
+            capture.head_arrived(&input[..head.len], fields.encoded);
         }
         self.status = status;
         self.keep_alive = !close && status != 101;
@@ -255,6 +255,8 @@ struct FramingFields {
     chunked: bool,
     /// The last Connection header naming `close` or `keep-alive` said close.
     close: Option<bool>,
+    /// A Content-Encoding field came: a capture that decodes reads it.
+    encoded: bool,
 }
 
 impl FramingFields {
@@ -272,6 +274,7 @@ impl FramingFields {
                     self.close = Some(close);
                 }
             }
+            Field::ContentEncoding => self.encoded = true,
         }
     }
 }
@@ -513,6 +516,8 @@ mod properties {
                         close = false;
                     }
                 }
+                // Not a framing field.
+                Field::ContentEncoding => {}
             }
         }
         Some((length, chunked, close))

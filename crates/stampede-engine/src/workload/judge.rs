@@ -5,7 +5,7 @@
 use super::session::{UserSession, WorkerWorkload};
 use crate::http1::{Capture, MAX_CAPTURED_HEADERS};
 use stampede_metrics::{Judged, Recorder};
-use stampede_workload::{ResponseView, Verdict};
+use stampede_workload::{ListFields, ResponseView, Verdict};
 use std::mem::MaybeUninit;
 use std::time::Duration;
 
@@ -31,6 +31,24 @@ pub(crate) struct Judgement {
     /// recorder counts as `failed_status` and `check_failed` (a group's
     /// `on_error` acts on it).
     pub failed: bool,
+}
+
+/// A kept head's header fields, listed for a reader that asks (a script's
+/// `response()` reading its `headers`).
+struct CapturedFields<'a>(&'a Capture);
+
+impl ListFields for CapturedFields<'_> {
+    fn list(&self, field: &mut dyn FnMut(&[u8], &[u8])) {
+        let head = self.0.head_bytes();
+        self.0
+            .for_each_header(|name, value| field(&head[name], &head[value]));
+    }
+
+    fn count(&self) -> usize {
+        // Lines less the status line and the blank one: a size hint.
+        let lines = self.0.head_bytes().iter().filter(|&&b| b == b'\n').count();
+        lines.saturating_sub(2)
+    }
 }
 
 /// A failed status, as the recorder counts `failed_status`.
@@ -69,11 +87,16 @@ impl UserSession {
         }
         let body = capture.map_or(&[][..], Capture::body);
         let head = capture.map_or(&[][..], Capture::head_bytes);
-        if head.is_empty() {
-            // Nothing reads headers (a status or body check): no header
-            // table is built for the view.
-            let view = ResponseView::new(answer.status, &[], body, answer.elapsed)
+        if head.is_empty() || !spec.keeps_headers() {
+            // No check, extractor or cookie jar reads headers: no header
+            // table is built for the view; a script's `response()` has
+            // them listed only when it reads its `headers` argument.
+            let listed = capture.filter(|_| !head.is_empty()).map(CapturedFields);
+            let mut view = ResponseView::new(answer.status, &[], body, answer.elapsed)
                 .with_body_size(answer.body_bytes);
+            if let Some(listed) = &listed {
+                view = view.with_listed_fields(listed);
+            }
             return self.judge_view(work, target, count, &view, recorder);
         }
         // Left uninitialised: filling 100 fields before every response
