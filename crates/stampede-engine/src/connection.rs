@@ -101,18 +101,6 @@ impl ConnectionContext {
         }
     }
 
-    /// True once a `unique` feeder has run out and no user of this worker
-    /// is inside an iteration (workload/session.rs): the worker is done,
-    /// and its last snapshot says why (`feed_exhausted`). Asked by the
-    /// worker's housekeeping on every path, not per request.
-    pub(crate) fn feed_drained(&self) -> bool {
-        let drained = (self.workload.as_ref()).is_some_and(|w| w.feed_drained());
-        if drained {
-            self.state.feed_ran_dry();
-        }
-        drained
-    }
-
     /// What a connection's parser keeps of each response: what the
     /// workload's checks and script read, the `Location` of redirects, and
     /// with `--decode` the decoded size of every body.
