@@ -4,13 +4,24 @@
 //! many responses the connection served and when it opened (its lifetime,
 //! conn_lifetime.rs), what its successor counts as (a reconnect after the
 //! server closed it, a planned reconnect after the client retired it, else
-//! neither), and the idle close: a reused connection the server closed
-//! before a byte of the response came is retried on a new one, not an error.
+//! neither), whether it stays open after an answer, and the idle close: a
+//! reused connection the server closed before a byte of the response came
+//! is retried on a new one, not an error (once per exchange: the retry's
+//! flag is request_books.rs's).
 
 use crate::conn_lifetime::Lifetime;
 use crate::worker_state::WorkerState;
 use stampede_metrics::ErrorKind;
 use std::time::{Duration, Instant};
+
+/// What becomes of a connection after an answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reuse {
+    /// It carries the slot's next request.
+    Keep,
+    /// It is closed; `by_server`: its successor counts as a reconnect.
+    Close { by_server: bool },
+}
 
 /// One slot's connection, as far as the books go.
 #[derive(Debug)]
@@ -68,6 +79,28 @@ impl ConnectionLife {
         false
     }
 
+    /// After an answer on the connection (counted with
+    /// [`ConnectionLife::answered`]): it stays open when the server
+    /// (`server_keeps`) and the plan (`planned`: `--no-keepalive`, a step's
+    /// `keep_alive`) both allow it and its `lifetime` is not over. Only a
+    /// close we did not plan for makes its successor a reconnect; a retired
+    /// one's successor is a planned reconnect.
+    pub(crate) fn after_answer(
+        &mut self,
+        lifetime: &Lifetime,
+        server_keeps: bool,
+        planned: bool,
+        now: impl FnOnce() -> Instant,
+    ) -> Reuse {
+        if !server_keeps || !planned {
+            return Reuse::Close { by_server: planned };
+        }
+        if self.outlived(lifetime, now) {
+            return Reuse::Close { by_server: false };
+        }
+        Reuse::Keep
+    }
+
     /// The connection is gone; `by_server`: the next one is a reconnect
     /// (unless the client retired it: then a planned one).
     pub(crate) fn gone(&mut self, by_server: bool) {
@@ -122,6 +155,45 @@ mod tests {
             (1, 0, 1),
             "retired: planned, not a reconnect"
         );
+    }
+
+    #[test]
+    fn an_answer_keeps_the_connection_only_when_server_plan_and_lifetime_allow() {
+        let now = Instant::now();
+        let forever = Lifetime::new(&ConnLifetime::default());
+        let one = Lifetime::new(&ConnLifetime {
+            max_requests: Some(1),
+            max_age: None,
+        });
+        let keep = Reuse::Keep;
+        let reconnect = Reuse::Close { by_server: true };
+        let planned = Reuse::Close { by_server: false };
+        // (lifetime, the server keeps it, keep-alive planned, what follows)
+        let table = [
+            (&forever, true, true, keep),
+            (&forever, false, true, reconnect),
+            (&forever, true, false, planned),
+            (&forever, false, false, planned),
+            (&one, true, true, planned),
+            (&one, false, true, reconnect),
+        ];
+        for (lifetime, server_keeps, plan, reuse) in table {
+            let mut life = ConnectionLife::new(now);
+            life.answered();
+            let got = life.after_answer(lifetime, server_keeps, plan, || now);
+            assert_eq!(got, reuse, "server {server_keeps} planned {plan}");
+        }
+        // A retired connection's successor is a planned reconnect.
+        let state = WorkerState::new(None, 1);
+        let mut life = ConnectionLife::new(now);
+        life.opened(&state, Duration::ZERO, now);
+        life.answered();
+        let Reuse::Close { by_server } = life.after_answer(&one, true, true, || now) else {
+            panic!("its one request served: retired");
+        };
+        life.gone(by_server);
+        life.opened(&state, Duration::ZERO, now);
+        assert_eq!(counts(&state), (2, 0, 1), "two opened, the second planned");
     }
 
     #[test]

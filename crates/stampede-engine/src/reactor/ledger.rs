@@ -1,25 +1,27 @@
 //! The books of one connection slot, shared by the epoll and io_uring
 //! reactors: which request is in flight, its clocks, the parse of its
-//! response, what gets recorded, and the rules of the tokio path
-//! (connection.rs) for connections: an idle connection the server closed is
-//! retried once as a reconnect, a failed request has no counted body, a
-//! request that never got a connection counts from its intended start, and a
-//! failed connect backs the slot off (backoff.rs), and a connection whose
-//! lifetime is over (conn_lifetime.rs) is retired and its successor counted
-//! as a planned reconnect (the idle close, the lifetime and what a successor
-//! counts as are conn_books.rs's, kept by both paths). A pipelined batch
-//! (`--pipeline N`) is N requests written at once, all with the same clocks:
-//! the books count the responses of the batch as they complete, in order,
-//! and a failure ends every request of the batch not answered yet. The
-//! reactors own the socket and decide when to read and write.
+//! response, what gets recorded. The rules are the tokio path's
+//! (connection.rs), written once where both keep them: the idle close
+//! retried once as a reconnect and what a failure costs the slot (its
+//! connect backoff) in request_books.rs; a timeout's class by its stage in
+//! outcome_class.rs; the connection's life (served, lifetime, whether it
+//! stays open after an answer, what a successor counts as) in
+//! conn_books.rs; the verdict, the redirect and the record of a request's
+//! end on `ConnectionContext` (connection.rs). A failed request has no
+//! counted body, and one that never got a connection counts from its
+//! intended start. A pipelined batch (`--pipeline N`) is N requests written
+//! at once, all with the same clocks: the books count the responses of the
+//! batch as they complete, in order, and a failure ends every request of
+//! the batch not answered yet. The reactors own the socket and decide when
+//! to read and write.
 
-use crate::backoff::Backoff;
-use crate::conn_books::ConnectionLife;
+use crate::conn_books::{ConnectionLife, Reuse};
 use crate::connection::{response_error_kind, ConnectionContext};
 use crate::http1::{Complete, ResponseError, ResponseParser, ResponseProgress};
 use crate::read_buffer::ReadBuffer;
 use crate::redirect::{Follow, Hops};
-use crate::workload::UserSession;
+use crate::request_books::{Failure, RequestBooks};
+use crate::workload::{Answer, UserSession};
 use stampede_metrics::{ErrorKind, Judged, Outcome};
 use std::time::{Duration, Instant};
 
@@ -67,12 +69,11 @@ pub(crate) struct Ledger {
     /// Its connection's life: responses served (redirect hops too), age,
     /// what the next counts as (conn_books.rs, the tokio slot's too).
     life: ConnectionLife,
-    /// The current request may still be retried after an idle close.
-    may_retry: bool,
+    /// The exchange's idle-close retry and the slot's connect backoff
+    /// (request_books.rs, the tokio slot's too).
+    books: RequestBooks,
     /// The connection's handshake completed (it counts as open).
     established: bool,
-    /// Consecutive connect failures.
-    backoff: Backoff,
     /// Set by a failed connect: the slot starts its next request no earlier.
     retry_at: Option<Instant>,
     /// The first bytes of a response that did not parse, for the sample.
@@ -107,9 +108,8 @@ impl Ledger {
             written: 0,
             bytes_received: 0,
             life: ConnectionLife::new(now),
-            may_retry: false,
+            books: RequestBooks::default(),
             established: false,
-            backoff: Backoff::default(),
             retry_at: None,
             malformed_start: None,
             session: None,
@@ -143,7 +143,7 @@ impl Ledger {
         let (_, head) = ctx.request_of(self.target);
         self.parser.set_head_request(head);
         self.intended = intended;
-        self.may_retry = true;
+        self.books.arm();
         self.connect = None;
         self.batch = 1;
         if let Some(n) = self.session.as_ref().map(|s| s.requests).filter(|&n| n > 1) {
@@ -162,12 +162,6 @@ impl Ledger {
     pub(crate) fn mid_iteration(&self, ctx: &ConnectionContext) -> bool {
         ctx.workload.as_ref().is_some_and(|w| w.sequential())
             && self.session.as_ref().is_some_and(|s| !s.at_first_step())
-    }
-
-    /// True when the connection is meant to stay open after the request
-    /// in flight (the run's keep-alive, or its step's `keep_alive`).
-    pub(crate) fn keeps_alive(&self, ctx: &ConnectionContext) -> bool {
-        ctx.keep_alive_of(self.target)
     }
 
     /// True once the virtual user is done (its iterations walked, or
@@ -230,6 +224,12 @@ impl Ledger {
         self.deadline = now + ctx.connect_timeout_of(self.target);
     }
 
+    /// The TCP connect is over at `now` and the TLS handshake starts, with
+    /// a connect timeout of its own (as on the tokio path).
+    pub(crate) fn handshaking(&mut self, ctx: &ConnectionContext, now: Instant) {
+        self.deadline = now + ctx.connect_timeout_of(self.target);
+    }
+
     /// The handshake is done: the connection counts as open and the
     /// request's clock starts.
     pub(crate) fn connected(&mut self, ctx: &ConnectionContext, now: Instant) {
@@ -255,7 +255,7 @@ impl Ledger {
     fn opened(&mut self, ctx: &ConnectionContext, took: Duration, now: Instant) {
         self.connect = Some(took);
         self.life.opened(&ctx.state, took, now);
-        self.backoff.succeeded();
+        self.books.connected();
         self.established = true;
         self.sending(ctx, now);
     }
@@ -339,20 +339,20 @@ impl Ledger {
         }
     }
 
-    /// Records a complete response; true when the connection stays open for
-    /// the next request.
+    /// Records a complete response; what becomes of the connection when
+    /// it was the last one due (of a batch, the later ones decide).
     pub(crate) fn answered(
         &mut self,
         ctx: &ConnectionContext,
         now: Instant,
         done: &Complete,
-    ) -> bool {
+    ) -> Reuse {
         self.batch_answered += 1;
         if !self.batch_pending() {
             let judged = self.judge(ctx, now, done);
             self.record(ctx, now, Ok(done.status), done.body_bytes, judged);
             self.life.answered();
-            return self.keeps_connection(ctx, now, done.keep_alive);
+            return self.after_answer(ctx, now, done.keep_alive);
         }
         // The bytes after this response are the next one's.
         let carried = self.leftover.pending().len() as u64;
@@ -361,32 +361,27 @@ impl Ledger {
         self.life.answered();
         self.first_byte = None;
         self.bytes_received = 0;
-        done.keep_alive && ctx.keepalive
+        Reuse::Keep
     }
 
     /// A redirect's response completed at `now` on this connection (it
-    /// counts toward the connection's lifetime); true when the hop may go
-    /// on the same connection.
+    /// counts toward the connection's lifetime); whether the hop may go on
+    /// the same connection.
     pub(crate) fn hop_answered(
         &mut self,
         ctx: &ConnectionContext,
         now: Instant,
         keep_alive: bool,
-    ) -> bool {
+    ) -> Reuse {
         self.life.answered();
-        self.keeps_connection(ctx, now, keep_alive)
+        self.after_answer(ctx, now, keep_alive)
     }
 
-    /// Whether the connection carries another request after a response at
-    /// `now`: the server and `--no-keepalive` allow it, and its lifetime
-    /// (conn_lifetime.rs) is not over; when it is, the connection is retired.
-    fn keeps_connection(
-        &mut self,
-        ctx: &ConnectionContext,
-        now: Instant,
-        keep_alive: bool,
-    ) -> bool {
-        keep_alive && ctx.keep_alive_of(self.target) && !self.outlived(ctx, now)
+    /// What becomes of the connection after a response at `now` whose
+    /// server said `keep_alive` (conn_books.rs, the tokio slot's rule too).
+    fn after_answer(&mut self, ctx: &ConnectionContext, now: Instant, keep_alive: bool) -> Reuse {
+        let planned = ctx.keep_alive_of(self.target);
+        (self.life).after_answer(&ctx.lifetime, keep_alive, planned, || now)
     }
 
     /// Before a request goes out at `now` on the open connection: true (and
@@ -399,61 +394,47 @@ impl Ledger {
     /// (redirect.rs): a hop's request is made ready (and counted) for the
     /// slot to send; an offsite redirect is counted and is the response.
     pub(crate) fn redirect(&mut self, ctx: &ConnectionContext, done: &Complete) -> Follow {
-        let Some(rule) = ctx.redirect_of(self.target) else {
-            return Follow::No;
-        };
         if self.batch > 1 {
+            // A pipelined batch follows no redirect.
             return Follow::No;
         }
-        let location = self.parser.capture().and_then(|c| c.header("location"));
-        let rendered = self.session.as_ref().and_then(|s| s.rendered());
-        let original = rendered.unwrap_or_else(|| ctx.request_of(self.target).0);
-        self.hops.follow(
-            rule,
+        let session = self.session.as_deref();
+        let follow = ctx.redirect(
+            self.target,
             done.status,
-            location,
-            original,
-            &*ctx.state,
-            &ctx.origins,
-        )
+            &self.parser,
+            session,
+            &mut self.hops,
+        );
+        if follow == Follow::Hop {
+            // The hop is an exchange of its own: it may be retried once.
+            self.books.arm();
+        }
+        follow
     }
 
     /// Judges a complete response by the workload's checks and extractors
     /// (workload/judge.rs), and moves a scenario user on to its next step.
     fn judge(&mut self, ctx: &ConnectionContext, now: Instant, done: &Complete) -> Option<Judged> {
-        let (Some(work), Some(session)) = (&ctx.workload, self.session.as_mut()) else {
-            return None;
-        };
-        let elapsed = now.saturating_duration_since(self.intended);
-        let answer = crate::workload::Answer {
+        let answer = Answer {
             status: done.status,
             body_bytes: done.body_bytes,
-            elapsed,
+            elapsed: now.saturating_duration_since(self.intended),
         };
-        let judgement = session.judge(
-            work,
-            self.target,
-            answer,
-            self.parser.capture(),
-            &mut ctx.state.recorder.borrow_mut(),
-        );
-        self.pause_until = session
-            .advance(work, judgement.failed, judgement.restart)
-            .map(|d| now + d);
-        if work.script_stopped() || work.stopped_run() {
-            ctx.state.stop_sending();
-        }
-        judgement.judged
+        let session = self.session.as_deref_mut();
+        let capture = self.parser.capture();
+        let (judged, think) = ctx.judge(session, self.target, Some(answer), capture);
+        self.pause_until = think.map(|d| now + d);
+        judged
     }
 
-    /// True (once per request) when a failure of `kind` is a reused
-    /// connection the server closed while it was idle (nothing of the
-    /// response arrived; of a batch, no response): not an error, the
-    /// request (or batch) goes again on a new connection.
+    /// True (once per exchange: the request, each hop) when a failure of
+    /// `kind` is a reused connection the server closed while it was idle
+    /// (nothing of the response arrived; of a batch, no response): not an
+    /// error, the request (or batch) goes again on a new connection.
     pub(crate) fn retry_after_idle_close(&mut self, kind: ErrorKind) -> bool {
-        let idle_close =
-            self.batch_answered == 0 && self.life.closed_while_idle(kind, self.bytes_received);
-        idle_close && std::mem::take(&mut self.may_retry)
+        let (answered, received) = (self.batch_answered, self.bytes_received);
+        (self.books).retry_after_idle_close(&self.life, kind, answered, received)
     }
 
     /// Records a failed request (of a batch: every request not answered yet,
@@ -468,32 +449,24 @@ impl Ledger {
         had_connection: bool,
     ) {
         let now = Instant::now();
-        self.retry_at = None;
-        if self.hops.origin().is_some() {
-            // A hop to another origin failed: a failed request, as a direct
-            // one is, but the slot's own connection is not backed off for it.
-            if !had_connection {
-                self.sent = self.intended;
-            }
-        } else if !had_connection {
+        if !had_connection {
             self.sent = self.intended;
-            self.retry_at = Some(now + ctx.state.connect_backoff(&mut self.backoff));
-        } else if kind == ErrorKind::Tls && !self.life.is_reused() {
-            // A refused handshake (backoff.rs): backed off as a failed connect.
-            self.backoff.refused();
-            self.retry_at = Some(now + ctx.state.connect_backoff(&mut self.backoff));
         }
+        let failure = Failure {
+            kind,
+            had_connection,
+            reused: self.life.is_reused(),
+            abroad: self.hops.origin().is_some(),
+        };
+        self.retry_at = (self.books.failed(&ctx.state, failure)).map(|wait| now + wait);
         if let Some(start) = self.malformed_start.take() {
             ctx.state
                 .sample_error(kind, || crate::http1::malformed_reason(&start));
         }
-        if let (Some(work), Some(session)) = (&ctx.workload, self.session.as_mut()) {
-            // The group's on_error decides what the user does next.
-            self.pause_until = session.advance(work, true, false).map(|d| now + d);
-            if work.stopped_run() {
-                ctx.state.stop_sending();
-            }
-        }
+        // The group's on_error decides what the user does next.
+        let session = self.session.as_deref_mut();
+        let (_, think) = ctx.judge(session, self.target, None, None);
+        self.pause_until = think.map(|d| now + d);
         // A failed request has no counted body (as on the tokio path).
         self.record(ctx, now, Err(kind), 0, None);
         if self.batch_answered + 1 < self.batch {
@@ -531,7 +504,6 @@ impl Ledger {
         body_bytes: u64,
         judged: Option<Judged>,
     ) {
-        ctx.settle_decoding(&self.parser, self.intended, result);
         let outcome = Outcome {
             intended: self.intended,
             sent: self.sent,
@@ -543,9 +515,6 @@ impl Ledger {
             target: self.target as u16,
             judged,
         };
-        ctx.state.end_request(&outcome);
-        if let Some(log) = &ctx.log {
-            log.record(&outcome, self.connect, ctx.user_id(self.slot));
-        }
+        ctx.record(&self.parser, &outcome, self.connect, self.slot);
     }
 }
