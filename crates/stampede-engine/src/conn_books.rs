@@ -101,6 +101,21 @@ impl ConnectionLife {
         Reuse::Keep
     }
 
+    /// Before a request goes out on the open connection: true when it may
+    /// carry it. False (close it, not as by the server) when bytes arrived
+    /// that no request asked for (a second response to one request:
+    /// HTTP/1.1 cannot tell which request they belong to, so the connection
+    /// is not trusted for another exchange), or when its `lifetime` ran out
+    /// while it was idle (retired: its successor is a planned reconnect).
+    pub(crate) fn fit_to_send(
+        &mut self,
+        unsolicited: bool,
+        lifetime: &Lifetime,
+        now: impl FnOnce() -> Instant,
+    ) -> bool {
+        !unsolicited && !self.outlived(lifetime, now)
+    }
+
     /// The connection is gone; `by_server`: the next one is a reconnect
     /// (unless the client retired it: then a planned one).
     pub(crate) fn gone(&mut self, by_server: bool) {
@@ -194,6 +209,31 @@ mod tests {
         life.gone(by_server);
         life.opened(&state, Duration::ZERO, now);
         assert_eq!(counts(&state), (2, 0, 1), "two opened, the second planned");
+    }
+
+    #[test]
+    fn a_connection_carries_the_next_request_unless_unsolicited_bytes_or_its_lifetime_end_it() {
+        let now = Instant::now();
+        let forever = Lifetime::new(&ConnLifetime::default());
+        let one = Lifetime::new(&ConnLifetime {
+            max_requests: Some(1),
+            max_age: None,
+        });
+        // (unsolicited bytes, lifetime, responses served, fit)
+        let table = [
+            (false, &forever, 5, true),
+            (true, &forever, 5, false),
+            (false, &one, 0, true),
+            (false, &one, 1, false),
+        ];
+        for (unsolicited, lifetime, served, fit) in table {
+            let mut life = ConnectionLife::new(now);
+            for _ in 0..served {
+                life.answered();
+            }
+            let got = life.fit_to_send(unsolicited, lifetime, || now);
+            assert_eq!(got, fit, "unsolicited {unsolicited} served {served}");
+        }
     }
 
     #[test]

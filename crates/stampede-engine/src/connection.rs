@@ -101,6 +101,14 @@ impl ConnectionContext {
         }
     }
 
+    /// True when the virtual user `session` of a scenario is inside an
+    /// iteration (its next step is not the first): in the open model it
+    /// goes on without a new arrival (both HTTP/1.1 paths ask).
+    pub(crate) fn mid_iteration(&self, session: Option<&UserSession>) -> bool {
+        self.workload.as_ref().is_some_and(|w| w.sequential())
+            && session.is_some_and(|s| !s.at_first_step())
+    }
+
     /// What a connection's parser keeps of each response: what the
     /// workload's checks and script read, the `Location` of redirects, and
     /// with `--decode` the decoded size of every body.
@@ -512,8 +520,7 @@ impl Slot {
     /// True when a scenario user is inside an iteration (its next step is
     /// not the first): in the open model it goes on without a new arrival.
     pub(crate) fn mid_iteration(&self, ctx: &ConnectionContext) -> bool {
-        ctx.workload.as_ref().is_some_and(|w| w.sequential())
-            && self.session.as_ref().is_some_and(|s| !s.at_first_step())
+        ctx.mid_iteration(self.session.as_deref())
     }
 
     /// Picks the request to send (the user's next step with a workload)
@@ -805,14 +812,10 @@ impl Slot {
         exchange: &mut Exchange,
     ) -> Result<(), ErrorKind> {
         self.switch_to(ctx, self.hops.origin());
-        if self.stream.is_some() && !self.buffer.pending().is_empty() {
-            // Bytes arrived that no request asked for (a second response to
-            // one request): HTTP/1.1 cannot tell which request they belong
-            // to, so the connection is not trusted for another exchange.
-            self.drop_stream(ctx, false);
-        }
-        if self.stream.is_some() && self.life.outlived(&ctx.lifetime, Instant::now) {
-            // Its lifetime ran out while it was idle.
+        let unsolicited = !self.buffer.pending().is_empty();
+        if self.stream.is_some()
+            && !(self.life).fit_to_send(unsolicited, &ctx.lifetime, Instant::now)
+        {
             self.drop_stream(ctx, false);
         }
         if self.stream.is_some() {

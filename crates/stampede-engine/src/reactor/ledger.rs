@@ -160,8 +160,7 @@ impl Ledger {
     /// True when a scenario user is inside an iteration (its next step is
     /// not the first): in the open model it goes on without a new arrival.
     pub(crate) fn mid_iteration(&self, ctx: &ConnectionContext) -> bool {
-        ctx.workload.as_ref().is_some_and(|w| w.sequential())
-            && self.session.as_ref().is_some_and(|s| !s.at_first_step())
+        ctx.mid_iteration(self.session.as_deref())
     }
 
     /// True once the virtual user is done (its iterations walked, or
@@ -384,10 +383,11 @@ impl Ledger {
         (self.life).after_answer(&ctx.lifetime, keep_alive, planned, || now)
     }
 
-    /// Before a request goes out at `now` on the open connection: true (and
-    /// the connection retired) when its lifetime ran out while it was idle.
-    pub(crate) fn outlived(&mut self, ctx: &ConnectionContext, now: Instant) -> bool {
-        self.life.outlived(&ctx.lifetime, || now)
+    /// Before a request goes out at `now` on the open connection: whether
+    /// it may carry it (conn_books.rs, the tokio slot's rule too).
+    pub(crate) fn fit_to_send(&mut self, ctx: &ConnectionContext, now: Instant) -> bool {
+        let unsolicited = self.has_unsolicited_bytes();
+        self.life.fit_to_send(unsolicited, &ctx.lifetime, || now)
     }
 
     /// Whether the complete response `done` redirects the request

@@ -86,10 +86,7 @@ pub(crate) trait ReactorSlot<I: WorkerIo> {
         if self.base().origin != want {
             self.switch_to(io, want);
         }
-        if self.has_connection() && self.base().ledger.has_unsolicited_bytes() {
-            self.drop_connection(io, false);
-        } else if self.has_connection() && self.ledger().outlived(io.ctx(), now) {
-            // Its lifetime ran out while it was idle: retired.
+        if self.has_connection() && !self.ledger().fit_to_send(io.ctx(), now) {
             self.drop_connection(io, false);
         }
         self.ledger().reset_response();
