@@ -137,6 +137,14 @@ mod tests {
     use super::*;
     use stampede_plan::ConnLifetime;
 
+    /// A lifetime of at most `requests` responses (`None`: no limit).
+    fn at_most(requests: Option<u64>) -> Lifetime {
+        Lifetime::new(&ConnLifetime {
+            max_requests: requests,
+            max_age: None,
+        })
+    }
+
     fn counts(state: &WorkerState) -> (u64, u64, u64) {
         let c = state.final_snapshot().counters;
         (c.connections_opened, c.reconnects, c.planned_reconnects)
@@ -155,10 +163,7 @@ mod tests {
         life.gone(false);
         life.opened(&state, Duration::ZERO, now);
         assert_eq!(counts(&state), (1, 0, 0), "the client's own close");
-        let two = Lifetime::new(&ConnLifetime {
-            max_requests: Some(2),
-            max_age: None,
-        });
+        let two = at_most(Some(2));
         life.answered();
         assert!(!life.outlived(&two, || now));
         life.answered();
@@ -175,11 +180,8 @@ mod tests {
     #[test]
     fn an_answer_keeps_the_connection_only_when_server_plan_and_lifetime_allow() {
         let now = Instant::now();
-        let forever = Lifetime::new(&ConnLifetime::default());
-        let one = Lifetime::new(&ConnLifetime {
-            max_requests: Some(1),
-            max_age: None,
-        });
+        let forever = at_most(None);
+        let one = at_most(Some(1));
         let keep = Reuse::Keep;
         let reconnect = Reuse::Close { by_server: true };
         let planned = Reuse::Close { by_server: false };
@@ -214,11 +216,8 @@ mod tests {
     #[test]
     fn a_connection_carries_the_next_request_unless_unsolicited_bytes_or_its_lifetime_end_it() {
         let now = Instant::now();
-        let forever = Lifetime::new(&ConnLifetime::default());
-        let one = Lifetime::new(&ConnLifetime {
-            max_requests: Some(1),
-            max_age: None,
-        });
+        let forever = at_most(None);
+        let one = at_most(Some(1));
         // (unsolicited bytes, lifetime, responses served, fit)
         let table = [
             (false, &forever, 5, true),

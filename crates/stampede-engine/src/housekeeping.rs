@@ -324,6 +324,54 @@ mod tests {
         assert_eq!(house.tick(start + 2000 * MS), Tick::Stop);
     }
 
+    /// A worker's share of a workload whose one group draws from a
+    /// `unique` feeder of `rows` rows.
+    fn unique_feed(rows: &str) -> WorkerWorkload {
+        use crate::workload::{GroupWork, StepWork, WorkloadSpec};
+        use stampede_workload::{FeedData, FeedMode, Feeder};
+        let data = FeedData::from_csv("ids", format!("id\n{rows}").as_bytes(), b',');
+        let feeder = Feeder::new(data.expect("csv"), FeedMode::Unique);
+        let spec = WorkloadSpec {
+            steps: vec![StepWork::default()],
+            groups: vec![GroupWork {
+                steps: 0..1,
+                feeders: vec![Arc::new(feeder)],
+                ..GroupWork::default()
+            }],
+            ..WorkloadSpec::default()
+        };
+        WorkerWorkload::new(Arc::new(spec), 0, 0, 1, 1, None).expect("no script")
+    }
+
+    #[test]
+    fn a_drained_unique_feeder_ends_the_worker_once_nothing_is_in_flight() {
+        let start = Instant::now();
+        let plan = plan(start, Duration::ZERO, None);
+        let (sender, _messages) = mpsc::channel();
+        let work = unique_feed("1\n");
+        let feeder = &work.group().feeders[0];
+        // (rows claimed, requests in flight, the tick, feed_exhausted said)
+        let table = [
+            (false, 0, Tick::Go { control: true }, false),
+            (true, 1, Tick::Go { control: true }, false),
+            (true, 0, Tick::Stop, true),
+        ];
+        for (claimed, in_flight, tick, exhausted) in table {
+            if claimed {
+                let _ = feeder.cursor(0, 1, 0, 1, 1).next_row();
+            }
+            let state = WorkerState::for_plan(&plan);
+            for _ in 0..in_flight {
+                state.begin_request();
+            }
+            let (_stop, stop) = watch::channel(false);
+            let mut house =
+                Housekeeping::new(&plan, &state, None, Some(&work), &sender, stop, start);
+            assert_eq!(house.tick(start), tick, "claimed {claimed} {in_flight}");
+            assert_eq!(state.is_feed_exhausted(), exhausted);
+        }
+    }
+
     #[test]
     fn an_aggregator_gone_stops_the_worker() {
         let start = Instant::now();
