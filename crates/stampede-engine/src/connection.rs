@@ -9,7 +9,7 @@ use crate::http1::{ResponseError, ResponseParser, ResponseProgress};
 use crate::outcome_class::{classify_io, Stage};
 use crate::read_buffer::ReadBuffer;
 use crate::redirect::{Follow, Hops};
-use crate::request_books::{Failure, RequestBooks};
+use crate::request_books::{Clocks, Failure, RequestBooks};
 use crate::request_log::WorkerLog;
 use crate::request_log::WorkerLogHandle;
 use crate::transport::{Connector, Stream};
@@ -402,12 +402,9 @@ pub(crate) fn connection_context(
 /// The result of one exchange before it is turned into an [`Outcome`].
 struct Exchange {
     result: Result<u16, ErrorKind>,
-    bytes_received: u64,
     body_bytes: u64,
-    sent: Instant,
-    first_byte: Option<Instant>,
-    /// How long opening a connection for this request took, if it needed one.
-    connect: Option<Duration>,
+    /// Its clocks (request_books.rs, the reactors' too).
+    clocks: Clocks,
 }
 
 /// A connection slot's reusable parts.
@@ -585,7 +582,7 @@ impl Slot {
         let session = self.session.as_deref_mut();
         let capture = self.parser.capture();
         let (judged, think) = ctx.judge(session, self.current, answer, capture);
-        self.finish_judged(ctx, intended, &exchange, exchange.result, judged);
+        self.finish_judged(ctx, &exchange, exchange.result, judged);
         if exchange.result.is_err() && !answered {
             self.drop_stream(ctx, false);
             self.after_failure(ctx).await;
@@ -622,7 +619,7 @@ impl Slot {
             let mut exchange = self.fresh_exchange(intended);
             if let Err(kind) = self.ensure_connected(ctx, &mut exchange).await {
                 for _ in 0..n {
-                    self.finish(ctx, intended, &exchange, Err(kind));
+                    self.finish(ctx, &exchange, Err(kind));
                 }
                 self.drop_stream(ctx, false);
                 self.after_failure(ctx).await;
@@ -641,7 +638,7 @@ impl Slot {
             let mut reusable = true;
             for answered in 0..n {
                 let mut exchange = self.fresh_exchange(intended);
-                exchange.sent = sent;
+                exchange.clocks.sent = sent;
                 let result = match failure {
                     Some(kind) => Err(kind),
                     None => {
@@ -657,7 +654,7 @@ impl Slot {
                     }
                 };
                 if let Err(kind) = result {
-                    let (life, received) = (&self.life, exchange.bytes_received);
+                    let (life, received) = (&self.life, exchange.clocks.bytes_received);
                     if (self.books).retry_after_idle_close(life, kind, answered, received) {
                         self.drop_stream(ctx, true);
                         continue 'batch;
@@ -666,7 +663,7 @@ impl Slot {
                 } else {
                     self.life.answered();
                 }
-                self.finish(ctx, intended, &exchange, result);
+                self.finish(ctx, &exchange, result);
             }
             if let Some(kind) = failure {
                 self.failed(ctx, kind, true);
@@ -683,46 +680,27 @@ impl Slot {
     fn fresh_exchange(&self, intended: Instant) -> Exchange {
         Exchange {
             result: Err(ErrorKind::Other),
-            bytes_received: 0,
             body_bytes: 0,
-            sent: intended,
-            first_byte: None,
-            connect: None,
+            clocks: Clocks::new(intended),
         }
     }
 
     /// Records one request of a batch.
-    fn finish(
-        &self,
-        ctx: &ConnectionContext,
-        intended: Instant,
-        exchange: &Exchange,
-        result: Result<u16, ErrorKind>,
-    ) {
-        self.finish_judged(ctx, intended, exchange, result, None);
+    fn finish(&self, ctx: &ConnectionContext, exchange: &Exchange, result: Result<u16, ErrorKind>) {
+        self.finish_judged(ctx, exchange, result, None);
     }
 
     /// Records one request with its verdict.
     fn finish_judged(
         &self,
         ctx: &ConnectionContext,
-        intended: Instant,
         exchange: &Exchange,
         result: Result<u16, ErrorKind>,
         judged: Option<Judged>,
     ) {
-        let outcome = Outcome {
-            intended,
-            sent: exchange.sent,
-            first_byte: exchange.first_byte,
-            done: Instant::now(),
-            result,
-            bytes_received: exchange.bytes_received,
-            body_bytes: exchange.body_bytes,
-            target: self.current as u16,
-            judged,
-        };
-        ctx.record(&self.parser, &outcome, exchange.connect, self.index);
+        let (clocks, body) = (&exchange.clocks, exchange.body_bytes);
+        let outcome = clocks.outcome(Instant::now(), result, body, self.current, judged);
+        ctx.record(&self.parser, &outcome, clocks.connect, self.index);
     }
 
     /// Books what a failed exchange costs the slot (request_books.rs): the
@@ -762,7 +740,7 @@ impl Slot {
         self.books.arm();
         loop {
             let exchange = self.attempt(ctx, intended).await;
-            let (life, received) = (&self.life, exchange.bytes_received);
+            let (life, received) = (&self.life, exchange.clocks.bytes_received);
             let retry = (exchange.result)
                 .is_err_and(|kind| self.books.retry_after_idle_close(life, kind, 0, received));
             if !retry {
@@ -778,9 +756,9 @@ impl Slot {
             exchange.result = Err(kind);
             return exchange;
         }
-        exchange.sent = Instant::now();
+        exchange.clocks.sent = Instant::now();
         let timeout = ctx.timeout_of(self.current);
-        let deadline = tokio::time::Instant::from_std(exchange.sent + timeout);
+        let deadline = tokio::time::Instant::from_std(exchange.clocks.sent + timeout);
         let transfer = self.transfer(ctx, &mut exchange);
         let result = match tokio::time::timeout_at(deadline, transfer).await {
             Ok(result) => result,
@@ -828,7 +806,7 @@ impl Slot {
         match connector.connect_within(timeout).await {
             Ok((stream, times)) => {
                 self.books.connected();
-                exchange.connect = Some(times.connect);
+                exchange.clocks.connect = Some(times.connect);
                 (self.life).opened(&ctx.state, times.connect, Instant::now());
                 if let Some(handshake) = times.tls {
                     ctx.state.tls_handshake(times.connect, handshake);
@@ -881,7 +859,7 @@ impl Slot {
             if !self.buffer.pending().is_empty() {
                 // Bytes at hand (a pipelined response read with the last
                 // one) are this response's first.
-                exchange.first_byte.get_or_insert_with(Instant::now);
+                exchange.clocks.first_byte.get_or_insert_with(Instant::now);
                 let progress = self
                     .buffer
                     .parse_pending(&mut self.parser)
@@ -899,11 +877,11 @@ impl Slot {
                     return Ok((done.status, false));
                 }
                 Ok(n) => {
-                    if exchange.first_byte.is_none() {
-                        exchange.first_byte = Some(Instant::now());
+                    if exchange.clocks.first_byte.is_none() {
+                        exchange.clocks.first_byte = Some(Instant::now());
                     }
                     self.buffer.filled(n);
-                    exchange.bytes_received += n as u64;
+                    exchange.clocks.bytes_received += n as u64;
                 }
                 Err(e) => return Err(classify_io(&e)),
             }
@@ -924,7 +902,7 @@ impl Slot {
             if !self.buffer.pending().is_empty() {
                 // Bytes at hand (a pipelined response read with the last
                 // one) are this response's first.
-                exchange.first_byte.get_or_insert_with(Instant::now);
+                exchange.clocks.first_byte.get_or_insert_with(Instant::now);
                 let progress = self
                     .buffer
                     .parse_pending(&mut self.parser)
@@ -947,11 +925,11 @@ impl Slot {
                 exchange.body_bytes = done.body_bytes;
                 return Ok((done.status, false));
             }
-            let first = exchange.first_byte.is_none();
+            let first = exchange.clocks.first_byte.is_none();
             if first {
-                exchange.first_byte = Some(Instant::now());
+                exchange.clocks.first_byte = Some(Instant::now());
             }
-            exchange.bytes_received += n as u64;
+            exchange.clocks.bytes_received += n as u64;
             let progress = self.buffer.parse_read(&mut self.parser, &scratch[..n]);
             if first && matches!(progress, Err(ResponseError::Malformed)) {
                 ctx.state.sample_error(ErrorKind::MalformedResponse, || {

@@ -1,8 +1,9 @@
 //! The rules of one HTTP/1.1 request that both paths keep (the tokio slot,
 //! connection.rs, and the reactors' `Ledger`, reactor/ledger.rs), I/O-free
-//! so that each is written once: the retry of an idle close (once per
-//! exchange on the wire: the request, and each hop of its redirects), and
-//! what a failure costs the slot (its connect backoff, backoff.rs). What a
+//! so that each is written once: a request's clocks and the outcome they
+//! make ([`Clocks`]), the retry of an idle close (once per exchange on the
+//! wire: the request, and each hop of its redirects), and what a failure
+//! costs the slot (its connect backoff, backoff.rs). What a
 //! request whose time ran out is counted as is outcome_class.rs's
 //! `Stage`, which the connector (transport/) reads too; the connection's
 //! own books (responses served, age, what its successor counts as, whether
@@ -11,8 +12,60 @@
 use crate::backoff::Backoff;
 use crate::conn_books::ConnectionLife;
 use crate::worker_state::WorkerState;
-use stampede_metrics::ErrorKind;
-use std::time::Duration;
+use stampede_metrics::{ErrorKind, Judged, Outcome};
+use std::time::{Duration, Instant};
+
+/// A request's clocks and counts as it goes: what its [`Outcome`] is made
+/// of. Latency counts from `intended` (the open model's instant, or the
+/// send in the closed model).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Clocks {
+    pub intended: Instant,
+    /// When it went out on an open connection; its intended start until
+    /// then, so that a request that never got a connection counts from it.
+    pub sent: Instant,
+    pub first_byte: Option<Instant>,
+    /// Bytes of its response read (of a batch, of this response only).
+    pub bytes_received: u64,
+    /// How long opening a connection for it took, if it needed one.
+    pub connect: Option<Duration>,
+}
+
+impl Clocks {
+    /// The clocks of a request intended at `intended`, nothing sent yet.
+    pub(crate) fn new(intended: Instant) -> Clocks {
+        Clocks {
+            intended,
+            sent: intended,
+            first_byte: None,
+            bytes_received: 0,
+            connect: None,
+        }
+    }
+
+    /// How request `target` (of the mix, or the user's step) ended at
+    /// `done`: what the recorder and the request log take.
+    pub(crate) fn outcome(
+        &self,
+        done: Instant,
+        result: Result<u16, ErrorKind>,
+        body_bytes: u64,
+        target: usize,
+        judged: Option<Judged>,
+    ) -> Outcome {
+        Outcome {
+            intended: self.intended,
+            sent: self.sent,
+            first_byte: self.first_byte,
+            done,
+            result,
+            bytes_received: self.bytes_received,
+            body_bytes,
+            target: target as u16,
+            judged,
+        }
+    }
+}
 
 /// How a request failed, as far as its slot's books go.
 #[derive(Debug, Clone, Copy)]
@@ -90,12 +143,38 @@ impl RequestBooks {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Instant;
 
     fn reused_life() -> ConnectionLife {
         let mut life = ConnectionLife::new(Instant::now());
         life.answered();
         life
+    }
+
+    #[test]
+    fn an_outcome_counts_from_the_intended_start() {
+        let ms = Duration::from_millis;
+        let intended = Instant::now();
+        let mut clocks = Clocks::new(intended);
+        let refused = Err(ErrorKind::ConnectRefused);
+        let never = clocks.outcome(intended + ms(5), refused, 0, 2, None);
+        assert_eq!(
+            never.sent, intended,
+            "no connection: sent at its intended start"
+        );
+        assert_eq!((never.first_byte, never.bytes_received), (None, 0));
+        assert_eq!((never.target, never.result), (2, refused));
+        clocks.sent = intended + ms(1);
+        clocks.first_byte = Some(intended + ms(3));
+        clocks.bytes_received = 100;
+        let answered = clocks.outcome(intended + ms(4), Ok(200), 60, 0, None);
+        assert_eq!(
+            answered.intended, intended,
+            "latency from the intended send"
+        );
+        assert_eq!(answered.sent, intended + ms(1));
+        assert_eq!(answered.first_byte, Some(intended + ms(3)));
+        assert_eq!((answered.bytes_received, answered.body_bytes), (100, 60));
+        assert_eq!(answered.done, intended + ms(4));
     }
 
     #[test]

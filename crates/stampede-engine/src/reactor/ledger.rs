@@ -20,9 +20,9 @@ use crate::connection::{response_error_kind, ConnectionContext};
 use crate::http1::{Complete, ResponseError, ResponseParser, ResponseProgress};
 use crate::read_buffer::ReadBuffer;
 use crate::redirect::{Follow, Hops};
-use crate::request_books::{Failure, RequestBooks};
+use crate::request_books::{Clocks, Failure, RequestBooks};
 use crate::workload::{Answer, UserSession};
-use stampede_metrics::{ErrorKind, Judged, Outcome};
+use stampede_metrics::{ErrorKind, Judged};
 use std::time::{Duration, Instant};
 
 /// The books of a connection that stay with it while it is parked aside
@@ -56,16 +56,13 @@ pub(crate) struct Ledger {
     batch: usize,
     /// Responses of the batch recorded so far.
     batch_answered: usize,
-    intended: Instant,
-    sent: Instant,
-    first_byte: Option<Instant>,
+    /// The request's clocks (request_books.rs, the tokio slot's too).
+    clocks: Clocks,
     connect_started: Instant,
-    connect: Option<Duration>,
     /// When the current phase times out.
     pub deadline: Instant,
     /// Bytes of the request written so far.
     pub written: usize,
-    bytes_received: u64,
     /// Its connection's life: responses served (redirect hops too), age,
     /// what the next counts as (conn_books.rs, the tokio slot's too).
     life: ConnectionLife,
@@ -99,14 +96,10 @@ impl Ledger {
             target: 0,
             batch: 1,
             batch_answered: 0,
-            intended: now,
-            sent: now,
-            first_byte: None,
+            clocks: Clocks::new(now),
             connect_started: now,
-            connect: None,
             deadline: now,
             written: 0,
-            bytes_received: 0,
             life: ConnectionLife::new(now),
             books: RequestBooks::default(),
             established: false,
@@ -142,9 +135,9 @@ impl Ledger {
         self.target = target;
         let (_, head) = ctx.request_of(self.target);
         self.parser.set_head_request(head);
-        self.intended = intended;
+        self.clocks.intended = intended;
         self.books.arm();
-        self.connect = None;
+        self.clocks.connect = None;
         self.batch = 1;
         if let Some(n) = self.session.as_ref().map(|s| s.requests).filter(|&n| n > 1) {
             // A script's request() wrote n pipelined requests: all are
@@ -203,15 +196,15 @@ impl Ledger {
     /// The request goes out (again): a fresh response to wait for.
     pub(crate) fn reset_response(&mut self) {
         self.parser.reset();
-        self.first_byte = None;
-        self.bytes_received = 0;
+        self.clocks.first_byte = None;
+        self.clocks.bytes_received = 0;
         self.written = 0;
         self.batch_answered = 0;
     }
 
     /// The request is written on an open connection from `now` on.
     pub(crate) fn sending(&mut self, ctx: &ConnectionContext, now: Instant) {
-        self.sent = now;
+        self.clocks.sent = now;
         self.deadline = now + ctx.timeout_of(self.target);
     }
 
@@ -252,7 +245,7 @@ impl Ledger {
     }
 
     fn opened(&mut self, ctx: &ConnectionContext, took: Duration, now: Instant) {
-        self.connect = Some(took);
+        self.clocks.connect = Some(took);
         self.life.opened(&ctx.state, took, now);
         self.books.connected();
         self.established = true;
@@ -298,9 +291,9 @@ impl Ledger {
         bytes: &[u8],
         now: Instant,
     ) -> Result<ResponseProgress, ErrorKind> {
-        let first = self.first_byte.is_none();
-        self.first_byte.get_or_insert(now);
-        self.bytes_received += bytes.len() as u64;
+        let first = self.clocks.first_byte.is_none();
+        self.clocks.first_byte.get_or_insert(now);
+        self.clocks.bytes_received += bytes.len() as u64;
         let progress = self.leftover.parse_read(&mut self.parser, bytes);
         if first && matches!(progress, Err(ResponseError::Malformed)) {
             // Kept for the error's sample (failed): the start of the answer.
@@ -320,8 +313,8 @@ impl Ledger {
         if self.leftover.pending().is_empty() {
             return Ok(ResponseProgress::Partial);
         }
-        self.first_byte.get_or_insert(now);
-        self.bytes_received += self.leftover.pending().len() as u64;
+        self.clocks.first_byte.get_or_insert(now);
+        self.clocks.bytes_received += self.leftover.pending().len() as u64;
         self.leftover
             .parse_pending(&mut self.parser)
             .map_err(response_error_kind)
@@ -355,11 +348,11 @@ impl Ledger {
         }
         // The bytes after this response are the next one's.
         let carried = self.leftover.pending().len() as u64;
-        self.bytes_received = self.bytes_received.saturating_sub(carried);
+        self.clocks.bytes_received = self.clocks.bytes_received.saturating_sub(carried);
         self.record(ctx, now, Ok(done.status), done.body_bytes, None);
         self.life.answered();
-        self.first_byte = None;
-        self.bytes_received = 0;
+        self.clocks.first_byte = None;
+        self.clocks.bytes_received = 0;
         Reuse::Keep
     }
 
@@ -419,7 +412,7 @@ impl Ledger {
         let answer = Answer {
             status: done.status,
             body_bytes: done.body_bytes,
-            elapsed: now.saturating_duration_since(self.intended),
+            elapsed: now.saturating_duration_since(self.clocks.intended),
         };
         let session = self.session.as_deref_mut();
         let capture = self.parser.capture();
@@ -433,7 +426,7 @@ impl Ledger {
     /// (nothing of the response arrived; of a batch, no response): not an
     /// error, the request (or batch) goes again on a new connection.
     pub(crate) fn retry_after_idle_close(&mut self, kind: ErrorKind) -> bool {
-        let (answered, received) = (self.batch_answered, self.bytes_received);
+        let (answered, received) = (self.batch_answered, self.clocks.bytes_received);
         (self.books).retry_after_idle_close(&self.life, kind, answered, received)
     }
 
@@ -450,7 +443,7 @@ impl Ledger {
     ) {
         let now = Instant::now();
         if !had_connection {
-            self.sent = self.intended;
+            self.clocks.sent = self.clocks.intended;
         }
         let failure = Failure {
             kind,
@@ -471,8 +464,8 @@ impl Ledger {
         self.record(ctx, now, Err(kind), 0, None);
         if self.batch_answered + 1 < self.batch {
             // The rest of the batch got nothing of its own.
-            self.first_byte = None;
-            self.bytes_received = 0;
+            self.clocks.first_byte = None;
+            self.clocks.bytes_received = 0;
             for _ in self.batch_answered + 1..self.batch {
                 self.record(ctx, now, Err(kind), 0, None);
             }
@@ -504,17 +497,7 @@ impl Ledger {
         body_bytes: u64,
         judged: Option<Judged>,
     ) {
-        let outcome = Outcome {
-            intended: self.intended,
-            sent: self.sent,
-            first_byte: self.first_byte,
-            done,
-            result,
-            bytes_received: self.bytes_received,
-            body_bytes,
-            target: self.target as u16,
-            judged,
-        };
-        ctx.record(&self.parser, &outcome, self.connect, self.slot);
+        let outcome = (self.clocks).outcome(done, result, body_bytes, self.target, judged);
+        ctx.record(&self.parser, &outcome, self.clocks.connect, self.slot);
     }
 }
