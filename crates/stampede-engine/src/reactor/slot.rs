@@ -103,7 +103,7 @@ pub(crate) trait ReactorSlot<I: WorkerIo> {
     }
 
     /// The deadline passed: the request fails with its stage's timeout
-    /// (request_books.rs, as the tokio path counts it).
+    /// (outcome_class.rs, as the tokio path counts it).
     fn on_timeout(&mut self, io: &I) -> Step {
         let stage = self.phase().stage();
         let kind = stage.timeout_kind();

@@ -26,7 +26,7 @@ pub(crate) enum Phase {
 }
 
 impl Phase {
-    /// The stage of its request (request_books.rs: what a timeout in it
+    /// The stage of its request (outcome_class.rs: what a timeout in it
     /// is counted as).
     pub(crate) fn stage(self) -> Stage {
         match self {

@@ -45,8 +45,7 @@ impl ConnectorSpec {
 }
 pub(crate) use tls::{build_tls_client, HandshakeReport, TlsClient};
 
-use crate::outcome_class::classify_connect;
-use crate::outcome_class::Stage;
+use crate::outcome_class::{classify_connect, Stage};
 use crate::source_addrs::SourceAddrs;
 use stampede_metrics::ErrorKind;
 use std::net::SocketAddr;
@@ -201,7 +200,7 @@ fn failure(kind: ErrorKind, reason: Option<String>) -> ConnectFailure {
 }
 
 /// A connect whose time ran out in `stage`, counted as the reactors count
-/// it (request_books.rs).
+/// it (outcome_class.rs).
 fn timed_out(stage: Stage) -> ConnectFailure {
     failure(
         stage.timeout_kind(),
