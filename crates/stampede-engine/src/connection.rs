@@ -4,18 +4,18 @@
 //! lifetime (conn_lifetime.rs), or for every request without keep-alive). The load models
 //! (closed.rs, open.rs) decide when a slot sends.
 
-use crate::backoff::Backoff;
-use crate::conn_books::ConnectionLife;
+use crate::conn_books::{ConnectionLife, Reuse};
 use crate::http1::{ResponseError, ResponseParser, ResponseProgress};
-use crate::outcome_class::classify_io;
+use crate::outcome_class::{classify_io, Stage};
 use crate::read_buffer::ReadBuffer;
 use crate::redirect::{Follow, Hops};
+use crate::request_books::{Clocks, Failure, RequestBooks};
 use crate::request_log::WorkerLog;
 use crate::request_log::WorkerLogHandle;
 use crate::transport::{Connector, Stream};
 use crate::worker_plan::WorkerPlan;
 use crate::worker_state::WorkerState;
-use crate::workload::UserSession;
+use crate::workload::{Answer, UserSession};
 use stampede_metrics::{ErrorKind, Judged, Outcome};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -101,16 +101,12 @@ impl ConnectionContext {
         }
     }
 
-    /// True once a `unique` feeder has run out and no user of this worker
-    /// is inside an iteration (workload/session.rs): the worker is done,
-    /// and its last snapshot says why (`feed_exhausted`). Asked by the
-    /// worker's housekeeping on every path, not per request.
-    pub(crate) fn feed_drained(&self) -> bool {
-        let drained = (self.workload.as_ref()).is_some_and(|w| w.feed_drained());
-        if drained {
-            self.state.feed_ran_dry();
-        }
-        drained
+    /// True when the virtual user `session` of a scenario is inside an
+    /// iteration (its next step is not the first): in the open model it
+    /// goes on without a new arrival (both HTTP/1.1 paths ask).
+    pub(crate) fn mid_iteration(&self, session: Option<&UserSession>) -> bool {
+        self.workload.as_ref().is_some_and(|w| w.sequential())
+            && session.is_some_and(|s| !s.at_first_step())
     }
 
     /// What a connection's parser keeps of each response: what the
@@ -158,6 +154,84 @@ impl ConnectionContext {
             }
             Err(_) => {}
         }
+    }
+
+    /// The verdict on a request's end on either HTTP/1.1 path (the
+    /// reactors' books, the tokio slot; workload/judge.rs): a complete
+    /// response (`answer`) is judged by the workload's checks, extractors
+    /// and script, a failure (`None`) is a failed step. Either moves the
+    /// virtual user on (its think time is returned), and a script's
+    /// `thread:stop()` or a group's `stop_run` stops the sending. Fixed
+    /// requests pay one test.
+    pub(crate) fn judge(
+        &self,
+        session: Option<&mut UserSession>,
+        target: usize,
+        answer: Option<Answer>,
+        capture: Option<&crate::http1::Capture>,
+    ) -> (Option<Judged>, Option<Duration>) {
+        let (Some(work), Some(session)) = (&self.workload, session) else {
+            return (None, None);
+        };
+        let (judged, failed, restart) = match answer {
+            Some(answer) => {
+                let recorder = &mut self.state.recorder.borrow_mut();
+                let judgement = session.judge(work, target, answer, capture, recorder);
+                (judgement.judged, judgement.failed, judgement.restart)
+            }
+            None => (None, true, false),
+        };
+        let think = session.advance(work, failed, restart);
+        if work.script_stopped() || work.stopped_run() {
+            self.state.stop_sending();
+        }
+        (judged, think)
+    }
+
+    /// Books how a request ended on either HTTP/1.1 path: its decoded body
+    /// (by `parser`'s capture), the worker's recorder, and the request log
+    /// with the time its connection took to open (`connect`) and the
+    /// virtual user of slot `slot`.
+    pub(crate) fn record(
+        &self,
+        parser: &ResponseParser,
+        outcome: &Outcome,
+        connect: Option<Duration>,
+        slot: u32,
+    ) {
+        self.settle_decoding(parser, outcome.intended, outcome.result);
+        self.state.end_request(outcome);
+        if let Some(log) = &self.log {
+            log.record(outcome, connect, self.user_id(slot));
+        }
+    }
+
+    /// Whether the complete response (`status`, what `parser` kept of it)
+    /// to request `target` redirects it (redirect.rs), on either HTTP/1.1
+    /// path: a hop's request is made ready in `hops` (and counted), an
+    /// offsite redirect is counted and is the response.
+    pub(crate) fn redirect(
+        &self,
+        target: usize,
+        status: u16,
+        parser: &ResponseParser,
+        session: Option<&UserSession>,
+        hops: &mut Hops,
+    ) -> Follow {
+        let Some(rule) = self.redirect_of(target) else {
+            return Follow::No;
+        };
+        let location = parser.capture().and_then(|c| c.header("location"));
+        let rendered = session.and_then(|s| s.rendered());
+        let original = rendered.unwrap_or_else(|| self.request_of(target).0);
+        hops.follow(
+            rule,
+            status,
+            location,
+            original,
+            &*self.state,
+            &self.origins,
+        )
     }
 
     /// [`ConnectionContext::settle_decoding`] for HTTP/2 and HTTP/3, whose
@@ -328,12 +402,9 @@ pub(crate) fn connection_context(
 /// The result of one exchange before it is turned into an [`Outcome`].
 struct Exchange {
     result: Result<u16, ErrorKind>,
-    bytes_received: u64,
     body_bytes: u64,
-    sent: Instant,
-    first_byte: Option<Instant>,
-    /// How long opening a connection for this request took, if it needed one.
-    connect: Option<Duration>,
+    /// Its clocks (request_books.rs, the reactors' too).
+    clocks: Clocks,
 }
 
 /// A connection slot's reusable parts.
@@ -345,8 +416,9 @@ pub(crate) struct Slot {
     life: ConnectionLife,
     /// The request of the mix being sent.
     current: usize,
-    /// Consecutive connect failures (backoff.rs).
-    backoff: Backoff,
+    /// The exchange's idle-close retry and the slot's connect backoff
+    /// (request_books.rs, the reactors' too).
+    books: RequestBooks,
     /// The wait the last connect failure asked for, taken after the request
     /// that paid for it is recorded.
     backoff_due: Option<Duration>,
@@ -383,7 +455,7 @@ impl Slot {
             parser: ResponseParser::new(head_request),
             life: ConnectionLife::new(Instant::now()),
             current: 0,
-            backoff: Backoff::default(),
+            books: RequestBooks::default(),
             backoff_due: None,
             session: None,
             capture_set: false,
@@ -442,24 +514,10 @@ impl Slot {
         }
     }
 
-    /// Whether the response (status `status`) redirects the request
-    /// (redirect.rs); a hop's request is made ready and counted.
-    fn redirect(&mut self, ctx: &ConnectionContext, status: u16) -> Follow {
-        let Some(rule) = ctx.redirect_of(self.current) else {
-            return Follow::No;
-        };
-        let location = self.parser.capture().and_then(|c| c.header("location"));
-        let rendered = self.session.as_ref().and_then(|s| s.rendered());
-        let original = rendered.unwrap_or_else(|| ctx.request_of(self.current).0);
-        self.hops
-            .follow(rule, status, location, original, &*ctx.state, &ctx.origins)
-    }
-
     /// True when a scenario user is inside an iteration (its next step is
     /// not the first): in the open model it goes on without a new arrival.
     pub(crate) fn mid_iteration(&self, ctx: &ConnectionContext) -> bool {
-        ctx.workload.as_ref().is_some_and(|w| w.sequential())
-            && self.session.as_ref().is_some_and(|s| !s.at_first_step())
+        ctx.mid_iteration(self.session.as_deref())
     }
 
     /// Picks the request to send (the user's next step with a workload)
@@ -482,44 +540,6 @@ impl Slot {
         }
     }
 
-    /// Judges a complete response (workload/judge.rs) and moves a scenario
-    /// user on; returns the verdict and the think time before its next step.
-    fn judge(
-        &mut self,
-        ctx: &ConnectionContext,
-        intended: Instant,
-        result: Result<u16, ErrorKind>,
-        body_bytes: u64,
-    ) -> (Option<Judged>, Option<Duration>) {
-        let (Some(work), Some(session)) = (&ctx.workload, self.session.as_mut()) else {
-            return (None, None);
-        };
-        let Ok(status) = result else {
-            let think = session.advance(work, true, false);
-            if work.script_stopped() || work.stopped_run() {
-                ctx.state.stop_sending();
-            }
-            return (None, think);
-        };
-        let answer = crate::workload::Answer {
-            status,
-            body_bytes,
-            elapsed: intended.elapsed(),
-        };
-        let judgement = session.judge(
-            work,
-            self.current,
-            answer,
-            self.parser.capture(),
-            &mut ctx.state.recorder.borrow_mut(),
-        );
-        let think = session.advance(work, judgement.failed, judgement.restart);
-        if work.script_stopped() || work.stopped_run() {
-            ctx.state.stop_sending();
-        }
-        (judgement.judged, think)
-    }
-
     /// True once the virtual user is done (its iterations walked, or
     /// stopped by `on_error`): the slot sends nothing more.
     pub(crate) fn user_done(&self) -> bool {
@@ -540,7 +560,9 @@ impl Slot {
         // A redirect it cannot follow was read in full: its connection stays.
         let mut answered = false;
         while let Ok(status) = exchange.result {
-            let refused = match self.redirect(ctx, status) {
+            let session = self.session.as_deref();
+            let follow = ctx.redirect(self.current, status, &self.parser, session, &mut self.hops);
+            let refused = match follow {
                 Follow::Hop => {
                     exchange = self.exchange(ctx, intended).await;
                     continue;
@@ -552,8 +574,15 @@ impl Slot {
             exchange.result = Err(refused);
             answered = true;
         }
-        let (judged, think) = self.judge(ctx, intended, exchange.result, exchange.body_bytes);
-        self.finish_judged(ctx, intended, &exchange, exchange.result, judged);
+        let answer = exchange.result.ok().map(|status| Answer {
+            status,
+            body_bytes: exchange.body_bytes,
+            elapsed: intended.elapsed(),
+        });
+        let session = self.session.as_deref_mut();
+        let capture = self.parser.capture();
+        let (judged, think) = ctx.judge(session, self.current, answer, capture);
+        self.finish_judged(ctx, &exchange, exchange.result, judged);
         if exchange.result.is_err() && !answered {
             self.drop_stream(ctx, false);
             self.after_failure(ctx).await;
@@ -585,12 +614,12 @@ impl Slot {
         intended: Instant,
         n: usize,
     ) {
-        let mut may_retry = true;
+        self.books.arm();
         'batch: loop {
             let mut exchange = self.fresh_exchange(intended);
             if let Err(kind) = self.ensure_connected(ctx, &mut exchange).await {
                 for _ in 0..n {
-                    self.finish(ctx, intended, &exchange, Err(kind));
+                    self.finish(ctx, &exchange, Err(kind));
                 }
                 self.drop_stream(ctx, false);
                 self.after_failure(ctx).await;
@@ -604,12 +633,12 @@ impl Slot {
             let mut failure = match written {
                 Ok(Ok(())) => None,
                 Ok(Err(e)) => Some(classify_io(&e)),
-                Err(_) => Some(ErrorKind::Timeout),
+                Err(_) => Some(Stage::Exchange.timeout_kind()),
             };
             let mut reusable = true;
             for answered in 0..n {
                 let mut exchange = self.fresh_exchange(intended);
-                exchange.sent = sent;
+                exchange.clocks.sent = sent;
                 let result = match failure {
                     Some(kind) => Err(kind),
                     None => {
@@ -620,14 +649,13 @@ impl Slot {
                                 Ok(status)
                             }
                             Ok(Err(kind)) => Err(kind),
-                            Err(_) => Err(ErrorKind::Timeout),
+                            Err(_) => Err(Stage::Exchange.timeout_kind()),
                         }
                     }
                 };
                 if let Err(kind) = result {
-                    let idle_close =
-                        answered == 0 && self.life.closed_while_idle(kind, exchange.bytes_received);
-                    if idle_close && std::mem::take(&mut may_retry) {
+                    let (life, received) = (&self.life, exchange.clocks.bytes_received);
+                    if (self.books).retry_after_idle_close(life, kind, answered, received) {
                         self.drop_stream(ctx, true);
                         continue 'batch;
                     }
@@ -635,13 +663,15 @@ impl Slot {
                 } else {
                     self.life.answered();
                 }
-                self.finish(ctx, intended, &exchange, result);
+                self.finish(ctx, &exchange, result);
             }
-            if failure.is_some() || !reusable || !ctx.keepalive {
-                self.drop_stream(ctx, failure.is_none() && ctx.keepalive);
-            } else if self.life.outlived(&ctx.lifetime, Instant::now) {
-                // Retired: its successor is a planned reconnect.
+            if let Some(kind) = failure {
+                self.failed(ctx, kind, true);
                 self.drop_stream(ctx, false);
+            } else if let Reuse::Close { by_server } =
+                (self.life).after_answer(&ctx.lifetime, reusable, ctx.keepalive, Instant::now)
+            {
+                self.drop_stream(ctx, by_server);
             }
             return;
         }
@@ -650,49 +680,41 @@ impl Slot {
     fn fresh_exchange(&self, intended: Instant) -> Exchange {
         Exchange {
             result: Err(ErrorKind::Other),
-            bytes_received: 0,
             body_bytes: 0,
-            sent: intended,
-            first_byte: None,
-            connect: None,
+            clocks: Clocks::new(intended),
         }
     }
 
     /// Records one request of a batch.
-    fn finish(
-        &self,
-        ctx: &ConnectionContext,
-        intended: Instant,
-        exchange: &Exchange,
-        result: Result<u16, ErrorKind>,
-    ) {
-        self.finish_judged(ctx, intended, exchange, result, None);
+    fn finish(&self, ctx: &ConnectionContext, exchange: &Exchange, result: Result<u16, ErrorKind>) {
+        self.finish_judged(ctx, exchange, result, None);
     }
 
     /// Records one request with its verdict.
     fn finish_judged(
         &self,
         ctx: &ConnectionContext,
-        intended: Instant,
         exchange: &Exchange,
         result: Result<u16, ErrorKind>,
         judged: Option<Judged>,
     ) {
-        ctx.settle_decoding(&self.parser, intended, result);
-        let outcome = Outcome {
-            intended,
-            sent: exchange.sent,
-            first_byte: exchange.first_byte,
-            done: Instant::now(),
-            result,
-            bytes_received: exchange.bytes_received,
-            body_bytes: exchange.body_bytes,
-            target: self.current as u16,
-            judged,
+        let (clocks, body) = (&exchange.clocks, exchange.body_bytes);
+        let outcome = clocks.outcome(Instant::now(), result, body, self.current, judged);
+        ctx.record(&self.parser, &outcome, clocks.connect, self.index);
+    }
+
+    /// Books what a failed exchange costs the slot (request_books.rs): the
+    /// backoff it waits out once the request is recorded.
+    /// `had_connection`: it failed on an open connection, not opening one.
+    fn failed(&mut self, ctx: &ConnectionContext, kind: ErrorKind, had_connection: bool) {
+        let failure = Failure {
+            kind,
+            had_connection,
+            reused: self.life.is_reused(),
+            abroad: self.origin.is_some(),
         };
-        ctx.state.end_request(&outcome);
-        if let Some(log) = &ctx.log {
-            log.record(&outcome, exchange.connect, ctx.user_id(self.index));
+        if let Some(wait) = self.books.failed(&ctx.state, failure) {
+            self.backoff_due = Some(wait);
         }
     }
 
@@ -710,20 +732,22 @@ impl Slot {
         self.life.gone(by_server);
     }
 
-    /// Sends the request and reads its response, retrying once on a fresh
-    /// connection when a reused one turns out to have been closed by the
-    /// server while idle (no byte of a response arrived): that is a reconnect,
-    /// not an error.
+    /// Sends the request (or a hop of its redirects) and reads its
+    /// response, retrying once on a fresh connection when a reused one
+    /// turns out to have been closed by the server while idle (no byte of
+    /// a response arrived): that is a reconnect, not an error.
     async fn exchange(&mut self, ctx: &ConnectionContext, intended: Instant) -> Exchange {
-        let mut exchange = self.attempt(ctx, intended).await;
-        let idle_close = exchange
-            .result
-            .is_err_and(|kind| self.life.closed_while_idle(kind, exchange.bytes_received));
-        if idle_close {
+        self.books.arm();
+        loop {
+            let exchange = self.attempt(ctx, intended).await;
+            let (life, received) = (&self.life, exchange.clocks.bytes_received);
+            let retry = (exchange.result)
+                .is_err_and(|kind| self.books.retry_after_idle_close(life, kind, 0, received));
+            if !retry {
+                return exchange;
+            }
             self.drop_stream(ctx, true);
-            exchange = self.attempt(ctx, intended).await;
         }
-        exchange
     }
 
     async fn attempt(&mut self, ctx: &ConnectionContext, intended: Instant) -> Exchange {
@@ -732,35 +756,29 @@ impl Slot {
             exchange.result = Err(kind);
             return exchange;
         }
-        exchange.sent = Instant::now();
+        exchange.clocks.sent = Instant::now();
         let timeout = ctx.timeout_of(self.current);
-        let deadline = tokio::time::Instant::from_std(exchange.sent + timeout);
+        let deadline = tokio::time::Instant::from_std(exchange.clocks.sent + timeout);
         let transfer = self.transfer(ctx, &mut exchange);
-        match tokio::time::timeout_at(deadline, transfer).await {
-            Ok(Ok((status, keep_alive))) => {
+        let result = match tokio::time::timeout_at(deadline, transfer).await {
+            Ok(result) => result,
+            Err(_elapsed) => Err(Stage::Exchange.timeout_kind()),
+        };
+        match result {
+            Ok((status, keep_alive)) => {
                 exchange.result = Ok(status);
                 self.life.answered();
                 let planned = ctx.keep_alive_of(self.current);
-                if !keep_alive || !planned {
-                    // Only a close we did not plan for makes the next
-                    // connection a reconnect.
-                    self.drop_stream(ctx, planned);
-                } else if self.life.outlived(&ctx.lifetime, Instant::now) {
-                    // Retired: its successor is a planned reconnect.
-                    self.drop_stream(ctx, false);
+                let reuse =
+                    (self.life).after_answer(&ctx.lifetime, keep_alive, planned, Instant::now);
+                if let Reuse::Close { by_server } = reuse {
+                    self.drop_stream(ctx, by_server);
                 }
             }
-            Ok(Err(kind)) => {
-                if kind == ErrorKind::Tls && !self.life.is_reused() && self.hops.origin().is_none()
-                {
-                    // A refused handshake (backoff.rs): backed off as a failed connect.
-                    // (A hop's, to another origin, is a failed request only.)
-                    self.backoff.refused();
-                    self.backoff_due = Some(ctx.state.connect_backoff(&mut self.backoff));
-                }
+            Err(kind) => {
+                self.failed(ctx, kind, true);
                 exchange.result = Err(kind);
             }
-            Err(_elapsed) => exchange.result = Err(ErrorKind::Timeout),
         }
         exchange
     }
@@ -772,14 +790,10 @@ impl Slot {
         exchange: &mut Exchange,
     ) -> Result<(), ErrorKind> {
         self.switch_to(ctx, self.hops.origin());
-        if self.stream.is_some() && !self.buffer.pending().is_empty() {
-            // Bytes arrived that no request asked for (a second response to
-            // one request): HTTP/1.1 cannot tell which request they belong
-            // to, so the connection is not trusted for another exchange.
-            self.drop_stream(ctx, false);
-        }
-        if self.stream.is_some() && self.life.outlived(&ctx.lifetime, Instant::now) {
-            // Its lifetime ran out while it was idle.
+        let unsolicited = !self.buffer.pending().is_empty();
+        if self.stream.is_some()
+            && !(self.life).fit_to_send(unsolicited, &ctx.lifetime, Instant::now)
+        {
             self.drop_stream(ctx, false);
         }
         if self.stream.is_some() {
@@ -791,8 +805,8 @@ impl Slot {
         let connector = foreign.as_deref().unwrap_or(&ctx.connector);
         match connector.connect_within(timeout).await {
             Ok((stream, times)) => {
-                self.backoff.succeeded();
-                exchange.connect = Some(times.connect);
+                self.books.connected();
+                exchange.clocks.connect = Some(times.connect);
                 (self.life).opened(&ctx.state, times.connect, Instant::now());
                 if let Some(handshake) = times.tls {
                     ctx.state.tls_handshake(times.connect, handshake);
@@ -804,11 +818,7 @@ impl Slot {
                 if let Some(reason) = failure.reason {
                     ctx.state.sample_error(failure.kind, || reason);
                 }
-                // A hop to another origin that fails to connect is a failed
-                // request; the slot's own connection is not backed off for it.
-                if foreign.is_none() {
-                    self.backoff_due = Some(ctx.state.connect_backoff(&mut self.backoff));
-                }
+                self.failed(ctx, failure.kind, false);
                 Err(failure.kind)
             }
         }
@@ -849,7 +859,7 @@ impl Slot {
             if !self.buffer.pending().is_empty() {
                 // Bytes at hand (a pipelined response read with the last
                 // one) are this response's first.
-                exchange.first_byte.get_or_insert_with(Instant::now);
+                exchange.clocks.first_byte.get_or_insert_with(Instant::now);
                 let progress = self
                     .buffer
                     .parse_pending(&mut self.parser)
@@ -867,11 +877,11 @@ impl Slot {
                     return Ok((done.status, false));
                 }
                 Ok(n) => {
-                    if exchange.first_byte.is_none() {
-                        exchange.first_byte = Some(Instant::now());
+                    if exchange.clocks.first_byte.is_none() {
+                        exchange.clocks.first_byte = Some(Instant::now());
                     }
                     self.buffer.filled(n);
-                    exchange.bytes_received += n as u64;
+                    exchange.clocks.bytes_received += n as u64;
                 }
                 Err(e) => return Err(classify_io(&e)),
             }
@@ -892,7 +902,7 @@ impl Slot {
             if !self.buffer.pending().is_empty() {
                 // Bytes at hand (a pipelined response read with the last
                 // one) are this response's first.
-                exchange.first_byte.get_or_insert_with(Instant::now);
+                exchange.clocks.first_byte.get_or_insert_with(Instant::now);
                 let progress = self
                     .buffer
                     .parse_pending(&mut self.parser)
@@ -915,11 +925,11 @@ impl Slot {
                 exchange.body_bytes = done.body_bytes;
                 return Ok((done.status, false));
             }
-            let first = exchange.first_byte.is_none();
+            let first = exchange.clocks.first_byte.is_none();
             if first {
-                exchange.first_byte = Some(Instant::now());
+                exchange.clocks.first_byte = Some(Instant::now());
             }
-            exchange.bytes_received += n as u64;
+            exchange.clocks.bytes_received += n as u64;
             let progress = self.buffer.parse_read(&mut self.parser, &scratch[..n]);
             if first && matches!(progress, Err(ResponseError::Malformed)) {
                 ctx.state.sample_error(ErrorKind::MalformedResponse, || {

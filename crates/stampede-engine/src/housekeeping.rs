@@ -2,17 +2,20 @@
 //! the end of the warm-up (the books reset), a [`Snapshot`] to the
 //! aggregator every `plan.snapshot_interval` (the request log flushed with
 //! it), the deadline, a stop (SIGINT, a run given up for want of a
-//! connection, the engine gone), another group's `stop_run`, and the last
-//! snapshot. The tokio worker (worker.rs) and the reactors (reactor/) call
-//! [`Housekeeping::tick`] once per turn of their loop, never per request,
-//! and wait no later than [`Housekeeping::next_wake`]; they keep only their
-//! I/O and the rule of when their load has nothing left to send.
+//! connection, the engine gone), another group's `stop_run`, the two ends a
+//! workload brings (wrk's `thread:stop()`, a `unique` feeder drained), and
+//! the last snapshot. The tokio worker (worker.rs) and the reactors
+//! (reactor/) call [`Housekeeping::tick`] once per turn of their loop, never
+//! per request, and wait no later than [`Housekeeping::next_wake`]; they
+//! keep only their I/O and the rule of when their load has nothing left to
+//! send.
 //!
 //! [`Snapshot`]: stampede_metrics::Snapshot
 
 use crate::request_log::WorkerLog;
 use crate::worker_plan::{second_of, WorkerMessage, WorkerPlan};
 use crate::worker_state::WorkerState;
+use crate::workload::WorkerWorkload;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
@@ -38,6 +41,9 @@ pub(crate) struct Housekeeping<'a> {
     log: Option<&'a WorkerLog>,
     to_aggregator: &'a mpsc::Sender<WorkerMessage>,
     stop: watch::Receiver<bool>,
+    /// The worker's workload, when its script may stop it or a `unique`
+    /// feeder may run dry (`None` otherwise: nothing to look at per tick).
+    ends: Option<&'a WorkerWorkload>,
     /// The warm-up's records are still to be dropped.
     warming_up: bool,
     next_control: Instant,
@@ -47,11 +53,13 @@ pub(crate) struct Housekeeping<'a> {
 }
 
 impl<'a> Housekeeping<'a> {
-    /// The housekeeping of a worker that runs `plan` from `start`.
+    /// The housekeeping of a worker that runs `plan` (and `workload`, if
+    /// any) from `start`.
     pub(crate) fn new(
         plan: &'a WorkerPlan,
         state: &'a WorkerState,
         log: Option<&'a WorkerLog>,
+        workload: Option<&'a WorkerWorkload>,
         to_aggregator: &'a mpsc::Sender<WorkerMessage>,
         stop: watch::Receiver<bool>,
         start: Instant,
@@ -63,6 +71,7 @@ impl<'a> Housekeeping<'a> {
             log,
             to_aggregator,
             stop,
+            ends: workload.filter(|w| w.script.is_some() || w.watches_feed()),
             warming_up: plan.measure_start > start,
             next_control: start,
             next_snapshot: plan.measure_start + plan.snapshot_interval,
@@ -71,8 +80,9 @@ impl<'a> Housekeeping<'a> {
     }
 
     /// One turn's housekeeping at `now`: stop, `stop_run` (every
-    /// [`CONTROL_PERIOD`]), the deadline, the end of the warm-up, and every
-    /// snapshot due (several after a stall, each tagged with its second).
+    /// [`CONTROL_PERIOD`]), the deadline, the end of the warm-up, every
+    /// snapshot due (several after a stall, each tagged with its second),
+    /// and the workload's own end ([`Housekeeping::workload_ended`]).
     pub(crate) fn tick(&mut self, now: Instant) -> Tick {
         let control = now >= self.next_control;
         if control {
@@ -97,7 +107,31 @@ impl<'a> Housekeeping<'a> {
             // The engine is gone; nothing would read our results.
             return Tick::Stop;
         }
+        if self.workload_ended() {
+            return Tick::Stop;
+        }
         Tick::Go { control }
+    }
+
+    /// True when the workload ended the worker: wrk's `thread:stop()` (what
+    /// is still in flight is left unfinished, as wrk leaves it), or a
+    /// `unique` feeder out of rows with nothing in flight and no user inside
+    /// an iteration (users waiting for a slot or an arrival would only find
+    /// no row; the last snapshot says `feed_exhausted`). Looked at on every
+    /// tick, after the snapshots due: a reactor stops in the turn that saw
+    /// it, the tokio worker within a [`CONTROL_PERIOD`].
+    fn workload_ended(&self) -> bool {
+        let Some(work) = self.ends else {
+            return false;
+        };
+        if work.script_stopped() {
+            return true;
+        }
+        let drained = self.state.in_flight() == 0 && work.feed_drained();
+        if drained {
+            self.state.feed_ran_dry();
+        }
+        drained
     }
 
     /// Sends every interval snapshot due at `now`; false when the
@@ -227,7 +261,7 @@ mod tests {
         let state = WorkerState::for_plan(&plan);
         let (sender, messages) = mpsc::channel();
         let (_stop, stop) = watch::channel(false);
-        let mut house = Housekeeping::new(&plan, &state, None, &sender, stop, start);
+        let mut house = Housekeeping::new(&plan, &state, None, None, &sender, stop, start);
         assert_eq!(house.next_wake(), start, "a control turn first");
         assert_eq!(house.tick(start), Tick::Go { control: true });
         assert_eq!(house.next_wake(), start + CONTROL_PERIOD);
@@ -278,16 +312,64 @@ mod tests {
         let state = WorkerState::for_plan(&plan);
         let (sender, _messages) = mpsc::channel();
         let (stop_sender, stop) = watch::channel(false);
-        let mut house = Housekeeping::new(&plan, &state, None, &sender, stop, start);
+        let mut house = Housekeeping::new(&plan, &state, None, None, &sender, stop, start);
         assert_eq!(house.tick(start), Tick::Go { control: true });
         stop_sender.send_replace(true);
         assert_eq!(house.tick(start + MS), Tick::Go { control: false });
         assert_eq!(house.tick(start + CONTROL_PERIOD), Tick::Stop);
 
         let (_stop, stop) = watch::channel(false);
-        let mut house = Housekeeping::new(&plan, &state, None, &sender, stop, start);
+        let mut house = Housekeeping::new(&plan, &state, None, None, &sender, stop, start);
         assert_eq!(house.tick(start + 1999 * MS), Tick::Go { control: true });
         assert_eq!(house.tick(start + 2000 * MS), Tick::Stop);
+    }
+
+    /// A worker's share of a workload whose one group draws from a
+    /// `unique` feeder of `rows` rows.
+    fn unique_feed(rows: &str) -> WorkerWorkload {
+        use crate::workload::{GroupWork, StepWork, WorkloadSpec};
+        use stampede_workload::{FeedData, FeedMode, Feeder};
+        let data = FeedData::from_csv("ids", format!("id\n{rows}").as_bytes(), b',');
+        let feeder = Feeder::new(data.expect("csv"), FeedMode::Unique);
+        let spec = WorkloadSpec {
+            steps: vec![StepWork::default()],
+            groups: vec![GroupWork {
+                steps: 0..1,
+                feeders: vec![Arc::new(feeder)],
+                ..GroupWork::default()
+            }],
+            ..WorkloadSpec::default()
+        };
+        WorkerWorkload::new(Arc::new(spec), 0, 0, 1, 1, None).expect("no script")
+    }
+
+    #[test]
+    fn a_drained_unique_feeder_ends_the_worker_once_nothing_is_in_flight() {
+        let start = Instant::now();
+        let plan = plan(start, Duration::ZERO, None);
+        let (sender, _messages) = mpsc::channel();
+        let work = unique_feed("1\n");
+        let feeder = &work.group().feeders[0];
+        // (rows claimed, requests in flight, the tick, feed_exhausted said)
+        let table = [
+            (false, 0, Tick::Go { control: true }, false),
+            (true, 1, Tick::Go { control: true }, false),
+            (true, 0, Tick::Stop, true),
+        ];
+        for (claimed, in_flight, tick, exhausted) in table {
+            if claimed {
+                let _ = feeder.cursor(0, 1, 0, 1, 1).next_row();
+            }
+            let state = WorkerState::for_plan(&plan);
+            for _ in 0..in_flight {
+                state.begin_request();
+            }
+            let (_stop, stop) = watch::channel(false);
+            let mut house =
+                Housekeeping::new(&plan, &state, None, Some(&work), &sender, stop, start);
+            assert_eq!(house.tick(start), tick, "claimed {claimed} {in_flight}");
+            assert_eq!(state.is_feed_exhausted(), exhausted);
+        }
     }
 
     #[test]
@@ -298,7 +380,7 @@ mod tests {
         let (sender, messages) = mpsc::channel();
         drop(messages);
         let (_stop, stop) = watch::channel(false);
-        let mut house = Housekeeping::new(&plan, &state, None, &sender, stop, start);
+        let mut house = Housekeeping::new(&plan, &state, None, None, &sender, stop, start);
         assert_eq!(house.tick(start + 100 * MS), Tick::Go { control: true });
         assert_eq!(house.tick(start + 250 * MS), Tick::Stop);
     }

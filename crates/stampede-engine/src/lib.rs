@@ -34,6 +34,7 @@ mod redirect;
 mod redirect_location;
 mod redirect_origin;
 mod redirect_request;
+mod request_books;
 mod request_log;
 mod source_addrs;
 mod tls_errors;

@@ -1,4 +1,6 @@
-//! Maps I/O errors to the [`ErrorKind`] a failed request is counted under.
+//! Maps I/O errors, and timeouts by the stage they ran out in ([`Stage`]),
+//! to the [`ErrorKind`] a failed request is counted under: one rule for
+//! every path (the tokio connector and slot, the reactors' sweep).
 
 use stampede_metrics::ErrorKind;
 use std::io;
@@ -57,9 +59,59 @@ pub(crate) fn classify_connect(error: &io::Error) -> ErrorKind {
     }
 }
 
+/// Where a request is when its time runs out (each stage has its own
+/// timeout: the connect timeout for the first two, the response timeout
+/// for the exchange).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stage {
+    /// Opening the connection (TCP, a proxy's CONNECT aside).
+    Connect,
+    /// The TLS handshake on an open TCP connection.
+    Handshake,
+    /// Writing the request and reading its response.
+    Exchange,
+}
+
+impl Stage {
+    /// The class of a request whose time ran out in this stage.
+    pub(crate) fn timeout_kind(self) -> ErrorKind {
+        match self {
+            Stage::Connect => ErrorKind::ConnectTimeout,
+            Stage::Handshake => ErrorKind::Tls,
+            Stage::Exchange => ErrorKind::Timeout,
+        }
+    }
+
+    /// What the error's sample says, where the class alone does not tell
+    /// (a TLS failure has many causes; a timeout is one).
+    pub(crate) fn timeout_reason(self) -> Option<&'static str> {
+        match self {
+            Stage::Handshake => Some("handshake timed out"),
+            Stage::Connect | Stage::Exchange => None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_timeout_is_counted_by_the_stage_it_ran_out_in() {
+        let table = [
+            (Stage::Connect, ErrorKind::ConnectTimeout, None),
+            (
+                Stage::Handshake,
+                ErrorKind::Tls,
+                Some("handshake timed out"),
+            ),
+            (Stage::Exchange, ErrorKind::Timeout, None),
+        ];
+        for (stage, kind, reason) in table {
+            assert_eq!(stage.timeout_kind(), kind, "{stage:?}");
+            assert_eq!(stage.timeout_reason(), reason, "{stage:?}");
+        }
+    }
 
     #[test]
     fn maps_the_common_errors() {

@@ -7,7 +7,7 @@ use crate::closed::{control_slots, run_closed_slot, ActiveSlots};
 use crate::connection::{connection_context, ConnectionContext};
 use crate::h2_client::run_h2_slot;
 use crate::h2_request::H2Context;
-use crate::housekeeping::{Housekeeping, Tick, CONTROL_PERIOD};
+use crate::housekeeping::{Housekeeping, Tick};
 use crate::open::run_pacer;
 use crate::request_log::WorkerLogHandle;
 use crate::worker_plan::{WorkerLoad, WorkerMessage, WorkerPlan};
@@ -50,21 +50,13 @@ async fn drive(
     let state = Rc::new(WorkerState::for_plan(&plan));
     let context = Rc::new(connection_context(&plan, state.clone(), log)?);
     let (load_done, abort_handles) = start_load(&plan, &context);
-    let workload = context.workload.as_ref();
-    // wrk's thread:stop(): the worker ends, in flight left unfinished.
-    let script_stopped = until(workload.is_some_and(|w| w.script.is_some()), || {
-        workload.is_some_and(|w| w.script_stopped())
-    });
-    // A unique feeder out of rows: the worker ends once no user of it is
-    // inside an iteration (users waiting for a slot or an arrival would only
-    // find no row).
-    let feed_drained = until(workload.is_some_and(|w| w.watches_feed()), || {
-        state.in_flight() == 0 && context.feed_drained()
-    });
+    // The housekeeping also ends the worker when its workload says so
+    // (wrk's thread:stop(), a unique feeder drained).
     let mut housekeeping = Housekeeping::new(
         &plan,
         &state,
         context.log.as_ref(),
+        context.workload.as_ref(),
         &to_aggregator,
         stop.clone(),
         Instant::now(),
@@ -72,8 +64,6 @@ async fn drive(
     tokio::select! {
         _ = load_done => {}
         _ = keep_house(&mut housekeeping, stop) => {}
-        _ = script_stopped => {}
-        _ = feed_drained => {}
     }
     let finished_at = Instant::now();
     for handle in abort_handles {
@@ -86,17 +76,6 @@ async fn drive(
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     Ok(())
-}
-
-/// Ends once `done()` holds, looked at every control period; never when
-/// `watched` is false (the run has nothing that could make it hold).
-async fn until(watched: bool, done: impl Fn() -> bool) {
-    if !watched {
-        return std::future::pending().await;
-    }
-    while !done() {
-        tokio::time::sleep(CONTROL_PERIOD).await;
-    }
 }
 
 /// Ticks `housekeeping` until it says stop, sleeping until its next wake or

@@ -1,26 +1,28 @@
 //! The books of one connection slot, shared by the epoll and io_uring
 //! reactors: which request is in flight, its clocks, the parse of its
-//! response, what gets recorded, and the rules of the tokio path
-//! (connection.rs) for connections: an idle connection the server closed is
-//! retried once as a reconnect, a failed request has no counted body, a
-//! request that never got a connection counts from its intended start, and a
-//! failed connect backs the slot off (backoff.rs), and a connection whose
-//! lifetime is over (conn_lifetime.rs) is retired and its successor counted
-//! as a planned reconnect (the idle close, the lifetime and what a successor
-//! counts as are conn_books.rs's, kept by both paths). A pipelined batch
-//! (`--pipeline N`) is N requests written at once, all with the same clocks:
-//! the books count the responses of the batch as they complete, in order,
-//! and a failure ends every request of the batch not answered yet. The
-//! reactors own the socket and decide when to read and write.
+//! response, what gets recorded. The rules are the tokio path's
+//! (connection.rs), written once where both keep them: the idle close
+//! retried once as a reconnect and what a failure costs the slot (its
+//! connect backoff) in request_books.rs; a timeout's class by its stage in
+//! outcome_class.rs; the connection's life (served, lifetime, whether it
+//! stays open after an answer, what a successor counts as) in
+//! conn_books.rs; the verdict, the redirect and the record of a request's
+//! end on `ConnectionContext` (connection.rs). A failed request has no
+//! counted body, and one that never got a connection counts from its
+//! intended start. A pipelined batch (`--pipeline N`) is N requests written
+//! at once, all with the same clocks: the books count the responses of the
+//! batch as they complete, in order, and a failure ends every request of
+//! the batch not answered yet. The reactors own the socket and decide when
+//! to read and write.
 
-use crate::backoff::Backoff;
-use crate::conn_books::ConnectionLife;
+use crate::conn_books::{ConnectionLife, Reuse};
 use crate::connection::{response_error_kind, ConnectionContext};
 use crate::http1::{Complete, ResponseError, ResponseParser, ResponseProgress};
 use crate::read_buffer::ReadBuffer;
 use crate::redirect::{Follow, Hops};
-use crate::workload::UserSession;
-use stampede_metrics::{ErrorKind, Judged, Outcome};
+use crate::request_books::{Clocks, Failure, RequestBooks};
+use crate::workload::{Answer, UserSession};
+use stampede_metrics::{ErrorKind, Judged};
 use std::time::{Duration, Instant};
 
 /// The books of a connection that stay with it while it is parked aside
@@ -54,25 +56,21 @@ pub(crate) struct Ledger {
     batch: usize,
     /// Responses of the batch recorded so far.
     batch_answered: usize,
-    intended: Instant,
-    sent: Instant,
-    first_byte: Option<Instant>,
+    /// The request's clocks (request_books.rs, the tokio slot's too).
+    clocks: Clocks,
     connect_started: Instant,
-    connect: Option<Duration>,
     /// When the current phase times out.
     pub deadline: Instant,
     /// Bytes of the request written so far.
     pub written: usize,
-    bytes_received: u64,
     /// Its connection's life: responses served (redirect hops too), age,
     /// what the next counts as (conn_books.rs, the tokio slot's too).
     life: ConnectionLife,
-    /// The current request may still be retried after an idle close.
-    may_retry: bool,
+    /// The exchange's idle-close retry and the slot's connect backoff
+    /// (request_books.rs, the tokio slot's too).
+    books: RequestBooks,
     /// The connection's handshake completed (it counts as open).
     established: bool,
-    /// Consecutive connect failures.
-    backoff: Backoff,
     /// Set by a failed connect: the slot starts its next request no earlier.
     retry_at: Option<Instant>,
     /// The first bytes of a response that did not parse, for the sample.
@@ -98,18 +96,13 @@ impl Ledger {
             target: 0,
             batch: 1,
             batch_answered: 0,
-            intended: now,
-            sent: now,
-            first_byte: None,
+            clocks: Clocks::new(now),
             connect_started: now,
-            connect: None,
             deadline: now,
             written: 0,
-            bytes_received: 0,
             life: ConnectionLife::new(now),
-            may_retry: false,
+            books: RequestBooks::default(),
             established: false,
-            backoff: Backoff::default(),
             retry_at: None,
             malformed_start: None,
             session: None,
@@ -142,9 +135,9 @@ impl Ledger {
         self.target = target;
         let (_, head) = ctx.request_of(self.target);
         self.parser.set_head_request(head);
-        self.intended = intended;
-        self.may_retry = true;
-        self.connect = None;
+        self.clocks.intended = intended;
+        self.books.arm();
+        self.clocks.connect = None;
         self.batch = 1;
         if let Some(n) = self.session.as_ref().map(|s| s.requests).filter(|&n| n > 1) {
             // A script's request() wrote n pipelined requests: all are
@@ -160,14 +153,7 @@ impl Ledger {
     /// True when a scenario user is inside an iteration (its next step is
     /// not the first): in the open model it goes on without a new arrival.
     pub(crate) fn mid_iteration(&self, ctx: &ConnectionContext) -> bool {
-        ctx.workload.as_ref().is_some_and(|w| w.sequential())
-            && self.session.as_ref().is_some_and(|s| !s.at_first_step())
-    }
-
-    /// True when the connection is meant to stay open after the request
-    /// in flight (the run's keep-alive, or its step's `keep_alive`).
-    pub(crate) fn keeps_alive(&self, ctx: &ConnectionContext) -> bool {
-        ctx.keep_alive_of(self.target)
+        ctx.mid_iteration(self.session.as_deref())
     }
 
     /// True once the virtual user is done (its iterations walked, or
@@ -210,15 +196,15 @@ impl Ledger {
     /// The request goes out (again): a fresh response to wait for.
     pub(crate) fn reset_response(&mut self) {
         self.parser.reset();
-        self.first_byte = None;
-        self.bytes_received = 0;
+        self.clocks.first_byte = None;
+        self.clocks.bytes_received = 0;
         self.written = 0;
         self.batch_answered = 0;
     }
 
     /// The request is written on an open connection from `now` on.
     pub(crate) fn sending(&mut self, ctx: &ConnectionContext, now: Instant) {
-        self.sent = now;
+        self.clocks.sent = now;
         self.deadline = now + ctx.timeout_of(self.target);
     }
 
@@ -227,6 +213,12 @@ impl Ledger {
         ctx.state.connect_attempt();
         self.connect_started = now;
         self.established = false;
+        self.deadline = now + ctx.connect_timeout_of(self.target);
+    }
+
+    /// The TCP connect is over at `now` and the TLS handshake starts, with
+    /// a connect timeout of its own (as on the tokio path).
+    pub(crate) fn handshaking(&mut self, ctx: &ConnectionContext, now: Instant) {
         self.deadline = now + ctx.connect_timeout_of(self.target);
     }
 
@@ -253,9 +245,9 @@ impl Ledger {
     }
 
     fn opened(&mut self, ctx: &ConnectionContext, took: Duration, now: Instant) {
-        self.connect = Some(took);
+        self.clocks.connect = Some(took);
         self.life.opened(&ctx.state, took, now);
-        self.backoff.succeeded();
+        self.books.connected();
         self.established = true;
         self.sending(ctx, now);
     }
@@ -299,9 +291,9 @@ impl Ledger {
         bytes: &[u8],
         now: Instant,
     ) -> Result<ResponseProgress, ErrorKind> {
-        let first = self.first_byte.is_none();
-        self.first_byte.get_or_insert(now);
-        self.bytes_received += bytes.len() as u64;
+        let first = self.clocks.first_byte.is_none();
+        self.clocks.first_byte.get_or_insert(now);
+        self.clocks.bytes_received += bytes.len() as u64;
         let progress = self.leftover.parse_read(&mut self.parser, bytes);
         if first && matches!(progress, Err(ResponseError::Malformed)) {
             // Kept for the error's sample (failed): the start of the answer.
@@ -321,8 +313,8 @@ impl Ledger {
         if self.leftover.pending().is_empty() {
             return Ok(ResponseProgress::Partial);
         }
-        self.first_byte.get_or_insert(now);
-        self.bytes_received += self.leftover.pending().len() as u64;
+        self.clocks.first_byte.get_or_insert(now);
+        self.clocks.bytes_received += self.leftover.pending().len() as u64;
         self.leftover
             .parse_pending(&mut self.parser)
             .map_err(response_error_kind)
@@ -339,121 +331,103 @@ impl Ledger {
         }
     }
 
-    /// Records a complete response; true when the connection stays open for
-    /// the next request.
+    /// Records a complete response; what becomes of the connection when
+    /// it was the last one due (of a batch, the later ones decide).
     pub(crate) fn answered(
         &mut self,
         ctx: &ConnectionContext,
         now: Instant,
         done: &Complete,
-    ) -> bool {
+    ) -> Reuse {
         self.batch_answered += 1;
         if !self.batch_pending() {
             let judged = self.judge(ctx, now, done);
             self.record(ctx, now, Ok(done.status), done.body_bytes, judged);
             self.life.answered();
-            return self.keeps_connection(ctx, now, done.keep_alive);
+            return self.after_answer(ctx, now, done.keep_alive);
         }
         // The bytes after this response are the next one's.
         let carried = self.leftover.pending().len() as u64;
-        self.bytes_received = self.bytes_received.saturating_sub(carried);
+        self.clocks.bytes_received = self.clocks.bytes_received.saturating_sub(carried);
         self.record(ctx, now, Ok(done.status), done.body_bytes, None);
         self.life.answered();
-        self.first_byte = None;
-        self.bytes_received = 0;
-        done.keep_alive && ctx.keepalive
+        self.clocks.first_byte = None;
+        self.clocks.bytes_received = 0;
+        Reuse::Keep
     }
 
     /// A redirect's response completed at `now` on this connection (it
-    /// counts toward the connection's lifetime); true when the hop may go
-    /// on the same connection.
+    /// counts toward the connection's lifetime); whether the hop may go on
+    /// the same connection.
     pub(crate) fn hop_answered(
         &mut self,
         ctx: &ConnectionContext,
         now: Instant,
         keep_alive: bool,
-    ) -> bool {
+    ) -> Reuse {
         self.life.answered();
-        self.keeps_connection(ctx, now, keep_alive)
+        self.after_answer(ctx, now, keep_alive)
     }
 
-    /// Whether the connection carries another request after a response at
-    /// `now`: the server and `--no-keepalive` allow it, and its lifetime
-    /// (conn_lifetime.rs) is not over; when it is, the connection is retired.
-    fn keeps_connection(
-        &mut self,
-        ctx: &ConnectionContext,
-        now: Instant,
-        keep_alive: bool,
-    ) -> bool {
-        keep_alive && ctx.keep_alive_of(self.target) && !self.outlived(ctx, now)
+    /// What becomes of the connection after a response at `now` whose
+    /// server said `keep_alive` (conn_books.rs, the tokio slot's rule too).
+    fn after_answer(&mut self, ctx: &ConnectionContext, now: Instant, keep_alive: bool) -> Reuse {
+        let planned = ctx.keep_alive_of(self.target);
+        (self.life).after_answer(&ctx.lifetime, keep_alive, planned, || now)
     }
 
-    /// Before a request goes out at `now` on the open connection: true (and
-    /// the connection retired) when its lifetime ran out while it was idle.
-    pub(crate) fn outlived(&mut self, ctx: &ConnectionContext, now: Instant) -> bool {
-        self.life.outlived(&ctx.lifetime, || now)
+    /// Before a request goes out at `now` on the open connection: whether
+    /// it may carry it (conn_books.rs, the tokio slot's rule too).
+    pub(crate) fn fit_to_send(&mut self, ctx: &ConnectionContext, now: Instant) -> bool {
+        let unsolicited = self.has_unsolicited_bytes();
+        self.life.fit_to_send(unsolicited, &ctx.lifetime, || now)
     }
 
     /// Whether the complete response `done` redirects the request
     /// (redirect.rs): a hop's request is made ready (and counted) for the
     /// slot to send; an offsite redirect is counted and is the response.
     pub(crate) fn redirect(&mut self, ctx: &ConnectionContext, done: &Complete) -> Follow {
-        let Some(rule) = ctx.redirect_of(self.target) else {
-            return Follow::No;
-        };
         if self.batch > 1 {
+            // A pipelined batch follows no redirect.
             return Follow::No;
         }
-        let location = self.parser.capture().and_then(|c| c.header("location"));
-        let rendered = self.session.as_ref().and_then(|s| s.rendered());
-        let original = rendered.unwrap_or_else(|| ctx.request_of(self.target).0);
-        self.hops.follow(
-            rule,
+        let session = self.session.as_deref();
+        let follow = ctx.redirect(
+            self.target,
             done.status,
-            location,
-            original,
-            &*ctx.state,
-            &ctx.origins,
-        )
+            &self.parser,
+            session,
+            &mut self.hops,
+        );
+        if follow == Follow::Hop {
+            // The hop is an exchange of its own: it may be retried once.
+            self.books.arm();
+        }
+        follow
     }
 
     /// Judges a complete response by the workload's checks and extractors
     /// (workload/judge.rs), and moves a scenario user on to its next step.
     fn judge(&mut self, ctx: &ConnectionContext, now: Instant, done: &Complete) -> Option<Judged> {
-        let (Some(work), Some(session)) = (&ctx.workload, self.session.as_mut()) else {
-            return None;
-        };
-        let elapsed = now.saturating_duration_since(self.intended);
-        let answer = crate::workload::Answer {
+        let answer = Answer {
             status: done.status,
             body_bytes: done.body_bytes,
-            elapsed,
+            elapsed: now.saturating_duration_since(self.clocks.intended),
         };
-        let judgement = session.judge(
-            work,
-            self.target,
-            answer,
-            self.parser.capture(),
-            &mut ctx.state.recorder.borrow_mut(),
-        );
-        self.pause_until = session
-            .advance(work, judgement.failed, judgement.restart)
-            .map(|d| now + d);
-        if work.script_stopped() || work.stopped_run() {
-            ctx.state.stop_sending();
-        }
-        judgement.judged
+        let session = self.session.as_deref_mut();
+        let capture = self.parser.capture();
+        let (judged, think) = ctx.judge(session, self.target, Some(answer), capture);
+        self.pause_until = think.map(|d| now + d);
+        judged
     }
 
-    /// True (once per request) when a failure of `kind` is a reused
-    /// connection the server closed while it was idle (nothing of the
-    /// response arrived; of a batch, no response): not an error, the
-    /// request (or batch) goes again on a new connection.
+    /// True (once per exchange: the request, each hop) when a failure of
+    /// `kind` is a reused connection the server closed while it was idle
+    /// (nothing of the response arrived; of a batch, no response): not an
+    /// error, the request (or batch) goes again on a new connection.
     pub(crate) fn retry_after_idle_close(&mut self, kind: ErrorKind) -> bool {
-        let idle_close =
-            self.batch_answered == 0 && self.life.closed_while_idle(kind, self.bytes_received);
-        idle_close && std::mem::take(&mut self.may_retry)
+        let (answered, received) = (self.batch_answered, self.clocks.bytes_received);
+        (self.books).retry_after_idle_close(&self.life, kind, answered, received)
     }
 
     /// Records a failed request (of a batch: every request not answered yet,
@@ -468,38 +442,30 @@ impl Ledger {
         had_connection: bool,
     ) {
         let now = Instant::now();
-        self.retry_at = None;
-        if self.hops.origin().is_some() {
-            // A hop to another origin failed: a failed request, as a direct
-            // one is, but the slot's own connection is not backed off for it.
-            if !had_connection {
-                self.sent = self.intended;
-            }
-        } else if !had_connection {
-            self.sent = self.intended;
-            self.retry_at = Some(now + ctx.state.connect_backoff(&mut self.backoff));
-        } else if kind == ErrorKind::Tls && !self.life.is_reused() {
-            // A refused handshake (backoff.rs): backed off as a failed connect.
-            self.backoff.refused();
-            self.retry_at = Some(now + ctx.state.connect_backoff(&mut self.backoff));
+        if !had_connection {
+            self.clocks.sent = self.clocks.intended;
         }
+        let failure = Failure {
+            kind,
+            had_connection,
+            reused: self.life.is_reused(),
+            abroad: self.hops.origin().is_some(),
+        };
+        self.retry_at = (self.books.failed(&ctx.state, failure)).map(|wait| now + wait);
         if let Some(start) = self.malformed_start.take() {
             ctx.state
                 .sample_error(kind, || crate::http1::malformed_reason(&start));
         }
-        if let (Some(work), Some(session)) = (&ctx.workload, self.session.as_mut()) {
-            // The group's on_error decides what the user does next.
-            self.pause_until = session.advance(work, true, false).map(|d| now + d);
-            if work.stopped_run() {
-                ctx.state.stop_sending();
-            }
-        }
+        // The group's on_error decides what the user does next.
+        let session = self.session.as_deref_mut();
+        let (_, think) = ctx.judge(session, self.target, None, None);
+        self.pause_until = think.map(|d| now + d);
         // A failed request has no counted body (as on the tokio path).
         self.record(ctx, now, Err(kind), 0, None);
         if self.batch_answered + 1 < self.batch {
             // The rest of the batch got nothing of its own.
-            self.first_byte = None;
-            self.bytes_received = 0;
+            self.clocks.first_byte = None;
+            self.clocks.bytes_received = 0;
             for _ in self.batch_answered + 1..self.batch {
                 self.record(ctx, now, Err(kind), 0, None);
             }
@@ -531,21 +497,7 @@ impl Ledger {
         body_bytes: u64,
         judged: Option<Judged>,
     ) {
-        ctx.settle_decoding(&self.parser, self.intended, result);
-        let outcome = Outcome {
-            intended: self.intended,
-            sent: self.sent,
-            first_byte: self.first_byte,
-            done,
-            result,
-            bytes_received: self.bytes_received,
-            body_bytes,
-            target: self.target as u16,
-            judged,
-        };
-        ctx.state.end_request(&outcome);
-        if let Some(log) = &ctx.log {
-            log.record(&outcome, self.connect, ctx.user_id(self.slot));
-        }
+        let outcome = (self.clocks).outcome(done, result, body_bytes, self.target, judged);
+        ctx.record(&self.parser, &outcome, self.clocks.connect, self.slot);
     }
 }

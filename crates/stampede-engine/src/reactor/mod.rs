@@ -82,8 +82,10 @@ pub(crate) fn drive<I: WorkerIo, S: ReactorSlot<I>>(
             None
         }
     };
+    let workload = ctx.workload.as_ref();
+    let log = ctx.log.as_ref();
     let mut housekeeping =
-        Housekeeping::new(plan, state, ctx.log.as_ref(), to_aggregator, stop, start);
+        Housekeeping::new(plan, state, log, workload, to_aggregator, stop, start);
     let mut next_sweep = start + sweep_period;
     let far = start + Duration::from_secs(86_400 * 365);
     loop {
@@ -92,11 +94,6 @@ pub(crate) fn drive<I: WorkerIo, S: ReactorSlot<I>>(
             Tick::Stop => break,
             Tick::Go { control } => control,
         };
-        if ctx.workload.as_ref().is_some_and(|w| w.script_stopped()) {
-            // wrk's thread:stop() ends its loop after the events at hand:
-            // what is still in flight is left unfinished, as wrk leaves it.
-            break;
-        }
         if let Some((schedule, warmup_target)) = closed.filter(|_| control) {
             let limit = slots_at(
                 schedule,
@@ -135,9 +132,8 @@ pub(crate) fn drive<I: WorkerIo, S: ReactorSlot<I>>(
         if turn.open.is_some() {
             turn.dispatch_due(io, ctx, slots, now);
         }
-        let users_done = (ctx.workload.as_ref()).is_some_and(|w| w.all_users_done(slots.len()));
-        let feed_drained = state.in_flight() == 0 && ctx.feed_drained();
-        if turn.is_done(state, plan.deadline.is_some(), users_done, feed_drained) {
+        let users_done = workload.is_some_and(|w| w.all_users_done(slots.len()));
+        if turn.is_done(state, plan.deadline.is_some(), users_done) {
             break;
         }
         let wake_at = (housekeeping.next_wake())
@@ -358,24 +354,16 @@ impl Turn {
     }
 
     /// True when the worker has nothing left to do before its deadline:
-    /// the budget is spent, or a `unique` feeder is out of rows with no
-    /// iteration under way (`feed_drained`), or (closed model) every user
-    /// is done (`users_done`), or (open model) the pacer has no more
-    /// instants and no deadline is waited for; and nothing is in flight
-    /// or queued.
-    fn is_done(
-        &self,
-        state: &WorkerState,
-        has_deadline: bool,
-        users_done: bool,
-        feed_drained: bool,
-    ) -> bool {
+    /// the budget is spent, or (closed model) every user is done
+    /// (`users_done`), or (open model) the pacer has no more instants and
+    /// no deadline is waited for; and nothing is in flight or queued. (A
+    /// `unique` feeder drained ends the worker in its housekeeping.)
+    fn is_done(&self, state: &WorkerState, has_deadline: bool, users_done: bool) -> bool {
         let idle = state.in_flight() == 0;
         match &self.open {
-            None => (!state.has_budget() || users_done || feed_drained) && idle,
+            None => (!state.has_budget() || users_done) && idle,
             Some(open) => {
-                let no_more =
-                    !state.has_budget() || (open.exhausted && !has_deadline) || feed_drained;
+                let no_more = !state.has_budget() || (open.exhausted && !has_deadline);
                 // Out of feeder rows, the backlog's arrivals cannot be sent.
                 let queued = !open.backlog.is_empty() && !state.is_feed_exhausted();
                 no_more && idle && !queued

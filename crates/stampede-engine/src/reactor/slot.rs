@@ -4,6 +4,7 @@
 
 use super::ledger::Ledger;
 pub(crate) use super::slot_state::{Phase, SlotBase};
+use crate::conn_books::Reuse;
 use crate::connection::ConnectionContext;
 use crate::http1::{Complete, ResponseProgress};
 use crate::outcome_class::classify_connect;
@@ -85,10 +86,7 @@ pub(crate) trait ReactorSlot<I: WorkerIo> {
         if self.base().origin != want {
             self.switch_to(io, want);
         }
-        if self.has_connection() && self.base().ledger.has_unsolicited_bytes() {
-            self.drop_connection(io, false);
-        } else if self.has_connection() && self.ledger().outlived(io.ctx(), now) {
-            // Its lifetime ran out while it was idle: retired.
+        if self.has_connection() && !self.ledger().fit_to_send(io.ctx(), now) {
             self.drop_connection(io, false);
         }
         self.ledger().reset_response();
@@ -104,16 +102,15 @@ pub(crate) trait ReactorSlot<I: WorkerIo> {
         self.phase() != Phase::Idle && now >= self.base().ledger.deadline
     }
 
-    /// The deadline passed: the request fails with a timeout.
+    /// The deadline passed: the request fails with its stage's timeout
+    /// (outcome_class.rs, as the tokio path counts it).
     fn on_timeout(&mut self, io: &I) -> Step {
-        let phase = self.phase();
-        if phase == Phase::Handshaking {
-            // As the tokio path says it (transport/mod.rs).
-            io.ctx()
-                .state
-                .sample_error(ErrorKind::Tls, || "handshake timed out".into());
+        let stage = self.phase().stage();
+        let kind = stage.timeout_kind();
+        if let Some(reason) = stage.timeout_reason() {
+            io.ctx().state.sample_error(kind, || reason.into());
         }
-        self.fail(io, phase.timeout_kind())
+        self.fail(io, kind)
     }
 
     /// Starts a request the worker has already counted (`begin_request`).
@@ -209,10 +206,8 @@ pub(crate) trait ReactorSlot<I: WorkerIo> {
         match self.ledger().redirect(io.ctx(), &done) {
             Follow::Hop => {
                 // The hop goes on this connection when it stays open.
-                if !self.ledger().hop_answered(io.ctx(), now, done.keep_alive) {
-                    let planned = self.base().ledger.keeps_alive(io.ctx());
-                    self.drop_connection(io, planned);
-                }
+                let reuse = self.ledger().hop_answered(io.ctx(), now, done.keep_alive);
+                self.settle_connection(io, reuse);
                 return self.send_request(io, now);
             }
             // The 3xx was read in full: its connection stays, as a 404's does.
@@ -235,13 +230,16 @@ pub(crate) trait ReactorSlot<I: WorkerIo> {
             keep = self.ledger().answered(io.ctx(), now, &done);
         }
         self.set_phase(Phase::Idle);
-        if !keep {
-            // Only a close we did not plan for makes the next connection a
-            // reconnect (a retired one's successor is a planned reconnect).
-            let planned = self.base().ledger.keeps_alive(io.ctx());
-            self.drop_connection(io, planned);
-        }
+        self.settle_connection(io, keep);
         Step::Answered
+    }
+
+    /// Keeps the connection, or closes it as conn_books.rs decided after
+    /// an answer (its successor a reconnect only when the server closed it).
+    fn settle_connection(&mut self, io: &I, reuse: Reuse) {
+        if let Reuse::Close { by_server } = reuse {
+            self.drop_connection(io, by_server);
+        }
     }
 
     /// A failure on an open connection; an idle close is retried once.
@@ -282,12 +280,9 @@ pub(crate) trait ReactorSlot<I: WorkerIo> {
     /// The request failed on a complete response (a redirect it cannot
     /// follow): recorded, and the connection kept while keep-alive allows.
     fn fail_answered(&mut self, io: &I, now: Instant, done: &Complete, kind: ErrorKind) -> Step {
-        let keep = self.ledger().hop_answered(io.ctx(), now, done.keep_alive);
+        let reuse = self.ledger().hop_answered(io.ctx(), now, done.keep_alive);
         self.ledger().failed(io.ctx(), kind, true);
-        if !keep {
-            let planned = self.base().ledger.keeps_alive(io.ctx());
-            self.drop_connection(io, planned);
-        }
+        self.settle_connection(io, reuse);
         self.set_phase(Phase::Idle);
         Step::Failed
     }

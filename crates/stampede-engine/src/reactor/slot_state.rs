@@ -5,7 +5,7 @@
 
 use super::ledger::{Ledger, LinkBooks};
 use crate::connection::ConnectionContext;
-use stampede_metrics::ErrorKind;
+use crate::outcome_class::Stage;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::time::Instant;
@@ -26,12 +26,13 @@ pub(crate) enum Phase {
 }
 
 impl Phase {
-    /// The error of a request whose time ran out in this phase.
-    pub(crate) fn timeout_kind(self) -> ErrorKind {
+    /// The stage of its request (outcome_class.rs: what a timeout in it
+    /// is counted as).
+    pub(crate) fn stage(self) -> Stage {
         match self {
-            Phase::Connecting => ErrorKind::ConnectTimeout,
-            Phase::Handshaking => ErrorKind::Tls,
-            Phase::Idle | Phase::Writing | Phase::Reading => ErrorKind::Timeout,
+            Phase::Connecting => Stage::Connect,
+            Phase::Handshaking => Stage::Handshake,
+            Phase::Idle | Phase::Writing | Phase::Reading => Stage::Exchange,
         }
     }
 

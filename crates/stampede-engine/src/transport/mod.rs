@@ -45,7 +45,7 @@ impl ConnectorSpec {
 }
 pub(crate) use tls::{build_tls_client, HandshakeReport, TlsClient};
 
-use crate::outcome_class::classify_connect;
+use crate::outcome_class::{classify_connect, Stage};
 use crate::source_addrs::SourceAddrs;
 use stampede_metrics::ErrorKind;
 use std::net::SocketAddr;
@@ -116,7 +116,7 @@ impl Connector {
         let mut stream = match tokio::time::timeout(timeout, self.open()).await {
             Ok(Ok(stream)) => stream,
             Ok(Err(failure)) => return Err(failure),
-            Err(_) => return Err(failure(ErrorKind::ConnectTimeout, None)),
+            Err(_) => return Err(timed_out(Stage::Connect)),
         };
         if let Some(authority) = &self.tunnel_to {
             let tunnel = proxy::open_tunnel(&mut stream, authority);
@@ -159,7 +159,7 @@ impl Connector {
                 ErrorKind::Tls,
                 Some(crate::tls_errors::explain_io(&e)),
             )),
-            Err(_) => Err(failure(ErrorKind::Tls, Some("handshake timed out".into()))),
+            Err(_) => Err(timed_out(Stage::Handshake)),
         }
     }
 
@@ -197,4 +197,13 @@ impl Connector {
 
 fn failure(kind: ErrorKind, reason: Option<String>) -> ConnectFailure {
     ConnectFailure { kind, reason }
+}
+
+/// A connect whose time ran out in `stage`, counted as the reactors count
+/// it (outcome_class.rs).
+fn timed_out(stage: Stage) -> ConnectFailure {
+    failure(
+        stage.timeout_kind(),
+        stage.timeout_reason().map(String::from),
+    )
 }

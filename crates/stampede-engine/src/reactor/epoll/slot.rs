@@ -183,7 +183,7 @@ impl Slot {
     /// a connect timeout of its own (as on the tokio path).
     fn tcp_connected(&mut self, io: &Io, now: Instant) {
         self.tcp_done = now;
-        self.base.ledger.deadline = now + io.ctx.connector.connect_timeout;
+        self.base.ledger.handshaking(io.ctx, now);
         self.base.phase = Phase::Handshaking;
     }
 

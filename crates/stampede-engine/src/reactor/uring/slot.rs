@@ -337,7 +337,7 @@ impl Slot {
             // handshake has a connect timeout of its own (as on tokio).
             let now = Instant::now();
             self.tcp_done = now;
-            self.base.ledger.deadline = now + io.ctx.connector.connect_timeout;
+            self.base.ledger.handshaking(io.ctx, now);
             self.base.phase = Phase::Handshaking;
             if let Err(error) = self.arm_receive(io) {
                 return self.fail_tls_io(io, &error);
