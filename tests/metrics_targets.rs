@@ -92,24 +92,40 @@ fn a_mix_is_counted_per_target_and_adds_up_to_the_run() {
 fn final_values(name: &str, args: &[&str]) -> (serde_json::Value, String) {
     let dir = temp_dir(name);
     let json = dir.join("result.json");
-    let port = free_port();
-    let mut child = Command::new(binary())
-        .args(args)
-        .args(["--quiet", "--metrics", &format!("127.0.0.1:{port}")])
-        .args(["--metrics-linger", "30s", "--json"])
-        .arg(&json)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("stampede starts");
-    wait_for(Duration::from_secs(30), || json.exists().then_some(()))
-        .expect("the result is written");
-    let result = read_json(&json);
-    let text = http_get(port, "/metrics").expect("the final values");
-    let _ = child.kill();
-    let _ = child.wait();
-    let _ = std::fs::remove_dir_all(&dir);
-    (result, text)
+    // A free port may be taken by a test running beside this one before
+    // stampede binds it: then the run stops at once, and is tried again.
+    for _attempt in 0..3 {
+        let port = free_port();
+        let mut child = Command::new(binary())
+            .args(args)
+            .args(["--quiet", "--metrics", &format!("127.0.0.1:{port}")])
+            .args(["--metrics-linger", "30s", "--json"])
+            .arg(&json)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("stampede starts");
+        let written = wait_for(Duration::from_secs(30), || {
+            if json.exists() {
+                return Some(true);
+            }
+            child.try_wait().ok().flatten().map(|_| false)
+        });
+        if written != Some(true) {
+            let _ = child.kill();
+            let output = child.wait_with_output().expect("stampede ends");
+            let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+            assert!(stderr.contains("in use"), "the result is written: {stderr}");
+            continue;
+        }
+        let result = read_json(&json);
+        let text = http_get(port, "/metrics").expect("the final values");
+        let _ = child.kill();
+        let _ = child.wait();
+        let _ = std::fs::remove_dir_all(&dir);
+        return (result, text);
+    }
+    panic!("no free port for --metrics in three attempts");
 }
 
 #[test]

@@ -188,6 +188,26 @@ impl ConnectionContext {
         (judged, think)
     }
 
+    /// Judges a response of a pipelined batch that is not its last (a
+    /// script's `request()` returned several): its checks and the script's
+    /// `response()` see it as any response, but the user moves on (and
+    /// `delay()` is asked) once, after the batch's last ([`Self::judge`]).
+    pub(crate) fn judge_within_batch(
+        &self,
+        session: Option<&mut UserSession>,
+        target: usize,
+        answer: Answer,
+        capture: Option<&crate::http1::Capture>,
+    ) -> Option<Judged> {
+        let (Some(work), Some(session)) = (&self.workload, session) else {
+            return None;
+        };
+        let recorder = &mut self.state.recorder.borrow_mut();
+        session
+            .judge(work, target, answer, capture, recorder)
+            .judged
+    }
+
     /// Books how a request ended on either HTTP/1.1 path: its decoded body
     /// (by `parser`'s capture), the worker's recorder, and the request log
     /// with the time its connection took to open (`connect`) and the
@@ -556,6 +576,16 @@ impl Slot {
         }
         let (_, head) = ctx.request_of(self.current);
         self.parser.set_head_request(head);
+        let batch = self.session.as_ref().map_or(1, |s| s.requests);
+        if batch > 1 {
+            // A script's request() wrote several pipelined requests: all
+            // are counted, and their responses read in order.
+            for _ in 1..batch {
+                ctx.state.begin_request();
+            }
+            self.run_batch(ctx, intended, batch, true).await;
+            return;
+        }
         let mut exchange = self.exchange(ctx, intended).await;
         // A redirect it cannot follow was read in full: its connection stays.
         let mut answered = false;
@@ -614,20 +644,38 @@ impl Slot {
         intended: Instant,
         n: usize,
     ) {
+        self.run_batch(ctx, intended, n, false).await;
+    }
+
+    /// A batch of `n` pipelined requests: `--pipeline`'s fixed ones, or
+    /// (`scripted`) the user's rendered bytes (a script's `request()`
+    /// returned several), whose every response is judged (checks, the
+    /// script's `response()`), the user moving on once, after the last.
+    async fn run_batch(
+        &mut self,
+        ctx: &ConnectionContext,
+        intended: Instant,
+        n: usize,
+        scripted: bool,
+    ) {
         self.books.arm();
-        'batch: loop {
+        let think = 'batch: loop {
             let mut exchange = self.fresh_exchange(intended);
             if let Err(kind) = self.ensure_connected(ctx, &mut exchange).await {
                 for _ in 0..n {
                     self.finish(ctx, &exchange, Err(kind));
                 }
+                let (_, think) = ctx.judge(self.session.as_deref_mut(), self.current, None, None);
                 self.drop_stream(ctx, false);
                 self.after_failure(ctx).await;
-                return;
+                break 'batch think;
             }
             let sent = Instant::now();
-            let deadline = tokio::time::Instant::from_std(sent + ctx.timeout);
-            let batch = &ctx.pipelined[..n * ctx.request.len()];
+            let deadline = tokio::time::Instant::from_std(sent + ctx.timeout_of(self.current));
+            let batch = match (scripted, self.session.as_ref()) {
+                (true, Some(session)) => session.rendered().unwrap_or_default(),
+                _ => &ctx.pipelined[..n * ctx.request.len()],
+            };
             let stream = self.stream.as_mut().expect("connected above");
             let written = tokio::time::timeout_at(deadline, stream.write_all(batch)).await;
             let mut failure = match written {
@@ -636,6 +684,7 @@ impl Slot {
                 Err(_) => Some(Stage::Exchange.timeout_kind()),
             };
             let mut reusable = true;
+            let mut think = None;
             for answered in 0..n {
                 let mut exchange = self.fresh_exchange(intended);
                 exchange.clocks.sent = sent;
@@ -653,17 +702,41 @@ impl Slot {
                         }
                     }
                 };
-                if let Err(kind) = result {
-                    let (life, received) = (&self.life, exchange.clocks.bytes_received);
-                    if (self.books).retry_after_idle_close(life, kind, answered, received) {
-                        self.drop_stream(ctx, true);
-                        continue 'batch;
+                let mut judged = None;
+                match result {
+                    Err(kind) => {
+                        let (life, received) = (&self.life, exchange.clocks.bytes_received);
+                        if (self.books).retry_after_idle_close(life, kind, answered, received) {
+                            self.drop_stream(ctx, true);
+                            continue 'batch;
+                        }
+                        failure = Some(kind);
                     }
-                    failure = Some(kind);
-                } else {
-                    self.life.answered();
+                    Ok(status) => {
+                        self.life.answered();
+                        if scripted && answered + 1 < n {
+                            let answer = Answer {
+                                status,
+                                body_bytes: exchange.body_bytes,
+                                elapsed: intended.elapsed(),
+                            };
+                            let session = self.session.as_deref_mut();
+                            let capture = self.parser.capture();
+                            judged = ctx.judge_within_batch(session, self.current, answer, capture);
+                        }
+                    }
                 }
-                self.finish(ctx, &exchange, result);
+                if scripted && answered + 1 == n {
+                    let answer = result.ok().map(|status| Answer {
+                        status,
+                        body_bytes: exchange.body_bytes,
+                        elapsed: intended.elapsed(),
+                    });
+                    let session = self.session.as_deref_mut();
+                    let capture = self.parser.capture();
+                    (judged, think) = ctx.judge(session, self.current, answer, capture);
+                }
+                self.finish_judged(ctx, &exchange, result, judged);
             }
             if let Some(kind) = failure {
                 self.failed(ctx, kind, true);
@@ -673,7 +746,10 @@ impl Slot {
             {
                 self.drop_stream(ctx, by_server);
             }
-            return;
+            break 'batch think;
+        };
+        if let Some(think) = think {
+            tokio::time::sleep(think).await;
         }
     }
 

@@ -349,7 +349,8 @@ impl Ledger {
         // The bytes after this response are the next one's.
         let carried = self.leftover.pending().len() as u64;
         self.clocks.bytes_received = self.clocks.bytes_received.saturating_sub(carried);
-        self.record(ctx, now, Ok(done.status), done.body_bytes, None);
+        let judged = self.judge_within_batch(ctx, now, done);
+        self.record(ctx, now, Ok(done.status), done.body_bytes, judged);
         self.life.answered();
         self.clocks.first_byte = None;
         self.clocks.bytes_received = 0;
@@ -419,6 +420,23 @@ impl Ledger {
         let (judged, think) = ctx.judge(session, self.target, Some(answer), capture);
         self.pause_until = think.map(|d| now + d);
         judged
+    }
+
+    /// Judges a response of a script's pipelined batch that is not its
+    /// last: checks and `response()` see it; the user moves on after the last.
+    fn judge_within_batch(
+        &mut self,
+        ctx: &ConnectionContext,
+        now: Instant,
+        done: &Complete,
+    ) -> Option<Judged> {
+        let answer = Answer {
+            status: done.status,
+            body_bytes: done.body_bytes,
+            elapsed: now.saturating_duration_since(self.clocks.intended),
+        };
+        let session = self.session.as_deref_mut()?;
+        ctx.judge_within_batch(Some(session), self.target, answer, self.parser.capture())
     }
 
     /// True (once per exchange: the request, each hop) when a failure of
