@@ -50,7 +50,7 @@ end
             "--streams",
             "1",
             "-n",
-            "20",
+            "60",
             "--json",
             json.to_str().unwrap(),
             "-q",
@@ -59,7 +59,7 @@ end
     );
     let log = std::fs::read_to_string(&target.log).unwrap();
     let served = target.served();
-    assert_eq!(served.len(), 60, "20 calls × 3 requests: {served:?}");
+    assert_eq!(served.len(), 60, "-n 60: 20 calls × 3 requests: {served:?}");
     assert!(
         log.lines().all(|l| l.contains("HTTP/2.0")),
         "every request came over HTTP/2: {log}"

@@ -49,14 +49,14 @@ end
             "-t",
             "1",
             "-n",
-            "10",
+            "20",
             "--script",
             file.to_str().unwrap(),
         ],
     );
     assert_eq!(code, Some(0), "{stderr}");
     let lines = nginx.take_lines();
-    assert_eq!(lines.len(), 20, "10 calls × 2 requests: {lines:?}");
+    assert_eq!(lines.len(), 20, "-n 20: 10 calls × 2 requests: {lines:?}");
     for (k, pair) in lines.chunks(2).enumerate() {
         let k = k + 1;
         assert_eq!(

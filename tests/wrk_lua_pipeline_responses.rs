@@ -2,7 +2,9 @@
 //! response of the batch is handed to `response()` and judged by the
 //! checks, on each event loop (the trial found only the batch's last one
 //! seen: 10 passed of 30, a 404 in the middle never shown to the script).
-//! Real wrk calls `response()` once per response too.
+//! Real wrk calls `response()` once per response too. And `-n` counts
+//! requests, not calls of `request()`: a batch `-n` cannot pay for in full
+//! is cut (the trial's `-n 6` sent 18).
 
 #[path = "lua_support/mod.rs"]
 mod support;
@@ -45,7 +47,7 @@ fn every_response_of_a_pipelined_batch_reaches_response_and_the_checks() {
             "-t",
             "1",
             "-n",
-            "10",
+            "30",
             "--check",
             "status == 200",
             "--json",
@@ -70,5 +72,50 @@ fn every_response_of_a_pipelined_batch_reaches_response_and_the_checks() {
             "--io {io}: {check}"
         );
         assert_eq!(target.served().len(), 30, "--io {io}");
+    }
+}
+
+#[test]
+fn n_counts_requests_and_cuts_the_last_batch() {
+    let file = script(
+        "pipeline-three.lua",
+        r#"request = function()
+   return wrk.format(nil, "/a") .. wrk.format("POST", "/b", nil, "body") .. wrk.format(nil, "/c")
+end
+"#,
+    );
+    for (io, n) in [
+        ("auto", "7"),
+        ("epoll", "8"),
+        ("tokio", "7"),
+        ("http2", "7"),
+        ("auto", "1"),
+    ] {
+        let target = LoggedTarget::start();
+        let json = temp_dir("wrk-lua-pipeline-n").join("r.json");
+        let url = target.url("/");
+        let mut words = vec!["run", &url, "-c", "2", "-t", "1", "-n", n, "-q"];
+        if io == "http2" {
+            words.push("--http2");
+        } else {
+            words.extend(["--io", io]);
+        }
+        words.extend(["--json", json.to_str().unwrap()]);
+        words.extend(["--script", file.to_str().unwrap()]);
+        let (code, _, stderr) = support::run(binary(), &words);
+        assert_eq!(code, Some(0), "{io} -n {n}: {stderr}");
+        let want: u64 = n.parse().unwrap();
+        let result = read_json(&json);
+        assert_eq!(
+            result["requests"]["completed"], want,
+            "{io} -n {n}: {result}"
+        );
+        let served = target.served();
+        assert_eq!(served.len() as u64, want, "{io} -n {n}: {served:?}");
+        // Cut batches keep their requests whole and in the script's order.
+        for (method, path, _) in &served {
+            let expected = if path == "/b" { "POST" } else { "GET" };
+            assert_eq!(method, expected, "{io} -n {n}: {served:?}");
+        }
     }
 }

@@ -188,6 +188,25 @@ impl ConnectionContext {
         (judged, think)
     }
 
+    /// Counts the requests of a script's pipelined batch after its first
+    /// (counted already): each claims the budget, so `-n` stays exact; a
+    /// batch the budget cannot pay for in full is cut to what it can.
+    /// Returns how many requests the batch holds.
+    pub(crate) fn count_batch(&self, session: Option<&mut UserSession>) -> usize {
+        let Some(session) = session.filter(|s| s.requests > 1) else {
+            return 1;
+        };
+        let mut kept = 1;
+        while kept < session.requests && self.state.claim_budget() {
+            self.state.begin_request();
+            kept += 1;
+        }
+        if kept < session.requests {
+            session.keep_requests(kept);
+        }
+        kept
+    }
+
     /// Judges a response of a pipelined batch that is not its last (a
     /// script's `request()` returned several): its checks and the script's
     /// `response()` see it as any response, but the user moves on (and
@@ -576,13 +595,10 @@ impl Slot {
         }
         let (_, head) = ctx.request_of(self.current);
         self.parser.set_head_request(head);
-        let batch = self.session.as_ref().map_or(1, |s| s.requests);
+        let batch = ctx.count_batch(self.session.as_deref_mut());
         if batch > 1 {
-            // A script's request() wrote several pipelined requests: all
-            // are counted, and their responses read in order.
-            for _ in 1..batch {
-                ctx.state.begin_request();
-            }
+            // A script's request() wrote several pipelined requests: their
+            // responses are read in order.
             self.run_batch(ctx, intended, batch, true).await;
             return;
         }

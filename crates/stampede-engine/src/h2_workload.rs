@@ -94,6 +94,7 @@ pub(crate) async fn run_user_stream(
             ctx.state.not_prepared(intended, not);
             return user;
         }
+        ctx.count_batch(Some(&mut user));
         let fixed_form = &h2ctx.requests[target.min(h2ctx.requests.len() - 1)];
         let requests = match rendered_requests(&user, &h2ctx.requests[0]) {
             None => vec![std::borrow::Cow::Borrowed(fixed_form)],
@@ -119,13 +120,11 @@ pub(crate) async fn run_user_stream(
         let limit = if keep_body { work.spec.capture_max } else { 0 };
         // A script's request() may return several requests (pipelined over
         // HTTP/1.1): each is a stream of its own here, sent one after
-        // another, all counted and all intended at the same instant.
+        // another, all intended at the same instant (and counted by
+        // count_batch, each from the budget).
         let mut failed = false;
         let mut restart = false;
         for (i, request) in requests.iter().enumerate() {
-            if i > 0 {
-                ctx.state.begin_request();
-            }
             let exchange = send_keeping(&mut sender, request, limit, ctx.decode);
             let answered = tokio::time::timeout(ctx.timeout_of(target), exchange).await;
             let (result, kept) = match answered {
@@ -164,8 +163,12 @@ pub(crate) async fn run_user_stream(
                     failed = true;
                 }
             }
-            if broken.get() {
-                // The rest of the batch was never sent, nor counted.
+            if let (true, Err(kind)) = (broken.get(), result) {
+                // The rest of the batch is never sent: its requests end as
+                // the connection's failure, so begun and ended stay equal.
+                for _ in i + 1..requests.len() {
+                    record(&ctx, intended, None, Err(kind), target, None, &user);
+                }
                 break;
             }
         }

@@ -4,8 +4,8 @@
 //! that are not whole requests are an error naming where parsing stopped
 //! and showing the bytes, escaped and truncated.
 
-/// Most headers one request may have.
-const MAX_HEADERS: usize = 128;
+use stampede_workload::request_bytes::request_len;
+
 /// Bytes of a bad request shown in the error.
 const SHOWN: usize = 160;
 
@@ -14,82 +14,10 @@ pub(crate) fn count_requests(bytes: &[u8]) -> Result<usize, String> {
     let mut at = 0;
     let mut count = 0;
     while at < bytes.len() || count == 0 {
-        at += one_request(&bytes[at..]).map_err(|why| invalid(bytes, at, &why))?;
+        at += request_len(&bytes[at..]).map_err(|why| invalid(bytes, at, &why))?;
         count += 1;
     }
     Ok(count)
-}
-
-/// The length of the request at the start of `bytes`.
-fn one_request(bytes: &[u8]) -> Result<usize, String> {
-    // Uninitialised: httparse writes the headers it finds, and filling 128
-    // empty ones first would cost more than parsing a small request.
-    let mut headers =
-        [const { std::mem::MaybeUninit::<httparse::Header<'_>>::uninit() }; MAX_HEADERS];
-    let mut request = httparse::Request::new(&mut []);
-    let head = match request.parse_with_uninit_headers(bytes, &mut headers) {
-        Ok(httparse::Status::Complete(head)) => head,
-        Ok(httparse::Status::Partial) => return Err("incomplete request".into()),
-        Err(e) => return Err(e.to_string()),
-    };
-    let mut length = 0usize;
-    let mut chunked = false;
-    for header in request.headers.iter() {
-        if header.name.eq_ignore_ascii_case("content-length") {
-            length = std::str::from_utf8(header.value)
-                .ok()
-                .and_then(|v| v.trim().parse().ok())
-                .ok_or("invalid Content-Length")?;
-        } else if header.name.eq_ignore_ascii_case("transfer-encoding") {
-            chunked = header.value.eq_ignore_ascii_case(b"chunked");
-        }
-    }
-    let rest = &bytes[head..];
-    let body = if chunked {
-        chunked_length(rest)?
-    } else if rest.len() < length {
-        return Err(format!("body shorter than its Content-Length {length}"));
-    } else {
-        length
-    };
-    Ok(head + body)
-}
-
-/// The length of a chunked body at the start of `bytes`, trailers included.
-fn chunked_length(bytes: &[u8]) -> Result<usize, String> {
-    let mut at = 0;
-    loop {
-        match httparse::parse_chunk_size(&bytes[at..]) {
-            Ok(httparse::Status::Complete((used, 0))) => {
-                at += used;
-                // Trailers, then the empty line.
-                let end = find_blank_line(&bytes[at..]).ok_or("incomplete chunked body")?;
-                return Ok(at + end);
-            }
-            Ok(httparse::Status::Complete((used, size))) => {
-                let size = usize::try_from(size).map_err(|_| "chunk too large")?;
-                at += used + size;
-                if bytes.get(at..at + 2) != Some(b"\r\n") {
-                    return Err("incomplete chunked body".into());
-                }
-                at += 2;
-            }
-            Ok(httparse::Status::Partial) => return Err("incomplete chunked body".into()),
-            Err(_) => return Err("invalid chunk size".into()),
-        }
-    }
-}
-
-/// Where the trailer section ends: after `\r\n` alone on a line.
-fn find_blank_line(bytes: &[u8]) -> Option<usize> {
-    let mut at = 0;
-    loop {
-        let line = bytes[at..].windows(2).position(|w| w == b"\r\n")?;
-        at += line + 2;
-        if line == 0 {
-            return Some(at);
-        }
-    }
 }
 
 /// wrk's message: what went wrong, at line:column, and the bytes.

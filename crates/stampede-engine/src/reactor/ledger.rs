@@ -138,15 +138,9 @@ impl Ledger {
         self.clocks.intended = intended;
         self.books.arm();
         self.clocks.connect = None;
-        self.batch = 1;
-        if let Some(n) = self.session.as_ref().map(|s| s.requests).filter(|&n| n > 1) {
-            // A script's request() wrote n pipelined requests: all are
-            // counted, and the batch's n responses are read in order.
-            for _ in 1..n {
-                ctx.state.begin_request();
-            }
-            self.batch = n;
-        }
+        // A script's request() may write several pipelined requests: each
+        // is counted, and the batch's responses are read in order.
+        self.batch = ctx.count_batch(self.session.as_deref_mut());
         true
     }
 

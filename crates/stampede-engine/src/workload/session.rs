@@ -427,6 +427,14 @@ impl UserSession {
         }
     }
 
+    /// A script's pipelined batch cut to its first `k` requests (what `-n`
+    /// has left to send).
+    pub(crate) fn keep_requests(&mut self, k: usize) {
+        let len = stampede_workload::request_bytes::first_requests_len(&self.buffer, k);
+        self.buffer.truncate(len);
+        self.requests = k;
+    }
+
     /// The rendered request, when the current one was rendered.
     pub(crate) fn rendered(&self) -> Option<&[u8]> {
         self.rendered.then_some(&self.buffer[..])
