@@ -675,6 +675,7 @@ impl Slot {
         scripted: bool,
     ) {
         self.books.arm();
+        let mut n = n;
         let think = 'batch: loop {
             let mut exchange = self.fresh_exchange(intended);
             if let Err(kind) = self.ensure_connected(ctx, &mut exchange).await {
@@ -701,6 +702,8 @@ impl Slot {
             };
             let mut reusable = true;
             let mut think = None;
+            let mut closed_early = false;
+            let mut resend_after = None;
             for answered in 0..n {
                 let mut exchange = self.fresh_exchange(intended);
                 exchange.clocks.sent = sent;
@@ -711,6 +714,7 @@ impl Slot {
                         match tokio::time::timeout_at(deadline, read).await {
                             Ok(Ok((status, keep_alive))) => {
                                 reusable &= keep_alive;
+                                closed_early = !keep_alive && answered + 1 < n;
                                 Ok(status)
                             }
                             Ok(Err(kind)) => Err(kind),
@@ -753,6 +757,21 @@ impl Slot {
                     (judged, think) = ctx.judge(session, self.current, answer, capture);
                 }
                 self.finish_judged(ctx, &exchange, result, judged);
+                if closed_early {
+                    resend_after = Some(answered + 1);
+                    break;
+                }
+            }
+            if let Some(done) = resend_after {
+                // The server closed after that response: the rest of the
+                // batch was never answered (nor processed) and goes again
+                // on a new connection (RFC 9112 §9.3.2).
+                if let Some(session) = self.session.as_deref_mut().filter(|_| scripted) {
+                    session.drop_first_requests(done);
+                }
+                n -= done;
+                self.drop_stream(ctx, true);
+                continue 'batch;
             }
             if let Some(kind) = failure {
                 self.failed(ctx, kind, true);

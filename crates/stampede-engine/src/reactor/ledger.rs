@@ -174,6 +174,21 @@ impl Ledger {
         self.batch_answered < self.batch
     }
 
+    /// The server closed the connection after a response of the batch
+    /// with more still due: those requests were never answered (nor, as the
+    /// server said close, processed) and go again on a new connection, as
+    /// RFC 9112 §9.3.2 asks of a client that pipelines; not errors.
+    pub(crate) fn rest_of_batch(&mut self) {
+        let answered = self.batch_answered;
+        if let Some(session) = self.session.as_deref_mut() {
+            if session.rendered().is_some() {
+                session.drop_first_requests(answered);
+            }
+        }
+        self.batch -= answered.min(self.batch);
+        self.batch_answered = 0;
+    }
+
     /// The next response of a batch (its books were started afresh by
     /// [`Ledger::answered`]): parsed from the bytes after the last one.
     pub(crate) fn next_of_batch(&mut self, now: Instant) -> Result<ResponseProgress, ErrorKind> {

@@ -219,8 +219,10 @@ pub(crate) trait ReactorSlot<I: WorkerIo> {
         while self.base().ledger.batch_pending() {
             if !done.keep_alive {
                 // The server closes after this response: the rest of the
-                // batch will never be answered.
-                return self.fail(io, ErrorKind::ClosedEarly);
+                // batch goes again on a new connection (a reconnect).
+                self.ledger().rest_of_batch();
+                self.drop_connection(io, true);
+                return self.send_request(io, now);
             }
             done = match self.ledger().next_of_batch(now) {
                 Ok(ResponseProgress::Complete(next)) => next,

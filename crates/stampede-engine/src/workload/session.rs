@@ -435,6 +435,14 @@ impl UserSession {
         self.requests = k;
     }
 
+    /// The first `k` requests of a script's pipelined batch were answered
+    /// and the server closed the connection: the rest go again.
+    pub(crate) fn drop_first_requests(&mut self, k: usize) {
+        let len = stampede_workload::request_bytes::first_requests_len(&self.buffer, k);
+        self.buffer.drain(..len);
+        self.requests = self.requests.saturating_sub(k).max(1);
+    }
+
     /// The rendered request, when the current one was rendered.
     pub(crate) fn rendered(&self) -> Option<&[u8]> {
         self.rendered.then_some(&self.buffer[..])
