@@ -127,6 +127,15 @@ fn a_stuck_hook_ends_the_run_after_its_duration_with_the_other_workers_figures()
         assert_eq!(result["stop_reason"], "worker_stuck", "{hook}");
         let completed = result["requests"]["completed"].as_u64().unwrap();
         assert!(completed > 10, "{hook}: worker 1 kept going: {completed}");
+        // What the stuck worker had begun is counted unfinished: every
+        // request sent is accounted for (the trial found 8 missing).
+        let requests = &result["requests"];
+        let count = |name: &str| requests[name].as_u64().unwrap();
+        assert_eq!(
+            count("sent"),
+            count("success") + count("failed_status") + count("errors") + count("unfinished"),
+            "{hook}: {requests}"
+        );
         assert!(
             result["warnings"].to_string().contains(&warning),
             "{hook}: {}",
@@ -138,6 +147,51 @@ fn a_stuck_hook_ends_the_run_after_its_duration_with_the_other_workers_figures()
             ended.took
         );
     }
+}
+
+#[test]
+fn what_a_stuck_worker_had_in_flight_over_http2_is_counted_unfinished() {
+    // Over HTTP/2 the stuck thread's other streams were sent and never
+    // judged: the trial's run said 27,093 sent, 27,085 ok, 0 unfinished.
+    let target = spawn_target(TargetConfig {
+        threads: 1,
+        ..TargetConfig::default()
+    });
+    let url = format!("http://{}/", target.local_addr());
+    let file = script("stuck-h2.lua", &second_thread_sticks("request"));
+    let json = temp_dir("wrk-lua-stuck-h2").join("out.json");
+    let ended = run_bounded(
+        &[
+            "run",
+            &url,
+            "--http2",
+            "-c",
+            "2",
+            "-t",
+            "2",
+            "--streams",
+            "4",
+            "-d",
+            "1s",
+            "--quiet",
+            "--script",
+            file.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+        ],
+        Duration::from_secs(20),
+    );
+    assert_eq!(ended.code, Some(2), "{}", ended.stderr);
+    let result = read_json(&json);
+    assert_eq!(result["stop_reason"], "worker_stuck");
+    let requests = &result["requests"];
+    let count = |name: &str| requests[name].as_u64().unwrap();
+    assert!(count("unfinished") > 0, "{requests}");
+    assert_eq!(
+        count("sent"),
+        count("success") + count("failed_status") + count("errors") + count("unfinished"),
+        "{requests}"
+    );
 }
 
 #[test]

@@ -709,6 +709,9 @@ fn aggregate(
     let mut finished = vec![false; workers];
     let mut abandoned = Vec::new();
     let mut fed_out = vec![false; workers];
+    // Each worker's requests begun and ended so far: what an abandoned one
+    // left open is counted unfinished, so that sent = ended + unfinished.
+    let mut books = vec![(0u64, 0u64); workers];
     let mut last_finish = measure_start;
     while finished.iter().any(|done| !done) {
         let received = messages.recv_timeout(crate::watchdog::POLL);
@@ -722,6 +725,8 @@ fn aggregate(
             let end = watch.watchdog.end().unwrap_or(now);
             abandoned.push((worker, watch.watchdog.lost(worker, end)));
             last_finish = last_finish.max(end);
+            let (begun, ended) = books.get(worker).copied().unwrap_or_default();
+            total.counters.unfinished += begun.saturating_sub(ended);
         }
         let message = match received {
             Ok(message) => message,
@@ -734,6 +739,11 @@ fn aggregate(
         watch.watchdog.heard(message.worker, now);
         if let Some(out) = fed_out.get_mut(message.worker) {
             *out |= message.snapshot.feed_exhausted;
+        }
+        let counters = &message.snapshot.counters;
+        if let Some((begun, ended)) = books.get_mut(message.worker) {
+            *begun += counters.sent;
+            *ended += counters.completed() + counters.error_total() + counters.unfinished;
         }
         total.merge(&message.snapshot);
         series.add(message.worker, message.second, &message.snapshot, target_at);
