@@ -104,15 +104,10 @@ pub(crate) async fn run_user_stream(
                 // returned it): only a value HTTP/2's header rules refuse
                 // gets here; shown, not hidden.
                 ctx.state.sample_error(ErrorKind::Other, || reason);
-                record(
-                    &ctx,
-                    intended,
-                    None,
-                    Err(ErrorKind::Other),
-                    target,
-                    None,
-                    &user,
-                );
+                // Every request of the batch was counted (count_batch).
+                for _ in 0..user.requests {
+                    record(&ctx, intended, None, Err(ErrorKind::Other), target, None, &user);
+                }
                 user.advance(work, true, false);
                 continue;
             }
