@@ -462,10 +462,13 @@ impl UserSession {
     ) -> Option<Duration> {
         if let Some(script) = &work.script {
             let mut thread = script.thread.borrow_mut();
-            // wrk's delay(): a script error there means no delay.
+            // wrk's delay(): a script error there means no delay, and no
+            // delay is no pause at all (a timer of 0 would still wait for
+            // the next tick of tokio's millisecond wheel).
             return thread
                 .has_delay()
-                .then(|| thread.delay().unwrap_or_default());
+                .then(|| thread.delay().unwrap_or_default())
+                .filter(|delay| !delay.is_zero());
         }
         let group = work.group();
         if !group.sequential {
