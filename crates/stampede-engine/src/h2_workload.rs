@@ -106,7 +106,15 @@ pub(crate) async fn run_user_stream(
                 ctx.state.sample_error(ErrorKind::Other, || reason);
                 // Every request of the batch was counted (count_batch).
                 for _ in 0..user.requests {
-                    record(&ctx, intended, None, Err(ErrorKind::Other), target, None, &user);
+                    record(
+                        &ctx,
+                        intended,
+                        None,
+                        Err(ErrorKind::Other),
+                        target,
+                        None,
+                        &user,
+                    );
                 }
                 user.advance(work, true, false);
                 continue;

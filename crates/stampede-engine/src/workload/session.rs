@@ -511,3 +511,68 @@ impl UserSession {
             .map(|think| think.sample(&mut work.rng.borrow_mut()))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::spec::{GroupWork, StepWork};
+    use super::*;
+    use stampede_workload::{ResponseView, Script};
+
+    /// A script whose `delay()` returns `ms` milliseconds.
+    #[derive(Debug)]
+    struct Delays(u64);
+
+    struct DelayThread(u64);
+
+    impl Script for Delays {
+        fn thread(&self, _index: usize) -> Result<Box<dyn ScriptThread>, ScriptError> {
+            Ok(Box::new(DelayThread(self.0)))
+        }
+    }
+
+    impl ScriptThread for DelayThread {
+        fn builds_requests(&self) -> bool {
+            false
+        }
+        fn fixed_request(&mut self) -> Result<Vec<u8>, ScriptError> {
+            Ok(b"GET / HTTP/1.1\r\n\r\n".to_vec())
+        }
+        fn request(&mut self, out: &mut Vec<u8>) -> Result<usize, ScriptError> {
+            out.extend_from_slice(b"GET / HTTP/1.1\r\n\r\n");
+            Ok(1)
+        }
+        fn has_delay(&self) -> bool {
+            true
+        }
+        fn delay(&mut self) -> Result<Duration, ScriptError> {
+            Ok(Duration::from_millis(self.0))
+        }
+        fn wants_responses(&self) -> bool {
+            false
+        }
+        fn response(&mut self, _response: &ResponseView<'_>) -> Result<(), ScriptError> {
+            Ok(())
+        }
+        fn stop_requested(&self) -> bool {
+            false
+        }
+    }
+
+    #[test]
+    fn a_zero_delay_is_no_pause_and_any_other_is_its_length() {
+        for (ms, pause) in [(0, None), (5, Some(Duration::from_millis(5)))] {
+            let spec = WorkloadSpec {
+                steps: vec![StepWork::default()],
+                groups: vec![GroupWork {
+                    steps: 0..1,
+                    ..Default::default()
+                }],
+                script: Some(Arc::new(Delays(ms))),
+                ..WorkloadSpec::default()
+            };
+            let work = WorkerWorkload::new(Arc::new(spec), 0, 0, 1, 1, None).expect("a script");
+            let mut user = work.new_user(0);
+            assert_eq!(user.advance(&work, false, false), pause, "delay() = {ms}");
+        }
+    }
+}
