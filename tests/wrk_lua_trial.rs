@@ -70,3 +70,44 @@ fn http1_0_with_a_script_is_refused_in_one_line_before_anything_runs() {
     assert!(!stdout.contains("ran"), "no hook ran: {stdout}");
     assert!(nobody_connected(&listener));
 }
+
+#[test]
+fn a_bad_output_path_is_refused_before_setup_runs() {
+    let (listener, url) = watched_port();
+    let file = chatty("paths.lua");
+    let file = file.to_str().unwrap();
+    for words in [
+        vec![
+            "run",
+            &url,
+            "-c",
+            "1",
+            "-d",
+            "1s",
+            "--script",
+            file,
+            "--json",
+            "/nonexistent/dir/x.json",
+        ],
+        vec![
+            "wrk",
+            "-t1",
+            "-c1",
+            "-d1s",
+            "-s",
+            file,
+            "--stampede-json",
+            "/nonexistent/dir/x.json",
+            &url,
+        ],
+    ] {
+        let (code, stdout, stderr) = run(&words);
+        assert_eq!(code, Some(2), "{words:?}: {stderr}");
+        assert!(stderr.contains("/nonexistent/dir"), "{stderr}");
+        assert!(
+            !stdout.contains("ran") && !stderr.contains("ran"),
+            "no hook ran: {stdout} {stderr}"
+        );
+    }
+    assert!(nobody_connected(&listener));
+}

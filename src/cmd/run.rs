@@ -32,6 +32,9 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
     stampede_lua::print_to_stderr(
         delivery.stdout_taken() || args.output == output::OutputFormat::Json,
     );
+    // Before build_run: a script's setup() and init() run there (and may
+    // print); a bad output path must cost nothing, as with `stampede wrk`.
+    output::preflight(&delivery.outputs())?;
     let built = build_run(&args)?;
     let (plan, notices, workload) = (built.plan, built.notices, built.workload);
     if args.repeat.is_some() || args.until_stable.is_some() {
@@ -51,7 +54,6 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
     // stops it (the run then ends at once, interrupted).
     interrupt::stop_handle()?;
     check_pids(&args.server.pids)?;
-    output::preflight(&delivery.outputs())?;
     // Bound before any load (a bad address is refused up front); the id
     // labels the series and names the result.
     let run_id = stampede_metrics::new_run_id();
