@@ -111,3 +111,37 @@ fn a_bad_output_path_is_refused_before_setup_runs() {
     }
     assert!(nobody_connected(&listener));
 }
+
+#[test]
+fn a_closed_stdout_ends_a_scripted_run_as_quietly_as_any_other() {
+    // `stampede wrk -s sb.lua URL | head -1`: without a script the closed
+    // pipe exits 0 with nothing on stderr; a script's print() must not turn
+    // it into an error.
+    let target = LoggedTarget::start();
+    let url = target.url("/");
+    let file = chatty("pipe.lua");
+    for script_words in [vec![], vec!["-s", file.to_str().unwrap()]] {
+        let mut words = vec!["wrk", "-t1", "-c1", "-d300ms"];
+        words.extend(&script_words);
+        words.push(&url);
+        let mut child = Command::new(binary())
+            .args(&words)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Nobody reads stdout: its first write meets a closed pipe.
+        drop(child.stdout.take());
+        let mut stderr = String::new();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut stderr)
+            .unwrap();
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(0), "{words:?}: {stderr}");
+        assert!(!stderr.contains("Broken pipe"), "{words:?}: {stderr}");
+    }
+    drop(target);
+}
