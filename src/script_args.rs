@@ -111,6 +111,20 @@ impl ScriptArgs {
     }
 }
 
+/// Right after the run, before anything is printed or written: the result
+/// names the script (`plan.script`; the text's first line says it instead
+/// of the plan's method), and a run a script error ended says so
+/// (`stop_reason: "script_error"`; the engine sees only that it stopped).
+pub fn annotate(script: Option<&LuaScript>, result: &mut RunResult) {
+    let Some(script) = script else {
+        return;
+    };
+    result.plan.script = Some(script.name().to_string());
+    if script.failure().is_some() && result.stop_reason.is_none() {
+        result.stop_reason = Some("script_error".into());
+    }
+}
+
 /// After the run's report: the error that ended the run (its traceback on
 /// stderr, exit status 2), or else the script's `done` with the result.
 /// `rates`: per-thread request rates to give `done` (wrk's samples), or

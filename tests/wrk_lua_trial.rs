@@ -7,7 +7,7 @@
 #[path = "lua_support/mod.rs"]
 mod support;
 
-use stampede_testkit::binary;
+use stampede_testkit::{binary, read_json, temp_dir};
 use std::io::Read;
 use std::net::TcpListener;
 use std::process::{Command, Stdio};
@@ -143,5 +143,66 @@ fn a_closed_stdout_ends_a_scripted_run_as_quietly_as_any_other() {
         assert_eq!(status.code(), Some(0), "{words:?}: {stderr}");
         assert!(!stderr.contains("Broken pipe"), "{words:?}: {stderr}");
     }
+    drop(target);
+}
+
+#[test]
+fn the_result_names_the_script_and_a_script_error_is_its_stop_reason() {
+    let target = LoggedTarget::start();
+    let url = target.url("/json");
+    let post = script(
+        "post.lua",
+        "wrk.method = 'POST'\nwrk.body = 'a=1'\nwrk.headers['Content-Type'] = 'application/x-www-form-urlencoded'\n",
+    );
+    let file = post.to_str().unwrap();
+    let json = temp_dir("wrk-lua-trial-post").join("p.json");
+    let (code, stdout, stderr) = run(&[
+        "run",
+        &url,
+        "-c",
+        "1",
+        "-n",
+        "5",
+        "--script",
+        file,
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let first = stdout.lines().next().unwrap_or_default();
+    assert!(
+        first.starts_with(&format!("script {file} on {url}")),
+        "the first line names the script, not GET: {first}"
+    );
+    let result = read_json(&json);
+    assert_eq!(result["plan"]["script"].as_str(), Some(file), "{result}");
+    assert!(result.get("stop_reason").is_none(), "{result}");
+
+    let broken = script(
+        "broken.lua",
+        "local n = 0\nfunction request()\n  n = n + 1\n  if n > 3 then error('no more') end\n  return wrk.format()\nend\n",
+    );
+    let json = temp_dir("wrk-lua-trial-broken").join("r.json");
+    let (code, _, stderr) = run(&[
+        "run",
+        &url,
+        "-c",
+        "1",
+        "-d",
+        "20s",
+        "-q",
+        "--script",
+        broken.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(2), "{stderr}");
+    let result = read_json(&json);
+    assert_eq!(
+        result["stop_reason"].as_str(),
+        Some("script_error"),
+        "{result}"
+    );
+    assert_eq!(result["interrupted"].as_bool(), Some(false), "{result}");
     drop(target);
 }

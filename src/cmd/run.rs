@@ -132,6 +132,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
     };
     let result = run_plan_in(&plan, notices, &context).map(|mut result| {
         agent::annotate(&args.agent, &mut result);
+        crate::script_args::annotate(built.script.as_deref(), &mut result);
         result
     });
     if let Ok(result) = &result {

@@ -154,7 +154,8 @@ fn run(
         workload: built.workload,
         ..RunContext::default()
     };
-    let result = run_plan_in(&built.plan, built.notices, &context)?;
+    let mut result = run_plan_in(&built.plan, built.notices, &context)?;
+    crate::script_args::annotate(built.script.as_deref(), &mut result);
     Ok(Finished {
         translated,
         result,
