@@ -11,7 +11,9 @@
 use crate::addr::LuaAddr;
 use crate::busy::Busy;
 use crate::transfer::Transfer;
-use mlua::{Lua, UserData, UserDataFields, UserDataMethods, Value};
+use mlua::{
+    Function, Lua, MetaMethod, UserData, UserDataFields, UserDataMethods, UserDataRef, Value,
+};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
@@ -116,6 +118,22 @@ impl ThreadSlot {
     }
 }
 
+/// `thread.KEY = value`: only `addr`, and only an address (`wrk.lookup`'s,
+/// or a thread's `addr`); errors at level 2, the script's assignment.
+const NEWINDEX: &str = r#"
+local is_addr, set_addr, error = ...
+local tostring, type = tostring, type
+return function(thread, key, value)
+   if key ~= "addr" then
+      error("thread." .. tostring(key) .. " cannot be set (thread:set(name, value) sets a global of the thread)", 2)
+   end
+   if not is_addr(value) then
+      error("thread.addr must be an address from wrk.lookup(), got " .. type(value), 2)
+   end
+   set_addr(thread, value)
+end
+"#;
+
 /// The thread userdata. `own` is true for `wrk.thread` in the thread's own state.
 #[derive(Debug, Clone)]
 pub(crate) struct ThreadHandle {
@@ -126,12 +144,24 @@ pub(crate) struct ThreadHandle {
 impl UserData for ThreadHandle {
     fn add_fields<F: UserDataFields<Self>>(fields: &mut F) {
         fields.add_field_method_get("addr", |_, this| Ok(LuaAddr(lock(&this.slot.addr).addr)));
-        fields.add_field_method_set("addr", |_, this, addr: LuaAddr| {
-            *lock(&this.slot.addr) = AddrChoice {
-                addr: addr.0,
-                chosen: true,
-            };
-            Ok(())
+        // Assignments go through Lua (NEWINDEX): a wrong one is one plain
+        // Lua error at the script's line, not mlua's wrapped argument error.
+        fields.add_meta_field_with(MetaMethod::NewIndex, |lua| {
+            let is_addr = lua.create_function(|_, value: Value| {
+                Ok(matches!(&value, Value::UserData(data) if data.is::<LuaAddr>()))
+            })?;
+            let set_addr =
+                lua.create_function(|_, (this, addr): (UserDataRef<ThreadHandle>, LuaAddr)| {
+                    *lock(&this.slot.addr) = AddrChoice {
+                        addr: addr.0,
+                        chosen: true,
+                    };
+                    Ok(())
+                })?;
+            let error: Function = lua.globals().get("error")?;
+            lua.load(NEWINDEX)
+                .set_name("=stampede thread")
+                .call::<Function>((is_addr, set_addr, error))
         });
     }
 

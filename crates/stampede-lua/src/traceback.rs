@@ -6,7 +6,13 @@
 //! script's, so they are left out; with no frame left, no traceback.
 
 /// The chunk names of stampede's own Lua (worker.rs), as frames show them.
-const INTERNAL: [&str; 3] = ["stampede hooks", "stampede reads", "wrk.format"];
+const INTERNAL: [&str; 5] = [
+    "stampede hooks",
+    "stampede reads",
+    "stampede thread",
+    "wrk.format",
+    "wrk.lookup",
+];
 
 /// `text` (a message, maybe followed by `stack traceback:` and frames)
 /// with only the script's frames, indented consistently.
@@ -29,6 +35,8 @@ fn is_the_scripts(frame: &str) -> bool {
     !(frame.starts_with("[C]")
         || frame.starts_with("(tail call)")
         || frame.starts_with("[string \"stampede")
+        // mlua's own Lua: the userdata `__newindex` that calls ours.
+        || frame.starts_with("__mlua")
         || INTERNAL.iter().any(|name| frame.starts_with(name)))
 }
 

@@ -1,7 +1,7 @@
 //! What a script can get wrong: errors in hooks (named, with tracebacks,
 //! stopping every thread), bytes that are not requests, failing setup/init.
 
-use super::{config, prepared, respond, ADDR};
+use super::{config, next_request, prepared, respond, ADDR};
 use crate::LoadedScript;
 use stampede_workload::{ResponseView, Script};
 use std::time::Duration;
@@ -96,6 +96,90 @@ fn setup_and_init_errors_stop_prepare() {
         .to_string();
     assert!(
         err.starts_with("test.lua:1:") && !err.contains('\n'),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_string_for_thread_addr_is_one_error_in_the_scripts_terms() {
+    let err = LoadedScript::from_code(
+        &config(&[]),
+        b"function setup(thread)\n  thread.addr = '127.0.0.1:18081'\nend\n".to_vec(),
+    )
+    .unwrap()
+    .prepare(1, ADDR.parse().unwrap())
+    .unwrap_err()
+    .0;
+    assert!(
+        err.contains("setup() failed: test.lua:2: thread.addr must be an address from wrk.lookup(), got string"),
+        "{err}"
+    );
+    for internal in [
+        "bad argument",
+        "runtime error",
+        "__mlua",
+        "[C]",
+        "ThreadHandle",
+    ] {
+        assert!(!err.contains(internal), "{internal} in {err}");
+    }
+    assert!(err.contains("\n  test.lua:2: in function"), "{err}");
+}
+
+#[test]
+fn a_caught_lookup_failure_is_the_plain_message() {
+    let script = prepared(
+        "local ok, err = pcall(wrk.lookup, '127.0.0.1', 'gopher')\n\
+         function request() return wrk.format(nil, '/', { ['X-Err'] = err }) end\n",
+        1,
+    );
+    let mut thread = script.thread(0).unwrap();
+    let (request, _) = next_request(thread.as_mut());
+    assert!(
+        request.contains("\r\nX-Err: unable to resolve 127.0.0.1:gopher unknown service\r\n"),
+        "{request}"
+    );
+}
+
+#[test]
+fn lookup_without_a_service_is_port_0_as_in_wrk() {
+    let script = prepared(
+        "local a = wrk.lookup('127.0.0.1', nil)\n\
+         local b = wrk.lookup('127.0.0.1')\n\
+         function request() return wrk.format(nil, '/', { ['X-A'] = tostring(a[1]) .. ' ' .. tostring(b[1]) }) end\n",
+        1,
+    );
+    let mut thread = script.thread(0).unwrap();
+    let (request, _) = next_request(thread.as_mut());
+    assert!(
+        request.contains("\r\nX-A: 127.0.0.1:0 127.0.0.1:0\r\n"),
+        "{request}"
+    );
+}
+
+#[test]
+fn a_bad_assignment_to_wrk_thread_during_the_run_is_as_plain() {
+    let script = prepared(
+        "function request()\n  wrk.thread.addr = 5\n  return wrk.format()\nend\n",
+        1,
+    );
+    let mut thread = script.thread(0).unwrap();
+    let err = thread.request(&mut Vec::new()).unwrap_err().0;
+    assert!(
+        err.starts_with("test.lua: request() failed: test.lua:2: thread.addr must be an address from wrk.lookup(), got number\nstack traceback:\n  test.lua:2: in function"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("runtime error") && !err.contains("__mlua"),
+        "{err}"
+    );
+    let err = LoadedScript::from_code(&config(&[]), b"function setup(t) t.port = 80 end".to_vec())
+        .unwrap()
+        .prepare(1, ADDR.parse().unwrap())
+        .unwrap_err()
+        .0;
+    assert!(
+        err.starts_with("test.lua: setup() failed: test.lua:1: thread.port cannot be set"),
         "{err}"
     );
 }
