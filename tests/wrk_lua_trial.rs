@@ -206,3 +206,38 @@ fn the_result_names_the_script_and_a_script_error_is_its_stop_reason() {
     assert_eq!(result["interrupted"].as_bool(), Some(false), "{result}");
     drop(target);
 }
+
+#[test]
+fn a_body_cut_at_capture_max_is_one_warning_and_wrk_takes_capture_max() {
+    let target = LoggedTarget::start();
+    let url = target.url("/bytes/100000");
+    let body = script(
+        "body.lua",
+        "local seen = false\n\
+         response = function(status, headers, body)\n\
+           if not seen then seen = true print('body ' .. #body) end\n\
+         end\n",
+    );
+    let file = body.to_str().unwrap();
+    let base = ["wrk", "-t2", "-c2", "-d300ms", "-s", file];
+    let mut words = base.to_vec();
+    words.push(&url);
+    let (code, stdout, stderr) = run(&words);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains("body 65536"), "{stdout}");
+    let warnings: Vec<&str> = stderr.lines().filter(|l| l.contains("warning")).collect();
+    assert_eq!(warnings.len(), 1, "once per run: {stderr}");
+    assert!(
+        warnings[0].contains(file)
+            && warnings[0].contains("100000-byte body")
+            && warnings[0].contains("--capture-max"),
+        "{stderr}"
+    );
+    let mut words = base.to_vec();
+    words.extend(["--capture-max", "200KiB", &url]);
+    let (code, stdout, stderr) = run(&words);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains("body 100000"), "{stdout}");
+    assert!(!stderr.contains("warning"), "{stderr}");
+    drop(target);
+}

@@ -35,6 +35,9 @@ pub(crate) struct RunShared {
     /// The hook the main thread is in: `setup`, `init` (before the run)
     /// or `done` (after it).
     pub main_busy: Arc<Busy>,
+    /// Set the first time `response()` read a body cut at `--capture-max`
+    /// (the run's one warning is printed then).
+    pub body_cut: AtomicBool,
 }
 
 /// What the setup state, the done state and a worker share of one thread.
@@ -75,6 +78,12 @@ impl ThreadSlot {
     /// thread then stops.
     pub(crate) fn fail(&self, message: &str) {
         let _ = self.shared.failure.set(message.to_string());
+    }
+
+    /// True the first time in the run a thread reports a cut body.
+    pub(crate) fn first_cut_body(&self) -> bool {
+        let cut = &self.shared.body_cut;
+        !cut.load(Ordering::Relaxed) && !cut.swap(true, Ordering::Relaxed)
     }
 
     /// Puts the thread's state (back) in the slot.

@@ -183,3 +183,26 @@ fn a_bad_assignment_to_wrk_thread_during_the_run_is_as_plain() {
         "{err}"
     );
 }
+
+#[test]
+fn a_body_cut_at_capture_max_is_noticed_only_when_response_reads_it() {
+    let cut = |code: &str| {
+        let script = prepared(code, 2);
+        let mut thread = script.thread(0).unwrap();
+        // 16 bytes kept of a 100-byte body; then a whole one.
+        let view = ResponseView::new(200, &[], b"0123456789abcdef", Duration::ZERO);
+        thread.response(&view.with_body_size(100)).unwrap();
+        let whole = ResponseView::new(200, &[], b"0123456789abcdef", Duration::ZERO);
+        thread.response(&whole).unwrap();
+        script.body_was_cut()
+    };
+    assert!(cut(
+        "function response(status, headers, body) n = #body end"
+    ));
+    assert!(!cut("function response(status) n = status end"));
+    let script = prepared("function response(s, h, body) n = #body end", 1);
+    let mut thread = script.thread(0).unwrap();
+    let whole = ResponseView::new(200, &[], b"0123456789abcdef", Duration::ZERO);
+    thread.response(&whole).unwrap();
+    assert!(!script.body_was_cut(), "a whole body is no cut one");
+}
