@@ -241,3 +241,41 @@ fn a_body_cut_at_capture_max_is_one_warning_and_wrk_takes_capture_max() {
     assert!(!stderr.contains("warning"), "{stderr}");
     drop(target);
 }
+
+#[test]
+fn a_run_shorter_than_one_window_gives_done_one_sample_per_thread() {
+    // wrk's Req/Sec windows are 100 ms: a 50 ms run has no full one, and
+    // the printed Req/Sec falls back to the run's rate per thread; done()'s
+    // `requests` must not be empty then.
+    let target = LoggedTarget::start();
+    let url = target.url("/");
+    let done = script(
+        "done.lua",
+        "done = function(summary, latency, requests)\n\
+           print(string.format('requests min=%g mean=%g', requests.min, requests.mean))\n\
+         end\n",
+    );
+    let (code, stdout, stderr) = run(&[
+        "wrk",
+        "-t2",
+        "-c2",
+        "-d50ms",
+        "-s",
+        done.to_str().unwrap(),
+        &url,
+    ]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("requests "))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    let field = |name: &str| -> f64 {
+        let word = line
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix(&format!("{name}=")))
+            .unwrap();
+        word.parse().unwrap()
+    };
+    assert!(field("min") > 0.0 && field("mean") > 0.0, "{line}");
+    drop(target);
+}

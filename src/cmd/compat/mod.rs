@@ -95,7 +95,7 @@ pub fn execute<F: FrontEnd>(parsed: Parsed<F>, help: &str, tool: &str) -> anyhow
         }
     }
     let status = save(&done)?;
-    let rates = watch.borrow().rates.clone();
+    let rates = watch.borrow().samples(&done.result);
     let status =
         crate::script_args::finish(done.script.as_deref(), &done.result, Some(&rates), status)?;
     Ok(if unreachable { exit::ERROR } else { status })
