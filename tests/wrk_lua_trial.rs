@@ -279,3 +279,25 @@ fn a_run_shorter_than_one_window_gives_done_one_sample_per_thread() {
     assert!(field("min") > 0.0 && field("mean") > 0.0, "{line}");
     drop(target);
 }
+
+#[test]
+fn repeat_with_a_script_is_refused_before_setup_runs() {
+    let (listener, url) = watched_port();
+    let file = chatty("repeat.lua");
+    for rounds in [["--repeat", "2"], ["--until-stable", "p99:5%"]] {
+        let (code, stdout, stderr) = run(&[
+            "run",
+            &url,
+            "-d",
+            "1s",
+            "--script",
+            file.to_str().unwrap(),
+            rounds[0],
+            rounds[1],
+        ]);
+        assert_eq!(code, Some(2), "{stderr}");
+        assert!(stderr.contains("--script runs once"), "{stderr}");
+        assert!(!stdout.contains("ran"), "no hook ran: {stdout}");
+    }
+    assert!(nobody_connected(&listener));
+}
