@@ -206,3 +206,22 @@ fn a_body_cut_at_capture_max_is_noticed_only_when_response_reads_it() {
     thread.response(&whole).unwrap();
     assert!(!script.body_was_cut(), "a whole body is no cut one");
 }
+
+#[test]
+fn errors_from_stampedes_own_code_during_the_run_read_as_the_scripts() {
+    for (code, want) in [
+        (
+            "function request()\n  wrk.thread:set('f', print)\n  return wrk.format()\nend\n",
+            "test.lua: request() failed: cannot transfer 'function' to thread\nstack traceback:\n  test.lua:2: in function 'request'",
+        ),
+        (
+            "function request()\n  return wrk.format(nil, '/', 5)\nend\n",
+            "test.lua: request() failed: wrk.format: headers must be a table, got number",
+        ),
+    ] {
+        let script = prepared(code, 1);
+        let mut thread = script.thread(0).unwrap();
+        let err = thread.request(&mut Vec::new()).unwrap_err().0;
+        assert_eq!(err, want);
+    }
+}
