@@ -96,6 +96,9 @@ pub fn run_words(args: &RunArgs) -> Vec<String> {
         words.path("--json", path);
     }
     words.flag("--quiet", args.quiet);
+    if changed(&|a| a.workload.capture_max.to_string()) {
+        words.pair("--capture-max", &args.workload.capture_max.to_string());
+    }
     if let Some(StartAt(time)) = &args.agent.start_at {
         words.pair("--start-at", &timestamp_word(*time));
     }

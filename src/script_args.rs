@@ -77,6 +77,14 @@ impl ScriptArgs {
                 path.display()
             );
         }
+        if plan.request.http10 {
+            // request() writes its own request line (wrk.format: HTTP/1.1):
+            // the flag would be claimed in the header and never sent.
+            anyhow::bail!(
+                "--script {}: the script writes its own request lines (HTTP/1.1): drop --http1.0",
+                path.display()
+            );
+        }
         let loaded = self
             .load(url, &plan.request)?
             .ok_or_else(|| anyhow::anyhow!("no script"))?;
@@ -100,6 +108,20 @@ impl ScriptArgs {
             return Err(refused(true).into());
         }
         Ok(Some(Arc::new(script)))
+    }
+}
+
+/// Right after the run, before anything is printed or written: the result
+/// names the script (`plan.script`; the text's first line says it instead
+/// of the plan's method), and a run a script error ended says so
+/// (`stop_reason: "script_error"`; the engine sees only that it stopped).
+pub fn annotate(script: Option<&LuaScript>, result: &mut RunResult) {
+    let Some(script) = script else {
+        return;
+    };
+    result.plan.script = Some(script.name().to_string());
+    if script.failure().is_some() && result.stop_reason.is_none() {
+        result.stop_reason = Some("script_error".into());
     }
 }
 

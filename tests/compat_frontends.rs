@@ -853,6 +853,10 @@ fn every_wrk_flag_is_accepted_or_refused() {
         ("-h", Informs),
         ("--help", Informs),
         ("--stampede-json", Runs(&["--stampede-json", "OUT"])),
+        (
+            "--capture-max",
+            Runs(&["--capture-max", "1MiB", "-s", "SCRIPT"]),
+        ),
     ];
     check_every_flag("wrk", "--help", &["-t1", "-c2", "-d300ms"], &table);
 }

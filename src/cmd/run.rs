@@ -32,15 +32,18 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
     stampede_lua::print_to_stderr(
         delivery.stdout_taken() || args.output == output::OutputFormat::Json,
     );
+    let rounds = args.repeat.is_some() || args.until_stable.is_some();
+    // Before build_run: a script's setup() and init() run there (and may
+    // print); a refused flag or a bad output path must cost nothing, as
+    // with `stampede wrk`.
+    if rounds && args.script.script.is_some() {
+        anyhow::bail!("--script runs once (setup, init, done): drop --repeat or --until-stable");
+    }
+    output::preflight(&delivery.outputs())?;
     let built = build_run(&args)?;
     let (plan, notices, workload) = (built.plan, built.notices, built.workload);
-    if args.repeat.is_some() || args.until_stable.is_some() {
+    if rounds {
         crate::run_args::refuse_in(&args.metrics, "--repeat or --until-stable")?;
-        if built.script.is_some() {
-            anyhow::bail!(
-                "--script runs once (setup, init, done): drop --repeat or --until-stable"
-            );
-        }
         if args.seed.is_some() {
             anyhow::bail!(
                 "--seed repeats one run's arrivals: with --repeat or --until-stable every round would draw the same ones; drop --seed"
@@ -51,7 +54,6 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
     // stops it (the run then ends at once, interrupted).
     interrupt::stop_handle()?;
     check_pids(&args.server.pids)?;
-    output::preflight(&delivery.outputs())?;
     // Bound before any load (a bad address is refused up front); the id
     // labels the series and names the result.
     let run_id = stampede_metrics::new_run_id();
@@ -130,6 +132,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
     };
     let result = run_plan_in(&plan, notices, &context).map(|mut result| {
         agent::annotate(&args.agent, &mut result);
+        crate::script_args::annotate(built.script.as_deref(), &mut result);
         result
     });
     if let Ok(result) = &result {

@@ -4,7 +4,7 @@
 //! (`tostring`) as `ip:port`, as wrk's does (IPv6 without brackets: wrk's
 //! getnameinfo output).
 
-use mlua::{FromLua, Lua, MetaMethod, UserData, UserDataMethods, Value};
+use mlua::{FromLua, IntoLua, Lua, MetaMethod, UserData, UserDataMethods, Value};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
@@ -49,40 +49,71 @@ fn service_port(service: &str) -> Option<u16> {
     }
 }
 
-/// Every address of `host` for `service`, in the resolver's order.
-pub(crate) fn lookup(host: &str, service: &str) -> Result<Vec<SocketAddr>, String> {
-    let port = service_port(service)
-        .ok_or_else(|| format!("unable to resolve {host}:{service} unknown service"))?;
+/// Every address of `host` for `service`, in the resolver's order. No
+/// service (`wrk.lookup(host)`, or nil) is port 0, as getaddrinfo's NULL
+/// service is in wrk: `127.0.0.1:0`.
+pub(crate) fn lookup(host: &str, service: Option<&str>) -> Result<Vec<SocketAddr>, String> {
+    let named = match service {
+        Some(service) => format!("{host}:{service}"),
+        None => host.to_string(),
+    };
+    let port = match service {
+        Some(service) => service_port(service)
+            .ok_or_else(|| format!("unable to resolve {named} unknown service"))?,
+        None => 0,
+    };
     let host = host.trim_start_matches('[').trim_end_matches(']');
     let addrs: Vec<SocketAddr> = (host, port)
         .to_socket_addrs()
-        .map_err(|e| format!("unable to resolve {host}:{service} {e}"))?
+        .map_err(|e| format!("unable to resolve {named} {e}"))?
         .collect();
     if addrs.is_empty() {
-        return Err(format!("unable to resolve {host}:{service} no address"));
+        return Err(format!("unable to resolve {named} no address"));
     }
     Ok(addrs)
 }
 
+/// `wrk.lookup` as scripts call it: a failure is raised as a plain Lua
+/// string (`unable to resolve ...`, positioned at the caller like a C
+/// library function's), which `pcall` catches as it is; an error returned
+/// from a Rust function would reach the script as mlua's wrapped error,
+/// `runtime error: ...` with a `[C]` traceback in its text.
+const LOOKUP: &str = r#"
+local resolve, error = ...
+return function(host, service)
+   local addrs, failure = resolve(host, service)
+   if not addrs then error(failure, 2) end
+   return addrs
+end
+"#;
+
 /// Adds `wrk.lookup` and `wrk.connect` to the `wrk` table.
 pub(crate) fn install(lua: &Lua, wrk: &mlua::Table) -> mlua::Result<()> {
-    wrk.set(
-        "lookup",
-        lua.create_function(|lua, (host, service): (Value, Value)| {
-            let text = |v: &Value| -> mlua::Result<String> {
-                Ok(match lua.coerce_string(v.clone())? {
-                    Some(s) => s.to_str()?.to_string(),
-                    None => String::new(),
-                })
-            };
-            let addrs = lookup(&text(&host)?, &text(&service)?).map_err(mlua::Error::runtime)?;
-            let table = lua.create_table_with_capacity(addrs.len(), 0)?;
-            for addr in addrs {
-                table.push(LuaAddr(addr))?;
+    let resolve = lua.create_function(|lua, (host, service): (Value, Value)| {
+        let text = |v: &Value| -> mlua::Result<Option<String>> {
+            Ok(match lua.coerce_string(v.clone())? {
+                Some(s) => Some(s.to_str()?.to_string()),
+                None => None,
+            })
+        };
+        let host = text(&host)?.unwrap_or_default();
+        match lookup(&host, text(&service)?.as_deref()) {
+            Ok(addrs) => {
+                let table = lua.create_table_with_capacity(addrs.len(), 0)?;
+                for addr in addrs {
+                    table.push(LuaAddr(addr))?;
+                }
+                Ok((Value::Table(table), Value::Nil))
             }
-            Ok(table)
-        })?,
-    )?;
+            Err(failure) => Ok((Value::Nil, failure.into_lua(lua)?)),
+        }
+    })?;
+    let error: mlua::Function = lua.globals().get("error")?;
+    let lookup: mlua::Function = lua
+        .load(LOOKUP)
+        .set_name("=wrk.lookup")
+        .call((resolve, error))?;
+    wrk.set("lookup", lookup)?;
     wrk.set(
         "connect",
         lua.create_function(|_, addr: LuaAddr| {
@@ -130,7 +161,7 @@ mod tests {
         assert_eq!(service_port("8080"), Some(8080));
         assert_eq!(service_port("gopher"), None);
         assert_eq!(
-            lookup("[::1]", "81").unwrap()[0],
+            lookup("[::1]", Some("81")).unwrap()[0],
             "[::1]:81".parse().unwrap()
         );
         let lua = Lua::new();
@@ -138,7 +169,7 @@ mod tests {
         lua.globals().set("a", addr).unwrap();
         let text: String = lua.load("return tostring(a)").eval().unwrap();
         assert_eq!(text, "::1:81");
-        let err = lookup("127.0.0.1", "gopher").unwrap_err();
+        let err = lookup("127.0.0.1", Some("gopher")).unwrap_err();
         assert_eq!(err, "unable to resolve 127.0.0.1:gopher unknown service");
     }
 }

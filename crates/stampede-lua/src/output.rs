@@ -2,7 +2,8 @@
 //! stdio buffer, which is flushed at exit when stdout is a pipe: what a
 //! script prints would then come after stampede's report instead of where
 //! wrk shows it (before the summary, `done`'s output after it). When stdout
-//! carries a machine-readable result (JSON to `-`), they go to stderr.
+//! carries a machine-readable result (JSON to `-`), they go to stderr. A
+//! closed stdout is no script error: what is printed into it is dropped.
 
 use mlua::{Lua, MultiValue, Value};
 use std::io::Write;
@@ -73,7 +74,14 @@ fn write_out(bytes: &[u8]) -> mlua::Result<()> {
         let mut out = std::io::stdout().lock();
         out.write_all(bytes).and_then(|()| out.flush())
     };
-    written.map_err(mlua::Error::external)
+    match written {
+        // A closed stdout (`| head -1`): what the script prints is dropped,
+        // as wrk's printf into a closed pipe is; the run goes on, and the
+        // report's own write meets the closed pipe and exits quietly
+        // (src/exit.rs), as without a script.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        written => written.map_err(mlua::Error::external),
+    }
 }
 
 #[cfg(test)]

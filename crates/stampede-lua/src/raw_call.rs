@@ -291,6 +291,11 @@ impl RawHooks {
     ///
     /// SAFETY (of the caller): a function on top, 3 free slots; the stack
     /// is left as it was.
+    /// True when the last `response` called reads its `body` argument.
+    pub(crate) fn reads_body(&self) -> bool {
+        self.response_reads.get() & ARG_BODY != 0
+    }
+
     unsafe fn reads_of_top(&self, state: *mut ffi::lua_State) -> u8 {
         // SAFETY: as the caller promised; each push is popped below.
         unsafe {

@@ -215,6 +215,14 @@ impl LuaScript {
         }
     }
 
+    /// True when `response()` read a body cut at `--capture-max` during
+    /// the run (the warning was printed then).
+    pub fn body_was_cut(&self) -> bool {
+        self.shared
+            .body_cut
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// The first script error of the run (`request()`, `response()`,
     /// `delay()`, or bytes that are not a request), with its traceback: it
     /// stopped every thread.

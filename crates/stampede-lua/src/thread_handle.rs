@@ -11,7 +11,9 @@
 use crate::addr::LuaAddr;
 use crate::busy::Busy;
 use crate::transfer::Transfer;
-use mlua::{Lua, UserData, UserDataFields, UserDataMethods, Value};
+use mlua::{
+    Function, Lua, MetaMethod, UserData, UserDataFields, UserDataMethods, UserDataRef, Value,
+};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
@@ -33,6 +35,9 @@ pub(crate) struct RunShared {
     /// The hook the main thread is in: `setup`, `init` (before the run)
     /// or `done` (after it).
     pub main_busy: Arc<Busy>,
+    /// Set the first time `response()` read a body cut at `--capture-max`
+    /// (the run's one warning is printed then).
+    pub body_cut: AtomicBool,
 }
 
 /// What the setup state, the done state and a worker share of one thread.
@@ -73,6 +78,12 @@ impl ThreadSlot {
     /// thread then stops.
     pub(crate) fn fail(&self, message: &str) {
         let _ = self.shared.failure.set(message.to_string());
+    }
+
+    /// True the first time in the run a thread reports a cut body.
+    pub(crate) fn first_cut_body(&self) -> bool {
+        let cut = &self.shared.body_cut;
+        !cut.load(Ordering::Relaxed) && !cut.swap(true, Ordering::Relaxed)
     }
 
     /// Puts the thread's state (back) in the slot.
@@ -116,6 +127,22 @@ impl ThreadSlot {
     }
 }
 
+/// `thread.KEY = value`: only `addr`, and only an address (`wrk.lookup`'s,
+/// or a thread's `addr`); errors at level 2, the script's assignment.
+const NEWINDEX: &str = r#"
+local is_addr, set_addr, error = ...
+local tostring, type = tostring, type
+return function(thread, key, value)
+   if key ~= "addr" then
+      error("thread." .. tostring(key) .. " cannot be set (thread:set(name, value) sets a global of the thread)", 2)
+   end
+   if not is_addr(value) then
+      error("thread.addr must be an address from wrk.lookup(), got " .. type(value), 2)
+   end
+   set_addr(thread, value)
+end
+"#;
+
 /// The thread userdata. `own` is true for `wrk.thread` in the thread's own state.
 #[derive(Debug, Clone)]
 pub(crate) struct ThreadHandle {
@@ -126,12 +153,24 @@ pub(crate) struct ThreadHandle {
 impl UserData for ThreadHandle {
     fn add_fields<F: UserDataFields<Self>>(fields: &mut F) {
         fields.add_field_method_get("addr", |_, this| Ok(LuaAddr(lock(&this.slot.addr).addr)));
-        fields.add_field_method_set("addr", |_, this, addr: LuaAddr| {
-            *lock(&this.slot.addr) = AddrChoice {
-                addr: addr.0,
-                chosen: true,
-            };
-            Ok(())
+        // Assignments go through Lua (NEWINDEX): a wrong one is one plain
+        // Lua error at the script's line, not mlua's wrapped argument error.
+        fields.add_meta_field_with(MetaMethod::NewIndex, |lua| {
+            let is_addr = lua.create_function(|_, value: Value| {
+                Ok(matches!(&value, Value::UserData(data) if data.is::<LuaAddr>()))
+            })?;
+            let set_addr =
+                lua.create_function(|_, (this, addr): (UserDataRef<ThreadHandle>, LuaAddr)| {
+                    *lock(&this.slot.addr) = AddrChoice {
+                        addr: addr.0,
+                        chosen: true,
+                    };
+                    Ok(())
+                })?;
+            let error: Function = lua.globals().get("error")?;
+            lua.load(NEWINDEX)
+                .set_name("=stampede thread")
+                .call::<Function>((is_addr, set_addr, error))
         });
     }
 

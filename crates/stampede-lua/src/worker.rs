@@ -159,7 +159,19 @@ impl ScriptThread for LuaThread {
         let busy = self.slot.busy.enter(Hook::Response);
         let done = (self.raw).response(lua, response.status, &response.fields(), response.body);
         drop(busy);
-        done.map_err(|e: String| self.fail("response()", &e))
+        done.map_err(|e: String| self.fail("response()", &e))?;
+        // wrk hands response() the whole body; stampede keeps at most
+        // --capture-max of it (the engine's capture): say so once per run
+        // when a body the function reads was cut (the view's body_size is
+        // the framed length, the body what was kept).
+        let kept = response.body.len() as u64;
+        if kept < response.body_size && self.raw.reads_body() && self.slot.first_cut_body() {
+            eprintln!(
+                "stampede: warning: {}: response() got the first {kept} bytes of a {}-byte body (bodies are kept up to --capture-max, 64KiB by default; wrk gives the whole body): raise it with --capture-max SIZE",
+                self.name, response.body_size
+            );
+        }
+        Ok(())
     }
 
     fn stop_requested(&self) -> bool {

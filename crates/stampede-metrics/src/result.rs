@@ -61,6 +61,11 @@ pub struct PlanSummary {
     /// them again).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub seed: Option<u64>,
+    /// `--script` (wrk's `-s`): the Lua script that built every request, as
+    /// given on the command line; `method` and `body_bytes` are then only
+    /// the `wrk` table's defaults. Set by the engine's caller.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub script: Option<String>,
 }
 
 /// The TLS version, cipher suite and ALPN protocol a handshake settled,
@@ -149,6 +154,7 @@ impl PlanSummary {
             tls: None,
             pipeline: (plan.transport.pipeline > 1).then_some(plan.transport.pipeline),
             seed: None,
+            script: None,
         }
     }
 }

@@ -17,6 +17,7 @@ pub(crate) fn stop_reason_text(reason: &str) -> &str {
         "stop_run" => "a step failed in a group with on_error = \"stop_run\"",
         "groups_done" => "every group ended by itself (iterations or duration)",
         "script_stopped" => "the script called thread:stop() in every thread",
+        "script_error" => "a Lua error in the script (its traceback is on stderr)",
         "worker_stuck" => {
             "a worker was given up on (see the warning): its figures after its last snapshot are lost"
         }

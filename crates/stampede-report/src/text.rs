@@ -50,6 +50,10 @@ fn run_id_tag(result: &RunResult) -> String {
 
 fn describe_requests(result: &RunResult) -> String {
     let targets = &result.targets;
+    if let Some(script) = &result.plan.script {
+        // The script built every request: its method and body, not the plan's.
+        return format!("script {script} on {}", result.plan.url);
+    }
     if targets.len() < 2 {
         return format!("{} {}", result.plan.method, result.plan.url);
     }

@@ -95,7 +95,7 @@ pub fn execute<F: FrontEnd>(parsed: Parsed<F>, help: &str, tool: &str) -> anyhow
         }
     }
     let status = save(&done)?;
-    let rates = watch.borrow().rates.clone();
+    let rates = watch.borrow().samples(&done.result);
     let status =
         crate::script_args::finish(done.script.as_deref(), &done.result, Some(&rates), status)?;
     Ok(if unreachable { exit::ERROR } else { status })
@@ -154,7 +154,8 @@ fn run(
         workload: built.workload,
         ..RunContext::default()
     };
-    let result = run_plan_in(&built.plan, built.notices, &context)?;
+    let mut result = run_plan_in(&built.plan, built.notices, &context)?;
+    crate::script_args::annotate(built.script.as_deref(), &mut result);
     Ok(Finished {
         translated,
         result,

@@ -64,6 +64,19 @@ impl Watch {
         self.spec.rate_window
     }
 
+    /// wrk's Req/Sec samples for `done()`'s `requests` (and the report):
+    /// the full windows' rates, or, for a run shorter than one window
+    /// (none full), one sample per thread, the run's rate split over the
+    /// threads, as the printed Req/Sec falls back to. None at all when
+    /// nothing completed (wrk records no sample without a response).
+    pub fn samples(&self, result: &stampede_metrics::RunResult) -> Vec<f64> {
+        if !self.rates.is_empty() || result.rps <= 0.0 {
+            return self.rates.clone();
+        }
+        let threads = result.plan.threads.max(1);
+        vec![result.rps / threads as f64; threads]
+    }
+
     /// Connections opened during the run, as the snapshots told.
     pub fn opened(&self) -> u64 {
         self.opened
@@ -144,6 +157,27 @@ mod tests {
         watch.on_worker_interval(1, &s, true);
         watch.on_worker_interval(1, &Snapshot::default(), false);
         assert_eq!(watch.rates, vec![500.0]);
+    }
+
+    #[test]
+    fn a_run_shorter_than_a_window_has_one_sample_per_thread() {
+        let watch = Watch::new(WatchSpec {
+            rate_window: Some(Duration::from_millis(100)),
+            ..WatchSpec::default()
+        });
+        let mut result: stampede_metrics::RunResult = serde_json::from_str(
+            &std::fs::read_to_string(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/golden/run.json"
+            ))
+            .unwrap(),
+        )
+        .unwrap();
+        result.plan.threads = 2;
+        result.rps = 3000.0;
+        assert_eq!(watch.samples(&result), vec![1500.0, 1500.0]);
+        result.rps = 0.0;
+        assert!(watch.samples(&result).is_empty(), "no response, no sample");
     }
 
     #[test]

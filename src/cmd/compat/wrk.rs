@@ -33,6 +33,7 @@ Usage: stampede wrk <options> <url> [-- <script args>]
     -v, --version          Print version details
     -h, --help             This help
         --stampede-json <P>  stampede only: also write the full JSON result to P
+        --capture-max <SIZE> stampede only: most of a body response() gets (default 64KiB)
 
   Numeric arguments may include a SI unit (1k, 1M, 1G)
   Time arguments may include a time unit (2s, 2m, 2h)
@@ -53,6 +54,7 @@ const SPECS: &[OptSpec] = &[
     OptSpec::both("version", 'v', "version", false),
     OptSpec::both("help", 'h', "help", false),
     STAMPEDE_JSON,
+    OptSpec::long("capture-max", "capture-max", true),
 ];
 
 type Parsed = super::Parsed<WrkOptions>;
@@ -68,6 +70,9 @@ struct WrkOptions {
     timeout: Duration,
     rate: Option<u64>,
     stampede_json: Option<PathBuf>,
+    /// stampede's `--capture-max`: the most of a body `response()` gets
+    /// (wrk gives the whole body; stampede keeps 64 KiB unless told).
+    capture_max: Option<usize>,
     script: Option<PathBuf>,
     /// The words after the URL (after `--`): the script's `init(args)`.
     script_args: Vec<String>,
@@ -110,6 +115,7 @@ fn parse(words: &[String]) -> anyhow::Result<Parsed> {
         timeout: Duration::from_secs(2),
         rate: None,
         stampede_json: None,
+        capture_max: None,
         script: None,
         script_args: Vec::new(),
     };
@@ -128,6 +134,18 @@ fn parse(words: &[String]) -> anyhow::Result<Parsed> {
             "timeout" => o.timeout = parse_time(f, &value)?,
             "rate" => o.rate = Some(parse_metric(f, &value)?),
             "stampede-json" => o.stampede_json = Some(PathBuf::from(value)),
+            "capture-max" => {
+                let size = stampede_workload::parse_size(&value).filter(|&b| b >= 1.0);
+                let bytes = size.ok_or_else(|| {
+                    usage(
+                        TOOL,
+                        format!(
+                            "invalid value for {f}: '{value}' (a size such as 64KiB, 1MiB or 4096)"
+                        ),
+                    )
+                })?;
+                o.capture_max = Some(bytes as usize);
+            }
             other => return Err(usage(TOOL, format!("option {other} is not handled"))),
         }
     }
@@ -171,6 +189,9 @@ impl WrkOptions {
         args.rate = self.rate.map(|rate| rate as f64);
         args.script.script = self.script.clone();
         args.script.script_args = self.script_args.clone();
+        if let Some(bytes) = self.capture_max {
+            args.workload.capture_max = bytes;
+        }
         Ok(Translated {
             tool: TOOL,
             args,
@@ -303,5 +324,22 @@ mod tests {
         assert!(words.ends_with(" --script counter.lua -- a b"), "{words}");
         let o = options("--script=post.lua http://h/");
         assert!(run_words(&o).ends_with("--script post.lua"));
+    }
+
+    #[test]
+    fn capture_max_goes_to_run_and_reads_back() {
+        let o = options("-s big.lua --capture-max 1MiB http://h/");
+        assert_eq!(o.capture_max, Some(1024 * 1024));
+        let words = run_words(&o);
+        assert!(
+            words.ends_with("--capture-max 1048576 --script big.lua"),
+            "{words}"
+        );
+        let words: Vec<String> = ["--capture-max", "lots", "http://h/"]
+            .iter()
+            .map(|w| w.to_string())
+            .collect();
+        let err = parse(&words).unwrap_err().to_string();
+        assert!(err.contains("--capture-max"), "{err}");
     }
 }
