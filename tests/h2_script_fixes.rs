@@ -10,7 +10,7 @@
 #[path = "lua_support/mod.rs"]
 mod support;
 
-use stampede_testkit::{run_ok, Run};
+use stampede_testkit::{binary, read_json, run_ok, temp_dir, Run};
 use support::{script, LoggedTarget};
 
 /// `stampede run URL --http2 -t 1 ARGS --script FILE` (with `--json`), exit 0.
@@ -43,4 +43,58 @@ fn a_delay_of_zero_costs_no_timer_tick_per_request() {
     let twenty = script("h2-delay-20.lua", "function delay() return 20 end\n");
     let paced = run_script(&url, &args, &twenty).count("/requests/completed");
     assert!((40..=110).contains(&paced), "delay() = 20: {paced} in 1 s");
+}
+
+#[test]
+fn a_script_request_line_keeps_its_form_over_http2() {
+    let target = LoggedTarget::start();
+    let file = script(
+        "h2-forms.lua",
+        r#"n = 0
+request = function()
+   n = n + 1
+   if n % 3 == 1 then return wrk.format(nil, "http://abs.example/echo?abs") end
+   if n % 3 == 2 then return wrk.format("OPTIONS", "*") end
+   return wrk.format("CONNECT", "abs.example:443")
+end
+"#,
+    );
+    let json = temp_dir("h2-forms").join("r.json");
+    let words = [
+        "run",
+        &target.url("/"),
+        "--http2",
+        "-t",
+        "1",
+        "-c",
+        "1",
+        "--streams",
+        "1",
+        "-n",
+        "6",
+        "--script",
+        file.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ];
+    let (code, stdout, stderr) = support::run(binary(), &words);
+    assert_eq!(code, Some(0), "{stderr}");
+    let served = target.served();
+    let lines: Vec<String> = served.iter().map(|(m, p, _)| format!("{m} {p}")).collect();
+    assert_eq!(
+        lines,
+        ["GET /echo?abs", "OPTIONS *", "GET /echo?abs", "OPTIONS *"],
+        "absolute form as its path, OPTIONS * as *, CONNECT never sent"
+    );
+    let result = read_json(&json);
+    assert_eq!(result["requests"]["sent"], 6);
+    assert_eq!(
+        result["errors"],
+        serde_json::json!({"other": 2}),
+        "the two CONNECTs"
+    );
+    assert!(
+        stdout.contains("other: HTTP/2 request: CONNECT is not supported over HTTP/2 scripts"),
+        "{stdout}"
+    );
 }

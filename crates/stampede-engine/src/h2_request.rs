@@ -140,13 +140,7 @@ fn read_rendered(
         let value = http::HeaderValue::from_bytes(field.value).map_err(|e| e.to_string())?;
         headers.append(name, value);
     }
-    let scheme = base.uri.scheme_str().unwrap_or("http");
-    let authority = authority
-        .or_else(|| base.uri.authority().map(|a| a.to_string()))
-        .unwrap_or_default();
-    let uri = format!("{scheme}://{authority}{path}")
-        .parse()
-        .map_err(|e| format!("HTTP/2 request URL: {e}"))?;
+    let uri = target_uri(method, path, authority, base)?;
     let rest = &bytes[body_start..];
     let (body, taken) = match framing {
         Framing::ToEnd => (Bytes::copy_from_slice(rest), rest.len()),
@@ -178,6 +172,52 @@ fn read_rendered(
         body,
     };
     Ok((request, body_start + taken))
+}
+
+/// The URI (`:scheme`, `:authority`, `:path`) of a rendered request's
+/// request line (RFC 9112 §3.2): origin form (`/path?q`) on the scheme of
+/// `base` and the authority of its Host field (or `base`'s); absolute form
+/// (`http://host/path`, as to a proxy) with the URL's own scheme and
+/// authority (a Host field is then ignored, §3.2.2); asterisk form
+/// (`OPTIONS *`) as a URI whose path is `*` (the `http` crate carries it;
+/// RFC 9113 §8.3.1). CONNECT (authority form) is
+/// refused: it opens a tunnel, not a request a load test can repeat.
+fn target_uri(
+    method: &str,
+    target: &str,
+    host: Option<String>,
+    base: &H2Request,
+) -> Result<http::Uri, String> {
+    if method.eq_ignore_ascii_case("CONNECT") {
+        return Err("HTTP/2 request: CONNECT is not supported over HTTP/2 scripts".into());
+    }
+    let bad = |e: &dyn std::fmt::Display| format!("HTTP/2 request target '{target}': {e}");
+    if target.starts_with('/') || target == "*" {
+        let scheme = base.uri.scheme_str().unwrap_or("http");
+        let authority = host
+            .or_else(|| base.uri.authority().map(|a| a.to_string()))
+            .unwrap_or_default();
+        if target == "*" {
+            if method != "OPTIONS" {
+                return Err(bad(&"'*' is the request target of OPTIONS alone"));
+            }
+            let mut parts = http::uri::Parts::default();
+            parts.scheme = Some(scheme.parse().map_err(|e| bad(&e))?);
+            parts.authority = Some(authority.parse().map_err(|e| bad(&e))?);
+            parts.path_and_query = Some(http::uri::PathAndQuery::from_static("*"));
+            return http::Uri::from_parts(parts).map_err(|e| bad(&e));
+        }
+        return format!("{scheme}://{authority}{target}")
+            .parse()
+            .map_err(|e| bad(&e));
+    }
+    let uri: http::Uri = target.parse().map_err(|e| bad(&e))?;
+    match (uri.scheme_str(), uri.authority()) {
+        (Some("http" | "https"), Some(_)) => Ok(uri),
+        _ => Err(bad(
+            &"not a path ('/...'), an absolute http(s) URL or '*' (OPTIONS)",
+        )),
+    }
 }
 
 /// How a rendered request's body is delimited.
@@ -220,6 +260,80 @@ mod tests {
         assert!(request.headers.get("connection").is_none());
         assert!(request.headers.get("content-length").is_none());
         assert_eq!(&request.body[..], b"{}");
+    }
+
+    /// The request line's target in each of its forms (RFC 9112 §3.2), as
+    /// HTTP/2's `:scheme`, `:authority` and `:path` (what the `h2` crate
+    /// sends: the URI's path and query, `*` for OPTIONS without one), or
+    /// the error that refuses it.
+    #[test]
+    fn each_request_target_form_maps_to_http2_pseudo_headers() {
+        let base = base();
+        type Row = (
+            &'static str,
+            Result<(&'static str, &'static str, &'static str), &'static str>,
+        );
+        let table: [Row; 9] = [
+            (
+                "GET /echo?a=1 HTTP/1.1\r\nHost: h:81\r\n\r\n",
+                Ok(("http", "h:81", "/echo?a=1")),
+            ),
+            (
+                "GET /x HTTP/1.1\r\n\r\n",
+                Ok(("http", "127.0.0.1:3000", "/x")),
+            ),
+            (
+                "GET http://abs.example/echo?abs HTTP/1.1\r\nHost: other\r\n\r\n",
+                Ok(("http", "abs.example", "/echo?abs")),
+            ),
+            (
+                "GET https://abs.example:8443 HTTP/1.1\r\n\r\n",
+                Ok(("https", "abs.example:8443", "/")),
+            ),
+            (
+                "OPTIONS * HTTP/1.1\r\nHost: h\r\n\r\n",
+                Ok(("http", "h", "*")),
+            ),
+            ("GET * HTTP/1.1\r\n\r\n", Err("OPTIONS alone")),
+            (
+                "CONNECT abs.example:443 HTTP/1.1\r\nHost: abs.example:443\r\n\r\n",
+                Err("CONNECT is not supported over HTTP/2 scripts"),
+            ),
+            (
+                "GET ftp://abs.example/f HTTP/1.1\r\n\r\n",
+                Err("not a path"),
+            ),
+            ("GET echo HTTP/1.1\r\n\r\n", Err("not a path")),
+        ];
+        for (rendered, expected) in table {
+            let got = from_rendered(rendered.as_bytes(), &base).map(|r| {
+                let method = r.method.clone();
+                let parts = http::uri::Parts::from(r.uri);
+                let path = parts.path_and_query.map(|p| p.as_str().to_string());
+                // The h2 crate's rule for `:path` (frame/headers.rs, Pseudo::request).
+                let path = match path.as_deref() {
+                    Some(p) if !p.is_empty() => p.to_string(),
+                    _ if method == http::Method::OPTIONS => "*".to_string(),
+                    _ => "/".to_string(),
+                };
+                (
+                    parts.scheme.map(|s| s.to_string()).unwrap_or_default(),
+                    parts.authority.map(|a| a.to_string()).unwrap_or_default(),
+                    path,
+                )
+            });
+            match (got, expected) {
+                (Ok((scheme, authority, path)), Ok(want)) => {
+                    assert_eq!(
+                        (scheme.as_str(), authority.as_str(), path.as_str()),
+                        want,
+                        "{rendered}"
+                    )
+                }
+                (Err(error), Err(want)) => assert!(error.contains(want), "{rendered}: {error}"),
+                (got, want) => panic!("{rendered}: got {got:?}, want {want:?}"),
+            }
+        }
     }
 
     #[test]
