@@ -10,7 +10,14 @@
 #[path = "lua_support/mod.rs"]
 mod support;
 
-use stampede_testkit::{binary, read_json, run_ok, temp_dir, Run};
+mod nginx_support;
+
+use nginx_support::{listening, Nginx, Setup};
+use stampede_testkit::{
+    binary, free_port, one_thread, read_json, require_tool, run_ok, spawn_target, temp_dir, Run,
+    TargetConfig,
+};
+use std::time::Duration;
 use support::{script, LoggedTarget};
 
 /// `stampede run URL --http2 -t 1 ARGS --script FILE` (with `--json`), exit 0.
@@ -97,4 +104,89 @@ end
         stdout.contains("other: HTTP/2 request: CONNECT is not supported over HTTP/2 scripts"),
         "{stdout}"
     );
+}
+
+/// The built-in target closing connections idle for 200 ms (a GOAWAY with
+/// NO_ERROR, then the close), and users who pause 400 ms between requests:
+/// each request after the first finds its connection gone.
+#[test]
+fn an_idle_close_is_a_reconnect_not_an_error() {
+    let log = temp_dir("h2-idle-close").join("access.log");
+    let server = spawn_target(TargetConfig {
+        access_log: Some(stampede_target::AccessLogDest::File(log.clone())),
+        idle_timeout: Duration::from_millis(200),
+        ..one_thread()
+    });
+    let url = format!("http://{}/", server.local_addr());
+    let file = script("h2-delay-400.lua", "function delay() return 400 end\n");
+    let run = run_script(&url, &["-c", "2", "-n", "8"], &file);
+    server.shutdown().unwrap();
+    let served = std::fs::read_to_string(&log).unwrap().lines().count();
+    assert_eq!(
+        run.count("/requests/sent"),
+        8,
+        "a retried request is one request"
+    );
+    assert_eq!(
+        run.count("/requests/success"),
+        8,
+        "{}",
+        run.result()["errors"]
+    );
+    assert_eq!(run.count("/requests/errors"), 0);
+    assert_eq!(served, 8, "the server processed each request once");
+    assert!(
+        run.count("/connections/reconnects") >= 4,
+        "{}",
+        run.result()["connections"]
+    );
+}
+
+/// nginx over h2c closing each connection after 5 requests
+/// (`keepalive_requests`): its GOAWAY refuses the streams already sent
+/// past the fifth; they go again on the next connection.
+#[test]
+fn nginx_keepalive_requests_goaway_is_no_error() {
+    let program = require_tool!("nginx");
+    let dir = temp_dir("h2-goaway-nginx");
+    let h2c = free_port();
+    let setup = Setup {
+        listens: vec![format!("127.0.0.1:{h2c} http2")],
+        log_format: "$connection $connection_requests",
+        http_extra: "keepalive_requests 5;",
+        netns: None,
+    };
+    let nginx = Nginx::start(&program, &dir, &setup, || {
+        listening(&format!("127.0.0.1:{h2c}"))
+    });
+    let url = format!("http://127.0.0.1:{h2c}/");
+    for (streams, script_file) in [
+        ("3", None),
+        (
+            "3",
+            Some(script("h2-nginx.lua", "function init(args) end\n")),
+        ),
+    ] {
+        let mut words = vec!["run", &url, "--http2", "-t", "1", "-c", "2"];
+        words.extend(["--streams", streams, "-n", "120"]);
+        if let Some(file) = &script_file {
+            words.extend(["--script", file.to_str().unwrap()]);
+        }
+        let run = run_ok(&words);
+        let what = format!("script: {}", script_file.is_some());
+        let logged = nginx.take_lines().len();
+        assert_eq!(run.count("/requests/sent"), 120, "{what}");
+        assert_eq!(
+            run.count("/requests/errors"),
+            0,
+            "{what}: {}",
+            run.result()["errors"]
+        );
+        assert_eq!(logged, 120, "{what}: nginx served each request once");
+        assert!(
+            run.count("/connections/reconnects") >= 20,
+            "{what}: {}",
+            run.result()["connections"]
+        );
+    }
 }

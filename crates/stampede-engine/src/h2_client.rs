@@ -2,7 +2,14 @@
 //! (ALPN h2 over TLS, prior knowledge over plain TCP), then keeps `--streams`
 //! requests in flight on it, each stream sending its next request as soon as
 //! the last one ends (the closed model, per stream). RST_STREAM and GOAWAY
-//! are error classes of their own. Over HTTP/2, `bytes_received` counts DATA
+//! are error classes of their own, except where the server never processed
+//! the request (a graceful GOAWAY, a refused stream, a connection closed
+//! before the request left: `H2Failure::unprocessed`, outcome_class.rs):
+//! such a request goes again, once — on the same connection when only its
+//! stream was refused, else as the first request of a stream on the next
+//! connection, which counts as a reconnect (the server closed the last one,
+//! as over HTTP/1.1). It stays one request (in flight meanwhile, its clock
+//! running from the first try). Over HTTP/2, `bytes_received` counts DATA
 //! payload (HPACK-compressed headers are not seen by the client). A
 //! connection whose lifetime is over (conn_lifetime.rs) opens no further
 //! stream, lets those in flight finish, and is replaced (a planned reconnect).
@@ -18,7 +25,7 @@ use crate::closed::ActiveSlots;
 use crate::connection::ConnectionContext;
 use crate::h2_request::{H2Context, H2Request};
 use crate::http1::DecodedCount;
-use crate::outcome_class::classify_h2;
+use crate::outcome_class::{classify_h2, H2Failure};
 use bytes::Bytes;
 use h2::client::SendRequest;
 use stampede_metrics::{ErrorKind, Outcome};
@@ -35,6 +42,49 @@ use std::time::Instant;
 const STREAM_WINDOW: u32 = 16 << 20;
 const CONNECTION_WINDOW: u32 = (1 << 30) - 1;
 
+/// A request to send again because the server never processed it (begun
+/// and claimed from the budget once, at its first try).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Retry {
+    pub target: usize,
+    pub intended: Instant,
+}
+
+/// What the streams of one connection saw of its end (shared by them).
+#[derive(Debug, Default)]
+pub(crate) struct ConnectionEnd {
+    /// The connection carries no further request.
+    broken: Cell<bool>,
+    /// The server closed it on purpose (a graceful GOAWAY, an idle close):
+    /// the next connection is a reconnect.
+    by_server: Cell<bool>,
+}
+
+impl ConnectionEnd {
+    pub(crate) fn is_broken(&self) -> bool {
+        self.broken.get()
+    }
+
+    /// A stream's request failed with `error` (of class `kind`); true when
+    /// the server never processed it, so it may go again.
+    pub(crate) fn failed(&self, error: &h2::Error, sent: bool, kind: ErrorKind) -> bool {
+        let failure = H2Failure::of(error, sent);
+        if kind != ErrorKind::StreamReset {
+            self.broken.set(true);
+        }
+        if failure.closed_by_server() {
+            self.by_server.set(true);
+        }
+        failure.unprocessed()
+    }
+
+    /// What the next connection counts as: a reconnect unless this one
+    /// broke by an error (or was retired: a planned reconnect instead).
+    fn successor_is_reconnect(&self) -> bool {
+        !self.broken.get() || self.by_server.get()
+    }
+}
+
 /// One HTTP/2 connection slot: connect, run its streams until the budget is
 /// spent or the connection fails, reconnect; park while above the gate.
 pub(crate) async fn run_h2_slot(
@@ -48,57 +98,91 @@ pub(crate) async fn run_h2_slot(
     let mut backoff = crate::backoff::Backoff::default();
     // A workload's virtual users, one per stream (h2_workload.rs).
     let mut users = crate::h2_workload::users_of(&ctx, index, h2ctx.streams);
+    // Each user's batch to finish on the next connection (h2_workload.rs),
+    // beside it; and the plain loop's requests to send again. Both stay
+    // empty (no allocation) until a server closes a connection under them.
+    let mut resumes: Vec<Option<crate::h2_workload::Resume>> = Vec::new();
+    let mut retries: Vec<Retry> = Vec::new();
     loop {
-        gate.wait_until_active(index).await;
-        let all_done = !users.is_empty() && users.iter().all(|u| u.is_done());
-        if !ctx.state.has_budget() || all_done {
-            return;
+        // A request carried over is in flight already: it goes out even
+        // while the gate parks this slot.
+        let carried = crate::h2_workload::first_resumed(&resumes).or(retries.first().copied());
+        if carried.is_none() {
+            gate.wait_until_active(index).await;
+            let all_done = !users.is_empty() && users.iter().all(|u| u.is_done());
+            if !ctx.state.has_budget() || all_done {
+                return;
+            }
         }
-        let Some(sender) = open(&ctx, reconnect).await else {
-            // The failed request was a user's step, which its group's
-            // on_error and iterations count as on HTTP/1.1.
-            crate::h2_workload::charge_failed_connect(&ctx, &mut users);
-            // A connection (or its handshake) failed: wait before the next
-            // attempt, as on HTTP/1.1 (backoff.rs).
-            ctx.state
-                .wait_out_backoff(ctx.state.connect_backoff(&mut backoff))
-                .await;
-            continue;
+        let sender = match open(&ctx, reconnect, carried).await {
+            Ok(sender) => sender,
+            Err(kind) => {
+                if carried.is_some() {
+                    // The connect's failure was that request's second try.
+                    if retries.is_empty() {
+                        crate::h2_workload::charge_failed_resume(
+                            &ctx,
+                            &mut users,
+                            &mut resumes,
+                            kind,
+                        );
+                    } else {
+                        retries.remove(0);
+                    }
+                } else {
+                    // The failed request was a user's step, which its group's
+                    // on_error and iterations count as on HTTP/1.1.
+                    crate::h2_workload::charge_failed_connect(&ctx, &mut users);
+                }
+                // A connection (or its handshake) failed: wait before the next
+                // attempt, as on HTTP/1.1 (backoff.rs).
+                ctx.state
+                    .wait_out_backoff(ctx.state.connect_backoff(&mut backoff))
+                    .await;
+                continue;
+            }
         };
         backoff.succeeded();
         if std::mem::take(&mut retired) {
             ctx.state.planned_reconnect();
         }
         let life = Rc::new(ctx.lifetime.multiplexed(Instant::now()));
-        let broken = Rc::new(Cell::new(false));
+        let end = Rc::new(ConnectionEnd::default());
         if !users.is_empty() {
+            resumes.resize_with(users.len(), || None);
             let tasks: Vec<_> = users
                 .drain(..)
-                .map(|user| {
+                .zip(resumes.drain(..))
+                .map(|(user, resume)| {
                     let task = crate::h2_workload::run_user_stream(
                         ctx.clone(),
                         h2ctx.clone(),
                         gate.clone(),
                         index,
                         sender.clone(),
-                        broken.clone(),
+                        end.clone(),
                         user,
+                        resume,
                     );
                     tokio::task::spawn_local(task)
                 })
                 .collect();
             for task in tasks {
                 // A task that panicked takes its user with it.
-                users.extend(task.await.ok());
+                if let Ok((user, resume)) = task.await {
+                    users.push(user);
+                    resumes.push(resume);
+                }
             }
             drop(sender);
             ctx.state.connection_closed();
-            reconnect = !broken.get();
-            if !ctx.state.has_budget() {
+            reconnect = end.successor_is_reconnect();
+            if !ctx.state.has_budget() && resumes.iter().all(Option::is_none) {
                 return;
             }
             continue;
         }
+        let mut carried = retries.drain(..);
         let streams: Vec<_> = (0..h2ctx.streams)
             .map(|_| {
                 let task = run_stream(
@@ -107,33 +191,46 @@ pub(crate) async fn run_h2_slot(
                     gate.clone(),
                     index,
                     sender.clone(),
-                    broken.clone(),
+                    end.clone(),
                     life.clone(),
+                    carried.next(),
                 );
                 tokio::task::spawn_local(task)
             })
             .collect();
+        drop(carried);
         for stream in streams {
-            let _ = stream.await;
+            retries.extend(stream.await.ok().flatten());
         }
         drop(sender);
         ctx.state.connection_closed();
-        retired = life.is_retired() && !broken.get();
-        reconnect = !broken.get() && !retired;
-        if !ctx.state.has_budget() {
+        retired = life.is_retired() && !end.is_broken();
+        reconnect = end.successor_is_reconnect() && !retired;
+        if !ctx.state.has_budget() && retries.is_empty() {
             return;
         }
     }
 }
 
 /// Opens a connection and does the HTTP/2 handshake. A failure is charged to
-/// one request (so that a dead target shows as errors, as over HTTP/1.1).
-async fn open(ctx: &ConnectionContext, reconnect: bool) -> Option<SendRequest<Bytes>> {
-    let failed = |kind: ErrorKind, reason: Option<String>, intended: Instant| {
-        if !ctx.state.claim_budget() {
-            return;
-        }
-        ctx.state.begin_request();
+/// one request (so that a dead target shows as errors, as over HTTP/1.1):
+/// `carried` (intended instant, target), a request begun on the last
+/// connection and waiting to go again, or else a new one. Err: the
+/// failure's class.
+async fn open(
+    ctx: &ConnectionContext,
+    reconnect: bool,
+    carried: Option<Retry>,
+) -> Result<SendRequest<Bytes>, ErrorKind> {
+    let failed = |kind: ErrorKind, reason: Option<String>, start: Instant| {
+        let (intended, target) = match carried {
+            Some(retry) => (retry.intended, retry.target),
+            None if ctx.state.claim_budget() => {
+                ctx.state.begin_request();
+                (start, 0)
+            }
+            None => return,
+        };
         if let Some(reason) = reason {
             ctx.state.sample_error(kind, || reason);
         }
@@ -146,7 +243,7 @@ async fn open(ctx: &ConnectionContext, reconnect: bool) -> Option<SendRequest<By
             result: Err(kind),
             bytes_received: 0,
             body_bytes: 0,
-            target: 0,
+            target: target as u16,
             judged: None,
         });
     };
@@ -156,7 +253,7 @@ async fn open(ctx: &ConnectionContext, reconnect: bool) -> Option<SendRequest<By
         Ok(opened) => opened,
         Err(failure) => {
             failed(failure.kind, failure.reason, start);
-            return None;
+            return Err(failure.kind);
         }
     };
     ctx.state.connection_opened(reconnect, times.connect);
@@ -172,47 +269,60 @@ async fn open(ctx: &ConnectionContext, reconnect: bool) -> Option<SendRequest<By
             tokio::task::spawn_local(async move {
                 let _ = connection.await;
             });
-            Some(sender)
+            Ok(sender)
         }
         Err(e) => {
             ctx.state.connection_closed();
-            failed(
-                classify_h2(&e),
-                Some(format!("HTTP/2 handshake: {e}")),
-                start,
-            );
-            None
+            let kind = classify_h2(&e);
+            failed(kind, Some(format!("HTTP/2 handshake: {e}")), start);
+            Err(kind)
         }
     }
 }
 
 /// One stream: sends requests one after another until the budget is spent,
-/// the gate closes this slot, or the connection breaks.
+/// the gate closes this slot, or the connection breaks; `retry` first, a
+/// request the last connection's server never processed. Returns a request
+/// to send again on the next connection.
+#[allow(clippy::too_many_arguments)]
 async fn run_stream(
     ctx: Rc<ConnectionContext>,
     h2ctx: Rc<H2Context>,
     gate: Rc<ActiveSlots>,
     index: usize,
     mut sender: SendRequest<Bytes>,
-    broken: Rc<Cell<bool>>,
+    end: Rc<ConnectionEnd>,
     life: Rc<crate::conn_lifetime::Multiplexed>,
-) {
+    mut retry: Option<Retry>,
+) -> Option<Retry> {
     // One timer for the stream's life: each request moves its deadline later,
     // which tokio does without touching the timer wheel.
     let timeout = tokio::time::sleep(ctx.timeout);
     tokio::pin!(timeout);
-    while !broken.get() && gate.is_active(index) && life.begin() {
-        if !ctx.state.claim_budget() {
-            life.take_back();
-            break;
-        }
-        ctx.state.begin_request();
-        let target = ctx.next_target_index();
+    while !end.is_broken() {
+        // A request goes again once (`again`); it was begun and claimed at
+        // its first try, and keeps that try's intended instant.
+        let (target, intended, again) = match retry.take() {
+            Some(retry) => {
+                let _ = life.begin();
+                (retry.target, retry.intended, true)
+            }
+            None => {
+                if !gate.is_active(index) || !life.begin() {
+                    break;
+                }
+                if !ctx.state.claim_budget() {
+                    life.take_back();
+                    break;
+                }
+                ctx.state.begin_request();
+                (ctx.next_target_index(), Instant::now(), false)
+            }
+        };
         let request = &h2ctx.requests[target.min(h2ctx.requests.len() - 1)];
-        let intended = Instant::now();
         timeout
             .as_mut()
-            .reset(tokio::time::Instant::from_std(intended + ctx.timeout));
+            .reset(tokio::time::Instant::from_std(Instant::now() + ctx.timeout));
         let exchange = send(&mut sender, request, ctx.decode);
         tokio::pin!(exchange);
         let exchange = tokio::select! {
@@ -226,10 +336,12 @@ async fn run_stream(
                 Some(first_byte),
                 body,
             ),
-            Some(Err(e)) => {
+            Some(Err((e, sent))) => {
                 let kind = classify_h2(&e);
-                if kind != ErrorKind::StreamReset {
-                    broken.set(true);
+                if end.failed(&e, sent, kind) && !again {
+                    // Never processed: not an outcome yet, it goes again.
+                    retry = Some(Retry { target, intended });
+                    continue;
                 }
                 ctx.state.sample_error(kind, || e.to_string());
                 (Err(kind), None, 0)
@@ -248,6 +360,21 @@ async fn run_stream(
             judged: None,
         });
     }
+    retry
+}
+
+/// Why a request failed, and whether it had left (its HEADERS handed to the
+/// connection) by then: one not yet sent was surely not processed.
+pub(crate) type SendError = (h2::Error, bool);
+
+/// An error before the request left.
+pub(crate) fn unsent(error: h2::Error) -> SendError {
+    (error, false)
+}
+
+/// An error once the request had left.
+pub(crate) fn sent(error: h2::Error) -> SendError {
+    (error, true)
 }
 
 /// Sends one request and reads its whole response; returns the status, when
@@ -257,10 +384,10 @@ async fn send(
     sender: &mut SendRequest<Bytes>,
     request: &H2Request,
     decode: bool,
-) -> Result<(u16, Instant, u64, Option<Decoded>), h2::Error> {
+) -> Result<(u16, Instant, u64, Option<Decoded>), SendError> {
     // Waits while the server's stream limit holds back an earlier request of
     // this stream's sender.
-    poll_fn(|cx| sender.poll_ready(cx)).await?;
+    poll_fn(|cx| sender.poll_ready(cx)).await.map_err(unsent)?;
     let mut builder = http::Request::builder()
         .method(request.method.clone())
         .uri(request.uri.clone());
@@ -269,18 +396,20 @@ async fn send(
     }
     let message = builder.body(()).expect("parts were validated in prepare");
     let no_body = request.body.is_empty();
-    let (response, mut body_stream) = sender.send_request(message, no_body)?;
+    let (response, mut body_stream) = sender.send_request(message, no_body).map_err(unsent)?;
     if !no_body {
-        body_stream.send_data(request.body.clone(), true)?;
+        body_stream
+            .send_data(request.body.clone(), true)
+            .map_err(sent)?;
     }
-    let response = response.await?;
+    let response = response.await.map_err(sent)?;
     let first_byte = Instant::now();
     let status = response.status().as_u16();
     let mut count = decode.then(|| DecodedCount::new(response.headers()));
     let mut body = response.into_body();
     let mut length = 0u64;
     while let Some(chunk) = body.data().await {
-        let chunk = chunk?;
+        let chunk = chunk.map_err(sent)?;
         length += chunk.len() as u64;
         if let Some(count) = &mut count {
             count.data(&chunk);

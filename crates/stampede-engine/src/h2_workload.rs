@@ -9,9 +9,13 @@
 //! it decoded, as over HTTP/1.1, and `--decode` counts it here too. A fixed request (no
 //! template, no cookie jar) is sent in its pre-built HTTP/2 form. Runs
 //! without a workload never come here (h2_client.rs keeps its lean loop).
+//! A request the server never processed (a graceful GOAWAY, a refused
+//! stream: h2_client.rs) goes again once, and the rest of its batch after
+//! it: a [`Resume`] the user carries to the next connection.
 
 use crate::closed::ActiveSlots;
 use crate::connection::ConnectionContext;
+use crate::h2_client::{sent, unsent, ConnectionEnd, Retry, SendError};
 use crate::h2_request::{from_rendered, next_rendered, H2Context, H2Request};
 use crate::http1::DecodedCount;
 use crate::outcome_class::classify_h2;
@@ -19,7 +23,7 @@ use crate::workload::{Answer, UserSession, WorkerWorkload};
 use bytes::Bytes;
 use h2::client::SendRequest;
 use stampede_metrics::{ErrorKind, Outcome};
-use std::cell::Cell;
+use std::borrow::Cow;
 use std::future::poll_fn;
 use std::rc::Rc;
 use std::time::Instant;
@@ -53,6 +57,65 @@ pub(crate) fn charge_failed_connect(ctx: &ConnectionContext, users: &mut [UserSe
     }
 }
 
+/// A user's batch (its request, or the several a script's `request()`
+/// returned) cut short by a request the server never processed: that
+/// request (begun, claimed, intended at `intended`: it goes again once)
+/// and the rest, to send on the next connection.
+#[derive(Debug)]
+pub(crate) struct Resume {
+    intended: Instant,
+    target: usize,
+    requests: Vec<H2Request>,
+    /// The verdicts of the batch's requests that were answered.
+    failed: bool,
+    restart: bool,
+}
+
+/// The request a failed connect is charged to when users wait to resume:
+/// the first of them.
+pub(crate) fn first_resumed(resumes: &[Option<Resume>]) -> Option<Retry> {
+    resumes.iter().flatten().next().map(|resume| Retry {
+        target: resume.target,
+        intended: resume.intended,
+    })
+}
+
+/// The connect charged with [`first_resumed`]'s request failed (as `kind`):
+/// that request's second try failed, the rest of its batch (begun) ends as
+/// the same failure unsent, and its user's step fails, as a failed connect
+/// fails a step.
+pub(crate) fn charge_failed_resume(
+    ctx: &ConnectionContext,
+    users: &mut [UserSession],
+    resumes: &mut [Option<Resume>],
+    kind: ErrorKind,
+) {
+    let Some(work) = &ctx.workload else {
+        return;
+    };
+    let Some(at) = resumes.iter().position(Option::is_some) else {
+        return;
+    };
+    let resume = resumes[at].take().expect("found above");
+    if let Some(user) = users.get_mut(at) {
+        for _ in 1..resume.requests.len() {
+            record(
+                ctx,
+                resume.intended,
+                None,
+                Err(kind),
+                resume.target,
+                None,
+                user,
+            );
+        }
+        user.advance(work, true, false);
+        if work.stopped_run() {
+            ctx.state.stop_sending();
+        }
+    }
+}
+
 /// A response as the checks see it.
 struct Kept {
     status: u16,
@@ -70,112 +133,90 @@ struct Kept {
 
 /// One stream's user: sends its requests one after another until the
 /// budget is spent, the gate closes the slot, the connection breaks or the
-/// user is done; hands the user back for the next connection.
+/// user is done; first the batch it resumes, if any. Hands the user back
+/// for the next connection, with a batch to resume there.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn run_user_stream(
     ctx: Rc<ConnectionContext>,
     h2ctx: Rc<H2Context>,
     gate: Rc<ActiveSlots>,
     index: usize,
     mut sender: SendRequest<Bytes>,
-    broken: Rc<Cell<bool>>,
+    end: Rc<ConnectionEnd>,
     mut user: UserSession,
-) -> UserSession {
+    mut resume: Option<Resume>,
+) -> (UserSession, Option<Resume>) {
     let Some(work) = &ctx.workload else {
-        return user;
+        return (user, resume);
     };
     // A script's response() reads every response's headers and body.
     let keep_body = work.spec.keeps_body() || work.script_reads_responses();
-    while !broken.get() && gate.is_active(index) && !user.is_done() && ctx.state.claim_budget() {
-        ctx.state.begin_request();
-        let intended = Instant::now();
-        let target = user.next_target(work, || ctx.next_target_index());
-        let fixed = ctx.request_of(target).0;
-        if let Err(not) = user.prepare(work, target, fixed, || work.spec.sequence.next()) {
-            ctx.state.not_prepared(intended, not);
-            return user;
-        }
-        ctx.count_batch(Some(&mut user));
-        let fixed_form = &h2ctx.requests[target.min(h2ctx.requests.len() - 1)];
-        let requests = match rendered_requests(&user, &h2ctx.requests[0]) {
-            None => vec![std::borrow::Cow::Borrowed(fixed_form)],
-            Some(Ok(requests)) => requests.into_iter().map(std::borrow::Cow::Owned).collect(),
-            Some(Err(reason)) => {
-                // Rendered by the session itself (or checked when a script
-                // returned it): only a value HTTP/2's header rules refuse
-                // gets here; shown, not hidden.
-                ctx.state.sample_error(ErrorKind::Other, || reason);
-                // Every request of the batch was counted (count_batch).
-                for _ in 0..user.requests {
-                    record(
-                        &ctx,
-                        intended,
-                        None,
-                        Err(ErrorKind::Other),
-                        target,
-                        None,
-                        &user,
-                    );
+    let limit = if keep_body { work.spec.capture_max } else { 0 };
+    while !end.is_broken() {
+        let mut batch = match resume.take() {
+            Some(resume) => Batch {
+                intended: resume.intended,
+                target: resume.target,
+                requests: resume.requests.into_iter().map(Cow::Owned).collect(),
+                failed: resume.failed,
+                restart: resume.restart,
+                again: true,
+            },
+            None => {
+                if !gate.is_active(index) || user.is_done() || !ctx.state.claim_budget() {
+                    break;
                 }
-                user.advance(work, true, false);
-                continue;
+                ctx.state.begin_request();
+                let intended = Instant::now();
+                let target = user.next_target(work, || ctx.next_target_index());
+                let fixed = ctx.request_of(target).0;
+                if let Err(not) = user.prepare(work, target, fixed, || work.spec.sequence.next()) {
+                    ctx.state.not_prepared(intended, not);
+                    return (user, None);
+                }
+                ctx.count_batch(Some(&mut user));
+                let fixed_form = &h2ctx.requests[target.min(h2ctx.requests.len() - 1)];
+                let requests = match rendered_requests(&user, &h2ctx.requests[0]) {
+                    None => vec![Cow::Borrowed(fixed_form)],
+                    Some(Ok(requests)) => requests.into_iter().map(Cow::Owned).collect(),
+                    Some(Err(reason)) => {
+                        // Rendered by the session itself (or checked when a
+                        // script returned it): only a value HTTP/2's header
+                        // rules refuse gets here; shown, not hidden.
+                        ctx.state.sample_error(ErrorKind::Other, || reason);
+                        // Every request of the batch was counted (count_batch).
+                        for _ in 0..user.requests {
+                            record(
+                                &ctx,
+                                intended,
+                                None,
+                                Err(ErrorKind::Other),
+                                target,
+                                None,
+                                &user,
+                            );
+                        }
+                        user.advance(work, true, false);
+                        continue;
+                    }
+                };
+                Batch {
+                    intended,
+                    target,
+                    requests,
+                    failed: false,
+                    restart: false,
+                    again: false,
+                }
             }
         };
-        let limit = if keep_body { work.spec.capture_max } else { 0 };
-        // A script's request() may return several requests (pipelined over
-        // HTTP/1.1): each is a stream of its own here, sent one after
-        // another, all intended at the same instant (and counted by
-        // count_batch, each from the budget).
-        let mut failed = false;
-        let mut restart = false;
-        for (i, request) in requests.iter().enumerate() {
-            let exchange = send_keeping(&mut sender, request, limit, ctx.decode);
-            let answered = tokio::time::timeout(ctx.timeout_of(target), exchange).await;
-            let (result, kept) = match answered {
-                Ok(Ok(mut kept)) => match settle_decoding(&ctx, intended, &mut kept) {
-                    Ok(status) => (Ok(status), Some(kept)),
-                    // Not judged, as over HTTP/1.1: the checks never saw the body.
-                    Err(kind) => (Err(kind), Some(kept)),
-                },
-                Ok(Err(e)) => {
-                    let kind = classify_h2(&e);
-                    if kind != ErrorKind::StreamReset {
-                        broken.set(true);
-                    }
-                    ctx.state.sample_error(kind, || e.to_string());
-                    (Err(kind), None)
-                }
-                Err(_) => (Err(ErrorKind::Timeout), None),
-            };
-            match (&kept, result) {
-                (Some(kept), Ok(_)) => {
-                    let judgement = judge(work, &mut user, target, intended, kept, &ctx);
-                    record(
-                        &ctx,
-                        intended,
-                        Some(kept),
-                        result,
-                        target,
-                        judgement.judged,
-                        &user,
-                    );
-                    failed |= judgement.failed;
-                    restart |= judgement.restart;
-                }
-                _ => {
-                    record(&ctx, intended, kept.as_ref(), result, target, None, &user);
-                    failed = true;
-                }
-            }
-            if let (true, Err(kind)) = (broken.get(), result) {
-                // The rest of the batch is never sent: its requests end as
-                // the connection's failure, so begun and ended stay equal.
-                for _ in i + 1..requests.len() {
-                    record(&ctx, intended, None, Err(kind), target, None, &user);
-                }
-                break;
-            }
+        if let Some(cut) =
+            send_batch(&ctx, work, &mut user, &mut sender, &end, limit, &mut batch).await
+        {
+            resume = Some(cut);
+            continue;
         }
-        let think = user.advance(work, failed, restart);
+        let think = user.advance(work, batch.failed, batch.restart);
         if work.script_stopped() || work.stopped_run() {
             ctx.state.stop_sending();
         }
@@ -183,7 +224,98 @@ pub(crate) async fn run_user_stream(
             tokio::time::sleep(think).await;
         }
     }
-    user
+    (user, resume)
+}
+
+/// A user's requests of one step: its request, or the several a script's
+/// `request()` returned, all intended at the same instant, all begun
+/// (counted in flight, each claimed from the budget: `count_batch`) when
+/// the step began.
+struct Batch<'a> {
+    intended: Instant,
+    target: usize,
+    requests: Vec<Cow<'a, H2Request>>,
+    failed: bool,
+    restart: bool,
+    /// The first request is a second try (the server never processed the
+    /// first): it does not go a third time.
+    again: bool,
+}
+
+/// Sends a batch, each request a stream of its own, one after another
+/// (a script's pipelined requests over HTTP/1.1), and judges each answer.
+/// Returns what is left of it when a request was never processed by the
+/// server (it goes again, from that request on); None once it is over.
+async fn send_batch(
+    ctx: &ConnectionContext,
+    work: &WorkerWorkload,
+    user: &mut UserSession,
+    sender: &mut SendRequest<Bytes>,
+    end: &ConnectionEnd,
+    limit: usize,
+    batch: &mut Batch<'_>,
+) -> Option<Resume> {
+    let (intended, target) = (batch.intended, batch.target);
+    for (i, request) in batch.requests.iter().enumerate() {
+        let exchange = send_keeping(sender, request, limit, ctx.decode);
+        let answered = tokio::time::timeout(ctx.timeout_of(target), exchange).await;
+        let (result, kept) = match answered {
+            Ok(Ok(mut kept)) => match settle_decoding(ctx, intended, &mut kept) {
+                Ok(status) => (Ok(status), Some(kept)),
+                // Not judged, as over HTTP/1.1: the checks never saw the body.
+                Err(kind) => (Err(kind), Some(kept)),
+            },
+            Ok(Err((e, was_sent))) => {
+                let kind = classify_h2(&e);
+                if end.failed(&e, was_sent, kind) && !(i == 0 && batch.again) {
+                    // Never processed: it goes again, and the rest after
+                    // it (all begun already).
+                    return Some(Resume {
+                        intended,
+                        target,
+                        requests: batch.requests[i..]
+                            .iter()
+                            .map(|r| r.as_ref().clone())
+                            .collect(),
+                        failed: batch.failed,
+                        restart: batch.restart,
+                    });
+                }
+                ctx.state.sample_error(kind, || e.to_string());
+                (Err(kind), None)
+            }
+            Err(_) => (Err(ErrorKind::Timeout), None),
+        };
+        match (&kept, result) {
+            (Some(kept), Ok(_)) => {
+                let judgement = judge(work, user, target, intended, kept, ctx);
+                record(
+                    ctx,
+                    intended,
+                    Some(kept),
+                    result,
+                    target,
+                    judgement.judged,
+                    user,
+                );
+                batch.failed |= judgement.failed;
+                batch.restart |= judgement.restart;
+            }
+            _ => {
+                record(ctx, intended, kept.as_ref(), result, target, None, user);
+                batch.failed = true;
+            }
+        }
+        if let (true, Err(kind)) = (end.is_broken(), result) {
+            // The rest of the batch is never sent: its requests end as
+            // the connection's failure, so begun and ended stay equal.
+            for _ in i + 1..batch.requests.len() {
+                record(ctx, intended, None, Err(kind), target, None, user);
+            }
+            break;
+        }
+    }
+    None
 }
 
 /// The pause to sleep before the user's next request, if any: a zero
@@ -296,8 +428,8 @@ async fn send_keeping(
     request: &H2Request,
     limit: usize,
     count_decoded: bool,
-) -> Result<Kept, h2::Error> {
-    poll_fn(|cx| sender.poll_ready(cx)).await?;
+) -> Result<Kept, SendError> {
+    poll_fn(|cx| sender.poll_ready(cx)).await.map_err(unsent)?;
     let mut builder = http::Request::builder()
         .method(request.method.clone())
         .uri(request.uri.clone());
@@ -306,11 +438,13 @@ async fn send_keeping(
     }
     let message = builder.body(()).expect("parts were validated when built");
     let no_body = request.body.is_empty();
-    let (response, mut body_stream) = sender.send_request(message, no_body)?;
+    let (response, mut body_stream) = sender.send_request(message, no_body).map_err(unsent)?;
     if !no_body {
-        body_stream.send_data(request.body.clone(), true)?;
+        body_stream
+            .send_data(request.body.clone(), true)
+            .map_err(sent)?;
     }
-    let response = response.await?;
+    let response = response.await.map_err(sent)?;
     let first_byte = Instant::now();
     let (parts, mut body) = response.into_parts();
     let mut kept = Vec::new();
@@ -321,7 +455,7 @@ async fn send_keeping(
     let mut decoding = (limit > 0 || count_decoded).then(|| DecodedCount::new(&parts.headers));
     let mut length = 0u64;
     while let Some(chunk) = body.data().await {
-        let chunk = chunk?;
+        let chunk = chunk.map_err(sent)?;
         length += chunk.len() as u64;
         if let Some(decoding) = &mut decoding {
             // The whole body is decoded (not only what is kept), so a body

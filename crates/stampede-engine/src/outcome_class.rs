@@ -49,6 +49,54 @@ pub(crate) fn classify_h2(error: &h2::Error) -> ErrorKind {
     }
 }
 
+/// An HTTP/2 request that failed, as far as sending it again goes: what
+/// its `h2::Error` says, and whether the request had left (its HEADERS
+/// handed to the connection) when it failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct H2Failure {
+    pub go_away: bool,
+    pub reset: bool,
+    /// The GOAWAY or RST_STREAM came from the server.
+    pub remote: bool,
+    pub reason: Option<h2::Reason>,
+    pub io: bool,
+    pub sent: bool,
+}
+
+impl H2Failure {
+    pub(crate) fn of(error: &h2::Error, sent: bool) -> Self {
+        H2Failure {
+            go_away: error.is_go_away(),
+            reset: error.is_reset(),
+            remote: error.is_remote(),
+            reason: error.reason(),
+            io: error.is_io(),
+            sent,
+        }
+    }
+
+    /// True when the server never processed the request, so it may go
+    /// again (once): a stream the server refused (REFUSED_STREAM, RFC 9113
+    /// §8.7); a graceful GOAWAY (NO_ERROR), which the `h2` crate hands only
+    /// to the streams above its last-stream-id and to requests sent after
+    /// it; a connection that closed (the server closing it idle, without a
+    /// GOAWAY) before the request left. A GOAWAY with an error code, a
+    /// reset of another kind, a connection lost under a request that left:
+    /// the server may have processed it, and it stays an error.
+    pub(crate) fn unprocessed(self) -> bool {
+        let refused = self.reset && self.remote && self.reason == Some(h2::Reason::REFUSED_STREAM);
+        let graceful = self.go_away && self.remote && self.reason == Some(h2::Reason::NO_ERROR);
+        refused || graceful || (self.io && !self.sent)
+    }
+
+    /// True when the server closed the connection on purpose (a graceful
+    /// GOAWAY, an idle close): the next connection counts as a reconnect,
+    /// as over HTTP/1.1.
+    pub(crate) fn closed_by_server(self) -> bool {
+        self.unprocessed() && !self.reset
+    }
+}
+
 /// The class of an error seen while opening a connection.
 pub(crate) fn classify_connect(error: &io::Error) -> ErrorKind {
     match error.kind() {
@@ -111,6 +159,72 @@ mod tests {
             assert_eq!(stage.timeout_kind(), kind, "{stage:?}");
             assert_eq!(stage.timeout_reason(), reason, "{stage:?}");
         }
+    }
+
+    #[test]
+    fn an_h2_request_goes_again_only_when_the_server_never_processed_it() {
+        use h2::Reason;
+        let failure = |go_away, reset, reason, io, sent| H2Failure {
+            go_away,
+            reset,
+            remote: go_away || reset,
+            reason,
+            io,
+            sent,
+        };
+        let no_error = Some(Reason::NO_ERROR);
+        // (failure, unprocessed, closed by the server)
+        let table = [
+            // A graceful GOAWAY: a stream above its last-stream-id, a
+            // request sent after it.
+            (failure(true, false, no_error, false, true), true, true),
+            (failure(true, false, no_error, false, false), true, true),
+            // A GOAWAY with an error code stays an error.
+            (
+                failure(true, false, Some(Reason::PROTOCOL_ERROR), false, true),
+                false,
+                false,
+            ),
+            (
+                failure(true, false, Some(Reason::ENHANCE_YOUR_CALM), false, false),
+                false,
+                false,
+            ),
+            // A refused stream: again, on the same connection.
+            (
+                failure(false, true, Some(Reason::REFUSED_STREAM), false, true),
+                true,
+                false,
+            ),
+            (
+                failure(false, true, Some(Reason::CANCEL), false, true),
+                false,
+                false,
+            ),
+            (
+                failure(false, true, Some(Reason::INTERNAL_ERROR), false, true),
+                false,
+                false,
+            ),
+            // The connection closed: before the request left, or under it.
+            (failure(false, false, None, true, false), true, true),
+            (failure(false, false, None, true, true), false, false),
+        ];
+        for (failure, unprocessed, by_server) in table {
+            assert_eq!(failure.unprocessed(), unprocessed, "{failure:?}");
+            assert_eq!(failure.closed_by_server(), by_server, "{failure:?}");
+        }
+        // A GOAWAY the client itself sent (a protocol error it found) is
+        // not the server's: never again.
+        let ours = H2Failure {
+            remote: false,
+            ..failure(true, false, no_error, false, false)
+        };
+        assert!(!ours.unprocessed());
+        // A bare reason (what h2 builds outside a connection) is neither a
+        // GOAWAY nor a reset.
+        let reason = h2::Error::from(Reason::NO_ERROR);
+        assert!(!H2Failure::of(&reason, false).unprocessed());
     }
 
     #[test]
