@@ -320,9 +320,12 @@ async fn run_stream(
             }
         };
         let request = &h2ctx.requests[target.min(h2ctx.requests.len() - 1)];
+        // A second try gets the whole timeout again (a new request's
+        // intended instant is now: no further clock read per request).
+        let start = if again { Instant::now() } else { intended };
         timeout
             .as_mut()
-            .reset(tokio::time::Instant::from_std(Instant::now() + ctx.timeout));
+            .reset(tokio::time::Instant::from_std(start + ctx.timeout));
         let exchange = send(&mut sender, request, ctx.decode);
         tokio::pin!(exchange);
         let exchange = tokio::select! {
