@@ -99,7 +99,7 @@ pub(crate) async fn run_h2_slot(
     // A workload's virtual users, one per stream (h2_workload.rs).
     let mut users = crate::h2_workload::users_of(&ctx, index, h2ctx.streams);
     // Each user's batch to finish on the next connection (h2_workload.rs),
-    // beside it; and the plain loop's requests to send again. Both stay
+    // one place per user; and the plain loop's requests to send again,
     // empty (no allocation) until a server closes a connection under them.
     let mut resumes: Vec<Option<crate::h2_workload::Resume>> = Vec::new();
     let mut retries: Vec<Retry> = Vec::new();
