@@ -166,6 +166,16 @@ fn nginx_keepalive_requests_goaway_is_no_error() {
             "3",
             Some(script("h2-nginx.lua", "function init(args) end\n")),
         ),
+        // Batches of three (a script's pipelined requests, each a stream):
+        // a batch cut by the GOAWAY goes on from its first unprocessed
+        // request on the next connection.
+        (
+            "1",
+            Some(script(
+                "h2-nginx-batch.lua",
+                "request = function()\n   return wrk.format(nil, \"/a\") .. wrk.format(nil, \"/b\") .. wrk.format(nil, \"/c\")\nend\n",
+            )),
+        ),
     ] {
         let mut words = vec!["run", &url, "--http2", "-t", "1", "-c", "2"];
         words.extend(["--streams", streams, "-n", "120"]);
@@ -173,7 +183,7 @@ fn nginx_keepalive_requests_goaway_is_no_error() {
             words.extend(["--script", file.to_str().unwrap()]);
         }
         let run = run_ok(&words);
-        let what = format!("script: {}", script_file.is_some());
+        let what = format!("--streams {streams}, script: {script_file:?}");
         let logged = nginx.take_lines().len();
         assert_eq!(run.count("/requests/sent"), 120, "{what}");
         assert_eq!(
