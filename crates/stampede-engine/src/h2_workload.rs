@@ -220,7 +220,7 @@ pub(crate) async fn run_user_stream(
         if work.script_stopped() || work.stopped_run() {
             ctx.state.stop_sending();
         }
-        if let Some(think) = pause(think) {
+        if let Some(think) = think {
             tokio::time::sleep(think).await;
         }
     }
@@ -316,13 +316,6 @@ async fn send_batch(
         }
     }
     None
-}
-
-/// The pause to sleep before the user's next request, if any: a zero
-/// think time (a script's `delay()` returning 0) does not sleep, since
-/// tokio's timer would round it up to its next tick (1 ms per request).
-fn pause(think: Option<std::time::Duration>) -> Option<std::time::Duration> {
-    think.filter(|think| !think.is_zero())
 }
 
 /// The user's rendered request(s) in HTTP/2 form, or None when the fixed
@@ -476,30 +469,4 @@ async fn send_keeping(
         body_bytes: length,
         decoded,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::time::Duration;
-
-    #[test]
-    fn only_a_pause_longer_than_zero_sleeps() {
-        let table = [
-            (None, None),
-            (Some(Duration::ZERO), None),
-            (Some(Duration::from_nanos(1)), Some(Duration::from_nanos(1))),
-            (
-                Some(Duration::from_millis(1)),
-                Some(Duration::from_millis(1)),
-            ),
-            (
-                Some(Duration::from_millis(400)),
-                Some(Duration::from_millis(400)),
-            ),
-        ];
-        for (think, slept) in table {
-            assert_eq!(pause(think), slept, "{think:?}");
-        }
-    }
 }
