@@ -229,5 +229,12 @@ fn dns_ttl_follows_a_name_that_moves_during_the_run() {
         .filter(|a| *a == "127.0.0.2")
         .count();
     assert!(stragglers <= 1, "{logged:?}");
-    assert_eq!(logged.len() as u64, before + after);
+    // nginx logs requests, so it sees each connection that carried one; a
+    // connection a slot opened as the run's deadline came (one per slot at
+    // most, -c 2) carried none (CI saw 6,034 opened and 6,033 logged).
+    let (opened, logged) = (before + after, logged.len() as u64);
+    assert!(
+        logged <= opened && opened <= logged + 2,
+        "{opened} opened, {logged} carried a request"
+    );
 }
