@@ -43,11 +43,24 @@ impl ActiveGroups {
         ActiveGroups(Arc::new(spans))
     }
 
-    /// Group `index`'s run starts now.
-    pub(super) fn started(&self, index: usize) {
-        if let Some(span) = self.0.get(index) {
-            span.start_ms.store(now_ms(), Ordering::Relaxed);
+    /// The groups of a phase start together now, as JMeter starts its
+    /// thread groups, each after its own scheduler delay (`(index, delay
+    /// in ms)`): marked before any of them is set up, so a group slower to
+    /// set up (its thread scheduled late on a busy machine) still counts
+    /// from the phase's start in the others' samples.
+    pub(super) fn phase_started(&self, groups: impl IntoIterator<Item = (usize, u64)>) {
+        let now = now_ms();
+        for (index, delay_ms) in groups {
+            if let Some(span) = self.0.get(index) {
+                span.start_ms.store(now + delay_ms, Ordering::Relaxed);
+            }
         }
+    }
+
+    /// Group `index`'s run starts now.
+    #[cfg(test)]
+    pub(super) fn started(&self, index: usize) {
+        self.phase_started([(index, 0)]);
     }
 
     /// Group `index`'s run has ended.

@@ -192,7 +192,6 @@ fn run_group(
         workload: built.workload.clone(),
         ..RunContext::default()
     };
-    active.started(index);
     let result = run_plan_in(&built.plan, built.notices, &context);
     active.ended(index);
     let result = result?;
@@ -250,6 +249,10 @@ pub(super) fn run(
         let indexes: Vec<usize> = (0..plan.groups.len())
             .filter(|&i| plan.groups[i].phase == phase)
             .collect();
+        let delays = indexes
+            .iter()
+            .map(|&i| (i, plan.groups[i].delay_s.unwrap_or(0) * 1000));
+        active.phase_started(delays);
         let outcomes: Vec<(usize, anyhow::Result<Finished>)> = std::thread::scope(|scope| {
             let handles: Vec<_> = indexes
                 .iter()
