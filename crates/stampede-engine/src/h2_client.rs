@@ -23,13 +23,13 @@
 
 use crate::closed::ActiveSlots;
 use crate::connection::ConnectionContext;
+use crate::h2_conn_end::{sent, unsent, ConnectionEnd, Retry, SendError};
 use crate::h2_request::{H2Context, H2Request};
 use crate::http1::DecodedCount;
-use crate::outcome_class::{classify_h2, H2Failure};
+use crate::outcome_class::classify_h2;
 use bytes::Bytes;
 use h2::client::SendRequest;
 use stampede_metrics::{ErrorKind, Outcome};
-use std::cell::Cell;
 use std::future::poll_fn;
 use std::rc::Rc;
 use std::time::Instant;
@@ -41,49 +41,6 @@ use std::time::Instant;
 /// buffered per stream.
 const STREAM_WINDOW: u32 = 16 << 20;
 const CONNECTION_WINDOW: u32 = (1 << 30) - 1;
-
-/// A request to send again because the server never processed it (begun
-/// and claimed from the budget once, at its first try).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Retry {
-    pub target: usize,
-    pub intended: Instant,
-}
-
-/// What the streams of one connection saw of its end (shared by them).
-#[derive(Debug, Default)]
-pub(crate) struct ConnectionEnd {
-    /// The connection carries no further request.
-    broken: Cell<bool>,
-    /// The server closed it on purpose (a graceful GOAWAY, an idle close):
-    /// the next connection is a reconnect.
-    by_server: Cell<bool>,
-}
-
-impl ConnectionEnd {
-    pub(crate) fn is_broken(&self) -> bool {
-        self.broken.get()
-    }
-
-    /// A stream's request failed with `error` (of class `kind`); true when
-    /// the server never processed it, so it may go again.
-    pub(crate) fn failed(&self, error: &h2::Error, sent: bool, kind: ErrorKind) -> bool {
-        let failure = H2Failure::of(error, sent);
-        if kind != ErrorKind::StreamReset {
-            self.broken.set(true);
-        }
-        if failure.closed_by_server() {
-            self.by_server.set(true);
-        }
-        failure.unprocessed()
-    }
-
-    /// What the next connection counts as: a reconnect unless this one
-    /// broke by an error (or was retired: a planned reconnect instead).
-    fn successor_is_reconnect(&self) -> bool {
-        !self.broken.get() || self.by_server.get()
-    }
-}
 
 /// One HTTP/2 connection slot: connect, run its streams until the budget is
 /// spent or the connection fails, reconnect; park while above the gate.
@@ -364,20 +321,6 @@ async fn run_stream(
         });
     }
     retry
-}
-
-/// Why a request failed, and whether it had left (its HEADERS handed to the
-/// connection) by then: one not yet sent was surely not processed.
-pub(crate) type SendError = (h2::Error, bool);
-
-/// An error before the request left.
-pub(crate) fn unsent(error: h2::Error) -> SendError {
-    (error, false)
-}
-
-/// An error once the request had left.
-pub(crate) fn sent(error: h2::Error) -> SendError {
-    (error, true)
 }
 
 /// Sends one request and reads its whole response; returns the status, when

@@ -12,6 +12,7 @@ mod engine;
 mod error;
 mod group_start;
 mod h2_client;
+mod h2_conn_end;
 mod h2_request;
 mod h2_workload;
 mod h3_client;
