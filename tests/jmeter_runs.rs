@@ -224,7 +224,15 @@ fn a_two_group_plan_runs_and_the_jtl_says_what_the_server_received() {
     assert_eq!(count("POST /login "), 6, "{requests:?}");
     assert_eq!(count("GET /me "), 6);
     assert_eq!(count("GET /echo?u="), 6);
-    assert_eq!(count("GET /json "), polls.len());
+    // The poller runs for a second: a poll in flight when its time is up
+    // is left unfinished, not sampled, though the server may have answered
+    // it (CI once saw 36 served and 35 sampled).
+    let served = count("GET /json ");
+    assert!(
+        served == polls.len() || served == polls.len() + 1,
+        "{served} served, {} sampled",
+        polls.len()
+    );
     assert_eq!(count("GET /never"), 0, "disabled elements are skipped");
     for user in ["ann", "bob", "cid"] {
         assert!(
