@@ -9,6 +9,7 @@ use crate::http1::{ResponseError, ResponseParser, ResponseProgress};
 use crate::outcome_class::{classify_io, Stage};
 use crate::read_buffer::ReadBuffer;
 use crate::redirect::{Follow, Hops};
+use crate::redirect_switch::{origin_switch, OriginSwitch};
 use crate::request_books::{Clocks, Failure, RequestBooks};
 use crate::request_log::WorkerLog;
 use crate::request_log::WorkerLogHandle;
@@ -506,25 +507,21 @@ impl Slot {
     }
 
     /// Makes the slot's current connection the one to `want` (the origin
-    /// of the request in flight). A slot holds at most two: its own
-    /// and one to the last other origin it went to, kept alive for the next
-    /// hop there. The one not in use is parked in `side`; going to a third
-    /// origin closes the other foreign one.
+    /// of the request in flight), by the rule in redirect_switch.rs; the one
+    /// not in use is parked in `side`.
     fn switch_to(&mut self, ctx: &ConnectionContext, want: Option<u16>) {
-        if self.origin == want {
-            return;
-        }
-        if self.side.as_ref().is_some_and(|side| side.origin == want) {
-            self.swap_side();
-            return;
-        }
-        if self.origin.is_none() || want.is_none() {
-            // The run's own connection is parked, never lost; what the side
-            // held (another origin's) is closed to make room.
-            self.close_side(ctx);
-            self.swap_side();
-        } else {
-            self.drop_stream(ctx, false);
+        let side = self.side.as_ref().map(|side| side.origin);
+        match origin_switch(self.origin, side, want) {
+            OriginSwitch::Stay => return,
+            OriginSwitch::SwapSide => {
+                self.swap_side();
+                return;
+            }
+            OriginSwitch::ParkCurrent => {
+                self.close_side(ctx);
+                self.swap_side();
+            }
+            OriginSwitch::DropCurrent => self.drop_stream(ctx, false),
         }
         self.origin = want;
     }

@@ -35,6 +35,7 @@ mod redirect;
 mod redirect_location;
 mod redirect_origin;
 mod redirect_request;
+mod redirect_switch;
 mod request_books;
 mod request_log;
 mod source_addrs;

@@ -15,8 +15,8 @@
 //!   worker's `OriginBook`, redirect_origin.rs), with its own `Host`
 //!   header. Each slot keeps at most two connections: its own and one side
 //!   connection to the other origin it went to last, kept alive for the next
-//!   hop there; the slots' rule for switching between them is theirs
-//!   (connection.rs, reactor/slot.rs);
+//!   hop there; the rule for switching between them is
+//!   redirect_switch.rs, which both kinds of slot follow;
 //! - through a proxy or a Unix socket the engine reaches one origin only: a
 //!   hop to another is not followed, the 3xx is the response and it is
 //!   counted offsite (as is one to a 65th other origin of a worker, and

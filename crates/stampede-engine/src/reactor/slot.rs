@@ -9,6 +9,7 @@ use crate::connection::ConnectionContext;
 use crate::http1::{Complete, ResponseProgress};
 use crate::outcome_class::classify_connect;
 use crate::redirect::Follow;
+use crate::redirect_switch::{origin_switch, OriginSwitch};
 use stampede_metrics::ErrorKind;
 use std::io;
 use std::time::Instant;
@@ -147,35 +148,32 @@ pub(crate) trait ReactorSlot<I: WorkerIo> {
     }
 
     /// Makes the current connection the one to origin `want` (redirect.rs:
-    /// `None` the run's, else another a hop went to). A slot holds at most
-    /// two connections, its own and one to the last other origin it went
-    /// to, kept alive for the next hop there; the one not in use is parked
-    /// (its socket open, its books in [`super::slot_state::SideLink`]).
-    /// Going to a third origin closes the other foreign one (a foreign
-    /// connection is never parked behind another). A parked connection that saw an event
+    /// `None` the run's, else another a hop went to), by the rule in
+    /// redirect_switch.rs. The one not in use is parked (its socket open,
+    /// its books in [`super::slot_state::SideLink`]). A parked connection that saw an event
     /// or a completion while parked (the server closed it, most likely) is
     /// not trusted: it is closed when it comes back, as closed by the server.
     fn switch_to(&mut self, io: &I, want: Option<u16>) {
-        let side_fits = self.base().side.as_ref().is_some_and(|s| s.origin == want);
-        if side_fits {
-            self.swap_side();
-            let stale = self
-                .base_mut()
-                .side
-                .as_mut()
-                .is_some_and(|s| std::mem::take(&mut s.stale));
-            if stale {
-                self.drop_connection(io, true);
+        let side = self.base().side.as_ref().map(|s| s.origin);
+        match origin_switch(self.base().origin, side, want) {
+            OriginSwitch::Stay => return,
+            OriginSwitch::SwapSide => {
+                self.swap_side();
+                let stale = self
+                    .base_mut()
+                    .side
+                    .as_mut()
+                    .is_some_and(|s| std::mem::take(&mut s.stale));
+                if stale {
+                    self.drop_connection(io, true);
+                }
+                return;
             }
-            return;
-        }
-        if self.base().origin.is_none() || want.is_none() {
-            // The run's own connection is parked, never lost; another
-            // origin's in the side makes room.
-            self.close_side(io);
-            self.swap_side();
-        } else {
-            self.drop_connection(io, false);
+            OriginSwitch::ParkCurrent => {
+                self.close_side(io);
+                self.swap_side();
+            }
+            OriginSwitch::DropCurrent => self.drop_connection(io, false),
         }
         self.base_mut().origin = want;
     }

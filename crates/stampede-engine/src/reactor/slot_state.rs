@@ -1,7 +1,8 @@
 //! What a reactor slot holds, whatever drives its socket: where it is in
 //! its request ([`Phase`]), its connection and books ([`SlotBase`]), and the
 //! connection it keeps parked after a redirect to another origin
-//! ([`SideLink`]; the switching rule is `ReactorSlot::switch_to`, slot.rs).
+//! ([`SideLink`]; the switching rule is redirect_switch.rs, followed by
+//! `ReactorSlot::switch_to`).
 
 use super::ledger::{Ledger, LinkBooks};
 use crate::connection::ConnectionContext;
