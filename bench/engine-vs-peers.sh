@@ -44,6 +44,8 @@
 #   --wrk2-src PATH    build wrk2 from this source tarball (giltene/wrk2);
 #                      otherwise `wrk2` on PATH is used
 #   --no-floor         skip the paced floor probe (built with cargo otherwise)
+#   --epoll            also run stampede with --io epoll (tool "stampede-epoll")
+#                      in the open-model and TLS keep-alive scenarios
 #   --tls 1.2|1.3      the TLS version nginx offers (default 1.3)
 # Everything is bounded: each client run has a duration, only 127.0.0.1 is used,
 # nginx is stopped by a trap on exit. Writes bench/results/DATE-peers.md.
@@ -58,6 +60,7 @@ bench_defaults WAIT_BUDGET=1200
 ALL_SCENARIOS="open20k,open50k,tls-ka100,tls-close100,tls-close100-noresume,h2-10x10,h2-100x100,h2c-10x10,h2c-100x100"
 SCENARIOS=$ALL_SCENARIOS
 WITH_FLOOR=1
+WITH_EPOLL=0
 WITH_SYSCALLS=1
 SYSCALL_DURATION=3
 WRK2_SRC=""
@@ -67,6 +70,7 @@ own_option() {
     case "$1" in
         --scenarios) SCENARIOS=${2-}; BENCH_TOOK=2 ;;
         --no-floor) WITH_FLOOR=0; BENCH_TOOK=1 ;;
+        --epoll) WITH_EPOLL=1; BENCH_TOOK=1 ;;
         --no-syscalls) WITH_SYSCALLS=0; BENCH_TOOK=1 ;;
         --wrk2-src) WRK2_SRC=${2-}; BENCH_TOOK=2 ;;
         --tls) TLS_VERSION=${2-}; BENCH_TOOK=2 ;;
@@ -167,11 +171,14 @@ scenario_title() {
 scenario_rate() { case $1 in open20k) echo 20000 ;; open50k) echo 50000 ;; esac; }
 scenario_tools() {
     case $1 in
-        open*) if [ "$WITH_FLOOR" = 1 ]; then echo "wrk2 stampede floor-paced"; else echo "wrk2 stampede"; fi ;;
+        open*) echo "wrk2 stampede$(epoll_tool)$([ "$WITH_FLOOR" = 1 ] && echo " floor-paced")" ;;
+        tls-ka100) echo "wrk stampede$(epoll_tool)" ;;
         tls-*) echo "wrk stampede" ;;
         h2*) echo "h2load stampede" ;;
     esac
 }
+# " stampede-epoll" when --epoll asks for the epoll reactor as well.
+epoll_tool() { if [ "$WITH_EPOLL" = 1 ]; then echo " stampede-epoll"; fi; }
 scenario_peer() { scenario_tools "$1" | cut -d' ' -f1; }
 # HTTP/2 scenarios: connections and streams from the name (h2-10x10 -> 10 10)
 h2_shape() { local s=${1#*-}; echo "${s%x*} ${s#*x}"; }
@@ -195,6 +202,7 @@ client_cmd() {
             case $tool in
                 wrk2) echo "$WRK2 -t1 -c100 -d${secs}s -R$r --latency $URL" ;;
                 stampede) echo "$st -r $r -c 100 $URL" ;;
+                stampede-epoll) echo "$st --io epoll -r $r -c 100 $URL" ;;
                 floor-paced) echo "$TMP/floor-paced 127.0.0.1:$PORT 100 $secs /index.html $RESPONSE_BYTES $r" ;;
             esac ;;
         tls-*)
@@ -207,6 +215,7 @@ client_cmd() {
                     [ "$close" = 1 ] && flags=" --no-keepalive"
                     [ "$sc" = tls-close100-noresume ] && flags="$flags --no-tls-resume"
                     echo "$st -c 100 --insecure$flags $u" ;;
+                stampede-epoll) echo "$st --io epoll -c 100 --insecure $u" ;;
             esac ;;
         h2*)
             local c s u; read -r c s < <(h2_shape "$sc"); u=$(h2_url "$sc")
@@ -227,7 +236,7 @@ tool_p50_us() {
     local tool=$1 out=$2
     case $tool in
         wrk|wrk2) wrk_p50_us "$out.stdout" ;;
-        stampede) stampede_p50_us "$out" ;;
+        stampede|stampede-epoll) stampede_p50_us "$out" ;;
         floor-paced) echo - ;;
         # h2load prints min/max/mean/sd of "time for request", no percentiles
         h2load) echo - ;;
@@ -237,7 +246,7 @@ tool_count() {
     local tool=$1 out=$2
     case $tool in
         wrk|wrk2) wrk_count "$out" ;;
-        stampede) stampede_count "$out" ;;
+        stampede|stampede-epoll) stampede_count "$out" ;;
         floor-paced) awk '{print $2}' "$out.stdout" ;;
         h2load) awk '/^requests:/ {print $8}' "$out.stdout" ;;
     esac
@@ -246,7 +255,7 @@ tool_errors() {
     local tool=$1 out=$2
     case $tool in
         wrk|wrk2) wrk_errors "$out" ;;
-        stampede) stampede_errors "$out" ;;
+        stampede|stampede-epoll) stampede_errors "$out" ;;
         h2load) awk '/^requests:/ && ($10 != 0 || $12 != 0 || $14 != 0) {print}' "$out.stdout" ;;
         floor-paced) [ -s "$out.stderr" ] && head -1 "$out.stderr" || true ;;
     esac
@@ -262,7 +271,7 @@ pre_measure() {
 tool_extra() {
     local io note
     note=$(scenario_note "$@")
-    [ "$1" = stampede ] || { echo "$note"; return; }
+    [[ $1 == stampede* ]] || { echo "$note"; return; }
     io=$(jq -r '.plan.io // "?"' "$3.json" 2>/dev/null || echo "?")
     case $note in -) echo "io $io" ;; *) echo "io $io; $note" ;; esac
 }
@@ -271,7 +280,7 @@ scenario_note() {
     case $sc in
         open*)
             case $tool in
-                stampede) jq -r '.schedule | if . == null then "-" else "lateness p99 \(.lateness_p99_us // "?") µs, late>1ms \(.late_sends)" end' "$out.json" 2>/dev/null || echo - ;;
+                stampede|stampede-epoll) jq -r '.schedule | if . == null then "-" else "lateness p99 \(.lateness_p99_us // "?") µs, late>1ms \(.late_sends)" end' "$out.json" 2>/dev/null || echo - ;;
                 floor-paced) awk '{for (i = 1; i < NF; i++) { if ($i == "p99") p = $(i+1); if ($i == "over_1ms") o = $(i+1) }
                                    printf "late>1ms %s, p99 of all %s µs", o, p}' "$out.stdout" ;;
                 *) echo - ;;
@@ -343,8 +352,10 @@ notes() { awk -F'\t' -v sc="$1" -v t="$2" '$2==sc && $3==t && $11!="-" { s = s (
                 'BEGIN { printf "| %s | %s | %.2f (%.2f + %.2f) | %.2f× | %.0f | %s | %s | %s | %s |\n", sc, t, us, u, s, us / w, rps, h, sy, p, n }'
         done
         if [[ $sc == open* ]] && [ "$WITH_FLOOR" = 1 ]; then
-            awk -v a="$(col "$sc" stampede '1e6*($6+$7)/$4')" -v b="$(col "$sc" floor-paced '1e6*($6+$7)/$4')" -v sc="$(scenario_title "$sc")" \
-                'BEGIN { if (b > 0 && a == a) printf "| %s | stampede vs floor-paced | | %.2f× | | | | | |\n", sc, a / b }'
+            for tool in stampede$(epoll_tool); do
+                awk -v a="$(col "$sc" "$tool" '1e6*($6+$7)/$4')" -v b="$(col "$sc" floor-paced '1e6*($6+$7)/$4')" -v sc="$(scenario_title "$sc")" -v t="$tool" \
+                    'BEGIN { if (b > 0 && a == a) printf "| %s | %s vs floor-paced | | %.2f× | | | | | |\n", sc, t, a / b }'
+            done
         fi
     done
     echo

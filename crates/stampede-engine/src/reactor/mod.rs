@@ -139,7 +139,7 @@ pub(crate) fn drive<I: WorkerIo, S: ReactorSlot<I>>(
         let wake_at = (housekeeping.next_wake())
             .min(next_sweep)
             .min(turn.next_retry().unwrap_or(far))
-            .min(turn.next_due_at().unwrap_or(far));
+            .min(turn.next_due_at(slots.len()).unwrap_or(far));
         let timeout = if turn.runnable.is_empty() {
             wake_at.saturating_duration_since(Instant::now())
         } else {
@@ -348,9 +348,10 @@ impl Turn {
         }
     }
 
-    /// When the open model's next request is due.
-    fn next_due_at(&mut self) -> Option<Instant> {
-        self.open.as_mut().and_then(OpenDispatch::next_due_at)
+    /// When the open model's next request is due and one of the `cap`
+    /// slots could take it.
+    fn next_due_at(&mut self, cap: usize) -> Option<Instant> {
+        self.open.as_mut().and_then(|open| open.next_due_at(cap))
     }
 
     /// True when the worker has nothing left to do before its deadline:

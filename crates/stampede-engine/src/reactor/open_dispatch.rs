@@ -64,9 +64,16 @@ impl OpenDispatch {
         self.idle.push(index);
     }
 
-    /// When the next request is due, if the pacer has one.
-    pub(super) fn next_due_at(&mut self) -> Option<Instant> {
-        if self.exhausted {
+    /// When the loop must wake for the next request due, if the pacer has
+    /// one and a slot could take it (of `cap`). With every slot busy nothing
+    /// can leave before an answer frees one, so only I/O wakes the loop: the
+    /// requests that fall due meanwhile are taken from the pacer at the next
+    /// wake with their own intended instants (their wait still counts in
+    /// full), instead of one timer wake each just to queue them, which at a
+    /// saturated server cost about a third more CPU per request than a
+    /// client that does not (bench/results/2026-12-03-peers.md).
+    pub(super) fn next_due_at(&mut self, cap: usize) -> Option<Instant> {
+        if self.exhausted || (self.idle.is_empty() && self.used >= cap) {
             return None;
         }
         self.pacer.peek()
@@ -100,5 +107,25 @@ mod tests {
         assert_eq!(dispatch.destination(2), Destination::Slot(1), "LIFO");
         assert_eq!(dispatch.destination(2), Destination::Slot(0));
         assert_eq!(dispatch.destination(2), Destination::Backlog);
+    }
+
+    #[test]
+    fn no_wake_for_arrivals_while_every_slot_is_busy() {
+        let now = Instant::now();
+        let load = OpenLoad {
+            per_s: Schedule::constant(10.0, Duration::from_secs(1)),
+            warmup_rate: 0.0,
+            max_connections: 1,
+            arrival: Arrival::Uniform,
+            seed: 1,
+            worker: 0,
+            workers: 1,
+        };
+        let mut dispatch = OpenDispatch::new(&load, now, now, None);
+        assert!(dispatch.next_due_at(1).is_some(), "a slot not used yet");
+        assert_eq!(dispatch.destination(1), Destination::Slot(0));
+        assert_eq!(dispatch.next_due_at(1), None, "the only slot is busy");
+        dispatch.went_idle(0);
+        assert!(dispatch.next_due_at(1).is_some(), "the slot is idle again");
     }
 }
