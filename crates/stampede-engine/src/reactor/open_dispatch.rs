@@ -86,19 +86,24 @@ mod tests {
     use stampede_plan::{Arrival, Schedule};
     use std::time::Duration;
 
-    #[test]
-    fn requests_go_to_the_most_recently_idle_slot_then_new_ones_then_the_backlog() {
+    /// A dispatcher for 10 uniform arrivals per second on `cap` slots.
+    fn dispatch_of(cap: usize) -> OpenDispatch {
         let now = Instant::now();
         let load = OpenLoad {
             per_s: Schedule::constant(10.0, Duration::from_secs(1)),
             warmup_rate: 0.0,
-            max_connections: 2,
+            max_connections: cap,
             arrival: Arrival::Uniform,
             seed: 1,
             worker: 0,
             workers: 1,
         };
-        let mut dispatch = OpenDispatch::new(&load, now, now, None);
+        OpenDispatch::new(&load, now, now, None)
+    }
+
+    #[test]
+    fn requests_go_to_the_most_recently_idle_slot_then_new_ones_then_the_backlog() {
+        let mut dispatch = dispatch_of(2);
         assert_eq!(dispatch.destination(2), Destination::Slot(0));
         assert_eq!(dispatch.destination(2), Destination::Slot(1));
         assert_eq!(dispatch.destination(2), Destination::Backlog);
@@ -111,17 +116,7 @@ mod tests {
 
     #[test]
     fn no_wake_for_arrivals_while_every_slot_is_busy() {
-        let now = Instant::now();
-        let load = OpenLoad {
-            per_s: Schedule::constant(10.0, Duration::from_secs(1)),
-            warmup_rate: 0.0,
-            max_connections: 1,
-            arrival: Arrival::Uniform,
-            seed: 1,
-            worker: 0,
-            workers: 1,
-        };
-        let mut dispatch = OpenDispatch::new(&load, now, now, None);
+        let mut dispatch = dispatch_of(1);
         assert!(dispatch.next_due_at(1).is_some(), "a slot not used yet");
         assert_eq!(dispatch.destination(1), Destination::Slot(0));
         assert_eq!(dispatch.next_due_at(1), None, "the only slot is busy");
