@@ -15,6 +15,9 @@ const RATE_ACHIEVED_MIN_PCT: f64 = 95.0;
 const LATE_SENDS_MAX_PCT: f64 = 1.0;
 /// Warn when more than this share of the open-file limit was planned.
 const FD_HEADROOM_PCT: f64 = 80.0;
+/// A machine busier than this, on average, while a client with a thread on
+/// every CPU loaded a server on the same machine: the two competed for CPU.
+const SHARED_MACHINE_BUSY_PCT: f64 = 90.0;
 
 /// Every warning that applies to this run.
 pub fn warnings(plan: &Plan, result: &RunResult) -> Vec<String> {
@@ -70,6 +73,7 @@ pub fn warnings(plan: &Plan, result: &RunResult) -> Vec<String> {
             ));
         }
     }
+    warnings.extend(shared_cpus(plan, result));
     let limit = result.environment.rlimit_nofile.max(1) as f64;
     let planned = plan.connections() as f64;
     if 100.0 * planned / limit > FD_HEADROOM_PCT {
@@ -95,6 +99,40 @@ pub fn warnings(plan: &Plan, result: &RunResult) -> Vec<String> {
         }
     }
     warnings
+}
+
+/// A client with a thread on every CPU and a server on the same machine take
+/// turns on the CPUs. The server's turns come late, and its wait shows as
+/// latency, worst in the tail: `ab -c 500` against a one-worker nginx showed a
+/// 0.9-2.3 s max with two client threads on two CPUs, 28 ms with one.
+fn shared_cpus(plan: &Plan, result: &RunResult) -> Option<String> {
+    let monitor = result.monitor.as_ref()?;
+    let cpus = monitor.cpus.max(1);
+    let local = is_local(&plan.target.host) || monitor.servers().next().is_some();
+    if !local || plan.threads < cpus || monitor.machine.is_empty() {
+        return None;
+    }
+    let busy =
+        monitor.machine.iter().map(|s| s.cpu_pct).sum::<f64>() / monitor.machine.len() as f64;
+    if busy < SHARED_MACHINE_BUSY_PCT {
+        return None;
+    }
+    let client = monitor.client().map_or(0.0, |c| c.cpu_pct_mean / 100.0);
+    let threads = stampede_report::counted(plan.threads as u64, "thread");
+    let cpu_count = stampede_report::counted(cpus as u64, "CPU");
+    Some(format!(
+        "the client's {threads} and the server shared this machine's {cpu_count}, {busy:.0}% busy (the client used {client:.1} of them): a server waiting for a CPU shows as latency, most in the tail; give the client fewer threads (-t {}) or pin the two apart (taskset)",
+        (cpus - 1).max(1)
+    ))
+}
+
+/// A host on this machine: a loopback address or the name `localhost`.
+fn is_local(host: &str) -> bool {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 fn port_range_size(range: &str) -> Option<u64> {
@@ -174,6 +212,77 @@ mod tests {
         assert_eq!(bottleneck(&warnings(&one, &result(&one, 2, 45.0))), None);
         let two = plan(2);
         assert_eq!(bottleneck(&warnings(&two, &result(&two, 2, 170.0))), None);
+    }
+
+    /// `result` with the machine `busy_pct` busy in every sample.
+    fn on_busy_machine(plan: &Plan, cpus: usize, busy_pct: f64) -> RunResult {
+        let mut result = result(plan, cpus, 120.0);
+        let monitor = result.monitor.as_mut().expect("a monitor");
+        monitor.machine = (0..3)
+            .map(|t| stampede_metrics::MachineSample {
+                t_s: t as f64,
+                load_1m: 2.0,
+                cpu_pct: busy_pct,
+            })
+            .collect();
+        result
+    }
+
+    fn shared(warnings: &[String]) -> Option<&String> {
+        warnings.iter().find(|w| w.contains("shared this machine"))
+    }
+
+    #[test]
+    fn a_client_on_every_cpu_beside_a_local_server_is_reported() {
+        let two = plan(2);
+        let found = warnings(&two, &on_busy_machine(&two, 2, 97.0));
+        let warning = shared(&found).expect("a shared-CPU warning");
+        assert!(warning.starts_with("the client's 2 threads and the server shared this machine's 2 CPUs, 97% busy (the client used 1.2 of them)"), "{warning}");
+        assert!(warning.contains("(-t 1)"), "{warning}");
+        // One CPU left to the server, a quiet machine: nothing to say.
+        let one = plan(1);
+        assert_eq!(
+            shared(&warnings(&one, &on_busy_machine(&one, 2, 97.0))),
+            None
+        );
+        assert_eq!(
+            shared(&warnings(&two, &on_busy_machine(&two, 2, 89.0))),
+            None
+        );
+        // No machine samples (a run shorter than the monitor's interval).
+        assert_eq!(shared(&warnings(&two, &result(&two, 2, 190.0))), None);
+    }
+
+    #[test]
+    fn a_remote_server_shares_no_cpu_unless_it_is_monitored_here() {
+        let args = ["http://10.0.0.5:3000/", "-c", "8", "-t", "2"];
+        let args = crate::run_args::parse_run_args(args).expect("valid arguments");
+        let remote = crate::plan_args::build_plan(&args).expect("a valid plan").0;
+        let mut busy = on_busy_machine(&remote, 2, 97.0);
+        assert_eq!(shared(&warnings(&remote, &busy)), None);
+        let monitor = busy.monitor.as_mut().expect("a monitor");
+        monitor.processes.push(ProcessSummary {
+            role: "server".into(),
+            ..ProcessSummary::default()
+        });
+        assert!(shared(&warnings(&remote, &busy)).is_some());
+    }
+
+    #[test]
+    fn local_hosts() {
+        for host in [
+            "127.0.0.1",
+            "127.0.0.2",
+            "localhost",
+            "LOCALHOST",
+            "::1",
+            "[::1]",
+        ] {
+            assert!(is_local(host), "{host}");
+        }
+        for host in ["10.0.0.5", "example.com", "localhost.example.com", "::2"] {
+            assert!(!is_local(host), "{host}");
+        }
     }
 
     #[test]

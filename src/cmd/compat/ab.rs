@@ -17,6 +17,15 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// ab is one thread with one event loop (ab.c's `test()` polls every
+/// connection from `main`); its front-end is too, so that a server on the
+/// same machine keeps the CPUs ab would have left it, and the tails compare.
+const ONE_THREAD_NOTE: &str = "one load thread, as ab has; `stampede run -t N URL` uses more";
+
+fn available_cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
+}
+
 /// ab's flag for a plan setting, for errors.
 fn ab_flag(setting: Setting) -> Option<&'static str> {
     match setting {
@@ -40,6 +49,9 @@ impl AbOptions {
             self.table_attrs.is_some() || self.tr_attrs.is_some() || self.td_attrs.is_some();
         if attrs && !self.html {
             notes.push("-x, -y and -z only apply to the HTML tables of -w (as in ab)");
+        }
+        if available_cpus() > 1 {
+            notes.push(ONE_THREAD_NOTE);
         }
         notes
     }
@@ -76,6 +88,7 @@ impl AbOptions {
         args.requests = Some(self.requests());
         let concurrency = self.concurrency.unwrap_or(1);
         args.connections = Some(usize::try_from(concurrency).unwrap_or(usize::MAX));
+        args.threads = Some(1);
         args.duration = self.timelimit;
         let timeout = self.timeout.unwrap_or(Duration::from_secs(30));
         args.timeout = timeout;
@@ -234,11 +247,11 @@ mod tests {
     fn the_seed_lines_translate() {
         assert_eq!(
             run_words("-n 1000000 -c 200 -k http://h:8888/kit"),
-            "http://h:8888/kit -c 200 -n 1000000 --timeout 30s --connect-timeout 30s --http1.0"
+            "http://h:8888/kit -c 200 -t 1 -n 1000000 --timeout 30s --connect-timeout 30s --http1.0"
         );
         assert_eq!(
             run_words("-c 500 -n 1000000 http://h/view"),
-            "http://h/view -c 500 -n 1000000 --timeout 30s --connect-timeout 30s --http1.0 --no-keepalive"
+            "http://h/view -c 500 -t 1 -n 1000000 --timeout 30s --connect-timeout 30s --http1.0 --no-keepalive"
         );
     }
 
@@ -254,9 +267,9 @@ mod tests {
 
     #[test]
     fn timelimit_implies_50000_unless_n_is_given() {
-        assert!(run_words("-t 3 http://h/").contains("-c 1 -d 3s -n 50000"));
-        assert!(run_words("-t 3 -n 10 http://h/").contains("-c 1 -d 3s -n 10"));
-        assert!(run_words("http://h/").contains("-c 1 -n 1"));
+        assert!(run_words("-t 3 http://h/").contains("-c 1 -t 1 -d 3s -n 50000"));
+        assert!(run_words("-t 3 -n 10 http://h/").contains("-c 1 -t 1 -d 3s -n 10"));
+        assert!(run_words("http://h/").contains("-c 1 -t 1 -n 1"));
     }
 
     #[test]
