@@ -91,5 +91,28 @@ fn probe() -> Option<String> {
     }
     assert_eq!(run.code(), Some(2), "{stderr}");
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
-    Some(stderr.trim().to_string())
+    Some(the_reason(&stderr).to_string())
+}
+
+/// The reason in the binary's refusal, without its `stampede: error: `
+/// prefix and its advice (`; use --io epoll or auto`).
+fn the_reason(refusal: &str) -> &str {
+    let from = refusal.find(NO_URING).unwrap_or(0);
+    let reason = &refusal[from..];
+    reason.split("; use ").next().unwrap_or(reason).trim()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_reason_is_the_binarys_without_prefix_or_advice() {
+        let refusal = "stampede: error: io_uring is unavailable here (Function not \
+                       implemented (os error 38)); use --io epoll or auto\n";
+        assert_eq!(
+            the_reason(refusal),
+            "io_uring is unavailable here (Function not implemented (os error 38))"
+        );
+    }
 }
