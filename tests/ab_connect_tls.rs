@@ -6,7 +6,10 @@
 //! keep-alive (each request opens its connection).
 
 use stampede_target::{CertSource, TlsConfig};
-use stampede_testkit::{binary, run_stampede, spawn_target, stampede, text, TargetConfig};
+use stampede_testkit::{
+    binary, event_loop_or_skip, run_stampede, spawn_target, stampede, text, TargetConfig,
+    EVENT_LOOPS,
+};
 
 fn tls_target() -> stampede_testkit::ServerHandle {
     spawn_target(TargetConfig {
@@ -26,7 +29,10 @@ fn figure(summary: &serde_json::Value, key: &str) -> f64 {
 fn every_tls_connection_has_its_connect_and_handshake_summed() {
     let target = tls_target();
     let url = format!("https://localhost:{}/", target.local_addr().port());
-    for io in ["epoll", "uring", "tokio"] {
+    for io in EVENT_LOOPS {
+        if !event_loop_or_skip(io) {
+            continue;
+        }
         let args = [
             url.as_str(),
             "--insecure",
@@ -39,9 +45,6 @@ fn every_tls_connection_has_its_connect_and_handshake_summed() {
             io,
         ];
         let run = run_stampede(binary(), &args);
-        if io == "uring" && run.stderr().contains("io_uring is unavailable here") {
-            continue;
-        }
         assert_eq!(run.code(), Some(0), "--io {io}: {}", run.stderr());
         let breakdown = &run.result()["breakdown"];
         let (both, connect, tls) = (

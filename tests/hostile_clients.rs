@@ -51,9 +51,9 @@ fn measure_p99(port: u16) -> (u64, u64) {
 fn ten_thousand_idle_connections_do_not_collapse_latency() {
     let idle_wanted = 10_000u64;
     if raise_nofile() < idle_wanted + 200 {
-        eprintln!(
-            "skipped: the open-file limit is below {}",
-            idle_wanted + 200
+        stampede_testkit::skip_or_fail(
+            &format!("the open-file limit is below {}", idle_wanted + 200),
+            &format!("raise the hard limit: ulimit -Hn {}", idle_wanted + 200),
         );
         return;
     }

@@ -217,10 +217,7 @@ fn figure_after<'a>(screen: &'a str, label: &str) -> Option<&'a str> {
 
 #[test]
 fn at_80_by_24_nothing_is_cut_the_chart_has_a_time_axis_and_rates_are_whole() {
-    if Command::new("tmux").arg("-V").output().is_err() {
-        eprintln!("SKIPPED: tmux is not installed (apt-get install -y tmux); the 80x24 view was not tested");
-        return;
-    }
+    stampede_testkit::require_tool!("tmux");
     let target = spawn_target(one_thread());
     let command = format!(
         "{} http://{}/ -d 60s -c 50 -t 1; echo EXIT=$?; sleep 60",

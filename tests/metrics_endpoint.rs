@@ -10,7 +10,6 @@ use stampede_testkit::{
     binary, free_port, get_with, http_get, one_thread, read_json, spawn_target, temp_dir, wait_for,
     Prometheus,
 };
-use std::path::Path;
 use std::process::{Child, Command};
 use std::time::Duration;
 
@@ -347,12 +346,7 @@ fn a_privileged_port_without_privilege_is_refused_before_any_load() {
     } else {
         // Privileged here (root in a container, as CI is): run a copy of
         // the binary as nobody through setpriv (util-linux), or skip.
-        let Some(setpriv) = ["/usr/bin/setpriv", "/bin/setpriv"]
-            .into_iter()
-            .map(Path::new)
-            .find(|path| path.exists())
-        else {
-            eprintln!("skipped: privileged and no setpriv to drop the privilege");
+        let Some(setpriv) = stampede_testkit::tool_or_skip("setpriv") else {
             return;
         };
         let dir = temp_dir("unprivileged");

@@ -5,14 +5,12 @@
 //! a dead target failing without a hang.
 
 use stampede_testkit::{
-    binary, one_thread, read_request_head, run_ok_on_loop, run_stampede, spawn_target, RawServer,
-    Run,
+    binary, event_loop_or_skip, one_thread, read_request_head, run_ok_on_loop, run_stampede,
+    spawn_target, RawServer, Run, EVENT_LOOPS,
 };
 use std::io::Write;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
-
-const EVENT_LOOPS: [&str; 3] = ["epoll", "uring", "tokio"];
 
 /// These tests hold rates and time stalls: run one at a time, so that they
 /// do not starve one another of the CPU (two cores on CI).
@@ -313,14 +311,14 @@ fn a_closed_port_fails_every_request_without_a_hang() {
     };
     let url = format!("http://127.0.0.1:{port}/");
     for io in EVENT_LOOPS {
+        if !event_loop_or_skip(io) {
+            continue;
+        }
         let started = Instant::now();
         let args = [
             &url, "-r", "200", "-n", "100", "-c", "4", "-t", "1", "--io", io,
         ];
         let run = run_stampede(binary(), &args);
-        if io == "uring" && run.stderr().contains("io_uring is unavailable here") {
-            continue;
-        }
         let label = format!("--io {io}");
         assert!(
             run.stderr()

@@ -8,12 +8,11 @@ use rustls::{ServerConnection, StreamOwned};
 use stampede_target::{CertSource, TlsConfig};
 use stampede_testkit::{
     binary, read_request_head, run_ok_on_loop, run_stampede, spawn_target, RawServer, TargetConfig,
+    EVENT_LOOPS,
 };
 use std::io::Write;
 use std::net::{Shutdown, TcpStream};
 use std::time::Duration;
-
-const LOOPS: [&str; 3] = ["epoll", "uring", "tokio"];
 
 const OK: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
 
@@ -38,7 +37,7 @@ fn pipelined_runs_count_exactly_and_time_every_request_on_every_loop() {
     let plain = run_stampede(binary(), &[&url, "-n", "1003", "-c", "3", "-t", "1"]);
     let bytes = plain.count("/bytes/received");
     let mut served = 1003;
-    for io in LOOPS {
+    for io in EVENT_LOOPS {
         // 1003 = 100 full batches of 10 and a short one of 3, over 3 connections.
         let args = [&url, "-n", "1003", "-c", "3", "-t", "1", "--pipeline", "10"];
         let Some(run) = run_ok_on_loop(io, &args) else {
@@ -90,7 +89,7 @@ fn a_close_mid_batch_fails_the_rest_of_the_batch_with_one_class() {
     });
     let url = server.url("/");
     let mut accepted = 0;
-    for io in LOOPS {
+    for io in EVENT_LOOPS {
         // Two batches of 10, one after the other on one connection slot.
         let args = [&url, "-n", "20", "-c", "1", "-t", "1", "--pipeline", "10"];
         let Some(run) = run_ok_on_loop(io, &args) else {
@@ -116,7 +115,7 @@ fn a_close_mid_batch_fails_the_rest_of_the_batch_with_one_class() {
 fn a_timeout_mid_batch_fails_the_rest_of_the_batch() {
     let server = answer_part_of_each_batch(5, 2, |_| std::thread::sleep(Duration::from_secs(5)));
     let url = server.url("/");
-    for io in LOOPS {
+    for io in EVENT_LOOPS {
         let args = [
             &url,
             "-n",
@@ -161,7 +160,7 @@ fn pipelining_works_over_tls_on_every_loop() {
     );
     let cert = cert.to_str().unwrap();
     let mut served = 0;
-    for io in LOOPS {
+    for io in EVENT_LOOPS {
         let args = [
             &url,
             "--cacert",
@@ -197,7 +196,7 @@ fn a_batch_the_server_closed_on_while_idle_goes_again_on_a_new_connection() {
     });
     let url = server.url("/");
     let mut accepted = 0;
-    for io in LOOPS {
+    for io in EVENT_LOOPS {
         let args = [&url, "-n", "30", "-c", "1", "-t", "1", "--pipeline", "10"];
         let Some(run) = run_ok_on_loop(io, &args) else {
             continue;
@@ -249,7 +248,7 @@ fn tls_server_closing_mid_batch(batch: usize, answered: usize) -> RawServer {
 fn a_tls_close_mid_batch_fails_the_rest_of_the_batch_with_one_class() {
     let server = tls_server_closing_mid_batch(10, 3);
     let url = format!("https://localhost:{}/", server.addr().port());
-    for io in LOOPS {
+    for io in EVENT_LOOPS {
         let args = [
             &url,
             "--insecure",
@@ -290,7 +289,7 @@ fn without_keep_alive_each_request_of_a_batch_gets_a_connection_of_its_own() {
     let url = format!("http://{}/", target.local_addr());
     let one = run_stampede(binary(), &[&url, "-n", "2", "-c", "1", "--no-keepalive"]);
     let bytes = one.count("/bytes/received");
-    for io in LOOPS {
+    for io in EVENT_LOOPS {
         let args = [
             &url,
             "-n",

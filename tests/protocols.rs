@@ -524,7 +524,10 @@ fn ipv6_literals() {
             ..TargetConfig::default()
         },
     ) else {
-        eprintln!("skipped: no IPv6 loopback on this machine");
+        stampede_testkit::skip_or_fail(
+            "no IPv6 loopback (::1) on this machine",
+            "enable IPv6 on lo (sysctl net.ipv6.conf.lo.disable_ipv6=0)",
+        );
         return;
     };
     let url = format!("http://[::1]:{}/index.html", target.local_addr().port());

@@ -8,10 +8,8 @@
 
 use stampede_target::{CertSource, TlsConfig};
 use stampede_testkit::{
-    binary, one_thread, run_stampede, spawn_target, Run, ServerHandle, TargetConfig,
+    one_thread, run_on_loop, spawn_target, Run, ServerHandle, TargetConfig, EVENT_LOOPS,
 };
-
-const PATHS: [&str; 3] = ["uring", "epoll", "tokio"];
 
 /// `url` percent-encoded as a query value.
 fn encoded(url: &str) -> String {
@@ -28,18 +26,12 @@ fn redirect_to(origin: &str, to: &str) -> String {
     format!("{origin}/redirect-to?url={}", encoded(to))
 }
 
-/// Runs the binary on `io`; None when io_uring is unavailable here (one
-/// line, exit 2).
+/// Runs the binary on `io` with one thread; None when [`run_on_loop`] skips
+/// `io` here.
 fn run_on(io: &str, args: &[&str]) -> Option<Run> {
     let mut args = args.to_vec();
-    args.extend(["--io", io, "-t", "1"]);
-    let run = run_stampede(binary(), &args);
-    if io == "uring" && run.stderr().contains("io_uring is unavailable here") {
-        assert_eq!(run.code(), Some(2));
-        eprintln!("skipped --io uring: {}", run.stderr().trim());
-        return None;
-    }
-    Some(run)
+    args.extend(["-t", "1"]);
+    run_on_loop(io, &args)
 }
 
 fn served(target: &ServerHandle) -> u64 {
@@ -65,7 +57,7 @@ fn a_hop_to_another_port_goes_to_that_server_on_every_path() {
         &format!("http://{}", a.local_addr()),
         &format!("{origin_b}/redirect/1"),
     );
-    for io in PATHS {
+    for io in EVENT_LOOPS {
         let (before_a, before_b) = (served(&a), served(&b));
         let Some(run) = run_on(io, &[&url, "--redirects", "5", "-n", "20", "-c", "2"]) else {
             continue;
@@ -110,7 +102,7 @@ fn https_hops_to_http_and_back_to_https() {
         &format!("http://{}", b.local_addr()),
         &format!("{home}/redirect/0"),
     );
-    for io in PATHS {
+    for io in EVENT_LOOPS {
         let (before_a, before_b) = (served(&a), served(&b));
         let Some(run) = run_on(
             io,
@@ -173,7 +165,7 @@ fn a_chain_from_a_to_b_and_back_keeps_the_home_connection() {
         &origin_a,
         &redirect_to(&origin_b, &format!("{origin_a}/redirect/0")),
     );
-    for io in PATHS {
+    for io in EVENT_LOOPS {
         let (before_a, before_b) = (served(&a), served(&b));
         let (accepted_a, accepted_b) = (
             a.stats().connections_accepted,
@@ -208,7 +200,7 @@ fn the_limit_counts_across_origins_with_a_sample() {
         &format!("http://{}", a.local_addr()),
         &format!("http://{}/redirect/1", b.local_addr()),
     );
-    for io in PATHS {
+    for io in EVENT_LOOPS {
         let before_b = served(&b);
         let Some(run) = run_on(io, &[&url, "--redirects", "1", "-n", "6", "-c", "1"]) else {
             continue;
@@ -238,7 +230,7 @@ fn an_origin_that_does_not_resolve_is_an_error_with_its_reason() {
         &format!("http://{}", a.local_addr()),
         "http://no-such-host.invalid/",
     );
-    for io in PATHS {
+    for io in EVENT_LOOPS {
         let Some(run) = run_on(io, &[&url, "--redirects", "2", "-n", "3", "-c", "1"]) else {
             continue;
         };
@@ -301,7 +293,7 @@ fn a_home_connection_the_server_closed_while_away_is_a_reconnect() {
         &format!("http://{}", a.local_addr()),
         &format!("http://{}/delay/400", b.local_addr()),
     );
-    for io in PATHS {
+    for io in EVENT_LOOPS {
         let (accepted_a, accepted_b) = (
             a.stats().connections_accepted,
             b.stats().connections_accepted,
@@ -365,7 +357,7 @@ fn a_name_from_resolve_gets_its_own_host_header() {
         &format!("http://other.test:{port}/x"),
     );
     let resolve = format!("other.test:{port}:127.0.0.1");
-    for io in PATHS {
+    for io in EVENT_LOOPS {
         let args = [
             &url,
             "--resolve",
@@ -384,5 +376,5 @@ fn a_name_from_resolve_gets_its_own_host_header() {
         assert_eq!(run.count("/status/200"), 5, "--io {io}: {}", run.result());
     }
     // One connection per path: kept alive across the five requests.
-    assert!(b.accepted() <= PATHS.len() as u64, "{}", b.accepted());
+    assert!(b.accepted() <= EVENT_LOOPS.len() as u64, "{}", b.accepted());
 }

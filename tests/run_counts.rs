@@ -3,7 +3,9 @@
 //! and the result file (schema, histogram round trip).
 
 use stampede_metrics::RunResult;
-use stampede_testkit::{binary, one_thread, run_stampede, spawn_target};
+use stampede_testkit::{
+    binary, event_loop_or_skip, one_thread, run_stampede, spawn_target, EVENT_LOOPS,
+};
 
 fn assert_balanced(run: &stampede_testkit::Run) {
     let sent = run.count("/requests/sent");
@@ -150,20 +152,16 @@ fn every_event_loop_counts_exactly_and_says_which_ran() {
     let target = spawn_target(one_thread());
     let url = format!("http://{}/index.html", target.local_addr());
     let mut runs = 0;
-    for io in ["epoll", "uring", "tokio"] {
+    for io in EVENT_LOOPS {
+        if !event_loop_or_skip(io) {
+            continue;
+        }
         for keepalive in [true, false] {
             let mut args = vec![url.as_str(), "-n", "3001", "-c", "7", "-t", "2", "--io", io];
             if !keepalive {
                 args.push("--no-keepalive");
             }
             let run = run_stampede(binary(), &args);
-            if io == "uring" && run.stderr().contains("io_uring is unavailable here") {
-                // A kernel or sandbox without io_uring: refused in one line.
-                assert_eq!(run.code(), Some(2));
-                assert_eq!(run.stderr().lines().count(), 1, "{}", run.stderr());
-                eprintln!("skipped --io uring: {}", run.stderr().trim());
-                continue;
-            }
             assert_eq!(run.code(), Some(0), "--io {io}: {}", run.stderr());
             assert_eq!(run.count("/requests/success"), 3001, "--io {io}");
             let opened = if keepalive { 7 } else { 3001 };
@@ -226,14 +224,14 @@ fn large_request_bodies_go_out_whole_on_every_event_loop() {
     std::fs::write(&too_large, vec![b'y'; 2_500_000]).unwrap();
     let fits_arg = fits.display().to_string();
     let too_large_arg = too_large.display().to_string();
-    for io in ["epoll", "uring", "tokio"] {
+    for io in EVENT_LOOPS {
+        if !event_loop_or_skip(io) {
+            continue;
+        }
         let args = [
             &url, "-n", "12", "-c", "3", "-m", "POST", "-D", &fits_arg, "--io", io,
         ];
         let run = run_stampede(binary(), &args);
-        if io == "uring" && run.stderr().contains("io_uring is unavailable here") {
-            continue;
-        }
         assert_eq!(run.code(), Some(0), "--io {io}: {}", run.stderr());
         assert_eq!(run.count("/requests/success"), 12, "--io {io}");
         assert!(

@@ -4,22 +4,18 @@
 //! by no CA the client trusts (`stampede serve --tls`'s self-signed one,
 //! without `--insecure`).
 
-use stampede_testkit::{binary, one_thread, run_stampede, spawn_target};
+use stampede_testkit::{
+    binary, event_loop_or_skip, one_thread, run_stampede, spawn_target, EVENT_LOOPS,
+};
 
-const EVENT_LOOPS: [&str; 3] = ["epoll", "uring", "tokio"];
-
-fn tls_sample(args: &[&str]) -> Option<String> {
+fn tls_sample(args: &[&str]) -> String {
     sample_of("tls", args)
 }
 
-fn sample_of(class: &str, args: &[&str]) -> Option<String> {
+fn sample_of(class: &str, args: &[&str]) -> String {
     let run = run_stampede(binary(), args);
-    if run.stderr().contains("io_uring is unavailable here") {
-        eprintln!("skipped: {}", run.stderr().trim());
-        return None;
-    }
     let samples = &run.result()["error_samples"][class];
-    Some(samples[0].as_str().unwrap_or_default().to_string())
+    samples[0].as_str().unwrap_or_default().to_string()
 }
 
 #[test]
@@ -27,9 +23,10 @@ fn https_to_a_plain_port_says_use_http() {
     let target = spawn_target(one_thread());
     let url = format!("https://{}/", target.local_addr());
     for io in EVENT_LOOPS {
-        let Some(sample) = tls_sample(&[&url, "-n", "2", "-c", "1", "-t", "1", "--io", io]) else {
+        if !event_loop_or_skip(io) {
             continue;
-        };
+        }
+        let sample = tls_sample(&[&url, "-n", "2", "-c", "1", "-t", "1", "--io", io]);
         assert!(sample.contains("use an http:// URL"), "--io {io}: {sample}");
     }
 }
@@ -59,17 +56,16 @@ fn an_untrusted_certificate_names_cacert_and_insecure() {
     let url = format!("https://localhost:{port}/");
     let plain = format!("http://127.0.0.1:{port}/");
     for io in EVENT_LOOPS {
-        let args = [plain.as_str(), "-n", "2", "-c", "1", "-t", "1", "--io", io];
-        let Some(sample) = sample_of("malformed_response", &args) else {
+        if !event_loop_or_skip(io) {
             continue;
-        };
+        }
+        let args = [plain.as_str(), "-n", "2", "-c", "1", "-t", "1", "--io", io];
+        let sample = sample_of("malformed_response", &args);
         assert!(
             sample.contains("use an https:// URL"),
             "--io {io}: {sample}"
         );
-        let Some(sample) = tls_sample(&[&url, "-n", "2", "-c", "1", "-t", "1", "--io", io]) else {
-            continue;
-        };
+        let sample = tls_sample(&[&url, "-n", "2", "-c", "1", "-t", "1", "--io", io]);
         assert!(
             sample.contains("--cacert") && sample.contains("--insecure"),
             "--io {io}: {sample}"

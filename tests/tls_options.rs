@@ -8,11 +8,12 @@ use rcgen::{
     BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
 };
 use stampede_target::{CertSource, TlsConfig};
-use stampede_testkit::{binary, run_on_loop, run_stampede, spawn_target, RawServer, TargetConfig};
+use stampede_testkit::{
+    binary, run_on_loop, run_stampede, spawn_target, RawServer, TargetConfig, EVENT_LOOPS,
+};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-const LOOPS: [&str; 3] = ["epoll", "uring", "tokio"];
 const CLIENT_CN: &str = "stampede-test-client";
 
 /// A CA, a client certificate it signed (and its key), a server certificate
@@ -98,7 +99,7 @@ fn a_client_certificate_passes_the_targets_client_ca_and_its_absence_is_a_tls_er
         "https://localhost:{}/index.html",
         target.local_addr().port()
     );
-    for io in LOOPS {
+    for io in EVENT_LOOPS {
         let with_cert = [
             url.as_str(),
             "--cacert",
@@ -278,7 +279,7 @@ fn nginx_verifies_the_client_certificate_and_logs_its_subject() {
     let url = format!("https://localhost:{port}/");
     let mut expected_lines = 0;
     let mut outcomes = Vec::new();
-    for io in LOOPS {
+    for io in EVENT_LOOPS {
         let Some(run) = run_on_loop(
             io,
             &[
@@ -350,7 +351,7 @@ fn tls_versions_and_cipher_suites_are_offered_as_asked_and_reported() {
         "https://localhost:{}/index.html",
         target.local_addr().port()
     );
-    for io in LOOPS {
+    for io in EVENT_LOOPS {
         let base = [
             url.as_str(),
             "--cacert",

@@ -6,7 +6,9 @@
 
 use rustls::{HandshakeKind, ServerConnection, StreamOwned};
 use stampede_target::{CertSource, TlsConfig};
-use stampede_testkit::{binary, run_on_loop, run_stampede, spawn_target, RawServer, TargetConfig};
+use stampede_testkit::{
+    binary, run_on_loop, run_stampede, spawn_target, RawServer, TargetConfig, EVENT_LOOPS,
+};
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -104,7 +106,7 @@ fn large_bodies_both_ways_and_an_early_answer_over_tls() {
         format!("{base}/chunked/300000"),
     );
     let (body, huge) = (body.to_str().unwrap(), huge.to_str().unwrap());
-    for io in ["epoll", "uring", "tokio"] {
+    for io in EVENT_LOOPS {
         let common = ["--insecure", "-c", "2", "-t", "1"];
         // The echo answers with the request's head and body.
         let cases: [(&[&str], u64, bool); 3] = [
@@ -197,7 +199,7 @@ fn tls_through_a_proxy_stays_on_tokio_and_the_reactors_say_why() {
 fn a_certificate_the_client_does_not_trust_is_a_tls_error_with_its_reason() {
     let (target, _) = tls_target("tls-untrusted");
     let url = format!("https://localhost:{}/", target.local_addr().port());
-    for io in ["epoll", "uring", "tokio"] {
+    for io in EVENT_LOOPS {
         // No --cacert and no --insecure: the self-signed certificate is unknown.
         let Some(run) = run_on_loop(io, &[&url, "-n", "3", "-c", "1"]) else {
             continue;
@@ -235,7 +237,7 @@ fn a_handshake_that_never_ends_times_out_as_tls() {
     // The kernel completes the TCP connect from the backlog; nobody answers.
     let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("https://localhost:{}/", silent.local_addr().unwrap().port());
-    for io in ["epoll", "uring", "tokio"] {
+    for io in EVENT_LOOPS {
         let args = [
             &url,
             "--insecure",
@@ -312,7 +314,7 @@ fn counting_tls_server(
 
 #[test]
 fn a_keep_alive_connection_the_server_closes_is_retried_once_as_a_reconnect() {
-    for io in ["epoll", "uring", "tokio"] {
+    for io in EVENT_LOOPS {
         // Three answers, then close_notify and a close nothing announced.
         let (server, _) = counting_tls_server(3, false);
         let url = format!("https://localhost:{}/", server.addr().port());
@@ -336,7 +338,7 @@ fn a_keep_alive_connection_the_server_closes_is_retried_once_as_a_reconnect() {
 
 #[test]
 fn sessions_resume_across_connections_unless_told_not_to() {
-    for io in ["epoll", "uring", "tokio"] {
+    for io in EVENT_LOOPS {
         for resume in [true, false] {
             let (server, kinds) = counting_tls_server(1, true);
             let url = format!("https://localhost:{}/", server.addr().port());

@@ -9,22 +9,17 @@ mod nginx_support;
 use nginx_support::{listening, Nginx, Setup};
 use stampede_target::{CertSource, TlsConfig};
 use stampede_testkit::{
-    binary, free_port, one_thread, require_tool, run_stampede, spawn_target, temp_dir, Run,
-    TargetConfig,
+    free_port, one_thread, require_tool, run_on_loop, spawn_target, temp_dir, Run, TargetConfig,
+    EVENT_LOOPS,
 };
 use std::time::{Duration, Instant};
 
-const PATHS: [&str; 3] = ["uring", "epoll", "tokio"];
-
-/// Runs the binary on `io`; None when io_uring is unavailable here.
+/// Runs the binary on `io` with one thread; None when [`run_on_loop`] skips
+/// `io` here.
 fn run_on(io: &str, args: &[&str]) -> Option<Run> {
     let mut args = args.to_vec();
-    args.extend(["--io", io, "-t", "1"]);
-    let run = run_stampede(binary(), &args);
-    if io == "uring" && run.stderr().contains("io_uring is unavailable here") {
-        return None;
-    }
-    Some(run)
+    args.extend(["-t", "1"]);
+    run_on_loop(io, &args)
 }
 
 #[test]
@@ -33,7 +28,7 @@ fn the_redirect_limit_keeps_its_connection() {
     // /redirect/5 hops five times: with --redirects 2 every request ends in
     // redirect_limit after three responses on one connection.
     let url = format!("http://{}/redirect/5", target.local_addr());
-    for io in PATHS {
+    for io in EVENT_LOOPS {
         let before = target.stats().connections_accepted;
         let Some(run) = run_on(io, &[&url, "--redirects", "2", "-n", "6", "-c", "1"]) else {
             continue;
@@ -63,7 +58,7 @@ fn nginx_sees_one_connection_for_a_redirect_loop() {
     let addr = format!("127.0.0.1:{looping}");
     let nginx = Nginx::start(&program, &dir, &setup, || listening(&addr));
     let url = format!("http://{addr}/loop");
-    for io in PATHS {
+    for io in EVENT_LOOPS {
         let Some(run) = run_on(io, &[&url, "--redirects", "2", "-n", "6", "-c", "1"]) else {
             continue;
         };
@@ -94,7 +89,7 @@ fn a_failed_tls_hop_is_a_failed_request_without_a_backoff() {
         home.local_addr(),
         to.replace(':', "%3A").replace('/', "%2F")
     );
-    for io in PATHS {
+    for io in EVENT_LOOPS {
         let started = Instant::now();
         let Some(run) = run_on(io, &[&url, "--redirects", "2", "-n", "12", "-c", "1"]) else {
             continue;

@@ -8,9 +8,9 @@
 //!
 //! Each case runs on epoll, io_uring (where the kernel has it) and tokio.
 
-use stampede_testkit::{binary, one_thread, run_ok_on_loop, run_stampede, spawn_target, Run};
-
-const EVENT_LOOPS: [&str; 3] = ["epoll", "uring", "tokio"];
+use stampede_testkit::{
+    binary, one_thread, run_ok_on_loop, run_stampede, spawn_target, Run, EVENT_LOOPS,
+};
 
 fn elapsed(run: &Run) -> f64 {
     run.result()["elapsed_s"].as_f64().expect("elapsed_s")

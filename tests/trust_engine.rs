@@ -4,7 +4,9 @@
 //! Every run goes through the binary with a time limit of its own, so a hang
 //! fails the test instead of stalling the suite.
 
-use stampede_testkit::{binary, free_port, one_thread, spawn_target, temp_dir, Run};
+use stampede_testkit::{
+    binary, event_loop_or_skip, free_port, one_thread, spawn_target, temp_dir, Run, EVENT_LOOPS,
+};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -44,17 +46,6 @@ fn run_within(limit: Duration, args: &[&str]) -> (Run, Duration) {
     (Run { output, json }, took)
 }
 
-/// True (after saying so) when `--io uring` was refused because this kernel
-/// or sandbox has no io_uring, as tests/run_counts.rs skips it.
-fn uring_missing(io: &str, run: &Run) -> bool {
-    if io == "uring" && run.stderr().contains("io_uring is unavailable here") {
-        assert_eq!(run.code(), Some(2));
-        eprintln!("skipped --io uring: {}", run.stderr().trim());
-        return true;
-    }
-    false
-}
-
 fn assert_balanced(run: &Run, label: &str) {
     let accounted = run.count("/requests/success")
         + run.count("/requests/failed_status")
@@ -75,13 +66,14 @@ fn targets_file(dir: &Path, origin: &str, blocks: usize) -> PathBuf {
     file
 }
 
-const EVENT_LOOPS: [&str; 3] = ["uring", "epoll", "tokio"];
-
 #[test]
 fn targets_files_of_one_to_three_blocks_run_on_every_event_loop() {
     let dir = temp_dir("targets-sizes");
     for blocks in 1..=3 {
         for io in EVENT_LOOPS {
+            if !event_loop_or_skip(io) {
+                continue;
+            }
             for threads in ["1", "2"] {
                 let target = spawn_target(one_thread());
                 let origin = format!("http://{}", target.local_addr());
@@ -103,9 +95,6 @@ fn targets_files_of_one_to_three_blocks_run_on_every_event_loop() {
                         threads,
                     ],
                 );
-                if uring_missing(io, &exact) {
-                    continue;
-                }
                 assert_eq!(exact.code(), Some(0), "{label} -n: {}", exact.stderr());
                 assert_eq!(exact.count("/requests/sent"), 10, "{label} -n");
                 assert_eq!(exact.count("/requests/success"), 10, "{label} -n");
@@ -205,15 +194,15 @@ fn a_weight_line_still_weighs_the_mix() {
 /// whole duration.
 fn assert_open_model_sends(args: &[&str], threads: &str, expected: u64, duration_s: f64) {
     for io in EVENT_LOOPS {
+        if !event_loop_or_skip(io) {
+            continue;
+        }
         let target = spawn_target(one_thread());
         let url = format!("http://{}/", target.local_addr());
         let mut all = vec![url.as_str(), "-t", threads, "--io", io];
         all.extend_from_slice(args);
         let label = format!("{all:?}");
         let (run, _) = run_within(Duration::from_secs(30), &all);
-        if uring_missing(io, &run) {
-            continue;
-        }
         assert_eq!(run.code(), Some(0), "{label}: {}", run.stderr());
         assert_eq!(run.result()["plan"]["io"], io, "{label}");
         assert_eq!(run.count("/requests/sent"), expected, "{label}");
@@ -281,6 +270,9 @@ fn connect_backoff_bounds_attempts_against_a_closed_port_on_every_event_loop() {
     let url = format!("http://127.0.0.1:{}/", free_port());
     std::thread::scope(|scope| {
         for io in EVENT_LOOPS {
+            if !event_loop_or_skip(io) {
+                continue;
+            }
             let url = url.as_str();
             scope.spawn(move || {
                 let label = format!("--io {io} -c 20 -d 2s");
@@ -288,9 +280,6 @@ fn connect_backoff_bounds_attempts_against_a_closed_port_on_every_event_loop() {
                     Duration::from_secs(20),
                     &[url, "-c", "20", "-t", "2", "-d", "2s", "--io", io],
                 );
-                if uring_missing(io, &run) {
-                    return;
-                }
                 let attempts = assert_only_refused(&run, &label);
                 // Without backoff: hundreds of thousands.
                 assert!(
@@ -329,6 +318,9 @@ fn connect_backoff_bounds_attempts_against_a_closed_port_on_every_event_loop() {
 fn a_server_dying_mid_run_costs_a_bounded_number_of_attempts() {
     std::thread::scope(|scope| {
         for io in EVENT_LOOPS {
+            if !event_loop_or_skip(io) {
+                continue;
+            }
             scope.spawn(move || {
                 let target = spawn_target(one_thread());
                 let url = format!("http://{}/", target.local_addr());
@@ -342,9 +334,6 @@ fn a_server_dying_mid_run_costs_a_bounded_number_of_attempts() {
                 std::thread::sleep(Duration::from_secs(1));
                 let served = target.shutdown().expect("target stats").requests_total;
                 let (run, _) = runner.join().expect("the run");
-                if uring_missing(io, &run) {
-                    return;
-                }
                 assert_eq!(run.code(), Some(0), "{label}: {}", run.stderr());
                 assert!(served > 0 && run.count("/requests/success") > 0, "{label}");
                 let opened = run.count("/connections/opened");

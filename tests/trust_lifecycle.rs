@@ -100,13 +100,7 @@ fn sigterm_exits_143_with_the_result_written() {
 
 #[test]
 fn gnu_timeout_sigint_keeps_the_result() {
-    if Command::new("timeout").arg("--version").output().is_err() {
-        if std::env::var_os("STAMPEDE_REQUIRE_TOOLS").is_some() {
-            panic!("GNU timeout is required (STAMPEDE_REQUIRE_TOOLS)");
-        }
-        eprintln!("skipped: no `timeout` on this machine");
-        return;
-    }
+    let timeout = stampede_testkit::require_tool!("timeout");
     let target = one_thread_target();
     let url = format!("http://{}/", target.local_addr());
     let json = temp_dir("lifecycle").join("timeout.json");
@@ -119,7 +113,7 @@ fn gnu_timeout_sigint_keeps_the_result() {
     ];
     let run_args = long_run(&url, &json);
     args.extend(run_args.iter().map(String::as_str));
-    let output = Command::new("timeout").args(&args).output().unwrap();
+    let output = Command::new(&timeout).args(&args).output().unwrap();
     let stderr = text(&output.stderr);
     assert_eq!(output.status.code(), Some(130), "{stderr}");
     assert!(!stderr.contains("interrupted again"), "{stderr}");

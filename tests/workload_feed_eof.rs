@@ -10,6 +10,7 @@
 
 mod workload_support;
 
+use stampede_testkit::{event_loop_or_skip, EVENT_LOOPS};
 use std::collections::BTreeMap;
 use workload_support::*;
 
@@ -119,10 +120,9 @@ fn assert_rows_through_both_steps(run: &Run, paths: &[String], prefix: &str, lab
     );
 }
 
-/// Runs the scenario with `extra` arguments; `None` (after saying so) when
-/// this kernel or sandbox has no io_uring.
-fn run_scenario(load: &str, extra: &[&str], label: &str) -> Option<(Run, Vec<String>)> {
-    run_scenario_with(load, |_| String::new(), extra, label)
+/// Runs the scenario with `extra` arguments.
+fn run_scenario(load: &str, extra: &[&str]) -> (Run, Vec<String>) {
+    run_scenario_with(load, |_| String::new(), extra)
 }
 
 /// As [`run_scenario`], with more groups: `more` makes their TOML from the target.
@@ -130,8 +130,7 @@ fn run_scenario_with(
     load: &str,
     more: impl FnOnce(&LoggedTarget) -> String,
     extra: &[&str],
-    label: &str,
-) -> Option<(Run, Vec<String>)> {
+) -> (Run, Vec<String>) {
     let dir = temp_dir("feed-eof");
     let target = LoggedTarget::start(&dir);
     let more = more(&target);
@@ -140,20 +139,17 @@ fn run_scenario_with(
     args.extend(extra);
     let run = run_stampede(binary(), &args);
     let paths = target.stop_and_paths();
-    if run.stderr().contains("io_uring is unavailable here") {
-        eprintln!("skipped {label}: {}", run.stderr().trim());
-        return None;
-    }
-    Some((run, paths))
+    (run, paths)
 }
 
 #[test]
 fn the_users_finish_their_iterations_when_the_rows_run_out() {
-    for io in ["uring", "epoll", "tokio"] {
-        let label = format!("--io {io}");
-        let Some((run, paths)) = run_scenario("connections = 4", &["--io", io], &label) else {
+    for io in EVENT_LOOPS {
+        if !event_loop_or_skip(io) {
             continue;
-        };
+        }
+        let label = format!("--io {io}");
+        let (run, paths) = run_scenario("connections = 4", &["--io", io]);
         assert_every_iteration_complete(&run, &paths, &label);
         assert_eq!(run.result()["plan"]["io"], io, "{label} ran where asked");
     }
@@ -163,7 +159,7 @@ fn the_users_finish_their_iterations_when_the_rows_run_out() {
 fn over_http2_each_stream_finishes_its_iteration() {
     // Two connections of two streams: four users.
     let extra = ["--http2", "--streams", "2"];
-    let (run, paths) = run_scenario("connections = 2", &extra, "--http2").expect("tokio");
+    let (run, paths) = run_scenario("connections = 2", &extra);
     assert_every_iteration_complete(&run, &paths, "--http2");
     assert_eq!(
         run.result()["plan"]["http_version"],
@@ -175,11 +171,12 @@ fn over_http2_each_stream_finishes_its_iteration() {
 
 #[test]
 fn in_the_open_model_started_iterations_finish() {
-    for io in ["uring", "epoll", "tokio"] {
-        let label = format!("rate = 40, --io {io}");
-        let Some((run, paths)) = run_scenario("rate = 40", &["--io", io], &label) else {
+    for io in EVENT_LOOPS {
+        if !event_loop_or_skip(io) {
             continue;
-        };
+        }
+        let label = format!("rate = 40, --io {io}");
+        let (run, paths) = run_scenario("rate = 40", &["--io", io]);
         assert_every_iteration_complete(&run, &paths, &label);
     }
 }
@@ -197,8 +194,7 @@ fn another_group_without_the_feeder_runs_on_to_its_own_end() {
     };
     for io in ["epoll", "tokio"] {
         let label = format!("two groups, --io {io}");
-        let (run, paths) =
-            run_scenario_with("connections = 4", other, &["--io", io], &label).expect("epoll");
+        let (run, paths) = run_scenario_with("connections = 4", other, &["--io", io]);
         assert_rows_through_both_steps(&run, &paths, "eof/", &label);
         assert_eq!(step_count(&run, "other/ping", "success"), 40, "{label}");
         let pings = paths.iter().filter(|p| p.starts_with("/?other=")).count();

@@ -9,10 +9,8 @@
 
 mod workload_support;
 
-use stampede_testkit::{one_thread, run_ok_on_loop, spawn_target};
+use stampede_testkit::{one_thread, run_ok_on_loop, spawn_target, EVENT_LOOPS};
 use workload_support::*;
-
-const EVENT_LOOPS: [&str; 3] = ["uring", "epoll", "tokio"];
 
 /// A step of `url` named `name`, with `extra` step keys.
 fn step(name: &str, url: &str, extra: &str) -> String {

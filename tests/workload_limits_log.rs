@@ -5,11 +5,9 @@
 
 mod workload_support;
 
-use stampede_testkit::{one_thread, spawn_target};
+use stampede_testkit::{event_loop_or_skip, one_thread, spawn_target, EVENT_LOOPS};
 use std::collections::BTreeMap;
 use workload_support::*;
-
-const EVENT_LOOPS: [&str; 3] = ["uring", "epoll", "tokio"];
 
 struct Line {
     status: String,
@@ -43,6 +41,9 @@ fn lines(log: &std::path::Path) -> Vec<Line> {
 #[test]
 fn failed_checks_and_virtual_users_are_on_every_line() {
     for io in EVENT_LOOPS {
+        if !event_loop_or_skip(io) {
+            continue;
+        }
         let target = spawn_target(one_thread());
         let base = format!("http://{}", target.local_addr());
         let dir = temp_dir("log-checks");
@@ -60,10 +61,6 @@ fn failed_checks_and_virtual_users_are_on_every_line() {
         let mut all = args.to_vec();
         all.extend(["--io", io]);
         let run = run_stampede(binary(), &all);
-        if io == "uring" && run.stderr().contains("io_uring is unavailable here") {
-            eprintln!("skipped --io uring");
-            continue;
-        }
         assert_eq!(run.code(), Some(0), "{io}: {}", run.stderr());
         assert_eq!(run.count("/requests/check_failed"), 6, "{io}");
         let checks = run.result()["checks"].as_array().expect("checks[]").clone();

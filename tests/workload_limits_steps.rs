@@ -7,10 +7,8 @@
 
 mod workload_support;
 
-use stampede_testkit::{one_thread, run_ok_on_loop, spawn_target};
+use stampede_testkit::{event_loop_or_skip, one_thread, run_ok_on_loop, spawn_target, EVENT_LOOPS};
 use workload_support::*;
-
-const EVENT_LOOPS: [&str; 3] = ["uring", "epoll", "tokio"];
 
 /// A one-group scenario: `keys` (load, limits) and steps (name, path, keys).
 fn scenario(base: &str, keys: &str, steps: &[(&str, &str, &str)]) -> String {
@@ -290,6 +288,9 @@ fn silent_listener() -> (socket2::Socket, Vec<std::net::TcpStream>, u16) {
 fn a_steps_connect_timeout_is_its_own() {
     let (_listener, _fillers, port) = silent_listener();
     for io in EVENT_LOOPS {
+        if !event_loop_or_skip(io) {
+            continue;
+        }
         let dir = temp_dir("steps-connect-timeout");
         let text = scenario(
             &format!("http://127.0.0.1:{port}"),
@@ -310,9 +311,6 @@ fn a_steps_connect_timeout_is_its_own() {
         ];
         let run = run_stampede(binary(), &args);
         let stderr = run.stderr();
-        if io == "uring" && stderr.contains("io_uring is unavailable here") {
-            continue;
-        }
         // No connection ever opened: the run says so, and exits 2.
         assert_eq!(run.code(), Some(2), "{io}: {stderr}");
         let said = "no connection could be opened: 1 connect_timeout";

@@ -2,8 +2,10 @@
 //! target on an ephemeral loopback port, small hand-written servers that
 //! misbehave on purpose, and a runner for the `stampede` binary that returns
 //! its JSON result. Never fixed ports, never the internet. Tests that need an
-//! outside tool (curl, Chromium, tmux, `ip netns`) find it through [`tool_or_skip`]
-//! or [`require_tool!`], the one skip-or-fail rule (`STAMPEDE_REQUIRE_TOOLS`).
+//! outside tool (curl, Chromium, tmux, ab, `ip netns`) find it through [`tool_or_skip`]
+//! or [`require_tool!`], the one skip-or-fail rule (`STAMPEDE_REQUIRE_TOOLS`);
+//! tests that cover every event loop take [`EVENT_LOOPS`] and ask
+//! [`event_loop_or_skip`], the same rule for io_uring.
 //!
 //! - `lib.rs`: the built-in target ([`spawn_target`], [`one_thread`]), raw
 //!   servers ([`RawServer`]), ports, temporary folders and [`run_stampede`].
@@ -11,6 +13,8 @@
 //!   [`assert_succeeded`]: the
 //!   binary under test and what it printed or wrote.
 //! - `tools.rs`: outside tools and the skip-or-fail rule.
+//! - `event_loops.rs`: [`EVENT_LOOPS`], and whether this machine has io_uring
+//!   ([`event_loop_or_skip`]).
 //! - `prometheus.rs`: a real [`Prometheus`] for the metrics tests, and
 //!   [`http_get`] / [`wait_for`].
 //! - `runs.rs`: [`run_ok`], [`run_clean`], [`run_on_loop`],
@@ -22,6 +26,7 @@
 mod binary;
 mod counting_alloc;
 mod devtools;
+mod event_loops;
 mod prometheus;
 mod runs;
 mod serve;
@@ -40,12 +45,13 @@ use std::time::Duration;
 pub use binary::{assert_succeeded, binary, read_json, stampede, text};
 pub use counting_alloc::{thread_allocations, CountingAllocator};
 pub use devtools::Browser;
+pub use event_loops::{event_loop_or_skip, EVENT_LOOPS, HIDE_IO_URING, NO_IO_URING};
 pub use prometheus::{get_with, http_get, wait_for, Prometheus};
 pub use runs::{run_clean, run_ok, run_ok_on_loop, run_on_loop};
 pub use serve::ServeProcess;
 pub use stampede_target::{Config as TargetConfig, Server, ServerHandle, StatsSnapshot};
 pub use tls::{self_signed_server_config, self_signed_server_config_and_pem};
-pub use tools::{skip_or_fail, tool_or_skip, REQUIRE_TOOLS};
+pub use tools::{skip_or_fail, tool_or_skip, REQUIRE_TOOLS, SKIP_LOG};
 
 /// Starts the built-in target on 127.0.0.1 with an ephemeral port.
 pub fn spawn_target(config: TargetConfig) -> ServerHandle {

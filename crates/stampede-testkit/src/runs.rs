@@ -1,14 +1,11 @@
 //! Running the binary the way most integration tests do, in one place:
 //! a run that must succeed ([`run_ok`]), and one with no error of any class
 //! ([`run_clean`]); on an event loop asked for by `--io`
-//! ([`run_on_loop`], [`run_ok_on_loop`]), skipped after saying so where
-//! this kernel or sandbox has no io_uring.
+//! ([`run_on_loop`], [`run_ok_on_loop`]), skipped where this kernel or
+//! sandbox has no io_uring by the rule of [`event_loop_or_skip`].
 
 use crate::binary::binary;
-use crate::{run_stampede, Run};
-
-/// The binary's one line when `--io uring` cannot be had here.
-const NO_URING: &str = "io_uring is unavailable here";
+use crate::{event_loop_or_skip, run_stampede, Run};
 
 /// Runs `args` (with `--json` and `--quiet`); the run must exit 0.
 pub fn run_ok(args: &[&str]) -> Run {
@@ -24,20 +21,17 @@ pub fn run_clean(args: &[&str]) -> Run {
     run
 }
 
-/// Runs `args` with `--io io`; `None` (after saying so) when `io` is
-/// `uring` and this kernel or sandbox has none (the binary refuses it in
-/// one line, exit 2). The run is not judged: that is the caller's.
+/// Runs `args` with `--io io`; `None` when [`event_loop_or_skip`] skips
+/// `io` here (`uring` without io_uring; a failure instead under
+/// `STAMPEDE_REQUIRE_TOOLS=1` unless `STAMPEDE_NO_IO_URING=1`). The run is
+/// not judged: that is the caller's.
 pub fn run_on_loop(io: &str, args: &[&str]) -> Option<Run> {
-    let mut all = args.to_vec();
-    all.extend(["--io", io]);
-    let run = run_stampede(binary(), &all);
-    if io == "uring" && run.stderr().contains(NO_URING) {
-        assert_eq!(run.code(), Some(2), "{}", run.stderr());
-        assert_eq!(run.stderr().lines().count(), 1, "{}", run.stderr());
-        eprintln!("skipped --io uring: {}", run.stderr().trim());
+    if !event_loop_or_skip(io) {
         return None;
     }
-    Some(run)
+    let mut all = args.to_vec();
+    all.extend(["--io", io]);
+    Some(run_stampede(binary(), &all))
 }
 
 /// [`run_on_loop`], and the run succeeded (exit 0) on the loop asked for.
