@@ -261,9 +261,16 @@ fn heads_in(bytes: &[u8]) -> usize {
 /// A server that proves pipelining: on each connection it reads what arrives
 /// before answering anything, until `depth` request heads are in or a second
 /// passed, and records how many heads that was (a client that waits for each
-/// answer has sent one); then it answers every request. Returns the server,
-/// the heads seen before each connection's first answer, and all requests.
-fn pipelining_witness(depth: usize) -> (RawServer, Arc<Mutex<Vec<usize>>>, Arc<Mutex<usize>>) {
+/// answer has sent one); then it answers every request.
+struct PipeliningWitness {
+    server: RawServer,
+    /// Per connection, the request heads in before its first answer.
+    before_first_answer: Arc<Mutex<Vec<usize>>>,
+    /// Requests answered, all connections.
+    answered: Arc<Mutex<usize>>,
+}
+
+fn pipelining_witness(depth: usize) -> PipeliningWitness {
     let before_first_answer = Arc::new(Mutex::new(Vec::new()));
     let answered = Arc::new(Mutex::new(0));
     let (before, total) = (before_first_answer.clone(), answered.clone());
@@ -299,13 +306,21 @@ fn pipelining_witness(depth: usize) -> (RawServer, Arc<Mutex<Vec<usize>>>, Arc<M
             }
         }
     });
-    (server, before_first_answer, answered)
+    PipeliningWitness {
+        server,
+        before_first_answer,
+        answered,
+    }
 }
 
 #[test]
 fn pipelining_sends_batches_on_few_connections() {
     for io in ["epoll", "uring", "tokio"] {
-        let (server, before_first_answer, answered) = pipelining_witness(16);
+        let PipeliningWitness {
+            server,
+            before_first_answer,
+            answered,
+        } = pipelining_witness(16);
         let url = server.url("/");
         let Some(run) = stampede_testkit::run_ok_on_loop(
             io,
