@@ -30,6 +30,7 @@ fn ab_view(keepalive: bool) -> AbView {
         percentiles: true,
         confidence: true,
         verbosity: 2,
+        variable_length: false,
         table_attrs: "border=1".into(),
         tr_attrs: String::new(),
         td_attrs: "bgcolor=white".into(),

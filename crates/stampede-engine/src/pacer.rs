@@ -423,23 +423,79 @@ mod tests {
         assert_eq!(pacer.peek(), None);
     }
 
-    #[test]
-    fn poisson_instants_have_the_right_mean() {
-        let start = Instant::now();
-        let end = start + Duration::from_secs(200);
-        let schedule = Schedule::constant(1000.0, Duration::from_secs(200));
-        let count: usize = (0..2)
-            .map(|worker| {
-                taken(
-                    &load(schedule.clone(), Arrival::Poisson, worker, 2),
-                    start,
-                    end,
-                )
-                .len()
+    /// The gaps between sorted instants, in seconds.
+    fn gaps(instants: &[Instant]) -> Vec<f64> {
+        let mut sorted = instants.to_vec();
+        sorted.sort();
+        sorted
+            .windows(2)
+            .map(|w| (w[1] - w[0]).as_secs_f64())
+            .collect()
+    }
+
+    /// The gaps' mean, coefficient of variation (1 for exponential gaps, 0
+    /// for even ones) and Kolmogorov–Smirnov distance from the exponential
+    /// distribution of that mean.
+    fn gap_shape(gaps: &[f64]) -> (f64, f64, f64) {
+        let n = gaps.len() as f64;
+        let mean = gaps.iter().sum::<f64>() / n;
+        let variance = gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / (n - 1.0);
+        let mut sorted = gaps.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        let ks = sorted
+            .iter()
+            .enumerate()
+            .map(|(i, g)| {
+                let cdf = 1.0 - (-g / mean).exp();
+                (cdf - i as f64 / n).abs().max((i as f64 + 1.0) / n - cdf)
             })
-            .sum();
-        let expected = 200_000.0;
+            .fold(0.0, f64::max);
+        (mean, variance.sqrt() / mean, ks)
+    }
+
+    /// Worker `worker`'s load with its own seed, as the engine derives them
+    /// (workers with one seed would send at the same instants).
+    fn poisson_worker(schedule: &Schedule, worker: usize, workers: usize) -> OpenLoad {
+        OpenLoad {
+            seed: 42 ^ 0x9E37_79B9_7F4A_7C15u64.wrapping_mul(worker as u64 + 1),
+            ..load(schedule.clone(), Arrival::Poisson, worker, workers)
+        }
+    }
+
+    #[test]
+    fn poisson_instants_have_the_right_mean_and_exponential_gaps() {
+        let start = Instant::now();
+        let end = start + Duration::from_secs(100);
+        let schedule = Schedule::constant(1000.0, Duration::from_secs(100));
+        let mine: Vec<Vec<Instant>> = (0..2)
+            .map(|worker| taken(&poisson_worker(&schedule, worker, 2), start, end))
+            .collect();
+        let count: usize = mine.iter().map(Vec::len).sum();
+        let expected = 100_000.0;
         assert!((count as f64 - expected).abs() < 0.01 * expected, "{count}");
+        // Each worker is a Poisson process of half the rate, and the two
+        // together one of the whole rate: exponential gaps, whose standard
+        // deviation equals their mean. About 50,000 gaps give the CV within
+        // ±0.02 (3σ) and a KS distance under 0.007 (1%); even gaps have a
+        // CV of 0 and a KS distance of 0.63.
+        let all: Vec<Instant> = mine.concat();
+        for (label, instants, mean_gap) in [
+            ("worker 0", &mine[0], 2e-3),
+            ("worker 1", &mine[1], 2e-3),
+            ("both", &all, 1e-3),
+        ] {
+            let (mean, cv, ks) = gap_shape(&gaps(instants));
+            assert!(
+                (mean / mean_gap - 1.0).abs() < 0.02,
+                "{label}: mean gap {mean}"
+            );
+            assert!((0.97..=1.03).contains(&cv), "{label}: CV {cv}");
+            assert!(ks < 0.01, "{label}: KS distance {ks}");
+        }
+        // The same measures on uniform arrivals: far outside those bounds.
+        let even = taken(&load(schedule, Arrival::Uniform, 0, 1), start, end);
+        let (_, cv, ks) = gap_shape(&gaps(&even));
+        assert!(cv < 0.01 && ks > 0.5, "uniform: CV {cv}, KS {ks}");
     }
 
     #[test]

@@ -144,6 +144,7 @@ impl AbOptions {
             percentiles: !self.no_percentiles,
             confidence: !self.no_confidence,
             verbosity: self.verbosity,
+            variable_length: self.variable_length,
             table_attrs: self.table_attrs.clone().unwrap_or_default(),
             tr_attrs: self.tr_attrs.clone().unwrap_or_default(),
             td_attrs: self

@@ -133,6 +133,8 @@ pub(super) struct AbOptions {
     pub(super) keepalive: bool,
     pub(super) no_percentiles: bool,
     pub(super) no_confidence: bool,
+    /// -l: report the document length as "Variable".
+    pub(super) variable_length: bool,
     pub(super) quiet: bool,
     pub(super) gnuplot: Option<String>,
     pub(super) csv: Option<String>,
@@ -277,9 +279,11 @@ pub(super) fn parse(words: &[String]) -> anyhow::Result<Parsed> {
             "d" => o.no_percentiles = true,
             "S" => o.no_confidence = true,
             "q" => o.quiet = true,
-            // stampede never counts a varying body length as a failure and
-            // never stops on a receive error, which is what these two ask.
-            "l" | "r" => {}
+            // stampede never counts a varying body length as a failure, what
+            // -l asks; what is left of -l is ab's "Document Length: Variable".
+            "l" => o.variable_length = true,
+            // stampede never stops on a receive error, which is what -r asks.
+            "r" => {}
             "g" => o.gnuplot = Some(value),
             "e" => o.csv = Some(value),
             "m" => o.method = Some(value),

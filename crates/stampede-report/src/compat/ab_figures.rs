@@ -15,6 +15,9 @@ pub struct AbView {
     pub confidence: bool,
     /// -v: 2 and above add status and error counts.
     pub verbosity: u32,
+    /// -l: the document length is "Variable", whatever the lengths were
+    /// (ab's `nolength` in output_results).
+    pub variable_length: bool,
     /// -x, -y, -z for -w.
     pub table_attrs: String,
     pub tr_attrs: String,
@@ -44,7 +47,7 @@ pub(super) struct Figures {
     pub(super) body_sent: u64,
 }
 
-pub(super) fn figures(result: &RunResult) -> Figures {
+pub(super) fn figures(result: &RunResult, view: &AbView) -> Figures {
     let r = &result.requests;
     let error = |kind: &str| result.errors.get(kind).copied().unwrap_or(0);
     let connect = error("connect_refused") + error("connect_timeout");
@@ -55,7 +58,9 @@ pub(super) fn figures(result: &RunResult) -> Figures {
         .filter(|(code, _)| !code.starts_with('2'))
         .map(|(_, n)| n)
         .sum();
-    let document_length = if r.completed > 0 && result.bytes.body.is_multiple_of(r.completed) {
+    let document_length = if view.variable_length {
+        "Variable".into()
+    } else if r.completed > 0 && result.bytes.body.is_multiple_of(r.completed) {
         format!("{} bytes", result.bytes.body / r.completed)
     } else if r.completed > 0 {
         "Variable".into()

@@ -22,7 +22,7 @@ pub fn render_ab_html(
     closing: &str,
     out: &mut dyn Write,
 ) -> io::Result<()> {
-    let f = figures(result);
+    let f = figures(result, view);
     let (tr, td) = (&view.tr_attrs, &view.td_attrs);
     let row = |out: &mut dyn Write, label: &str, value: String| {
         writeln!(

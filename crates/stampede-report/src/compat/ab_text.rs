@@ -37,7 +37,7 @@ pub fn render_ab_text(
     closing: &str,
     out: &mut dyn Write,
 ) -> io::Result<()> {
-    let f = figures(result);
+    let f = figures(result, view);
     let b = &result.breakdown;
     if result.interrupted {
         writeln!(
