@@ -315,7 +315,7 @@ fn pipelining_witness(depth: usize) -> PipeliningWitness {
 
 #[test]
 fn pipelining_sends_batches_on_few_connections() {
-    for io in ["epoll", "uring", "tokio"] {
+    for io in stampede_testkit::EVENT_LOOPS {
         let PipeliningWitness {
             server,
             before_first_answer,
