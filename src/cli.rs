@@ -67,7 +67,7 @@ pub enum Command {
         words: Vec<String>,
     },
     /// The kedao/cinatra press tool's command line and report: stampede press -t 2 -c 40 -d 30s URL
-    #[command(disable_help_flag = true)]
+    #[command(disable_help_flag = true, visible_alias = "kedao_press_tool")]
     Press {
         /// the press tool's options and URL (see `stampede press -?`)
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
@@ -86,6 +86,9 @@ const SUBCOMMANDS: &[&str] = &[
     "run", "serve", "demo", "sweep", "compare", "report", "merge", "k8s", "ab", "wrk", "webbench",
     "press", "jmeter", "help",
 ];
+/// The other names of subcommands (their `alias`es above): the seeds' tool
+/// names, so that a command line pasted from a seed's report runs.
+const ALIASES: &[&str] = &["kedao_press_tool"];
 const TOP_LEVEL_FLAGS: [&str; 4] = ["-h", "--help", "-V", "--version"];
 
 /// A first word that is no command and does not read as a URL.
@@ -151,7 +154,9 @@ pub fn with_default_subcommand(
 ) -> Result<Vec<OsString>, UnknownCommand> {
     let mut args: Vec<OsString> = args.collect();
     if let Some(first) = args.get(1).and_then(|a| a.to_str()) {
-        let known = SUBCOMMANDS.contains(&first) || TOP_LEVEL_FLAGS.contains(&first);
+        let known = SUBCOMMANDS.contains(&first)
+            || ALIASES.contains(&first)
+            || TOP_LEVEL_FLAGS.contains(&first);
         if !known {
             if !reads_as_url_or_flag(first) {
                 return Err(UnknownCommand(first.to_string()));
@@ -179,6 +184,10 @@ mod tests {
         assert_eq!(expand(&["stampede", "http://x/", "-c", "1"])[1], "run");
         assert_eq!(expand(&["stampede", "-c", "1", "http://x/"])[1], "run");
         assert_eq!(expand(&["stampede", "serve"])[1], "serve");
+        assert_eq!(
+            expand(&["stampede", "kedao_press_tool"])[1],
+            "kedao_press_tool"
+        );
         assert_eq!(expand(&["stampede", "--help"])[1], "--help");
         assert_eq!(expand(&["stampede"]).len(), 1);
         assert_eq!(expand(&["stampede", "localhost"])[1], "run");
@@ -212,5 +221,9 @@ mod tests {
     fn the_cli_is_well_formed() {
         use clap::CommandFactory;
         Cli::command().debug_assert();
+        // Each name the first-word check lets through is one clap knows.
+        for name in SUBCOMMANDS.iter().chain(ALIASES).filter(|n| **n != "help") {
+            assert!(Cli::command().find_subcommand(name).is_some(), "{name}");
+        }
     }
 }

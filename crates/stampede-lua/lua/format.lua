@@ -1,8 +1,9 @@
 -- wrk.format(method, path, headers, body), in Lua so a request() that calls
 -- it per request (counter.lua) stays inside LuaJIT: each argument defaults
 -- to the wrk table's value; the headers table formatted gets a missing Host
--- from wrk.headers and Content-Length set to the body's length (nil, so
--- removed, without a body), as wrk does. Headers come out in pairs() order.
+-- (nil or false) from wrk.headers and Content-Length set to the body's
+-- length (nil, so removed, without a body), as wrk.lua's wrk.format does.
+-- Headers come out in pairs() order.
 --
 -- The request is written into one reused string.buffer (LuaJIT's), so the
 -- only string made per call is the request itself: wrk's string.format per
@@ -34,10 +35,12 @@ return function(method, path, headers, body)
    if type(headers) ~= "table" then
       error("wrk.format: headers must be a table, got " .. type(headers), 2)
    end
-   if headers.Host == nil then
+   -- wrk.lua's truth tests: a Host of false is missing too, and a body of
+   -- false sets Content-Length to false (printed "false"), as in wrk.
+   if not headers.Host then
       headers.Host = wrk.headers.Host
    end
-   headers["Content-Length"] = body and len(body) or nil
+   headers["Content-Length"] = body and len(body)
    local nested = busy
    local out = nested and new_buffer() or shared:reset()
    busy = true

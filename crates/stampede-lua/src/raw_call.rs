@@ -179,12 +179,16 @@ impl RawHooks {
                 1,
                 |state| {
                     let mut len = 0usize;
-                    // lua/hooks.lua returns only strings.
+                    // As wrk's script_request reads it: lua_tolstring turns
+                    // a number into its text; anything else (nil, a table)
+                    // is no string and no bytes, which count() refuses as
+                    // wrk's script_verify_request does ("incomplete request").
                     let text = ffi::lua_tolstring(state, -1, &mut len);
-                    if text.is_null() {
-                        return Err("request() must return a string".to_string());
-                    }
-                    let bytes = std::slice::from_raw_parts(text.cast::<u8>(), len);
+                    let bytes: &[u8] = if text.is_null() {
+                        &[]
+                    } else {
+                        std::slice::from_raw_parts(text.cast::<u8>(), len)
+                    };
                     out.extend_from_slice(bytes);
                     ffi::lua_rawgeti_(state, ffi::LUA_REGISTRYINDEX, self.last_request.id());
                     let same = ffi::lua_rawequal(state, -1, -2) != 0;
@@ -201,7 +205,9 @@ impl RawHooks {
         }
     }
 
-    /// `delay()`: milliseconds as a number (0 when not one).
+    /// `delay()`: milliseconds, read as wrk's script_delay reads them
+    /// (`lua_tonumber`: nothing, nil or a value that is not a number or a
+    /// numeric string is 0).
     pub(crate) fn delay(&self, lua: &Lua) -> Result<f64, CallError> {
         // SAFETY: no arguments; the one result is read as a number.
         unsafe {

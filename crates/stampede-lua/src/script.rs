@@ -141,13 +141,12 @@ impl LoadedScript {
         })
     }
 
-    /// wrk.init: the Host header, `init(args)`, then the request formatted
-    /// once (`wrk.request()` returns it).
+    /// wrk.init: the Host header ([`DEFAULT_HOST`]), `init(args)`, then the
+    /// request formatted once (`wrk.request()` returns it).
     fn init(&self, lua: &Lua, wrk: &Table) -> mlua::Result<()> {
-        let headers: Table = wrk.get("headers")?;
-        if headers.get::<Value>("Host")?.is_nil() {
-            headers.set("Host", self.source.url.host_header())?;
-        }
+        lua.load(DEFAULT_HOST)
+            .set_name("=wrk.init")
+            .call::<()>(wrk.clone())?;
         if let Value::Function(init) = lua.globals().get::<Value>("init")? {
             let args = lua.create_table()?;
             args.raw_set(0, self.url.as_str())?;
@@ -164,6 +163,20 @@ impl LoadedScript {
         )
     }
 }
+
+/// wrk.lua's `wrk.init` before `init(args)`, as written there: when
+/// `wrk.headers.Host` is nil or false, `wrk.host` and `wrk.port` as they are
+/// now (the file may have changed them), IPv6 in brackets.
+const DEFAULT_HOST: &str = r#"
+local wrk = ...
+if not wrk.headers["Host"] then
+   local host = wrk.host
+   local port = wrk.port
+   host = host:find(":") and ("[" .. host .. "]") or host
+   host = port and (host .. ":" .. port) or host
+   wrk.headers["Host"] = host
+end
+"#;
 
 /// A prepared script: every thread's state after `init`, and the setup
 /// state for `done`. Shared by the workers of a run.

@@ -54,19 +54,6 @@ impl UrlParts {
             path: if tail.starts_with('/') { tail } else { "/" }.to_string(),
         })
     }
-
-    /// The `Host` header wrk sets before `init`: `host[:port]`, IPv6 in brackets.
-    pub fn host_header(&self) -> String {
-        let host = if self.host.contains(':') {
-            format!("[{}]", self.host)
-        } else {
-            self.host.clone()
-        };
-        match &self.port {
-            Some(port) => format!("{host}:{port}"),
-            None => host,
-        }
-    }
 }
 
 /// The request the `wrk` table starts with: wrk's `-H` lines, and (from
@@ -151,10 +138,8 @@ mod tests {
             ),
             ("http", "127.0.0.1", Some("8080"), "/a/b?x=1")
         );
-        assert_eq!(p.host_header(), "127.0.0.1:8080");
         let p = UrlParts::parse("https://[::1]/").unwrap();
         assert_eq!((p.host.as_str(), p.port.as_deref()), ("::1", None));
-        assert_eq!(p.host_header(), "[::1]");
         assert_eq!(UrlParts::parse("http://h").unwrap().path, "/");
         assert_eq!(UrlParts::parse("http://u:p@h:1/x").unwrap().host, "h");
         assert!(UrlParts::parse("localhost:8080").is_none());

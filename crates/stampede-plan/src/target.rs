@@ -33,6 +33,16 @@ impl Target {
         } else {
             format!("http://{text}")
         };
+        // Checked on the text, before url::Url::parse: the WHATWG parser
+        // skips the extra slashes of `http:///index.html` (and so of
+        // `/index.html` with `http://` added) and reads `index.html` as the
+        // host, which would then be looked up; wrk and ab say "invalid URL".
+        if let Some(reason) = missing_host(text, &with_scheme) {
+            return Err(PlanError::Url {
+                url: text.to_string(),
+                reason: reason.into(),
+            });
+        }
         let url = url::Url::parse(&with_scheme).map_err(|e| PlanError::Url {
             url: text.to_string(),
             reason: e.to_string(),
@@ -87,6 +97,33 @@ impl Target {
     }
 }
 
+/// Why the URL names no host, if it does not: `text` as given and
+/// `with_scheme`, the same with `http://` added when it had no scheme.
+/// Nothing between `scheme://` and the path (`http:///index.html`,
+/// `/index.html`), or an http scheme without `//` (`http:/index.html`,
+/// which would otherwise be read as the host `http`).
+fn missing_host(text: &str, with_scheme: &str) -> Option<&'static str> {
+    let has_http_scheme = ["http:", "https:"].iter().any(|scheme| {
+        text.get(..scheme.len())
+            .is_some_and(|start| start.eq_ignore_ascii_case(scheme))
+    });
+    if has_http_scheme && !text.contains("://") {
+        return Some("no host (expected // after the scheme)");
+    }
+    let (_, rest) = with_scheme.split_once("://")?;
+    // The authority ends where the path, query or fragment starts (a
+    // backslash is a slash in http URLs); user info and port are not host.
+    let end = rest.find(['/', '\\', '?', '#']).unwrap_or(rest.len());
+    let authority = &rest[..end];
+    let host_and_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = if host_and_port.starts_with('[') {
+        host_and_port
+    } else {
+        host_and_port.split(':').next().unwrap_or_default()
+    };
+    host.is_empty().then_some("no host")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -131,5 +168,40 @@ mod tests {
             Err(PlanError::Url { .. })
         ));
         assert!(Target::parse("127.0.0.1:0").is_err());
+    }
+
+    /// wrk's script_parse_url (src/script.c) wants a schema and a host; ab's
+    /// parse_url (support/ab.c) says "invalid URL" for a URL without one.
+    /// The WHATWG parser alone reads `index.html` as the host of these.
+    #[test]
+    fn a_url_without_a_host_is_invalid() {
+        for text in [
+            "http:///index.html",
+            "/index.html",
+            "https:///",
+            "http:/index.html",
+            "HTTP:index.html",
+            "http://:8080/x",
+            "http://user@/x",
+            "http://?q",
+            "http://\\\\index.html",
+        ] {
+            match Target::parse(text) {
+                Err(PlanError::Url { url, reason }) => {
+                    assert_eq!(url, text);
+                    assert!(reason.starts_with("no host"), "{text}: {reason}");
+                }
+                other => panic!("{text}: {other:?}"),
+            }
+        }
+        for (text, host) in [
+            ("localhost:8080/x", "localhost"),
+            ("http://u:p@h:1/x", "h"),
+            ("http://[::1]/", "::1"),
+            ("web/index.html", "web"),
+            ("httpbin.org/get", "httpbin.org"),
+        ] {
+            assert_eq!(Target::parse(text).unwrap().host, host, "{text}");
+        }
     }
 }

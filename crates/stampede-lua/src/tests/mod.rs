@@ -6,6 +6,7 @@
 mod examples;
 mod failures;
 mod reads;
+mod returns;
 
 use crate::{LoadedScript, LuaScript, ScriptConfig};
 use stampede_metrics::{encode_histogram, new_latency_histogram, RunResult};
