@@ -58,9 +58,6 @@ pub fn execute<F: FrontEnd>(parsed: Parsed<F>, help: &str, tool: &str) -> anyhow
         }
         Parsed::Run(options) => options,
     };
-    for note in options.notes() {
-        eprintln!("stampede: note: {note}");
-    }
     let translated = options.translate()?;
     // A bad output path fails before the banner, not after the load.
     check_outputs(&translated)?;
@@ -75,6 +72,10 @@ pub fn execute<F: FrontEnd>(parsed: Parsed<F>, help: &str, tool: &str) -> anyhow
     // script is loaded here, its setup() and init() printing before the
     // banner as in wrk.
     let built = build(&translated)?;
+    // Bad input is one line: the notes come once the plan is built.
+    for note in options.notes() {
+        eprintln!("stampede: note: {note}");
+    }
     let report_out = || crate::output::text_out(on_stderr);
     {
         let mut out = report_out();
