@@ -80,7 +80,7 @@ fn the_shop_plan_maps_group_by_group() {
     let item = &browsers.steps[1];
     assert_eq!(
         item.url,
-        "http://127.0.0.1:9123/item/{{conn}}?id={{rand_int 1 1000}}&by={{first}}+and+{{user}}"
+        "http://127.0.0.1:9123/item/{{thread_num}}?id={{rand_int 1 1000}}&by={{first}}+and+{{user}}"
     );
     assert_eq!(item.checks, vec!["body contains \"item\"".to_string()]);
     assert_eq!(pollers.iterations, None);

@@ -3,7 +3,7 @@
 //! load model a throughput timer sets; its timers shared by every step
 //! become the group's think time.
 
-use crate::functions::{constant, Names};
+use crate::functions::{constant, element_name, Names};
 use crate::model::{Feed, Group, Load, OnError, Phase, Step};
 use crate::rules::throughput;
 use crate::tree::Element;
@@ -143,7 +143,7 @@ pub(crate) fn settings(
         }
     }
     Ok(Some(Group {
-        name: e.name.clone(),
+        name: element_name(&e.name, names),
         phase: match e.class.as_str() {
             "SetupThreadGroup" => Phase::Setup,
             "PostThreadGroup" => Phase::Teardown,
