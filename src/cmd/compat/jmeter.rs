@@ -175,3 +175,49 @@ pub fn execute(words: Vec<String>) -> anyhow::Result<i32> {
     ));
     super::jmeter_run::run(&o, &plan, &summariser, &mut notes)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// JMeter.java's initializeProperties: the -p file and the
+    /// user.properties it names, then -q and -J in command-line order (an
+    /// empty -J value removes), system properties (-D) under them all.
+    #[test]
+    fn properties_build_as_jmeter_builds_them() {
+        let dir =
+            std::env::temp_dir().join(format!("stampede-jmeter-props-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let base = dir.join("jmeter.properties");
+        std::fs::write(
+            &base,
+            "user.properties=user.properties\nhost=a\nport=1\nkeep=base\n",
+        )
+        .unwrap();
+        std::fs::write(dir.join("user.properties"), "host=b\n").unwrap();
+        let extra = dir.join("extra.properties");
+        std::fs::write(&extra, "port=3\n").unwrap();
+        let set = |n: &str, v: &str| PropSource::Set(n.to_string(), v.to_string());
+        let o = JmeterOptions {
+            prop_file: Some(base),
+            props: vec![set("port", "2"), PropSource::File(extra), set("keep", "")],
+            system_props: vec![set("keep", "system"), set("only", "system")],
+            ..JmeterOptions::default()
+        };
+        let props = properties(&o).unwrap();
+        assert_eq!(props["host"], "b", "user.properties over jmeter.properties");
+        assert_eq!(props["port"], "3", "the -q after the -J wins");
+        assert_eq!(
+            props["keep"], "system",
+            "-Jkeep= removed it: the system value shows"
+        );
+        assert_eq!(props["only"], "system");
+        let missing = JmeterOptions {
+            prop_file: Some(dir.join("none.properties")),
+            ..JmeterOptions::default()
+        };
+        let err = properties(&missing).unwrap_err().to_string();
+        assert!(err.starts_with("jmeter: -p "), "{err}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
