@@ -74,9 +74,11 @@ pub const GROUPS_DONE_CAP: std::time::Duration = std::time::Duration::from_secs(
 impl ScenarioLoad {
     /// True when every group ends by itself (its iterations or duration).
     pub fn ends_by_itself(&self) -> bool {
-        self.groups
-            .iter()
-            .all(|g| g.limits.iterations.is_some() || g.limits.duration.is_some())
+        self.groups.iter().all(|g| {
+            g.limits.iterations.is_some()
+                || g.limits.total_iterations.is_some()
+                || g.limits.duration.is_some()
+        })
     }
 
     /// Refuses what the group keys cannot be combined with: `--warmup`
@@ -86,6 +88,7 @@ impl ScenarioLoad {
         let keyed = self.groups.iter().find(|g| {
             let l = &g.limits;
             l.iterations.is_some()
+                || l.total_iterations.is_some()
                 || l.duration.is_some()
                 || l.start_delay.is_some()
                 || l.phase != Default::default()

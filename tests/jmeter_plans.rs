@@ -153,15 +153,19 @@ fn unmappable_elements_are_listed_and_refused_unless_skipped() {
 fn flags_are_accepted_or_refused_with_one_line() {
     let plan = testdata("shop.jmx");
     for (flag, expected) in [
-        ("-X", "jmeter: unknown option -X"),
+        ("-Z", "jmeter: unknown option -Z"),
         ("-r", "jmeter -r: not supported: remote engines"),
-        ("-Gport=1", "jmeter -G: not supported"),
         ("--nosuchflag", "jmeter: unknown option --nosuchflag"),
     ] {
         let line = refused(&["-n", "-t", &plan, flag, "--dry-run"]);
         assert!(line.contains(expected), "{flag}: {line}");
     }
     assert!(refused(&["-n", "-t", &plan, "-e"]).contains("-e needs -o DIR"));
+    // -G goes only to remote engines in JMeter (JMeter.java,
+    // initializeProperties): accepted, and ignored with a note.
+    let global = jmeter(&["-n", "-t", &plan, "-Gport=1", "--dry-run"]);
+    assert_eq!(global.status.code(), Some(0), "{}", text(&global.stderr));
+    assert!(text(&global.stderr).contains("ignored on one machine: -G port=1"));
     let help = jmeter(&["-h"]);
     assert_eq!(help.status.code(), Some(0));
     assert!(text(&help.stdout).contains("Examples:"));

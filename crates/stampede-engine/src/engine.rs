@@ -168,7 +168,16 @@ pub fn worker_count(plan: &Plan, workload: Option<&crate::WorkloadSpec>) -> usiz
     plan.threads.max(groups)
 }
 
-fn worker_load(model: &LoadModel, index: usize, workers: usize, seed: u64) -> WorkerLoad {
+/// Worker `index`'s load of `model`; `total`: the group's
+/// `total_iterations`, of which the worker takes the instants its pacer
+/// numbers (worker w of W: w, w + W, …, the first `total` in all).
+fn worker_load(
+    model: &LoadModel,
+    index: usize,
+    workers: usize,
+    seed: u64,
+    total: Option<u64>,
+) -> WorkerLoad {
     match model {
         LoadModel::Closed { connections } => WorkerLoad::Closed {
             schedule: connections.clone(),
@@ -192,6 +201,7 @@ fn worker_load(model: &LoadModel, index: usize, workers: usize, seed: u64) -> Wo
                 workers,
                 // Each worker its own stream of the run's seed.
                 seed: seed ^ 0x9E37_79B9_7F4A_7C15u64.wrapping_mul(index as u64 + 1),
+                count: total.map(|n| share_of(n, index, workers)),
             })
         }
     }
@@ -425,7 +435,17 @@ pub fn run_with(
             head_request: plan.request.method == "HEAD",
             keepalive: plan.keepalive,
             timeout: plan.timeout,
-            load: worker_load(model, share_index, share_workers, group_seed),
+            load: worker_load(
+                model,
+                share_index,
+                share_workers,
+                group_seed,
+                options
+                    .workload
+                    .as_ref()
+                    .and_then(|w| w.groups.get(group))
+                    .and_then(|g| g.limits.total_iterations),
+            ),
             budget: worker_budget,
             measure_start,
             load_start: measure_start,

@@ -78,9 +78,10 @@ impl Dispatcher {
     }
 }
 
-/// Produces this worker's intended instants until the budget is spent or
-/// there are no more before `end` (then it waits: the worker ends the run at
-/// the deadline), and hands them to connections.
+/// Produces this worker's intended instants until the budget is spent,
+/// the count is (`total_iterations`), or there are no more before `end`
+/// (then it waits: the worker ends the run at the deadline), and hands
+/// them to connections.
 pub(crate) async fn run_pacer(
     ctx: Rc<ConnectionContext>,
     load: OpenLoad,
@@ -120,7 +121,7 @@ pub(crate) async fn run_pacer_with<S>(
     let mut dispatched_without_pause = 0u32;
     loop {
         let Some(next) = instants.next_instant() else {
-            if end.is_some() {
+            if end.is_some() && !instants.counted_out() {
                 std::future::pending::<()>().await;
             }
             return;

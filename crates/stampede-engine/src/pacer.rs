@@ -65,6 +65,8 @@ pub(crate) struct Pacer {
     measure_start: Instant,
     /// No instant at or after this (the run's deadline).
     end: Option<Instant>,
+    /// No more than this many measured instants (a group's `total_iterations`).
+    count: Option<u64>,
     /// The next instant, computed but not yet taken.
     peeked: Option<Option<Instant>>,
 }
@@ -98,6 +100,7 @@ impl Pacer {
             per_s: load.per_s.clone(),
             measure_start,
             end,
+            count: load.count,
             peeked: None,
         }
     }
@@ -131,6 +134,9 @@ impl Pacer {
                     }
                 }
             }
+            if self.counted_out() {
+                return None;
+            }
             let at = self.measure_start + self.per_s.time_of(area)?;
             if self.end.is_some_and(|end| at >= end) {
                 return None;
@@ -138,6 +144,12 @@ impl Pacer {
             self.taken += 1;
             return Some(at);
         }
+    }
+
+    /// True once the count's instants are all taken: the worker's load is
+    /// over, whatever its deadline.
+    pub(crate) fn counted_out(&self) -> bool {
+        self.warmup.is_none() && self.count.is_some_and(|count| self.taken >= count)
     }
 
     /// The next intended instant, without taking it; `None` when there is
@@ -230,6 +242,7 @@ mod tests {
             seed: 42,
             worker,
             workers,
+            count: None,
         }
     }
 
@@ -243,6 +256,27 @@ mod tests {
     }
 
     const MS: Duration = Duration::from_millis(1);
+
+    #[test]
+    fn a_count_takes_the_runs_first_instants_shared_by_the_workers() {
+        let start = Instant::now();
+        let end = start + Duration::from_secs(100);
+        let per_s = Schedule::constant(16.667, Duration::from_secs(100));
+        let all = taken(&load(per_s.clone(), Arrival::Uniform, 0, 1), start, end);
+        let mut shared: Vec<Instant> = (0..3)
+            .flat_map(|worker| {
+                let mut counted = load(per_s.clone(), Arrival::Uniform, worker, 3);
+                counted.count = Some(stampede_plan::share_of(40, worker, 3));
+                let mut pacer = Pacer::new(&counted, start, start, Some(end));
+                let instants: Vec<Instant> = std::iter::from_fn(|| pacer.next_instant()).collect();
+                assert!(pacer.counted_out(), "worker {worker}");
+                instants
+            })
+            .collect();
+        shared.sort_unstable();
+        // 40 iterations at 16.667/s, not 3 s of them (50).
+        assert_eq!(shared, all[..40]);
+    }
 
     #[test]
     fn constant_rates_give_evenly_spaced_instants() {

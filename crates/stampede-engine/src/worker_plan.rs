@@ -118,6 +118,9 @@ pub(crate) struct OpenLoad {
     /// This worker (from 0) and how many share the instants.
     pub worker: usize,
     pub workers: usize,
+    /// A group's `total_iterations`: this worker's share of the instants
+    /// (the run's first N, as the workers share them); `None`: no count.
+    pub count: Option<u64>,
 }
 
 /// A stop this close after a second boundary belongs to the second before

@@ -6,7 +6,7 @@
 
 use crate::classify::{role, Role};
 use crate::csv_feed::feed;
-use crate::functions::{constant, Names};
+use crate::functions::{constant, element_name, Names};
 use crate::model::{Pause, Plan, Step, Transaction, Unsupported};
 use crate::rules::{assertion, extractor, pause, template};
 use crate::sampler::http_step;
@@ -236,7 +236,7 @@ impl<'e> Builder<'_> {
         let mut scope = outer.clone();
         match e.class.as_str() {
             "TransactionController" => scope.transactions.push(Transaction {
-                name: e.name.clone(),
+                name: element_name(&e.name, &self.names),
                 parent: e.flag("TransactionController.parent").unwrap_or(false),
                 include_timers: e
                     .flag("TransactionController.includeTimers")
@@ -294,6 +294,7 @@ impl<'e> Builder<'_> {
         }
         let names = &self.names;
         let mut step = http_step(e, &scope.defaults, names, &mut self.plan.notes)?;
+        step.name = element_name(&step.name, names);
         let mut headers: Vec<(String, String)> = std::mem::take(&mut step.headers);
         for manager in &scope.headers {
             for (_, prop) in manager.list("HeaderManager.headers") {

@@ -71,6 +71,9 @@ fn group(g: &Group, name: String) -> Table {
     if let Some(n) = g.iterations {
         t.insert("iterations".into(), Value::Integer(n as i64));
     }
+    if let Some(n) = g.total_iterations {
+        t.insert("total_iterations".into(), Value::Integer(n as i64));
+    }
     if let Some(s) = g.duration_s {
         t.insert("duration".into(), string(format!("{s}s")));
     }

@@ -139,6 +139,19 @@ pub fn constant(text: &str, names: &Names, what: &str) -> Result<String, FnError
     })
 }
 
+/// An element's name (a thread group's, a sampler's label) as JMeter runs
+/// it: PreCompiler.java replaces `${...}` in every element's properties,
+/// its name included, before the test starts, so properties, User Defined
+/// Variables and functions of fixed value resolve. A name that changes per
+/// request (a CSV column, `${__threadNum}`) or does not resolve stays as
+/// written, as JMeter leaves an unknown `${name}`.
+pub fn element_name(text: &str, names: &Names) -> String {
+    match translate(text, names).map(|t| t.literal()) {
+        Ok(Some(resolved)) => resolved,
+        _ => text.to_string(),
+    }
+}
+
 /// The index of the `}` closing an expression that began just before `text`.
 fn closing(text: &str) -> Option<usize> {
     let (mut depth, mut escaped) = (0usize, false);
@@ -244,7 +257,9 @@ fn expression(inner: &str, names: &Names) -> Result<Translated, FnError> {
             out.pieces.push(Piece::Slot("now_ms".into()))
         }
         "time" => return Err(unsupported("formats are not mapped (only ${__time()})")),
-        "threadNum" => out.pieces.push(Piece::Slot("conn".into())),
+        // JMeter's thread number counts from 1 (ThreadNumber.java reads it
+        // from the thread's name, `Group 1-1`), stampede's `conn` from 0.
+        "threadNum" => out.pieces.push(Piece::Slot("thread_num".into())),
         "counter" => {
             if args.len() > 1 && !arg(1)?.trim().is_empty() {
                 return Err(unsupported("storing the value in a variable is not mapped"));
@@ -331,7 +346,10 @@ mod tests {
             t("id=${__UUID()}&t=${__time()}"),
             "id={{uuid}}&t={{now_ms}}"
         );
-        assert_eq!(t("${__threadNum}-${__counter(FALSE,)}"), "{{conn}}-{{seq}}");
+        assert_eq!(
+            t("${__threadNum}-${__counter(FALSE,)}"),
+            "{{thread_num}}-{{seq}}"
+        );
         assert_eq!(t("${__counter(TRUE)}"), "{{iter}}");
         assert_eq!(t("${__RandomString(8,)}"), "{{rand_str 8}}");
         assert_eq!(t("${__UUID}"), "{{uuid}}");
@@ -355,6 +373,18 @@ mod tests {
             "${undefined} ${ and \\{{x}}"
         );
         assert_eq!(t(r"${__P(missing,a\,b)}"), "a,b");
+    }
+
+    #[test]
+    fn element_names_resolve_when_fixed() {
+        assert_eq!(
+            element_name("${__P(host,x)} group", &names()),
+            "10.0.0.1 group"
+        );
+        assert_eq!(element_name("GET ${base}", &names()), "GET /api");
+        // Per request, or without a value: as written.
+        assert_eq!(element_name("as ${user}", &names()), "as ${user}");
+        assert_eq!(element_name("${__P(port)}", &names()), "${__P(port)}");
     }
 
     #[test]

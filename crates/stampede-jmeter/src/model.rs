@@ -139,6 +139,9 @@ pub struct Group {
     pub ramp_up_s: u64,
     /// Loop count per thread; None: forever (until the duration ends).
     pub iterations: Option<u64>,
+    /// Under a throughput timer (the open model): threads × loops
+    /// iterations in all, paced by the timer; None: no count.
+    pub total_iterations: Option<u64>,
     /// The scheduler's duration.
     pub duration_s: Option<u64>,
     /// The scheduler's start delay.

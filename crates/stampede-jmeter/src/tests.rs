@@ -80,7 +80,7 @@ fn the_shop_plan_maps_group_by_group() {
     let item = &browsers.steps[1];
     assert_eq!(
         item.url,
-        "http://127.0.0.1:9123/item/{{conn}}?id={{rand_int 1 1000}}&by={{first}}+and+{{user}}"
+        "http://127.0.0.1:9123/item/{{thread_num}}?id={{rand_int 1 1000}}&by={{first}}+and+{{user}}"
     );
     assert_eq!(item.checks, vec!["body contains \"item\"".to_string()]);
     assert_eq!(pollers.iterations, None);
@@ -307,6 +307,13 @@ fn throughput_timers_become_the_open_model() {
         Load::Rate(10.0),
         "1200/min over 2 samplers"
     );
+    // The loop count (1 by default) is a count, not a duration at the rate.
+    let group = &plan.groups[0];
+    assert_eq!(
+        (group.iterations, group.total_iterations, group.duration_s),
+        (None, Some(1), None)
+    );
+    assert!(scenario_text(&plan, "p.jmx").contains("total_iterations = 1"));
     let shaping = r#"<kg.apc.jmeter.timers.VariableThroughputTimer testclass="kg.apc.jmeter.timers.VariableThroughputTimer" testname="shape">
           <collectionProp name="load_profile">
             <collectionProp name="1"><stringProp name="a">1</stringProp><stringProp name="b">10</stringProp><stringProp name="c">30</stringProp></collectionProp>

@@ -3,7 +3,7 @@
 //! load model a throughput timer sets; its timers shared by every step
 //! become the group's think time.
 
-use crate::functions::{constant, Names};
+use crate::functions::{constant, element_name, Names};
 use crate::model::{Feed, Group, Load, OnError, Phase, Step};
 use crate::rules::throughput;
 use crate::tree::Element;
@@ -113,25 +113,14 @@ pub(crate) fn settings(
         Some(timer) => throughput(timer, names, threads, steps.len())?,
         None => Load::Threads,
     };
-    // The open model has no per-user loop count: threads × loops
-    // iterations at the timer's rate last this long.
-    let (iterations, duration_s) = match (&load, iterations) {
-        (Load::Threads, _) | (_, None) => (iterations, duration_s),
-        (Load::Rate(rate), Some(loops)) => {
-            let total = loops as f64 * f64::from(threads);
-            let bound = (total / rate).ceil() as u64;
-            notes.push(format!(
-                "{}: {total} iterations at {rate:.3}/s: the group runs for {bound}s",
-                e.describe()
-            ));
-            (None, Some(duration_s.map_or(bound, |d| d.min(bound))))
-        }
-        (Load::Stages(_), Some(_)) => {
-            notes.push(format!(
-                "{}: with a Throughput Shaping Timer the group runs for its stages, not its loop count",
-                e.describe()
-            ));
-            (None, duration_s)
+    // A throughput timer only delays each sample (ConstantThroughputTimer
+    // .delay()); the loop controller still counts (LoopController.java):
+    // the open model has no per-user loop count, so the group starts
+    // threads × loops iterations in all, paced by the timer.
+    let (iterations, total_iterations) = match (&load, iterations) {
+        (Load::Threads, _) | (_, None) => (iterations, None),
+        (Load::Rate(_) | Load::Stages(_), Some(loops)) => {
+            (None, Some(loops.saturating_mul(u64::from(threads))))
         }
     };
     // Timers every step has are written once, as the group's think time.
@@ -143,7 +132,7 @@ pub(crate) fn settings(
         }
     }
     Ok(Some(Group {
-        name: e.name.clone(),
+        name: element_name(&e.name, names),
         phase: match e.class.as_str() {
             "SetupThreadGroup" => Phase::Setup,
             "PostThreadGroup" => Phase::Teardown,
@@ -153,6 +142,7 @@ pub(crate) fn settings(
         load,
         ramp_up_s: count("ThreadGroup.ramp_time")?.unwrap_or(0),
         iterations,
+        total_iterations,
         duration_s,
         delay_s: delay_s.filter(|d| *d > 0),
         on_error,

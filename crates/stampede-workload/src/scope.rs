@@ -5,7 +5,17 @@ use crate::template_error::TemplateError;
 
 /// Built-in variable names, in the order error messages list them.
 pub const BUILTINS: &[&str] = &[
-    "seq", "conn", "iter", "worker", "agent", "uuid", "rand_int", "rand_str", "now_ms", "now_iso",
+    "seq",
+    "conn",
+    "iter",
+    "worker",
+    "agent",
+    "uuid",
+    "rand_int",
+    "rand_str",
+    "now_ms",
+    "now_iso",
+    "thread_num",
     "env.NAME",
 ];
 

@@ -1,5 +1,6 @@
 //! `stampede jmeter`: JMeter's non-GUI command line (`-n -t plan.jmx -l
-//! results.jtl -Jname=value -q FILE -e -o DIR -j FILE`). The plan is mapped
+//! results.jtl -Jname=value -q FILE -e -o DIR -j FILE`, in JMeter's own
+//! option grammar: jmeter_args.rs). The plan is mapped
 //! by crates/stampede-jmeter onto a stampede scenario; `--dry-run` prints
 //! it; otherwise it runs as `stampede run --scenario` would, the samples are
 //! written to the JTL file as JMeter writes them (jmeter_jtl.rs) and the
@@ -9,20 +10,64 @@
 //! GUI-only modes, a plan with elements that cannot be mapped (unless
 //! `--skip-unsupported`), and every bad-input case of the plan.
 
-use super::jmeter_options::{parse, JmeterOptions, Notes, Parsed, HELP, TOOL};
+use super::jmeter_options::{parse, JmeterOptions, Notes, Parsed, PropSource, HELP, TOOL};
 use super::{usage, version_line};
 use crate::exit;
 use std::collections::HashMap;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-/// The properties: -q files in order, then -J (later values win).
+/// A properties file, its errors naming `flag`.
+fn read_file(flag: &str, path: &Path) -> anyhow::Result<HashMap<String, String>> {
+    stampede_jmeter::read_properties(path)
+        .map_err(|e| usage(TOOL, e.to_string().replacen("-q ", &format!("{flag} "), 1)))
+}
+
+/// `sources` applied in order on `props`: a file's keys, a NAME=VALUE, or
+/// (an empty VALUE) NAME removed.
+fn apply(
+    props: &mut HashMap<String, String>,
+    sources: &[PropSource],
+    file_flag: &str,
+) -> anyhow::Result<()> {
+    for source in sources {
+        match source {
+            PropSource::File(path) => props.extend(read_file(file_flag, path)?),
+            PropSource::Set(name, value) if value.is_empty() => {
+                props.remove(name);
+            }
+            PropSource::Set(name, value) => {
+                props.insert(name.clone(), value.clone());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The properties as JMeter.java's initializeProperties builds them: the
+/// `-p` file (and the `user.properties` file it names, found as given or
+/// beside it, as JMeterUtils.findFile looks in JMeter's bin directory),
+/// then -q files and -J in command-line order (later values win, an empty
+/// value removes); a name none of them sets falls back to the system
+/// properties (-S files and -D), as JMeter's properties default to Java's.
 pub(super) fn properties(o: &JmeterOptions) -> anyhow::Result<HashMap<String, String>> {
     let mut props = HashMap::new();
-    for file in &o.prop_files {
-        props.extend(stampede_jmeter::read_properties(file).map_err(|e| usage(TOOL, e))?);
+    apply(&mut props, &o.system_props, "-S")?;
+    let mut jmeter = HashMap::new();
+    if let Some(file) = &o.prop_file {
+        jmeter = read_file("-p", file)?;
+        if let Some(user) = jmeter.get("user.properties").filter(|u| !u.is_empty()) {
+            let user = PathBuf::from(user);
+            let beside = file.parent().unwrap_or(Path::new("")).join(&user);
+            let found = [user, beside].into_iter().find(|p| p.is_file());
+            if let Some(found) = found {
+                let read = read_file("-p", &found)?;
+                jmeter.extend(read);
+            }
+        }
     }
-    props.extend(o.props.iter().cloned());
+    apply(&mut jmeter, &o.props, "-q")?;
+    props.extend(jmeter);
     Ok(props)
 }
 
@@ -113,6 +158,12 @@ pub fn execute(words: Vec<String>) -> anyhow::Result<i32> {
         })?)),
         None => Notes(None),
     };
+    if !o.ignored.is_empty() {
+        notes.line(&format!(
+            "stampede: note: ignored on one machine: {} (remote engines' properties and exit, JMeter's logging and home)",
+            o.ignored.join(", ")
+        ));
+    }
     let props = properties(&o)?;
     let (plan, text) = map_plan(&o, &props, &mut notes)?;
     if o.dry_run {
@@ -123,4 +174,50 @@ pub fn execute(words: Vec<String>) -> anyhow::Result<i32> {
         super::jmeter_summariser::interval(&props),
     ));
     super::jmeter_run::run(&o, &plan, &summariser, &mut notes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// JMeter.java's initializeProperties: the -p file and the
+    /// user.properties it names, then -q and -J in command-line order (an
+    /// empty -J value removes), system properties (-D) under them all.
+    #[test]
+    fn properties_build_as_jmeter_builds_them() {
+        let dir =
+            std::env::temp_dir().join(format!("stampede-jmeter-props-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let base = dir.join("jmeter.properties");
+        std::fs::write(
+            &base,
+            "user.properties=user.properties\nhost=a\nport=1\nkeep=base\n",
+        )
+        .unwrap();
+        std::fs::write(dir.join("user.properties"), "host=b\n").unwrap();
+        let extra = dir.join("extra.properties");
+        std::fs::write(&extra, "port=3\n").unwrap();
+        let set = |n: &str, v: &str| PropSource::Set(n.to_string(), v.to_string());
+        let o = JmeterOptions {
+            prop_file: Some(base),
+            props: vec![set("port", "2"), PropSource::File(extra), set("keep", "")],
+            system_props: vec![set("keep", "system"), set("only", "system")],
+            ..JmeterOptions::default()
+        };
+        let props = properties(&o).unwrap();
+        assert_eq!(props["host"], "b", "user.properties over jmeter.properties");
+        assert_eq!(props["port"], "3", "the -q after the -J wins");
+        assert_eq!(
+            props["keep"], "system",
+            "-Jkeep= removed it: the system value shows"
+        );
+        assert_eq!(props["only"], "system");
+        let missing = JmeterOptions {
+            prop_file: Some(dir.join("none.properties")),
+            ..JmeterOptions::default()
+        };
+        let err = properties(&missing).unwrap_err().to_string();
+        assert!(err.starts_with("jmeter: -p "), "{err}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

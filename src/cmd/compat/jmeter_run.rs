@@ -3,7 +3,8 @@
 //! groups first, then the ordinary groups side by side, then tearDown
 //! groups, as JMeter orders them. Within a run the engine acts on the
 //! group's scenario keys itself (workload/phases.rs, session.rs): a loop
-//! count is `iterations` (each thread walks its samplers that many times),
+//! count is `iterations` (each thread walks its samplers that many times;
+//! under a throughput timer `total_iterations`, threads × loops in all),
 //! the scheduler's duration and delay are `duration` and `start_delay`,
 //! `on_sample_error` is `on_error`. The JTL writer (jmeter_jtl.rs) is each
 //! run's request log; the report is jmeter_report.rs.
@@ -107,7 +108,9 @@ fn run_words(group: &Group, file: &Path, html: Option<PathBuf>) -> Vec<String> {
     // The scenario's iterations and duration end the run by themselves;
     // without either: forever, as JMeter's -1 loops without a scheduler,
     // until Ctrl-C.
-    let bounded = group.iterations.is_some() || group.duration_s.is_some();
+    let bounded = group.iterations.is_some()
+        || group.total_iterations.is_some()
+        || group.duration_s.is_some();
     if !matches!(group.load, Load::Stages(_)) && !bounded {
         add("-d", "87600h".to_string());
     }

@@ -18,6 +18,7 @@ mod front_end;
 pub mod getopt;
 pub mod jmeter;
 mod jmeter_active;
+mod jmeter_args;
 mod jmeter_jtl;
 mod jmeter_jtl_order;
 mod jmeter_options;

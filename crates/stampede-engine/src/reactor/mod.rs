@@ -364,7 +364,11 @@ impl Turn {
         match &self.open {
             None => (!state.has_budget() || users_done) && idle,
             Some(open) => {
-                let no_more = !state.has_budget() || (open.exhausted && !has_deadline);
+                // Counted out (`total_iterations`), the load is over even
+                // before the deadline, once no user waits out a think time.
+                let counted_out = open.pacer.counted_out() && self.backing_off.is_empty();
+                let no_more =
+                    !state.has_budget() || (open.exhausted && (!has_deadline || counted_out));
                 // Out of feeder rows, the backlog's arrivals cannot be sent.
                 let queued = !open.backlog.is_empty() && !state.is_feed_exhausted();
                 no_more && idle && !queued

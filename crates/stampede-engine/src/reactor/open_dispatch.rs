@@ -97,6 +97,7 @@ mod tests {
             seed: 1,
             worker: 0,
             workers: 1,
+            count: None,
         };
         OpenDispatch::new(&load, now, now, None)
     }

@@ -62,7 +62,8 @@ pub struct GroupWork {
 impl GroupWork {
     /// True when the group ends by itself (its iterations or its duration).
     pub fn is_bounded(&self) -> bool {
-        self.limits.iterations.is_some() || self.limits.duration.is_some()
+        let l = &self.limits;
+        l.iterations.is_some() || l.total_iterations.is_some() || l.duration.is_some()
     }
 }
 

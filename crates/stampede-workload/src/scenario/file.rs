@@ -23,6 +23,7 @@ pub(super) struct GroupToml {
     pub feed: Vec<FeedToml>,
     // options.rs: a group's bounds and order.
     pub iterations: Option<Spanned<i64>>,
+    pub total_iterations: Option<Spanned<i64>>,
     pub duration: Option<Spanned<String>>,
     pub start_delay: Option<Spanned<String>>,
     pub phase: Option<Spanned<String>>,

@@ -1,6 +1,6 @@
 //! The scenario keys that bound and order a group and tune one step, added
 //! for JMeter plans (issue 20) but plain scenario keys for anyone:
-//! a group's `iterations`, `duration`, `start_delay`, `phase`, `on_error`,
+//! a group's `iterations`, `total_iterations`, `duration`, `start_delay`, `phase`, `on_error`,
 //! `cookies` and `max_connections`; a step's `think`, `transaction`, `once`,
 //! `follow_redirects`, `keep_alive`, `connect_timeout` and `timeout`; a
 //! feed's `columns` and `skip_first_line` (a CSV without a header line).
@@ -44,6 +44,10 @@ pub enum OnError {
 pub struct GroupLimits {
     /// `iterations = N`: each virtual user walks the steps N times, then stops.
     pub iterations: Option<u64>,
+    /// `total_iterations = N`: an open-model group (rate or stages) starts
+    /// N iterations in all, paced by its rate, then ends (JMeter's loop
+    /// count under a throughput timer: threads × loops).
+    pub total_iterations: Option<u64>,
     /// `duration = "60s"`: the group stops this long after it started.
     pub duration: Option<Duration>,
     /// `start_delay = "5s"`: the group starts this long after the run (or its phase) began.
@@ -101,6 +105,19 @@ impl Context<'_> {
             },
             None => None,
         };
+        let total_iterations = match &group.total_iterations {
+            Some(n) if !open => {
+                return Err(self.at(
+                    n,
+                    "total_iterations needs rate or stages (an open-model group); a closed group counts each user's: iterations",
+                ))
+            }
+            Some(n) => match u64::try_from(*n.get_ref()) {
+                Ok(n) if n > 0 => Some(n),
+                _ => return Err(self.at(n, "total_iterations is a whole number of at least 1")),
+            },
+            None => None,
+        };
         let phase = match &group.phase {
             None => Phase::Main,
             Some(p) => match p.get_ref().as_str() {
@@ -127,7 +144,7 @@ impl Context<'_> {
         };
         let duration = self.duration(&group.duration)?;
         if let (Some(p), Phase::Setup | Phase::Teardown) = (&group.phase, phase) {
-            if iterations.is_none() && duration.is_none() {
+            if iterations.is_none() && total_iterations.is_none() && duration.is_none() {
                 return Err(self.at(
                     p,
                     format!(
@@ -158,6 +175,7 @@ impl Context<'_> {
         };
         Ok(GroupLimits {
             iterations,
+            total_iterations,
             duration,
             start_delay: self.duration(&group.start_delay)?,
             phase,
@@ -180,6 +198,7 @@ impl Context<'_> {
         let unbounded = groups.iter().zip(names).find(|(g, _)| {
             g.limits.phase == Phase::Main
                 && g.limits.iterations.is_none()
+                && g.limits.total_iterations.is_none()
                 && g.limits.duration.is_none()
         });
         match unbounded {

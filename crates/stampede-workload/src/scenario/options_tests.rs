@@ -53,6 +53,7 @@ fn group_keys() {
         limits,
         GroupLimits {
             iterations: Some(3),
+            total_iterations: None,
             duration: Some(Duration::from_secs(60)),
             start_delay: Some(Duration::from_secs(5)),
             phase: Phase::Setup,
@@ -64,6 +65,13 @@ fn group_keys() {
     let capped = with_group("max_connections = 5").replace("connections = 2", "rate = 50");
     let limits = parse(&capped).unwrap().groups[0].limits.clone();
     assert_eq!(limits.max_connections, Some(5));
+    let counted = with_group("total_iterations = 40").replace("connections = 2", "rate = 50");
+    let limits = parse(&counted).unwrap().groups[0].limits.clone();
+    assert_eq!(limits.total_iterations, Some(40));
+    assert!(error(&with_group("total_iterations = 40"))
+        .contains("total_iterations needs rate or stages"));
+    let zero = with_group("total_iterations = 0").replace("connections = 2", "rate = 5");
+    assert!(error(&zero).contains("total_iterations is a whole number of at least 1"));
 }
 
 #[test]

@@ -21,6 +21,7 @@ pub use crate::template_error::TemplateError;
 pub(crate) enum Slot {
     Seq,
     Conn,
+    ThreadNum,
     Iter,
     Worker,
     Agent,
@@ -213,6 +214,7 @@ impl Template {
         let slot = match name {
             "seq" => no_args(Slot::Seq)?,
             "conn" => no_args(Slot::Conn)?,
+            "thread_num" => no_args(Slot::ThreadNum)?,
             "iter" => no_args(Slot::Iter)?,
             "worker" => no_args(Slot::Worker)?,
             "agent" => no_args(Slot::Agent)?,
@@ -377,11 +379,11 @@ mod tests {
         assert_eq!(render(&t, &[], &store), "42");
         let t = Template::compile(
             "url",
-            b"/i/{{seq}}/{{conn}}/{{iter}}/{{worker}}/{{agent}}",
+            b"/i/{{seq}}/{{conn}}/{{iter}}/{{worker}}/{{agent}}/{{thread_num}}",
             &scope(),
         )
         .unwrap();
-        assert_eq!(render(&t, &[], &store), "/i/42/3/9/1/0");
+        assert_eq!(render(&t, &[], &store), "/i/42/3/9/1/0/4");
     }
 
     #[test]

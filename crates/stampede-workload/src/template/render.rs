@@ -29,6 +29,8 @@ impl RenderContext<'_> {
         match slot {
             Slot::Seq => out.extend_from_slice(number.format(self.seq).as_bytes()),
             Slot::Conn => out.extend_from_slice(number.format(self.conn).as_bytes()),
+            // The user counted from 1, as JMeter's `${__threadNum}`.
+            Slot::ThreadNum => out.extend_from_slice(number.format(self.conn + 1).as_bytes()),
             Slot::Iter => out.extend_from_slice(number.format(self.iter).as_bytes()),
             Slot::Worker => out.extend_from_slice(number.format(self.worker).as_bytes()),
             Slot::Agent => out.extend_from_slice(number.format(self.agent).as_bytes()),
