@@ -352,13 +352,9 @@ mod tests {
             ("http://h{{name}}/x", "/p", "GET /p/x HTTP/1.1\r\n"),
         ] {
             let target = crate::template::parse_url_template(url).unwrap();
-            let t = RequestTemplate::from_plan(
-                &p,
-                &target,
-                &request("GET", &[], "", false),
-                &scope(),
-            )
-            .unwrap();
+            let t =
+                RequestTemplate::from_plan(&p, &target, &request("GET", &[], "", false), &scope())
+                    .unwrap();
             let row: Vec<Box<[u8]>> = vec![row.as_bytes().to_vec().into()];
             let rows: [&[Box<[u8]>]; 1] = [&row];
             let store = VarStore::new(0);

@@ -65,7 +65,10 @@ mod tests {
         assert_eq!(target.authority, "127.0.0.1:3000");
         assert_eq!(target.path_and_query, "{{path}}?q=1");
         let target = parse_url_template("https://h{{seq}}/x").unwrap();
-        assert_eq!((target.port, target.path_and_query.as_str()), (443, "{{seq}}/x"));
+        assert_eq!(
+            (target.port, target.path_and_query.as_str()),
+            (443, "{{seq}}/x")
+        );
     }
 
     #[test]
