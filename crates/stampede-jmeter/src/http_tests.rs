@@ -101,6 +101,15 @@ fn header<'a>(step: &'a Step, name: &str) -> Option<&'a str> {
         .map(|(_, v)| v.as_str())
 }
 
+/// (method, postBodyRaw, arguments, body, Content-Type)
+type BodyRow<'a> = (
+    &'a str,
+    bool,
+    &'a [Arg<'a>],
+    Option<&'a str>,
+    Option<&'a str>,
+);
+
 const TEXT: &str = "text/plain; charset=UTF-8";
 const FORM: &str = "application/x-www-form-urlencoded; charset=UTF-8";
 
@@ -216,9 +225,8 @@ fn query_strings_follow_get_query_string() {
 
 #[test]
 fn bodies_follow_setup_http_entity_enclosing_request_data() {
-    // (method, postBodyRaw, arguments, body, Content-Type)
     let json = r#"{"name": "widget", "qty": 2}"#;
-    let rows: &[(&str, bool, &[Arg], Option<&str>, Option<&str>)] = &[
+    let rows: &[BodyRow] = &[
         // Every argument unnamed: the values as they are, not `=value`.
         (
             "PUT",
@@ -456,6 +464,18 @@ fn multipart_bodies_are_built_as_httpclient_writes_them() {
         "p.jmx",
     );
     assert!(text.contains(&format!("--{b}--")), "{text}");
+}
+
+#[test]
+fn the_java_implementation_is_named_in_a_note() {
+    let plan = parsed(&[("implementation", "Java"), ("path", "/")], &[], "", &[]);
+    assert_eq!(
+        plan.notes,
+        ["'s' (HTTPSamplerProxy): the Java implementation: the request is built as JMeter's default HttpClient4 builds it"]
+    );
+    assert!(parsed(&[("implementation", "HttpClient4")], &[], "", &[])
+        .notes
+        .is_empty());
 }
 
 #[test]

@@ -76,7 +76,8 @@ pub(crate) fn url(
     let mut url = format!("{protocol}://{host}{port}");
     // A path that begins with a run-time value: its slot follows the host
     // and the `/` is decided per request (stampede-workload's URL rule).
-    if !lead.starts_with('/') && !(lead.is_empty() && path.has_slots()) {
+    let slot_first = lead.is_empty() && path.has_slots();
+    if !lead.starts_with('/') && !slot_first {
         url.push('/');
     }
     let path = path.template();

@@ -116,6 +116,15 @@ pub(crate) fn http_step(
         path: translate(fields.get("HTTPSampler.path").unwrap_or(""), names)?,
     };
     let url = url(&address, &query, notes)?;
+    if fields
+        .get("HTTPSampler.implementation")
+        .is_some_and(|i| i.trim().eq_ignore_ascii_case("java"))
+    {
+        notes.push(format!(
+            "{}: the Java implementation: the request is built as JMeter's default HttpClient4 builds it",
+            sampler.describe()
+        ));
+    }
     let charset = charset_name(fields.get("HTTPSampler.contentEncoding"));
     if charset != "UTF-8" {
         notes.push(format!(
