@@ -304,6 +304,9 @@ impl<'e> Builder<'_> {
                 let Some(name) = header.text("Header.name") else {
                     continue;
                 };
+                if step.multipart && name.trim().eq_ignore_ascii_case("content-type") {
+                    continue;
+                }
                 let value = template(header.text("Header.value").unwrap_or(""), names)?;
                 headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name.trim()));
                 headers.push((name.trim().to_string(), value));

@@ -67,14 +67,32 @@ impl Translated {
     /// way Java's URLEncoder does (`HTTPArgument.always_encode`); values
     /// filled at run time are sent as they are.
     pub fn encoded_template(&self) -> String {
-        let mut plain = Translated::default();
+        self.map_literals(form_encode).template()
+    }
+
+    /// The literal text changed by `change`; slots kept as they are.
+    pub fn map_literals(&self, mut change: impl FnMut(&str) -> String) -> Translated {
+        let mut out = Translated::default();
         for piece in &self.pieces {
             match piece {
-                Piece::Literal(text) => plain.push_literal(&form_encode(text)),
-                slot => plain.pieces.push(slot.clone()),
+                Piece::Literal(text) => out.push_literal(&change(text)),
+                slot => out.pieces.push(slot.clone()),
             }
         }
-        plain.template()
+        out
+    }
+
+    /// The literal text before the first slot (all of it without slots).
+    pub fn leading_literal(&self) -> &str {
+        match self.pieces.first() {
+            Some(Piece::Literal(text)) => text,
+            _ => "",
+        }
+    }
+
+    /// True when a value filled at run time is part of the text.
+    pub fn has_slots(&self) -> bool {
+        self.pieces.iter().any(|p| matches!(p, Piece::Slot(_)))
     }
 
     /// The text when it holds no slot (hosts, ports, counts, timeouts).
@@ -276,7 +294,7 @@ fn expression(inner: &str, names: &Names) -> Result<Translated, FnError> {
 }
 
 /// Java's URLEncoder: `A-Za-z0-9.-*_` kept, space as `+`, the rest `%XX`.
-fn form_encode(text: &str) -> String {
+pub(crate) fn form_encode(text: &str) -> String {
     let mut out = String::new();
     for byte in text.bytes() {
         match byte {
@@ -288,6 +306,27 @@ fn form_encode(text: &str) -> String {
         }
     }
     out
+}
+
+/// Java's URLDecoder (UTF-8): `+` is a space, `%XX` a byte; None where
+/// URLDecoder throws (a `%` without two hex digits).
+pub(crate) fn form_decode(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' => {
+                let hex = text.get(i + 1..i + 3)?;
+                out.push(u8::from_str_radix(hex, 16).ok()?);
+                i += 2;
+            }
+            other => out.push(other),
+        }
+        i += 1;
+    }
+    Some(String::from_utf8_lossy(&out).into_owned())
 }
 
 /// Splits a function's arguments on unescaped commas outside nested calls.

@@ -14,6 +14,8 @@ mod csv_feed;
 pub mod emit;
 pub mod failure;
 pub mod functions;
+mod http_args;
+mod http_url;
 pub mod jtl;
 pub mod model;
 mod rules;
@@ -95,3 +97,6 @@ pub fn read_properties(path: &Path) -> Result<HashMap<String, String>, JmxError>
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod http_tests;

@@ -165,6 +165,9 @@ pub struct Step {
     pub url: String,
     pub headers: Vec<(String, String)>,
     pub body: Option<String>,
+    /// A multipart/form-data body: its Content-Type (with the boundary)
+    /// replaces a Header Manager's, as JMeter's does.
+    pub multipart: bool,
     /// Check expressions (`status == 200`).
     pub checks: Vec<String>,
     /// What JMeter writes in failureMessage when each check fails.

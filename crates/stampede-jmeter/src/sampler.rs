@@ -1,9 +1,15 @@
-//! One HTTP Request sampler (HTTPSamplerProxy) as a stampede step: the URL
-//! from protocol, domain, port and path (HTTP Request Defaults filling what
-//! the sampler leaves empty), arguments as the query or a form body, a raw
-//! body, and the per-sampler connection settings.
+//! One HTTP Request sampler (HTTPSamplerProxy) as a stampede step: which
+//! of JMeter's rules apply to its method (query string, body, both or
+//! neither), its URL (http_url.rs) and body (http_args.rs) with HTTP
+//! Request Defaults filling what the sampler leaves empty, the Content-Type
+//! JMeter's HttpClient4 sampler sends, and the per-sampler connection
+//! settings.
 
 use crate::functions::{constant, translate, Names};
+use crate::http_args::{
+    form_body, multipart_body, query_string, values_as_body, values_body, Arg, BOUNDARY,
+};
+use crate::http_url::{query_method, url, Address};
 use crate::model::Step;
 use crate::tree::{Element, Prop};
 use crate::MapError;
@@ -44,8 +50,8 @@ impl<'a> Fields<'a> {
     }
 }
 
-/// Methods whose arguments JMeter sends in the query string.
-const QUERY_METHODS: &[&str] = &["GET", "HEAD", "DELETE", "OPTIONS", "TRACE"];
+/// `Content-Type` of an url-encoded form.
+const FORM: &str = "application/x-www-form-urlencoded";
 
 /// Maps `sampler` with the HTTP Request Defaults in scope.
 pub(crate) fn http_step(
@@ -56,9 +62,6 @@ pub(crate) fn http_step(
 ) -> Result<Step, MapError> {
     let fields = Fields { sampler, defaults };
     let refuse = |why: &str| Err(MapError::Unsupported(why.to_string()));
-    if fields.flag("HTTPSampler.DO_MULTIPART_POST") == Some(true) {
-        return refuse("multipart/form-data bodies are not mapped");
-    }
     if fields.flag("HTTPSampler.image_parser") == Some(true) {
         return refuse("downloading embedded resources is not mapped");
     }
@@ -80,35 +83,102 @@ pub(crate) fn http_step(
             .to_ascii_uppercase(),
         None => "GET".to_string(),
     };
-    let mut url = base_url(sampler, &fields, names)?;
-    let args = fields.arguments();
-    let raw_body = fields.flag("HTTPSampler.postBodyRaw") == Some(true);
-    let mut body = None;
-    let mut form = false;
-    if raw_body {
-        let mut text = String::new();
-        for arg in &args {
-            text.push_str(&translate(arg.text("Argument.value").unwrap_or(""), names)?.template());
-        }
-        body = Some(text);
-    } else if !args.is_empty() {
-        let encoded = encode_args(&args, names)?;
-        if QUERY_METHODS.contains(&method.as_str()) {
-            url.push(if url.contains('?') { '&' } else { '?' });
-            url.push_str(&encoded);
-        } else {
-            body = Some(encoded);
-            form = true;
-        }
+    let mut args = Vec::new();
+    for arg in fields.arguments().into_iter().filter(|a| a.enabled) {
+        args.push(Arg::read(arg, names)?);
     }
-    if let Some(encoding) = fields.get("HTTPSampler.contentEncoding") {
-        let encoding = encoding.trim();
-        if !encoding.eq_ignore_ascii_case("utf-8") && !encoding.eq_ignore_ascii_case("utf8") {
-            notes.push(format!(
-                "{}: contentEncoding {encoding}: the body is sent as the plan's UTF-8 text",
-                sampler.describe()
-            ));
+    let raw_body = fields.flag("HTTPSampler.postBodyRaw") == Some(true);
+    let values = values_as_body(raw_body, &args);
+    // HTTPHC4Impl.createHttpRequest: HEAD, TRACE and OPTIONS never carry a
+    // body, GET only its values-as-body (HttpGetWithEntity), every other
+    // method (POST, PUT, PATCH, DELETE, WebDAV's) always does.
+    let sends_body = match method.as_str() {
+        "HEAD" | "TRACE" | "OPTIONS" => false,
+        "GET" => values,
+        _ => true,
+    };
+    let query = if query_method(&method) {
+        query_string(&args)
+    } else {
+        String::new()
+    };
+    let text = |name: &str, what: &str| -> Result<Option<String>, MapError> {
+        match fields.get(name) {
+            Some(raw) => Ok(Some(constant(raw, names, what)?)),
+            None => Ok(None),
         }
+    };
+    let address = Address {
+        sampler: &sampler.describe(),
+        protocol: text("HTTPSampler.protocol", "the protocol")?,
+        domain: text("HTTPSampler.domain", "the server name")?,
+        port: text("HTTPSampler.port", "the port")?,
+        path: translate(fields.get("HTTPSampler.path").unwrap_or(""), names)?,
+    };
+    let url = url(&address, &query, notes)?;
+    if fields
+        .get("HTTPSampler.implementation")
+        .is_some_and(|i| i.trim().eq_ignore_ascii_case("java"))
+    {
+        notes.push(format!(
+            "{}: the Java implementation: the request is built as JMeter's default HttpClient4 builds it",
+            sampler.describe()
+        ));
+    }
+    let charset = charset_name(fields.get("HTTPSampler.contentEncoding"));
+    if charset != "UTF-8" {
+        notes.push(format!(
+            "{}: contentEncoding {charset}: the body is sent as the plan's UTF-8 text",
+            sampler.describe()
+        ));
+    }
+    // JMeter sets application/x-www-form-urlencoded itself only with this
+    // property (false since JMeter 5.0); otherwise HttpClient names the
+    // entity's own type, charset included (RequestContent).
+    let add_form_type = names
+        .props
+        .get("http.post_add_content_type_if_missing")
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
+    let multipart = sends_body && fields.flag("HTTPSampler.DO_MULTIPART_POST") == Some(true);
+    let (body, content_type) = if !sends_body {
+        (String::new(), None)
+    } else if multipart {
+        let lax = fields.flag("HTTPSampler.BROWSER_COMPATIBLE_MULTIPART") == Some(true);
+        (
+            multipart_body(&args, &charset, lax)?,
+            Some(format!(
+                "multipart/form-data; boundary={BOUNDARY}; charset={charset}"
+            )),
+        )
+    } else if values {
+        let entity_type = format!("text/plain; charset={charset}");
+        (
+            values_body(&args),
+            Some(if add_form_type {
+                FORM.into()
+            } else {
+                entity_type
+            }),
+        )
+    } else {
+        let entity_type = format!("{FORM}; charset={charset}");
+        (
+            form_body(&args)?,
+            Some(if add_form_type {
+                FORM.into()
+            } else {
+                entity_type
+            }),
+        )
+    };
+    let mut headers: Vec<(String, String)> = content_type
+        .map(|t| ("Content-Type".to_string(), t))
+        .into_iter()
+        .collect();
+    // HttpClient sends an entity's length, 0 included; stampede says 0 on
+    // its own for POST, PUT and PATCH only.
+    if sends_body && body.is_empty() && !matches!(method.as_str(), "POST" | "PUT" | "PATCH") {
+        headers.push(("Content-Length".into(), "0".into()));
     }
     let millis = |name: &str| -> Result<Option<u64>, MapError> {
         let Some(raw) = fields.get(name) else {
@@ -126,15 +196,9 @@ pub(crate) fn http_step(
         name: sampler.name.clone(),
         method,
         url,
-        body,
-        headers: if form {
-            vec![(
-                "Content-Type".into(),
-                "application/x-www-form-urlencoded".into(),
-            )]
-        } else {
-            Vec::new()
-        },
+        body: (!body.is_empty()).then_some(body),
+        headers,
+        multipart,
         follow_redirects: fields.flag("HTTPSampler.follow_redirects") == Some(true)
             || fields.flag("HTTPSampler.auto_redirects") == Some(true),
         keep_alive: fields.flag("HTTPSampler.use_keepalive") == Some(true),
@@ -144,92 +208,19 @@ pub(crate) fn http_step(
     })
 }
 
-/// `protocol://domain[:port]path`, or the path when it is a whole URL.
-fn base_url(sampler: &Element, fields: &Fields, names: &Names) -> Result<String, MapError> {
-    let path = translate(fields.get("HTTPSampler.path").unwrap_or("/"), names)?.template();
-    let path = path.trim();
-    let lower = path.to_ascii_lowercase();
-    if lower.starts_with("http://") || lower.starts_with("https://") {
-        let after = path.find("://").map_or(0, |i| i + 3);
-        let host_end = path[after..]
-            .find(['/', '?'])
-            .map_or(path.len(), |i| after + i);
-        if path[..host_end].contains("{{") {
-            return Err(MapError::Unsupported(
-                "the host changes per request; stampede needs it fixed".into(),
-            ));
-        }
-        return Ok(path.to_string());
+/// HTTPSamplerBase.getContentEncoding (UTF-8 when empty, JMeter 5.6.1+)
+/// as Java's Charset names it.
+fn charset_name(written: Option<&str>) -> String {
+    let written = written.map(str::trim).unwrap_or("");
+    let plain: String = written
+        .chars()
+        .filter(|c| *c != '-' && *c != '_')
+        .collect::<String>()
+        .to_ascii_lowercase();
+    match plain.as_str() {
+        "" | "utf8" => "UTF-8".into(),
+        "iso88591" | "latin1" => "ISO-8859-1".into(),
+        "usascii" | "ascii" => "US-ASCII".into(),
+        _ => written.to_string(),
     }
-    let domain = fields.get("HTTPSampler.domain").ok_or_else(|| {
-        MapError::Bad(format!(
-            "{}: no server name (HTTPSampler.domain), and no HTTP Request Defaults give one",
-            sampler.describe()
-        ))
-    })?;
-    let domain = constant(domain, names, "the server name")?;
-    let domain = domain.trim();
-    if domain.contains("${") {
-        return Err(MapError::Bad(format!(
-            "{}: the server name '{domain}' holds a variable no user-defined variable or property sets",
-            sampler.describe()
-        )));
-    }
-    let protocol = match fields.get("HTTPSampler.protocol") {
-        Some(p) => constant(p, names, "the protocol")?
-            .trim()
-            .to_ascii_lowercase(),
-        None => "http".to_string(),
-    };
-    if protocol != "http" && protocol != "https" {
-        return Err(MapError::Unsupported(format!(
-            "protocol {protocol} is not mapped (http or https)"
-        )));
-    }
-    let host = if domain.contains(':') && !domain.starts_with('[') {
-        format!("[{domain}]")
-    } else {
-        domain.to_string()
-    };
-    let port = match fields.get("HTTPSampler.port") {
-        Some(p) => {
-            let port = constant(p, names, "the port")?;
-            let port = port.trim();
-            if port.parse::<u16>().is_err() {
-                return Err(MapError::Bad(format!(
-                    "{}: HTTPSampler.port is '{port}', not a port number",
-                    sampler.describe()
-                )));
-            }
-            format!(":{port}")
-        }
-        None => String::new(),
-    };
-    let slash = if path.starts_with('/') { "" } else { "/" };
-    Ok(format!("{protocol}://{host}{port}{slash}{path}"))
-}
-
-/// `name=value&...`, each part form-encoded when `always_encode` says so.
-fn encode_args(args: &[&Element], names: &Names) -> Result<String, MapError> {
-    let mut parts = Vec::new();
-    for arg in args {
-        let encode = arg.flag("HTTPArgument.always_encode") == Some(true);
-        let render = |text: &str| -> Result<String, MapError> {
-            let translated = translate(text, names)?;
-            Ok(if encode {
-                translated.encoded_template()
-            } else {
-                translated.template()
-            })
-        };
-        let name = render(arg.text("Argument.name").unwrap_or(""))?;
-        let value = render(arg.text("Argument.value").unwrap_or(""))?;
-        let equals = arg.flag("HTTPArgument.use_equals") != Some(false) || !value.is_empty();
-        parts.push(if equals {
-            format!("{name}={value}")
-        } else {
-            name
-        });
-    }
-    Ok(parts.join("&"))
 }

@@ -50,6 +50,15 @@ impl Element {
         }
     }
 
+    /// A text property as written, blank or not (argument names and
+    /// values, where JMeter keeps whitespace); None when absent.
+    pub fn raw(&self, name: &str) -> Option<&str> {
+        match self.prop(name) {
+            Some(Prop::Text(t)) => Some(t.as_str()),
+            _ => None,
+        }
+    }
+
     /// A boolean property (`true`, case-insensitive, as Java reads it).
     pub fn flag(&self, name: &str) -> Option<bool> {
         self.text(name)

@@ -70,8 +70,9 @@ fn differences(group: &Group) -> Vec<&'static str> {
 /// `scheme://host:port` of a step's URL.
 fn origin(url: &str) -> &str {
     let after = url.find("://").map_or(0, |i| i + 3);
+    // `{`: a path may begin with a `{{slot}}` right after the host.
     url[after..]
-        .find(['/', '?'])
+        .find(['/', '?', '{'])
         .map_or(url, |i| &url[..after + i])
 }
 

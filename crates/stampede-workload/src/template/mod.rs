@@ -42,6 +42,11 @@ pub(crate) enum Piece {
     /// hold raw (space, controls, `"<>\\^`{|}#`, non-ASCII) are
     /// percent-encoded; `%` is kept, so already-encoded data stays as it is.
     UrlSlot(Slot),
+    /// The start of a path that begins with a slot: a `/` goes here unless
+    /// what follows is rendered starting with one (`http://h{{path}}` with
+    /// path `/a` or `a` both request `/a`, as JMeter's HTTPSamplerBase.getUrl
+    /// builds a path after variable substitution).
+    PathStart,
 }
 
 /// A compiled template: literal pieces and slots, adjacent literals merged.
@@ -126,19 +131,27 @@ impl Template {
 
     /// Appends the rendered bytes to `out` (the caller's send buffer).
     pub fn render(&self, context: &mut RenderContext<'_>, out: &mut Vec<u8>) {
+        let mut path_start = None;
         for piece in &self.pieces {
             match piece {
                 Piece::Literal(bytes) => out.extend_from_slice(bytes),
                 Piece::Slot(slot) => context.write_slot(slot, out),
                 Piece::UrlSlot(slot) => write_url_slot(context, slot, out),
+                Piece::PathStart => {
+                    path_start = Some(out.len());
+                    continue;
+                }
             }
+            slash_unless_present(&mut path_start, out, false);
         }
+        slash_unless_present(&mut path_start, out, true);
     }
 
     /// As [`render`](Self::render), for the request line and headers: a
     /// feeder or extracted value's CR, LF and NUL bytes become spaces, so
     /// data can never end a header early or inject one.
     pub fn render_head(&self, context: &mut RenderContext<'_>, out: &mut Vec<u8>) {
+        let mut path_start = None;
         for piece in &self.pieces {
             match piece {
                 Piece::Literal(bytes) => out.extend_from_slice(bytes),
@@ -153,8 +166,14 @@ impl Template {
                 }
                 Piece::Slot(slot) => context.write_slot(slot, out),
                 Piece::UrlSlot(slot) => write_url_slot(context, slot, out),
+                Piece::PathStart => {
+                    path_start = Some(out.len());
+                    continue;
+                }
             }
+            slash_unless_present(&mut path_start, out, false);
         }
+        slash_unless_present(&mut path_start, out, true);
     }
 
     /// Appends `other`'s pieces, merging literals at the seam.
@@ -176,6 +195,20 @@ impl Template {
             }
         }
         self
+    }
+
+    /// The template for a request path that does not begin with `/` (its
+    /// URL put a slot right after the host): a `/` is written first unless
+    /// the rendered path already starts with one.
+    pub fn path_start(self) -> Template {
+        let mut template = Template::default();
+        match self.pieces.first() {
+            Some(Piece::Literal(bytes)) if bytes.starts_with(b"/") => return self,
+            Some(Piece::Literal(_)) | None => template.push_literal(b"/"),
+            Some(_) => template.pieces.push(Piece::PathStart),
+        }
+        template.append(&self);
+        template
     }
 
     pub(crate) fn push_literal(&mut self, bytes: &[u8]) {
@@ -281,6 +314,20 @@ impl Template {
         self.pieces.push(Piece::Slot(slot));
         Ok(())
     }
+}
+
+/// After a piece was rendered past a [`Piece::PathStart`] at `at`: the
+/// path's first byte is known, so a `/` goes in unless it is one. `end`:
+/// the template is done (everything after the start rendered empty).
+fn slash_unless_present(path_start: &mut Option<usize>, out: &mut Vec<u8>, end: bool) {
+    let Some(at) = *path_start else { return };
+    if out.len() == at && !end {
+        return;
+    }
+    if out.get(at) != Some(&b'/') {
+        out.insert(at, b'/');
+    }
+    *path_start = None;
 }
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {

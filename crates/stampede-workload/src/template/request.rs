@@ -78,7 +78,11 @@ impl RequestTemplate {
         } else {
             "HTTP/1.1"
         };
-        let path = field("url", destination.path_and_query.as_bytes())?.for_url();
+        let mut path = field("url", destination.path_and_query.as_bytes())?.for_url();
+        // `http://h{{path}}`: the slot's value decides whether a `/` is needed.
+        if destination.path_and_query.starts_with("{{") {
+            path = path.path_start();
+        }
         let mut head = Template::literal(request.method.as_bytes());
         head.push_literal(b" ");
         // Through a plain proxy an http:// request names its whole URL.
@@ -332,6 +336,45 @@ mod tests {
         assert!(text.contains("X-User: a  X-Evil: 1\r\n"), "{text}");
         // The body is data, kept as it is.
         assert!(text.ends_with("\r\n\r\na\r\nX-Evil: 1"), "{text}");
+    }
+
+    #[test]
+    fn a_path_from_a_slot_gets_one_leading_slash() {
+        // JMeter's HTTPSamplerBase.getUrl adds `/` only to a path without
+        // one, after `${path}` is substituted: `/p1` and `p1` both request `/p1`.
+        let p = plan(true);
+        for (url, row, expected) in [
+            ("http://h{{name}}", "/p1", "GET /p1 HTTP/1.1\r\n"),
+            ("http://h{{name}}", "p1", "GET /p1 HTTP/1.1\r\n"),
+            ("http://h{{name}}", "", "GET / HTTP/1.1\r\n"),
+            ("http://h{{name}}?q=1", "", "GET /?q=1 HTTP/1.1\r\n"),
+            ("http://h{{name}}{{seq}}", "", "GET /7 HTTP/1.1\r\n"),
+            ("http://h{{name}}/x", "/p", "GET /p/x HTTP/1.1\r\n"),
+        ] {
+            let target = crate::template::parse_url_template(url).unwrap();
+            let t =
+                RequestTemplate::from_plan(&p, &target, &request("GET", &[], "", false), &scope())
+                    .unwrap();
+            let row: Vec<Box<[u8]>> = vec![row.as_bytes().to_vec().into()];
+            let rows: [&[Box<[u8]>]; 1] = [&row];
+            let store = VarStore::new(0);
+            let mut rng = fastrand::Rng::with_seed(1);
+            let mut context = RenderContext {
+                seq: 7,
+                conn: 0,
+                iter: 0,
+                worker: 0,
+                agent: 0,
+                rows: &rows,
+                vars: &store,
+                rng: &mut rng,
+            };
+            let mut out = Vec::new();
+            t.render(&mut context, &mut out);
+            let text = String::from_utf8(out).unwrap();
+            assert!(text.starts_with(expected), "{url} with {row:?}: {text}");
+            assert!(text.contains("\r\nHost: h\r\n"), "{text}");
+        }
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! A URL whose path and query may hold `{{...}}` slots: the scheme and
 //! authority are parsed as any target; the path is kept raw (URL parsing
-//! would percent-encode the braces) and compiled as a template later.
+//! would percent-encode the braces) and compiled as a template later. A
+//! slot right after the authority (`http://h:8080{{path}}`) begins the
+//! path: the request gets a `/` before it unless its value starts with one.
 
 use super::TemplateError;
 use stampede_plan::Target;
@@ -13,9 +15,15 @@ pub fn parse_url_template(url: &str) -> Result<Target, TemplateError> {
         return Target::parse(url).map_err(invalid);
     }
     let after_scheme = url.find("://").map_or(0, |i| i + 3);
-    let path_at = url[after_scheme..]
+    let slash_at = url[after_scheme..]
         .find(['/', '?'])
         .map_or(url.len(), |i| after_scheme + i);
+    // A slot before any `/` or `?` ends a non-empty authority.
+    let slot_at = url[after_scheme..]
+        .find("{{")
+        .map(|i| after_scheme + i)
+        .filter(|&at| at < slash_at && at > after_scheme && !url[..at].ends_with('\\'));
+    let path_at = slot_at.unwrap_or(slash_at);
     let (base, path) = url.split_at(path_at);
     if base.contains("{{") {
         return Err(TemplateError::Invalid(format!(
@@ -49,6 +57,18 @@ mod tests {
         assert_eq!(target.path_and_query, "/item/{{seq}}?u={{rand_int 1 9}}");
         let target = parse_url_template("http://h?q={{seq}}").unwrap();
         assert_eq!(target.path_and_query, "/?q={{seq}}");
+    }
+
+    #[test]
+    fn a_slot_right_after_the_host_begins_the_path() {
+        let target = parse_url_template("http://127.0.0.1:3000{{path}}?q=1").unwrap();
+        assert_eq!(target.authority, "127.0.0.1:3000");
+        assert_eq!(target.path_and_query, "{{path}}?q=1");
+        let target = parse_url_template("https://h{{seq}}/x").unwrap();
+        assert_eq!(
+            (target.port, target.path_and_query.as_str()),
+            (443, "{{seq}}/x")
+        );
     }
 
     #[test]
