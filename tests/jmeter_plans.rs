@@ -255,7 +255,8 @@ mod option_forms {
     #[test]
     fn bad_options_still_get_one_line() {
         let plan = testdata("shop.jmx");
-        let line = crate::support::refused(&["-n", &format!("-t={plan}"), "-t", &plan, "--dry-run"]);
+        let line =
+            crate::support::refused(&["-n", &format!("-t={plan}"), "-t", &plan, "--dry-run"]);
         assert!(
             line.contains("duplicate options for -t/--testfile"),
             "{line}"
