@@ -332,7 +332,11 @@ pub fn analyze_sweep(
         .max_by(|(_, a), (_, b)| a.goodput.total_cmp(&b.goodput))
         .map(|(i, _)| i);
     let capacity = capacity_index.map(|i| point(&analyzed[i]));
-    let capacity_reached = capacity_index.is_some_and(|i| i + 1 < analyzed.len());
+    // The highest step is a lower bound on capacity, unless the sweep ends
+    // queueing: its throughput is then flat while latency rises, and more
+    // load would only queue, so sweeping higher would find nothing more.
+    let capacity_reached = capacity_index
+        .is_some_and(|i| i + 1 < analyzed.len() || queueing_from(&analyzed).is_some());
     let knee_index = analyzed.iter().position(|s| s.class == Class::Saturated);
     let knee = knee_index.map(|i| point(&analyzed[i]));
     let stable_len = analyzed
@@ -374,6 +378,16 @@ pub fn analyze_sweep(
     };
     analysis.verdict = verdict::sentences(&analysis, slo.is_some(), thresholds);
     analysis
+}
+
+/// The first queueing step when every step from it on only queues (or is
+/// overloaded): from there on, added load bought no throughput.
+pub(crate) fn queueing_from(steps: &[StepAnalysis]) -> Option<usize> {
+    let q = steps.iter().position(|s| s.class == Class::Queueing)?;
+    steps[q..]
+        .iter()
+        .all(|s| matches!(s.class, Class::Queueing | Class::Overloaded))
+        .then_some(q)
 }
 
 fn point(s: &StepAnalysis) -> Point {
@@ -907,6 +921,72 @@ mod tests {
             note.contains("needs 5 connections in flight but only 1 was available"),
             "{note}"
         );
+    }
+
+    /// A verdict that says the target only queues from some step on must not
+    /// also advise sweeping higher: more load would only queue.
+    fn assert_no_sweep_higher_once_queueing(a: &SweepAnalysis, from: &str) {
+        let lead = format!("From {from} on, added load only queues");
+        assert!(
+            a.verdict.iter().any(|v| v.starts_with(&lead)),
+            "{:#?}",
+            a.verdict
+        );
+        assert!(
+            !a.verdict.iter().any(|v| v.contains("sweep higher")),
+            "{:#?}",
+            a.verdict
+        );
+    }
+
+    #[test]
+    fn a_sweep_ending_in_queueing_has_reached_its_capacity() {
+        // The last step gains 2.5% throughput for double the connections
+        // while latency doubles: the highest goodput, but only queueing.
+        let steps: Vec<_> = [(50, 1000.0, 10.0), (100, 1200.0, 18.0), (200, 1230.0, 40.0)]
+            .into_iter()
+            .map(|(n, x, r)| step(Load::Connections(n), x, r, 0.0))
+            .collect();
+        let a = analyze_sweep(&steps, None, &Thresholds::default());
+        assert_eq!(
+            classes(&a),
+            vec![Class::Healthy, Class::Saturated, Class::Queueing]
+        );
+        assert_eq!(a.capacity.unwrap().load, Load::Connections(200));
+        assert!(a.capacity_reached);
+        assert!(a.verdict.iter().any(|v| v.starts_with(
+            "Capacity: 1230.0 req/s goodput at 200 connections (the highest goodput with errors"
+        )));
+        assert_no_sweep_higher_once_queueing(&a, "200 connections");
+    }
+
+    #[test]
+    fn throughput_falling_past_the_knee_is_a_peak_not_a_reason_to_sweep_higher() {
+        // Past the knee at 100, goodput falls by more than 5% a step while
+        // latency climbs: no plateau of two steps, but nothing to find higher.
+        let steps: Vec<_> = [
+            (50, 1000.0, 10.0),
+            (100, 1200.0, 18.0),
+            (200, 1100.0, 45.0),
+            (400, 1000.0, 100.0),
+        ]
+        .into_iter()
+        .map(|(n, x, r)| step(Load::Connections(n), x, r, 0.0))
+        .collect();
+        let a = analyze_sweep(&steps, None, &Thresholds::default());
+        assert_eq!(
+            classes(&a),
+            vec![
+                Class::Healthy,
+                Class::Saturated,
+                Class::Queueing,
+                Class::Queueing
+            ]
+        );
+        assert_eq!((a.ceiling, a.ceiling_at_least), (None, Some(1200.0)));
+        assert!(a.verdict.iter().any(|v| v
+            == "Throughput peaked at 1200.0 req/s past the knee, with no plateau of two steps: from 200 connections on, added load only queues."));
+        assert_no_sweep_higher_once_queueing(&a, "200 connections");
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //!
 //! Owns wording only; every number comes from `sweep`'s analysis.
 
-use super::{Class, Load, StepAnalysis, SweepAnalysis, Thresholds};
+use super::{queueing_from, Class, Load, StepAnalysis, SweepAnalysis, Thresholds};
 
 fn ms(v: f64) -> String {
     if v >= 100.0 {
@@ -89,6 +89,13 @@ pub(crate) fn sentences(a: &SweepAnalysis, has_slo: bool, t: &Thresholds) -> Vec
             "Throughput ceiling ≈ {ceiling:.0} req/s: goodput from the knee on stays within {:.1}–{:.1} req/s over {} steps.",
             range.low, range.high, range.steps
         ));
+    } else if let (Some(at_least), Some(q)) = (a.ceiling_at_least, queueing_from(steps)) {
+        // Throughput fell past the knee and only queues from q on: the
+        // highest goodput was the peak, and a higher sweep would not raise it.
+        out.push(format!(
+            "Throughput peaked at {at_least:.1} req/s past the knee, with no plateau of two steps: from {} on, added load only queues.",
+            steps[q].load
+        ));
     } else if let Some(at_least) = a.ceiling_at_least {
         out.push(format!(
             "Throughput ceiling not reached in the tested range: at least {at_least:.1} req/s, but no second step past the knee confirms a plateau; sweep higher."
@@ -119,10 +126,7 @@ pub(crate) fn sentences(a: &SweepAnalysis, has_slo: bool, t: &Thresholds) -> Vec
     });
 
     if let Some(q) = steps.iter().position(|s| s.class == Class::Queueing) {
-        let rest_queues = steps[q..]
-            .iter()
-            .all(|s| matches!(s.class, Class::Queueing | Class::Overloaded));
-        let lead = if rest_queues {
+        let lead = if queueing_from(steps) == Some(q) {
             format!("From {} on, added load only queues", steps[q].load)
         } else {
             format!("At {} added load only queues", steps[q].load)
