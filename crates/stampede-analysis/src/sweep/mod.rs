@@ -718,6 +718,61 @@ mod tests {
             .any(|w| w.contains("only 3 concurrency levels")));
     }
 
+    /// The seed's verdict word for word: each sentence's guard and wording
+    /// (knee, ceiling, capacity, queueing, overload, effective rate, USL).
+    #[test]
+    fn the_seeds_verdict_in_full() {
+        let a = analyze_sweep(&seed_table(), None, &Thresholds::default());
+        assert_eq!(
+            a.verdict,
+            [
+                "Stable range: 1000 connections.",
+                "Knee at 2000 connections: +100% load gave +6.1% throughput while mean latency changed +101.7% (301 ms → 607 ms).",
+                "Throughput ceiling ≈ 2834 req/s: goodput from the knee on stays within 2804.1–2863.9 req/s over 2 steps.",
+                "Capacity: 2863.9 req/s goodput at 2000 connections (the highest goodput with errors ≤ 1% and timeouts ≤ 0.1%).",
+                "From 5000 connections on, added load only queues: +150% load gave -2.1% throughput while mean latency changed +118.1% (607 ms → 1324 ms).",
+                "10000 connections is overloaded (errors 11.91% > 1%): past capacity.",
+                "10000 connections: 3111.7 req/s with 11.91% errors = 2741.1 req/s effective, below the capacity of 2863.9 req/s: the higher raw figure is not real.",
+                "USL fit: λ = 16.8071 req/s per connection, σ = 0.0051 (contention), κ = 1.412e-7 (coherency), R² = 1.000; predicted peak 2878.7 req/s at N* ≈ 2654.",
+            ]
+        );
+    }
+
+    /// Queueing at one step that does not last, then overloaded to the end:
+    /// "At …" rather than "From … on" for the queueing, "From … on" for the
+    /// overload, and no "not real" where the raw figure is below capacity.
+    #[test]
+    fn queueing_that_passes_and_overload_to_the_end_in_full() {
+        let steps: Vec<_> = [
+            (50, 1000.0, 10.0, 0.0),
+            (100, 1200.0, 18.0, 0.0),
+            (200, 1230.0, 40.0, 0.0),
+            (400, 1400.0, 60.0, 0.0),
+            (800, 1300.0, 200.0, 5.0),
+            (1600, 1350.0, 400.0, 20.0),
+        ]
+        .into_iter()
+        .map(|(n, x, r, e)| step(Load::Connections(n), x, r, e))
+        .collect();
+        let a = analyze_sweep(&steps, None, &Thresholds::default());
+        assert_eq!(
+            a.verdict,
+            [
+                "Stable range: 50 connections.",
+                "Knee at 100 connections: +100% load gave +20.0% throughput while mean latency changed +80.0% (10.0 ms → 18.0 ms).",
+                // Errors from 800 on: more load would only add errors.
+                "Throughput ceiling not confirmed: at least 1400.0 req/s, but no second step past the knee confirms a plateau before the target is overloaded at 800 connections; sweep in finer steps below it.",
+                "Capacity: 1400.0 req/s goodput at 400 connections (the highest goodput with errors ≤ 1% and timeouts ≤ 0.1%).",
+                "At 200 connections added load only queues: +100% load gave +2.5% throughput while mean latency changed +122.2% (18.0 ms → 40.0 ms).",
+                "From 800 connections on the target is overloaded (errors 5.00% > 1%): past capacity.",
+                "800 connections: 1300.0 req/s with 5.00% errors = 1235.0 req/s effective.",
+                "1600 connections: 1350.0 req/s with 20.00% errors = 1080.0 req/s effective.",
+                "USL fit: λ = 62.2575 req/s per connection, σ = 0.0434 (contention), κ = 0.000e0 (coherency), R² = 0.924; no throughput peak predicted (κ ≈ 0 or σ ≥ 1).",
+            ]
+        );
+        assert!(!a.verdict.iter().any(|v| v.contains("sweep higher")));
+    }
+
     #[test]
     fn seed_sweep_serializes_with_the_required_keys() {
         let a = analyze_sweep(&seed_table(), None, &Thresholds::default());

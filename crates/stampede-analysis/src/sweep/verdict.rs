@@ -96,6 +96,13 @@ pub(crate) fn sentences(a: &SweepAnalysis, has_slo: bool, t: &Thresholds) -> Vec
             "Throughput peaked at {at_least:.1} req/s past the knee, with no plateau of two steps: from {} on, added load only queues.",
             steps[q].load
         ));
+    } else if let (Some(at_least), Some(o)) = (a.ceiling_at_least, overloaded_from(steps)) {
+        // Errors to the end: a higher sweep would only add errors; the
+        // plateau, if any, lies between the last good step and the overload.
+        out.push(format!(
+            "Throughput ceiling not confirmed: at least {at_least:.1} req/s, but no second step past the knee confirms a plateau before the target is overloaded at {}; sweep in finer steps below it.",
+            steps[o].load
+        ));
     } else if let Some(at_least) = a.ceiling_at_least {
         out.push(format!(
             "Throughput ceiling not reached in the tested range: at least {at_least:.1} req/s, but no second step past the knee confirms a plateau; sweep higher."
@@ -206,6 +213,12 @@ fn overload_sentences(a: &SweepAnalysis, out: &mut Vec<String>) {
     }
 }
 
+/// The first step of the overloaded run that ends the sweep, if it ends so.
+fn overloaded_from(steps: &[StepAnalysis]) -> Option<usize> {
+    let o = steps.iter().rposition(|s| s.class != Class::Overloaded)? + 1;
+    (o < steps.len()).then_some(o)
+}
+
 fn capitalised(text: &str) -> String {
     let mut chars = text.chars();
     match chars.next() {
@@ -236,5 +249,16 @@ mod tests {
         assert_eq!(capitalised("rate"), "Rate");
         assert_eq!(ms(1324.4), "1324 ms");
         assert_eq!(ms(2.25), "2.2 ms");
+        assert_eq!(ms(100.0), "100 ms");
+        assert_eq!(ms(99.94), "99.9 ms");
+        assert_eq!(capitalised(""), "");
+        assert_eq!(
+            range_text(Load::Connections(7), Load::Connections(7)),
+            "7 connections"
+        );
+        assert_eq!(
+            range_text(Load::Rate(0.5), Load::Rate(2.0)),
+            "0.5–2 req/s offered"
+        );
     }
 }
