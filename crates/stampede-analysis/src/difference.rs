@@ -186,8 +186,14 @@ mod tests {
         assert_eq!(candidate_single.method, Method::Prediction);
         assert_eq!(candidate_single.df, 3.0);
         assert!(close(candidate_single.diff, -5.449999999999989));
-        assert!(close(candidate_single.low, -5.449999999999989 - 7.5450381299105045));
-        assert!(close(candidate_single.high, -5.449999999999989 + 7.5450381299105045));
+        assert!(close(
+            candidate_single.low,
+            -5.449999999999989 - 7.5450381299105045
+        ));
+        assert!(close(
+            candidate_single.high,
+            -5.449999999999989 + 7.5450381299105045
+        ));
         let baseline_single = diff_interval(&[95.0], &A, 0.95).unwrap();
         assert_eq!(baseline_single.df, 3.0);
         assert!(close(baseline_single.diff, 5.449999999999989));

@@ -127,8 +127,14 @@ mod tests {
         let i = mean_interval(&[-12.0, -10.5, -9.0, -11.5, -10.0], 0.90).unwrap();
         assert_eq!(i.rounds, 5);
         assert!((i.mean + 10.6).abs() < 1e-12, "{i:?}");
-        assert!((i.half_width.unwrap() - 1.1380947479475552).abs() < 1e-9, "{i:?}");
-        assert!((i.relative_pct.unwrap() - 10.736742905165615).abs() < 1e-9, "{i:?}");
+        assert!(
+            (i.half_width.unwrap() - 1.1380947479475552).abs() < 1e-9,
+            "{i:?}"
+        );
+        assert!(
+            (i.relative_pct.unwrap() - 10.736742905165615).abs() < 1e-9,
+            "{i:?}"
+        );
         // A bound is inclusive: the interval is within its own width.
         let pct = i.relative_pct.unwrap();
         assert!(i.within_pct(pct) && !i.within_pct(pct - 1e-9));
@@ -154,12 +160,22 @@ mod tests {
             ("max:1%", Figure::Max),
             (" P99.9 : 2.5% ", Figure::P99_9),
         ] {
-            assert_eq!(parse_stable_target(text).map(|t| t.figure), Ok(figure), "{text}");
+            assert_eq!(
+                parse_stable_target(text).map(|t| t.figure),
+                Ok(figure),
+                "{text}"
+            );
         }
-        assert_eq!(parse_stable_target(" P99.9 : 2.5% ").unwrap().within_pct, 2.5);
+        assert_eq!(
+            parse_stable_target(" P99.9 : 2.5% ").unwrap().within_pct,
+            2.5
+        );
         for bad in ["p99:-1%", "p99:inf", "p99:NaN%", ":5%"] {
             let err = parse_stable_target(bad).unwrap_err();
-            assert!(err.starts_with(&format!("invalid --until-stable '{bad}'")), "{err}");
+            assert!(
+                err.starts_with(&format!("invalid --until-stable '{bad}'")),
+                "{err}"
+            );
         }
     }
 

@@ -773,6 +773,84 @@ mod tests {
         assert!(!a.verdict.iter().any(|v| v.contains("sweep higher")));
     }
 
+    /// Errors before any knee: "No knee" must not claim that throughput
+    /// still scales. Too few closed-model points say the USL was not fitted;
+    /// an open model says nothing of USL.
+    #[test]
+    fn errors_before_the_knee_and_no_usl() {
+        let table = [
+            (10.0, 1000.0, 0.0),
+            (20.0, 2000.0, 0.0),
+            (40.0, 3900.0, 5.0),
+        ];
+        let closed: Vec<_> = table
+            .iter()
+            .map(|&(n, x, e)| step(Load::Connections(n as u64), x, 10.0, e))
+            .collect();
+        let a = analyze_sweep(&closed, None, &Thresholds::default());
+        assert_eq!(
+            classes(&a),
+            vec![Class::Healthy, Class::Healthy, Class::Overloaded]
+        );
+        assert_eq!(
+            a.verdict[1],
+            "No knee: errors began before throughput stopped scaling."
+        );
+        assert_eq!(a.usl, None);
+        assert_eq!(
+            a.verdict.last().map(String::as_str),
+            Some("USL not fitted (see warnings).")
+        );
+        let open: Vec<_> = table
+            .iter()
+            .map(|&(r, x, e)| step(Load::Rate(r * 100.0), x, 10.0, e))
+            .collect();
+        let a = analyze_sweep(&open, None, &Thresholds::default());
+        assert_eq!(
+            a.verdict[1],
+            "No knee: errors began before throughput stopped scaling."
+        );
+        assert!(
+            !a.verdict.iter().any(|v| v.contains("USL")),
+            "{:#?}",
+            a.verdict
+        );
+    }
+
+    /// "The higher raw figure is not real" needs a raw figure above the
+    /// capacity and an effective one below it; at either equality it is not said.
+    #[test]
+    fn an_error_inflated_figure_is_called_unreal_only_strictly_past_capacity() {
+        let steps: Vec<_> = [
+            (10, 1000.0, 0.0),
+            (20, 2000.0, 0.0),
+            // Raw figure equal to the capacity of 2000.
+            (40, 2000.0, 5.0),
+            // Effective figure equal to it: 4000 × (1 − 0.5).
+            (80, 4000.0, 50.0),
+            (160, 4100.0, 50.0),
+        ]
+        .into_iter()
+        .map(|(n, x, e)| step(Load::Connections(n), x, 10.0, e))
+        .collect();
+        let a = analyze_sweep(&steps, None, &Thresholds::default());
+        assert_eq!(a.capacity.map(|c| c.goodput), Some(2000.0));
+        let effective: Vec<&str> = a
+            .verdict
+            .iter()
+            .filter(|v| v.contains("effective"))
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            effective,
+            [
+                "40 connections: 2000.0 req/s with 5.00% errors = 1900.0 req/s effective.",
+                "80 connections: 4000.0 req/s with 50.00% errors = 2000.0 req/s effective.",
+                "160 connections: 4100.0 req/s with 50.00% errors = 2050.0 req/s effective.",
+            ]
+        );
+    }
+
     #[test]
     fn seed_sweep_serializes_with_the_required_keys() {
         let a = analyze_sweep(&seed_table(), None, &Thresholds::default());

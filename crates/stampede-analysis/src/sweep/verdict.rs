@@ -25,9 +25,9 @@ fn range_text(from: Load, to: Load) -> String {
         .split_once(' ')
         .map(|(_, unit)| unit)
         .unwrap_or_default();
+    // f64's Display already drops a zero fraction ("500", "1500.5").
     let number = |l: Load| match l {
         Load::Connections(n) => n.to_string(),
-        Load::Rate(r) if r.fract() == 0.0 => format!("{r:.0}"),
         Load::Rate(r) => r.to_string(),
     };
     format!("{}–{} {unit}", number(from), number(to))
