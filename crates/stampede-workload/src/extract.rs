@@ -261,7 +261,11 @@ mod tests {
             ("v=cookie(sid)", true, false),
         ] {
             let e = Extractor::parse_assignment(text, &mut Scope::new()).unwrap();
-            assert_eq!((e.needs_headers(), e.needs_body()), (headers, body), "{text}");
+            assert_eq!(
+                (e.needs_headers(), e.needs_body()),
+                (headers, body),
+                "{text}"
+            );
         }
     }
 }
