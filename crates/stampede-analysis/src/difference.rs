@@ -131,4 +131,79 @@ mod tests {
         assert_eq!((exact.low, exact.high, exact.diff), (2.0, 2.0, 2.0));
         assert_eq!(exact.method, Method::Prediction);
     }
+
+    /// Two samples of unequal size and spread, so that each side's share of
+    /// the Welch–Satterthwaite degrees of freedom matters.
+    const A: [f64; 4] = [101.0, 98.5, 103.2, 99.1];
+    const B: [f64; 6] = [110.4, 104.9, 121.3, 108.8, 115.0, 112.6];
+
+    fn close(got: f64, want: f64) -> bool {
+        (got - want).abs() <= 1e-9 * want.abs().max(1.0)
+    }
+
+    #[test]
+    fn welch_interval_and_degrees_of_freedom_match_scipy() {
+        // Reference values from SciPy 1.17.1:
+        //   from scipy import stats
+        //   r = stats.ttest_ind(B, A, equal_var=False)
+        //   r.df                             # 6.834581402216605
+        //   r.confidence_interval(0.95)      # (5.695439515008402, 17.73789381832499)
+        //   r.confidence_interval(0.90)      # (6.898469598987131, 16.53486373434626)
+        //   np.mean(B) - np.mean(A)          # 11.716666666666697
+        let i = diff_interval(&A, &B, 0.95).unwrap();
+        assert_eq!(i.method, Method::Welch);
+        assert!(close(i.diff, 11.716666666666697), "{i:?}");
+        assert!(close(i.df, 6.834581402216605), "{i:?}");
+        assert!(close(i.low, 5.695439515008402), "{i:?}");
+        assert!(close(i.high, 17.73789381832499), "{i:?}");
+        let i90 = diff_interval(&A, &B, 0.90).unwrap();
+        assert!(close(i90.low, 6.898469598987131), "{i90:?}");
+        assert!(close(i90.high, 16.53486373434626), "{i90:?}");
+        // The other way round (stats.ttest_ind(A, B, equal_var=False)): the
+        // same degrees of freedom, the interval mirrored.
+        let back = diff_interval(&B, &A, 0.95).unwrap();
+        assert!(close(back.df, 6.834581402216605), "{back:?}");
+        assert!(close(back.low, -17.73789381832499), "{back:?}");
+        assert!(close(back.high, -5.695439515008402), "{back:?}");
+    }
+
+    #[test]
+    fn welch_without_spread_is_exact_on_the_pooled_degrees_of_freedom() {
+        // No variance on either side: Welch–Satterthwaite is 0/0, so the
+        // degrees of freedom fall back to na + nb − 2.
+        let i = diff_interval(&[5.0, 5.0, 5.0], &[7.0, 7.0], 0.95).unwrap();
+        assert_eq!((i.diff, i.low, i.high, i.df), (2.0, 2.0, 2.0, 3.0));
+        assert_eq!(i.method, Method::Welch);
+    }
+
+    #[test]
+    fn prediction_interval_matches_scipy_on_either_side() {
+        // Reference values from SciPy 1.17.1 (x = np.array(A), single 95.0):
+        //   n = len(x); se = x.std(ddof=1) * np.sqrt(1 + 1/n)
+        //   h = stats.t.ppf(0.975, n - 1) * se      # 7.5450381299105045
+        //   x.mean() - 95.0                         # 5.449999999999989
+        let candidate_single = diff_interval(&A, &[95.0], 0.95).unwrap();
+        assert_eq!(candidate_single.method, Method::Prediction);
+        assert_eq!(candidate_single.df, 3.0);
+        assert!(close(candidate_single.diff, -5.449999999999989));
+        assert!(close(
+            candidate_single.low,
+            -5.449999999999989 - 7.5450381299105045
+        ));
+        assert!(close(
+            candidate_single.high,
+            -5.449999999999989 + 7.5450381299105045
+        ));
+        let baseline_single = diff_interval(&[95.0], &A, 0.95).unwrap();
+        assert_eq!(baseline_single.df, 3.0);
+        assert!(close(baseline_single.diff, 5.449999999999989));
+        assert!(close(baseline_single.low, -2.095038129910516));
+        assert!(close(baseline_single.high, 12.995038129910494));
+    }
+
+    #[test]
+    fn methods_are_named_for_the_report() {
+        assert_eq!(Method::Welch.to_string(), "Welch's t");
+        assert_eq!(Method::Prediction.to_string(), "prediction interval");
+    }
 }

@@ -118,6 +118,68 @@ mod tests {
     }
 
     #[test]
+    fn interval_matches_scipy_for_a_negative_mean() {
+        // Reference values from SciPy 1.17.1:
+        //   x = np.array([-12.0, -10.5, -9.0, -11.5, -10.0])
+        //   lo, hi = stats.t.interval(0.90, 4, loc=x.mean(), scale=stats.sem(x))
+        //   hi - x.mean()                       # 1.1380947479475552
+        //   100 * (hi - x.mean()) / abs(x.mean())   # 10.736742905165615
+        let i = mean_interval(&[-12.0, -10.5, -9.0, -11.5, -10.0], 0.90).unwrap();
+        assert_eq!(i.rounds, 5);
+        assert!((i.mean + 10.6).abs() < 1e-12, "{i:?}");
+        assert!(
+            (i.half_width.unwrap() - 1.1380947479475552).abs() < 1e-9,
+            "{i:?}"
+        );
+        assert!(
+            (i.relative_pct.unwrap() - 10.736742905165615).abs() < 1e-9,
+            "{i:?}"
+        );
+        // A bound is inclusive: the interval is within its own width.
+        let pct = i.relative_pct.unwrap();
+        assert!(i.within_pct(pct) && !i.within_pct(pct - 1e-9));
+    }
+
+    #[test]
+    fn a_confidence_outside_zero_to_one_has_no_interval() {
+        for confidence in [0.0, 1.0, -0.5, 1.5, f64::NAN] {
+            assert_eq!(mean_interval(&[1.0, 2.0], confidence), None, "{confidence}");
+        }
+        assert!(mean_interval(&[1.0, 2.0], 0.5).is_some());
+    }
+
+    #[test]
+    fn every_figure_is_a_target() {
+        for (text, figure) in [
+            ("rps:1%", Figure::Rps),
+            ("goodput:1%", Figure::Goodput),
+            ("p50:1%", Figure::P50),
+            ("p90:1%", Figure::P90),
+            ("p99:1%", Figure::P99),
+            ("p99.9:1%", Figure::P99_9),
+            ("max:1%", Figure::Max),
+            (" P99.9 : 2.5% ", Figure::P99_9),
+        ] {
+            assert_eq!(
+                parse_stable_target(text).map(|t| t.figure),
+                Ok(figure),
+                "{text}"
+            );
+        }
+        assert_eq!(
+            parse_stable_target(" P99.9 : 2.5% ").unwrap().within_pct,
+            2.5
+        );
+        for bad in ["p99:-1%", "p99:inf", "p99:NaN%", ":5%"] {
+            let err = parse_stable_target(bad).unwrap_err();
+            assert!(
+                err.starts_with(&format!("invalid --until-stable '{bad}'")),
+                "{err}"
+            );
+        }
+    }
+
+    #[test]
     fn parses_targets() {
         let target = parse_stable_target("p99:5%").unwrap();
         assert_eq!((target.figure, target.within_pct), (Figure::P99, 5.0));

@@ -234,6 +234,8 @@ mod tests {
             ("t=regex(()", 7),
             ("t=header()", 9),
             ("t=header(a) x", 12),
+            // A JSON path's own error, placed inside the parentheses.
+            ("t=json($.a[x])", 11),
         ] {
             let err = Extractor::parse_assignment(bad, &mut Scope::new()).unwrap_err();
             assert_eq!(err.at, at, "{bad}: {err}");
@@ -246,5 +248,24 @@ mod tests {
         assert_eq!(scope.extract_slots(), 0, "a bad extractor takes no slot");
         let b = Extractor::parse_assignment("b=header(X)", &mut scope).unwrap();
         assert_eq!((b.slot(), scope.extract_slots()), (0, 1));
+        let c = Extractor::parse_assignment("c=cookie(sid)", &mut scope).unwrap();
+        assert_eq!((c.name(), c.slot(), scope.extract_slots()), ("c", 1, 2));
+    }
+
+    #[test]
+    fn each_source_says_which_part_of_the_response_it_reads() {
+        for (text, headers, body) in [
+            ("v=json($.a)", false, true),
+            ("v=regex(a)", false, true),
+            ("v=header(X)", true, false),
+            ("v=cookie(sid)", true, false),
+        ] {
+            let e = Extractor::parse_assignment(text, &mut Scope::new()).unwrap();
+            assert_eq!(
+                (e.needs_headers(), e.needs_body()),
+                (headers, body),
+                "{text}"
+            );
+        }
     }
 }

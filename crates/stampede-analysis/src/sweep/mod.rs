@@ -332,7 +332,11 @@ pub fn analyze_sweep(
         .max_by(|(_, a), (_, b)| a.goodput.total_cmp(&b.goodput))
         .map(|(i, _)| i);
     let capacity = capacity_index.map(|i| point(&analyzed[i]));
-    let capacity_reached = capacity_index.is_some_and(|i| i + 1 < analyzed.len());
+    // The highest step is a lower bound on capacity, unless the sweep ends
+    // queueing: its throughput is then flat while latency rises, and more
+    // load would only queue, so sweeping higher would find nothing more.
+    let capacity_reached = capacity_index
+        .is_some_and(|i| i + 1 < analyzed.len() || queueing_from(&analyzed).is_some());
     let knee_index = analyzed.iter().position(|s| s.class == Class::Saturated);
     let knee = knee_index.map(|i| point(&analyzed[i]));
     let stable_len = analyzed
@@ -374,6 +378,16 @@ pub fn analyze_sweep(
     };
     analysis.verdict = verdict::sentences(&analysis, slo.is_some(), thresholds);
     analysis
+}
+
+/// The first queueing step when every step from it on only queues (or is
+/// overloaded): from there on, added load bought no throughput.
+pub(crate) fn queueing_from(steps: &[StepAnalysis]) -> Option<usize> {
+    let q = steps.iter().position(|s| s.class == Class::Queueing)?;
+    steps[q..]
+        .iter()
+        .all(|s| matches!(s.class, Class::Queueing | Class::Overloaded))
+        .then_some(q)
 }
 
 fn point(s: &StepAnalysis) -> Point {
@@ -704,6 +718,139 @@ mod tests {
             .any(|w| w.contains("only 3 concurrency levels")));
     }
 
+    /// The seed's verdict word for word: each sentence's guard and wording
+    /// (knee, ceiling, capacity, queueing, overload, effective rate, USL).
+    #[test]
+    fn the_seeds_verdict_in_full() {
+        let a = analyze_sweep(&seed_table(), None, &Thresholds::default());
+        assert_eq!(
+            a.verdict,
+            [
+                "Stable range: 1000 connections.",
+                "Knee at 2000 connections: +100% load gave +6.1% throughput while mean latency changed +101.7% (301 ms → 607 ms).",
+                "Throughput ceiling ≈ 2834 req/s: goodput from the knee on stays within 2804.1–2863.9 req/s over 2 steps.",
+                "Capacity: 2863.9 req/s goodput at 2000 connections (the highest goodput with errors ≤ 1% and timeouts ≤ 0.1%).",
+                "From 5000 connections on, added load only queues: +150% load gave -2.1% throughput while mean latency changed +118.1% (607 ms → 1324 ms).",
+                "10000 connections is overloaded (errors 11.91% > 1%): past capacity.",
+                "10000 connections: 3111.7 req/s with 11.91% errors = 2741.1 req/s effective, below the capacity of 2863.9 req/s: the higher raw figure is not real.",
+                "USL fit: λ = 16.8071 req/s per connection, σ = 0.0051 (contention), κ = 1.412e-7 (coherency), R² = 1.000; predicted peak 2878.7 req/s at N* ≈ 2654.",
+            ]
+        );
+    }
+
+    /// Queueing at one step that does not last, then overloaded to the end:
+    /// "At …" rather than "From … on" for the queueing, "From … on" for the
+    /// overload, and no "not real" where the raw figure is below capacity.
+    #[test]
+    fn queueing_that_passes_and_overload_to_the_end_in_full() {
+        let steps: Vec<_> = [
+            (50, 1000.0, 10.0, 0.0),
+            (100, 1200.0, 18.0, 0.0),
+            (200, 1230.0, 40.0, 0.0),
+            (400, 1400.0, 60.0, 0.0),
+            (800, 1300.0, 200.0, 5.0),
+            (1600, 1350.0, 400.0, 20.0),
+        ]
+        .into_iter()
+        .map(|(n, x, r, e)| step(Load::Connections(n), x, r, e))
+        .collect();
+        let a = analyze_sweep(&steps, None, &Thresholds::default());
+        assert_eq!(
+            a.verdict,
+            [
+                "Stable range: 50 connections.",
+                "Knee at 100 connections: +100% load gave +20.0% throughput while mean latency changed +80.0% (10.0 ms → 18.0 ms).",
+                // Errors from 800 on: more load would only add errors.
+                "Throughput ceiling not confirmed: at least 1400.0 req/s, but no second step past the knee confirms a plateau before the target is overloaded at 800 connections; sweep in finer steps below it.",
+                "Capacity: 1400.0 req/s goodput at 400 connections (the highest goodput with errors ≤ 1% and timeouts ≤ 0.1%).",
+                "At 200 connections added load only queues: +100% load gave +2.5% throughput while mean latency changed +122.2% (18.0 ms → 40.0 ms).",
+                "From 800 connections on the target is overloaded (errors 5.00% > 1%): past capacity.",
+                "800 connections: 1300.0 req/s with 5.00% errors = 1235.0 req/s effective.",
+                "1600 connections: 1350.0 req/s with 20.00% errors = 1080.0 req/s effective.",
+                "USL fit: λ = 62.2575 req/s per connection, σ = 0.0434 (contention), κ = 0.000e0 (coherency), R² = 0.924; no throughput peak predicted (κ ≈ 0 or σ ≥ 1).",
+            ]
+        );
+        assert!(!a.verdict.iter().any(|v| v.contains("sweep higher")));
+    }
+
+    /// Errors before any knee: "No knee" must not claim that throughput
+    /// still scales. Too few closed-model points say the USL was not fitted;
+    /// an open model says nothing of USL.
+    #[test]
+    fn errors_before_the_knee_and_no_usl() {
+        let table = [
+            (10.0, 1000.0, 0.0),
+            (20.0, 2000.0, 0.0),
+            (40.0, 3900.0, 5.0),
+        ];
+        let closed: Vec<_> = table
+            .iter()
+            .map(|&(n, x, e)| step(Load::Connections(n as u64), x, 10.0, e))
+            .collect();
+        let a = analyze_sweep(&closed, None, &Thresholds::default());
+        assert_eq!(
+            classes(&a),
+            vec![Class::Healthy, Class::Healthy, Class::Overloaded]
+        );
+        assert_eq!(
+            a.verdict[1],
+            "No knee: errors began before throughput stopped scaling."
+        );
+        assert_eq!(a.usl, None);
+        assert_eq!(
+            a.verdict.last().map(String::as_str),
+            Some("USL not fitted (see warnings).")
+        );
+        let open: Vec<_> = table
+            .iter()
+            .map(|&(r, x, e)| step(Load::Rate(r * 100.0), x, 10.0, e))
+            .collect();
+        let a = analyze_sweep(&open, None, &Thresholds::default());
+        assert_eq!(
+            a.verdict[1],
+            "No knee: errors began before throughput stopped scaling."
+        );
+        assert!(
+            !a.verdict.iter().any(|v| v.contains("USL")),
+            "{:#?}",
+            a.verdict
+        );
+    }
+
+    /// "The higher raw figure is not real" needs a raw figure above the
+    /// capacity and an effective one below it; at either equality it is not said.
+    #[test]
+    fn an_error_inflated_figure_is_called_unreal_only_strictly_past_capacity() {
+        let steps: Vec<_> = [
+            (10, 1000.0, 0.0),
+            (20, 2000.0, 0.0),
+            // Raw figure equal to the capacity of 2000.
+            (40, 2000.0, 5.0),
+            // Effective figure equal to it: 4000 × (1 − 0.5).
+            (80, 4000.0, 50.0),
+            (160, 4100.0, 50.0),
+        ]
+        .into_iter()
+        .map(|(n, x, e)| step(Load::Connections(n), x, 10.0, e))
+        .collect();
+        let a = analyze_sweep(&steps, None, &Thresholds::default());
+        assert_eq!(a.capacity.map(|c| c.goodput), Some(2000.0));
+        let effective: Vec<&str> = a
+            .verdict
+            .iter()
+            .filter(|v| v.contains("effective"))
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            effective,
+            [
+                "40 connections: 2000.0 req/s with 5.00% errors = 1900.0 req/s effective.",
+                "80 connections: 4000.0 req/s with 50.00% errors = 2000.0 req/s effective.",
+                "160 connections: 4100.0 req/s with 50.00% errors = 2050.0 req/s effective.",
+            ]
+        );
+    }
+
     #[test]
     fn seed_sweep_serializes_with_the_required_keys() {
         let a = analyze_sweep(&seed_table(), None, &Thresholds::default());
@@ -907,6 +1054,72 @@ mod tests {
             note.contains("needs 5 connections in flight but only 1 was available"),
             "{note}"
         );
+    }
+
+    /// A verdict that says the target only queues from some step on must not
+    /// also advise sweeping higher: more load would only queue.
+    fn assert_no_sweep_higher_once_queueing(a: &SweepAnalysis, from: &str) {
+        let lead = format!("From {from} on, added load only queues");
+        assert!(
+            a.verdict.iter().any(|v| v.starts_with(&lead)),
+            "{:#?}",
+            a.verdict
+        );
+        assert!(
+            !a.verdict.iter().any(|v| v.contains("sweep higher")),
+            "{:#?}",
+            a.verdict
+        );
+    }
+
+    #[test]
+    fn a_sweep_ending_in_queueing_has_reached_its_capacity() {
+        // The last step gains 2.5% throughput for double the connections
+        // while latency doubles: the highest goodput, but only queueing.
+        let steps: Vec<_> = [(50, 1000.0, 10.0), (100, 1200.0, 18.0), (200, 1230.0, 40.0)]
+            .into_iter()
+            .map(|(n, x, r)| step(Load::Connections(n), x, r, 0.0))
+            .collect();
+        let a = analyze_sweep(&steps, None, &Thresholds::default());
+        assert_eq!(
+            classes(&a),
+            vec![Class::Healthy, Class::Saturated, Class::Queueing]
+        );
+        assert_eq!(a.capacity.unwrap().load, Load::Connections(200));
+        assert!(a.capacity_reached);
+        assert!(a.verdict.iter().any(|v| v.starts_with(
+            "Capacity: 1230.0 req/s goodput at 200 connections (the highest goodput with errors"
+        )));
+        assert_no_sweep_higher_once_queueing(&a, "200 connections");
+    }
+
+    #[test]
+    fn throughput_falling_past_the_knee_is_a_peak_not_a_reason_to_sweep_higher() {
+        // Past the knee at 100, goodput falls by more than 5% a step while
+        // latency climbs: no plateau of two steps, but nothing to find higher.
+        let steps: Vec<_> = [
+            (50, 1000.0, 10.0),
+            (100, 1200.0, 18.0),
+            (200, 1100.0, 45.0),
+            (400, 1000.0, 100.0),
+        ]
+        .into_iter()
+        .map(|(n, x, r)| step(Load::Connections(n), x, r, 0.0))
+        .collect();
+        let a = analyze_sweep(&steps, None, &Thresholds::default());
+        assert_eq!(
+            classes(&a),
+            vec![
+                Class::Healthy,
+                Class::Saturated,
+                Class::Queueing,
+                Class::Queueing
+            ]
+        );
+        assert_eq!((a.ceiling, a.ceiling_at_least), (None, Some(1200.0)));
+        assert!(a.verdict.iter().any(|v| v
+            == "Throughput peaked at 1200.0 req/s past the knee, with no plateau of two steps: from 200 connections on, added load only queues."));
+        assert_no_sweep_higher_once_queueing(&a, "200 connections");
     }
 
     #[test]

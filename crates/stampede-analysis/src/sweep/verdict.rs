@@ -5,7 +5,7 @@
 //!
 //! Owns wording only; every number comes from `sweep`'s analysis.
 
-use super::{Class, Load, StepAnalysis, SweepAnalysis, Thresholds};
+use super::{queueing_from, Class, Load, StepAnalysis, SweepAnalysis, Thresholds};
 
 fn ms(v: f64) -> String {
     if v >= 100.0 {
@@ -25,9 +25,9 @@ fn range_text(from: Load, to: Load) -> String {
         .split_once(' ')
         .map(|(_, unit)| unit)
         .unwrap_or_default();
+    // f64's Display already drops a zero fraction ("500", "1500.5").
     let number = |l: Load| match l {
         Load::Connections(n) => n.to_string(),
-        Load::Rate(r) if r.fract() == 0.0 => format!("{r:.0}"),
         Load::Rate(r) => r.to_string(),
     };
     format!("{}–{} {unit}", number(from), number(to))
@@ -89,6 +89,20 @@ pub(crate) fn sentences(a: &SweepAnalysis, has_slo: bool, t: &Thresholds) -> Vec
             "Throughput ceiling ≈ {ceiling:.0} req/s: goodput from the knee on stays within {:.1}–{:.1} req/s over {} steps.",
             range.low, range.high, range.steps
         ));
+    } else if let (Some(at_least), Some(q)) = (a.ceiling_at_least, queueing_from(steps)) {
+        // Throughput fell past the knee and only queues from q on: the
+        // highest goodput was the peak, and a higher sweep would not raise it.
+        out.push(format!(
+            "Throughput peaked at {at_least:.1} req/s past the knee, with no plateau of two steps: from {} on, added load only queues.",
+            steps[q].load
+        ));
+    } else if let (Some(at_least), Some(o)) = (a.ceiling_at_least, overloaded_from(steps)) {
+        // Errors to the end: a higher sweep would only add errors; the
+        // plateau, if any, lies between the last good step and the overload.
+        out.push(format!(
+            "Throughput ceiling not confirmed: at least {at_least:.1} req/s, but no second step past the knee confirms a plateau before the target is overloaded at {}; sweep in finer steps below it.",
+            steps[o].load
+        ));
     } else if let Some(at_least) = a.ceiling_at_least {
         out.push(format!(
             "Throughput ceiling not reached in the tested range: at least {at_least:.1} req/s, but no second step past the knee confirms a plateau; sweep higher."
@@ -119,10 +133,7 @@ pub(crate) fn sentences(a: &SweepAnalysis, has_slo: bool, t: &Thresholds) -> Vec
     });
 
     if let Some(q) = steps.iter().position(|s| s.class == Class::Queueing) {
-        let rest_queues = steps[q..]
-            .iter()
-            .all(|s| matches!(s.class, Class::Queueing | Class::Overloaded));
-        let lead = if rest_queues {
+        let lead = if queueing_from(steps) == Some(q) {
             format!("From {} on, added load only queues", steps[q].load)
         } else {
             format!("At {} added load only queues", steps[q].load)
@@ -202,6 +213,12 @@ fn overload_sentences(a: &SweepAnalysis, out: &mut Vec<String>) {
     }
 }
 
+/// The first step of the overloaded run that ends the sweep, if it ends so.
+fn overloaded_from(steps: &[StepAnalysis]) -> Option<usize> {
+    let o = steps.iter().rposition(|s| s.class != Class::Overloaded)? + 1;
+    (o < steps.len()).then_some(o)
+}
+
 fn capitalised(text: &str) -> String {
     let mut chars = text.chars();
     match chars.next() {
@@ -232,5 +249,16 @@ mod tests {
         assert_eq!(capitalised("rate"), "Rate");
         assert_eq!(ms(1324.4), "1324 ms");
         assert_eq!(ms(2.25), "2.2 ms");
+        assert_eq!(ms(100.0), "100 ms");
+        assert_eq!(ms(99.94), "99.9 ms");
+        assert_eq!(capitalised(""), "");
+        assert_eq!(
+            range_text(Load::Connections(7), Load::Connections(7)),
+            "7 connections"
+        );
+        assert_eq!(
+            range_text(Load::Rate(0.5), Load::Rate(2.0)),
+            "0.5–2 req/s offered"
+        );
     }
 }
