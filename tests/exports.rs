@@ -134,7 +134,11 @@ fn gnuplot_and_request_log_hold_every_request_or_count_it() {
     }
     assert_eq!(logged, written);
     assert_eq!(logged, 2000, "one line for each request sent");
-    assert_eq!(bytes, run.count("/bytes/received"), "each line its own bytes");
+    assert_eq!(
+        bytes,
+        run.count("/bytes/received"),
+        "each line its own bytes"
+    );
     assert_eq!(
         target.stats().requests_total,
         logged,
