@@ -256,3 +256,37 @@ fn until_stable_stops_when_the_interval_is_narrow_enough() {
     assert!((3..=10).contains(&rounds), "{rounds}");
     assert_eq!(document["stable"], true, "{}", stdout(&output));
 }
+
+/// A target no machine reaches: rps within ±0.001% of its mean. The rounds
+/// go on past the minimum of three to the most that fit in -d (1.5 s of
+/// 300 ms rounds: five), and the document and the text say it was not stable.
+/// A stop rule that always stopped at the minimum would leave three rounds.
+#[test]
+fn until_stable_runs_every_round_that_fits_when_stability_is_out_of_reach() {
+    let target = spawn_target(one_thread());
+    let url = format!("http://{}/", target.local_addr());
+    let path = temp_dir("unstable").join("unstable.json");
+    let output = stampede(&[
+        &url,
+        "-c",
+        "2",
+        "-t",
+        "1",
+        "--until-stable",
+        "rps:0.001%",
+        "--round",
+        "300ms",
+        "-d",
+        "1500ms",
+        "--json",
+        path.to_str().unwrap(),
+        "-q",
+    ]);
+    stampede_testkit::assert_succeeded(&output);
+    let document: serde_json::Value = stampede_testkit::read_json(&path);
+    assert_eq!(document["rounds"], 5, "{document:#}");
+    assert_eq!(document["stable"], false, "{document:#}");
+    let text = stdout(&output);
+    assert!(text.contains("NOT stable"), "{text}");
+    assert!(text.contains("in 5 rounds"), "{text}");
+}

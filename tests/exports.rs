@@ -95,6 +95,11 @@ fn gnuplot_and_request_log_hold_every_request_or_count_it() {
     let written = run.count("/request_log/written");
     let dropped = run.count("/request_log/dropped");
     assert_eq!(written + dropped, 2000, "each request written or counted");
+    // 2,000 lines fit the writer's buffers (16 batches of 512 per worker,
+    // request_log.rs) before it writes one: nothing here can be dropped, so
+    // every request sent is a line.
+    assert_eq!(dropped, 0, "{}", run.result());
+    assert_eq!(written, run.count("/requests/sent"));
 
     let text = read(&log);
     let mut lines = text.lines();
@@ -103,11 +108,13 @@ fn gnuplot_and_request_log_hold_every_request_or_count_it() {
         Some("# t_s status latency_us bytes error target vu check")
     );
     let mut logged = 0u64;
+    let mut bytes = 0u64;
+    let elapsed = run.result()["elapsed_s"].as_f64().unwrap();
     for line in lines {
         let fields: Vec<&str> = line.split(' ').collect();
         assert_eq!(fields.len(), 8, "{line}");
         let t: f64 = fields[0].parse().unwrap();
-        assert!((0.0..60.0).contains(&t));
+        assert!((0.0..=elapsed).contains(&t), "{line}: within the run");
         assert_eq!(fields[1], "200");
         let latency: u64 = fields[2].parse().unwrap();
         assert!(latency > 0 && latency < 10_000_000);
@@ -115,6 +122,7 @@ fn gnuplot_and_request_log_hold_every_request_or_count_it() {
             fields[3].parse::<u64>().unwrap() > 500,
             "a 515-byte page and its head"
         );
+        bytes += fields[3].parse::<u64>().unwrap();
         assert_eq!(fields[4], "-");
         assert_eq!(fields[5], url);
         assert!(
@@ -125,6 +133,17 @@ fn gnuplot_and_request_log_hold_every_request_or_count_it() {
         logged += 1;
     }
     assert_eq!(logged, written);
+    assert_eq!(logged, 2000, "one line for each request sent");
+    assert_eq!(
+        bytes,
+        run.count("/bytes/received"),
+        "each line its own bytes"
+    );
+    assert_eq!(
+        target.stats().requests_total,
+        logged,
+        "as the server counted"
+    );
 
     let text = read(&gnuplot);
     let mut lines = text.lines();

@@ -135,6 +135,35 @@ fn run(args: &[&str], json: &std::path::Path) -> Output {
         .expect("stampede runs")
 }
 
+/// [`run`], stopped (and the test failed) if it has not ended by `limit`:
+/// a push that hangs fails the test instead of hanging it. Returns how
+/// long the run took.
+fn run_within(args: &[&str], json: &std::path::Path, limit: Duration) -> (Output, Duration) {
+    let started = Instant::now();
+    let mut child = Command::new(binary())
+        .args(args)
+        .arg("--json")
+        .arg(json)
+        .arg("--quiet")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("stampede runs");
+    while child.try_wait().expect("waits").is_none() {
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let output = child.wait_with_output().expect("the killed run");
+            panic!(
+                "still running after {limit:?}: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let took = started.elapsed();
+    (child.wait_with_output().expect("the output"), took)
+}
+
 fn count(result: &serde_json::Value, pointer: &str) -> f64 {
     result
         .pointer(pointer)
@@ -351,8 +380,61 @@ fn an_unreachable_receiver_costs_the_run_one_line_and_nothing_measured() {
     // Every request sent was measured (an exact count: -n, not -d).
     assert_eq!(count(&result, "/requests/success"), 1500.0, "{result}");
     assert_eq!(target.stats().requests_total, 1500);
-    // The final push waits at most 2 s: generous bound for a slow machine.
-    assert!(took < Duration::from_secs(30), "{took:?}");
+    // 1,500 at 500/s is a 3 s run; a refused push fails at once, and the
+    // final one waits at most 2 s: 5 s over the run allows a slow machine.
+    assert!(took < Duration::from_secs(3 + 5), "{took:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A receiver that takes the connection and never answers (a listener that
+/// never accepts: the kernel completes the handshake and buffers the
+/// request). Each push gives up at its deadline (2 s, remote_write_push.rs)
+/// and the final one at 2 s (FINAL_WAIT), so the run ends within a few
+/// seconds of its own 1 s, with one line, its counts whole.
+#[test]
+fn a_receiver_that_never_answers_delays_the_end_by_seconds_not_more() {
+    let target = spawn_target(one_thread());
+    let url = format!("http://{}/", target.local_addr());
+    let silent = TcpListener::bind("127.0.0.1:0").expect("a port");
+    let nowhere = format!(
+        "http://{}/api/v1/write",
+        silent.local_addr().expect("address")
+    );
+    let dir = temp_dir("remote-write-silent");
+    let json = dir.join("result.json");
+    // A 1 s run: 5 s over it allows a slow machine, not a push that waits
+    // for an answer that never comes.
+    let (output, took) = run_within(
+        &[
+            "run",
+            &url,
+            "-r",
+            "200",
+            "-d",
+            "1s",
+            "-t",
+            "1",
+            "--remote-write",
+            &nowhere,
+        ],
+        &json,
+        Duration::from_secs(1 + 5),
+    );
+    drop(silent);
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let failures: Vec<&str> = stderr
+        .lines()
+        .filter(|line| line.contains("remote-write:") && line.contains("failed"))
+        .collect();
+    assert_eq!(failures.len(), 1, "one line: {stderr}");
+    assert!(failures[0].contains("timed out"), "{stderr}");
+    let result = read_json(&json);
+    let sent = count(&result, "/requests/sent");
+    assert!(sent >= 150.0, "the rate was kept: {result}");
+    let answered = count(&result, "/requests/success") + count(&result, "/requests/unfinished");
+    assert_eq!(answered, sent, "every request measured: {result}");
+    assert!(took < Duration::from_secs(1 + 5), "{took:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

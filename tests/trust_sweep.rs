@@ -1,6 +1,8 @@
 //! `stampede sweep` end to end (issue 16, item 7): a step never reports more
-//! goodput than it offered, even when its warm-up left a backlog, and the
-//! text table's columns line up whatever the width of the numbers.
+//! goodput than it offered, even when its warm-up left a backlog, nor much
+//! less where the server keeps up; the knee is found at the step where a
+//! server's fixed concurrency limit stops the scaling; and the text table's
+//! columns line up whatever the width of the numbers.
 
 use stampede_testkit::{
     binary, free_port, read_request_head, run_stampede, spawn_target, RawServer, TargetConfig,
@@ -64,6 +66,27 @@ fn assert_within_offered(sweep: &serde_json::Value) {
     }
 }
 
+/// The floor under every step: goodput at least `share` of the offered
+/// rate, and the window's sent requests at least that share of its intended
+/// instants. Without it a sweep that delivered nothing would pass the
+/// ceilings above.
+fn assert_delivers_at_least(sweep: &serde_json::Value, share: f64) {
+    for step in sweep["steps"].as_array().expect("steps") {
+        let rate = step["rate"].as_f64().expect("rate");
+        let goodput = step["goodput"].as_f64().expect("goodput");
+        assert!(
+            goodput >= rate * share,
+            "goodput {goodput:.1} req/s is under {share} of the offered {rate} req/s: {step:#}"
+        );
+        let window = step["result"]["elapsed_s"].as_f64().expect("elapsed_s");
+        let sent = step["result"]["requests"]["sent"].as_f64().expect("sent");
+        assert!(
+            sent >= rate * window * share,
+            "{sent} sent in a {window} s window at {rate} req/s"
+        );
+    }
+}
+
 /// What a sweep file may claim: a ceiling only on two plateau steps, a
 /// stable range of healthy steps only, no "add connections" at a step whose
 /// server was saturated.
@@ -112,6 +135,10 @@ fn sweep_goodput_never_exceeds_the_offered_rate() {
     assert_eq!(sweep["schema"], "stampede.sweep/1");
     assert_eq!(rate_steps(sweep).len(), 3);
     assert_within_offered(sweep);
+    // "/" is a 515-byte page: one target thread serves 1,500 req/s with room
+    // to spare (tens of thousands on this machine), so every step delivers
+    // near its rate; half of it allows a machine busy with other tests.
+    assert_delivers_at_least(sweep, 0.5);
     assert_claims_have_evidence(sweep);
     assert_table_aligned(&run.stdout());
 }
@@ -206,6 +233,10 @@ fn a_warmup_backlog_does_not_inflate_a_step() {
     );
     assert_eq!(run.code(), Some(0), "{}", run.stderr());
     assert_within_offered(run.result());
+    // Past their stall the 40 connections keep up (each step delivered 99%
+    // of its rate here): half allows a busy machine, not a step that
+    // delivered nothing.
+    assert_delivers_at_least(run.result(), 0.5);
     assert_claims_have_evidence(run.result());
 }
 
@@ -255,4 +286,80 @@ fn a_saturated_server_is_not_told_to_get_more_connections() {
         "{}",
         run.stdout()
     );
+}
+
+/// Requests served at once by [`limited_server`]; more wait for a slot.
+const SLOTS: usize = 4;
+
+/// How long a request holds its slot: at most SLOTS / SERVICE = 160 req/s.
+const SERVICE: Duration = Duration::from_millis(25);
+
+/// A server that serves at most [`SLOTS`] requests at a time, each for
+/// [`SERVICE`]: throughput grows with connections up to SLOTS and is flat
+/// beyond, so the knee of a doubling ladder is known by construction.
+fn limited_server() -> RawServer {
+    let busy = std::sync::Arc::new((std::sync::Mutex::new(0usize), std::sync::Condvar::new()));
+    RawServer::start(move |mut stream| {
+        let response = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok";
+        let (count, freed) = &*busy;
+        while read_request_head(&mut stream) {
+            {
+                let mut taken = count.lock().expect("slot count");
+                while *taken >= SLOTS {
+                    taken = freed.wait(taken).expect("slot count");
+                }
+                *taken += 1;
+            }
+            std::thread::sleep(SERVICE);
+            *count.lock().expect("slot count") -= 1;
+            freed.notify_one();
+            if stream.write_all(response).is_err() {
+                return;
+            }
+        }
+    })
+}
+
+/// Connections 1, 2, 4 each double the throughput (40, 80, 160 req/s); 8
+/// and 16 add nothing but waiting. The knee is the first step whose added
+/// load bought under half of linear scaling: 8 connections, not before (each
+/// step up to 4 doubles throughput, far above the 0.5 efficiency line, even
+/// on a busy machine: the server sleeps, it does not compute) and not later.
+#[test]
+fn the_knee_is_where_a_fixed_concurrency_limit_stops_the_scaling() {
+    let server = limited_server();
+    let run = run_stampede(
+        binary(),
+        &[
+            "sweep",
+            &server.url("/"),
+            "-c",
+            "1,2,4,8,16",
+            "--step",
+            "1s",
+            "--warmup",
+            "300ms",
+            "-t",
+            "1",
+        ],
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let sweep = run.result();
+    assert_eq!(sweep["knee"]["connections"], 8, "{sweep:#}");
+    let classes: Vec<&str> = sweep["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .map(|s| s["class"].as_str().expect("class"))
+        .collect();
+    assert_eq!(&classes[..3], ["healthy"; 3], "{sweep:#}");
+    // The plateau is the limit's throughput: SLOTS / SERVICE = 160 req/s
+    // (less what a busy machine's late wake-ups cost).
+    let ceiling = SLOTS as f64 / SERVICE.as_secs_f64();
+    let knee_goodput = sweep["knee"]["goodput"].as_f64().expect("knee goodput");
+    assert!(
+        (ceiling * 0.6..=ceiling * 1.05).contains(&knee_goodput),
+        "{knee_goodput} req/s at the knee, limit {ceiling}: {sweep:#}"
+    );
+    assert_claims_have_evidence(sweep);
 }

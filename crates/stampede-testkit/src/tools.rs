@@ -1,5 +1,5 @@
 //! The one rule for tests that need something from outside the workspace (curl,
-//! Chromium, oha, tmux, ab, `ip netns`, Prometheus, kubernetes-validate, the
+//! Chromium, python3, tmux, ab, `ip netns`, Prometheus, kubernetes-validate, the
 //! kernel's io_uring): when it is missing, the test skips with a notice that is
 //! visible under `cargo test`, unless `STAMPEDE_REQUIRE_TOOLS=1` is set (.ci/run
 //! sets it), in which case the test fails and says what to install. A test that
@@ -65,10 +65,9 @@ const KNOWN: &[Known] = &[
         install: "apt-get install -y iproute2",
     },
     Known {
-        tool: "oha",
-        names: &["oha"],
-        // HTTP/3 is behind a feature, and the build is long.
-        install: "cargo install oha --locked --features http3",
+        tool: "python3",
+        names: &["python3"],
+        install: "apt-get install -y python3",
     },
     Known {
         tool: "prometheus",
