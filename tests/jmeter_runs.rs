@@ -279,7 +279,19 @@ fn reports_results_and_an_existing_jtl_are_handled_as_jmeter_does() {
         );
         let result = stampede_testkit::read_json(&dir.join(format!("out.group-{n}.json")));
         assert_eq!(result["schema"], "stampede.result/1");
+        // Each group's page is titled by the TestPlan and the group, not
+        // by its first sampler's URL.
+        let group = ["Shoppers", "Pollers"][n - 1];
+        assert_eq!(result["plan"]["name"], format!("Session plan · {group}"));
+        let page = std::fs::read_to_string(report.join(format!("group-{n}.html"))).unwrap();
+        assert!(
+            page.contains(&format!("<title>Session plan · {group} · ")),
+            "{}",
+            &page[..page.len().min(400)]
+        );
     }
+    let index = std::fs::read_to_string(report.join("index.html")).unwrap();
+    assert!(index.contains("<title>Session plan</title>"), "{index}");
     // Without -f an existing JTL is appended to, without a second header.
     let mut append = vec!["-n", "-t", &plan, &port, "-l", &jtl_arg];
     append.extend(small);

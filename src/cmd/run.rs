@@ -133,6 +133,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
     let result = run_plan_in(&plan, notices, &context).map(|mut result| {
         agent::annotate(&args.agent, &mut result);
         crate::script_args::annotate(built.script.as_deref(), &mut result);
+        result.plan.name = crate::workload_plan::scenario_name(&args.workload);
         result
     });
     if let Ok(result) = &result {

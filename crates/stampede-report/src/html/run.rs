@@ -33,7 +33,9 @@ pub fn render_live_parts(result: &RunResult) -> (String, String) {
 }
 
 fn run_page(result: &RunResult) -> Page {
-    let title = format!("{} {}", result.plan.method, result.plan.url);
+    // A named plan (a scenario, a JMeter plan) is more than its first request.
+    let title = crate::format::plan_title(result)
+        .unwrap_or_else(|| format!("{} {}", result.plan.method, result.plan.url));
     let subtitle = format!(
         "stampede {} · started {} · {:.2}s measured{}",
         result.version,
@@ -468,6 +470,31 @@ mod tests {
             "{}",
             errors.empty
         );
+    }
+
+    fn page_text(result: &RunResult) -> String {
+        let mut out = Vec::new();
+        render_html(result, &mut out).expect("renders");
+        String::from_utf8(out).expect("utf-8")
+    }
+
+    #[test]
+    fn a_named_plan_is_titled_by_its_name_and_steps_not_its_first_request() {
+        let mut result = run_503();
+        let first_request = format!("{} {}", result.plan.method, result.plan.url);
+        assert!(page_text(&result).contains(&format!("<title>{first_request}</title>")));
+        result.plan.name = Some("checkout.toml".into());
+        let page = page_text(&result);
+        assert!(
+            page.contains("<title>checkout.toml · 1 step</title>"),
+            "{}",
+            &page[..page.len().min(600)]
+        );
+        assert!(!page.contains(&format!("<title>{first_request}")));
+        let mut text = Vec::new();
+        crate::render_text(&result, &mut text).expect("renders");
+        let text = String::from_utf8(text).expect("utf-8");
+        assert!(text.starts_with("checkout.toml · 1 step\n"), "{text}");
     }
 
     #[test]
