@@ -263,10 +263,14 @@ pub(crate) fn latency_chart(result: &RunResult) -> Chart {
     .when_empty("no responses")
 }
 
+/// Open connections and requests in flight. No target line: a closed
+/// model's target is users, not a rate, and a JMeter-style group's users
+/// finish their iterations and leave while a ramp's target keeps rising,
+/// so the line read as load the run failed to apply.
 pub(crate) fn connections_chart(result: &RunResult) -> Chart {
     let points = &charted_seconds(&result.timeseries);
     let x = seconds(points);
-    let mut traces = vec![
+    let traces = vec![
         Trace::line(
             "open connections",
             x.clone(),
@@ -274,19 +278,10 @@ pub(crate) fn connections_chart(result: &RunResult) -> Chart {
         ),
         Trace::line(
             "in flight",
-            x.clone(),
+            x,
             points.iter().map(|p| p.in_flight as f64).collect(),
         ),
     ];
-    let closed = result.plan.model == "closed";
-    if closed && !result.plan.stages.is_empty() {
-        traces.push(Trace::new(
-            "target",
-            Style::Dashed,
-            x,
-            points.iter().map(|p| p.target).collect(),
-        ));
-    }
     Chart::lines(
         "Open connections",
         Axis::seconds(),
@@ -495,6 +490,22 @@ mod tests {
         crate::render_text(&result, &mut text).expect("renders");
         let text = String::from_utf8(text).expect("utf-8");
         assert!(text.starts_with("checkout.toml · 1 step\n"), "{text}");
+    }
+
+    #[test]
+    fn a_closed_model_ramp_draws_no_target_line() {
+        let mut result = run_503();
+        assert_eq!(result.plan.model, "closed");
+        result.plan.stages = vec![stampede_metrics::StageSummary {
+            duration_s: 2.0,
+            target: 10.0,
+        }];
+        for (i, point) in result.timeseries.iter_mut().enumerate() {
+            point.target = 5.0 * (i + 1) as f64;
+        }
+        let chart = connections_chart(&result);
+        let names: Vec<&str> = chart.series.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["open connections", "in flight"]);
     }
 
     #[test]
