@@ -327,6 +327,53 @@ fn run_report_draws_every_chart_in_chromium() {
     });
 }
 
+/// Long text with no place to break (a JMeter failure message, a URL with
+/// a long query, an error sample) wraps inside its table cell: the page
+/// is never wider than the window (a JMeter report once was, past 1400 px).
+#[test]
+fn long_unbroken_text_wraps_inside_the_window() {
+    let Some(browser) = stampede_testkit::tool_or_skip("chromium") else {
+        return;
+    };
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/crates/stampede-report/src/html/testdata/run-503.json"
+    );
+    let mut result = RunResult::from_json(&std::fs::read_to_string(fixture).unwrap()).unwrap();
+    let long = format!("http://127.0.0.1:3000/search?q={}", "x".repeat(400));
+    result.plan.url = long.clone();
+    result
+        .error_samples
+        .insert("timeout".into(), vec![format!("no answer from {long}")]);
+    let dir = temp_dir("html-report-wide");
+    let page = dir.join("wide.html");
+    let mut html = Vec::new();
+    stampede_report::render_html(&result, &mut html).unwrap();
+    let probe = r#"<script>window.addEventListener("load", function () {
+  var pre = document.createElement("pre");
+  pre.id = "probe";
+  pre.textContent = document.documentElement.scrollWidth + " " + window.innerWidth;
+  document.body.appendChild(pre);
+});</script></body>"#;
+    let html = String::from_utf8(html).unwrap().replace("</body>", probe);
+    std::fs::write(&page, html).unwrap();
+    let output = headless(&browser, &page, &["--dump-dom"]);
+    assert!(output.status.success(), "chromium failed: {output:?}");
+    let dom = String::from_utf8_lossy(&output.stdout);
+    let seen = dom
+        .split("<pre id=\"probe\">")
+        .nth(1)
+        .and_then(|rest| rest.split("</pre>").next())
+        .unwrap_or_else(|| panic!("the probe did not run: {dom}"));
+    let widths: Vec<u32> = seen.split(' ').map(|w| w.parse().unwrap()).collect();
+    assert!(
+        widths[0] <= widths[1],
+        "the page is {} px wide in a {} px window",
+        widths[0],
+        widths[1]
+    );
+}
+
 /// The charts' JSON as the page carries it.
 fn chart_data(page: &Path) -> serde_json::Value {
     let html = std::fs::read_to_string(page).expect("the report was written");
