@@ -364,7 +364,10 @@ fn zero_valued_bars_leave_no_ink() {
         return;
     };
     let result = run_503();
-    assert_eq!(result.requests.errors, 0, "no transport error in the fixture");
+    assert_eq!(
+        result.requests.errors, 0,
+        "no transport error in the fixture"
+    );
     let probe = r#"<script>window.addEventListener("load", function () {
   setTimeout(function () {
     var c = document.querySelector('[data-chart="throughput"] canvas');
@@ -387,6 +390,32 @@ fn zero_valued_bars_leave_no_ink() {
     let counts: Vec<u64> = seen.split(' ').map(|n| n.parse().unwrap()).collect();
     assert!(counts[1] > 100, "the failed-status bars are drawn: {seen}");
     assert_eq!(counts[0], 0, "zero transport errors drew ink: {seen}");
+}
+
+/// The spectrum's last percentile label (`99.9999%` when the run reached
+/// it) sits at the right end of the x axis: it is drawn whole, not cut by
+/// the canvas' edge (no ink in the axis band's last columns).
+#[test]
+fn the_spectrums_last_percentile_label_is_not_clipped() {
+    let Some(browser) = stampede_testkit::tool_or_skip("chromium") else {
+        return;
+    };
+    let probe = r#"<script>window.addEventListener("load", function () {
+  setTimeout(function () {
+    var c = document.querySelector('[data-chart="spectrum"] canvas');
+    var band = 60 * (window.devicePixelRatio || 1);
+    var px = c.getContext("2d").getImageData(c.width - 3, c.height - band, 3, band).data;
+    var inked = 0;
+    for (var i = 3; i < px.length; i += 4) if (px[i] > 0) inked++;
+    var pre = document.createElement("pre");
+    pre.id = "probe";
+    pre.textContent = String(inked);
+    document.body.appendChild(pre);
+  }, 500);
+});</script></body>"#;
+    let result = run_503();
+    let seen = probe_rendered(&browser, &result, "html-report-spectrum-edge", probe);
+    assert_eq!(seen, "0", "ink at the canvas' right edge under the plot");
 }
 
 /// Long text with no place to break (a JMeter failure message, a URL with

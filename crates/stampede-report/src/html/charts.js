@@ -151,6 +151,10 @@
     }
     return {
       title: spec.title,
+      // uPlot leaves half the x axis' size (25 px) right of the plot for
+      // its last label: too little for `99.9999%`, centred on the end of a
+      // spectrum's axis. A right axis makes its own room.
+      padding: spec.kind === "spectrum" && !spec.y2 ? [null, 40, null, null] : undefined,
       width: width,
       height: HEIGHT,
       series: series,
