@@ -202,13 +202,17 @@ pub(crate) fn throughput_chart(result: &RunResult) -> Chart {
             points.iter().map(|p| p.rps).collect(),
         ),
         // Dashed: with no failures it lies on the responses/s line, and
-        // both must stay visible.
-        Trace::new(
-            "successful/s",
-            Style::Dashed,
-            x.clone(),
-            per_s(|p| p.success),
-        ),
+        // both must stay visible. Solid when it is zero throughout: a dashed
+        // line along the axis read as no series at all.
+        match points.iter().all(|p| p.success == 0) {
+            true => Trace::line("successful/s", x.clone(), per_s(|p| p.success)),
+            false => Trace::new(
+                "successful/s",
+                Style::Dashed,
+                x.clone(),
+                per_s(|p| p.success),
+            ),
+        },
         Trace::new(
             "failed status/s",
             Style::Bars,
@@ -457,6 +461,8 @@ mod tests {
         assert_eq!(total(failed), result.requests.failed_status as f64);
         assert_eq!(total(transport), 0.0);
         assert_eq!(total(series(&chart, "successful/s")), 0.0);
+        // Zero throughout: drawn solid, not as dashes along the axis.
+        assert_ne!(series(&chart, "successful/s").style, Style::Dashed);
         let errors = errors_chart(&result);
         assert!(errors.series[0].values.is_empty());
         assert!(

@@ -384,7 +384,11 @@ pub(crate) const URL_FIELD: &str = "url";
 /// `%XX` of `byte`.
 fn percent(byte: u8) -> [u8; 3] {
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
-    [b'%', HEX[usize::from(byte >> 4)], HEX[usize::from(byte & 0xF)]]
+    [
+        b'%',
+        HEX[usize::from(byte >> 4)],
+        HEX[usize::from(byte & 0xF)],
+    ]
 }
 
 /// Bytes a request target cannot carry raw (RFC 3986 allows the rest; `%`
