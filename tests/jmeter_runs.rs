@@ -242,6 +242,24 @@ fn a_two_group_plan_runs_and_the_jtl_says_what_the_server_received() {
             "{requests:?}"
         );
     }
+    // The URL column is the URL sent, variables substituted (JMeter's
+    // SampleResult.getUrlAsString of the sampled URL,
+    // HTTPSamplerBase.getUrl after substitution), not the template.
+    for echo in shoppers.iter().filter(|r| r["label"] == "echo") {
+        let url = echo["URL"].as_str();
+        assert!(!url.contains("{{"), "{echo:?}");
+        let target = url
+            .split_once("://")
+            .and_then(|(_, rest)| rest.find('/').map(|i| &rest[i..]));
+        let target = target.unwrap_or_else(|| panic!("{echo:?}"));
+        assert!(target.starts_with("/echo?u="), "{echo:?}");
+        assert!(
+            requests
+                .iter()
+                .any(|r| r.starts_with(&format!("GET {target} "))),
+            "{target} was not sent: {requests:?}"
+        );
+    }
     assert_eq!(
         rows.len(),
         requests.len(),

@@ -184,7 +184,11 @@ fn run_group(
             &failures,
         )
         .with_transactions(Transactions::new(&transactions));
-        RequestLogOptions::new(Box::new(sink))
+        RequestLogOptions {
+            // The URL column is the URL each sample sent, templates rendered.
+            request_targets: true,
+            ..RequestLogOptions::new(Box::new(sink))
+        }
     });
     let custom = RefCell::new(request_log);
     let observer = RefCell::new(GroupObserver(summariser.clone()));
