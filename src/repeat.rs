@@ -62,6 +62,8 @@ pub struct RepeatOutput<'a> {
 pub struct Planned {
     pub plan: Plan,
     pub workload: Option<std::sync::Arc<stampede_engine::WorkloadSpec>>,
+    /// The plan's name each round's result carries (`plan.name`).
+    pub name: Option<String>,
 }
 
 pub fn execute(
@@ -72,7 +74,11 @@ pub fn execute(
     slo: Option<&SloArg>,
     output: RepeatOutput,
 ) -> anyhow::Result<i32> {
-    let Planned { mut plan, workload } = planned;
+    let Planned {
+        mut plan,
+        workload,
+        name,
+    } = planned;
     let (max_rounds, target) = match rounds {
         Rounds::Fixed(n) => (n, None),
         Rounds::UntilStable {
@@ -122,7 +128,8 @@ pub fn execute(
             workload: workload.clone(),
             ..RunContext::default()
         };
-        let result = run_plan_in(&plan, notices.clone(), &context)?;
+        let mut result = run_plan_in(&plan, notices.clone(), &context)?;
+        result.plan.name = name.clone();
         let interrupted = result.interrupted;
         results.push(result);
         if interrupted || stop.is_stopped() {

@@ -23,6 +23,14 @@ pub struct ScenarioLoad {
     pub groups: Vec<Group>,
 }
 
+/// The plan's name of a `--scenario FILE` run: the file's name
+/// (`checkout.toml`), for the reports to title the run with.
+pub fn scenario_name(args: &WorkloadArgs) -> Option<String> {
+    let path = args.scenario.as_ref()?;
+    let name = path.file_name().unwrap_or(path.as_os_str());
+    Some(name.to_string_lossy().into_owned())
+}
+
 /// Reads `--scenario FILE` (errors say file:line:column).
 pub fn load_scenario(args: &WorkloadArgs) -> anyhow::Result<Option<ScenarioLoad>> {
     let Some(path) = &args.scenario else {

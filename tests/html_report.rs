@@ -327,6 +327,144 @@ fn run_report_draws_every_chart_in_chromium() {
     });
 }
 
+/// Renders `result` into a page with `probe` (a script that writes its
+/// finding into `<pre id="probe">`) and returns what it wrote.
+fn probe_rendered(browser: &Path, result: &RunResult, name: &str, probe: &str) -> String {
+    let dir = temp_dir(name);
+    let page = dir.join(format!("{name}.html"));
+    let mut html = Vec::new();
+    stampede_report::render_html(result, &mut html).unwrap();
+    let html = String::from_utf8(html).unwrap().replace("</body>", probe);
+    std::fs::write(&page, html).unwrap();
+    let output = headless(browser, &page, &["--dump-dom"]);
+    assert!(output.status.success(), "chromium failed: {output:?}");
+    let dom = String::from_utf8_lossy(&output.stdout);
+    dom.split("<pre id=\"probe\">")
+        .nth(1)
+        .and_then(|rest| rest.split("</pre>").next())
+        .unwrap_or_else(|| panic!("the probe did not run: {dom}"))
+        .to_string()
+}
+
+/// The 2-second run against `/status/503` the report's unit tests use.
+fn run_503() -> RunResult {
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/crates/stampede-report/src/html/testdata/run-503.json"
+    );
+    RunResult::from_json(&std::fs::read_to_string(fixture).unwrap()).unwrap()
+}
+
+/// A second with no transport error has no bar: a zero-height bar once
+/// drew its 1-px outline as a dash on the axis, in the series' colour
+/// (#c0392b, the fourth of the palette), every second of the run.
+#[test]
+fn zero_valued_bars_leave_no_ink() {
+    let Some(browser) = stampede_testkit::tool_or_skip("chromium") else {
+        return;
+    };
+    let result = run_503();
+    assert_eq!(
+        result.requests.errors, 0,
+        "no transport error in the fixture"
+    );
+    let probe = r#"<script>window.addEventListener("load", function () {
+  setTimeout(function () {
+    var c = document.querySelector('[data-chart="throughput"] canvas');
+    var px = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+    var red = 0, amber = 0;
+    for (var i = 0; i < px.length; i += 4) {
+      var near = function (r, g, b) {
+        return Math.abs(px[i] - r) < 12 && Math.abs(px[i + 1] - g) < 12 && Math.abs(px[i + 2] - b) < 12;
+      };
+      if (px[i + 3] > 0 && near(192, 57, 43)) red++;
+      if (px[i + 3] > 0 && near(185, 119, 14)) amber++;
+    }
+    var pre = document.createElement("pre");
+    pre.id = "probe";
+    pre.textContent = red + " " + amber;
+    document.body.appendChild(pre);
+  }, 500);
+});</script></body>"#;
+    let seen = probe_rendered(&browser, &result, "html-report-zero-bars", probe);
+    let counts: Vec<u64> = seen.split(' ').map(|n| n.parse().unwrap()).collect();
+    assert!(counts[1] > 100, "the failed-status bars are drawn: {seen}");
+    assert_eq!(counts[0], 0, "zero transport errors drew ink: {seen}");
+}
+
+/// The spectrum's last percentile label (`99.9999%` when the run reached
+/// it) sits at the right end of the x axis: it is drawn whole, not cut by
+/// the canvas' edge (no ink in the axis band's last columns).
+#[test]
+fn the_spectrums_last_percentile_label_is_not_clipped() {
+    let Some(browser) = stampede_testkit::tool_or_skip("chromium") else {
+        return;
+    };
+    let probe = r#"<script>window.addEventListener("load", function () {
+  setTimeout(function () {
+    var c = document.querySelector('[data-chart="spectrum"] canvas');
+    var band = 60 * (window.devicePixelRatio || 1);
+    var px = c.getContext("2d").getImageData(c.width - 3, c.height - band, 3, band).data;
+    var inked = 0;
+    for (var i = 3; i < px.length; i += 4) if (px[i] > 0) inked++;
+    var pre = document.createElement("pre");
+    pre.id = "probe";
+    pre.textContent = String(inked);
+    document.body.appendChild(pre);
+  }, 500);
+});</script></body>"#;
+    let result = run_503();
+    let seen = probe_rendered(&browser, &result, "html-report-spectrum-edge", probe);
+    assert_eq!(seen, "0", "ink at the canvas' right edge under the plot");
+}
+
+/// Long text with no place to break (a JMeter failure message, a URL with
+/// a long query, an error sample) wraps inside its table cell: the page
+/// is never wider than the window (a JMeter report once was, past 1400 px).
+#[test]
+fn long_unbroken_text_wraps_inside_the_window() {
+    let Some(browser) = stampede_testkit::tool_or_skip("chromium") else {
+        return;
+    };
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/crates/stampede-report/src/html/testdata/run-503.json"
+    );
+    let mut result = RunResult::from_json(&std::fs::read_to_string(fixture).unwrap()).unwrap();
+    let long = format!("http://127.0.0.1:3000/search?q={}", "x".repeat(400));
+    result.plan.url = long.clone();
+    result
+        .error_samples
+        .insert("timeout".into(), vec![format!("no answer from {long}")]);
+    let dir = temp_dir("html-report-wide");
+    let page = dir.join("wide.html");
+    let mut html = Vec::new();
+    stampede_report::render_html(&result, &mut html).unwrap();
+    let probe = r#"<script>window.addEventListener("load", function () {
+  var pre = document.createElement("pre");
+  pre.id = "probe";
+  pre.textContent = document.documentElement.scrollWidth + " " + window.innerWidth;
+  document.body.appendChild(pre);
+});</script></body>"#;
+    let html = String::from_utf8(html).unwrap().replace("</body>", probe);
+    std::fs::write(&page, html).unwrap();
+    let output = headless(&browser, &page, &["--dump-dom"]);
+    assert!(output.status.success(), "chromium failed: {output:?}");
+    let dom = String::from_utf8_lossy(&output.stdout);
+    let seen = dom
+        .split("<pre id=\"probe\">")
+        .nth(1)
+        .and_then(|rest| rest.split("</pre>").next())
+        .unwrap_or_else(|| panic!("the probe did not run: {dom}"));
+    let widths: Vec<u32> = seen.split(' ').map(|w| w.parse().unwrap()).collect();
+    assert!(
+        widths[0] <= widths[1],
+        "the page is {} px wide in a {} px window",
+        widths[0],
+        widths[1]
+    );
+}
+
 /// The charts' JSON as the page carries it.
 fn chart_data(page: &Path) -> serde_json::Value {
     let html = std::fs::read_to_string(page).expect("the report was written");

@@ -242,6 +242,24 @@ fn a_two_group_plan_runs_and_the_jtl_says_what_the_server_received() {
             "{requests:?}"
         );
     }
+    // The URL column is the URL sent, variables substituted (JMeter's
+    // SampleResult.getUrlAsString of the sampled URL,
+    // HTTPSamplerBase.getUrl after substitution), not the template.
+    for echo in shoppers.iter().filter(|r| r["label"] == "echo") {
+        let url = echo["URL"].as_str();
+        assert!(!url.contains("{{"), "{echo:?}");
+        let target = url
+            .split_once("://")
+            .and_then(|(_, rest)| rest.find('/').map(|i| &rest[i..]));
+        let target = target.unwrap_or_else(|| panic!("{echo:?}"));
+        assert!(target.starts_with("/echo?u="), "{echo:?}");
+        assert!(
+            requests
+                .iter()
+                .any(|r| r.starts_with(&format!("GET {target} "))),
+            "{target} was not sent: {requests:?}"
+        );
+    }
     assert_eq!(
         rows.len(),
         requests.len(),
@@ -279,7 +297,19 @@ fn reports_results_and_an_existing_jtl_are_handled_as_jmeter_does() {
         );
         let result = stampede_testkit::read_json(&dir.join(format!("out.group-{n}.json")));
         assert_eq!(result["schema"], "stampede.result/1");
+        // Each group's page is titled by the TestPlan and the group, not
+        // by its first sampler's URL.
+        let group = ["Shoppers", "Pollers"][n - 1];
+        assert_eq!(result["plan"]["name"], format!("Session plan · {group}"));
+        let page = std::fs::read_to_string(report.join(format!("group-{n}.html"))).unwrap();
+        assert!(
+            page.contains(&format!("<title>Session plan · {group} · ")),
+            "{}",
+            &page[..page.len().min(400)]
+        );
     }
+    let index = std::fs::read_to_string(report.join("index.html")).unwrap();
+    assert!(index.contains("<title>Session plan</title>"), "{index}");
     // Without -f an existing JTL is appended to, without a second header.
     let mut append = vec!["-n", "-t", &plan, &port, "-l", &jtl_arg];
     append.extend(small);

@@ -267,6 +267,8 @@ fn the_open_model_starts_iterations_at_the_groups_rate() {
             "{io:?}: {}",
             run.result()["plan"]
         );
+        // The result names the plan (the reports' title), not its first step.
+        assert_eq!(run.result()["plan"]["name"], "shop.toml", "{io:?}");
         let me = logged_statuses(&target.log, "/me");
         assert!(me.iter().all(|s| s == "200"), "{io:?}: {me:?}");
     }

@@ -113,7 +113,11 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
             quiet: args.quiet,
             exports: &args.exports,
         };
-        let plan = repeat::Planned { plan, workload };
+        let plan = repeat::Planned {
+            plan,
+            workload,
+            name: crate::workload_plan::scenario_name(&args.workload),
+        };
         return repeat::execute(plan, notices, rounds, &pids, args.slo.as_ref(), output);
     }
     let context = RunContext {
@@ -133,6 +137,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
     let result = run_plan_in(&plan, notices, &context).map(|mut result| {
         agent::annotate(&args.agent, &mut result);
         crate::script_args::annotate(built.script.as_deref(), &mut result);
+        result.plan.name = crate::workload_plan::scenario_name(&args.workload);
         result
     });
     if let Ok(result) = &result {

@@ -231,18 +231,21 @@ impl ConnectionContext {
     /// Books how a request ended on either HTTP/1.1 path: its decoded body
     /// (by `parser`'s capture), the worker's recorder, and the request log
     /// with the time its connection took to open (`connect`) and the
-    /// virtual user of slot `slot`.
+    /// virtual user of slot `slot`; `session`: the user's, whose rendered
+    /// request the log may keep the target of.
     pub(crate) fn record(
         &self,
         parser: &ResponseParser,
         outcome: &Outcome,
         connect: Option<Duration>,
         slot: u32,
+        session: Option<&UserSession>,
     ) {
         self.settle_decoding(parser, outcome.intended, outcome.result);
         self.state.end_request(outcome);
         if let Some(log) = &self.log {
-            log.record(outcome, connect, self.user_id(slot));
+            let rendered = session.and_then(UserSession::rendered);
+            log.record(outcome, connect, self.user_id(slot), rendered);
         }
     }
 
@@ -808,7 +811,8 @@ impl Slot {
     ) {
         let (clocks, body) = (&exchange.clocks, exchange.body_bytes);
         let outcome = clocks.outcome(Instant::now(), result, body, self.current, judged);
-        ctx.record(&self.parser, &outcome, clocks.connect, self.index);
+        let session = self.session.as_deref();
+        ctx.record(&self.parser, &outcome, clocks.connect, self.index, session);
     }
 
     /// Books what a failed exchange costs the slot (request_books.rs): the

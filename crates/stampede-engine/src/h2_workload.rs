@@ -409,7 +409,7 @@ fn record(
     };
     ctx.state.end_request(&outcome);
     if let Some(log) = &ctx.log {
-        log.record(&outcome, None, user.conn());
+        log.record(&outcome, None, user.conn(), user.rendered());
     }
 }
 

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant, SystemTime};
 const BATCH_RECORDS: usize = 512;
 
 /// One request as the log sees it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LoggedRequest {
     pub worker: u32,
     pub outcome: Outcome,
@@ -31,6 +31,10 @@ pub struct LoggedRequest {
     /// The virtual user (connection slot) that sent it: `{{conn}}`'s
     /// number, unique among the workers of its group.
     pub user: u64,
+    /// The request target of its request line as sent (`/search?q=a%20b`),
+    /// when the request was rendered from a template and the log asked for
+    /// it ([`RequestLogOptions::request_targets`]); `None` for a fixed request.
+    pub request_target: Option<Box<str>>,
 }
 
 /// Maps the engine's monotonic instants to report times.
@@ -68,6 +72,10 @@ pub struct RequestLogOptions {
     pub sample_every: u64,
     /// Records each worker may have waiting for the writer before it drops.
     pub buffer_per_worker: usize,
+    /// Keep each rendered request's target ([`LoggedRequest::request_target`]):
+    /// one small allocation per logged request, so only a log that prints
+    /// the URL sent (a JMeter JTL) asks for it.
+    pub request_targets: bool,
 }
 
 impl RequestLogOptions {
@@ -76,6 +84,7 @@ impl RequestLogOptions {
             sink,
             sample_every: 1,
             buffer_per_worker: 16 * BATCH_RECORDS,
+            request_targets: false,
         }
     }
 }
@@ -96,6 +105,7 @@ pub(crate) struct RequestLog {
     returns: Vec<Option<(SyncSender<Batch>, Receiver<Batch>)>>,
     batches_per_worker: usize,
     sample_every: u64,
+    request_targets: bool,
     dropped: Arc<AtomicU64>,
     writer: Option<JoinHandle<(u64, Option<io::Error>)>>,
 }
@@ -107,6 +117,7 @@ pub(crate) struct WorkerLogHandle {
     to_writer: SyncSender<(usize, Batch)>,
     free: Receiver<Batch>,
     sample_every: u64,
+    request_targets: bool,
     dropped: Arc<AtomicU64>,
 }
 
@@ -123,6 +134,7 @@ impl RequestLog {
             .map(|_| mpsc::sync_channel(batches_per_worker))
             .collect();
         let back: Vec<SyncSender<Batch>> = returns.iter().map(|(tx, _)| tx.clone()).collect();
+        let request_targets = options.request_targets;
         let mut sink = options.sink;
         let writer = std::thread::Builder::new()
             .name("stampede-request-log".into())
@@ -132,6 +144,7 @@ impl RequestLog {
             returns: returns.into_iter().map(Some).collect(),
             batches_per_worker,
             sample_every: options.sample_every.max(1),
+            request_targets,
             dropped: Arc::new(AtomicU64::new(0)),
             writer: Some(writer),
         })
@@ -151,6 +164,7 @@ impl RequestLog {
             to_writer,
             free,
             sample_every: self.sample_every,
+            request_targets: self.request_targets,
             dropped: self.dropped.clone(),
         })
     }
@@ -206,6 +220,18 @@ fn write_batches(
     (written, error)
 }
 
+/// The target of a request line (`GET /a?b=1 HTTP/1.1`: `/a?b=1`); a
+/// script's pipelined batch gives its first request's.
+fn request_target(request: &[u8]) -> Option<Box<str>> {
+    let line = &request[..request
+        .iter()
+        .position(|&b| b == b'\r')
+        .unwrap_or(request.len())];
+    let mut words = line.split(|&b| b == b' ');
+    let target = words.nth(1)?;
+    Some(String::from_utf8_lossy(target).into())
+}
+
 /// The worker-local log: single-threaded, so plain `Cell`s.
 #[derive(Debug)]
 pub(crate) struct WorkerLog {
@@ -229,7 +255,15 @@ impl WorkerLog {
 
     /// Logs one finished request (warm-up requests are not logged).
     #[inline]
-    pub(crate) fn record(&self, outcome: &Outcome, connect: Option<Duration>, user: u64) {
+    /// `rendered`: the request's bytes when it was rendered from a template
+    /// (its target is kept only when the log asked for targets).
+    pub(crate) fn record(
+        &self,
+        outcome: &Outcome,
+        connect: Option<Duration>,
+        user: u64,
+        rendered: Option<&[u8]>,
+    ) {
         if outcome.intended < self.measure_start {
             return;
         }
@@ -245,6 +279,9 @@ impl WorkerLog {
                 outcome: *outcome,
                 connect,
                 user,
+                request_target: rendered
+                    .filter(|_| self.handle.request_targets)
+                    .and_then(request_target),
             });
             batch.len() >= BATCH_RECORDS
         };
@@ -340,10 +377,10 @@ mod tests {
         let (mut log, seen, now) = start(3, None);
         let worker = WorkerLog::new(log.worker(0).unwrap(), now);
         for _ in 0..3000 {
-            worker.record(&outcome(now), None, 0);
+            worker.record(&outcome(now), None, 0, None);
             worker.flush();
         }
-        worker.record(&outcome(now - Duration::from_millis(1)), None, 0);
+        worker.record(&outcome(now - Duration::from_millis(1)), None, 0, None);
         worker.finish();
         drop(worker);
         let report = log.finish();
@@ -363,7 +400,7 @@ mod tests {
         let worker = WorkerLog::new(log.worker(0).unwrap(), now);
         let begun = Instant::now();
         for _ in 0..20 * BATCH_RECORDS {
-            worker.record(&outcome(now), Some(Duration::from_micros(50)), 0);
+            worker.record(&outcome(now), Some(Duration::from_micros(50)), 0, None);
         }
         let spent = begun.elapsed();
         worker.finish();

@@ -66,6 +66,12 @@ pub struct PlanSummary {
     /// the `wrk` table's defaults. Set by the engine's caller.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub script: Option<String>,
+    /// The plan's name: a scenario's file name (`--scenario checkout.toml`),
+    /// a JMeter plan's TestPlan name (its file name when unnamed). Reports
+    /// title a run with it instead of its first request. Set by the
+    /// engine's caller; absent for a plain URL.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub name: Option<String>,
 }
 
 /// The TLS version, cipher suite and ALPN protocol a handshake settled,
@@ -155,6 +161,7 @@ impl PlanSummary {
             pipeline: (plan.transport.pipeline > 1).then_some(plan.transport.pipeline),
             seed: None,
             script: None,
+            name: None,
         }
     }
 }

@@ -50,6 +50,15 @@ pub fn counted(n: u64, noun: &str) -> String {
     }
 }
 
+/// A named plan's title (`checkout.toml · 3 steps`): its name and how many
+/// requests it walks (a scenario's steps are its mix's targets); `None` for
+/// an unnamed plan, whose title is its request.
+pub(crate) fn plan_title(result: &stampede_metrics::RunResult) -> Option<String> {
+    let name = result.plan.name.as_deref()?;
+    let steps = result.targets.len().max(1) as u64;
+    Some(format!("{name} · {}", counted(steps, "step")))
+}
+
 /// A per-second rate with two decimals and separators: `12,345.67`.
 pub fn format_rate(rate: f64) -> String {
     let whole = rate.trunc() as u64;

@@ -375,6 +375,9 @@ fn latency_or_dash(result: &RunResult, micros: f64) -> String {
 pub fn render_text(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     let l = &result.latency_us;
     let r = &result.requests;
+    if let Some(title) = crate::format::plan_title(result) {
+        writeln!(out, "{title}")?;
+    }
     writeln!(out, "{}{}", describe_requests(result), run_id_tag(result))?;
     writeln!(out, "  {}", describe_plan(result))?;
     if result.interrupted {

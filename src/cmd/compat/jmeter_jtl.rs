@@ -55,7 +55,33 @@ pub(super) fn close_jtl(shared: &SharedJtl) -> io::Result<()> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct StepLabel {
     label: String,
+    /// The step's URL as written: a template's slots unrendered.
     url: String,
+    /// `scheme://authority` of `url`, which a rendered request's target
+    /// follows in the URL column.
+    origin: String,
+}
+
+/// `scheme://authority` of a step's URL (`http://h:8080` of
+/// `http://h:8080{{path}}`): up to its path, query or first slot.
+fn origin_of(url: &str) -> &str {
+    let after_scheme = url.find("://").map_or(0, |i| i + 3);
+    let end = url[after_scheme..]
+        .find(['/', '?', '{'])
+        .map_or(url.len(), |i| after_scheme + i);
+    &url[..end]
+}
+
+/// The URL column: what was sent, as JMeter's SampleResult.getUrlAsString
+/// gives the URL after variable substitution; the step's own URL for a
+/// request sent as written.
+fn sent_url(step: &StepLabel, request: &LoggedRequest) -> String {
+    match request.request_target.as_deref() {
+        // Through a plain proxy the request line carries the absolute form.
+        Some(target) if target.starts_with('/') => format!("{}{target}", step.origin),
+        Some(target) => target.to_string(),
+        None => step.url.clone(),
+    }
 }
 
 /// What a group's lines say about it.
@@ -120,6 +146,7 @@ impl JtlSink {
                     .get(i)
                     .cloned()
                     .unwrap_or_else(|| format!("request {i}")),
+                origin: origin_of(&url).to_string(),
                 url,
             })
             .collect();
@@ -198,6 +225,7 @@ impl RequestSink for JtlSink {
         let unknown = StepLabel {
             label: format!("request {}", o.target),
             url: String::new(),
+            origin: String::new(),
         };
         let step = self.steps.get(usize::from(o.target)).unwrap_or(&unknown);
         let (code, message) = match o.result {
@@ -220,6 +248,7 @@ impl RequestSink for JtlSink {
             body_bytes: o.body_bytes,
         };
         let failure = self.failures(request, &measured);
+        let url = sent_url(step, request);
         let thread = format!(
             "{} {}-{}",
             self.group.group,
@@ -244,7 +273,7 @@ impl RequestSink for JtlSink {
             sent_bytes: 0,
             grp_threads: self.group.threads,
             all_threads: 0,
-            url: &step.url,
+            url: &url,
             latency_ms: o
                 .first_byte
                 .map_or(0, |first| millis(first.saturating_duration_since(started))),

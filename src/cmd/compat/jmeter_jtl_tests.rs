@@ -66,6 +66,7 @@ fn lines_name_their_step_and_the_checks_that_failed() {
         outcome,
         connect: Some(Duration::from_millis(1)),
         user: 0,
+        request_target: None,
     };
     sink.write(&request, &clock).unwrap();
     sink.finish().unwrap();

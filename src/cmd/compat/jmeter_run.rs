@@ -184,7 +184,11 @@ fn run_group(
             &failures,
         )
         .with_transactions(Transactions::new(&transactions));
-        RequestLogOptions::new(Box::new(sink))
+        RequestLogOptions {
+            // The URL column is the URL each sample sent, templates rendered.
+            request_targets: true,
+            ..RequestLogOptions::new(Box::new(sink))
+        }
     });
     let custom = RefCell::new(request_log);
     let observer = RefCell::new(GroupObserver(summariser.clone()));
@@ -198,7 +202,8 @@ fn run_group(
     };
     let result = run_plan_in(&built.plan, built.notices, &context);
     active.ended(index);
-    let result = result?;
+    let mut result = result?;
+    result.plan.name = Some(plan_name(o, plan, index));
     let translated = Translated {
         tool: TOOL,
         args,
@@ -212,6 +217,29 @@ fn run_group(
         result,
         script: None,
     })
+}
+
+/// What the reports title group `index`'s run with: the TestPlan's name
+/// (the .jmx file's name when it has none), and the group's with several.
+fn plan_name(o: &JmeterOptions, plan: &Plan, index: usize) -> String {
+    let name = test_plan_name(o, plan);
+    match plan.groups.len() {
+        1 => name,
+        _ => format!("{name} · {}", plan.groups[index].name),
+    }
+}
+
+/// The TestPlan's name, or the .jmx file's name when it has none.
+fn test_plan_name(o: &JmeterOptions, plan: &Plan) -> String {
+    match plan.name.trim() {
+        "" => o
+            .plan
+            .file_name()
+            .unwrap_or(o.plan.as_os_str())
+            .to_string_lossy()
+            .into_owned(),
+        name => name.to_string(),
+    }
 }
 
 /// Runs the plan's groups phase by phase; within a phase, side by side.
@@ -302,14 +330,19 @@ pub(super) fn run(
         status = status.max(save(group)?);
     }
     if let (Some(dir), true) = (&o.report_dir, plan.groups.len() > 1) {
-        write_index(dir, plan, &finished)?;
+        write_index(o, dir, plan, &finished)?;
     }
     Ok(status)
 }
 
 /// `-o DIR/index.html` of a plan with several thread groups: every group's
 /// figures, linked to its `group-N.html`.
-fn write_index(dir: &Path, plan: &Plan, finished: &[(usize, Finished)]) -> anyhow::Result<()> {
+fn write_index(
+    o: &JmeterOptions,
+    dir: &Path,
+    plan: &Plan,
+    finished: &[(usize, Finished)],
+) -> anyhow::Result<()> {
     let hrefs: Vec<(usize, String)> = finished
         .iter()
         .map(|(i, _)| (*i, format!("group-{}.html", i + 1)))
@@ -325,7 +358,7 @@ fn write_index(dir: &Path, plan: &Plan, finished: &[(usize, Finished)]) -> anyho
         .collect();
     let path = dir.join("index.html");
     let mut page = Vec::new();
-    stampede_report::render_groups_index(&plan.name, &pages, &mut page)?;
+    stampede_report::render_groups_index(&test_plan_name(o, plan), &pages, &mut page)?;
     std::fs::write(&path, page)
         .map_err(|e| anyhow::anyhow!("{TOOL}: writing {}: {e}", path.display()))
 }

@@ -525,6 +525,13 @@ impl Ledger {
         judged: Option<Judged>,
     ) {
         let outcome = (self.clocks).outcome(done, result, body_bytes, self.target, judged);
-        ctx.record(&self.parser, &outcome, self.clocks.connect, self.slot);
+        let session = self.session.as_deref();
+        ctx.record(
+            &self.parser,
+            &outcome,
+            self.clocks.connect,
+            self.slot,
+            session,
+        );
     }
 }

@@ -108,10 +108,10 @@
       points: { show: s.style === "points", size: 7, fill: color }
     };
     if (s.style === "dashed") out.dash = [8, 5];
-    // Bars over time read well while each is a few pixels wide; on a long
-    // series they would merge into a block, so those become lines.
-    var asBars = s.style === "bars" && (spec.kind === "bars" || spec.xs.length <= 150);
-    if (asBars) {
+    if (drawnAsBars(spec, s)) {
+      // A zero is drawn as no bar at all (see barValues); the cursor
+      // still says 0 there.
+      out.value = function (u, v) { return fmt(v == null ? 0 : v, axis.decimals, axis.unit); };
       var opts = { size: [spec.kind === "bars" ? 0.6 : 0.4, 80], gap: 1 };
       if (s.align) opts.align = s.align;
       out.paths = uPlot.paths.bars(opts);
@@ -121,6 +121,19 @@
       out.points = { show: false };
     }
     return out;
+  }
+
+  // Bars over time read well while each is a few pixels wide; on a long
+  // series they would merge into a block, so those become lines.
+  function drawnAsBars(spec, s) {
+    return s.style === "bars" && (spec.kind === "bars" || spec.xs.length <= 150);
+  }
+
+  // A bar series' values as drawn: a zero-height bar would still stroke its
+  // 1-px outline, a dash on the axis for every zero, so zeros are left out.
+  function barValues(spec, s) {
+    if (!drawnAsBars(spec, s)) return s.values;
+    return s.values.map(function (v) { return v === 0 ? null : v; });
   }
 
   function options(spec, width) {
@@ -138,6 +151,10 @@
     }
     return {
       title: spec.title,
+      // uPlot leaves half the x axis' size (25 px) right of the plot for
+      // its last label: too little for `99.9999%`, centred on the end of a
+      // spectrum's axis. A right axis makes its own room.
+      padding: spec.kind === "spectrum" && !spec.y2 ? [null, 40, null, null] : undefined,
       width: width,
       height: HEIGHT,
       series: series,
@@ -160,7 +177,7 @@
       var xs = spec.kind === "spectrum" ? [1, 10] : [0, 1];
       return [xs].concat(spec.series.map(function () { return [null, null]; }));
     }
-    return [spec.xs].concat(spec.series.map(function (s) { return s.values; }));
+    return [spec.xs].concat(spec.series.map(function (s) { return barValues(spec, s); }));
   }
 
   function describe(spec) {

@@ -39,7 +39,8 @@ pub fn render_compare_html(
     let labels: Vec<&str> = runs.iter().map(|r| r.label).collect();
     let title = format!("Compare: {}", labels.join(" vs "));
     let subtitle = match runs.first() {
-        Some(first) => format!("{} {}", first.result.plan.method, first.result.plan.url),
+        Some(first) => crate::format::plan_title(first.result)
+            .unwrap_or_else(|| format!("{} {}", first.result.plan.method, first.result.plan.url)),
         None => String::new(),
     };
     let mut page = Page::new(&title, &subtitle);

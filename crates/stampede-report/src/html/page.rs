@@ -82,15 +82,15 @@ h2 { font-size:16px; margin:28px 0 10px; padding-bottom:4px; border-bottom:1px s
 .grid2 > * { min-width:0; }
 .grid2 { display:grid; grid-template-columns:1fr 1fr; gap:12px; }
 @media (max-width: 900px) { .grid2 { grid-template-columns:1fr; } }
-table { border-collapse:collapse; background:#fff; border:1px solid var(--line); border-radius:8px; margin:8px 0; font-variant-numeric:tabular-nums; }
-th, td { text-align:left; padding:5px 12px; border-bottom:1px solid var(--line); vertical-align:top; }
+table { max-width:100%; border-collapse:collapse; background:#fff; border:1px solid var(--line); border-radius:8px; margin:8px 0; font-variant-numeric:tabular-nums; }
+th, td { text-align:left; padding:5px 12px; border-bottom:1px solid var(--line); vertical-align:top; overflow-wrap:anywhere; }
 th { background:#fafbfd; font-weight:600; color:var(--muted); }
 td.num { text-align:right; }
 .badge { display:inline-block; padding:1px 8px; border-radius:10px; font-size:12px; background:#e8eefb; color:var(--accent); }
 .badge.bad, .worse, .overloaded { color:var(--bad); }
 .better, .healthy { color:var(--good); }
 .saturated, .queueing { color:#b9770e; }
-ul.notes { margin:6px 0; padding-left:20px; }
+ul.notes { margin:6px 0; padding-left:20px; overflow-wrap:anywhere; }
 footer { color:var(--muted); font-size:12px; margin-top:30px; }
 "#;
 

@@ -33,7 +33,9 @@ pub fn render_live_parts(result: &RunResult) -> (String, String) {
 }
 
 fn run_page(result: &RunResult) -> Page {
-    let title = format!("{} {}", result.plan.method, result.plan.url);
+    // A named plan (a scenario, a JMeter plan) is more than its first request.
+    let title = crate::format::plan_title(result)
+        .unwrap_or_else(|| format!("{} {}", result.plan.method, result.plan.url));
     let subtitle = format!(
         "stampede {} · started {} · {:.2}s measured{}",
         result.version,
@@ -200,13 +202,17 @@ pub(crate) fn throughput_chart(result: &RunResult) -> Chart {
             points.iter().map(|p| p.rps).collect(),
         ),
         // Dashed: with no failures it lies on the responses/s line, and
-        // both must stay visible.
-        Trace::new(
-            "successful/s",
-            Style::Dashed,
-            x.clone(),
-            per_s(|p| p.success),
-        ),
+        // both must stay visible. Solid when it is zero throughout: a dashed
+        // line along the axis read as no series at all.
+        match points.iter().all(|p| p.success == 0) {
+            true => Trace::line("successful/s", x.clone(), per_s(|p| p.success)),
+            false => Trace::new(
+                "successful/s",
+                Style::Dashed,
+                x.clone(),
+                per_s(|p| p.success),
+            ),
+        },
         Trace::new(
             "failed status/s",
             Style::Bars,
@@ -261,10 +267,14 @@ pub(crate) fn latency_chart(result: &RunResult) -> Chart {
     .when_empty("no responses")
 }
 
+/// Open connections and requests in flight. No target line: a closed
+/// model's target is users, not a rate, and a JMeter-style group's users
+/// finish their iterations and leave while a ramp's target keeps rising,
+/// so the line read as load the run failed to apply.
 pub(crate) fn connections_chart(result: &RunResult) -> Chart {
     let points = &charted_seconds(&result.timeseries);
     let x = seconds(points);
-    let mut traces = vec![
+    let traces = vec![
         Trace::line(
             "open connections",
             x.clone(),
@@ -272,19 +282,10 @@ pub(crate) fn connections_chart(result: &RunResult) -> Chart {
         ),
         Trace::line(
             "in flight",
-            x.clone(),
+            x,
             points.iter().map(|p| p.in_flight as f64).collect(),
         ),
     ];
-    let closed = result.plan.model == "closed";
-    if closed && !result.plan.stages.is_empty() {
-        traces.push(Trace::new(
-            "target",
-            Style::Dashed,
-            x,
-            points.iter().map(|p| p.target).collect(),
-        ));
-    }
     Chart::lines(
         "Open connections",
         Axis::seconds(),
@@ -460,6 +461,8 @@ mod tests {
         assert_eq!(total(failed), result.requests.failed_status as f64);
         assert_eq!(total(transport), 0.0);
         assert_eq!(total(series(&chart, "successful/s")), 0.0);
+        // Zero throughout: drawn solid, not as dashes along the axis.
+        assert_ne!(series(&chart, "successful/s").style, Style::Dashed);
         let errors = errors_chart(&result);
         assert!(errors.series[0].values.is_empty());
         assert!(
@@ -468,6 +471,47 @@ mod tests {
             "{}",
             errors.empty
         );
+    }
+
+    fn page_text(result: &RunResult) -> String {
+        let mut out = Vec::new();
+        render_html(result, &mut out).expect("renders");
+        String::from_utf8(out).expect("utf-8")
+    }
+
+    #[test]
+    fn a_named_plan_is_titled_by_its_name_and_steps_not_its_first_request() {
+        let mut result = run_503();
+        let first_request = format!("{} {}", result.plan.method, result.plan.url);
+        assert!(page_text(&result).contains(&format!("<title>{first_request}</title>")));
+        result.plan.name = Some("checkout.toml".into());
+        let page = page_text(&result);
+        assert!(
+            page.contains("<title>checkout.toml · 1 step</title>"),
+            "{}",
+            &page[..page.len().min(600)]
+        );
+        assert!(!page.contains(&format!("<title>{first_request}")));
+        let mut text = Vec::new();
+        crate::render_text(&result, &mut text).expect("renders");
+        let text = String::from_utf8(text).expect("utf-8");
+        assert!(text.starts_with("checkout.toml · 1 step\n"), "{text}");
+    }
+
+    #[test]
+    fn a_closed_model_ramp_draws_no_target_line() {
+        let mut result = run_503();
+        assert_eq!(result.plan.model, "closed");
+        result.plan.stages = vec![stampede_metrics::StageSummary {
+            duration_s: 2.0,
+            target: 10.0,
+        }];
+        for (i, point) in result.timeseries.iter_mut().enumerate() {
+            point.target = 5.0 * (i + 1) as f64;
+        }
+        let chart = connections_chart(&result);
+        let names: Vec<&str> = chart.series.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["open connections", "in flight"]);
     }
 
     #[test]

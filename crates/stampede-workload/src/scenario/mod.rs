@@ -368,8 +368,12 @@ impl Context<'_> {
         };
         let target =
             parse_url_template(step.url.get_ref()).map_err(|e| self.at(&step.url, here(&e)))?;
-        Template::compile("url", target.path_and_query.as_bytes(), scope)
-            .map_err(|e| self.at(&step.url, here(&e)))?;
+        Template::compile(
+            crate::template::URL_FIELD,
+            target.path_and_query.as_bytes(),
+            scope,
+        )
+        .map_err(|e| self.at(&step.url, here(&e)))?;
         let mut headers = Vec::new();
         if let Some(table) = &step.headers {
             for (header, value) in table.get_ref() {

@@ -222,6 +222,25 @@ impl Template {
         }
     }
 
+    /// A constant's value (`--var`, `env.NAME`) folded into the literal
+    /// text: in the URL percent-encoded as a feeder's value would be, once
+    /// here at compile time, so `--var q='a b'` cannot break the request line.
+    fn push_value(&mut self, field: &str, value: &[u8]) {
+        if field != URL_FIELD || !value.iter().any(|&b| needs_encoding(b)) {
+            self.push_literal(value);
+            return;
+        }
+        let mut encoded = Vec::with_capacity(value.len() * 3);
+        for &byte in value {
+            if needs_encoding(byte) {
+                encoded.extend_from_slice(&percent(byte));
+            } else {
+                encoded.push(byte);
+            }
+        }
+        self.push_literal(&encoded);
+    }
+
     fn push_slot_text(
         &mut self,
         field: &str,
@@ -284,7 +303,7 @@ impl Template {
                     field: field.to_string(),
                     name: var.to_string(),
                 })?;
-                self.push_literal(value.as_encoded_bytes());
+                self.push_value(field, value.as_encoded_bytes());
                 return Ok(());
             }
             other => {
@@ -293,7 +312,7 @@ impl Template {
                 }
                 match scope.lookup(other) {
                     Some(Binding::Const(value)) => {
-                        self.push_literal(value);
+                        self.push_value(field, value);
                         return Ok(());
                     }
                     Some(Binding::Feed { feeder, column }) => Slot::Feed {
@@ -349,16 +368,27 @@ fn write_url_slot(context: &mut RenderContext<'_>, slot: &Slot, out: &mut Vec<u8
     for read in (start..old_end).rev() {
         let byte = out[read];
         if needs_encoding(byte) {
-            const HEX: &[u8; 16] = b"0123456789ABCDEF";
-            out[write - 3] = b'%';
-            out[write - 2] = HEX[usize::from(byte >> 4)];
-            out[write - 1] = HEX[usize::from(byte & 0xF)];
+            out[write - 3..write].copy_from_slice(&percent(byte));
             write -= 3;
         } else {
             out[write - 1] = byte;
             write -= 1;
         }
     }
+}
+
+/// The field name of a request target's template (`Template::compile("url", ...)`):
+/// its constants are percent-encoded like its data slots.
+pub(crate) const URL_FIELD: &str = "url";
+
+/// `%XX` of `byte`.
+fn percent(byte: u8) -> [u8; 3] {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    [
+        b'%',
+        HEX[usize::from(byte >> 4)],
+        HEX[usize::from(byte & 0xF)],
+    ]
 }
 
 /// Bytes a request target cannot carry raw (RFC 3986 allows the rest; `%`
@@ -410,6 +440,17 @@ mod tests {
         assert!(empty.is_static() && empty.is_empty());
         let plain = Template::compile("url", b"/a{b}c{", &scope()).unwrap();
         assert_eq!(plain.static_bytes().unwrap(), b"/a{b}c{");
+    }
+
+    #[test]
+    fn constants_in_the_url_are_percent_encoded_once_at_compile_time() {
+        // `--var q='a b'` in `/s?q={{q}}` must not send `GET /s?q=a b HTTP/1.1`.
+        let mut scope = Scope::new();
+        scope.add_const("q", "a b/é%41").unwrap();
+        let url = Template::compile("url", b"/s?q={{q}}", &scope).unwrap();
+        assert_eq!(url.static_bytes().unwrap(), b"/s?q=a%20b/%C3%A9%41");
+        let header = Template::compile("header X-Q", b"{{q}}", &scope).unwrap();
+        assert_eq!(header.static_bytes().unwrap(), "a b/é%41".as_bytes());
     }
 
     #[test]

@@ -78,7 +78,7 @@ impl RequestTemplate {
         } else {
             "HTTP/1.1"
         };
-        let mut path = field("url", destination.path_and_query.as_bytes())?.for_url();
+        let mut path = field(super::URL_FIELD, destination.path_and_query.as_bytes())?.for_url();
         // `http://h{{path}}`: the slot's value decides whether a `/` is needed.
         if destination.path_and_query.starts_with("{{") {
             path = path.path_start();
