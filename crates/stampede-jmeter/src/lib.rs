@@ -16,12 +16,14 @@ pub mod failure;
 pub mod functions;
 mod http_args;
 mod http_url;
+mod ignored;
 pub mod jtl;
 pub mod model;
 mod rules;
 mod sampler;
 mod thread_group;
 pub mod tree;
+mod variables;
 
 pub use emit::scenario_text;
 pub use model::{Plan, Unsupported};
@@ -100,3 +102,6 @@ mod tests;
 
 #[cfg(test)]
 mod http_tests;
+
+#[cfg(test)]
+mod element_tests;
