@@ -798,4 +798,43 @@ mod resolved_names {
             assert!(["3", "4", "5"].contains(&r), "{line}");
         }
     }
+
+    /// DNSCacheManager.resolve: a static host's addresses are used for it
+    /// (fromStaticHost), so the plan's `api.test` reaches the loopback
+    /// server through the `--resolve` it maps to.
+    #[test]
+    fn a_dns_cache_managers_static_host_is_resolved_as_listed() {
+        let (server, lines) = recording_server();
+        let dir = temp_dir("jmeter-dns");
+        let plan = dir.join("dns.jmx");
+        let manager = r#"<DNSCacheManager guiclass="DNSCachePanel" testclass="DNSCacheManager" testname="dns">
+          <collectionProp name="DNSCacheManager.servers"/>
+          <collectionProp name="DNSCacheManager.hosts">
+            <elementProp name="api.test" elementType="StaticHost">
+              <stringProp name="StaticHost.Name">api.test</stringProp>
+              <stringProp name="StaticHost.Address">127.0.0.1</stringProp>
+            </elementProp>
+          </collectionProp>
+          <boolProp name="DNSCacheManager.clearEachIteration">false</boolProp>
+          <boolProp name="DNSCacheManager.isCustomResolver">true</boolProp>
+        </DNSCacheManager>
+        <hashTree/>
+        <HTTPSamplerProxy"#;
+        let jmx = PLAN.replacen("<HTTPSamplerProxy", manager, 1).replace(
+            "<stringProp name=\"HTTPSampler.domain\">127.0.0.1<",
+            "<stringProp name=\"HTTPSampler.domain\">api.test<",
+        );
+        assert!(jmx.contains("api.test<"), "the plan names api.test");
+        std::fs::write(&plan, jmx).unwrap();
+        let port = format!("-Jport={}", server.addr().port());
+        let plan_arg = plan.display().to_string();
+        let out = jmeter(&["-n", "-t", &plan_arg, &port]);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        assert!(
+            stderr.contains("its static hosts are run as --resolve api.test:"),
+            "{stderr}"
+        );
+        assert_eq!(*lines.lock().unwrap(), ["GET /thread/1 HTTP/1.1"]);
+    }
 }

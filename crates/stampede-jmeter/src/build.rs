@@ -25,6 +25,8 @@ struct Scope<'e> {
     extractors: Vec<&'e Element>,
     timers: Vec<&'e Element>,
     feeds: Vec<&'e Element>,
+    /// The DNS Cache Manager in force (dns.rs).
+    dns: Option<&'e Element>,
     /// Counters and Random Variables (variables.rs).
     generated: Vec<&'e Element>,
     throughput: Option<&'e Element>,
@@ -194,11 +196,9 @@ impl<'e> Builder<'_> {
                     child,
                     "a Counter or Random Variable under a controller or sampler counts that controller's loops; it is mapped at thread-group or test-plan level only",
                 ),
-                (Role::Config, "CacheManager" | "DNSCacheManager") | (Role::Ignored, _) => {
-                    match crate::ignored::note(child) {
-                        Ok(note) => self.note(note),
-                        Err(why) => self.unsupported(child, why),
-                    }
+                (Role::Config, "DNSCacheManager") => scope.dns = Some(child),
+                (Role::Config, "CacheManager") | (Role::Ignored, _) => {
+                    self.note(crate::ignored::note(child))
                 }
                 (Role::Config, "ConfigTestElement") => scope.defaults.push(child),
                 (Role::Assertion, _) => scope.assertions.push(child),
@@ -275,7 +275,18 @@ impl<'e> Builder<'_> {
         };
         self.names = saved;
         match settings {
-            Ok(Some(group)) => self.plan.groups.push(group),
+            Ok(Some(mut group)) => {
+                if let Some(dns) = scope.dns {
+                    match crate::dns::resolve(dns, &group.steps) {
+                        Ok((resolve, note)) => {
+                            group.resolve = resolve;
+                            self.note(note);
+                        }
+                        Err(why) => self.unsupported(dns, why),
+                    }
+                }
+                self.plan.groups.push(group)
+            }
             Ok(None) => {}
             Err(error) => self.failed(e, error)?,
         }

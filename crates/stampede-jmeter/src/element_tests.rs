@@ -83,24 +83,49 @@ fn cache_managers_are_ignored_with_what_changes_or_refused() {
         note.contains("If-Modified-Since/If-None-Match") && note.contains("304"),
         "{note}"
     );
-    let dns = |custom: &str| {
+    let dns = |custom: &str, servers: &str, hosts: &str| {
         format!(
             r#"<DNSCacheManager testclass="DNSCacheManager" testname="dns">
-          <collectionProp name="DNSCacheManager.servers"/>
-          <collectionProp name="DNSCacheManager.hosts"/>
+          <collectionProp name="DNSCacheManager.servers">{servers}</collectionProp>
+          <collectionProp name="DNSCacheManager.hosts">{hosts}</collectionProp>
           <boolProp name="DNSCacheManager.isCustomResolver">{custom}</boolProp>
         </DNSCacheManager>"#
         )
     };
-    let plan = map(&with_sampler(&dns("false")), &[]).unwrap();
+    let plan = map(
+        &with_sampler(&dns("false", "", "")),
+        &[("host", "api.test")],
+    )
+    .unwrap();
     assert!(plan.unsupported.is_empty());
-    assert!(plan
-        .notes
-        .iter()
-        .any(|n| n.contains("(DNSCacheManager): ignored: it uses the system resolver")));
-    let plan = map(&with_sampler(&dns("true")), &[]).unwrap();
+    assert!(plan.groups[0].resolve.is_empty());
+    assert!(plan.notes.iter().any(
+        |n| n.contains("(DNSCacheManager): ignored: the hosts are resolved by the system resolver")
+    ));
+    // resolve(): a static host's addresses, split on commas.
+    let statics = r#"<elementProp name="api.test" elementType="StaticHost">
+            <stringProp name="StaticHost.Name">api.test</stringProp>
+            <stringProp name="StaticHost.Address">127.0.0.2, 127.0.0.3</stringProp>
+          </elementProp>"#;
+    let server = r#"<stringProp name="1">8.8.8.8</stringProp>"#;
+    let plan = map(
+        &with_sampler(&dns("true", server, statics)),
+        &[("host", "api.test"), ("port", "8080")],
+    )
+    .unwrap();
+    assert!(plan.unsupported.is_empty(), "{:?}", plan.unsupported);
+    assert_eq!(
+        plan.groups[0].resolve,
+        ["api.test:8080:127.0.0.2,127.0.0.3"]
+    );
+    // Another host goes to the manager's own DNS servers: refused.
+    let plan = map(
+        &with_sampler(&dns("true", server, statics)),
+        &[("host", "other.test")],
+    )
+    .unwrap();
     assert!(
-        plan.unsupported[0].why.contains("--resolve"),
+        plan.unsupported[0].why.contains("own DNS servers"),
         "{:?}",
         plan.unsupported
     );

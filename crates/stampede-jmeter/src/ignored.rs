@@ -1,15 +1,13 @@
 //! Elements that send no request and change nothing stampede measures
 //! except as each note says: Debug Sampler and PostProcessor, HTTP Cache
-//! Manager, DNS Cache Manager on the system resolver. Each is ignored with
-//! one note naming what differs from JMeter; a DNS Cache Manager with its
-//! own resolver is refused.
+//! Manager. Each is ignored with one note naming what differs from JMeter.
 
-use crate::tree::{Element, Prop};
+use crate::tree::Element;
 
-/// The note for an ignored element, or why it cannot be ignored.
-pub(crate) fn note(e: &Element) -> Result<String, String> {
+/// The note for an ignored element.
+pub(crate) fn note(e: &Element) -> String {
     let what = e.describe();
-    Ok(match e.class.as_str() {
+    match e.class.as_str() {
         // DebugSampler.java: sample() builds a response from the variables
         // and properties; nothing goes on the wire.
         "DebugSampler" => format!(
@@ -25,29 +23,6 @@ pub(crate) fn note(e: &Element) -> Result<String, String> {
         "CacheManager" => format!(
             "{what}: ignored: every request is sent in full. JMeter keeps each user's Last-Modified, ETag and (useExpires) Expires/max-age per URL: a repeated GET still fresh is not sent and records no sample, the others go out with If-Modified-Since/If-None-Match, which a server may answer 304 with no body. Against a server that sends cache headers, stampede sends more requests and reads more bytes"
         ),
-        "DNSCacheManager" => return dns(e),
         other => format!("{what}: ignored ({other} sends no request)"),
-    })
-}
-
-/// DNSCacheManager.java: with isCustomResolver false it resolves with the
-/// system resolver and caches per thread (static hosts are only read by
-/// the custom resolver).
-fn dns(e: &Element) -> Result<String, String> {
-    let custom = e.flag("DNSCacheManager.isCustomResolver").unwrap_or(false);
-    let hosts = e
-        .list("DNSCacheManager.hosts")
-        .iter()
-        .filter(|(_, p)| matches!(p, Prop::Element(_)))
-        .count();
-    if custom {
-        return Err(format!(
-            "a custom resolver ({} static host(s), DNS servers) is not mapped: give stampede run --resolve HOST:PORT:ADDR",
-            hosts
-        ));
     }
-    Ok(format!(
-        "{}: ignored: it uses the system resolver, as stampede does; JMeter caches per thread (clearEachIteration: per iteration), stampede per worker, so only the number of lookups differs",
-        e.describe()
-    ))
 }

@@ -11,6 +11,7 @@
 mod build;
 mod classify;
 mod csv_feed;
+mod dns;
 pub mod emit;
 pub mod failure;
 pub mod functions;

@@ -157,5 +157,6 @@ pub(crate) fn settings(
         feeds: feeds.into_iter().map(|f| f.0).collect(),
         think: if shared { think } else { None },
         steps,
+        resolve: Vec::new(),
     }))
 }
