@@ -41,6 +41,8 @@ struct Builder<'a> {
     plan: Plan,
     /// Samplers left out of the group being walked (listed as unsupported).
     dropped: usize,
+    /// The listeners met, as `'name' (class)`: named in one note.
+    listeners: Vec<String>,
 }
 
 /// Maps the parsed elements; `props` are the `-J`/`-q` properties and
@@ -58,6 +60,7 @@ pub(crate) fn build(top: &[Element], names: Names, base: &Path) -> Result<Plan, 
             ..Plan::default()
         },
         dropped: 0,
+        listeners: Vec::new(),
     };
     // Script elements first: what they set (a token, a property) has no
     // value in the mapped plan, so a missing value found later is theirs
@@ -76,6 +79,13 @@ pub(crate) fn build(top: &[Element], names: Names, base: &Path) -> Result<Plan, 
                 .join(", ")
         )),
     })?;
+    if !builder.listeners.is_empty() {
+        let note = format!(
+            "listeners ignored (they send no request; -l and the report are stampede's own results): {}",
+            builder.listeners.join(", ")
+        );
+        builder.plan.notes.push(note);
+    }
     Ok(builder.plan)
 }
 
@@ -213,6 +223,10 @@ impl<'e> Builder<'_> {
                     if let Some(file) = child.text("filename") {
                         self.plan.listener_files.push(file.to_string());
                     }
+                    let listener = child.describe();
+                    if !self.listeners.contains(&listener) {
+                        self.listeners.push(listener);
+                    }
                 }
                 _ => {}
             }
@@ -240,7 +254,10 @@ impl<'e> Builder<'_> {
         names.runtime = feeds.iter().flat_map(|f| f.1.iter().cloned()).collect();
         extracted_names(&e.children, &scope.extractors, &mut names.runtime);
         for config in &scope.generated {
-            match generated(config, &names, &mut self.plan.notes) {
+            let mut notes = Vec::new();
+            let value = generated(config, &names, &mut notes);
+            notes.into_iter().for_each(|note| self.note(note));
+            match value {
                 Ok((name, Value::Fixed(value))) => {
                     names.constants.insert(name, value);
                 }

@@ -54,6 +54,15 @@ fn a_debug_sampler_is_ignored_with_a_note() {
     let plan = map(&with_sampler(debug), &[]).unwrap();
     assert!(plan.unsupported.is_empty(), "{:?}", plan.unsupported);
     assert_eq!(plan.groups[0].steps.len(), 1);
+    // shop.jmx's View Results Tree and Summary Report: named, not run.
+    assert!(
+        plan.notes
+            .iter()
+            .any(|n| n.starts_with("listeners ignored (they send no request")
+                && n.contains("'Summary Report' (ResultCollector)")),
+        "{:?}",
+        plan.notes
+    );
     assert!(
         plan.notes
             .iter()
