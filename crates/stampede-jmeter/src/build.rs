@@ -105,6 +105,7 @@ fn scripts(elements: &[Element], out: &mut Vec<Unsupported>) {
 }
 
 impl<'e> Builder<'_> {
+    /// The test plan's variables, then its thread groups.
     fn walk(&mut self, test_plan: &'e Element) -> Result<(), JmxError> {
         if let Some(vars) = test_plan.element("TestPlan.user_defined_variables") {
             self.variables(vars)?;

@@ -5,7 +5,8 @@
 //! format for the results ([`jtl`]).
 //!
 //! Pipeline: tree.rs (XML to elements) → build.rs (scoping, with
-//! sampler.rs, rules.rs, csv_feed.rs and functions.rs for `${...}`) →
+//! sampler.rs, rules.rs, csv_feed.rs, variables.rs (Counter, Random
+//! Variable), dns.rs, ignored.rs and functions.rs for `${...}`) →
 //! emit.rs (scenario TOML). Nothing here sends a request.
 
 mod build;
