@@ -139,7 +139,9 @@ fn unmappable_elements_are_listed_and_refused_unless_skipped() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
         stderr.contains("cannot map ")
-            && stderr.contains("'sign request' (JSR223PreProcessor): no stampede equivalent"),
+            && stderr.contains(
+                "'sign request' (JSR223PreProcessor): a script element: stampede runs no"
+            ),
         "{stderr}"
     );
     assert!(stderr.contains("1 element(s) of"), "{stderr}");
@@ -147,6 +149,49 @@ fn unmappable_elements_are_listed_and_refused_unless_skipped() {
     let skipped = jmeter(&["-n", "-t", &plan, "--dry-run", "--skip-unsupported"]);
     assert_eq!(skipped.status.code(), Some(0), "{}", text(&skipped.stderr));
     assert!(text(&skipped.stdout).contains("name = \"login\""));
+    assert!(
+        text(&skipped.stderr).contains("every HTTP sampler still sends its requests"),
+        "{}",
+        text(&skipped.stderr)
+    );
+}
+
+/// --skip-unsupported skips the smallest unit: an assertion stampede
+/// cannot check (NOT on the body) is left out and its sampler still runs,
+/// and the notes say so.
+#[test]
+fn skipping_an_unsupported_assertion_keeps_its_sampler() {
+    let dir = temp_dir("jmeter-skip-assertion");
+    let shop = std::fs::read_to_string(testdata("shop.jmx")).unwrap();
+    std::fs::copy(testdata("users.csv"), dir.join("users.csv")).unwrap();
+    let not_body = r#"<ResponseAssertion guiclass="AssertionGui" testclass="ResponseAssertion" testname="no error">
+          <collectionProp name="Asserion.test_strings"><stringProp name="1">error</stringProp></collectionProp>
+          <stringProp name="Assertion.test_field">Assertion.response_data</stringProp>
+          <intProp name="Assertion.test_type">20</intProp>
+        </ResponseAssertion>
+        <hashTree/>
+        <CSVDataSet"#;
+    let plan = dir.join("not.jmx");
+    std::fs::write(&plan, shop.replacen("<CSVDataSet", not_body, 1)).unwrap();
+    let plan = plan.display().to_string();
+    let out = jmeter(&["-n", "-t", &plan, "--dry-run", "--skip-unsupported"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("'no error' (ResponseAssertion): ")
+            && stderr.contains("runs the samplers in its scope without this assertion"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("(HTTPSamplerProxy)"), "{stderr}");
+    assert!(
+        stderr.contains("every HTTP sampler still sends its requests"),
+        "{stderr}"
+    );
+    let scenario = text(&out.stdout);
+    assert!(
+        scenario.contains("name = \"login\"") && scenario.contains("name = \"item\""),
+        "{scenario}"
+    );
 }
 
 #[test]

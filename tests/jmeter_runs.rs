@@ -775,4 +775,96 @@ mod resolved_names {
         assert!(!stderr.contains("${threadGroupName}"), "{stderr}");
         assert_eq!(*lines.lock().unwrap(), ["GET /thread/1 HTTP/1.1"]);
     }
+
+    /// A Counter per user from 0 by 1 (CounterConfig.iterationStart) and a
+    /// Random Variable from 3 to 5 (RandomVariableConfig.iterationStart:
+    /// minimum + nextInt(max - min + 1)) reach the server as {{iter}} and
+    /// {{rand_int 3 5}}: three iterations of one user send n=0, 1, 2.
+    #[test]
+    fn counter_and_random_variable_values_reach_the_server() {
+        let (server, lines) = recording_server();
+        let dir = temp_dir("jmeter-counter");
+        let plan = dir.join("counter.jmx");
+        let configs = r#"<CounterConfig guiclass="CounterConfigGui" testclass="CounterConfig" testname="n">
+          <stringProp name="CounterConfig.start">0</stringProp>
+          <stringProp name="CounterConfig.end"></stringProp>
+          <stringProp name="CounterConfig.incr">1</stringProp>
+          <stringProp name="CounterConfig.name">n</stringProp>
+          <stringProp name="CounterConfig.format"></stringProp>
+          <boolProp name="CounterConfig.per_user">true</boolProp>
+        </CounterConfig>
+        <hashTree/>
+        <RandomVariableConfig guiclass="TestBeanGUI" testclass="RandomVariableConfig" testname="r">
+          <stringProp name="variableName">r</stringProp>
+          <stringProp name="outputFormat"></stringProp>
+          <stringProp name="minimumValue">3</stringProp>
+          <stringProp name="maximumValue">5</stringProp>
+          <stringProp name="randomSeed"></stringProp>
+          <boolProp name="perThread">false</boolProp>
+        </RandomVariableConfig>
+        <hashTree/>
+        <HTTPSamplerProxy"#;
+        let jmx = PLAN
+            .replacen("<HTTPSamplerProxy", configs, 1)
+            .replace("/thread/${__threadNum}", "/c?n=${n}&amp;r=${r}")
+            .replace(
+                "<stringProp name=\"LoopController.loops\">1<",
+                "<stringProp name=\"LoopController.loops\">3<",
+            );
+        std::fs::write(&plan, jmx).unwrap();
+        let port = format!("-Jport={}", server.addr().port());
+        let plan_arg = plan.display().to_string();
+        let out = jmeter(&["-n", "-t", &plan_arg, &port]);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        let seen = lines.lock().unwrap().clone();
+        assert_eq!(seen.len(), 3, "{seen:?}");
+        for (i, line) in seen.iter().enumerate() {
+            let prefix = format!("GET /c?n={i}&r=");
+            let r = line
+                .strip_prefix(&prefix)
+                .and_then(|rest| rest.strip_suffix(" HTTP/1.1"))
+                .unwrap_or_else(|| panic!("{line}"));
+            assert!(["3", "4", "5"].contains(&r), "{line}");
+        }
+    }
+
+    /// DNSCacheManager.resolve: a static host's addresses are used for it
+    /// (fromStaticHost), so the plan's `api.test` reaches the loopback
+    /// server through the `--resolve` it maps to.
+    #[test]
+    fn a_dns_cache_managers_static_host_is_resolved_as_listed() {
+        let (server, lines) = recording_server();
+        let dir = temp_dir("jmeter-dns");
+        let plan = dir.join("dns.jmx");
+        let manager = r#"<DNSCacheManager guiclass="DNSCachePanel" testclass="DNSCacheManager" testname="dns">
+          <collectionProp name="DNSCacheManager.servers"/>
+          <collectionProp name="DNSCacheManager.hosts">
+            <elementProp name="api.test" elementType="StaticHost">
+              <stringProp name="StaticHost.Name">api.test</stringProp>
+              <stringProp name="StaticHost.Address">127.0.0.1</stringProp>
+            </elementProp>
+          </collectionProp>
+          <boolProp name="DNSCacheManager.clearEachIteration">false</boolProp>
+          <boolProp name="DNSCacheManager.isCustomResolver">true</boolProp>
+        </DNSCacheManager>
+        <hashTree/>
+        <HTTPSamplerProxy"#;
+        let jmx = PLAN.replacen("<HTTPSamplerProxy", manager, 1).replace(
+            "<stringProp name=\"HTTPSampler.domain\">127.0.0.1<",
+            "<stringProp name=\"HTTPSampler.domain\">api.test<",
+        );
+        assert!(jmx.contains("api.test<"), "the plan names api.test");
+        std::fs::write(&plan, jmx).unwrap();
+        let port = format!("-Jport={}", server.addr().port());
+        let plan_arg = plan.display().to_string();
+        let out = jmeter(&["-n", "-t", &plan_arg, &port]);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        assert!(
+            stderr.contains("its static hosts are run as --resolve api.test:"),
+            "{stderr}"
+        );
+        assert_eq!(*lines.lock().unwrap(), ["GET /thread/1 HTTP/1.1"]);
+    }
 }

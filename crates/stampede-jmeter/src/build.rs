@@ -4,7 +4,7 @@
 //! Disabled elements are skipped with their subtrees; what cannot be mapped
 //! is collected, not fatal (the caller refuses the run or skips it).
 
-use crate::classify::{role, Role};
+use crate::classify::{is_script, role, Role};
 use crate::csv_feed::feed;
 use crate::functions::{constant, element_name, Names};
 use crate::model::{Pause, Plan, Step, Transaction, Unsupported};
@@ -12,6 +12,7 @@ use crate::rules::{assertion, extractor, pause, template};
 use crate::sampler::http_step;
 use crate::thread_group::{settings, GroupScope};
 use crate::tree::{Element, Prop};
+use crate::variables::{generated, Value};
 use crate::{JmxError, MapError};
 use std::path::Path;
 
@@ -24,6 +25,10 @@ struct Scope<'e> {
     extractors: Vec<&'e Element>,
     timers: Vec<&'e Element>,
     feeds: Vec<&'e Element>,
+    /// The DNS Cache Manager in force (dns.rs).
+    dns: Option<&'e Element>,
+    /// Counters and Random Variables (variables.rs).
+    generated: Vec<&'e Element>,
     throughput: Option<&'e Element>,
     cookies: bool,
     transactions: Vec<Transaction>,
@@ -34,6 +39,10 @@ struct Builder<'a> {
     names: Names,
     base: &'a Path,
     plan: Plan,
+    /// Samplers left out of the group being walked (listed as unsupported).
+    dropped: usize,
+    /// The listeners met, as `'name' (class)`: named in one note.
+    listeners: Vec<String>,
 }
 
 /// Maps the parsed elements; `props` are the `-J`/`-q` properties and
@@ -50,39 +59,92 @@ pub(crate) fn build(top: &[Element], names: Names, base: &Path) -> Result<Plan, 
             name: test_plan.name.clone(),
             ..Plan::default()
         },
+        dropped: 0,
+        listeners: Vec::new(),
     };
-    if let Some(vars) = test_plan.element("TestPlan.user_defined_variables") {
-        builder.variables(vars)?;
-    }
-    builder.variables_below(&test_plan.children)?;
-    let groups = test_plan
-        .children
-        .iter()
-        .filter(|e| e.enabled && role(e) == Role::ThreadGroup)
-        .count();
-    if test_plan.flag("TestPlan.serialize_threadgroups") == Some(true) && groups > 1 {
-        builder.unsupported(
-            test_plan,
-            "running thread groups one after another is not mapped",
+    // Script elements first: what they set (a token, a property) has no
+    // value in the mapped plan, so a missing value found later is theirs
+    // to explain, and the user is not first asked for it.
+    scripts(&test_plan.children, &mut builder.plan.unsupported);
+    let scripts = builder.plan.unsupported.clone();
+    builder.walk(test_plan).map_err(|error| match scripts.is_empty() {
+        true => error,
+        false => JmxError::new(format!(
+            "{} script element(s) cannot be mapped, listed first: {}; stampede runs no script, so what they set has no value here; then: {error}",
+            scripts.len(),
+            scripts
+                .iter()
+                .map(|u| format!("line {}: '{}' ({})", u.line, u.name, u.class))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    })?;
+    if !builder.listeners.is_empty() {
+        let note = format!(
+            "listeners ignored (they send no request; -l and the report are stampede's own results): {}",
+            builder.listeners.join(", ")
         );
-    }
-    let mut scope = Scope::default();
-    builder.collect(&test_plan.children, &mut scope, true);
-    for child in test_plan.children.iter().filter(|e| e.enabled) {
-        match role(child) {
-            Role::ThreadGroup => builder.group(child, scope.clone())?,
-            Role::Sampler | Role::Controller => {
-                builder.unsupported(child, "a sampler or controller outside a thread group")
-            }
-            Role::Unknown => builder.unsupported(child, "no stampede equivalent"),
-            _ => {}
-        }
+        builder.plan.notes.push(note);
     }
     Ok(builder.plan)
 }
 
+/// Every enabled script element under `elements`, in file order.
+fn scripts(elements: &[Element], out: &mut Vec<Unsupported>) {
+    for e in elements.iter().filter(|e| e.enabled) {
+        if is_script(e) {
+            out.push(Unsupported {
+                name: e.name.clone(),
+                class: e.class.clone(),
+                line: e.line,
+                why: "a script element: stampede runs no BeanShell, JSR223 or BSF code, so what it sets (variables, properties, headers) has no value".into(),
+            });
+        }
+        scripts(&e.children, out);
+    }
+}
+
 impl<'e> Builder<'_> {
+    /// The test plan's variables, then its thread groups.
+    fn walk(&mut self, test_plan: &'e Element) -> Result<(), JmxError> {
+        if let Some(vars) = test_plan.element("TestPlan.user_defined_variables") {
+            self.variables(vars)?;
+        }
+        self.variables_below(&test_plan.children)?;
+        let groups = test_plan
+            .children
+            .iter()
+            .filter(|e| e.enabled && role(e) == Role::ThreadGroup)
+            .count();
+        if test_plan.flag("TestPlan.serialize_threadgroups") == Some(true) && groups > 1 {
+            self.unsupported(
+                test_plan,
+                "running thread groups one after another is not mapped",
+            );
+        }
+        let mut scope = Scope::default();
+        self.collect(&test_plan.children, &mut scope, true);
+        for child in test_plan.children.iter().filter(|e| e.enabled) {
+            match role(child) {
+                Role::ThreadGroup => self.group(child, scope.clone())?,
+                Role::Sampler | Role::Controller => {
+                    self.unsupported(child, "a sampler or controller outside a thread group")
+                }
+                Role::Unknown => self.unsupported(child, "no stampede equivalent"),
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Lists `e` once (a Loop Controller walks its children again; script
+    /// elements are listed first, by `scripts`).
     fn unsupported(&mut self, e: &Element, why: impl Into<String>) {
+        let listed = (self.plan.unsupported.iter())
+            .any(|u| u.line == e.line && u.class == e.class && u.name == e.name);
+        if listed || is_script(e) {
+            return;
+        }
         self.plan.unsupported.push(Unsupported {
             name: e.name.clone(),
             class: e.class.clone(),
@@ -138,6 +200,17 @@ impl<'e> Builder<'_> {
                 (Role::Config, "HeaderManager") => scope.headers.push(child),
                 (Role::Config, "CookieManager") => scope.cookies = true,
                 (Role::Config, "CSVDataSet") => scope.feeds.push(child),
+                (Role::Config, "CounterConfig" | "RandomVariableConfig") if group_level => {
+                    scope.generated.push(child)
+                }
+                (Role::Config, "CounterConfig" | "RandomVariableConfig") => self.unsupported(
+                    child,
+                    "a Counter or Random Variable under a controller or sampler counts that controller's loops; it is mapped at thread-group or test-plan level only",
+                ),
+                (Role::Config, "DNSCacheManager") => scope.dns = Some(child),
+                (Role::Config, "CacheManager") | (Role::Ignored, _) => {
+                    self.note(crate::ignored::note(child))
+                }
                 (Role::Config, "ConfigTestElement") => scope.defaults.push(child),
                 (Role::Assertion, _) => scope.assertions.push(child),
                 (Role::Extractor, _) => scope.extractors.push(child),
@@ -151,9 +224,20 @@ impl<'e> Builder<'_> {
                     if let Some(file) = child.text("filename") {
                         self.plan.listener_files.push(file.to_string());
                     }
+                    let listener = child.describe();
+                    if !self.listeners.contains(&listener) {
+                        self.listeners.push(listener);
+                    }
                 }
                 _ => {}
             }
+        }
+    }
+
+    /// A note, once (a Loop Controller walks its children again).
+    fn note(&mut self, note: String) {
+        if !self.plan.notes.contains(&note) {
+            self.plan.notes.push(note);
         }
     }
 
@@ -170,12 +254,28 @@ impl<'e> Builder<'_> {
         }
         names.runtime = feeds.iter().flat_map(|f| f.1.iter().cloned()).collect();
         extracted_names(&e.children, &scope.extractors, &mut names.runtime);
+        for config in &scope.generated {
+            let mut notes = Vec::new();
+            let value = generated(config, &names, &mut notes);
+            notes.into_iter().for_each(|note| self.note(note));
+            match value {
+                Ok((name, Value::Fixed(value))) => {
+                    names.constants.insert(name, value);
+                }
+                Ok((name, Value::Slot(slot))) => {
+                    names.slots.insert(name, slot);
+                }
+                Err(error) => self.failed(config, error)?,
+            }
+        }
+        self.dropped = 0;
         let saved = std::mem::replace(&mut self.names, names);
         let mut steps = Vec::new();
         let walked = self.level(&e.children, &scope, &mut steps, false);
         let group_scope = GroupScope {
             throughput: scope.throughput,
             cookies: scope.cookies,
+            dropped: self.dropped,
         };
         let settings = match walked {
             Ok(()) => settings(
@@ -193,7 +293,18 @@ impl<'e> Builder<'_> {
         };
         self.names = saved;
         match settings {
-            Ok(Some(group)) => self.plan.groups.push(group),
+            Ok(Some(mut group)) => {
+                if let Some(dns) = scope.dns {
+                    match crate::dns::resolve(dns, &group.steps) {
+                        Ok((resolve, note)) => {
+                            group.resolve = resolve;
+                            self.note(note);
+                        }
+                        Err(why) => self.unsupported(dns, why),
+                    }
+                }
+                self.plan.groups.push(group)
+            }
             Ok(None) => {}
             Err(error) => self.failed(e, error)?,
         }
@@ -216,7 +327,10 @@ impl<'e> Builder<'_> {
             match role(child) {
                 Role::Sampler => match self.sampler(child, &scope) {
                     Ok(step) => steps.push(step),
-                    Err(error) => self.failed(child, error)?,
+                    Err(error) => {
+                        self.dropped += 1;
+                        self.failed(child, error)?
+                    }
                 },
                 Role::Controller => self.controller(child, &scope, steps)?,
                 Role::ThreadGroup => self.unsupported(child, "a thread group inside another"),
@@ -313,10 +427,19 @@ impl<'e> Builder<'_> {
             }
         }
         step.headers = headers;
+        // An assertion stampede cannot check is listed itself, not its
+        // samplers: with --skip-unsupported they run without that check.
+        let mut skipped = Vec::new();
         for a in &scope.assertions {
-            for (check, failure) in assertion(a, names).map_err(|e| named(a, e))? {
-                step.checks.push(check);
-                step.failures.push(failure);
+            match assertion(a, names) {
+                Ok(checks) => {
+                    for (check, failure) in checks {
+                        step.checks.push(check);
+                        step.failures.push(failure);
+                    }
+                }
+                Err(MapError::Unsupported(why)) => skipped.push((*a, why)),
+                Err(bad) => return Err(bad),
             }
         }
         for x in &scope.extractors {
@@ -330,6 +453,12 @@ impl<'e> Builder<'_> {
         step.think = (!think.is_zero()).then_some(think);
         step.transactions = scope.transactions.clone();
         step.once = scope.once;
+        for (a, why) in skipped {
+            self.unsupported(
+                a,
+                format!("{why}; --skip-unsupported runs the samplers in its scope without this assertion (a response it would fail counts as a success)"),
+            );
+        }
         Ok(step)
     }
 }

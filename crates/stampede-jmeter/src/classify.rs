@@ -33,6 +33,11 @@ pub(crate) fn role(element: &Element) -> Role {
         | "OnceOnlyController"
         | "IfController" => Role::Controller,
         "HeaderManager" | "CookieManager" | "CSVDataSet" | "Arguments" => Role::Config,
+        // Values set per iteration (variables.rs) and the HTTP and DNS
+        // caches (ignored with a note, or refused: build.rs).
+        "CounterConfig" | "RandomVariableConfig" | "CacheManager" | "DNSCacheManager" => {
+            Role::Config
+        }
         "ConfigTestElement" if element.gui == "HttpDefaultsGui" => Role::Config,
         "ResponseAssertion" | "DurationAssertion" | "SizeAssertion" => Role::Assertion,
         "JSONPostProcessor"
@@ -49,7 +54,17 @@ pub(crate) fn role(element: &Element) -> Role {
         | "Summariser"
         | "BackendListener"
         | "kg.apc.jmeter.vizualizers.CorrectedResultCollector" => Role::Listener,
-        "DebugPostProcessor" => Role::Ignored,
+        "DebugPostProcessor" | "DebugSampler" => Role::Ignored,
         _ => Role::Unknown,
     }
+}
+
+/// BeanShell, JSR223 (Groovy and the other languages) and BSF elements:
+/// code stampede cannot run. Whatever they set (a token, a property) has
+/// no value in the mapped plan, so they are refused before anything else.
+pub(crate) fn is_script(element: &Element) -> bool {
+    let class = element.class.rsplit('.').next().unwrap_or("");
+    ["BeanShell", "JSR223", "BSF", "Groovy"]
+        .iter()
+        .any(|prefix| class.starts_with(prefix))
 }

@@ -19,6 +19,10 @@ pub struct Names {
     /// Variables set at run time in this thread group: CSV columns and
     /// extractor reference names.
     pub runtime: Vec<String>,
+    /// Variables a config element sets each iteration, as the built-in
+    /// slot that stands for them (a Counter's `iter`, a Random Variable's
+    /// `rand_int 1 9`: variables.rs).
+    pub slots: HashMap<String, String>,
     /// The .jmx file's directory: where `${__FileToString(...)}` paths start.
     pub base: std::path::PathBuf,
 }
@@ -193,6 +197,8 @@ fn expression(inner: &str, names: &Names) -> Result<Translated, FnError> {
         let name = inner.trim();
         if let Some(value) = names.constants.get(name) {
             out.push_literal(value);
+        } else if let Some(slot) = names.slots.get(name) {
+            out.pieces.push(Piece::Slot(slot.clone()));
         } else if names.runtime.iter().any(|n| n == name) {
             out.pieces.push(Piece::Slot(name.to_string()));
         } else {
@@ -215,6 +221,14 @@ fn expression(inner: &str, names: &Names) -> Result<Translated, FnError> {
         }
     };
     let unsupported = |why: &str| FnError::Unsupported(format!("${{{inner}}}: {why}"));
+    // An argument filled per request (a CSV column, a counter): stampede
+    // templates compute nothing at run time, so the result has no slot.
+    let per_request = |e: FnError| match e {
+        FnError::Unsupported(_) => unsupported(
+            "an argument changes per request and stampede templates compute nothing at run time",
+        ),
+        missing => missing,
+    };
     match function {
         "P" | "property" => {
             let name = arg(0)?;
@@ -288,6 +302,31 @@ fn expression(inner: &str, names: &Names) -> Result<Translated, FnError> {
             out.pieces
                 .push(Piece::Slot(if per_user { "iter" } else { "seq" }.into()));
         }
+        // IntSum.java: each argument Integer.parseInt, summed as a Java
+        // int (wrapping); a last argument that is not a number names a
+        // variable to store into.
+        "intSum" => {
+            let values = (0..args.len())
+                .map(|i| arg(i).map_err(per_request))
+                .collect::<Result<Vec<_>, _>>()?;
+            if values.len() < 2 {
+                return Err(unsupported("__intSum needs at least two numbers"));
+            }
+            let mut sum = 0i32;
+            for (i, value) in values.iter().enumerate() {
+                let last = i == values.len() - 1;
+                match (if last { value.trim() } else { value }).parse::<i32>() {
+                    Ok(n) => sum = sum.wrapping_add(n),
+                    Err(_) if last => {
+                        return Err(unsupported("storing the value in a variable is not mapped"))
+                    }
+                    Err(_) => return Err(unsupported(&format!("'{value}' is not an integer"))),
+                }
+            }
+            out.push_literal(&sum.to_string());
+        }
+        // UrlEncode.java: URLEncoder.encode(text, UTF-8).
+        "urlencode" => out.push_literal(&form_encode(&arg(0).map_err(per_request)?)),
         _ => return Err(unsupported("this function has no stampede equivalent")),
     }
     Ok(out)

@@ -5,23 +5,27 @@
 //! format for the results ([`jtl`]).
 //!
 //! Pipeline: tree.rs (XML to elements) → build.rs (scoping, with
-//! sampler.rs, rules.rs, csv_feed.rs and functions.rs for `${...}`) →
+//! sampler.rs, rules.rs, csv_feed.rs, variables.rs (Counter, Random
+//! Variable), dns.rs, ignored.rs and functions.rs for `${...}`) →
 //! emit.rs (scenario TOML). Nothing here sends a request.
 
 mod build;
 mod classify;
 mod csv_feed;
+mod dns;
 pub mod emit;
 pub mod failure;
 pub mod functions;
 mod http_args;
 mod http_url;
+mod ignored;
 pub mod jtl;
 pub mod model;
 mod rules;
 mod sampler;
 mod thread_group;
 pub mod tree;
+mod variables;
 
 pub use emit::scenario_text;
 pub use model::{Plan, Unsupported};
@@ -100,3 +104,6 @@ mod tests;
 
 #[cfg(test)]
 mod http_tests;
+
+#[cfg(test)]
+mod element_tests;

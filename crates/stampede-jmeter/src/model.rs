@@ -153,6 +153,8 @@ pub struct Group {
     /// The timers every step has (written once for the group).
     pub think: Option<Pause>,
     pub steps: Vec<Step>,
+    /// A DNS Cache Manager's static hosts: `stampede run --resolve` values.
+    pub resolve: Vec<String>,
 }
 
 /// One HTTP sampler, everything it inherits resolved.

@@ -6,11 +6,11 @@ use super::*;
 use crate::model::{Load, OnError, Pause};
 use std::path::PathBuf;
 
-fn testdata() -> PathBuf {
+pub(crate) fn testdata() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata")
 }
 
-fn props(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+pub(crate) fn props(pairs: &[(&str, &str)]) -> HashMap<String, String> {
     pairs
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -121,7 +121,7 @@ fn the_scenario_text_passes_stampede_validation() {
     assert!(text.contains("timeout = \"10000ms\""), "{text}");
 }
 
-fn plan_with(group_body: &str) -> String {
+pub(crate) fn plan_with(group_body: &str) -> String {
     let text = std::fs::read_to_string(testdata().join("shop.jmx")).unwrap();
     let start = text.find("      <ThreadGroup").unwrap();
     let end = text.find("      <ResultCollector").unwrap();
@@ -133,12 +133,12 @@ const GROUP_HEAD: &str = r#"<ThreadGroup testclass="ThreadGroup" testname="G">
       </ThreadGroup>
       <hashTree>"#;
 
-fn map(body: &str, pairs: &[(&str, &str)]) -> Result<Plan, JmxError> {
+pub(crate) fn map(body: &str, pairs: &[(&str, &str)]) -> Result<Plan, JmxError> {
     let text = plan_with(&format!("{GROUP_HEAD}{body}</hashTree>"));
     parse("p.jmx", &text, &testdata(), props(pairs))
 }
 
-const GET: &str = r#"<HTTPSamplerProxy testclass="HTTPSamplerProxy" testname="get">
+pub(crate) const GET: &str = r#"<HTTPSamplerProxy testclass="HTTPSamplerProxy" testname="get">
           <stringProp name="HTTPSampler.path">/</stringProp>
         </HTTPSamplerProxy>"#;
 
@@ -171,9 +171,12 @@ fn unmappable_elements_are_listed_by_name_and_class() {
         [
             "groovy (JSR223PreProcessor)",
             "maybe (IfController)",
-            "get (HTTPSamplerProxy)"
+            "not found (ResponseAssertion)"
         ]
     );
+    // The assertion is what is skipped, not the request it is under.
+    assert_eq!(plan.groups[0].steps.len(), 1);
+    assert!(plan.groups[0].steps[0].checks.is_empty());
     assert!(
         plan.unsupported[2].why.contains("NOT on the response body"),
         "{}",

@@ -13,6 +13,8 @@ use crate::MapError;
 pub(crate) struct GroupScope<'e> {
     pub throughput: Option<&'e Element>,
     pub cookies: bool,
+    /// Samplers left out (each listed as unsupported).
+    pub dropped: usize,
 }
 
 pub(crate) fn settings(
@@ -41,11 +43,16 @@ pub(crate) fn settings(
     };
     let threads = count("ThreadGroup.num_threads")?
         .ok_or_else(|| MapError::missing(e, "ThreadGroup.num_threads"))?;
-    if steps.is_empty() || threads == 0 {
-        notes.push(format!(
-            "{}: no HTTP samplers or no threads; the group is left out",
-            e.describe()
-        ));
+    let empty = match (threads, steps.is_empty(), scope.dropped) {
+        (0, _, _) => Some("0 threads".to_string()),
+        (_, true, 0) => Some("no HTTP samplers".to_string()),
+        (_, true, n) => Some(format!(
+            "each of its {n} HTTP sampler(s) was left out (listed as unsupported)"
+        )),
+        _ => None,
+    };
+    if let Some(why) = empty {
+        notes.push(format!("{}: {why}; the group is left out", e.describe()));
         return Ok(None);
     }
     let threads = u32::try_from(threads)
@@ -150,5 +157,6 @@ pub(crate) fn settings(
         feeds: feeds.into_iter().map(|f| f.0).collect(),
         think: if shared { think } else { None },
         steps,
+        resolve: Vec::new(),
     }))
 }

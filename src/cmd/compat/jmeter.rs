@@ -121,8 +121,23 @@ pub(super) fn map_plan(
                 ),
             ));
         }
+        // Say what skipping costs: a skipped sampler is a request never
+        // sent; anything else (an assertion, a config) changes how the
+        // requests that are sent are checked or built, as each line says.
+        let samplers = (plan.unsupported.iter())
+            .filter(|u| {
+                matches!(
+                    u.class.as_str(),
+                    "HTTPSamplerProxy" | "HTTPSampler" | "HTTPSampler2"
+                )
+            })
+            .count();
+        let requests = match samplers {
+            0 => "every HTTP sampler still sends its requests".to_string(),
+            n => format!("{n} HTTP sampler(s) among them send no request (no samples of them in the JTL or the summary)"),
+        };
         notes.line(&format!(
-            "stampede: note: --skip-unsupported: running without the {} element(s) listed",
+            "stampede: note: --skip-unsupported: running without the {} element(s) listed; {requests}",
             plan.unsupported.len()
         ));
     }

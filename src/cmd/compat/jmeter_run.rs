@@ -120,6 +120,10 @@ fn run_words(group: &Group, file: &Path, html: Option<PathBuf>) -> Vec<String> {
     if let Some(html) = html {
         add("--html", html.display().to_string());
     }
+    // DNS Cache Manager static hosts (stampede_jmeter's dns.rs).
+    for value in &group.resolve {
+        add("--resolve", value.clone());
+    }
     // HTTP Cookie Manager: a jar per virtual user.
     if group.cookies {
         words.push("--cookie-jar".to_string());
