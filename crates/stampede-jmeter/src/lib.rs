@@ -100,3 +100,6 @@ mod tests;
 
 #[cfg(test)]
 mod http_tests;
+
+#[cfg(test)]
+mod extractor_tests;

@@ -66,7 +66,10 @@ fn the_shop_plan_maps_group_by_group() {
     assert_eq!(login.checks, vec!["status == 200".to_string()]);
     assert_eq!(
         login.extracts,
-        vec![("first".to_string(), r"regex((\w+))".to_string())]
+        vec![(
+            "first".to_string(),
+            r#"regex((\w+)) template "$1$" default "none""#.to_string()
+        )]
     );
     let checkout = login.transactions.last().unwrap();
     assert_eq!(checkout.name, "Checkout");
@@ -133,12 +136,12 @@ const GROUP_HEAD: &str = r#"<ThreadGroup testclass="ThreadGroup" testname="G">
       </ThreadGroup>
       <hashTree>"#;
 
-fn map(body: &str, pairs: &[(&str, &str)]) -> Result<Plan, JmxError> {
+pub(crate) fn map(body: &str, pairs: &[(&str, &str)]) -> Result<Plan, JmxError> {
     let text = plan_with(&format!("{GROUP_HEAD}{body}</hashTree>"));
     parse("p.jmx", &text, &testdata(), props(pairs))
 }
 
-const GET: &str = r#"<HTTPSamplerProxy testclass="HTTPSamplerProxy" testname="get">
+pub(crate) const GET: &str = r#"<HTTPSamplerProxy testclass="HTTPSamplerProxy" testname="get">
           <stringProp name="HTTPSampler.path">/</stringProp>
         </HTTPSamplerProxy>"#;
 
