@@ -803,7 +803,8 @@ fn two_step_plan(header: &str, extractors: &str, second_path: &str) -> String {
 /// JMeter takes it: RegexExtractor.java (match number 2, template
 /// `$2$-$1$`, the default when nothing matches) and BoundaryExtractor.java
 /// (extract: the next left boundary is searched from just after the last
-/// one, so `[x[y]z]`'s second match is `y`).
+/// one, so `[x[y]z]`'s second match is `y`) and HtmlExtractor.java with
+/// JSoupExtractor.java (the second `a.n`'s href).
 #[test]
 fn extracted_values_reach_the_second_request_as_jmeter_takes_them() {
     let dir = temp_dir("jmeter-extract");
@@ -842,14 +843,25 @@ fn extracted_values_reach_the_second_request_as_jmeter_takes_them() {
             <stringProp name="BoundaryExtractor.rboundary">&quot;</stringProp>
             <stringProp name="BoundaryExtractor.match_number">2</stringProp>
           </BoundaryExtractor>
+          <hashTree/>
+          <HtmlExtractor guiclass="HtmlExtractorGui" testclass="HtmlExtractor" testname="link">
+            <stringProp name="HtmlExtractor.refname">next</stringProp>
+            <stringProp name="HtmlExtractor.expr">a.n</stringProp>
+            <stringProp name="HtmlExtractor.attribute">href</stringProp>
+            <stringProp name="HtmlExtractor.default"></stringProp>
+            <stringProp name="HtmlExtractor.match_number">2</stringProp>
+            <stringProp name="HtmlExtractor.extractor_impl"></stringProp>
+          </HtmlExtractor>
           <hashTree/>"#;
     let plan = dir.join("extract.jmx");
     std::fs::write(
         &plan,
         two_step_plan(
-            "id=11:aa id=22:bb [x[y]z] sid=&quot;S1&quot; sid=&quot;S2&quot;",
+            "id=11:aa id=22:bb [x[y]z] sid=&quot;S1&quot; sid=&quot;S2&quot; \
+             &lt;a class=&quot;n&quot; href=&quot;/p1&quot;&gt;one&lt;/a&gt;\
+             &lt;a class=&quot;n&quot; href=&quot;/p2&quot;&gt;two&lt;/a&gt;",
             extractors,
-            "/echo?r=${re}&amp;b=${bd}&amp;s=${sid}&amp;d=${gone}",
+            "/echo?r=${re}&amp;b=${bd}&amp;s=${sid}&amp;d=${gone}&amp;c=${next}",
         ),
     )
     .unwrap();
@@ -859,7 +871,7 @@ fn extracted_values_reach_the_second_request_as_jmeter_takes_them() {
     let requests = serve.requests();
     assert_eq!(
         requests.last().map(String::as_str),
-        Some("GET /echo?r=bb-22&b=y&s=S2&d=NONE HTTP/1.1"),
+        Some("GET /echo?r=bb-22&b=y&s=S2&d=NONE&c=/p2 HTTP/1.1"),
         "{requests:?}"
     );
 }

@@ -89,3 +89,25 @@ fn boundary_extractors_map_to_between() {
     assert_eq!(name, "sid");
     assert_eq!(source, r#"between("sid=\"", "\"") nth 3"#);
 }
+
+/// HtmlExtractor.java (process: the default first; getCorrectMatch: N from
+/// 1, 0 at random) with JSoupExtractor's selector and attribute.
+#[test]
+fn css_extractors_map_to_css() {
+    let (name, source) = extract(
+        r#"<HtmlExtractor guiclass="HtmlExtractorGui" testclass="HtmlExtractor" testname="link">
+          <stringProp name="HtmlExtractor.refname">next</stringProp>
+          <stringProp name="HtmlExtractor.expr">a[rel="next"]</stringProp>
+          <stringProp name="HtmlExtractor.attribute">href</stringProp>
+          <stringProp name="HtmlExtractor.default">/end</stringProp>
+          <stringProp name="HtmlExtractor.match_number">2</stringProp>
+          <stringProp name="HtmlExtractor.extractor_impl"></stringProp>
+        </HtmlExtractor>"#,
+    )
+    .unwrap();
+    assert_eq!(name, "next");
+    assert_eq!(
+        source,
+        r#"css("a[rel=\"next\"]", "href") nth 2 default "/end""#
+    );
+}

@@ -255,7 +255,7 @@ fn default_value(
     })
 }
 
-/// The extracts of a JSON, regular-expression or boundary extractor.
+/// The extracts of a JSON, regular-expression, boundary or CSS extractor.
 pub(crate) fn extractor(e: &Element, names: &Names) -> Result<Vec<(String, String)>, MapError> {
     let text = |prop: &str| -> Result<String, MapError> {
         let raw = e.text(prop).ok_or_else(|| MapError::missing(e, prop))?;
@@ -323,6 +323,32 @@ pub(crate) fn extractor(e: &Element, names: &Names) -> Result<Vec<(String, Strin
                 default_value(e, "BoundaryExtractor", names, |d| !d.trim().is_empty())?,
             );
             Ok(vec![source(name.trim(), clauses)?])
+        }
+        "HtmlExtractor" => {
+            // HtmlExtractor.getExtractorImpl: empty is JSoup, the default;
+            // Jodd's CSSelly reads the same selectors.
+            let engine = e.text("HtmlExtractor.extractor_impl").map_or("", str::trim);
+            if !matches!(engine, "" | "JSOUP" | "JODD") {
+                return Err(unsupported(format!(
+                    "extractor implementation {engine} is not JSOUP or JODD"
+                )));
+            }
+            let expr = text("HtmlExtractor.expr")?;
+            let attribute = match e.text("HtmlExtractor.attribute") {
+                Some(raw) => constant(raw, names, "HtmlExtractor.attribute")?,
+                None => String::new(),
+            };
+            let clauses = format!(
+                "css({}, {}){}{}",
+                quoted(expr.trim()),
+                quoted(attribute.trim()),
+                nth(e.text("HtmlExtractor.match_number"))?,
+                default_value(e, "HtmlExtractor", names, |d| !d.is_empty())?,
+            );
+            Ok(vec![source(
+                text("HtmlExtractor.refname")?.trim(),
+                clauses,
+            )?])
         }
         other => Err(unsupported(format!(
             "{other} is not an extractor stampede maps"

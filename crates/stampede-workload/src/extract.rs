@@ -4,10 +4,11 @@
 //! Forms: `json(PATH)` (a string's content, other values as JSON text),
 //! `header(NAME)`, `regex(PATTERN)` (the first group, or the whole match
 //! when the pattern has no group), `between("LEFT", "RIGHT")` (the text
-//! between two boundaries) and `cookie(NAME)` (from Set-Cookie).
+//! between two boundaries), `css("SELECTOR")` or `css("SELECTOR", "ATTR")`
+//! (an HTML element's text or attribute) and `cookie(NAME)` (from Set-Cookie).
 //!
 //! Clauses after the source, in this order, each optional:
-//! `nth N` or `nth random` (regex and between: the Nth match, counted
+//! `nth N` or `nth random` (regex, between and css: the Nth match, counted
 //! from 1, or one at random), `template "$1$-$2$"` (regex: the value built
 //! from groups, as JMeter's Regular Expression Extractor fills it) and
 //! `default "TEXT"` (stored when nothing is found, instead of failing).
@@ -25,6 +26,7 @@ enum Source {
     Header(String),
     Regex(regex::bytes::Regex),
     Between(Vec<u8>, Vec<u8>),
+    Css(scraper::Selector, Option<String>),
     Cookie(String),
 }
 
@@ -114,6 +116,22 @@ impl Extractor {
                 }
                 Source::Between(left.into_bytes(), right.into_bytes())
             }
+            "css" => {
+                let mut args = Cursor::new("extract", inner);
+                let selector = args.quoted().map_err(|e| cursor.error(at + e.at, e.reason))?;
+                let attribute = if args.eat(",") {
+                    Some(args.quoted().map_err(|e| cursor.error(at + e.at, e.reason))?)
+                } else {
+                    None
+                };
+                if !args.at_end() {
+                    return Err(cursor.error(at + args.at, "expected css(\"SELECTOR\") or css(\"SELECTOR\", \"ATTRIBUTE\")"));
+                }
+                let selector = scraper::Selector::parse(&selector)
+                    .map_err(|e| cursor.error(at, format!("invalid CSS selector: {e}")))?;
+                // JSoupExtractor.extractValue: a blank attribute means the text.
+                Source::Css(selector, attribute.filter(|a| !a.trim().is_empty()))
+            }
             "regex" => Source::Regex(regex::bytes::Regex::new(inner).map_err(|e| {
                 cursor.error(
                     at,
@@ -126,15 +144,20 @@ impl Extractor {
             _ => {
                 return Err(cursor.error(
                     kind_at,
-                    "expected json(PATH), header(NAME), regex(PATTERN), between(\"L\", \"R\") or cookie(NAME)",
+                    "expected json(PATH), header(NAME), regex(PATTERN), between(\"L\", \"R\"), css(\"SELECTOR\") or cookie(NAME)",
                 ))
             }
         };
-        let matches = matches!(source, Source::Regex(_) | Source::Between(..));
+        let matches = matches!(
+            source,
+            Source::Regex(_) | Source::Between(..) | Source::Css(..)
+        );
         let mut nth = Nth::Index(1);
         if cursor.eat("nth ") {
             if !matches {
-                return Err(cursor.error(kind_at, "nth is for regex(...) and between(...)"));
+                return Err(
+                    cursor.error(kind_at, "nth is for regex(...), between(...) and css(...)")
+                );
             }
             let (n_at, n) = cursor.token();
             nth = match n.parse::<usize>() {
@@ -192,7 +215,7 @@ impl Extractor {
     pub fn needs_body(&self) -> bool {
         matches!(
             self.source,
-            Source::Json(_) | Source::Regex(_) | Source::Between(..)
+            Source::Json(_) | Source::Regex(_) | Source::Between(..) | Source::Css(..)
         )
     }
 
@@ -278,6 +301,19 @@ impl Extractor {
                 .ok_or_else(missing)?;
                 store.set(self.slot, value);
             }
+            Source::Css(selector, attribute) => {
+                let all = css(response.body, selector, attribute.as_deref());
+                let value = match self.nth {
+                    Nth::Index(n) => all.into_iter().nth(n - 1),
+                    Nth::Random if all.is_empty() => None,
+                    Nth::Random => {
+                        let n = all.len();
+                        all.into_iter().nth(fastrand::usize(..n))
+                    }
+                }
+                .ok_or_else(missing)?;
+                store.set(self.slot, value.as_bytes());
+            }
             Source::Cookie(name) => {
                 let value = response
                     .headers_named("set-cookie")
@@ -348,6 +384,25 @@ fn between<'b>(body: &'b [u8], left: &[u8], right: &[u8]) -> Vec<&'b [u8]> {
         start = after;
     }
     found
+}
+
+/// The values of the elements `selector` picks in an HTML body, as JMeter's
+/// JSoupExtractor.extractValue takes them: the attribute's value (empty when
+/// the element lacks it), else the element's text with its whitespace
+/// collapsed and trimmed (Jsoup's Element.text()).
+fn css(body: &[u8], selector: &scraper::Selector, attribute: Option<&str>) -> Vec<String> {
+    let html = scraper::Html::parse_document(&String::from_utf8_lossy(body));
+    html.select(selector)
+        .map(|element| match attribute {
+            Some(name) => element.value().attr(name).unwrap_or("").to_string(),
+            None => element
+                .text()
+                .collect::<String>()
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" "),
+        })
+        .collect()
 }
 
 /// The value of `name` in one Set-Cookie header (`sid=abc; Path=/`).
@@ -475,6 +530,38 @@ mod tests {
             run(r#"v=between("<", ">") default """#, &[], body).unwrap(),
             b""
         );
+    }
+
+    /// JMeter's JSoupExtractor.extract and extractValue: the elements the
+    /// selector picks, in document order; an attribute's value (empty when
+    /// missing) or the text, whitespace collapsed.
+    #[test]
+    fn css_takes_an_elements_text_or_attribute() {
+        let body = br#"<html><body><ul>
+            <li><a href="/a" class="item">First
+               one</a></li>
+            <li><a class="item">Second</a></li>
+            <li><a href="/c" class="item">Third</a></li>
+        </ul></body></html>"#;
+        assert_eq!(run(r#"v=css("a.item")"#, &[], body).unwrap(), b"First one");
+        assert_eq!(
+            run(r#"v=css("a.item", "href") nth 3"#, &[], body).unwrap(),
+            b"/c"
+        );
+        assert_eq!(
+            run(r#"v=css("a.item", "href") nth 2"#, &[], body).unwrap(),
+            b""
+        );
+        assert_eq!(
+            run(r#"v=css("li:nth-child(2) a", " ")"#, &[], body).unwrap(),
+            b"Second"
+        );
+        assert!(run(r#"v=css("a.item") nth 4"#, &[], body).is_err());
+        assert_eq!(
+            run(r#"v=css("form input") default "x""#, &[], body).unwrap(),
+            b"x"
+        );
+        assert!(Extractor::parse("v", r#"css("a[")"#, 0).is_err());
     }
 
     #[test]
