@@ -336,14 +336,14 @@ fn template_pieces(template: &str) -> Vec<Piece> {
         let whole = m.get(0).expect("group 0 is the match");
         if whole.start() > from {
             pieces.push(Piece::Text(
-                template[from..whole.start()].as_bytes().to_vec(),
+                template.as_bytes()[from..whole.start()].to_vec(),
             ));
         }
         pieces.push(Piece::Group(m[1].parse().unwrap_or(usize::MAX)));
         from = whole.end();
     }
     if from < template.len() {
-        pieces.push(Piece::Text(template[from..].as_bytes().to_vec()));
+        pieces.push(Piece::Text(template.as_bytes()[from..].to_vec()));
     }
     pieces
 }
