@@ -868,3 +868,132 @@ mod resolved_names {
         assert_eq!(*lines.lock().unwrap(), ["GET /thread/1 HTTP/1.1"]);
     }
 }
+
+/// A one-user plan: `first` (under its own header manager and
+/// `extractors`) then `second` (GET `second_path`), both to /echo.
+fn two_step_plan(header: &str, extractors: &str, second_path: &str) -> String {
+    format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<jmeterTestPlan version="1.2" properties="5.0" jmeter="5.6.3">
+  <hashTree>
+    <TestPlan guiclass="TestPlanGui" testclass="TestPlan" testname="Extract plan"/>
+    <hashTree>
+      <ConfigTestElement guiclass="HttpDefaultsGui" testclass="ConfigTestElement" testname="HTTP Request Defaults">
+        <stringProp name="HTTPSampler.domain">127.0.0.1</stringProp>
+        <stringProp name="HTTPSampler.port">${{__P(port)}}</stringProp>
+        <stringProp name="HTTPSampler.protocol">http</stringProp>
+      </ConfigTestElement>
+      <hashTree/>
+      <ThreadGroup guiclass="ThreadGroupGui" testclass="ThreadGroup" testname="TG">
+        <elementProp name="ThreadGroup.main_controller" elementType="LoopController" guiclass="LoopControlPanel" testclass="LoopController" testname="Loop Controller">
+          <stringProp name="LoopController.loops">1</stringProp>
+        </elementProp>
+        <stringProp name="ThreadGroup.num_threads">1</stringProp>
+        <stringProp name="ThreadGroup.ramp_time">0</stringProp>
+      </ThreadGroup>
+      <hashTree>
+        <HTTPSamplerProxy guiclass="HttpTestSampleGui" testclass="HTTPSamplerProxy" testname="first">
+          <stringProp name="HTTPSampler.path">/echo</stringProp>
+          <stringProp name="HTTPSampler.method">GET</stringProp>
+        </HTTPSamplerProxy>
+        <hashTree>
+          <HeaderManager guiclass="HeaderPanel" testclass="HeaderManager" testname="data">
+            <collectionProp name="HeaderManager.headers">
+              <elementProp name="" elementType="Header">
+                <stringProp name="Header.name">X-Data</stringProp>
+                <stringProp name="Header.value">{header}</stringProp>
+              </elementProp>
+            </collectionProp>
+          </HeaderManager>
+          <hashTree/>
+          {extractors}
+        </hashTree>
+        <HTTPSamplerProxy guiclass="HttpTestSampleGui" testclass="HTTPSamplerProxy" testname="second">
+          <stringProp name="HTTPSampler.path">{second_path}</stringProp>
+          <stringProp name="HTTPSampler.method">GET</stringProp>
+        </HTTPSamplerProxy>
+        <hashTree/>
+      </hashTree>
+    </hashTree>
+  </hashTree>
+</jmeterTestPlan>
+"#
+    )
+}
+
+/// The second request carries what the first response held, taken as
+/// JMeter takes it: RegexExtractor.java (match number 2, template
+/// `$2$-$1$`, the default when nothing matches) and BoundaryExtractor.java
+/// (extract: the next left boundary is searched from just after the last
+/// one, so `[x[y]z]`'s second match is `y`) and HtmlExtractor.java with
+/// JSoupExtractor.java (the second `a.n`'s href).
+#[test]
+fn extracted_values_reach_the_second_request_as_jmeter_takes_them() {
+    let dir = temp_dir("jmeter-extract");
+    let serve = Serve::start(&dir);
+    let extractors = r#"
+          <RegexExtractor guiclass="RegexExtractorGui" testclass="RegexExtractor" testname="ids">
+            <stringProp name="RegexExtractor.useHeaders">false</stringProp>
+            <stringProp name="RegexExtractor.refname">re</stringProp>
+            <stringProp name="RegexExtractor.regex">id=(\d+):(\w+)</stringProp>
+            <stringProp name="RegexExtractor.template">$2$-$1$</stringProp>
+            <stringProp name="RegexExtractor.default">none</stringProp>
+            <stringProp name="RegexExtractor.match_number">2</stringProp>
+          </RegexExtractor>
+          <hashTree/>
+          <RegexExtractor guiclass="RegexExtractorGui" testclass="RegexExtractor" testname="absent">
+            <stringProp name="RegexExtractor.useHeaders">false</stringProp>
+            <stringProp name="RegexExtractor.refname">gone</stringProp>
+            <stringProp name="RegexExtractor.regex">nothing=(\d+)</stringProp>
+            <stringProp name="RegexExtractor.template">$1$</stringProp>
+            <stringProp name="RegexExtractor.default">NONE</stringProp>
+            <stringProp name="RegexExtractor.match_number">1</stringProp>
+          </RegexExtractor>
+          <hashTree/>
+          <BoundaryExtractor guiclass="BoundaryExtractorGui" testclass="BoundaryExtractor" testname="brackets">
+            <stringProp name="BoundaryExtractor.useHeaders">false</stringProp>
+            <stringProp name="BoundaryExtractor.refname">bd</stringProp>
+            <stringProp name="BoundaryExtractor.lboundary">[</stringProp>
+            <stringProp name="BoundaryExtractor.rboundary">]</stringProp>
+            <stringProp name="BoundaryExtractor.match_number">2</stringProp>
+          </BoundaryExtractor>
+          <hashTree/>
+          <BoundaryExtractor guiclass="BoundaryExtractorGui" testclass="BoundaryExtractor" testname="sid">
+            <stringProp name="BoundaryExtractor.useHeaders">false</stringProp>
+            <stringProp name="BoundaryExtractor.refname">sid</stringProp>
+            <stringProp name="BoundaryExtractor.lboundary">sid=&quot;</stringProp>
+            <stringProp name="BoundaryExtractor.rboundary">&quot;</stringProp>
+            <stringProp name="BoundaryExtractor.match_number">2</stringProp>
+          </BoundaryExtractor>
+          <hashTree/>
+          <HtmlExtractor guiclass="HtmlExtractorGui" testclass="HtmlExtractor" testname="link">
+            <stringProp name="HtmlExtractor.refname">next</stringProp>
+            <stringProp name="HtmlExtractor.expr">a.n</stringProp>
+            <stringProp name="HtmlExtractor.attribute">href</stringProp>
+            <stringProp name="HtmlExtractor.default"></stringProp>
+            <stringProp name="HtmlExtractor.match_number">2</stringProp>
+            <stringProp name="HtmlExtractor.extractor_impl"></stringProp>
+          </HtmlExtractor>
+          <hashTree/>"#;
+    let plan = dir.join("extract.jmx");
+    std::fs::write(
+        &plan,
+        two_step_plan(
+            "id=11:aa id=22:bb [x[y]z] sid=&quot;S1&quot; sid=&quot;S2&quot; \
+             &lt;a class=&quot;n&quot; href=&quot;/p1&quot;&gt;one&lt;/a&gt;\
+             &lt;a class=&quot;n&quot; href=&quot;/p2&quot;&gt;two&lt;/a&gt;",
+            extractors,
+            "/echo?r=${re}&amp;b=${bd}&amp;s=${sid}&amp;d=${gone}&amp;c=${next}",
+        ),
+    )
+    .unwrap();
+    let port = format!("-Jport={}", serve.port);
+    let (stdout, rows) = run_plan(&plan.display().to_string(), &dir.join("x.jtl"), &[&port]);
+    assert_eq!(rows.len(), 2, "{stdout}");
+    let requests = serve.requests();
+    assert_eq!(
+        requests.last().map(String::as_str),
+        Some("GET /echo?r=bb-22&b=y&s=S2&d=NONE&c=/p2 HTTP/1.1"),
+        "{requests:?}"
+    );
+}

@@ -479,6 +479,7 @@ fn extracted_names(children: &[Element], outer: &[&Element], out: &mut Vec<Strin
             "JSONPostProcessor.referenceNames",
             "RegexExtractor.refname",
             "BoundaryExtractor.refname",
+            "HtmlExtractor.refname",
             "VAR",
         ] {
             if let Some(names) = e.text(prop) {

@@ -43,6 +43,7 @@ pub(crate) fn role(element: &Element) -> Role {
         "JSONPostProcessor"
         | "RegexExtractor"
         | "BoundaryExtractor"
+        | "HtmlExtractor"
         | "com.atlantbh.jmeter.plugins.jsonutils.jsonpathextractor.JSONPathExtractor" => {
             Role::Extractor
         }

@@ -107,3 +107,6 @@ mod http_tests;
 
 #[cfg(test)]
 mod element_tests;
+
+#[cfg(test)]
+mod extractor_tests;

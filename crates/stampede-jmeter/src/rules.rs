@@ -209,7 +209,53 @@ fn body_only(use_headers: Option<&str>) -> Result<(), MapError> {
     }
 }
 
-/// The extracts of a JSON, regular-expression or boundary extractor.
+/// The `nth` clause of a regex or boundary extractor's match number
+/// (RegexExtractor.getCorrectMatchJavaRegex, BoundaryExtractor.saveMatches):
+/// N is the Nth match, 0 (also empty: JMeter reads it as 0) one at random,
+/// a negative number every match as `name_1`..`name_n` and `name_matchNr`.
+fn nth(number: Option<&str>) -> Result<String, MapError> {
+    let raw = number.map_or("", str::trim);
+    match raw.parse::<i64>() {
+        Ok(1) => Ok(String::new()),
+        Ok(n) if n > 1 => Ok(format!(" nth {n}")),
+        Ok(0) => Ok(" nth random".to_string()),
+        _ if raw.is_empty() => Ok(" nth random".to_string()),
+        Ok(n) => Err(unsupported(format!(
+            "match number {n} (every match as name_1..name_n and name_matchNr) is not mapped: a stampede extract stores one value"
+        ))),
+        Err(_) => Err(unsupported(format!("match number '{raw}' is not a number"))),
+    }
+}
+
+/// The `default` clause: JMeter stores the default value before it looks
+/// (`stored` says which defaults it stores), or an empty one when
+/// `default_empty_value` is set. With neither, a stampede extract that
+/// finds nothing fails the sample, where JMeter keeps the variable as it was.
+fn default_value(
+    e: &Element,
+    prefix: &str,
+    names: &Names,
+    stored: impl Fn(&str) -> bool,
+) -> Result<String, MapError> {
+    let prop = format!("{prefix}.default");
+    let value = match e.text(&prop) {
+        Some(raw) => constant(raw, names, &prop)?,
+        None => String::new(),
+    };
+    let empty = e
+        .text(&format!("{prefix}.default_empty_value"))
+        .map(str::trim)
+        == Some("true");
+    Ok(if stored(&value) {
+        format!(" default {}", quoted(&value))
+    } else if empty {
+        " default \"\"".to_string()
+    } else {
+        String::new()
+    })
+}
+
+/// The extracts of a JSON, regular-expression, boundary or CSS extractor.
 pub(crate) fn extractor(e: &Element, names: &Names) -> Result<Vec<(String, String)>, MapError> {
     let text = |prop: &str| -> Result<String, MapError> {
         let raw = e.text(prop).ok_or_else(|| MapError::missing(e, prop))?;
@@ -240,36 +286,68 @@ pub(crate) fn extractor(e: &Element, names: &Names) -> Result<Vec<(String, Strin
             )?])
         }
         "RegexExtractor" => {
-            first_match_only(e.text("RegexExtractor.match_number"))?;
             body_only(e.text("RegexExtractor.useHeaders"))?;
             let pattern = text("RegexExtractor.regex")?;
-            let groups = regex::Regex::new(&pattern)
-                .map_err(|e| unsupported(format!("the regex: {}", first_line(&e))))?
-                .captures_len()
-                - 1;
-            match (e.text("RegexExtractor.template").map(str::trim), groups) {
-                (None | Some("$1$"), 1..) | (Some("$0$"), 0) => {}
-                (Some(template), _) => {
-                    return Err(unsupported(format!(
-                        "template {template} is not mapped (only $1$, the first group)"
-                    )))
-                }
-                (None, 0) => {}
-            }
+            regex::Regex::new(&pattern)
+                .map_err(|e| unsupported(format!("the regex: {}", first_line(&e))))?;
+            // RegexExtractor.generateResult: the template filled from the
+            // match; an empty template gives an empty value.
+            let template = match e.text("RegexExtractor.template") {
+                Some(raw) => constant(raw, names, "RegexExtractor.template")?,
+                None => String::new(),
+            };
+            let clauses = format!(
+                "regex({pattern}){} template {}{}",
+                nth(e.text("RegexExtractor.match_number"))?,
+                quoted(&template),
+                default_value(e, "RegexExtractor", names, |d| !d.is_empty())?,
+            );
             Ok(vec![source(
                 text("RegexExtractor.refname")?.trim(),
-                format!("regex({pattern})"),
+                clauses,
             )?])
         }
         "BoundaryExtractor" => {
-            first_match_only(e.text("BoundaryExtractor.match_number"))?;
             body_only(e.text("BoundaryExtractor.useHeaders"))?;
-            let left = regex::escape(&text("BoundaryExtractor.lboundary")?);
-            let right = regex::escape(&text("BoundaryExtractor.rboundary")?);
+            let left = e.text("BoundaryExtractor.lboundary").unwrap_or("");
+            let right = e.text("BoundaryExtractor.rboundary").unwrap_or("");
+            let left = constant(left, names, "BoundaryExtractor.lboundary")?;
+            let right = constant(right, names, "BoundaryExtractor.rboundary")?;
             let name = text("BoundaryExtractor.refname")?;
+            let clauses = format!(
+                "between({}, {}){}{}",
+                quoted(&left),
+                quoted(&right),
+                nth(e.text("BoundaryExtractor.match_number"))?,
+                // BoundaryExtractor.process: a blank default is not stored.
+                default_value(e, "BoundaryExtractor", names, |d| !d.trim().is_empty())?,
+            );
+            Ok(vec![source(name.trim(), clauses)?])
+        }
+        "HtmlExtractor" => {
+            // HtmlExtractor.getExtractorImpl: empty is JSoup, the default;
+            // Jodd's CSSelly reads the same selectors.
+            let engine = e.text("HtmlExtractor.extractor_impl").map_or("", str::trim);
+            if !matches!(engine, "" | "JSOUP" | "JODD") {
+                return Err(unsupported(format!(
+                    "extractor implementation {engine} is not JSOUP or JODD"
+                )));
+            }
+            let expr = text("HtmlExtractor.expr")?;
+            let attribute = match e.text("HtmlExtractor.attribute") {
+                Some(raw) => constant(raw, names, "HtmlExtractor.attribute")?,
+                None => String::new(),
+            };
+            let clauses = format!(
+                "css({}, {}){}{}",
+                quoted(expr.trim()),
+                quoted(attribute.trim()),
+                nth(e.text("HtmlExtractor.match_number"))?,
+                default_value(e, "HtmlExtractor", names, |d| !d.is_empty())?,
+            );
             Ok(vec![source(
-                name.trim(),
-                format!("regex((?s){left}(.*?){right})"),
+                text("HtmlExtractor.refname")?.trim(),
+                clauses,
             )?])
         }
         other => Err(unsupported(format!(

@@ -66,7 +66,10 @@ fn the_shop_plan_maps_group_by_group() {
     assert_eq!(login.checks, vec!["status == 200".to_string()]);
     assert_eq!(
         login.extracts,
-        vec![("first".to_string(), r"regex((\w+))".to_string())]
+        vec![(
+            "first".to_string(),
+            r#"regex((\w+)) template "$1$" default "none""#.to_string()
+        )]
     );
     let checkout = login.transactions.last().unwrap();
     assert_eq!(checkout.name, "Checkout");
