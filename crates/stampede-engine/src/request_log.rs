@@ -334,7 +334,7 @@ mod tests {
                 // Slow once per batch: a disk that cannot keep up.
                 std::thread::sleep(pause);
             }
-            seen.push(*request);
+            seen.push(request.clone());
             Ok(())
         }
         fn finish(&mut self) -> io::Result<()> {
