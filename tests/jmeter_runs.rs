@@ -9,8 +9,10 @@ mod support;
 
 use stampede_testkit::{temp_dir, text};
 use std::collections::HashMap;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Child;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use support::{jmeter, refused, testdata};
 
@@ -20,19 +22,49 @@ type Row = HashMap<String, String>;
 /// `stampede jmeter -n -t PLAN -l JTL ARGS...`, asserted to exit 0: its
 /// stdout and the JTL's rows.
 fn run_plan(plan: &str, jtl: &Path, args: &[&str]) -> (String, Vec<Row>) {
+    let (out, rows) = run_plan_output(plan, jtl, args);
+    (text(&out.stdout), rows)
+}
+
+/// [`run_plan`] with the whole output, stderr's notes included.
+fn run_plan_output(plan: &str, jtl: &Path, args: &[&str]) -> (std::process::Output, Vec<Row>) {
     let jtl_arg = jtl.display().to_string();
     let mut words = vec!["-n", "-t", plan, "-l", &jtl_arg];
     words.extend_from_slice(args);
     let out = jmeter(&words);
-    let stdout = text(&out.stdout);
     assert_eq!(
         out.status.code(),
         Some(0),
-        "{words:?}\n{stdout}\n{}",
+        "{words:?}\n{}\n{}",
+        text(&out.stdout),
         text(&out.stderr)
     );
     let rows = jtl_rows(&std::fs::read_to_string(jtl).unwrap());
-    (stdout, rows)
+    (out, rows)
+}
+
+/// A server that answers every request `200 ok` and keeps each request's
+/// line (`GET /p HTTP/1.1`) in the order it arrived.
+fn recording_server() -> (stampede_testkit::RawServer, Arc<Mutex<Vec<String>>>) {
+    let lines = Arc::new(Mutex::new(Vec::new()));
+    let seen = lines.clone();
+    let server = stampede_testkit::RawServer::start(move |mut stream| {
+        while let Some(line) = stampede_testkit::read_request_line(&mut stream) {
+            seen.lock().unwrap().push(line);
+            let reply = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+            if stream.write_all(reply).is_err() {
+                return;
+            }
+        }
+    });
+    (server, lines)
+}
+
+/// `xml` written as `dir/name`; the plan's path.
+fn plan_file(dir: &Path, name: &str, xml: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, xml).unwrap();
+    path.display().to_string()
 }
 
 /// session.jmx changed by `edit` (which must change it), written to
@@ -575,11 +607,7 @@ fn a_scheduler_delay_holds_the_group_back() {
 // 2.4 s. The count was once turned into a duration rounded up to whole
 // seconds (3 s at 16.667/s: 50 samples, 25% more than the plan).
 mod throughput_timer_loop_count {
-    use crate::support::jmeter;
-    use stampede_testkit::{read_request_head, temp_dir, text, RawServer};
-    use std::io::Write;
-    use std::sync::atomic::{AtomicU64, Ordering};
-    use std::sync::Arc;
+    use stampede_testkit::{temp_dir, text};
 
     const PLAN: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
 <jmeterTestPlan version="1.2" properties="5.0" jmeter="5.6.3">
@@ -619,32 +647,16 @@ mod throughput_timer_loop_count {
 
     #[test]
     fn a_loop_count_under_a_throughput_timer_is_a_count() {
-        let served = Arc::new(AtomicU64::new(0));
-        let count = served.clone();
-        let server = RawServer::start(move |mut stream| {
-            while read_request_head(&mut stream) {
-                count.fetch_add(1, Ordering::SeqCst);
-                let reply = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
-                if stream.write_all(reply).is_err() {
-                    return;
-                }
-            }
-        });
+        let (server, served) = crate::recording_server();
         let dir = temp_dir("jmeter-ctt-loop-count");
-        let plan = dir.join("counted.jmx");
-        std::fs::write(&plan, PLAN).unwrap();
-        let jtl = dir.join("counted.jtl");
+        let plan = crate::plan_file(&dir, "counted.jmx", PLAN);
         let port = format!("-Jport={}", server.addr().port());
-        let (plan_arg, jtl_arg) = (plan.display().to_string(), jtl.display().to_string());
         let started = std::time::Instant::now();
-        let out = jmeter(&["-n", "-t", &plan_arg, &port, "-l", &jtl_arg]);
+        let (out, rows) = crate::run_plan_output(&plan, &dir.join("counted.jtl"), &[&port]);
         let took = started.elapsed();
         let stderr = text(&out.stderr);
-        assert_eq!(out.status.code(), Some(0), "{stderr}");
-        let body = std::fs::read_to_string(&jtl).unwrap();
-        let samples = body.lines().skip(1).count();
-        assert_eq!(samples, 40, "4 threads × 10 loops:\n{body}");
-        assert_eq!(served.load(Ordering::SeqCst), 40, "the server's count");
+        assert_eq!(rows.len(), 40, "4 threads × 10 loops:\n{rows:?}");
+        assert_eq!(served.lock().unwrap().len(), 40, "the server's count");
         // Paced by the timer: the 40th is due at 39/16.667 s = 2.34 s.
         assert!(
             took.as_secs_f64() >= 2.2,
@@ -668,8 +680,7 @@ mod throughput_timer_loop_count {
 mod resolved_names {
     use crate::support::jmeter;
     use stampede_testkit::{temp_dir, text, RawServer};
-    use std::io::{Read, Write};
-    use std::sync::{Arc, Mutex};
+    use std::path::Path;
 
     const PLAN: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
 <jmeterTestPlan version="1.2" properties="5.0" jmeter="5.6.3">
@@ -715,62 +726,32 @@ mod resolved_names {
 </jmeterTestPlan>
 "#;
 
-    /// The request line of each request the server answered.
-    fn recording_server() -> (RawServer, Arc<Mutex<Vec<String>>>) {
-        let lines = Arc::new(Mutex::new(Vec::new()));
-        let seen = lines.clone();
-        let server = RawServer::start(move |mut stream| {
-            let mut head = Vec::new();
-            let mut byte = [0u8; 1];
-            loop {
-                while !head.ends_with(b"\r\n\r\n") {
-                    match stream.read(&mut byte) {
-                        Ok(1) => head.push(byte[0]),
-                        _ => return,
-                    }
-                }
-                let request = String::from_utf8_lossy(&head).to_string();
-                let line = request.lines().next().unwrap_or("").to_string();
-                seen.lock().unwrap().push(line);
-                head.clear();
-                let reply = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
-                if stream.write_all(reply).is_err() {
-                    return;
-                }
-            }
-        });
-        (server, lines)
+    /// `jmx` written as `plan` and run with the server's port and no JTL;
+    /// its stderr.
+    fn run_without_jtl(plan: &Path, jmx: &str, server: &RawServer) -> String {
+        std::fs::write(plan, jmx).unwrap();
+        let port = format!("-Jport={}", server.addr().port());
+        let plan_arg = plan.display().to_string();
+        let out = jmeter(&["-n", "-t", &plan_arg, &port]);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        stderr
     }
 
     #[test]
     fn thread_group_and_sampler_names_resolve_and_thread_numbers_count_from_one() {
-        let (server, lines) = recording_server();
+        let (server, lines) = crate::recording_server();
         let dir = temp_dir("jmeter-names");
-        let plan = dir.join("names.jmx");
-        std::fs::write(&plan, PLAN).unwrap();
+        let plan = crate::plan_file(&dir, "names.jmx", PLAN);
         let jtl = dir.join("names.jtl");
         let port = format!("-Jport={}", server.addr().port());
-        let (plan_arg, jtl_arg) = (plan.display().to_string(), jtl.display().to_string());
-        let out = jmeter(&[
-            "-n",
-            "-t",
-            &plan_arg,
-            &port,
-            "-JthreadGroupName=TG",
-            "-Jlabel=GET",
-            "-l",
-            &jtl_arg,
-        ]);
+        let words = [port.as_str(), "-JthreadGroupName=TG", "-Jlabel=GET"];
+        let (out, samples) = crate::run_plan_output(&plan, &jtl, &words);
         let stderr = text(&out.stderr);
-        assert_eq!(out.status.code(), Some(0), "{stderr}");
         let body = std::fs::read_to_string(&jtl).unwrap();
-        let mut rows = body.lines();
-        let header: Vec<&str> = rows.next().unwrap().split(',').collect();
-        let column = |name: &str| header.iter().position(|c| *c == name).unwrap();
-        let samples: Vec<Vec<&str>> = rows.map(|r| r.split(',').collect()).collect();
         assert_eq!(samples.len(), 1, "{body}");
-        assert_eq!(samples[0][column("threadName")], "TG 1-1", "{body}");
-        assert_eq!(samples[0][column("label")], "GET home", "{body}");
+        assert_eq!(samples[0]["threadName"], "TG 1-1", "{body}");
+        assert_eq!(samples[0]["label"], "GET home", "{body}");
         assert!(!body.contains("${"), "{body}");
         assert!(!stderr.contains("${threadGroupName}"), "{stderr}");
         assert_eq!(*lines.lock().unwrap(), ["GET /thread/1 HTTP/1.1"]);
@@ -782,9 +763,8 @@ mod resolved_names {
     /// {{rand_int 3 5}}: three iterations of one user send n=0, 1, 2.
     #[test]
     fn counter_and_random_variable_values_reach_the_server() {
-        let (server, lines) = recording_server();
-        let dir = temp_dir("jmeter-counter");
-        let plan = dir.join("counter.jmx");
+        let (server, lines) = crate::recording_server();
+        let plan = temp_dir("jmeter-counter").join("counter.jmx");
         let configs = r#"<CounterConfig guiclass="CounterConfigGui" testclass="CounterConfig" testname="n">
           <stringProp name="CounterConfig.start">0</stringProp>
           <stringProp name="CounterConfig.end"></stringProp>
@@ -811,12 +791,7 @@ mod resolved_names {
                 "<stringProp name=\"LoopController.loops\">1<",
                 "<stringProp name=\"LoopController.loops\">3<",
             );
-        std::fs::write(&plan, jmx).unwrap();
-        let port = format!("-Jport={}", server.addr().port());
-        let plan_arg = plan.display().to_string();
-        let out = jmeter(&["-n", "-t", &plan_arg, &port]);
-        let stderr = text(&out.stderr);
-        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        run_without_jtl(&plan, &jmx, &server);
         let seen = lines.lock().unwrap().clone();
         assert_eq!(seen.len(), 3, "{seen:?}");
         for (i, line) in seen.iter().enumerate() {
@@ -834,9 +809,8 @@ mod resolved_names {
     /// server through the `--resolve` it maps to.
     #[test]
     fn a_dns_cache_managers_static_host_is_resolved_as_listed() {
-        let (server, lines) = recording_server();
-        let dir = temp_dir("jmeter-dns");
-        let plan = dir.join("dns.jmx");
+        let (server, lines) = crate::recording_server();
+        let plan = temp_dir("jmeter-dns").join("dns.jmx");
         let manager = r#"<DNSCacheManager guiclass="DNSCachePanel" testclass="DNSCacheManager" testname="dns">
           <collectionProp name="DNSCacheManager.servers"/>
           <collectionProp name="DNSCacheManager.hosts">
@@ -855,12 +829,7 @@ mod resolved_names {
             "<stringProp name=\"HTTPSampler.domain\">api.test<",
         );
         assert!(jmx.contains("api.test<"), "the plan names api.test");
-        std::fs::write(&plan, jmx).unwrap();
-        let port = format!("-Jport={}", server.addr().port());
-        let plan_arg = plan.display().to_string();
-        let out = jmeter(&["-n", "-t", &plan_arg, &port]);
-        let stderr = text(&out.stderr);
-        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        let stderr = run_without_jtl(&plan, &jmx, &server);
         assert!(
             stderr.contains("its static hosts are run as --resolve api.test:"),
             "{stderr}"

@@ -147,15 +147,22 @@ impl Drop for RawServer {
 /// Reads one request head (up to the blank line) from a blocking stream;
 /// false when the peer closed first.
 pub fn read_request_head(stream: &mut TcpStream) -> bool {
+    read_request_line(stream).is_some()
+}
+
+/// Reads one request head from a blocking stream and gives its request
+/// line (`GET /p HTTP/1.1`); None when the peer closed first.
+pub fn read_request_line(stream: &mut TcpStream) -> Option<String> {
     let mut seen = Vec::new();
     let mut byte = [0u8; 1];
     while !seen.ends_with(b"\r\n\r\n") {
         match stream.read(&mut byte) {
             Ok(1) => seen.push(byte[0]),
-            _ => return false,
+            _ => return None,
         }
     }
-    true
+    let head = String::from_utf8_lossy(&seen);
+    Some(head.lines().next().unwrap_or("").to_string())
 }
 
 /// Answers every request on the connection with `response`, keeping it open.
