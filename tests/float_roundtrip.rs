@@ -2,7 +2,7 @@
 //! `stampede report FILE` prints what the fresh command printed. Means of
 //! HDR figures (three significant digits) land on rounding ties such as
 //! 15.815 ms often; a parse one unit in the last place off turns "15.81"
-//! into "15.82" (seen as a flaky tests/trust_results.rs). serde_json parses
+//! into "15.82" (seen as a flaky tests/result_files.rs). serde_json parses
 //! floats exactly only with its `float_roundtrip` feature.
 
 #[test]

@@ -561,7 +561,7 @@ fn an_x509_version_1_client_certificate_is_not_refused_before_connecting() {
     // `openssl x509 -req` without extensions makes version 1 certificates,
     // as many tutorials do; a client sends its own as it is (curl, ab), so
     // the run goes on to connect (nothing listens on port 1). nginx taking
-    // one is tests/trial23_v1_client_cert.rs.
+    // one is tests/tls_v1_client_cert.rs.
     let openssl = stampede_testkit::require_tool!("openssl");
     let pki = pki("mtls-v1");
     let dir = pki.ca.parent().unwrap().to_path_buf();

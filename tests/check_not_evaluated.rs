@@ -1,4 +1,4 @@
-//! Issue 23's trial, D10: a check that no response reached (every body
+//! A check that no response reached (every body
 //! failed to decode, so no check ran) is shown as not evaluated, not as
 //! 100% passed; the JSON keeps its counts (0 passed, 0 failed) and no ratio.
 

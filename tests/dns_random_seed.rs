@@ -1,4 +1,4 @@
-//! Issue 23's trial, D2: `--dns random` draws each worker's addresses from
+//! `--dns random` draws each worker's addresses from
 //! a seed of its own run (not the same fixed seed every time), so runs
 //! differ from their first connection and every address gets connections.
 //! The built-in target listens on 0.0.0.0, so 127.0.0.1–3 all answer.

@@ -1,4 +1,4 @@
-//! Issue 23's trial, D9: a negative count (`--redirects -1`, `-n -5`, …)
+//! A negative count (`--redirects -1`, `-n -5`, …)
 //! reaches the option's parser and is refused with its range, exit 2,
 //! instead of clap's "unexpected argument" and its wrong `-- -1` tip.
 

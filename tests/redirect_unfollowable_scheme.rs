@@ -1,4 +1,4 @@
-//! Issue 23's trial, D12: a redirect to a scheme stampede cannot follow
+//! A redirect to a scheme stampede cannot follow
 //! (`ftp://…`) is not followed: its 3xx is the response, counted with the
 //! redirects not followed, and the summary's Redirects line says so.
 

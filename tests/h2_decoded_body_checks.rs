@@ -1,4 +1,4 @@
-//! Issue 23's trial, D1: over HTTP/2 a check on the body sees the decoded
+//! Over HTTP/2 a check on the body sees the decoded
 //! body (as over HTTP/1.1), and a check does not stop `--decode` from
 //! counting the decoded bytes.
 

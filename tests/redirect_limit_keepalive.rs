@@ -1,4 +1,4 @@
-//! Issue 23's trial, D3 and D6: a redirect past `--redirects N` is read in
+//! A redirect past `--redirects N` is read in
 //! full, so its keep-alive connection stays for the next request (as a 404's
 //! does), and a hop that fails (here its origin's certificate is not
 //! trusted) is a failed request without backing off the slot's own

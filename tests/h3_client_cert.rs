@@ -1,4 +1,4 @@
-//! Issue 23's trial, D5: over HTTP/3 a server that refuses a missing client
+//! Over HTTP/3 a server that refuses a missing client
 //! certificate closes each QUIC connection with a CRYPTO_ERROR; every
 //! request that fails for it is the `tls` class, whether the close reached
 //! it during the handshake, as the HTTP/3 session began or on a stream.

@@ -1,4 +1,4 @@
-//! Issue 23's trial, D4: an X.509 version 1 client certificate (what
+//! An X.509 version 1 client certificate (what
 //! `openssl x509 -req` makes without `-extfile`) is presented as curl and ab
 //! present it: a TLS client does not verify its own certificate, and nginx
 //! with `ssl_verify_client on` accepts it (its log shows the subject). A key
