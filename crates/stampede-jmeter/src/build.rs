@@ -254,6 +254,8 @@ impl<'e> Builder<'_> {
         }
         names.runtime = feeds.iter().flat_map(|f| f.1.iter().cloned()).collect();
         extracted_names(&e.children, &scope.extractors, &mut names.runtime);
+        // This group's counters, apart from any other group's.
+        names.counters = Default::default();
         for config in &scope.generated {
             let mut notes = Vec::new();
             let value = generated(config, &names, &mut notes);
@@ -265,10 +267,20 @@ impl<'e> Builder<'_> {
                 Ok((name, Value::Slot(slot))) => {
                     names.slots.insert(name, slot);
                 }
+                Ok((name, Value::Counter(_))) if names.runtime.contains(&name) => self.unsupported(
+                    config,
+                    format!("the variable {name} is also set by a CSV column, an extractor or another Counter; one variable holds one value here"),
+                ),
+                Ok((name, Value::Counter(spec))) => {
+                    names.runtime.push(name);
+                    names.counters.borrow_mut().push(spec);
+                }
                 Err(error) => self.failed(config, error)?,
             }
         }
+        counters_stored_into(e, &scope, &mut names);
         self.dropped = 0;
+        let counters = names.counters.clone();
         let saved = std::mem::replace(&mut self.names, names);
         let mut steps = Vec::new();
         let walked = self.level(&e.children, &scope, &mut steps, false);
@@ -294,6 +306,7 @@ impl<'e> Builder<'_> {
         self.names = saved;
         match settings {
             Ok(Some(mut group)) => {
+                group.counters = counters.take();
                 if let Some(dns) = scope.dns {
                     match crate::dns::resolve(dns, &group.steps) {
                         Ok((resolve, note)) => {
@@ -497,4 +510,41 @@ fn extracted_names(children: &[Element], outer: &[&Element], out: &mut Vec<Strin
         }
     }
     walk(children, &mut add);
+}
+
+/// The variables a `${__counter(X,NAME)}` stores into, in the group's
+/// subtree or the test-plan-level config in its scope: declared as that
+/// counter before anything is translated, so a `${NAME}` met before the
+/// function reads the counter's last value (empty before its first use).
+fn counters_stored_into(group: &Element, scope: &Scope<'_>, names: &mut Names) {
+    let mut found = Vec::new();
+    let mut add = |text: &str| found.extend(crate::functions::counter_variables(text));
+    texts(group, &mut add);
+    for e in scope.headers.iter().chain(&scope.defaults) {
+        texts(e, &mut add);
+    }
+    for (name, per_thread) in found {
+        let taken = names.runtime.contains(&name) || names.constants.contains_key(&name);
+        if !taken {
+            let shared = !per_thread.eq_ignore_ascii_case("true");
+            let spec = crate::functions::use_counter(&name, shared);
+            names.counters.borrow_mut().push(spec);
+            names.runtime.push(name);
+        }
+    }
+}
+
+/// Every text property of `e`, its nested elements and enabled children.
+fn texts(e: &Element, add: &mut dyn FnMut(&str)) {
+    fn prop(p: &Prop, add: &mut dyn FnMut(&str)) {
+        match p {
+            Prop::Text(text) => add(text),
+            Prop::Element(e) => texts(e, add),
+            Prop::List(list) => list.iter().for_each(|(_, p)| prop(p, add)),
+        }
+    }
+    e.props.iter().for_each(|(_, p)| prop(p, add));
+    for child in e.children.iter().filter(|c| c.enabled) {
+        texts(child, add);
+    }
 }

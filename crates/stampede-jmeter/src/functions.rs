@@ -7,7 +7,10 @@
 //! (`${user}` is `{{user}}`). A `{{` that was literal JMeter text is written
 //! `\{{`, so stampede reads it as the literal it was.
 
+use stampede_workload::{Advance, CounterSpec};
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 
 /// What names mean while translating one element's text.
 #[derive(Debug, Default, Clone)]
@@ -25,6 +28,10 @@ pub struct Names {
     pub slots: HashMap<String, String>,
     /// The .jmx file's directory: where `${__FileToString(...)}` paths start.
     pub base: std::path::PathBuf,
+    /// The thread group's counters (its Counters, and one per
+    /// `${__counter}` translated), shared by every clone of these names
+    /// made while its elements are mapped (build.rs takes them for the group).
+    pub counters: Rc<RefCell<Vec<CounterSpec>>>,
 }
 
 /// Why a text could not be translated.
@@ -293,14 +300,8 @@ fn expression(inner: &str, names: &Names) -> Result<Translated, FnError> {
         // from the thread's name, `Group 1-1`), stampede's `conn` from 0.
         "threadNum" => out.pieces.push(Piece::Slot("thread_num".into())),
         "counter" => {
-            if args.len() > 1 && !arg(1)?.trim().is_empty() {
-                return Err(unsupported("storing the value in a variable is not mapped"));
-            }
-            // TRUE: each user counts on its own (its iteration); FALSE: one
-            // counter shared by all users (the run's request sequence).
-            let per_user = arg(0)?.trim().eq_ignore_ascii_case("true");
-            out.pieces
-                .push(Piece::Slot(if per_user { "iter" } else { "seq" }.into()));
+            let name = counter(&arg(0)?, &arg(1)?, names).map_err(|why| unsupported(&why))?;
+            out.pieces.push(Piece::Slot(format!("next {name}")));
         }
         // IntSum.java: each argument Integer.parseInt, summed as a Java
         // int (wrapping); a last argument that is not a number names a
@@ -330,6 +331,64 @@ fn expression(inner: &str, names: &Names) -> Result<Translated, FnError> {
         _ => return Err(unsupported("this function has no stampede equivalent")),
     }
     Ok(out)
+}
+
+/// IterationCounter.execute: each evaluation adds 1 to the count and gives
+/// it (so from 1), per thread when the first argument is `true`
+/// (Boolean.parseBoolean: any case, not trimmed), else over all threads;
+/// a second argument names a variable that keeps the value. Each
+/// `${__counter}` is its own function instance in JMeter: here each one
+/// translated gets a counter of its own (`__counter_N`), advanced at each
+/// `{{next}}` rendered; one storing into a variable is the counter of that
+/// name (build.rs declares it before the walk, so `${name}` before it reads
+/// it), shared by the occurrences that store there.
+fn counter(per_thread: &str, variable: &str, names: &Names) -> Result<String, String> {
+    let shared = !per_thread.eq_ignore_ascii_case("true");
+    let variable = variable.trim();
+    let mut counters = names.counters.borrow_mut();
+    if variable.is_empty() {
+        let name = format!("__counter_{}", counters.len() + 1);
+        counters.push(use_counter(&name, shared));
+        return Ok(name);
+    }
+    match counters.iter().find(|c| c.name == variable) {
+        Some(c) if c.advance == Advance::Use && c.shared == shared => Ok(variable.to_string()),
+        Some(_) => Err(format!(
+            "the variable {variable} is also set by a Counter or by a __counter of the other kind (per thread and shared); one variable holds one count here"
+        )),
+        None => Err(format!(
+            "the variable {variable} is set elsewhere in the plan (a CSV column, an extractor or a variable); one variable holds one value here"
+        )),
+    }
+}
+
+/// A `${__counter}`'s count: from 1 by 1, advanced at each use.
+pub(crate) fn use_counter(name: &str, shared: bool) -> CounterSpec {
+    CounterSpec {
+        shared,
+        advance: Advance::Use,
+        ..CounterSpec::new(name, 1)
+    }
+}
+
+/// The variables `${__counter(X,NAME)}` stores into anywhere in `text`,
+/// with the function's first argument: build.rs declares them before the
+/// group's elements are translated.
+pub(crate) fn counter_variables(text: &str) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("${__counter(") {
+        let after = &rest[at + 2..];
+        let Some(end) = closing(after) else { break };
+        let inner = &after[..end];
+        let call = &inner["__counter(".len()..];
+        let args = split_args(call.strip_suffix(')').unwrap_or(call));
+        if let Some(name) = args.get(1).map(|n| n.trim()).filter(|n| !n.is_empty()) {
+            found.push((name.to_string(), args[0].clone()));
+        }
+        rest = &after[end + 1..];
+    }
+    found
 }
 
 /// Java's URLEncoder: `A-Za-z0-9.-*_` kept, space as `+`, the rest `%XX`.
@@ -424,17 +483,56 @@ mod tests {
             t("id=${__UUID()}&t=${__time()}"),
             "id={{uuid}}&t={{now_ms}}"
         );
-        assert_eq!(
-            t("${__threadNum}-${__counter(FALSE,)}"),
-            "{{thread_num}}-{{seq}}"
-        );
-        assert_eq!(t("${__counter(TRUE)}"), "{{iter}}");
+        assert_eq!(t("${__threadNum}"), "{{thread_num}}");
         assert_eq!(t("${__RandomString(8,)}"), "{{rand_str 8}}");
         assert_eq!(t("${__UUID}"), "{{uuid}}");
         let encoded = translate("a b&${user}/é", &names())
             .unwrap()
             .encoded_template();
         assert_eq!(encoded, "a+b%26{{user}}%2F%C3%A9");
+    }
+
+    /// IterationCounter.java, execute: `${__counter(TRUE,)}` counts each
+    /// evaluation from 1 per thread, `FALSE` over all threads; each
+    /// occurrence is its own function instance, so its own count.
+    #[test]
+    fn counters_count_each_evaluation_from_one() {
+        let names = names();
+        let t = |text: &str| translate(text, &names).unwrap().template();
+        assert_eq!(t("/a/${__counter(TRUE,)}"), "/a/{{next __counter_1}}");
+        assert_eq!(t("${__counter(FALSE)}"), "{{next __counter_2}}");
+        // Boolean.parseBoolean takes " TRUE" (not trimmed) as false.
+        assert_eq!(t("${__counter( TRUE,)}"), "{{next __counter_3}}");
+        let declared = names.counters.borrow().clone();
+        assert_eq!(
+            declared,
+            [
+                use_counter("__counter_1", false),
+                use_counter("__counter_2", true),
+                use_counter("__counter_3", true),
+            ]
+        );
+        // Storing into a variable: the counter of that name, declared first.
+        names.counters.borrow_mut().push(use_counter("c", false));
+        assert_eq!(
+            t("${__counter(true, c )}/${__counter(TRUE,c)}"),
+            "{{next c}}/{{next c}}"
+        );
+        assert!(matches!(
+            translate("${__counter(FALSE,c)}", &names),
+            Err(FnError::Unsupported(_))
+        ));
+        assert!(matches!(
+            translate("${__counter(TRUE,user)}", &names),
+            Err(FnError::Unsupported(_))
+        ));
+        assert_eq!(
+            counter_variables("a ${__counter(TRUE,c)} ${__counter(FALSE,)} ${__counter(x, d )}"),
+            [
+                ("c".to_string(), "TRUE".to_string()),
+                ("d".into(), "x".into())
+            ]
+        );
     }
 
     #[test]

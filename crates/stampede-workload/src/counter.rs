@@ -51,6 +51,31 @@ impl CounterSpec {
     }
 }
 
+impl CounterSpec {
+    /// `value` as DecimalFormat writes it with `width` zeros: the sign,
+    /// then the digits padded to `width`.
+    pub fn write<'b>(&self, value: i64, buffer: &'b mut [u8; 64]) -> &'b [u8] {
+        let mut digits = itoa::Buffer::new();
+        let digits = digits.format(value.unsigned_abs()).as_bytes();
+        let mut len = 0;
+        if value < 0 {
+            buffer[0] = b'-';
+            len = 1;
+        }
+        let pad = self.width.min(40).saturating_sub(digits.len());
+        buffer[len..len + pad].fill(b'0');
+        len += pad;
+        buffer[len..len + digits.len()].copy_from_slice(digits);
+        &buffer[..len + digits.len()]
+    }
+
+    /// `value` as [`write`](Self::write) writes it.
+    pub fn text(&self, value: i64) -> String {
+        let mut buffer = [0u8; 64];
+        String::from_utf8_lossy(self.write(value, &mut buffer)).into_owned()
+    }
+}
+
 /// A counter of one group, with the shared sequence's state; the
 /// per-user state is in each user's [`VarStore`].
 #[derive(Debug)]
@@ -98,7 +123,7 @@ impl Counter {
             self.next_per_user(store.counter(self.state, self.spec.start))
         };
         let mut text = [0u8; 64];
-        let text = self.format(value, &mut text);
+        let text = self.spec.write(value, &mut text);
         store.set(self.slot, text);
         if let Some(out) = out {
             out.extend_from_slice(text);
@@ -138,23 +163,6 @@ impl Counter {
             })
             .unwrap_or_else(|stored| stored);
         current(stored)
-    }
-
-    /// `value` as DecimalFormat writes it with `width` zeros: the sign,
-    /// then the digits padded to `width`.
-    fn format<'b>(&self, value: i64, buffer: &'b mut [u8; 64]) -> &'b [u8] {
-        let mut digits = itoa::Buffer::new();
-        let digits = digits.format(value.unsigned_abs()).as_bytes();
-        let mut len = 0;
-        if value < 0 {
-            buffer[0] = b'-';
-            len = 1;
-        }
-        let pad = self.spec.width.min(40).saturating_sub(digits.len());
-        buffer[len..len + pad].fill(b'0');
-        len += pad;
-        buffer[len..len + digits.len()].copy_from_slice(digits);
-        &buffer[..len + digits.len()]
     }
 }
 
