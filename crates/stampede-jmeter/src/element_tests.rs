@@ -186,7 +186,7 @@ fn counters_map_to_group_counters_or_are_refused_with_the_reason() {
         incr: 2,
         ..CounterSpec::new("n", 1)
     };
-    assert_eq!(counters, [expected.clone()]);
+    assert_eq!(counters, std::slice::from_ref(&expected));
     let shaped = per_user
         .replace(
             "\"CounterConfig.end\"></stringProp>",
