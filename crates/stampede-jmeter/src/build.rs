@@ -273,7 +273,7 @@ impl<'e> Builder<'_> {
                 ),
                 Ok((name, Value::Counter(spec))) => {
                     names.runtime.push(name);
-                    names.counters.borrow_mut().push(spec);
+                    names.counters.borrow_mut().specs.push(spec);
                 }
                 Err(error) => self.failed(config, error)?,
             }
@@ -306,7 +306,7 @@ impl<'e> Builder<'_> {
         self.names = saved;
         match settings {
             Ok(Some(mut group)) => {
-                group.counters = counters.take();
+                group.counters = counters.take().specs;
                 if let Some(dns) = scope.dns {
                     match crate::dns::resolve(dns, &group.steps) {
                         Ok((resolve, note)) => {
@@ -384,8 +384,17 @@ impl<'e> Builder<'_> {
                     );
                     return Ok(());
                 };
+                // Each pass after the first walks the same elements:
+                // their `${__counter}`s keep the first pass's counters.
+                let book = self.names.counters.clone();
+                let from = book.borrow().mark();
+                let mut to = None;
                 for _ in 0..times {
+                    if let Some(to) = to {
+                        book.borrow_mut().repeat(from, to);
+                    }
                     self.level(&e.children, &scope, steps, true)?;
+                    to.get_or_insert(book.borrow().mark());
                 }
                 return Ok(());
             }
@@ -518,17 +527,17 @@ fn extracted_names(children: &[Element], outer: &[&Element], out: &mut Vec<Strin
 /// function reads the counter's last value (empty before its first use).
 fn counters_stored_into(group: &Element, scope: &Scope<'_>, names: &mut Names) {
     let mut found = Vec::new();
-    let mut add = |text: &str| found.extend(crate::functions::counter_variables(text));
+    let mut add = |text: &str| found.extend(crate::counter_book::counter_variables(text));
     texts(group, &mut add);
     for e in scope.headers.iter().chain(&scope.defaults) {
         texts(e, &mut add);
     }
     for (name, per_thread) in found {
         let taken = names.runtime.contains(&name) || names.constants.contains_key(&name);
-        if !taken {
+        if !taken && crate::variables::is_variable_name(&name) {
             let shared = !per_thread.eq_ignore_ascii_case("true");
-            let spec = crate::functions::use_counter(&name, shared);
-            names.counters.borrow_mut().push(spec);
+            let spec = crate::counter_book::use_counter(&name, shared);
+            names.counters.borrow_mut().specs.push(spec);
             names.runtime.push(name);
         }
     }

@@ -321,3 +321,52 @@ fn a_group_whose_samplers_were_all_left_out_says_so() {
         plan.notes
     );
 }
+
+/// A Loop Controller's pass, `loops` times over `body`.
+fn looped(loops: u32, body: &str) -> String {
+    format!(
+        r#"<LoopController testclass="LoopController" testname="loop">
+          <stringProp name="LoopController.loops">{loops}</stringProp>
+        </LoopController>
+        <hashTree>{body}</hashTree>"#
+    )
+}
+
+/// CompoundVariable.getNamedFunction makes one IterationCounter per
+/// `${__counter}` written; a sampler a Loop Controller repeats evaluates
+/// that one function at each pass (IterationCounter.execute), so every
+/// pass of the mapped loop, nested loops included, advances one counter.
+#[test]
+fn a_counter_repeated_by_a_loop_controller_is_one_counter() {
+    let sampler = |path: &str| {
+        GET.replace(
+            "\"HTTPSampler.path\">/",
+            &format!("\"HTTPSampler.path\">/{path}"),
+        )
+    };
+    let inner = looped(
+        2,
+        &format!("{}<hashTree/>", sampler("i${__counter(TRUE,)}")),
+    );
+    let body = format!(
+        "{}<hashTree/>{}",
+        sampler("a${__counter(FALSE,)}"),
+        looped(
+            3,
+            &format!("{inner}{}<hashTree/>", sampler("o${__counter(TRUE,)}"))
+        )
+    );
+    let plan = map(&body, &[]).unwrap();
+    let urls: Vec<&str> = plan.groups[0]
+        .steps
+        .iter()
+        .map(|s| s.url.rsplit('/').next().unwrap())
+        .collect();
+    let (a, i, o) = (
+        "a{{next __counter_1}}",
+        "i{{next __counter_2}}",
+        "o{{next __counter_3}}",
+    );
+    assert_eq!(urls, [a, i, i, o, i, i, o, i, i, o]);
+    assert_eq!(plan.groups[0].counters.len(), 3);
+}

@@ -7,7 +7,7 @@
 //! (`${user}` is `{{user}}`). A `{{` that was literal JMeter text is written
 //! `\{{`, so stampede reads it as the literal it was.
 
-use stampede_workload::{Advance, CounterSpec};
+use crate::counter_book::{counter, CounterBook};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -28,10 +28,10 @@ pub struct Names {
     pub slots: HashMap<String, String>,
     /// The .jmx file's directory: where `${__FileToString(...)}` paths start.
     pub base: std::path::PathBuf,
-    /// The thread group's counters (its Counters, and one per
-    /// `${__counter}` translated), shared by every clone of these names
-    /// made while its elements are mapped (build.rs takes them for the group).
-    pub counters: Rc<RefCell<Vec<CounterSpec>>>,
+    /// The thread group's counters (its Counters and `${__counter}`s),
+    /// shared by every clone of these names made while its elements are
+    /// mapped (build.rs takes them for the group).
+    pub counters: Rc<RefCell<CounterBook>>,
 }
 
 /// Why a text could not be translated.
@@ -182,7 +182,7 @@ pub fn element_name(text: &str, names: &Names) -> String {
 }
 
 /// The index of the `}` closing an expression that began just before `text`.
-fn closing(text: &str) -> Option<usize> {
+pub(crate) fn closing(text: &str) -> Option<usize> {
     let (mut depth, mut escaped) = (0usize, false);
     for (i, c) in text.char_indices() {
         match c {
@@ -333,64 +333,6 @@ fn expression(inner: &str, names: &Names) -> Result<Translated, FnError> {
     Ok(out)
 }
 
-/// IterationCounter.execute: each evaluation adds 1 to the count and gives
-/// it (so from 1), per thread when the first argument is `true`
-/// (Boolean.parseBoolean: any case, not trimmed), else over all threads;
-/// a second argument names a variable that keeps the value. Each
-/// `${__counter}` is its own function instance in JMeter: here each one
-/// translated gets a counter of its own (`__counter_N`), advanced at each
-/// `{{next}}` rendered; one storing into a variable is the counter of that
-/// name (build.rs declares it before the walk, so `${name}` before it reads
-/// it), shared by the occurrences that store there.
-fn counter(per_thread: &str, variable: &str, names: &Names) -> Result<String, String> {
-    let shared = !per_thread.eq_ignore_ascii_case("true");
-    let variable = variable.trim();
-    let mut counters = names.counters.borrow_mut();
-    if variable.is_empty() {
-        let name = format!("__counter_{}", counters.len() + 1);
-        counters.push(use_counter(&name, shared));
-        return Ok(name);
-    }
-    match counters.iter().find(|c| c.name == variable) {
-        Some(c) if c.advance == Advance::Use && c.shared == shared => Ok(variable.to_string()),
-        Some(_) => Err(format!(
-            "the variable {variable} is also set by a Counter or by a __counter of the other kind (per thread and shared); one variable holds one count here"
-        )),
-        None => Err(format!(
-            "the variable {variable} is set elsewhere in the plan (a CSV column, an extractor or a variable); one variable holds one value here"
-        )),
-    }
-}
-
-/// A `${__counter}`'s count: from 1 by 1, advanced at each use.
-pub(crate) fn use_counter(name: &str, shared: bool) -> CounterSpec {
-    CounterSpec {
-        shared,
-        advance: Advance::Use,
-        ..CounterSpec::new(name, 1)
-    }
-}
-
-/// The variables `${__counter(X,NAME)}` stores into anywhere in `text`,
-/// with the function's first argument: build.rs declares them before the
-/// group's elements are translated.
-pub(crate) fn counter_variables(text: &str) -> Vec<(String, String)> {
-    let mut found = Vec::new();
-    let mut rest = text;
-    while let Some(at) = rest.find("${__counter(") {
-        let after = &rest[at + 2..];
-        let Some(end) = closing(after) else { break };
-        let inner = &after[..end];
-        let call = &inner["__counter(".len()..];
-        let args = split_args(call.strip_suffix(')').unwrap_or(call));
-        if let Some(name) = args.get(1).map(|n| n.trim()).filter(|n| !n.is_empty()) {
-            found.push((name.to_string(), args[0].clone()));
-        }
-        rest = &after[end + 1..];
-    }
-    found
-}
-
 /// Java's URLEncoder: `A-Za-z0-9.-*_` kept, space as `+`, the rest `%XX`.
 pub(crate) fn form_encode(text: &str) -> String {
     let mut out = String::new();
@@ -428,7 +370,7 @@ pub(crate) fn form_decode(text: &str) -> Option<String> {
 }
 
 /// Splits a function's arguments on unescaped commas outside nested calls.
-fn split_args(text: &str) -> Vec<String> {
+pub(crate) fn split_args(text: &str) -> Vec<String> {
     let mut args = Vec::new();
     let mut current = String::new();
     let (mut depth, mut chars) = (0usize, text.chars());
@@ -497,13 +439,14 @@ mod tests {
     /// occurrence is its own function instance, so its own count.
     #[test]
     fn counters_count_each_evaluation_from_one() {
+        use crate::counter_book::{counter_variables, use_counter};
         let names = names();
         let t = |text: &str| translate(text, &names).unwrap().template();
         assert_eq!(t("/a/${__counter(TRUE,)}"), "/a/{{next __counter_1}}");
         assert_eq!(t("${__counter(FALSE)}"), "{{next __counter_2}}");
         // Boolean.parseBoolean takes " TRUE" (not trimmed) as false.
         assert_eq!(t("${__counter( TRUE,)}"), "{{next __counter_3}}");
-        let declared = names.counters.borrow().clone();
+        let declared = names.counters.borrow().specs.clone();
         assert_eq!(
             declared,
             [
@@ -513,7 +456,11 @@ mod tests {
             ]
         );
         // Storing into a variable: the counter of that name, declared first.
-        names.counters.borrow_mut().push(use_counter("c", false));
+        names
+            .counters
+            .borrow_mut()
+            .specs
+            .push(use_counter("c", false));
         assert_eq!(
             t("${__counter(true, c )}/${__counter(TRUE,c)}"),
             "{{next c}}/{{next c}}"
@@ -522,10 +469,12 @@ mod tests {
             translate("${__counter(FALSE,c)}", &names),
             Err(FnError::Unsupported(_))
         ));
-        assert!(matches!(
-            translate("${__counter(TRUE,user)}", &names),
-            Err(FnError::Unsupported(_))
-        ));
+        for taken_or_bad in ["${__counter(TRUE,user)}", "${__counter(TRUE,a b)}"] {
+            assert!(matches!(
+                translate(taken_or_bad, &names),
+                Err(FnError::Unsupported(_))
+            ));
+        }
         assert_eq!(
             counter_variables("a ${__counter(TRUE,c)} ${__counter(FALSE,)} ${__counter(x, d )}"),
             [

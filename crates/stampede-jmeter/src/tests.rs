@@ -105,7 +105,7 @@ fn the_shop_plan_maps_group_by_group() {
     // over all threads, from 1.
     assert_eq!(
         pollers.counters,
-        [crate::functions::use_counter("__counter_1", true)]
+        [crate::counter_book::use_counter("__counter_1", true)]
     );
 }
 

@@ -110,7 +110,7 @@ fn decimal_format_width(pattern: &str) -> Option<usize> {
 }
 
 /// A name a stampede template can use: letters, digits, `_`, `-` and `.`.
-fn is_variable_name(name: &str) -> bool {
+pub(crate) fn is_variable_name(name: &str) -> bool {
     !name.is_empty()
         && name
             .bytes()
