@@ -433,7 +433,7 @@ impl<'e> Builder<'_> {
         step.name = element_name(&step.name, names);
         let mut headers: Vec<(String, String)> = std::mem::take(&mut step.headers);
         for manager in &scope.headers {
-            for (_, prop) in manager.list("HeaderManager.headers") {
+            for (place, (_, prop)) in manager.list("HeaderManager.headers").iter().enumerate() {
                 let Prop::Element(header) = prop else {
                     continue;
                 };
@@ -443,7 +443,11 @@ impl<'e> Builder<'_> {
                 if step.multipart && name.trim().eq_ignore_ascii_case("content-type") {
                     continue;
                 }
-                let value = template(header.text("Header.value").unwrap_or(""), names)?;
+                // One function per value in JMeter, whatever sampler sends it.
+                names.counters.borrow_mut().enter_site(manager.line, place);
+                let value = template(header.text("Header.value").unwrap_or(""), names);
+                names.counters.borrow_mut().leave_site();
+                let value = value?;
                 headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name.trim()));
                 headers.push((name.trim().to_string(), value));
             }

@@ -3,10 +3,12 @@
 //! [...]` will declare them. A Loop Controller's children are mapped once
 //! per loop; their `${__counter}`s are one function each in JMeter, so a
 //! repeated pass hands out the counters the first pass made
-//! ([`CounterBook::repeat`]).
+//! ([`CounterBook::repeat`]). A Header Manager's value is translated for
+//! every sampler in its scope; it is one function in JMeter too, so its
+//! counters are found again by where they are written ([`CounterBook::enter_site`]).
 
 use stampede_workload::{Advance, CounterSpec};
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
 /// The group's counters, and the `${__counter}` names handed out so far.
 #[derive(Debug, Default)]
@@ -16,6 +18,11 @@ pub struct CounterBook {
     handed: Vec<String>,
     /// The names a repeated pass hands out again, next first.
     replay: VecDeque<String>,
+    /// The config element text being translated: its element's line, its
+    /// place in the element, and the `${__counter}`s met in it so far.
+    site: Option<(u32, usize, usize)>,
+    /// The counters of config element texts, by line, place and order.
+    sited: HashMap<(u32, usize, usize), String>,
 }
 
 impl CounterBook {
@@ -33,14 +40,40 @@ impl CounterBook {
         }
     }
 
-    /// A counter of its own for one `${__counter}` without a variable.
+    /// What is translated next is text `place` of the config element on
+    /// `line`, until [`leave_site`](Self::leave_site).
+    pub fn enter_site(&mut self, line: u32, place: usize) {
+        self.site = Some((line, place, 0));
+    }
+
+    pub fn leave_site(&mut self) {
+        self.site = None;
+    }
+
+    /// A counter of its own for one `${__counter}` without a variable: the
+    /// one made for the same place before, in a config element's text.
     fn anonymous(&mut self, shared: bool) -> String {
-        let name = self.replay.pop_front().unwrap_or_else(|| {
-            let name = format!("__counter_{}", self.specs.len() + 1);
-            self.specs.push(use_counter(&name, shared));
-            name
-        });
+        if let Some((line, place, order)) = self.site.as_mut() {
+            let key = (*line, *place, *order);
+            *order += 1;
+            if let Some(name) = self.sited.get(&key) {
+                return name.clone();
+            }
+            let name = self.create(shared);
+            self.sited.insert(key, name.clone());
+            return name;
+        }
+        let name = match self.replay.pop_front() {
+            Some(name) => name,
+            None => self.create(shared),
+        };
         self.handed.push(name.clone());
+        name
+    }
+
+    fn create(&mut self, shared: bool) -> String {
+        let name = format!("__counter_{}", self.specs.len() + 1);
+        self.specs.push(use_counter(&name, shared));
         name
     }
 }

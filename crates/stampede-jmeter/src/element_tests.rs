@@ -370,3 +370,45 @@ fn a_counter_repeated_by_a_loop_controller_is_one_counter() {
     assert_eq!(urls, [a, i, i, o, i, i, o, i, i, o]);
     assert_eq!(plan.groups[0].counters.len(), 3);
 }
+
+/// A Header Manager's value is one CompoundVariable, so one
+/// IterationCounter, for every sampler in its scope: both samplers' `X-Id`
+/// advance one counter, and a second header has its own.
+#[test]
+fn a_counter_in_a_header_manager_is_one_counter_for_its_samplers() {
+    let manager = r#"<HeaderManager testclass="HeaderManager" testname="ids">
+          <collectionProp name="HeaderManager.headers">
+            <elementProp name="" elementType="Header">
+              <stringProp name="Header.name">X-Id</stringProp>
+              <stringProp name="Header.value">${__counter(FALSE,)}</stringProp>
+            </elementProp>
+            <elementProp name="" elementType="Header">
+              <stringProp name="Header.name">X-Mine</stringProp>
+              <stringProp name="Header.value">${__counter(TRUE,)}-${__counter(TRUE,)}</stringProp>
+            </elementProp>
+          </collectionProp>
+        </HeaderManager>
+        <hashTree/>"#;
+    let body = format!(
+        "{manager}{GET}<hashTree/>{}",
+        looped(2, &format!("{GET}<hashTree/>"))
+    );
+    let plan = map(&body, &[]).unwrap();
+    let group = &plan.groups[0];
+    for step in &group.steps {
+        let headers: Vec<(&str, &str)> = step
+            .headers
+            .iter()
+            .map(|(n, v)| (n.as_str(), v.as_str()))
+            .collect();
+        assert_eq!(
+            headers[headers.len() - 2..],
+            [
+                ("X-Id", "{{next __counter_1}}"),
+                ("X-Mine", "{{next __counter_2}}-{{next __counter_3}}")
+            ]
+        );
+    }
+    assert_eq!(group.steps.len(), 3);
+    assert_eq!(group.counters.len(), 3);
+}
