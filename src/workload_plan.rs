@@ -12,8 +12,8 @@ use stampede_engine::http1::encode_request_to;
 use stampede_engine::{GroupWork, StepWork, WorkloadSpec};
 use stampede_plan::{Header, LoadModel, MixEntry, Plan, RequestSpec, Target};
 use stampede_workload::{
-    parse_var, CheckSet, Extractor, Group, RequestTemplate, Scenario, Scope, Script, Sequence,
-    Workload,
+    parse_var, Advance, CheckSet, Extractor, Group, RequestTemplate, Scenario, Scope, Script,
+    Sequence, Workload,
 };
 use std::sync::Arc;
 
@@ -354,6 +354,11 @@ fn scenario_spec(
             steps: first..steps.len(),
             feeders: group.feeders.clone(),
             extract_slots: scope.extract_slots(),
+            counters: scope
+                .counters()
+                .filter(|c| c.spec.advance == Advance::Iteration)
+                .cloned()
+                .collect(),
             sequential: true,
             think: group.think,
             model: Some(model),

@@ -804,6 +804,70 @@ mod resolved_names {
         }
     }
 
+    /// A Counter as real plans write it (start 1, incr 1, format `000`, per
+    /// user) in a sampler's path, beside `${__counter(TRUE,)}` and
+    /// `${__counter(FALSE,)}`: two users, three loops each. JMeter's
+    /// values: CounterConfig.java, iterationStart (per user: the current
+    /// value formatted by formatNumber's DecimalFormat, then `+ incr`) gives
+    /// each user 001, 002, 003; IterationCounter.java, execute (per thread:
+    /// `perThreadInt.get().addAndGet(1)`; else `globalCounter.addAndGet(1)`)
+    /// gives each user 1, 2, 3 and the two users together 1 to 6.
+    #[test]
+    fn counters_send_jmeters_values() {
+        let (server, lines) = crate::recording_server();
+        let plan = temp_dir("jmeter-counters").join("counters.jmx");
+        let counter = r#"<CounterConfig guiclass="CounterConfigGui" testclass="CounterConfig" testname="Item counter">
+          <stringProp name="CounterConfig.start">1</stringProp>
+          <stringProp name="CounterConfig.end"></stringProp>
+          <stringProp name="CounterConfig.incr">1</stringProp>
+          <stringProp name="CounterConfig.name">item</stringProp>
+          <stringProp name="CounterConfig.format">000</stringProp>
+          <boolProp name="CounterConfig.per_user">true</boolProp>
+          <boolProp name="CounterConfig.reset_on_tg_iteration">false</boolProp>
+        </CounterConfig>
+        <hashTree/>
+        <HTTPSamplerProxy"#;
+        let jmx = PLAN
+            .replacen("<HTTPSamplerProxy", counter, 1)
+            .replace(
+                "/thread/${__threadNum}",
+                "/u${__threadNum}/item/${item}?c=${__counter(TRUE,)}&amp;g=${__counter(FALSE,)}",
+            )
+            .replace(
+                "<stringProp name=\"LoopController.loops\">1<",
+                "<stringProp name=\"LoopController.loops\">3<",
+            )
+            .replace(
+                "<stringProp name=\"ThreadGroup.num_threads\">1<",
+                "<stringProp name=\"ThreadGroup.num_threads\">2<",
+            );
+        run_without_jtl(&plan, &jmx, &server);
+        let seen = lines.lock().unwrap().clone();
+        assert_eq!(seen.len(), 6, "{seen:?}");
+        let mut shared = Vec::new();
+        for user in ["/u1/", "/u2/"] {
+            let own: Vec<&str> = seen
+                .iter()
+                .filter_map(|line| line.strip_prefix("GET "))
+                .filter_map(|line| line.strip_suffix(" HTTP/1.1"))
+                .filter(|path| path.starts_with(user))
+                .collect();
+            let (per_user, global): (Vec<String>, Vec<&str>) = own
+                .iter()
+                .map(|path| {
+                    let (start, g) = path.split_once("&g=").unwrap();
+                    (start.to_string(), g)
+                })
+                .unzip();
+            let expected: Vec<String> =
+                (1..=3).map(|i| format!("{user}item/00{i}?c={i}")).collect();
+            assert_eq!(per_user, expected, "{seen:?}");
+            shared.extend(global.iter().map(|g| g.parse::<u32>().unwrap()));
+        }
+        shared.sort_unstable();
+        assert_eq!(shared, [1, 2, 3, 4, 5, 6], "{seen:?}");
+    }
+
     /// DNSCacheManager.resolve: a static host's addresses are used for it
     /// (fromStaticHost), so the plan's `api.test` reaches the loopback
     /// server through the `--resolve` it maps to.

@@ -18,7 +18,7 @@ fn plan(url: &str, keepalive: bool, proxy: bool) -> Plan {
 }
 
 fn rendered(template: &RequestTemplate) -> Vec<u8> {
-    let store = VarStore::new(0);
+    let mut store = VarStore::new(0);
     let mut rng = fastrand::Rng::with_seed(1);
     let mut context = RenderContext {
         seq: 0,
@@ -27,7 +27,7 @@ fn rendered(template: &RequestTemplate) -> Vec<u8> {
         worker: 0,
         agent: 0,
         rows: &[],
-        vars: &store,
+        vars: &mut store,
         rng: &mut rng,
     };
     let mut out = Vec::new();

@@ -254,6 +254,8 @@ impl<'e> Builder<'_> {
         }
         names.runtime = feeds.iter().flat_map(|f| f.1.iter().cloned()).collect();
         extracted_names(&e.children, &scope.extractors, &mut names.runtime);
+        // This group's counters, apart from any other group's.
+        names.counters = Default::default();
         for config in &scope.generated {
             let mut notes = Vec::new();
             let value = generated(config, &names, &mut notes);
@@ -265,10 +267,20 @@ impl<'e> Builder<'_> {
                 Ok((name, Value::Slot(slot))) => {
                     names.slots.insert(name, slot);
                 }
+                Ok((name, Value::Counter(_))) if names.runtime.contains(&name) => self.unsupported(
+                    config,
+                    format!("the variable {name} is also set by a CSV column, an extractor or another Counter; one variable holds one value here"),
+                ),
+                Ok((name, Value::Counter(spec))) => {
+                    names.runtime.push(name);
+                    names.counters.borrow_mut().specs.push(spec);
+                }
                 Err(error) => self.failed(config, error)?,
             }
         }
+        counters_stored_into(e, &scope, &mut names);
         self.dropped = 0;
+        let counters = names.counters.clone();
         let saved = std::mem::replace(&mut self.names, names);
         let mut steps = Vec::new();
         let walked = self.level(&e.children, &scope, &mut steps, false);
@@ -294,6 +306,7 @@ impl<'e> Builder<'_> {
         self.names = saved;
         match settings {
             Ok(Some(mut group)) => {
+                group.counters = counters.take().specs;
                 if let Some(dns) = scope.dns {
                     match crate::dns::resolve(dns, &group.steps) {
                         Ok((resolve, note)) => {
@@ -371,8 +384,17 @@ impl<'e> Builder<'_> {
                     );
                     return Ok(());
                 };
+                // Each pass after the first walks the same elements:
+                // their `${__counter}`s keep the first pass's counters.
+                let book = self.names.counters.clone();
+                let from = book.borrow().mark();
+                let mut to = None;
                 for _ in 0..times {
+                    if let Some(to) = to {
+                        book.borrow_mut().repeat(from, to);
+                    }
                     self.level(&e.children, &scope, steps, true)?;
+                    to.get_or_insert(book.borrow().mark());
                 }
                 return Ok(());
             }
@@ -411,7 +433,7 @@ impl<'e> Builder<'_> {
         step.name = element_name(&step.name, names);
         let mut headers: Vec<(String, String)> = std::mem::take(&mut step.headers);
         for manager in &scope.headers {
-            for (_, prop) in manager.list("HeaderManager.headers") {
+            for (place, (_, prop)) in manager.list("HeaderManager.headers").iter().enumerate() {
                 let Prop::Element(header) = prop else {
                     continue;
                 };
@@ -421,7 +443,11 @@ impl<'e> Builder<'_> {
                 if step.multipart && name.trim().eq_ignore_ascii_case("content-type") {
                     continue;
                 }
-                let value = template(header.text("Header.value").unwrap_or(""), names)?;
+                // One function per value in JMeter, whatever sampler sends it.
+                names.counters.borrow_mut().enter_site(manager.line, place);
+                let value = template(header.text("Header.value").unwrap_or(""), names);
+                names.counters.borrow_mut().leave_site();
+                let value = value?;
                 headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name.trim()));
                 headers.push((name.trim().to_string(), value));
             }
@@ -497,4 +523,41 @@ fn extracted_names(children: &[Element], outer: &[&Element], out: &mut Vec<Strin
         }
     }
     walk(children, &mut add);
+}
+
+/// The variables a `${__counter(X,NAME)}` stores into, in the group's
+/// subtree or the test-plan-level config in its scope: declared as that
+/// counter before anything is translated, so a `${NAME}` met before the
+/// function reads the counter's last value (empty before its first use).
+fn counters_stored_into(group: &Element, scope: &Scope<'_>, names: &mut Names) {
+    let mut found = Vec::new();
+    let mut add = |text: &str| found.extend(crate::counter_book::counter_variables(text));
+    texts(group, &mut add);
+    for e in scope.headers.iter().chain(&scope.defaults) {
+        texts(e, &mut add);
+    }
+    for (name, per_thread) in found {
+        let taken = names.runtime.contains(&name) || names.constants.contains_key(&name);
+        if !taken && crate::variables::is_variable_name(&name) {
+            let shared = !per_thread.eq_ignore_ascii_case("true");
+            let spec = crate::counter_book::use_counter(&name, shared);
+            names.counters.borrow_mut().specs.push(spec);
+            names.runtime.push(name);
+        }
+    }
+}
+
+/// Every text property of `e`, its nested elements and enabled children.
+fn texts(e: &Element, add: &mut dyn FnMut(&str)) {
+    fn prop(p: &Prop, add: &mut dyn FnMut(&str)) {
+        match p {
+            Prop::Text(text) => add(text),
+            Prop::Element(e) => texts(e, add),
+            Prop::List(list) => list.iter().for_each(|(_, p)| prop(p, add)),
+        }
+    }
+    e.props.iter().for_each(|(_, p)| prop(p, add));
+    for child in e.children.iter().filter(|c| c.enabled) {
+        texts(child, add);
+    }
 }

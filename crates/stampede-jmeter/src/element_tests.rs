@@ -4,6 +4,7 @@
 
 use crate::tests::{map, GET};
 use crate::JmxError;
+use stampede_workload::CounterSpec;
 
 fn with_sampler(config: &str) -> String {
     format!("{config}<hashTree/>{GET}<hashTree/>")
@@ -160,46 +161,64 @@ fn url_with(config: &str, path: &str) -> Result<String, JmxError> {
     }
 }
 
-/// CounterConfig.iterationStart: per user from `start` by `incr`; a
-/// counter reset each thread-group iteration is `start` every time; no
-/// increment keeps `start`. What {{iter}} (from 0 by 1) cannot give is
-/// refused with the reason.
+/// The step's URL and the group's counters.
+fn counted(config: &str, path: &str) -> Result<(String, Vec<CounterSpec>), JmxError> {
+    let url = url_with(config, path)?;
+    let plan = map(&format!("{config}<hashTree/>{GET}<hashTree/>"), &[])?;
+    Ok((url, plan.groups[0].counters.clone()))
+}
+
+/// CounterConfig.java, iterationStart: per user from `start` by `incr`,
+/// back to `start` past `end`, or one sequence shared by all threads;
+/// formatNumber writes it with the DecimalFormat. Each becomes a group
+/// counter read as `{{n}}`; a per-user counter reset at each thread-group
+/// iteration, or one that does not move, is `start` every time; a format
+/// other than DecimalFormat's integer patterns is refused with the reason.
 #[test]
-fn counters_map_to_iter_or_are_refused_with_the_reason() {
-    let per_user = r#"<stringProp name="CounterConfig.start">0</stringProp>
-          <stringProp name="CounterConfig.incr">1</stringProp>
+fn counters_map_to_group_counters_or_are_refused_with_the_reason() {
+    let per_user = r#"<stringProp name="CounterConfig.start">1</stringProp>
+          <stringProp name="CounterConfig.incr">2</stringProp>
           <stringProp name="CounterConfig.end"></stringProp>
           <boolProp name="CounterConfig.per_user">true</boolProp>"#;
-    assert!(url_with(&counter(per_user), "?n=${n}")
-        .unwrap()
-        .ends_with("/?n={{iter}}"));
-    let reset = per_user.replace("\"CounterConfig.end\"></stringProp>", "\"CounterConfig.end\"></stringProp><boolProp name=\"CounterConfig.reset_on_tg_iteration\">true</boolProp>").replace(">0<", ">5<");
+    let (url, counters) = counted(&counter(per_user), "?n=${n}").unwrap();
+    assert!(url.ends_with("/?n={{n}}"), "{url}");
+    let expected = CounterSpec {
+        incr: 2,
+        ..CounterSpec::new("n", 1)
+    };
+    assert_eq!(counters, std::slice::from_ref(&expected));
+    let shaped = per_user
+        .replace(
+            "\"CounterConfig.end\"></stringProp>",
+            "\"CounterConfig.end\">9</stringProp><stringProp name=\"CounterConfig.format\">000</stringProp>",
+        )
+        .replace(">true<", ">false<");
+    let (_, counters) = counted(&counter(&shaped), "${n}").unwrap();
+    let shared = CounterSpec {
+        end: 9,
+        shared: true,
+        width: 3,
+        ..expected
+    };
+    assert_eq!(counters, [shared]);
+    let reset =
+        format!("{shaped}<boolProp name=\"CounterConfig.reset_on_tg_iteration\">true</boolProp>")
+            .replace(">false<", ">true<");
     assert!(url_with(&counter(&reset), "?n=${n}")
         .unwrap()
-        .ends_with("/?n=5"));
-    let from_one = per_user.replace(">0<", ">1<");
-    let why = url_with(&counter(&from_one), "${n}")
+        .ends_with("/?n=001"));
+    let still = per_user.replace(">2<", ">0<");
+    assert!(url_with(&counter(&still), "?n=${n}")
+        .unwrap()
+        .ends_with("/?n=1"));
+    let grouped = format!("{per_user}<stringProp name=\"CounterConfig.format\">#,##0</stringProp>");
+    let why = url_with(&counter(&grouped), "${n}")
         .unwrap_err()
         .to_string();
-    assert!(why.contains("from 1 by 1 is not mapped"), "{why}");
-    let shared = per_user.replace(">true<", ">false<");
-    assert!(url_with(&counter(&shared), "${n}")
-        .unwrap_err()
-        .to_string()
-        .contains("shared by all users"));
-    let formatted = format!("{per_user}<stringProp name=\"CounterConfig.format\">000</stringProp>");
-    assert!(url_with(&counter(&formatted), "${n}")
-        .unwrap_err()
-        .to_string()
-        .contains("DecimalFormat"));
-    let wraps = per_user.replace(
-        "\"CounterConfig.end\"></stringProp>",
-        "\"CounterConfig.end\">9</stringProp>",
+    assert!(
+        why.contains("'#,##0' is not mapped: only DecimalFormat's integer patterns"),
+        "{why}"
     );
-    assert!(url_with(&counter(&wraps), "${n}")
-        .unwrap_err()
-        .to_string()
-        .contains("wraps"));
 }
 
 /// RandomVariableConfig.iterationStart: minimum + nextInt(max - min + 1),
@@ -301,4 +320,95 @@ fn a_group_whose_samplers_were_all_left_out_says_so() {
         "{:?}",
         plan.notes
     );
+}
+
+/// A Loop Controller's pass, `loops` times over `body`.
+fn looped(loops: u32, body: &str) -> String {
+    format!(
+        r#"<LoopController testclass="LoopController" testname="loop">
+          <stringProp name="LoopController.loops">{loops}</stringProp>
+        </LoopController>
+        <hashTree>{body}</hashTree>"#
+    )
+}
+
+/// CompoundVariable.getNamedFunction makes one IterationCounter per
+/// `${__counter}` written; a sampler a Loop Controller repeats evaluates
+/// that one function at each pass (IterationCounter.execute), so every
+/// pass of the mapped loop, nested loops included, advances one counter.
+#[test]
+fn a_counter_repeated_by_a_loop_controller_is_one_counter() {
+    let sampler = |path: &str| {
+        GET.replace(
+            "\"HTTPSampler.path\">/",
+            &format!("\"HTTPSampler.path\">/{path}"),
+        )
+    };
+    let inner = looped(
+        2,
+        &format!("{}<hashTree/>", sampler("i${__counter(TRUE,)}")),
+    );
+    let body = format!(
+        "{}<hashTree/>{}",
+        sampler("a${__counter(FALSE,)}"),
+        looped(
+            3,
+            &format!("{inner}{}<hashTree/>", sampler("o${__counter(TRUE,)}"))
+        )
+    );
+    let plan = map(&body, &[]).unwrap();
+    let urls: Vec<&str> = plan.groups[0]
+        .steps
+        .iter()
+        .map(|s| s.url.rsplit('/').next().unwrap())
+        .collect();
+    let (a, i, o) = (
+        "a{{next __counter_1}}",
+        "i{{next __counter_2}}",
+        "o{{next __counter_3}}",
+    );
+    assert_eq!(urls, [a, i, i, o, i, i, o, i, i, o]);
+    assert_eq!(plan.groups[0].counters.len(), 3);
+}
+
+/// A Header Manager's value is one CompoundVariable, so one
+/// IterationCounter, for every sampler in its scope: both samplers' `X-Id`
+/// advance one counter, and a second header has its own.
+#[test]
+fn a_counter_in_a_header_manager_is_one_counter_for_its_samplers() {
+    let manager = r#"<HeaderManager testclass="HeaderManager" testname="ids">
+          <collectionProp name="HeaderManager.headers">
+            <elementProp name="" elementType="Header">
+              <stringProp name="Header.name">X-Id</stringProp>
+              <stringProp name="Header.value">${__counter(FALSE,)}</stringProp>
+            </elementProp>
+            <elementProp name="" elementType="Header">
+              <stringProp name="Header.name">X-Mine</stringProp>
+              <stringProp name="Header.value">${__counter(TRUE,)}-${__counter(TRUE,)}</stringProp>
+            </elementProp>
+          </collectionProp>
+        </HeaderManager>
+        <hashTree/>"#;
+    let body = format!(
+        "{manager}{GET}<hashTree/>{}",
+        looped(2, &format!("{GET}<hashTree/>"))
+    );
+    let plan = map(&body, &[]).unwrap();
+    let group = &plan.groups[0];
+    for step in &group.steps {
+        let headers: Vec<(&str, &str)> = step
+            .headers
+            .iter()
+            .map(|(n, v)| (n.as_str(), v.as_str()))
+            .collect();
+        assert_eq!(
+            headers[headers.len() - 2..],
+            [
+                ("X-Id", "{{next __counter_1}}"),
+                ("X-Mine", "{{next __counter_2}}-{{next __counter_3}}")
+            ]
+        );
+    }
+    assert_eq!(group.steps.len(), 3);
+    assert_eq!(group.counters.len(), 3);
 }

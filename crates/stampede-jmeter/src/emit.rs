@@ -4,6 +4,7 @@
 //! is always right.
 
 use crate::model::{Group, Load, OnError, Phase, Plan, Step};
+use stampede_workload::{Advance, CounterSpec};
 use toml::{Table, Value};
 
 /// `names` made unique as scenario files require: a repeated name gets
@@ -44,6 +45,32 @@ pub fn scenario_text(plan: &Plan, source: &str) -> String {
 
 fn string(text: impl Into<String>) -> Value {
     Value::String(text.into())
+}
+
+/// One `counter = [...]` entry; keys at their default are left out.
+fn counter(c: &CounterSpec) -> Table {
+    let mut t = Table::new();
+    t.insert("name".into(), string(&c.name));
+    let numbers = [
+        ("start", c.start, 0),
+        ("incr", c.incr, 1),
+        ("end", c.end, i64::MAX),
+    ];
+    for (key, value, default) in numbers {
+        if value != default {
+            t.insert(key.into(), Value::Integer(value));
+        }
+    }
+    if c.shared {
+        t.insert("shared".into(), Value::Boolean(true));
+    }
+    if c.width > 0 {
+        t.insert("width".into(), Value::Integer(c.width as i64));
+    }
+    if c.advance == Advance::Use {
+        t.insert("advance".into(), string("use"));
+    }
+    t
 }
 
 fn group(g: &Group, name: String) -> Table {
@@ -111,6 +138,14 @@ fn group(g: &Group, name: String) -> Table {
             })
             .collect();
         t.insert("feed".into(), Value::Array(feeds));
+    }
+    if !g.counters.is_empty() {
+        let counters = g
+            .counters
+            .iter()
+            .map(|c| Value::Table(counter(c)))
+            .collect();
+        t.insert("counter".into(), Value::Array(counters));
     }
     let names = unique_names(g.steps.iter().map(|s| s.name.as_str()));
     let steps = g

@@ -60,7 +60,9 @@ fn regex_match_numbers_templates_and_defaults_map() {
     ))
     .unwrap_err();
     assert!(
-        all.contains("match number -1") && all.contains("name_matchNr"),
+        all.contains("match number -1")
+            && all.contains("name_matchNr")
+            && all.contains("depends on the response, read by a ForEach Controller"),
         "{all}"
     );
     let headers = extract(&regex_extractor("").replace(

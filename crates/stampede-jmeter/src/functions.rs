@@ -7,7 +7,10 @@
 //! (`${user}` is `{{user}}`). A `{{` that was literal JMeter text is written
 //! `\{{`, so stampede reads it as the literal it was.
 
+use crate::counter_book::{counter, CounterBook};
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 
 /// What names mean while translating one element's text.
 #[derive(Debug, Default, Clone)]
@@ -25,6 +28,10 @@ pub struct Names {
     pub slots: HashMap<String, String>,
     /// The .jmx file's directory: where `${__FileToString(...)}` paths start.
     pub base: std::path::PathBuf,
+    /// The thread group's counters (its Counters and `${__counter}`s),
+    /// shared by every clone of these names made while its elements are
+    /// mapped (build.rs takes them for the group).
+    pub counters: Rc<RefCell<CounterBook>>,
 }
 
 /// Why a text could not be translated.
@@ -175,7 +182,7 @@ pub fn element_name(text: &str, names: &Names) -> String {
 }
 
 /// The index of the `}` closing an expression that began just before `text`.
-fn closing(text: &str) -> Option<usize> {
+pub(crate) fn closing(text: &str) -> Option<usize> {
     let (mut depth, mut escaped) = (0usize, false);
     for (i, c) in text.char_indices() {
         match c {
@@ -293,14 +300,8 @@ fn expression(inner: &str, names: &Names) -> Result<Translated, FnError> {
         // from the thread's name, `Group 1-1`), stampede's `conn` from 0.
         "threadNum" => out.pieces.push(Piece::Slot("thread_num".into())),
         "counter" => {
-            if args.len() > 1 && !arg(1)?.trim().is_empty() {
-                return Err(unsupported("storing the value in a variable is not mapped"));
-            }
-            // TRUE: each user counts on its own (its iteration); FALSE: one
-            // counter shared by all users (the run's request sequence).
-            let per_user = arg(0)?.trim().eq_ignore_ascii_case("true");
-            out.pieces
-                .push(Piece::Slot(if per_user { "iter" } else { "seq" }.into()));
+            let name = counter(&arg(0)?, &arg(1)?, names).map_err(|why| unsupported(&why))?;
+            out.pieces.push(Piece::Slot(format!("next {name}")));
         }
         // IntSum.java: each argument Integer.parseInt, summed as a Java
         // int (wrapping); a last argument that is not a number names a
@@ -369,7 +370,7 @@ pub(crate) fn form_decode(text: &str) -> Option<String> {
 }
 
 /// Splits a function's arguments on unescaped commas outside nested calls.
-fn split_args(text: &str) -> Vec<String> {
+pub(crate) fn split_args(text: &str) -> Vec<String> {
     let mut args = Vec::new();
     let mut current = String::new();
     let (mut depth, mut chars) = (0usize, text.chars());
@@ -424,17 +425,63 @@ mod tests {
             t("id=${__UUID()}&t=${__time()}"),
             "id={{uuid}}&t={{now_ms}}"
         );
-        assert_eq!(
-            t("${__threadNum}-${__counter(FALSE,)}"),
-            "{{thread_num}}-{{seq}}"
-        );
-        assert_eq!(t("${__counter(TRUE)}"), "{{iter}}");
+        assert_eq!(t("${__threadNum}"), "{{thread_num}}");
         assert_eq!(t("${__RandomString(8,)}"), "{{rand_str 8}}");
         assert_eq!(t("${__UUID}"), "{{uuid}}");
         let encoded = translate("a b&${user}/é", &names())
             .unwrap()
             .encoded_template();
         assert_eq!(encoded, "a+b%26{{user}}%2F%C3%A9");
+    }
+
+    /// IterationCounter.java, execute: `${__counter(TRUE,)}` counts each
+    /// evaluation from 1 per thread, `FALSE` over all threads; each
+    /// occurrence is its own function instance, so its own count.
+    #[test]
+    fn counters_count_each_evaluation_from_one() {
+        use crate::counter_book::{counter_variables, use_counter};
+        let names = names();
+        let t = |text: &str| translate(text, &names).unwrap().template();
+        assert_eq!(t("/a/${__counter(TRUE,)}"), "/a/{{next __counter_1}}");
+        assert_eq!(t("${__counter(FALSE)}"), "{{next __counter_2}}");
+        // Boolean.parseBoolean takes " TRUE" (not trimmed) as false.
+        assert_eq!(t("${__counter( TRUE,)}"), "{{next __counter_3}}");
+        let declared = names.counters.borrow().specs.clone();
+        assert_eq!(
+            declared,
+            [
+                use_counter("__counter_1", false),
+                use_counter("__counter_2", true),
+                use_counter("__counter_3", true),
+            ]
+        );
+        // Storing into a variable: the counter of that name, declared first.
+        names
+            .counters
+            .borrow_mut()
+            .specs
+            .push(use_counter("c", false));
+        assert_eq!(
+            t("${__counter(true, c )}/${__counter(TRUE,c)}"),
+            "{{next c}}/{{next c}}"
+        );
+        assert!(matches!(
+            translate("${__counter(FALSE,c)}", &names),
+            Err(FnError::Unsupported(_))
+        ));
+        for taken_or_bad in ["${__counter(TRUE,user)}", "${__counter(TRUE,a b)}"] {
+            assert!(matches!(
+                translate(taken_or_bad, &names),
+                Err(FnError::Unsupported(_))
+            ));
+        }
+        assert_eq!(
+            counter_variables("a ${__counter(TRUE,c)} ${__counter(FALSE,)} ${__counter(x, d )}"),
+            [
+                ("c".to_string(), "TRUE".to_string()),
+                ("d".into(), "x".into())
+            ]
+        );
     }
 
     #[test]

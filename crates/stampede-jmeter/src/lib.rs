@@ -11,6 +11,7 @@
 
 mod build;
 mod classify;
+mod counter_book;
 mod csv_feed;
 mod dns;
 pub mod emit;

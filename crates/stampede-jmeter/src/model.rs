@@ -155,6 +155,8 @@ pub struct Group {
     pub steps: Vec<Step>,
     /// A DNS Cache Manager's static hosts: `stampede run --resolve` values.
     pub resolve: Vec<String>,
+    /// Counters (Counter config elements, `${__counter}`s): `counter = [...]`.
+    pub counters: Vec<stampede_workload::CounterSpec>,
 }
 
 /// One HTTP sampler, everything it inherits resolved.

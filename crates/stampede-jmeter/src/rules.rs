@@ -221,7 +221,7 @@ fn nth(number: Option<&str>) -> Result<String, MapError> {
         Ok(0) => Ok(" nth random".to_string()),
         _ if raw.is_empty() => Ok(" nth random".to_string()),
         Ok(n) => Err(unsupported(format!(
-            "match number {n} (every match as name_1..name_n and name_matchNr) is not mapped: a stampede extract stores one value"
+            "match number {n} (every match as name_1..name_n and name_matchNr) is not mapped: a stampede extract stores one value, and how many JMeter sets depends on the response, read by a ForEach Controller or ${{__V(...)}}, which stampede has neither of"
         ))),
         Err(_) => Err(unsupported(format!("match number '{raw}' is not a number"))),
     }

@@ -99,7 +99,13 @@ fn the_shop_plan_maps_group_by_group() {
     );
     assert_eq!(
         pollers.steps[0].url,
-        "http://127.0.0.1:9123/status?n={{seq}}&t={{now_ms}}"
+        "http://127.0.0.1:9123/status?n={{next __counter_1}}&t={{now_ms}}"
+    );
+    // IterationCounter.java: `${__counter(FALSE,)}` counts each evaluation
+    // over all threads, from 1.
+    assert_eq!(
+        pollers.counters,
+        [crate::counter_book::use_counter("__counter_1", true)]
     );
 }
 

@@ -158,5 +158,6 @@ pub(crate) fn settings(
         think: if shared { think } else { None },
         steps,
         resolve: Vec::new(),
+        counters: Vec::new(),
     }))
 }

@@ -1,25 +1,27 @@
 //! Counter and Random Variable config elements: a variable JMeter sets at
 //! the start of each iteration (CounterConfig.java and
-//! RandomVariableConfig.java, iterationStart), mapped to the stampede
-//! built-in slot that gives the same values, or refused with the reason
-//! when none does (stampede templates compute nothing at run time: no
-//! offset, step, wrap or number format).
+//! RandomVariableConfig.java, iterationStart), mapped to a stampede group
+//! counter (`counter = [...]`) or built-in slot that gives the same values,
+//! or refused with the reason when none does.
 
 use crate::functions::{constant, Names};
 use crate::tree::Element;
 use crate::MapError;
+use stampede_workload::CounterSpec;
 
 /// What a generated variable stands for in the scenario.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Value {
     /// The same text every iteration (folded in as a user-defined variable).
     Fixed(String),
-    /// A built-in slot's text (`iter`, `rand_int 1 9`).
+    /// A built-in slot's text (`rand_int 1 9`).
     Slot(String),
+    /// A group counter, advanced at each iteration.
+    Counter(CounterSpec),
 }
 
 fn unsupported(why: impl std::fmt::Display) -> MapError {
-    MapError::Unsupported(format!("{why} (stampede templates have no arithmetic)"))
+    MapError::Unsupported(why.to_string())
 }
 
 /// A whole-number property (JMeter reads an empty one as 0); None: empty.
@@ -55,42 +57,64 @@ pub(crate) fn generated(
 
 /// CounterConfig.iterationStart: per user, `start`, `start + incr`, ...
 /// back to `start` past `end`; shared, one sequence over all users'
-/// iterations. `{{iter}}` is the per-user count from 0 by 1.
+/// iterations; written with the format (a DecimalFormat). Empty numbers
+/// are 0 (getPropertyAsLong) and an empty end is Long.MAX_VALUE (getEnd).
 fn counter(e: &Element, names: &Names) -> Result<(String, Value), MapError> {
     let var = name(e, "CounterConfig.name", names)?;
     let start = long(e, "CounterConfig.start", names)?.unwrap_or(0);
     let incr = long(e, "CounterConfig.incr", names)?.unwrap_or(0);
-    let end = long(e, "CounterConfig.end", names)?;
+    let end = long(e, "CounterConfig.end", names)?.unwrap_or(i64::MAX);
     let per_user = e.flag("CounterConfig.per_user").unwrap_or(false);
     let reset = e
         .flag("CounterConfig.reset_on_tg_iteration")
         .unwrap_or(false);
-    if let Some(format) = e.text("CounterConfig.format") {
+    let width = match e.text("CounterConfig.format") {
+        Some(format) => {
+            let format = constant(format, names, "CounterConfig.format")?;
+            decimal_format_width(&format).ok_or_else(|| {
+                unsupported(format!(
+                    "the number format '{format}' is not mapped: only DecimalFormat's integer patterns of # then 0 (000, #, #00) are"
+                ))
+            })?
+        }
+        None => 0,
+    };
+    if !is_variable_name(&var) {
         return Err(unsupported(format!(
-            "the number format '{format}' (Java DecimalFormat) is not mapped"
+            "the variable name '{var}' is not a stampede variable name (letters, digits, _, - and .)"
         )));
     }
+    let spec = CounterSpec {
+        incr,
+        end,
+        shared: !per_user,
+        width,
+        ..CounterSpec::new(&var, start)
+    };
     // No increment, or a per-user count reset at each iteration of the
-    // group it sits in: the value is `start` every time.
+    // group it sits in (mapped at thread-group level only): `start` every
+    // time.
     if incr == 0 || (per_user && reset) {
-        return Ok((var, Value::Fixed(start.to_string())));
+        return Ok((var, Value::Fixed(spec.text(start))));
     }
-    if end.is_some_and(|end| end < i64::MAX) {
-        return Err(unsupported(
-            "a counter that wraps at an end value is not mapped",
-        ));
-    }
-    if !per_user {
-        return Err(unsupported(
-            "a counter shared by all users counts iterations across threads; stampede's {{seq}} counts requests",
-        ));
-    }
-    if (start, incr) != (0, 1) {
-        return Err(unsupported(
-            format!("a per-user counter from {start} by {incr} is not mapped: {{{{iter}}}} counts from 0 by 1"),
-        ));
-    }
-    Ok((var, Value::Slot("iter".into())))
+    Ok((var, Value::Counter(spec)))
+}
+
+/// The width a Java DecimalFormat integer pattern pads to: `#`s then `0`s
+/// (`000` is 3, `#` and `#00` are 0 and 2); None for any other pattern
+/// (grouping, fractions, literal text, exponents), which is refused.
+fn decimal_format_width(pattern: &str) -> Option<usize> {
+    let zeros = pattern.trim_start_matches('#');
+    (!pattern.is_empty() && zeros.len() <= 40 && zeros.bytes().all(|b| b == b'0'))
+        .then_some(zeros.len())
+}
+
+/// A name a stampede template can use: letters, digits, `_`, `-` and `.`.
+pub(crate) fn is_variable_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
 }
 
 /// RandomVariableConfig.iterationStart: `minimum + nextInt(max - min + 1)`,

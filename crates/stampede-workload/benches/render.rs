@@ -37,7 +37,7 @@ fn bench(c: &mut Criterion) {
     let rows_data: Vec<Vec<Box<[u8]>>> = (0..1000)
         .map(|i| vec![format!("user{i:04}").into_bytes().into()])
         .collect();
-    let store = VarStore::new(0);
+    let mut store = VarStore::new(0);
     let mut rng = fastrand::Rng::with_seed(1);
     let mut buffer = Vec::with_capacity(4096);
     let mut group = c.benchmark_group("request");
@@ -60,7 +60,7 @@ fn bench(c: &mut Criterion) {
                 worker: 0,
                 agent: 0,
                 rows: &[],
-                vars: &store,
+                vars: &mut store,
                 rng: &mut rng,
             };
             fixed_template.render(&mut context, &mut buffer);
@@ -81,7 +81,7 @@ fn bench(c: &mut Criterion) {
                 worker: 0,
                 agent: 0,
                 rows: &rows,
-                vars: &store,
+                vars: &mut store,
                 rng: &mut rng,
             };
             template.render(&mut context, &mut buffer);

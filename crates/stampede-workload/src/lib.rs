@@ -7,6 +7,7 @@
 //! reused buffer and evaluating prepared checks.
 
 pub mod check;
+pub mod counter;
 pub mod extract;
 pub mod feeder;
 pub mod json_path;
@@ -21,6 +22,7 @@ mod template_error;
 pub mod workload;
 
 pub use check::{parse_size, Check, CheckSet, ParseError, Verdict};
+pub use counter::{Advance, Counter, CounterSpec};
 pub use extract::{ExtractError, Extractor};
 pub use feeder::{Exhausted, FeedCursor, FeedData, FeedMode, FeedSpec, Feeder, FeederError};
 pub use response::{HeaderFields, ListFields, ResponseView};

@@ -1,7 +1,10 @@
 //! The names a template may use: the built-ins, `--var` constants, feeder
-//! columns and extracted values, each bound to where its value comes from.
+//! columns, extracted values and counters, each bound to where its value
+//! comes from.
 
+use crate::counter::{Counter, CounterSpec};
 use crate::template_error::TemplateError;
+use std::sync::Arc;
 
 /// Built-in variable names, in the order error messages list them.
 pub const BUILTINS: &[&str] = &[
@@ -28,6 +31,9 @@ pub enum Binding {
     Feed { feeder: usize, column: usize },
     /// Slot `slot` of the virtual user's [`VarStore`](crate::VarStore) (an extracted value).
     Extract { slot: usize },
+    /// A group's counter: `{{NAME}}` reads the user's last value (its
+    /// [`VarStore`](crate::VarStore) slot), `{{next NAME}}` advances it.
+    Counter(Arc<Counter>),
 }
 
 /// The named variables visible to a template, in the order they were added.
@@ -35,6 +41,8 @@ pub enum Binding {
 pub struct Scope {
     names: Vec<(String, Binding)>,
     extract_slots: usize,
+    /// Per-user counters so far (each has a next value in every user's store).
+    per_user_counters: usize,
 }
 
 impl Scope {
@@ -84,6 +92,25 @@ impl Scope {
         self.add(name, Binding::Extract { slot })?;
         self.extract_slots += 1;
         Ok(slot)
+    }
+
+    /// Adds a counter; its value takes a [`VarStore`](crate::VarStore) slot.
+    pub fn add_counter(&mut self, spec: CounterSpec) -> Result<Arc<Counter>, TemplateError> {
+        let (slot, state) = (self.extract_slots, self.per_user_counters);
+        let name = spec.name.clone();
+        let counter = Arc::new(Counter::new(spec, slot, state));
+        self.add(&name, Binding::Counter(Arc::clone(&counter)))?;
+        self.extract_slots += 1;
+        self.per_user_counters += usize::from(!counter.spec.shared);
+        Ok(counter)
+    }
+
+    /// The counters, in the order added.
+    pub fn counters(&self) -> impl Iterator<Item = &Arc<Counter>> {
+        self.names.iter().filter_map(|(_, b)| match b {
+            Binding::Counter(counter) => Some(counter),
+            _ => None,
+        })
     }
 
     /// How many extract slots a virtual user's store needs.

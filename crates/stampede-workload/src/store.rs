@@ -1,4 +1,5 @@
-//! A virtual user's extracted values, by slot index (see [`Scope::add_extract`](crate::Scope::add_extract)).
+//! A virtual user's extracted values, by slot index (see [`Scope::add_extract`](crate::Scope::add_extract)),
+//! and the next value of each of its per-user counters (counter.rs).
 
 /// Values live as long as the virtual user; each slot's buffer is reused, so
 /// refreshing a token of the same size does not allocate.
@@ -6,6 +7,9 @@
 pub struct VarStore {
     values: Vec<Vec<u8>>,
     present: Vec<bool>,
+    /// Per-user counters' next values, by counter; grown at a counter's
+    /// first advance (None: not advanced yet).
+    counters: Vec<Option<i64>>,
 }
 
 impl VarStore {
@@ -14,7 +18,16 @@ impl VarStore {
         VarStore {
             values: vec![Vec::new(); slots],
             present: vec![false; slots],
+            counters: Vec::new(),
         }
+    }
+
+    /// Per-user counter `index`'s next value, `start` before its first advance.
+    pub(crate) fn counter(&mut self, index: usize, start: i64) -> &mut i64 {
+        if self.counters.len() <= index {
+            self.counters.resize(index + 1, None);
+        }
+        self.counters[index].get_or_insert(start)
     }
 
     pub fn set(&mut self, slot: usize, value: &[u8]) {
@@ -35,9 +48,10 @@ impl VarStore {
         }
     }
 
-    /// Forgets every value (a new session), keeping the buffers.
+    /// Forgets every value and counter (a new session), keeping the buffers.
     pub fn clear(&mut self) {
         self.present.iter_mut().for_each(|p| *p = false);
+        self.counters.clear();
     }
 }
 

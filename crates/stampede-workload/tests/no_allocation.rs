@@ -62,7 +62,7 @@ fn steady_state_rendering_does_not_allocate() {
             worker: 0,
             agent: 0,
             rows: &rows,
-            vars: &store,
+            vars: &mut store,
             rng: &mut rng,
         };
         template.render(&mut context, buffer);

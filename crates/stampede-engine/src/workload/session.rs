@@ -344,6 +344,14 @@ impl UserSession {
             self.in_iteration = true;
             work.open_iterations.set(work.open_iterations.get() + 1);
         }
+        // CounterConfig.iterationStart: each counter's value for the
+        // iteration, set before its first request is rendered (once its rows are
+        // taken: an iteration a drained feeder stops uses no value).
+        if starts_iteration {
+            for counter in &group.counters {
+                counter.advance(&mut self.store, None);
+            }
+        }
         self.rendered = false;
         let Some(template) = spec.steps.get(target).and_then(|s| s.template.as_ref()) else {
             return Ok(());
@@ -372,7 +380,7 @@ impl UserSession {
             worker: work.worker as u32,
             agent: spec.agent,
             rows,
-            vars: &self.store,
+            vars: &mut self.store,
             rng: &mut rng,
         };
         self.buffer.clear();

@@ -6,8 +6,8 @@
 use stampede_metrics::CheckName;
 use stampede_plan::LoadModel;
 use stampede_workload::{
-    CheckSet, Extractor, Feeder, GroupLimits, RequestTemplate, Script, Sequence, StepOptions,
-    ThinkTime,
+    CheckSet, Counter, Extractor, Feeder, GroupLimits, RequestTemplate, Script, Sequence,
+    StepOptions, ThinkTime,
 };
 use std::ops::Range;
 use std::sync::Arc;
@@ -44,8 +44,11 @@ pub struct GroupWork {
     pub steps: Range<usize>,
     /// Loaded feeders, in the order the group's templates index their rows.
     pub feeders: Vec<Arc<Feeder>>,
-    /// Slots of each virtual user's extracted values.
+    /// Slots of each virtual user's extracted values (and counters' values).
     pub extract_slots: usize,
+    /// Counters advanced at the start of each of a user's iterations
+    /// (a scenario's `counter = [...]` with `advance = "iteration"`).
+    pub counters: Vec<Arc<Counter>>,
     /// Scenario: each virtual user walks the steps in order, one iteration
     /// after another (else each request picks the next of the mix).
     pub sequential: bool,

@@ -30,7 +30,22 @@ pub(super) struct GroupToml {
     pub on_error: Option<Spanned<String>>,
     pub cookies: Option<bool>,
     pub max_connections: Option<Spanned<i64>>,
+    // counters.rs: the group's counters.
+    #[serde(default)]
+    pub counter: Vec<CounterToml>,
     pub step: Vec<StepToml>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct CounterToml {
+    pub name: Spanned<String>,
+    pub start: Option<i64>,
+    pub incr: Option<i64>,
+    pub end: Option<i64>,
+    pub shared: Option<bool>,
+    pub width: Option<Spanned<i64>>,
+    pub advance: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]

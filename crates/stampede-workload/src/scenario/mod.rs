@@ -3,6 +3,7 @@
 //! variables its step can see (built-ins, `--var`s, the group's feeder
 //! columns, extracts of earlier steps) before any request is sent.
 
+mod counters;
 mod file;
 mod options;
 
@@ -318,6 +319,7 @@ impl Context<'_> {
                 .map_err(|e| self.at(&feed.file, e.to_string()))?;
             feeders.push(Arc::new(feeder));
         }
+        self.counters(&group.counter, &mut scope)?;
         if group.step.is_empty() {
             return Err(self.at(&group.name, format!("group {name} has no [[group.step]]")));
         }

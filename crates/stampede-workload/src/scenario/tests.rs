@@ -203,3 +203,51 @@ fn names_must_tell_groups_and_steps_apart() {
         "{message}"
     );
 }
+
+#[test]
+fn counters_are_declared_per_group_and_checked() {
+    let text = r#"[[group]]
+name = "g"
+connections = 1
+counter = [{ name = "n", start = 1, end = 99, width = 3, shared = true }, { name = "c", advance = "use" }]
+
+[[group.step]]
+name = "s"
+url = "http://127.0.0.1:3000/item/{{n}}?c={{next c}}"
+"#;
+    let scenario = parse(text).unwrap();
+    let specs: Vec<_> = scenario.groups[0]
+        .scope
+        .counters()
+        .map(|c| &c.spec)
+        .collect();
+    let n = crate::CounterSpec {
+        end: 99,
+        width: 3,
+        shared: true,
+        ..crate::CounterSpec::new("n", 1)
+    };
+    let c = crate::CounterSpec {
+        advance: crate::Advance::Use,
+        ..crate::CounterSpec::new("c", 0)
+    };
+    assert_eq!(specs, [&n, &c]);
+    let bad = text.replace("width = 3", "width = 41");
+    assert_eq!(
+        parse(&bad).unwrap_err().to_string(),
+        "shop.toml:4:55: counter n: width is a number of digits from 0 to 40"
+    );
+    let bad = text.replace("\"use\"", "\"each\"");
+    assert!(parse(&bad)
+        .unwrap_err()
+        .to_string()
+        .ends_with("counter c: advance is iteration or use"));
+    let bad = text.replace("{{next c}}", "{{next n}}");
+    assert!(
+        parse(&bad)
+            .unwrap_err()
+            .to_string()
+            .contains("this counter advances at each iteration"),
+        "{{next}} is for use counters"
+    );
+}

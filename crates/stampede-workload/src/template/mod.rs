@@ -26,12 +26,24 @@ pub(crate) enum Slot {
     Worker,
     Agent,
     Uuid,
-    RandInt { low: i64, high: i64 },
-    RandStr { len: usize },
+    RandInt {
+        low: i64,
+        high: i64,
+    },
+    RandStr {
+        len: usize,
+    },
     NowMs,
     NowIso,
-    Feed { feeder: usize, column: usize },
-    Extract { slot: usize },
+    Feed {
+        feeder: usize,
+        column: usize,
+    },
+    Extract {
+        slot: usize,
+    },
+    /// `{{next NAME}}`: the counter advanced for this user, its new value.
+    Next(std::sync::Arc<crate::counter::Counter>),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -306,6 +318,23 @@ impl Template {
                 self.push_value(field, value.as_encoded_bytes());
                 return Ok(());
             }
+            // `next` is a built-in only with an argument: a column or
+            // value named `next` stays usable as `{{next}}`.
+            "next" if args.len() == 1 && scope.lookup("next").is_none() => {
+                match scope.lookup(args[0]) {
+                    Some(Binding::Counter(counter))
+                        if counter.spec.advance == crate::counter::Advance::Use =>
+                    {
+                        Slot::Next(counter.clone())
+                    }
+                    Some(Binding::Counter(_)) => {
+                        return Err(bad(
+                            "this counter advances at each iteration; {{next}} advances one with advance = \"use\"",
+                        ))
+                    }
+                    _ => return Err(bad("NAME is not a counter of this group")),
+                }
+            }
             other => {
                 if !args.is_empty() && scope.lookup(other).is_some() {
                     return Err(bad("a variable takes no arguments"));
@@ -320,6 +349,9 @@ impl Template {
                         column: *column,
                     },
                     Some(Binding::Extract { slot }) => Slot::Extract { slot: *slot },
+                    Some(Binding::Counter(counter)) => Slot::Extract {
+                        slot: counter.slot(),
+                    },
                     None => {
                         return Err(TemplateError::Unknown {
                             field: field.to_string(),
@@ -418,6 +450,10 @@ mod tests {
     }
 
     fn render(template: &Template, rows: &[&[Box<[u8]>]], store: &VarStore) -> String {
+        render_into(template, rows, &mut store.clone())
+    }
+
+    fn render_into(template: &Template, rows: &[&[Box<[u8]>]], store: &mut VarStore) -> String {
         let mut rng = fastrand::Rng::with_seed(7);
         let mut context = RenderContext {
             seq: 42,
@@ -538,6 +574,39 @@ mod tests {
             "{text}"
         );
         assert!(text.ends_with(", user, pass"), "{text}");
+    }
+
+    /// IterationCounter.java, execute: each evaluation of `${__counter}`
+    /// adds 1 and gives the new value (from 1), per thread; `{{NAME}}`
+    /// reads what the user last got, as `${NAME}` reads the stored value.
+    #[test]
+    fn next_advances_a_use_counter_and_the_name_reads_it() {
+        let mut scope = scope();
+        let spec = crate::CounterSpec {
+            advance: crate::Advance::Use,
+            ..crate::CounterSpec::new("c", 1)
+        };
+        scope.add_counter(spec).unwrap();
+        scope
+            .add_counter(crate::CounterSpec::new("per_iter", 0))
+            .unwrap();
+        let mut store = VarStore::new(scope.extract_slots());
+        let t = Template::compile("url", b"/{{next c}}/{{c}}", &scope).unwrap();
+        assert!(!t.is_static());
+        let read = Template::compile("body", b"{{c}}", &scope).unwrap();
+        assert_eq!(render_into(&read, &[], &mut store), "", "before the first");
+        assert_eq!(render_into(&t, &[], &mut store), "/1/1");
+        assert_eq!(render_into(&t, &[], &mut store), "/2/2");
+        assert_eq!(render_into(&read, &[], &mut store), "2");
+        let mut other_user = VarStore::new(scope.extract_slots());
+        assert_eq!(render_into(&t, &[], &mut other_user), "/1/1");
+        let err = Template::compile("url", b"{{next per_iter}}", &scope).unwrap_err();
+        assert!(
+            err.to_string().contains("advances at each iteration"),
+            "{err}"
+        );
+        let err = Template::compile("url", b"{{next token}}", &scope).unwrap_err();
+        assert!(err.to_string().contains("not a counter"), "{err}");
     }
 
     #[test]

@@ -19,7 +19,8 @@ pub struct RenderContext<'a> {
     pub agent: u32,
     /// The row each feeder handed out for this iteration.
     pub rows: &'a [&'a [Box<[u8]>]],
-    pub vars: &'a VarStore,
+    /// The user's extracted values and counters (`{{next NAME}}` advances one).
+    pub vars: &'a mut VarStore,
     pub rng: &'a mut fastrand::Rng,
 }
 
@@ -64,6 +65,7 @@ impl RenderContext<'_> {
                     out.extend_from_slice(value);
                 }
             }
+            Slot::Next(counter) => counter.advance(self.vars, Some(out)),
         }
     }
 }

@@ -204,7 +204,7 @@ mod tests {
     fn render(template: &RequestTemplate, seq: u64) -> String {
         let row: Vec<Box<[u8]>> = vec![b"ann".to_vec().into()];
         let rows: [&[Box<[u8]>]; 1] = [&row];
-        let store = VarStore::new(0);
+        let mut store = VarStore::new(0);
         let mut rng = fastrand::Rng::with_seed(1);
         let mut context = RenderContext {
             seq,
@@ -213,7 +213,7 @@ mod tests {
             worker: 0,
             agent: 0,
             rows: &rows,
-            vars: &store,
+            vars: &mut store,
             rng: &mut rng,
         };
         let mut out = Vec::new();
@@ -313,7 +313,7 @@ mod tests {
         let t = RequestTemplate::from_plan(&p, &target, &req, &scope()).unwrap();
         let row: Vec<Box<[u8]>> = vec![b"a\r\nX-Evil: 1".to_vec().into()];
         let rows: [&[Box<[u8]>]; 1] = [&row];
-        let store = VarStore::new(0);
+        let mut store = VarStore::new(0);
         let mut rng = fastrand::Rng::with_seed(1);
         let mut context = RenderContext {
             seq: 0,
@@ -322,7 +322,7 @@ mod tests {
             worker: 0,
             agent: 0,
             rows: &rows,
-            vars: &store,
+            vars: &mut store,
             rng: &mut rng,
         };
         let mut out = Vec::new();
@@ -357,7 +357,7 @@ mod tests {
                     .unwrap();
             let row: Vec<Box<[u8]>> = vec![row.as_bytes().to_vec().into()];
             let rows: [&[Box<[u8]>]; 1] = [&row];
-            let store = VarStore::new(0);
+            let mut store = VarStore::new(0);
             let mut rng = fastrand::Rng::with_seed(1);
             let mut context = RenderContext {
                 seq: 7,
@@ -366,7 +366,7 @@ mod tests {
                 worker: 0,
                 agent: 0,
                 rows: &rows,
-                vars: &store,
+                vars: &mut store,
                 rng: &mut rng,
             };
             let mut out = Vec::new();
@@ -396,7 +396,7 @@ mod tests {
             .unwrap();
         let row: Vec<Box<[u8]>> = vec![b"J\xc3\xbcrgen M%C3%BCller <x>#1".to_vec().into()];
         let rows: [&[Box<[u8]>]; 1] = [&row];
-        let store = VarStore::new(0);
+        let mut store = VarStore::new(0);
         let mut rng = fastrand::Rng::with_seed(1);
         let mut context = RenderContext {
             seq: 7,
@@ -405,7 +405,7 @@ mod tests {
             worker: 0,
             agent: 0,
             rows: &rows,
-            vars: &store,
+            vars: &mut store,
             rng: &mut rng,
         };
         let mut out = Vec::new();
