@@ -499,3 +499,32 @@ fn test_http_matches_jmeter_but_for_the_samples_and_redirects_named() {
         assert_eq!(of_thread(&rows, &thread), of_thread(&expected, &thread));
     }
 }
+
+/// TestCookieManager, even with `--skip-unsupported`: each of its groups
+/// sends to the mirror over HTTP (8081) and over HTTPS to 8082, where
+/// nothing listens (JMeter's expected CSV has a connection error there);
+/// stampede's engine runs one server per group, so the run is refused.
+#[test]
+fn test_cookie_manager_is_refused_for_two_servers_in_one_group() {
+    let dir = temp_dir("jmeter-conformance-cookies");
+    let mirror = mirror_server();
+    let plan = on_mirror("TestCookieManager.jmx", &dir, &mirror);
+    let closed = stampede_testkit::free_port();
+    let xml = std::fs::read_to_string(&plan).unwrap();
+    assert!(xml.contains(">8082<"));
+    std::fs::write(&plan, xml.replace(">8082<", &format!(">{closed}<"))).unwrap();
+    let jtl = dir.join("out.jtl");
+    let out = run_batch(&plan, &jtl, &["--skip-unsupported"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(
+        stderr.lines().last().unwrap(),
+        format!(
+            "stampede: error: jmeter: thread group 'TG-ManagedCookieHC4' sends to 2 servers \
+             (http://127.0.0.1:{}, https://127.0.0.1:{closed}); this engine runs one server \
+             per group (see `stampede jmeter -h`)",
+            mirror.addr().port()
+        )
+    );
+    assert!(!jtl.exists(), "refused before any sample");
+}
