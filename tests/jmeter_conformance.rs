@@ -405,7 +405,14 @@ fn test_header_manager_matches_jmeter() {
     let dir = temp_dir("jmeter-conformance-headers");
     let mirror = mirror_server();
     let plan = on_mirror("TestHeaderManager.jmx", &dir, &mirror);
-    let columns = ["label", "threadName", "dataType", "success", "timeStamp", "elapsed"];
+    let columns = [
+        "label",
+        "threadName",
+        "dataType",
+        "success",
+        "timeStamp",
+        "elapsed",
+    ];
     let rows = run_skipping(&plan, &columns);
     let (samples, times): (Vec<String>, Vec<(u64, u64)>) = rows
         .iter()
@@ -436,7 +443,8 @@ fn test_http_matches_jmeter_but_for_the_samples_and_redirects_named() {
     let mirror = mirror_server();
     let example = example_domain_server();
     let plan = on_mirror("TEST_HTTP.jmx", &dir, &mirror);
-    let example_host = "<stringProp name=\"HTTPSampler.domain\">www.example.org</stringProp>\n          \
+    let example_host =
+        "<stringProp name=\"HTTPSampler.domain\">www.example.org</stringProp>\n          \
                         <stringProp name=\"HTTPSampler.port\"></stringProp>";
     let xml = std::fs::read_to_string(&plan).unwrap();
     assert!(xml.contains(example_host));
