@@ -177,10 +177,10 @@ fn each_http_batch_plan_is_refused_naming_the_elements_and_lines() {
                 "237: 'JSA_0SR' (JSR223Assertion)",
                 "275: 'JSA_2SR' (JSR223Assertion)",
                 "332: 'JSA_0SR' (JSR223Assertion)",
-                "42: 'HR_AutoRedirect' (HTTPSamplerProxy)",
-                "137: 'HR_FollowRedirect' (HTTPSamplerProxy)",
-                "246: 'HR_FollowRedirect' (HTTPSamplerProxy)",
-                "303: 'HR_AutoRedirect' (HTTPSamplerProxy)",
+                "86: 'RA_Redirected' (ResponseAssertion)",
+                "181: 'RA_Redirected' (ResponseAssertion)",
+                "290: 'RA_Redirected' (ResponseAssertion)",
+                "347: 'RA_Redirected' (ResponseAssertion)",
             ],
         ),
         (
@@ -365,6 +365,30 @@ fn on_mirror(plan: &str, dir: &Path, mirror: &RawServer) -> PathBuf {
     copy
 }
 
+/// Rewrites the plan's copy at `plan` so each sampler or default naming
+/// `host` (with no port) goes to `server` instead; there must be one.
+fn to_loopback(plan: &Path, host: &str, server: &RawServer) {
+    let domain = format!("<stringProp name=\"HTTPSampler.domain\">{host}</stringProp>");
+    let no_port = "<stringProp name=\"HTTPSampler.port\"></stringProp>";
+    let mut xml = std::fs::read_to_string(plan).unwrap();
+    assert!(xml.contains(&domain), "{}: no {host}", plan.display());
+    while let Some(at) = xml.find(&domain) {
+        let port = at + xml[at..].find(no_port).expect("the port after the domain");
+        xml.replace_range(
+            port..port + no_port.len(),
+            &format!(
+                "<stringProp name=\"HTTPSampler.port\">{}</stringProp>",
+                server.addr().port()
+            ),
+        );
+        xml.replace_range(
+            at..at + domain.len(),
+            "<stringProp name=\"HTTPSampler.domain\">127.0.0.1</stringProp>",
+        );
+    }
+    std::fs::write(plan, xml).unwrap();
+}
+
 /// A plan's copy run with `--skip-unsupported`: exit 0, and the JTL's rows
 /// cut to `columns` (joined with commas, as the expected CSV's lines).
 fn run_skipping(plan: &Path, columns: &[&str]) -> Vec<String> {
@@ -443,17 +467,7 @@ fn test_http_matches_jmeter_but_for_the_samples_and_redirects_named() {
     let mirror = mirror_server();
     let example = example_domain_server();
     let plan = on_mirror("TEST_HTTP.jmx", &dir, &mirror);
-    let example_host =
-        "<stringProp name=\"HTTPSampler.domain\">www.example.org</stringProp>\n          \
-                        <stringProp name=\"HTTPSampler.port\"></stringProp>";
-    let xml = std::fs::read_to_string(&plan).unwrap();
-    assert!(xml.contains(example_host));
-    let loopback = format!(
-        "<stringProp name=\"HTTPSampler.domain\">127.0.0.1</stringProp>\n          \
-         <stringProp name=\"HTTPSampler.port\">{}</stringProp>",
-        example.addr().port()
-    );
-    std::fs::write(&plan, xml.replace(example_host, &loopback)).unwrap();
+    to_loopback(&plan, "www.example.org", &example);
     let columns = ["label", "responseCode", "threadName", "dataType", "success"];
     let rows = run_skipping(&plan, &columns);
 
@@ -513,4 +527,55 @@ fn test_cookie_manager_is_refused_for_two_servers_in_one_group() {
         )
     );
     assert!(!jtl.exists(), "refused before any sample");
+}
+
+/// httpbin.org as TestRedirectionPolicies uses it: `/redirect/1` answers
+/// `302 FOUND` (httpbin's reason phrase) to `/get`, which answers the JSON
+/// httpbin gave JMeter's run (its `url`, which the plan extracts).
+fn httpbin_server() -> RawServer {
+    RawServer::start(|mut stream| {
+        while let Some(line) = read_request_line(&mut stream) {
+            let reply = if line.starts_with("GET /redirect/1 ") {
+                "HTTP/1.1 302 FOUND\r\nLocation: /get\r\nContent-Length: 0\r\n\r\n".to_string()
+            } else {
+                let json = r#"{"args":{},"url":"https://httpbin.org/get"}"#;
+                format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\
+                     Content-Length: {}\r\n\r\n{json}",
+                    json.len()
+                )
+            };
+            if stream.write_all(reply.as_bytes()).is_err() {
+                return;
+            }
+        }
+    })
+}
+
+/// TestRedirectionPolicies with httpbin.org on loopback: the same samples,
+/// codes, threads, success and order as JMeter's (its groups one after
+/// another), its `$..url` JSON Extractor mapped. It differs in
+/// `responseMessage`: stampede writes the standard reason phrase
+/// (`Found`), JMeter the server's (`FOUND`).
+#[test]
+fn test_redirection_policies_matches_jmeter_but_for_the_reason_phrase() {
+    let dir = temp_dir("jmeter-conformance-redirects");
+    let httpbin = httpbin_server();
+    let plan = dir.join("TestRedirectionPolicies.jmx");
+    std::fs::copy(fixture("TestRedirectionPolicies.jmx"), &plan).unwrap();
+    to_loopback(&plan, "httpbin.org", &httpbin);
+    let columns = [
+        "label",
+        "responseCode",
+        "responseMessage",
+        "threadName",
+        "dataType",
+        "success",
+    ];
+    let rows = run_skipping(&plan, &columns);
+    let expected: Vec<String> = expected_lines("TestRedirectionPolicies.csv")
+        .into_iter()
+        .map(|l| l.replace(",302,FOUND,", ",302,Found,"))
+        .collect();
+    assert_eq!(rows, expected);
 }
