@@ -395,7 +395,12 @@ fn run_skipping(plan: &Path, columns: &[&str]) -> Vec<String> {
     let jtl = plan.with_extension("jtl");
     let out = run_batch(plan, &jtl, &["--skip-unsupported"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let mut reader = csv::Reader::from_path(&jtl).unwrap();
+    jtl_rows(&jtl, columns)
+}
+
+/// A JTL's rows cut to `columns`, joined with commas.
+fn jtl_rows(jtl: &Path, columns: &[&str]) -> Vec<String> {
+    let mut reader = csv::Reader::from_path(jtl).unwrap();
     let header = reader.headers().unwrap().clone();
     let index: Vec<usize> = columns
         .iter()
@@ -470,6 +475,20 @@ fn test_http_matches_jmeter_but_for_the_samples_and_redirects_named() {
     to_loopback(&plan, "www.example.org", &example);
     let columns = ["label", "responseCode", "threadName", "dataType", "success"];
     let rows = run_skipping(&plan, &columns);
+    // What the plan's response_message assertion on the first redirect
+    // loop looks for (HTTPSamplerBase.followRedirects' IOException).
+    let loops = jtl_rows(&plan.with_extension("jtl"), &["label", "responseMessage"]);
+    let loop_messages: Vec<&String> = loops
+        .iter()
+        .filter(|r| r.starts_with("HR-FollowRedirect,"))
+        .collect();
+    assert_eq!(loop_messages.len(), 2, "{loops:?}");
+    for row in loop_messages {
+        assert!(
+            row.ends_with(",Non HTTP response message: Exceeded maximum number of redirects: 20"),
+            "{row}"
+        );
+    }
 
     // Samples JMeter writes and stampede does not: scripts run no request,
     // and the samplers it cannot map (file uploads, If Controllers on a
