@@ -598,3 +598,65 @@ fn test_redirection_policies_matches_jmeter_but_for_the_reason_phrase() {
         .collect();
     assert_eq!(rows, expected);
 }
+
+/// An HTTPS server with a self-signed certificate answering every request
+/// with a page holding "Apache JMeter": jmeter.apache.org and
+/// www.apache.org as TEST_HTTPS reaches them, on loopback.
+fn self_signed_page_server() -> RawServer {
+    let config = stampede_testkit::self_signed_server_config();
+    RawServer::start(move |stream| {
+        let Ok(connection) = rustls::ServerConnection::new(config.clone()) else {
+            return;
+        };
+        let mut tls = rustls::StreamOwned::new(connection, stream);
+        let page = "<html><title>Apache JMeter</title></html>";
+        let reply = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\r\n{page}",
+            page.len()
+        );
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while let Ok(1) = tls.read(&mut byte) {
+            head.push(byte[0]);
+            if head.ends_with(b"\r\n\r\n") {
+                head.clear();
+                if tls.write_all(reply.as_bytes()).is_err() {
+                    return;
+                }
+            }
+        }
+    })
+}
+
+/// TEST_HTTPS with both hosts on one loopback HTTPS server whose
+/// certificate no one signed: JMeter trusts every server certificate
+/// (JsseSSLManager wraps each trust manager in CustomX509TrustManager,
+/// whose checkServerTrusted accepts all), so its two samples succeed, as
+/// JMeter's expected CSV says, on its columns stampede's JTL has.
+#[test]
+fn test_https_matches_jmeter_on_a_self_signed_server() {
+    let dir = temp_dir("jmeter-conformance-https");
+    let server = self_signed_page_server();
+    let plan = dir.join("TEST_HTTPS.jmx");
+    std::fs::copy(fixture("TEST_HTTPS.jmx"), &plan).unwrap();
+    to_loopback(&plan, "jmeter.apache.org", &server);
+    to_loopback(&plan, "www.apache.org", &server);
+    let columns = [
+        "label",
+        "responseCode",
+        "responseMessage",
+        "threadName",
+        "dataType",
+        "success",
+        "grpThreads",
+        "allThreads",
+    ];
+    let rows = run_skipping(&plan, &columns);
+    // SampleCount and ErrorCount (1 and 0 for a sample that is not a
+    // transaction's) are not JTL columns of stampede's.
+    let expected: Vec<String> = expected_lines("TEST_HTTPS.csv")
+        .into_iter()
+        .map(|l| l.strip_suffix(",1,0").unwrap().to_string())
+        .collect();
+    assert_eq!(rows, expected);
+}

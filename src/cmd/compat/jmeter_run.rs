@@ -125,6 +125,16 @@ fn run_words(group: &Group, file: &Path, html: Option<PathBuf>) -> Vec<String> {
     for value in &group.resolve {
         add("--resolve", value.clone());
     }
+    // JMeter trusts every server certificate: JsseSSLManager wraps each
+    // trust manager in CustomX509TrustManager, whose checkServerTrusted
+    // accepts all. A group has one server; an https one runs --insecure.
+    if group.steps.iter().any(|s| {
+        s.url
+            .get(..8)
+            .is_some_and(|scheme| scheme.eq_ignore_ascii_case("https://"))
+    }) {
+        words.push("--insecure".to_string());
+    }
     // HTTP Cookie Manager: a jar per virtual user.
     if group.cookies {
         words.push("--cookie-jar".to_string());
