@@ -660,3 +660,77 @@ fn test_https_matches_jmeter_on_a_self_signed_server() {
         .collect();
     assert_eq!(rows, expected);
 }
+
+/// www.bing.com and www.facebook.com as ResponseDecompression reaches
+/// them, on one loopback HTTPS server (self-signed): a page naming
+/// "Microsoft" and "bing" sent `Content-Encoding: deflate` (zlib, as
+/// HttpClient's DeflateInputStream reads it) to `Accept-Encoding:
+/// deflate`, and one naming "facebook" sent `br` to `Accept-Encoding: br`.
+fn compressing_server() -> RawServer {
+    let config = stampede_testkit::self_signed_server_config();
+    RawServer::start(move |stream| {
+        let Ok(connection) = rustls::ServerConnection::new(config.clone()) else {
+            return;
+        };
+        let mut tls = rustls::StreamOwned::new(connection, stream);
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while let Ok(1) = tls.read(&mut byte) {
+            head.push(byte[0]);
+            if !head.ends_with(b"\r\n\r\n") {
+                continue;
+            }
+            let text = String::from_utf8_lossy(&head).into_owned();
+            head.clear();
+            let (coding, body) = match header_value(&text, "Accept-Encoding").as_deref() {
+                Some("br") => {
+                    let mut out = Vec::new();
+                    {
+                        let mut writer = brotli::CompressorWriter::new(&mut out, 4096, 5, 22);
+                        writer.write_all(b"<title>facebook</title>").unwrap();
+                    }
+                    ("br", out)
+                }
+                _ => {
+                    let mut writer =
+                        flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+                    writer.write_all(b"<title>bing</title> Microsoft").unwrap();
+                    ("deflate", writer.finish().unwrap())
+                }
+            };
+            let mut reply = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: {coding}\r\n\
+                 Content-Length: {}\r\n\r\n",
+                body.len()
+            )
+            .into_bytes();
+            reply.extend_from_slice(&body);
+            if tls.write_all(&reply).is_err() {
+                return;
+            }
+        }
+    })
+}
+
+/// ResponseDecompression with both hosts on one loopback HTTPS server: the
+/// deflate and Brotli bodies decoded before the plan's body assertions, as
+/// JMeter decodes them, and the same samples as JMeter's expected CSV.
+#[test]
+fn response_decompression_matches_jmeter() {
+    let dir = temp_dir("jmeter-conformance-decompression");
+    let server = compressing_server();
+    let plan = dir.join("ResponseDecompression.jmx");
+    std::fs::copy(fixture("ResponseDecompression.jmx"), &plan).unwrap();
+    to_loopback(&plan, "www.bing.com", &server);
+    to_loopback(&plan, "www.facebook.com", &server);
+    let columns = [
+        "label",
+        "responseCode",
+        "responseMessage",
+        "threadName",
+        "dataType",
+        "success",
+    ];
+    let rows = run_skipping(&plan, &columns);
+    assert_eq!(rows, expected_lines("ResponseDecompression.csv"));
+}
