@@ -734,3 +734,34 @@ fn response_decompression_matches_jmeter() {
     let rows = run_skipping(&plan, &columns);
     assert_eq!(rows, expected_lines("ResponseDecompression.csv"));
 }
+
+/// Http4ImplPreemptiveBasicAuth with jmeter.apache.org on a loopback
+/// HTTPS page: its six groups (one after another), each sampler twice (a
+/// row of the CSV data set each), as JMeter's expected CSV lists them. Its
+/// Authorization Managers and User Parameters are left out, so no
+/// Authorization header is sent: the page answers 200 whatever it gets,
+/// as jmeter.apache.org does, and what the plan's script checks (the
+/// header's value) is not compared.
+#[test]
+fn preemptive_basic_auth_plan_matches_jmeter_without_its_authorization() {
+    let dir = temp_dir("jmeter-conformance-basic-auth");
+    let server = self_signed_page_server();
+    for file in [
+        "Http4ImplPreemptiveBasicAuth.jmx",
+        "Http4ImplPreemptiveBasicAuth-data.csv",
+    ] {
+        std::fs::copy(fixture(file), dir.join(file)).unwrap();
+    }
+    let plan = dir.join("Http4ImplPreemptiveBasicAuth.jmx");
+    to_loopback(&plan, "jmeter.apache.org", &server);
+    let columns = [
+        "label",
+        "responseCode",
+        "responseMessage",
+        "threadName",
+        "dataType",
+        "success",
+    ];
+    let rows = run_skipping(&plan, &columns);
+    assert_eq!(rows, expected_lines("Http4ImplPreemptiveBasicAuth.csv"));
+}
