@@ -10,13 +10,17 @@
 //! copied in tests/fixtures/jmeter-testfiles (see its README).
 //!
 //! Each plan is first run as JMeter's build runs it: stampede refuses every
-//! one, and the test names each element it refuses and its line. The plans
-//! whose samplers go to JMeter's HTTP Mirror Server (localhost:8081, started
-//! by the plan's own script) then run with `--skip-unsupported` against a
-//! mirror written here as HttpMirrorThread.run answers, on an ephemeral
-//! loopback port the plan's copy is rewritten to; the JTL is compared with
-//! the expected CSV on the columns that CSV holds, and each difference is
-//! asserted by name (docs/compat.md, "Conformance with JMeter's batch plans").
+//! one, and the test names each element it refuses and its line. Then each
+//! plan whose servers can be stood in for on loopback runs with
+//! `--skip-unsupported`: JMeter's HTTP Mirror Server (localhost:8081,
+//! started by the plan's own script) as HttpMirrorThread.run answers,
+//! httpbin.org's redirect, self-signed HTTPS pages (JMeter trusts any
+//! certificate), deflate and Brotli bodies; the plan's copy is rewritten to
+//! their ephemeral ports. The JTL is compared with the expected CSV on the
+//! columns that CSV holds, and each difference is asserted by name
+//! (docs/compat.md, "Conformance with JMeter's batch plans"). The plans not
+//! run need what a stand-in would only fake (digest authentication, slow
+//! sockets, two servers in one group).
 
 #[path = "jmeter_support/mod.rs"]
 mod support;
