@@ -111,17 +111,8 @@ impl<'e> Builder<'_> {
             self.variables(vars)?;
         }
         self.variables_below(&test_plan.children)?;
-        let groups = test_plan
-            .children
-            .iter()
-            .filter(|e| e.enabled && role(e) == Role::ThreadGroup)
-            .count();
-        if test_plan.flag("TestPlan.serialize_threadgroups") == Some(true) && groups > 1 {
-            self.unsupported(
-                test_plan,
-                "running thread groups one after another is not mapped",
-            );
-        }
+        self.plan.serialize_groups =
+            test_plan.flag("TestPlan.serialize_threadgroups") == Some(true);
         let mut scope = Scope::default();
         self.collect(&test_plan.children, &mut scope, true);
         for child in test_plan.children.iter().filter(|e| e.enabled) {

@@ -39,6 +39,13 @@ pub fn scenario_text(plan: &Plan, source: &str) -> String {
         "# stampede scenario mapped from {source} (test plan '{}') by `stampede jmeter`\n",
         plan.name.replace('\n', " ")
     );
+    if plan.serialize_groups && plan.groups.len() > 1 {
+        // A scenario file has no such key: `stampede run --scenario` runs
+        // its groups side by side.
+        text.push_str(
+            "# the groups of each phase run one after another (TestPlan.serialize_threadgroups)\n",
+        );
+    }
     text.push_str(&toml::to_string(&root).unwrap_or_default());
     text
 }

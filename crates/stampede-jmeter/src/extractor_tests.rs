@@ -70,7 +70,13 @@ fn regex_match_numbers_templates_and_defaults_map() {
         "<stringProp name=\"RegexExtractor.useHeaders\">true",
     ))
     .unwrap_err();
-    assert!(headers.contains("only the response body"), "{headers}");
+    // RegexExtractor.java: USE_HDRS = "true" reads the response headers.
+    assert!(
+        headers.contains(
+            "extracting from the response headers is not mapped (only the response body)"
+        ),
+        "{headers}"
+    );
 }
 
 /// BoundaryExtractor.java: process() stores a default only when it is not

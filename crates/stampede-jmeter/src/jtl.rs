@@ -140,6 +140,13 @@ pub fn non_http(kind: &str) -> (String, String) {
             "javax.net.ssl.SSLHandshakeException",
             "TLS handshake failed",
         ),
+        // HTTPSamplerBase.followRedirects: after MAX_REDIRECTS hops
+        // (httpsampler.max_redirects, 20; a step follows 20 too) an
+        // IOException with this message.
+        "redirect_limit" => (
+            "java.io.IOException",
+            "Exceeded maximum number of redirects: 20",
+        ),
         other => ("java.io.IOException", other),
     };
     (
@@ -245,6 +252,14 @@ mod tests {
         let (code, message) = non_http("connect_refused");
         assert_eq!(code, "Non HTTP response code: java.net.ConnectException");
         assert_eq!(message, "Non HTTP response message: Connection refused");
+        // HTTPSamplerBase.followRedirects, as TEST_HTTP.jmx's
+        // HR-FollowRedirect assertion on the response message expects.
+        let (code, message) = non_http("redirect_limit");
+        assert_eq!(code, "Non HTTP response code: java.io.IOException");
+        assert_eq!(
+            message,
+            "Non HTTP response message: Exceeded maximum number of redirects: 20"
+        );
         assert_eq!(reason_phrase(404), "Not Found");
     }
 

@@ -10,6 +10,10 @@ pub struct Plan {
     /// The TestPlan's testname.
     pub name: String,
     pub groups: Vec<Group>,
+    /// `TestPlan.serialize_threadgroups`: within each phase (setUp, main,
+    /// tearDown) a group starts when the one before it has ended, as
+    /// StandardJMeterEngine.run waits (`group.waitThreadsStopped()`).
+    pub serialize_groups: bool,
     /// Elements that could not be mapped, in file order.
     pub unsupported: Vec<Unsupported>,
     /// Remarks about mappings that are close but not exact (printed on stderr).

@@ -200,13 +200,25 @@ fn first_match_only(number: Option<&str>) -> Result<(), MapError> {
     }
 }
 
+/// `useHeaders` holds which part of the sample an extractor reads, in
+/// RegexExtractor.java's words (USE_HDRS = "true", USE_BODY = "false",
+/// ...); only the body is mapped, and a refusal names the part as its GUI
+/// does.
 fn body_only(use_headers: Option<&str>) -> Result<(), MapError> {
-    match use_headers.map(str::trim) {
-        None | Some("false") => Ok(()),
-        Some(other) => Err(unsupported(format!(
-            "extracting from {other} is not mapped (only the response body)"
-        ))),
-    }
+    let part = match use_headers.map(str::trim) {
+        None | Some("false") => return Ok(()),
+        Some("true") => "the response headers",
+        Some("request_headers") => "the request headers",
+        Some("unescaped") => "the unescaped body",
+        Some("as_document") => "the body as a document",
+        Some("URL") => "the URL",
+        Some("code") => "the response code",
+        Some("message") => "the response message",
+        Some(other) => other,
+    };
+    Err(unsupported(format!(
+        "extracting from {part} is not mapped (only the response body)"
+    )))
 }
 
 /// The `nth` clause of a regex or boundary extractor's match number

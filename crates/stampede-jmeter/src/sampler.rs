@@ -171,9 +171,16 @@ pub(crate) fn http_step(
             }),
         )
     };
-    let mut headers: Vec<(String, String)> = content_type
-        .map(|t| ("Content-Type".to_string(), t))
+    let keep_alive = fields.flag("HTTPSampler.use_keepalive") == Some(true);
+    // HTTPHC4Impl.setupRequest (and HTTPJavaImpl.setupConnection) send
+    // `Connection: keep-alive` on every keep-alive request, before the
+    // Header Manager's headers (which may replace it); stampede's own
+    // HTTP/1.1 request leaves it out, and its `keep_alive = false` already
+    // sends JMeter's `Connection: close`.
+    let mut headers: Vec<(String, String)> = keep_alive
+        .then(|| ("Connection".to_string(), "keep-alive".to_string()))
         .into_iter()
+        .chain(content_type.map(|t| ("Content-Type".to_string(), t)))
         .collect();
     // HttpClient sends an entity's length, 0 included; stampede says 0 on
     // its own for POST, PUT and PATCH only.
@@ -201,7 +208,7 @@ pub(crate) fn http_step(
         multipart,
         follow_redirects: fields.flag("HTTPSampler.follow_redirects") == Some(true)
             || fields.flag("HTTPSampler.auto_redirects") == Some(true),
-        keep_alive: fields.flag("HTTPSampler.use_keepalive") == Some(true),
+        keep_alive,
         connect_timeout_ms: millis("HTTPSampler.connect_timeout")?.filter(|ms| *ms > 0),
         response_timeout_ms: millis("HTTPSampler.response_timeout")?.filter(|ms| *ms > 0),
         ..Step::default()

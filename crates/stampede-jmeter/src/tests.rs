@@ -59,6 +59,8 @@ fn the_shop_plan_maps_group_by_group() {
     assert_eq!(
         login.headers,
         vec![
+            // HTTPHC4Impl.setupRequest: a keep-alive sampler says so first.
+            ("Connection".to_string(), "keep-alive".to_string()),
             ("X-Plan".to_string(), "shop-ci".to_string()),
             ("Content-Type".to_string(), "application/json".to_string())
         ]

@@ -1,6 +1,7 @@
 //! The JSON path subset checks and extractors use: `$`, `.name`,
-//! `['name']` and `[N]`, compiled into steps and walked over a parsed
-//! [`serde_json::Value`] (serde_json does the parsing; the walk is a loop).
+//! `['name']`, `[N]` and `..name` (the first `name` at any depth),
+//! compiled into steps and walked over a parsed [`serde_json::Value`]
+//! (serde_json does the parsing).
 
 use serde_json::Value;
 
@@ -8,6 +9,10 @@ use serde_json::Value;
 enum Step {
     Key(String),
     Index(usize),
+    /// `..name`: the first member `name` found walking down from here,
+    /// each object's own member before its children's, as Jayway
+    /// JsonPath's deep scan (ScanPathToken) lists its matches.
+    Descend(String),
 }
 
 /// A compiled path such as `$.items[0].price`.
@@ -38,17 +43,25 @@ impl JsonPath {
         while i < bytes.len() {
             match bytes[i] {
                 b'.' => {
-                    let start = i + 1;
+                    let descend = bytes.get(i + 1) == Some(&b'.');
+                    let start = i + 1 + usize::from(descend);
                     let end = text[start..]
                         .find(['.', '['])
                         .map_or(text.len(), |n| start + n);
                     if end == start {
                         return Err(PathError {
                             at: start,
-                            reason: "expected a key name after .",
+                            reason: match descend {
+                                true => "expected a key name after ..",
+                                false => "expected a key name after .",
+                            },
                         });
                     }
-                    steps.push(Step::Key(text[start..end].to_string()));
+                    let name = text[start..end].to_string();
+                    steps.push(match descend {
+                        true => Step::Descend(name),
+                        false => Step::Key(name),
+                    });
                     i = end;
                 }
                 b'[' => {
@@ -93,16 +106,36 @@ impl JsonPath {
         &self.text
     }
 
-    /// The value at the path, if there is one.
+    /// The value at the path, if there is one (with `..name`, the first).
     pub fn find<'v>(&self, root: &'v Value) -> Option<&'v Value> {
-        let mut value = root;
-        for step in &self.steps {
-            value = match step {
-                Step::Key(key) => value.as_object()?.get(key)?,
-                Step::Index(index) => value.as_array()?.get(*index)?,
-            };
+        walk(root, &self.steps)
+    }
+}
+
+/// The value `steps` lead to from `value`.
+fn walk<'v>(value: &'v Value, steps: &[Step]) -> Option<&'v Value> {
+    let Some((step, rest)) = steps.split_first() else {
+        return Some(value);
+    };
+    match step {
+        Step::Key(key) => walk(value.as_object()?.get(key)?, rest),
+        Step::Index(index) => walk(value.as_array()?.get(*index)?, rest),
+        Step::Descend(key) => descend(value, key, rest),
+    }
+}
+
+/// The first `key` member at or below `value` from which `rest` leads
+/// somewhere: the node's own member first, then its children in order.
+fn descend<'v>(value: &'v Value, key: &str, rest: &[Step]) -> Option<&'v Value> {
+    if let Some(found) = value.as_object().and_then(|o| o.get(key)) {
+        if let Some(end) = walk(found, rest) {
+            return Some(end);
         }
-        Some(value)
+    }
+    match value {
+        Value::Object(members) => members.values().find_map(|v| descend(v, key, rest)),
+        Value::Array(items) => items.iter().find_map(|v| descend(v, key, rest)),
+        _ => None,
     }
 }
 
@@ -122,6 +155,24 @@ mod tests {
         assert_eq!(find("$['a b']"), Some(Value::Bool(true)));
         assert_eq!(find("$.items[1]"), None);
         assert_eq!(find("$.data.id.x"), None);
+    }
+
+    /// `$..url` as JMeter's JSON Extractor (Jayway JsonPath) reads it in
+    /// TestRedirectionPolicies.jmx: the member at any depth, the outer one
+    /// first, then the children's in order.
+    #[test]
+    fn descends_to_the_first_member_of_that_name() {
+        let root: Value = serde_json::from_str(
+            r#"{"args":{},"url":"https://h/get","items":[{"id":1},{"id":2,"x":{"id":3}}]}"#,
+        )
+        .unwrap();
+        let find = |p: &str| JsonPath::parse(p).unwrap().find(&root).cloned();
+        assert_eq!(find("$..url"), Some(Value::from("https://h/get")));
+        assert_eq!(find("$..id"), Some(Value::from(1)));
+        assert_eq!(find("$.items[1]..id"), Some(Value::from(2)));
+        assert_eq!(find("$..x.id"), Some(Value::from(3)));
+        assert_eq!(find("$..nope"), None);
+        assert_eq!(JsonPath::parse("$..").unwrap_err().at, 3);
     }
 
     #[test]

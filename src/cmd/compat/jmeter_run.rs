@@ -1,6 +1,7 @@
 //! Running a mapped JMeter plan. Each thread group is its own `stampede run
 //! --scenario` run (its own JTL labels, report and result file): setUp
-//! groups first, then the ordinary groups side by side, then tearDown
+//! groups first, then the ordinary groups side by side (one after another
+//! when the plan serializes them), then tearDown
 //! groups, as JMeter orders them. Within a run the engine acts on the
 //! group's scenario keys itself (workload/phases.rs, session.rs): a loop
 //! count is `iterations` (each thread walks its samplers that many times;
@@ -124,6 +125,16 @@ fn run_words(group: &Group, file: &Path, html: Option<PathBuf>) -> Vec<String> {
     for value in &group.resolve {
         add("--resolve", value.clone());
     }
+    // JMeter trusts every server certificate: JsseSSLManager wraps each
+    // trust manager in CustomX509TrustManager, whose checkServerTrusted
+    // accepts all. A group has one server; an https one runs --insecure.
+    if group.steps.iter().any(|s| {
+        s.url
+            .get(..8)
+            .is_some_and(|scheme| scheme.eq_ignore_ascii_case("https://"))
+    }) {
+        words.push("--insecure".to_string());
+    }
     // HTTP Cookie Manager: a jar per virtual user.
     if group.cookies {
         words.push("--cookie-jar".to_string());
@@ -246,7 +257,8 @@ fn test_plan_name(o: &JmeterOptions, plan: &Plan) -> String {
     }
 }
 
-/// Runs the plan's groups phase by phase; within a phase, side by side.
+/// Runs the plan's groups phase by phase; within a phase, side by side, or
+/// one after another when the plan serializes them.
 pub(super) fn run(
     o: &JmeterOptions,
     plan: &Plan,
@@ -285,33 +297,41 @@ pub(super) fn run(
         let indexes: Vec<usize> = (0..plan.groups.len())
             .filter(|&i| plan.groups[i].phase == phase)
             .collect();
-        let delays = indexes
-            .iter()
-            .map(|&i| (i, plan.groups[i].delay_s.unwrap_or(0) * 1000));
-        active.phase_started(delays);
-        let outcomes: Vec<(usize, anyhow::Result<Finished>)> = std::thread::scope(|scope| {
-            let handles: Vec<_> = indexes
+        // Serialized (StandardJMeterEngine.run, `serialized`): each group
+        // alone, in plan order; else the phase's groups together.
+        let batch = match plan.serialize_groups {
+            true => 1,
+            false => indexes.len().max(1),
+        };
+        for together in indexes.chunks(batch) {
+            let delays = together
                 .iter()
-                .map(|&i| {
-                    let (jtl, active) = (jtl.as_ref(), &active);
-                    (
-                        i,
-                        scope.spawn(move || run_group(o, plan, i, jtl, active, summariser)),
-                    )
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|(i, handle)| {
-                    let outcome = handle
-                        .join()
-                        .unwrap_or_else(|_| Err(anyhow::anyhow!("{TOOL}: a group's run panicked")));
-                    (i, outcome)
-                })
-                .collect()
-        });
-        for (i, outcome) in outcomes {
-            finished.push((i, outcome?));
+                .map(|&i| (i, plan.groups[i].delay_s.unwrap_or(0) * 1000));
+            active.phase_started(delays);
+            let outcomes: Vec<(usize, anyhow::Result<Finished>)> = std::thread::scope(|scope| {
+                let handles: Vec<_> = together
+                    .iter()
+                    .map(|&i| {
+                        let (jtl, active) = (jtl.as_ref(), &active);
+                        (
+                            i,
+                            scope.spawn(move || run_group(o, plan, i, jtl, active, summariser)),
+                        )
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|(i, handle)| {
+                        let outcome = handle.join().unwrap_or_else(|_| {
+                            Err(anyhow::anyhow!("{TOOL}: a group's run panicked"))
+                        });
+                        (i, outcome)
+                    })
+                    .collect()
+            });
+            for (i, outcome) in outcomes {
+                finished.push((i, outcome?));
+            }
         }
     }
     if let (Some(shared), Some(path)) = (&jtl, &o.jtl) {

@@ -50,6 +50,43 @@ pub(super) fn parse_csv(name: &str, text: &[u8], delimiter: u8) -> Result<FeedDa
     FeedData::new(name, columns, fields)
 }
 
+/// CSV rows with no header line, named by `columns`: each row's first
+/// `columns.len()` fields, further fields ignored, as JMeter's CSV Data Set
+/// fills its variableNames (CSVDataSet.iterationStart stops at the shorter
+/// of the names and the line's values); a row with fewer fields than names
+/// is an error. `first_line` is the file's line number of `text`'s first.
+pub(super) fn parse_headerless_csv(
+    name: &str,
+    columns: Vec<String>,
+    text: &[u8],
+    delimiter: u8,
+    first_line: usize,
+) -> Result<FeedData, FeederError> {
+    let mut reader = csv::ReaderBuilder::new()
+        .delimiter(delimiter)
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(text);
+    let line_of = |p: Option<&csv::Position>| p.map_or(0, |p| p.line() as usize + first_line - 1);
+    let width = columns.len();
+    let mut fields = Vec::new();
+    for record in reader.byte_records() {
+        let record =
+            record.map_err(|e| FeederError::new(name, line_of(e.position()), csv_reason(&e)))?;
+        if record.len() < width {
+            let reason = format!("row has {} fields, columns names {width}", record.len());
+            return Err(FeederError::new(name, line_of(record.position()), reason));
+        }
+        fields.extend(
+            record
+                .iter()
+                .take(width)
+                .map(|f| f.to_vec().into_boxed_slice()),
+        );
+    }
+    FeedData::new(name, columns, fields)
+}
+
 fn csv_reason(error: &csv::Error) -> String {
     match error.kind() {
         csv::ErrorKind::UnequalLengths {

@@ -146,6 +146,19 @@ impl FeedData {
         load::parse_csv(name, text, delimiter)
     }
 
+    /// Parses CSV rows with no header line into `columns` (further fields
+    /// of a row are ignored); `first_line` numbers `text`'s first line in
+    /// errors.
+    pub fn from_headerless_csv(
+        name: &str,
+        columns: Vec<String>,
+        text: &[u8],
+        delimiter: u8,
+        first_line: usize,
+    ) -> Result<FeedData, FeederError> {
+        load::parse_headerless_csv(name, columns, text, delimiter, first_line)
+    }
+
     /// Parses JSON Lines text; `name` is used in errors.
     pub fn from_json_lines(name: &str, text: &[u8]) -> Result<FeedData, FeederError> {
         load::parse_json_lines(name, text)

@@ -22,6 +22,26 @@ fn csv_with_quotes_and_a_chosen_delimiter() {
     assert_eq!(text(&data.row(0)[1]), "2");
 }
 
+/// JMeter's CSV Data Set (CSVDataSet.iterationStart) fills its
+/// variableNames from a line's first values and ignores the rest, as
+/// Http4ImplPreemptiveBasicAuth-data.csv (3 values, 2 names) needs; fewer
+/// values than names is refused with the file's own line number.
+#[test]
+fn headerless_rows_keep_their_first_fields() {
+    let columns = vec!["login".to_string(), "password".to_string()];
+    let rows = b"toto;password1;dG90bzpwYXNzd29yZDE=\ntiti;password2\n";
+    let data = FeedData::from_headerless_csv("d.csv", columns.clone(), rows, b';', 1).unwrap();
+    assert_eq!(data.rows(), 2);
+    assert_eq!(text(&data.row(0)[1]), "password1");
+    assert_eq!(data.row(0).len(), 2);
+    assert_eq!(text(&data.row(1)[0]), "titi");
+    let short = FeedData::from_headerless_csv("d.csv", columns, b"a;b\nc\n", b';', 2);
+    assert_eq!(
+        short.unwrap_err().to_string(),
+        "d.csv:3: row has 1 fields, columns names 2"
+    );
+}
+
 #[test]
 fn csv_errors_name_file_and_line() {
     assert_eq!(

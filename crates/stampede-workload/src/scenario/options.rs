@@ -247,7 +247,8 @@ impl Context<'_> {
     }
 
     /// A feed with `columns`: the file has no header line (with
-    /// `skip_first_line`, its first line is skipped), the names are given.
+    /// `skip_first_line`, its first line is skipped), the names are given;
+    /// a row's fields past them are ignored.
     pub(super) fn headerless_feed(
         &self,
         feed: &FeedToml,
@@ -270,24 +271,23 @@ impl Context<'_> {
         let shown = path.display().to_string();
         let text = std::fs::read(&path)
             .map_err(|e| self.at(&feed.file, format!("{shown}: cannot read: {e}")))?;
-        let rows = if feed.skip_first_line.as_ref().is_some_and(|s| *s.get_ref()) {
+        let skip = feed.skip_first_line.as_ref().is_some_and(|s| *s.get_ref());
+        let rows = if skip {
             text.iter()
                 .position(|&b| b == b'\n')
                 .map_or(&[][..], |i| &text[i + 1..])
         } else {
             &text[..]
         };
-        let delimiter = char::from(spec.delimiter).to_string();
-        let header: Vec<String> = columns
-            .get_ref()
-            .iter()
-            .map(|c| format!("\"{}\"", c.replace('"', "\"\"")))
-            .collect();
-        let mut csv = header.join(&delimiter).into_bytes();
-        csv.push(b'\n');
-        csv.extend_from_slice(rows);
-        let data = FeedData::from_csv(&shown, &csv, spec.delimiter)
-            .map_err(|e| self.at(&feed.file, e.to_string()))?;
+        let first_line = 1 + usize::from(skip);
+        let data = FeedData::from_headerless_csv(
+            &shown,
+            columns.get_ref().clone(),
+            rows,
+            spec.delimiter,
+            first_line,
+        )
+        .map_err(|e| self.at(&feed.file, e.to_string()))?;
         Ok(Some(Feeder::new(data, spec.mode)))
     }
 }
