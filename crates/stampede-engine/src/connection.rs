@@ -20,6 +20,7 @@ use crate::workload::{Answer, UserSession};
 use stampede_metrics::{ErrorKind, Judged, Outcome};
 use std::cell::RefCell;
 use std::rc::Rc;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -65,6 +66,8 @@ pub(crate) struct ConnectionContext {
     pub(crate) lifetime: crate::conn_lifetime::Lifetime,
     /// `--decode`: every encoded body is decoded, its bytes counted.
     pub(crate) decode: bool,
+    /// The scenario steps' rendezvous points; `None` when no step has one.
+    pub(crate) rendezvous: Option<Arc<crate::workload::RendezvousPoints>>,
 }
 
 impl ConnectionContext {
@@ -343,6 +346,13 @@ impl ConnectionContext {
         origin.and_then(|id| self.origins.borrow().connector(id))
     }
 
+    /// The rendezvous before request `target`, if its step has one (a
+    /// run without any pays this one test).
+    #[inline]
+    pub(crate) fn rendezvous_of(&self, target: usize) -> Option<&crate::workload::Rendezvous> {
+        self.rendezvous.as_ref()?.step(target)
+    }
+
     fn rules_of(&self, target: usize) -> Option<&crate::workload::StepRules> {
         self.step_rules.as_ref().and_then(|rules| rules.get(target))
     }
@@ -400,6 +410,7 @@ pub(crate) fn connection_context(
                 plan.seed,
                 plan.phases.clone(),
             )
+            .map(|work| work.with_rendezvous(plan.rendezvous.clone()))
         })
         .transpose()
         .map_err(|e| std::io::Error::other(e.0))?;
@@ -439,6 +450,7 @@ pub(crate) fn connection_context(
         step_rules,
         lifetime: plan.lifetime,
         decode: plan.decode,
+        rendezvous: plan.rendezvous.clone(),
     })
 }
 
@@ -593,6 +605,14 @@ impl Slot {
         if !self.prepare(ctx, intended) {
             return;
         }
+        // A rendezvous is waited out after the request is prepared and
+        // before it is sent, as JMeter's timers run after its
+        // pre-processors; the wait is no part of the request's time.
+        let point = ctx.rendezvous_of(self.current);
+        let (ticket, intended) = match point {
+            Some(point) => (Some(point.wait().await), Instant::now()),
+            None => (None, intended),
+        };
         let (_, head) = ctx.request_of(self.current);
         self.parser.set_head_request(head);
         let batch = ctx.count_batch(self.session.as_deref_mut());
@@ -603,6 +623,9 @@ impl Slot {
             return;
         }
         let mut exchange = self.exchange(ctx, intended).await;
+        if let (Some(point), Some(ticket)) = (point, ticket) {
+            point.sent(ticket, exchange.clocks.sent);
+        }
         // A redirect it cannot follow was read in full: its connection stays.
         let mut answered = false;
         while let Ok(status) = exchange.result {

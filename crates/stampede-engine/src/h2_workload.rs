@@ -167,12 +167,19 @@ pub(crate) async fn run_user_stream(
                     break;
                 }
                 ctx.state.begin_request();
-                let intended = Instant::now();
+                let mut intended = Instant::now();
                 let target = user.next_target(work, || ctx.next_target_index());
                 let fixed = ctx.request_of(target).0;
                 if let Err(not) = user.prepare(work, target, fixed, || work.spec.sequence.next()) {
                     ctx.state.not_prepared(intended, not);
                     return (user, None);
+                }
+                // A step's rendezvous, between preparing and sending as on
+                // HTTP/1.1 (connection.rs): the stream's send follows at once.
+                if let Some(point) = ctx.rendezvous_of(target) {
+                    let ticket = point.wait().await;
+                    intended = Instant::now();
+                    point.sent(ticket, intended);
                 }
                 ctx.count_batch(Some(&mut user));
                 let fixed_form = &h2ctx.requests[target.min(h2ctx.requests.len() - 1)];

@@ -28,6 +28,7 @@ mod monitor;
 mod per_target;
 mod recorder;
 mod recording;
+mod rendezvous;
 mod result;
 mod run_id;
 mod timeseries;
@@ -55,6 +56,7 @@ pub use result::{
     RequestCounts, RequestLogSummary, RunResult, ScheduleSummary, SloCheck, StageSummary,
     TimingSummary, RESULT_SCHEMA,
 };
+pub use rendezvous::{merge_rendezvous, RendezvousResult, SpreadSummary};
 pub use run_id::new_run_id;
 pub use timeseries::{SecondPoint, TimeseriesBuilder};
 

@@ -284,6 +284,70 @@ impl Drop for Party {
     }
 }
 
+/// The run's rendezvous points: by the plan's target index (the steps
+/// that have one) and by group (what each of its users is a party to).
+#[derive(Debug)]
+pub(crate) struct RendezvousPoints {
+    by_step: Vec<Option<Arc<Rendezvous>>>,
+    by_group: Vec<Option<Arc<[Arc<Rendezvous>]>>>,
+}
+
+impl RendezvousPoints {
+    /// The points of `spec`'s steps, `None` when no step has one;
+    /// `users(group)`: the users the group starts with (its connections).
+    pub(crate) fn of(
+        spec: &super::WorkloadSpec,
+        users: impl Fn(usize) -> usize,
+    ) -> Option<RendezvousPoints> {
+        let mut by_step = vec![None; spec.steps.len()];
+        let mut by_group = Vec::with_capacity(spec.groups.len());
+        for (g, group) in spec.groups.iter().enumerate() {
+            let users = users(g);
+            let mut points = Vec::new();
+            for target in group.steps.clone() {
+                let Some(want) = spec.steps.get(target).and_then(|s| s.options.rendezvous) else {
+                    continue;
+                };
+                let size = want.users.map_or(users, |n| n as usize);
+                let point = Arc::new(Rendezvous::new(size, want.timeout, users));
+                by_step[target] = Some(point.clone());
+                points.push(point);
+            }
+            by_group.push((!points.is_empty()).then(|| Arc::from(points)));
+        }
+        by_group
+            .iter()
+            .any(Option::is_some)
+            .then_some(RendezvousPoints { by_step, by_group })
+    }
+
+    /// The point before request `target`, if it has one.
+    #[inline]
+    pub(crate) fn step(&self, target: usize) -> Option<&Rendezvous> {
+        self.by_step.get(target)?.as_deref()
+    }
+
+    /// A new user of `group`'s membership, when the group has points.
+    pub(crate) fn party(&self, group: usize) -> Option<Party> {
+        let points = self.by_group.get(group)?.as_ref()?;
+        Some(Party::new(points.clone()))
+    }
+
+    /// The run is over: every point lets its users go.
+    pub(crate) fn close(&self) {
+        for point in self.by_step.iter().flatten() {
+            point.close();
+        }
+    }
+
+    /// Each point's figures, by its step's target index.
+    pub(crate) fn figures(&self) -> Vec<(usize, RendezvousFigures)> {
+        (self.by_step.iter().enumerate())
+            .filter_map(|(target, point)| Some((target, point.as_ref()?.report())))
+            .collect()
+    }
+}
+
 #[cfg(test)]
 #[path = "rendezvous_tests.rs"]
 mod tests;

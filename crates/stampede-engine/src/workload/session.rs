@@ -5,6 +5,7 @@
 
 use super::cookie_jar::CookieJar;
 use super::phases::RunPhases;
+use super::rendezvous::{Party, RendezvousPoints};
 use super::spec::{GroupWork, WorkloadSpec};
 use crate::http1::Capture;
 use stampede_workload::{
@@ -39,6 +40,9 @@ pub(crate) struct WorkerWorkload {
     /// This worker's script state (wrk's per-thread Lua), with the request
     /// it sends when it builds none (computed once, as wrk does).
     pub script: Option<WorkerScript>,
+    /// The run's rendezvous points (a step's `rendezvous`); its users are
+    /// parties to their group's.
+    rendezvous: Option<Arc<RendezvousPoints>>,
 }
 
 /// A worker's script: its state and its fixed request.
@@ -121,7 +125,14 @@ impl WorkerWorkload {
             open_iterations: Cell::new(0),
             phases,
             script,
+            rendezvous: None,
         })
+    }
+
+    /// The run's rendezvous points, which this worker's users join.
+    pub(crate) fn with_rendezvous(mut self, points: Option<Arc<RendezvousPoints>>) -> Self {
+        self.rendezvous = points;
+        self
     }
 
     /// The group this worker's users walk.
@@ -164,6 +175,7 @@ impl WorkerWorkload {
             in_iteration: false,
             requests: 1,
             jar: CookieJar::default(),
+            party: (self.rendezvous.as_ref()).and_then(|points| points.party(self.group)),
         }
     }
 
@@ -266,6 +278,8 @@ pub(crate) struct UserSession {
     /// The user took feeder rows for an iteration not over yet (counted in
     /// the worker's `open_iterations`).
     in_iteration: bool,
+    /// Its group's rendezvous points, which it leaves when done or dropped.
+    party: Option<Party>,
 }
 
 impl UserSession {
@@ -399,6 +413,9 @@ impl UserSession {
 
     fn finish(&mut self, work: &WorkerWorkload) {
         self.end_iteration(work);
+        if let Some(party) = &mut self.party {
+            party.leave();
+        }
         if !std::mem::replace(&mut self.done, true) {
             work.users_done.set(work.users_done.get() + 1);
         }
