@@ -406,7 +406,11 @@ pub fn run_with(
         // Only tokio's tasks can wait at a rendezvous (a reactor's slots
         // have no waker another worker could call): auto takes it.
         _ if plan.transport.io == IoBackend::Auto => EventLoop::Tokio,
-        _ => return Err(EngineError::RendezvousNeedsTokio(plan.transport.io.as_str())),
+        _ => {
+            return Err(EngineError::RendezvousNeedsTokio(
+                plan.transport.io.as_str(),
+            ))
+        }
     };
     let workers = worker_count(plan, options.workload.as_deref());
     let placement = place_workers(workers, groups.len());

@@ -121,7 +121,10 @@ mod tests {
         );
         let plan = group(4, &body).unwrap();
         let steps = &plan.groups[0].steps;
-        assert_eq!(steps[1].rendezvous, None, "the other sampler is not gathered");
+        assert_eq!(
+            steps[1].rendezvous, None,
+            "the other sampler is not gathered"
+        );
         let text = scenario_text(&plan, "p.jmx");
         assert!(text.contains("rendezvous = \"all\""), "{text}");
         assert!(text.contains("rendezvous_timeout = \"2000ms\""), "{text}");
@@ -132,7 +135,10 @@ mod tests {
         let error = group(10, &format!("{}{GET}<hashTree/>", sync_timer(20, 0)))
             .unwrap_err()
             .to_string();
-        assert!(error.contains("groupSize 20 is more than the group's 10 threads"), "{error}");
+        assert!(
+            error.contains("groupSize 20 is more than the group's 10 threads"),
+            "{error}"
+        );
         let timed = group(10, &format!("{}{GET}<hashTree/>", sync_timer(20, 500))).unwrap();
         let users = timed.groups[0].steps[0].rendezvous.map(|r| r.users);
         assert_eq!(users, Some(20), "released by the timeout each time");

@@ -51,12 +51,12 @@ pub use recorder::{Outcome, Recorder};
 pub use recording::{
     per_second, CheckName, Gauges, GroupName, Recording, Snapshot, MAX_ERROR_SAMPLES,
 };
+pub use rendezvous::{merge_rendezvous, RendezvousResult, SpreadSummary};
 pub use result::{
     intended_requests, Breakdown, CompressionSummary, NegotiatedTls, PlanSummary, RedirectCounts,
     RequestCounts, RequestLogSummary, RunResult, ScheduleSummary, SloCheck, StageSummary,
     TimingSummary, RESULT_SCHEMA,
 };
-pub use rendezvous::{merge_rendezvous, RendezvousResult, SpreadSummary};
 pub use run_id::new_run_id;
 pub use timeseries::{SecondPoint, TimeseriesBuilder};
 

@@ -77,7 +77,11 @@ mod tests {
 
     #[test]
     fn percentiles_are_nearest_rank_over_the_batches() {
-        let ms = |v: &[u64]| v.iter().map(|&m| Duration::from_millis(m)).collect::<Vec<_>>();
+        let ms = |v: &[u64]| {
+            v.iter()
+                .map(|&m| Duration::from_millis(m))
+                .collect::<Vec<_>>()
+        };
         assert_eq!(SpreadSummary::of(&[]), SpreadSummary::default());
         let s = SpreadSummary::of(&ms(&[4, 1, 3, 2]));
         assert_eq!((s.p50, s.p99, s.max), (2000, 4000, 4000));
@@ -90,7 +94,11 @@ mod tests {
             users: 5,
             batches,
             timed_out: 1,
-            spread_us: SpreadSummary { p50: max / 2, p99: max, max },
+            spread_us: SpreadSummary {
+                p50: max / 2,
+                p99: max,
+                max,
+            },
         };
         let merged = merge_rendezvous([&[one(3, 100)][..], &[one(2, 300)][..]]);
         assert_eq!(merged.len(), 1);

@@ -61,18 +61,26 @@ mod tests {
 
     #[test]
     fn a_rendezvous_line_gives_batches_spread_and_nothing_without_one() {
-        let mut result: RunResult = serde_json::from_str(include_str!("html/testdata/run-503.json"))
-            .expect("fixture parses");
+        let mut result: RunResult =
+            serde_json::from_str(include_str!("html/testdata/run-503.json"))
+                .expect("fixture parses");
         assert!(describe_rendezvous(&result).is_empty());
         result.rendezvous.push(RendezvousResult {
             step: "buy".into(),
             users: 5,
             batches: 4,
             timed_out: 1,
-            spread_us: SpreadSummary { p50: 300, p99: 900, max: 1200 },
+            spread_us: SpreadSummary {
+                p50: 300,
+                p99: 900,
+                max: 1200,
+            },
         });
         let line = &describe_rendezvous(&result)[0];
-        assert!(line.starts_with("step buy: 4 batches of 5 (1 by timeout), send spread p50 "), "{line}");
+        assert!(
+            line.starts_with("step buy: 4 batches of 5 (1 by timeout), send spread p50 "),
+            "{line}"
+        );
         assert!(line.contains("max 1.20ms"), "{line}");
     }
 }

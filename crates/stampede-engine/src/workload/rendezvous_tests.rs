@@ -17,6 +17,9 @@ fn poll_once<F: Future>(future: std::pin::Pin<&mut F>) -> Option<F::Output> {
     }
 }
 
+/// How long a test waits for a release that should come (it fails, not hangs).
+const BOUND: Duration = Duration::from_secs(5);
+
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
         .enable_time()
@@ -34,12 +37,20 @@ fn the_group_size_th_arrival_releases_every_waiting_user_and_the_next_batch_star
     assert_eq!(poll_once(second.as_mut()), None, "2 of 3: waits");
     assert_eq!(poll_once(first.as_mut()), None, "still 2 of 3");
     let third = poll_once(pin!(point.wait()).as_mut());
-    assert_eq!(third, Some(Ticket { batch: Some(0) }), "3 of 3 goes at once");
+    assert_eq!(
+        third,
+        Some(Ticket { batch: Some(0) }),
+        "3 of 3 goes at once"
+    );
     assert_eq!(poll_once(first.as_mut()), Some(Ticket { batch: Some(0) }));
     assert_eq!(poll_once(second.as_mut()), Some(Ticket { batch: Some(0) }));
     // Reset, as the CyclicBarrier after a release: the next user waits.
     let mut next = pin!(point.wait());
-    assert_eq!(poll_once(next.as_mut()), None, "the next batch gathers anew");
+    assert_eq!(
+        poll_once(next.as_mut()),
+        None,
+        "the next batch gathers anew"
+    );
     let figures = point.report();
     assert_eq!((figures.batches, figures.timed_out), (1, 0));
 }
@@ -54,16 +65,22 @@ fn users_on_other_threads_are_released_together() {
             std::thread::spawn(move || {
                 // Arrivals 20 ms apart, as a ramp-up would have them.
                 std::thread::sleep(Duration::from_millis(20 * i));
-                runtime().block_on(point.wait());
+                let released =
+                    runtime().block_on(async { tokio::time::timeout(BOUND, point.wait()).await });
+                released.expect("released within the bound");
                 started.elapsed()
             })
         })
         .collect();
     let released: Vec<Duration> = threads.into_iter().map(|t| t.join().unwrap()).collect();
     for at in &released {
-        assert!(*at >= Duration::from_millis(60), "released at {at:?}: before the last arrival");
+        assert!(
+            *at >= Duration::from_millis(60),
+            "released at {at:?}: before the last arrival"
+        );
     }
-    let spread = released.iter().max().unwrap().as_secs_f64() - released.iter().min().unwrap().as_secs_f64();
+    let spread =
+        released.iter().max().unwrap().as_secs_f64() - released.iter().min().unwrap().as_secs_f64();
     assert!(spread < 0.05, "released over {spread} s, not together");
 }
 
@@ -72,10 +89,19 @@ fn the_timeout_from_the_first_arrival_releases_fewer_than_the_group_size() {
     let rt = runtime();
     let point = Rendezvous::new(5, Some(Duration::from_millis(60)), 10);
     let started = Instant::now();
-    let (a, b) = rt.block_on(async { tokio::join!(point.wait(), point.wait()) });
+    let both = async { tokio::join!(point.wait(), point.wait()) };
+    let (a, b) = rt
+        .block_on(async { tokio::time::timeout(BOUND, both).await })
+        .expect("released within the bound");
     let waited = started.elapsed();
-    assert_eq!((a, b), (Ticket { batch: Some(0) }, Ticket { batch: Some(0) }));
-    assert!(waited >= Duration::from_millis(60), "released after {waited:?}");
+    assert_eq!(
+        (a, b),
+        (Ticket { batch: Some(0) }, Ticket { batch: Some(0) })
+    );
+    assert!(
+        waited >= Duration::from_millis(60),
+        "released after {waited:?}"
+    );
     assert!(waited < Duration::from_secs(2), "released after {waited:?}");
     let figures = point.report();
     assert_eq!((figures.batches, figures.timed_out), (1, 1));
@@ -90,7 +116,11 @@ fn the_end_of_the_run_releases_the_waiting_and_lets_later_users_through() {
     point.close();
     assert_eq!(poll_once(waiting.as_mut()), Some(Ticket { batch: None }));
     let later = poll_once(pin!(point.wait()).as_mut());
-    assert_eq!(later, Some(Ticket { batch: None }), "no wait after the close");
+    assert_eq!(
+        later,
+        Some(Ticket { batch: None }),
+        "no wait after the close"
+    );
 }
 
 #[test]
@@ -118,7 +148,11 @@ fn a_dropped_wait_leaves_its_batch() {
         assert_eq!(poll_once(dropped.as_mut()), None);
     }
     let mut alone = pin!(point.wait());
-    assert_eq!(poll_once(alone.as_mut()), None, "the dropped user is not counted");
+    assert_eq!(
+        poll_once(alone.as_mut()),
+        None,
+        "the dropped user is not counted"
+    );
     assert_eq!(point.report().batches, 0);
 }
 

@@ -292,7 +292,9 @@ impl Context<'_> {
             if d.is_zero() {
                 return Err(self.at(
                     t,
-                    format!("step {name}: rendezvous_timeout is above 0 (leave it out to wait for all)"),
+                    format!(
+                        "step {name}: rendezvous_timeout is above 0 (leave it out to wait for all)"
+                    ),
                 ));
             }
         }

@@ -119,16 +119,29 @@ fn rendezvous_keys() {
         rendezvous("rendezvous = 3").unwrap_err(),
         "s.toml:7:14: step s: rendezvous of 3 users in a group of 2 would never fill: give at most 2, \"all\", or a rendezvous_timeout"
     );
-    for bad in ["rendezvous = 0", "rendezvous = \"some\"", "rendezvous = 1.5"] {
+    for bad in [
+        "rendezvous = 0",
+        "rendezvous = \"some\"",
+        "rendezvous = 1.5",
+    ] {
         let error = rendezvous(bad).unwrap_err();
-        assert!(error.contains("rendezvous is a number of users"), "{bad}: {error}");
+        assert!(
+            error.contains("rendezvous is a number of users"),
+            "{bad}: {error}"
+        );
     }
     let alone = rendezvous("rendezvous_timeout = \"1s\"").unwrap_err();
-    assert!(alone.contains("rendezvous_timeout needs rendezvous"), "{alone}");
+    assert!(
+        alone.contains("rendezvous_timeout needs rendezvous"),
+        "{alone}"
+    );
     let zero = rendezvous("rendezvous = 2\nrendezvous_timeout = \"0s\"").unwrap_err();
     assert!(zero.contains("rendezvous_timeout is above 0"), "{zero}");
     let open = error(&with_step("rendezvous = 2").replace("connections = 2", "rate = 5"));
-    assert!(open.contains("step s: rendezvous needs connections"), "{open}");
+    assert!(
+        open.contains("step s: rendezvous needs connections"),
+        "{open}"
+    );
 }
 
 #[test]
