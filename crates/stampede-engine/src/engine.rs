@@ -398,7 +398,14 @@ pub fn run_with(
     let rendezvous = options
         .workload
         .as_deref()
-        .and_then(|w| crate::workload::RendezvousPoints::of(w, |g| group_users(&groups, g)))
+        .and_then(|w| {
+            // Over HTTP/2 each stream of a connection is a user of its own.
+            let per_connection = match plan.transport.http2 {
+                true => plan.transport.streams.max(1),
+                false => 1,
+            };
+            crate::workload::RendezvousPoints::of(w, |g| group_users(&groups, g) * per_connection)
+        })
         .map(Arc::new);
     let event_loop = match event_loop {
         EventLoop::Tokio => event_loop,
