@@ -491,6 +491,8 @@ pub(crate) struct Slot {
     side: Option<Box<SideLink>>,
     /// This slot's index in its worker (its virtual user's number).
     index: u32,
+    /// Released from its step's rendezvous: the batch its send is booked in.
+    ticket: Option<crate::workload::Ticket>,
 }
 
 /// A connection of a slot parked aside, with its books: the slot's own
@@ -518,6 +520,7 @@ impl Slot {
             origin: None,
             side: None,
             index,
+            ticket: None,
         }
     }
 
@@ -591,6 +594,21 @@ impl Slot {
         }
     }
 
+    /// Waits at the rendezvous of the user's next step, if it has one,
+    /// before the request is counted or its intended time taken: a user
+    /// held there has sent nothing, and the wait is no part of the
+    /// request's time (JMeter's timers delay the sampler before its sample
+    /// starts). A run without rendezvous pays one test.
+    pub(crate) async fn rendezvous(&mut self, ctx: &ConnectionContext) {
+        let (Some(points), Some(work)) = (&ctx.rendezvous, &ctx.workload) else {
+            return;
+        };
+        let target = work.upcoming_target(self.session.as_deref());
+        if let Some(point) = points.step(target) {
+            self.ticket = Some(point.wait().await);
+        }
+    }
+
     /// True once the virtual user is done (its iterations walked, or
     /// stopped by `on_error`): the slot sends nothing more.
     pub(crate) fn user_done(&self) -> bool {
@@ -605,14 +623,8 @@ impl Slot {
         if !self.prepare(ctx, intended) {
             return;
         }
-        // A rendezvous is waited out after the request is prepared and
-        // before it is sent, as JMeter's timers run after its
-        // pre-processors; the wait is no part of the request's time.
-        let point = ctx.rendezvous_of(self.current);
-        let (ticket, intended) = match point {
-            Some(point) => (Some(point.wait().await), Instant::now()),
-            None => (None, intended),
-        };
+        // Released from a rendezvous (Self::rendezvous): its send is booked.
+        let ticket = self.ticket.take();
         let (_, head) = ctx.request_of(self.current);
         self.parser.set_head_request(head);
         let batch = ctx.count_batch(self.session.as_deref_mut());
@@ -623,7 +635,7 @@ impl Slot {
             return;
         }
         let mut exchange = self.exchange(ctx, intended).await;
-        if let (Some(point), Some(ticket)) = (point, ticket) {
+        if let (Some(ticket), Some(point)) = (ticket, ctx.rendezvous_of(self.current)) {
             point.sent(ticket, exchange.clocks.sent);
         }
         // A redirect it cannot follow was read in full: its connection stays.

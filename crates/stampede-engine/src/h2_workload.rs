@@ -163,23 +163,29 @@ pub(crate) async fn run_user_stream(
                 again: true,
             },
             None => {
-                if !gate.is_active(index) || user.is_done() || !ctx.state.claim_budget() {
+                if !gate.is_active(index) || user.is_done() {
+                    break;
+                }
+                // A step's rendezvous, before the request is counted, as on
+                // HTTP/1.1 (Slot::rendezvous); the stream's send follows it.
+                let upcoming = work.upcoming_target(Some(&user));
+                let held = match ctx.rendezvous.as_ref().and_then(|p| p.step(upcoming)) {
+                    Some(point) => Some((point, point.wait().await)),
+                    None => None,
+                };
+                if !ctx.state.claim_budget() {
                     break;
                 }
                 ctx.state.begin_request();
-                let mut intended = Instant::now();
+                let intended = Instant::now();
                 let target = user.next_target(work, || ctx.next_target_index());
                 let fixed = ctx.request_of(target).0;
                 if let Err(not) = user.prepare(work, target, fixed, || work.spec.sequence.next()) {
                     ctx.state.not_prepared(intended, not);
                     return (user, None);
                 }
-                // A step's rendezvous, between preparing and sending as on
-                // HTTP/1.1 (connection.rs): the stream's send follows at once.
-                if let Some(point) = ctx.rendezvous_of(target) {
-                    let ticket = point.wait().await;
-                    intended = Instant::now();
-                    point.sent(ticket, intended);
+                if let Some((point, ticket)) = held {
+                    point.sent(ticket, Instant::now());
                 }
                 ctx.count_batch(Some(&mut user));
                 let fixed_form = &h2ctx.requests[target.min(h2ctx.requests.len() - 1)];

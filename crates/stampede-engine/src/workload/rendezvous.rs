@@ -44,12 +44,11 @@ struct Gathering {
     left: usize,
     /// The run is over: nobody waits any more.
     closed: bool,
-    /// Batches released by the timeout (fewer than `size`).
-    timed_out: u64,
     /// Released batches whose sends are not all booked yet.
     open: Vec<BatchSends>,
-    /// The spread of each batch whose sends are all booked.
-    spreads: Vec<Duration>,
+    /// Each batch whose sends are all booked: its spread, and whether the
+    /// timeout released it.
+    sent: Vec<(Duration, bool)>,
 }
 
 /// The sends of one released batch.
@@ -58,6 +57,8 @@ struct BatchSends {
     batch: u64,
     /// Users released in it (each books its send once).
     expected: usize,
+    /// Released by the timeout, with fewer than `size`.
+    by_timeout: bool,
     booked: usize,
     first: Option<Instant>,
     last: Option<Instant>,
@@ -76,11 +77,14 @@ pub(crate) struct Ticket {
     batch: Option<u64>,
 }
 
-/// A rendezvous's figures at the end of the run.
+/// A rendezvous's figures at the end of the run: the batches that sent
+/// (one released as the run ended, whose users were stopped before
+/// sending, sent nothing and is not counted).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct RendezvousFigures {
     pub size: usize,
     pub batches: u64,
+    /// Of them, those the timeout released with fewer than `size`.
     pub timed_out: u64,
     /// Each batch's spread from first to last send, in release order.
     pub spreads: Vec<Duration>,
@@ -170,11 +174,11 @@ impl Rendezvous {
         g.open.push(BatchSends {
             batch: g.batch,
             expected: g.waiting,
+            by_timeout: by_timeout && g.waiting < self.size,
             booked: 0,
             first: None,
             last: None,
         });
-        g.timed_out += u64::from(by_timeout && g.waiting < self.size);
         g.batch += 1;
         g.waiting = 0;
         g.first_arrival = None;
@@ -213,7 +217,9 @@ impl Rendezvous {
         sends.last = Some(sends.last.map_or(at, |t| t.max(at)));
         if sends.booked >= sends.expected {
             let done = g.open.swap_remove(i);
-            g.spreads.extend(done.spread());
+            if let Some(spread) = done.spread() {
+                g.sent.push((spread, done.by_timeout));
+            }
         }
     }
 
@@ -221,15 +227,17 @@ impl Rendezvous {
     /// ended first) counts with the sends it has.
     pub(crate) fn report(&self) -> RendezvousFigures {
         let g = self.lock();
-        let mut spreads = g.spreads.clone();
         let mut partial: Vec<&BatchSends> = g.open.iter().collect();
         partial.sort_by_key(|b| b.batch);
-        spreads.extend(partial.iter().filter_map(|b| b.spread()));
+        let partial = partial
+            .iter()
+            .filter_map(|b| Some((b.spread()?, b.by_timeout)));
+        let sent: Vec<(Duration, bool)> = g.sent.iter().copied().chain(partial).collect();
         RendezvousFigures {
             size: self.size,
-            batches: g.batch,
-            timed_out: g.timed_out,
-            spreads,
+            batches: sent.len() as u64,
+            timed_out: sent.iter().filter(|(_, by_timeout)| *by_timeout).count() as u64,
+            spreads: sent.iter().map(|(spread, _)| *spread).collect(),
         }
     }
 }

@@ -51,6 +51,10 @@ fn the_group_size_th_arrival_releases_every_waiting_user_and_the_next_batch_star
         None,
         "the next batch gathers anew"
     );
+    for ticket in [third.unwrap(), Ticket { batch: Some(0) }] {
+        point.sent(ticket, Instant::now());
+    }
+    point.sent(Ticket { batch: Some(0) }, Instant::now());
     let figures = point.report();
     assert_eq!((figures.batches, figures.timed_out), (1, 0));
 }
@@ -103,6 +107,8 @@ fn the_timeout_from_the_first_arrival_releases_fewer_than_the_group_size() {
         "released after {waited:?}"
     );
     assert!(waited < Duration::from_secs(2), "released after {waited:?}");
+    point.sent(a, Instant::now());
+    point.sent(b, Instant::now());
     let figures = point.report();
     assert_eq!((figures.batches, figures.timed_out), (1, 1));
 }
@@ -136,7 +142,25 @@ fn users_gone_for_good_release_a_batch_the_rest_cannot_fill() {
     assert_eq!(poll_once(a.as_mut()), Some(Ticket { batch: Some(0) }));
     assert_eq!(poll_once(b.as_mut()), Some(Ticket { batch: Some(0) }));
     drop(gone);
-    assert_eq!(point.report().batches, 1, "a party leaves once");
+    let mut c = pin!(point.wait());
+    assert_eq!(
+        poll_once(c.as_mut()),
+        None,
+        "a party leaves once: 1 of 2 left waits"
+    );
+}
+
+#[test]
+fn a_batch_released_as_the_run_ends_and_never_sent_is_not_counted() {
+    let _rt = runtime().enter();
+    let point = Arc::new(Rendezvous::new(2, None, 2));
+    let mut waiting = pin!(point.wait());
+    assert_eq!(poll_once(waiting.as_mut()), None);
+    // The other user's worker ended: it leaves, the waiting one is let go
+    // and stopped before sending.
+    Party::new(Arc::from(vec![point.clone()])).leave();
+    assert_eq!(poll_once(waiting.as_mut()), Some(Ticket { batch: Some(0) }));
+    assert_eq!(point.report().batches, 0);
 }
 
 #[test]

@@ -140,6 +140,13 @@ impl WorkerWorkload {
         &self.spec.groups[self.group]
     }
 
+    /// The target `user` sends next (its step; a new user's first), known
+    /// before its request is prepared: where it meets a rendezvous.
+    pub(crate) fn upcoming_target(&self, user: Option<&UserSession>) -> usize {
+        let step = user.map_or_else(|| self.first_step(0), |u| u.step);
+        self.group().steps.start + step
+    }
+
     /// True when the group's users walk steps in order (a scenario).
     pub(crate) fn sequential(&self) -> bool {
         self.group().sequential
