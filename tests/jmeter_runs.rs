@@ -1078,4 +1078,80 @@ mod synchronizing_timer {
             "{stdout}"
         );
     }
+
+    // JMeter releases the threads waiting at a SyncTimer when the test
+    // ends (testEnded: the barrier is made anew; stopping threads
+    // interrupts their await). Threads that loop for the scheduler's 2 s
+    // behind a random timer are left waiting at a groupSize 0 barrier (all
+    // 3 threads) when the time is up: the run ends on time all the same,
+    // and what the held threads never sent is not in the JTL.
+    #[test]
+    fn threads_held_at_the_end_of_the_run_do_not_hold_it_up() {
+        let (server, times) = timing_server();
+        let dir = temp_dir("jmeter-sync-timer-end");
+        let plan = PLAN
+            .replace(
+                r#"<stringProp name="LoopController.loops">1</stringProp>"#,
+                r#"<stringProp name="LoopController.loops">-1</stringProp>"#,
+            )
+            .replace(
+                r#"<stringProp name="ThreadGroup.num_threads">10</stringProp>"#,
+                r#"<stringProp name="ThreadGroup.num_threads">3</stringProp>"#,
+            )
+            .replace(
+                r#"<boolProp name="ThreadGroup.scheduler">false</boolProp>"#,
+                r#"<boolProp name="ThreadGroup.scheduler">true</boolProp>
+        <stringProp name="ThreadGroup.duration">2</stringProp>
+        <stringProp name="ThreadGroup.delay">0</stringProp>"#,
+            )
+            .replace(
+                r#"<intProp name="groupSize">5</intProp>"#,
+                r#"<intProp name="groupSize">0</intProp>"#,
+            )
+            .replace("rendezvous 5", "rendezvous of all")
+            .replace(
+                "<hashTree/>
+        </hashTree>",
+                r#"<hashTree/>
+          <UniformRandomTimer guiclass="UniformRandomTimerGui" testclass="UniformRandomTimer" testname="0 to 1.5 s">
+            <stringProp name="ConstantTimer.delay">0</stringProp>
+            <stringProp name="RandomTimer.range">1500</stringProp>
+          </UniformRandomTimer>
+          <hashTree/>
+        </hashTree>"#,
+            );
+        assert!(
+            plan.contains("UniformRandomTimer")
+                && plan.contains("<stringProp name=\"ThreadGroup.duration\">2")
+        );
+        let plan = crate::plan_file(&dir, "held.jmx", &plan);
+        let port = format!("-Jport={}", server.addr().port());
+        let json = dir.join("result.json").display().to_string();
+        let args = [port.as_str(), "--stampede-json", &json];
+        let started = Instant::now();
+        let (_, rows) = crate::run_plan(&plan, &dir.join("held.jtl"), &args);
+        let took = started.elapsed();
+        assert!(took < Duration::from_secs(8), "the run took {took:?}");
+        let served = times.lock().unwrap().len();
+        assert!(
+            served >= 3,
+            "at least the first batch of 3 was sent: {served}"
+        );
+        // A batch released at the very end may be cut: what ended after the
+        // deadline is not in the JTL, as in JMeter.
+        assert!(rows.len() <= served, "{} rows, {served} served", rows.len());
+        let result: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let point = &result["rendezvous"][0];
+        assert_eq!(
+            point["users"].as_u64(),
+            Some(3),
+            "groupSize 0: every thread"
+        );
+        let batches = point["batches"].as_u64().expect("batches") as usize;
+        assert!(
+            (1..=served.div_ceil(3)).contains(&batches),
+            "{batches} for {served}: {result}"
+        );
+    }
 }
