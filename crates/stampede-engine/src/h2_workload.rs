@@ -168,8 +168,8 @@ pub(crate) async fn run_user_stream(
                 }
                 // A step's rendezvous, before the request is counted, as on
                 // HTTP/1.1 (Slot::rendezvous); the stream's send follows it.
-                let upcoming = work.upcoming_target(Some(&user));
-                let held = match ctx.rendezvous.as_ref().and_then(|p| p.step(upcoming)) {
+                let points = ctx.rendezvous.as_ref();
+                let held = match points.and_then(|p| p.step(work.upcoming_target(Some(&user)))) {
                     Some(point) => Some((point, point.wait().await)),
                     None => None,
                 };
