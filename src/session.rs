@@ -183,6 +183,7 @@ pub fn run_plan_in(
     }
     result.run_id = run_id;
     result.dns = finished.dns;
+    result.rendezvous = finished.rendezvous;
     exports::apply_request_log(&mut result, finished.request_log);
     if let Some(workload) = &context.workload {
         delivery::name_steps(&mut result, workload);

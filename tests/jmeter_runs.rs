@@ -1030,3 +1030,192 @@ fn extracted_values_reach_the_second_request_as_jmeter_takes_them() {
         "{requests:?}"
     );
 }
+
+// A Synchronizing Timer gathers its thread group's threads and releases
+// them together (src/components/src/main/java/org/apache/jmeter/timers/
+// SyncTimer.java, `delay()`: a CyclicBarrier of `groupSize` parties that
+// every thread awaits before the sampler, reset for the next batch). 10
+// threads ramped up over 1 s with groupSize 5 send in two batches of 5,
+// each within a few milliseconds, where the ramp-up alone would spread
+// the 10 requests 100 ms apart; the JSON result gives each batch's spread.
+mod synchronizing_timer {
+    use stampede_testkit::temp_dir;
+    use std::io::Write;
+    use std::sync::{Arc, Mutex};
+    use std::time::{Duration, Instant};
+
+    const PLAN: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<jmeterTestPlan version="1.2" properties="5.0" jmeter="5.6.3">
+  <hashTree>
+    <TestPlan guiclass="TestPlanGui" testclass="TestPlan" testname="rendezvous"/>
+    <hashTree>
+      <ThreadGroup guiclass="ThreadGroupGui" testclass="ThreadGroup" testname="Buyers">
+        <stringProp name="ThreadGroup.on_sample_error">continue</stringProp>
+        <elementProp name="ThreadGroup.main_controller" elementType="LoopController" guiclass="LoopControlPanel" testclass="LoopController" testname="Loop Controller">
+          <stringProp name="LoopController.loops">1</stringProp>
+          <boolProp name="LoopController.continue_forever">false</boolProp>
+        </elementProp>
+        <stringProp name="ThreadGroup.num_threads">10</stringProp>
+        <stringProp name="ThreadGroup.ramp_time">1</stringProp>
+        <boolProp name="ThreadGroup.scheduler">false</boolProp>
+      </ThreadGroup>
+      <hashTree>
+        <HTTPSamplerProxy guiclass="HttpTestSampleGui" testclass="HTTPSamplerProxy" testname="buy">
+          <stringProp name="HTTPSampler.domain">127.0.0.1</stringProp>
+          <stringProp name="HTTPSampler.port">${__P(port)}</stringProp>
+          <stringProp name="HTTPSampler.protocol">http</stringProp>
+          <stringProp name="HTTPSampler.path">/buy</stringProp>
+          <stringProp name="HTTPSampler.method">GET</stringProp>
+          <boolProp name="HTTPSampler.use_keepalive">true</boolProp>
+        </HTTPSamplerProxy>
+        <hashTree>
+          <SyncTimer guiclass="TestBeanGUI" testclass="SyncTimer" testname="rendezvous 5">
+            <intProp name="groupSize">5</intProp>
+            <longProp name="timeoutInMs">0</longProp>
+          </SyncTimer>
+          <hashTree/>
+        </hashTree>
+      </hashTree>
+    </hashTree>
+  </hashTree>
+</jmeterTestPlan>
+"#;
+
+    /// A server answering `200 ok` that keeps when each request arrived.
+    fn timing_server() -> (stampede_testkit::RawServer, Arc<Mutex<Vec<Instant>>>) {
+        let times = Arc::new(Mutex::new(Vec::new()));
+        let seen = times.clone();
+        let server = stampede_testkit::RawServer::start(move |mut stream| {
+            while stampede_testkit::read_request_line(&mut stream).is_some() {
+                seen.lock().unwrap().push(Instant::now());
+                let reply = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+                if stream.write_all(reply).is_err() {
+                    return;
+                }
+            }
+        });
+        (server, times)
+    }
+
+    #[test]
+    fn ten_ramped_threads_send_in_two_batches_of_five() {
+        let (server, times) = timing_server();
+        let dir = temp_dir("jmeter-sync-timer");
+        let plan = crate::plan_file(&dir, "rendezvous.jmx", PLAN);
+        let port = format!("-Jport={}", server.addr().port());
+        let json = dir.join("result.json").display().to_string();
+        let args = [port.as_str(), "--stampede-json", &json];
+        let (stdout, rows) = crate::run_plan(&plan, &dir.join("rendezvous.jtl"), &args);
+        assert_eq!(rows.len(), 10, "{rows:?}");
+        let mut times = times.lock().unwrap().clone();
+        times.sort();
+        assert_eq!(times.len(), 10, "the server's count");
+        let spread = |batch: &[Instant]| batch[batch.len() - 1] - batch[0];
+        let (first, second) = times.split_at(5);
+        // Ramped 100 ms apart, the 5 threads of a batch arrive over 400 ms:
+        // released together they send within a few ms (loose for CI).
+        for batch in [first, second] {
+            assert!(
+                spread(batch) < Duration::from_millis(100),
+                "a batch sent over {:?}: {times:?}",
+                spread(batch)
+            );
+        }
+        let gap = second[0] - first[4];
+        assert!(
+            gap >= Duration::from_millis(300),
+            "the second batch waits for its last thread's start: {gap:?}"
+        );
+        let result: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let point = &result["rendezvous"][0];
+        assert_eq!(point["step"], "buy", "{result}");
+        assert_eq!(
+            (point["users"].as_u64(), point["batches"].as_u64()),
+            (Some(5), Some(2))
+        );
+        assert_eq!(point["timed_out"].as_u64(), Some(0));
+        let max_us = point["spread_us"]["max"].as_u64().expect("a spread");
+        assert!(max_us < 100_000, "spread max {max_us} us");
+        assert!(
+            stdout.contains("Synchronizing Timer Buyers / step buy: 2 batches of 5"),
+            "{stdout}"
+        );
+    }
+
+    // JMeter releases the threads waiting at a SyncTimer when the test
+    // ends (testEnded: the barrier is made anew; stopping threads
+    // interrupts their await). Threads that loop for the scheduler's 2 s
+    // behind a random timer are left waiting at a groupSize 0 barrier (all
+    // 3 threads) when the time is up: the run ends on time all the same,
+    // and what the held threads never sent is not in the JTL.
+    #[test]
+    fn threads_held_at_the_end_of_the_run_do_not_hold_it_up() {
+        let (server, times) = timing_server();
+        let dir = temp_dir("jmeter-sync-timer-end");
+        let plan = PLAN
+            .replace(
+                r#"<stringProp name="LoopController.loops">1</stringProp>"#,
+                r#"<stringProp name="LoopController.loops">-1</stringProp>"#,
+            )
+            .replace(
+                r#"<stringProp name="ThreadGroup.num_threads">10</stringProp>"#,
+                r#"<stringProp name="ThreadGroup.num_threads">3</stringProp>"#,
+            )
+            .replace(
+                r#"<boolProp name="ThreadGroup.scheduler">false</boolProp>"#,
+                r#"<boolProp name="ThreadGroup.scheduler">true</boolProp>
+        <stringProp name="ThreadGroup.duration">2</stringProp>
+        <stringProp name="ThreadGroup.delay">0</stringProp>"#,
+            )
+            .replace(
+                r#"<intProp name="groupSize">5</intProp>"#,
+                r#"<intProp name="groupSize">0</intProp>"#,
+            )
+            .replace("rendezvous 5", "rendezvous of all")
+            .replace(
+                "<hashTree/>
+        </hashTree>",
+                r#"<hashTree/>
+          <UniformRandomTimer guiclass="UniformRandomTimerGui" testclass="UniformRandomTimer" testname="0 to 1.5 s">
+            <stringProp name="ConstantTimer.delay">0</stringProp>
+            <stringProp name="RandomTimer.range">1500</stringProp>
+          </UniformRandomTimer>
+          <hashTree/>
+        </hashTree>"#,
+            );
+        assert!(
+            plan.contains("UniformRandomTimer")
+                && plan.contains("<stringProp name=\"ThreadGroup.duration\">2")
+        );
+        let plan = crate::plan_file(&dir, "held.jmx", &plan);
+        let port = format!("-Jport={}", server.addr().port());
+        let json = dir.join("result.json").display().to_string();
+        let args = [port.as_str(), "--stampede-json", &json];
+        let started = Instant::now();
+        let (_, rows) = crate::run_plan(&plan, &dir.join("held.jtl"), &args);
+        let took = started.elapsed();
+        assert!(took < Duration::from_secs(8), "the run took {took:?}");
+        let served = times.lock().unwrap().len();
+        assert!(
+            served >= 3,
+            "at least the first batch of 3 was sent: {served}"
+        );
+        // A batch released at the very end may be cut: what ended after the
+        // deadline is not in the JTL, as in JMeter.
+        assert!(rows.len() <= served, "{} rows, {served} served", rows.len());
+        let result: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let point = &result["rendezvous"][0];
+        assert_eq!(
+            point["users"].as_u64(),
+            Some(3),
+            "groupSize 0: every thread"
+        );
+        let batches = point["batches"].as_u64().expect("batches") as usize;
+        assert!(
+            (1..=served.div_ceil(3)).contains(&batches),
+            "{batches} for {served}: {result}"
+        );
+    }
+}

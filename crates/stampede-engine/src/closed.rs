@@ -84,6 +84,7 @@ pub(crate) async fn run_closed_slot(
             slot.run_pipelined(&ctx, Instant::now(), batch).await;
             continue;
         }
+        slot.rendezvous(&ctx).await;
         if !ctx.state.claim_budget() {
             return;
         }

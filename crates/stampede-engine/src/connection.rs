@@ -20,6 +20,7 @@ use crate::workload::{Answer, UserSession};
 use stampede_metrics::{ErrorKind, Judged, Outcome};
 use std::cell::RefCell;
 use std::rc::Rc;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -65,6 +66,8 @@ pub(crate) struct ConnectionContext {
     pub(crate) lifetime: crate::conn_lifetime::Lifetime,
     /// `--decode`: every encoded body is decoded, its bytes counted.
     pub(crate) decode: bool,
+    /// The scenario steps' rendezvous points; `None` when no step has one.
+    pub(crate) rendezvous: Option<Arc<crate::workload::RendezvousPoints>>,
 }
 
 impl ConnectionContext {
@@ -343,6 +346,13 @@ impl ConnectionContext {
         origin.and_then(|id| self.origins.borrow().connector(id))
     }
 
+    /// The rendezvous before request `target`, if its step has one (a
+    /// run without any pays this one test).
+    #[inline]
+    pub(crate) fn rendezvous_of(&self, target: usize) -> Option<&crate::workload::Rendezvous> {
+        self.rendezvous.as_ref()?.step(target)
+    }
+
     fn rules_of(&self, target: usize) -> Option<&crate::workload::StepRules> {
         self.step_rules.as_ref().and_then(|rules| rules.get(target))
     }
@@ -400,6 +410,7 @@ pub(crate) fn connection_context(
                 plan.seed,
                 plan.phases.clone(),
             )
+            .map(|work| work.with_rendezvous(plan.rendezvous.clone()))
         })
         .transpose()
         .map_err(|e| std::io::Error::other(e.0))?;
@@ -439,6 +450,7 @@ pub(crate) fn connection_context(
         step_rules,
         lifetime: plan.lifetime,
         decode: plan.decode,
+        rendezvous: plan.rendezvous.clone(),
     })
 }
 
@@ -479,6 +491,8 @@ pub(crate) struct Slot {
     side: Option<Box<SideLink>>,
     /// This slot's index in its worker (its virtual user's number).
     index: u32,
+    /// Released from its step's rendezvous: the batch its send is booked in.
+    ticket: Option<crate::workload::Ticket>,
 }
 
 /// A connection of a slot parked aside, with its books: the slot's own
@@ -506,6 +520,7 @@ impl Slot {
             origin: None,
             side: None,
             index,
+            ticket: None,
         }
     }
 
@@ -579,6 +594,21 @@ impl Slot {
         }
     }
 
+    /// Waits at the rendezvous of the user's next step, if it has one,
+    /// before the request is counted or its intended time taken: a user
+    /// held there has sent nothing, and the wait is no part of the
+    /// request's time (JMeter's timers delay the sampler before its sample
+    /// starts). A run without rendezvous pays one test.
+    pub(crate) async fn rendezvous(&mut self, ctx: &ConnectionContext) {
+        let (Some(points), Some(work)) = (&ctx.rendezvous, &ctx.workload) else {
+            return;
+        };
+        let target = work.upcoming_target(self.session.as_deref());
+        if let Some(point) = points.step(target) {
+            self.ticket = Some(point.wait().await);
+        }
+    }
+
     /// True once the virtual user is done (its iterations walked, or
     /// stopped by `on_error`): the slot sends nothing more.
     pub(crate) fn user_done(&self) -> bool {
@@ -593,6 +623,8 @@ impl Slot {
         if !self.prepare(ctx, intended) {
             return;
         }
+        // Released from a rendezvous (Self::rendezvous): its send is booked.
+        let ticket = self.ticket.take();
         let (_, head) = ctx.request_of(self.current);
         self.parser.set_head_request(head);
         let batch = ctx.count_batch(self.session.as_deref_mut());
@@ -603,6 +635,9 @@ impl Slot {
             return;
         }
         let mut exchange = self.exchange(ctx, intended).await;
+        if let (Some(ticket), Some(point)) = (ticket, ctx.rendezvous_of(self.current)) {
+            point.sent(ticket, exchange.clocks.sent);
+        }
         // A redirect it cannot follow was read in full: its connection stays.
         let mut answered = false;
         while let Ok(status) = exchange.result {

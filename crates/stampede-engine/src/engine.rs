@@ -278,6 +278,40 @@ pub struct Finished {
     /// The scenario groups (their names, or numbers from 1) whose unique
     /// feeder ran out of rows and stopped their users.
     pub feed_ran_out: Vec<String>,
+    /// Each scenario step's rendezvous: its batches and their spread.
+    pub rendezvous: Vec<stampede_metrics::RendezvousResult>,
+}
+
+/// The users group `g` starts with, by its load: a closed group's
+/// connections (an open group has no users to gather).
+fn group_users(groups: &[&LoadModel], g: usize) -> usize {
+    match groups.get(g).or(groups.first()) {
+        Some(LoadModel::Closed { connections }) => connections.peak().round().max(0.0) as usize,
+        _ => 0,
+    }
+}
+
+/// The points' figures once the workers are gone (any user still held is
+/// let go first), named by their steps.
+fn rendezvous_results(
+    points: Option<&crate::workload::RendezvousPoints>,
+    workload: Option<&crate::WorkloadSpec>,
+) -> Vec<stampede_metrics::RendezvousResult> {
+    let Some(points) = points else {
+        return Vec::new();
+    };
+    points.close();
+    (points.figures().into_iter())
+        .map(|(target, figures)| stampede_metrics::RendezvousResult {
+            step: (workload.and_then(|w| w.steps.get(target)))
+                .and_then(|s| s.name.clone())
+                .unwrap_or_else(|| (target + 1).to_string()),
+            users: figures.size as u64,
+            batches: figures.batches,
+            timed_out: figures.timed_out,
+            spread_us: stampede_metrics::SpreadSummary::of(&figures.spreads),
+        })
+        .collect()
 }
 
 /// Runs the plan to its stop condition (or until `stop`), with options (the
@@ -360,6 +394,30 @@ pub fn run_with(
             .map(|g| g.model.as_ref().unwrap_or(&plan.model))
             .collect(),
         _ => vec![&plan.model],
+    };
+    let rendezvous = options
+        .workload
+        .as_deref()
+        .and_then(|w| {
+            // Over HTTP/2 each stream of a connection is a user of its own.
+            let per_connection = match plan.transport.http2 {
+                true => plan.transport.streams.max(1),
+                false => 1,
+            };
+            crate::workload::RendezvousPoints::of(w, |g| group_users(&groups, g) * per_connection)
+        })
+        .map(Arc::new);
+    let event_loop = match event_loop {
+        EventLoop::Tokio => event_loop,
+        _ if rendezvous.is_none() => event_loop,
+        // Only tokio's tasks can wait at a rendezvous (a reactor's slots
+        // have no waker another worker could call): auto takes it.
+        _ if plan.transport.io == IoBackend::Auto => EventLoop::Tokio,
+        _ => {
+            return Err(EngineError::RendezvousNeedsTokio(
+                plan.transport.io.as_str(),
+            ))
+        }
     };
     let workers = worker_count(plan, options.workload.as_deref());
     let placement = place_workers(workers, groups.len());
@@ -450,6 +508,7 @@ pub fn run_with(
             measure_start,
             load_start: measure_start,
             phases: phases.clone(),
+            rendezvous: rendezvous.clone(),
             deadline,
             event_loop,
             snapshot_interval: options.snapshot_interval.unwrap_or(SNAPSHOT_INTERVAL),
@@ -520,6 +579,7 @@ pub fn run_with(
         }
     }
     let aggregated = aggregated?;
+    let rendezvous = rendezvous_results(rendezvous.as_deref(), options.workload.as_deref());
     let fed_out = aggregated.fed_out.clone();
     // Given up with nothing connected (no_connection.rs): no interruption.
     let interrupted = stop.is_stopped() && !aggregated.gave_up;
@@ -590,6 +650,7 @@ pub fn run_with(
         .collect();
     let feed_ran_out = groups_fed_out(&fed_out, &placement, options.workload.as_deref());
     Ok(Finished {
+        rendezvous,
         feed_ran_out,
         recording,
         // The writer ends when every worker let go of its log, which an

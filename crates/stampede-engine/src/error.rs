@@ -38,6 +38,10 @@ pub enum EngineError {
     },
     #[error("io_uring is unavailable here ({0}); use --io epoll or auto")]
     UringUnavailable(String),
+    /// `--io epoll` or `--io uring` with a step's rendezvous, which only
+    /// the tokio event loop can hold and release.
+    #[error("--io {0}: a scenario step's rendezvous runs on the tokio event loop (use --io tokio or auto)")]
+    RendezvousNeedsTokio(&'static str),
     #[error("cannot start the request log writer")]
     RequestLog(#[source] std::io::Error),
 }

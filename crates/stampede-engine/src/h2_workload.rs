@@ -163,7 +163,17 @@ pub(crate) async fn run_user_stream(
                 again: true,
             },
             None => {
-                if !gate.is_active(index) || user.is_done() || !ctx.state.claim_budget() {
+                if !gate.is_active(index) || user.is_done() {
+                    break;
+                }
+                // A step's rendezvous, before the request is counted, as on
+                // HTTP/1.1 (Slot::rendezvous); the stream's send follows it.
+                let points = ctx.rendezvous.as_ref();
+                let held = match points.and_then(|p| p.step(work.upcoming_target(Some(&user)))) {
+                    Some(point) => Some((point, point.wait().await)),
+                    None => None,
+                };
+                if !ctx.state.claim_budget() {
                     break;
                 }
                 ctx.state.begin_request();
@@ -173,6 +183,9 @@ pub(crate) async fn run_user_stream(
                 if let Err(not) = user.prepare(work, target, fixed, || work.spec.sequence.next()) {
                     ctx.state.not_prepared(intended, not);
                     return (user, None);
+                }
+                if let Some((point, ticket)) = held {
+                    point.sent(ticket, Instant::now());
                 }
                 ctx.count_batch(Some(&mut user));
                 let fixed_form = &h2ctx.requests[target.min(h2ctx.requests.len() - 1)];

@@ -236,6 +236,7 @@ mod tests {
             measure_start: start + warmup,
             load_start: start + warmup,
             phases: None,
+            rendezvous: None,
             deadline: deadline.map(|d| start + warmup + d),
             event_loop: EventLoop::Tokio,
             snapshot_interval: 250 * MS,

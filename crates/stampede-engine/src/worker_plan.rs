@@ -65,6 +65,9 @@ pub(crate) struct WorkerPlan {
     /// A scenario's group clock (phases, start delays, `stop_run`); `None`
     /// when no group uses those keys.
     pub phases: Option<Arc<crate::workload::RunPhases>>,
+    /// The scenario steps' rendezvous points, shared by every worker;
+    /// `None` when no step has one.
+    pub rendezvous: Option<Arc<crate::workload::RendezvousPoints>>,
     /// When to stop regardless of the budget.
     pub deadline: Option<Instant>,
     /// What drives the connections: a reactor (epoll, io_uring) or tokio.

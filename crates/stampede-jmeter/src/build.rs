@@ -464,12 +464,25 @@ impl<'e> Builder<'_> {
                 .extend(extractor(x, names).map_err(|e| named(x, e))?);
         }
         let mut think = Pause::default();
+        let mut syncs = scope.timers.iter().filter(|t| t.class == "SyncTimer");
+        if let Some(sync) = syncs.next() {
+            step.rendezvous = crate::sync_timer::rendezvous(sync, names)?;
+        }
         for t in &scope.timers {
+            if t.class == "SyncTimer" {
+                continue;
+            }
             think = think.plus(pause(t, names, &mut self.plan.notes).map_err(|e| named(t, e))?);
         }
         step.think = (!think.is_zero()).then_some(think);
         step.transactions = scope.transactions.clone();
         step.once = scope.once;
+        for extra in syncs {
+            self.unsupported(
+                extra,
+                "a second Synchronizing Timer in one sampler's scope: stampede gathers each step once",
+            );
+        }
         for (a, why) in skipped {
             self.unsupported(
                 a,

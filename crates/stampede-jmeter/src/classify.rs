@@ -47,7 +47,7 @@ pub(crate) fn role(element: &Element) -> Role {
         | "com.atlantbh.jmeter.plugins.jsonutils.jsonpathextractor.JSONPathExtractor" => {
             Role::Extractor
         }
-        "ConstantTimer" | "UniformRandomTimer" | "GaussianRandomTimer" => Role::Timer,
+        "ConstantTimer" | "UniformRandomTimer" | "GaussianRandomTimer" | "SyncTimer" => Role::Timer,
         "ConstantThroughputTimer" | "kg.apc.jmeter.timers.VariableThroughputTimer" => {
             Role::Throughput
         }

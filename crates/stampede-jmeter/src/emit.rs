@@ -203,6 +203,17 @@ fn step(s: &Step, name: String) -> Table {
     if s.once {
         t.insert("once".into(), Value::Boolean(true));
     }
+    if let Some(r) = s.rendezvous {
+        // groupSize 0: every thread of the group (SyncTimer.threadStarted).
+        let users = match r.users {
+            0 => string("all"),
+            n => Value::Integer(i64::from(n)),
+        };
+        t.insert("rendezvous".into(), users);
+        if let Some(ms) = r.timeout_ms {
+            t.insert("rendezvous_timeout".into(), string(format!("{ms}ms")));
+        }
+    }
     if s.follow_redirects {
         t.insert("follow_redirects".into(), Value::Boolean(true));
     }

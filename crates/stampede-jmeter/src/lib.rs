@@ -24,6 +24,7 @@ pub mod jtl;
 pub mod model;
 mod rules;
 mod sampler;
+mod sync_timer;
 mod thread_group;
 pub mod tree;
 mod variables;

@@ -90,6 +90,15 @@ pub enum Load {
     Stages(String),
 }
 
+/// A Synchronizing Timer's rendezvous before a step (sync_timer.rs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Rendezvous {
+    /// `groupSize`: threads released together; 0: every thread of the group.
+    pub users: u32,
+    /// `timeoutInMs` above 0: the waiting threads go after this long.
+    pub timeout_ms: Option<u64>,
+}
+
 /// A pause: uniform in [min, max] milliseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Pause {
@@ -184,6 +193,8 @@ pub struct Step {
     pub extracts: Vec<(String, String)>,
     /// The timers in this step's scope, when they differ from the group's.
     pub think: Option<Pause>,
+    /// A Synchronizing Timer in the step's scope.
+    pub rendezvous: Option<Rendezvous>,
     /// The enclosing Transaction Controllers, outermost first.
     pub transactions: Vec<Transaction>,
     /// Inside a Once Only Controller: the first iteration only.

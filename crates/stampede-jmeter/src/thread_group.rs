@@ -120,6 +120,11 @@ pub(crate) fn settings(
         Some(timer) => throughput(timer, names, threads, steps.len())?,
         None => Load::Threads,
     };
+    for step in &steps {
+        if let Some(rendezvous) = &step.rendezvous {
+            crate::sync_timer::check_in_group(rendezvous, threads, &load, &step.name)?;
+        }
+    }
     // A throughput timer only delays each sample (ConstantThroughputTimer
     // .delay()); the loop controller still counts (LoopController.java):
     // the open model has no per-user loop count, so the group starts

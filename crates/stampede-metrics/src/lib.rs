@@ -28,6 +28,7 @@ mod monitor;
 mod per_target;
 mod recorder;
 mod recording;
+mod rendezvous;
 mod result;
 mod run_id;
 mod timeseries;
@@ -50,6 +51,7 @@ pub use recorder::{Outcome, Recorder};
 pub use recording::{
     per_second, CheckName, Gauges, GroupName, Recording, Snapshot, MAX_ERROR_SAMPLES,
 };
+pub use rendezvous::{merge_rendezvous, RendezvousResult, SpreadSummary};
 pub use result::{
     intended_requests, Breakdown, CompressionSummary, NegotiatedTls, PlanSummary, RedirectCounts,
     RequestCounts, RequestLogSummary, RunResult, ScheduleSummary, SloCheck, StageSummary,

@@ -124,6 +124,7 @@ pub fn merge_results(results: &[RunResult], force: bool) -> Result<RunResult, Me
     }
     merged.stop_reason = results.iter().find_map(|r| r.stop_reason.clone());
     merged.dns = crate::merge_dns(results.iter().filter_map(|r| r.dns.as_ref()));
+    merged.rendezvous = crate::merge_rendezvous(results.iter().map(|r| &r.rendezvous[..]));
     merged.status = sum_maps(results.iter().map(|r| &r.status));
     merged.bytes.received = bytes_received;
     merged.bytes.body = results.iter().map(|r| r.bytes.body).sum();

@@ -450,6 +450,10 @@ pub struct RunResult {
     /// caller, absent when the run had one address.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub dns: Option<crate::DnsUse>,
+    /// Scenario steps' rendezvous (`rendezvous` key, JMeter's
+    /// Synchronizing Timer): batches and the spread of their sends.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub rendezvous: Vec<crate::RendezvousResult>,
     /// A scenario's groups, in file order: each one's load and the totals
     /// of its steps; empty without a scenario of several groups.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
@@ -607,6 +611,7 @@ impl RunResult {
                 .collect(),
             stop_reason: recording.stop_reason.clone(),
             dns: None,
+            rendezvous: Vec::new(),
             // Asked for by --redirects, or followed by a scenario step's
             // own follow_redirects (max_hops 0 then: per step only).
             redirects: (plan.transport.redirects > 0 || c.redirects + c.redirects_offsite > 0)

@@ -22,6 +22,7 @@ mod gnuplot;
 mod groups_text;
 mod html;
 mod json;
+mod rendezvous_text;
 mod repeat_text;
 mod request_line;
 mod sweep_text;
@@ -36,6 +37,7 @@ pub use html::{
     render_sweep_html, Deltas, GroupPage, LabeledRun, SweepStep,
 };
 pub use json::render_json;
+pub use rendezvous_text::describe_rendezvous;
 pub use repeat_text::render_repeat_text;
 pub use request_line::{render_request_line, render_request_log_header, RequestLine};
 pub use stampede_metrics::RunResult;

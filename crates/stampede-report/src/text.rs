@@ -498,6 +498,7 @@ pub fn render_text(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
             dns.mode
         )?;
     }
+    crate::rendezvous_text::render_rendezvous(result, out)?;
     render_breakdown(result, out)?;
     if let Some(schedule) = &result.schedule {
         let not_sent = match schedule.not_sent {

@@ -27,8 +27,8 @@ pub use extract::{ExtractError, Extractor};
 pub use feeder::{Exhausted, FeedCursor, FeedData, FeedMode, FeedSpec, Feeder, FeederError};
 pub use response::{HeaderFields, ListFields, ResponseView};
 pub use scenario::{
-    Group, GroupLimits, GroupLoad, OnError, Phase, Scenario, ScenarioError, Step, StepOptions,
-    ThinkTime,
+    Group, GroupLimits, GroupLoad, OnError, Phase, RendezvousSpec, Scenario, ScenarioError, Step,
+    StepOptions, ThinkTime,
 };
 pub use scope::{Binding, Scope, BUILTINS};
 pub use script::{Script, ScriptError, ScriptThread};

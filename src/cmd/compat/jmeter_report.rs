@@ -136,5 +136,11 @@ pub(super) fn write_report(
             row(out, &label, target.finished, &target.latency_us, failed)?;
         }
     }
+    // Synchronizing Timers: how close together each released batch sent.
+    for (group, result) in results {
+        for line in stampede_report::describe_rendezvous(result) {
+            writeln!(out, "stampede: Synchronizing Timer {group} / {line}")?;
+        }
+    }
     Ok(())
 }

@@ -13,6 +13,7 @@
 mod cookie_jar;
 mod judge;
 mod phases;
+mod rendezvous;
 mod session;
 mod spec;
 mod step_rules;
@@ -20,6 +21,7 @@ mod step_rules;
 pub(crate) use judge::{Answer, Judgement};
 pub(crate) use phases::RunPhases;
 pub(crate) use phases::{PhaseTicket, START_POLL};
+pub(crate) use rendezvous::{Rendezvous, RendezvousPoints, Ticket};
 pub(crate) use session::{NotPrepared, UserSession, WorkerWorkload};
 pub use spec::{GroupWork, StepWork, WorkloadSpec};
 pub(crate) use step_rules::{some_step_follows, StepRules};

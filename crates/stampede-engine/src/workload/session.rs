@@ -5,6 +5,7 @@
 
 use super::cookie_jar::CookieJar;
 use super::phases::RunPhases;
+use super::rendezvous::{Party, RendezvousPoints};
 use super::spec::{GroupWork, WorkloadSpec};
 use crate::http1::Capture;
 use stampede_workload::{
@@ -39,6 +40,9 @@ pub(crate) struct WorkerWorkload {
     /// This worker's script state (wrk's per-thread Lua), with the request
     /// it sends when it builds none (computed once, as wrk does).
     pub script: Option<WorkerScript>,
+    /// The run's rendezvous points (a step's `rendezvous`); its users are
+    /// parties to their group's.
+    rendezvous: Option<Arc<RendezvousPoints>>,
 }
 
 /// A worker's script: its state and its fixed request.
@@ -121,12 +125,26 @@ impl WorkerWorkload {
             open_iterations: Cell::new(0),
             phases,
             script,
+            rendezvous: None,
         })
+    }
+
+    /// The run's rendezvous points, which this worker's users join.
+    pub(crate) fn with_rendezvous(mut self, points: Option<Arc<RendezvousPoints>>) -> Self {
+        self.rendezvous = points;
+        self
     }
 
     /// The group this worker's users walk.
     pub(crate) fn group(&self) -> &GroupWork {
         &self.spec.groups[self.group]
+    }
+
+    /// The target `user` sends next (its step; a new user's first), known
+    /// before its request is prepared: where it meets a rendezvous.
+    pub(crate) fn upcoming_target(&self, user: Option<&UserSession>) -> usize {
+        let step = user.map_or_else(|| self.first_step(0), |u| u.step);
+        self.group().steps.start + step
     }
 
     /// True when the group's users walk steps in order (a scenario).
@@ -164,6 +182,7 @@ impl WorkerWorkload {
             in_iteration: false,
             requests: 1,
             jar: CookieJar::default(),
+            party: (self.rendezvous.as_ref()).and_then(|points| points.party(self.group)),
         }
     }
 
@@ -266,6 +285,8 @@ pub(crate) struct UserSession {
     /// The user took feeder rows for an iteration not over yet (counted in
     /// the worker's `open_iterations`).
     in_iteration: bool,
+    /// Its group's rendezvous points, which it leaves when done or dropped.
+    party: Option<Party>,
 }
 
 impl UserSession {
@@ -407,6 +428,9 @@ impl UserSession {
 
     fn finish(&mut self, work: &WorkerWorkload) {
         self.end_iteration(work);
+        if let Some(party) = &mut self.party {
+            party.leave();
+        }
         if !std::mem::replace(&mut self.done, true) {
             work.users_done.set(work.users_done.get() + 1);
         }

@@ -78,4 +78,6 @@ pub(super) struct StepToml {
     pub keep_alive: Option<bool>,
     pub connect_timeout: Option<Spanned<String>>,
     pub timeout: Option<Spanned<String>>,
+    pub rendezvous: Option<Spanned<toml::Value>>,
+    pub rendezvous_timeout: Option<Spanned<String>>,
 }

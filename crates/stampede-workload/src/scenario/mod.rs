@@ -7,7 +7,7 @@ mod counters;
 mod file;
 mod options;
 
-pub use options::{GroupLimits, OnError, Phase, StepOptions};
+pub use options::{GroupLimits, OnError, Phase, RendezvousSpec, StepOptions};
 
 use crate::check::{CheckSet, ParseError};
 use crate::extract::Extractor;
@@ -335,7 +335,35 @@ impl Context<'_> {
                     ),
                 ));
             }
-            steps.push(self.step(step, &mut scope)?);
+            let rendezvous = step.rendezvous.as_ref();
+            if let Some(value) = rendezvous.filter(|_| open) {
+                return Err(self.at(
+                    value,
+                    format!(
+                        "step {}: rendezvous needs connections (in the open model arrivals keep their own schedule)",
+                        step.name.get_ref()
+                    ),
+                ));
+            }
+            let step_name = step.name.get_ref().clone();
+            let span = rendezvous.map(|r| r.span());
+            let step = self.step(step, &mut scope)?;
+            if let (Some(spec), Some(span), GroupLoad::Closed { connections }) =
+                (step.options.rendezvous, span, &load)
+            {
+                // JMeter's SyncTimer blocks for good when its group size is
+                // larger than the threads, unless a timeout releases them.
+                if spec.users.is_some_and(|n| n > *connections) && spec.timeout.is_none() {
+                    return Err(self.error(
+                        span,
+                        format!(
+                            "step {step_name}: rendezvous of {} users in a group of {connections} would never fill: give at most {connections}, \"all\", or a rendezvous_timeout",
+                            spec.users.unwrap_or_default()
+                        ),
+                    ));
+                }
+            }
+            steps.push(step);
         }
         Ok(Group {
             name,

@@ -2,7 +2,8 @@
 //! for JMeter plans (issue 20) but plain scenario keys for anyone:
 //! a group's `iterations`, `total_iterations`, `duration`, `start_delay`, `phase`, `on_error`,
 //! `cookies` and `max_connections`; a step's `think`, `transaction`, `once`,
-//! `follow_redirects`, `keep_alive`, `connect_timeout` and `timeout`; a
+//! `follow_redirects`, `keep_alive`, `connect_timeout`, `timeout`,
+//! `rendezvous` and `rendezvous_timeout`; a
 //! feed's `columns` and `skip_first_line` (a CSV without a header line).
 
 use super::file::{FeedToml, GroupToml, StepToml};
@@ -79,6 +80,20 @@ pub struct StepOptions {
     pub keep_alive: Option<bool>,
     pub connect_timeout: Option<Duration>,
     /// The response timeout.
+    pub timeout: Option<Duration>,
+    /// `rendezvous = N | "all"`: users wait before this step until N of
+    /// them are there, then all send together (JMeter's Synchronizing Timer).
+    pub rendezvous: Option<RendezvousSpec>,
+}
+
+/// A step's rendezvous: how many users it gathers and how long the first
+/// of them waits for the others.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RendezvousSpec {
+    /// Users released together; `None`: every user of the group.
+    pub users: Option<u32>,
+    /// `rendezvous_timeout`: after this long from the first arrival, the
+    /// users waiting go without the rest; `None`: they wait for all.
     pub timeout: Option<Duration>,
 }
 
@@ -236,6 +251,7 @@ impl Context<'_> {
             t => t.as_ref().map(|t| t.get_ref().clone()),
         };
         Ok(StepOptions {
+            rendezvous: self.rendezvous(step)?,
             think,
             transaction,
             once: step.once.unwrap_or(false),
@@ -244,6 +260,45 @@ impl Context<'_> {
             connect_timeout: self.duration(&step.connect_timeout)?,
             timeout: self.duration(&step.timeout)?,
         })
+    }
+
+    /// `rendezvous` and `rendezvous_timeout` (checked against the group's
+    /// load in [`Context::group`]).
+    fn rendezvous(&self, step: &StepToml) -> Result<Option<RendezvousSpec>, ScenarioError> {
+        let name = step.name.get_ref();
+        let Some(value) = &step.rendezvous else {
+            if let Some(timeout) = &step.rendezvous_timeout {
+                return Err(self.at(
+                    timeout,
+                    format!("step {name}: rendezvous_timeout needs rendezvous"),
+                ));
+            }
+            return Ok(None);
+        };
+        let users = match value.get_ref() {
+            toml::Value::String(all) if all == "all" => None,
+            toml::Value::Integer(n) if (1..=i64::from(u32::MAX)).contains(n) => Some(*n as u32),
+            _ => {
+                return Err(self.at(
+                    value,
+                    format!(
+                        "step {name}: rendezvous is a number of users of at least 1, or \"all\""
+                    ),
+                ))
+            }
+        };
+        let timeout = self.duration(&step.rendezvous_timeout)?;
+        if let (Some(t), Some(d)) = (&step.rendezvous_timeout, timeout) {
+            if d.is_zero() {
+                return Err(self.at(
+                    t,
+                    format!(
+                        "step {name}: rendezvous_timeout is above 0 (leave it out to wait for all)"
+                    ),
+                ));
+            }
+        }
+        Ok(Some(RendezvousSpec { users, timeout }))
     }
 
     /// A feed with `columns`: the file has no header line (with

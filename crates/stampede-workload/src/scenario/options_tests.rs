@@ -90,7 +90,57 @@ fn step_keys() {
             keep_alive: Some(false),
             connect_timeout: Some(Duration::from_secs(3)),
             timeout: Some(Duration::from_secs(10)),
+            rendezvous: None,
         }
+    );
+}
+
+#[test]
+fn rendezvous_keys() {
+    let rendezvous = |keys: &str| {
+        let scenario = parse(&with_step(keys)).map_err(|e| e.to_string())?;
+        Ok::<_, String>(scenario.groups[0].steps[0].options.rendezvous)
+    };
+    assert_eq!(
+        rendezvous("rendezvous = 2\nrendezvous_timeout = \"500ms\""),
+        Ok(Some(RendezvousSpec {
+            users: Some(2),
+            timeout: Some(Duration::from_millis(500)),
+        }))
+    );
+    let all = RendezvousSpec {
+        users: None,
+        timeout: None,
+    };
+    assert_eq!(rendezvous("rendezvous = \"all\""), Ok(Some(all)));
+    // More users than the group has fill only by the timeout, as JMeter's.
+    assert!(rendezvous("rendezvous = 3\nrendezvous_timeout = \"1s\"").is_ok());
+    assert_eq!(
+        rendezvous("rendezvous = 3").unwrap_err(),
+        "s.toml:7:14: step s: rendezvous of 3 users in a group of 2 would never fill: give at most 2, \"all\", or a rendezvous_timeout"
+    );
+    for bad in [
+        "rendezvous = 0",
+        "rendezvous = \"some\"",
+        "rendezvous = 1.5",
+    ] {
+        let error = rendezvous(bad).unwrap_err();
+        assert!(
+            error.contains("rendezvous is a number of users"),
+            "{bad}: {error}"
+        );
+    }
+    let alone = rendezvous("rendezvous_timeout = \"1s\"").unwrap_err();
+    assert!(
+        alone.contains("rendezvous_timeout needs rendezvous"),
+        "{alone}"
+    );
+    let zero = rendezvous("rendezvous = 2\nrendezvous_timeout = \"0s\"").unwrap_err();
+    assert!(zero.contains("rendezvous_timeout is above 0"), "{zero}");
+    let open = error(&with_step("rendezvous = 2").replace("connections = 2", "rate = 5"));
+    assert!(
+        open.contains("step s: rendezvous needs connections"),
+        "{open}"
     );
 }
 
