@@ -542,7 +542,7 @@ fn counters_stored_into(group: &Element, scope: &Scope<'_>, names: &mut Names) {
     }
     for (name, per_thread) in found {
         let taken = names.runtime.contains(&name) || names.constants.contains_key(&name);
-        if !taken && crate::variables::is_variable_name(&name) {
+        if !taken && stampede_workload::scope::is_name(&name) {
             let shared = !per_thread.eq_ignore_ascii_case("true");
             let spec = crate::counter_book::use_counter(&name, shared);
             names.counters.borrow_mut().specs.push(spec);

@@ -91,15 +91,15 @@ impl CounterBook {
 pub(crate) fn counter(
     per_thread: &str,
     variable: &str,
-    names: &crate::functions::Names,
+    counters: &std::cell::RefCell<CounterBook>,
 ) -> Result<String, String> {
     let shared = !per_thread.eq_ignore_ascii_case("true");
     let variable = variable.trim();
-    let mut book = names.counters.borrow_mut();
+    let mut book = counters.borrow_mut();
     if variable.is_empty() {
         return Ok(book.anonymous(shared));
     }
-    if !crate::variables::is_variable_name(variable) {
+    if !stampede_workload::scope::is_name(variable) {
         return Err(format!(
             "the variable name '{variable}' is not a stampede variable name (letters, digits, _, - and .)"
         ));
@@ -132,12 +132,12 @@ pub(crate) fn counter_variables(text: &str) -> Vec<(String, String)> {
     let mut rest = text;
     while let Some(at) = rest.find("${__counter(") {
         let after = &rest[at + 2..];
-        let Some(end) = crate::functions::closing(after) else {
+        let Some(end) = crate::call_syntax::closing(after) else {
             break;
         };
         let inner = &after[..end];
         let call = &inner["__counter(".len()..];
-        let args = crate::functions::split_args(call.strip_suffix(')').unwrap_or(call));
+        let args = crate::call_syntax::split_args(call.strip_suffix(')').unwrap_or(call));
         if let Some(name) = args.get(1).map(|n| n.trim()).filter(|n| !n.is_empty()) {
             found.push((name.to_string(), args[0].clone()));
         }

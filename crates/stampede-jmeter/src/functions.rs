@@ -7,6 +7,7 @@
 //! (`${user}` is `{{user}}`). A `{{` that was literal JMeter text is written
 //! `\{{`, so stampede reads it as the literal it was.
 
+use crate::call_syntax::{closing, split_args};
 use crate::counter_book::{counter, CounterBook};
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -181,22 +182,6 @@ pub fn element_name(text: &str, names: &Names) -> String {
     }
 }
 
-/// The index of the `}` closing an expression that began just before `text`.
-pub(crate) fn closing(text: &str) -> Option<usize> {
-    let (mut depth, mut escaped) = (0usize, false);
-    for (i, c) in text.char_indices() {
-        match c {
-            _ if escaped => escaped = false,
-            '\\' => escaped = true,
-            '{' => depth += 1,
-            '}' if depth == 0 => return Some(i),
-            '}' => depth -= 1,
-            _ => {}
-        }
-    }
-    None
-}
-
 /// One `${...}`'s inside: a function call or a variable name.
 fn expression(inner: &str, names: &Names) -> Result<Translated, FnError> {
     let mut out = Translated::default();
@@ -300,7 +285,8 @@ fn expression(inner: &str, names: &Names) -> Result<Translated, FnError> {
         // from the thread's name, `Group 1-1`), stampede's `conn` from 0.
         "threadNum" => out.pieces.push(Piece::Slot("thread_num".into())),
         "counter" => {
-            let name = counter(&arg(0)?, &arg(1)?, names).map_err(|why| unsupported(&why))?;
+            let name =
+                counter(&arg(0)?, &arg(1)?, &names.counters).map_err(|why| unsupported(&why))?;
             out.pieces.push(Piece::Slot(format!("next {name}")));
         }
         // IntSum.java: each argument Integer.parseInt, summed as a Java
@@ -367,39 +353,6 @@ pub(crate) fn form_decode(text: &str) -> Option<String> {
         i += 1;
     }
     Some(String::from_utf8_lossy(&out).into_owned())
-}
-
-/// Splits a function's arguments on unescaped commas outside nested calls.
-pub(crate) fn split_args(text: &str) -> Vec<String> {
-    let mut args = Vec::new();
-    let mut current = String::new();
-    let (mut depth, mut chars) = (0usize, text.chars());
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => match chars.next() {
-                Some(',') => current.push(','),
-                Some(other) => {
-                    current.push('\\');
-                    current.push(other);
-                }
-                None => current.push('\\'),
-            },
-            '(' | '{' => {
-                depth += 1;
-                current.push(c);
-            }
-            ')' | '}' => {
-                depth = depth.saturating_sub(1);
-                current.push(c);
-            }
-            ',' if depth == 0 => args.push(std::mem::take(&mut current)),
-            c => current.push(c),
-        }
-    }
-    if !args.is_empty() || !current.is_empty() {
-        args.push(current);
-    }
-    args
 }
 
 #[cfg(test)]

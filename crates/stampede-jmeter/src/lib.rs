@@ -10,6 +10,7 @@
 //! emit.rs (scenario TOML). Nothing here sends a request.
 
 mod build;
+mod call_syntax;
 mod classify;
 mod counter_book;
 mod csv_feed;

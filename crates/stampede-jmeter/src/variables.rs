@@ -79,7 +79,7 @@ fn counter(e: &Element, names: &Names) -> Result<(String, Value), MapError> {
         }
         None => 0,
     };
-    if !is_variable_name(&var) {
+    if !stampede_workload::scope::is_name(&var) {
         return Err(unsupported(format!(
             "the variable name '{var}' is not a stampede variable name (letters, digits, _, - and .)"
         )));
@@ -107,14 +107,6 @@ fn decimal_format_width(pattern: &str) -> Option<usize> {
     let zeros = pattern.trim_start_matches('#');
     (!pattern.is_empty() && zeros.len() <= 40 && zeros.bytes().all(|b| b == b'0'))
         .then_some(zeros.len())
-}
-
-/// A name a stampede template can use: letters, digits, `_`, `-` and `.`.
-pub(crate) fn is_variable_name(name: &str) -> bool {
-    !name.is_empty()
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
 }
 
 /// RandomVariableConfig.iterationStart: `minimum + nextInt(max - min + 1)`,

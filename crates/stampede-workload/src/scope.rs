@@ -135,7 +135,7 @@ fn is_builtin(name: &str) -> bool {
 }
 
 /// Variable names: letters, digits, `_`, `-` and `.` (CSV headers such as `user-id`).
-pub(crate) fn is_name(name: &str) -> bool {
+pub fn is_name(name: &str) -> bool {
     !name.is_empty()
         && name
             .bytes()
