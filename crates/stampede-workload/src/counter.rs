@@ -3,7 +3,7 @@
 //! `{{next NAME}}` rendered (JMeter's `${__counter}`), per user or shared by
 //! all users of the group on this agent, written zero-padded. `{{NAME}}`
 //! reads the value the user last got; it lives in the user's
-//! [`VarStore`](crate::VarStore) like an extracted value, so reading costs
+//! [`VarStore`] like an extracted value, so reading costs
 //! what reading any variable costs and a template without counters pays
 //! nothing.
 
