@@ -1135,10 +1135,49 @@ mod synchronizing_timer {
             (Some(5), Some(2))
         );
         assert_eq!(point["timed_out"].as_u64(), Some(0));
+        let sizes =
+            |p: &serde_json::Value| [&p["sent"], &p["smallest"], &p["largest"]].map(|v| v.as_u64());
+        assert_eq!(sizes(point), [Some(10), Some(5), Some(5)], "{result}");
         let max_us = point["spread_us"]["max"].as_u64().expect("a spread");
         assert!(max_us < 100_000, "spread max {max_us} us");
         assert!(
             stdout.contains("Synchronizing Timer Buyers / step buy: 2 batches of 5"),
+            "{stdout}"
+        );
+    }
+
+    /// groupSize 4 of 10 threads: two batches of 4, then the last 2 threads
+    /// go when the 8 others have finished (in JMeter they would wait for
+    /// good: docs/compat.md). The summary and the JSON give what was
+    /// released, not only the 4 asked.
+    #[test]
+    fn batches_smaller_than_asked_are_reported_as_released() {
+        let (server, times) = timing_server();
+        let dir = temp_dir("jmeter-sync-timer-uneven");
+        let plan = PLAN.replace(
+            r#"<intProp name="groupSize">5</intProp>"#,
+            r#"<intProp name="groupSize">4</intProp>"#,
+        );
+        let plan = crate::plan_file(&dir, "rendezvous.jmx", &plan);
+        let port = format!("-Jport={}", server.addr().port());
+        let json = dir.join("result.json").display().to_string();
+        let args = [port.as_str(), "--stampede-json", &json];
+        let (stdout, rows) = crate::run_plan(&plan, &dir.join("rendezvous.jtl"), &args);
+        assert_eq!((rows.len(), times.lock().unwrap().len()), (10, 10));
+        let result: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let point = &result["rendezvous"][0];
+        let figures = [
+            &point["users"],
+            &point["batches"],
+            &point["sent"],
+            &point["smallest"],
+            &point["largest"],
+        ]
+        .map(|v| v.as_u64());
+        assert_eq!(figures, [4, 3, 10, 2, 4].map(Some), "{result}");
+        assert!(
+            stdout.contains("step buy: 3 batches of 2 to 4 users, 4 asked (10 sent), send spread"),
             "{stdout}"
         );
     }

@@ -307,6 +307,9 @@ fn rendezvous_results(
                 .and_then(|s| s.name.clone())
                 .unwrap_or_else(|| (target + 1).to_string()),
             users: figures.size as u64,
+            sent: figures.sizes.iter().sum::<usize>() as u64,
+            smallest: figures.sizes.iter().min().map_or(0, |&n| n as u64),
+            largest: figures.sizes.iter().max().map_or(0, |&n| n as u64),
             batches: figures.batches,
             timed_out: figures.timed_out,
             spread_us: stampede_metrics::SpreadSummary::of(&figures.spreads),

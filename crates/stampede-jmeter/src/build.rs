@@ -465,8 +465,15 @@ impl<'e> Builder<'_> {
         }
         let mut think = Pause::default();
         let mut syncs = scope.timers.iter().filter(|t| t.class == "SyncTimer");
+        // Beside a throughput timer the timer is what cannot be mapped, not
+        // its group: it is listed itself, and --skip-unsupported runs the
+        // samplers without it.
+        let mut beside_throughput = None;
         if let Some(sync) = syncs.next() {
-            step.rendezvous = crate::sync_timer::rendezvous(sync, names)?;
+            match scope.throughput {
+                Some(_) => beside_throughput = Some(sync),
+                None => step.rendezvous = crate::sync_timer::rendezvous(sync, names)?,
+            }
         }
         for t in &scope.timers {
             if t.class == "SyncTimer" {
@@ -477,6 +484,12 @@ impl<'e> Builder<'_> {
         step.think = (!think.is_zero()).then_some(think);
         step.transactions = scope.transactions.clone();
         step.once = scope.once;
+        if let Some(sync) = beside_throughput {
+            self.unsupported(
+                sync,
+                "a Synchronizing Timer with a throughput timer: the throughput timer's open model starts iterations on its own schedule, with no threads to gather; --skip-unsupported sends its samplers' requests without the rendezvous",
+            );
+        }
         for extra in syncs {
             self.unsupported(
                 extra,

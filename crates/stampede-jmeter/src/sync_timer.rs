@@ -6,7 +6,7 @@
 //! arrival (0: no timeout); a negative `groupSize` gathers nobody.
 
 use crate::functions::{constant, Names};
-use crate::model::{Load, Rendezvous};
+use crate::model::Rendezvous;
 use crate::tree::Element;
 use crate::MapError;
 
@@ -46,19 +46,13 @@ pub(crate) fn rendezvous(e: &Element, names: &Names) -> Result<Option<Rendezvous
 }
 
 /// A step's rendezvous against its group: a batch larger than the threads
-/// would hold them for good in JMeter (without a timeout), and the open
-/// model a throughput timer maps to has no users to gather.
+/// would hold them for good in JMeter (without a timeout). (A timer beside
+/// a throughput timer is listed as unsupported where the step is built.)
 pub(crate) fn check_in_group(
     rendezvous: &Rendezvous,
     threads: u32,
-    load: &Load,
     step: &str,
 ) -> Result<(), MapError> {
-    if !matches!(load, Load::Threads) {
-        return Err(MapError::Unsupported(format!(
-            "sampler '{step}': a Synchronizing Timer with a throughput timer: the throughput timer's open model starts iterations on its own schedule, with no threads to gather"
-        )));
-    }
     if rendezvous.users > threads && rendezvous.timeout_ms.is_none() {
         return Err(MapError::Bad(format!(
             "sampler '{step}': Synchronizing Timer groupSize {} is more than the group's {threads} threads and has no timeoutInMs: JMeter's threads would wait at it for good; give at most {threads}, 0 (every thread) or a timeout",
@@ -163,5 +157,12 @@ mod tests {
         let plan = group(4, &format!("{ctt}{}{GET}<hashTree/>", sync_timer(2, 0))).unwrap();
         let listed = format!("{:?}", plan.unsupported);
         assert!(listed.contains("with a throughput timer"), "{listed}");
+        // The timer is listed, not its group: --skip-unsupported keeps the
+        // group and its sampler, paced by the throughput timer.
+        assert_eq!(plan.unsupported.len(), 1, "{listed}");
+        assert_eq!(plan.unsupported[0].class, "SyncTimer", "{listed}");
+        assert_eq!(plan.groups.len(), 1);
+        assert_eq!(plan.groups[0].steps.len(), 1);
+        assert_eq!(plan.groups[0].steps[0].rendezvous, None);
     }
 }

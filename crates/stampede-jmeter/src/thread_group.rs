@@ -122,7 +122,7 @@ pub(crate) fn settings(
     };
     for step in &steps {
         if let Some(rendezvous) = &step.rendezvous {
-            crate::sync_timer::check_in_group(rendezvous, threads, &load, &step.name)?;
+            crate::sync_timer::check_in_group(rendezvous, threads, &step.name)?;
         }
     }
     // A throughput timer only delays each sample (ConstantThroughputTimer

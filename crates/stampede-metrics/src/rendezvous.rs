@@ -11,10 +11,19 @@ use std::time::Duration;
 pub struct RendezvousResult {
     /// The step's name (its target index, from 1, when it has none).
     pub step: String,
-    /// Users released together.
+    /// The batch size asked for: the users gathered before a release.
     pub users: u64,
-    /// Batches released.
+    /// Batches released that sent.
     pub batches: u64,
+    /// Requests sent by released users, over all batches.
+    #[serde(default)]
+    pub sent: u64,
+    /// The fewest and the most users of one batch that sent: below `users`
+    /// when the timeout, users finishing or the end of the run let a batch go.
+    #[serde(default)]
+    pub smallest: u64,
+    #[serde(default)]
+    pub largest: u64,
     /// Batches the timeout released with fewer users.
     #[serde(default)]
     pub timed_out: u64,
@@ -57,7 +66,14 @@ pub fn merge_rendezvous<'a>(
     for point in each.into_iter().flatten() {
         match merged.iter_mut().find(|m| m.step == point.step) {
             Some(m) => {
+                m.smallest = match (m.batches, point.batches) {
+                    (0, _) => point.smallest,
+                    (_, 0) => m.smallest,
+                    _ => m.smallest.min(point.smallest),
+                };
+                m.largest = m.largest.max(point.largest);
                 m.batches += point.batches;
+                m.sent += point.sent;
                 m.timed_out += point.timed_out;
                 m.spread_us = SpreadSummary {
                     p50: m.spread_us.p50.max(point.spread_us.p50),
@@ -93,6 +109,9 @@ mod tests {
             step: "buy".into(),
             users: 5,
             batches,
+            sent: batches * 4,
+            smallest: max / 100,
+            largest: 5,
             timed_out: 1,
             spread_us: SpreadSummary {
                 p50: max / 2,
@@ -103,6 +122,20 @@ mod tests {
         let merged = merge_rendezvous([&[one(3, 100)][..], &[one(2, 300)][..]]);
         assert_eq!(merged.len(), 1);
         assert_eq!((merged[0].batches, merged[0].timed_out), (5, 2));
+        assert_eq!(
+            (merged[0].sent, merged[0].smallest, merged[0].largest),
+            (20, 1, 5)
+        );
+        // An agent that released nothing does not make the smallest batch 0.
+        let none = RendezvousResult {
+            batches: 0,
+            sent: 0,
+            smallest: 0,
+            largest: 0,
+            ..one(0, 0)
+        };
+        let merged = merge_rendezvous([&[none.clone()][..], &[one(2, 300)][..], &[none][..]]);
+        assert_eq!((merged[0].smallest, merged[0].largest), (3, 5));
         assert_eq!(merged[0].spread_us.max, 300);
     }
 }

@@ -46,9 +46,9 @@ struct Gathering {
     closed: bool,
     /// Released batches whose sends are not all booked yet.
     open: Vec<BatchSends>,
-    /// Each batch whose sends are all booked: its spread, and whether the
-    /// timeout released it.
-    sent: Vec<(Duration, bool)>,
+    /// Each batch whose sends are all booked: its spread, whether the
+    /// timeout released it, and how many users sent.
+    sent: Vec<(Duration, bool, usize)>,
 }
 
 /// The sends of one released batch.
@@ -88,6 +88,9 @@ pub(crate) struct RendezvousFigures {
     pub timed_out: u64,
     /// Each batch's spread from first to last send, in release order.
     pub spreads: Vec<Duration>,
+    /// Each batch's users that sent, in the same order: fewer than `size`
+    /// when the timeout, users leaving or the end of the run let it go.
+    pub sizes: Vec<usize>,
 }
 
 impl Rendezvous {
@@ -218,7 +221,7 @@ impl Rendezvous {
         if sends.booked >= sends.expected {
             let done = g.open.swap_remove(i);
             if let Some(spread) = done.spread() {
-                g.sent.push((spread, done.by_timeout));
+                g.sent.push((spread, done.by_timeout, done.booked));
             }
         }
     }
@@ -231,13 +234,14 @@ impl Rendezvous {
         partial.sort_by_key(|b| b.batch);
         let partial = partial
             .iter()
-            .filter_map(|b| Some((b.spread()?, b.by_timeout)));
-        let sent: Vec<(Duration, bool)> = g.sent.iter().copied().chain(partial).collect();
+            .filter_map(|b| Some((b.spread()?, b.by_timeout, b.booked)));
+        let sent: Vec<(Duration, bool, usize)> = g.sent.iter().copied().chain(partial).collect();
         RendezvousFigures {
             size: self.size,
             batches: sent.len() as u64,
-            timed_out: sent.iter().filter(|(_, by_timeout)| *by_timeout).count() as u64,
-            spreads: sent.iter().map(|(spread, _)| *spread).collect(),
+            timed_out: sent.iter().filter(|(_, by_timeout, _)| *by_timeout).count() as u64,
+            spreads: sent.iter().map(|(spread, _, _)| *spread).collect(),
+            sizes: sent.iter().map(|(_, _, users)| *users).collect(),
         }
     }
 }
