@@ -219,6 +219,14 @@ fn counters_map_to_group_counters_or_are_refused_with_the_reason() {
         why.contains("'#,##0' is not mapped: only DecimalFormat's integer patterns"),
         "{why}"
     );
+    // A JMeter name that is one of stampede's built-ins is refused at the
+    // Counter, not in the scenario it maps to.
+    let named_seq = counter(per_user).replace(">n</stringProp>", ">seq</stringProp>");
+    let why = url_with(&named_seq, "${seq}").unwrap_err().to_string();
+    assert!(
+        why.contains("'seq' is one of stampede's built-in values"),
+        "{why}"
+    );
 }
 
 /// RandomVariableConfig.iterationStart: minimum + nextInt(max - min + 1),

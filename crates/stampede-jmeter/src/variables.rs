@@ -84,6 +84,12 @@ fn counter(e: &Element, names: &Names) -> Result<(String, Value), MapError> {
             "the variable name '{var}' is not a stampede variable name (letters, digits, _, - and .)"
         )));
     }
+    if stampede_workload::BUILTINS.contains(&var.as_str()) {
+        return Err(unsupported(format!(
+            "the variable name '{var}' is one of stampede's built-in values ({}); rename the Counter's variable",
+            stampede_workload::BUILTINS.join(", ")
+        )));
+    }
     let spec = CounterSpec {
         incr,
         end,
