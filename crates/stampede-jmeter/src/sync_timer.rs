@@ -29,6 +29,15 @@ pub(crate) fn rendezvous(e: &Element, names: &Names) -> Result<Option<Rendezvous
         }
     };
     let (size, timeout) = (whole("groupSize")?, whole("timeoutInMs")?);
+    // groupSize is a Java int (an intProp): JMeter does not load a plan
+    // with a larger one.
+    if i32::try_from(size).is_err() {
+        return Err(MapError::Bad(format!(
+            "{}: groupSize is {size}, beyond a Java int (at most {})",
+            e.describe(),
+            i32::MAX
+        )));
+    }
     if timeout < 0 {
         // SyncTimer.delay(): "Negative value for timeout".
         return Err(MapError::Bad(format!(
@@ -147,6 +156,21 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(error.contains("timeoutInMs is -5"), "{error}");
+        let error = group(
+            2,
+            &format!("{}{GET}<hashTree/>", sync_timer(2_147_483_648, 1000)),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            error.contains("groupSize is 2147483648, beyond a Java int"),
+            "{error}"
+        );
+        let largest = group(
+            2,
+            &format!("{}{GET}<hashTree/>", sync_timer(2_147_483_647, 1000)),
+        );
+        assert!(largest.is_ok());
     }
 
     #[test]
