@@ -206,6 +206,45 @@ mod tests {
 
     /// CounterConfig.java, iterationStart: shared, one sequence over all
     /// users' advances, starting over past `end`.
+    /// CounterConfig.java: `if (start > end) start = getStart()`, so `end`
+    /// itself is handed out before the counter starts over.
+    #[test]
+    fn end_itself_is_a_value() {
+        let spec = CounterSpec {
+            end: 3,
+            ..CounterSpec::new("n", 1)
+        };
+        assert_eq!(values(spec, 1, 5), [["1", "2", "3", "1", "2"]]);
+    }
+
+    /// A constant counter's text (jmeter maps one that does not move to
+    /// it) is what `write` puts in a request: sign, then zero padding.
+    #[test]
+    fn text_is_the_written_value() {
+        let spec = CounterSpec {
+            width: 3,
+            ..CounterSpec::new("n", 1)
+        };
+        assert_eq!(
+            [spec.text(7), spec.text(-5), spec.text(1234)],
+            ["007", "-005", "1234"]
+        );
+    }
+
+    /// The value goes to the counter's own slot, the one `{{NAME}}` reads;
+    /// and a counter equals only itself, whatever its spec.
+    #[test]
+    fn a_counter_keeps_its_value_in_its_slot_and_is_only_itself() {
+        let counter = Counter::new(CounterSpec::new("n", 5), 2, 0);
+        assert_eq!(counter.slot(), 2);
+        let mut store = VarStore::new(3);
+        counter.advance(&mut store, None);
+        assert_eq!((store.get(0), store.get(2)), (None, Some(&b"5"[..])));
+        let twin = Counter::new(CounterSpec::new("n", 5), 2, 0);
+        assert!(counter == counter);
+        assert!(counter != twin);
+    }
+
     #[test]
     fn shared_counters_hand_out_one_sequence() {
         let spec = CounterSpec {
