@@ -476,6 +476,66 @@ mod tests {
         assert!(empty.is_static() && empty.is_empty());
         let plain = Template::compile("url", b"/a{b}c{", &scope()).unwrap();
         assert_eq!(plain.static_bytes().unwrap(), b"/a{b}c{");
+        assert!(!plain.is_empty());
+    }
+
+    /// An unclosed `{{` is reported at its byte offset, counted past
+    /// escaped braces and closed slots before it.
+    #[test]
+    fn an_unclosed_slot_is_reported_where_it_opens() {
+        let at = |text: &[u8]| match Template::compile("url", text, &scope()) {
+            Err(TemplateError::Unclosed { at, .. }) => at,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(at(b"ab{{seq"), 2);
+        assert_eq!(at(br"\{{a{{b"), 4);
+        assert_eq!(at(b"{{seq}}x{{"), 8);
+        assert_eq!(at(b"{{seq}}{{iter}}{{"), 15);
+    }
+
+    /// A path's template gets a `/` first unless its text starts with one;
+    /// a slot first decides when rendered.
+    #[test]
+    fn a_path_start_adds_a_slash_only_when_missing() {
+        let start = |text: &[u8]| {
+            let t = Template::compile("url", text, &scope())
+                .unwrap()
+                .path_start();
+            render(&t, &[], &VarStore::new(1))
+        };
+        assert_eq!(start(b"/a"), "/a");
+        assert_eq!(start(b"a"), "/a");
+        assert_eq!(start(b""), "/");
+        assert_eq!(start(b"{{seq}}"), "/42");
+    }
+
+    /// `rand_int LOW HIGH` takes both ends: equal ones are one value.
+    #[test]
+    fn rand_int_with_equal_ends_is_that_value() {
+        let t = Template::compile("url", b"{{rand_int 5 5}}", &scope()).unwrap();
+        assert_eq!(render(&t, &[], &VarStore::new(1)), "5");
+        assert!(Template::compile("url", b"{{rand_int 6 5}}", &scope()).is_err());
+    }
+
+    /// `next` is a built-in only with one argument and no column of that
+    /// name: a feed column called `next` still reads as `{{next}}`.
+    #[test]
+    fn a_column_named_next_is_read_as_a_column() {
+        let mut scope = Scope::new();
+        scope.add_feed_columns(0, &["next".to_string()]).unwrap();
+        let t = Template::compile("url", b"{{next}}", &scope).unwrap();
+        let row: Vec<Box<[u8]>> = vec![b"row-value".to_vec().into()];
+        assert_eq!(render(&t, &[&row], &VarStore::new(1)), "row-value");
+        let mut counted = Scope::new();
+        counted.add_feed_columns(0, &["next".to_string()]).unwrap();
+        counted
+            .add_counter(crate::CounterSpec {
+                advance: crate::counter::Advance::Use,
+                ..crate::CounterSpec::new("c", 1)
+            })
+            .unwrap();
+        // With a column named `next`, `{{next c}}` is not the counter.
+        assert!(Template::compile("url", b"{{next c}}", &counted).is_err());
     }
 
     #[test]

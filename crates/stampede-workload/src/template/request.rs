@@ -223,6 +223,40 @@ mod tests {
 
     const UA: &str = concat!("User-Agent: stampede/", env!("CARGO_PKG_VERSION"), "\r\n");
 
+    /// The engine's fixed encoding is the static template's bytes; a
+    /// request varies when any of its parts does (the head, a header, the
+    /// body).
+    #[test]
+    fn fixed_encoding_and_what_varies() {
+        let p = plan(true);
+        let get = request("GET", &["X-A: 1"], "", false);
+        let t = RequestTemplate::from_plan(&p, &p.target, &get, &scope()).unwrap();
+        let fixed = RequestTemplate::encode_fixed(&p, &p.target, &get);
+        assert_eq!(Some(fixed), t.static_bytes());
+        for (header, body) in [("X-A: {{name}}", ""), ("X-A: 1", "{{name}}")] {
+            let req = request("POST", &[header], body, false);
+            let t = RequestTemplate::from_plan(&p, &p.target, &req, &scope()).unwrap();
+            assert!(!t.is_static(), "{header} / {body}");
+        }
+    }
+
+    /// A templated body with the user's own Transfer-Encoding or
+    /// Content-Length gets no measured Content-Length of stampede's.
+    #[test]
+    fn a_given_length_or_encoding_is_not_measured_again() {
+        let p = plan(true);
+        for header in ["Transfer-Encoding: chunked", "Content-Length: 3"] {
+            let req = request("POST", &[header], "{{name}}", false);
+            let t = RequestTemplate::from_plan(&p, &p.target, &req, &scope()).unwrap();
+            let text = render(&t, 0);
+            assert_eq!(
+                text.matches("Content-Length").count(),
+                header.matches("Content-Length").count(),
+                "{text}"
+            );
+        }
+    }
+
     #[test]
     fn static_get_is_the_engine_encoding() {
         let p = plan(true);
@@ -350,6 +384,8 @@ mod tests {
             ("http://h{{name}}?q=1", "", "GET /?q=1 HTTP/1.1\r\n"),
             ("http://h{{name}}{{seq}}", "", "GET /7 HTTP/1.1\r\n"),
             ("http://h{{name}}/x", "/p", "GET /p/x HTTP/1.1\r\n"),
+            ("http://h{{name}}/x", "", "GET /x HTTP/1.1\r\n"),
+            ("http://h{{name}}{{seq}}", "/", "GET /7 HTTP/1.1\r\n"),
         ] {
             let target = crate::template::parse_url_template(url).unwrap();
             let t =
