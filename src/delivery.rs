@@ -8,9 +8,9 @@
 //! every [`KEEP_EVERY`] on the aggregator thread (and each one after the
 //! stop was asked for), nothing per request.
 
-use crate::exports::{self, ExportArgs};
-use crate::output::{self, OutputFormat};
-use crate::{exit, interrupt};
+use crate::process::exports::{self, ExportArgs};
+use crate::process::output::{self, OutputFormat};
+use crate::process::{exit, interrupt};
 use stampede_engine::{Observer, StopHandle};
 use stampede_metrics::{Environment, Recording, RunResult, Snapshot};
 use stampede_plan::Plan;
@@ -231,7 +231,7 @@ pub fn arm_result(result: RunResult, delivery: Delivery) {
 
 fn salvage(result: &RunResult, delivery: &Delivery) {
     if let Err(error) = delivery.write(result) {
-        crate::exit::report_error(&error);
+        crate::process::exit::report_error(&error);
     }
 }
 

@@ -15,18 +15,14 @@ mod cmd;
 mod connection_args;
 mod count_arg;
 mod delivery;
-mod exit;
-mod exports;
 mod http_post;
-mod interrupt;
 mod metrics_endpoint;
 mod metrics_feed;
 mod metrics_outcomes;
 mod metrics_series;
 mod metrics_target;
-mod output;
 mod plan_args;
-mod plan_flags;
+mod process;
 mod progress;
 mod remote_write;
 mod remote_write_proto;
@@ -34,7 +30,6 @@ mod remote_write_push;
 mod remote_write_tally;
 mod repeat;
 mod request_extras;
-mod result_file;
 mod run_args;
 mod run_words;
 mod script_args;
@@ -43,7 +38,6 @@ mod session;
 mod spawn;
 mod sweep_steps;
 mod targets_args;
-mod terminal;
 mod transport_args;
 mod view;
 mod web;
@@ -61,7 +55,7 @@ fn main() {
         Ok(args) => args,
         Err(unknown) => {
             eprintln!("stampede: error: {unknown}");
-            std::process::exit(exit::ERROR);
+            std::process::exit(process::exit::ERROR);
         }
     };
     let cli = Cli::parse_from(args);
@@ -82,7 +76,7 @@ fn main() {
     };
     let code = match outcome {
         Ok(code) => code,
-        Err(error) => exit::report_error(&error),
+        Err(error) => process::exit::report_error(&error),
     };
     std::process::exit(code);
 }

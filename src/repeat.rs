@@ -9,10 +9,10 @@
 //! both print the same.
 
 use crate::delivery::exit_status;
-use crate::exit;
-use crate::exports::{write_file, ExportArgs};
-use crate::interrupt;
-use crate::output::write_json_value;
+use crate::process::exit;
+use crate::process::exports::{write_file, ExportArgs};
+use crate::process::interrupt;
+use crate::process::output::write_json_value;
 use crate::run_args::SloArg;
 use crate::session::{run_plan_in, RunContext};
 use anyhow::bail;
@@ -164,7 +164,7 @@ pub fn execute(
     // With `--json -` the file is stdout: the table moves to stderr.
     let on_stderr = output
         .json
-        .is_some_and(|path| crate::output::is_stdout(path));
+        .is_some_and(|path| crate::process::output::is_stdout(path));
     print(&document, on_stderr)?;
     saved?;
     html?;
@@ -175,7 +175,7 @@ pub fn execute(
         .iter()
         .any(|r| exit_status(r) == exit::THRESHOLD_FAILED);
     Ok(if interrupted {
-        crate::interrupt::status()
+        crate::process::interrupt::status()
     } else if failed {
         exit::THRESHOLD_FAILED
     } else {
@@ -213,7 +213,7 @@ pub fn write_html(document: &RepeatDocument, path: &Path) -> anyhow::Result<()> 
 /// Prints the rounds and their summary on stdout (on stderr when the JSON
 /// itself goes to stdout).
 pub fn print(document: &RepeatDocument, on_stderr: bool) -> anyhow::Result<()> {
-    crate::output::print_text(on_stderr, |out| {
+    crate::process::output::print_text(on_stderr, |out| {
         stampede_report::render_repeat_text(document, out)
     })
 }

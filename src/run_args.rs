@@ -5,8 +5,8 @@
 //! Turning them into a plan is plan_args.rs; running it is session.rs.
 
 use crate::agent::AgentArgs;
-use crate::exports::ExportArgs;
-use crate::output::OutputFormat;
+use crate::process::exports::ExportArgs;
+use crate::process::output::OutputFormat;
 use crate::request_extras::RequestExtras;
 use crate::transport_args::TransportArgs;
 use crate::workload_args::WorkloadArgs;

@@ -6,8 +6,8 @@
 //! error during the run ends it with that error. The script's API is
 //! crates/stampede-lua (docs/lua.md).
 
-use crate::exit;
-use crate::plan_flags::DelayWithRate;
+use crate::process::exit;
+use crate::process::plan_flags::DelayWithRate;
 use stampede_lua::{LoadedScript, LuaScript, RequestDefaults, ScriptConfig};
 use stampede_metrics::RunResult;
 use stampede_plan::{LoadModel, Plan, RequestSpec, StopCondition};
@@ -174,7 +174,7 @@ impl HookWatch {
     ) -> anyhow::Result<HookWatch> {
         let grace = stampede_engine::watchdog_grace(None);
         let limit = duration.map(|d| d + grace);
-        let stop = crate::interrupt::stop_handle()?;
+        let stop = crate::process::interrupt::stop_handle()?;
         let script = script.to_string();
         let (done, watched) = std::sync::mpsc::channel::<()>();
         let started = Instant::now();

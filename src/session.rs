@@ -5,9 +5,10 @@
 //! afterwards (printing, files, exit status) is delivery.rs.
 
 use crate::delivery::{self, Delivery, Keeper, Latest, Running};
-use crate::exports::{self, ExportArgs};
+use crate::process::exports::{self, ExportArgs};
 use crate::run_args::SloArg;
-use crate::{interrupt, metrics_feed, selfcheck, view};
+use crate::process::interrupt;
+use crate::{metrics_feed, selfcheck, view};
 use anyhow::Context;
 use stampede_engine::monitor::{ClientThreads, Monitor, Watched};
 use stampede_metrics::{Environment, RunResult, SloCheck};

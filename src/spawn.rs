@@ -32,13 +32,13 @@ impl SpawnedServer {
             .spawn()
             .with_context(|| format!("starting --spawn '{command}'"))?;
         // A forced exit (a second interrupt) skips Drop: it kills the group.
-        crate::interrupt::kill_on_forced_exit(child.id() as i32);
+        crate::process::interrupt::kill_on_forced_exit(child.id() as i32);
         let mut server = SpawnedServer {
             child,
             command: command.to_string(),
         };
         let deadline = Instant::now() + READY_TIMEOUT;
-        let stop = crate::interrupt::stop_handle()?;
+        let stop = crate::process::interrupt::stop_handle()?;
         loop {
             if stop.is_stopped() {
                 // Interrupted while it starts: the run ends at once (130),
@@ -95,7 +95,7 @@ struct Forget(libc::pid_t);
 
 impl Drop for Forget {
     fn drop(&mut self) {
-        crate::interrupt::forget_group(self.0);
+        crate::process::interrupt::forget_group(self.0);
     }
 }
 

@@ -237,7 +237,7 @@ fn stop(shared: &Shared) -> (&'static str, &'static str) {
     if matches!(&*shared.phase(), Phase::Finished(_)) {
         return ("409 Conflict", "the run has already ended\n");
     }
-    match crate::interrupt::stop_handle() {
+    match crate::process::interrupt::stop_handle() {
         Ok(handle) => {
             if !handle.is_stopped() {
                 eprintln!("stampede: stop requested from the web page; stopping");

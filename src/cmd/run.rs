@@ -18,7 +18,8 @@ use crate::run_args::RunArgs;
 use crate::session::{check_pids, run_plan_in, RunContext};
 use crate::spawn::SpawnedServer;
 use crate::web::WebServer;
-use crate::{agent, interrupt, output};
+use crate::agent;
+use crate::process::{interrupt, output};
 use std::time::Duration;
 
 pub fn execute(args: RunArgs) -> anyhow::Result<i32> {

@@ -4,14 +4,14 @@
 //! behind every verdict printed.
 
 use crate::delivery::exit_status;
-use crate::exports::write_file;
-use crate::output::write_json_value;
+use crate::process::exports::write_file;
+use crate::process::output::write_json_value;
 use crate::plan_args::build_plan;
 use crate::run_args::{parse_run_args, RunArgs, SloArg};
 use crate::session::{check_pids, run_plan_in, RunContext};
 use crate::spawn::SpawnedServer;
 use crate::sweep_steps::{parse_connection_list, parse_rates};
-use crate::{exit, interrupt};
+use crate::process::{exit, interrupt};
 use anyhow::{bail, Context};
 use stampede_analysis::{
     analyze_sweep, Load, RateSearch, SearchNext, StepInput, SweepDocument, Thresholds,
@@ -149,7 +149,7 @@ fn step_run_args(
 
 pub fn execute(args: SweepArgs) -> anyhow::Result<i32> {
     // Bad paths and pids fail before the first step, not after the last.
-    crate::output::preflight_given(&[
+    crate::process::output::preflight_given(&[
         ("--json", args.json.as_ref()),
         ("--html", args.html.as_ref()),
     ])?;
@@ -278,14 +278,14 @@ pub fn execute(args: SweepArgs) -> anyhow::Result<i32> {
         .as_ref()
         .map(|path| write_file(path, |out| render_sweep_html(&steps, analysis, out)))
         .transpose();
-    let on_stderr = args.json.as_deref().is_some_and(crate::output::is_stdout);
-    crate::output::print_text(on_stderr, |out| {
+    let on_stderr = args.json.as_deref().is_some_and(crate::process::output::is_stdout);
+    crate::process::output::print_text(on_stderr, |out| {
         stampede_report::render_sweep_text(analysis, results, out)
     })?;
     saved?;
     html?;
     Ok(if stop.is_stopped() {
-        crate::interrupt::status()
+        crate::process::interrupt::status()
     } else {
         exit::OK
     })

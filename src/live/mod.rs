@@ -13,7 +13,7 @@ mod state;
 
 // Entering and leaving the terminal is src/terminal.rs (the forced exit in
 // interrupt.rs restores it too).
-use crate::terminal;
+use crate::process::terminal;
 use crate::view::RunView;
 use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 use stampede_engine::monitor::LiveFeed;
@@ -55,7 +55,7 @@ impl LiveView {
         banner: &[String],
         feed: Option<LiveFeed>,
     ) -> anyhow::Result<LiveView> {
-        let stop = crate::interrupt::stop_handle()?;
+        let stop = crate::process::interrupt::stop_handle()?;
         let terminal = terminal::enter()?;
         let mut initial = LiveState::for_plan(plan);
         initial.banner = banner.to_vec();

@@ -12,7 +12,7 @@
 
 use super::jmeter_options::{parse, JmeterOptions, Notes, Parsed, PropSource, HELP, TOOL};
 use super::{usage, version_line};
-use crate::exit;
+use crate::process::exit;
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -346,7 +346,7 @@ pub(super) fn run(
     }
     super::jmeter_report::write_report(&results, started, &mut out)?;
     out.flush()?;
-    let mut status = crate::exit::OK;
+    let mut status = crate::process::exit::OK;
     for (_, group) in &finished {
         for warning in &group.result.warnings {
             notes.line(&format!("stampede: warning: {warning}"));

@@ -33,7 +33,7 @@ pub mod webbench;
 pub mod wrk;
 
 use crate::delivery::never_connected;
-use crate::exit;
+use crate::process::exit;
 use crate::plan_args::{build_run, BuiltRun};
 use crate::run_words::{run_words, shell_words, with_words_before_script_args};
 use crate::session::{run_plan_in, RunContext};
@@ -67,7 +67,7 @@ pub fn execute<F: FrontEnd>(parsed: Parsed<F>, help: &str, tool: &str) -> anyhow
     let on_stderr = translated
         .stampede_json
         .as_deref()
-        .is_some_and(crate::output::is_stdout);
+        .is_some_and(crate::process::output::is_stdout);
     stampede_lua::print_to_stderr(on_stderr);
     // So is a plan stampede cannot run (ab's -E over http://); wrk's -s
     // script is loaded here, its setup() and init() printing before the
@@ -77,7 +77,7 @@ pub fn execute<F: FrontEnd>(parsed: Parsed<F>, help: &str, tool: &str) -> anyhow
     for note in options.notes() {
         eprintln!("stampede: note: {note}");
     }
-    let report_out = || crate::output::text_out(on_stderr);
+    let report_out = || crate::process::output::text_out(on_stderr);
     {
         let mut out = report_out();
         options.write_header(&mut out)?;
@@ -168,12 +168,12 @@ fn run(
 /// A plan error as a usage error naming the tool's flags (ab's -E and -f
 /// for TLS, wrk's -R for the rate); any other error as it is.
 fn in_own_flags(translated: &Translated, error: anyhow::Error) -> anyhow::Error {
-    if !error.chain().any(crate::plan_flags::names_settings) {
+    if !error.chain().any(crate::process::plan_flags::names_settings) {
         return error;
     }
     let text: Vec<String> = error
         .chain()
-        .map(|cause| crate::plan_flags::cause_text(cause, &translated.flags))
+        .map(|cause| crate::process::plan_flags::cause_text(cause, &translated.flags))
         .collect();
     usage(translated.tool, text.join(": "))
 }
@@ -198,7 +198,7 @@ fn check_outputs(translated: &Translated) -> anyhow::Result<()> {
             .into_iter()
             .map(|(flag, path)| (own_flag(flag), path)),
     );
-    crate::output::preflight(&outputs)
+    crate::process::output::preflight(&outputs)
         .map_err(|error| anyhow::anyhow!("{}: {error:#}", translated.tool))
 }
 
@@ -209,12 +209,12 @@ pub fn save(done: &Finished) -> anyhow::Result<i32> {
         .translated
         .stampede_json
         .as_ref()
-        .map(|path| crate::output::write_json(&done.result, path))
+        .map(|path| crate::process::output::write_json(&done.result, path))
         .transpose();
-    crate::exports::write_exports(&done.result, &done.translated.args.exports)?;
+    crate::process::exports::write_exports(&done.result, &done.translated.args.exports)?;
     saved?;
     Ok(if done.result.interrupted {
-        crate::interrupt::status()
+        crate::process::interrupt::status()
     } else {
         exit::OK
     })

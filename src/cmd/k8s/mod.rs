@@ -86,7 +86,7 @@ pub fn execute(args: K8sArgs) -> anyhow::Result<i32> {
     let start = start_time(SystemTime::now(), args.start_delay);
     let manifest = render(&args, start)?;
     print!("{manifest}");
-    Ok(crate::exit::OK)
+    Ok(crate::process::exit::OK)
 }
 
 /// Now plus the delay, rounded up to a whole second (easier to read and type).

@@ -38,7 +38,7 @@ pub struct ExportArgs {
 }
 
 impl ExportArgs {
-    /// Every file flag given, with its path, for [`crate::output::preflight`].
+    /// Every file flag given, with its path, for [`crate::process::output::preflight`].
     pub fn outputs(&self) -> Vec<(&'static str, &Path)> {
         [
             ("--html", &self.html),
@@ -71,7 +71,7 @@ pub fn write_file(
     path: &Path,
     render: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> anyhow::Result<()> {
-    crate::output::write_atomically(path, render)
+    crate::process::output::write_atomically(path, render)
 }
 
 /// Writes every export made from a finished result; tries them all and
@@ -121,7 +121,7 @@ pub fn open_request_log(
 ) -> anyhow::Result<(Option<RequestLogOptions>, CreatedFiles)> {
     let mut created = CreatedFiles::default();
     let mut create = |path: &PathBuf| -> anyhow::Result<Sink> {
-        let out: Box<dyn Write + Send> = if crate::output::is_stdout(path) {
+        let out: Box<dyn Write + Send> = if crate::process::output::is_stdout(path) {
             Box::new(io::stdout())
         } else {
             let existed = path.exists();

@@ -113,9 +113,9 @@ fn on_signal(signal: i32, now: Instant) {
 /// The exit status for a run stopped by `signal`.
 fn code_for(signal: i32) -> i32 {
     if signal == SIGTERM {
-        crate::exit::TERMINATED
+        crate::process::exit::TERMINATED
     } else {
-        crate::exit::INTERRUPTED
+        crate::process::exit::INTERRUPTED
     }
 }
 
@@ -124,7 +124,7 @@ fn code_for(signal: i32) -> i32 {
 pub fn status() -> i32 {
     match *lock(&state().first) {
         Some((_, signal)) => code_for(signal),
-        None => crate::exit::INTERRUPTED,
+        None => crate::process::exit::INTERRUPTED,
     }
 }
 
@@ -144,7 +144,7 @@ fn force_exit(code: i32) -> ! {
         // SAFETY: signalling a process group stampede created; no memory involved.
         unsafe { libc::kill(-group, libc::SIGKILL) };
     }
-    crate::terminal::restore_if_terminal();
+    crate::process::terminal::restore_if_terminal();
     let salvage = std::mem::replace(&mut *lock(&state.salvage), SalvageSlot::Running);
     if let SalvageSlot::Armed(salvage) = salvage {
         salvage();
