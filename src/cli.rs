@@ -30,7 +30,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Load a URL and report counts and latency (the default subcommand)
-    Run(Box<crate::run_args::RunArgs>),
+    Run(Box<crate::flags::run_args::RunArgs>),
     /// Run the built-in target server (reactor per core)
     Serve(cmd::serve::ServeArgs),
     /// Start the built-in target in-process and load it for a few seconds

@@ -10,7 +10,7 @@
 
 use crate::metrics_feed::Board;
 use crate::metrics_series::{self, Family, Labels, Values};
-use crate::run_args::MetricsArgs;
+use crate::flags::run_args::MetricsArgs;
 use crate::web_http;
 use anyhow::Context;
 use prometheus_client::collector::Collector;

@@ -254,9 +254,9 @@ mod tests {
 
     #[test]
     fn the_feed_sums_worker_gauges_and_passes_everything_on() {
-        let plan_args = crate::run_args::parse_run_args(["http://127.0.0.1:3000/", "-t", "2"])
+        let plan_args = crate::flags::run_args::parse_run_args(["http://127.0.0.1:3000/", "-t", "2"])
             .expect("valid words");
-        let (plan, _) = crate::plan_args::build_plan(&plan_args).expect("valid plan");
+        let (plan, _) = crate::flags::plan_args::build_plan(&plan_args).expect("valid plan");
         let board = Board::default();
         let mut inner = NoObserver;
         let mut feed = Feed::new(&mut inner, Some(board.clone()), None, &plan, None);

@@ -13,7 +13,7 @@ use crate::process::exit;
 use crate::process::exports::{write_file, ExportArgs};
 use crate::process::interrupt;
 use crate::process::output::write_json_value;
-use crate::run_args::SloArg;
+use crate::flags::run_args::SloArg;
 use crate::session::{run_plan_in, RunContext};
 use anyhow::bail;
 use stampede_analysis::{

@@ -6,7 +6,7 @@
 
 use crate::delivery::{self, Delivery, Keeper, Latest, Running};
 use crate::process::exports::{self, ExportArgs};
-use crate::run_args::SloArg;
+use crate::flags::run_args::SloArg;
 use crate::process::interrupt;
 use crate::{metrics_feed, selfcheck, view};
 use anyhow::Context;

@@ -60,9 +60,9 @@ mod tests {
     use super::*;
 
     fn running() -> crate::delivery::Running {
-        let args = crate::run_args::parse_run_args(["http://127.0.0.1:3000/x", "-t", "1"])
+        let args = crate::flags::run_args::parse_run_args(["http://127.0.0.1:3000/x", "-t", "1"])
             .expect("valid words");
-        let (plan, _) = crate::plan_args::build_plan(&args).expect("valid plan");
+        let (plan, _) = crate::flags::plan_args::build_plan(&args).expect("valid plan");
         crate::delivery::Running {
             run_id: "r1".into(),
             plan,

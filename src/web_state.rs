@@ -133,9 +133,9 @@ mod tests {
 
     #[test]
     fn the_board_gets_the_totals_and_each_finished_second() {
-        let args = crate::run_args::parse_run_args(["http://127.0.0.1:3000/", "-t", "1"])
+        let args = crate::flags::run_args::parse_run_args(["http://127.0.0.1:3000/", "-t", "1"])
             .expect("valid words");
-        let (plan, _) = crate::plan_args::build_plan(&args).expect("valid plan");
+        let (plan, _) = crate::flags::plan_args::build_plan(&args).expect("valid plan");
         let board = LiveBoard::default();
         let mut live = LiveSeries::new(board.clone(), &plan, None);
         let mut interval = Snapshot::default();

@@ -5,8 +5,8 @@
 
 use crate::delivery::deliver;
 use crate::process::output::OutputFormat;
-use crate::plan_args::build_plan;
-use crate::run_args::RunArgs;
+use crate::flags::plan_args::build_plan;
+use crate::flags::run_args::RunArgs;
 use crate::session::run_plan;
 use anyhow::Context;
 use stampede_plan::parse_duration;

@@ -11,10 +11,10 @@ use crate::delivery::{self, deliver_to, Delivery};
 use crate::metrics_endpoint::MetricsEndpoint;
 use crate::metrics_feed::Board;
 use crate::metrics_series::run_labels;
-use crate::plan_args::build_run;
+use crate::flags::plan_args::build_run;
 use crate::remote_write::RemoteWriter;
 use crate::repeat::{self, RepeatOutput, Rounds};
-use crate::run_args::RunArgs;
+use crate::flags::run_args::RunArgs;
 use crate::session::{check_pids, run_plan_in, RunContext};
 use crate::spawn::SpawnedServer;
 use crate::web::WebServer;
@@ -44,7 +44,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
     let built = build_run(&args)?;
     let (plan, notices, workload) = (built.plan, built.notices, built.workload);
     if rounds {
-        crate::run_args::refuse_in(&args.metrics, "--repeat or --until-stable")?;
+        crate::flags::run_args::refuse_in(&args.metrics, "--repeat or --until-stable")?;
         if args.seed.is_some() {
             anyhow::bail!(
                 "--seed repeats one run's arrivals: with --repeat or --until-stable every round would draw the same ones; drop --seed"
@@ -117,7 +117,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
         let plan = repeat::Planned {
             plan,
             workload,
-            name: crate::workload_plan::scenario_name(&args.workload),
+            name: crate::flags::workload_plan::scenario_name(&args.workload),
         };
         return repeat::execute(plan, notices, rounds, &pids, args.slo.as_ref(), output);
     }
@@ -137,8 +137,8 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
     };
     let result = run_plan_in(&plan, notices, &context).map(|mut result| {
         agent::annotate(&args.agent, &mut result);
-        crate::script_args::annotate(built.script.as_deref(), &mut result);
-        result.plan.name = crate::workload_plan::scenario_name(&args.workload);
+        crate::flags::script_args::annotate(built.script.as_deref(), &mut result);
+        result.plan.name = crate::flags::workload_plan::scenario_name(&args.workload);
         result
     });
     if let Ok(result) = &result {
@@ -149,7 +149,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
     drop(spawned);
     let result = result?;
     let status = deliver_to(&result, &delivery)?;
-    let status = crate::script_args::finish(built.script.as_deref(), &result, None, status)?;
+    let status = crate::flags::script_args::finish(built.script.as_deref(), &result, None, status)?;
     if let Some(remote) = remote {
         remote.finish();
     }

@@ -6,11 +6,11 @@
 use crate::delivery::exit_status;
 use crate::process::exports::write_file;
 use crate::process::output::write_json_value;
-use crate::plan_args::build_plan;
-use crate::run_args::{parse_run_args, RunArgs, SloArg};
+use crate::flags::plan_args::build_plan;
+use crate::flags::run_args::{parse_run_args, RunArgs, SloArg};
 use crate::session::{check_pids, run_plan_in, RunContext};
 use crate::spawn::SpawnedServer;
-use crate::sweep_steps::{parse_connection_list, parse_rates};
+use crate::flags::sweep_steps::{parse_connection_list, parse_rates};
 use crate::process::{exit, interrupt};
 use anyhow::{bail, Context};
 use stampede_analysis::{
@@ -132,7 +132,7 @@ fn step_run_args(
     if let Some((_, flag, instead)) = taken.iter().find(|(given, _, _)| *given) {
         bail!("--run-args: {flag} is the sweep's to set; use {instead}");
     }
-    crate::run_args::refuse_in(&run.metrics, "sweep")?;
+    crate::flags::run_args::refuse_in(&run.metrics, "sweep")?;
     match load {
         Load::Connections(c) => run.connections = Some(c as usize),
         Load::Rate(r) => {

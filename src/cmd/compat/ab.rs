@@ -9,7 +9,7 @@
 pub use super::ab_options::HELP;
 use super::ab_options::{parse, AbOptions, TIMELIMIT_REQUESTS, TOOL};
 use super::{base_args, headers, usage, Translated};
-use crate::run_args::SourceAddrs;
+use crate::flags::run_args::SourceAddrs;
 use stampede_metrics::RunResult;
 use stampede_plan::{Setting, Target};
 use stampede_report::compat::{render_ab_html, render_ab_text, write_ab_preamble, AbView};
@@ -240,8 +240,8 @@ mod tests {
     /// The rendered equivalent line, checked to read back the same.
     fn run_words(line: &str) -> String {
         let args = options(line).translate().unwrap().args;
-        crate::run_words::tests::assert_faithful(&args);
-        crate::run_words::run_words(&args).join(" ")
+        crate::flags::run_words::tests::assert_faithful(&args);
+        crate::flags::run_words::run_words(&args).join(" ")
     }
 
     #[test]

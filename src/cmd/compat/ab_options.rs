@@ -180,7 +180,7 @@ fn openssl_ciphers(value: &str) -> anyhow::Result<String> {
             // common in OpenSSL's), then the name that has no suite.
             return Err(refuse(
                 TOOL,
-                &crate::run_words::shell_words(&["-Z".to_string(), value.to_string()]),
+                &crate::flags::run_words::shell_words(&["-Z".to_string(), value.to_string()]),
                 &format!(
                     "no rustls suite for {} (known: {})",
                     name.trim(),

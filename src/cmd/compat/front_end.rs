@@ -4,7 +4,7 @@
 //! asked for ([`Parsed`]). `compat::execute` drives any of them.
 
 use super::watch::{Watch, WatchSpec};
-use crate::run_args::RunArgs;
+use crate::flags::run_args::RunArgs;
 use stampede_metrics::RunResult;
 use stampede_plan::Setting;
 use std::io::Write;

@@ -34,8 +34,8 @@ pub mod wrk;
 
 use crate::delivery::never_connected;
 use crate::process::exit;
-use crate::plan_args::{build_run, BuiltRun};
-use crate::run_words::{run_words, shell_words, with_words_before_script_args};
+use crate::flags::plan_args::{build_run, BuiltRun};
+use crate::flags::run_words::{run_words, shell_words, with_words_before_script_args};
 use crate::session::{run_plan_in, RunContext};
 pub use front_end::{FrontEnd, Parsed, Translated};
 use stampede_metrics::RunResult;
@@ -99,7 +99,7 @@ pub fn execute<F: FrontEnd>(parsed: Parsed<F>, help: &str, tool: &str) -> anyhow
     let status = save(&done)?;
     let rates = watch.borrow().samples(&done.result);
     let status =
-        crate::script_args::finish(done.script.as_deref(), &done.result, Some(&rates), status)?;
+        crate::flags::script_args::finish(done.script.as_deref(), &done.result, Some(&rates), status)?;
     Ok(if unreachable { exit::ERROR } else { status })
 }
 
@@ -157,7 +157,7 @@ fn run(
         ..RunContext::default()
     };
     let mut result = run_plan_in(&built.plan, built.notices, &context)?;
-    crate::script_args::annotate(built.script.as_deref(), &mut result);
+    crate::flags::script_args::annotate(built.script.as_deref(), &mut result);
     Ok(Finished {
         translated,
         result,

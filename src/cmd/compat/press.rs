@@ -242,9 +242,9 @@ mod tests {
             panic!("not a run")
         };
         let args = o.translate().unwrap().args;
-        crate::run_words::tests::assert_faithful(&args);
+        crate::flags::run_words::tests::assert_faithful(&args);
         assert_eq!(
-            crate::run_words::run_words(&args),
+            crate::flags::run_words::run_words(&args),
             words(&[
                 "http://127.0.0.1",
                 "-c",

@@ -5,7 +5,7 @@
 //! authentication.
 
 use super::getopt::OptSpec;
-use crate::run_args::RunArgs;
+use crate::flags::run_args::RunArgs;
 
 /// The stampede-only option every front-end accepts: the full result as JSON.
 pub const STAMPEDE_JSON: OptSpec = OptSpec::long("stampede-json", "stampede-json", true);

@@ -236,8 +236,8 @@ mod tests {
         match parse(&words(line)).unwrap() {
             Parsed::Run(o) => {
                 let args = o.translate().unwrap().args;
-                crate::run_words::tests::assert_faithful(&args);
-                crate::run_words::run_words(&args).join(" ")
+                crate::flags::run_words::tests::assert_faithful(&args);
+                crate::flags::run_words::run_words(&args).join(" ")
             }
             other => panic!("{other:?}"),
         }

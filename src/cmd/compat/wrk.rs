@@ -275,8 +275,8 @@ mod tests {
     /// The rendered equivalent line, checked to read back the same.
     fn run_words(o: &WrkOptions) -> String {
         let args = o.translate().unwrap().args;
-        crate::run_words::tests::assert_faithful(&args);
-        crate::run_words::shell_words(&crate::run_words::run_words(&args))
+        crate::flags::run_words::tests::assert_faithful(&args);
+        crate::flags::run_words::shell_words(&crate::flags::run_words::run_words(&args))
     }
 
     #[test]

@@ -14,9 +14,9 @@ mod manifest;
 mod tests;
 
 use crate::agent::{Share, StartAt};
-use crate::plan_args::build_plan;
-use crate::run_args::{parse_run_args, RunArgs};
-use crate::run_words::run_words;
+use crate::flags::plan_args::build_plan;
+use crate::flags::run_args::{parse_run_args, RunArgs};
+use crate::flags::run_words::run_words;
 use anyhow::{bail, Context};
 use manifest::render;
 use stampede_plan::parse_duration;

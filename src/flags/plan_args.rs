@@ -3,9 +3,9 @@
 //! builds on run. Running the plan is session.rs.
 
 use crate::agent;
-use crate::run_args::{ArrivalArg, RunArgs, StagesArg};
-use crate::targets_args::read_mix;
-use crate::workload_plan::{build_workload, load_scenario, ScenarioLoad};
+use crate::flags::run_args::{ArrivalArg, RunArgs, StagesArg};
+use crate::flags::targets_args::read_mix;
+use crate::flags::workload_plan::{build_workload, load_scenario, ScenarioLoad};
 use anyhow::Context;
 use stampede_engine::WorkloadSpec;
 use stampede_plan::{parse_header, Arrival, LoadModel, Plan, RequestSpec, Schedule, StopCondition};
@@ -109,7 +109,7 @@ pub fn build_run(args: &RunArgs) -> anyhow::Result<BuiltRun> {
         {
             // Every group ends by itself: the run ends when they are done.
             let mut capped = args.clone();
-            capped.duration = Some(crate::workload_plan::GROUPS_DONE_CAP);
+            capped.duration = Some(crate::flags::workload_plan::GROUPS_DONE_CAP);
             bounded_args = capped;
             &bounded_args
         }

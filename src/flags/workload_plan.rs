@@ -5,8 +5,8 @@
 //! requests are all fixed bytes and that judges nothing gets no workload,
 //! so its requests stay pre-encoded.
 
-use crate::targets_args::with_common_headers;
-use crate::workload_args::WorkloadArgs;
+use crate::flags::targets_args::with_common_headers;
+use crate::flags::workload_args::WorkloadArgs;
 use anyhow::Context;
 use stampede_engine::http1::encode_request_to;
 use stampede_engine::{GroupWork, StepWork, WorkloadSpec};
@@ -272,7 +272,7 @@ fn refuse_unsupported(plan: &Plan, spec: &WorkloadSpec, given: &str) -> anyhow::
 /// `--var`, `--feed`, `--check`, `--extract` on the URL (or each request
 /// of a `--targets` mix).
 fn flags_spec(args: &WorkloadArgs, plan: &Plan) -> anyhow::Result<Option<WorkloadSpec>> {
-    crate::workload_args::refuse_misspelt_feed_modes(&args.feeds)?;
+    crate::flags::workload_args::refuse_misspelt_feed_modes(&args.feeds)?;
     let workload = Workload::from_flags(&args.vars, &args.feeds, &args.checks, &args.extracts)?;
     let requests = requests_of(plan);
     let mut steps = Vec::with_capacity(requests.len());

@@ -50,12 +50,12 @@ pub struct TransportArgs {
     pub proxy: Option<String>,
     /// HTTP/1.1 pipelining: send N requests at once on each connection, then
     /// read their N responses (latency is measured per request)
-    #[arg(long, value_name = "N", default_value_t = 1, allow_negative_numbers = true, value_parser = crate::count_arg::count_usize)]
+    #[arg(long, value_name = "N", default_value_t = 1, allow_negative_numbers = true, value_parser = crate::flags::count_arg::count_usize)]
     pub pipeline: usize,
     /// Follow up to N redirects per request (301/302/303 as a GET, 307/308
     /// as sent), to any http or https origin (another one on its own
     /// connection); each hop counted, not a request of its own
-    #[arg(long, value_name = "N", default_value_t = 0, allow_negative_numbers = true, value_parser = crate::count_arg::count_u32)]
+    #[arg(long, value_name = "N", default_value_t = 0, allow_negative_numbers = true, value_parser = crate::flags::count_arg::count_u32)]
     pub redirects: u32,
     /// Speak HTTP/2: ALPN h2 over https, prior knowledge (h2c) over http
     #[arg(long, group = "multiplexed")]
@@ -69,7 +69,7 @@ pub struct TransportArgs {
     #[arg(long = "0rtt", requires = "http3")]
     pub zero_rtt: bool,
     /// HTTP/2 and HTTP/3: streams in flight on each connection (-c connections × N streams)
-    #[arg(long, value_name = "N", default_value_t = 1, requires = "multiplexed", allow_negative_numbers = true, value_parser = crate::count_arg::count_usize)]
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "multiplexed", allow_negative_numbers = true, value_parser = crate::flags::count_arg::count_usize)]
     pub streams: usize,
     /// Connect to ADDRESS for HOST:PORT instead of asking DNS (curl's --resolve;
     /// repeatable), e.g. example.test:8443:127.0.0.1
@@ -77,7 +77,7 @@ pub struct TransportArgs {
     #[arg(long, value_name = "HOST:PORT:ADDRESS")]
     pub resolve: Vec<String>,
     #[command(flatten)]
-    pub connection: crate::connection_args::ConnectionArgs,
+    pub connection: crate::flags::connection_args::ConnectionArgs,
     /// Event loop for HTTP/1.1: uring (a hand-driven reactor over io_uring,
     /// about one syscall per request), epoll (the same over epoll), tokio
     /// (supports everything), or auto: uring where the kernel offers it, else

@@ -7,9 +7,9 @@
 use crate::agent::AgentArgs;
 use crate::process::exports::ExportArgs;
 use crate::process::output::OutputFormat;
-use crate::request_extras::RequestExtras;
-use crate::transport_args::TransportArgs;
-use crate::workload_args::WorkloadArgs;
+use crate::flags::request_extras::RequestExtras;
+use crate::flags::transport_args::TransportArgs;
+use crate::flags::workload_args::WorkloadArgs;
 use stampede_plan::{parse_duration, parse_header, parse_stages, Header, Stage};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -48,7 +48,7 @@ pub struct RunArgs {
     pub targets: Option<PathBuf>,
     /// Concurrent connections, each with one request in flight [default: 50];
     /// with -r, the most connections the open model may open [default: 1000]
-    #[arg(short = 'c', long, value_name = "N", allow_negative_numbers = true, value_parser = crate::count_arg::count_usize)]
+    #[arg(short = 'c', long, value_name = "N", allow_negative_numbers = true, value_parser = crate::flags::count_arg::count_usize)]
     pub connections: Option<usize>,
     /// Open model: send this many requests per second, whatever the server does
     /// (latency counts from the intended send time, so client queueing shows)
@@ -78,13 +78,13 @@ pub struct RunArgs {
     #[arg(long, value_parser = parse_source_addrs, value_name = "ADDRS")]
     pub source_addrs: Option<SourceAddrs>,
     /// Worker threads, each with its own event loop [default: CPUs available]
-    #[arg(short = 't', long, value_name = "N", allow_negative_numbers = true, value_parser = crate::count_arg::count_usize)]
+    #[arg(short = 't', long, value_name = "N", allow_negative_numbers = true, value_parser = crate::flags::count_arg::count_usize)]
     pub threads: Option<usize>,
     /// How long to run (500ms, 10s, 2m, 1h) [default: 10s, or no limit with -n]
     #[arg(short = 'd', long, value_parser = parse_duration, value_name = "DUR")]
     pub duration: Option<Duration>,
     /// Send exactly N requests in total, then stop when all have answered
-    #[arg(short = 'n', long, value_name = "N", allow_negative_numbers = true, value_parser = crate::count_arg::count_u64)]
+    #[arg(short = 'n', long, value_name = "N", allow_negative_numbers = true, value_parser = crate::flags::count_arg::count_u64)]
     pub requests: Option<u64>,
     /// Request method
     #[arg(short = 'm', long, default_value = "GET")]
@@ -128,7 +128,7 @@ pub struct RunArgs {
     pub slo: Option<SloArg>,
     /// Run the plan N times and report each figure's mean with a 95% confidence
     /// interval (the file holds every run: `stampede compare` uses them)
-    #[arg(long, value_name = "N", conflicts_with = "until_stable", allow_negative_numbers = true, value_parser = crate::count_arg::count_usize)]
+    #[arg(long, value_name = "N", conflicts_with = "until_stable", allow_negative_numbers = true, value_parser = crate::flags::count_arg::count_usize)]
     pub repeat: Option<usize>,
     /// Keep running rounds until the figure's 95% confidence interval is within
     /// ±PCT of its mean, e.g. p99:5% (at least 3 rounds; -d bounds the total)
@@ -152,7 +152,7 @@ pub struct RunArgs {
     #[command(flatten)]
     pub workload: WorkloadArgs,
     #[command(flatten)]
-    pub script: crate::script_args::ScriptArgs,
+    pub script: crate::flags::script_args::ScriptArgs,
 }
 
 /// The server under test, to be sampled (or started) during the load.

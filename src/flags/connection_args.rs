@@ -10,7 +10,7 @@ use stampede_plan::{parse_duration, ConnLifetime, DnsMode, DnsPolicy};
 pub struct ConnectionArgs {
     /// Close each connection after N responses and open a new one (a planned
     /// reconnect, not an error; as load balancers retire connections)
-    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = crate::count_arg::count_u64)]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = crate::flags::count_arg::count_u64)]
     pub conn_max_requests: Option<u64>,
     /// Close each connection once it is this old (after its response in
     /// flight) and open a new one, e.g. 30s

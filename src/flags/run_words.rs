@@ -9,7 +9,7 @@
 //! default, in one fixed order (load, request, connection, TLS, exports).
 
 use crate::agent::StartAt;
-use crate::run_args::RunArgs;
+use crate::flags::run_args::RunArgs;
 use stampede_metrics::format_timestamp;
 use stampede_plan::format_duration;
 use std::path::Path;
@@ -195,7 +195,7 @@ fn duration_word(duration: Duration) -> String {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::run_args::parse_run_args;
+    use crate::flags::run_args::parse_run_args;
 
     /// The words parse back into the same arguments.
     pub(crate) fn assert_faithful(args: &RunArgs) {
@@ -250,7 +250,7 @@ pub(crate) mod tests {
         args.content_type = Some("application/json".into());
         args.timeout = Duration::from_micros(1500);
         args.connect_timeout = Duration::from_secs(30);
-        args.source_addrs = Some(crate::run_args::SourceAddrs(vec![
+        args.source_addrs = Some(crate::flags::run_args::SourceAddrs(vec![
             "127.0.0.2".parse().unwrap(),
             "127.0.0.3".parse().unwrap(),
         ]));
