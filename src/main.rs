@@ -21,7 +21,6 @@ mod metrics_outcomes;
 mod metrics_series;
 mod metrics_target;
 mod process;
-mod progress;
 mod remote_write;
 mod remote_write_proto;
 mod remote_write_push;

@@ -5,7 +5,7 @@
 //! thread's rate in each of its 100 ms windows, as wrk's `record_rate`).
 //!
 //! Deliberately not here: the tools' reports (their own files) and the
-//! stampede views (src/view.rs).
+//! stampede views (src/view/).
 
 use stampede_engine::Observer;
 use stampede_metrics::Snapshot;

@@ -11,7 +11,7 @@
 mod draw;
 mod state;
 
-// Entering and leaving the terminal is src/terminal.rs (the forced exit in
+// Entering and leaving the terminal is src/process/terminal.rs (the forced exit in
 // interrupt.rs restores it too).
 use crate::process::terminal;
 use crate::view::RunView;

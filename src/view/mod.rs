@@ -1,14 +1,12 @@
 //! What the user sees while a run is going, chosen once per run from the
-//! same snapshot stream: the live terminal view (src/live) when stdout is a
+//! same snapshot stream: the live terminal view (`live/`) when stdout is a
 //! terminal, the plain progress line on stderr otherwise (no escape codes in
 //! CI logs or pipes), nothing with `--quiet`.
 
-// The live view's files live in src/live/ (their own folder, several files),
-// declared here because this module is where views are chosen.
-#[path = "live/mod.rs"]
 mod live;
+pub mod progress;
 
-use crate::progress::ProgressLine;
+use crate::view::progress::ProgressLine;
 use stampede_engine::monitor::LiveFeed;
 use stampede_engine::{NoObserver, Observer};
 use stampede_plan::Plan;

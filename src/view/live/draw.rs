@@ -7,7 +7,7 @@
 //! status panels take only the rows they need so the chart keeps its room.
 
 use super::state::{LiveState, Percentiles};
-use crate::progress::glance_rate;
+use crate::view::progress::glance_rate;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
