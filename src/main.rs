@@ -12,7 +12,6 @@
 mod agent;
 mod cli;
 mod cmd;
-mod delivery;
 mod flags;
 mod http_post;
 mod metrics_endpoint;
@@ -25,10 +24,7 @@ mod remote_write;
 mod remote_write_proto;
 mod remote_write_push;
 mod remote_write_tally;
-mod repeat;
-mod selfcheck;
 mod session;
-mod spawn;
 mod view;
 mod web;
 mod web_http;

@@ -11,7 +11,7 @@
 //! at most [`MAX_CLIENTS`] at once. The address is bound before any load is
 //! sent, so a bad one is refused up front in one line.
 
-use crate::delivery::Running;
+use crate::session::delivery::Running;
 use crate::web_http::{self, Request};
 use crate::web_state::LiveBoard;
 use anyhow::Context;

@@ -59,11 +59,11 @@ fn elapsed(result: &RunResult) -> String {
 mod tests {
     use super::*;
 
-    fn running() -> crate::delivery::Running {
+    fn running() -> crate::session::delivery::Running {
         let args = crate::flags::run_args::parse_run_args(["http://127.0.0.1:3000/x", "-t", "1"])
             .expect("valid words");
         let (plan, _) = crate::flags::plan_args::build_plan(&args).expect("valid plan");
-        crate::delivery::Running {
+        crate::session::delivery::Running {
             run_id: "r1".into(),
             plan,
             notices: Vec::new(),

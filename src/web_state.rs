@@ -29,7 +29,7 @@ impl LiveRun {
     /// `workload` its checks and step names when it has them.
     pub fn result(
         &self,
-        running: &crate::delivery::Running,
+        running: &crate::session::delivery::Running,
         workload: Option<&stampede_engine::WorkloadSpec>,
     ) -> RunResult {
         let recording = Recording {
@@ -57,7 +57,7 @@ impl LiveRun {
         );
         result.run_id = running.run_id.clone();
         if let Some(workload) = workload {
-            crate::delivery::name_steps(&mut result, workload);
+            crate::session::delivery::name_steps(&mut result, workload);
         }
         result
     }

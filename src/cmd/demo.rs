@@ -3,7 +3,7 @@
 //! engine and progress line, prints the summary, and checks the client's
 //! exact count against the server's own.
 
-use crate::delivery::deliver;
+use crate::session::delivery::deliver;
 use crate::process::output::OutputFormat;
 use crate::flags::plan_args::build_plan;
 use crate::flags::run_args::RunArgs;

@@ -78,7 +78,7 @@ pub fn execute(args: MergeArgs) -> anyhow::Result<i32> {
         };
         eprintln!("stampede: warning: {which} interrupted: the merge holds what it measured");
     }
-    Ok(crate::delivery::measured_status(&merged))
+    Ok(crate::session::delivery::measured_status(&merged))
 }
 
 /// The merge error with input numbers replaced by file names.

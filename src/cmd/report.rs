@@ -88,11 +88,11 @@ fn refuse_csv(args: &ReportArgs, what: &str) -> anyhow::Result<()> {
 fn report_repeat(args: &ReportArgs, document: &RepeatDocument) -> anyhow::Result<i32> {
     refuse_csv(args, "a file of repeated rounds")?;
     if let Some(path) = &args.html {
-        crate::repeat::write_html(document, path)
+        crate::session::repeat::write_html(document, path)
             .with_context(|| format!("{}", args.file.display()))?;
     }
     match args.output {
-        OutputFormat::Text => crate::repeat::print(document, false)?,
+        OutputFormat::Text => crate::session::repeat::print(document, false)?,
         OutputFormat::Json => print_json(serde_json::to_value(document)?)?,
     }
     Ok(crate::process::exit::OK)

@@ -7,16 +7,16 @@
 //! delivery (remote_write.rs); `--web` is bound first, shows the final
 //! report once the result is delivered and lingers (web.rs).
 
-use crate::delivery::{self, deliver_to, Delivery};
+use crate::session::delivery::{self, deliver_to, Delivery};
 use crate::metrics_endpoint::MetricsEndpoint;
 use crate::metrics_feed::Board;
 use crate::metrics_series::run_labels;
 use crate::flags::plan_args::build_run;
 use crate::remote_write::RemoteWriter;
-use crate::repeat::{self, RepeatOutput, Rounds};
+use crate::session::repeat::{self, RepeatOutput, Rounds};
 use crate::flags::run_args::RunArgs;
 use crate::session::{check_pids, run_plan_in, RunContext};
-use crate::spawn::SpawnedServer;
+use crate::session::spawn::SpawnedServer;
 use crate::web::WebServer;
 use crate::agent;
 use crate::process::{interrupt, output};

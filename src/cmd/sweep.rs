@@ -3,13 +3,13 @@
 //! range, knee, capacity, effective throughput and a USL fit, with the rule
 //! behind every verdict printed.
 
-use crate::delivery::exit_status;
+use crate::session::delivery::exit_status;
 use crate::process::exports::write_file;
 use crate::process::output::write_json_value;
 use crate::flags::plan_args::build_plan;
 use crate::flags::run_args::{parse_run_args, RunArgs, SloArg};
 use crate::session::{check_pids, run_plan_in, RunContext};
-use crate::spawn::SpawnedServer;
+use crate::session::spawn::SpawnedServer;
 use crate::flags::sweep_steps::{parse_connection_list, parse_rates};
 use crate::process::{exit, interrupt};
 use anyhow::{bail, Context};

@@ -32,7 +32,7 @@ pub mod watch;
 pub mod webbench;
 pub mod wrk;
 
-use crate::delivery::never_connected;
+use crate::session::delivery::never_connected;
 use crate::process::exit;
 use crate::flags::plan_args::{build_run, BuiltRun};
 use crate::flags::run_words::{run_words, shell_words, with_words_before_script_args};

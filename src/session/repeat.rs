@@ -8,7 +8,7 @@
 //! Its text renderer is shared with `stampede report` of a repeat file, so
 //! both print the same.
 
-use crate::delivery::exit_status;
+use crate::session::delivery::exit_status;
 use crate::process::exit;
 use crate::process::exports::{write_file, ExportArgs};
 use crate::process::interrupt;

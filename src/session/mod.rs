@@ -3,12 +3,21 @@
 //! self-check warnings, giving a [`RunResult`]. Shared by run, repeat,
 //! sweep, demo and the compat front-ends; what happens to the result
 //! afterwards (printing, files, exit status) is delivery.rs.
+//!
+//! The folder holds running a plan: this session, `delivery` (the result
+//! leaving the process), `repeat` (rounds of one plan), `selfcheck` (when
+//! the run itself is suspect) and `spawn` (the server under test).
 
-use crate::delivery::{self, Delivery, Keeper, Latest, Running};
+pub mod delivery;
+pub mod repeat;
+pub mod selfcheck;
+pub mod spawn;
+
+use delivery::{Delivery, Keeper, Latest, Running};
 use crate::process::exports::{self, ExportArgs};
 use crate::flags::run_args::SloArg;
 use crate::process::interrupt;
-use crate::{metrics_feed, selfcheck, view};
+use crate::{metrics_feed, view};
 use anyhow::Context;
 use stampede_engine::monitor::{ClientThreads, Monitor, Watched};
 use stampede_metrics::{Environment, RunResult, SloCheck};
