@@ -8,16 +8,16 @@
 //! report once the result is delivered and lingers (web.rs).
 
 use crate::session::delivery::{self, deliver_to, Delivery};
-use crate::metrics_endpoint::MetricsEndpoint;
-use crate::metrics_feed::Board;
-use crate::metrics_series::run_labels;
+use crate::session::exporters::metrics_endpoint::MetricsEndpoint;
+use crate::session::exporters::metrics_feed::Board;
+use crate::session::exporters::metrics_series::run_labels;
 use crate::flags::plan_args::build_run;
-use crate::remote_write::RemoteWriter;
+use crate::session::exporters::remote_write::RemoteWriter;
 use crate::session::repeat::{self, RepeatOutput, Rounds};
 use crate::flags::run_args::RunArgs;
 use crate::session::{check_pids, run_plan_in, RunContext};
 use crate::session::spawn::SpawnedServer;
-use crate::web::WebServer;
+use crate::session::exporters::web::WebServer;
 use crate::agent;
 use crate::process::{interrupt, output};
 use std::time::Duration;
@@ -63,7 +63,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
         .then(Board::default);
     let no_board = Board::default();
     let shared = board.as_ref().unwrap_or(&no_board);
-    crate::web_http::refuse_one_address_for_two(
+    crate::session::exporters::web_http::refuse_one_address_for_two(
         ("--metrics", args.metrics.metrics.as_deref()),
         ("--web", args.metrics.web.as_deref()),
     )?;
@@ -73,7 +73,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
         .metrics
         .web
         .is_some()
-        .then(crate::web_state::LiveBoard::default);
+        .then(crate::session::exporters::web_state::LiveBoard::default);
     let running = delivery::Running {
         run_id: run_id.clone(),
         plan: plan.clone(),

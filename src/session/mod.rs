@@ -4,11 +4,13 @@
 //! sweep, demo and the compat front-ends; what happens to the result
 //! afterwards (printing, files, exit status) is delivery.rs.
 //!
-//! The folder holds running a plan: this session, `delivery` (the result
+//! The folder holds running a plan: this session, `exporters` (what the
+//! run shows outside while it goes), `delivery` (the result
 //! leaving the process), `repeat` (rounds of one plan), `selfcheck` (when
 //! the run itself is suspect) and `spawn` (the server under test).
 
 pub mod delivery;
+pub mod exporters;
 pub mod repeat;
 pub mod selfcheck;
 pub mod spawn;
@@ -17,7 +19,8 @@ use delivery::{Delivery, Keeper, Latest, Running};
 use crate::process::exports::{self, ExportArgs};
 use crate::flags::run_args::SloArg;
 use crate::process::interrupt;
-use crate::{metrics_feed, view};
+use crate::view;
+use exporters::metrics_feed;
 use anyhow::Context;
 use stampede_engine::monitor::{ClientThreads, Monitor, Watched};
 use stampede_metrics::{Environment, RunResult, SloCheck};
@@ -47,9 +50,9 @@ pub struct RunContext<'a> {
     /// An export goes to stdout (`-`): no live view there.
     pub stdout_taken: bool,
     /// `--metrics`: where the snapshot stream's readings are published.
-    pub metrics: Option<crate::metrics_feed::Board>,
+    pub metrics: Option<crate::session::exporters::metrics_feed::Board>,
     /// `--web`: where the live page's copy of the run so far is kept.
-    pub web: Option<crate::web_state::LiveBoard>,
+    pub web: Option<crate::session::exporters::web_state::LiveBoard>,
     /// The result's `run_id` when chosen before the run (the `--metrics`
     /// label); None: a fresh one.
     pub run_id: Option<&'a str>,

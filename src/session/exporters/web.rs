@@ -12,8 +12,8 @@
 //! sent, so a bad one is refused up front in one line.
 
 use crate::session::delivery::Running;
-use crate::web_http::{self, Request};
-use crate::web_state::LiveBoard;
+use crate::session::exporters::web_http::{self, Request};
+use crate::session::exporters::web_state::LiveBoard;
 use anyhow::Context;
 use stampede_metrics::RunResult;
 use std::io::Write;
@@ -195,7 +195,7 @@ fn answer(mut stream: TcpStream, shared: &Shared) -> std::io::Result<()> {
             };
             let page = match finished {
                 Some(page) => page,
-                None => Arc::new(crate::web_page::live_page(&shared.result_so_far())),
+                None => Arc::new(crate::session::exporters::web_page::live_page(&shared.result_so_far())),
             };
             web_http::respond(&mut stream, &request, "200 OK", html, &page)
         }
@@ -265,7 +265,7 @@ fn events(mut stream: TcpStream, shared: &Shared) -> std::io::Result<()> {
         }
         let copied_at = shared.copied_at();
         if sent != Some(copied_at) {
-            let update = crate::web_page::live_update(&shared.result_so_far());
+            let update = crate::session::exporters::web_page::live_update(&shared.result_so_far());
             write!(stream, "event: update\ndata: {update}\n\n")?;
             sent = Some(copied_at);
         } else {

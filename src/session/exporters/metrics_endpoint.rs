@@ -1,5 +1,5 @@
 //! `--metrics ADDR`: a tiny HTTP endpoint serving the latest
-//! [`Reading`](crate::metrics_feed::Reading) at `GET /metrics` in the OpenMetrics text format when the scraper asks for it
+//! [`Reading`](crate::session::exporters::metrics_feed::Reading) at `GET /metrics` in the OpenMetrics text format when the scraper asks for it
 //! (Prometheus does), else the Prometheus text format 0.0.4 (prometheus-client
 //! does both encodings, so names, escaping and `# EOF` follow the specs). One blocking
 //! thread answers one scrape at a time: scrapes come every few seconds and
@@ -8,10 +8,10 @@
 //! values stay served for `--metrics-linger`. `serve --metrics` serves the
 //! target's families through the same [`serve_families`].
 
-use crate::metrics_feed::Board;
-use crate::metrics_series::{self, Family, Labels, Values};
+use crate::session::exporters::metrics_feed::Board;
+use crate::session::exporters::metrics_series::{self, Family, Labels, Values};
 use crate::flags::run_args::MetricsArgs;
-use crate::web_http;
+use crate::session::exporters::web_http;
 use anyhow::Context;
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
@@ -221,7 +221,7 @@ fn label_set<'a>(run_labels: &'a Labels, own: &'a Labels) -> Vec<(&'a str, &'a s
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics_feed::Reading;
+    use crate::session::exporters::metrics_feed::Reading;
     use std::collections::BTreeSet;
 
     /// (name, sorted `label=value`s) of every sample line of an exposition.
@@ -262,7 +262,7 @@ mod tests {
         prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
         let scraped = scraped_series(&text);
         let pushed: BTreeSet<(String, Vec<String>)> =
-            crate::remote_write_proto::flatten(&metrics_series::families(&reading), &labels)
+            crate::session::exporters::remote_write_proto::flatten(&metrics_series::families(&reading), &labels)
                 .into_iter()
                 .map(|(labels, _)| {
                     let name = labels

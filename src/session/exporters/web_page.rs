@@ -74,7 +74,7 @@ mod tests {
 
     fn result() -> RunResult {
         let running = running();
-        let mut live = crate::web_state::LiveRun::default();
+        let mut live = crate::session::exporters::web_state::LiveRun::default();
         live.total.counters.success = 3;
         live.total.counters.status.add(200, 3);
         live.elapsed = std::time::Duration::from_millis(1_500);
@@ -101,7 +101,7 @@ mod tests {
 
     #[test]
     fn before_the_first_snapshot_the_page_shows_an_empty_run() {
-        let empty = crate::web_state::LiveRun::default().result(&running(), None);
+        let empty = crate::session::exporters::web_state::LiveRun::default().result(&running(), None);
         let page = String::from_utf8(live_page(&empty)).unwrap();
         assert!(!page.contains("NaN"), "no figure of nothing");
         assert!(page.contains("live \u{b7} 0.0 s measured"));

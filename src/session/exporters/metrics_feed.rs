@@ -7,7 +7,7 @@
 //! same ones the result file is built from. With `--web` it also hands
 //! each snapshot to the live page's series (web_state.rs).
 
-use crate::metrics_outcomes::{mix_labels, outcome_counts, MixLabel, OutcomeCounts};
+use crate::session::exporters::metrics_outcomes::{mix_labels, outcome_counts, MixLabel, OutcomeCounts};
 use stampede_engine::{Observer, WorkloadSpec};
 use stampede_metrics::{LatencyHistogram, Recording, Snapshot};
 use stampede_plan::{LoadModel, Plan};
@@ -126,7 +126,7 @@ fn buckets(histogram: &LatencyHistogram) -> Vec<(f64, u64)> {
 pub struct Feed<'a, O: ?Sized> {
     inner: &'a mut O,
     board: Option<Board>,
-    live: Option<crate::web_state::LiveSeries>,
+    live: Option<crate::session::exporters::web_state::LiveSeries>,
     model: LoadModel,
     /// The mix's requests as labels (empty without a mix).
     mix: Vec<MixLabel>,
@@ -142,14 +142,14 @@ impl<'a, O: Observer + ?Sized> Feed<'a, O> {
     pub fn new(
         inner: &'a mut O,
         board: Option<Board>,
-        live: Option<crate::web_state::LiveBoard>,
+        live: Option<crate::session::exporters::web_state::LiveBoard>,
         plan: &Plan,
         workload: Option<&WorkloadSpec>,
     ) -> Self {
         Feed {
             inner,
             board,
-            live: live.map(|board| crate::web_state::LiveSeries::new(board, plan, workload)),
+            live: live.map(|board| crate::session::exporters::web_state::LiveSeries::new(board, plan, workload)),
             model: plan.model.clone(),
             mix: mix_labels(plan, workload),
             workers: Vec::new(),
