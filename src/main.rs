@@ -12,6 +12,7 @@
 mod agent;
 mod cli;
 mod cmd;
+mod compat;
 mod flags;
 mod process;
 mod session;
@@ -38,11 +39,11 @@ fn main() {
         Command::Report(args) => cmd::report::execute(args),
         Command::Merge(args) => cmd::merge::execute(args),
         Command::K8s(args) => cmd::k8s::execute(args),
-        Command::Ab { words } => cmd::compat::ab::execute(words),
-        Command::Wrk { words } => cmd::compat::wrk::execute(words),
-        Command::Webbench { words } => cmd::compat::webbench::execute(words),
-        Command::Press { words } => cmd::compat::press::execute(words),
-        Command::Jmeter { words } => cmd::compat::jmeter::execute(words),
+        Command::Ab { words } => compat::ab::execute(words),
+        Command::Wrk { words } => compat::wrk::execute(words),
+        Command::Webbench { words } => compat::webbench::execute(words),
+        Command::Press { words } => compat::press::execute(words),
+        Command::Jmeter { words } => compat::jmeter::execute(words),
     };
     let code = match outcome {
         Ok(code) => code,

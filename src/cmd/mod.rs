@@ -1,6 +1,5 @@
 //! Subcommands of the `stampede` binary, one file each.
 pub mod compare;
-pub mod compat;
 pub mod demo;
 pub mod k8s;
 pub mod merge;

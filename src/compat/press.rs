@@ -146,7 +146,7 @@ impl PressOptions {
 /// The lines before the run: the press tool opens every connection first
 /// and says so, then starts the clock. stampede's engine opens them as the
 /// run starts, so the first line waits until that many are open (the
-/// snapshot stream says when; src/cmd/compat/watch.rs prints them).
+/// snapshot stream says when; src/compat/watch.rs prints them).
 fn header_lines(o: &PressOptions) -> Vec<String> {
     vec![
         format!("create {} connections successfully", o.connections),
