@@ -10,7 +10,6 @@
 //! module is docs/architecture.md.
 
 mod agent;
-mod cli;
 mod cmd;
 mod compat;
 mod flags;
@@ -19,10 +18,10 @@ mod session;
 mod view;
 
 use clap::Parser;
-use cli::{Cli, Command};
+use cmd::{Cli, Command};
 
 fn main() {
-    let args = match cli::with_default_subcommand(std::env::args_os()) {
+    let args = match cmd::with_default_subcommand(std::env::args_os()) {
         Ok(args) => args,
         Err(unknown) => {
             eprintln!("stampede: error: {unknown}");
