@@ -117,7 +117,9 @@ pub fn execute(args: CompareArgs) -> anyhow::Result<i32> {
     let saved = args
         .json
         .as_ref()
-        .map(|path| crate::process::output::write_json_value(&serde_json::to_value(&document)?, path))
+        .map(|path| {
+            crate::process::output::write_json_value(&serde_json::to_value(&document)?, path)
+        })
         .transpose();
     let html = args.html.as_ref().map(|path| {
         let shown: Vec<LabeledRun<'_>> = sides
@@ -131,7 +133,10 @@ pub fn execute(args: CompareArgs) -> anyhow::Result<i32> {
             render_compare_html(&shown, Deltas::Runs(&document.comparison), out)
         })
     });
-    let on_stderr = args.json.as_deref().is_some_and(crate::process::output::is_stdout);
+    let on_stderr = args
+        .json
+        .as_deref()
+        .is_some_and(crate::process::output::is_stdout);
     crate::process::output::print_text(on_stderr, |out| {
         stampede_report::render_compare_text(&document.comparison, out)
     })?;

@@ -3,10 +3,10 @@
 //! engine and progress line, prints the summary, and checks the client's
 //! exact count against the server's own.
 
-use crate::session::delivery::deliver;
-use crate::process::output::OutputFormat;
 use crate::flags::plan_args::build_plan;
 use crate::flags::run_args::RunArgs;
+use crate::process::output::OutputFormat;
+use crate::session::delivery::deliver;
 use crate::session::run_plan;
 use anyhow::Context;
 use stampede_plan::parse_duration;

@@ -7,19 +7,19 @@
 //! delivery (remote_write.rs); `--web` is bound first, shows the final
 //! report once the result is delivered and lingers (web.rs).
 
+use crate::agent;
+use crate::flags::plan_args::build_run;
+use crate::flags::run_args::RunArgs;
+use crate::process::{interrupt, output};
 use crate::session::delivery::{self, deliver_to, Delivery};
 use crate::session::exporters::metrics_endpoint::MetricsEndpoint;
 use crate::session::exporters::metrics_feed::Board;
 use crate::session::exporters::metrics_series::run_labels;
-use crate::flags::plan_args::build_run;
 use crate::session::exporters::remote_write::RemoteWriter;
-use crate::session::repeat::{self, RepeatOutput, Rounds};
-use crate::flags::run_args::RunArgs;
-use crate::session::{check_pids, run_plan_in, RunContext};
-use crate::session::spawn::SpawnedServer;
 use crate::session::exporters::web::WebServer;
-use crate::agent;
-use crate::process::{interrupt, output};
+use crate::session::repeat::{self, RepeatOutput, Rounds};
+use crate::session::spawn::SpawnedServer;
+use crate::session::{check_pids, run_plan_in, RunContext};
 use std::time::Duration;
 
 pub fn execute(args: RunArgs) -> anyhow::Result<i32> {

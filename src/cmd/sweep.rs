@@ -3,15 +3,15 @@
 //! range, knee, capacity, effective throughput and a USL fit, with the rule
 //! behind every verdict printed.
 
-use crate::session::delivery::exit_status;
-use crate::process::exports::write_file;
-use crate::process::output::write_json_value;
 use crate::flags::plan_args::build_plan;
 use crate::flags::run_args::{parse_run_args, RunArgs, SloArg};
-use crate::session::{check_pids, run_plan_in, RunContext};
-use crate::session::spawn::SpawnedServer;
 use crate::flags::sweep_steps::{parse_connection_list, parse_rates};
+use crate::process::exports::write_file;
+use crate::process::output::write_json_value;
 use crate::process::{exit, interrupt};
+use crate::session::delivery::exit_status;
+use crate::session::spawn::SpawnedServer;
+use crate::session::{check_pids, run_plan_in, RunContext};
 use anyhow::{bail, Context};
 use stampede_analysis::{
     analyze_sweep, Load, RateSearch, SearchNext, StepInput, SweepDocument, Thresholds,
@@ -278,7 +278,10 @@ pub fn execute(args: SweepArgs) -> anyhow::Result<i32> {
         .as_ref()
         .map(|path| write_file(path, |out| render_sweep_html(&steps, analysis, out)))
         .transpose();
-    let on_stderr = args.json.as_deref().is_some_and(crate::process::output::is_stdout);
+    let on_stderr = args
+        .json
+        .as_deref()
+        .is_some_and(crate::process::output::is_stdout);
     crate::process::output::print_text(on_stderr, |out| {
         stampede_report::render_sweep_text(analysis, results, out)
     })?;

@@ -32,10 +32,10 @@ pub mod watch;
 pub mod webbench;
 pub mod wrk;
 
-use crate::session::delivery::never_connected;
-use crate::process::exit;
 use crate::flags::plan_args::{build_run, BuiltRun};
 use crate::flags::run_words::{run_words, shell_words, with_words_before_script_args};
+use crate::process::exit;
+use crate::session::delivery::never_connected;
 use crate::session::{run_plan_in, RunContext};
 pub use front_end::{FrontEnd, Parsed, Translated};
 use stampede_metrics::RunResult;
@@ -98,8 +98,12 @@ pub fn execute<F: FrontEnd>(parsed: Parsed<F>, help: &str, tool: &str) -> anyhow
     }
     let status = save(&done)?;
     let rates = watch.borrow().samples(&done.result);
-    let status =
-        crate::flags::script_args::finish(done.script.as_deref(), &done.result, Some(&rates), status)?;
+    let status = crate::flags::script_args::finish(
+        done.script.as_deref(),
+        &done.result,
+        Some(&rates),
+        status,
+    )?;
     Ok(if unreachable { exit::ERROR } else { status })
 }
 
@@ -168,7 +172,10 @@ fn run(
 /// A plan error as a usage error naming the tool's flags (ab's -E and -f
 /// for TLS, wrk's -R for the rate); any other error as it is.
 fn in_own_flags(translated: &Translated, error: anyhow::Error) -> anyhow::Error {
-    if !error.chain().any(crate::process::plan_flags::names_settings) {
+    if !error
+        .chain()
+        .any(crate::process::plan_flags::names_settings)
+    {
         return error;
     }
     let text: Vec<String> = error

@@ -5,11 +5,11 @@
 //! Turning them into a plan is plan_args.rs; running it is session.rs.
 
 use crate::agent::AgentArgs;
-use crate::process::exports::ExportArgs;
-use crate::process::output::OutputFormat;
 use crate::flags::request_extras::RequestExtras;
 use crate::flags::transport_args::TransportArgs;
 use crate::flags::workload_args::WorkloadArgs;
+use crate::process::exports::ExportArgs;
+use crate::process::output::OutputFormat;
 use stampede_plan::{parse_duration, parse_header, parse_stages, Header, Stage};
 use std::path::PathBuf;
 use std::time::Duration;

@@ -25,7 +25,9 @@ pub fn report_error(error: &anyhow::Error) -> i32 {
     // A plan error names `stampede run`'s flags (a front-end maps its own first).
     let chain: Vec<String> = error
         .chain()
-        .map(|cause| crate::process::plan_flags::cause_text(cause, &crate::process::plan_flags::run_flag))
+        .map(|cause| {
+            crate::process::plan_flags::cause_text(cause, &crate::process::plan_flags::run_flag)
+        })
         .collect();
     eprintln!("{}", error_text(&chain.join(": ")));
     ERROR

@@ -269,8 +269,9 @@ mod tests {
 
     #[test]
     fn a_forced_exit_mid_run_writes_the_last_kept_totals() {
-        let plan_args = crate::flags::run_args::parse_run_args(["http://127.0.0.1:3000/", "-t", "1"])
-            .expect("valid words");
+        let plan_args =
+            crate::flags::run_args::parse_run_args(["http://127.0.0.1:3000/", "-t", "1"])
+                .expect("valid words");
         let (plan, _) = crate::flags::plan_args::build_plan(&plan_args).expect("valid plan");
         let latest = Latest::default();
         let stop = StopHandle::new();

@@ -15,13 +15,13 @@ pub mod repeat;
 pub mod selfcheck;
 pub mod spawn;
 
-use delivery::{Delivery, Keeper, Latest, Running};
-use crate::process::exports::{self, ExportArgs};
 use crate::flags::run_args::SloArg;
+use crate::process::exports::{self, ExportArgs};
 use crate::process::interrupt;
 use crate::view;
-use exporters::metrics_feed;
 use anyhow::Context;
+use delivery::{Delivery, Keeper, Latest, Running};
+use exporters::metrics_feed;
 use stampede_engine::monitor::{ClientThreads, Monitor, Watched};
 use stampede_metrics::{Environment, RunResult, SloCheck};
 use stampede_plan::{Plan, StopCondition};

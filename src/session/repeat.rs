@@ -8,12 +8,12 @@
 //! Its text renderer is shared with `stampede report` of a repeat file, so
 //! both print the same.
 
-use crate::session::delivery::exit_status;
+use crate::flags::run_args::SloArg;
 use crate::process::exit;
 use crate::process::exports::{write_file, ExportArgs};
 use crate::process::interrupt;
 use crate::process::output::write_json_value;
-use crate::flags::run_args::SloArg;
+use crate::session::delivery::exit_status;
 use crate::session::{run_plan_in, RunContext};
 use anyhow::bail;
 use stampede_analysis::{

@@ -149,10 +149,17 @@ mod tests {
     /// A plan as `stampede run` builds it, with `threads` workers.
     fn plan(threads: usize) -> Plan {
         let threads = threads.to_string();
-        let args =
-            crate::flags::run_args::parse_run_args(["http://127.0.0.1:3000/", "-c", "8", "-t", &threads])
-                .expect("valid arguments");
-        crate::flags::plan_args::build_plan(&args).expect("a valid plan").0
+        let args = crate::flags::run_args::parse_run_args([
+            "http://127.0.0.1:3000/",
+            "-c",
+            "8",
+            "-t",
+            &threads,
+        ])
+        .expect("valid arguments");
+        crate::flags::plan_args::build_plan(&args)
+            .expect("a valid plan")
+            .0
     }
 
     /// A finished closed-model run on `cpus` CPUs whose client used
@@ -257,7 +264,9 @@ mod tests {
     fn a_remote_server_shares_no_cpu_unless_it_is_monitored_here() {
         let args = ["http://10.0.0.5:3000/", "-c", "8", "-t", "2"];
         let args = crate::flags::run_args::parse_run_args(args).expect("valid arguments");
-        let remote = crate::flags::plan_args::build_plan(&args).expect("a valid plan").0;
+        let remote = crate::flags::plan_args::build_plan(&args)
+            .expect("a valid plan")
+            .0;
         let mut busy = on_busy_machine(&remote, 2, 97.0);
         assert_eq!(shared(&warnings(&remote, &busy)), None);
         let monitor = busy.monitor.as_mut().expect("a monitor");

@@ -8,9 +8,9 @@
 //! values stay served for `--metrics-linger`. `serve --metrics` serves the
 //! target's families through the same [`serve_families`].
 
+use crate::flags::run_args::MetricsArgs;
 use crate::session::exporters::metrics_feed::Board;
 use crate::session::exporters::metrics_series::{self, Family, Labels, Values};
-use crate::flags::run_args::MetricsArgs;
 use crate::session::exporters::web_http;
 use anyhow::Context;
 use prometheus_client::collector::Collector;
@@ -262,23 +262,26 @@ mod tests {
         prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
         let scraped = scraped_series(&text);
         let pushed: BTreeSet<(String, Vec<String>)> =
-            crate::session::exporters::remote_write_proto::flatten(&metrics_series::families(&reading), &labels)
-                .into_iter()
-                .map(|(labels, _)| {
-                    let name = labels
-                        .iter()
-                        .find(|l| l.name == "__name__")
-                        .map(|l| l.value.clone())
-                        .unwrap();
-                    let mut rest: Vec<String> = labels
-                        .iter()
-                        .filter(|l| l.name != "__name__")
-                        .map(|l| format!("{}={}", l.name, l.value))
-                        .collect();
-                    rest.sort();
-                    (name, rest)
-                })
-                .collect();
+            crate::session::exporters::remote_write_proto::flatten(
+                &metrics_series::families(&reading),
+                &labels,
+            )
+            .into_iter()
+            .map(|(labels, _)| {
+                let name = labels
+                    .iter()
+                    .find(|l| l.name == "__name__")
+                    .map(|l| l.value.clone())
+                    .unwrap();
+                let mut rest: Vec<String> = labels
+                    .iter()
+                    .filter(|l| l.name != "__name__")
+                    .map(|l| format!("{}={}", l.name, l.value))
+                    .collect();
+                rest.sort();
+                (name, rest)
+            })
+            .collect();
         assert_eq!(scraped, pushed, "{text}");
         assert!(text.contains("agent=\"2\""), "{text}");
     }

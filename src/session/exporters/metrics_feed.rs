@@ -7,7 +7,9 @@
 //! same ones the result file is built from. With `--web` it also hands
 //! each snapshot to the live page's series (web_state.rs).
 
-use crate::session::exporters::metrics_outcomes::{mix_labels, outcome_counts, MixLabel, OutcomeCounts};
+use crate::session::exporters::metrics_outcomes::{
+    mix_labels, outcome_counts, MixLabel, OutcomeCounts,
+};
 use stampede_engine::{Observer, WorkloadSpec};
 use stampede_metrics::{LatencyHistogram, Recording, Snapshot};
 use stampede_plan::{LoadModel, Plan};
@@ -149,7 +151,9 @@ impl<'a, O: Observer + ?Sized> Feed<'a, O> {
         Feed {
             inner,
             board,
-            live: live.map(|board| crate::session::exporters::web_state::LiveSeries::new(board, plan, workload)),
+            live: live.map(|board| {
+                crate::session::exporters::web_state::LiveSeries::new(board, plan, workload)
+            }),
             model: plan.model.clone(),
             mix: mix_labels(plan, workload),
             workers: Vec::new(),
@@ -254,8 +258,9 @@ mod tests {
 
     #[test]
     fn the_feed_sums_worker_gauges_and_passes_everything_on() {
-        let plan_args = crate::flags::run_args::parse_run_args(["http://127.0.0.1:3000/", "-t", "2"])
-            .expect("valid words");
+        let plan_args =
+            crate::flags::run_args::parse_run_args(["http://127.0.0.1:3000/", "-t", "2"])
+                .expect("valid words");
         let (plan, _) = crate::flags::plan_args::build_plan(&plan_args).expect("valid plan");
         let board = Board::default();
         let mut inner = NoObserver;

@@ -195,7 +195,9 @@ fn answer(mut stream: TcpStream, shared: &Shared) -> std::io::Result<()> {
             };
             let page = match finished {
                 Some(page) => page,
-                None => Arc::new(crate::session::exporters::web_page::live_page(&shared.result_so_far())),
+                None => Arc::new(crate::session::exporters::web_page::live_page(
+                    &shared.result_so_far(),
+                )),
             };
             web_http::respond(&mut stream, &request, "200 OK", html, &page)
         }

@@ -101,7 +101,8 @@ mod tests {
 
     #[test]
     fn before_the_first_snapshot_the_page_shows_an_empty_run() {
-        let empty = crate::session::exporters::web_state::LiveRun::default().result(&running(), None);
+        let empty =
+            crate::session::exporters::web_state::LiveRun::default().result(&running(), None);
         let page = String::from_utf8(live_page(&empty)).unwrap();
         assert!(!page.contains("NaN"), "no figure of nothing");
         assert!(page.contains("live \u{b7} 0.0 s measured"));
