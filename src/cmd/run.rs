@@ -1,6 +1,6 @@
 //! `stampede run`: build a plan from the arguments (plan_args.rs), start a
 //! `--spawn` server and wait for an agent's start time, then run it once
-//! (session.rs) and deliver the result (delivery.rs), or run it in rounds
+//! (session/mod.rs) and deliver the result (delivery.rs), or run it in rounds
 //! (`--repeat`, `--until-stable`: repeat.rs). With `--metrics` the endpoint
 //! is bound first and lingers after the delivery (metrics_endpoint.rs);
 //! `--remote-write` is checked first and makes its final push after the

@@ -3,7 +3,7 @@
 //! groups first, then the ordinary groups side by side (one after another
 //! when the plan serializes them), then tearDown
 //! groups, as JMeter orders them. Within a run the engine acts on the
-//! group's scenario keys itself (workload/phases.rs, session.rs): a loop
+//! group's scenario keys itself (workload/phases.rs, session/mod.rs): a loop
 //! count is `iterations` (each thread walks its samplers that many times;
 //! under a throughput timer `total_iterations`, threads × loops in all),
 //! the scheduler's duration and delay are `duration` and `start_delay`,

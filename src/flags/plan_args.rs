@@ -1,6 +1,6 @@
 //! Args → Plan: the one place `stampede run`'s arguments become a validated
 //! [`Plan`] (with the notices for the user), shared by every command that
-//! builds on run. Running the plan is session.rs.
+//! builds on run. Running the plan is session/mod.rs.
 
 use crate::agent;
 use crate::flags::run_args::{ArrivalArg, RunArgs, StagesArg};

@@ -2,7 +2,7 @@
 //! [`parse_run_args`] for the user's own run words that other commands pass
 //! on (k8s after `--`, sweep's `--run-args`), and `RunArgs::for_url` for the
 //! commands that set typed fields instead (demo, the compat front-ends).
-//! Turning them into a plan is plan_args.rs; running it is session.rs.
+//! Turning them into a plan is plan_args.rs; running it is session/mod.rs.
 
 use crate::agent::AgentArgs;
 use crate::flags::request_extras::RequestExtras;

@@ -4,7 +4,7 @@
 // the content and the charts redraw. When the run ends the page reloads
 // and is the final report. The Stop button asks /stop (with the header that
 // only a same-origin page can send), which ends the run as Ctrl-C does
-// (src/web.rs).
+// (src/session/exporters/web.rs).
 (function () {
   "use strict";
   var status = document.getElementById("live-status");
