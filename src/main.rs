@@ -10,58 +10,22 @@
 //! module is docs/architecture.md.
 
 mod agent;
-mod cli;
 mod cmd;
-mod connection_args;
-mod count_arg;
-mod delivery;
-mod exit;
-mod exports;
-mod http_post;
-mod interrupt;
-mod metrics_endpoint;
-mod metrics_feed;
-mod metrics_outcomes;
-mod metrics_series;
-mod metrics_target;
-mod output;
-mod plan_args;
-mod plan_flags;
-mod progress;
-mod remote_write;
-mod remote_write_proto;
-mod remote_write_push;
-mod remote_write_tally;
-mod repeat;
-mod request_extras;
-mod result_file;
-mod run_args;
-mod run_words;
-mod script_args;
-mod selfcheck;
+mod compat;
+mod flags;
+mod process;
 mod session;
-mod spawn;
-mod sweep_steps;
-mod targets_args;
-mod terminal;
-mod transport_args;
 mod view;
-mod web;
-mod web_http;
-mod web_page;
-mod web_state;
-mod workload_args;
-mod workload_plan;
 
 use clap::Parser;
-use cli::{Cli, Command};
+use cmd::{Cli, Command};
 
 fn main() {
-    let args = match cli::with_default_subcommand(std::env::args_os()) {
+    let args = match cmd::with_default_subcommand(std::env::args_os()) {
         Ok(args) => args,
         Err(unknown) => {
             eprintln!("stampede: error: {unknown}");
-            std::process::exit(exit::ERROR);
+            std::process::exit(process::exit::ERROR);
         }
     };
     let cli = Cli::parse_from(args);
@@ -74,15 +38,15 @@ fn main() {
         Command::Report(args) => cmd::report::execute(args),
         Command::Merge(args) => cmd::merge::execute(args),
         Command::K8s(args) => cmd::k8s::execute(args),
-        Command::Ab { words } => cmd::compat::ab::execute(words),
-        Command::Wrk { words } => cmd::compat::wrk::execute(words),
-        Command::Webbench { words } => cmd::compat::webbench::execute(words),
-        Command::Press { words } => cmd::compat::press::execute(words),
-        Command::Jmeter { words } => cmd::compat::jmeter::execute(words),
+        Command::Ab { words } => compat::ab::execute(words),
+        Command::Wrk { words } => compat::wrk::execute(words),
+        Command::Webbench { words } => compat::webbench::execute(words),
+        Command::Press { words } => compat::press::execute(words),
+        Command::Jmeter { words } => compat::jmeter::execute(words),
     };
     let code = match outcome {
         Ok(code) => code,
-        Err(error) => exit::report_error(&error),
+        Err(error) => process::exit::report_error(&error),
     };
     std::process::exit(code);
 }

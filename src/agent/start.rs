@@ -19,7 +19,7 @@ pub fn wait_for_start(args: &AgentArgs) -> anyhow::Result<()> {
     };
     let mut announced = false;
     // Ctrl-C while waiting: the run then starts and ends at once, interrupted.
-    let stop = crate::interrupt::stop_handle()?;
+    let stop = crate::process::interrupt::stop_handle()?;
     loop {
         if stop.is_stopped() {
             return Ok(());

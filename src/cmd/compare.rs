@@ -10,8 +10,8 @@
 //! The table's renderer (compare_text.rs) is shared with `stampede report`
 //! of a saved comparison, so both print the same text.
 
-use crate::exports::write_file;
-use crate::result_file::{self, ResultFile};
+use crate::process::exports::write_file;
+use crate::process::result_file::{self, ResultFile};
 use anyhow::bail;
 use stampede_analysis::{compare_samples, CompareDocument, CompareOptions, RunFigures, Sample};
 use stampede_metrics::RunResult;
@@ -117,7 +117,9 @@ pub fn execute(args: CompareArgs) -> anyhow::Result<i32> {
     let saved = args
         .json
         .as_ref()
-        .map(|path| crate::output::write_json_value(&serde_json::to_value(&document)?, path))
+        .map(|path| {
+            crate::process::output::write_json_value(&serde_json::to_value(&document)?, path)
+        })
         .transpose();
     let html = args.html.as_ref().map(|path| {
         let shown: Vec<LabeledRun<'_>> = sides
@@ -131,11 +133,14 @@ pub fn execute(args: CompareArgs) -> anyhow::Result<i32> {
             render_compare_html(&shown, Deltas::Runs(&document.comparison), out)
         })
     });
-    let on_stderr = args.json.as_deref().is_some_and(crate::output::is_stdout);
-    crate::output::print_text(on_stderr, |out| {
+    let on_stderr = args
+        .json
+        .as_deref()
+        .is_some_and(crate::process::output::is_stdout);
+    crate::process::output::print_text(on_stderr, |out| {
         stampede_report::render_compare_text(&document.comparison, out)
     })?;
     saved?;
     html.transpose()?;
-    Ok(crate::exit::OK)
+    Ok(crate::process::exit::OK)
 }

@@ -3,10 +3,10 @@
 //! engine and progress line, prints the summary, and checks the client's
 //! exact count against the server's own.
 
-use crate::delivery::deliver;
-use crate::output::OutputFormat;
-use crate::plan_args::build_plan;
-use crate::run_args::RunArgs;
+use crate::flags::plan_args::build_plan;
+use crate::flags::run_args::RunArgs;
+use crate::process::output::OutputFormat;
+use crate::session::delivery::deliver;
 use crate::session::run_plan;
 use anyhow::Context;
 use stampede_plan::parse_duration;
@@ -41,7 +41,7 @@ fn split_cpus() -> (usize, usize) {
 }
 
 pub fn execute(args: DemoArgs) -> anyhow::Result<i32> {
-    crate::output::preflight_given(&[("--json", args.json.as_ref())])?;
+    crate::process::output::preflight_given(&[("--json", args.json.as_ref())])?;
     let (server_threads, client_threads) = split_cpus();
     let config = Config {
         threads: server_threads,

@@ -4,9 +4,9 @@
 //! in the library; this file owns reading files and naming them in errors (a
 //! file that is not a run's result is named with what it is).
 
-use crate::exports::{self, ExportArgs};
-use crate::output::{self, OutputFormat};
-use crate::result_file::{self, ResultFile};
+use crate::process::exports::{self, ExportArgs};
+use crate::process::output::{self, OutputFormat};
+use crate::process::result_file::{self, ResultFile};
 use crate::session::slo_checks;
 use anyhow::{bail, Context};
 use stampede_metrics::{merge_results, MergeError, RunResult};
@@ -78,7 +78,7 @@ pub fn execute(args: MergeArgs) -> anyhow::Result<i32> {
         };
         eprintln!("stampede: warning: {which} interrupted: the merge holds what it measured");
     }
-    Ok(crate::delivery::measured_status(&merged))
+    Ok(crate::session::delivery::measured_status(&merged))
 }
 
 /// The merge error with input numbers replaced by file names.

@@ -5,8 +5,8 @@
 //! (`stampede.compare/1`); a sweep's `stampede.sweep/1`. The repeat and
 //! compare tables come from the same renderers as the fresh commands.
 
-use crate::output::{self, OutputFormat};
-use crate::result_file::{self, ResultFile};
+use crate::process::output::{self, OutputFormat};
+use crate::process::result_file::{self, ResultFile};
 use anyhow::{bail, Context};
 use stampede_analysis::{CompareDocument, RepeatDocument, SweepDocument};
 use stampede_metrics::RunResult;
@@ -53,15 +53,15 @@ pub fn execute(args: ReportArgs) -> anyhow::Result<i32> {
 }
 
 fn report_run(args: &ReportArgs, result: &RunResult) -> anyhow::Result<i32> {
-    let exports = crate::exports::ExportArgs {
+    let exports = crate::process::exports::ExportArgs {
         html: args.html.clone(),
         csv: args.csv.clone(),
         csv_timeseries: args.csv_timeseries.clone(),
         ..Default::default()
     };
-    crate::exports::write_exports(result, &exports)?;
+    crate::process::exports::write_exports(result, &exports)?;
     output::print(result, args.output)?;
-    Ok(crate::exit::OK)
+    Ok(crate::process::exit::OK)
 }
 
 /// The file's JSON on stdout (`-o json`).
@@ -88,14 +88,14 @@ fn refuse_csv(args: &ReportArgs, what: &str) -> anyhow::Result<()> {
 fn report_repeat(args: &ReportArgs, document: &RepeatDocument) -> anyhow::Result<i32> {
     refuse_csv(args, "a file of repeated rounds")?;
     if let Some(path) = &args.html {
-        crate::repeat::write_html(document, path)
+        crate::session::repeat::write_html(document, path)
             .with_context(|| format!("{}", args.file.display()))?;
     }
     match args.output {
-        OutputFormat::Text => crate::repeat::print(document, false)?,
+        OutputFormat::Text => crate::session::repeat::print(document, false)?,
         OutputFormat::Json => print_json(serde_json::to_value(document)?)?,
     }
-    Ok(crate::exit::OK)
+    Ok(crate::process::exit::OK)
 }
 
 /// The comparison table, as `compare` printed it.
@@ -114,7 +114,7 @@ fn report_compare(args: &ReportArgs, document: &CompareDocument) -> anyhow::Resu
         })?,
         OutputFormat::Json => print_json(serde_json::to_value(document)?)?,
     }
-    Ok(crate::exit::OK)
+    Ok(crate::process::exit::OK)
 }
 
 /// The steps table, verdict and warnings as the sweep printed them, from the
@@ -131,12 +131,12 @@ fn report_sweep(args: &ReportArgs, document: &SweepDocument) -> anyhow::Result<i
                 result,
             })
             .collect();
-        crate::exports::write_file(path, |out| {
+        crate::process::exports::write_file(path, |out| {
             stampede_report::render_sweep_html(&views, analysis, out)
         })?;
     }
     output::print_text(false, |out| {
         stampede_report::render_sweep_text(analysis, steps, out)
     })?;
-    Ok(crate::exit::OK)
+    Ok(crate::process::exit::OK)
 }

@@ -1,24 +1,25 @@
 //! `stampede run`: build a plan from the arguments (plan_args.rs), start a
 //! `--spawn` server and wait for an agent's start time, then run it once
-//! (session.rs) and deliver the result (delivery.rs), or run it in rounds
+//! (session/mod.rs) and deliver the result (delivery.rs), or run it in rounds
 //! (`--repeat`, `--until-stable`: repeat.rs). With `--metrics` the endpoint
 //! is bound first and lingers after the delivery (metrics_endpoint.rs);
 //! `--remote-write` is checked first and makes its final push after the
 //! delivery (remote_write.rs); `--web` is bound first, shows the final
 //! report once the result is delivered and lingers (web.rs).
 
-use crate::delivery::{self, deliver_to, Delivery};
-use crate::metrics_endpoint::MetricsEndpoint;
-use crate::metrics_feed::Board;
-use crate::metrics_series::run_labels;
-use crate::plan_args::build_run;
-use crate::remote_write::RemoteWriter;
-use crate::repeat::{self, RepeatOutput, Rounds};
-use crate::run_args::RunArgs;
+use crate::agent;
+use crate::flags::plan_args::build_run;
+use crate::flags::run_args::RunArgs;
+use crate::process::{interrupt, output};
+use crate::session::delivery::{self, deliver_to, Delivery};
+use crate::session::exporters::metrics_endpoint::MetricsEndpoint;
+use crate::session::exporters::metrics_feed::Board;
+use crate::session::exporters::metrics_series::run_labels;
+use crate::session::exporters::remote_write::RemoteWriter;
+use crate::session::exporters::web::WebServer;
+use crate::session::repeat::{self, RepeatOutput, Rounds};
+use crate::session::spawn::SpawnedServer;
 use crate::session::{check_pids, run_plan_in, RunContext};
-use crate::spawn::SpawnedServer;
-use crate::web::WebServer;
-use crate::{agent, interrupt, output};
 use std::time::Duration;
 
 pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
@@ -43,7 +44,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
     let built = build_run(&args)?;
     let (plan, notices, workload) = (built.plan, built.notices, built.workload);
     if rounds {
-        crate::run_args::refuse_in(&args.metrics, "--repeat or --until-stable")?;
+        crate::flags::run_args::refuse_in(&args.metrics, "--repeat or --until-stable")?;
         if args.seed.is_some() {
             anyhow::bail!(
                 "--seed repeats one run's arrivals: with --repeat or --until-stable every round would draw the same ones; drop --seed"
@@ -62,7 +63,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
         .then(Board::default);
     let no_board = Board::default();
     let shared = board.as_ref().unwrap_or(&no_board);
-    crate::web_http::refuse_one_address_for_two(
+    crate::session::exporters::web_http::refuse_one_address_for_two(
         ("--metrics", args.metrics.metrics.as_deref()),
         ("--web", args.metrics.web.as_deref()),
     )?;
@@ -72,7 +73,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
         .metrics
         .web
         .is_some()
-        .then(crate::web_state::LiveBoard::default);
+        .then(crate::session::exporters::web_state::LiveBoard::default);
     let running = delivery::Running {
         run_id: run_id.clone(),
         plan: plan.clone(),
@@ -116,7 +117,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
         let plan = repeat::Planned {
             plan,
             workload,
-            name: crate::workload_plan::scenario_name(&args.workload),
+            name: crate::flags::workload_plan::scenario_name(&args.workload),
         };
         return repeat::execute(plan, notices, rounds, &pids, args.slo.as_ref(), output);
     }
@@ -136,8 +137,8 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
     };
     let result = run_plan_in(&plan, notices, &context).map(|mut result| {
         agent::annotate(&args.agent, &mut result);
-        crate::script_args::annotate(built.script.as_deref(), &mut result);
-        result.plan.name = crate::workload_plan::scenario_name(&args.workload);
+        crate::flags::script_args::annotate(built.script.as_deref(), &mut result);
+        result.plan.name = crate::flags::workload_plan::scenario_name(&args.workload);
         result
     });
     if let Ok(result) = &result {
@@ -148,7 +149,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
     drop(spawned);
     let result = result?;
     let status = deliver_to(&result, &delivery)?;
-    let status = crate::script_args::finish(built.script.as_deref(), &result, None, status)?;
+    let status = crate::flags::script_args::finish(built.script.as_deref(), &result, None, status)?;
     if let Some(remote) = remote {
         remote.finish();
     }

@@ -195,13 +195,15 @@ pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
     let addr = SocketAddr::new(args.bind, args.port);
     // Bound before the server starts: a bad address is the only line.
     let metrics = match args.metrics.as_deref() {
-        Some(text) => match crate::web_http::bind("--metrics", text, "127.0.0.1:9465") {
-            Ok(listener) => Some(listener),
-            Err(error) => {
-                eprintln!("stampede serve: error: {error}");
-                return Ok(2);
+        Some(text) => {
+            match crate::session::exporters::web_http::bind("--metrics", text, "127.0.0.1:9465") {
+                Ok(listener) => Some(listener),
+                Err(error) => {
+                    eprintln!("stampede serve: error: {error}");
+                    return Ok(2);
+                }
             }
-        },
+        }
         None => None,
     };
     let config = args.config();
@@ -263,9 +265,15 @@ pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
     }
     if let Some(listener) = metrics {
         let reader = handle.stats_reader();
-        let source = Box::new(move || crate::metrics_target::target_families(&reader.snapshot()));
-        let address =
-            crate::metrics_endpoint::serve_families("--metrics", listener, Vec::new(), source)?;
+        let source = Box::new(move || {
+            crate::session::exporters::metrics_target::target_families(&reader.snapshot())
+        });
+        let address = crate::session::exporters::metrics_endpoint::serve_families(
+            "--metrics",
+            listener,
+            Vec::new(),
+            source,
+        )?;
         eprintln!("stampede serve: metrics at http://{address}/metrics");
     }
     wait_for_signal().context("installing the SIGINT/SIGTERM handler")?;

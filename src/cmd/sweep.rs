@@ -3,15 +3,15 @@
 //! range, knee, capacity, effective throughput and a USL fit, with the rule
 //! behind every verdict printed.
 
-use crate::delivery::exit_status;
-use crate::exports::write_file;
-use crate::output::write_json_value;
-use crate::plan_args::build_plan;
-use crate::run_args::{parse_run_args, RunArgs, SloArg};
+use crate::flags::plan_args::build_plan;
+use crate::flags::run_args::{parse_run_args, RunArgs, SloArg};
+use crate::flags::sweep_steps::{parse_connection_list, parse_rates};
+use crate::process::exports::write_file;
+use crate::process::output::write_json_value;
+use crate::process::{exit, interrupt};
+use crate::session::delivery::exit_status;
+use crate::session::spawn::SpawnedServer;
 use crate::session::{check_pids, run_plan_in, RunContext};
-use crate::spawn::SpawnedServer;
-use crate::sweep_steps::{parse_connection_list, parse_rates};
-use crate::{exit, interrupt};
 use anyhow::{bail, Context};
 use stampede_analysis::{
     analyze_sweep, Load, RateSearch, SearchNext, StepInput, SweepDocument, Thresholds,
@@ -132,7 +132,7 @@ fn step_run_args(
     if let Some((_, flag, instead)) = taken.iter().find(|(given, _, _)| *given) {
         bail!("--run-args: {flag} is the sweep's to set; use {instead}");
     }
-    crate::run_args::refuse_in(&run.metrics, "sweep")?;
+    crate::flags::run_args::refuse_in(&run.metrics, "sweep")?;
     match load {
         Load::Connections(c) => run.connections = Some(c as usize),
         Load::Rate(r) => {
@@ -149,7 +149,7 @@ fn step_run_args(
 
 pub fn execute(args: SweepArgs) -> anyhow::Result<i32> {
     // Bad paths and pids fail before the first step, not after the last.
-    crate::output::preflight_given(&[
+    crate::process::output::preflight_given(&[
         ("--json", args.json.as_ref()),
         ("--html", args.html.as_ref()),
     ])?;
@@ -278,14 +278,17 @@ pub fn execute(args: SweepArgs) -> anyhow::Result<i32> {
         .as_ref()
         .map(|path| write_file(path, |out| render_sweep_html(&steps, analysis, out)))
         .transpose();
-    let on_stderr = args.json.as_deref().is_some_and(crate::output::is_stdout);
-    crate::output::print_text(on_stderr, |out| {
+    let on_stderr = args
+        .json
+        .as_deref()
+        .is_some_and(crate::process::output::is_stdout);
+    crate::process::output::print_text(on_stderr, |out| {
         stampede_report::render_sweep_text(analysis, results, out)
     })?;
     saved?;
     html?;
     Ok(if stop.is_stopped() {
-        crate::interrupt::status()
+        crate::process::interrupt::status()
     } else {
         exit::OK
     })

@@ -78,7 +78,7 @@ fn write_out(bytes: &[u8]) -> mlua::Result<()> {
         // A closed stdout (`| head -1`): what the script prints is dropped,
         // as wrk's printf into a closed pipe is; the run goes on, and the
         // report's own write meets the closed pipe and exits quietly
-        // (src/exit.rs), as without a script.
+        // (src/process/exit.rs), as without a script.
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         written => written.map_err(mlua::Error::external),
     }

@@ -3,7 +3,7 @@
 //! quoted as a JSON string (which YAML reads as a double-quoted scalar).
 
 use super::{agent_words, check, K8sArgs, RESULTS_DIR};
-use crate::run_words::timestamp_word;
+use crate::flags::run_words::timestamp_word;
 use stampede_plan::format_duration;
 use std::fmt::Write as _;
 use std::time::SystemTime;

@@ -14,9 +14,9 @@ mod manifest;
 mod tests;
 
 use crate::agent::{Share, StartAt};
-use crate::plan_args::build_plan;
-use crate::run_args::{parse_run_args, RunArgs};
-use crate::run_words::run_words;
+use crate::flags::plan_args::build_plan;
+use crate::flags::run_args::{parse_run_args, RunArgs};
+use crate::flags::run_words::run_words;
 use anyhow::{bail, Context};
 use manifest::render;
 use stampede_plan::parse_duration;
@@ -86,7 +86,7 @@ pub fn execute(args: K8sArgs) -> anyhow::Result<i32> {
     let start = start_time(SystemTime::now(), args.start_delay);
     let manifest = render(&args, start)?;
     print!("{manifest}");
-    Ok(crate::exit::OK)
+    Ok(crate::process::exit::OK)
 }
 
 /// Now plus the delay, rounded up to a whole second (easier to read and type).
@@ -195,7 +195,7 @@ fn check(args: &K8sArgs, start: SystemTime) -> anyhow::Result<()> {
     let run = agent_run(args, start, args.agents - 1)?;
     // Each agent would refuse it at start: refused here, once.
     if let Some(url) = &run.metrics.remote_write {
-        crate::remote_write::parse_url(url)?;
+        crate::session::exporters::remote_write::parse_url(url)?;
     }
     // A body file lives in the image, not here: only then is the plan left unchecked.
     if run.body_file.is_none() {

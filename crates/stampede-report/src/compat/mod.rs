@@ -1,7 +1,7 @@
 //! The compat front-ends' report layouts (`stampede ab|wrk|webbench|press`),
 //! each filled from a stampede result in the foreign tool's own format.
 //! Reading the tools' command lines and running them is the binary's
-//! `cmd/compat/`; these only render.
+//! `compat/`; these only render.
 //!
 //! Modules: `ab_figures` (what ab derives, once for both layouts),
 //! `ab_text`, `ab_html` (`-w`), `wrk` (with wrk's unit formatting),

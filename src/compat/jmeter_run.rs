@@ -1,0 +1,388 @@
+//! Running a mapped JMeter plan. Each thread group is its own `stampede run
+//! --scenario` run (its own JTL labels, report and result file): setUp
+//! groups first, then the ordinary groups side by side (one after another
+//! when the plan serializes them), then tearDown
+//! groups, as JMeter orders them. Within a run the engine acts on the
+//! group's scenario keys itself (workload/phases.rs, session/mod.rs): a loop
+//! count is `iterations` (each thread walks its samplers that many times;
+//! under a throughput timer `total_iterations`, threads × loops in all),
+//! the scheduler's duration and delay are `duration` and `start_delay`,
+//! `on_sample_error` is `on_error`. The JTL writer (jmeter_jtl.rs) is each
+//! run's request log; the report is jmeter_report.rs.
+
+use super::jmeter_active::ActiveGroups;
+use super::jmeter_jtl::{close_jtl, open_jtl, GroupLabels, JtlSink, SharedJtl};
+use super::jmeter_options::{JmeterOptions, Notes, TOOL};
+use super::jmeter_summariser::{GroupObserver, Summariser};
+use super::jmeter_transactions::Transactions;
+use super::{save, usage, Finished, Translated};
+use crate::flags::plan_args::build_run;
+use crate::flags::run_args::parse_run_args;
+use crate::session::{run_plan_in, RunContext};
+use stampede_engine::RequestLogOptions;
+use stampede_jmeter::model::{Group, Load, Phase, Plan};
+use std::cell::RefCell;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// A scenario file of this run, removed when the run is over.
+struct ScenarioFile(PathBuf);
+
+impl Drop for ScenarioFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// `-o DIR`: absent or empty (JMeter refuses a folder with files in it);
+/// with `-f` its files are removed first.
+fn report_dir(dir: &Path, force: bool) -> anyhow::Result<()> {
+    let has_files = std::fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_some());
+    if has_files && !force {
+        return Err(usage(
+            TOOL,
+            format!(
+                "-o {}: the folder is not empty (-f empties it)",
+                dir.display()
+            ),
+        ));
+    }
+    if has_files {
+        std::fs::remove_dir_all(dir)
+            .map_err(|e| usage(TOOL, format!("-o {}: cannot empty it: {e}", dir.display())))?;
+    }
+    std::fs::create_dir_all(dir)
+        .map_err(|e| usage(TOOL, format!("-o {}: cannot create: {e}", dir.display())))
+}
+
+/// What the engine does differently from JMeter for a group, named so the
+/// user knows.
+fn differences(group: &Group) -> Vec<&'static str> {
+    let mut differ = Vec::new();
+    if group.steps.iter().any(|s| !s.transactions.is_empty()) {
+        differ.push(
+            "a Transaction Controller's samples are in the JTL; the summary and the report pool its samplers' samples under its name instead",
+        );
+    }
+    differ
+}
+
+/// `scheme://host:port` of a step's URL.
+fn origin(url: &str) -> &str {
+    let after = url.find("://").map_or(0, |i| i + 3);
+    // `{`: a path may begin with a `{{slot}}` right after the host.
+    url[after..]
+        .find(['/', '?', '{'])
+        .map_or(url, |i| &url[..after + i])
+}
+
+/// The engine sends a group's steps over its connections to one server:
+/// a group whose samplers go to several is refused before any request.
+fn one_server(group: &Group) -> anyhow::Result<()> {
+    let mut origins: Vec<&str> = Vec::new();
+    for step in &group.steps {
+        if !origins.contains(&origin(&step.url)) {
+            origins.push(origin(&step.url));
+        }
+    }
+    if origins.len() > 1 {
+        return Err(usage(
+            TOOL,
+            format!(
+                "thread group '{}' sends to {} servers ({}); this engine runs one server per group",
+                group.name,
+                origins.len(),
+                origins.join(", ")
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The `stampede run` words of one group's scenario file.
+fn run_words(group: &Group, file: &Path, html: Option<PathBuf>) -> Vec<String> {
+    let mut words = vec!["--scenario".to_string(), file.display().to_string()];
+    let mut add = |flag: &str, value: String| {
+        words.push(flag.to_string());
+        words.push(value);
+    };
+    // The scenario's iterations and duration end the run by themselves;
+    // without either: forever, as JMeter's -1 loops without a scheduler,
+    // until Ctrl-C.
+    let bounded = group.iterations.is_some()
+        || group.total_iterations.is_some()
+        || group.duration_s.is_some();
+    if !matches!(group.load, Load::Stages(_)) && !bounded {
+        add("-d", "87600h".to_string());
+    }
+    // Each sampler's timeouts, keep-alive, redirects, timers and Once Only
+    // are its step's own keys in the scenario file.
+    if let Some(html) = html {
+        add("--html", html.display().to_string());
+    }
+    // DNS Cache Manager static hosts (stampede_jmeter's dns.rs).
+    for value in &group.resolve {
+        add("--resolve", value.clone());
+    }
+    // JMeter trusts every server certificate: JsseSSLManager wraps each
+    // trust manager in CustomX509TrustManager, whose checkServerTrusted
+    // accepts all. A group has one server; an https one runs --insecure.
+    if group.steps.iter().any(|s| {
+        s.url
+            .get(..8)
+            .is_some_and(|scheme| scheme.eq_ignore_ascii_case("https://"))
+    }) {
+        words.push("--insecure".to_string());
+    }
+    // HTTP Cookie Manager: a jar per virtual user.
+    if group.cookies {
+        words.push("--cookie-jar".to_string());
+    }
+    words
+}
+
+/// Runs group `index` of `plan` (the engine waits out its start delay).
+fn run_group(
+    o: &JmeterOptions,
+    plan: &Plan,
+    index: usize,
+    jtl: Option<&SharedJtl>,
+    active: &ActiveGroups,
+    summariser: &Arc<Summariser>,
+) -> anyhow::Result<Finished> {
+    let group = &plan.groups[index];
+    let one = Plan {
+        groups: vec![group.clone()],
+        ..plan.clone()
+    };
+    let text = stampede_jmeter::scenario_text(&one, &o.plan.display().to_string());
+    let file = ScenarioFile(std::env::temp_dir().join(format!(
+        "stampede-jmeter-{}-{index}.toml",
+        std::process::id()
+    )));
+    std::fs::write(&file.0, text)
+        .map_err(|e| anyhow::anyhow!("{TOOL}: writing {}: {e}", file.0.display()))?;
+    let several = plan.groups.len() > 1;
+    let html = o.report_dir.as_ref().map(|dir| match several {
+        false => dir.join("index.html"),
+        true => dir.join(format!("group-{}.html", index + 1)),
+    });
+    let stampede_json = o.stampede_json.as_ref().map(|path| match several {
+        false => path.clone(),
+        true => path.with_extension(format!("group-{}.json", index + 1)),
+    });
+    let args = parse_run_args(run_words(group, &file.0, html)).map_err(|e| usage(TOOL, e))?;
+    let built = build_run(&args)?;
+    let request_log = jtl.map(|shared| {
+        let labels = GroupLabels {
+            group: group.name.clone(),
+            number: index + 1,
+            threads: group.threads,
+            active: active.clone(),
+        };
+        let urls = built
+            .plan
+            .mix
+            .iter()
+            .map(|m| m.target.url.clone())
+            .collect();
+        let names = group.steps.iter().map(|s| s.name.clone()).collect();
+        let transactions: Vec<_> = group.steps.iter().map(|s| s.transactions.clone()).collect();
+        let failures: Vec<_> = group.steps.iter().map(|s| s.failures.clone()).collect();
+        let sink = JtlSink::new(
+            shared.clone(),
+            labels,
+            built.workload.as_deref(),
+            names,
+            urls,
+            &failures,
+        )
+        .with_transactions(Transactions::new(&transactions));
+        RequestLogOptions {
+            // The URL column is the URL each sample sent, templates rendered.
+            request_targets: true,
+            ..RequestLogOptions::new(Box::new(sink))
+        }
+    });
+    let custom = RefCell::new(request_log);
+    let observer = RefCell::new(GroupObserver(summariser.clone()));
+    let context = RunContext {
+        quiet: true,
+        exports: Some(&args.exports),
+        request_log: Some(&custom),
+        watcher: Some(&observer),
+        workload: built.workload.clone(),
+        ..RunContext::default()
+    };
+    let result = run_plan_in(&built.plan, built.notices, &context);
+    active.ended(index);
+    let mut result = result?;
+    result.plan.name = Some(plan_name(o, plan, index));
+    let translated = Translated {
+        tool: TOOL,
+        args,
+        // The run's settings come from the plan, not from flags of the tool's.
+        flags: |_| None,
+        stampede_json,
+        quiet: true,
+    };
+    Ok(Finished {
+        translated,
+        result,
+        script: None,
+    })
+}
+
+/// What the reports title group `index`'s run with: the TestPlan's name
+/// (the .jmx file's name when it has none), and the group's with several.
+fn plan_name(o: &JmeterOptions, plan: &Plan, index: usize) -> String {
+    let name = test_plan_name(o, plan);
+    match plan.groups.len() {
+        1 => name,
+        _ => format!("{name} · {}", plan.groups[index].name),
+    }
+}
+
+/// The TestPlan's name, or the .jmx file's name when it has none.
+fn test_plan_name(o: &JmeterOptions, plan: &Plan) -> String {
+    match plan.name.trim() {
+        "" => o
+            .plan
+            .file_name()
+            .unwrap_or(o.plan.as_os_str())
+            .to_string_lossy()
+            .into_owned(),
+        name => name.to_string(),
+    }
+}
+
+/// Runs the plan's groups phase by phase; within a phase, side by side, or
+/// one after another when the plan serializes them.
+pub(super) fn run(
+    o: &JmeterOptions,
+    plan: &Plan,
+    summariser: &Arc<Summariser>,
+    notes: &mut Notes,
+) -> anyhow::Result<i32> {
+    for group in &plan.groups {
+        one_server(group)?;
+    }
+    if let Some(dir) = &o.report_dir {
+        report_dir(dir, o.force)?;
+    }
+    let jtl = match &o.jtl {
+        Some(path) => Some(
+            open_jtl(path, o.force)
+                .map_err(|e| usage(TOOL, format!("-l {}: {e}", path.display())))?,
+        ),
+        None => None,
+    };
+    for group in &plan.groups {
+        let differ = differences(group);
+        if !differ.is_empty() {
+            notes.line(&format!(
+                "stampede: note: '{}': {}",
+                group.name,
+                differ.join("; ")
+            ));
+        }
+    }
+    let active = ActiveGroups::new(plan.groups.iter().map(|g| g.threads));
+    let started = std::time::SystemTime::now();
+    let mut out = std::io::stdout();
+    super::jmeter_report::write_start(&o.plan, started, &mut out)?;
+    let mut finished: Vec<(usize, Finished)> = Vec::new();
+    for phase in [Phase::Setup, Phase::Main, Phase::Teardown] {
+        let indexes: Vec<usize> = (0..plan.groups.len())
+            .filter(|&i| plan.groups[i].phase == phase)
+            .collect();
+        // Serialized (StandardJMeterEngine.run, `serialized`): each group
+        // alone, in plan order; else the phase's groups together.
+        let batch = match plan.serialize_groups {
+            true => 1,
+            false => indexes.len().max(1),
+        };
+        for together in indexes.chunks(batch) {
+            let delays = together
+                .iter()
+                .map(|&i| (i, plan.groups[i].delay_s.unwrap_or(0) * 1000));
+            active.phase_started(delays);
+            let outcomes: Vec<(usize, anyhow::Result<Finished>)> = std::thread::scope(|scope| {
+                let handles: Vec<_> = together
+                    .iter()
+                    .map(|&i| {
+                        let (jtl, active) = (jtl.as_ref(), &active);
+                        (
+                            i,
+                            scope.spawn(move || run_group(o, plan, i, jtl, active, summariser)),
+                        )
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|(i, handle)| {
+                        let outcome = handle.join().unwrap_or_else(|_| {
+                            Err(anyhow::anyhow!("{TOOL}: a group's run panicked"))
+                        });
+                        (i, outcome)
+                    })
+                    .collect()
+            });
+            for (i, outcome) in outcomes {
+                finished.push((i, outcome?));
+            }
+        }
+    }
+    if let (Some(shared), Some(path)) = (&jtl, &o.jtl) {
+        close_jtl(shared).map_err(|e| anyhow::anyhow!("{TOOL}: -l {}: {e}", path.display()))?;
+    }
+    let results: Vec<(&str, &stampede_metrics::RunResult)> = finished
+        .iter()
+        .map(|(i, g)| (plan.groups[*i].name.as_str(), &g.result))
+        .collect();
+    if let Some(last) = summariser.finish() {
+        writeln!(out, "{last}")?;
+    }
+    super::jmeter_report::write_report(&results, started, &mut out)?;
+    out.flush()?;
+    let mut status = crate::process::exit::OK;
+    for (_, group) in &finished {
+        for warning in &group.result.warnings {
+            notes.line(&format!("stampede: warning: {warning}"));
+        }
+        status = status.max(save(group)?);
+    }
+    if let (Some(dir), true) = (&o.report_dir, plan.groups.len() > 1) {
+        write_index(o, dir, plan, &finished)?;
+    }
+    Ok(status)
+}
+
+/// `-o DIR/index.html` of a plan with several thread groups: every group's
+/// figures, linked to its `group-N.html`.
+fn write_index(
+    o: &JmeterOptions,
+    dir: &Path,
+    plan: &Plan,
+    finished: &[(usize, Finished)],
+) -> anyhow::Result<()> {
+    let hrefs: Vec<(usize, String)> = finished
+        .iter()
+        .map(|(i, _)| (*i, format!("group-{}.html", i + 1)))
+        .collect();
+    let pages: Vec<stampede_report::GroupPage<'_>> = finished
+        .iter()
+        .zip(&hrefs)
+        .map(|((i, group), (_, href))| stampede_report::GroupPage {
+            name: &plan.groups[*i].name,
+            href,
+            result: &group.result,
+        })
+        .collect();
+    let path = dir.join("index.html");
+    let mut page = Vec::new();
+    stampede_report::render_groups_index(&test_plan_name(o, plan), &pages, &mut page)?;
+    std::fs::write(&path, page)
+        .map_err(|e| anyhow::anyhow!("{TOOL}: writing {}: {e}", path.display()))
+}

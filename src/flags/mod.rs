@@ -1,0 +1,18 @@
+//! The command line of `stampede run` and everything built on it: the
+//! arguments (`run_args` and its `*_args` parts, `count_arg`), the words
+//! rendered back for a shell (`run_words`), sweep's ladder (`sweep_steps`),
+//! and a validated Plan built from the arguments (`plan_args`,
+//! `workload_plan`).
+
+pub mod connection_args;
+pub mod count_arg;
+pub mod plan_args;
+pub mod request_extras;
+pub mod run_args;
+pub mod run_words;
+pub mod script_args;
+pub mod sweep_steps;
+pub mod targets_args;
+pub mod transport_args;
+pub mod workload_args;
+pub mod workload_plan;

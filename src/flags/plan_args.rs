@@ -1,0 +1,295 @@
+//! Args → Plan: the one place `stampede run`'s arguments become a validated
+//! [`Plan`] (with the notices for the user), shared by every command that
+//! builds on run. Running the plan is session/mod.rs.
+
+use crate::agent;
+use crate::flags::run_args::{ArrivalArg, RunArgs, StagesArg};
+use crate::flags::targets_args::read_mix;
+use crate::flags::workload_plan::{build_workload, load_scenario, ScenarioLoad};
+use anyhow::Context;
+use stampede_engine::WorkloadSpec;
+use stampede_plan::{parse_header, Arrival, LoadModel, Plan, RequestSpec, Schedule, StopCondition};
+use stampede_workload::{Group, GroupLoad};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Connections allowed in the open model when `-c` is not given.
+const DEFAULT_RATE_CONNECTIONS: usize = 1000;
+/// Connections in the closed model when `-c` is not given.
+const DEFAULT_CONNECTIONS: usize = 50;
+
+/// The load model the arguments describe, and how long it runs.
+fn build_model(args: &RunArgs) -> anyhow::Result<(LoadModel, Option<Duration>)> {
+    let duration = match &args.stages {
+        Some(StagesArg(stages)) => Some(stages.iter().map(|s| s.duration).sum()),
+        None if args.requests.is_some() => args.duration,
+        None => Some(args.duration.unwrap_or(Duration::from_secs(10))),
+    };
+    let shape = |target: f64| -> anyhow::Result<Schedule> {
+        if let Some(StagesArg(stages)) = &args.stages {
+            return Ok(Schedule {
+                start: 0.0,
+                stages: stages.clone(),
+            });
+        }
+        let total = duration.unwrap_or(Duration::from_secs(3600));
+        Ok(match args.ramp_up {
+            Some(ramp) if ramp >= total => anyhow::bail!(
+                "--ramp-up {} must be shorter than the run ({})",
+                stampede_plan::format_duration(ramp),
+                stampede_plan::format_duration(total)
+            ),
+            Some(ramp) => Schedule::ramp(target, ramp, total - ramp),
+            None => Schedule::constant(target, total),
+        })
+    };
+    let model = match args.rate {
+        Some(rate) => {
+            if !(rate.is_finite() && rate > 0.0) {
+                anyhow::bail!("rate must be a number above zero (-r {rate})");
+            }
+            LoadModel::Rate {
+                per_s: shape(rate)?,
+                max_connections: args.connections.unwrap_or(DEFAULT_RATE_CONNECTIONS),
+                arrival: match args.arrival {
+                    ArrivalArg::Uniform => Arrival::Uniform,
+                    ArrivalArg::Poisson => Arrival::Poisson,
+                },
+            }
+        }
+        None => {
+            if args.stages.is_some() && args.connections.is_some() {
+                anyhow::bail!(
+                    "--stages targets are the connections; drop -c (or add -r to make them rates)"
+                );
+            }
+            let connections = args.connections.unwrap_or(DEFAULT_CONNECTIONS);
+            LoadModel::Closed {
+                connections: shape(connections as f64)?,
+            }
+        }
+    };
+    Ok((model, duration))
+}
+
+/// A validated plan with its workload (templates, checks, steps) and the
+/// notices for the user.
+pub struct BuiltRun {
+    pub plan: Plan,
+    pub notices: Vec<String>,
+    pub workload: Option<Arc<WorkloadSpec>>,
+    /// `--script`, prepared (its `done` runs after the report).
+    pub script: Option<Arc<stampede_lua::LuaScript>>,
+}
+
+/// Builds and validates the plan of a command that sends fixed requests
+/// only (sweep, the compat front-ends): a templated URL is refused there.
+pub fn build_plan(args: &RunArgs) -> anyhow::Result<(Plan, Vec<String>)> {
+    if args.script.script.is_some() {
+        anyhow::bail!("--script is for `stampede run` and `stampede wrk -s`");
+    }
+    let built = build_run(args)?;
+    if built.workload.is_some() {
+        anyhow::bail!(
+            "templates, feeders, checks and scenarios are for `stampede run` (this command sends fixed requests)"
+        );
+    }
+    Ok((built.plan, built.notices))
+}
+
+/// Builds and validates `stampede run`'s plan and workload.
+pub fn build_run(args: &RunArgs) -> anyhow::Result<BuiltRun> {
+    let scenario = load_scenario(&args.workload)?;
+    let scenario_args;
+    let mut models = Vec::new();
+    let bounded_args;
+    let args = match &scenario {
+        Some(scenario)
+            if scenario.ends_by_itself() && args.duration.is_none() && args.requests.is_none() =>
+        {
+            // Every group ends by itself: the run ends when they are done.
+            let mut capped = args.clone();
+            capped.duration = Some(crate::flags::workload_plan::GROUPS_DONE_CAP);
+            bounded_args = capped;
+            &bounded_args
+        }
+        _ => args,
+    };
+    let args = match &scenario {
+        Some(scenario) => {
+            scenario.refuse_with(args.warmup.is_some())?;
+            if args.url.is_some()
+                || args.connections.is_some()
+                || args.rate.is_some()
+                || args.stages.is_some()
+            {
+                anyhow::bail!(
+                    "--scenario sets the URLs and the load (each group's connections, rate or stages): drop the URL, -c, -r and --stages"
+                );
+            }
+            if args.transport.pipeline > 1 {
+                // Before the plan's own check, which would name --targets.
+                anyhow::bail!("--scenario sends one request at a time per user: drop --pipeline");
+            }
+            if args.body.is_some() || args.body_file.is_some() || args.method != "GET" {
+                anyhow::bail!(
+                    "--scenario sets each step's method and body: drop -m, -b and -D (put them in the steps)"
+                );
+            }
+            for group in &scenario.groups {
+                let group_args = with_group_load(args, group);
+                let (mut model, _) =
+                    build_model(&group_args).with_context(|| format!("group {}", group.name))?;
+                agent::share_model(&args.agent, &mut model)
+                    .with_context(|| format!("group {}", group.name))?;
+                models.push(model);
+            }
+            scenario_args = with_group_load(args, scenario.first());
+            &scenario_args
+        }
+        None => args,
+    };
+    let (mut plan, mut notices) = build_fixed_plan(args, scenario.as_ref())?;
+    if let Some(scenario) = &scenario {
+        // Each group runs on its own threads, one at least.
+        let groups = scenario.groups.len();
+        if groups > plan.threads {
+            if let Some(asked) = args.threads {
+                notices.push(format!(
+                    "{groups} groups run side by side on {groups} threads (one each at least; -t {asked} asked for fewer)"
+                ));
+            }
+            plan.threads = groups;
+        }
+    }
+    let agent = args.agent.agent.map(|share| (share.index, share.count));
+    let scenario = scenario.as_ref().map(|s| (s, models));
+    let script = (args.script).prepare(args.url.as_deref(), &plan)?;
+    let engine_script = script
+        .clone()
+        .map(|s| s as Arc<dyn stampede_workload::Script>);
+    let workload = build_workload(&args.workload, &plan, scenario, agent, engine_script)?;
+    Ok(BuiltRun {
+        plan,
+        notices,
+        workload,
+        script,
+    })
+}
+
+/// The arguments with a scenario group's load in place of `-c`, `-r`,
+/// `--stages` and `--ramp-up`.
+fn with_group_load(args: &RunArgs, group: &Group) -> RunArgs {
+    let mut args = args.clone();
+    match &group.load {
+        GroupLoad::Closed { connections } => args.connections = Some(*connections as usize),
+        GroupLoad::Open { rate } => args.rate = Some(*rate),
+        GroupLoad::Stages(stages) => {
+            args.stages = Some(StagesArg(stages.clone()));
+            // A staged group is an open model: its targets are rates.
+            args.rate = Some(stages.iter().map(|s| s.target).fold(0.0, f64::max).max(1.0));
+        }
+    }
+    if let (Some(cap), false) = (
+        group.limits.max_connections,
+        matches!(group.load, GroupLoad::Closed { .. }),
+    ) {
+        args.connections = Some(cap as usize);
+    }
+    if group.ramp_up.is_some() {
+        args.ramp_up = group.ramp_up;
+    }
+    args
+}
+
+fn build_fixed_plan(
+    args: &RunArgs,
+    scenario: Option<&ScenarioLoad>,
+) -> anyhow::Result<(Plan, Vec<String>)> {
+    if args.seed.is_some() && !(args.rate.is_some() && args.arrival == ArrivalArg::Poisson) {
+        anyhow::bail!("--seed draws the gaps of Poisson arrivals: add -r RATE --arrival poisson");
+    }
+    let url = match (&args.url, &args.targets) {
+        (Some(url), None) => url.clone(),
+        (Some(_), Some(_)) => anyhow::bail!("give either a URL or --targets, not both"),
+        (None, Some(_)) => String::new(),
+        (None, None) if scenario.is_some() => String::new(),
+        (None, None) => anyhow::bail!("no URL given"),
+    };
+    let body = match (&args.body, &args.body_file) {
+        (Some(text), _) => text.clone().into_bytes(),
+        (None, Some(path)) => {
+            std::fs::read(path).with_context(|| format!("reading body file {}", path.display()))?
+        }
+        (None, None) => Vec::new(),
+    };
+    let mut headers = args.headers.clone();
+    if let Some(content_type) = &args.content_type {
+        headers.push(parse_header(&format!("Content-Type: {content_type}"))?);
+    }
+    let extra = args.request_extras.headers(&headers)?;
+    headers.extend(extra);
+    let (compression, accept_encoding) = args.transport.compression(&headers);
+    headers.extend(accept_encoding);
+    let method = if args.request_extras.head {
+        "HEAD".to_string()
+    } else {
+        args.method.to_ascii_uppercase()
+    };
+    let mix = match (&args.targets, scenario) {
+        (Some(path), _) => read_mix(path, &headers, args.http10)?,
+        (None, Some(scenario)) => scenario.mix(&headers, args.http10),
+        (None, None) => Vec::new(),
+    };
+    let (target, request) = match mix.first() {
+        Some(first) => (first.target.clone(), first.request.clone()),
+        None => (
+            stampede_workload::parse_url_template(&url)?,
+            RequestSpec {
+                method,
+                headers,
+                body,
+                http10: args.http10,
+            },
+        ),
+    };
+    let (model, duration) = build_model(args)?;
+    let stop = match (args.requests, duration) {
+        (Some(count), limit) => StopCondition::Requests { count, limit },
+        (None, duration) => StopCondition::Duration(duration.unwrap_or(Duration::from_secs(10))),
+    };
+    let threads = args
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let mut plan = Plan {
+        target,
+        request,
+        model,
+        threads,
+        stop,
+        warmup: args.warmup,
+        source_addrs: args.source_addrs.clone().map(|a| a.0).unwrap_or_default(),
+        transport: args.transport.spec()?,
+        mix,
+        keepalive: !args.no_keepalive,
+        connect_timeout: args.connect_timeout,
+        timeout: args.timeout,
+    };
+    plan.transport.compression = compression;
+    let mut notices = agent::apply_share(&args.agent, &mut plan)?;
+    notices.extend(plan.validate()?);
+    // A staged scenario group sets the rate itself (the stages' peak).
+    if let (Some(rate), Some(_), None) = (args.rate, &args.stages, scenario) {
+        notices.push(format!(
+            "-r {rate} sets no rate with --stages: the stages' targets are the rates"
+        ));
+    }
+    if let Some(asked) = args.threads.filter(|&t| t > plan.threads) {
+        notices.push(format!(
+            "threads capped at {}: -t {asked} is more than the {} (each thread needs one)",
+            plan.threads,
+            stampede_report::counted(plan.connections() as u64, "connection")
+        ));
+    }
+    Ok((plan, notices))
+}

@@ -1,0 +1,214 @@
+//! Command-line options for the way to the target (`run` and everything
+//! built on it): Unix socket, TLS, proxy, pipelining.
+
+use stampede_plan::{
+    ClientCert, CompressionSpec, Header, IoBackend, ProxySpec, ResolveOverride, TlsSpec,
+    TlsVersion, TransportSpec,
+};
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct TransportArgs {
+    /// Connect to this Unix domain socket instead of the URL's host and port
+    /// (the URL still gives the path and Host header)
+    #[arg(long, value_name = "PATH")]
+    pub unix_socket: Option<PathBuf>,
+    /// https: accept any server certificate (self-signed test servers)
+    #[arg(long)]
+    pub insecure: bool,
+    /// https: trust the CA certificate(s) in this PEM file instead of the system roots
+    #[arg(long, value_name = "PEM")]
+    pub cacert: Option<PathBuf>,
+    /// https: the server name to send (SNI) and verify [default: the URL's host]
+    #[arg(long, value_name = "NAME")]
+    pub sni: Option<String>,
+    /// https: a full TLS handshake on every new connection (no session resumption)
+    #[arg(long)]
+    pub no_tls_resume: bool,
+    /// https: present this client certificate chain (PEM; needs --key) for mTLS
+    #[arg(long, value_name = "PEM")]
+    pub cert: Option<PathBuf>,
+    /// https: the private key (PEM: PKCS#8, RSA or EC) of --cert
+    #[arg(long, value_name = "PEM")]
+    pub key: Option<PathBuf>,
+    /// https: lowest TLS version to offer (1.2 or 1.3) [default: 1.2]
+    #[arg(long, value_name = "1.2|1.3", value_parser = parse_tls_version)]
+    pub tls_min: Option<TlsVersion>,
+    /// https: highest TLS version to offer (1.2 or 1.3) [default: 1.3]
+    #[arg(long, value_name = "1.2|1.3", value_parser = parse_tls_version)]
+    pub tls_max: Option<TlsVersion>,
+    /// https: cipher suites to offer, comma-separated rustls names, e.g.
+    /// TLS13_AES_128_GCM_SHA256,TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub ciphers: Vec<String>,
+    /// https: key exchange groups to offer, comma-separated (X25519, secp256r1, secp384r1)
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub tls_groups: Vec<String>,
+    /// Send requests through this HTTP proxy (HOST:PORT): absolute-form requests
+    /// for http://, a CONNECT tunnel for https://
+    #[arg(short = 'X', long, value_name = "HOST:PORT")]
+    pub proxy: Option<String>,
+    /// HTTP/1.1 pipelining: send N requests at once on each connection, then
+    /// read their N responses (latency is measured per request)
+    #[arg(long, value_name = "N", default_value_t = 1, allow_negative_numbers = true, value_parser = crate::flags::count_arg::count_usize)]
+    pub pipeline: usize,
+    /// Follow up to N redirects per request (301/302/303 as a GET, 307/308
+    /// as sent), to any http or https origin (another one on its own
+    /// connection); each hop counted, not a request of its own
+    #[arg(long, value_name = "N", default_value_t = 0, allow_negative_numbers = true, value_parser = crate::flags::count_arg::count_u32)]
+    pub redirects: u32,
+    /// Speak HTTP/2: ALPN h2 over https, prior knowledge (h2c) over http
+    #[arg(long, group = "multiplexed")]
+    pub http2: bool,
+    /// Speak HTTP/3 over QUIC (UDP to the URL's port; https only): one QUIC
+    /// endpoint per worker thread, -c connections × --streams requests each
+    #[arg(long, group = "multiplexed")]
+    pub http3: bool,
+    /// HTTP/3: send a resumed connection's first requests as 0-RTT data
+    /// (counted apart in the breakdown: 0-RTT data can be replayed)
+    #[arg(long = "0rtt", requires = "http3")]
+    pub zero_rtt: bool,
+    /// HTTP/2 and HTTP/3: streams in flight on each connection (-c connections × N streams)
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "multiplexed", allow_negative_numbers = true, value_parser = crate::flags::count_arg::count_usize)]
+    pub streams: usize,
+    /// Connect to ADDRESS for HOST:PORT instead of asking DNS (curl's --resolve;
+    /// repeatable), e.g. example.test:8443:127.0.0.1
+    /// (several addresses: HOST:PORT:ADDR,ADDR,... with --dns)
+    #[arg(long, value_name = "HOST:PORT:ADDRESS")]
+    pub resolve: Vec<String>,
+    #[command(flatten)]
+    pub connection: crate::flags::connection_args::ConnectionArgs,
+    /// Event loop for HTTP/1.1: uring (a hand-driven reactor over io_uring,
+    /// about one syscall per request), epoll (the same over epoll), tokio
+    /// (supports everything), or auto: uring where the kernel offers it, else
+    /// epoll, for HTTP/1.1 runs (plain or TLS, -c or -r, with --pipeline); tokio
+    /// for HTTP/2, HTTP/3 and TLS through a proxy (-X). Default from STAMPEDE_IO
+    #[arg(long, value_name = "auto|epoll|uring|tokio", value_parser = parse_io, env = "STAMPEDE_IO")]
+    pub io: Option<IoBackend>,
+    /// Ask for compressed responses (curl's --compressed): send Accept-Encoding:
+    /// gzip, br, zstd (or the codings given: --compressed=gzip,br). Bodies are
+    /// counted as they come over the wire and not decoded
+    #[arg(long, value_name = "CODINGS", num_args = 0..=1, require_equals = true,
+          default_missing_value = DEFAULT_ACCEPT_ENCODING, value_parser = parse_codings)]
+    pub compressed: Option<String>,
+    /// Also decode every encoded body (gzip, deflate, br, zstd) and report the
+    /// decoded bytes; implies --compressed. Costs client CPU per response
+    #[arg(long)]
+    pub decode: bool,
+}
+
+/// What `--compressed` asks for without a list.
+const DEFAULT_ACCEPT_ENCODING: &str = "gzip, br, zstd";
+
+impl TransportArgs {
+    /// `--compressed` and `--decode`: what the plan records, and the
+    /// `Accept-Encoding` header to add (none when `given` has one: the
+    /// user's header is sent, and recorded, instead).
+    pub fn compression(&self, given: &[Header]) -> (CompressionSpec, Option<Header>) {
+        let asked = self
+            .compressed
+            .clone()
+            .or_else(|| self.decode.then(|| DEFAULT_ACCEPT_ENCODING.to_string()));
+        let Some(asked) = asked else {
+            return (CompressionSpec::default(), None);
+        };
+        let theirs = given
+            .iter()
+            .find(|h| h.name.eq_ignore_ascii_case("accept-encoding"));
+        let spec = |accept: &str| CompressionSpec {
+            accept_encoding: Some(accept.to_string()),
+            decode: self.decode,
+        };
+        match theirs {
+            Some(header) => (spec(&header.value), None),
+            None => (
+                spec(&asked),
+                Some(Header {
+                    name: "Accept-Encoding".into(),
+                    value: asked,
+                }),
+            ),
+        }
+    }
+
+    /// The transport part of the plan.
+    pub fn spec(&self) -> anyhow::Result<TransportSpec> {
+        let tls_given = self.insecure
+            || self.cacert.is_some()
+            || self.sni.is_some()
+            || self.no_tls_resume
+            || self.cert.is_some()
+            || self.tls_min.is_some()
+            || self.tls_max.is_some()
+            || !self.ciphers.is_empty()
+            || !self.tls_groups.is_empty();
+        let client_cert = match (&self.cert, &self.key) {
+            (Some(cert), Some(key)) => Some(ClientCert {
+                cert: cert.clone(),
+                key: key.clone(),
+            }),
+            (None, None) => None,
+            (Some(_), None) => anyhow::bail!("--cert needs --key (the certificate's private key)"),
+            (None, Some(_)) => anyhow::bail!("--key needs --cert (the client certificate)"),
+        };
+        let tls = tls_given.then(|| TlsSpec {
+            insecure: self.insecure,
+            ca_file: self.cacert.clone(),
+            sni: self.sni.clone(),
+            resume: !self.no_tls_resume,
+            client_cert,
+            min_version: self.tls_min,
+            max_version: self.tls_max,
+            ciphers: self.ciphers.clone(),
+            groups: self.tls_groups.clone(),
+        });
+        let proxy = self.proxy.as_deref().map(ProxySpec::parse).transpose()?;
+        if proxy.is_some() && self.unix_socket.is_some() {
+            anyhow::bail!("--proxy and --unix-socket cannot be combined");
+        }
+        Ok(TransportSpec {
+            unix_socket: self.unix_socket.clone(),
+            tls,
+            proxy,
+            pipeline: self.pipeline,
+            http2: self.http2,
+            streams: self.streams,
+            http3: self.http3,
+            zero_rtt: self.zero_rtt,
+            resolve: self
+                .resolve
+                .iter()
+                .map(|r| ResolveOverride::parse(r))
+                .collect::<Result<_, _>>()?,
+            lifetime: self.connection.lifetime()?,
+            dns: self.connection.dns()?,
+            io: self.io.unwrap_or_default(),
+            redirects: self.redirects,
+            // Set with the request's headers (`TransportArgs::compression`).
+            compression: CompressionSpec::default(),
+        })
+    }
+}
+
+/// `--compressed=LIST`: codings stampede can decode, comma-separated.
+fn parse_codings(text: &str) -> Result<String, String> {
+    let codings: Vec<&str> = text.split(',').map(str::trim).collect();
+    for coding in &codings {
+        if !["gzip", "deflate", "br", "zstd", "identity"]
+            .contains(&coding.to_ascii_lowercase().as_str())
+        {
+            return Err(format!(
+                "unknown coding '{coding}' (expected gzip, deflate, br, zstd, comma-separated)"
+            ));
+        }
+    }
+    Ok(codings.join(", "))
+}
+
+fn parse_io(text: &str) -> Result<IoBackend, String> {
+    IoBackend::parse(text).map_err(|e| e.to_string())
+}
+
+fn parse_tls_version(text: &str) -> Result<TlsVersion, String> {
+    TlsVersion::parse(text).map_err(|e| e.to_string())
+}

@@ -1,0 +1,108 @@
+//! `--spawn CMD`: start the server under test, wait until its port accepts,
+//! monitor it during the load, and stop it afterwards (SIGTERM to its process
+//! group, SIGKILL after a grace period).
+
+use anyhow::{bail, Context};
+use std::net::{SocketAddr, TcpStream};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long a spawned server may take to accept connections.
+const READY_TIMEOUT: Duration = Duration::from_secs(15);
+/// How long it may take to exit after SIGTERM.
+const STOP_GRACE: Duration = Duration::from_secs(5);
+
+/// A server started by stampede.
+pub struct SpawnedServer {
+    child: Child,
+    command: String,
+}
+
+impl SpawnedServer {
+    /// Runs `command` with `sh -c 'exec …'` in its own process group (so the
+    /// pid is the server's own) and waits until `addr` accepts connections.
+    pub fn start(command: &str, addr: SocketAddr) -> anyhow::Result<SpawnedServer> {
+        let child = Command::new("sh")
+            .arg("-c")
+            .arg(format!("exec {command}"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .with_context(|| format!("starting --spawn '{command}'"))?;
+        // A forced exit (a second interrupt) skips Drop: it kills the group.
+        crate::process::interrupt::kill_on_forced_exit(child.id() as i32);
+        let mut server = SpawnedServer {
+            child,
+            command: command.to_string(),
+        };
+        let deadline = Instant::now() + READY_TIMEOUT;
+        let stop = crate::process::interrupt::stop_handle()?;
+        loop {
+            if stop.is_stopped() {
+                // Interrupted while it starts: the run ends at once (130),
+                // and dropping the server stops it.
+                return Ok(server);
+            }
+            if let Some(status) = server.child.try_wait()? {
+                bail!("--spawn '{command}' exited before accepting connections ({status})");
+            }
+            if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
+                return Ok(server);
+            }
+            if Instant::now() > deadline {
+                server.stop();
+                bail!(
+                    "--spawn '{command}' did not accept connections on {addr} within {}s",
+                    READY_TIMEOUT.as_secs()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Stops the server: SIGTERM to its group, then SIGKILL after the grace period.
+    pub fn stop(&mut self) {
+        let group = self.child.id() as libc::pid_t;
+        let _forget = Forget(group);
+        // SAFETY: signalling the process group we created; no memory involved.
+        unsafe { libc::kill(-group, libc::SIGTERM) };
+        let deadline = Instant::now() + STOP_GRACE;
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        eprintln!(
+            "stampede: --spawn '{}' ignored SIGTERM; killing it",
+            self.command
+        );
+        // SAFETY: as above.
+        unsafe { libc::kill(-group, libc::SIGKILL) };
+        let _ = self.child.wait();
+    }
+}
+
+/// Takes the group off the forced-exit list once it is stopped, on every
+/// return path of [`SpawnedServer::stop`].
+struct Forget(libc::pid_t);
+
+impl Drop for Forget {
+    fn drop(&mut self) {
+        crate::process::interrupt::forget_group(self.0);
+    }
+}
+
+impl Drop for SpawnedServer {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            self.stop();
+        }
+    }
+}
