@@ -69,8 +69,12 @@ impl<'a> Cursor<'a> {
         let (mut depth, mut quote) = (0i32, None);
         for (i, c) in self.rest().char_indices() {
             match (quote, c) {
-                (Some(q), c) if c == q => quote = None,
-                (Some(_), _) => {}
+                // Inside quotes only the closing quote counts.
+                (Some(q), c) => {
+                    if c == q {
+                        quote = None;
+                    }
+                }
                 (None, '\'' | '"') => quote = Some(c),
                 (None, '[' | '(') => depth += 1,
                 (None, ']') => depth -= 1,

@@ -93,13 +93,7 @@ fn number_test(
         return Ok(Test::Number(compare, number));
     }
     if allow_range && cursor.word() == "in" {
-        let (at, token) = cursor.token();
-        let range = token.split_once("..").and_then(|(low, high)| {
-            Some((value(low)?, value(high)?)).filter(|(low, high)| low <= high)
-        });
-        let (low, high) =
-            range.ok_or_else(|| cursor.error(at, "expected a range LOW..HIGH, e.g. 200..299"))?;
-        return Ok(Test::Within(low, high));
+        return range(cursor, value);
     }
     let reason = if allow_range {
         format!("{COMPARISONS} or in")
@@ -107,6 +101,17 @@ fn number_test(
         COMPARISONS.to_string()
     };
     Err(cursor.error(op_at, reason))
+}
+
+/// `LOW..HIGH` after `in`: both ends included, the low one not above the high one.
+fn range(cursor: &mut Cursor<'_>, value: impl Fn(&str) -> Option<f64>) -> Result<Test, ParseError> {
+    let (at, token) = cursor.token();
+    let range = token.split_once("..").and_then(|(low, high)| {
+        Some((value(low)?, value(high)?)).filter(|(low, high)| low <= high)
+    });
+    let (low, high) =
+        range.ok_or_else(|| cursor.error(at, "expected a range LOW..HIGH, e.g. 200..299"))?;
+    Ok(Test::Within(low, high))
 }
 
 fn text_test(cursor: &mut Cursor<'_>, allow_exists: bool, json: bool) -> Result<Test, ParseError> {
@@ -145,6 +150,7 @@ fn text_test(cursor: &mut Cursor<'_>, allow_exists: bool, json: bool) -> Result<
     }
     match cursor.word() {
         "exists" if allow_exists => Ok(Test::Exists),
+        "in" if json => range(cursor, |n| n.parse().ok()),
         "contains" => {
             let text = cursor.quoted()?;
             Ok(Test::Contains(Box::new(
@@ -156,7 +162,9 @@ fn text_test(cursor: &mut Cursor<'_>, allow_exists: bool, json: bool) -> Result<
             match (allow_exists, json) {
                 (false, _) => "expected contains \"text\" or ~ REGEX",
                 (true, false) => "expected exists, ~ REGEX, == \"v\", != \"v\" or contains \"v\"",
-                (true, true) => "expected exists, ==, !=, <, <=, >, >=, ~ REGEX or contains \"v\"",
+                (true, true) => {
+                    "expected exists, ==, !=, <, <=, >, >=, in, ~ REGEX or contains \"v\""
+                }
             },
         )),
     }

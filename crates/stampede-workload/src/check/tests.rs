@@ -151,3 +151,132 @@ fn sizes_read_decimal_and_binary_units() {
     assert_eq!(parse_size("7"), Some(7.0));
     assert_eq!(parse_size("x"), None);
 }
+
+#[test]
+fn each_comparison_holds_exactly_at_its_boundary() {
+    for (op, below, at, above) in [
+        ("==", false, true, false),
+        ("!=", true, false, true),
+        ("<", true, false, false),
+        ("<=", true, true, false),
+        (">", false, false, true),
+        (">=", false, true, true),
+    ] {
+        for (status, pass) in [(199, below), (200, at), (201, above)] {
+            let check = format!("status {op} 200");
+            assert_eq!(
+                passes(&check, &view(status, &[], b"")),
+                pass,
+                "{check} on {status}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_long_value_is_cut_at_120_bytes_with_an_ellipsis() {
+    let long = [b'a'; 121];
+    let Verdict::Fail(seen) =
+        Check::parse("body contains \"z\"")
+            .unwrap()
+            .evaluate(&view(200, &[], &long))
+    else {
+        panic!("a body without z passed");
+    };
+    assert_eq!(seen, format!("{}…", "a".repeat(120)));
+    let Verdict::Fail(seen) =
+        Check::parse("body contains \"z\"")
+            .unwrap()
+            .evaluate(&view(200, &[], &long[..120]))
+    else {
+        panic!("a body without z passed");
+    };
+    assert_eq!(seen, "a".repeat(120));
+}
+
+#[test]
+fn a_check_keeps_its_text_trimmed() {
+    let check = Check::parse("  status == 200 ").unwrap();
+    assert_eq!(check.as_str(), "status == 200");
+    let set = CheckSet::parse(&["status == 200"]).unwrap();
+    assert!(!set.is_empty());
+    assert_eq!(set.checks()[0].as_str(), "status == 200");
+}
+
+#[test]
+fn a_set_passes_only_when_every_check_passes() {
+    let set = CheckSet::parse(&["status == 200", "status < 300"]).unwrap();
+    assert!(set.evaluate(&view(200, &[], b""), |_, _| {}));
+    assert!(!set.evaluate(&view(250, &[], b""), |_, _| {}));
+}
+
+#[test]
+fn json_numbers_compare_by_value_and_ranges_include_both_ends() {
+    let body = br#"{"id":1,"price":2.5,"name":"x"}"#;
+    let ok = view(200, &[], body);
+    assert!(passes("json($.id) == 1.0", &ok));
+    assert!(!passes("json($.id) != 1.0", &ok));
+    assert!(passes("json($.price) in 2.5..3", &ok));
+    assert!(passes("json($.price) in 1..2.5", &ok));
+    assert!(!passes("json($.price) in 2.6..3", &ok));
+    assert!(!passes("json($.price) in 1..2.4", &ok));
+    assert!(
+        !passes("json($.name) in 0..9", &ok),
+        "a string is not in a range"
+    );
+    assert!(Check::parse("json($.id) in 3..1").is_err());
+}
+
+#[test]
+fn quotes_and_brackets_inside_a_path_do_not_close_it() {
+    let body = br#"{"a)b":{"c":[5]}}"#;
+    let ok = view(200, &[], body);
+    assert!(passes("json($['a)b'].c[0]) == 5", &ok));
+    assert!(passes("json($[\"a)b\"].c[0]) == 5", &ok));
+    // After the quote closes, `)` ends the path again.
+    assert_eq!(Check::parse("json($['a']) ) exists").unwrap_err().at, 13);
+}
+
+#[test]
+fn errors_point_into_the_path_and_name_the_regex_problem() {
+    // The path starts at byte 5; its own error is at the x, 4 bytes into it.
+    let err = Check::parse("json($.a[x]) exists").unwrap_err();
+    assert_eq!(err.at, 5 + "$.a[".len(), "{err}");
+    let err = Check::parse("body ~ a{2,1}").unwrap_err().to_string();
+    let first = err.lines().next().unwrap_or_default().to_string();
+    assert!(first.starts_with("invalid check: body ~ a{2,1}"), "{err}");
+    let reason = err.lines().nth(1).unwrap_or_default();
+    assert!(reason.contains("invalid regex: "), "{err}");
+    assert!(
+        reason.contains("repetition") && !reason.contains("xyzzy"),
+        "the regex's own reason, its last line: {err}"
+    );
+}
+
+#[test]
+fn only_json_values_go_unquoted_and_only_some_subjects_exist() {
+    // A header's value is text: it needs quotes.
+    assert!(Check::parse("header(X-Id) == 7").is_err());
+    assert!(passes("json($.data.id) == 1", &view(200, &[], BODY)));
+    // `exists` is for headers and JSON paths; a body always exists.
+    assert!(Check::parse("body exists").is_err());
+    assert!(Check::parse("header(X-Id) exists").is_ok());
+}
+
+#[test]
+fn every_size_unit_scales_as_named() {
+    use super::parse::parse_size;
+    for (text, bytes) in [
+        ("3b", 3.0),
+        ("3k", 3e3),
+        ("3m", 3e6),
+        ("3MB", 3e6),
+        ("3g", 3e9),
+        ("3GB", 3e9),
+        ("3KiB", 3072.0),
+        ("3MiB", 3.0 * 1048576.0),
+        ("3GiB", 3.0 * 1073741824.0),
+    ] {
+        assert_eq!(parse_size(text), Some(bytes), "{text}");
+    }
+}
