@@ -70,11 +70,7 @@ impl<'a> Cursor<'a> {
         for (i, c) in self.rest().char_indices() {
             match (quote, c) {
                 // Inside quotes only the closing quote counts.
-                (Some(q), c) => {
-                    if c == q {
-                        quote = None;
-                    }
-                }
+                (Some(q), c) => quote = (c != q).then_some(q),
                 (None, '\'' | '"') => quote = Some(c),
                 (None, '[' | '(') => depth += 1,
                 (None, ']') => depth -= 1,
