@@ -55,6 +55,14 @@
 #   --no-install       never call apt-get
 #   --stampede PATH    the stampede binary to measure (default $STAMPEDE, else
 #                      target/release/stampede, built when missing)
+#   --base PATH        also run an older stampede binary (tool "stampede-base",
+#                      and "stampede-base-epoll" with --epoll), interleaved with
+#                      the rest; the report adds a "vs base" column. This is the
+#                      regression check: the new binary against the last landed
+#                      one, in the same rounds, e.g.
+#                      git worktree add /tmp/old <commit> && cargo build --release
+#                      --manifest-path /tmp/old/Cargo.toml, then
+#                      --base /tmp/old/target/release/stampede
 # Everything is bounded: each client run has a duration, only 127.0.0.1 is used,
 # nginx is stopped by a trap on exit.
 set -euo pipefail
@@ -79,6 +87,7 @@ MAX_OTHER_CPU=15     # % of a CPU used by others that makes a run be redone
 RETRIES=2
 INSTALL=1
 QUICK=0
+BASE=""
 OUT=""
 
 while [ $# -gt 0 ]; do
@@ -98,11 +107,13 @@ while [ $# -gt 0 ]; do
         --out) OUT=$2; shift ;;
         --no-install) INSTALL=0 ;;
         --stampede) STAMPEDE=$2; shift ;;
+        --base) BASE=${2-}; shift ;;
         -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         *) echo "client-vs-wrk: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
     shift
 done
+[ -z "$BASE" ] || [ -x "$BASE" ] || { echo "client-vs-wrk: --base: not an executable: $BASE" >&2; exit 2; }
 [ "$(nproc)" -ge 2 ] || { echo "client-vs-wrk: needs at least 2 CPUs (server on 0, client on 1)" >&2; exit 2; }
 
 DATE=$(date +%F)
@@ -129,6 +140,8 @@ STAMPEDE_SRC=${STAMPEDE:-$ROOT/target/release/stampede}
 # ---------------------------------------------------------------- workspace
 bench_workspace
 if [ "$WITH_FLOOR" = 1 ]; then bench_floor_probes floor-epoll floor-uring; fi
+# A copy, like STAMPEDE_BIN: the base may be rebuilt while this runs.
+[ -z "$BASE" ] || cp "$BASE" "$TMP/stampede-base"
 PORT=$(free_port)
 bench_nginx_start "$(bench_plain_server)"
 
@@ -159,6 +172,10 @@ client_cmd() {
         stampede-epoll)
             local flag=""; [ "$ka" = 1 ] || flag=" --no-keepalive"
             echo "$STAMPEDE_BIN run $URL -t 1 -c $c -d ${secs}s -q$flag --io epoll --json $out.json" ;;
+        stampede-base|stampede-base-epoll)
+            local flag=""; [ "$ka" = 1 ] || flag=" --no-keepalive"
+            [ "$tool" = stampede-base ] || flag="$flag --io epoll"
+            echo "$TMP/stampede-base run $URL -t 1 -c $c -d ${secs}s -q$flag --json $out.json" ;;
         floor-epoll|floor-uring)
             echo "$TMP/$tool 127.0.0.1:$PORT $c $secs /index.html $RESPONSE_BYTES" ;;
         ab)
@@ -171,14 +188,14 @@ client_cmd() {
     esac
 }
 # What the README/doc shows (without the temp path)
-display_cmd() { client_cmd "$@" | sed "s#$STAMPEDE_BIN#stampede#; s#$TMP/floor-#bench/floor/target/release/floor-#; s#$TMP/[^ ]*#out#g; s#$URL#URL#; s#127.0.0.1:$PORT#ADDRESS#"; }
+display_cmd() { client_cmd "$@" | sed "s#$TMP/stampede-base#stampede-base#; s#$STAMPEDE_BIN#stampede#; s#$TMP/floor-#bench/floor/target/release/floor-#; s#$TMP/[^ ]*#out#g; s#$URL#URL#; s#127.0.0.1:$PORT#ADDRESS#"; }
 
 # p50 latency in µs as the tool reports it ("-" when it cannot)
 tool_p50_us() {
     local tool=$1 out=$2
     case $tool in
         wrk) wrk_p50_us "$out.stdout" ;;
-        stampede|stampede-epoll) stampede_p50_us "$out" ;;
+        stampede|stampede-epoll|stampede-base|stampede-base-epoll) stampede_p50_us "$out" ;;
         # oha: "  50.00% in 0.3794 ms" under "Response time distribution" (unit: ms, secs or µs)
         oha) awk '$1=="50.00%" && $2=="in" { m = ($4=="ms")?1000:($4=="secs"||$4=="s")?1000000:1;
                   printf "%.1f", $3 * m; exit }' "$out.stdout" ;;
@@ -190,7 +207,7 @@ tool_count() {
     local tool=$1 out=$2
     case $tool in
         wrk) wrk_count "$out" ;;
-        stampede|stampede-epoll) stampede_count "$out" ;;
+        stampede|stampede-epoll|stampede-base|stampede-base-epoll) stampede_count "$out" ;;
         ab) awk '/^Complete requests:/ {print $3}' "$out.stdout" ;;
         floor-*) awk '{print $2}' "$out.stdout" ;;
         *) echo - ;;
@@ -200,7 +217,7 @@ tool_errors() {
     local tool=$1 out=$2
     case $tool in
         wrk) wrk_errors "$out" ;;
-        stampede|stampede-epoll) stampede_errors "$out" ;;
+        stampede|stampede-epoll|stampede-base|stampede-base-epoll) stampede_errors "$out" ;;
         ab) awk '/^Failed requests:|^Non-2xx/ && $NF != 0 {printf "%s ", $0}' "$out.stdout" ;;
     esac
 }
@@ -212,6 +229,8 @@ SYSROWS="$TMP/sys.tsv"; : > "$SYSROWS"
 TOOLS=(wrk stampede); [ "$WITH_EPOLL" = 1 ] && TOOLS+=(stampede-epoll)
 [ "$WITH_AB" = 1 ] && TOOLS+=(ab); [ "$WITH_OHA" = 1 ] && TOOLS+=(oha)
 [ "$WITH_FLOOR" = 1 ] && TOOLS+=(floor-epoll floor-uring)
+[ -n "$BASE" ] && TOOLS+=(stampede-base)
+[ -n "$BASE" ] && [ "$WITH_EPOLL" = 1 ] && TOOLS+=(stampede-base-epoll)
 # The pairs not measured: ab reports whole milliseconds (no use at -c 1); the
 # floor probes keep their connections (no new-connection scenario).
 skipped() { { [ "$1" = ab ] && [ "$2" = c1 ]; } || { [[ $1 == floor-* ]] && [ "$2" = close100 ]; }; }
@@ -244,6 +263,7 @@ fi
 # ---------------------------------------------------------------- report
 versions() {
     bench_stampede_version
+    [ -z "$BASE" ] || echo "- stampede-base: $("$TMP/stampede-base" --version 2>/dev/null | head -1) (binary sha256 $(sha256sum "$TMP/stampede-base" | cut -c1-12), $BASE)"
     echo "- wrk: $(wrk --version 2>&1 | head -1 | awk '{print $2}')"
     [ "$WITH_AB" = 1 ] && echo "- ab: $(ab -V 2>&1 | head -1 | sed 's/This is ApacheBench, //; s/ <.*//')"
     [ "$WITH_OHA" = 1 ] && echo "- oha: $(oha --version 2>&1 | head -1)"
@@ -262,10 +282,15 @@ versions() {
     echo "- stampede's event loop (\`--io auto\`): $(cat "$TMP"/r1-*-stampede.json 2>/dev/null | jq -r '.plan.io' 2>/dev/null | sort -u | tr '\n' ' ')"
     bench_noise_lines
     echo
-    echo "| scenario | tool | µs/req (user + sys) | vs wrk | req/s | syscalls/req | p50 latency |"
-    echo "|---|---|---|---|---|---|---|"
+    base_head=""; base_rule=""
+    [ -z "$BASE" ] || { base_head=" vs base |"; base_rule="---|"; }
+    echo "| scenario | tool | µs/req (user + sys) | vs wrk |$base_head req/s | syscalls/req | p50 latency |"
+    echo "|---|---|---|---|$base_rule---|---|---|"
     for sc in "${SCS[@]}"; do
         wrk_us=$(col "$sc" wrk '1e6*($6+$7)/$4')
+        base_us=nan; base_epoll_us=nan
+        [ -z "$BASE" ] || base_us=$(col "$sc" stampede-base '1e6*($6+$7)/$4')
+        [ -z "$BASE" ] || [ "$WITH_EPOLL" = 0 ] || base_epoll_us=$(col "$sc" stampede-base-epoll '1e6*($6+$7)/$4')
         for tool in "${TOOLS[@]}"; do
             skipped "$tool" "$sc" && continue
             us=$(col "$sc" "$tool" '1e6*($6+$7)/$4')
@@ -274,9 +299,18 @@ versions() {
             rps=$(col "$sc" "$tool" '$4/$5')
             p50=$(awk -F'\t' -v sc="$sc" -v t="$tool" '$2==sc && $3==t && $8 ~ /^[0-9.]+$/ {print $8}' "$ROWS" | median)
             case $p50 in nan|"") p50="-" ;; *) p50=$(awk -v p="$p50" 'BEGIN { printf "%.0f µs", p }') ;; esac
+            # "vs base": stampede against the base binary on the same loop.
+            vb=""
+            if [ -n "$BASE" ]; then
+                case $tool in
+                    stampede) vb=$(awk -v a="$us" -v b="$base_us" 'BEGIN { if (b == "nan") print " - |"; else printf " %.3f× |", a / b }') ;;
+                    stampede-epoll) vb=$(awk -v a="$us" -v b="$base_epoll_us" 'BEGIN { if (b == "nan") print " - |"; else printf " %.3f× |", a / b }') ;;
+                    *) vb=" |" ;;
+                esac
+            fi
             awk -v sc="$(scenario_title "$sc")" -v t="$tool" -v us="$us" -v u="$usr" -v s="$sys" -v w="$wrk_us" \
-                -v rps="$rps" -v sy="$(syscalls_per_req "$sc" "$tool")" -v p="$p50" \
-                'BEGIN { printf "| %s | %s | %.2f (%.2f + %.2f) | %.2f× | %.0f | %s | %s |\n", sc, t, us, u, s, us / w, rps, sy, p }'
+                -v rps="$rps" -v sy="$(syscalls_per_req "$sc" "$tool")" -v p="$p50" -v vb="$vb" \
+                'BEGIN { printf "| %s | %s | %.2f (%.2f + %.2f) | %.2f× |%s %.0f | %s | %s |\n", sc, t, us, u, s, us / w, vb, rps, sy, p }'
         done
     done
     echo
