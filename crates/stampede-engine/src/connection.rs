@@ -4,6 +4,7 @@
 //! lifetime (conn_lifetime.rs), or for every request without keep-alive). The load models
 //! (closed.rs, open.rs) decide when a slot sends.
 
+use crate::booking::LogFacts;
 use crate::conn_books::{ConnectionLife, Reuse};
 use crate::http1::{ResponseError, ResponseParser, ResponseProgress};
 use crate::outcome_class::{classify_io, Stage};
@@ -232,10 +233,10 @@ impl ConnectionContext {
     }
 
     /// Books how a request ended on either HTTP/1.1 path: its decoded body
-    /// (by `parser`'s capture), the worker's recorder, and the request log
-    /// with the time its connection took to open (`connect`) and the
-    /// virtual user of slot `slot`; `session`: the user's, whose rendered
-    /// request the log may keep the target of.
+    /// (by `parser`'s capture), then the rule of every protocol
+    /// (booking.rs) with the time its connection took to open (`connect`)
+    /// and the virtual user of slot `slot`; `session`: the user's, whose
+    /// rendered request the log may keep the target of.
     pub(crate) fn record(
         &self,
         parser: &ResponseParser,
@@ -245,11 +246,12 @@ impl ConnectionContext {
         session: Option<&UserSession>,
     ) {
         self.settle_decoding(parser, outcome.intended, outcome.result);
-        self.state.end_request(outcome);
-        if let Some(log) = &self.log {
-            let rendered = session.and_then(UserSession::rendered);
-            log.record(outcome, connect, self.user_id(slot), rendered);
-        }
+        let facts = LogFacts {
+            connect,
+            user: self.user_id(slot),
+            rendered: session.and_then(UserSession::rendered),
+        };
+        self.book(outcome, facts);
     }
 
     /// Whether the complete response (`status`, what `parser` kept of it)
