@@ -1004,16 +1004,22 @@ impl Slot {
             return self.read_plain_response(ctx, exchange).await;
         }
         let stream = self.stream.as_mut().expect("connected above");
+        // The bytes pending came with the read of this response's first.
+        let mut first = false;
         loop {
             if !self.buffer.pending().is_empty() {
                 // Bytes at hand (a pipelined response read with the last
                 // one) are this response's first.
                 exchange.clocks.first_byte.get_or_insert_with(Instant::now);
-                let progress = self
-                    .buffer
-                    .parse_pending(&mut self.parser)
-                    .map_err(response_error_kind)?;
-                if let ResponseProgress::Complete(done) = progress {
+                let progress = self.buffer.parse_pending(&mut self.parser);
+                let read = self.buffer.pending();
+                let first = std::mem::take(&mut first);
+                if let Some(start) = crate::http1::malformed_start(first, &progress, read) {
+                    ctx.state.sample_error(ErrorKind::MalformedResponse, || {
+                        crate::http1::malformed_reason(start)
+                    });
+                }
+                if let ResponseProgress::Complete(done) = progress.map_err(response_error_kind)? {
                     exchange.body_bytes = done.body_bytes;
                     return Ok((done.status, done.keep_alive));
                 }
@@ -1028,6 +1034,7 @@ impl Slot {
                 Ok(n) => {
                     if exchange.clocks.first_byte.is_none() {
                         exchange.clocks.first_byte = Some(Instant::now());
+                        first = true;
                     }
                     self.buffer.filled(n);
                     exchange.clocks.bytes_received += n as u64;
@@ -1080,9 +1087,9 @@ impl Slot {
             }
             exchange.clocks.bytes_received += n as u64;
             let progress = self.buffer.parse_read(&mut self.parser, &scratch[..n]);
-            if first && matches!(progress, Err(ResponseError::Malformed)) {
+            if let Some(start) = crate::http1::malformed_start(first, &progress, &scratch[..n]) {
                 ctx.state.sample_error(ErrorKind::MalformedResponse, || {
-                    crate::http1::malformed_reason(&scratch[..n.min(32)])
+                    crate::http1::malformed_reason(start)
                 });
             }
             let progress = progress.map_err(response_error_kind)?;
