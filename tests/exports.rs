@@ -376,8 +376,9 @@ fn the_request_log_has_a_line_per_finished_request_over_http2() {
     let dir = temp_dir("log-h2");
     let url = format!("http://{}/", target.local_addr());
     // Fixed requests: h2c with prior knowledge on the plain port, 2
-    // connections of 3 streams (6 virtual users).
-    let log = dir.join("fixed.log");
+    // connections of 3 streams (6 virtual users); ab's gnuplot rows too,
+    // one per complete response.
+    let (log, gnuplot) = (dir.join("fixed.log"), dir.join("fixed.tsv"));
     let args = [
         url.as_str(),
         "--http2",
@@ -391,6 +392,8 @@ fn the_request_log_has_a_line_per_finished_request_over_http2() {
         "2",
         "--log-requests",
         log.to_str().unwrap(),
+        "--gnuplot",
+        gnuplot.to_str().unwrap(),
     ];
     let run = run_stampede(binary(), &args);
     let lines = one_line_per_finished_request(&run, 0, &log, "h2 fixed");
@@ -398,6 +401,11 @@ fn the_request_log_has_a_line_per_finished_request_over_http2() {
     for line in &lines {
         assert_answered(line, &url, 6, "h2 fixed");
     }
+    assert_eq!(
+        read(&gnuplot).lines().count(),
+        1 + 200,
+        "a header and 200 rows"
+    );
 
     // A workload (a template, judged by a check): each stream a user.
     let log = dir.join("workload.log");
@@ -421,11 +429,9 @@ fn the_request_log_has_a_line_per_finished_request_over_http2() {
     let run = run_stampede(binary(), &args);
     let lines = one_line_per_finished_request(&run, 0, &log, "h2 workload");
     assert_eq!(lines.len(), 120);
-    assert!(
-        lines.iter().all(|line| line[1] == "200"),
-        "{:?}",
-        lines.first()
-    );
+    for line in &lines {
+        assert_answered(line, &templated, 4, "h2 workload");
+    }
 
     // A dead port: every request is a failed connect, and a line (the run
     // exits 2: no connection could be opened).

@@ -53,7 +53,8 @@ pub(crate) fn spawn_closed(
                 h3.clone(),
                 cell.clone(),
                 gate.clone(),
-                (index, user),
+                index,
+                user,
             );
             handles.push(tokio::task::spawn_local(stream));
         }
@@ -69,7 +70,8 @@ async fn run_closed_stream(
     h3: Rc<H3Context>,
     cell: Rc<QuicCell>,
     gate: Rc<ActiveSlots>,
-    (index, user): (usize, u64),
+    index: usize,
+    user: u64,
 ) {
     let timer = tokio::time::sleep(ctx.timeout);
     tokio::pin!(timer);
@@ -86,7 +88,7 @@ async fn run_closed_stream(
             return;
         }
         ctx.state.begin_request();
-        match request(&ctx, &h3, &cell, &mut cached, (None, user), timer.as_mut()).await {
+        match request(&ctx, &h3, &cell, &mut cached, None, user, timer.as_mut()).await {
             End::Sent => backoff.succeeded(),
             End::NoConnection => {
                 let delay = ctx.state.connect_backoff(&mut backoff);
@@ -105,7 +107,8 @@ pub(crate) async fn request(
     h3: &H3Context,
     cell: &QuicCell,
     cached: &mut Cached,
-    (scheduled, user): (Option<Instant>, u64),
+    scheduled: Option<Instant>,
+    user: u64,
     mut timer: Pin<&mut Sleep>,
 ) -> End {
     let target = ctx.next_target_index();

@@ -39,7 +39,8 @@ pub(crate) async fn run_h3_pacer(
                 h3.clone(),
                 cell,
                 dispatcher.clone(),
-                (first, user),
+                first,
+                user,
             );
             tokio::task::spawn_local(stream);
         },
@@ -54,7 +55,8 @@ async fn run_open_stream(
     h3: Rc<H3Context>,
     cell: Rc<QuicCell>,
     dispatcher: Rc<Dispatcher>,
-    (first, user): (Instant, u64),
+    first: Instant,
+    user: u64,
 ) {
     let inbox = Rc::new(Inbox::default());
     let timer = tokio::time::sleep(ctx.timeout);
@@ -65,8 +67,16 @@ async fn run_open_stream(
     loop {
         let lag = Instant::now().saturating_duration_since(job);
         ctx.state.begin_intended(job, lag);
-        let scheduled = (Some(job), user);
-        match request(&ctx, &h3, &cell, &mut cached, scheduled, timer.as_mut()).await {
+        let sent = request(
+            &ctx,
+            &h3,
+            &cell,
+            &mut cached,
+            Some(job),
+            user,
+            timer.as_mut(),
+        );
+        match sent.await {
             End::Sent => backoff.succeeded(),
             End::NoConnection => {
                 // As HTTP/1.1's open slots: due requests queue meanwhile.
