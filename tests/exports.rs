@@ -1,8 +1,13 @@
 //! The exports of a run, parsed back: ab's -e CSV, the per-second CSV,
-//! ab's -g gnuplot TSV (with sampling), the per-request log, and
-//! `stampede report` re-rendering a saved result.
+//! ab's -g gnuplot TSV (with sampling), the per-request log (one line per
+//! finished request on every protocol and event loop), and `stampede
+//! report` re-rendering a saved result.
 
-use stampede_testkit::{binary, one_thread, run_stampede, spawn_target, temp_dir};
+use stampede_target::{CertSource, TlsConfig};
+use stampede_testkit::{
+    binary, one_thread, run_on_loop, run_stampede, spawn_target, temp_dir, Run, TargetConfig,
+    EVENT_LOOPS,
+};
 use std::path::Path;
 
 fn read(path: &Path) -> String {
@@ -295,4 +300,198 @@ fn a_mix_logs_each_request_under_its_own_target_and_tables_them_in_html() {
     let report = read(&html);
     assert!(report.contains("<h2>Targets</h2>"), "the per-target table");
     assert!(report.contains(&format!("GET {base}/1k.html")));
+}
+
+/// The lines of a `--log-requests` file after its header, split into
+/// their columns; there must be one for each request the run finished
+/// (`requests.completed + requests.errors`: complete responses and errors
+/// alike, docs/result-schema.md), and none dropped. `code`: the run's exit
+/// code (2 when no connection could be opened).
+fn one_line_per_finished_request(run: &Run, code: i32, log: &Path, leg: &str) -> Vec<Vec<String>> {
+    assert_eq!(run.code(), Some(code), "{leg}: {}", run.stderr());
+    let finished = run.count("/requests/completed") + run.count("/requests/errors");
+    assert!(finished > 0, "{leg}: {}", run.result());
+    assert_eq!(run.count("/request_log/dropped"), 0, "{leg}");
+    let text = read(log);
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some("# t_s status latency_us bytes error target vu check"),
+        "{leg}"
+    );
+    let lines: Vec<Vec<String>> = lines
+        .map(|line| line.split(' ').map(str::to_string).collect())
+        .collect();
+    assert_eq!(lines.len() as u64, finished, "{leg}: a line per request");
+    assert_eq!(run.count("/request_log/written"), finished, "{leg}");
+    lines
+}
+
+/// A complete 200 as the log shows it: every column filled.
+fn assert_answered(line: &[String], url: &str, users: u64, leg: &str) {
+    assert_eq!(line.len(), 8, "{leg}: {line:?}");
+    assert!(line[0].parse::<f64>().unwrap() >= 0.0, "{leg}: {line:?}");
+    assert_eq!(line[1], "200", "{leg}: {line:?}");
+    assert!(line[2].parse::<u64>().unwrap() > 0, "{leg}: {line:?}");
+    assert!(line[3].parse::<u64>().unwrap() > 0, "{leg}: {line:?}");
+    assert_eq!(line[4], "-", "{leg}: {line:?}");
+    assert_eq!(line[5], url, "{leg}: {line:?}");
+    assert!(line[6].parse::<u64>().unwrap() < users, "{leg}: {line:?}");
+    assert_eq!(line[7], "-", "{leg}: {line:?}");
+}
+
+#[test]
+fn the_request_log_has_a_line_per_finished_request_on_every_http1_loop() {
+    let target = spawn_target(one_thread());
+    let dir = temp_dir("log-loops");
+    let url = format!("http://{}/", target.local_addr());
+    for io in EVENT_LOOPS {
+        let log = dir.join(format!("{io}.log"));
+        let args = [
+            url.as_str(),
+            "-n",
+            "200",
+            "-c",
+            "4",
+            "-t",
+            "2",
+            "--log-requests",
+            log.to_str().unwrap(),
+        ];
+        let Some(run) = run_on_loop(io, &args) else {
+            continue;
+        };
+        assert_eq!(run.result()["plan"]["io"], io);
+        let lines = one_line_per_finished_request(&run, 0, &log, io);
+        assert_eq!(lines.len(), 200, "--io {io}");
+        for line in &lines {
+            assert_answered(line, &url, 4, io);
+        }
+    }
+}
+
+#[test]
+fn the_request_log_has_a_line_per_finished_request_over_http2() {
+    let target = spawn_target(one_thread());
+    let dir = temp_dir("log-h2");
+    let url = format!("http://{}/", target.local_addr());
+    // Fixed requests: h2c with prior knowledge on the plain port, 2
+    // connections of 3 streams (6 virtual users); ab's gnuplot rows too,
+    // one per complete response.
+    let (log, gnuplot) = (dir.join("fixed.log"), dir.join("fixed.tsv"));
+    let args = [
+        url.as_str(),
+        "--http2",
+        "-n",
+        "200",
+        "-c",
+        "2",
+        "--streams",
+        "3",
+        "-t",
+        "2",
+        "--log-requests",
+        log.to_str().unwrap(),
+        "--gnuplot",
+        gnuplot.to_str().unwrap(),
+    ];
+    let run = run_stampede(binary(), &args);
+    let lines = one_line_per_finished_request(&run, 0, &log, "h2 fixed");
+    assert_eq!(lines.len(), 200);
+    for line in &lines {
+        assert_answered(line, &url, 6, "h2 fixed");
+    }
+    assert_eq!(
+        read(&gnuplot).lines().count(),
+        1 + 200,
+        "a header and 200 rows"
+    );
+
+    // A workload (a template, judged by a check): each stream a user.
+    let log = dir.join("workload.log");
+    let templated = format!("{url}?id={{{{seq}}}}");
+    let args = [
+        templated.as_str(),
+        "--http2",
+        "-n",
+        "120",
+        "-c",
+        "2",
+        "--streams",
+        "2",
+        "-t",
+        "2",
+        "--check",
+        "status == 200",
+        "--log-requests",
+        log.to_str().unwrap(),
+    ];
+    let run = run_stampede(binary(), &args);
+    let lines = one_line_per_finished_request(&run, 0, &log, "h2 workload");
+    assert_eq!(lines.len(), 120);
+    for line in &lines {
+        assert_answered(line, &templated, 4, "h2 workload");
+    }
+
+    // A dead port: every request is a failed connect, and a line (the run
+    // exits 2: no connection could be opened).
+    let dead = format!("http://127.0.0.1:{}/", stampede_testkit::free_port());
+    let log = dir.join("dead.log");
+    let args = [
+        dead.as_str(),
+        "--http2",
+        "-n",
+        "3",
+        "-c",
+        "1",
+        "-t",
+        "1",
+        "--log-requests",
+        log.to_str().unwrap(),
+    ];
+    let run = run_stampede(binary(), &args);
+    let lines = one_line_per_finished_request(&run, 2, &log, "h2 refused");
+    assert_eq!(lines.len(), 3);
+    assert!(
+        lines.iter().all(|line| line[4] == "connect_refused"),
+        "{lines:?}"
+    );
+}
+
+#[test]
+fn the_request_log_has_a_line_per_finished_request_over_http3() {
+    let target = spawn_target(TargetConfig {
+        threads: 1,
+        tls: Some(TlsConfig::new(CertSource::SelfSigned)),
+        http3: true,
+        ..TargetConfig::default()
+    });
+    let dir = temp_dir("log-h3");
+    let url = format!("https://127.0.0.1:{}/", target.local_addr().port());
+    for (model, extra) in [("closed", &[][..]), ("open", &["-r", "400"][..])] {
+        let log = dir.join(format!("{model}.log"));
+        let mut args = vec![
+            url.as_str(),
+            "--http3",
+            "--insecure",
+            "-n",
+            "200",
+            "-c",
+            "2",
+            "--streams",
+            "2",
+            "-t",
+            "2",
+            "--log-requests",
+            log.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let run = run_stampede(binary(), &args);
+        let leg = format!("h3 {model}");
+        let lines = one_line_per_finished_request(&run, 0, &log, &leg);
+        assert_eq!(lines.len(), 200, "{leg}");
+        for line in &lines {
+            assert_answered(line, &url, 4, &leg);
+        }
+    }
 }

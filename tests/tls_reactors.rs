@@ -381,3 +381,67 @@ fn sessions_resume_across_connections_unless_told_not_to() {
         }
     }
 }
+
+/// A server that answers each request with bytes that are not HTTP/1.x
+/// (over TLS when `tls`), then closes.
+fn malformed_answer_server(tls: bool) -> RawServer {
+    let config = stampede_testkit::self_signed_server_config();
+    RawServer::start(move |stream| {
+        let answer = b"SPDY/9 banana\r\n\r\n";
+        if !tls {
+            stampede_testkit::answer_each_request(stream, answer);
+            return;
+        }
+        let Ok(connection) = ServerConnection::new(config.clone()) else {
+            return;
+        };
+        let mut tls = StreamOwned::new(connection, stream);
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") {
+            match std::io::Read::read(&mut tls, &mut byte) {
+                Ok(1) => head.push(byte[0]),
+                _ => return,
+            }
+        }
+        let _ = tls.write_all(answer).and_then(|()| tls.flush());
+        tls.conn.send_close_notify();
+        let _ = tls.flush();
+    })
+}
+
+/// An answer that is not HTTP/1.x is a `malformed_response` whose sample
+/// shows how it began (http1/malformed.rs), by one rule on every loop,
+/// over plain TCP and over TLS alike.
+#[test]
+fn a_malformed_answer_is_sampled_with_its_first_bytes_on_every_loop_and_over_tls() {
+    for tls in [false, true] {
+        let server = malformed_answer_server(tls);
+        let scheme = if tls { "https" } else { "http" };
+        let url = format!("{scheme}://{}/", server.addr());
+        for io in EVENT_LOOPS {
+            let mut args = vec![url.as_str(), "-n", "3", "-c", "1", "-t", "1"];
+            if tls {
+                args.push("--insecure");
+            }
+            let Some(run) = run_on_loop(io, &args) else {
+                continue;
+            };
+            let leg = format!("{scheme} --io {io}");
+            assert_eq!(run.result()["plan"]["io"], io, "{leg}");
+            assert_eq!(
+                run.count("/errors/malformed_response"),
+                3,
+                "{leg}: {}",
+                run.result()
+            );
+            let sample = &run.result()["error_samples"]["malformed_response"][0];
+            let sample = sample.as_str().unwrap_or_default();
+            assert!(
+                sample.contains("not an HTTP/1.x response; it began \"SPDY/9 banana"),
+                "{leg}: {}",
+                run.result()["error_samples"]
+            );
+        }
+    }
+}

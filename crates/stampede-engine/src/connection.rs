@@ -4,6 +4,7 @@
 //! lifetime (conn_lifetime.rs), or for every request without keep-alive). The load models
 //! (closed.rs, open.rs) decide when a slot sends.
 
+use crate::booking::LogFacts;
 use crate::conn_books::{ConnectionLife, Reuse};
 use crate::http1::{ResponseError, ResponseParser, ResponseProgress};
 use crate::outcome_class::{classify_io, Stage};
@@ -232,10 +233,10 @@ impl ConnectionContext {
     }
 
     /// Books how a request ended on either HTTP/1.1 path: its decoded body
-    /// (by `parser`'s capture), the worker's recorder, and the request log
-    /// with the time its connection took to open (`connect`) and the
-    /// virtual user of slot `slot`; `session`: the user's, whose rendered
-    /// request the log may keep the target of.
+    /// (by `parser`'s capture), then the rule of every protocol
+    /// (booking.rs) with the time its connection took to open (`connect`)
+    /// and the virtual user of slot `slot`; `session`: the user's, whose
+    /// rendered request the log may keep the target of.
     pub(crate) fn record(
         &self,
         parser: &ResponseParser,
@@ -245,11 +246,12 @@ impl ConnectionContext {
         session: Option<&UserSession>,
     ) {
         self.settle_decoding(parser, outcome.intended, outcome.result);
-        self.state.end_request(outcome);
-        if let Some(log) = &self.log {
-            let rendered = session.and_then(UserSession::rendered);
-            log.record(outcome, connect, self.user_id(slot), rendered);
-        }
+        let facts = LogFacts {
+            connect,
+            user: self.user_id(slot),
+            rendered: session.and_then(UserSession::rendered),
+        };
+        self.book(outcome, facts);
     }
 
     /// Whether the complete response (`status`, what `parser` kept of it)
@@ -1002,16 +1004,22 @@ impl Slot {
             return self.read_plain_response(ctx, exchange).await;
         }
         let stream = self.stream.as_mut().expect("connected above");
+        // The bytes pending came with the read of this response's first.
+        let mut first = false;
         loop {
             if !self.buffer.pending().is_empty() {
                 // Bytes at hand (a pipelined response read with the last
                 // one) are this response's first.
                 exchange.clocks.first_byte.get_or_insert_with(Instant::now);
-                let progress = self
-                    .buffer
-                    .parse_pending(&mut self.parser)
-                    .map_err(response_error_kind)?;
-                if let ResponseProgress::Complete(done) = progress {
+                let progress = self.buffer.parse_pending(&mut self.parser);
+                let read = self.buffer.pending();
+                let first = std::mem::take(&mut first);
+                if let Some(start) = crate::http1::malformed_start(first, &progress, read) {
+                    ctx.state.sample_error(ErrorKind::MalformedResponse, || {
+                        crate::http1::malformed_reason(start)
+                    });
+                }
+                if let ResponseProgress::Complete(done) = progress.map_err(response_error_kind)? {
                     exchange.body_bytes = done.body_bytes;
                     return Ok((done.status, done.keep_alive));
                 }
@@ -1026,6 +1034,7 @@ impl Slot {
                 Ok(n) => {
                     if exchange.clocks.first_byte.is_none() {
                         exchange.clocks.first_byte = Some(Instant::now());
+                        first = true;
                     }
                     self.buffer.filled(n);
                     exchange.clocks.bytes_received += n as u64;
@@ -1078,9 +1087,9 @@ impl Slot {
             }
             exchange.clocks.bytes_received += n as u64;
             let progress = self.buffer.parse_read(&mut self.parser, &scratch[..n]);
-            if first && matches!(progress, Err(ResponseError::Malformed)) {
+            if let Some(start) = crate::http1::malformed_start(first, &progress, &scratch[..n]) {
                 ctx.state.sample_error(ErrorKind::MalformedResponse, || {
-                    crate::http1::malformed_reason(&scratch[..n.min(32)])
+                    crate::http1::malformed_reason(start)
                 });
             }
             let progress = progress.map_err(response_error_kind)?;

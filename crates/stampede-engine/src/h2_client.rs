@@ -21,6 +21,7 @@
 //! end of a response body is seen from the last DATA frame without a further
 //! poll, and the windows are large so WINDOW_UPDATE frames are rare.
 
+use crate::booking::LogFacts;
 use crate::closed::ActiveSlots;
 use crate::connection::ConnectionContext;
 use crate::h2_conn_end::{sent, unsent, ConnectionEnd, Retry, SendError};
@@ -32,7 +33,7 @@ use h2::client::SendRequest;
 use stampede_metrics::{ErrorKind, Outcome};
 use std::future::poll_fn;
 use std::rc::Rc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Flow-control windows this client announces. h2load announces 2^30 − 1 for
 /// both; with the 64 KiB default the connection window is topped up by a
@@ -63,7 +64,8 @@ pub(crate) async fn run_h2_slot(
     loop {
         // A request carried over is in flight already: it goes out even
         // while the gate parks this slot.
-        let carried = crate::h2_workload::first_resumed(&resumes).or(retries.first().copied());
+        let carried =
+            crate::h2_workload::first_resumed(&users, &resumes).or(retries.first().copied());
         if carried.is_none() {
             gate.wait_until_active(index).await;
             let all_done = !users.is_empty() && users.iter().all(|u| u.is_done());
@@ -71,8 +73,15 @@ pub(crate) async fn run_h2_slot(
                 return;
             }
         }
-        let sender = match open(&ctx, reconnect, carried).await {
-            Ok(sender) => sender,
+        // A failed connect is charged to the request carried over, else to a
+        // new one of the user whose step it fails (h2_workload.rs), or of
+        // the slot's first stream.
+        let charged = carried.map(|retry| retry.user).unwrap_or_else(|| {
+            crate::h2_workload::charged_user(&users)
+                .unwrap_or_else(|| ctx.user_id((index * h2ctx.streams) as u32))
+        });
+        let (sender, connect) = match open(&ctx, reconnect, carried, charged).await {
+            Ok(opened) => opened,
             Err(kind) => {
                 if carried.is_some() {
                     // The connect's failure was that request's second try.
@@ -104,7 +113,7 @@ pub(crate) async fn run_h2_slot(
             ctx.state.planned_reconnect();
         }
         let life = Rc::new(ctx.lifetime.multiplexed(Instant::now()));
-        let end = Rc::new(ConnectionEnd::default());
+        let end = Rc::new(ConnectionEnd::opened(connect));
         if !users.is_empty() {
             resumes.resize_with(users.len(), || None);
             let tasks: Vec<_> = users
@@ -141,12 +150,16 @@ pub(crate) async fn run_h2_slot(
         }
         let mut carried = retries.drain(..);
         let streams: Vec<_> = (0..h2ctx.streams)
-            .map(|_| {
+            .map(|stream| {
+                // Each stream is a virtual user, numbered as over a workload
+                // (h2_workload::users_of).
+                let user = ctx.user_id((index * h2ctx.streams + stream) as u32);
                 let task = run_stream(
                     ctx.clone(),
                     h2ctx.clone(),
                     gate.clone(),
                     index,
+                    user,
                     sender.clone(),
                     end.clone(),
                     life.clone(),
@@ -169,16 +182,17 @@ pub(crate) async fn run_h2_slot(
     }
 }
 
-/// Opens a connection and does the HTTP/2 handshake. A failure is charged to
-/// one request (so that a dead target shows as errors, as over HTTP/1.1):
-/// `carried` (intended instant, target), a request begun on the last
-/// connection and waiting to go again, or else a new one. Err: the
-/// failure's class.
+/// Opens a connection and does the HTTP/2 handshake; Ok: its sender and its
+/// connect time. A failure is charged to one request (so that a dead target
+/// shows as errors, as over HTTP/1.1) of virtual user `user`: `carried`
+/// (intended instant, target), a request begun on the last connection and
+/// waiting to go again, or else a new one. Err: the failure's class.
 async fn open(
     ctx: &ConnectionContext,
     reconnect: bool,
     carried: Option<Retry>,
-) -> Result<SendRequest<Bytes>, ErrorKind> {
+    user: u64,
+) -> Result<(SendRequest<Bytes>, Duration), ErrorKind> {
     let failed = |kind: ErrorKind, reason: Option<String>, start: Instant| {
         let (intended, target) = match carried {
             Some(retry) => (retry.intended, retry.target),
@@ -192,7 +206,7 @@ async fn open(
             ctx.state.sample_error(kind, || reason);
         }
         let now = Instant::now();
-        ctx.state.end_request(&Outcome {
+        let outcome = Outcome {
             intended,
             sent: now,
             first_byte: None,
@@ -202,7 +216,13 @@ async fn open(
             body_bytes: 0,
             target: target as u16,
             judged: None,
-        });
+        };
+        let facts = LogFacts {
+            connect: None,
+            user,
+            rendered: None,
+        };
+        ctx.book(&outcome, facts);
     };
     let start = Instant::now();
     ctx.state.connect_attempt();
@@ -226,7 +246,7 @@ async fn open(
             tokio::task::spawn_local(async move {
                 let _ = connection.await;
             });
-            Ok(sender)
+            Ok((sender, times.connect))
         }
         Err(e) => {
             ctx.state.connection_closed();
@@ -237,16 +257,17 @@ async fn open(
     }
 }
 
-/// One stream: sends requests one after another until the budget is spent,
-/// the gate closes this slot, or the connection breaks; `retry` first, a
-/// request the last connection's server never processed. Returns a request
-/// to send again on the next connection.
+/// One stream of slot `index`, virtual user `user`: sends requests one after
+/// another until the budget is spent, the gate closes this slot, or the
+/// connection breaks; `retry` first, a request the last connection's server
+/// never processed. Returns a request to send again on the next connection.
 #[allow(clippy::too_many_arguments)]
 async fn run_stream(
     ctx: Rc<ConnectionContext>,
     h2ctx: Rc<H2Context>,
     gate: Rc<ActiveSlots>,
     index: usize,
+    user: u64,
     mut sender: SendRequest<Bytes>,
     end: Rc<ConnectionEnd>,
     life: Rc<crate::conn_lifetime::Multiplexed>,
@@ -300,7 +321,11 @@ async fn run_stream(
                 let kind = classify_h2(&e);
                 if end.failed(&e, sent, kind) && !again {
                     // Never processed: not an outcome yet, it goes again.
-                    retry = Some(Retry { target, intended });
+                    retry = Some(Retry {
+                        target,
+                        intended,
+                        user,
+                    });
                     continue;
                 }
                 ctx.state.sample_error(kind, || e.to_string());
@@ -308,7 +333,7 @@ async fn run_stream(
             }
             None => (Err(ErrorKind::Timeout), None, 0),
         };
-        ctx.state.end_request(&Outcome {
+        let outcome = Outcome {
             intended,
             sent: intended,
             first_byte,
@@ -318,7 +343,13 @@ async fn run_stream(
             body_bytes,
             target: target as u16,
             judged: None,
-        });
+        };
+        let facts = LogFacts {
+            connect: end.take_connect(),
+            user,
+            rendered: None,
+        };
+        ctx.book(&outcome, facts);
     }
     retry
 }

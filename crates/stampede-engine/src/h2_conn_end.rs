@@ -8,7 +8,7 @@
 use crate::outcome_class::H2Failure;
 use stampede_metrics::ErrorKind;
 use std::cell::Cell;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// A request to send again because the server never processed it (begun
 /// and claimed from the budget once, at its first try).
@@ -16,9 +16,12 @@ use std::time::Instant;
 pub(crate) struct Retry {
     pub target: usize,
     pub intended: Instant,
+    /// The virtual user (stream) that sent it: its log line's `vu`.
+    pub user: u64,
 }
 
-/// What the streams of one connection saw of its end (shared by them).
+/// What the streams of one connection saw of its end (shared by them),
+/// and the time it took to open.
 #[derive(Debug, Default)]
 pub(crate) struct ConnectionEnd {
     /// The connection carries no further request.
@@ -26,9 +29,26 @@ pub(crate) struct ConnectionEnd {
     /// The server closed it on purpose (a graceful GOAWAY, an idle close):
     /// the next connection is a reconnect.
     by_server: Cell<bool>,
+    /// Its connect time until the first request to end on it takes it:
+    /// that request opened it, as HTTP/1.1's request that opens a
+    /// connection carries its connect time in the request log (booking.rs).
+    connect: Cell<Option<Duration>>,
 }
 
 impl ConnectionEnd {
+    /// The books of a connection that took `connect` to open.
+    pub(crate) fn opened(connect: Duration) -> ConnectionEnd {
+        ConnectionEnd {
+            connect: Cell::new(Some(connect)),
+            ..ConnectionEnd::default()
+        }
+    }
+
+    /// The connect time for the request ending now: the first one's alone.
+    pub(crate) fn take_connect(&self) -> Option<Duration> {
+        self.connect.take()
+    }
+
     pub(crate) fn is_broken(&self) -> bool {
         self.broken.get()
     }

@@ -13,6 +13,7 @@
 //! stream: h2_client.rs) goes again once, and the rest of its batch after
 //! it: a [`Resume`] the user carries to the next connection.
 
+use crate::booking::LogFacts;
 use crate::closed::ActiveSlots;
 use crate::connection::ConnectionContext;
 use crate::h2_conn_end::{sent, unsent, ConnectionEnd, Retry, SendError};
@@ -26,7 +27,7 @@ use stampede_metrics::{ErrorKind, Outcome};
 use std::borrow::Cow;
 use std::future::poll_fn;
 use std::rc::Rc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// The users of one HTTP/2 connection slot, one per stream: they outlive
 /// its connections (a reconnect goes on with the same users).
@@ -72,12 +73,21 @@ pub(crate) struct Resume {
 }
 
 /// The request a failed connect is charged to when users wait to resume:
-/// the first of them.
-pub(crate) fn first_resumed(resumes: &[Option<Resume>]) -> Option<Retry> {
-    resumes.iter().flatten().next().map(|resume| Retry {
+/// the first of them (`resumes` and `users` go together, place by place).
+pub(crate) fn first_resumed(users: &[UserSession], resumes: &[Option<Resume>]) -> Option<Retry> {
+    let at = resumes.iter().position(Option::is_some)?;
+    let resume = resumes[at].as_ref()?;
+    Some(Retry {
         target: resume.target,
         intended: resume.intended,
+        user: users.get(at).map_or(0, UserSession::conn),
     })
+}
+
+/// The virtual user a failed connect's new request is charged to: the one
+/// whose step it fails ([`charge_failed_connect`]); `None` without a workload.
+pub(crate) fn charged_user(users: &[UserSession]) -> Option<u64> {
+    users.iter().find(|u| !u.is_done()).map(UserSession::conn)
 }
 
 /// The connect charged with [`first_resumed`]'s request failed (as `kind`):
@@ -99,15 +109,8 @@ pub(crate) fn charge_failed_resume(
     let resume = resumes[at].take().expect("found above");
     if let Some(user) = users.get_mut(at) {
         for _ in 1..resume.requests.len() {
-            record(
-                ctx,
-                resume.intended,
-                None,
-                Err(kind),
-                resume.target,
-                None,
-                user,
-            );
+            let outcome = ended(resume.intended, resume.target, None, Err(kind), None);
+            ctx.book(&outcome, facts(user, None));
         }
         user.advance(work, true, false);
         if work.stopped_run() {
@@ -199,15 +202,9 @@ pub(crate) async fn run_user_stream(
                         ctx.state.sample_error(ErrorKind::Other, || reason);
                         // Every request of the batch was counted (count_batch).
                         for _ in 0..user.requests {
-                            record(
-                                &ctx,
-                                intended,
-                                None,
-                                Err(ErrorKind::Other),
-                                target,
-                                None,
-                                &user,
-                            );
+                            let outcome =
+                                ended(intended, target, None, Err(ErrorKind::Other), None);
+                            ctx.book(&outcome, facts(&user, None));
                         }
                         user.advance(work, true, false);
                         continue;
@@ -299,31 +296,26 @@ async fn send_batch(
             }
             Err(_) => (Err(ErrorKind::Timeout), None),
         };
-        match (&kept, result) {
+        let judged = match (&kept, result) {
             (Some(kept), Ok(_)) => {
                 let judgement = judge(work, user, target, intended, kept, ctx);
-                record(
-                    ctx,
-                    intended,
-                    Some(kept),
-                    result,
-                    target,
-                    judgement.judged,
-                    user,
-                );
                 batch.failed |= judgement.failed;
                 batch.restart |= judgement.restart;
+                judgement.judged
             }
             _ => {
-                record(ctx, intended, kept.as_ref(), result, target, None, user);
                 batch.failed = true;
+                None
             }
-        }
+        };
+        let outcome = ended(intended, target, kept.as_ref(), result, judged);
+        ctx.book(&outcome, facts(user, end.take_connect()));
         if let (true, Err(kind)) = (end.is_broken(), result) {
             // The rest of the batch is never sent: its requests end as
             // the connection's failure, so begun and ended stay equal.
             for _ in i + 1..batch.requests.len() {
-                record(ctx, intended, None, Err(kind), target, None, user);
+                let outcome = ended(intended, target, None, Err(kind), None);
+                ctx.book(&outcome, facts(user, None));
             }
             break;
         }
@@ -399,17 +391,17 @@ fn judge(
     user.judge_fields(work, target, answer, &fields, &kept.body, &mut recorder)
 }
 
-fn record(
-    ctx: &ConnectionContext,
+/// How request `target` of a user's step, intended at `intended`, ended
+/// now: `kept`, its response if one came, and its verdict.
+fn ended(
     intended: Instant,
+    target: usize,
     kept: Option<&Kept>,
     result: Result<u16, ErrorKind>,
-    target: usize,
     judged: Option<stampede_metrics::Judged>,
-    user: &UserSession,
-) {
+) -> Outcome {
     let body_bytes = kept.map_or(0, |k| k.body_bytes);
-    let outcome = Outcome {
+    Outcome {
         intended,
         sent: intended,
         first_byte: kept.map(|k| k.first_byte),
@@ -419,10 +411,16 @@ fn record(
         body_bytes,
         target: target as u16,
         judged,
-    };
-    ctx.state.end_request(&outcome);
-    if let Some(log) = &ctx.log {
-        log.record(&outcome, None, user.conn(), user.rendered());
+    }
+}
+
+/// What `user`'s request's log line needs (booking.rs): `connect`, on the
+/// first request to end on a connection, the time it took to open.
+fn facts(user: &UserSession, connect: Option<Duration>) -> LogFacts<'_> {
+    LogFacts {
+        connect,
+        user: user.conn(),
+        rendered: user.rendered(),
     }
 }
 

@@ -12,6 +12,7 @@
 //! close reason; the rest is quinn's and h3's.
 
 use crate::backoff::Backoff;
+use crate::booking::LogFacts;
 use crate::closed::ActiveSlots;
 use crate::connection::ConnectionContext;
 use crate::h2_request::H2Request;
@@ -44,23 +45,33 @@ pub(crate) fn spawn_closed(
     let mut handles = Vec::with_capacity(slots * h3.streams);
     for index in 0..slots {
         let cell = Rc::new(QuicCell::default());
-        for _ in 0..h3.streams {
-            let stream =
-                run_closed_stream(ctx.clone(), h3.clone(), cell.clone(), gate.clone(), index);
+        for stream in 0..h3.streams {
+            // Each stream is a virtual user, numbered as over HTTP/2.
+            let user = ctx.user_id((index * h3.streams + stream) as u32);
+            let stream = run_closed_stream(
+                ctx.clone(),
+                h3.clone(),
+                cell.clone(),
+                gate.clone(),
+                index,
+                user,
+            );
             handles.push(tokio::task::spawn_local(stream));
         }
     }
     handles
 }
 
-/// One stream of slot `index`: requests back to back until the budget is
-/// spent; parked (and its connection closed with the last) above the gate.
+/// One stream of slot `index`, virtual user `user`: requests back to back
+/// until the budget is spent; parked (and its connection closed with the
+/// last) above the gate.
 async fn run_closed_stream(
     ctx: Rc<ConnectionContext>,
     h3: Rc<H3Context>,
     cell: Rc<QuicCell>,
     gate: Rc<ActiveSlots>,
     index: usize,
+    user: u64,
 ) {
     let timer = tokio::time::sleep(ctx.timeout);
     tokio::pin!(timer);
@@ -77,7 +88,7 @@ async fn run_closed_stream(
             return;
         }
         ctx.state.begin_request();
-        match request(&ctx, &h3, &cell, &mut cached, None, timer.as_mut()).await {
+        match request(&ctx, &h3, &cell, &mut cached, None, user, timer.as_mut()).await {
             End::Sent => backoff.succeeded(),
             End::NoConnection => {
                 let delay = ctx.state.connect_backoff(&mut backoff);
@@ -87,15 +98,17 @@ async fn run_closed_stream(
     }
 }
 
-/// Sends one begun request on `cell`'s connection (opening it if needed)
-/// and records how it ended. `scheduled`: the open model's intended
-/// instant; the closed model's is when the connection was ready.
+/// Sends one begun request of virtual user `user` on `cell`'s connection
+/// (opening it if needed) and records how it ended. `scheduled`: the open
+/// model's intended instant; the closed model's is when the connection was
+/// ready.
 pub(crate) async fn request(
     ctx: &ConnectionContext,
     h3: &H3Context,
     cell: &QuicCell,
     cached: &mut Cached,
     scheduled: Option<Instant>,
+    user: u64,
     mut timer: Pin<&mut Sleep>,
 ) -> End {
     let target = ctx.next_target_index();
@@ -113,7 +126,8 @@ pub(crate) async fn request(
                     Ok(()) => (ErrorKind::Other, "HTTP/3: no sender".into()),
                 };
                 ctx.state.sample_error(kind, || reason);
-                record(ctx, intended, intended, None, Err(kind), 0, target);
+                let outcome = ended(intended, intended, None, Err(kind), 0, target);
+                ctx.book(&outcome, facts(user));
                 return End::NoConnection;
             }
         };
@@ -167,20 +181,21 @@ pub(crate) async fn request(
         cell.retire(ctx, generation);
         *cached = None;
     }
-    record(ctx, intended, sent, first_byte, result, body, target);
+    let outcome = ended(intended, sent, first_byte, result, body, target);
+    ctx.book(&outcome, facts(user));
     End::Sent
 }
 
-fn record(
-    ctx: &ConnectionContext,
+/// How request `target` ended now.
+fn ended(
     intended: Instant,
     sent: Instant,
     first_byte: Option<Instant>,
     result: Result<u16, ErrorKind>,
     body: u64,
     target: usize,
-) {
-    ctx.state.end_request(&Outcome {
+) -> Outcome {
+    Outcome {
         intended,
         sent,
         first_byte,
@@ -191,7 +206,18 @@ fn record(
         target: target as u16,
         // Checks (issue 18) are the HTTP/1.1 paths' for now.
         judged: None,
-    });
+    }
+}
+
+/// What `user`'s request's log line needs (booking.rs): no connect time,
+/// as QUIC's connect is its TLS handshake, which the log's connect leaves
+/// out; no rendered request, as HTTP/3 sends fixed requests.
+fn facts(user: u64) -> LogFacts<'static> {
+    LogFacts {
+        connect: None,
+        user,
+        rendered: None,
+    }
 }
 
 /// Why an exchange failed.

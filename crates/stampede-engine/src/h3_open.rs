@@ -32,20 +32,31 @@ pub(crate) async fn run_h3_pacer(
         end,
         move |ctx, dispatcher, slot, first| {
             let cell = cells[(slot / streams).min(cells.len() - 1)].clone();
-            let stream = run_open_stream(ctx.clone(), h3.clone(), cell, dispatcher.clone(), first);
+            // Stream slot `slot` is a virtual user of its own.
+            let user = ctx.user_id(slot as u32);
+            let stream = run_open_stream(
+                ctx.clone(),
+                h3.clone(),
+                cell,
+                dispatcher.clone(),
+                first,
+                user,
+            );
             tokio::task::spawn_local(stream);
         },
     )
     .await;
 }
 
-/// One stream slot: runs its job, then the next the dispatcher gives it.
+/// One stream slot, virtual user `user`: runs its job, then the next the
+/// dispatcher gives it.
 async fn run_open_stream(
     ctx: Rc<ConnectionContext>,
     h3: Rc<H3Context>,
     cell: Rc<QuicCell>,
     dispatcher: Rc<Dispatcher>,
     first: Instant,
+    user: u64,
 ) {
     let inbox = Rc::new(Inbox::default());
     let timer = tokio::time::sleep(ctx.timeout);
@@ -56,7 +67,16 @@ async fn run_open_stream(
     loop {
         let lag = Instant::now().saturating_duration_since(job);
         ctx.state.begin_intended(job, lag);
-        match request(&ctx, &h3, &cell, &mut cached, Some(job), timer.as_mut()).await {
+        let sent = request(
+            &ctx,
+            &h3,
+            &cell,
+            &mut cached,
+            Some(job),
+            user,
+            timer.as_mut(),
+        );
+        match sent.await {
             End::Sent => backoff.succeeded(),
             End::NoConnection => {
                 // As HTTP/1.1's open slots: due requests queue meanwhile.

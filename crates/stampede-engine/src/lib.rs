@@ -3,6 +3,7 @@
 //! request path) and returns a [`stampede_metrics::Recording`].
 
 mod backoff;
+mod booking;
 mod closed;
 mod conn_books;
 mod conn_lifetime;

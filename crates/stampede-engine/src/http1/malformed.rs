@@ -1,7 +1,27 @@
 //! Why a response did not parse as HTTP/1.x, for the error's sample: the
 //! first bytes, and what they look like when they are another protocol (a
 //! TLS record from an https port, an HTTP/2 frame from a prior-knowledge
-//! h2c port). One rule for every path that reads HTTP/1.x.
+//! h2c port). One rule for every path that reads HTTP/1.x: the tokio
+//! slot over TCP and over TLS (connection.rs) and the reactors' books
+//! (reactor/ledger.rs) take the sample by [`malformed_start`].
+
+use super::{ResponseError, ResponseProgress};
+
+/// How many of a response's first bytes the sample is made from.
+const SAMPLE_BYTES: usize = 32;
+
+/// The bytes a malformed response's sample is made from: the start of
+/// `read`, when `read` were the response's first bytes (`first`) and
+/// parsing them (`progress`) found they are not HTTP/1.x. `None` otherwise
+/// (a response that began well and broke later has no start to show).
+pub(crate) fn malformed_start<'a>(
+    first: bool,
+    progress: &Result<ResponseProgress, ResponseError>,
+    read: &'a [u8],
+) -> Option<&'a [u8]> {
+    let malformed = first && matches!(progress, Err(ResponseError::Malformed));
+    malformed.then(|| &read[..read.len().min(SAMPLE_BYTES)])
+}
 
 /// The reason for a malformed response whose first bytes were `first`.
 pub(crate) fn malformed_reason(first: &[u8]) -> String {
@@ -29,6 +49,28 @@ pub(crate) fn malformed_reason(first: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_first_bytes_that_are_not_http_are_a_start_to_show() {
+        let read = [b'x'; 40];
+        let malformed = Err(ResponseError::Malformed);
+        assert_eq!(malformed_start(true, &malformed, &read), Some(&read[..32]));
+        assert_eq!(
+            malformed_start(true, &malformed, b"SPDY"),
+            Some(&b"SPDY"[..])
+        );
+        assert_eq!(
+            malformed_start(false, &malformed, &read),
+            None,
+            "began well"
+        );
+        let cut = Err(ResponseError::ClosedEarly);
+        assert_eq!(malformed_start(true, &cut, &read), None);
+        assert_eq!(
+            malformed_start(true, &Ok(ResponseProgress::Partial), &read),
+            None
+        );
+    }
 
     #[test]
     fn other_protocols_are_named() {

@@ -18,7 +18,7 @@ pub(crate) use chunked::ChunkedDecoder;
 pub(crate) use decode::DecodeError;
 pub(crate) use decoded_count::DecodedCount;
 pub use fuzzing::check_response_parser;
-pub(crate) use malformed::malformed_reason;
+pub(crate) use malformed::{malformed_reason, malformed_start};
 pub(crate) use request::encode_request;
 pub use request::encode_request_to;
 pub use response::{Complete, ResponseParser, ResponseProgress};

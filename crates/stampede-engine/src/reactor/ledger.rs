@@ -17,7 +17,7 @@
 
 use crate::conn_books::{ConnectionLife, Reuse};
 use crate::connection::{response_error_kind, ConnectionContext};
-use crate::http1::{Complete, ResponseError, ResponseParser, ResponseProgress};
+use crate::http1::{Complete, ResponseParser, ResponseProgress};
 use crate::read_buffer::ReadBuffer;
 use crate::redirect::{Follow, Hops};
 use crate::request_books::{Clocks, Failure, RequestBooks};
@@ -304,9 +304,9 @@ impl Ledger {
         self.clocks.first_byte.get_or_insert(now);
         self.clocks.bytes_received += bytes.len() as u64;
         let progress = self.leftover.parse_read(&mut self.parser, bytes);
-        if first && matches!(progress, Err(ResponseError::Malformed)) {
+        if let Some(start) = crate::http1::malformed_start(first, &progress, bytes) {
             // Kept for the error's sample (failed): the start of the answer.
-            self.malformed_start = Some(bytes.iter().take(32).copied().collect());
+            self.malformed_start = Some(start.to_vec());
         }
         progress.map_err(response_error_kind)
     }
