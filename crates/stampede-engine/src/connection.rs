@@ -6,14 +6,14 @@
 
 use crate::conn_books::{ConnectionLife, Reuse};
 use crate::http1::{ResponseError, ResponseParser, ResponseProgress};
-use crate::outcome_class::{classify_io, Stage};
+use crate::net::outcome_class::{classify_io, Stage};
 use crate::read_buffer::ReadBuffer;
 use crate::redirect::{Follow, Hops};
 use crate::redirect_switch::{origin_switch, OriginSwitch};
 use crate::request_books::{Clocks, Failure, RequestBooks};
 use crate::request_log::WorkerLog;
 use crate::request_log::WorkerLogHandle;
-use crate::transport::{Connector, Stream};
+use crate::net::transport::{Connector, Stream};
 use crate::worker_plan::WorkerPlan;
 use crate::worker_state::WorkerState;
 use crate::workload::{Answer, UserSession};

@@ -4,7 +4,7 @@
 use crate::h2_request::prepare as prepare_h2;
 use crate::http1::{encode_request, encode_request_to};
 use crate::request_log::{RequestLog, RequestLogOptions, RequestLogReport, RunClock};
-use crate::transport::{build_tls_client, ConnectorSpec, Endpoint};
+use crate::net::transport::{build_tls_client, ConnectorSpec, Endpoint};
 use crate::watchdog::{Abandoned, Watchdog};
 use crate::worker::run_worker;
 use crate::worker_plan::{
@@ -73,7 +73,7 @@ impl StopHandle {
 /// Resolves the plan's host to the first address it names (a `--resolve`
 /// override first).
 pub fn resolve(plan: &Plan) -> Result<SocketAddr, EngineError> {
-    Ok(crate::dns::resolve_all(plan)?[0])
+    Ok(crate::net::dns::resolve_all(plan)?[0])
 }
 
 /// How connections reach the target: the Unix socket, the proxy or the
@@ -84,15 +84,15 @@ fn connector_spec(plan: &Plan) -> Result<(ConnectorSpec, Vec<SocketAddr>), Engin
     let mut addrs = Vec::new();
     let endpoint = match (&transport.unix_socket, &transport.proxy) {
         (Some(path), _) => Endpoint::Unix(path.clone()),
-        (None, Some(proxy)) => Endpoint::Tcp(crate::dns::resolve_host(&proxy.host, proxy.port)?[0]),
+        (None, Some(proxy)) => Endpoint::Tcp(crate::net::dns::resolve_host(&proxy.host, proxy.port)?[0]),
         (None, None) => {
-            addrs = crate::dns::resolve_all(plan)?;
+            addrs = crate::net::dns::resolve_all(plan)?;
             Endpoint::Tcp(addrs[0])
         }
     };
     let dns = transport.dns;
     let addresses = (!addrs.is_empty() && dns.is_set())
-        .then(|| crate::dns::AddressBook::new(dns.mode, dns.ttl, &addrs));
+        .then(|| crate::net::dns::AddressBook::new(dns.mode, dns.ttl, &addrs));
     let tunnel_to = match (&transport.proxy, plan.target.scheme) {
         (Some(_), Scheme::Https) => Some(format!(
             "{}:{}",
@@ -635,7 +635,7 @@ pub fn run_with(
     let dns = match &connector.addresses {
         Some(book) => Some(book.report()),
         // Several addresses, every connection on the first.
-        None if addrs.len() > 1 => Some(crate::dns::report_first(
+        None if addrs.len() > 1 => Some(crate::net::dns::report_first(
             &addrs,
             recording.total.counters.connect_attempts,
         )),

@@ -26,7 +26,7 @@ use crate::connection::ConnectionContext;
 use crate::h2_conn_end::{sent, unsent, ConnectionEnd, Retry, SendError};
 use crate::h2_request::{H2Context, H2Request};
 use crate::http1::DecodedCount;
-use crate::outcome_class::classify_h2;
+use crate::net::outcome_class::classify_h2;
 use bytes::Bytes;
 use h2::client::SendRequest;
 use stampede_metrics::{ErrorKind, Outcome};

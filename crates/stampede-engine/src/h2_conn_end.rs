@@ -5,7 +5,7 @@
 //! ([`Retry`]), and whether a failed request had left ([`SendError`]). A
 //! leaf, so that the two paths do not import each other.
 
-use crate::outcome_class::H2Failure;
+use crate::net::outcome_class::H2Failure;
 use stampede_metrics::ErrorKind;
 use std::cell::Cell;
 use std::time::Instant;

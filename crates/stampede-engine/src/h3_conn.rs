@@ -10,7 +10,7 @@ use crate::connection::ConnectionContext;
 use crate::h2_request::H2Request;
 use crate::h3_errors::{handshake_failed, handshake_timeout, is_graceful, Failure};
 use crate::h3_plan::H3Plan;
-use crate::transport::quic;
+use crate::net::transport::quic;
 use bytes::Bytes;
 use stampede_metrics::ErrorKind;
 use std::cell::{Cell, RefCell};

@@ -171,7 +171,7 @@ fn explain_tls(reason: &str) -> String {
         Error::InvalidCertificate(CertificateError::NotValidForName),
     ];
     match known.iter().find(|e| reason.contains(&e.to_string())) {
-        Some(error) => crate::tls_errors::explain(error),
+        Some(error) => crate::net::tls_errors::explain(error),
         None => reason.to_string(),
     }
 }

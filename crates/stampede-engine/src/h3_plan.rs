@@ -4,7 +4,7 @@
 //! configuration, where to connect and as whom. A leaf, as worker_plan.rs.
 
 use crate::h2_request::{prepare, H2Request};
-use crate::transport::{quic, ConnectorSpec, Endpoint};
+use crate::net::transport::{quic, ConnectorSpec, Endpoint};
 use crate::EngineError;
 use stampede_plan::Plan;
 use std::net::{IpAddr, SocketAddr};

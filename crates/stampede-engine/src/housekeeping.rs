@@ -197,7 +197,7 @@ impl<'a> Housekeeping<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transport::{ConnectorSpec, Endpoint};
+    use crate::net::transport::{ConnectorSpec, Endpoint};
     use crate::worker_plan::WorkerLoad;
     use stampede_plan::{EventLoop, Schedule};
     use std::sync::Arc;

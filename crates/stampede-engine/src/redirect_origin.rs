@@ -12,8 +12,8 @@
 //!
 //! Nothing here runs for a request that does not hop to another origin.
 
-use crate::source_addrs::SourceAddrs;
-use crate::transport::{build_tls_client, Connector, Endpoint};
+use crate::net::source_addrs::SourceAddrs;
+use crate::net::transport::{build_tls_client, Connector, Endpoint};
 use stampede_plan::{ResolveOverride, TlsSpec};
 use std::net::SocketAddr;
 use std::rc::Rc;
@@ -149,7 +149,7 @@ fn route_to(origin: &Origin, rules: &ForeignRules) -> Result<Connector, String> 
         .find(|r| r.host.eq_ignore_ascii_case(host) && r.port == origin.port);
     let addr = match overridden {
         Some(r) => SocketAddr::new(r.addrs[0], origin.port),
-        None => crate::dns::resolve_host(host, origin.port)
+        None => crate::net::dns::resolve_host(host, origin.port)
             .map_err(|e| e.to_string())?
             .remove(0),
     };

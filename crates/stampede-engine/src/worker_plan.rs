@@ -4,7 +4,7 @@
 //! (reactor/) read them, and none of those import one another for it.
 
 use crate::h2_request::H2Request;
-use crate::transport::ConnectorSpec;
+use crate::net::transport::ConnectorSpec;
 use stampede_metrics::Snapshot;
 use stampede_plan::{Arrival, EventLoop, Schedule};
 use std::sync::Arc;

@@ -7,7 +7,7 @@ pub(crate) use super::slot_state::{Phase, SlotBase};
 use crate::conn_books::Reuse;
 use crate::connection::ConnectionContext;
 use crate::http1::{Complete, ResponseProgress};
-use crate::outcome_class::classify_connect;
+use crate::net::outcome_class::classify_connect;
 use crate::redirect::Follow;
 use crate::redirect_switch::{origin_switch, OriginSwitch};
 use stampede_metrics::ErrorKind;
@@ -262,13 +262,13 @@ pub(crate) trait ReactorSlot<I: WorkerIo> {
 
     /// [`ReactorSlot::fail_tls`] with rustls' error, explained (tls_errors.rs).
     fn fail_tls_error(&mut self, io: &I, error: &rustls::Error) -> Step {
-        self.fail_tls(io, &crate::tls_errors::explain(error))
+        self.fail_tls(io, &crate::net::tls_errors::explain(error))
     }
 
     /// [`ReactorSlot::fail_tls`] with an I/O error that may carry rustls'
     /// error, explained (tls_errors.rs).
     fn fail_tls_io(&mut self, io: &I, error: &io::Error) -> Step {
-        self.fail_tls(io, &crate::tls_errors::explain_io(error))
+        self.fail_tls(io, &crate::net::tls_errors::explain_io(error))
     }
 
     fn fail_connect(&mut self, io: &I, error: &io::Error) -> Step {

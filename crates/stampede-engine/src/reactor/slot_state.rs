@@ -6,7 +6,7 @@
 
 use super::ledger::{Ledger, LinkBooks};
 use crate::connection::ConnectionContext;
-use crate::outcome_class::Stage;
+use crate::net::outcome_class::Stage;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::time::Instant;

@@ -3,8 +3,8 @@
 //! and collect a connect error for epoll. Plain syscalls on the fd, so TCP
 //! and Unix streams share one path.
 
-use crate::source_addrs::{defer_port_choice, SourceAddrs};
-use crate::transport::Endpoint;
+use crate::net::source_addrs::{defer_port_choice, SourceAddrs};
+use crate::net::transport::Endpoint;
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 use std::io;
 use std::net::SocketAddr;

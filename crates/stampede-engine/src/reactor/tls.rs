@@ -7,7 +7,7 @@
 
 use super::ledger::Ledger;
 use crate::http1::ResponseProgress;
-use crate::transport::TlsClient;
+use crate::net::transport::TlsClient;
 use rustls::ClientConnection;
 use stampede_metrics::ErrorKind;
 use std::io::{self, BufRead, Write};
@@ -20,7 +20,7 @@ pub(super) struct TlsSession {
     /// Ciphertext produced by the session; `out[sent..]` is not out yet.
     out: Vec<u8>,
     sent: usize,
-    negotiated: crate::transport::HandshakeReport,
+    negotiated: crate::net::transport::HandshakeReport,
 }
 
 /// What received ciphertext left the session in.

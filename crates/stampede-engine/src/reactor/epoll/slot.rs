@@ -9,7 +9,7 @@
 use super::poller::{Poller, PEER_CLOSED, READABLE, WRITABLE};
 use crate::connection::ConnectionContext;
 use crate::http1::ResponseProgress;
-use crate::outcome_class::classify_io;
+use crate::net::outcome_class::classify_io;
 use crate::reactor::tls::{decrypt_response, Received, TlsSession};
 use crate::reactor::{socket, Phase, ReactorSlot, SlotBase, Step, WorkerIo};
 use stampede_metrics::ErrorKind;

@@ -11,10 +11,10 @@
 use super::ring::{Completion, Ring, BUFFER_GROUP};
 use crate::connection::ConnectionContext;
 use crate::http1::ResponseProgress;
-use crate::outcome_class::classify_io;
+use crate::net::outcome_class::classify_io;
 use crate::reactor::tls::{decrypt_response, Received, TlsSession};
 use crate::reactor::{socket, Phase, ReactorSlot, SlotBase, Step, WorkerIo};
-use crate::transport::Endpoint;
+use crate::net::transport::Endpoint;
 use io_uring::{opcode, squeue, types};
 use socket2::SockAddr;
 use stampede_metrics::ErrorKind;

@@ -17,7 +17,7 @@ pub(crate) struct ConnectorSpec {
     pub endpoint: Endpoint,
     /// The target's addresses with `--dns`/`--dns-ttl` (dns.rs): each new
     /// connection takes one instead of `endpoint`'s.
-    pub addresses: Option<std::sync::Arc<crate::dns::AddressBook>>,
+    pub addresses: Option<std::sync::Arc<crate::net::dns::AddressBook>>,
     pub source_addrs: Vec<std::net::IpAddr>,
     pub tls: Option<TlsClient>,
     pub tunnel_to: Option<String>,
@@ -45,8 +45,8 @@ impl ConnectorSpec {
 }
 pub(crate) use tls::{build_tls_client, HandshakeReport, TlsClient};
 
-use crate::outcome_class::{classify_connect, Stage};
-use crate::source_addrs::SourceAddrs;
+use crate::net::outcome_class::{classify_connect, Stage};
+use crate::net::source_addrs::SourceAddrs;
 use stampede_metrics::ErrorKind;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -66,7 +66,7 @@ pub(crate) enum Endpoint {
 pub(crate) struct Connector {
     pub endpoint: Endpoint,
     /// Hands each new connection its address (`--dns`); `None`: `endpoint`.
-    pub picker: Option<crate::dns::AddressPicker>,
+    pub picker: Option<crate::net::dns::AddressPicker>,
     pub source_addrs: SourceAddrs,
     pub tls: Option<TlsClient>,
     /// `host:port` to CONNECT to through a proxy (https through a proxy only).
@@ -157,7 +157,7 @@ impl Connector {
             }
             Ok(Err(e)) => Err(failure(
                 ErrorKind::Tls,
-                Some(crate::tls_errors::explain_io(&e)),
+                Some(crate::net::tls_errors::explain_io(&e)),
             )),
             Err(_) => Err(timed_out(Stage::Handshake)),
         }
