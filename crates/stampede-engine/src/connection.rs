@@ -8,8 +8,8 @@ use crate::conn_books::{ConnectionLife, Reuse};
 use crate::http1::{ResponseError, ResponseParser, ResponseProgress};
 use crate::net::outcome_class::{classify_io, Stage};
 use crate::read_buffer::ReadBuffer;
-use crate::redirect::{Follow, Hops};
-use crate::redirect_switch::{origin_switch, OriginSwitch};
+use crate::redirects::redirect::{Follow, Hops};
+use crate::redirects::redirect_switch::{origin_switch, OriginSwitch};
 use crate::request_books::{Clocks, Failure, RequestBooks};
 use crate::request_log::WorkerLog;
 use crate::request_log::WorkerLogHandle;
@@ -53,9 +53,9 @@ pub(crate) struct ConnectionContext {
     /// steps); `None` for fixed requests.
     pub(crate) workload: Option<crate::workload::WorkerWorkload>,
     /// Redirects to follow (`--redirects N`).
-    pub(crate) redirect: Option<crate::redirect::RedirectRule>,
+    pub(crate) redirect: Option<crate::redirects::redirect::RedirectRule>,
     /// The other origins redirects went to, and how each is reached.
-    pub(crate) origins: RefCell<crate::redirect_origin::OriginBook>,
+    pub(crate) origins: RefCell<crate::redirects::redirect_origin::OriginBook>,
     /// This worker's place among its group's workers: slot `s` is virtual
     /// user `s × workers + worker` (`{{conn}}`, the request log's `vu`).
     pub(crate) users: (u64, u64),
@@ -332,7 +332,7 @@ impl ConnectionContext {
 
     /// The redirects request `target` follows, if any.
     #[inline]
-    pub(crate) fn redirect_of(&self, target: usize) -> Option<&crate::redirect::RedirectRule> {
+    pub(crate) fn redirect_of(&self, target: usize) -> Option<&crate::redirects::redirect::RedirectRule> {
         let rule = self.redirect.as_ref()?;
         match self.rules_of(target) {
             Some(rules) => rules.follow_redirects.then_some(rule),
@@ -1093,7 +1093,7 @@ impl Slot {
 }
 
 /// Hops are counted in the worker's recorder, their errors sampled there.
-impl crate::redirect::HopBooks for WorkerState {
+impl crate::redirects::redirect::HopBooks for WorkerState {
     fn hop_followed(&self) {
         self.recorder.borrow_mut().record_redirect();
     }

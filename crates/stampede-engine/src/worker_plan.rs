@@ -78,7 +78,7 @@ pub(crate) struct WorkerPlan {
     pub lifetime: crate::conn_lifetime::Lifetime,
     /// Redirects to follow (`--redirects N`, or a step's
     /// `follow_redirects = true`; `None`: none).
-    pub redirect: Option<crate::redirect::RedirectRule>,
+    pub redirect: Option<crate::redirects::redirect::RedirectRule>,
     /// `--redirects N` was given: a step without `follow_redirects` follows.
     pub follows_redirects: bool,
     /// `--decode`: every encoded body is decoded and its bytes counted.

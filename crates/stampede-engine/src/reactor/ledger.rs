@@ -19,7 +19,7 @@ use crate::conn_books::{ConnectionLife, Reuse};
 use crate::connection::{response_error_kind, ConnectionContext};
 use crate::http1::{Complete, ResponseError, ResponseParser, ResponseProgress};
 use crate::read_buffer::ReadBuffer;
-use crate::redirect::{Follow, Hops};
+use crate::redirects::redirect::{Follow, Hops};
 use crate::request_books::{Clocks, Failure, RequestBooks};
 use crate::workload::{Answer, UserSession};
 use stampede_metrics::{ErrorKind, Judged};

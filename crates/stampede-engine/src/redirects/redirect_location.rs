@@ -3,7 +3,7 @@
 //! relative (`p`, `../p`, `?q`), resolved against the URL of the request it
 //! answers as RFC 3986 §5.2 says; the fragment dropped.
 
-use crate::redirect_origin::Origin;
+use crate::redirects::redirect_origin::Origin;
 
 /// The origin (`None`: `from` itself) and path (with query) `location`
 /// names, read from a response to `current_path` on `from`; `None` when it

@@ -27,9 +27,9 @@
 //!   its reason sampled. HTTP/2 and pipelining refuse `--redirects`
 //!   (plan.rs): one request at a time on HTTP/1.1 is what hops need.
 
-use crate::redirect_location::resolve;
-use crate::redirect_origin::{ForeignRules, Origin, OriginBook};
-use crate::redirect_request::{header_value, hop_request, request_path};
+use crate::redirects::redirect_location::resolve;
+use crate::redirects::redirect_origin::{ForeignRules, Origin, OriginBook};
+use crate::redirects::redirect_request::{header_value, hop_request, request_path};
 use stampede_metrics::ErrorKind;
 use std::cell::RefCell;
 
