@@ -9,7 +9,7 @@
 //! is retried on a new one, not an error (once per exchange: the retry's
 //! flag is request_books.rs's).
 
-use crate::conn_lifetime::Lifetime;
+use crate::plan::conn_lifetime::Lifetime;
 use crate::worker_state::WorkerState;
 use stampede_metrics::ErrorKind;
 use std::time::{Duration, Instant};

@@ -14,7 +14,7 @@ use crate::request_books::{Clocks, Failure, RequestBooks};
 use crate::request_log::WorkerLog;
 use crate::request_log::WorkerLogHandle;
 use crate::net::transport::{Connector, Stream};
-use crate::worker_plan::WorkerPlan;
+use crate::plan::worker_plan::WorkerPlan;
 use crate::worker_state::WorkerState;
 use crate::workload::{Answer, UserSession};
 use stampede_metrics::{ErrorKind, Judged, Outcome};
@@ -63,7 +63,7 @@ pub(crate) struct ConnectionContext {
     /// target index; `None` when no step sets them (the run's apply).
     pub(crate) step_rules: Option<Box<[crate::workload::StepRules]>>,
     /// When a connection is retired (conn_lifetime.rs).
-    pub(crate) lifetime: crate::conn_lifetime::Lifetime,
+    pub(crate) lifetime: crate::plan::conn_lifetime::Lifetime,
     /// `--decode`: every encoded body is decoded, its bytes counted.
     pub(crate) decode: bool,
     /// The scenario steps' rendezvous points; `None` when no step has one.

@@ -1,13 +1,13 @@
 //! [`run_with`]: resolves the target, splits the plan over worker threads, and
 //! merges their snapshots into one [`Recording`] while an [`Observer`] watches.
 
-use crate::h2_request::prepare as prepare_h2;
+use crate::plan::h2_request::prepare as prepare_h2;
 use crate::http1::{encode_request, encode_request_to};
 use crate::request_log::{RequestLog, RequestLogOptions, RequestLogReport, RunClock};
 use crate::net::transport::{build_tls_client, ConnectorSpec, Endpoint};
 use crate::watchdog::{Abandoned, Watchdog};
 use crate::worker::run_worker;
-use crate::worker_plan::{
+use crate::plan::worker_plan::{
     second_of, H2Plan, OpenLoad, WorkerLoad, WorkerMessage, WorkerPlan, SNAPSHOT_INTERVAL,
 };
 use crate::EngineError;
@@ -369,7 +369,7 @@ pub fn run_with(
     } else {
         None
     };
-    let http3 = crate::h3_plan::build(plan, &connector)?;
+    let http3 = crate::plan::h3_plan::build(plan, &connector)?;
     let weights: Vec<u32> = plan.mix.iter().map(|entry| entry.weight).collect();
     let mix_order: Arc<[u16]> = if weights.is_empty() {
         Arc::from(Vec::new())
@@ -518,7 +518,7 @@ pub fn run_with(
             workload: options.workload.clone(),
             redirect: redirect.clone(),
             follows_redirects: plan.transport.redirects > 0,
-            lifetime: crate::conn_lifetime::Lifetime::new(&plan.transport.lifetime),
+            lifetime: crate::plan::conn_lifetime::Lifetime::new(&plan.transport.lifetime),
             decode: plan.transport.compression.decode,
             seed: seed ^ 0xD1B5_4A32_D192_ED03u64.wrapping_mul(index as u64 + 1),
         };

@@ -6,7 +6,7 @@
 //! tokio worker: both run it before their own loop, and the wait costs
 //! nothing per request.
 
-use crate::worker_plan::WorkerPlan;
+use crate::plan::worker_plan::WorkerPlan;
 use crate::workload::{PhaseTicket, START_POLL};
 use std::time::Instant;
 use tokio::sync::watch;

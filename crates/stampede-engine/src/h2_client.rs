@@ -24,7 +24,7 @@
 use crate::closed::ActiveSlots;
 use crate::connection::ConnectionContext;
 use crate::h2_conn_end::{sent, unsent, ConnectionEnd, Retry, SendError};
-use crate::h2_request::{H2Context, H2Request};
+use crate::plan::h2_request::{H2Context, H2Request};
 use crate::http1::DecodedCount;
 use crate::net::outcome_class::classify_h2;
 use bytes::Bytes;
@@ -249,7 +249,7 @@ async fn run_stream(
     index: usize,
     mut sender: SendRequest<Bytes>,
     end: Rc<ConnectionEnd>,
-    life: Rc<crate::conn_lifetime::Multiplexed>,
+    life: Rc<crate::plan::conn_lifetime::Multiplexed>,
     mut retry: Option<Retry>,
 ) -> Option<Retry> {
     // One timer for the stream's life: each request moves its deadline later,

@@ -16,7 +16,7 @@
 use crate::closed::ActiveSlots;
 use crate::connection::ConnectionContext;
 use crate::h2_conn_end::{sent, unsent, ConnectionEnd, Retry, SendError};
-use crate::h2_request::{from_rendered, next_rendered, H2Context, H2Request};
+use crate::plan::h2_request::{from_rendered, next_rendered, H2Context, H2Request};
 use crate::http1::DecodedCount;
 use crate::net::outcome_class::classify_h2;
 use crate::workload::{Answer, UserSession, WorkerWorkload};

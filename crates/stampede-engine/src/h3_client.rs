@@ -14,7 +14,7 @@
 use crate::backoff::Backoff;
 use crate::closed::ActiveSlots;
 use crate::connection::ConnectionContext;
-use crate::h2_request::H2Request;
+use crate::plan::h2_request::H2Request;
 use crate::h3_conn::{Cached, H3Context, QuicCell, Sender};
 use crate::h3_errors::stream_failed;
 use bytes::Buf;

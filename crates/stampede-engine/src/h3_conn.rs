@@ -7,9 +7,9 @@
 //! and whose acceptance is counted apart.
 
 use crate::connection::ConnectionContext;
-use crate::h2_request::H2Request;
+use crate::plan::h2_request::H2Request;
 use crate::h3_errors::{handshake_failed, handshake_timeout, is_graceful, Failure};
-use crate::h3_plan::H3Plan;
+use crate::plan::h3_plan::H3Plan;
 use crate::net::transport::quic;
 use bytes::Bytes;
 use stampede_metrics::ErrorKind;

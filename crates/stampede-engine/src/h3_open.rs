@@ -8,7 +8,7 @@ use crate::connection::ConnectionContext;
 use crate::h3_client::{request, End};
 use crate::h3_conn::{Cached, H3Context, QuicCell};
 use crate::open::{run_pacer_with, Dispatcher, Inbox};
-use crate::worker_plan::OpenLoad;
+use crate::plan::worker_plan::OpenLoad;
 use std::rc::Rc;
 use std::time::Instant;
 

@@ -13,7 +13,7 @@
 //! [`Snapshot`]: stampede_metrics::Snapshot
 
 use crate::request_log::WorkerLog;
-use crate::worker_plan::{second_of, WorkerMessage, WorkerPlan};
+use crate::plan::worker_plan::{second_of, WorkerMessage, WorkerPlan};
 use crate::worker_state::WorkerState;
 use crate::workload::WorkerWorkload;
 use std::sync::mpsc;
@@ -198,7 +198,7 @@ impl<'a> Housekeeping<'a> {
 mod tests {
     use super::*;
     use crate::net::transport::{ConnectorSpec, Endpoint};
-    use crate::worker_plan::WorkerLoad;
+    use crate::plan::worker_plan::WorkerLoad;
     use stampede_plan::{EventLoop, Schedule};
     use std::sync::Arc;
 
@@ -240,7 +240,7 @@ mod tests {
             deadline: deadline.map(|d| start + warmup + d),
             event_loop: EventLoop::Tokio,
             snapshot_interval: 250 * MS,
-            lifetime: crate::conn_lifetime::Lifetime::new(&Default::default()),
+            lifetime: crate::plan::conn_lifetime::Lifetime::new(&Default::default()),
             redirect: None,
             follows_redirects: false,
             decode: false,

@@ -14,7 +14,7 @@
 use crate::connection::{ConnectionContext, Slot};
 use crate::pacer::{is_stale, Backlog, Pacer};
 use crate::precise_timer::PreciseTimer;
-use crate::worker_plan::OpenLoad;
+use crate::plan::worker_plan::OpenLoad;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::time::Instant;

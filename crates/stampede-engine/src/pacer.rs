@@ -5,7 +5,7 @@
 //! `now` in; the tokio pacer (open.rs) and the reactors (reactor/) both
 //! drive their dispatch from here, so the two paths send the same instants.
 
-use crate::worker_plan::OpenLoad;
+use crate::plan::worker_plan::OpenLoad;
 use stampede_plan::{Arrival, Schedule};
 use std::collections::VecDeque;
 use std::time::Instant;

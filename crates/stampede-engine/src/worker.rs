@@ -6,11 +6,11 @@
 use crate::closed::{control_slots, run_closed_slot, ActiveSlots};
 use crate::connection::{connection_context, ConnectionContext};
 use crate::h2_client::run_h2_slot;
-use crate::h2_request::H2Context;
+use crate::plan::h2_request::H2Context;
 use crate::housekeeping::{Housekeeping, Tick};
 use crate::open::run_pacer;
 use crate::request_log::WorkerLogHandle;
-use crate::worker_plan::{WorkerLoad, WorkerMessage, WorkerPlan};
+use crate::plan::worker_plan::{WorkerLoad, WorkerMessage, WorkerPlan};
 use crate::worker_state::WorkerState;
 use stampede_plan::EventLoop;
 use std::rc::Rc;

@@ -2,7 +2,7 @@
 //! `-n`, and the levels (requests in flight, open connections). Single-threaded
 //! (`Cell`, `RefCell`): nothing here is touched by another thread, so no atomics.
 
-use crate::worker_plan::{WorkerLoad, WorkerPlan};
+use crate::plan::worker_plan::{WorkerLoad, WorkerPlan};
 use stampede_metrics::{ErrorKind, Gauges, Outcome, Recorder, Snapshot, MAX_ERROR_SAMPLES};
 use std::cell::{Cell, RefCell};
 use std::time::{Duration, Instant};

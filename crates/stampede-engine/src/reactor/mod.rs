@@ -30,7 +30,7 @@ use crate::closed::slots_at;
 use crate::connection::{connection_context, ConnectionContext};
 use crate::housekeeping::{Housekeeping, Tick};
 use crate::request_log::WorkerLogHandle;
-use crate::worker_plan::{WorkerLoad, WorkerMessage, WorkerPlan};
+use crate::plan::worker_plan::{WorkerLoad, WorkerMessage, WorkerPlan};
 use crate::worker_state::WorkerState;
 use open_dispatch::{Destination, OpenDispatch};
 pub(crate) use slot::{Phase, ReactorSlot, SlotBase, Step, WorkerIo};

@@ -7,7 +7,7 @@
 //! arithmetic and the warm-up rule are pacer.rs's, shared by both.
 
 use crate::pacer::{Backlog, Pacer};
-use crate::worker_plan::OpenLoad;
+use crate::plan::worker_plan::OpenLoad;
 use std::time::Instant;
 
 /// Where the open model's requests go.

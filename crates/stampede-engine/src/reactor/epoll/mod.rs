@@ -7,7 +7,7 @@ mod slot;
 
 use super::{drive, longest_request, slot_count};
 use crate::connection::ConnectionContext;
-use crate::worker_plan::{WorkerMessage, WorkerPlan};
+use crate::plan::worker_plan::{WorkerMessage, WorkerPlan};
 use poller::{event_buffer, Poller};
 use slot::{Io, Slot};
 use std::io;

@@ -9,7 +9,7 @@ mod slot;
 
 use super::{drive, longest_request, slot_count, socket};
 use crate::connection::ConnectionContext;
-use crate::worker_plan::{WorkerMessage, WorkerPlan};
+use crate::plan::worker_plan::{WorkerMessage, WorkerPlan};
 use ring::Ring;
 use slot::{Io, Slot};
 use std::io;

@@ -3,7 +3,7 @@
 //! connection-specific fields, RFC 9114 §4.2), the quinn client
 //! configuration, where to connect and as whom. A leaf, as worker_plan.rs.
 
-use crate::h2_request::{prepare, H2Request};
+use crate::plan::h2_request::{prepare, H2Request};
 use crate::net::transport::{quic, ConnectorSpec, Endpoint};
 use crate::EngineError;
 use stampede_plan::Plan;

@@ -3,7 +3,7 @@
 //! engine builds these, the tokio worker (worker.rs) and the reactors
 //! (reactor/) read them, and none of those import one another for it.
 
-use crate::h2_request::H2Request;
+use crate::plan::h2_request::H2Request;
 use crate::net::transport::ConnectorSpec;
 use stampede_metrics::Snapshot;
 use stampede_plan::{Arrival, EventLoop, Schedule};
@@ -47,7 +47,7 @@ pub(crate) struct WorkerPlan {
     /// streams per connection.
     pub http2: Option<H2Plan>,
     /// HTTP/3 over QUIC instead (each worker opens its own endpoint).
-    pub http3: Option<crate::h3_plan::H3Plan>,
+    pub http3: Option<crate::plan::h3_plan::H3Plan>,
     /// Requests written at once per connection (HTTP/1.1 pipelining).
     pub pipeline: usize,
     pub head_request: bool,
@@ -75,7 +75,7 @@ pub(crate) struct WorkerPlan {
     /// How often to hand an interval snapshot to the aggregator.
     pub snapshot_interval: Duration,
     /// When connections are retired (`--conn-max-requests`, `--conn-max-age`).
-    pub lifetime: crate::conn_lifetime::Lifetime,
+    pub lifetime: crate::plan::conn_lifetime::Lifetime,
     /// Redirects to follow (`--redirects N`, or a step's
     /// `follow_redirects = true`; `None`: none).
     pub redirect: Option<crate::redirects::redirect::RedirectRule>,
