@@ -6,7 +6,7 @@ use crate::http1::{encode_request, encode_request_to};
 use crate::request_log::{RequestLog, RequestLogOptions, RequestLogReport, RunClock};
 use crate::net::transport::{build_tls_client, ConnectorSpec, Endpoint};
 use crate::watchdog::{Abandoned, Watchdog};
-use crate::worker::run_worker;
+use crate::drive::worker::run_worker;
 use crate::plan::worker_plan::{
     second_of, H2Plan, OpenLoad, WorkerLoad, WorkerMessage, WorkerPlan, SNAPSHOT_INTERVAL,
 };
@@ -182,7 +182,7 @@ fn worker_load(
         LoadModel::Closed { connections } => WorkerLoad::Closed {
             schedule: connections.clone(),
             warmup_target: warmup_target(connections),
-            slots: crate::closed::connection_share(connections.peak(), index, workers),
+            slots: crate::drive::closed::connection_share(connections.peak(), index, workers),
         },
         LoadModel::Rate {
             per_s,
@@ -231,11 +231,11 @@ fn settle_event_loop(plan: &Plan) -> Result<EventLoop, EngineError> {
     let event_loop = plan.event_loop();
     let auto = plan.transport.io == IoBackend::Auto;
     match event_loop {
-        EventLoop::Uring => match crate::reactor::uring_unavailable() {
+        EventLoop::Uring => match crate::drive::reactor::uring_unavailable() {
             Some(reason) => Err(EngineError::UringUnavailable(reason)),
             None => Ok(EventLoop::Uring),
         },
-        EventLoop::Epoll if auto && crate::reactor::uring_unavailable().is_none() => {
+        EventLoop::Epoll if auto && crate::drive::reactor::uring_unavailable().is_none() => {
             Ok(EventLoop::Uring)
         }
         other => Ok(other),

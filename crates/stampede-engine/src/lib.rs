@@ -3,36 +3,24 @@
 //! request path) and returns a [`stampede_metrics::Recording`].
 
 mod backoff;
-mod closed;
 mod conn_books;
-mod connection;
+mod drive;
 mod engine;
 mod error;
 mod group_start;
-mod h2_client;
-mod h2_conn_end;
-mod h2_workload;
-mod h3_client;
-mod h3_conn;
-mod h3_errors;
-mod h3_open;
 mod housekeeping;
 pub mod http1;
 mod limits;
 pub mod monitor;
 mod net;
 mod no_connection;
-mod open;
 mod plan;
 mod pacer;
-mod precise_timer;
-mod reactor;
 mod redirects;
 mod read_buffer;
 mod request_books;
 mod request_log;
 mod watchdog;
-mod worker;
 mod worker_state;
 mod workload;
 

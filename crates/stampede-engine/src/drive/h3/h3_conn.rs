@@ -6,9 +6,9 @@
 //! with `--0rtt` and a session ticket as 0-RTT, whose requests leave at once
 //! and whose acceptance is counted apart.
 
-use crate::connection::ConnectionContext;
+use crate::drive::connection::ConnectionContext;
 use crate::plan::h2_request::H2Request;
-use crate::h3_errors::{handshake_failed, handshake_timeout, is_graceful, Failure};
+use crate::drive::h3::h3_errors::{handshake_failed, handshake_timeout, is_graceful, Failure};
 use crate::plan::h3_plan::H3Plan;
 use crate::net::transport::quic;
 use bytes::Bytes;
@@ -261,7 +261,7 @@ async fn open(ctx: &ConnectionContext, h3: &H3Context, reconnect: bool) -> Resul
         // classed by quinn's reason, as the same close is anywhere else.
         Ok(Err(e)) => {
             return Err(match quic.close_reason() {
-                Some(reason) => crate::h3_errors::connection_closed(&reason),
+                Some(reason) => crate::drive::h3::h3_errors::connection_closed(&reason),
                 None => other(format!("HTTP/3 session: {e}")),
             })
         }

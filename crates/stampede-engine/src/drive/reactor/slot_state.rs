@@ -5,7 +5,7 @@
 //! `ReactorSlot::switch_to`).
 
 use super::ledger::{Ledger, LinkBooks};
-use crate::connection::ConnectionContext;
+use crate::drive::connection::ConnectionContext;
 use crate::net::outcome_class::Stage;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};

@@ -11,9 +11,9 @@
 //! the window counts the requests intended in it (see WorkerState), and its
 //! requests must not wait behind a backlog that nobody measures.
 
-use crate::connection::{ConnectionContext, Slot};
+use crate::drive::connection::{ConnectionContext, Slot};
 use crate::pacer::{is_stale, Backlog, Pacer};
-use crate::precise_timer::PreciseTimer;
+use crate::drive::precise_timer::PreciseTimer;
 use crate::plan::worker_plan::OpenLoad;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;

@@ -21,9 +21,9 @@
 //! end of a response body is seen from the last DATA frame without a further
 //! poll, and the windows are large so WINDOW_UPDATE frames are rare.
 
-use crate::closed::ActiveSlots;
-use crate::connection::ConnectionContext;
-use crate::h2_conn_end::{sent, unsent, ConnectionEnd, Retry, SendError};
+use crate::drive::closed::ActiveSlots;
+use crate::drive::connection::ConnectionContext;
+use crate::drive::h2::h2_conn_end::{sent, unsent, ConnectionEnd, Retry, SendError};
 use crate::plan::h2_request::{H2Context, H2Request};
 use crate::http1::DecodedCount;
 use crate::net::outcome_class::classify_h2;
@@ -54,16 +54,16 @@ pub(crate) async fn run_h2_slot(
     let mut retired = false;
     let mut backoff = crate::backoff::Backoff::default();
     // A workload's virtual users, one per stream (h2_workload.rs).
-    let mut users = crate::h2_workload::users_of(&ctx, index, h2ctx.streams);
+    let mut users = crate::drive::h2::h2_workload::users_of(&ctx, index, h2ctx.streams);
     // Each user's batch to finish on the next connection (h2_workload.rs),
     // one place per user; and the plain loop's requests to send again,
     // empty (no allocation) until a server closes a connection under them.
-    let mut resumes: Vec<Option<crate::h2_workload::Resume>> = Vec::new();
+    let mut resumes: Vec<Option<crate::drive::h2::h2_workload::Resume>> = Vec::new();
     let mut retries: Vec<Retry> = Vec::new();
     loop {
         // A request carried over is in flight already: it goes out even
         // while the gate parks this slot.
-        let carried = crate::h2_workload::first_resumed(&resumes).or(retries.first().copied());
+        let carried = crate::drive::h2::h2_workload::first_resumed(&resumes).or(retries.first().copied());
         if carried.is_none() {
             gate.wait_until_active(index).await;
             let all_done = !users.is_empty() && users.iter().all(|u| u.is_done());
@@ -77,7 +77,7 @@ pub(crate) async fn run_h2_slot(
                 if carried.is_some() {
                     // The connect's failure was that request's second try.
                     if retries.is_empty() {
-                        crate::h2_workload::charge_failed_resume(
+                        crate::drive::h2::h2_workload::charge_failed_resume(
                             &ctx,
                             &mut users,
                             &mut resumes,
@@ -89,7 +89,7 @@ pub(crate) async fn run_h2_slot(
                 } else {
                     // The failed request was a user's step, which its group's
                     // on_error and iterations count as on HTTP/1.1.
-                    crate::h2_workload::charge_failed_connect(&ctx, &mut users);
+                    crate::drive::h2::h2_workload::charge_failed_connect(&ctx, &mut users);
                 }
                 // A connection (or its handshake) failed: wait before the next
                 // attempt, as on HTTP/1.1 (backoff.rs).
@@ -111,7 +111,7 @@ pub(crate) async fn run_h2_slot(
                 .drain(..)
                 .zip(resumes.drain(..))
                 .map(|(user, resume)| {
-                    let task = crate::h2_workload::run_user_stream(
+                    let task = crate::drive::h2::h2_workload::run_user_stream(
                         ctx.clone(),
                         h2ctx.clone(),
                         gate.clone(),

@@ -26,8 +26,8 @@ mod uring;
 
 pub(crate) use uring::uring_unavailable;
 
-use crate::closed::slots_at;
-use crate::connection::{connection_context, ConnectionContext};
+use crate::drive::closed::slots_at;
+use crate::drive::connection::{connection_context, ConnectionContext};
 use crate::housekeeping::{Housekeeping, Tick};
 use crate::request_log::WorkerLogHandle;
 use crate::plan::worker_plan::{WorkerLoad, WorkerMessage, WorkerPlan};

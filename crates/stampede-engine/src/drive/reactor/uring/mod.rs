@@ -8,7 +8,7 @@ mod ring;
 mod slot;
 
 use super::{drive, longest_request, slot_count, socket};
-use crate::connection::ConnectionContext;
+use crate::drive::connection::ConnectionContext;
 use crate::plan::worker_plan::{WorkerMessage, WorkerPlan};
 use ring::Ring;
 use slot::{Io, Slot};

@@ -9,11 +9,11 @@
 //! until the send completes (after a close too: see `retired`).
 
 use super::ring::{Completion, Ring, BUFFER_GROUP};
-use crate::connection::ConnectionContext;
+use crate::drive::connection::ConnectionContext;
 use crate::http1::ResponseProgress;
 use crate::net::outcome_class::classify_io;
-use crate::reactor::tls::{decrypt_response, Received, TlsSession};
-use crate::reactor::{socket, Phase, ReactorSlot, SlotBase, Step, WorkerIo};
+use crate::drive::reactor::tls::{decrypt_response, Received, TlsSession};
+use crate::drive::reactor::{socket, Phase, ReactorSlot, SlotBase, Step, WorkerIo};
 use crate::net::transport::Endpoint;
 use io_uring::{opcode, squeue, types};
 use socket2::SockAddr;

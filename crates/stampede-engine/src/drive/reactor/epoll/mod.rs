@@ -6,7 +6,7 @@ mod poller;
 mod slot;
 
 use super::{drive, longest_request, slot_count};
-use crate::connection::ConnectionContext;
+use crate::drive::connection::ConnectionContext;
 use crate::plan::worker_plan::{WorkerMessage, WorkerPlan};
 use poller::{event_buffer, Poller};
 use slot::{Io, Slot};

@@ -3,12 +3,12 @@
 //! [`Snapshot`] to the aggregator every [`SNAPSHOT_INTERVAL`] of measurement
 //! and a final one when it stops.
 
-use crate::closed::{control_slots, run_closed_slot, ActiveSlots};
-use crate::connection::{connection_context, ConnectionContext};
-use crate::h2_client::run_h2_slot;
+use crate::drive::closed::{control_slots, run_closed_slot, ActiveSlots};
+use crate::drive::connection::{connection_context, ConnectionContext};
+use crate::drive::h2::h2_client::run_h2_slot;
 use crate::plan::h2_request::H2Context;
 use crate::housekeeping::{Housekeeping, Tick};
-use crate::open::run_pacer;
+use crate::drive::open::run_pacer;
 use crate::request_log::WorkerLogHandle;
 use crate::plan::worker_plan::{WorkerLoad, WorkerMessage, WorkerPlan};
 use crate::worker_state::WorkerState;
@@ -29,7 +29,7 @@ pub(crate) fn run_worker(
     // Reports this worker's end to its group's clock on every way out.
     let _ticket = crate::group_start::await_group_start(&mut plan, &stop);
     if plan.event_loop != EventLoop::Tokio {
-        return crate::reactor::run_reactor_worker(plan, stop, to_aggregator, log);
+        return crate::drive::reactor::run_reactor_worker(plan, stop, to_aggregator, log);
     }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -128,8 +128,8 @@ fn start_load(
             ));
             aborts.push(control.abort_handle());
             if let Some(h3) = &plan.http3 {
-                let h3 = Rc::new(crate::h3_conn::H3Context::new(h3, plan.index));
-                handles.extend(crate::h3_client::spawn_closed(context, &h3, &gate, *slots));
+                let h3 = Rc::new(crate::drive::h3::h3_conn::H3Context::new(h3, plan.index));
+                handles.extend(crate::drive::h3::h3_client::spawn_closed(context, &h3, &gate, *slots));
             } else {
                 match &plan.http2 {
                     Some(h2) => {
@@ -156,8 +156,8 @@ fn start_load(
             let h3 = plan
                 .http3
                 .as_ref()
-                .map(|h3| crate::h3_conn::H3Context::new(h3, plan.index));
-            let pacer = crate::h3_open::run_h3_pacer(
+                .map(|h3| crate::drive::h3::h3_conn::H3Context::new(h3, plan.index));
+            let pacer = crate::drive::h3::h3_open::run_h3_pacer(
                 context.clone(),
                 Rc::new(h3.expect("matched on http3")),
                 load.clone(),

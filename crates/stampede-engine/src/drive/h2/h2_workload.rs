@@ -13,9 +13,9 @@
 //! stream: h2_client.rs) goes again once, and the rest of its batch after
 //! it: a [`Resume`] the user carries to the next connection.
 
-use crate::closed::ActiveSlots;
-use crate::connection::ConnectionContext;
-use crate::h2_conn_end::{sent, unsent, ConnectionEnd, Retry, SendError};
+use crate::drive::closed::ActiveSlots;
+use crate::drive::connection::ConnectionContext;
+use crate::drive::h2::h2_conn_end::{sent, unsent, ConnectionEnd, Retry, SendError};
 use crate::plan::h2_request::{from_rendered, next_rendered, H2Context, H2Request};
 use crate::http1::DecodedCount;
 use crate::net::outcome_class::classify_h2;

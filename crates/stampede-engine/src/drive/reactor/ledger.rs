@@ -16,7 +16,7 @@
 //! to read and write.
 
 use crate::conn_books::{ConnectionLife, Reuse};
-use crate::connection::{response_error_kind, ConnectionContext};
+use crate::drive::connection::{response_error_kind, ConnectionContext};
 use crate::http1::{Complete, ResponseError, ResponseParser, ResponseProgress};
 use crate::read_buffer::ReadBuffer;
 use crate::redirects::redirect::{Follow, Hops};
