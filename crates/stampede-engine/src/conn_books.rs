@@ -10,7 +10,7 @@
 //! flag is request_books.rs's).
 
 use crate::plan::conn_lifetime::Lifetime;
-use crate::worker_state::WorkerState;
+use crate::worker::worker_state::WorkerState;
 use stampede_metrics::ErrorKind;
 use std::time::{Duration, Instant};
 

@@ -3,7 +3,7 @@
 
 use crate::plan::h2_request::prepare as prepare_h2;
 use crate::http1::{encode_request, encode_request_to};
-use crate::request_log::{RequestLog, RequestLogOptions, RequestLogReport, RunClock};
+use crate::worker::request_log::{RequestLog, RequestLogOptions, RequestLogReport, RunClock};
 use crate::net::transport::{build_tls_client, ConnectorSpec, Endpoint};
 use crate::watchdog::{Abandoned, Watchdog};
 use crate::drive::worker::run_worker;

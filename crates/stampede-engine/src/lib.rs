@@ -2,26 +2,21 @@
 //! event loop per worker thread (thread-per-core, nothing shared on the
 //! request path) and returns a [`stampede_metrics::Recording`].
 
-mod backoff;
 mod conn_books;
 mod drive;
 mod engine;
 mod error;
-mod group_start;
-mod housekeeping;
 pub mod http1;
 mod limits;
 pub mod monitor;
 mod net;
 mod no_connection;
 mod plan;
-mod pacer;
 mod redirects;
 mod read_buffer;
 mod request_books;
-mod request_log;
 mod watchdog;
-mod worker_state;
+mod worker;
 mod workload;
 
 pub use engine::{
@@ -29,7 +24,7 @@ pub use engine::{
 };
 pub use error::EngineError;
 pub use limits::{fds_needed, raise_nofile_limit};
-pub use request_log::{LoggedRequest, RequestLogOptions, RequestLogReport, RequestSink, RunClock};
+pub use worker::request_log::{LoggedRequest, RequestLogOptions, RequestLogReport, RequestSink, RunClock};
 pub use net::transport::quic::{offload_notice, udp_offload, UdpOffload};
 pub use watchdog::{grace as watchdog_grace, Abandoned};
 pub use plan::worker_plan::SNAPSHOT_INTERVAL;

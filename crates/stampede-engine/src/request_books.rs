@@ -9,9 +9,9 @@
 //! own books (responses served, age, what its successor counts as, whether
 //! it stays open after an answer) are conn_books.rs's.
 
-use crate::backoff::Backoff;
+use crate::worker::backoff::Backoff;
 use crate::conn_books::ConnectionLife;
-use crate::worker_state::WorkerState;
+use crate::worker::worker_state::WorkerState;
 use stampede_metrics::{ErrorKind, Judged, Outcome};
 use std::time::{Duration, Instant};
 

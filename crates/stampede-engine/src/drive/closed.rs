@@ -4,7 +4,7 @@
 //! finish their request, close their connection and park.
 
 use crate::drive::connection::{ConnectionContext, Slot};
-use crate::housekeeping::CONTROL_PERIOD;
+use crate::worker::housekeeping::CONTROL_PERIOD;
 use stampede_plan::{share_of, Schedule};
 use std::cell::Cell;
 use std::rc::Rc;

@@ -12,7 +12,7 @@
 //! requests must not wait behind a backlog that nobody measures.
 
 use crate::drive::connection::{ConnectionContext, Slot};
-use crate::pacer::{is_stale, Backlog, Pacer};
+use crate::worker::pacer::{is_stale, Backlog, Pacer};
 use crate::drive::precise_timer::PreciseTimer;
 use crate::plan::worker_plan::OpenLoad;
 use std::cell::{Cell, RefCell};

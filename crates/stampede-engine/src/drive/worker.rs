@@ -7,11 +7,11 @@ use crate::drive::closed::{control_slots, run_closed_slot, ActiveSlots};
 use crate::drive::connection::{connection_context, ConnectionContext};
 use crate::drive::h2::h2_client::run_h2_slot;
 use crate::plan::h2_request::H2Context;
-use crate::housekeeping::{Housekeeping, Tick};
+use crate::worker::housekeeping::{Housekeeping, Tick};
 use crate::drive::open::run_pacer;
-use crate::request_log::WorkerLogHandle;
+use crate::worker::request_log::WorkerLogHandle;
 use crate::plan::worker_plan::{WorkerLoad, WorkerMessage, WorkerPlan};
-use crate::worker_state::WorkerState;
+use crate::worker::worker_state::WorkerState;
 use stampede_plan::EventLoop;
 use std::rc::Rc;
 use std::sync::mpsc;
@@ -27,7 +27,7 @@ pub(crate) fn run_worker(
     log: Option<WorkerLogHandle>,
 ) -> std::io::Result<()> {
     // Reports this worker's end to its group's clock on every way out.
-    let _ticket = crate::group_start::await_group_start(&mut plan, &stop);
+    let _ticket = crate::worker::group_start::await_group_start(&mut plan, &stop);
     if plan.event_loop != EventLoop::Tokio {
         return crate::drive::reactor::run_reactor_worker(plan, stop, to_aggregator, log);
     }

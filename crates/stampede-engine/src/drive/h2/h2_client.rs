@@ -52,7 +52,7 @@ pub(crate) async fn run_h2_slot(
 ) {
     let mut reconnect = false;
     let mut retired = false;
-    let mut backoff = crate::backoff::Backoff::default();
+    let mut backoff = crate::worker::backoff::Backoff::default();
     // A workload's virtual users, one per stream (h2_workload.rs).
     let mut users = crate::drive::h2::h2_workload::users_of(&ctx, index, h2ctx.streams);
     // Each user's batch to finish on the next connection (h2_workload.rs),

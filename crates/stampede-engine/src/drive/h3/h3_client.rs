@@ -11,7 +11,7 @@
 //! timeout timer per stream moved forward, and one look at the connection's
 //! close reason; the rest is quinn's and h3's.
 
-use crate::backoff::Backoff;
+use crate::worker::backoff::Backoff;
 use crate::drive::closed::ActiveSlots;
 use crate::drive::connection::ConnectionContext;
 use crate::plan::h2_request::H2Request;

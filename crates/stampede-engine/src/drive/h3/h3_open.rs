@@ -51,7 +51,7 @@ async fn run_open_stream(
     let timer = tokio::time::sleep(ctx.timeout);
     tokio::pin!(timer);
     let mut cached: Cached = None;
-    let mut backoff = crate::backoff::Backoff::default();
+    let mut backoff = crate::worker::backoff::Backoff::default();
     let mut job = first;
     loop {
         let lag = Instant::now().saturating_duration_since(job);

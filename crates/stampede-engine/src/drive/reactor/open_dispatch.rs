@@ -6,7 +6,7 @@
 //! connection kept. The rules are those of the tokio path (open.rs); the
 //! arithmetic and the warm-up rule are pacer.rs's, shared by both.
 
-use crate::pacer::{Backlog, Pacer};
+use crate::worker::pacer::{Backlog, Pacer};
 use crate::plan::worker_plan::OpenLoad;
 use std::time::Instant;
 

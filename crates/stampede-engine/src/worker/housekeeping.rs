@@ -12,9 +12,9 @@
 //!
 //! [`Snapshot`]: stampede_metrics::Snapshot
 
-use crate::request_log::WorkerLog;
+use crate::worker::request_log::WorkerLog;
 use crate::plan::worker_plan::{second_of, WorkerMessage, WorkerPlan};
-use crate::worker_state::WorkerState;
+use crate::worker::worker_state::WorkerState;
 use crate::workload::WorkerWorkload;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};

@@ -9,7 +9,7 @@
 //! after the client's side of it completed (an `errors.tls` before the
 //! connection's first response) is backed off the same way. The state is touched only on a
 //! connect failure and when a connection opens, never per request. A leaf: the
-//! tokio path waits with [`crate::worker_state::WorkerState::wait_out_backoff`].
+//! tokio path waits with [`crate::worker::worker_state::WorkerState::wait_out_backoff`].
 
 use std::time::Duration;
 
