@@ -2,10 +2,10 @@
 //! event loop per worker thread (thread-per-core, nothing shared on the
 //! request path) and returns a [`stampede_metrics::Recording`].
 
-mod conn_books;
 mod drive;
 mod engine;
 mod error;
+mod exchange;
 pub mod http1;
 mod limits;
 pub mod monitor;
@@ -13,8 +13,6 @@ mod net;
 mod no_connection;
 mod plan;
 mod redirects;
-mod read_buffer;
-mod request_books;
 mod watchdog;
 mod worker;
 mod workload;

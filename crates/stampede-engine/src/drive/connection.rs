@@ -4,13 +4,13 @@
 //! lifetime (conn_lifetime.rs), or for every request without keep-alive). The load models
 //! (closed.rs, open.rs) decide when a slot sends.
 
-use crate::conn_books::{ConnectionLife, Reuse};
+use crate::exchange::conn_books::{ConnectionLife, Reuse};
 use crate::http1::{ResponseError, ResponseParser, ResponseProgress};
 use crate::net::outcome_class::{classify_io, Stage};
-use crate::read_buffer::ReadBuffer;
+use crate::exchange::read_buffer::ReadBuffer;
 use crate::redirects::redirect::{Follow, Hops};
 use crate::redirects::redirect_switch::{origin_switch, OriginSwitch};
-use crate::request_books::{Clocks, Failure, RequestBooks};
+use crate::exchange::request_books::{Clocks, Failure, RequestBooks};
 use crate::worker::request_log::WorkerLog;
 use crate::worker::request_log::WorkerLogHandle;
 use crate::net::transport::{Connector, Stream};

@@ -10,7 +10,7 @@
 //! it stays open after an answer) are conn_books.rs's.
 
 use crate::worker::backoff::Backoff;
-use crate::conn_books::ConnectionLife;
+use crate::exchange::conn_books::ConnectionLife;
 use crate::worker::worker_state::WorkerState;
 use stampede_metrics::{ErrorKind, Judged, Outcome};
 use std::time::{Duration, Instant};
