@@ -3,27 +3,24 @@
 //! request path) and returns a [`stampede_metrics::Recording`].
 
 mod drive;
-mod engine;
 mod error;
 mod exchange;
 pub mod http1;
-mod limits;
 pub mod monitor;
 mod net;
-mod no_connection;
 mod plan;
 mod redirects;
-mod watchdog;
+mod run;
 mod worker;
 mod workload;
 
-pub use engine::{
+pub use run::engine::{
     resolve, run_with, worker_count, Finished, NoObserver, Observer, RunOptions, StopHandle,
 };
 pub use error::EngineError;
-pub use limits::{fds_needed, raise_nofile_limit};
+pub use run::limits::{fds_needed, raise_nofile_limit};
 pub use worker::request_log::{LoggedRequest, RequestLogOptions, RequestLogReport, RequestSink, RunClock};
 pub use net::transport::quic::{offload_notice, udp_offload, UdpOffload};
-pub use watchdog::{grace as watchdog_grace, Abandoned};
+pub use run::watchdog::{grace as watchdog_grace, Abandoned};
 pub use plan::worker_plan::SNAPSHOT_INTERVAL;
 pub use workload::{GroupWork, StepWork, WorkloadSpec};

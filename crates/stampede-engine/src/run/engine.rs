@@ -5,7 +5,7 @@ use crate::plan::h2_request::prepare as prepare_h2;
 use crate::http1::{encode_request, encode_request_to};
 use crate::worker::request_log::{RequestLog, RequestLogOptions, RequestLogReport, RunClock};
 use crate::net::transport::{build_tls_client, ConnectorSpec, Endpoint};
-use crate::watchdog::{Abandoned, Watchdog};
+use crate::run::watchdog::{Abandoned, Watchdog};
 use crate::drive::worker::run_worker;
 use crate::plan::worker_plan::{
     second_of, H2Plan, OpenLoad, WorkerLoad, WorkerMessage, WorkerPlan, SNAPSHOT_INTERVAL,
@@ -543,12 +543,12 @@ pub fn run_with(
     let target_at = move |seconds: f64| schedule.target_at(Duration::from_secs_f64(seconds));
     let watch = Watch {
         stop,
-        give_up: crate::no_connection::GiveUp::of(plan),
+        give_up: crate::run::no_connection::GiveUp::of(plan),
         watchdog: Watchdog::new(
             workers,
             Instant::now(),
             deadline,
-            crate::watchdog::grace(options.snapshot_interval),
+            crate::run::watchdog::grace(options.snapshot_interval),
         ),
     };
     let aggregated = aggregate(
@@ -775,7 +775,7 @@ struct Aggregated {
 /// no-connection rule and the watchdog.
 struct Watch<'a> {
     stop: &'a StopHandle,
-    give_up: Option<crate::no_connection::GiveUp>,
+    give_up: Option<crate::run::no_connection::GiveUp>,
     watchdog: Watchdog,
 }
 
@@ -798,7 +798,7 @@ fn aggregate(
     let mut books = vec![(0u64, 0u64); workers];
     let mut last_finish = measure_start;
     while finished.iter().any(|done| !done) {
-        let received = messages.recv_timeout(crate::watchdog::POLL);
+        let received = messages.recv_timeout(crate::run::watchdog::POLL);
         let now = Instant::now();
         if watch.stop.is_stopped() {
             watch.watchdog.stopped(now);
