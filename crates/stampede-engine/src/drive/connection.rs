@@ -5,16 +5,16 @@
 //! (closed.rs, open.rs) decide when a slot sends.
 
 use crate::exchange::conn_books::{ConnectionLife, Reuse};
+use crate::exchange::read_buffer::ReadBuffer;
+use crate::exchange::request_books::{Clocks, Failure, RequestBooks};
 use crate::http1::{ResponseError, ResponseParser, ResponseProgress};
 use crate::net::outcome_class::{classify_io, Stage};
-use crate::exchange::read_buffer::ReadBuffer;
-use crate::redirects::redirect::{Follow, Hops};
-use crate::redirects::redirect_switch::{origin_switch, OriginSwitch};
-use crate::exchange::request_books::{Clocks, Failure, RequestBooks};
-use crate::worker::request_log::WorkerLog;
-use crate::worker::request_log::WorkerLogHandle;
 use crate::net::transport::{Connector, Stream};
 use crate::plan::worker_plan::WorkerPlan;
+use crate::redirects::redirect::{Follow, Hops};
+use crate::redirects::redirect_switch::{origin_switch, OriginSwitch};
+use crate::worker::request_log::WorkerLog;
+use crate::worker::request_log::WorkerLogHandle;
 use crate::worker::worker_state::WorkerState;
 use crate::workload::{Answer, UserSession};
 use stampede_metrics::{ErrorKind, Judged, Outcome};
@@ -332,7 +332,10 @@ impl ConnectionContext {
 
     /// The redirects request `target` follows, if any.
     #[inline]
-    pub(crate) fn redirect_of(&self, target: usize) -> Option<&crate::redirects::redirect::RedirectRule> {
+    pub(crate) fn redirect_of(
+        &self,
+        target: usize,
+    ) -> Option<&crate::redirects::redirect::RedirectRule> {
         let rule = self.redirect.as_ref()?;
         match self.rules_of(target) {
             Some(rules) => rules.follow_redirects.then_some(rule),

@@ -12,9 +12,9 @@
 //! requests must not wait behind a backlog that nobody measures.
 
 use crate::drive::connection::{ConnectionContext, Slot};
-use crate::worker::pacer::{is_stale, Backlog, Pacer};
 use crate::drive::precise_timer::PreciseTimer;
 use crate::plan::worker_plan::OpenLoad;
+use crate::worker::pacer::{is_stale, Backlog, Pacer};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::time::Instant;

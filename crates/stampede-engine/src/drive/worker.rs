@@ -6,11 +6,11 @@
 use crate::drive::closed::{control_slots, run_closed_slot, ActiveSlots};
 use crate::drive::connection::{connection_context, ConnectionContext};
 use crate::drive::h2::h2_client::run_h2_slot;
-use crate::plan::h2_request::H2Context;
-use crate::worker::housekeeping::{Housekeeping, Tick};
 use crate::drive::open::run_pacer;
-use crate::worker::request_log::WorkerLogHandle;
+use crate::plan::h2_request::H2Context;
 use crate::plan::worker_plan::{WorkerLoad, WorkerMessage, WorkerPlan};
+use crate::worker::housekeeping::{Housekeeping, Tick};
+use crate::worker::request_log::WorkerLogHandle;
 use crate::worker::worker_state::WorkerState;
 use stampede_plan::EventLoop;
 use std::rc::Rc;
@@ -129,7 +129,9 @@ fn start_load(
             aborts.push(control.abort_handle());
             if let Some(h3) = &plan.http3 {
                 let h3 = Rc::new(crate::drive::h3::h3_conn::H3Context::new(h3, plan.index));
-                handles.extend(crate::drive::h3::h3_client::spawn_closed(context, &h3, &gate, *slots));
+                handles.extend(crate::drive::h3::h3_client::spawn_closed(
+                    context, &h3, &gate, *slots,
+                ));
             } else {
                 match &plan.http2 {
                     Some(h2) => {

@@ -9,8 +9,8 @@
 //! own books (responses served, age, what its successor counts as, whether
 //! it stays open after an answer) are conn_books.rs's.
 
-use crate::worker::backoff::Backoff;
 use crate::exchange::conn_books::ConnectionLife;
+use crate::worker::backoff::Backoff;
 use crate::worker::worker_state::WorkerState;
 use stampede_metrics::{ErrorKind, Judged, Outcome};
 use std::time::{Duration, Instant};

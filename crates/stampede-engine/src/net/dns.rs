@@ -11,7 +11,7 @@
 //! every connection goes to the first address, as before, and no work is
 //! added to it.
 
-use crate::EngineError;
+use crate::error::EngineError;
 use stampede_metrics::{AddressUse, DnsUse};
 use stampede_plan::{DnsMode, Plan};
 use std::cell::{Cell, RefCell};

@@ -3,7 +3,7 @@
 //! has the same rule, RFC 9114 §4.2, and sends this form too). A leaf:
 //! the worker's plan carries these, so nothing here imports the engine.
 
-use crate::EngineError;
+use crate::error::EngineError;
 use bytes::Bytes;
 use stampede_plan::{RequestSpec, Target};
 

@@ -3,9 +3,9 @@
 //! connection-specific fields, RFC 9114 §4.2), the quinn client
 //! configuration, where to connect and as whom. A leaf, as worker_plan.rs.
 
-use crate::plan::h2_request::{prepare, H2Request};
+use crate::error::EngineError;
 use crate::net::transport::{quic, ConnectorSpec, Endpoint};
-use crate::EngineError;
+use crate::plan::h2_request::{prepare, H2Request};
 use stampede_plan::Plan;
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;

@@ -3,15 +3,15 @@
 //! engine builds these, the tokio worker (worker.rs) and the reactors
 //! (reactor/) read them, and none of those import one another for it.
 
-use crate::plan::h2_request::H2Request;
 use crate::net::transport::ConnectorSpec;
+use crate::plan::h2_request::H2Request;
 use stampede_metrics::Snapshot;
 use stampede_plan::{Arrival, EventLoop, Schedule};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How often workers hand their interval to the aggregator, unless
-/// [`crate::RunOptions::snapshot_interval`] says otherwise.
+/// [`crate::run::engine::RunOptions::snapshot_interval`] says otherwise.
 pub const SNAPSHOT_INTERVAL: Duration = Duration::from_millis(250);
 
 /// This worker's share of the load model.

@@ -1,16 +1,16 @@
 //! [`run_with`]: resolves the target, splits the plan over worker threads, and
 //! merges their snapshots into one [`Recording`] while an [`Observer`] watches.
 
-use crate::plan::h2_request::prepare as prepare_h2;
-use crate::http1::{encode_request, encode_request_to};
-use crate::worker::request_log::{RequestLog, RequestLogOptions, RequestLogReport, RunClock};
-use crate::net::transport::{build_tls_client, ConnectorSpec, Endpoint};
-use crate::run::watchdog::{Abandoned, Watchdog};
 use crate::drive::worker::run_worker;
+use crate::error::EngineError;
+use crate::http1::{encode_request, encode_request_to};
+use crate::net::transport::{build_tls_client, ConnectorSpec, Endpoint};
+use crate::plan::h2_request::prepare as prepare_h2;
 use crate::plan::worker_plan::{
     second_of, H2Plan, OpenLoad, WorkerLoad, WorkerMessage, WorkerPlan, SNAPSHOT_INTERVAL,
 };
-use crate::EngineError;
+use crate::run::watchdog::{Abandoned, Watchdog};
+use crate::worker::request_log::{RequestLog, RequestLogOptions, RequestLogReport, RunClock};
 use stampede_metrics::{Recording, SecondPoint, Snapshot, TimeseriesBuilder};
 use stampede_plan::{
     share_of, weighted_order, EventLoop, IoBackend, LoadModel, Plan, Schedule, Scheme,
@@ -84,7 +84,9 @@ fn connector_spec(plan: &Plan) -> Result<(ConnectorSpec, Vec<SocketAddr>), Engin
     let mut addrs = Vec::new();
     let endpoint = match (&transport.unix_socket, &transport.proxy) {
         (Some(path), _) => Endpoint::Unix(path.clone()),
-        (None, Some(proxy)) => Endpoint::Tcp(crate::net::dns::resolve_host(&proxy.host, proxy.port)?[0]),
+        (None, Some(proxy)) => {
+            Endpoint::Tcp(crate::net::dns::resolve_host(&proxy.host, proxy.port)?[0])
+        }
         (None, None) => {
             addrs = crate::net::dns::resolve_all(plan)?;
             Endpoint::Tcp(addrs[0])
@@ -163,7 +165,7 @@ fn warmup_target(schedule: &Schedule) -> f64 {
 /// How many workers a run has: `--threads`, and at least one per group of
 /// a scenario with several (what observers that keep per-worker books,
 /// such as `--web`'s live series, need to know).
-pub fn worker_count(plan: &Plan, workload: Option<&crate::WorkloadSpec>) -> usize {
+pub fn worker_count(plan: &Plan, workload: Option<&crate::workload::WorkloadSpec>) -> usize {
     let groups = workload.map_or(1, |w| w.groups.len().max(1));
     plan.threads.max(groups)
 }
@@ -295,7 +297,7 @@ fn group_users(groups: &[&LoadModel], g: usize) -> usize {
 /// let go first), named by their steps.
 fn rendezvous_results(
     points: Option<&crate::workload::RendezvousPoints>,
-    workload: Option<&crate::WorkloadSpec>,
+    workload: Option<&crate::workload::WorkloadSpec>,
 ) -> Vec<stampede_metrics::RendezvousResult> {
     let Some(points) = points else {
         return Vec::new();
@@ -670,7 +672,7 @@ pub fn run_with(
 /// delay, a duration, iterations or `on_error` (`None` otherwise: nothing
 /// waits and nothing is watched). `placement` gives each worker's group.
 fn run_phases(
-    workload: Option<&crate::WorkloadSpec>,
+    workload: Option<&crate::workload::WorkloadSpec>,
     placement: &[(usize, usize, usize)],
     start: Instant,
 ) -> Option<Arc<crate::workload::RunPhases>> {
@@ -696,7 +698,7 @@ fn run_phases(
 /// its users stopped or its duration over) before the run's `-d` or `-n`.
 fn stop_reason(
     aggregated: &Aggregated,
-    workload: Option<&crate::WorkloadSpec>,
+    workload: Option<&crate::workload::WorkloadSpec>,
     phases: Option<&crate::workload::RunPhases>,
     interrupted: bool,
     (budget, limit): (Option<u64>, Option<Duration>),
@@ -731,7 +733,7 @@ fn stop_reason(
 fn groups_fed_out(
     fed_out: &[bool],
     placement: &[(usize, usize, usize)],
-    workload: Option<&crate::WorkloadSpec>,
+    workload: Option<&crate::workload::WorkloadSpec>,
 ) -> Vec<String> {
     let mut groups: Vec<usize> = (placement.iter().zip(fed_out))
         .filter(|&(_, &out)| out)

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 /// snapshot intervals when those are longer (a worker reports at least
 /// once an interval while it runs); `None`: the default interval.
 pub fn grace(snapshot_interval: Option<Duration>) -> Duration {
-    let interval = snapshot_interval.unwrap_or(crate::SNAPSHOT_INTERVAL);
+    let interval = snapshot_interval.unwrap_or(crate::plan::worker_plan::SNAPSHOT_INTERVAL);
     Duration::from_secs(2).max(interval * 8)
 }
 

@@ -12,8 +12,8 @@
 //!
 //! [`Snapshot`]: stampede_metrics::Snapshot
 
-use crate::worker::request_log::WorkerLog;
 use crate::plan::worker_plan::{second_of, WorkerMessage, WorkerPlan};
+use crate::worker::request_log::WorkerLog;
 use crate::worker::worker_state::WorkerState;
 use crate::workload::WorkerWorkload;
 use std::sync::mpsc;

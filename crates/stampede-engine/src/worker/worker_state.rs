@@ -114,7 +114,10 @@ impl WorkerState {
     /// so the count bounds the attempts already, and a wrong port fails at
     /// once (as ab does) instead of after minutes of doubling waits. Once a
     /// connection has opened, a server that dies is backed off from.
-    pub(crate) fn connect_backoff(&self, backoff: &mut crate::worker::backoff::Backoff) -> Duration {
+    pub(crate) fn connect_backoff(
+        &self,
+        backoff: &mut crate::worker::backoff::Backoff,
+    ) -> Duration {
         let delay = backoff.failed();
         if self.budget.get().is_some() && !self.ever_opened.get() {
             return Duration::ZERO;

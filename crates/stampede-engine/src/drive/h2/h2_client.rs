@@ -24,9 +24,9 @@
 use crate::drive::closed::ActiveSlots;
 use crate::drive::connection::ConnectionContext;
 use crate::drive::h2::h2_conn_end::{sent, unsent, ConnectionEnd, Retry, SendError};
-use crate::plan::h2_request::{H2Context, H2Request};
 use crate::http1::DecodedCount;
 use crate::net::outcome_class::classify_h2;
+use crate::plan::h2_request::{H2Context, H2Request};
 use bytes::Bytes;
 use h2::client::SendRequest;
 use stampede_metrics::{ErrorKind, Outcome};
@@ -63,7 +63,8 @@ pub(crate) async fn run_h2_slot(
     loop {
         // A request carried over is in flight already: it goes out even
         // while the gate parks this slot.
-        let carried = crate::drive::h2::h2_workload::first_resumed(&resumes).or(retries.first().copied());
+        let carried =
+            crate::drive::h2::h2_workload::first_resumed(&resumes).or(retries.first().copied());
         if carried.is_none() {
             gate.wait_until_active(index).await;
             let all_done = !users.is_empty() && users.iter().all(|u| u.is_done());

@@ -16,9 +16,9 @@
 use crate::drive::closed::ActiveSlots;
 use crate::drive::connection::ConnectionContext;
 use crate::drive::h2::h2_conn_end::{sent, unsent, ConnectionEnd, Retry, SendError};
-use crate::plan::h2_request::{from_rendered, next_rendered, H2Context, H2Request};
 use crate::http1::DecodedCount;
 use crate::net::outcome_class::classify_h2;
+use crate::plan::h2_request::{from_rendered, next_rendered, H2Context, H2Request};
 use crate::workload::{Answer, UserSession, WorkerWorkload};
 use bytes::Bytes;
 use h2::client::SendRequest;

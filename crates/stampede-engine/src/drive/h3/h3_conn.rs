@@ -7,10 +7,10 @@
 //! and whose acceptance is counted apart.
 
 use crate::drive::connection::ConnectionContext;
-use crate::plan::h2_request::H2Request;
 use crate::drive::h3::h3_errors::{handshake_failed, handshake_timeout, is_graceful, Failure};
-use crate::plan::h3_plan::H3Plan;
 use crate::net::transport::quic;
+use crate::plan::h2_request::H2Request;
+use crate::plan::h3_plan::H3Plan;
 use bytes::Bytes;
 use stampede_metrics::ErrorKind;
 use std::cell::{Cell, RefCell};

@@ -15,12 +15,12 @@
 //! the batch not answered yet. The reactors own the socket and decide when
 //! to read and write.
 
-use crate::exchange::conn_books::{ConnectionLife, Reuse};
 use crate::drive::connection::{response_error_kind, ConnectionContext};
-use crate::http1::{Complete, ResponseError, ResponseParser, ResponseProgress};
+use crate::exchange::conn_books::{ConnectionLife, Reuse};
 use crate::exchange::read_buffer::ReadBuffer;
-use crate::redirects::redirect::{Follow, Hops};
 use crate::exchange::request_books::{Clocks, Failure, RequestBooks};
+use crate::http1::{Complete, ResponseError, ResponseParser, ResponseProgress};
+use crate::redirects::redirect::{Follow, Hops};
 use crate::workload::{Answer, UserSession};
 use stampede_metrics::{ErrorKind, Judged};
 use std::time::{Duration, Instant};

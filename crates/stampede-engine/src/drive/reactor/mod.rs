@@ -28,9 +28,9 @@ pub(crate) use uring::uring_unavailable;
 
 use crate::drive::closed::slots_at;
 use crate::drive::connection::{connection_context, ConnectionContext};
+use crate::plan::worker_plan::{WorkerLoad, WorkerMessage, WorkerPlan};
 use crate::worker::housekeeping::{Housekeeping, Tick};
 use crate::worker::request_log::WorkerLogHandle;
-use crate::plan::worker_plan::{WorkerLoad, WorkerMessage, WorkerPlan};
 use crate::worker::worker_state::WorkerState;
 use open_dispatch::{Destination, OpenDispatch};
 pub(crate) use slot::{Phase, ReactorSlot, SlotBase, Step, WorkerIo};

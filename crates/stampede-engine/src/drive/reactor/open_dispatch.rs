@@ -6,8 +6,8 @@
 //! connection kept. The rules are those of the tokio path (open.rs); the
 //! arithmetic and the warm-up rule are pacer.rs's, shared by both.
 
-use crate::worker::pacer::{Backlog, Pacer};
 use crate::plan::worker_plan::OpenLoad;
+use crate::worker::pacer::{Backlog, Pacer};
 use std::time::Instant;
 
 /// Where the open model's requests go.

@@ -4,8 +4,8 @@
 
 use super::ledger::Ledger;
 pub(crate) use super::slot_state::{Phase, SlotBase};
-use crate::exchange::conn_books::Reuse;
 use crate::drive::connection::ConnectionContext;
+use crate::exchange::conn_books::Reuse;
 use crate::http1::{Complete, ResponseProgress};
 use crate::net::outcome_class::classify_connect;
 use crate::redirects::redirect::Follow;

@@ -7,7 +7,7 @@
 //! ([`offload_notice`], with the run's notices).
 
 use super::TlsClient;
-use crate::EngineError;
+use crate::error::EngineError;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;

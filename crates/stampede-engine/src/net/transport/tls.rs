@@ -4,7 +4,7 @@
 //! the versions, cipher suites and key exchange groups offered.
 
 use super::tls_choice::{client_material, crypto_provider, protocol_versions};
-use crate::EngineError;
+use crate::error::EngineError;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::Resumption;
 use rustls::pki_types::pem::PemObject;

@@ -3,7 +3,7 @@
 //! exchange groups (`--tls-groups`), as a ring `CryptoProvider` cut down to
 //! them, and the client certificate (`--cert`/`--key`) read from PEM.
 
-use crate::EngineError;
+use crate::error::EngineError;
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};

@@ -8,10 +8,10 @@
 
 use super::poller::{Poller, PEER_CLOSED, READABLE, WRITABLE};
 use crate::drive::connection::ConnectionContext;
-use crate::http1::ResponseProgress;
-use crate::net::outcome_class::classify_io;
 use crate::drive::reactor::tls::{decrypt_response, Received, TlsSession};
 use crate::drive::reactor::{socket, Phase, ReactorSlot, SlotBase, Step, WorkerIo};
+use crate::http1::ResponseProgress;
+use crate::net::outcome_class::classify_io;
 use stampede_metrics::ErrorKind;
 use std::io;
 use std::os::fd::AsRawFd;
