@@ -6,7 +6,7 @@
 #
 # Targets (one or more; default: analysis):
 #   analysis   crates/stampede-analysis, every file
-#   pacer      crates/stampede-engine/src/pacer.rs (intended-time arithmetic, arrivals)
+#   pacer      crates/stampede-engine/src/worker/pacer.rs (intended-time arithmetic, arrivals)
 #   workload   crates/stampede-workload: template/, check/, extract.rs
 #   jmeter     crates/stampede-jmeter: rules.rs, functions.rs, sampler.rs,
 #              thread_group.rs (JMeter elements mapped to stampede's)
@@ -63,7 +63,7 @@ cargo mutants --version >/dev/null 2>&1 \
 target_args() {
     case "$1" in
         analysis) echo "-p stampede-analysis" ;;
-        pacer) echo "-p stampede-engine -f crates/stampede-engine/src/pacer.rs" ;;
+        pacer) echo "-p stampede-engine -f crates/stampede-engine/src/worker/pacer.rs" ;;
         workload) echo "-p stampede-workload -f crates/stampede-workload/src/template/*.rs" \
             "-f crates/stampede-workload/src/check/*.rs -f crates/stampede-workload/src/extract.rs" ;;
         jmeter) echo "-p stampede-jmeter" \

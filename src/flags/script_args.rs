@@ -157,7 +157,7 @@ pub fn finish(
 
 /// Watches the hooks the main thread runs (`setup` and `init` before the
 /// run, `done` after it) as the engine's watchdog watches the workers'
-/// (crates/stampede-engine/src/watchdog.rs): one that has not returned
+/// (crates/stampede-engine/src/run/watchdog.rs): one that has not returned
 /// within the run's duration and the grace period, or within the grace
 /// period of a Ctrl-C, ends the process with one line and exit status 2.
 /// Its thread cannot be stopped (LuaJIT's compiled loops are not

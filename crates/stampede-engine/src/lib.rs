@@ -1,60 +1,49 @@
 //! The load engine: runs a [`stampede_plan::Plan`] with one single-threaded
 //! event loop per worker thread (thread-per-core, nothing shared on the
 //! request path) and returns a [`stampede_metrics::Recording`].
+//!
+//! # Layout
+//!
+//! One folder a layer; each imports only the layers below it in this table
+//! (tests/module_cycles.rs fails on a cycle). One request's path:
+//! `plan/` → `drive/` → `exchange/` → `worker/`'s recorder.
+//!
+//! | folder | owns |
+//! | --- | --- |
+//! | `run/` | `run_with`: resolve, split the plan over worker threads, spawn them, merge their snapshots; the watchdog, the no-connection give-up, the fd limit |
+//! | `drive/` | the event loops, only I/O and waiting: the worker thread, tokio's HTTP/1.1 slot and load models, `h2/`, `h3/`, `reactor/` (epoll, io_uring) |
+//! | `exchange/` | the I/O-free books of one HTTP/1.1 exchange that the tokio slot and the reactors' `Ledger` share |
+//! | `worker/` | what each worker keeps, whatever its loop: state and recorder, housekeeping, pacer, connect backoff, group start, request log |
+//! | `plan/` | what a worker is told, built once per run: its share, the HTTP/2 and HTTP/3 request forms, the connection lifetime |
+//! | `redirects/` | following redirects: hops, `Location`, other origins, which connection a slot uses |
+//! | `net/` | reaching the target: DNS, source addresses, `transport/` (TCP, Unix, proxy, TLS, QUIC), error classes, TLS hints |
+//! | `workload/` | templates, feeders, checks, extractors and scenario steps, one session per virtual user |
+//! | `http1/` | HTTP/1.x: requests encoded once, the response framer, content codings |
+//! | `monitor/` | the process monitor: the servers' and stampede's CPU and memory from /proc |
+//!
+//! `error.rs` holds the engine's own failures ([`EngineError`]).
 
-mod backoff;
-mod booking;
-mod closed;
-mod conn_books;
-mod conn_lifetime;
-mod connection;
-mod dns;
-mod engine;
+mod drive;
 mod error;
-mod group_start;
-mod h2_client;
-mod h2_conn_end;
-mod h2_request;
-mod h2_workload;
-mod h3_client;
-mod h3_conn;
-mod h3_errors;
-mod h3_open;
-mod h3_plan;
-mod housekeeping;
+mod exchange;
 pub mod http1;
-mod limits;
 pub mod monitor;
-mod no_connection;
-mod open;
-mod outcome_class;
-mod pacer;
-mod precise_timer;
-mod reactor;
-mod read_buffer;
-mod redirect;
-mod redirect_location;
-mod redirect_origin;
-mod redirect_request;
-mod redirect_switch;
-mod request_books;
-mod request_log;
-mod source_addrs;
-mod tls_errors;
-mod transport;
-mod watchdog;
+mod net;
+mod plan;
+mod redirects;
+mod run;
 mod worker;
-mod worker_plan;
-mod worker_state;
 mod workload;
 
-pub use engine::{
+pub use error::EngineError;
+pub use net::transport::quic::{offload_notice, udp_offload, UdpOffload};
+pub use plan::worker_plan::SNAPSHOT_INTERVAL;
+pub use run::engine::{
     resolve, run_with, worker_count, Finished, NoObserver, Observer, RunOptions, StopHandle,
 };
-pub use error::EngineError;
-pub use limits::{fds_needed, raise_nofile_limit};
-pub use request_log::{LoggedRequest, RequestLogOptions, RequestLogReport, RequestSink, RunClock};
-pub use transport::quic::{offload_notice, udp_offload, UdpOffload};
-pub use watchdog::{grace as watchdog_grace, Abandoned};
-pub use worker_plan::SNAPSHOT_INTERVAL;
+pub use run::limits::{fds_needed, raise_nofile_limit};
+pub use run::watchdog::{grace as watchdog_grace, Abandoned};
+pub use worker::request_log::{
+    LoggedRequest, RequestLogOptions, RequestLogReport, RequestSink, RunClock,
+};
 pub use workload::{GroupWork, StepWork, WorkloadSpec};

@@ -1,0 +1,483 @@
+//! A workload over HTTP/2 (templates, feeders, checks, extractors, scenario
+//! steps): each stream of a connection slot is one virtual user, with the
+//! same [`UserSession`] the HTTP/1.1 paths keep. The session renders the
+//! user's next request in HTTP/1.1 form, as everywhere; here it is read
+//! back into HTTP/2's parts (h2_request.rs) and sent on the stream, and the
+//! response's status, header fields and body (up to `--capture-max`) are
+//! judged by the session's checks and extractors. An encoded body
+//! (`Content-Encoding`) is decoded as its DATA arrives, so the checks see
+//! it decoded, as over HTTP/1.1, and `--decode` counts it here too. A fixed request (no
+//! template, no cookie jar) is sent in its pre-built HTTP/2 form. Runs
+//! without a workload never come here (h2_client.rs keeps its lean loop).
+//! A request the server never processed (a graceful GOAWAY, a refused
+//! stream: h2_client.rs) goes again once, and the rest of its batch after
+//! it: a [`Resume`] the user carries to the next connection.
+
+use crate::drive::closed::ActiveSlots;
+use crate::drive::connection::ConnectionContext;
+use crate::drive::h2::h2_conn_end::{sent, unsent, ConnectionEnd, Retry, SendError};
+use crate::http1::DecodedCount;
+use crate::net::outcome_class::classify_h2;
+use crate::plan::h2_request::{from_rendered, next_rendered, H2Context, H2Request};
+use crate::worker::request_log::LogFacts;
+use crate::workload::{Answer, UserSession, WorkerWorkload};
+use bytes::Bytes;
+use h2::client::SendRequest;
+use stampede_metrics::{ErrorKind, Outcome};
+use std::borrow::Cow;
+use std::future::poll_fn;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+/// The users of one HTTP/2 connection slot, one per stream: they outlive
+/// its connections (a reconnect goes on with the same users).
+pub(crate) fn users_of(ctx: &ConnectionContext, slot: usize, streams: usize) -> Vec<UserSession> {
+    let Some(work) = &ctx.workload else {
+        return Vec::new();
+    };
+    (0..streams)
+        .map(|stream| {
+            let number = (slot * streams + stream) as u32;
+            work.new_user(ctx.user_id(number))
+        })
+        .collect()
+}
+
+/// A connect that failed was charged as one failed request (h2_client.rs):
+/// it is the step of the first user not done yet, so that its group's
+/// `on_error` and `iterations` see it as over HTTP/1.1.
+pub(crate) fn charge_failed_connect(ctx: &ConnectionContext, users: &mut [UserSession]) {
+    let Some(work) = &ctx.workload else {
+        return;
+    };
+    if let Some(user) = users.iter_mut().find(|u| !u.is_done()) {
+        user.advance(work, true, false);
+        if work.stopped_run() {
+            ctx.state.stop_sending();
+        }
+    }
+}
+
+/// A user's batch (its request, or the several a script's `request()`
+/// returned) cut short by a request the server never processed: that
+/// request (begun, claimed, intended at `intended`: it goes again once)
+/// and the rest, to send on the next connection.
+#[derive(Debug)]
+pub(crate) struct Resume {
+    intended: Instant,
+    target: usize,
+    requests: Vec<H2Request>,
+    /// The verdicts of the batch's requests that were answered.
+    failed: bool,
+    restart: bool,
+}
+
+/// The request a failed connect is charged to when users wait to resume:
+/// the first of them (`resumes` and `users` go together, place by place).
+pub(crate) fn first_resumed(users: &[UserSession], resumes: &[Option<Resume>]) -> Option<Retry> {
+    let at = resumes.iter().position(Option::is_some)?;
+    let resume = resumes[at].as_ref()?;
+    Some(Retry {
+        target: resume.target,
+        intended: resume.intended,
+        user: users.get(at).map_or(0, UserSession::conn),
+    })
+}
+
+/// The virtual user a failed connect's new request is charged to: the one
+/// whose step it fails ([`charge_failed_connect`]); `None` without a workload.
+pub(crate) fn charged_user(users: &[UserSession]) -> Option<u64> {
+    users.iter().find(|u| !u.is_done()).map(UserSession::conn)
+}
+
+/// The connect charged with [`first_resumed`]'s request failed (as `kind`):
+/// that request's second try failed, the rest of its batch (begun) ends as
+/// the same failure unsent, and its user's step fails, as a failed connect
+/// fails a step.
+pub(crate) fn charge_failed_resume(
+    ctx: &ConnectionContext,
+    users: &mut [UserSession],
+    resumes: &mut [Option<Resume>],
+    kind: ErrorKind,
+) {
+    let Some(work) = &ctx.workload else {
+        return;
+    };
+    let Some(at) = resumes.iter().position(Option::is_some) else {
+        return;
+    };
+    let resume = resumes[at].take().expect("found above");
+    if let Some(user) = users.get_mut(at) {
+        for _ in 1..resume.requests.len() {
+            let outcome = ended(resume.intended, resume.target, None, Err(kind), None);
+            ctx.book(&outcome, facts(user, None));
+        }
+        user.advance(work, true, false);
+        if work.stopped_run() {
+            ctx.state.stop_sending();
+        }
+    }
+}
+
+/// A response as the checks see it.
+struct Kept {
+    status: u16,
+    first_byte: Instant,
+    /// Header fields, as the `h2` crate hands them (lowercase names).
+    headers: http::HeaderMap,
+    /// The body, decoded, up to `--capture-max`, when a check or extractor
+    /// reads it.
+    body: Vec<u8>,
+    body_bytes: u64,
+    /// With a body check or `--decode`: its decoded length and whether it
+    /// came encoded, or why it did not decode.
+    decoded: Option<Result<(u64, bool), crate::http1::DecodeError>>,
+}
+
+/// One stream's user: sends its requests one after another until the
+/// budget is spent, the gate closes the slot, the connection breaks or the
+/// user is done; first the batch it resumes, if any. Hands the user back
+/// for the next connection, with a batch to resume there.
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn run_user_stream(
+    ctx: Rc<ConnectionContext>,
+    h2ctx: Rc<H2Context>,
+    gate: Rc<ActiveSlots>,
+    index: usize,
+    mut sender: SendRequest<Bytes>,
+    end: Rc<ConnectionEnd>,
+    mut user: UserSession,
+    mut resume: Option<Resume>,
+) -> (UserSession, Option<Resume>) {
+    let Some(work) = &ctx.workload else {
+        return (user, resume);
+    };
+    // A script's response() reads every response's headers and body.
+    let keep_body = work.spec.keeps_body() || work.script_reads_responses();
+    let limit = if keep_body { work.spec.capture_max } else { 0 };
+    while !end.is_broken() {
+        let mut batch = match resume.take() {
+            Some(resume) => Batch {
+                intended: resume.intended,
+                target: resume.target,
+                requests: resume.requests.into_iter().map(Cow::Owned).collect(),
+                failed: resume.failed,
+                restart: resume.restart,
+                again: true,
+            },
+            None => {
+                if !gate.is_active(index) || user.is_done() {
+                    break;
+                }
+                // A step's rendezvous, before the request is counted, as on
+                // HTTP/1.1 (Slot::rendezvous); the stream's send follows it.
+                let points = ctx.rendezvous.as_ref();
+                let held = match points.and_then(|p| p.step(work.upcoming_target(Some(&user)))) {
+                    Some(point) => Some((point, point.wait().await)),
+                    None => None,
+                };
+                if !ctx.state.claim_budget() {
+                    break;
+                }
+                ctx.state.begin_request();
+                let intended = Instant::now();
+                let target = user.next_target(work, || ctx.next_target_index());
+                let fixed = ctx.request_of(target).0;
+                if let Err(not) = user.prepare(work, target, fixed, || work.spec.sequence.next()) {
+                    ctx.state.not_prepared(intended, not);
+                    return (user, None);
+                }
+                if let Some((point, ticket)) = held {
+                    point.sent(ticket, Instant::now());
+                }
+                ctx.count_batch(Some(&mut user));
+                let fixed_form = &h2ctx.requests[target.min(h2ctx.requests.len() - 1)];
+                let requests = match rendered_requests(&user, &h2ctx.requests[0]) {
+                    None => vec![Cow::Borrowed(fixed_form)],
+                    Some(Ok(requests)) => requests.into_iter().map(Cow::Owned).collect(),
+                    Some(Err(reason)) => {
+                        // Rendered by the session itself (or checked when a
+                        // script returned it): only a value HTTP/2's header
+                        // rules refuse gets here; shown, not hidden.
+                        ctx.state.sample_error(ErrorKind::Other, || reason);
+                        // Every request of the batch was counted (count_batch).
+                        for _ in 0..user.requests {
+                            let outcome =
+                                ended(intended, target, None, Err(ErrorKind::Other), None);
+                            ctx.book(&outcome, facts(&user, None));
+                        }
+                        user.advance(work, true, false);
+                        continue;
+                    }
+                };
+                Batch {
+                    intended,
+                    target,
+                    requests,
+                    failed: false,
+                    restart: false,
+                    again: false,
+                }
+            }
+        };
+        if let Some(cut) =
+            send_batch(&ctx, work, &mut user, &mut sender, &end, limit, &mut batch).await
+        {
+            resume = Some(cut);
+            continue;
+        }
+        let think = user.advance(work, batch.failed, batch.restart);
+        if work.script_stopped() || work.stopped_run() {
+            ctx.state.stop_sending();
+        }
+        if let Some(think) = think {
+            tokio::time::sleep(think).await;
+        }
+    }
+    (user, resume)
+}
+
+/// A user's requests of one step: its request, or the several a script's
+/// `request()` returned, all intended at the same instant, all begun
+/// (counted in flight, each claimed from the budget: `count_batch`) when
+/// the step began.
+struct Batch<'a> {
+    intended: Instant,
+    target: usize,
+    requests: Vec<Cow<'a, H2Request>>,
+    failed: bool,
+    restart: bool,
+    /// The first request is a second try (the server never processed the
+    /// first): it does not go a third time.
+    again: bool,
+}
+
+/// Sends a batch, each request a stream of its own, one after another
+/// (a script's pipelined requests over HTTP/1.1), and judges each answer.
+/// Returns what is left of it when a request was never processed by the
+/// server (it goes again, from that request on); None once it is over.
+async fn send_batch(
+    ctx: &ConnectionContext,
+    work: &WorkerWorkload,
+    user: &mut UserSession,
+    sender: &mut SendRequest<Bytes>,
+    end: &ConnectionEnd,
+    limit: usize,
+    batch: &mut Batch<'_>,
+) -> Option<Resume> {
+    let (intended, target) = (batch.intended, batch.target);
+    for (i, request) in batch.requests.iter().enumerate() {
+        let exchange = send_keeping(sender, request, limit, ctx.decode);
+        let answered = tokio::time::timeout(ctx.timeout_of(target), exchange).await;
+        let (result, kept) = match answered {
+            Ok(Ok(mut kept)) => match settle_decoding(ctx, intended, &mut kept) {
+                Ok(status) => (Ok(status), Some(kept)),
+                // Not judged, as over HTTP/1.1: the checks never saw the body.
+                Err(kind) => (Err(kind), Some(kept)),
+            },
+            Ok(Err((e, was_sent))) => {
+                let kind = classify_h2(&e);
+                if end.failed(&e, was_sent, kind) && !(i == 0 && batch.again) {
+                    // Never processed: it goes again, and the rest after
+                    // it (all begun already).
+                    return Some(Resume {
+                        intended,
+                        target,
+                        requests: batch.requests[i..]
+                            .iter()
+                            .map(|r| r.as_ref().clone())
+                            .collect(),
+                        failed: batch.failed,
+                        restart: batch.restart,
+                    });
+                }
+                ctx.state.sample_error(kind, || e.to_string());
+                (Err(kind), None)
+            }
+            Err(_) => (Err(ErrorKind::Timeout), None),
+        };
+        let judged = match (&kept, result) {
+            (Some(kept), Ok(_)) => {
+                let judgement = judge(work, user, target, intended, kept, ctx);
+                batch.failed |= judgement.failed;
+                batch.restart |= judgement.restart;
+                judgement.judged
+            }
+            _ => {
+                batch.failed = true;
+                None
+            }
+        };
+        let outcome = ended(intended, target, kept.as_ref(), result, judged);
+        ctx.book(&outcome, facts(user, end.take_connect()));
+        if let (true, Err(kind)) = (end.is_broken(), result) {
+            // The rest of the batch is never sent: its requests end as
+            // the connection's failure, so begun and ended stay equal.
+            for _ in i + 1..batch.requests.len() {
+                let outcome = ended(intended, target, None, Err(kind), None);
+                ctx.book(&outcome, facts(user, None));
+            }
+            break;
+        }
+    }
+    None
+}
+
+/// The user's rendered request(s) in HTTP/2 form, or None when the fixed
+/// request goes out. A script's `request()` may have returned several
+/// (`user.requests`), each read from where the last one ended.
+fn rendered_requests(
+    user: &UserSession,
+    base: &H2Request,
+) -> Option<Result<Vec<H2Request>, String>> {
+    let bytes = user.rendered()?;
+    if user.requests <= 1 {
+        return Some(from_rendered(bytes, base).map(|request| vec![request]));
+    }
+    let mut requests = Vec::with_capacity(user.requests);
+    let mut at = 0;
+    while at < bytes.len() && requests.len() < user.requests {
+        match next_rendered(&bytes[at..], base) {
+            Ok((request, taken)) => {
+                requests.push(request);
+                at += taken.max(1);
+            }
+            Err(reason) => return Some(Err(reason)),
+        }
+    }
+    Some(Ok(requests))
+}
+
+/// Counts a body's decoded bytes with `--decode`; a body that did not
+/// decode is the `undecodable_body` error, with or without `--decode`.
+fn settle_decoding(
+    ctx: &ConnectionContext,
+    intended: Instant,
+    kept: &mut Kept,
+) -> Result<u16, ErrorKind> {
+    match kept.decoded.take() {
+        Some(Err(why)) => {
+            ctx.state
+                .sample_error(ErrorKind::UndecodableBody, || why.to_string());
+            Err(ErrorKind::UndecodableBody)
+        }
+        decoded if ctx.decode => ctx.settle_stream_decoding(intended, kept.status, decoded),
+        _ => Ok(kept.status),
+    }
+}
+
+/// Judges a complete response: the script's `response()`, the step's
+/// checks and extractors. The user moves on once its request (or a
+/// script's batch of them) is over.
+fn judge(
+    work: &WorkerWorkload,
+    user: &mut UserSession,
+    target: usize,
+    intended: Instant,
+    kept: &Kept,
+    ctx: &ConnectionContext,
+) -> crate::workload::Judgement {
+    let fields: Vec<(&[u8], &[u8])> = kept
+        .headers
+        .iter()
+        .map(|(name, value)| (name.as_str().as_bytes(), value.as_bytes()))
+        .collect();
+    let answer = Answer {
+        status: kept.status,
+        body_bytes: kept.body_bytes,
+        elapsed: intended.elapsed(),
+    };
+    let mut recorder = ctx.state.recorder.borrow_mut();
+    user.judge_fields(work, target, answer, &fields, &kept.body, &mut recorder)
+}
+
+/// How request `target` of a user's step, intended at `intended`, ended
+/// now: `kept`, its response if one came, and its verdict.
+fn ended(
+    intended: Instant,
+    target: usize,
+    kept: Option<&Kept>,
+    result: Result<u16, ErrorKind>,
+    judged: Option<stampede_metrics::Judged>,
+) -> Outcome {
+    let body_bytes = kept.map_or(0, |k| k.body_bytes);
+    Outcome {
+        intended,
+        sent: intended,
+        first_byte: kept.map(|k| k.first_byte),
+        done: Instant::now(),
+        result,
+        bytes_received: body_bytes,
+        body_bytes,
+        target: target as u16,
+        judged,
+    }
+}
+
+/// What `user`'s request's log line needs (booking.rs): `connect`, on the
+/// first request to end on a connection, the time it took to open.
+fn facts(user: &UserSession, connect: Option<Duration>) -> LogFacts<'_> {
+    LogFacts {
+        connect,
+        user: user.conn(),
+        rendered: user.rendered(),
+    }
+}
+
+/// Sends one request and reads its whole response, keeping its header
+/// fields and up to `limit` bytes of its decoded body. The body is decoded
+/// when something reads it (`limit > 0`) or with `count_decoded` (`--decode`).
+async fn send_keeping(
+    sender: &mut SendRequest<Bytes>,
+    request: &H2Request,
+    limit: usize,
+    count_decoded: bool,
+) -> Result<Kept, SendError> {
+    poll_fn(|cx| sender.poll_ready(cx)).await.map_err(unsent)?;
+    let mut builder = http::Request::builder()
+        .method(request.method.clone())
+        .uri(request.uri.clone());
+    if let Some(headers) = builder.headers_mut() {
+        *headers = request.headers.clone();
+    }
+    let message = builder.body(()).expect("parts were validated when built");
+    let no_body = request.body.is_empty();
+    let (response, mut body_stream) = sender.send_request(message, no_body).map_err(unsent)?;
+    if !no_body {
+        body_stream
+            .send_data(request.body.clone(), true)
+            .map_err(sent)?;
+    }
+    let response = response.await.map_err(sent)?;
+    let first_byte = Instant::now();
+    let (parts, mut body) = response.into_parts();
+    let mut kept = Vec::new();
+    let mut keep = |out: &[u8]| {
+        let room = limit.saturating_sub(kept.len());
+        kept.extend_from_slice(&out[..out.len().min(room)]);
+    };
+    let mut decoding = (limit > 0 || count_decoded).then(|| DecodedCount::new(&parts.headers));
+    let mut length = 0u64;
+    while let Some(chunk) = body.data().await {
+        let chunk = chunk.map_err(sent)?;
+        length += chunk.len() as u64;
+        if let Some(decoding) = &mut decoding {
+            // The whole body is decoded (not only what is kept), so a body
+            // cut short or corrupt past the kept part fails here too.
+            decoding.data_into(&chunk, &mut keep);
+        }
+        let _ = body.flow_control().release_capacity(chunk.len());
+        if body.is_end_stream() {
+            break;
+        }
+    }
+    let decoded = decoding.map(|d| d.end_into(&mut keep));
+    Ok(Kept {
+        status: parts.status.as_u16(),
+        first_byte,
+        headers: parts.headers,
+        body: kept,
+        body_bytes: length,
+        decoded,
+    })
+}

@@ -1,0 +1,218 @@
+//! The open model on tokio (HTTP/2, TLS): requests are due at intended
+//! instants computed from the rate (pacer.rs), whatever the server does. A due request
+//! goes to the most recently idle connection, or a new one while under the
+//! cap; when all are busy it waits in a backlog and its waiting time counts in
+//! its latency, because latency is measured from the intended instant
+//! (coordinated omission is not hidden). The pacer sleeps on a precise timer
+//! (see precise_timer.rs) and dispatches every request whose instant has passed;
+//! while every slot is busy it sleeps until one is free instead (the
+//! reactors' rule, reactor/open_dispatch.rs).
+//! When measurement begins, the warm-up's instants not yet sent are dropped:
+//! the window counts the requests intended in it (see WorkerState), and its
+//! requests must not wait behind a backlog that nobody measures.
+
+use crate::drive::connection::{ConnectionContext, Slot};
+use crate::drive::precise_timer::PreciseTimer;
+use crate::plan::worker_plan::OpenLoad;
+use crate::worker::pacer::{is_stale, Backlog, Pacer};
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::time::Instant;
+use tokio::sync::Notify;
+
+/// A parked slot waiting for work.
+#[derive(Debug, Default)]
+pub(crate) struct Inbox {
+    job: Cell<Option<Instant>>,
+    wake: Notify,
+}
+
+/// Work waiting for a free connection, and free connections waiting for work.
+#[derive(Debug)]
+pub(crate) struct Dispatcher {
+    backlog: RefCell<Backlog>,
+    idle: RefCell<Vec<Rc<Inbox>>>,
+    spawned: Cell<usize>,
+    /// Told when a slot goes idle: the pacer waits for it instead of its
+    /// next instant while every slot is busy.
+    freed: Notify,
+}
+
+impl Dispatcher {
+    fn new(measure_start: Instant) -> Dispatcher {
+        Dispatcher {
+            backlog: RefCell::new(Backlog::new(measure_start)),
+            idle: RefCell::default(),
+            spawned: Cell::new(0),
+            freed: Notify::new(),
+        }
+    }
+
+    /// The oldest queued instant (the warm-up's dropped once measurement
+    /// has begun, see [`Backlog::pop`]).
+    fn next_queued(&self) -> Option<Instant> {
+        self.backlog.borrow_mut().pop(Instant::now())
+    }
+
+    /// True when no slot could take a request now: none idle, all `cap`
+    /// started.
+    fn all_busy(&self, cap: usize) -> bool {
+        self.idle.borrow().is_empty() && self.spawned.get() >= cap
+    }
+
+    /// A slot's next job once its last is done: the oldest backlog entry,
+    /// or else it parks as idle until one is handed to `inbox` (most
+    /// recently idle first, so the fewest connections stay warm).
+    pub(crate) async fn next_job(&self, inbox: &Rc<Inbox>) -> Instant {
+        if let Some(intended) = self.next_queued() {
+            return intended;
+        }
+        self.idle.borrow_mut().push(inbox.clone());
+        self.freed.notify_one();
+        loop {
+            inbox.wake.notified().await;
+            if let Some(intended) = inbox.job.take() {
+                return intended;
+            }
+        }
+    }
+}
+
+/// Produces this worker's intended instants until the budget is spent,
+/// the count is (`total_iterations`), or there are no more before `end`
+/// (then it waits: the worker ends the run at the deadline), and hands
+/// them to connections.
+pub(crate) async fn run_pacer(
+    ctx: Rc<ConnectionContext>,
+    load: OpenLoad,
+    measure_start: Instant,
+    end: Option<Instant>,
+) {
+    run_pacer_with(
+        ctx,
+        load,
+        measure_start,
+        end,
+        |ctx, dispatcher, slot, intended| {
+            let task = run_open_slot(ctx.clone(), dispatcher.clone(), slot, intended);
+            tokio::task::spawn_local(task);
+        },
+    )
+    .await;
+}
+
+/// [`run_pacer`] with the slots `spawn_slot` starts: it starts slot number
+/// `slot` (up to `load.max_connections`) on its first job (the HTTP/1.1
+/// slot in run_pacer, HTTP/3's streams in h3_open.rs).
+pub(crate) async fn run_pacer_with<S>(
+    ctx: Rc<ConnectionContext>,
+    load: OpenLoad,
+    measure_start: Instant,
+    end: Option<Instant>,
+    spawn_slot: S,
+) where
+    S: Fn(&Rc<ConnectionContext>, &Rc<Dispatcher>, usize, Instant),
+{
+    let dispatcher = Rc::new(Dispatcher::new(measure_start));
+    // The schedule starts at the start of measurement (or now, during warm-up),
+    // not when this task happened to be first polled.
+    let mut instants = Pacer::new(&load, Instant::now(), measure_start, end);
+    let mut timer = PreciseTimer::new();
+    let mut dispatched_without_pause = 0u32;
+    loop {
+        let Some(next) = instants.next_instant() else {
+            if end.is_some() && !instants.counted_out() {
+                std::future::pending::<()>().await;
+            }
+            return;
+        };
+        if is_stale(next, measure_start, Instant::now()) {
+            // Behind at the start of measurement: the warm-up's remaining
+            // instants are dropped, as its queued ones are (next_queued).
+            continue;
+        }
+        if next > Instant::now() && dispatcher.all_busy(load.max_connections) {
+            // Nothing can leave before a slot is free: wait for that, not for
+            // the instant (one timer wake per arrival just to queue it costs
+            // a third of the CPU at a saturated server). What fell due
+            // meanwhile is dispatched next, from its intended instant.
+            dispatcher.freed.notified().await;
+            if is_stale(next, measure_start, Instant::now()) {
+                continue;
+            }
+        }
+        if next > Instant::now() {
+            timer.sleep_until(next).await;
+            dispatched_without_pause = 0;
+        } else {
+            dispatched_without_pause += 1;
+            if dispatched_without_pause.is_multiple_of(1024) {
+                // Catching up after a stall: let the connections run too.
+                tokio::task::yield_now().await;
+            }
+        }
+        if ctx.state.is_feed_exhausted() {
+            // Out of feeder rows, arrivals start no iteration: the worker
+            // ends once those under way are over (worker.rs).
+            std::future::pending::<()>().await;
+        }
+        if !ctx.state.claim_budget_at(next) {
+            return;
+        }
+        dispatch(&ctx, &dispatcher, &load, next, &spawn_slot);
+    }
+}
+
+fn dispatch<S>(
+    ctx: &Rc<ConnectionContext>,
+    dispatcher: &Rc<Dispatcher>,
+    load: &OpenLoad,
+    intended: Instant,
+    spawn_slot: &S,
+) where
+    S: Fn(&Rc<ConnectionContext>, &Rc<Dispatcher>, usize, Instant),
+{
+    if let Some(inbox) = dispatcher.idle.borrow_mut().pop() {
+        inbox.job.set(Some(intended));
+        inbox.wake.notify_one();
+        return;
+    }
+    let slot = dispatcher.spawned.get();
+    if slot < load.max_connections {
+        dispatcher.spawned.set(slot + 1);
+        spawn_slot(ctx, dispatcher, slot, intended);
+        return;
+    }
+    dispatcher.backlog.borrow_mut().push(intended);
+}
+
+/// One connection of the open model: runs its job, then takes the oldest
+/// backlog entry or parks itself as idle (most recently idle first, so the
+/// fewest connections stay warm).
+async fn run_open_slot(
+    ctx: Rc<ConnectionContext>,
+    dispatcher: Rc<Dispatcher>,
+    index: usize,
+    first: Instant,
+) {
+    let mut slot = Slot::new(ctx.head_request, index as u32);
+    let inbox = Rc::new(Inbox::default());
+    let mut job = first;
+    loop {
+        let lag = Instant::now().saturating_duration_since(job);
+        ctx.state.begin_intended(job, lag);
+        slot.run_request(&ctx, job).await;
+        // A scenario iteration's later steps follow without new arrivals,
+        // each counting from the end of the previous one (and its think time).
+        while slot.mid_iteration(&ctx) {
+            let intended = Instant::now();
+            if !ctx.state.claim_budget_at(intended) {
+                break;
+            }
+            ctx.state
+                .begin_intended(intended, std::time::Duration::ZERO);
+            slot.run_request(&ctx, intended).await;
+        }
+        job = dispatcher.next_job(&inbox).await;
+    }
+}

@@ -1,0 +1,399 @@
+//! The reactors: hand-driven event loops for HTTP/1.1, plain or over TLS
+//! (tls.rs), in the closed and the open model, the leanest path per request
+//! (issues 11, 17). Two drive the sockets: epoll (each socket registered
+//! once, edge-triggered; a short read ends the reading) and io_uring (sends
+//! queued on a ring, multishot receives into a provided buffer ring, one
+//! syscall per batch). Both write the next request from the handler that
+//! completed the previous response and find timeouts by a sweep over the
+//! slots, not by a timer per request. Between event batches each turn
+//! ticks the worker's housekeeping (housekeeping.rs, the tokio worker's
+//! too: warm-up, snapshots, deadline, stop), follows the connection
+//! schedule, and in the open model dispatches every request due
+//! (open_dispatch.rs); the wait between batches ends at the next intended
+//! instant with nanosecond precision, so no timer is armed per request. In the closed
+//! model a slot may carry a pipelined batch (`--pipeline`): the batch is
+//! written at once and its responses are recorded one by one (ledger.rs).
+//! The tokio path (worker.rs) drives HTTP/2 and TLS through a proxy.
+
+mod epoll;
+mod ledger;
+mod open_dispatch;
+mod slot;
+mod slot_state;
+mod socket;
+mod tls;
+mod uring;
+
+pub(crate) use uring::uring_unavailable;
+
+use crate::drive::closed::slots_at;
+use crate::drive::connection::{connection_context, ConnectionContext};
+use crate::plan::worker_plan::{WorkerLoad, WorkerMessage, WorkerPlan};
+use crate::worker::housekeeping::{Housekeeping, Tick};
+use crate::worker::request_log::WorkerLogHandle;
+use crate::worker::worker_state::WorkerState;
+use open_dispatch::{Destination, OpenDispatch};
+pub(crate) use slot::{Phase, ReactorSlot, SlotBase, Step, WorkerIo};
+use stampede_plan::EventLoop;
+use std::io;
+use std::rc::Rc;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+use tokio::sync::watch;
+
+/// Bounds of the timeout sweep's period (a twentieth of the shortest timeout).
+const SWEEP_MIN: Duration = Duration::from_millis(5);
+const SWEEP_MAX: Duration = Duration::from_millis(100);
+
+/// Runs a worker until its budget is spent, its deadline passes or it is
+/// told to stop, and sends its snapshots like any worker. `wait` waits up to
+/// the given time for socket events and hands each to its slot and then to
+/// [`Turn::advance`].
+pub(crate) fn drive<I: WorkerIo, S: ReactorSlot<I>>(
+    plan: &WorkerPlan,
+    stop: watch::Receiver<bool>,
+    to_aggregator: &mpsc::Sender<WorkerMessage>,
+    ctx: &ConnectionContext,
+    io: &I,
+    slots: &mut [S],
+    mut wait: impl FnMut(&mut [S], &mut Turn, Duration) -> io::Result<()>,
+) -> io::Result<()> {
+    let state = &ctx.state;
+    let start = Instant::now();
+    let shortest_timeout = plan.timeout.min(ctx.connector.connect_timeout);
+    let sweep_period = (shortest_timeout / 20).clamp(SWEEP_MIN, SWEEP_MAX);
+    let mut turn = Turn {
+        limit: 0,
+        runnable: Vec::new(),
+        backing_off: Vec::new(),
+        open: None,
+        pipeline: ctx.pipeline_depth().max(1),
+    };
+    let closed = match &plan.load {
+        WorkerLoad::Closed {
+            schedule,
+            warmup_target,
+            ..
+        } => Some((schedule, *warmup_target)),
+        WorkerLoad::Open(load) => {
+            let dispatch = OpenDispatch::new(load, start, plan.load_start, plan.deadline);
+            turn.open = Some(dispatch);
+            turn.limit = slots.len();
+            None
+        }
+    };
+    let workload = ctx.workload.as_ref();
+    let log = ctx.log.as_ref();
+    let mut housekeeping =
+        Housekeeping::new(plan, state, log, workload, to_aggregator, stop, start);
+    let mut next_sweep = start + sweep_period;
+    let far = start + Duration::from_secs(86_400 * 365);
+    loop {
+        let now = Instant::now();
+        let control = match housekeeping.tick(now) {
+            Tick::Stop => break,
+            Tick::Go { control } => control,
+        };
+        if let Some((schedule, warmup_target)) = closed.filter(|_| control) {
+            let limit = slots_at(
+                schedule,
+                warmup_target,
+                plan.load_start,
+                now,
+                plan.share.0,
+                plan.share.1,
+            )
+            .min(slots.len());
+            if limit > turn.limit {
+                let idle = (turn.limit..limit)
+                    .filter(|&i| slots[i].phase() == Phase::Idle && !turn.is_backing_off(i));
+                let idle: Vec<usize> = idle.collect();
+                turn.runnable.extend(idle);
+            }
+            turn.limit = limit;
+        }
+        if now >= next_sweep {
+            for index in 0..slots.len() {
+                if slots[index].is_overdue(now) {
+                    let step = slots[index].on_timeout(io);
+                    turn.advance(io, ctx, slots, index, step);
+                }
+            }
+            next_sweep = now + sweep_period;
+        }
+        if !turn.backing_off.is_empty() {
+            turn.wake_backed_off(now);
+        }
+        for index in std::mem::take(&mut turn.runnable) {
+            if slots[index].phase() == Phase::Idle {
+                turn.advance(io, ctx, slots, index, Step::Answered);
+            }
+        }
+        if turn.open.is_some() {
+            turn.dispatch_due(io, ctx, slots, now);
+        }
+        let users_done = workload.is_some_and(|w| w.all_users_done(slots.len()));
+        if turn.is_done(state, plan.deadline.is_some(), users_done) {
+            break;
+        }
+        let wake_at = (housekeeping.next_wake())
+            .min(next_sweep)
+            .min(turn.next_retry().unwrap_or(far))
+            .min(turn.next_due_at(slots.len()).unwrap_or(far));
+        let timeout = if turn.runnable.is_empty() {
+            wake_at.saturating_duration_since(Instant::now())
+        } else {
+            Duration::ZERO
+        };
+        wait(slots, &mut turn, timeout)?;
+    }
+    housekeeping.finish(Instant::now());
+    Ok(())
+}
+
+/// Runs a worker on the reactor its plan names (epoll or io_uring; see
+/// [`drive`]).
+pub(crate) fn run_reactor_worker(
+    plan: WorkerPlan,
+    stop: watch::Receiver<bool>,
+    to_aggregator: mpsc::Sender<WorkerMessage>,
+    log: Option<WorkerLogHandle>,
+) -> io::Result<()> {
+    if matches!(plan.load, WorkerLoad::Open(_)) {
+        precise_wakeups();
+    }
+    let state = Rc::new(WorkerState::for_plan(&plan));
+    let ctx = connection_context(&plan, state, log)?;
+    match plan.event_loop {
+        EventLoop::Epoll => epoll::run(&plan, stop, &to_aggregator, &ctx),
+        EventLoop::Uring => uring::run(&plan, stop, &to_aggregator, &ctx),
+        EventLoop::Tokio => Err(io::Error::other("tokio runs its own worker loop")),
+    }
+}
+
+/// The longest request of the run.
+pub(crate) fn longest_request(plan: &WorkerPlan) -> usize {
+    plan.mix
+        .iter()
+        .map(|(bytes, _)| bytes.len())
+        .chain([plan.request.len()])
+        .max()
+        .unwrap_or(0)
+}
+
+/// Asks the kernel to end this thread's timed waits on time: by default a
+/// wait may end up to 50 µs late (timer slack, so that wake-ups coalesce),
+/// which alone would use the open model's send-lateness budget.
+fn precise_wakeups() {
+    // SAFETY: PR_SET_TIMERSLACK takes a plain integer and affects only the
+    // calling thread; a failure leaves the default slack, which is harmless.
+    unsafe {
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
+    }
+}
+
+/// The slots a worker may ever need (open model: its share of `-c`).
+pub(crate) fn slot_count(plan: &WorkerPlan) -> usize {
+    match &plan.load {
+        WorkerLoad::Closed { slots, .. } => *slots,
+        WorkerLoad::Open(load) => load.max_connections,
+    }
+}
+
+/// What decides whether a slot goes on after a request.
+pub(crate) struct Turn {
+    /// Slots below this index may run (the schedule's share).
+    limit: usize,
+    /// Slots to start on the next turn: newly allowed ones, and ones whose
+    /// request failed (a refused port answers at once; starting again on the
+    /// next turn keeps a dead target from starving timers and other slots).
+    runnable: Vec<usize>,
+    /// Slots whose connect failed, with when they may start again (their
+    /// backoff, backoff.rs): they hold no budget meanwhile, so a `-n` run
+    /// ends when the budget is spent, and a `-d` run at its deadline.
+    backing_off: Vec<(Instant, usize)>,
+    /// The open model's dispatch (`None` in the closed model).
+    open: Option<OpenDispatch>,
+    /// Requests per batch in the closed model (`--pipeline`; 1: none).
+    pipeline: usize,
+}
+
+impl Turn {
+    /// Carries slot `index` on from `step`: an answered slot sends its next
+    /// request at once while the schedule and the budget allow, else parks.
+    pub(crate) fn advance<I: WorkerIo, S: ReactorSlot<I>>(
+        &mut self,
+        io: &I,
+        ctx: &ConnectionContext,
+        slots: &mut [S],
+        index: usize,
+        mut step: Step,
+    ) {
+        loop {
+            match step {
+                Step::Pending => return,
+                Step::Failed => {
+                    match slots[index].base().ledger.retry_at() {
+                        Some(at) => self.backing_off.push((at, index)),
+                        None => self.runnable.push(index),
+                    }
+                    return;
+                }
+                Step::Answered => {
+                    // A scenario's think time: the user's next step waits
+                    // (holding no budget) as a backed-off slot does.
+                    let pause = slots[index].base().ledger.pause_until;
+                    let now = Instant::now();
+                    if let Some(at) = pause.filter(|&at| at > now) {
+                        self.backing_off.push((at, index));
+                        return;
+                    }
+                    slots[index].ledger().pause_until = None;
+                    if let Some(open) = &mut self.open {
+                        if slots[index].base().ledger.mid_iteration(ctx) {
+                            // The iteration's later steps need no arrival;
+                            // each counts from the end of the think time.
+                            let intended = pause.unwrap_or(now);
+                            if !ctx.state.claim_budget_at(intended) {
+                                open.went_idle(index);
+                                return;
+                            }
+                            step = start_intended(io, ctx, &mut slots[index], intended, now);
+                            continue;
+                        }
+                        if open.backlog.is_empty() || ctx.state.is_feed_exhausted() {
+                            // Out of feeder rows, no iteration starts.
+                            open.went_idle(index);
+                            return;
+                        }
+                        let now = Instant::now();
+                        let Some(intended) = open.backlog.pop(now) else {
+                            open.went_idle(index);
+                            return;
+                        };
+                        step = start_intended(io, ctx, &mut slots[index], intended, now);
+                        continue;
+                    }
+                    let done = slots[index].base().ledger.user_done();
+                    if index >= self.limit || done || !ctx.state.claim_budget() {
+                        slots[index].park(io);
+                        return;
+                    }
+                    ctx.state.begin_request();
+                    if self.pipeline == 1 {
+                        step = slots[index].start(io, Instant::now());
+                        continue;
+                    }
+                    // A batch claims up to `--pipeline` requests of the budget.
+                    let mut batch = 1;
+                    while batch < self.pipeline && ctx.state.claim_budget() {
+                        ctx.state.begin_request();
+                        batch += 1;
+                    }
+                    step = slots[index].start_batch(io, Instant::now(), batch);
+                }
+            }
+        }
+    }
+}
+
+/// Starts on `slot` at `now` the open model's request intended at `intended`.
+fn start_intended<I: WorkerIo, S: ReactorSlot<I>>(
+    io: &I,
+    ctx: &ConnectionContext,
+    slot: &mut S,
+    intended: Instant,
+    now: Instant,
+) -> Step {
+    ctx.state
+        .begin_intended(intended, now.saturating_duration_since(intended));
+    slot.start_at(io, intended, now)
+}
+
+impl Turn {
+    /// Open model: hands every request due at `now` to a slot (or the
+    /// backlog), claiming each from the budget.
+    fn dispatch_due<I: WorkerIo, S: ReactorSlot<I>>(
+        &mut self,
+        io: &I,
+        ctx: &ConnectionContext,
+        slots: &mut [S],
+        now: Instant,
+    ) {
+        loop {
+            let Some(open) = self.open.as_mut() else {
+                return;
+            };
+            if open.exhausted || ctx.state.is_feed_exhausted() {
+                // Out of feeder rows, arrivals start no iteration.
+                return;
+            }
+            let Some(intended) = open.pacer.next_due(now) else {
+                open.exhausted = open.pacer.peek().is_none();
+                return;
+            };
+            if !ctx.state.claim_budget_at(intended) {
+                open.exhausted = true;
+                return;
+            }
+            let index = match open.destination(slots.len()) {
+                Destination::Slot(index) => index,
+                Destination::Backlog => {
+                    open.backlog.push(intended);
+                    continue;
+                }
+            };
+            let step = start_intended(io, ctx, &mut slots[index], intended, Instant::now());
+            self.advance(io, ctx, slots, index, step);
+        }
+    }
+
+    /// When the open model's next request is due and one of the `cap`
+    /// slots could take it.
+    fn next_due_at(&mut self, cap: usize) -> Option<Instant> {
+        self.open.as_mut().and_then(|open| open.next_due_at(cap))
+    }
+
+    /// True when the worker has nothing left to do before its deadline:
+    /// the budget is spent, or (closed model) every user is done
+    /// (`users_done`), or (open model) the pacer has no more instants and
+    /// no deadline is waited for; and nothing is in flight or queued. (A
+    /// `unique` feeder drained ends the worker in its housekeeping.)
+    fn is_done(&self, state: &WorkerState, has_deadline: bool, users_done: bool) -> bool {
+        let idle = state.in_flight() == 0;
+        match &self.open {
+            None => (!state.has_budget() || users_done) && idle,
+            Some(open) => {
+                // Counted out (`total_iterations`), the load is over even
+                // before the deadline, once no user waits out a think time.
+                let counted_out = open.pacer.counted_out() && self.backing_off.is_empty();
+                let no_more =
+                    !state.has_budget() || (open.exhausted && (!has_deadline || counted_out));
+                // Out of feeder rows, the backlog's arrivals cannot be sent.
+                let queued = !open.backlog.is_empty() && !state.is_feed_exhausted();
+                no_more && idle && !queued
+            }
+        }
+    }
+
+    fn is_backing_off(&self, index: usize) -> bool {
+        self.backing_off.iter().any(|&(_, i)| i == index)
+    }
+
+    /// Makes the slots whose backoff is over runnable.
+    fn wake_backed_off(&mut self, now: Instant) {
+        let runnable = &mut self.runnable;
+        self.backing_off.retain(|&(at, index)| {
+            let due = at <= now;
+            if due {
+                runnable.push(index);
+            }
+            !due
+        });
+    }
+
+    /// When the first backed-off slot may start again.
+    fn next_retry(&self) -> Option<Instant> {
+        self.backing_off.iter().map(|&(at, _)| at).min()
+    }
+}

@@ -1,0 +1,75 @@
+//! The io_uring reactor (`--io uring`): sends are queued on the worker's
+//! ring and each open connection has one multishot receive armed into a
+//! provided buffer ring, so a whole batch of requests costs one syscall
+//! (io_uring_enter) instead of a send, a receive and a share of an
+//! epoll_wait each. Connects go through the ring too.
+
+mod ring;
+mod slot;
+
+use super::{drive, longest_request, slot_count, socket};
+use crate::drive::connection::ConnectionContext;
+use crate::plan::worker_plan::{WorkerMessage, WorkerPlan};
+use ring::Ring;
+use slot::{Io, Slot};
+use std::io;
+use std::sync::mpsc;
+use std::time::Instant;
+use tokio::sync::watch;
+
+/// Runs a worker on the io_uring reactor (see [`drive`]).
+pub(super) fn run(
+    plan: &WorkerPlan,
+    stop: watch::Receiver<bool>,
+    to_aggregator: &mpsc::Sender<WorkerMessage>,
+    ctx: &ConnectionContext,
+) -> io::Result<()> {
+    let count = slot_count(plan);
+    let ring = Ring::new(count)?;
+    let target = socket::address_of(&ctx.connector.endpoint)?;
+    let io = Io {
+        ctx,
+        ring: &ring,
+        target: &target,
+        longest_request: longest_request(plan),
+    };
+    let now = Instant::now();
+    let mut slots: Vec<Slot> = (0..count)
+        .map(|index| Slot::new(index as u32, ctx.head_request, now))
+        .collect();
+    let mut completions = Vec::with_capacity(4096);
+    drive(
+        plan,
+        stop,
+        to_aggregator,
+        ctx,
+        &io,
+        &mut slots,
+        |slots, turn, timeout| {
+            ring.wait(timeout, &mut completions)?;
+            for completion in &completions {
+                let index = Slot::index_of(completion);
+                if let Some(slot) = slots.get_mut(index) {
+                    let step = slot.on_completion(&io, completion);
+                    turn.advance(&io, ctx, slots, index, step);
+                }
+                // Every buffer goes back, including those of completions
+                // that arrived for a connection already closed.
+                if let Some(id) = completion.buffer() {
+                    ring.give_back(id);
+                }
+            }
+            ring.publish();
+            Ok(())
+        },
+    )
+}
+
+/// Why `--io uring` cannot run here (no io_uring, or one without the
+/// features the reactor uses), if it cannot.
+pub(crate) fn uring_unavailable() -> Option<String> {
+    match Ring::new(1) {
+        Ok(_) => None,
+        Err(error) => Some(error.to_string()),
+    }
+}
