@@ -30,7 +30,7 @@ mod thread_group;
 pub mod tree;
 mod variables;
 
-pub use emit::scenario_text;
+pub use emit::{scenario, scenario_text};
 pub use model::{Plan, Unsupported};
 
 use std::collections::HashMap;
