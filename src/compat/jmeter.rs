@@ -1,8 +1,8 @@
 //! `stampede jmeter`: JMeter's non-GUI command line (`-n -t plan.jmx -l
 //! results.jtl -Jname=value -q FILE -e -o DIR -j FILE`, in JMeter's own
 //! option grammar: jmeter_args.rs). The plan is mapped
-//! by crates/stampede-jmeter onto a stampede scenario; `--dry-run` prints
-//! it; otherwise it runs as `stampede run --scenario` would, the samples are
+//! by crates/stampede-jmeter onto a stampede scenario (typed values);
+//! `--dry-run` prints it; otherwise it runs as `stampede run --scenario` would, the samples are
 //! written to the JTL file as JMeter writes them (jmeter_jtl.rs) and the
 //! report ends with JMeter's `summary =` line (jmeter_report.rs).
 //!
@@ -71,13 +71,13 @@ pub(super) fn properties(o: &JmeterOptions) -> anyhow::Result<HashMap<String, St
     Ok(props)
 }
 
-/// The mapped plan, its scenario text (validated as a scenario file is),
-/// after the notes and the unsupported elements were shown.
+/// The mapped plan, its scenario validated as a scenario file is, after
+/// the notes and the unsupported elements were shown.
 pub(super) fn map_plan(
     o: &JmeterOptions,
     props: &HashMap<String, String>,
     notes: &mut Notes,
-) -> anyhow::Result<(stampede_jmeter::Plan, String)> {
+) -> anyhow::Result<stampede_jmeter::Plan> {
     let format: Vec<&str> = props
         .keys()
         .filter(|k| k.starts_with("jmeter.save.saveservice."))
@@ -147,11 +147,8 @@ pub(super) fn map_plan(
             format!("{shown}: no thread group with HTTP samplers to run"),
         ));
     }
-    let text = stampede_jmeter::scenario_text(&plan, &shown);
-    let base = o.plan.parent().unwrap_or(Path::new(""));
-    stampede_workload::Scenario::parse(&format!("{shown} (mapped)"), &text, base, &[])
-        .map_err(|e| anyhow::anyhow!("{TOOL}: the scenario {shown} maps to is invalid: {e}"))?;
-    Ok((plan, text))
+    super::jmeter_run::validated(o, &plan)?;
+    Ok(plan)
 }
 
 /// `stampede jmeter WORDS...`.
@@ -180,8 +177,9 @@ pub fn execute(words: Vec<String>) -> anyhow::Result<i32> {
         ));
     }
     let props = properties(&o)?;
-    let (plan, text) = map_plan(&o, &props, &mut notes)?;
+    let plan = map_plan(&o, &props, &mut notes)?;
     if o.dry_run {
+        let text = stampede_jmeter::scenario_text(&plan, &o.plan.display().to_string());
         std::io::stdout().write_all(text.as_bytes())?;
         return Ok(exit::OK);
     }

@@ -1,5 +1,6 @@
-//! Running a mapped JMeter plan. Each thread group is its own `stampede run
-//! --scenario` run (its own JTL labels, report and result file): setUp
+//! Running a mapped JMeter plan. Each thread group is its own run of its
+//! scenario, built from typed values as `stampede run --scenario` builds
+//! a file's (its own JTL labels, report and result file): setUp
 //! groups first, then the ordinary groups side by side (one after another
 //! when the plan serializes them), then tearDown
 //! groups, as JMeter orders them. Within a run the engine acts on the
@@ -16,24 +17,18 @@ use super::jmeter_options::{JmeterOptions, Notes, TOOL};
 use super::jmeter_summariser::{GroupObserver, Summariser};
 use super::jmeter_transactions::Transactions;
 use super::{save, usage, Finished, Translated};
-use crate::flags::plan_args::build_run;
-use crate::flags::run_args::parse_run_args;
+use crate::flags::plan_args::build_scenario_run;
+use crate::flags::run_args::RunArgs;
+use crate::flags::workload_plan::ScenarioLoad;
 use crate::session::{run_plan_in, RunContext};
 use stampede_engine::RequestLogOptions;
 use stampede_jmeter::model::{Group, Load, Phase, Plan};
+use stampede_workload::Scenario;
 use std::cell::RefCell;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-
-/// A scenario file of this run, removed when the run is over.
-struct ScenarioFile(PathBuf);
-
-impl Drop for ScenarioFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
+use std::time::Duration;
 
 /// `-o DIR`: absent or empty (JMeter refuses a folder with files in it);
 /// with `-f` its files are removed first.
@@ -100,13 +95,19 @@ fn one_server(group: &Group) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The `stampede run` words of one group's scenario file.
-fn run_words(group: &Group, file: &Path, html: Option<PathBuf>) -> Vec<String> {
-    let mut words = vec!["--scenario".to_string(), file.display().to_string()];
-    let mut add = |flag: &str, value: String| {
-        words.push(flag.to_string());
-        words.push(value);
-    };
+/// `plan`'s scenario (typed values) validated as a scenario file is:
+/// templates compiled against their scope, feeds read.
+pub(super) fn validated(o: &JmeterOptions, plan: &Plan) -> anyhow::Result<Scenario> {
+    let shown = o.plan.display().to_string();
+    let base = o.plan.parent().unwrap_or(Path::new(""));
+    let scenario = stampede_jmeter::scenario(plan);
+    Scenario::from_toml(&format!("{shown} (mapped)"), scenario, base, &[])
+        .map_err(|e| anyhow::anyhow!("{TOOL}: the scenario {shown} maps to is invalid: {e}"))
+}
+
+/// The `stampede run` arguments of one group's run, its scenario aside.
+fn run_args(group: &Group, html: Option<PathBuf>) -> anyhow::Result<RunArgs> {
+    let mut args = RunArgs::for_scenario().map_err(|e| usage(TOOL, e))?;
     // The scenario's iterations and duration end the run by themselves;
     // without either: forever, as JMeter's -1 loops without a scheduler,
     // until Ctrl-C.
@@ -114,32 +115,24 @@ fn run_words(group: &Group, file: &Path, html: Option<PathBuf>) -> Vec<String> {
         || group.total_iterations.is_some()
         || group.duration_s.is_some();
     if !matches!(group.load, Load::Stages(_)) && !bounded {
-        add("-d", "87600h".to_string());
+        args.duration = Some(Duration::from_secs(87600 * 3600));
     }
     // Each sampler's timeouts, keep-alive, redirects, timers and Once Only
-    // are its step's own keys in the scenario file.
-    if let Some(html) = html {
-        add("--html", html.display().to_string());
-    }
+    // are its step's own keys in the scenario.
+    args.exports.html = html;
     // DNS Cache Manager static hosts (stampede_jmeter's dns.rs).
-    for value in &group.resolve {
-        add("--resolve", value.clone());
-    }
+    args.transport.resolve = group.resolve.clone();
     // JMeter trusts every server certificate: JsseSSLManager wraps each
     // trust manager in CustomX509TrustManager, whose checkServerTrusted
     // accepts all. A group has one server; an https one runs --insecure.
-    if group.steps.iter().any(|s| {
+    args.transport.insecure = group.steps.iter().any(|s| {
         s.url
             .get(..8)
             .is_some_and(|scheme| scheme.eq_ignore_ascii_case("https://"))
-    }) {
-        words.push("--insecure".to_string());
-    }
+    });
     // HTTP Cookie Manager: a jar per virtual user.
-    if group.cookies {
-        words.push("--cookie-jar".to_string());
-    }
-    words
+    args.workload.cookie_jar = group.cookies;
+    Ok(args)
 }
 
 /// Runs group `index` of `plan` (the engine waits out its start delay).
@@ -156,13 +149,7 @@ fn run_group(
         groups: vec![group.clone()],
         ..plan.clone()
     };
-    let text = stampede_jmeter::scenario_text(&one, &o.plan.display().to_string());
-    let file = ScenarioFile(std::env::temp_dir().join(format!(
-        "stampede-jmeter-{}-{index}.toml",
-        std::process::id()
-    )));
-    std::fs::write(&file.0, text)
-        .map_err(|e| anyhow::anyhow!("{TOOL}: writing {}: {e}", file.0.display()))?;
+    let scenario = validated(o, &one)?;
     let several = plan.groups.len() > 1;
     let html = o.report_dir.as_ref().map(|dir| match several {
         false => dir.join("index.html"),
@@ -172,8 +159,9 @@ fn run_group(
         false => path.clone(),
         true => path.with_extension(format!("group-{}.json", index + 1)),
     });
-    let args = parse_run_args(run_words(group, &file.0, html)).map_err(|e| usage(TOOL, e))?;
-    let built = build_run(&args)?;
+    let args = run_args(group, html)?;
+    let shown = format!("{} (mapped)", o.plan.display());
+    let built = build_scenario_run(&args, ScenarioLoad::new(&shown, scenario)?)?;
     let request_log = jtl.map(|shared| {
         let labels = GroupLabels {
             group: group.name.clone(),
