@@ -8,21 +8,22 @@
 //! count is `iterations` (each thread walks its samplers that many times;
 //! under a throughput timer `total_iterations`, threads × loops in all),
 //! the scheduler's duration and delay are `duration` and `start_delay`,
-//! `on_sample_error` is `on_error`. The JTL writer (jmeter_jtl.rs) is each
-//! run's request log; the report is jmeter_report.rs.
+//! `on_sample_error` is `on_error`. The JTL writer (stampede_jmeter's
+//! runtime/jtl_sink.rs) is each run's request log; the order of the groups
+//! is runtime/schedule.rs, the report runtime/report.rs.
 
-use super::jmeter_active::ActiveGroups;
-use super::jmeter_jtl::{close_jtl, open_jtl, GroupLabels, JtlSink, SharedJtl};
-use super::jmeter_options::{JmeterOptions, Notes, TOOL};
-use super::jmeter_summariser::{GroupObserver, Summariser};
-use super::jmeter_transactions::Transactions;
-use super::{save, usage, Finished, Translated};
+use super::options::{JmeterOptions, Notes, TOOL};
+use crate::compat::{save, usage, Finished, Translated};
 use crate::flags::plan_args::build_scenario_run;
 use crate::flags::run_args::RunArgs;
 use crate::flags::workload_plan::ScenarioLoad;
 use crate::session::{run_plan_in, RunContext};
 use stampede_engine::RequestLogOptions;
-use stampede_jmeter::model::{Group, Load, Phase, Plan};
+use stampede_jmeter::model::{Group, Load, Plan};
+use stampede_jmeter::runtime::active::ActiveGroups;
+use stampede_jmeter::runtime::jtl_sink::{close_jtl, open_jtl, JtlSink, SharedJtl};
+use stampede_jmeter::runtime::summariser::{GroupObserver, Summariser};
+use stampede_jmeter::runtime::{report, schedule};
 use stampede_workload::Scenario;
 use std::cell::RefCell;
 use std::io::Write;
@@ -163,30 +164,14 @@ fn run_group(
     let shown = format!("{} (mapped)", o.plan.display());
     let built = build_scenario_run(&args, ScenarioLoad::new(&shown, scenario)?)?;
     let request_log = jtl.map(|shared| {
-        let labels = GroupLabels {
-            group: group.name.clone(),
-            number: index + 1,
-            threads: group.threads,
-            active: active.clone(),
-        };
         let urls = built
             .plan
             .mix
             .iter()
             .map(|m| m.target.url.clone())
             .collect();
-        let names = group.steps.iter().map(|s| s.name.clone()).collect();
-        let transactions: Vec<_> = group.steps.iter().map(|s| s.transactions.clone()).collect();
-        let failures: Vec<_> = group.steps.iter().map(|s| s.failures.clone()).collect();
-        let sink = JtlSink::new(
-            shared.clone(),
-            labels,
-            built.workload.as_deref(),
-            names,
-            urls,
-            &failures,
-        )
-        .with_transactions(Transactions::new(&transactions));
+        let workload = built.workload.as_deref();
+        let sink = JtlSink::for_group(shared.clone(), group, index, active.clone(), workload, urls);
         RequestLogOptions {
             // The URL column is the URL each sample sent, templates rendered.
             request_targets: true,
@@ -279,49 +264,14 @@ pub(super) fn run(
     let active = ActiveGroups::new(plan.groups.iter().map(|g| g.threads));
     let started = std::time::SystemTime::now();
     let mut out = std::io::stdout();
-    super::jmeter_report::write_start(&o.plan, started, &mut out)?;
-    let mut finished: Vec<(usize, Finished)> = Vec::new();
-    for phase in [Phase::Setup, Phase::Main, Phase::Teardown] {
-        let indexes: Vec<usize> = (0..plan.groups.len())
-            .filter(|&i| plan.groups[i].phase == phase)
-            .collect();
-        // Serialized (StandardJMeterEngine.run, `serialized`): each group
-        // alone, in plan order; else the phase's groups together.
-        let batch = match plan.serialize_groups {
-            true => 1,
-            false => indexes.len().max(1),
-        };
-        for together in indexes.chunks(batch) {
-            let delays = together
-                .iter()
-                .map(|&i| (i, plan.groups[i].delay_s.unwrap_or(0) * 1000));
-            active.phase_started(delays);
-            let outcomes: Vec<(usize, anyhow::Result<Finished>)> = std::thread::scope(|scope| {
-                let handles: Vec<_> = together
-                    .iter()
-                    .map(|&i| {
-                        let (jtl, active) = (jtl.as_ref(), &active);
-                        (
-                            i,
-                            scope.spawn(move || run_group(o, plan, i, jtl, active, summariser)),
-                        )
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|(i, handle)| {
-                        let outcome = handle.join().unwrap_or_else(|_| {
-                            Err(anyhow::anyhow!("{TOOL}: a group's run panicked"))
-                        });
-                        (i, outcome)
-                    })
-                    .collect()
-            });
-            for (i, outcome) in outcomes {
-                finished.push((i, outcome?));
-            }
-        }
-    }
+    report::write_start(&o.plan, started, &mut out)?;
+    // setUp, main and tearDown groups, each on its own thread.
+    let finished = schedule::run_groups(
+        plan,
+        &active,
+        |i| run_group(o, plan, i, jtl.as_ref(), &active, summariser),
+        || anyhow::anyhow!("{TOOL}: a group's run panicked"),
+    )?;
     if let (Some(shared), Some(path)) = (&jtl, &o.jtl) {
         close_jtl(shared).map_err(|e| anyhow::anyhow!("{TOOL}: -l {}: {e}", path.display()))?;
     }
@@ -332,7 +282,7 @@ pub(super) fn run(
     if let Some(last) = summariser.finish() {
         writeln!(out, "{last}")?;
     }
-    super::jmeter_report::write_report(&results, started, &mut out)?;
+    report::write_report(&results, started, &mut out)?;
     out.flush()?;
     let mut status = crate::process::exit::OK;
     for (_, group) in &finished {

@@ -1,18 +1,24 @@
 //! `stampede jmeter`: JMeter's non-GUI command line (`-n -t plan.jmx -l
 //! results.jtl -Jname=value -q FILE -e -o DIR -j FILE`, in JMeter's own
-//! option grammar: jmeter_args.rs). The plan is mapped
+//! option grammar: args.rs, options.rs). The plan is mapped
 //! by crates/stampede-jmeter onto a stampede scenario (typed values);
-//! `--dry-run` prints it; otherwise it runs as `stampede run --scenario` would, the samples are
-//! written to the JTL file as JMeter writes them (jmeter_jtl.rs) and the
-//! report ends with JMeter's `summary =` line (jmeter_report.rs).
+//! `--dry-run` prints it; otherwise it runs as `stampede run --scenario`
+//! would (run.rs), the samples are written to the JTL file as JMeter
+//! writes them and the report ends with JMeter's `summary =` line
+//! (stampede_jmeter::runtime).
 //!
 //! Refused with one line each (exit 2): unknown flags, JMeter's remote and
 //! GUI-only modes, a plan with elements that cannot be mapped (unless
 //! `--skip-unsupported`), and every bad-input case of the plan.
 
-use super::jmeter_options::{parse, JmeterOptions, Notes, Parsed, PropSource, HELP, TOOL};
+mod args;
+mod options;
+mod run;
+
 use super::{usage, version_line};
 use crate::process::exit;
+use options::{parse, JmeterOptions, Notes, Parsed, PropSource, HELP, TOOL};
+use stampede_jmeter::runtime::summariser::{self, Summariser};
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -50,7 +56,7 @@ fn apply(
 /// then -q files and -J in command-line order (later values win, an empty
 /// value removes); a name none of them sets falls back to the system
 /// properties (-S files and -D), as JMeter's properties default to Java's.
-pub(super) fn properties(o: &JmeterOptions) -> anyhow::Result<HashMap<String, String>> {
+fn properties(o: &JmeterOptions) -> anyhow::Result<HashMap<String, String>> {
     let mut props = HashMap::new();
     apply(&mut props, &o.system_props, "-S")?;
     let mut jmeter = HashMap::new();
@@ -73,7 +79,7 @@ pub(super) fn properties(o: &JmeterOptions) -> anyhow::Result<HashMap<String, St
 
 /// The mapped plan, its scenario validated as a scenario file is, after
 /// the notes and the unsupported elements were shown.
-pub(super) fn map_plan(
+fn map_plan(
     o: &JmeterOptions,
     props: &HashMap<String, String>,
     notes: &mut Notes,
@@ -147,7 +153,7 @@ pub(super) fn map_plan(
             format!("{shown}: no thread group with HTTP samplers to run"),
         ));
     }
-    super::jmeter_run::validated(o, &plan)?;
+    run::validated(o, &plan)?;
     Ok(plan)
 }
 
@@ -183,10 +189,8 @@ pub fn execute(words: Vec<String>) -> anyhow::Result<i32> {
         std::io::stdout().write_all(text.as_bytes())?;
         return Ok(exit::OK);
     }
-    let summariser = std::sync::Arc::new(super::jmeter_summariser::Summariser::new(
-        super::jmeter_summariser::interval(&props),
-    ));
-    super::jmeter_run::run(&o, &plan, &summariser, &mut notes)
+    let summariser = std::sync::Arc::new(Summariser::new(summariser::interval(&props)));
+    run::run(&o, &plan, &summariser, &mut notes)
 }
 
 #[cfg(test)]
