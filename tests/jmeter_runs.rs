@@ -757,6 +757,26 @@ mod resolved_names {
         assert_eq!(*lines.lock().unwrap(), ["GET /thread/1 HTTP/1.1"]);
     }
 
+    /// Each group's run is built in memory from the mapped scenario: no
+    /// scenario file is written (and read back) on the way, so a temporary
+    /// folder that cannot be written to changes nothing.
+    #[test]
+    fn a_run_writes_no_scenario_file() {
+        let (server, lines) = crate::recording_server();
+        let dir = temp_dir("jmeter-no-scenario-file");
+        let plan = crate::plan_file(&dir, "names.jmx", PLAN);
+        let jtl = dir.join("names.jtl").display().to_string();
+        let port = format!("-Jport={}", server.addr().port());
+        let out = std::process::Command::new(stampede_testkit::binary())
+            .args(["jmeter", "-n", "-t", &plan, "-l", &jtl, &port])
+            .env("TMPDIR", dir.join("no-such-folder"))
+            .output()
+            .unwrap();
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        assert_eq!(*lines.lock().unwrap(), ["GET /thread/1 HTTP/1.1"]);
+    }
+
     /// A Counter per user from 0 by 1 (CounterConfig.iterationStart) and a
     /// Random Variable from 3 to 5 (RandomVariableConfig.iterationStart:
     /// minimum + nextInt(max - min + 1)) reach the server as {{iter}} and

@@ -100,6 +100,20 @@ pub fn build_plan(args: &RunArgs) -> anyhow::Result<(Plan, Vec<String>)> {
 /// Builds and validates `stampede run`'s plan and workload.
 pub fn build_run(args: &RunArgs) -> anyhow::Result<BuiltRun> {
     let scenario = load_scenario(&args.workload)?;
+    build_run_with(args, scenario)
+}
+
+/// Builds and validates the plan and workload of a scenario given as typed
+/// values (stampede jmeter's mapped plan), `args` holding no `--scenario`:
+/// the same checks and defaults as `stampede run --scenario FILE`.
+pub fn build_scenario_run(args: &RunArgs, scenario: ScenarioLoad) -> anyhow::Result<BuiltRun> {
+    if args.workload.scenario.is_some() {
+        anyhow::bail!("a scenario is given twice: as values and as --scenario");
+    }
+    build_run_with(args, Some(scenario))
+}
+
+fn build_run_with(args: &RunArgs, scenario: Option<ScenarioLoad>) -> anyhow::Result<BuiltRun> {
     let scenario_args;
     let mut models = Vec::new();
     let bounded_args;

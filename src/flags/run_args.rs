@@ -210,6 +210,17 @@ impl RunArgs {
     }
 }
 
+impl RunArgs {
+    /// The arguments of a run whose URLs and load come from a scenario
+    /// given as typed values (plan_args::build_scenario_run): no URL, every
+    /// other option at its default.
+    pub fn for_scenario() -> Result<RunArgs, clap::Error> {
+        let mut args = RunArgs::for_url("")?;
+        args.url = None;
+        Ok(args)
+    }
+}
+
 /// `--stages` as one value (clap would read a bare `Vec` as repeated values).
 #[derive(Debug, Clone, PartialEq)]
 pub struct StagesArg(pub Vec<Stage>);

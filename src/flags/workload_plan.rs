@@ -51,27 +51,34 @@ pub fn load_scenario(args: &WorkloadArgs) -> anyhow::Result<Option<ScenarioLoad>
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
     let scenario = Scenario::load(path, &vars)?;
-    if let Some(first) = scenario.groups.iter().flat_map(|g| &g.steps).next() {
-        let origin = |t: &Target| (t.scheme, t.authority.to_ascii_lowercase());
-        let other = scenario
-            .groups
-            .iter()
-            .flat_map(|g| &g.steps)
-            .find(|s| origin(&s.target) != origin(&first.target));
-        if let Some(other) = other {
-            anyhow::bail!(
-                "{}: step {} goes to {}, step {} to {}: a scenario's steps go to one origin (scheme, host and port) for now",
-                path.display(),
-                first.name,
-                first.target.authority,
-                other.name,
-                other.target.authority
-            );
+    ScenarioLoad::new(&path.display().to_string(), scenario).map(Some)
+}
+
+impl ScenarioLoad {
+    /// A validated scenario's groups for a run; `name` (its file) names it
+    /// in the one refusal: steps that go to more than one origin.
+    pub fn new(name: &str, scenario: Scenario) -> anyhow::Result<ScenarioLoad> {
+        if let Some(first) = scenario.groups.iter().flat_map(|g| &g.steps).next() {
+            let origin = |t: &Target| (t.scheme, t.authority.to_ascii_lowercase());
+            let other = scenario
+                .groups
+                .iter()
+                .flat_map(|g| &g.steps)
+                .find(|s| origin(&s.target) != origin(&first.target));
+            if let Some(other) = other {
+                anyhow::bail!(
+                    "{name}: step {} goes to {}, step {} to {}: a scenario's steps go to one origin (scheme, host and port) for now",
+                    first.name,
+                    first.target.authority,
+                    other.name,
+                    other.target.authority
+                );
+            }
         }
+        Ok(ScenarioLoad {
+            groups: scenario.groups,
+        })
     }
-    Ok(Some(ScenarioLoad {
-        groups: scenario.groups,
-    }))
 }
 
 /// How long a run whose groups all end by themselves may last when no

@@ -1,10 +1,14 @@
-//! The mapped plan written as a stampede scenario file (TOML), so the
-//! `--dry-run` output is exactly what runs and a user can keep it and run
-//! it with `stampede run --scenario`. The toml crate writes it, so quoting
-//! is always right.
+//! The mapped plan as a stampede scenario: the typed values a scenario
+//! file parses into ([`ScenarioToml`]), which `stampede jmeter` validates
+//! and runs as they are, and the same values printed as the scenario file
+//! (`--dry-run`), so what is printed is exactly what runs and a user can
+//! keep it and run it with `stampede run --scenario`. The toml crate
+//! prints it, so quoting is always right; one mapping, no second writer.
 
 use crate::model::{Group, Load, OnError, Phase, Plan, Step};
-use stampede_workload::{Advance, CounterSpec};
+use stampede_workload::{
+    spanned, Advance, CounterSpec, CounterToml, FeedToml, GroupToml, ScenarioToml, StepToml,
+};
 use toml::{Table, Value};
 
 /// `names` made unique as scenario files require: a repeated name gets
@@ -24,17 +28,20 @@ pub fn unique_names<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<String>
     seen
 }
 
-/// The scenario text; `source` names the .jmx in the leading comment.
-pub fn scenario_text(plan: &Plan, source: &str) -> String {
+/// The plan's scenario: a group per thread group, a step per sampler.
+pub fn scenario(plan: &Plan) -> ScenarioToml {
     let names = unique_names(plan.groups.iter().map(|g| g.name.as_str()));
-    let groups: Vec<Value> = plan
+    let group = plan
         .groups
         .iter()
         .zip(names)
-        .map(|(g, name)| Value::Table(group(g, name)))
+        .map(|(g, name)| group(g, name))
         .collect();
-    let mut root = Table::new();
-    root.insert("group".into(), Value::Array(groups));
+    ScenarioToml { group }
+}
+
+/// The scenario text; `source` names the .jmx in the leading comment.
+pub fn scenario_text(plan: &Plan, source: &str) -> String {
     let mut text = format!(
         "# stampede scenario mapped from {source} (test plan '{}') by `stampede jmeter`\n",
         plan.name.replace('\n', " ")
@@ -46,185 +53,114 @@ pub fn scenario_text(plan: &Plan, source: &str) -> String {
             "# the groups of each phase run one after another (TestPlan.serialize_threadgroups)\n",
         );
     }
-    text.push_str(&toml::to_string(&root).unwrap_or_default());
+    text.push_str(&toml::to_string(&scenario(plan)).unwrap_or_default());
     text
 }
 
-fn string(text: impl Into<String>) -> Value {
-    Value::String(text.into())
-}
-
 /// One `counter = [...]` entry; keys at their default are left out.
-fn counter(c: &CounterSpec) -> Table {
-    let mut t = Table::new();
-    t.insert("name".into(), string(&c.name));
-    let numbers = [
-        ("start", c.start, 0),
-        ("incr", c.incr, 1),
-        ("end", c.end, i64::MAX),
-    ];
-    for (key, value, default) in numbers {
-        if value != default {
-            t.insert(key.into(), Value::Integer(value));
-        }
+fn counter(c: &CounterSpec) -> CounterToml {
+    let unless = |value: i64, default: i64| (value != default).then_some(value);
+    CounterToml {
+        name: spanned(c.name.clone()),
+        start: unless(c.start, 0),
+        incr: unless(c.incr, 1),
+        end: unless(c.end, i64::MAX),
+        shared: c.shared.then_some(true),
+        width: (c.width > 0).then(|| spanned(c.width as i64)),
+        advance: (c.advance == Advance::Use).then(|| spanned("use".to_string())),
     }
-    if c.shared {
-        t.insert("shared".into(), Value::Boolean(true));
-    }
-    if c.width > 0 {
-        t.insert("width".into(), Value::Integer(c.width as i64));
-    }
-    if c.advance == Advance::Use {
-        t.insert("advance".into(), string("use"));
-    }
-    t
 }
 
-fn group(g: &Group, name: String) -> Table {
-    let mut t = Table::new();
-    t.insert("name".into(), string(name));
+fn feed(f: &crate::model::Feed) -> FeedToml {
+    FeedToml {
+        file: spanned(f.file.display().to_string()),
+        mode: Some(spanned(f.mode.to_string())),
+        delimiter: (f.delimiter != ",").then(|| spanned(f.delimiter.clone())),
+        columns: f.columns.clone().map(spanned),
+        skip_first_line: (f.columns.is_some() && f.skip_first_line).then(|| spanned(true)),
+    }
+}
+
+fn text(value: impl Into<String>) -> Option<toml::Spanned<String>> {
+    Some(spanned(value.into()))
+}
+
+fn group(g: &Group, name: String) -> GroupToml {
+    let mut t = GroupToml::named(name);
     match &g.load {
-        Load::Threads => t.insert("connections".into(), Value::Integer(i64::from(g.threads))),
-        Load::Rate(rate) => t.insert("rate".into(), Value::Float((rate * 1e6).round() / 1e6)),
-        Load::Stages(stages) => t.insert("stages".into(), string(stages)),
+        Load::Threads => t.connections = Some(spanned(i64::from(g.threads))),
+        Load::Rate(rate) => t.rate = Some(spanned(Value::Float((rate * 1e6).round() / 1e6))),
+        Load::Stages(stages) => t.stages = text(stages),
     };
     if g.load != Load::Threads {
         // A throughput timer paces the group's threads: never more
         // requests in flight than threads, the rest wait (backlog).
-        t.insert(
-            "max_connections".into(),
-            Value::Integer(i64::from(g.threads.max(1))),
-        );
+        t.max_connections = Some(spanned(i64::from(g.threads.max(1))));
     }
     if g.ramp_up_s > 0 {
-        t.insert("ramp_up".into(), string(format!("{}s", g.ramp_up_s)));
+        t.ramp_up = text(format!("{}s", g.ramp_up_s));
     }
-    if let Some(think) = g.think {
-        t.insert("think".into(), string(think.text()));
-    }
-    if let Some(n) = g.iterations {
-        t.insert("iterations".into(), Value::Integer(n as i64));
-    }
-    if let Some(n) = g.total_iterations {
-        t.insert("total_iterations".into(), Value::Integer(n as i64));
-    }
-    if let Some(s) = g.duration_s {
-        t.insert("duration".into(), string(format!("{s}s")));
-    }
-    if let Some(s) = g.delay_s {
-        t.insert("start_delay".into(), string(format!("{s}s")));
-    }
+    t.think = g.think.and_then(|think| text(think.text()));
+    t.iterations = g.iterations.map(|n| spanned(n as i64));
+    t.total_iterations = g.total_iterations.map(|n| spanned(n as i64));
+    t.duration = g.duration_s.and_then(|s| text(format!("{s}s")));
+    t.start_delay = g.delay_s.and_then(|s| text(format!("{s}s")));
     if g.phase != Phase::Main {
-        t.insert("phase".into(), string(g.phase.as_str()));
+        t.phase = text(g.phase.as_str());
     }
     if g.on_error != OnError::Continue {
-        t.insert("on_error".into(), string(g.on_error.as_str()));
+        t.on_error = text(g.on_error.as_str());
     }
-    if g.cookies {
-        t.insert("cookies".into(), Value::Boolean(true));
-    }
-    if !g.feeds.is_empty() {
-        let feeds = g
-            .feeds
-            .iter()
-            .map(|f| {
-                let mut feed = Table::new();
-                feed.insert("file".into(), string(f.file.display().to_string()));
-                feed.insert("mode".into(), string(f.mode));
-                if f.delimiter != "," {
-                    feed.insert("delimiter".into(), string(&f.delimiter));
-                }
-                if let Some(columns) = &f.columns {
-                    let names = columns.iter().map(string).collect();
-                    feed.insert("columns".into(), Value::Array(names));
-                    if f.skip_first_line {
-                        feed.insert("skip_first_line".into(), Value::Boolean(true));
-                    }
-                }
-                Value::Table(feed)
-            })
-            .collect();
-        t.insert("feed".into(), Value::Array(feeds));
-    }
-    if !g.counters.is_empty() {
-        let counters = g
-            .counters
-            .iter()
-            .map(|c| Value::Table(counter(c)))
-            .collect();
-        t.insert("counter".into(), Value::Array(counters));
-    }
+    t.cookies = g.cookies.then_some(true);
+    t.feed = g.feeds.iter().map(feed).collect();
+    t.counter = g.counters.iter().map(counter).collect();
     let names = unique_names(g.steps.iter().map(|s| s.name.as_str()));
-    let steps = g
+    t.step = g
         .steps
         .iter()
         .zip(names)
-        .map(|(s, name)| Value::Table(step(s, name)))
+        .map(|(s, name)| step(s, name))
         .collect();
-    t.insert("step".into(), Value::Array(steps));
     t
 }
 
-fn step(s: &Step, name: String) -> Table {
-    let mut t = Table::new();
-    t.insert("name".into(), string(name));
+fn step(s: &Step, name: String) -> StepToml {
+    let mut t = StepToml::new(name, s.url.clone());
     if s.method != "GET" {
-        t.insert("method".into(), string(&s.method));
+        t.method = text(&s.method);
     }
-    t.insert("url".into(), string(&s.url));
     if !s.headers.is_empty() {
         let mut headers = Table::new();
         for (name, value) in &s.headers {
-            headers.insert(name.clone(), string(value));
+            headers.insert(name.clone(), Value::String(value.clone()));
         }
-        t.insert("headers".into(), Value::Table(headers));
+        t.headers = Some(spanned(headers));
     }
-    if let Some(body) = &s.body {
-        t.insert("body".into(), string(body));
-    }
-    if !s.checks.is_empty() {
-        let checks = s.checks.iter().map(string).collect();
-        t.insert("check".into(), Value::Array(checks));
-    }
+    t.body = s.body.as_ref().and_then(text);
+    t.check = s.checks.iter().map(|c| spanned(c.clone())).collect();
     if !s.extracts.is_empty() {
         let mut extracts = Table::new();
         for (name, source) in &s.extracts {
-            extracts.insert(name.clone(), string(source));
+            extracts.insert(name.clone(), Value::String(source.clone()));
         }
-        t.insert("extract".into(), Value::Table(extracts));
+        t.extract = Some(spanned(extracts));
     }
-    if let Some(think) = s.think {
-        t.insert("think".into(), string(think.text()));
-    }
+    t.think = s.think.and_then(|think| text(think.text()));
     // The innermost: a step's statistics are pooled under one name.
-    if let Some(transaction) = s.transactions.last() {
-        t.insert("transaction".into(), string(&transaction.name));
-    }
-    if s.once {
-        t.insert("once".into(), Value::Boolean(true));
-    }
+    t.transaction = s.transactions.last().and_then(|tr| text(&tr.name));
+    t.once = s.once.then_some(true);
     if let Some(r) = s.rendezvous {
         // groupSize 0: every thread of the group (SyncTimer.threadStarted).
         let users = match r.users {
-            0 => string("all"),
+            0 => Value::String("all".into()),
             n => Value::Integer(i64::from(n)),
         };
-        t.insert("rendezvous".into(), users);
-        if let Some(ms) = r.timeout_ms {
-            t.insert("rendezvous_timeout".into(), string(format!("{ms}ms")));
-        }
+        t.rendezvous = Some(spanned(users));
+        t.rendezvous_timeout = r.timeout_ms.and_then(|ms| text(format!("{ms}ms")));
     }
-    if s.follow_redirects {
-        t.insert("follow_redirects".into(), Value::Boolean(true));
-    }
-    if !s.keep_alive {
-        t.insert("keep_alive".into(), Value::Boolean(false));
-    }
-    if let Some(ms) = s.connect_timeout_ms {
-        t.insert("connect_timeout".into(), string(format!("{ms}ms")));
-    }
-    if let Some(ms) = s.response_timeout_ms {
-        t.insert("timeout".into(), string(format!("{ms}ms")));
-    }
+    t.follow_redirects = s.follow_redirects.then_some(true);
+    t.keep_alive = (!s.keep_alive).then_some(false);
+    t.connect_timeout = s.connect_timeout_ms.and_then(|ms| text(format!("{ms}ms")));
+    t.timeout = s.response_timeout_ms.and_then(|ms| text(format!("{ms}ms")));
     t
 }

@@ -1,13 +1,16 @@
 //! JMeter test plans on stampede (issue 20): a .jmx file (the
 //! `jmeterTestPlan`/`hashTree` format of JMeter 2.13 to 5.6) read into a
-//! typed [`Plan`] and written as a stampede scenario file, which then runs
-//! through the same validation as a user's scenario; and JMeter's JTL CSV
-//! format for the results ([`jtl`]).
+//! typed [`Plan`] and mapped onto a stampede scenario's typed values, which
+//! then run through the same validation as a user's scenario; JMeter's JTL
+//! CSV format for the results ([`jtl`]); and the runtime around the engine
+//! ([`runtime`]: the JTL writer, completion order, transactions,
+//! `allThreads`, the Summariser, thread-group scheduling, the report).
 //!
 //! Pipeline: tree.rs (XML to elements) → build.rs (scoping, with
 //! sampler.rs, rules.rs, csv_feed.rs, variables.rs (Counter, Random
 //! Variable), dns.rs, ignored.rs and functions.rs for `${...}`) →
-//! emit.rs (scenario TOML). Nothing here sends a request.
+//! emit.rs (the scenario's values, printed as TOML for `--dry-run`).
+//! Nothing here sends a request: the binary runs each group.
 
 mod build;
 mod call_syntax;
@@ -24,13 +27,14 @@ mod ignored;
 pub mod jtl;
 pub mod model;
 mod rules;
+pub mod runtime;
 mod sampler;
 mod sync_timer;
 mod thread_group;
 pub mod tree;
 mod variables;
 
-pub use emit::scenario_text;
+pub use emit::{scenario, scenario_text};
 pub use model::{Plan, Unsupported};
 
 use std::collections::HashMap;

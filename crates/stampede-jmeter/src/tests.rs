@@ -132,6 +132,100 @@ fn the_scenario_text_passes_stampede_validation() {
     assert!(text.contains("timeout = \"10000ms\""), "{text}");
 }
 
+/// A group with every key the mapping can print set away from its default.
+fn every_key_group(load: Load) -> crate::model::Group {
+    use crate::model::{Feed, Group, Phase, Rendezvous, Step, Transaction};
+    let pause = Pause {
+        min_ms: 5,
+        max_ms: 7,
+    };
+    let step = Step {
+        name: "s".into(),
+        method: "POST".into(),
+        url: "https://127.0.0.1:1/a?b={{user}}".into(),
+        headers: vec![("X-A".into(), "1".into())],
+        body: Some("x={{user}}".into()),
+        checks: vec!["status == 200".into()],
+        extracts: vec![("id".into(), "header(X-Id)".into())],
+        think: Some(pause),
+        rendezvous: Some(Rendezvous {
+            users: 0,
+            timeout_ms: Some(900),
+        }),
+        transactions: vec![Transaction {
+            name: "T".into(),
+            ..Transaction::default()
+        }],
+        once: true,
+        follow_redirects: true,
+        keep_alive: false,
+        connect_timeout_ms: Some(1),
+        response_timeout_ms: Some(2),
+        ..Step::default()
+    };
+    Group {
+        name: "g".into(),
+        phase: Phase::Teardown,
+        threads: 3,
+        load,
+        ramp_up_s: 2,
+        iterations: Some(4),
+        total_iterations: Some(12),
+        duration_s: Some(9),
+        delay_s: Some(1),
+        on_error: OnError::StopUser,
+        cookies: true,
+        feeds: vec![Feed {
+            file: testdata().join("users.csv"),
+            columns: Some(vec!["user".into(), "pass".into()]),
+            skip_first_line: true,
+            mode: "unique",
+            delimiter: ";".into(),
+        }],
+        think: Some(pause),
+        steps: vec![step.clone(), step],
+        resolve: Vec::new(),
+        counters: vec![stampede_workload::CounterSpec {
+            name: "n".into(),
+            start: 2,
+            incr: 3,
+            end: 99,
+            shared: true,
+            width: 4,
+            advance: stampede_workload::Advance::Use,
+        }],
+    }
+}
+
+/// One mapping, printed: what `--dry-run` prints parses back to the very
+/// values `stampede jmeter` runs, for the test plans and for a group with
+/// every key set (a key the printer dropped or misnamed fails here).
+#[test]
+fn the_printed_scenario_parses_back_to_the_values_that_run() {
+    let mut plans: Vec<Plan> = ["shop.jmx", "items.jmx", "session.jmx", "transactions.jmx"]
+        .iter()
+        .map(|name| load(&testdata().join(name), props(&[])).unwrap())
+        .collect();
+    for load in [
+        Load::Threads,
+        Load::Rate(2.5),
+        Load::Stages("1s:3,2s:0".into()),
+    ] {
+        plans.push(Plan {
+            name: "every key".into(),
+            groups: vec![every_key_group(load.clone()), every_key_group(load)],
+            ..Plan::default()
+        });
+    }
+    for plan in &plans {
+        let typed = scenario(plan);
+        let text = scenario_text(plan, "p.jmx");
+        let parsed: stampede_workload::ScenarioToml =
+            toml::from_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        assert_eq!(parsed, typed, "{text}");
+    }
+}
+
 pub(crate) fn plan_with(group_body: &str) -> String {
     let text = std::fs::read_to_string(testdata().join("shop.jmx")).unwrap();
     let start = text.find("      <ThreadGroup").unwrap();

@@ -27,8 +27,8 @@ pub use extract::{ExtractError, Extractor};
 pub use feeder::{Exhausted, FeedCursor, FeedData, FeedMode, FeedSpec, Feeder, FeederError};
 pub use response::{HeaderFields, ListFields, ResponseView};
 pub use scenario::{
-    Group, GroupLimits, GroupLoad, OnError, Phase, RendezvousSpec, Scenario, ScenarioError, Step,
-    StepOptions, ThinkTime,
+    spanned, CounterToml, FeedToml, Group, GroupLimits, GroupLoad, GroupToml, OnError, Phase,
+    RendezvousSpec, Scenario, ScenarioError, ScenarioToml, Step, StepOptions, StepToml, ThinkTime,
 };
 pub use scope::{Binding, Scope, BUILTINS};
 pub use script::{Script, ScriptError, ScriptThread};

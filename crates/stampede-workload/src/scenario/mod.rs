@@ -7,6 +7,7 @@ mod counters;
 mod file;
 mod options;
 
+pub use file::{spanned, CounterToml, FeedToml, GroupToml, ScenarioToml, StepToml};
 pub use options::{GroupLimits, OnError, Phase, RendezvousSpec, StepOptions};
 
 use crate::check::{CheckSet, ParseError};
@@ -14,7 +15,6 @@ use crate::extract::Extractor;
 use crate::feeder::{FeedMode, FeedSpec, Feeder};
 use crate::scope::Scope;
 use crate::template::{parse_url_template, Template};
-use file::{FileToml, GroupToml, StepToml};
 use stampede_plan::{
     parse_duration, parse_header, parse_stages, Header, RequestSpec, Stage, Target,
 };
@@ -163,11 +163,38 @@ impl Scenario {
         base: &Path,
         vars: &[(String, String)],
     ) -> Result<Scenario, ScenarioError> {
-        let context = Context { file, text };
-        let parsed: FileToml = toml::from_str(text).map_err(|e| {
+        let context = Context {
+            file,
+            text: Some(text),
+        };
+        let parsed: ScenarioToml = toml::from_str(text).map_err(|e| {
             let message = e.message().trim().to_string();
             context.error(e.span().unwrap_or(0..0), message)
         })?;
+        context.scenario(parsed, base, vars)
+    }
+
+    /// Validates a scenario built as typed values (the ones a file parses
+    /// into) exactly as a file's; `file` names it in errors, which have no
+    /// line and column.
+    pub fn from_toml(
+        file: &str,
+        scenario: ScenarioToml,
+        base: &Path,
+        vars: &[(String, String)],
+    ) -> Result<Scenario, ScenarioError> {
+        Context { file, text: None }.scenario(scenario, base, vars)
+    }
+}
+
+impl Context<'_> {
+    fn scenario(
+        &self,
+        parsed: ScenarioToml,
+        base: &Path,
+        vars: &[(String, String)],
+    ) -> Result<Scenario, ScenarioError> {
+        let context = self;
         if parsed.group.is_empty() {
             return Err(context.error(0..0, "no [[group]] given"));
         }
@@ -206,12 +233,21 @@ impl Scenario {
 
 struct Context<'a> {
     file: &'a str,
-    text: &'a str,
+    /// The file's text; None for typed values, whose errors have no place.
+    text: Option<&'a str>,
 }
 
 impl Context<'_> {
     fn error(&self, span: Range<usize>, message: impl Into<String>) -> ScenarioError {
-        let before = &self.text[..span.start.min(self.text.len())];
+        let Some(text) = self.text else {
+            return ScenarioError {
+                file: self.file.to_string(),
+                line: 0,
+                column: 0,
+                message: message.into(),
+            };
+        };
+        let before = &text[..span.start.min(text.len())];
         let line = before.matches('\n').count() + 1;
         let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
         ScenarioError {
@@ -230,10 +266,8 @@ impl Context<'_> {
     /// `file:line:column: step NAME: ` lead.
     fn parse_error(&self, span: Range<usize>, step: &str, error: &ParseError) -> ScenarioError {
         let mut located = self.error(span, "");
-        let lead = format!(
-            "{}:{}:{}: step {step}: ",
-            located.file, located.line, located.column
-        );
+        // `file:line:column: ` (`file: ` without a place), as Display writes it.
+        let lead = format!("{located}step {step}: ");
         located.message = format!("step {step}: {}", error.after(&lead));
         located
     }

@@ -90,6 +90,40 @@ fn error(text: &str) -> String {
     parse(text).unwrap_err().to_string()
 }
 
+/// Typed values (a scenario built in a program) are validated as a file's
+/// are; their errors have no line and column to name, and the rest of the
+/// message is the file's.
+#[test]
+fn typed_values_validate_as_the_file_does() {
+    let typed: ScenarioToml = toml::from_str(SHOP).unwrap();
+    let from_values = Scenario::from_toml("shop.toml", typed.clone(), &dir(), &[]).unwrap();
+    let from_text = parse(SHOP).unwrap();
+    let steps = |s: &Scenario| -> Vec<String> {
+        s.groups
+            .iter()
+            .flat_map(|g| g.steps.iter().map(|s| s.name.clone()))
+            .collect()
+    };
+    assert_eq!(steps(&from_values), steps(&from_text));
+    let mut twice = typed.clone();
+    twice.group.push(typed.group[0].clone());
+    let error = Scenario::from_toml("mapped", twice, &dir(), &[]).unwrap_err();
+    let name = typed.group[0].name.get_ref();
+    assert_eq!(
+        error.to_string(),
+        format!("mapped: a second group named {name}")
+    );
+    let mut bad = typed;
+    bad.group[0].step[0].check = vec![spanned("status = 200".to_string())];
+    let error = Scenario::from_toml("mapped", bad, &dir(), &[])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.starts_with("mapped: step login: invalid check: status = 200\n"),
+        "{error}"
+    );
+}
+
 #[test]
 fn errors_name_file_line_and_column() {
     let typo = SHOP.replace("ramp_up =", "rampup =");

@@ -17,13 +17,13 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// How long after its end a line waits for earlier ones still in a
 /// worker's batch: several snapshot intervals, for a busy machine.
-pub(super) const HOLD: Duration = Duration::from_millis(1500);
+pub const HOLD: Duration = Duration::from_millis(1500);
 
 /// Held lines beyond this many bytes are written oldest first.
 const MAX_HELD_BYTES: usize = 16 << 20;
 
 /// The file and the lines held back.
-pub(super) struct OrderedJtl {
+pub struct OrderedJtl {
     out: BufWriter<File>,
     /// (end in epoch ms, arrival number, the line).
     held: BinaryHeap<Reverse<(u64, u64, Vec<u8>)>>,
@@ -40,7 +40,7 @@ fn now_ms() -> u64 {
 }
 
 impl OrderedJtl {
-    pub(super) fn new(out: BufWriter<File>) -> OrderedJtl {
+    pub fn new(out: BufWriter<File>) -> OrderedJtl {
         OrderedJtl {
             out,
             held: BinaryHeap::new(),
@@ -51,13 +51,13 @@ impl OrderedJtl {
     }
 
     /// The header or other text written at once.
-    pub(super) fn write_now(&mut self, text: &[u8]) -> io::Result<()> {
+    pub fn write_now(&mut self, text: &[u8]) -> io::Result<()> {
         self.out.write_all(text)
     }
 
     /// A line of a sample that ended at `end_ms`; writes the held lines
     /// whose time has come.
-    pub(super) fn push(&mut self, end_ms: u64, line: &[u8]) -> io::Result<()> {
+    pub fn push(&mut self, end_ms: u64, line: &[u8]) -> io::Result<()> {
         let mut owned = self.spare.pop().unwrap_or_default();
         owned.extend_from_slice(line);
         self.held_bytes += owned.len();
@@ -68,18 +68,18 @@ impl OrderedJtl {
 
     /// Writes the lines that ended more than [`HOLD`] ago, and the oldest
     /// beyond the memory bound.
-    pub(super) fn release_due(&mut self) -> io::Result<()> {
+    pub fn release_due(&mut self) -> io::Result<()> {
         let due = now_ms().saturating_sub(HOLD.as_millis() as u64);
         self.release(due)
     }
 
     /// Writes every held line (the run is over) and flushes.
-    pub(super) fn drain(&mut self) -> io::Result<()> {
+    pub fn drain(&mut self) -> io::Result<()> {
         self.release(u64::MAX)?;
         self.out.flush()
     }
 
-    pub(super) fn flush(&mut self) -> io::Result<()> {
+    pub fn flush(&mut self) -> io::Result<()> {
         self.out.flush()
     }
 

@@ -256,5 +256,5 @@ fn refuse_duplicates(specs: &[JOpt], words: &[Word]) -> Result<(), String> {
 }
 
 #[cfg(test)]
-#[path = "jmeter_args_tests.rs"]
+#[path = "args_tests.rs"]
 mod tests;

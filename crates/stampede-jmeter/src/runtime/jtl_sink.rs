@@ -1,21 +1,22 @@
 //! The `-l FILE` writer: one [`RequestSink`] per thread group's run, each on
 //! the engine's request-log thread (bounded batches; when the disk falls
 //! behind, lines are dropped and counted, the load is never slowed), all
-//! writing JTL CSV lines in JMeter's default columns (stampede_jmeter::jtl)
+//! writing JTL CSV lines in JMeter's default columns (jtl.rs)
 //! into one shared file, in the samples' completion order
-//! (jmeter_jtl_order.rs).
+//! (jtl_order.rs).
 //!
 //! A sample names its step by the outcome's request index (`target`, the
 //! step's place in its group); a failed check names itself in
 //! `failureMessage` from the outcome's `judged` bits. Transaction
-//! Controllers add their own samples (jmeter_transactions.rs).
+//! Controllers add their own samples (transactions.rs).
 
-use super::jmeter_active::ActiveGroups;
-use super::jmeter_jtl_order::OrderedJtl;
-use super::jmeter_transactions::{Child, Closed, Transactions};
+use super::active::ActiveGroups;
+use super::jtl_order::OrderedJtl;
+use super::transactions::{Child, Closed, Transactions};
+use crate::failure::{FailureText, Measured};
+use crate::jtl::{non_http, reason_phrase, write_header, write_sample, Sample};
+use crate::model::Group;
 use stampede_engine::{LoggedRequest, RequestSink, RunClock, WorkloadSpec};
-use stampede_jmeter::failure::{FailureText, Measured};
-use stampede_jmeter::jtl::{non_http, reason_phrase, write_header, write_sample, Sample};
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter};
 use std::path::Path;
@@ -23,11 +24,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, UNIX_EPOCH};
 
 /// The JTL file all groups write to.
-pub(super) type SharedJtl = Arc<Mutex<OrderedJtl>>;
+pub type SharedJtl = Arc<Mutex<OrderedJtl>>;
 
 /// Opens `path`: an existing non-empty file is appended to without a
 /// second header (as JMeter does), unless `force` empties it first.
-pub(super) fn open_jtl(path: &Path, force: bool) -> io::Result<SharedJtl> {
+pub fn open_jtl(path: &Path, force: bool) -> io::Result<SharedJtl> {
     let append = !force && std::fs::metadata(path).is_ok_and(|m| m.len() > 0);
     let file = if append {
         OpenOptions::new().append(true).open(path)?
@@ -44,7 +45,7 @@ pub(super) fn open_jtl(path: &Path, force: bool) -> io::Result<SharedJtl> {
 }
 
 /// Writes every line still held back and flushes (every group has ended).
-pub(super) fn close_jtl(shared: &SharedJtl) -> io::Result<()> {
+pub fn close_jtl(shared: &SharedJtl) -> io::Result<()> {
     shared
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
@@ -85,7 +86,7 @@ fn sent_url(step: &StepLabel, request: &LoggedRequest) -> String {
 }
 
 /// What a group's lines say about it.
-pub(super) struct GroupLabels {
+pub struct GroupLabels {
     /// `threadName`'s lead: the group's name and number (from 1).
     pub group: String,
     pub number: usize,
@@ -96,7 +97,7 @@ pub(super) struct GroupLabels {
 }
 
 /// A group's sink.
-pub(super) struct JtlSink {
+pub struct JtlSink {
     shared: SharedJtl,
     group: GroupLabels,
     steps: Vec<StepLabel>,
@@ -112,7 +113,7 @@ impl JtlSink {
     /// `labels` are the samplers' testnames (repeats kept, as JMeter
     /// labels them), `urls` the steps' URLs, `failures` their assertions'
     /// failureMessage texts (one per check), all by request index.
-    pub(super) fn new(
+    pub fn new(
         shared: SharedJtl,
         group: GroupLabels,
         workload: Option<&WorkloadSpec>,
@@ -161,8 +162,33 @@ impl JtlSink {
         }
     }
 
+    /// The sink of `group`'s run, plan group `index` (from 0): its samplers'
+    /// testnames, assertions' failureMessage texts and Transaction
+    /// Controllers by step; `urls` the steps' URLs as the run's plan has
+    /// them.
+    pub fn for_group(
+        shared: SharedJtl,
+        group: &Group,
+        index: usize,
+        active: ActiveGroups,
+        workload: Option<&WorkloadSpec>,
+        urls: Vec<String>,
+    ) -> JtlSink {
+        let labels = GroupLabels {
+            group: group.name.clone(),
+            number: index + 1,
+            threads: group.threads,
+            active,
+        };
+        let names = group.steps.iter().map(|s| s.name.clone()).collect();
+        let transactions: Vec<_> = group.steps.iter().map(|s| s.transactions.clone()).collect();
+        let failures: Vec<_> = group.steps.iter().map(|s| s.failures.clone()).collect();
+        JtlSink::new(shared, labels, workload, names, urls, &failures)
+            .with_transactions(Transactions::new(&transactions))
+    }
+
     /// The steps' Transaction Controllers, by request index.
-    pub(super) fn with_transactions(mut self, transactions: Transactions) -> JtlSink {
+    pub fn with_transactions(mut self, transactions: Transactions) -> JtlSink {
         self.transactions = transactions;
         self
     }
@@ -342,5 +368,5 @@ impl RequestSink for JtlSink {
 }
 
 #[cfg(test)]
-#[path = "jmeter_jtl_tests.rs"]
+#[path = "jtl_sink_tests.rs"]
 mod tests;

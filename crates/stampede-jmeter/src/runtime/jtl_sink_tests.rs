@@ -1,4 +1,4 @@
-//! Tests of the JTL sink (jmeter_jtl.rs): a sample's line names its step
+//! Tests of the JTL sink (jtl_sink.rs): a sample's line names its step
 //! and its first failed check.
 
 use super::*;

@@ -1,5 +1,6 @@
-//! Running a mapped JMeter plan. Each thread group is its own `stampede run
-//! --scenario` run (its own JTL labels, report and result file): setUp
+//! Running a mapped JMeter plan. Each thread group is its own run of its
+//! scenario, built from typed values as `stampede run --scenario` builds
+//! a file's (its own JTL labels, report and result file): setUp
 //! groups first, then the ordinary groups side by side (one after another
 //! when the plan serializes them), then tearDown
 //! groups, as JMeter orders them. Within a run the engine acts on the
@@ -7,33 +8,28 @@
 //! count is `iterations` (each thread walks its samplers that many times;
 //! under a throughput timer `total_iterations`, threads × loops in all),
 //! the scheduler's duration and delay are `duration` and `start_delay`,
-//! `on_sample_error` is `on_error`. The JTL writer (jmeter_jtl.rs) is each
-//! run's request log; the report is jmeter_report.rs.
+//! `on_sample_error` is `on_error`. The JTL writer (stampede_jmeter's
+//! runtime/jtl_sink.rs) is each run's request log; the order of the groups
+//! is runtime/schedule.rs, the report runtime/report.rs.
 
-use super::jmeter_active::ActiveGroups;
-use super::jmeter_jtl::{close_jtl, open_jtl, GroupLabels, JtlSink, SharedJtl};
-use super::jmeter_options::{JmeterOptions, Notes, TOOL};
-use super::jmeter_summariser::{GroupObserver, Summariser};
-use super::jmeter_transactions::Transactions;
-use super::{save, usage, Finished, Translated};
-use crate::flags::plan_args::build_run;
-use crate::flags::run_args::parse_run_args;
+use super::options::{JmeterOptions, Notes, TOOL};
+use crate::compat::{save, usage, Finished, Translated};
+use crate::flags::plan_args::build_scenario_run;
+use crate::flags::run_args::RunArgs;
+use crate::flags::workload_plan::ScenarioLoad;
 use crate::session::{run_plan_in, RunContext};
 use stampede_engine::RequestLogOptions;
-use stampede_jmeter::model::{Group, Load, Phase, Plan};
+use stampede_jmeter::model::{Group, Load, Plan};
+use stampede_jmeter::runtime::active::ActiveGroups;
+use stampede_jmeter::runtime::jtl_sink::{close_jtl, open_jtl, JtlSink, SharedJtl};
+use stampede_jmeter::runtime::summariser::{GroupObserver, Summariser};
+use stampede_jmeter::runtime::{report, schedule};
+use stampede_workload::Scenario;
 use std::cell::RefCell;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-
-/// A scenario file of this run, removed when the run is over.
-struct ScenarioFile(PathBuf);
-
-impl Drop for ScenarioFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
+use std::time::Duration;
 
 /// `-o DIR`: absent or empty (JMeter refuses a folder with files in it);
 /// with `-f` its files are removed first.
@@ -100,13 +96,19 @@ fn one_server(group: &Group) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The `stampede run` words of one group's scenario file.
-fn run_words(group: &Group, file: &Path, html: Option<PathBuf>) -> Vec<String> {
-    let mut words = vec!["--scenario".to_string(), file.display().to_string()];
-    let mut add = |flag: &str, value: String| {
-        words.push(flag.to_string());
-        words.push(value);
-    };
+/// `plan`'s scenario (typed values) validated as a scenario file is:
+/// templates compiled against their scope, feeds read.
+pub(super) fn validated(o: &JmeterOptions, plan: &Plan) -> anyhow::Result<Scenario> {
+    let shown = o.plan.display().to_string();
+    let base = o.plan.parent().unwrap_or(Path::new(""));
+    let scenario = stampede_jmeter::scenario(plan);
+    Scenario::from_toml(&format!("{shown} (mapped)"), scenario, base, &[])
+        .map_err(|e| anyhow::anyhow!("{TOOL}: the scenario {shown} maps to is invalid: {e}"))
+}
+
+/// The `stampede run` arguments of one group's run, its scenario aside.
+fn run_args(group: &Group, html: Option<PathBuf>) -> anyhow::Result<RunArgs> {
+    let mut args = RunArgs::for_scenario().map_err(|e| usage(TOOL, e))?;
     // The scenario's iterations and duration end the run by themselves;
     // without either: forever, as JMeter's -1 loops without a scheduler,
     // until Ctrl-C.
@@ -114,32 +116,24 @@ fn run_words(group: &Group, file: &Path, html: Option<PathBuf>) -> Vec<String> {
         || group.total_iterations.is_some()
         || group.duration_s.is_some();
     if !matches!(group.load, Load::Stages(_)) && !bounded {
-        add("-d", "87600h".to_string());
+        args.duration = Some(Duration::from_secs(87600 * 3600));
     }
     // Each sampler's timeouts, keep-alive, redirects, timers and Once Only
-    // are its step's own keys in the scenario file.
-    if let Some(html) = html {
-        add("--html", html.display().to_string());
-    }
+    // are its step's own keys in the scenario.
+    args.exports.html = html;
     // DNS Cache Manager static hosts (stampede_jmeter's dns.rs).
-    for value in &group.resolve {
-        add("--resolve", value.clone());
-    }
+    args.transport.resolve = group.resolve.clone();
     // JMeter trusts every server certificate: JsseSSLManager wraps each
     // trust manager in CustomX509TrustManager, whose checkServerTrusted
     // accepts all. A group has one server; an https one runs --insecure.
-    if group.steps.iter().any(|s| {
+    args.transport.insecure = group.steps.iter().any(|s| {
         s.url
             .get(..8)
             .is_some_and(|scheme| scheme.eq_ignore_ascii_case("https://"))
-    }) {
-        words.push("--insecure".to_string());
-    }
+    });
     // HTTP Cookie Manager: a jar per virtual user.
-    if group.cookies {
-        words.push("--cookie-jar".to_string());
-    }
-    words
+    args.workload.cookie_jar = group.cookies;
+    Ok(args)
 }
 
 /// Runs group `index` of `plan` (the engine waits out its start delay).
@@ -156,13 +150,7 @@ fn run_group(
         groups: vec![group.clone()],
         ..plan.clone()
     };
-    let text = stampede_jmeter::scenario_text(&one, &o.plan.display().to_string());
-    let file = ScenarioFile(std::env::temp_dir().join(format!(
-        "stampede-jmeter-{}-{index}.toml",
-        std::process::id()
-    )));
-    std::fs::write(&file.0, text)
-        .map_err(|e| anyhow::anyhow!("{TOOL}: writing {}: {e}", file.0.display()))?;
+    let scenario = validated(o, &one)?;
     let several = plan.groups.len() > 1;
     let html = o.report_dir.as_ref().map(|dir| match several {
         false => dir.join("index.html"),
@@ -172,33 +160,18 @@ fn run_group(
         false => path.clone(),
         true => path.with_extension(format!("group-{}.json", index + 1)),
     });
-    let args = parse_run_args(run_words(group, &file.0, html)).map_err(|e| usage(TOOL, e))?;
-    let built = build_run(&args)?;
+    let args = run_args(group, html)?;
+    let shown = format!("{} (mapped)", o.plan.display());
+    let built = build_scenario_run(&args, ScenarioLoad::new(&shown, scenario)?)?;
     let request_log = jtl.map(|shared| {
-        let labels = GroupLabels {
-            group: group.name.clone(),
-            number: index + 1,
-            threads: group.threads,
-            active: active.clone(),
-        };
         let urls = built
             .plan
             .mix
             .iter()
             .map(|m| m.target.url.clone())
             .collect();
-        let names = group.steps.iter().map(|s| s.name.clone()).collect();
-        let transactions: Vec<_> = group.steps.iter().map(|s| s.transactions.clone()).collect();
-        let failures: Vec<_> = group.steps.iter().map(|s| s.failures.clone()).collect();
-        let sink = JtlSink::new(
-            shared.clone(),
-            labels,
-            built.workload.as_deref(),
-            names,
-            urls,
-            &failures,
-        )
-        .with_transactions(Transactions::new(&transactions));
+        let workload = built.workload.as_deref();
+        let sink = JtlSink::for_group(shared.clone(), group, index, active.clone(), workload, urls);
         RequestLogOptions {
             // The URL column is the URL each sample sent, templates rendered.
             request_targets: true,
@@ -291,49 +264,14 @@ pub(super) fn run(
     let active = ActiveGroups::new(plan.groups.iter().map(|g| g.threads));
     let started = std::time::SystemTime::now();
     let mut out = std::io::stdout();
-    super::jmeter_report::write_start(&o.plan, started, &mut out)?;
-    let mut finished: Vec<(usize, Finished)> = Vec::new();
-    for phase in [Phase::Setup, Phase::Main, Phase::Teardown] {
-        let indexes: Vec<usize> = (0..plan.groups.len())
-            .filter(|&i| plan.groups[i].phase == phase)
-            .collect();
-        // Serialized (StandardJMeterEngine.run, `serialized`): each group
-        // alone, in plan order; else the phase's groups together.
-        let batch = match plan.serialize_groups {
-            true => 1,
-            false => indexes.len().max(1),
-        };
-        for together in indexes.chunks(batch) {
-            let delays = together
-                .iter()
-                .map(|&i| (i, plan.groups[i].delay_s.unwrap_or(0) * 1000));
-            active.phase_started(delays);
-            let outcomes: Vec<(usize, anyhow::Result<Finished>)> = std::thread::scope(|scope| {
-                let handles: Vec<_> = together
-                    .iter()
-                    .map(|&i| {
-                        let (jtl, active) = (jtl.as_ref(), &active);
-                        (
-                            i,
-                            scope.spawn(move || run_group(o, plan, i, jtl, active, summariser)),
-                        )
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|(i, handle)| {
-                        let outcome = handle.join().unwrap_or_else(|_| {
-                            Err(anyhow::anyhow!("{TOOL}: a group's run panicked"))
-                        });
-                        (i, outcome)
-                    })
-                    .collect()
-            });
-            for (i, outcome) in outcomes {
-                finished.push((i, outcome?));
-            }
-        }
-    }
+    report::write_start(&o.plan, started, &mut out)?;
+    // setUp, main and tearDown groups, each on its own thread.
+    let finished = schedule::run_groups(
+        plan,
+        &active,
+        |i| run_group(o, plan, i, jtl.as_ref(), &active, summariser),
+        || anyhow::anyhow!("{TOOL}: a group's run panicked"),
+    )?;
     if let (Some(shared), Some(path)) = (&jtl, &o.jtl) {
         close_jtl(shared).map_err(|e| anyhow::anyhow!("{TOOL}: -l {}: {e}", path.display()))?;
     }
@@ -344,7 +282,7 @@ pub(super) fn run(
     if let Some(last) = summariser.finish() {
         writeln!(out, "{last}")?;
     }
-    super::jmeter_report::write_report(&results, started, &mut out)?;
+    report::write_report(&results, started, &mut out)?;
     out.flush()?;
     let mut status = crate::process::exit::OK;
     for (_, group) in &finished {

@@ -1,18 +1,24 @@
 //! `stampede jmeter`: JMeter's non-GUI command line (`-n -t plan.jmx -l
 //! results.jtl -Jname=value -q FILE -e -o DIR -j FILE`, in JMeter's own
-//! option grammar: jmeter_args.rs). The plan is mapped
-//! by crates/stampede-jmeter onto a stampede scenario; `--dry-run` prints
-//! it; otherwise it runs as `stampede run --scenario` would, the samples are
-//! written to the JTL file as JMeter writes them (jmeter_jtl.rs) and the
-//! report ends with JMeter's `summary =` line (jmeter_report.rs).
+//! option grammar: args.rs, options.rs). The plan is mapped
+//! by crates/stampede-jmeter onto a stampede scenario (typed values);
+//! `--dry-run` prints it; otherwise it runs as `stampede run --scenario`
+//! would (run.rs), the samples are written to the JTL file as JMeter
+//! writes them and the report ends with JMeter's `summary =` line
+//! (stampede_jmeter::runtime).
 //!
 //! Refused with one line each (exit 2): unknown flags, JMeter's remote and
 //! GUI-only modes, a plan with elements that cannot be mapped (unless
 //! `--skip-unsupported`), and every bad-input case of the plan.
 
-use super::jmeter_options::{parse, JmeterOptions, Notes, Parsed, PropSource, HELP, TOOL};
+mod args;
+mod options;
+mod run;
+
 use super::{usage, version_line};
 use crate::process::exit;
+use options::{parse, JmeterOptions, Notes, Parsed, PropSource, HELP, TOOL};
+use stampede_jmeter::runtime::summariser::{self, Summariser};
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -50,7 +56,7 @@ fn apply(
 /// then -q files and -J in command-line order (later values win, an empty
 /// value removes); a name none of them sets falls back to the system
 /// properties (-S files and -D), as JMeter's properties default to Java's.
-pub(super) fn properties(o: &JmeterOptions) -> anyhow::Result<HashMap<String, String>> {
+fn properties(o: &JmeterOptions) -> anyhow::Result<HashMap<String, String>> {
     let mut props = HashMap::new();
     apply(&mut props, &o.system_props, "-S")?;
     let mut jmeter = HashMap::new();
@@ -71,13 +77,13 @@ pub(super) fn properties(o: &JmeterOptions) -> anyhow::Result<HashMap<String, St
     Ok(props)
 }
 
-/// The mapped plan, its scenario text (validated as a scenario file is),
-/// after the notes and the unsupported elements were shown.
-pub(super) fn map_plan(
+/// The mapped plan, its scenario validated as a scenario file is, after
+/// the notes and the unsupported elements were shown.
+fn map_plan(
     o: &JmeterOptions,
     props: &HashMap<String, String>,
     notes: &mut Notes,
-) -> anyhow::Result<(stampede_jmeter::Plan, String)> {
+) -> anyhow::Result<stampede_jmeter::Plan> {
     let format: Vec<&str> = props
         .keys()
         .filter(|k| k.starts_with("jmeter.save.saveservice."))
@@ -147,11 +153,8 @@ pub(super) fn map_plan(
             format!("{shown}: no thread group with HTTP samplers to run"),
         ));
     }
-    let text = stampede_jmeter::scenario_text(&plan, &shown);
-    let base = o.plan.parent().unwrap_or(Path::new(""));
-    stampede_workload::Scenario::parse(&format!("{shown} (mapped)"), &text, base, &[])
-        .map_err(|e| anyhow::anyhow!("{TOOL}: the scenario {shown} maps to is invalid: {e}"))?;
-    Ok((plan, text))
+    run::validated(o, &plan)?;
+    Ok(plan)
 }
 
 /// `stampede jmeter WORDS...`.
@@ -180,15 +183,14 @@ pub fn execute(words: Vec<String>) -> anyhow::Result<i32> {
         ));
     }
     let props = properties(&o)?;
-    let (plan, text) = map_plan(&o, &props, &mut notes)?;
+    let plan = map_plan(&o, &props, &mut notes)?;
     if o.dry_run {
+        let text = stampede_jmeter::scenario_text(&plan, &o.plan.display().to_string());
         std::io::stdout().write_all(text.as_bytes())?;
         return Ok(exit::OK);
     }
-    let summariser = std::sync::Arc::new(super::jmeter_summariser::Summariser::new(
-        super::jmeter_summariser::interval(&props),
-    ));
-    super::jmeter_run::run(&o, &plan, &summariser, &mut notes)
+    let summariser = std::sync::Arc::new(Summariser::new(summariser::interval(&props)));
+    run::run(&o, &plan, &summariser, &mut notes)
 }
 
 #[cfg(test)]

@@ -4,8 +4,8 @@
 //! far, over every thread group's run. Fed the snapshots the engine's
 //! workers hand over (nothing is added per request).
 
+use crate::jtl::{summary_line, Totals};
 use stampede_engine::Observer;
-use stampede_jmeter::jtl::{summary_line, Totals};
 use stampede_metrics::Snapshot;
 use std::io::Write;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -82,14 +82,14 @@ struct State {
 }
 
 /// Shared by the groups' observers.
-pub(super) struct Summariser {
+pub struct Summariser {
     every: Duration,
     started: Instant,
     state: Mutex<State>,
 }
 
 impl Summariser {
-    pub(super) fn new(every: Duration) -> Summariser {
+    pub fn new(every: Duration) -> Summariser {
         let now = Instant::now();
         Summariser {
             every,
@@ -123,7 +123,7 @@ impl Summariser {
 
     /// The `summary +` line of the last, shorter interval (the caller
     /// prints the final `summary =` from the results).
-    pub(super) fn finish(&self) -> Option<String> {
+    pub fn finish(&self) -> Option<String> {
         let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         let spent = state.interval_start.elapsed();
         (state.interval.samples > 0 && state.total.samples > 0).then(|| {
@@ -133,7 +133,7 @@ impl Summariser {
 }
 
 /// One group's observer (the view's watcher slot holds `'static` observers).
-pub(super) struct GroupObserver(pub(super) Arc<Summariser>);
+pub struct GroupObserver(pub Arc<Summariser>);
 
 impl Observer for GroupObserver {
     fn on_snapshot(&mut self, _elapsed: Duration, interval: &Snapshot, _total: &Snapshot) {
@@ -142,7 +142,7 @@ impl Observer for GroupObserver {
 }
 
 /// `summariser.interval` in seconds (JMeter's default: 30).
-pub(super) fn interval(props: &std::collections::HashMap<String, String>) -> Duration {
+pub fn interval(props: &std::collections::HashMap<String, String>) -> Duration {
     props
         .get("summariser.interval")
         .and_then(|s| s.trim().parse::<u64>().ok())

@@ -1,10 +1,10 @@
 //! `stampede jmeter`'s command line: JMeter's options read with its own
-//! grammar (jmeter_args.rs) into [`JmeterOptions`] (remote and GUI-only
+//! grammar (args.rs) into [`JmeterOptions`] (remote and GUI-only
 //! modes refused with one line each), and where stampede's own notes go
 //! (`-j FILE`).
 
-use super::jmeter_args::{read, Arity, JOpt, Word};
-use super::{refuse, usage};
+use super::args::{read, Arity, JOpt, Word};
+use crate::compat::{refuse, usage};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -112,7 +112,7 @@ pub(super) struct JmeterOptions {
     pub ignored: Vec<String>,
 }
 
-pub(super) type Parsed = super::Parsed<JmeterOptions>;
+pub(super) type Parsed = crate::compat::Parsed<JmeterOptions>;
 
 pub(super) fn parse(words: &[String]) -> anyhow::Result<Parsed> {
     let words = read(SPECS, words).map_err(|e| usage(TOOL, e))?;

@@ -4,7 +4,7 @@
 //! run"), then stampede's per-sampler table: count, average, percentiles,
 //! errors.
 
-use stampede_jmeter::jtl::{summary_line, Totals};
+use crate::jtl::{summary_line, Totals};
 use stampede_metrics::{format_timestamp, LatencySummary, RunResult};
 use std::io::{self, Write};
 use std::path::Path;
@@ -14,7 +14,7 @@ fn epoch_ms(time: SystemTime) -> u128 {
     time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis())
 }
 
-pub(super) fn write_start(plan: &Path, at: SystemTime, out: &mut dyn Write) -> io::Result<()> {
+pub fn write_start(plan: &Path, at: SystemTime, out: &mut dyn Write) -> io::Result<()> {
     writeln!(
         out,
         "Created the tree successfully using {}",
@@ -37,7 +37,7 @@ fn errors(result: &RunResult) -> u64 {
 }
 
 /// JMeter's totals over the groups' runs, `elapsed_ms` from the test's start.
-pub(super) fn totals(results: &[&RunResult], elapsed_ms: u64) -> Totals {
+pub fn totals(results: &[&RunResult], elapsed_ms: u64) -> Totals {
     let samples: u64 = results
         .iter()
         .map(|r| r.requests.completed + r.requests.errors)
@@ -91,7 +91,7 @@ fn row(
 
 /// The summary line, the closing lines and the per-sampler table; each
 /// result is one thread group's, named.
-pub(super) fn write_report(
+pub fn write_report(
     results: &[(&str, &RunResult)],
     started: SystemTime,
     out: &mut dyn Write,

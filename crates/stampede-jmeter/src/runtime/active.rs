@@ -21,7 +21,7 @@ struct Span {
 
 /// Every group's span, shared by the groups' JTL sinks.
 #[derive(Clone)]
-pub(super) struct ActiveGroups(Arc<Vec<Span>>);
+pub struct ActiveGroups(Arc<Vec<Span>>);
 
 fn now_ms() -> u64 {
     SystemTime::now()
@@ -31,7 +31,7 @@ fn now_ms() -> u64 {
 
 impl ActiveGroups {
     /// The groups' thread counts, in plan order.
-    pub(super) fn new(threads: impl IntoIterator<Item = u32>) -> ActiveGroups {
+    pub fn new(threads: impl IntoIterator<Item = u32>) -> ActiveGroups {
         let spans = threads
             .into_iter()
             .map(|threads| Span {
@@ -48,7 +48,7 @@ impl ActiveGroups {
     /// in ms)`): marked before any of them is set up, so a group slower to
     /// set up (its thread scheduled late on a busy machine) still counts
     /// from the phase's start in the others' samples.
-    pub(super) fn phase_started(&self, groups: impl IntoIterator<Item = (usize, u64)>) {
+    pub fn phase_started(&self, groups: impl IntoIterator<Item = (usize, u64)>) {
         let now = now_ms();
         for (index, delay_ms) in groups {
             if let Some(span) = self.0.get(index) {
@@ -59,12 +59,12 @@ impl ActiveGroups {
 
     /// Group `index`'s run starts now.
     #[cfg(test)]
-    pub(super) fn started(&self, index: usize) {
+    pub fn started(&self, index: usize) {
         self.phase_started([(index, 0)]);
     }
 
     /// Group `index`'s run has ended.
-    pub(super) fn ended(&self, index: usize) {
+    pub fn ended(&self, index: usize) {
         if let Some(span) = self.0.get(index) {
             span.end_ms.store(now_ms(), Ordering::Relaxed);
         }
@@ -72,7 +72,7 @@ impl ActiveGroups {
 
     /// The threads of the groups running at `at_ms`; group `own` (whose
     /// sample it is) counts whatever the clock says.
-    pub(super) fn at(&self, own: usize, at_ms: u64) -> u32 {
+    pub fn at(&self, own: usize, at_ms: u64) -> u32 {
         self.0
             .iter()
             .enumerate()

@@ -20,12 +20,12 @@
 //! user's next sample outside it or back at its start; the run's end
 //! closes every pass still open.
 
-use stampede_jmeter::model::Transaction;
+use crate::model::Transaction;
 use std::collections::HashMap;
 
 /// One sampler's sample, as its transaction adds it up.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Child<'a> {
+pub struct Child<'a> {
     pub start_ms: u64,
     pub elapsed_ms: u64,
     pub latency_ms: u64,
@@ -39,7 +39,7 @@ pub(super) struct Child<'a> {
 
 /// A finished pass: one transaction sample.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Closed {
+pub struct Closed {
     pub label: String,
     pub start_ms: u64,
     /// When its last sampler ended: where its line goes in the JTL.
@@ -118,7 +118,7 @@ impl Open {
 
 /// What one sampler's sample did to its user's transactions.
 #[derive(Debug, Default)]
-pub(super) struct Outcome {
+pub struct Outcome {
     /// Written before the sampler's line: the passes it ended, innermost first.
     pub before: Vec<Closed>,
     /// Whether the sampler's own line is written (not under a parent sample).
@@ -129,7 +129,7 @@ pub(super) struct Outcome {
 
 /// A group's transactions and every user's open passes.
 #[derive(Debug, Default)]
-pub(super) struct Transactions {
+pub struct Transactions {
     transactions: Vec<Transaction>,
     /// Per step: its transactions' indexes, outermost first.
     of_step: Vec<Vec<usize>>,
@@ -143,7 +143,7 @@ pub(super) struct Transactions {
 
 impl Transactions {
     /// The steps' Transaction Controllers (outermost first), by step index.
-    pub(super) fn new(steps: &[Vec<Transaction>]) -> Transactions {
+    pub fn new(steps: &[Vec<Transaction>]) -> Transactions {
         let mut t = Transactions::default();
         for (i, chain) in steps.iter().enumerate() {
             let mut indexes = Vec::new();
@@ -165,12 +165,12 @@ impl Transactions {
     }
 
     /// Whether any step is in a transaction (otherwise nothing is tracked).
-    pub(super) fn any(&self) -> bool {
+    pub fn any(&self) -> bool {
         !self.transactions.is_empty()
     }
 
     /// User `user`'s sample of step `step`.
-    pub(super) fn sample(&mut self, user: u64, step: usize, child: &Child<'_>) -> Outcome {
+    pub fn sample(&mut self, user: u64, step: usize, child: &Child<'_>) -> Outcome {
         let chain = self.of_step.get(step).cloned().unwrap_or_default();
         let previous_end = self
             .last_end
@@ -219,7 +219,7 @@ impl Transactions {
     }
 
     /// The run is over: every pass still open, by user, innermost first.
-    pub(super) fn finish(&mut self) -> Vec<Closed> {
+    pub fn finish(&mut self) -> Vec<Closed> {
         let mut open: Vec<(u64, Vec<Open>)> = self.open.drain().collect();
         open.sort_by_key(|(user, _)| *user);
         open.into_iter()
@@ -272,5 +272,5 @@ impl Transactions {
 }
 
 #[cfg(test)]
-#[path = "jmeter_transactions_tests.rs"]
+#[path = "transactions_tests.rs"]
 mod tests;
