@@ -357,11 +357,13 @@ async fn run_stream(
 /// Sends one request and reads its whole response; returns the status, when
 /// the response headers arrived, the body length and, with `decode`
 /// (`--decode`), its decoded length or why it did not decode.
-async fn send(
+/// Sends `request` on a stream of `sender` (waiting while the server's
+/// stream limit holds it back) and waits for the response's head: the one
+/// way both HTTP/2 paths (fixed requests here, h2_workload.rs) send.
+pub(super) async fn exchange(
     sender: &mut SendRequest<Bytes>,
     request: &H2Request,
-    decode: bool,
-) -> Result<(u16, Instant, u64, Option<Decoded>), SendError> {
+) -> Result<(http::Response<h2::RecvStream>, Instant), SendError> {
     // Waits while the server's stream limit holds back an earlier request of
     // this stream's sender.
     poll_fn(|cx| sender.poll_ready(cx)).await.map_err(unsent)?;
@@ -381,6 +383,15 @@ async fn send(
     }
     let response = response.await.map_err(sent)?;
     let first_byte = Instant::now();
+    Ok((response, first_byte))
+}
+
+async fn send(
+    sender: &mut SendRequest<Bytes>,
+    request: &H2Request,
+    decode: bool,
+) -> Result<(u16, Instant, u64, Option<Decoded>), SendError> {
+    let (response, first_byte) = exchange(sender, request).await?;
     let status = response.status().as_u16();
     let mut count = decode.then(|| DecodedCount::new(response.headers()));
     let mut body = response.into_body();

@@ -15,7 +15,7 @@
 
 use crate::drive::closed::ActiveSlots;
 use crate::drive::connection::ConnectionContext;
-use crate::drive::h2::h2_conn_end::{sent, unsent, ConnectionEnd, Retry, SendError};
+use crate::drive::h2::h2_conn_end::{sent, ConnectionEnd, Retry, SendError};
 use crate::http1::DecodedCount;
 use crate::net::outcome_class::classify_h2;
 use crate::plan::h2_request::{from_rendered, next_rendered, H2Context, H2Request};
@@ -25,7 +25,6 @@ use bytes::Bytes;
 use h2::client::SendRequest;
 use stampede_metrics::{ErrorKind, Outcome};
 use std::borrow::Cow;
-use std::future::poll_fn;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
@@ -433,23 +432,7 @@ async fn send_keeping(
     limit: usize,
     count_decoded: bool,
 ) -> Result<Kept, SendError> {
-    poll_fn(|cx| sender.poll_ready(cx)).await.map_err(unsent)?;
-    let mut builder = http::Request::builder()
-        .method(request.method.clone())
-        .uri(request.uri.clone());
-    if let Some(headers) = builder.headers_mut() {
-        *headers = request.headers.clone();
-    }
-    let message = builder.body(()).expect("parts were validated when built");
-    let no_body = request.body.is_empty();
-    let (response, mut body_stream) = sender.send_request(message, no_body).map_err(unsent)?;
-    if !no_body {
-        body_stream
-            .send_data(request.body.clone(), true)
-            .map_err(sent)?;
-    }
-    let response = response.await.map_err(sent)?;
-    let first_byte = Instant::now();
+    let (response, first_byte) = super::h2_client::exchange(sender, request).await?;
     let (parts, mut body) = response.into_parts();
     let mut kept = Vec::new();
     let mut keep = |out: &[u8]| {
