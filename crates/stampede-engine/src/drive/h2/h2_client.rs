@@ -23,7 +23,8 @@
 
 use crate::drive::closed::ActiveSlots;
 use crate::drive::connection::ConnectionContext;
-use crate::drive::h2::h2_conn_end::{sent, unsent, ConnectionEnd, Retry, SendError};
+use crate::drive::h2::h2_conn_end::{sent, ConnectionEnd, Retry, SendError};
+use crate::drive::h2::h2_exchange::exchange;
 use crate::http1::DecodedCount;
 use crate::net::outcome_class::classify_h2;
 use crate::plan::h2_request::{H2Context, H2Request};
@@ -31,7 +32,6 @@ use crate::worker::request_log::LogFacts;
 use bytes::Bytes;
 use h2::client::SendRequest;
 use stampede_metrics::{ErrorKind, Outcome};
-use std::future::poll_fn;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
@@ -357,35 +357,6 @@ async fn run_stream(
 /// Sends one request and reads its whole response; returns the status, when
 /// the response headers arrived, the body length and, with `decode`
 /// (`--decode`), its decoded length or why it did not decode.
-/// Sends `request` on a stream of `sender` (waiting while the server's
-/// stream limit holds it back) and waits for the response's head: the one
-/// way both HTTP/2 paths (fixed requests here, h2_workload.rs) send.
-pub(super) async fn exchange(
-    sender: &mut SendRequest<Bytes>,
-    request: &H2Request,
-) -> Result<(http::Response<h2::RecvStream>, Instant), SendError> {
-    // Waits while the server's stream limit holds back an earlier request of
-    // this stream's sender.
-    poll_fn(|cx| sender.poll_ready(cx)).await.map_err(unsent)?;
-    let mut builder = http::Request::builder()
-        .method(request.method.clone())
-        .uri(request.uri.clone());
-    if let Some(headers) = builder.headers_mut() {
-        *headers = request.headers.clone();
-    }
-    let message = builder.body(()).expect("parts were validated in prepare");
-    let no_body = request.body.is_empty();
-    let (response, mut body_stream) = sender.send_request(message, no_body).map_err(unsent)?;
-    if !no_body {
-        body_stream
-            .send_data(request.body.clone(), true)
-            .map_err(sent)?;
-    }
-    let response = response.await.map_err(sent)?;
-    let first_byte = Instant::now();
-    Ok((response, first_byte))
-}
-
 async fn send(
     sender: &mut SendRequest<Bytes>,
     request: &H2Request,

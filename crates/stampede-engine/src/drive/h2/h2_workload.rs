@@ -16,6 +16,7 @@
 use crate::drive::closed::ActiveSlots;
 use crate::drive::connection::ConnectionContext;
 use crate::drive::h2::h2_conn_end::{sent, ConnectionEnd, Retry, SendError};
+use crate::drive::h2::h2_exchange::exchange;
 use crate::http1::DecodedCount;
 use crate::net::outcome_class::classify_h2;
 use crate::plan::h2_request::{from_rendered, next_rendered, H2Context, H2Request};
@@ -432,7 +433,7 @@ async fn send_keeping(
     limit: usize,
     count_decoded: bool,
 ) -> Result<Kept, SendError> {
-    let (response, first_byte) = super::h2_client::exchange(sender, request).await?;
+    let (response, first_byte) = exchange(sender, request).await?;
     let (parts, mut body) = response.into_parts();
     let mut kept = Vec::new();
     let mut keep = |out: &[u8]| {
