@@ -233,7 +233,7 @@ fn a_real_prometheus_scrapes_the_same_counts_and_quantiles_as_the_result() {
     // HDR's resolution); within the first bucket Prometheus interpolates
     // from 0, so on a fast machine (p99 ~130 µs) the estimate is near its
     // 0.5 ms bound, far from the p99 itself but in the right bucket.
-    // The `le` bounds the endpoint serves (src/session/exporters/metrics_feed.rs).
+    // The `le` bounds the endpoint serves (crates/stampede-exporters/src/metrics_feed.rs).
     let bounds = [
         0.0,
         0.0005,

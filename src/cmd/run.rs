@@ -12,14 +12,14 @@ use crate::flags::plan_args::build_run;
 use crate::flags::run_args::RunArgs;
 use crate::process::{interrupt, output};
 use crate::session::delivery::{self, deliver_to, Delivery};
-use crate::session::exporters::metrics_endpoint::MetricsEndpoint;
-use crate::session::exporters::metrics_feed::Board;
-use crate::session::exporters::metrics_series::run_labels;
-use crate::session::exporters::remote_write::RemoteWriter;
-use crate::session::exporters::web::WebServer;
 use crate::session::repeat::{self, RepeatOutput, Rounds};
 use crate::session::spawn::SpawnedServer;
 use crate::session::{check_pids, run_plan_in, RunContext};
+use stampede_exporters::metrics_endpoint::MetricsEndpoint;
+use stampede_exporters::metrics_feed::Board;
+use stampede_exporters::metrics_series::run_labels;
+use stampede_exporters::remote_write::RemoteWriter;
+use stampede_exporters::web::WebServer;
 use std::time::Duration;
 
 pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
@@ -63,23 +63,29 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
         .then(Board::default);
     let no_board = Board::default();
     let shared = board.as_ref().unwrap_or(&no_board);
-    crate::session::exporters::web_http::refuse_one_address_for_two(
+    stampede_exporters::web_http::refuse_one_address_for_two(
         ("--metrics", args.metrics.metrics.as_deref()),
         ("--web", args.metrics.web.as_deref()),
     )?;
-    let metrics = MetricsEndpoint::start(&args.metrics, &run_labels, shared)?;
+    let metrics = MetricsEndpoint::start(
+        args.metrics.metrics.as_deref(),
+        args.metrics.metrics_linger,
+        &run_labels,
+        shared,
+    )?;
     let remote = RemoteWriter::start(args.metrics.remote_write.as_deref(), &run_labels, shared)?;
     let live = args
         .metrics
         .web
         .is_some()
-        .then(crate::session::exporters::web_state::LiveBoard::default);
-    let running = delivery::Running {
+        .then(stampede_exporters::web_state::LiveBoard::default);
+    let running = stampede_metrics::Running {
         run_id: run_id.clone(),
         plan: plan.clone(),
         notices: notices.clone(),
         environment: stampede_metrics::Environment::capture(),
         started_at: std::time::SystemTime::now(),
+        version: env!("CARGO_PKG_VERSION"),
     };
     let web = WebServer::start(
         args.metrics.web.as_deref(),
@@ -87,6 +93,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<i32> {
         running,
         workload.clone(),
         live.clone().unwrap_or_default(),
+        interrupt::stop_handle()?,
     )?;
     let mut pids = args.server.pids.clone();
     let spawned = match &args.server.spawn {

@@ -196,7 +196,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
     // Bound before the server starts: a bad address is the only line.
     let metrics = match args.metrics.as_deref() {
         Some(text) => {
-            match crate::session::exporters::web_http::bind("--metrics", text, "127.0.0.1:9465") {
+            match stampede_exporters::web_http::bind("--metrics", text, "127.0.0.1:9465") {
                 Ok(listener) => Some(listener),
                 Err(error) => {
                     eprintln!("stampede serve: error: {error}");
@@ -266,9 +266,9 @@ pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
     if let Some(listener) = metrics {
         let reader = handle.stats_reader();
         let source = Box::new(move || {
-            crate::session::exporters::metrics_target::target_families(&reader.snapshot())
+            stampede_exporters::metrics_target::target_families(&reader.snapshot())
         });
-        let address = crate::session::exporters::metrics_endpoint::serve_families(
+        let address = stampede_exporters::metrics_endpoint::serve_families(
             "--metrics",
             listener,
             Vec::new(),

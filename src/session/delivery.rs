@@ -12,11 +12,10 @@ use crate::process::exports::{self, ExportArgs};
 use crate::process::output::{self, OutputFormat};
 use crate::process::{exit, interrupt};
 use stampede_engine::{Observer, StopHandle};
-use stampede_metrics::{Environment, Recording, RunResult, Snapshot};
-use stampede_plan::Plan;
+use stampede_metrics::{Recording, RunResult, Running, Snapshot};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 /// How often the merged totals are copied for a forced exit.
 const KEEP_EVERY: Duration = Duration::from_millis(250);
@@ -166,24 +165,6 @@ impl<O: Observer + ?Sized> Observer for Keeper<'_, O> {
     }
 }
 
-/// What the engine is running, for a result built from a snapshot.
-pub struct Running {
-    /// The result's id, as the `--metrics` series already carry it.
-    pub run_id: String,
-    pub plan: Plan,
-    pub notices: Vec<String>,
-    pub environment: Environment,
-    pub started_at: SystemTime,
-}
-
-/// A scenario's steps are the mix: each target of the result keeps its
-/// step's name (the finished result and `--web`'s result so far alike).
-pub fn name_steps(result: &mut RunResult, workload: &stampede_engine::WorkloadSpec) {
-    for (target, step) in result.targets.iter_mut().zip(&workload.steps) {
-        target.name.clone_from(&step.name);
-    }
-}
-
 /// Arms a forced exit to write the latest snapshot as the result.
 pub fn arm_snapshot(running: Running, latest: Latest, delivery: Delivery) {
     interrupt::arm(Box::new(move || {
@@ -207,14 +188,7 @@ fn snapshot_result(running: Running, latest: &Latest) -> RunResult {
             total,
         )
     };
-    let mut result = RunResult::from_recording(
-        &running.plan,
-        &recording,
-        running.environment,
-        env!("CARGO_PKG_VERSION"),
-        running.notices,
-    );
-    result.run_id = running.run_id;
+    let mut result = running.result(&recording);
     result.warnings.push(format!(
         "forced exit: these are the totals as of {:.2}s, the last snapshot before the \
          second interrupt (no per-second series or process monitor)",
@@ -239,6 +213,7 @@ fn salvage(result: &RunResult, delivery: &Delivery) {
 mod tests {
     use super::*;
     use stampede_engine::NoObserver;
+    use std::time::SystemTime;
 
     /// Counts what reaches it, as the live view's per-worker gauges need.
     #[derive(Default)]
@@ -295,8 +270,9 @@ mod tests {
             run_id: "0123456789abcdef".into(),
             plan,
             notices: Vec::new(),
-            environment: Environment::default(),
+            environment: stampede_metrics::Environment::default(),
             started_at: SystemTime::now(),
+            version: env!("CARGO_PKG_VERSION"),
         };
         let result = snapshot_result(running, &latest);
         assert_eq!(result.run_id, "0123456789abcdef");

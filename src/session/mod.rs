@@ -4,13 +4,11 @@
 //! sweep, demo and the compat front-ends; what happens to the result
 //! afterwards (printing, files, exit status) is delivery.rs.
 //!
-//! The folder holds running a plan: this session, `exporters` (what the
-//! run shows outside while it goes), `delivery` (the result
+//! The folder holds running a plan: this session, `delivery` (the result
 //! leaving the process), `repeat` (rounds of one plan), `selfcheck` (when
 //! the run itself is suspect) and `spawn` (the server under test).
 
 pub mod delivery;
-pub mod exporters;
 pub mod repeat;
 pub mod selfcheck;
 pub mod spawn;
@@ -20,9 +18,10 @@ use crate::process::exports::{self, ExportArgs};
 use crate::process::interrupt;
 use crate::view;
 use anyhow::Context;
-use delivery::{Delivery, Keeper, Latest, Running};
-use exporters::metrics_feed;
+use delivery::{Delivery, Keeper, Latest};
 use stampede_engine::monitor::{ClientThreads, Monitor, Watched};
+use stampede_exporters::metrics_feed;
+use stampede_metrics::Running;
 use stampede_metrics::{Environment, RunResult, SloCheck};
 use stampede_plan::{Plan, StopCondition};
 use std::time::{Duration, SystemTime};
@@ -50,9 +49,9 @@ pub struct RunContext<'a> {
     /// An export goes to stdout (`-`): no live view there.
     pub stdout_taken: bool,
     /// `--metrics`: where the snapshot stream's readings are published.
-    pub metrics: Option<crate::session::exporters::metrics_feed::Board>,
+    pub metrics: Option<stampede_exporters::metrics_feed::Board>,
     /// `--web`: where the live page's copy of the run so far is kept.
-    pub web: Option<crate::session::exporters::web_state::LiveBoard>,
+    pub web: Option<stampede_exporters::web_state::LiveBoard>,
     /// The result's `run_id` when chosen before the run (the `--metrics`
     /// label); None: a fresh one.
     pub run_id: Option<&'a str>,
@@ -131,6 +130,7 @@ pub fn run_plan_in(
             notices: notices.clone(),
             environment: environment.clone(),
             started_at: SystemTime::now(),
+            version: env!("CARGO_PKG_VERSION"),
         };
         delivery::arm_snapshot(running, latest.clone(), delivery.clone());
     }
@@ -199,7 +199,7 @@ pub fn run_plan_in(
     result.rendezvous = finished.rendezvous;
     exports::apply_request_log(&mut result, finished.request_log);
     if let Some(workload) = &context.workload {
-        delivery::name_steps(&mut result, workload);
+        workload.name_steps(&mut result);
     }
     report.set_requests(result.requests.completed);
     for pid in pids {

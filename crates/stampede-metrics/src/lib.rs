@@ -11,7 +11,7 @@
 //! `recording` (snapshots and the merged run), `timeseries` (per second),
 //! `per_target` (`--targets` mix), `checks` (`--check` tallies), `monitor`
 //! (what the process monitor saw), `environment`, `agent`, `run_id`,
-//! `result` (the result file), `merge` (agents' results into one). See
+//! `result` (the result file), `running` (a run's facts while it runs), `merge` (agents' results into one). See
 //! docs/architecture.md.
 
 mod addresses;
@@ -31,6 +31,7 @@ mod recording;
 mod rendezvous;
 mod result;
 mod run_id;
+mod running;
 mod timeseries;
 
 pub use addresses::{merge_dns, AddressUse, DnsUse};
@@ -58,6 +59,7 @@ pub use result::{
     TimingSummary, RESULT_SCHEMA,
 };
 pub use run_id::new_run_id;
+pub use running::Running;
 pub use timeseries::{SecondPoint, TimeseriesBuilder};
 
 /// Errors reading or decoding saved results.

@@ -195,7 +195,7 @@ fn check(args: &K8sArgs, start: SystemTime) -> anyhow::Result<()> {
     let run = agent_run(args, start, args.agents - 1)?;
     // Each agent would refuse it at start: refused here, once.
     if let Some(url) = &run.metrics.remote_write {
-        crate::session::exporters::remote_write::parse_url(url)?;
+        stampede_exporters::remote_write::parse_url(url)?;
     }
     // A body file lives in the image, not here: only then is the plan left unchecked.
     if run.body_file.is_none() {

@@ -121,6 +121,14 @@ impl Default for WorkloadSpec {
 }
 
 impl WorkloadSpec {
+    /// A scenario's steps are the mix: each target of `result` takes its
+    /// step's name (the finished result and `--web`'s result so far alike).
+    pub fn name_steps(&self, result: &mut stampede_metrics::RunResult) {
+        for (target, step) in result.targets.iter_mut().zip(&self.steps) {
+            target.name.clone_from(&step.name);
+        }
+    }
+
     /// True when responses are judged: the result then always carries
     /// `requests.check_failed`.
     pub fn judges_responses(&self) -> bool {

@@ -2,7 +2,7 @@
 //! kind (with the first message a receiver gave), samples dropped, and the
 //! one line printed at the end.
 
-use crate::session::exporters::http_post::PostError;
+use crate::http_post::PostError;
 use std::collections::BTreeMap;
 
 /// What the pushes came to.

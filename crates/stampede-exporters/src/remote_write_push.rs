@@ -3,11 +3,11 @@
 //! queued oldest first, in batches, retrying with backoff; a reading a
 //! receiver rejects for good (4xx) is dropped and counted.
 
-use crate::session::exporters::http_post::{self, Endpoint, PostError};
-use crate::session::exporters::metrics_feed::Board;
-use crate::session::exporters::metrics_series::{self, Labels};
-use crate::session::exporters::remote_write_proto::{self, Point};
-use crate::session::exporters::remote_write_tally::Tally;
+use crate::http_post::{self, Endpoint, PostError};
+use crate::metrics_feed::Board;
+use crate::metrics_series::{self, Labels};
+use crate::remote_write_proto::{self, Point};
+use crate::remote_write_tally::Tally;
 use std::collections::VecDeque;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant, SystemTime};
@@ -163,7 +163,7 @@ impl Pusher {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::exporters::metrics_feed::Reading;
+    use crate::metrics_feed::Reading;
     use std::io::{Read, Write};
     use std::net::TcpListener;
 

@@ -59,22 +59,22 @@ fn elapsed(result: &RunResult) -> String {
 mod tests {
     use super::*;
 
-    fn running() -> crate::session::delivery::Running {
-        let args = crate::flags::run_args::parse_run_args(["http://127.0.0.1:3000/x", "-t", "1"])
-            .expect("valid words");
-        let (plan, _) = crate::flags::plan_args::build_plan(&args).expect("valid plan");
-        crate::session::delivery::Running {
+    fn running() -> stampede_metrics::Running {
+        let target = stampede_plan::Target::parse("http://127.0.0.1:3000/x").unwrap();
+        let plan = stampede_plan::Plan::minimal(target);
+        stampede_metrics::Running {
             run_id: "r1".into(),
             plan,
             notices: Vec::new(),
             environment: stampede_metrics::Environment::capture(),
             started_at: std::time::SystemTime::now(),
+            version: env!("CARGO_PKG_VERSION"),
         }
     }
 
     fn result() -> RunResult {
         let running = running();
-        let mut live = crate::session::exporters::web_state::LiveRun::default();
+        let mut live = crate::web_state::LiveRun::default();
         live.total.counters.success = 3;
         live.total.counters.status.add(200, 3);
         live.elapsed = std::time::Duration::from_millis(1_500);
@@ -101,8 +101,7 @@ mod tests {
 
     #[test]
     fn before_the_first_snapshot_the_page_shows_an_empty_run() {
-        let empty =
-            crate::session::exporters::web_state::LiveRun::default().result(&running(), None);
+        let empty = crate::web_state::LiveRun::default().result(&running(), None);
         let page = String::from_utf8(live_page(&empty)).unwrap();
         assert!(!page.contains("NaN"), "no figure of nothing");
         assert!(page.contains("live \u{b7} 0.0 s measured"));

@@ -7,7 +7,7 @@
 //! (stampede_target::StatsReader); the only work added per request is the
 //! route's counter, and only when `--metrics` is given.
 
-use crate::session::exporters::metrics_series::{Family, Values};
+use crate::metrics_series::{Family, Values};
 use stampede_target::StatsSnapshot;
 
 /// The target's families, as of `stats`.

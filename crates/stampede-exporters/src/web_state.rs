@@ -5,7 +5,7 @@
 //! builds the result's series with. Once a second the [`LiveBoard`] gets
 //! a copy, which the web server turns into a partial result to render.
 
-use stampede_metrics::{Recording, RunResult, SecondPoint, Snapshot, TimeseriesBuilder};
+use stampede_metrics::{Recording, RunResult, Running, SecondPoint, Snapshot, TimeseriesBuilder};
 use stampede_plan::{LoadModel, Plan};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -29,7 +29,7 @@ impl LiveRun {
     /// `workload` its checks and step names when it has them.
     pub fn result(
         &self,
-        running: &crate::session::delivery::Running,
+        running: &Running,
         workload: Option<&stampede_engine::WorkloadSpec>,
     ) -> RunResult {
         let recording = Recording {
@@ -48,16 +48,9 @@ impl LiveRun {
                 self.total.clone(),
             )
         };
-        let mut result = RunResult::from_recording(
-            &running.plan,
-            &recording,
-            running.environment.clone(),
-            env!("CARGO_PKG_VERSION"),
-            running.notices.clone(),
-        );
-        result.run_id = running.run_id.clone();
+        let mut result = running.result(&recording);
         if let Some(workload) = workload {
-            crate::session::delivery::name_steps(&mut result, workload);
+            workload.name_steps(&mut result);
         }
         result
     }
@@ -133,9 +126,7 @@ mod tests {
 
     #[test]
     fn the_board_gets_the_totals_and_each_finished_second() {
-        let args = crate::flags::run_args::parse_run_args(["http://127.0.0.1:3000/", "-t", "1"])
-            .expect("valid words");
-        let (plan, _) = crate::flags::plan_args::build_plan(&args).expect("valid plan");
+        let plan = Plan::minimal(stampede_plan::Target::parse("http://127.0.0.1:3000/").unwrap());
         let board = LiveBoard::default();
         let mut live = LiveSeries::new(board.clone(), &plan, None);
         let mut interval = Snapshot::default();

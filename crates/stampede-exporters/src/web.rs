@@ -11,11 +11,11 @@
 //! at most [`MAX_CLIENTS`] at once. The address is bound before any load is
 //! sent, so a bad one is refused up front in one line.
 
-use crate::session::delivery::Running;
-use crate::session::exporters::web_http::{self, Request};
-use crate::session::exporters::web_state::LiveBoard;
+use crate::web_http::{self, Request};
+use crate::web_state::LiveBoard;
 use anyhow::Context;
-use stampede_metrics::RunResult;
+use stampede_engine::StopHandle;
+use stampede_metrics::{RunResult, Running};
 use std::io::Write;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -42,6 +42,8 @@ struct Shared {
     live: LiveBoard,
     running: Running,
     workload: Option<Arc<stampede_engine::WorkloadSpec>>,
+    /// The run's stop handle, as the first Ctrl-C uses it.
+    stop: StopHandle,
     phase: Mutex<Phase>,
     /// Signalled when the phase changes, so streams say `done` at once.
     changed: Condvar,
@@ -94,6 +96,7 @@ impl WebServer {
         running: Running,
         workload: Option<Arc<stampede_engine::WorkloadSpec>>,
         live: LiveBoard,
+        stop: StopHandle,
     ) -> anyhow::Result<Option<WebServer>> {
         let Some(text) = address else {
             return Ok(None);
@@ -106,6 +109,7 @@ impl WebServer {
             live,
             running,
             workload,
+            stop,
             phase: Mutex::new(Phase::Running),
             changed: Condvar::new(),
             clients: AtomicUsize::new(0),
@@ -195,9 +199,7 @@ fn answer(mut stream: TcpStream, shared: &Shared) -> std::io::Result<()> {
             };
             let page = match finished {
                 Some(page) => page,
-                None => Arc::new(crate::session::exporters::web_page::live_page(
-                    &shared.result_so_far(),
-                )),
+                None => Arc::new(crate::web_page::live_page(&shared.result_so_far())),
             };
             web_http::respond(&mut stream, &request, "200 OK", html, &page)
         }
@@ -239,16 +241,11 @@ fn stop(shared: &Shared) -> (&'static str, &'static str) {
     if matches!(&*shared.phase(), Phase::Finished(_)) {
         return ("409 Conflict", "the run has already ended\n");
     }
-    match crate::process::interrupt::stop_handle() {
-        Ok(handle) => {
-            if !handle.is_stopped() {
-                eprintln!("stampede: stop requested from the web page; stopping");
-            }
-            handle.stop();
-            ("200 OK", "stopping; the result is being written\n")
-        }
-        Err(_) => ("500 Internal Server Error", "no stop handle\n"),
+    if !shared.stop.is_stopped() {
+        eprintln!("stampede: stop requested from the web page; stopping");
     }
+    shared.stop.stop();
+    ("200 OK", "stopping; the result is being written\n")
 }
 
 /// The event stream: the run so far once a second (when a new copy was
@@ -267,7 +264,7 @@ fn events(mut stream: TcpStream, shared: &Shared) -> std::io::Result<()> {
         }
         let copied_at = shared.copied_at();
         if sent != Some(copied_at) {
-            let update = crate::session::exporters::web_page::live_update(&shared.result_so_far());
+            let update = crate::web_page::live_update(&shared.result_so_far());
             write!(stream, "event: update\ndata: {update}\n\n")?;
             sent = Some(copied_at);
         } else {

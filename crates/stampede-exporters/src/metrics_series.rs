@@ -3,7 +3,7 @@
 //! `--remote-write` (remote_write.rs, protobuf) both encode this list, so
 //! a scrape and a push always carry the same series.
 
-use crate::session::exporters::metrics_feed::{Reading, LATENCY_BUCKETS_S, QUANTILES};
+use crate::metrics_feed::{Reading, LATENCY_BUCKETS_S, QUANTILES};
 
 /// A series' own labels (besides the run's: `run_id`, `agent`).
 pub type Labels = Vec<(&'static str, String)>;

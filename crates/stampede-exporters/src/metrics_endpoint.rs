@@ -1,5 +1,5 @@
 //! `--metrics ADDR`: a tiny HTTP endpoint serving the latest
-//! [`Reading`](crate::session::exporters::metrics_feed::Reading) at `GET /metrics` in the OpenMetrics text format when the scraper asks for it
+//! [`Reading`](crate::metrics_feed::Reading) at `GET /metrics` in the OpenMetrics text format when the scraper asks for it
 //! (Prometheus does), else the Prometheus text format 0.0.4 (prometheus-client
 //! does both encodings, so names, escaping and `# EOF` follow the specs). One blocking
 //! thread answers one scrape at a time: scrapes come every few seconds and
@@ -8,10 +8,9 @@
 //! values stay served for `--metrics-linger`. `serve --metrics` serves the
 //! target's families through the same [`serve_families`].
 
-use crate::flags::run_args::MetricsArgs;
-use crate::session::exporters::metrics_feed::Board;
-use crate::session::exporters::metrics_series::{self, Family, Labels, Values};
-use crate::session::exporters::web_http;
+use crate::metrics_feed::Board;
+use crate::metrics_series::{self, Family, Labels, Values};
+use crate::web_http;
 use anyhow::Context;
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
@@ -28,16 +27,18 @@ pub struct MetricsEndpoint {
 }
 
 impl MetricsEndpoint {
-    /// Binds `args.metrics` (None: no endpoint) and starts serving; an
+    /// Binds `address` (`--metrics`; None: no endpoint) and starts serving,
+    /// to linger `linger` after the run (`--metrics-linger`); an
     /// address that cannot be bound is an error naming why.
     /// Every series carries `run_labels` (metrics_series::run_labels); the
     /// readings come from `board`.
     pub fn start(
-        args: &MetricsArgs,
+        address: Option<&str>,
+        linger: Duration,
         run_labels: &Labels,
         board: &Board,
     ) -> anyhow::Result<Option<MetricsEndpoint>> {
-        let Some(text) = &args.metrics else {
+        let Some(text) = address else {
             return Ok(None);
         };
         let listener = web_http::bind("--metrics", text, "127.0.0.1:9464")?;
@@ -56,10 +57,7 @@ impl MetricsEndpoint {
             }),
         )?;
         eprintln!("stampede: metrics: serving http://{address}/metrics");
-        Ok(Some(MetricsEndpoint {
-            address,
-            linger: args.metrics_linger,
-        }))
+        Ok(Some(MetricsEndpoint { address, linger }))
     }
 
     /// Keeps serving the final values for the linger time, or until
@@ -221,7 +219,7 @@ fn label_set<'a>(run_labels: &'a Labels, own: &'a Labels) -> Vec<(&'a str, &'a s
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::exporters::metrics_feed::Reading;
+    use crate::metrics_feed::Reading;
     use std::collections::BTreeSet;
 
     /// (name, sorted `label=value`s) of every sample line of an exposition.
@@ -262,26 +260,23 @@ mod tests {
         prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
         let scraped = scraped_series(&text);
         let pushed: BTreeSet<(String, Vec<String>)> =
-            crate::session::exporters::remote_write_proto::flatten(
-                &metrics_series::families(&reading),
-                &labels,
-            )
-            .into_iter()
-            .map(|(labels, _)| {
-                let name = labels
-                    .iter()
-                    .find(|l| l.name == "__name__")
-                    .map(|l| l.value.clone())
-                    .unwrap();
-                let mut rest: Vec<String> = labels
-                    .iter()
-                    .filter(|l| l.name != "__name__")
-                    .map(|l| format!("{}={}", l.name, l.value))
-                    .collect();
-                rest.sort();
-                (name, rest)
-            })
-            .collect();
+            crate::remote_write_proto::flatten(&metrics_series::families(&reading), &labels)
+                .into_iter()
+                .map(|(labels, _)| {
+                    let name = labels
+                        .iter()
+                        .find(|l| l.name == "__name__")
+                        .map(|l| l.value.clone())
+                        .unwrap();
+                    let mut rest: Vec<String> = labels
+                        .iter()
+                        .filter(|l| l.name != "__name__")
+                        .map(|l| format!("{}={}", l.name, l.value))
+                        .collect();
+                    rest.sort();
+                    (name, rest)
+                })
+                .collect();
         assert_eq!(scraped, pushed, "{text}");
         assert!(text.contains("agent=\"2\""), "{text}");
     }

@@ -7,11 +7,11 @@
 //! pushes the final totals (waiting at most [`FINAL_WAIT`]) and prints one
 //! line of what failed or was dropped (remote_write_tally.rs).
 
-use crate::session::exporters::http_post::Endpoint;
-use crate::session::exporters::metrics_feed::Board;
-use crate::session::exporters::metrics_series::Labels;
-use crate::session::exporters::remote_write_push::{Pusher, PUSH_EVERY};
-use crate::session::exporters::remote_write_tally::Tally;
+use crate::http_post::Endpoint;
+use crate::metrics_feed::Board;
+use crate::metrics_series::Labels;
+use crate::remote_write_push::{Pusher, PUSH_EVERY};
+use crate::remote_write_tally::Tally;
 use anyhow::Context;
 use std::sync::mpsc;
 use std::thread::JoinHandle;

@@ -5,7 +5,7 @@
 //! shared series list (metrics_series.rs) into the sample names a scrape
 //! of `--metrics` gives (`_total`, `_bucket{le}`, `_sum`, `_count`).
 
-use crate::session::exporters::metrics_series::{self, Family, Labels, Values};
+use crate::metrics_series::{self, Family, Labels, Values};
 use prost::Message;
 use std::collections::BTreeMap;
 
@@ -120,7 +120,7 @@ pub fn encode(readings: &[(i64, Vec<Point>)]) -> Result<Vec<u8>, snap::Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::exporters::metrics_feed::Reading;
+    use crate::metrics_feed::Reading;
 
     #[test]
     fn a_request_decodes_back_with_one_series_per_label_set_and_samples_in_order() {

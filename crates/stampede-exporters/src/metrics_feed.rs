@@ -7,9 +7,7 @@
 //! same ones the result file is built from. With `--web` it also hands
 //! each snapshot to the live page's series (web_state.rs).
 
-use crate::session::exporters::metrics_outcomes::{
-    mix_labels, outcome_counts, MixLabel, OutcomeCounts,
-};
+use crate::metrics_outcomes::{mix_labels, outcome_counts, MixLabel, OutcomeCounts};
 use stampede_engine::{Observer, WorkloadSpec};
 use stampede_metrics::{LatencyHistogram, Recording, Snapshot};
 use stampede_plan::{LoadModel, Plan};
@@ -128,7 +126,7 @@ fn buckets(histogram: &LatencyHistogram) -> Vec<(f64, u64)> {
 pub struct Feed<'a, O: ?Sized> {
     inner: &'a mut O,
     board: Option<Board>,
-    live: Option<crate::session::exporters::web_state::LiveSeries>,
+    live: Option<crate::web_state::LiveSeries>,
     model: LoadModel,
     /// The mix's requests as labels (empty without a mix).
     mix: Vec<MixLabel>,
@@ -144,16 +142,14 @@ impl<'a, O: Observer + ?Sized> Feed<'a, O> {
     pub fn new(
         inner: &'a mut O,
         board: Option<Board>,
-        live: Option<crate::session::exporters::web_state::LiveBoard>,
+        live: Option<crate::web_state::LiveBoard>,
         plan: &Plan,
         workload: Option<&WorkloadSpec>,
     ) -> Self {
         Feed {
             inner,
             board,
-            live: live.map(|board| {
-                crate::session::exporters::web_state::LiveSeries::new(board, plan, workload)
-            }),
+            live: live.map(|board| crate::web_state::LiveSeries::new(board, plan, workload)),
             model: plan.model.clone(),
             mix: mix_labels(plan, workload),
             workers: Vec::new(),
@@ -258,10 +254,11 @@ mod tests {
 
     #[test]
     fn the_feed_sums_worker_gauges_and_passes_everything_on() {
-        let plan_args =
-            crate::flags::run_args::parse_run_args(["http://127.0.0.1:3000/", "-t", "2"])
-                .expect("valid words");
-        let (plan, _) = crate::flags::plan_args::build_plan(&plan_args).expect("valid plan");
+        let target = stampede_plan::Target::parse("http://127.0.0.1:3000/").unwrap();
+        let plan = stampede_plan::Plan {
+            threads: 2,
+            ..stampede_plan::Plan::minimal(target)
+        };
         let board = Board::default();
         let mut inner = NoObserver;
         let mut feed = Feed::new(&mut inner, Some(board.clone()), None, &plan, None);
