@@ -1,6 +1,6 @@
 //! What `--metrics` serves, taken from the snapshot stream the live view
 //! reads (no second data path, nothing per request): [`Feed`] wraps the
-//! run's observer, and at most every [`PUBLISH_EVERY`] on the aggregator
+//! run's observer, and at most every `PUBLISH_EVERY` on the aggregator
 //! thread turns the merged totals into a small [`Reading`] (counts, gauges,
 //! latency buckets and quantiles) on the [`Board`] the endpoint serves.
 //! After the run [`publish_final`] puts the finished totals there, the

@@ -8,7 +8,7 @@
 //! is the final report, served until Ctrl-C or `--web-linger`.
 //!
 //! A thread per browser connection (a page holds its event stream open),
-//! at most [`MAX_CLIENTS`] at once. The address is bound before any load is
+//! at most `MAX_CLIENTS` at once. The address is bound before any load is
 //! sent, so a bad one is refused up front in one line.
 
 use crate::web_http::{self, Request};
