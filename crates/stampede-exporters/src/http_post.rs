@@ -1,19 +1,17 @@
-//! A minimal blocking HTTP/1.1 POST on std::net for `--remote-write`: one
-//! small request every second to one URL the user gave, on its own thread,
-//! so an async client or a connection pool would be weight for nothing.
-//! https through rustls (already the engine's TLS), trusting the system's
-//! certificates (rustls-native-certs: `SSL_CERT_FILE` and `SSL_CERT_DIR`
-//! are honoured). Every step is bounded by a deadline, and a failure comes
-//! back as a short stable kind ("connection refused", "timed out", "HTTP
-//! 503", "invalid peer certificate: UnknownIssuer") to be counted.
+//! The POST behind `--remote-write`: one small request every second to one
+//! URL the user gave, on its own thread, by ureq (a maintained blocking
+//! client: no async runtime for one request a second). https through
+//! rustls with ring (already the engine's TLS), trusting the system's
+//! certificates (rustls-native-certs: `SSL_CERT_FILE` and `SSL_CERT_DIR` are
+//! honoured). Each post is bounded by a deadline, and a failure comes back
+//! as a short stable kind ("connection refused", "timed out", "HTTP 503",
+//! "invalid peer certificate: UnknownIssuer") to be counted.
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-/// The most of a response read (the status line and an error message).
-const MAX_RESPONSE: usize = 64 * 1024;
+/// The most of a response read (an error message).
+const MAX_RESPONSE: u64 = 64 * 1024;
 
 /// Where to post: resolved from the URL when the run starts.
 #[derive(Debug, Clone)]
@@ -26,6 +24,14 @@ pub struct Endpoint {
     pub port: u16,
     /// https: TLS to `host`, verified against the system's roots.
     pub tls: bool,
+}
+
+impl Endpoint {
+    /// The URL posted to.
+    pub fn url(&self) -> String {
+        let scheme = if self.tls { "https" } else { "http" };
+        format!("{scheme}://{}{}", self.authority, self.target)
+    }
 }
 
 /// Why a post failed.
@@ -56,61 +62,42 @@ impl PostError {
     }
 }
 
-/// Posts `body` with `headers` (`Name: value` lines), all by `deadline`.
+/// Posts `body` with `headers` (`Name: value` pairs), all by `deadline`.
 pub fn post(
     endpoint: &Endpoint,
     headers: &[(&str, &str)],
     body: &[u8],
     deadline: Instant,
 ) -> Result<(), PostError> {
-    let remaining = || {
-        deadline
-            .checked_duration_since(Instant::now())
-            .filter(|left| !left.is_zero())
-            .ok_or_else(|| PostError::Transport("timed out".into()))
-    };
-    let address = resolve(endpoint)?;
-    let tcp = TcpStream::connect_timeout(&address, remaining()?).map_err(transport)?;
-    tcp.set_write_timeout(Some(remaining()?))
-        .map_err(transport)?;
-    let mut request = format!(
-        "POST {} HTTP/1.1\r\nHost: {}\r\nUser-Agent: stampede/{}\r\nContent-Length: {}\r\nConnection: close\r\n",
-        endpoint.target,
-        endpoint.authority,
-        env!("CARGO_PKG_VERSION"),
-        body.len()
-    );
+    let left = deadline
+        .checked_duration_since(Instant::now())
+        .filter(|left| !left.is_zero())
+        .ok_or_else(|| PostError::Transport("timed out".into()))?;
+    let mut request = agent(endpoint.tls)?.post(endpoint.url());
     for (name, value) in headers {
-        request.push_str(&format!("{name}: {value}\r\n"));
+        request = request.header(*name, *value);
     }
-    request.push_str("\r\n");
-    let response = if endpoint.tls {
-        let name = rustls::pki_types::ServerName::try_from(endpoint.host.clone())
-            .map_err(|_| PostError::Transport(format!("not a TLS name: {}", endpoint.host)))?;
-        let connection = rustls::ClientConnection::new(tls_config()?, name)
-            .map_err(|error| PostError::Transport(error.to_string()))?;
-        let mut stream = rustls::StreamOwned::new(connection, tcp);
-        exchange(&mut stream, &request, body, &remaining, |stream, left| {
-            stream.sock.set_read_timeout(Some(left))
-        })?
-    } else {
-        let mut stream = tcp;
-        exchange(&mut stream, &request, body, &remaining, |stream, left| {
-            stream.set_read_timeout(Some(left))
-        })?
-    };
-    let text = String::from_utf8_lossy(&response);
-    let code = text
-        .strip_prefix("HTTP/1.")
-        .and_then(|rest| rest.get(2..5))
-        .and_then(|code| code.parse::<u16>().ok())
-        .ok_or_else(|| PostError::Transport("no HTTP response".into()))?;
+    let mut response = request
+        .config()
+        .timeout_global(Some(left))
+        .build()
+        .send(body)
+        .map_err(failure)?;
+    let code = response.status().as_u16();
     if (200..300).contains(&code) {
         return Ok(());
     }
+    // The receiver's reason is the first line of its answer; a body that
+    // cannot be read still leaves the status.
+    let text = response
+        .body_mut()
+        .with_config()
+        .limit(MAX_RESPONSE)
+        .read_to_string()
+        .unwrap_or_default();
     let message = text
-        .split_once("\r\n\r\n")
-        .and_then(|(_, body)| body.lines().find(|line| !line.trim().is_empty()))
+        .lines()
+        .find(|line| !line.trim().is_empty())
         .unwrap_or("")
         .trim()
         .chars()
@@ -119,100 +106,63 @@ pub fn post(
     Err(PostError::Status { code, message })
 }
 
-/// Writes the request and reads the response (until complete, closed, or
-/// the deadline), on plain TCP or TLS alike.
-fn exchange<S: Read + Write>(
-    stream: &mut S,
-    request: &str,
-    body: &[u8],
-    remaining: &dyn Fn() -> Result<Duration, PostError>,
-    set_read_timeout: impl Fn(&mut S, Duration) -> std::io::Result<()>,
-) -> Result<Vec<u8>, PostError> {
-    stream.write_all(request.as_bytes()).map_err(transport)?;
-    stream.write_all(body).map_err(transport)?;
-    stream.flush().map_err(transport)?;
-    let mut response = Vec::new();
-    let mut chunk = [0u8; 4096];
-    loop {
-        set_read_timeout(stream, remaining()?).map_err(transport)?;
-        match stream.read(&mut chunk) {
-            Ok(0) => break,
-            Ok(n) => response.extend_from_slice(&chunk[..n]),
-            // A TLS peer that closes without close_notify after answering
-            // (common with Connection: close) has still answered.
-            Err(error)
-                if error.kind() == std::io::ErrorKind::UnexpectedEof && !response.is_empty() =>
-            {
-                break
-            }
-            Err(error) => return Err(transport(error)),
-        }
-        if response.len() >= MAX_RESPONSE || complete(&response) {
-            break;
-        }
-    }
-    Ok(response)
-}
-
-/// The client configuration for https, made once: ring's provider, the
-/// default protocol versions, the system's trusted certificates.
-fn tls_config() -> Result<Arc<rustls::ClientConfig>, PostError> {
-    static CONFIG: OnceLock<Result<Arc<rustls::ClientConfig>, String>> = OnceLock::new();
-    CONFIG
-        .get_or_init(|| {
-            let mut roots = rustls::RootCertStore::empty();
-            let found = rustls_native_certs::load_native_certs();
-            let (added, _) = roots.add_parsable_certificates(found.certs);
-            if added == 0 {
-                return Err(
-                    "no trusted certificates found (set SSL_CERT_FILE to a PEM bundle)".into(),
-                );
-            }
-            let provider = Arc::new(rustls::crypto::ring::default_provider());
-            rustls::ClientConfig::builder_with_provider(provider)
-                .with_safe_default_protocol_versions()
-                .map(|builder| {
-                    Arc::new(builder.with_root_certificates(roots).with_no_client_auth())
-                })
-                .map_err(|error| error.to_string())
-        })
-        .clone()
-        .map_err(PostError::Transport)
-}
-
-/// True once the head and a Content-Length body (when given) are in, or
-/// the head of a response that has no body (204, 304).
-fn complete(response: &[u8]) -> bool {
-    let Some(end) = response.windows(4).position(|w| w == b"\r\n\r\n") else {
-        return false;
+/// The client, made once per scheme: no redirects (a receiver that moved
+/// is a failure to see), statuses read rather than raised, and for https
+/// ring's provider with the system's trusted certificates.
+fn agent(tls: bool) -> Result<&'static ureq::Agent, PostError> {
+    static PLAIN: OnceLock<ureq::Agent> = OnceLock::new();
+    static TLS: OnceLock<Result<ureq::Agent, String>> = OnceLock::new();
+    let config = || {
+        ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .max_redirects(0)
+            .user_agent(concat!("stampede/", env!("CARGO_PKG_VERSION")))
     };
-    let head = String::from_utf8_lossy(&response[..end]);
-    let bodiless = head
-        .split_whitespace()
-        .nth(1)
-        .is_some_and(|code| code == "204" || code == "304");
-    if bodiless {
-        return true;
+    if !tls {
+        return Ok(PLAIN.get_or_init(|| config().build().into()));
     }
-    let length = head.lines().find_map(|line| {
-        let (name, value) = line.split_once(':')?;
-        name.trim()
-            .eq_ignore_ascii_case("content-length")
-            .then(|| value.trim().parse::<usize>().ok())?
-    });
-    length.is_some_and(|length| response.len() >= end + 4 + length)
+    TLS.get_or_init(|| {
+        let found = rustls_native_certs::load_native_certs();
+        if found.certs.is_empty() {
+            return Err("no trusted certificates found (set SSL_CERT_FILE to a PEM bundle)".into());
+        }
+        let roots: Vec<_> = found
+            .certs
+            .iter()
+            .map(|der| ureq::tls::Certificate::from_der(der.as_ref()).to_owned())
+            .collect();
+        let tls = ureq::tls::TlsConfig::builder()
+            .provider(ureq::tls::TlsProvider::Rustls)
+            .unversioned_rustls_crypto_provider(Arc::new(rustls::crypto::ring::default_provider()))
+            .root_certs(ureq::tls::RootCerts::new_with_certs(&roots))
+            .build();
+        Ok(config().tls_config(tls).build().into())
+    })
+    .as_ref()
+    .map_err(|why| PostError::Transport(why.clone()))
 }
 
-fn resolve(endpoint: &Endpoint) -> Result<SocketAddr, PostError> {
-    (endpoint.host.as_str(), endpoint.port)
-        .to_socket_addrs()
-        .ok()
-        .and_then(|mut addresses| addresses.next())
-        .ok_or_else(|| PostError::Transport(format!("cannot resolve {}", endpoint.host)))
+/// A failed exchange as the short stable kind it is counted under.
+fn failure(error: ureq::Error) -> PostError {
+    match error {
+        ureq::Error::Io(error) => transport(error),
+        ureq::Error::Timeout(_) => PostError::Transport("timed out".into()),
+        ureq::Error::HostNotFound => PostError::Transport("cannot resolve the host".into()),
+        ureq::Error::ConnectionFailed => PostError::Transport("connection failed".into()),
+        ureq::Error::Rustls(error) => PostError::Transport(error.to_string()),
+        other => PostError::Transport(other.to_string()),
+    }
 }
 
 fn transport(error: std::io::Error) -> PostError {
     use std::io::ErrorKind;
+    // A handshake that failed comes wrapped: say what TLS said.
+    if let Some(tls) = error
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+    {
+        return PostError::Transport(tls.to_string());
+    }
     let kind = match error.kind() {
         ErrorKind::ConnectionRefused => "connection refused".to_string(),
         ErrorKind::TimedOut | ErrorKind::WouldBlock => "timed out".to_string(),

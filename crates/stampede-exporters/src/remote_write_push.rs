@@ -187,8 +187,11 @@ mod tests {
                     };
                     let length: usize = head
                         .lines()
-                        .find_map(|l| l.strip_prefix("Content-Length: "))
-                        .and_then(|l| l.parse().ok())
+                        .find_map(|l| {
+                            l.split_once(':')
+                                .filter(|(name, _)| name.eq_ignore_ascii_case("content-length"))
+                        })
+                        .and_then(|(_, value)| value.trim().parse().ok())
                         .unwrap();
                     if n == 0 || data.len() >= head.len() + 4 + length {
                         break;
