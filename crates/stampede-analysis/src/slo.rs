@@ -577,4 +577,92 @@ pub(crate) mod tests {
         assert_eq!(json["passed"], true);
         assert_eq!(json["measured"], 1.0);
     }
+
+    #[test]
+    fn every_metric_name_parses_to_its_metric() {
+        let names = [
+            ("min<1ms", Metric::Min),
+            ("checks>=99%", Metric::Checks),
+            ("check>=99%", Metric::Checks),
+            ("median<5ms", Metric::Percentile(50.0)),
+            ("avg<5ms", Metric::Mean),
+            ("err<1%", Metric::Errors),
+            ("throughput>10", Metric::Rps),
+        ];
+        for (text, metric) in names {
+            assert_eq!(parse_slo(text).unwrap()[0].metric, metric, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_comparator_and_a_condition_print_as_written() {
+        let texts = [
+            (Comparator::Lt, "<"),
+            (Comparator::Le, "<="),
+            (Comparator::Gt, ">"),
+            (Comparator::Ge, ">="),
+        ];
+        for (comparator, text) in texts {
+            assert_eq!(comparator.as_str(), text);
+        }
+        let condition = &parse_slo(" p99 < 250ms ").unwrap()[0];
+        assert_eq!(condition.to_string(), "p99 < 250ms");
+    }
+
+    #[test]
+    fn thresholds_in_exponent_form_and_their_limits() {
+        let threshold = |text: &str| parse_slo(text).map(|c| c[0].threshold);
+        assert_eq!(threshold("p99<1e+3us"), Ok(1.0));
+        assert_eq!(threshold("rps>2E3"), Ok(2000.0));
+        // An exponent that overflows is no threshold.
+        assert!(matches!(
+            threshold("p99<1e999ms"),
+            Err(SloError::BadThreshold { .. })
+        ));
+        // "1e" then no digits: the number is 1 and "e" is read as its unit.
+        assert!(matches!(
+            threshold("errors<1e"),
+            Err(SloError::WrongUnit { unit, .. }) if unit == "e"
+        ));
+    }
+
+    #[test]
+    fn stored_percentiles_are_read_without_the_histogram() {
+        let mut r = result(100.0, 0.0, &[1000, 2000, 3000, 4000]);
+        let ms = |us: u64| us as f64 / 1000.0;
+        let (p99, max) = (ms(r.latency_us.p99), ms(r.latency_us.max));
+        r.histogram = String::new();
+        assert_eq!(r.measure(Metric::Percentile(99.0)), Some(p99));
+        assert_eq!(r.measure(Metric::Percentile(100.0)), Some(max));
+        // Not stored: it needs the histogram, which is gone.
+        assert_eq!(r.measure(Metric::Percentile(97.0)), None);
+    }
+
+    #[test]
+    fn latency_figures_are_in_milliseconds() {
+        let mut r = result(100.0, 0.0, &[1000]);
+        r.latency_us.mean = 2500.0;
+        r.latency_us.min = 500;
+        assert_eq!(r.measure(Metric::Mean), Some(2.5));
+        assert_eq!(r.measure(Metric::Min), Some(0.5));
+    }
+
+    #[test]
+    fn checks_are_the_share_that_passed() {
+        let mut r = result(100.0, 0.0, &[1000]);
+        assert_eq!(r.measure(Metric::Checks), None, "no check ran");
+        let check = |passed, failed| stampede_metrics::CheckResult {
+            check: "status == 200".into(),
+            step: None,
+            passed,
+            failed,
+            samples: Vec::new(),
+        };
+        r.checks = vec![check(2, 1), check(1, 0)];
+        assert_eq!(r.measure(Metric::Checks), Some(75.0));
+        r.checks = vec![check(0, 3)];
+        assert_eq!(r.measure(Metric::Checks), Some(0.0));
+        r.checks = vec![check(5, 0)];
+        assert_eq!(r.measure(Metric::Checks), Some(100.0));
+    }
 }
