@@ -389,6 +389,22 @@ mod tests {
             fit_usl(&[(1.0, 10.0), (2.0, -1.0), (3.0, 19.0)]),
             Err(UslError::InvalidPoint { .. })
         ));
+        // No throughput at all is no point either (λN/X would be infinite).
+        assert!(matches!(
+            fit_usl(&[(1.0, 10.0), (2.0, 0.0), (3.0, 19.0)]),
+            Err(UslError::InvalidPoint { .. })
+        ));
+    }
+
+    #[test]
+    fn the_linear_start_recovers_sigma_and_kappa_given_lambda() {
+        // With λ known, λN/X − 1 = σ(N−1) + κN(N−1) holds exactly on the law's
+        // own points, so the least-squares start is the answer itself.
+        let points = synthetic(1000.0, 0.05, 0.001, &[1.0, 2.0, 4.0, 8.0, 16.0, 32.0], 0.0);
+        let [lambda, sigma, kappa] = initial_guess(&points, 1000.0);
+        assert_eq!(lambda, 1000.0);
+        assert!((sigma - 0.05).abs() < 1e-9, "σ {sigma}");
+        assert!((kappa - 0.001).abs() < 1e-12, "κ {kappa}");
     }
 
     #[test]
