@@ -1,52 +1,6 @@
-//! `stampede`: the command line. Parses arguments, dispatches to a
-//! subcommand, and turns its outcome into the documented exit status:
-//! 0 ran, 1 ran but a threshold failed, 2 usage or runtime error (or no
-//! connection could be opened), 130 interrupted (SIGINT), 143 terminated (SIGTERM).
-//!
-//! A run, module by module: `run_args` (the command line) → `plan_args`
-//! (Args → Plan) → `session` (the engine run with view, monitor, exports,
-//! SLO, self-check) → `delivery` (print, write, exit status). `cmd/` holds
-//! one file per subcommand and imports no other command; the map of every
-//! module is docs/architecture.md.
-
-mod agent;
-mod cmd;
-mod compat;
-mod flags;
-mod process;
-mod session;
-mod view;
-
-use clap::Parser;
-use cmd::{Cli, Command};
+//! `stampede`: the binary. Everything it does is the library's
+//! [`stampede::run_cli`]; the process exits with the status it returns.
 
 fn main() {
-    let args = match cmd::with_default_subcommand(std::env::args_os()) {
-        Ok(args) => args,
-        Err(unknown) => {
-            eprintln!("stampede: error: {unknown}");
-            std::process::exit(process::exit::ERROR);
-        }
-    };
-    let cli = Cli::parse_from(args);
-    let outcome = match cli.command {
-        Command::Run(args) => cmd::run::execute(*args),
-        Command::Serve(args) => cmd::serve::run(args),
-        Command::Demo(args) => cmd::demo::execute(args),
-        Command::Sweep(args) => cmd::sweep::execute(args),
-        Command::Compare(args) => cmd::compare::execute(args),
-        Command::Report(args) => cmd::report::execute(args),
-        Command::Merge(args) => cmd::merge::execute(args),
-        Command::K8s(args) => cmd::k8s::execute(args),
-        Command::Ab { words } => compat::ab::execute(words),
-        Command::Wrk { words } => compat::wrk::execute(words),
-        Command::Webbench { words } => compat::webbench::execute(words),
-        Command::Press { words } => compat::press::execute(words),
-        Command::Jmeter { words } => compat::jmeter::execute(words),
-    };
-    let code = match outcome {
-        Ok(code) => code,
-        Err(error) => process::exit::report_error(&error),
-    };
-    std::process::exit(code);
+    std::process::exit(stampede::run_cli(std::env::args_os()));
 }

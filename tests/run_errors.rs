@@ -244,3 +244,25 @@ mod url_without_host {
         }
     }
 }
+
+/// The library runs a command in the test's own process and returns the
+/// exit status the binary would exit with: 2 for a URL with no host, 0 for
+/// a run that answered every request, 1 when its SLO fails.
+#[test]
+fn run_cli_returns_the_exit_status_in_process() {
+    let words = |extra: &[&str]| {
+        std::iter::once("stampede")
+            .chain(extra.iter().copied())
+            .map(std::ffi::OsString::from)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(stampede::run_cli(words(&["run", "http:///index.html"])), 2);
+    let target = spawn_target(TargetConfig::default());
+    let url = format!("http://{}/", target.local_addr());
+    let run = ["run", url.as_str(), "-n", "20", "-c", "2", "-t", "1", "-q"];
+    assert_eq!(stampede::run_cli(words(&run)), 0);
+    let mut gated = run.to_vec();
+    gated.extend(["--slo", "p99<0us"]);
+    assert_eq!(stampede::run_cli(words(&gated)), 1);
+    assert_eq!(target.stats().requests_total, 40);
+}

@@ -7,7 +7,7 @@
 //! delivery (remote_write.rs); `--web` is bound first, shows the final
 //! report once the result is delivered and lingers (web.rs).
 
-use crate::agent;
+use crate::flags::agent;
 use crate::flags::plan_args::build_run;
 use crate::flags::run_args::RunArgs;
 use crate::process::{interrupt, output};

@@ -1,9 +1,11 @@
 //! The command line of `stampede run` and everything built on it: the
 //! arguments (`run_args` and its `*_args` parts, `count_arg`), the words
 //! rendered back for a shell (`run_words`), sweep's ladder (`sweep_steps`),
-//! and a validated Plan built from the arguments (`plan_args`,
-//! `workload_plan`).
+//! a validated Plan built from the arguments (`plan_args`,
+//! `workload_plan`), and `agent` (`--agent I/N`: the agent's share of the
+//! plan, the wait for the start, the result's agent record).
 
+pub mod agent;
 pub mod connection_args;
 pub mod count_arg;
 pub mod plan_args;

@@ -2,7 +2,7 @@
 //! [`Plan`] (with the notices for the user), shared by every command that
 //! builds on run. Running the plan is session/mod.rs.
 
-use crate::agent;
+use crate::flags::agent;
 use crate::flags::run_args::{ArrivalArg, RunArgs, StagesArg};
 use crate::flags::targets_args::read_mix;
 use crate::flags::workload_plan::{build_workload, load_scenario, ScenarioLoad};

@@ -4,7 +4,7 @@
 //! commands that set typed fields instead (demo, the compat front-ends).
 //! Turning them into a plan is plan_args.rs; running it is session/mod.rs.
 
-use crate::agent::AgentArgs;
+use crate::flags::agent::AgentArgs;
 use crate::flags::request_extras::RequestExtras;
 use crate::flags::transport_args::TransportArgs;
 use crate::flags::workload_args::WorkloadArgs;

@@ -8,7 +8,7 @@
 //! An option is written only where it differs from `stampede run URL`'s
 //! default, in one fixed order (load, request, connection, TLS, exports).
 
-use crate::agent::StartAt;
+use crate::flags::agent::StartAt;
 use crate::flags::run_args::RunArgs;
 use stampede_metrics::format_timestamp;
 use stampede_plan::format_duration;
@@ -267,7 +267,7 @@ pub(crate) mod tests {
         args.exports.gnuplot = Some("out.tsv".into());
         args.json = Some("out.json".into());
         args.quiet = true;
-        args.agent.start_at = Some(crate::agent::StartAt(
+        args.agent.start_at = Some(crate::flags::agent::StartAt(
             SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000),
         ));
         assert_faithful(&args);

@@ -13,7 +13,7 @@ mod manifest;
 #[cfg(test)]
 mod tests;
 
-use crate::agent::{Share, StartAt};
+use crate::flags::agent::{Share, StartAt};
 use crate::flags::plan_args::build_plan;
 use crate::flags::run_args::{parse_run_args, RunArgs};
 use crate::flags::run_words::run_words;

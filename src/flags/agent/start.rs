@@ -111,7 +111,7 @@ fn kernel_clock() -> (Option<bool>, Option<u64>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::test_fixtures::result;
+    use crate::flags::agent::test_fixtures::result;
 
     #[test]
     fn annotates_the_start_offset_and_warns_when_late() {

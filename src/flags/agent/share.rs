@@ -110,7 +110,7 @@ pub fn share_model(args: &AgentArgs, model: &mut LoadModel) -> anyhow::Result<Ve
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::test_fixtures::{agent, closed, plan};
+    use crate::flags::agent::test_fixtures::{agent, closed, plan};
     use std::time::Duration;
 
     #[test]
