@@ -417,4 +417,53 @@ mod tests {
         .unwrap();
         assert!(x.iter().all(|v| (v - 1.0).abs() < 1e-12));
     }
+
+    #[test]
+    fn r_squared_of_a_flat_series_is_one_only_when_the_fit_is_exact_to_1e_12() {
+        // Every X the same: no variance to explain (sst = 0), so R² is 1 when
+        // the residual is within 1e-12 of the mean squared, else 0. The law
+        // λ = 10, σ = 1, κ = 0 predicts 10 at every N.
+        let flat = |x: f64| vec![(1.0, x), (2.0, x), (3.0, x)];
+        assert_eq!(report(&flat(10.0), [10.0, 1.0, 0.0], 3).r2, 1.0);
+        // Off by ε at each point: residual 3ε², the bound 1e-12 × mean².
+        let within = 1.826e-6; // residual ≈ 1.0e-11
+        assert_eq!(report(&flat(10.0 + within), [10.0, 1.0, 0.0], 3).r2, 1.0);
+        let beyond = 8.165e-6; // residual ≈ 2.0e-10
+        assert_eq!(report(&flat(10.0 + beyond), [10.0, 1.0, 0.0], 3).r2, 0.0);
+    }
+
+    #[test]
+    fn the_warnings_begin_exactly_at_their_bounds() {
+        // Residual 1 against a variance of 10: R² is exactly 0.9, not poor.
+        let points = [(1.0, 1.0), (2.0, 2.0), (3.0, 4.0), (5.0, 5.0)];
+        let fit = report(&points, [1.0, 0.0, 0.0], 4);
+        assert_eq!(fit.r2, 0.9);
+        assert!(fit.warnings.is_empty(), "{:?}", fit.warnings);
+        // Three levels are too few; four are enough (above).
+        let fit = report(&points, [1.0, 0.0, 0.0], 3);
+        assert_eq!(fit.warnings.len(), 1, "{:?}", fit.warnings);
+        assert!(fit.warnings[0].starts_with("only 3 concurrency levels"));
+        // N* = √((1 − σ)/κ) = 10, exactly twice the largest N: no extrapolation yet.
+        let fit = report(&points, [1.0, 0.0, 0.01], 4);
+        assert_eq!(fit.n_star, Some(10.0));
+        assert!(
+            !fit.warnings.iter().any(|w| w.contains("extrapolation")),
+            "{:?}",
+            fit.warnings
+        );
+        let fit = report(&points, [1.0, 0.0, 0.009], 4);
+        assert!(
+            fit.warnings.iter().any(|w| w.contains("extrapolation")),
+            "{:?}",
+            fit.warnings
+        );
+    }
+
+    #[test]
+    fn no_peak_without_coherency_or_with_full_contention() {
+        let points = [(1.0, 1.0), (2.0, 2.0), (3.0, 4.0), (5.0, 5.0)];
+        assert_eq!(report(&points, [1.0, 0.0, KAPPA_ZERO], 4).n_star, None);
+        assert_eq!(report(&points, [1.0, 1.0, 0.01], 4).n_star, None);
+        assert!(report(&points, [1.0, 0.5, 0.01], 4).n_star.is_some());
+    }
 }
