@@ -639,6 +639,14 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn percentiles_not_stored_come_from_the_histogram() {
+        let latencies: Vec<u64> = (1..=100).map(|i| i * 1000).collect();
+        let r = result(100.0, 0.0, &latencies);
+        let p = r.measure(Metric::Percentile(42.0)).unwrap();
+        assert!((41.9..=42.1).contains(&p), "p42 {p} ms");
+    }
+
+    #[test]
     fn latency_figures_are_in_milliseconds() {
         let mut r = result(100.0, 0.0, &[1000]);
         r.latency_us.mean = 2500.0;
