@@ -973,3 +973,95 @@ mod press_tool_name {
         assert!(requests.is_some_and(|n| n > 100), "{stdout}");
     }
 }
+
+/// A request as the recording server saw it, comparable between two
+/// clients: the request line, the headers (names lowercased, sorted) but
+/// the two each client names itself by, and the body.
+fn comparable(seen: &str) -> (String, Vec<String>, String) {
+    let (head, rest) = seen.split_once("\r\n\r\n").expect("a whole head");
+    let body = rest.rsplit_once("\npeer=").map_or(rest, |(body, _)| body);
+    let mut lines = head.lines();
+    let request_line = lines.next().unwrap_or_default().to_string();
+    let mut headers: Vec<String> = lines
+        .filter_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            let name = name.trim().to_ascii_lowercase();
+            // Each client's own name, and the codings its build decodes.
+            (name != "user-agent" && name != "accept-encoding")
+                .then(|| format!("{name}: {}", value.trim()))
+        })
+        .collect();
+    headers.sort();
+    (request_line, headers, body.to_string())
+}
+
+/// `run --curl` sends what curl itself sends for the same command line:
+/// each command (in the forms a browser's "Copy as cURL (bash)" writes:
+/// `$'…'` quoting, line continuations, -b cookies, --data-raw,
+/// --compressed) is run by bash with the real curl, and by stampede, against
+/// one recording server, and the two requests compared. The rules are
+/// curl's (src/tool_getparam.c reads the options; docs/cmdline-opts/data.md:
+/// -d joins its parts with '&' and posts a form; get.md: -G moves them to
+/// the query; json.md: --json sets Content-Type and Accept).
+#[test]
+fn run_curl_sends_what_curl_sends() {
+    let Some(curl) = stampede_testkit::tool_or_skip("curl") else {
+        return;
+    };
+    let (server, seen) = recording_server();
+    let url = server.url("/api/items?x=1");
+    let commands = [
+        format!(
+            "curl '{url}' \\\n  -H 'accept: application/json' \\\n  -H 'content-type: application/json' \\\n  -b 'session=abc; theme=dark' \\\n  --data-raw $'{{\"name\":\"caf\\u00e9\",\"note\":\"a\\nb\"}}' \\\n  --compressed"
+        ),
+        format!("curl {url} -d a=1 -d 'b=x y' --data-urlencode 'c=x y&z' -u me:secret -e http://from/"),
+        format!("curl -G '{url}' -d q=1 -d r=2 -A 'bot/1' -H 'X-Trace;'"),
+        format!("curl -X PUT --json '{{\"on\":true}}' {url}"),
+        format!("curl -I {url}"),
+    ];
+    for command in &commands {
+        seen.lock().unwrap().clear();
+        let real = Command::new("bash")
+            .arg("-c")
+            .arg(format!("{command} -s -o /dev/null"))
+            .env("PATH", curl.parent().map(PathBuf::from).unwrap_or_default())
+            .status()
+            .unwrap();
+        assert!(real.success(), "curl ran: {command}");
+        let ours = Command::new(binary())
+            .args([
+                "run", "--curl", command, "-n", "1", "-c", "1", "-t", "1", "-q",
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            ours.status.success(),
+            "{command}\n{}",
+            String::from_utf8_lossy(&ours.stderr)
+        );
+        let requests = seen.lock().unwrap().clone();
+        assert_eq!(requests.len(), 2, "{command}: {requests:?}");
+        assert_eq!(
+            comparable(&requests[1]),
+            comparable(&requests[0]),
+            "stampede's request (left) against curl's (right) for {command}"
+        );
+    }
+    // What curl cannot be asked for here is refused in one line, exit 2.
+    seen.lock().unwrap().clear();
+    let refused = Command::new(binary())
+        .args([
+            "run",
+            "--curl",
+            &format!("curl -x http://proxy:3128 {url}"),
+            "-n",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("curl's -x"), "{stderr}");
+    assert!(seen.lock().unwrap().is_empty(), "nothing sent");
+}

@@ -99,6 +99,16 @@ pub fn build_plan(args: &RunArgs) -> anyhow::Result<(Plan, Vec<String>)> {
 
 /// Builds and validates `stampede run`'s plan and workload.
 pub fn build_run(args: &RunArgs) -> anyhow::Result<BuiltRun> {
+    let with_curl;
+    let args = match &args.curl {
+        Some(command) => {
+            let mut applied = args.clone();
+            crate::flags::curl_command::CurlRequest::parse(command)?.apply(&mut applied)?;
+            with_curl = applied;
+            &with_curl
+        }
+        None => args,
+    };
     let scenario = load_scenario(&args.workload)?;
     build_run_with(args, scenario)
 }

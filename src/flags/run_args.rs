@@ -28,6 +28,7 @@ const EXAMPLES: &str = "Examples:
   stampede run 'http://127.0.0.1:3000/?item={{seq}}' -c 100 -d 30s      # a new query each request
   stampede run 'http://127.0.0.1:3000/user/{{id}}' --feed ids.csv:unique --check 'status == 200'
   stampede run --scenario shop.toml -d 60s                              # steps per virtual user
+  stampede run --curl \"curl 'http://127.0.0.1:3000/api' --data-raw '{}'\" -c 50 -d 30s  # curl's request
   stampede run http://127.0.0.1:3000/gzip --decode -d 10s               # gzip, br, zstd; decoded bytes
   stampede run http://127.0.0.1:3000/ -c 200 -d 30m --metrics 127.0.0.1:9464   # Prometheus
   stampede run http://127.0.0.1:3000/ -c 200 -d 30m --web 127.0.0.1:8089       # live page
@@ -38,8 +39,8 @@ const EXAMPLES: &str = "Examples:
 #[command(after_help = EXAMPLES)]
 pub struct RunArgs {
     /// URL to load, e.g. http://127.0.0.1:3000/item/{{seq}} ({{...}}: see
-    /// --var, --feed; not needed with --targets or --scenario)
-    #[arg(required_unless_present_any = ["targets", "scenario"])]
+    /// --var, --feed; not needed with --targets, --scenario or --curl)
+    #[arg(required_unless_present_any = ["targets", "scenario", "curl"])]
     pub url: Option<String>,
     /// Many requests, each with its own statistics: blocks of 'METHOD URL',
     /// header lines, an optional '@body-file' and 'weight=N', separated by
@@ -86,6 +87,11 @@ pub struct RunArgs {
     /// Send exactly N requests in total, then stop when all have answered
     #[arg(short = 'n', long, value_name = "N", allow_negative_numbers = true, value_parser = crate::flags::count_arg::count_u64)]
     pub requests: Option<u64>,
+    /// The request a curl command sends, e.g. one copied with a browser's
+    /// "Copy as cURL (bash)": its URL, method, headers, cookies, data,
+    /// --compressed, -u, -k, --http2 and -L (run's own options set the load)
+    #[arg(long, value_name = "'curl …'", conflicts_with_all = ["url", "targets", "method", "body", "body_file", "content_type"])]
+    pub curl: Option<String>,
     /// Request method
     #[arg(short = 'm', long, default_value = "GET")]
     pub method: String,

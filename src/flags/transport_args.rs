@@ -98,7 +98,7 @@ pub struct TransportArgs {
 }
 
 /// What `--compressed` asks for without a list.
-const DEFAULT_ACCEPT_ENCODING: &str = "gzip, br, zstd";
+pub const DEFAULT_ACCEPT_ENCODING: &str = "gzip, br, zstd";
 
 impl TransportArgs {
     /// `--compressed` and `--decode`: what the plan records, and the
