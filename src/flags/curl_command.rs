@@ -440,6 +440,12 @@ mod tests {
             applied(&format!("curl h --data-raw @{path}")).body,
             Some(format!("@{path}"))
         );
+        assert_eq!(
+            applied(&format!("curl h --data-urlencode n@{path}"))
+                .body
+                .as_deref(),
+            Some("n=line1%0D%0Aline2%0A")
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
