@@ -1016,7 +1016,8 @@ fn run_curl_sends_what_curl_sends() {
         ),
         format!("curl {url} -d a=1 -d 'b=x y' --data-urlencode 'c=x y&z' -u me:secret -e http://from/"),
         format!("curl -G '{url}' -d q=1 -d r=2 -A 'bot/1' -H 'X-Trace;'"),
-        format!("curl -X PUT --json '{{\"on\":true}}' {url}"),
+        // Braces are data, not stampede's template slots.
+        format!("curl -X PUT --json '{{\"on\":true,\"t\":\"{{{{seq}}}}\"}}' {url}"),
         format!("curl -I {url}"),
     ];
     for command in &commands {

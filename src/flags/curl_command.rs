@@ -232,7 +232,7 @@ impl CurlRequest {
             // on HTTP/1.1; stampede speaks h2c only with prior knowledge.
             bail!("--curl: --http2 over http:// is an Upgrade stampede does not send; use --http2-prior-knowledge or https");
         }
-        args.url = Some(url);
+        args.url = Some(literal(&url));
         args.method = self.method().to_string();
         let mut headers = Vec::new();
         let has = |name: &str| {
@@ -241,10 +241,9 @@ impl CurlRequest {
                 .any(|h| h.name.eq_ignore_ascii_case(name))
         };
         if !data.is_empty() && !self.get {
-            args.body = Some(
-                String::from_utf8(data)
-                    .map_err(|_| anyhow::anyhow!("--curl: the data is not UTF-8 text"))?,
-            );
+            let text = String::from_utf8(data)
+                .map_err(|_| anyhow::anyhow!("--curl: the data is not UTF-8 text"))?;
+            args.body = Some(literal(&text));
             if self.json {
                 if !has("content-type") {
                     args.content_type = Some("application/json".into());
@@ -256,12 +255,15 @@ impl CurlRequest {
                 args.content_type = Some(FORM_TYPE.into());
             }
         }
-        headers.extend(self.headers.iter().cloned());
+        headers.extend(self.headers.iter().map(|h| Header {
+            name: h.name.clone(),
+            value: literal(&h.value),
+        }));
         if let Some(cookie) = &self.cookie {
-            headers.push(parse_header(&format!("Cookie: {cookie}"))?);
+            headers.push(parse_header(&format!("Cookie: {}", literal(cookie)))?);
         }
         if let Some(referer) = &self.referer {
-            headers.push(parse_header(&format!("Referer: {referer}"))?);
+            headers.push(parse_header(&format!("Referer: {}", literal(referer)))?);
         }
         headers.append(&mut args.headers);
         args.headers = headers;
@@ -269,7 +271,7 @@ impl CurlRequest {
             args.request_extras.basic_auth = Some(user.clone());
         }
         if let Some(agent) = &self.user_agent {
-            args.request_extras.user_agent = Some(agent.clone());
+            args.request_extras.user_agent = Some(literal(agent));
         }
         if self.compressed && args.transport.compressed.is_none() {
             args.transport.compressed =
@@ -283,6 +285,12 @@ impl CurlRequest {
         }
         Ok(())
     }
+}
+
+/// `text` sent as it is: run's URL, headers and body are templates, where
+/// `{{` begins a slot and `\{{` is a literal `{{`.
+fn literal(text: &str) -> String {
+    text.replace("{{", "\\{{")
 }
 
 /// `-H`'s value: `Name: value`, or `Name;` for an empty value. `Name:`
@@ -502,6 +510,14 @@ mod tests {
             .apply(&mut args)
             .unwrap_err();
         assert!(refused.to_string().contains("Upgrade"), "{refused}");
+    }
+
+    #[test]
+    fn braces_are_sent_as_they_are_not_as_template_slots() {
+        let args = applied("curl 'http://h/{{p}}' -H 'X: {{v}}' --data-raw '{\"a\":\"{{seq}}\"}'");
+        assert_eq!(args.url.as_deref(), Some("http://h/\\{{p}}"));
+        assert_eq!(headers(&args), ["X: \\{{v}}"]);
+        assert_eq!(args.body.as_deref(), Some("{\"a\":\"\\{{seq}}\"}"));
     }
 
     #[test]
