@@ -782,4 +782,77 @@ mod tests {
         assert_eq!(json["rows"][0]["verdicts"][1], "better");
         assert_eq!(json["rows"][6]["name"], "p99.9");
     }
+
+    #[test]
+    fn figures_name_their_units_and_verdicts_read_as_words() {
+        let units = [
+            (Figure::Goodput, "req/s"),
+            (Figure::Rps, "req/s"),
+            (Figure::ErrorRate, "%"),
+            (Figure::ServerCpuPer1k, "CPU-ms"),
+            (Figure::P99, "ms"),
+        ];
+        for (figure, unit) in units {
+            assert_eq!(figure.unit(), unit, "{figure}");
+        }
+        assert_eq!(Figure::P99_9.to_string(), "p99.9");
+        let words = [
+            (Verdict::Baseline, "baseline"),
+            (Verdict::Better, "better"),
+            (Verdict::Worse, "worse"),
+            (Verdict::Same, "same"),
+            (
+                Verdict::NoSignificantDifference,
+                "no significant difference",
+            ),
+        ];
+        for (verdict, word) in words {
+            assert_eq!(verdict.to_string(), word);
+        }
+    }
+
+    #[test]
+    fn latencies_are_in_milliseconds_and_absent_without_responses() {
+        let figures = run("a.json", 1000.0, 0.0, 5);
+        let p50 = figures.p50_ms.unwrap();
+        assert!((5.0..5.2).contains(&p50), "p50 {p50} ms");
+        let none = RunFigures::of("none.json", &result(0.0, 100.0, &[]));
+        assert_eq!((none.p50_ms, none.max_ms), (None, None));
+    }
+
+    #[test]
+    fn tails_are_judged_in_a_band_twice_as_wide() {
+        let opts = CompareOptions::default();
+        // 8% more: within p99.9's and max's 10%, outside p99's 5%.
+        assert_eq!(judge(Figure::P99_9, 100.0, 108.0, &opts), Verdict::Same);
+        assert_eq!(judge(Figure::Max, 100.0, 108.0, &opts), Verdict::Same);
+        assert_eq!(judge(Figure::P99, 100.0, 108.0, &opts), Verdict::Worse);
+        assert_eq!(judge(Figure::P99_9, 100.0, 111.0, &opts), Verdict::Worse);
+        assert_eq!(judge(Figure::P99_9, 100.0, 150.0, &opts), Verdict::Worse);
+        // The band scales with the base: 4.5% of 200 is within, 5.5% is not.
+        assert_eq!(judge(Figure::P50, 200.0, 209.0, &opts), Verdict::Same);
+        assert_eq!(judge(Figure::P50, 200.0, 211.0, &opts), Verdict::Worse);
+        assert_eq!(judge(Figure::Rps, 200.0, 211.0, &opts), Verdict::Better);
+    }
+
+    #[test]
+    fn single_runs_have_no_rounds_and_a_confidence_must_be_inside_zero_one() {
+        let c = compare(
+            &[run("a.json", 1000.0, 0.0, 5), run("b.json", 1000.0, 0.0, 5)],
+            &CompareOptions::default(),
+        )
+        .unwrap();
+        assert!(!c.has_rounds());
+        for confidence in [0.0, 1.0] {
+            let opts = CompareOptions {
+                confidence,
+                ..CompareOptions::default()
+            };
+            let runs = [run("a.json", 1000.0, 0.0, 5), run("b.json", 1000.0, 0.0, 5)];
+            assert_eq!(
+                compare(&runs, &opts),
+                Err(CompareError::BadConfidence(confidence))
+            );
+        }
+    }
 }
