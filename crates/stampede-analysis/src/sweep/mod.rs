@@ -1261,4 +1261,52 @@ mod tests {
         assert!(out[0].passed);
         assert_eq!(out[1].measured, None, "p95 is not kept in a step");
     }
+
+    #[test]
+    fn loads_print_whole_rates_without_decimals() {
+        assert_eq!(Load::Connections(1).to_string(), "1 connection");
+        assert_eq!(Load::Connections(2000).to_string(), "2000 connections");
+        assert_eq!(Load::Rate(5000.0).to_string(), "5000 req/s offered");
+        assert_eq!(Load::Rate(2.5).to_string(), "2.5 req/s offered");
+    }
+
+    #[test]
+    fn a_step_from_a_result_in_milliseconds() {
+        let mut r = crate::slo::tests::result(100.0, 0.0, &[1000, 2000, 3000, 4000]);
+        r.latency_us.mean = 2500.0;
+        r.service_time_us.mean = 1500.0;
+        let s = StepInput::from_result(Load::Connections(10), &r);
+        assert_eq!(s.mean_ms, 2.5);
+        assert_eq!(s.service_mean_ms, Some(1.5));
+        assert_eq!(s.p50_ms, Some(r.latency_us.p50 as f64 / 1000.0));
+        // No service time measured (a result from before it was): none.
+        r.service_time_us.mean = 0.0;
+        let s = StepInput::from_result(Load::Connections(10), &r);
+        assert_eq!(s.service_mean_ms, None);
+    }
+
+    #[test]
+    fn a_step_measures_each_kept_percentile_and_a_mean_only_with_traffic() {
+        let mut s = step(Load::Connections(10), 100.0, 4.0, 0.0);
+        (s.p50_ms, s.p90_ms, s.p99_ms, s.p99_9_ms, s.max_ms) =
+            (Some(1.0), Some(2.0), Some(3.0), Some(4.0), Some(5.0));
+        let kept = [
+            (50.0, 1.0),
+            (90.0, 2.0),
+            (99.0, 3.0),
+            (99.9, 4.0),
+            (100.0, 5.0),
+        ];
+        for (p, ms) in kept {
+            assert_eq!(s.measure(Metric::Percentile(p)), Some(ms), "p{p}");
+        }
+        assert_eq!(s.measure(Metric::Mean), Some(4.0));
+        // Requests but no rate (a step cut short), or a rate alone: a mean.
+        (s.requests, s.rps) = (5, 0.0);
+        assert_eq!(s.measure(Metric::Mean), Some(4.0));
+        (s.requests, s.rps) = (0, 1.0);
+        assert_eq!(s.measure(Metric::Mean), Some(4.0));
+        (s.requests, s.rps) = (0, 0.0);
+        assert_eq!(s.measure(Metric::Mean), None, "nothing ran");
+    }
 }
