@@ -1010,6 +1010,7 @@ fn run_curl_sends_what_curl_sends() {
     };
     let (server, seen) = recording_server();
     let url = server.url("/api/items?x=1");
+    let dir = temp_dir("curl-import");
     let commands = [
         format!(
             "curl '{url}' \\\n  -H 'accept: application/json' \\\n  -H 'content-type: application/json' \\\n  -b 'session=abc; theme=dark' \\\n  --data-raw $'{{\"name\":\"caf\\u00e9\",\"note\":\"a\\nb\"}}' \\\n  --compressed"
@@ -1040,13 +1041,45 @@ fn run_curl_sends_what_curl_sends() {
             "{command}\n{}",
             String::from_utf8_lossy(&ours.stderr)
         );
-        let requests = seen.lock().unwrap().clone();
-        assert_eq!(requests.len(), 2, "{command}: {requests:?}");
-        assert_eq!(
-            comparable(&requests[1]),
-            comparable(&requests[0]),
-            "stampede's request (left) against curl's (right) for {command}"
+        // The scenario `stampede import curl` prints sends the same.
+        let imported = Command::new(binary())
+            .args(["import", "curl", command, "-c", "1"])
+            .output()
+            .unwrap();
+        assert!(
+            imported.status.success(),
+            "{}",
+            String::from_utf8_lossy(&imported.stderr)
         );
+        let scenario = dir.join("imported.toml");
+        std::fs::write(&scenario, &imported.stdout).unwrap();
+        let from_file = Command::new(binary())
+            .args([
+                "run",
+                "--scenario",
+                scenario.to_str().unwrap(),
+                "-n",
+                "1",
+                "-t",
+                "1",
+                "-q",
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            from_file.status.success(),
+            "{}",
+            String::from_utf8_lossy(&from_file.stderr)
+        );
+        let requests = seen.lock().unwrap().clone();
+        assert_eq!(requests.len(), 3, "{command}: {requests:?}");
+        for (ours, how) in [(&requests[1], "run --curl"), (&requests[2], "import curl")] {
+            assert_eq!(
+                comparable(ours),
+                comparable(&requests[0]),
+                "{how}'s request (left) against curl's (right) for {command}"
+            );
+        }
     }
     // What curl cannot be asked for here is refused in one line, exit 2.
     seen.lock().unwrap().clear();

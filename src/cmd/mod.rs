@@ -8,6 +8,7 @@
 
 pub mod compare;
 pub mod demo;
+pub mod import;
 pub mod k8s;
 pub mod merge;
 pub mod report;
@@ -56,6 +57,8 @@ pub enum Command {
     Merge(merge::MergeArgs),
     /// Print Kubernetes manifests for a run split among N synchronized agents
     K8s(k8s::K8sArgs),
+    /// Print a scenario file from another tool's request: stampede import curl 'curl …'
+    Import(import::ImportArgs),
     /// ApacheBench's command line and report: stampede ab -n 1000 -c 10 -k URL
     #[command(disable_help_flag = true)]
     Ab {
@@ -94,8 +97,8 @@ pub enum Command {
 }
 
 const SUBCOMMANDS: &[&str] = &[
-    "run", "serve", "demo", "sweep", "compare", "report", "merge", "k8s", "ab", "wrk", "webbench",
-    "press", "jmeter", "help",
+    "run", "serve", "demo", "sweep", "compare", "report", "merge", "k8s", "import", "ab", "wrk",
+    "webbench", "press", "jmeter", "help",
 ];
 /// The other names of subcommands (their `alias`es above): the seeds' tool
 /// names, so that a command line pasted from a seed's report runs.

@@ -13,6 +13,7 @@ use crate::flags::bash_words;
 use crate::flags::run_args::RunArgs;
 use anyhow::{bail, Context};
 use stampede_plan::{parse_header, Header};
+use stampede_workload::{spanned, GroupToml, ScenarioToml, StepToml};
 
 /// curl's `--max-redirs` default (docs/cmdline-opts/max-redirs.md).
 const CURL_MAX_REDIRS: u32 = 50;
@@ -73,12 +74,13 @@ const OUTPUT_ONLY_WITH_VALUE: &[&str] = &["-o", "--output", "-w", "--write-out"]
 impl CurlRequest {
     /// Reads a whole command line (`curl` first), or says why not.
     pub fn parse(command: &str) -> anyhow::Result<CurlRequest> {
-        let words = bash_words::split(command).map_err(|why| anyhow::anyhow!("--curl: {why}"))?;
+        let words =
+            bash_words::split(command).map_err(|why| anyhow::anyhow!("curl command: {why}"))?;
         let Some((program, rest)) = words.split_first() else {
-            bail!("--curl: the command is empty");
+            bail!("curl command: the command is empty");
         };
         if program != "curl" && !program.ends_with("/curl") {
-            bail!("--curl: the command must start with curl, not '{program}'");
+            bail!("curl command: the command must start with curl, not '{program}'");
         }
         CurlRequest::from_words(rest)
     }
@@ -110,7 +112,7 @@ impl CurlRequest {
                 let value = words
                     .get(at)
                     .cloned()
-                    .with_context(|| format!("--curl: {name} needs a value"))?;
+                    .with_context(|| format!("curl command: {name} needs a value"))?;
                 at += 1;
                 Ok(value)
             };
@@ -137,7 +139,7 @@ impl CurlRequest {
                     let cookie = value(option)?;
                     if !cookie.contains('=') {
                         bail!(
-                            "--curl: -b '{cookie}' names a cookie file; give the cookies as NAME=VALUE"
+                            "curl command: -b '{cookie}' names a cookie file; give the cookies as NAME=VALUE"
                         );
                     }
                     request.cookie = Some(match request.cookie.take() {
@@ -148,7 +150,7 @@ impl CurlRequest {
                 "-u" | "--user" => {
                     let user = value(option)?;
                     if !user.contains(':') {
-                        bail!("--curl: -u '{user}' has no password (curl would ask for it); give USER:PASS");
+                        bail!("curl command: -u '{user}' has no password (curl would ask for it); give USER:PASS");
                     }
                     request.user = Some(user);
                 }
@@ -168,7 +170,7 @@ impl CurlRequest {
                 "--max-redirs" => {
                     let text = value(option)?;
                     request.max_redirs = Some(text.parse().map_err(|_| {
-                        anyhow::anyhow!("--curl: --max-redirs '{text}' is not a count")
+                        anyhow::anyhow!("curl command: --max-redirs '{text}' is not a count")
                     })?);
                 }
                 known if OUTPUT_ONLY.contains(&known) => {}
@@ -180,15 +182,15 @@ impl CurlRequest {
         }
         if !refused.is_empty() {
             bail!(
-                "--curl: stampede does not read curl's {} (it reads -X, -H, -b, -d, --data-raw, --data-binary, --data-urlencode, --json, -G, --compressed, -u, -A, -e, -I, -k, --http2, -L)",
+                "curl command: stampede does not read curl's {} (it reads -X, -H, -b, -d, --data-raw, --data-binary, --data-urlencode, --json, -G, --compressed, -u, -A, -e, -I, -k, --http2, -L)",
                 refused.join(", ")
             );
         }
         request.url = match urls.as_slice() {
             [url] => url.clone(),
-            [] => bail!("--curl: the command has no URL"),
+            [] => bail!("curl command: the command has no URL"),
             several => bail!(
-                "--curl: the command has {} URLs; stampede loads one ({})",
+                "curl command: the command has {} URLs; stampede loads one ({})",
                 several.len(),
                 several.join(", ")
             ),
@@ -215,64 +217,86 @@ impl CurlRequest {
         self.data.join(&b'&')
     }
 
-    /// Sets what this command sends on `args`; run's own options (load,
-    /// output) stay the user's, and headers given with `-H` besides
-    /// `--curl` come after curl's.
-    pub fn apply(&self, args: &mut RunArgs) -> anyhow::Result<()> {
+    /// What the command sends, as stampede's template fields hold it (see
+    /// [`literal`]): the one reading both `--curl` and `stampede import
+    /// curl` use.
+    pub fn parts(&self) -> anyhow::Result<CurlParts> {
         let mut url = self.url.clone();
         let data = self.joined_data();
         if self.get && !data.is_empty() {
             let data = String::from_utf8(data.clone())
-                .map_err(|_| anyhow::anyhow!("--curl: -G data that is not text"))?;
+                .map_err(|_| anyhow::anyhow!("curl command: -G data that is not text"))?;
             url.push(if url.contains('?') { '&' } else { '?' });
             url.push_str(&data);
         }
         if self.http2 && !self.prior_knowledge && url.starts_with("http://") {
             // curl --http2 over http asks for an Upgrade to h2c and may stay
             // on HTTP/1.1; stampede speaks h2c only with prior knowledge.
-            bail!("--curl: --http2 over http:// is an Upgrade stampede does not send; use --http2-prior-knowledge or https");
+            bail!("curl command: --http2 over http:// is an Upgrade stampede does not send; use --http2-prior-knowledge or https");
         }
-        args.url = Some(literal(&url));
-        args.method = self.method().to_string();
-        let mut headers = Vec::new();
         let has = |name: &str| {
             self.headers
                 .iter()
                 .any(|h| h.name.eq_ignore_ascii_case(name))
         };
+        let mut headers = Vec::new();
+        let mut add = |name: &str, value: &str| -> anyhow::Result<()> {
+            headers.push(parse_header(&format!("{name}: {}", literal(value)))?);
+            Ok(())
+        };
+        let mut body = None;
         if !data.is_empty() && !self.get {
             let text = String::from_utf8(data)
-                .map_err(|_| anyhow::anyhow!("--curl: the data is not UTF-8 text"))?;
-            args.body = Some(literal(&text));
-            if self.json {
-                if !has("content-type") {
-                    args.content_type = Some("application/json".into());
-                }
-                if !has("accept") {
-                    headers.push(parse_header("Accept: application/json")?);
-                }
-            } else if !has("content-type") {
-                args.content_type = Some(FORM_TYPE.into());
+                .map_err(|_| anyhow::anyhow!("curl command: the data is not UTF-8 text"))?;
+            body = Some(literal(&text));
+            let content_type = if self.json {
+                "application/json"
+            } else {
+                FORM_TYPE
+            };
+            if !has("content-type") {
+                add("Content-Type", content_type)?;
+            }
+            if self.json && !has("accept") {
+                add("Accept", "application/json")?;
             }
         }
-        headers.extend(self.headers.iter().map(|h| Header {
-            name: h.name.clone(),
-            value: literal(&h.value),
-        }));
+        for header in &self.headers {
+            add(&header.name, &header.value)?;
+        }
         if let Some(cookie) = &self.cookie {
-            headers.push(parse_header(&format!("Cookie: {}", literal(cookie)))?);
+            add("Cookie", cookie)?;
         }
         if let Some(referer) = &self.referer {
-            headers.push(parse_header(&format!("Referer: {}", literal(referer)))?);
+            add("Referer", referer)?;
         }
-        headers.append(&mut args.headers);
-        args.headers = headers;
         if let Some(user) = &self.user {
-            args.request_extras.basic_auth = Some(user.clone());
+            use base64::Engine as _;
+            let token = base64::engine::general_purpose::STANDARD.encode(user);
+            add("Authorization", &format!("Basic {token}"))?;
         }
         if let Some(agent) = &self.user_agent {
-            args.request_extras.user_agent = Some(literal(agent));
+            add("User-Agent", agent)?;
         }
+        Ok(CurlParts {
+            url: literal(&url),
+            method: self.method().to_string(),
+            headers,
+            body,
+        })
+    }
+
+    /// Sets what this command sends on `args`; run's own options (load,
+    /// output) stay the user's, and headers given with `-H` besides
+    /// `--curl` come after curl's.
+    pub fn apply(&self, args: &mut RunArgs) -> anyhow::Result<()> {
+        let parts = self.parts()?;
+        args.url = Some(parts.url);
+        args.method = parts.method;
+        args.body = parts.body;
+        let mut headers = parts.headers;
+        headers.append(&mut args.headers);
+        args.headers = headers;
         if self.compressed && args.transport.compressed.is_none() {
             args.transport.compressed =
                 Some(crate::flags::transport_args::DEFAULT_ACCEPT_ENCODING.into());
@@ -285,6 +309,67 @@ impl CurlRequest {
         }
         Ok(())
     }
+
+    /// The `stampede run` options that send the rest of what the command
+    /// asks (those a scenario's steps do not hold).
+    pub fn run_options(&self) -> Vec<String> {
+        let mut options = Vec::new();
+        if self.compressed {
+            options.push("--compressed".to_string());
+        }
+        if self.insecure {
+            options.push("--insecure".to_string());
+        }
+        if self.http2 {
+            options.push("--http2".to_string());
+        }
+        if self.http10 {
+            options.push("--http1.0".to_string());
+        }
+        if let Some(most) = self.redirects {
+            options.push(format!("--redirects {most}"));
+        }
+        options
+    }
+}
+
+impl CurlRequest {
+    /// The request as a scenario's one step (one group of `connections`
+    /// users), for `stampede import curl`: what it prints is what `--curl`
+    /// sends, with [`CurlRequest::run_options`] on the run's command line.
+    pub fn scenario(&self, connections: i64) -> anyhow::Result<ScenarioToml> {
+        let parts = self.parts()?;
+        let mut step = StepToml::new("request", parts.url);
+        if parts.method != "GET" {
+            step.method = Some(spanned(parts.method));
+        }
+        if !parts.headers.is_empty() {
+            let mut table = toml::Table::new();
+            for header in parts.headers {
+                let value = toml::Value::String(header.value);
+                if table.insert(header.name.clone(), value).is_some() {
+                    bail!("import curl: the header {} is given twice; a scenario step holds one value per name", header.name);
+                }
+            }
+            step.headers = Some(spanned(table));
+        }
+        step.body = parts.body.map(spanned);
+        let mut group = GroupToml::named("curl");
+        group.connections = Some(spanned(connections));
+        group.step = vec![step];
+        Ok(ScenarioToml { group: vec![group] })
+    }
+}
+
+/// A curl command's request in stampede's template fields.
+#[derive(Debug, PartialEq)]
+pub struct CurlParts {
+    pub url: String,
+    pub method: String,
+    /// Every header curl sends beyond its defaults, in curl's order of
+    /// options: the data's Content-Type (and Accept for `--json`) first.
+    pub headers: Vec<Header>,
+    pub body: Option<String>,
 }
 
 /// `text` sent as it is: run's URL, headers and body are templates, where
@@ -303,10 +388,10 @@ fn header(text: &str) -> anyhow::Result<Option<Header>> {
     }
     match text.split_once(':') {
         Some((name, value)) if value.trim().is_empty() => bail!(
-            "--curl: -H '{text}' removes curl's own {name} header; stampede cannot remove its defaults (give a value)"
+            "curl command: -H '{text}' removes curl's own {name} header; stampede cannot remove its defaults (give a value)"
         ),
         Some(_) => Ok(Some(parse_header(text)?)),
-        None => bail!("--curl: -H '{text}' is not a 'Name: value' header"),
+        None => bail!("curl command: -H '{text}' is not a 'Name: value' header"),
     }
 }
 
@@ -371,9 +456,9 @@ fn data_urlencode(value: &str) -> anyhow::Result<Vec<u8>> {
 
 fn read_file(path: &str) -> anyhow::Result<Vec<u8>> {
     if path == "-" {
-        bail!("--curl: data from standard input (@-) cannot be read for every request; put it in a file");
+        bail!("curl command: data from standard input (@-) cannot be read for every request; put it in a file");
     }
-    std::fs::read(path).with_context(|| format!("--curl: reading {path}"))
+    std::fs::read(path).with_context(|| format!("curl command: reading {path}"))
 }
 
 #[cfg(test)]
@@ -424,7 +509,7 @@ mod tests {
         );
         assert_eq!(args.method, "POST");
         assert_eq!(args.body.as_deref(), Some("a=1&b=2&c=x+y%26z&%C3%A9"));
-        assert_eq!(args.content_type.as_deref(), Some(FORM_TYPE));
+        assert_eq!(headers(&args), [format!("Content-Type: {FORM_TYPE}")]);
     }
 
     #[test]
@@ -476,12 +561,15 @@ mod tests {
         );
         assert!(args.transport.insecure);
         assert_eq!(args.transport.redirects, 3);
-        assert_eq!(args.request_extras.basic_auth.as_deref(), Some("me:secret"));
-        assert_eq!(args.request_extras.user_agent.as_deref(), Some("bot/1"));
-        assert_eq!(args.content_type.as_deref(), Some("application/json"));
         assert_eq!(
             headers(&args),
-            ["Accept: application/json", "Referer: http://from/"]
+            [
+                "Content-Type: application/json",
+                "Accept: application/json",
+                "Referer: http://from/",
+                "Authorization: Basic bWU6c2VjcmV0",
+                "User-Agent: bot/1",
+            ]
         );
         assert_eq!(applied("curl -L h").transport.redirects, CURL_MAX_REDIRS);
         assert!(applied("curl --http2 https://h/").transport.http2);
@@ -516,7 +604,10 @@ mod tests {
     fn braces_are_sent_as_they_are_not_as_template_slots() {
         let args = applied("curl 'http://h/{{p}}' -H 'X: {{v}}' --data-raw '{\"a\":\"{{seq}}\"}'");
         assert_eq!(args.url.as_deref(), Some("http://h/\\{{p}}"));
-        assert_eq!(headers(&args), ["X: \\{{v}}"]);
+        assert_eq!(
+            headers(&args),
+            [format!("Content-Type: {FORM_TYPE}"), "X: \\{{v}}".into()]
+        );
         assert_eq!(args.body.as_deref(), Some("{\"a\":\"\\{{seq}}\"}"));
     }
 
