@@ -1099,3 +1099,144 @@ fn run_curl_sends_what_curl_sends() {
     assert!(stderr.contains("curl's -x"), "{stderr}");
     assert!(seen.lock().unwrap().is_empty(), "nothing sent");
 }
+
+/// A HAR in the shape Chromium's DevTools exports (HTTP/2 pseudo-headers,
+/// `_resourceType`, a request to another origin): `run --har` sends its
+/// requests of one origin, in order, each as recorded, and so does the
+/// scenario `stampede import har` prints. Counted by the recording server.
+#[test]
+fn run_har_sends_the_recorded_requests_of_one_origin() {
+    let (server, seen) = recording_server();
+    let origin = server.url("");
+    let origin = origin.trim_end_matches('/');
+    let entry = |ms: u32, method: &str, url: &str, kind: &str, extra: &str| {
+        format!(
+            r#"{{"startedDateTime":"2026-12-04T10:00:00.{ms:03}Z","time":5,"_resourceType":"{kind}",
+               "request":{{"method":"{method}","url":"{url}","httpVersion":"h2",
+                 "headers":[{{"name":":authority","value":"x"}},{{"name":"accept","value":"*/*"}},{{"name":"x-trace","value":"t{{{{1}}}}"}}],
+                 "cookies":[],"queryString":[],"headersSize":-1,"bodySize":0{extra}}},
+               "response":{{"status":200,"cookies":[],"content":{{"size":2,"mimeType":"text/plain"}}}},
+               "timings":{{"send":0,"wait":5,"receive":0}}}}"#
+        )
+    };
+    let har = format!(
+        r#"{{"log":{{"version":"1.2","creator":{{"name":"WebInspector","version":"537.36"}},"entries":[{}]}}}}"#,
+        [
+            entry(0, "GET", &format!("{origin}/page?a=1"), "document", ""),
+            entry(10, "GET", "https://cdn.example/lib.js", "script", ""),
+            entry(
+                20,
+                "POST",
+                &format!("{origin}/api/cart"),
+                "fetch",
+                r#","postData":{"mimeType":"application/json","text":"{\"sku\":7}"}"#,
+            ),
+        ]
+        .join(",")
+    );
+    let dir = temp_dir("har");
+    let file = dir.join("visit.har");
+    std::fs::write(&file, har).unwrap();
+    let file = file.to_str().unwrap();
+    let expect = |requests: &[String], how: &str| {
+        assert_eq!(
+            requests.len(),
+            4,
+            "{how}: two iterations of two steps: {requests:?}"
+        );
+        for (i, request) in requests.iter().enumerate() {
+            let (line, headers, body) = comparable(request);
+            if i % 2 == 0 {
+                assert_eq!(line, "GET /page?a=1 HTTP/1.1", "{how}");
+                assert_eq!(body, "");
+            } else {
+                assert_eq!(line, "POST /api/cart HTTP/1.1", "{how}");
+                assert_eq!(body, "{\"sku\":7}", "{how}");
+                assert!(
+                    headers.contains(&"content-type: application/json".to_string()),
+                    "{how}: {headers:?}"
+                );
+            }
+            assert!(
+                headers.contains(&"x-trace: t{{1}}".to_string()),
+                "{how}: braces as recorded: {headers:?}"
+            );
+            assert!(
+                !headers.iter().any(|h| h.starts_with(':')),
+                "{how}: {headers:?}"
+            );
+        }
+    };
+    let run = Command::new(binary())
+        .args([
+            "run",
+            "--har",
+            file,
+            "--har-think",
+            "0",
+            "-n",
+            "4",
+            "-t",
+            "1",
+            "--json",
+            "-",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let result: Value = serde_json::from_slice(&run.stdout).unwrap();
+    let notices = result["notices"].to_string();
+    assert!(
+        notices.contains("other origins") && notices.contains("https://cdn.example (1)"),
+        "{notices}"
+    );
+    expect(&seen.lock().unwrap().clone(), "run --har");
+    seen.lock().unwrap().clear();
+    let imported = Command::new(binary())
+        .args(["import", "har", file, "--har-think", "0"])
+        .output()
+        .unwrap();
+    assert!(
+        imported.status.success(),
+        "{}",
+        String::from_utf8_lossy(&imported.stderr)
+    );
+    let scenario = dir.join("visit.toml");
+    std::fs::write(&scenario, &imported.stdout).unwrap();
+    let from_file = Command::new(binary())
+        .args([
+            "run",
+            "--scenario",
+            scenario.to_str().unwrap(),
+            "-n",
+            "4",
+            "-t",
+            "1",
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        from_file.status.success(),
+        "{}",
+        String::from_utf8_lossy(&from_file.stderr)
+    );
+    expect(&seen.lock().unwrap().clone(), "import har");
+    // Not a HAR: one line, exit 2, nothing sent.
+    seen.lock().unwrap().clear();
+    let bad = Command::new(binary())
+        .args(["run", "--har", scenario.to_str().unwrap(), "-n", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        stderr.contains("not a HAR file") && stderr.lines().count() == 1,
+        "{stderr}"
+    );
+    assert!(seen.lock().unwrap().is_empty());
+}

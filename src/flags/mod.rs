@@ -2,7 +2,7 @@
 //! arguments (`run_args` and its `*_args` parts, `count_arg`), the words
 //! rendered back for a shell (`run_words`), sweep's ladder (`sweep_steps`),
 //! a validated Plan built from the arguments (`plan_args`,
-//! `workload_plan`), `curl_command` (`--curl`, with `bash_words` reading the pasted
+//! `workload_plan`), `har_run` (`--har`), `curl_command` (`--curl`, with `bash_words` reading the pasted
 //! command), and `agent` (`--agent I/N`: the agent's share of the
 //! plan, the wait for the start, the result's agent record).
 
@@ -11,6 +11,7 @@ pub mod bash_words;
 pub mod connection_args;
 pub mod count_arg;
 pub mod curl_command;
+pub mod har_run;
 pub mod plan_args;
 pub mod request_extras;
 pub mod run_args;

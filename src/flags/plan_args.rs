@@ -109,6 +109,11 @@ pub fn build_run(args: &RunArgs) -> anyhow::Result<BuiltRun> {
         }
         None => args,
     };
+    if let Some((scenario, rest, notes)) = crate::flags::har_run::load(args)? {
+        let mut built = build_run_with(&rest, Some(scenario))?;
+        built.notices.extend(notes);
+        return Ok(built);
+    }
     let scenario = load_scenario(&args.workload)?;
     build_run_with(args, scenario)
 }

@@ -39,8 +39,8 @@ const EXAMPLES: &str = "Examples:
 #[command(after_help = EXAMPLES)]
 pub struct RunArgs {
     /// URL to load, e.g. http://127.0.0.1:3000/item/{{seq}} ({{...}}: see
-    /// --var, --feed; not needed with --targets, --scenario or --curl)
-    #[arg(required_unless_present_any = ["targets", "scenario", "curl"])]
+    /// --var, --feed; not needed with --targets, --scenario, --curl or --har)
+    #[arg(required_unless_present_any = ["targets", "scenario", "curl", "har"])]
     pub url: Option<String>,
     /// Many requests, each with its own statistics: blocks of 'METHOD URL',
     /// header lines, an optional '@body-file' and 'weight=N', separated by

@@ -1,5 +1,5 @@
 //! `stampede run`'s workload flags (issue 18): `--var`, `--feed`,
-//! `--check`, `--extract`, `--capture-max` and `--scenario`. Turning them
+//! `--check`, `--extract`, `--capture-max`, `--scenario` and `--har`. Turning them
 //! into the engine's workload is workload_plan.rs.
 
 use std::path::PathBuf;
@@ -35,6 +35,53 @@ pub struct WorkloadArgs {
     /// replaces the URL
     #[arg(long, value_name = "FILE", conflicts_with = "targets")]
     pub scenario: Option<PathBuf>,
+    /// Replay a HAR file (a browser's DevTools "Save all as HAR"): its
+    /// requests to one origin as steps, with the recorded pauses; -c users
+    /// (default 1) or -r iterations per second walk them
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["targets", "scenario", "url"])]
+    pub har: Option<PathBuf>,
+    #[command(flatten)]
+    pub har_options: HarArgs,
+}
+
+/// How `--har` (and `stampede import har`) reads a HAR file.
+#[derive(Debug, Clone, clap::Args)]
+pub struct HarArgs {
+    /// The origin whose requests to keep (https://host:port, or a host);
+    /// default: the first request's
+    #[arg(long, value_name = "ORIGIN")]
+    pub har_origin: Option<String>,
+    /// Leave out images, style sheets, scripts, fonts and media
+    #[arg(long)]
+    pub har_no_static: bool,
+    /// The recorded pauses between requests × K (0: none)
+    #[arg(long, value_name = "K", default_value_t = 1.0)]
+    pub har_think: f64,
+}
+
+impl Default for HarArgs {
+    fn default() -> HarArgs {
+        HarArgs {
+            har_origin: None,
+            har_no_static: false,
+            har_think: 1.0,
+        }
+    }
+}
+
+impl HarArgs {
+    /// The HAR reading's options, for a group of `connections` users.
+    pub fn options(&self, connections: i64) -> anyhow::Result<stampede_workload::har::HarOptions> {
+        if !(self.har_think.is_finite() && self.har_think >= 0.0) {
+            anyhow::bail!("--har-think {}: a factor of 0 or more", self.har_think);
+        }
+        Ok(stampede_workload::har::HarOptions {
+            origin: self.har_origin.clone(),
+            no_static: self.har_no_static,
+            think_scale: self.har_think,
+            connections,
+        })
+    }
 }
 
 fn parse_capture_max(text: &str) -> Result<usize, String> {

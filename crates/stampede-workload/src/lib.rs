@@ -10,6 +10,7 @@ pub mod check;
 pub mod counter;
 pub mod extract;
 pub mod feeder;
+pub mod har;
 pub mod json_path;
 pub mod request_bytes;
 pub mod response;

@@ -1,0 +1,405 @@
+//! A HAR file (HTTP Archive 1.2, what a browser's DevTools "Save all as
+//! HAR" writes) read into a scenario's typed values: one group, a step per
+//! recorded request of one origin, in the order they started. A step keeps
+//! the request's method, URL, headers and body; the pause before it is the
+//! recorded gap since the previous request ended (scaled, or none).
+//! Cookies a recorded response set are left to the group's cookie jar; the
+//! ones the browser already held are sent as recorded. Everything kept is
+//! literal: `{{` in a recorded URL, header or body is written `\{{`.
+
+use crate::scenario::{spanned, GroupToml, ScenarioToml, StepToml};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+/// How a HAR becomes a scenario.
+#[derive(Debug, Clone)]
+pub struct HarOptions {
+    /// The origin to keep (`https://host:port` or a host); `None`: the
+    /// first request's.
+    pub origin: Option<String>,
+    /// Leave out images, style sheets, scripts, fonts and media.
+    pub no_static: bool,
+    /// Recorded gaps × this is each step's pause; 0: no pauses.
+    pub think_scale: f64,
+    /// Virtual users of the group.
+    pub connections: i64,
+}
+
+impl Default for HarOptions {
+    fn default() -> HarOptions {
+        HarOptions {
+            origin: None,
+            no_static: false,
+            think_scale: 1.0,
+            connections: 1,
+        }
+    }
+}
+
+/// A scenario made from a HAR, and what was left out of it (one line each).
+#[derive(Debug)]
+pub struct HarScenario {
+    pub scenario: ScenarioToml,
+    pub notes: Vec<String>,
+}
+
+/// Why a HAR cannot be read; each names the entry when there is one.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum HarError {
+    #[error("not a HAR file: {0}")]
+    NotHar(String),
+    #[error("entry {entry}: {why}")]
+    Entry { entry: usize, why: String },
+    #[error("no request to keep: {0}")]
+    Empty(String),
+}
+
+#[derive(Deserialize)]
+struct Har {
+    log: Log,
+}
+
+#[derive(Deserialize)]
+struct Log {
+    entries: Vec<Entry>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Entry {
+    started_date_time: String,
+    #[serde(default)]
+    time: f64,
+    request: Request,
+    #[serde(default)]
+    response: Option<Response>,
+    #[serde(default, rename = "_resourceType")]
+    resource_type: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Request {
+    method: String,
+    url: String,
+    #[serde(default)]
+    headers: Vec<NameValue>,
+    #[serde(default)]
+    cookies: Vec<NameValue>,
+    #[serde(default)]
+    post_data: Option<PostData>,
+}
+
+#[derive(Deserialize)]
+struct Response {
+    #[serde(default)]
+    cookies: Vec<NameValue>,
+    #[serde(default)]
+    content: Option<Content>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Content {
+    #[serde(default)]
+    mime_type: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PostData {
+    #[serde(default)]
+    mime_type: String,
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    params: Vec<NameValue>,
+}
+
+#[derive(Deserialize, Clone)]
+struct NameValue {
+    name: String,
+    #[serde(default)]
+    value: String,
+}
+
+/// Headers a browser records that the step must not carry: HTTP/2's
+/// pseudo-headers, the hop-by-hop ones (RFC 9110 §7.6.1), and those
+/// stampede writes itself (Host, Content-Length) or the jar decides (Cookie).
+const LEFT_OUT: &[&str] = &[
+    "host",
+    "content-length",
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "transfer-encoding",
+    "upgrade",
+    "te",
+    "cookie",
+];
+
+/// DevTools' resource types of static assets (`--har-no-static`).
+const STATIC_TYPES: &[&str] = &["image", "stylesheet", "script", "font", "media"];
+
+/// Reads `text` (a HAR file's content) into a scenario.
+pub fn scenario_from_har(text: &str, options: &HarOptions) -> Result<HarScenario, HarError> {
+    let har: Har = serde_json::from_str(text.trim_start_matches('\u{feff}'))
+        .map_err(|e| HarError::NotHar(e.to_string()))?;
+    let mut entries = Vec::new();
+    for (index, entry) in har.log.entries.into_iter().enumerate() {
+        let started = start_ms(&entry.started_date_time).ok_or_else(|| HarError::Entry {
+            entry: index + 1,
+            why: format!(
+                "startedDateTime '{}' is not an RFC 3339 time",
+                entry.started_date_time
+            ),
+        })?;
+        entries.push((index + 1, started, entry));
+    }
+    // Entries are in the order they started (the spec asks it; sorted
+    // anyway, so a merged or edited file reads the same).
+    entries.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let mut notes = Vec::new();
+    let mut other_origins: BTreeMap<String, usize> = BTreeMap::new();
+    let (mut not_http, mut static_assets) = (0, 0);
+    let mut keep_origin = options.origin.as_deref().map(normalize_origin);
+    let mut set_by_responses: Vec<String> = Vec::new();
+    let mut kept: Vec<(f64, f64, &Entry, Vec<String>)> = Vec::new();
+    for (_, started, entry) in &entries {
+        let Some(origin) = origin_of(&entry.request.url) else {
+            not_http += 1;
+            continue;
+        };
+        let wanted = keep_origin.get_or_insert_with(|| origin.clone());
+        if !same_origin(wanted, &origin) {
+            *other_origins.entry(origin).or_default() += 1;
+            continue;
+        }
+        if options.no_static && is_static(entry) {
+            static_assets += 1;
+            continue;
+        }
+        // Cookies the browser held before this request that no earlier
+        // response of the recording set: sent as recorded.
+        let held: Vec<String> = recorded_cookies(&entry.request)
+            .into_iter()
+            .filter(|(name, _)| !set_by_responses.contains(name))
+            .map(|(name, value)| format!("{name}={value}"))
+            .collect();
+        if let Some(response) = &entry.response {
+            set_by_responses.extend(response.cookies.iter().map(|c| c.name.clone()));
+        }
+        kept.push((*started, entry.time.max(0.0), entry, held));
+    }
+    if not_http > 0 {
+        notes.push(format!(
+            "left out {} that {} not http or https (data:, blob:, ws:, extensions)",
+            requests(not_http),
+            if not_http == 1 { "is" } else { "are" }
+        ));
+    }
+    if !other_origins.is_empty() {
+        let list: Vec<String> = other_origins
+            .iter()
+            .map(|(origin, n)| format!("{origin} ({n})"))
+            .collect();
+        notes.push(format!(
+            "left out requests to other origins (a scenario's steps go to one): {}",
+            list.join(", ")
+        ));
+    }
+    if static_assets > 0 {
+        let noun = if static_assets == 1 {
+            "asset"
+        } else {
+            "assets"
+        };
+        notes.push(format!(
+            "left out {static_assets} static {noun} (--har-no-static)"
+        ));
+    }
+    if kept.is_empty() {
+        return Err(HarError::Empty(match keep_origin {
+            Some(origin) => format!("the HAR has no request to {origin}"),
+            None => "the HAR has no http or https request".into(),
+        }));
+    }
+    let mut steps = Vec::new();
+    let mut names: Vec<String> = Vec::new();
+    let mut previous_end: Option<f64> = None;
+    for (started, took, entry, held) in kept {
+        let request = &entry.request;
+        let mut name = format!("{} {}", request.method, path_of(&request.url));
+        let base = name.clone();
+        let mut n = 1;
+        while names.contains(&name) {
+            n += 1;
+            name = format!("{base} ({n})");
+        }
+        names.push(name.clone());
+        let mut step = StepToml::new(name, literal(&request.url));
+        if request.method != "GET" {
+            step.method = Some(spanned(request.method.clone()));
+        }
+        let mut headers = toml::Table::new();
+        for header in &request.headers {
+            let lower = header.name.to_ascii_lowercase();
+            if lower.starts_with(':') || LEFT_OUT.contains(&lower.as_str()) {
+                continue;
+            }
+            let value = literal(&header.value);
+            match headers.get_mut(&header.name) {
+                // A name recorded twice: one field, values joined (RFC 9110 §5.3).
+                Some(toml::Value::String(earlier)) => {
+                    earlier.push_str(", ");
+                    earlier.push_str(&value);
+                }
+                _ => {
+                    headers.insert(header.name.clone(), toml::Value::String(value));
+                }
+            }
+        }
+        if !held.is_empty() {
+            headers.insert(
+                "Cookie".into(),
+                toml::Value::String(literal(&held.join("; "))),
+            );
+        }
+        if let Some(post) = &request.post_data {
+            let body = match (&post.text, post.params.is_empty()) {
+                (Some(text), _) => text.clone(),
+                (None, false) => post
+                    .params
+                    .iter()
+                    .map(|p| format!("{}={}", p.name, p.value))
+                    .collect::<Vec<_>>()
+                    .join("&"),
+                (None, true) => String::new(),
+            };
+            if !body.is_empty() {
+                step.body = Some(spanned(literal(&body)));
+                let has_type = headers
+                    .keys()
+                    .any(|k| k.eq_ignore_ascii_case("content-type"));
+                if !has_type && !post.mime_type.is_empty() {
+                    headers.insert(
+                        "Content-Type".into(),
+                        toml::Value::String(literal(&post.mime_type)),
+                    );
+                }
+            }
+        }
+        if !headers.is_empty() {
+            step.headers = Some(spanned(headers));
+        }
+        if let Some(end) = previous_end {
+            let gap = (started - end) * options.think_scale;
+            if gap >= 1.0 {
+                step.think = Some(spanned(format!("{}ms", gap.round() as u64)));
+            }
+        }
+        previous_end = Some(previous_end.map_or(started + took, |e: f64| e.max(started + took)));
+        steps.push(step);
+    }
+    let mut group = GroupToml::named("har");
+    group.connections = Some(spanned(options.connections.max(1)));
+    group.cookies = Some(true);
+    group.step = steps;
+    Ok(HarScenario {
+        scenario: ScenarioToml { group: vec![group] },
+        notes,
+    })
+}
+
+fn requests(n: usize) -> String {
+    if n == 1 {
+        "1 request".into()
+    } else {
+        format!("{n} requests")
+    }
+}
+
+/// A recorded template field as it was: `{{` is written `\{{`.
+fn literal(text: &str) -> String {
+    text.replace("{{", "\\{{")
+}
+
+/// `scheme://host[:port]` of an http or https URL, lower-cased.
+fn origin_of(url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    let scheme = scheme.to_ascii_lowercase();
+    if scheme != "http" && scheme != "https" {
+        return None;
+    }
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let authority = authority.rsplit('@').next().unwrap_or(authority);
+    Some(format!("{scheme}://{}", authority.to_ascii_lowercase()))
+}
+
+/// An origin given as a bare host matches that host on any scheme and port.
+fn normalize_origin(text: &str) -> String {
+    text.trim_end_matches('/').to_ascii_lowercase()
+}
+
+fn same_origin(wanted: &str, origin: &str) -> bool {
+    if wanted.contains("://") {
+        return wanted == origin;
+    }
+    let host_port = origin.split_once("://").map_or(origin, |(_, rest)| rest);
+    host_port == wanted || host_port.split(':').next() == Some(wanted)
+}
+
+fn path_of(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let path = rest.find('/').map_or("/", |at| &rest[at..]);
+    path.split(['?', '#']).next().unwrap_or(path)
+}
+
+fn is_static(entry: &Entry) -> bool {
+    if let Some(kind) = &entry.resource_type {
+        return STATIC_TYPES.contains(&kind.as_str());
+    }
+    let mime = entry
+        .response
+        .as_ref()
+        .and_then(|r| r.content.as_ref())
+        .map(|c| c.mime_type.to_ascii_lowercase())
+        .unwrap_or_default();
+    mime.starts_with("image/")
+        || mime.starts_with("font/")
+        || mime.starts_with("video/")
+        || mime.starts_with("audio/")
+        || mime.starts_with("text/css")
+        || mime.contains("javascript")
+}
+
+/// The cookies a request carried: its `cookies` list, else its Cookie header.
+fn recorded_cookies(request: &Request) -> Vec<(String, String)> {
+    if !request.cookies.is_empty() {
+        return request
+            .cookies
+            .iter()
+            .map(|c| (c.name.clone(), c.value.clone()))
+            .collect();
+    }
+    request
+        .headers
+        .iter()
+        .filter(|h| h.name.eq_ignore_ascii_case("cookie"))
+        .flat_map(|h| h.value.split(';'))
+        .filter_map(|pair| {
+            let (name, value) = pair.trim().split_once('=')?;
+            Some((name.to_string(), value.to_string()))
+        })
+        .collect()
+}
+
+/// Milliseconds since the epoch of an RFC 3339 time.
+fn start_ms(text: &str) -> Option<f64> {
+    let parsed =
+        time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).ok()?;
+    Some(parsed.unix_timestamp_nanos() as f64 / 1e6)
+}
+
+#[cfg(test)]
+mod tests;
