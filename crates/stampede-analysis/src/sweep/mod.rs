@@ -1309,4 +1309,150 @@ mod tests {
         (s.requests, s.rps) = (0, 0.0);
         assert_eq!(s.measure(Metric::Mean), None, "nothing ran");
     }
+
+    fn growth(load: Load, dl: f64, dx: f64, dr: f64, past_knee: bool) -> (Class, String) {
+        let s = step(load, 1000.0, 100.0, 0.0);
+        judge_growth(
+            &s,
+            Some(dl),
+            Some(dx),
+            Some(dr),
+            past_knee,
+            100.0,
+            &Thresholds::default(),
+        )
+    }
+
+    #[test]
+    fn class_names() {
+        let names = [
+            (Class::Healthy, "healthy"),
+            (Class::Saturated, "saturated"),
+            (Class::Queueing, "queueing"),
+            (Class::Overloaded, "overloaded"),
+        ];
+        for (class, name) in names {
+            assert_eq!(class.as_str(), name);
+        }
+    }
+
+    #[test]
+    fn growth_at_each_threshold_exactly() {
+        // No load added but throughput fell: efficiency is taken as 1.
+        assert_eq!(
+            growth(Load::Connections(10), 0.0, -10.0, 0.0, false).0,
+            Class::Healthy
+        );
+        // Open model: a latency rise of exactly 50% is not yet a queue.
+        assert_eq!(
+            growth(Load::Rate(1000.0), 100.0, 100.0, 50.0, false).0,
+            Class::Healthy
+        );
+        let (class, rule) = growth(Load::Rate(1000.0), 100.0, 100.0, 50.1, false);
+        assert_eq!(class, Class::Saturated);
+        assert!(
+            rule.contains("rate achieved but latency rose > 50%"),
+            "{rule}"
+        );
+        // Low efficiency and no queue: the efficiency is the reason given.
+        let (_, rule) = growth(Load::Connections(10), 100.0, 10.0, 0.0, false);
+        assert!(rule.contains(": efficiency < 0.5 — the knee"), "{rule}");
+        // Past the knee: flat means under +5%, rising means over +10%.
+        assert_eq!(
+            growth(Load::Connections(10), 100.0, 4.9, 10.1, true).0,
+            Class::Queueing
+        );
+        assert_eq!(
+            growth(Load::Connections(10), 100.0, 5.0, 10.1, true).0,
+            Class::Saturated
+        );
+        assert_eq!(
+            growth(Load::Connections(10), 100.0, 4.9, 10.0, true).0,
+            Class::Saturated
+        );
+    }
+
+    #[test]
+    fn queueing_counts_the_waiting_requests_by_littles_law() {
+        // X = 1000 req/s, R − R₀ = 300 − 100 ms: 200 waiting.
+        let s = step(Load::Connections(400), 1000.0, 300.0, 0.0);
+        let t = Thresholds::default();
+        let (class, rule) = judge_growth(&s, Some(100.0), Some(1.0), Some(50.0), true, 100.0, &t);
+        assert_eq!(class, Class::Queueing);
+        assert!(rule.contains("≈ 200 requests waiting"), "{rule}");
+    }
+
+    #[test]
+    fn a_first_open_step_at_exactly_the_achieved_share_is_the_reference() {
+        let t = Thresholds::default();
+        let at = step(Load::Rate(1000.0), 950.0, 10.0, 0.0);
+        assert_eq!(
+            judge_growth(&at, None, None, None, false, 10.0, &t).0,
+            Class::Healthy
+        );
+        let under = step(Load::Rate(1000.0), 949.0, 10.0, 0.0);
+        assert_eq!(
+            judge_growth(&under, None, None, None, false, 10.0, &t).0,
+            Class::Saturated
+        );
+    }
+
+    #[test]
+    fn errors_and_timeouts_at_their_limits() {
+        let t = Thresholds::default();
+        // Responses that all failed are errors, not "nothing completed".
+        let failed = step(Load::Connections(10), 500.0, 5.0, 100.0);
+        assert_eq!(
+            error_verdict(&failed, None, &t).as_deref(),
+            Some("errors 100.00% > 1%")
+        );
+        assert_eq!(
+            error_verdict(&step(Load::Connections(10), 500.0, 5.0, 1.0), None, &t),
+            None
+        );
+        // 1 timeout in 1000 requests is 0.1%: the limit, not over it.
+        let mut timed_out = step(Load::Connections(10), 500.0, 5.0, 0.0);
+        (timed_out.requests, timed_out.timeouts) = (1000, 1);
+        assert_eq!(error_verdict(&timed_out, None, &t), None);
+        timed_out.timeouts = 2;
+        assert!(error_verdict(&timed_out, None, &t).is_some());
+    }
+
+    #[test]
+    fn changes_need_a_positive_old_value_and_a_finite_new_one() {
+        assert_eq!(pct_change(5.0, 0.0), None);
+        assert_eq!(pct_change(f64::NAN, 10.0), None);
+        assert_eq!(pct_change(15.0, 10.0), Some(50.0));
+    }
+
+    #[test]
+    fn the_first_step_that_stops_scaling_is_the_knee_and_later_ones_are_past_it() {
+        let steps = [
+            (100, 1000.0, 10.0),
+            (200, 1900.0, 10.5),
+            (400, 2000.0, 20.0),
+            (800, 2020.0, 40.0),
+        ]
+        .map(|(n, x, r)| step(Load::Connections(n), x, r, 0.0));
+        let a = analyze_sweep(&steps, None, &Thresholds::default());
+        assert!(
+            a.steps[2].rule.ends_with("— the knee"),
+            "{}",
+            a.steps[2].rule
+        );
+        assert_eq!(a.steps[3].class, Class::Queueing, "{}", a.steps[3].rule);
+    }
+
+    #[test]
+    fn a_goodput_above_the_offered_rate_warns_only_beyond_the_noise() {
+        let at = |rate: f64, goodput: f64| {
+            let mut s = step(Load::Rate(rate), goodput, 5.0, 0.0);
+            s.goodput = goodput;
+            let a = analyze_sweep(&[s], None, &Thresholds::default());
+            above_offered(&a.steps[0])
+        };
+        assert_eq!(at(1000.0, 1015.0), None, "within 2%");
+        assert!(at(1000.0, 1021.0).is_some());
+        assert_eq!(at(0.0, 10.0), None, "no offered rate");
+    }
 }
