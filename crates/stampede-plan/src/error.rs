@@ -91,7 +91,6 @@ pub enum PlanError {
         why: String,
     },
     TlsNeedsHttps,
-    Http2NeedsClosedModel,
     Http2Conflict,
     /// `--io epoll|uring` asked for a run only the tokio loop can drive.
     ReactorCannotDrive {
@@ -140,12 +139,6 @@ impl PlanError {
                 format!("invalid {} '{text}': {why}", either(*setting))
             }
             PlanError::TlsNeedsHttps => format!("{} need an https:// URL", both(Setting::Tls)),
-            PlanError::Http2NeedsClosedModel => format!(
-                "{} works with the closed model ({} and {}), not with {a_rate} yet: the open model paces HTTP/1.1 and HTTP/3",
-                either(Setting::Http2),
-                either(Setting::Connections),
-                either(Setting::Streams),
-            ),
             PlanError::Http2Conflict => format!(
                 "{} cannot be combined with {}, {} or {}",
                 either(Setting::Http2),

@@ -170,9 +170,6 @@ impl Plan {
         }
         if self.transport.http2 {
             self.transport.streams = self.transport.streams.max(1);
-            if !matches!(self.model, LoadModel::Closed { .. }) {
-                return Err(PlanError::Http2NeedsClosedModel);
-            }
             if self.transport.pipeline > 1 || self.request.http10 || self.transport.proxy.is_some()
             {
                 return Err(PlanError::Http2Conflict);

@@ -58,6 +58,20 @@ impl Dispatcher {
         self.backlog.borrow_mut().pop(Instant::now())
     }
 
+    /// A job a slot took but cannot carry (an HTTP/2 stream beyond the
+    /// server's limit, h2_open.rs): to the most recently idle slot, else
+    /// first in the backlog, its intended instant kept.
+    pub(crate) fn hand_back(&self, intended: Instant) {
+        let idle = self.slots.borrow_mut().take_idle();
+        match idle.and_then(|slot| self.inboxes.borrow().get(slot).cloned()) {
+            Some(inbox) => {
+                inbox.job.set(Some(intended));
+                inbox.wake.notify_one();
+            }
+            None => self.backlog.borrow_mut().push_front(intended),
+        }
+    }
+
     /// Slot `slot`'s next job once its last is done: the oldest backlog
     /// entry, or else it parks as idle until the rule hands it one.
     pub(crate) async fn next_job(&self, slot: usize) -> Instant {

@@ -46,6 +46,12 @@ impl OpenSlots {
         self.idle.push(index);
     }
 
+    /// The most recently idle slot, if any, now busy: for a job given
+    /// back by a slot that cannot carry it.
+    pub(crate) fn take_idle(&mut self) -> Option<usize> {
+        self.idle.pop()
+    }
+
     /// True when no slot could take a request now: none idle, all `cap`
     /// used. Then nothing can leave before an answer frees one, so a loop
     /// need not wake for the next instant.
