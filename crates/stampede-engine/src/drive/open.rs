@@ -111,6 +111,7 @@ pub(crate) async fn run_pacer(
         |ctx, dispatcher, slot, intended| {
             let task = run_open_slot(ctx.clone(), dispatcher.clone(), slot, intended);
             tokio::task::spawn_local(task);
+            true
         },
     )
     .await;
@@ -118,7 +119,10 @@ pub(crate) async fn run_pacer(
 
 /// [`run_pacer`] with the slots `spawn_slot` starts: it starts slot number
 /// `slot` (up to `load.max_connections`) on its first job (the HTTP/1.1
-/// slot in run_pacer, HTTP/3's streams in h3_open.rs).
+/// slot in run_pacer, HTTP/2's and HTTP/3's streams in h2_open.rs and
+/// h3_open.rs), or returns false when that slot can never carry a request
+/// (an HTTP/2 stream beyond the server's limit): the job then goes where
+/// the rule says next, and the slot stays busy for good.
 pub(crate) async fn run_pacer_with<S>(
     ctx: Rc<ConnectionContext>,
     load: OpenLoad,
@@ -126,7 +130,7 @@ pub(crate) async fn run_pacer_with<S>(
     end: Option<Instant>,
     spawn_slot: S,
 ) where
-    S: Fn(&Rc<ConnectionContext>, &Rc<Dispatcher>, usize, Instant),
+    S: Fn(&Rc<ConnectionContext>, &Rc<Dispatcher>, usize, Instant) -> bool,
 {
     let dispatcher = Rc::new(Dispatcher::new(measure_start));
     // The schedule starts at the start of measurement (or now, during warm-up),
@@ -185,24 +189,29 @@ fn dispatch<S>(
     intended: Instant,
     spawn_slot: &S,
 ) where
-    S: Fn(&Rc<ConnectionContext>, &Rc<Dispatcher>, usize, Instant),
+    S: Fn(&Rc<ConnectionContext>, &Rc<Dispatcher>, usize, Instant) -> bool,
 {
-    let destination = dispatcher
-        .slots
-        .borrow_mut()
-        .destination(load.max_connections);
-    match destination {
-        Destination::Idle(slot) => {
-            if let Some(inbox) = dispatcher.inboxes.borrow().get(slot) {
-                inbox.job.set(Some(intended));
-                inbox.wake.notify_one();
+    loop {
+        let destination = dispatcher
+            .slots
+            .borrow_mut()
+            .destination(load.max_connections);
+        match destination {
+            Destination::Idle(slot) => {
+                if let Some(inbox) = dispatcher.inboxes.borrow().get(slot) {
+                    inbox.job.set(Some(intended));
+                    inbox.wake.notify_one();
+                }
             }
+            Destination::New(slot) => {
+                dispatcher.inboxes.borrow_mut().push(Rc::default());
+                if !spawn_slot(ctx, dispatcher, slot, intended) {
+                    continue;
+                }
+            }
+            Destination::Backlog => dispatcher.backlog.borrow_mut().push(intended),
         }
-        Destination::New(slot) => {
-            dispatcher.inboxes.borrow_mut().push(Rc::default());
-            spawn_slot(ctx, dispatcher, slot, intended);
-        }
-        Destination::Backlog => dispatcher.backlog.borrow_mut().push(intended),
+        return;
     }
 }
 

@@ -3,9 +3,10 @@
 //! slot `s` rides connection `s / --streams`, so a free stream on an open
 //! connection is taken first, then a new connection up to `-c`, then the
 //! backlog; its wait counts in its latency, from the intended instant. A
-//! slot beyond the server's SETTINGS_MAX_CONCURRENT_STREAMS on its
-//! connection gives its first job back and takes no other. Requests go
-//! and are booked as in the closed model (h2_client.rs `try_request`).
+//! slot beyond the server's SETTINGS_MAX_CONCURRENT_STREAMS is not started
+//! (the rule goes on to the next), or, if it started before the server's
+//! SETTINGS arrived, gives its job back and takes no other. Requests go and
+//! are booked as in the closed model (h2_client.rs `try_request`).
 
 use crate::drive::connection::ConnectionContext;
 use crate::drive::h2::h2_client::{open, try_request, Tried};
@@ -41,6 +42,12 @@ pub(crate) async fn run_h2_pacer(
         end,
         move |ctx, dispatcher, slot, first| {
             let cell = cells[(slot / streams).min(cells.len() - 1)].clone();
+            // The server's limit, from this connection or else the first
+            // (the same server): a stream beyond it is never started.
+            let limit = cell.server_streams().min(cells[0].server_streams());
+            if slot % streams >= limit {
+                return false;
+            }
             let stream = OpenStream {
                 ctx: ctx.clone(),
                 h2ctx: h2ctx.clone(),
@@ -52,6 +59,7 @@ pub(crate) async fn run_h2_pacer(
                 user: ctx.user_id(slot as u32),
             };
             tokio::task::spawn_local(stream.run(first));
+            true
         },
     )
     .await;
@@ -190,7 +198,7 @@ impl OpenStream {
         let mut backoff = Backoff::default();
         let mut job = first;
         loop {
-            if self.rank >= self.cell.server_streams() {
+            if self.rank > 0 && self.rank >= self.cell.server_streams() {
                 // The server allows fewer streams per connection than
                 // --streams: this slot would wait behind the others of its
                 // connection. Its job goes back; it takes no other.

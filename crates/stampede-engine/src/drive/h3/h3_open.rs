@@ -44,6 +44,7 @@ pub(crate) async fn run_h3_pacer(
                 user,
             );
             tokio::task::spawn_local(stream);
+            true
         },
     )
     .await;
