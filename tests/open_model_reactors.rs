@@ -65,6 +65,27 @@ fn requests_flag_with_a_rate_sends_exactly_n() {
             assert!(run.count("/connections/opened") <= 5, "{label}: -c caps");
         }
     }
+    // And over HTTP/2, 5 connections of 4 streams at most.
+    let args = [
+        &url,
+        "--http2",
+        "--streams",
+        "4",
+        "-n",
+        "1501",
+        "-r",
+        "3000",
+        "-c",
+        "5",
+        "-t",
+        "2",
+    ];
+    let run = run_stampede(binary(), &args);
+    assert_eq!(run.code(), Some(0), "--http2: {}", run.stderr());
+    assert_eq!(run.count("/requests/success"), 1501, "--http2");
+    assert_balanced(&run, "--http2");
+    assert!(run.count("/connections/opened") <= 5, "--http2: -c caps");
+    runs += 1;
     let stats = target.shutdown().unwrap();
     assert_eq!(stats.requests_total, runs * 1501, "the server agrees");
 }
@@ -425,6 +446,25 @@ fn stages_send_the_area_under_the_rate() {
         assert_near(run.count("/requests/sent"), 300.0, 0.02, &label);
         assert_balanced(&run, &label);
     }
+    // The same schedule over HTTP/2's streams.
+    let args = [
+        &url,
+        "--http2",
+        "--streams",
+        "4",
+        "-r",
+        "200",
+        "--stages",
+        "1s:200,1s:200",
+        "-c",
+        "10",
+        "-t",
+        "2",
+    ];
+    let run = run_stampede(binary(), &args);
+    assert_eq!(run.code(), Some(0), "--http2: {}", run.stderr());
+    assert_near(run.count("/requests/sent"), 300.0, 0.02, "--http2");
+    assert_balanced(&run, "--http2");
 }
 
 #[test]
