@@ -128,6 +128,23 @@ fn what_http2_cannot_carry_is_refused_in_one_line() {
     );
     let run = run_stampede(
         binary(),
+        &[
+            "http://127.0.0.1:9/?{{seq}}",
+            "--http2",
+            "--redirects",
+            "2",
+            "-n",
+            "1",
+        ],
+    );
+    assert_eq!(run.code(), Some(2), "{}", run.stderr());
+    assert!(
+        run.stderr().contains("drop --redirects"),
+        "{}",
+        run.stderr()
+    );
+    let run = run_stampede(
+        binary(),
         &["https://127.0.0.1:9/?{{seq}}", "--http3", "-n", "1"],
     );
     assert_eq!(run.code(), Some(2), "{}", run.stderr());

@@ -99,7 +99,7 @@ pub enum PlanError {
     },
     PipelineWithTargets,
     PipelineNeedsClosedModel,
-    /// Following redirects with HTTP/2 or pipelining.
+    /// Following redirects with pipelining.
     RedirectsConflict,
     /// A targets file that names no flag: the file, the line and why.
     Invalid(String),
@@ -165,9 +165,8 @@ impl PlanError {
                 either(Setting::Connections),
             ),
             PlanError::RedirectsConflict => format!(
-                "{} follows HTTP/1.1 requests one at a time: drop {} or {}",
+                "{} follows one request at a time: drop {}",
                 either(Setting::Redirects),
-                either(Setting::Http2),
                 either(Setting::Pipeline)
             ),
             PlanError::Invalid(text) => text.clone(),

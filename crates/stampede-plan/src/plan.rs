@@ -186,7 +186,7 @@ impl Plan {
                 });
             }
         }
-        if self.transport.redirects > 0 && (self.transport.http2 || self.transport.pipeline > 1) {
+        if self.transport.redirects > 0 && self.transport.pipeline > 1 {
             return Err(PlanError::RedirectsConflict);
         }
         if self.transport.pipeline > 1 && !self.mix.is_empty() {

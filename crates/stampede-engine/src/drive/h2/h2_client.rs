@@ -23,9 +23,8 @@
 
 use crate::drive::closed::ActiveSlots;
 use crate::drive::connection::ConnectionContext;
-use crate::drive::h2::h2_conn_end::{sent, ConnectionEnd, Retry, SendError};
-use crate::drive::h2::h2_exchange::exchange;
-use crate::http1::DecodedCount;
+use crate::drive::h2::h2_conn_end::{ConnectionEnd, Retry};
+use crate::drive::h2::h2_redirects::{send_following, Chain};
 use crate::net::outcome_class::classify_h2;
 use crate::plan::h2_request::{H2Context, H2Request};
 use crate::worker::request_log::LogFacts;
@@ -358,7 +357,7 @@ pub(crate) async fn try_request(
     timeout
         .as_mut()
         .reset(tokio::time::Instant::from_std(start + ctx.timeout));
-    let exchange = send(sender, request, ctx.decode);
+    let exchange = send_following(ctx, sender, request, target);
     tokio::pin!(exchange);
     let exchange = tokio::select! {
         biased;
@@ -366,11 +365,12 @@ pub(crate) async fn try_request(
         () = &mut timeout => None,
     };
     let (result, first_byte, body_bytes) = match exchange {
-        Some(Ok((status, first_byte, body, decoded))) => (
-            ctx.settle_stream_decoding(intended, status, decoded),
-            Some(first_byte),
-            body,
+        Some(Ok(Chain::Answer(answer))) => (
+            ctx.settle_stream_decoding(intended, answer.status, answer.decoded),
+            Some(answer.first_byte),
+            answer.body,
         ),
+        Some(Ok(Chain::Refused(kind))) => (Err(kind), None, 0),
         Some(Err((e, sent))) => {
             let kind = classify_h2(&e);
             if end.failed(&e, sent, kind) && !again {
@@ -400,35 +400,3 @@ pub(crate) async fn try_request(
     ctx.book(&outcome, facts);
     Tried::Booked
 }
-
-/// Sends one request and reads its whole response; returns the status, when
-/// the response headers arrived, the body length and, with `decode`
-/// (`--decode`), its decoded length or why it did not decode.
-async fn send(
-    sender: &mut SendRequest<Bytes>,
-    request: &H2Request,
-    decode: bool,
-) -> Result<(u16, Instant, u64, Option<Decoded>), SendError> {
-    let (response, first_byte) = exchange(sender, request).await?;
-    let status = response.status().as_u16();
-    let mut count = decode.then(|| DecodedCount::new(response.headers()));
-    let mut body = response.into_body();
-    let mut length = 0u64;
-    while let Some(chunk) = body.data().await {
-        let chunk = chunk.map_err(sent)?;
-        length += chunk.len() as u64;
-        if let Some(count) = &mut count {
-            count.data(&chunk);
-        }
-        // Return the flow-control window so the server keeps sending.
-        let _ = body.flow_control().release_capacity(chunk.len());
-        if body.is_end_stream() {
-            // The frame carried END_STREAM: no need to poll for the end.
-            break;
-        }
-    }
-    Ok((status, first_byte, length, count.map(DecodedCount::end)))
-}
-
-/// A body's decoded length and whether it came encoded, or why it did not decode.
-type Decoded = Result<(u64, bool), crate::http1::DecodeError>;
