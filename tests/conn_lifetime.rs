@@ -194,6 +194,30 @@ fn http2_stops_opening_streams_and_reconnects() {
     assert_eq!(after.h2_connections - before.h2_connections, 10);
     assert_eq!(after.h2_streams_total - before.h2_streams_total, 120);
     assert_planned(&run, 1, "--http2");
+
+    // The open model's streams ask the same lifetime: twelve a connection.
+    let before = target.stats();
+    let run = run_ok(&[
+        &url,
+        "--http2",
+        "--streams",
+        "4",
+        "-t",
+        "1",
+        "-c",
+        "1",
+        "-r",
+        "400",
+        "-n",
+        "120",
+        "--conn-max-requests",
+        "12",
+    ]);
+    let after = target.stats();
+    assert_eq!(run.count("/requests/success"), 120, "--http2 -r");
+    assert_eq!(after.h2_connections - before.h2_connections, 10, "-r");
+    assert_eq!(after.h2_streams_total - before.h2_streams_total, 120);
+    assert_planned(&run, 1, "--http2 -r");
 }
 
 #[test]

@@ -410,6 +410,41 @@ fn the_request_log_has_a_line_per_finished_request_over_http2() {
         "a header and 200 rows"
     );
 
+    // The open model (-r) for a duration: whatever is still in flight at
+    // the end is unfinished and has no line; every other request has one.
+    let log = dir.join("open.log");
+    let args = [
+        url.as_str(),
+        "--http2",
+        "-r",
+        "400",
+        "-d",
+        "1s",
+        "-c",
+        "2",
+        "--streams",
+        "3",
+        "-t",
+        "2",
+        "--log-requests",
+        log.to_str().unwrap(),
+    ];
+    let run = run_stampede(binary(), &args);
+    let lines = one_line_per_finished_request(&run, 0, &log, "h2 open");
+    // Every request sent has its line but those still in flight at the
+    // end (at most one per stream: 2 threads x 1 connection x 3 streams).
+    let unfinished = run.count("/requests/unfinished");
+    assert!(unfinished <= 6, "h2 open: {}", run.result()["requests"]);
+    assert_eq!(
+        lines.len() as u64 + unfinished,
+        run.count("/requests/sent"),
+        "h2 open: {}",
+        run.result()["requests"]
+    );
+    for line in &lines {
+        assert_answered(line, &url, 6, "h2 open");
+    }
+
     // A workload (a template, judged by a check): each stream a user.
     let log = dir.join("workload.log");
     let templated = format!("{url}?id={{{{seq}}}}");

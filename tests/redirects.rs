@@ -4,7 +4,9 @@
 //! the `redirect_limit` error, a POST answered 302 goes on as a GET, and
 //! through a Unix socket a redirect to another origin is the response
 //! (counted as offsite; straight to a host it is followed:
-//! tests/redirect_origins.rs).
+//! tests/redirect_origins.rs). Over HTTP/2 (h2c) the same rules hold, each
+//! hop a stream on the same connection, in both load models; another
+//! origin is offsite there too.
 
 use stampede_testkit::{binary, one_thread, run_stampede, spawn_target, RawServer, Run};
 use std::io::Write;
@@ -139,6 +141,78 @@ fn through_a_unix_socket_another_origin_is_not_followed() {
         assert_eq!(run.count("/redirects/offsite"), 3, "--io {io}");
         assert_eq!(run.count("/redirects/followed"), 0, "--io {io}");
     }
+}
+
+#[test]
+fn over_http2_hops_are_streams_on_the_same_connection() {
+    let target = spawn_target(one_thread());
+    let base = format!("http://{}", target.local_addr());
+    let url = format!("{base}/redirect/3");
+    for (model, extra) in [("closed", &[][..]), ("open", &["-r", "200"][..])] {
+        let before = target.stats();
+        let mut args = vec![
+            url.as_str(),
+            "--http2",
+            "--redirects",
+            "5",
+            "-n",
+            "20",
+            "-c",
+            "2",
+            "--streams",
+            "2",
+            "-t",
+            "1",
+        ];
+        args.extend_from_slice(extra);
+        let run = run_stampede(binary(), &args);
+        let after = target.stats();
+        assert_eq!(run.code(), Some(0), "{model}: {}", run.stderr());
+        assert_eq!(run.count("/requests/sent"), 20, "{model}");
+        assert_eq!(run.count("/status/200"), 20, "{model}: no 302 is an answer");
+        assert_eq!(run.count("/redirects/followed"), 60, "{model}");
+        // The server saw every hop as a stream: 4 per chain, on at most
+        // the run's 2 connections.
+        assert_eq!(after.h2_streams_total - before.h2_streams_total, 80);
+        assert!(after.h2_connections - before.h2_connections <= 2, "{model}");
+    }
+    let run = run_stampede(
+        binary(),
+        &[
+            &url,
+            "--http2",
+            "--redirects",
+            "2",
+            "-n",
+            "10",
+            "-c",
+            "1",
+            "-t",
+            "1",
+        ],
+    );
+    assert_eq!(run.count("/errors/redirect_limit"), 10);
+    assert_eq!(run.count("/redirects/followed"), 20);
+    // Another origin: not followed over HTTP/2, the 302 is the answer.
+    let away = format!("{base}/redirect-to?url=http%3A%2F%2F127.0.0.1%3A1%2Fx");
+    let run = run_stampede(
+        binary(),
+        &[
+            &away,
+            "--http2",
+            "--redirects",
+            "3",
+            "-n",
+            "3",
+            "-c",
+            "1",
+            "-t",
+            "1",
+        ],
+    );
+    assert_eq!(run.count("/status/302"), 3, "{}", run.stderr());
+    assert_eq!(run.count("/redirects/offsite"), 3);
+    assert_eq!(run.count("/redirects/followed"), 0);
 }
 
 #[test]

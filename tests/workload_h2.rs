@@ -109,6 +109,40 @@ fn what_http2_cannot_carry_is_refused_in_one_line() {
     let run = run_stampede(binary(), &["--scenario", &file, "--http2"]);
     assert_eq!(run.code(), Some(2), "{}", run.stderr());
     assert_eq!(run.stderr().trim().lines().count(), 1, "{}", run.stderr());
+    // Fixed requests go over HTTP/2 in the open model; a workload not yet.
+    let run = run_stampede(
+        binary(),
+        &[
+            "http://127.0.0.1:9/?{{seq}}",
+            "--http2",
+            "-r",
+            "5",
+            "-n",
+            "1",
+        ],
+    );
+    assert_eq!(run.code(), Some(2), "{}", run.stderr());
+    assert_eq!(
+        run.stderr().trim(),
+        "stampede: error: with {{...}} templates, HTTP/2 runs the closed model for now: give it connections, or drop --http2",
+    );
+    let run = run_stampede(
+        binary(),
+        &[
+            "http://127.0.0.1:9/?{{seq}}",
+            "--http2",
+            "--redirects",
+            "2",
+            "-n",
+            "1",
+        ],
+    );
+    assert_eq!(run.code(), Some(2), "{}", run.stderr());
+    assert!(
+        run.stderr().contains("drop --redirects"),
+        "{}",
+        run.stderr()
+    );
     let run = run_stampede(
         binary(),
         &["https://127.0.0.1:9/?{{seq}}", "--http3", "-n", "1"],

@@ -251,6 +251,16 @@ fn refuse_unsupported(plan: &Plan, spec: &WorkloadSpec, given: &str) -> anyhow::
         anyhow::bail!("with {given}, a run goes over HTTP/1.1 or HTTP/2 for now: drop --http3");
     }
     if plan.transport.http2 {
+        if plan.transport.redirects > 0 {
+            anyhow::bail!(
+                "with {given}, --redirects goes over HTTP/1.1 for now: drop --redirects or --http2"
+            );
+        }
+        if matches!(plan.model, LoadModel::Rate { .. }) {
+            anyhow::bail!(
+                "with {given}, HTTP/2 runs the closed model for now: give it connections, or drop --http2"
+            );
+        }
         if let Some(group) = spec
             .groups
             .iter()

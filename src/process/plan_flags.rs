@@ -95,7 +95,7 @@ mod tests {
         assert_eq!(text, "requests must be at least 1 (-n)");
         assert_eq!(
             PlanError::RedirectsConflict.with_flags(&run_flag),
-            "--redirects follows HTTP/1.1 requests one at a time: drop --http2 or --pipeline"
+            "--redirects follows one request at a time: drop --pipeline"
         );
         assert_eq!(
             PlanError::TlsNeedsHttps.with_flags(&run_flag),

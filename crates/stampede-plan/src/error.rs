@@ -91,7 +91,6 @@ pub enum PlanError {
         why: String,
     },
     TlsNeedsHttps,
-    Http2NeedsClosedModel,
     Http2Conflict,
     /// `--io epoll|uring` asked for a run only the tokio loop can drive.
     ReactorCannotDrive {
@@ -100,7 +99,7 @@ pub enum PlanError {
     },
     PipelineWithTargets,
     PipelineNeedsClosedModel,
-    /// Following redirects with HTTP/2 or pipelining.
+    /// Following redirects with pipelining.
     RedirectsConflict,
     /// A targets file that names no flag: the file, the line and why.
     Invalid(String),
@@ -140,12 +139,6 @@ impl PlanError {
                 format!("invalid {} '{text}': {why}", either(*setting))
             }
             PlanError::TlsNeedsHttps => format!("{} need an https:// URL", both(Setting::Tls)),
-            PlanError::Http2NeedsClosedModel => format!(
-                "{} works with the closed model ({} and {}), not with {a_rate} yet: the open model paces HTTP/1.1 and HTTP/3",
-                either(Setting::Http2),
-                either(Setting::Connections),
-                either(Setting::Streams),
-            ),
             PlanError::Http2Conflict => format!(
                 "{} cannot be combined with {}, {} or {}",
                 either(Setting::Http2),
@@ -172,9 +165,8 @@ impl PlanError {
                 either(Setting::Connections),
             ),
             PlanError::RedirectsConflict => format!(
-                "{} follows HTTP/1.1 requests one at a time: drop {} or {}",
+                "{} follows one request at a time: drop {}",
                 either(Setting::Redirects),
-                either(Setting::Http2),
                 either(Setting::Pipeline)
             ),
             PlanError::Invalid(text) => text.clone(),

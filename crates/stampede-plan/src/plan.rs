@@ -170,9 +170,6 @@ impl Plan {
         }
         if self.transport.http2 {
             self.transport.streams = self.transport.streams.max(1);
-            if !matches!(self.model, LoadModel::Closed { .. }) {
-                return Err(PlanError::Http2NeedsClosedModel);
-            }
             if self.transport.pipeline > 1 || self.request.http10 || self.transport.proxy.is_some()
             {
                 return Err(PlanError::Http2Conflict);
@@ -189,7 +186,7 @@ impl Plan {
                 });
             }
         }
-        if self.transport.redirects > 0 && (self.transport.http2 || self.transport.pipeline > 1) {
+        if self.transport.redirects > 0 && self.transport.pipeline > 1 {
             return Err(PlanError::RedirectsConflict);
         }
         if self.transport.pipeline > 1 && !self.mix.is_empty() {

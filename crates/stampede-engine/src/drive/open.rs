@@ -1,12 +1,13 @@
-//! The open model on tokio (HTTP/2, TLS): requests are due at intended
-//! instants computed from the rate (pacer.rs), whatever the server does. A due request
-//! goes to the most recently idle connection, or a new one while under the
-//! cap; when all are busy it waits in a backlog and its waiting time counts in
-//! its latency, because latency is measured from the intended instant
-//! (coordinated omission is not hidden). The pacer sleeps on a precise timer
-//! (see precise_timer.rs) and dispatches every request whose instant has passed;
-//! while every slot is busy it sleeps until one is free instead (the
-//! reactors' rule, reactor/open_dispatch.rs).
+//! The open model on tokio (HTTP/1.1 here, HTTP/2 and HTTP/3 through
+//! [`run_pacer_with`]): requests are due at intended instants computed from
+//! the rate (pacer.rs), whatever the server does. A due request goes where
+//! the one dispatch rule says (worker/open_slots.rs): the most recently idle
+//! slot, or a new one while under the cap; when all are busy it waits in a
+//! backlog and its waiting time counts in its latency, because latency is
+//! measured from the intended instant (coordinated omission is not hidden).
+//! The pacer sleeps on a precise timer (see precise_timer.rs) and dispatches
+//! every request whose instant has passed; while every slot is busy it
+//! sleeps until one is free instead (as the reactors do).
 //! When measurement begins, the warm-up's instants not yet sent are dropped:
 //! the window counts the requests intended in it (see WorkerState), and its
 //! requests must not wait behind a backlog that nobody measures.
@@ -14,25 +15,28 @@
 use crate::drive::connection::{ConnectionContext, Slot};
 use crate::drive::precise_timer::PreciseTimer;
 use crate::plan::worker_plan::OpenLoad;
+use crate::worker::open_slots::{Destination, OpenSlots};
 use crate::worker::pacer::{is_stale, Backlog, Pacer};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::time::Instant;
 use tokio::sync::Notify;
 
-/// A parked slot waiting for work.
+/// A slot's mailbox: where its next job is left while it is parked.
 #[derive(Debug, Default)]
-pub(crate) struct Inbox {
+struct Inbox {
     job: Cell<Option<Instant>>,
     wake: Notify,
 }
 
-/// Work waiting for a free connection, and free connections waiting for work.
+/// Work waiting for a free slot, and free slots waiting for work; where a
+/// due request goes is the one rule of worker/open_slots.rs.
 #[derive(Debug)]
 pub(crate) struct Dispatcher {
     backlog: RefCell<Backlog>,
-    idle: RefCell<Vec<Rc<Inbox>>>,
-    spawned: Cell<usize>,
+    slots: RefCell<OpenSlots>,
+    /// Slot `i`'s inbox, made when the rule first starts it.
+    inboxes: RefCell<Vec<Rc<Inbox>>>,
     /// Told when a slot goes idle: the pacer waits for it instead of its
     /// next instant while every slot is busy.
     freed: Notify,
@@ -42,8 +46,8 @@ impl Dispatcher {
     fn new(measure_start: Instant) -> Dispatcher {
         Dispatcher {
             backlog: RefCell::new(Backlog::new(measure_start)),
-            idle: RefCell::default(),
-            spawned: Cell::new(0),
+            slots: RefCell::default(),
+            inboxes: RefCell::default(),
             freed: Notify::new(),
         }
     }
@@ -54,20 +58,31 @@ impl Dispatcher {
         self.backlog.borrow_mut().pop(Instant::now())
     }
 
-    /// True when no slot could take a request now: none idle, all `cap`
-    /// started.
-    fn all_busy(&self, cap: usize) -> bool {
-        self.idle.borrow().is_empty() && self.spawned.get() >= cap
+    /// A job a slot took but cannot carry (an HTTP/2 stream beyond the
+    /// server's limit, h2_open.rs): to the most recently idle slot, else
+    /// first in the backlog, its intended instant kept.
+    pub(crate) fn hand_back(&self, intended: Instant) {
+        let idle = self.slots.borrow_mut().take_idle();
+        match idle.and_then(|slot| self.inboxes.borrow().get(slot).cloned()) {
+            Some(inbox) => {
+                inbox.job.set(Some(intended));
+                inbox.wake.notify_one();
+            }
+            None => self.backlog.borrow_mut().push_front(intended),
+        }
     }
 
-    /// A slot's next job once its last is done: the oldest backlog entry,
-    /// or else it parks as idle until one is handed to `inbox` (most
-    /// recently idle first, so the fewest connections stay warm).
-    pub(crate) async fn next_job(&self, inbox: &Rc<Inbox>) -> Instant {
+    /// Slot `slot`'s next job once its last is done: the oldest backlog
+    /// entry, or else it parks as idle until the rule hands it one.
+    pub(crate) async fn next_job(&self, slot: usize) -> Instant {
         if let Some(intended) = self.next_queued() {
             return intended;
         }
-        self.idle.borrow_mut().push(inbox.clone());
+        let Some(inbox) = self.inboxes.borrow().get(slot).cloned() else {
+            // Only the rule starts slots, each with its inbox.
+            return std::future::pending().await;
+        };
+        self.slots.borrow_mut().went_idle(slot);
         self.freed.notify_one();
         loop {
             inbox.wake.notified().await;
@@ -96,6 +111,7 @@ pub(crate) async fn run_pacer(
         |ctx, dispatcher, slot, intended| {
             let task = run_open_slot(ctx.clone(), dispatcher.clone(), slot, intended);
             tokio::task::spawn_local(task);
+            true
         },
     )
     .await;
@@ -103,7 +119,10 @@ pub(crate) async fn run_pacer(
 
 /// [`run_pacer`] with the slots `spawn_slot` starts: it starts slot number
 /// `slot` (up to `load.max_connections`) on its first job (the HTTP/1.1
-/// slot in run_pacer, HTTP/3's streams in h3_open.rs).
+/// slot in run_pacer, HTTP/2's and HTTP/3's streams in h2_open.rs and
+/// h3_open.rs), or returns false when that slot can never carry a request
+/// (an HTTP/2 stream beyond the server's limit): the job then goes where
+/// the rule says next, and the slot stays busy for good.
 pub(crate) async fn run_pacer_with<S>(
     ctx: Rc<ConnectionContext>,
     load: OpenLoad,
@@ -111,7 +130,7 @@ pub(crate) async fn run_pacer_with<S>(
     end: Option<Instant>,
     spawn_slot: S,
 ) where
-    S: Fn(&Rc<ConnectionContext>, &Rc<Dispatcher>, usize, Instant),
+    S: Fn(&Rc<ConnectionContext>, &Rc<Dispatcher>, usize, Instant) -> bool,
 {
     let dispatcher = Rc::new(Dispatcher::new(measure_start));
     // The schedule starts at the start of measurement (or now, during warm-up),
@@ -131,7 +150,7 @@ pub(crate) async fn run_pacer_with<S>(
             // instants are dropped, as its queued ones are (next_queued).
             continue;
         }
-        if next > Instant::now() && dispatcher.all_busy(load.max_connections) {
+        if next > Instant::now() && dispatcher.slots.borrow().all_busy(load.max_connections) {
             // Nothing can leave before a slot is free: wait for that, not for
             // the instant (one timer wake per arrival just to queue it costs
             // a third of the CPU at a saturated server). What fell due
@@ -170,20 +189,30 @@ fn dispatch<S>(
     intended: Instant,
     spawn_slot: &S,
 ) where
-    S: Fn(&Rc<ConnectionContext>, &Rc<Dispatcher>, usize, Instant),
+    S: Fn(&Rc<ConnectionContext>, &Rc<Dispatcher>, usize, Instant) -> bool,
 {
-    if let Some(inbox) = dispatcher.idle.borrow_mut().pop() {
-        inbox.job.set(Some(intended));
-        inbox.wake.notify_one();
+    loop {
+        let destination = dispatcher
+            .slots
+            .borrow_mut()
+            .destination(load.max_connections);
+        match destination {
+            Destination::Idle(slot) => {
+                if let Some(inbox) = dispatcher.inboxes.borrow().get(slot) {
+                    inbox.job.set(Some(intended));
+                    inbox.wake.notify_one();
+                }
+            }
+            Destination::New(slot) => {
+                dispatcher.inboxes.borrow_mut().push(Rc::default());
+                if !spawn_slot(ctx, dispatcher, slot, intended) {
+                    continue;
+                }
+            }
+            Destination::Backlog => dispatcher.backlog.borrow_mut().push(intended),
+        }
         return;
     }
-    let slot = dispatcher.spawned.get();
-    if slot < load.max_connections {
-        dispatcher.spawned.set(slot + 1);
-        spawn_slot(ctx, dispatcher, slot, intended);
-        return;
-    }
-    dispatcher.backlog.borrow_mut().push(intended);
 }
 
 /// One connection of the open model: runs its job, then takes the oldest
@@ -196,7 +225,6 @@ async fn run_open_slot(
     first: Instant,
 ) {
     let mut slot = Slot::new(ctx.head_request, index as u32);
-    let inbox = Rc::new(Inbox::default());
     let mut job = first;
     loop {
         let lag = Instant::now().saturating_duration_since(job);
@@ -213,6 +241,6 @@ async fn run_open_slot(
                 .begin_intended(intended, std::time::Duration::ZERO);
             slot.run_request(&ctx, intended).await;
         }
-        job = dispatcher.next_job(&inbox).await;
+        job = dispatcher.next_job(index).await;
     }
 }

@@ -168,6 +168,20 @@ fn start_load(
             );
             handles.push(tokio::task::spawn_local(pacer));
         }
+        WorkerLoad::Open(load) if plan.http2.is_some() => {
+            let h2 = plan.http2.as_ref().map(|h2| H2Context {
+                requests: h2.requests.clone(),
+                streams: h2.streams,
+            });
+            let pacer = crate::drive::h2::h2_open::run_h2_pacer(
+                context.clone(),
+                Rc::new(h2.expect("matched on http2")),
+                load.clone(),
+                plan.load_start,
+                plan.deadline,
+            );
+            handles.push(tokio::task::spawn_local(pacer));
+        }
         WorkerLoad::Open(load) => {
             let pacer = run_pacer(
                 context.clone(),

@@ -24,8 +24,9 @@
 //! - after `N` hops a further redirect is the `redirect_limit` error (with
 //!   a sample naming where it was going); an origin that cannot be reached
 //!   (its name does not resolve, its TLS options do not build) is `other`,
-//!   its reason sampled. HTTP/2 and pipelining refuse `--redirects`
-//!   (plan.rs): one request at a time on HTTP/1.1 is what hops need.
+//!   its reason sampled. Pipelining refuses `--redirects` (plan.rs): hops
+//!   need one request at a time. HTTP/2 follows by these rules too
+//!   (drive/h2/h2_redirects.rs), hops to the run's origin only.
 
 use crate::redirects::redirect_location::resolve;
 use crate::redirects::redirect_origin::{ForeignRules, Origin, OriginBook};

@@ -124,7 +124,8 @@ fn connector_spec(plan: &Plan) -> Result<(ConnectorSpec, Vec<SocketAddr>), Engin
 
 /// How `--redirects` follows: the run's origin, the limit, and how other
 /// origins are reached (straight to them, as the run reaches its own: not
-/// through a proxy or a Unix socket, which reach one origin only).
+/// through a proxy or a Unix socket, which reach one origin only, nor over
+/// HTTP/2, whose streams ride the run's own connections).
 fn redirect_rule(plan: &Plan, max_hops: u32) -> crate::redirects::redirect::RedirectRule {
     let transport = &plan.transport;
     let https = plan.target.scheme == Scheme::Https;
@@ -133,7 +134,7 @@ fn redirect_rule(plan: &Plan, max_hops: u32) -> crate::redirects::redirect::Redi
         host: bracketed(&plan.target.host.to_ascii_lowercase()),
         port: plan.target.port,
     };
-    let direct = transport.unix_socket.is_none() && transport.proxy.is_none();
+    let direct = transport.unix_socket.is_none() && transport.proxy.is_none() && !transport.http2;
     let foreign = direct.then(|| crate::redirects::redirect_origin::ForeignRules {
         resolve: transport.resolve.clone(),
         tls: transport.tls.clone(),

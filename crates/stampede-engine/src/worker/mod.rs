@@ -1,11 +1,13 @@
 //! What every worker keeps, whichever loop drives it: its state and
 //! recorder (worker_state.rs), its housekeeping, the open model's instants
-//! (pacer.rs), the connect backoff, its group's start and the request log.
+//! (pacer.rs) and where each goes (open_slots.rs), the connect backoff, its
+//! group's start and the request log.
 //! The loops in drive/ call these; nothing here imports a loop.
 
 pub(crate) mod backoff;
 pub(crate) mod group_start;
 pub(crate) mod housekeeping;
+pub(crate) mod open_slots;
 pub(crate) mod pacer;
 pub(crate) mod request_log;
 pub(crate) mod worker_state;

@@ -208,6 +208,12 @@ impl Backlog {
         self.queue.push_back(intended);
     }
 
+    /// Queues `intended` first: a job taken and given back, older than
+    /// those queued since.
+    pub(crate) fn push_front(&mut self, intended: Instant) {
+        self.queue.push_front(intended);
+    }
+
     pub(crate) fn is_empty(&self) -> bool {
         self.queue.is_empty()
     }

@@ -23,9 +23,8 @@
 
 use crate::drive::closed::ActiveSlots;
 use crate::drive::connection::ConnectionContext;
-use crate::drive::h2::h2_conn_end::{sent, ConnectionEnd, Retry, SendError};
-use crate::drive::h2::h2_exchange::exchange;
-use crate::http1::DecodedCount;
+use crate::drive::h2::h2_conn_end::{ConnectionEnd, Retry};
+use crate::drive::h2::h2_redirects::{send_following, Chain};
 use crate::net::outcome_class::classify_h2;
 use crate::plan::h2_request::{H2Context, H2Request};
 use crate::worker::request_log::LogFacts;
@@ -187,7 +186,7 @@ pub(crate) async fn run_h2_slot(
 /// shows as errors, as over HTTP/1.1) of virtual user `user`: `carried`
 /// (intended instant, target), a request begun on the last connection and
 /// waiting to go again, or else a new one. Err: the failure's class.
-async fn open(
+pub(crate) async fn open(
     ctx: &ConnectionContext,
     reconnect: bool,
     carried: Option<Retry>,
@@ -298,90 +297,106 @@ async fn run_stream(
             }
         };
         let request = &h2ctx.requests[target.min(h2ctx.requests.len() - 1)];
-        // A second try gets the whole timeout again (a new request's
-        // intended instant is now: no further clock read per request).
-        let start = if again { Instant::now() } else { intended };
-        timeout
-            .as_mut()
-            .reset(tokio::time::Instant::from_std(start + ctx.timeout));
-        let exchange = send(&mut sender, request, ctx.decode);
-        tokio::pin!(exchange);
-        let exchange = tokio::select! {
-            biased;
-            answer = &mut exchange => Some(answer),
-            () = &mut timeout => None,
-        };
-        let (result, first_byte, body_bytes) = match exchange {
-            Some(Ok((status, first_byte, body, decoded))) => (
-                ctx.settle_stream_decoding(intended, status, decoded),
-                Some(first_byte),
-                body,
-            ),
-            Some(Err((e, sent))) => {
-                let kind = classify_h2(&e);
-                if end.failed(&e, sent, kind) && !again {
-                    // Never processed: not an outcome yet, it goes again.
-                    retry = Some(Retry {
-                        target,
-                        intended,
-                        user,
-                    });
-                    continue;
-                }
-                ctx.state.sample_error(kind, || e.to_string());
-                (Err(kind), None, 0)
-            }
-            None => (Err(ErrorKind::Timeout), None, 0),
-        };
-        let outcome = Outcome {
+        let tried = try_request(
+            &ctx,
+            &mut sender,
+            &end,
+            timeout.as_mut(),
+            request,
+            Retry {
+                target,
+                intended,
+                user,
+            },
             intended,
-            sent: intended,
-            first_byte,
-            done: Instant::now(),
-            result,
-            bytes_received: body_bytes,
-            body_bytes,
-            target: target as u16,
-            judged: None,
-        };
-        let facts = LogFacts {
-            connect: end.take_connect(),
-            user,
-            rendered: None,
-        };
-        ctx.book(&outcome, facts);
+            again,
+        );
+        if let Tried::Unprocessed(again) = tried.await {
+            // Never processed: not an outcome yet, it goes again.
+            retry = Some(again);
+        }
     }
     retry
 }
 
-/// Sends one request and reads its whole response; returns the status, when
-/// the response headers arrived, the body length and, with `decode`
-/// (`--decode`), its decoded length or why it did not decode.
-async fn send(
-    sender: &mut SendRequest<Bytes>,
-    request: &H2Request,
-    decode: bool,
-) -> Result<(u16, Instant, u64, Option<Decoded>), SendError> {
-    let (response, first_byte) = exchange(sender, request).await?;
-    let status = response.status().as_u16();
-    let mut count = decode.then(|| DecodedCount::new(response.headers()));
-    let mut body = response.into_body();
-    let mut length = 0u64;
-    while let Some(chunk) = body.data().await {
-        let chunk = chunk.map_err(sent)?;
-        length += chunk.len() as u64;
-        if let Some(count) = &mut count {
-            count.data(&chunk);
-        }
-        // Return the flow-control window so the server keeps sending.
-        let _ = body.flow_control().release_capacity(chunk.len());
-        if body.is_end_stream() {
-            // The frame carried END_STREAM: no need to poll for the end.
-            break;
-        }
-    }
-    Ok((status, first_byte, length, count.map(DecodedCount::end)))
+/// How one try of a request ended.
+pub(crate) enum Tried {
+    /// Its outcome is booked.
+    Booked,
+    /// The server never processed it (a first try): not an outcome yet, it
+    /// may go again, as this request.
+    Unprocessed(Retry),
 }
 
-/// A body's decoded length and whether it came encoded, or why it did not decode.
-type Decoded = Result<(u64, bool), crate::http1::DecodeError>;
+/// One try of `request` (of `job`: its target, intended instant and user)
+/// on `sender`, its deadline `timeout` moved to the try's start plus the
+/// run's timeout: the one way every HTTP/2 path sends and books a request
+/// (the closed model's streams, the open model's, h2_open.rs). `sent`: when
+/// the request left its queue (the intended instant in the closed model;
+/// later in the open model when it waited in the backlog), where its
+/// service time starts. A second try (`again`) is booked whatever its end.
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn try_request(
+    ctx: &ConnectionContext,
+    sender: &mut SendRequest<Bytes>,
+    end: &ConnectionEnd,
+    mut timeout: std::pin::Pin<&mut tokio::time::Sleep>,
+    request: &H2Request,
+    job: Retry,
+    sent: Instant,
+    again: bool,
+) -> Tried {
+    let Retry {
+        target,
+        intended,
+        user,
+    } = job;
+    // A second try gets the whole timeout again (a first try's clock runs
+    // from its send: no further clock read per request).
+    let start = if again { Instant::now() } else { sent };
+    timeout
+        .as_mut()
+        .reset(tokio::time::Instant::from_std(start + ctx.timeout));
+    let exchange = send_following(ctx, sender, request, target);
+    tokio::pin!(exchange);
+    let exchange = tokio::select! {
+        biased;
+        answer = &mut exchange => Some(answer),
+        () = &mut timeout => None,
+    };
+    let (result, first_byte, body_bytes) = match exchange {
+        Some(Ok(Chain::Answer(answer))) => (
+            ctx.settle_stream_decoding(intended, answer.status, answer.decoded),
+            Some(answer.first_byte),
+            answer.body,
+        ),
+        Some(Ok(Chain::Refused(kind))) => (Err(kind), None, 0),
+        Some(Err((e, sent))) => {
+            let kind = classify_h2(&e);
+            if end.failed(&e, sent, kind) && !again {
+                return Tried::Unprocessed(job);
+            }
+            ctx.state.sample_error(kind, || e.to_string());
+            (Err(kind), None, 0)
+        }
+        None => (Err(ErrorKind::Timeout), None, 0),
+    };
+    let outcome = Outcome {
+        intended,
+        sent,
+        first_byte,
+        done: Instant::now(),
+        result,
+        bytes_received: body_bytes,
+        body_bytes,
+        target: target as u16,
+        judged: None,
+    };
+    let facts = LogFacts {
+        connect: end.take_connect(),
+        user,
+        rendered: None,
+    };
+    ctx.book(&outcome, facts);
+    Tried::Booked
+}

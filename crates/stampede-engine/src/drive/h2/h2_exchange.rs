@@ -1,8 +1,10 @@
 //! One HTTP/2 request and the head of its response: the one way both HTTP/2
 //! paths send (fixed requests in h2_client.rs, a workload's in
-//! h2_workload.rs), so a change to how a stream is opened is made once.
+//! h2_workload.rs), so a change to how a stream is opened is made once; and
+//! [`send`], that request with its whole response read, for fixed requests.
 
 use crate::drive::h2::h2_conn_end::{sent, unsent, SendError};
+use crate::http1::DecodedCount;
 use crate::plan::h2_request::H2Request;
 use bytes::Bytes;
 use h2::client::SendRequest;
@@ -36,4 +38,57 @@ pub(crate) async fn exchange(
     let response = response.await.map_err(sent)?;
     let first_byte = Instant::now();
     Ok((response, first_byte))
+}
+
+/// A response read whole: its status, when its head arrived, its body's
+/// length, with `--decode` its decoded length (or why it did not decode),
+/// and its `Location` when asked for.
+pub(crate) struct Answer {
+    pub status: u16,
+    pub first_byte: Instant,
+    pub body: u64,
+    pub decoded: Option<Decoded>,
+    pub location: Option<http::HeaderValue>,
+}
+
+/// A body's decoded length and whether it came encoded, or why it did not decode.
+pub(crate) type Decoded = Result<(u64, bool), crate::http1::DecodeError>;
+
+/// Sends one request and reads its whole response; `decode`: count its
+/// decoded length (`--decode`); `location`: keep a 3xx's `Location`
+/// (`--redirects`).
+pub(crate) async fn send(
+    sender: &mut SendRequest<Bytes>,
+    request: &H2Request,
+    decode: bool,
+    location: bool,
+) -> Result<Answer, SendError> {
+    let (response, first_byte) = exchange(sender, request).await?;
+    let status = response.status().as_u16();
+    let location = (location && (300..400).contains(&status))
+        .then(|| response.headers().get(http::header::LOCATION).cloned())
+        .flatten();
+    let mut count = decode.then(|| DecodedCount::new(response.headers()));
+    let mut body = response.into_body();
+    let mut length = 0u64;
+    while let Some(chunk) = body.data().await {
+        let chunk = chunk.map_err(sent)?;
+        length += chunk.len() as u64;
+        if let Some(count) = &mut count {
+            count.data(&chunk);
+        }
+        // Return the flow-control window so the server keeps sending.
+        let _ = body.flow_control().release_capacity(chunk.len());
+        if body.is_end_stream() {
+            // The frame carried END_STREAM: no need to poll for the end.
+            break;
+        }
+    }
+    Ok(Answer {
+        status,
+        first_byte,
+        body: length,
+        decoded: count.map(DecodedCount::end),
+        location,
+    })
 }

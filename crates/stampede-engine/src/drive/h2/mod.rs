@@ -1,9 +1,13 @@
 //! HTTP/2 on tokio (the `h2` crate): a slot's streams in the closed model
-//! (h2_client.rs), each stream a virtual user under a workload
-//! (h2_workload.rs), the one way both send a request (h2_exchange.rs), and
-//! what both see of a connection's end (h2_conn_end.rs).
+//! (h2_client.rs), stream slots in the open model (h2_open.rs), each stream
+//! a virtual user under a workload (h2_workload.rs), redirects followed on
+//! the same connection (h2_redirects.rs), the one way all send a request
+//! (h2_exchange.rs), and what all see of a connection's end
+//! (h2_conn_end.rs).
 
 pub(crate) mod h2_client;
 pub(crate) mod h2_conn_end;
 pub(crate) mod h2_exchange;
+pub(crate) mod h2_open;
+pub(crate) mod h2_redirects;
 pub(crate) mod h2_workload;

@@ -7,7 +7,7 @@
 use crate::drive::connection::ConnectionContext;
 use crate::drive::h3::h3_client::{request, End};
 use crate::drive::h3::h3_conn::{Cached, H3Context, QuicCell};
-use crate::drive::open::{run_pacer_with, Dispatcher, Inbox};
+use crate::drive::open::{run_pacer_with, Dispatcher};
 use crate::plan::worker_plan::OpenLoad;
 use std::rc::Rc;
 use std::time::Instant;
@@ -39,10 +39,12 @@ pub(crate) async fn run_h3_pacer(
                 h3.clone(),
                 cell,
                 dispatcher.clone(),
+                slot,
                 first,
                 user,
             );
             tokio::task::spawn_local(stream);
+            true
         },
     )
     .await;
@@ -55,10 +57,10 @@ async fn run_open_stream(
     h3: Rc<H3Context>,
     cell: Rc<QuicCell>,
     dispatcher: Rc<Dispatcher>,
+    slot: usize,
     first: Instant,
     user: u64,
 ) {
-    let inbox = Rc::new(Inbox::default());
     let timer = tokio::time::sleep(ctx.timeout);
     tokio::pin!(timer);
     let mut cached: Cached = None;
@@ -84,6 +86,6 @@ async fn run_open_stream(
                 ctx.state.wait_out_backoff(delay).await;
             }
         }
-        job = dispatcher.next_job(&inbox).await;
+        job = dispatcher.next_job(slot).await;
     }
 }

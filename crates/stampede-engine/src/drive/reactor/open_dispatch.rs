@@ -1,12 +1,12 @@
 //! The open model on a reactor: the worker's intended instants (pacer.rs)
-//! go to the most recently idle slot, else to a slot not used yet while
-//! under the worker's share of `-c`, else into a backlog whose wait counts
-//! in latency (a request's clock starts at its intended instant). A slot
-//! that answers takes the oldest backlog entry or goes idle with its
-//! connection kept. The rules are those of the tokio path (open.rs); the
-//! arithmetic and the warm-up rule are pacer.rs's, shared by both.
+//! go where the one dispatch rule says (worker/open_slots.rs: the most
+//! recently idle slot, a slot not used yet under the worker's share of
+//! `-c`, or a backlog whose wait counts in latency). A slot that answers
+//! takes the oldest backlog entry or goes idle with its connection kept.
+//! The tokio path (open.rs) follows the same rule and pacer.
 
 use crate::plan::worker_plan::OpenLoad;
+use crate::worker::open_slots::OpenSlots;
 use crate::worker::pacer::{Backlog, Pacer};
 use std::time::Instant;
 
@@ -15,10 +15,7 @@ use std::time::Instant;
 pub(super) struct OpenDispatch {
     pub pacer: Pacer,
     pub backlog: Backlog,
-    /// Idle slots (connection kept), most recently idle last.
-    idle: Vec<usize>,
-    /// Slots taken into use so far, from 0 (the rest never opened).
-    used: usize,
+    slots: OpenSlots,
     /// The pacer has no more instants, or the budget is spent.
     pub exhausted: bool,
 }
@@ -40,8 +37,7 @@ impl OpenDispatch {
         OpenDispatch {
             pacer: Pacer::new(load, now, measure_start, end),
             backlog: Backlog::new(measure_start),
-            idle: Vec::new(),
-            used: 0,
+            slots: OpenSlots::default(),
             exhausted: false,
         }
     }
@@ -49,19 +45,16 @@ impl OpenDispatch {
     /// The slot a due request goes to (most recently idle first, so the
     /// fewest connections stay warm), or the backlog when all `cap` are busy.
     pub(super) fn destination(&mut self, cap: usize) -> Destination {
-        if let Some(index) = self.idle.pop() {
-            return Destination::Slot(index);
+        use crate::worker::open_slots::Destination as Rule;
+        match self.slots.destination(cap) {
+            Rule::Idle(index) | Rule::New(index) => Destination::Slot(index),
+            Rule::Backlog => Destination::Backlog,
         }
-        if self.used < cap {
-            self.used += 1;
-            return Destination::Slot(self.used - 1);
-        }
-        Destination::Backlog
     }
 
     /// Slot `index` has nothing to do.
     pub(super) fn went_idle(&mut self, index: usize) {
-        self.idle.push(index);
+        self.slots.went_idle(index);
     }
 
     /// When the loop must wake for the next request due, if the pacer has
@@ -73,7 +66,7 @@ impl OpenDispatch {
     /// saturated server cost about a third more CPU per request than a
     /// client that does not (bench/results/2026-12-03-peers.md).
     pub(super) fn next_due_at(&mut self, cap: usize) -> Option<Instant> {
-        if self.exhausted || (self.idle.is_empty() && self.used >= cap) {
+        if self.exhausted || self.slots.all_busy(cap) {
             return None;
         }
         self.pacer.peek()

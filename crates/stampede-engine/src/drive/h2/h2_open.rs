@@ -1,0 +1,264 @@
+//! HTTP/2 in the open model: the pacer of open.rs hands each due request
+//! to a stream slot by the one dispatch rule (worker/open_slots.rs). Stream
+//! slot `s` rides connection `s / --streams`, so a free stream on an open
+//! connection is taken first, then a new connection up to `-c`, then the
+//! backlog; its wait counts in its latency, from the intended instant. A
+//! slot beyond the server's SETTINGS_MAX_CONCURRENT_STREAMS is not started
+//! (the rule goes on to the next), or, if it started before the server's
+//! SETTINGS arrived, gives its job back and takes no other. Requests go and
+//! are booked as in the closed model (h2_client.rs `try_request`).
+
+use crate::drive::connection::ConnectionContext;
+use crate::drive::h2::h2_client::{open, try_request, Tried};
+use crate::drive::h2::h2_conn_end::{ConnectionEnd, Retry};
+use crate::drive::open::{run_pacer_with, Dispatcher};
+use crate::plan::conn_lifetime::Multiplexed;
+use crate::plan::h2_request::H2Context;
+use crate::worker::backoff::Backoff;
+use bytes::Bytes;
+use h2::client::SendRequest;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::time::Instant;
+use tokio::sync::Notify;
+
+/// Runs this worker's share of the open model over HTTP/2.
+pub(crate) async fn run_h2_pacer(
+    ctx: Rc<ConnectionContext>,
+    h2ctx: Rc<H2Context>,
+    mut load: crate::plan::worker_plan::OpenLoad,
+    load_start: Instant,
+    end: Option<Instant>,
+) {
+    let streams = h2ctx.streams.max(1);
+    let cells: Vec<Rc<H2Cell>> = (0..load.max_connections.max(1))
+        .map(|_| Rc::new(H2Cell::default()))
+        .collect();
+    load.max_connections *= streams;
+    run_pacer_with(
+        ctx,
+        load,
+        load_start,
+        end,
+        move |ctx, dispatcher, slot, first| {
+            let cell = cells[(slot / streams).min(cells.len() - 1)].clone();
+            // The server's limit, from this connection or else the first
+            // (the same server): a stream beyond it is never started.
+            let limit = cell.server_streams().min(cells[0].server_streams());
+            if slot % streams >= limit {
+                return false;
+            }
+            let stream = OpenStream {
+                ctx: ctx.clone(),
+                h2ctx: h2ctx.clone(),
+                cell,
+                dispatcher: dispatcher.clone(),
+                slot,
+                rank: slot % streams,
+                // Stream slot `slot` is a virtual user of its own.
+                user: ctx.user_id(slot as u32),
+            };
+            tokio::task::spawn_local(stream.run(first));
+            true
+        },
+    )
+    .await;
+}
+
+/// One connection of the open model, shared by its stream slots: opened
+/// by the first that needs it, again after it breaks or its lifetime ends.
+#[derive(Default)]
+struct H2Cell {
+    link: RefCell<Option<Link>>,
+    /// Bumped for every connection opened: a stream's cached sender of an
+    /// older generation is stale.
+    generation: Cell<u64>,
+    /// A stream is opening the connection; the others wait for `settled`.
+    opening: Cell<bool>,
+    settled: Notify,
+    /// The next connection is a reconnect (the last ended on the server's
+    /// terms), or a planned one (its lifetime ran out).
+    reconnect: Cell<bool>,
+    retired: Cell<bool>,
+}
+
+/// A live connection: its sender, what its streams saw of its end, its
+/// lifetime.
+struct Link {
+    sender: SendRequest<Bytes>,
+    end: Rc<ConnectionEnd>,
+    life: Multiplexed,
+}
+
+/// A stream's own clone of its connection's sender (a clone per request
+/// would lock the connection's stream table), with its generation.
+type Cached = Option<(u64, SendRequest<Bytes>, Rc<ConnectionEnd>)>;
+
+impl H2Cell {
+    /// Makes `cached` a sender on a live connection that may carry one more
+    /// request, opening one if there is none (or waiting while another
+    /// stream opens it). Err: the connection could not be opened, and
+    /// `job`'s outcome is booked (h2_client.rs `open`).
+    async fn ready(
+        &self,
+        ctx: &ConnectionContext,
+        cached: &mut Cached,
+        job: Retry,
+    ) -> Result<(), ()> {
+        loop {
+            self.drop_if_over(ctx);
+            if let Some(link) = self.link.borrow().as_ref() {
+                if link.life.begin() {
+                    let generation = self.generation.get();
+                    if cached.as_ref().is_none_or(|(g, _, _)| *g != generation) {
+                        *cached = Some((generation, link.sender.clone(), link.end.clone()));
+                    }
+                    return Ok(());
+                }
+            }
+            if self
+                .link
+                .borrow()
+                .as_ref()
+                .is_some_and(|l| l.life.is_retired())
+            {
+                // Spent: its streams in flight finish on their own clones;
+                // the next request opens a new connection (a planned
+                // reconnect).
+                self.link.borrow_mut().take();
+                ctx.state.connection_closed();
+                self.retired.set(true);
+                self.reconnect.set(false);
+                continue;
+            }
+            if self.opening.get() {
+                self.settled.notified().await;
+                if self.link.borrow().is_some() {
+                    continue;
+                }
+                // The attempt waited on failed: this request tries its own.
+            }
+            self.opening.set(true);
+            let opened = open(ctx, self.reconnect.get(), Some(job), job.user).await;
+            self.opening.set(false);
+            self.settled.notify_waiters();
+            let (sender, connect) = opened.map_err(drop)?;
+            if self.retired.take() {
+                ctx.state.planned_reconnect();
+            }
+            self.generation.set(self.generation.get() + 1);
+            *self.link.borrow_mut() = Some(Link {
+                sender,
+                end: Rc::new(ConnectionEnd::opened(connect)),
+                life: ctx.lifetime.multiplexed(Instant::now()),
+            });
+        }
+    }
+
+    /// Forgets a connection that broke, counting it closed.
+    fn drop_if_over(&self, ctx: &ConnectionContext) {
+        let broken = self.link.borrow().as_ref().map(|l| l.end.clone());
+        if let Some(end) = broken.filter(|end| end.is_broken()) {
+            self.link.borrow_mut().take();
+            ctx.state.connection_closed();
+            self.reconnect.set(end.successor_is_reconnect());
+        }
+    }
+
+    /// How many streams the server lets a connection of this cell carry
+    /// at once (its SETTINGS_MAX_CONCURRENT_STREAMS, unlimited until seen).
+    fn server_streams(&self) -> usize {
+        self.link
+            .borrow()
+            .as_ref()
+            .map_or(usize::MAX, |l| l.sender.current_max_send_streams())
+    }
+}
+
+/// One stream slot of the open model and what it keeps.
+struct OpenStream {
+    ctx: Rc<ConnectionContext>,
+    h2ctx: Rc<H2Context>,
+    cell: Rc<H2Cell>,
+    dispatcher: Rc<Dispatcher>,
+    slot: usize,
+    /// Its place among its connection's stream slots, from 0.
+    rank: usize,
+    user: u64,
+}
+
+impl OpenStream {
+    /// Runs its jobs, `first` first, each then the next the dispatcher
+    /// gives it.
+    async fn run(self, first: Instant) {
+        // One timer for the stream's life, moved forward per request.
+        let timeout = tokio::time::sleep(self.ctx.timeout);
+        tokio::pin!(timeout);
+        let mut cached: Cached = None;
+        let mut backoff = Backoff::default();
+        let mut job = first;
+        loop {
+            if self.rank > 0 && self.rank >= self.cell.server_streams() {
+                // The server allows fewer streams per connection than
+                // --streams: this slot would wait behind the others of its
+                // connection. Its job goes back; it takes no other.
+                self.dispatcher.hand_back(job);
+                return;
+            }
+            let now = Instant::now();
+            self.ctx
+                .state
+                .begin_intended(job, now.saturating_duration_since(job));
+            let job_of = Retry {
+                target: self.ctx.next_target_index(),
+                intended: job,
+                user: self.user,
+            };
+            self.send(job_of, now, &mut cached, &mut backoff, timeout.as_mut())
+                .await;
+            job = self.dispatcher.next_job(self.slot).await;
+        }
+    }
+
+    /// Sends `job`, begun at `sent`, until it is booked: on a live
+    /// connection (opened if need be), once more if the server did not
+    /// process its first try.
+    async fn send(
+        &self,
+        job: Retry,
+        sent: Instant,
+        cached: &mut Cached,
+        backoff: &mut Backoff,
+        mut timeout: std::pin::Pin<&mut tokio::time::Sleep>,
+    ) {
+        let requests = &self.h2ctx.requests;
+        let request = &requests[job.target.min(requests.len() - 1)];
+        let mut again = false;
+        loop {
+            if self.cell.ready(&self.ctx, cached, job).await.is_err() {
+                // As HTTP/1.1's open slots: due requests queue meanwhile.
+                let delay = self.ctx.state.connect_backoff(backoff);
+                self.ctx.state.wait_out_backoff(delay).await;
+                return;
+            }
+            backoff.succeeded();
+            let Some((_, sender, end)) = cached.as_mut() else {
+                return;
+            };
+            let tried = try_request(
+                &self.ctx,
+                sender,
+                end,
+                timeout.as_mut(),
+                request,
+                job,
+                sent,
+                again,
+            );
+            match tried.await {
+                Tried::Booked => return,
+                Tried::Unprocessed(_) => again = true,
+            }
+        }
+    }
+}
