@@ -416,6 +416,8 @@ fn the_request_log_has_a_line_per_finished_request_over_http2() {
     let args = [
         url.as_str(),
         "--http2",
+        "--io",
+        "auto",
         "-r",
         "400",
         "-d",
