@@ -41,6 +41,7 @@ pub fn run_cli(args: impl IntoIterator<Item = OsString>) -> i32 {
         Command::Serve(args) => cmd::serve::run(args),
         Command::Demo(args) => cmd::demo::execute(args),
         Command::Sweep(args) => cmd::sweep::execute(args),
+        Command::Experiment(args) => cmd::experiment::execute(args),
         Command::Compare(args) => cmd::compare::execute(args),
         Command::Report(args) => cmd::report::execute(args),
         Command::Merge(args) => cmd::merge::execute(args),

@@ -8,6 +8,7 @@
 
 pub mod compare;
 pub mod demo;
+pub mod experiment;
 pub mod import;
 pub mod k8s;
 pub mod merge;
@@ -49,6 +50,8 @@ pub enum Command {
     Demo(demo::DemoArgs),
     /// Run a ladder of steps and find the stable range, knee and capacity
     Sweep(sweep::SweepArgs),
+    /// Compare a server's configurations: start each, load it, cost per request, verdicts
+    Experiment(experiment::ExperimentArgs),
     /// Compare saved results: a column per run, the change against the first
     Compare(compare::CompareArgs),
     /// Re-render a saved result as text, HTML or CSV
@@ -97,8 +100,22 @@ pub enum Command {
 }
 
 const SUBCOMMANDS: &[&str] = &[
-    "run", "serve", "demo", "sweep", "compare", "report", "merge", "k8s", "import", "ab", "wrk",
-    "webbench", "press", "jmeter", "help",
+    "run",
+    "serve",
+    "demo",
+    "sweep",
+    "experiment",
+    "compare",
+    "report",
+    "merge",
+    "k8s",
+    "import",
+    "ab",
+    "wrk",
+    "webbench",
+    "press",
+    "jmeter",
+    "help",
 ];
 /// The other names of subcommands (their `alias`es above): the seeds' tool
 /// names, so that a command line pasted from a seed's report runs.

@@ -2,13 +2,14 @@
 //! schema tag, exactly as the fresh command printed it: a run's
 //! `stampede.result/1` (also what `merge` writes) as text, JSON, HTML or CSV;
 //! a `stampede.repeat/1` file's rounds and summary; a saved comparison
-//! (`stampede.compare/1`); a sweep's `stampede.sweep/1`. The repeat and
+//! (`stampede.compare/1`); a sweep's `stampede.sweep/1`; an experiment's
+//! `stampede.experiment/1`. The repeat and
 //! compare tables come from the same renderers as the fresh commands.
 
 use crate::process::output::{self, OutputFormat};
 use crate::process::result_file::{self, ResultFile};
 use anyhow::{bail, Context};
-use stampede_analysis::{CompareDocument, RepeatDocument, SweepDocument};
+use stampede_analysis::{CompareDocument, ExperimentDocument, RepeatDocument, SweepDocument};
 use stampede_metrics::RunResult;
 use std::io::Write;
 use std::path::PathBuf;
@@ -19,14 +20,15 @@ const EXAMPLES: &str = "Examples:
   stampede report result.json --csv percentiles.csv --csv-timeseries series.csv
   stampede report sweep.json --html sweep.html      # a sweep written by `stampede sweep --json`
   stampede report rounds.json                       # a `run --repeat` file: its rounds and their mean
-  stampede report delta.json                        # a comparison saved by `compare --json`";
+  stampede report delta.json                        # a comparison saved by `compare --json`
+  stampede report exp.json                          # an experiment's table and verdicts";
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = EXAMPLES)]
 pub struct ReportArgs {
     /// A file written with --json: a run or merge (stampede.result/1), repeated
-    /// rounds (stampede.repeat/1), a comparison (stampede.compare/1) or a sweep
-    /// (stampede.sweep/1)
+    /// rounds (stampede.repeat/1), a comparison (stampede.compare/1), a sweep
+    /// (stampede.sweep/1) or an experiment (stampede.experiment/1)
     pub file: PathBuf,
     /// Write an HTML report (one self-contained file with interactive charts) to PATH
     #[arg(long, value_name = "PATH")]
@@ -49,7 +51,24 @@ pub fn execute(args: ReportArgs) -> anyhow::Result<i32> {
         ResultFile::Repeat(document) => report_repeat(&args, &document),
         ResultFile::Compare(document) => report_compare(&args, &document),
         ResultFile::Sweep(document) => report_sweep(&args, &document),
+        ResultFile::Experiment(document) => report_experiment(&args, &document),
     }
+}
+
+/// The table, bottlenecks and verdicts, as `experiment` printed them.
+fn report_experiment(args: &ReportArgs, document: &ExperimentDocument) -> anyhow::Result<i32> {
+    refuse_csv(args, "an experiment (use them on a run's result)")?;
+    if args.html.is_some() {
+        bail!(
+            "{}: an experiment has no HTML page yet; its text and JSON are all",
+            args.file.display()
+        );
+    }
+    match args.output {
+        OutputFormat::Text => print!("{}", stampede_report::render_experiment_text(document)),
+        OutputFormat::Json => print_json(serde_json::to_value(document)?)?,
+    }
+    Ok(crate::process::exit::OK)
 }
 
 fn report_run(args: &ReportArgs, result: &RunResult) -> anyhow::Result<i32> {

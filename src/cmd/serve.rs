@@ -28,6 +28,7 @@ use stampede_target::{
   stampede serve                                  # 127.0.0.1:3000, one worker per CPU
   stampede serve --threads 4 --port 3000 --root ./www --access-log access.log
   stampede serve --bind 0.0.0.0 --port 8080 --idle-timeout 30s --max-connections 20000
+  stampede serve --threads 1 --backlog 8           # a short accept queue, to overflow on purpose
   curl http://127.0.0.1:3000/stats
   curl --http2-prior-knowledge http://127.0.0.1:3000/   # h2c
   stampede serve --tls --port 8443 --write-cert ca.pem  # self-signed, HTTP/2 via ALPN
@@ -69,6 +70,11 @@ pub struct ServeArgs {
     /// Open connections allowed across all workers; past it a 503 and a close.
     #[arg(long, default_value_t = 100_000, value_name = "N")]
     pub max_connections: usize,
+    /// Listen backlog of each listener: connections the kernel queues before
+    /// accept (capped at net.core.somaxconn). A small one provokes accept-queue
+    /// overflows on purpose (/proc/net/netstat ListenOverflows).
+    #[arg(long, default_value_t = 4096, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub backlog: u32,
     /// Largest request body accepted, in bytes; larger gets 413.
     #[arg(long, default_value_t = 1 << 20, value_name = "BYTES")]
     pub max_body: usize,
@@ -148,6 +154,7 @@ impl ServeArgs {
             http3: self.http3,
             compress: self.compress,
             count_routes: self.metrics.is_some(),
+            backlog: self.backlog,
             ..Config::default()
         };
         if let Some(t) = self.threads {

@@ -5,7 +5,8 @@
 
 use anyhow::{bail, Context};
 use stampede_analysis::{
-    CompareDocument, RepeatDocument, SweepDocument, COMPARE_SCHEMA, REPEAT_SCHEMA, SWEEP_SCHEMA,
+    CompareDocument, ExperimentDocument, RepeatDocument, SweepDocument, COMPARE_SCHEMA,
+    EXPERIMENT_SCHEMA, REPEAT_SCHEMA, SWEEP_SCHEMA,
 };
 use stampede_metrics::{RunResult, RESULT_SCHEMA};
 use std::path::Path;
@@ -16,6 +17,7 @@ pub enum ResultFile {
     Repeat(Box<RepeatDocument>),
     Compare(Box<CompareDocument>),
     Sweep(Box<SweepDocument>),
+    Experiment(Box<ExperimentDocument>),
 }
 
 /// What a schema tag's file is and which command writes it, for messages.
@@ -25,6 +27,7 @@ pub fn describe(schema: &str) -> (&'static str, &'static str) {
         REPEAT_SCHEMA => ("a file of repeated rounds", "run --repeat"),
         COMPARE_SCHEMA => ("a comparison", "compare --json"),
         SWEEP_SCHEMA => ("a sweep", "sweep --json"),
+        EXPERIMENT_SCHEMA => ("an experiment", "experiment --json"),
         _ => ("a file unknown to this stampede", "another tool"),
     }
 }
@@ -36,6 +39,7 @@ impl ResultFile {
             ResultFile::Repeat(_) => REPEAT_SCHEMA,
             ResultFile::Compare(_) => COMPARE_SCHEMA,
             ResultFile::Sweep(_) => SWEEP_SCHEMA,
+            ResultFile::Experiment(_) => EXPERIMENT_SCHEMA,
         }
     }
 
@@ -91,8 +95,11 @@ pub fn read(path: &Path) -> anyhow::Result<ResultFile> {
         SWEEP_SCHEMA => ResultFile::Sweep(Box::new(
             SweepDocument::from_value(value).map_err(|e| unreadable(&e))?,
         )),
+        EXPERIMENT_SCHEMA => ResultFile::Experiment(Box::new(
+            ExperimentDocument::from_json(&text).map_err(|e| unreadable(&e))?,
+        )),
         other => bail!(
-            "{} is not a file this stampede reads (schema '{other}'; it reads {RESULT_SCHEMA}, {REPEAT_SCHEMA}, {COMPARE_SCHEMA} and {SWEEP_SCHEMA})",
+            "{} is not a file this stampede reads (schema '{other}'; it reads {RESULT_SCHEMA}, {REPEAT_SCHEMA}, {COMPARE_SCHEMA}, {SWEEP_SCHEMA} and {EXPERIMENT_SCHEMA})",
             path.display()
         ),
     })

@@ -1,11 +1,13 @@
 //! `--spawn CMD`: start the server under test, wait until its port accepts,
 //! monitor it during the load, and stop it afterwards (SIGTERM to its process
-//! group, SIGKILL after a grace period).
+//! group, SIGKILL after a grace period). `stampede experiment` starts each
+//! variant the same way, with its stderr kept in a file for the report.
 
 use anyhow::{bail, Context};
 use std::net::{SocketAddr, TcpStream};
 use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 /// How long a spawned server may take to accept connections.
@@ -16,26 +18,55 @@ const STOP_GRACE: Duration = Duration::from_secs(5);
 /// A server started by stampede.
 pub struct SpawnedServer {
     child: Child,
-    command: String,
+    /// How messages call it.
+    name: String,
 }
 
 impl SpawnedServer {
     /// Runs `command` with `sh -c 'exec …'` in its own process group (so the
     /// pid is the server's own) and waits until `addr` accepts connections.
     pub fn start(command: &str, addr: SocketAddr) -> anyhow::Result<SpawnedServer> {
+        SpawnedServer::start_with(
+            &format!("--spawn '{command}'"),
+            command,
+            addr,
+            Stdio::inherit(),
+        )
+    }
+
+    /// As [`SpawnedServer::start`], with the server's stderr written to
+    /// `stderr` (its last lines name why a server failed).
+    pub fn start_logged(
+        command: &str,
+        addr: SocketAddr,
+        stderr: &Path,
+    ) -> anyhow::Result<SpawnedServer> {
+        let file = std::fs::File::create(stderr)
+            .with_context(|| format!("creating {}", stderr.display()))?;
+        SpawnedServer::start_with("the server", command, addr, Stdio::from(file))
+    }
+
+    /// `name` is how messages call it (`--spawn 'CMD'`, `the server`).
+    fn start_with(
+        name: &str,
+        command: &str,
+        addr: SocketAddr,
+        stderr: Stdio,
+    ) -> anyhow::Result<SpawnedServer> {
         let child = Command::new("sh")
             .arg("-c")
             .arg(format!("exec {command}"))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
+            .stderr(stderr)
             .process_group(0)
             .spawn()
-            .with_context(|| format!("starting --spawn '{command}'"))?;
+            .with_context(|| format!("starting {name}"))?;
         // A forced exit (a second interrupt) skips Drop: it kills the group.
         crate::process::interrupt::kill_on_forced_exit(child.id() as i32);
         let mut server = SpawnedServer {
             child,
-            command: command.to_string(),
+            name: name.to_string(),
         };
         let deadline = Instant::now() + READY_TIMEOUT;
         let stop = crate::process::interrupt::stop_handle()?;
@@ -46,7 +77,7 @@ impl SpawnedServer {
                 return Ok(server);
             }
             if let Some(status) = server.child.try_wait()? {
-                bail!("--spawn '{command}' exited before accepting connections ({status})");
+                bail!("{name} exited before accepting connections ({status})");
             }
             if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
                 return Ok(server);
@@ -54,7 +85,7 @@ impl SpawnedServer {
             if Instant::now() > deadline {
                 server.stop();
                 bail!(
-                    "--spawn '{command}' did not accept connections on {addr} within {}s",
+                    "{name} did not accept connections on {addr} within {}s",
                     READY_TIMEOUT.as_secs()
                 );
             }
@@ -64,6 +95,11 @@ impl SpawnedServer {
 
     pub fn pid(&self) -> u32 {
         self.child.id()
+    }
+
+    /// How it ended, once it has (a server that died during the load).
+    pub fn exited(&mut self) -> Option<ExitStatus> {
+        self.child.try_wait().ok().flatten()
     }
 
     /// Stops the server: SIGTERM to its group, then SIGKILL after the grace period.
@@ -79,10 +115,7 @@ impl SpawnedServer {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        eprintln!(
-            "stampede: --spawn '{}' ignored SIGTERM; killing it",
-            self.command
-        );
+        eprintln!("stampede: {} ignored SIGTERM; killing it", self.name);
         // SAFETY: as above.
         unsafe { libc::kill(-group, libc::SIGKILL) };
         let _ = self.child.wait();

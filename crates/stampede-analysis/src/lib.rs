@@ -3,7 +3,9 @@
 //! verdict ([`analyze_sweep`]), the open-model rate search ([`RateSearch`]),
 //! Gunther's Universal Scalability Law ([`UslFit`]) and A/B comparison
 //! ([`compare`], [`compare_samples`]), and the mean of repeated rounds with its
-//! confidence interval ([`Interval`], [`RepeatDocument`]).
+//! confidence interval ([`Interval`], [`RepeatDocument`]), and experiments on
+//! a server's configuration ([`ExperimentDocument`]: cost per request,
+//! pairwise verdicts).
 //!
 //! No I/O, no runtime, no sockets: every function takes figures and returns
 //! serde-serializable answers, so the binary prints or saves them as it likes.
@@ -13,12 +15,14 @@
 //! `saturation`, server saturation and Little's law), `ceiling` (the
 //! throughput plateau), `search` (the open-model rate search), `usl`,
 //! `compare` with `difference` (A/B verdicts and intervals), `stability` and
-//! `repeats` (intervals over rounds), `sweep_document` (the sweep's file,
+//! `repeats` (intervals over rounds), `experiment` (variants of a server,
+//! their cost per request and verdicts), `sweep_document` (the sweep's file,
 //! typed). See docs/architecture.md.
 
 mod ceiling;
 mod compare;
 mod difference;
+mod experiment;
 mod repeats;
 mod search;
 mod slo;
@@ -31,6 +35,11 @@ pub use ceiling::GoodputRange;
 pub use compare::{
     compare, compare_samples, CompareDocument, CompareError, CompareOptions, Comparison,
     DiffInterval, Figure, Method, Row, RunFigures, Sample, Verdict, COMPARE_SCHEMA,
+};
+pub use experiment::{
+    pairwise_verdicts, Bottleneck, Estimate, Evidence, ExperimentDocument, ExperimentVerdict,
+    Failure, Metric as ExperimentMetric, ServerCost, ServerReading, ThreadShare, VariantResult,
+    EXPERIMENT_SCHEMA,
 };
 pub use repeats::{summarize_rounds, RepeatDocument, REPEAT_SCHEMA};
 pub use search::{RateSearch, SearchNext};

@@ -5,8 +5,8 @@
 //!
 //! Modules: `text` (the human summary of a run, with `checks_text` and
 //! `groups_text` for its checks and scenario groups), `sweep_text`,
-//! `compare_text` and `repeat_text` (the tables of a sweep, a comparison
-//! and repeated rounds), `json`, `csv`, `gnuplot`,
+//! `compare_text`, `repeat_text` and `experiment_text` (the tables of a
+//! sweep, a comparison, repeated rounds and an experiment), `json`, `csv`, `gnuplot`,
 //! `request_line` (`--log-requests`), `format` (numbers and units shared by
 //! the human formats), `html` (the run, sweep and comparison pages, their
 //! charts and tables), `compat` (the layouts of ab, wrk, webbench and
@@ -17,6 +17,7 @@ mod compare_text;
 pub mod compat;
 mod compression_text;
 mod csv;
+mod experiment_text;
 mod format;
 mod gnuplot;
 mod groups_text;
@@ -30,6 +31,7 @@ mod text;
 
 pub use compare_text::render_compare_text;
 pub use csv::{render_csv, render_csv_timeseries};
+pub use experiment_text::{render_experiment_text, verdict_lines};
 pub use format::{counted, format_bytes, format_count, format_latency_us, format_rate};
 pub use gnuplot::{ctime, render_gnuplot_header, render_gnuplot_row, GnuplotRow};
 pub use html::{

@@ -164,6 +164,9 @@ pub struct Config {
     /// Count responses by route as well as by status (`serve --metrics`:
     /// the `route` label); off, a request costs nothing for it.
     pub count_routes: bool,
+    /// Listen backlog of each listener (`serve --backlog`; the kernel caps it at
+    /// net.core.somaxconn). A small one lets a test overflow the accept queue.
+    pub backlog: u32,
 }
 
 impl Default for Config {
@@ -188,6 +191,7 @@ impl Default for Config {
             http3: false,
             compress: false,
             count_routes: false,
+            backlog: 4096,
         }
     }
 }

@@ -19,9 +19,6 @@ use crate::unix::{SocketFile, UnixSocket};
 use crate::worker::{self, Setup};
 use crate::{AccessLogDest, Config, TargetError};
 
-/// Listen backlog per worker (the kernel caps it at net.core.somaxconn).
-const BACKLOG: i32 = 4096;
-
 /// The target server. See [`Server::start`].
 pub struct Server;
 
@@ -80,7 +77,7 @@ impl Server {
             }
         };
         let tls = config.tls.as_ref().map(crate::tls::setup).transpose()?;
-        let listeners = bind_all(addr, config.threads)?;
+        let listeners = bind_all(addr, config.threads, backlog(&config))?;
         let local = listeners[0]
             .local_addr()
             .map_err(|source| TargetError::Bind { addr, source })?;
@@ -98,7 +95,7 @@ impl Server {
         let unix = config
             .unix_socket
             .as_deref()
-            .map(UnixSocket::bind)
+            .map(|p| UnixSocket::bind(p, backlog(&config)))
             .transpose()?;
         let unix_file = unix.as_ref().map(UnixSocket::file);
         let config = Arc::new(config);
@@ -157,6 +154,9 @@ fn validate(mut c: Config) -> Result<Config, TargetError> {
             c.threads
         )));
     }
+    if c.backlog == 0 {
+        return Err(TargetError::Config("backlog must be at least 1".into()));
+    }
     if c.max_connections == 0 {
         return Err(TargetError::Config(
             "max_connections must be at least 1".into(),
@@ -182,20 +182,30 @@ fn validate(mut c: Config) -> Result<Config, TargetError> {
     Ok(c)
 }
 
-fn listener(addr: SocketAddr) -> std::io::Result<std::net::TcpListener> {
+/// The listen backlog as `listen(2)` takes it; the kernel caps it at
+/// net.core.somaxconn, so a larger value than an `i32` holds is that cap too.
+fn backlog(config: &Config) -> i32 {
+    i32::try_from(config.backlog).unwrap_or(i32::MAX)
+}
+
+fn listener(addr: SocketAddr, backlog: i32) -> std::io::Result<std::net::TcpListener> {
     let s = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
     s.set_reuse_address(true)?;
     s.set_reuse_port(true)?;
     s.set_nonblocking(true)?;
     s.bind(&addr.into())?;
-    s.listen(BACKLOG)?;
+    s.listen(backlog)?;
     Ok(s.into())
 }
 
 /// Binds `n` listeners sharing one port. A fixed port is first probed without
 /// SO_REUSEPORT, so that another server holding it (even with SO_REUSEPORT) is a bind
 /// failure instead of silently sharing its traffic with us.
-fn bind_all(addr: SocketAddr, n: usize) -> Result<Vec<std::net::TcpListener>, TargetError> {
+fn bind_all(
+    addr: SocketAddr,
+    n: usize,
+    backlog: i32,
+) -> Result<Vec<std::net::TcpListener>, TargetError> {
     let err = |source| TargetError::Bind { addr, source };
     if addr.port() != 0 {
         let probe = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))
@@ -203,11 +213,11 @@ fn bind_all(addr: SocketAddr, n: usize) -> Result<Vec<std::net::TcpListener>, Ta
         probe.set_reuse_address(true).map_err(err)?;
         probe.bind(&addr.into()).map_err(err)?;
     }
-    let first = listener(addr).map_err(err)?;
+    let first = listener(addr, backlog).map_err(err)?;
     let actual = first.local_addr().map_err(err)?;
     let mut all = vec![first];
     for _ in 1..n {
-        all.push(listener(actual).map_err(err)?);
+        all.push(listener(actual, backlog).map_err(err)?);
     }
     Ok(all)
 }
@@ -279,5 +289,37 @@ impl Drop for ServerHandle {
         if let Some(u) = self.unix.take() {
             u.remove();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::TcpStream;
+    use std::time::Duration;
+
+    /// Nobody accepts: the kernel completes backlog + 1 handshakes (Linux's
+    /// `sk_acceptq_is_full` is `>`, not `>=`), then drops further SYNs.
+    #[test]
+    fn the_backlog_bounds_the_accept_queue() {
+        let l = listener("127.0.0.1:0".parse().unwrap(), 2).unwrap();
+        let addr = l.local_addr().unwrap();
+        let mut held = Vec::new();
+        for _ in 0..6 {
+            if let Ok(s) = TcpStream::connect_timeout(&addr, Duration::from_millis(300)) {
+                held.push(s);
+            }
+        }
+        assert_eq!(held.len(), 3, "a backlog of 2 queues 3 connections");
+    }
+
+    #[test]
+    fn a_zero_backlog_is_refused() {
+        let c = Config {
+            backlog: 0,
+            ..Config::default()
+        };
+        let e = validate(c).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(e.contains("backlog must be at least 1"), "{e}");
     }
 }

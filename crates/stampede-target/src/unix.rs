@@ -13,9 +13,6 @@ use socket2::{Domain, SockAddr, Socket, Type};
 
 use crate::TargetError;
 
-/// Listen backlog (the kernel caps it at net.core.somaxconn); std's default is 128.
-const BACKLOG: i32 = 4096;
-
 /// A bound Unix socket and the identity of its file.
 pub(crate) struct UnixSocket {
     pub path: PathBuf,
@@ -32,8 +29,9 @@ pub(crate) struct SocketFile {
 }
 
 impl UnixSocket {
-    /// Binds `path`, removing a stale socket file first.
-    pub(crate) fn bind(path: &Path) -> Result<UnixSocket, TargetError> {
+    /// Binds `path`, removing a stale socket file first. `backlog` is the
+    /// server's (`Config::backlog`; std's default would be 128).
+    pub(crate) fn bind(path: &Path, backlog: i32) -> Result<UnixSocket, TargetError> {
         let err = |source| TargetError::Unix {
             path: path.to_path_buf(),
             source,
@@ -41,7 +39,7 @@ impl UnixSocket {
         remove_stale(path).map_err(err)?;
         let s = Socket::new(Domain::UNIX, Type::STREAM, None).map_err(err)?;
         s.bind(&SockAddr::unix(path).map_err(err)?).map_err(err)?;
-        s.listen(BACKLOG).map_err(err)?;
+        s.listen(backlog).map_err(err)?;
         s.set_nonblocking(true).map_err(err)?;
         let meta = std::fs::symlink_metadata(path).map_err(err)?;
         Ok(UnixSocket {
@@ -108,9 +106,9 @@ mod tests {
         let p = dir.join("s.sock");
         // A stale socket (its listener closed) is replaced.
         drop(UnixListener::bind(&p).unwrap());
-        let live = UnixSocket::bind(&p).unwrap();
+        let live = UnixSocket::bind(&p, 16).unwrap();
         // A live one is not.
-        let e = UnixSocket::bind(&p).err().unwrap().to_string();
+        let e = UnixSocket::bind(&p, 16).err().unwrap().to_string();
         assert!(e.contains("another server"), "{e}");
         let file = live.file();
         drop(live);
@@ -118,7 +116,7 @@ mod tests {
         assert!(!p.exists());
         // A regular file is never removed.
         std::fs::write(&p, b"x").unwrap();
-        let e = UnixSocket::bind(&p).err().unwrap().to_string();
+        let e = UnixSocket::bind(&p, 16).err().unwrap().to_string();
         assert!(e.contains("not a socket"), "{e}");
         assert!(p.exists());
         std::fs::remove_dir_all(&dir).unwrap();

@@ -4,6 +4,8 @@
 //! the request path. Stampede's own CPU is its load-generating threads'
 //! ([`ClientThreads`]), not the whole process's.
 
+mod cost;
+mod netstat;
 mod procfs;
 mod threads;
 
@@ -16,6 +18,8 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+pub use cost::{read_cost, CostReading, ThreadCpu};
+pub use netstat::{read_listen_queue, ListenQueue};
 pub use threads::ClientThreads;
 
 /// A process to watch and the role it plays.

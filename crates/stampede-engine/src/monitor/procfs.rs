@@ -156,6 +156,13 @@ pub(crate) fn thread_ticks(pid: u32) -> Vec<(u32, u64)> {
         .collect()
 }
 
+/// `wchar` and `syscw` of /proc/PID/io: bytes passed to write calls and
+/// the number of write calls, since the process started (all threads).
+pub(crate) fn read_io(pid: u32) -> Option<(u64, u64)> {
+    let io = fs::read_to_string(format!("/proc/{pid}/io")).ok()?;
+    Some((status_value(&io, "wchar:")?, status_value(&io, "syscw:")?))
+}
+
 /// The process name.
 pub(crate) fn process_name(pid: u32) -> String {
     fs::read_to_string(format!("/proc/{pid}/comm"))
@@ -260,6 +267,10 @@ mod tests {
         assert!(me.open_fds >= 3);
         assert!(!thread_ticks(std::process::id()).is_empty());
         assert!(machine_ticks().is_some());
+        let (wchar, _) = read_io(std::process::id()).expect("own /proc/PID/io");
+        std::fs::write("/dev/null", b"0123456789").expect("a write to /dev/null");
+        let (after, _) = read_io(std::process::id()).expect("own /proc/PID/io");
+        assert!(after > wchar, "a write counts in wchar");
         assert!(read_process(u32::MAX).is_none());
     }
 }

@@ -1,0 +1,154 @@
+//! The bottleneck named from the counters the kernel keeps, each cause with
+//! its figure: the accept queue overflowed (TcpExt `ListenOverflows`), one
+//! thread saturated while the others idle, every busy thread saturated, or
+//! the client's own busiest thread saturated (the run's monitor). No cause
+//! without its evidence.
+
+use super::cost::{Bottleneck, Evidence, ServerCost};
+use stampede_metrics::RunResult;
+
+/// A thread this busy (percent of one core) is saturated.
+const SATURATED_PCT: f64 = 90.0;
+/// A thread below this share of the server's CPU takes no part in the work
+/// (the main thread of a reactor-per-core server, a logger).
+const IDLE_SHARE_PCT: f64 = 5.0;
+
+/// The causes the cost's counters show, most telling first.
+pub fn bottlenecks(cost: &ServerCost) -> Vec<Bottleneck> {
+    let mut found = Vec::new();
+    if cost.listen_overflows > 0.0 {
+        found.push(Bottleneck {
+            cause: format!(
+                "the accept queue overflowed {:.0} times: raise the listen backlog, or accept faster",
+                cost.listen_overflows
+            ),
+            evidence: vec![
+                evidence("TcpExt.ListenOverflows", cost.listen_overflows),
+                evidence("TcpExt.ListenDrops", cost.listen_drops),
+            ],
+        });
+    }
+    let working: Vec<_> = cost
+        .threads
+        .iter()
+        .filter(|t| t.share_pct >= IDLE_SHARE_PCT)
+        .collect();
+    let saturated = working
+        .iter()
+        .filter(|t| t.cpu_pct >= SATURATED_PCT)
+        .count();
+    if let Some(top) = working.first().filter(|t| t.cpu_pct >= SATURATED_PCT) {
+        let others = working.len() - 1;
+        let cause = if working.len() == 1 {
+            format!(
+                "one thread does all the work, at {:.0}% of a core: it is saturated (more threads, or spread the load)",
+                top.cpu_pct
+            )
+        } else if saturated == 1 {
+            let rest = working[1..].iter().map(|t| t.cpu_pct).sum::<f64>() / others as f64;
+            format!(
+                "one of {} working threads at {:.0}% of a core, the other {others} at {rest:.0}%: the load is not spread",
+                working.len(),
+                top.cpu_pct
+            )
+        } else {
+            format!(
+                "{saturated} of {} working threads at {:.0}% of a core or more: the server is CPU-bound",
+                working.len(),
+                SATURATED_PCT
+            )
+        };
+        found.push(Bottleneck {
+            cause,
+            evidence: vec![evidence("busiest thread cpu_pct", top.cpu_pct)],
+        });
+    }
+    found
+}
+
+/// The client as the bottleneck: its busiest load thread saturated, on
+/// average over the runs (each run's monitor keeps its highest second).
+pub fn client_bottleneck(runs: &[RunResult]) -> Option<Bottleneck> {
+    let busiest: Vec<f64> = runs
+        .iter()
+        .filter_map(|r| {
+            r.monitor
+                .as_ref()?
+                .client()
+                .map(|c| c.busiest_thread_pct_max)
+        })
+        .collect();
+    if busiest.is_empty() {
+        return None;
+    }
+    let mean = busiest.iter().sum::<f64>() / busiest.len() as f64;
+    (mean >= SATURATED_PCT).then(|| Bottleneck {
+        cause: format!(
+            "the client was the bottleneck, its busiest thread at {mean:.0}% of a core: add client threads (-t) or machines"
+        ),
+        evidence: vec![evidence("client busiest thread cpu_pct", mean)],
+    })
+}
+
+fn evidence(counter: &str, value: f64) -> Evidence {
+    Evidence {
+        counter: counter.to_string(),
+        value,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::cost::ThreadShare;
+
+    fn cost(threads: &[(f64, f64)], overflows: f64) -> ServerCost {
+        ServerCost {
+            listen_overflows: overflows,
+            listen_drops: overflows,
+            threads: threads
+                .iter()
+                .map(|(cpu_pct, share_pct)| ThreadShare {
+                    name: "w".into(),
+                    cpu_pct: *cpu_pct,
+                    share_pct: *share_pct,
+                })
+                .collect(),
+            ..ServerCost::default()
+        }
+    }
+
+    #[test]
+    fn names_each_cause_with_its_figure() {
+        let b = bottlenecks(&cost(&[(40.0, 100.0), (0.0, 0.0)], 12345.0));
+        assert_eq!(b.len(), 1);
+        assert!(
+            b[0].cause.contains("overflowed 12345 times"),
+            "{}",
+            b[0].cause
+        );
+        assert_eq!(b[0].evidence[0].value, 12345.0);
+        let b = bottlenecks(&cost(&[(99.0, 100.0), (0.1, 0.0)], 0.0));
+        assert!(
+            b[0].cause
+                .starts_with("one thread does all the work, at 99%"),
+            "{}",
+            b[0].cause
+        );
+        let b = bottlenecks(&cost(
+            &[(100.0, 62.5), (20.0, 12.5), (20.0, 12.5), (20.0, 12.5)],
+            0.0,
+        ));
+        assert_eq!(
+            b[0].cause,
+            "one of 4 working threads at 100% of a core, the other 3 at 20%: the load is not spread"
+        );
+        let b = bottlenecks(&cost(&[(95.0, 50.0), (94.0, 50.0)], 0.0));
+        assert!(
+            b[0].cause.starts_with("2 of 2 working threads"),
+            "{}",
+            b[0].cause
+        );
+        assert!(bottlenecks(&cost(&[(50.0, 60.0), (30.0, 40.0)], 0.0)).is_empty());
+    }
+}

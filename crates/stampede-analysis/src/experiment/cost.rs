@@ -1,0 +1,266 @@
+//! What a request cost the server: the difference of two readings of its
+//! counters (before and after a load) divided by the requests completed in
+//! between, and each thread's share of the CPU; the bottleneck's types
+//! (bottleneck.rs names it). Pure arithmetic; the
+//! readings come from the engine's monitor (`read_cost`).
+
+use serde::{Deserialize, Serialize};
+
+/// A server's cumulative counters at one instant (CPU in microseconds).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerReading {
+    pub cpu_user_us: f64,
+    pub cpu_system_us: f64,
+    /// /proc/PID/io `wchar`.
+    pub write_bytes: u64,
+    /// /proc/PID/io `syscw`.
+    pub write_syscalls: u64,
+    pub ctx_voluntary: u64,
+    pub ctx_involuntary: u64,
+    pub rss_bytes: u64,
+    /// Each thread: (id, name, CPU so far in µs).
+    pub threads: Vec<(u32, String, f64)>,
+    /// The machine's TcpExt `ListenOverflows` and `ListenDrops`.
+    pub listen_overflows: u64,
+    pub listen_drops: u64,
+}
+
+/// One thread's part of the server's CPU during a load.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ThreadShare {
+    pub name: String,
+    /// Its share of all the server's threads' CPU, in percent.
+    pub share_pct: f64,
+    /// Its CPU over the load's wall time, in percent of one core (`top -H`).
+    pub cpu_pct: f64,
+}
+
+/// One cause and what shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Bottleneck {
+    /// In words, with what to do about it.
+    pub cause: String,
+    pub evidence: Vec<Evidence>,
+}
+
+/// One counter's value.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Evidence {
+    pub counter: String,
+    pub value: f64,
+}
+
+/// The server's cost per request over one load (or the mean of several).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerCost {
+    pub cpu_us_per_request: f64,
+    pub cpu_user_us_per_request: f64,
+    pub cpu_system_us_per_request: f64,
+    /// Bytes the server passed to write calls per request (`wchar`).
+    pub write_bytes_per_request: f64,
+    pub write_syscalls_per_request: f64,
+    pub ctx_switches_per_request: f64,
+    pub ctx_voluntary_per_request: f64,
+    pub ctx_involuntary_per_request: f64,
+    /// RSS at the end of the load.
+    pub rss_bytes: f64,
+    /// Threads by CPU, busiest first.
+    pub threads: Vec<ThreadShare>,
+    /// Accept-queue overflows and drops during the load (the machine's).
+    pub listen_overflows: f64,
+    pub listen_drops: f64,
+    /// What limited the server, each cause with its figure (filled by the
+    /// experiment's summary: bottleneck.rs).
+    pub bottleneck: Vec<Bottleneck>,
+}
+
+impl ServerCost {
+    /// The cost of `requests` between `before` and `after`, `elapsed_s`
+    /// apart. `None` without a request (a cost per nothing is no figure).
+    pub fn between(
+        before: &ServerReading,
+        after: &ServerReading,
+        requests: u64,
+        elapsed_s: f64,
+    ) -> Option<ServerCost> {
+        if requests == 0 {
+            return None;
+        }
+        let n = requests as f64;
+        let per = |a: u64, b: u64| b.saturating_sub(a) as f64 / n;
+        let user = (after.cpu_user_us - before.cpu_user_us).max(0.0);
+        let system = (after.cpu_system_us - before.cpu_system_us).max(0.0);
+        let voluntary = per(before.ctx_voluntary, after.ctx_voluntary);
+        let involuntary = per(before.ctx_involuntary, after.ctx_involuntary);
+        Some(ServerCost {
+            cpu_us_per_request: (user + system) / n,
+            cpu_user_us_per_request: user / n,
+            cpu_system_us_per_request: system / n,
+            write_bytes_per_request: per(before.write_bytes, after.write_bytes),
+            write_syscalls_per_request: per(before.write_syscalls, after.write_syscalls),
+            ctx_switches_per_request: voluntary + involuntary,
+            ctx_voluntary_per_request: voluntary,
+            ctx_involuntary_per_request: involuntary,
+            rss_bytes: after.rss_bytes as f64,
+            threads: thread_shares(before, after, elapsed_s),
+            listen_overflows: after
+                .listen_overflows
+                .saturating_sub(before.listen_overflows) as f64,
+            listen_drops: after.listen_drops.saturating_sub(before.listen_drops) as f64,
+            bottleneck: Vec::new(),
+        })
+    }
+
+    /// The mean of several loads' costs; threads are averaged by rank
+    /// (busiest with busiest), since thread ids change with each start.
+    pub fn mean(costs: &[ServerCost]) -> Option<ServerCost> {
+        if costs.is_empty() {
+            return None;
+        }
+        let n = costs.len() as f64;
+        let mean = |f: fn(&ServerCost) -> f64| costs.iter().map(f).sum::<f64>() / n;
+        let ranks = costs.iter().map(|c| c.threads.len()).max().unwrap_or(0);
+        let threads = (0..ranks)
+            .map(|rank| {
+                let at: Vec<&ThreadShare> =
+                    costs.iter().filter_map(|c| c.threads.get(rank)).collect();
+                let k = at.len() as f64;
+                ThreadShare {
+                    name: at.first().map(|t| t.name.clone()).unwrap_or_default(),
+                    share_pct: at.iter().map(|t| t.share_pct).sum::<f64>() / k,
+                    cpu_pct: at.iter().map(|t| t.cpu_pct).sum::<f64>() / k,
+                }
+            })
+            .collect();
+        Some(ServerCost {
+            cpu_us_per_request: mean(|c| c.cpu_us_per_request),
+            cpu_user_us_per_request: mean(|c| c.cpu_user_us_per_request),
+            cpu_system_us_per_request: mean(|c| c.cpu_system_us_per_request),
+            write_bytes_per_request: mean(|c| c.write_bytes_per_request),
+            write_syscalls_per_request: mean(|c| c.write_syscalls_per_request),
+            ctx_switches_per_request: mean(|c| c.ctx_switches_per_request),
+            ctx_voluntary_per_request: mean(|c| c.ctx_voluntary_per_request),
+            ctx_involuntary_per_request: mean(|c| c.ctx_involuntary_per_request),
+            rss_bytes: mean(|c| c.rss_bytes),
+            threads,
+            listen_overflows: mean(|c| c.listen_overflows),
+            listen_drops: mean(|c| c.listen_drops),
+            bottleneck: Vec::new(),
+        })
+    }
+}
+
+/// Each thread's CPU during the load (threads matched by id; one born
+/// during the load counts from zero), busiest first.
+fn thread_shares(
+    before: &ServerReading,
+    after: &ServerReading,
+    elapsed_s: f64,
+) -> Vec<ThreadShare> {
+    let used: Vec<(String, f64)> = after
+        .threads
+        .iter()
+        .map(|(tid, name, cpu)| {
+            let start = before
+                .threads
+                .iter()
+                .find(|(t, _, _)| t == tid)
+                .map_or(0.0, |(_, _, c)| *c);
+            (name.clone(), (cpu - start).max(0.0))
+        })
+        .collect();
+    let total: f64 = used.iter().map(|(_, cpu)| cpu).sum();
+    let mut shares: Vec<ThreadShare> = used
+        .into_iter()
+        .map(|(name, cpu)| ThreadShare {
+            name,
+            share_pct: if total > 0.0 {
+                100.0 * cpu / total
+            } else {
+                0.0
+            },
+            cpu_pct: if elapsed_s > 0.0 {
+                100.0 * cpu / (elapsed_s * 1e6)
+            } else {
+                0.0
+            },
+        })
+        .collect();
+    shares.sort_by(|a, b| b.cpu_pct.total_cmp(&a.cpu_pct));
+    shares
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reading(user: f64, system: f64, wchar: u64, threads: &[(u32, f64)]) -> ServerReading {
+        ServerReading {
+            cpu_user_us: user,
+            cpu_system_us: system,
+            write_bytes: wchar,
+            write_syscalls: wchar / 100,
+            ctx_voluntary: wchar / 10,
+            ctx_involuntary: wchar / 50,
+            rss_bytes: 4096,
+            listen_overflows: wchar,
+            listen_drops: 0,
+            threads: threads
+                .iter()
+                .map(|(t, c)| (*t, format!("w{t}"), *c))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn a_request_costs_the_difference_divided_by_the_requests() {
+        let before = reading(1000.0, 500.0, 10_000, &[(1, 0.0), (2, 100.0)]);
+        let after = reading(
+            5000.0,
+            2500.0,
+            110_000,
+            &[(1, 600_000.0), (2, 200_100.0), (3, 0.0)],
+        );
+        let cost = ServerCost::between(&before, &after, 1000, 1.0).unwrap();
+        assert_eq!(cost.cpu_user_us_per_request, 4.0);
+        assert_eq!(cost.cpu_system_us_per_request, 2.0);
+        assert_eq!(cost.cpu_us_per_request, 6.0);
+        assert_eq!(cost.write_bytes_per_request, 100.0);
+        assert_eq!(cost.write_syscalls_per_request, 1.0);
+        assert_eq!(cost.ctx_voluntary_per_request, 10.0);
+        assert_eq!(cost.ctx_involuntary_per_request, 2.0);
+        assert_eq!(cost.ctx_switches_per_request, 12.0);
+        assert_eq!(cost.threads[0].name, "w1");
+        assert_eq!(cost.threads[0].share_pct, 75.0);
+        assert_eq!(cost.threads[0].cpu_pct, 60.0);
+        assert_eq!(cost.threads[1].cpu_pct, 20.0);
+        assert_eq!(cost.threads[2].share_pct, 0.0);
+        assert_eq!(cost.listen_overflows, 100_000.0);
+        assert!(ServerCost::between(&before, &after, 0, 1.0).is_none());
+    }
+
+    #[test]
+    fn the_mean_pairs_threads_by_rank() {
+        let one = |busy: f64, cpu: f64| ServerCost {
+            cpu_us_per_request: cpu,
+            threads: vec![
+                ThreadShare {
+                    name: "a".into(),
+                    share_pct: busy,
+                    cpu_pct: busy,
+                },
+                ThreadShare {
+                    name: "b".into(),
+                    share_pct: 100.0 - busy,
+                    cpu_pct: 100.0 - busy,
+                },
+            ],
+            ..ServerCost::default()
+        };
+        let mean = ServerCost::mean(&[one(80.0, 4.0), one(60.0, 8.0)]).unwrap();
+        assert_eq!(mean.cpu_us_per_request, 6.0);
+        assert_eq!(mean.threads[0].share_pct, 70.0);
+        assert_eq!(mean.threads[1].share_pct, 30.0);
+        assert!(ServerCost::mean(&[]).is_none());
+    }
+}

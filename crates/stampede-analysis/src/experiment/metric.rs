@@ -1,0 +1,98 @@
+//! The figures an experiment compares across variants: the load's (goodput,
+//! p50, p99, error rate) from each run's result, the server's cost per
+//! request from its counters.
+
+use super::cost::ServerCost;
+use serde::{Deserialize, Serialize};
+use stampede_metrics::RunResult;
+
+/// A compared figure of one run; its JSON name (`verdicts[].metric`) is
+/// the snake_case of the variant: `goodput`, `p50`, `p99`, `error_rate`,
+/// `cpu_us_per_request`, `write_bytes_per_request`, …
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    Goodput,
+    P50,
+    P99,
+    ErrorRate,
+    CpuUsPerRequest,
+    CpuUserUsPerRequest,
+    CpuSystemUsPerRequest,
+    WriteBytesPerRequest,
+    WriteSyscallsPerRequest,
+    CtxSwitchesPerRequest,
+    CtxVoluntaryPerRequest,
+    CtxInvoluntaryPerRequest,
+}
+
+impl Metric {
+    /// Every figure, in the order of the table and the verdicts.
+    pub const ALL: [Metric; 12] = [
+        Metric::Goodput,
+        Metric::P50,
+        Metric::P99,
+        Metric::ErrorRate,
+        Metric::CpuUsPerRequest,
+        Metric::CpuUserUsPerRequest,
+        Metric::CpuSystemUsPerRequest,
+        Metric::WriteBytesPerRequest,
+        Metric::WriteSyscallsPerRequest,
+        Metric::CtxSwitchesPerRequest,
+        Metric::CtxVoluntaryPerRequest,
+        Metric::CtxInvoluntaryPerRequest,
+    ];
+
+    /// Its name in a sentence.
+    pub fn words(self) -> &'static str {
+        match self {
+            Metric::Goodput => "goodput",
+            Metric::P50 => "p50",
+            Metric::P99 => "p99",
+            Metric::ErrorRate => "errors",
+            Metric::CpuUsPerRequest => "CPU per request",
+            Metric::CpuUserUsPerRequest => "user CPU per request",
+            Metric::CpuSystemUsPerRequest => "system CPU per request",
+            Metric::WriteBytesPerRequest => "written per request",
+            Metric::WriteSyscallsPerRequest => "write calls per request",
+            Metric::CtxSwitchesPerRequest => "context switches per request",
+            Metric::CtxVoluntaryPerRequest => "voluntary switches per request",
+            Metric::CtxInvoluntaryPerRequest => "involuntary switches per request",
+        }
+    }
+
+    /// Its unit.
+    pub fn unit(self) -> &'static str {
+        match self {
+            Metric::Goodput => "req/s",
+            Metric::P50 | Metric::P99 => "ms",
+            Metric::ErrorRate => "%",
+            Metric::CpuUsPerRequest
+            | Metric::CpuUserUsPerRequest
+            | Metric::CpuSystemUsPerRequest => "µs",
+            Metric::WriteBytesPerRequest => "B",
+            _ => "",
+        }
+    }
+
+    /// Its value in one run; `None` when the run has no such figure (no
+    /// latency without a completed request, no cost without a reading).
+    pub fn of(self, run: &RunResult, cost: Option<&ServerCost>) -> Option<f64> {
+        let latency = |us: u64| (run.requests.completed > 0).then_some(us as f64 / 1000.0);
+        match self {
+            Metric::Goodput => Some(run.goodput),
+            Metric::P50 => latency(run.latency_us.p50),
+            Metric::P99 => latency(run.latency_us.p99),
+            Metric::ErrorRate => Some(run.error_rate_pct),
+            Metric::CpuUsPerRequest => cost.map(|c| c.cpu_us_per_request),
+            Metric::CpuUserUsPerRequest => cost.map(|c| c.cpu_user_us_per_request),
+            Metric::CpuSystemUsPerRequest => cost.map(|c| c.cpu_system_us_per_request),
+            Metric::WriteBytesPerRequest => cost.map(|c| c.write_bytes_per_request),
+            Metric::WriteSyscallsPerRequest => cost.map(|c| c.write_syscalls_per_request),
+            Metric::CtxSwitchesPerRequest => cost.map(|c| c.ctx_switches_per_request),
+            Metric::CtxVoluntaryPerRequest => cost.map(|c| c.ctx_voluntary_per_request),
+            Metric::CtxInvoluntaryPerRequest => cost.map(|c| c.ctx_involuntary_per_request),
+        }
+        .filter(|v| v.is_finite())
+    }
+}

@@ -1,0 +1,141 @@
+//! The experiment's summary and verdicts on made-up rounds.
+
+use super::*;
+use crate::slo::tests::result;
+
+fn variant(name: &str, goodputs: &[f64], bytes: &[f64]) -> VariantResult {
+    VariantResult {
+        name: name.into(),
+        runs: goodputs
+            .iter()
+            .map(|g| result(*g, 0.0, &[1000, 2000]))
+            .collect(),
+        costs: bytes
+            .iter()
+            .map(|b| {
+                Some(ServerCost {
+                    write_bytes_per_request: *b,
+                    ..ServerCost::default()
+                })
+            })
+            .collect(),
+        ..VariantResult::default()
+    }
+}
+
+fn document(variants: Vec<VariantResult>) -> ExperimentDocument {
+    let mut doc = ExperimentDocument {
+        schema: EXPERIMENT_SCHEMA.into(),
+        server_template: "srv {t}".into(),
+        load: vec![],
+        repeat: 3,
+        order_kind: "interleaved".into(),
+        seed: None,
+        order: vec![0, 1, 0, 1, 0, 1],
+        variants,
+        verdicts: vec![],
+        confidence: 0.95,
+        interrupted: false,
+    };
+    doc.summarize();
+    doc
+}
+
+fn find(doc: &ExperimentDocument, metric: Metric) -> &ExperimentVerdict {
+    doc.verdicts
+        .iter()
+        .find(|v| v.metric == metric)
+        .expect("a verdict on the metric")
+}
+
+#[test]
+fn a_clear_difference_excludes_zero() {
+    let doc = document(vec![
+        variant("t=1", &[1000.0, 1010.0, 990.0], &[200.0, 201.0, 199.0]),
+        variant("t=2", &[1450.0, 1460.0, 1440.0], &[300.0, 301.0, 299.0]),
+    ]);
+    let goodput = find(&doc, Metric::Goodput);
+    assert_eq!((goodput.a.as_str(), goodput.b.as_str()), ("t=1", "t=2"));
+    assert!((goodput.change_pct.unwrap() - 45.0).abs() < 1e-9);
+    assert!(goodput.ci_low_pct.unwrap() > 0.0);
+    assert_eq!(goodput.same, Some(false));
+    let bytes = find(&doc, Metric::WriteBytesPerRequest);
+    assert!((bytes.change - 100.0).abs() < 1e-9);
+    let estimate = doc.variants[0].estimate(Metric::Goodput).unwrap();
+    assert!((estimate.mean - 1000.0).abs() < 1e-9);
+    assert!(estimate.ci_low.unwrap() < 1000.0 && estimate.ci_high.unwrap() > 1000.0);
+    assert_eq!(
+        doc.variants[1]
+            .server
+            .as_ref()
+            .unwrap()
+            .write_bytes_per_request,
+        300.0
+    );
+}
+
+#[test]
+fn noise_alone_is_no_difference() {
+    let doc = document(vec![
+        variant("a", &[1000.0, 1100.0, 900.0], &[200.0, 210.0, 190.0]),
+        variant("b", &[1050.0, 950.0, 1010.0], &[205.0, 195.0, 200.0]),
+    ]);
+    assert_eq!(find(&doc, Metric::Goodput).same, Some(true));
+    assert_eq!(find(&doc, Metric::WriteBytesPerRequest).same, Some(true));
+    // Both without errors: exactly the same.
+    assert_eq!(find(&doc, Metric::ErrorRate).same, Some(true));
+}
+
+#[test]
+fn one_round_has_no_interval_and_the_file_reads_back() {
+    let doc = document(vec![
+        variant("a", &[1000.0], &[1.0]),
+        variant("b", &[900.0], &[1.0]),
+    ]);
+    let goodput = find(&doc, Metric::Goodput);
+    assert_eq!(goodput.same, None);
+    assert_eq!(goodput.ci_low, None);
+    let text = serde_json::to_string(&doc).unwrap();
+    assert_eq!(ExperimentDocument::from_json(&text).unwrap(), doc);
+    let other = text.replace(EXPERIMENT_SCHEMA, "stampede.result/1");
+    assert!(ExperimentDocument::from_json(&other)
+        .unwrap_err()
+        .contains("schema"));
+}
+
+#[test]
+fn a_saturated_client_is_named_as_the_bottleneck() {
+    let busy_client = |busiest: f64| {
+        let mut run = result(1000.0, 0.0, &[1000]);
+        let json = serde_json::json!({
+            "interval_s": 1.0, "cpus": 2, "machine": [],
+            "processes": [{
+                "pid": 1, "name": "stampede", "role": "client", "cpu_user_s": 1.0,
+                "cpu_sys_s": 0.0, "cpu_pct_mean": busiest, "cpu_pct_max": busiest,
+                "busiest_thread_pct_max": busiest, "rss_max_bytes": 0, "threads_max": 2,
+                "open_fds_max": 8, "ctx_voluntary": 0, "ctx_involuntary": 0,
+                "exited": false, "samples": []
+            }]
+        });
+        run.monitor = Some(serde_json::from_value(json).unwrap());
+        run
+    };
+    let mut v = variant("a", &[1000.0], &[1.0]);
+    v.runs = vec![busy_client(97.0), busy_client(99.0)];
+    v.costs = vec![Some(ServerCost::default()), Some(ServerCost::default())];
+    let doc = document(vec![v]);
+    let named = &doc.variants[0].server.as_ref().unwrap().bottleneck;
+    assert_eq!(named.len(), 1, "{named:?}");
+    assert!(named[0]
+        .cause
+        .starts_with("the client was the bottleneck, its busiest thread at 98%"));
+    let mut calm = variant("b", &[1000.0], &[1.0]);
+    calm.runs = vec![busy_client(40.0)];
+    let doc = document(vec![calm]);
+    assert!(doc.variants[0]
+        .server
+        .as_ref()
+        .unwrap()
+        .bottleneck
+        .is_empty());
+}
