@@ -9,7 +9,7 @@
 //! "add connections" is then wrong advice (issue 16). Owns the evidence and
 //! the note; the classes and thresholds live in `sweep`.
 
-use super::{count_noun, Load, StepInput, Thresholds};
+use super::{count_noun, pct_change, Load, StepInput, Thresholds};
 use serde::{Deserialize, Serialize};
 use stampede_metrics::MonitorReport;
 
@@ -82,10 +82,6 @@ impl ServerCpu {
 /// send) where known, else the latency (the same in a closed model).
 fn server_ms(step: &StepInput) -> f64 {
     step.service_mean_ms.unwrap_or(step.mean_ms)
-}
-
-fn pct_change(new: f64, old: f64) -> Option<f64> {
-    (old > 0.0 && new.is_finite()).then(|| 100.0 * (new / old - 1.0))
 }
 
 /// Why the server was saturated at `step`, or `None` without evidence.
@@ -333,5 +329,89 @@ mod tests {
         let why = server_saturation(&pinned, Some(&first), &first, &t).unwrap();
         assert!(why.contains("CPU was pinned"), "{why}");
         assert_eq!(server_saturation(&first, None, &first, &t), None);
+    }
+
+    fn closed_step(n: u64, rps: f64, mean_ms: f64) -> StepInput {
+        StepInput {
+            load: Load::Connections(n),
+            connections: Some(n),
+            ..open_step(rps, rps, mean_ms, None)
+        }
+    }
+
+    #[test]
+    fn saturation_at_each_threshold_exactly() {
+        let t = Thresholds::default();
+        let first = open_step(1000.0, 1000.0, 10.0, None);
+        let prev = open_step(1000.0, 1000.0, 10.0, None);
+        // Throughput +6% is not flat; latency +9% is not a rise. (Exactly
+        // +5% or +10% cannot be hit: 1.05 − 1 and 1.1 − 1 are not exact.)
+        let gained = open_step(1000.0, 1060.0, 15.0, None);
+        assert_eq!(server_saturation(&gained, Some(&prev), &first, &t), None);
+        let level = open_step(1000.0, 1000.0, 10.9, None);
+        assert_eq!(server_saturation(&level, Some(&prev), &first, &t), None);
+        let rising = open_step(1000.0, 1000.0, 11.2, None);
+        let why = server_saturation(&rising, Some(&prev), &first, &t).unwrap();
+        assert!(
+            why.contains("mean latency +12.0% for throughput +0.0%"),
+            "{why}"
+        );
+        // Exactly twice the first step's time is not yet "twice as long".
+        let gain = open_step(1000.0, 2000.0, 20.0, None);
+        assert_eq!(server_saturation(&gain, Some(&prev), &first, &t), None);
+        let more = open_step(1000.0, 2000.0, 20.5, None);
+        assert!(server_saturation(&more, Some(&prev), &first, &t).is_some());
+        // No reference time, no comparison with it.
+        let zero = open_step(1000.0, 1000.0, 0.0, None);
+        assert_eq!(server_saturation(&gain, Some(&prev), &zero, &t), None);
+    }
+
+    #[test]
+    fn littles_law_at_its_tolerance_exactly() {
+        let t = Thresholds::default();
+        // 100 connections; X·R = 1000/s × 75 ms = 75: the 25% tolerance's edge.
+        assert!(little_check(&closed_step(100, 1000.0, 75.0), None, &t).consistent);
+        assert!(little_check(&closed_step(100, 1000.0, 125.0), None, &t).consistent);
+        let idle = little_check(&closed_step(100, 1000.0, 50.0), None, &t);
+        assert_eq!(
+            idle.note.as_deref(),
+            Some("Little's law: X·R = 50 requests in flight for 100 connections (50%): connections sat idle (ramp-up, connect failures, or a client bottleneck)")
+        );
+        let waiting = little_check(&closed_step(100, 1000.0, 150.0), None, &t);
+        assert!(waiting
+            .note
+            .unwrap()
+            .contains("X·R = 150 requests in flight for only 100 connections"));
+        // Nothing completed: no law to check.
+        assert!(little_check(&closed_step(100, 0.0, 150.0), None, &t).consistent);
+        // Open model: needing exactly the connections there were is enough.
+        let exactly = open_step(1000.0, 1000.0, 100.0, None);
+        assert!(little_check(&exactly, None, &t).consistent);
+        // No connections known: no ratio.
+        let mut unknown = open_step(1000.0, 1000.0, 100.0, None);
+        unknown.connections = Some(0);
+        assert_eq!(little_check(&unknown, None, &t).ratio_pct, None);
+    }
+
+    #[test]
+    fn the_busiest_thread_and_the_machine_are_means_over_the_samples() {
+        let mut server = process("server", 50.0, 0.0);
+        server.samples = [20.0, 60.0]
+            .map(|busiest| ProcessSample {
+                busiest_thread_pct: busiest,
+                ..ProcessSample::default()
+            })
+            .to_vec();
+        let mut m = monitor(4, vec![server]);
+        m.machine = [30.0, 50.0]
+            .map(|cpu_pct| stampede_metrics::MachineSample {
+                t_s: 1.0,
+                load_1m: 1.0,
+                cpu_pct,
+            })
+            .to_vec();
+        let cpu = ServerCpu::from_monitor(&m).unwrap();
+        assert_eq!(cpu.busiest_thread_pct, 40.0);
+        assert_eq!(cpu.machine_busy_pct, Some(40.0));
     }
 }
