@@ -7,8 +7,12 @@
 //! decodes every interval to the same counts and percentiles.
 
 use stampede_metrics::{decode_histogram, read_hlog, HlogFile, LatencyHistogram};
-use stampede_testkit::{assert_succeeded, read_json, spawn_target, stampede, text};
+use stampede_testkit::{assert_succeeded, read_json, skip_or_fail, spawn_target, stampede, text};
 use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The version .ci/run installs: the one this test was written against.
+const HDRHISTOGRAM_PY: &str = "hdrhistogram==0.10.8";
 
 /// (value, count) of every bucket that holds a count.
 fn buckets(histogram: &LatencyHistogram) -> Vec<(u64, u64)> {
@@ -280,4 +284,94 @@ fn three_split_logs_merge_to_the_single_runs_intervals() {
         "{}",
         text(&output.stderr)
     );
+}
+
+/// Two values are the same within HDR's precision at 3 significant digits.
+fn within_precision(a: u64, b: u64) -> bool {
+    a.abs_diff(b) <= a.max(b) / 1000 + 1
+}
+
+/// The value at `percentile` as HdrHistogram_py ranks it
+/// (hdrh/histogram.py, `get_target_count_at_percentile`: the count
+/// `int(p × total / 100 + 0.5)`, at least 1, where Rust's crate takes the
+/// ceiling): the highest value equivalent to the first bucket whose
+/// running count reaches it. The ranks differ by one at most; with a
+/// sparse tail, one sample can be a bucket a millisecond apart.
+fn value_at_python_rank(histogram: &LatencyHistogram, percentile: f64) -> u64 {
+    let total = histogram.len() as f64;
+    let rank = ((percentile * total / 100.0 + 0.5) as u64).max(1);
+    let mut running = 0;
+    for value in histogram.iter_recorded() {
+        running += value.count_at_value();
+        if running >= rank {
+            return histogram.highest_equivalent(value.value_iterated_to());
+        }
+    }
+    0
+}
+
+#[test]
+fn python_hdrhistogram_reads_every_interval_alike() {
+    let python = stampede_testkit::require_tool!("python3");
+    let probe = Command::new(&python)
+        .args(["-c", "import hdrh.log"])
+        .output()
+        .expect("python3 runs");
+    if !probe.status.success() {
+        skip_or_fail(
+            &format!(
+                "{} cannot import hdrh (PyPI: hdrhistogram)",
+                python.display()
+            ),
+            &format!("pip install '{HDRHISTOGRAM_PY}' (into the python3 on PATH)"),
+        );
+        return;
+    }
+    let dir = stampede_testkit::temp_dir("hlog-python");
+    let (hlog, _) = run_with_hlog(&dir, "100ms");
+    let ours = read_hlog(&std::fs::read(&hlog).unwrap()).unwrap();
+    let reader =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interval_log_support/read_hlog.py");
+    let output = Command::new(&python)
+        .arg(&reader)
+        .arg(&hlog)
+        .output()
+        .expect("the Python reader runs");
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let theirs: Vec<serde_json::Value> = text(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(theirs.len(), ours.intervals.len(), "every interval decoded");
+    let mut seen = 0;
+    for (mine, read) in ours.intervals.iter().zip(&theirs) {
+        assert_eq!(read["tag"].as_str(), Some(mine.tag.as_str()));
+        assert_eq!(
+            read["start_ms"].as_u64(),
+            Some(mine.start.as_millis() as u64)
+        );
+        let count = read["count"].as_u64().unwrap();
+        assert_eq!(
+            count,
+            mine.histogram.len(),
+            "{} at {:?}",
+            mine.tag,
+            mine.start
+        );
+        if count == 0 {
+            continue;
+        }
+        seen += count;
+        for (key, percentile) in [("p50", 50.0), ("p99", 99.0), ("max", 100.0)] {
+            let python = read[key].as_u64().unwrap();
+            let rust = value_at_python_rank(&mine.histogram, percentile);
+            assert!(
+                within_precision(python, rust),
+                "{key} of {} at {:?}: Python {python}, stampede {rust}",
+                mine.tag,
+                mine.start
+            );
+        }
+    }
+    assert!(seen > 1000, "the intervals held {seen} samples");
 }
