@@ -375,3 +375,57 @@ fn python_hdrhistogram_reads_every_interval_alike() {
     }
     assert!(seen > 1000, "the intervals held {seen} samples");
 }
+
+#[test]
+fn an_interrupted_run_writes_every_interval_it_measured() {
+    let dir = stampede_testkit::temp_dir("hlog-interrupt");
+    let target = spawn_target(stampede_testkit::one_thread());
+    let hlog = dir.join("stopped.hlog");
+    let json = dir.join("stopped.json");
+    let child = Command::new(stampede_testkit::binary())
+        .args(["run", &format!("http://{}/", target.local_addr())])
+        .args([
+            "-c",
+            "2",
+            "-t",
+            "2",
+            "-d",
+            "30s",
+            "-q",
+            "--hlog-interval",
+            "250ms",
+        ])
+        .arg("--hlog")
+        .arg(&hlog)
+        .arg("--json")
+        .arg(&json)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1300));
+    // Ctrl-C, as the terminal sends it.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let status = child.wait_with_output().unwrap().status;
+    assert_eq!(status.code(), Some(130), "an interrupted run exits 130");
+    let file = read_hlog(&std::fs::read(&hlog).unwrap()).unwrap();
+    let latency: Vec<_> = file
+        .intervals
+        .iter()
+        .filter(|i| i.tag == "latency")
+        .collect();
+    assert!(
+        latency.len() >= 4,
+        "1.3 s in 250 ms intervals: {}",
+        latency.len()
+    );
+    for (n, interval) in latency.iter().enumerate() {
+        assert_eq!(interval.start.as_millis(), 250 * n as u128);
+    }
+    let result = read_json(&json);
+    assert_eq!(
+        sum_of(&file, "latency").len(),
+        result["requests"]["completed"].as_u64().unwrap(),
+        "every response measured before the stop is in the log"
+    );
+}
