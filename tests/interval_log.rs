@@ -429,3 +429,53 @@ fn an_interrupted_run_writes_every_interval_it_measured() {
         "every response measured before the stop is in the log"
     );
 }
+
+#[test]
+fn the_html_report_draws_the_latency_heatmap_from_the_intervals() {
+    let chromium = stampede_testkit::require_tool!("chromium");
+    let dir = stampede_testkit::temp_dir("hlog-heatmap");
+    let target = spawn_target(stampede_testkit::one_thread());
+    let hlog = dir.join("run.hlog");
+    let html = dir.join("run.html");
+    let output = stampede(&[
+        "run",
+        &format!("http://{}/", target.local_addr()),
+        "-c",
+        "2",
+        "-d",
+        "1s",
+        "-q",
+        "--hlog",
+        hlog.to_str().unwrap(),
+        "--hlog-interval",
+        "100ms",
+        "--html",
+        html.to_str().unwrap(),
+    ]);
+    assert_succeeded(&output);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("id=\"latency-heatmap\""));
+    let mut browser =
+        stampede_testkit::Browser::open(&chromium, &format!("file://{}", html.display()));
+    let drawn = browser.wait_until(
+        "!!document.getElementById('latency-heatmap')",
+        std::time::Duration::from_secs(20),
+    );
+    assert!(drawn, "the page has the heatmap");
+    let inked = browser.eval(
+        "(function () { var c = document.getElementById('latency-heatmap'); \
+         var p = c.getContext('2d').getImageData(0, 0, c.width, c.height).data, n = 0; \
+         for (var i = 3; i < p.length; i += 4) if (p[i] > 0) n++; return n; })()",
+    );
+    assert!(inked.as_u64() > Some(100), "cells drawn: {inked}");
+    let tip = browser.eval(
+        "(function () { var c = document.getElementById('latency-heatmap'), b = c.getBoundingClientRect(); \
+         c.dispatchEvent(new MouseEvent('mousemove', {clientX: b.left + 5, clientY: b.top + 5})); \
+         return document.getElementById('latency-heatmap-tip').textContent; })()",
+    );
+    let tip = tip.as_str().unwrap_or_default().to_string();
+    assert!(
+        tip.starts_with("0.000 s +0.100 s: ") && tip.contains("p99"),
+        "{tip}"
+    );
+}

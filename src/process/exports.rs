@@ -99,8 +99,15 @@ pub fn write_file(
 pub fn write_exports(result: &RunResult, args: &ExportArgs) -> anyhow::Result<()> {
     let mut outcomes = Vec::new();
     if let Some(path) = &args.html {
-        outcomes.push(write_file(path, |out| {
-            stampede_report::render_html(result, out)
+        // With --hlog, the report has the latency heatmap of its intervals
+        // (the log is complete by now: it was closed with the run).
+        let log = (args.hlog.as_deref()).and_then(|hlog| {
+            let bytes = std::fs::read(hlog).ok()?;
+            stampede_metrics::read_hlog(&bytes).ok()
+        });
+        outcomes.push(write_file(path, |out| match &log {
+            Some(log) => stampede_report::render_html_with_heatmap(result, log, out),
+            None => stampede_report::render_html(result, out),
         }));
     }
     if let Some(path) = &args.csv {
