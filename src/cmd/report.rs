@@ -57,9 +57,16 @@ pub struct ReportArgs {
 }
 
 pub fn execute(args: ReportArgs) -> anyhow::Result<i32> {
-    let head = std::fs::read(&args.file).unwrap_or_default();
-    if crate::process::hlog_file::looks_like_hlog(&args.file, &head) {
-        return report_hlog(&args, &head);
+    let is_hlog = args.file.extension().is_some_and(|e| e == "hlog");
+    let bytes = match std::fs::read(&args.file) {
+        Ok(bytes) => bytes,
+        Err(e) if is_hlog => bail!("{}: {e}", args.file.display()),
+        Err(_) => Vec::new(),
+    };
+    if (is_hlog || !bytes.is_empty())
+        && crate::process::hlog_file::looks_like_hlog(&args.file, &bytes)
+    {
+        return report_hlog(&args, &bytes);
     }
     if args.from.is_some() || args.to.is_some() || !args.tags.is_empty() {
         bail!(

@@ -209,12 +209,12 @@ impl IntervalSink for HlogSink {
     }
 }
 
-/// True when `bytes` look like an interval log rather than a JSON file:
-/// the first thing in them is not `{`.
+/// True for an interval log rather than a JSON file: named `.hlog`, or
+/// starting as one does (a `#` header or comment, a `Tag=` line).
 pub fn looks_like_hlog(path: &Path, bytes: &[u8]) -> bool {
     let ext = path.extension().is_some_and(|e| e == "hlog");
-    let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
-    ext || first.is_some_and(|&b| b != b'{')
+    let start = bytes.trim_ascii_start();
+    ext || start.starts_with(b"#") || start.starts_with(b"Tag=")
 }
 
 /// Reads an interval log; a fault names the file and its line. A file
