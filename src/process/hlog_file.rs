@@ -125,6 +125,9 @@ impl HlogSink {
     /// Creates the file at once (a path that cannot be written fails
     /// before the run).
     pub fn create(path: &Path, tags: Vec<Tagged>) -> anyhow::Result<HlogSink> {
+        if crate::process::output::is_stdout(path) {
+            anyhow::bail!("--hlog writes a file as the run goes: give a path, not '-'");
+        }
         let file =
             File::create(path).map_err(|e| anyhow::anyhow!("--hlog {}: {e}", path.display()))?;
         Ok(HlogSink {
