@@ -479,3 +479,59 @@ fn the_html_report_draws_the_latency_heatmap_from_the_intervals() {
         "{tip}"
     );
 }
+
+/// A JMeter plan of one thread group: 5 threads, 1 s, a GET of `/`.
+const JMX: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<jmeterTestPlan version="1.2" properties="5.0" jmeter="5.6.3">
+  <hashTree>
+    <TestPlan guiclass="TestPlanGui" testclass="TestPlan" testname="hlog"/>
+    <hashTree>
+      <ThreadGroup guiclass="ThreadGroupGui" testclass="ThreadGroup" testname="Users">
+        <elementProp name="ThreadGroup.main_controller" elementType="LoopController" guiclass="LoopControlPanel" testclass="LoopController" testname="Loop Controller">
+          <intProp name="LoopController.loops">-1</intProp>
+        </elementProp>
+        <stringProp name="ThreadGroup.num_threads">5</stringProp>
+        <stringProp name="ThreadGroup.ramp_time">0</stringProp>
+        <boolProp name="ThreadGroup.scheduler">true</boolProp>
+        <stringProp name="ThreadGroup.duration">1</stringProp>
+      </ThreadGroup>
+      <hashTree>
+        <HTTPSamplerProxy guiclass="HttpTestSampleGui" testclass="HTTPSamplerProxy" testname="home">
+          <stringProp name="HTTPSampler.domain">127.0.0.1</stringProp>
+          <stringProp name="HTTPSampler.port">${__P(port)}</stringProp>
+          <stringProp name="HTTPSampler.path">/</stringProp>
+          <stringProp name="HTTPSampler.method">GET</stringProp>
+        </HTTPSamplerProxy>
+        <hashTree/>
+      </hashTree>
+    </hashTree>
+  </hashTree>
+</jmeterTestPlan>
+"#;
+
+#[test]
+fn the_jmeter_front_end_writes_the_log_of_its_run() {
+    let dir = stampede_testkit::temp_dir("hlog-jmeter");
+    let target = spawn_target(stampede_testkit::one_thread());
+    let plan = dir.join("plan.jmx");
+    std::fs::write(&plan, JMX).unwrap();
+    let hlog = dir.join("plan.hlog");
+    let json = dir.join("plan.json");
+    let port = format!("-Jport={}", target.local_addr().port());
+    let output = stampede(&[
+        "jmeter",
+        "-n",
+        "-t",
+        plan.to_str().unwrap(),
+        &port,
+        "--hlog",
+        hlog.to_str().unwrap(),
+        "--stampede-json",
+        json.to_str().unwrap(),
+    ]);
+    assert_succeeded(&output);
+    let file = read_hlog(&std::fs::read(&hlog).unwrap()).unwrap();
+    let completed = read_json(&json)["requests"]["completed"].as_u64().unwrap();
+    assert!(completed > 0);
+    assert_eq!(sum_of(&file, "latency").len(), completed);
+}
