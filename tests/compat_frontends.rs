@@ -857,6 +857,11 @@ fn every_wrk_flag_is_accepted_or_refused() {
             "--capture-max",
             Runs(&["--capture-max", "1MiB", "-s", "SCRIPT"]),
         ),
+        ("--hlog", Runs(&["--hlog", "OUT"])),
+        (
+            "--hlog-interval",
+            Runs(&["--hlog", "OUT", "--hlog-interval", "100ms"]),
+        ),
     ];
     check_every_flag("wrk", "--help", &["-t1", "-c2", "-d300ms"], &table);
 }

@@ -15,14 +15,20 @@ use std::path::PathBuf;
 const EXAMPLES: &str = "Examples:
   stampede merge out-*.json --json merged.json
   stampede merge out-0.json out-1.json out-2.json --json merged.json --html merged.html
-  stampede merge old.json new.json --force      # different URLs: merged anyway, with a warning";
+  stampede merge old.json new.json --force      # different URLs: merged anyway, with a warning
+  stampede merge a.hlog b.hlog c.hlog --hlog merged.hlog   # interval logs, per interval, exactly";
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = EXAMPLES)]
 pub struct MergeArgs {
-    /// Result files written by `stampede run --json` (one per agent)
+    /// Result files written by `stampede run --json` (one per agent), or
+    /// interval logs written by `--hlog`
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
+    /// Interval logs: write the merged log to PATH (intervals aligned by
+    /// their start offset from each log's start time, histograms added)
+    #[arg(long, value_name = "PATH")]
+    pub hlog: Option<PathBuf>,
     /// Write the merged result (stampede.result/1) to PATH
     #[arg(long, value_name = "PATH")]
     pub json: Option<PathBuf>,
@@ -38,6 +44,13 @@ pub struct MergeArgs {
 }
 
 pub fn execute(args: MergeArgs) -> anyhow::Result<i32> {
+    let is_hlog = |path: &PathBuf| {
+        let head = std::fs::read(path).unwrap_or_default();
+        crate::process::hlog_file::looks_like_hlog(path, &head)
+    };
+    if args.hlog.is_some() || args.files.iter().any(is_hlog) {
+        return merge_hlogs(&args);
+    }
     let mut results = Vec::with_capacity(args.files.len());
     for path in &args.files {
         match result_file::read(path)? {
@@ -79,6 +92,40 @@ pub fn execute(args: MergeArgs) -> anyhow::Result<i32> {
         eprintln!("stampede: warning: {which} interrupted: the merge holds what it measured");
     }
     Ok(crate::session::delivery::measured_status(&merged))
+}
+
+/// Interval logs merged per interval into `--hlog PATH`.
+fn merge_hlogs(args: &MergeArgs) -> anyhow::Result<i32> {
+    let Some(out) = &args.hlog else {
+        bail!("interval logs merge into an interval log: give --hlog PATH");
+    };
+    if args.json.is_some() || args.html.is_some() {
+        bail!("--json and --html merge run results; interval logs merge with --hlog only");
+    }
+    let mut files = Vec::with_capacity(args.files.len());
+    for path in &args.files {
+        let file = crate::process::hlog_file::read_hlog_file(path)?;
+        files.push((path.display().to_string(), file));
+    }
+    let started_at = (files.iter())
+        .filter_map(|(_, f)| f.start_time)
+        .min()
+        .unwrap_or_else(std::time::SystemTime::now);
+    let merged = stampede_metrics::merge_hlogs(&files).map_err(|e| anyhow::anyhow!("{e}"))?;
+    crate::process::hlog_file::write_merged(out, started_at, &merged)?;
+    if args.output == OutputFormat::Text {
+        let first = merged.first().map(|m| m.tag.as_str());
+        let intervals = merged
+            .iter()
+            .filter(|m| Some(m.tag.as_str()) == first)
+            .count();
+        eprintln!(
+            "stampede: merged {} logs into {} ({intervals} intervals per tag)",
+            files.len(),
+            out.display()
+        );
+    }
+    Ok(crate::process::exit::OK)
 }
 
 /// The merge error with input numbers replaced by file names.

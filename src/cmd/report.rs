@@ -6,6 +6,7 @@
 //! `stampede.experiment/1`. The repeat and
 //! compare tables come from the same renderers as the fresh commands.
 
+use crate::process::hlog_report as report_hlog;
 use crate::process::output::{self, OutputFormat};
 use crate::process::result_file::{self, ResultFile};
 use anyhow::{bail, Context};
@@ -21,15 +22,28 @@ const EXAMPLES: &str = "Examples:
   stampede report sweep.json --html sweep.html      # a sweep written by `stampede sweep --json`
   stampede report rounds.json                       # a `run --repeat` file: its rounds and their mean
   stampede report delta.json                        # a comparison saved by `compare --json`
-  stampede report exp.json                          # an experiment's table and verdicts";
+  stampede report exp.json                          # an experiment's table and verdicts
+  stampede report run.hlog --from 30s --to 90s      # an interval log (--hlog): each tag's percentiles
+  stampede report run.hlog --tag latency -o json";
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = EXAMPLES)]
 pub struct ReportArgs {
     /// A file written with --json: a run or merge (stampede.result/1), repeated
     /// rounds (stampede.repeat/1), a comparison (stampede.compare/1), a sweep
-    /// (stampede.sweep/1) or an experiment (stampede.experiment/1)
+    /// (stampede.sweep/1) or an experiment (stampede.experiment/1), or an
+    /// interval log written with --hlog
     pub file: PathBuf,
+    /// Interval log: count the intervals that start at or after this time
+    /// since the log's start (e.g. 30s)
+    #[arg(long, value_parser = stampede_plan::parse_duration, value_name = "DUR")]
+    pub from: Option<std::time::Duration>,
+    /// Interval log: count the intervals that start before this time
+    #[arg(long, value_parser = stampede_plan::parse_duration, value_name = "DUR")]
+    pub to: Option<std::time::Duration>,
+    /// Interval log: only this tag (repeatable), e.g. latency, service, ttfb
+    #[arg(long = "tag", value_name = "TAG")]
+    pub tags: Vec<String>,
     /// Write an HTML report (one self-contained file with interactive charts) to PATH
     #[arg(long, value_name = "PATH")]
     pub html: Option<PathBuf>,
@@ -46,6 +60,23 @@ pub struct ReportArgs {
 }
 
 pub fn execute(args: ReportArgs) -> anyhow::Result<i32> {
+    let is_hlog = args.file.extension().is_some_and(|e| e == "hlog");
+    let bytes = match std::fs::read(&args.file) {
+        Ok(bytes) => bytes,
+        Err(e) if is_hlog => bail!("{}: {e}", args.file.display()),
+        Err(_) => Vec::new(),
+    };
+    if (is_hlog || !bytes.is_empty())
+        && crate::process::hlog_file::looks_like_hlog(&args.file, &bytes)
+    {
+        return report_hlog(&args, &bytes);
+    }
+    if args.from.is_some() || args.to.is_some() || !args.tags.is_empty() {
+        bail!(
+            "--from, --to and --tag read an interval log (--hlog), and {} is not one",
+            args.file.display()
+        );
+    }
     match result_file::read(&args.file)? {
         ResultFile::Run(result) => report_run(&args, &result),
         ResultFile::Repeat(document) => report_repeat(&args, &document),
@@ -68,6 +99,25 @@ fn report_experiment(args: &ReportArgs, document: &ExperimentDocument) -> anyhow
         OutputFormat::Text => print!("{}", stampede_report::render_experiment_text(document)),
         OutputFormat::Json => print_json(serde_json::to_value(document)?)?,
     }
+    Ok(crate::process::exit::OK)
+}
+
+/// An interval log's percentiles per tag over the asked time range.
+fn report_hlog(args: &ReportArgs, bytes: &[u8]) -> anyhow::Result<i32> {
+    if args.html.is_some() || args.csv.is_some() || args.csv_timeseries.is_some() {
+        bail!(
+            "{}: an interval log prints its percentiles; --html and --csv render a run's result",
+            args.file.display()
+        );
+    }
+    let file = crate::process::hlog_file::read_hlog_bytes(&args.file, bytes)?;
+    let range = report_hlog::HlogRange {
+        from: args.from,
+        to: args.to,
+        tags: args.tags.clone(),
+    };
+    let totals = report_hlog::totals(&file, &range)?;
+    report_hlog::print(&args.file, &range, &totals, args.output)?;
     Ok(crate::process::exit::OK)
 }
 

@@ -86,6 +86,13 @@ pub struct SweepArgs {
     /// against load, the USL fit, each step's class and the verdict)
     #[arg(long, value_name = "PATH")]
     pub html: Option<PathBuf>,
+    /// Write each step's HdrHistogram interval log: PATH with the step's
+    /// number before the extension (run.hlog: run.step1.hlog, run.step2.hlog, …)
+    #[arg(long, value_name = "PATH")]
+    pub hlog: Option<PathBuf>,
+    /// With --hlog: the length of one interval (it divides a second, or is whole seconds)
+    #[arg(long, value_name = "DUR", default_value = "1s", value_parser = crate::process::hlog_file::parse_hlog_interval)]
+    pub hlog_interval: Duration,
     /// No progress lines, only the steps table and the verdict
     #[arg(short = 'q', long)]
     pub quiet: bool,
@@ -203,6 +210,13 @@ pub fn execute(args: SweepArgs) -> anyhow::Result<i32> {
             pids: &pids,
             slo: slo.as_ref(),
             exports: None,
+            hlog: (args.hlog.clone()).map(|path| {
+                let target = crate::process::hlog_file::HlogTarget {
+                    path,
+                    interval: args.hlog_interval,
+                };
+                target.part(&format!("step{}", index + 1))
+            }),
             banner: sweep_banner(index, total, *load, &results),
             ..RunContext::default()
         };

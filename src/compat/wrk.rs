@@ -34,6 +34,8 @@ Usage: stampede wrk <options> <url> [-- <script args>]
     -h, --help             This help
         --stampede-json <P>  stampede only: also write the full JSON result to P
         --capture-max <SIZE> stampede only: most of a body response() gets (default 64KiB)
+        --hlog <P>           stampede only: write an HdrHistogram interval log to P
+        --hlog-interval <T>  stampede only: its interval (default 1s)
 
   Numeric arguments may include a SI unit (1k, 1M, 1G)
   Time arguments may include a time unit (2s, 2m, 2h)
@@ -55,6 +57,8 @@ const SPECS: &[OptSpec] = &[
     OptSpec::both("help", 'h', "help", false),
     STAMPEDE_JSON,
     OptSpec::long("capture-max", "capture-max", true),
+    OptSpec::long("hlog", "hlog", true),
+    OptSpec::long("hlog-interval", "hlog-interval", true),
 ];
 
 type Parsed = super::Parsed<WrkOptions>;
@@ -70,6 +74,9 @@ struct WrkOptions {
     timeout: Duration,
     rate: Option<u64>,
     stampede_json: Option<PathBuf>,
+    /// stampede's `--hlog` and `--hlog-interval`.
+    hlog: Option<PathBuf>,
+    hlog_interval: Duration,
     /// stampede's `--capture-max`: the most of a body `response()` gets
     /// (wrk gives the whole body; stampede keeps 64 KiB unless told).
     capture_max: Option<usize>,
@@ -115,6 +122,8 @@ fn parse(words: &[String]) -> anyhow::Result<Parsed> {
         timeout: Duration::from_secs(2),
         rate: None,
         stampede_json: None,
+        hlog: None,
+        hlog_interval: Duration::from_secs(1),
         capture_max: None,
         script: None,
         script_args: Vec::new(),
@@ -134,6 +143,11 @@ fn parse(words: &[String]) -> anyhow::Result<Parsed> {
             "timeout" => o.timeout = parse_time(f, &value)?,
             "rate" => o.rate = Some(parse_metric(f, &value)?),
             "stampede-json" => o.stampede_json = Some(PathBuf::from(value)),
+            "hlog" => o.hlog = Some(PathBuf::from(value)),
+            "hlog-interval" => {
+                o.hlog_interval = crate::process::hlog_file::parse_hlog_interval(&value)
+                    .map_err(|e| usage(TOOL, format!("invalid value for {f}: {e}")))?;
+            }
             "capture-max" => {
                 let size = stampede_workload::parse_size(&value).filter(|&b| b >= 1.0);
                 let bytes = size.ok_or_else(|| {
@@ -188,6 +202,8 @@ impl WrkOptions {
         args.transport.insecure = self.url.to_ascii_lowercase().starts_with("https://");
         args.rate = self.rate.map(|rate| rate as f64);
         args.script.script = self.script.clone();
+        args.exports.hlog = self.hlog.clone();
+        args.exports.hlog_interval = self.hlog_interval;
         args.script.script_args = self.script_args.clone();
         if let Some(bytes) = self.capture_max {
             args.workload.capture_max = bytes;
@@ -324,6 +340,16 @@ mod tests {
         assert!(words.ends_with(" --script counter.lua -- a b"), "{words}");
         let o = options("--script=post.lua http://h/");
         assert!(run_words(&o).ends_with("--script post.lua"));
+    }
+
+    #[test]
+    fn hlog_goes_to_run() {
+        let o = options("--hlog run.hlog --hlog-interval 100ms http://h/");
+        let words = run_words(&o);
+        assert!(
+            words.contains("--hlog run.hlog --hlog-interval 100ms"),
+            "{words}"
+        );
     }
 
     #[test]

@@ -33,7 +33,8 @@ const EXAMPLES: &str = "Examples:
   stampede run http://127.0.0.1:3000/ -c 200 -d 30m --metrics 127.0.0.1:9464   # Prometheus
   stampede run http://127.0.0.1:3000/ -c 200 -d 30m --web 127.0.0.1:8089       # live page
   stampede run http://svc.test:3000/ --resolve svc.test:3000:127.0.0.1,127.0.0.2 --dns round-robin
-  stampede run http://127.0.0.1:3000/ -c 100 -d 60s --conn-max-requests 1000 --conn-max-age 30s";
+  stampede run http://127.0.0.1:3000/ -c 100 -d 60s --conn-max-requests 1000 --conn-max-age 30s
+  stampede run http://127.0.0.1:3000/ -d 60s --hlog run.hlog --hlog-interval 100ms  # every interval's histogram";
 
 #[derive(Debug, Clone, clap::Args)]
 #[command(after_help = EXAMPLES)]

@@ -92,6 +92,13 @@ pub fn run_words(args: &RunArgs) -> Vec<String> {
     if let Some(path) = &args.exports.html {
         words.path("--html", path);
     }
+    if let Some(path) = &args.exports.hlog {
+        words.path("--hlog", path);
+        if args.exports.hlog_interval != std::time::Duration::from_secs(1) {
+            let every = stampede_plan::format_duration(args.exports.hlog_interval);
+            words.pair("--hlog-interval", &every);
+        }
+    }
     if let Some(path) = &args.json {
         words.path("--json", path);
     }

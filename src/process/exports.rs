@@ -35,9 +35,26 @@ pub struct ExportArgs {
     /// the disk cannot keep up with are dropped and counted, never waited for
     #[arg(long, value_name = "PATH")]
     pub log_requests: Option<PathBuf>,
+    /// Write an HdrHistogram interval log (format 1.3, values in µs): one
+    /// histogram per interval per tag (latency, service, ttfb, connect,
+    /// tls, latency:TARGET), written as the run goes; read it back with
+    /// `stampede report PATH`, merge agents' logs with `stampede merge`
+    #[arg(long, value_name = "PATH")]
+    pub hlog: Option<PathBuf>,
+    /// With --hlog: the length of one interval (it divides a second, or is whole seconds)
+    #[arg(long, value_name = "DUR", default_value = "1s", value_parser = crate::process::hlog_file::parse_hlog_interval)]
+    pub hlog_interval: std::time::Duration,
 }
 
 impl ExportArgs {
+    /// `--hlog` with its interval, when given.
+    pub fn hlog_target(&self) -> Option<crate::process::hlog_file::HlogTarget> {
+        (self.hlog.as_ref()).map(|path| crate::process::hlog_file::HlogTarget {
+            path: path.clone(),
+            interval: self.hlog_interval,
+        })
+    }
+
     /// Every file flag given, with its path, for [`crate::process::output::preflight`].
     pub fn outputs(&self) -> Vec<(&'static str, &Path)> {
         [
@@ -46,6 +63,7 @@ impl ExportArgs {
             ("--csv-timeseries", &self.csv_timeseries),
             ("--gnuplot", &self.gnuplot),
             ("--log-requests", &self.log_requests),
+            ("--hlog", &self.hlog),
         ]
         .into_iter()
         .filter_map(|(flag, path)| path.as_deref().map(|path| (flag, path)))
@@ -62,6 +80,8 @@ impl Default for ExportArgs {
             gnuplot: None,
             gnuplot_sample: 1,
             log_requests: None,
+            hlog: None,
+            hlog_interval: std::time::Duration::from_secs(1),
         }
     }
 }
@@ -79,8 +99,15 @@ pub fn write_file(
 pub fn write_exports(result: &RunResult, args: &ExportArgs) -> anyhow::Result<()> {
     let mut outcomes = Vec::new();
     if let Some(path) = &args.html {
-        outcomes.push(write_file(path, |out| {
-            stampede_report::render_html(result, out)
+        // With --hlog, the report has the latency heatmap of its intervals
+        // (the log is complete by now: it was closed with the run).
+        let log = (args.hlog.as_deref()).and_then(|hlog| {
+            let bytes = std::fs::read(hlog).ok()?;
+            stampede_metrics::read_hlog(&bytes).ok()
+        });
+        outcomes.push(write_file(path, |out| match &log {
+            Some(log) => stampede_report::render_html_with_heatmap(result, log, out),
+            None => stampede_report::render_html(result, out),
         }));
     }
     if let Some(path) = &args.csv {

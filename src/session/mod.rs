@@ -62,6 +62,9 @@ pub struct RunContext<'a> {
     pub request_log: Option<&'a std::cell::RefCell<Option<stampede_engine::RequestLogOptions>>>,
     /// Templates, feeders, checks and scenario steps (plan_args::build_run).
     pub workload: Option<std::sync::Arc<stampede_engine::WorkloadSpec>>,
+    /// `--hlog`: the interval log of this run (a sweep step's or a
+    /// round's own file).
+    pub hlog: Option<crate::process::hlog_file::HlogTarget>,
 }
 
 /// Runs a plan with the run view (unless quiet) and returns its result.
@@ -134,12 +137,32 @@ pub fn run_plan_in(
         };
         delivery::arm_snapshot(running, latest.clone(), delivery.clone());
     }
+    let hlog_target = (context.hlog.clone()).or_else(|| context.exports?.hlog_target());
+    let hlog = match &hlog_target {
+        Some(target) => {
+            let names: Vec<Option<String>> = (context.workload.iter())
+                .flat_map(|w| w.steps.iter().map(|s| s.name.clone()))
+                .collect();
+            let tags = crate::process::hlog_file::run_tags(plan, &names);
+            Some((
+                crate::process::hlog_file::HlogSink::create(&target.path, tags)?,
+                target.interval,
+            ))
+        }
+        None => None,
+    };
     let options = stampede_engine::RunOptions {
         request_log,
         snapshot_interval: context.snapshot_interval,
         client_threads,
         seed: context.seed,
         workload: context.workload.clone(),
+        intervals: hlog
+            .as_ref()
+            .map(|(sink, length)| stampede_engine::IntervalLog {
+                length: *length,
+                sink: Box::new(sink.clone()),
+            }),
     };
     let mut keeper = Keeper::new(view.as_mut(), latest, stop.clone());
     let mut fed = metrics_feed::Feed::new(
@@ -158,6 +181,9 @@ pub fn run_plan_in(
     };
     view.finish();
     let mut report = monitor.stop();
+    // The interval log is closed whatever became of the run: what was
+    // measured before a failure is kept.
+    let hlog_closed = hlog.map_or(Ok(()), |(sink, _)| sink.close());
     let finished = match finished {
         Ok(finished) => finished,
         Err(error) => {
@@ -168,6 +194,7 @@ pub fn run_plan_in(
             return Err(error.into());
         }
     };
+    hlog_closed?;
     let version = env!("CARGO_PKG_VERSION");
     let recording = &finished.recording;
     metrics_feed::publish_final(

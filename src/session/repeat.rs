@@ -124,6 +124,7 @@ pub fn execute(
             pids,
             slo,
             exports: None,
+            hlog: (exports.hlog_target()).map(|t| t.part(&format!("round{round}"))),
             banner: vec![format!("round {round} of at most {max_rounds}")],
             workload: workload.clone(),
             ..RunContext::default()

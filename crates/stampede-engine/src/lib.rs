@@ -39,7 +39,8 @@ pub use error::EngineError;
 pub use net::transport::quic::{offload_notice, udp_offload, UdpOffload};
 pub use plan::worker_plan::SNAPSHOT_INTERVAL;
 pub use run::engine::{
-    resolve, run_with, worker_count, Finished, NoObserver, Observer, RunOptions, StopHandle,
+    resolve, run_with, worker_count, Finished, IntervalLog, NoObserver, Observer, RunOptions,
+    StopHandle,
 };
 pub use run::limits::{fds_needed, raise_nofile_limit};
 pub use run::watchdog::{grace as watchdog_grace, Abandoned};

@@ -9,7 +9,8 @@
 //! `counters`, `addresses` (which addresses connections went to),
 //! `error_kind`, `http_version` (`plan.http_version`'s values),
 //! `recording` (snapshots and the merged run), `timeseries` (per second),
-//! `per_target` (`--targets` mix), `checks` (`--check` tallies), `monitor`
+//! `intervals` and `interval_log` (`--hlog`: fixed intervals and the
+//! HdrHistogram interval log), `interval_merge` (logs merged per interval), `per_target` (`--targets` mix), `checks` (`--check` tallies), `monitor`
 //! (what the process monitor saw), `environment`, `agent`, `run_id`,
 //! `result` (the result file), `running` (a run's facts while it runs), `merge` (agents' results into one). See
 //! docs/architecture.md.
@@ -22,6 +23,9 @@ mod environment;
 mod error_kind;
 mod histogram;
 mod http_version;
+mod interval_log;
+mod interval_merge;
+mod intervals;
 mod merge;
 mod merge_targets;
 mod monitor;
@@ -45,6 +49,11 @@ pub use histogram::{
     decode_histogram, encode_histogram, new_latency_histogram, record_latency, LatencyHistogram,
     LatencySummary,
 };
+pub use interval_log::{
+    encode_tag, read_hlog, HlogError, HlogFile, HlogInterval, HlogWriter, HLOG_LEGEND,
+};
+pub use interval_merge::{merge_hlogs, MergedInterval};
+pub use intervals::{snapshot_interval_for, IntervalBuilder, IntervalSink};
 pub use merge::{merge_results, MergeError};
 pub use monitor::{MachineSample, MonitorReport, ProcessSample, ProcessSummary};
 pub use per_target::{GroupResult, TargetResult, TargetStats, TRANSACTION_LOAD};

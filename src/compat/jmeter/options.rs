@@ -36,6 +36,8 @@ stampede jmeter -n -t PLAN.jmx [-l RESULTS.jtl] [options]   (JMeter's non-GUI mo
   --dry-run                        print the stampede scenario the plan maps to, and stop
   --skip-unsupported               run the plan without the elements stampede cannot map
   --stampede-json PATH             also write stampede's full JSON result to PATH
+  --hlog PATH                      write an HdrHistogram interval log (1 s) to PATH
+                                   (several thread groups: PATH.group-N before the extension)
   Refused: -r/-R (remote engines: see `stampede k8s`), -g (dashboard from a JTL: see
   `stampede report`), -s (server mode), -H/-P/-E/-N/-u/-a (use stampede run --proxy).
 
@@ -79,6 +81,7 @@ const SPECS: &[JOpt] = &[
     JOpt::long("dry-run", "dry-run", Arity::Flag),
     JOpt::long("skip-unsupported", "skip-unsupported", Arity::Flag),
     JOpt::long("stampede-json", "stampede-json", Arity::One),
+    JOpt::long("hlog", "hlog", Arity::One),
 ];
 
 /// Where a property comes from, in command-line order.
@@ -108,6 +111,8 @@ pub(super) struct JmeterOptions {
     pub dry_run: bool,
     pub skip_unsupported: bool,
     pub stampede_json: Option<PathBuf>,
+    /// stampede's `--hlog`: each group's interval log.
+    pub hlog: Option<PathBuf>,
     /// Options accepted with no effect here, as `-G NAME=VALUE`: one note.
     pub ignored: Vec<String>,
 }
@@ -153,6 +158,7 @@ pub(super) fn parse(words: &[String]) -> anyhow::Result<Parsed> {
             "dry-run" => o.dry_run = true,
             "skip-unsupported" => o.skip_unsupported = true,
             "stampede-json" => o.stampede_json = Some(PathBuf::from(value)),
+            "hlog" => o.hlog = Some(PathBuf::from(value)),
             // JMeter sends -G only to remote engines and -X only stops
             // them; -L, -i and -d tune its own logging and home.
             "globalprop" | "remoteexit" | "loglevel" | "jmeterlogconf" | "homedir" => {

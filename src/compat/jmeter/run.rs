@@ -160,7 +160,17 @@ fn run_group(
         false => path.clone(),
         true => path.with_extension(format!("group-{}.json", index + 1)),
     });
-    let args = run_args(group, html)?;
+    let mut args = run_args(group, html)?;
+    args.exports.hlog = o.hlog.as_ref().map(|path| {
+        let target = crate::process::hlog_file::HlogTarget {
+            path: path.clone(),
+            interval: args.exports.hlog_interval,
+        };
+        match several {
+            false => target.path,
+            true => target.part(&format!("group-{}", index + 1)).path,
+        }
+    });
     let shown = format!("{} (mapped)", o.plan.display());
     let built = build_scenario_run(&args, ScenarioLoad::new(&shown, scenario)?)?;
     let request_log = jtl.map(|shared| {

@@ -102,6 +102,9 @@ pub(crate) struct WorkerMessage {
     pub worker: usize,
     /// The second of measurement the snapshot's interval belongs to.
     pub second: u64,
+    /// When the snapshot's interval began, since measurement began (the
+    /// interval log's grouping, `--hlog`).
+    pub started: Duration,
     pub snapshot: Snapshot,
     /// Set on the worker's last message, with the instant it stopped.
     pub finished_at: Option<Instant>,

@@ -11,7 +11,7 @@ use crate::plan::worker_plan::{
 };
 use crate::run::watchdog::{Abandoned, Watchdog};
 use crate::worker::request_log::{RequestLog, RequestLogOptions, RequestLogReport, RunClock};
-use stampede_metrics::{Recording, SecondPoint, Snapshot, TimeseriesBuilder};
+use stampede_metrics::{IntervalBuilder, Recording, SecondPoint, Snapshot, TimeseriesBuilder};
 use stampede_plan::{
     share_of, weighted_order, EventLoop, IoBackend, LoadModel, Plan, Schedule, Scheme,
     StopCondition,
@@ -265,6 +265,17 @@ pub struct RunOptions {
     /// Templated requests, feeders, checks, extractors and scenario steps
     /// (issue 18); `None`: every request is the plan's fixed bytes.
     pub workload: Option<Arc<crate::workload::WorkloadSpec>>,
+    /// `--hlog`: the run in fixed intervals, each merged across workers
+    /// and handed on as soon as complete.
+    pub intervals: Option<IntervalLog>,
+}
+
+/// Where a run's fixed intervals go and how long each is.
+pub struct IntervalLog {
+    /// Each interval's length; the workers' snapshot interval is made to
+    /// divide it ([`stampede_metrics::snapshot_interval_for`]).
+    pub length: Duration,
+    pub sink: Box<dyn stampede_metrics::IntervalSink>,
 }
 
 /// A finished run: the recording and what the request log did.
@@ -326,8 +337,13 @@ pub fn run_with(
     plan: &Plan,
     observer: &mut dyn Observer,
     stop: &StopHandle,
-    options: RunOptions,
+    mut options: RunOptions,
 ) -> Result<Finished, EngineError> {
+    if let Some(log) = &options.intervals {
+        let every = options.snapshot_interval.unwrap_or(SNAPSHOT_INTERVAL);
+        options.snapshot_interval =
+            Some(stampede_metrics::snapshot_interval_for(every, log.length));
+    }
     // This thread aggregates the workers' snapshots: it is the client's too.
     let _aggregating = options.client_threads.enrol();
     let event_loop = settle_event_loop(plan)?;
@@ -554,13 +570,25 @@ pub fn run_with(
             crate::run::watchdog::grace(options.snapshot_interval),
         ),
     };
+    let mut intervals = options.intervals.take().map(|mut log| {
+        log.sink.begin(clock.measure_start_wall);
+        (IntervalBuilder::new(workers, log.length), log.sink)
+    });
     let aggregated = aggregate(
         from_workers,
         workers,
         measure_start,
-        (observer, watch),
+        (observer, watch, intervals.as_mut()),
         &target_at,
     );
+    if let Some((builder, mut sink)) = intervals {
+        // Written whatever became of the run: what was measured is kept.
+        let elapsed = match &aggregated {
+            Ok(aggregated) => aggregated.elapsed,
+            Err(_) => measure_start.elapsed(),
+        };
+        builder.finish(elapsed, sink.as_mut());
+    }
     let abandoned = match &aggregated {
         Ok(aggregated) => aggregated.abandoned.clone(),
         Err(_) => Vec::new(),
@@ -774,6 +802,9 @@ struct Aggregated {
     fed_out: Vec<bool>,
 }
 
+/// The interval log's builder and where its intervals go.
+type Intervals = (IntervalBuilder, Box<dyn stampede_metrics::IntervalSink>);
+
 /// What the aggregator watches besides the messages: the stop handle, the
 /// no-connection rule and the watchdog.
 struct Watch<'a> {
@@ -787,7 +818,7 @@ fn aggregate(
     messages: mpsc::Receiver<WorkerMessage>,
     workers: usize,
     measure_start: Instant,
-    (observer, mut watch): (&mut dyn Observer, Watch<'_>),
+    (observer, mut watch, mut intervals): (&mut dyn Observer, Watch<'_>, Option<&mut Intervals>),
     target_at: &dyn Fn(f64) -> f64,
 ) -> Result<Aggregated, EngineError> {
     let mut gave_up = false;
@@ -834,6 +865,16 @@ fn aggregate(
         }
         total.merge(&message.snapshot);
         series.add(message.worker, message.second, &message.snapshot, target_at);
+        if let Some((builder, sink)) = intervals.as_deref_mut() {
+            let last = message.finished_at.is_some();
+            builder.add(
+                message.worker,
+                message.started,
+                &message.snapshot,
+                last,
+                sink.as_mut(),
+            );
+        }
         if let Some(at) = message.finished_at {
             finished[message.worker] = true;
             last_finish = last_finish.max(at);

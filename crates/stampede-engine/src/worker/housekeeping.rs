@@ -153,6 +153,7 @@ impl<'a> Housekeeping<'a> {
                 .send(WorkerMessage {
                     worker: self.plan.index,
                     second,
+                    started: interval_start.saturating_duration_since(self.plan.measure_start),
                     snapshot: self.state.interval_snapshot(),
                     finished_at: None,
                 })
@@ -188,6 +189,9 @@ impl<'a> Housekeeping<'a> {
         let _ = self.to_aggregator.send(WorkerMessage {
             worker: self.plan.index,
             second: second_of(since_start),
+            // The final snapshot holds what came since the last one sent.
+            started: (self.next_snapshot - self.plan.snapshot_interval)
+                .saturating_duration_since(self.plan.measure_start),
             snapshot: self.state.final_snapshot(),
             finished_at: Some(finished_at),
         });

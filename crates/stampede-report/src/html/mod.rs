@@ -8,6 +8,7 @@
 mod charts;
 mod compare;
 mod groups;
+mod heatmap;
 mod page;
 mod run;
 mod sweep;
@@ -17,5 +18,6 @@ mod workload;
 
 pub use compare::{render_compare_html, Deltas, LabeledRun};
 pub use groups::{render_groups_index, GroupPage};
-pub use run::{render_html, render_live_html, render_live_parts};
+pub use heatmap::heatmap_section;
+pub use run::{render_html, render_html_with_heatmap, render_live_html, render_live_parts};
 pub use sweep::{render_sweep_html, SweepStep};

@@ -20,6 +20,16 @@ pub fn render_html(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     run_page(result).write(&footer(result), out)
 }
 
+/// [`render_html`] with the latency heatmap of the run's interval log
+/// (`--hlog`) after the series over time.
+pub fn render_html_with_heatmap(
+    result: &RunResult,
+    log: &stampede_metrics::HlogFile,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    run_page_with(result, Some(log)).write(&footer(result), out)
+}
+
 /// The report of a run still going on (`stampede run --web`): the same
 /// page with `tail` (the live page's controls and script) after its scripts.
 pub fn render_live_html(result: &RunResult, tail: &str, out: &mut dyn Write) -> io::Result<()> {
@@ -33,6 +43,10 @@ pub fn render_live_parts(result: &RunResult) -> (String, String) {
 }
 
 fn run_page(result: &RunResult) -> Page {
+    run_page_with(result, None)
+}
+
+fn run_page_with(result: &RunResult, log: Option<&stampede_metrics::HlogFile>) -> Page {
     // A named plan (a scenario, a JMeter plan) is more than its first request.
     let title = crate::format::plan_title(result)
         .unwrap_or_else(|| format!("{} {}", result.plan.method, result.plan.url));
@@ -59,6 +73,9 @@ fn run_page(result: &RunResult) -> Page {
     page.chart("latency", latency_chart(result));
     page.chart("connections", connections_chart(result));
     page.close_row();
+    if let Some(log) = log {
+        page.raw(&super::heatmap::heatmap_section(log));
+    }
     page.heading("Latency distribution");
     spectrum_section(&mut page, result);
     page.heading("Responses and errors");

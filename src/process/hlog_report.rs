@@ -1,0 +1,162 @@
+//! What `stampede report FILE.hlog` prints: an HdrHistogram interval log read back,
+//! each tag's intervals in a time range (`--from`, `--to`) added up
+//! exactly and summarized: count and percentiles, as text or JSON.
+
+use crate::process::output::OutputFormat;
+use stampede_metrics::{new_latency_histogram, HlogFile, LatencyHistogram};
+use std::io::Write;
+use std::path::Path;
+use std::time::Duration;
+
+/// The percentiles reported, as in the text and JSON.
+const PERCENTILES: [(&str, f64); 6] = [
+    ("p50", 50.0),
+    ("p90", 90.0),
+    ("p99", 99.0),
+    ("p99_9", 99.9),
+    ("p99_99", 99.99),
+    ("max", 100.0),
+];
+
+/// Which intervals count: those that start in `[from, to)` (seconds since
+/// the log's start), of the tags asked for (all when empty).
+#[derive(Debug, Clone, Default)]
+pub struct HlogRange {
+    pub from: Option<Duration>,
+    pub to: Option<Duration>,
+    pub tags: Vec<String>,
+}
+
+/// One tag over the range.
+#[derive(Debug)]
+pub struct TagTotal {
+    pub tag: String,
+    pub intervals: usize,
+    pub histogram: LatencyHistogram,
+}
+
+/// Each tag's intervals in `range`, added up, in the file's tag order.
+pub fn totals(file: &HlogFile, range: &HlogRange) -> anyhow::Result<Vec<TagTotal>> {
+    let tags = file.tags();
+    for asked in &range.tags {
+        if !tags.contains(asked) {
+            anyhow::bail!(
+                "--tag {asked}: no such tag in the log (it has {})",
+                tags.join(", ")
+            );
+        }
+    }
+    let mut totals: Vec<TagTotal> = tags
+        .into_iter()
+        .filter(|t| range.tags.is_empty() || range.tags.contains(t))
+        .map(|tag| TagTotal {
+            tag,
+            intervals: 0,
+            histogram: new_latency_histogram(),
+        })
+        .collect();
+    let within = |start: Duration| {
+        range.from.is_none_or(|from| start >= from) && range.to.is_none_or(|to| start < to)
+    };
+    for interval in file.intervals.iter().filter(|i| within(i.start)) {
+        if let Some(total) = totals.iter_mut().find(|t| t.tag == interval.tag) {
+            total.intervals += 1;
+            total
+                .histogram
+                .add(&interval.histogram)
+                .map_err(|e| anyhow::anyhow!("line {}: {e:?}", interval.line))?;
+        }
+    }
+    Ok(totals)
+}
+
+fn quantile(histogram: &LatencyHistogram, percentile: f64) -> u64 {
+    if histogram.is_empty() {
+        0
+    } else {
+        histogram.value_at_percentile(percentile)
+    }
+}
+
+/// Prints the totals as text or JSON.
+pub fn print(
+    path: &Path,
+    range: &HlogRange,
+    totals: &[TagTotal],
+    format: OutputFormat,
+) -> anyhow::Result<()> {
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    match format {
+        OutputFormat::Json => {
+            let mut tags = serde_json::Map::new();
+            for total in totals {
+                let h = &total.histogram;
+                let mut entry = serde_json::Map::new();
+                entry.insert("count".into(), h.len().into());
+                entry.insert("intervals".into(), total.intervals.into());
+                entry.insert(
+                    "min_us".into(),
+                    (if h.is_empty() { 0 } else { h.min() }).into(),
+                );
+                entry.insert(
+                    "mean_us".into(),
+                    (if h.is_empty() { 0.0 } else { h.mean() }).into(),
+                );
+                for (name, p) in PERCENTILES {
+                    entry.insert(format!("{name}_us"), quantile(h, p).into());
+                }
+                tags.insert(total.tag.clone(), entry.into());
+            }
+            let seconds = |d: Option<Duration>| d.map(|d| d.as_secs_f64());
+            let document = serde_json::json!({
+                "file": path.display().to_string(),
+                "from_s": seconds(range.from),
+                "to_s": seconds(range.to),
+                "unit": "us",
+                "tags": tags,
+            });
+            serde_json::to_writer_pretty(&mut out, &document)?;
+            writeln!(out)?;
+        }
+        OutputFormat::Text => {
+            let from = range.from.map_or("the start".to_string(), |d| {
+                format!("{:.3} s", d.as_secs_f64())
+            });
+            let to = range.to.map_or("the end".to_string(), |d| {
+                format!("{:.3} s", d.as_secs_f64())
+            });
+            writeln!(
+                out,
+                "{}: intervals from {from} to {to} (latencies in ms)",
+                path.display()
+            )?;
+            let width = totals.iter().map(|t| t.tag.len()).max().unwrap_or(3).max(3);
+            write!(
+                out,
+                "  {:<width$} {:>9} {:>10}",
+                "tag", "intervals", "count"
+            )?;
+            for (name, _) in PERCENTILES {
+                let label = name.replace('_', ".");
+                write!(out, " {label:>9}")?;
+            }
+            writeln!(out)?;
+            for total in totals {
+                let h = &total.histogram;
+                write!(
+                    out,
+                    "  {:<width$} {:>9} {:>10}",
+                    total.tag,
+                    total.intervals,
+                    h.len()
+                )?;
+                for (_, p) in PERCENTILES {
+                    write!(out, " {:>9.3}", quantile(h, p) as f64 / 1000.0)?;
+                }
+                writeln!(out)?;
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,537 @@
+//! `--hlog`: the HdrHistogram interval log of a real run against the
+//! built-in target. Its intervals add up to the run's whole histogram
+//! bucket for bucket; `stampede report` reads it back (a time range, a
+//! tag, faults by line, a file cut mid-line); `stampede merge` merges logs
+//! per interval exactly; and an independent reader, the `hdrhistogram`
+//! package from PyPI (HdrHistogram_py, the format's Python implementation),
+//! decodes every interval to the same counts and percentiles.
+
+use stampede_metrics::{decode_histogram, read_hlog, HlogFile, LatencyHistogram};
+use stampede_testkit::{assert_succeeded, read_json, skip_or_fail, spawn_target, stampede, text};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The version .ci/run installs: the one this test was written against.
+const HDRHISTOGRAM_PY: &str = "hdrhistogram==0.10.8";
+
+/// (value, count) of every bucket that holds a count.
+fn buckets(histogram: &LatencyHistogram) -> Vec<(u64, u64)> {
+    histogram
+        .iter_recorded()
+        .map(|v| (v.value_iterated_to(), v.count_at_value()))
+        .collect()
+}
+
+fn sum_of(file: &HlogFile, tag: &str) -> LatencyHistogram {
+    let mut total = stampede_metrics::new_latency_histogram();
+    for interval in file.intervals.iter().filter(|i| i.tag == tag) {
+        total.add(&interval.histogram).unwrap();
+    }
+    total
+}
+
+/// A 2-second run, 2 workers, 100 ms intervals: the log and the result.
+fn run_with_hlog(dir: &Path, interval: &str) -> (PathBuf, serde_json::Value) {
+    let target = spawn_target(stampede_testkit::one_thread());
+    let url = format!("http://{}/", target.local_addr());
+    let hlog = dir.join("run.hlog");
+    let json = dir.join("run.json");
+    let output = stampede(&[
+        "run",
+        &url,
+        "-c",
+        "4",
+        "-t",
+        "2",
+        "-d",
+        "2s",
+        "-q",
+        "--hlog",
+        hlog.to_str().unwrap(),
+        "--hlog-interval",
+        interval,
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_succeeded(&output);
+    (hlog, read_json(&json))
+}
+
+#[test]
+fn intervals_sum_to_the_whole_run_bucket_for_bucket() {
+    let dir = stampede_testkit::temp_dir("hlog-sum");
+    let (hlog, result) = run_with_hlog(&dir, "100ms");
+    let file = read_hlog(&std::fs::read(&hlog).unwrap()).unwrap();
+    assert_eq!(file.tags(), ["latency", "service", "ttfb", "connect"]);
+    let latency: Vec<_> = file
+        .intervals
+        .iter()
+        .filter(|i| i.tag == "latency")
+        .collect();
+    assert!(
+        latency.len() >= 19,
+        "2 s in 100 ms intervals: {}",
+        latency.len()
+    );
+    for (n, interval) in latency.iter().enumerate() {
+        let start_ms = interval.start.as_millis();
+        assert_eq!(start_ms, 100 * n as u128, "intervals follow each other");
+        if n + 1 < latency.len() {
+            assert_eq!(interval.length.as_millis(), 100);
+        }
+    }
+    let whole = decode_histogram(result["histogram"].as_str().unwrap()).unwrap();
+    let summed = sum_of(&file, "latency");
+    assert!(
+        summed.len() > 1000,
+        "the run measured {} responses",
+        summed.len()
+    );
+    assert_eq!(
+        summed.len(),
+        result["requests"]["completed"].as_u64().unwrap()
+    );
+    assert_eq!(buckets(&summed), buckets(&whole));
+    let service = decode_histogram(result["service_histogram"].as_str().unwrap()).unwrap();
+    assert_eq!(buckets(&sum_of(&file, "service")), buckets(&service));
+    let text = std::fs::read_to_string(&hlog).unwrap();
+    assert!(text.contains("\n#[Histogram log format version 1.3]\n"));
+    assert!(text.contains("\n\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n"));
+}
+
+#[test]
+fn report_reads_a_range_and_names_the_line_of_a_fault() {
+    let dir = stampede_testkit::temp_dir("hlog-report");
+    let (hlog, result) = run_with_hlog(&dir, "250ms");
+    let path = hlog.to_str().unwrap();
+    let output = stampede(&["report", path, "-o", "json"]);
+    assert_succeeded(&output);
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let completed = result["requests"]["completed"].as_u64().unwrap();
+    assert_eq!(report["tags"]["latency"]["count"].as_u64(), Some(completed));
+    assert_eq!(
+        report["tags"]["latency"]["p99_us"], result["latency_us"]["p99"],
+        "the same histogram, the same p99"
+    );
+    // A range: the intervals that start in [0.5 s, 1 s), two of 250 ms.
+    let file = read_hlog(&std::fs::read(&hlog).unwrap()).unwrap();
+    let in_range: u64 = (file.intervals.iter())
+        .filter(|i| i.tag == "latency" && i.start.as_millis() >= 500 && i.start.as_millis() < 1000)
+        .map(|i| i.histogram.len())
+        .sum();
+    let output = stampede(&[
+        "report", path, "--from", "500ms", "--to", "1s", "--tag", "latency", "-o", "json",
+    ]);
+    assert_succeeded(&output);
+    let ranged: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(ranged["tags"]["latency"]["count"].as_u64(), Some(in_range));
+    assert_eq!(ranged["tags"]["latency"]["intervals"].as_u64(), Some(2));
+    assert!(
+        ranged["tags"].get("service").is_none(),
+        "--tag keeps one tag"
+    );
+
+    // A corrupt line: exit 2, one line naming it.
+    let original = std::fs::read_to_string(&hlog).unwrap();
+    let lines: Vec<&str> = original.lines().collect();
+    let first = lines.iter().position(|l| l.starts_with("Tag=")).unwrap();
+    let corrupt = |line: &str| {
+        let mut copy: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+        copy[first + 2] = line.to_string();
+        let bad = dir.join("bad.hlog");
+        std::fs::write(&bad, copy.join("\n") + "\n").unwrap();
+        let output = stampede(&["report", bad.to_str().unwrap()]);
+        assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
+        let stderr = text(&output.stderr);
+        assert_eq!(stderr.trim().lines().count(), 1, "one line: {stderr}");
+        assert!(stderr.contains(&format!("line {}", first + 3)), "{stderr}");
+        stderr
+    };
+    assert!(corrupt("Tag=ttfb,0.000,0.250,0.001,%%%notbase64").contains("base64"));
+    assert!(corrupt("Tag=ttfb,0.000,0.250,0.001,aGVsbG8gd29ybGQ=").contains("does not decode"));
+    assert!(corrupt("Tag=ttfb,0.000,0.2").contains("not an interval"));
+    // The second latency interval moved to before the first.
+    let second_latency = lines
+        .iter()
+        .rposition(|l| l.starts_with("Tag=latency,0.250,"))
+        .unwrap();
+    let mut swapped: Vec<&str> = lines.clone();
+    swapped.swap(first, second_latency);
+    let bad = dir.join("order.hlog");
+    std::fs::write(&bad, swapped.join("\n") + "\n").unwrap();
+    let output = stampede(&["report", bad.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output.stderr).contains(&format!("line {}", second_latency + 1)));
+
+    // Cut mid-line: read to the last complete interval, and said so.
+    let cut = dir.join("cut.hlog");
+    std::fs::write(&cut, &original.as_bytes()[..original.len() - 20]).unwrap();
+    let output = stampede(&["report", cut.to_str().unwrap(), "-o", "json"]);
+    assert_succeeded(&output);
+    assert!(
+        text(&output.stderr).contains("ends inside line"),
+        "{}",
+        text(&output.stderr)
+    );
+}
+
+#[test]
+fn a_failed_run_still_writes_its_log() {
+    let dir = stampede_testkit::temp_dir("hlog-failed");
+    let hlog = dir.join("failed.hlog");
+    // Nothing listens: the run gives up, and the log is there all the same.
+    let port = stampede_testkit::free_port();
+    let output = stampede(&[
+        "run",
+        &format!("http://127.0.0.1:{port}/"),
+        "-c",
+        "1",
+        "-d",
+        "1s",
+        "-q",
+        "--hlog",
+        hlog.to_str().unwrap(),
+    ]);
+    assert_ne!(output.status.code(), Some(0), "nothing answered");
+    let file = read_hlog(&std::fs::read(&hlog).expect("the log is written")).unwrap();
+    assert!(file.start_time.is_some(), "its headers are there");
+    assert_eq!(sum_of(&file, "latency").len(), 0);
+}
+
+#[test]
+fn three_split_logs_merge_to_the_single_runs_intervals() {
+    use stampede_metrics::HlogWriter;
+    let dir = stampede_testkit::temp_dir("hlog-merge");
+    let (hlog, _) = run_with_hlog(&dir, "250ms");
+    let single = read_hlog(&std::fs::read(&hlog).unwrap()).unwrap();
+    let started = single.start_time.unwrap();
+    // Each interval's samples dealt out three ways, as three agents would
+    // have measured them.
+    let parts: Vec<PathBuf> = (0..3).map(|i| dir.join(format!("agent{i}.hlog"))).collect();
+    let mut writers: Vec<HlogWriter<Vec<u8>>> = (0..3)
+        .map(|_| HlogWriter::begin(Vec::new(), started, "test").unwrap())
+        .collect();
+    for interval in &single.intervals {
+        let mut shares: Vec<LatencyHistogram> = (0..3)
+            .map(|_| stampede_metrics::new_latency_histogram())
+            .collect();
+        let mut next = 0;
+        for value in interval.histogram.iter_recorded() {
+            for _ in 0..value.count_at_value() {
+                shares[next % 3].record(value.value_iterated_to()).unwrap();
+                next += 1;
+            }
+        }
+        for (writer, share) in writers.iter_mut().zip(&shares) {
+            writer
+                .write(&interval.tag, interval.start, interval.length, share)
+                .unwrap();
+        }
+    }
+    for (writer, path) in writers.into_iter().zip(&parts) {
+        std::fs::write(path, writer.finish().unwrap()).unwrap();
+    }
+    let merged_path = dir.join("merged.hlog");
+    let mut args = vec!["merge"];
+    args.extend(parts.iter().map(|p| p.to_str().unwrap()));
+    args.extend(["--hlog", merged_path.to_str().unwrap()]);
+    assert_succeeded(&stampede(&args));
+    let merged = read_hlog(&std::fs::read(&merged_path).unwrap()).unwrap();
+    assert_eq!(merged.intervals.len(), single.intervals.len());
+    for (m, s) in merged.intervals.iter().zip(&single.intervals) {
+        assert_eq!((&m.tag, m.start, m.length), (&s.tag, s.start, s.length));
+        assert_eq!(
+            m.histogram.len(),
+            s.histogram.len(),
+            "{} at {:?}",
+            s.tag,
+            s.start
+        );
+        if !s.histogram.is_empty() {
+            assert_eq!(
+                m.histogram.value_at_quantile(0.99),
+                s.histogram.value_at_quantile(0.99),
+                "p99 of {} at {:?}",
+                s.tag,
+                s.start
+            );
+        }
+        assert_eq!(buckets(&m.histogram), buckets(&s.histogram));
+    }
+    // Different tag sets: one line, exit 2.
+    let other = dir.join("other.hlog");
+    let mut writer = HlogWriter::begin(Vec::new(), started, "test").unwrap();
+    let empty = stampede_metrics::new_latency_histogram();
+    writer
+        .write(
+            "elsewhere",
+            std::time::Duration::ZERO,
+            std::time::Duration::from_secs(1),
+            &empty,
+        )
+        .unwrap();
+    std::fs::write(&other, writer.finish().unwrap()).unwrap();
+    let output = stampede(&[
+        "merge",
+        parts[0].to_str().unwrap(),
+        other.to_str().unwrap(),
+        "--hlog",
+        dir.join("no.hlog").to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output.stderr).contains("has tags elsewhere"),
+        "{}",
+        text(&output.stderr)
+    );
+}
+
+/// Two values are the same within HDR's precision at 3 significant digits.
+fn within_precision(a: u64, b: u64) -> bool {
+    a.abs_diff(b) <= a.max(b) / 1000 + 1
+}
+
+/// The value at `percentile` as HdrHistogram_py ranks it
+/// (hdrh/histogram.py, `get_target_count_at_percentile`: the count
+/// `int(p × total / 100 + 0.5)`, at least 1, where Rust's crate takes the
+/// ceiling): the highest value equivalent to the first bucket whose
+/// running count reaches it. The ranks differ by one at most; with a
+/// sparse tail, one sample can be a bucket a millisecond apart.
+fn value_at_python_rank(histogram: &LatencyHistogram, percentile: f64) -> u64 {
+    let total = histogram.len() as f64;
+    let rank = ((percentile * total / 100.0 + 0.5) as u64).max(1);
+    let mut running = 0;
+    for value in histogram.iter_recorded() {
+        running += value.count_at_value();
+        if running >= rank {
+            return histogram.highest_equivalent(value.value_iterated_to());
+        }
+    }
+    0
+}
+
+#[test]
+fn python_hdrhistogram_reads_every_interval_alike() {
+    let python = stampede_testkit::require_tool!("python3");
+    let probe = Command::new(&python)
+        .args(["-c", "import hdrh.log"])
+        .output()
+        .expect("python3 runs");
+    if !probe.status.success() {
+        skip_or_fail(
+            &format!(
+                "{} cannot import hdrh (PyPI: hdrhistogram)",
+                python.display()
+            ),
+            &format!("pip install '{HDRHISTOGRAM_PY}' (into the python3 on PATH)"),
+        );
+        return;
+    }
+    let dir = stampede_testkit::temp_dir("hlog-python");
+    let (hlog, _) = run_with_hlog(&dir, "100ms");
+    let ours = read_hlog(&std::fs::read(&hlog).unwrap()).unwrap();
+    let reader =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interval_log_support/read_hlog.py");
+    let output = Command::new(&python)
+        .arg(&reader)
+        .arg(&hlog)
+        .output()
+        .expect("the Python reader runs");
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let theirs: Vec<serde_json::Value> = text(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(theirs.len(), ours.intervals.len(), "every interval decoded");
+    let mut seen = 0;
+    for (mine, read) in ours.intervals.iter().zip(&theirs) {
+        assert_eq!(read["tag"].as_str(), Some(mine.tag.as_str()));
+        assert_eq!(
+            read["start_ms"].as_u64(),
+            Some(mine.start.as_millis() as u64)
+        );
+        let count = read["count"].as_u64().unwrap();
+        assert_eq!(
+            count,
+            mine.histogram.len(),
+            "{} at {:?}",
+            mine.tag,
+            mine.start
+        );
+        if count == 0 {
+            continue;
+        }
+        seen += count;
+        for (key, percentile) in [("p50", 50.0), ("p99", 99.0), ("max", 100.0)] {
+            let python = read[key].as_u64().unwrap();
+            let rust = value_at_python_rank(&mine.histogram, percentile);
+            assert!(
+                within_precision(python, rust),
+                "{key} of {} at {:?}: Python {python}, stampede {rust}",
+                mine.tag,
+                mine.start
+            );
+        }
+    }
+    assert!(seen > 1000, "the intervals held {seen} samples");
+}
+
+#[test]
+fn an_interrupted_run_writes_every_interval_it_measured() {
+    let dir = stampede_testkit::temp_dir("hlog-interrupt");
+    let target = spawn_target(stampede_testkit::one_thread());
+    let hlog = dir.join("stopped.hlog");
+    let json = dir.join("stopped.json");
+    let child = Command::new(stampede_testkit::binary())
+        .args(["run", &format!("http://{}/", target.local_addr())])
+        .args([
+            "-c",
+            "2",
+            "-t",
+            "2",
+            "-d",
+            "30s",
+            "-q",
+            "--hlog-interval",
+            "250ms",
+        ])
+        .arg("--hlog")
+        .arg(&hlog)
+        .arg("--json")
+        .arg(&json)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1300));
+    // Ctrl-C, as the terminal sends it.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let status = child.wait_with_output().unwrap().status;
+    assert_eq!(status.code(), Some(130), "an interrupted run exits 130");
+    let file = read_hlog(&std::fs::read(&hlog).unwrap()).unwrap();
+    let latency: Vec<_> = file
+        .intervals
+        .iter()
+        .filter(|i| i.tag == "latency")
+        .collect();
+    assert!(
+        latency.len() >= 4,
+        "1.3 s in 250 ms intervals: {}",
+        latency.len()
+    );
+    for (n, interval) in latency.iter().enumerate() {
+        assert_eq!(interval.start.as_millis(), 250 * n as u128);
+    }
+    let result = read_json(&json);
+    assert_eq!(
+        sum_of(&file, "latency").len(),
+        result["requests"]["completed"].as_u64().unwrap(),
+        "every response measured before the stop is in the log"
+    );
+}
+
+#[test]
+fn the_html_report_draws_the_latency_heatmap_from_the_intervals() {
+    let chromium = stampede_testkit::require_tool!("chromium");
+    let dir = stampede_testkit::temp_dir("hlog-heatmap");
+    let target = spawn_target(stampede_testkit::one_thread());
+    let hlog = dir.join("run.hlog");
+    let html = dir.join("run.html");
+    let output = stampede(&[
+        "run",
+        &format!("http://{}/", target.local_addr()),
+        "-c",
+        "2",
+        "-d",
+        "1s",
+        "-q",
+        "--hlog",
+        hlog.to_str().unwrap(),
+        "--hlog-interval",
+        "100ms",
+        "--html",
+        html.to_str().unwrap(),
+    ]);
+    assert_succeeded(&output);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("id=\"latency-heatmap\""));
+    let mut browser =
+        stampede_testkit::Browser::open(&chromium, &format!("file://{}", html.display()));
+    let drawn = browser.wait_until(
+        "!!document.getElementById('latency-heatmap')",
+        std::time::Duration::from_secs(20),
+    );
+    assert!(drawn, "the page has the heatmap");
+    let inked = browser.eval(
+        "(function () { var c = document.getElementById('latency-heatmap'); \
+         var p = c.getContext('2d').getImageData(0, 0, c.width, c.height).data, n = 0; \
+         for (var i = 3; i < p.length; i += 4) if (p[i] > 0) n++; return n; })()",
+    );
+    assert!(inked.as_u64() > Some(100), "cells drawn: {inked}");
+    let tip = browser.eval(
+        "(function () { var c = document.getElementById('latency-heatmap'), b = c.getBoundingClientRect(); \
+         c.dispatchEvent(new MouseEvent('mousemove', {clientX: b.left + 5, clientY: b.top + 5})); \
+         return document.getElementById('latency-heatmap-tip').textContent; })()",
+    );
+    let tip = tip.as_str().unwrap_or_default().to_string();
+    assert!(
+        tip.starts_with("0.000 s +0.100 s: ") && tip.contains("p99"),
+        "{tip}"
+    );
+}
+
+/// A JMeter plan of one thread group: 5 threads, 1 s, a GET of `/`.
+const JMX: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<jmeterTestPlan version="1.2" properties="5.0" jmeter="5.6.3">
+  <hashTree>
+    <TestPlan guiclass="TestPlanGui" testclass="TestPlan" testname="hlog"/>
+    <hashTree>
+      <ThreadGroup guiclass="ThreadGroupGui" testclass="ThreadGroup" testname="Users">
+        <elementProp name="ThreadGroup.main_controller" elementType="LoopController" guiclass="LoopControlPanel" testclass="LoopController" testname="Loop Controller">
+          <intProp name="LoopController.loops">-1</intProp>
+        </elementProp>
+        <stringProp name="ThreadGroup.num_threads">5</stringProp>
+        <stringProp name="ThreadGroup.ramp_time">0</stringProp>
+        <boolProp name="ThreadGroup.scheduler">true</boolProp>
+        <stringProp name="ThreadGroup.duration">1</stringProp>
+      </ThreadGroup>
+      <hashTree>
+        <HTTPSamplerProxy guiclass="HttpTestSampleGui" testclass="HTTPSamplerProxy" testname="home">
+          <stringProp name="HTTPSampler.domain">127.0.0.1</stringProp>
+          <stringProp name="HTTPSampler.port">${__P(port)}</stringProp>
+          <stringProp name="HTTPSampler.path">/</stringProp>
+          <stringProp name="HTTPSampler.method">GET</stringProp>
+        </HTTPSamplerProxy>
+        <hashTree/>
+      </hashTree>
+    </hashTree>
+  </hashTree>
+</jmeterTestPlan>
+"#;
+
+#[test]
+fn the_jmeter_front_end_writes_the_log_of_its_run() {
+    let dir = stampede_testkit::temp_dir("hlog-jmeter");
+    let target = spawn_target(stampede_testkit::one_thread());
+    let plan = dir.join("plan.jmx");
+    std::fs::write(&plan, JMX).unwrap();
+    let hlog = dir.join("plan.hlog");
+    let json = dir.join("plan.json");
+    let port = format!("-Jport={}", target.local_addr().port());
+    let output = stampede(&[
+        "jmeter",
+        "-n",
+        "-t",
+        plan.to_str().unwrap(),
+        &port,
+        "--hlog",
+        hlog.to_str().unwrap(),
+        "--stampede-json",
+        json.to_str().unwrap(),
+    ]);
+    assert_succeeded(&output);
+    let file = read_hlog(&std::fs::read(&hlog).unwrap()).unwrap();
+    let completed = read_json(&json)["requests"]["completed"].as_u64().unwrap();
+    assert!(completed > 0);
+    assert_eq!(sum_of(&file, "latency").len(), completed);
+}
