@@ -182,4 +182,62 @@ mod tests {
         let c = compare(&[a, b], &CompareOptions::default()).unwrap();
         assert!(c.parts.is_empty());
     }
+
+    fn target(name: &str, finished: u64, p99_us: u64) -> stampede_metrics::TargetResult {
+        stampede_metrics::TargetResult {
+            name: Some(name.into()),
+            method: "GET".into(),
+            url: "http://h/".into(),
+            weight: 1,
+            finished,
+            success: finished,
+            failed_status: 0,
+            check_failed: 0,
+            errors: 0,
+            rps: 10.0,
+            goodput: 10.0,
+            error_rate_pct: 0.0,
+            status: Default::default(),
+            error_classes: Default::default(),
+            bytes_body: 0,
+            latency_us: stampede_metrics::LatencySummary {
+                p99: p99_us,
+                ..Default::default()
+            },
+            histogram: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_result_is_parted_into_its_groups_then_its_steps_in_ms() {
+        let mut r = crate::slo::tests::result(100.0, 0.0, &[1000]);
+        // One target is the whole run again: no parts.
+        r.targets = vec![target("home", 10, 4000)];
+        assert!(part_figures(&r).is_empty());
+        r.targets.push(target("cart", 0, 9000));
+        r.groups = vec![stampede_metrics::GroupResult {
+            name: "shop".into(),
+            load: stampede_metrics::TRANSACTION_LOAD.into(),
+            steps: vec!["home".into(), "cart".into()],
+            finished: 10,
+            success: 10,
+            failed_status: 0,
+            check_failed: 0,
+            errors: 0,
+            rps: 10.0,
+            goodput: 10.0,
+            error_rate_pct: 0.0,
+            latency_us: stampede_metrics::LatencySummary {
+                p99: 2500,
+                ..Default::default()
+            },
+        }];
+        let parts = part_figures(&r);
+        let labels: Vec<&str> = parts.iter().map(|p| p.label.as_str()).collect();
+        assert_eq!(labels, ["transaction shop", "step home", "step cart"]);
+        assert_eq!(parts[0].p99_ms, Some(2.5));
+        assert_eq!(parts[1].p99_ms, Some(4.0));
+        // A step that finished nothing has no latency to compare.
+        assert_eq!(parts[2].p99_ms, None);
+    }
 }
