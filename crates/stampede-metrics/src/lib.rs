@@ -12,7 +12,7 @@
 //! `intervals` and `interval_log` (`--hlog`: fixed intervals and the
 //! HdrHistogram interval log), `interval_merge` (logs merged per interval), `per_target` (`--targets` mix), `checks` (`--check` tallies), `monitor`
 //! (what the process monitor saw), `environment`, `agent`, `run_id`,
-//! `result` (the result file), `running` (a run's facts while it runs), `merge` (agents' results into one). See
+//! `result` (the result file), `running` (a run's facts while it runs), `server_reading` (a server's counters for `stampede experiment`), `merge` (agents' results into one). See
 //! docs/architecture.md.
 
 mod addresses;
@@ -36,6 +36,7 @@ mod rendezvous;
 mod result;
 mod run_id;
 mod running;
+mod server_reading;
 mod timeseries;
 
 pub use addresses::{merge_dns, AddressUse, DnsUse};
@@ -69,6 +70,7 @@ pub use result::{
 };
 pub use run_id::new_run_id;
 pub use running::Running;
+pub use server_reading::{ServerReading, ThreadCpu};
 pub use timeseries::{SecondPoint, TimeseriesBuilder};
 
 /// Errors reading or decoding saved results.

@@ -9,7 +9,7 @@ use super::template::Variant;
 use crate::session::spawn::SpawnedServer;
 use crate::session::{run_plan_in, RunContext};
 use stampede_analysis::{Failure, ServerCost, ServerReading};
-use stampede_engine::monitor::{read_cost, read_listen_queue, CostReading};
+use stampede_engine::monitor::{read_cost, read_listen_queue};
 use stampede_metrics::RunResult;
 use stampede_plan::Plan;
 use std::net::{SocketAddr, TcpStream};
@@ -108,26 +108,12 @@ fn run_logged(
     Outcome::Done(Box::new(result), cost)
 }
 
-/// The engine's reading as the analysis takes it, with the machine's
-/// accept-queue counters read now.
-fn reading(r: CostReading) -> ServerReading {
+/// The engine's reading of the server, with the machine's accept-queue
+/// counters read now.
+fn reading(mut reading: ServerReading) -> ServerReading {
     let queue = read_listen_queue().unwrap_or_default();
-    ServerReading {
-        listen_overflows: queue.overflows,
-        listen_drops: queue.drops,
-        cpu_user_us: r.cpu_user_us,
-        cpu_system_us: r.cpu_system_us,
-        write_bytes: r.write_bytes,
-        write_syscalls: r.write_syscalls,
-        ctx_voluntary: r.ctx_voluntary,
-        ctx_involuntary: r.ctx_involuntary,
-        rss_bytes: r.rss_bytes,
-        threads: r
-            .threads
-            .into_iter()
-            .map(|t| (t.tid, t.name, t.cpu_us))
-            .collect(),
-    }
+    (reading.listen_overflows, reading.listen_drops) = (queue.overflows, queue.drops);
+    reading
 }
 
 fn stderr_path(round: usize) -> PathBuf {

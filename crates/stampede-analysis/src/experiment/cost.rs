@@ -5,25 +5,7 @@
 //! readings come from the engine's monitor (`read_cost`).
 
 use serde::{Deserialize, Serialize};
-
-/// A server's cumulative counters at one instant (CPU in microseconds).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ServerReading {
-    pub cpu_user_us: f64,
-    pub cpu_system_us: f64,
-    /// /proc/PID/io `wchar`.
-    pub write_bytes: u64,
-    /// /proc/PID/io `syscw`.
-    pub write_syscalls: u64,
-    pub ctx_voluntary: u64,
-    pub ctx_involuntary: u64,
-    pub rss_bytes: u64,
-    /// Each thread: (id, name, CPU so far in µs).
-    pub threads: Vec<(u32, String, f64)>,
-    /// The machine's TcpExt `ListenOverflows` and `ListenDrops`.
-    pub listen_overflows: u64,
-    pub listen_drops: u64,
-}
+pub use stampede_metrics::ServerReading;
 
 /// One thread's part of the server's CPU during a load.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -160,13 +142,13 @@ fn thread_shares(
     let used: Vec<(String, f64)> = after
         .threads
         .iter()
-        .map(|(tid, name, cpu)| {
+        .map(|thread| {
             let start = before
                 .threads
                 .iter()
-                .find(|(t, _, _)| t == tid)
-                .map_or(0.0, |(_, _, c)| *c);
-            (name.clone(), (cpu - start).max(0.0))
+                .find(|t| t.tid == thread.tid)
+                .map_or(0.0, |t| t.cpu_us);
+            (thread.name.clone(), (thread.cpu_us - start).max(0.0))
         })
         .collect();
     let total: f64 = used.iter().map(|(_, cpu)| cpu).sum();
@@ -207,7 +189,11 @@ mod tests {
             listen_drops: 0,
             threads: threads
                 .iter()
-                .map(|(t, c)| (*t, format!("w{t}"), *c))
+                .map(|(t, c)| stampede_metrics::ThreadCpu {
+                    tid: *t,
+                    name: format!("w{t}"),
+                    cpu_us: *c,
+                })
                 .collect(),
         }
     }

@@ -5,35 +5,12 @@
 //! the requests, are the cost; the division is stampede-analysis'.
 
 use super::procfs::{read_io, read_process, thread_ticks, ticks_per_second};
+use stampede_metrics::{ServerReading, ThreadCpu};
 
-/// A server's counters at one instant, CPU in microseconds.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct CostReading {
-    pub cpu_user_us: f64,
-    pub cpu_system_us: f64,
-    /// Bytes passed to write calls (`wchar`: counted on tmpfs too, where
-    /// `write_bytes` stays 0).
-    pub write_bytes: u64,
-    /// Write calls (`syscw`).
-    pub write_syscalls: u64,
-    pub ctx_voluntary: u64,
-    pub ctx_involuntary: u64,
-    pub rss_bytes: u64,
-    /// Each thread: id, name and CPU (user + system) in microseconds.
-    pub threads: Vec<ThreadCpu>,
-}
-
-/// One thread's CPU so far.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ThreadCpu {
-    pub tid: u32,
-    pub name: String,
-    pub cpu_us: f64,
-}
-
-/// Reads process `pid`'s counters; `None` once it has gone (or /proc/PID/io
-/// is not readable).
-pub fn read_cost(pid: u32) -> Option<CostReading> {
+/// Reads process `pid`'s counters (the machine's accept-queue counters are
+/// `read_listen_queue`'s); `None` once it has gone (or /proc/PID/io is not
+/// readable).
+pub fn read_cost(pid: u32) -> Option<ServerReading> {
     let process = read_process(pid)?;
     let (write_bytes, write_syscalls) = read_io(pid)?;
     let us_per_tick = 1e6 / ticks_per_second();
@@ -47,7 +24,7 @@ pub fn read_cost(pid: u32) -> Option<CostReading> {
             cpu_us: ticks as f64 * us_per_tick,
         })
         .collect();
-    Some(CostReading {
+    Some(ServerReading {
         cpu_user_us: process.utime as f64 * us_per_tick,
         cpu_system_us: process.stime as f64 * us_per_tick,
         write_bytes,
@@ -56,6 +33,7 @@ pub fn read_cost(pid: u32) -> Option<CostReading> {
         ctx_involuntary: process.ctx_involuntary,
         rss_bytes: process.rss_bytes,
         threads,
+        ..ServerReading::default()
     })
 }
 

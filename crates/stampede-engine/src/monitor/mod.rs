@@ -18,7 +18,7 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-pub use cost::{read_cost, CostReading, ThreadCpu};
+pub use cost::read_cost;
 pub use netstat::{read_listen_queue, ListenQueue};
 pub use threads::ClientThreads;
 
