@@ -27,7 +27,7 @@ pub enum Import {
         #[arg(value_name = "'curl …'")]
         command: String,
         /// Virtual users of the scenario's group
-        #[arg(short = 'c', long, default_value_t = 10, value_name = "N")]
+        #[arg(short = 'c', long, default_value_t = 10, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
         connections: u32,
     },
     /// A HAR file (a browser's DevTools "Save all as HAR"): its requests to one origin
@@ -37,7 +37,7 @@ pub enum Import {
         #[command(flatten)]
         options: HarArgs,
         /// Virtual users of the scenario's group
-        #[arg(short = 'c', long, default_value_t = 1, value_name = "N")]
+        #[arg(short = 'c', long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
         connections: u32,
     },
 }
@@ -49,7 +49,7 @@ pub fn execute(args: ImportArgs) -> anyhow::Result<i32> {
             connections,
         } => {
             let request = CurlRequest::parse(&command)?;
-            let scenario = request.scenario(i64::from(connections.max(1)))?;
+            let scenario = request.scenario(i64::from(connections))?;
             let mut run = String::from("stampede run --scenario FILE -d 30s");
             for option in request.run_options() {
                 run.push(' ');
@@ -68,7 +68,7 @@ pub fn execute(args: ImportArgs) -> anyhow::Result<i32> {
         } => {
             let text = std::fs::read_to_string(&file)
                 .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
-            let options = options.options(i64::from(connections.max(1)))?;
+            let options = options.options(i64::from(connections))?;
             let made = stampede_workload::har::scenario_from_har(&text, &options)
                 .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
             let mut head = format!(

@@ -44,7 +44,8 @@ pub struct ReportArgs {
     /// Interval log: only this tag (repeatable), e.g. latency, service, ttfb
     #[arg(long = "tag", value_name = "TAG")]
     pub tags: Vec<String>,
-    /// Write an HTML report (one self-contained file with interactive charts) to PATH
+    /// Write an HTML report (one self-contained file with interactive charts) to PATH:
+    /// a run, repeat, sweep or comparison (an experiment draws its page with `experiment --html`)
     #[arg(long, value_name = "PATH")]
     pub html: Option<PathBuf>,
     /// Write ab's -e percentile table (percent, milliseconds) to PATH (runs only)

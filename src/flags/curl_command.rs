@@ -186,6 +186,10 @@ impl CurlRequest {
                 refused.join(", ")
             );
         }
+        if request.head && !request.data.is_empty() {
+            // curl: "You can only select one HTTP request method!"
+            bail!("curl command: -I (HEAD) and data (-d, --data-raw, --json…) are two methods; curl refuses them together");
+        }
         request.url = match urls.as_slice() {
             [url] => url.clone(),
             [] => bail!("curl command: the command has no URL"),
@@ -264,7 +268,9 @@ impl CurlRequest {
         for header in &self.headers {
             add(&header.name, &header.value)?;
         }
-        if let Some(cookie) = &self.cookie {
+        // A Cookie header given with -H is sent instead of -b's cookies,
+        // as curl does.
+        if let Some(cookie) = self.cookie.as_ref().filter(|_| !has("cookie")) {
             add("Cookie", cookie)?;
         }
         if let Some(referer) = &self.referer {
@@ -294,7 +300,14 @@ impl CurlRequest {
         args.url = Some(parts.url);
         args.method = parts.method;
         args.body = parts.body;
+        // Run's own -H replaces the command's header of that name.
         let mut headers = parts.headers;
+        headers.retain(|h| {
+            !args
+                .headers
+                .iter()
+                .any(|own| own.name.eq_ignore_ascii_case(&h.name))
+        });
         headers.append(&mut args.headers);
         args.headers = headers;
         if self.compressed && args.transport.compressed.is_none() {
@@ -585,6 +598,7 @@ mod tests {
     fn refusals_name_what_is_wrong() {
         let error = |command: &str| CurlRequest::parse(command).unwrap_err().to_string();
         assert!(error("curl -x http://proxy:3128 --retry 3 h").contains("curl's -x, --retry"));
+        assert!(error("curl -I -d a=1 h").contains("two methods"));
         assert!(error("wget h").contains("must start with curl"));
         assert!(error("curl").contains("no URL"));
         assert!(error("curl a b").contains("2 URLs"));
@@ -614,5 +628,17 @@ mod tests {
     #[test]
     fn an_empty_header_value_with_a_semicolon() {
         assert_eq!(headers(&applied("curl -H 'X-Empty;' h")), ["X-Empty: "]);
+    }
+
+    #[test]
+    fn a_cookie_header_wins_over_b_and_runs_own_header_over_the_commands() {
+        let args = applied("curl -b a=1 -H 'Cookie: c=3' -H 'X: 1' h");
+        assert_eq!(headers(&args), ["Cookie: c=3", "X: 1"]);
+        let mut args = RunArgs::for_scenario().unwrap();
+        args.headers = vec![parse_header("x: 2").unwrap()];
+        parse("curl -H 'X: 1' -H 'Y: 1' h")
+            .apply(&mut args)
+            .unwrap();
+        assert_eq!(headers(&args), ["Y: 1", "x: 2"]);
     }
 }

@@ -21,6 +21,9 @@ pub fn load(args: &RunArgs) -> anyhow::Result<Option<(ScenarioLoad, RunArgs, Vec
     if args.stages.is_some() {
         anyhow::bail!("--har with --stages: write the scenario with `stampede import har` and give its group stages = \"...\"");
     }
+    if args.connections == Some(0) {
+        anyhow::bail!("-c 0: a HAR replay needs at least 1 connection");
+    }
     let open = args.rate.is_some();
     let users = if open {
         1
@@ -51,8 +54,8 @@ pub fn load(args: &RunArgs) -> anyhow::Result<Option<(ScenarioLoad, RunArgs, Vec
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
     let base = path.parent().unwrap_or(std::path::Path::new("."));
-    let scenario = Scenario::from_toml(&name, scenario, base, &vars)
-        .map_err(|e| anyhow::anyhow!("--har {name}: {e}"))?;
+    // Its errors name the file already.
+    let scenario = Scenario::from_toml(&name, scenario, base, &vars)?;
     let mut rest = args.clone();
     (rest.connections, rest.rate) = (None, None);
     rest.workload.har = None;

@@ -91,7 +91,7 @@ pub struct RunArgs {
     /// The request a curl command sends, e.g. one copied with a browser's
     /// "Copy as cURL (bash)": its URL, method, headers, cookies, data,
     /// --compressed, -u, -k, --http2 and -L (run's own options set the load)
-    #[arg(long, value_name = "'curl …'", conflicts_with_all = ["url", "targets", "method", "body", "body_file", "content_type"])]
+    #[arg(long, value_name = "'curl …'", conflicts_with_all = ["url", "targets", "scenario", "har", "method", "body", "body_file", "content_type"])]
     pub curl: Option<String>,
     /// Request method
     #[arg(short = 'm', long, default_value = "GET")]

@@ -72,8 +72,8 @@ impl Default for HarArgs {
 impl HarArgs {
     /// The HAR reading's options, for a group of `connections` users.
     pub fn options(&self, connections: i64) -> anyhow::Result<stampede_workload::har::HarOptions> {
-        if !(self.har_think.is_finite() && self.har_think >= 0.0) {
-            anyhow::bail!("--har-think {}: a factor of 0 or more", self.har_think);
+        if !(0.0..=1000.0).contains(&self.har_think) {
+            anyhow::bail!("--har-think {}: a factor from 0 to 1000", self.har_think);
         }
         Ok(stampede_workload::har::HarOptions {
             origin: self.har_origin.clone(),

@@ -75,6 +75,9 @@ struct Entry {
     response: Option<Response>,
     #[serde(default, rename = "_resourceType")]
     resource_type: Option<String>,
+    /// Chromium: "disk" or "memory" when the browser answered from its cache.
+    #[serde(default, rename = "_fromCache")]
+    from_cache: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -92,6 +95,9 @@ struct Request {
 
 #[derive(Deserialize)]
 struct Response {
+    /// 0 when no response came (blocked, aborted, failed).
+    #[serde(default = "answered")]
+    status: u16,
     #[serde(default)]
     cookies: Vec<NameValue>,
     #[serde(default)]
@@ -121,6 +127,10 @@ struct NameValue {
     name: String,
     #[serde(default)]
     value: String,
+}
+
+fn answered() -> u16 {
+    200
 }
 
 /// Headers a browser records that the step must not carry: HTTP/2's
@@ -161,7 +171,8 @@ pub fn scenario_from_har(text: &str, options: &HarOptions) -> Result<HarScenario
     entries.sort_by(|a, b| a.1.total_cmp(&b.1));
     let mut notes = Vec::new();
     let mut other_origins: BTreeMap<String, usize> = BTreeMap::new();
-    let (mut not_http, mut static_assets) = (0, 0);
+    let (mut not_http, mut static_assets, mut not_sent) = (0, 0, 0);
+    let mut no_body = 0;
     let mut keep_origin = options.origin.as_deref().map(normalize_origin);
     let mut set_by_responses: Vec<String> = Vec::new();
     let mut kept: Vec<(f64, f64, &Entry, Vec<String>)> = Vec::new();
@@ -170,6 +181,13 @@ pub fn scenario_from_har(text: &str, options: &HarOptions) -> Result<HarScenario
             not_http += 1;
             continue;
         };
+        // Answered from the browser's cache, or never answered (blocked,
+        // aborted): the server did not serve it, so the replay does not send it.
+        let unanswered = entry.response.as_ref().is_some_and(|r| r.status == 0);
+        if entry.from_cache.is_some() || unanswered {
+            not_sent += 1;
+            continue;
+        }
         let wanted = keep_origin.get_or_insert_with(|| origin.clone());
         if !same_origin(wanted, &origin) {
             *other_origins.entry(origin).or_default() += 1;
@@ -206,6 +224,12 @@ pub fn scenario_from_har(text: &str, options: &HarOptions) -> Result<HarScenario
         notes.push(format!(
             "left out requests to other origins (a scenario's steps go to one): {}",
             list.join(", ")
+        ));
+    }
+    if not_sent > 0 {
+        notes.push(format!(
+            "left out {} the server never served (from the browser's cache, or aborted)",
+            requests(not_sent)
         ));
     }
     if static_assets > 0 {
@@ -266,14 +290,24 @@ pub fn scenario_from_har(text: &str, options: &HarOptions) -> Result<HarScenario
             );
         }
         if let Some(post) = &request.post_data {
+            let form = post
+                .mime_type
+                .starts_with("application/x-www-form-urlencoded");
             let body = match (&post.text, post.params.is_empty()) {
                 (Some(text), _) => text.clone(),
-                (None, false) => post
+                // HAR 1.2 keeps a form's fields decoded in `params`: encoded
+                // again as a browser sends them.
+                (None, false) if form => post
                     .params
                     .iter()
-                    .map(|p| format!("{}={}", p.name, p.value))
+                    .map(|p| format!("{}={}", form_encode(&p.name), form_encode(&p.value)))
                     .collect::<Vec<_>>()
                     .join("&"),
+                (None, false) => {
+                    // A multipart body's parts (files) are not in the HAR.
+                    no_body += 1;
+                    String::new()
+                }
                 (None, true) => String::new(),
             };
             if !body.is_empty() {
@@ -301,6 +335,12 @@ pub fn scenario_from_har(text: &str, options: &HarOptions) -> Result<HarScenario
         previous_end = Some(previous_end.map_or(started + took, |e: f64| e.max(started + took)));
         steps.push(step);
     }
+    if no_body > 0 {
+        notes.push(format!(
+            "sent {} without its body: the HAR keeps a multipart form's fields, not its bytes",
+            requests(no_body)
+        ));
+    }
     let mut group = GroupToml::named("har");
     group.connections = Some(spanned(options.connections.max(1)));
     group.cookies = Some(true);
@@ -317,6 +357,20 @@ fn requests(n: usize) -> String {
     } else {
         format!("{n} requests")
     }
+}
+
+/// `application/x-www-form-urlencoded` as browsers write it: a space as `+`,
+/// every byte but letters, digits and `*-._` percent-encoded.
+fn form_encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'*' | b'-' | b'.' | b'_' => {
+                (b as char).to_string()
+            }
+            b' ' => "+".into(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }
 
 /// A recorded template field as it was: `{{` is written `\{{`.

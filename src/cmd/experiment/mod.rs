@@ -203,8 +203,7 @@ fn load_args(words: &[String]) -> anyhow::Result<RunArgs> {
         "sweep" => bail!("experiment: `-- sweep` is not supported yet; use `-- run URL …`"),
         other => bail!("after --, expected `run URL …`, got {other:?}"),
     }
-    let run =
-        parse_run_args(rest).map_err(|e| anyhow::anyhow!("{}", first_line(&e.to_string())))?;
+    let run = parse_run_args(rest).map_err(|e| anyhow::anyhow!("{}", one_line(&e.to_string())))?;
     let refused = [
         ("--spawn", run.server.spawn.is_some()),
         ("--pid", !run.server.pids.is_empty()),
@@ -218,8 +217,19 @@ fn load_args(words: &[String]) -> anyhow::Result<RunArgs> {
     Ok(run)
 }
 
-fn first_line(text: &str) -> &str {
-    text.lines().next().unwrap_or(text)
+/// Clap's message without its usage: the lines before the first blank one,
+/// as one line ("the following required arguments were not provided: <URL>").
+fn one_line(text: &str) -> String {
+    let lines: Vec<&str> = text
+        .lines()
+        .take_while(|line| !line.trim().is_empty())
+        .map(str::trim)
+        .collect();
+    let joined = lines.join(" ");
+    joined
+        .strip_prefix("error: ")
+        .unwrap_or(&joined)
+        .to_string()
 }
 
 /// A seed from the clock, for `--order random` without `--seed`.

@@ -171,8 +171,16 @@ fn sample_until_stopped(
         let seconds = now.duration_since(last_at).as_secs_f64().max(1e-3);
         let t_s = now.duration_since(start).as_secs_f64();
         last_at = now;
+        // The run ended just after a sample: a window of a few clock ticks
+        // reads one 10 ms tick as a large share (a thread "at 300% of a
+        // core"). Its counters still count in the totals; its sample does not.
+        let too_short = finished && seconds * ticks < MIN_SAMPLE_TICKS;
         for tracker in trackers.iter_mut().filter(|t| !t.summary.exited) {
             sample_process(tracker, t_s, seconds, ticks);
+            let samples = &mut tracker.summary.samples;
+            if too_short && samples.last().is_some_and(|s| s.t_s == t_s) {
+                samples.pop();
+            }
         }
         publish(&trackers, &watched, feed);
         let current = machine_ticks();
@@ -235,6 +243,10 @@ fn publish(trackers: &[Tracker], watched: &[Watched], feed: &LiveFeed) {
         *shared = latest;
     }
 }
+
+/// The fewest clock ticks a sample's window may span: at 100 ticks a second
+/// one tick is then at most a tenth of it.
+const MIN_SAMPLE_TICKS: f64 = 10.0;
 
 fn sample_process(tracker: &mut Tracker, t_s: f64, seconds: f64, ticks: f64) {
     let Some((now, threads_now)) = tracker.read() else {

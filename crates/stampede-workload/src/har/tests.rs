@@ -219,7 +219,7 @@ fn cookies_set_during_the_recording_are_the_jars_and_earlier_ones_are_sent() {
 
 #[test]
 fn repeated_requests_get_numbered_names_and_form_params_a_body() {
-    let form = r#","postData":{"mimeType":"application/x-www-form-urlencoded","params":[{"name":"q","value":"a"},{"name":"n","value":"2"}]}"#;
+    let form = r#","postData":{"mimeType":"application/x-www-form-urlencoded","params":[{"name":"q","value":"a b"},{"name":"n","value":"x&y"}]}"#;
     let text = har(&[
         entry(
             "2026-12-04T10:00:00Z",
@@ -251,7 +251,7 @@ fn repeated_requests_get_numbered_names_and_form_params_a_body() {
     assert_eq!(steps[1].name.get_ref(), "GET /p (2)");
     assert_eq!(
         steps[2].body.as_ref().map(|b| b.get_ref().as_str()),
-        Some("q=a&n=2")
+        Some("q=a+b&n=x%26y")
     );
     assert_eq!(
         header(&steps[2], "Content-Type"),
@@ -289,5 +289,62 @@ fn bad_files_say_what_is_wrong() {
             .unwrap_err()
             .to_string(),
         "no request to keep: the HAR has no request to https://other.test"
+    );
+}
+
+#[test]
+fn what_the_server_never_served_is_not_replayed() {
+    let cached = entry(
+        "2026-12-04T10:00:00.001Z",
+        1.0,
+        "GET",
+        "http://shop.test/c",
+        "script",
+        "",
+    )
+    .replace(
+        r#""_resourceType""#,
+        r#""_fromCache":"disk","_resourceType""#,
+    );
+    let aborted = entry(
+        "2026-12-04T10:00:00.002Z",
+        1.0,
+        "GET",
+        "http://shop.test/a",
+        "fetch",
+        "",
+    )
+    .replace(r#""status":200"#, r#""status":0"#);
+    let multipart = entry(
+        "2026-12-04T10:00:00.003Z",
+        1.0,
+        "POST",
+        "http://shop.test/up",
+        "fetch",
+        r#","postData":{"mimeType":"multipart/form-data; boundary=x","params":[{"name":"f","value":"hello"}]}"#,
+    );
+    let text = har(&[
+        entry(
+            "2026-12-04T10:00:00Z",
+            1.0,
+            "GET",
+            "http://shop.test/",
+            "document",
+            "",
+        ),
+        cached,
+        aborted,
+        multipart,
+    ]);
+    let made = scenario_from_har(&text, &HarOptions::default()).unwrap();
+    let steps = steps(&made.scenario);
+    assert_eq!(steps.len(), 2);
+    assert_eq!(steps[1].body, None);
+    assert_eq!(
+        made.notes,
+        [
+            "left out 2 requests the server never served (from the browser's cache, or aborted)",
+            "sent 1 request without its body: the HAR keeps a multipart form's fields, not its bytes",
+        ]
     );
 }
