@@ -833,6 +833,12 @@ mod tests {
         assert_eq!(judge(Figure::P50, 200.0, 209.0, &opts), Verdict::Same);
         assert_eq!(judge(Figure::P50, 200.0, 211.0, &opts), Verdict::Worse);
         assert_eq!(judge(Figure::Rps, 200.0, 211.0, &opts), Verdict::Better);
+        // Error rates: 0.1 percentage points, or 5% of the base when larger
+        // (10% errors: ±0.5 points).
+        assert_eq!(judge(Figure::ErrorRate, 10.0, 10.4, &opts), Verdict::Same);
+        assert_eq!(judge(Figure::ErrorRate, 10.0, 11.0, &opts), Verdict::Worse);
+        assert_eq!(judge(Figure::ErrorRate, 0.0, 0.09, &opts), Verdict::Same);
+        assert_eq!(judge(Figure::ErrorRate, 0.0, 0.2, &opts), Verdict::Worse);
     }
 
     #[test]
