@@ -173,12 +173,14 @@ fn sample_until_stopped(
         last_at = now;
         // The run ended just after a sample: a window of a few clock ticks
         // reads one 10 ms tick as a large share (a thread "at 300% of a
-        // core"). Its counters still count in the totals; its sample does not.
+        // core"). Its counters still count in the totals; its sample does
+        // not, when an earlier one shows the run (a run shorter than that
+        // has this sample alone, and keeps it).
         let too_short = finished && seconds * ticks < MIN_SAMPLE_TICKS;
         for tracker in trackers.iter_mut().filter(|t| !t.summary.exited) {
             sample_process(tracker, t_s, seconds, ticks);
             let samples = &mut tracker.summary.samples;
-            if too_short && samples.last().is_some_and(|s| s.t_s == t_s) {
+            if too_short && samples.len() > 1 && samples.last().is_some_and(|s| s.t_s == t_s) {
                 samples.pop();
             }
         }
