@@ -61,24 +61,38 @@ pub fn warnings(plan: &Plan, result: &RunResult) -> Vec<String> {
                 ));
             }
         }
+        // Requests in flight at once: a connection each over HTTP/1.1, its
+        // streams each over HTTP/2 and HTTP/3.
+        let streams = if plan.transport.http2 || plan.transport.http3 {
+            plan.transport.streams.max(1)
+        } else {
+            1
+        };
+        let slots = plan.connections() * streams;
+        let (slot, given) = if streams > 1 {
+            (
+                "stream",
+                format!("-c × --streams is {} × {streams}", plan.connections()),
+            )
+        } else {
+            ("connection", format!("-c is {}", plan.connections()))
+        };
         if let Some(schedule) = &result.schedule {
             let late_pct = 100.0 * schedule.late_sends as f64 / sent;
             if late_pct > LATE_SENDS_MAX_PCT {
                 warnings.push(format!(
-                    "{late_pct:.1}% of requests were sent late (p99 lag {:.1} ms): no connection of at most {} was free at the intended instant (busy, or still connecting), or the client itself was slow; latency includes that wait, service time does not",
+                    "{late_pct:.1}% of requests were sent late (p99 lag {:.1} ms): no {slot} of at most {slots} was free at the intended instant (busy, or still connecting), or the client itself was slow; latency includes that wait, service time does not",
                     schedule.lag_p99_us as f64 / 1000.0,
-                    plan.connections()
                 ));
             }
         }
-        // Little's law: connections needed = rate × time each request holds one.
+        // Little's law: requests in flight = rate × time each one holds its slot.
         let needed = per_s.peak() * result.service_time_us.mean / 1e6;
-        if needed > plan.connections() as f64 {
+        if needed > slots as f64 {
             warnings.push(format!(
-                "too few connections for the rate: {:.0} req/s × {:.1} ms service time needs ≈ {needed:.0} connections (Little's law), -c is {}",
+                "too few connections for the rate: {:.0} req/s × {:.1} ms service time needs ≈ {needed:.0} {slot}s (Little's law), {given}",
                 per_s.peak(),
                 result.service_time_us.mean / 1000.0,
-                plan.connections()
             ));
         }
     }
@@ -337,5 +351,39 @@ mod tests {
         assert!(!at("poisson", 186));
         assert!(at("poisson", 150));
         assert!(at("uniform", 186));
+    }
+
+    #[test]
+    fn http2_streams_count_as_room_for_the_rate() {
+        let little = |streams: &str| {
+            let args = crate::flags::run_args::parse_run_args([
+                "http://127.0.0.1:3000/",
+                "-r",
+                "200",
+                "-c",
+                "1",
+                "--http2",
+                "--streams",
+                streams,
+                "-t",
+                "1",
+            ])
+            .expect("valid arguments");
+            let plan = crate::flags::plan_args::build_plan(&args)
+                .expect("a valid plan")
+                .0;
+            let mut run = result(&plan, 2, 10.0);
+            run.requests.sent = 400;
+            // 200 req/s × 200 ms: 40 requests in flight.
+            run.service_time_us.mean = 200_000.0;
+            warnings(&plan, &run)
+                .into_iter()
+                .find(|w| w.starts_with("too few connections for the rate"))
+        };
+        assert_eq!(little("100"), None, "1 × 100 streams hold 40");
+        assert_eq!(
+            little("10").as_deref(),
+            Some("too few connections for the rate: 200 req/s × 200.0 ms service time needs ≈ 40 streams (Little's law), -c × --streams is 1 × 10")
+        );
     }
 }
