@@ -1000,6 +1000,37 @@ fn comparable(seen: &str) -> (String, Vec<String>, String) {
     (request_line, headers, body.to_string())
 }
 
+/// `stampede IMPORT…` written to `scenario`, then run with `-n requests`:
+/// both must succeed.
+fn run_imported(import: &[&str], scenario: &std::path::Path, requests: &str) {
+    let imported = Command::new(binary()).args(import).output().unwrap();
+    assert!(
+        imported.status.success(),
+        "{}",
+        String::from_utf8_lossy(&imported.stderr)
+    );
+    std::fs::write(scenario, &imported.stdout).unwrap();
+    let scenario = scenario.to_str().unwrap();
+    let from_file = Command::new(binary())
+        .args([
+            "run",
+            "--scenario",
+            scenario,
+            "-n",
+            requests,
+            "-t",
+            "1",
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        from_file.status.success(),
+        "{}",
+        String::from_utf8_lossy(&from_file.stderr)
+    );
+}
+
 /// `run --curl` sends what curl itself sends for the same command line:
 /// each command (in the forms a browser's "Copy as cURL (bash)" writes:
 /// `$'…'` quoting, line continuations, -b cookies, --data-raw,
@@ -1047,34 +1078,10 @@ fn run_curl_sends_what_curl_sends() {
             String::from_utf8_lossy(&ours.stderr)
         );
         // The scenario `stampede import curl` prints sends the same.
-        let imported = Command::new(binary())
-            .args(["import", "curl", command, "-c", "1"])
-            .output()
-            .unwrap();
-        assert!(
-            imported.status.success(),
-            "{}",
-            String::from_utf8_lossy(&imported.stderr)
-        );
-        let scenario = dir.join("imported.toml");
-        std::fs::write(&scenario, &imported.stdout).unwrap();
-        let from_file = Command::new(binary())
-            .args([
-                "run",
-                "--scenario",
-                scenario.to_str().unwrap(),
-                "-n",
-                "1",
-                "-t",
-                "1",
-                "-q",
-            ])
-            .output()
-            .unwrap();
-        assert!(
-            from_file.status.success(),
-            "{}",
-            String::from_utf8_lossy(&from_file.stderr)
+        run_imported(
+            &["import", "curl", command, "-c", "1"],
+            &dir.join("imported.toml"),
+            "1",
         );
         let requests = seen.lock().unwrap().clone();
         assert_eq!(requests.len(), 3, "{command}: {requests:?}");
@@ -1201,35 +1208,8 @@ fn run_har_sends_the_recorded_requests_of_one_origin() {
     );
     expect(&seen.lock().unwrap().clone(), "run --har");
     seen.lock().unwrap().clear();
-    let imported = Command::new(binary())
-        .args(["import", "har", file, "--har-think", "0"])
-        .output()
-        .unwrap();
-    assert!(
-        imported.status.success(),
-        "{}",
-        String::from_utf8_lossy(&imported.stderr)
-    );
     let scenario = dir.join("visit.toml");
-    std::fs::write(&scenario, &imported.stdout).unwrap();
-    let from_file = Command::new(binary())
-        .args([
-            "run",
-            "--scenario",
-            scenario.to_str().unwrap(),
-            "-n",
-            "4",
-            "-t",
-            "1",
-            "-q",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        from_file.status.success(),
-        "{}",
-        String::from_utf8_lossy(&from_file.stderr)
-    );
+    run_imported(&["import", "har", file, "--har-think", "0"], &scenario, "4");
     expect(&seen.lock().unwrap().clone(), "import har");
     // Not a HAR: one line, exit 2, nothing sent.
     seen.lock().unwrap().clear();

@@ -13,6 +13,8 @@ use crate::flags::bash_words;
 use crate::flags::run_args::RunArgs;
 use anyhow::{bail, Context};
 use stampede_plan::{parse_header, Header};
+// Run's URL, headers and body are templates: what curl sends goes in as is.
+use stampede_workload::escape_literal as literal;
 use stampede_workload::{spanned, GroupToml, ScenarioToml, StepToml};
 
 /// curl's `--max-redirs` default (docs/cmdline-opts/max-redirs.md).
@@ -383,12 +385,6 @@ pub struct CurlParts {
     /// options: the data's Content-Type (and Accept for `--json`) first.
     pub headers: Vec<Header>,
     pub body: Option<String>,
-}
-
-/// `text` sent as it is: run's URL, headers and body are templates, where
-/// `{{` begins a slot and `\{{` is a literal `{{`.
-fn literal(text: &str) -> String {
-    text.replace("{{", "\\{{")
 }
 
 /// `-H`'s value: `Name: value`, or `Name;` for an empty value. `Name:`

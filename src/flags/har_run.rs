@@ -43,16 +43,7 @@ pub fn load(args: &RunArgs) -> anyhow::Result<Option<(ScenarioLoad, RunArgs, Vec
         group.max_connections = args.connections.map(|n| spanned(n as i64));
     }
     let name = path.display().to_string();
-    let vars = args
-        .workload
-        .vars
-        .iter()
-        .map(|v| {
-            stampede_workload::parse_var(v)
-                .map(|(n, v)| (n.to_string(), v.to_string()))
-                .map_err(anyhow::Error::new)
-        })
-        .collect::<anyhow::Result<Vec<_>>>()?;
+    let vars = crate::flags::workload_plan::vars_of(&args.workload)?;
     let base = path.parent().unwrap_or(std::path::Path::new("."));
     // Its errors name the file already.
     let scenario = Scenario::from_toml(&name, scenario, base, &vars)?;

@@ -41,17 +41,20 @@ pub fn load_scenario(args: &WorkloadArgs) -> anyhow::Result<Option<ScenarioLoad>
             "--feed with --scenario: a scenario's feeders go in its group (feed = [{{ file = \"...\" }}])"
         );
     }
-    let vars = args
-        .vars
+    let scenario = Scenario::load(path, &vars_of(args)?)?;
+    ScenarioLoad::new(&path.display().to_string(), scenario).map(Some)
+}
+
+/// `--var NAME=VALUE`s as a scenario takes them.
+pub fn vars_of(args: &WorkloadArgs) -> anyhow::Result<Vec<(String, String)>> {
+    args.vars
         .iter()
         .map(|v| {
             parse_var(v)
                 .map(|(n, v)| (n.to_string(), v.to_string()))
                 .map_err(anyhow::Error::new)
         })
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    let scenario = Scenario::load(path, &vars)?;
-    ScenarioLoad::new(&path.display().to_string(), scenario).map(Some)
+        .collect()
 }
 
 impl ScenarioLoad {

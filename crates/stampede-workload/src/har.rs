@@ -8,6 +8,7 @@
 //! literal: `{{` in a recorded URL, header or body is written `\{{`.
 
 use crate::scenario::{spanned, GroupToml, ScenarioToml, StepToml};
+use crate::template::escape_literal as literal;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -371,11 +372,6 @@ fn form_encode(text: &str) -> String {
             _ => format!("%{b:02X}"),
         })
         .collect()
-}
-
-/// A recorded template field as it was: `{{` is written `\{{`.
-fn literal(text: &str) -> String {
-    text.replace("{{", "\\{{")
 }
 
 /// `scheme://host[:port]` of an http or https URL, lower-cased.

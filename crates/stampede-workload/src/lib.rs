@@ -35,6 +35,7 @@ pub use scope::{Binding, Scope, BUILTINS};
 pub use script::{Script, ScriptError, ScriptThread};
 pub use store::VarStore;
 pub use template::{
-    parse_url_template, RenderContext, RequestTemplate, Sequence, Template, TemplateError,
+    escape_literal, parse_url_template, RenderContext, RequestTemplate, Sequence, Template,
+    TemplateError,
 };
 pub use workload::{parse_var, Workload, WorkloadError};

@@ -12,6 +12,12 @@ pub use render::{RenderContext, Sequence};
 pub use request::RequestTemplate;
 pub use url::parse_url_template;
 
+/// `text` as a template that sends it as it is: `{{` begins a slot, so it
+/// is written `\\{{` (for what another tool recorded or a user pasted).
+pub fn escape_literal(text: &str) -> String {
+    text.replace("{{", "\\{{")
+}
+
 use crate::scope::{Binding, Scope};
 
 pub use crate::template_error::TemplateError;
