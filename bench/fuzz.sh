@@ -3,7 +3,7 @@
 #   response — the client's response parser and body framer (stampede-engine)
 #   request  — the built-in target's request parser and chunked decoder (stampede-target)
 # Needs a nightly toolchain and cargo-fuzz; without them it says so and exits 0
-# (the corpus is still replayed by `cargo test --test fuzz_replay` on stable).
+# (the corpus is still replayed by `cargo test --test reliability fuzz_replay::` on stable).
 # Usage: bench/fuzz.sh [SECONDS_PER_TARGET]   (default 60)
 set -euo pipefail
 cd "$(dirname "$0")/.."

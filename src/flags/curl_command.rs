@@ -437,7 +437,7 @@ fn data_urlencode(value: &str) -> anyhow::Result<Vec<u8>> {
                     (b as char).to_string()
                 }
                 // curl's tool writes a space as '+' (what the real curl sent
-                // in tests/compat_frontends.rs run_curl_sends_what_curl_sends).
+                // in tests/compat/compat_frontends.rs run_curl_sends_what_curl_sends).
                 b' ' => "+".to_string(),
                 _ => format!("%{b:02X}"),
             })

@@ -2,6 +2,7 @@
 //! backs off, keeps serving the connections it has, and accepts again once fds free
 //! up. Its own test binary, because it lowers the process's descriptor limit.
 
+#[path = "server/common/mod.rs"]
 mod common;
 use common::*;
 

@@ -27,11 +27,15 @@ mod binary;
 mod counting_alloc;
 mod devtools;
 mod event_loops;
+pub mod jmeter;
+pub mod nginx;
 mod prometheus;
 mod runs;
 mod serve;
 mod tls;
 mod tools;
+pub mod workload;
+pub mod wrk_scripts;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
