@@ -7,10 +7,9 @@
 //! without `--decode`.
 
 use stampede_testkit::{
-    binary, one_thread, run_on_loop, run_stampede, spawn_target, Run, TargetConfig,
+    binary, event_loop_or_skip, one_thread, run_on_loop, run_stampede, spawn_target, Run,
+    TargetConfig, EVENT_LOOPS,
 };
-
-const LOOPS: [&str; 3] = ["epoll", "uring", "tokio"];
 
 /// Runs on event loop `io` with one thread; `None` when io_uring is not
 /// available here.
@@ -25,7 +24,7 @@ fn every_coding_decodes_to_the_uncompressed_size_on_every_loop() {
     let target = spawn_target(one_thread());
     for coding in ["gzip", "deflate", "br", "zstd"] {
         let url = format!("http://{}/{coding}/10000", target.local_addr());
-        for io in LOOPS {
+        for io in EVENT_LOOPS.into_iter().filter(|io| event_loop_or_skip(io)) {
             let Some(run) = run_on(io, &[&url, "--decode", "-n", "20", "-c", "2"]) else {
                 continue;
             };
@@ -60,7 +59,7 @@ fn every_coding_decodes_to_the_uncompressed_size_on_every_loop() {
 fn a_body_check_passes_only_on_the_decoded_body_without_decode() {
     let target = spawn_target(one_thread());
     let url = format!("http://{}/gzip/2000", target.local_addr());
-    for io in LOOPS {
+    for io in EVENT_LOOPS.into_iter().filter(|io| event_loop_or_skip(io)) {
         let Some(run) = run_on(
             io,
             &[
@@ -96,7 +95,7 @@ fn serve_compress_encodes_what_asks_and_leaves_the_rest() {
         ..one_thread()
     });
     let url = format!("http://{}/1k.html", target.local_addr());
-    for io in LOOPS {
+    for io in EVENT_LOOPS.into_iter().filter(|io| event_loop_or_skip(io)) {
         let Some(decoded) = run_on(io, &[&url, "--decode", "-n", "10", "-c", "1"]) else {
             continue;
         };

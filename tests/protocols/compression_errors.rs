@@ -7,10 +7,11 @@
 //! and exit 2.
 
 use flate2::write::GzEncoder;
-use stampede_testkit::{answer_each_request, run_on_loop, stampede, text, RawServer, Run};
+use stampede_testkit::{
+    answer_each_request, event_loop_or_skip, run_on_loop, stampede, text, RawServer, Run,
+    EVENT_LOOPS,
+};
 use std::io::Write;
-
-const LOOPS: [&str; 3] = ["epoll", "uring", "tokio"];
 
 /// Runs on event loop `io` with one thread; `None` when io_uring is not
 /// available here.
@@ -48,7 +49,7 @@ fn first_sample(run: &Run) -> String {
 fn a_corrupt_gzip_body_is_an_undecodable_body_error_with_its_reason() {
     let server = serving("gzip", b"this is not gzip at all");
     let url = server.url("/");
-    for io in LOOPS {
+    for io in EVENT_LOOPS.into_iter().filter(|io| event_loop_or_skip(io)) {
         let Some(run) = run_on(io, &[&url, "--decode", "-n", "6", "-c", "2"]) else {
             continue;
         };
@@ -83,7 +84,7 @@ fn a_truncated_body_and_an_unknown_coding_say_so() {
     let whole = gzip(&text);
     let truncated = serving("gzip", &whole[..whole.len() / 2]);
     let unknown = serving("compress", b"abcdefgh");
-    for io in LOOPS {
+    for io in EVENT_LOOPS.into_iter().filter(|io| event_loop_or_skip(io)) {
         let Some(run) = run_on(io, &[&truncated.url("/"), "--decode", "-n", "3"]) else {
             continue;
         };
@@ -116,7 +117,7 @@ fn a_chunked_gzip_body_decodes_and_a_head_response_is_not_decoded() {
     }
     chunked.extend_from_slice(b"0\r\n\r\n");
     let server = RawServer::start(move |stream| answer_each_request(stream, &chunked));
-    for io in LOOPS {
+    for io in EVENT_LOOPS.into_iter().filter(|io| event_loop_or_skip(io)) {
         let Some(run) = run_on(
             io,
             &[

@@ -6,12 +6,11 @@
 //! decoded bytes are the file's size per response; without
 //! `--compressed` nginx sends the file as it is.
 
-use stampede_testkit::{free_port, run_on_loop, temp_dir, Run};
+use stampede_testkit::{event_loop_or_skip, free_port, run_on_loop, temp_dir, Run, EVENT_LOOPS};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-const LOOPS: [&str; 3] = ["epoll", "uring", "tokio"];
 const FILE_LEN: usize = 20_000;
 
 struct Nginx {
@@ -110,7 +109,7 @@ fn nginx_gzip_bytes_on_the_wire_and_decoded_match_its_log() {
     let nginx = Nginx::start(&program, &dir);
     let url = format!("http://127.0.0.1:{}/page.txt", nginx.port);
     let n = 30u64;
-    for io in LOOPS {
+    for io in EVENT_LOOPS.into_iter().filter(|io| event_loop_or_skip(io)) {
         let Some(run) = run_on(io, &[&url, "--compressed", "-n", "30", "-c", "3"]) else {
             continue;
         };

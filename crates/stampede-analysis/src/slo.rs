@@ -459,7 +459,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn parses_the_issue_example() {
+    fn parses_every_metric_and_comparator_of_a_gate() {
         let c = parse_slo(
             "p99<250ms,p50<20ms,errors<0.5%,rps>50000,goodput>=1000,max<2s,mean<10ms,p99.9<1s",
         )

@@ -233,7 +233,7 @@ mod tests {
     }
 
     #[test]
-    fn the_issue_lines_parse() {
+    fn jmeter_non_gui_command_lines_parse() {
         let o = options("-n -t plan.jmx -l results.jtl -Jhost=127.0.0.1 -J port=8000 --jmeterproperty=threads=50");
         assert_eq!(o.plan, PathBuf::from("plan.jmx"));
         assert_eq!(o.jtl, Some(PathBuf::from("results.jtl")));

@@ -904,9 +904,9 @@ mod tests {
         assert_eq!(a.capacity.unwrap().load, Load::Connections(32));
     }
 
-    /// The issue's `-r 20000:100000:40000` as the analysis saw it before the
+    /// A `-r 20000:100000:40000` sweep as the analysis saw it before the
     /// window fix: the knee is the last step, so nothing shows a ceiling.
-    fn issue_rate_table() -> Vec<StepInput> {
+    fn rising_rate_table() -> Vec<StepInput> {
         [
             (20000.0, 19990.0, 1.0),
             (60000.0, 62617.0, 1.2),
@@ -923,7 +923,7 @@ mod tests {
 
     #[test]
     fn one_step_past_the_knee_is_no_ceiling() {
-        let a = analyze_sweep(&issue_rate_table(), None, &Thresholds::default());
+        let a = analyze_sweep(&rising_rate_table(), None, &Thresholds::default());
         assert_eq!(
             classes(&a),
             vec![Class::Healthy, Class::Healthy, Class::Saturated]

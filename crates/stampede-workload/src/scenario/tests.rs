@@ -42,7 +42,7 @@ fn parse(text: &str) -> Result<Scenario, ScenarioError> {
 }
 
 #[test]
-fn the_issue_example_parses() {
+fn the_documented_shop_scenario_parses() {
     let path = dir().join("shop.toml");
     std::fs::write(&path, SHOP).unwrap();
     let scenario = Scenario::load(&path, &[]).unwrap();
