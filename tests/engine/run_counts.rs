@@ -4,8 +4,11 @@
 
 use stampede_metrics::RunResult;
 use stampede_testkit::{
-    binary, event_loop_or_skip, one_thread, run_stampede, spawn_target, EVENT_LOOPS,
+    binary, event_loop_or_skip, one_thread, read_request_head, run_stampede, spawn_target,
+    RawServer, EVENT_LOOPS,
 };
+use std::io::Write;
+use std::time::Duration;
 
 fn assert_balanced(run: &stampede_testkit::Run) {
     let sent = run.count("/requests/sent");
@@ -275,6 +278,63 @@ fn large_request_bodies_go_out_whole_on_every_event_loop() {
             run.count("/requests/failed_status"),
             6,
             "--io {io}: every request answered 413: {}",
+            run.result()["requests"]
+        );
+    }
+}
+
+/// A server that answers 413 as soon as it has the head, then closes without
+/// reading the body, so that its kernel resets the connection while the
+/// client is still writing: the answer that came first is the response
+/// (RFC 9112 §9.3: a client sending a body watches for an early answer; Linux
+/// keeps data queued before a reset readable). Before, the reset turned the
+/// 413 into a transport error on epoll and io_uring, as often as the reset
+/// overtook the client's next read.
+#[test]
+fn an_early_answer_survives_the_reset_of_an_unread_body() {
+    let server = RawServer::start(|mut stream| {
+        if read_request_head(&mut stream) {
+            let _ = stream.write_all(
+                b"HTTP/1.1 413 Content Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            );
+            // Let the answer reach the client before the reset does.
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        // Dropped with the body unread: the close is a reset.
+    });
+    let dir = stampede_testkit::temp_dir("early-answer");
+    let body = dir.join("body.bin");
+    std::fs::write(&body, vec![b'z'; 8_000_000]).unwrap();
+    let body_arg = body.display().to_string();
+    let url = server.url("/upload");
+    for io in EVENT_LOOPS {
+        if !event_loop_or_skip(io) {
+            continue;
+        }
+        let args = [
+            &url,
+            "-n",
+            "4",
+            "-c",
+            "1",
+            "-t",
+            "1",
+            "-m",
+            "POST",
+            "-D",
+            &body_arg,
+            "--io",
+            io,
+            "--timeout",
+            "5s",
+        ];
+        let run = run_stampede(binary(), &args);
+        assert_eq!(run.code(), Some(0), "--io {io}: {}", run.stderr());
+        assert_balanced(&run);
+        assert_eq!(
+            run.count("/requests/failed_status"),
+            4,
+            "--io {io}: each 413 counts, none is a reset: {}",
             run.result()["requests"]
         );
     }

@@ -989,10 +989,20 @@ impl Slot {
             None => rendered.unwrap_or_else(|| ctx.request_of(self.current).0),
         };
         let stream = self.stream.as_mut().expect("connected above");
-        stream
-            .write_all(request)
-            .await
-            .map_err(|e| classify_io(&e))?;
+        if let Err(error) = stream.write_all(request).await {
+            let kind = classify_io(&error);
+            if kind != ErrorKind::Reset {
+                return Err(kind);
+            }
+            // The server reset the connection before the request was all
+            // out: an answer it sent first (a 413 to a body too large, RFC
+            // 9112 §9.3) is still readable, and is the response; the
+            // connection, its request cut short, carries no other.
+            return match self.read_response(ctx, exchange).await {
+                Ok((status, _)) => Ok((status, false)),
+                Err(_) => Err(kind),
+            };
+        }
         self.read_response(ctx, exchange).await
     }
 

@@ -243,6 +243,36 @@ pub(crate) trait ReactorSlot<I: WorkerIo> {
     }
 
     /// A failure on an open connection; an idle close is retried once.
+    /// The request could not all go out: the send failed, or the server
+    /// ended the stream. A server may answer before it has read the whole
+    /// request (a 413 to a body too large; RFC 9112 §9.3 asks a client to
+    /// watch for it), and that answer, kept while writing, is the request's
+    /// response; its connection, the request cut short, carries no other.
+    /// With nothing kept, the exchange fails as `kind`. `closed`: the
+    /// stream ended cleanly, so a response framed by the close ends there.
+    fn answered_early_or(&mut self, io: &I, kind: ErrorKind, closed: bool) -> Step {
+        if !self.ledger().has_unsolicited_bytes() {
+            return self.fail_exchange(io, kind);
+        }
+        let now = Instant::now();
+        let done = match self.ledger().parse_early(now) {
+            Ok(ResponseProgress::Complete(done)) => Ok(done),
+            Ok(ResponseProgress::Partial) if closed => self.ledger().end_of_stream(),
+            Ok(ResponseProgress::Partial) => Err(kind),
+            Err(kind) => Err(kind),
+        };
+        match done {
+            Ok(done) => {
+                let step = self.answered(io, now, done);
+                if self.has_connection() {
+                    self.drop_connection(io, true);
+                }
+                step
+            }
+            Err(kind) => self.fail(io, kind),
+        }
+    }
+
     fn fail_exchange(&mut self, io: &I, kind: ErrorKind) -> Step {
         if self.ledger().retry_after_idle_close(kind) {
             self.drop_connection(io, true);

@@ -299,11 +299,22 @@ impl Slot {
             match socket::send(self.base.raw_fd(), rest) {
                 Ok(n) => self.base.ledger.written += n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Step::Pending,
-                Err(error) => return self.fail_exchange(io, classify_io(&error)),
+                Err(error) => return self.write_failed(io, &error),
             }
         }
         self.base.phase = Phase::Reading;
         Step::Pending
+    }
+
+    /// A plain send failed (the server reset or closed): what it answered
+    /// before, still in the socket's receive queue (Linux keeps queued data
+    /// readable after a reset), may be the request's response.
+    fn write_failed(&mut self, io: &Io, error: &io::Error) -> Step {
+        let mut buf = [0u8; 16 * 1024];
+        while let Ok(n @ 1..) = socket::recv(self.base.raw_fd(), &mut buf) {
+            self.base.ledger.keep_early(&buf[..n]);
+        }
+        self.answered_early_or(io, classify_io(error), false)
     }
 
     /// After a write that waited for room (or for the handshake): a response

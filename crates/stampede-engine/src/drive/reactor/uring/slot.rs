@@ -403,11 +403,12 @@ impl Slot {
         }
         self.send_queued = false;
         if result < 0 {
-            if matches!(self.base.phase, Phase::Writing | Phase::Reading) {
-                let error = io::Error::from_raw_os_error(-result);
-                return self.fail_exchange(io, classify_io(&error));
-            }
-            return Step::Pending;
+            let error = io::Error::from_raw_os_error(-result);
+            return match self.base.phase {
+                Phase::Writing => self.answered_early_or(io, classify_io(&error), false),
+                Phase::Reading => self.fail_exchange(io, classify_io(&error)),
+                _ => Step::Pending,
+            };
         }
         if self.base.phase != Phase::Writing {
             return Step::Pending;
@@ -654,6 +655,7 @@ impl Slot {
                 self.drop_connection(io, true);
                 Step::Pending
             }
+            Phase::Writing => self.answered_early_or(io, classify_io(error), false),
             _ => self.fail_exchange(io, classify_io(error)),
         }
     }
@@ -675,26 +677,7 @@ impl Slot {
             }
             // The server answered and closed before the whole request was
             // out (a 413 to a large body): the kept response counts.
-            Phase::Writing if self.base.ledger.has_unsolicited_bytes() => {
-                let now = Instant::now();
-                let done = match self.base.ledger.parse_early(now) {
-                    Ok(ResponseProgress::Complete(done)) => Ok(done),
-                    Ok(ResponseProgress::Partial) => self.base.ledger.end_of_stream(),
-                    Err(kind) => Err(kind),
-                };
-                match done {
-                    Ok(done) => {
-                        let step = self.answered(io, now, done);
-                        if self.base.fd.is_some() {
-                            // The request is not all out: the connection
-                            // cannot carry another one.
-                            self.drop_connection(io, true);
-                        }
-                        step
-                    }
-                    Err(kind) => self.fail(io, kind),
-                }
-            }
+            Phase::Writing => self.answered_early_or(io, ErrorKind::ClosedEarly, true),
             _ => self.fail_exchange(io, ErrorKind::ClosedEarly),
         }
     }
