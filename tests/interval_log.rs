@@ -535,3 +535,184 @@ fn the_jmeter_front_end_writes_the_log_of_its_run() {
     assert!(completed > 0);
     assert_eq!(sum_of(&file, "latency").len(), completed);
 }
+
+/// Each second's `latency` histogram of a result file, decoded.
+fn json_seconds(result: &serde_json::Value) -> Vec<LatencyHistogram> {
+    result["timeseries"]
+        .as_array()
+        .expect("a timeseries")
+        .iter()
+        .map(|point| {
+            let text = point["histograms"]["latency"]
+                .as_str()
+                .expect("a latency histogram");
+            decode_histogram(text).unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn json_seconds_sum_to_the_run_and_a_three_way_split_merges_back_exactly() {
+    let dir = stampede_testkit::temp_dir("json-seconds");
+    let (_, result) = run_with_hlog(&dir, "1s");
+    let seconds = json_seconds(&result);
+    // Exact by construction: the seconds add up to the whole, bucket for bucket.
+    let mut summed = stampede_metrics::new_latency_histogram();
+    for second in &seconds {
+        summed.add(second).unwrap();
+    }
+    let whole = decode_histogram(result["histogram"].as_str().unwrap()).unwrap();
+    assert!(whole.len() > 1000, "the run measured {}", whole.len());
+    assert_eq!(buckets(&summed), buckets(&whole));
+    // Each second's samples dealt out three ways, as three agents would have
+    // measured them; each agent's file otherwise the run's own.
+    let parts: Vec<PathBuf> = (0..3).map(|i| dir.join(format!("agent{i}.json"))).collect();
+    let mut shares = [result.clone(), result.clone(), result.clone()];
+    for (n, second) in seconds.iter().enumerate() {
+        let mut dealt: Vec<LatencyHistogram> = (0..3)
+            .map(|_| stampede_metrics::new_latency_histogram())
+            .collect();
+        let mut next = 0;
+        for value in second.iter_recorded() {
+            for _ in 0..value.count_at_value() {
+                dealt[next % 3].record(value.value_iterated_to()).unwrap();
+                next += 1;
+            }
+        }
+        for (share, histogram) in shares.iter_mut().zip(&dealt) {
+            let point = &mut share["timeseries"][n];
+            point["histograms"]["latency"] = stampede_metrics::encode_histogram(histogram).into();
+            point["completed"] = histogram.len().into();
+            point["success"] = histogram.len().into();
+        }
+    }
+    for (share, path) in shares.iter().zip(&parts) {
+        std::fs::write(path, serde_json::to_string(share).unwrap()).unwrap();
+    }
+    let merged_path = dir.join("merged.json");
+    let mut args = vec!["merge"];
+    args.extend(parts.iter().map(|p| p.to_str().unwrap()));
+    args.extend(["--json", merged_path.to_str().unwrap()]);
+    assert_succeeded(&stampede(&args));
+    let merged = read_json(&merged_path);
+    let merged_seconds = json_seconds(&merged);
+    assert_eq!(merged_seconds.len(), seconds.len());
+    for (n, (m, s)) in merged_seconds.iter().zip(&seconds).enumerate() {
+        let point = &merged["timeseries"][n];
+        assert_eq!(point["completed"].as_u64(), Some(s.len()), "second {n}");
+        assert_eq!(buckets(m), buckets(s), "second {n}");
+        if !s.is_empty() {
+            assert_eq!(
+                point["p99_us"].as_u64(),
+                Some(s.value_at_quantile(0.99)),
+                "p99 of second {n}"
+            );
+            assert_eq!(point["max_us"].as_u64(), Some(s.max()), "second {n}");
+        }
+    }
+    let notices = merged["notices"].to_string();
+    assert!(!notices.contains("per-second histograms"), "{notices}");
+    // A file from before: the old rule, said in a notice.
+    let mut old = shares[2].clone();
+    for point in old["timeseries"].as_array_mut().unwrap() {
+        point.as_object_mut().unwrap().remove("histograms");
+    }
+    std::fs::write(&parts[2], serde_json::to_string(&old).unwrap()).unwrap();
+    assert_succeeded(&stampede(&args));
+    let fallback = read_json(&merged_path);
+    let notices = fallback["notices"].to_string();
+    assert!(
+        notices.contains("input 2 has no per-second histograms")
+            && notices.contains("an upper bound"),
+        "{notices}"
+    );
+    assert!(fallback["timeseries"][0].get("histograms").is_none());
+}
+
+#[test]
+fn compare_takes_the_same_window_of_both_runs() {
+    let dir = stampede_testkit::temp_dir("compare-window");
+    let (_, result) = run_with_hlog(&dir, "1s");
+    let path = dir.join("run.json");
+    let seconds = json_seconds(&result);
+    assert!(seconds.len() >= 2, "a 2 s run has two seconds");
+    let mut later = stampede_metrics::new_latency_histogram();
+    for second in &seconds[1..] {
+        later.add(second).unwrap();
+    }
+    let out = dir.join("cmp.json");
+    let output = stampede(&[
+        "compare",
+        path.to_str().unwrap(),
+        path.to_str().unwrap(),
+        "--from",
+        "1s",
+        "--json",
+        out.to_str().unwrap(),
+    ]);
+    assert_succeeded(&output);
+    assert!(
+        text(&output.stdout).starts_with("Window: the seconds from 1 s to the end of each run"),
+        "{}",
+        text(&output.stdout)
+    );
+    let comparison = read_json(&out);
+    assert_eq!(comparison["window"], "from 1 s to the end");
+    let row = |name: &str| {
+        comparison["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == name)
+            .unwrap_or_else(|| panic!("a {name} row"))
+            .clone()
+    };
+    let p99_ms = later.value_at_quantile(0.99) as f64 / 1000.0;
+    assert_eq!(row("p99")["values"][0].as_f64(), Some(p99_ms));
+    assert_eq!(row("p99")["values"][1].as_f64(), Some(p99_ms));
+    let elapsed: f64 = result["timeseries"].as_array().unwrap()[1..]
+        .iter()
+        .map(|p| p["duration_s"].as_f64().unwrap())
+        .sum();
+    let rps = row("rps")["values"][0].as_f64().unwrap();
+    assert!(
+        (rps - later.len() as f64 / elapsed).abs() < 1e-6,
+        "{rps} vs {} over {elapsed} s",
+        later.len()
+    );
+    // A file without per-second histograms: one line naming it, exit 2.
+    let mut old = result.clone();
+    for point in old["timeseries"].as_array_mut().unwrap() {
+        point.as_object_mut().unwrap().remove("histograms");
+    }
+    let old_path = dir.join("old.json");
+    std::fs::write(&old_path, serde_json::to_string(&old).unwrap()).unwrap();
+    let refused = stampede(&[
+        "compare",
+        path.to_str().unwrap(),
+        old_path.to_str().unwrap(),
+        "--from",
+        "1s",
+    ]);
+    assert_eq!(refused.status.code(), Some(2));
+    let stderr = text(&refused.stderr);
+    assert!(
+        stderr.contains("old.json: it has no per-second histograms") && stderr.lines().count() == 1,
+        "{stderr}"
+    );
+    // Without --from/--to the old file compares as before.
+    assert_succeeded(&stampede(&[
+        "compare",
+        path.to_str().unwrap(),
+        old_path.to_str().unwrap(),
+    ]));
+    for window in [
+        ["--from", "2s", "--to", "1s"],
+        ["--from", "1.5s", "--to", "2s"],
+    ] {
+        let mut args = vec!["compare", path.to_str().unwrap(), path.to_str().unwrap()];
+        args.extend(window);
+        let output = stampede(&args);
+        assert_eq!(output.status.code(), Some(2), "{window:?}");
+    }
+}
