@@ -716,3 +716,117 @@ fn compare_takes_the_same_window_of_both_runs() {
         assert_eq!(output.status.code(), Some(2), "{window:?}");
     }
 }
+
+/// A keep-alive HTTP/1.1 server that answers `ok` at once, except from
+/// 1.5 s to 2.5 s after it started: every request then waits for the
+/// stall's end (a stop-the-world pause). Its address.
+fn stalling_server() -> std::net::SocketAddr {
+    use std::io::{Read, Write};
+    use std::time::{Duration, Instant};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap();
+    let started = Instant::now();
+    let (from, to) = (Duration::from_millis(1_500), Duration::from_millis(2_500));
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            std::thread::spawn(move || {
+                let mut pending = Vec::new();
+                let mut buffer = [0u8; 4096];
+                loop {
+                    let Ok(n) = stream.read(&mut buffer) else {
+                        return;
+                    };
+                    if n == 0 {
+                        return;
+                    }
+                    pending.extend_from_slice(&buffer[..n]);
+                    while let Some(end) = pending.windows(4).position(|w| w == b"\r\n\r\n") {
+                        pending.drain(..end + 4);
+                        let now = started.elapsed();
+                        if now >= from && now < to {
+                            std::thread::sleep(to - now);
+                        }
+                        let answer = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+                        if stream.write_all(answer).is_err() {
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    address
+}
+
+#[test]
+fn a_stall_is_a_band_in_the_reports_heatmap() {
+    let dir = stampede_testkit::temp_dir("heatmap-stall");
+    let address = stalling_server();
+    let html = dir.join("run.html");
+    let output = stampede(&[
+        "run",
+        &format!("http://{address}/"),
+        "-r",
+        "200",
+        "-c",
+        "4",
+        "-t",
+        "1",
+        "-d",
+        "4s",
+        "-q",
+        "--html",
+        html.to_str().unwrap(),
+    ]);
+    assert_succeeded(&output);
+    let page = std::fs::read_to_string(&html).unwrap();
+    let data = page
+        .split("<script type=\"application/json\" id=\"latency-heatmap-data\">")
+        .nth(1)
+        .and_then(|rest| rest.split("</script>").next())
+        .expect("the report has the heatmap's cells");
+    let cells: serde_json::Value = serde_json::from_str(data).unwrap();
+    let first_row = cells["first_row"].as_u64().unwrap();
+    let per_decade = cells["per_decade"].as_f64().unwrap();
+    // Row r holds latencies from 10^(r / per_decade) µs: 100 ms is row 40.
+    let slow_row = (5.0 * per_decade) as u64;
+    let ten_ms_row = (4.0 * per_decade) as u64;
+    // Per column: responses at 100 ms or more, and rows above 10 ms with any.
+    let columns: Vec<(u64, usize)> = cells["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|column| {
+            let counts = column[7].as_array().unwrap();
+            let row = |i: usize| first_row + i as u64;
+            let slow = (counts.iter().enumerate())
+                .filter(|(i, _)| row(*i) >= slow_row)
+                .map(|(_, n)| n.as_u64().unwrap())
+                .sum();
+            let band = (counts.iter().enumerate())
+                .filter(|(i, n)| row(*i) >= ten_ms_row && n.as_u64() > Some(0))
+                .count();
+            (slow, band)
+        })
+        .collect();
+    let (stall, &(slow, band)) = columns
+        .iter()
+        .enumerate()
+        .max_by_key(|(_, c)| c.0)
+        .expect("columns");
+    // The pause holds about 200 intended sends whose latency runs from
+    // 0 to 1 s: a column with a tall band of many rows.
+    assert!(slow >= 50, "the stall's column: {columns:?}");
+    assert!(band >= 6, "a band over several rows: {columns:?}");
+    // Elsewhere, next to nothing that slow: the band is the stall's alone
+    // (it may straddle two seconds).
+    let elsewhere: u64 = (columns.iter().enumerate())
+        .filter(|(i, _)| i.abs_diff(stall) > 1)
+        .map(|(_, c)| c.0)
+        .sum();
+    assert!(
+        columns.len() >= 4 && elsewhere * 10 < slow,
+        "slow responses outside the stall: {columns:?}"
+    );
+}
