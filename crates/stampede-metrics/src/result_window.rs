@@ -15,6 +15,11 @@ pub enum WindowError {
          a window's percentiles need them"
     )]
     NoHistograms,
+    #[error(
+        "it has no per-second series (a run ended by a forced exit keeps only its totals): \
+         no window to take"
+    )]
+    NoSeries,
     #[error("the window {window} holds no second of it (it measured {elapsed_s:.1} s)")]
     Empty { window: String, elapsed_s: f64 },
     #[error("second {second}: {message}")]
@@ -43,7 +48,10 @@ pub fn window_of(
     from_s: u64,
     to_s: Option<u64>,
 ) -> Result<RunResult, WindowError> {
-    if result.timeseries.is_empty() || !crate::has_second_histograms(&result.timeseries) {
+    if result.timeseries.is_empty() {
+        return Err(WindowError::NoSeries);
+    }
+    if !crate::has_second_histograms(&result.timeseries) {
         return Err(WindowError::NoHistograms);
     }
     let inside = |second: u64| second >= from_s && to_s.is_none_or(|to| second < to);
@@ -212,6 +220,8 @@ mod tests {
         let mut old = result();
         old.timeseries.iter_mut().for_each(|p| p.histograms.clear());
         assert_eq!(window_of(&old, 1, None), Err(WindowError::NoHistograms));
+        old.timeseries.clear();
+        assert_eq!(window_of(&old, 1, None), Err(WindowError::NoSeries));
         let error = window_of(&result(), 10, Some(20)).unwrap_err();
         assert_eq!(
             error.to_string(),
