@@ -4,7 +4,11 @@
 //! tag, faults by line, a file cut mid-line); `stampede merge` merges logs
 //! per interval exactly; and an independent reader, the `hdrhistogram`
 //! package from PyPI (HdrHistogram_py, the format's Python implementation),
-//! decodes every interval to the same counts and percentiles.
+//! decodes every interval to the same counts and percentiles. The result
+//! JSON's per-second histograms add up to the run too, merge exactly when
+//! one run's seconds are dealt to three files, and give `compare
+//! --from/--to` its window; a server that stalls shows as a band in the
+//! report's heatmap cells.
 
 use stampede_metrics::{decode_histogram, read_hlog, HlogFile, LatencyHistogram};
 use stampede_testkit::{assert_succeeded, read_json, skip_or_fail, spawn_target, stampede, text};
