@@ -5,7 +5,8 @@
 //! own `summary`), and wherever either side has rounds the verdict comes
 //! from the interval of the difference (Welch's t, or a prediction interval
 //! against a single run): "no significant difference" when it includes zero.
-//! Different plans are named as warnings, once per file.
+//! Different plans are named as warnings, once per file. `--from/--to`
+//! compares the same window of every run, from its per-second histograms.
 //!
 //! The table's renderer (compare_text.rs) is shared with `stampede report`
 //! of a saved comparison, so both print the same text.
@@ -22,7 +23,9 @@ const EXAMPLES: &str = "Examples:
   stampede compare before.json after.json
   stampede compare threads1.json threads2.json threads4.json
   stampede compare logs-on.json logs-off.json --json delta.json   # files from `run --repeat 5` get confidence intervals
-  stampede report delta.json                                      # the saved comparison's table again";
+  stampede report delta.json                                      # the saved comparison's table again
+  stampede compare before.json after.json --from 60s              # leave the first minute (warm-up) out
+  stampede compare before.json after.json --from 1m --to 5m       # the same window of both runs";
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = EXAMPLES)]
@@ -40,6 +43,49 @@ pub struct CompareArgs {
     /// and the deltas table
     #[arg(long, value_name = "PATH")]
     pub html: Option<PathBuf>,
+    /// Compare only the seconds from this time on (whole seconds since the
+    /// start of measurement, e.g. 60s): counts, rates and exact percentiles
+    /// from the runs' per-second histograms
+    #[arg(long, value_parser = whole_seconds, value_name = "DUR")]
+    pub from: Option<u64>,
+    /// Compare only the seconds before this time (whole seconds, e.g. 5m)
+    #[arg(long, value_parser = whole_seconds, value_name = "DUR")]
+    pub to: Option<u64>,
+}
+
+/// `--from`/`--to`: a duration of whole seconds (the series is per second).
+fn whole_seconds(text: &str) -> Result<u64, String> {
+    let duration = stampede_plan::parse_duration(text).map_err(|e| e.to_string())?;
+    if duration.subsec_nanos() != 0 {
+        return Err(format!(
+            "{text}: a window is whole seconds (the per-second histograms' resolution)"
+        ));
+    }
+    Ok(duration.as_secs())
+}
+
+/// Narrows every run of every side to the window `--from`/`--to` asks for;
+/// a file without per-second histograms, or with no second in the window,
+/// is an error naming it.
+fn apply_window(
+    sides: &mut [Side],
+    files: &[PathBuf],
+    from: u64,
+    to: Option<u64>,
+) -> anyhow::Result<()> {
+    if to.is_some_and(|to| to <= from) {
+        bail!(
+            "--to must be after --from (the window is {})",
+            stampede_metrics::window_text(from, to)
+        );
+    }
+    for (side, path) in sides.iter_mut().zip(files) {
+        for run in &mut side.runs {
+            *run = stampede_metrics::window_of(run, from, to)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        }
+    }
+    Ok(())
 }
 
 /// One file: a single run, or the completed rounds of a repeat file.
@@ -94,11 +140,18 @@ fn representative(side: &Side) -> &RunResult {
 }
 
 pub fn execute(args: CompareArgs) -> anyhow::Result<i32> {
-    let sides: Vec<Side> = args
+    let mut sides: Vec<Side> = args
         .files
         .iter()
         .map(|p| read_side(p))
         .collect::<anyhow::Result<_>>()?;
+    let window = (args.from.is_some() || args.to.is_some()).then(|| {
+        let from = args.from.unwrap_or(0);
+        (from, args.to)
+    });
+    if let Some((from, to)) = window {
+        apply_window(&mut sides, &args.files, from, to)?;
+    }
     let options = CompareOptions {
         noise_pct: args.noise,
         ..CompareOptions::default()
@@ -110,7 +163,8 @@ pub fn execute(args: CompareArgs) -> anyhow::Result<i32> {
             runs: s.runs.iter().map(|r| figures(&s.label, r)).collect(),
         })
         .collect();
-    let comparison = compare_samples(&samples, &options)?;
+    let mut comparison = compare_samples(&samples, &options)?;
+    comparison.window = window.map(|(from, to)| stampede_metrics::window_text(from, to));
     let document = CompareDocument::new(comparison);
     // Saved before printing, as a run's result is: the table is printed
     // even when a file cannot be written.

@@ -1,6 +1,7 @@
 //! `stampede run --web ADDR`: the live dashboard. Headless Chromium opens
 //! the page mid-run and sees the report's charts drawn with data and
-//! moving (server-sent updates arrive and are drawn); pressing its Stop
+//! moving (server-sent updates arrive and are drawn), the latency heatmap
+//! among them, a column more each second; pressing its Stop
 //! button ends the run as Ctrl-C does (the JSON result is written, marked
 //! interrupted, exit 130) and the page becomes the final report, byte for
 //! byte what `--html` wrote. The same through the HTTP endpoints alone, and
@@ -177,6 +178,7 @@ fn the_stop_endpoint_ends_the_run_and_the_page_becomes_the_report() {
     assert!(page.len() < 200_000, "{} bytes", page.len());
     let mut events = Events::open(run.port);
     let mut seen: Vec<serde_json::Value> = Vec::new();
+    let mut last_report = String::new();
     while seen.len() < 3 {
         let (event, data) = events.next();
         assert_eq!(event, "update", "{data}");
@@ -187,6 +189,7 @@ fn the_stop_endpoint_ends_the_run_and_the_page_becomes_the_report() {
         assert!(update["report"]
             .as_str()
             .is_some_and(|r| r.contains("Over time")));
+        last_report = update["report"].as_str().unwrap_or_default().to_string();
         seen.push(serde_json::json!({ "elapsed": update["elapsed"], "points": charted_responses(&charts) }));
     }
     assert_ne!(
@@ -196,6 +199,14 @@ fn the_stop_endpoint_ends_the_run_and_the_page_becomes_the_report() {
     assert!(
         seen[2]["points"].as_u64() > Some(0),
         "seconds with data: {seen:?}"
+    );
+    // The latency heatmap comes with the seconds, from the snapshots the
+    // run already takes: the last update's report has its cells.
+    assert!(
+        last_report.contains("id=\"latency-heatmap\"")
+            && last_report
+                .contains("<script type=\"application/json\" id=\"latency-heatmap-data\">"),
+        "no heatmap in the update"
     );
     // Without the header a page of another site cannot send, no stop.
     let (status, _) = post(run.port, "/stop", "");
@@ -247,6 +258,15 @@ const PROBE: &str = r#"JSON.stringify({
   data: JSON.parse(document.getElementById("chart-data").textContent)
 })"#;
 
+/// The live heatmap: its columns (from its data) and the pixels drawn.
+const HEATMAP_PROBE: &str = r#"(function () {
+  var c = document.getElementById("latency-heatmap"), d = document.getElementById("latency-heatmap-data");
+  if (!c || !d) return JSON.stringify({ columns: 0, inked: 0 });
+  var px = c.getContext("2d").getImageData(0, 0, c.width, c.height).data, inked = 0;
+  for (var i = 3; i < px.length; i += 4) if (px[i] > 0) inked++;
+  return JSON.stringify({ columns: JSON.parse(d.textContent).columns.length, inked: inked });
+})()"#;
+
 fn probe(browser: &mut Browser) -> serde_json::Value {
     let text = browser.eval(PROBE);
     serde_json::from_str(text.as_str().expect("the probe's JSON")).expect("JSON")
@@ -290,6 +310,18 @@ fn chromium_sees_the_page_move_and_its_stop_button_ends_the_run() {
         charted_responses(&live["data"]) > 0,
         "the drawn throughput has seconds with responses"
     );
+    // The latency heatmap, drawn in the page and growing a column a second.
+    let heatmap = browser.eval(HEATMAP_PROBE);
+    let heatmap: serde_json::Value =
+        serde_json::from_str(heatmap.as_str().expect("the probe's JSON")).expect("JSON");
+    assert!(heatmap["inked"].as_u64() > Some(100), "{heatmap}");
+    let columns = heatmap["columns"].as_u64().expect("columns");
+    assert!(columns >= 1, "{heatmap}");
+    let grew = browser.wait_until(
+        &format!("JSON.parse({HEATMAP_PROBE}).columns > {columns} && JSON.parse({HEATMAP_PROBE}).inked > 100"),
+        Duration::from_secs(20),
+    );
+    assert!(grew, "the heatmap did not move past {columns} columns");
     save_screenshot(&mut browser, "live.png");
     // The button, pressed as a user would.
     browser.eval("document.getElementById('live-stop').click(), true");

@@ -4,7 +4,11 @@
 //! tag, faults by line, a file cut mid-line); `stampede merge` merges logs
 //! per interval exactly; and an independent reader, the `hdrhistogram`
 //! package from PyPI (HdrHistogram_py, the format's Python implementation),
-//! decodes every interval to the same counts and percentiles.
+//! decodes every interval to the same counts and percentiles. The result
+//! JSON's per-second histograms add up to the run too, merge exactly when
+//! one run's seconds are dealt to three files, and give `compare
+//! --from/--to` its window; a server that stalls shows as a band in the
+//! report's heatmap cells.
 
 use stampede_metrics::{decode_histogram, read_hlog, HlogFile, LatencyHistogram};
 use stampede_testkit::{assert_succeeded, read_json, skip_or_fail, spawn_target, stampede, text};
@@ -534,4 +538,299 @@ fn the_jmeter_front_end_writes_the_log_of_its_run() {
     let completed = read_json(&json)["requests"]["completed"].as_u64().unwrap();
     assert!(completed > 0);
     assert_eq!(sum_of(&file, "latency").len(), completed);
+}
+
+/// Each second's `latency` histogram of a result file, decoded.
+fn json_seconds(result: &serde_json::Value) -> Vec<LatencyHistogram> {
+    result["timeseries"]
+        .as_array()
+        .expect("a timeseries")
+        .iter()
+        .map(|point| {
+            let text = point["histograms"]["latency"]
+                .as_str()
+                .expect("a latency histogram");
+            decode_histogram(text).unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn json_seconds_sum_to_the_run_and_a_three_way_split_merges_back_exactly() {
+    let dir = stampede_testkit::temp_dir("json-seconds");
+    let (_, result) = run_with_hlog(&dir, "1s");
+    let seconds = json_seconds(&result);
+    // Exact by construction: the seconds add up to the whole, bucket for bucket.
+    let mut summed = stampede_metrics::new_latency_histogram();
+    for second in &seconds {
+        summed.add(second).unwrap();
+    }
+    let whole = decode_histogram(result["histogram"].as_str().unwrap()).unwrap();
+    assert!(whole.len() > 1000, "the run measured {}", whole.len());
+    assert_eq!(buckets(&summed), buckets(&whole));
+    // Each second's samples dealt out three ways, as three agents would have
+    // measured them; each agent's file otherwise the run's own.
+    let parts: Vec<PathBuf> = (0..3).map(|i| dir.join(format!("agent{i}.json"))).collect();
+    let mut shares = [result.clone(), result.clone(), result.clone()];
+    for (n, second) in seconds.iter().enumerate() {
+        let mut dealt: Vec<LatencyHistogram> = (0..3)
+            .map(|_| stampede_metrics::new_latency_histogram())
+            .collect();
+        let mut next = 0;
+        for value in second.iter_recorded() {
+            for _ in 0..value.count_at_value() {
+                dealt[next % 3].record(value.value_iterated_to()).unwrap();
+                next += 1;
+            }
+        }
+        for (share, histogram) in shares.iter_mut().zip(&dealt) {
+            let point = &mut share["timeseries"][n];
+            point["histograms"]["latency"] = stampede_metrics::encode_histogram(histogram).into();
+            point["completed"] = histogram.len().into();
+            point["success"] = histogram.len().into();
+        }
+    }
+    for (share, path) in shares.iter().zip(&parts) {
+        std::fs::write(path, serde_json::to_string(share).unwrap()).unwrap();
+    }
+    let merged_path = dir.join("merged.json");
+    let mut args = vec!["merge"];
+    args.extend(parts.iter().map(|p| p.to_str().unwrap()));
+    args.extend(["--json", merged_path.to_str().unwrap()]);
+    assert_succeeded(&stampede(&args));
+    let merged = read_json(&merged_path);
+    let merged_seconds = json_seconds(&merged);
+    assert_eq!(merged_seconds.len(), seconds.len());
+    for (n, (m, s)) in merged_seconds.iter().zip(&seconds).enumerate() {
+        let point = &merged["timeseries"][n];
+        assert_eq!(point["completed"].as_u64(), Some(s.len()), "second {n}");
+        assert_eq!(buckets(m), buckets(s), "second {n}");
+        if !s.is_empty() {
+            assert_eq!(
+                point["p99_us"].as_u64(),
+                Some(s.value_at_quantile(0.99)),
+                "p99 of second {n}"
+            );
+            assert_eq!(point["max_us"].as_u64(), Some(s.max()), "second {n}");
+        }
+    }
+    let notices = merged["notices"].to_string();
+    assert!(!notices.contains("per-second histograms"), "{notices}");
+    // A file from before: the old rule, said in a notice.
+    let mut old = shares[2].clone();
+    for point in old["timeseries"].as_array_mut().unwrap() {
+        point.as_object_mut().unwrap().remove("histograms");
+    }
+    std::fs::write(&parts[2], serde_json::to_string(&old).unwrap()).unwrap();
+    assert_succeeded(&stampede(&args));
+    let fallback = read_json(&merged_path);
+    let notices = fallback["notices"].to_string();
+    assert!(
+        notices.contains("input 2 has no per-second histograms")
+            && notices.contains("an upper bound"),
+        "{notices}"
+    );
+    assert!(fallback["timeseries"][0].get("histograms").is_none());
+}
+
+#[test]
+fn compare_takes_the_same_window_of_both_runs() {
+    let dir = stampede_testkit::temp_dir("compare-window");
+    let (_, result) = run_with_hlog(&dir, "1s");
+    let path = dir.join("run.json");
+    let seconds = json_seconds(&result);
+    assert!(seconds.len() >= 2, "a 2 s run has two seconds");
+    let mut later = stampede_metrics::new_latency_histogram();
+    for second in &seconds[1..] {
+        later.add(second).unwrap();
+    }
+    let out = dir.join("cmp.json");
+    let output = stampede(&[
+        "compare",
+        path.to_str().unwrap(),
+        path.to_str().unwrap(),
+        "--from",
+        "1s",
+        "--json",
+        out.to_str().unwrap(),
+    ]);
+    assert_succeeded(&output);
+    assert!(
+        text(&output.stdout).starts_with("Window: the seconds from 1 s to the end of each run"),
+        "{}",
+        text(&output.stdout)
+    );
+    let comparison = read_json(&out);
+    assert_eq!(comparison["window"], "from 1 s to the end");
+    let row = |name: &str| {
+        comparison["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == name)
+            .unwrap_or_else(|| panic!("a {name} row"))
+            .clone()
+    };
+    let p99_ms = later.value_at_quantile(0.99) as f64 / 1000.0;
+    assert_eq!(row("p99")["values"][0].as_f64(), Some(p99_ms));
+    assert_eq!(row("p99")["values"][1].as_f64(), Some(p99_ms));
+    let elapsed: f64 = result["timeseries"].as_array().unwrap()[1..]
+        .iter()
+        .map(|p| p["duration_s"].as_f64().unwrap())
+        .sum();
+    let rps = row("rps")["values"][0].as_f64().unwrap();
+    assert!(
+        (rps - later.len() as f64 / elapsed).abs() < 1e-6,
+        "{rps} vs {} over {elapsed} s",
+        later.len()
+    );
+    // A file without per-second histograms: one line naming it, exit 2.
+    let mut old = result.clone();
+    for point in old["timeseries"].as_array_mut().unwrap() {
+        point.as_object_mut().unwrap().remove("histograms");
+    }
+    let old_path = dir.join("old.json");
+    std::fs::write(&old_path, serde_json::to_string(&old).unwrap()).unwrap();
+    let refused = stampede(&[
+        "compare",
+        path.to_str().unwrap(),
+        old_path.to_str().unwrap(),
+        "--from",
+        "1s",
+    ]);
+    assert_eq!(refused.status.code(), Some(2));
+    let stderr = text(&refused.stderr);
+    assert!(
+        stderr.contains("old.json: it has no per-second histograms") && stderr.lines().count() == 1,
+        "{stderr}"
+    );
+    // Without --from/--to the old file compares as before.
+    assert_succeeded(&stampede(&[
+        "compare",
+        path.to_str().unwrap(),
+        old_path.to_str().unwrap(),
+    ]));
+    for window in [
+        ["--from", "2s", "--to", "1s"],
+        ["--from", "1.5s", "--to", "2s"],
+    ] {
+        let mut args = vec!["compare", path.to_str().unwrap(), path.to_str().unwrap()];
+        args.extend(window);
+        let output = stampede(&args);
+        assert_eq!(output.status.code(), Some(2), "{window:?}");
+    }
+}
+
+/// A keep-alive HTTP/1.1 server that answers `ok` at once, except from
+/// 1.5 s to 2.5 s after it started: every request then waits for the
+/// stall's end (a stop-the-world pause). Its address.
+fn stalling_server() -> std::net::SocketAddr {
+    use std::io::{Read, Write};
+    use std::time::{Duration, Instant};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap();
+    let started = Instant::now();
+    let (from, to) = (Duration::from_millis(1_500), Duration::from_millis(2_500));
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            std::thread::spawn(move || {
+                let mut pending = Vec::new();
+                let mut buffer = [0u8; 4096];
+                loop {
+                    let Ok(n) = stream.read(&mut buffer) else {
+                        return;
+                    };
+                    if n == 0 {
+                        return;
+                    }
+                    pending.extend_from_slice(&buffer[..n]);
+                    while let Some(end) = pending.windows(4).position(|w| w == b"\r\n\r\n") {
+                        pending.drain(..end + 4);
+                        let now = started.elapsed();
+                        if now >= from && now < to {
+                            std::thread::sleep(to - now);
+                        }
+                        let answer = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+                        if stream.write_all(answer).is_err() {
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    address
+}
+
+#[test]
+fn a_stall_is_a_band_in_the_reports_heatmap() {
+    let dir = stampede_testkit::temp_dir("heatmap-stall");
+    let address = stalling_server();
+    let html = dir.join("run.html");
+    let output = stampede(&[
+        "run",
+        &format!("http://{address}/"),
+        "-r",
+        "200",
+        "-c",
+        "4",
+        "-t",
+        "1",
+        "-d",
+        "4s",
+        "-q",
+        "--html",
+        html.to_str().unwrap(),
+    ]);
+    assert_succeeded(&output);
+    let page = std::fs::read_to_string(&html).unwrap();
+    let data = page
+        .split("<script type=\"application/json\" id=\"latency-heatmap-data\">")
+        .nth(1)
+        .and_then(|rest| rest.split("</script>").next())
+        .expect("the report has the heatmap's cells");
+    let cells: serde_json::Value = serde_json::from_str(data).unwrap();
+    let first_row = cells["first_row"].as_u64().unwrap();
+    let per_decade = cells["per_decade"].as_f64().unwrap();
+    // Row r holds latencies from 10^(r / per_decade) µs: 100 ms is row 40.
+    let slow_row = (5.0 * per_decade) as u64;
+    let ten_ms_row = (4.0 * per_decade) as u64;
+    // Per column: responses at 100 ms or more, and rows above 10 ms with any.
+    let columns: Vec<(u64, usize)> = cells["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|column| {
+            let counts = column[7].as_array().unwrap();
+            let row = |i: usize| first_row + i as u64;
+            let slow = (counts.iter().enumerate())
+                .filter(|(i, _)| row(*i) >= slow_row)
+                .map(|(_, n)| n.as_u64().unwrap())
+                .sum();
+            let band = (counts.iter().enumerate())
+                .filter(|(i, n)| row(*i) >= ten_ms_row && n.as_u64() > Some(0))
+                .count();
+            (slow, band)
+        })
+        .collect();
+    let (stall, &(slow, band)) = columns
+        .iter()
+        .enumerate()
+        .max_by_key(|(_, c)| c.0)
+        .expect("columns");
+    // The pause holds about 200 intended sends whose latency runs from
+    // 0 to 1 s: a column with a tall band of many rows.
+    assert!(slow >= 50, "the stall's column: {columns:?}");
+    assert!(band >= 6, "a band over several rows: {columns:?}");
+    // Elsewhere, next to nothing that slow: the band is the stall's alone
+    // (it may straddle two seconds).
+    let elsewhere: u64 = (columns.iter().enumerate())
+        .filter(|(i, _)| i.abs_diff(stall) > 1)
+        .map(|(_, c)| c.0)
+        .sum();
+    assert!(
+        columns.len() >= 4 && elsewhere * 10 < slow,
+        "slow responses outside the stall: {columns:?}"
+    );
 }

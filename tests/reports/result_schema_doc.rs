@@ -1,7 +1,9 @@
 //! docs/result-schema.md cannot drift from the files stampede writes: one
 //! bounded run writes every export, and the columns of each file's header line
 //! must be exactly the columns documented, in order, in that file's section of
-//! the doc; every top-level key of the JSON result must be in the doc's table.
+//! the doc; every top-level key of the JSON result must be in the doc's table,
+//! and every key of a second of its `timeseries` (with its histograms' tags)
+//! in that row.
 
 use stampede_testkit::{spawn_target, temp_dir, TargetConfig};
 use std::path::Path;
@@ -113,6 +115,21 @@ fn every_exported_column_and_result_key_is_documented() {
     assert!(
         missing.is_empty(),
         "top-level result keys missing from docs/result-schema.md: {missing:?}"
+    );
+    // Each second's keys, and its histograms' tags, in the `timeseries` row.
+    let row = table
+        .lines()
+        .find(|line| line.starts_with("| `timeseries`"))
+        .expect("a timeseries row");
+    let point = json["timeseries"][0].as_object().expect("a first second");
+    let tags = point["histograms"].as_object().expect("its histograms");
+    assert!(tags.contains_key("latency"), "{tags:?}");
+    let undocumented: Vec<&String> = (point.keys().chain(tags.keys()))
+        .filter(|key| !row.contains(&format!("`{key}`")))
+        .collect();
+    assert!(
+        undocumented.is_empty(),
+        "timeseries keys missing from docs/result-schema.md's timeseries row: {undocumented:?}"
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }

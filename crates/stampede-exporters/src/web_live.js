@@ -1,8 +1,8 @@
 // stampede run --web: the live page's script, after the report's own
 // (crates/stampede-report/src/html/charts.js). Server-sent events from
 // /events bring the report of the run so far once a second; it replaces
-// the content and the charts redraw. When the run ends the page reloads
-// and is the final report. The Stop button asks /stop (with the header that
+// the content, and the charts and the latency heatmap redraw. When the run
+// ends the page reloads and is the final report. The Stop button asks /stop (with the header that
 // only a same-origin page can send), which ends the run as Ctrl-C does
 // (src/session/exporters/web.rs).
 (function () {
@@ -27,6 +27,7 @@
     document.getElementById("report").innerHTML = update.report;
     document.getElementById("chart-data").textContent = update.charts;
     window.stampedeCharts.draw(JSON.parse(update.charts));
+    window.stampedeHeatmap.draw();
     updates += 1;
     status.setAttribute("data-updates", String(updates));
     if (!button.disabled) status.textContent = "live \u00b7 " + update.elapsed + " measured";

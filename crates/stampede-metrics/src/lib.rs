@@ -12,7 +12,7 @@
 //! `intervals` and `interval_log` (`--hlog`: fixed intervals and the
 //! HdrHistogram interval log), `interval_merge` (logs merged per interval), `per_target` (`--targets` mix), `checks` (`--check` tallies), `monitor`
 //! (what the process monitor saw), `environment`, `agent`, `run_id`,
-//! `result` (the result file), `running` (a run's facts while it runs), `server_reading` (a server's counters for `stampede experiment`), `merge` (agents' results into one). See
+//! `result` (the result file), `second_histograms` (each second's histograms in it), `result_window` (a result narrowed to some of its seconds), `running` (a run's facts while it runs), `server_reading` (a server's counters for `stampede experiment`), `merge` (agents' results into one). See
 //! docs/architecture.md.
 
 mod addresses;
@@ -34,8 +34,10 @@ mod recorder;
 mod recording;
 mod rendezvous;
 mod result;
+mod result_window;
 mod run_id;
 mod running;
+mod second_histograms;
 mod server_reading;
 mod timeseries;
 
@@ -68,8 +70,12 @@ pub use result::{
     RequestCounts, RequestLogSummary, RunResult, ScheduleSummary, SloCheck, StageSummary,
     TimingSummary, RESULT_SCHEMA,
 };
+pub use result_window::{window_of, window_text, WindowError};
 pub use run_id::new_run_id;
 pub use running::Running;
+pub use second_histograms::{
+    encode_second, has_second_histograms, second_percentiles, SecondSums, SECOND_TAGS,
+};
 pub use server_reading::{ServerReading, ThreadCpu};
 pub use timeseries::{SecondPoint, TimeseriesBuilder};
 

@@ -4,16 +4,18 @@
 //! - exact: every count (requests, errors, status, bytes, connections, late
 //!   sends), the latency and service-time histograms (HDR histograms add
 //!   losslessly, so every percentile of the merge is the percentile of the
-//!   union of all samples), `breakdown.service`/`.total`, and per-second counts;
+//!   union of all samples), `breakdown.service`/`.total`, per-second counts,
+//!   and per-second percentiles when every input keeps each second's
+//!   histograms (`timeseries[].histograms`: they are added second by second);
 //! - exact given the clocks: rates (`rps`, `goodput`, throughput) are totals
 //!   over the union of the measurement windows on the wall clock, earliest
 //!   start to latest end, as the agents' clocks tell them;
 //! - approximate: `breakdown.connect`/`.waiting` and `schedule.lag_us` (their
 //!   histograms are not stored): counts summed, min/max exact, mean and stdev
 //!   pooled exactly from counts, the median a count-weighted mean of medians;
-//!   `schedule.lag_p99_us`, `dns_us` and the per-second percentiles are the
-//!   maximum over agents, an upper bound (a result keeps per-second
-//!   summaries, not per-second histograms).
+//!   `schedule.lag_p99_us`, `dns_us`, and the per-second percentiles when
+//!   some input has no per-second histograms (written before they were
+//!   kept), are the maximum over agents, an upper bound; a notice says so.
 //!
 //! Time series are aligned on the wall clock: each result's measurement
 //! starts at `started_at + warmup_s`, and its seconds are shifted by the whole
@@ -23,9 +25,9 @@
 //! left to the caller (they were of one share; see `stampede merge`).
 
 use crate::{
-    decode_histogram, encode_histogram, new_latency_histogram, parse_timestamp, AgentInfo,
-    LatencyHistogram, LatencySummary, MetricsError, MonitorReport, RequestCounts,
-    RequestLogSummary, RunResult, ScheduleSummary, SecondPoint, TimingSummary,
+    decode_histogram, encode_histogram, new_latency_histogram, parse_timestamp, second_percentiles,
+    AgentInfo, LatencyHistogram, LatencySummary, MetricsError, MonitorReport, RequestCounts,
+    RequestLogSummary, RunResult, ScheduleSummary, SecondPoint, SecondSums, TimingSummary,
 };
 use std::collections::BTreeMap;
 
@@ -155,7 +157,8 @@ pub fn merge_results(results: &[RunResult], force: bool) -> Result<RunResult, Me
     breakdown.service = TimingSummary::of(&service);
     breakdown.total = TimingSummary::of(&latency);
     merged.schedule = merge_schedules(results);
-    merged.timeseries = merge_timeseries(results, &windows);
+    let series = merge_timeseries(results, &windows)?;
+    merged.timeseries = series.points;
     merged.request_log = merge_request_logs(results);
     merged.monitor = merge_monitors(results);
     merged.slo = Vec::new();
@@ -181,6 +184,9 @@ pub fn merge_results(results: &[RunResult], force: bool) -> Result<RunResult, Me
         }
     }
     merged.notices.insert(0, windows.summary(results));
+    if let Some(fallback) = series.fallback {
+        merged.notices.insert(1, fallback);
+    }
     merged.warnings = warnings;
     Ok(merged)
 }
@@ -468,18 +474,32 @@ fn merge_schedules(results: &[RunResult]) -> Option<ScheduleSummary> {
     })
 }
 
-/// Sums per-second counts on the common wall-clock axis; percentiles are the
-/// maximum over agents (an upper bound); gaps between windows become empty
-/// seconds so the series stays contiguous.
-fn merge_timeseries(results: &[RunResult], windows: &Windows) -> Vec<SecondPoint> {
-    let mut seconds: BTreeMap<u64, SecondPoint> = BTreeMap::new();
+/// The merged series, and a note when its percentiles are upper bounds.
+struct MergedSeries {
+    points: Vec<SecondPoint>,
+    /// Set when some input has no per-second histograms.
+    fallback: Option<String>,
+}
+
+/// Sums per-second counts on the common wall-clock axis; gaps between
+/// windows become empty seconds so the series stays contiguous. When
+/// every input carries each second's histograms, a merged second's are
+/// their sums and its percentiles are those of the sum (exact); otherwise
+/// its percentiles are the largest input's (an upper bound, `max_us`
+/// exact) and it keeps no histograms.
+fn merge_timeseries(results: &[RunResult], windows: &Windows) -> Result<MergedSeries, MergeError> {
+    let without: Vec<usize> = (0..results.len())
+        .filter(|&i| !crate::has_second_histograms(&results[i].timeseries))
+        .collect();
+    let exact = without.is_empty();
+    let mut seconds: BTreeMap<u64, (SecondPoint, SecondSums)> = BTreeMap::new();
     for (index, result) in results.iter().enumerate() {
         let shift = windows.shift(index);
         for point in &result.timeseries {
             let second = shift + point.second;
-            let merged = seconds
+            let (merged, sums) = seconds
                 .entry(second)
-                .or_insert_with(|| empty_second(second));
+                .or_insert_with(|| (empty_second(second), SecondSums::default()));
             merged.duration_s = merged.duration_s.max(point.duration_s);
             merged.completed += point.completed;
             merged.success += point.success;
@@ -494,26 +514,47 @@ fn merge_timeseries(results: &[RunResult], windows: &Windows) -> Vec<SecondPoint
             merged.p99_us = merged.p99_us.max(point.p99_us);
             merged.max_us = merged.max_us.max(point.max_us);
             merged.target += point.target;
+            if exact {
+                sums.add(&point.histograms)
+                    .map_err(|source| MergeError::Histogram { index, source })?;
+            }
         }
     }
-    let Some(last) = seconds.keys().next_back().copied() else {
-        return Vec::new();
-    };
-    (0..=last)
-        .map(|second| {
-            let mut point = seconds
-                .remove(&second)
-                .unwrap_or_else(|| empty_second(second));
-            if point.duration_s == 0.0 {
-                point.duration_s = 1.0;
-            }
-            point.rps = point.completed as f64 / point.duration_s;
-            point
+    let last = seconds.keys().next_back().copied();
+    let points = last
+        .map(|last| {
+            (0..=last)
+                .map(|second| {
+                    let (mut point, sums) = seconds
+                        .remove(&second)
+                        .unwrap_or_else(|| (empty_second(second), SecondSums::default()));
+                    if point.duration_s == 0.0 {
+                        point.duration_s = 1.0;
+                    }
+                    point.rps = point.completed as f64 / point.duration_s;
+                    if exact {
+                        [point.p50_us, point.p90_us, point.p99_us, point.max_us] =
+                            second_percentiles(&sums.latency());
+                        point.histograms = sums.encode();
+                    }
+                    point
+                })
+                .collect()
         })
-        .collect()
+        .unwrap_or_default();
+    let fallback = (!exact).then(|| {
+        let who: Vec<String> = without.iter().map(|&i| label(&results[i], i)).collect();
+        format!(
+            "{} has no per-second histograms (a result written before they were kept): \
+             per-second percentiles are the largest input's, an upper bound (max_us exact)",
+            who.join(", ")
+        )
+    });
+    Ok(MergedSeries { points, fallback })
 }
 
-fn empty_second(second: u64) -> SecondPoint {
+/// A second no input has (yet): zero everywhere.
+pub(crate) fn empty_second(second: u64) -> SecondPoint {
     SecondPoint {
         second,
         duration_s: 0.0,
@@ -529,6 +570,7 @@ fn empty_second(second: u64) -> SecondPoint {
         p99_us: 0,
         max_us: 0,
         target: 0.0,
+        histograms: BTreeMap::new(),
     }
 }
 

@@ -142,6 +142,27 @@ proptest! {
     }
 
     #[test]
+    fn per_second_percentiles_of_a_merge_are_the_unions(agents in prop::collection::vec(agent(), 1..5)) {
+        // Every agent starts within 400 ms of the first: all align on second 0.
+        let results: Vec<RunResult> = agents.iter().map(|a| result_of(a, "http://10.0.0.1/")).collect();
+        let merged = merge_results(&results, false).unwrap();
+        for point in &merged.timeseries {
+            let mut union = new_latency_histogram();
+            for &(second, latency, _) in agents.iter().flat_map(|a| &a.samples) {
+                if second == point.second {
+                    union.record(latency).unwrap();
+                }
+            }
+            prop_assert_eq!(
+                [point.p50_us, point.p90_us, point.p99_us, point.max_us],
+                second_percentiles(&union)
+            );
+            // Equal contents encode to equal text (the canonical form).
+            prop_assert_eq!(&point.histograms["latency"], &encode_histogram(&union));
+        }
+    }
+
+    #[test]
     fn pooled_mean_and_stdev_are_exact(agents in prop::collection::vec(agent(), 2..5)) {
         // The service histograms are stored, so the pooled figures can be
         // checked against the exact ones of the union.
@@ -280,4 +301,117 @@ fn compression_counts_add_up_over_agents() {
     let plain = result_of(&sample_agent(0), "http://10.0.0.1/");
     let none = merge_results(&[plain.clone(), plain], false).unwrap();
     assert!(none.compression.is_none());
+}
+
+/// One run's samples: three seconds, most fast, a stall in second 1.
+fn one_run() -> Agent {
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let samples = (0..9_000u64)
+        .map(|i| {
+            let second = i % 3;
+            let base = 200 + next() % 2_000;
+            let latency = if second == 1 && i % 50 == 0 {
+                900_000 + next() % 200_000
+            } else {
+                base
+            };
+            (second, latency, 200)
+        })
+        .collect();
+    Agent {
+        start_ms: 0,
+        samples,
+        resets: 0,
+    }
+}
+
+#[test]
+fn a_run_split_three_ways_merges_to_the_same_seconds() {
+    let whole = one_run();
+    let single = result_of(&whole, "http://10.0.0.1/");
+    // Each agent's result goes through its JSON file, as `stampede merge` reads it.
+    let parts: Vec<RunResult> = (0..3)
+        .map(|part| {
+            let share = Agent {
+                samples: (whole.samples.iter().enumerate())
+                    .filter(|(i, _)| (i / 3) % 3 == part)
+                    .map(|(_, s)| *s)
+                    .collect(),
+                ..whole.clone()
+            };
+            let json = serde_json::to_string(&result_of(&share, "http://10.0.0.1/")).unwrap();
+            RunResult::from_json(&json).unwrap()
+        })
+        .collect();
+    let merged = merge_results(&parts, false).unwrap();
+    assert_eq!(merged.timeseries.len(), single.timeseries.len());
+    for (got, want) in merged.timeseries.iter().zip(&single.timeseries) {
+        assert_eq!(
+            (got.p50_us, got.p90_us, got.p99_us, got.max_us),
+            (want.p50_us, want.p90_us, want.p99_us, want.max_us),
+            "second {}",
+            want.second
+        );
+        assert_eq!(got.histograms, want.histograms, "second {}", want.second);
+        let sum: u64 = parts
+            .iter()
+            .map(|p| p.timeseries[got.second as usize].completed)
+            .sum();
+        assert_eq!(got.completed, sum);
+    }
+    // The stall is in second 1's p99, and only there.
+    assert!(merged.timeseries[1].p99_us > 800_000);
+    assert!(merged.timeseries[0].p99_us < 3_000);
+    // No agent alone has the union's p99 in every second: the old rule
+    // (the largest agent's) would differ somewhere, or this test shows nothing.
+    let old_rule = merge_results(
+        &parts
+            .iter()
+            .map(|p| {
+                let mut p = p.clone();
+                p.timeseries.iter_mut().for_each(|s| s.histograms.clear());
+                p
+            })
+            .collect::<Vec<_>>(),
+        false,
+    )
+    .unwrap();
+    let differs = old_rule
+        .timeseries
+        .iter()
+        .zip(&single.timeseries)
+        .any(|(a, b)| (a.p50_us, a.p90_us, a.p99_us) != (b.p50_us, b.p90_us, b.p99_us));
+    assert!(differs, "the split is too even to tell the rules apart");
+}
+
+#[test]
+fn an_input_without_per_second_histograms_falls_back_to_the_upper_bound() {
+    let a = result_of(&sample_agent(0), "http://10.0.0.1/");
+    let mut old = result_of(&one_run(), "http://10.0.0.1/");
+    old.timeseries.iter_mut().for_each(|p| p.histograms.clear());
+    let merged = merge_results(&[a.clone(), old.clone()], false).unwrap();
+    let note = merged
+        .notices
+        .iter()
+        .find(|n| n.contains("no per-second histograms"))
+        .expect("the merge says its percentiles are upper bounds");
+    assert!(note.starts_with("input 1 has"), "{note}");
+    for (second, point) in merged.timeseries.iter().enumerate() {
+        assert!(point.histograms.is_empty(), "a partial sum would be wrong");
+        let largest = a.timeseries[second]
+            .p99_us
+            .max(old.timeseries[second].p99_us);
+        assert_eq!(point.p99_us, largest);
+    }
+    let exact = merge_results(&[a, result_of(&one_run(), "http://10.0.0.1/")], false).unwrap();
+    assert!(!exact
+        .notices
+        .iter()
+        .any(|n| n.contains("per-second histograms")));
 }

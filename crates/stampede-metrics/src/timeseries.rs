@@ -32,6 +32,12 @@ pub struct SecondPoint {
     /// The load model's target at the middle of the second: connections
     /// (closed model) or requests per second (open model).
     pub target: f64,
+    /// This second's histograms by the interval log's tag (`latency`
+    /// always, `service`, `ttfb`, `connect`, `tls` when they recorded),
+    /// encoded as `histogram` is: what makes a merge exact per second.
+    /// Empty in results written before they were kept.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub histograms: BTreeMap<String, String>,
 }
 
 /// A second still receiving snapshots.
@@ -160,6 +166,7 @@ impl TimeseriesBuilder {
             // The middle of the second itself: a last second that took in
             // a stop just after its end (up to 1.05 s) is still that second.
             target: target_at(index as f64 + duration_s.min(1.0) / 2.0),
+            histograms: crate::second_histograms::encode_second(&second.merged),
         });
     }
 }

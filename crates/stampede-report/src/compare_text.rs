@@ -48,6 +48,12 @@ enum Align {
 /// The table as text: `figure  unit  A  B  Δ  CI  verdict  …`, every column
 /// padded to its widest cell.
 pub fn render_compare_text(c: &Comparison, out: &mut dyn Write) -> std::io::Result<()> {
+    if let Some(window) = &c.window {
+        writeln!(
+            out,
+            "Window: the seconds {window} of each run (percentiles exact, from its per-second histograms)"
+        )?;
+    }
     let with_ci = c.has_rounds();
     let mut header = vec!["figure".to_string(), "unit".to_string()];
     let mut align = vec![Align::Left, Align::Left];

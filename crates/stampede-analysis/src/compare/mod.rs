@@ -286,6 +286,10 @@ pub struct Comparison {
     /// (absent in files written before they were compared).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub parts: Vec<PartComparison>,
+    /// `compare --from/--to`: the window of every run compared, as
+    /// `from 30 s to 90 s` (absent when whole runs were compared).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<String>,
 }
 
 impl Comparison {
@@ -349,6 +353,7 @@ pub fn compare_samples(
         rows,
         parts: parts::compare_parts(samples, opts),
         warnings: plan_warnings(samples),
+        window: None,
     })
 }
 

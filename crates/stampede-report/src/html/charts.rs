@@ -534,6 +534,7 @@ mod tests {
             p99_us,
             max_us: p99_us,
             target: 4.0,
+            histograms: Default::default(),
         };
         let points = [
             point(0, 1.0, 1000, 900),

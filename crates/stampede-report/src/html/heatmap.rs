@@ -1,12 +1,17 @@
-//! The latency heatmap of a run's HTML report, built from its interval log
-//! (`--hlog`): time on x (one column per interval), latency on a log y axis
+//! The latency heatmap of a run's HTML report and of the live page
+//! (`--web`): time on x (one column per interval), latency on a log y axis
 //! (8 rows per decade), each cell's count as colour; hovering a column shows
-//! that interval's count and percentiles. A canvas drawn by a few lines of
-//! inline script from the cells' counts as JSON: a 10-minute run at 1 s is
-//! 600 columns of a few dozen numbers.
+//! that interval's count and percentiles. Built from the run's interval log
+//! (`--hlog`) when there is one, else from the seconds of its result
+//! (`timeseries[].histograms`). The cells' counts go in as JSON and the
+//! page's heatmap.js draws them on a canvas: a 10-minute run at 1 s is 600
+//! columns of a few dozen numbers.
 
-use stampede_metrics::{HlogFile, LatencyHistogram};
+use stampede_metrics::{decode_histogram, HlogFile, LatencyHistogram, RunResult};
 use std::fmt::Write as _;
+
+/// The script that draws the heatmap, in every page after its content.
+pub(crate) const HEATMAP_JS: &str = include_str!("heatmap.js");
 
 /// Rows per decade of latency.
 const ROWS_PER_DECADE: f64 = 8.0;
@@ -44,20 +49,19 @@ fn column_json(h: &LatencyHistogram, first_row: usize, rows: usize) -> String {
     )
 }
 
-/// The heatmap's HTML (a heading, the canvas, its data and script) from
-/// the log's `latency` intervals; empty when there are none.
-pub fn heatmap_section(log: &HlogFile) -> String {
-    let columns: Vec<_> = log
-        .intervals
-        .iter()
-        .filter(|i| i.tag == "latency")
-        .collect();
-    let recorded = columns.iter().filter(|c| !c.histogram.is_empty());
+/// One column: its start and length in seconds, and its histogram.
+type Column<'a> = (f64, f64, &'a LatencyHistogram);
+
+/// The cells as JSON (`first_row`, `per_decade`, `rows`, and per column
+/// `[start, length, count, p50, p90, p99, max, [cells…]]`); `None` when no
+/// column holds a response.
+fn heatmap_json(columns: &[Column<'_>]) -> Option<String> {
+    let recorded = columns.iter().filter(|c| !c.2.is_empty());
     let (low, high) = recorded.fold((u64::MAX, 0), |(lo, hi), c| {
-        (lo.min(c.histogram.min()), hi.max(c.histogram.max()))
+        (lo.min(c.2.min()), hi.max(c.2.max()))
     });
     if columns.is_empty() || high == 0 {
-        return String::new();
+        return None;
     }
     let first_row = row_of(low);
     let rows = row_of(high) - first_row + 1;
@@ -66,54 +70,65 @@ pub fn heatmap_section(log: &HlogFile) -> String {
         data,
         "{first_row},\"per_decade\":{ROWS_PER_DECADE},\"rows\":{rows},\"columns\":["
     );
-    for (n, column) in columns.iter().enumerate() {
+    for (n, (start, length, histogram)) in columns.iter().enumerate() {
         if n > 0 {
             data.push(',');
         }
         let _ = write!(
             data,
-            "[{:.3},{:.3},{}]",
-            column.start.as_secs_f64(),
-            column.length.as_secs_f64(),
-            column_json(&column.histogram, first_row, rows)
+            "[{start:.3},{length:.3},{}]",
+            column_json(histogram, first_row, rows)
         );
     }
     data.push_str("]}");
+    Some(data)
+}
+
+/// The section: a heading, a note saying what a column is, the canvas, its
+/// tip line and the cells (heatmap.js draws them).
+fn section(data: &str, column: &str) -> String {
     format!(
         r##"<h2>Latency heatmap</h2>
-<p class="note">Each column is one interval of the run's interval log (--hlog), each row a band of latency (log scale); darker cells hold more responses. Hover a column for its percentiles.</p>
+<p class="note">Each column is {column}, each row a band of latency (log scale); darker cells hold more responses. Hover a column for its percentiles.</p>
 <div style="position:relative"><canvas id="latency-heatmap" width="960" height="320" style="width:100%;max-width:960px;border:1px solid #ddd"></canvas>
 <div id="latency-heatmap-tip" style="font:12px monospace;min-height:1.4em"></div></div>
-<script>
-(function () {{
-  var d = {data};
-  var c = document.getElementById("latency-heatmap"), g = c.getContext("2d");
-  var n = d.columns.length, w = c.width / n, h = c.height / d.rows, top = 0;
-  d.columns.forEach(function (col) {{ col[7].forEach(function (v) {{ if (v > top) top = v; }}); }});
-  var ms = function (us) {{ return (us / 1000).toFixed(3) + " ms"; }};
-  d.columns.forEach(function (col, x) {{
-    col[7].forEach(function (v, y) {{
-      if (!v) return;
-      var t = Math.log(1 + v) / Math.log(1 + top);
-      g.fillStyle = "rgba(200,30,30," + (0.08 + 0.92 * t).toFixed(3) + ")";
-      g.fillRect(x * w, c.height - (y + 1) * h, Math.max(w, 1), Math.max(h, 1));
-    }});
-  }});
-  g.fillStyle = "#555"; g.font = "11px sans-serif";
-  for (var r = 0; r < d.rows; r += d.per_decade / 2) {{
-    g.fillText(ms(Math.pow(10, (d.first_row + r) / d.per_decade)), 2, c.height - r * h - 2);
-  }}
-  var tip = document.getElementById("latency-heatmap-tip");
-  c.addEventListener("mousemove", function (e) {{
-    var b = c.getBoundingClientRect(), x = Math.floor((e.clientX - b.left) / b.width * n);
-    var col = d.columns[Math.min(Math.max(x, 0), n - 1)];
-    tip.textContent = col[0].toFixed(3) + " s +" + col[1].toFixed(3) + " s: " + col[2] + " responses, p50 " +
-      ms(col[3]) + ", p90 " + ms(col[4]) + ", p99 " + ms(col[5]) + ", max " + ms(col[6]);
-  }});
-}})();
-</script>
+<script type="application/json" id="latency-heatmap-data">{data}</script>
 "##
     )
+}
+
+/// The heatmap's HTML from the log's `latency` intervals; empty when there
+/// are none.
+pub fn heatmap_section(log: &HlogFile) -> String {
+    let columns: Vec<Column<'_>> = log
+        .intervals
+        .iter()
+        .filter(|i| i.tag == "latency")
+        .map(|i| (i.start.as_secs_f64(), i.length.as_secs_f64(), &i.histogram))
+        .collect();
+    heatmap_json(&columns).map_or_else(String::new, |data| {
+        section(&data, "one interval of the run's interval log (--hlog)")
+    })
+}
+
+/// The heatmap's HTML from the result's seconds (`timeseries[].histograms`);
+/// empty when it has none (a result written before they were kept, or a
+/// merge of such) or no second holds a response.
+pub(crate) fn result_heatmap_section(result: &RunResult) -> String {
+    if !stampede_metrics::has_second_histograms(&result.timeseries) {
+        return String::new();
+    }
+    let decoded: Vec<(f64, f64, LatencyHistogram)> = result
+        .timeseries
+        .iter()
+        .filter_map(|p| {
+            let text = p.histograms.get("latency")?;
+            let histogram = decode_histogram(text).ok()?;
+            Some((p.second as f64, p.duration_s, histogram))
+        })
+        .collect();
+    let columns: Vec<Column<'_>> = decoded.iter().map(|(s, l, h)| (*s, *l, h)).collect();
+    heatmap_json(&columns).map_or_else(String::new, |data| section(&data, "one second of the run"))
 }
 
 #[cfg(test)]
@@ -154,5 +169,79 @@ mod tests {
         );
         assert!(second.contains(",1]]"), "in the top row: {second}");
         assert!(heatmap_section(&HlogFile::default()).is_empty());
+    }
+
+    /// A run of `seconds` seconds, `per_second` responses each (latencies
+    /// spread log-uniformly over 100 µs to 100 ms, so every second fills
+    /// many buckets), built through the engine's own series builder.
+    fn synthetic_run(seconds: u64, per_second: u64) -> RunResult {
+        use stampede_metrics::{Environment, Recording, Snapshot, TimeseriesBuilder};
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut builder = TimeseriesBuilder::new(1);
+        let mut total = Snapshot::default();
+        let target = |_: f64| 50.0;
+        for second in 0..seconds {
+            let mut s = Snapshot::default();
+            for _ in 0..per_second {
+                let exponent = 2.0 + 3.0 * (next() % 10_000) as f64 / 10_000.0;
+                s.latency.record(10f64.powf(exponent) as u64).unwrap();
+            }
+            s.counters.success = per_second;
+            s.counters.status.add(200, per_second);
+            builder.add(0, second, &s, &target);
+            total.merge(&s);
+        }
+        let recording = Recording {
+            timeseries: builder.finish(1.0, &target),
+            ..Recording::of(
+                std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000),
+                Duration::from_secs(seconds),
+                stampede_plan::EventLoop::Epoll,
+                total,
+            )
+        };
+        let plan = stampede_plan::Plan::minimal(
+            stampede_plan::Target::parse("http://127.0.0.1:3000/").unwrap(),
+        );
+        RunResult::from_recording(&plan, &recording, Environment::default(), "test", vec![])
+    }
+
+    #[test]
+    fn a_ten_minute_run_at_one_second_stays_under_500_kb() {
+        let result = synthetic_run(600, 5_000);
+        let mut html = Vec::new();
+        crate::render_html(&result, &mut html).unwrap();
+        let html = String::from_utf8(html).unwrap();
+        let data = html
+            .split("<script type=\"application/json\" id=\"latency-heatmap-data\">")
+            .nth(1)
+            .and_then(|rest| rest.split("</script>").next())
+            .expect("the report has the heatmap's cells");
+        let cells: serde_json::Value = serde_json::from_str(data).unwrap();
+        assert_eq!(cells["columns"].as_array().unwrap().len(), 600);
+        // 100 µs to 100 ms: three decades, 8 rows each.
+        assert!(cells["rows"].as_u64() >= Some(24), "{}", cells["rows"]);
+        assert!(
+            html.len() < 500_000,
+            "the report of 10 minutes is {} bytes",
+            html.len()
+        );
+    }
+
+    #[test]
+    fn without_per_second_histograms_there_is_no_heatmap() {
+        let mut result = synthetic_run(3, 100);
+        assert!(result_heatmap_section(&result).contains("id=\"latency-heatmap\""));
+        result
+            .timeseries
+            .iter_mut()
+            .for_each(|p| p.histograms.clear());
+        assert_eq!(result_heatmap_section(&result), "");
     }
 }

@@ -242,7 +242,8 @@ impl Page {
         )?;
         writeln!(
             out,
-            "<script>{UPLOT_JS}</script>\n<script>{CHARTS_JS}</script>"
+            "<script>{UPLOT_JS}</script>\n<script>{CHARTS_JS}</script>\n<script>{}</script>",
+            super::heatmap::HEATMAP_JS
         )?;
         out.write_all(tail.as_bytes())?;
         writeln!(out, "</body>\n</html>")
@@ -275,7 +276,7 @@ mod tests {
     fn the_vendored_uplot_is_the_recorded_version() {
         assert!(UPLOT_JS.starts_with("/*! https://github.com/leeoniya/uPlot (v1.6.32) */"));
         assert!(UPLOT_CSS.contains(".uplot"));
-        for script in [UPLOT_JS, CHARTS_JS] {
+        for script in [UPLOT_JS, CHARTS_JS, super::super::heatmap::HEATMAP_JS] {
             assert!(!script.contains("</script"), "would end the element early");
         }
     }

@@ -1,6 +1,6 @@
 //! The HTML report of one run: summary cards, the series over time
 //! (throughput with failed statuses and transport errors, latency
-//! percentiles, open connections), the percentile spectrum, status codes and
+//! percentiles, open connections, the latency heatmap), the percentile spectrum, status codes and
 //! transport-error classes, process monitoring; the detail tables are
 //! tables.rs's.
 
@@ -73,9 +73,10 @@ fn run_page_with(result: &RunResult, log: Option<&stampede_metrics::HlogFile>) -
     page.chart("latency", latency_chart(result));
     page.chart("connections", connections_chart(result));
     page.close_row();
-    if let Some(log) = log {
-        page.raw(&super::heatmap::heatmap_section(log));
-    }
+    page.raw(&match log {
+        Some(log) => super::heatmap::heatmap_section(log),
+        None => super::heatmap::result_heatmap_section(result),
+    });
     page.heading("Latency distribution");
     spectrum_section(&mut page, result);
     page.heading("Responses and errors");
