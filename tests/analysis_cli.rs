@@ -616,6 +616,111 @@ fn experiment_marks_a_server_that_fails_and_goes_on() {
     assert!(stdout(&output).contains("threads=0 round 1: failed"));
 }
 
+#[test]
+fn experiment_sweeps_each_variant_and_compares_capacity() {
+    let _machine = shared_machine();
+    let dir = temp_dir("experiment-sweep");
+    let port = free_port();
+    let url = format!("http://127.0.0.1:{port}/");
+    let template = serve_template(port, "--threads {threads}");
+    let (output, doc) = experiment(
+        &dir,
+        &[
+            "--server",
+            &template,
+            "--vary",
+            "threads=1,2",
+            "--repeat",
+            "2",
+            "--settle",
+            "0s",
+        ],
+        &["sweep", &url, "-c", "1,8", "--step", "1s", "-t", "1"],
+    );
+    assert_eq!(doc["order"], serde_json::json!([0, 1, 0, 1]));
+    assert_eq!(doc["common_load"], serde_json::json!({"connections": 8}));
+    for v in doc["variants"].as_array().unwrap() {
+        // Each round is a whole sweep, each step with the server's cost.
+        let sweeps = v["sweeps"].as_array().unwrap();
+        assert_eq!(sweeps.len(), 2, "{}", v["failures"]);
+        for round in sweeps {
+            assert!(round["analysis"]["capacity"]["goodput"].as_f64().unwrap() > 0.0);
+            let loads: Vec<&serde_json::Value> = round["steps"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| &s["load"]["connections"])
+                .collect();
+            assert_eq!(loads, [1, 8]);
+            for step in round["steps"].as_array().unwrap() {
+                let cpu = step["cost"]["cpu_us_per_request"].as_f64().unwrap();
+                assert!(cpu > 0.0, "{step}");
+            }
+        }
+        // The step summaries cover the ladder; `runs` is each round's step
+        // at the common load.
+        assert_eq!(v["steps"].as_array().unwrap().len(), 2);
+        assert_eq!(v["runs"].as_array().unwrap().len(), 2);
+        assert_eq!(
+            v["runs"][1]["goodput"],
+            v["sweeps"][1]["steps"][1]["result"]["goodput"]
+        );
+        let capacity = v["figures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["metric"] == "capacity")
+            .expect("a capacity estimate");
+        assert_eq!(capacity["rounds"], 2);
+    }
+    let capacity = verdict(&doc, "capacity");
+    assert_eq!(
+        (capacity["a"].as_str(), capacity["b"].as_str()),
+        (Some("threads=1"), Some("threads=2"))
+    );
+    assert!(capacity["ci_low_pct"].is_number() && capacity["same"].is_boolean());
+    let text = stdout(&output);
+    assert!(text.starts_with("variant "), "{text}");
+    assert!(text.contains("capacity req/s (95% CI)"), "{text}");
+    assert!(
+        text.contains("threads=2: 8 connections: goodput "),
+        "{text}"
+    );
+    assert!(
+        text.contains("at the common load, 8 connections (the highest step every round reached):"),
+        "{text}"
+    );
+    // Each variant's knee in words, or that there was none.
+    for name in ["threads=1", "threads=2"] {
+        assert!(
+            text.contains(&format!("{name}: knee at "))
+                || text.contains(&format!("{name}: no knee")),
+            "{text}"
+        );
+    }
+    let json = dir.join("experiment.json");
+    let report = stampede(&["report", json.to_str().unwrap()]);
+    stampede_testkit::assert_succeeded(&report);
+    assert_eq!(stdout(&report), text);
+    // What the experiment does itself is refused in the sweep's words.
+    let refused = stampede(&[
+        "experiment",
+        "--server",
+        &template,
+        "--vary",
+        "threads=1",
+        "--",
+        "sweep",
+        &url,
+        "-c",
+        "1",
+        "--spawn",
+        "x",
+    ]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--spawn after --"));
+}
+
 /// TcpExt ListenOverflows as the kernel counts it (this network namespace).
 fn listen_overflows() -> u64 {
     let text = std::fs::read_to_string("/proc/net/netstat").expect("/proc/net/netstat");

@@ -98,6 +98,25 @@ pub struct SweepArgs {
     pub quiet: bool,
 }
 
+/// Parses `stampede sweep` arguments from words (without the leading
+/// `sweep`), for `stampede experiment -- sweep …`.
+pub fn parse_sweep_args<I, T>(words: I) -> Result<SweepArgs, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    #[derive(clap::Parser)]
+    #[command(name = "stampede sweep", args_override_self = true)]
+    struct Words {
+        #[command(flatten)]
+        sweep: SweepArgs,
+    }
+    use clap::Parser;
+    let words =
+        std::iter::once(std::ffi::OsString::from("sweep")).chain(words.into_iter().map(Into::into));
+    Words::try_parse_from(words).map(|w| w.sweep)
+}
+
 /// The user's `--run-args`, split as a shell splits them (quotes keep
 /// `-H 'X-Key: a b'` one argument).
 fn extra_words(args: &SweepArgs) -> anyhow::Result<Vec<String>> {
@@ -154,13 +173,29 @@ fn step_run_args(
     Ok(run)
 }
 
-pub fn execute(args: SweepArgs) -> anyhow::Result<i32> {
-    // Bad paths and pids fail before the first step, not after the last.
-    crate::process::output::preflight_given(&[
-        ("--json", args.json.as_ref()),
-        ("--html", args.html.as_ref()),
-    ])?;
-    check_pids(&args.pids)?;
+/// A sweep made ready: each step's load and plan, all checked before the
+/// first step runs.
+pub struct PreparedSweep {
+    loads: Vec<Load>,
+    plans: Vec<(stampede_plan::Plan, Vec<String>)>,
+    slo: Option<SloArg>,
+    thresholds: Thresholds,
+}
+
+impl PreparedSweep {
+    /// Where the first step's URL points (the port a server must open).
+    pub fn addr(&self) -> anyhow::Result<std::net::SocketAddr> {
+        let (plan, _) = self
+            .plans
+            .first()
+            .ok_or_else(|| anyhow::anyhow!("the sweep has no step"))?;
+        Ok(stampede_engine::resolve(plan)?)
+    }
+}
+
+/// Reads the steps (-c or -r), the SLO and `--run-args` into every step's
+/// plan, so that bad input fails before anything runs.
+pub fn prepare(args: &SweepArgs) -> anyhow::Result<PreparedSweep> {
     let loads: Vec<Load> = match (&args.connections, &args.rates) {
         (Some(list), _) => parse_connection_list(list)?
             .into_iter()
@@ -173,29 +208,67 @@ pub fn execute(args: SweepArgs) -> anyhow::Result<i32> {
         Some(text) => Some(SloArg(stampede_analysis::parse_slo(text)?)),
         None => None,
     };
-    // Validate every step's plan before running any of them.
-    let extra = extra_words(&args)?;
+    let extra = extra_words(args)?;
     let mut plans = Vec::with_capacity(loads.len());
     for load in &loads {
-        let run_args = step_run_args(&args, &extra, *load, slo.as_ref())?;
+        let run_args = step_run_args(args, &extra, *load, slo.as_ref())?;
         plans.push(build_plan(&run_args)?);
     }
-    let mut pids = args.pids.clone();
-    let spawned = match &args.spawn {
-        Some(command) => {
-            let addr = stampede_engine::resolve(&plans[0].0)?;
-            let server = SpawnedServer::start(command, addr)?;
-            pids.push(server.pid());
-            Some(server)
-        }
-        None => None,
+    let thresholds = Thresholds {
+        healthy_efficiency: args.saturation_efficiency,
+        max_error_pct: args.max_errors,
+        ..Thresholds::default()
     };
+    Ok(PreparedSweep {
+        loads,
+        plans,
+        slo,
+        thresholds,
+    })
+}
+
+/// What a caller does around each step: `stampede experiment` reads the
+/// server's counters before and after it.
+pub trait StepWatch {
+    fn before_step(&mut self, index: usize);
+    fn after_step(&mut self, index: usize, result: &RunResult);
+}
+
+/// No watching: the sweep command's own steps.
+struct Unwatched;
+
+impl StepWatch for Unwatched {
+    fn before_step(&mut self, _: usize) {}
+    fn after_step(&mut self, _: usize, _: &RunResult) {}
+}
+
+/// What a ladder of steps gave.
+pub struct SweepOutcome {
+    /// `None` when no step completed.
+    pub document: Option<SweepDocument>,
+    /// A step was cut short by Ctrl-C (it is left out).
+    pub interrupted: bool,
+}
+
+/// Runs the steps in order, each a full run sampling `pids`, and analyses
+/// those that completed. Stops at Ctrl-C and, with -r and --slo, after two
+/// failing steps in a row.
+pub fn run_steps(
+    args: &SweepArgs,
+    prepared: &PreparedSweep,
+    pids: &[u32],
+    banner_prefix: &[String],
+    watch: &mut dyn StepWatch,
+) -> anyhow::Result<SweepOutcome> {
     let stop = interrupt::stop_handle()?;
+    let slo = prepared.slo.as_ref();
     let mut search = RateSearch::default();
     let mut results: Vec<(Load, RunResult)> = Vec::new();
-    let total = loads.len();
-    for (index, (load, (plan, notices))) in loads.iter().zip(plans).enumerate() {
+    let mut interrupted = false;
+    let total = prepared.loads.len();
+    for (index, (load, (plan, notices))) in prepared.loads.iter().zip(&prepared.plans).enumerate() {
         if stop.is_stopped() {
+            interrupted = true;
             break;
         }
         if !args.quiet {
@@ -205,10 +278,12 @@ pub fn execute(args: SweepArgs) -> anyhow::Result<i32> {
                 describe_load(*load)
             );
         }
+        let mut banner = banner_prefix.to_vec();
+        banner.extend(sweep_banner(index, total, *load, &results));
         let context = RunContext {
             quiet: args.quiet,
-            pids: &pids,
-            slo: slo.as_ref(),
+            pids,
+            slo,
             exports: None,
             hlog: (args.hlog.clone()).map(|path| {
                 let target = crate::process::hlog_file::HlogTarget {
@@ -217,18 +292,21 @@ pub fn execute(args: SweepArgs) -> anyhow::Result<i32> {
                 };
                 target.part(&format!("step{}", index + 1))
             }),
-            banner: sweep_banner(index, total, *load, &results),
+            banner,
             ..RunContext::default()
         };
-        let result = run_plan_in(&plan, notices, &context)
+        watch.before_step(index);
+        let result = run_plan_in(plan, notices.clone(), &context)
             .with_context(|| format!("step {}", describe_load(*load)))?;
         if result.interrupted {
             eprintln!(
                 "stampede sweep: interrupted during {}; that step is left out",
                 describe_load(*load)
             );
+            interrupted = true;
             break;
         }
+        watch.after_step(index, &result);
         let passed = exit_status(&result) == exit::OK;
         if !args.quiet {
             eprintln!(
@@ -248,30 +326,55 @@ pub fn execute(args: SweepArgs) -> anyhow::Result<i32> {
             );
         }
         results.push((*load, result));
-        if let (Load::Rate(rate), Some(_)) = (load, &slo) {
+        if let (Load::Rate(rate), Some(_)) = (load, slo) {
             if search.record(*rate, passed) == SearchNext::Stop {
                 eprintln!("stampede sweep: {}", search.sentence());
                 break;
             }
         }
     }
-    drop(spawned);
     if results.is_empty() {
-        bail!("no step completed");
+        return Ok(SweepOutcome {
+            document: None,
+            interrupted,
+        });
     }
     let inputs: Vec<StepInput> = results
         .iter()
         .map(|(load, r)| StepInput::from_result(*load, r))
         .collect();
-    let thresholds = Thresholds {
-        healthy_efficiency: args.saturation_efficiency,
-        max_error_pct: args.max_errors,
-        ..Thresholds::default()
+    let analysis = analyze_sweep(&inputs, slo.map(|s| s.0.as_slice()), &prepared.thresholds);
+    Ok(SweepOutcome {
+        document: Some(SweepDocument {
+            analysis,
+            steps: results,
+        }),
+        interrupted,
+    })
+}
+
+pub fn execute(args: SweepArgs) -> anyhow::Result<i32> {
+    // Bad paths and pids fail before the first step, not after the last.
+    crate::process::output::preflight_given(&[
+        ("--json", args.json.as_ref()),
+        ("--html", args.html.as_ref()),
+    ])?;
+    check_pids(&args.pids)?;
+    let prepared = prepare(&args)?;
+    let mut pids = args.pids.clone();
+    let spawned = match &args.spawn {
+        Some(command) => {
+            let server = SpawnedServer::start(command, prepared.addr()?)?;
+            pids.push(server.pid());
+            Some(server)
+        }
+        None => None,
     };
-    let analysis = analyze_sweep(&inputs, slo.as_ref().map(|s| s.0.as_slice()), &thresholds);
-    let document = SweepDocument {
-        analysis,
-        steps: results,
+    let stop = interrupt::stop_handle()?;
+    let outcome = run_steps(&args, &prepared, &pids, &[], &mut Unwatched)?;
+    drop(spawned);
+    let Some(document) = outcome.document else {
+        bail!("no step completed");
     };
     let (analysis, results) = (&document.analysis, &document.steps);
     let json = document.to_value()?;
