@@ -503,13 +503,12 @@ fn experiment_access_log_costs_its_line_length_in_bytes_written() {
         ],
         &["run", &url, "-c", "2", "-t", "1", "-d", "500ms"],
     );
-    // The page draws both variants on shared axes.
+    // The page draws both variants' bars and says the verdict.
     let html = std::fs::read_to_string(&page).expect("the --html page");
     assert!(html.contains("<html") && html.contains("uPlot"));
-    assert!(
-        html.contains("Compare: log= vs log=--access-log="),
-        "the title names both"
-    );
+    assert!(html.contains("data-chart=\"experiment-written\""));
+    let verdict_line = format!("log=--access-log={} against log=: ", log.display());
+    assert!(html.contains(&verdict_line), "the verdict is on the page");
     let text = std::fs::read_to_string(&log).expect("the access log");
     let lines = text.lines().count();
     assert!(lines > 100, "{lines} lines");
@@ -623,6 +622,7 @@ fn experiment_sweeps_each_variant_and_compares_capacity() {
     let port = free_port();
     let url = format!("http://127.0.0.1:{port}/");
     let template = serve_template(port, "--threads {threads}");
+    let page = dir.join("experiment.html");
     let (output, doc) = experiment(
         &dir,
         &[
@@ -634,6 +634,8 @@ fn experiment_sweeps_each_variant_and_compares_capacity() {
             "2",
             "--settle",
             "0s",
+            "--html",
+            page.to_str().unwrap(),
         ],
         &["sweep", &url, "-c", "1,8", "--step", "1s", "-t", "1"],
     );
@@ -698,10 +700,46 @@ fn experiment_sweeps_each_variant_and_compares_capacity() {
             "{text}"
         );
     }
+    // The page overlays each variant's goodput curve on the same axes, with
+    // the figures of the file.
+    let html = std::fs::read_to_string(&page).expect("the --html page");
+    let charts = chart_data(&html);
+    let throughput = charts
+        .iter()
+        .find(|c| c["id"] == "experiment-throughput")
+        .expect("the throughput chart");
+    assert_eq!(throughput["chart"]["xs"], serde_json::json!([1.0, 8.0]));
+    for (i, v) in doc["variants"].as_array().unwrap().iter().enumerate() {
+        let series = &throughput["chart"]["series"][i];
+        assert_eq!(series["name"], v["name"]);
+        let drawn: Vec<f64> = series["values"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect();
+        let kept: Vec<f64> = v["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["goodput"].as_f64().unwrap())
+            .collect();
+        assert!(
+            drawn.iter().zip(&kept).all(|(a, b)| (a - b).abs() < 0.001),
+            "{drawn:?} {kept:?}"
+        );
+    }
     let json = dir.join("experiment.json");
-    let report = stampede(&["report", json.to_str().unwrap()]);
+    let again = dir.join("again.html");
+    let report = stampede(&[
+        "report",
+        json.to_str().unwrap(),
+        "--html",
+        again.to_str().unwrap(),
+    ]);
     stampede_testkit::assert_succeeded(&report);
     assert_eq!(stdout(&report), text);
+    assert_eq!(std::fs::read_to_string(&again).unwrap(), html);
     // What the experiment does itself is refused in the sweep's words.
     let refused = stampede(&[
         "experiment",
@@ -719,6 +757,16 @@ fn experiment_sweeps_each_variant_and_compares_capacity() {
     ]);
     assert_eq!(refused.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("--spawn after --"));
+}
+
+/// The charts' data a stampede HTML page embeds.
+fn chart_data(html: &str) -> Vec<serde_json::Value> {
+    let data = html
+        .split("<script type=\"application/json\" id=\"chart-data\">")
+        .nth(1)
+        .and_then(|rest| rest.split("</script>").next())
+        .expect("the charts' data");
+    serde_json::from_str(data).expect("the charts' data is JSON")
 }
 
 /// TcpExt ListenOverflows as the kernel counts it (this network namespace).

@@ -84,7 +84,7 @@ pub fn render_sweep_part(doc: &ExperimentDocument) -> String {
             }
             let _ = writeln!(out, "{line}");
         }
-        if !v.sweeps.is_empty() {
+        if !v.steps.is_empty() {
             let _ = writeln!(out, "{}: {}", v.name, knee_words(v.knee.as_ref()));
         }
     }

@@ -36,7 +36,7 @@ pub use experiment_text::{render_experiment_text, verdict_lines};
 pub use format::{counted, format_bytes, format_count, format_latency_us, format_rate};
 pub use gnuplot::{ctime, render_gnuplot_header, render_gnuplot_row, GnuplotRow};
 pub use html::{
-    heatmap_section, render_compare_html, render_groups_index, render_html,
+    heatmap_section, render_compare_html, render_experiment_html, render_groups_index, render_html,
     render_html_with_heatmap, render_live_html, render_live_parts, render_sweep_html, Deltas,
     GroupPage, LabeledRun, SweepStep,
 };

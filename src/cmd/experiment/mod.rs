@@ -84,9 +84,9 @@ pub struct ExperimentArgs {
     /// Write the experiment (schema stampede.experiment/1) to PATH, after every run
     #[arg(long, value_name = "PATH")]
     pub json: Option<PathBuf>,
-    /// Write an HTML page to PATH at the end: each variant's first run on
-    /// shared axes (throughput, latency), and each variant's rounds against
-    /// the first's
+    /// Write an HTML page to PATH at the end: the verdicts, each variant's
+    /// throughput and p99 on shared axes (curves against the load under a
+    /// sweep, bars for a fixed run), its cost per request as bars, the table
     #[arg(long, value_name = "PATH")]
     pub html: Option<PathBuf>,
     /// No progress line
