@@ -464,6 +464,30 @@ fn experiment_on_identical_variants_finds_no_difference() {
     let report = stampede(&["report", json.to_str().unwrap()]);
     stampede_testkit::assert_succeeded(&report);
     assert_eq!(stdout(&report), text);
+    // `compare` of two experiments: each variant against the same variant.
+    let again = dir.join("again.json");
+    std::fs::copy(&json, &again).unwrap();
+    let compared = stampede(&["compare", json.to_str().unwrap(), again.to_str().unwrap()]);
+    stampede_testkit::assert_succeeded(&compared);
+    let table = stdout(&compared);
+    assert!(
+        table.starts_with("variant same=a:\n") && table.contains("\nvariant same=b:\n"),
+        "{table}"
+    );
+    assert!(table.contains("again"), "the second file's column: {table}");
+    // Other variants: one line, exit 2.
+    let renamed = dir.join("renamed.json");
+    let mut other = doc.clone();
+    other["variants"][1]["name"] = "same=c".into();
+    std::fs::write(&renamed, other.to_string()).unwrap();
+    let refused = stampede(&["compare", json.to_str().unwrap(), renamed.to_str().unwrap()]);
+    assert_eq!(refused.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("hold different variants (missing: same=b; not in the first: same=c)"),
+        "{err}"
+    );
     let line = text
         .lines()
         .find(|l| l.starts_with("same=b against same=a: "))

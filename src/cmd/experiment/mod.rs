@@ -12,9 +12,9 @@ mod order;
 mod runner;
 mod template;
 
-use crate::cmd::sweep::{parse_sweep_args, SweepArgs};
 use crate::flags::plan_args::build_run;
 use crate::flags::run_args::{parse_run_args, RunArgs};
+use crate::flags::sweep_args::{parse_sweep_args, SweepArgs};
 use crate::process::interrupt;
 use crate::process::output::write_json_value;
 use anyhow::bail;
@@ -113,7 +113,7 @@ pub fn execute(args: ExperimentArgs) -> anyhow::Result<i32> {
     }
     let (built, prepared) = match &given {
         LoadArgs::Run(run) => (Some(build_run(run)?), None),
-        LoadArgs::Sweep(sweep) => (None, Some(crate::cmd::sweep::prepare(sweep)?)),
+        LoadArgs::Sweep(sweep) => (None, Some(crate::session::sweep::prepare(sweep)?)),
     };
     crate::process::output::preflight_given(&[
         ("--json", args.json.as_ref()),

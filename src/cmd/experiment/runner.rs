@@ -7,8 +7,9 @@
 //! during the load makes a failed run with its stderr's last lines.
 
 use super::template::Variant;
-use crate::cmd::sweep::{run_steps, PreparedSweep, StepWatch, SweepArgs};
+use crate::flags::sweep_args::SweepArgs;
 use crate::session::spawn::SpawnedServer;
+use crate::session::sweep::{run_steps, PreparedSweep, StepWatch};
 use crate::session::{run_plan_in, RunContext};
 use stampede_analysis::{Failure, ServerCost, ServerReading, SweepRound, SweptStep};
 use stampede_engine::monitor::{read_cost, read_listen_queue};

@@ -7,8 +7,13 @@
 //! against a single run): "no significant difference" when it includes zero.
 //! Different plans are named as warnings, once per file.
 //!
+//! Two experiments' files are compared variant by variant
+//! (experiments.rs).
+//!
 //! The table's renderer (compare_text.rs) is shared with `stampede report`
 //! of a saved comparison, so both print the same text.
+
+mod experiments;
 
 use crate::process::exports::write_file;
 use crate::process::result_file::{self, ResultFile};
@@ -22,12 +27,15 @@ const EXAMPLES: &str = "Examples:
   stampede compare before.json after.json
   stampede compare threads1.json threads2.json threads4.json
   stampede compare logs-on.json logs-off.json --json delta.json   # files from `run --repeat 5` get confidence intervals
-  stampede report delta.json                                      # the saved comparison's table again";
+  stampede report delta.json                                      # the saved comparison's table again
+  stampede compare monday.json friday.json                        # two experiments: each variant against itself";
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = EXAMPLES)]
 pub struct CompareArgs {
-    /// Result files (stampede.result/1 or stampede.repeat/1); the first is the baseline
+    /// Result files (stampede.result/1 or stampede.repeat/1), or experiments
+    /// (stampede.experiment/1: each variant against the same variant); the
+    /// first is the baseline
     #[arg(required = true, num_args = 2.., value_name = "RESULT.json")]
     pub files: Vec<PathBuf>,
     /// Relative changes within this band count as "same" (percent)
@@ -79,6 +87,23 @@ fn figures(label: &str, run: &RunResult) -> RunFigures {
     figures
 }
 
+/// Experiments: each variant against the variant of the same name.
+fn compare_experiments(
+    args: &CompareArgs,
+    docs: &[(String, stampede_analysis::ExperimentDocument)],
+) -> anyhow::Result<i32> {
+    if args.json.is_some() || args.html.is_some() {
+        bail!("compare of experiments prints one table per variant; --json and --html compare runs (an experiment's own page: report FILE --html)");
+    }
+    experiments::check_variants(&args.files, docs)?;
+    let options = CompareOptions {
+        noise_pct: args.noise,
+        ..CompareOptions::default()
+    };
+    print!("{}", experiments::render(docs, &options)?);
+    Ok(crate::process::exit::OK)
+}
+
 /// The round drawn for a file of rounds in the HTML overlays: the one whose
 /// goodput is nearest the mean, so the curve is a typical round, not the last.
 fn representative(side: &Side) -> &RunResult {
@@ -94,6 +119,9 @@ fn representative(side: &Side) -> &RunResult {
 }
 
 pub fn execute(args: CompareArgs) -> anyhow::Result<i32> {
+    if let Some(docs) = experiments::read_all(&args.files)? {
+        return compare_experiments(&args, &docs);
+    }
     let sides: Vec<Side> = args
         .files
         .iter()
