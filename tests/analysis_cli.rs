@@ -795,14 +795,19 @@ fn chart_data(html: &str) -> Vec<serde_json::Value> {
 
 /// TcpExt ListenOverflows as the kernel counts it (this network namespace).
 fn listen_overflows() -> u64 {
+    tcp_ext("ListenOverflows")
+}
+
+/// A TcpExt counter of /proc/net/netstat, by name.
+fn tcp_ext(counter: &str) -> u64 {
     let text = std::fs::read_to_string("/proc/net/netstat").expect("/proc/net/netstat");
     let mut lines = text.lines().filter(|l| l.starts_with("TcpExt:"));
     let names = lines.next().unwrap().split_whitespace();
     let values = lines.next().unwrap().split_whitespace();
     let (_, value) = names
         .zip(values)
-        .find(|(name, _)| *name == "ListenOverflows")
-        .expect("ListenOverflows");
+        .find(|(name, _)| *name == counter)
+        .unwrap_or_else(|| panic!("{counter}"));
     value.parse().unwrap()
 }
 
@@ -814,6 +819,7 @@ fn experiment_names_an_overflowing_accept_queue() {
     let url = format!("http://127.0.0.1:{port}/");
     let template = serve_template(port, "--threads 1 --backlog {backlog}");
     let before = listen_overflows();
+    let syn_before = tcp_ext("TCPSynRetrans");
     let (output, doc) = experiment(
         &dir,
         &[
@@ -850,6 +856,27 @@ fn experiment_names_an_overflowing_accept_queue() {
         cited > 0 && cited <= kernel,
         "cited {cited}, the kernel counted {kernel}"
     );
+    // SYNs dropped by the full queue are retransmitted: the count cited is
+    // the kernel's (the machine's: others may add to it), with its cause.
+    let syn_kernel = tcp_ext("TCPSynRetrans") - syn_before;
+    let server = &doc["variants"][0]["server"];
+    let syns = server["syn_retransmits"].as_f64().unwrap() as u64;
+    assert!(
+        syns <= syn_kernel,
+        "cited {syns}, the kernel counted {syn_kernel}"
+    );
+    let causes = server["bottleneck"].to_string();
+    if syns > 0 {
+        assert!(causes.contains("TcpExt.TCPSynRetrans"), "{causes}");
+        assert!(
+            causes.contains(&format!("{syns} SYNs retransmitted")),
+            "{causes}"
+        );
+    } else {
+        assert!(!causes.contains("TCPSynRetrans"), "{causes}");
+    }
+    assert!(server["run_queue_wait_pct"].as_f64().unwrap() >= 0.0);
+    assert!(server["softirq_cpu_pct"].as_f64().unwrap() >= 0.0);
     let line = format!("backlog=8: bottleneck: the accept queue overflowed {cited} times");
     assert!(stdout(&output).contains(&line), "{}", stdout(&output));
 }

@@ -70,7 +70,7 @@ pub use result::{
 };
 pub use run_id::new_run_id;
 pub use running::Running;
-pub use server_reading::{ServerReading, ThreadCpu};
+pub use server_reading::{CpuTicks, ServerReading, ThreadCpu};
 pub use timeseries::{SecondPoint, TimeseriesBuilder};
 
 /// Errors reading or decoding saved results.

@@ -12,7 +12,7 @@ use crate::session::spawn::SpawnedServer;
 use crate::session::sweep::{run_steps, PreparedSweep, StepWatch};
 use crate::session::{run_plan_in, RunContext};
 use stampede_analysis::{Failure, ServerCost, ServerReading, SweepRound, SweptStep};
-use stampede_engine::monitor::{read_cost, read_listen_queue};
+use stampede_engine::monitor::{read_cost, read_listen_queue, read_machine_counters};
 use stampede_metrics::RunResult;
 use stampede_plan::Plan;
 use std::net::{SocketAddr, TcpStream};
@@ -221,11 +221,15 @@ impl StepWatch for CostWatch {
     }
 }
 
-/// The engine's reading of the server, with the machine's accept-queue
-/// counters read now.
+/// The engine's reading of the server, with the machine's counters read
+/// now: the accept queue, softirq time per CPU, TCP retransmits.
 fn reading(mut reading: ServerReading) -> ServerReading {
     let queue = read_listen_queue().unwrap_or_default();
     (reading.listen_overflows, reading.listen_drops) = (queue.overflows, queue.drops);
+    let machine = read_machine_counters();
+    reading.cpus = machine.cpus;
+    reading.syn_retransmits = machine.syn_retransmits;
+    reading.tcp_retransmits = machine.tcp_retransmits;
     reading
 }
 
