@@ -530,7 +530,17 @@ fn experiment_access_log_costs_its_line_length_in_bytes_written() {
     // The page draws both variants' bars and says the verdict.
     let html = std::fs::read_to_string(&page).expect("the --html page");
     assert!(html.contains("<html") && html.contains("uPlot"));
-    assert!(html.contains("data-chart=\"experiment-written\""));
+    let charts = chart_data(&html);
+    let written = charts
+        .iter()
+        .find(|c| c["id"] == "experiment-written")
+        .expect("the bytes-written bars");
+    for (i, v) in doc["variants"].as_array().unwrap().iter().enumerate() {
+        assert_eq!(written["chart"]["categories"][i], v["name"]);
+        let bar = written["chart"]["series"][0]["values"][i].as_f64().unwrap();
+        let kept = v["server"]["write_bytes_per_request"].as_f64().unwrap();
+        assert!((bar - kept).abs() < 0.001, "bar {bar}, file {kept}");
+    }
     let verdict_line = format!("log=--access-log={} against log=: ", log.display());
     assert!(html.contains(&verdict_line), "the verdict is on the page");
     let text = std::fs::read_to_string(&log).expect("the access log");
