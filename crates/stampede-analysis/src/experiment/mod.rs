@@ -3,8 +3,11 @@
 //! ran in, each run's result and server cost), each variant's figures with
 //! their confidence intervals over its rounds, and the pairwise verdicts.
 //! `cost` turns two readings of the server's counters into a cost per
-//! request, `bottleneck` names what limited the server, `metric` names the compared figures, `verdicts` compares each
-//! variant with the first. Pure: the runs and readings are the binary's.
+//! request, `bottleneck` names what limited the server, `metric` names the
+//! compared figures, `verdicts` compares each variant with the first,
+//! `sweeps` summarizes a variant's sweeps (under `-- sweep`: each step over
+//! the rounds, the knee and its bottleneck). Pure: the runs and readings are
+//! the binary's.
 
 mod bottleneck;
 mod cost;
