@@ -260,6 +260,7 @@ fn load_args(words: &[String]) -> anyhow::Result<LoadArgs> {
                 ("--pid", !sweep.pids.is_empty()),
                 ("--json", sweep.json.is_some()),
                 ("--html", sweep.html.is_some()),
+                ("--hlog", sweep.hlog.is_some()),
             ];
             let warmup_given = rest
                 .iter()
