@@ -78,7 +78,7 @@ pub struct ExperimentArgs {
     pub seed: Option<u64>,
     /// After each load, wait this long before reading the server's counters
     /// again (what it buffers, such as an access log written once a second,
-    /// is then counted)
+    /// is then counted); under `-- sweep`, after each step
     #[arg(long, default_value = "1s", value_parser = parse_duration, value_name = "DUR")]
     pub settle: Duration,
     /// Write the experiment (schema stampede.experiment/1) to PATH, after every run
