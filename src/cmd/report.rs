@@ -22,7 +22,7 @@ const EXAMPLES: &str = "Examples:
   stampede report sweep.json --html sweep.html      # a sweep written by `stampede sweep --json`
   stampede report rounds.json                       # a `run --repeat` file: its rounds and their mean
   stampede report delta.json                        # a comparison saved by `compare --json`
-  stampede report exp.json                          # an experiment's table and verdicts
+  stampede report exp.json --html exp.html          # an experiment's table and verdicts, and its page
   stampede report run.hlog --from 30s --to 90s      # an interval log (--hlog): each tag's percentiles
   stampede report run.hlog --tag latency -o json";
 
@@ -45,7 +45,7 @@ pub struct ReportArgs {
     #[arg(long = "tag", value_name = "TAG")]
     pub tags: Vec<String>,
     /// Write an HTML report (one self-contained file with interactive charts) to PATH:
-    /// a run, repeat, sweep or comparison (an experiment draws its page with `experiment --html`)
+    /// a run, repeat, sweep, comparison or experiment
     #[arg(long, value_name = "PATH")]
     pub html: Option<PathBuf>,
     /// Write ab's -e percentile table (percent, milliseconds) to PATH (runs only)
@@ -87,14 +87,14 @@ pub fn execute(args: ReportArgs) -> anyhow::Result<i32> {
     }
 }
 
-/// The table, bottlenecks and verdicts, as `experiment` printed them.
+/// The table, bottlenecks and verdicts, as `experiment` printed them, and
+/// with --html its page, as `experiment --html` wrote it.
 fn report_experiment(args: &ReportArgs, document: &ExperimentDocument) -> anyhow::Result<i32> {
     refuse_csv(args, "an experiment (use them on a run's result)")?;
-    if args.html.is_some() {
-        bail!(
-            "{}: an experiment has no HTML page yet; its text and JSON are all",
-            args.file.display()
-        );
+    if let Some(path) = &args.html {
+        crate::process::exports::write_file(path, |out| {
+            stampede_report::render_experiment_html(document, out)
+        })?;
     }
     match args.output {
         OutputFormat::Text => print!("{}", stampede_report::render_experiment_text(document)),

@@ -1,6 +1,7 @@
 //! The command line of `stampede run` and everything built on it: the
 //! arguments (`run_args` and its `*_args` parts, `count_arg`), the words
-//! rendered back for a shell (`run_words`), sweep's ladder (`sweep_steps`),
+//! rendered back for a shell (`run_words`), sweep's arguments (`sweep_args`)
+//! and ladder (`sweep_steps`),
 //! a validated Plan built from the arguments (`plan_args`,
 //! `workload_plan`), `har_run` (`--har`), `curl_command` (`--curl`, with `bash_words` reading the pasted
 //! command), and `agent` (`--agent I/N`: the agent's share of the
@@ -17,6 +18,7 @@ pub mod request_extras;
 pub mod run_args;
 pub mod run_words;
 pub mod script_args;
+pub mod sweep_args;
 pub mod sweep_steps;
 pub mod targets_args;
 pub mod transport_args;

@@ -6,12 +6,14 @@
 //!
 //! The folder holds running a plan: this session, `delivery` (the result
 //! leaving the process), `repeat` (rounds of one plan), `selfcheck` (when
-//! the run itself is suspect) and `spawn` (the server under test).
+//! the run itself is suspect), `spawn` (the server under test) and `sweep`
+//! (a ladder of steps, shared by sweep and experiment).
 
 pub mod delivery;
 pub mod repeat;
 pub mod selfcheck;
 pub mod spawn;
+pub mod sweep;
 
 use crate::flags::run_args::SloArg;
 use crate::process::exports::{self, ExportArgs};

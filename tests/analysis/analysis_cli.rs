@@ -464,6 +464,30 @@ fn experiment_on_identical_variants_finds_no_difference() {
     let report = stampede(&["report", json.to_str().unwrap()]);
     stampede_testkit::assert_succeeded(&report);
     assert_eq!(stdout(&report), text);
+    // `compare` of two experiments: each variant against the same variant.
+    let again = dir.join("again.json");
+    std::fs::copy(&json, &again).unwrap();
+    let compared = stampede(&["compare", json.to_str().unwrap(), again.to_str().unwrap()]);
+    stampede_testkit::assert_succeeded(&compared);
+    let table = stdout(&compared);
+    assert!(
+        table.starts_with("variant same=a:\n") && table.contains("\nvariant same=b:\n"),
+        "{table}"
+    );
+    assert!(table.contains("again"), "the second file's column: {table}");
+    // Other variants: one line, exit 2.
+    let renamed = dir.join("renamed.json");
+    let mut other = doc.clone();
+    other["variants"][1]["name"] = "same=c".into();
+    std::fs::write(&renamed, other.to_string()).unwrap();
+    let refused = stampede(&["compare", json.to_str().unwrap(), renamed.to_str().unwrap()]);
+    assert_eq!(refused.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("hold different variants (missing: same=b; not in the first: same=c)"),
+        "{err}"
+    );
     let line = text
         .lines()
         .find(|l| l.starts_with("same=b against same=a: "))
@@ -503,13 +527,22 @@ fn experiment_access_log_costs_its_line_length_in_bytes_written() {
         ],
         &["run", &url, "-c", "2", "-t", "1", "-d", "500ms"],
     );
-    // The page draws both variants on shared axes.
+    // The page draws both variants' bars and says the verdict.
     let html = std::fs::read_to_string(&page).expect("the --html page");
     assert!(html.contains("<html") && html.contains("uPlot"));
-    assert!(
-        html.contains("Compare: log= vs log=--access-log="),
-        "the title names both"
-    );
+    let charts = chart_data(&html);
+    let written = charts
+        .iter()
+        .find(|c| c["id"] == "experiment-written")
+        .expect("the bytes-written bars");
+    for (i, v) in doc["variants"].as_array().unwrap().iter().enumerate() {
+        assert_eq!(written["chart"]["categories"][i], v["name"]);
+        let bar = written["chart"]["series"][0]["values"][i].as_f64().unwrap();
+        let kept = v["server"]["write_bytes_per_request"].as_f64().unwrap();
+        assert!((bar - kept).abs() < 0.001, "bar {bar}, file {kept}");
+    }
+    let verdict_line = format!("log=--access-log={} against log=: ", log.display());
+    assert!(html.contains(&verdict_line), "the verdict is on the page");
     let text = std::fs::read_to_string(&log).expect("the access log");
     let lines = text.lines().count();
     assert!(lines > 100, "{lines} lines");
@@ -616,16 +649,175 @@ fn experiment_marks_a_server_that_fails_and_goes_on() {
     assert!(stdout(&output).contains("threads=0 round 1: failed"));
 }
 
+#[test]
+fn experiment_sweeps_each_variant_and_compares_capacity() {
+    let _machine = shared_machine();
+    let dir = temp_dir("experiment-sweep");
+    let port = free_port();
+    let url = format!("http://127.0.0.1:{port}/");
+    let template = serve_template(port, "--threads {threads}");
+    let page = dir.join("experiment.html");
+    let (output, doc) = experiment(
+        &dir,
+        &[
+            "--server",
+            &template,
+            "--vary",
+            "threads=1,2",
+            "--repeat",
+            "2",
+            "--settle",
+            "0s",
+            "--html",
+            page.to_str().unwrap(),
+        ],
+        &["sweep", &url, "-c", "1,8", "--step", "1s", "-t", "1"],
+    );
+    assert_eq!(doc["order"], serde_json::json!([0, 1, 0, 1]));
+    assert_eq!(doc["common_load"], serde_json::json!({"connections": 8}));
+    for v in doc["variants"].as_array().unwrap() {
+        // Each round is a whole sweep, each step with the server's cost.
+        let sweeps = v["sweeps"].as_array().unwrap();
+        assert_eq!(sweeps.len(), 2, "{}", v["failures"]);
+        for round in sweeps {
+            assert!(round["analysis"]["capacity"]["goodput"].as_f64().unwrap() > 0.0);
+            let loads: Vec<&serde_json::Value> = round["steps"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| &s["load"]["connections"])
+                .collect();
+            assert_eq!(loads, [1, 8]);
+            for step in round["steps"].as_array().unwrap() {
+                let cpu = step["cost"]["cpu_us_per_request"].as_f64().unwrap();
+                assert!(cpu > 0.0, "{step}");
+            }
+        }
+        // The step summaries cover the ladder; `runs` is each round's step
+        // at the common load.
+        assert_eq!(v["steps"].as_array().unwrap().len(), 2);
+        assert_eq!(v["runs"].as_array().unwrap().len(), 2);
+        assert_eq!(
+            v["runs"][1]["goodput"],
+            v["sweeps"][1]["steps"][1]["result"]["goodput"]
+        );
+        let capacity = v["figures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["metric"] == "capacity")
+            .expect("a capacity estimate");
+        assert_eq!(capacity["rounds"], 2);
+    }
+    let capacity = verdict(&doc, "capacity");
+    assert_eq!(
+        (capacity["a"].as_str(), capacity["b"].as_str()),
+        (Some("threads=1"), Some("threads=2"))
+    );
+    assert!(capacity["ci_low_pct"].is_number() && capacity["same"].is_boolean());
+    let text = stdout(&output);
+    assert!(text.starts_with("variant "), "{text}");
+    assert!(text.contains("capacity req/s (95% CI)"), "{text}");
+    assert!(
+        text.contains("threads=2: 8 connections: goodput "),
+        "{text}"
+    );
+    assert!(
+        text.contains("at the common load, 8 connections (the highest step every round reached):"),
+        "{text}"
+    );
+    // Each variant's knee in words, or that there was none.
+    for name in ["threads=1", "threads=2"] {
+        assert!(
+            text.contains(&format!("{name}: knee at "))
+                || text.contains(&format!("{name}: no knee")),
+            "{text}"
+        );
+    }
+    // The page overlays each variant's goodput curve on the same axes, with
+    // the figures of the file.
+    let html = std::fs::read_to_string(&page).expect("the --html page");
+    let charts = chart_data(&html);
+    let throughput = charts
+        .iter()
+        .find(|c| c["id"] == "experiment-throughput")
+        .expect("the throughput chart");
+    assert_eq!(throughput["chart"]["xs"], serde_json::json!([1.0, 8.0]));
+    for (i, v) in doc["variants"].as_array().unwrap().iter().enumerate() {
+        let series = &throughput["chart"]["series"][i];
+        assert_eq!(series["name"], v["name"]);
+        let drawn: Vec<f64> = series["values"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect();
+        let kept: Vec<f64> = v["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["goodput"].as_f64().unwrap())
+            .collect();
+        assert!(
+            drawn.iter().zip(&kept).all(|(a, b)| (a - b).abs() < 0.001),
+            "{drawn:?} {kept:?}"
+        );
+    }
+    let json = dir.join("experiment.json");
+    let again = dir.join("again.html");
+    let report = stampede(&[
+        "report",
+        json.to_str().unwrap(),
+        "--html",
+        again.to_str().unwrap(),
+    ]);
+    stampede_testkit::assert_succeeded(&report);
+    assert_eq!(stdout(&report), text);
+    assert_eq!(std::fs::read_to_string(&again).unwrap(), html);
+    // What the experiment does itself is refused in the sweep's words.
+    let refused = stampede(&[
+        "experiment",
+        "--server",
+        &template,
+        "--vary",
+        "threads=1",
+        "--",
+        "sweep",
+        &url,
+        "-c",
+        "1",
+        "--spawn",
+        "x",
+    ]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--spawn after --"));
+}
+
+/// The charts' data a stampede HTML page embeds.
+fn chart_data(html: &str) -> Vec<serde_json::Value> {
+    let data = html
+        .split("<script type=\"application/json\" id=\"chart-data\">")
+        .nth(1)
+        .and_then(|rest| rest.split("</script>").next())
+        .expect("the charts' data");
+    serde_json::from_str(data).expect("the charts' data is JSON")
+}
+
 /// TcpExt ListenOverflows as the kernel counts it (this network namespace).
 fn listen_overflows() -> u64 {
+    tcp_ext("ListenOverflows")
+}
+
+/// A TcpExt counter of /proc/net/netstat, by name.
+fn tcp_ext(counter: &str) -> u64 {
     let text = std::fs::read_to_string("/proc/net/netstat").expect("/proc/net/netstat");
     let mut lines = text.lines().filter(|l| l.starts_with("TcpExt:"));
     let names = lines.next().unwrap().split_whitespace();
     let values = lines.next().unwrap().split_whitespace();
     let (_, value) = names
         .zip(values)
-        .find(|(name, _)| *name == "ListenOverflows")
-        .expect("ListenOverflows");
+        .find(|(name, _)| *name == counter)
+        .unwrap_or_else(|| panic!("{counter}"));
     value.parse().unwrap()
 }
 
@@ -637,6 +829,7 @@ fn experiment_names_an_overflowing_accept_queue() {
     let url = format!("http://127.0.0.1:{port}/");
     let template = serve_template(port, "--threads 1 --backlog {backlog}");
     let before = listen_overflows();
+    let syn_before = tcp_ext("TCPSynRetrans");
     let (output, doc) = experiment(
         &dir,
         &[
@@ -673,6 +866,27 @@ fn experiment_names_an_overflowing_accept_queue() {
         cited > 0 && cited <= kernel,
         "cited {cited}, the kernel counted {kernel}"
     );
+    // SYNs dropped by the full queue are retransmitted: the count cited is
+    // the kernel's (the machine's: others may add to it), with its cause.
+    let syn_kernel = tcp_ext("TCPSynRetrans") - syn_before;
+    let server = &doc["variants"][0]["server"];
+    let syns = server["syn_retransmits"].as_f64().unwrap() as u64;
+    assert!(
+        syns <= syn_kernel,
+        "cited {syns}, the kernel counted {syn_kernel}"
+    );
+    let causes = server["bottleneck"].to_string();
+    if syns > 0 {
+        assert!(causes.contains("TcpExt.TCPSynRetrans"), "{causes}");
+        assert!(
+            causes.contains(&format!("{syns} SYNs retransmitted")),
+            "{causes}"
+        );
+    } else {
+        assert!(!causes.contains("TCPSynRetrans"), "{causes}");
+    }
+    assert!(server["run_queue_wait_pct"].as_f64().unwrap() >= 0.0);
+    assert!(server["softirq_cpu_pct"].as_f64().unwrap() >= 0.0);
     let line = format!("backlog=8: bottleneck: the accept queue overflowed {cited} times");
     assert!(stdout(&output).contains(&line), "{}", stdout(&output));
 }

@@ -38,8 +38,8 @@ pub use compare::{
 };
 pub use experiment::{
     pairwise_verdicts, Bottleneck, Estimate, Evidence, ExperimentDocument, ExperimentVerdict,
-    Failure, Metric as ExperimentMetric, ServerCost, ServerReading, ThreadShare, VariantResult,
-    EXPERIMENT_SCHEMA,
+    Failure, KneeSummary, Metric as ExperimentMetric, ServerCost, ServerReading, StepSummary,
+    SweepRound, SweptStep, ThreadShare, VariantResult, EXPERIMENT_SCHEMA,
 };
 pub use repeats::{summarize_rounds, RepeatDocument, REPEAT_SCHEMA};
 pub use search::{RateSearch, SearchNext};

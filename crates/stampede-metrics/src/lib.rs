@@ -76,7 +76,7 @@ pub use running::Running;
 pub use second_histograms::{
     encode_second, has_second_histograms, second_percentiles, SecondSums, SECOND_TAGS,
 };
-pub use server_reading::{ServerReading, ThreadCpu};
+pub use server_reading::{CpuTicks, ServerReading, ThreadCpu};
 pub use timeseries::{SecondPoint, TimeseriesBuilder};
 
 /// Errors reading or decoding saved results.

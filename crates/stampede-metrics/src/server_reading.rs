@@ -1,7 +1,10 @@
 //! One reading of a server's cumulative counters (`stampede experiment`):
 //! CPU user and system, bytes and calls of write (/proc/PID/io `wchar`,
 //! `syscw`), context switches, RSS, each thread's CPU, and the machine's
-//! accept-queue counters. The engine's monitor takes it; the difference of
+//! accept-queue counters, its softirq time per CPU (/proc/stat) and TCP
+//! retransmits (/proc/net/snmp, /proc/net/netstat), and the time the
+//! server's threads ran and waited on a run queue (schedstat). The engine's
+//! monitor takes it; the difference of
 //! two around a load, divided by the requests, is stampede-analysis' cost.
 
 use serde::{Deserialize, Serialize};
@@ -24,6 +27,29 @@ pub struct ServerReading {
     /// The machine's TcpExt `ListenOverflows` and `ListenDrops`.
     pub listen_overflows: u64,
     pub listen_drops: u64,
+    /// The machine's CPUs: each one's softirq and total ticks (/proc/stat).
+    #[serde(default)]
+    pub cpus: Vec<CpuTicks>,
+    /// The server's threads: time on a CPU and time waiting on a run
+    /// queue, ns (/proc/PID/task/*/schedstat, first and second fields).
+    #[serde(default)]
+    pub run_ns: u64,
+    #[serde(default)]
+    pub run_queue_wait_ns: u64,
+    /// The machine's SYN retransmits (TcpExt `TCPSynRetrans`) and all
+    /// retransmitted TCP segments (Tcp `RetransSegs`).
+    #[serde(default)]
+    pub syn_retransmits: u64,
+    #[serde(default)]
+    pub tcp_retransmits: u64,
+}
+
+/// One CPU's time so far, in clock ticks (/proc/stat `cpuN`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CpuTicks {
+    pub softirq: u64,
+    /// Every field of its line summed (user … steal).
+    pub total: u64,
 }
 
 /// One thread's CPU so far.

@@ -1,13 +1,17 @@
 //! The text of an experiment (`stampede experiment`): one row per variant
 //! (runs, goodput with its interval, p50, p99, errors, the server's cost per
 //! request, its busiest thread), each variant's bottleneck, the failed runs,
-//! and the pairwise verdicts in words under the table.
+//! and the pairwise verdicts in words under the table. Under a sweep, the
+//! sweep part (experiment_sweep_text.rs) comes first and the table is at the
+//! common load.
 
 use stampede_analysis::{ExperimentDocument, ExperimentMetric as Metric, ExperimentVerdict};
 use std::fmt::Write;
 
 /// The figures a verdict line names when they differ, in this order.
-const SPOKEN: [Metric; 8] = [
+const SPOKEN: [Metric; 10] = [
+    Metric::Capacity,
+    Metric::Knee,
     Metric::Goodput,
     Metric::P50,
     Metric::P99,
@@ -20,7 +24,7 @@ const SPOKEN: [Metric; 8] = [
 
 /// The table, the failures and the verdicts.
 pub fn render_experiment_text(doc: &ExperimentDocument) -> String {
-    let mut out = String::new();
+    let mut out = crate::experiment_sweep_text::render_sweep_part(doc);
     let width = doc
         .variants
         .iter()
@@ -240,6 +244,7 @@ mod tests {
             verdicts,
             confidence: 0.95,
             interrupted: false,
+            common_load: None,
         }
     }
 

@@ -5,7 +5,7 @@
 //!
 //! Modules: `text` (the human summary of a run, with `checks_text` and
 //! `groups_text` for its checks and scenario groups), `sweep_text`,
-//! `compare_text`, `repeat_text` and `experiment_text` (the tables of a
+//! `compare_text`, `repeat_text`, `experiment_text` and `experiment_sweep_text` (the tables of a
 //! sweep, a comparison, repeated rounds and an experiment), `json`, `csv`, `gnuplot`,
 //! `request_line` (`--log-requests`), `format` (numbers and units shared by
 //! the human formats), `html` (the run, sweep and comparison pages, their
@@ -17,6 +17,7 @@ mod compare_text;
 pub mod compat;
 mod compression_text;
 mod csv;
+mod experiment_sweep_text;
 mod experiment_text;
 mod format;
 mod gnuplot;
@@ -35,7 +36,7 @@ pub use experiment_text::{render_experiment_text, verdict_lines};
 pub use format::{counted, format_bytes, format_count, format_latency_us, format_rate};
 pub use gnuplot::{ctime, render_gnuplot_header, render_gnuplot_row, GnuplotRow};
 pub use html::{
-    heatmap_section, render_compare_html, render_groups_index, render_html,
+    heatmap_section, render_compare_html, render_experiment_html, render_groups_index, render_html,
     render_html_with_heatmap, render_live_html, render_live_parts, render_sweep_html, Deltas,
     GroupPage, LabeledRun, SweepStep,
 };

@@ -14,11 +14,12 @@ mod template;
 
 use crate::flags::plan_args::build_run;
 use crate::flags::run_args::{parse_run_args, RunArgs};
+use crate::flags::sweep_args::{parse_sweep_args, SweepArgs};
 use crate::process::interrupt;
 use crate::process::output::write_json_value;
 use anyhow::bail;
 use order::{run_order, OrderKind};
-use runner::{Load, Outcome};
+use runner::{Load, Outcome, Work};
 use stampede_analysis::{ExperimentDocument, VariantResult, EXPERIMENT_SCHEMA};
 use stampede_plan::parse_duration;
 use std::path::PathBuf;
@@ -33,7 +34,11 @@ use std::time::Duration;
 /// variant's server (`sh -c`, in its own process group), waits until the
 /// load's URL accepts, reads the server's counters from /proc (CPU user and
 /// system, bytes and calls of write, context switches, RSS, each thread's
-/// CPU), runs the load, reads them again and stops the server. Runs are
+/// CPU), runs the load, reads them again and stops the server. Under
+/// `-- sweep` each run is the sweep command's ladder of steps, the counters
+/// read around each step: each variant gets its capacity, knee and USL fit,
+/// each step its bottleneck, and the fixed-load figures are taken at the
+/// highest step every round reached. Runs are
 /// interleaved by default, so that a noisy host's drift spreads over all the
 /// variants. Each variant after the first is compared with the first, with
 /// 95% confidence intervals over the rounds.
@@ -46,6 +51,11 @@ use std::time::Duration;
       -- run http://127.0.0.1:3000/ -c 20 -d 5s
   stampede experiment --server 'srv --workers {w} --log {log}' --vary w=4,8 --vary log=on,off \\
       --order random --seed 7 -- run http://127.0.0.1:8080/ -c 1000 -d 30s
+  stampede experiment --server 'stampede serve --port 3000 --threads {threads}' \\
+      --vary threads=1,2 --repeat 2 -- sweep http://127.0.0.1:3000/ -c 1,8,32 --step 2s
+
+Under `-- sweep` the sweep's --warmup is 0s unless given, so that each
+step's cost per request counts only its measured requests.
 
 Exit status: 0 when the experiment ran (failed runs are in the table and the
 file), 2 on bad input or when no run could be made, 130 on Ctrl-C (the file
@@ -68,22 +78,23 @@ pub struct ExperimentArgs {
     pub seed: Option<u64>,
     /// After each load, wait this long before reading the server's counters
     /// again (what it buffers, such as an access log written once a second,
-    /// is then counted)
+    /// is then counted); under `-- sweep`, after each step
     #[arg(long, default_value = "1s", value_parser = parse_duration, value_name = "DUR")]
     pub settle: Duration,
     /// Write the experiment (schema stampede.experiment/1) to PATH, after every run
     #[arg(long, value_name = "PATH")]
     pub json: Option<PathBuf>,
-    /// Write an HTML page to PATH at the end: each variant's first run on
-    /// shared axes (throughput, latency), and each variant's rounds against
-    /// the first's
+    /// Write an HTML page to PATH at the end: the verdicts, each variant's
+    /// throughput and p99 on shared axes (curves against the load under a
+    /// sweep, bars for a fixed run), its cost per request as bars, the table
     #[arg(long, value_name = "PATH")]
     pub html: Option<PathBuf>,
     /// No progress line
     #[arg(short = 'q', long)]
     pub quiet: bool,
-    /// The load: `run` and its arguments (the URL names the port each server must open)
-    #[arg(last = true, required = true, value_name = "run ARGS")]
+    /// The load: `run` or `sweep` and its arguments (the URL names the port
+    /// each server must open)
+    #[arg(last = true, required = true, value_name = "run|sweep ARGS")]
     pub load: Vec<String>,
 }
 
@@ -95,13 +106,37 @@ pub fn execute(args: ExperimentArgs) -> anyhow::Result<i32> {
         .collect::<Result<Vec<_>, _>>()
         .map_err(anyhow::Error::msg)?;
     let variants = template::variants(&args.server, &varies).map_err(anyhow::Error::msg)?;
-    let run = load_args(&args.load)?;
-    let built = build_run(&run)?;
+    let mut given = load_args(&args.load)?;
+    if let LoadArgs::Sweep(sweep) = &mut given {
+        // The experiment's -q quiets the sweep's step lines too.
+        sweep.quiet |= args.quiet;
+    }
+    let (built, prepared) = match &given {
+        LoadArgs::Run(run) => (Some(build_run(run)?), None),
+        LoadArgs::Sweep(sweep) => (None, Some(crate::session::sweep::prepare(sweep)?)),
+    };
     crate::process::output::preflight_given(&[
         ("--json", args.json.as_ref()),
         ("--html", args.html.as_ref()),
     ])?;
-    let addr = stampede_engine::resolve(&built.plan)?;
+    let (work, addr) = match (&given, &built, &prepared) {
+        (LoadArgs::Sweep(sweep), _, Some(prepared)) => (
+            Work::Sweep {
+                args: sweep,
+                prepared,
+            },
+            prepared.addr()?,
+        ),
+        (_, Some(built), _) => (
+            Work::Run {
+                plan: &built.plan,
+                notices: &built.notices,
+                workload: built.workload.clone(),
+            },
+            stampede_engine::resolve(&built.plan)?,
+        ),
+        _ => bail!("after --, give the load: run URL … or sweep URL …"),
+    };
     let stop = interrupt::stop_handle()?;
     let seed = args.seed.unwrap_or_else(clock_seed);
     let repeat = usize::try_from(args.repeat)?;
@@ -126,11 +161,10 @@ pub fn execute(args: ExperimentArgs) -> anyhow::Result<i32> {
         verdicts: Vec::new(),
         confidence: 0.95,
         interrupted: false,
+        common_load: None,
     };
     let load = Load {
-        plan: &built.plan,
-        notices: &built.notices,
-        workload: built.workload.clone(),
+        work,
         addr,
         settle: args.settle,
         quiet: args.quiet,
@@ -153,6 +187,7 @@ pub fn execute(args: ExperimentArgs) -> anyhow::Result<i32> {
                 kept.runs.push(*result);
                 kept.costs.push(cost);
             }
+            Outcome::Swept(round) => kept.sweeps.push(*round),
             Outcome::Failed(failure) => {
                 eprintln!(
                     "stampede: {} round {}: failed: {}",
@@ -191,30 +226,56 @@ pub fn execute(args: ExperimentArgs) -> anyhow::Result<i32> {
     Ok(crate::process::exit::OK)
 }
 
-/// The load after `--`: `run` and its arguments, read once into typed
-/// arguments. What the experiment does itself (start and watch the server,
-/// rounds, files) is refused there.
-fn load_args(words: &[String]) -> anyhow::Result<RunArgs> {
-    let (first, rest) = words
-        .split_first()
-        .ok_or_else(|| anyhow::anyhow!("after --, give the load: run URL [OPTIONS]"))?;
-    match first.as_str() {
-        "run" => {}
-        "sweep" => bail!("experiment: `-- sweep` is not supported yet; use `-- run URL …`"),
-        other => bail!("after --, expected `run URL …`, got {other:?}"),
-    }
-    let run = parse_run_args(rest).map_err(|e| anyhow::anyhow!("{}", one_line(&e.to_string())))?;
-    let refused = [
-        ("--spawn", run.server.spawn.is_some()),
-        ("--pid", !run.server.pids.is_empty()),
-        ("--repeat", run.repeat.is_some()),
-        ("--until-stable", run.until_stable.is_some()),
-        ("--json", run.json.is_some()),
-    ];
+/// The load after `--`, read once into typed arguments.
+enum LoadArgs {
+    Run(Box<RunArgs>),
+    Sweep(Box<SweepArgs>),
+}
+
+/// The load after `--`: `run` or `sweep` and its arguments. What the
+/// experiment does itself (start and watch the server, rounds, files) is
+/// refused there. A sweep's `--warmup` is 0 unless given, so that each
+/// step's cost per request counts only its measured requests.
+fn load_args(words: &[String]) -> anyhow::Result<LoadArgs> {
+    let (first, rest) = words.split_first().ok_or_else(|| {
+        anyhow::anyhow!("after --, give the load: run URL [OPTIONS] or sweep URL -c LIST [OPTIONS]")
+    })?;
+    let clean = |e: clap::Error| anyhow::anyhow!("{}", one_line(&e.to_string()));
+    let (load, refused) = match first.as_str() {
+        "run" => {
+            let run = parse_run_args(rest).map_err(clean)?;
+            let refused = [
+                ("--spawn", run.server.spawn.is_some()),
+                ("--pid", !run.server.pids.is_empty()),
+                ("--repeat", run.repeat.is_some()),
+                ("--until-stable", run.until_stable.is_some()),
+                ("--json", run.json.is_some()),
+            ];
+            (LoadArgs::Run(Box::new(run)), refused.to_vec())
+        }
+        "sweep" => {
+            let mut sweep = parse_sweep_args(rest).map_err(clean)?;
+            let refused = [
+                ("--spawn", sweep.spawn.is_some()),
+                ("--pid", !sweep.pids.is_empty()),
+                ("--json", sweep.json.is_some()),
+                ("--html", sweep.html.is_some()),
+                ("--hlog", sweep.hlog.is_some()),
+            ];
+            let warmup_given = rest
+                .iter()
+                .any(|w| w == "--warmup" || w.starts_with("--warmup="));
+            if !warmup_given {
+                sweep.warmup = Duration::ZERO;
+            }
+            (LoadArgs::Sweep(Box::new(sweep)), refused.to_vec())
+        }
+        other => bail!("after --, expected `run URL …` or `sweep URL …`, got {other:?}"),
+    };
     if let Some((flag, _)) = refused.iter().find(|(_, given)| *given) {
-        bail!("{flag} after --: the experiment starts, watches and repeats the server itself (use its own --repeat and --json)");
+        bail!("{flag} after --: the experiment starts, watches and repeats the server itself (use its own --repeat, --json and --html)");
     }
-    Ok(run)
+    Ok(load)
 }
 
 /// Clap's message without its usage: the lines before the first blank one,

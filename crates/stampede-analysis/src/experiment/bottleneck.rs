@@ -1,8 +1,10 @@
 //! The bottleneck named from the counters the kernel keeps, each cause with
-//! its figure: the accept queue overflowed (TcpExt `ListenOverflows`), one
-//! thread saturated while the others idle, every busy thread saturated, or
-//! the client's own busiest thread saturated (the run's monitor). No cause
-//! without its evidence.
+//! its figure: the accept queue overflowed (TcpExt `ListenOverflows`), SYNs
+//! or segments retransmitted (TcpExt `TCPSynRetrans`, Tcp `RetransSegs`),
+//! one thread saturated while the others idle, every busy thread saturated,
+//! the server's threads waiting on a run queue (schedstat), one CPU busy
+//! with softirq (/proc/stat), or the client's own busiest thread saturated
+//! (the run's monitor). No cause without its evidence.
 
 use super::cost::{Bottleneck, Evidence, ServerCost};
 use stampede_metrics::RunResult;
@@ -12,6 +14,12 @@ const SATURATED_PCT: f64 = 90.0;
 /// A thread below this share of the server's CPU takes no part in the work
 /// (the main thread of a reactor-per-core server, a logger).
 const IDLE_SHARE_PCT: f64 = 5.0;
+/// A CPU with this share of its time in softirq spends it on packets
+/// rather than on the server or the client.
+const SOFTIRQ_PCT: f64 = 20.0;
+/// Runnable threads waiting this share of the time for a CPU: the machine
+/// has more work than CPUs.
+const RUN_QUEUE_WAIT_PCT: f64 = 20.0;
 
 /// The causes the cost's counters show, most telling first.
 pub fn bottlenecks(cost: &ServerCost) -> Vec<Bottleneck> {
@@ -28,6 +36,32 @@ pub fn bottlenecks(cost: &ServerCost) -> Vec<Bottleneck> {
             ],
         });
     }
+    found.extend(cpu_causes(cost));
+    if cost.syn_retransmits > 0.0 {
+        found.push(Bottleneck {
+            cause: format!(
+                "{:.0} SYNs retransmitted: those connections waited a second or more to open (SYNs dropped: a full accept queue or SYN backlog)",
+                cost.syn_retransmits
+            ),
+            evidence: vec![evidence("TcpExt.TCPSynRetrans", cost.syn_retransmits)],
+        });
+    }
+    if cost.tcp_retransmits > cost.syn_retransmits {
+        found.push(Bottleneck {
+            cause: format!(
+                "{:.0} TCP segments retransmitted: packets were lost (a full queue, or the network)",
+                cost.tcp_retransmits
+            ),
+            evidence: vec![evidence("Tcp.RetransSegs", cost.tcp_retransmits)],
+        });
+    }
+    found
+}
+
+/// The server's threads against its CPUs, and the machine's CPUs against
+/// softirq.
+fn cpu_causes(cost: &ServerCost) -> Vec<Bottleneck> {
+    let mut found = Vec::new();
     let working: Vec<_> = cost
         .threads
         .iter()
@@ -61,6 +95,27 @@ pub fn bottlenecks(cost: &ServerCost) -> Vec<Bottleneck> {
         found.push(Bottleneck {
             cause,
             evidence: vec![evidence("busiest thread cpu_pct", top.cpu_pct)],
+        });
+    }
+    if cost.run_queue_wait_pct >= RUN_QUEUE_WAIT_PCT {
+        found.push(Bottleneck {
+            cause: format!(
+                "the server's threads waited for a CPU {:.0}% of the time they were runnable: more runnable threads than CPUs (fewer threads, or CPUs of its own, apart from the client)",
+                cost.run_queue_wait_pct
+            ),
+            evidence: vec![evidence("schedstat run-queue wait pct", cost.run_queue_wait_pct)],
+        });
+    }
+    if let Some(cpu) = cost
+        .softirq_cpu
+        .filter(|_| cost.softirq_cpu_pct >= SOFTIRQ_PCT)
+    {
+        found.push(Bottleneck {
+            cause: format!(
+                "CPU {cpu} spent {:.0}% of its time in softirq (network packets): spread the interrupts (RSS, RPS, irqbalance) or send fewer packets",
+                cost.softirq_cpu_pct
+            ),
+            evidence: vec![evidence(&format!("/proc/stat cpu{cpu} softirq pct"), cost.softirq_cpu_pct)],
         });
     }
     found
@@ -150,5 +205,65 @@ mod tests {
             b[0].cause
         );
         assert!(bottlenecks(&cost(&[(50.0, 60.0), (30.0, 40.0)], 0.0)).is_empty());
+    }
+
+    #[test]
+    fn names_the_kernel_counters_each_with_its_figure() {
+        let quiet = cost(&[(50.0, 100.0)], 0.0);
+        let with = |f: fn(&mut ServerCost)| {
+            let mut c = quiet.clone();
+            f(&mut c);
+            bottlenecks(&c)
+        };
+        let b = with(|c| {
+            c.softirq_cpu = Some(1);
+            c.softirq_cpu_pct = 35.0;
+        });
+        assert_eq!(b.len(), 1);
+        assert!(
+            b[0].cause
+                .starts_with("CPU 1 spent 35% of its time in softirq"),
+            "{}",
+            b[0].cause
+        );
+        assert_eq!(b[0].evidence[0].counter, "/proc/stat cpu1 softirq pct");
+        assert_eq!(b[0].evidence[0].value, 35.0);
+        // Below the threshold: no cause.
+        assert!(with(|c| {
+            c.softirq_cpu = Some(1);
+            c.softirq_cpu_pct = 19.0;
+        })
+        .is_empty());
+        let b = with(|c| c.run_queue_wait_pct = 42.0);
+        assert!(
+            b[0].cause
+                .starts_with("the server's threads waited for a CPU 42% of the time"),
+            "{}",
+            b[0].cause
+        );
+        assert_eq!(b[0].evidence[0].value, 42.0);
+        assert!(with(|c| c.run_queue_wait_pct = 10.0).is_empty());
+        let b = with(|c| {
+            c.syn_retransmits = 7.0;
+            c.tcp_retransmits = 7.0;
+        });
+        // The SYNs are all the retransmits: one cause, not two.
+        assert_eq!(b.len(), 1);
+        assert!(
+            b[0].cause.starts_with("7 SYNs retransmitted"),
+            "{}",
+            b[0].cause
+        );
+        assert_eq!(b[0].evidence[0].counter, "TcpExt.TCPSynRetrans");
+        let b = with(|c| c.tcp_retransmits = 12.0);
+        assert!(
+            b[0].cause.starts_with("12 TCP segments retransmitted"),
+            "{}",
+            b[0].cause
+        );
+        assert_eq!(
+            (b[0].evidence[0].counter.as_str(), b[0].evidence[0].value),
+            ("Tcp.RetransSegs", 12.0)
+        );
     }
 }

@@ -51,6 +51,22 @@ pub struct ServerCost {
     /// Accept-queue overflows and drops during the load (the machine's).
     pub listen_overflows: f64,
     pub listen_drops: f64,
+    /// The machine's CPU that spent the largest share of its time in
+    /// softirq during the load (network packets), and that share in percent.
+    #[serde(default)]
+    pub softirq_cpu: Option<usize>,
+    #[serde(default)]
+    pub softirq_cpu_pct: f64,
+    /// Of the time the server's threads were runnable, the share they
+    /// waited on a run queue for a CPU, in percent (schedstat).
+    #[serde(default)]
+    pub run_queue_wait_pct: f64,
+    /// The machine's SYN retransmits and retransmitted TCP segments during
+    /// the load.
+    #[serde(default)]
+    pub syn_retransmits: f64,
+    #[serde(default)]
+    pub tcp_retransmits: f64,
     /// What limited the server, each cause with its figure (filled by the
     /// experiment's summary: bottleneck.rs).
     pub bottleneck: Vec<Bottleneck>,
@@ -70,6 +86,8 @@ impl ServerCost {
         }
         let n = requests as f64;
         let per = |a: u64, b: u64| b.saturating_sub(a) as f64 / n;
+        let (softirq_cpu, softirq_cpu_pct) =
+            busiest_softirq(before, after).map_or((None, 0.0), |(cpu, pct)| (Some(cpu), pct));
         let user = (after.cpu_user_us - before.cpu_user_us).max(0.0);
         let system = (after.cpu_system_us - before.cpu_system_us).max(0.0);
         let voluntary = per(before.ctx_voluntary, after.ctx_voluntary);
@@ -89,6 +107,11 @@ impl ServerCost {
                 .listen_overflows
                 .saturating_sub(before.listen_overflows) as f64,
             listen_drops: after.listen_drops.saturating_sub(before.listen_drops) as f64,
+            softirq_cpu,
+            softirq_cpu_pct,
+            run_queue_wait_pct: run_queue_wait_pct(before, after),
+            syn_retransmits: after.syn_retransmits.saturating_sub(before.syn_retransmits) as f64,
+            tcp_retransmits: after.tcp_retransmits.saturating_sub(before.tcp_retransmits) as f64,
             bottleneck: Vec::new(),
         })
     }
@@ -127,8 +150,47 @@ impl ServerCost {
             threads,
             listen_overflows: mean(|c| c.listen_overflows),
             listen_drops: mean(|c| c.listen_drops),
+            // The busiest CPU of each load, averaged; the one named is the
+            // busiest of the busiest.
+            softirq_cpu: costs
+                .iter()
+                .max_by(|a, b| a.softirq_cpu_pct.total_cmp(&b.softirq_cpu_pct))
+                .and_then(|c| c.softirq_cpu),
+            softirq_cpu_pct: mean(|c| c.softirq_cpu_pct),
+            run_queue_wait_pct: mean(|c| c.run_queue_wait_pct),
+            syn_retransmits: mean(|c| c.syn_retransmits),
+            tcp_retransmits: mean(|c| c.tcp_retransmits),
             bottleneck: Vec::new(),
         })
+    }
+}
+
+/// The CPU with the largest share of its ticks in softirq between the two
+/// readings, and that share in percent.
+fn busiest_softirq(before: &ServerReading, after: &ServerReading) -> Option<(usize, f64)> {
+    before
+        .cpus
+        .iter()
+        .zip(&after.cpus)
+        .enumerate()
+        .filter_map(|(i, (b, a))| {
+            let total = a.total.checked_sub(b.total).filter(|t| *t > 0)?;
+            let softirq = a.softirq.saturating_sub(b.softirq);
+            Some((i, 100.0 * softirq as f64 / total as f64))
+        })
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+}
+
+/// The share of the threads' runnable time spent waiting for a CPU.
+fn run_queue_wait_pct(before: &ServerReading, after: &ServerReading) -> f64 {
+    let run = after.run_ns.saturating_sub(before.run_ns) as f64;
+    let wait = after
+        .run_queue_wait_ns
+        .saturating_sub(before.run_queue_wait_ns) as f64;
+    if run + wait > 0.0 {
+        100.0 * wait / (run + wait)
+    } else {
+        0.0
     }
 }
 
@@ -187,6 +249,20 @@ mod tests {
             rss_bytes: 4096,
             listen_overflows: wchar,
             listen_drops: 0,
+            cpus: vec![
+                stampede_metrics::CpuTicks {
+                    softirq: wchar / 1000,
+                    total: wchar / 10,
+                },
+                stampede_metrics::CpuTicks {
+                    softirq: 0,
+                    total: wchar / 10,
+                },
+            ],
+            run_ns: wchar * 3,
+            run_queue_wait_ns: wchar,
+            syn_retransmits: wchar / 10_000,
+            tcp_retransmits: wchar / 1000,
             threads: threads
                 .iter()
                 .map(|(t, c)| stampede_metrics::ThreadCpu {
@@ -222,6 +298,11 @@ mod tests {
         assert_eq!(cost.threads[1].cpu_pct, 20.0);
         assert_eq!(cost.threads[2].share_pct, 0.0);
         assert_eq!(cost.listen_overflows, 100_000.0);
+        // cpu0: 100 of 10,000 ticks in softirq; cpu1 none.
+        assert_eq!((cost.softirq_cpu, cost.softirq_cpu_pct), (Some(0), 1.0));
+        // Waited 100,000 ns, ran 300,000 ns: a quarter of the runnable time.
+        assert_eq!(cost.run_queue_wait_pct, 25.0);
+        assert_eq!((cost.syn_retransmits, cost.tcp_retransmits), (10.0, 100.0));
         assert!(ServerCost::between(&before, &after, 0, 1.0).is_none());
     }
 

@@ -1,8 +1,10 @@
 //! The figures an experiment compares across variants: the load's (goodput,
 //! p50, p99, error rate) from each run's result, the server's cost per
-//! request from its counters.
+//! request from its counters, and under a sweep each round's capacity, knee
+//! and USL peak.
 
 use super::cost::ServerCost;
+use crate::sweep::SweepAnalysis;
 use serde::{Deserialize, Serialize};
 use stampede_metrics::RunResult;
 
@@ -24,11 +26,20 @@ pub enum Metric {
     CtxSwitchesPerRequest,
     CtxVoluntaryPerRequest,
     CtxInvoluntaryPerRequest,
+    /// Under a sweep: the highest goodput that met the SLO (or was not overloaded).
+    Capacity,
+    /// Under a sweep: the goodput of the first saturated step.
+    Knee,
+    /// Under a sweep: the USL fit's predicted peak throughput.
+    UslPeak,
 }
 
 impl Metric {
     /// Every figure, in the order of the table and the verdicts.
-    pub const ALL: [Metric; 12] = [
+    pub const ALL: [Metric; 15] = [
+        Metric::Capacity,
+        Metric::Knee,
+        Metric::UslPeak,
         Metric::Goodput,
         Metric::P50,
         Metric::P99,
@@ -58,13 +69,16 @@ impl Metric {
             Metric::CtxSwitchesPerRequest => "context switches per request",
             Metric::CtxVoluntaryPerRequest => "voluntary switches per request",
             Metric::CtxInvoluntaryPerRequest => "involuntary switches per request",
+            Metric::Capacity => "capacity",
+            Metric::Knee => "knee",
+            Metric::UslPeak => "USL peak",
         }
     }
 
     /// Its unit.
     pub fn unit(self) -> &'static str {
         match self {
-            Metric::Goodput => "req/s",
+            Metric::Goodput | Metric::Capacity | Metric::Knee | Metric::UslPeak => "req/s",
             Metric::P50 | Metric::P99 => "ms",
             Metric::ErrorRate => "%",
             Metric::CpuUsPerRequest
@@ -76,8 +90,14 @@ impl Metric {
     }
 
     /// Its value in one run; `None` when the run has no such figure (no
-    /// latency without a completed request, no cost without a reading).
-    pub fn of(self, run: &RunResult, cost: Option<&ServerCost>) -> Option<f64> {
+    /// latency without a completed request, no cost without a reading, no
+    /// capacity without a sweep or a knee where goodput kept growing).
+    pub fn of(
+        self,
+        run: &RunResult,
+        cost: Option<&ServerCost>,
+        sweep: Option<&SweepAnalysis>,
+    ) -> Option<f64> {
         let latency = |us: u64| (run.requests.completed > 0).then_some(us as f64 / 1000.0);
         match self {
             Metric::Goodput => Some(run.goodput),
@@ -92,6 +112,9 @@ impl Metric {
             Metric::CtxSwitchesPerRequest => cost.map(|c| c.ctx_switches_per_request),
             Metric::CtxVoluntaryPerRequest => cost.map(|c| c.ctx_voluntary_per_request),
             Metric::CtxInvoluntaryPerRequest => cost.map(|c| c.ctx_involuntary_per_request),
+            Metric::Capacity => sweep.and_then(|s| s.capacity).map(|p| p.goodput),
+            Metric::Knee => sweep.and_then(|s| s.knee).map(|p| p.goodput),
+            Metric::UslPeak => sweep.and_then(|s| s.usl.as_ref()?.x_max),
         }
         .filter(|v| v.is_finite())
     }

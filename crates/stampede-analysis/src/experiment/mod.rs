@@ -3,19 +3,25 @@
 //! ran in, each run's result and server cost), each variant's figures with
 //! their confidence intervals over its rounds, and the pairwise verdicts.
 //! `cost` turns two readings of the server's counters into a cost per
-//! request, `bottleneck` names what limited the server, `metric` names the compared figures, `verdicts` compares each
-//! variant with the first. Pure: the runs and readings are the binary's.
+//! request, `bottleneck` names what limited the server, `metric` names the
+//! compared figures, `verdicts` compares each variant with the first,
+//! `sweeps` summarizes a variant's sweeps (under `-- sweep`: each step over
+//! the rounds, the knee and its bottleneck). Pure: the runs and readings are
+//! the binary's.
 
 mod bottleneck;
 mod cost;
 mod metric;
+mod sweeps;
 mod verdicts;
 
 pub use cost::{Bottleneck, Evidence, ServerCost, ServerReading, ThreadShare};
 pub use metric::Metric;
+pub use sweeps::{KneeSummary, StepSummary, SweepRound, SweptStep};
 pub use verdicts::{pairwise_verdicts, ExperimentVerdict};
 
 use crate::stability::mean_interval;
+use crate::sweep::Load;
 use serde::{Deserialize, Serialize};
 use stampede_metrics::RunResult;
 use std::collections::BTreeMap;
@@ -44,6 +50,10 @@ pub struct ExperimentDocument {
     pub confidence: f64,
     /// Stopped by Ctrl-C: the runs after the last finished one are missing.
     pub interrupted: bool,
+    /// Under `-- sweep`: the load at which `runs`, `costs`, `server` and the
+    /// fixed-load figures are taken (the highest every round reached).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub common_load: Option<Load>,
 }
 
 /// One configuration of the server and what its runs measured.
@@ -55,10 +65,20 @@ pub struct VariantResult {
     pub values: BTreeMap<String, String>,
     /// The server's command line for this variant.
     pub command: String,
-    /// The full results of the runs that finished, in the order they ran.
+    /// The full results of the runs that finished, in the order they ran
+    /// (under `-- sweep`: each round's step at the common load).
     pub runs: Vec<RunResult>,
     /// The server's cost of each run in `runs` (`None`: not readable).
     pub costs: Vec<Option<ServerCost>>,
+    /// Under `-- sweep`: each finished round's sweep, in the order they ran.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sweeps: Vec<SweepRound>,
+    /// Under `-- sweep`: each step over the rounds, with its bottleneck.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<StepSummary>,
+    /// Under `-- sweep`: the knee most rounds found, and its bottleneck.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub knee: Option<KneeSummary>,
     /// Runs that could not be made: the server did not start, never
     /// listened or died during the load.
     pub failures: Vec<Failure>,
@@ -96,7 +116,11 @@ impl VariantResult {
             .iter()
             .enumerate()
             .filter(|(_, run)| !run.interrupted)
-            .filter_map(|(i, run)| metric.of(run, self.costs.get(i).and_then(Option::as_ref)))
+            .filter_map(|(i, run)| {
+                let cost = self.costs.get(i).and_then(Option::as_ref);
+                let sweep = self.sweeps.get(i).map(|s| &s.analysis);
+                metric.of(run, cost, sweep)
+            })
             .collect()
     }
 
@@ -105,7 +129,12 @@ impl VariantResult {
         self.figures.iter().find(|e| e.metric == metric)
     }
 
-    fn summarize(&mut self, confidence: f64) {
+    fn summarize(&mut self, confidence: f64, common_load: Option<Load>) {
+        if let Some(load) = common_load {
+            (self.runs, self.costs) = sweeps::at_load(&self.sweeps, load).into_iter().unzip();
+            self.steps = sweeps::step_summaries(&mut self.sweeps);
+            self.knee = sweeps::knee(&self.sweeps, &self.steps);
+        }
         for cost in self.costs.iter_mut().flatten() {
             cost.bottleneck = bottleneck::bottlenecks(cost);
         }
@@ -147,8 +176,9 @@ impl ExperimentDocument {
     /// Fills each variant's mean cost and figures and the verdicts from the
     /// runs (called after every run, so a file written at any point is whole).
     pub fn summarize(&mut self) {
+        self.common_load = sweeps::common_load(self.variants.iter().flat_map(|v| &v.sweeps));
         for variant in &mut self.variants {
-            variant.summarize(self.confidence);
+            variant.summarize(self.confidence, self.common_load);
         }
         self.verdicts = pairwise_verdicts(&self.variants, self.confidence);
     }

@@ -36,6 +36,7 @@ fn document(variants: Vec<VariantResult>) -> ExperimentDocument {
         verdicts: vec![],
         confidence: 0.95,
         interrupted: false,
+        common_load: None,
     };
     doc.summarize();
     doc
@@ -138,4 +139,99 @@ fn a_saturated_client_is_named_as_the_bottleneck() {
         .unwrap()
         .bottleneck
         .is_empty());
+}
+
+/// A round of a sweep over 10, 20 and 40 connections with these goodputs,
+/// each step costing `cpu` µs per request with one thread at `busy`% of a core.
+fn swept(goodputs: [f64; 3], busy: f64) -> SweepRound {
+    let loads = [10, 20, 40].map(Load::Connections);
+    let steps: Vec<SweptStep> = loads
+        .iter()
+        .zip(goodputs)
+        .map(|(load, goodput)| SweptStep {
+            load: *load,
+            result: result(goodput, 0.0, &[1000, 2000]),
+            cost: Some(ServerCost {
+                cpu_us_per_request: 10.0,
+                threads: vec![ThreadShare {
+                    name: "w".into(),
+                    share_pct: 100.0,
+                    cpu_pct: busy * goodput / goodputs[2],
+                }],
+                ..ServerCost::default()
+            }),
+        })
+        .collect();
+    SweepRound {
+        analysis: analysis_of(&steps),
+        steps,
+    }
+}
+
+fn analysis_of(steps: &[SweptStep]) -> crate::sweep::SweepAnalysis {
+    use crate::sweep::{analyze_sweep, StepInput, Thresholds};
+    let inputs: Vec<StepInput> = steps
+        .iter()
+        .map(|s| StepInput::from_result(s.load, &s.result))
+        .collect();
+    analyze_sweep(&inputs, None, &Thresholds::default())
+}
+
+#[test]
+fn a_sweep_gives_capacity_knee_and_the_bottleneck_at_the_knee() {
+    let sweeping = |name: &str, rounds: Vec<SweepRound>| VariantResult {
+        name: name.into(),
+        sweeps: rounds,
+        ..VariantResult::default()
+    };
+    let mut short = swept([1000.0, 1900.0, 2000.0], 99.0);
+    // A round cut after its second step: the common load is 20 connections.
+    short.steps.pop();
+    short.analysis = analysis_of(&short.steps);
+    let doc = document(vec![
+        sweeping(
+            "t=1",
+            vec![
+                swept([1000.0, 1900.0, 2000.0], 99.0),
+                swept([1000.0, 1950.0, 2010.0], 99.0),
+                short,
+            ],
+        ),
+        sweeping(
+            "t=2",
+            vec![
+                swept([1000.0, 2000.0, 3900.0], 50.0),
+                swept([1000.0, 2000.0, 3950.0], 50.0),
+            ],
+        ),
+    ]);
+    assert_eq!(doc.common_load, Some(Load::Connections(20)));
+    let one = &doc.variants[0];
+    // `runs` is each round's step at the common load.
+    assert_eq!(one.runs.len(), 3);
+    assert_eq!(one.runs[1].goodput, 1950.0);
+    assert_eq!(one.steps.len(), 3);
+    assert_eq!(one.steps[2].rounds, 2);
+    assert_eq!(one.steps[2].goodput, 2005.0);
+    // The knee: the step the three rounds agree on, with its thread saturated.
+    let knee = one.knee.as_ref().expect("a knee");
+    assert_eq!(
+        (knee.load, knee.rounds, knee.of_rounds),
+        (Load::Connections(40), 2, 3)
+    );
+    assert!(
+        knee.bottleneck[0]
+            .cause
+            .starts_with("one thread does all the work, at 99%"),
+        "{:?}",
+        knee.bottleneck
+    );
+    assert_eq!(knee.bottleneck[0].evidence[0].value, 99.0);
+    // t=2 kept growing: no knee, and its capacity is higher.
+    assert!(doc.variants[1].knee.is_none());
+    let capacity = find(&doc, Metric::Capacity);
+    assert!(capacity.change > 1500.0, "{capacity:?}");
+    // The file reads back as it was written.
+    let text = serde_json::to_string(&doc).unwrap();
+    assert_eq!(ExperimentDocument::from_json(&text).unwrap(), doc);
 }

@@ -1,7 +1,7 @@
 //! One reading of a server's cumulative counters, for what a request costs
 //! it (`stampede experiment`): CPU user and system, bytes and calls of
-//! write (/proc/PID/io `wchar`, `syscw`), context switches, RSS and each
-//! thread's CPU. Two readings around a load, and their difference divided by
+//! write (/proc/PID/io `wchar`, `syscw`), context switches, RSS, each
+//! thread's CPU and its threads' time on and waiting for a CPU (kernel.rs). Two readings around a load, and their difference divided by
 //! the requests, are the cost; the division is stampede-analysis'.
 
 use super::procfs::{read_io, read_process, thread_ticks, ticks_per_second};
@@ -24,6 +24,7 @@ pub fn read_cost(pid: u32) -> Option<ServerReading> {
             cpu_us: ticks as f64 * us_per_tick,
         })
         .collect();
+    let (run_ns, run_queue_wait_ns) = super::kernel::read_run_queue(pid).unwrap_or_default();
     Some(ServerReading {
         cpu_user_us: process.utime as f64 * us_per_tick,
         cpu_system_us: process.stime as f64 * us_per_tick,
@@ -33,6 +34,8 @@ pub fn read_cost(pid: u32) -> Option<ServerReading> {
         ctx_involuntary: process.ctx_involuntary,
         rss_bytes: process.rss_bytes,
         threads,
+        run_ns,
+        run_queue_wait_ns,
         ..ServerReading::default()
     })
 }

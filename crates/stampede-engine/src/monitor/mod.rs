@@ -5,6 +5,7 @@
 //! ([`ClientThreads`]), not the whole process's.
 
 mod cost;
+mod kernel;
 mod netstat;
 mod procfs;
 mod threads;
@@ -19,6 +20,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 pub use cost::read_cost;
+pub use kernel::{read_machine_counters, read_run_queue, MachineCounters};
 pub use netstat::{read_listen_queue, ListenQueue};
 pub use threads::ClientThreads;
 

@@ -304,17 +304,39 @@ impl Chart {
 
     /// A bar chart of labelled counts; says `empty` on the chart when there are none.
     pub(crate) fn bars(title: &str, x_label: &str, counts: &[(String, u64)], empty: &str) -> Chart {
-        let xs: Vec<f64> = (0..counts.len()).map(|i| i as f64).collect();
-        let values = counts.iter().map(|(_, n)| *n as f64).collect();
+        let values: Vec<(String, f64)> = counts
+            .iter()
+            .map(|(label, n)| (label.clone(), *n as f64))
+            .collect();
+        Chart::category_bars(
+            title,
+            x_label,
+            Axis::new("responses", "", 0),
+            "count",
+            &values,
+        )
+        .when_empty(empty)
+    }
+
+    /// One bar per labelled value, on the y axis `y`; the series is `name`.
+    pub(crate) fn category_bars(
+        title: &str,
+        x_label: &str,
+        y: Axis,
+        name: &str,
+        values: &[(String, f64)],
+    ) -> Chart {
+        let xs: Vec<f64> = (0..values.len()).map(|i| i as f64).collect();
+        let ys = values.iter().map(|(_, v)| *v).collect();
         let mut chart = Chart::assemble(
             title,
             Kind::Bars,
             Axis::new(x_label, "", 0),
-            Axis::new("responses", "", 0),
-            vec![Trace::new("count", Style::Bars, xs, values)],
+            y,
+            vec![Trace::new(name, Style::Bars, xs, ys)],
         );
-        chart.categories = counts.iter().map(|(label, _)| label.clone()).collect();
-        chart.when_empty(empty)
+        chart.categories = values.iter().map(|(label, _)| label.clone()).collect();
+        chart
     }
 
     /// Whether any series has a point to draw (the script asks the same).

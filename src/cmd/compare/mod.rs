@@ -8,8 +8,13 @@
 //! Different plans are named as warnings, once per file. `--from/--to`
 //! compares the same window of every run, from its per-second histograms.
 //!
+//! Two experiments' files are compared variant by variant
+//! (experiments.rs).
+//!
 //! The table's renderer (compare_text.rs) is shared with `stampede report`
 //! of a saved comparison, so both print the same text.
+
+mod experiments;
 
 use crate::process::exports::write_file;
 use crate::process::result_file::{self, ResultFile};
@@ -25,12 +30,15 @@ const EXAMPLES: &str = "Examples:
   stampede compare logs-on.json logs-off.json --json delta.json   # files from `run --repeat 5` get confidence intervals
   stampede report delta.json                                      # the saved comparison's table again
   stampede compare before.json after.json --from 60s              # leave the first minute (warm-up) out
-  stampede compare before.json after.json --from 1m --to 5m       # the same window of both runs";
+  stampede compare before.json after.json --from 1m --to 5m       # the same window of both runs
+  stampede compare monday.json friday.json                        # two experiments: each variant against itself";
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = EXAMPLES)]
 pub struct CompareArgs {
-    /// Result files (stampede.result/1 or stampede.repeat/1); the first is the baseline
+    /// Result files (stampede.result/1 or stampede.repeat/1), or experiments
+    /// (stampede.experiment/1: each variant against the same variant); the
+    /// first is the baseline
     #[arg(required = true, num_args = 2.., value_name = "RESULT.json")]
     pub files: Vec<PathBuf>,
     /// Relative changes within this band count as "same" (percent)
@@ -125,6 +133,26 @@ fn figures(label: &str, run: &RunResult) -> RunFigures {
     figures
 }
 
+/// Experiments: each variant against the variant of the same name.
+fn compare_experiments(
+    args: &CompareArgs,
+    docs: &[(String, stampede_analysis::ExperimentDocument)],
+) -> anyhow::Result<i32> {
+    if args.json.is_some() || args.html.is_some() {
+        bail!("compare of experiments prints one table per variant; --json and --html compare runs (an experiment's own page: report FILE --html)");
+    }
+    if args.from.is_some() || args.to.is_some() {
+        bail!("compare of experiments compares whole runs; --from and --to take run files (an experiment keeps each variant's runs in its JSON)");
+    }
+    experiments::check_variants(&args.files, docs)?;
+    let options = CompareOptions {
+        noise_pct: args.noise,
+        ..CompareOptions::default()
+    };
+    print!("{}", experiments::render(docs, &options)?);
+    Ok(crate::process::exit::OK)
+}
+
 /// The round drawn for a file of rounds in the HTML overlays: the one whose
 /// goodput is nearest the mean, so the curve is a typical round, not the last.
 fn representative(side: &Side) -> &RunResult {
@@ -140,6 +168,9 @@ fn representative(side: &Side) -> &RunResult {
 }
 
 pub fn execute(args: CompareArgs) -> anyhow::Result<i32> {
+    if let Some(docs) = experiments::read_all(&args.files)? {
+        return compare_experiments(&args, &docs);
+    }
     let mut sides: Vec<Side> = args
         .files
         .iter()
