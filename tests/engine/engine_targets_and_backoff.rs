@@ -46,14 +46,6 @@ fn run_within(limit: Duration, args: &[&str]) -> (Run, Duration) {
     (Run { output, json }, took)
 }
 
-fn assert_balanced(run: &Run, label: &str) {
-    let accounted = run.count("/requests/success")
-        + run.count("/requests/failed_status")
-        + run.count("/requests/errors")
-        + run.count("/requests/unfinished");
-    assert_eq!(run.count("/requests/sent"), accounted, "{label}: balance");
-}
-
 /// A targets file of `blocks` blocks, each a different path of `origin`.
 fn targets_file(dir: &Path, origin: &str, blocks: usize) -> PathBuf {
     let paths = ["/", "/index.html", "/1k.html"];
@@ -126,7 +118,7 @@ fn targets_files_of_one_to_three_blocks_run_on_every_event_loop() {
                 assert_eq!(timed.code(), Some(0), "{label} -d: {}", timed.stderr());
                 assert!(timed.count("/requests/success") > 0, "{label} -d");
                 assert_eq!(timed.count("/requests/errors"), 0, "{label} -d");
-                assert_balanced(&timed, &label);
+                timed.assert_accounted(&label);
 
                 let served = target.shutdown().expect("target stats").requests_total;
                 let completed = 10 + timed.count("/requests/success");
@@ -261,7 +253,7 @@ fn assert_only_refused(run: &Run, label: &str) -> u64 {
         attempts,
         "{label}: one request per attempt"
     );
-    assert_balanced(run, label);
+    run.assert_accounted(label);
     attempts
 }
 
@@ -348,7 +340,7 @@ fn a_server_dying_mid_run_costs_a_bounded_number_of_attempts() {
                 // Two seconds of a dead server: about 9 attempts per
                 // connection with backoff (and 277,939 in all without).
                 assert!(refused <= 2000, "{label}: {refused} refused attempts");
-                assert_balanced(&run, &label);
+                run.assert_accounted(&label);
             });
         }
     });

@@ -12,8 +12,7 @@ use nginx_support::{listening, Nginx, Setup};
 use stampede_target::{CertSource, TlsConfig};
 use stampede_testkit::{
     binary, event_loop_or_skip, free_port, one_thread, read_request_head, require_tool,
-    run_ok_on_loop, run_stampede, spawn_target, temp_dir, RawServer, Run, TargetConfig,
-    EVENT_LOOPS,
+    run_ok_on_loop, run_stampede, spawn_target, temp_dir, RawServer, TargetConfig, EVENT_LOOPS,
 };
 use std::io::Write;
 use std::sync::{Mutex, MutexGuard};
@@ -26,14 +25,6 @@ fn one_at_a_time() -> MutexGuard<'static, ()> {
     SERIAL
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-fn assert_balanced(run: &Run, label: &str) {
-    let accounted = run.count("/requests/success")
-        + run.count("/requests/failed_status")
-        + run.count("/requests/errors")
-        + run.count("/requests/unfinished");
-    assert_eq!(run.count("/requests/sent"), accounted, "{label}: balance");
 }
 
 fn assert_near(actual: u64, expected: f64, tolerance: f64, label: &str) {
@@ -61,7 +52,7 @@ fn requests_flag_with_a_rate_sends_exactly_n() {
             let label = format!("--io {io} -t {threads}");
             assert_eq!(run.count("/requests/sent"), 1501, "{label}");
             assert_eq!(run.count("/requests/success"), 1501, "{label}");
-            assert_balanced(&run, &label);
+            run.assert_accounted(&label);
             assert!(run.count("/connections/opened") <= 5, "{label}: -c caps");
         }
     }
@@ -83,7 +74,7 @@ fn requests_flag_with_a_rate_sends_exactly_n() {
     let run = run_stampede(binary(), &args);
     assert_eq!(run.code(), Some(0), "--http2: {}", run.stderr());
     assert_eq!(run.count("/requests/success"), 1501, "--http2");
-    assert_balanced(&run, "--http2");
+    run.assert_accounted("--http2");
     assert!(run.count("/connections/opened") <= 5, "--http2: -c caps");
     runs += 1;
     let stats = target.shutdown().unwrap();
@@ -104,7 +95,7 @@ fn the_rate_is_held_on_every_event_loop() {
         let label = format!("--io {io}");
         assert_near(run.count("/requests/sent"), 4000.0, 0.01, &label);
         assert_near(run.count("/requests/success"), 4000.0, 0.01, &label);
-        assert_balanced(&run, &label);
+        run.assert_accounted(&label);
         assert!(
             run.result()["schedule"]["lag_us"].is_object(),
             "{label}: send lateness is reported: {}",
@@ -215,7 +206,7 @@ fn the_rate_is_held_over_http2_h2c_and_alpn_h2() {
         assert_eq!(run.result()["plan"]["http_version"], "2", "{label}");
         assert_near(run.count("/requests/sent"), 400.0, 0.01, &label);
         assert_near(run.count("/requests/success"), 400.0, 0.01, &label);
-        assert_balanced(&run, &label);
+        run.assert_accounted(&label);
         assert_eq!(
             run.count("/schedule/lateness_us/count"),
             run.count("/requests/sent"),
@@ -281,7 +272,7 @@ fn a_server_stall_shows_in_p99_over_http2() {
         run.result()["schedule"]
     );
     assert_near(run.count("/requests/sent"), 600.0, 0.05, "HTTP/2 stall");
-    assert_balanced(&run, "HTTP/2 stall");
+    run.assert_accounted("HTTP/2 stall");
 }
 
 /// A server that allows fewer streams than `--streams` (nginx,
@@ -329,7 +320,7 @@ fn the_servers_stream_limit_bounds_an_open_http2_connection() {
         ],
     );
     assert_eq!(run.code(), Some(0), "{}", run.stderr());
-    assert_balanced(&run, "stream limit");
+    run.assert_accounted("stream limit");
     let opened = run.count("/connections/opened");
     assert!(
         opened >= 3,
@@ -370,7 +361,7 @@ fn warmup_with_a_rate_does_not_inflate_the_window() {
         let sent = run.count("/requests/sent");
         // A window counting the warm-up too would hold about 1000.
         assert_near(sent, 500.0, 0.05, &label);
-        assert_balanced(&run, &label);
+        run.assert_accounted(&label);
         let elapsed = run.result()["elapsed_s"].as_f64().unwrap();
         assert!(
             elapsed < 1.3,
@@ -416,7 +407,7 @@ fn a_warmup_request_answered_in_the_window_is_not_measured() {
             max >= 400_000,
             "{label}: the window's first requests waited for the stall: max {max} us"
         );
-        assert_balanced(&run, &label);
+        run.assert_accounted(&label);
         assert_near(run.count("/requests/sent"), 400.0, 0.05, &label);
     }
 }
@@ -444,7 +435,7 @@ fn stages_send_the_area_under_the_rate() {
         };
         let label = format!("--io {io}");
         assert_near(run.count("/requests/sent"), 300.0, 0.02, &label);
-        assert_balanced(&run, &label);
+        run.assert_accounted(&label);
     }
     // The same schedule over HTTP/2's streams.
     let args = [
@@ -464,7 +455,7 @@ fn stages_send_the_area_under_the_rate() {
     let run = run_stampede(binary(), &args);
     assert_eq!(run.code(), Some(0), "--http2: {}", run.stderr());
     assert_near(run.count("/requests/sent"), 300.0, 0.02, "--http2");
-    assert_balanced(&run, "--http2");
+    run.assert_accounted("--http2");
 }
 
 #[test]
@@ -492,7 +483,7 @@ fn ramp_up_raises_the_rate_linearly() {
         };
         let label = format!("--io {io}");
         assert_near(run.count("/requests/sent"), 1500.0, 0.02, &label);
-        assert_balanced(&run, &label);
+        run.assert_accounted(&label);
     }
 }
 
@@ -548,7 +539,7 @@ fn poisson_arrivals_keep_the_mean_rate_with_exponential_gaps() {
         assert_eq!(run.result()["plan"]["arrival"], "poisson", "{label}");
         // 4000 expected, standard deviation about 63: ±5% is over 3σ.
         assert_near(run.count("/requests/sent"), 4000.0, 0.05, &label);
-        assert_balanced(&run, &label);
+        run.assert_accounted(&label);
         // The instants themselves: exponential gaps (CV 1; about 4000 of
         // them put it within ±0.07 at 3σ, and the log's microsecond
         // rounding of 500 µs gaps moves it by under 0.001). Evenly spaced

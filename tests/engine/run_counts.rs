@@ -10,22 +10,6 @@ use stampede_testkit::{
 use std::io::Write;
 use std::time::Duration;
 
-fn assert_balanced(run: &stampede_testkit::Run) {
-    let sent = run.count("/requests/sent");
-    let accounted = run.count("/requests/success")
-        + run.count("/requests/failed_status")
-        + run.count("/requests/errors")
-        + run.count("/requests/unfinished");
-    assert_eq!(
-        sent, accounted,
-        "sent = success + failed_status + errors + unfinished"
-    );
-    assert_eq!(
-        run.count("/requests/completed"),
-        run.count("/requests/success") + run.count("/requests/failed_status")
-    );
-}
-
 #[test]
 fn requests_flag_sends_exactly_n_and_the_server_agrees() {
     let target = spawn_target(one_thread());
@@ -35,7 +19,7 @@ fn requests_flag_sends_exactly_n_and_the_server_agrees() {
     assert_eq!(run.count("/requests/sent"), 12345);
     assert_eq!(run.count("/requests/success"), 12345);
     assert_eq!(run.count("/status/200"), 12345);
-    assert_balanced(&run);
+    run.assert_accounted("");
     let stats = target.shutdown().unwrap();
     assert_eq!(
         stats.requests_total, 12345,
@@ -81,7 +65,7 @@ fn duration_runs_account_for_every_request() {
     let url = format!("http://{}/index.html", target.local_addr());
     let run = run_stampede(binary(), &[&url, "-d", "1s", "-c", "20", "-t", "2"]);
     assert_eq!(run.code(), Some(0), "{}", run.stderr());
-    assert_balanced(&run);
+    run.assert_accounted("");
     let elapsed = run.result()["elapsed_s"].as_f64().unwrap();
     assert!((0.95..1.5).contains(&elapsed), "elapsed {elapsed}");
     assert_eq!(
@@ -184,7 +168,7 @@ fn every_event_loop_counts_exactly_and_says_which_ran() {
             assert_eq!(run.count("/requests/success"), 3001, "--io {io}");
             let opened = if keepalive { 7 } else { 3001 };
             assert_eq!(run.count("/connections/opened"), opened, "--io {io}");
-            assert_balanced(&run);
+            run.assert_accounted("");
             assert_eq!(run.result()["plan"]["io"], io);
             runs += 1;
         }
@@ -273,7 +257,7 @@ fn large_request_bodies_go_out_whole_on_every_event_loop() {
         ];
         let run = run_stampede(binary(), &args);
         assert_eq!(run.code(), Some(0), "--io {io}: {}", run.stderr());
-        assert_balanced(&run);
+        run.assert_accounted("");
         assert_eq!(
             run.count("/requests/failed_status"),
             6,
@@ -330,7 +314,7 @@ fn an_early_answer_survives_the_reset_of_an_unread_body() {
         ];
         let run = run_stampede(binary(), &args);
         assert_eq!(run.code(), Some(0), "--io {io}: {}", run.stderr());
-        assert_balanced(&run);
+        run.assert_accounted("");
         assert_eq!(
             run.count("/requests/failed_status"),
             4,

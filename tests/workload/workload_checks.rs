@@ -39,7 +39,7 @@ fn failed_checks_are_their_own_class_with_tallies_and_samples() {
         assert_eq!(run.count("/requests/check_failed"), 30, "{io:?}");
         assert_eq!(run.count("/requests/success"), 0, "{io:?}");
         assert_eq!(run.count("/requests/failed_status"), 0, "{io:?}");
-        assert_outcomes_add_up(&run);
+        run.assert_accounted("");
         assert_eq!(tally(&run, "status == 200", None), (30, 0), "{io:?}");
         assert_eq!(tally(&run, "header(Content-Type) ~ html", None), (30, 0));
         assert_eq!(tally(&run, "body contains \"no such text\"", None), (0, 30));
@@ -78,7 +78,7 @@ fn a_failed_status_is_not_a_failed_check() {
     );
     assert_eq!(run.count("/requests/failed_status"), 10, "{}", run.stderr());
     assert_eq!(run.count("/requests/check_failed"), 0);
-    assert_outcomes_add_up(&run);
+    run.assert_accounted("");
     let entry = check_entry(&run, "status == 200", None);
     assert_eq!(entry["failed"], 10, "the check still tallies what it saw");
     assert_eq!(entry["samples"], serde_json::json!(["503"]));
@@ -112,7 +112,7 @@ fn a_failed_status_is_not_a_failed_check() {
         run.result()["checks"]
     );
     assert_eq!(run.count("/requests/check_failed"), 10);
-    assert_outcomes_add_up(&run);
+    run.assert_accounted("");
     let targets = run.result()["targets"].as_array().expect("targets[]");
     assert_eq!(targets[0]["success"], 10);
     assert_eq!(targets[1]["check_failed"], 10);
@@ -161,7 +161,7 @@ fn json_and_time_checks_judge_the_echoed_body() {
             "{io:?}"
         );
         assert_eq!(run.count("/requests/check_failed"), 12);
-        assert_outcomes_add_up(&run);
+        run.assert_accounted("");
     }
     drop(target);
 }
@@ -241,7 +241,7 @@ fn an_extractor_that_finds_nothing_fails_the_iteration_and_the_run_goes_on() {
             entry["samples"],
             serde_json::json!(["extract tok: $.token not found"])
         );
-        assert_outcomes_add_up(&run);
+        run.assert_accounted("");
     }
     drop(target);
 }

@@ -93,7 +93,7 @@ fn assert_rows_through_both_steps(run: &Run, paths: &[String], prefix: &str, lab
         "{label}: {}",
         run.result()["stop_reason"]
     );
-    assert_outcomes_add_up(run);
+    run.assert_accounted("");
     assert_eq!(run.count("/requests/unfinished"), 0, "{label}");
     for step in ["first", "second"] {
         let name = format!("{prefix}{step}");

@@ -52,7 +52,7 @@ fn assert_exhausted(run: &Run, rows: u64, context: &str) {
     assert_eq!(run.result()["stop_reason"], "feed_exhausted", "{context}");
     assert_eq!(run.count("/requests/sent"), rows, "{context}: sent == rows");
     assert_eq!(run.count("/requests/success"), rows, "{context}");
-    assert_outcomes_add_up(run);
+    run.assert_accounted("");
 }
 
 #[test]
@@ -243,7 +243,7 @@ fn json_lines_and_quoted_csv_fields_render() {
     for io in LOOPS {
         let run = run_on(io, &args);
         assert_eq!(run.code(), Some(0), "{io:?}: {}", run.stderr());
-        assert_outcomes_add_up(&run);
+        run.assert_accounted("");
         assert_eq!(
             run.count("/requests/success"),
             10,

@@ -61,7 +61,7 @@ fn ctrl_c_mid_run_keeps_the_outcomes_adding_up() {
         };
         assert_eq!(run.result()["interrupted"], true, "{io:?}");
         assert!(run.count("/requests/success") > 0, "{io:?}");
-        assert_outcomes_add_up(&run);
+        run.assert_accounted("");
         let (passed, failed) = tally(&run, "status == 200", None);
         assert_eq!(passed, run.count("/requests/success"), "{io:?}");
         assert_eq!(failed, 0, "{io:?}");
@@ -100,7 +100,7 @@ fn a_server_that_dies_mid_run_leaves_errors_not_check_failures() {
             run.result()["requests"]
         );
         assert_eq!(run.count("/requests/check_failed"), 0, "{io:?}");
-        assert_outcomes_add_up(&run);
+        run.assert_accounted("");
         assert_eq!(
             tally(&run, "extract srv", None),
             (run.count("/requests/success"), 0),

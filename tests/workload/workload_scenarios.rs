@@ -69,7 +69,7 @@ fn login_then_me_with_the_extracted_token_is_200_every_time() {
             "{}",
             run.result()["checks"]
         );
-        assert_outcomes_add_up(&run);
+        run.assert_accounted("");
         let (me_passed, me_failed) = tally(&run, "status == 200", Some("me"));
         assert!(me_passed >= 29, "{io:?}: -n 60 is about 30 iterations");
         assert_eq!(me_failed, 0, "{io:?}");
@@ -137,7 +137,7 @@ fn the_cookie_jar_carries_the_session_and_command_line_headers_reach_every_step(
             run.result()["checks"]
         );
         assert_eq!(tally(&run, "status == 200", Some("me")), (10, 0), "{io:?}");
-        assert_outcomes_add_up(&run);
+        run.assert_accounted("");
     }
     // --http1.0 reaches every step too (three requests, one per step).
     let http10 = run_on(None, &["--scenario", &file, "-n", "3", "--http1.0"]);
@@ -175,7 +175,7 @@ fn a_broken_extractor_shows_as_check_failed_or_as_401s() {
     target.stop();
     assert_eq!(run.code(), Some(0), "{}", run.stderr());
     assert_eq!(run.count("/requests/check_failed"), 10);
-    assert_outcomes_add_up(&run);
+    run.assert_accounted("");
     let entry = check_entry(&run, "extract token", Some("login"));
     assert_eq!(entry["failed"], 10);
     assert_eq!(
@@ -197,7 +197,7 @@ fn a_broken_extractor_shows_as_check_failed_or_as_401s() {
     for io in LOOPS {
         let run = run_on(io, &["--scenario", &file, "-n", "20"]);
         assert_eq!(run.code(), Some(0), "{io:?}: {}", run.stderr());
-        assert_outcomes_add_up(&run);
+        run.assert_accounted("");
         let me = check_entry(&run, "status == 200", Some("me"));
         assert_eq!(me["passed"], 0, "{io:?}");
         assert_eq!(me["samples"], serde_json::json!(["401"]), "{io:?}");
@@ -240,7 +240,7 @@ fn think_time_slows_a_user() {
             fast_sent > 3 * slow_sent,
             "{io:?}: {fast_sent} without think, {slow_sent} with"
         );
-        assert_outcomes_add_up(&slow);
+        slow.assert_accounted("");
     }
     drop(target);
 }
@@ -254,7 +254,7 @@ fn the_open_model_starts_iterations_at_the_groups_rate() {
         let run = run_on(io, &["--scenario", &file, "-d", "2s"]);
         target.stop();
         assert_eq!(run.code(), Some(0), "{io:?}: {}", run.stderr());
-        assert_outcomes_add_up(&run);
+        run.assert_accounted("");
         let logins = tally(&run, "status == 200", Some("login")).0;
         let (me_passed, me_failed) = tally(&run, "status == 200", Some("me"));
         // 20 iterations/s for 2 s: about 40 (generous: a loaded machine).
@@ -316,7 +316,7 @@ fn two_groups_run_side_by_side_each_with_its_own_load() {
         let run = run_on(io, &["--scenario", &file, "-d", "2s"]);
         target.stop();
         assert_eq!(run.code(), Some(0), "{io:?}: {}", run.stderr());
-        assert_outcomes_add_up(&run);
+        run.assert_accounted("");
         assert_eq!(step_names(&run), ["auth/login", "auth/me", "browse/home"]);
         let groups = run.result()["groups"].as_array().expect("groups[]");
         let names: Vec<&str> = groups.iter().filter_map(|g| g["name"].as_str()).collect();

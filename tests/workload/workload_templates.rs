@@ -164,7 +164,7 @@ fn built_ins_vars_and_env_render_into_headers_and_body() {
         for check in &checks {
             assert_eq!(tally(&run, check, None), (20, 0), "{io:?}: {check}");
         }
-        assert_outcomes_add_up(&run);
+        run.assert_accounted("");
     }
     // A header value with a slot, rendered per request (the echo shows it).
     let run = run_on(

@@ -212,6 +212,26 @@ impl Run {
             .and_then(|v| v.as_u64())
             .unwrap_or_else(|| panic!("{pointer} missing in {}", self.result()))
     }
+
+    /// The accounting invariant every result keeps: each request sent is in
+    /// exactly one outcome class (`sent = success + failed_status +
+    /// check_failed + errors + unfinished`), and the complete responses are
+    /// the three classes that had one. `label` names the case in a failure.
+    pub fn assert_accounted(&self, label: &str) {
+        let requests = &self.result()["requests"];
+        let class = |name: &str| requests[name].as_u64().unwrap_or(0);
+        let answered = class("success") + class("failed_status") + class("check_failed");
+        assert_eq!(
+            class("sent"),
+            answered + class("errors") + class("unfinished"),
+            "{label}: sent = success + failed_status + check_failed + errors + unfinished: {requests}"
+        );
+        assert_eq!(
+            class("completed"),
+            answered,
+            "{label}: completed = success + failed_status + check_failed: {requests}"
+        );
+    }
 }
 
 /// A fresh temporary directory under the target dir, unique per call.

@@ -194,27 +194,6 @@ pub fn write(dir: &Path, name: &str, text: &str) -> String {
     path.display().to_string()
 }
 
-/// Every response is in exactly one outcome class.
-pub fn assert_outcomes_add_up(run: &Run) {
-    let sent = run.count("/requests/sent");
-    let parts: u64 = [
-        "success",
-        "failed_status",
-        "check_failed",
-        "errors",
-        "unfinished",
-    ]
-    .iter()
-    .map(|class| {
-        run.result()
-            .pointer(&format!("/requests/{class}"))
-            .and_then(|v| v.as_u64())
-            .unwrap_or(0)
-    })
-    .sum();
-    assert_eq!(sent, parts, "outcome classes: {}", run.result()["requests"]);
-}
-
 /// The `checks[]` entry for `check` (on `step`, when given).
 pub fn check_entry<'a>(run: &'a Run, check: &str, step: Option<&str>) -> &'a serde_json::Value {
     run.result()["checks"]
