@@ -71,6 +71,25 @@ fn cpu_causes(cost: &ServerCost) -> Vec<Bottleneck> {
         .iter()
         .filter(|t| t.cpu_pct >= SATURATED_PCT)
         .count();
+    // A lone working thread that always had work, on a CPU or waiting for
+    // one, is saturated even when the host lent it half a core: its wait
+    // is the threads' wait (the idle ones wait for nothing).
+    let lone = match working.as_slice() {
+        [only] if saturated == 0 => Some((only, only.cpu_pct + cost.run_queue_wait_pct_of_wall)),
+        _ => None,
+    };
+    if let Some((top, runnable)) = lone.filter(|(_, runnable)| *runnable >= SATURATED_PCT) {
+        found.push(Bottleneck {
+            cause: format!(
+                "one thread does all the work, runnable {runnable:.0}% of the time (on a CPU {:.0}%, waiting for one {:.0}%): it is saturated (more threads, or spread the load)",
+                top.cpu_pct, cost.run_queue_wait_pct_of_wall
+            ),
+            evidence: vec![
+                evidence("busiest thread cpu_pct", top.cpu_pct),
+                evidence("schedstat run-queue wait pct of wall", cost.run_queue_wait_pct_of_wall),
+            ],
+        });
+    }
     if let Some(top) = working.first().filter(|t| t.cpu_pct >= SATURATED_PCT) {
         let others = working.len() - 1;
         let cause = if working.len() == 1 {
@@ -171,6 +190,27 @@ mod tests {
                 .collect(),
             ..ServerCost::default()
         }
+    }
+
+    #[test]
+    fn a_lone_thread_that_always_had_work_is_saturated_on_half_a_core() {
+        // Half a core on a busy host, and waiting for the other half.
+        let mut c = cost(&[(52.0, 99.0), (0.1, 1.0)], 0.0);
+        c.run_queue_wait_pct_of_wall = 45.0;
+        let b = bottlenecks(&c);
+        assert_eq!(
+            b[0].cause,
+            "one thread does all the work, runnable 97% of the time (on a CPU 52%, waiting for one 45%): it is saturated (more threads, or spread the load)"
+        );
+        assert_eq!(b[0].evidence[0].value, 52.0);
+        assert_eq!(b[0].evidence[1].value, 45.0);
+        // Idle a third of the time: it had spare time, not saturated.
+        c.run_queue_wait_pct_of_wall = 15.0;
+        assert!(bottlenecks(&c).is_empty());
+        // Two working threads: the wait is theirs together, no one's alone.
+        let mut two = cost(&[(52.0, 60.0), (35.0, 40.0)], 0.0);
+        two.run_queue_wait_pct_of_wall = 45.0;
+        assert!(bottlenecks(&two).is_empty());
     }
 
     #[test]
