@@ -24,7 +24,9 @@ const RUN_QUEUE_WAIT_PCT: f64 = 20.0;
 /// The causes the cost's counters show, most telling first.
 pub fn bottlenecks(cost: &ServerCost) -> Vec<Bottleneck> {
     let mut found = Vec::new();
-    if cost.listen_overflows > 0.0 {
+    // Counts are means over rounds: a cause needs one event at least, as
+    // printed (no "0 segments retransmitted" from a mean of 0.5).
+    if cost.listen_overflows >= 0.5 {
         found.push(Bottleneck {
             cause: format!(
                 "the accept queue overflowed {:.0} times: raise the listen backlog, or accept faster",
@@ -37,7 +39,7 @@ pub fn bottlenecks(cost: &ServerCost) -> Vec<Bottleneck> {
         });
     }
     found.extend(cpu_causes(cost));
-    if cost.syn_retransmits > 0.0 {
+    if cost.syn_retransmits >= 0.5 {
         found.push(Bottleneck {
             cause: format!(
                 "{:.0} SYNs retransmitted: those connections waited a second or more to open (SYNs dropped: a full accept queue or SYN backlog)",
@@ -46,7 +48,7 @@ pub fn bottlenecks(cost: &ServerCost) -> Vec<Bottleneck> {
             evidence: vec![evidence("TcpExt.TCPSynRetrans", cost.syn_retransmits)],
         });
     }
-    if cost.tcp_retransmits > cost.syn_retransmits {
+    if cost.tcp_retransmits - cost.syn_retransmits >= 0.5 {
         found.push(Bottleneck {
             cause: format!(
                 "{:.0} TCP segments retransmitted: packets were lost (a full queue, or the network)",
@@ -295,6 +297,9 @@ mod tests {
             b[0].cause
         );
         assert_eq!(b[0].evidence[0].counter, "TcpExt.TCPSynRetrans");
+        // A mean of 0.4 over rounds is no event as printed.
+        assert!(with(|c| c.tcp_retransmits = 0.4).is_empty());
+        assert!(with(|c| c.listen_overflows = 0.4).is_empty());
         let b = with(|c| c.tcp_retransmits = 12.0);
         assert!(
             b[0].cause.starts_with("12 TCP segments retransmitted"),
