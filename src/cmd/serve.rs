@@ -17,7 +17,7 @@ use stampede_target::{
 /// Run the built-in target server: one worker per CPU, each with its own
 /// SO_REUSEPORT listener and event loop. Built-in pages `/` and `/index.html`
 /// (515 bytes) and `/1k.html` (1024 bytes), or files under `--root`; test routes
-/// `/bytes/{n}`, `/chunked/{n}`, `/delay/{ms}`, `/cpu/{iterations}`,
+/// `/bytes/{n}`, `/chunked/{n}`, `/delay/{ms}`, `/cpu/{iterations}`, `/block/{ms}`,
 /// `/status/{code}`, `/echo` and `/stats` (JSON counters) are always on, and so are
 /// `/gzip`, `/deflate`, `/br` and `/zstd` (4096 bytes, or `/gzip/{n}`, always encoded).
 ///

@@ -51,6 +51,7 @@ routes! {
         Chunked => "chunked",
         Delay => "delay",
         Cpu => "cpu",
+        Block => "block",
         Status => "status",
         Echo => "echo",
         Stats => "stats",
@@ -76,7 +77,8 @@ mod tests {
 
     #[test]
     fn each_route_has_its_label() {
-        assert_eq!(ROUTES, 19);
+        assert_eq!(ROUTES, 20);
+        assert_eq!(NAMES[Route::Block as usize], "/block");
         assert_eq!(NAMES[Route::Page as usize], "/");
         assert_eq!(Route::of_segment("delay"), Some(Route::Delay));
         assert_eq!(NAMES[Route::Delay as usize], "/delay");

@@ -1,6 +1,6 @@
 //! Choosing and producing the response for one parsed request: the built-in pages,
 //! the test routes (`/bytes/{n}`, `/chunked/{n}`, `/delay/{ms}`, `/cpu/{iterations}`,
-//! `/status/{code}`, `/echo`, `/stats`, `/redirect/{n}`, `/redirect-to?url=`
+//! `/block/{ms}`, `/status/{code}`, `/echo`, `/stats`, `/redirect/{n}`, `/redirect-to?url=`
 //! (redirect_to.rs), the session routes `/login`, `/me`, `/json` of
 //! session_routes.rs, and `/gzip`, `/deflate`, `/br`, `/zstd` of
 //! compress.rs) and, with a root, static files. Responses are
@@ -19,6 +19,8 @@ use crate::route_label::Route;
 pub(crate) const MAX_BYTES: u64 = 1 << 30;
 /// Longest `/delay/{ms}`.
 pub(crate) const MAX_DELAY_MS: u64 = 60_000;
+/// Longest `/block/{ms}`: it holds a worker, so kept short.
+pub(crate) const MAX_BLOCK_MS: u64 = 10_000;
 /// Most `/cpu/{iterations}`.
 pub(crate) const MAX_CPU_ITERATIONS: u64 = 1_000_000_000;
 /// Bodies up to this size are produced into the write buffer; larger are streamed.
@@ -196,11 +198,10 @@ fn test_route(
             Some(code) => Outcome::done(code as u16, response::plain(out, x, code as u16)),
             None => bad_request(out, x, "status must be 200..=599\n"),
         },
-        (Route::Bytes | Route::Chunked | Route::Delay | Route::Cpu | Route::Stats, _)
-            if !get_or_head =>
-        {
-            not_allowed(out, x, b"Allow: GET, HEAD\r\n")
-        }
+        (
+            Route::Bytes | Route::Chunked | Route::Delay | Route::Cpu | Route::Block | Route::Stats,
+            _,
+        ) if !get_or_head => not_allowed(out, x, b"Allow: GET, HEAD\r\n"),
         (Route::Bytes, Some(a)) => match param(a, MAX_BYTES) {
             Some(n) => bytes(n, false, x, out),
             None => bad_request(out, x, "bytes must be 0..=1073741824\n"),
@@ -216,6 +217,17 @@ fn test_route(
                 o
             }
             None => bad_request(out, x, "delay must be 0..=60000 ms\n"),
+        },
+        // A blocking call in the handler (a synchronous database or disk
+        // read): the worker's thread sleeps and serves nothing else, so
+        // what the server carries is its threads over the time, whatever
+        // CPU the host has free. Unlike `/delay`, which waits on a timer.
+        (Route::Block, Some(a)) => match param(a, MAX_BLOCK_MS) {
+            Some(ms) => {
+                std::thread::sleep(Duration::from_millis(ms));
+                Outcome::done(200, response::plain(out, x, 200))
+            }
+            None => bad_request(out, x, "block must be 0..=10000 ms\n"),
         },
         (Route::Cpu, Some(a)) => match param(a, MAX_CPU_ITERATIONS) {
             Some(n) => {

@@ -24,7 +24,9 @@ const RUN_QUEUE_WAIT_PCT: f64 = 20.0;
 /// The causes the cost's counters show, most telling first.
 pub fn bottlenecks(cost: &ServerCost) -> Vec<Bottleneck> {
     let mut found = Vec::new();
-    if cost.listen_overflows > 0.0 {
+    // Counts are means over rounds: a cause needs one event at least, as
+    // printed (no "0 segments retransmitted" from a mean of 0.5).
+    if cost.listen_overflows >= 0.5 {
         found.push(Bottleneck {
             cause: format!(
                 "the accept queue overflowed {:.0} times: raise the listen backlog, or accept faster",
@@ -37,7 +39,7 @@ pub fn bottlenecks(cost: &ServerCost) -> Vec<Bottleneck> {
         });
     }
     found.extend(cpu_causes(cost));
-    if cost.syn_retransmits > 0.0 {
+    if cost.syn_retransmits >= 0.5 {
         found.push(Bottleneck {
             cause: format!(
                 "{:.0} SYNs retransmitted: those connections waited a second or more to open (SYNs dropped: a full accept queue or SYN backlog)",
@@ -46,7 +48,7 @@ pub fn bottlenecks(cost: &ServerCost) -> Vec<Bottleneck> {
             evidence: vec![evidence("TcpExt.TCPSynRetrans", cost.syn_retransmits)],
         });
     }
-    if cost.tcp_retransmits > cost.syn_retransmits {
+    if cost.tcp_retransmits - cost.syn_retransmits >= 0.5 {
         found.push(Bottleneck {
             cause: format!(
                 "{:.0} TCP segments retransmitted: packets were lost (a full queue, or the network)",
@@ -71,6 +73,25 @@ fn cpu_causes(cost: &ServerCost) -> Vec<Bottleneck> {
         .iter()
         .filter(|t| t.cpu_pct >= SATURATED_PCT)
         .count();
+    // A lone working thread that always had work, on a CPU or waiting for
+    // one, is saturated even when the host lent it half a core: its wait
+    // is the threads' wait (the idle ones wait for nothing).
+    let lone = match working.as_slice() {
+        [only] if saturated == 0 => Some((only, only.cpu_pct + cost.run_queue_wait_pct_of_wall)),
+        _ => None,
+    };
+    if let Some((top, runnable)) = lone.filter(|(_, runnable)| *runnable >= SATURATED_PCT) {
+        found.push(Bottleneck {
+            cause: format!(
+                "one thread does all the work, runnable {runnable:.0}% of the time (on a CPU {:.0}%, waiting for one {:.0}%): it is saturated (more threads, or spread the load)",
+                top.cpu_pct, cost.run_queue_wait_pct_of_wall
+            ),
+            evidence: vec![
+                evidence("busiest thread cpu_pct", top.cpu_pct),
+                evidence("schedstat run-queue wait pct of wall", cost.run_queue_wait_pct_of_wall),
+            ],
+        });
+    }
     if let Some(top) = working.first().filter(|t| t.cpu_pct >= SATURATED_PCT) {
         let others = working.len() - 1;
         let cause = if working.len() == 1 {
@@ -174,6 +195,27 @@ mod tests {
     }
 
     #[test]
+    fn a_lone_thread_that_always_had_work_is_saturated_on_half_a_core() {
+        // Half a core on a busy host, and waiting for the other half.
+        let mut c = cost(&[(52.0, 99.0), (0.1, 1.0)], 0.0);
+        c.run_queue_wait_pct_of_wall = 45.0;
+        let b = bottlenecks(&c);
+        assert_eq!(
+            b[0].cause,
+            "one thread does all the work, runnable 97% of the time (on a CPU 52%, waiting for one 45%): it is saturated (more threads, or spread the load)"
+        );
+        assert_eq!(b[0].evidence[0].value, 52.0);
+        assert_eq!(b[0].evidence[1].value, 45.0);
+        // Idle a third of the time: it had spare time, not saturated.
+        c.run_queue_wait_pct_of_wall = 15.0;
+        assert!(bottlenecks(&c).is_empty());
+        // Two working threads: the wait is theirs together, no one's alone.
+        let mut two = cost(&[(52.0, 60.0), (35.0, 40.0)], 0.0);
+        two.run_queue_wait_pct_of_wall = 45.0;
+        assert!(bottlenecks(&two).is_empty());
+    }
+
+    #[test]
     fn names_each_cause_with_its_figure() {
         let b = bottlenecks(&cost(&[(40.0, 100.0), (0.0, 0.0)], 12345.0));
         assert_eq!(b.len(), 1);
@@ -255,6 +297,9 @@ mod tests {
             b[0].cause
         );
         assert_eq!(b[0].evidence[0].counter, "TcpExt.TCPSynRetrans");
+        // A mean of 0.4 over rounds is no event as printed.
+        assert!(with(|c| c.tcp_retransmits = 0.4).is_empty());
+        assert!(with(|c| c.listen_overflows = 0.4).is_empty());
         let b = with(|c| c.tcp_retransmits = 12.0);
         assert!(
             b[0].cause.starts_with("12 TCP segments retransmitted"),

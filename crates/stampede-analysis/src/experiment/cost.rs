@@ -61,6 +61,12 @@ pub struct ServerCost {
     /// waited on a run queue for a CPU, in percent (schedstat).
     #[serde(default)]
     pub run_queue_wait_pct: f64,
+    /// The time the server's threads waited on a run queue, in percent of
+    /// the load's wall time (100: one thread waiting the whole load). With
+    /// one working thread, its CPU plus this is the share of the time it
+    /// had work: saturated even when a busy host gave it half a core.
+    #[serde(default)]
+    pub run_queue_wait_pct_of_wall: f64,
     /// The machine's SYN retransmits and retransmitted TCP segments during
     /// the load.
     #[serde(default)]
@@ -110,6 +116,7 @@ impl ServerCost {
             softirq_cpu,
             softirq_cpu_pct,
             run_queue_wait_pct: run_queue_wait_pct(before, after),
+            run_queue_wait_pct_of_wall: run_queue_wait_pct_of_wall(before, after, elapsed_s),
             syn_retransmits: after.syn_retransmits.saturating_sub(before.syn_retransmits) as f64,
             tcp_retransmits: after.tcp_retransmits.saturating_sub(before.tcp_retransmits) as f64,
             bottleneck: Vec::new(),
@@ -158,6 +165,7 @@ impl ServerCost {
                 .and_then(|c| c.softirq_cpu),
             softirq_cpu_pct: mean(|c| c.softirq_cpu_pct),
             run_queue_wait_pct: mean(|c| c.run_queue_wait_pct),
+            run_queue_wait_pct_of_wall: mean(|c| c.run_queue_wait_pct_of_wall),
             syn_retransmits: mean(|c| c.syn_retransmits),
             tcp_retransmits: mean(|c| c.tcp_retransmits),
             bottleneck: Vec::new(),
@@ -189,6 +197,22 @@ fn run_queue_wait_pct(before: &ServerReading, after: &ServerReading) -> f64 {
         .saturating_sub(before.run_queue_wait_ns) as f64;
     if run + wait > 0.0 {
         100.0 * wait / (run + wait)
+    } else {
+        0.0
+    }
+}
+
+/// The threads' wait on a run queue over the load's wall time, in percent.
+fn run_queue_wait_pct_of_wall(
+    before: &ServerReading,
+    after: &ServerReading,
+    elapsed_s: f64,
+) -> f64 {
+    let wait = after
+        .run_queue_wait_ns
+        .saturating_sub(before.run_queue_wait_ns) as f64;
+    if elapsed_s > 0.0 {
+        100.0 * wait / (elapsed_s * 1e9)
     } else {
         0.0
     }
@@ -302,6 +326,8 @@ mod tests {
         assert_eq!((cost.softirq_cpu, cost.softirq_cpu_pct), (Some(0), 1.0));
         // Waited 100,000 ns, ran 300,000 ns: a quarter of the runnable time.
         assert_eq!(cost.run_queue_wait_pct, 25.0);
+        // 100,000 ns of a 1 s load.
+        assert_eq!(cost.run_queue_wait_pct_of_wall, 0.01);
         assert_eq!((cost.syn_retransmits, cost.tcp_retransmits), (10.0, 100.0));
         assert!(ServerCost::between(&before, &after, 0, 1.0).is_none());
     }

@@ -1,10 +1,12 @@
 //! Every route of the target over raw TCP (curl's view: tests/protocols/target_curl.rs at the root): built-in pages,
-//! /bytes, /chunked, /delay, /cpu, /status, /echo, /stats, keep-alive, pipelining,
+//! /bytes, /chunked, /delay, /cpu, /block, /status, /echo, /stats, keep-alive, pipelining,
 //! HTTP/1.0, HEAD, chunked request bodies, Expect: 100-continue, the route prefix.
 
 use crate::common::*;
 
 use std::time::{Duration, Instant};
+
+use stampede_target::Config;
 
 #[test]
 fn built_in_pages_have_their_sizes() {
@@ -52,6 +54,7 @@ fn test_routes() {
     for bad in [
         "/bytes/99999999999",
         "/delay/600000",
+        "/block/10001",
         "/cpu/99999999999",
         "/status/99",
         "/status/600",
@@ -65,6 +68,31 @@ fn test_routes() {
     let r = get(a, "DELETE /bytes/10 HTTP/1.1\r\n\r\n");
     assert_eq!(r.status, 405);
     assert_eq!(r.header("allow").as_deref(), Some("GET, HEAD"));
+    h.shutdown().unwrap();
+}
+
+/// `/block` holds its worker's thread, unlike `/delay` (a timer): with one
+/// worker, a request behind a blocked one waits for it.
+#[test]
+fn block_holds_the_worker_and_delay_does_not() {
+    let h = start(Config {
+        threads: 1,
+        ..Config::default()
+    });
+    let a = h.local_addr();
+    let behind = |route: &'static str| {
+        let held = std::thread::spawn(move || get(a, &format!("GET {route} HTTP/1.1\r\n\r\n")));
+        std::thread::sleep(Duration::from_millis(50));
+        let t = Instant::now();
+        assert_eq!(get(a, "GET / HTTP/1.1\r\n\r\n").status, 200);
+        let waited = t.elapsed();
+        assert_eq!(held.join().unwrap().status, 200, "{route}");
+        waited
+    };
+    let blocked = behind("/block/400");
+    assert!(blocked >= Duration::from_millis(200), "{blocked:?}");
+    let delayed = behind("/delay/400");
+    assert!(delayed < Duration::from_millis(200), "{delayed:?}");
     h.shutdown().unwrap();
 }
 
