@@ -20,7 +20,10 @@ pub struct Endpoint {
     pub authority: String,
     /// The path and query.
     pub target: String,
+    /// The host to resolve and, for https, to verify (an IPv6 address
+    /// without its brackets).
     pub host: String,
+    /// The URL's port, or the scheme's (80, 443).
     pub port: u16,
     /// https: TLS to `host`, verified against the system's roots.
     pub tls: bool,
@@ -40,7 +43,12 @@ pub enum PostError {
     /// Nothing sent or no complete answer: try again later.
     Transport(String),
     /// An HTTP status outside 2xx, with the first line of the body.
-    Status { code: u16, message: String },
+    Status {
+        /// The status code.
+        code: u16,
+        /// The first non-empty line of the body, at most 200 characters.
+        message: String,
+    },
 }
 
 impl PostError {

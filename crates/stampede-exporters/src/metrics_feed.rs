@@ -38,10 +38,15 @@ pub struct Reading {
     /// A mix (`--targets`, a scenario's steps): each target's names and its
     /// counts as in `requests`, which they add up to; empty otherwise.
     pub per_target: Vec<(MixLabel, OutcomeCounts)>,
+    /// Bytes read from the target so far (`stampede_bytes_received`).
     pub bytes_received: u64,
+    /// Open model: requests sent over 1 ms late so far (`stampede_late_sends`).
     pub late_sends: u64,
+    /// TCP connections established so far (`stampede_connections_opened`).
     pub connections_opened: u64,
+    /// Connections open now, over all workers (`stampede_connections_open`).
     pub open_connections: u64,
+    /// Requests sent and not yet answered now (`stampede_in_flight`).
     pub in_flight: u64,
     /// Open model: the schedule's rate now.
     pub target_rate: Option<f64>,
@@ -51,7 +56,9 @@ pub struct Reading {
     pub send_lateness_p99_s: Option<f64>,
     /// Per-bucket (not cumulative) counts at [`LATENCY_BUCKETS_S`], then +Inf.
     pub latency_buckets: Vec<(f64, u64)>,
+    /// The sum of every latency so far, in seconds (the histogram's `_sum`).
     pub latency_sum_s: f64,
+    /// How many latencies so far (the histogram's `_count`).
     pub latency_count: u64,
     /// Seconds at each of [`QUANTILES`]; empty before the first response.
     pub latency_quantiles_s: Vec<f64>,

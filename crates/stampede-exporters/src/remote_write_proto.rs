@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 /// `prometheus.WriteRequest`.
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct WriteRequest {
+    /// `timeseries`: every series of the push.
     #[prost(message, repeated, tag = "1")]
     pub timeseries: Vec<TimeSeries>,
 }
@@ -19,8 +20,10 @@ pub struct WriteRequest {
 /// `prometheus.TimeSeries`: labels sorted by name, samples by time.
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct TimeSeries {
+    /// `labels`: the series' name (`__name__`) and labels.
     #[prost(message, repeated, tag = "1")]
     pub labels: Vec<Label>,
+    /// `samples`: its values, oldest first.
     #[prost(message, repeated, tag = "2")]
     pub samples: Vec<Sample>,
 }
@@ -28,8 +31,10 @@ pub struct TimeSeries {
 /// `prometheus.Label`.
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, prost::Message)]
 pub struct Label {
+    /// `name`: the label's name.
     #[prost(string, tag = "1")]
     pub name: String,
+    /// `value`: the label's value.
     #[prost(string, tag = "2")]
     pub value: String,
 }
@@ -37,8 +42,10 @@ pub struct Label {
 /// `prometheus.Sample`: the timestamp in milliseconds since the epoch.
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct Sample {
+    /// `value`: the sample's value.
     #[prost(double, tag = "1")]
     pub value: f64,
+    /// `timestamp`: when it was taken, in milliseconds since the Unix epoch.
     #[prost(int64, tag = "2")]
     pub timestamp: i64,
 }

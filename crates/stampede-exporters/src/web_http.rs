@@ -60,8 +60,12 @@ pub fn refuse_one_address_for_two(
 
 /// A request's method, path (without the query) and whole head.
 pub struct Request {
+    /// The method, as sent (`GET`, `POST`).
     pub method: String,
+    /// The request target up to its `?`.
     pub path: String,
+    /// The request line and headers as read (and any bytes that came with
+    /// them in the same read).
     pub head: Vec<u8>,
 }
 

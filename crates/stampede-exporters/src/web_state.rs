@@ -18,6 +18,7 @@ const COPY_EVERY: Duration = Duration::from_secs(1);
 pub struct LiveRun {
     /// Since measuring began.
     pub elapsed: Duration,
+    /// The counts and histograms of the whole run so far.
     pub total: Snapshot,
     /// The seconds every worker has left behind.
     pub timeseries: Vec<SecondPoint>,

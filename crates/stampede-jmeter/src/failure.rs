@@ -22,12 +22,25 @@ pub enum FailureText {
     Fixed(String),
     /// A Response Assertion `equals` on the response code: the difference
     /// from the received code.
-    CodeEquals { not: bool, pattern: String },
+    CodeEquals {
+        /// The assertion's `Not` box: the code must not equal the pattern.
+        not: bool,
+        /// The expected code, as the assertion's test string gives it.
+        pattern: String,
+    },
     /// A Duration Assertion of at most `max_ms` milliseconds.
-    Duration { max_ms: u64 },
+    Duration {
+        /// `DurationAssertion.duration`: the longest a sample may take, in ms.
+        max_ms: u64,
+    },
     /// A Size Assertion on the body: `should` is JMeter's words for its
     /// operator (`been less than`), `allowed` the size in bytes.
-    BodySize { should: &'static str, allowed: u64 },
+    BodySize {
+        /// JMeter's words for the operator (`been less than or equal to`).
+        should: &'static str,
+        /// `SizeAssertion.size`: the size compared with, in bytes.
+        allowed: u64,
+    },
 }
 
 /// What a failed sample's message is filled in with.
@@ -35,7 +48,9 @@ pub enum FailureText {
 pub struct Measured<'a> {
     /// The response code (`200`).
     pub code: &'a str,
+    /// The sample's `elapsed`, in milliseconds.
     pub elapsed_ms: u64,
+    /// The response body's size, in bytes.
     pub body_bytes: u64,
 }
 

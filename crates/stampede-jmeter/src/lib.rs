@@ -2,7 +2,7 @@
 //! `jmeterTestPlan`/`hashTree` format of JMeter 2.13 to 5.6) read into a
 //! typed [`Plan`] and mapped onto a stampede scenario's typed values, which
 //! then run through the same validation as a user's scenario; JMeter's JTL
-//! CSV format for the results ([`jtl`]); and the runtime around the engine
+//! CSV format for the results (jtl.rs); and the runtime around the engine
 //! ([`runtime`]: the JTL writer, completion order, transactions,
 //! `allThreads`, the Summariser, thread-group scheduling, the report).
 //!
@@ -24,14 +24,14 @@ pub mod functions;
 mod http_args;
 mod http_url;
 mod ignored;
-pub mod jtl;
+pub(crate) mod jtl;
 pub mod model;
 mod rules;
 pub mod runtime;
 mod sampler;
 mod sync_timer;
 mod thread_group;
-pub mod tree;
+pub(crate) mod tree;
 mod variables;
 
 pub use emit::{scenario, scenario_text};
@@ -46,7 +46,7 @@ use std::path::Path;
 pub struct JmxError(pub String);
 
 impl JmxError {
-    pub fn new(message: impl Into<String>) -> JmxError {
+    pub(crate) fn new(message: impl Into<String>) -> JmxError {
         JmxError(message.into())
     }
 }

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 pub struct Plan {
     /// The TestPlan's testname.
     pub name: String,
+    /// The thread groups, in file order.
     pub groups: Vec<Group>,
     /// `TestPlan.serialize_threadgroups`: within each phase (setUp, main,
     /// tearDown) a group starts when the one before it has ended, as
@@ -25,9 +26,13 @@ pub struct Plan {
 /// An element stampede cannot run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unsupported {
+    /// The element's `testname`.
     pub name: String,
+    /// The element's `testclass` (`BeanShellPreProcessor`).
     pub class: String,
+    /// The line of the .jmx where the element starts.
     pub line: u32,
+    /// Why it is refused, and what that changes.
     pub why: String,
 }
 
@@ -44,12 +49,16 @@ impl std::fmt::Display for Unsupported {
 /// setUp, ordinary and tearDown thread groups.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
+    /// A `SetupThreadGroup`: runs before the others.
     Setup,
+    /// An ordinary `ThreadGroup`.
     Main,
+    /// A `PostThreadGroup`: runs after the others.
     Teardown,
 }
 
 impl Phase {
+    /// The scenario file's word for it (`setup`, `main`, `teardown`).
     pub fn as_str(self) -> &'static str {
         match self {
             Phase::Setup => "setup",
@@ -62,13 +71,19 @@ impl Phase {
 /// `ThreadGroup.on_sample_error`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OnError {
+    /// `continue`: go on with the next sampler.
     Continue,
+    /// `startnextloop`: start the thread's next iteration.
     NextIteration,
+    /// `stopthread`: stop this thread.
     StopUser,
+    /// `stoptest` or `stoptestnow`: stop the test.
     StopRun,
 }
 
 impl OnError {
+    /// The scenario file's word for it (`continue`, `next_iteration`,
+    /// `stop_user`, `stop_run`).
     pub fn as_str(self) -> &'static str {
         match self {
             OnError::Continue => "continue",
@@ -102,11 +117,14 @@ pub struct Rendezvous {
 /// A pause: uniform in [min, max] milliseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Pause {
+    /// The shortest pause, in milliseconds.
     pub min_ms: u64,
+    /// The longest pause, in milliseconds.
     pub max_ms: u64,
 }
 
 impl Pause {
+    /// No pause at all.
     pub fn is_zero(&self) -> bool {
         self.max_ms == 0
     }
@@ -120,6 +138,7 @@ impl Pause {
         }
     }
 
+    /// Both pauses one after the other, as timers in the same scope add up.
     pub fn plus(self, other: Pause) -> Pause {
         Pause {
             min_ms: self.min_ms + other.min_ms,
@@ -139,16 +158,22 @@ pub struct Feed {
     pub skip_first_line: bool,
     /// circular (`recycle`) or unique (read once).
     pub mode: &'static str,
+    /// `delimiter`: what separates the columns (`,` by default).
     pub delimiter: String,
 }
 
 /// One thread group.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Group {
+    /// The thread group's testname.
     pub name: String,
+    /// When it runs: setUp, main or tearDown.
     pub phase: Phase,
+    /// `ThreadGroup.num_threads`: the virtual users.
     pub threads: u32,
+    /// How its iterations are started.
     pub load: Load,
+    /// `ThreadGroup.ramp_time`: seconds until every thread has started.
     pub ramp_up_s: u64,
     /// Loop count per thread; None: forever (until the duration ends).
     pub iterations: Option<u64>,
@@ -159,12 +184,15 @@ pub struct Group {
     pub duration_s: Option<u64>,
     /// The scheduler's start delay.
     pub delay_s: Option<u64>,
+    /// `ThreadGroup.on_sample_error`: what a failed sample does.
     pub on_error: OnError,
     /// A Cookie Manager is in scope: each user keeps its cookies.
     pub cookies: bool,
+    /// The CSV Data Set Configs in scope, in file order.
     pub feeds: Vec<Feed>,
     /// The timers every step has (written once for the group).
     pub think: Option<Pause>,
+    /// The HTTP samplers, in the order a thread runs them.
     pub steps: Vec<Step>,
     /// A DNS Cache Manager's static hosts: `stampede run --resolve` values.
     pub resolve: Vec<String>,
@@ -177,10 +205,16 @@ pub struct Group {
 pub struct Step {
     /// The sampler's testname: the JTL label.
     pub name: String,
+    /// `HTTPSampler.method` (`GET`, `POST`).
     pub method: String,
     /// The URL as stampede template text.
     pub url: String,
+    /// Name and value of each header: the sampler's own (`Connection`,
+    /// `Content-Type`), then the Header Managers' in scope, a later one
+    /// replacing an earlier one of the same name.
     pub headers: Vec<(String, String)>,
+    /// The body as stampede template text: the raw body, the encoded form
+    /// or the multipart parts; None when it sends none.
     pub body: Option<String>,
     /// A multipart/form-data body: its Content-Type (with the boundary)
     /// replaces a Header Manager's, as JMeter's does.
@@ -199,9 +233,13 @@ pub struct Step {
     pub transactions: Vec<Transaction>,
     /// Inside a Once Only Controller: the first iteration only.
     pub once: bool,
+    /// `HTTPSampler.follow_redirects` or `HTTPSampler.auto_redirects`.
     pub follow_redirects: bool,
+    /// `HTTPSampler.use_keepalive`: the connection stays open.
     pub keep_alive: bool,
+    /// `HTTPSampler.connect_timeout`, in ms; None when unset or 0.
     pub connect_timeout_ms: Option<u64>,
+    /// `HTTPSampler.response_timeout`, in ms; None when unset or 0.
     pub response_timeout_ms: Option<u64>,
 }
 

@@ -9,11 +9,17 @@ use std::sync::atomic::{AtomicU8, Ordering};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 pub enum Hook {
+    /// `setup(thread)`, once per thread, in the setup state.
     Setup,
+    /// `init(args)`, once in each thread's state.
     Init,
+    /// `delay()`, before each request.
     Delay,
+    /// `request()`, which returns the request to send.
     Request,
+    /// `response(status, headers, body)`, after each response.
     Response,
+    /// `done(summary, latency, requests)`, once after the run.
     Done,
 }
 

@@ -42,6 +42,6 @@ pub use busy::{Busy, Hook};
 pub use output::print_to_stderr;
 pub use script::{LoadedScript, LuaScript, ScriptConfig};
 pub use state::LoadError;
-pub use stats::{per_thread_rates, WrkErrors, WrkStats, WrkSummary};
+pub use stats::per_thread_rates;
 pub use worker::Hooks;
-pub use wrk_table::{RequestDefaults, UrlParts};
+pub use wrk_table::RequestDefaults;

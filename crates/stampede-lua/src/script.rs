@@ -24,8 +24,11 @@ use std::sync::{Arc, Mutex};
 /// `wrk` table starts with (the `-H` lines) and the words after `--`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScriptConfig {
+    /// The script file (`-s FILE`).
     pub path: PathBuf,
+    /// The URL under load; the `wrk` table's scheme, host, port and path.
     pub url: String,
+    /// The request the `wrk` table starts with.
     pub request: RequestDefaults,
     /// The words after `--`: `init`'s `args[1]`, `args[2]`... (`args[0]` is the URL, as in wrk).
     pub args: Vec<String>,

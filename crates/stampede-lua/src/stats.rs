@@ -15,7 +15,7 @@ use stampede_metrics::{LatencyHistogram, RunResult};
 
 /// wrk's `summary.errors`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct WrkErrors {
+pub(crate) struct WrkErrors {
     pub connect: u64,
     pub read: u64,
     pub write: u64,
@@ -41,7 +41,7 @@ impl WrkErrors {
 
 /// wrk's `summary` table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct WrkSummary {
+pub(crate) struct WrkSummary {
     /// The measured run, µs.
     pub duration: u64,
     /// Completed responses (any status).
@@ -64,7 +64,7 @@ impl WrkSummary {
 
 /// A statistics object: distinct values, ascending, with their counts.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct WrkStats {
+pub(crate) struct WrkStats {
     values: Vec<(u64, u64)>,
     count: u64,
     mean: f64,

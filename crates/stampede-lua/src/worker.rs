@@ -20,8 +20,11 @@ use std::time::Duration;
 /// The optional hooks a thread's state defines after `init`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Hooks {
+    /// `request()` is defined: it makes each request.
     pub request: bool,
+    /// `response()` is defined: each response is read and passed to it.
     pub response: bool,
+    /// `delay()` is defined: it sets the pause before each request.
     pub delay: bool,
 }
 

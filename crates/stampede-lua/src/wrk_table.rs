@@ -16,7 +16,7 @@ const FORMAT: &str = include_str!("../lua/format.lua");
 
 /// A URL split as wrk's http_parser splits it: the literal text of each part.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UrlParts {
+pub(crate) struct UrlParts {
     pub scheme: String,
     /// Without IPv6 brackets.
     pub host: String,
@@ -62,7 +62,9 @@ impl UrlParts {
 pub struct RequestDefaults {
     /// `Name: value` lines.
     pub headers: Vec<String>,
+    /// `wrk.method` (`GET` unless -m says otherwise).
     pub method: String,
+    /// `wrk.body`; None leaves it nil.
     pub body: Option<Vec<u8>>,
 }
 

@@ -21,7 +21,9 @@ pub(crate) const REQUEST_LOG_HEADER: &str = "# t_s status latency_us bytes error
 /// One request's line.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RequestLine<'a> {
+    /// When the request was due, in seconds since measurement started.
     pub t_s: f64,
+    /// The response's status code; `None` when no response came.
     pub status: Option<u16>,
     /// From the intended send to the complete response or the error.
     pub latency_us: u64,
@@ -30,6 +32,7 @@ pub struct RequestLine<'a> {
     /// The error class (`timeout`, `reset`, …) when there was no response;
     /// `check_failed` for a response that failed a check.
     pub error: Option<&'a str>,
+    /// The URL the request went to.
     pub target: &'a str,
     /// The virtual user (connection slot) that sent the request.
     pub vu: u64,

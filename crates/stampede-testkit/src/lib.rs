@@ -91,6 +91,7 @@ pub struct RawServer {
 }
 
 impl RawServer {
+    /// Binds 127.0.0.1 on an ephemeral port and starts accepting.
     pub fn start<F>(serve: F) -> RawServer
     where
         F: Fn(TcpStream) + Send + Sync + 'static,
@@ -125,10 +126,12 @@ impl RawServer {
         }
     }
 
+    /// The loopback address it listens on.
     pub fn addr(&self) -> SocketAddr {
         self.addr
     }
 
+    /// `http://ADDR` followed by `path`.
     pub fn url(&self, path: &str) -> String {
         format!("http://{}{path}", self.addr)
     }
@@ -180,20 +183,24 @@ pub fn answer_each_request(mut stream: TcpStream, response: &[u8]) {
 
 /// The result of running the `stampede` binary.
 pub struct Run {
+    /// The process's exit status, stdout and stderr.
     pub output: Output,
     /// The parsed `--json` file, when the run wrote one.
     pub json: Option<serde_json::Value>,
 }
 
 impl Run {
+    /// The exit code; None when a signal ended the process.
     pub fn code(&self) -> Option<i32> {
         self.output.status.code()
     }
 
+    /// Stderr as text (invalid UTF-8 replaced).
     pub fn stderr(&self) -> String {
         String::from_utf8_lossy(&self.output.stderr).into_owned()
     }
 
+    /// Stdout as text (invalid UTF-8 replaced).
     pub fn stdout(&self) -> String {
         String::from_utf8_lossy(&self.output.stdout).into_owned()
     }

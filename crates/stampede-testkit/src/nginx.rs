@@ -21,8 +21,10 @@ pub struct Setup<'a> {
     pub netns: Option<&'a str>,
 }
 
+/// A running nginx, stopped when dropped.
 pub struct Nginx {
     child: Child,
+    /// Its access log, in `dir` (one line per request, in `log_format`).
     pub log: PathBuf,
 }
 

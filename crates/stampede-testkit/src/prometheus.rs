@@ -58,6 +58,7 @@ fn escape(query: &str) -> String {
 /// Prometheus on loopback with its own config and storage, killed when dropped.
 pub struct Prometheus {
     child: Child,
+    /// The loopback port of its web API (`/api/v1/...`).
     pub port: u16,
 }
 

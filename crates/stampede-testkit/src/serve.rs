@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 /// A running `stampede serve --threads 1 --port PORT EXTRA...`.
 pub struct ServeProcess {
     child: Child,
+    /// The loopback port it listens on.
     pub port: u16,
 }
 

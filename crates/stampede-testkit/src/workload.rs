@@ -29,10 +29,12 @@ pub fn run_on(io: Option<&str>, args: &[&str]) -> Run {
 pub struct LoggedTarget {
     child: Child,
     addr: String,
+    /// Its access log, `dir/access.log` (Common Log Format).
     pub log: PathBuf,
 }
 
 impl LoggedTarget {
+    /// Starts it and reads the address it listens on from its first line.
     pub fn start(dir: &Path) -> LoggedTarget {
         let log = dir.join("access.log");
         let mut child = Command::new(binary())
@@ -60,6 +62,7 @@ impl LoggedTarget {
         LoggedTarget { child, addr, log }
     }
 
+    /// `http://ADDR` followed by `path`.
     pub fn url(&self, path: &str) -> String {
         format!("http://{}{path}", self.addr)
     }
@@ -117,11 +120,13 @@ pub fn logged_statuses(log: &Path, prefix: &str) -> Vec<String> {
 /// `ok <uri>`, each request logged (`$request_uri $status`) to its own file.
 pub struct Nginx {
     child: Child,
-    pub port: u16,
-    pub log: PathBuf,
+    port: u16,
+    log: PathBuf,
 }
 
 impl Nginx {
+    /// Starts `program` with its config, log and temporary files in `dir`;
+    /// waits until it listens.
     pub fn start(program: &Path, dir: &Path) -> Nginx {
         let port = free_port();
         let log = dir.join("nginx-access.log");
@@ -152,6 +157,7 @@ impl Nginx {
         Nginx { child, port, log }
     }
 
+    /// `http://127.0.0.1:PORT` followed by `path`.
     pub fn url(&self, path: &str) -> String {
         format!("http://127.0.0.1:{}{path}", self.port)
     }
@@ -179,7 +185,8 @@ impl Drop for Nginx {
     }
 }
 
-pub fn wait_for_port(port: u16) {
+/// Waits (up to 20 s) until a connect to `port` on loopback works.
+fn wait_for_port(port: u16) {
     let deadline = Instant::now() + Duration::from_secs(20);
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
         assert!(Instant::now() < deadline, "nothing listens on {port}");

@@ -15,11 +15,13 @@ pub fn script(name: &str, code: &str) -> PathBuf {
 
 /// The built-in target (one worker) logging every request to a file.
 pub struct LoggedTarget {
-    pub server: ServerHandle,
+    server: ServerHandle,
+    /// Its access log (Common Log Format), in a fresh temporary folder.
     pub log: PathBuf,
 }
 
 impl LoggedTarget {
+    /// Starts it on an ephemeral loopback port.
     pub fn start() -> LoggedTarget {
         let log = temp_dir("wrk-lua-log").join("access.log");
         let server = spawn_target(TargetConfig {
@@ -29,6 +31,7 @@ impl LoggedTarget {
         LoggedTarget { server, log }
     }
 
+    /// `http://ADDR` followed by `path`.
     pub fn url(&self, path: &str) -> String {
         format!("http://{}{path}", self.server.local_addr())
     }

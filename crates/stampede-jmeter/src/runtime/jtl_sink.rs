@@ -89,6 +89,7 @@ fn sent_url(step: &StepLabel, request: &LoggedRequest) -> String {
 pub struct GroupLabels {
     /// `threadName`'s lead: the group's name and number (from 1).
     pub group: String,
+    /// The group's number in the plan, from 1.
     pub number: usize,
     /// grpThreads (configured, not counted live).
     pub threads: u32,

@@ -19,4 +19,4 @@ pub mod jtl_sink;
 pub mod report;
 pub mod schedule;
 pub mod summariser;
-pub mod transactions;
+pub(crate) mod transactions;

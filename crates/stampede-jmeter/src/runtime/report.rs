@@ -14,6 +14,8 @@ fn epoch_ms(time: SystemTime) -> u128 {
     time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis())
 }
 
+/// The two lines JMeter prints as a test starts: `Created the tree
+/// successfully using PLAN` and `Starting the test @ TIME (EPOCH_MS)`.
 pub fn write_start(plan: &Path, at: SystemTime, out: &mut dyn Write) -> io::Result<()> {
     writeln!(
         out,

@@ -89,6 +89,8 @@ pub struct Summariser {
 }
 
 impl Summariser {
+    /// A summariser that prints every `every` (`summariser.interval`),
+    /// counting from now.
     pub fn new(every: Duration) -> Summariser {
         let now = Instant::now();
         Summariser {

@@ -18,9 +18,11 @@ pub struct AbView {
     /// -l: the document length is "Variable", whatever the lengths were
     /// (ab's `nolength` in output_results).
     pub variable_length: bool,
-    /// -x, -y, -z for -w.
+    /// -x: the attributes of each `<table>` under -w.
     pub table_attrs: String,
+    /// -y: the attributes of each `<tr>` under -w.
     pub tr_attrs: String,
+    /// -z: the attributes of each `<td>` and `<th>` under -w.
     pub td_attrs: String,
 }
 

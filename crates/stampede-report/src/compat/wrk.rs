@@ -16,11 +16,14 @@ pub struct Units {
     units: &'static [&'static str],
 }
 
+/// wrk's `time_units_us`: microseconds, then ms and s.
 const TIME_US: Units = Units {
     scale: 1000.0,
     base: "us",
     units: &["ms", "s"],
 };
+/// wrk's `time_units_s`: seconds, then minutes and hours (the run's
+/// duration in its first line).
 pub const TIME_S: Units = Units {
     scale: 60.0,
     base: "s",

@@ -16,7 +16,9 @@ use std::io::{self, Write};
 /// A compared run and how it is called in the report.
 #[derive(Debug, Clone, Copy)]
 pub struct LabeledRun<'a> {
+    /// The run's name in legends and tables (its file's name in `compare`).
     pub label: &'a str,
+    /// The run's full result.
     pub result: &'a RunResult,
 }
 

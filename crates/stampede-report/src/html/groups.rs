@@ -13,9 +13,11 @@ use std::io::{self, Write};
 /// One group's run and the page of its own report.
 #[derive(Debug, Clone, Copy)]
 pub struct GroupPage<'a> {
+    /// The group's name (the thread group's, for JMeter).
     pub name: &'a str,
     /// The group's report, relative to the index (`group-1.html`).
     pub href: &'a str,
+    /// The group's full result.
     pub result: &'a RunResult,
 }
 

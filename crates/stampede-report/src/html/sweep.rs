@@ -14,7 +14,9 @@ use std::io::{self, Write};
 /// One step of a sweep: the load it applied and its full result.
 #[derive(Debug, Clone, Copy)]
 pub struct SweepStep<'a> {
+    /// The load the step applied: connections or an offered rate.
     pub load: Load,
+    /// The step's full result.
     pub result: &'a RunResult,
 }
 
