@@ -11,6 +11,16 @@ use stampede_analysis::{
 };
 use std::fmt::Write;
 
+/// The width of the variant column: the longest name, at least the header's.
+pub(crate) fn variant_width(doc: &ExperimentDocument) -> usize {
+    doc.variants
+        .iter()
+        .map(|v| v.name.chars().count())
+        .max()
+        .unwrap_or(7)
+        .max(7)
+}
+
 /// The sweep table, the step lines and the knee lines; empty when the
 /// experiment's load was a fixed run.
 pub fn render_sweep_part(doc: &ExperimentDocument) -> String {
@@ -18,13 +28,7 @@ pub fn render_sweep_part(doc: &ExperimentDocument) -> String {
     let Some(common) = doc.common_load else {
         return out;
     };
-    let width = doc
-        .variants
-        .iter()
-        .map(|v| v.name.chars().count())
-        .max()
-        .unwrap_or(7)
-        .max(7);
+    let width = variant_width(doc);
     let _ = writeln!(
         out,
         "{:<width$}  {:>6}  {:>28}  {:>30}  {:>7}  {:>7}  {:>14}",

@@ -25,13 +25,7 @@ const SPOKEN: [Metric; 10] = [
 /// The table, the failures and the verdicts.
 pub fn render_experiment_text(doc: &ExperimentDocument) -> String {
     let mut out = crate::experiment_sweep_text::render_sweep_part(doc);
-    let width = doc
-        .variants
-        .iter()
-        .map(|v| v.name.chars().count())
-        .max()
-        .unwrap_or(7)
-        .max(7);
+    let width = crate::experiment_sweep_text::variant_width(doc);
     let _ = writeln!(
         out,
         "{:<width$}  {:>4}  {:>26}  {:>8}  {:>8}  {:>7}  {:>11}  {:>10}  {:>8}  {:>9}  busiest thread",
