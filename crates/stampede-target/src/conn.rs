@@ -366,6 +366,19 @@ impl<S: Transport> Conn<S> {
                 }
                 Ok(())
             }
+            Tail::Pieces(mut pieces) => {
+                // Each piece leaves on its own, after its wait.
+                self.flush().await?;
+                while let Some((wait, piece)) = pieces.next_piece() {
+                    tokio::time::sleep(wait).await;
+                    crate::event_stream::push(&mut self.wbuf, &piece, pieces.chunked);
+                    self.flush().await?;
+                }
+                if pieces.chunked {
+                    self.wbuf.extend_from_slice(b"0\r\n\r\n");
+                }
+                self.flush().await
+            }
         }
     }
 

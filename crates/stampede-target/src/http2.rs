@@ -350,6 +350,13 @@ async fn send(
             }
             Ok(())
         }
+        Some(Tail::Pieces(mut pieces)) => {
+            while let Some((wait, piece)) = pieces.next_piece() {
+                tokio::time::sleep(wait).await;
+                send_data(&mut s, Bytes::from(piece), false).await?;
+            }
+            send_data(&mut s, Bytes::new(), true).await
+        }
     }
 }
 

@@ -39,6 +39,7 @@ mod compress;
 mod conn;
 mod context;
 mod duration;
+mod event_stream;
 mod files;
 #[doc(hidden)]
 pub mod fuzzing;

@@ -63,6 +63,8 @@ routes! {
         Deflate => "deflate",
         Br => "br",
         Zstd => "zstd",
+        Sse => "sse",
+        Stream => "stream",
     },
     rest: {
         Files => "files",
@@ -76,7 +78,8 @@ mod tests {
 
     #[test]
     fn each_route_has_its_label() {
-        assert_eq!(ROUTES, 19);
+        assert_eq!(ROUTES, 21);
+        assert_eq!(NAMES[Route::Sse as usize], "/sse");
         assert_eq!(NAMES[Route::Page as usize], "/");
         assert_eq!(Route::of_segment("delay"), Some(Route::Delay));
         assert_eq!(NAMES[Route::Delay as usize], "/delay");

@@ -1,6 +1,6 @@
 //! Choosing and producing the response for one parsed request: the built-in pages,
 //! the test routes (`/bytes/{n}`, `/chunked/{n}`, `/delay/{ms}`, `/cpu/{iterations}`,
-//! `/status/{code}`, `/echo`, `/stats`, `/redirect/{n}`, `/redirect-to?url=`
+//! `/status/{code}`, `/sse/{n}/{ms}` and `/stream/{n}/{ms}` (event_stream.rs), `/echo`, `/stats`, `/redirect/{n}`, `/redirect-to?url=`
 //! (redirect_to.rs), the session routes `/login`, `/me`, `/json` of
 //! session_routes.rs, and `/gzip`, `/deflate`, `/br`, `/zstd` of
 //! compress.rs) and, with a root, static files. Responses are
@@ -133,7 +133,7 @@ fn bad_request(out: &mut Vec<u8>, x: &Exchange, why: &str) -> Outcome {
 }
 
 /// Strict decimal path parameter with an upper bound.
-fn param(s: &str, max: u64) -> Option<u64> {
+pub(crate) fn param(s: &str, max: u64) -> Option<u64> {
     if s.is_empty() || s.len() > 19 || !s.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
@@ -196,6 +196,24 @@ fn test_route(
             Some(code) => Outcome::done(code as u16, response::plain(out, x, code as u16)),
             None => bad_request(out, x, "status must be 200..=599\n"),
         },
+        (
+            Route::Bytes
+            | Route::Chunked
+            | Route::Delay
+            | Route::Cpu
+            | Route::Stats
+            | Route::Sse
+            | Route::Stream,
+            _,
+        ) if !get_or_head => not_allowed(out, x, b"Allow: GET, HEAD\r\n"),
+        (Route::Sse | Route::Stream, Some(a)) => crate::event_stream::route(
+            route == Route::Sse,
+            a,
+            req.head.target,
+            req.raw_head,
+            x,
+            out,
+        ),
         (Route::Bytes | Route::Chunked | Route::Delay | Route::Cpu | Route::Stats, _)
             if !get_or_head =>
         {
