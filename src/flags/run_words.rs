@@ -82,6 +82,8 @@ pub fn run_words(args: &RunArgs) -> Vec<String> {
     words.flag("--insecure", transport.insecure);
     words.flag("--http2", transport.http2);
     words.flag("--http1.0", args.http10);
+    words.flag("--sse", transport.sse);
+    words.some_duration("--sse-for", transport.sse_for);
     words.flag("--no-keepalive", args.no_keepalive);
     if let Some(path) = &args.exports.csv {
         words.path("--csv", path);

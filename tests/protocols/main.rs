@@ -24,6 +24,7 @@ mod redirect_origins_nginx;
 mod redirect_to;
 mod redirect_unfollowable_scheme;
 mod redirects;
+mod sse;
 mod target_curl;
 mod tls_hints;
 mod tls_options;

@@ -369,8 +369,8 @@ impl<S: Transport> Conn<S> {
             Tail::Pieces(mut pieces) => {
                 // Each piece leaves on its own, after its wait.
                 self.flush().await?;
-                while let Some((wait, piece)) = pieces.next_piece() {
-                    tokio::time::sleep(wait).await;
+                while let Some((due, piece)) = pieces.next_due(std::time::Instant::now()) {
+                    tokio::time::sleep_until(due.into()).await;
                     crate::event_stream::push(&mut self.wbuf, &piece, pieces.chunked);
                     self.flush().await?;
                 }

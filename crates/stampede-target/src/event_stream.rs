@@ -16,7 +16,7 @@
 //! HTTP/1.0 its length is computed up front. HTTP/2 and HTTP/3 send each
 //! piece as its own DATA.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::reply::{Outcome, Reply, Tail};
 use crate::response::{self, Exchange, Len};
@@ -39,13 +39,25 @@ pub(crate) struct Pieces {
     sent: u64,
     every: Duration,
     stall: Option<(u64, Duration)>,
+    /// When the last piece was due: each is due its gap after the last,
+    /// not after the last was written, so a late write does not push
+    /// every later piece (the gaps' median stays the interval).
+    last_due: Option<Instant>,
     /// Chunked coding around each piece (HTTP/1.1).
     pub(crate) chunked: bool,
 }
 
 impl Pieces {
+    /// When the next piece is due and its bytes; `None` at the end.
+    pub(crate) fn next_due(&mut self, now: Instant) -> Option<(Instant, Vec<u8>)> {
+        let (wait, piece) = self.next_piece()?;
+        let due = self.last_due.map_or(now, |last| last + wait);
+        self.last_due = Some(due);
+        Some((due, piece))
+    }
+
     /// The wait before the next piece and its bytes; `None` at the end.
-    pub(crate) fn next_piece(&mut self) -> Option<(Duration, Vec<u8>)> {
+    fn next_piece(&mut self) -> Option<(Duration, Vec<u8>)> {
         if self.next >= self.end {
             return None;
         }
@@ -170,6 +182,7 @@ pub(crate) fn route(
         stall: o
             .stall_at
             .map(|at| (at, Duration::from_millis(o.stall_ms.unwrap_or(1000)))),
+        last_due: None,
         chunked,
     };
     let len = if chunked {
@@ -193,7 +206,7 @@ pub(crate) fn route(
     }
     // The first piece leaves with the head.
     let mut body_bytes = 0;
-    if let Some((_, first)) = pieces.next_piece() {
+    if let Some((_, first)) = pieces.next_due(Instant::now()) {
         body_bytes = first.len();
         push(out, &first, chunked);
     }
@@ -245,12 +258,20 @@ mod tests {
             sent: 0,
             every: Duration::from_millis(10),
             stall: Some((2, Duration::from_millis(1000))),
+            last_due: None,
             chunked: false,
         };
         let waits: Vec<u64> = std::iter::from_fn(|| p.next_piece())
             .map(|(w, _)| w.as_millis() as u64)
             .collect();
         assert_eq!(waits, [0, 10, 1000, 10]);
+        p.next = 0;
+        let t = Instant::now();
+        let dues: Vec<Instant> = std::iter::from_fn(|| p.next_due(t))
+            .map(|(d, _)| d)
+            .collect();
+        // Due from the first, whenever the others were written.
+        assert_eq!(dues[3] - dues[0], Duration::from_millis(1020));
         assert_eq!(piece(true, 7), b"id: 7\ndata: 7\n\n");
         assert_eq!(piece(false, 7), b"chunk 7\n");
     }

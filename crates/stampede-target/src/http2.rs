@@ -351,8 +351,8 @@ async fn send(
             Ok(())
         }
         Some(Tail::Pieces(mut pieces)) => {
-            while let Some((wait, piece)) = pieces.next_piece() {
-                tokio::time::sleep(wait).await;
+            while let Some((due, piece)) = pieces.next_due(std::time::Instant::now()) {
+                tokio::time::sleep_until(due.into()).await;
                 send_data(&mut s, Bytes::from(piece), false).await?;
             }
             send_data(&mut s, Bytes::new(), true).await

@@ -301,8 +301,8 @@ async fn send(mut s: Stream, out: Vec<u8>, reply: Reply) -> Result<(), h3::error
             }
         }
         Some(Tail::Pieces(mut pieces)) => {
-            while let Some((wait, piece)) = pieces.next_piece() {
-                tokio::time::sleep(wait).await;
+            while let Some((due, piece)) = pieces.next_due(std::time::Instant::now()) {
+                tokio::time::sleep_until(due.into()).await;
                 s.send_data(Bytes::from(piece)).await?;
             }
         }
