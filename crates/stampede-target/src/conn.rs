@@ -371,7 +371,7 @@ impl<S: Transport> Conn<S> {
                 self.flush().await?;
                 while let Some((due, piece)) = pieces.next_due(std::time::Instant::now()) {
                     tokio::time::sleep_until(due.into()).await;
-                    crate::event_stream::push(&mut self.wbuf, &piece, pieces.chunked);
+                    crate::pieces::push(&mut self.wbuf, &piece, pieces.chunked);
                     self.flush().await?;
                 }
                 if pieces.chunked {

@@ -18,6 +18,7 @@
 
 use std::time::{Duration, Instant};
 
+use crate::pieces::{push, Pieces};
 use crate::reply::{Outcome, Reply, Tail};
 use crate::response::{self, Exchange, Len};
 
@@ -26,60 +27,12 @@ pub(crate) const MAX_PIECES: u64 = 1_000_000;
 /// Longest gap (`ms`, `stall_ms`).
 pub(crate) const MAX_GAP_MS: u64 = 60_000;
 
-/// What a stream has left to send; the connection drives it.
-#[derive(Debug, Clone)]
-pub(crate) struct Pieces {
-    /// Server-sent events (else plain chunks).
-    sse: bool,
-    /// The next piece's number.
-    next: u64,
-    /// One past the last piece's number.
-    end: u64,
-    /// Pieces sent so far (the first has no gap).
-    sent: u64,
-    every: Duration,
-    stall: Option<(u64, Duration)>,
-    /// When the last piece was due: each is due its gap after the last,
-    /// not after the last was written, so a late write does not push
-    /// every later piece (the gaps' median stays the interval).
-    last_due: Option<Instant>,
-    /// Chunked coding around each piece (HTTP/1.1).
-    pub(crate) chunked: bool,
-}
-
-impl Pieces {
-    /// When the next piece is due and its bytes; `None` at the end.
-    pub(crate) fn next_due(&mut self, now: Instant) -> Option<(Instant, Vec<u8>)> {
-        let (wait, piece) = self.next_piece()?;
-        let due = self.last_due.map_or(now, |last| last + wait);
-        self.last_due = Some(due);
-        Some((due, piece))
+/// A strict decimal number up to `max` (as routes.rs reads a path's).
+fn number(s: &str, max: u64) -> Option<u64> {
+    if s.is_empty() || s.len() > 19 || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
     }
-
-    /// The wait before the next piece and its bytes; `None` at the end.
-    fn next_piece(&mut self) -> Option<(Duration, Vec<u8>)> {
-        if self.next >= self.end {
-            return None;
-        }
-        let i = self.next;
-        let wait = match self.stall {
-            Some((at, stall)) if at == i => stall,
-            _ if self.sent == 0 => Duration::ZERO,
-            _ => self.every,
-        };
-        self.next += 1;
-        self.sent += 1;
-        Some((wait, piece(self.sse, i)))
-    }
-}
-
-/// The bytes of piece `i`.
-fn piece(sse: bool, i: u64) -> Vec<u8> {
-    if sse {
-        format!("id: {i}\ndata: {i}\n\n").into_bytes()
-    } else {
-        format!("chunk {i}\n").into_bytes()
-    }
+    s.parse().ok().filter(|&n| n <= max)
 }
 
 /// The options of the query of `target`.
@@ -95,7 +48,7 @@ fn options(target: &str) -> Result<Options, &'static str> {
     let mut o = Options::default();
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
-        let value = super::routes::param(value, MAX_PIECES.max(MAX_GAP_MS));
+        let value = number(value, MAX_PIECES.max(MAX_GAP_MS));
         let slot = match name {
             "stall_at" => &mut o.stall_at,
             "stall_ms" => &mut o.stall_ms,
@@ -138,12 +91,9 @@ pub(crate) fn route(
     x: &Exchange,
     out: &mut Vec<u8>,
 ) -> Outcome {
-    let parsed = arg.split_once('/').and_then(|(n, ms)| {
-        Some((
-            super::routes::param(n, MAX_PIECES)?,
-            super::routes::param(ms, MAX_GAP_MS)?,
-        ))
-    });
+    let parsed = arg
+        .split_once('/')
+        .and_then(|(n, ms)| Some((number(n, MAX_PIECES)?, number(ms, MAX_GAP_MS)?)));
     let Some((n, ms)) = parsed else {
         let why = "takes /{n}/{ms}: n 0..=1000000 pieces, one every ms 0..=60000\n";
         return Outcome::done(
@@ -215,15 +165,6 @@ pub(crate) fn route(
     o
 }
 
-/// Appends a piece, in a chunk when `chunked`.
-pub(crate) fn push(out: &mut Vec<u8>, piece: &[u8], chunked: bool) {
-    if chunked {
-        super::routes::push_chunk(out, piece);
-    } else {
-        out.extend_from_slice(piece);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -247,32 +188,5 @@ mod tests {
         let head = b"GET /sse/3/1 HTTP/1.1\r\nLast-Event-ID: 41\r\n\r\n";
         assert_eq!(last_event_id(head), Some(41));
         assert_eq!(last_event_id(b"GET / HTTP/1.1\r\n\r\n"), None);
-    }
-
-    #[test]
-    fn pieces_wait_then_stall_once() {
-        let mut p = Pieces {
-            sse: true,
-            next: 0,
-            end: 4,
-            sent: 0,
-            every: Duration::from_millis(10),
-            stall: Some((2, Duration::from_millis(1000))),
-            last_due: None,
-            chunked: false,
-        };
-        let waits: Vec<u64> = std::iter::from_fn(|| p.next_piece())
-            .map(|(w, _)| w.as_millis() as u64)
-            .collect();
-        assert_eq!(waits, [0, 10, 1000, 10]);
-        p.next = 0;
-        let t = Instant::now();
-        let dues: Vec<Instant> = std::iter::from_fn(|| p.next_due(t))
-            .map(|(d, _)| d)
-            .collect();
-        // Due from the first, whenever the others were written.
-        assert_eq!(dues[3] - dues[0], Duration::from_millis(1020));
-        assert_eq!(piece(true, 7), b"id: 7\ndata: 7\n\n");
-        assert_eq!(piece(false, 7), b"chunk 7\n");
     }
 }

@@ -47,6 +47,7 @@ mod http2;
 mod http3;
 mod metrics;
 mod pages;
+mod pieces;
 mod redirect_to;
 mod reply;
 mod request;

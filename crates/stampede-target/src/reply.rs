@@ -26,7 +26,7 @@ pub(crate) enum Tail {
         remaining: u64,
     },
     /// Pieces sent over time (`/sse`, `/stream`).
-    Pieces(crate::event_stream::Pieces),
+    Pieces(crate::pieces::Pieces),
 }
 
 /// What was produced for one request.

@@ -133,7 +133,7 @@ fn bad_request(out: &mut Vec<u8>, x: &Exchange, why: &str) -> Outcome {
 }
 
 /// Strict decimal path parameter with an upper bound.
-pub(crate) fn param(s: &str, max: u64) -> Option<u64> {
+fn param(s: &str, max: u64) -> Option<u64> {
     if s.is_empty() || s.len() > 19 || !s.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
