@@ -25,6 +25,7 @@ mod redirect_to;
 mod redirect_unfollowable_scheme;
 mod redirects;
 mod sse;
+mod sse_starlette;
 mod target_curl;
 mod tls_hints;
 mod tls_options;

@@ -28,8 +28,15 @@ pub(crate) struct Pieces {
 impl Pieces {
     /// When the next piece is due and its bytes; `None` at the end.
     pub(crate) fn next_due(&mut self, now: Instant) -> Option<(Instant, Vec<u8>)> {
+        let stalled = self.stall.is_some_and(|(at, _)| at == self.next);
         let (wait, piece) = self.next_piece()?;
-        let due = self.last_due.map_or(now, |last| last + wait);
+        // The stall counts from the last write (`now`), so the gap is at
+        // least the stall, whenever the last piece left.
+        let due = match self.last_due {
+            Some(_) if stalled => now + wait,
+            Some(last) => last + wait,
+            None => now,
+        };
         self.last_due = Some(due);
         Some((due, piece))
     }
@@ -97,8 +104,9 @@ mod tests {
         let dues: Vec<Instant> = std::iter::from_fn(|| p.next_due(t))
             .map(|(d, _)| d)
             .collect();
-        // Due from the first, whenever the others were written.
-        assert_eq!(dues[3] - dues[0], Duration::from_millis(1020));
+        // Due from the last due time; the stall from the last write (`t`).
+        let ms = |a: usize, b: usize| (dues[b] - dues[a]).as_millis();
+        assert_eq!((ms(0, 1), ms(0, 2), ms(2, 3)), (10, 1000, 10));
         assert_eq!(piece(true, 7), b"id: 7\ndata: 7\n\n");
         assert_eq!(piece(false, 7), b"chunk 7\n");
     }
