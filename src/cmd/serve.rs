@@ -18,7 +18,7 @@ use stampede_target::{
 /// SO_REUSEPORT listener and event loop. Built-in pages `/` and `/index.html`
 /// (515 bytes) and `/1k.html` (1024 bytes), or files under `--root`; test routes
 /// `/bytes/{n}`, `/chunked/{n}`, `/delay/{ms}`, `/cpu/{iterations}`, `/block/{ms}`,
-/// `/status/{code}`, `/echo` and `/stats` (JSON counters) are always on, and so are
+/// `/status/{code}`, `/sse/{n}/{ms}`, `/stream/{n}/{ms}`, `/echo` and `/stats` (JSON counters) are always on, and so are
 /// `/gzip`, `/deflate`, `/br` and `/zstd` (4096 bytes, or `/gzip/{n}`, always encoded).
 ///
 /// Speaks HTTP/1.1 and HTTP/2: h2c with prior knowledge on cleartext connections, and

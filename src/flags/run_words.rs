@@ -82,6 +82,8 @@ pub fn run_words(args: &RunArgs) -> Vec<String> {
     words.flag("--insecure", transport.insecure);
     words.flag("--http2", transport.http2);
     words.flag("--http1.0", args.http10);
+    words.flag("--sse", transport.sse);
+    words.some_duration("--sse-for", transport.sse_for);
     words.flag("--no-keepalive", args.no_keepalive);
     if let Some(path) = &args.exports.csv {
         words.path("--csv", path);
@@ -269,6 +271,8 @@ pub(crate) mod tests {
         args.transport.ciphers = vec!["A".into(), "B".into()];
         args.transport.insecure = true;
         args.http10 = true;
+        args.transport.sse = true;
+        args.transport.sse_for = Some(Duration::from_secs(3));
         args.no_keepalive = true;
         args.exports.csv = Some("out.csv".into());
         args.exports.gnuplot = Some("out.tsv".into());
@@ -283,7 +287,7 @@ pub(crate) mod tests {
             "'http://h:1/a?b=1' -c 20 -t 2 -r 1500.5 -d 2.5s -n 7 -m POST -H 'X-A: 1' \
              --body-file body.txt -T application/json --timeout 1500us --connect-timeout 30s \
              --source-addrs 127.0.0.2,127.0.0.3 --proxy p:3128 --cert c.pem --key c.pem \
-             --tls-min 1.2 --tls-max 1.3 --ciphers A,B --insecure --http1.0 --no-keepalive \
+             --tls-min 1.2 --tls-max 1.3 --ciphers A,B --insecure --http1.0 --sse --sse-for 3s --no-keepalive \
              --csv out.csv --gnuplot out.tsv --json out.json --quiet --start-at 2027-01-15T08:00:00Z"
         );
     }

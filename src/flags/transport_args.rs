@@ -95,6 +95,14 @@ pub struct TransportArgs {
     /// decoded bytes; implies --compressed. Costs client CPU per response
     #[arg(long)]
     pub decode: bool,
+    /// Watch each response as a stream (server-sent events; a chunked body's
+    /// chunks): time to the first event, gaps between events, events/s. One
+    /// request is one stream, ended by the server or --sse-for; -n counts streams
+    #[arg(long)]
+    pub sse: bool,
+    /// End each stream after DUR, as a success (it replaces --timeout)
+    #[arg(long, value_name = "DUR", value_parser = stampede_plan::parse_duration, requires = "sse")]
+    pub sse_for: Option<std::time::Duration>,
 }
 
 /// What `--compressed` asks for without a list.
@@ -186,6 +194,11 @@ impl TransportArgs {
             redirects: self.redirects,
             // Set with the request's headers (`TransportArgs::compression`).
             compression: CompressionSpec::default(),
+            stream: stampede_plan::StreamSpec {
+                watch: self.sse,
+                for_at_most: self.sse_for,
+                reconnect: false,
+            },
         })
     }
 }

@@ -24,6 +24,8 @@ mod redirect_origins_nginx;
 mod redirect_to;
 mod redirect_unfollowable_scheme;
 mod redirects;
+mod sse;
+mod sse_starlette;
 mod target_curl;
 mod tls_hints;
 mod tls_options;

@@ -45,6 +45,7 @@ pub use repeats::{summarize_rounds, RepeatDocument, REPEAT_SCHEMA};
 pub use search::{RateSearch, SearchNext};
 pub use slo::{
     evaluate, parse_slo, Comparator, Condition, ConditionOutcome, Measure, Metric, SloError,
+    StreamFigure, StreamPoint,
 };
 pub use stability::{parse_stable_target, Interval, StableTarget};
 pub use sweep::saturation::{LittleCheck, ServerCpu};

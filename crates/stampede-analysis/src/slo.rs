@@ -28,6 +28,62 @@ pub enum Metric {
     Goodput,
     /// Passed share of check evaluations (`--check`, extractors), in percent.
     Checks,
+    /// A figure of the streams (`--sse`): `sse_gap_p99`, `sse_first_event_p50`…, in ms.
+    Stream(StreamFigure, StreamPoint),
+}
+
+/// Which timing of the streams (`stream.gap`, `stream.first_event`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamFigure {
+    Gap,
+    FirstEvent,
+}
+
+/// Which point of a stream timing's summary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamPoint {
+    P50,
+    P99,
+    Max,
+}
+
+impl StreamFigure {
+    fn name(self) -> &'static str {
+        match self {
+            StreamFigure::Gap => "sse_gap",
+            StreamFigure::FirstEvent => "sse_first_event",
+        }
+    }
+}
+
+impl StreamPoint {
+    fn name(self) -> &'static str {
+        match self {
+            StreamPoint::P50 => "p50",
+            StreamPoint::P99 => "p99",
+            StreamPoint::Max => "max",
+        }
+    }
+
+    fn of(self, s: &stampede_metrics::StreamSummary) -> u64 {
+        match self {
+            StreamPoint::P50 => s.p50_us,
+            StreamPoint::P99 => s.p99_us,
+            StreamPoint::Max => s.max_us,
+        }
+    }
+}
+
+/// `sse_gap_p99` and the like.
+fn parse_stream_metric(lower: &str) -> Option<Metric> {
+    let (figure, point) = lower.rsplit_once('_')?;
+    let figure = [StreamFigure::Gap, StreamFigure::FirstEvent]
+        .into_iter()
+        .find(|f| f.name() == figure)?;
+    let point = [StreamPoint::P50, StreamPoint::P99, StreamPoint::Max]
+        .into_iter()
+        .find(|p| p.name() == point)?;
+    Some(Metric::Stream(figure, point))
 }
 
 /// The kind of quantity, which fixes the threshold's units.
@@ -41,7 +97,11 @@ enum Quantity {
 impl Metric {
     fn quantity(self) -> Quantity {
         match self {
-            Metric::Percentile(_) | Metric::Mean | Metric::Max | Metric::Min => Quantity::LatencyMs,
+            Metric::Percentile(_)
+            | Metric::Mean
+            | Metric::Max
+            | Metric::Min
+            | Metric::Stream(..) => Quantity::LatencyMs,
             Metric::Errors | Metric::Checks => Quantity::Percent,
             Metric::Rps | Metric::Goodput => Quantity::PerSecond,
         }
@@ -67,6 +127,7 @@ impl Metric {
             "rps" | "throughput" => Metric::Rps,
             "goodput" => Metric::Goodput,
             "checks" | "check" => Metric::Checks,
+            _ if lower.starts_with("sse_") => parse_stream_metric(&lower)?,
             _ => {
                 let p: f64 = lower.strip_prefix('p')?.parse().ok()?;
                 if !(p > 0.0 && p <= 100.0) {
@@ -90,6 +151,7 @@ impl fmt::Display for Metric {
             Metric::Rps => f.write_str("rps"),
             Metric::Goodput => f.write_str("goodput"),
             Metric::Checks => f.write_str("checks"),
+            Metric::Stream(figure, point) => write!(f, "{}_{}", figure.name(), point.name()),
         }
     }
 }
@@ -319,6 +381,15 @@ impl Measure for RunResult {
                 let total = passed + failed;
                 (total > 0).then(|| 100.0 * passed as f64 / total as f64)
             }
+            Metric::Stream(figure, point) => {
+                // No stream watched, or no gap in it: not measured.
+                let stream = self.stream.as_ref()?;
+                let summary = match figure {
+                    StreamFigure::Gap => &stream.gap,
+                    StreamFigure::FirstEvent => &stream.first_event,
+                };
+                (summary.count > 0).then(|| point.of(summary) as f64 / 1000.0)
+            }
         }
     }
 }
@@ -482,6 +553,35 @@ pub(crate) mod tests {
             ]
         );
         assert_eq!(c[0].text, "p99<250ms");
+    }
+
+    #[test]
+    fn stream_gates_read_the_streams_summaries() {
+        let c = parse_slo("sse_gap_p99<120ms,sse_first_event_max<=1s,SSE_GAP_P50<60ms").unwrap();
+        let gap99 = Metric::Stream(StreamFigure::Gap, StreamPoint::P99);
+        assert_eq!((c[0].metric, c[0].threshold), (gap99, 120.0));
+        let first = Metric::Stream(StreamFigure::FirstEvent, StreamPoint::Max);
+        assert_eq!((c[1].metric, c[1].threshold), (first, 1000.0));
+        assert_eq!(c[2].metric.to_string(), "sse_gap_p50");
+        assert!(parse_slo("sse_gap_p98<1ms").is_err());
+        assert!(
+            parse_slo("sse_gap_p99<1").is_err(),
+            "a latency needs its unit"
+        );
+        let mut r = result(100.0, 0.0, &[1000]);
+        assert_eq!(r.measure(gap99), None, "no streams: not measured");
+        r.stream = Some(stampede_metrics::StreamResult {
+            gap: stampede_metrics::StreamSummary {
+                count: 10,
+                p50_us: 50_000,
+                p99_us: 130_000,
+                max_us: 1_000_000,
+            },
+            ..Default::default()
+        });
+        assert_eq!(r.measure(gap99), Some(130.0));
+        let outcome = evaluate(&c[..1], &r);
+        assert!(!outcome[0].passed);
     }
 
     #[test]

@@ -12,7 +12,7 @@
 //! `intervals` and `interval_log` (`--hlog`: fixed intervals and the
 //! HdrHistogram interval log), `interval_merge` (logs merged per interval), `per_target` (`--targets` mix), `checks` (`--check` tallies), `monitor`
 //! (what the process monitor saw), `environment`, `agent`, `run_id`,
-//! `result` (the result file), `second_histograms` (each second's histograms in it), `result_window` (a result narrowed to some of its seconds), `running` (a run's facts while it runs), `server_reading` (a server's counters for `stampede experiment`), `merge` (agents' results into one). See
+//! `result` (the result file), `second_histograms` (each second's histograms in it), `result_window` (a result narrowed to some of its seconds), `running` (a run's facts while it runs), `server_reading` (a server's counters for `stampede experiment`), `stream` (streamed responses: `--sse`'s events and gaps), `merge` (agents' results into one). See
 //! docs/architecture.md.
 
 mod addresses;
@@ -39,6 +39,7 @@ mod run_id;
 mod running;
 mod second_histograms;
 mod server_reading;
+mod stream;
 mod timeseries;
 
 pub use addresses::{merge_dns, AddressUse, DnsUse};
@@ -77,6 +78,7 @@ pub use second_histograms::{
     encode_second, has_second_histograms, second_percentiles, SecondSums, SECOND_TAGS,
 };
 pub use server_reading::{CpuTicks, ServerReading, ThreadCpu};
+pub use stream::{StreamBooks, StreamFigures, StreamHistograms, StreamResult, StreamSummary};
 pub use timeseries::{SecondPoint, TimeseriesBuilder};
 
 /// Errors reading or decoding saved results.

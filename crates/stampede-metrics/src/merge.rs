@@ -55,6 +55,23 @@ pub enum MergeError {
 
 /// Merges `results` into one; unless `force`, refuses results whose plans
 /// differ in URL, method or load model (they measured different tests).
+/// The agents' streams (`--sse`), their histograms added: lossless.
+fn merge_streams(
+    results: &[RunResult],
+    elapsed_s: f64,
+) -> Result<Option<crate::StreamResult>, MergeError> {
+    let mut merged: Option<crate::StreamBooks> = None;
+    for (index, result) in results.iter().enumerate() {
+        let Some(stream) = &result.stream else {
+            continue;
+        };
+        let books = (stream.books()).map_err(|source| MergeError::Histogram { index, source })?;
+        merged.get_or_insert_with(Default::default).merge(&books);
+    }
+    let elapsed = std::time::Duration::from_secs_f64(elapsed_s.max(0.0));
+    Ok(merged.map(|books| crate::StreamResult::of(&books, elapsed)))
+}
+
 pub fn merge_results(results: &[RunResult], force: bool) -> Result<RunResult, MergeError> {
     let first = results.first().ok_or(MergeError::Empty)?;
     let mut warnings = Vec::new();
@@ -117,6 +134,7 @@ pub fn merge_results(results: &[RunResult], force: bool) -> Result<RunResult, Me
             decoded_bytes: sum_options(a.decoded_bytes, b.decoded_bytes),
             encoded_responses: sum_options(a.encoded_responses, b.encoded_responses),
         });
+    merged.stream = merge_streams(results, elapsed_s)?;
     if let Some(targets) = crate::merge_targets::merge_targets(results, elapsed_s) {
         if let Some(groups) = crate::merge_targets::merge_groups(&base.groups, &targets, elapsed_s)
         {

@@ -278,6 +278,14 @@ impl Recorder {
         }
     }
 
+    /// Books a stream that ended (`--sse`).
+    pub fn record_stream(&mut self, figures: &crate::StreamFigures) {
+        self.interval
+            .stream
+            .get_or_insert_with(Default::default)
+            .record(figures);
+    }
+
     /// Hands over everything recorded since the last call and starts afresh.
     pub fn take_interval(&mut self) -> Snapshot {
         let gauges = self.interval.gauges;

@@ -55,6 +55,8 @@ pub struct Snapshot {
     pub checks: Vec<crate::CheckTally>,
     /// A `unique` feeder ran out of rows: the worker stopped early.
     pub feed_exhausted: bool,
+    /// Streams watched (`--sse`); `None` without, so other runs carry nothing.
+    pub stream: Option<Box<crate::StreamBooks>>,
 }
 
 impl Default for Snapshot {
@@ -76,6 +78,7 @@ impl Default for Snapshot {
             per_target: Vec::new(),
             checks: Vec::new(),
             feed_exhausted: false,
+            stream: None,
         }
     }
 }
@@ -102,6 +105,11 @@ impl Snapshot {
         }
         crate::merge_tallies(&mut self.checks, &other.checks);
         self.feed_exhausted |= other.feed_exhausted;
+        if let Some(theirs) = &other.stream {
+            self.stream
+                .get_or_insert_with(Default::default)
+                .merge(theirs);
+        }
         for (mine, theirs) in self.per_target.iter_mut().zip(&other.per_target) {
             mine.merge(theirs);
         }

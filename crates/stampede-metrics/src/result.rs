@@ -441,6 +441,10 @@ pub struct RunResult {
     /// Compressed responses (`--compressed`, `--decode`); present when asked for.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub compression: Option<CompressionSummary>,
+    /// Streamed responses (`--sse`): events, the time to the first one and
+    /// the gaps between them; present when streams were watched.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub stream: Option<crate::StreamResult>,
     /// Why the run stopped before its duration or count, other than a
     /// signal: `feed_exhausted` (a `unique` feeder ran out of rows).
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -609,6 +613,8 @@ impl RunResult {
                     crate::CheckResult::of(&name.check, name.step.as_deref(), tally)
                 })
                 .collect(),
+            stream: (total.stream.as_deref())
+                .map(|books| crate::StreamResult::of(books, recording.elapsed)),
             stop_reason: recording.stop_reason.clone(),
             dns: None,
             rendezvous: Vec::new(),

@@ -8,7 +8,7 @@
 //! `load_model` (closed and rate models, schedules, stages), `shares`
 //! (splitting a count over workers or agents), `target` (the URL),
 //! `transport` (TCP/Unix, TLS, proxy, HTTP/2, pipelining, `--io`),
-//! `targets_file` (`--targets`), `header`, `duration`, `address_list`
+//! `targets_file` (`--targets`), `stream_spec` (`--sse`), `header`, `duration`, `address_list`
 //! (`--source-addrs`), `connection_policy` (connection lifetimes, DNS
 //! choices), `error`, `minimal` (`Plan::minimal`, the plan tests start
 //! from). See docs/architecture.md.
@@ -23,6 +23,7 @@ mod load_model;
 mod minimal;
 mod plan;
 mod shares;
+mod stream_spec;
 mod target;
 mod targets_file;
 mod transport;
@@ -35,6 +36,7 @@ pub use header::{parse_header, Header};
 pub use load_model::{parse_stages, Arrival, LoadModel, Schedule, Stage};
 pub use plan::{MixEntry, Plan, RequestSpec, StopCondition};
 pub use shares::{share_of, shares};
+pub use stream_spec::StreamSpec;
 pub use target::{Scheme, Target};
 pub use targets_file::{parse_targets, weighted_order, TargetBlock};
 pub use transport::{

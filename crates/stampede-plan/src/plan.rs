@@ -155,6 +155,11 @@ impl Plan {
             return Err(PlanError::AboveZero(Setting::Timeouts));
         }
         crate::http3::check(self)?;
+        crate::stream_spec::check(self)?;
+        if let Some(at_most) = self.transport.stream.for_at_most {
+            // A stream still open then ends, as a success (the engine's books).
+            self.timeout = at_most;
+        }
         notices.extend(crate::connection_policy::check(self)?);
         if self.target.scheme == Scheme::Https && self.transport.tls.is_none() {
             self.transport.tls = Some(crate::TlsSpec::default());

@@ -149,6 +149,8 @@ pub struct TransportSpec {
     pub redirects: u32,
     /// `--compressed` and `--decode` (issue 23).
     pub compression: CompressionSpec,
+    /// `--sse`: responses watched as streams of events (issue 38).
+    pub stream: crate::StreamSpec,
 }
 
 /// Compressed responses (`--compressed`, `--decode`).

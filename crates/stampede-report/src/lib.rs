@@ -27,6 +27,7 @@ mod json;
 mod rendezvous_text;
 mod repeat_text;
 mod request_line;
+mod stream_text;
 mod sweep_text;
 mod text;
 

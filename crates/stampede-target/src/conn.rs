@@ -366,6 +366,19 @@ impl<S: Transport> Conn<S> {
                 }
                 Ok(())
             }
+            Tail::Pieces(mut pieces) => {
+                // Each piece leaves on its own, after its wait.
+                self.flush().await?;
+                while let Some((due, piece)) = pieces.next_due(std::time::Instant::now()) {
+                    tokio::time::sleep_until(due.into()).await;
+                    crate::pieces::push(&mut self.wbuf, &piece, pieces.chunked);
+                    self.flush().await?;
+                }
+                if pieces.chunked {
+                    self.wbuf.extend_from_slice(b"0\r\n\r\n");
+                }
+                self.flush().await
+            }
         }
     }
 

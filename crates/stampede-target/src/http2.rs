@@ -350,6 +350,13 @@ async fn send(
             }
             Ok(())
         }
+        Some(Tail::Pieces(mut pieces)) => {
+            while let Some((due, piece)) = pieces.next_due(std::time::Instant::now()) {
+                tokio::time::sleep_until(due.into()).await;
+                send_data(&mut s, Bytes::from(piece), false).await?;
+            }
+            send_data(&mut s, Bytes::new(), true).await
+        }
     }
 }
 

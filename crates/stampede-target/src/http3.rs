@@ -300,6 +300,12 @@ async fn send(mut s: Stream, out: Vec<u8>, reply: Reply) -> Result<(), h3::error
                 s.send_data(Bytes::from(buf)).await?;
             }
         }
+        Some(Tail::Pieces(mut pieces)) => {
+            while let Some((due, piece)) = pieces.next_due(std::time::Instant::now()) {
+                tokio::time::sleep_until(due.into()).await;
+                s.send_data(Bytes::from(piece)).await?;
+            }
+        }
     }
     s.finish().await
 }

@@ -39,6 +39,7 @@ mod compress;
 mod conn;
 mod context;
 mod duration;
+mod event_stream;
 mod files;
 #[doc(hidden)]
 pub mod fuzzing;
@@ -46,6 +47,7 @@ mod http2;
 mod http3;
 mod metrics;
 mod pages;
+mod pieces;
 mod redirect_to;
 mod reply;
 mod request;

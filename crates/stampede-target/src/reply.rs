@@ -17,8 +17,16 @@ pub(crate) enum Reply {
 
 /// A body too large to buffer.
 pub(crate) enum Tail {
-    Pattern { remaining: u64, chunked: bool },
-    File { file: std::fs::File, remaining: u64 },
+    Pattern {
+        remaining: u64,
+        chunked: bool,
+    },
+    File {
+        file: std::fs::File,
+        remaining: u64,
+    },
+    /// Pieces sent over time (`/sse`, `/stream`).
+    Pieces(crate::pieces::Pieces),
 }
 
 /// What was produced for one request.

@@ -64,6 +64,8 @@ routes! {
         Deflate => "deflate",
         Br => "br",
         Zstd => "zstd",
+        Sse => "sse",
+        Stream => "stream",
     },
     rest: {
         Files => "files",
@@ -77,8 +79,9 @@ mod tests {
 
     #[test]
     fn each_route_has_its_label() {
-        assert_eq!(ROUTES, 20);
+        assert_eq!(ROUTES, 22);
         assert_eq!(NAMES[Route::Block as usize], "/block");
+        assert_eq!(NAMES[Route::Sse as usize], "/sse");
         assert_eq!(NAMES[Route::Page as usize], "/");
         assert_eq!(Route::of_segment("delay"), Some(Route::Delay));
         assert_eq!(NAMES[Route::Delay as usize], "/delay");

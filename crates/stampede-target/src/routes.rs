@@ -1,6 +1,6 @@
 //! Choosing and producing the response for one parsed request: the built-in pages,
 //! the test routes (`/bytes/{n}`, `/chunked/{n}`, `/delay/{ms}`, `/cpu/{iterations}`,
-//! `/block/{ms}`, `/status/{code}`, `/echo`, `/stats`, `/redirect/{n}`, `/redirect-to?url=`
+//! `/block/{ms}`, `/status/{code}`, `/sse/{n}/{ms}` and `/stream/{n}/{ms}` (event_stream.rs), `/echo`, `/stats`, `/redirect/{n}`, `/redirect-to?url=`
 //! (redirect_to.rs), the session routes `/login`, `/me`, `/json` of
 //! session_routes.rs, and `/gzip`, `/deflate`, `/br`, `/zstd` of
 //! compress.rs) and, with a root, static files. Responses are
@@ -199,9 +199,24 @@ fn test_route(
             None => bad_request(out, x, "status must be 200..=599\n"),
         },
         (
-            Route::Bytes | Route::Chunked | Route::Delay | Route::Cpu | Route::Block | Route::Stats,
+            Route::Bytes
+            | Route::Chunked
+            | Route::Delay
+            | Route::Cpu
+            | Route::Block
+            | Route::Stats
+            | Route::Sse
+            | Route::Stream,
             _,
         ) if !get_or_head => not_allowed(out, x, b"Allow: GET, HEAD\r\n"),
+        (Route::Sse | Route::Stream, Some(a)) => crate::event_stream::route(
+            route == Route::Sse,
+            a,
+            req.head.target,
+            req.raw_head,
+            x,
+            out,
+        ),
         (Route::Bytes, Some(a)) => match param(a, MAX_BYTES) {
             Some(n) => bytes(n, false, x, out),
             None => bad_request(out, x, "bytes must be 0..=1073741824\n"),

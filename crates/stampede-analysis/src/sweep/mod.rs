@@ -162,7 +162,7 @@ impl Measure for StepInput {
             Metric::Errors => Some(self.error_rate_pct),
             Metric::Rps => Some(self.rps),
             Metric::Goodput => Some(self.goodput),
-            Metric::Checks => None,
+            Metric::Checks | Metric::Stream(..) => None,
         }
     }
 }

@@ -67,6 +67,8 @@ pub(crate) struct ConnectionContext {
     pub(crate) lifetime: crate::plan::conn_lifetime::Lifetime,
     /// `--decode`: every encoded body is decoded, its bytes counted.
     pub(crate) decode: bool,
+    /// `--sse`: each response is a stream whose events are watched.
+    pub(crate) stream: stampede_plan::StreamSpec,
     /// The scenario steps' rendezvous points; `None` when no step has one.
     pub(crate) rendezvous: Option<Arc<crate::workload::RendezvousPoints>>,
 }
@@ -90,6 +92,9 @@ impl ConnectionContext {
             if let Some(capture) = self.capture() {
                 parser.set_capture(capture);
             }
+        }
+        if self.stream.watch {
+            parser.new_stream();
         }
         let Some(work) = &self.workload else {
             return Some(self.next_target());
@@ -125,7 +130,8 @@ impl ConnectionContext {
             .as_ref()
             .map(|_| Capture::new(true, false, 8 * 1024));
         let decode = self.decode.then(Capture::decoding);
-        [workload, redirect, decode]
+        let stream = self.stream.watch.then(Capture::streaming);
+        [workload, redirect, decode, stream]
             .into_iter()
             .flatten()
             .reduce(Capture::union)
@@ -159,6 +165,44 @@ impl ConnectionContext {
             }
             Err(_) => {}
         }
+    }
+
+    /// `--sse-for`: a stream still in its body when the time ran out (the
+    /// request's timeout is `--sse-for`) ended as the user asked: the
+    /// response, with the status it came with, not a timeout.
+    fn stream_cut(&self, parser: &ResponseParser, outcome: &Outcome) -> Option<Outcome> {
+        self.stream.for_at_most?;
+        if outcome.result != Err(ErrorKind::Timeout) {
+            return None;
+        }
+        let (status, body_bytes) = parser.in_body()?;
+        Some(Outcome {
+            result: Ok(status),
+            body_bytes,
+            ..*outcome
+        })
+    }
+
+    /// After a request on either HTTP/1.1 path, with `--sse`: the stream
+    /// its parser's capture watched is booked, whatever ended it (events
+    /// seen before an error were seen). Without `--sse`, one test.
+    pub(crate) fn settle_stream(&self, parser: &ResponseParser, outcome: &Outcome) {
+        if !self.stream.watch {
+            return;
+        }
+        let Some(stream) = parser.capture().and_then(|c| c.stream()) else {
+            return;
+        };
+        let since_sent = |at: Instant| at.saturating_duration_since(outcome.sent);
+        let figures = stampede_metrics::StreamFigures {
+            first_byte: stream.first_body().map(since_sent),
+            first_event: stream.first_event().map(since_sent),
+            gaps_us: stream.gaps_us(),
+            events: stream.events(),
+            length: since_sent(outcome.done),
+            reconnects: 0,
+        };
+        self.state.stream_ended(outcome.intended, &figures);
     }
 
     /// The verdict on a request's end on either HTTP/1.1 path (the
@@ -245,7 +289,10 @@ impl ConnectionContext {
         slot: u32,
         session: Option<&UserSession>,
     ) {
+        let cut = self.stream_cut(parser, outcome);
+        let outcome = cut.as_ref().unwrap_or(outcome);
         self.settle_decoding(parser, outcome.intended, outcome.result);
+        self.settle_stream(parser, outcome);
         let facts = LogFacts {
             connect,
             user: self.user_id(slot),
@@ -455,6 +502,7 @@ pub(crate) fn connection_context(
         step_rules,
         lifetime: plan.lifetime,
         decode: plan.decode,
+        stream: plan.stream,
         rendezvous: plan.rendezvous.clone(),
     })
 }

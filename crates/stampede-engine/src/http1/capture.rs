@@ -10,6 +10,7 @@
 //! ([`Capture::body_ended`]).
 
 use super::decode::{content_encodings, decoder_for, BodyDecoder, DecodeError};
+use super::stream_watch::StreamWatch;
 use std::ops::Range;
 
 /// Headers a captured head is split into, at most (the parser refuses more).
@@ -39,6 +40,8 @@ pub(crate) struct Capture {
     stopped: bool,
     /// Why the body did not decode.
     failure: Option<DecodeError>,
+    /// `--sse`: the body watched as a stream of events.
+    stream: Option<Box<StreamWatch>>,
 }
 
 /// The coding of the response being parsed.
@@ -80,6 +83,27 @@ impl Capture {
         }
     }
 
+    /// Watches every body as a stream of events (`--sse`), keeping nothing.
+    pub(crate) fn streaming() -> Capture {
+        Capture {
+            stream: Some(Box::default()),
+            ..Capture::default()
+        }
+    }
+
+    /// What `--sse` watched of the last response.
+    pub(crate) fn stream(&self) -> Option<&StreamWatch> {
+        self.stream.as_deref()
+    }
+
+    /// Forgets the stream watched, but for its last event ID: the next
+    /// response is a new stream (a reconnection does not clear it).
+    pub(crate) fn clear_stream(&mut self) {
+        if let Some(stream) = &mut self.stream {
+            stream.clear();
+        }
+    }
+
     /// A new response: the buffers are emptied, their memory kept.
     pub(crate) fn clear(&mut self) {
         self.head.clear();
@@ -95,12 +119,24 @@ impl Capture {
     /// The final head arrived; `encoded`: it has a Content-Encoding field
     /// (the parser saw it), else its body is plain with no scan of the head.
     pub(super) fn head_arrived(&mut self, head: &[u8], encoded: bool) {
+        if let Some(stream) = &mut self.stream {
+            stream.head(head);
+        }
         if self.keep_head {
             self.head.clear();
             self.head
                 .extend_from_slice(&head[..head.len().min(self.max.max(1024))]);
         }
         self.read_coding(head, encoded);
+    }
+
+    /// Body bytes; `ends_piece`: they end a chunk, or a read of a body
+    /// not chunked (what `--sse` counts as events of a body not an event stream).
+    pub(super) fn body_piece(&mut self, data: &[u8], ends_piece: bool) {
+        if let Some(stream) = &mut self.stream {
+            stream.body(data, ends_piece);
+        }
+        self.body_data(data);
     }
 
     pub(super) fn body_data(&mut self, data: &[u8]) {
@@ -266,6 +302,7 @@ impl Capture {
         self.keep_body |= other.keep_body;
         self.count_decoded |= other.count_decoded;
         self.max = self.max.max(other.max);
+        self.stream = self.stream.or(other.stream);
         self
     }
 }

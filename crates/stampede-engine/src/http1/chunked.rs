@@ -51,22 +51,23 @@ impl ChunkedDecoder {
     /// Consumes bytes of the body; returns `(consumed, data_bytes)`. Stops at
     /// the end of the body, leaving later bytes (a next response) unconsumed.
     pub(crate) fn advance(&mut self, input: &[u8]) -> Result<(usize, u64), ChunkError> {
-        self.advance_with(input, |_| {})
+        self.advance_with(input, |_, _| {})
     }
 
-    /// As [`ChunkedDecoder::advance`], handing each run of data bytes to `data_of`.
+    /// As [`ChunkedDecoder::advance`], handing each run of data bytes to
+    /// `data_of`, with whether the run ends its chunk.
     #[inline]
     pub(crate) fn advance_with(
         &mut self,
         input: &[u8],
-        mut data_of: impl FnMut(&[u8]),
+        mut data_of: impl FnMut(&[u8], bool),
     ) -> Result<(usize, u64), ChunkError> {
         let mut at = 0;
         let mut data = 0u64;
         while at < input.len() && self.state != State::Done {
             if let State::Data { remaining } = self.state {
                 let take = remaining.min((input.len() - at) as u64);
-                data_of(&input[at..at + take as usize]);
+                data_of(&input[at..at + take as usize], take == remaining);
                 at += take as usize;
                 data += take;
                 self.state = if take == remaining {

@@ -1,7 +1,8 @@
 //! HTTP/1.x on the client side: the request encoded once per plan, the
 //! response framer that counts bodies, storing them only for checks, and
 //! the content codings every path decodes with (`--decode`, checks on an
-//! encoded body).
+//! encoded body), and what `--sse` watches of a streamed body (sse.rs,
+//! stream_watch.rs).
 
 mod capture;
 mod chunked;
@@ -12,6 +13,8 @@ mod head;
 mod malformed;
 mod request;
 mod response;
+mod sse;
+mod stream_watch;
 
 pub(crate) use capture::{Capture, MAX_CAPTURED_HEADERS};
 pub(crate) use chunked::ChunkedDecoder;

@@ -83,6 +83,19 @@ impl ResponseParser {
         }
     }
 
+    /// The response read so far, once its final head came: its status and
+    /// body bytes (`--sse-for` ends a stream in its body).
+    pub(crate) fn in_body(&self) -> Option<(u16, u64)> {
+        matches!(self.state, State::Body(_)).then_some((self.status, self.body_bytes))
+    }
+
+    /// `--sse`: the next response is a new stream (its watch cleared).
+    pub(crate) fn new_stream(&mut self) {
+        if let Some(capture) = &mut self.capture {
+            capture.clear_stream();
+        }
+    }
+
     /// Keeps what `capture` asks of every response from now on.
     pub(crate) fn set_capture(&mut self, capture: Capture) {
         self.capture = Some(Box::new(capture));
@@ -129,7 +142,7 @@ impl ResponseParser {
                 Framing::Length { remaining } => {
                     let take = (*remaining).min((input.len() - at) as u64);
                     if let Some(capture) = &mut self.capture {
-                        capture.body_data(&input[at..at + take as usize]);
+                        capture.body_piece(&input[at..at + take as usize], true);
                     }
                     *remaining -= take;
                     self.body_bytes += take;
@@ -137,9 +150,9 @@ impl ResponseParser {
                 }
                 Framing::Chunked(decoder) => {
                     let (used, data) = match &mut self.capture {
-                        Some(capture) => {
-                            decoder.advance_with(&input[at..], |data| capture.body_data(data))
-                        }
+                        Some(capture) => decoder.advance_with(&input[at..], |data, ends| {
+                            capture.body_piece(data, ends)
+                        }),
                         None => decoder.advance(&input[at..]),
                     }
                     .map_err(|_| ResponseError::Malformed)?;
@@ -149,7 +162,7 @@ impl ResponseParser {
                 Framing::UntilClose => {
                     let rest = input.len() - at;
                     if let Some(capture) = &mut self.capture {
-                        capture.body_data(&input[at..]);
+                        capture.body_piece(&input[at..], true);
                     }
                     self.body_bytes += rest as u64;
                     (rest, false)

@@ -157,7 +157,7 @@ fn read_rendered(
             let mut decoder = crate::http1::ChunkedDecoder::default();
             let mut body = Vec::new();
             let (taken, _) = decoder
-                .advance_with(rest, |data| body.extend_from_slice(data))
+                .advance_with(rest, |data, _| body.extend_from_slice(data))
                 .map_err(|_| "HTTP/2 request: malformed chunked body")?;
             if !decoder.is_done() {
                 return Err("HTTP/2 request: chunked body cut short".into());

@@ -83,6 +83,8 @@ pub(crate) struct WorkerPlan {
     pub follows_redirects: bool,
     /// `--decode`: every encoded body is decoded and its bytes counted.
     pub decode: bool,
+    /// `--sse`: responses watched as streams of events.
+    pub stream: stampede_plan::StreamSpec,
     /// Templates, feeders, checks and steps (`None`: fixed requests).
     pub workload: Option<Arc<crate::workload::WorkloadSpec>>,
     /// Seeds this worker's workload randomness (feeders, `rand_*`, think).

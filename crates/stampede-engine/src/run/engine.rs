@@ -539,6 +539,7 @@ pub fn run_with(
             follows_redirects: plan.transport.redirects > 0,
             lifetime: crate::plan::conn_lifetime::Lifetime::new(&plan.transport.lifetime),
             decode: plan.transport.compression.decode,
+            stream: plan.transport.stream,
             seed: seed ^ 0xD1B5_4A32_D192_ED03u64.wrapping_mul(index as u64 + 1),
         };
         let receiver = stop.sender.subscribe();

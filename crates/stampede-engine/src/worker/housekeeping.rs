@@ -248,6 +248,7 @@ mod tests {
             redirect: None,
             follows_redirects: false,
             decode: false,
+            stream: Default::default(),
             workload: None,
             seed: 1,
         }

@@ -291,6 +291,18 @@ impl WorkerState {
         }
     }
 
+    /// `--sse`: a stream intended at `intended` ended; booked in the
+    /// measured window only, as its request is.
+    pub(crate) fn stream_ended(
+        &self,
+        intended: Instant,
+        figures: &stampede_metrics::StreamFigures,
+    ) {
+        if !self.is_warmup(intended) {
+            self.recorder.borrow_mut().record_stream(figures);
+        }
+    }
+
     /// Requests of the measured window in flight (warm-up ones left out).
     fn measured_in_flight(&self) -> u64 {
         self.in_flight.get() - self.warmup_in_flight.get()

@@ -4,6 +4,7 @@
 
 mod bad_input;
 mod common;
+mod event_streams;
 mod lifecycle;
 mod route_counts;
 mod routes;

@@ -130,6 +130,37 @@ impl Reader {
         Some(r)
     }
 
+    /// Reads one response's head only (a stream's body follows chunk by chunk).
+    pub fn read_head(&mut self) -> Option<Resp> {
+        let mut head = String::new();
+        loop {
+            let l = self.line()?;
+            if l.is_empty() {
+                break;
+            }
+            head.push_str(&l);
+            head.push_str("\r\n");
+        }
+        let status: u16 = head.split(' ').nth(1)?.parse().ok()?;
+        Some(Resp {
+            status,
+            head,
+            body: Vec::new(),
+        })
+    }
+
+    /// The next chunk of a chunked body; `None` at its last (empty) chunk.
+    pub fn next_chunk(&mut self) -> Option<Vec<u8>> {
+        let size = usize::from_str_radix(self.line()?.split(';').next()?.trim(), 16).ok()?;
+        if size == 0 {
+            while !self.line()?.is_empty() {}
+            return None;
+        }
+        let chunk = self.take(size);
+        self.take(2);
+        Some(chunk)
+    }
+
     /// True when the server closed the connection (EOF) within the read timeout.
     pub fn closed(&mut self) -> bool {
         self.buf.is_empty() && self.fill() == 0

@@ -1,0 +1,44 @@
+//! The streams lines of the text summary (issue 38, `--sse`): streams and
+//! their events, events per second, reconnects, and the time to the first
+//! byte and event, the gaps between events and the streams' length, each
+//! as median, p99 and maximum.
+
+use crate::format::{counted, format_count, format_latency_us, format_rate};
+use stampede_metrics::{RunResult, StreamSummary};
+use std::io::{self, Write};
+
+/// `Streams` lines, when the run watched streams.
+pub(crate) fn render_streams(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+    let Some(stream) = &result.stream else {
+        return Ok(());
+    };
+    writeln!(
+        out,
+        "  Streams       {}, {} ({} events/sec), {}",
+        counted(stream.streams, "stream"),
+        counted(stream.events, "event"),
+        format_rate(stream.events_per_s),
+        counted(stream.reconnects, "reconnect"),
+    )?;
+    let shape = |s: &StreamSummary| {
+        if s.count == 0 {
+            return "-".to_string();
+        }
+        format!(
+            "p50 {}, p99 {}, max {} ({})",
+            format_latency_us(s.p50_us as f64),
+            format_latency_us(s.p99_us as f64),
+            format_latency_us(s.max_us as f64),
+            format_count(s.count)
+        )
+    };
+    for (label, s) in [
+        ("first byte", &stream.first_byte),
+        ("first event", &stream.first_event),
+        ("event gap", &stream.gap),
+        ("length", &stream.length),
+    ] {
+        writeln!(out, "    {label:<12}{}", shape(s))?;
+    }
+    Ok(())
+}
