@@ -199,7 +199,7 @@ fn worker_load(
                 warmup_rate: warmup_target(per_s),
                 per_s: per_s.clone(),
                 max_connections: share_of(*max_connections as u64, index, workers).max(1) as usize,
-                arrival: *arrival,
+                arrival: arrival.clone(),
                 worker: index,
                 workers,
                 // Each worker its own stream of the run's seed.
