@@ -105,6 +105,13 @@ fn a_log_replayed_at_twice_the_speed_sends_every_line_at_half_its_offset() {
     let groups = run.result()["replay"]["groups"].as_array().unwrap();
     assert_eq!(groups[0]["pattern"], "/user/{id}");
     assert_eq!(groups[0]["count"], 3);
+    // And in the text summary.
+    assert!(run.stdout().contains("/user/{id}"), "{}", run.stdout());
+    assert!(
+        run.stdout().contains("8 lines read, 0 skipped"),
+        "{}",
+        run.stdout()
+    );
 }
 
 #[test]

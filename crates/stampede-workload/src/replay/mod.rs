@@ -1,5 +1,5 @@
 //! Access logs as a workload (issue 39): nginx's and Apache's `combined`
-//! and `common` lines, or a custom nginx `log_format` ([`format`]), read
+//! and `common` lines, or a custom nginx `log_format` ([`mod@format`]), read
 //! into the requests they record ([`read`]), chosen by time window, status
 //! and sample ([`select`]), and grouped by URI pattern ([`pattern`]). What
 //! the engine sends and when is the binary's (`stampede replay`).
