@@ -1,8 +1,10 @@
 //! `stampede replay`'s command line, and the log it names made into a run:
 //! the requests kept (window, filter, sample, method), their offsets
 //! scaled by the speed and repeated by `--loop`, the rows a `unique`
-//! feeder hands out in order, and the `run` arguments that send them
-//! (`{{path}}` on the base URL, the logged user agent and referer).
+//! feeder hands out in order, one mix entry per (method,) URI pattern with
+//! the entry of each line in order (the engine's `mix_sequence`), and the
+//! `run` arguments that send them (`/{{path}}` on the base URL, the logged
+//! user agent and referer).
 
 use crate::flags::count_arg::{count_u64, count_usize};
 use crate::flags::run_args::RunArgs;
@@ -66,8 +68,9 @@ pub struct ReplayArgs {
     #[arg(short = 'c', long, value_name = "N", value_parser = count_usize)]
     pub connections: Option<usize>,
     /// Worker threads; with one, the k-th request of the log goes at the
-    /// k-th instant (with more the count stays exact, and requests due
-    /// together may swap places)
+    /// k-th instant and each URI pattern has its own figures (with more the
+    /// count stays exact, requests due together may swap places, and the
+    /// log must have one method or --method)
     #[arg(short = 't', long, default_value_t = 1, value_name = "N", value_parser = count_usize)]
     pub threads: usize,
     /// One connection sends the log's requests in the log's order
@@ -88,7 +91,7 @@ pub struct ReplayArgs {
     /// Only this share of the lines, evenly spread, e.g. 10%
     #[arg(long, value_name = "PCT")]
     pub sample: Option<String>,
-    /// Only lines of this method (a replay sends one method)
+    /// Only lines of this method
     #[arg(short = 'm', long, value_name = "METHOD")]
     pub method: Option<String>,
     /// Stop at the first line that does not parse (exit 2)
@@ -125,9 +128,17 @@ pub struct ReplayRun {
     pub notices: Vec<String>,
     /// The feeder's rows, removed when the run is built.
     pub feed: FeedFile,
+    /// Per pattern: the mix entry each request is, line by line (the
+    /// engine's `mix_sequence`), and the targets file of the entries.
+    pub sequence: Option<Arc<[u16]>>,
+    pub targets: Option<FeedFile>,
+    /// The mix entries' names (patterns), in mix order.
+    pub entries: Vec<String>,
+    /// With a mix: the URL template each of its entries sends.
+    pub url_template: Option<String>,
 }
 
-/// The feeder file of a replay's rows, removed when dropped.
+/// A temporary file of a replay (the feeder's rows, the targets), removed when dropped.
 pub struct FeedFile(PathBuf);
 
 impl FeedFile {
@@ -183,22 +194,67 @@ impl ReplayArgs {
                 self.file.display()
             );
         }
+        let rules = PatternRules::new(&self.pattern)?;
         let mut methods: Vec<&str> = kept.iter().map(|(_, r)| r.method.as_str()).collect();
         methods.sort_unstable();
         methods.dedup();
-        if methods.len() > 1 {
+        let several_methods = methods.len() > 1;
+        // Each (method, pattern) is an entry of the run's mix, so that its
+        // latency is its own; line k sends entry sequence[k].
+        let key = |r: &replay::LoggedRequest| {
+            let pattern = rules.pattern(&r.target);
+            if several_methods {
+                format!("{} {pattern}", r.method)
+            } else {
+                pattern
+            }
+        };
+        let mut entries: Vec<(String, String)> = Vec::new();
+        let mut index: std::collections::HashMap<String, u16> = std::collections::HashMap::new();
+        let mut per_line = Vec::with_capacity(kept.len());
+        let mut over = false;
+        for (_, request) in &kept {
+            let name = key(request);
+            let next = entries.len();
+            let at = match index.get(&name) {
+                Some(at) => *at,
+                None if next < MAX_PATTERNS => {
+                    index.insert(name.clone(), next as u16);
+                    entries.push((request.method.clone(), name));
+                    next as u16
+                }
+                None => {
+                    over = true;
+                    0
+                }
+            };
+            per_line.push(at);
+        }
+        let per_pattern = !over && self.threads == 1 && entries.len() > 1;
+        if several_methods && !per_pattern {
             anyhow::bail!(
-                "the log's requests have several methods ({}): a replay sends one for now; choose it with --method",
+                "the log's requests have several methods ({}): with -t above 1 or over {MAX_PATTERNS} patterns a replay sends one; choose it with --method",
                 methods.join(", ")
             );
         }
         let method = methods[0].to_string();
         let offsets = self.schedule(&kept);
         let feed = write_feed(&kept, self.loops)?;
-        let rules = PatternRules::new(&self.pattern)?;
-        let summary = summarize(&log, &kept, self.loops, &rules, self.speed);
+        let summary = summarize(&log, &kept, self.loops, &key, self.speed);
         let span = offsets.last().copied().unwrap_or_default();
-        let args = self.run_args(&method, &format, &feed, offsets.len() as u64, span)?;
+        let mut args = self.run_args(&method, &format, &feed, offsets.len() as u64, span)?;
+        let url = args.url.clone().unwrap_or_default();
+        let (sequence, targets) = if per_pattern {
+            let file = write_targets(&entries, &url)?;
+            args.url = None;
+            args.targets = Some(file.path().to_path_buf());
+            let looped: Vec<u16> = (0..self.loops)
+                .flat_map(|_| per_line.iter().copied())
+                .collect();
+            (Some(Arc::from(looped)), Some(file))
+        } else {
+            (None, None)
+        };
         let offsets = match self.speed {
             Speed::Max => None,
             Speed::Factor(_) => Some(offsets.into()),
@@ -209,6 +265,10 @@ impl ReplayArgs {
             summary,
             notices,
             feed,
+            sequence,
+            targets,
+            entries: entries.into_iter().map(|(_, name)| name).collect(),
+            url_template: per_pattern.then_some(url),
         })
     }
 
@@ -243,7 +303,9 @@ impl ReplayArgs {
         span: Duration,
     ) -> anyhow::Result<RunArgs> {
         let base = self.base.trim_end_matches('/');
-        let mut args = RunArgs::for_url(&format!("{base}{{{{path}}}}"))?;
+        // `/{{path}}` with the path's own `/` left out: a targets file's URL
+        // needs its `/` before a slot.
+        let mut args = RunArgs::for_url(&format!("{base}/{{{{path}}}}"))?;
         args.method = method.to_string();
         args.workload.feeds = vec![format!("{}:unique", feed.path().display())];
         for (field, header) in [
@@ -283,6 +345,28 @@ impl ReplayArgs {
     }
 }
 
+/// The most URI patterns (times methods) with figures of their own: the
+/// most requests of a mix.
+const MAX_PATTERNS: usize = 1000;
+
+/// Writes the mix of one block per entry (`METHOD BASE{{path}}`) as a
+/// targets file in the temporary directory.
+fn write_targets(entries: &[(String, String)], url: &str) -> anyhow::Result<FeedFile> {
+    let path = std::env::temp_dir().join(format!(
+        "stampede-replay-{}-{}.targets",
+        std::process::id(),
+        stampede_metrics::new_run_id()
+    ));
+    let file = FeedFile(path);
+    let text: String = entries
+        .iter()
+        .map(|(method, name)| format!("# {name}\n{method} {url}\n\n"))
+        .collect();
+    std::fs::write(file.path(), text)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", file.path().display()))?;
+    Ok(file)
+}
+
 /// Requests per second over the replay's span (at least a millisecond).
 fn average_rate(count: u64, span: Duration) -> f64 {
     count as f64 / span.as_secs_f64().max(0.001)
@@ -313,7 +397,7 @@ fn write_feed(kept: &[(Duration, replay::LoggedRequest)], loops: u64) -> anyhow:
     for _ in 0..loops {
         for (_, request) in kept {
             let row = serde_json::json!({
-                "path": request.target,
+                "path": request.target.strip_prefix('/').unwrap_or(&request.target),
                 "ua": request.user_agent.as_deref().unwrap_or("-"),
                 "referer": request.referer.as_deref().unwrap_or("-"),
             });
@@ -330,7 +414,7 @@ fn summarize(
     log: &replay::AccessLog,
     kept: &[(Duration, replay::LoggedRequest)],
     loops: u64,
-    rules: &PatternRules,
+    key: &dyn Fn(&replay::LoggedRequest) -> String,
     speed: Speed,
 ) -> stampede_metrics::ReplayResult {
     use std::collections::BTreeMap;
@@ -341,13 +425,11 @@ fn summarize(
     }
     let mut groups: BTreeMap<String, Tally> = BTreeMap::new();
     for (_, request) in kept {
-        let tally = groups
-            .entry(rules.pattern(&request.target))
-            .or_insert(Tally {
-                count: 0,
-                status: BTreeMap::new(),
-                times: Vec::new(),
-            });
+        let tally = groups.entry(key(request)).or_insert(Tally {
+            count: 0,
+            status: BTreeMap::new(),
+            times: Vec::new(),
+        });
         tally.count += loops;
         if let Some(status) = request.status {
             *tally.status.entry(status.to_string()).or_default() += loops;
@@ -361,6 +443,8 @@ fn summarize(
             count: tally.count,
             recorded_status: tally.status,
             recorded: stampede_metrics::RecordedTimes::of(&mut tally.times),
+            latency_us: None,
+            status: BTreeMap::new(),
         })
         .collect();
     groups.sort_by(|a, b| {

@@ -105,6 +105,18 @@ fn a_log_replayed_at_twice_the_speed_sends_every_line_at_half_its_offset() {
     let groups = run.result()["replay"]["groups"].as_array().unwrap();
     assert_eq!(groups[0]["pattern"], "/user/{id}");
     assert_eq!(groups[0]["count"], 3);
+    // Each pattern's replayed figures are its own: its statuses add up
+    // to its count (the built-in target answers 404 off its routes).
+    for group in groups {
+        let answered: u64 = group["status"]
+            .as_object()
+            .unwrap_or_else(|| panic!("no replayed status in {group}"))
+            .values()
+            .map(|n| n.as_u64().unwrap())
+            .sum();
+        assert_eq!(answered, group["count"].as_u64().unwrap(), "{group}");
+        assert!(group["latency_us"]["p50"].as_u64().unwrap() > 0, "{group}");
+    }
     // And in the text summary.
     assert!(run.stdout().contains("/user/{id}"), "{}", run.stdout());
     assert!(
@@ -121,7 +133,7 @@ fn keep_order_sends_the_logs_requests_in_the_logs_order() {
     // in the file's order.
     let mut text = combined_log();
     text.push_str(
-        "10.0.0.1 - - [04/Dec/2026:15:00:04 +0000] \"GET /late HTTP/1.1\" 200 5 \"-\" \"x\"\n",
+        "10.0.0.1 - - [04/Dec/2026:15:00:04 +0000] \"POST /late HTTP/1.1\" 200 5 \"-\" \"x\"\n",
     );
     let log = write(&dir, "recorded.log", &text);
     let target = LoggedTarget::start(&dir);
@@ -144,7 +156,17 @@ fn keep_order_sends_the_logs_requests_in_the_logs_order() {
     expected.push((4, "/late"));
     expected.sort_by_key(|(s, _)| *s);
     let expected: Vec<String> = expected.iter().map(|(_, t)| t.to_string()).collect();
+    let log_path = target.log.clone();
     assert_eq!(logged(target, expected.len()), expected);
+    // Each line's own method: the POST line went as a POST, the rest as GETs.
+    let methods: Vec<String> = std::fs::read_to_string(&log_path)
+        .unwrap()
+        .lines()
+        .filter_map(|line| Some(line.split('"').nth(1)?.split(' ').next()?.to_string()))
+        .collect();
+    let mut want = vec!["GET"; expected.len()];
+    want[expected.iter().position(|p| p == "/late").unwrap()] = "POST";
+    assert_eq!(methods, want);
 }
 
 #[test]

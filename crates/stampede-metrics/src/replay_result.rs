@@ -35,6 +35,13 @@ pub struct ReplayGroup {
     /// The log's `$request_time` of them; absent where it was not logged.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub recorded: Option<RecordedTimes>,
+    /// The replayed latency of them (2 significant digits, as a target's);
+    /// absent where the pattern had no figures of its own (`-t` above 1).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub latency_us: Option<crate::LatencySummary>,
+    /// The statuses the replay got for them (with `latency_us`).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty", default)]
+    pub status: BTreeMap<String, u64>,
 }
 
 /// Percentiles of logged response times, µs (nearest rank).

@@ -1,7 +1,8 @@
 //! The replay lines of the text summary (`stampede replay`, issue 39):
 //! the log's lines read, skipped and sent, then one line per URI pattern
 //! with its count, the statuses the log recorded and, where the log had
-//! `$request_time`, its recorded p50 and p99.
+//! `$request_time`, its recorded p50 and p99, and where the pattern had
+//! figures of its own, the replayed p50 and p99.
 
 use crate::format::{format_count, format_latency_us};
 use stampede_metrics::RunResult;
@@ -40,9 +41,16 @@ pub(crate) fn render_replay(result: &RunResult, out: &mut dyn Write) -> io::Resu
                 format_latency_us(r.p99_us as f64)
             )
         });
+        let replayed = group.latency_us.as_ref().map_or(String::new(), |l| {
+            format!(
+                "; replayed p50 {}, p99 {}",
+                format_latency_us(l.p50 as f64),
+                format_latency_us(l.p99 as f64)
+            )
+        });
         writeln!(
             out,
-            "    {:<32} {:>8}  logged status {}{recorded}",
+            "    {:<32} {:>8}  logged status {}{recorded}{replayed}",
             group.pattern,
             format_count(group.count),
             if statuses.is_empty() {

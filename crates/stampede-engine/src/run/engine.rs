@@ -390,10 +390,14 @@ pub fn run_with(
     };
     let http3 = crate::plan::h3_plan::build(plan, &connector)?;
     let weights: Vec<u32> = plan.mix.iter().map(|entry| entry.weight).collect();
-    let mix_order: Arc<[u16]> = if weights.is_empty() {
-        Arc::from(Vec::new())
-    } else {
-        weighted_order(&weights).into()
+    let listed = options
+        .workload
+        .as_ref()
+        .and_then(|w| w.mix_sequence.clone());
+    let mix_order: Arc<[u16]> = match listed {
+        Some(sequence) if !weights.is_empty() => sequence,
+        _ if weights.is_empty() => Arc::from(Vec::new()),
+        _ => weighted_order(&weights).into(),
     };
     let started_at = SystemTime::now();
     let start = Instant::now();
