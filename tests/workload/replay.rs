@@ -170,7 +170,7 @@ fn keep_order_sends_the_logs_requests_in_the_logs_order() {
 }
 
 #[test]
-fn bad_lines_are_skipped_or_with_strict_refused_before_any_request() {
+fn bad_lines_are_skipped_or_with_strict_refused_and_a_loop_sends_every_line_again() {
     let dir = temp_dir("replay-bad");
     let text = format!("not a log line\n{}", combined_log());
     let log = write(&dir, "recorded.log", &text);
@@ -189,13 +189,24 @@ fn bad_lines_are_skipped_or_with_strict_refused_before_any_request() {
     assert_eq!(none.code(), Some(2));
     let run = run_stampede(
         binary(),
-        &["replay", &log, "--base", &base, "--speed", "max", "-c", "3"],
+        &[
+            "replay", &log, "--base", &base, "--speed", "max", "-c", "3", "--loop", "2",
+        ],
     );
     assert_eq!(run.code(), Some(0), "{}", run.stderr());
     assert_eq!(run.count("/replay/lines_skipped"), 1);
     assert!(run.stderr().contains("line 1 skipped"), "{}", run.stderr());
     assert_eq!(run.result()["plan"]["model"], "closed", "--speed max");
-    assert_eq!(logged(target, LINES.len()).len(), LINES.len());
+    // --loop 2: every line twice, the count exact.
+    assert_eq!(run.count("/replay/requests_sent"), 2 * LINES.len() as u64);
+    let mut paths = logged(target, 2 * LINES.len());
+    paths.sort();
+    let mut twice: Vec<String> = LINES
+        .iter()
+        .flat_map(|(_, t)| [t.to_string(), t.to_string()])
+        .collect();
+    twice.sort();
+    assert_eq!(paths, twice);
 }
 
 #[test]
