@@ -116,17 +116,18 @@ impl Pacer {
         arrival: &Arrival,
         gaps: &mut Gaps,
         area: &mut f64,
-        number: u64,
-        stride: u64,
+        (offset, taken, stride): (u64, u64, u64),
         rate: &Schedule,
     ) -> Option<std::time::Duration> {
+        // The run's number of this worker's next instant.
+        let number = || offset + taken * stride;
         match arrival {
-            Arrival::Uniform => rate.time_of(number as f64),
+            Arrival::Uniform => rate.time_of(number() as f64),
             Arrival::Poisson => {
                 *area += stride as f64 * gaps.exponential();
                 rate.time_of(*area)
             }
-            Arrival::Listed(offsets) => usize::try_from(number)
+            Arrival::Listed(offsets) => usize::try_from(number())
                 .ok()
                 .and_then(|n| offsets.get(n).copied()),
         }
@@ -134,16 +135,10 @@ impl Pacer {
 
     fn compute(&mut self) -> Option<Instant> {
         loop {
-            let number = self.offset + self.taken * self.stride;
+            let number = (self.offset, self.taken, self.stride);
             if let Some((origin, rate)) = &self.warmup {
-                let next = Self::next_offset(
-                    &self.arrival,
-                    &mut self.gaps,
-                    &mut self.area,
-                    number,
-                    self.stride,
-                    rate,
-                );
+                let next =
+                    Self::next_offset(&self.arrival, &mut self.gaps, &mut self.area, number, rate);
                 match next.map(|t| *origin + t) {
                     Some(at) if at < self.measure_start => {
                         self.taken += 1;
@@ -166,7 +161,6 @@ impl Pacer {
                 &mut self.gaps,
                 &mut self.area,
                 number,
-                self.stride,
                 &self.per_s,
             )?;
             let at = self.measure_start + since;
