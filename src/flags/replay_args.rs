@@ -360,7 +360,7 @@ fn write_targets(entries: &[(String, String)], url: &str) -> anyhow::Result<Feed
     let file = FeedFile(path);
     let text: String = entries
         .iter()
-        .map(|(method, name)| format!("# {name}\n{method} {url}\n\n"))
+        .map(|(method, _)| format!("{method} {url}\n\n"))
         .collect();
     std::fs::write(file.path(), text)
         .map_err(|e| anyhow::anyhow!("{}: {e}", file.path().display()))?;
