@@ -47,6 +47,7 @@ pub fn run_cli(args: impl IntoIterator<Item = OsString>) -> i32 {
         Command::Merge(args) => cmd::merge::execute(args),
         Command::K8s(args) => cmd::k8s::execute(args),
         Command::Import(args) => cmd::import::execute(args),
+        Command::Replay(args) => cmd::replay::execute(*args),
         Command::Ab { words } => compat::ab::execute(words),
         Command::Wrk { words } => compat::wrk::execute(words),
         Command::Webbench { words } => compat::webbench::execute(words),

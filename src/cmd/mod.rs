@@ -12,6 +12,7 @@ pub mod experiment;
 pub mod import;
 pub mod k8s;
 pub mod merge;
+pub mod replay;
 pub mod report;
 pub mod run;
 pub mod serve;
@@ -62,6 +63,8 @@ pub enum Command {
     K8s(k8s::K8sArgs),
     /// Print a scenario file from another tool's request: stampede import curl 'curl …'
     Import(import::ImportArgs),
+    /// Send an access log's requests again at their recorded offsets: stampede replay access.log --base URL
+    Replay(Box<crate::flags::replay_args::ReplayArgs>),
     /// ApacheBench's command line and report: stampede ab -n 1000 -c 10 -k URL
     #[command(disable_help_flag = true)]
     Ab {
@@ -110,6 +113,7 @@ const SUBCOMMANDS: &[&str] = &[
     "merge",
     "k8s",
     "import",
+    "replay",
     "ab",
     "wrk",
     "webbench",

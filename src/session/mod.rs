@@ -206,9 +206,13 @@ pub fn run_plan_in(
         recording,
     );
     let mut result = RunResult::from_recording(plan, recording, environment, version, notices);
+    // A run whose `-n` was all sent lost nothing to the feeder (a replay's
+    // rows are exactly its count).
+    let count_sent = matches!(plan.stop, stampede_plan::StopCondition::Requests { count, .. } if result.requests.sent >= count);
     if !finished.feed_ran_out.is_empty()
         && recording.stop_reason.is_none()
         && !recording.interrupted
+        && !count_sent
     {
         // The run went on to its end (another group did): the feeder's
         // running out stopped its own group only (docs/scenarios.md).

@@ -53,6 +53,9 @@ pub fn warnings(plan: &Plan, result: &RunResult) -> Vec<String> {
                     (result.requests.sent as f64) < intended - 3.0 * intended.sqrt()
                 }
                 stampede_plan::Arrival::Uniform => true,
+                // A replay's rate is only its offsets' average: it sends
+                // each listed request, and its lateness is in `schedule`.
+                stampede_plan::Arrival::Listed(_) => false,
             };
             if achieved < RATE_ACHIEVED_MIN_PCT && drawn_short && !result.interrupted {
                 warnings.push(format!(

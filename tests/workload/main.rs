@@ -6,6 +6,7 @@
 
 mod check_not_evaluated;
 mod h2_decoded_body_checks;
+mod replay;
 mod workload_checks;
 mod workload_compare;
 mod workload_feed_eof;

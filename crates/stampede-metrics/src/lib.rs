@@ -33,6 +33,7 @@ mod per_target;
 mod recorder;
 mod recording;
 mod rendezvous;
+mod replay_result;
 mod result;
 mod result_window;
 mod run_id;
@@ -66,6 +67,7 @@ pub use recording::{
     per_second, CheckName, Gauges, GroupName, Recording, Snapshot, MAX_ERROR_SAMPLES,
 };
 pub use rendezvous::{merge_rendezvous, RendezvousResult, SpreadSummary};
+pub use replay_result::{RecordedTimes, ReplayGroup, ReplayResult};
 pub use result::{
     intended_requests, Breakdown, CompressionSummary, NegotiatedTls, PlanSummary, RedirectCounts,
     RequestCounts, RequestLogSummary, RunResult, ScheduleSummary, SloCheck, StageSummary,

@@ -462,6 +462,9 @@ pub struct RunResult {
     /// of its steps; empty without a scenario of several groups.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub groups: Vec<crate::GroupResult>,
+    /// A replayed access log's lines and URI patterns (`stampede replay`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub replay: Option<crate::ReplayResult>,
     /// Per request of a mix (`--targets`), in file order; empty otherwise.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub targets: Vec<crate::TargetResult>,
@@ -661,6 +664,7 @@ impl RunResult {
                     )
                 })
                 .collect(),
+            replay: None,
             targets: plan
                 .mix
                 .iter()

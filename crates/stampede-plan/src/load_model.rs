@@ -7,23 +7,29 @@
 //! (coordinated omission, as wrk2 fixed it).
 
 use crate::{parse_duration, PlanError, Setting};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// How requests are spaced in the open model.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Arrival {
     /// Evenly spaced: one request every 1/rate seconds.
     #[default]
     Uniform,
     /// Exponentially distributed gaps with mean 1/rate (a Poisson process).
     Poisson,
+    /// At these offsets from the start, one request each, in order (a
+    /// replayed log, `stampede replay`): the rate is only their average,
+    /// and the run sends exactly as many requests as there are offsets.
+    Listed(Arc<[Duration]>),
 }
 
 impl Arrival {
-    pub fn as_str(self) -> &'static str {
+    pub fn as_str(&self) -> &'static str {
         match self {
             Arrival::Uniform => "uniform",
             Arrival::Poisson => "poisson",
+            Arrival::Listed(_) => "listed",
         }
     }
 }

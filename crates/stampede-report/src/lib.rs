@@ -4,7 +4,8 @@
 //! uses. No runtime, no terminal control: bytes out only.
 //!
 //! Modules: `text` (the human summary of a run, with `checks_text` and
-//! `groups_text` for its checks and scenario groups), `sweep_text`,
+//! `groups_text` for its checks and scenario groups, `replay_text` for a
+//! replayed log), `sweep_text`,
 //! `compare_text`, `repeat_text`, `experiment_text` and `experiment_sweep_text` (the tables of a
 //! sweep, a comparison, repeated rounds and an experiment), `json`, `csv`, `gnuplot`,
 //! `request_line` (`--log-requests`), `format` (numbers and units shared by
@@ -26,6 +27,7 @@ mod html;
 mod json;
 mod rendezvous_text;
 mod repeat_text;
+mod replay_text;
 mod request_line;
 mod stream_text;
 mod sweep_text;

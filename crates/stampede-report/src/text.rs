@@ -527,6 +527,7 @@ pub fn render_text(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     }
     crate::checks_text::render_checks(result, out)?;
     crate::groups_text::render_groups(result, out)?;
+    crate::replay_text::render_replay(result, out)?;
     render_targets(result, out)?;
     render_monitor(result, out)?;
     if !result.slo.is_empty() {

@@ -12,6 +12,7 @@ pub mod extract;
 pub mod feeder;
 pub mod har;
 pub mod json_path;
+pub mod replay;
 pub mod request_bytes;
 pub mod response;
 pub mod scenario;

@@ -199,7 +199,7 @@ fn worker_load(
                 warmup_rate: warmup_target(per_s),
                 per_s: per_s.clone(),
                 max_connections: share_of(*max_connections as u64, index, workers).max(1) as usize,
-                arrival: *arrival,
+                arrival: arrival.clone(),
                 worker: index,
                 workers,
                 // Each worker its own stream of the run's seed.
@@ -390,10 +390,14 @@ pub fn run_with(
     };
     let http3 = crate::plan::h3_plan::build(plan, &connector)?;
     let weights: Vec<u32> = plan.mix.iter().map(|entry| entry.weight).collect();
-    let mix_order: Arc<[u16]> = if weights.is_empty() {
-        Arc::from(Vec::new())
-    } else {
-        weighted_order(&weights).into()
+    let listed = options
+        .workload
+        .as_ref()
+        .and_then(|w| w.mix_sequence.clone());
+    let mix_order: Arc<[u16]> = match listed {
+        Some(sequence) if !weights.is_empty() => sequence,
+        _ if weights.is_empty() => Arc::from(Vec::new()),
+        _ => weighted_order(&weights).into(),
     };
     let started_at = SystemTime::now();
     let start = Instant::now();

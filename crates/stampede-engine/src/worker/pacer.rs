@@ -80,7 +80,9 @@ impl Pacer {
         measure_start: Instant,
         end: Option<Instant>,
     ) -> Self {
-        let warmup = (now < measure_start).then(|| {
+        // Listed offsets are the run's own: no warm-up draws from them.
+        let listed = matches!(load.arrival, Arrival::Listed(_));
+        let warmup = (now < measure_start && !listed).then(|| {
             let rate = Schedule {
                 start: load.warmup_rate,
                 stages: Vec::new(),
@@ -88,7 +90,7 @@ impl Pacer {
             (now, rate)
         });
         Pacer {
-            arrival: load.arrival,
+            arrival: load.arrival.clone(),
             gaps: Gaps {
                 state: load.seed | 1,
             },
@@ -105,22 +107,39 @@ impl Pacer {
         }
     }
 
-    /// The area of this worker's next instant in the current phase.
-    fn next_area(&mut self) -> f64 {
-        match self.arrival {
-            Arrival::Uniform => (self.offset + self.taken * self.stride) as f64,
+    /// The offset of this worker's next instant in the current phase, from
+    /// the phase's origin, by its `rate`: where the area under the rate
+    /// reaches the instant's number (uniform), a random area (Poisson), or
+    /// the listed offset of that number. One match per instant, whatever
+    /// the arrival. `None`: the rate never gets there, or the list is done.
+    fn next_offset(
+        arrival: &Arrival,
+        gaps: &mut Gaps,
+        area: &mut f64,
+        (offset, taken, stride): (u64, u64, u64),
+        rate: &Schedule,
+    ) -> Option<std::time::Duration> {
+        // The run's number of this worker's next instant.
+        let number = || offset + taken * stride;
+        match arrival {
+            Arrival::Uniform => rate.time_of(number() as f64),
             Arrival::Poisson => {
-                self.area += self.stride as f64 * self.gaps.exponential();
-                self.area
+                *area += stride as f64 * gaps.exponential();
+                rate.time_of(*area)
             }
+            Arrival::Listed(offsets) => usize::try_from(number())
+                .ok()
+                .and_then(|n| offsets.get(n).copied()),
         }
     }
 
     fn compute(&mut self) -> Option<Instant> {
         loop {
-            let area = self.next_area();
+            let number = (self.offset, self.taken, self.stride);
             if let Some((origin, rate)) = &self.warmup {
-                match rate.time_of(area).map(|t| *origin + t) {
+                let next =
+                    Self::next_offset(&self.arrival, &mut self.gaps, &mut self.area, number, rate);
+                match next.map(|t| *origin + t) {
                     Some(at) if at < self.measure_start => {
                         self.taken += 1;
                         return Some(at);
@@ -137,7 +156,14 @@ impl Pacer {
             if self.counted_out() {
                 return None;
             }
-            let at = self.measure_start + self.per_s.time_of(area)?;
+            let since = Self::next_offset(
+                &self.arrival,
+                &mut self.gaps,
+                &mut self.area,
+                number,
+                &self.per_s,
+            )?;
+            let at = self.measure_start + since;
             if self.end.is_some_and(|end| at >= end) {
                 return None;
             }
@@ -282,6 +308,51 @@ mod tests {
         shared.sort_unstable();
         // 40 iterations at 16.667/s, not 3 s of them (50).
         assert_eq!(shared, all[..40]);
+    }
+
+    #[test]
+    fn listed_offsets_are_split_among_the_workers_exactly() {
+        // A replayed log: repeated and uneven offsets, 10 lines.
+        let ms = |n: u64| Duration::from_millis(n);
+        let listed: Vec<Duration> = [0, 0, 5, 40, 40, 41, 500, 900, 900, 1000]
+            .into_iter()
+            .map(ms)
+            .collect();
+        let start = Instant::now();
+        for workers in [1, 3, 4, 12] {
+            let mut all = Vec::new();
+            for worker in 0..workers {
+                let mut mine = load(
+                    Schedule::constant(10.0, Duration::from_secs(1)),
+                    Arrival::Listed(listed.clone().into()),
+                    worker,
+                    workers,
+                );
+                mine.warmup_rate = 100.0;
+                // A warm-up asked for is not drawn from the list.
+                let mut pacer = Pacer::new(&mine, start - Duration::from_secs(1), start, None);
+                let got: Vec<Instant> = std::iter::from_fn(|| pacer.next_instant()).collect();
+                let expected: Vec<Instant> = listed
+                    .iter()
+                    .skip(worker)
+                    .step_by(workers)
+                    .map(|d| start + *d)
+                    .collect();
+                assert_eq!(got, expected, "worker {worker} of {workers}");
+                assert_eq!(
+                    got.len() as u64,
+                    stampede_plan::share_of(10, worker, workers),
+                    "the worker's budget of a 10-request run"
+                );
+                all.extend(got);
+            }
+            all.sort();
+            assert_eq!(
+                offsets(&all, start),
+                listed,
+                "{workers} workers: each offset once"
+            );
+        }
     }
 
     #[test]

@@ -92,6 +92,10 @@ pub struct WorkloadSpec {
     /// A script that builds requests and reads responses (wrk's Lua,
     /// issue 19): each worker gets its own [`stampede_workload::ScriptThread`].
     pub script: Option<Arc<dyn Script>>,
+    /// The plan's requests in this order, one after another, instead of
+    /// round-robin by weight (a replayed log: line k's request is entry
+    /// `sequence[k]`); each worker starts at its own index and steps by one.
+    pub mix_sequence: Option<Arc<[u16]>>,
 }
 
 /// "50 connections", "200 iterations/s" (peaks, for stages).
@@ -116,6 +120,7 @@ impl Default for WorkloadSpec {
             sequence: Sequence::new(0, 1),
             script: None,
             cookie_jar: false,
+            mix_sequence: None,
         }
     }
 }

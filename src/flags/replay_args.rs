@@ -1,0 +1,465 @@
+//! `stampede replay`'s command line, and the log it names made into a run:
+//! the requests kept (window, filter, sample, method), their offsets
+//! scaled by the speed and repeated by `--loop`, the rows a `unique`
+//! feeder hands out in order, one mix entry per (method,) URI pattern with
+//! the entry of each line in order (the engine's `mix_sequence`), and the
+//! `run` arguments that send them (`/{{path}}` on the base URL, the logged
+//! user agent and referer).
+
+use crate::flags::count_arg::{count_u64, count_usize};
+use crate::flags::run_args::RunArgs;
+use crate::process::exports::ExportArgs;
+use crate::process::output::OutputFormat;
+use stampede_plan::parse_duration;
+use stampede_workload::replay::{self, Field, LogFormat, PatternRules, Selection};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+const EXAMPLES: &str = "Examples:
+  stampede replay access.log --base http://127.0.0.1:8080                # as recorded, the open model
+  stampede replay access.log --base http://127.0.0.1:8080 --speed 2      # twice as fast
+  stampede replay access.log --base http://127.0.0.1:8080 --speed max -c 50   # as fast as 50 connections go
+  stampede replay access.log --base http://127.0.0.1:8080 --keep-order   # one connection, the log's order
+  stampede replay access.log --base http://127.0.0.1:8080 --from 10m --to 20m --filter 'status<400' --sample 10%
+  stampede replay access.log --base http://127.0.0.1:8080 \\
+      --format '$remote_addr [$time_local] \"$request\" $status $request_time' --json out.json";
+
+/// How fast the log is replayed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Speed {
+    /// The recorded offsets divided by this.
+    Factor(f64),
+    /// As fast as the connections allow (the closed model).
+    Max,
+}
+
+fn parse_speed(text: &str) -> Result<Speed, String> {
+    if text == "max" {
+        return Ok(Speed::Max);
+    }
+    text.trim_end_matches(['x', 'X'])
+        .parse::<f64>()
+        .ok()
+        .filter(|k| k.is_finite() && *k > 0.0)
+        .map(Speed::Factor)
+        .ok_or_else(|| format!("{text:?}: give a factor above 0 (2, 0.5) or max"))
+}
+
+#[derive(Debug, Clone, clap::Args)]
+#[command(after_help = EXAMPLES)]
+pub struct ReplayArgs {
+    /// The access log (nginx or Apache)
+    pub file: PathBuf,
+    /// Where to send the log's requests: scheme, host and port (each
+    /// request's path and query are the log's)
+    #[arg(long, value_name = "URL")]
+    pub base: String,
+    /// The log's line format: combined, common, or nginx's log_format
+    /// string ($remote_addr, $time_local, $request, $status, $request_time, ...)
+    #[arg(long, default_value = "combined", value_name = "FORMAT")]
+    pub format: String,
+    /// Send at the recorded offsets divided by K (2: twice as fast), or max:
+    /// as fast as -c connections allow
+    #[arg(long, default_value = "1", value_parser = parse_speed, value_name = "K|max")]
+    pub speed: Speed,
+    /// With a speed factor, the most connections open at once [default: 1000];
+    /// with --speed max, the connections [default: 50]
+    #[arg(short = 'c', long, value_name = "N", value_parser = count_usize)]
+    pub connections: Option<usize>,
+    /// Worker threads; with one, the k-th request of the log goes at the
+    /// k-th instant and each URI pattern has its own figures (with more the
+    /// count stays exact, requests due together may swap places, and the
+    /// log must have one method or --method)
+    #[arg(short = 't', long, default_value_t = 1, value_name = "N", value_parser = count_usize)]
+    pub threads: usize,
+    /// One connection sends the log's requests in the log's order
+    #[arg(long)]
+    pub keep_order: bool,
+    /// Replay the log N times, each after the last
+    #[arg(long = "loop", default_value_t = 1, value_name = "N", value_parser = count_u64)]
+    pub loops: u64,
+    /// Only the log's requests from this offset from its first one
+    #[arg(long, value_parser = parse_duration, value_name = "DUR")]
+    pub from: Option<Duration>,
+    /// Only the log's requests before this offset from its first one
+    #[arg(long, value_parser = parse_duration, value_name = "DUR")]
+    pub to: Option<Duration>,
+    /// Only lines whose logged status passes, e.g. 'status<400'
+    #[arg(long, value_name = "EXPR")]
+    pub filter: Option<String>,
+    /// Only this share of the lines, evenly spread, e.g. 10%
+    #[arg(long, value_name = "PCT")]
+    pub sample: Option<String>,
+    /// Only lines of this method
+    #[arg(short = 'm', long, value_name = "METHOD")]
+    pub method: Option<String>,
+    /// Stop at the first line that does not parse (exit 2)
+    #[arg(long)]
+    pub strict: bool,
+    /// Name paths the regex matches NAME in the per-pattern figures
+    /// (repeatable; before the built-in folding of ids)
+    #[arg(long, value_name = "REGEX=NAME")]
+    pub pattern: Vec<String>,
+    /// Time allowed for a complete response after sending
+    #[arg(long, default_value = "10s", value_parser = parse_duration, value_name = "DUR")]
+    pub timeout: Duration,
+    /// Write the full result as JSON (schema stampede.result/1) to PATH
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
+    /// What to print on stdout
+    #[arg(short = 'o', long, value_enum, default_value_t = OutputFormat::Text)]
+    pub output: OutputFormat,
+    /// No progress line: only the final summary
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub exports: ExportArgs,
+}
+
+/// A log made into a run.
+pub struct ReplayRun {
+    /// The run's arguments (URL template, feed, headers, load).
+    pub args: RunArgs,
+    /// The open model's offsets; `None` for --speed max.
+    pub offsets: Option<Arc<[Duration]>>,
+    /// The result's `replay` object.
+    pub summary: stampede_metrics::ReplayResult,
+    pub notices: Vec<String>,
+    /// The feeder's rows, removed when the run is built.
+    pub feed: FeedFile,
+    /// Per pattern: the mix entry each request is, line by line (the
+    /// engine's `mix_sequence`), and the targets file of the entries.
+    pub sequence: Option<Arc<[u16]>>,
+    pub targets: Option<FeedFile>,
+    /// The mix entries' names (patterns), in mix order.
+    pub entries: Vec<String>,
+    /// With a mix: the URL template each of its entries sends.
+    pub url_template: Option<String>,
+}
+
+/// A temporary file of a replay (the feeder's rows, the targets), removed when dropped.
+pub struct FeedFile(PathBuf);
+
+impl FeedFile {
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for FeedFile {
+    fn drop(&mut self) {
+        // Best effort: a temporary file left behind harms nothing.
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+impl ReplayArgs {
+    /// Reads the log and builds the run that replays it.
+    pub fn build(&self) -> anyhow::Result<ReplayRun> {
+        let format = LogFormat::parse(&self.format)?;
+        let bytes = std::fs::read(&self.file)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", self.file.display()))?;
+        let text = String::from_utf8_lossy(&bytes);
+        let log = replay::read(&text, &format, self.strict)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", self.file.display()))?;
+        let mut notices = log.notes.clone();
+        for bad in &log.bad {
+            notices.push(format!("line {} skipped: {}", bad.line, bad.why));
+        }
+        if log.lines_skipped > log.bad.len() as u64 {
+            notices.push(format!("{} lines skipped in all", log.lines_skipped));
+        }
+        let selection = Selection {
+            from: self.from,
+            to: self.to,
+            filter: self
+                .filter
+                .as_deref()
+                .map(replay::select::StatusFilter::parse)
+                .transpose()?,
+            sample: self
+                .sample
+                .as_deref()
+                .map(replay::select::parse_sample)
+                .transpose()?,
+        };
+        let mut kept = selection.apply(&log.requests);
+        if let Some(method) = &self.method {
+            kept.retain(|(_, r)| r.method.eq_ignore_ascii_case(method));
+        }
+        if kept.is_empty() {
+            anyhow::bail!(
+                "{}: no request is left to send after --from, --to, --filter, --sample and --method",
+                self.file.display()
+            );
+        }
+        let rules = PatternRules::new(&self.pattern)?;
+        let mut methods: Vec<&str> = kept.iter().map(|(_, r)| r.method.as_str()).collect();
+        methods.sort_unstable();
+        methods.dedup();
+        let several_methods = methods.len() > 1;
+        // Each (method, pattern) is an entry of the run's mix, so that its
+        // latency is its own; line k sends entry sequence[k].
+        let key = |r: &replay::LoggedRequest| {
+            let pattern = rules.pattern(&r.target);
+            if several_methods {
+                format!("{} {pattern}", r.method)
+            } else {
+                pattern
+            }
+        };
+        let mut entries: Vec<(String, String)> = Vec::new();
+        let mut index: std::collections::HashMap<String, u16> = std::collections::HashMap::new();
+        let mut per_line = Vec::with_capacity(kept.len());
+        let mut over = false;
+        for (_, request) in &kept {
+            let name = key(request);
+            let next = entries.len();
+            let at = match index.get(&name) {
+                Some(at) => *at,
+                None if next < MAX_PATTERNS => {
+                    index.insert(name.clone(), next as u16);
+                    entries.push((request.method.clone(), name));
+                    next as u16
+                }
+                None => {
+                    over = true;
+                    0
+                }
+            };
+            per_line.push(at);
+        }
+        let per_pattern = !over && self.threads == 1 && entries.len() > 1;
+        if several_methods && !per_pattern {
+            anyhow::bail!(
+                "the log's requests have several methods ({}): with -t above 1 or over {MAX_PATTERNS} patterns a replay sends one; choose it with --method",
+                methods.join(", ")
+            );
+        }
+        let method = methods[0].to_string();
+        let offsets = self.schedule(&kept);
+        let feed = write_feed(&kept, self.loops)?;
+        let summary = summarize(&log, &kept, self.loops, &key, self.speed);
+        let span = offsets.last().copied().unwrap_or_default();
+        let mut args = self.run_args(&method, &format, &feed, offsets.len() as u64, span)?;
+        let url = args.url.clone().unwrap_or_default();
+        let (sequence, targets) = if per_pattern {
+            let file = write_targets(&entries, &url)?;
+            args.url = None;
+            args.targets = Some(file.path().to_path_buf());
+            let looped: Vec<u16> = (0..self.loops)
+                .flat_map(|_| per_line.iter().copied())
+                .collect();
+            (Some(Arc::from(looped)), Some(file))
+        } else {
+            (None, None)
+        };
+        let offsets = match self.speed {
+            Speed::Max => None,
+            Speed::Factor(_) => Some(offsets.into()),
+        };
+        Ok(ReplayRun {
+            args,
+            offsets,
+            summary,
+            notices,
+            feed,
+            sequence,
+            targets,
+            entries: entries.into_iter().map(|(_, name)| name).collect(),
+            url_template: per_pattern.then_some(url),
+        })
+    }
+
+    /// Every request's offset, looped and scaled: loop k starts one mean
+    /// gap after loop k − 1's last request (one second for a single line).
+    fn schedule(&self, kept: &[(Duration, replay::LoggedRequest)]) -> Vec<Duration> {
+        let last = kept.last().map_or(Duration::ZERO, |(o, _)| *o);
+        let gap = match kept.len() {
+            0 | 1 => Duration::from_secs(1),
+            n => last / (n as u32 - 1).max(1),
+        };
+        let period = last + gap.max(Duration::from_millis(1));
+        let factor = match self.speed {
+            Speed::Factor(k) => k,
+            Speed::Max => 1.0,
+        };
+        (0..self.loops)
+            .flat_map(|k| {
+                kept.iter()
+                    .map(move |(offset, _)| (*offset + period * k as u32).div_f64(factor))
+            })
+            .collect()
+    }
+
+    /// The `run` arguments that send `count` requests of the feed.
+    fn run_args(
+        &self,
+        method: &str,
+        format: &LogFormat,
+        feed: &FeedFile,
+        count: u64,
+        span: Duration,
+    ) -> anyhow::Result<RunArgs> {
+        let base = self.base.trim_end_matches('/');
+        // `/{{path}}` with the path's own `/` left out: a targets file's URL
+        // needs its `/` before a slot.
+        let mut args = RunArgs::for_url(&format!("{base}/{{{{path}}}}"))?;
+        args.method = method.to_string();
+        args.workload.feeds = vec![format!("{}:unique", feed.path().display())];
+        for (field, header) in [
+            (Field::UserAgent, "User-Agent"),
+            (Field::Referer, "Referer"),
+        ] {
+            if format.logs(&field) {
+                let column = column_of(&field);
+                args.headers.push(stampede_plan::parse_header(&format!(
+                    "{header}: {{{{{column}}}}}"
+                ))?);
+            }
+        }
+        args.requests = Some(count);
+        args.timeout = self.timeout;
+        args.json = self.json.clone();
+        args.output = self.output;
+        args.quiet = self.quiet;
+        args.exports = self.exports.clone();
+        args.threads = Some(self.threads);
+        if self.keep_order {
+            if self.connections.is_some_and(|c| c != 1) || self.threads != 1 {
+                anyhow::bail!(
+                    "--keep-order sends on one connection from one thread: drop -c and -t"
+                );
+            }
+            args.connections = Some(1);
+        } else {
+            args.connections = self.connections;
+        }
+        if let Speed::Factor(_) = self.speed {
+            // The open model at the offsets' average rate, shown in the
+            // header; the engine sends at the listed offsets.
+            args.rate = Some(average_rate(count, span));
+        }
+        Ok(args)
+    }
+}
+
+/// The most URI patterns (times methods) with figures of their own: the
+/// most requests of a mix.
+const MAX_PATTERNS: usize = 1000;
+
+/// Writes the mix of one block per entry (`METHOD BASE{{path}}`) as a
+/// targets file in the temporary directory.
+fn write_targets(entries: &[(String, String)], url: &str) -> anyhow::Result<FeedFile> {
+    let path = std::env::temp_dir().join(format!(
+        "stampede-replay-{}-{}.targets",
+        std::process::id(),
+        stampede_metrics::new_run_id()
+    ));
+    let file = FeedFile(path);
+    let text: String = entries
+        .iter()
+        .map(|(method, _)| format!("{method} {url}\n\n"))
+        .collect();
+    std::fs::write(file.path(), text)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", file.path().display()))?;
+    Ok(file)
+}
+
+/// Requests per second over the replay's span (at least a millisecond).
+fn average_rate(count: u64, span: Duration) -> f64 {
+    count as f64 / span.as_secs_f64().max(0.001)
+}
+
+/// The feed's column of a logged header.
+fn column_of(field: &Field) -> &'static str {
+    match field {
+        Field::UserAgent => "ua",
+        _ => "referer",
+    }
+}
+
+/// Writes the rows (path, ua, referer), `loops` times over, as JSON Lines
+/// in the temporary directory. nginx logs a missing header as `-`; sent as
+/// `-`, it is logged as `-` again.
+fn write_feed(kept: &[(Duration, replay::LoggedRequest)], loops: u64) -> anyhow::Result<FeedFile> {
+    use std::io::Write;
+    let path = std::env::temp_dir().join(format!(
+        "stampede-replay-{}-{}.jsonl",
+        std::process::id(),
+        stampede_metrics::new_run_id()
+    ));
+    let feed = FeedFile(path);
+    let file = std::fs::File::create(feed.path())
+        .map_err(|e| anyhow::anyhow!("{}: {e}", feed.path().display()))?;
+    let mut out = std::io::BufWriter::new(file);
+    for _ in 0..loops {
+        for (_, request) in kept {
+            let row = serde_json::json!({
+                "path": request.target.strip_prefix('/').unwrap_or(&request.target),
+                "ua": request.user_agent.as_deref().unwrap_or("-"),
+                "referer": request.referer.as_deref().unwrap_or("-"),
+            });
+            writeln!(out, "{row}")?;
+        }
+    }
+    out.flush()?;
+    Ok(feed)
+}
+
+/// The result's `replay` object: lines, requests, and per URI pattern the
+/// count and what the log recorded, most requests first.
+fn summarize(
+    log: &replay::AccessLog,
+    kept: &[(Duration, replay::LoggedRequest)],
+    loops: u64,
+    key: &dyn Fn(&replay::LoggedRequest) -> String,
+    speed: Speed,
+) -> stampede_metrics::ReplayResult {
+    use std::collections::BTreeMap;
+    struct Tally {
+        count: u64,
+        status: BTreeMap<String, u64>,
+        times: Vec<Duration>,
+    }
+    let mut groups: BTreeMap<String, Tally> = BTreeMap::new();
+    for (_, request) in kept {
+        let tally = groups.entry(key(request)).or_insert(Tally {
+            count: 0,
+            status: BTreeMap::new(),
+            times: Vec::new(),
+        });
+        tally.count += loops;
+        if let Some(status) = request.status {
+            *tally.status.entry(status.to_string()).or_default() += loops;
+        }
+        tally.times.extend(request.request_time);
+    }
+    let mut groups: Vec<stampede_metrics::ReplayGroup> = groups
+        .into_iter()
+        .map(|(pattern, mut tally)| stampede_metrics::ReplayGroup {
+            pattern,
+            count: tally.count,
+            recorded_status: tally.status,
+            recorded: stampede_metrics::RecordedTimes::of(&mut tally.times),
+            latency_us: None,
+            status: BTreeMap::new(),
+        })
+        .collect();
+    groups.sort_by(|a, b| {
+        b.count
+            .cmp(&a.count)
+            .then_with(|| a.pattern.cmp(&b.pattern))
+    });
+    stampede_metrics::ReplayResult {
+        lines_read: log.lines_read,
+        lines_skipped: log.lines_skipped,
+        requests_sent: kept.len() as u64 * loops,
+        speed: match speed {
+            Speed::Factor(k) => Some(k),
+            Speed::Max => None,
+        },
+        groups,
+    }
+}

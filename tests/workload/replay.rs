@@ -1,0 +1,285 @@
+//! `stampede replay` end to end (issue 39): a synthetic combined log with
+//! known timestamps replayed against `stampede serve --access-log` (every
+//! line sent once, each at its recorded offset divided by the speed, the
+//! log's order kept with `--keep-order`), and a real nginx's own combined
+//! log replayed against it, the second log matching the first request for
+//! request. The combined format is nginx's `ngx_http_combined_fmt`
+//! (nginx/nginx, src/http/modules/ngx_http_log_module.c).
+
+use stampede_testkit::workload::*;
+use std::time::Duration;
+
+/// Seconds from the log's start of each synthetic line, and its target:
+/// ties (two at 1 s), a gap, lines out of order in no way.
+const LINES: [(u64, &str); 8] = [
+    (0, "/a?x=1"),
+    (1, "/user/12"),
+    (1, "/user/13"),
+    (2, "/b"),
+    (2, "/c?q=%22y%22"),
+    (3, "/user/14"),
+    (5, "/d"),
+    (6, "/e"),
+];
+
+/// The lines in nginx's combined format, 04/Dec/2026:15:00:00 +0000 on.
+fn combined_log() -> String {
+    LINES
+        .iter()
+        .map(|(second, target)| {
+            format!(
+                "10.0.0.1 - - [04/Dec/2026:15:00:{second:02} +0000] \"GET {target} HTTP/1.1\" 200 5 \"-\" \"agent \\x22{second}\\x22\"\n"
+            )
+        })
+        .collect()
+}
+
+/// The `t_s` (intended instant, seconds from the start) of each line of a
+/// `--log-requests` file.
+fn intended_instants(log: &std::path::Path) -> Vec<f64> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter(|line| !line.starts_with('#'))
+        .filter_map(|line| line.split(' ').next()?.parse().ok())
+        .collect()
+}
+
+/// The target's log lines, once it has written `count` of them (it
+/// writes after the response) and has been stopped.
+fn logged(mut target: LoggedTarget, count: usize) -> Vec<String> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while logged_paths(&target.log).len() < count && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    target.stop();
+    logged_paths(&target.log)
+}
+
+#[test]
+fn a_log_replayed_at_twice_the_speed_sends_every_line_at_half_its_offset() {
+    let dir = temp_dir("replay-speed");
+    let log = write(&dir, "recorded.log", &combined_log());
+    let requests = dir.join("requests.log");
+    let target = LoggedTarget::start(&dir);
+    let base = target.url("");
+    let run = run_stampede(
+        binary(),
+        &[
+            "replay",
+            &log,
+            "--base",
+            &base,
+            "--speed",
+            "2",
+            "-c",
+            "8",
+            "--log-requests",
+            requests.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    assert_eq!(run.count("/requests/sent"), LINES.len() as u64);
+    assert_eq!(run.count("/replay/requests_sent"), LINES.len() as u64);
+    assert_eq!(run.count("/replay/lines_read"), LINES.len() as u64);
+    assert_eq!(run.count("/replay/lines_skipped"), 0);
+    // The pacer's instants are the offsets over 2, to the request log's
+    // microsecond (the instants are exact; the log prints µs).
+    let mut intended = intended_instants(&requests);
+    intended.sort_by(f64::total_cmp);
+    let expected: Vec<f64> = LINES.iter().map(|(s, _)| *s as f64 / 2.0).collect();
+    assert_eq!(intended.len(), expected.len());
+    for (got, want) in intended.iter().zip(&expected) {
+        assert!(
+            (got - want).abs() < 1e-6,
+            "intended {got} s, recorded/2 {want} s"
+        );
+    }
+    // The target saw each line once: the same URIs, the count exact.
+    let mut paths = logged(target, LINES.len());
+    paths.sort();
+    let mut sent: Vec<String> = LINES.iter().map(|(_, t)| t.to_string()).collect();
+    sent.sort();
+    assert_eq!(paths, sent);
+    // Per URI pattern: /user/12, 13, 14 fold into one.
+    let groups = run.result()["replay"]["groups"].as_array().unwrap();
+    assert_eq!(groups[0]["pattern"], "/user/{id}");
+    assert_eq!(groups[0]["count"], 3);
+    // Each pattern's replayed figures are its own: its statuses add up
+    // to its count (the built-in target answers 404 off its routes).
+    for group in groups {
+        let answered: u64 = group["status"]
+            .as_object()
+            .unwrap_or_else(|| panic!("no replayed status in {group}"))
+            .values()
+            .map(|n| n.as_u64().unwrap())
+            .sum();
+        assert_eq!(answered, group["count"].as_u64().unwrap(), "{group}");
+        assert!(group["latency_us"]["p50"].as_u64().unwrap() > 0, "{group}");
+    }
+    // And in the text summary.
+    assert!(run.stdout().contains("/user/{id}"), "{}", run.stdout());
+    assert!(
+        run.stdout().contains("8 lines read, 0 skipped"),
+        "{}",
+        run.stdout()
+    );
+}
+
+#[test]
+fn keep_order_sends_the_logs_requests_in_the_logs_order() {
+    let dir = temp_dir("replay-order");
+    // Out of time order in the file: sorted by time (a note), ties kept
+    // in the file's order.
+    let mut text = combined_log();
+    text.push_str(
+        "10.0.0.1 - - [04/Dec/2026:15:00:04 +0000] \"POST /late HTTP/1.1\" 200 5 \"-\" \"x\"\n",
+    );
+    let log = write(&dir, "recorded.log", &text);
+    let target = LoggedTarget::start(&dir);
+    let base = target.url("");
+    let run = run_stampede(
+        binary(),
+        &[
+            "replay",
+            &log,
+            "--base",
+            &base,
+            "--keep-order",
+            "--speed",
+            "8",
+        ],
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    assert!(run.stderr().contains("went backwards"), "{}", run.stderr());
+    let mut expected: Vec<(u64, &str)> = LINES.to_vec();
+    expected.push((4, "/late"));
+    expected.sort_by_key(|(s, _)| *s);
+    let expected: Vec<String> = expected.iter().map(|(_, t)| t.to_string()).collect();
+    let log_path = target.log.clone();
+    assert_eq!(logged(target, expected.len()), expected);
+    // Each line's own method: the POST line went as a POST, the rest as GETs.
+    let methods: Vec<String> = std::fs::read_to_string(&log_path)
+        .unwrap()
+        .lines()
+        .filter_map(|line| Some(line.split('"').nth(1)?.split(' ').next()?.to_string()))
+        .collect();
+    let mut want = vec!["GET"; expected.len()];
+    want[expected.iter().position(|p| p == "/late").unwrap()] = "POST";
+    assert_eq!(methods, want);
+}
+
+#[test]
+fn bad_lines_are_skipped_or_with_strict_refused_and_a_loop_sends_every_line_again() {
+    let dir = temp_dir("replay-bad");
+    let text = format!("not a log line\n{}", combined_log());
+    let log = write(&dir, "recorded.log", &text);
+    let target = LoggedTarget::start(&dir);
+    let base = target.url("");
+    let strict = run_stampede(
+        binary(),
+        &[
+            "replay", &log, "--base", &base, "--strict", "--speed", "max",
+        ],
+    );
+    assert_eq!(strict.code(), Some(2));
+    assert!(strict.stderr().contains("line 1"), "{}", strict.stderr());
+    let empty = write(&dir, "empty.log", "");
+    let none = run_stampede(binary(), &["replay", &empty, "--base", &base]);
+    assert_eq!(none.code(), Some(2));
+    let run = run_stampede(
+        binary(),
+        &[
+            "replay", &log, "--base", &base, "--speed", "max", "-c", "3", "--loop", "2",
+        ],
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    assert_eq!(run.count("/replay/lines_skipped"), 1);
+    assert!(run.stderr().contains("line 1 skipped"), "{}", run.stderr());
+    assert_eq!(run.result()["plan"]["model"], "closed", "--speed max");
+    // --loop 2: every line twice, the count exact.
+    assert_eq!(run.count("/replay/requests_sent"), 2 * LINES.len() as u64);
+    let mut paths = logged(target, 2 * LINES.len());
+    paths.sort();
+    let mut twice: Vec<String> = LINES
+        .iter()
+        .flat_map(|(_, t)| [t.to_string(), t.to_string()])
+        .collect();
+    twice.sort();
+    assert_eq!(paths, twice);
+}
+
+#[test]
+fn an_nginx_log_replayed_against_nginx_gives_the_same_log() {
+    let nginx = stampede_testkit::require_tool!("nginx");
+    let dir = temp_dir("replay-nginx");
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let server = stampede_testkit::nginx::Nginx::start(
+        &nginx,
+        &dir,
+        &stampede_testkit::nginx::Setup {
+            listens: vec![addr.clone()],
+            log_format: "$remote_addr - $remote_user [$time_local] \"$request\" $status $body_bytes_sent \"$http_referer\" \"$http_user_agent\"",
+            http_extra: "",
+            netns: None,
+        },
+        || stampede_testkit::nginx::listening(&addr),
+    );
+    // A first run loads a few routes, one at a time.
+    let paths = write(
+        &dir,
+        "paths.csv",
+        "path\n/\n/user/1\n/user/2?tab=a\n/static/app.js\n/search?q=a%20b\n",
+    );
+    let first = run_stampede(
+        binary(),
+        &[
+            "run",
+            &format!("http://{addr}{{{{path}}}}"),
+            "--feed",
+            &format!("{paths}:unique"),
+            "-c",
+            "1",
+            "-t",
+            "1",
+            "-H",
+            "Referer: http://example.test/",
+        ],
+    );
+    assert_eq!(first.code(), Some(0), "{}", first.stderr());
+    let take = || {
+        std::thread::sleep(Duration::from_millis(300));
+        let text = std::fs::read_to_string(&server.log).unwrap();
+        std::fs::write(&server.log, "").unwrap();
+        text
+    };
+    let recorded = take();
+    assert_eq!(recorded.lines().count(), 5, "{recorded}");
+    let recorded_log = write(&dir, "recorded.log", &recorded);
+    let replay = run_stampede(
+        binary(),
+        &[
+            "replay",
+            &recorded_log,
+            "--base",
+            &format!("http://{addr}"),
+            "--keep-order",
+        ],
+    );
+    assert_eq!(replay.code(), Some(0), "{}", replay.stderr());
+    let replayed = take();
+    // Request line, status, size, referer and user agent: the part after
+    // the time, request for request.
+    let after_time = |text: &str| -> Vec<String> {
+        text.lines()
+            .map(|line| {
+                line.split_once("] ")
+                    .map(|(_, rest)| rest.to_string())
+                    .unwrap_or_default()
+            })
+            .collect()
+    };
+    assert_eq!(after_time(&replayed), after_time(&recorded));
+    drop(server);
+}
