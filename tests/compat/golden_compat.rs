@@ -11,13 +11,9 @@ use stampede_plan::Target;
 use stampede_report::compat::{
     render_ab_html, render_ab_text, render_press, render_webbench, render_wrk, AbView,
 };
-use std::path::{Path, PathBuf};
+use stampede_testkit::golden_dir;
 
 const CLOSING: &str = "stampede: honest p99 = 1.00ms (golden closing line)";
-
-fn golden_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
-}
 
 fn recorded() -> RunResult {
     let text = std::fs::read_to_string(golden_dir().join("run.json")).expect("the fixture");

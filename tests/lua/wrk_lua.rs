@@ -5,28 +5,9 @@
 
 use stampede_testkit::wrk_scripts as support;
 
-use stampede_testkit::{binary, read_json, temp_dir};
-use std::net::TcpListener;
+use stampede_testkit::{read_json, temp_dir};
 use std::time::{Duration, Instant};
-use support::{script, LoggedTarget};
-
-/// A listener that records whether anything connected to it.
-fn watched_port() -> (TcpListener, String) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.set_nonblocking(true).unwrap();
-    let url = format!("http://{}/", listener.local_addr().unwrap());
-    (listener, url)
-}
-
-fn nobody_connected(listener: &TcpListener) -> bool {
-    std::thread::sleep(Duration::from_millis(50));
-    listener.accept().is_err()
-}
-
-/// Runs the binary: (status, stdout, stderr).
-fn run(args: &[&str]) -> (Option<i32>, String, String) {
-    support::run(binary(), args)
-}
+use support::{nobody_connected, run_binary as run, script, watched_port, LoggedTarget};
 
 #[test]
 fn a_syntax_error_is_one_line_naming_file_and_line_before_any_connection() {

@@ -1,4 +1,4 @@
-//! What a new user's trial of wrk's Lua scripts found, through the binary
+//! wrk's Lua scripts refused or reported, through the binary
 //! (`stampede wrk -s`, `stampede run --script`): a flag the script would
 //! silently override is refused, a bad output path costs no setup(), a
 //! closed stdout is no script error, the report names the script, and an
@@ -8,28 +8,8 @@ use stampede_testkit::wrk_scripts as support;
 
 use stampede_testkit::{binary, read_json, temp_dir};
 use std::io::Read;
-use std::net::TcpListener;
 use std::process::{Command, Stdio};
-use std::time::Duration;
-use support::{script, LoggedTarget};
-
-/// Runs the binary: (status, stdout, stderr).
-fn run(args: &[&str]) -> (Option<i32>, String, String) {
-    support::run(binary(), args)
-}
-
-/// A listener that records whether anything connected to it.
-fn watched_port() -> (TcpListener, String) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.set_nonblocking(true).unwrap();
-    let url = format!("http://{}/", listener.local_addr().unwrap());
-    (listener, url)
-}
-
-fn nobody_connected(listener: &TcpListener) -> bool {
-    std::thread::sleep(Duration::from_millis(50));
-    listener.accept().is_err()
-}
+use support::{nobody_connected, run_binary as run, script, watched_port, LoggedTarget};
 
 /// A script whose every hook prints, so any that runs shows.
 fn chatty(name: &str) -> std::path::PathBuf {

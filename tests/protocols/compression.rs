@@ -7,17 +7,9 @@
 //! without `--decode`.
 
 use stampede_testkit::{
-    binary, event_loop_or_skip, one_thread, run_on_loop, run_stampede, spawn_target, Run,
+    binary, event_loop_or_skip, one_thread, run_on_one_loop, run_stampede, spawn_target,
     TargetConfig, EVENT_LOOPS,
 };
-
-/// Runs on event loop `io` with one thread; `None` when io_uring is not
-/// available here.
-fn run_on(io: &str, args: &[&str]) -> Option<Run> {
-    let mut args = args.to_vec();
-    args.extend(["-t", "1"]);
-    run_on_loop(io, &args)
-}
 
 #[test]
 fn every_coding_decodes_to_the_uncompressed_size_on_every_loop() {
@@ -25,7 +17,7 @@ fn every_coding_decodes_to_the_uncompressed_size_on_every_loop() {
     for coding in ["gzip", "deflate", "br", "zstd"] {
         let url = format!("http://{}/{coding}/10000", target.local_addr());
         for io in EVENT_LOOPS.into_iter().filter(|io| event_loop_or_skip(io)) {
-            let Some(run) = run_on(io, &[&url, "--decode", "-n", "20", "-c", "2"]) else {
+            let Some(run) = run_on_one_loop(io, &[&url, "--decode", "-n", "20", "-c", "2"]) else {
                 continue;
             };
             let at = format!("{coding} --io {io}: {}", run.stderr());
@@ -44,7 +36,8 @@ fn every_coding_decodes_to_the_uncompressed_size_on_every_loop() {
                 "{at}"
             );
             // Without --decode: the same bytes on the wire, nothing decoded.
-            let Some(plain) = run_on(io, &[&url, "--compressed", "-n", "20", "-c", "2"]) else {
+            let Some(plain) = run_on_one_loop(io, &[&url, "--compressed", "-n", "20", "-c", "2"])
+            else {
                 continue;
             };
             assert_eq!(plain.count("/bytes/body"), wire, "{at}");
@@ -60,7 +53,7 @@ fn a_body_check_passes_only_on_the_decoded_body_without_decode() {
     let target = spawn_target(one_thread());
     let url = format!("http://{}/gzip/2000", target.local_addr());
     for io in EVENT_LOOPS.into_iter().filter(|io| event_loop_or_skip(io)) {
-        let Some(run) = run_on(
+        let Some(run) = run_on_one_loop(
             io,
             &[
                 &url,
@@ -96,7 +89,7 @@ fn serve_compress_encodes_what_asks_and_leaves_the_rest() {
     });
     let url = format!("http://{}/1k.html", target.local_addr());
     for io in EVENT_LOOPS.into_iter().filter(|io| event_loop_or_skip(io)) {
-        let Some(decoded) = run_on(io, &[&url, "--decode", "-n", "10", "-c", "1"]) else {
+        let Some(decoded) = run_on_one_loop(io, &[&url, "--decode", "-n", "10", "-c", "1"]) else {
             continue;
         };
         let at = format!("--io {io}: {}", decoded.stderr());
@@ -109,17 +102,18 @@ fn serve_compress_encodes_what_asks_and_leaves_the_rest() {
         );
         assert!(decoded.count("/bytes/body") < 10 * 1024 / 2, "{at}");
         // No Accept-Encoding: the page as it is, not encoded.
-        let plain = run_on(io, &[&url, "-n", "10", "-c", "1"]).expect("ran above");
+        let plain = run_on_one_loop(io, &[&url, "-n", "10", "-c", "1"]).expect("ran above");
         assert_eq!(plain.count("/bytes/body"), 10 * 1024, "{at}");
         // A coding it was not asked for is not sent: gzip only.
-        let gzip = run_on(io, &[&url, "--compressed=gzip", "--decode", "-n", "4"]).unwrap();
+        let gzip =
+            run_on_one_loop(io, &[&url, "--compressed=gzip", "--decode", "-n", "4"]).unwrap();
         assert_eq!(gzip.count("/compression/encoded_responses"), 4, "{at}");
         assert_eq!(gzip.result()["compression"]["accept_encoding"], "gzip");
     }
     // A JSON body (the /json echo) checked and extracted through the coding.
     let json = format!("http://{}/json", target.local_addr());
     let body = format!("{{\"user\":{{\"id\":42}},\"pad\":\"{}\"}}", "x".repeat(300));
-    let run = run_on(
+    let run = run_on_one_loop(
         "auto",
         &[
             &json,

@@ -8,18 +8,10 @@
 
 use flate2::write::GzEncoder;
 use stampede_testkit::{
-    answer_each_request, event_loop_or_skip, run_on_loop, stampede, text, RawServer, Run,
+    answer_each_request, event_loop_or_skip, run_on_one_loop, stampede, text, RawServer, Run,
     EVENT_LOOPS,
 };
 use std::io::Write;
-
-/// Runs on event loop `io` with one thread; `None` when io_uring is not
-/// available here.
-fn run_on(io: &str, args: &[&str]) -> Option<Run> {
-    let mut args = args.to_vec();
-    args.extend(["-t", "1"]);
-    run_on_loop(io, &args)
-}
 
 fn gzip(data: &[u8]) -> Vec<u8> {
     let mut e = GzEncoder::new(Vec::new(), flate2::Compression::default());
@@ -50,7 +42,7 @@ fn a_corrupt_gzip_body_is_an_undecodable_body_error_with_its_reason() {
     let server = serving("gzip", b"this is not gzip at all");
     let url = server.url("/");
     for io in EVENT_LOOPS.into_iter().filter(|io| event_loop_or_skip(io)) {
-        let Some(run) = run_on(io, &[&url, "--decode", "-n", "6", "-c", "2"]) else {
+        let Some(run) = run_on_one_loop(io, &[&url, "--decode", "-n", "6", "-c", "2"]) else {
             continue;
         };
         let at = format!("--io {io}: {}", run.stderr());
@@ -63,12 +55,14 @@ fn a_corrupt_gzip_body_is_an_undecodable_body_error_with_its_reason() {
             "{at}: {sample}"
         );
         // Not asked to decode, nothing reads the body: it counts as it came.
-        let Some(plain) = run_on(io, &[&url, "--compressed", "-n", "6", "-c", "2"]) else {
+        let Some(plain) = run_on_one_loop(io, &[&url, "--compressed", "-n", "6", "-c", "2"]) else {
             continue;
         };
         assert_eq!(plain.count("/requests/success"), 6, "{at}");
         // A check that reads the body decodes it, --decode or not.
-        let Some(checked) = run_on(io, &[&url, "-n", "4", "--check", "body contains \"x\""]) else {
+        let Some(checked) =
+            run_on_one_loop(io, &[&url, "-n", "4", "--check", "body contains \"x\""])
+        else {
             continue;
         };
         assert_eq!(checked.count("/errors/undecodable_body"), 4, "{at}");
@@ -85,7 +79,7 @@ fn a_truncated_body_and_an_unknown_coding_say_so() {
     let truncated = serving("gzip", &whole[..whole.len() / 2]);
     let unknown = serving("compress", b"abcdefgh");
     for io in EVENT_LOOPS.into_iter().filter(|io| event_loop_or_skip(io)) {
-        let Some(run) = run_on(io, &[&truncated.url("/"), "--decode", "-n", "3"]) else {
+        let Some(run) = run_on_one_loop(io, &[&truncated.url("/"), "--decode", "-n", "3"]) else {
             continue;
         };
         assert_eq!(run.count("/errors/undecodable_body"), 3, "--io {io}");
@@ -94,7 +88,8 @@ fn a_truncated_body_and_an_unknown_coding_say_so() {
             "gzip body did not decode: the body ended inside the stream (truncated)",
             "--io {io}"
         );
-        let run = run_on(io, &[&unknown.url("/"), "--decode", "-n", "3"]).expect("ran above");
+        let run =
+            run_on_one_loop(io, &[&unknown.url("/"), "--decode", "-n", "3"]).expect("ran above");
         assert_eq!(run.count("/errors/undecodable_body"), 3, "--io {io}");
         assert!(
             first_sample(&run).contains("Content-Encoding 'compress' is not a coding"),
@@ -118,7 +113,7 @@ fn a_chunked_gzip_body_decodes_and_a_head_response_is_not_decoded() {
     chunked.extend_from_slice(b"0\r\n\r\n");
     let server = RawServer::start(move |stream| answer_each_request(stream, &chunked));
     for io in EVENT_LOOPS.into_iter().filter(|io| event_loop_or_skip(io)) {
-        let Some(run) = run_on(
+        let Some(run) = run_on_one_loop(
             io,
             &[
                 &server.url("/"),
@@ -146,7 +141,7 @@ fn a_chunked_gzip_body_decodes_and_a_head_response_is_not_decoded() {
             b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 999\r\n\r\n",
         )
     });
-    let run = run_on("auto", &[&head.url("/"), "--head", "--decode", "-n", "3"]).unwrap();
+    let run = run_on_one_loop("auto", &[&head.url("/"), "--head", "--decode", "-n", "3"]).unwrap();
     assert_eq!(run.count("/requests/success"), 3, "{}", run.result());
     assert_eq!(run.count("/compression/encoded_responses"), 0);
 }

@@ -6,7 +6,7 @@
 //! decoded bytes are the file's size per response; without
 //! `--compressed` nginx sends the file as it is.
 
-use stampede_testkit::{event_loop_or_skip, free_port, run_on_loop, temp_dir, Run, EVENT_LOOPS};
+use stampede_testkit::{event_loop_or_skip, free_port, run_on_one_loop, temp_dir, EVENT_LOOPS};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -94,14 +94,6 @@ impl Drop for Nginx {
     }
 }
 
-/// Runs on event loop `io` with one thread; `None` when io_uring is not
-/// available here.
-fn run_on(io: &str, args: &[&str]) -> Option<Run> {
-    let mut args = args.to_vec();
-    args.extend(["-t", "1"]);
-    run_on_loop(io, &args)
-}
-
 #[test]
 fn nginx_gzip_bytes_on_the_wire_and_decoded_match_its_log() {
     let program = stampede_testkit::require_tool!("nginx");
@@ -110,7 +102,7 @@ fn nginx_gzip_bytes_on_the_wire_and_decoded_match_its_log() {
     let url = format!("http://127.0.0.1:{}/page.txt", nginx.port);
     let n = 30u64;
     for io in EVENT_LOOPS.into_iter().filter(|io| event_loop_or_skip(io)) {
-        let Some(run) = run_on(io, &[&url, "--compressed", "-n", "30", "-c", "3"]) else {
+        let Some(run) = run_on_one_loop(io, &[&url, "--compressed", "-n", "30", "-c", "3"]) else {
             continue;
         };
         let at = format!("--io {io}: {}", run.stderr());
@@ -131,7 +123,7 @@ fn nginx_gzip_bytes_on_the_wire_and_decoded_match_its_log() {
         let body = run.count("/bytes/body");
         assert!(body < n * FILE_LEN as u64 / 3, "{at}: {body} body bytes");
 
-        let decoded = run_on(io, &[&url, "--decode", "-n", "30", "-c", "3"]).expect("ran");
+        let decoded = run_on_one_loop(io, &[&url, "--decode", "-n", "30", "-c", "3"]).expect("ran");
         assert_eq!(
             decoded.count("/compression/decoded_bytes"),
             n * FILE_LEN as u64,
@@ -145,7 +137,7 @@ fn nginx_gzip_bytes_on_the_wire_and_decoded_match_its_log() {
         );
         nginx.take_log();
 
-        let checked = run_on(
+        let checked = run_on_one_loop(
             io,
             &[
                 &url,
@@ -165,7 +157,7 @@ fn nginx_gzip_bytes_on_the_wire_and_decoded_match_its_log() {
         );
         nginx.take_log();
 
-        let plain = run_on(io, &[&url, "-n", "10", "-c", "2"]).expect("ran");
+        let plain = run_on_one_loop(io, &[&url, "-n", "10", "-c", "2"]).expect("ran");
         assert_eq!(plain.count("/bytes/body"), 10 * FILE_LEN as u64, "{at}");
         let log = nginx.take_log();
         assert!(

@@ -5,21 +5,10 @@
 //! carry (http://, a Unix socket, pipelining) is refused in one line.
 
 use stampede_target::{CertSource, TlsConfig};
-use stampede_testkit::{run_stampede, spawn_target, stampede, text, TargetConfig};
-use std::path::Path;
+use stampede_testkit::{
+    binary, closed_udp_port, run_stampede, spawn_target, stampede, text, TargetConfig,
+};
 use std::time::{Duration, Instant};
-
-fn binary() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_stampede"))
-}
-
-/// A UDP port nothing listens on (bound, then released).
-fn closed_udp_port() -> u16 {
-    std::net::UdpSocket::bind("127.0.0.1:0")
-        .and_then(|socket| socket.local_addr())
-        .expect("an ephemeral UDP port")
-        .port()
-}
 
 #[test]
 fn a_closed_udp_port_is_a_handshake_timeout_with_a_hint_and_exit_2() {

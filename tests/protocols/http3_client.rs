@@ -5,13 +5,8 @@
 //! and a server that goes away in the middle of a run.
 
 use stampede_target::{CertSource, Server, TlsConfig};
-use stampede_testkit::{run_stampede, spawn_target, Run, ServerHandle, TargetConfig};
-use std::path::Path;
+use stampede_testkit::{binary, run_stampede, spawn_target, Run, ServerHandle, TargetConfig};
 use std::time::Duration;
-
-fn binary() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_stampede"))
-}
 
 /// The target with TLS and HTTP/3, one worker.
 fn h3_config() -> TargetConfig {

@@ -9,18 +9,10 @@ use stampede_testkit::nginx as nginx_support;
 use nginx_support::{listening, Nginx, Setup};
 use stampede_target::{CertSource, TlsConfig};
 use stampede_testkit::{
-    free_port, one_thread, require_tool, run_on_loop, spawn_target, temp_dir, Run, TargetConfig,
+    free_port, one_thread, require_tool, run_on_one_loop, spawn_target, temp_dir, TargetConfig,
     EVENT_LOOPS,
 };
 use std::time::{Duration, Instant};
-
-/// Runs the binary on `io` with one thread; None when [`run_on_loop`] skips
-/// `io` here.
-fn run_on(io: &str, args: &[&str]) -> Option<Run> {
-    let mut args = args.to_vec();
-    args.extend(["-t", "1"]);
-    run_on_loop(io, &args)
-}
 
 #[test]
 fn the_redirect_limit_keeps_its_connection() {
@@ -30,7 +22,8 @@ fn the_redirect_limit_keeps_its_connection() {
     let url = format!("http://{}/redirect/5", target.local_addr());
     for io in EVENT_LOOPS {
         let before = target.stats().connections_accepted;
-        let Some(run) = run_on(io, &[&url, "--redirects", "2", "-n", "6", "-c", "1"]) else {
+        let Some(run) = run_on_one_loop(io, &[&url, "--redirects", "2", "-n", "6", "-c", "1"])
+        else {
             continue;
         };
         let at = format!("--io {io}: {}", run.result());
@@ -59,7 +52,8 @@ fn nginx_sees_one_connection_for_a_redirect_loop() {
     let nginx = Nginx::start(&program, &dir, &setup, || listening(&addr));
     let url = format!("http://{addr}/loop");
     for io in EVENT_LOOPS {
-        let Some(run) = run_on(io, &[&url, "--redirects", "2", "-n", "6", "-c", "1"]) else {
+        let Some(run) = run_on_one_loop(io, &[&url, "--redirects", "2", "-n", "6", "-c", "1"])
+        else {
             continue;
         };
         let at = format!("--io {io}: {}", run.result());
@@ -91,7 +85,8 @@ fn a_failed_tls_hop_is_a_failed_request_without_a_backoff() {
     );
     for io in EVENT_LOOPS {
         let started = Instant::now();
-        let Some(run) = run_on(io, &[&url, "--redirects", "2", "-n", "12", "-c", "1"]) else {
+        let Some(run) = run_on_one_loop(io, &[&url, "--redirects", "2", "-n", "12", "-c", "1"])
+        else {
             continue;
         };
         let took = started.elapsed();

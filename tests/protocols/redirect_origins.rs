@@ -8,7 +8,7 @@
 
 use stampede_target::{CertSource, TlsConfig};
 use stampede_testkit::{
-    one_thread, run_on_loop, spawn_target, Run, ServerHandle, TargetConfig, EVENT_LOOPS,
+    one_thread, run_on_one_loop, spawn_target, ServerHandle, TargetConfig, EVENT_LOOPS,
 };
 
 /// `url` percent-encoded as a query value.
@@ -24,14 +24,6 @@ fn encoded(url: &str) -> String {
 /// `origin`'s `/redirect-to` leading to `to`.
 fn redirect_to(origin: &str, to: &str) -> String {
     format!("{origin}/redirect-to?url={}", encoded(to))
-}
-
-/// Runs the binary on `io` with one thread; None when [`run_on_loop`] skips
-/// `io` here.
-fn run_on(io: &str, args: &[&str]) -> Option<Run> {
-    let mut args = args.to_vec();
-    args.extend(["-t", "1"]);
-    run_on_loop(io, &args)
 }
 
 fn served(target: &ServerHandle) -> u64 {
@@ -59,7 +51,8 @@ fn a_hop_to_another_port_goes_to_that_server_on_every_path() {
     );
     for io in EVENT_LOOPS {
         let (before_a, before_b) = (served(&a), served(&b));
-        let Some(run) = run_on(io, &[&url, "--redirects", "5", "-n", "20", "-c", "2"]) else {
+        let Some(run) = run_on_one_loop(io, &[&url, "--redirects", "5", "-n", "20", "-c", "2"])
+        else {
             continue;
         };
         assert_eq!(run.code(), Some(0), "--io {io}: {}", run.stderr());
@@ -81,7 +74,7 @@ fn a_hop_to_another_port_goes_to_that_server_on_every_path() {
             run.result()
         );
         assert_eq!(run.count("/connections/reconnects"), 0, "--io {io}");
-        let text = run_on(io, &[&url, "--redirects", "5", "-n", "4", "-c", "1"])
+        let text = run_on_one_loop(io, &[&url, "--redirects", "5", "-n", "4", "-c", "1"])
             .map(|run| run.stdout())
             .unwrap_or_default();
         assert!(
@@ -104,7 +97,7 @@ fn https_hops_to_http_and_back_to_https() {
     );
     for io in EVENT_LOOPS {
         let (before_a, before_b) = (served(&a), served(&b));
-        let Some(run) = run_on(
+        let Some(run) = run_on_one_loop(
             io,
             &[
                 &url,
@@ -131,7 +124,7 @@ fn https_hops_to_http_and_back_to_https() {
         let opened = run.count("/connections/opened");
         assert!((2..=11).contains(&opened), "--io {io}: {opened} opened");
         let (before_a, before_b) = (served(&a), served(&b));
-        let Some(run) = run_on(
+        let Some(run) = run_on_one_loop(
             io,
             &[
                 &back,
@@ -171,7 +164,8 @@ fn a_chain_from_a_to_b_and_back_keeps_the_home_connection() {
             a.stats().connections_accepted,
             b.stats().connections_accepted,
         );
-        let Some(run) = run_on(io, &[&url, "--redirects", "3", "-n", "15", "-c", "1"]) else {
+        let Some(run) = run_on_one_loop(io, &[&url, "--redirects", "3", "-n", "15", "-c", "1"])
+        else {
             continue;
         };
         assert_eq!(run.code(), Some(0), "--io {io}: {}", run.stderr());
@@ -202,7 +196,8 @@ fn the_limit_counts_across_origins_with_a_sample() {
     );
     for io in EVENT_LOOPS {
         let before_b = served(&b);
-        let Some(run) = run_on(io, &[&url, "--redirects", "1", "-n", "6", "-c", "1"]) else {
+        let Some(run) = run_on_one_loop(io, &[&url, "--redirects", "1", "-n", "6", "-c", "1"])
+        else {
             continue;
         };
         assert_eq!(run.count("/requests/sent"), 6, "--io {io}");
@@ -231,7 +226,8 @@ fn an_origin_that_does_not_resolve_is_an_error_with_its_reason() {
         "http://no-such-host.invalid/",
     );
     for io in EVENT_LOOPS {
-        let Some(run) = run_on(io, &[&url, "--redirects", "2", "-n", "3", "-c", "1"]) else {
+        let Some(run) = run_on_one_loop(io, &[&url, "--redirects", "2", "-n", "3", "-c", "1"])
+        else {
             continue;
         };
         assert_eq!(run.count("/errors/other"), 3, "--io {io}: {}", run.result());
@@ -269,7 +265,7 @@ fn curl_follows_the_same_chain_the_same_way() {
     let curl_says = String::from_utf8_lossy(&out.stdout).into_owned();
     assert_eq!(curl_says, "3 200");
     let (curl_a, curl_b) = (served(&a) - before_a, served(&b) - before_b);
-    let run = run_on("auto", &[&url, "--redirects", "5", "-n", "1", "-c", "1"]).unwrap();
+    let run = run_on_one_loop("auto", &[&url, "--redirects", "5", "-n", "1", "-c", "1"]).unwrap();
     assert_eq!(run.count("/redirects/followed"), 3);
     assert_eq!(run.count("/status/200"), 1);
     assert_eq!(
@@ -298,7 +294,8 @@ fn a_home_connection_the_server_closed_while_away_is_a_reconnect() {
             a.stats().connections_accepted,
             b.stats().connections_accepted,
         );
-        let Some(run) = run_on(io, &[&url, "--redirects", "2", "-n", "4", "-c", "1"]) else {
+        let Some(run) = run_on_one_loop(io, &[&url, "--redirects", "2", "-n", "4", "-c", "1"])
+        else {
             continue;
         };
         assert_eq!(run.code(), Some(0), "--io {io}: {}", run.stderr());
@@ -369,7 +366,7 @@ fn a_name_from_resolve_gets_its_own_host_header() {
             "-c",
             "1",
         ];
-        let Some(run) = run_on(io, &args) else {
+        let Some(run) = run_on_one_loop(io, &args) else {
             continue;
         };
         assert_eq!(run.code(), Some(0), "--io {io}: {}", run.stderr());

@@ -4,18 +4,13 @@
 //! port under HTTP/3 (quinn ignores ICMP: every handshake times out). The
 //! result is written, not interrupted, with `stop_reason: "no_connection"`.
 
-use stampede_testkit::{binary, run_stampede};
-use std::net::{TcpListener, UdpSocket};
+use stampede_testkit::{binary, closed_udp_port, run_stampede};
+use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
 fn closed_tcp_port() -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     listener.local_addr().unwrap().port()
-}
-
-fn closed_udp_port() -> u16 {
-    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
-    socket.local_addr().unwrap().port()
 }
 
 fn gives_up(url: &str, extra: &[&str]) {

@@ -15,14 +15,9 @@
 //! open.json > open.txt`.
 
 use stampede_metrics::RunResult;
-use stampede_testkit::{stampede, text};
-use std::path::{Path, PathBuf};
+use stampede_testkit::{golden_dir, stampede, text};
 
 const GOLDEN: [&str; 6] = ["run", "open", "targets", "repeat", "sweep", "compare"];
-
-fn golden_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
-}
 
 /// The first line where `got` and `want` differ, for a readable failure.
 fn first_difference(got: &str, want: &str) -> String {

@@ -51,7 +51,7 @@ pub use counting_alloc::{thread_allocations, CountingAllocator};
 pub use devtools::Browser;
 pub use event_loops::{event_loop_or_skip, EVENT_LOOPS, HIDE_IO_URING, NO_IO_URING};
 pub use prometheus::{get_with, http_get, wait_for, Prometheus};
-pub use runs::{run_clean, run_ok, run_ok_on_loop, run_on_loop};
+pub use runs::{run_clean, run_ok, run_ok_on_loop, run_on_loop, run_on_one_loop};
 pub use serve::ServeProcess;
 pub use stampede_target::{Config as TargetConfig, Server, ServerHandle, StatsSnapshot};
 pub use tls::{self_signed_server_config, self_signed_server_config_and_pem};
@@ -70,6 +70,20 @@ pub fn one_thread() -> TargetConfig {
         threads: 1,
         ..TargetConfig::default()
     }
+}
+
+/// A loopback UDP port nothing listens on (bound to an ephemeral port,
+/// then released): where an HTTP/3 client waits in vain.
+pub fn closed_udp_port() -> u16 {
+    std::net::UdpSocket::bind("127.0.0.1:0")
+        .and_then(|socket| socket.local_addr())
+        .expect("an ephemeral UDP port")
+        .port()
+}
+
+/// The checked-in golden files (`tests/golden` at the workspace's root).
+pub fn golden_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/golden")
 }
 
 /// A loopback port nothing listens on (bound to an ephemeral port, then

@@ -1,7 +1,7 @@
 //! Running the binary the way most integration tests do, in one place:
 //! a run that must succeed ([`run_ok`]), and one with no error of any class
 //! ([`run_clean`]); on an event loop asked for by `--io`
-//! ([`run_on_loop`], [`run_ok_on_loop`]), skipped where this kernel or
+//! ([`run_on_loop`], [`run_on_one_loop`], [`run_ok_on_loop`]), skipped where this kernel or
 //! sandbox has no io_uring by the rule of [`event_loop_or_skip`].
 
 use crate::binary::binary;
@@ -32,6 +32,14 @@ pub fn run_on_loop(io: &str, args: &[&str]) -> Option<Run> {
     let mut all = args.to_vec();
     all.extend(["--io", io]);
     Some(run_stampede(binary(), &all))
+}
+
+/// [`run_on_loop`] with one worker thread (`-t 1`), so that every
+/// connection of the case is on the one loop asked for.
+pub fn run_on_one_loop(io: &str, args: &[&str]) -> Option<Run> {
+    let mut all = args.to_vec();
+    all.extend(["-t", "1"]);
+    run_on_loop(io, &all)
 }
 
 /// [`run_on_loop`], and the run succeeded (exit 0) on the loop asked for.

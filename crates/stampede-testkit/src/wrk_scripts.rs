@@ -1,10 +1,13 @@
 //! What the wrk-script tests share: a script file, the built-in target with
-//! an access log, the paths it served, and running a command line.
+//! an access log, the paths it served, running a command line, and a port
+//! that tells whether anything connected.
 
 use crate::{one_thread, spawn_target, temp_dir, text, ServerHandle, TargetConfig};
 use std::collections::BTreeMap;
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
 /// Writes `code` to a fresh file `name` and returns its path.
 pub fn script(name: &str, code: &str) -> PathBuf {
@@ -75,6 +78,30 @@ pub fn run(program: &Path, args: &[&str]) -> (Option<i32>, String, String) {
         .output()
         .unwrap_or_else(|e| panic!("{} runs: {e}", program.display()));
     (out.status.code(), text(&out.stdout), text(&out.stderr))
+}
+
+/// Runs the binary under test: (status, stdout, stderr).
+pub fn run_binary(args: &[&str]) -> (Option<i32>, String, String) {
+    run(crate::binary(), args)
+}
+
+/// A listener that records whether anything connected to it, and its URL.
+pub fn watched_port() -> (TcpListener, String) {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("an ephemeral port");
+    listener
+        .set_nonblocking(true)
+        .expect("a non-blocking listener");
+    let url = format!(
+        "http://{}/",
+        listener.local_addr().expect("a bound listener's address")
+    );
+    (listener, url)
+}
+
+/// True when nothing connected to `listener` (after 50 ms for a late one).
+pub fn nobody_connected(listener: &TcpListener) -> bool {
+    std::thread::sleep(Duration::from_millis(50));
+    listener.accept().is_err()
 }
 
 /// The lines of `stdout` that start with `prefix`.
