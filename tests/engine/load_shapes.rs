@@ -1,11 +1,8 @@
 //! Load shapes and honest latency, end to end: coordinated omission shown on
 //! purpose, rate accuracy, ramp-up, stages, warm-up, and the breakdown.
 
-use stampede_testkit::{
-    binary, read_request_head, run_stampede, spawn_target, RawServer, Run, TargetConfig,
-};
-use std::io::Write;
-use std::time::{Duration, Instant};
+use stampede_testkit::{binary, run_stampede, spawn_target, stalling_server, Run, TargetConfig};
+use std::time::Instant;
 
 fn ok(run: Run) -> Run {
     assert_eq!(run.code(), Some(0), "{}", run.stderr());
@@ -17,26 +14,6 @@ fn series(run: &Run) -> Vec<serde_json::Value> {
         .as_array()
         .expect("timeseries")
         .clone()
-}
-
-/// A server that answers at once, except that every request arriving in
-/// [1.0 s, 2.0 s) after `epoch` is held until 2.0 s: one stall of one second.
-fn stalling_server(epoch: Instant) -> RawServer {
-    RawServer::start(move |mut stream| {
-        let _ = stream.set_nodelay(true);
-        while read_request_head(&mut stream) {
-            let t = epoch.elapsed();
-            if t >= Duration::from_secs(1) && t < Duration::from_secs(2) {
-                std::thread::sleep(Duration::from_secs(2) - t);
-            }
-            if stream
-                .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-                .is_err()
-            {
-                return;
-            }
-        }
-    })
 }
 
 #[test]

@@ -11,10 +11,9 @@ use stampede_testkit::nginx as nginx_support;
 use nginx_support::{listening, Nginx, Setup};
 use stampede_target::{CertSource, TlsConfig};
 use stampede_testkit::{
-    binary, event_loop_or_skip, free_port, one_thread, read_request_head, require_tool,
-    run_ok_on_loop, run_stampede, spawn_target, temp_dir, RawServer, TargetConfig, EVENT_LOOPS,
+    binary, event_loop_or_skip, free_port, one_thread, require_tool, run_ok_on_loop, run_stampede,
+    spawn_target, stalling_between, stalling_server, temp_dir, TargetConfig, EVENT_LOOPS,
 };
-use std::io::Write;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -110,32 +109,6 @@ fn the_rate_is_held_on_every_event_loop() {
             run.result()["schedule"]
         );
     }
-}
-
-/// A server that answers at once, except that every request arriving in
-/// [1.0 s, 2.0 s) after `epoch` is held until 2.0 s: one stall of one second.
-fn stalling_server(epoch: Instant) -> RawServer {
-    stalling_between(epoch, Duration::from_secs(1), Duration::from_secs(2))
-}
-
-/// A server that holds every request arriving in [from, to) after `epoch`
-/// until `to`, and answers the others at once.
-fn stalling_between(epoch: Instant, from: Duration, to: Duration) -> RawServer {
-    RawServer::start(move |mut stream| {
-        let _ = stream.set_nodelay(true);
-        while read_request_head(&mut stream) {
-            let t = epoch.elapsed();
-            if t >= from && t < to {
-                std::thread::sleep(to - t);
-            }
-            if stream
-                .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-                .is_err()
-            {
-                return;
-            }
-        }
-    })
 }
 
 #[test]

@@ -165,6 +165,32 @@ impl Drop for RawServer {
     }
 }
 
+/// A server that answers at once, except that every request arriving in
+/// [1.0 s, 2.0 s) after `epoch` is held until 2.0 s: one stall of one second.
+pub fn stalling_server(epoch: std::time::Instant) -> RawServer {
+    stalling_between(epoch, Duration::from_secs(1), Duration::from_secs(2))
+}
+
+/// A server that answers at once (200, `ok`), except that every request
+/// arriving in [`from`, `to`) after `epoch` is held until `to`.
+pub fn stalling_between(epoch: std::time::Instant, from: Duration, to: Duration) -> RawServer {
+    RawServer::start(move |mut stream| {
+        let _ = stream.set_nodelay(true);
+        while read_request_head(&mut stream) {
+            let t = epoch.elapsed();
+            if t >= from && t < to {
+                std::thread::sleep(to - t);
+            }
+            if stream
+                .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                .is_err()
+            {
+                return;
+            }
+        }
+    })
+}
+
 /// Reads one request head (up to the blank line) from a blocking stream;
 /// false when the peer closed first.
 pub fn read_request_head(stream: &mut TcpStream) -> bool {
