@@ -55,7 +55,13 @@ pub fn execute(args: MergeArgs) -> anyhow::Result<i32> {
     for path in &args.files {
         match result_file::read(path)? {
             ResultFile::Run(result) => results.push(*result),
-            other => return Err(other.refuse(path, "a run's result (stampede.result/1) to merge")),
+            other => {
+                return Err(result_file::refuse(
+                    &other,
+                    path,
+                    "a run's result (stampede.result/1) to merge",
+                ))
+            }
         }
     }
     let mut merged = match merge_results(&results, args.force) {

@@ -5,13 +5,12 @@
 //! afterwards (printing, files, exit status) is delivery.rs.
 //!
 //! The folder holds running a plan: this session, `delivery` (the result
-//! leaving the process), `repeat` (rounds of one plan), `selfcheck` (when
-//! the run itself is suspect), `spawn` (the server under test) and `sweep`
-//! (a ladder of steps, shared by sweep and experiment).
+//! leaving the process), `repeat` (rounds of one plan), `spawn` (the server
+//! under test) and `sweep` (a ladder of steps, shared by sweep and
+//! experiment). The self-check's warnings are stampede-report's.
 
 pub mod delivery;
 pub mod repeat;
-pub mod selfcheck;
 pub mod spawn;
 pub mod sweep;
 
@@ -246,7 +245,7 @@ pub fn run_plan_in(
     if let Some(SloArg(conditions)) = slo {
         result.slo = slo_checks(conditions, &result);
     }
-    let warnings = selfcheck::warnings(plan, &result);
+    let warnings = stampede_report::selfcheck_warnings(plan, &result);
     result.warnings.extend(warnings);
     Ok(result)
 }

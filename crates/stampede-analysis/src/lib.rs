@@ -17,13 +17,14 @@
 //! `compare` with `difference` (A/B verdicts and intervals), `stability` and
 //! `repeats` (intervals over rounds), `experiment` (variants of a server,
 //! their cost per request and verdicts), `sweep_document` (the sweep's file,
-//! typed). See docs/architecture.md.
+//! typed), `result_file` (which of stampede's files a text is). See docs/architecture.md.
 
 mod ceiling;
 mod compare;
 mod difference;
 mod experiment;
 mod repeats;
+mod result_file;
 mod search;
 mod slo;
 mod stability;
@@ -42,6 +43,7 @@ pub use experiment::{
     SweepRound, SweptStep, ThreadShare, VariantResult, EXPERIMENT_SCHEMA,
 };
 pub use repeats::{summarize_rounds, RepeatDocument, REPEAT_SCHEMA};
+pub use result_file::{ResultFile, UnreadableFile};
 pub use search::{RateSearch, SearchNext};
 pub use slo::{
     evaluate, parse_slo, Comparator, Condition, ConditionOutcome, Measure, Metric, SloError,

@@ -21,7 +21,11 @@ pub fn read_all(files: &[PathBuf]) -> anyhow::Result<Option<Vec<(String, Experim
         .iter()
         .map(|path| match result_file::read(path)? {
             ResultFile::Experiment(doc) => Ok((result_file::label(path), *doc)),
-            other => Err(other.refuse(path, "an experiment, as the first file is")),
+            other => Err(result_file::refuse(
+                &other,
+                path,
+                "an experiment, as the first file is",
+            )),
         })
         .collect::<anyhow::Result<Vec<_>>>()
         .map(Some)

@@ -118,7 +118,13 @@ pub fn read_side(path: &Path) -> anyhow::Result<Side> {
             }
             completed
         }
-        other => return Err(other.refuse(path, "a run's result or a file of repeated rounds")),
+        other => {
+            return Err(result_file::refuse(
+                &other,
+                path,
+                "a run's result or a file of repeated rounds",
+            ))
+        }
     };
     Ok(Side { label, runs })
 }

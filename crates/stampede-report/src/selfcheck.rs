@@ -1,5 +1,6 @@
 //! The run's self-check: warnings, printed with the summary and stored in the
-//! result, for when the run itself is suspect rather than the server.
+//! result, for when the run itself is suspect rather than the server. It only
+//! reads the plan and the result.
 
 use stampede_metrics::RunResult;
 use stampede_plan::{LoadModel, Plan};
@@ -26,7 +27,7 @@ pub fn warnings(plan: &Plan, result: &RunResult) -> Vec<String> {
         let cores = plan.threads.min(result.environment.cpus.max(1));
         let used = client.cpu_pct_mean / cores as f64;
         if used > CLIENT_CPU_LIMIT_PCT {
-            let cores = stampede_report::counted(cores as u64, "core");
+            let cores = crate::counted(cores as u64, "core");
             warnings.push(format!(
                 "the load generator used {used:.0}% of its {cores}: it, not the server, may have been the bottleneck; add cores or threads, or run agents on more machines"
             ));
@@ -60,7 +61,7 @@ pub fn warnings(plan: &Plan, result: &RunResult) -> Vec<String> {
             if achieved < RATE_ACHIEVED_MIN_PCT && drawn_short && !result.interrupted {
                 warnings.push(format!(
                     "the open model fell behind: {achieved:.1}% of the {} requests the schedule intended were sent",
-                    stampede_report::format_count(intended as u64)
+                    crate::format_count(intended as u64)
                 ));
             }
         }
@@ -144,8 +145,8 @@ fn shared_cpus(plan: &Plan, result: &RunResult) -> Option<String> {
         return None;
     }
     let client = monitor.client().map_or(0.0, |c| c.cpu_pct_mean / 100.0);
-    let threads = stampede_report::counted(plan.threads as u64, "thread");
-    let cpu_count = stampede_report::counted(cpus as u64, "CPU");
+    let threads = crate::counted(plan.threads as u64, "thread");
+    let cpu_count = crate::counted(cpus as u64, "CPU");
     Some(format!(
         "the client's {threads} and the server shared this machine's {cpu_count}, {busy:.0}% busy (the client used {client:.1} of them): a server waiting for a CPU shows as latency, most in the tail; give the client fewer threads (-t {}) or pin the two apart (taskset)",
         (cpus - 1).max(1)
@@ -171,21 +172,36 @@ fn port_range_size(range: &str) -> Option<u64> {
 mod tests {
     use super::*;
     use stampede_metrics::{MonitorReport, ProcessSummary};
+    use stampede_plan::{Arrival, Schedule, StopCondition, Target};
+    use std::time::Duration;
 
-    /// A plan as `stampede run` builds it, with `threads` workers.
+    /// A plan as `stampede run URL -c 8 -t THREADS` builds it.
+    fn plan_to(url: &str, threads: usize) -> Plan {
+        Plan {
+            threads,
+            model: LoadModel::Closed {
+                connections: Schedule::constant(8.0, Duration::from_secs(10)),
+            },
+            stop: StopCondition::Duration(Duration::from_secs(10)),
+            ..Plan::minimal(Target::parse(url).expect("a valid URL"))
+        }
+    }
+
+    /// [`plan_to`] a local server.
     fn plan(threads: usize) -> Plan {
-        let threads = threads.to_string();
-        let args = crate::flags::run_args::parse_run_args([
-            "http://127.0.0.1:3000/",
-            "-c",
-            "8",
-            "-t",
-            &threads,
-        ])
-        .expect("valid arguments");
-        crate::flags::plan_args::build_plan(&args)
-            .expect("a valid plan")
-            .0
+        plan_to("http://127.0.0.1:3000/", threads)
+    }
+
+    /// One thread, `per_s` requests a second on at most `connections`.
+    fn rate_plan(per_s: f64, connections: usize, arrival: Arrival) -> Plan {
+        Plan {
+            model: LoadModel::Rate {
+                per_s: Schedule::constant(per_s, Duration::from_secs(10)),
+                max_connections: connections,
+                arrival,
+            },
+            ..plan(1)
+        }
     }
 
     /// A finished closed-model run on `cpus` CPUs whose client used
@@ -288,11 +304,7 @@ mod tests {
 
     #[test]
     fn a_remote_server_shares_no_cpu_unless_it_is_monitored_here() {
-        let args = ["http://10.0.0.5:3000/", "-c", "8", "-t", "2"];
-        let args = crate::flags::run_args::parse_run_args(args).expect("valid arguments");
-        let remote = crate::flags::plan_args::build_plan(&args)
-            .expect("a valid plan")
-            .0;
+        let remote = plan_to("http://10.0.0.5:3000/", 2);
         let mut busy = on_busy_machine(&remote, 2, 97.0);
         assert_eq!(shared(&warnings(&remote, &busy)), None);
         let monitor = busy.monitor.as_mut().expect("a monitor");
@@ -328,20 +340,8 @@ mod tests {
 
     #[test]
     fn poisson_arrivals_fall_behind_only_beyond_their_own_randomness() {
-        let at = |arrival: &str, sent: u64| {
-            let args = crate::flags::run_args::parse_run_args([
-                "http://127.0.0.1:3000/",
-                "-r",
-                "100",
-                "--arrival",
-                arrival,
-                "-t",
-                "1",
-            ])
-            .expect("valid arguments");
-            let plan = crate::flags::plan_args::build_plan(&args)
-                .expect("a valid plan")
-                .0;
+        let at = |arrival: Arrival, sent: u64| {
+            let plan = rate_plan(100.0, 100, arrival);
             // 2 s at 100/s: 200 intended.
             let mut run = result(&plan, 2, 10.0);
             run.requests.sent = sent;
@@ -351,30 +351,17 @@ mod tests {
         };
         // 186 of 200 (93%) is within 3 deviations (√200 ≈ 14) of a
         // Poisson draw; 150 is not. Evenly spaced arrivals have no excuse.
-        assert!(!at("poisson", 186));
-        assert!(at("poisson", 150));
-        assert!(at("uniform", 186));
+        assert!(!at(Arrival::Poisson, 186));
+        assert!(at(Arrival::Poisson, 150));
+        assert!(at(Arrival::Uniform, 186));
     }
 
     #[test]
     fn http2_streams_count_as_room_for_the_rate() {
-        let little = |streams: &str| {
-            let args = crate::flags::run_args::parse_run_args([
-                "http://127.0.0.1:3000/",
-                "-r",
-                "200",
-                "-c",
-                "1",
-                "--http2",
-                "--streams",
-                streams,
-                "-t",
-                "1",
-            ])
-            .expect("valid arguments");
-            let plan = crate::flags::plan_args::build_plan(&args)
-                .expect("a valid plan")
-                .0;
+        let little = |streams: usize| {
+            let mut plan = rate_plan(200.0, 1, Arrival::Uniform);
+            plan.transport.http2 = true;
+            plan.transport.streams = streams;
             let mut run = result(&plan, 2, 10.0);
             run.requests.sent = 400;
             // 200 req/s × 200 ms: 40 requests in flight.
@@ -383,9 +370,9 @@ mod tests {
                 .into_iter()
                 .find(|w| w.starts_with("too few connections for the rate"))
         };
-        assert_eq!(little("100"), None, "1 × 100 streams hold 40");
+        assert_eq!(little(100), None, "1 × 100 streams hold 40");
         assert_eq!(
-            little("10").as_deref(),
+            little(10).as_deref(),
             Some("too few connections for the rate: 200 req/s × 200.0 ms service time needs ≈ 40 streams (Little's law), -c × --streams is 1 × 10")
         );
     }
