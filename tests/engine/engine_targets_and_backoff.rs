@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 /// Runs the binary with `args` plus `--json FILE --quiet`; kills it and
 /// fails when it has not ended within `limit`.
 fn run_within(limit: Duration, args: &[&str]) -> (Run, Duration) {
-    let dir = temp_dir("trust-engine");
+    let dir = temp_dir("engine");
     let json_path = dir.join("result.json");
     let started = Instant::now();
     let mut child = Command::new(binary())

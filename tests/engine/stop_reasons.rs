@@ -34,7 +34,7 @@ fn run(dir: &Path, args: &[&str]) -> (Option<i32>, String, String, serde_json::V
 #[test]
 fn a_worker_stuck_before_its_first_snapshot_is_not_no_request_sent() {
     let serve = ServeProcess::start(&[]);
-    let dir = temp_dir("trial-stops-stuck");
+    let dir = temp_dir("stops-stuck");
     let script = write(
         &dir,
         "hang.lua",
@@ -84,7 +84,7 @@ fn fed_and_free(dir: &Path, port: u16) -> String {
 #[test]
 fn a_feeder_running_out_while_another_group_goes_on_is_no_early_stop() {
     let serve = ServeProcess::start(&[]);
-    let dir = temp_dir("trial-stops-feed");
+    let dir = temp_dir("stops-feed");
     let scenario = fed_and_free(&dir, serve.port);
     let args = ["run", "--scenario", &scenario, "-d", "2s"];
     let (code, stdout, stderr, result) = run(&dir, &args);
@@ -107,7 +107,7 @@ fn a_feeder_running_out_while_another_group_goes_on_is_no_early_stop() {
 #[test]
 fn thread_stop_in_every_thread_is_a_stop_reason() {
     let serve = ServeProcess::start(&[]);
-    let dir = temp_dir("trial-stops-script");
+    let dir = temp_dir("stops-script");
     // As wrk's scripts/stop.lua: each thread stops after 100 responses.
     let script = write(
         &dir,
@@ -129,7 +129,7 @@ fn thread_stop_in_every_thread_is_a_stop_reason() {
 
 #[test]
 fn the_pipeline_refusals_name_what_was_given() {
-    let dir = temp_dir("trial-stops-pipeline");
+    let dir = temp_dir("stops-pipeline");
     let script = write(&dir, "delay.lua", "function delay()\n  return 10\nend\n");
     let url = "http://127.0.0.1:9/";
     let output = stampede(&[

@@ -10,7 +10,7 @@ use stampede_testkit::{
 
 #[test]
 fn a_missing_client_certificate_over_http3_is_always_tls() {
-    let dir = temp_dir("trial23-h3-client-ca");
+    let dir = temp_dir("h3-client-ca");
     // Any CA will do: the client sends no certificate at all.
     let (_, pem) = self_signed_server_config_and_pem();
     let ca = dir.join("ca.pem");

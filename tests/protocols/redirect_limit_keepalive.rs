@@ -38,7 +38,7 @@ fn nginx_sees_one_connection_for_a_redirect_loop() {
     // The trial's case: nginx `return 302 /loop`, `--redirects 2 -n 6 -c 1`;
     // nginx's `$connection` is the same for every request it logs.
     let program = require_tool!("nginx");
-    let dir = temp_dir("trial23-loop");
+    let dir = temp_dir("loop");
     let (home, looping) = (free_port(), free_port());
     let extra =
         format!("server {{ listen 127.0.0.1:{looping}; location /loop {{ return 302 /loop; }} }}");

@@ -25,7 +25,7 @@ fn openssl(program: &Path, dir: &Path, args: &[&str]) {
 fn a_version_1_client_certificate_is_presented_and_nginx_accepts_it() {
     let nginx = require_tool!("nginx");
     let openssl_program = require_tool!("openssl");
-    let dir = temp_dir("trial23-v1-cert");
+    let dir = temp_dir("v1-cert");
     let o = |args: &[&str]| openssl(&openssl_program, &dir, args);
     let rsa = ["-newkey", "rsa:2048", "-nodes", "-days", "2"];
     o(&[

@@ -60,7 +60,7 @@ fn row<'a>(comparison: &'a Value, figure: &str) -> &'a Value {
 #[test]
 fn compare_takes_a_repeat_files_mean_and_interval_and_report_prints_the_same() {
     let (_target, url) = target();
-    let dir = temp_dir("trust-compare");
+    let dir = temp_dir("compare");
     let (plain, repeat, delta) = (
         path(&dir, "plain.json"),
         path(&dir, "rounds.json"),
@@ -151,7 +151,7 @@ fn compare_takes_a_repeat_files_mean_and_interval_and_report_prints_the_same() {
 #[test]
 fn compare_text_is_aligned_and_warns_once_per_file() {
     let (_target, url) = target();
-    let dir = temp_dir("trust-align");
+    let dir = temp_dir("align");
     let (a, b) = (path(&dir, "a.json"), path(&dir, "b.json"));
     let load = |c: &'static str| -> Vec<String> {
         [url.as_str(), "-n", "200", "-c", c, "-t", "1", "-q"]
@@ -231,7 +231,7 @@ fn interrupt_in_round(url: &str, json: &str, k: usize) -> Output {
 #[test]
 fn an_interrupted_repeat_summarizes_the_rounds_it_completed() {
     let (_target, url) = target();
-    let dir = temp_dir("trust-interrupt");
+    let dir = temp_dir("interrupt");
     for k in [2usize, 3] {
         let json = path(&dir, &format!("cut{k}.json"));
         let output = interrupt_in_round(&url, &json, k);
@@ -281,7 +281,7 @@ fn an_interrupted_repeat_summarizes_the_rounds_it_completed() {
 
 #[test]
 fn merge_and_report_name_a_file_that_is_not_a_result() {
-    let dir = temp_dir("trust-merge");
+    let dir = temp_dir("merge");
     let bogus = path(&dir, "x.json");
     std::fs::write(&bogus, "{\"schema\": 1, \"version\": 2}").unwrap();
     let untagged = path(&dir, "y.json");
@@ -309,7 +309,7 @@ fn merge_and_report_name_a_file_that_is_not_a_result() {
 #[test]
 fn report_routes_a_sweep_file_to_the_sweep_renderer() {
     let (_target, url) = target();
-    let dir = temp_dir("trust-sweep");
+    let dir = temp_dir("sweep");
     let sweep = path(&dir, "sweep.json");
     let args = [
         "sweep", &url, "-c", "1,2", "--step", "300ms", "--warmup", "0s", "-t", "1", "-q", "--json",
