@@ -7,6 +7,7 @@
 use crate::exchange::conn_books::{ConnectionLife, Reuse};
 use crate::exchange::read_buffer::ReadBuffer;
 use crate::exchange::request_books::{Clocks, Failure, RequestBooks};
+use crate::exchange::response_reader::ResponseReader;
 use crate::http1::{ResponseError, ResponseParser, ResponseProgress};
 use crate::net::outcome_class::{classify_io, Stage};
 use crate::net::transport::{Connector, Stream};
@@ -518,8 +519,8 @@ struct Exchange {
 /// A connection slot's reusable parts.
 pub(crate) struct Slot {
     stream: Option<Stream>,
-    buffer: ReadBuffer,
-    parser: ResponseParser,
+    /// The response's parser and the bytes it has not consumed yet.
+    reader: ResponseReader,
     /// Its connection's life: responses served, age, what the next counts as.
     life: ConnectionLife,
     /// The request of the mix being sent.
@@ -561,8 +562,7 @@ impl Slot {
     pub(crate) fn new(head_request: bool, index: u32) -> Slot {
         Slot {
             stream: None,
-            buffer: ReadBuffer::default(),
-            parser: ResponseParser::new(head_request),
+            reader: ResponseReader::new(head_request),
             life: ConnectionLife::new(Instant::now()),
             current: 0,
             books: RequestBooks::default(),
@@ -608,7 +608,7 @@ impl Slot {
         });
         std::mem::swap(&mut self.origin, &mut side.origin);
         std::mem::swap(&mut self.stream, &mut side.stream);
-        std::mem::swap(&mut self.buffer, &mut side.buffer);
+        self.reader.swap_pending(&mut side.buffer);
         std::mem::swap(&mut self.life, &mut side.life);
     }
 
@@ -632,7 +632,7 @@ impl Slot {
     fn prepare(&mut self, ctx: &ConnectionContext, intended: Instant) -> bool {
         self.hops.reset();
         let begun = ctx.begin_request(
-            &mut self.parser,
+            &mut self.reader.parser,
             &mut self.capture_set,
             &mut self.session,
             self.index,
@@ -679,7 +679,7 @@ impl Slot {
         // Released from a rendezvous (Self::rendezvous): its send is booked.
         let ticket = self.ticket.take();
         let (_, head) = ctx.request_of(self.current);
-        self.parser.set_head_request(head);
+        self.reader.parser.set_head_request(head);
         let batch = ctx.count_batch(self.session.as_deref_mut());
         if batch > 1 {
             // A script's request() wrote several pipelined requests: their
@@ -695,7 +695,13 @@ impl Slot {
         let mut answered = false;
         while let Ok(status) = exchange.result {
             let session = self.session.as_deref();
-            let follow = ctx.redirect(self.current, status, &self.parser, session, &mut self.hops);
+            let follow = ctx.redirect(
+                self.current,
+                status,
+                &self.reader.parser,
+                session,
+                &mut self.hops,
+            );
             let refused = match follow {
                 Follow::Hop => {
                     exchange = self.exchange(ctx, intended).await;
@@ -714,7 +720,7 @@ impl Slot {
             elapsed: intended.elapsed(),
         });
         let session = self.session.as_deref_mut();
-        let capture = self.parser.capture();
+        let capture = self.reader.parser.capture();
         let (judged, think) = ctx.judge(session, self.current, answer, capture);
         self.finish_judged(ctx, &exchange, exchange.result, judged);
         if exchange.result.is_err() && !answered {
@@ -822,6 +828,9 @@ impl Slot {
                     }
                     Ok(status) => {
                         self.life.answered();
+                        if answered + 1 < n {
+                            self.reader.carry(&mut exchange.clocks);
+                        }
                         if scripted && answered + 1 < n {
                             let answer = Answer {
                                 status,
@@ -829,7 +838,7 @@ impl Slot {
                                 elapsed: intended.elapsed(),
                             };
                             let session = self.session.as_deref_mut();
-                            let capture = self.parser.capture();
+                            let capture = self.reader.parser.capture();
                             judged = ctx.judge_within_batch(session, self.current, answer, capture);
                         }
                     }
@@ -841,7 +850,7 @@ impl Slot {
                         elapsed: intended.elapsed(),
                     });
                     let session = self.session.as_deref_mut();
-                    let capture = self.parser.capture();
+                    let capture = self.reader.parser.capture();
                     (judged, think) = ctx.judge(session, self.current, answer, capture);
                 }
                 self.finish_judged(ctx, &exchange, result, judged);
@@ -900,7 +909,13 @@ impl Slot {
         let (clocks, body) = (&exchange.clocks, exchange.body_bytes);
         let outcome = clocks.outcome(Instant::now(), result, body, self.current, judged);
         let session = self.session.as_deref();
-        ctx.record(&self.parser, &outcome, clocks.connect, self.index, session);
+        ctx.record(
+            &self.reader.parser,
+            &outcome,
+            clocks.connect,
+            self.index,
+            session,
+        );
     }
 
     /// Books what a failed exchange costs the slot (request_books.rs): the
@@ -928,7 +943,7 @@ impl Slot {
         if self.stream.take().is_some() {
             ctx.state.connection_closed();
         }
-        self.buffer.clear();
+        self.reader.clear();
         self.life.gone(by_server);
     }
 
@@ -990,7 +1005,7 @@ impl Slot {
         exchange: &mut Exchange,
     ) -> Result<(), ErrorKind> {
         self.switch_to(ctx, self.hops.origin());
-        let unsolicited = !self.buffer.pending().is_empty();
+        let unsolicited = self.reader.has_pending();
         if self.stream.is_some()
             && !(self.life).fit_to_send(unsolicited, &ctx.lifetime, Instant::now)
         {
@@ -1054,110 +1069,57 @@ impl Slot {
         self.read_response(ctx, exchange).await
     }
 
-    /// Reads one response from the connection.
+    /// Reads one response from the connection: bytes at hand first (the
+    /// rest of a pipelined batch's read), then reads until it is complete.
+    /// A TCP or Unix stream is read into the worker's scratch buffer (only
+    /// an incomplete head, or unsolicited bytes, stay in the slot); a TLS
+    /// stream into the slot's buffer, in place.
     async fn read_response(
         &mut self,
         ctx: &ConnectionContext,
         exchange: &mut Exchange,
     ) -> Result<(u16, bool), ErrorKind> {
-        self.parser.reset();
-        if self.stream.as_ref().is_some_and(Stream::is_plain) {
-            return self.read_plain_response(ctx, exchange).await;
-        }
-        let stream = self.stream.as_mut().expect("connected above");
-        // The bytes pending came with the read of this response's first.
-        let mut first = false;
+        self.reader.parser.reset();
+        let clocks = &mut exchange.clocks;
+        let mut progress = self.reader.parse_pending(clocks, Instant::now());
         loop {
-            if !self.buffer.pending().is_empty() {
-                // Bytes at hand (a pipelined response read with the last
-                // one) are this response's first.
-                exchange.clocks.first_byte.get_or_insert_with(Instant::now);
-                let progress = self.buffer.parse_pending(&mut self.parser);
-                let read = self.buffer.pending();
-                let first = std::mem::take(&mut first);
-                if let Some(start) = crate::http1::malformed_start(first, &progress, read) {
-                    ctx.state.sample_error(ErrorKind::MalformedResponse, || {
-                        crate::http1::malformed_reason(start)
-                    });
-                }
-                if let ResponseProgress::Complete(done) = progress.map_err(response_error_kind)? {
-                    exchange.body_bytes = done.body_bytes;
-                    return Ok((done.status, done.keep_alive));
-                }
-            }
-            let read = stream.read(self.buffer.spare()).await;
-            match read {
-                Ok(0) => {
-                    let done = self.parser.finish_on_close().map_err(response_error_kind)?;
-                    exchange.body_bytes = done.body_bytes;
-                    return Ok((done.status, false));
-                }
-                Ok(n) => {
-                    if exchange.clocks.first_byte.is_none() {
-                        exchange.clocks.first_byte = Some(Instant::now());
-                        first = true;
-                    }
-                    self.buffer.filled(n);
-                    exchange.clocks.bytes_received += n as u64;
-                }
-                Err(e) => return Err(classify_io(&e)),
-            }
-        }
-    }
-}
-
-impl Slot {
-    /// [`Slot::read_response`] for TCP and Unix streams: waits for readiness,
-    /// reads into the worker's scratch buffer, parses from there, and keeps
-    /// only an incomplete head (or unsolicited bytes) in the slot's buffer.
-    async fn read_plain_response(
-        &mut self,
-        ctx: &ConnectionContext,
-        exchange: &mut Exchange,
-    ) -> Result<(u16, bool), ErrorKind> {
-        loop {
-            if !self.buffer.pending().is_empty() {
-                // Bytes at hand (a pipelined response read with the last
-                // one) are this response's first.
-                exchange.clocks.first_byte.get_or_insert_with(Instant::now);
-                let progress = self
-                    .buffer
-                    .parse_pending(&mut self.parser)
-                    .map_err(response_error_kind)?;
-                if let ResponseProgress::Complete(done) = progress {
-                    exchange.body_bytes = done.body_bytes;
-                    return Ok((done.status, done.keep_alive));
-                }
-            }
-            let stream = self.stream.as_ref().expect("connected above");
-            stream.readable().await.map_err(|e| classify_io(&e))?;
-            let mut scratch = ctx.scratch.borrow_mut();
-            let n = match stream.try_read(&mut scratch) {
-                Ok(n) => n,
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
-                Err(e) => return Err(classify_io(&e)),
-            };
-            if n == 0 {
-                let done = self.parser.finish_on_close().map_err(response_error_kind)?;
-                exchange.body_bytes = done.body_bytes;
-                return Ok((done.status, false));
-            }
-            let first = exchange.clocks.first_byte.is_none();
-            if first {
-                exchange.clocks.first_byte = Some(Instant::now());
-            }
-            exchange.clocks.bytes_received += n as u64;
-            let progress = self.buffer.parse_read(&mut self.parser, &scratch[..n]);
-            if let Some(start) = crate::http1::malformed_start(first, &progress, &scratch[..n]) {
+            if let Some(start) = self.reader.take_malformed_start() {
                 ctx.state.sample_error(ErrorKind::MalformedResponse, || {
-                    crate::http1::malformed_reason(start)
+                    crate::http1::malformed_reason(&start)
                 });
             }
-            let progress = progress.map_err(response_error_kind)?;
-            if let ResponseProgress::Complete(done) = progress {
+            if let ResponseProgress::Complete(done) = progress? {
                 exchange.body_bytes = done.body_bytes;
                 return Ok((done.status, done.keep_alive));
             }
+            let stream = self.stream.as_mut().expect("connected above");
+            let read = if stream.is_plain() {
+                stream.readable().await.map_err(|e| classify_io(&e))?;
+                let mut scratch = ctx.scratch.borrow_mut();
+                match stream.try_read(&mut scratch) {
+                    Ok(0) => None,
+                    Ok(n) => Some(self.reader.received(&scratch[..n], clocks, Instant::now())),
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                        progress = Ok(ResponseProgress::Partial);
+                        continue;
+                    }
+                    Err(e) => return Err(classify_io(&e)),
+                }
+            } else {
+                match stream.read(self.reader.spare()).await {
+                    Ok(0) => None,
+                    Ok(n) => Some(self.reader.filled(n, clocks, Instant::now())),
+                    Err(e) => return Err(classify_io(&e)),
+                }
+            };
+            progress = match read {
+                Some(progress) => progress,
+                None => {
+                    let done = self.reader.end_of_stream()?;
+                    exchange.body_bytes = done.body_bytes;
+                    return Ok((done.status, false));
+                }
+            };
         }
     }
 }

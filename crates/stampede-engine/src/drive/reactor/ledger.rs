@@ -1,6 +1,7 @@
 //! The books of one connection slot, shared by the epoll and io_uring
-//! reactors: which request is in flight, its clocks, the parse of its
-//! response, what gets recorded. The rules are the tokio path's
+//! reactors: which request is in flight, its clocks, its response (read by
+//! exchange/response_reader.rs, the tokio slot's reader too), what gets
+//! recorded. The rules are the tokio path's
 //! (connection.rs), written once where both keep them: the idle close
 //! retried once as a reconnect and what a failure costs the slot (its
 //! connect backoff) in request_books.rs; a timeout's class by its stage in
@@ -15,11 +16,12 @@
 //! the batch not answered yet. The reactors own the socket and decide when
 //! to read and write.
 
-use crate::drive::connection::{response_error_kind, ConnectionContext};
+use crate::drive::connection::ConnectionContext;
 use crate::exchange::conn_books::{ConnectionLife, Reuse};
 use crate::exchange::read_buffer::ReadBuffer;
 use crate::exchange::request_books::{Clocks, Failure, RequestBooks};
-use crate::http1::{Complete, ResponseParser, ResponseProgress};
+use crate::exchange::response_reader::ResponseReader;
+use crate::http1::{Complete, ResponseProgress};
 use crate::redirects::redirect::{Follow, Hops};
 use crate::workload::{Answer, UserSession};
 use stampede_metrics::{ErrorKind, Judged};
@@ -47,9 +49,8 @@ impl LinkBooks {
 
 #[derive(Debug)]
 pub(crate) struct Ledger {
-    parser: ResponseParser,
-    /// Bytes of an incomplete head, or bytes no request asked for.
-    leftover: ReadBuffer,
+    /// The response's parser and the bytes it has not consumed yet.
+    reader: ResponseReader,
     /// The request of the mix in flight.
     target: usize,
     /// Requests in the batch in flight (1 unless pipelined).
@@ -73,8 +74,6 @@ pub(crate) struct Ledger {
     established: bool,
     /// Set by a failed connect: the slot starts its next request no earlier.
     retry_at: Option<Instant>,
-    /// The first bytes of a response that did not parse, for the sample.
-    malformed_start: Option<Vec<u8>>,
     /// The virtual user of a workload (templates, checks, steps): `None`
     /// for fixed requests, which never look at it.
     session: Option<Box<UserSession>>,
@@ -91,8 +90,7 @@ pub(crate) struct Ledger {
 impl Ledger {
     pub(crate) fn new(head_request: bool, now: Instant, slot: u32) -> Ledger {
         Ledger {
-            parser: ResponseParser::new(head_request),
-            leftover: ReadBuffer::default(),
+            reader: ResponseReader::new(head_request),
             target: 0,
             batch: 1,
             batch_answered: 0,
@@ -104,7 +102,6 @@ impl Ledger {
             books: RequestBooks::default(),
             established: false,
             retry_at: None,
-            malformed_start: None,
             session: None,
             pause_until: None,
             capture_set: false,
@@ -123,7 +120,7 @@ impl Ledger {
     pub(crate) fn begin(&mut self, ctx: &ConnectionContext, intended: Instant) -> bool {
         self.hops.reset();
         let begun = ctx.begin_request(
-            &mut self.parser,
+            &mut self.reader.parser,
             &mut self.capture_set,
             &mut self.session,
             self.slot,
@@ -134,7 +131,7 @@ impl Ledger {
         };
         self.target = target;
         let (_, head) = ctx.request_of(self.target);
-        self.parser.set_head_request(head);
+        self.reader.parser.set_head_request(head);
         self.clocks.intended = intended;
         self.books.arm();
         self.clocks.connect = None;
@@ -192,19 +189,19 @@ impl Ledger {
     /// The next response of a batch (its books were started afresh by
     /// [`Ledger::answered`]): parsed from the bytes after the last one.
     pub(crate) fn next_of_batch(&mut self, now: Instant) -> Result<ResponseProgress, ErrorKind> {
-        self.parser.reset();
+        self.reader.parser.reset();
         self.parse_early(now)
     }
 
     /// True when bytes arrived that no request asked for: HTTP/1.1 cannot
     /// tell which request they belong to, so the connection must be retired.
     pub(crate) fn has_unsolicited_bytes(&self) -> bool {
-        !self.leftover.pending().is_empty()
+        self.reader.has_pending()
     }
 
     /// The request goes out (again): a fresh response to wait for.
     pub(crate) fn reset_response(&mut self) {
-        self.parser.reset();
+        self.reader.parser.reset();
         self.clocks.first_byte = None;
         self.clocks.bytes_received = 0;
         self.written = 0;
@@ -269,7 +266,7 @@ impl Ledger {
 
     /// Swaps the current connection's books with a parked one's.
     pub(crate) fn swap_link(&mut self, parked: &mut LinkBooks) {
-        std::mem::swap(&mut self.leftover, &mut parked.leftover);
+        self.reader.swap_pending(&mut parked.leftover);
         std::mem::swap(&mut self.life, &mut parked.life);
         std::mem::swap(&mut self.established, &mut parked.established);
     }
@@ -300,44 +297,23 @@ impl Ledger {
         bytes: &[u8],
         now: Instant,
     ) -> Result<ResponseProgress, ErrorKind> {
-        let first = self.clocks.first_byte.is_none();
-        self.clocks.first_byte.get_or_insert(now);
-        self.clocks.bytes_received += bytes.len() as u64;
-        let progress = self.leftover.parse_read(&mut self.parser, bytes);
-        if let Some(start) = crate::http1::malformed_start(first, &progress, bytes) {
-            // Kept for the error's sample (failed): the start of the answer.
-            self.malformed_start = Some(start.to_vec());
-        }
-        progress.map_err(response_error_kind)
+        self.reader.received(bytes, &mut self.clocks, now)
     }
 
     /// Keeps bytes that arrived while no response was awaited (unsolicited
     /// unless a request is about to be read).
     pub(crate) fn keep_early(&mut self, bytes: &[u8]) {
-        self.leftover.append(bytes);
+        self.reader.keep_early(bytes);
     }
 
     /// Parses bytes kept by [`Ledger::keep_early`] once the request is out.
     pub(crate) fn parse_early(&mut self, now: Instant) -> Result<ResponseProgress, ErrorKind> {
-        if self.leftover.pending().is_empty() {
-            return Ok(ResponseProgress::Partial);
-        }
-        self.clocks.first_byte.get_or_insert(now);
-        self.clocks.bytes_received += self.leftover.pending().len() as u64;
-        self.leftover
-            .parse_pending(&mut self.parser)
-            .map_err(response_error_kind)
+        self.reader.parse_pending(&mut self.clocks, now)
     }
 
     /// The server ended the stream: a response framed by the close ends here.
     pub(crate) fn end_of_stream(&mut self) -> Result<Complete, ErrorKind> {
-        match self.parser.finish_on_close() {
-            Ok(mut done) => {
-                done.keep_alive = false;
-                Ok(done)
-            }
-            Err(error) => Err(response_error_kind(error)),
-        }
+        self.reader.end_of_stream()
     }
 
     /// Records a complete response; what becomes of the connection when
@@ -356,8 +332,7 @@ impl Ledger {
             return self.after_answer(ctx, now, done.keep_alive);
         }
         // The bytes after this response are the next one's.
-        let carried = self.leftover.pending().len() as u64;
-        self.clocks.bytes_received = self.clocks.bytes_received.saturating_sub(carried);
+        self.reader.carry(&mut self.clocks);
         let judged = self.judge_within_batch(ctx, now, done);
         self.record(ctx, now, Ok(done.status), done.body_bytes, judged);
         self.life.answered();
@@ -405,7 +380,7 @@ impl Ledger {
         let follow = ctx.redirect(
             self.target,
             done.status,
-            &self.parser,
+            &self.reader.parser,
             session,
             &mut self.hops,
         );
@@ -425,7 +400,7 @@ impl Ledger {
             elapsed: now.saturating_duration_since(self.clocks.intended),
         };
         let session = self.session.as_deref_mut();
-        let capture = self.parser.capture();
+        let capture = self.reader.parser.capture();
         let (judged, think) = ctx.judge(session, self.target, Some(answer), capture);
         self.pause_until = think.map(|d| now + d);
         judged
@@ -445,7 +420,12 @@ impl Ledger {
             elapsed: now.saturating_duration_since(self.clocks.intended),
         };
         let session = self.session.as_deref_mut()?;
-        ctx.judge_within_batch(Some(session), self.target, answer, self.parser.capture())
+        ctx.judge_within_batch(
+            Some(session),
+            self.target,
+            answer,
+            self.reader.parser.capture(),
+        )
     }
 
     /// True (once per exchange: the request, each hop) when a failure of
@@ -479,7 +459,7 @@ impl Ledger {
             abroad: self.hops.origin().is_some(),
         };
         self.retry_at = (self.books.failed(&ctx.state, failure)).map(|wait| now + wait);
-        if let Some(start) = self.malformed_start.take() {
+        if let Some(start) = self.reader.take_malformed_start() {
             ctx.state
                 .sample_error(kind, || crate::http1::malformed_reason(&start));
         }
@@ -512,7 +492,7 @@ impl Ledger {
         if std::mem::take(&mut self.established) {
             ctx.state.connection_closed();
         }
-        self.leftover.clear();
+        self.reader.clear();
         self.life.gone(by_server);
     }
 
@@ -527,7 +507,7 @@ impl Ledger {
         let outcome = (self.clocks).outcome(done, result, body_bytes, self.target, judged);
         let session = self.session.as_deref();
         ctx.record(
-            &self.parser,
+            &self.reader.parser,
             &outcome,
             self.clocks.connect,
             self.slot,
