@@ -14,7 +14,9 @@ use stampede_metrics::RunResult;
 /// A sweep: its analysis and every step's load and result, in step order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SweepDocument {
+    /// The sweep's answer.
     pub analysis: SweepAnalysis,
+    /// Every step's load and full result, in step order.
     pub steps: Vec<(Load, RunResult)>,
 }
 
@@ -22,16 +24,23 @@ pub struct SweepDocument {
 #[derive(Debug, thiserror::Error)]
 pub enum SweepDocumentError {
     #[error("not JSON: {0}")]
+    /// The file is not JSON.
     Json(#[from] serde_json::Error),
     #[error("the sweep has no steps")]
+    /// The sweep has no step.
     NoSteps,
     #[error("step {0} has neither connections nor rate")]
+    /// The step (1-based) has neither connections nor rate.
     NoLoad(usize),
     #[error("step {0} has no result")]
+    /// The step (1-based) has no result.
     NoResult(usize),
     #[error("step {step}: not a stampede result: {error}")]
+    /// The step's result is not a stampede result.
     Result {
+        /// The step (1-based).
         step: usize,
+        /// Why it could not be read.
         error: serde_json::Error,
     },
 }
@@ -76,6 +85,7 @@ impl SweepDocument {
         Ok(SweepDocument { analysis, steps })
     }
 
+    /// Reads a sweep file's text (see [`SweepDocument::from_value`]).
     pub fn from_json(text: &str) -> Result<SweepDocument, SweepDocumentError> {
         SweepDocument::from_value(serde_json::from_str(text)?)
     }
