@@ -164,17 +164,17 @@ impl fmt::Display for Metric {
 /// How the measured value must relate to the threshold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Comparator {
-    #[serde(rename = "<")]
     /// Measured below the threshold.
+    #[serde(rename = "<")]
     Lt,
-    #[serde(rename = "<=")]
     /// Measured at or below the threshold.
+    #[serde(rename = "<=")]
     Le,
-    #[serde(rename = ">")]
     /// Measured above the threshold.
+    #[serde(rename = ">")]
     Gt,
-    #[serde(rename = ">=")]
     /// Measured at or above the threshold.
+    #[serde(rename = ">=")]
     Ge,
 }
 

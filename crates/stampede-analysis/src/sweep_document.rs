@@ -23,20 +23,20 @@ pub struct SweepDocument {
 /// Why a sweep file could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum SweepDocumentError {
-    #[error("not JSON: {0}")]
     /// The file is not JSON.
+    #[error("not JSON: {0}")]
     Json(#[from] serde_json::Error),
-    #[error("the sweep has no steps")]
     /// The sweep has no step.
+    #[error("the sweep has no steps")]
     NoSteps,
-    #[error("step {0} has neither connections nor rate")]
     /// The step (1-based) has neither connections nor rate.
+    #[error("step {0} has neither connections nor rate")]
     NoLoad(usize),
-    #[error("step {0} has no result")]
     /// The step (1-based) has no result.
+    #[error("step {0} has no result")]
     NoResult(usize),
-    #[error("step {step}: not a stampede result: {error}")]
     /// The step's result is not a stampede result.
+    #[error("step {step}: not a stampede result: {error}")]
     Result {
         /// The step (1-based).
         step: usize,

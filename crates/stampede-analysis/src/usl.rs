@@ -39,14 +39,14 @@ impl UslFit {
 /// Why no fit could be made at all (a poor fit is a warning, not an error).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum UslError {
-    #[error("USL fit needs at least 3 distinct concurrency levels, got {got}")]
     /// Fewer than three distinct concurrency levels.
+    #[error("USL fit needs at least 3 distinct concurrency levels, got {got}")]
     TooFewPoints {
         /// How many distinct levels there were.
         got: usize,
     },
-    #[error("USL fit needs positive, finite concurrency and throughput, got N={n}, X={x}")]
     /// A point with a concurrency or throughput that is not positive and finite.
+    #[error("USL fit needs positive, finite concurrency and throughput, got N={n}, X={x}")]
     InvalidPoint {
         /// The point's concurrency (N).
         n: f64,

@@ -344,8 +344,8 @@ pub struct CompareDocument {
     pub schema: String,
     /// The stampede version that wrote the file.
     pub version: String,
-    #[serde(flatten)]
     /// The comparison, its fields at the top level of the JSON.
+    #[serde(flatten)]
     pub comparison: Comparison,
 }
 

@@ -67,8 +67,8 @@ pub struct ServerCost {
     /// softirq during the load (network packets), and that share in percent.
     #[serde(default)]
     pub softirq_cpu: Option<usize>,
-    #[serde(default)]
     /// The share of that CPU's time spent in softirq, in percent.
+    #[serde(default)]
     pub softirq_cpu_pct: f64,
     /// Of the time the server's threads were runnable, the share they
     /// waited on a run queue for a CPU, in percent (schedstat).
@@ -84,8 +84,8 @@ pub struct ServerCost {
     /// the load.
     #[serde(default)]
     pub syn_retransmits: f64,
-    #[serde(default)]
     /// Retransmitted TCP segments during the load (`Tcp.RetransSegs`, the machine's).
+    #[serde(default)]
     pub tcp_retransmits: f64,
     /// What limited the server, each cause with its figure (filled by the
     /// experiment's summary: bottleneck.rs).

@@ -73,8 +73,8 @@ impl fmt::Display for Load {
 /// What the analysis needs of one step; from a [`RunResult`] or from a table.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StepInput {
-    #[serde(flatten)]
     /// The load the step applied.
+    #[serde(flatten)]
     pub load: Load,
     /// Successful responses per second.
     pub goodput: f64,
@@ -251,8 +251,8 @@ impl Default for Thresholds {
 /// One step's classification and figures.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StepAnalysis {
-    #[serde(flatten)]
     /// The load the step applied.
+    #[serde(flatten)]
     pub load: Load,
     /// The step's class.
     pub class: Class,
@@ -293,8 +293,8 @@ pub struct StepAnalysis {
 pub struct Point {
     /// The step's goodput, req/s.
     pub goodput: f64,
-    #[serde(flatten)]
     /// The step's load.
+    #[serde(flatten)]
     pub load: Load,
 }
 
