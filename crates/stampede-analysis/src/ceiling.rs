@@ -8,7 +8,9 @@ use serde::{Deserialize, Serialize};
 /// The goodputs a throughput ceiling rests on.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct GoodputRange {
+    /// The lowest goodput on the plateau, req/s.
     pub low: f64,
+    /// The highest goodput on the plateau, req/s.
     pub high: f64,
     /// How many steps lie on the plateau (at least two).
     pub steps: usize,

@@ -35,10 +35,13 @@ impl fmt::Display for Method {
 pub struct DiffInterval {
     /// mean − baseline mean, in the figure's unit.
     pub diff: f64,
+    /// Lower bound of the interval, in the figure's unit.
     pub low: f64,
+    /// Upper bound of the interval, in the figure's unit.
     pub high: f64,
     /// Degrees of freedom of the t quantile.
     pub df: f64,
+    /// How the interval was found.
     pub method: Method,
 }
 

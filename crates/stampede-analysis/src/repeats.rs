@@ -19,7 +19,9 @@ pub const REPEAT_SCHEMA: &str = "stampede.repeat/1";
 /// A file of repeated rounds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RepeatDocument {
+    /// The schema tag, [`REPEAT_SCHEMA`].
     pub schema: String,
+    /// The stampede version that wrote the file.
     pub version: String,
     /// Rounds run, an interrupted last one included.
     pub rounds: usize,
@@ -31,6 +33,7 @@ pub struct RepeatDocument {
     pub interrupted: bool,
     /// Confidence of the summary's intervals: 0.95.
     pub confidence: f64,
+    /// `--until-stable`, when given.
     pub until_stable: Option<StableTarget>,
     /// `--until-stable` reached its target.
     pub stable: bool,

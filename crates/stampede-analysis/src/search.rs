@@ -10,6 +10,7 @@ use serde::Serialize;
 /// What to do after recording a step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SearchNext {
+    /// Run the next step.
     Continue,
     /// Enough consecutive failures: higher rates will not pass either.
     Stop,
@@ -32,7 +33,8 @@ impl Default for RateSearch {
 }
 
 impl RateSearch {
-    pub fn new(stop_after_failures: usize) -> RateSearch {
+    /// A search that ends after `stop_after_failures` failures in a row (at least 1).
+    pub(crate) fn new(stop_after_failures: usize) -> RateSearch {
         RateSearch {
             stop_after_failures: stop_after_failures.max(1),
             steps: Vec::new(),

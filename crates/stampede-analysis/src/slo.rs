@@ -35,15 +35,20 @@ pub enum Metric {
 /// Which timing of the streams (`stream.gap`, `stream.first_event`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StreamFigure {
+    /// The gaps between a stream's events.
     Gap,
+    /// The time to a stream's first event.
     FirstEvent,
 }
 
 /// Which point of a stream timing's summary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StreamPoint {
+    /// The median.
     P50,
+    /// The 99th percentile.
     P99,
+    /// The highest.
     Max,
 }
 
@@ -159,12 +164,16 @@ impl fmt::Display for Metric {
 /// How the measured value must relate to the threshold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Comparator {
+    /// Measured below the threshold.
     #[serde(rename = "<")]
     Lt,
+    /// Measured at or below the threshold.
     #[serde(rename = "<=")]
     Le,
+    /// Measured above the threshold.
     #[serde(rename = ">")]
     Gt,
+    /// Measured at or above the threshold.
     #[serde(rename = ">=")]
     Ge,
 }
@@ -180,6 +189,7 @@ impl Comparator {
         }
     }
 
+    /// The comparator as written (`<`, `<=`, `>`, `>=`).
     pub fn as_str(self) -> &'static str {
         match self {
             Comparator::Lt => "<",
@@ -195,7 +205,9 @@ impl Comparator {
 pub struct Condition {
     /// The condition as the user wrote it (trimmed).
     pub text: String,
+    /// The figure the condition is on.
     pub metric: Metric,
+    /// How the figure must relate to the threshold.
     pub comparator: Comparator,
     /// In the metric's unit: ms for latency, percent for errors, req/s otherwise.
     pub threshold: f64,
@@ -210,21 +222,47 @@ impl fmt::Display for Condition {
 /// Why an `--slo` string could not be parsed; each variant names the bad part.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SloError {
+    /// No condition at all.
     #[error("empty SLO: expected conditions like 'p99<250ms,errors<1%'")]
     Empty,
+    /// A condition without `<`, `<=`, `>` or `>=`.
     #[error("SLO condition '{part}': no comparator (use <, <=, > or >=)")]
-    MissingComparator { part: String },
+    MissingComparator {
+        /// The condition as written.
+        part: String,
+    },
+    /// A figure name the SLO grammar does not know.
     #[error("SLO condition '{part}': unknown figure '{name}' (use p50…p99.99, mean, min, max, errors, rps, goodput, checks)")]
-    UnknownMetric { part: String, name: String },
+    UnknownMetric {
+        /// The condition as written.
+        part: String,
+        /// The unknown name.
+        name: String,
+    },
+    /// A threshold that is not a non-negative number.
     #[error("SLO condition '{part}': '{value}' is not a non-negative number")]
-    BadThreshold { part: String, value: String },
+    BadThreshold {
+        /// The condition as written.
+        part: String,
+        /// The threshold as written.
+        value: String,
+    },
+    /// A latency threshold without `us`, `ms` or `s`.
     #[error("SLO condition '{part}': latency needs a unit (us, ms or s), e.g. '250ms'")]
-    MissingUnit { part: String },
+    MissingUnit {
+        /// The condition as written.
+        part: String,
+    },
+    /// A unit that does not fit the figure (e.g. `ms` on `errors`).
     #[error("SLO condition '{part}': unit '{unit}' does not fit {metric} (expected {expected})")]
     WrongUnit {
+        /// The condition as written.
         part: String,
+        /// The unit as written.
         unit: String,
+        /// The figure's name.
         metric: String,
+        /// The units that fit the figure, in words.
         expected: &'static str,
     },
 }
@@ -401,12 +439,15 @@ pub struct ConditionOutcome {
     pub condition: String,
     /// The figure's name, e.g. `p99`.
     pub metric: String,
+    /// How the figure must relate to the threshold.
     pub comparator: Comparator,
     /// In `unit`.
     pub threshold: f64,
     /// In `unit`; `None` when the figure was not measured (counts as failed).
     pub measured: Option<f64>,
+    /// The unit of `threshold` and `measured` (`ms`, `%`, `req/s`).
     pub unit: String,
+    /// True when the figure was measured and met the threshold.
     pub passed: bool,
 }
 

@@ -9,6 +9,7 @@ use statrs::distribution::{ContinuousCDF, StudentsT};
 /// The mean of some rounds and, from two rounds on, its confidence interval.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Interval {
+    /// The mean, in the figure's unit.
     pub mean: f64,
     /// Half the interval's width, in the figure's unit; `None` for one round
     /// (one value has no spread to estimate).
@@ -16,6 +17,7 @@ pub struct Interval {
     /// `half_width / |mean|`, in percent; `None` without an interval or for
     /// a zero mean (a relative width of a zero mean means nothing).
     pub relative_pct: Option<f64>,
+    /// How many rounds the mean is over.
     pub rounds: usize,
 }
 
@@ -58,6 +60,7 @@ pub(crate) fn mean_interval(values: &[f64], confidence: f64) -> Option<Interval>
 /// `--until-stable FIGURE:PCT%`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct StableTarget {
+    /// The figure watched.
     pub figure: Figure,
     /// Stop when the interval's half width is within this percent of the mean.
     pub within_pct: f64,

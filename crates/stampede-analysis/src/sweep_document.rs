@@ -14,24 +14,33 @@ use stampede_metrics::RunResult;
 /// A sweep: its analysis and every step's load and result, in step order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SweepDocument {
+    /// The sweep's answer.
     pub analysis: SweepAnalysis,
+    /// Every step's load and full result, in step order.
     pub steps: Vec<(Load, RunResult)>,
 }
 
 /// Why a sweep file could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum SweepDocumentError {
+    /// The file is not JSON.
     #[error("not JSON: {0}")]
     Json(#[from] serde_json::Error),
+    /// The sweep has no step.
     #[error("the sweep has no steps")]
     NoSteps,
+    /// The step (1-based) has neither connections nor rate.
     #[error("step {0} has neither connections nor rate")]
     NoLoad(usize),
+    /// The step (1-based) has no result.
     #[error("step {0} has no result")]
     NoResult(usize),
+    /// The step's result is not a stampede result.
     #[error("step {step}: not a stampede result: {error}")]
     Result {
+        /// The step (1-based).
         step: usize,
+        /// Why it could not be read.
         error: serde_json::Error,
     },
 }
@@ -76,6 +85,7 @@ impl SweepDocument {
         Ok(SweepDocument { analysis, steps })
     }
 
+    /// Reads a sweep file's text (see [`SweepDocument::from_value`]).
     pub fn from_json(text: &str) -> Result<SweepDocument, SweepDocumentError> {
         SweepDocument::from_value(serde_json::from_str(text)?)
     }

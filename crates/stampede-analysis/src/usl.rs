@@ -39,10 +39,20 @@ impl UslFit {
 /// Why no fit could be made at all (a poor fit is a warning, not an error).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum UslError {
+    /// Fewer than three distinct concurrency levels.
     #[error("USL fit needs at least 3 distinct concurrency levels, got {got}")]
-    TooFewPoints { got: usize },
+    TooFewPoints {
+        /// How many distinct levels there were.
+        got: usize,
+    },
+    /// A point with a concurrency or throughput that is not positive and finite.
     #[error("USL fit needs positive, finite concurrency and throughput, got N={n}, X={x}")]
-    InvalidPoint { n: f64, x: f64 },
+    InvalidPoint {
+        /// The point's concurrency (N).
+        n: f64,
+        /// The point's throughput (X), req/s.
+        x: f64,
+    },
 }
 
 /// Below this κ the coherency term changes X by less than 1e-9 per pair of

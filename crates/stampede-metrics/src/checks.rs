@@ -19,8 +19,11 @@ pub(crate) const MAX_CHECK_SAMPLES: usize = 3;
 /// bit cannot be set — a request has at most 64 checks and extractors).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Judged {
+    /// Index in the run's list of the first check evaluated.
     pub first: u16,
+    /// How many checks were evaluated.
     pub count: u8,
+    /// Bit `i` set: check `first + i` failed.
     pub failed: u64,
 }
 
@@ -34,7 +37,9 @@ impl Judged {
 /// One check's counts over a run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CheckTally {
+    /// Responses on which the check passed.
     pub passed: u64,
+    /// Responses on which the check failed.
     pub failed: u64,
     /// Distinct failing values seen, at most `MAX_CHECK_SAMPLES` (3).
     pub samples: Vec<String>,
@@ -93,7 +98,9 @@ pub struct CheckResult {
     /// The scenario step it belongs to, when the run has steps.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub step: Option<String>,
+    /// Responses on which the check passed.
     pub passed: u64,
+    /// Responses on which the check failed.
     pub failed: u64,
     /// A few failing values, as seen.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]

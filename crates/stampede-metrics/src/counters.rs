@@ -61,6 +61,7 @@ pub struct Counters {
     pub errors: [u64; ErrorKind::COUNT],
     /// Requests still in flight when the run stopped.
     pub unfinished: u64,
+    /// Responses by status code.
     pub status: StatusCounts,
     /// All bytes read from the target (status lines, headers, bodies).
     pub bytes_received: u64,

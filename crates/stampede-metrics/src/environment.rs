@@ -6,9 +6,13 @@ use serde::{Deserialize, Serialize};
 /// Facts about the load-generating machine. Unknown values are empty / zero.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Environment {
+    /// The host name (`/proc/sys/kernel/hostname`).
     pub hostname: String,
+    /// The operating system, as Rust names it (`linux`).
     pub os: String,
+    /// The kernel release (`/proc/sys/kernel/osrelease`).
     pub kernel: String,
+    /// The CPU's model name.
     pub cpu_model: String,
     /// CPUs available to this process.
     pub cpus: usize,
@@ -18,7 +22,9 @@ pub struct Environment {
     pub rlimit_nofile_max: u64,
     /// Local port range for outgoing connections, e.g. "32768 60999".
     pub ip_local_port_range: String,
+    /// The listen backlog cap (`net.core.somaxconn`).
     pub somaxconn: String,
+    /// Reuse of TIME-WAIT ports for new connections (`net.ipv4.tcp_tw_reuse`).
     pub tcp_tw_reuse: String,
 }
 

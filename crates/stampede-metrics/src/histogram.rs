@@ -65,19 +65,33 @@ pub fn decode_histogram(text: &str) -> Result<LatencyHistogram, MetricsError> {
 /// The figures every report shows, in microseconds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct LatencySummary {
+    /// Lowest.
     pub min: u64,
+    /// Mean.
     pub mean: f64,
+    /// Standard deviation.
     pub stdev: f64,
+    /// Highest.
     pub max: u64,
+    /// Median.
     pub p50: u64,
+    /// 66th percentile.
     pub p66: u64,
+    /// 75th percentile.
     pub p75: u64,
+    /// 80th percentile.
     pub p80: u64,
+    /// 90th percentile.
     pub p90: u64,
+    /// 95th percentile.
     pub p95: u64,
+    /// 98th percentile.
     pub p98: u64,
+    /// 99th percentile.
     pub p99: u64,
+    /// 99.9th percentile.
     pub p99_9: u64,
+    /// 99.99th percentile.
     pub p99_99: u64,
     /// Share of samples within mean ± stdev, in percent (wrk's "+/- Stdev").
     pub within_stdev_pct: f64,

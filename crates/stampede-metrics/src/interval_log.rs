@@ -130,7 +130,9 @@ pub struct HlogInterval {
     pub tag: String,
     /// Since the log's start time.
     pub start: Duration,
+    /// How long the interval lasted.
     pub length: Duration,
+    /// The interval's latencies, µs.
     pub histogram: LatencyHistogram,
     /// Its line in the file, from 1.
     pub line: usize,
@@ -141,6 +143,7 @@ pub struct HlogInterval {
 pub struct HlogFile {
     /// `StartTime` (else `BaseTime`, else the first interval's time).
     pub start_time: Option<SystemTime>,
+    /// Every interval, in file order.
     pub intervals: Vec<HlogInterval>,
     /// The file ended inside a line: what was read stops at the last
     /// complete one (a run cut short while writing).
@@ -164,7 +167,9 @@ impl HlogFile {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("line {line}: {fault}")]
 pub struct HlogError {
+    /// The line, from 1.
     pub line: usize,
+    /// What is wrong with it.
     pub fault: String,
 }
 

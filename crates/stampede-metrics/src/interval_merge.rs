@@ -10,10 +10,13 @@ use std::time::Duration;
 /// One merged interval of one tag.
 #[derive(Debug, Clone)]
 pub struct MergedInterval {
+    /// The tag the intervals share.
     pub tag: String,
+    /// Since the log's start time.
     pub start: Duration,
     /// The longest of the merged intervals' lengths.
     pub length: Duration,
+    /// The merged intervals' histograms added, µs.
     pub histogram: LatencyHistogram,
 }
 

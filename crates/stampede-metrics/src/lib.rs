@@ -86,8 +86,10 @@ pub use timeseries::{SecondPoint, TimeseriesBuilder};
 /// Errors reading or decoding saved results.
 #[derive(Debug, thiserror::Error)]
 pub enum MetricsError {
+    /// A histogram that could not be decoded, and why.
     #[error("histogram could not be decoded: {0}")]
     Histogram(String),
+    /// A file that is not a stampede result, and why.
     #[error("not a stampede result: {0}")]
     Schema(String),
 }

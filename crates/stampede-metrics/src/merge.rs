@@ -34,27 +34,39 @@ use std::collections::BTreeMap;
 /// Why results could not be merged.
 #[derive(Debug, thiserror::Error)]
 pub enum MergeError {
+    /// No result was given.
     #[error("no results to merge")]
     Empty,
     /// Input `index` (from 0) measured another test than input 0.
     #[error("input {index} differs from input 0 in plan.{field}: '{other}' vs '{first}'")]
     PlanMismatch {
+        /// The input, from 0.
         index: usize,
+        /// The plan field that differs (`url`, `method`, …).
         field: &'static str,
+        /// Its value in input 0.
         first: String,
+        /// Its value in this input.
         other: String,
     },
+    /// An input with a histogram that cannot be decoded or added.
     #[error("input {index}: {source}")]
-    Histogram { index: usize, source: MetricsError },
+    Histogram {
+        /// The input, from 0.
+        index: usize,
+        /// Why the histogram cannot be used.
+        source: MetricsError,
+    },
+    /// An input whose start time cannot be read.
     #[error("input {index}: started_at: {source}")]
     StartedAt {
+        /// The input, from 0.
         index: usize,
+        /// Why its `started_at` cannot be read.
         source: crate::TimestampError,
     },
 }
 
-/// Merges `results` into one; unless `force`, refuses results whose plans
-/// differ in URL, method or load model (they measured different tests).
 /// The agents' streams (`--sse`), their histograms added: lossless.
 fn merge_streams(
     results: &[RunResult],
@@ -72,6 +84,8 @@ fn merge_streams(
     Ok(merged.map(|books| crate::StreamResult::of(&books, elapsed)))
 }
 
+/// Merges `results` into one; unless `force`, refuses results whose plans
+/// differ in URL, method or load model (they measured different tests).
 pub fn merge_results(results: &[RunResult], force: bool) -> Result<RunResult, MergeError> {
     let first = results.first().ok_or(MergeError::Empty)?;
     let mut warnings = Vec::new();

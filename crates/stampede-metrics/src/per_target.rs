@@ -16,13 +16,16 @@ fn target_histogram() -> LatencyHistogram {
 /// One target's counts and latencies.
 #[derive(Debug, Clone)]
 pub struct TargetStats {
+    /// The target's counts.
     pub counters: Counters,
+    /// The target's latencies, µs (2 significant digits).
     pub latency: LatencyHistogram,
     /// Exact extremes (µs): at two significant digits the histogram's max is
     /// its bucket's top, up to 1% above the real one and above the run's own
     /// max (three digits) for the same request. Two compares per request of
     /// a mix keep the table consistent with the totals.
     pub min_us: u64,
+    /// Exact highest latency, µs.
     pub max_us: u64,
 }
 
@@ -84,23 +87,35 @@ pub struct TargetResult {
     /// The scenario step's name (scenario runs only).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub name: Option<String>,
+    /// The HTTP method.
     pub method: String,
+    /// The URL as given.
     pub url: String,
+    /// Its share of the sends, relative to the other targets' weights.
     pub weight: u32,
     /// Requests that ended (complete or error); requests unfinished at the
     /// stop are counted in the run's totals only.
     pub finished: u64,
+    /// Responses with a status below 400 that passed every check.
     pub success: u64,
+    /// Responses with a status of 400 or more.
     pub failed_status: u64,
     /// Responses that failed a check (only when the run judged responses).
     #[serde(skip_serializing_if = "is_zero", default)]
     pub check_failed: u64,
+    /// Requests that got no usable response.
     pub errors: u64,
+    /// Completed responses per second.
     pub rps: f64,
+    /// Successful responses per second.
     pub goodput: f64,
+    /// Failed share of finished requests, in percent.
     pub error_rate_pct: f64,
+    /// Responses by status code (`"200"`), non-zero only.
     pub status: BTreeMap<String, u64>,
+    /// Requests without a usable response, by error class, non-zero only.
     pub error_classes: BTreeMap<String, u64>,
+    /// Response body bytes.
     pub bytes_body: u64,
     /// Latency summary (2 significant digits).
     pub latency_us: LatencySummary,
@@ -170,20 +185,30 @@ impl TargetResult {
 /// its steps (latency merged from theirs, 2 significant digits).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GroupResult {
+    /// The group's name.
     pub name: String,
     /// Its load model: `"50 connections"`, `"200 iterations/s"`.
     pub load: String,
     /// Its steps' names, in order.
     pub steps: Vec<String>,
+    /// Requests that ended (complete or error).
     pub finished: u64,
+    /// Responses with a status below 400 that passed every check.
     pub success: u64,
+    /// Responses with a status of 400 or more.
     pub failed_status: u64,
+    /// Responses that failed a check (only when the run judged responses).
     #[serde(skip_serializing_if = "is_zero", default)]
     pub check_failed: u64,
+    /// Requests that got no usable response.
     pub errors: u64,
+    /// Completed responses per second.
     pub rps: f64,
+    /// Successful responses per second.
     pub goodput: f64,
+    /// Failed share of finished requests, in percent.
     pub error_rate_pct: f64,
+    /// Latency summary, µs.
     pub latency_us: LatencySummary,
 }
 

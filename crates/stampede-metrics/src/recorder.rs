@@ -56,6 +56,7 @@ impl Default for Recorder {
 }
 
 impl Recorder {
+    /// An empty recorder.
     pub fn new() -> Recorder {
         Recorder {
             interval: Snapshot::default(),

@@ -9,7 +9,9 @@ pub const MAX_ERROR_SAMPLES: usize = 3;
 /// Levels at the moment a snapshot was taken (not sums over time).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Gauges {
+    /// Connections open.
     pub open_connections: u64,
+    /// Requests sent and not yet answered.
     pub in_flight: u64,
 }
 
@@ -17,6 +19,7 @@ pub struct Gauges {
 /// All histograms are in microseconds.
 #[derive(Debug, Clone)]
 pub struct Snapshot {
+    /// Requests by fate, bytes and connections.
     pub counters: Counters,
     /// From the intended send instant to the complete response (the honest figure).
     pub latency: LatencyHistogram,
@@ -143,6 +146,7 @@ pub struct Recording {
     pub interrupted: bool,
     /// Time spent resolving the target's host name.
     pub dns: Duration,
+    /// Counts and latencies of the measured part, all workers merged.
     pub total: Snapshot,
     /// Per-second series of the measured part of the run.
     pub timeseries: Vec<crate::SecondPoint>,
@@ -198,7 +202,9 @@ impl Recording {
 /// A scenario group in a recording: its name, load and steps.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GroupName {
+    /// The group's name.
     pub name: String,
+    /// Its load model in words: `"50 connections"`, `"200 iterations/s"`.
     pub load: String,
     /// Its steps' target indices (a scenario group's are consecutive; a
     /// transaction's may be any of them).
@@ -210,7 +216,9 @@ pub struct GroupName {
 /// A check's name in a recording: its expression and scenario step.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CheckName {
+    /// The expression as written (`status == 200`), or `extract NAME`.
     pub check: String,
+    /// The scenario step it belongs to, when the run has steps.
     pub step: Option<String>,
 }
 

@@ -22,6 +22,7 @@ pub struct RendezvousResult {
     /// when the timeout, users finishing or the end of the run let a batch go.
     #[serde(default)]
     pub smallest: u64,
+    /// The most users of one batch that sent.
     #[serde(default)]
     pub largest: u64,
     /// Batches the timeout released with fewer users.
@@ -34,8 +35,11 @@ pub struct RendezvousResult {
 /// Percentiles of the batches' spreads, in microseconds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SpreadSummary {
+    /// Median spread.
     pub p50: u64,
+    /// 99th percentile spread.
     pub p99: u64,
+    /// Largest spread.
     pub max: u64,
 }
 

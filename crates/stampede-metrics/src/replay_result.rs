@@ -47,9 +47,13 @@ pub struct ReplayGroup {
 /// Percentiles of logged response times, µs (nearest rank).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct RecordedTimes {
+    /// How many response times were logged.
     pub count: u64,
+    /// Median, µs.
     pub p50_us: u64,
+    /// 99th percentile, µs.
     pub p99_us: u64,
+    /// Highest, µs.
     pub max_us: u64,
 }
 

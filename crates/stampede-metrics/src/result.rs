@@ -17,10 +17,13 @@ pub const RESULT_SCHEMA: &str = "stampede.result/1";
 /// What was asked for, as recorded in the result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PlanSummary {
+    /// The URL under test, as given.
     pub url: String,
+    /// The HTTP method.
     pub method: String,
     /// The most connections the run could open (closed model: the peak target).
     pub connections: usize,
+    /// Worker threads.
     pub threads: usize,
     /// `"closed"` (connections each with one request in flight) or `"rate"` (open model).
     #[serde(default = "closed_model")]
@@ -34,12 +37,16 @@ pub struct PlanSummary {
     /// The target over time, as stages `{duration_s, target}` starting from `start`.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub stages: Vec<StageSummary>,
+    /// Warm-up before measuring, seconds.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub warmup_s: Option<f64>,
+    /// The run's length (`-d`), or the upper bound of a run of `-n` requests, seconds.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub duration_s: Option<f64>,
+    /// Requests in all (`-n`).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub requests: Option<u64>,
+    /// Whether connections were reused.
     pub keepalive: bool,
     /// `"1.1"`, `"1.0"`, `"2"` or `"h3"` (http_version.rs).
     #[serde(deserialize_with = "crate::http_version::read")]
@@ -47,8 +54,11 @@ pub struct PlanSummary {
     /// The event loop that drove the connections: `epoll` or `tokio` (`--io`).
     #[serde(default)]
     pub io: String,
+    /// Time allowed to open a connection, seconds.
     pub connect_timeout_s: f64,
+    /// Time allowed from a request's send to its complete response, seconds.
     pub timeout_s: f64,
+    /// The request body's size, bytes.
     pub body_bytes: usize,
     /// What the first TLS handshake of the run settled (https targets only).
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -78,8 +88,11 @@ pub struct PlanSummary {
 /// the suite as rustls names it (`TLSv1.3`, `TLS13_AES_256_GCM_SHA384`, `h2`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NegotiatedTls {
+    /// The TLS version (`TLSv1.3`).
     pub version: String,
+    /// The cipher suite (`TLS13_AES_256_GCM_SHA384`).
     pub cipher: String,
+    /// The ALPN protocol (`h2`), when one was agreed.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub alpn: Option<String>,
 }
@@ -100,7 +113,9 @@ fn closed_model() -> String {
 /// One stage of the load schedule.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct StageSummary {
+    /// How long the stage lasts, seconds.
     pub duration_s: f64,
+    /// The value at its end: connections or requests per second.
     pub target: f64,
 }
 
@@ -170,16 +185,21 @@ impl PlanSummary {
 /// + errors + unfinished`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RequestCounts {
+    /// Requests sent.
     pub sent: u64,
     /// Complete responses: `success + failed_status + check_failed`.
     pub completed: u64,
+    /// Responses with a status below 400 that passed every check.
     pub success: u64,
+    /// Responses with a status of 400 or more.
     pub failed_status: u64,
     /// Responses with status < 400 that failed a check or an extractor;
     /// present whenever the run judged responses (`--check`, `--extract`).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub check_failed: Option<u64>,
+    /// Requests that got no usable response (see `errors` of the result).
     pub errors: u64,
+    /// Requests still in flight when the run stopped.
     pub unfinished: u64,
 }
 
@@ -261,10 +281,15 @@ fn is_zero(n: &u64) -> bool {
 pub struct TimingSummary {
     /// How many samples (e.g. new connections for `connect`).
     pub count: u64,
+    /// Lowest.
     pub min: u64,
+    /// Mean.
     pub mean: f64,
+    /// Standard deviation.
     pub stdev: f64,
+    /// Median.
     pub median: u64,
+    /// Highest.
     pub max: u64,
 }
 
@@ -361,7 +386,9 @@ pub struct SloCheck {
     pub condition: String,
     /// The measured value in `unit`; absent when the figure was not measured.
     pub measured: Option<f64>,
+    /// The unit of `measured`.
     pub unit: String,
+    /// True when the figure was measured and met the condition.
     pub passed: bool,
 }
 
@@ -381,7 +408,9 @@ pub struct RequestLogSummary {
 /// One run's complete result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunResult {
+    /// The schema tag, [`RESULT_SCHEMA`].
     pub schema: String,
+    /// The stampede version that wrote the result.
     pub version: String,
     /// A random id naming this result (16 hex digits), also the `run_id`
     /// label of its `--metrics` series; empty in files older than it.
@@ -390,11 +419,15 @@ pub struct RunResult {
     /// A merge of several results: their `run_id`s, in input order.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub merged_run_ids: Vec<String>,
+    /// What was asked for.
     pub plan: PlanSummary,
     /// RFC 3339 wall-clock start.
     pub started_at: String,
+    /// Seconds from the first connection attempt to the stop (monotonic clock).
     pub elapsed_s: f64,
+    /// True when the run was stopped early (Ctrl-C).
     pub interrupted: bool,
+    /// Every request, by fate.
     pub requests: RequestCounts,
     /// Completed responses per second.
     pub rps: f64,
@@ -410,12 +443,16 @@ pub struct RunResult {
     /// Up to three distinct messages per error class: the reasons behind the counts.
     #[serde(skip_serializing_if = "BTreeMap::is_empty", default)]
     pub error_samples: BTreeMap<String, Vec<String>>,
+    /// Responses by status code (`"200"`), non-zero only.
     pub status: BTreeMap<String, u64>,
+    /// Bytes read from the target.
     pub bytes: ByteCounts,
+    /// Connections opened, reconnects and attempts.
     pub connections: ConnectionCounts,
     /// `rps × (1 − error rate)`: the throughput that was real.
     #[serde(default)]
     pub effective_rps: f64,
+    /// Latency from the intended send to the complete response, µs.
     pub latency_us: LatencySummary,
     /// The full latency histogram, HDR V2 deflate, base64: lossless.
     pub histogram: String,
@@ -423,8 +460,10 @@ pub struct RunResult {
     /// in the open model the difference is client-side queueing.
     #[serde(default)]
     pub service_time_us: LatencySummary,
+    /// The full service-time histogram, HDR V2 deflate, base64.
     #[serde(default)]
     pub service_histogram: String,
+    /// Where a request's time went (ab's "Connection Times").
     #[serde(default)]
     pub breakdown: Breakdown,
     /// Open model only.
@@ -487,6 +526,7 @@ pub struct RunResult {
     /// Things the user should know about how the run went (e.g. connections capped).
     #[serde(default)]
     pub notices: Vec<String>,
+    /// Facts about the load-generating machine.
     pub environment: Environment,
     /// Set when the run was one agent of several (`--agent`, `--start-at`).
     #[serde(skip_serializing_if = "Option::is_none", default)]

@@ -14,16 +14,30 @@ pub enum WindowError {
         "it has no per-second histograms (a result written before they were kept): \
          a window's percentiles need them"
     )]
+    /// The result keeps no per-second histograms.
     NoHistograms,
     #[error(
         "it has no per-second series (a run ended by a forced exit keeps only its totals): \
          no window to take"
     )]
+    /// The result keeps no per-second series.
     NoSeries,
+    /// The window holds no second of the run.
     #[error("the window {window} holds no second of it (it measured {elapsed_s:.1} s)")]
-    Empty { window: String, elapsed_s: f64 },
+    Empty {
+        /// The window, in words (`from 30 s to 90 s`).
+        window: String,
+        /// How long the run measured, seconds.
+        elapsed_s: f64,
+    },
+    /// A second's histogram cannot be decoded or added.
     #[error("second {second}: {message}")]
-    Histogram { second: u64, message: String },
+    Histogram {
+        /// The second, from 0.
+        second: u64,
+        /// Why.
+        message: String,
+    },
 }
 
 /// `from 30 s to 90 s`, or `from 30 s to the end`.

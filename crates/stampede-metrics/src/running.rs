@@ -10,9 +10,13 @@ use std::time::SystemTime;
 pub struct Running {
     /// The result's id, as the `--metrics` series already carry it.
     pub run_id: String,
+    /// The plan being run.
     pub plan: Plan,
+    /// What the user should know about the run so far (e.g. connections capped).
     pub notices: Vec<String>,
+    /// Facts about the load-generating machine.
     pub environment: Environment,
+    /// Wall-clock start.
     pub started_at: SystemTime,
     /// The version of stampede that runs it, as the result records it.
     pub version: &'static str,

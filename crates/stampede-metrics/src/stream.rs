@@ -31,12 +31,19 @@ pub struct StreamFigures<'a> {
 /// Streams gathered by a worker, or merged.
 #[derive(Debug, Clone)]
 pub struct StreamBooks {
+    /// Streams that ended.
     pub streams: u64,
+    /// Events over all streams.
     pub events: u64,
+    /// Connections made again to go on with a stream (`--sse-reconnect`).
     pub reconnects: u64,
+    /// From a request's send to the first byte of its body, µs.
     pub first_byte: LatencyHistogram,
+    /// From a request's send to its first event, µs.
     pub first_event: LatencyHistogram,
+    /// Between consecutive events of a stream, µs.
     pub gap: LatencyHistogram,
+    /// From a request's send to its stream's end, µs.
     pub length: LatencyHistogram,
 }
 
@@ -99,14 +106,19 @@ impl StreamBooks {
 /// and what an SLO on them reads.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct StreamSummary {
+    /// How many values.
     pub count: u64,
+    /// Median, µs.
     pub p50_us: u64,
+    /// 99th percentile, µs.
     pub p99_us: u64,
+    /// Highest, µs.
     pub max_us: u64,
 }
 
 impl StreamSummary {
-    pub fn of(h: &LatencyHistogram) -> StreamSummary {
+    /// The summary of a histogram of µs.
+    pub(crate) fn of(h: &LatencyHistogram) -> StreamSummary {
         if h.is_empty() {
             return StreamSummary::default();
         }
@@ -122,9 +134,13 @@ impl StreamSummary {
 /// The streams' histograms, HDR V2 deflate, base64 (lossless).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct StreamHistograms {
+    /// Of `first_byte`.
     pub first_byte: String,
+    /// Of `first_event`.
     pub first_event: String,
+    /// Of `gap`.
     pub gap: String,
+    /// Of `length`.
     pub length: String,
 }
 
@@ -147,6 +163,7 @@ pub struct StreamResult {
     pub gap: StreamSummary,
     /// From the send to the stream's end, per stream.
     pub length: StreamSummary,
+    /// The histograms behind the summaries, for a lossless merge.
     pub histograms: StreamHistograms,
 }
 

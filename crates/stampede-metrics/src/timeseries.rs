@@ -14,10 +14,13 @@ pub struct SecondPoint {
     pub second: u64,
     /// Length of the interval covered: 1 except for a final partial second.
     pub duration_s: f64,
+    /// Responses completed in this second.
     pub completed: u64,
+    /// Responses with a status below 400 that passed every check, in this second.
     pub success: u64,
     /// Non-zero error classes in this second.
     pub errors: BTreeMap<String, u64>,
+    /// Bytes read from the target in this second.
     pub bytes_received: u64,
     /// Completed responses per second in this interval.
     pub rps: f64,
@@ -25,9 +28,13 @@ pub struct SecondPoint {
     pub in_flight: u64,
     /// Connections open at the end of the second, all workers.
     pub open_connections: u64,
+    /// Median latency of this second, µs.
     pub p50_us: u64,
+    /// 90th percentile latency of this second, µs.
     pub p90_us: u64,
+    /// 99th percentile latency of this second, µs.
     pub p99_us: u64,
+    /// Highest latency of this second, µs.
     pub max_us: u64,
     /// The load model's target at the middle of the second: connections
     /// (closed model) or requests per second (open model).
@@ -62,6 +69,7 @@ pub struct TimeseriesBuilder {
 }
 
 impl TimeseriesBuilder {
+    /// A builder for `workers` workers, each reporting its own snapshots.
     pub fn new(workers: usize) -> TimeseriesBuilder {
         TimeseriesBuilder {
             reported: vec![0; workers],

@@ -66,6 +66,7 @@ impl DnsMode {
 /// How the target's name becomes addresses during a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct DnsPolicy {
+    /// Which of the name's addresses each new connection goes to (`--dns`).
     pub mode: DnsMode,
     /// Resolve the name again this often (`--dns-ttl DUR`): new connections
     /// use the new addresses, open ones stay where they are. `None`: once.

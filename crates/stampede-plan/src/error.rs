@@ -6,32 +6,55 @@
 
 use std::fmt;
 
-/// An option of the plan, as an error names it.
+/// An option of the plan, as an error names it. The flags in brackets
+/// are `stampede run`'s; each front-end names its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Setting {
+    /// How many connections (`-c`).
     Connections,
+    /// Requests per second of the open model (`-r`).
     Rate,
+    /// Worker threads (`-t`).
     Threads,
+    /// How long the run lasts (`-d`).
     Duration,
+    /// How many requests in all (`-n`).
     Requests,
+    /// The request and connect timeouts.
     Timeouts,
     /// Any TLS option (certificate checks, client certificate, versions, suites).
     Tls,
+    /// Speaking HTTP/2 (`--http2`).
     Http2,
+    /// HTTP/2 or HTTP/3 streams per connection (`--streams`).
     Streams,
+    /// HTTP/1.1 requests in flight per connection (`--pipeline`).
     Pipeline,
+    /// Speaking HTTP/1.0 (`--http1.0`).
     Http10,
+    /// The HTTP proxy (`--proxy`).
     Proxy,
+    /// A targets file of many requests (`--targets`).
     Targets,
+    /// The event loop (`--io`).
     Io,
+    /// Local addresses to connect from (`--source-addrs`).
     SourceAddrs,
+    /// A load that changes in stages (`--stages`).
     Stages,
+    /// A fixed address for a host name (`--resolve`).
     Resolve,
+    /// The lowest or highest TLS version (`--tls-min`, `--tls-max`).
     TlsVersion,
+    /// Following redirects (`--redirects`).
     Redirects,
+    /// Requests before a connection is replaced (`--conn-max-requests`).
     ConnMaxRequests,
+    /// Age at which a connection is replaced (`--conn-max-age`).
     ConnMaxAge,
+    /// Which resolved address connections use (`--dns`).
     Dns,
+    /// How often the name is resolved again (`--dns-ttl`).
     DnsTtl,
 }
 
@@ -72,13 +95,20 @@ pub type FlagNames<'a> = &'a dyn Fn(Setting) -> Option<&'static str>;
 /// Why a plan could not be built from what the user gave.
 #[derive(Debug, PartialEq, Eq)]
 pub enum PlanError {
+    /// A duration without a number or a known unit: the text given.
     Duration(String),
+    /// A URL that cannot be read.
     Url {
+        /// The URL as given.
         url: String,
+        /// What is wrong with it.
         reason: String,
     },
+    /// A URL scheme other than http or https: the scheme given.
     Scheme(String),
+    /// A header that is not `Name: value`: the text given.
     Header(String),
+    /// A method that is not an HTTP token: the text given.
     Method(String),
     /// Connections, threads or requests of zero.
     AtLeastOne(Setting),
@@ -86,22 +116,32 @@ pub enum PlanError {
     AboveZero(Setting),
     /// A value of `setting` that cannot be read: `why`.
     Value {
+        /// The setting the value was given for.
         setting: Setting,
+        /// The value as given.
         text: String,
+        /// Why it cannot be read.
         why: String,
     },
+    /// TLS options for an `http://` target that follows no redirects.
     TlsNeedsHttps,
+    /// HTTP/2 with pipelining, HTTP/1.0 or a proxy.
     Http2Conflict,
     /// `--io epoll|uring` asked for a run only the tokio loop can drive.
     ReactorCannotDrive {
+        /// The event loop asked for (`epoll` or `uring`).
         io: &'static str,
+        /// What the run uses that the loop cannot drive (e.g. `HTTP/2`).
         reason: &'static str,
     },
+    /// Pipelining with a targets file (a batch repeats one request).
     PipelineWithTargets,
+    /// Pipelining with a rate (the open model).
     PipelineNeedsClosedModel,
     /// Following redirects with pipelining.
     RedirectsConflict,
-    /// A targets file that names no flag: the file, the line and why.
+    /// A complete message, shown as is: a targets file's line and why, or a
+    /// rule of HTTP/3, streams or connection lifetimes.
     Invalid(String),
 }
 

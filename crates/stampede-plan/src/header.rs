@@ -5,7 +5,9 @@ use crate::PlanError;
 /// One request header as the user gave it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Header {
+    /// The header name, an RFC 9110 token.
     pub name: String,
+    /// The value, trimmed; may be empty.
     pub value: String,
 }
 

@@ -25,6 +25,7 @@ pub enum Arrival {
 }
 
 impl Arrival {
+    /// The name recorded in results (`uniform`, `poisson` or `listed`).
     pub fn as_str(&self) -> &'static str {
         match self {
             Arrival::Uniform => "uniform",
@@ -38,7 +39,9 @@ impl Arrival {
 /// over `duration`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Stage {
+    /// How long the stage lasts.
     pub duration: Duration,
+    /// The value reached at the stage's end (connections or requests per second).
     pub target: f64,
 }
 
@@ -73,7 +76,9 @@ pub fn parse_stages(text: &str) -> Result<Vec<Stage>, PlanError> {
 /// starting from `start` at time zero.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Schedule {
+    /// The value at time zero.
     pub start: f64,
+    /// The stages, in order.
     pub stages: Vec<Stage>,
 }
 
@@ -204,11 +209,17 @@ fn time_into_stage(a: f64, b: f64, length: f64, area: f64) -> f64 {
 #[derive(Debug, Clone, PartialEq)]
 pub enum LoadModel {
     /// `connections` over time, each with one request in flight.
-    Closed { connections: Schedule },
+    Closed {
+        /// How many connections, over time.
+        connections: Schedule,
+    },
     /// Requests per second over time, on at most `max_connections` connections.
     Rate {
+        /// Requests per second over time.
         per_s: Schedule,
+        /// The most connections open at once.
         max_connections: usize,
+        /// How the requests are spaced.
         arrival: Arrival,
     },
 }
@@ -224,6 +235,7 @@ impl LoadModel {
         }
     }
 
+    /// The schedule of the model: connections (closed) or requests per second (open).
     pub fn schedule(&self) -> &Schedule {
         match self {
             LoadModel::Closed { connections } => connections,

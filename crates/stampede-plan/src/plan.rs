@@ -11,15 +11,22 @@ pub enum StopCondition {
     Duration(Duration),
     /// Send exactly this many requests in total, then wait for all of them (ab's `-n`).
     /// The optional duration is an upper bound on the whole run.
-    Requests { count: u64, limit: Option<Duration> },
+    Requests {
+        /// How many requests in all.
+        count: u64,
+        /// The longest the whole run may take, if bounded.
+        limit: Option<Duration>,
+    },
 }
 
 /// The request every connection sends (one template per plan).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RequestSpec {
+    /// The HTTP method, a token (`GET`, `POST`).
     pub method: String,
     /// Headers given by the user, in order; they replace defaults of the same name.
     pub headers: Vec<Header>,
+    /// The request body; empty for none.
     pub body: Vec<u8>,
     /// Speak HTTP/1.0 (webbench's and ab's default) instead of HTTP/1.1.
     pub http10: bool,
@@ -28,20 +35,26 @@ pub struct RequestSpec {
 /// One request of a mix (`--targets`), with its share of the sends.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MixEntry {
+    /// Where the request goes.
     pub target: Target,
+    /// The request sent there.
     pub request: RequestSpec,
+    /// Its share of the sends, relative to the other entries' weights.
     pub weight: u32,
 }
 
 /// A validated description of a run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
+    /// The URL under test.
     pub target: Target,
+    /// The request every connection sends.
     pub request: RequestSpec,
     /// How much load, and how it changes over time.
     pub model: LoadModel,
     /// Worker threads, each owning an even share of the connections and rate.
     pub threads: usize,
+    /// When the run ends.
     pub stop: StopCondition,
     /// Load applied before measuring, not recorded.
     pub warmup: Option<Duration>,
@@ -56,6 +69,7 @@ pub struct Plan {
     pub mix: Vec<MixEntry>,
     /// Reuse connections; `false` opens a new connection for every request.
     pub keepalive: bool,
+    /// Time allowed to open a connection (with the TLS handshake, if any).
     pub connect_timeout: Duration,
     /// Time allowed from sending a request to its complete response.
     pub timeout: Duration,

@@ -5,7 +5,9 @@ use crate::PlanError;
 /// Transport security of the target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scheme {
+    /// Plain `http://`.
     Http,
+    /// `https://`: TLS.
     Https,
 }
 
@@ -14,9 +16,11 @@ pub enum Scheme {
 pub struct Target {
     /// The URL exactly as given, for reports.
     pub url: String,
+    /// http or https.
     pub scheme: Scheme,
     /// Host name or IP literal, without IPv6 brackets.
     pub host: String,
+    /// The port, the scheme's default (80, 443) when the URL gives none.
     pub port: u16,
     /// Request target in origin form: path plus `?query`, never empty.
     pub path_and_query: String,

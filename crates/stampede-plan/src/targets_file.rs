@@ -25,11 +25,15 @@ pub(crate) const MAX_TARGETS: usize = 1000;
 /// One request block of a targets file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TargetBlock {
+    /// The HTTP method of the block's first line.
     pub method: String,
+    /// The URL of the block's first line.
     pub target: Target,
+    /// The block's header lines, in order.
     pub headers: Vec<Header>,
     /// A body file named with `@PATH`, relative to the targets file.
     pub body_file: Option<PathBuf>,
+    /// The block's share of the sends (`weight=N`, default 1).
     pub weight: u32,
     /// 1-based line of the block's first line, for messages.
     pub line: usize,

@@ -30,14 +30,18 @@ pub struct TlsSpec {
 /// the same file, as with ab's `-E`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClientCert {
+    /// The certificate chain (PEM).
     pub cert: PathBuf,
+    /// The private key (PEM).
     pub key: PathBuf,
 }
 
 /// The TLS versions rustls speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum TlsVersion {
+    /// TLS 1.2.
     Tls12,
+    /// TLS 1.3.
     Tls13,
 }
 
@@ -89,7 +93,9 @@ impl Default for TlsSpec {
 /// through it; `https://` targets are tunnelled with CONNECT.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProxySpec {
+    /// The proxy's host name or IP address.
     pub host: String,
+    /// The proxy's port.
     pub port: u16,
 }
 
@@ -125,6 +131,7 @@ pub struct TransportSpec {
     pub unix_socket: Option<PathBuf>,
     /// Present exactly when the URL is `https://`.
     pub tls: Option<TlsSpec>,
+    /// The proxy to go through (`--proxy`); `None`: direct.
     pub proxy: Option<ProxySpec>,
     /// HTTP/1.1 requests in flight per connection (`--pipeline`); 1 = no pipelining.
     pub pipeline: usize,
@@ -202,6 +209,7 @@ impl IoBackend {
         }
     }
 
+    /// The option's word for the backend (`auto`, `epoll`, `uring`, `tokio`).
     pub fn as_str(self) -> &'static str {
         match self {
             IoBackend::Auto => "auto",
@@ -215,8 +223,11 @@ impl IoBackend {
 /// The event loop that drives a run: `--io` settled against what the run needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EventLoop {
+    /// The epoll reactor.
     Epoll,
+    /// The io_uring reactor.
     Uring,
+    /// tokio.
     Tokio,
 }
 
@@ -235,7 +246,9 @@ impl EventLoop {
 /// takes several addresses: `--dns` picks among them).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResolveOverride {
+    /// The host name the override is for.
     pub host: String,
+    /// The port the override is for.
     pub port: u16,
     /// In the order given; never empty.
     pub addrs: Vec<std::net::IpAddr>,

@@ -24,8 +24,11 @@ pub enum Advance {
 /// it starts over, whether users share it, and how it is written.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CounterSpec {
+    /// The variable name templates read it by (`{{NAME}}`).
     pub name: String,
+    /// The first value (`start`, default 0).
     pub start: i64,
+    /// Added at each advance (`incr`, default 1; may be negative).
     pub incr: i64,
     /// Past this value the counter starts over at `start` (`i64::MAX`: never).
     pub end: i64,
@@ -33,6 +36,7 @@ pub struct CounterSpec {
     pub shared: bool,
     /// Written with at least this many digits, zero-padded (DecimalFormat `000`).
     pub width: usize,
+    /// When it advances.
     pub advance: Advance,
 }
 
@@ -80,6 +84,7 @@ impl CounterSpec {
 /// per-user state is in each user's [`VarStore`].
 #[derive(Debug)]
 pub struct Counter {
+    /// What it counts.
     pub spec: CounterSpec,
     /// The user's [`VarStore`] slot holding the value it last got (`{{NAME}}`).
     slot: usize,

@@ -61,7 +61,9 @@ pub struct Extractor {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("extract {name}: {what} not found")]
 pub struct ExtractError {
+    /// The extractor's variable name.
     pub name: String,
+    /// What it looked for (`$.token`).
     pub what: String,
 }
 
@@ -200,18 +202,22 @@ impl Extractor {
         })
     }
 
+    /// The variable name the value is stored under.
     pub fn name(&self) -> &str {
         &self.name
     }
 
+    /// The slot of the user's [`VarStore`] the value goes into.
     pub fn slot(&self) -> usize {
         self.slot
     }
 
+    /// True when it reads a header or a cookie: the response's headers must be kept.
     pub fn needs_headers(&self) -> bool {
         matches!(self.source, Source::Header(_) | Source::Cookie(_))
     }
 
+    /// True when it reads the body: the body must be kept.
     pub fn needs_body(&self) -> bool {
         matches!(
             self.source,

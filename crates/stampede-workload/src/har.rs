@@ -40,17 +40,27 @@ impl Default for HarOptions {
 /// A scenario made from a HAR, and what was left out of it (one line each).
 #[derive(Debug)]
 pub struct HarScenario {
+    /// The scenario: one group, one step per request kept.
     pub scenario: ScenarioToml,
+    /// What was left out, one line each.
     pub notes: Vec<String>,
 }
 
 /// Why a HAR cannot be read; each names the entry when there is one.
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum HarError {
+    /// The file is not HAR JSON: why.
     #[error("not a HAR file: {0}")]
     NotHar(String),
+    /// An entry that cannot be used.
     #[error("entry {entry}: {why}")]
-    Entry { entry: usize, why: String },
+    Entry {
+        /// The entry, from 1.
+        entry: usize,
+        /// Why.
+        why: String,
+    },
+    /// No entry is left to make a step of: why.
     #[error("no request to keep: {0}")]
     Empty(String),
 }

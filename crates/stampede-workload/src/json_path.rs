@@ -25,11 +25,14 @@ pub struct JsonPath {
 /// Why a path did not parse: the reason and the byte where it went wrong.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PathError {
+    /// Byte offset of the problem in the path.
     pub at: usize,
+    /// What is wrong there.
     pub reason: &'static str,
 }
 
 impl JsonPath {
+    /// Parses a path such as `$.data[0].id`.
     pub fn parse(text: &str) -> Result<JsonPath, PathError> {
         let bytes = text.as_bytes();
         if bytes.first() != Some(&b'$') {
@@ -102,6 +105,7 @@ impl JsonPath {
         })
     }
 
+    /// The path as written.
     pub fn as_str(&self) -> &str {
         &self.text
     }

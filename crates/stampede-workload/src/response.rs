@@ -7,8 +7,11 @@ use std::time::Duration;
 /// A response as checks see it. Headers and body are empty unless the check
 /// set asked for them ([`CheckSet::needs_headers`](crate::CheckSet::needs_headers)).
 pub struct ResponseView<'a> {
+    /// The status code.
     pub status: u16,
+    /// Header names and values, as received.
     pub headers: &'a [(&'a [u8], &'a [u8])],
+    /// The body, as received.
     pub body: &'a [u8],
     /// From the request's intended start to the end of the response.
     pub elapsed: Duration,
@@ -59,6 +62,7 @@ impl HeaderFields<'_, '_> {
 }
 
 impl<'a> ResponseView<'a> {
+    /// A view of a response that took `elapsed`.
     pub fn new(
         status: u16,
         headers: &'a [(&'a [u8], &'a [u8])],

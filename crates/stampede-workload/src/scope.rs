@@ -28,9 +28,17 @@ pub enum Binding {
     /// A `--var NAME=VALUE` constant: folded into the literal pieces at compile time.
     Const(Box<[u8]>),
     /// Column `column` of the row feeder `feeder` handed out for this iteration.
-    Feed { feeder: usize, column: usize },
+    Feed {
+        /// The feeder's index, in flag (or `feed`) order.
+        feeder: usize,
+        /// The column's index in the feeder's rows.
+        column: usize,
+    },
     /// Slot `slot` of the virtual user's [`VarStore`](crate::VarStore) (an extracted value).
-    Extract { slot: usize },
+    Extract {
+        /// The store's slot.
+        slot: usize,
+    },
     /// A group's counter: `{{NAME}}` reads the user's last value (its
     /// [`VarStore`](crate::VarStore) slot), `{{next NAME}}` advances it.
     Counter(Arc<Counter>),
@@ -46,6 +54,7 @@ pub struct Scope {
 }
 
 impl Scope {
+    /// A scope with only the built-in names.
     pub fn new() -> Scope {
         Scope::default()
     }
@@ -118,7 +127,8 @@ impl Scope {
         self.extract_slots
     }
 
-    pub fn lookup(&self, name: &str) -> Option<&Binding> {
+    /// Where `name`'s value comes from; `None` for a name not in scope.
+    pub(crate) fn lookup(&self, name: &str) -> Option<&Binding> {
         self.names.iter().find(|(n, _)| n == name).map(|(_, b)| b)
     }
 

@@ -30,6 +30,7 @@ impl VarStore {
         self.counters[index].get_or_insert(start)
     }
 
+    /// Stores `value` in `slot` (an extracted value); an unknown slot is ignored.
     pub fn set(&mut self, slot: usize, value: &[u8]) {
         if let (Some(buffer), Some(present)) =
             (self.values.get_mut(slot), self.present.get_mut(slot))

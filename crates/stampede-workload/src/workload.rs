@@ -13,16 +13,22 @@ use std::sync::Arc;
 /// A workload flag that cannot be used; every variant is a usage error (exit 2).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum WorkloadError {
+    /// A `--var` without `=`: the argument.
     #[error("invalid --var '{0}': expected NAME=VALUE")]
     Var(String),
+    /// A `--var` name that cannot be used.
     #[error("--var: {0}")]
     VarName(TemplateError),
+    /// A `--feed` file that cannot be used.
     #[error("--feed {0}")]
     Feed(FeederError),
+    /// A `--feed` file whose column names cannot be used as variables.
     #[error("--feed: {0}")]
     FeedColumns(TemplateError),
+    /// A `--check` that does not parse.
     #[error("{0}")]
     Check(ParseError),
+    /// An `--extract` that does not parse.
     #[error("{0}")]
     Extract(ParseError),
 }
@@ -34,7 +40,9 @@ pub struct Workload {
     pub scope: Scope,
     /// Loaded feeders in flag order (the order of a render's `rows`).
     pub feeders: Vec<Arc<Feeder>>,
+    /// The `--check` expressions.
     pub checks: CheckSet,
+    /// The `--extract` extractors, in flag order.
     pub extracts: Vec<Extractor>,
 }
 
@@ -83,10 +91,12 @@ impl Workload {
         !self.checks.is_empty() || !self.extracts.is_empty()
     }
 
+    /// True when a check or an extractor reads headers.
     pub fn needs_headers(&self) -> bool {
         self.checks.needs_headers() || self.extracts.iter().any(Extractor::needs_headers)
     }
 
+    /// True when a check or an extractor reads the body.
     pub fn needs_body(&self) -> bool {
         self.checks.needs_body() || self.extracts.iter().any(Extractor::needs_body)
     }

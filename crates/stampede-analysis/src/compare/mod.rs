@@ -26,13 +26,21 @@ use std::fmt;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Figure {
+    /// Successful responses per second.
     Goodput,
+    /// Completed responses per second.
     Rps,
+    /// Failed share of finished requests, in percent.
     ErrorRate,
+    /// Median latency, in ms.
     P50,
+    /// 90th percentile latency, in ms.
     P90,
+    /// 99th percentile latency, in ms.
     P99,
+    /// 99.9th percentile latency, in ms.
     P99_9,
+    /// Highest latency, in ms.
     Max,
     /// Server CPU-seconds per 1000 requests (when the server was monitored).
     ServerCpuPer1k,
@@ -51,6 +59,7 @@ impl Figure {
         Figure::ServerCpuPer1k,
     ];
 
+    /// Its name in the table and in `--until-stable` (`goodput`, `p99.9`).
     pub fn name(self) -> &'static str {
         match self {
             Figure::Goodput => "goodput",
@@ -65,6 +74,7 @@ impl Figure {
         }
     }
 
+    /// Its unit in the table (`req/s`, `%`, `ms`, `CPU-ms`).
     pub fn unit(self) -> &'static str {
         match self {
             Figure::Goodput | Figure::Rps => "req/s",
@@ -96,15 +106,23 @@ impl fmt::Display for Figure {
 pub struct RunFigures {
     /// How the run is called in the table (usually its file name).
     pub label: String,
+    /// The run's plan, to flag unlike runs.
     pub plan: PlanSummary,
+    /// Successful responses per second.
     pub goodput: f64,
+    /// Completed responses per second.
     pub rps: f64,
+    /// Failed share of finished requests, in percent.
     pub error_rate_pct: f64,
     /// Latencies in ms; `None` when the run completed no request.
     pub p50_ms: Option<f64>,
+    /// 90th percentile, ms.
     pub p90_ms: Option<f64>,
+    /// 99th percentile, ms.
     pub p99_ms: Option<f64>,
+    /// 99.9th percentile, ms.
     pub p99_9_ms: Option<f64>,
+    /// Highest latency, ms.
     pub max_ms: Option<f64>,
     /// Server CPU-seconds per 1000 requests, when the server was monitored.
     pub server_cpu_s_per_1k: Option<f64>,
@@ -141,7 +159,8 @@ impl RunFigures {
         }
     }
 
-    pub fn get(&self, figure: Figure) -> Option<f64> {
+    /// The value of `figure`, in its unit; `None` when the run lacks it.
+    pub(crate) fn get(&self, figure: Figure) -> Option<f64> {
         match figure {
             Figure::Goodput => Some(self.goodput),
             Figure::Rps => Some(self.rps),
@@ -165,7 +184,11 @@ impl RunFigures {
 pub enum Verdict {
     /// The first run: what the others are compared with.
     Baseline,
+    /// Moved the good way: beyond the noise band (single runs), or with an
+    /// interval that excludes zero (rounds).
     Better,
+    /// Moved the bad way: beyond the noise band (single runs), or with an
+    /// interval that excludes zero (rounds).
     Worse,
     /// Within the noise band.
     Same,
@@ -213,12 +236,22 @@ impl Default for CompareOptions {
     }
 }
 
+/// Why runs could not be compared.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum CompareError {
+    /// Fewer than two runs.
     #[error("compare needs at least 2 runs, got {got}")]
-    TooFewRuns { got: usize },
+    TooFewRuns {
+        /// How many runs were given.
+        got: usize,
+    },
+    /// A file with no run in it.
     #[error("'{label}' holds no run to compare")]
-    EmptySample { label: String },
+    EmptySample {
+        /// The file's label.
+        label: String,
+    },
+    /// A confidence level outside (0, 1).
     #[error("confidence must lie strictly between 0 and 1, got {0}")]
     BadConfidence(f64),
 }
@@ -250,8 +283,11 @@ impl Sample {
 /// One figure across the files.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Row {
+    /// The figure of the row.
     pub figure: Figure,
+    /// The figure's name, as printed.
     pub name: String,
+    /// The figure's unit, as printed.
     pub unit: String,
     /// Per file, in the order given: the run's value, or the mean of the
     /// file's rounds.
@@ -273,11 +309,13 @@ pub struct Row {
 /// The whole table.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
+    /// Per file, in the order given: how it is called in the table.
     pub labels: Vec<String>,
     /// Per file: how many runs it contributed (1, or its completed rounds).
     pub rounds: Vec<usize>,
     /// Confidence of every interval: 0.95.
     pub confidence: f64,
+    /// One row per figure.
     pub rows: Vec<Row>,
     /// Plan differences: comparing unlike runs is allowed but flagged, once
     /// per file.
@@ -302,13 +340,17 @@ impl Comparison {
 /// `stampede compare --json`: the comparison under its schema tag.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CompareDocument {
+    /// The schema tag, [`COMPARE_SCHEMA`].
     pub schema: String,
+    /// The stampede version that wrote the file.
     pub version: String,
+    /// The comparison, its fields at the top level of the JSON.
     #[serde(flatten)]
     pub comparison: Comparison,
 }
 
 impl CompareDocument {
+    /// The comparison under the current schema tag and version.
     pub fn new(comparison: Comparison) -> CompareDocument {
         CompareDocument {
             schema: COMPARE_SCHEMA.to_string(),

@@ -10,6 +10,7 @@ pub use stampede_metrics::ServerReading;
 /// One thread's part of the server's CPU during a load.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ThreadShare {
+    /// The thread's name (`comm`).
     pub name: String,
     /// Its share of all the server's threads' CPU, in percent.
     pub share_pct: f64,
@@ -22,27 +23,37 @@ pub struct ThreadShare {
 pub struct Bottleneck {
     /// In words, with what to do about it.
     pub cause: String,
+    /// The counters that show it.
     pub evidence: Vec<Evidence>,
 }
 
 /// One counter's value.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Evidence {
+    /// The counter's name, e.g. `TcpExt.ListenDrops`.
     pub counter: String,
+    /// Its value over the load.
     pub value: f64,
 }
 
 /// The server's cost per request over one load (or the mean of several).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ServerCost {
+    /// Server CPU time (user + system) per request, µs.
     pub cpu_us_per_request: f64,
+    /// User CPU time per request, µs.
     pub cpu_user_us_per_request: f64,
+    /// System CPU time per request, µs.
     pub cpu_system_us_per_request: f64,
     /// Bytes the server passed to write calls per request (`wchar`).
     pub write_bytes_per_request: f64,
+    /// Write calls per request (`syscw`).
     pub write_syscalls_per_request: f64,
+    /// Context switches (voluntary + involuntary) per request.
     pub ctx_switches_per_request: f64,
+    /// Voluntary context switches per request (the thread waited).
     pub ctx_voluntary_per_request: f64,
+    /// Involuntary context switches per request (the thread was preempted).
     pub ctx_involuntary_per_request: f64,
     /// RSS at the end of the load.
     pub rss_bytes: f64,
@@ -50,11 +61,13 @@ pub struct ServerCost {
     pub threads: Vec<ThreadShare>,
     /// Accept-queue overflows and drops during the load (the machine's).
     pub listen_overflows: f64,
+    /// Accept-queue drops during the load (`TcpExt.ListenDrops`, the machine's).
     pub listen_drops: f64,
     /// The machine's CPU that spent the largest share of its time in
     /// softirq during the load (network packets), and that share in percent.
     #[serde(default)]
     pub softirq_cpu: Option<usize>,
+    /// The share of that CPU's time spent in softirq, in percent.
     #[serde(default)]
     pub softirq_cpu_pct: f64,
     /// Of the time the server's threads were runnable, the share they
@@ -71,6 +84,7 @@ pub struct ServerCost {
     /// the load.
     #[serde(default)]
     pub syn_retransmits: f64,
+    /// Retransmitted TCP segments during the load (`Tcp.RetransSegs`, the machine's).
     #[serde(default)]
     pub tcp_retransmits: f64,
     /// What limited the server, each cause with its figure (filled by the

@@ -14,17 +14,29 @@ use stampede_metrics::RunResult;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Metric {
+    /// Successful responses per second.
     Goodput,
+    /// Median latency, ms.
     P50,
+    /// 99th percentile latency, ms.
     P99,
+    /// Failed share of finished requests, percent.
     ErrorRate,
+    /// Server CPU time per request, µs.
     CpuUsPerRequest,
+    /// Server user CPU time per request, µs.
     CpuUserUsPerRequest,
+    /// Server system CPU time per request, µs.
     CpuSystemUsPerRequest,
+    /// Bytes the server wrote per request.
     WriteBytesPerRequest,
+    /// The server's write calls per request.
     WriteSyscallsPerRequest,
+    /// The server's context switches per request.
     CtxSwitchesPerRequest,
+    /// The server's voluntary context switches per request.
     CtxVoluntaryPerRequest,
+    /// The server's involuntary context switches per request.
     CtxInvoluntaryPerRequest,
     /// Under a sweep: the highest goodput that met the SLO (or was not overloaded).
     Capacity,

@@ -32,11 +32,13 @@ pub const EXPERIMENT_SCHEMA: &str = "stampede.experiment/1";
 /// A whole experiment, as its JSON file holds it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExperimentDocument {
+    /// The schema tag, [`EXPERIMENT_SCHEMA`].
     pub schema: String,
     /// `--server`, with its `{NAME}` placeholders.
     pub server_template: String,
     /// The load's words after `--`, as given.
     pub load: Vec<String>,
+    /// Rounds per variant (`--repeat`).
     pub repeat: usize,
     /// `interleaved`, `grouped` or `random`.
     pub order_kind: String,
@@ -44,7 +46,9 @@ pub struct ExperimentDocument {
     pub seed: Option<u64>,
     /// One entry per run, in the order they ran: its variant's index.
     pub order: Vec<usize>,
+    /// Every variant, in `--vary` order.
     pub variants: Vec<VariantResult>,
+    /// Every variant after the first against the first, figure by figure.
     pub verdicts: Vec<ExperimentVerdict>,
     /// Confidence of the intervals (0.95).
     pub confidence: f64,
@@ -93,6 +97,7 @@ pub struct VariantResult {
 pub struct Failure {
     /// Its round (0-based).
     pub round: usize,
+    /// Why it failed, in words.
     pub reason: String,
     /// The last lines the server wrote to stderr.
     pub stderr: Vec<String>,
@@ -101,11 +106,15 @@ pub struct Failure {
 /// A figure's mean over a variant's runs and its confidence interval.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Estimate {
+    /// The figure.
     pub metric: Metric,
+    /// Its mean over the runs, in the figure's unit.
     pub mean: f64,
     /// `None` for one run.
     pub ci_low: Option<f64>,
+    /// Upper bound of the interval; `None` for one run.
     pub ci_high: Option<f64>,
+    /// How many runs had the figure.
     pub rounds: usize,
 }
 

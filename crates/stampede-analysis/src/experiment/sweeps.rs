@@ -15,13 +15,16 @@ use stampede_metrics::RunResult;
 pub struct SweepRound {
     /// The sweep's answer (capacity, knee, USL, verdict), as `sweep` prints it.
     pub analysis: SweepAnalysis,
+    /// Every step of the round, in order.
     pub steps: Vec<SweptStep>,
 }
 
 /// One step of a round: its load, full result and the server's cost.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SweptStep {
+    /// The load the step applied.
     pub load: Load,
+    /// The step's full result.
     pub result: RunResult,
     /// `None`: the server's counters could not be read.
     pub cost: Option<ServerCost>,
@@ -30,11 +33,13 @@ pub struct SweptStep {
 /// One step over a variant's rounds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StepSummary {
+    /// The load the step applied.
     pub load: Load,
     /// Rounds that reached this step.
     pub rounds: usize,
     /// Mean goodput (req/s) and p99 (ms) over those rounds.
     pub goodput: f64,
+    /// Mean p99 over those rounds, ms.
     pub p99_ms: f64,
     /// The mean cost per request during the step, with its bottleneck.
     pub server: Option<ServerCost>,
@@ -49,6 +54,7 @@ pub struct KneeSummary {
     pub load: Load,
     /// How many rounds had their knee there, of how many.
     pub rounds: usize,
+    /// How many rounds found a knee at all.
     pub of_rounds: usize,
     /// Mean goodput at the knee over those rounds (req/s).
     pub goodput: f64,

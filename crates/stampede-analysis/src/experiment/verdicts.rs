@@ -13,15 +13,21 @@ use serde::{Deserialize, Serialize};
 pub struct ExperimentVerdict {
     /// The baseline variant's name (the first).
     pub a: String,
+    /// The compared variant's name.
     pub b: String,
+    /// The figure.
     pub metric: Metric,
     /// mean(b) − mean(a), in the figure's unit.
     pub change: f64,
+    /// Lower bound of the change's confidence interval; `None` without one.
     pub ci_low: Option<f64>,
+    /// Upper bound of the change's confidence interval; `None` without one.
     pub ci_high: Option<f64>,
     /// The change in percent of a's mean; `None` when a's mean is zero.
     pub change_pct: Option<f64>,
+    /// `ci_low` in percent of a's mean.
     pub ci_low_pct: Option<f64>,
+    /// `ci_high` in percent of a's mean.
     pub ci_high_pct: Option<f64>,
     /// True when the interval includes zero (no difference at the chosen
     /// confidence); `None` without an interval (one round on both sides).

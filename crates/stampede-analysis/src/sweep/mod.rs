@@ -37,6 +37,7 @@ pub enum Load {
 }
 
 impl Load {
+    /// The number of connections or the rate (req/s).
     pub fn value(self) -> f64 {
         match self {
             Load::Connections(n) => n as f64,
@@ -72,21 +73,29 @@ impl fmt::Display for Load {
 /// What the analysis needs of one step; from a [`RunResult`] or from a table.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StepInput {
+    /// The load the step applied.
     #[serde(flatten)]
     pub load: Load,
     /// Successful responses per second.
     pub goodput: f64,
     /// Completed responses per second.
     pub rps: f64,
+    /// Failed share of finished requests, in percent.
     pub error_rate_pct: f64,
+    /// Mean latency, ms.
     pub mean_ms: f64,
     /// Mean service time (from the actual send), ms: the server's own time,
     /// without the client-side wait of the open model.
     pub service_mean_ms: Option<f64>,
+    /// Median latency, ms.
     pub p50_ms: Option<f64>,
+    /// 90th percentile latency, ms.
     pub p90_ms: Option<f64>,
+    /// 99th percentile latency, ms.
     pub p99_ms: Option<f64>,
+    /// 99.9th percentile latency, ms.
     pub p99_9_ms: Option<f64>,
+    /// Highest latency, ms.
     pub max_ms: Option<f64>,
     /// Finished requests (completed + errors), the base of the timeout share.
     pub requests: u64,
@@ -183,6 +192,7 @@ pub enum Class {
 }
 
 impl Class {
+    /// The class in words (`healthy`, `saturated`, `queueing`, `overloaded`).
     pub fn as_str(self) -> &'static str {
         match self {
             Class::Healthy => "healthy",
@@ -241,15 +251,21 @@ impl Default for Thresholds {
 /// One step's classification and figures.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StepAnalysis {
+    /// The load the step applied.
     #[serde(flatten)]
     pub load: Load,
+    /// The step's class.
     pub class: Class,
     /// The rule that decided, with the numbers, e.g. "throughput +6.1% for
     /// +100% load (efficiency 0.06 < 0.5) while latency +101.7%: the knee".
     pub rule: String,
+    /// Successful responses per second.
     pub goodput: f64,
+    /// Completed responses per second.
     pub rps: f64,
+    /// Failed share of finished requests, in percent.
     pub error_rate_pct: f64,
+    /// Mean latency, ms.
     pub mean_ms: f64,
     /// rps × (1 − error rate).
     pub effective_rps: f64,
@@ -259,6 +275,7 @@ pub struct StepAnalysis {
     pub latency_change_pct: Option<f64>,
     /// Load change against the previous step, percent.
     pub load_change_pct: Option<f64>,
+    /// Little's law checked on the step.
     pub little: LittleCheck,
     /// Why the server was saturated at this step (its CPU pinned, or its
     /// response time rising with no throughput gain), when it was.
@@ -267,13 +284,16 @@ pub struct StepAnalysis {
     pub server_cpu: Option<ServerCpu>,
     /// SLO outcomes on this step, when an SLO was given.
     pub slo: Option<Vec<ConditionOutcome>>,
+    /// Whether every SLO condition passed, when an SLO was given.
     pub slo_passed: Option<bool>,
 }
 
 /// A step named by its load and goodput: the shape of `capacity` and `knee`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Point {
+    /// The step's goodput, req/s.
     pub goodput: f64,
+    /// The step's load.
     #[serde(flatten)]
     pub load: Load,
 }
@@ -281,13 +301,16 @@ pub struct Point {
 /// The range of loads at which the target was stable.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct LoadRange {
+    /// The first load of the range.
     pub from: Load,
+    /// The last load of the range.
     pub to: Load,
 }
 
 /// The whole answer of a sweep.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SweepAnalysis {
+    /// Every step, in order.
     pub steps: Vec<StepAnalysis>,
     /// Highest goodput that meets the SLO (or, without one, is not overloaded).
     pub capacity: Option<Point>,
@@ -312,6 +335,7 @@ pub struct SweepAnalysis {
     pub usl: Option<UslFit>,
     /// The answer in sentences, as printed.
     pub verdict: Vec<String>,
+    /// Doubts about the answer: steps at odds with Little's law or above the offered rate, a USL fit that could not be made.
     pub warnings: Vec<String>,
 }
 

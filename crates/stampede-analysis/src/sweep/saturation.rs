@@ -138,6 +138,7 @@ pub struct LittleCheck {
     pub concurrency: Option<f64>,
     /// in_flight / concurrency × 100.
     pub ratio_pct: Option<f64>,
+    /// True when the figures agree with Little's law.
     pub consistent: bool,
     /// Why it is not consistent, when it is not.
     pub note: Option<String>,

@@ -9,9 +9,11 @@
 pub struct ParseError {
     /// "check" or "extract".
     pub what: &'static str,
+    /// The whole expression as written.
     pub expr: String,
     /// Byte offset of the problem in `expr`.
     pub at: usize,
+    /// What is wrong there.
     pub reason: String,
 }
 

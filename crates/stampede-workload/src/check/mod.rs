@@ -75,7 +75,9 @@ pub struct Check {
 /// seen (truncated), for the result file's sampled failures.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
+    /// The check held.
     Pass,
+    /// The check failed: the value seen (truncated).
     Fail(String),
 }
 
@@ -101,14 +103,17 @@ impl Check {
         &self.text
     }
 
+    /// True when the check reads a header: the response's headers must be kept.
     pub fn needs_headers(&self) -> bool {
         matches!(self.subject, Subject::Header(_))
     }
 
+    /// True when the check reads the body (`body`, `json(...)`): the body must be kept.
     pub fn needs_body(&self) -> bool {
         matches!(self.subject, Subject::Body | Subject::Json(_))
     }
 
+    /// Judges one response.
     pub fn evaluate(&self, response: &ResponseView<'_>) -> Verdict {
         let verdict = |pass: bool, seen: &dyn Fn() -> String| {
             if pass {
@@ -221,10 +226,12 @@ impl CheckSet {
         Ok(CheckSet { checks })
     }
 
+    /// The checks, in the order given.
     pub fn checks(&self) -> &[Check] {
         &self.checks
     }
 
+    /// True when there is no check.
     pub fn is_empty(&self) -> bool {
         self.checks.is_empty()
     }

@@ -12,8 +12,11 @@ use std::sync::Arc;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{file}{}: {reason}", if *line > 0 { format!(":{line}") } else { String::new() })]
 pub struct FeederError {
+    /// The file, as named.
     pub file: String,
+    /// The line, from 1; 0 when no line applies.
     pub line: usize,
+    /// What is wrong.
     pub reason: String,
 }
 
@@ -41,6 +44,7 @@ pub enum FeedMode {
 }
 
 impl FeedMode {
+    /// Parses `circular`, `random` or `unique`.
     pub fn parse(text: &str) -> Option<FeedMode> {
         match text {
             "circular" => Some(FeedMode::Circular),
@@ -50,6 +54,7 @@ impl FeedMode {
         }
     }
 
+    /// The mode's name (`circular`, `random`, `unique`).
     pub fn as_str(self) -> &'static str {
         match self {
             FeedMode::Circular => "circular",
@@ -62,8 +67,11 @@ impl FeedMode {
 /// A `--feed` argument: the file, its mode and the CSV delimiter.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FeedSpec {
+    /// The CSV or JSON Lines file.
     pub path: PathBuf,
+    /// How rows are handed out.
     pub mode: FeedMode,
+    /// The CSV field delimiter (`,` by default).
     pub delimiter: u8,
 }
 
@@ -164,14 +172,17 @@ impl FeedData {
         load::parse_json_lines(name, text)
     }
 
+    /// The file (or name) the rows came from, as errors name it.
     pub fn source(&self) -> &str {
         &self.source
     }
 
+    /// The column names, in file order.
     pub fn columns(&self) -> &[String] {
         &self.columns
     }
 
+    /// How many data rows.
     pub fn rows(&self) -> usize {
         self.fields.len() / self.columns.len()
     }
@@ -199,6 +210,7 @@ pub struct Feeder {
 }
 
 impl Feeder {
+    /// A feeder handing out `data`'s rows by `mode`.
     pub fn new(data: FeedData, mode: FeedMode) -> Feeder {
         Feeder {
             data: Arc::new(data),
@@ -212,10 +224,12 @@ impl Feeder {
         self.claimed.store(0, Ordering::Relaxed);
     }
 
+    /// The rows.
     pub fn data(&self) -> &FeedData {
         &self.data
     }
 
+    /// How rows are handed out.
     pub fn mode(&self) -> FeedMode {
         self.mode
     }
@@ -297,6 +311,7 @@ impl FeedCursor {
         Ok(index)
     }
 
+    /// The feeder this cursor reads.
     pub fn feeder(&self) -> &Arc<Feeder> {
         &self.feeder
     }

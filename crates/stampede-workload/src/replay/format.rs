@@ -22,6 +22,7 @@ pub enum Field {
     /// `$request_method`, `$request_uri` (nginx's custom formats may log
     /// the request in parts).
     Method,
+    /// See `Method`.
     Uri,
     /// `$time_local`: `10/Oct/2000:13:55:36 -0700`.
     TimeLocal,
@@ -29,9 +30,13 @@ pub enum Field {
     TimeIso8601,
     /// `$msec`: seconds since the epoch with milliseconds, `1700000000.123`.
     Msec,
+    /// `$status`.
     Status,
+    /// `$host` or `$http_host`.
     Host,
+    /// `$http_referer`.
     Referer,
+    /// `$http_user_agent`.
     UserAgent,
     /// `$request_time`: seconds with milliseconds.
     RequestTime,

@@ -13,12 +13,17 @@ pub struct LoggedRequest {
     pub line: usize,
     /// When it was logged, milliseconds since the epoch.
     pub at_ms: i64,
+    /// The HTTP method.
     pub method: String,
     /// Path and query, as sent (origin form).
     pub target: String,
+    /// `$host` (or `$http_host`), when logged.
     pub host: Option<String>,
+    /// `$http_user_agent`, when logged.
     pub user_agent: Option<String>,
+    /// `$http_referer`, when logged.
     pub referer: Option<String>,
+    /// `$status`, when logged.
     pub status: Option<u16>,
     /// `$request_time`.
     pub request_time: Option<Duration>,

@@ -24,12 +24,31 @@ pub const BAD_LINES_SHOWN: usize = 5;
 /// What makes a log or a format unusable.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ReplayError {
+    /// A `--format` that cannot be read.
     #[error("--format {format:?}: {why}")]
-    Format { format: String, why: String },
+    Format {
+        /// The format as given.
+        format: String,
+        /// Why.
+        why: String,
+    },
+    /// `--strict`: the first line that did not parse.
     #[error("line {line}: {why} (--strict stops at the first line that does not parse)")]
-    Strict { line: usize, why: String },
+    Strict {
+        /// The line, from 1.
+        line: usize,
+        /// Why it did not parse.
+        why: String,
+    },
+    /// No line of the log parsed.
     #[error("no line of the log parses as {format}{first}")]
-    NothingParsed { format: String, first: String },
+    NothingParsed {
+        /// The format, in words.
+        format: String,
+        /// The first bad line and why, in brackets, or that the log is empty.
+        first: String,
+    },
+    /// A bad option (`--pattern`, `--filter`, `--sample`…): the whole message.
     #[error("{0}")]
     Option(String),
 }
@@ -37,13 +56,16 @@ pub enum ReplayError {
 /// A line that did not parse, with its 1-based number.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BadLine {
+    /// The line, from 1.
     pub line: usize,
+    /// Why it did not parse.
     pub why: String,
 }
 
 /// A log read: its requests in time order, and what was skipped.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AccessLog {
+    /// The requests that parsed, in time order.
     pub requests: Vec<LoggedRequest>,
     /// Lines that were not blank.
     pub lines_read: u64,

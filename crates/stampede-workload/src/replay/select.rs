@@ -24,6 +24,7 @@ pub struct StatusFilter {
 }
 
 impl StatusFilter {
+    /// Parses `status OP NUMBER`, OP one of `<`, `<=`, `>`, `>=`, `==`, `!=`.
     pub fn parse(text: &str) -> Result<StatusFilter, ReplayError> {
         let bad = || {
             ReplayError::Option(format!(
@@ -70,8 +71,11 @@ impl StatusFilter {
 /// What to keep of a log.
 #[derive(Debug, Clone, Default)]
 pub struct Selection {
+    /// `--from`: requests before this offset from the log's first request are left out.
     pub from: Option<Duration>,
+    /// `--to`: requests from this offset on are left out.
     pub to: Option<Duration>,
+    /// `--filter`: only requests whose logged status passes.
     pub filter: Option<StatusFilter>,
     /// The share kept, in (0, 1]; `None`: all.
     pub sample: Option<f64>,

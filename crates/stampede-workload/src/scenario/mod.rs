@@ -28,9 +28,13 @@ use toml::Spanned;
 /// when it has no place in the file, such as a file that cannot be read).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScenarioError {
+    /// The file, as named.
     pub file: String,
+    /// The line, from 1; 0 when the problem has no place in the file.
     pub line: usize,
+    /// The column, from 1.
     pub column: usize,
+    /// What is wrong.
     pub message: String,
 }
 
@@ -49,9 +53,15 @@ impl std::error::Error for ScenarioError {}
 #[derive(Debug, Clone, PartialEq)]
 pub enum GroupLoad {
     /// `connections = N`: N virtual users, each walking the steps.
-    Closed { connections: u32 },
+    Closed {
+        /// Virtual users.
+        connections: u32,
+    },
     /// `rate = R`: R iterations started per second.
-    Open { rate: f64 },
+    Open {
+        /// Iterations started per second.
+        rate: f64,
+    },
     /// `stages = "30s:100,1m:400"`: an open-model rate moving through stages.
     Stages(Vec<Stage>),
 }
@@ -59,11 +69,14 @@ pub enum GroupLoad {
 /// `think = "50ms..150ms"`: a uniform pause between steps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ThinkTime {
+    /// The shortest pause.
     pub min: Duration,
+    /// The longest pause.
     pub max: Duration,
 }
 
 impl ThinkTime {
+    /// Parses `50ms..150ms`, or one duration for a fixed pause; `None` when it does not parse or the minimum is above the maximum.
     pub fn parse(text: &str) -> Option<ThinkTime> {
         let (min, max) = match text.split_once("..") {
             Some((min, max)) => (parse_duration(min).ok()?, parse_duration(max).ok()?),
@@ -85,13 +98,19 @@ impl ThinkTime {
 /// One step of a group: a request, its checks and its extracts.
 #[derive(Debug, Clone)]
 pub struct Step {
+    /// The step's name.
     pub name: String,
+    /// The HTTP method.
     pub method: String,
     /// The destination; `path_and_query` may hold template slots.
     pub target: Target,
+    /// The step's headers, in the order written.
     pub headers: Vec<Header>,
+    /// The body; may hold template slots.
     pub body: Vec<u8>,
+    /// The step's checks.
     pub checks: CheckSet,
+    /// The step's extractors.
     pub extracts: Vec<Extractor>,
     /// `think`, `transaction`, `once`, redirects, keep-alive and timeouts.
     pub options: StepOptions,
@@ -108,10 +127,12 @@ impl Step {
         }
     }
 
+    /// True when a check or an extractor of the step reads headers.
     pub fn needs_headers(&self) -> bool {
         self.checks.needs_headers() || self.extracts.iter().any(Extractor::needs_headers)
     }
 
+    /// True when a check or an extractor of the step reads the body.
     pub fn needs_body(&self) -> bool {
         self.checks.needs_body() || self.extracts.iter().any(Extractor::needs_body)
     }
@@ -120,15 +141,20 @@ impl Step {
 /// One `[[group]]`.
 #[derive(Debug)]
 pub struct Group {
+    /// The group's name.
     pub name: String,
+    /// The group's load model.
     pub load: GroupLoad,
+    /// Users (or the rate) rise over this time.
     pub ramp_up: Option<Duration>,
+    /// The pause after each step.
     pub think: Option<ThinkTime>,
     /// Loaded feeders, in the order of `feed`; rows are passed to templates in this order.
     pub feeders: Vec<Arc<Feeder>>,
     /// Every name the group's templates may use (compile its steps against it);
     /// its extract slots size each virtual user's [`VarStore`](crate::VarStore).
     pub scope: Scope,
+    /// The steps, in order.
     pub steps: Vec<Step>,
     /// `iterations`, `duration`, `start_delay`, `phase`, `on_error`, `cookies`.
     pub limits: GroupLimits,
@@ -137,6 +163,7 @@ pub struct Group {
 /// A parsed and validated scenario file.
 #[derive(Debug)]
 pub struct Scenario {
+    /// The groups, in file order.
     pub groups: Vec<Group>,
 }
 

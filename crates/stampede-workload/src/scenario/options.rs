@@ -19,6 +19,7 @@ use toml::Spanned;
 pub enum Phase {
     /// Before every `main` group starts (JMeter's setUp Thread Group).
     Setup,
+    /// With the other main groups (the default).
     #[default]
     Main,
     /// After every `main` group has finished (JMeter's tearDown Thread Group).
@@ -76,8 +77,11 @@ pub struct StepOptions {
     pub transaction: Option<String>,
     /// `once = true`: only in each virtual user's first iteration.
     pub once: bool,
+    /// Follow redirects (`true`) or not (`false`), whatever `--redirects` says.
     pub follow_redirects: Option<bool>,
+    /// `false`: close the connection after this step; `true`: keep it open under `--no-keepalive`.
     pub keep_alive: Option<bool>,
+    /// The connect timeout.
     pub connect_timeout: Option<Duration>,
     /// The response timeout.
     pub timeout: Option<Duration>,

@@ -15,12 +15,15 @@ pub struct RenderContext<'a> {
     pub conn: u64,
     /// This virtual user's iteration number.
     pub iter: u64,
+    /// The worker (thread) number.
     pub worker: u32,
+    /// The agent number, from 0 (`--agent I/N`).
     pub agent: u32,
     /// The row each feeder handed out for this iteration.
     pub rows: &'a [&'a [Box<[u8]>]],
     /// The user's extracted values and counters (`{{next NAME}}` advances one).
     pub vars: &'a mut VarStore,
+    /// The worker's random generator (`{{uuid}}`, `{{rand_int ...}}`, `{{rand_str N}}`).
     pub rng: &'a mut fastrand::Rng,
 }
 
@@ -113,6 +116,7 @@ impl Sequence {
         }
     }
 
+    /// The next number: I, I+N, I+2N… for agent I of N.
     pub fn next(&self) -> u64 {
         self.next.fetch_add(1, Ordering::Relaxed) * self.agents + self.agent
     }
