@@ -497,4 +497,50 @@ mod tests {
             "10.0.0.1"
         );
     }
+
+    /// The reason a function is refused, or its template.
+    fn reason(text: &str) -> String {
+        match translate(text, &names()) {
+            Ok(translated) => translated.template(),
+            Err(FnError::Unsupported(why) | FnError::Missing(why)) => why,
+        }
+    }
+
+    /// Each function's arguments as JMeter reads them (Random.java,
+    /// RandomString.java, FileToString.java, IntSum.java: a last argument
+    /// names a variable to store into; an empty one stores nothing).
+    #[test]
+    fn arguments_are_read_as_jmeter_reads_them() {
+        assert_eq!(t("${__Random(1,5,)}"), "{{rand_int 1 5}}", "empty variable");
+        assert_eq!(
+            reason("${__FileToString(x.txt,,var)}"),
+            "${__FileToString(x.txt,,var)}: storing the value in a variable is not mapped"
+        );
+        assert_eq!(t("${__intSum(1,2)}"), "3");
+        assert_eq!(t("${__intSum(1, 2)}"), "3", "the last one is trimmed");
+        assert_eq!(t("${__intSum(2147483647,1)}"), "-2147483648", "a Java int");
+        assert_eq!(
+            reason("${__intSum(1,2,sum)}"),
+            "${__intSum(1,2,sum)}: storing the value in a variable is not mapped"
+        );
+        assert_eq!(
+            reason("${__intSum(x,2)}"),
+            "${__intSum(x,2)}: 'x' is not an integer"
+        );
+        for refused in ["${__RandomString(0,)}", "${__RandomString(8,abc)}"] {
+            assert_eq!(
+                reason(refused),
+                format!("{refused}: only a length, with no character set, is mapped")
+            );
+        }
+        assert_eq!(
+            reason("${__time(yyyy)}"),
+            "${__time(yyyy)}: formats are not mapped (only ${__time()})"
+        );
+        // An unclosed call is a name JMeter does not know, not a slice.
+        assert_eq!(
+            reason("${__UUID(}"),
+            "${__UUID(}: this function has no stampede equivalent"
+        );
+    }
 }
