@@ -119,3 +119,26 @@ fn css_extractors_map_to_css() {
         r#"css("a[rel=\"next\"]", "href") nth 2 default "/end""#
     );
 }
+
+/// A pattern the regex engine cannot compile is refused with the first
+/// line of its error (regex's messages run over several lines, with a
+/// caret under the fault).
+#[test]
+fn a_regex_that_does_not_compile_is_refused_with_its_first_line() {
+    let refused = extract(
+        r#"<RegexExtractor guiclass="RegexExtractorGui" testclass="RegexExtractor" testname="re">
+          <stringProp name="RegexExtractor.useHeaders">false</stringProp>
+          <stringProp name="RegexExtractor.refname">v</stringProp>
+          <stringProp name="RegexExtractor.regex">id=(\d+</stringProp>
+        </RegexExtractor>"#,
+    )
+    .unwrap_err();
+    let compiled = regex::Regex::new(r"id=(\d+").unwrap_err().to_string();
+    let first = compiled.lines().next().unwrap();
+    assert!(compiled.lines().count() > 1, "{compiled}");
+    assert!(
+        refused.ends_with(&format!("the regex: {first}")),
+        "{refused}"
+    );
+    assert!(!refused.contains('\n'), "{refused}");
+}

@@ -207,9 +207,7 @@ fn start_load(
         }
         // Open model: the pacer is done once the budget is spent; wait for
         // the requests it handed out.
-        while state.in_flight() > 0 {
-            tokio::time::sleep(Duration::from_millis(1)).await;
-        }
+        state.drained().await;
     };
     (done, aborts)
 }

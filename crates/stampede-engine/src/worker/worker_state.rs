@@ -5,6 +5,7 @@
 use crate::plan::worker_plan::{WorkerLoad, WorkerPlan};
 use stampede_metrics::{ErrorKind, Gauges, Outcome, Recorder, Snapshot, MAX_ERROR_SAMPLES};
 use std::cell::{Cell, RefCell};
+use std::task::{Poll, Waker};
 use std::time::{Duration, Instant};
 
 #[derive(Debug, Default)]
@@ -13,6 +14,9 @@ pub(crate) struct WorkerState {
     /// Requests this worker may still send; `None` means no limit.
     budget: Cell<Option<u64>>,
     in_flight: Cell<u64>,
+    /// The task waiting for the requests in flight to drain
+    /// ([`WorkerState::drained`]), woken when the last one ends.
+    drain_waker: RefCell<Option<Waker>>,
     open_connections: Cell<u64>,
     /// Error messages kept so far, per class: formatting stops after a few.
     samples_kept: Cell<[u8; ErrorKind::COUNT]>,
@@ -46,6 +50,7 @@ impl WorkerState {
             recorder: RefCell::new(Recorder::with_targets(targets)),
             budget: Cell::new(budget),
             in_flight: Cell::new(0),
+            drain_waker: RefCell::new(None),
             open_connections: Cell::new(0),
             samples_kept: Cell::new([0; ErrorKind::COUNT]),
             window_start: None,
@@ -210,6 +215,7 @@ impl WorkerState {
     /// that the users still inside an iteration may send its last steps.
     fn take_back(&self, intended: Instant) {
         self.in_flight.set(self.in_flight.get().saturating_sub(1));
+        self.wake_if_drained();
         if self.is_warmup(intended) {
             self.warmup_in_flight
                 .set(self.warmup_in_flight.get().saturating_sub(1));
@@ -275,6 +281,7 @@ impl WorkerState {
     /// [`WorkerState::begin_intended`]) ended; a warm-up request is not recorded.
     pub(crate) fn end_request(&self, outcome: &Outcome) {
         self.in_flight.set(self.in_flight.get() - 1);
+        self.wake_if_drained();
         if self.is_warmup(outcome.intended) {
             self.warmup_in_flight.set(self.warmup_in_flight.get() - 1);
             return;
@@ -338,6 +345,29 @@ impl WorkerState {
 
     pub(crate) fn connection_closed(&self) {
         self.open_connections.set(self.open_connections.get() - 1);
+    }
+
+    /// Ends when no request is in flight: the tokio worker's open model
+    /// waits so for the requests its pacer handed out, woken by the last
+    /// one's end rather than polling.
+    pub(crate) fn drained(&self) -> impl std::future::Future<Output = ()> + '_ {
+        std::future::poll_fn(move |cx| {
+            if self.in_flight.get() == 0 {
+                return Poll::Ready(());
+            }
+            *self.drain_waker.borrow_mut() = Some(cx.waker().clone());
+            Poll::Pending
+        })
+    }
+
+    /// Wakes [`WorkerState::drained`]'s waiter once nothing is in flight;
+    /// costs a request nothing more than a comparison otherwise.
+    fn wake_if_drained(&self) {
+        if self.in_flight.get() == 0 {
+            if let Some(waker) = self.drain_waker.borrow_mut().take() {
+                waker.wake();
+            }
+        }
     }
 
     /// Requests begun and not ended: at a stop these are `unfinished`.
@@ -411,6 +441,47 @@ mod tests {
         assert_eq!(state.in_flight(), 1);
         assert_eq!(state.recorder.borrow_mut().take_interval().counters.sent, 1);
         assert!(WorkerState::new(None, 1).claim_budget());
+    }
+
+    /// A waker that counts its wakes.
+    #[derive(Default)]
+    struct Wakes(std::sync::atomic::AtomicU32);
+
+    impl std::task::Wake for Wakes {
+        fn wake(self: std::sync::Arc<Self>) {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
+    #[test]
+    fn drained_waits_for_the_last_request_and_is_woken_by_its_end() {
+        use std::future::Future;
+        let state = WorkerState::new(None, 1);
+        let wakes = std::sync::Arc::new(Wakes::default());
+        let waker = Waker::from(wakes.clone());
+        let mut cx = std::task::Context::from_waker(&waker);
+        let woken = || wakes.0.load(std::sync::atomic::Ordering::SeqCst);
+        assert_eq!(
+            std::pin::pin!(state.drained()).poll(&mut cx),
+            Poll::Ready(())
+        );
+        let now = Instant::now();
+        state.begin_request();
+        state.begin_request();
+        let mut drained = std::pin::pin!(state.drained());
+        assert_eq!(drained.as_mut().poll(&mut cx), Poll::Pending);
+        state.end_request(&ok_at(now));
+        assert_eq!(woken(), 0, "one request still in flight");
+        assert_eq!(drained.as_mut().poll(&mut cx), Poll::Pending);
+        state.end_request(&ok_at(now));
+        assert_eq!(woken(), 1, "the last end wakes the waiter");
+        assert_eq!(drained.as_mut().poll(&mut cx), Poll::Ready(()));
+        // A request taken back (never sent) counts as an end too.
+        state.begin_request();
+        let mut drained = std::pin::pin!(state.drained());
+        assert_eq!(drained.as_mut().poll(&mut cx), Poll::Pending);
+        state.take_back(now);
+        assert_eq!(woken(), 2);
     }
 
     fn ok_at(intended: Instant) -> Outcome {
