@@ -7,6 +7,8 @@
 # Targets (one or more; default: analysis):
 #   analysis   crates/stampede-analysis, every file
 #   pacer      crates/stampede-engine/src/worker/pacer.rs (intended-time arithmetic, arrivals)
+#   exchange   crates/stampede-engine/src/exchange/ (an HTTP/1.1 response read
+#              from bytes, a request's clocks and retry, a connection's life)
 #   workload   crates/stampede-workload: template/, check/, extract.rs
 #   jmeter     crates/stampede-jmeter: rules.rs, functions.rs, sampler.rs,
 #              thread_group.rs (JMeter elements mapped to stampede's)
@@ -40,7 +42,7 @@ die() { echo "$NAME: $*" >&2; exit 2; }
 TARGETS=() FILES=() IN_DIFF="" JOBS=1 TIMEOUT="" OUT="$ROOT/target/mutants-out" LIST=0 STRICT=0
 while [ $# -gt 0 ]; do
     case "$1" in
-        analysis|pacer|workload|jmeter) TARGETS+=("$1"); shift ;;
+        analysis|pacer|exchange|workload|jmeter) TARGETS+=("$1"); shift ;;
         --file) [ $# -ge 2 ] || die "--file needs a glob"; FILES+=("$2"); shift 2 ;;
         --in-diff) [ $# -ge 2 ] || die "--in-diff needs a diff file"; IN_DIFF=$2; shift 2 ;;
         --jobs) [ $# -ge 2 ] || die "--jobs needs a number"; JOBS=$2; shift 2 ;;
@@ -64,6 +66,7 @@ target_args() {
     case "$1" in
         analysis) echo "-p stampede-analysis" ;;
         pacer) echo "-p stampede-engine -f crates/stampede-engine/src/worker/pacer.rs" ;;
+        exchange) echo "-p stampede-engine -f crates/stampede-engine/src/exchange/*.rs" ;;
         workload) echo "-p stampede-workload -f crates/stampede-workload/src/template/*.rs" \
             "-f crates/stampede-workload/src/check/*.rs -f crates/stampede-workload/src/extract.rs" ;;
         jmeter) echo "-p stampede-jmeter" \
