@@ -12,8 +12,8 @@
 //! | --- | --- |
 //! | `run/` | `run_with`: resolve, split the plan over worker threads, spawn them, merge their snapshots; the watchdog, the no-connection give-up, the fd limit |
 //! | `drive/` | the event loops, only I/O and waiting: the worker thread, tokio's HTTP/1.1 slot and load models, `h2/`, `h3/`, `reactor/` (epoll, io_uring) |
-//! | `exchange/` | the I/O-free books of one HTTP/1.1 exchange that the tokio slot and the reactors' `Ledger` share |
-//! | `worker/` | what each worker keeps, whatever its loop: state and recorder, housekeeping, pacer, connect backoff, group start, request log |
+//! | `exchange/` | the I/O-free books of one HTTP/1.1 exchange: the response reader, a request's clocks and retry, a connection's life, and the reactors' `Ledger`; the tokio slot keeps the same books |
+//! | `worker/` | what each worker keeps, whatever its loop: what its connections share (`ConnectionContext`) and the booking of a request's end, state and recorder, housekeeping, pacer, connect backoff, group start, request log |
 //! | `plan/` | what a worker is told, built once per run: its share, the HTTP/2 and HTTP/3 request forms, the connection lifetime |
 //! | `redirects/` | following redirects: hops, `Location`, other origins, which connection a slot uses |
 //! | `net/` | reaching the target: DNS, source addresses, `transport/` (TCP, Unix, proxy, TLS, QUIC), error classes, TLS hints |

@@ -3,7 +3,8 @@
 //! worker's share of the connection schedule (ramp-up, stages); slots above it
 //! finish their request, close their connection and park.
 
-use crate::drive::connection::{ConnectionContext, Slot};
+use crate::drive::connection::Slot;
+use crate::worker::context::ConnectionContext;
 use crate::worker::housekeeping::CONTROL_PERIOD;
 use stampede_plan::{share_of, Schedule};
 use std::cell::Cell;

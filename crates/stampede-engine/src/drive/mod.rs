@@ -1,11 +1,9 @@
 //! The event loops, only I/O and waiting: worker.rs runs a worker thread on
 //! tokio or hands it to a reactor (reactor/, epoll and io_uring). On tokio,
 //! connection.rs is the HTTP/1.1 slot, closed.rs and open.rs the two load
-//! models, h2/ and h3/ the other protocols; connection.rs also holds the
-//! `ConnectionContext` every loop reads, and booking.rs its one rule for
-//! booking a request's end (recorder and request log) on every protocol.
+//! models, h2/ and h3/ the other protocols. What every loop reads
+//! (`ConnectionContext`) and the booking of a request's end are worker/'s.
 
-pub(crate) mod booking;
 pub(crate) mod closed;
 pub(crate) mod connection;
 pub(crate) mod h2;

@@ -12,9 +12,10 @@
 //! the window counts the requests intended in it (see WorkerState), and its
 //! requests must not wait behind a backlog that nobody measures.
 
-use crate::drive::connection::{ConnectionContext, Slot};
+use crate::drive::connection::Slot;
 use crate::drive::precise_timer::PreciseTimer;
 use crate::plan::worker_plan::OpenLoad;
+use crate::worker::context::ConnectionContext;
 use crate::worker::open_slots::{Destination, OpenSlots};
 use crate::worker::pacer::{is_stale, Backlog, Pacer};
 use std::cell::{Cell, RefCell};

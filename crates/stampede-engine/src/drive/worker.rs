@@ -4,11 +4,11 @@
 //! and a final one when it stops.
 
 use crate::drive::closed::{control_slots, run_closed_slot, ActiveSlots};
-use crate::drive::connection::{connection_context, ConnectionContext};
 use crate::drive::h2::h2_client::run_h2_slot;
 use crate::drive::open::run_pacer;
 use crate::plan::h2_request::H2Context;
 use crate::plan::worker_plan::{WorkerLoad, WorkerMessage, WorkerPlan};
+use crate::worker::context::{connection_context, ConnectionContext};
 use crate::worker::housekeeping::{Housekeeping, Tick};
 use crate::worker::request_log::WorkerLogHandle;
 use crate::worker::worker_state::WorkerState;

@@ -1,6 +1,6 @@
 //! The books of one HTTP/1.1 connection's life, I/O-free and kept by both
 //! paths that speak it (the tokio slot, connection.rs, and the reactors'
-//! `Ledger`, reactor/ledger.rs), so that the rules are written once: how
+//! `Ledger`, exchange/ledger.rs), so that the rules are written once: how
 //! many responses the connection served and when it opened (its lifetime,
 //! conn_lifetime.rs), what its successor counts as (a reconnect after the
 //! server closed it, a planned reconnect after the client retired it, else

@@ -1,10 +1,12 @@
 //! The I/O-free books of one HTTP/1.1 exchange, kept alike by the tokio
-//! slot (drive/connection.rs) and the reactors' `Ledger`
-//! (drive/reactor/ledger.rs): a request's clocks, outcome and retry, a
-//! connection's reuse and life, the read buffer the parser consumes, and
-//! the reading of a response from the bytes a driver hands in.
+//! slot (drive/connection.rs) and the reactors' `Ledger` (ledger.rs, a
+//! slot's books as the epoll and io_uring loops drive it): a request's
+//! clocks, outcome and retry, a connection's reuse and life, the read
+//! buffer the parser consumes, and the reading of a response from the bytes
+//! a driver hands in. Nothing here does I/O or imports a loop.
 
 pub(crate) mod conn_books;
+pub(crate) mod ledger;
 pub(crate) mod read_buffer;
 pub(crate) mod request_books;
 pub(crate) mod response_reader;

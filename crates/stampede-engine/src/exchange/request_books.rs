@@ -1,5 +1,5 @@
 //! The rules of one HTTP/1.1 request that both paths keep (the tokio slot,
-//! connection.rs, and the reactors' `Ledger`, reactor/ledger.rs), I/O-free
+//! connection.rs, and the reactors' `Ledger`, exchange/ledger.rs), I/O-free
 //! so that each is written once: a request's clocks and the outcome they
 //! make ([`Clocks`]), the retry of an idle close (once per exchange on the
 //! wire: the request, and each hop of its redirects), and what a failure

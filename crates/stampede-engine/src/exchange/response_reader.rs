@@ -6,10 +6,9 @@
 //! next response of a pipelined batch: [`ResponseReader::carry`] moves them
 //! to its count. No I/O: the drivers read and hand the bytes in.
 
-use crate::drive::connection::response_error_kind;
 use crate::exchange::read_buffer::ReadBuffer;
 use crate::exchange::request_books::Clocks;
-use crate::http1::{malformed_start, Complete, ResponseParser, ResponseProgress};
+use crate::http1::{malformed_start, Complete, ResponseError, ResponseParser, ResponseProgress};
 use stampede_metrics::ErrorKind;
 use std::time::Instant;
 
@@ -150,6 +149,15 @@ fn stamp(clocks: &mut Clocks, now: Instant, n: usize) -> bool {
     clocks.first_byte.get_or_insert(now);
     clocks.bytes_received += n as u64;
     first
+}
+
+/// The error class of a response that could not be read.
+fn response_error_kind(error: ResponseError) -> ErrorKind {
+    match error {
+        ResponseError::Malformed => ErrorKind::MalformedResponse,
+        ResponseError::ClosedEarly => ErrorKind::ClosedEarly,
+        ResponseError::Undecodable => ErrorKind::UndecodableBody,
+    }
 }
 
 #[cfg(test)]

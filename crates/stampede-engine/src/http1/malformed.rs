@@ -3,7 +3,7 @@
 //! TLS record from an https port, an HTTP/2 frame from a prior-knowledge
 //! h2c port). One rule for every path that reads HTTP/1.x: the tokio
 //! slot over TCP and over TLS (connection.rs) and the reactors' books
-//! (reactor/ledger.rs) take the sample by [`malformed_start`].
+//! (exchange/ledger.rs) take the sample by [`malformed_start`].
 
 use super::{ResponseError, ResponseProgress};
 

@@ -1,6 +1,6 @@
 //! The one rule of a connection's planned end (`--conn-max-requests N`,
 //! `--conn-max-age DUR`), asked by every path: the reactors' books
-//! (reactor/ledger.rs), the tokio HTTP/1.1 slot (connection.rs) and the
+//! (exchange/ledger.rs), the tokio HTTP/1.1 slot (connection.rs) and the
 //! HTTP/2 slot (h2_client.rs).
 //!
 //! A connection is retired by the client once its last response is in:

@@ -242,7 +242,7 @@ pub(crate) struct WorkerLog {
     dropped: Cell<u64>,
 }
 
-/// What a request's log line needs besides its [`Outcome`], gathered by the loop that booked it ([`crate::drive::booking`]).
+/// What a request's log line needs besides its [`Outcome`], gathered by the loop that booked it ([`crate::worker::booking`]).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct LogFacts<'a> {
     /// The time its connection took to open, on the request that opened it

@@ -427,6 +427,21 @@ impl WorkerState {
     }
 }
 
+/// Hops are counted in the worker's recorder, their errors sampled there.
+impl crate::redirects::redirect::HopBooks for WorkerState {
+    fn hop_followed(&self) {
+        self.recorder.borrow_mut().record_redirect();
+    }
+
+    fn hop_offsite(&self) {
+        self.recorder.borrow_mut().record_offsite_redirect();
+    }
+
+    fn hop_sample(&self, kind: ErrorKind, reason: &dyn Fn() -> String) {
+        self.sample_error(kind, reason);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,7 +2,7 @@
 //! into each connection's own buffer, feeder rows taken per iteration,
 //! responses judged by checks and extractors, and scenario steps walked in
 //! order by each virtual user. Both paths use it the same way: the reactors'
-//! books (reactor/ledger.rs) and the tokio slot (connection.rs) each hold a
+//! books (exchange/ledger.rs) and the tokio slot (connection.rs) each hold a
 //! [`UserSession`] per connection and ask it for the next request and for
 //! the verdict on each response, so the rules are written once, here; a
 //! scenario's groups start, end and stop by one clock (phases.rs).

@@ -22,11 +22,11 @@
 //! poll, and the windows are large so WINDOW_UPDATE frames are rare.
 
 use crate::drive::closed::ActiveSlots;
-use crate::drive::connection::ConnectionContext;
 use crate::drive::h2::h2_conn_end::{ConnectionEnd, Retry};
 use crate::drive::h2::h2_redirects::{send_following, Chain};
 use crate::net::outcome_class::classify_h2;
 use crate::plan::h2_request::{H2Context, H2Request};
+use crate::worker::context::ConnectionContext;
 use crate::worker::request_log::LogFacts;
 use bytes::Bytes;
 use h2::client::SendRequest;

@@ -8,13 +8,13 @@
 //! SETTINGS arrived, gives its job back and takes no other. Requests go and
 //! are booked as in the closed model (h2_client.rs `try_request`).
 
-use crate::drive::connection::ConnectionContext;
 use crate::drive::h2::h2_client::{open, try_request, Tried};
 use crate::drive::h2::h2_conn_end::{ConnectionEnd, Retry};
 use crate::drive::open::{run_pacer_with, Dispatcher};
 use crate::plan::conn_lifetime::Multiplexed;
 use crate::plan::h2_request::H2Context;
 use crate::worker::backoff::Backoff;
+use crate::worker::context::ConnectionContext;
 use bytes::Bytes;
 use h2::client::SendRequest;
 use std::cell::{Cell, RefCell};

@@ -6,11 +6,11 @@
 //! way to other origins (run/engine.rs), so the 3xx is the answer, counted
 //! offsite, as through a proxy. The whole chain is one request.
 
-use crate::drive::connection::ConnectionContext;
 use crate::drive::h2::h2_conn_end::SendError;
 use crate::drive::h2::h2_exchange::{send, Answer};
 use crate::plan::h2_request::{from_rendered, H2Request};
 use crate::redirects::redirect::{Follow, Hops};
+use crate::worker::context::ConnectionContext;
 use bytes::Bytes;
 use h2::client::SendRequest;
 use stampede_metrics::ErrorKind;

@@ -14,12 +14,12 @@
 //! it: a [`Resume`] the user carries to the next connection.
 
 use crate::drive::closed::ActiveSlots;
-use crate::drive::connection::ConnectionContext;
 use crate::drive::h2::h2_conn_end::{sent, ConnectionEnd, Retry, SendError};
 use crate::drive::h2::h2_exchange::exchange;
 use crate::http1::DecodedCount;
 use crate::net::outcome_class::classify_h2;
 use crate::plan::h2_request::{from_rendered, next_rendered, H2Context, H2Request};
+use crate::worker::context::ConnectionContext;
 use crate::worker::request_log::LogFacts;
 use crate::workload::{Answer, UserSession, WorkerWorkload};
 use bytes::Bytes;

@@ -12,11 +12,11 @@
 //! close reason; the rest is quinn's and h3's.
 
 use crate::drive::closed::ActiveSlots;
-use crate::drive::connection::ConnectionContext;
 use crate::drive::h3::h3_conn::{Cached, H3Context, QuicCell, Sender};
 use crate::drive::h3::h3_errors::stream_failed;
 use crate::plan::h2_request::H2Request;
 use crate::worker::backoff::Backoff;
+use crate::worker::context::ConnectionContext;
 use crate::worker::request_log::LogFacts;
 use bytes::Buf;
 use stampede_metrics::{ErrorKind, Outcome};

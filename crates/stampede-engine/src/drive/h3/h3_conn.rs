@@ -6,11 +6,11 @@
 //! with `--0rtt` and a session ticket as 0-RTT, whose requests leave at once
 //! and whose acceptance is counted apart.
 
-use crate::drive::connection::ConnectionContext;
 use crate::drive::h3::h3_errors::{handshake_failed, handshake_timeout, is_graceful, Failure};
 use crate::net::transport::quic;
 use crate::plan::h2_request::H2Request;
 use crate::plan::h3_plan::H3Plan;
+use crate::worker::context::ConnectionContext;
 use bytes::Bytes;
 use stampede_metrics::ErrorKind;
 use std::cell::{Cell, RefCell};

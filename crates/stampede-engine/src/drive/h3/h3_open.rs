@@ -4,11 +4,11 @@
 //! connection fills before the next opens), or queues it, its wait counted
 //! in its latency. Latency counts from the intended instant.
 
-use crate::drive::connection::ConnectionContext;
 use crate::drive::h3::h3_client::{request, End};
 use crate::drive::h3::h3_conn::{Cached, H3Context, QuicCell};
 use crate::drive::open::{run_pacer_with, Dispatcher};
 use crate::plan::worker_plan::OpenLoad;
+use crate::worker::context::ConnectionContext;
 use std::rc::Rc;
 use std::time::Instant;
 

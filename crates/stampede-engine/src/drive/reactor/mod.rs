@@ -16,7 +16,6 @@
 //! The tokio path (worker.rs) drives HTTP/2 and TLS through a proxy.
 
 mod epoll;
-mod ledger;
 mod open_dispatch;
 mod slot;
 mod slot_state;
@@ -27,8 +26,8 @@ mod uring;
 pub(crate) use uring::uring_unavailable;
 
 use crate::drive::closed::slots_at;
-use crate::drive::connection::{connection_context, ConnectionContext};
 use crate::plan::worker_plan::{WorkerLoad, WorkerMessage, WorkerPlan};
+use crate::worker::context::{connection_context, ConnectionContext};
 use crate::worker::housekeeping::{Housekeeping, Tick};
 use crate::worker::request_log::WorkerLogHandle;
 use crate::worker::worker_state::WorkerState;

@@ -2,14 +2,14 @@
 //! ([`SlotBase`]: connection, phase, books) and the rules both reactors share
 //! ([`ReactorSlot`]'s provided methods), written once.
 
-use super::ledger::Ledger;
 pub(crate) use super::slot_state::{Phase, SlotBase};
-use crate::drive::connection::ConnectionContext;
 use crate::exchange::conn_books::Reuse;
+use crate::exchange::ledger::Ledger;
 use crate::http1::{Complete, ResponseProgress};
 use crate::net::outcome_class::classify_connect;
 use crate::redirects::redirect::Follow;
 use crate::redirects::redirect_switch::{origin_switch, OriginSwitch};
+use crate::worker::context::ConnectionContext;
 use stampede_metrics::ErrorKind;
 use std::io;
 use std::time::Instant;

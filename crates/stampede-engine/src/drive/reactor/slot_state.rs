@@ -4,9 +4,9 @@
 //! ([`SideLink`]; the switching rule is redirect_switch.rs, followed by
 //! `ReactorSlot::switch_to`).
 
-use super::ledger::{Ledger, LinkBooks};
-use crate::drive::connection::ConnectionContext;
+use crate::exchange::ledger::{Ledger, LinkBooks};
 use crate::net::outcome_class::Stage;
+use crate::worker::context::ConnectionContext;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::time::Instant;

@@ -5,7 +5,7 @@
 //! Every session of a worker is built from the connector's one
 //! `ClientConfig`, so its session cache (resumption) is shared.
 
-use super::ledger::Ledger;
+use crate::exchange::ledger::Ledger;
 use crate::http1::ResponseProgress;
 use crate::net::transport::TlsClient;
 use rustls::ClientConnection;

@@ -6,8 +6,8 @@ mod poller;
 mod slot;
 
 use super::{drive, longest_request, slot_count};
-use crate::drive::connection::ConnectionContext;
 use crate::plan::worker_plan::{WorkerMessage, WorkerPlan};
+use crate::worker::context::ConnectionContext;
 use poller::{event_buffer, Poller};
 use slot::{Io, Slot};
 use std::io;

@@ -7,11 +7,11 @@
 //! read is decrypted before it is parsed.
 
 use super::poller::{Poller, PEER_CLOSED, READABLE, WRITABLE};
-use crate::drive::connection::ConnectionContext;
 use crate::drive::reactor::tls::{decrypt_response, Received, TlsSession};
 use crate::drive::reactor::{socket, Phase, ReactorSlot, SlotBase, Step, WorkerIo};
 use crate::http1::ResponseProgress;
 use crate::net::outcome_class::classify_io;
+use crate::worker::context::ConnectionContext;
 use stampede_metrics::ErrorKind;
 use std::io;
 use std::os::fd::AsRawFd;

@@ -8,8 +8,8 @@ mod ring;
 mod slot;
 
 use super::{drive, longest_request, slot_count, socket};
-use crate::drive::connection::ConnectionContext;
 use crate::plan::worker_plan::{WorkerMessage, WorkerPlan};
+use crate::worker::context::ConnectionContext;
 use ring::Ring;
 use slot::{Io, Slot};
 use std::io;

@@ -9,12 +9,12 @@
 //! until the send completes (after a close too: see `retired`).
 
 use super::ring::{Completion, Ring, BUFFER_GROUP};
-use crate::drive::connection::ConnectionContext;
 use crate::drive::reactor::tls::{decrypt_response, Received, TlsSession};
 use crate::drive::reactor::{socket, Phase, ReactorSlot, SlotBase, Step, WorkerIo};
 use crate::http1::ResponseProgress;
 use crate::net::outcome_class::classify_io;
 use crate::net::transport::Endpoint;
+use crate::worker::context::ConnectionContext;
 use io_uring::{opcode, squeue, types};
 use socket2::SockAddr;
 use stampede_metrics::ErrorKind;

@@ -1,5 +1,5 @@
 //! How a request's end is booked, one rule for every protocol and loop:
-//! HTTP/1.1 on tokio (connection.rs) and on the reactors (reactor/ledger.rs),
+//! HTTP/1.1 on tokio (connection.rs) and on the reactors (exchange/ledger.rs),
 //! HTTP/2 with fixed requests (h2_client.rs) and with a workload
 //! (h2_workload.rs), HTTP/3 (h3_client.rs). Each builds the request's
 //! [`Outcome`] and hands it here with what the `--log-requests` line needs;
@@ -7,7 +7,7 @@
 //! writes its line, so the log holds one line per finished request whatever
 //! the protocol. With the log off this is the recorder and one `Option` test.
 
-use crate::drive::connection::ConnectionContext;
+use crate::worker::context::ConnectionContext;
 use crate::worker::request_log::LogFacts;
 use stampede_metrics::Outcome;
 

@@ -8,7 +8,7 @@
 //! outcome_class.rs; the connection's life (served, lifetime, whether it
 //! stays open after an answer, what a successor counts as) in
 //! conn_books.rs; the verdict, the redirect and the record of a request's
-//! end on `ConnectionContext` (connection.rs). A failed request has no
+//! end on `ConnectionContext` (worker/context.rs). A failed request has no
 //! counted body, and one that never got a connection counts from its
 //! intended start. A pipelined batch (`--pipeline N`) is N requests written
 //! at once, all with the same clocks: the books count the responses of the
@@ -16,13 +16,13 @@
 //! the batch not answered yet. The reactors own the socket and decide when
 //! to read and write.
 
-use crate::drive::connection::ConnectionContext;
 use crate::exchange::conn_books::{ConnectionLife, Reuse};
 use crate::exchange::read_buffer::ReadBuffer;
 use crate::exchange::request_books::{Clocks, Failure, RequestBooks};
 use crate::exchange::response_reader::ResponseReader;
 use crate::http1::{Complete, ResponseProgress};
 use crate::redirects::redirect::{Follow, Hops};
+use crate::worker::context::ConnectionContext;
 use crate::workload::{Answer, UserSession};
 use stampede_metrics::{ErrorKind, Judged};
 use std::time::{Duration, Instant};
