@@ -403,6 +403,46 @@ fn experiment_two_threads_carry_what_one_cannot() {
 }
 
 #[test]
+fn experiment_reads_the_client_sockets_rtt_from_tcp_info() {
+    let _machine = shared_machine();
+    let dir = temp_dir("experiment-client-tcp");
+    let port = free_port();
+    // Each request holds a worker 2 ms: the run lasts long enough for the
+    // watch's samples (every 200 ms) to see every connection open.
+    let url = format!("http://127.0.0.1:{port}/block/2");
+    let template = serve_template(port, "--threads {threads}");
+    let (_, doc) = experiment(
+        &dir,
+        &[
+            "--server",
+            &template,
+            "--vary",
+            "threads=2",
+            "--repeat",
+            "1",
+            "--settle",
+            "0s",
+        ],
+        &["run", &url, "-c", "6", "-t", "1", "-d", "1s"],
+    );
+    let tcp = &doc["variants"][0]["server"]["client_tcp"];
+    eprintln!("client_tcp: {tcp}");
+    // Keep-alive: one socket per connection, all open at once.
+    assert_eq!(tcp["sockets"].as_f64(), Some(6.0), "{tcp}");
+    assert_eq!(tcp["sockets_seen"].as_f64(), Some(6.0), "{tcp}");
+    let median = tcp["rtt_us_median"].as_f64().unwrap();
+    let p99 = tcp["rtt_us_p99"].as_f64().unwrap();
+    assert!(median > 0.0 && p99 >= median, "{tcp}");
+    // Loopback drops nothing: no retransmit, and no cause named for it.
+    assert_eq!(tcp["retransmits"].as_f64(), Some(0.0), "{tcp}");
+    let causes = doc["variants"][0]["server"]["bottleneck"].to_string();
+    assert!(
+        !causes.contains("client's sockets retransmitted"),
+        "{causes}"
+    );
+}
+
+#[test]
 fn experiment_names_the_saturated_single_thread() {
     let _machine = shared_machine();
     let dir = temp_dir("experiment-saturated");

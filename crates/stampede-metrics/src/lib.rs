@@ -18,6 +18,7 @@
 mod addresses;
 mod agent;
 mod checks;
+mod client_tcp;
 mod counters;
 mod environment;
 mod error_kind;
@@ -47,6 +48,7 @@ pub use addresses::{merge_dns, AddressUse, DnsUse};
 pub use agent::{format_timestamp, parse_timestamp, signed_millis, AgentInfo, TimestampError};
 pub(crate) use checks::{merge_tallies, MAX_CHECK_SAMPLES};
 pub use checks::{CheckResult, CheckTally, Judged};
+pub use client_tcp::ClientTcp;
 pub use counters::{Counters, StatusCounts};
 pub use environment::Environment;
 pub use error_kind::ErrorKind;

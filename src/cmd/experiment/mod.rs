@@ -183,8 +183,9 @@ pub fn execute(args: ExperimentArgs) -> anyhow::Result<i32> {
         }
         let kept = &mut doc.variants[index];
         match runner::run_one(&load, variant, round, banner) {
-            Outcome::Done(result, cost) => {
-                kept.runs.push(*result);
+            Outcome::Done(done) => {
+                let (result, cost) = *done;
+                kept.runs.push(result);
                 kept.costs.push(cost);
             }
             Outcome::Swept(round) => kept.sweeps.push(*round),

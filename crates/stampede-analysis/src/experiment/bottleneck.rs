@@ -4,7 +4,8 @@
 //! one thread saturated while the others idle, every busy thread saturated,
 //! the server's threads waiting on a run queue (schedstat), one CPU busy
 //! with softirq (/proc/stat), or the client's own busiest thread saturated
-//! (the run's monitor). No cause without its evidence.
+//! (the run's monitor), or the client's own sockets retransmitting
+//! (`tcp_info`). No cause without its evidence.
 
 use super::cost::{Bottleneck, Evidence, ServerCost};
 use stampede_metrics::RunResult;
@@ -46,6 +47,19 @@ pub fn bottlenecks(cost: &ServerCost) -> Vec<Bottleneck> {
                 cost.syn_retransmits
             ),
             evidence: vec![evidence("TcpExt.TCPSynRetrans", cost.syn_retransmits)],
+        });
+    }
+    if let Some(tcp) = cost.client_tcp.as_ref().filter(|t| t.retransmits >= 0.5) {
+        found.push(Bottleneck {
+            cause: format!(
+                "the client's sockets retransmitted {:.0} segments; RTT p99 {:.1} ms: the network or the server's receive path drops packets",
+                tcp.retransmits,
+                tcp.rtt_us_p99 / 1000.0
+            ),
+            evidence: vec![
+                evidence("client tcp_info total_retrans", tcp.retransmits),
+                evidence("client tcp_info rtt_us p99", tcp.rtt_us_p99),
+            ],
         });
     }
     if cost.tcp_retransmits - cost.syn_retransmits >= 0.5 {
@@ -310,5 +324,27 @@ mod tests {
             (b[0].evidence[0].counter.as_str(), b[0].evidence[0].value),
             ("Tcp.RetransSegs", 12.0)
         );
+    }
+
+    #[test]
+    fn names_the_client_sockets_retransmits_with_their_rtt() {
+        let with = |retransmits: f64| {
+            let mut c = cost(&[(50.0, 100.0)], 0.0);
+            c.client_tcp = Some(stampede_metrics::ClientTcp {
+                sockets: 4.0,
+                rtt_us_p99: 41_500.0,
+                retransmits,
+                ..Default::default()
+            });
+            bottlenecks(&c)
+        };
+        let b = with(17.0);
+        assert_eq!(
+            b[0].cause,
+            "the client's sockets retransmitted 17 segments; RTT p99 41.5 ms: the network or the server's receive path drops packets"
+        );
+        assert_eq!(b[0].evidence[0].value, 17.0);
+        assert_eq!(b[0].evidence[1].value, 41_500.0);
+        assert!(with(0.4).is_empty());
     }
 }
