@@ -443,6 +443,54 @@ fn experiment_reads_the_client_sockets_rtt_from_tcp_info() {
 }
 
 #[test]
+fn experiment_names_server_threads_asleep_in_a_blocking_call() {
+    let _machine = shared_machine();
+    let dir = temp_dir("experiment-asleep");
+    let port = free_port();
+    // Each request holds its worker asleep 20 ms (`/block`: a blocking
+    // call in the handler): both workers sleep nearly all the time, with
+    // little CPU, whatever else the host runs.
+    let url = format!("http://127.0.0.1:{port}/block/20");
+    let template = serve_template(port, "--threads {threads}");
+    let (output, doc) = experiment(
+        &dir,
+        &[
+            "--server",
+            &template,
+            "--vary",
+            "threads=2",
+            "--repeat",
+            "1",
+            "--settle",
+            "0s",
+        ],
+        &["run", &url, "-c", "8", "-t", "1", "-d", "2s"],
+    );
+    let server = &doc["variants"][0]["server"];
+    let waits = &server["thread_waits"];
+    eprintln!("thread_waits: {waits}");
+    // The two workers worked (the main thread waits on them, and is not
+    // counted) and slept in the handler's sleep.
+    assert_eq!(waits["working_threads"].as_f64(), Some(2.0), "{waits}");
+    assert_eq!(waits["asleep_threads"].as_f64(), Some(2.0), "{waits}");
+    let wchan = waits["waits"][0]["wchan"].as_str().unwrap();
+    assert!(wchan.contains("nanosleep"), "{waits}");
+    let named = server["bottleneck"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["evidence"][0]["counter"] == "server threads asleep (state S/D, wchan)")
+        .unwrap_or_else(|| panic!("not named: {}", server["bottleneck"]));
+    assert_eq!(named["evidence"][0]["value"].as_f64(), Some(2.0));
+    let cause = format!("2 of 2 working server threads asleep in {wchan} most of the time");
+    assert!(
+        named["cause"].as_str().unwrap().starts_with(&cause),
+        "{named}"
+    );
+    assert!(stdout(&output).contains(&cause), "{}", stdout(&output));
+}
+
+#[test]
 fn experiment_names_the_saturated_single_thread() {
     let _machine = shared_machine();
     let dir = temp_dir("experiment-saturated");

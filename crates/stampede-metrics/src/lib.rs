@@ -42,6 +42,7 @@ mod running;
 mod second_histograms;
 mod server_reading;
 mod stream;
+mod thread_waits;
 mod timeseries;
 
 pub use addresses::{merge_dns, AddressUse, DnsUse};
@@ -83,6 +84,7 @@ pub use second_histograms::{
 };
 pub use server_reading::{CpuTicks, ServerReading, ThreadCpu};
 pub use stream::{StreamBooks, StreamFigures, StreamHistograms, StreamResult, StreamSummary};
+pub use thread_waits::{ThreadWait, ThreadWaits};
 pub use timeseries::{SecondPoint, TimeseriesBuilder};
 
 /// Errors reading or decoding saved results.

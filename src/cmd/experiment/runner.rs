@@ -5,7 +5,8 @@
 //! again after `--settle`, stop it. The machine's accept-queue counters are read with
 //! the server's. A server that does not start, never listens or dies
 //! during the load makes a failed run with its stderr's last lines. During
-//! each load a [`LoadWatch`] samples the client's own sockets to the port.
+//! each load a [`LoadWatch`] samples the client's own sockets to the port
+//! and where the server's threads sleep.
 
 use super::template::Variant;
 use crate::flags::sweep_args::SweepArgs;
@@ -135,7 +136,7 @@ fn fixed_run(
     banner: String,
 ) -> Result<Outcome, String> {
     let before = read_cost(pid).map(reading);
-    let watch = LoadWatch::start(load.addr, LOAD_WATCH_INTERVAL).ok();
+    let watch = LoadWatch::start(load.addr, Some(pid), LOAD_WATCH_INTERVAL).ok();
     let started = Instant::now();
     if let Some(workload) = workload {
         // Each run uses every unique row once.
@@ -216,7 +217,7 @@ struct CostWatch {
 impl StepWatch for CostWatch {
     fn before_step(&mut self, _: usize) {
         self.before = read_cost(self.pid).map(|r| (reading(r), Instant::now()));
-        self.during = LoadWatch::start(self.addr, LOAD_WATCH_INTERVAL).ok();
+        self.during = LoadWatch::start(self.addr, Some(self.pid), LOAD_WATCH_INTERVAL).ok();
     }
 
     fn after_step(&mut self, _: usize, result: &RunResult) {
@@ -239,6 +240,7 @@ fn with_watch(cost: Option<ServerCost>, watched: Option<LoadWatchReport>) -> Opt
     cost.map(|mut cost| {
         if let Some(watched) = watched {
             cost.client_tcp = watched.client_tcp;
+            cost.thread_waits = watched.thread_waits;
         }
         cost
     })

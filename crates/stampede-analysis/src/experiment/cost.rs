@@ -5,7 +5,7 @@
 //! readings come from the engine's monitor (`read_cost`).
 
 use serde::{Deserialize, Serialize};
-pub use stampede_metrics::{ClientTcp, ServerReading};
+pub use stampede_metrics::{ClientTcp, ServerReading, ThreadWaits};
 
 /// One thread's part of the server's CPU during a load.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -77,6 +77,10 @@ pub struct ServerCost {
     /// and retransmits (`None`: sock_diag not readable).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_tcp: Option<ClientTcp>,
+    /// Where the server's threads slept during the load (/proc/PID/task/*
+    /// state and wchan, sampled beside it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread_waits: Option<ThreadWaits>,
     /// What limited the server, each cause with its figure (filled by the
     /// experiment's summary: bottleneck.rs).
     pub bottleneck: Vec<Bottleneck>,
@@ -124,6 +128,7 @@ impl ServerCost {
             syn_retransmits: after.syn_retransmits.saturating_sub(before.syn_retransmits) as f64,
             tcp_retransmits: after.tcp_retransmits.saturating_sub(before.tcp_retransmits) as f64,
             client_tcp: None,
+            thread_waits: None,
             bottleneck: Vec::new(),
         })
     }
@@ -177,6 +182,12 @@ impl ServerCost {
                 &costs
                     .iter()
                     .filter_map(|c| c.client_tcp.clone())
+                    .collect::<Vec<_>>(),
+            ),
+            thread_waits: ThreadWaits::mean(
+                &costs
+                    .iter()
+                    .filter_map(|c| c.thread_waits.clone())
                     .collect::<Vec<_>>(),
             ),
             bottleneck: Vec::new(),

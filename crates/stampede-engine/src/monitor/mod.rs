@@ -3,7 +3,8 @@
 //! that nobody has to read CPU off a `top` screenshot again. It never touches
 //! the request path. Stampede's own CPU is its load-generating threads'
 //! ([`ClientThreads`]), not the whole process's. A [`LoadWatch`] samples,
-//! beside one load, the client's own TCP sockets to the target.
+//! beside one load, the client's own TCP sockets to the target and where
+//! the server's threads sleep.
 
 mod cost;
 mod kernel;
@@ -11,6 +12,7 @@ mod load_watch;
 mod netstat;
 mod procfs;
 mod sock_diag;
+mod thread_states;
 mod threads;
 
 use procfs::{
