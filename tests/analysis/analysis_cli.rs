@@ -411,7 +411,7 @@ fn experiment_reads_the_client_sockets_rtt_from_tcp_info() {
     // watch's samples (every 200 ms) to see every connection open.
     let url = format!("http://127.0.0.1:{port}/block/2");
     let template = serve_template(port, "--threads {threads}");
-    let (_, doc) = experiment(
+    let (output, doc) = experiment(
         &dir,
         &[
             "--server",
@@ -440,6 +440,13 @@ fn experiment_reads_the_client_sockets_rtt_from_tcp_info() {
         !causes.contains("client's sockets retransmitted"),
         "{causes}"
     );
+    // The text says it too, in milliseconds.
+    let line = format!(
+        "threads=2: client RTT median {:.2} ms, p99 {:.2} ms over 6 sockets, 0 retransmitted",
+        median / 1000.0,
+        p99 / 1000.0
+    );
+    assert!(stdout(&output).contains(&line), "{}", stdout(&output));
 }
 
 #[test]
