@@ -403,6 +403,101 @@ fn experiment_two_threads_carry_what_one_cannot() {
 }
 
 #[test]
+fn experiment_reads_the_client_sockets_rtt_from_tcp_info() {
+    let _machine = shared_machine();
+    let dir = temp_dir("experiment-client-tcp");
+    let port = free_port();
+    // Each request holds a worker 2 ms: the run lasts long enough for the
+    // watch's samples (every 200 ms) to see every connection open.
+    let url = format!("http://127.0.0.1:{port}/block/2");
+    let template = serve_template(port, "--threads {threads}");
+    let (output, doc) = experiment(
+        &dir,
+        &[
+            "--server",
+            &template,
+            "--vary",
+            "threads=2",
+            "--repeat",
+            "1",
+            "--settle",
+            "0s",
+        ],
+        &["run", &url, "-c", "6", "-t", "1", "-d", "1s"],
+    );
+    let tcp = &doc["variants"][0]["server"]["client_tcp"];
+    eprintln!("client_tcp: {tcp}");
+    // Keep-alive: one socket per connection, all open at once.
+    assert_eq!(tcp["sockets"].as_f64(), Some(6.0), "{tcp}");
+    assert_eq!(tcp["sockets_seen"].as_f64(), Some(6.0), "{tcp}");
+    let median = tcp["rtt_us_median"].as_f64().unwrap();
+    let p99 = tcp["rtt_us_p99"].as_f64().unwrap();
+    assert!(median > 0.0 && p99 >= median, "{tcp}");
+    // Loopback drops nothing: no retransmit, and no cause named for it.
+    assert_eq!(tcp["retransmits"].as_f64(), Some(0.0), "{tcp}");
+    let causes = doc["variants"][0]["server"]["bottleneck"].to_string();
+    assert!(
+        !causes.contains("client's sockets retransmitted"),
+        "{causes}"
+    );
+    // The text says it too, in milliseconds.
+    let line = format!(
+        "threads=2: client RTT median {:.2} ms, p99 {:.2} ms over 6 sockets, 0 retransmitted",
+        median / 1000.0,
+        p99 / 1000.0
+    );
+    assert!(stdout(&output).contains(&line), "{}", stdout(&output));
+}
+
+#[test]
+fn experiment_names_server_threads_asleep_in_a_blocking_call() {
+    let _machine = shared_machine();
+    let dir = temp_dir("experiment-asleep");
+    let port = free_port();
+    // Each request holds its worker asleep 20 ms (`/block`: a blocking
+    // call in the handler): both workers sleep nearly all the time, with
+    // little CPU, whatever else the host runs.
+    let url = format!("http://127.0.0.1:{port}/block/20");
+    let template = serve_template(port, "--threads {threads}");
+    let (output, doc) = experiment(
+        &dir,
+        &[
+            "--server",
+            &template,
+            "--vary",
+            "threads=2",
+            "--repeat",
+            "1",
+            "--settle",
+            "0s",
+        ],
+        &["run", &url, "-c", "8", "-t", "1", "-d", "2s"],
+    );
+    let server = &doc["variants"][0]["server"];
+    let waits = &server["thread_waits"];
+    eprintln!("thread_waits: {waits}");
+    // The two workers worked (the main thread waits on them, and is not
+    // counted) and slept in the handler's sleep.
+    assert_eq!(waits["working_threads"].as_f64(), Some(2.0), "{waits}");
+    assert_eq!(waits["asleep_threads"].as_f64(), Some(2.0), "{waits}");
+    let wchan = waits["waits"][0]["wchan"].as_str().unwrap();
+    assert!(wchan.contains("nanosleep"), "{waits}");
+    let named = server["bottleneck"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["evidence"][0]["counter"] == "server threads asleep (state S/D, wchan)")
+        .unwrap_or_else(|| panic!("not named: {}", server["bottleneck"]));
+    assert_eq!(named["evidence"][0]["value"].as_f64(), Some(2.0));
+    let cause = format!("2 of 2 working server threads asleep in {wchan} most of the time");
+    assert!(
+        named["cause"].as_str().unwrap().starts_with(&cause),
+        "{named}"
+    );
+    assert!(stdout(&output).contains(&cause), "{}", stdout(&output));
+}
+
+#[test]
 fn experiment_names_the_saturated_single_thread() {
     let _machine = shared_machine();
     let dir = temp_dir("experiment-saturated");

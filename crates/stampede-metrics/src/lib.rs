@@ -18,6 +18,7 @@
 mod addresses;
 mod agent;
 mod checks;
+mod client_tcp;
 mod counters;
 mod environment;
 mod error_kind;
@@ -41,12 +42,14 @@ mod running;
 mod second_histograms;
 mod server_reading;
 mod stream;
+mod thread_waits;
 mod timeseries;
 
 pub use addresses::{merge_dns, AddressUse, DnsUse};
 pub use agent::{format_timestamp, parse_timestamp, signed_millis, AgentInfo, TimestampError};
 pub(crate) use checks::{merge_tallies, MAX_CHECK_SAMPLES};
 pub use checks::{CheckResult, CheckTally, Judged};
+pub use client_tcp::ClientTcp;
 pub use counters::{Counters, StatusCounts};
 pub use environment::Environment;
 pub use error_kind::ErrorKind;
@@ -81,6 +84,7 @@ pub use second_histograms::{
 };
 pub use server_reading::{CpuTicks, ServerReading, ThreadCpu};
 pub use stream::{StreamBooks, StreamFigures, StreamHistograms, StreamResult, StreamSummary};
+pub use thread_waits::{ThreadWait, ThreadWaits};
 pub use timeseries::{SecondPoint, TimeseriesBuilder};
 
 /// Errors reading or decoding saved results.

@@ -1,7 +1,8 @@
 //! The sweep part of an experiment's text (`experiment -- sweep`): one row
 //! per variant with its capacity (and interval over the rounds), its knee
 //! and its USL fit; then each variant's steps, one line each with the
-//! server's cost and the bottleneck of that step; then the knee in words
+//! server's cost, the client's sockets' RTT and retransmits and the
+//! bottleneck of that step; then the knee in words
 //! with the bottleneck the counters name there.
 
 use crate::format::format_count;
@@ -9,6 +10,7 @@ use crate::sweep_text::describe_load;
 use stampede_analysis::{
     Bottleneck, ExperimentDocument, ExperimentMetric as Metric, KneeSummary, VariantResult,
 };
+use stampede_metrics::ClientTcp;
 use std::fmt::Write;
 
 /// The width of the variant column: the longest name, at least the header's.
@@ -82,6 +84,9 @@ pub fn render_sweep_part(doc: &ExperimentDocument) -> String {
                 if let Some(top) = server.threads.first() {
                     let _ = write!(line, ", busiest thread {:.0}% of a core", top.cpu_pct);
                 }
+                if let Some(tcp) = &server.client_tcp {
+                    let _ = write!(line, ", {}", client_tcp_words(tcp));
+                }
             }
             if !step.bottleneck.is_empty() {
                 let _ = write!(line, "; bottleneck: {}", causes(&step.bottleneck));
@@ -116,6 +121,19 @@ pub fn knee_words(knee: Option<&KneeSummary>) -> String {
     } else {
         format!("{at}: {}", causes(&knee.bottleneck))
     }
+}
+
+/// "client RTT median 0.42 ms, p99 0.61 ms over 8 sockets, 0 retransmitted"
+/// (means over rounds, rounded as printed).
+pub(crate) fn client_tcp_words(tcp: &ClientTcp) -> String {
+    let sockets = format!("{:.0}", tcp.sockets);
+    let plural = if sockets == "1" { "" } else { "s" };
+    format!(
+        "client RTT median {:.2} ms, p99 {:.2} ms over {sockets} socket{plural}, {:.0} retransmitted",
+        tcp.rtt_us_median / 1000.0,
+        tcp.rtt_us_p99 / 1000.0,
+        tcp.retransmits
+    )
 }
 
 fn causes(found: &[Bottleneck]) -> String {
@@ -183,5 +201,25 @@ mod tests {
             ..knee
         };
         assert!(knee_words(Some(&bare)).ends_with("(500 connections): no counter names a cause"));
+    }
+
+    #[test]
+    fn the_client_sockets_in_words() {
+        let tcp = ClientTcp {
+            sockets: 8.0,
+            rtt_us_median: 420.0,
+            rtt_us_p99: 3191.7,
+            retransmits: 1229.3,
+            ..ClientTcp::default()
+        };
+        assert_eq!(
+            client_tcp_words(&tcp),
+            "client RTT median 0.42 ms, p99 3.19 ms over 8 sockets, 1229 retransmitted"
+        );
+        let one = ClientTcp {
+            sockets: 1.0,
+            ..tcp
+        };
+        assert!(client_tcp_words(&one).contains("over 1 socket, "));
     }
 }

@@ -1,6 +1,7 @@
 //! The text of an experiment (`stampede experiment`): one row per variant
 //! (runs, goodput with its interval, p50, p99, errors, the server's cost per
-//! request, its busiest thread), each variant's bottleneck, the failed runs,
+//! request, its busiest thread), each variant's client sockets (RTT and
+//! retransmits) and bottleneck, the failed runs,
 //! and the pairwise verdicts in words under the table. Under a sweep, the
 //! sweep part (experiment_sweep_text.rs) comes first and the table is at the
 //! common load.
@@ -74,6 +75,12 @@ pub fn render_experiment_text(doc: &ExperimentDocument) -> String {
             fixed(Metric::CtxSwitchesPerRequest, 2),
             busiest
         );
+    }
+    for v in &doc.variants {
+        if let Some(tcp) = v.server.as_ref().and_then(|s| s.client_tcp.as_ref()) {
+            let words = crate::experiment_sweep_text::client_tcp_words(tcp);
+            let _ = writeln!(out, "{}: {words}", v.name);
+        }
     }
     for v in &doc.variants {
         for b in v.server.iter().flat_map(|s| &s.bottleneck) {

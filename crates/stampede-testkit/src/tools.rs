@@ -65,6 +65,11 @@ const KNOWN: &[Known] = &[
         install: "apt-get install -y iproute2",
     },
     Known {
+        tool: "tc",
+        names: &["tc"],
+        install: "apt-get install -y iproute2",
+    },
+    Known {
         tool: "python3",
         names: &["python3"],
         install: "apt-get install -y python3",

@@ -34,7 +34,10 @@ use std::time::Duration;
 /// variant's server (`sh -c`, in its own process group), waits until the
 /// load's URL accepts, reads the server's counters from /proc (CPU user and
 /// system, bytes and calls of write, context switches, RSS, each thread's
-/// CPU), runs the load, reads them again and stops the server. Under
+/// CPU), runs the load, reads them again and stops the server. During the
+/// load a thread beside it samples the client's own TCP sockets to the
+/// target (RTT and retransmits, from tcp_info) and where the server's
+/// threads sleep (/proc/PID/task/*/wchan). Under
 /// `-- sweep` each run is the sweep command's ladder of steps, the counters
 /// read around each step: each variant gets its capacity, knee and USL fit,
 /// each step its bottleneck, and the fixed-load figures are taken at the
@@ -183,8 +186,9 @@ pub fn execute(args: ExperimentArgs) -> anyhow::Result<i32> {
         }
         let kept = &mut doc.variants[index];
         match runner::run_one(&load, variant, round, banner) {
-            Outcome::Done(result, cost) => {
-                kept.runs.push(*result);
+            Outcome::Done(done) => {
+                let (result, cost) = *done;
+                kept.runs.push(result);
                 kept.costs.push(cost);
             }
             Outcome::Swept(round) => kept.sweeps.push(*round),

@@ -4,7 +4,9 @@
 //! sweep command's steps, the counters read around each step), read them
 //! again after `--settle`, stop it. The machine's accept-queue counters are read with
 //! the server's. A server that does not start, never listens or dies
-//! during the load makes a failed run with its stderr's last lines.
+//! during the load makes a failed run with its stderr's last lines. During
+//! each load a [`LoadWatch`] samples the client's own sockets to the port
+//! and where the server's threads sleep.
 
 use super::template::Variant;
 use crate::flags::sweep_args::SweepArgs;
@@ -12,7 +14,10 @@ use crate::session::spawn::SpawnedServer;
 use crate::session::sweep::{run_steps, PreparedSweep, StepWatch};
 use crate::session::{run_plan_in, RunContext};
 use stampede_analysis::{Failure, ServerCost, ServerReading, SweepRound, SweptStep};
-use stampede_engine::monitor::{read_cost, read_listen_queue, read_machine_counters};
+use stampede_engine::monitor::{
+    read_cost, read_listen_queue, read_machine_counters, LoadWatch, LoadWatchReport,
+    LOAD_WATCH_INTERVAL,
+};
 use stampede_metrics::RunResult;
 use stampede_plan::Plan;
 use std::net::{SocketAddr, TcpStream};
@@ -48,7 +53,7 @@ pub struct Load<'a> {
 
 /// How one run ended.
 pub enum Outcome {
-    Done(Box<RunResult>, Option<ServerCost>),
+    Done(Box<(RunResult, Option<ServerCost>)>),
     /// A sweep's round: every step with the server's cost during it.
     Swept(Box<SweepRound>),
     Failed(Failure),
@@ -131,6 +136,7 @@ fn fixed_run(
     banner: String,
 ) -> Result<Outcome, String> {
     let before = read_cost(pid).map(reading);
+    let watch = LoadWatch::start(load.addr, Some(pid), LOAD_WATCH_INTERVAL).ok();
     let started = Instant::now();
     if let Some(workload) = workload {
         // Each run uses every unique row once.
@@ -145,6 +151,7 @@ fn fixed_run(
     };
     let result = run_plan_in(plan, notices.to_vec(), &context);
     let loaded_s = started.elapsed().as_secs_f64();
+    let watched = watch.map(LoadWatch::stop);
     let result = match result {
         Ok(result) if result.interrupted => return Ok(Outcome::Interrupted),
         Ok(result) => result,
@@ -155,7 +162,7 @@ fn fixed_run(
     let cost = before.zip(after).and_then(|(before, after)| {
         ServerCost::between(&before, &after, result.requests.completed, loaded_s)
     });
-    Ok(Outcome::Done(Box::new(result), cost))
+    Ok(Outcome::Done(Box::new((result, with_watch(cost, watched)))))
 }
 
 /// One round of a sweep: the sweep command's steps, the counters read
@@ -169,8 +176,10 @@ fn sweep_round(
 ) -> Result<Outcome, String> {
     let mut watch = CostWatch {
         pid,
+        addr: load.addr,
         settle: load.settle,
         before: None,
+        during: None,
         costs: Vec::new(),
     };
     let swept = run_steps(args, prepared, &[pid], &[banner], &mut watch)
@@ -193,11 +202,14 @@ fn sweep_round(
     })))
 }
 
-/// Reads the server's counters before and after each step of a sweep.
+/// Reads the server's counters before and after each step of a sweep, and
+/// watches the client's sockets during it.
 struct CostWatch {
     pid: u32,
+    addr: SocketAddr,
     settle: Duration,
     before: Option<(ServerReading, Instant)>,
+    during: Option<LoadWatch>,
     /// One per completed step, in step order.
     costs: Vec<Option<ServerCost>>,
 }
@@ -205,6 +217,7 @@ struct CostWatch {
 impl StepWatch for CostWatch {
     fn before_step(&mut self, _: usize) {
         self.before = read_cost(self.pid).map(|r| (reading(r), Instant::now()));
+        self.during = LoadWatch::start(self.addr, Some(self.pid), LOAD_WATCH_INTERVAL).ok();
     }
 
     fn after_step(&mut self, _: usize, result: &RunResult) {
@@ -212,13 +225,25 @@ impl StepWatch for CostWatch {
         let elapsed_s = before
             .as_ref()
             .map_or(0.0, |(_, t)| t.elapsed().as_secs_f64());
+        let watched = self.during.take().map(LoadWatch::stop);
         std::thread::sleep(self.settle);
         let after = read_cost(self.pid).map(reading);
         let cost = before.zip(after).and_then(|((before, _), after)| {
             ServerCost::between(&before, &after, result.requests.completed, elapsed_s)
         });
-        self.costs.push(cost);
+        self.costs.push(with_watch(cost, watched));
     }
+}
+
+/// The cost with what was watched during the load.
+fn with_watch(cost: Option<ServerCost>, watched: Option<LoadWatchReport>) -> Option<ServerCost> {
+    cost.map(|mut cost| {
+        if let Some(watched) = watched {
+            cost.client_tcp = watched.client_tcp;
+            cost.thread_waits = watched.thread_waits;
+        }
+        cost
+    })
 }
 
 /// The engine's reading of the server, with the machine's counters read

@@ -4,11 +4,18 @@
 //! one thread saturated while the others idle, every busy thread saturated,
 //! the server's threads waiting on a run queue (schedstat), one CPU busy
 //! with softirq (/proc/stat), or the client's own busiest thread saturated
-//! (the run's monitor). No cause without its evidence.
+//! (the run's monitor), the client's own sockets retransmitting
+//! (`tcp_info`), or the server's working threads asleep in a blocking call
+//! while no CPU cause shows (their state and wchan). No cause without its
+//! evidence.
 
 use super::cost::{Bottleneck, Evidence, ServerCost};
 use stampede_metrics::RunResult;
 
+/// The counter a saturated thread is cited by.
+const BUSIEST: &str = "busiest thread cpu_pct";
+/// The counter a wait for a CPU is cited by.
+const RUN_QUEUE_WAIT: &str = "schedstat run-queue wait pct";
 /// A thread this busy (percent of one core) is saturated.
 const SATURATED_PCT: f64 = 90.0;
 /// A thread below this share of the server's CPU takes no part in the work
@@ -38,7 +45,21 @@ pub fn bottlenecks(cost: &ServerCost) -> Vec<Bottleneck> {
             ],
         });
     }
-    found.extend(cpu_causes(cost));
+    let cpu = cpu_causes(cost);
+    // A saturated thread is the cause, whatever the others do; without
+    // one, threads asleep in a blocking call are.
+    let saturated = cpu.iter().any(|b| cited_by(b, BUSIEST));
+    let sleepers = if saturated { None } else { asleep(cost) };
+    // Threads that sleep most of the time are runnable little: a large
+    // share of little that is a small share of the wall time is the host's
+    // wake-up latency, not what bounds the server.
+    let wake_up_latency =
+        sleepers.is_some() && cost.run_queue_wait_pct_of_wall < RUN_QUEUE_WAIT_PCT;
+    found.extend(sleepers);
+    found.extend(
+        cpu.into_iter()
+            .filter(|b| !(wake_up_latency && cited_by(b, RUN_QUEUE_WAIT))),
+    );
     if cost.syn_retransmits >= 0.5 {
         found.push(Bottleneck {
             cause: format!(
@@ -46,6 +67,19 @@ pub fn bottlenecks(cost: &ServerCost) -> Vec<Bottleneck> {
                 cost.syn_retransmits
             ),
             evidence: vec![evidence("TcpExt.TCPSynRetrans", cost.syn_retransmits)],
+        });
+    }
+    if let Some(tcp) = cost.client_tcp.as_ref().filter(|t| t.retransmits >= 0.5) {
+        found.push(Bottleneck {
+            cause: format!(
+                "the client's sockets retransmitted {:.0} segments; RTT p99 {:.1} ms: the network or the server's receive path drops packets",
+                tcp.retransmits,
+                tcp.rtt_us_p99 / 1000.0
+            ),
+            evidence: vec![
+                evidence("client tcp_info total_retrans", tcp.retransmits),
+                evidence("client tcp_info rtt_us p99", tcp.rtt_us_p99),
+            ],
         });
     }
     if cost.tcp_retransmits - cost.syn_retransmits >= 0.5 {
@@ -58,6 +92,11 @@ pub fn bottlenecks(cost: &ServerCost) -> Vec<Bottleneck> {
         });
     }
     found
+}
+
+/// Whether the cause's first figure is `counter`'s.
+fn cited_by(cause: &Bottleneck, counter: &str) -> bool {
+    cause.evidence.first().is_some_and(|e| e.counter == counter)
 }
 
 /// The server's threads against its CPUs, and the machine's CPUs against
@@ -87,7 +126,7 @@ fn cpu_causes(cost: &ServerCost) -> Vec<Bottleneck> {
                 top.cpu_pct, cost.run_queue_wait_pct_of_wall
             ),
             evidence: vec![
-                evidence("busiest thread cpu_pct", top.cpu_pct),
+                evidence(BUSIEST, top.cpu_pct),
                 evidence("schedstat run-queue wait pct of wall", cost.run_queue_wait_pct_of_wall),
             ],
         });
@@ -115,7 +154,7 @@ fn cpu_causes(cost: &ServerCost) -> Vec<Bottleneck> {
         };
         found.push(Bottleneck {
             cause,
-            evidence: vec![evidence("busiest thread cpu_pct", top.cpu_pct)],
+            evidence: vec![evidence(BUSIEST, top.cpu_pct)],
         });
     }
     if cost.run_queue_wait_pct >= RUN_QUEUE_WAIT_PCT {
@@ -124,7 +163,7 @@ fn cpu_causes(cost: &ServerCost) -> Vec<Bottleneck> {
                 "the server's threads waited for a CPU {:.0}% of the time they were runnable: more runnable threads than CPUs (fewer threads, or CPUs of its own, apart from the client)",
                 cost.run_queue_wait_pct
             ),
-            evidence: vec![evidence("schedstat run-queue wait pct", cost.run_queue_wait_pct)],
+            evidence: vec![evidence(RUN_QUEUE_WAIT, cost.run_queue_wait_pct)],
         });
     }
     if let Some(cpu) = cost
@@ -140,6 +179,39 @@ fn cpu_causes(cost: &ServerCost) -> Vec<Bottleneck> {
         });
     }
     found
+}
+
+/// Half the server's working threads or more asleep in a blocking call
+/// (a lock, a sleep, a disk read), and none saturated: the server waits.
+fn asleep(cost: &ServerCost) -> Option<Bottleneck> {
+    let waits = cost.thread_waits.as_ref()?;
+    if waits.asleep_threads < 0.5 || waits.asleep_threads * 2.0 < waits.working_threads {
+        return None;
+    }
+    let whom = match waits.waits.as_slice() {
+        [one] => one.wchan.clone(),
+        several => several
+            .iter()
+            .map(|w| format!("{} ({:.0})", w.wchan, w.threads))
+            .collect::<Vec<_>>()
+            .join(", "),
+    };
+    let busiest = cost.threads.first().map_or(0.0, |t| t.cpu_pct);
+    Some(Bottleneck {
+        cause: format!(
+            "{:.0} of {:.0} working server threads asleep in {whom} most of the time (busiest thread at {busiest:.0}% of a core, waiting for a CPU {:.0}% of the time): the server waits on a lock, a sleep or I/O, not on the CPU",
+            waits.asleep_threads, waits.working_threads, cost.run_queue_wait_pct_of_wall
+        ),
+        evidence: vec![
+            evidence("server threads asleep (state S/D, wchan)", waits.asleep_threads),
+            evidence("working server threads", waits.working_threads),
+            evidence(BUSIEST, busiest),
+            evidence(
+                "schedstat run-queue wait pct of wall",
+                cost.run_queue_wait_pct_of_wall,
+            ),
+        ],
+    })
 }
 
 /// The client as the bottleneck: its busiest load thread saturated, on
@@ -310,5 +382,88 @@ mod tests {
             (b[0].evidence[0].counter.as_str(), b[0].evidence[0].value),
             ("Tcp.RetransSegs", 12.0)
         );
+    }
+
+    #[test]
+    fn names_the_client_sockets_retransmits_with_their_rtt() {
+        let with = |retransmits: f64| {
+            let mut c = cost(&[(50.0, 100.0)], 0.0);
+            c.client_tcp = Some(stampede_metrics::ClientTcp {
+                sockets: 4.0,
+                rtt_us_p99: 41_500.0,
+                retransmits,
+                ..Default::default()
+            });
+            bottlenecks(&c)
+        };
+        let b = with(17.0);
+        assert_eq!(
+            b[0].cause,
+            "the client's sockets retransmitted 17 segments; RTT p99 41.5 ms: the network or the server's receive path drops packets"
+        );
+        assert_eq!(b[0].evidence[0].value, 17.0);
+        assert_eq!(b[0].evidence[1].value, 41_500.0);
+        assert!(with(0.4).is_empty());
+    }
+
+    #[test]
+    fn names_threads_asleep_in_a_call_when_no_cpu_cause_shows() {
+        use stampede_metrics::{ThreadWait, ThreadWaits};
+        let waits = |asleep: f64, working: f64, names: &[(&str, f64)]| ThreadWaits {
+            samples: 10.0,
+            working_threads: working,
+            asleep_threads: asleep,
+            waits: names
+                .iter()
+                .map(|(wchan, threads)| ThreadWait {
+                    wchan: wchan.to_string(),
+                    threads: *threads,
+                })
+                .collect(),
+        };
+        let mut c = cost(&[(4.0, 60.0), (3.0, 40.0)], 0.0);
+        // Woken for each request on a busy host: a long run-queue wait
+        // (its own cause), the sleepers named first all the same.
+        c.run_queue_wait_pct = 42.0;
+        c.run_queue_wait_pct_of_wall = 45.0;
+        c.thread_waits = Some(waits(2.0, 2.0, &[("hrtimer_nanosleep", 2.0)]));
+        let b = bottlenecks(&c);
+        assert_eq!(
+            b[0].cause,
+            "2 of 2 working server threads asleep in hrtimer_nanosleep most of the time (busiest thread at 4% of a core, waiting for a CPU 45% of the time): the server waits on a lock, a sleep or I/O, not on the CPU"
+        );
+        assert!(b[1]
+            .cause
+            .starts_with("the server's threads waited for a CPU 42%"));
+        assert_eq!(b[0].evidence[0].value, 2.0);
+        assert_eq!(b[0].evidence[1].value, 2.0);
+        // The same share of a short runnable time, a small share of the
+        // wall: the host's wake-up latency, not named.
+        c.run_queue_wait_pct_of_wall = 3.0;
+        let b = bottlenecks(&c);
+        assert_eq!(b.len(), 1, "{b:?}");
+        assert!(b[0].cause.starts_with("2 of 2 working server threads"));
+        c.thread_waits = Some(waits(
+            3.0,
+            4.0,
+            &[("futex_wait_queue", 2.0), ("do_sys_poll", 1.0)],
+        ));
+        assert!(
+            bottlenecks(&c)[0]
+                .cause
+                .starts_with("3 of 4 working server threads asleep in futex_wait_queue (2), do_sys_poll (1) most"),
+            "{:?}",
+            bottlenecks(&c)
+        );
+        // One of four asleep: the others are not waiting.
+        c.run_queue_wait_pct = 2.0;
+        c.thread_waits = Some(waits(1.0, 4.0, &[("futex_wait_queue", 1.0)]));
+        assert!(bottlenecks(&c).is_empty());
+        // A saturated thread is the cause, not the sleepers.
+        let mut hot = cost(&[(99.0, 90.0), (3.0, 10.0)], 0.0);
+        hot.thread_waits = Some(waits(1.0, 2.0, &[("futex_wait_queue", 1.0)]));
+        let b = bottlenecks(&hot);
+        assert_eq!(b.len(), 1, "{b:?}");
+        assert!(b[0].cause.starts_with("one of 2 working threads"), "{b:?}");
     }
 }

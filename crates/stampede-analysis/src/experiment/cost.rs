@@ -5,7 +5,7 @@
 //! readings come from the engine's monitor (`read_cost`).
 
 use serde::{Deserialize, Serialize};
-pub use stampede_metrics::ServerReading;
+pub use stampede_metrics::{ClientTcp, ServerReading, ThreadWaits};
 
 /// One thread's part of the server's CPU during a load.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -87,6 +87,14 @@ pub struct ServerCost {
     /// Retransmitted TCP segments during the load (`Tcp.RetransSegs`, the machine's).
     #[serde(default)]
     pub tcp_retransmits: f64,
+    /// The client's own sockets to the target during the load: their RTT
+    /// and retransmits (`None`: sock_diag not readable).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_tcp: Option<ClientTcp>,
+    /// Where the server's threads slept during the load (/proc/PID/task/*
+    /// state and wchan, sampled beside it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread_waits: Option<ThreadWaits>,
     /// What limited the server, each cause with its figure (filled by the
     /// experiment's summary: bottleneck.rs).
     pub bottleneck: Vec<Bottleneck>,
@@ -133,6 +141,8 @@ impl ServerCost {
             run_queue_wait_pct_of_wall: run_queue_wait_pct_of_wall(before, after, elapsed_s),
             syn_retransmits: after.syn_retransmits.saturating_sub(before.syn_retransmits) as f64,
             tcp_retransmits: after.tcp_retransmits.saturating_sub(before.tcp_retransmits) as f64,
+            client_tcp: None,
+            thread_waits: None,
             bottleneck: Vec::new(),
         })
     }
@@ -182,6 +192,18 @@ impl ServerCost {
             run_queue_wait_pct_of_wall: mean(|c| c.run_queue_wait_pct_of_wall),
             syn_retransmits: mean(|c| c.syn_retransmits),
             tcp_retransmits: mean(|c| c.tcp_retransmits),
+            client_tcp: ClientTcp::mean(
+                &costs
+                    .iter()
+                    .filter_map(|c| c.client_tcp.clone())
+                    .collect::<Vec<_>>(),
+            ),
+            thread_waits: ThreadWaits::mean(
+                &costs
+                    .iter()
+                    .filter_map(|c| c.thread_waits.clone())
+                    .collect::<Vec<_>>(),
+            ),
             bottleneck: Vec::new(),
         })
     }

@@ -68,7 +68,7 @@ fn cpu_ticks(text: &str) -> Vec<CpuTicks> {
 }
 
 /// schedstat: time on a CPU (ns), time waiting on a run queue (ns), slices.
-fn schedstat(text: &str) -> Option<(u64, u64)> {
+pub(crate) fn schedstat(text: &str) -> Option<(u64, u64)> {
     let mut fields = text.split_whitespace().map(|f| f.parse::<u64>().ok());
     Some((fields.next()??, fields.next()??))
 }

@@ -2,12 +2,17 @@
 //! test and stampede itself from /proc once a second while the load runs, so
 //! that nobody has to read CPU off a `top` screenshot again. It never touches
 //! the request path. Stampede's own CPU is its load-generating threads'
-//! ([`ClientThreads`]), not the whole process's.
+//! ([`ClientThreads`]), not the whole process's. A [`LoadWatch`] samples,
+//! beside one load, the client's own TCP sockets to the target and where
+//! the server's threads sleep.
 
 mod cost;
 mod kernel;
+mod load_watch;
 mod netstat;
 mod procfs;
+mod sock_diag;
+mod thread_states;
 mod threads;
 
 use procfs::{
@@ -21,6 +26,7 @@ use std::time::{Duration, Instant};
 
 pub use cost::read_cost;
 pub use kernel::{read_machine_counters, read_run_queue, MachineCounters};
+pub use load_watch::{LoadWatch, LoadWatchReport, LOAD_WATCH_INTERVAL};
 pub use netstat::{read_listen_queue, ListenQueue};
 pub use threads::ClientThreads;
 

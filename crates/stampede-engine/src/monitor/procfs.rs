@@ -18,7 +18,7 @@ pub(crate) struct ProcessCounters {
 
 /// The fields after `comm` in a /proc stat line (comm may contain spaces and
 /// parentheses, so split at the last ')').
-fn stat_fields(stat: &str) -> Option<Vec<&str>> {
+pub(crate) fn stat_fields(stat: &str) -> Option<Vec<&str>> {
     let after = &stat[stat.rfind(')')? + 1..];
     Some(after.split_whitespace().collect())
 }

@@ -1,12 +1,12 @@
 //! The HTML page of an experiment (`experiment --html`, `report exp.json
-//! --html`): the verdicts and bottlenecks in words, each variant's
+//! --html`): the verdicts, bottlenecks and client sockets in words, each variant's
 //! throughput and p99 on the same axes (curves against the load under a
 //! sweep, one bar per variant for a fixed run), each variant's cost per
 //! request as bars, and the table of figures with their intervals.
 
 use super::charts::{Axis, Chart, Style, Trace};
 use super::page::Page;
-use crate::experiment_sweep_text::knee_words;
+use crate::experiment_sweep_text::{client_tcp_words, knee_words};
 use crate::experiment_text::verdict_lines;
 use stampede_analysis::{
     ExperimentDocument, ExperimentMetric as Metric, Load, ServerCost, VariantResult,
@@ -34,6 +34,18 @@ pub fn render_experiment_html(doc: &ExperimentDocument, out: &mut dyn Write) -> 
     if !found.is_empty() {
         page.heading("Bottlenecks");
         page.notes("bottlenecks", &found);
+    }
+    let sockets: Vec<String> = doc
+        .variants
+        .iter()
+        .filter_map(|v| {
+            let tcp = v.server.as_ref()?.client_tcp.as_ref()?;
+            Some(format!("{}: {}", v.name, client_tcp_words(tcp)))
+        })
+        .collect();
+    if !sockets.is_empty() {
+        page.heading("The client's sockets (tcp_info)");
+        page.notes("client-tcp", &sockets);
     }
     let failed = failure_lines(doc);
     if !failed.is_empty() {
@@ -384,6 +396,13 @@ mod tests {
                         .unwrap(),
                 ];
         }
+        doc.variants[1].server.as_mut().unwrap().client_tcp = Some(stampede_metrics::ClientTcp {
+            sockets: 8.0,
+            rtt_us_median: 250.0,
+            rtt_us_p99: 900.0,
+            retransmits: 3.0,
+            ..Default::default()
+        });
         let mut out = Vec::new();
         render_experiment_html(&doc, &mut out).unwrap();
         let html = String::from_utf8(out).unwrap();
@@ -429,6 +448,13 @@ mod tests {
         assert_eq!(rows.len(), 4);
         assert_eq!(rows[3][..4], ["t=2", "8 connections", "3900", "2.00"]);
         assert!(html.contains("Steps, each variant"));
+        assert!(
+            html.contains(
+                "t=2: client RTT median 0.25 ms, p99 0.90 ms over 8 sockets, 3 retransmitted"
+            ),
+            "the client's sockets in words"
+        );
+        assert!(!html.contains("t=1: client RTT"));
     }
 
     #[test]
