@@ -159,6 +159,28 @@ impl FeedData {
         load::parse_headerless_csv(name, columns, text, delimiter, first_line)
     }
 
+    /// Rows a program built in memory (`stampede replay`'s): each row's
+    /// fields in `columns`' order; `name` is used in errors.
+    pub fn from_rows(
+        name: &str,
+        columns: Vec<String>,
+        rows: impl IntoIterator<Item = Vec<Box<[u8]>>>,
+    ) -> Result<FeedData, FeederError> {
+        let mut fields = Vec::new();
+        for (index, row) in rows.into_iter().enumerate() {
+            if row.len() != columns.len() {
+                let reason = format!(
+                    "row has {} fields, columns names {}",
+                    row.len(),
+                    columns.len()
+                );
+                return Err(FeederError::new(name, index + 1, reason));
+            }
+            fields.extend(row);
+        }
+        FeedData::new(name, columns, fields)
+    }
+
     /// Parses JSON Lines text; `name` is used in errors.
     pub fn from_json_lines(name: &str, text: &[u8]) -> Result<FeedData, FeederError> {
         load::parse_json_lines(name, text)

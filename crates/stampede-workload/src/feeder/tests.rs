@@ -208,3 +208,22 @@ fn loads_relative_to_a_base_directory() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn rows_built_in_memory_keep_their_columns_and_refuse_a_short_row() {
+    let field = |s: &str| s.as_bytes().to_vec().into_boxed_slice();
+    let columns = vec!["path".to_string(), "ua".to_string()];
+    let data = FeedData::from_rows(
+        "replay",
+        columns.clone(),
+        [vec![field("a"), field("x")], vec![field("b"), field("y")]],
+    )
+    .unwrap();
+    assert_eq!(data.columns(), ["path", "ua"]);
+    assert_eq!(data.rows(), 2);
+    assert_eq!(text(&data.row(1)[0]), "b");
+    assert_eq!(text(&data.row(1)[1]), "y");
+    let err = FeedData::from_rows("replay", columns.clone(), [vec![field("a")]]).unwrap_err();
+    assert_eq!((err.file.as_str(), err.line), ("replay", 1));
+    assert!(FeedData::from_rows("replay", columns, []).is_err());
+}
