@@ -4,7 +4,7 @@
 //! feeder hands out in order (held in memory), one mix entry per (method,)
 //! URI pattern with the entry of each line in order (the engine's
 //! `mix_sequence`), and the `run` arguments that send them (`/{{path}}` on
-//! the base URL, the logged user agent and referer).
+//! the base URL, the logged host, user agent and referer).
 
 use crate::flags::count_arg::{count_u64, count_usize};
 use crate::flags::run_args::RunArgs;
@@ -99,6 +99,10 @@ pub struct ReplayArgs {
     /// Stop at the first line that does not parse (exit 2)
     #[arg(long)]
     pub strict: bool,
+    /// A header on every request, 'Name: value' (repeatable); it replaces
+    /// the logged one of that name (Host, User-Agent, Referer)
+    #[arg(short = 'H', long = "header", value_parser = stampede_plan::parse_header, value_name = "HEADER")]
+    pub headers: Vec<stampede_plan::Header>,
     /// Name paths the regex matches NAME in the per-pattern figures
     /// (repeatable; before the built-in folding of ids)
     #[arg(long, value_name = "REGEX=NAME")]
@@ -251,10 +255,34 @@ impl ReplayArgs {
         }
         let method = methods[0].to_string();
         let offsets = self.schedule(&kept);
-        let feeder = self.rows_feeder(&kept)?;
+        let base_host = stampede_plan::Target::parse(&self.base)?.authority;
+        let (feeder, bad_hosts) = self.rows_feeder(&kept, &base_host)?;
+        if bad_hosts > 0 {
+            notices.push(format!(
+                "{} logged a host that is no header value (a control byte or a space): sent with the base's, {base_host}",
+                stampede_report::counted(bad_hosts, "line")
+            ));
+        }
         let summary = summarize(&log, &kept, self.loops, &key, self.speed);
         let span = offsets.last().copied().unwrap_or_default();
-        let args = self.run_args(&method, &format, feeder, offsets.len() as u64, span)?;
+        let logs_host = format.logs(&Field::Host) || kept.iter().any(|(_, r)| r.host.is_some());
+        let logged = [
+            (Column::Host, logs_host),
+            (Column::UserAgent, format.logs(&Field::UserAgent)),
+            (Column::Referer, format.logs(&Field::Referer)),
+        ];
+        let sent: Vec<Column> = logged
+            .into_iter()
+            .filter(|(column, logged)| {
+                *logged
+                    && !self
+                        .headers
+                        .iter()
+                        .any(|h| h.name.eq_ignore_ascii_case(column.header()))
+            })
+            .map(|(column, _)| column)
+            .collect();
+        let args = self.run_args(&method, &sent, feeder, offsets.len() as u64, span)?;
         let patterns = per_pattern.then(|| PatternMix {
             entries,
             sequence: (0..self.loops)
@@ -274,26 +302,36 @@ impl ReplayArgs {
         })
     }
 
-    /// The feeder of the requests' rows (path, ua, referer), `--loop`
-    /// times over, each handed out once in order. nginx logs a missing
-    /// header as `-`; sent as `-`, it is logged as `-` again.
+    /// The feeder of the requests' rows (path, host, ua, referer),
+    /// `--loop` times over, each handed out once in order, and how many
+    /// lines' logged host could not be sent. nginx logs a missing header
+    /// as `-`; sent as `-`, it is logged as `-` again. A line with no host
+    /// (or one no header may carry) goes with `base_host`.
     fn rows_feeder(
         &self,
         kept: &[(Duration, replay::LoggedRequest)],
-    ) -> anyhow::Result<Arc<Feeder>> {
+        base_host: &str,
+    ) -> anyhow::Result<(Arc<Feeder>, u64)> {
         let field = |text: &str| text.as_bytes().to_vec().into_boxed_slice();
+        let sendable = |host: &&String| host.bytes().all(|b| b.is_ascii_graphic());
+        let bad_hosts = kept
+            .iter()
+            .filter(|(_, r)| r.host.as_ref().is_some_and(|h| !sendable(&h)))
+            .count() as u64;
         let rows = (0..self.loops).flat_map(|_| {
             kept.iter().map(|(_, request)| {
+                let host = request.host.as_ref().filter(sendable);
                 vec![
                     field(request.target.strip_prefix('/').unwrap_or(&request.target)),
+                    field(host.map_or(base_host, String::as_str)),
                     field(request.user_agent.as_deref().unwrap_or("-")),
                     field(request.referer.as_deref().unwrap_or("-")),
                 ]
             })
         });
-        let columns = ["path", "ua", "referer"].map(String::from).to_vec();
+        let columns = ["path", "host", "ua", "referer"].map(String::from).to_vec();
         let data = FeedData::from_rows(&self.file.display().to_string(), columns, rows)?;
-        Ok(Arc::new(Feeder::new(data, FeedMode::Unique)))
+        Ok((Arc::new(Feeder::new(data, FeedMode::Unique)), bad_hosts))
     }
 
     /// Every request's offset, looped and scaled: loop k starts one mean
@@ -321,7 +359,7 @@ impl ReplayArgs {
     fn run_args(
         &self,
         method: &str,
-        format: &LogFormat,
+        sent: &[Column],
         feeder: Arc<Feeder>,
         count: u64,
         span: Duration,
@@ -332,16 +370,12 @@ impl ReplayArgs {
         let mut args = RunArgs::for_url(&format!("{base}/{{{{path}}}}"))?;
         args.method = method.to_string();
         args.workload.built_feeders = vec![feeder];
-        for (field, header) in [
-            (Field::UserAgent, "User-Agent"),
-            (Field::Referer, "Referer"),
-        ] {
-            if format.logs(&field) {
-                let column = column_of(&field);
-                args.headers.push(stampede_plan::parse_header(&format!(
-                    "{header}: {{{{{column}}}}}"
-                ))?);
-            }
+        args.headers = self.headers.clone();
+        for column in sent {
+            args.headers.push(stampede_plan::Header {
+                name: column.header().to_string(),
+                value: format!("{{{{{}}}}}", column.name()),
+            });
         }
         args.requests = Some(count);
         args.timeout = self.timeout;
@@ -378,11 +412,31 @@ fn average_rate(count: u64, span: Duration) -> f64 {
     count as f64 / span.as_secs_f64().max(0.001)
 }
 
-/// The feed's column of a logged header.
-fn column_of(field: &Field) -> &'static str {
-    match field {
-        Field::UserAgent => "ua",
-        _ => "referer",
+/// A logged header the feeder's rows carry, sent again.
+#[derive(Debug, Clone, Copy)]
+enum Column {
+    Host,
+    UserAgent,
+    Referer,
+}
+
+impl Column {
+    /// Its column in the feeder.
+    fn name(self) -> &'static str {
+        match self {
+            Column::Host => "host",
+            Column::UserAgent => "ua",
+            Column::Referer => "referer",
+        }
+    }
+
+    /// The header it is sent as.
+    fn header(self) -> &'static str {
+        match self {
+            Column::Host => "Host",
+            Column::UserAgent => "User-Agent",
+            Column::Referer => "Referer",
+        }
     }
 }
 

@@ -283,3 +283,97 @@ fn an_nginx_log_replayed_against_nginx_gives_the_same_log() {
     assert_eq!(after_time(&replayed), after_time(&recorded));
     drop(server);
 }
+
+/// Each request head a raw server received, in arrival order; it answers
+/// each with an empty 200.
+fn recording_server() -> (
+    stampede_testkit::RawServer,
+    std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+) {
+    let heads = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let kept = heads.clone();
+    let server = stampede_testkit::RawServer::start(move |mut stream| {
+        use std::io::Write;
+        while let Some(head) = stampede_testkit::read_whole_head(&mut stream) {
+            kept.lock().unwrap().push(head);
+            let ok = b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
+            if stream.write_all(ok).is_err() {
+                return;
+            }
+        }
+    });
+    (server, heads)
+}
+
+/// (path, every Host header value) of each received head, sorted by path.
+fn hosts_by_path(heads: &[String]) -> Vec<(String, Vec<String>)> {
+    let mut seen: Vec<(String, Vec<String>)> = heads
+        .iter()
+        .map(|head| {
+            let mut lines = head.lines();
+            let path = lines
+                .next()
+                .and_then(|l| l.split(' ').nth(1))
+                .unwrap_or_default()
+                .to_string();
+            let hosts = lines
+                .filter_map(|l| l.split_once(':'))
+                .filter(|(name, _)| name.eq_ignore_ascii_case("host"))
+                .map(|(_, value)| value.trim().to_string())
+                .collect();
+            (path, hosts)
+        })
+        .collect();
+    seen.sort();
+    seen
+}
+
+#[test]
+fn each_request_carries_its_logged_host_unless_a_host_header_is_given() {
+    let dir = temp_dir("replay-host");
+    // nginx's $host; a line with `-` (as $http_host logs a request
+    // without one) and an absolute-form target with no logged host.
+    let format = "$remote_addr [$time_local] \"$request\" $status $host";
+    let log = write(
+        &dir,
+        "recorded.log",
+        concat!(
+            "10.0.0.1 [04/Dec/2026:15:00:00 +0000] \"GET /a HTTP/1.1\" 200 a.example\n",
+            "10.0.0.1 [04/Dec/2026:15:00:00 +0000] \"GET /b HTTP/1.1\" 200 b.example\n",
+            "10.0.0.1 [04/Dec/2026:15:00:01 +0000] \"GET /c HTTP/1.1\" 200 a.example:8443\n",
+            "10.0.0.1 [04/Dec/2026:15:00:01 +0000] \"GET /d HTTP/1.1\" 200 -\n",
+            "10.0.0.1 [04/Dec/2026:15:00:01 +0000] \"GET http://c.example/e HTTP/1.1\" 200 -\n",
+        ),
+    );
+    let (server, heads) = recording_server();
+    let base = server.url("");
+    let base_host = base.trim_start_matches("http://").to_string();
+    let replay = |extra: &[&str]| {
+        heads.lock().unwrap().clear();
+        let mut args = vec![
+            "replay", &log, "--base", &base, "--format", format, "--speed", "max", "-c", "2",
+        ];
+        args.extend_from_slice(extra);
+        let run = run_stampede(binary(), &args);
+        assert_eq!(run.code(), Some(0), "{}", run.stderr());
+        assert_eq!(run.count("/requests/success"), 5, "{}", run.stderr());
+        hosts_by_path(&heads.lock().unwrap())
+    };
+    let one = |host: &str| vec![host.to_string()];
+    assert_eq!(
+        replay(&[]),
+        vec![
+            ("/a".to_string(), one("a.example")),
+            ("/b".to_string(), one("b.example")),
+            ("/c".to_string(), one("a.example:8443")),
+            ("/d".to_string(), one(&base_host)),
+            ("/e".to_string(), one("c.example")),
+        ]
+    );
+    // -H Host replaces every logged one.
+    let given = replay(&["-H", "Host: given.example"]);
+    assert_eq!(given.len(), 5);
+    for (path, hosts) in given {
+        assert_eq!(hosts, one("given.example"), "{path}");
+    }
+}

@@ -160,6 +160,13 @@ pub fn read_request_head(stream: &mut TcpStream) -> bool {
 /// Reads one request head from a blocking stream and gives its request
 /// line (`GET /p HTTP/1.1`); None when the peer closed first.
 pub fn read_request_line(stream: &mut TcpStream) -> Option<String> {
+    let head = read_whole_head(stream)?;
+    Some(head.lines().next().unwrap_or("").to_string())
+}
+
+/// Reads one request head (request line and headers, up to the blank
+/// line) from a blocking stream; None when the peer closed first.
+pub fn read_whole_head(stream: &mut TcpStream) -> Option<String> {
     let mut seen = Vec::new();
     let mut byte = [0u8; 1];
     while !seen.ends_with(b"\r\n\r\n") {
@@ -168,8 +175,7 @@ pub fn read_request_line(stream: &mut TcpStream) -> Option<String> {
             _ => return None,
         }
     }
-    let head = String::from_utf8_lossy(&seen);
-    Some(head.lines().next().unwrap_or("").to_string())
+    Some(String::from_utf8_lossy(&seen).into_owned())
 }
 
 /// Answers every request on the connection with `response`, keeping it open.
