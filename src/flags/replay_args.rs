@@ -69,10 +69,9 @@ pub struct ReplayArgs {
     /// with --speed max, the connections [default: 50]
     #[arg(short = 'c', long, value_name = "N", value_parser = count_usize)]
     pub connections: Option<usize>,
-    /// Worker threads; with one, the k-th request of the log goes at the
-    /// k-th instant and each URI pattern has its own figures (with more the
-    /// count stays exact, requests due together may swap places, and the
-    /// log must have one method or --method)
+    /// Worker threads; the instants are split among them exactly (worker w
+    /// of N sends lines w, w + N, …), so requests due together may swap
+    /// places
     #[arg(short = 't', long, default_value_t = 1, value_name = "N", value_parser = count_usize)]
     pub threads: usize,
     /// One connection sends the log's requests in the log's order
@@ -246,17 +245,25 @@ impl ReplayArgs {
             };
             per_line.push(at);
         }
-        let per_pattern = !over && self.threads == 1 && entries.len() > 1;
-        if several_methods && !per_pattern {
+        // A mix even of one pattern: its order is what splits the lines
+        // among the workers (the engine's listed `mix_sequence`).
+        let per_pattern = !over;
+        if several_methods && over {
             anyhow::bail!(
-                "the log's requests have several methods ({}): with -t above 1 or over {MAX_PATTERNS} patterns a replay sends one; choose it with --method",
+                "the log's requests have several methods ({}): over {MAX_PATTERNS} patterns a replay sends one; choose it with --method",
                 methods.join(", ")
             );
         }
         let method = methods[0].to_string();
         let offsets = self.schedule(&kept);
         let base_host = stampede_plan::Target::parse(&self.base)?.authority;
-        let (feeder, bad_hosts) = self.rows_feeder(&kept, &base_host)?;
+        // Listed rows go with the listed mix; past the patterns' cap, the
+        // workers claim the rows as they send (the count stays exact).
+        let mode = match per_pattern {
+            true => FeedMode::Listed,
+            false => FeedMode::Unique,
+        };
+        let (feeder, bad_hosts) = self.rows_feeder(&kept, &base_host, mode)?;
         if bad_hosts > 0 {
             notices.push(format!(
                 "{} logged a host that is no header value (a control byte or a space): sent with the base's, {base_host}",
@@ -303,7 +310,9 @@ impl ReplayArgs {
     }
 
     /// The feeder of the requests' rows (path, host, ua, referer),
-    /// `--loop` times over, each handed out once in order, and how many
+    /// `--loop` times over, each handed out once in order (`Listed`: worker
+    /// w of N takes rows w, w + N, …, as it takes instants and mix
+    /// entries), and how many
     /// lines' logged host could not be sent. nginx logs a missing header
     /// as `-`; sent as `-`, it is logged as `-` again. A line with no host
     /// (or one no header may carry) goes with `base_host`.
@@ -311,6 +320,7 @@ impl ReplayArgs {
         &self,
         kept: &[(Duration, replay::LoggedRequest)],
         base_host: &str,
+        mode: FeedMode,
     ) -> anyhow::Result<(Arc<Feeder>, u64)> {
         let field = |text: &str| text.as_bytes().to_vec().into_boxed_slice();
         let sendable = |host: &&String| host.bytes().all(|b| b.is_ascii_graphic());
@@ -331,7 +341,7 @@ impl ReplayArgs {
         });
         let columns = ["path", "host", "ua", "referer"].map(String::from).to_vec();
         let data = FeedData::from_rows(&self.file.display().to_string(), columns, rows)?;
-        Ok((Arc::new(Feeder::new(data, FeedMode::Unique)), bad_hosts))
+        Ok((Arc::new(Feeder::new(data, mode)), bad_hosts))
     }
 
     /// Every request's offset, looped and scaled: loop k starts one mean

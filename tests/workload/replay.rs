@@ -377,3 +377,94 @@ fn each_request_carries_its_logged_host_unless_a_host_header_is_given() {
         assert_eq!(hosts, one("given.example"), "{path}");
     }
 }
+
+#[test]
+fn with_two_threads_each_pattern_has_its_own_figures() {
+    let dir = temp_dir("replay-threads");
+    // Three kinds of line, interleaved and due together in threes, each
+    // answered its own way by the built-in target: /status/201 fast with
+    // 201, a POST to /status/404 fast with 404, /delay/60 with 200 after
+    // 60 ms. Were a request's figures put under another line's pattern,
+    // a pattern would show another's status or time.
+    let kinds = [
+        ("GET", "/status/201", "/created"),
+        ("POST", "/status/404", "/missing"),
+        ("GET", "/delay/60", "/slow"),
+    ];
+    let per_kind = 10;
+    let text: String = (0..per_kind * kinds.len())
+        .map(|i| {
+            let (method, path, _) = kinds[i % kinds.len()];
+            format!(
+                "10.0.0.1 - - [04/Dec/2026:15:00:{:02} +0000] \"{method} {path}?i={i} HTTP/1.1\" 200 5 \"-\" \"x\"\n",
+                i / 6
+            )
+        })
+        .collect();
+    let log = write(&dir, "recorded.log", &text);
+    let total = (per_kind * kinds.len()) as u64;
+    // The open model at the log's pace × 4, and the closed one (three
+    // connections on two workers: one has two, the other one).
+    for speed in ["4", "max"] {
+        // A target (and its access log) of its own.
+        let own = dir.join(format!("speed-{speed}"));
+        std::fs::create_dir_all(&own).unwrap();
+        let target = LoggedTarget::start(&own);
+        let mut args: Vec<String> = [
+            "replay",
+            &log,
+            "--base",
+            &target.url(""),
+            "--speed",
+            speed,
+            "-t",
+            "2",
+            "-c",
+            "3",
+        ]
+        .map(String::from)
+        .to_vec();
+        for (_, path, name) in kinds {
+            args.extend(["--pattern".to_string(), format!("^{path}$={name}")]);
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let run = run_stampede(binary(), &args);
+        assert_eq!(run.code(), Some(0), "{}", run.stderr());
+        assert_eq!(run.count("/requests/sent"), total, "--speed {speed}");
+        assert_eq!(run.result()["plan"]["threads"], 2, "two workers shared it");
+        let groups = run.result()["replay"]["groups"].as_array().unwrap();
+        assert_eq!(groups.len(), kinds.len(), "{groups:?}");
+        for (method, _, name) in kinds {
+            let pattern = format!("{method} {name}");
+            let group = groups
+                .iter()
+                .find(|g| g["pattern"] == pattern.as_str())
+                .unwrap_or_else(|| panic!("no group {pattern} in {groups:?}"));
+            assert_eq!(group["count"], per_kind as u64, "{group}");
+            let status = match name {
+                "/created" => "201",
+                "/missing" => "404",
+                _ => "200",
+            };
+            assert_eq!(
+                group["status"],
+                serde_json::json!({ status: per_kind }),
+                "--speed {speed}, {pattern}: every replayed response its own"
+            );
+            let p50 = group["latency_us"]["p50"].as_u64().unwrap();
+            if name == "/slow" {
+                assert!(p50 >= 60_000, "{pattern}: p50 {p50} µs");
+            } else {
+                assert!(p50 < 60_000, "{pattern}: p50 {p50} µs");
+            }
+        }
+        // The target saw each line once.
+        let mut paths = logged(target, total as usize);
+        paths.sort();
+        let mut sent: Vec<String> = (0..per_kind * kinds.len())
+            .map(|i| format!("{}?i={i}", kinds[i % kinds.len()].1))
+            .collect();
+        sent.sort();
+        assert_eq!(paths, sent, "--speed {speed}");
+    }
+}

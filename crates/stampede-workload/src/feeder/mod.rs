@@ -38,6 +38,11 @@ pub enum FeedMode {
     /// Each row at most once across the run (agent I of N takes rows
     /// i ≡ I mod N); then [`Exhausted`].
     Unique,
+    /// Each row once, in order, worker w of W taking rows w, w + W, … as
+    /// its pacer takes instants w, w + W, … and the engine a listed mix
+    /// order's entries (`stampede replay`: row k is the log's line k,
+    /// whatever the threads). Built by a program, not a `--feed` mode.
+    Listed,
 }
 
 impl FeedMode {
@@ -55,6 +60,7 @@ impl FeedMode {
             FeedMode::Circular => "circular",
             FeedMode::Random => "random",
             FeedMode::Unique => "unique",
+            FeedMode::Listed => "listed",
         }
     }
 }
@@ -265,11 +271,16 @@ impl Feeder {
         seed: u64,
     ) -> FeedCursor {
         let rows = self.data.rows();
-        FeedCursor {
-            feeder: Arc::clone(self),
+        let (next, stride) = match self.mode {
+            FeedMode::Listed => (worker, workers.max(1)),
             // Circular workers start spread over the file, so the first
             // requests of a run do not all carry row 0.
-            next: worker * rows / workers.max(1),
+            _ => (worker * rows / workers.max(1), 1),
+        };
+        FeedCursor {
+            feeder: Arc::clone(self),
+            next,
+            stride,
             agent,
             agents: agents.max(1),
             rng: fastrand::Rng::with_seed(seed),
@@ -282,6 +293,8 @@ impl Feeder {
 pub struct FeedCursor {
     feeder: Arc<Feeder>,
     next: usize,
+    /// `listed`: the workers that share the rows.
+    stride: usize,
     agent: usize,
     agents: usize,
     rng: fastrand::Rng,
@@ -309,6 +322,15 @@ impl FeedCursor {
             FeedMode::Random => self.rng.usize(..rows),
             FeedMode::Unique => {
                 let share = self.feeder.claimed.fetch_add(1, Ordering::Relaxed);
+                share
+                    .checked_mul(self.agents)
+                    .and_then(|i| i.checked_add(self.agent))
+                    .filter(|&i| i < rows)
+                    .ok_or(Exhausted)?
+            }
+            FeedMode::Listed => {
+                let share = self.next;
+                self.next = share.saturating_add(self.stride);
                 share
                     .checked_mul(self.agents)
                     .and_then(|i| i.checked_add(self.agent))
