@@ -468,3 +468,102 @@ fn with_two_threads_each_pattern_has_its_own_figures() {
         assert_eq!(paths, sent, "--speed {speed}");
     }
 }
+
+#[test]
+fn a_custom_log_format_with_request_times_is_replayed_with_recorded_against_replayed_figures() {
+    let dir = temp_dir("replay-custom");
+    // An nginx log_format (ngx_http_log_module: $msec is seconds with
+    // milliseconds, $request_time seconds with milliseconds, several
+    // upstreams' times joined by ", "), the request in two parts and the
+    // status braced.
+    let format = "$remote_addr $msec \"$request_method $request_uri\" ${status} $request_time \"$upstream_response_time\" $http_host";
+    let lines = [
+        ("0.000", "/delay/30?i=0", 200, "0.030", "0.029"),
+        ("0.050", "/status/201?i=1", 201, "0.002", "-"),
+        ("0.100", "/delay/30?i=2", 200, "0.030", "0.010, 0.019"),
+        ("0.150", "/status/201?i=3", 201, "0.004", "0.003"),
+        ("0.200", "/delay/30?i=4", 200, "0.030", "0.029"),
+        ("0.250", "/status/201?i=5", 201, "0.006", "0.005"),
+    ];
+    let text: String = lines
+        .iter()
+        .map(|(at, uri, status, took, upstream)| {
+            let msec = format!("1796396400{}", &at[1..]);
+            format!("10.0.0.1 {msec} \"GET {uri}\" {status} {took} \"{upstream}\" api.example\n")
+        })
+        .collect();
+    let log = write(&dir, "recorded.log", &text);
+    let requests = dir.join("requests.log");
+    let target = LoggedTarget::start(&dir);
+    let base = target.url("");
+    let run = run_stampede(
+        binary(),
+        &[
+            "replay",
+            &log,
+            "--base",
+            &base,
+            "--format",
+            format,
+            "-t",
+            "2",
+            "--log-requests",
+            requests.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    assert_eq!(run.count("/requests/sent"), lines.len() as u64);
+    assert_eq!(run.count("/replay/lines_read"), lines.len() as u64);
+    assert_eq!(run.count("/replay/lines_skipped"), 0);
+    // $msec's milliseconds are the offsets, at speed 1.
+    let mut intended = intended_instants(&requests);
+    intended.sort_by(f64::total_cmp);
+    let expected: Vec<f64> = lines.iter().map(|l| l.0.parse().unwrap()).collect();
+    assert_eq!(intended.len(), expected.len());
+    for (got, want) in intended.iter().zip(&expected) {
+        assert!(
+            (got - want).abs() < 1e-6,
+            "intended {got} s, logged {want} s"
+        );
+    }
+    let groups = run.result()["replay"]["groups"].as_array().unwrap();
+    let group = |pattern: &str| {
+        groups
+            .iter()
+            .find(|g| g["pattern"] == pattern)
+            .unwrap_or_else(|| panic!("no {pattern} in {groups:?}"))
+    };
+    let slow = group("/delay/{id}");
+    assert_eq!(slow["count"], 3);
+    assert_eq!(slow["recorded_status"], serde_json::json!({ "200": 3 }));
+    assert_eq!(
+        slow["recorded"],
+        serde_json::json!({ "count": 3, "p50_us": 30_000, "p99_us": 30_000, "max_us": 30_000 })
+    );
+    assert_eq!(slow["status"], serde_json::json!({ "200": 3 }));
+    let p50 = slow["latency_us"]["p50"].as_u64().unwrap();
+    assert!(p50 >= 30_000, "/delay/30 replayed in {p50} µs");
+    let fast = group("/status/{id}");
+    assert_eq!(fast["recorded_status"], serde_json::json!({ "201": 3 }));
+    assert_eq!(
+        fast["recorded"],
+        serde_json::json!({ "count": 3, "p50_us": 4_000, "p99_us": 6_000, "max_us": 6_000 })
+    );
+    assert_eq!(fast["status"], serde_json::json!({ "201": 3 }));
+    // The summary compares them per pattern.
+    let stdout = run.stdout();
+    let line = stdout
+        .lines()
+        .find(|l| l.contains("/delay/{id}") && l.contains("logged status"))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(
+        line.contains("recorded p50") && line.contains("replayed p50"),
+        "{line}"
+    );
+    // The target saw each line once.
+    let mut paths = logged(target, lines.len());
+    paths.sort();
+    let mut sent: Vec<String> = lines.iter().map(|l| l.1.to_string()).collect();
+    sent.sort();
+    assert_eq!(paths, sent);
+}
