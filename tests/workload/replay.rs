@@ -3,8 +3,11 @@
 //! line sent once, each at its recorded offset divided by the speed, the
 //! log's order kept with `--keep-order`), and a real nginx's own combined
 //! log replayed against it, the second log matching the first request for
-//! request. The combined format is nginx's `ngx_http_combined_fmt`
-//! (nginx/nginx, src/http/modules/ngx_http_log_module.c).
+//! request. Also: the logged Host sent again (a raw server records it),
+//! per-pattern figures with two threads, a custom `log_format` with
+//! `$request_time`, and a HAR recorded from headless Chromium's Network
+//! events sent again by `run --har`. The combined format is nginx's
+//! `ngx_http_combined_fmt` (nginx/nginx, src/http/modules/ngx_http_log_module.c).
 
 use stampede_testkit::workload::*;
 use std::time::Duration;
@@ -566,4 +569,127 @@ fn a_custom_log_format_with_request_times_is_replayed_with_recorded_against_repl
     let mut sent: Vec<String> = lines.iter().map(|l| l.1.to_string()).collect();
     sent.sort();
     assert_eq!(paths, sent);
+}
+
+/// The path and query of a URL.
+fn path_and_query(url: &str) -> String {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    rest.find('/')
+        .map_or("/".to_string(), |at| rest[at..].to_string())
+}
+
+#[test]
+fn a_har_recorded_by_headless_chromium_is_sent_again_request_for_request() {
+    let chromium = stampede_testkit::require_tool!("chromium");
+    let dir = temp_dir("replay-har");
+    // Two pages of `stampede serve --root`, with their style sheets,
+    // script and image.
+    let root = dir.join("www");
+    std::fs::create_dir_all(&root).unwrap();
+    for (name, text) in [
+        (
+            "index.html",
+            "<!doctype html><link rel=stylesheet href=style.css><script src=app.js></script><img src=logo.svg><p>one</p>",
+        ),
+        ("page2.html", "<!doctype html><link rel=stylesheet href=style.css?v=2><p>two</p>"),
+        ("style.css", "p { color: red }"),
+        ("app.js", "document.title = 'one';"),
+        ("logo.svg", "<svg xmlns='http://www.w3.org/2000/svg' width='1' height='1'/>"),
+    ] {
+        std::fs::write(root.join(name), text).unwrap();
+    }
+    let root = root.to_str().unwrap();
+    let port = free_port().to_string();
+    let serve = ["--port", &port, "--root", root];
+    let recorded_dir = dir.join("recorded");
+    std::fs::create_dir_all(&recorded_dir).unwrap();
+    let recording = LoggedTarget::start_with(&recorded_dir, &serve);
+    let origin = recording.url("");
+    let mut browser = stampede_testkit::Browser::open(&chromium, "about:blank");
+    browser.call("Network.enable", serde_json::json!({}));
+    // Each visit asks the server, as a first visit does.
+    browser.call(
+        "Network.setCacheDisabled",
+        serde_json::json!({ "cacheDisabled": true }),
+    );
+    for page in ["/index.html", "/page2.html?from=one"] {
+        assert!(
+            browser.visit(&format!("{origin}{page}"), Duration::from_secs(20)),
+            "{page} did not load"
+        );
+    }
+    let har = stampede_testkit::har_from_network_events(&browser.take_events());
+    drop(browser);
+    let seen_by_recording = recording.stop_and_paths();
+    let entries: Vec<String> = har["log"]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| path_and_query(e["request"]["url"].as_str().unwrap()))
+        .collect();
+    for page in [
+        "/index.html",
+        "/style.css",
+        "/app.js",
+        "/logo.svg",
+        "/page2.html?from=one",
+        "/style.css?v=2",
+    ] {
+        assert!(
+            entries.iter().any(|e| e == page),
+            "{page} not in {entries:?}"
+        );
+    }
+    // Each entry is a request the server saw (a favicon it may have been
+    // asked for outside the page's Network events is not).
+    for entry in &entries {
+        let recorded = seen_by_recording.iter().filter(|p| *p == entry).count();
+        let listed = entries.iter().filter(|p| *p == entry).count();
+        assert!(recorded >= listed, "{entry}: {seen_by_recording:?}");
+    }
+    let file = dir.join("visit.har");
+    std::fs::write(&file, har.to_string()).unwrap();
+    // A fresh target on the same origin: it sees exactly the entries, in
+    // their order (one user walks them once, no pauses).
+    let replayed_dir = dir.join("replayed");
+    std::fs::create_dir_all(&replayed_dir).unwrap();
+    let target = LoggedTarget::start_with(&replayed_dir, &serve);
+    let count = entries.len().to_string();
+    let run = run_stampede(
+        binary(),
+        &[
+            "run",
+            "--har",
+            file.to_str().unwrap(),
+            "--har-think",
+            "0",
+            "-n",
+            &count,
+            "-c",
+            "1",
+            "-t",
+            "1",
+        ],
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    assert_eq!(
+        run.count("/requests/sent"),
+        entries.len() as u64,
+        "{entries:?} {}",
+        run.stderr()
+    );
+    // What was answered then is answered now (a favicon Chromium asked
+    // for may have been a 404 both times).
+    let answered = har["log"]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["response"]["status"].as_u64().is_some_and(|s| s < 400))
+        .count();
+    assert_eq!(
+        run.count("/requests/success"),
+        answered as u64,
+        "{entries:?}"
+    );
+    assert_eq!(target.stop_and_paths(), entries);
 }

@@ -21,12 +21,15 @@
 //!   [`run_ok_on_loop`]: a run that must succeed, on the event loop asked for.
 //! - `serve.rs`: [`ServeProcess`], `stampede serve` in its own process.
 //! - `devtools.rs`: headless Chromium driven over the DevTools protocol
-//!   ([`Browser`]), for live pages.
+//!   ([`Browser`]), for live pages and the Network events of a visit.
+//! - `har_recording.rs`: those events written as a HAR 1.2 file
+//!   ([`har_from_network_events`]).
 
 mod binary;
 mod counting_alloc;
 mod devtools;
 mod event_loops;
+mod har_recording;
 pub mod jmeter;
 pub mod nginx;
 mod prometheus;
@@ -50,6 +53,7 @@ pub use binary::{assert_succeeded, binary, read_json, stampede, text};
 pub use counting_alloc::{thread_allocations, CountingAllocator};
 pub use devtools::Browser;
 pub use event_loops::{event_loop_or_skip, EVENT_LOOPS, HIDE_IO_URING, NO_IO_URING};
+pub use har_recording::har_from_network_events;
 pub use prometheus::{get_with, http_get, wait_for, Prometheus};
 pub use runs::{run_clean, run_ok, run_ok_on_loop, run_on_loop};
 pub use serve::ServeProcess;
