@@ -24,30 +24,26 @@ pub fn execute(args: ReplayArgs) -> anyhow::Result<i32> {
     let built = build_run(run)?;
     let mut plan = built.plan;
     let mut workload = built.workload;
-    if let Some(url) = &replay.url_template {
-        // A targets file's URLs are taken literally: each entry's URL is
-        // the `{{path}}` template, and the workload is compiled for them.
-        let target = stampede_workload::parse_url_template(url)?;
-        for entry in &mut plan.mix {
-            entry.target = target.clone();
+    if let Some(patterns) = &replay.patterns {
+        // One mix entry per pattern, each the `{{path}}` template with its
+        // method; checked as the plan was, and the workload compiled for them.
+        plan.mix = patterns.mix(&plan);
+        if let Some(first) = plan.mix.first() {
+            plan.request = first.request.clone();
         }
-        plan.target = target;
+        // The plan's notices were given when it was built; a mix adds none.
+        plan.validate()?;
         workload = build_workload(&run.workload, &plan, None, None, None)?;
-    }
-    // The feeder holds its rows and the plan its mix now.
-    drop(replay.feed);
-    drop(replay.targets);
-    if let Some(sequence) = &replay.sequence {
         let spec = workload
             .as_mut()
             .and_then(std::sync::Arc::get_mut)
             .ok_or_else(|| {
                 anyhow::anyhow!("internal: the replay's workload is shared before its run")
             })?;
-        spec.mix_sequence = Some(sequence.clone());
+        spec.mix_sequence = Some(patterns.sequence.clone());
         // Each entry's figures are its pattern's: named so in `targets`.
-        for (step, name) in spec.steps.iter_mut().zip(&replay.entries) {
-            step.name = Some(name.clone());
+        for (step, name) in spec.steps.iter_mut().zip(patterns.names()) {
+            step.name = Some(name.to_string());
         }
     }
     if let (Some(offsets), LoadModel::Rate { arrival, .. }) = (&replay.offsets, &mut plan.model) {
@@ -70,14 +66,11 @@ pub fn execute(args: ReplayArgs) -> anyhow::Result<i32> {
     let mut result = run_plan_in(&plan, notices, &context)?;
     let mut summary = replay.summary;
     summary.requests_sent = result.requests.sent;
-    if replay.sequence.is_some() {
+    if let Some(patterns) = &replay.patterns {
         // Each mix entry is one pattern's (the session named the result's
         // targets after the steps): its figures are the pattern's replayed ones.
         for group in &mut summary.groups {
-            let entry = replay
-                .entries
-                .iter()
-                .position(|name| *name == group.pattern);
+            let entry = patterns.names().position(|name| name == group.pattern);
             if let Some(target) = entry.and_then(|i| result.targets.get(i)) {
                 group.latency_us = Some(target.latency_us);
                 group.status = target.status.clone();

@@ -1,18 +1,20 @@
 //! `stampede replay`'s command line, and the log it names made into a run:
 //! the requests kept (window, filter, sample, method), their offsets
 //! scaled by the speed and repeated by `--loop`, the rows a `unique`
-//! feeder hands out in order, one mix entry per (method,) URI pattern with
-//! the entry of each line in order (the engine's `mix_sequence`), and the
-//! `run` arguments that send them (`/{{path}}` on the base URL, the logged
-//! user agent and referer).
+//! feeder hands out in order (held in memory), one mix entry per (method,)
+//! URI pattern with the entry of each line in order (the engine's
+//! `mix_sequence`), and the `run` arguments that send them (`/{{path}}` on
+//! the base URL, the logged host, user agent and referer).
 
 use crate::flags::count_arg::{count_u64, count_usize};
 use crate::flags::run_args::RunArgs;
 use crate::process::exports::ExportArgs;
 use crate::process::output::OutputFormat;
 use stampede_plan::parse_duration;
+use stampede_plan::{MixEntry, Plan};
 use stampede_workload::replay::{self, Field, LogFormat, PatternRules, Selection};
-use std::path::{Path, PathBuf};
+use stampede_workload::{FeedData, FeedMode, Feeder};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -67,10 +69,9 @@ pub struct ReplayArgs {
     /// with --speed max, the connections [default: 50]
     #[arg(short = 'c', long, value_name = "N", value_parser = count_usize)]
     pub connections: Option<usize>,
-    /// Worker threads; with one, the k-th request of the log goes at the
-    /// k-th instant and each URI pattern has its own figures (with more the
-    /// count stays exact, requests due together may swap places, and the
-    /// log must have one method or --method)
+    /// Worker threads; the instants are split among them exactly (worker w
+    /// of N sends lines w, w + N, …), so requests due together may swap
+    /// places
     #[arg(short = 't', long, default_value_t = 1, value_name = "N", value_parser = count_usize)]
     pub threads: usize,
     /// One connection sends the log's requests in the log's order
@@ -97,6 +98,10 @@ pub struct ReplayArgs {
     /// Stop at the first line that does not parse (exit 2)
     #[arg(long)]
     pub strict: bool,
+    /// A header on every request, 'Name: value' (repeatable); it replaces
+    /// the logged one of that name (Host, User-Agent, Referer)
+    #[arg(short = 'H', long = "header", value_parser = stampede_plan::parse_header, value_name = "HEADER")]
+    pub headers: Vec<stampede_plan::Header>,
     /// Name paths the regex matches NAME in the per-pattern figures
     /// (repeatable; before the built-in folding of ids)
     #[arg(long, value_name = "REGEX=NAME")]
@@ -119,38 +124,48 @@ pub struct ReplayArgs {
 
 /// A log made into a run.
 pub struct ReplayRun {
-    /// The run's arguments (URL template, feed, headers, load).
+    /// The run's arguments (URL template, the feeder of the log's rows,
+    /// headers, load).
     pub args: RunArgs,
     /// The open model's offsets; `None` for --speed max.
     pub offsets: Option<Arc<[Duration]>>,
     /// The result's `replay` object.
     pub summary: stampede_metrics::ReplayResult,
     pub notices: Vec<String>,
-    /// The feeder's rows, removed when the run is built.
-    pub feed: FeedFile,
-    /// Per pattern: the mix entry each request is, line by line (the
-    /// engine's `mix_sequence`), and the targets file of the entries.
-    pub sequence: Option<Arc<[u16]>>,
-    pub targets: Option<FeedFile>,
-    /// The mix entries' names (patterns), in mix order.
-    pub entries: Vec<String>,
-    /// With a mix: the URL template each of its entries sends.
-    pub url_template: Option<String>,
+    /// With figures per URI pattern: the run's mix, one entry per pattern.
+    pub patterns: Option<PatternMix>,
 }
 
-/// A temporary file of a replay (the feeder's rows, the targets), removed when dropped.
-pub struct FeedFile(PathBuf);
+/// One mix entry per (method,) URI pattern, so that each has its own
+/// latency, and the entry each request of the log is.
+pub struct PatternMix {
+    /// Each entry's method and name (its pattern), in mix order.
+    pub entries: Vec<(String, String)>,
+    /// The mix entry each request is, line by line, loops included (the
+    /// engine's `mix_sequence`).
+    pub sequence: Arc<[u16]>,
+}
 
-impl FeedFile {
-    pub fn path(&self) -> &Path {
-        &self.0
+impl PatternMix {
+    /// The plan's mix: each entry sends the plan's URL template and
+    /// request (its headers) with the entry's method.
+    pub fn mix(&self, plan: &Plan) -> Vec<MixEntry> {
+        self.entries
+            .iter()
+            .map(|(method, _)| MixEntry {
+                target: plan.target.clone(),
+                request: stampede_plan::RequestSpec {
+                    method: method.clone(),
+                    ..plan.request.clone()
+                },
+                weight: 1,
+            })
+            .collect()
     }
-}
 
-impl Drop for FeedFile {
-    fn drop(&mut self) {
-        // Best effort: a temporary file left behind harms nothing.
-        let _ = std::fs::remove_file(&self.0);
+    /// The entries' names (patterns), in mix order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.entries.iter().map(|(_, name)| name.as_str())
     }
 }
 
@@ -230,31 +245,57 @@ impl ReplayArgs {
             };
             per_line.push(at);
         }
-        let per_pattern = !over && self.threads == 1 && entries.len() > 1;
-        if several_methods && !per_pattern {
+        // A mix even of one pattern: its order is what splits the lines
+        // among the workers (the engine's listed `mix_sequence`).
+        let per_pattern = !over;
+        if several_methods && over {
             anyhow::bail!(
-                "the log's requests have several methods ({}): with -t above 1 or over {MAX_PATTERNS} patterns a replay sends one; choose it with --method",
+                "the log's requests have several methods ({}): over {MAX_PATTERNS} patterns a replay sends one; choose it with --method",
                 methods.join(", ")
             );
         }
         let method = methods[0].to_string();
         let offsets = self.schedule(&kept);
-        let feed = write_feed(&kept, self.loops)?;
+        let base_host = stampede_plan::Target::parse(&self.base)?.authority;
+        // Listed rows go with the listed mix; past the patterns' cap, the
+        // workers claim the rows as they send (the count stays exact).
+        let mode = match per_pattern {
+            true => FeedMode::Listed,
+            false => FeedMode::Unique,
+        };
+        let (feeder, bad_hosts) = self.rows_feeder(&kept, &base_host, mode)?;
+        if bad_hosts > 0 {
+            notices.push(format!(
+                "{} logged a host that is no header value (a control byte or a space): sent with the base's, {base_host}",
+                stampede_report::counted(bad_hosts, "line")
+            ));
+        }
         let summary = summarize(&log, &kept, self.loops, &key, self.speed);
         let span = offsets.last().copied().unwrap_or_default();
-        let mut args = self.run_args(&method, &format, &feed, offsets.len() as u64, span)?;
-        let url = args.url.clone().unwrap_or_default();
-        let (sequence, targets) = if per_pattern {
-            let file = write_targets(&entries, &url)?;
-            args.url = None;
-            args.targets = Some(file.path().to_path_buf());
-            let looped: Vec<u16> = (0..self.loops)
+        let logs_host = format.logs(&Field::Host) || kept.iter().any(|(_, r)| r.host.is_some());
+        let logged = [
+            (Column::Host, logs_host),
+            (Column::UserAgent, format.logs(&Field::UserAgent)),
+            (Column::Referer, format.logs(&Field::Referer)),
+        ];
+        let sent: Vec<Column> = logged
+            .into_iter()
+            .filter(|(column, logged)| {
+                *logged
+                    && !self
+                        .headers
+                        .iter()
+                        .any(|h| h.name.eq_ignore_ascii_case(column.header()))
+            })
+            .map(|(column, _)| column)
+            .collect();
+        let args = self.run_args(&method, &sent, feeder, offsets.len() as u64, span)?;
+        let patterns = per_pattern.then(|| PatternMix {
+            entries,
+            sequence: (0..self.loops)
                 .flat_map(|_| per_line.iter().copied())
-                .collect();
-            (Some(Arc::from(looped)), Some(file))
-        } else {
-            (None, None)
-        };
+                .collect(),
+        });
         let offsets = match self.speed {
             Speed::Max => None,
             Speed::Factor(_) => Some(offsets.into()),
@@ -264,12 +305,43 @@ impl ReplayArgs {
             offsets,
             summary,
             notices,
-            feed,
-            sequence,
-            targets,
-            entries: entries.into_iter().map(|(_, name)| name).collect(),
-            url_template: per_pattern.then_some(url),
+            patterns,
         })
+    }
+
+    /// The feeder of the requests' rows (path, host, ua, referer),
+    /// `--loop` times over, each handed out once in order (`Listed`: worker
+    /// w of N takes rows w, w + N, …, as it takes instants and mix
+    /// entries), and how many
+    /// lines' logged host could not be sent. nginx logs a missing header
+    /// as `-`; sent as `-`, it is logged as `-` again. A line with no host
+    /// (or one no header may carry) goes with `base_host`.
+    fn rows_feeder(
+        &self,
+        kept: &[(Duration, replay::LoggedRequest)],
+        base_host: &str,
+        mode: FeedMode,
+    ) -> anyhow::Result<(Arc<Feeder>, u64)> {
+        let field = |text: &str| text.as_bytes().to_vec().into_boxed_slice();
+        let sendable = |host: &&String| host.bytes().all(|b| b.is_ascii_graphic());
+        let bad_hosts = kept
+            .iter()
+            .filter(|(_, r)| r.host.as_ref().is_some_and(|h| !sendable(&h)))
+            .count() as u64;
+        let rows = (0..self.loops).flat_map(|_| {
+            kept.iter().map(|(_, request)| {
+                let host = request.host.as_ref().filter(sendable);
+                vec![
+                    field(request.target.strip_prefix('/').unwrap_or(&request.target)),
+                    field(host.map_or(base_host, String::as_str)),
+                    field(request.user_agent.as_deref().unwrap_or("-")),
+                    field(request.referer.as_deref().unwrap_or("-")),
+                ]
+            })
+        });
+        let columns = ["path", "host", "ua", "referer"].map(String::from).to_vec();
+        let data = FeedData::from_rows(&self.file.display().to_string(), columns, rows)?;
+        Ok((Arc::new(Feeder::new(data, mode)), bad_hosts))
     }
 
     /// Every request's offset, looped and scaled: loop k starts one mean
@@ -297,27 +369,23 @@ impl ReplayArgs {
     fn run_args(
         &self,
         method: &str,
-        format: &LogFormat,
-        feed: &FeedFile,
+        sent: &[Column],
+        feeder: Arc<Feeder>,
         count: u64,
         span: Duration,
     ) -> anyhow::Result<RunArgs> {
         let base = self.base.trim_end_matches('/');
-        // `/{{path}}` with the path's own `/` left out: a targets file's URL
-        // needs its `/` before a slot.
+        // `/{{path}}` with the path's own `/` left out: a URL needs its `/`
+        // before a slot.
         let mut args = RunArgs::for_url(&format!("{base}/{{{{path}}}}"))?;
         args.method = method.to_string();
-        args.workload.feeds = vec![format!("{}:unique", feed.path().display())];
-        for (field, header) in [
-            (Field::UserAgent, "User-Agent"),
-            (Field::Referer, "Referer"),
-        ] {
-            if format.logs(&field) {
-                let column = column_of(&field);
-                args.headers.push(stampede_plan::parse_header(&format!(
-                    "{header}: {{{{{column}}}}}"
-                ))?);
-            }
+        args.workload.built_feeders = vec![feeder];
+        args.headers = self.headers.clone();
+        for column in sent {
+            args.headers.push(stampede_plan::Header {
+                name: column.header().to_string(),
+                value: format!("{{{{{}}}}}", column.name()),
+            });
         }
         args.requests = Some(count);
         args.timeout = self.timeout;
@@ -349,63 +417,37 @@ impl ReplayArgs {
 /// most requests of a mix.
 const MAX_PATTERNS: usize = 1000;
 
-/// Writes the mix of one block per entry (`METHOD BASE{{path}}`) as a
-/// targets file in the temporary directory.
-fn write_targets(entries: &[(String, String)], url: &str) -> anyhow::Result<FeedFile> {
-    let path = std::env::temp_dir().join(format!(
-        "stampede-replay-{}-{}.targets",
-        std::process::id(),
-        stampede_metrics::new_run_id()
-    ));
-    let file = FeedFile(path);
-    let text: String = entries
-        .iter()
-        .map(|(method, _)| format!("{method} {url}\n\n"))
-        .collect();
-    std::fs::write(file.path(), text)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", file.path().display()))?;
-    Ok(file)
-}
-
 /// Requests per second over the replay's span (at least a millisecond).
 fn average_rate(count: u64, span: Duration) -> f64 {
     count as f64 / span.as_secs_f64().max(0.001)
 }
 
-/// The feed's column of a logged header.
-fn column_of(field: &Field) -> &'static str {
-    match field {
-        Field::UserAgent => "ua",
-        _ => "referer",
-    }
+/// A logged header the feeder's rows carry, sent again.
+#[derive(Debug, Clone, Copy)]
+enum Column {
+    Host,
+    UserAgent,
+    Referer,
 }
 
-/// Writes the rows (path, ua, referer), `loops` times over, as JSON Lines
-/// in the temporary directory. nginx logs a missing header as `-`; sent as
-/// `-`, it is logged as `-` again.
-fn write_feed(kept: &[(Duration, replay::LoggedRequest)], loops: u64) -> anyhow::Result<FeedFile> {
-    use std::io::Write;
-    let path = std::env::temp_dir().join(format!(
-        "stampede-replay-{}-{}.jsonl",
-        std::process::id(),
-        stampede_metrics::new_run_id()
-    ));
-    let feed = FeedFile(path);
-    let file = std::fs::File::create(feed.path())
-        .map_err(|e| anyhow::anyhow!("{}: {e}", feed.path().display()))?;
-    let mut out = std::io::BufWriter::new(file);
-    for _ in 0..loops {
-        for (_, request) in kept {
-            let row = serde_json::json!({
-                "path": request.target.strip_prefix('/').unwrap_or(&request.target),
-                "ua": request.user_agent.as_deref().unwrap_or("-"),
-                "referer": request.referer.as_deref().unwrap_or("-"),
-            });
-            writeln!(out, "{row}")?;
+impl Column {
+    /// Its column in the feeder.
+    fn name(self) -> &'static str {
+        match self {
+            Column::Host => "host",
+            Column::UserAgent => "ua",
+            Column::Referer => "referer",
         }
     }
-    out.flush()?;
-    Ok(feed)
+
+    /// The header it is sent as.
+    fn header(self) -> &'static str {
+        match self {
+            Column::Host => "Host",
+            Column::UserAgent => "User-Agent",
+            Column::Referer => "Referer",
+        }
+    }
 }
 
 /// The result's `replay` object: lines, requests, and per URI pattern the

@@ -42,6 +42,10 @@ pub struct WorkloadArgs {
     pub har: Option<PathBuf>,
     #[command(flatten)]
     pub har_options: HarArgs,
+    /// Feeders a program built in memory (`stampede replay`'s rows), after
+    /// the `--feed` ones: no file is written and read back for them.
+    #[arg(skip)]
+    pub built_feeders: Vec<std::sync::Arc<stampede_workload::Feeder>>,
 }
 
 /// How `--har` (and `stampede import har`) reads a HAR file.

@@ -231,7 +231,10 @@ fn workload_given(
         (has_script, "--script"),
         (has_scenario, "--scenario"),
         (!args.vars.is_empty(), "--var"),
-        (!args.feeds.is_empty(), "--feed"),
+        (
+            !args.feeds.is_empty() || !args.built_feeders.is_empty(),
+            "--feed",
+        ),
         (!args.checks.is_empty(), "--check"),
         (!args.extracts.is_empty(), "--extract"),
         (!has_scenario && spec.renders(), "{{...}} templates"),
@@ -293,7 +296,10 @@ fn refuse_unsupported(plan: &Plan, spec: &WorkloadSpec, given: &str) -> anyhow::
 /// of a `--targets` mix).
 fn flags_spec(args: &WorkloadArgs, plan: &Plan) -> anyhow::Result<Option<WorkloadSpec>> {
     crate::flags::workload_args::refuse_misspelt_feed_modes(&args.feeds)?;
-    let workload = Workload::from_flags(&args.vars, &args.feeds, &args.checks, &args.extracts)?;
+    let mut workload = Workload::from_flags(&args.vars, &args.feeds, &args.checks, &args.extracts)?;
+    for feeder in &args.built_feeders {
+        workload.add_feeder(feeder.clone())?;
+    }
     let requests = requests_of(plan);
     let mut steps = Vec::with_capacity(requests.len());
     for (target, request) in &requests {

@@ -3,8 +3,11 @@
 //! line sent once, each at its recorded offset divided by the speed, the
 //! log's order kept with `--keep-order`), and a real nginx's own combined
 //! log replayed against it, the second log matching the first request for
-//! request. The combined format is nginx's `ngx_http_combined_fmt`
-//! (nginx/nginx, src/http/modules/ngx_http_log_module.c).
+//! request. Also: the logged Host sent again (a raw server records it),
+//! per-pattern figures with two threads, a custom `log_format` with
+//! `$request_time`, and a HAR recorded from headless Chromium's Network
+//! events sent again by `run --har`. The combined format is nginx's
+//! `ngx_http_combined_fmt` (nginx/nginx, src/http/modules/ngx_http_log_module.c).
 
 use stampede_testkit::workload::*;
 use std::time::Duration;
@@ -282,4 +285,411 @@ fn an_nginx_log_replayed_against_nginx_gives_the_same_log() {
     };
     assert_eq!(after_time(&replayed), after_time(&recorded));
     drop(server);
+}
+
+/// Each request head a raw server received, in arrival order; it answers
+/// each with an empty 200.
+fn recording_server() -> (
+    stampede_testkit::RawServer,
+    std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+) {
+    let heads = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let kept = heads.clone();
+    let server = stampede_testkit::RawServer::start(move |mut stream| {
+        use std::io::Write;
+        while let Some(head) = stampede_testkit::read_whole_head(&mut stream) {
+            kept.lock().unwrap().push(head);
+            let ok = b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
+            if stream.write_all(ok).is_err() {
+                return;
+            }
+        }
+    });
+    (server, heads)
+}
+
+/// (path, every Host header value) of each received head, sorted by path.
+fn hosts_by_path(heads: &[String]) -> Vec<(String, Vec<String>)> {
+    let mut seen: Vec<(String, Vec<String>)> = heads
+        .iter()
+        .map(|head| {
+            let mut lines = head.lines();
+            let path = lines
+                .next()
+                .and_then(|l| l.split(' ').nth(1))
+                .unwrap_or_default()
+                .to_string();
+            let hosts = lines
+                .filter_map(|l| l.split_once(':'))
+                .filter(|(name, _)| name.eq_ignore_ascii_case("host"))
+                .map(|(_, value)| value.trim().to_string())
+                .collect();
+            (path, hosts)
+        })
+        .collect();
+    seen.sort();
+    seen
+}
+
+#[test]
+fn each_request_carries_its_logged_host_unless_a_host_header_is_given() {
+    let dir = temp_dir("replay-host");
+    // nginx's $host; a line with `-` (as $http_host logs a request
+    // without one) and an absolute-form target with no logged host.
+    let format = "$remote_addr [$time_local] \"$request\" $status $host";
+    let log = write(
+        &dir,
+        "recorded.log",
+        concat!(
+            "10.0.0.1 [04/Dec/2026:15:00:00 +0000] \"GET /a HTTP/1.1\" 200 a.example\n",
+            "10.0.0.1 [04/Dec/2026:15:00:00 +0000] \"GET /b HTTP/1.1\" 200 b.example\n",
+            "10.0.0.1 [04/Dec/2026:15:00:01 +0000] \"GET /c HTTP/1.1\" 200 a.example:8443\n",
+            "10.0.0.1 [04/Dec/2026:15:00:01 +0000] \"GET /d HTTP/1.1\" 200 -\n",
+            "10.0.0.1 [04/Dec/2026:15:00:01 +0000] \"GET http://c.example/e HTTP/1.1\" 200 -\n",
+        ),
+    );
+    let (server, heads) = recording_server();
+    let base = server.url("");
+    let base_host = base.trim_start_matches("http://").to_string();
+    let replay = |extra: &[&str]| {
+        heads.lock().unwrap().clear();
+        let mut args = vec![
+            "replay", &log, "--base", &base, "--format", format, "--speed", "max", "-c", "2",
+        ];
+        args.extend_from_slice(extra);
+        let run = run_stampede(binary(), &args);
+        assert_eq!(run.code(), Some(0), "{}", run.stderr());
+        assert_eq!(run.count("/requests/success"), 5, "{}", run.stderr());
+        hosts_by_path(&heads.lock().unwrap())
+    };
+    let one = |host: &str| vec![host.to_string()];
+    assert_eq!(
+        replay(&[]),
+        vec![
+            ("/a".to_string(), one("a.example")),
+            ("/b".to_string(), one("b.example")),
+            ("/c".to_string(), one("a.example:8443")),
+            ("/d".to_string(), one(&base_host)),
+            ("/e".to_string(), one("c.example")),
+        ]
+    );
+    // -H Host replaces every logged one.
+    let given = replay(&["-H", "Host: given.example"]);
+    assert_eq!(given.len(), 5);
+    for (path, hosts) in given {
+        assert_eq!(hosts, one("given.example"), "{path}");
+    }
+}
+
+#[test]
+fn with_two_threads_each_pattern_has_its_own_figures() {
+    let dir = temp_dir("replay-threads");
+    // Three kinds of line, interleaved and due together in threes, each
+    // answered its own way by the built-in target: /status/201 fast with
+    // 201, a POST to /status/404 fast with 404, /delay/60 with 200 after
+    // 60 ms. Were a request's figures put under another line's pattern,
+    // a pattern would show another's status or time.
+    let kinds = [
+        ("GET", "/status/201", "/created"),
+        ("POST", "/status/404", "/missing"),
+        ("GET", "/delay/60", "/slow"),
+    ];
+    let per_kind = 10;
+    let text: String = (0..per_kind * kinds.len())
+        .map(|i| {
+            let (method, path, _) = kinds[i % kinds.len()];
+            format!(
+                "10.0.0.1 - - [04/Dec/2026:15:00:{:02} +0000] \"{method} {path}?i={i} HTTP/1.1\" 200 5 \"-\" \"x\"\n",
+                i / 6
+            )
+        })
+        .collect();
+    let log = write(&dir, "recorded.log", &text);
+    let total = (per_kind * kinds.len()) as u64;
+    // The open model at the log's pace × 4, and the closed one (three
+    // connections on two workers: one has two, the other one).
+    for speed in ["4", "max"] {
+        // A target (and its access log) of its own.
+        let own = dir.join(format!("speed-{speed}"));
+        std::fs::create_dir_all(&own).unwrap();
+        let target = LoggedTarget::start(&own);
+        let mut args: Vec<String> = [
+            "replay",
+            &log,
+            "--base",
+            &target.url(""),
+            "--speed",
+            speed,
+            "-t",
+            "2",
+            "-c",
+            "3",
+        ]
+        .map(String::from)
+        .to_vec();
+        for (_, path, name) in kinds {
+            args.extend(["--pattern".to_string(), format!("^{path}$={name}")]);
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let run = run_stampede(binary(), &args);
+        assert_eq!(run.code(), Some(0), "{}", run.stderr());
+        assert_eq!(run.count("/requests/sent"), total, "--speed {speed}");
+        assert_eq!(run.result()["plan"]["threads"], 2, "two workers shared it");
+        let groups = run.result()["replay"]["groups"].as_array().unwrap();
+        assert_eq!(groups.len(), kinds.len(), "{groups:?}");
+        for (method, _, name) in kinds {
+            let pattern = format!("{method} {name}");
+            let group = groups
+                .iter()
+                .find(|g| g["pattern"] == pattern.as_str())
+                .unwrap_or_else(|| panic!("no group {pattern} in {groups:?}"));
+            assert_eq!(group["count"], per_kind as u64, "{group}");
+            let status = match name {
+                "/created" => "201",
+                "/missing" => "404",
+                _ => "200",
+            };
+            assert_eq!(
+                group["status"],
+                serde_json::json!({ status: per_kind }),
+                "--speed {speed}, {pattern}: every replayed response its own"
+            );
+            let p50 = group["latency_us"]["p50"].as_u64().unwrap();
+            if name == "/slow" {
+                assert!(p50 >= 60_000, "{pattern}: p50 {p50} µs");
+            } else {
+                assert!(p50 < 60_000, "{pattern}: p50 {p50} µs");
+            }
+        }
+        // The target saw each line once.
+        let mut paths = logged(target, total as usize);
+        paths.sort();
+        let mut sent: Vec<String> = (0..per_kind * kinds.len())
+            .map(|i| format!("{}?i={i}", kinds[i % kinds.len()].1))
+            .collect();
+        sent.sort();
+        assert_eq!(paths, sent, "--speed {speed}");
+    }
+}
+
+#[test]
+fn a_custom_log_format_with_request_times_is_replayed_with_recorded_against_replayed_figures() {
+    let dir = temp_dir("replay-custom");
+    // An nginx log_format (ngx_http_log_module: $msec is seconds with
+    // milliseconds, $request_time seconds with milliseconds, several
+    // upstreams' times joined by ", "), the request in two parts and the
+    // status braced.
+    let format = "$remote_addr $msec \"$request_method $request_uri\" ${status} $request_time \"$upstream_response_time\" $http_host";
+    let lines = [
+        ("0.000", "/delay/30?i=0", 200, "0.030", "0.029"),
+        ("0.050", "/status/201?i=1", 201, "0.002", "-"),
+        ("0.100", "/delay/30?i=2", 200, "0.030", "0.010, 0.019"),
+        ("0.150", "/status/201?i=3", 201, "0.004", "0.003"),
+        ("0.200", "/delay/30?i=4", 200, "0.030", "0.029"),
+        ("0.250", "/status/201?i=5", 201, "0.006", "0.005"),
+    ];
+    let text: String = lines
+        .iter()
+        .map(|(at, uri, status, took, upstream)| {
+            let msec = format!("1796396400{}", &at[1..]);
+            format!("10.0.0.1 {msec} \"GET {uri}\" {status} {took} \"{upstream}\" api.example\n")
+        })
+        .collect();
+    let log = write(&dir, "recorded.log", &text);
+    let requests = dir.join("requests.log");
+    let target = LoggedTarget::start(&dir);
+    let base = target.url("");
+    let run = run_stampede(
+        binary(),
+        &[
+            "replay",
+            &log,
+            "--base",
+            &base,
+            "--format",
+            format,
+            "-t",
+            "2",
+            "--log-requests",
+            requests.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    assert_eq!(run.count("/requests/sent"), lines.len() as u64);
+    assert_eq!(run.count("/replay/lines_read"), lines.len() as u64);
+    assert_eq!(run.count("/replay/lines_skipped"), 0);
+    // $msec's milliseconds are the offsets, at speed 1.
+    let mut intended = intended_instants(&requests);
+    intended.sort_by(f64::total_cmp);
+    let expected: Vec<f64> = lines.iter().map(|l| l.0.parse().unwrap()).collect();
+    assert_eq!(intended.len(), expected.len());
+    for (got, want) in intended.iter().zip(&expected) {
+        assert!(
+            (got - want).abs() < 1e-6,
+            "intended {got} s, logged {want} s"
+        );
+    }
+    let groups = run.result()["replay"]["groups"].as_array().unwrap();
+    let group = |pattern: &str| {
+        groups
+            .iter()
+            .find(|g| g["pattern"] == pattern)
+            .unwrap_or_else(|| panic!("no {pattern} in {groups:?}"))
+    };
+    let slow = group("/delay/{id}");
+    assert_eq!(slow["count"], 3);
+    assert_eq!(slow["recorded_status"], serde_json::json!({ "200": 3 }));
+    assert_eq!(
+        slow["recorded"],
+        serde_json::json!({ "count": 3, "p50_us": 30_000, "p99_us": 30_000, "max_us": 30_000 })
+    );
+    assert_eq!(slow["status"], serde_json::json!({ "200": 3 }));
+    let p50 = slow["latency_us"]["p50"].as_u64().unwrap();
+    assert!(p50 >= 30_000, "/delay/30 replayed in {p50} µs");
+    let fast = group("/status/{id}");
+    assert_eq!(fast["recorded_status"], serde_json::json!({ "201": 3 }));
+    assert_eq!(
+        fast["recorded"],
+        serde_json::json!({ "count": 3, "p50_us": 4_000, "p99_us": 6_000, "max_us": 6_000 })
+    );
+    assert_eq!(fast["status"], serde_json::json!({ "201": 3 }));
+    // The summary compares them per pattern.
+    let stdout = run.stdout();
+    let line = stdout
+        .lines()
+        .find(|l| l.contains("/delay/{id}") && l.contains("logged status"))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(
+        line.contains("recorded p50") && line.contains("replayed p50"),
+        "{line}"
+    );
+    // The target saw each line once.
+    let mut paths = logged(target, lines.len());
+    paths.sort();
+    let mut sent: Vec<String> = lines.iter().map(|l| l.1.to_string()).collect();
+    sent.sort();
+    assert_eq!(paths, sent);
+}
+
+/// The path and query of a URL.
+fn path_and_query(url: &str) -> String {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    rest.find('/')
+        .map_or("/".to_string(), |at| rest[at..].to_string())
+}
+
+#[test]
+fn a_har_recorded_by_headless_chromium_is_sent_again_request_for_request() {
+    let chromium = stampede_testkit::require_tool!("chromium");
+    let dir = temp_dir("replay-har");
+    // Two pages of `stampede serve --root`, with their style sheets,
+    // script and image.
+    let root = dir.join("www");
+    std::fs::create_dir_all(&root).unwrap();
+    for (name, text) in [
+        (
+            "index.html",
+            "<!doctype html><link rel=stylesheet href=style.css><script src=app.js></script><img src=logo.svg><p>one</p>",
+        ),
+        ("page2.html", "<!doctype html><link rel=stylesheet href=style.css?v=2><p>two</p>"),
+        ("style.css", "p { color: red }"),
+        ("app.js", "document.title = 'one';"),
+        ("logo.svg", "<svg xmlns='http://www.w3.org/2000/svg' width='1' height='1'/>"),
+    ] {
+        std::fs::write(root.join(name), text).unwrap();
+    }
+    let root = root.to_str().unwrap();
+    let port = free_port().to_string();
+    let serve = ["--port", &port, "--root", root];
+    let recorded_dir = dir.join("recorded");
+    std::fs::create_dir_all(&recorded_dir).unwrap();
+    let recording = LoggedTarget::start_with(&recorded_dir, &serve);
+    let origin = recording.url("");
+    let mut browser = stampede_testkit::Browser::open(&chromium, "about:blank");
+    browser.call("Network.enable", serde_json::json!({}));
+    // Each visit asks the server, as a first visit does.
+    browser.call(
+        "Network.setCacheDisabled",
+        serde_json::json!({ "cacheDisabled": true }),
+    );
+    for page in ["/index.html", "/page2.html?from=one"] {
+        assert!(
+            browser.visit(&format!("{origin}{page}"), Duration::from_secs(20)),
+            "{page} did not load"
+        );
+    }
+    let har = stampede_testkit::har_from_network_events(&browser.take_events());
+    drop(browser);
+    let seen_by_recording = recording.stop_and_paths();
+    let entries: Vec<String> = har["log"]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| path_and_query(e["request"]["url"].as_str().unwrap()))
+        .collect();
+    for page in [
+        "/index.html",
+        "/style.css",
+        "/app.js",
+        "/logo.svg",
+        "/page2.html?from=one",
+        "/style.css?v=2",
+    ] {
+        assert!(
+            entries.iter().any(|e| e == page),
+            "{page} not in {entries:?}"
+        );
+    }
+    // Each entry is a request the server saw (a favicon it may have been
+    // asked for outside the page's Network events is not).
+    for entry in &entries {
+        let recorded = seen_by_recording.iter().filter(|p| *p == entry).count();
+        let listed = entries.iter().filter(|p| *p == entry).count();
+        assert!(recorded >= listed, "{entry}: {seen_by_recording:?}");
+    }
+    let file = dir.join("visit.har");
+    std::fs::write(&file, har.to_string()).unwrap();
+    // A fresh target on the same origin: it sees exactly the entries, in
+    // their order (one user walks them once, no pauses).
+    let replayed_dir = dir.join("replayed");
+    std::fs::create_dir_all(&replayed_dir).unwrap();
+    let target = LoggedTarget::start_with(&replayed_dir, &serve);
+    let count = entries.len().to_string();
+    let run = run_stampede(
+        binary(),
+        &[
+            "run",
+            "--har",
+            file.to_str().unwrap(),
+            "--har-think",
+            "0",
+            "-n",
+            &count,
+            "-c",
+            "1",
+            "-t",
+            "1",
+        ],
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    assert_eq!(
+        run.count("/requests/sent"),
+        entries.len() as u64,
+        "{entries:?} {}",
+        run.stderr()
+    );
+    // What was answered then is answered now (a favicon Chromium asked
+    // for may have been a 404 both times).
+    let answered = har["log"]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["response"]["status"].as_u64().is_some_and(|s| s < 400))
+        .count();
+    assert_eq!(
+        run.count("/requests/success"),
+        answered as u64,
+        "{entries:?}"
+    );
+    assert_eq!(target.stop_and_paths(), entries);
 }

@@ -18,9 +18,9 @@ pub struct ClientTcp {
     pub sockets_seen: f64,
     /// Samples taken (a socket that lived between two was not seen).
     pub samples: f64,
-    /// The sockets' smoothed RTT (`tcpi_rtt`), median and 99th percentile
-    /// over sockets, µs.
+    /// The sockets' smoothed RTT (`tcpi_rtt`), median over sockets, µs.
     pub rtt_us_median: f64,
+    /// The sockets' smoothed RTT, 99th percentile over sockets, µs.
     pub rtt_us_p99: f64,
     /// The sockets' RTT variation (`tcpi_rttvar`), median over sockets, µs.
     pub rttvar_us_median: f64,

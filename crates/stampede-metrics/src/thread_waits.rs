@@ -28,7 +28,9 @@ pub struct ThreadWaits {
 /// One kernel function threads slept in.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ThreadWait {
+    /// The kernel function (`/proc/PID/task/TID/wchan`).
     pub wchan: String,
+    /// Server threads that slept in it most (a mean over rounds).
     pub threads: f64,
 }
 

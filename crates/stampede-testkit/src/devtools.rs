@@ -22,6 +22,8 @@ pub struct Browser {
     session: String,
     next_id: u64,
     profile: PathBuf,
+    /// The events the page sent (`Network.*` once enabled), in order.
+    events: Vec<Value>,
 }
 
 impl Browser {
@@ -77,6 +79,7 @@ impl Browser {
             session: String::new(),
             next_id: 0,
             profile,
+            events: Vec::new(),
         };
         let target = browser.call("Target.createTarget", json!({ "url": url }));
         let target_id = target["targetId"]
@@ -120,6 +123,9 @@ impl Browser {
                 assert!(reply.get("error").is_none(), "{method}: {reply}");
                 return reply["result"].clone();
             }
+            if reply.get("method").is_some() && reply.get("id").is_none() {
+                self.events.push(reply);
+            }
         }
     }
 
@@ -147,6 +153,40 @@ impl Browser {
             std::thread::sleep(Duration::from_millis(200));
         }
         false
+    }
+
+    /// Opens `url` in the page and waits (up to `limit`) until it and
+    /// every request it started are done: the document complete, and each
+    /// `Network.requestWillBeSent` seen so far finished or failed.
+    pub fn visit(&mut self, url: &str, limit: Duration) -> bool {
+        self.call("Page.navigate", json!({ "url": url }));
+        let until = Instant::now() + limit;
+        while Instant::now() < until {
+            let complete = self.eval("document.readyState") == json!("complete");
+            if complete && self.requests_done() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        false
+    }
+
+    /// True when every request started has finished or failed.
+    fn requests_done(&self) -> bool {
+        let ids = |method: &str| -> std::collections::HashSet<String> {
+            (self.events.iter())
+                .filter(|e| e["method"] == method)
+                .filter_map(|e| e["params"]["requestId"].as_str().map(str::to_string))
+                .collect()
+        };
+        let mut done = ids("Network.loadingFinished");
+        done.extend(ids("Network.loadingFailed"));
+        ids("Network.requestWillBeSent").is_subset(&done)
+    }
+
+    /// The events received so far, taken.
+    pub fn take_events(&mut self) -> Vec<Value> {
+        std::mem::take(&mut self.events)
     }
 
     /// A PNG of the whole window.

@@ -21,12 +21,15 @@
 //!   [`run_ok_on_loop`]: a run that must succeed, on the event loop asked for.
 //! - `serve.rs`: [`ServeProcess`], `stampede serve` in its own process.
 //! - `devtools.rs`: headless Chromium driven over the DevTools protocol
-//!   ([`Browser`]), for live pages.
+//!   ([`Browser`]), for live pages and the Network events of a visit.
+//! - `har_recording.rs`: those events written as a HAR 1.2 file
+//!   ([`har_from_network_events`]).
 
 mod binary;
 mod counting_alloc;
 mod devtools;
 mod event_loops;
+mod har_recording;
 pub mod jmeter;
 pub mod nginx;
 mod prometheus;
@@ -50,6 +53,7 @@ pub use binary::{assert_succeeded, binary, read_json, stampede, text};
 pub use counting_alloc::{thread_allocations, CountingAllocator};
 pub use devtools::Browser;
 pub use event_loops::{event_loop_or_skip, EVENT_LOOPS, HIDE_IO_URING, NO_IO_URING};
+pub use har_recording::har_from_network_events;
 pub use prometheus::{get_with, http_get, wait_for, Prometheus};
 pub use runs::{run_clean, run_ok, run_ok_on_loop, run_on_loop, run_on_one_loop};
 pub use serve::ServeProcess;
@@ -200,6 +204,13 @@ pub fn read_request_head(stream: &mut TcpStream) -> bool {
 /// Reads one request head from a blocking stream and gives its request
 /// line (`GET /p HTTP/1.1`); None when the peer closed first.
 pub fn read_request_line(stream: &mut TcpStream) -> Option<String> {
+    let head = read_whole_head(stream)?;
+    Some(head.lines().next().unwrap_or("").to_string())
+}
+
+/// Reads one request head (request line and headers, up to the blank
+/// line) from a blocking stream; None when the peer closed first.
+pub fn read_whole_head(stream: &mut TcpStream) -> Option<String> {
     let mut seen = Vec::new();
     let mut byte = [0u8; 1];
     while !seen.ends_with(b"\r\n\r\n") {
@@ -208,8 +219,7 @@ pub fn read_request_line(stream: &mut TcpStream) -> Option<String> {
             _ => return None,
         }
     }
-    let head = String::from_utf8_lossy(&seen);
-    Some(head.lines().next().unwrap_or("").to_string())
+    Some(String::from_utf8_lossy(&seen).into_owned())
 }
 
 /// Answers every request on the connection with `response`, keeping it open.

@@ -36,9 +36,17 @@ pub struct LoggedTarget {
 impl LoggedTarget {
     /// Starts it and reads the address it listens on from its first line.
     pub fn start(dir: &Path) -> LoggedTarget {
+        LoggedTarget::start_with(dir, &["--port", "0"])
+    }
+
+    /// As [`LoggedTarget::start`], with more `serve` arguments (`--port`
+    /// given there, `--root DIR`).
+    pub fn start_with(dir: &Path, args: &[&str]) -> LoggedTarget {
         let log = dir.join("access.log");
         let mut child = Command::new(binary())
-            .args(["serve", "--port", "0", "--threads", "1", "--access-log"])
+            .arg("serve")
+            .args(args)
+            .args(["--threads", "1", "--access-log"])
             .arg(&log)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())

@@ -85,6 +85,16 @@ impl Workload {
         })
     }
 
+    /// Adds a feeder a program built (after the flags' ones): its columns
+    /// become names templates may use.
+    pub fn add_feeder(&mut self, feeder: Arc<Feeder>) -> Result<(), WorkloadError> {
+        self.scope
+            .add_feed_columns(self.feeders.len(), feeder.data().columns())
+            .map_err(WorkloadError::FeedColumns)?;
+        self.feeders.push(feeder);
+        Ok(())
+    }
+
     /// True when responses are judged (checks or extractors given): the
     /// result then always carries `requests.check_failed`.
     pub fn judges_responses(&self) -> bool {

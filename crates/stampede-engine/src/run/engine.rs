@@ -481,9 +481,12 @@ pub fn run_with(
         // more connections would run out of requests before the others and
         // the rest of the run would go at a fraction of the rate. Several
         // groups: evenly over every worker.
+        // A listed order (a replayed log) is taken w, w + W, … in either
+        // model: each worker sends exactly the entries of its share.
+        let listed = (options.workload.as_ref()).is_some_and(|w| w.mix_sequence.is_some());
         let worker_budget = budget.map(|count| {
             let share = match model {
-                _ if groups.len() > 1 => share_of(count, index, workers),
+                _ if groups.len() > 1 || listed => share_of(count, index, workers),
                 LoadModel::Rate { .. } => share_of(count, index, workers),
                 LoadModel::Closed { .. } if index + 1 == workers => count - budget_given,
                 LoadModel::Closed { .. } => {

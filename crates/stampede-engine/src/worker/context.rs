@@ -35,6 +35,11 @@ pub(crate) struct ConnectionContext {
     /// The weighted order in which the mix is sent, cycled.
     pub mix_order: Rc<[u16]>,
     pub mix_next: std::cell::Cell<usize>,
+    /// How far on the next entry is: one, or for a listed order (a
+    /// replayed log) the workers sharing it, so that worker w of W sends
+    /// entries w, w + W, … as its pacer takes instants w, w + W, … and its
+    /// listed feeder rows w, w + W, ….
+    pub mix_stride: usize,
     pub head_request: bool,
     pub keepalive: bool,
     pub timeout: Duration,
@@ -415,7 +420,8 @@ impl ConnectionContext {
             return 0;
         }
         let at = self.mix_next.get();
-        self.mix_next.set((at + 1) % self.mix_order.len());
+        self.mix_next
+            .set((at + self.mix_stride) % self.mix_order.len());
         usize::from(self.mix_order[at])
     }
 
@@ -469,6 +475,13 @@ pub(crate) fn connection_context(
     };
     let step_rules =
         (plan.workload.as_deref()).and_then(|w| crate::workload::StepRules::of(w, defaults));
+    let listed = (plan.workload.as_ref()).is_some_and(|w| w.mix_sequence.is_some());
+    let (mix_next, mix_stride) = match listed {
+        true => (plan.share.0, plan.share.1.max(1)),
+        // Workers start at different places of the cycle so that a mix is
+        // spread even when each sends few requests.
+        false => (plan.index, 1),
+    };
     Ok(ConnectionContext {
         connector: plan.connector.build(plan.index, plan.seed),
         request: Rc::from(&plan.request[..]),
@@ -479,11 +492,10 @@ pub(crate) fn connection_context(
             .map(|(bytes, head)| (Rc::from(&bytes[..]), *head))
             .collect(),
         mix_order: Rc::from(&plan.mix_order[..]),
-        // Workers start at different places of the cycle so that a mix is
-        // spread even when each sends few requests; the start must lie inside
-        // the cycle, which may be shorter than the number of workers (a file
-        // of one block has a cycle of one).
-        mix_next: std::cell::Cell::new(plan.index % plan.mix_order.len().max(1)),
+        // The start must lie inside the cycle, which may be shorter than
+        // the number of workers (a file of one block has a cycle of one).
+        mix_next: std::cell::Cell::new(mix_next % plan.mix_order.len().max(1)),
+        mix_stride,
         head_request: plan.head_request,
         keepalive: plan.keepalive,
         timeout: plan.timeout,

@@ -35,6 +35,8 @@ pub(crate) struct WorkerWorkload {
     /// rows taken, its last step not over yet): when a `unique` feeder has
     /// run out, the worker stops once none is left ([`Self::feed_drained`]).
     open_iterations: Cell<usize>,
+    /// A `listed` feeder had no row left for this worker.
+    listed_out: Cell<bool>,
     /// The run's group clock (`None` outside scenarios).
     phases: Option<Arc<RunPhases>>,
     /// This worker's script state (wrk's per-thread Lua), with the request
@@ -123,6 +125,7 @@ impl WorkerWorkload {
             users_done: Cell::new(0),
             stop_run: Cell::new(false),
             open_iterations: Cell::new(0),
+            listed_out: Cell::new(false),
             phases,
             script,
             rendezvous: None,
@@ -219,16 +222,14 @@ impl WorkerWorkload {
         let spec = &self.spec;
         let (agent, agents) = (spec.agent as usize, spec.agents as usize);
         self.open_iterations.get() == 0
-            && self
-                .group()
-                .feeders
-                .iter()
-                .any(|feeder| feeder.is_exhausted(agent, agents))
+            && (self.listed_out.get()
+                || (self.group().feeders.iter()).any(|feeder| feeder.is_exhausted(agent, agents)))
     }
 
-    /// True when the group has a `unique` feeder, which may run out.
+    /// True when the group has a `unique` or `listed` feeder, which may run out.
     pub(crate) fn watches_feed(&self) -> bool {
-        (self.group().feeders.iter()).any(|f| f.mode() == FeedMode::Unique)
+        (self.group().feeders.iter())
+            .any(|f| matches!(f.mode(), FeedMode::Unique | FeedMode::Listed))
     }
 
     /// True once a step of this worker failed under `on_error = "stop_run"`.
@@ -254,7 +255,13 @@ impl WorkerWorkload {
     fn take_rows(&self, rows: &mut [usize]) -> Result<(), Exhausted> {
         let mut cursors = self.cursors.borrow_mut();
         for (row, cursor) in rows.iter_mut().zip(cursors.iter_mut()) {
-            *row = cursor.next_index()?;
+            *row = cursor.next_index().inspect_err(|_| {
+                // A listed feeder's rows are this worker's own: once they
+                // are out, no user of it can begin another iteration.
+                if cursor.feeder().mode() == FeedMode::Listed {
+                    self.listed_out.set(true);
+                }
+            })?;
         }
         Ok(())
     }

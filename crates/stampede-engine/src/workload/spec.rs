@@ -94,7 +94,9 @@ pub struct WorkloadSpec {
     pub script: Option<Arc<dyn Script>>,
     /// The plan's requests in this order, one after another, instead of
     /// round-robin by weight (a replayed log: line k's request is entry
-    /// `sequence[k]`); each worker starts at its own index and steps by one.
+    /// `sequence[k]`). Worker w of W sends entries w, w + W, …, as its
+    /// pacer takes the listed instants and a listed feeder its rows; in
+    /// the closed model, `-n` is split the same way.
     pub mix_sequence: Option<Arc<[u16]>>,
 }
 

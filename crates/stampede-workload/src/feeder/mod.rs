@@ -41,6 +41,11 @@ pub enum FeedMode {
     /// Each row at most once across the run (agent I of N takes rows
     /// i ≡ I mod N); then [`Exhausted`].
     Unique,
+    /// Each row once, in order, worker w of W taking rows w, w + W, … as
+    /// its pacer takes instants w, w + W, … and the engine a listed mix
+    /// order's entries (`stampede replay`: row k is the log's line k,
+    /// whatever the threads). Built by a program, not a `--feed` mode.
+    Listed,
 }
 
 impl FeedMode {
@@ -60,6 +65,7 @@ impl FeedMode {
             FeedMode::Circular => "circular",
             FeedMode::Random => "random",
             FeedMode::Unique => "unique",
+            FeedMode::Listed => "listed",
         }
     }
 }
@@ -167,6 +173,28 @@ impl FeedData {
         load::parse_headerless_csv(name, columns, text, delimiter, first_line)
     }
 
+    /// Rows a program built in memory (`stampede replay`'s): each row's
+    /// fields in `columns`' order; `name` is used in errors.
+    pub fn from_rows(
+        name: &str,
+        columns: Vec<String>,
+        rows: impl IntoIterator<Item = Vec<Box<[u8]>>>,
+    ) -> Result<FeedData, FeederError> {
+        let mut fields = Vec::new();
+        for (index, row) in rows.into_iter().enumerate() {
+            if row.len() != columns.len() {
+                let reason = format!(
+                    "row has {} fields, columns names {}",
+                    row.len(),
+                    columns.len()
+                );
+                return Err(FeederError::new(name, index + 1, reason));
+            }
+            fields.extend(row);
+        }
+        FeedData::new(name, columns, fields)
+    }
+
     /// Parses JSON Lines text; `name` is used in errors.
     pub fn from_json_lines(name: &str, text: &[u8]) -> Result<FeedData, FeederError> {
         load::parse_json_lines(name, text)
@@ -257,11 +285,16 @@ impl Feeder {
         seed: u64,
     ) -> FeedCursor {
         let rows = self.data.rows();
-        FeedCursor {
-            feeder: Arc::clone(self),
+        let (next, stride) = match self.mode {
+            FeedMode::Listed => (worker, workers.max(1)),
             // Circular workers start spread over the file, so the first
             // requests of a run do not all carry row 0.
-            next: worker * rows / workers.max(1),
+            _ => (worker * rows / workers.max(1), 1),
+        };
+        FeedCursor {
+            feeder: Arc::clone(self),
+            next,
+            stride,
             agent,
             agents: agents.max(1),
             rng: fastrand::Rng::with_seed(seed),
@@ -274,6 +307,8 @@ impl Feeder {
 pub struct FeedCursor {
     feeder: Arc<Feeder>,
     next: usize,
+    /// `listed`: the workers that share the rows.
+    stride: usize,
     agent: usize,
     agents: usize,
     rng: fastrand::Rng,
@@ -301,6 +336,15 @@ impl FeedCursor {
             FeedMode::Random => self.rng.usize(..rows),
             FeedMode::Unique => {
                 let share = self.feeder.claimed.fetch_add(1, Ordering::Relaxed);
+                share
+                    .checked_mul(self.agents)
+                    .and_then(|i| i.checked_add(self.agent))
+                    .filter(|&i| i < rows)
+                    .ok_or(Exhausted)?
+            }
+            FeedMode::Listed => {
+                let share = self.next;
+                self.next = share.saturating_add(self.stride);
                 share
                     .checked_mul(self.agents)
                     .and_then(|i| i.checked_add(self.agent))

@@ -189,6 +189,21 @@ fn unique_agents_take_rows_congruent_to_their_index() {
 }
 
 #[test]
+fn listed_rows_go_to_worker_w_of_w_as_w_then_w_plus_w_whatever_the_pace() {
+    let f = feeder(7, FeedMode::Listed);
+    let mut a = f.cursor(0, 2, 0, 1, 1);
+    let mut b = f.cursor(1, 2, 0, 1, 2);
+    // b draws first and more often: its rows stay its own.
+    let from_b: Vec<usize> = (0..3).map(|_| take(&mut b).unwrap()).collect();
+    assert_eq!(from_b, [1, 3, 5]);
+    assert_eq!(take(&mut b), Err(Exhausted));
+    let from_a: Vec<usize> = (0..4).map(|_| take(&mut a).unwrap()).collect();
+    assert_eq!(from_a, [0, 2, 4, 6]);
+    assert_eq!(take(&mut a), Err(Exhausted));
+    assert_eq!(FeedMode::parse("listed"), None, "not a --feed mode");
+}
+
+#[test]
 fn loads_relative_to_a_base_directory() {
     let dir = std::env::temp_dir().join(format!("stampede-feed-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -207,4 +222,23 @@ fn loads_relative_to_a_base_directory() {
         "{missing}"
     );
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn rows_built_in_memory_keep_their_columns_and_refuse_a_short_row() {
+    let field = |s: &str| s.as_bytes().to_vec().into_boxed_slice();
+    let columns = vec!["path".to_string(), "ua".to_string()];
+    let data = FeedData::from_rows(
+        "replay",
+        columns.clone(),
+        [vec![field("a"), field("x")], vec![field("b"), field("y")]],
+    )
+    .unwrap();
+    assert_eq!(data.columns(), ["path", "ua"]);
+    assert_eq!(data.rows(), 2);
+    assert_eq!(text(&data.row(1)[0]), "b");
+    assert_eq!(text(&data.row(1)[1]), "y");
+    let err = FeedData::from_rows("replay", columns.clone(), [vec![field("a")]]).unwrap_err();
+    assert_eq!((err.file.as_str(), err.line), ("replay", 1));
+    assert!(FeedData::from_rows("replay", columns, []).is_err());
 }

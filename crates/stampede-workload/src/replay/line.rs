@@ -153,11 +153,15 @@ fn millis(at: OffsetDateTime) -> i64 {
 
 /// `0.123` seconds; `-` (not logged) and anything else: `None`.
 fn seconds(value: &str) -> Option<Duration> {
-    value
-        .parse::<f64>()
-        .ok()
-        .filter(|s| s.is_finite() && *s >= 0.0)
-        .map(Duration::from_secs_f64)
+    // Read as a decimal, not a float: 1796396400.050 as an f64 is a hair
+    // under .050, and its milliseconds would be 49.
+    let (whole, fraction) = value.split_once('.').unwrap_or((value, ""));
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if whole.is_empty() || !digits(whole) || !digits(fraction) || fraction.len() > 9 {
+        return None;
+    }
+    let nanos = format!("{fraction:0<9}").parse::<u32>().ok()?;
+    Some(Duration::new(whole.parse().ok()?, nanos))
 }
 
 /// A value nginx logged, or `None` for its `-` (not sent).

@@ -150,6 +150,21 @@ fn msec_gives_milliseconds() {
     let text = "1700000000.250 \"GET /a HTTP/1.1\"\n1700000001.000 \"GET /b HTTP/1.1\"";
     let log = read(text, &format, false).unwrap();
     assert_eq!(log.offset(1), Duration::from_millis(750));
+    // Read as decimals: .050 and .030 are no floats' hair under.
+    let format = LogFormat::parse("$msec \"$request\" $request_time").unwrap();
+    let text = "1796396400.000 \"GET /a HTTP/1.1\" 0.030\n1796396400.050 \"GET /b HTTP/1.1\" 0.1";
+    let log = read(text, &format, false).unwrap();
+    assert_eq!(log.offset(1), Duration::from_millis(50));
+    assert_eq!(
+        log.requests[0].request_time,
+        Some(Duration::from_millis(30))
+    );
+    assert_eq!(
+        log.requests[1].request_time,
+        Some(Duration::from_millis(100))
+    );
+    let junk = read("1e9 \"GET /a HTTP/1.1\" 0.1", &format, false);
+    assert!(junk.is_err(), "$msec 1e9 is no nginx value");
 }
 
 #[test]
