@@ -3,11 +3,11 @@
 //! (text and binary, fragmented, empty and large messages come back
 //! exactly; pings are answered; the close handshake ends with 1000) and
 //! `/ws/push/5/20` (five messages about 20 ms apart, then a close with
-//! 1000). Raw sockets check what no polite client sends: the refusals of a
+//! 1000); the server's `/stats` counts the same messages. Raw sockets check what no polite client sends: the refusals of a
 //! handshake without the upgrade (RFC 6455 §4.2.1, §4.4), and an unmasked
 //! frame from a client answered with close code 1002 (§5.1).
 
-use stampede_testkit::{skip_or_fail, tool_or_skip, ServeProcess};
+use stampede_testkit::{http_get, skip_or_fail, tool_or_skip, ServeProcess};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::Command;
@@ -75,6 +75,12 @@ fn python_with_websockets() -> Option<std::path::PathBuf> {
     Some(python)
 }
 
+/// The server's `/stats` counters.
+fn stats(port: u16) -> serde_json::Value {
+    let body = http_get(port, "/stats").expect("/stats answers");
+    serde_json::from_str(&body).unwrap_or_else(|e| panic!("{e}: {body}"))
+}
+
 /// Runs the client in `mode` against `url`; its JSON line.
 fn client(python: &std::path::Path, url: &str, mode: &str) -> serde_json::Value {
     let out = Command::new(python)
@@ -100,6 +106,11 @@ fn python_websockets_gets_every_message_back_exactly() {
     // The client closed with 1000 and the server answered with the same.
     assert_eq!(got["close_sent"], 1000, "{got}");
     assert_eq!(got["close_rcvd"], 1000, "{got}");
+    // The server's books agree with the client's, message for message.
+    let served = stats(serve.port);
+    assert_eq!(served["ws_sessions"], 1, "{served}");
+    assert_eq!(served["ws_messages_in"], got["echoed"], "{served}");
+    assert_eq!(served["ws_messages_out"], got["echoed"], "{served}");
 }
 
 #[test]
@@ -121,6 +132,9 @@ fn python_websockets_gets_five_pushes_20_ms_apart_then_1000() {
     // machine's wake-ups.
     let span = got["span_ms"].as_f64().expect("span_ms");
     assert!((70.0..400.0).contains(&span), "{got}");
+    let served = stats(serve.port);
+    assert_eq!(served["ws_messages_out"], 5, "{served}");
+    assert_eq!(served["ws_messages_in"], 0, "{served}");
 }
 
 /// Sends `request` on a new connection; everything the server sent until

@@ -54,6 +54,7 @@ struct Session<'a, S> {
 /// Serves the connection after the 101. `rbuf` holds the bytes that came
 /// after the handshake request (the client's first frames, maybe).
 pub(crate) async fn serve<S: Transport>(stream: &mut S, rbuf: Vec<u8>, w: &Worker, ws: WsRoute) {
+    w.stats().ws_session();
     let mut s = Session {
         stream,
         w,
@@ -106,11 +107,18 @@ impl<S: Transport> Session<'_, S> {
                 let closing = self.closing_until.is_some();
                 match decoded.event {
                     None => break,
-                    Some(Event::Text(t)) if echo && !closing => {
-                        encode_message(&mut self.wbuf, MessageKind::Text, t.as_bytes(), None)
+                    Some(Event::Text(_) | Event::Binary(_)) if !echo || closing => {
+                        self.w.stats().ws_message_in();
                     }
-                    Some(Event::Binary(b)) if echo && !closing => {
-                        encode_message(&mut self.wbuf, MessageKind::Binary, b, None)
+                    Some(Event::Text(t)) => {
+                        self.w.stats().ws_message_in();
+                        encode_message(&mut self.wbuf, MessageKind::Text, t.as_bytes(), None);
+                        self.w.stats().ws_message_out();
+                    }
+                    Some(Event::Binary(b)) => {
+                        self.w.stats().ws_message_in();
+                        encode_message(&mut self.wbuf, MessageKind::Binary, b, None);
+                        self.w.stats().ws_message_out();
                     }
                     Some(Event::Ping(p)) if !closing => {
                         // A ping's payload is at most 125 bytes: the pong fits.
@@ -157,6 +165,7 @@ impl<S: Transport> Session<'_, S> {
                         if p.next < p.n {
                             let text = p.next.to_string();
                             encode_message(&mut self.wbuf, MessageKind::Text, text.as_bytes(), None);
+                            self.w.stats().ws_message_out();
                             p.next += 1;
                             // The schedule keeps its instants: a late timer does not shift the rest.
                             p.due += p.every;
