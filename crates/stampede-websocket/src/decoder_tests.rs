@@ -399,3 +399,62 @@ fn mid_message_is_known_and_encoders_refuse_bad_control_frames() {
     encode_close(&mut out, Some(1000), &"r".repeat(123), None).unwrap();
     assert_eq!(out.len(), 2 + 125);
 }
+
+#[test]
+fn any_bytes_give_events_or_an_error_never_a_panic() {
+    // Deterministic mutations of a valid conversation (byte flips,
+    // truncations, random bytes), fed whole and in two pieces: every call
+    // ends with an event, a request for more, or an error, and never
+    // claims more bytes than it was given.
+    let mut valid = Vec::new();
+    let key = Some([5, 6, 7, 8]);
+    encode_frame(&mut valid, false, Opcode::Text, "hé".as_bytes(), key);
+    encode_control(&mut valid, Opcode::Ping, b"x", key).unwrap();
+    encode_frame(&mut valid, true, Opcode::Continuation, b"llo", key);
+    encode_message(&mut valid, MessageKind::Binary, &[7; 300], key);
+    encode_close(&mut valid, Some(1001), "bye", key).unwrap();
+    let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for round in 0..20_000 {
+        let mut wire = valid.clone();
+        match round % 3 {
+            0 => {
+                for _ in 0..1 + next() % 4 {
+                    let at = (next() % wire.len() as u64) as usize;
+                    wire[at] ^= 1 << (next() % 8);
+                }
+            }
+            1 => wire.truncate((next() % wire.len() as u64) as usize),
+            _ => {
+                wire = (0..next() % 64).map(|_| next() as u8).collect();
+            }
+        }
+        for role in [Role::Server, Role::Client] {
+            let split = (next() % (wire.len() as u64 + 1)) as usize;
+            let mut d = Decoder::new(role, 1 << 16);
+            let mut buf = Vec::new();
+            'pieces: for piece in [&wire[..split], &wire[split..]] {
+                buf.extend_from_slice(piece);
+                loop {
+                    let len = buf.len();
+                    match d.decode(&mut buf) {
+                        Err(_) => break 'pieces,
+                        Ok(Decoded { consumed, event }) => {
+                            assert!(consumed <= len, "round {round}");
+                            let done = event.is_none();
+                            buf.drain(..consumed);
+                            if done {
+                                break;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
