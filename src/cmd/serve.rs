@@ -19,6 +19,7 @@ use stampede_target::{
 /// (515 bytes) and `/1k.html` (1024 bytes), or files under `--root`; test routes
 /// `/bytes/{n}`, `/chunked/{n}`, `/delay/{ms}`, `/cpu/{iterations}`, `/block/{ms}`,
 /// `/status/{code}`, `/sse/{n}/{ms}`, `/stream/{n}/{ms}`, `/echo` and `/stats` (JSON counters) are always on, and so are
+/// the WebSocket routes `/ws/echo` and `/ws/push/{n}/{ms}` and
 /// `/gzip`, `/deflate`, `/br` and `/zstd` (4096 bytes, or `/gzip/{n}`, always encoded).
 ///
 /// Speaks HTTP/1.1 and HTTP/2: h2c with prior knowledge on cleartext connections, and

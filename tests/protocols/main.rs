@@ -1,5 +1,5 @@
 //! Protocols and transports: HTTP/2, HTTP/3, TLS, compression, redirects, name resolution, Unix
-//! sockets and proxies, and the built-in target seen by curl.
+//! sockets and proxies, WebSocket, and the built-in target seen by curl.
 //!
 //! One test binary per theme (fewer executables to link); each module is one
 //! subject, named by what it tests.
@@ -31,3 +31,4 @@ mod tls_hints;
 mod tls_options;
 mod tls_reactors;
 mod tls_v1_client_cert;
+mod websocket;

@@ -3,7 +3,8 @@
 //! request in it (pipelining), writes all responses of one read with one write, and
 //! enforces the header, body and idle timeouts with one lazily re-armed timer. Until
 //! the first bytes rule it out it also sniffs the h2c prior-knowledge preface and hands
-//! such a connection to `http2`. Which response a request gets is decided in `routes`.
+//! such a connection to `http2`, and after a 101 hands the connection to
+//! `ws_session`. Which response a request gets is decided in `routes`.
 
 use std::io::{self, Read};
 use std::rc::Rc;
@@ -47,6 +48,8 @@ enum End {
     Linger,
     /// The input so far is the h2c preface: serve HTTP/2 (with those bytes replayed).
     H2,
+    /// A 101 went out: the rest of the input is WebSocket frames.
+    WebSocket(crate::ws_route::WsRoute),
 }
 
 /// Result of handling the next request in the buffer.
@@ -99,6 +102,14 @@ pub(crate) async fn serve<S: Transport>(
         let io = Rewind::new(std::mem::take(&mut c.rbuf), c.stream);
         // Boxed: the HTTP/2 state does not weigh on every plain connection's task.
         return Box::pin(crate::http2::serve(io, c.peer, c.w, guard)).await;
+    }
+    if let End::WebSocket(ws) = end {
+        let rest = c.rbuf.split_off(c.pos);
+        // Boxed, as HTTP/2 is: a plain connection's task does not carry it.
+        // The guard stays: a shutdown closes the session with 1001 first.
+        Box::pin(crate::ws_session::serve(&mut c.stream, rest, &c.w, ws)).await;
+        drop(guard);
+        return;
     }
     // Served: the lingering close below no longer holds up a graceful shutdown.
     drop(guard);
@@ -153,6 +164,17 @@ impl<S: Transport> Conn<S> {
             while !self.sniff && self.pos < self.rbuf.len() {
                 match self.step() {
                     Step::NeedMore => break,
+                    Step::Next {
+                        reply: Reply::Upgrade(ws),
+                        ..
+                    } => {
+                        // The 101 (and any response before it) leaves; the
+                        // bytes after the request are the first frames.
+                        if self.flush().await.is_err() {
+                            return End::Close;
+                        }
+                        return End::WebSocket(ws);
+                    }
                     Step::Next {
                         close: c,
                         reply,
@@ -320,6 +342,8 @@ impl<S: Transport> Conn<S> {
                 Ok(())
             }
             Reply::Stream(tail) => self.stream_tail(tail).await,
+            // run() hands an upgraded connection over before finishing it.
+            Reply::Upgrade(_) => Ok(()),
         }
     }
 

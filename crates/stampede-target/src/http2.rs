@@ -312,6 +312,8 @@ async fn send(
             None
         }
         Reply::Stream(t) => Some(t),
+        // websocket.rs refuses the upgrade on every version but HTTP/1.1.
+        Reply::Upgrade(_) => None,
     };
     let end = body.is_empty() && tail.is_none();
     let mut s = respond.send_response(resp, end)?;

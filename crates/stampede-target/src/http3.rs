@@ -267,6 +267,8 @@ async fn send(mut s: Stream, out: Vec<u8>, reply: Reply) -> Result<(), h3::error
             None
         }
         Reply::Stream(t) => Some(t),
+        // websocket.rs refuses the upgrade on every version but HTTP/1.1.
+        Reply::Upgrade(_) => None,
     };
     s.send_response(response).await?;
     if !body.is_empty() {

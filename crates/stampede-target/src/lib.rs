@@ -16,7 +16,9 @@
 //! (HTTP/1.1), `http2`, `http3` (QUIC on the TCP port's number, with
 //! `Config::http3`), `tls`, `unix`, `request` and `body` (parsing),
 //! `response`, `routes` and `reply` (the test routes and what they leave to
-//! stream), `compress` (`/gzip` and its siblings, `Config::compress`), `files` (static files), `pages`, `clock`, `accesslog`, `stats`,
+//! stream), `websocket` (the `/ws` handshake), `ws_route` (what an upgraded
+//! connection does) and `ws_session` (the upgraded connection, on
+//! stampede-websocket's codec), `compress` (`/gzip` and its siblings, `Config::compress`), `files` (static files), `pages`, `clock`, `accesslog`, `stats`,
 //! `metrics` (the counters for an exporter), `duration`, `fuzzing` (entry
 //! points for the fuzz targets).
 //!
@@ -60,7 +62,10 @@ mod stats;
 mod tls;
 mod transport;
 mod unix;
+mod websocket;
 mod worker;
+mod ws_route;
+mod ws_session;
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -1,5 +1,5 @@
 //! What producing a response leaves for the connection to do: nothing, a delay,
-//! or a body to stream. A leaf shared by the routes, the file server and the two
+//! a body to stream, or a WebSocket session. A leaf shared by the routes, the file server and the two
 //! protocol loops that carry the work out.
 
 use std::time::Duration;
@@ -13,6 +13,9 @@ pub(crate) enum Reply {
     Delay(Duration),
     /// Stream this body after the buffered bytes.
     Stream(Tail),
+    /// A 101 was sent: the connection is now a WebSocket (HTTP/1.1 only;
+    /// the route refuses the upgrade over HTTP/2 and HTTP/3).
+    Upgrade(crate::ws_route::WsRoute),
 }
 
 /// A body too large to buffer.

@@ -60,6 +60,7 @@ pub(crate) fn push_hex(w: &mut Vec<u8>, mut n: u64) {
 pub(crate) fn reason(status: u16) -> &'static str {
     match status {
         100 => "Continue",
+        101 => "Switching Protocols",
         200 => "OK",
         201 => "Created",
         202 => "Accepted",
@@ -82,6 +83,7 @@ pub(crate) fn reason(status: u16) -> &'static str {
         413 => "Content Too Large",
         414 => "URI Too Long",
         418 => "I'm a teapot",
+        426 => "Upgrade Required",
         429 => "Too Many Requests",
         431 => "Request Header Fields Too Large",
         500 => "Internal Server Error",

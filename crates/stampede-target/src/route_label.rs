@@ -66,6 +66,7 @@ routes! {
         Zstd => "zstd",
         Sse => "sse",
         Stream => "stream",
+        Ws => "ws",
     },
     rest: {
         Files => "files",
@@ -79,7 +80,8 @@ mod tests {
 
     #[test]
     fn each_route_has_its_label() {
-        assert_eq!(ROUTES, 22);
+        assert_eq!(ROUTES, 23);
+        assert_eq!(NAMES[Route::Ws as usize], "/ws");
         assert_eq!(NAMES[Route::Block as usize], "/block");
         assert_eq!(NAMES[Route::Sse as usize], "/sse");
         assert_eq!(NAMES[Route::Page as usize], "/");

@@ -1,6 +1,6 @@
 //! Choosing and producing the response for one parsed request: the built-in pages,
 //! the test routes (`/bytes/{n}`, `/chunked/{n}`, `/delay/{ms}`, `/cpu/{iterations}`,
-//! `/block/{ms}`, `/status/{code}`, `/sse/{n}/{ms}` and `/stream/{n}/{ms}` (event_stream.rs), `/echo`, `/stats`, `/redirect/{n}`, `/redirect-to?url=`
+//! `/block/{ms}`, `/status/{code}`, `/sse/{n}/{ms}` and `/stream/{n}/{ms}` (event_stream.rs), `/ws/echo` and `/ws/push/{n}/{ms}` (websocket.rs), `/echo`, `/stats`, `/redirect/{n}`, `/redirect-to?url=`
 //! (redirect_to.rs), the session routes `/login`, `/me`, `/json` of
 //! session_routes.rs, and `/gzip`, `/deflate`, `/br`, `/zstd` of
 //! compress.rs) and, with a root, static files. Responses are
@@ -209,6 +209,7 @@ fn test_route(
             | Route::Stream,
             _,
         ) if !get_or_head => not_allowed(out, x, b"Allow: GET, HEAD\r\n"),
+        (Route::Ws, Some(a)) => crate::websocket::route(a, method, req.raw_head, x, out),
         (Route::Sse | Route::Stream, Some(a)) => crate::event_stream::route(
             route == Route::Sse,
             a,

@@ -27,6 +27,9 @@ pub(crate) struct WorkerStats {
     h2_streams: AtomicU64,
     h3_connections: AtomicU64,
     h3_streams: AtomicU64,
+    ws_sessions: AtomicU64,
+    ws_messages_in: AtomicU64,
+    ws_messages_out: AtomicU64,
     /// Responses by route and status, only with `Config::count_routes`.
     by_route: [[AtomicU64; STATUS_SLOTS]; ROUTES],
 }
@@ -51,6 +54,9 @@ impl WorkerStats {
             h2_streams: AtomicU64::new(0),
             h3_connections: AtomicU64::new(0),
             h3_streams: AtomicU64::new(0),
+            ws_sessions: AtomicU64::new(0),
+            ws_messages_in: AtomicU64::new(0),
+            ws_messages_out: AtomicU64::new(0),
             by_route: std::array::from_fn(|_| std::array::from_fn(|_| AtomicU64::new(0))),
         }
     }
@@ -82,6 +88,21 @@ impl WorkerStats {
     }
     /// Bytes accepted by the kernel for sending (before TLS: the HTTP bytes).
     #[inline]
+    /// A WebSocket session began (after its 101).
+    pub(crate) fn ws_session(&self) {
+        bump(&self.ws_sessions, 1);
+    }
+
+    /// A whole WebSocket data message was read (fragments joined).
+    pub(crate) fn ws_message_in(&self) {
+        bump(&self.ws_messages_in, 1);
+    }
+
+    /// A WebSocket data message was queued to send.
+    pub(crate) fn ws_message_out(&self) {
+        bump(&self.ws_messages_out, 1);
+    }
+
     pub(crate) fn bytes_out(&self, n: usize) {
         bump(&self.bytes_out, n as u64);
     }
@@ -144,6 +165,9 @@ impl Registry {
             h2_streams_total: 0,
             h3_connections: 0,
             h3_streams_total: 0,
+            ws_sessions: 0,
+            ws_messages_in: 0,
+            ws_messages_out: 0,
             uptime_s: self.started.elapsed().as_secs_f64(),
             workers: self.workers.len(),
         };
@@ -166,6 +190,9 @@ impl Registry {
             s.h2_streams_total += w.h2_streams.load(Ordering::Relaxed);
             s.h3_connections += w.h3_connections.load(Ordering::Relaxed);
             s.h3_streams_total += w.h3_streams.load(Ordering::Relaxed);
+            s.ws_sessions += w.ws_sessions.load(Ordering::Relaxed);
+            s.ws_messages_in += w.ws_messages_in.load(Ordering::Relaxed);
+            s.ws_messages_out += w.ws_messages_out.load(Ordering::Relaxed);
             for (route, codes) in w.by_route.iter().enumerate() {
                 for (code, c) in codes.iter().enumerate() {
                     let n = c.load(Ordering::Relaxed);
@@ -224,6 +251,14 @@ pub struct StatsSnapshot {
     pub h3_connections: u64,
     /// HTTP/3 request streams accepted.
     pub h3_streams_total: u64,
+    /// WebSocket sessions begun (`/ws/echo`, `/ws/push`: each upgrade's 101
+    /// counts in `requests_total` too).
+    pub ws_sessions: u64,
+    /// WebSocket text and binary messages read (a fragmented one counts
+    /// once; pings, pongs and closes are not messages).
+    pub ws_messages_in: u64,
+    /// WebSocket text and binary messages sent (echoes and pushes).
+    pub ws_messages_out: u64,
     /// Seconds since the server started.
     pub uptime_s: f64,
     /// Worker threads.
