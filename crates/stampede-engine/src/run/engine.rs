@@ -191,6 +191,7 @@ fn worker_load(
             per_s,
             max_connections,
             arrival,
+            pace_window,
         } => {
             // Every worker follows the whole rate and takes its share of the
             // instants (open.rs): scaling the rate per worker would round up
@@ -205,6 +206,7 @@ fn worker_load(
                 // Each worker its own stream of the run's seed.
                 seed: seed ^ 0x9E37_79B9_7F4A_7C15u64.wrapping_mul(index as u64 + 1),
                 count: total.map(|n| share_of(n, index, workers)),
+                pace_window: *pace_window,
             })
         }
     }
