@@ -10,8 +10,11 @@
 # `stampede run -t 1 -c 100 -r 20000 -d D --pace-window W` for each window,
 # and `wrk2 -t1 -c100 -d D -R20000 --latency`, interleaved in each round.
 # CPU = user + sys of the client (wait4 rusage through /usr/bin/time), per
-# completed request; rate held = completed / (20,000 × D); latency p50/p99
-# from each tool's own report (stampede's --json, wrk2's --latency text).
+# completed request; wake-ups = its voluntary context switches (%w) and
+# syscalls = perf's raw_syscalls:sys_enter count, both per completed request
+# (they do not depend on how busy the host is, CPU time does); rate held =
+# completed / (20,000 × D); latency p50/p99 from each tool's own report
+# (stampede's --json, wrk2's --latency text).
 # Medians over the rounds. The load average is recorded before each run:
 # the host may be shared.
 # Usage
@@ -50,7 +53,15 @@ missing=()
 command -v jq >/dev/null || missing+=(jq)
 [ -x /usr/bin/time ] || missing+=(time)
 command -v taskset >/dev/null || missing+=(util-linux)
+command -v perf >/dev/null || missing+=(linux-perf)
 bench_install "${missing[@]}"
+perf stat -e raw_syscalls:sys_enter -x, true >/dev/null 2>&1 \
+    || die "perf cannot read the raw_syscalls tracepoint (run as root)"
+# The client under perf's syscall count and wait4's rusage.
+counted() {
+    /usr/bin/time -f "%U %S %w" -o "$TMP/time" perf stat -e raw_syscalls:sys_enter -x, -o "$TMP/perf" \
+        -- taskset -c 1 "$@"
+}
 bench_workspace
 
 PORT=$(free_port)
@@ -70,32 +81,34 @@ wrk2_pct_us() {
          m = (u=="us")?1:(u=="ms")?1000:(u=="s")?1000000:(u=="m")?60000000:1; printf "%.0f", v*m; exit }' "$1"
 }
 
-# One row per run: round, variant, completed, user s, sys s, p50 µs, p99 µs, load average.
+# One row per run: round, variant, completed, user s, sys s, p50 µs, p99 µs,
+# load average, wake-ups, syscalls.
 ROWS="$TMP/rows.tsv"; : > "$ROWS"
 START=$(date -u +%FT%TZ)
 for round in $(seq "$ROUNDS"); do
     for variant in "${VARIANTS[@]}"; do
         load=$(cut -d' ' -f1 /proc/loadavg)
         if [ "$variant" = wrk2 ]; then
-            /usr/bin/time -f "%U %S" -o "$TMP/time" taskset -c 1 "$WRK2" -t1 -c100 -d"${DURATION}s" \
+            counted "$WRK2" -t1 -c100 -d"${DURATION}s" \
                 -R"$RATE" --latency "$URL" > "$TMP/wrk2.out" 2>&1 || true
             done_n=$(awk '/requests in/ {print $1}' "$TMP/wrk2.out")
             p50=$(wrk2_pct_us "$TMP/wrk2.out" 50.000%)
             p99=$(wrk2_pct_us "$TMP/wrk2.out" 99.000%)
         else
-            /usr/bin/time -f "%U %S" -o "$TMP/time" taskset -c 1 "$STAMPEDE_BIN" run -t 1 -c 100 \
+            counted "$STAMPEDE_BIN" run -t 1 -c 100 \
                 -r "$RATE" -d "${DURATION}s" --pace-window "$variant" -q --json "$TMP/out.json" "$URL" \
                 > /dev/null 2>&1 || true
             read -r done_n p50 p99 < <(jq -r '[.requests.completed, .latency_us.p50, .latency_us.p99] | @tsv' "$TMP/out.json")
         fi
-        read -r user sys < <(tail -1 "$TMP/time")
-        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$variant" "$done_n" "$user" "$sys" "$p50" "$p99" "$load" >> "$ROWS"
-        log "round $round $variant: $done_n done, cpu ${user}+${sys} s, p50 $p50 us, p99 $p99 us, load $load"
+        read -r user sys wakes < <(tail -1 "$TMP/time")
+        calls=$(awk -F, '/raw_syscalls/ {print $1}' "$TMP/perf")
+        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$variant" "$done_n" "$user" "$sys" "$p50" "$p99" "$load" "$wakes" "$calls" >> "$ROWS"
+        log "round $round $variant: $done_n done, cpu ${user}+${sys} s, $wakes wakes, $calls syscalls, p50 $p50 us, p99 $p99 us, load $load"
     done
 done
 
 # The median over the rounds of EXPR (awk, over $3 completed $4 user $5 sys
-# $6 p50 $7 p99 $8 load) for VARIANT.
+# $6 p50 $7 p99 $8 load $9 wake-ups $10 syscalls) for VARIANT.
 med() { awk -F'\t' -v v="$1" '$2==v && $3>0 {print '"$2"'}' "$ROWS" | median; }
 WRK2_US=$(med wrk2 '1e6 * ($4 + $5) / $3')
 {
@@ -107,21 +120,22 @@ WRK2_US=$(med wrk2 '1e6 * ($4 + $5) / $3')
     echo "- started $START; $ROUNDS interleaved round(s) of $DURATION s per variant; medians; load average (1 min) before the runs: $(awk -F'\t' '{print $8}' "$ROWS" | median) (median), $(awk -F'\t' '{print $8}' "$ROWS" | sort -g | head -1)–$(awk -F'\t' '{print $8}' "$ROWS" | sort -g | tail -1)"
     echo "- target: \`stampede serve -t 1\` on core 0; clients on core 1: \`stampede run -t 1 -c 100 -r $RATE -d ${DURATION}s --pace-window W\`, \`wrk2 -t1 -c100 -d${DURATION}s -R$RATE --latency\`"
     echo
-    echo "| client | CPU µs per request | × wrk2 | rate held | latency p50 µs | p99 µs |"
-    echo "|---|---|---|---|---|---|"
+    echo "| client | CPU µs per request | × wrk2 | wake-ups per request | syscalls per request | rate held | latency p50 µs | p99 µs |"
+    echo "|---|---|---|---|---|---|---|---|"
     for variant in "${VARIANTS[@]}"; do
         label="stampede --pace-window $variant"
         [ "$variant" = wrk2 ] && label="wrk2 (1 ms batches)"
         us=$(med "$variant" '1e6 * ($4 + $5) / $3')
         held=$(med "$variant" "100 * \$3 / ($RATE * $DURATION)")
         awk -v l="$label" -v us="$us" -v w="$WRK2_US" -v h="$held" -v p50="$(med "$variant" '$6')" -v p99="$(med "$variant" '$7')" \
-            'BEGIN { printf "| %s | %.1f | %.2f× | %.2f%% | %.0f | %.0f |\n", l, us, us / w, h, p50, p99 }'
+            -v wk="$(med "$variant" '$9 / $3')" -v sc="$(med "$variant" '$10 / $3')" \
+            'BEGIN { printf "| %s | %.1f | %.2f× | %.2f | %.2f | %.2f%% | %.0f | %.0f |\n", l, us, us / w, wk, sc, h, p50, p99 }'
     done
     echo
     echo "<details><summary>Every run</summary>"
     echo
-    echo "| round | variant | completed | user s | sys s | p50 µs | p99 µs | load average |"
-    echo "|---|---|---|---|---|---|---|---|"
+    echo "| round | variant | completed | user s | sys s | p50 µs | p99 µs | load average | wake-ups | syscalls |"
+    echo "|---|---|---|---|---|---|---|---|---|---|"
     awk -F'\t' -v OFS=' | ' '{ $1 = $1; print "| " $0 " |" }' "$ROWS"
     echo
     echo "</details>"

@@ -67,7 +67,7 @@ pub struct RunArgs {
     /// Open model: wake once for every request due within this window and
     /// send them together, each at most this late (never early); latency
     /// still counts from each request's intended instant. 0 wakes for every
-    /// request (costs more CPU at high rates) [default: 50us]
+    /// request (costs more CPU at high rates) [default: 200us]
     #[arg(long, value_parser = parse_duration, value_name = "DUR")]
     pub pace_window: Option<Duration>,
     /// Open connections (or, with -r, raise the rate) evenly over this time, within -d

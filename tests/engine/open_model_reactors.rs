@@ -232,6 +232,28 @@ fn a_pace_window_holds_the_rate_and_latency_still_counts_from_the_intended_send(
     }
 }
 
+/// `--pace-window` paces the open model only, and is a lateness the user
+/// chooses, not a burst: without `-r`, or above 1 s, one line and exit 2.
+#[test]
+fn a_pace_window_without_a_rate_or_above_a_second_is_refused() {
+    let url = "http://127.0.0.1:9/";
+    for (args, says) in [
+        (
+            vec![url, "--pace-window", "1ms"],
+            "--pace-window paces the open model: add -r RATE",
+        ),
+        (
+            vec![url, "-r", "10", "--pace-window", "2s"],
+            "--pace-window 2s is more than 1s",
+        ),
+        (vec![url, "-r", "10", "--pace-window", "soon"], "soon"),
+    ] {
+        let run = run_stampede(binary(), &args);
+        assert_eq!(run.code(), Some(2), "{args:?}: {}", run.stderr());
+        assert!(run.stderr().contains(says), "{args:?}: {}", run.stderr());
+    }
+}
+
 /// `-r 200 -d 2s` over HTTP/2 sends the rate's count, as over HTTP/1.1
 /// (the_rate_is_held_on_every_event_loop), and the server counts each:
 /// h2c on the plain port, and h2 chosen by ALPN over TLS.

@@ -203,7 +203,7 @@ fn time_into_stage(a: f64, b: f64, length: f64, area: f64) -> f64 {
 /// The open model's pacing window when `--pace-window` is not given (see
 /// [`LoadModel::Rate`]): chosen by measurement at 20,000 requests/s
 /// (bench/results/2026-12-04-pace-window.md).
-pub const DEFAULT_PACE_WINDOW: Duration = Duration::from_micros(50);
+pub const DEFAULT_PACE_WINDOW: Duration = Duration::from_micros(200);
 
 /// What load to apply.
 #[derive(Debug, Clone, PartialEq)]
