@@ -54,6 +54,7 @@ impl Default for StopHandle {
 }
 
 impl StopHandle {
+    /// A handle not yet asked to stop.
     pub fn new() -> StopHandle {
         StopHandle {
             sender: Arc::new(watch::channel(false).0),
@@ -65,6 +66,7 @@ impl StopHandle {
         self.sender.send_replace(true);
     }
 
+    /// True once [`StopHandle::stop`] has been called.
     pub fn is_stopped(&self) -> bool {
         *self.sender.borrow()
     }
@@ -277,13 +279,16 @@ pub struct IntervalLog {
     /// Each interval's length; the workers' snapshot interval is made to
     /// divide it ([`stampede_metrics::snapshot_interval_for`]).
     pub length: Duration,
+    /// Where each interval's histograms go.
     pub sink: Box<dyn stampede_metrics::IntervalSink>,
 }
 
 /// A finished run: the recording and what the request log did.
 #[derive(Debug)]
 pub struct Finished {
+    /// The measured window's counters, histograms and time series.
     pub recording: Recording,
+    /// What `--log-requests` did, when it was asked for.
     pub request_log: Option<RequestLogReport>,
     /// The target's addresses and the connections each got, when it had
     /// several or `--dns`/`--dns-ttl` was given (the result's `dns`).
