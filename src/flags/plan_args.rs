@@ -8,7 +8,10 @@ use crate::flags::targets_args::read_mix;
 use crate::flags::workload_plan::{build_workload, load_scenario, ScenarioLoad};
 use anyhow::Context;
 use stampede_engine::WorkloadSpec;
-use stampede_plan::{parse_header, Arrival, LoadModel, Plan, RequestSpec, Schedule, StopCondition};
+use stampede_plan::{
+    parse_header, Arrival, LoadModel, Plan, RequestSpec, Schedule, StopCondition,
+    DEFAULT_PACE_WINDOW,
+};
 use stampede_workload::{Group, GroupLoad};
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,6 +20,9 @@ use std::time::Duration;
 const DEFAULT_RATE_CONNECTIONS: usize = 1000;
 /// Connections in the closed model when `-c` is not given.
 const DEFAULT_CONNECTIONS: usize = 50;
+/// The longest `--pace-window`: a window is a choice of lateness, not a
+/// way to send a second's requests in one burst.
+const MAX_PACE_WINDOW: Duration = Duration::from_secs(1);
 
 /// The load model the arguments describe, and how long it runs.
 fn build_model(args: &RunArgs) -> anyhow::Result<(LoadModel, Option<Duration>)> {
@@ -55,6 +61,7 @@ fn build_model(args: &RunArgs) -> anyhow::Result<(LoadModel, Option<Duration>)> 
                     ArrivalArg::Uniform => Arrival::Uniform,
                     ArrivalArg::Poisson => Arrival::Poisson,
                 },
+                pace_window: args.pace_window.unwrap_or(DEFAULT_PACE_WINDOW),
             }
         }
         None => {
@@ -237,6 +244,17 @@ fn build_fixed_plan(
 ) -> anyhow::Result<(Plan, Vec<String>)> {
     if args.seed.is_some() && !(args.rate.is_some() && args.arrival == ArrivalArg::Poisson) {
         anyhow::bail!("--seed draws the gaps of Poisson arrivals: add -r RATE --arrival poisson");
+    }
+    if let Some(window) = args.pace_window {
+        if args.rate.is_none() {
+            anyhow::bail!("--pace-window paces the open model: add -r RATE");
+        }
+        if window > MAX_PACE_WINDOW {
+            anyhow::bail!(
+                "--pace-window {} is more than 1s: it is the most a request may be sent late on purpose",
+                stampede_plan::format_duration(window)
+            );
+        }
     }
     let url = match (&args.url, &args.targets) {
         (Some(url), None) => url.clone(),

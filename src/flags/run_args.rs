@@ -64,6 +64,12 @@ pub struct RunArgs {
     /// result's plan.seed]
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
+    /// Open model: wake once for every request due within this window and
+    /// send them together, each at most this late (never early); latency
+    /// still counts from each request's intended instant. 0 wakes for every
+    /// request (costs more CPU at high rates) [default: 200us]
+    #[arg(long, value_parser = parse_duration, value_name = "DUR")]
+    pub pace_window: Option<Duration>,
     /// Open connections (or, with -r, raise the rate) evenly over this time, within -d
     #[arg(long, value_parser = parse_duration, value_name = "DUR", conflicts_with = "stages")]
     pub ramp_up: Option<Duration>,

@@ -2,7 +2,8 @@
 //! io_uring (the reactors) and tokio (`--io tokio`). Exact counts under
 //! `-n`, the rate held, latency from the intended send (a server stall shows
 //! in p99), warm-up kept out of the window, stages and Poisson arrivals, and
-//! a dead target failing without a hang. Over HTTP/2 (tokio, h2c and ALPN
+//! a dead target failing without a hang; with a pacing window
+//! (`--pace-window`), the count, the rate and a stall in p99. Over HTTP/2 (tokio, h2c and ALPN
 //! h2): the rate held, counted by the server, a stall shown in p99, and
 //! nginx's stream limit kept.
 
@@ -137,6 +138,92 @@ fn a_server_stall_shows_in_p99_measured_from_the_intended_send() {
             run.result()["schedule"]
         );
         assert_near(run.count("/requests/sent"), 600.0, 0.05, &label);
+    }
+}
+
+/// `--pace-window 1ms` at 2,000/s: a wake sends the three requests
+/// intended in its window, 1 ms, 0.5 ms and 0 late. The run sends exactly
+/// its count at the rate (the server agrees), each request's lateness
+/// counts from its intended instant (two thirds at least 0.5 ms late, so
+/// the median is; without the window it is the wake's few µs), and a
+/// server stall still shows in p99.
+#[test]
+fn a_pace_window_holds_the_rate_and_latency_still_counts_from_the_intended_send() {
+    let _serial = one_at_a_time();
+    let target = spawn_target(one_thread());
+    let url = format!("http://{}/", target.local_addr());
+    let mut sent = 0;
+    let window = ["--pace-window", "1ms"];
+    for io in EVENT_LOOPS {
+        let args = [&url, "-r", "2000", "-n", "2000", "-c", "20", "-t", "1"];
+        let args: Vec<&str> = args.into_iter().chain(window).collect();
+        let Some(run) = run_ok_on_loop(io, &args) else {
+            continue;
+        };
+        let label = format!("--io {io}");
+        assert_eq!(run.count("/requests/success"), 2000, "{label}");
+        run.assert_accounted(&label);
+        sent += 2000;
+        let elapsed = run.result()["elapsed_s"].as_f64().unwrap();
+        // 2,000 instants at 2,000/s span 1 s: nothing leaves early.
+        assert!((0.99..1.5).contains(&elapsed), "{label}: {elapsed} s");
+        let lateness = &run.result()["schedule"]["lateness_us"];
+        let median = lateness["median"].as_u64().unwrap();
+        assert!(median >= 450, "{label}: the window batches: {lateness}");
+        assert_eq!(lateness["count"].as_u64(), Some(2000), "{label}");
+    }
+    // And the HTTP/2 open model, whose pacer is tokio's.
+    let args = [
+        &url, "--http2", "-r", "2000", "-n", "2000", "-c", "2", "-t", "1",
+    ];
+    let args: Vec<&str> = args.into_iter().chain(window).collect();
+    let run = run_stampede(binary(), &args);
+    assert_eq!(run.code(), Some(0), "--http2: {}", run.stderr());
+    assert_eq!(run.count("/requests/success"), 2000, "--http2");
+    let median = run.count("/schedule/lateness_us/median");
+    assert!(median >= 450, "--http2: the window batches: {median} us");
+    sent += 2000;
+    let stats = target.shutdown().unwrap();
+    assert_eq!(stats.requests_total, sent, "the server agrees");
+
+    for io in EVENT_LOOPS {
+        let server = stalling_server(Instant::now());
+        let url = server.url("/");
+        let args = [&url, "-r", "200", "-c", "1", "-t", "1", "-d", "3s"];
+        let args: Vec<&str> = args.into_iter().chain(window).collect();
+        let Some(run) = run_ok_on_loop(io, &args) else {
+            continue;
+        };
+        let label = format!("--io {io}, a 1 s stall");
+        let p99 = run.count("/latency_us/p99");
+        assert!(p99 >= 500_000, "{label}: p99 shows the stall: {p99} us");
+        assert!(
+            run.count("/service_time_us/p99") < 200_000,
+            "{label}: service time does not"
+        );
+        assert_near(run.count("/requests/sent"), 600.0, 0.05, &label);
+    }
+}
+
+/// `--pace-window` paces the open model only, and is a lateness the user
+/// chooses, not a burst: without `-r`, or above 1 s, one line and exit 2.
+#[test]
+fn a_pace_window_without_a_rate_or_above_a_second_is_refused() {
+    let url = "http://127.0.0.1:9/";
+    for (args, says) in [
+        (
+            vec![url, "--pace-window", "1ms"],
+            "--pace-window paces the open model: add -r RATE",
+        ),
+        (
+            vec![url, "-r", "10", "--pace-window", "2s"],
+            "--pace-window 2s is more than 1s",
+        ),
+        (vec![url, "-r", "10", "--pace-window", "soon"], "soon"),
+    ] {
+        let run = run_stampede(binary(), &args);
+        assert_eq!(run.code(), Some(2), "{args:?}: {}", run.stderr());
+        assert!(run.stderr().contains(says), "{args:?}: {}", run.stderr());
     }
 }
 

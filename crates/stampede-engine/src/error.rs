@@ -10,21 +10,33 @@ pub(crate) type Cause = Box<dyn std::error::Error + Send + Sync + 'static>;
 /// Why a run could not start or continue.
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
+    /// The target's host name did not resolve.
     #[error("cannot resolve host '{host}': {reason}")]
-    Resolve { host: String, reason: String },
+    Resolve {
+        /// The name asked for.
+        host: String,
+        /// What the resolver said.
+        reason: String,
+    },
+    /// A worker thread or its runtime could not be started.
     #[error("cannot start worker {worker}")]
     Worker {
+        /// The worker's index.
         worker: usize,
+        /// What the system said.
         #[source]
         source: std::io::Error,
     },
+    /// A worker ended before the run did (its thread panicked or exited).
     #[error("worker {0} stopped unexpectedly")]
     WorkerLost(usize),
     /// The TLS client could not be set up: `context` names the option or
     /// file at fault, `source` is what rustls or the file system said.
     #[error("TLS: {context}")]
     Tls {
+        /// The option or file at fault.
         context: String,
+        /// What rustls or the file system said, if anything.
         #[source]
         source: Option<Cause>,
     },
@@ -32,16 +44,20 @@ pub enum EngineError {
     /// `source` is the `http` crate's refusal.
     #[error("HTTP/2 request: {context}")]
     Http2 {
+        /// The part of the request at fault.
         context: String,
+        /// The `http` crate's refusal, if any.
         #[source]
         source: Option<Cause>,
     },
+    /// `--io uring` where the kernel (or a sandbox) refuses io_uring.
     #[error("io_uring is unavailable here ({0}); use --io epoll or auto")]
     UringUnavailable(String),
     /// `--io epoll` or `--io uring` with a step's rendezvous, which only
     /// the tokio event loop can hold and release.
     #[error("--io {0}: a scenario step's rendezvous runs on the tokio event loop (use --io tokio or auto)")]
     RendezvousNeedsTokio(&'static str),
+    /// `--log-requests`: its writer thread could not be started.
     #[error("cannot start the request log writer")]
     RequestLog(#[source] std::io::Error),
 }

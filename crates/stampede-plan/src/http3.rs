@@ -112,6 +112,7 @@ mod tests {
             per_s: Schedule::constant(100.0, Duration::from_secs(1)),
             max_connections: 2,
             arrival: crate::Arrival::Uniform,
+            pace_window: Duration::ZERO,
         };
         open.validate().unwrap();
         assert_eq!(open.transport.streams, 1);

@@ -33,7 +33,7 @@ pub use connection_policy::{ConnLifetime, DnsMode, DnsPolicy};
 pub use duration::{format_duration, parse_duration};
 pub use error::{FlagNames, PlanError, Setting};
 pub use header::{parse_header, Header};
-pub use load_model::{parse_stages, Arrival, LoadModel, Schedule, Stage};
+pub use load_model::{parse_stages, Arrival, LoadModel, Schedule, Stage, DEFAULT_PACE_WINDOW};
 pub use plan::{MixEntry, Plan, RequestSpec, StopCondition};
 pub use shares::{share_of, shares};
 pub use stream_spec::StreamSpec;

@@ -205,6 +205,11 @@ fn time_into_stage(a: f64, b: f64, length: f64, area: f64) -> f64 {
     2.0 * area / (a + (a * a + 2.0 * slope * area).max(0.0).sqrt())
 }
 
+/// The open model's pacing window when `--pace-window` is not given (see
+/// [`LoadModel::Rate`]): chosen by measurement at 20,000 requests/s
+/// (bench/results/2026-12-04-pace-window.md).
+pub const DEFAULT_PACE_WINDOW: Duration = Duration::from_micros(200);
+
 /// What load to apply.
 #[derive(Debug, Clone, PartialEq)]
 pub enum LoadModel {
@@ -221,6 +226,11 @@ pub enum LoadModel {
         max_connections: usize,
         /// How the requests are spaced.
         arrival: Arrival,
+        /// `--pace-window`: the pacer wakes this long after the next
+        /// intended instant and sends every request due by then, each at
+        /// most this late and never early; latency still counts from each
+        /// one's intended instant. Zero: one wake per intended instant.
+        pace_window: Duration,
     },
 }
 

@@ -178,6 +178,7 @@ mod tests {
                     per_s: Schedule::constant(1000.0, Duration::from_secs(10)),
                     max_connections: 100,
                     arrival: Default::default(),
+                    pace_window: Duration::ZERO,
                 },
                 StopCondition::Duration(Duration::from_secs(10)),
             );

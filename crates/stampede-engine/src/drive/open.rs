@@ -5,9 +5,10 @@
 //! slot, or a new one while under the cap; when all are busy it waits in a
 //! backlog and its waiting time counts in its latency, because latency is
 //! measured from the intended instant (coordinated omission is not hidden).
-//! The pacer sleeps on a precise timer (see precise_timer.rs) and dispatches
-//! every request whose instant has passed; while every slot is busy it
-//! sleeps until one is free instead (as the reactors do).
+//! The pacer sleeps on a precise timer (see precise_timer.rs) until the
+//! wake the pacing window gives the next instant (`Pacer::wake_for`) and
+//! dispatches every request whose instant has passed; while every slot is
+//! busy it sleeps until one is free instead (as the reactors do).
 //! When measurement begins, the warm-up's instants not yet sent are dropped:
 //! the window counts the requests intended in it (see WorkerState), and its
 //! requests must not wait behind a backlog that nobody measures.
@@ -162,7 +163,8 @@ pub(crate) async fn run_pacer_with<S>(
             }
         }
         if next > Instant::now() {
-            timer.sleep_until(next).await;
+            // The window's later instants are then due, and leave at once.
+            timer.sleep_until(instants.wake_for(next)).await;
             dispatched_without_pause = 0;
         } else {
             dispatched_without_pause += 1;

@@ -38,9 +38,11 @@ pub enum ResponseError {
 /// A complete response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Complete {
+    /// The status code of the final (non-1xx) response.
     pub status: u16,
     /// The connection may carry another request.
     pub keep_alive: bool,
+    /// The body's length as received (after de-chunking).
     pub body_bytes: u64,
 }
 
@@ -49,6 +51,7 @@ pub struct Complete {
 pub enum ResponseProgress {
     /// More bytes are needed; unconsumed input must be kept and extended.
     Partial,
+    /// The response ended; bytes after it belong to the next one.
     Complete(Complete),
 }
 

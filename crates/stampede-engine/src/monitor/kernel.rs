@@ -11,8 +11,11 @@ use std::fs;
 /// The machine's counters at one instant.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MachineCounters {
+    /// Each CPU's ticks from /proc/stat, in its order.
     pub cpus: Vec<CpuTicks>,
+    /// TcpExt `TCPSynRetrans`: SYNs sent again.
     pub syn_retransmits: u64,
+    /// Tcp `RetransSegs`: segments sent again.
     pub tcp_retransmits: u64,
 }
 

@@ -33,6 +33,7 @@ pub use threads::ClientThreads;
 /// A process to watch and the role it plays.
 #[derive(Debug, Clone)]
 pub struct Watched {
+    /// Its process id.
     pub pid: u32,
     /// `"server"` or `"client"`.
     pub role: &'static str,
@@ -65,11 +66,15 @@ impl Watched {
 /// A process's latest sample, for live display.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LiveProcess {
+    /// Its process id.
     pub pid: u32,
+    /// Its command name (/proc/PID/comm).
     pub name: String,
+    /// `"server"` or `"client"`.
     pub role: &'static str,
     /// User + system CPU in the last interval, percent of one core.
     pub cpu_pct: f64,
+    /// Resident memory now.
     pub rss_bytes: u64,
 }
 

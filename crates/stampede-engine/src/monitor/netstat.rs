@@ -6,7 +6,9 @@
 /// `ListenOverflows` and `ListenDrops` of TcpExt.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ListenQueue {
+    /// Connections refused because an accept queue was full.
     pub overflows: u64,
+    /// Connections dropped at listen for any reason (overflows included).
     pub drops: u64,
 }
 

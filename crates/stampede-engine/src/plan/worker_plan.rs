@@ -129,6 +129,11 @@ pub(crate) struct OpenLoad {
     /// A group's `total_iterations`: this worker's share of the instants
     /// (the run's first N, as the workers share them); `None`: no count.
     pub count: Option<u64>,
+    /// `--pace-window`: how long after an intended instant the worker may
+    /// wake to send it with those due meanwhile (see [`Pacer::wake_for`]).
+    ///
+    /// [`Pacer::wake_for`]: crate::worker::pacer::Pacer::wake_for
+    pub pace_window: Duration,
 }
 
 /// A stop this close after a second boundary belongs to the second before

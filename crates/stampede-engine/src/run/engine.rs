@@ -54,6 +54,7 @@ impl Default for StopHandle {
 }
 
 impl StopHandle {
+    /// A handle not yet asked to stop.
     pub fn new() -> StopHandle {
         StopHandle {
             sender: Arc::new(watch::channel(false).0),
@@ -65,6 +66,7 @@ impl StopHandle {
         self.sender.send_replace(true);
     }
 
+    /// True once [`StopHandle::stop`] has been called.
     pub fn is_stopped(&self) -> bool {
         *self.sender.borrow()
     }
@@ -191,6 +193,7 @@ fn worker_load(
             per_s,
             max_connections,
             arrival,
+            pace_window,
         } => {
             // Every worker follows the whole rate and takes its share of the
             // instants (open.rs): scaling the rate per worker would round up
@@ -205,6 +208,7 @@ fn worker_load(
                 // Each worker its own stream of the run's seed.
                 seed: seed ^ 0x9E37_79B9_7F4A_7C15u64.wrapping_mul(index as u64 + 1),
                 count: total.map(|n| share_of(n, index, workers)),
+                pace_window: *pace_window,
             })
         }
     }
@@ -275,13 +279,16 @@ pub struct IntervalLog {
     /// Each interval's length; the workers' snapshot interval is made to
     /// divide it ([`stampede_metrics::snapshot_interval_for`]).
     pub length: Duration,
+    /// Where each interval's histograms go.
     pub sink: Box<dyn stampede_metrics::IntervalSink>,
 }
 
 /// A finished run: the recording and what the request log did.
 #[derive(Debug)]
 pub struct Finished {
+    /// The measured window's counters, histograms and time series.
     pub recording: Recording,
+    /// What `--log-requests` did, when it was asked for.
     pub request_log: Option<RequestLogReport>,
     /// The target's addresses and the connections each got, when it had
     /// several or `--dns`/`--dns-ttl` was given (the result's `dns`).

@@ -2,13 +2,15 @@
 //! worker's requests are intended at ([`Pacer`]), and the rule that drops
 //! the warm-up's instants once measurement has begun ([`is_stale`], applied
 //! to the pacer's own instants and to a [`Backlog`]). Every caller passes
-//! `now` in; the tokio pacer (open.rs) and the reactors (reactor/) both
-//! drive their dispatch from here, so the two paths send the same instants.
+//! `now` in; the tokio pacer (open.rs, and HTTP/2's and HTTP/3's open model
+//! through it) and the reactors (reactor/) both drive their dispatch from
+//! here, so every path sends the same instants and wakes by one rule
+//! ([`Pacer::wake_for`], `--pace-window`).
 
 use crate::plan::worker_plan::OpenLoad;
 use stampede_plan::{Arrival, Schedule};
 use std::collections::VecDeque;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// True for a warm-up instant (before `measure_start`) seen once
 /// measurement has begun: it is not measured, and sent now it would make
@@ -69,6 +71,8 @@ pub(crate) struct Pacer {
     count: Option<u64>,
     /// The next instant, computed but not yet taken.
     peeked: Option<Option<Instant>>,
+    /// `--pace-window`: see [`Pacer::wake_for`].
+    window: Duration,
 }
 
 impl Pacer {
@@ -104,6 +108,7 @@ impl Pacer {
             end,
             count: load.count,
             peeked: None,
+            window: load.pace_window,
         }
     }
 
@@ -198,6 +203,29 @@ impl Pacer {
         next
     }
 
+    /// When the worker wakes to send the request intended at `intended`:
+    /// one window later, so that the wake sends every request intended up
+    /// to then (each at most a window late, none early: [`Pacer::next_due`]
+    /// takes those at or before the wake). Latency still counts from each
+    /// intended instant, so the window shows in it rather than hiding. A
+    /// window that would reach the end of the run is not waited out: the
+    /// worker stops at its deadline, and the requests intended before it
+    /// must leave before it. Window 0: the wake is the intended instant.
+    pub(crate) fn wake_for(&self, intended: Instant) -> Instant {
+        let wake = intended + self.window;
+        match self.end {
+            Some(end) if wake + self.window >= end => intended,
+            _ => wake,
+        }
+    }
+
+    /// When the worker must wake for its next request ([`Pacer::wake_for`]
+    /// of the next intended instant); `None` when there is none left.
+    pub(crate) fn wake_at(&mut self) -> Option<Instant> {
+        let next = self.peek()?;
+        Some(self.wake_for(next))
+    }
+
     /// Takes the next instant that is due at `now`, skipping the warm-up's
     /// instants that measurement has overtaken ([`is_stale`]); `None` when
     /// the next one lies in the future or there is none left.
@@ -275,6 +303,7 @@ mod tests {
             worker,
             workers,
             count: None,
+            pace_window: Duration::ZERO,
         }
     }
 
@@ -532,6 +561,100 @@ mod tests {
         assert_eq!(due(&mut pacer, after), 97, "the rest of the window");
         assert_eq!(pacer.next_due(after), None);
         assert_eq!(pacer.peek(), None);
+    }
+
+    /// A worker's wakes as the drivers make them: sleep until
+    /// [`Pacer::wake_at`], then send every instant [`Pacer::next_due`]
+    /// gives at that wake. Each wake with its batch of intended instants.
+    fn wakes(pacer: &mut Pacer) -> Vec<(Instant, Vec<Instant>)> {
+        std::iter::from_fn(|| {
+            let wake = pacer.wake_at()?;
+            let batch: Vec<Instant> = std::iter::from_fn(|| pacer.next_due(wake)).collect();
+            Some((wake, batch))
+        })
+        .collect()
+    }
+
+    /// A pacer of `rate`/s for `length` from `start`, with `window`.
+    fn windowed(rate: f64, length: Duration, window: Duration, start: Instant) -> Pacer {
+        let mut plan = load(Schedule::constant(rate, length), Arrival::Uniform, 0, 1);
+        plan.pace_window = window;
+        Pacer::new(&plan, start, start, Some(start + length))
+    }
+
+    #[test]
+    fn a_window_batches_the_instants_inside_it_and_none_outside() {
+        // 20,000/s: an instant every 50 µs; a window of 200 µs.
+        let start = Instant::now();
+        let us = Duration::from_micros;
+        let mut pacer = windowed(20_000.0, 100 * MS, us(200), start);
+        let all = wakes(&mut pacer);
+        // The first wake is one window after the first instant and sends
+        // the five intended in [0, 200 µs]; the next is 200 µs after 250 µs.
+        assert_eq!(all[0].0, start + us(200));
+        let first: Vec<Duration> = offsets(&all[0].1, start);
+        assert_eq!(first, [0, 50, 100, 150, 200].map(us));
+        assert_eq!(all[1].0, start + us(450));
+        assert_eq!(offsets(&all[1].1, start), [250, 300, 350, 400, 450].map(us));
+        for (wake, batch) in &all {
+            let (oldest, newest) = (batch[0], batch[batch.len() - 1]);
+            // Inside: every instant of the batch is at most a window before
+            // its wake and none after it (never sent early).
+            assert!(*wake - oldest <= us(200) && newest <= *wake, "{batch:?}");
+        }
+        for pair in all.windows(2) {
+            // Outside: the next batch's instants were all still to come.
+            assert!(pair[1].1[0] > pair[0].0, "an instant after its wake");
+        }
+        // 2,000 requests in 400 wakes, not 2,000; the last 400 µs before
+        // the end is not waited out (see the end test below).
+        let sent: usize = all.iter().map(|(_, batch)| batch.len()).sum();
+        assert_eq!(sent, 2000);
+        assert!(all.len() < 410, "{} wakes", all.len());
+    }
+
+    #[test]
+    fn window_zero_wakes_at_every_intended_instant() {
+        let start = Instant::now();
+        let mut pacer = windowed(20_000.0, 100 * MS, Duration::ZERO, start);
+        let all = wakes(&mut pacer);
+        assert_eq!(all.len(), 2000, "one wake per request");
+        for (wake, batch) in &all {
+            assert_eq!(batch, &vec![*wake], "each sent at its own instant");
+        }
+    }
+
+    #[test]
+    fn a_window_leaves_the_intended_instants_unchanged() {
+        let start = Instant::now();
+        let length = Duration::from_secs(1);
+        let exact: Vec<Instant> = wakes(&mut windowed(1234.5, length, Duration::ZERO, start))
+            .into_iter()
+            .flat_map(|(_, batch)| batch)
+            .collect();
+        assert_eq!(exact.len(), 1235);
+        for window in [50, 200, 1000, 20_000].map(Duration::from_micros) {
+            let batched: Vec<Instant> = wakes(&mut windowed(1234.5, length, window, start))
+                .into_iter()
+                .flat_map(|(_, batch)| batch)
+                .collect();
+            assert_eq!(batched, exact, "window {window:?}");
+        }
+    }
+
+    #[test]
+    fn the_window_is_not_waited_out_past_the_end_of_the_run() {
+        // The worker stops at its deadline: an instant whose window (and
+        // the next) would reach it is sent at once.
+        let start = Instant::now();
+        let end = start + 10 * MS;
+        let pacer = windowed(1000.0, 10 * MS, MS, start);
+        assert_eq!(pacer.wake_for(start + 7 * MS), start + 8 * MS);
+        assert_eq!(pacer.wake_for(start + 8 * MS), start + 8 * MS);
+        assert_eq!(pacer.wake_for(start + 9 * MS), start + 9 * MS);
+        let mut pacer = windowed(1000.0, 10 * MS, MS, start);
+        let last = wakes(&mut pacer).pop().expect("a wake");
+        assert!(last.0 < end, "the last wake is before the end");
     }
 
     /// The generator is Marsaglia's xorshift64 (shifts 13, 7, 17): from his

@@ -24,7 +24,9 @@ const BATCH_RECORDS: usize = 512;
 /// One request as the log sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LoggedRequest {
+    /// The worker that sent it.
     pub worker: u32,
+    /// When it was intended, sent and answered, and how it ended.
     pub outcome: Outcome,
     /// Time to open the connection this request needed; `None` on a reused one.
     pub connect: Option<Duration>,
@@ -60,6 +62,7 @@ impl RunClock {
 
 /// Where logged requests go; called on the writer thread only.
 pub trait RequestSink: Send {
+    /// Writes one request; `clock` turns its instants into times of the run.
     fn write(&mut self, request: &LoggedRequest, clock: &RunClock) -> io::Result<()>;
     /// Called once after the last record (flush buffers here).
     fn finish(&mut self) -> io::Result<()>;
@@ -67,6 +70,7 @@ pub trait RequestSink: Send {
 
 /// Asks the engine to log requests.
 pub struct RequestLogOptions {
+    /// Where the records go.
     pub sink: Box<dyn RequestSink>,
     /// Keep every Nth request of each worker (1: every request).
     pub sample_every: u64,
@@ -79,6 +83,8 @@ pub struct RequestLogOptions {
 }
 
 impl RequestLogOptions {
+    /// Every request of every worker to `sink`, with the usual buffer and
+    /// no request targets.
     pub fn new(sink: Box<dyn RequestSink>) -> RequestLogOptions {
         RequestLogOptions {
             sink,
@@ -92,6 +98,7 @@ impl RequestLogOptions {
 /// What the request log did, reported once the run is over.
 #[derive(Debug)]
 pub struct RequestLogReport {
+    /// How many records were written and dropped.
     pub summary: RequestLogSummary,
     /// The first write error; later records were not written.
     pub error: Option<io::Error>,

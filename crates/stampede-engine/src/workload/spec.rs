@@ -21,7 +21,9 @@ pub struct StepWork {
     pub name: Option<String>,
     /// `None`: the request is fixed bytes, pre-encoded as without a workload.
     pub template: Option<RequestTemplate>,
+    /// The step's checks on each response.
     pub checks: CheckSet,
+    /// What the step saves from each response into the user's variables.
     pub extracts: Vec<Extractor>,
     /// A scenario step's own settings (`think`, `once`, timeouts, …).
     pub options: StepOptions,
@@ -79,10 +81,13 @@ pub struct WorkloadSpec {
     /// At least one; their step ranges cover `steps` in order.
     pub groups: Vec<GroupWork>,
     /// Largest head or body kept for checks (`--capture-max`).
+    /// The most bytes of a response body kept for checks, extractors and
+    /// scripts to read (they see the first this many of a longer one).
     pub capture_max: usize,
     /// This agent and how many share the run (`{{seq}}` and unique rows
     /// stay distinct across agents); 0 of 1 alone.
     pub agent: u32,
+    /// How many agents share the run (1 alone).
     pub agents: u32,
     /// The run-wide `{{seq}}`.
     pub sequence: Sequence,

@@ -57,8 +57,9 @@ impl OpenDispatch {
         self.slots.went_idle(index);
     }
 
-    /// When the loop must wake for the next request due, if the pacer has
-    /// one and a slot could take it (of `cap`). With every slot busy nothing
+    /// When the loop must wake for the next request due (its intended
+    /// instant plus the pacing window, [`Pacer::wake_for`]), if the pacer
+    /// has one and a slot could take it (of `cap`). With every slot busy nothing
     /// can leave before an answer frees one, so only I/O wakes the loop: the
     /// requests that fall due meanwhile are taken from the pacer at the next
     /// wake with their own intended instants (their wait still counts in
@@ -69,7 +70,7 @@ impl OpenDispatch {
         if self.exhausted || self.slots.all_busy(cap) {
             return None;
         }
-        self.pacer.peek()
+        self.pacer.wake_at()
     }
 }
 
@@ -91,6 +92,7 @@ mod tests {
             worker: 0,
             workers: 1,
             count: None,
+            pace_window: Duration::ZERO,
         };
         OpenDispatch::new(&load, now, now, None)
     }

@@ -105,7 +105,9 @@ fn udp_socket(local: SocketAddr) -> std::io::Result<std::net::UdpSocket> {
 /// none). quinn uses both whenever they are above 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UdpOffload {
+    /// The most segments one GSO send carries.
     pub gso_segments: usize,
+    /// The most segments one GRO receive returns.
     pub gro_segments: usize,
 }
 
