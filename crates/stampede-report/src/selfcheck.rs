@@ -199,6 +199,7 @@ mod tests {
                 per_s: Schedule::constant(per_s, Duration::from_secs(10)),
                 max_connections: connections,
                 arrival,
+                pace_window: stampede_plan::DEFAULT_PACE_WINDOW,
             },
             ..plan(1)
         }
