@@ -6,12 +6,13 @@
 //!
 //! The folder holds running a plan: this session, `delivery` (the result
 //! leaving the process), `repeat` (rounds of one plan), `spawn` (the server
-//! under test) and `sweep` (a ladder of steps, shared by sweep and
+//! under test, `stderr_tail` the last lines it wrote) and `sweep` (a ladder of steps, shared by sweep and
 //! experiment). The self-check's warnings are stampede-report's.
 
 pub mod delivery;
 pub mod repeat;
 pub mod spawn;
+pub mod stderr_tail;
 pub mod sweep;
 
 use crate::flags::run_args::SloArg;

@@ -1,12 +1,13 @@
 //! `--spawn CMD`: start the server under test, wait until its port accepts,
 //! monitor it during the load, and stop it afterwards (SIGTERM to its process
 //! group, SIGKILL after a grace period). `stampede experiment` starts each
-//! variant the same way, with its stderr kept in a file for the report.
+//! variant the same way, with its stderr's last lines kept for the report
+//! (stderr_tail.rs).
 
+use crate::session::stderr_tail::StderrTail;
 use anyhow::{bail, Context};
 use std::net::{SocketAddr, TcpStream};
 use std::os::unix::process::CommandExt;
-use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
@@ -31,19 +32,18 @@ impl SpawnedServer {
             command,
             addr,
             Stdio::inherit(),
+            None,
         )
     }
 
-    /// As [`SpawnedServer::start`], with the server's stderr written to
-    /// `stderr` (its last lines name why a server failed).
+    /// As [`SpawnedServer::start`], with the server's stderr followed by
+    /// `tail` (its last lines name why a server failed).
     pub fn start_logged(
         command: &str,
         addr: SocketAddr,
-        stderr: &Path,
+        tail: &StderrTail,
     ) -> anyhow::Result<SpawnedServer> {
-        let file = std::fs::File::create(stderr)
-            .with_context(|| format!("creating {}", stderr.display()))?;
-        SpawnedServer::start_with("the server", command, addr, Stdio::from(file))
+        SpawnedServer::start_with("the server", command, addr, Stdio::piped(), Some(tail))
     }
 
     /// `name` is how messages call it (`--spawn 'CMD'`, `the server`).
@@ -52,8 +52,9 @@ impl SpawnedServer {
         command: &str,
         addr: SocketAddr,
         stderr: Stdio,
+        tail: Option<&StderrTail>,
     ) -> anyhow::Result<SpawnedServer> {
-        let child = Command::new("sh")
+        let mut child = Command::new("sh")
             .arg("-c")
             .arg(format!("exec {command}"))
             .stdin(Stdio::null())
@@ -62,6 +63,9 @@ impl SpawnedServer {
             .process_group(0)
             .spawn()
             .with_context(|| format!("starting {name}"))?;
+        if let (Some(tail), Some(pipe)) = (tail, child.stderr.take()) {
+            tail.follow(pipe);
+        }
         // A forced exit (a second interrupt) skips Drop: it kills the group.
         crate::process::interrupt::kill_on_forced_exit(child.id() as i32);
         let mut server = SpawnedServer {

@@ -11,6 +11,7 @@
 use super::template::Variant;
 use crate::flags::sweep_args::SweepArgs;
 use crate::session::spawn::SpawnedServer;
+use crate::session::stderr_tail::StderrTail;
 use crate::session::sweep::{run_steps, PreparedSweep, StepWatch};
 use crate::session::{run_plan_in, RunContext};
 use stampede_analysis::{Failure, ServerCost, ServerReading, SweepRound, SweptStep};
@@ -21,7 +22,6 @@ use stampede_engine::monitor::{
 use stampede_metrics::RunResult;
 use stampede_plan::Plan;
 use std::net::{SocketAddr, TcpStream};
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -63,10 +63,8 @@ pub enum Outcome {
 
 /// Runs round `round` of `variant`.
 pub fn run_one(load: &Load<'_>, variant: &Variant, round: usize, banner: String) -> Outcome {
-    let stderr = stderr_path(round);
-    let outcome = run_logged(load, variant, round, banner, &stderr);
-    let _ = std::fs::remove_file(&stderr);
-    outcome
+    let tail = StderrTail::new(STDERR_LINES);
+    run_logged(load, variant, round, banner, &tail)
 }
 
 fn run_logged(
@@ -74,13 +72,13 @@ fn run_logged(
     variant: &Variant,
     round: usize,
     banner: String,
-    stderr: &std::path::Path,
+    stderr: &StderrTail,
 ) -> Outcome {
     let failed = |reason: String| {
         Outcome::Failed(Failure {
             round,
             reason,
-            stderr: last_lines(stderr),
+            stderr: stderr.last_lines(),
         })
     };
     if TcpStream::connect_timeout(&load.addr, Duration::from_millis(200)).is_ok() {
@@ -256,21 +254,4 @@ fn reading(mut reading: ServerReading) -> ServerReading {
     reading.syn_retransmits = machine.syn_retransmits;
     reading.tcp_retransmits = machine.tcp_retransmits;
     reading
-}
-
-fn stderr_path(round: usize) -> PathBuf {
-    std::env::temp_dir().join(format!(
-        "stampede-experiment-{}-{round}.stderr",
-        std::process::id()
-    ))
-}
-
-/// The last lines of the server's stderr.
-fn last_lines(path: &std::path::Path) -> Vec<String> {
-    let text = std::fs::read_to_string(path).unwrap_or_default();
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    lines[lines.len().saturating_sub(STDERR_LINES)..]
-        .iter()
-        .map(|l| l.to_string())
-        .collect()
 }
