@@ -144,3 +144,31 @@ fn a_regex_that_does_not_compile_is_refused_with_its_first_line() {
     );
     assert!(!refused.contains('\n'), "{refused}");
 }
+
+/// RegexExtractor.java reads an empty match number as 0 (one at random);
+/// the JSON Extractor's match number maps only when it is the first
+/// (JSONPostProcessor.java: 1, or unset).
+#[test]
+fn an_empty_match_number_is_random_and_json_takes_the_first_match_only() {
+    let (_, source) = extract(&regex_extractor(
+        r#"<stringProp name="RegexExtractor.template">$1$</stringProp>
+          <stringProp name="RegexExtractor.match_number"></stringProp>"#,
+    ))
+    .unwrap();
+    assert_eq!(source, r#"regex(id=(\d+):(\w+)) nth random template "$1$""#);
+    let json = |numbers: &str| {
+        extract(&format!(
+            r#"<JSONPostProcessor guiclass="JSONPostProcessorGui" testclass="JSONPostProcessor" testname="j">
+              <stringProp name="JSONPostProcessor.referenceNames">token</stringProp>
+              <stringProp name="JSONPostProcessor.jsonPathExprs">$.token</stringProp>
+              <stringProp name="JSONPostProcessor.match_numbers">{numbers}</stringProp>
+            </JSONPostProcessor>"#
+        ))
+    };
+    assert_eq!(json("1"), Ok(("token".into(), "json($.token)".into())));
+    let second = json("2").unwrap_err();
+    assert!(
+        second.contains("match number 2 is not mapped (only the first match)"),
+        "{second}"
+    );
+}

@@ -117,3 +117,6 @@ mod element_tests;
 
 #[cfg(test)]
 mod extractor_tests;
+
+#[cfg(test)]
+mod assertion_tests;
