@@ -153,7 +153,7 @@ fn timers_add_their_delay_and_range() {
             </{timer}>"#
         );
         let plan = map(&format!("{element}<hashTree/>{GET}<hashTree/>"), &[]).unwrap();
-        let pause = plan.groups[0].think.clone().expect("a pause");
+        let pause = plan.groups[0].think.expect("a pause");
         (pause.min_ms, pause.max_ms)
     };
     assert_eq!(think("ConstantTimer", "300", "0"), (300, 300));
