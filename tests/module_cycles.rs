@@ -1,5 +1,5 @@
-//! No import cycle between the modules of any crate in the workspace
-//! (issue 22). For each crate (the binary in `src/`, every `crates/*/src`)
+//! No import cycle between the modules of any crate in the workspace.
+//! For each crate (the binary in `src/`, every `crates/*/src`)
 //! this walks the module tree from its root the way rustc does (`mod x;`,
 //! `#[path]`, inline `mod x { … }`), reads every `use crate::…`,
 //! `use super::…`, `use self::…` tree (groups expanded) and every inline
@@ -602,7 +602,7 @@ fn no_module_imports_a_sibling_that_imports_it_back() {
 
 /// The binary's commands (`src/cmd/*`) are independent: what two of them
 /// share lives outside `cmd/` (plan_args.rs, session.rs, repeat.rs, …), so
-/// no command's module imports another's (issue 22).
+/// no command's module imports another's.
 #[test]
 fn no_command_imports_another_command() {
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR"));

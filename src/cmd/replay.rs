@@ -1,5 +1,5 @@
-//! `stampede replay FILE --base URL`: an access log's requests sent again
-//! (issue 39). The log is made into a run by flags/replay_args.rs; the run
+//! `stampede replay FILE --base URL`: an access log's requests sent again.
+//! The log is made into a run by flags/replay_args.rs; the run
 //! goes through run's session and delivery, its open model at the log's
 //! listed offsets (`Arrival::Listed`), or the closed model for
 //! `--speed max`; the result carries the `replay` object.

@@ -1,4 +1,4 @@
-//! `stampede run`'s workload flags (issue 18): `--var`, `--feed`,
+//! `stampede run`'s workload flags: `--var`, `--feed`,
 //! `--check`, `--extract`, `--capture-max`, `--scenario` and `--har`. Turning them
 //! into the engine's workload is workload_plan.rs.
 

@@ -1,5 +1,5 @@
-//! The workload flags (workload_args.rs) turned into what the engine runs
-//! (issue 18): a scenario group's steps become the plan's mix and its load
+//! The workload flags (workload_args.rs) turned into what the engine runs:
+//! a scenario group's steps become the plan's mix and its load
 //! model the plan's, and every request is compiled into a template against
 //! the names it may use, checked before any request is sent. A run whose
 //! requests are all fixed bytes and that judges nothing gets no workload,

@@ -1,5 +1,5 @@
 //! `stampede experiment` names the client's own retransmits (tcp_info of
-//! its sockets, issue 36) when packets are really lost: in a network
+//! its sockets) when packets are really lost: in a network
 //! namespace the test creates, whose loopback has a 1500-byte MTU and a
 //! token bucket (`tc qdisc … tbf`) too small for the load, so that the
 //! queue drops segments and TCP retransmits them. (netem's `loss` would be

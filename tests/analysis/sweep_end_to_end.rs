@@ -1,4 +1,4 @@
-//! `stampede sweep` end to end (issue 16, item 7): a step never reports more
+//! `stampede sweep` end to end : a step never reports more
 //! goodput than it offered, even when its warm-up left a backlog, nor much
 //! less where the server keeps up; the knee is found at the step where a
 //! server's fixed concurrency limit stops the scaling; and the text table's

@@ -1,5 +1,5 @@
 //! ab's Connect row over https includes the TLS handshake, as real ab's
-//! does (issue 23): the engine keeps one more distribution, the TCP connect
+//! does: the engine keeps one more distribution, the TCP connect
 //! plus the handshake summed per connection (`breakdown.connect_tls`), on
 //! every path that does TLS, and `stampede ab` prints it as Connect. So, as
 //! in ab's own table, Connect + Processing makes up Total without

@@ -413,7 +413,7 @@ fn webbench_seed_line_prints_what_the_json_says() {
 #[test]
 fn press_seed_line_prints_what_the_json_says() {
     let target = target();
-    // seed 004 with the joined headers, shortened to 1 s.
+    // seed 004 with its joined headers, shortened to 1 s.
     let out = ran(
         "press",
         &[

@@ -1,4 +1,4 @@
-//! `--conn-max-requests N` and `--conn-max-age DUR` (issue 23) against the
+//! `--conn-max-requests N` and `--conn-max-age DUR` against the
 //! built-in target, whose `/stats` counts the connections it accepted: on
 //! every path (io_uring, epoll, tokio, HTTP/2, the open model) a connection
 //! is retired after N responses or once it is DUR old, its successor is a

@@ -1,4 +1,4 @@
-//! `--conn-max-requests N` as nginx sees it (issue 23): nginx, configured
+//! `--conn-max-requests N` as nginx sees it: nginx, configured
 //! here, logs `$connection` (its serial number of the connection) and
 //! `$connection_requests` for every request, so the log counts the client's
 //! connections independently of stampede's own books: requests / N distinct

@@ -1,4 +1,4 @@
-//! The run's lifecycle through the binary (issue 16): signals (one interrupt
+//! The run's lifecycle through the binary: signals (one interrupt
 //! delivered twice, SIGTERM, a forced exit that still writes), output paths
 //! checked before the first request, `-` as stdout, `--pid` of no process,
 //! runs in which nothing could connect, and mistyped commands.

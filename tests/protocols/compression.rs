@@ -1,4 +1,4 @@
-//! `--compressed` and `--decode` (issue 23) against the built-in target's
+//! `--compressed` and `--decode` against the built-in target's
 //! `/gzip`, `/deflate`, `/br` and `/zstd` routes and `serve --compress`,
 //! on every engine path: the reactors (epoll, io_uring), tokio's
 //! HTTP/1.1, HTTP/2 and HTTP/3. Byte counts are the bytes on the wire;

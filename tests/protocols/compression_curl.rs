@@ -1,5 +1,5 @@
-//! curl as the independent peer of the built-in target's compression
-//! (issue 23): curl's own decoders turn `/gzip/{n}` (and `/br`, `/zstd`
+//! curl as the independent peer of the built-in target's compression:
+//! curl's own decoders turn `/gzip/{n}` (and `/br`, `/zstd`
 //! where this curl was built with them) into exactly the bytes of
 //! `/bytes/{n}`'s pattern, and `serve --compress` answers `curl
 //! --compressed` with an encoded page that decodes to the plain page,

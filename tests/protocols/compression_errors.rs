@@ -1,4 +1,4 @@
-//! Bad compressed input (issue 23): a server whose body does not decode
+//! Bad compressed input: a server whose body does not decode
 //! (corrupt, cut short, or in a coding stampede does not decode) is the
 //! `undecodable_body` error class with the reason sampled, whenever the
 //! body is decoded (`--decode`, or a check that reads the body); without

@@ -1,5 +1,5 @@
 //! `--compressed` and `--decode` against a real nginx with `gzip on`,
-//! configured by the test (issue 23): nginx's own access log says it
+//! configured by the test: nginx's own access log says it
 //! compressed (`$gzip_ratio`) and how many bytes it sent (`$bytes_sent`:
 //! heads, bodies and their chunked framing), which must be stampede's
 //! `bytes.received` exactly: the bytes on the wire, on every engine path. With `--decode` the

@@ -1,4 +1,4 @@
-//! A name with several addresses (issue 23): `--resolve HOST:PORT:A,B,C`
+//! A name with several addresses: `--resolve HOST:PORT:A,B,C`
 //! takes them all, `--dns round-robin|random` spreads new connections over
 //! them (`first`, the default, keeps them on the first), on every path,
 //! and the result's `dns` object says how many connections each address

@@ -1,4 +1,4 @@
-//! Real name resolution (issue 23) in a network namespace of the test's own:
+//! Real name resolution in a network namespace of the test's own:
 //! `ip netns exec` bind-mounts /etc/netns/NAME/hosts over /etc/hosts, so
 //! the test decides what `localhost` and `svc.test` resolve to, and can
 //! change it while a run goes on. nginx runs in the namespace too (its

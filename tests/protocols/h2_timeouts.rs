@@ -1,5 +1,5 @@
 //! HTTP/2 request timeouts: each stream keeps one timer and moves its deadline
-//! forward for every request (issue 17), so a stream that runs for longer than
+//! forward for every request, so a stream that runs for longer than
 //! `--timeout` must see no spurious timeout, and a response that takes longer
 //! than `--timeout` must be a `timeout` error however many came before it.
 

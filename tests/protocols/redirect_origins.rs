@@ -1,4 +1,4 @@
-//! `--redirects N` to another origin (issue 23): a hop to another host,
+//! `--redirects N` to another origin: a hop to another host,
 //! port or scheme goes over a connection to that origin, kept alive for the
 //! next hop there, while the slot's own connection waits parked (not lost,
 //! not counted twice). Two built-in targets on two ports, exact counts on

@@ -1,4 +1,4 @@
-//! Redirects to another origin as nginx sees them (issue 23): one nginx,
+//! Redirects to another origin as nginx sees them: one nginx,
 //! configured here, with two server blocks on two ports; the first answers
 //! every request with a 302 to the second, whose `location /` answers 200.
 //! nginx logs `$server_port $connection` for each request, so the log

@@ -1,4 +1,4 @@
-//! The built-in target's `/redirect-to?url=URL` (issue 23) under
+//! The built-in target's `/redirect-to?url=URL` under
 //! `--redirects`: a percent-encoded relative or absolute URL on the same
 //! origin is followed (each hop counted, on both engine paths), another
 //! origin that does not resolve is an `other` error, `status_code` picks the redirect, and

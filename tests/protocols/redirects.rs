@@ -1,4 +1,4 @@
-//! `--redirects N` (issue 23) against the built-in target's `/redirect/{n}`
+//! `--redirects N` against the built-in target's `/redirect/{n}`
 //! chain, on both engine paths: hops are followed on the same origin and
 //! counted apart from requests (`-n` counts first requests), the limit is
 //! the `redirect_limit` error, a POST answered 302 goes on as a GET, and

@@ -1,4 +1,4 @@
-//! `--sse` (issue 38): one request is one stream, watched on every HTTP/1.1
+//! `--sse`: one request is one stream, watched on every HTTP/1.1
 //! event loop (epoll, io_uring, tokio) against the built-in target's
 //! `/sse/{n}/{ms}` and `/stream/{n}/{ms}`. The event counts are exact,
 //! the median gap is the route's interval, one stall shows in the gap

@@ -1,4 +1,4 @@
-//! `--sse` against an event-stream server nobody here wrote (issue 38):
+//! `--sse` against an event-stream server nobody here wrote:
 //! sse-starlette's `EventSourceResponse` under uvicorn (PyPI), from
 //! tests/sse_support/sse_app.py. Its frames are its own (`id:`, `data:`,
 //! CRLF line ends, a chunked body): the events counted equal the events it

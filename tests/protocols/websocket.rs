@@ -1,4 +1,4 @@
-//! `stampede serve`'s WebSocket routes (issue 38), checked by a peer nobody
+//! `stampede serve`'s WebSocket routes, checked by a peer nobody
 //! here wrote: the Python `websockets` client (PyPI) against `/ws/echo`
 //! (text and binary, fragmented, empty and large messages come back
 //! exactly; pings are answered; the close handshake ends with 1000) and

@@ -1,6 +1,6 @@
 //! A run that cannot open one connection gives up soon after the connect
-//! timeout instead of spending its whole `-d` (issue 24's bad input, the
-//! trust issue's exit 2): a closed TCP port (refused) and a closed UDP
+//! timeout instead of spending its whole `-d` (bad input, exit
+//! 2): a closed TCP port (refused) and a closed UDP
 //! port under HTTP/3 (quinn ignores ICMP: every handshake times out). The
 //! result is written, not interrupted, with `stop_reason: "no_connection"`.
 

@@ -1,4 +1,4 @@
-//! Result files read back (issue 16): `compare` takes a `--repeat` file's
+//! Result files read back: `compare` takes a `--repeat` file's
 //! mean and interval, not its last round; an interrupted `--repeat`
 //! summarizes the rounds it completed, in text and JSON alike; `report`
 //! renders every file stampede writes exactly as the fresh command printed

@@ -66,7 +66,7 @@ fn every_exported_column_and_result_key_is_documented() {
             "run", &url, "-n", "200", "-c", "2", "-t", "1", "--quiet", "--json",
         ])
         .arg(file("r.json"))
-        // `compression` (issue 23) is in the result only when asked for.
+        // `compression` is in the result only when asked for.
         .arg("--decode")
         .args(["--csv", &file("p.csv")])
         .args(["--csv-timeseries", &file("ts.csv")])

@@ -1,4 +1,4 @@
-//! `stampede replay` end to end (issue 39): a synthetic combined log with
+//! `stampede replay` end to end: a synthetic combined log with
 //! known timestamps replayed against `stampede serve --access-log` (every
 //! line sent once, each at its recorded offset divided by the speed, the
 //! log's order kept with `--keep-order`), and a real nginx's own combined

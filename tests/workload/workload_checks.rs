@@ -1,4 +1,4 @@
-//! `--check EXPR` and `--extract` judging responses end to end (issue 18):
+//! `--check EXPR` and `--extract` judging responses end to end:
 //! a failed check is `check_failed`, each check keeps its own tally and up
 //! to three sampled failing values, a failed status stays a failed status
 //! (error > failed status > check_failed > success), and

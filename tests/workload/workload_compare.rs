@@ -1,4 +1,4 @@
-//! A scenario's groups and steps after the run (issue 18: "compare works on
+//! A scenario's groups and steps after the run ("compare works on
 //! them"): `stampede compare` of two scenario results shows each group and
 //! each step every file has, with its own figures, in the text and in
 //! `--json`; and the summary's header names every group's load, not only

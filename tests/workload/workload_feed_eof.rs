@@ -1,4 +1,4 @@
-//! A `unique` feeder running out (issue 18, trial defect D6), with JMeter's
+//! A `unique` feeder running out , with JMeter's
 //! CSV Data Set "stop thread on EOF" semantics: the virtual user that needs
 //! a row and finds none stops; the others finish the iteration they are in
 //! (every one of its steps) and stop when they in turn need a row; the run

@@ -1,4 +1,4 @@
-//! `--feed FILE[:MODE]` end to end (issue 18): `unique` hands every row
+//! `--feed FILE[:MODE]` end to end: `unique` hands every row
 //! out exactly once (across connections, workers, agents, and in the open
 //! model), then the run stops with `stop_reason: "feed_exhausted"` and
 //! `sent == rows`, as the access logs of `stampede serve` and nginx prove;

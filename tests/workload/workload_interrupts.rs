@@ -1,4 +1,4 @@
-//! A workload run stopped from outside (issue 18): Ctrl-C mid-run, and the
+//! A workload run stopped from outside: Ctrl-C mid-run, and the
 //! server dying under it. The outcome classes still add up (`sent =
 //! success + failed_status + check_failed + errors + unfinished`), a lost
 //! connection is an error and never a failed check, and the checks' tallies

@@ -1,4 +1,4 @@
-//! A scenario group's own bounds and order (issue 20's group keys), end to
+//! A scenario group's own bounds and order (its group keys), end to
 //! end against the built-in target, on io_uring, epoll and tokio:
 //! `iterations` (each user walks its steps N times, then the run ends by
 //! itself: the server counts exactly users × iterations × steps),

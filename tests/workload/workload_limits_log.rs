@@ -1,4 +1,4 @@
-//! `--log-requests` with a workload (issue 20): a response that failed a
+//! `--log-requests` with a workload: a response that failed a
 //! check is marked `check_failed` with the failed checks' indices in the
 //! result's `checks[]`, and every line names its virtual user (`vu`), on
 //! io_uring, epoll and tokio; each user sends exactly its own iterations.

@@ -1,4 +1,4 @@
-//! A scenario step's own settings (issue 20's step keys), end to end
+//! A scenario step's own settings (its step keys), end to end
 //! against the built-in target on io_uring, epoll and tokio: `once` (only
 //! in a user's first iteration), `think` (the pause before that step),
 //! `timeout` (the step's response timeout over `--timeout`), `keep_alive =

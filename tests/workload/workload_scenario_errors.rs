@@ -1,4 +1,4 @@
-//! Scenario files that are wrong, and the one the docs show (issue 18):
+//! Scenario files that are wrong, and the one the docs show:
 //! an unknown key, an unknown variable (a step sees only what earlier steps
 //! extracted), a check that does not parse (its caret under the problem), a
 //! bad load or think time, a missing feed file, the URL or load flags given

@@ -1,4 +1,4 @@
-//! `--scenario FILE.toml` end to end (issue 18): each virtual user walks
+//! `--scenario FILE.toml` end to end: each virtual user walks
 //! login → me with the token (or the `sid` cookie) it extracted, so `/me`
 //! answers 200 every time, as the access log of `stampede serve` proves; a
 //! broken extractor shows as `check_failed` (nothing found) or as 401s

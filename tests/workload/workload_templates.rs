@@ -1,4 +1,4 @@
-//! `{{...}}` templates end to end (issue 18): every `{{seq}}` path is
+//! `{{...}}` templates end to end: every `{{seq}}` path is
 //! distinct and the sequence has no gap, as the access logs of `stampede
 //! serve` and of a real nginx prove; `--agent I/N` splits the sequence;
 //! built-ins, `--var` and `env.NAME` land in the URL, headers and body;

@@ -26,7 +26,7 @@ pub(crate) struct Plateau {
 
 /// A ceiling needs two steps whose goodput stays within `flat_pct` of the
 /// highest past the knee: one step cannot tell a ceiling from a point on
-/// the way up (issue 16: "≈ 126439 within 126439–126439"). `usable` are the
+/// the way up ("≈ 126439 within 126439–126439"). `usable` are the
 /// goodputs from the knee on, overloaded steps left out.
 pub(crate) fn plateau(usable: &[f64], flat_pct: f64) -> Plateau {
     let high = usable.iter().copied().fold(f64::MIN, f64::max);

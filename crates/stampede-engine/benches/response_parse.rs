@@ -4,7 +4,7 @@
 //!
 //! Why it matters: on loopback nearly all of a lean client's CPU per request
 //! is kernel time (the TCP round trip), and to stay near that floor the whole
-//! engine has about 0.3 µs of user time per request (issue 11) for everything
+//! engine has about 0.3 µs of user time per request for everything
 //! it does itself: parsing and framing the response, timing, recording the
 //! outcome. These benchmarks keep the parsing piece measured, so a change that
 //! makes it slower shows up as a number rather than as a vague loss of

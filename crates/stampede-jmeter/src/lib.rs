@@ -1,4 +1,4 @@
-//! JMeter test plans on stampede (issue 20): a .jmx file (the
+//! JMeter test plans on stampede: a .jmx file (the
 //! `jmeterTestPlan`/`hashTree` format of JMeter 2.13 to 5.6) read into a
 //! typed [`Plan`] and mapped onto a stampede scenario's typed values, which
 //! then run through the same validation as a user's scenario; JMeter's JTL

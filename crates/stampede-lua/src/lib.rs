@@ -1,4 +1,4 @@
-//! wrk's Lua scripting API for stampede (issue 19): the scripts people
+//! wrk's Lua scripting API for stampede: the scripts people
 //! wrote for wrk run unchanged. One LuaJIT state per worker thread, plus
 //! the setup/done state, as wrk has them; the engine sees only
 //! [`stampede_workload::Script`] and [`stampede_workload::ScriptThread`].

@@ -1,5 +1,5 @@
-//! A script's per-request calls allocate nothing on the Rust side (issue 19:
-//! the script path adds no work of its own per request). A counting global
+//! A script's per-request calls allocate nothing on the Rust side (the
+//! script path adds no work of its own per request). A counting global
 //! allocator counts the calling thread's allocations; Lua's own allocations
 //! go through the same allocator (mlua's), so the script here makes none of
 //! its own: `request()` returns a string made once (pipeline.lua's style)

@@ -17,7 +17,7 @@
 //!
 //! Why it matters: on loopback nearly all of a lean client's CPU per request
 //! is kernel time, and to stay near that floor the whole engine has about
-//! 0.3 µs of user time per request (issue 11) for everything it does itself.
+//! 0.3 µs of user time per request for everything it does itself.
 //! Recording an outcome is paid on every request, so it must stay a small
 //! share of that budget; merging is paid per snapshot, not per request, and is
 //! measured so that its cost per recorded request stays negligible.

@@ -1,4 +1,4 @@
-//! Response checks' books (issue 18): which checks a judged response ran
+//! Response checks' books: which checks a judged response ran
 //! and failed ([`Judged`], carried by its [`Outcome`](crate::Outcome)), each
 //! check's pass/fail counts with a few sampled failing values
 //! ([`CheckTally`], kept for the whole run like the per-target tables), and

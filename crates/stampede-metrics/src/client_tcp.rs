@@ -1,5 +1,5 @@
 //! What the client's own TCP sockets to the target saw during a load
-//! (`stampede experiment`, issue 36): their smoothed RTT and the segments
+//! (`stampede experiment`): their smoothed RTT and the segments
 //! they retransmitted, from the kernel's `struct tcp_info` (sock_diag).
 //! The engine's monitor samples them from outside the load's threads; the
 //! figures are over sockets, each socket's latest reading.

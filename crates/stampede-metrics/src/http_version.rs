@@ -1,6 +1,6 @@
 //! `plan.http_version` of a result: the one place its values are named.
 //! `"1.1"`, `"1.0"`, `"2"` (`--http2`) and `"h3"` (`--http3`, the name
-//! issue 24 and ALPN give HTTP/3); a file written before HTTP/3 was named
+//! ALPN gives HTTP/3); a file written before HTTP/3 was named
 //! so says `"3"`, read back as `"h3"`, so that `compare` of an old and a
 //! new HTTP/3 result finds no difference in the protocol.
 

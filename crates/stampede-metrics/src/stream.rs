@@ -1,4 +1,4 @@
-//! Streamed responses (`--sse`, issue 38): one request is one stream, and
+//! Streamed responses (`--sse`): one request is one stream, and
 //! what matters is when its events came, not one latency per response.
 //! [`StreamBooks`] is what workers gather (in their [`crate::Snapshot`],
 //! absent from runs without `--sse`, so they pay nothing), and

@@ -1,5 +1,5 @@
-//! Where a server's threads slept during a load (`stampede experiment`,
-//! issue 36): sampled beside the load from /proc/PID/task/*/stat and
+//! Where a server's threads slept during a load (`stampede experiment`):
+//! sampled beside the load from /proc/PID/task/*/stat and
 //! wchan. A thread that sleeps in a blocking call (a lock, a sleep, a disk
 //! read) most of the time, while the CPU is not busy, shows a server that
 //! waits rather than computes; its CPU figures name nothing.

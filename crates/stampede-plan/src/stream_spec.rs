@@ -1,4 +1,4 @@
-//! Streamed responses (`--sse`, `--sse-for`, `--sse-reconnect`; issue 38):
+//! Streamed responses (`--sse`, `--sse-for`, `--sse-reconnect`):
 //! one request is one stream, whose events and the gaps between them are
 //! measured. What the plan says of them, and what it may be combined with.
 

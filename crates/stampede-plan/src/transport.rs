@@ -154,9 +154,9 @@ pub struct TransportSpec {
     pub io: IoBackend,
     /// Redirects followed per request (`--redirects N`); 0: none.
     pub redirects: u32,
-    /// `--compressed` and `--decode` (issue 23).
+    /// `--compressed` and `--decode`.
     pub compression: CompressionSpec,
-    /// `--sse`: responses watched as streams of events (issue 38).
+    /// `--sse`: responses watched as streams of events.
     pub stream: crate::StreamSpec,
 }
 

@@ -1,4 +1,4 @@
-//! The checks' table of the text summary (issue 18): each check's pass
+//! The checks' table of the text summary: each check's pass
 //! share with its failing counts (or that no response reached it) and a few failing values as seen, and
 //! why the run stopped early (its `stop_reason`, in words).
 

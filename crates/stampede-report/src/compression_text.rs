@@ -1,4 +1,4 @@
-//! The compression line of the text summary (issue 23): the
+//! The compression line of the text summary: the
 //! `Accept-Encoding` a `--compressed` run sent and, with `--decode`, how
 //! many responses came encoded and what their bodies came to once decoded.
 

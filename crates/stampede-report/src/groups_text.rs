@@ -1,5 +1,5 @@
-//! The groups' table of the text summary: a scenario's groups side by side
-//! (issue 18), each with its load and the totals of its steps.
+//! The groups' table of the text summary: a scenario's groups side by side,
+//! each with its load and the totals of its steps.
 
 use crate::format::{format_count, format_latency_us, format_rate};
 use stampede_metrics::RunResult;

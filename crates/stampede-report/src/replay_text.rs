@@ -1,4 +1,4 @@
-//! The replay lines of the text summary (`stampede replay`, issue 39):
+//! The replay lines of the text summary (`stampede replay`):
 //! the log's lines read, skipped and sent, then one line per URI pattern
 //! with its count, the statuses the log recorded and, where the log had
 //! `$request_time`, its recorded p50 and p99, and where the pattern had

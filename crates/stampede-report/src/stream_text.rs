@@ -1,4 +1,4 @@
-//! The streams lines of the text summary (issue 38, `--sse`): streams and
+//! The streams lines of the text summary (`--sse`): streams and
 //! their events, events per second, reconnects, and the time to the first
 //! byte and event, the gaps between events and the streams' length, each
 //! as median, p99 and maximum.

@@ -1,4 +1,4 @@
-//! Compressed responses (issue 23), so that a client's `--compressed` and
+//! Compressed responses, so that a client's `--compressed` and
 //! `--decode` have a server to be tested against: the routes `/gzip`,
 //! `/deflate`, `/br` and `/zstd` (optionally `/{n}` decoded bytes; always
 //! encoded in that coding, as httpbin's `/gzip` is), and `serve

@@ -1,4 +1,4 @@
-//! `/sse/{n}/{ms}` and `/stream/{n}/{ms}` (issue 38): a body that arrives
+//! `/sse/{n}/{ms}` and `/stream/{n}/{ms}`: a body that arrives
 //! in pieces over time. `/sse` sends `n` server-sent events
 //! (`text/event-stream`, each `id: i\ndata: i\n\n`), `/stream` sends `n`
 //! chunks of a chunked body (`chunk i\n` each). One piece every `ms`, the

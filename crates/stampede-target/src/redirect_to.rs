@@ -1,4 +1,4 @@
-//! `/redirect-to?url=URL` (httpbin's route, issue 23): a 302 whose
+//! `/redirect-to?url=URL` (httpbin's route): a 302 whose
 //! `Location` is `URL`, percent-decoded (`+` is a space, as in any form
 //! query), so a test can send a client anywhere, relative or absolute,
 //! same origin or another. `&status_code=301|302|303|307|308` picks the

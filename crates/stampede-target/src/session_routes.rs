@@ -1,4 +1,4 @@
-//! Test routes for sessions and checks (issue 18): `POST /login` hands out
+//! Test routes for sessions and checks: `POST /login` hands out
 //! a token (in the JSON body and as a `sid` cookie), `GET /me` answers 200
 //! only with that token (`Authorization: Bearer …`) or cookie and 401
 //! otherwise, `/json` echoes the request body as `application/json`, and

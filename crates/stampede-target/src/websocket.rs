@@ -1,4 +1,4 @@
-//! `/ws/echo` and `/ws/push/{n}/{ms}` (issue 38): the opening handshake
+//! `/ws/echo` and `/ws/push/{n}/{ms}`: the opening handshake
 //! (RFC 6455 §4.2). A GET over HTTP/1.1 with `Upgrade: websocket`,
 //! `Connection: Upgrade`, `Sec-WebSocket-Version: 13` and a 16-byte
 //! `Sec-WebSocket-Key` is answered `101 Switching Protocols` with its

@@ -1,6 +1,6 @@
 //! A global allocator that counts the calling thread's allocations, for
-//! the tests that prove a steady-state path allocates nothing (issue 18's
-//! template renderer, issue 19's script calls). Per thread: the test
+//! the tests that prove a steady-state path allocates nothing (the
+//! template renderer, a script's calls). Per thread: the test
 //! harness's own threads may allocate meanwhile. A test binary installs it
 //! with `#[global_allocator] static GLOBAL: CountingAllocator = CountingAllocator;`
 //! and reads [`thread_allocations`] before and after the path under test.

@@ -1,4 +1,4 @@
-//! Rendering cost of a templated request (issue 18's budget: `{{seq}}` in
+//! Rendering cost of a templated request (the budget: `{{seq}}` in
 //! the path plus one feeder column in a header, ≤ 1.15× the fixed request's
 //! CPU): the template render next to copying the fixed request's bytes.
 

@@ -1,4 +1,4 @@
-//! Real workloads for stampede (issue 18): templated requests, data feeders,
+//! Real workloads for stampede: templated requests, data feeders,
 //! response checks, extracted values and multi-step scenario files.
 //!
 //! Engine-independent: everything here is compiled once before the run

@@ -1,4 +1,4 @@
-//! The engine's hook for scripted workloads (wrk's Lua scripts, issue 19):
+//! The engine's hook for scripted workloads (wrk's Lua scripts):
 //! what a worker thread asks of its script for each request and response.
 //! The engine knows only these traits; crates/stampede-lua implements them.
 //!

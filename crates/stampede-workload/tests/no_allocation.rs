@@ -1,5 +1,5 @@
 //! Rendering a templated request into a reused buffer does not allocate
-//! (issue 18: no allocation per request in the steady state). A counting
+//! (no allocation per request in the steady state). A counting
 //! global allocator counts every allocation the rendering thread makes
 //! (per thread: the test harness's own threads may allocate meanwhile, as
 //! they did once on a loaded machine).

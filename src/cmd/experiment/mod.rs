@@ -1,5 +1,5 @@
 //! `stampede experiment`: one command for an experiment on a server's
-//! configuration (issue 36). The flags and the loop; `template` makes the
+//! configuration. The flags and the loop; `template` makes the
 //! variants from `--server` and `--vary`, `order` the order of the runs,
 //! `runner` one run (start, load, read the counters, stop), `html` the
 //! `--html` page. The figures,

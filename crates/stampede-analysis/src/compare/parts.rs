@@ -1,4 +1,4 @@
-//! Comparing the parts of runs (issue 18: "compare works on them"): each
+//! Comparing the parts of runs ("compare works on them"): each
 //! group of a scenario and each of its steps (or each `--targets` entry),
 //! matched by name across the files, judged by the same rows, noise bands
 //! and intervals as the whole runs (the parent module). Only the parts every file

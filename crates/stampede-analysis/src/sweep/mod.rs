@@ -700,7 +700,7 @@ mod tests {
             ]
         );
         // The seed's "best stable range 1000–2000 users" included the knee;
-        // a saturated step is not stable (issue 16).
+        // a saturated step is not stable.
         assert_eq!(
             a.stable_range,
             Some(LoadRange {
@@ -1203,7 +1203,7 @@ mod tests {
         assert!(a.usl.is_none());
         // 2950 req/s × 0.4 s = 1180 in flight > 100 connections, but latency
         // rose 1900% for +1.7% throughput: the server is saturated, and more
-        // connections would only queue (issue 16).
+        // connections would only queue.
         let note = a.steps[3].little.note.as_ref().unwrap();
         assert!(!note.contains("add connections"), "{note}");
         assert!(note.contains("the server is saturated"), "{note}");

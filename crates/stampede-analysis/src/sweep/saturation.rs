@@ -6,7 +6,7 @@
 //! the server has room to spare. A saturated server — its CPU pinned (seen
 //! when `--pid`/`--spawn` monitoring is on), or its own response time rising
 //! while throughput gains nothing — would only queue the extra requests, so
-//! "add connections" is then wrong advice (issue 16). Owns the evidence and
+//! "add connections" is then wrong advice. Owns the evidence and
 //! the note; the classes and thresholds live in `sweep`.
 
 use super::{count_noun, pct_change, Load, StepInput, Thresholds};

@@ -1,9 +1,9 @@
 //! What a response parser keeps of a response when a check, an extractor
-//! or a script reads it (issue 18): the final head as it arrived and the
+//! or a script reads it: the final head as it arrived and the
 //! body's data (chunked framing removed), each up to `--capture-max`.
 //! Without a capture the parser only counts, as before.
 //!
-//! An encoded body (`Content-Encoding`, issue 23) is decoded here, the one
+//! An encoded body (`Content-Encoding`) is decoded here, the one
 //! place every HTTP/1.1 path parses through: for checks, only until the
 //! kept body is full; with `--decode`, all of it, its decoded bytes
 //! counted. A body that does not decode fails the response

@@ -1,4 +1,4 @@
-//! Content codings of response bodies (issue 23): which codings a
+//! Content codings of response bodies: which codings a
 //! `Content-Encoding` names, and a streaming decoder fed the body as it
 //! arrives, on every path (the HTTP/1.1 parser's capture, HTTP/2, HTTP/3).
 //! Decoding costs client CPU, so it runs only where something asked for

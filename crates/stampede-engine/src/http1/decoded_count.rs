@@ -1,4 +1,4 @@
-//! `--decode` over HTTP/2 and HTTP/3 (issue 23): their bodies arrive as
+//! `--decode` over HTTP/2 and HTTP/3: their bodies arrive as
 //! DATA, not through the HTTP/1.1 parser's capture, so they are counted
 //! here, with the same decoders (decode.rs); a body check over HTTP/2
 //! (h2_workload.rs) reads the decoded bytes through a sink.

@@ -1,4 +1,4 @@
-//! What `--sse` watches of a response body (issue 38), fed by the capture
+//! What `--sse` watches of a response body, fed by the capture
 //! as the body passes through the parser, on every HTTP/1.1 event loop:
 //! when the body's first byte came, when each event came and the gaps
 //! between them. A `text/event-stream` body's events are its server-sent

@@ -1,4 +1,4 @@
-//! Following redirects (`--redirects N`, issue 23): which responses are a
+//! Following redirects (`--redirects N`): which responses are a
 //! hop, where a hop goes, and the request that goes there. One rulebook for
 //! every HTTP/1.1 path (the reactors' books and the tokio slot):
 //!

@@ -1,4 +1,4 @@
-//! The origins a redirect may lead to (`--redirects N`, issue 23): an
+//! The origins a redirect may lead to (`--redirects N`): an
 //! [`Origin`] (scheme, host, port) read from a `Location`, and each
 //! worker's [`OriginBook`] of the other origins its hops went to, each with
 //! the [`Connector`] that reaches it. The book is filled on a hop's first

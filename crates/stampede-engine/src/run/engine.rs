@@ -266,8 +266,8 @@ pub struct RunOptions {
     /// so that repeated runs sample different arrivals. The recording says
     /// which was used.
     pub seed: Option<u64>,
-    /// Templated requests, feeders, checks, extractors and scenario steps
-    /// (issue 18); `None`: every request is the plan's fixed bytes.
+    /// Templated requests, feeders, checks, extractors and scenario steps;
+    /// `None`: every request is the plan's fixed bytes.
     pub workload: Option<Arc<crate::workload::WorkloadSpec>>,
     /// `--hlog`: the run in fixed intervals, each merged across workers
     /// and handed on as soon as complete.

@@ -1,6 +1,6 @@
 //! A run that cannot open a single connection gives up instead of spending
-//! its whole `-d` on failed connects (issue 24's bad input, as the trust
-//! issue asks of every path): once the connect timeout has passed with
+//! its whole `-d` on failed connects (a target that is
+//! not there is bad input, on every path): once the connect timeout has passed with
 //! connect failures and not one connection opened, the run stops, not
 //! marked interrupted, with `stop_reason: "no_connection"`, and the binary
 //! exits 2 ("no connection could be opened"). A closed UDP port under

@@ -1,5 +1,5 @@
 //! The aggregator's watchdog: a worker that never reports again is given up
-//! on, so that a run always ends (issue 19: a Lua hook that never returns,
+//! on, so that a run always ends (a Lua hook that never returns,
 //! `while true do end`, which LuaJIT cannot interrupt in compiled code).
 //!
 //! The rule: once the run should be over (its deadline, `-d` or `-n`'s

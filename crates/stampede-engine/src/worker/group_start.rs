@@ -1,4 +1,4 @@
-//! When a scenario group's worker starts and ends (issue 20's group keys):
+//! When a scenario group's worker starts and ends (its group keys):
 //! before its load begins, the worker waits for its group's phase to open
 //! and its `start_delay` to pass (workload/phases.rs keeps the clock), then
 //! takes that instant as the origin of its load (ramp-up, rate) and ends

@@ -1,4 +1,4 @@
-//! The worker's housekeeping, one rulebook for every event loop (issue 17):
+//! The worker's housekeeping, one rulebook for every event loop:
 //! the end of the warm-up (the books reset), a [`Snapshot`] to the
 //! aggregator every `plan.snapshot_interval` (the request log flushed with
 //! it), the deadline, a stop (SIGINT, a run given up for want of a

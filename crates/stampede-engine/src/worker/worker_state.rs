@@ -22,7 +22,7 @@ pub(crate) struct WorkerState {
     samples_kept: Cell<[u8; ErrorKind::COUNT]>,
     /// Open model: the start of measurement. A request intended before it
     /// belongs to the warm-up wherever it is sent or ends, so that the window
-    /// counts exactly the requests intended in it (issue 16: a warm-up
+    /// counts exactly the requests intended in it (a warm-up
     /// backlog drained in the window made goodput exceed the offered rate).
     window_start: Option<Instant>,
     /// Warm-up requests (intended before `window_start`) still in flight.
@@ -33,7 +33,7 @@ pub(crate) struct WorkerState {
     /// A connection of this worker has opened at least once.
     ever_opened: Cell<bool>,
     /// Closed model, before measurement: requests do not spend the budget
-    /// (`-n` counts measured requests; issue 16's trial: `--warmup 1s -n
+    /// (`-n` counts measured requests; once `--warmup 1s -n
     /// 1500` sent all 1500 in the warm-up and reported 0 s of measurement).
     warming_up: Cell<bool>,
     /// The warm-up's records have been dropped ([`WorkerState::end_warmup`],

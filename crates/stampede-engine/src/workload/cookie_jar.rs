@@ -1,4 +1,4 @@
-//! A virtual user's cookie jar (`--cookie-jar`, issue 18): `Set-Cookie`
+//! A virtual user's cookie jar (`--cookie-jar`): `Set-Cookie`
 //! of each response kept by name (a `Max-Age=0` or empty value deletes it),
 //! and every later request of the user carries them in one `Cookie` header
 //! (merged into the request's own `Cookie` header when it has one). Paths,

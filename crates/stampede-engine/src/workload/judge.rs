@@ -1,4 +1,4 @@
-//! Judging a complete response (issue 18): the step's checks, then its
+//! Judging a complete response: the step's checks, then its
 //! extractors into the user's store, each failure booked with a sampled
 //! value; the verdict travels with the response's [`Outcome`](stampede_metrics::Outcome).
 

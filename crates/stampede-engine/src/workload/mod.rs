@@ -1,4 +1,4 @@
-//! Real workloads on the engine (issue 18): templated requests rendered
+//! Real workloads on the engine: templated requests rendered
 //! into each connection's own buffer, feeder rows taken per iteration,
 //! responses judged by checks and extractors, and scenario steps walked in
 //! order by each virtual user. Both paths use it the same way: the reactors'

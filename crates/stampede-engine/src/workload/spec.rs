@@ -94,8 +94,8 @@ pub struct WorkloadSpec {
     /// `--cookie-jar`: each virtual user keeps the cookies it is sent and
     /// sends them back (workload/cookie_jar.rs).
     pub cookie_jar: bool,
-    /// A script that builds requests and reads responses (wrk's Lua,
-    /// issue 19): each worker gets its own [`stampede_workload::ScriptThread`].
+    /// A script that builds requests and reads responses (wrk's
+    /// Lua): each worker gets its own [`stampede_workload::ScriptThread`].
     pub script: Option<Arc<dyn Script>>,
     /// The plan's requests in this order, one after another, instead of
     /// round-robin by weight (a replayed log: line k's request is entry

@@ -1,4 +1,4 @@
-//! A scenario step's own transport settings (issue 20's step keys):
+//! A scenario step's own transport settings (its step keys):
 //! `timeout`, `connect_timeout`, `keep_alive` and `follow_redirects` over
 //! the run's. Built once per worker, by target index, only when some step
 //! sets one: a run without them keeps its one setting per worker and reads

@@ -1,4 +1,4 @@
-//! The run report's workload sections (issue 18): each check with its pass
+//! The run report's workload sections: each check with its pass
 //! share and a few failing values, a scenario's groups with their load, and
 //! why a run stopped early; nothing for runs without them.
 

@@ -1,4 +1,4 @@
-//! Access logs as a workload (issue 39): nginx's and Apache's `combined`
+//! Access logs as a workload: nginx's and Apache's `combined`
 //! and `common` lines, or a custom nginx `log_format` ([`mod@format`]), read
 //! into the requests they record ([`read`]), chosen by time window, status
 //! and sample ([`select`]), and grouped by URI pattern ([`pattern`]). What

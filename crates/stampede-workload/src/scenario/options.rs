@@ -1,5 +1,5 @@
 //! The scenario keys that bound and order a group and tune one step, added
-//! for JMeter plans (issue 20) but plain scenario keys for anyone:
+//! for JMeter plans but plain scenario keys for anyone:
 //! a group's `iterations`, `total_iterations`, `duration`, `start_delay`, `phase`, `on_error`,
 //! `cookies` and `max_connections`; a step's `think`, `transaction`, `once`,
 //! `follow_redirects`, `keep_alive`, `connect_timeout`, `timeout`,

@@ -1,4 +1,4 @@
-//! The example parses; every kind of mistake names file:line:column.
+//! The documented example parses; every kind of mistake names file:line:column.
 
 use super::*;
 use std::path::PathBuf;

@@ -204,7 +204,7 @@ fn ended(
         bytes_received: body,
         body_bytes: body,
         target: target as u16,
-        // Checks (issue 18) are the HTTP/1.1 paths' for now.
+        // Checks are the HTTP/1.1 paths' for now.
         judged: None,
     }
 }

@@ -1,4 +1,4 @@
-//! One io_uring instance per worker, set up the way the issue measured to
+//! One io_uring instance per worker, set up the way measured to
 //! be cheapest: SINGLE_ISSUER + DEFER_TASKRUN (completions are delivered
 //! when the worker asks for them, never by interrupting it; with default
 //! flags every completion interrupts the task and the server's cost per
