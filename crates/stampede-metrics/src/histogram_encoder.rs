@@ -8,13 +8,13 @@
 //! text of an empty histogram are kept between uses.
 //!
 //! Why: `--hlog` writes four or more of these per interval, and the result
-//! keeps one per second. Made afresh, each took about 0.9 M instructions
-//! (callgrind), mostly allocating and clearing the deflate state and a
-//! 190 KiB full-range copy. Even kept, a deflate state is cleared for each
-//! histogram (miniz_oxide's reset: about 380 KB of memset, some 40 µs),
-//! whatever its size: so the interval log stores its histograms in zlib's
+//! keeps one per second. Made afresh, they took 4.87 M instructions for an
+//! interval of four tags (callgrind), mostly allocating and clearing the
+//! deflate state and a 190 KiB full-range copy. Even kept, a deflate state
+//! is cleared for each histogram whatever its size (miniz_oxide's reset:
+//! about 380 KB of memset; 2.98 M per interval): so the interval log stores its histograms in zlib's
 //! stored blocks instead ([`HistogramEncoder::stored`]: no compression
-//! state at all, the text about twice as long), while the result's
+//! state at all, 0.42 M per interval, the text about twice as long), while the result's
 //! histograms, one per second, stay deflated. Every zlib reader (Java's
 //! `Inflater`, Python's `zlib`, flate2) reads both; see
 //! bench/results/2026-12-04-hlog-encoder.md.
