@@ -3,7 +3,7 @@
 //! stopped or failed keeps every complete interval). Which tags a run
 //! has, and the file's name for each sweep step or repeat round.
 
-use stampede_metrics::{encode_tag, HlogWriter, IntervalSink, Snapshot};
+use stampede_metrics::{encode_tag, CheckName, HlogWriter, IntervalSink, Snapshot};
 use stampede_plan::{Plan, Scheme};
 use std::fs::File;
 use std::io::BufWriter;
@@ -51,9 +51,10 @@ impl HlogTarget {
 }
 
 /// The tags of a run: `latency`, `service`, `ttfb`, `connect`, `tls` on
-/// https, and `latency:NAME` per request of a mix or scenario step
-/// (`names`: the step names, where a scenario gives them).
-pub fn run_tags(plan: &Plan, names: &[Option<String>]) -> Vec<Tagged> {
+/// https, `latency:NAME` per request of a mix or scenario step (`names`:
+/// the step names, where a scenario gives them), and `latency:check:NAME`
+/// per check (`checks`), holding the responses that failed it.
+pub fn run_tags(plan: &Plan, names: &[Option<String>], checks: &[CheckName]) -> Vec<Tagged> {
     let mut tags = vec![
         Tagged::new("latency", Source::Latency),
         Tagged::new("service", Source::Service),
@@ -76,6 +77,35 @@ pub fn run_tags(plan: &Plan, names: &[Option<String>]) -> Vec<Tagged> {
             });
         }
     }
+    for (index, tag) in check_tags(checks).into_iter().enumerate() {
+        tags.push(Tagged {
+            tag,
+            source: Source::Check(index),
+        });
+    }
+    tags
+}
+
+/// A tag per check, in the order of the result's `checks[]`:
+/// `latency:check:EXPR`, `latency:check:STEP/EXPR` in a scenario step,
+/// percent-encoded; a name seen before gets `#2`, `#3`… so that each check
+/// has its own tag.
+fn check_tags(checks: &[CheckName]) -> Vec<String> {
+    let mut tags: Vec<String> = Vec::with_capacity(checks.len());
+    for check in checks {
+        let name = match &check.step {
+            Some(step) => format!("{step}/{}", check.check),
+            None => check.check.clone(),
+        };
+        let base = format!("latency:check:{}", encode_tag(&name));
+        let mut tag = base.clone();
+        let mut n = 1;
+        while tags.contains(&tag) {
+            n += 1;
+            tag = format!("{base}#{n}");
+        }
+        tags.push(tag);
+    }
     tags
 }
 
@@ -88,6 +118,8 @@ pub enum Source {
     Connect,
     Tls,
     Target(usize),
+    /// The responses that failed check `n` (by its position in `checks[]`).
+    Check(usize),
 }
 
 /// A tag and its histogram.
@@ -197,6 +229,7 @@ impl IntervalSink for HlogSink {
                     Source::Connect => &merged.connect,
                     Source::Tls => &merged.tls,
                     Source::Target(i) => merged.per_target.get(i).map_or(&empty, |t| &t.latency),
+                    Source::Check(i) => merged.check_failures.get(i).unwrap_or(&empty),
                 };
                 if let Err(e) = writer.write(&tagged.tag, start, length, histogram) {
                     state.error.get_or_insert(e.to_string());
@@ -273,6 +306,29 @@ mod tests {
         assert!(parse_hlog_interval("300ms").is_err());
         assert!(parse_hlog_interval("1500ms").is_err());
         assert!(parse_hlog_interval("0s").is_err());
+    }
+
+    #[test]
+    fn each_check_has_its_own_tag_without_commas_or_spaces() {
+        let check = |check: &str, step: Option<&str>| CheckName {
+            check: check.to_string(),
+            step: step.map(str::to_string),
+        };
+        let tags = check_tags(&[
+            check("status == 200", None),
+            check("status == 200", Some("log in")),
+            check("status == 200", None),
+            check("extract token", Some("a,b")),
+        ]);
+        assert_eq!(
+            tags,
+            [
+                "latency:check:status%20==%20200",
+                "latency:check:log%20in/status%20==%20200",
+                "latency:check:status%20==%20200#2",
+                "latency:check:a%2Cb/extract%20token",
+            ]
+        );
     }
 
     #[test]

@@ -145,7 +145,10 @@ pub fn run_plan_in(
             let names: Vec<Option<String>> = (context.workload.iter())
                 .flat_map(|w| w.steps.iter().map(|s| s.name.clone()))
                 .collect();
-            let tags = crate::process::hlog_file::run_tags(plan, &names);
+            let checks: Vec<_> = (context.workload.iter())
+                .flat_map(|w| w.check_names())
+                .collect();
+            let tags = crate::process::hlog_file::run_tags(plan, &names, &checks);
             Some((
                 crate::process::hlog_file::HlogSink::create(&target.path, tags)?,
                 target.interval,

@@ -540,6 +540,63 @@ fn the_jmeter_front_end_writes_the_log_of_its_run() {
     assert_eq!(sum_of(&file, "latency").len(), completed);
 }
 
+/// Each check has a tag holding the latency of the responses that failed
+/// it: its intervals add up to exactly the check's `failed` count.
+#[test]
+fn each_check_tag_holds_exactly_the_responses_that_failed_it() {
+    let dir = stampede_testkit::temp_dir("hlog-checks");
+    let target = spawn_target(stampede_testkit::one_thread());
+    let url = format!("http://{}/", target.local_addr());
+    let hlog = dir.join("checks.hlog");
+    let json = dir.join("checks.json");
+    let output = stampede(&[
+        "run",
+        &url,
+        "-c",
+        "2",
+        "-t",
+        "2",
+        "-n",
+        "3000",
+        "-q",
+        "--check",
+        "status == 200",
+        "--check",
+        "status == 201",
+        "--check",
+        "time < 150us",
+        "--hlog",
+        hlog.to_str().unwrap(),
+        "--hlog-interval",
+        "100ms",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_succeeded(&output);
+    let result = read_json(&json);
+    let file = read_hlog(&std::fs::read(&hlog).unwrap()).unwrap();
+    let tags = [
+        "latency:check:status%20==%20200",
+        "latency:check:status%20==%20201",
+        "latency:check:time%20<%20150us",
+    ];
+    assert_eq!(&file.tags()[4..], tags);
+    for (n, tag) in tags.iter().enumerate() {
+        let failed = result["checks"][n]["failed"].as_u64().unwrap();
+        assert_eq!(sum_of(&file, tag).len(), failed, "{tag}");
+    }
+    assert_eq!(result["checks"][0]["failed"], 0);
+    let completed = result["requests"]["completed"].as_u64().unwrap();
+    assert_eq!(completed, 3000);
+    assert_eq!(result["checks"][1]["failed"], completed);
+    // The failing responses' latencies, not any others: every one that
+    // failed `time < 150us` took at least that long.
+    let slow = sum_of(&file, tags[2]);
+    if !slow.is_empty() {
+        assert!(slow.highest_equivalent(slow.min()) >= 150, "{}", slow.min());
+    }
+}
+
 /// Each second's `latency` histogram of a result file, decoded.
 fn json_seconds(result: &serde_json::Value) -> Vec<LatencyHistogram> {
     result["timeseries"]

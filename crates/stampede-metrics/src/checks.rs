@@ -8,6 +8,7 @@
 //! booked as a check named `extract NAME`, so it fails the response the
 //! same way.
 
+use crate::LatencyHistogram;
 use serde::{Deserialize, Serialize};
 
 /// Failing values kept per check.
@@ -80,6 +81,44 @@ pub(crate) fn tally_judged(tallies: &mut [CheckTally], judged: &Judged) {
     }
 }
 
+/// Records `micros`, the latency of a judged response, for each check it
+/// failed (of the run's `checks` checks): only failures cost anything.
+pub(crate) fn record_failures(
+    failures: &mut Vec<LatencyHistogram>,
+    checks: usize,
+    judged: &Judged,
+    micros: u64,
+) {
+    let first = usize::from(judged.first);
+    let mut failed = judged.failed;
+    while failed != 0 {
+        let i = failed.trailing_zeros() as usize;
+        failed &= failed - 1;
+        let index = first + i;
+        if i >= usize::from(judged.count) || index >= checks {
+            continue;
+        }
+        if failures.len() <= index {
+            failures.resize_with(index + 1, crate::new_latency_histogram);
+        }
+        crate::record_latency(&mut failures[index], micros);
+    }
+}
+
+/// Adds another snapshot's per-check failure latencies into `mine`.
+pub(crate) fn merge_failures(mine: &mut Vec<LatencyHistogram>, theirs: &[LatencyHistogram]) {
+    if mine.len() < theirs.len() {
+        mine.resize_with(theirs.len(), crate::new_latency_histogram);
+    }
+    for (mine, theirs) in mine.iter_mut().zip(theirs) {
+        if !theirs.is_empty() {
+            // Both start as `new_latency_histogram`: 1 µs and 3 digits,
+            // growing; adding only grows them.
+            let _ = mine.add(theirs);
+        }
+    }
+}
+
 /// Merges another worker's (or agent's) tallies into `mine`, by position.
 pub(crate) fn merge_tallies(mine: &mut Vec<CheckTally>, theirs: &[CheckTally]) {
     if mine.len() < theirs.len() {
@@ -144,6 +183,33 @@ mod tests {
         assert_eq!((tallies[0].passed, tallies[0].failed), (0, 0));
         assert_eq!((tallies[1].passed, tallies[1].failed), (1, 0));
         assert_eq!((tallies[2].passed, tallies[2].failed), (0, 1));
+    }
+
+    #[test]
+    fn failed_checks_record_the_latency_and_passed_ones_nothing() {
+        let mut failures = Vec::new();
+        let judged = |failed| Judged {
+            first: 1,
+            count: 2,
+            failed,
+        };
+        record_failures(&mut failures, 3, &judged(0), 100);
+        assert!(failures.is_empty(), "nothing failed, nothing kept");
+        record_failures(&mut failures, 3, &judged(0b10), 100);
+        record_failures(&mut failures, 3, &judged(0b11), 2_000);
+        assert_eq!(failures.len(), 3);
+        let counts: Vec<u64> = failures.iter().map(|h| h.len()).collect();
+        assert_eq!(counts, [0, 1, 2]);
+        assert_eq!(failures[2].max(), failures[2].highest_equivalent(2_000));
+        // A bit past the request's checks, or past the run's, is ignored.
+        record_failures(&mut failures, 3, &judged(0b100), 5);
+        record_failures(&mut failures, 2, &judged(0b10), 5);
+        assert_eq!(failures.iter().map(|h| h.len()).sum::<u64>(), 3);
+        let mut merged = vec![crate::new_latency_histogram()];
+        merge_failures(&mut merged, &failures);
+        merge_failures(&mut merged, &failures);
+        let counts: Vec<u64> = merged.iter().map(|h| h.len()).collect();
+        assert_eq!(counts, [0, 2, 4]);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use crate::MetricsError;
 use base64::Engine as _;
-use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
+use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
@@ -12,7 +12,8 @@ use serde::{Deserialize, Serialize};
 pub type LatencyHistogram = Histogram<u64>;
 
 /// Highest latency recorded: one hour, in µs; longer values are clamped.
-pub(crate) const MAX_TRACKED_US: u64 = 3_600_000_000;
+/// Kept with the encoder, whose canonical form spans it.
+pub(crate) use crate::histogram_encoder::MAX_TRACKED_US;
 
 /// An empty latency histogram: 3 significant digits, growing to the largest
 /// value recorded. Starting small matters: a histogram sized for the full hour
@@ -38,18 +39,9 @@ pub fn encode_histogram(histogram: &LatencyHistogram) -> String {
     // single result gives it back byte for byte).
     // A histogram read from elsewhere may hold values beyond the hour: then
     // it is encoded as it is.
-    let mut canonical: LatencyHistogram =
-        Histogram::new_with_bounds(1, MAX_TRACKED_US, 3).expect("constant bounds are valid");
-    let source = if canonical.add(histogram).is_ok() {
-        &canonical
-    } else {
-        histogram
-    };
-    let mut bytes = Vec::new();
-    V2DeflateSerializer::new()
-        .serialize(source, &mut bytes)
-        .expect("serializing into a Vec cannot fail");
-    base64::engine::general_purpose::STANDARD.encode(bytes)
+    let mut text = String::new();
+    crate::histogram_encoder::encode_with_thread_encoder(histogram, 3, &mut text);
+    text
 }
 
 /// Decodes what [`encode_histogram`] wrote.

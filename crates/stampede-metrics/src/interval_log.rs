@@ -4,13 +4,14 @@
 //! and the compressed base64 histogram), values in microseconds and the
 //! max column in seconds. Reading names the line of any fault.
 
+use crate::histogram_encoder::HistogramEncoder;
 use crate::LatencyHistogram;
 use base64::Engine as _;
 use hdrhistogram::serialization::interval_log::{
     IntervalLogIterator, IntervalLogWriterBuilder, LogEntry, Tag,
 };
 use hdrhistogram::serialization::{Deserializer, V2DeflateSerializer};
-use hdrhistogram::Histogram;
+use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -41,8 +42,8 @@ pub fn encode_tag(name: &str) -> String {
 /// Writes an interval log: the headers at once, then intervals as they come.
 pub struct HlogWriter<W: Write> {
     out: W,
-    serializer: V2DeflateSerializer,
-    line: Vec<u8>,
+    encoder: HistogramEncoder,
+    line: String,
 }
 
 impl<W: Write> HlogWriter<W> {
@@ -61,12 +62,17 @@ impl<W: Write> HlogWriter<W> {
         writeln!(out, "{HLOG_LEGEND}")?;
         Ok(HlogWriter {
             out,
-            serializer,
-            line: Vec::new(),
+            encoder: HistogramEncoder::stored(),
+            line: String::new(),
         })
     }
 
-    /// Writes one interval line of `tag` (already encoded, see [`encode_tag`]).
+    /// Writes one interval line of `tag` (already encoded, see
+    /// [`encode_tag`]): `Tag=T,start,length,max,` as the crate's
+    /// `IntervalLogWriter` writes it, and the histogram in its canonical
+    /// form (1 µs to an hour, its own digits) so that equal contents encode
+    /// to equal text, in zlib's stored blocks: cheap enough for every
+    /// interval (see `histogram_encoder`).
     pub fn write(
         &mut self,
         tag: &str,
@@ -74,27 +80,25 @@ impl<W: Write> HlogWriter<W> {
         length: Duration,
         histogram: &LatencyHistogram,
     ) -> io::Result<()> {
-        let tag = Tag::new(tag).ok_or_else(|| {
-            io::Error::new(io::ErrorKind::InvalidInput, format!("bad tag {tag:?}"))
-        })?;
-        let canonical = canonical(histogram);
-        self.line.clear();
-        {
-            // A writer per line: the crate's writer borrows its output,
-            // and the divisor header it starts with is cut off below.
-            let mut writer = IntervalLogWriterBuilder::new()
-                .with_max_value_divisor(MAX_VALUE_DIVISOR)
-                .begin_log_with(&mut self.line, &mut self.serializer)?;
-            writer
-                .write_histogram(&canonical, start, length, Some(tag))
-                .map_err(|e| io::Error::other(e.to_string()))?;
+        if Tag::new(tag).is_none() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("bad tag {tag:?}"),
+            ));
         }
-        let header = self
-            .line
-            .iter()
-            .position(|&b| b == b'\n')
-            .map_or(0, |i| i + 1);
-        self.out.write_all(&self.line[header..])
+        self.line.clear();
+        let max = histogram.max() as f64 / MAX_VALUE_DIVISOR;
+        // `{:.3}` of seconds as f64, as the crate and HdrHistogram print them.
+        let _ = write!(
+            self.line,
+            "Tag={tag},{:.3},{:.3},{max:.3},",
+            start.as_secs_f64(),
+            length.as_secs_f64()
+        );
+        self.encoder
+            .encode_into(histogram, histogram.sigfig(), &mut self.line);
+        self.line.push('\n');
+        self.out.write_all(self.line.as_bytes())
     }
 
     /// The output, to flush after a whole interval.
@@ -106,20 +110,6 @@ impl<W: Write> HlogWriter<W> {
     pub fn finish(mut self) -> io::Result<W> {
         self.out.flush()?;
         Ok(self.out)
-    }
-}
-
-/// The histogram over the full range (1 µs to an hour) at its own
-/// precision, so that equal contents encode to equal text and every reader
-/// sizes it alike; one holding more than an hour is kept as it is.
-fn canonical(histogram: &LatencyHistogram) -> LatencyHistogram {
-    let digits = histogram.sigfig();
-    match Histogram::new_with_bounds(1, crate::histogram::MAX_TRACKED_US, digits) {
-        Ok(mut full) => match full.add(histogram) {
-            Ok(()) => full,
-            Err(_) => histogram.clone(),
-        },
-        Err(_) => histogram.clone(),
     }
 }
 
@@ -280,6 +270,7 @@ pub fn read_hlog(text: &[u8]) -> Result<HlogFile, HlogError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use hdrhistogram::Histogram;
 
     fn histogram(values: &[u64]) -> LatencyHistogram {
         let mut h = crate::new_latency_histogram();
@@ -333,6 +324,50 @@ mod tests {
         assert_eq!(file.intervals[2].length, Duration::from_millis(500));
         assert_eq!(file.intervals[0].histogram.len(), 2);
         assert_eq!(file.intervals[2].line, 9);
+    }
+
+    #[test]
+    fn lines_are_those_the_crates_writer_writes_of_the_full_range() {
+        let wide = histogram(&[1, 70, 900, 12_345, 2_000_000, 3_600_000_000]);
+        for (h, start, length) in [
+            (histogram(&[]), Duration::ZERO, Duration::from_millis(100)),
+            (wide, Duration::from_millis(123_456), Duration::from_secs(1)),
+        ] {
+            let mut mine = HlogWriter::begin(Vec::new(), UNIX_EPOCH, "test").unwrap();
+            let headers = mine.out_mut().len();
+            mine.write("latency:a", start, length, &h).unwrap();
+            let mine = String::from_utf8(mine.finish().unwrap()[headers..].to_vec()).unwrap();
+            let mut full =
+                Histogram::<u64>::new_with_bounds(1, crate::histogram::MAX_TRACKED_US, 3).unwrap();
+            full.add(&h).unwrap();
+            let mut theirs = Vec::new();
+            let mut serializer = V2DeflateSerializer::new();
+            let mut writer = IntervalLogWriterBuilder::new()
+                .with_max_value_divisor(MAX_VALUE_DIVISOR)
+                .begin_log_with(&mut theirs, &mut serializer)
+                .unwrap();
+            writer
+                .write_histogram(&full, start, length, Tag::new("latency:a"))
+                .unwrap();
+            let theirs = String::from_utf8(theirs).unwrap();
+            let theirs = theirs.lines().last().unwrap();
+            // The same columns; the histogram stored rather than deflated,
+            // the same once decoded, the header saying the full range.
+            let split = |line: &str| {
+                line.rsplit_once(',')
+                    .map(|(a, b)| (a.to_string(), b.to_string()))
+            };
+            let (my_columns, my_histogram) = split(mine.trim_end()).unwrap();
+            let (their_columns, their_histogram) = split(theirs).unwrap();
+            assert_eq!(my_columns, their_columns);
+            assert!(mine.ends_with('\n'));
+            let decode = |text: &str| crate::decode_histogram(text).unwrap();
+            assert_eq!(decode(&my_histogram), decode(&their_histogram));
+            assert_eq!(
+                decode(&my_histogram).high(),
+                crate::histogram::MAX_TRACKED_US
+            );
+        }
     }
 
     #[test]

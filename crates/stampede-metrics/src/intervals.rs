@@ -101,9 +101,13 @@ impl IntervalBuilder {
 }
 
 /// The snapshot interval workers use so that each snapshot lies in one
-/// interval of `length`: the greatest common divisor, in milliseconds, of
-/// `snapshot` and `length` (both divide a second or are whole seconds, so
-/// the result still divides a second).
+/// interval of `length` and in one second: `length` itself when it is no
+/// longer than `snapshot` (such a length divides a second), else the
+/// greatest common divisor, in milliseconds, of `snapshot` and `length`
+/// (both divide a second or are whole seconds, so the result still divides
+/// a second). Not the divisor in the first case: 100 ms intervals with
+/// 250 ms snapshots would make every worker snapshot every 50 ms, twice
+/// what the log needs, each snapshot merged three times by the aggregator.
 pub fn snapshot_interval_for(snapshot: Duration, length: Duration) -> Duration {
     fn gcd(a: u128, b: u128) -> u128 {
         if b == 0 {
@@ -111,6 +115,10 @@ pub fn snapshot_interval_for(snapshot: Duration, length: Duration) -> Duration {
         } else {
             gcd(b, a % b)
         }
+    }
+    let fits_a_second = length.as_millis() > 0 && 1000 % length.as_millis() == 0;
+    if length <= snapshot && fits_a_second {
+        return length;
     }
     let ms = gcd(snapshot.as_millis(), length.as_millis()).max(1);
     Duration::from_millis(ms as u64)
@@ -173,8 +181,12 @@ mod tests {
     #[test]
     fn snapshot_interval_divides_the_log_interval() {
         assert_eq!(snapshot_interval_for(250 * MS, 1000 * MS), 250 * MS);
-        assert_eq!(snapshot_interval_for(250 * MS, 100 * MS), 50 * MS);
-        assert_eq!(snapshot_interval_for(250 * MS, 200 * MS), 50 * MS);
+        assert_eq!(snapshot_interval_for(250 * MS, 100 * MS), 100 * MS);
+        assert_eq!(snapshot_interval_for(250 * MS, 200 * MS), 200 * MS);
+        assert_eq!(snapshot_interval_for(250 * MS, 500 * MS), 250 * MS);
         assert_eq!(snapshot_interval_for(100 * MS, 2000 * MS), 100 * MS);
+        assert_eq!(snapshot_interval_for(300 * MS, 400 * MS), 100 * MS);
+        // A length that does not divide a second is never a snapshot's.
+        assert_eq!(snapshot_interval_for(1000 * MS, 300 * MS), 100 * MS);
     }
 }

@@ -6,6 +6,7 @@
 //! Nothing here knows about sockets, runtimes or terminals.
 //!
 //! Modules: `recorder` (the per-worker hot path), `histogram` (HDR latency),
+//! `histogram_encoder` (their text form, cheap enough for every interval),
 //! `counters`, `addresses` (which addresses connections went to),
 //! `error_kind`, `http_version` (`plan.http_version`'s values),
 //! `recording` (snapshots and the merged run), `timeseries` (per second),
@@ -23,6 +24,7 @@ mod counters;
 mod environment;
 mod error_kind;
 mod histogram;
+mod histogram_encoder;
 mod http_version;
 mod interval_log;
 mod interval_merge;
@@ -57,6 +59,7 @@ pub use histogram::{
     decode_histogram, encode_histogram, new_latency_histogram, record_latency, LatencyHistogram,
     LatencySummary,
 };
+pub use histogram_encoder::HistogramEncoder;
 pub use interval_log::{
     encode_tag, read_hlog, HlogError, HlogFile, HlogInterval, HlogWriter, HLOG_LEGEND,
 };

@@ -261,13 +261,22 @@ impl Recorder {
                 } else {
                     counters.success += 1;
                 }
-                if let Some(judged) = &outcome.judged {
-                    crate::checks::tally_judged(&mut self.checks, judged);
-                }
                 counters.status.add(status, 1);
                 let snapshot = &mut self.interval;
-                let latency = outcome.done.saturating_duration_since(outcome.intended);
-                record_latency(&mut snapshot.latency, micros(latency));
+                let latency = micros(outcome.done.saturating_duration_since(outcome.intended));
+                if let Some(judged) = &outcome.judged {
+                    crate::checks::tally_judged(&mut self.checks, judged);
+                    if judged.any_failed() {
+                        let failures = &mut snapshot.check_failures;
+                        crate::checks::record_failures(
+                            failures,
+                            self.checks.len(),
+                            judged,
+                            latency,
+                        );
+                    }
+                }
+                record_latency(&mut snapshot.latency, latency);
                 let service = outcome.done.saturating_duration_since(outcome.sent);
                 record_latency(&mut snapshot.service, micros(service));
                 if let Some(first_byte) = outcome.first_byte {

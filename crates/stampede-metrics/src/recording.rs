@@ -56,6 +56,11 @@ pub struct Snapshot {
     pub per_target: Vec<crate::TargetStats>,
     /// Per-check counts (`--check`): only in a worker's final snapshot.
     pub checks: Vec<crate::CheckTally>,
+    /// The latency of the responses that failed each check, by the check's
+    /// position (as in `checks`), in every snapshot: the interval log's
+    /// `latency:check:` tags. Empty until a check fails; shorter than the
+    /// list when the last checks have not failed.
+    pub check_failures: Vec<LatencyHistogram>,
     /// A `unique` feeder ran out of rows: the worker stopped early.
     pub feed_exhausted: bool,
     /// Streams watched (`--sse`); `None` without, so other runs carry nothing.
@@ -80,6 +85,7 @@ impl Default for Snapshot {
             gauges: Gauges::default(),
             per_target: Vec::new(),
             checks: Vec::new(),
+            check_failures: Vec::new(),
             feed_exhausted: false,
             stream: None,
         }
@@ -107,6 +113,7 @@ impl Snapshot {
                 .resize_with(other.per_target.len(), crate::TargetStats::default);
         }
         crate::merge_tallies(&mut self.checks, &other.checks);
+        crate::checks::merge_failures(&mut self.check_failures, &other.check_failures);
         self.feed_exhausted |= other.feed_exhausted;
         if let Some(theirs) = &other.stream {
             self.stream
