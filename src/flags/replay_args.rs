@@ -4,7 +4,11 @@
 //! feeder hands out in order (held in memory), one mix entry per (method,)
 //! URI pattern with the entry of each line in order (the engine's
 //! `mix_sequence`), and the `run` arguments that send them (`/{{path}}` on
-//! the base URL, the logged host, user agent and referer).
+//! the base URL, the logged host, user agent and referer). A HAR file
+//! (`--format har`) is read by stampede-workload's `replay::har` into the
+//! same requests, each with its recorded headers and body: a mix entry
+//! sends the headers its requests recorded and `{{body}}`, each from the
+//! request's row.
 
 use crate::flags::count_arg::{count_u64, count_usize};
 use crate::flags::run_args::RunArgs;
@@ -24,6 +28,7 @@ const EXAMPLES: &str = "Examples:
   stampede replay access.log --base http://127.0.0.1:8080 --speed max -c 50   # as fast as 50 connections go
   stampede replay access.log --base http://127.0.0.1:8080 --keep-order   # one connection, the log's order
   stampede replay access.log --base http://127.0.0.1:8080 --from 10m --to 20m --filter 'status<400' --sample 10%
+  stampede replay session.har --base http://127.0.0.1:8080 --format har --speed 2
   stampede replay access.log --base http://127.0.0.1:8080 \\
       --format '$remote_addr [$time_local] \"$request\" $status $request_time' --json out.json";
 
@@ -51,16 +56,18 @@ fn parse_speed(text: &str) -> Result<Speed, String> {
 #[derive(Debug, Clone, clap::Args)]
 #[command(after_help = EXAMPLES)]
 pub struct ReplayArgs {
-    /// The access log (nginx or Apache)
+    /// The access log (nginx or Apache), or a HAR file
     pub file: PathBuf,
     /// Where to send the log's requests: scheme, host and port (each
     /// request's path and query are the log's)
     #[arg(long, value_name = "URL")]
     pub base: String,
-    /// The log's line format: combined, common, or nginx's log_format
-    /// string ($remote_addr, $time_local, $request, $status, $request_time, ...)
-    #[arg(long, default_value = "combined", value_name = "FORMAT")]
-    pub format: String,
+    /// The log's line format: combined, common, har (a HAR 1.2 file), or
+    /// nginx's log_format string ($remote_addr, $time_local, $request,
+    /// $status, $request_time, ...) [default: combined; a file whose first
+    /// byte that is not a space is `{` is read as HAR]
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<String>,
     /// Send at the recorded offsets divided by K (2: twice as fast), or max:
     /// as fast as -c connections allow
     #[arg(long, default_value = "1", value_parser = parse_speed, value_name = "K|max")]
@@ -141,6 +148,9 @@ pub struct ReplayRun {
 pub struct PatternMix {
     /// Each entry's method and name (its pattern), in mix order.
     pub entries: Vec<(String, String)>,
+    /// Each entry's recorded headers (values from the row) and whether it
+    /// sends the row's body, in mix order.
+    pub recorded: Vec<Recorded>,
     /// The mix entry each request is, line by line, loops included (the
     /// engine's `mix_sequence`).
     pub sequence: Arc<[u16]>,
@@ -152,13 +162,21 @@ impl PatternMix {
     pub fn mix(&self, plan: &Plan) -> Vec<MixEntry> {
         self.entries
             .iter()
-            .map(|(method, _)| MixEntry {
-                target: plan.target.clone(),
-                request: stampede_plan::RequestSpec {
+            .zip(&self.recorded)
+            .map(|((method, _), recorded)| {
+                let mut request = stampede_plan::RequestSpec {
                     method: method.clone(),
                     ..plan.request.clone()
-                },
-                weight: 1,
+                };
+                request.headers.extend(recorded.headers.iter().cloned());
+                if recorded.body {
+                    request.body = BODY_SLOT.as_bytes().to_vec();
+                }
+                MixEntry {
+                    target: plan.target.clone(),
+                    request,
+                    weight: 1,
+                }
             })
             .collect()
     }
@@ -169,15 +187,51 @@ impl PatternMix {
     }
 }
 
+/// What a mix entry sends of its requests' recorded headers and body (a
+/// HAR's; none for a log).
+#[derive(Debug, Clone, Default)]
+pub struct Recorded {
+    /// `Name: {{hdrN}}` for each header a request of the entry recorded.
+    pub headers: Vec<stampede_plan::Header>,
+    /// True when a request of the entry recorded a body: `{{body}}`.
+    pub body: bool,
+}
+
+/// The body's slot in a mix entry that sends recorded bodies.
+const BODY_SLOT: &str = "{{body}}";
+
+/// The feeder column of recorded header `index`.
+fn header_column(index: usize) -> String {
+    format!("hdr{index}")
+}
+
 impl ReplayArgs {
     /// Reads the log and builds the run that replays it.
     pub fn build(&self) -> anyhow::Result<ReplayRun> {
-        let format = LogFormat::parse(&self.format)?;
         let bytes = std::fs::read(&self.file)
             .map_err(|e| anyhow::anyhow!("{}: {e}", self.file.display()))?;
         let text = String::from_utf8_lossy(&bytes);
-        let log = replay::read(&text, &format, self.strict)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", self.file.display()))?;
+        let har = match self.format.as_deref() {
+            Some("har") => true,
+            Some(_) => false,
+            None => replay::har::looks_like_har(&text),
+        };
+        let format = match self.format.as_deref() {
+            Some(text) if !har => Some(LogFormat::parse(text)?),
+            None if !har => Some(LogFormat::parse("combined")?),
+            _ => None,
+        };
+        if har && self.strict {
+            anyhow::bail!(
+                "--strict is for log lines: a HAR entry that cannot be read is already an error"
+            );
+        }
+        let log = match &format {
+            Some(format) => replay::read(&text, format, self.strict),
+            None => replay::har::read(&text),
+        }
+        .map_err(|e| anyhow::anyhow!("{}: {e}", self.file.display()))?;
+        let logs = |field: &Field| format.as_ref().is_some_and(|f| f.logs(field));
         let mut notices = log.notes.clone();
         for bad in &log.bad {
             notices.push(format!("line {} skipped: {}", bad.line, bad.why));
@@ -224,6 +278,26 @@ impl ReplayArgs {
                 pattern
             }
         };
+        // Each recorded header name (case aside) is a column of the rows;
+        // one given with -H replaces it.
+        let mut header_names: Vec<String> = Vec::new();
+        for (_, request) in &kept {
+            for (name, _) in &request.headers {
+                let given = self
+                    .headers
+                    .iter()
+                    .any(|h| h.name.eq_ignore_ascii_case(name));
+                if !given && !header_names.iter().any(|n| n.eq_ignore_ascii_case(name)) {
+                    header_names.push(name.clone());
+                }
+            }
+        }
+        let column_of = |name: &str| {
+            header_names
+                .iter()
+                .position(|n| n.eq_ignore_ascii_case(name))
+        };
+        let mut recorded: Vec<Recorded> = Vec::new();
         let mut entries: Vec<(String, String)> = Vec::new();
         let mut index: std::collections::HashMap<String, u16> = std::collections::HashMap::new();
         let mut per_line = Vec::with_capacity(kept.len());
@@ -236,6 +310,7 @@ impl ReplayArgs {
                 None if next < MAX_PATTERNS => {
                     index.insert(name.clone(), next as u16);
                     entries.push((request.method.clone(), name));
+                    recorded.push(Recorded::default());
                     next as u16
                 }
                 None => {
@@ -244,6 +319,21 @@ impl ReplayArgs {
                 }
             };
             per_line.push(at);
+            if let Some(entry) = recorded.get_mut(at as usize) {
+                for (name, _) in &request.headers {
+                    let Some(column) = column_of(name) else {
+                        continue;
+                    };
+                    let header = stampede_plan::Header {
+                        name: header_names[column].clone(),
+                        value: format!("{{{{{}}}}}", header_column(column)),
+                    };
+                    if !entry.headers.contains(&header) {
+                        entry.headers.push(header);
+                    }
+                }
+                entry.body |= !request.body.is_empty();
+            }
         }
         // A mix even of one pattern: its order is what splits the lines
         // among the workers (the engine's listed `mix_sequence`).
@@ -263,7 +353,7 @@ impl ReplayArgs {
             true => FeedMode::Listed,
             false => FeedMode::Unique,
         };
-        let (feeder, bad_hosts) = self.rows_feeder(&kept, &base_host, mode)?;
+        let (feeder, bad_hosts) = self.rows_feeder(&kept, &base_host, &header_names, mode)?;
         if bad_hosts > 0 {
             notices.push(format!(
                 "{} logged a host that is no header value (a control byte or a space): sent with the base's, {base_host}",
@@ -272,11 +362,11 @@ impl ReplayArgs {
         }
         let summary = summarize(&log, &kept, self.loops, &key, self.speed);
         let span = offsets.last().copied().unwrap_or_default();
-        let logs_host = format.logs(&Field::Host) || kept.iter().any(|(_, r)| r.host.is_some());
+        let logs_host = logs(&Field::Host) || kept.iter().any(|(_, r)| r.host.is_some());
         let logged = [
             (Column::Host, logs_host),
-            (Column::UserAgent, format.logs(&Field::UserAgent)),
-            (Column::Referer, format.logs(&Field::Referer)),
+            (Column::UserAgent, logs(&Field::UserAgent)),
+            (Column::Referer, logs(&Field::Referer)),
         ];
         let sent: Vec<Column> = logged
             .into_iter()
@@ -289,9 +379,24 @@ impl ReplayArgs {
             })
             .map(|(column, _)| column)
             .collect();
-        let args = self.run_args(&method, &sent, feeder, offsets.len() as u64, span)?;
+        let mut args = self.run_args(&method, &sent, feeder, offsets.len() as u64, span)?;
+        if !per_pattern {
+            // No mix: every request sends every recorded header (empty where
+            // it recorded none) and its row's body.
+            for entry in &recorded {
+                for header in &entry.headers {
+                    if !args.headers.contains(header) {
+                        args.headers.push(header.clone());
+                    }
+                }
+            }
+            if recorded.iter().any(|r| r.body) {
+                args.body = Some(BODY_SLOT.to_string());
+            }
+        }
         let patterns = per_pattern.then(|| PatternMix {
             entries,
+            recorded,
             sequence: (0..self.loops)
                 .flat_map(|_| per_line.iter().copied())
                 .collect(),
@@ -320,6 +425,7 @@ impl ReplayArgs {
         &self,
         kept: &[(Duration, replay::LoggedRequest)],
         base_host: &str,
+        header_names: &[String],
         mode: FeedMode,
     ) -> anyhow::Result<(Arc<Feeder>, u64)> {
         let field = |text: &str| text.as_bytes().to_vec().into_boxed_slice();
@@ -331,15 +437,27 @@ impl ReplayArgs {
         let rows = (0..self.loops).flat_map(|_| {
             kept.iter().map(|(_, request)| {
                 let host = request.host.as_ref().filter(sendable);
-                vec![
+                let mut row = vec![
                     field(request.target.strip_prefix('/').unwrap_or(&request.target)),
                     field(host.map_or(base_host, String::as_str)),
                     field(request.user_agent.as_deref().unwrap_or("-")),
                     field(request.referer.as_deref().unwrap_or("-")),
-                ]
+                    field(&request.body),
+                ];
+                row.extend(header_names.iter().map(|name| {
+                    let value = request
+                        .headers
+                        .iter()
+                        .find(|(n, _)| n.eq_ignore_ascii_case(name));
+                    field(value.map_or("", |(_, v)| v.as_str()))
+                }));
+                row
             })
         });
-        let columns = ["path", "host", "ua", "referer"].map(String::from).to_vec();
+        let mut columns = ["path", "host", "ua", "referer", "body"]
+            .map(String::from)
+            .to_vec();
+        columns.extend((0..header_names.len()).map(header_column));
         let data = FeedData::from_rows(&self.file.display().to_string(), columns, rows)?;
         Ok((Arc::new(Feeder::new(data, mode)), bad_hosts))
     }

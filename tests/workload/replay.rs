@@ -5,7 +5,8 @@
 //! log replayed against it, the second log matching the first request for
 //! request. Also: the logged Host sent again (a raw server records it),
 //! per-pattern figures with two threads, a custom `log_format` with
-//! `$request_time`, and a HAR recorded from headless Chromium's Network
+//! `$request_time`, a HAR file replayed (`--format har`: its entries'
+//! offsets, headers and bodies, its recorded times per pattern), and a HAR recorded from headless Chromium's Network
 //! events sent again by `run --har`. The combined format is nginx's
 //! `ngx_http_combined_fmt` (nginx/nginx, src/http/modules/ngx_http_log_module.c).
 
@@ -692,4 +693,261 @@ fn a_har_recorded_by_headless_chromium_is_sent_again_request_for_request() {
         "{entries:?}"
     );
     assert_eq!(target.stop_and_paths(), entries);
+}
+
+/// A HAR's entries: offset (ms from the first), method, URL on the
+/// recorded origin, recorded `time` (ms), status. An entry to another
+/// origin and one answered from the browser's cache are left out.
+const HAR_ENTRIES: [(u64, &str, &str, f64, u16); 6] = [
+    (0, "GET", "/status/201?i=0", 4.0, 201),
+    (400, "GET", "/delay/20?i=1", 20.0, 200),
+    (1000, "POST", "/echo", 2.0, 200),
+    (1000, "GET", "/status/201?i=3", 6.0, 201),
+    (2200, "GET", "/delay/20?i=4", 24.0, 200),
+    (3000, "GET", "/status/201?i=5", 8.0, 201),
+];
+
+/// HAR 1.2 (as DevTools writes it) of [`HAR_ENTRIES`] on
+/// `http://app.example:8080`, plus a CDN request and a cached one; the
+/// POST carries a JSON body, every request its own `X-Trace` header.
+fn har_file() -> String {
+    let at = |ms: u64| format!("2026-12-04T15:00:{:02}.{:03}Z", ms / 1000, ms % 1000);
+    let mut entries: Vec<serde_json::Value> = HAR_ENTRIES
+        .iter()
+        .enumerate()
+        .map(|(i, (ms, method, path, time, status))| {
+            let mut request = serde_json::json!({
+                "method": method,
+                "url": format!("http://app.example:8080{path}"),
+                "httpVersion": "HTTP/1.1",
+                "headers": [
+                    { "name": "Host", "value": "app.example:8080" },
+                    { "name": "X-Trace", "value": format!("t{i}") },
+                    { "name": "Connection", "value": "keep-alive" },
+                ],
+                "queryString": [], "cookies": [], "headersSize": -1, "bodySize": 0,
+            });
+            if *method == "POST" {
+                request["postData"] =
+                    serde_json::json!({ "mimeType": "application/json", "text": "{\"k\":1}" });
+            }
+            serde_json::json!({
+                "startedDateTime": at(*ms),
+                "time": time,
+                "request": request,
+                "response": { "status": status, "statusText": "", "httpVersion": "HTTP/1.1",
+                    "headers": [], "cookies": [], "content": { "size": 0, "mimeType": "text/plain" },
+                    "redirectURL": "", "headersSize": -1, "bodySize": 0 },
+                "cache": {}, "timings": { "send": 0, "wait": time, "receive": 0 },
+            })
+        })
+        .collect();
+    let mut other = entries[1].clone();
+    other["request"]["url"] = "https://cdn.example/lib.js".into();
+    entries.insert(2, other);
+    let mut cached = entries[0].clone();
+    cached["startedDateTime"] = at(1500).into();
+    cached["_fromCache"] = "memory".into();
+    entries.push(cached);
+    serde_json::json!({ "log": { "version": "1.2", "creator": { "name": "test", "version": "1" },
+        "entries": entries } })
+    .to_string()
+}
+
+#[test]
+fn a_har_replayed_at_twice_the_speed_sends_each_entry_at_half_its_offset_in_order() {
+    let dir = temp_dir("replay-har-speed");
+    let har = write(&dir, "session.har", &har_file());
+    let requests = dir.join("requests.log");
+    let target = LoggedTarget::start(&dir);
+    let base = target.url("");
+    let run = run_stampede(
+        binary(),
+        &[
+            "replay",
+            &har,
+            "--base",
+            &base,
+            "--format",
+            "har",
+            "--speed",
+            "2",
+            "--keep-order",
+            "--log-requests",
+            requests.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let count = HAR_ENTRIES.len() as u64;
+    assert_eq!(run.count("/requests/sent"), count);
+    assert_eq!(run.count("/replay/requests_sent"), count);
+    assert_eq!(run.count("/replay/lines_read"), count + 2);
+    assert_eq!(run.count("/replay/lines_skipped"), 2);
+    assert!(
+        run.stderr().contains("other origins") && run.stderr().contains("cache"),
+        "{}",
+        run.stderr()
+    );
+    // The pacer's instants are the recorded offsets over 2, to the
+    // request log's microsecond.
+    let intended = intended_instants(&requests);
+    let expected: Vec<f64> = HAR_ENTRIES
+        .iter()
+        .map(|e| e.0 as f64 / 1000.0 / 2.0)
+        .collect();
+    assert_eq!(intended.len(), expected.len());
+    for (got, want) in intended.iter().zip(&expected) {
+        assert!(
+            (got - want).abs() < 1e-6,
+            "intended {got} s, recorded/2 {want} s"
+        );
+    }
+    // The target saw each entry once, in the HAR's order.
+    let paths: Vec<String> = HAR_ENTRIES.iter().map(|e| e.2.to_string()).collect();
+    assert_eq!(logged(target, paths.len()), paths);
+    // Per pattern: what the HAR recorded against what the replay measured.
+    let groups = run.result()["replay"]["groups"].as_array().unwrap();
+    let group = |pattern: &str| {
+        groups
+            .iter()
+            .find(|g| g["pattern"] == pattern)
+            .unwrap_or_else(|| panic!("no {pattern} in {groups:?}"))
+    };
+    let slow = group("GET /delay/{id}");
+    assert_eq!(slow["count"], 2);
+    assert_eq!(slow["recorded_status"], serde_json::json!({ "200": 2 }));
+    assert_eq!(
+        slow["recorded"],
+        serde_json::json!({ "count": 2, "p50_us": 20_000, "p99_us": 24_000, "max_us": 24_000 })
+    );
+    assert_eq!(slow["status"], serde_json::json!({ "200": 2 }));
+    let p50 = slow["latency_us"]["p50"].as_u64().unwrap();
+    assert!(p50 >= 20_000, "/delay/20 replayed in {p50} µs");
+    let fast = group("GET /status/{id}");
+    assert_eq!(fast["count"], 3);
+    assert_eq!(fast["recorded_status"], serde_json::json!({ "201": 3 }));
+    assert_eq!(fast["status"], serde_json::json!({ "201": 3 }));
+    assert_eq!(
+        group("POST /echo")["status"],
+        serde_json::json!({ "200": 1 })
+    );
+    let stdout = run.stdout();
+    let line = stdout
+        .lines()
+        .find(|l| l.contains("/delay/{id}") && l.contains("recorded p50"))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(line.contains("replayed p50"), "{line}");
+}
+
+/// Each request's head and body, in arrival order.
+type Received = std::sync::Arc<std::sync::Mutex<Vec<(String, String)>>>;
+
+/// Each request a raw server received, head and body, in arrival order;
+/// it answers each with an empty 200.
+fn recording_server_with_bodies() -> (stampede_testkit::RawServer, Received) {
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let kept = seen.clone();
+    let server = stampede_testkit::RawServer::start(move |mut stream| {
+        use std::io::{Read, Write};
+        while let Some(head) = stampede_testkit::read_whole_head(&mut stream) {
+            let length: usize = head
+                .lines()
+                .filter_map(|l| l.split_once(':'))
+                .find(|(name, _)| name.eq_ignore_ascii_case("content-length"))
+                .and_then(|(_, v)| v.trim().parse().ok())
+                .unwrap_or(0);
+            let mut body = vec![0; length];
+            if stream.read_exact(&mut body).is_err() {
+                return;
+            }
+            kept.lock()
+                .unwrap()
+                .push((head, String::from_utf8_lossy(&body).into_owned()));
+            let ok = b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
+            if stream.write_all(ok).is_err() {
+                return;
+            }
+        }
+    });
+    (server, seen)
+}
+
+/// The value of header `name` in a request head.
+fn header_value(head: &str, name: &str) -> Option<String> {
+    head.lines()
+        .filter_map(|l| l.split_once(':'))
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.trim().to_string())
+}
+
+#[test]
+fn a_har_is_taken_as_har_without_format_and_each_request_carries_its_headers_and_body() {
+    let dir = temp_dir("replay-har-headers");
+    let har = write(&dir, "session.har", &har_file());
+    let (server, seen) = recording_server_with_bodies();
+    let base = server.url("");
+    let base = base.trim_end_matches('/').to_string();
+    let run = run_stampede(
+        binary(),
+        &[
+            "replay",
+            &har,
+            "--base",
+            &base,
+            "--speed",
+            "max",
+            "--keep-order",
+        ],
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), HAR_ENTRIES.len());
+    for (i, ((head, body), entry)) in seen.iter().zip(&HAR_ENTRIES).enumerate() {
+        let request_line = head.lines().next().unwrap_or_default();
+        assert_eq!(request_line, format!("{} {} HTTP/1.1", entry.1, entry.2));
+        // The recorded header, the base's host (not the recorded one),
+        // no recorded hop-by-hop header.
+        assert_eq!(
+            header_value(head, "X-Trace"),
+            Some(format!("t{i}")),
+            "{head}"
+        );
+        let host = base.trim_start_matches("http://").to_string();
+        assert_eq!(header_value(head, "Host"), Some(host), "{head}");
+        assert_ne!(
+            header_value(head, "Connection").as_deref(),
+            Some("keep-alive")
+        );
+        if entry.1 == "POST" {
+            assert_eq!(body, "{\"k\":1}");
+            assert_eq!(
+                header_value(head, "Content-Type").as_deref(),
+                Some("application/json")
+            );
+        } else {
+            assert_eq!(body, "", "{head}");
+        }
+    }
+}
+
+#[test]
+fn a_file_that_is_not_har_or_strict_with_a_har_is_refused_in_one_line() {
+    let dir = temp_dir("replay-har-bad");
+    let log = write(&dir, "recorded.log", &combined_log());
+    let har = write(&dir, "session.har", &har_file());
+    for (file, extra, says) in [
+        (&log, "--format", "not a HAR file"),
+        (&har, "--strict", "--strict"),
+    ] {
+        let mut args = vec!["replay", file.as_str(), "--base", "http://127.0.0.1:9"];
+        args.extend(match extra {
+            "--format" => vec!["--format", "har"],
+            _ => vec!["--format", "har", "--strict"],
+        });
+        let run = run_stampede(binary(), &args);
+        assert_eq!(run.code(), Some(2), "{}", run.stderr());
+        let stderr = run.stderr();
+        assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(says), "{stderr}");
+    }
 }

@@ -162,10 +162,100 @@ const LEFT_OUT: &[&str] = &[
 /// DevTools' resource types of static assets (`--har-no-static`).
 const STATIC_TYPES: &[&str] = &["image", "stylesheet", "script", "font", "media"];
 
+/// One recorded request a replay sends again: of the kept origin, served
+/// by the server (not from the browser's cache), in the order they started.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HarRequest {
+    /// Its entry in the file, from 1.
+    pub entry: usize,
+    /// `startedDateTime`, milliseconds since the epoch.
+    pub started_ms: f64,
+    /// `time`: the recorded time of the whole exchange, milliseconds.
+    pub time_ms: f64,
+    /// The method.
+    pub method: String,
+    /// The URL as recorded.
+    pub url: String,
+    /// The headers sent again, in the recorded order: pseudo-headers,
+    /// hop-by-hop ones, Host, Content-Length and Cookie dropped; a name
+    /// recorded twice joined with `, `; the cookies the browser already
+    /// held as one `Cookie`; a body's `Content-Type` from its `mimeType`
+    /// where no header gave it.
+    pub headers: Vec<(String, String)>,
+    /// The body, empty for none.
+    pub body: String,
+    /// The recorded status; `None` where the entry has no response.
+    pub status: Option<u16>,
+}
+
+/// A HAR's requests to send, and what was left out (one line each).
+#[derive(Debug)]
+pub struct HarRequests {
+    /// The requests kept, in the order they started.
+    pub requests: Vec<HarRequest>,
+    /// How many entries the file has.
+    pub entries: usize,
+    /// What was left out, one line each.
+    pub notes: Vec<String>,
+}
+
 /// Reads `text` (a HAR file's content) into a scenario.
 pub fn scenario_from_har(text: &str, options: &HarOptions) -> Result<HarScenario, HarError> {
+    let read = requests_from_har(text, options)?;
+    let mut steps = Vec::new();
+    let mut names: Vec<String> = Vec::new();
+    let mut previous_end: Option<f64> = None;
+    for request in &read.requests {
+        let mut name = format!("{} {}", request.method, path_of(&request.url));
+        let base = name.clone();
+        let mut n = 1;
+        while names.contains(&name) {
+            n += 1;
+            name = format!("{base} ({n})");
+        }
+        names.push(name.clone());
+        let mut step = StepToml::new(name, literal(&request.url));
+        if request.method != "GET" {
+            step.method = Some(spanned(request.method.clone()));
+        }
+        let mut headers = toml::Table::new();
+        for (name, value) in &request.headers {
+            headers.insert(name.clone(), toml::Value::String(literal(value)));
+        }
+        if !request.body.is_empty() {
+            step.body = Some(spanned(literal(&request.body)));
+        }
+        if !headers.is_empty() {
+            step.headers = Some(spanned(headers));
+        }
+        let (started, took) = (request.started_ms, request.time_ms);
+        if let Some(end) = previous_end {
+            let gap = (started - end) * options.think_scale;
+            if gap >= 1.0 {
+                step.think = Some(spanned(format!("{}ms", gap.round() as u64)));
+            }
+        }
+        previous_end = Some(previous_end.map_or(started + took, |e: f64| e.max(started + took)));
+        steps.push(step);
+    }
+    let mut group = GroupToml::named("har");
+    group.connections = Some(spanned(options.connections.max(1)));
+    group.cookies = Some(true);
+    group.step = steps;
+    Ok(HarScenario {
+        scenario: ScenarioToml { group: vec![group] },
+        notes: read.notes,
+    })
+}
+
+/// Reads `text` (a HAR file's content) into the requests of one origin
+/// the server served, each as `run --har` sends it (`think_scale` and
+/// `connections` are not read). `stampede replay --format har` sends them
+/// at their recorded offsets.
+pub fn requests_from_har(text: &str, options: &HarOptions) -> Result<HarRequests, HarError> {
     let har: Har = serde_json::from_str(text.trim_start_matches('\u{feff}'))
         .map_err(|e| HarError::NotHar(e.to_string()))?;
+    let total = har.log.entries.len();
     let mut entries = Vec::new();
     for (index, entry) in har.log.entries.into_iter().enumerate() {
         let started = start_ms(&entry.started_date_time).ok_or_else(|| HarError::Entry {
@@ -186,8 +276,8 @@ pub fn scenario_from_har(text: &str, options: &HarOptions) -> Result<HarScenario
     let mut no_body = 0;
     let mut keep_origin = options.origin.as_deref().map(normalize_origin);
     let mut set_by_responses: Vec<String> = Vec::new();
-    let mut kept: Vec<(f64, f64, &Entry, Vec<String>)> = Vec::new();
-    for (_, started, entry) in &entries {
+    let mut kept: Vec<(usize, f64, f64, &Entry, Vec<String>)> = Vec::new();
+    for (number, started, entry) in &entries {
         let Some(origin) = origin_of(&entry.request.url) else {
             not_http += 1;
             continue;
@@ -218,7 +308,7 @@ pub fn scenario_from_har(text: &str, options: &HarOptions) -> Result<HarScenario
         if let Some(response) = &entry.response {
             set_by_responses.extend(response.cookies.iter().map(|c| c.name.clone()));
         }
-        kept.push((*started, entry.time.max(0.0), entry, held));
+        kept.push((*number, *started, entry.time.max(0.0), entry, held));
     }
     if not_http > 0 {
         notes.push(format!(
@@ -259,52 +349,33 @@ pub fn scenario_from_har(text: &str, options: &HarOptions) -> Result<HarScenario
             None => "the HAR has no http or https request".into(),
         }));
     }
-    let mut steps = Vec::new();
-    let mut names: Vec<String> = Vec::new();
-    let mut previous_end: Option<f64> = None;
-    for (started, took, entry, held) in kept {
+    let mut out = Vec::with_capacity(kept.len());
+    for (number, started, took, entry, held) in kept {
         let request = &entry.request;
-        let mut name = format!("{} {}", request.method, path_of(&request.url));
-        let base = name.clone();
-        let mut n = 1;
-        while names.contains(&name) {
-            n += 1;
-            name = format!("{base} ({n})");
-        }
-        names.push(name.clone());
-        let mut step = StepToml::new(name, literal(&request.url));
-        if request.method != "GET" {
-            step.method = Some(spanned(request.method.clone()));
-        }
-        let mut headers = toml::Table::new();
+        let mut headers: Vec<(String, String)> = Vec::new();
         for header in &request.headers {
             let lower = header.name.to_ascii_lowercase();
             if lower.starts_with(':') || LEFT_OUT.contains(&lower.as_str()) {
                 continue;
             }
-            let value = literal(&header.value);
-            match headers.get_mut(&header.name) {
+            match headers.iter_mut().find(|(name, _)| *name == header.name) {
                 // A name recorded twice: one field, values joined (RFC 9110 §5.3).
-                Some(toml::Value::String(earlier)) => {
+                Some((_, earlier)) => {
                     earlier.push_str(", ");
-                    earlier.push_str(&value);
+                    earlier.push_str(&header.value);
                 }
-                _ => {
-                    headers.insert(header.name.clone(), toml::Value::String(value));
-                }
+                None => headers.push((header.name.clone(), header.value.clone())),
             }
         }
         if !held.is_empty() {
-            headers.insert(
-                "Cookie".into(),
-                toml::Value::String(literal(&held.join("; "))),
-            );
+            headers.push(("Cookie".into(), held.join("; ")));
         }
+        let mut body = String::new();
         if let Some(post) = &request.post_data {
             let form = post
                 .mime_type
                 .starts_with("application/x-www-form-urlencoded");
-            let body = match (&post.text, post.params.is_empty()) {
+            body = match (&post.text, post.params.is_empty()) {
                 (Some(text), _) => text.clone(),
                 // HAR 1.2 keeps a form's fields decoded in `params`: encoded
                 // again as a browser sends them.
@@ -321,30 +392,23 @@ pub fn scenario_from_har(text: &str, options: &HarOptions) -> Result<HarScenario
                 }
                 (None, true) => String::new(),
             };
-            if !body.is_empty() {
-                step.body = Some(spanned(literal(&body)));
-                let has_type = headers
-                    .keys()
-                    .any(|k| k.eq_ignore_ascii_case("content-type"));
-                if !has_type && !post.mime_type.is_empty() {
-                    headers.insert(
-                        "Content-Type".into(),
-                        toml::Value::String(literal(&post.mime_type)),
-                    );
-                }
+            let has_type = headers
+                .iter()
+                .any(|(k, _)| k.eq_ignore_ascii_case("content-type"));
+            if !body.is_empty() && !has_type && !post.mime_type.is_empty() {
+                headers.push(("Content-Type".into(), post.mime_type.clone()));
             }
         }
-        if !headers.is_empty() {
-            step.headers = Some(spanned(headers));
-        }
-        if let Some(end) = previous_end {
-            let gap = (started - end) * options.think_scale;
-            if gap >= 1.0 {
-                step.think = Some(spanned(format!("{}ms", gap.round() as u64)));
-            }
-        }
-        previous_end = Some(previous_end.map_or(started + took, |e: f64| e.max(started + took)));
-        steps.push(step);
+        out.push(HarRequest {
+            entry: number,
+            started_ms: started,
+            time_ms: took,
+            method: request.method.clone(),
+            url: request.url.clone(),
+            headers,
+            body,
+            status: entry.response.as_ref().map(|r| r.status),
+        });
     }
     if no_body > 0 {
         notes.push(format!(
@@ -352,12 +416,9 @@ pub fn scenario_from_har(text: &str, options: &HarOptions) -> Result<HarScenario
             requests(no_body)
         ));
     }
-    let mut group = GroupToml::named("har");
-    group.connections = Some(spanned(options.connections.max(1)));
-    group.cookies = Some(true);
-    group.step = steps;
-    Ok(HarScenario {
-        scenario: ScenarioToml { group: vec![group] },
+    Ok(HarRequests {
+        requests: out,
+        entries: total,
         notes,
     })
 }

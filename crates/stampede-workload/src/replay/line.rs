@@ -29,6 +29,11 @@ pub struct LoggedRequest {
     pub request_time: Option<Duration>,
     /// `$upstream_response_time` (the sum where several upstreams answered).
     pub upstream_time: Option<Duration>,
+    /// Other headers recorded with the request, sent again (a HAR's; a
+    /// log line has none).
+    pub headers: Vec<(String, String)>,
+    /// The body recorded (a HAR's); empty for none.
+    pub body: String,
 }
 
 /// Parses `raw` (line `number`) by `format`.
@@ -44,6 +49,8 @@ pub(super) fn parse(format: &LogFormat, raw: &str, number: usize) -> Result<Logg
         status: None,
         request_time: None,
         upstream_time: None,
+        headers: Vec::new(),
+        body: String::new(),
     };
     let mut timed = false;
     for (field, value) in format.split(raw)? {
@@ -171,7 +178,7 @@ fn logged(value: &str) -> Option<String> {
 
 /// The target in origin form: an absolute-form `http://host/path` gives
 /// its path (and its host, where none was logged).
-fn origin_form(target: &str, host: &mut Option<String>) -> Result<String, String> {
+pub(super) fn origin_form(target: &str, host: &mut Option<String>) -> Result<String, String> {
     if target.starts_with('/') {
         return Ok(target.to_string());
     }

@@ -1,10 +1,12 @@
 //! Access logs as a workload: nginx's and Apache's `combined`
 //! and `common` lines, or a custom nginx `log_format` ([`mod@format`]), read
-//! into the requests they record ([`read`]), chosen by time window, status
+//! into the requests they record ([`read`]), or a HAR file's entries
+//! ([`mod@har`]), chosen by time window, status
 //! and sample ([`select`]), and grouped by URI pattern ([`pattern`]). What
 //! the engine sends and when is the binary's (`stampede replay`).
 
 pub mod format;
+pub mod har;
 mod line;
 pub mod pattern;
 pub mod select;
@@ -48,6 +50,9 @@ pub enum ReplayError {
         /// The first bad line and why, in brackets, or that the log is empty.
         first: String,
     },
+    /// A HAR that cannot be read: the whole message.
+    #[error("{0}")]
+    Har(String),
     /// A bad option (`--pattern`, `--filter`, `--sample`…): the whole message.
     #[error("{0}")]
     Option(String),

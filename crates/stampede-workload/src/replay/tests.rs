@@ -3,7 +3,8 @@
 //! ngx_http_log_module.c): `ngx_http_combined_fmt` is the combined format,
 //! `ngx_http_log_escape` writes `"`, `\`, bytes below 0x20 and from 0x7f
 //! as `\xHH`; src/core/ngx_times.c writes `$time_local` as
-//! `%02d/%s/%d:%02d:%02d:%02d %c%02i%02i`.
+//! `%02d/%s/%d:%02d:%02d:%02d %c%02i%02i`. A HAR (HAR 1.2's
+//! `startedDateTime`, `time`, `request`, `response.status`) read as a log.
 
 use super::select::{parse_sample, StatusFilter};
 use super::*;
@@ -259,5 +260,65 @@ fn a_selection_keeps_the_window_the_statuses_and_an_even_sample() {
     }
     for bad in ["0", "101", "x", "-5%"] {
         assert!(parse_sample(bad).is_err(), "{bad}");
+    }
+}
+
+/// Two entries of one origin 1.25 s apart (the second a POST with a body
+/// and a header recorded twice), one of another origin.
+const HAR: &str = r#"{"log":{"version":"1.2","entries":[
+ {"startedDateTime":"2026-12-04T15:00:00.000Z","time":12.5,
+  "request":{"method":"GET","url":"http://a.example/user/7?x=1#top","headers":[
+   {"name":"Host","value":"a.example"},{"name":"Accept","value":"text/html"}]},
+  "response":{"status":200}},
+ {"startedDateTime":"2026-12-04T15:00:00.500Z","time":3,
+  "request":{"method":"GET","url":"https://cdn.example/app.js","headers":[]},
+  "response":{"status":200}},
+ {"startedDateTime":"2026-12-04T15:00:01.250Z","time":40,
+  "request":{"method":"POST","url":"http://a.example/form","headers":[
+   {"name":"X-A","value":"1"},{"name":"X-A","value":"2"},{"name":"Connection","value":"keep-alive"}],
+   "postData":{"mimeType":"application/json","text":"{\"k\":1}"}},
+  "response":{"status":201}}]}}"#;
+
+#[test]
+fn a_har_reads_as_a_log_of_its_first_origins_requests() {
+    assert!(har::looks_like_har("\u{feff}\n  {\"log\":{}}"));
+    assert!(!har::looks_like_har(LINE));
+    let log = har::read(HAR).unwrap();
+    assert_eq!((log.lines_read, log.lines_skipped), (3, 1));
+    assert!(log.has_request_time);
+    assert!(log.notes[0].contains("cdn.example"), "{:?}", log.notes);
+    let [get, post] = &log.requests[..] else {
+        panic!("{:?}", log.requests);
+    };
+    assert_eq!(log.offset(1), Duration::from_millis(1250));
+    assert_eq!(
+        (get.method.as_str(), get.target.as_str()),
+        ("GET", "/user/7?x=1")
+    );
+    assert_eq!(get.request_time, Some(Duration::from_micros(12_500)));
+    assert_eq!(get.status, Some(200));
+    assert_eq!(get.host, None, "the requests go to --base");
+    assert_eq!(
+        get.headers,
+        [("Accept".to_string(), "text/html".to_string())]
+    );
+    assert_eq!(
+        (post.method.as_str(), post.target.as_str()),
+        ("POST", "/form")
+    );
+    assert_eq!(post.body, r#"{"k":1}"#);
+    assert_eq!(
+        post.headers,
+        [
+            ("X-A".to_string(), "1, 2".to_string()),
+            ("Content-Type".to_string(), "application/json".to_string())
+        ]
+    );
+    assert_eq!(post.status, Some(201));
+    for bad in ["", "[]", "{\"log\":{}}", LINE] {
+        assert!(
+            matches!(har::read(bad), Err(ReplayError::Har(why)) if why.starts_with("not a HAR file")),
+            "{bad}"
+        );
     }
 }
