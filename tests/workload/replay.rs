@@ -6,8 +6,10 @@
 //! request. Also: the logged Host sent again (a raw server records it),
 //! per-pattern figures with two threads, a custom `log_format` with
 //! `$request_time`, a HAR file replayed (`--format har`: its entries'
-//! offsets, headers and bodies, its recorded times per pattern), and a HAR recorded from headless Chromium's Network
-//! events sent again by `run --har`. The combined format is nginx's
+//! offsets, headers and bodies, its recorded times per pattern), a HAR
+//! recorded from headless Chromium's Network events sent again by
+//! `run --har`, and a HAR exported by Firefox's own DevTools (checked in)
+//! sent again the same way. The combined format is nginx's
 //! `ngx_http_combined_fmt` (nginx/nginx, src/http/modules/ngx_http_log_module.c).
 
 use stampede_testkit::workload::*;
@@ -950,4 +952,96 @@ fn a_file_that_is_not_har_or_strict_with_a_har_is_refused_in_one_line() {
         assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
         assert!(stderr.contains(says), "{stderr}");
     }
+}
+
+/// The method and path of each request in a Common Log Format access log.
+fn logged_requests(log: &std::path::Path) -> Vec<String> {
+    std::fs::read_to_string(log)
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let request = line.split('"').nth(1).unwrap_or("");
+            request
+                .rsplit_once(' ')
+                .map_or(request, |(method_and_path, _)| method_and_path)
+                .to_string()
+        })
+        .collect()
+}
+
+/// A HAR written by Firefox 153 ESR's DevTools HAR auto-export (how:
+/// crates/stampede-testkit/testdata/har/README.md) of one page of `stampede
+/// serve --root site`: `run --har` sends each of its entries once, in the
+/// order they started (Firefox lists them otherwise), with their methods.
+#[test]
+fn har_exported_by_firefox_devtools_is_sent_again_entry_for_entry() {
+    let testdata = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/crates/stampede-testkit/testdata/har"
+    );
+    let recorded =
+        std::fs::read_to_string(format!("{testdata}/firefox-153esr-stampede-serve.har")).unwrap();
+    let har: serde_json::Value = serde_json::from_str(&recorded).unwrap();
+    assert_eq!(har["log"]["creator"]["name"], "Firefox");
+    let entries = har["log"]["entries"].as_array().unwrap();
+    // The entries by start time, as Firefox timed them.
+    let mut by_start: Vec<(&str, String)> = entries
+        .iter()
+        .map(|e| {
+            let request = &e["request"];
+            let line = format!(
+                "{} {}",
+                request["method"].as_str().unwrap(),
+                path_and_query(request["url"].as_str().unwrap())
+            );
+            (e["startedDateTime"].as_str().unwrap(), line)
+        })
+        .collect();
+    by_start.sort();
+    let expected: Vec<String> = by_start.into_iter().map(|(_, line)| line).collect();
+    assert_eq!(
+        expected,
+        [
+            "GET /index.html",
+            "GET /style.css",
+            "GET /app.js",
+            "GET /dot.png",
+            "POST /echo",
+            "GET /dot.png",
+            "GET /favicon.ico",
+        ],
+        "the file's entries"
+    );
+    // Recorded on port 18080; sent to a free port (URLs and Host alike).
+    let dir = temp_dir("firefox-har");
+    let port = free_port().to_string();
+    let file = dir.join("firefox.har");
+    std::fs::write(
+        &file,
+        recorded.replace("127.0.0.1:18080", &format!("127.0.0.1:{port}")),
+    )
+    .unwrap();
+    let site = format!("{testdata}/site");
+    let mut target = LoggedTarget::start_with(&dir, &["--port", &port, "--root", &site]);
+    let count = expected.len().to_string();
+    let run = run_stampede(
+        binary(),
+        &[
+            "run",
+            "--har",
+            file.to_str().unwrap(),
+            "--har-think",
+            "0",
+            "-n",
+            &count,
+            "-c",
+            "1",
+            "-t",
+            "1",
+        ],
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    assert_eq!(run.count("/requests/success"), 7, "{}", run.stderr());
+    target.stop();
+    assert_eq!(logged_requests(&target.log), expected);
 }
