@@ -504,3 +504,27 @@ fn bad_url_encoding_in_a_form_is_refused_by_name() {
         "the argument text '100%' is not valid url-encoding: JMeter's URLDecoder fails the sample"
     );
 }
+
+/// HTTPSamplerBase: `follow_redirects` and `auto_redirects` each make the
+/// sampler follow; a timeout of 0 is none (HTTPHCAbstractImpl sets a
+/// timeout only when it is above 0).
+#[test]
+fn redirect_flags_and_zero_timeouts_read_as_jmeter_reads_them() {
+    let follows = |props: &[(&str, &str)]| sampler_step(props, &[]).follow_redirects;
+    assert!(!follows(&[]));
+    assert!(follows(&[("auto_redirects", "true")]));
+    assert!(follows(&[("follow_redirects", "true")]));
+    assert!(!follows(&[
+        ("follow_redirects", "false"),
+        ("auto_redirects", "false")
+    ]));
+    let timeouts = |connect: &str, response: &str| {
+        let step = sampler_step(
+            &[("connect_timeout", connect), ("response_timeout", response)],
+            &[],
+        );
+        (step.connect_timeout_ms, step.response_timeout_ms)
+    };
+    assert_eq!(timeouts("0", "0"), (None, None));
+    assert_eq!(timeouts("1", "2500"), (Some(1), Some(2500)));
+}

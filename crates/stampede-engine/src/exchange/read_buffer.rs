@@ -156,4 +156,18 @@ mod tests {
         buffer.consume(buffer.pending().len());
         assert_eq!(buffer.pending().len(), 0);
     }
+
+    #[test]
+    fn starts_at_four_kib_and_full_reads_double_it_up_to_sixty_four() {
+        let mut buffer = ReadBuffer::default();
+        let mut sizes = vec![buffer.spare().len()];
+        // Full reads of an empty buffer, consumed at once (a bulk body).
+        for _ in 0..6 {
+            let n = buffer.spare().len();
+            buffer.filled(n);
+            buffer.consume(n);
+            sizes.push(buffer.spare().len());
+        }
+        assert_eq!(sizes, [4096, 8192, 16384, 32768, 65536, 65536, 65536]);
+    }
 }
