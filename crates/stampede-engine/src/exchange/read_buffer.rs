@@ -170,4 +170,29 @@ mod tests {
         }
         assert_eq!(sizes, [4096, 8192, 16384, 32768, 65536, 65536, 65536]);
     }
+
+    #[test]
+    fn append_past_the_end_compacts_or_grows_and_clear_forgets() {
+        let mut buffer = ReadBuffer::default();
+        let capacity = buffer.spare().len();
+        buffer.filled(capacity - 10);
+        buffer.consume(capacity - 20);
+        // 10 bytes pending, 10 free at the end: 200 more must move or grow.
+        buffer.append(&[b'y'; 200]);
+        assert_eq!(buffer.pending().len(), 210);
+        assert_eq!(&buffer.pending()[10..], &[b'y'; 200][..]);
+        // Full to the last byte, then more than the whole buffer holds.
+        let free = buffer.data.len() - buffer.end;
+        buffer.append(&vec![b'z'; free]);
+        buffer.append(&[b'w'; 5000]);
+        assert_eq!(buffer.pending().len(), 210 + free + 5000);
+        assert_eq!(buffer.pending().last(), Some(&b'w'));
+        buffer.clear();
+        assert!(buffer.pending().is_empty());
+        assert_eq!(
+            buffer.spare().len(),
+            buffer.data.len(),
+            "all of it free again"
+        );
+    }
 }
