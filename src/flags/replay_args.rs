@@ -206,6 +206,22 @@ fn header_column(index: usize) -> String {
 }
 
 impl ReplayArgs {
+    /// `--base`, which names where the requests go and nothing of what
+    /// they ask: a path or a query would be prepended to every logged one
+    /// (or swallow it), so either is refused in one line.
+    fn base_target(&self) -> anyhow::Result<stampede_plan::Target> {
+        let base = stampede_plan::Target::parse(&self.base)?;
+        if !matches!(base.path_and_query.as_str(), "" | "/") {
+            anyhow::bail!(
+                "--base {}: give a scheme, host and port only (such as http://{}); each request's path and query are the log's, not '{}'",
+                self.base,
+                base.authority,
+                base.path_and_query
+            );
+        }
+        Ok(base)
+    }
+
     /// Reads the log and builds the run that replays it.
     pub fn build(&self) -> anyhow::Result<ReplayRun> {
         let bytes = std::fs::read(&self.file)
@@ -346,7 +362,7 @@ impl ReplayArgs {
         }
         let method = methods[0].to_string();
         let offsets = self.schedule(&kept);
-        let base_host = stampede_plan::Target::parse(&self.base)?.authority;
+        let base_host = self.base_target()?.authority;
         // Listed rows go with the listed mix; past the patterns' cap, the
         // workers claim the rows as they send (the count stays exact).
         let mode = match per_pattern {

@@ -193,6 +193,16 @@ fn bad_lines_are_skipped_or_with_strict_refused_and_a_loop_sends_every_line_agai
     let empty = write(&dir, "empty.log", "");
     let none = run_stampede(binary(), &["replay", &empty, "--base", &base]);
     assert_eq!(none.code(), Some(2));
+    // --base names where requests go, not what they ask: a path or a query
+    // would be put before every logged one, so both are refused.
+    for (bad, says) in [("/prefix", "not '/prefix'"), ("?x=1", "not '/?x=1'")] {
+        let with = format!("{}{bad}", base.trim_end_matches('/'));
+        let refused = run_stampede(binary(), &["replay", &log, "--base", &with]);
+        assert_eq!(refused.code(), Some(2), "{with}");
+        let stderr = refused.stderr();
+        assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(says), "{stderr}");
+    }
     let run = run_stampede(
         binary(),
         &[
