@@ -93,6 +93,29 @@ impl AccessLog {
     }
 }
 
+/// When no line parsed as `format`: which named format the log's first
+/// line does read as, as a hint (`stampede serve --access-log` writes
+/// common lines, nginx's default is combined), or nothing.
+fn other_format_hint(text: &str, format: &LogFormat) -> String {
+    let Some((index, first)) = text
+        .split('\n')
+        .map(|raw| raw.strip_suffix('\r').unwrap_or(raw))
+        .enumerate()
+        .find(|(_, raw)| !raw.trim().is_empty())
+    else {
+        return String::new();
+    };
+    for name in ["combined", "common"] {
+        let Ok(named) = LogFormat::parse(name) else {
+            continue;
+        };
+        if &named != format && line::parse(&named, first, index + 1).is_ok() {
+            return format!("; its first line reads as the {name} format: add --format {name}");
+        }
+    }
+    String::new()
+}
+
 /// Reads `text` as lines of `format` (blank lines and CRLF endings are
 /// fine). A line that does not parse is counted and skipped, or with
 /// `strict` an error. Requests out of time order are sorted (stably) with
@@ -137,6 +160,7 @@ pub fn read(text: &str, format: &LogFormat, strict: bool) -> Result<AccessLog, R
             .first()
             .map(|b| format!(" (line {}: {})", b.line, b.why))
             .unwrap_or_else(|| " (the log is empty)".to_string());
+        let first = first + &other_format_hint(text, format);
         return Err(ReplayError::NothingParsed {
             format: "the format given".to_string(),
             first,

@@ -322,3 +322,26 @@ fn a_har_reads_as_a_log_of_its_first_origins_requests() {
         );
     }
 }
+
+#[test]
+fn a_log_of_the_other_named_format_says_which_to_give() {
+    // `stampede serve --access-log` writes common lines; combined is the default.
+    let common_line = r#"127.0.0.1 - - [04/Dec/2026:15:00:00 +0000] "GET / HTTP/1.1" 200 279"#;
+    let refused = read(common_line, &combined(), false)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        refused.ends_with("; its first line reads as the common format: add --format common"),
+        "{refused}"
+    );
+    let common = LogFormat::parse("common").unwrap();
+    let refused = read(LINE, &common, false).unwrap_err().to_string();
+    assert!(
+        refused.ends_with("; its first line reads as the combined format: add --format combined"),
+        "{refused}"
+    );
+    let refused = read("not a log", &combined(), false)
+        .unwrap_err()
+        .to_string();
+    assert!(!refused.contains("add --format"), "{refused}");
+}
