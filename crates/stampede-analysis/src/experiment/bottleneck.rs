@@ -30,9 +30,11 @@ const RUN_QUEUE_WAIT_PCT: f64 = 20.0;
 
 /// A mean count of events as words: `once`, `12 times`.
 fn times(mean: f64) -> String {
-    match mean.round() {
-        n if n == 1.0 => "once".to_string(),
-        n => format!("{n:.0} times"),
+    let n = mean.round();
+    if n == 1.0 {
+        "once".to_string()
+    } else {
+        format!("{n:.0} times")
     }
 }
 
