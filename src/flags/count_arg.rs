@@ -11,6 +11,14 @@ pub fn count_u64(text: &str) -> Result<u64, String> {
     count(text, u64::MAX)
 }
 
+/// A whole number in `1..=u64::MAX` (a count of times something is done).
+pub fn positive_u64(text: &str) -> Result<u64, String> {
+    match count(text, u64::MAX)? {
+        0 => Err("must be at least 1".to_string()),
+        n => Ok(n),
+    }
+}
+
 /// A whole number in `0..=u32::MAX`.
 pub fn count_u32(text: &str) -> Result<u32, String> {
     count(text, u64::from(u32::MAX)).map(|n| n as u32)
@@ -45,6 +53,8 @@ mod tests {
         );
         assert_eq!(count_u64("12"), Ok(12));
         assert_eq!(count_usize("0"), Ok(0));
+        assert_eq!(positive_u64("0"), Err("must be at least 1".into()));
+        assert_eq!(positive_u64("3"), Ok(3));
         assert!(count_u64("1.5").is_err());
     }
 }

@@ -10,7 +10,7 @@
 //! sends the headers its requests recorded and `{{body}}`, each from the
 //! request's row.
 
-use crate::flags::count_arg::{count_u64, count_usize};
+use crate::flags::count_arg::{count_usize, positive_u64};
 use crate::flags::run_args::RunArgs;
 use crate::process::exports::ExportArgs;
 use crate::process::output::OutputFormat;
@@ -85,7 +85,7 @@ pub struct ReplayArgs {
     #[arg(long)]
     pub keep_order: bool,
     /// Replay the log N times, each after the last
-    #[arg(long = "loop", default_value_t = 1, value_name = "N", value_parser = count_u64)]
+    #[arg(long = "loop", default_value_t = 1, value_name = "N", value_parser = positive_u64)]
     pub loops: u64,
     /// Only the log's requests from this offset from its first one
     #[arg(long, value_parser = parse_duration, value_name = "DUR")]
