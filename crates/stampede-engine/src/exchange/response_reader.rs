@@ -372,4 +372,27 @@ mod tests {
         assert_eq!(nothing, Ok(ResponseProgress::Partial), "nothing pending");
         assert_eq!(feed.clocks.bytes_received, too_large.len() as u64);
     }
+
+    #[test]
+    fn pending_bytes_are_forgotten_with_the_connection_or_parked_with_it() {
+        let mut feed = Feed::new(false);
+        feed.reader.keep_early(b"HTTP/1.1 20");
+        assert!(feed.reader.has_pending());
+        // Parked with its connection (a redirect's other origin), then back.
+        let mut parked = ReadBuffer::default();
+        feed.reader.swap_pending(&mut parked);
+        assert!(!feed.reader.has_pending());
+        assert_eq!(parked.pending(), b"HTTP/1.1 20");
+        feed.reader.swap_pending(&mut parked);
+        assert!(feed.reader.has_pending());
+        // The connection is replaced: nothing of it is pending any more.
+        feed.reader.clear();
+        assert!(!feed.reader.has_pending());
+        let now = feed.now();
+        assert_eq!(
+            feed.reader.parse_pending(&mut feed.clocks, now),
+            Ok(ResponseProgress::Partial)
+        );
+        assert_eq!(feed.clocks.bytes_received, 0);
+    }
 }
