@@ -231,3 +231,20 @@ fn charset_name(written: Option<&str>) -> String {
         _ => written.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::charset_name;
+
+    /// Java's Charset names: the aliases JMeter users write, dashes and
+    /// underscores and case aside; anything else as written.
+    #[test]
+    fn charset_names_are_javas() {
+        assert_eq!(charset_name(None), "UTF-8");
+        assert_eq!(charset_name(Some(" utf_8 ")), "UTF-8");
+        assert_eq!(charset_name(Some("ISO-8859-1")), "ISO-8859-1");
+        assert_eq!(charset_name(Some("latin1")), "ISO-8859-1");
+        assert_eq!(charset_name(Some("us-ascii")), "US-ASCII");
+        assert_eq!(charset_name(Some("windows-1252")), "windows-1252");
+    }
+}

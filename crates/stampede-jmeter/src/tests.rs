@@ -461,3 +461,54 @@ fn properties_files_are_read_as_java_does() {
         .to_string()
         .starts_with("-q "));
 }
+
+/// ConstantThroughputTimer.calculateDelay: calcMode 0 ("this thread
+/// only") gives each thread the rate, so the group sends threads × it;
+/// the other modes share the one rate among the threads.
+#[test]
+fn a_throughput_per_thread_is_multiplied_by_the_threads() {
+    let with = |mode: u32| {
+        let timer = format!(
+            r#"<ConstantThroughputTimer testclass="ConstantThroughputTimer" testname="ctt">
+              <intProp name="calcMode">{mode}</intProp>
+              <doubleProp><name>throughput</name><value>120.0</value><savedValue>0.0</savedValue></doubleProp>
+            </ConstantThroughputTimer><hashTree/>"#
+        );
+        let head = GROUP_HEAD.replace(r#"num_threads">1<"#, r#"num_threads">4<"#);
+        let text = plan_with(&format!("{head}{timer}{GET}<hashTree/></hashTree>"));
+        let plan = parse("p.jmx", &text, &testdata(), props(&[])).unwrap();
+        plan.groups[0].load.clone()
+    };
+    assert_eq!(with(0), Load::Rate(8.0), "120/min for each of 4 threads");
+    assert_eq!(with(1), Load::Rate(2.0), "120/min shared");
+}
+
+/// The GUI saves an empty `HTTPsampler.Files` with every sampler: only a
+/// listed file is an upload (refused), an empty list is none.
+#[test]
+fn an_empty_file_list_is_no_upload() {
+    let sampler = |files: &str| {
+        format!(
+            r#"<HTTPSamplerProxy testclass="HTTPSamplerProxy" testname="up">
+              <stringProp name="HTTPSampler.path">/</stringProp>
+              <elementProp name="HTTPsampler.Files" elementType="HTTPFileArgs">
+                <collectionProp name="HTTPFileArgs.files">{files}</collectionProp>
+              </elementProp>
+            </HTTPSamplerProxy><hashTree/>"#
+        )
+    };
+    let plan = map(&sampler(""), &[]).unwrap();
+    assert!(plan.unsupported.is_empty(), "{:?}", plan.unsupported);
+    assert_eq!(plan.groups[0].steps.len(), 1);
+    let file = r#"<elementProp name="a.txt" elementType="HTTPFileArg">
+                  <stringProp name="File.path">a.txt</stringProp>
+                </elementProp>"#;
+    let plan = map(&sampler(file), &[]).unwrap();
+    assert!(
+        plan.unsupported[0]
+            .why
+            .contains("file uploads are not mapped"),
+        "{}",
+        plan.unsupported[0]
+    );
+}
