@@ -512,3 +512,78 @@ fn an_empty_file_list_is_no_upload() {
         plan.unsupported[0]
     );
 }
+
+/// A plan of one group of class `class` whose head holds `head`.
+fn group_of(class: &str, head: &str, body: &str) -> Result<Plan, JmxError> {
+    let text = plan_with(&format!(
+        r#"<{class} testclass="{class}" testname="G">
+        {head}
+      </{class}>
+      <hashTree>{body}</hashTree>"#
+    ));
+    parse("p.jmx", &text, &testdata(), props(&[("loops", "0")]))
+}
+
+/// ThreadGroup's settings as JMeter reads them (AbstractThreadGroup,
+/// LoopController, ThreadGroup's scheduler; setUp and tearDown groups).
+#[test]
+fn thread_group_settings_read_as_jmeter_reads_them() {
+    let threads =
+        |n: u32| format!(r#"<stringProp name="ThreadGroup.num_threads">{n}</stringProp>"#);
+    let sampler = format!("{GET}<hashTree/>");
+    // Nothing to run: the group is left out with the reason.
+    let none = group_of("ThreadGroup", &threads(0), &sampler).unwrap();
+    assert!(none.groups.is_empty());
+    assert!(
+        none.notes.iter().any(|n| n.contains("0 threads")),
+        "{:?}",
+        none.notes
+    );
+    let empty = group_of("ThreadGroup", &threads(2), "").unwrap();
+    assert!(empty.groups.is_empty());
+    assert!(
+        empty.notes.iter().any(|n| n.contains("no HTTP samplers")),
+        "{:?}",
+        empty.notes
+    );
+    // setUp and tearDown groups keep their phase.
+    let setup = group_of("SetupThreadGroup", &threads(1), &sampler).unwrap();
+    assert_eq!(setup.groups[0].phase, crate::model::Phase::Setup);
+    let teardown = group_of("PostThreadGroup", &threads(1), &sampler).unwrap();
+    assert_eq!(teardown.groups[0].phase, crate::model::Phase::Teardown);
+    // loops 0 sends nothing: refused, naming a property it came from.
+    let loops = |value: &str| {
+        format!(
+            r#"{}<elementProp name="ThreadGroup.main_controller" elementType="LoopController">
+              <stringProp name="LoopController.loops">{value}</stringProp>
+            </elementProp>"#,
+            threads(1)
+        )
+    };
+    let zero = group_of("ThreadGroup", &loops("0"), &sampler)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        zero.contains("LoopController.loops is 0: the group"),
+        "{zero}"
+    );
+    let from = group_of("ThreadGroup", &loops("${__P(loops)}"), &sampler)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        from.contains("is 0 (from ${__P(loops)}): the group"),
+        "{from}"
+    );
+    // The scheduler's start delay: 0 is none.
+    let scheduled = |delay: u32| {
+        let props = format!(
+            r#"{}<boolProp name="ThreadGroup.scheduler">true</boolProp>
+            <stringProp name="ThreadGroup.duration">10</stringProp>
+            <stringProp name="ThreadGroup.delay">{delay}</stringProp>"#,
+            threads(1)
+        );
+        group_of("ThreadGroup", &props, &sampler).unwrap().groups[0].delay_s
+    };
+    assert_eq!(scheduled(0), None);
+    assert_eq!(scheduled(5), Some(5));
+}
