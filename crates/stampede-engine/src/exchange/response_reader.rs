@@ -42,7 +42,9 @@ impl ResponseReader {
     ) -> Result<ResponseProgress, ErrorKind> {
         let first = stamp(clocks, now, bytes.len());
         let progress = self.leftover.parse_read(&mut self.parser, bytes);
-        self.keep_malformed(malformed_start(first, &progress, bytes));
+        if let Some(start) = malformed_start(first, &progress, bytes) {
+            self.malformed_start = Some(start.to_vec());
+        }
         progress.map_err(response_error_kind)
     }
 
@@ -133,12 +135,6 @@ impl ResponseReader {
             self.malformed_start = Some(start.to_vec());
         }
         progress.map_err(response_error_kind)
-    }
-
-    fn keep_malformed(&mut self, start: Option<&[u8]>) {
-        if let Some(start) = start {
-            self.malformed_start = Some(start.to_vec());
-        }
     }
 }
 
