@@ -8,9 +8,9 @@
 #   analysis   crates/stampede-analysis, every file
 #   pacer      crates/stampede-engine/src/worker/pacer.rs (intended-time arithmetic, arrivals)
 #   exchange   crates/stampede-engine/src/exchange/ (an HTTP/1.1 response read
-#              from bytes, a request's clocks and retry, a connection's life),
-#              against the exchange's own tests (`exchange::`); the Ledger,
-#              tested through the binary's, is not in it
+#              from bytes, a request's clocks and retry, a connection's life,
+#              the reactors' Ledger), against the exchange's own tests
+#              (`exchange::`, the Ledger's in ledger_tests.rs)
 #   workload   crates/stampede-workload: template/, check/, extract.rs
 #   jmeter     crates/stampede-jmeter: rules.rs, functions.rs, sampler.rs,
 #              thread_group.rs (JMeter elements mapped to stampede's)
@@ -69,7 +69,7 @@ target_args() {
         analysis) echo "-p stampede-analysis" ;;
         pacer) echo "-p stampede-engine -f crates/stampede-engine/src/worker/pacer.rs" ;;
         exchange) echo "-p stampede-engine -f crates/stampede-engine/src/exchange/*.rs" \
-            "-e crates/stampede-engine/src/exchange/ledger.rs" ;;
+            "-e crates/stampede-engine/src/exchange/ledger_tests.rs" ;;
         workload) echo "-p stampede-workload -f crates/stampede-workload/src/template/*.rs" \
             "-f crates/stampede-workload/src/check/*.rs -f crates/stampede-workload/src/extract.rs" ;;
         jmeter) echo "-p stampede-jmeter" \

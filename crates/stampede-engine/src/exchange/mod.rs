@@ -7,6 +7,8 @@
 
 pub(crate) mod conn_books;
 pub(crate) mod ledger;
+#[cfg(test)]
+mod ledger_tests;
 pub(crate) mod read_buffer;
 pub(crate) mod request_books;
 pub(crate) mod response_reader;

@@ -146,3 +146,55 @@ const BOUNDARY_SLACK: Duration = Duration::from_millis(50);
 pub(crate) fn second_of(elapsed: Duration) -> u64 {
     elapsed.saturating_sub(BOUNDARY_SLACK).as_secs()
 }
+
+#[cfg(test)]
+impl WorkerPlan {
+    /// A plan of one closed-model slot on tokio to 127.0.0.1:9 (nothing is
+    /// connected: tests drive the books by hand), sending `request`.
+    pub(crate) fn for_tests(request: &[u8]) -> WorkerPlan {
+        let start = Instant::now();
+        WorkerPlan {
+            index: 0,
+            share: (0, 1),
+            group: 0,
+            connector: ConnectorSpec {
+                endpoint: crate::net::transport::Endpoint::Tcp(([127, 0, 0, 1], 9).into()),
+                addresses: None,
+                source_addrs: Vec::new(),
+                tls: None,
+                tunnel_to: None,
+                connect_timeout: Duration::from_secs(1),
+                require_h2: false,
+            },
+            request: Arc::from(request),
+            mix: Vec::new(),
+            mix_order: Arc::from(&[][..]),
+            http2: None,
+            http3: None,
+            pipeline: 1,
+            head_request: false,
+            keepalive: true,
+            timeout: Duration::from_secs(1),
+            load: WorkerLoad::Closed {
+                schedule: Schedule::constant(1.0, Duration::from_secs(1)),
+                warmup_target: 1.0,
+                slots: 1,
+            },
+            budget: None,
+            measure_start: start,
+            load_start: start,
+            phases: None,
+            rendezvous: None,
+            deadline: None,
+            event_loop: EventLoop::Tokio,
+            snapshot_interval: SNAPSHOT_INTERVAL,
+            lifetime: crate::plan::conn_lifetime::Lifetime::new(&Default::default()),
+            redirect: None,
+            follows_redirects: false,
+            decode: false,
+            stream: Default::default(),
+            workload: None,
+            seed: 1,
+        }
+    }
+}

@@ -201,57 +201,18 @@ impl<'a> Housekeeping<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::transport::{ConnectorSpec, Endpoint};
-    use crate::plan::worker_plan::WorkerLoad;
-    use stampede_plan::{EventLoop, Schedule};
     use std::sync::Arc;
 
     const MS: Duration = Duration::from_millis(1);
 
     fn plan(start: Instant, warmup: Duration, deadline: Option<Duration>) -> WorkerPlan {
-        WorkerPlan {
-            index: 3,
-            share: (0, 1),
-            group: 0,
-            connector: ConnectorSpec {
-                endpoint: Endpoint::Tcp(([127, 0, 0, 1], 9).into()),
-                addresses: None,
-                source_addrs: Vec::new(),
-                tls: None,
-                tunnel_to: None,
-                connect_timeout: Duration::from_secs(1),
-                require_h2: false,
-            },
-            request: Arc::from(&b"GET / HTTP/1.1\r\n\r\n"[..]),
-            mix: Vec::new(),
-            mix_order: Arc::from(&[][..]),
-            http2: None,
-            http3: None,
-            pipeline: 1,
-            head_request: false,
-            keepalive: true,
-            timeout: Duration::from_secs(1),
-            load: WorkerLoad::Closed {
-                schedule: Schedule::constant(1.0, Duration::from_secs(1)),
-                warmup_target: 1.0,
-                slots: 1,
-            },
-            budget: None,
-            measure_start: start + warmup,
-            load_start: start + warmup,
-            phases: None,
-            rendezvous: None,
-            deadline: deadline.map(|d| start + warmup + d),
-            event_loop: EventLoop::Tokio,
-            snapshot_interval: 250 * MS,
-            lifetime: crate::plan::conn_lifetime::Lifetime::new(&Default::default()),
-            redirect: None,
-            follows_redirects: false,
-            decode: false,
-            stream: Default::default(),
-            workload: None,
-            seed: 1,
-        }
+        let mut plan = WorkerPlan::for_tests(&b"GET / HTTP/1.1\r\n\r\n"[..]);
+        plan.index = 3;
+        plan.measure_start = start + warmup;
+        plan.load_start = start + warmup;
+        plan.deadline = deadline.map(|d| start + warmup + d);
+        plan.snapshot_interval = 250 * MS;
+        plan
     }
 
     fn seconds(messages: &[WorkerMessage]) -> Vec<(u64, bool)> {
