@@ -17,6 +17,7 @@ use crate::drive::connection::Slot;
 use crate::drive::precise_timer::PreciseTimer;
 use crate::plan::worker_plan::OpenLoad;
 use crate::worker::context::ConnectionContext;
+use crate::worker::load_end::{starts_no_more, LoadLeft};
 use crate::worker::open_slots::{Destination, OpenSlots};
 use crate::worker::pacer::{is_stale, Backlog, Pacer};
 use std::cell::{Cell, RefCell};
@@ -142,7 +143,16 @@ pub(crate) async fn run_pacer_with<S>(
     let mut dispatched_without_pause = 0u32;
     loop {
         let Some(next) = instants.next_instant() else {
-            if end.is_some() && !instants.counted_out() {
+            let left = LoadLeft::Open {
+                pacer_exhausted: true,
+                has_deadline: end.is_some(),
+                // A user's think time is a task in flight here: the worker
+                // waits for it (`WorkerState::drained`).
+                counted_out: instants.counted_out(),
+            };
+            if !starts_no_more(ctx.state.has_budget(), left) {
+                // No instant before the end: the worker ends the run at
+                // its deadline.
                 std::future::pending::<()>().await;
             }
             return;

@@ -10,6 +10,7 @@ pub(crate) mod booking;
 pub(crate) mod context;
 pub(crate) mod group_start;
 pub(crate) mod housekeeping;
+pub(crate) mod load_end;
 pub(crate) mod open_slots;
 pub(crate) mod pacer;
 pub(crate) mod request_log;

@@ -29,6 +29,7 @@ use crate::drive::closed::slots_at;
 use crate::plan::worker_plan::{WorkerLoad, WorkerMessage, WorkerPlan};
 use crate::worker::context::{connection_context, ConnectionContext};
 use crate::worker::housekeeping::{Housekeeping, Tick};
+use crate::worker::load_end::{load_done, starts_no_more, LoadLeft};
 use crate::worker::request_log::WorkerLogHandle;
 use crate::worker::worker_state::WorkerState;
 use open_dispatch::{Destination, OpenDispatch};
@@ -359,20 +360,26 @@ impl Turn {
     /// no deadline is waited for; and nothing is in flight or queued. (A
     /// `unique` feeder drained ends the worker in its housekeeping.)
     fn is_done(&self, state: &WorkerState, has_deadline: bool, users_done: bool) -> bool {
-        let idle = state.in_flight() == 0;
-        match &self.open {
-            None => (!state.has_budget() || users_done) && idle,
+        let (left, queued) = match &self.open {
+            None => (LoadLeft::Closed { users_done }, false),
             Some(open) => {
                 // Counted out (`total_iterations`), the load is over even
                 // before the deadline, once no user waits out a think time.
-                let counted_out = open.pacer.counted_out() && self.backing_off.is_empty();
-                let no_more =
-                    !state.has_budget() || (open.exhausted && (!has_deadline || counted_out));
-                // Out of feeder rows, the backlog's arrivals cannot be sent.
-                let queued = !open.backlog.is_empty() && !state.is_feed_exhausted();
-                no_more && idle && !queued
+                let left = LoadLeft::Open {
+                    pacer_exhausted: open.exhausted,
+                    has_deadline,
+                    counted_out: open.pacer.counted_out() && self.backing_off.is_empty(),
+                };
+                (left, !open.backlog.is_empty())
             }
-        }
+        };
+        let no_more = starts_no_more(state.has_budget(), left);
+        load_done(
+            no_more,
+            state.in_flight(),
+            queued,
+            state.is_feed_exhausted(),
+        )
     }
 
     fn is_backing_off(&self, index: usize) -> bool {
