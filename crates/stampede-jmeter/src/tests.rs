@@ -587,3 +587,39 @@ fn thread_group_settings_read_as_jmeter_reads_them() {
     assert_eq!(scheduled(0), None);
     assert_eq!(scheduled(5), Some(5));
 }
+
+/// A group that loops forever with no scheduler ends at the last row of a
+/// CSV Data Set read once (recycle=false: JMeter's CSVDataSet hands out
+/// `<EOF>` and, with stopThread, stops the thread); with a recycled CSV
+/// it is endless, as in JMeter, and the note says so.
+#[test]
+fn an_endless_loop_fed_by_a_csv_read_once_ends_at_its_last_row() {
+    let head = r#"<stringProp name="ThreadGroup.num_threads">1</stringProp>
+        <elementProp name="ThreadGroup.main_controller" elementType="LoopController">
+          <stringProp name="LoopController.loops">-1</stringProp>
+        </elementProp>"#;
+    let csv = |recycle: bool| {
+        format!(
+            r#"<CSVDataSet testclass="CSVDataSet" testname="data">
+              <stringProp name="filename">users.csv</stringProp>
+              <boolProp name="recycle">{recycle}</boolProp>
+              <boolProp name="stopThread">true</boolProp>
+            </CSVDataSet><hashTree/>{GET}<hashTree/>"#
+        )
+    };
+    let note = |recycle: bool| {
+        let plan = group_of("ThreadGroup", head, &csv(recycle)).unwrap();
+        let found = plan.notes.iter().find(|n| n.contains("loops forever"));
+        found.cloned().unwrap_or_else(|| panic!("{:?}", plan.notes))
+    };
+    let once = note(false);
+    assert!(
+        once.ends_with("it ends when the CSV file's rows run out (recycle=false)"),
+        "{once}"
+    );
+    let recycled = note(true);
+    assert!(
+        recycled.ends_with("it runs until interrupted (Ctrl-C), as in JMeter"),
+        "{recycled}"
+    );
+}
