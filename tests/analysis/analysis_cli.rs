@@ -344,11 +344,13 @@ fn experiment_two_threads_carry_what_one_cannot() {
     let _machine = shared_machine();
     let dir = temp_dir("experiment-threads");
     let port = free_port();
-    // Each request holds its worker 5 ms (`/block`: a blocking call in the
-    // handler), so one thread carries at most 200 req/s and two 400,
-    // whatever CPU a busy host leaves free: the difference is the threads'.
-    let block_ms = 5.0;
-    let url = format!("http://127.0.0.1:{port}/block/5");
+    // Each request holds its worker 20 ms (`/block`: a blocking call in the
+    // handler), so one thread carries at most 50 req/s and two 100: the
+    // difference is the threads'. At 5 ms (200 and 400 req/s) a host loaded
+    // by other builds starved the debug client and server of CPU instead,
+    // and one thread's rounds read 162, 79 and 122 req/s.
+    let block_ms = 20.0;
+    let url = format!("http://127.0.0.1:{port}/block/{block_ms}");
     let template = serve_template(port, "--threads {threads}");
     let (output, doc) = experiment(
         &dir,
