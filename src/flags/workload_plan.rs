@@ -262,21 +262,6 @@ fn refuse_unsupported(plan: &Plan, spec: &WorkloadSpec, given: &str) -> anyhow::
                 "with {given}, --redirects goes over HTTP/1.1 for now: drop --redirects or --http2"
             );
         }
-        if matches!(plan.model, LoadModel::Rate { .. }) {
-            anyhow::bail!(
-                "with {given}, HTTP/2 runs the closed model for now: give it connections, or drop --http2"
-            );
-        }
-        if let Some(group) = spec
-            .groups
-            .iter()
-            .find(|g| matches!(g.model, Some(LoadModel::Rate { .. })))
-        {
-            anyhow::bail!(
-                "group {}: HTTP/2 runs the closed model only: give it connections, or drop --http2",
-                group.name.as_deref().unwrap_or("1")
-            );
-        }
         let own =
             |s: &StepWork| s.options.keep_alive.is_some() || s.options.follow_redirects.is_some();
         if let Some(step) = spec.steps.iter().find(|s| own(s)) {

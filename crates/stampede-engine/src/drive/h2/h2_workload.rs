@@ -65,6 +65,7 @@ pub(crate) fn charge_failed_connect(ctx: &ConnectionContext, users: &mut [UserSe
 #[derive(Debug)]
 pub(crate) struct Resume {
     intended: Instant,
+    sent: Instant,
     target: usize,
     requests: Vec<H2Request>,
     /// The verdicts of the batch's requests that were answered.
@@ -109,7 +110,14 @@ pub(crate) fn charge_failed_resume(
     let resume = resumes[at].take().expect("found above");
     if let Some(user) = users.get_mut(at) {
         for _ in 1..resume.requests.len() {
-            let outcome = ended(resume.intended, resume.target, None, Err(kind), None);
+            let outcome = ended(
+                resume.intended,
+                resume.sent,
+                resume.target,
+                None,
+                Err(kind),
+                None,
+            );
             ctx.book(&outcome, facts(user, None));
         }
         user.advance(work, true, false);
@@ -157,14 +165,7 @@ pub(crate) async fn run_user_stream(
     let limit = if keep_body { work.spec.capture_max } else { 0 };
     while !end.is_broken() {
         let mut batch = match resume.take() {
-            Some(resume) => Batch {
-                intended: resume.intended,
-                target: resume.target,
-                requests: resume.requests.into_iter().map(Cow::Owned).collect(),
-                failed: resume.failed,
-                restart: resume.restart,
-                again: true,
-            },
+            Some(resume) => Batch::resumed(resume),
             None => {
                 if !gate.is_active(index) || user.is_done() {
                     break;
@@ -181,42 +182,14 @@ pub(crate) async fn run_user_stream(
                 }
                 ctx.state.begin_request();
                 let intended = Instant::now();
-                let target = user.next_target(work, || ctx.next_target_index());
-                let fixed = ctx.request_of(target).0;
-                if let Err(not) = user.prepare(work, target, fixed, || work.spec.sequence.next()) {
-                    ctx.state.not_prepared(intended, not);
-                    return (user, None);
-                }
-                if let Some((point, ticket)) = held {
+                let step = begin_step(&ctx, &h2ctx, work, &mut user, intended, intended);
+                if let (Some((point, ticket)), false) = (held, matches!(step, Step::NotPrepared)) {
                     point.sent(ticket, Instant::now());
                 }
-                ctx.count_batch(Some(&mut user));
-                let fixed_form = &h2ctx.requests[target.min(h2ctx.requests.len() - 1)];
-                let requests = match rendered_requests(&user, &h2ctx.requests[0]) {
-                    None => vec![Cow::Borrowed(fixed_form)],
-                    Some(Ok(requests)) => requests.into_iter().map(Cow::Owned).collect(),
-                    Some(Err(reason)) => {
-                        // Rendered by the session itself (or checked when a
-                        // script returned it): only a value HTTP/2's header
-                        // rules refuse gets here; shown, not hidden.
-                        ctx.state.sample_error(ErrorKind::Other, || reason);
-                        // Every request of the batch was counted (count_batch).
-                        for _ in 0..user.requests {
-                            let outcome =
-                                ended(intended, target, None, Err(ErrorKind::Other), None);
-                            ctx.book(&outcome, facts(&user, None));
-                        }
-                        user.advance(work, true, false);
-                        continue;
-                    }
-                };
-                Batch {
-                    intended,
-                    target,
-                    requests,
-                    failed: false,
-                    restart: false,
-                    again: false,
+                match step {
+                    Step::Send(batch) => batch,
+                    Step::Booked => continue,
+                    Step::NotPrepared => return (user, None),
                 }
             }
         };
@@ -226,24 +199,98 @@ pub(crate) async fn run_user_stream(
             resume = Some(cut);
             continue;
         }
-        let think = user.advance(work, batch.failed, batch.restart);
-        if work.script_stopped() || work.stopped_run() {
-            ctx.state.stop_sending();
-        }
-        if let Some(think) = think {
+        if let Some(think) = advance(&ctx, work, &mut user, &batch) {
             tokio::time::sleep(think).await;
         }
     }
     (user, resume)
 }
 
+/// How a user's step began ([`begin_step`]).
+pub(crate) enum Step<'a> {
+    /// Its requests, ready to go.
+    Send(Batch<'a>),
+    /// It ended before a request left (booked, the user moved on).
+    Booked,
+    /// Nothing could be sent (a `unique` feeder ran out, the script
+    /// failed): the request is taken back.
+    NotPrepared,
+}
+
+/// Begins `user`'s next step, its first request begun (counted in flight)
+/// and intended at `intended`, leaving its queue at `sent` (later in the
+/// open model when it waited in the backlog): the step's target, the user's
+/// rendered request(s) in HTTP/2 form, the batch's later requests counted
+/// (`count_batch`). The closed model (a stream) and the open model
+/// (h2_open_workload.rs) begin a step so.
+pub(crate) fn begin_step<'a>(
+    ctx: &ConnectionContext,
+    h2ctx: &'a H2Context,
+    work: &WorkerWorkload,
+    user: &mut UserSession,
+    intended: Instant,
+    sent: Instant,
+) -> Step<'a> {
+    let target = user.next_target(work, || ctx.next_target_index());
+    let fixed = ctx.request_of(target).0;
+    if let Err(not) = user.prepare(work, target, fixed, || work.spec.sequence.next()) {
+        ctx.state.not_prepared(intended, not);
+        return Step::NotPrepared;
+    }
+    ctx.count_batch(Some(user));
+    let fixed_form = &h2ctx.requests[target.min(h2ctx.requests.len() - 1)];
+    let requests = match rendered_requests(user, &h2ctx.requests[0]) {
+        None => vec![Cow::Borrowed(fixed_form)],
+        Some(Ok(requests)) => requests.into_iter().map(Cow::Owned).collect(),
+        Some(Err(reason)) => {
+            // Rendered by the session itself (or checked when a script
+            // returned it): only a value HTTP/2's header rules refuse gets
+            // here; shown, not hidden.
+            ctx.state.sample_error(ErrorKind::Other, || reason);
+            // Every request of the batch was counted (count_batch).
+            for _ in 0..user.requests {
+                let outcome = ended(intended, sent, target, None, Err(ErrorKind::Other), None);
+                ctx.book(&outcome, facts(user, None));
+            }
+            user.advance(work, true, false);
+            return Step::Booked;
+        }
+    };
+    Step::Send(Batch {
+        intended,
+        sent,
+        target,
+        requests,
+        failed: false,
+        restart: false,
+        again: false,
+    })
+}
+
+/// Moves `user` on after its step (`batch`), as its verdicts say, and
+/// stops the sending when a script or a group asks: the think time to wait.
+pub(crate) fn advance(
+    ctx: &ConnectionContext,
+    work: &WorkerWorkload,
+    user: &mut UserSession,
+    batch: &Batch<'_>,
+) -> Option<Duration> {
+    let think = user.advance(work, batch.failed, batch.restart);
+    if work.script_stopped() || work.stopped_run() {
+        ctx.state.stop_sending();
+    }
+    think
+}
+
 /// A user's requests of one step: its request, or the several a script's
 /// `request()` returned, all intended at the same instant, all begun
 /// (counted in flight, each claimed from the budget: `count_batch`) when
 /// the step began.
-struct Batch<'a> {
+pub(crate) struct Batch<'a> {
     intended: Instant,
-    target: usize,
+    /// When its first request left its queue (open model: the backlog).
+    sent: Instant,
+    pub(crate) target: usize,
     requests: Vec<Cow<'a, H2Request>>,
     failed: bool,
     restart: bool,
@@ -252,11 +299,48 @@ struct Batch<'a> {
     again: bool,
 }
 
+impl Batch<'_> {
+    /// The rest of a batch cut short by a request the server never
+    /// processed: that request is a second try.
+    pub(crate) fn resumed(resume: Resume) -> Batch<'static> {
+        Batch {
+            intended: resume.intended,
+            sent: resume.sent,
+            target: resume.target,
+            requests: resume.requests.into_iter().map(Cow::Owned).collect(),
+            failed: resume.failed,
+            restart: resume.restart,
+            again: true,
+        }
+    }
+
+    /// The instant its requests were intended at.
+    pub(crate) fn intended(&self) -> Instant {
+        self.intended
+    }
+
+    /// Books the batch's requests as failed with `kind` before any left
+    /// (its connection could not be opened), but for the first, which the
+    /// failed connect booked (h2_client.rs `open`); the step failed.
+    pub(crate) fn failed_unsent(
+        &mut self,
+        ctx: &ConnectionContext,
+        user: &UserSession,
+        kind: ErrorKind,
+    ) {
+        for _ in 1..self.requests.len() {
+            let outcome = ended(self.intended, self.sent, self.target, None, Err(kind), None);
+            ctx.book(&outcome, facts(user, None));
+        }
+        self.failed = true;
+    }
+}
+
 /// Sends a batch, each request a stream of its own, one after another
 /// (a script's pipelined requests over HTTP/1.1), and judges each answer.
 /// Returns what is left of it when a request was never processed by the
 /// server (it goes again, from that request on); None once it is over.
-async fn send_batch(
+pub(crate) async fn send_batch(
     ctx: &ConnectionContext,
     work: &WorkerWorkload,
     user: &mut UserSession,
@@ -265,7 +349,7 @@ async fn send_batch(
     limit: usize,
     batch: &mut Batch<'_>,
 ) -> Option<Resume> {
-    let (intended, target) = (batch.intended, batch.target);
+    let (intended, sent, target) = (batch.intended, batch.sent, batch.target);
     for (i, request) in batch.requests.iter().enumerate() {
         let exchange = send_keeping(sender, request, limit, ctx.decode);
         let answered = tokio::time::timeout(ctx.timeout_of(target), exchange).await;
@@ -282,6 +366,7 @@ async fn send_batch(
                     // it (all begun already).
                     return Some(Resume {
                         intended,
+                        sent,
                         target,
                         requests: batch.requests[i..]
                             .iter()
@@ -308,13 +393,13 @@ async fn send_batch(
                 None
             }
         };
-        let outcome = ended(intended, target, kept.as_ref(), result, judged);
+        let outcome = ended(intended, sent, target, kept.as_ref(), result, judged);
         ctx.book(&outcome, facts(user, end.take_connect()));
         if let (true, Err(kind)) = (end.is_broken(), result) {
             // The rest of the batch is never sent: its requests end as
             // the connection's failure, so begun and ended stay equal.
             for _ in i + 1..batch.requests.len() {
-                let outcome = ended(intended, target, None, Err(kind), None);
+                let outcome = ended(intended, sent, target, None, Err(kind), None);
                 ctx.book(&outcome, facts(user, None));
             }
             break;
@@ -391,10 +476,12 @@ fn judge(
     user.judge_fields(work, target, answer, &fields, &kept.body, &mut recorder)
 }
 
-/// How request `target` of a user's step, intended at `intended`, ended
-/// now: `kept`, its response if one came, and its verdict.
+/// How request `target` of a user's step, intended at `intended` and out
+/// of its queue at `sent`, ended now: `kept`, its response if one came,
+/// and its verdict.
 fn ended(
     intended: Instant,
+    sent: Instant,
     target: usize,
     kept: Option<&Kept>,
     result: Result<u16, ErrorKind>,
@@ -403,7 +490,7 @@ fn ended(
     let body_bytes = kept.map_or(0, |k| k.body_bytes);
     Outcome {
         intended,
-        sent: intended,
+        sent,
         first_byte: kept.map(|k| k.first_byte),
         done: Instant::now(),
         result,
