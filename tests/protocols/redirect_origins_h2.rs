@@ -227,3 +227,69 @@ fn an_origin_without_http2_is_goaway_with_a_sample_that_says_so() {
     );
     assert_eq!(since(&a, before_a), (5, 5), "A's connection was unharmed");
 }
+
+#[test]
+fn a_workload_follows_hops_to_another_origin_and_judges_the_last_answer() {
+    let a = spawn_target(one_thread());
+    let b = spawn_target(one_thread());
+    // A templated first request (a new id each time) hopping to B, which
+    // hops once more on its own origin: the checks see B's last answer.
+    let url = format!(
+        "{}&id={{{{seq}}}}",
+        redirect_to(
+            &format!("http://{}", a.local_addr()),
+            &format!("http://{}/redirect/1", b.local_addr()),
+        )
+    );
+    for (model, extra) in MODELS {
+        let (before_a, before_b) = (served(&a), served(&b));
+        let mut args = vec![
+            url.as_str(),
+            "--http2",
+            "--redirects",
+            "5",
+            "-n",
+            "20",
+            "-c",
+            "2",
+            "--streams",
+            "2",
+            "-t",
+            "1",
+            "--check",
+            "status == 200",
+        ];
+        args.extend_from_slice(extra);
+        let run = run_stampede(binary(), &args);
+        assert_eq!(run.code(), Some(0), "{model}: {}", run.stderr());
+        assert_eq!(
+            run.count("/requests/success"),
+            20,
+            "{model}: {}",
+            run.result()
+        );
+        assert_eq!(run.count("/redirects/followed"), 40, "{model}");
+        let checks = &run.result()["checks"][0];
+        assert_eq!(checks["passed"], 20, "{model}: {checks}");
+        assert_eq!(checks["failed"], 0, "{model}: {checks}");
+        assert_eq!(since(&a, before_a), (20, 20), "{model}");
+        assert_eq!(since(&b, before_b), (40, 40), "{model}");
+    }
+    // Without a hop to follow, the same check fails on the 302 itself.
+    let run = run_stampede(
+        binary(),
+        &[
+            &url,
+            "--http2",
+            "-n",
+            "5",
+            "-c",
+            "1",
+            "-t",
+            "1",
+            "--check",
+            "status == 200",
+        ],
+    );
+    assert_eq!(run.count("/requests/check_failed"), 5, "{}", run.result());
+}

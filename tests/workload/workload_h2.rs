@@ -102,24 +102,19 @@ fn a_failed_check_over_http2_is_check_failed() {
 
 #[test]
 fn what_http2_cannot_carry_is_refused_in_one_line() {
-    // The open model carries a workload over HTTP/2 (workload_h2_open.rs);
-    // redirects under a workload not yet.
-    let run = run_stampede(
-        binary(),
-        &[
-            "http://127.0.0.1:9/?{{seq}}",
-            "--http2",
-            "--redirects",
-            "2",
-            "-n",
-            "1",
-        ],
-    );
+    // The open model and redirects carry a workload over HTTP/2
+    // (workload_h2_open.rs, redirect_origins_h2.rs); a step's keep_alive
+    // means nothing there.
+    let dir = temp_dir("h2-refused");
+    let text = "[[group]]\nname = \"g\"\nconnections = 1\n\n\
+                [[group.step]]\nname = \"s\"\nurl = \"http://127.0.0.1:9/\"\n\
+                keep_alive = false\n";
+    let file = write(&dir, "keep_alive.toml", text);
+    let run = run_stampede(binary(), &["--scenario", &file, "--http2"]);
     assert_eq!(run.code(), Some(2), "{}", run.stderr());
-    assert!(
-        run.stderr().contains("drop --redirects"),
-        "{}",
-        run.stderr()
+    assert_eq!(
+        run.stderr().trim(),
+        "stampede: error: step s: keep_alive is HTTP/1.1's: drop it or --http2"
     );
     let run = run_stampede(
         binary(),

@@ -222,6 +222,7 @@ impl OpenStream {
                     cell: &self.cell,
                     cached: &mut cached,
                     backoff: &mut backoff,
+                    side: &mut side,
                 };
                 run_iteration(&self.ctx, &self.h2ctx, link, user, job, now).await;
                 job = self.dispatcher.next_job(self.slot).await;

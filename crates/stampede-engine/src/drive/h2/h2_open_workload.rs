@@ -10,6 +10,7 @@
 
 use crate::drive::h2::h2_conn_end::Retry;
 use crate::drive::h2::h2_open::{Cached, H2Cell};
+use crate::drive::h2::h2_side::SideLink;
 use crate::drive::h2::h2_workload::{advance, begin_step, send_batch, Batch, Step};
 use crate::plan::h2_request::H2Context;
 use crate::worker::backoff::Backoff;
@@ -17,12 +18,14 @@ use crate::worker::context::ConnectionContext;
 use crate::workload::{UserSession, WorkerWorkload};
 use std::time::{Duration, Instant};
 
-/// What a stream slot lends a step to reach its connection: the shared
-/// connection, its own sender, its connect backoff.
+/// What a stream slot lends a step to reach its connections: the shared
+/// connection, its own sender, its connect backoff, its side connection.
 pub(crate) struct Link<'a> {
     pub cell: &'a H2Cell,
     pub cached: &'a mut Cached,
     pub backoff: &'a mut Backoff,
+    /// Its connection to another origin a redirect went to (h2_side.rs).
+    pub side: &'a mut SideLink,
 }
 
 /// Runs the iteration an arrival intended at `intended` begins (counted in
@@ -95,7 +98,8 @@ async fn send_step(
         let Some((_, sender, end)) = link.cached.as_mut() else {
             return None;
         };
-        match send_batch(ctx, work, user, sender, end, limit, &mut batch).await {
+        let links = (sender, &mut *link.side);
+        match send_batch(ctx, work, user, links, end, limit, &mut batch).await {
             Some(cut) => batch = Batch::resumed(cut),
             None => return advance(ctx, work, user, &batch),
         }

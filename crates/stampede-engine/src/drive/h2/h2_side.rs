@@ -13,7 +13,7 @@
 //! that the origin may not speak HTTP/2.
 
 use crate::drive::h2::h2_client::handshake;
-use crate::drive::h2::h2_exchange::{send, Answer};
+use crate::drive::h2::h2_redirects::HopExchange;
 use crate::net::outcome_class::{classify_h2, H2Failure};
 use crate::plan::h2_request::H2Request;
 use crate::worker::context::ConnectionContext;
@@ -45,22 +45,22 @@ impl Drop for Side {
 
 impl SideLink {
     /// Sends the hop `request` to origin `origin` (an id in the worker's
-    /// book) and reads its whole response (`decode`: `--decode`), on the
-    /// side connection there, opened if need be. A request the server
-    /// never processed (its connection closed idle, a graceful GOAWAY)
-    /// goes again once on a new connection. Err: the hop failed, its class
-    /// (its reason sampled); the side connection is closed then.
-    pub(crate) async fn send(
+    /// book) by `exchange` (h2_redirects.rs) on the side connection there,
+    /// opened if need be. A request the server never processed (its
+    /// connection closed idle, a graceful GOAWAY) goes again once on a new
+    /// connection. Err: the hop failed, its class (its reason sampled); the
+    /// side connection is closed then.
+    pub(crate) async fn send<E: HopExchange>(
         &mut self,
         ctx: &ConnectionContext,
         origin: u16,
+        exchange: &E,
         request: &H2Request,
-        decode: bool,
-    ) -> Result<Answer, ErrorKind> {
+    ) -> Result<E::Reply, ErrorKind> {
         let mut again = false;
         loop {
             let sender = self.sender(ctx, origin).await?;
-            match send(sender, request, decode, true).await {
+            match exchange.send(sender, request).await {
                 Ok(answer) => return Ok(answer),
                 Err((error, sent)) => {
                     self.link = None;

@@ -16,6 +16,8 @@
 use crate::drive::closed::ActiveSlots;
 use crate::drive::h2::h2_conn_end::{sent, ConnectionEnd, Retry, SendError};
 use crate::drive::h2::h2_exchange::exchange;
+use crate::drive::h2::h2_redirects::{follow, HopExchange, HopReply};
+use crate::drive::h2::h2_side::SideLink;
 use crate::http1::DecodedCount;
 use crate::net::outcome_class::classify_h2;
 use crate::plan::h2_request::{from_rendered, next_rendered, H2Context, H2Request};
@@ -163,6 +165,8 @@ pub(crate) async fn run_user_stream(
     // A script's response() reads every response's headers and body.
     let keep_body = work.spec.keeps_body() || work.script_reads_responses();
     let limit = if keep_body { work.spec.capture_max } else { 0 };
+    // Redirects to another origin go on the stream's side connection.
+    let mut side = SideLink::default();
     while !end.is_broken() {
         let mut batch = match resume.take() {
             Some(resume) => Batch::resumed(resume),
@@ -193,8 +197,16 @@ pub(crate) async fn run_user_stream(
                 }
             }
         };
-        if let Some(cut) =
-            send_batch(&ctx, work, &mut user, &mut sender, &end, limit, &mut batch).await
+        if let Some(cut) = send_batch(
+            &ctx,
+            work,
+            &mut user,
+            (&mut sender, &mut side),
+            &end,
+            limit,
+            &mut batch,
+        )
+        .await
         {
             resume = Some(cut);
             continue;
@@ -344,17 +356,23 @@ pub(crate) async fn send_batch(
     ctx: &ConnectionContext,
     work: &WorkerWorkload,
     user: &mut UserSession,
-    sender: &mut SendRequest<Bytes>,
+    (sender, side): (&mut SendRequest<Bytes>, &mut SideLink),
     end: &ConnectionEnd,
     limit: usize,
     batch: &mut Batch<'_>,
 ) -> Option<Resume> {
     let (intended, sent, target) = (batch.intended, batch.sent, batch.target);
     for (i, request) in batch.requests.iter().enumerate() {
-        let exchange = send_keeping(sender, request, limit, ctx.decode);
+        // A redirect is followed when the step's request is alone, as
+        // over HTTP/1.1 (a script's pipelined batch follows none).
+        let alone = batch.requests.len() == 1;
+        let original = alone.then(|| user.rendered().unwrap_or(ctx.request_of(target).0));
+        let links = (&mut *sender, &mut *side);
+        let exchange = send_following(ctx, links, request, target, original, limit);
         let answered = tokio::time::timeout(ctx.timeout_of(target), exchange).await;
         let (result, kept) = match answered {
-            Ok(Ok(mut kept)) => match settle_decoding(ctx, intended, &mut kept) {
+            Ok(Ok(Err(refused))) => (Err(refused), None),
+            Ok(Ok(Ok(mut kept))) => match settle_decoding(ctx, intended, &mut kept) {
                 Ok(status) => (Ok(status), Some(kept)),
                 // Not judged, as over HTTP/1.1: the checks never saw the body.
                 Err(kind) => (Err(kind), Some(kept)),
@@ -508,6 +526,62 @@ fn facts(user: &UserSession, connect: Option<Duration>) -> LogFacts<'_> {
         connect,
         user: user.conn(),
         rendered: user.rendered(),
+    }
+}
+
+/// Sends `request` (request `target` of the run) and reads its response,
+/// keeping what the checks read (`limit`); with `--redirects` (or a step's
+/// `follow_redirects`) and the request's HTTP/1.1 bytes (`original`), the
+/// hops its answers lead to, by the one rulebook (h2_redirects.rs
+/// `follow`): the checks judge the last. Ok(Err): the chain failed (the
+/// limit, another origin that failed).
+async fn send_following(
+    ctx: &ConnectionContext,
+    (sender, side): (&mut SendRequest<Bytes>, &mut SideLink),
+    request: &H2Request,
+    target: usize,
+    original: Option<&[u8]>,
+    limit: usize,
+) -> Result<Result<Kept, ErrorKind>, SendError> {
+    let keeping = Keeping {
+        limit,
+        decode: ctx.decode,
+    };
+    match ctx.redirect_of(target).zip(original) {
+        None => keeping.send(sender, request).await.map(Ok),
+        Some((rule, original)) => {
+            follow(ctx, rule, &keeping, (sender, side), request, original).await
+        }
+    }
+}
+
+/// A workload's exchange: header fields and up to `limit` bytes of the
+/// decoded body kept ([`send_keeping`]).
+struct Keeping {
+    limit: usize,
+    decode: bool,
+}
+
+impl HopExchange for Keeping {
+    type Reply = Kept;
+
+    async fn send(
+        &self,
+        sender: &mut SendRequest<Bytes>,
+        request: &H2Request,
+    ) -> Result<Kept, SendError> {
+        send_keeping(sender, request, self.limit, self.decode).await
+    }
+}
+
+impl HopReply for Kept {
+    fn status(&self) -> u16 {
+        self.status
+    }
+
+    fn location(&self) -> Option<&[u8]> {
+        let location = self.headers.get(http::header::LOCATION)?;
+        Some(location.as_bytes())
     }
 }
 
