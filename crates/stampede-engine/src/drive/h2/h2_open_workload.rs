@@ -95,9 +95,8 @@ async fn send_step(
             return think;
         }
         link.backoff.succeeded();
-        let Some((_, sender, end)) = link.cached.as_mut() else {
-            return None;
-        };
+        // Ready: the slot's sender is on a live connection.
+        let (_, sender, end) = link.cached.as_mut()?;
         let links = (sender, &mut *link.side);
         match send_batch(ctx, work, user, links, end, limit, &mut batch).await {
             Some(cut) => batch = Batch::resumed(cut),
