@@ -4,7 +4,9 @@
 //! first visit and kept for the stream's next hops there, as HTTP/1.1's
 //! slot keeps its side connection (redirect_switch.rs). A stream keeps one:
 //! a hop to a third origin closes it and opens that origin's. It closes
-//! with the stream, or when a request on it fails.
+//! with the stream (in the closed model a stream lives as long as its
+//! home connection; in the open model a stream slot lives for the run),
+//! or when a request on it fails.
 //!
 //! The other origin must speak HTTP/2 (ALPN h2 over TLS, prior knowledge
 //! over plain TCP). One that does not answers the preface with something
