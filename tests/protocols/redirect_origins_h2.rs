@@ -293,3 +293,43 @@ fn a_workload_follows_hops_to_another_origin_and_judges_the_last_answer() {
     );
     assert_eq!(run.count("/requests/check_failed"), 5, "{}", run.result());
 }
+
+#[test]
+fn the_whole_chain_is_one_request_and_its_latency() {
+    let a = spawn_target(one_thread());
+    let b = spawn_target(one_thread());
+    // B holds the hop's answer 300 ms: each request's latency holds it.
+    let url = redirect_to(
+        &format!("http://{}", a.local_addr()),
+        &format!("http://{}/delay/300", b.local_addr()),
+    );
+    let log = stampede_testkit::temp_dir("h2-chain-log").join("requests.log");
+    let run = run_stampede(
+        binary(),
+        &[
+            &url,
+            "--http2",
+            "--redirects",
+            "1",
+            "-n",
+            "3",
+            "-c",
+            "1",
+            "-t",
+            "1",
+            "--log-requests",
+            log.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    assert_eq!(run.count("/requests/completed"), 3, "{}", run.result());
+    assert_eq!(run.count("/status/200"), 3);
+    let min = run.result()["latency_us"]["min"].as_u64().unwrap_or(0);
+    assert!(
+        min >= 300_000,
+        "the hop's 300 ms is in each latency: {min} us"
+    );
+    let text = std::fs::read_to_string(&log).expect("the request log");
+    let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(lines.len(), 3, "one line per request, not per hop: {text}");
+}
