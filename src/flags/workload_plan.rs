@@ -257,31 +257,10 @@ fn refuse_unsupported(plan: &Plan, spec: &WorkloadSpec, given: &str) -> anyhow::
         anyhow::bail!("with {given}, a run goes over HTTP/1.1 or HTTP/2 for now: drop --http3");
     }
     if plan.transport.http2 {
-        if plan.transport.redirects > 0 {
+        // HTTP/2 streams share their connection: it stays open.
+        if let Some(step) = spec.steps.iter().find(|s| s.options.keep_alive.is_some()) {
             anyhow::bail!(
-                "with {given}, --redirects goes over HTTP/1.1 for now: drop --redirects or --http2"
-            );
-        }
-        if matches!(plan.model, LoadModel::Rate { .. }) {
-            anyhow::bail!(
-                "with {given}, HTTP/2 runs the closed model for now: give it connections, or drop --http2"
-            );
-        }
-        if let Some(group) = spec
-            .groups
-            .iter()
-            .find(|g| matches!(g.model, Some(LoadModel::Rate { .. })))
-        {
-            anyhow::bail!(
-                "group {}: HTTP/2 runs the closed model only: give it connections, or drop --http2",
-                group.name.as_deref().unwrap_or("1")
-            );
-        }
-        let own =
-            |s: &StepWork| s.options.keep_alive.is_some() || s.options.follow_redirects.is_some();
-        if let Some(step) = spec.steps.iter().find(|s| own(s)) {
-            anyhow::bail!(
-                "step {}: keep_alive and follow_redirects are HTTP/1.1's: drop them or --http2",
+                "step {}: keep_alive is HTTP/1.1's: drop it or --http2",
                 step.name.as_deref().unwrap_or("1")
             );
         }

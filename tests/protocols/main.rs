@@ -20,6 +20,7 @@ mod http3_target_aioquic;
 mod protocols;
 mod redirect_limit_keepalive;
 mod redirect_origins;
+mod redirect_origins_h2;
 mod redirect_origins_nginx;
 mod redirect_to;
 mod redirect_unfollowable_scheme;

@@ -12,6 +12,8 @@ mod workload_compare;
 mod workload_feed_eof;
 mod workload_feeds;
 mod workload_h2;
+mod workload_h2_open;
+mod workload_h2_open_nginx;
 mod workload_html;
 mod workload_interrupts;
 mod workload_limits;

@@ -102,46 +102,19 @@ fn a_failed_check_over_http2_is_check_failed() {
 
 #[test]
 fn what_http2_cannot_carry_is_refused_in_one_line() {
+    // The open model and redirects carry a workload over HTTP/2
+    // (workload_h2_open.rs, redirect_origins_h2.rs); a step's keep_alive
+    // means nothing there.
     let dir = temp_dir("h2-refused");
-    let text = "[[group]]\nname = \"paced\"\nrate = 5\n\n\
-                [[group.step]]\nname = \"s\"\nurl = \"http://127.0.0.1:9/\"\n";
-    let file = write(&dir, "rate.toml", text);
+    let text = "[[group]]\nname = \"g\"\nconnections = 1\n\n\
+                [[group.step]]\nname = \"s\"\nurl = \"http://127.0.0.1:9/\"\n\
+                keep_alive = false\n";
+    let file = write(&dir, "keep_alive.toml", text);
     let run = run_stampede(binary(), &["--scenario", &file, "--http2"]);
-    assert_eq!(run.code(), Some(2), "{}", run.stderr());
-    assert_eq!(run.stderr().trim().lines().count(), 1, "{}", run.stderr());
-    // Fixed requests go over HTTP/2 in the open model; a workload not yet.
-    let run = run_stampede(
-        binary(),
-        &[
-            "http://127.0.0.1:9/?{{seq}}",
-            "--http2",
-            "-r",
-            "5",
-            "-n",
-            "1",
-        ],
-    );
     assert_eq!(run.code(), Some(2), "{}", run.stderr());
     assert_eq!(
         run.stderr().trim(),
-        "stampede: error: with {{...}} templates, HTTP/2 runs the closed model for now: give it connections, or drop --http2",
-    );
-    let run = run_stampede(
-        binary(),
-        &[
-            "http://127.0.0.1:9/?{{seq}}",
-            "--http2",
-            "--redirects",
-            "2",
-            "-n",
-            "1",
-        ],
-    );
-    assert_eq!(run.code(), Some(2), "{}", run.stderr());
-    assert!(
-        run.stderr().contains("drop --redirects"),
-        "{}",
-        run.stderr()
+        "stampede: error: step s: keep_alive is HTTP/1.1's: drop it or --http2"
     );
     let run = run_stampede(
         binary(),

@@ -26,7 +26,9 @@
 //!   (its name does not resolve, its TLS options do not build) is `other`,
 //!   its reason sampled. Pipelining refuses `--redirects` (plan.rs): hops
 //!   need one request at a time. HTTP/2 follows by these rules too
-//!   (drive/h2/h2_redirects.rs), hops to the run's origin only.
+//!   (drive/h2/h2_redirects.rs): a hop home is a stream of the run's
+//!   connection, one to another origin a stream of the stream's side
+//!   HTTP/2 connection there (drive/h2/h2_side.rs).
 
 use crate::redirects::redirect_location::resolve;
 use crate::redirects::redirect_origin::{ForeignRules, Origin, OriginBook};

@@ -7,7 +7,8 @@
 //! first, else the system resolver, its first address), and an https origin
 //! gets the plan's TLS options (`--insecure`, `--cacert`, `--cert`, versions,
 //! ciphers, groups) with the new host as its server name (SNI) (`--sni`
-//! names the run's own target only). The resolver is asked on the worker's
+//! names the run's own target only); over HTTP/2 the other origin is
+//! reached over HTTP/2 too. The resolver is asked on the worker's
 //! thread (it blocks once per new name; a literal address does not).
 //!
 //! Nothing here runs for a request that does not hop to another origin.
@@ -82,6 +83,10 @@ pub(crate) struct ForeignRules {
     /// The plan's TLS options (or rustls' defaults), for https origins.
     pub tls: Option<TlsSpec>,
     pub connect_timeout: Duration,
+    /// The run speaks HTTP/2: another origin is reached over HTTP/2 too
+    /// (TLS offers only h2 in ALPN and requires it; plain TCP, prior
+    /// knowledge).
+    pub http2: bool,
 }
 
 /// One other origin a hop went to and how to reach it (or why not).
@@ -158,7 +163,7 @@ fn route_to(origin: &Origin, rules: &ForeignRules) -> Result<Connector, String> 
             sni: None,
             ..rules.tls.clone().unwrap_or_default()
         };
-        Some(build_tls_client(&spec, host, false).map_err(|e| e.to_string())?)
+        Some(build_tls_client(&spec, host, rules.http2).map_err(|e| e.to_string())?)
     } else {
         None
     };
@@ -169,7 +174,7 @@ fn route_to(origin: &Origin, rules: &ForeignRules) -> Result<Connector, String> 
         tls,
         tunnel_to: None,
         connect_timeout: rules.connect_timeout,
-        require_h2: false,
+        require_h2: rules.http2,
     })
 }
 

@@ -125,9 +125,9 @@ fn connector_spec(plan: &Plan) -> Result<(ConnectorSpec, Vec<SocketAddr>), Engin
 }
 
 /// How `--redirects` follows: the run's origin, the limit, and how other
-/// origins are reached (straight to them, as the run reaches its own: not
-/// through a proxy or a Unix socket, which reach one origin only, nor over
-/// HTTP/2, whose streams ride the run's own connections).
+/// origins are reached (straight to them, as the run reaches its own, over
+/// HTTP/2 when the run is: not through a proxy or a Unix socket, which
+/// reach one origin only).
 fn redirect_rule(plan: &Plan, max_hops: u32) -> crate::redirects::redirect::RedirectRule {
     let transport = &plan.transport;
     let https = plan.target.scheme == Scheme::Https;
@@ -136,11 +136,12 @@ fn redirect_rule(plan: &Plan, max_hops: u32) -> crate::redirects::redirect::Redi
         host: bracketed(&plan.target.host.to_ascii_lowercase()),
         port: plan.target.port,
     };
-    let direct = transport.unix_socket.is_none() && transport.proxy.is_none() && !transport.http2;
+    let direct = transport.unix_socket.is_none() && transport.proxy.is_none();
     let foreign = direct.then(|| crate::redirects::redirect_origin::ForeignRules {
         resolve: transport.resolve.clone(),
         tls: transport.tls.clone(),
         connect_timeout: plan.connect_timeout,
+        http2: transport.http2,
     });
     crate::redirects::redirect::RedirectRule {
         max_hops,

@@ -24,7 +24,9 @@
 use crate::drive::closed::ActiveSlots;
 use crate::drive::h2::h2_conn_end::{ConnectionEnd, Retry};
 use crate::drive::h2::h2_redirects::{send_following, Chain};
+use crate::drive::h2::h2_side::SideLink;
 use crate::net::outcome_class::classify_h2;
+use crate::net::transport::Connector;
 use crate::plan::h2_request::{H2Context, H2Request};
 use crate::worker::context::ConnectionContext;
 use crate::worker::request_log::LogFacts;
@@ -224,13 +226,29 @@ pub(crate) async fn open(
         ctx.book(&outcome, facts);
     };
     let start = Instant::now();
-    ctx.state.connect_attempt();
-    let (stream, times) = match ctx.connector.connect().await {
-        Ok(opened) => opened,
-        Err(failure) => {
-            failed(failure.kind, failure.reason, start);
-            return Err(failure.kind);
+    match handshake(ctx, &ctx.connector, reconnect).await {
+        Ok(opened) => Ok(opened),
+        Err((kind, reason)) => {
+            failed(kind, reason, start);
+            Err(kind)
         }
+    }
+}
+
+/// Opens a connection with `connector` and does the HTTP/2 handshake,
+/// counting it (a reconnect when `reconnect`): the run's own connections
+/// ([`open`]) and a redirect's to another origin (h2_side.rs). Ok: its
+/// sender and its connect time; Err: the failure's class and its reason
+/// when there is one to sample.
+pub(crate) async fn handshake(
+    ctx: &ConnectionContext,
+    connector: &Connector,
+    reconnect: bool,
+) -> Result<(SendRequest<Bytes>, Duration), (ErrorKind, Option<String>)> {
+    ctx.state.connect_attempt();
+    let (stream, times) = match connector.connect().await {
+        Ok(opened) => opened,
+        Err(failure) => return Err((failure.kind, failure.reason)),
     };
     ctx.state.connection_opened(reconnect, times.connect);
     if let Some(handshake) = times.tls {
@@ -249,9 +267,7 @@ pub(crate) async fn open(
         }
         Err(e) => {
             ctx.state.connection_closed();
-            let kind = classify_h2(&e);
-            failed(kind, Some(format!("HTTP/2 handshake: {e}")), start);
-            Err(kind)
+            Err((classify_h2(&e), Some(format!("HTTP/2 handshake: {e}"))))
         }
     }
 }
@@ -276,6 +292,8 @@ async fn run_stream(
     // which tokio does without touching the timer wheel.
     let timeout = tokio::time::sleep(ctx.timeout);
     tokio::pin!(timeout);
+    // Redirects to another origin go on the stream's side connection.
+    let mut side = SideLink::default();
     while !end.is_broken() {
         // A request goes again once (`again`); it was begun and claimed at
         // its first try, and keeps that try's intended instant.
@@ -300,6 +318,7 @@ async fn run_stream(
         let tried = try_request(
             &ctx,
             &mut sender,
+            &mut side,
             &end,
             timeout.as_mut(),
             request,
@@ -329,7 +348,8 @@ pub(crate) enum Tried {
 }
 
 /// One try of `request` (of `job`: its target, intended instant and user)
-/// on `sender`, its deadline `timeout` moved to the try's start plus the
+/// on `sender` (a hop to another origin on `side`, h2_side.rs), its
+/// deadline `timeout` moved to the try's start plus the
 /// run's timeout: the one way every HTTP/2 path sends and books a request
 /// (the closed model's streams, the open model's, h2_open.rs). `sent`: when
 /// the request left its queue (the intended instant in the closed model;
@@ -339,6 +359,7 @@ pub(crate) enum Tried {
 pub(crate) async fn try_request(
     ctx: &ConnectionContext,
     sender: &mut SendRequest<Bytes>,
+    side: &mut SideLink,
     end: &ConnectionEnd,
     mut timeout: std::pin::Pin<&mut tokio::time::Sleep>,
     request: &H2Request,
@@ -357,7 +378,7 @@ pub(crate) async fn try_request(
     timeout
         .as_mut()
         .reset(tokio::time::Instant::from_std(start + ctx.timeout));
-    let exchange = send_following(ctx, sender, request, target);
+    let exchange = send_following(ctx, sender, side, request, target);
     tokio::pin!(exchange);
     let exchange = tokio::select! {
         biased;

@@ -10,6 +10,8 @@
 
 use crate::drive::h2::h2_client::{open, try_request, Tried};
 use crate::drive::h2::h2_conn_end::{ConnectionEnd, Retry};
+use crate::drive::h2::h2_open_workload::{run_iteration, Link};
+use crate::drive::h2::h2_side::SideLink;
 use crate::drive::open::{run_pacer_with, Dispatcher};
 use crate::plan::conn_lifetime::Multiplexed;
 use crate::plan::h2_request::H2Context;
@@ -17,6 +19,7 @@ use crate::worker::backoff::Backoff;
 use crate::worker::context::ConnectionContext;
 use bytes::Bytes;
 use h2::client::SendRequest;
+use stampede_metrics::ErrorKind;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::time::Instant;
@@ -68,8 +71,8 @@ pub(crate) async fn run_h2_pacer(
 /// One connection of the open model, shared by its stream slots: opened
 /// by the first that needs it, again after it breaks or its lifetime ends.
 #[derive(Default)]
-struct H2Cell {
-    link: RefCell<Option<Link>>,
+pub(crate) struct H2Cell {
+    link: RefCell<Option<Live>>,
     /// Bumped for every connection opened: a stream's cached sender of an
     /// older generation is stale.
     generation: Cell<u64>,
@@ -84,7 +87,7 @@ struct H2Cell {
 
 /// A live connection: its sender, what its streams saw of its end, its
 /// lifetime.
-struct Link {
+struct Live {
     sender: SendRequest<Bytes>,
     end: Rc<ConnectionEnd>,
     life: Multiplexed,
@@ -92,19 +95,19 @@ struct Link {
 
 /// A stream's own clone of its connection's sender (a clone per request
 /// would lock the connection's stream table), with its generation.
-type Cached = Option<(u64, SendRequest<Bytes>, Rc<ConnectionEnd>)>;
+pub(crate) type Cached = Option<(u64, SendRequest<Bytes>, Rc<ConnectionEnd>)>;
 
 impl H2Cell {
     /// Makes `cached` a sender on a live connection that may carry one more
     /// request, opening one if there is none (or waiting while another
-    /// stream opens it). Err: the connection could not be opened, and
-    /// `job`'s outcome is booked (h2_client.rs `open`).
-    async fn ready(
+    /// stream opens it). Err: the connection could not be opened (its
+    /// class), and `job`'s outcome is booked (h2_client.rs `open`).
+    pub(crate) async fn ready(
         &self,
         ctx: &ConnectionContext,
         cached: &mut Cached,
         job: Retry,
-    ) -> Result<(), ()> {
+    ) -> Result<(), ErrorKind> {
         loop {
             self.drop_if_over(ctx);
             if let Some(link) = self.link.borrow().as_ref() {
@@ -142,12 +145,12 @@ impl H2Cell {
             let opened = open(ctx, self.reconnect.get(), Some(job), job.user).await;
             self.opening.set(false);
             self.settled.notify_waiters();
-            let (sender, connect) = opened.map_err(drop)?;
+            let (sender, connect) = opened?;
             if self.retired.take() {
                 ctx.state.planned_reconnect();
             }
             self.generation.set(self.generation.get() + 1);
-            *self.link.borrow_mut() = Some(Link {
+            *self.link.borrow_mut() = Some(Live {
                 sender,
                 end: Rc::new(ConnectionEnd::opened(connect)),
                 life: ctx.lifetime.multiplexed(Instant::now()),
@@ -196,6 +199,11 @@ impl OpenStream {
         tokio::pin!(timeout);
         let mut cached: Cached = None;
         let mut backoff = Backoff::default();
+        // With a workload, the slot's virtual user (a session of its own,
+        // kept from job to job, as HTTP/1.1's open slot keeps one).
+        let mut user = (self.ctx.workload.as_ref()).map(|work| work.new_user(self.user));
+        // Redirects to another origin go on the slot's side connection.
+        let mut side = SideLink::default();
         let mut job = first;
         loop {
             if self.rank > 0 && self.rank >= self.cell.server_streams() {
@@ -209,13 +217,31 @@ impl OpenStream {
             self.ctx
                 .state
                 .begin_intended(job, now.saturating_duration_since(job));
+            if let Some(user) = user.as_mut() {
+                let link = Link {
+                    cell: &self.cell,
+                    cached: &mut cached,
+                    backoff: &mut backoff,
+                    side: &mut side,
+                };
+                run_iteration(&self.ctx, &self.h2ctx, link, user, job, now).await;
+                job = self.dispatcher.next_job(self.slot).await;
+                continue;
+            }
             let job_of = Retry {
                 target: self.ctx.next_target_index(),
                 intended: job,
                 user: self.user,
             };
-            self.send(job_of, now, &mut cached, &mut backoff, timeout.as_mut())
-                .await;
+            self.send(
+                job_of,
+                now,
+                &mut cached,
+                &mut side,
+                &mut backoff,
+                timeout.as_mut(),
+            )
+            .await;
             job = self.dispatcher.next_job(self.slot).await;
         }
     }
@@ -228,6 +254,7 @@ impl OpenStream {
         job: Retry,
         sent: Instant,
         cached: &mut Cached,
+        side: &mut SideLink,
         backoff: &mut Backoff,
         mut timeout: std::pin::Pin<&mut tokio::time::Sleep>,
     ) {
@@ -248,6 +275,7 @@ impl OpenStream {
             let tried = try_request(
                 &self.ctx,
                 sender,
+                side,
                 end,
                 timeout.as_mut(),
                 request,

@@ -1,15 +1,18 @@
 //! Redirects over HTTP/2 (`--redirects N`): the engine's one rulebook
 //! (redirects/redirect.rs, `Hops`) decides each hop, and the hop's request
 //! (written as for HTTP/1.1) is read back into HTTP/2's form
-//! (plan/h2_request.rs) and sent as a new stream on the same connection.
-//! Over HTTP/2 a hop to another origin is not followed: the rule has no
-//! way to other origins (run/engine.rs), so the 3xx is the answer, counted
-//! offsite, as through a proxy. The whole chain is one request.
+//! (plan/h2_request.rs) and sent as a new stream: on the same connection
+//! when it goes to the run's origin, on the stream's side connection
+//! (h2_side.rs) when it goes to another, as HTTP/1.1's slot does. What is
+//! followed, counted offsite or refused is the rulebook's, as on HTTP/1.1
+//! (through a proxy or a Unix socket another origin is offsite). The
+//! whole chain is one request.
 
 use crate::drive::h2::h2_conn_end::SendError;
 use crate::drive::h2::h2_exchange::{send, Answer};
+use crate::drive::h2::h2_side::SideLink;
 use crate::plan::h2_request::{from_rendered, H2Request};
-use crate::redirects::redirect::{Follow, Hops};
+use crate::redirects::redirect::{Follow, Hops, RedirectRule};
 use crate::worker::context::ConnectionContext;
 use bytes::Bytes;
 use h2::client::SendRequest;
@@ -23,11 +26,63 @@ pub(crate) enum Chain {
     Refused(ErrorKind),
 }
 
+/// One way of sending a request and reading its response: fixed requests
+/// read the body's length ([`Whole`]), a workload's keep what its checks
+/// read (h2_workload.rs). A chain's every hop is sent so.
+pub(crate) trait HopExchange {
+    /// What a response read so gives.
+    type Reply: HopReply;
+    /// Sends `request` on a stream of `sender` and reads its response.
+    async fn send(
+        &self,
+        sender: &mut SendRequest<Bytes>,
+        request: &H2Request,
+    ) -> Result<Self::Reply, SendError>;
+}
+
+/// What the rulebook reads of a response: its status and `Location`.
+pub(crate) trait HopReply {
+    fn status(&self) -> u16;
+    fn location(&self) -> Option<&[u8]>;
+}
+
+/// A fixed request's exchange: the whole response read, its body counted
+/// (decoded with `--decode`), a 3xx's `Location` kept.
+pub(crate) struct Whole {
+    pub decode: bool,
+}
+
+impl HopExchange for Whole {
+    type Reply = Answer;
+
+    async fn send(
+        &self,
+        sender: &mut SendRequest<Bytes>,
+        request: &H2Request,
+    ) -> Result<Answer, SendError> {
+        send(sender, request, self.decode, true).await
+    }
+}
+
+impl HopReply for Answer {
+    fn status(&self) -> u16 {
+        self.status
+    }
+
+    fn location(&self) -> Option<&[u8]> {
+        self.location.as_ref().map(http::HeaderValue::as_bytes)
+    }
+}
+
 /// Sends `request` (request `target` of the run) and, with `--redirects`,
-/// the hops its answers lead to, each on a new stream of `sender`.
+/// the hops its answers lead to, each on a new stream of `sender`, or of
+/// `side` for a hop to another origin. Err: a failure on `sender` (a hop's
+/// on `side` ends the chain as [`Chain::Refused`], the run's connection
+/// unharmed).
 pub(crate) async fn send_following(
     ctx: &ConnectionContext,
     sender: &mut SendRequest<Bytes>,
+    side: &mut SideLink,
     request: &H2Request,
     target: usize,
 ) -> Result<Chain, SendError> {
@@ -36,31 +91,54 @@ pub(crate) async fn send_following(
             .await
             .map(Chain::Answer);
     };
+    let original = ctx.request_of(target).0;
+    let exchange = Whole { decode: ctx.decode };
+    let chain = follow(ctx, rule, &exchange, (sender, side), request, original);
+    Ok(match chain.await? {
+        Ok(answer) => Chain::Answer(answer),
+        Err(kind) => Chain::Refused(kind),
+    })
+}
+
+/// Sends `request` by `exchange` and the hops its answers lead to by
+/// `rule` (the one rulebook, redirect.rs): a hop home on a new stream of
+/// the run's connection, a hop to another origin on the side connection
+/// (h2_side.rs). `original`: the request's HTTP/1.1 bytes, from which the
+/// rulebook writes each hop. Ok(Ok): the last response (not a redirect, or
+/// one not followed); Ok(Err): the chain failed (the limit, an origin that
+/// cannot be reached or failed); Err: a failure on the run's connection.
+pub(crate) async fn follow<E: HopExchange>(
+    ctx: &ConnectionContext,
+    rule: &RedirectRule,
+    exchange: &E,
+    (sender, side): (&mut SendRequest<Bytes>, &mut SideLink),
+    request: &H2Request,
+    original: &[u8],
+) -> Result<Result<E::Reply, ErrorKind>, SendError> {
     // Only a run that follows redirects gets here: no cost per request
     // otherwise, and the hop buffers only once a request hops.
     let mut hops = Hops::default();
     let mut hop: Option<H2Request> = None;
     loop {
-        let answer = send(sender, hop.as_ref().unwrap_or(request), ctx.decode, true).await?;
-        let original = ctx.request_of(target).0;
-        let location = answer.location.as_ref().map(http::HeaderValue::as_bytes);
-        let follow = hops.follow(
-            rule,
-            answer.status,
-            location,
-            original,
-            &*ctx.state,
-            &ctx.origins,
-        );
-        match follow {
-            Follow::No | Follow::Offsite => return Ok(Chain::Answer(answer)),
-            Follow::Limit => return Ok(Chain::Refused(ErrorKind::RedirectLimit)),
-            Follow::Unreachable => return Ok(Chain::Refused(ErrorKind::Other)),
+        let next = hop.as_ref().unwrap_or(request);
+        let reply = match hops.origin() {
+            None => exchange.send(sender, next).await?,
+            Some(origin) => match side.send(ctx, origin, exchange, next).await {
+                Ok(reply) => reply,
+                Err(kind) => return Ok(Err(kind)),
+            },
+        };
+        let state = &*ctx.state;
+        let (status, location) = (reply.status(), reply.location());
+        match hops.follow(rule, status, location, original, state, &ctx.origins) {
+            Follow::No | Follow::Offsite => return Ok(Ok(reply)),
+            Follow::Limit => return Ok(Err(ErrorKind::RedirectLimit)),
+            Follow::Unreachable => return Ok(Err(ErrorKind::Other)),
             Follow::Hop => match from_rendered(hops.request().unwrap_or(original), request) {
                 Ok(next) => hop = Some(next),
                 Err(why) => {
                     ctx.state.sample_error(ErrorKind::Other, || why);
-                    return Ok(Chain::Refused(ErrorKind::Other));
+                    return Ok(Err(ErrorKind::Other));
                 }
             },
         }

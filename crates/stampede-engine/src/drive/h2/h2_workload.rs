@@ -14,9 +14,9 @@
 //! it: a [`Resume`] the user carries to the next connection.
 
 use crate::drive::closed::ActiveSlots;
-use crate::drive::h2::h2_conn_end::{sent, ConnectionEnd, Retry, SendError};
-use crate::drive::h2::h2_exchange::exchange;
-use crate::http1::DecodedCount;
+use crate::drive::h2::h2_conn_end::{ConnectionEnd, Retry};
+use crate::drive::h2::h2_kept::{send_following, Kept};
+use crate::drive::h2::h2_side::SideLink;
 use crate::net::outcome_class::classify_h2;
 use crate::plan::h2_request::{from_rendered, next_rendered, H2Context, H2Request};
 use crate::worker::context::ConnectionContext;
@@ -65,6 +65,7 @@ pub(crate) fn charge_failed_connect(ctx: &ConnectionContext, users: &mut [UserSe
 #[derive(Debug)]
 pub(crate) struct Resume {
     intended: Instant,
+    sent: Instant,
     target: usize,
     requests: Vec<H2Request>,
     /// The verdicts of the batch's requests that were answered.
@@ -109,7 +110,14 @@ pub(crate) fn charge_failed_resume(
     let resume = resumes[at].take().expect("found above");
     if let Some(user) = users.get_mut(at) {
         for _ in 1..resume.requests.len() {
-            let outcome = ended(resume.intended, resume.target, None, Err(kind), None);
+            let outcome = ended(
+                resume.intended,
+                resume.sent,
+                resume.target,
+                None,
+                Err(kind),
+                None,
+            );
             ctx.book(&outcome, facts(user, None));
         }
         user.advance(work, true, false);
@@ -117,21 +125,6 @@ pub(crate) fn charge_failed_resume(
             ctx.state.stop_sending();
         }
     }
-}
-
-/// A response as the checks see it.
-struct Kept {
-    status: u16,
-    first_byte: Instant,
-    /// Header fields, as the `h2` crate hands them (lowercase names).
-    headers: http::HeaderMap,
-    /// The body, decoded, up to `--capture-max`, when a check or extractor
-    /// reads it.
-    body: Vec<u8>,
-    body_bytes: u64,
-    /// With a body check or `--decode`: its decoded length and whether it
-    /// came encoded, or why it did not decode.
-    decoded: Option<Result<(u64, bool), crate::http1::DecodeError>>,
 }
 
 /// One stream's user: sends its requests one after another until the
@@ -155,16 +148,11 @@ pub(crate) async fn run_user_stream(
     // A script's response() reads every response's headers and body.
     let keep_body = work.spec.keeps_body() || work.script_reads_responses();
     let limit = if keep_body { work.spec.capture_max } else { 0 };
+    // Redirects to another origin go on the stream's side connection.
+    let mut side = SideLink::default();
     while !end.is_broken() {
         let mut batch = match resume.take() {
-            Some(resume) => Batch {
-                intended: resume.intended,
-                target: resume.target,
-                requests: resume.requests.into_iter().map(Cow::Owned).collect(),
-                failed: resume.failed,
-                restart: resume.restart,
-                again: true,
-            },
+            Some(resume) => Batch::resumed(resume),
             None => {
                 if !gate.is_active(index) || user.is_done() {
                     break;
@@ -181,69 +169,123 @@ pub(crate) async fn run_user_stream(
                 }
                 ctx.state.begin_request();
                 let intended = Instant::now();
-                let target = user.next_target(work, || ctx.next_target_index());
-                let fixed = ctx.request_of(target).0;
-                if let Err(not) = user.prepare(work, target, fixed, || work.spec.sequence.next()) {
-                    ctx.state.not_prepared(intended, not);
-                    return (user, None);
-                }
-                if let Some((point, ticket)) = held {
+                let step = begin_step(&ctx, &h2ctx, work, &mut user, intended, intended);
+                if let (Some((point, ticket)), false) = (held, matches!(step, Step::NotPrepared)) {
                     point.sent(ticket, Instant::now());
                 }
-                ctx.count_batch(Some(&mut user));
-                let fixed_form = &h2ctx.requests[target.min(h2ctx.requests.len() - 1)];
-                let requests = match rendered_requests(&user, &h2ctx.requests[0]) {
-                    None => vec![Cow::Borrowed(fixed_form)],
-                    Some(Ok(requests)) => requests.into_iter().map(Cow::Owned).collect(),
-                    Some(Err(reason)) => {
-                        // Rendered by the session itself (or checked when a
-                        // script returned it): only a value HTTP/2's header
-                        // rules refuse gets here; shown, not hidden.
-                        ctx.state.sample_error(ErrorKind::Other, || reason);
-                        // Every request of the batch was counted (count_batch).
-                        for _ in 0..user.requests {
-                            let outcome =
-                                ended(intended, target, None, Err(ErrorKind::Other), None);
-                            ctx.book(&outcome, facts(&user, None));
-                        }
-                        user.advance(work, true, false);
-                        continue;
-                    }
-                };
-                Batch {
-                    intended,
-                    target,
-                    requests,
-                    failed: false,
-                    restart: false,
-                    again: false,
+                match step {
+                    Step::Send(batch) => batch,
+                    Step::Booked => continue,
+                    Step::NotPrepared => return (user, None),
                 }
             }
         };
-        if let Some(cut) =
-            send_batch(&ctx, work, &mut user, &mut sender, &end, limit, &mut batch).await
+        if let Some(cut) = send_batch(
+            &ctx,
+            work,
+            &mut user,
+            (&mut sender, &mut side),
+            &end,
+            limit,
+            &mut batch,
+        )
+        .await
         {
             resume = Some(cut);
             continue;
         }
-        let think = user.advance(work, batch.failed, batch.restart);
-        if work.script_stopped() || work.stopped_run() {
-            ctx.state.stop_sending();
-        }
-        if let Some(think) = think {
+        if let Some(think) = advance(&ctx, work, &mut user, &batch) {
             tokio::time::sleep(think).await;
         }
     }
     (user, resume)
 }
 
+/// How a user's step began ([`begin_step`]).
+pub(crate) enum Step<'a> {
+    /// Its requests, ready to go.
+    Send(Batch<'a>),
+    /// It ended before a request left (booked, the user moved on).
+    Booked,
+    /// Nothing could be sent (a `unique` feeder ran out, the script
+    /// failed): the request is taken back.
+    NotPrepared,
+}
+
+/// Begins `user`'s next step, its first request begun (counted in flight)
+/// and intended at `intended`, leaving its queue at `sent` (later in the
+/// open model when it waited in the backlog): the step's target, the user's
+/// rendered request(s) in HTTP/2 form, the batch's later requests counted
+/// (`count_batch`). The closed model (a stream) and the open model
+/// (h2_open_workload.rs) begin a step so.
+pub(crate) fn begin_step<'a>(
+    ctx: &ConnectionContext,
+    h2ctx: &'a H2Context,
+    work: &WorkerWorkload,
+    user: &mut UserSession,
+    intended: Instant,
+    sent: Instant,
+) -> Step<'a> {
+    let target = user.next_target(work, || ctx.next_target_index());
+    let fixed = ctx.request_of(target).0;
+    if let Err(not) = user.prepare(work, target, fixed, || work.spec.sequence.next()) {
+        ctx.state.not_prepared(intended, not);
+        return Step::NotPrepared;
+    }
+    ctx.count_batch(Some(user));
+    let fixed_form = &h2ctx.requests[target.min(h2ctx.requests.len() - 1)];
+    let requests = match rendered_requests(user, &h2ctx.requests[0]) {
+        None => vec![Cow::Borrowed(fixed_form)],
+        Some(Ok(requests)) => requests.into_iter().map(Cow::Owned).collect(),
+        Some(Err(reason)) => {
+            // Rendered by the session itself (or checked when a script
+            // returned it): only a value HTTP/2's header rules refuse gets
+            // here; shown, not hidden.
+            ctx.state.sample_error(ErrorKind::Other, || reason);
+            // Every request of the batch was counted (count_batch).
+            for _ in 0..user.requests {
+                let outcome = ended(intended, sent, target, None, Err(ErrorKind::Other), None);
+                ctx.book(&outcome, facts(user, None));
+            }
+            user.advance(work, true, false);
+            return Step::Booked;
+        }
+    };
+    Step::Send(Batch {
+        intended,
+        sent,
+        target,
+        requests,
+        failed: false,
+        restart: false,
+        again: false,
+    })
+}
+
+/// Moves `user` on after its step (`batch`), as its verdicts say, and
+/// stops the sending when a script or a group asks: the think time to wait.
+pub(crate) fn advance(
+    ctx: &ConnectionContext,
+    work: &WorkerWorkload,
+    user: &mut UserSession,
+    batch: &Batch<'_>,
+) -> Option<Duration> {
+    let think = user.advance(work, batch.failed, batch.restart);
+    if work.script_stopped() || work.stopped_run() {
+        ctx.state.stop_sending();
+    }
+    think
+}
+
 /// A user's requests of one step: its request, or the several a script's
 /// `request()` returned, all intended at the same instant, all begun
 /// (counted in flight, each claimed from the budget: `count_batch`) when
 /// the step began.
-struct Batch<'a> {
+pub(crate) struct Batch<'a> {
     intended: Instant,
-    target: usize,
+    /// When its first request left its queue (open model: the backlog).
+    sent: Instant,
+    pub(crate) target: usize,
     requests: Vec<Cow<'a, H2Request>>,
     failed: bool,
     restart: bool,
@@ -252,25 +294,68 @@ struct Batch<'a> {
     again: bool,
 }
 
+impl Batch<'_> {
+    /// The rest of a batch cut short by a request the server never
+    /// processed: that request is a second try.
+    pub(crate) fn resumed(resume: Resume) -> Batch<'static> {
+        Batch {
+            intended: resume.intended,
+            sent: resume.sent,
+            target: resume.target,
+            requests: resume.requests.into_iter().map(Cow::Owned).collect(),
+            failed: resume.failed,
+            restart: resume.restart,
+            again: true,
+        }
+    }
+
+    /// The instant its requests were intended at.
+    pub(crate) fn intended(&self) -> Instant {
+        self.intended
+    }
+
+    /// Books the batch's requests as failed with `kind` before any left
+    /// (its connection could not be opened), but for the first, which the
+    /// failed connect booked (h2_client.rs `open`); the step failed.
+    pub(crate) fn failed_unsent(
+        &mut self,
+        ctx: &ConnectionContext,
+        user: &UserSession,
+        kind: ErrorKind,
+    ) {
+        for _ in 1..self.requests.len() {
+            let outcome = ended(self.intended, self.sent, self.target, None, Err(kind), None);
+            ctx.book(&outcome, facts(user, None));
+        }
+        self.failed = true;
+    }
+}
+
 /// Sends a batch, each request a stream of its own, one after another
 /// (a script's pipelined requests over HTTP/1.1), and judges each answer.
 /// Returns what is left of it when a request was never processed by the
 /// server (it goes again, from that request on); None once it is over.
-async fn send_batch(
+pub(crate) async fn send_batch(
     ctx: &ConnectionContext,
     work: &WorkerWorkload,
     user: &mut UserSession,
-    sender: &mut SendRequest<Bytes>,
+    (sender, side): (&mut SendRequest<Bytes>, &mut SideLink),
     end: &ConnectionEnd,
     limit: usize,
     batch: &mut Batch<'_>,
 ) -> Option<Resume> {
-    let (intended, target) = (batch.intended, batch.target);
+    let (intended, sent, target) = (batch.intended, batch.sent, batch.target);
     for (i, request) in batch.requests.iter().enumerate() {
-        let exchange = send_keeping(sender, request, limit, ctx.decode);
+        // A redirect is followed when the step's request is alone, as
+        // over HTTP/1.1 (a script's pipelined batch follows none).
+        let alone = batch.requests.len() == 1;
+        let original = alone.then(|| user.rendered().unwrap_or(ctx.request_of(target).0));
+        let links = (&mut *sender, &mut *side);
+        let exchange = send_following(ctx, links, request, target, original, limit);
         let answered = tokio::time::timeout(ctx.timeout_of(target), exchange).await;
         let (result, kept) = match answered {
-            Ok(Ok(mut kept)) => match settle_decoding(ctx, intended, &mut kept) {
+            Ok(Ok(Err(refused))) => (Err(refused), None),
+            Ok(Ok(Ok(mut kept))) => match settle_decoding(ctx, intended, &mut kept) {
                 Ok(status) => (Ok(status), Some(kept)),
                 // Not judged, as over HTTP/1.1: the checks never saw the body.
                 Err(kind) => (Err(kind), Some(kept)),
@@ -282,6 +367,7 @@ async fn send_batch(
                     // it (all begun already).
                     return Some(Resume {
                         intended,
+                        sent,
                         target,
                         requests: batch.requests[i..]
                             .iter()
@@ -308,13 +394,13 @@ async fn send_batch(
                 None
             }
         };
-        let outcome = ended(intended, target, kept.as_ref(), result, judged);
+        let outcome = ended(intended, sent, target, kept.as_ref(), result, judged);
         ctx.book(&outcome, facts(user, end.take_connect()));
         if let (true, Err(kind)) = (end.is_broken(), result) {
             // The rest of the batch is never sent: its requests end as
             // the connection's failure, so begun and ended stay equal.
             for _ in i + 1..batch.requests.len() {
-                let outcome = ended(intended, target, None, Err(kind), None);
+                let outcome = ended(intended, sent, target, None, Err(kind), None);
                 ctx.book(&outcome, facts(user, None));
             }
             break;
@@ -391,10 +477,12 @@ fn judge(
     user.judge_fields(work, target, answer, &fields, &kept.body, &mut recorder)
 }
 
-/// How request `target` of a user's step, intended at `intended`, ended
-/// now: `kept`, its response if one came, and its verdict.
+/// How request `target` of a user's step, intended at `intended` and out
+/// of its queue at `sent`, ended now: `kept`, its response if one came,
+/// and its verdict.
 fn ended(
     intended: Instant,
+    sent: Instant,
     target: usize,
     kept: Option<&Kept>,
     result: Result<u16, ErrorKind>,
@@ -403,7 +491,7 @@ fn ended(
     let body_bytes = kept.map_or(0, |k| k.body_bytes);
     Outcome {
         intended,
-        sent: intended,
+        sent,
         first_byte: kept.map(|k| k.first_byte),
         done: Instant::now(),
         result,
@@ -422,46 +510,4 @@ fn facts(user: &UserSession, connect: Option<Duration>) -> LogFacts<'_> {
         user: user.conn(),
         rendered: user.rendered(),
     }
-}
-
-/// Sends one request and reads its whole response, keeping its header
-/// fields and up to `limit` bytes of its decoded body. The body is decoded
-/// when something reads it (`limit > 0`) or with `count_decoded` (`--decode`).
-async fn send_keeping(
-    sender: &mut SendRequest<Bytes>,
-    request: &H2Request,
-    limit: usize,
-    count_decoded: bool,
-) -> Result<Kept, SendError> {
-    let (response, first_byte) = exchange(sender, request).await?;
-    let (parts, mut body) = response.into_parts();
-    let mut kept = Vec::new();
-    let mut keep = |out: &[u8]| {
-        let room = limit.saturating_sub(kept.len());
-        kept.extend_from_slice(&out[..out.len().min(room)]);
-    };
-    let mut decoding = (limit > 0 || count_decoded).then(|| DecodedCount::new(&parts.headers));
-    let mut length = 0u64;
-    while let Some(chunk) = body.data().await {
-        let chunk = chunk.map_err(sent)?;
-        length += chunk.len() as u64;
-        if let Some(decoding) = &mut decoding {
-            // The whole body is decoded (not only what is kept), so a body
-            // cut short or corrupt past the kept part fails here too.
-            decoding.data_into(&chunk, &mut keep);
-        }
-        let _ = body.flow_control().release_capacity(chunk.len());
-        if body.is_end_stream() {
-            break;
-        }
-    }
-    let decoded = decoding.map(|d| d.end_into(&mut keep));
-    Ok(Kept {
-        status: parts.status.as_u16(),
-        first_byte,
-        headers: parts.headers,
-        body: kept,
-        body_bytes: length,
-        decoded,
-    })
 }
