@@ -8,23 +8,8 @@
 
 use stampede_target::{CertSource, TlsConfig};
 use stampede_testkit::{
-    binary, one_thread, run_stampede, spawn_target, ServerHandle, TargetConfig,
+    binary, one_thread, redirect_to, run_stampede, spawn_target, ServerHandle, TargetConfig,
 };
-
-/// `url` percent-encoded as a query value.
-fn encoded(url: &str) -> String {
-    url.replace('%', "%25")
-        .replace(':', "%3A")
-        .replace('/', "%2F")
-        .replace('?', "%3F")
-        .replace('=', "%3D")
-        .replace('&', "%26")
-}
-
-/// `origin`'s `/redirect-to` leading to `to`.
-fn redirect_to(origin: &str, to: &str) -> String {
-    format!("{origin}/redirect-to?url={}", encoded(to))
-}
 
 /// Requests and HTTP/2 streams a target served.
 fn served(target: &ServerHandle) -> (u64, u64) {
