@@ -3,18 +3,18 @@
 
 use crate::drive::worker::run_worker;
 use crate::error::EngineError;
-use crate::http1::{encode_request, encode_request_to};
 use crate::net::transport::{build_tls_client, ConnectorSpec, Endpoint};
-use crate::plan::h2_request::prepare as prepare_h2;
 use crate::plan::worker_plan::{
-    second_of, H2Plan, OpenLoad, WorkerLoad, WorkerMessage, WorkerPlan, SNAPSHOT_INTERVAL,
+    second_of, OpenLoad, WorkerLoad, WorkerMessage, WorkerPlan, SNAPSHOT_INTERVAL,
 };
+use crate::run::finish::{finished, RunEnd};
+use crate::run::prepare::prepare;
+use crate::run::split::{worker_plans, Window};
 use crate::run::watchdog::{Abandoned, Watchdog};
 use crate::worker::request_log::{RequestLog, RequestLogOptions, RequestLogReport, RunClock};
 use stampede_metrics::{IntervalBuilder, Recording, SecondPoint, Snapshot, TimeseriesBuilder};
 use stampede_plan::{
-    share_of, weighted_order, EventLoop, IoBackend, LoadModel, Plan, Schedule, Scheme,
-    StopCondition,
+    share_of, EventLoop, IoBackend, LoadModel, Plan, Schedule, Scheme, StopCondition,
 };
 use std::net::SocketAddr;
 use std::sync::{mpsc, Arc};
@@ -81,7 +81,7 @@ pub fn resolve(plan: &Plan) -> Result<SocketAddr, EngineError> {
 /// How connections reach the target: the Unix socket, the proxy or the
 /// target's resolved addresses (all of them: the result names them, and
 /// `--dns` spreads connections over them), the CONNECT tunnel and the TLS client.
-fn connector_spec(plan: &Plan) -> Result<(ConnectorSpec, Vec<SocketAddr>), EngineError> {
+pub(crate) fn connector_spec(plan: &Plan) -> Result<(ConnectorSpec, Vec<SocketAddr>), EngineError> {
     let transport = &plan.transport;
     let mut addrs = Vec::new();
     let endpoint = match (&transport.unix_socket, &transport.proxy) {
@@ -128,7 +128,10 @@ fn connector_spec(plan: &Plan) -> Result<(ConnectorSpec, Vec<SocketAddr>), Engin
 /// origins are reached (straight to them, as the run reaches its own, over
 /// HTTP/2 when the run is: not through a proxy or a Unix socket, which
 /// reach one origin only).
-fn redirect_rule(plan: &Plan, max_hops: u32) -> crate::redirects::redirect::RedirectRule {
+pub(crate) fn redirect_rule(
+    plan: &Plan,
+    max_hops: u32,
+) -> crate::redirects::redirect::RedirectRule {
     let transport = &plan.transport;
     let https = plan.target.scheme == Scheme::Https;
     let home = crate::redirects::redirect_origin::Origin {
@@ -177,7 +180,7 @@ pub fn worker_count(plan: &Plan, workload: Option<&crate::workload::WorkloadSpec
 /// Worker `index`'s load of `model`; `total`: the group's
 /// `total_iterations`, of which the worker takes the instants its pacer
 /// numbers (worker w of W: w, w + W, …, the first `total` in all).
-fn worker_load(
+pub(crate) fn worker_load(
     model: &LoadModel,
     index: usize,
     workers: usize,
@@ -235,7 +238,7 @@ fn place_workers(workers: usize, groups: usize) -> Vec<(usize, usize, usize)> {
 /// against epoll's 0.94×, and is level or slightly ahead with keep-alive;
 /// epoll remains where io_uring is missing or refused (containers often
 /// filter it). An explicit `--io uring` without io_uring is an error.
-fn settle_event_loop(plan: &Plan) -> Result<EventLoop, EngineError> {
+pub(crate) fn settle_event_loop(plan: &Plan) -> Result<EventLoop, EngineError> {
     let event_loop = plan.event_loop();
     let auto = plan.transport.io == IoBackend::Auto;
     match event_loop {
@@ -304,43 +307,11 @@ pub struct Finished {
     pub rendezvous: Vec<stampede_metrics::RendezvousResult>,
 }
 
-/// The users group `g` starts with, by its load: a closed group's
-/// connections (an open group has no users to gather).
-fn group_users(groups: &[&LoadModel], g: usize) -> usize {
-    match groups.get(g).or(groups.first()) {
-        Some(LoadModel::Closed { connections }) => connections.peak().round().max(0.0) as usize,
-        _ => 0,
-    }
-}
-
-/// The points' figures once the workers are gone (any user still held is
-/// let go first), named by their steps.
-fn rendezvous_results(
-    points: Option<&crate::workload::RendezvousPoints>,
-    workload: Option<&crate::workload::WorkloadSpec>,
-) -> Vec<stampede_metrics::RendezvousResult> {
-    let Some(points) = points else {
-        return Vec::new();
-    };
-    points.close();
-    (points.figures().into_iter())
-        .map(|(target, figures)| stampede_metrics::RendezvousResult {
-            step: (workload.and_then(|w| w.steps.get(target)))
-                .and_then(|s| s.name.clone())
-                .unwrap_or_else(|| (target + 1).to_string()),
-            users: figures.size as u64,
-            sent: figures.sizes.iter().sum::<usize>() as u64,
-            smallest: figures.sizes.iter().min().map_or(0, |&n| n as u64),
-            largest: figures.sizes.iter().max().map_or(0, |&n| n as u64),
-            batches: figures.batches,
-            timed_out: figures.timed_out,
-            spread_us: stampede_metrics::SpreadSummary::of(&figures.spreads),
-        })
-        .collect()
-}
-
 /// Runs the plan to its stop condition (or until `stop`), with options (the
-/// per-request log), returning the merged recording.
+/// per-request log), returning the merged recording. The steps: prepare
+/// what the workers share (prepare.rs), split the plan over them
+/// (split.rs), spawn them, aggregate their snapshots, and make the
+/// recording (finish.rs).
 pub fn run_with(
     plan: &Plan,
     observer: &mut dyn Observer,
@@ -354,71 +325,6 @@ pub fn run_with(
     }
     // This thread aggregates the workers' snapshots: it is the client's too.
     let _aggregating = options.client_threads.enrol();
-    let event_loop = settle_event_loop(plan)?;
-    let seed = options.seed.unwrap_or_else(|| {
-        use std::hash::{BuildHasher, Hasher};
-        // std's hasher keys are random per process and per call: a fresh seed
-        // without another dependency.
-        std::collections::hash_map::RandomState::new()
-            .build_hasher()
-            .finish()
-    });
-    let resolve_start = Instant::now();
-    let (connector, addrs) = connector_spec(plan)?;
-    let dns = resolve_start.elapsed();
-    // Dropped at the end of the run, which stops the re-resolving thread.
-    let _refreshing = match &connector.addresses {
-        Some(book) => book.refresh(plan)?,
-        None => None,
-    };
-    let request: Arc<[u8]> = encode_request(plan).into();
-    let mix: Vec<(Arc<[u8]>, bool)> = plan
-        .mix
-        .iter()
-        .map(|entry| {
-            let bytes = encode_request_to(plan, &entry.target, &entry.request);
-            (Arc::from(bytes), entry.request.method == "HEAD")
-        })
-        .collect();
-    let http2 = if plan.transport.http2 {
-        let requests = if plan.mix.is_empty() {
-            vec![prepare_h2(&plan.target, &plan.request)?]
-        } else {
-            plan.mix
-                .iter()
-                .map(|entry| prepare_h2(&entry.target, &entry.request))
-                .collect::<Result<_, _>>()?
-        };
-        Some(H2Plan {
-            requests,
-            streams: plan.transport.streams.max(1),
-        })
-    } else {
-        None
-    };
-    let http3 = crate::plan::h3_plan::build(plan, &connector)?;
-    let weights: Vec<u32> = plan.mix.iter().map(|entry| entry.weight).collect();
-    let listed = options
-        .workload
-        .as_ref()
-        .and_then(|w| w.mix_sequence.clone());
-    let mix_order: Arc<[u16]> = match listed {
-        Some(sequence) if !weights.is_empty() => sequence,
-        _ if weights.is_empty() => Arc::from(Vec::new()),
-        _ => weighted_order(&weights).into(),
-    };
-    let started_at = SystemTime::now();
-    let start = Instant::now();
-    let measure_start = start + plan.warmup.unwrap_or_default();
-    let (budget, limit) = match plan.stop {
-        StopCondition::Duration(d) => (None, Some(d)),
-        StopCondition::Requests { count, limit } => (Some(count), limit),
-    };
-    let deadline = limit.map(|d| measure_start + d);
-    let clock = RunClock {
-        measure_start,
-        measure_start_wall: started_at + (measure_start - start),
-    };
     // Several groups run side by side, each on its own workers (at least
     // one each) with its own load model.
     let groups: Vec<&LoadModel> = match &options.workload {
@@ -429,150 +335,34 @@ pub fn run_with(
             .collect(),
         _ => vec![&plan.model],
     };
-    let rendezvous = options
-        .workload
-        .as_deref()
-        .and_then(|w| {
-            // Over HTTP/2 each stream of a connection is a user of its own.
-            let per_connection = match plan.transport.http2 {
-                true => plan.transport.streams.max(1),
-                false => 1,
-            };
-            crate::workload::RendezvousPoints::of(w, |g| group_users(&groups, g) * per_connection)
-        })
-        .map(Arc::new);
-    let event_loop = match event_loop {
-        EventLoop::Tokio => event_loop,
-        _ if rendezvous.is_none() => event_loop,
-        // Only tokio's tasks can wait at a rendezvous (a reactor's slots
-        // have no waker another worker could call): auto takes it.
-        _ if plan.transport.io == IoBackend::Auto => EventLoop::Tokio,
-        _ => {
-            return Err(EngineError::RendezvousNeedsTokio(
-                plan.transport.io.as_str(),
-            ))
-        }
+    let prepared = prepare(plan, &options, &groups)?;
+    let started_at = SystemTime::now();
+    let start = Instant::now();
+    let measure_start = start + plan.warmup.unwrap_or_default();
+    let (budget, limit) = match plan.stop {
+        StopCondition::Duration(d) => (None, Some(d)),
+        StopCondition::Requests { count, limit } => (Some(count), limit),
+    };
+    let window = Window {
+        measure_start,
+        deadline: limit.map(|d| measure_start + d),
+        budget,
+    };
+    let clock = RunClock {
+        measure_start,
+        measure_start_wall: started_at + (measure_start - start),
     };
     let workers = worker_count(plan, options.workload.as_deref());
     let placement = place_workers(workers, groups.len());
-    let mut request_log = match options.request_log {
-        Some(options) => {
-            Some(RequestLog::start(options, workers, clock).map_err(EngineError::RequestLog)?)
-        }
+    let mut request_log = match options.request_log.take() {
+        Some(log) => Some(RequestLog::start(log, workers, clock).map_err(EngineError::RequestLog)?),
         None => None,
     };
-    // A step's follow_redirects = true follows even without --redirects,
-    // as far as JMeter and browsers do (20 hops).
-    let step_follows =
-        (options.workload.as_deref()).is_some_and(crate::workload::some_step_follows);
-    let max_hops = match plan.transport.redirects {
-        0 if step_follows => 20,
-        n => n,
-    };
-    let redirect = (max_hops > 0).then(|| redirect_rule(plan, max_hops));
     let phases = run_phases(options.workload.as_deref(), &placement, start);
+    let shares = (&groups[..], &placement[..]);
+    let plans = worker_plans(plan, &options, &prepared, shares, &window, phases.as_ref());
     let (to_aggregator, from_workers) = mpsc::channel();
-    let mut threads = Vec::with_capacity(workers);
-    let mut budget_given = 0u64;
-    for (index, &(group, share_index, share_workers)) in placement.iter().enumerate() {
-        let model = groups[group];
-        let group_seed = if groups.len() > 1 {
-            seed ^ (group as u64 + 1).wrapping_mul(0xA24B_AED4_963E_E407)
-        } else {
-            seed
-        };
-        // -n is split exactly. The closed model: in proportion to
-        // connections (the last worker takes what rounding left), as each
-        // connection sends at its own pace. The open model: as the pacer
-        // splits the instants (worker w takes w, w + W, …, so the first
-        // `count` instants give it share_of(count, w, W)), or a worker with
-        // more connections would run out of requests before the others and
-        // the rest of the run would go at a fraction of the rate. Several
-        // groups: evenly over every worker.
-        // A listed order (a replayed log) is taken w, w + W, … in either
-        // model: each worker sends exactly the entries of its share.
-        let listed = (options.workload.as_ref()).is_some_and(|w| w.mix_sequence.is_some());
-        let worker_budget = budget.map(|count| {
-            let share = match model {
-                _ if groups.len() > 1 || listed => share_of(count, index, workers),
-                LoadModel::Rate { .. } => share_of(count, index, workers),
-                LoadModel::Closed { .. } if index + 1 == workers => count - budget_given,
-                LoadModel::Closed { .. } => {
-                    let total = plan.connections() as u64;
-                    count * share_of(total, index, workers) / total
-                }
-            };
-            budget_given += share;
-            share
-        });
-        let mut worker_connector = connector.clone();
-        let script_addr = options
-            .workload
-            .as_ref()
-            .and_then(|w| w.script.as_ref())
-            .and_then(|script| script.thread_addr(index));
-        if let Some(addr) = script_addr {
-            // wrk's setup() may point a thread elsewhere (thread.addr).
-            worker_connector.endpoint = Endpoint::Tcp(addr);
-            worker_connector.addresses = None;
-        }
-        let worker_plan = WorkerPlan {
-            index,
-            share: (share_index, share_workers),
-            group,
-            connector: worker_connector,
-            request: request.clone(),
-            mix: mix.clone(),
-            mix_order: mix_order.clone(),
-            http2: http2.clone(),
-            http3: http3.clone(),
-            pipeline: plan.transport.pipeline,
-            head_request: plan.request.method == "HEAD",
-            keepalive: plan.keepalive,
-            timeout: plan.timeout,
-            load: worker_load(
-                model,
-                share_index,
-                share_workers,
-                group_seed,
-                options
-                    .workload
-                    .as_ref()
-                    .and_then(|w| w.groups.get(group))
-                    .and_then(|g| g.limits.total_iterations),
-            ),
-            budget: worker_budget,
-            measure_start,
-            load_start: measure_start,
-            phases: phases.clone(),
-            rendezvous: rendezvous.clone(),
-            deadline,
-            event_loop,
-            snapshot_interval: options.snapshot_interval.unwrap_or(SNAPSHOT_INTERVAL),
-            workload: options.workload.clone(),
-            redirect: redirect.clone(),
-            follows_redirects: plan.transport.redirects > 0,
-            lifetime: crate::plan::conn_lifetime::Lifetime::new(&plan.transport.lifetime),
-            decode: plan.transport.compression.decode,
-            stream: plan.transport.stream,
-            seed: seed ^ 0xD1B5_4A32_D192_ED03u64.wrapping_mul(index as u64 + 1),
-        };
-        let receiver = stop.sender.subscribe();
-        let sender = to_aggregator.clone();
-        let log = request_log.as_mut().and_then(|log| log.worker(index));
-        let client_threads = options.client_threads.clone();
-        let thread = std::thread::Builder::new()
-            .name(format!("stampede-worker-{index}"))
-            .spawn(move || {
-                let _enrolment = client_threads.enrol();
-                run_worker(worker_plan, receiver, sender, log)
-            })
-            .map_err(|source| EngineError::Worker {
-                worker: index,
-                source,
-            })?;
-        threads.push(thread);
-    }
+    let threads = spawn_workers(plans, stop, &to_aggregator, &mut request_log, &options)?;
     drop(to_aggregator);
     let schedule = plan.model.schedule().clone();
     let target_at = move |seconds: f64| schedule.target_at(Duration::from_secs_f64(seconds));
@@ -582,7 +372,7 @@ pub fn run_with(
         watchdog: Watchdog::new(
             workers,
             Instant::now(),
-            deadline,
+            window.deadline,
             crate::run::watchdog::grace(options.snapshot_interval),
         ),
     };
@@ -605,16 +395,64 @@ pub fn run_with(
         };
         builder.finish(elapsed, sink.as_mut());
     }
-    let abandoned = match &aggregated {
-        Ok(aggregated) => aggregated.abandoned.clone(),
+    let abandoned: Vec<usize> = match &aggregated {
+        Ok(aggregated) => aggregated.abandoned.iter().map(|&(w, _)| w).collect(),
         Err(_) => Vec::new(),
     };
-    let abandoned_workers: Vec<usize> = abandoned.iter().map(|&(worker, _)| worker).collect();
-    // A worker's own error (a script's init failing) says more than the
-    // aggregator's "worker lost": joined first. An abandoned worker's
-    // thread is left running (watchdog.rs): joining it would never end.
+    join_workers(threads, &abandoned)?;
+    let end = RunEnd {
+        started_at,
+        stopped: stop.is_stopped(),
+        limits: (budget, limit),
+        phases: phases.as_deref(),
+        placement: &placement,
+    };
+    let finished = finished(plan, &options, &prepared, aggregated?, end, request_log);
+    Ok(finished)
+}
+
+/// A worker thread: `Ok` when it ended well, its own error otherwise.
+type WorkerThread = std::thread::JoinHandle<std::io::Result<()>>;
+
+/// Starts one thread per worker plan, each sending its snapshots to
+/// `to_aggregator` and its request-log lines to its share of `request_log`.
+fn spawn_workers(
+    plans: Vec<WorkerPlan>,
+    stop: &StopHandle,
+    to_aggregator: &mpsc::Sender<WorkerMessage>,
+    request_log: &mut Option<RequestLog>,
+    options: &RunOptions,
+) -> Result<Vec<WorkerThread>, EngineError> {
+    let mut threads = Vec::with_capacity(plans.len());
+    for worker_plan in plans {
+        let index = worker_plan.index;
+        let receiver = stop.sender.subscribe();
+        let sender = to_aggregator.clone();
+        let log = request_log.as_mut().and_then(|log| log.worker(index));
+        let client_threads = options.client_threads.clone();
+        let thread = std::thread::Builder::new()
+            .name(format!("stampede-worker-{index}"))
+            .spawn(move || {
+                let _enrolment = client_threads.enrol();
+                run_worker(worker_plan, receiver, sender, log)
+            })
+            .map_err(|source| EngineError::Worker {
+                worker: index,
+                source,
+            })?;
+        threads.push(thread);
+    }
+    Ok(threads)
+}
+
+/// Joins the workers' threads but the `abandoned` ones. A worker's own
+/// error (a script's init failing) says more than the aggregator's
+/// "worker lost": it is returned before the aggregator's result is read.
+/// An abandoned worker's thread is left running (watchdog.rs): joining it
+/// would never end.
+fn join_workers(threads: Vec<WorkerThread>, abandoned: &[usize]) -> Result<(), EngineError> {
     for (index, thread) in threads.into_iter().enumerate() {
-        if abandoned_workers.contains(&index) {
+        if abandoned.contains(&index) {
             continue;
         }
         match thread.join() {
@@ -628,89 +466,7 @@ pub fn run_with(
             Err(_) => return Err(EngineError::WorkerLost(index)),
         }
     }
-    let aggregated = aggregated?;
-    let rendezvous = rendezvous_results(rendezvous.as_deref(), options.workload.as_deref());
-    let fed_out = aggregated.fed_out.clone();
-    // Given up with nothing connected (no_connection.rs): no interruption.
-    let interrupted = stop.is_stopped() && !aggregated.gave_up;
-    let stop_reason = if aggregated.gave_up {
-        Some("no_connection".into())
-    } else if !abandoned.is_empty() {
-        Some("worker_stuck".into())
-    } else {
-        stop_reason(
-            &aggregated,
-            options.workload.as_deref(),
-            phases.as_deref(),
-            interrupted,
-            (budget, limit),
-        )
-    };
-    let recording = Recording {
-        started_at,
-        elapsed: aggregated.elapsed,
-        interrupted,
-        dns,
-        total: aggregated.total,
-        timeseries: aggregated.timeseries,
-        event_loop,
-        tls: connector.tls.as_ref().and_then(|tls| tls.negotiated.get()),
-        seed: matches!(
-            plan.model,
-            LoadModel::Rate {
-                arrival: stampede_plan::Arrival::Poisson,
-                ..
-            }
-        )
-        .then_some(seed),
-        checks: options
-            .workload
-            .as_ref()
-            .map(|w| w.check_names())
-            .unwrap_or_default(),
-        judged: options
-            .workload
-            .as_ref()
-            .is_some_and(|w| w.judges_responses()),
-        stop_reason,
-        groups: options
-            .workload
-            .as_ref()
-            .map(|w| w.group_names(&plan.model, w.groups.len() > 1))
-            .unwrap_or_default(),
-    };
-    let dns = match &connector.addresses {
-        Some(book) => Some(book.report()),
-        // Several addresses, every connection on the first.
-        None if addrs.len() > 1 => Some(crate::net::dns::report_first(
-            &addrs,
-            recording.total.counters.connect_attempts,
-        )),
-        None => None,
-    };
-    let script = options.workload.as_ref().and_then(|w| w.script.as_ref());
-    let abandoned: Vec<Abandoned> = (abandoned.iter())
-        .map(|&(worker, (snapshots, unreported))| Abandoned {
-            worker,
-            hook: script.and_then(|s| s.busy_in(worker)),
-            grace: aggregated.grace,
-            snapshots,
-            unreported,
-        })
-        .collect();
-    let feed_ran_out = groups_fed_out(&fed_out, &placement, options.workload.as_deref());
-    Ok(Finished {
-        rendezvous,
-        feed_ran_out,
-        recording,
-        // The writer ends when every worker let go of its log, which an
-        // abandoned one never does: its log is not waited for.
-        request_log: request_log
-            .filter(|_| abandoned.is_empty())
-            .map(RequestLog::finish),
-        dns,
-        abandoned,
-    })
+    Ok(())
 }
 
 /// The scenario's group clock, when some group has a phase, a start
@@ -735,66 +491,6 @@ fn run_phases(
     })
 }
 
-/// Why the run stopped before its duration or count, if it did
-/// (docs/result-schema.md, `stop_reason`): a unique feeder ran out and
-/// with it the run (not when another group went on to the end), a step
-/// failed under `on_error = "stop_run"`, the script called `thread:stop()`
-/// in every thread, or every group ended by itself (its iterations walked,
-/// its users stopped or its duration over) before the run's `-d` or `-n`.
-fn stop_reason(
-    aggregated: &Aggregated,
-    workload: Option<&crate::workload::WorkloadSpec>,
-    phases: Option<&crate::workload::RunPhases>,
-    interrupted: bool,
-    (budget, limit): (Option<u64>, Option<Duration>),
-) -> Option<String> {
-    if phases.is_some_and(|p| p.run_stopped()) {
-        return Some("stop_run".into());
-    }
-    let before_limit = limit.is_none_or(|d| aggregated.elapsed < d);
-    let under_count = budget.is_none_or(|n| aggregated.total.counters.sent < n);
-    let early = !interrupted && before_limit && under_count;
-    if !early {
-        return None;
-    }
-    if aggregated.total.feed_exhausted {
-        return Some("feed_exhausted".into());
-    }
-    let workload = workload?;
-    if workload
-        .script
-        .as_ref()
-        .is_some_and(|s| s.stopped_every_thread())
-    {
-        return Some("script_stopped".into());
-    }
-    let groups = &workload.groups;
-    let bounded = groups.iter().all(|g| g.sequential && g.is_bounded());
-    bounded.then(|| "groups_done".into())
-}
-
-/// The groups (by name, or number from 1) of the workers whose unique
-/// feeder ran out (`fed_out`), each once, in group order.
-fn groups_fed_out(
-    fed_out: &[bool],
-    placement: &[(usize, usize, usize)],
-    workload: Option<&crate::workload::WorkloadSpec>,
-) -> Vec<String> {
-    let mut groups: Vec<usize> = (placement.iter().zip(fed_out))
-        .filter(|&(_, &out)| out)
-        .map(|(&(group, _, _), _)| group)
-        .collect();
-    groups.sort_unstable();
-    groups.dedup();
-    let name = |group: usize| {
-        workload
-            .and_then(|w| w.groups.get(group))
-            .and_then(|g| g.name.clone())
-            .unwrap_or_else(|| (group + 1).to_string())
-    };
-    groups.into_iter().map(name).collect()
-}
-
 /// How long the last (possibly partial) second of a run lasted: up to a
 /// second and the boundary slack, when the stop came just after a boundary
 /// and its responses joined the second before.
@@ -804,18 +500,18 @@ fn last_second_length(elapsed: Duration) -> f64 {
 }
 
 /// What the aggregator hands back once every worker has finished.
-struct Aggregated {
-    total: Snapshot,
-    elapsed: Duration,
-    timeseries: Vec<SecondPoint>,
+pub(crate) struct Aggregated {
+    pub(crate) total: Snapshot,
+    pub(crate) elapsed: Duration,
+    pub(crate) timeseries: Vec<SecondPoint>,
     /// The run was stopped because nothing could connect (no_connection.rs).
-    gave_up: bool,
+    pub(crate) gave_up: bool,
     /// The workers the watchdog gave up on, each with what is known of
     /// its lost figures (`Watchdog::lost`).
-    abandoned: Vec<(usize, (u32, Duration))>,
-    grace: Duration,
+    pub(crate) abandoned: Vec<(usize, (u32, Duration))>,
+    pub(crate) grace: Duration,
     /// Per worker: its unique feeder ran out of rows.
-    fed_out: Vec<bool>,
+    pub(crate) fed_out: Vec<bool>,
 }
 
 /// The interval log's builder and where its intervals go.

@@ -1,0 +1,167 @@
+//! The first step of a run (run/engine.rs `run_with`): what every worker
+//! shares, made once before any starts. The event loop is settled, the
+//! target resolved, the requests encoded for each protocol, the mix's
+//! order drawn, the redirect rule and the rendezvous points built.
+
+use crate::error::EngineError;
+use crate::http1::{encode_request, encode_request_to};
+use crate::net::transport::ConnectorSpec;
+use crate::plan::h2_request::prepare as prepare_h2;
+use crate::plan::h3_plan::H3Plan;
+use crate::plan::worker_plan::H2Plan;
+use crate::redirects::redirect::RedirectRule;
+use crate::run::engine::{connector_spec, redirect_rule, settle_event_loop, RunOptions};
+use crate::workload::RendezvousPoints;
+use stampede_plan::{weighted_order, EventLoop, IoBackend, LoadModel, Plan};
+use std::net::SocketAddr;
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
+
+/// What every worker of a run shares.
+pub(crate) struct Prepared {
+    /// The loop every worker runs (`--io`, settled against what the plan needs).
+    pub event_loop: EventLoop,
+    /// The seed of the run's randomness (`--seed`, or a fresh one).
+    pub seed: u64,
+    /// How to open connections to the target.
+    pub connector: ConnectorSpec,
+    /// The target's addresses as resolved.
+    pub addrs: Vec<SocketAddr>,
+    /// How long resolving took.
+    pub dns: Duration,
+    /// Dropped at the end of the run, which stops the re-resolving thread
+    /// (`--dns-ttl`).
+    pub _refreshing: Option<mpsc::Sender<()>>,
+    /// The fixed request, encoded once.
+    pub request: Arc<[u8]>,
+    /// The mix's requests, encoded once, each with whether it is a HEAD.
+    pub mix: Vec<(Arc<[u8]>, bool)>,
+    /// The order the mix's requests go in (weighted, or a replay's list).
+    pub mix_order: Arc<[u16]>,
+    /// The requests in HTTP/2's form, over `--http2`.
+    pub http2: Option<H2Plan>,
+    /// The HTTP/3 part, over `--http3`.
+    pub http3: Option<H3Plan>,
+    /// The rule for following redirects, when any are followed.
+    pub redirect: Option<RedirectRule>,
+    /// The scenario's rendezvous points, when a step has one.
+    pub rendezvous: Option<Arc<RendezvousPoints>>,
+}
+
+/// Prepares what the workers of `plan` share; `groups`: each scenario
+/// group's load model (one entry without groups).
+pub(crate) fn prepare(
+    plan: &Plan,
+    options: &RunOptions,
+    groups: &[&LoadModel],
+) -> Result<Prepared, EngineError> {
+    let event_loop = settle_event_loop(plan)?;
+    let seed = options.seed.unwrap_or_else(|| {
+        use std::hash::{BuildHasher, Hasher};
+        // std's hasher keys are random per process and per call: a fresh seed
+        // without another dependency.
+        std::collections::hash_map::RandomState::new()
+            .build_hasher()
+            .finish()
+    });
+    let resolve_start = Instant::now();
+    let (connector, addrs) = connector_spec(plan)?;
+    let dns = resolve_start.elapsed();
+    let refreshing = match &connector.addresses {
+        Some(book) => book.refresh(plan)?,
+        None => None,
+    };
+    let request: Arc<[u8]> = encode_request(plan).into();
+    let mix: Vec<(Arc<[u8]>, bool)> = plan
+        .mix
+        .iter()
+        .map(|entry| {
+            let bytes = encode_request_to(plan, &entry.target, &entry.request);
+            (Arc::from(bytes), entry.request.method == "HEAD")
+        })
+        .collect();
+    let http2 = if plan.transport.http2 {
+        let requests = if plan.mix.is_empty() {
+            vec![prepare_h2(&plan.target, &plan.request)?]
+        } else {
+            plan.mix
+                .iter()
+                .map(|entry| prepare_h2(&entry.target, &entry.request))
+                .collect::<Result<_, _>>()?
+        };
+        Some(H2Plan {
+            requests,
+            streams: plan.transport.streams.max(1),
+        })
+    } else {
+        None
+    };
+    let http3 = crate::plan::h3_plan::build(plan, &connector)?;
+    let weights: Vec<u32> = plan.mix.iter().map(|entry| entry.weight).collect();
+    let listed = options
+        .workload
+        .as_ref()
+        .and_then(|w| w.mix_sequence.clone());
+    let mix_order: Arc<[u16]> = match listed {
+        Some(sequence) if !weights.is_empty() => sequence,
+        _ if weights.is_empty() => Arc::from(Vec::new()),
+        _ => weighted_order(&weights).into(),
+    };
+    let rendezvous = options
+        .workload
+        .as_deref()
+        .and_then(|w| {
+            // Over HTTP/2 each stream of a connection is a user of its own.
+            let per_connection = match plan.transport.http2 {
+                true => plan.transport.streams.max(1),
+                false => 1,
+            };
+            RendezvousPoints::of(w, |g| group_users(groups, g) * per_connection)
+        })
+        .map(Arc::new);
+    let event_loop = match event_loop {
+        EventLoop::Tokio => event_loop,
+        _ if rendezvous.is_none() => event_loop,
+        // Only tokio's tasks can wait at a rendezvous (a reactor's slots
+        // have no waker another worker could call): auto takes it.
+        _ if plan.transport.io == IoBackend::Auto => EventLoop::Tokio,
+        _ => {
+            return Err(EngineError::RendezvousNeedsTokio(
+                plan.transport.io.as_str(),
+            ))
+        }
+    };
+    // A step's follow_redirects = true follows even without --redirects,
+    // as far as JMeter and browsers do (20 hops).
+    let step_follows =
+        (options.workload.as_deref()).is_some_and(crate::workload::some_step_follows);
+    let max_hops = match plan.transport.redirects {
+        0 if step_follows => 20,
+        n => n,
+    };
+    let redirect = (max_hops > 0).then(|| redirect_rule(plan, max_hops));
+    Ok(Prepared {
+        event_loop,
+        seed,
+        connector,
+        addrs,
+        dns,
+        _refreshing: refreshing,
+        request,
+        mix,
+        mix_order,
+        http2,
+        http3,
+        redirect,
+        rendezvous,
+    })
+}
+
+/// The users group `g` starts with, by its load: a closed group's
+/// connections (an open group has no users to gather).
+fn group_users(groups: &[&LoadModel], g: usize) -> usize {
+    match groups.get(g).or(groups.first()) {
+        Some(LoadModel::Closed { connections }) => connections.peak().round().max(0.0) as usize,
+        _ => 0,
+    }
+}
