@@ -10,7 +10,7 @@
 //!
 //! | folder | owns |
 //! | --- | --- |
-//! | `run/` | `run_with`: resolve, split the plan over worker threads, spawn them, merge their snapshots; the watchdog, the no-connection give-up, the fd limit |
+//! | `run/` | `run_with`: prepare, split the plan over worker threads, spawn them, merge their snapshots, finish; the watchdog, the no-connection give-up, the fd limit |
 //! | `drive/` | the event loops, only I/O and waiting: the worker thread, tokio's HTTP/1.1 slot and load models, `h2/`, `h3/`, `reactor/` (epoll, io_uring) |
 //! | `exchange/` | the I/O-free books of one HTTP/1.1 exchange: the response reader, a request's clocks and retry, a connection's life, and the reactors' `Ledger`; the tokio slot keeps the same books |
 //! | `worker/` | what each worker keeps, whatever its loop: what its connections share (`ConnectionContext`) and the booking of a request's end, state and recorder, housekeeping, pacer, connect backoff, group start, request log |
