@@ -293,7 +293,7 @@ fn a_server_stall_shows_in_p99_over_http2() {
     let target = spawn_target(one_thread());
     let base = format!("http://{}", target.local_addr());
     // Weighted round-robin (nginx's smooth order): the stall comes about
-    // half-way through the 3 s, so the backlog it leaves is measured.
+    // half-way through the 600, so the backlog it leaves is measured.
     let targets = temp_dir("h2-stall").join("targets.txt");
     std::fs::write(
         &targets,
@@ -308,8 +308,8 @@ fn a_server_stall_shows_in_p99_over_http2() {
             "--http2",
             "-r",
             "200",
-            "-d",
-            "3s",
+            "-n",
+            "600",
             "-c",
             "1",
             "--streams",
@@ -331,7 +331,9 @@ fn a_server_stall_shows_in_p99_over_http2() {
         "{}",
         run.result()["schedule"]
     );
-    assert_near(run.count("/requests/sent"), 600.0, 0.05, "HTTP/2 stall");
+    // Counted, not timed: a host busy with other builds slows the catch-up
+    // after the stall, which a 3 s duration cut short (534 of 600 sent).
+    assert_eq!(run.count("/requests/sent"), 600, "HTTP/2 stall");
     run.assert_accounted("HTTP/2 stall");
 }
 
