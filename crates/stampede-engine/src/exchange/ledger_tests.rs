@@ -544,3 +544,77 @@ fn status_count(c: &stampede_metrics::Counters, status: u16) -> u64 {
         .find(|(s, _)| *s == status)
         .map_or(0, |(_, n)| n)
 }
+
+/// A slot whose virtual user walks a scenario of two fixed-request steps
+/// (`first`, then `second`) `iterations` times, from a `feeder` if given.
+fn scenario_slot(
+    iterations: u64,
+    feeder: Option<stampede_workload::Feeder>,
+) -> (Slot, Vec<u8>, Vec<u8>) {
+    use crate::workload::{GroupWork, StepWork, WorkloadSpec};
+    use std::sync::Arc;
+    let first = b"GET /first HTTP/1.1\r\nHost: t\r\n\r\n".to_vec();
+    let second = b"GET /second HTTP/1.1\r\nHost: t\r\n\r\n".to_vec();
+    let mut plan = WorkerPlan::for_tests(&first);
+    plan.mix = vec![
+        (Arc::from(&first[..]), false),
+        (Arc::from(&second[..]), false),
+    ];
+    plan.mix_order = Arc::from(&[0u16, 1][..]);
+    let mut group = GroupWork {
+        steps: 0..2,
+        sequential: true,
+        feeders: feeder.into_iter().map(Arc::new).collect(),
+        ..GroupWork::default()
+    };
+    group.limits.iterations = Some(iterations);
+    plan.workload = Some(Arc::new(WorkloadSpec {
+        steps: vec![StepWork::default(), StepWork::default()],
+        groups: vec![group],
+        ..WorkloadSpec::default()
+    }));
+    let mut s = slot_of(plan);
+    s.ledger = Ledger::new(false, s.t0, 0);
+    (s, first, second)
+}
+
+#[test]
+fn a_scenario_user_walks_its_steps_in_order_and_is_done_after_its_iterations() {
+    let (mut s, first, second) = scenario_slot(1, None);
+    assert!(!s.ledger.user_done());
+    s.begin(0);
+    s.connect(0, 1);
+    assert_eq!(s.write_all(), first);
+    s.answer(OK, 2);
+    assert!(s.ledger.mid_iteration(&s.ctx), "the second step is next");
+    assert!(!s.ledger.user_done());
+    s.begin(3);
+    s.reuse(3);
+    assert_eq!(s.write_all(), second);
+    s.answer(OK, 4);
+    assert!(!s.ledger.mid_iteration(&s.ctx), "the iteration is over");
+    assert!(s.ledger.user_done(), "its one iteration is walked");
+    let books = s.books();
+    assert_eq!(books.counters.success, 2);
+    let per_step: Vec<u64> = books.per_target.iter().map(|t| t.counters.sent).collect();
+    assert_eq!(per_step, [1, 1]);
+}
+
+#[test]
+fn a_unique_feeder_out_of_rows_takes_the_request_back_and_sends_nothing() {
+    use stampede_workload::{FeedData, FeedMode, Feeder};
+    let data = FeedData::from_csv("ids", b"id\n7\n", b',').expect("csv");
+    let (mut s, _, _) = scenario_slot(5, Some(Feeder::new(data, FeedMode::Unique)));
+    s.begin(0);
+    s.connect(0, 1);
+    s.write_all();
+    s.answer(OK, 2);
+    s.begin(3);
+    s.reuse(3);
+    s.write_all();
+    s.answer(OK, 4);
+    // The second iteration finds no row: nothing is begun.
+    s.state.begin_request();
+    assert!(!s.ledger.begin(&s.ctx, s.at(5)));
+    assert!(s.state.is_feed_exhausted());
+}
