@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 const REQUEST: &[u8] = b"GET / HTTP/1.1\r\nHost: t\r\n\r\n";
 const OK: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
 const OK_CLOSE: &[u8] = b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nhi";
+const CREATED: &[u8] = b"HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n";
 const NOT_FOUND: &[u8] = b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n";
 
 /// One slot's ledger and the worker's books it writes to.
@@ -289,8 +290,6 @@ fn a_failed_connect_counts_from_the_intended_start_and_backs_the_slot_off() {
     assert_eq!((c.success, c.error(ErrorKind::ConnectRefused)), (0, 1));
     assert_eq!((c.connect_attempts, c.connections_opened), (1, 0));
     assert_eq!(c.bytes_body, 0);
-    // No connection: the send is the intended start.
-    assert_eq!(books.latency.max(), books.service.max());
 }
 
 #[test]
@@ -617,4 +616,185 @@ fn a_unique_feeder_out_of_rows_takes_the_request_back_and_sends_nothing() {
     s.state.begin_request();
     assert!(!s.ledger.begin(&s.ctx, s.at(5)));
     assert!(s.state.is_feed_exhausted());
+}
+
+#[test]
+fn a_mix_sends_each_request_of_its_order() {
+    use std::sync::Arc;
+    let a = b"GET /a HTTP/1.1\r\nHost: t\r\n\r\n".to_vec();
+    let b = b"GET /b HTTP/1.1\r\nHost: t\r\n\r\n".to_vec();
+    let mut plan = WorkerPlan::for_tests(REQUEST);
+    plan.mix = vec![(Arc::from(&a[..]), false), (Arc::from(&b[..]), false)];
+    plan.mix_order = Arc::from(&[0u16, 1][..]);
+    let mut s = slot_of(plan);
+    s.begin(0);
+    s.connect(0, 1);
+    assert_eq!(s.write_all(), a);
+    s.answer(OK, 2);
+    s.begin(3);
+    s.reuse(3);
+    assert_eq!(s.write_all(), b, "the mix's second, not the plan's request");
+    s.answer(NOT_FOUND, 4);
+    let books = s.books();
+    let by_target: Vec<(u64, u64)> = (books.per_target.iter())
+        .map(|t| (t.counters.success, t.counters.failed_status))
+        .collect();
+    assert_eq!(by_target, [(1, 0), (0, 1)]);
+}
+
+/// A slot that follows up to 5 redirects, to other origins too (plain TCP).
+fn redirecting_slot(pipeline: usize) -> Slot {
+    use crate::redirects::redirect::RedirectRule;
+    use crate::redirects::redirect_origin::{ForeignRules, Origin};
+    let mut plan = WorkerPlan::for_tests(REQUEST);
+    plan.pipeline = pipeline;
+    plan.follows_redirects = true;
+    plan.redirect = Some(RedirectRule {
+        max_hops: 5,
+        home: Origin::parse("http", "127.0.0.1:9").expect("origin"),
+        foreign: Some(ForeignRules {
+            resolve: Vec::new(),
+            tls: None,
+            connect_timeout: ms(100),
+            http2: false,
+        }),
+    });
+    slot_of(plan)
+}
+
+fn found(location: &str) -> Vec<u8> {
+    format!("HTTP/1.1 302 Found\r\nLocation: {location}\r\nContent-Length: 0\r\n\r\n").into_bytes()
+}
+
+#[test]
+fn a_redirect_is_a_hop_with_its_own_request_and_origin() {
+    let mut s = redirecting_slot(1);
+    s.begin(0);
+    s.connect(0, 1);
+    s.write_all();
+    // Home first: a hop on the same origin.
+    let done = s.complete(&found("/next"), 2);
+    assert_eq!(s.ledger.redirect(&s.ctx, &done), Follow::Hop);
+    assert_eq!(s.ledger.origin(), None, "home");
+    s.ledger.hop_answered(&s.ctx, s.at(2), done.keep_alive);
+    s.ledger.reset_response();
+    let hop = s.write_all();
+    assert!(hop.starts_with(b"GET /next HTTP/1.1\r\n"), "{hop:?}");
+    // Then two other origins, each its own.
+    let done = s.complete(&found("http://127.0.0.1:10/x"), 3);
+    assert_eq!(s.ledger.redirect(&s.ctx, &done), Follow::Hop);
+    assert_eq!(s.ledger.origin(), Some(0));
+    s.ledger.reset_response();
+    s.write_all();
+    let done = s.complete(&found("http://127.0.0.1:11/y"), 4);
+    assert_eq!(s.ledger.redirect(&s.ctx, &done), Follow::Hop);
+    assert_eq!(s.ledger.origin(), Some(1));
+    s.ledger.reset_response();
+    assert!(s.write_all().starts_with(b"GET /y HTTP/1.1\r\n"));
+    let done = s.complete(OK, 5);
+    assert_eq!(s.ledger.redirect(&s.ctx, &done), Follow::No);
+    s.ledger.answered(&s.ctx, s.at(5), &done);
+    let c = s.books().counters;
+    assert_eq!((c.sent, c.success, c.redirects), (1, 1, 3));
+}
+
+#[test]
+fn a_hop_may_be_retried_after_an_idle_close_as_its_request_could() {
+    let mut s = redirecting_slot(1);
+    s.begin(0);
+    s.connect(0, 1);
+    s.write_all();
+    s.answer(OK, 2);
+    s.begin(3);
+    s.reuse(3);
+    s.write_all();
+    assert!(
+        s.ledger.retry_after_idle_close(ErrorKind::Reset),
+        "the request's retry"
+    );
+    let done = s.complete(&found("/next"), 4);
+    assert_eq!(s.ledger.redirect(&s.ctx, &done), Follow::Hop);
+    s.ledger.hop_answered(&s.ctx, s.at(4), true);
+    s.ledger.reset_response();
+    s.write_all();
+    assert!(
+        s.ledger.retry_after_idle_close(ErrorKind::Reset),
+        "the hop is an exchange of its own: its retry is armed again"
+    );
+}
+
+#[test]
+fn a_pipelined_batch_follows_no_redirect() {
+    let mut s = redirecting_slot(2);
+    for _ in 0..2 {
+        s.state.begin_request();
+    }
+    assert!(s.ledger.begin_batch(&s.ctx, s.at(0), 2));
+    s.connect(0, 1);
+    s.write_all();
+    let mut two = found("/next");
+    two.extend_from_slice(OK);
+    let done = s.complete(&two, 2);
+    assert_eq!(s.ledger.redirect(&s.ctx, &done), Follow::No);
+    assert_eq!(s.books().counters.redirects, 0);
+}
+
+/// A slot whose user's one step checks `status == 200` and thinks 40 ms
+/// after each answer (a 201 succeeds but fails the check).
+fn judging_slot(plan: WorkerPlan) -> Slot {
+    use crate::workload::{GroupWork, StepWork, WorkloadSpec};
+    use stampede_workload::{CheckSet, ThinkTime};
+    use std::sync::Arc;
+    let mut plan = plan;
+    plan.workload = Some(Arc::new(WorkloadSpec {
+        steps: vec![StepWork {
+            checks: CheckSet::parse(&["status == 200"]).expect("check"),
+            ..StepWork::default()
+        }],
+        groups: vec![GroupWork {
+            steps: 0..1,
+            think: Some(ThinkTime {
+                min: ms(40),
+                max: ms(40),
+            }),
+            sequential: true,
+            ..GroupWork::default()
+        }],
+        ..WorkloadSpec::default()
+    }));
+    slot_of(plan)
+}
+
+#[test]
+fn checks_judge_each_answer_and_the_user_thinks_after_it() {
+    let mut s = judging_slot(WorkerPlan::for_tests(REQUEST));
+    s.begin(0);
+    s.connect(0, 1);
+    s.write_all();
+    s.answer(OK, 2);
+    assert_eq!(s.ledger.pause_until, Some(s.at(42)));
+    s.begin(50);
+    s.reuse(50);
+    s.write_all();
+    s.answer(CREATED, 60);
+    assert_eq!(s.ledger.pause_until, Some(s.at(100)));
+    let books = s.books();
+    assert_eq!(books.counters.check_failed, 1);
+    let tally: Vec<(u64, u64)> = (books.checks.iter())
+        .map(|c| (c.passed, c.failed))
+        .collect();
+    assert_eq!(tally, [(1, 1)]);
+}
+
+#[test]
+fn a_failed_request_still_lets_its_user_think() {
+    let mut s = judging_slot(WorkerPlan::for_tests(REQUEST));
+    s.begin(0);
+    s.connect(0, 30);
+    s.write_all();
+    let before = Instant::now();
+    s.ledger.failed(&s.ctx, ErrorKind::Timeout, true);
+    let pause = s.ledger.pause_until.expect("a think time");
+    assert!(pause >= before + ms(40), "{pause:?}");
+    assert!(pause <= Instant::now() + ms(40), "{pause:?}");
 }
