@@ -599,17 +599,37 @@ fn each_check_tag_holds_exactly_the_responses_that_failed_it() {
 
 /// Each second's `latency` histogram of a result file, decoded.
 fn json_seconds(result: &serde_json::Value) -> Vec<LatencyHistogram> {
+    json_seconds_of(result, "latency")
+}
+
+/// Each second's histogram of `tag` in a result file, decoded.
+fn json_seconds_of(result: &serde_json::Value, tag: &str) -> Vec<LatencyHistogram> {
     result["timeseries"]
         .as_array()
         .expect("a timeseries")
         .iter()
         .map(|point| {
-            let text = point["histograms"]["latency"]
+            let text = point["histograms"][tag]
                 .as_str()
-                .expect("a latency histogram");
+                .unwrap_or_else(|| panic!("a {tag} histogram in {point}"));
             decode_histogram(text).unwrap()
         })
         .collect()
+}
+
+/// A histogram's values dealt out one by one to three, in turn.
+fn dealt_three_ways(histogram: &LatencyHistogram) -> Vec<LatencyHistogram> {
+    let mut dealt: Vec<LatencyHistogram> = (0..3)
+        .map(|_| stampede_metrics::new_latency_histogram())
+        .collect();
+    let mut next = 0;
+    for value in histogram.iter_recorded() {
+        for _ in 0..value.count_at_value() {
+            dealt[next % 3].record(value.value_iterated_to()).unwrap();
+            next += 1;
+        }
+    }
+    dealt
 }
 
 #[test]
@@ -625,24 +645,27 @@ fn json_seconds_sum_to_the_run_and_a_three_way_split_merges_back_exactly() {
     let whole = decode_histogram(result["histogram"].as_str().unwrap()).unwrap();
     assert!(whole.len() > 1000, "the run measured {}", whole.len());
     assert_eq!(buckets(&summed), buckets(&whole));
+    // Service time too: each second keeps it, and the seconds add up to
+    // the run's `service_histogram`.
+    let service_seconds = json_seconds_of(&result, "service");
+    let mut service_summed = stampede_metrics::new_latency_histogram();
+    for second in &service_seconds {
+        service_summed.add(second).unwrap();
+    }
+    let service = decode_histogram(result["service_histogram"].as_str().unwrap()).unwrap();
+    assert_eq!(service.len(), whole.len());
+    assert_eq!(buckets(&service_summed), buckets(&service));
     // Each second's samples dealt out three ways, as three agents would have
     // measured them; each agent's file otherwise the run's own.
     let parts: Vec<PathBuf> = (0..3).map(|i| dir.join(format!("agent{i}.json"))).collect();
     let mut shares = [result.clone(), result.clone(), result.clone()];
-    for (n, second) in seconds.iter().enumerate() {
-        let mut dealt: Vec<LatencyHistogram> = (0..3)
-            .map(|_| stampede_metrics::new_latency_histogram())
-            .collect();
-        let mut next = 0;
-        for value in second.iter_recorded() {
-            for _ in 0..value.count_at_value() {
-                dealt[next % 3].record(value.value_iterated_to()).unwrap();
-                next += 1;
-            }
-        }
-        for (share, histogram) in shares.iter_mut().zip(&dealt) {
+    for (n, (second, service)) in seconds.iter().zip(&service_seconds).enumerate() {
+        let dealt = dealt_three_ways(second);
+        let served = dealt_three_ways(service);
+        for ((share, histogram), service) in shares.iter_mut().zip(&dealt).zip(&served) {
             let point = &mut share["timeseries"][n];
             point["histograms"]["latency"] = stampede_metrics::encode_histogram(histogram).into();
+            point["histograms"]["service"] = stampede_metrics::encode_histogram(service).into();
             point["completed"] = histogram.len().into();
             point["success"] = histogram.len().into();
         }
@@ -658,6 +681,10 @@ fn json_seconds_sum_to_the_run_and_a_three_way_split_merges_back_exactly() {
     let merged = read_json(&merged_path);
     let merged_seconds = json_seconds(&merged);
     assert_eq!(merged_seconds.len(), seconds.len());
+    let merged_service = json_seconds_of(&merged, "service");
+    for (n, (m, s)) in merged_service.iter().zip(&service_seconds).enumerate() {
+        assert_eq!(buckets(m), buckets(s), "service time, second {n}");
+    }
     for (n, (m, s)) in merged_seconds.iter().zip(&seconds).enumerate() {
         let point = &merged["timeseries"][n];
         assert_eq!(point["completed"].as_u64(), Some(s.len()), "second {n}");

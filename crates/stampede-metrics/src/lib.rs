@@ -85,7 +85,8 @@ pub use result_window::{window_of, window_text, WindowError};
 pub use run_id::new_run_id;
 pub use running::Running;
 pub use second_histograms::{
-    encode_second, has_second_histograms, second_percentiles, SecondSums, SECOND_TAGS,
+    encode_second, has_second_histograms, second_percentiles, tags_in_every_second, SecondSums,
+    SECOND_TAGS,
 };
 pub use server_reading::{CpuTicks, ServerReading, ThreadCpu};
 pub use stream::{StreamBooks, StreamFigures, StreamHistograms, StreamResult, StreamSummary};
