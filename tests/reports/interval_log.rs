@@ -7,8 +7,9 @@
 //! decodes every interval to the same counts and percentiles. The result
 //! JSON's per-second histograms add up to the run too, merge exactly when
 //! one run's seconds are dealt to three files, and give `compare
-//! --from/--to` its window; a server that stalls shows as a band in the
-//! report's heatmap cells.
+//! --from/--to` its window (service time too); a server that stalls
+//! shows as a band in the report's heatmap cells and, drawn by headless
+//! Chromium, in its pixels.
 
 use stampede_metrics::{decode_histogram, read_hlog, HlogFile, LatencyHistogram};
 use stampede_testkit::{assert_succeeded, read_json, skip_or_fail, spawn_target, stampede, text};
@@ -916,5 +917,44 @@ fn a_stall_is_a_band_in_the_reports_heatmap() {
     assert!(
         columns.len() >= 4 && elsewhere * 10 < slow,
         "slow responses outside the stall: {columns:?}"
+    );
+    // Drawn in a browser, the band is ink above the 100 ms row in the
+    // stall's column, and a quiet column far from it has next to none.
+    let Some(chromium) = stampede_testkit::tool_or_skip("chromium") else {
+        return;
+    };
+    let quiet = (0..columns.len())
+        .rev()
+        .find(|i| i.abs_diff(stall) > 1)
+        .expect("a column away from the stall");
+    let mut browser =
+        stampede_testkit::Browser::open(&chromium, &format!("file://{}", html.display()));
+    // Drawn once some pixel has ink (the page's script has run).
+    let drawn = browser.wait_until(
+        "(function () { var c = document.getElementById('latency-heatmap'); \
+         if (!c) return false; var p = c.getContext('2d').getImageData(0, 0, c.width, c.height).data; \
+         for (var i = 3; i < p.length; i += 4) if (p[i] > 0) return true; return false; })()",
+        std::time::Duration::from_secs(20),
+    );
+    assert!(drawn, "the page draws the heatmap");
+    // Inked pixels in a column's right half (the axis labels are at the
+    // left edge) above the 100 ms row.
+    let mut ink_above_100_ms = |column: usize| {
+        let script = format!(
+            "(function () {{ var c = document.getElementById('latency-heatmap'), \
+             d = JSON.parse(document.getElementById('latency-heatmap-data').textContent), \
+             w = c.width / d.columns.length, h = c.height / d.rows, \
+             x0 = Math.ceil(({column} + 0.5) * w), x1 = Math.floor(({column} + 1) * w), \
+             y1 = Math.floor(c.height - ({slow_row} - d.first_row) * h), \
+             p = c.getContext('2d').getImageData(x0, 0, x1 - x0, y1).data, n = 0; \
+             for (var i = 3; i < p.length; i += 4) if (p[i] > 0) n++; return n; }})()"
+        );
+        browser.eval(&script).as_u64().expect("a pixel count")
+    };
+    let (band_ink, quiet_ink) = (ink_above_100_ms(stall), ink_above_100_ms(quiet));
+    assert!(
+        band_ink > 1_000 && quiet_ink * 10 < band_ink,
+        "inked pixels above 100 ms: {band_ink} in the stall's column {stall}, \
+         {quiet_ink} in column {quiet}"
     );
 }
