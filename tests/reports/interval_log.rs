@@ -131,6 +131,23 @@ fn report_reads_a_range_and_names_the_line_of_a_fault() {
     let ranged: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(ranged["tags"]["latency"]["count"].as_u64(), Some(in_range));
     assert_eq!(ranged["tags"]["latency"]["intervals"].as_u64(), Some(2));
+    // Each interval of the range on its own: its count and percentiles.
+    let each = ranged["tags"]["latency"]["per_interval"]
+        .as_array()
+        .expect("per_interval");
+    let kept: Vec<_> = (file.intervals.iter())
+        .filter(|i| i.tag == "latency" && i.start.as_millis() >= 500 && i.start.as_millis() < 1000)
+        .collect();
+    assert_eq!(each.len(), kept.len());
+    for (row, interval) in each.iter().zip(&kept) {
+        assert_eq!(row["start_s"].as_f64(), Some(interval.start.as_secs_f64()));
+        assert_eq!(row["count"].as_u64(), Some(interval.histogram.len()));
+        assert_eq!(
+            row["p99_us"].as_u64(),
+            Some(interval.histogram.value_at_percentile(99.0))
+        );
+        assert_eq!(row["max_us"].as_u64(), Some(interval.histogram.max()));
+    }
     assert!(
         ranged["tags"].get("service").is_none(),
         "--tag keeps one tag"
