@@ -3,7 +3,9 @@
 //! stopped or failed keeps every complete interval). Which tags a run
 //! has, and the file's name for each sweep step or repeat round.
 
-use stampede_metrics::{encode_tag, CheckName, HlogWriter, IntervalSink, Snapshot};
+use stampede_metrics::{
+    encode_tag, CheckName, HlogWriter, IntervalHistograms, IntervalSink, LatencyHistogram,
+};
 use stampede_plan::{Plan, Scheme};
 use std::fs::File;
 use std::io::BufWriter;
@@ -143,6 +145,8 @@ struct State {
     file: Option<File>,
     writer: Option<HlogWriter<BufWriter<File>>>,
     tags: Vec<Tagged>,
+    /// What a tag with nothing in an interval writes.
+    empty: LatencyHistogram,
     error: Option<String>,
 }
 
@@ -168,6 +172,7 @@ impl HlogSink {
                 file: Some(file),
                 writer: None,
                 tags,
+                empty: stampede_metrics::new_latency_histogram(),
                 error: None,
             })),
         })
@@ -215,21 +220,21 @@ impl IntervalSink for HlogSink {
         self.with(|state| state.begin(started_at));
     }
 
-    fn interval(&mut self, start: Duration, length: Duration, merged: &Snapshot) {
+    fn interval(&mut self, start: Duration, length: Duration, merged: &IntervalHistograms) {
         self.with(|state| {
             let Some(writer) = state.writer.as_mut() else {
                 return;
             };
-            let empty = stampede_metrics::new_latency_histogram();
+            let empty = &state.empty;
             for tagged in &state.tags {
                 let histogram = match tagged.source {
                     Source::Latency => &merged.latency,
                     Source::Service => &merged.service,
-                    Source::Ttfb => &merged.waiting,
+                    Source::Ttfb => &merged.ttfb,
                     Source::Connect => &merged.connect,
                     Source::Tls => &merged.tls,
-                    Source::Target(i) => merged.per_target.get(i).map_or(&empty, |t| &t.latency),
-                    Source::Check(i) => merged.check_failures.get(i).unwrap_or(&empty),
+                    Source::Target(i) => merged.per_target.get(i).unwrap_or(empty),
+                    Source::Check(i) => merged.check_failures.get(i).unwrap_or(empty),
                 };
                 if let Err(e) = writer.write(&tagged.tag, start, length, histogram) {
                     state.error.get_or_insert(e.to_string());

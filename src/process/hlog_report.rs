@@ -1,6 +1,7 @@
 //! What `stampede report FILE.hlog` prints: an HdrHistogram interval log read back,
 //! each tag's intervals in a time range (`--from`, `--to`) added up
-//! exactly and summarized: count and percentiles, as text or JSON.
+//! exactly and summarized: count and percentiles, as text or JSON; the
+//! JSON has each interval's count and percentiles too (`per_interval`).
 
 use crate::process::output::OutputFormat;
 use stampede_metrics::{new_latency_histogram, HlogFile, LatencyHistogram};
@@ -33,6 +34,40 @@ pub struct TagTotal {
     pub tag: String,
     pub intervals: usize,
     pub histogram: LatencyHistogram,
+    /// Each interval of the range on its own, in file order.
+    pub each: Vec<IntervalFigures>,
+}
+
+/// One interval of a tag: when, how many, and its percentiles (µs, in
+/// the order of `PERCENTILES`).
+#[derive(Debug)]
+pub struct IntervalFigures {
+    pub start: Duration,
+    pub length: Duration,
+    pub count: u64,
+    pub percentiles: [u64; PERCENTILES.len()],
+}
+
+impl IntervalFigures {
+    fn of(start: Duration, length: Duration, histogram: &LatencyHistogram) -> IntervalFigures {
+        IntervalFigures {
+            start,
+            length,
+            count: histogram.len(),
+            percentiles: PERCENTILES.map(|(_, p)| quantile(histogram, p)),
+        }
+    }
+
+    fn to_json(&self) -> serde_json::Value {
+        let mut entry = serde_json::Map::new();
+        entry.insert("start_s".into(), self.start.as_secs_f64().into());
+        entry.insert("length_s".into(), self.length.as_secs_f64().into());
+        entry.insert("count".into(), self.count.into());
+        for ((name, _), value) in PERCENTILES.iter().zip(self.percentiles) {
+            entry.insert(format!("{name}_us"), value.into());
+        }
+        entry.into()
+    }
 }
 
 /// Each tag's intervals in `range`, added up, in the file's tag order.
@@ -53,6 +88,7 @@ pub fn totals(file: &HlogFile, range: &HlogRange) -> anyhow::Result<Vec<TagTotal
             tag,
             intervals: 0,
             histogram: new_latency_histogram(),
+            each: Vec::new(),
         })
         .collect();
     let within = |start: Duration| {
@@ -65,6 +101,11 @@ pub fn totals(file: &HlogFile, range: &HlogRange) -> anyhow::Result<Vec<TagTotal
                 .histogram
                 .add(&interval.histogram)
                 .map_err(|e| anyhow::anyhow!("line {}: {e:?}", interval.line))?;
+            total.each.push(IntervalFigures::of(
+                interval.start,
+                interval.length,
+                &interval.histogram,
+            ));
         }
     }
     Ok(totals)
@@ -106,6 +147,9 @@ pub fn print(
                 for (name, p) in PERCENTILES {
                     entry.insert(format!("{name}_us"), quantile(h, p).into());
                 }
+                let each: Vec<serde_json::Value> =
+                    total.each.iter().map(IntervalFigures::to_json).collect();
+                entry.insert("per_interval".into(), each.into());
                 tags.insert(total.tag.clone(), entry.into());
             }
             let seconds = |d: Option<Duration>| d.map(|d| d.as_secs_f64());

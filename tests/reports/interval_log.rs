@@ -7,8 +7,9 @@
 //! decodes every interval to the same counts and percentiles. The result
 //! JSON's per-second histograms add up to the run too, merge exactly when
 //! one run's seconds are dealt to three files, and give `compare
-//! --from/--to` its window; a server that stalls shows as a band in the
-//! report's heatmap cells.
+//! --from/--to` its window (service time too); a server that stalls
+//! shows as a band in the report's heatmap cells and, drawn by headless
+//! Chromium, in its pixels.
 
 use stampede_metrics::{decode_histogram, read_hlog, HlogFile, LatencyHistogram};
 use stampede_testkit::{assert_succeeded, read_json, skip_or_fail, spawn_target, stampede, text};
@@ -130,6 +131,23 @@ fn report_reads_a_range_and_names_the_line_of_a_fault() {
     let ranged: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(ranged["tags"]["latency"]["count"].as_u64(), Some(in_range));
     assert_eq!(ranged["tags"]["latency"]["intervals"].as_u64(), Some(2));
+    // Each interval of the range on its own: its count and percentiles.
+    let each = ranged["tags"]["latency"]["per_interval"]
+        .as_array()
+        .expect("per_interval");
+    let kept: Vec<_> = (file.intervals.iter())
+        .filter(|i| i.tag == "latency" && i.start.as_millis() >= 500 && i.start.as_millis() < 1000)
+        .collect();
+    assert_eq!(each.len(), kept.len());
+    for (row, interval) in each.iter().zip(&kept) {
+        assert_eq!(row["start_s"].as_f64(), Some(interval.start.as_secs_f64()));
+        assert_eq!(row["count"].as_u64(), Some(interval.histogram.len()));
+        assert_eq!(
+            row["p99_us"].as_u64(),
+            Some(interval.histogram.value_at_percentile(99.0))
+        );
+        assert_eq!(row["max_us"].as_u64(), Some(interval.histogram.max()));
+    }
     assert!(
         ranged["tags"].get("service").is_none(),
         "--tag keeps one tag"
@@ -599,17 +617,37 @@ fn each_check_tag_holds_exactly_the_responses_that_failed_it() {
 
 /// Each second's `latency` histogram of a result file, decoded.
 fn json_seconds(result: &serde_json::Value) -> Vec<LatencyHistogram> {
+    json_seconds_of(result, "latency")
+}
+
+/// Each second's histogram of `tag` in a result file, decoded.
+fn json_seconds_of(result: &serde_json::Value, tag: &str) -> Vec<LatencyHistogram> {
     result["timeseries"]
         .as_array()
         .expect("a timeseries")
         .iter()
         .map(|point| {
-            let text = point["histograms"]["latency"]
+            let text = point["histograms"][tag]
                 .as_str()
-                .expect("a latency histogram");
+                .unwrap_or_else(|| panic!("a {tag} histogram in {point}"));
             decode_histogram(text).unwrap()
         })
         .collect()
+}
+
+/// A histogram's values dealt out one by one to three, in turn.
+fn dealt_three_ways(histogram: &LatencyHistogram) -> Vec<LatencyHistogram> {
+    let mut dealt: Vec<LatencyHistogram> = (0..3)
+        .map(|_| stampede_metrics::new_latency_histogram())
+        .collect();
+    let mut next = 0;
+    for value in histogram.iter_recorded() {
+        for _ in 0..value.count_at_value() {
+            dealt[next % 3].record(value.value_iterated_to()).unwrap();
+            next += 1;
+        }
+    }
+    dealt
 }
 
 #[test]
@@ -625,24 +663,27 @@ fn json_seconds_sum_to_the_run_and_a_three_way_split_merges_back_exactly() {
     let whole = decode_histogram(result["histogram"].as_str().unwrap()).unwrap();
     assert!(whole.len() > 1000, "the run measured {}", whole.len());
     assert_eq!(buckets(&summed), buckets(&whole));
+    // Service time too: each second keeps it, and the seconds add up to
+    // the run's `service_histogram`.
+    let service_seconds = json_seconds_of(&result, "service");
+    let mut service_summed = stampede_metrics::new_latency_histogram();
+    for second in &service_seconds {
+        service_summed.add(second).unwrap();
+    }
+    let service = decode_histogram(result["service_histogram"].as_str().unwrap()).unwrap();
+    assert_eq!(service.len(), whole.len());
+    assert_eq!(buckets(&service_summed), buckets(&service));
     // Each second's samples dealt out three ways, as three agents would have
     // measured them; each agent's file otherwise the run's own.
     let parts: Vec<PathBuf> = (0..3).map(|i| dir.join(format!("agent{i}.json"))).collect();
     let mut shares = [result.clone(), result.clone(), result.clone()];
-    for (n, second) in seconds.iter().enumerate() {
-        let mut dealt: Vec<LatencyHistogram> = (0..3)
-            .map(|_| stampede_metrics::new_latency_histogram())
-            .collect();
-        let mut next = 0;
-        for value in second.iter_recorded() {
-            for _ in 0..value.count_at_value() {
-                dealt[next % 3].record(value.value_iterated_to()).unwrap();
-                next += 1;
-            }
-        }
-        for (share, histogram) in shares.iter_mut().zip(&dealt) {
+    for (n, (second, service)) in seconds.iter().zip(&service_seconds).enumerate() {
+        let dealt = dealt_three_ways(second);
+        let served = dealt_three_ways(service);
+        for ((share, histogram), service) in shares.iter_mut().zip(&dealt).zip(&served) {
             let point = &mut share["timeseries"][n];
             point["histograms"]["latency"] = stampede_metrics::encode_histogram(histogram).into();
+            point["histograms"]["service"] = stampede_metrics::encode_histogram(service).into();
             point["completed"] = histogram.len().into();
             point["success"] = histogram.len().into();
         }
@@ -658,6 +699,10 @@ fn json_seconds_sum_to_the_run_and_a_three_way_split_merges_back_exactly() {
     let merged = read_json(&merged_path);
     let merged_seconds = json_seconds(&merged);
     assert_eq!(merged_seconds.len(), seconds.len());
+    let merged_service = json_seconds_of(&merged, "service");
+    for (n, (m, s)) in merged_service.iter().zip(&service_seconds).enumerate() {
+        assert_eq!(buckets(m), buckets(s), "service time, second {n}");
+    }
     for (n, (m, s)) in merged_seconds.iter().zip(&seconds).enumerate() {
         let point = &merged["timeseries"][n];
         assert_eq!(point["completed"].as_u64(), Some(s.len()), "second {n}");
@@ -889,5 +934,44 @@ fn a_stall_is_a_band_in_the_reports_heatmap() {
     assert!(
         columns.len() >= 4 && elsewhere * 10 < slow,
         "slow responses outside the stall: {columns:?}"
+    );
+    // Drawn in a browser, the band is ink above the 100 ms row in the
+    // stall's column, and a quiet column far from it has next to none.
+    let Some(chromium) = stampede_testkit::tool_or_skip("chromium") else {
+        return;
+    };
+    let quiet = (0..columns.len())
+        .rev()
+        .find(|i| i.abs_diff(stall) > 1)
+        .expect("a column away from the stall");
+    let mut browser =
+        stampede_testkit::Browser::open(&chromium, &format!("file://{}", html.display()));
+    // Drawn once some pixel has ink (the page's script has run).
+    let drawn = browser.wait_until(
+        "(function () { var c = document.getElementById('latency-heatmap'); \
+         if (!c) return false; var p = c.getContext('2d').getImageData(0, 0, c.width, c.height).data; \
+         for (var i = 3; i < p.length; i += 4) if (p[i] > 0) return true; return false; })()",
+        std::time::Duration::from_secs(20),
+    );
+    assert!(drawn, "the page draws the heatmap");
+    // Inked pixels in a column's right half (the axis labels are at the
+    // left edge) above the 100 ms row.
+    let mut ink_above_100_ms = |column: usize| {
+        let script = format!(
+            "(function () {{ var c = document.getElementById('latency-heatmap'), \
+             d = JSON.parse(document.getElementById('latency-heatmap-data').textContent), \
+             w = c.width / d.columns.length, h = c.height / d.rows, \
+             x0 = Math.ceil(({column} + 0.5) * w), x1 = Math.floor(({column} + 1) * w), \
+             y1 = Math.floor(c.height - ({slow_row} - d.first_row) * h), \
+             p = c.getContext('2d').getImageData(x0, 0, x1 - x0, y1).data, n = 0; \
+             for (var i = 3; i < p.length; i += 4) if (p[i] > 0) n++; return n; }})()"
+        );
+        browser.eval(&script).as_u64().expect("a pixel count")
+    };
+    let (band_ink, quiet_ink) = (ink_above_100_ms(stall), ink_above_100_ms(quiet));
+    assert!(
+        band_ink > 1_000 && quiet_ink * 10 < band_ink,
+        "inked pixels above 100 ms: {band_ink} in the stall's column {stall}, \
+         {quiet_ink} in column {quiet}"
     );
 }

@@ -3,9 +3,12 @@
 //! to an [`IntervalSink`] as soon as every worker has moved past it. Every
 //! snapshot lands in exactly one interval, so the intervals summed are the
 //! run's totals bucket for bucket. The workers do nothing new: this is
-//! the aggregator's work on the snapshots it already receives.
+//! the aggregator's work on the snapshots it already receives, and it
+//! takes them over once the aggregator is done with them: only the log's
+//! series are kept ([`IntervalHistograms`]), an interval's first snapshot
+//! moved in whole.
 
-use crate::Snapshot;
+use crate::{IntervalHistograms, Snapshot};
 use std::collections::VecDeque;
 use std::time::{Duration, SystemTime};
 
@@ -15,7 +18,7 @@ pub trait IntervalSink {
     fn begin(&mut self, started_at: SystemTime);
     /// The interval from `start` (since measurement began) lasting
     /// `length`, merged across workers.
-    fn interval(&mut self, start: Duration, length: Duration, merged: &Snapshot);
+    fn interval(&mut self, start: Duration, length: Duration, merged: &IntervalHistograms);
 }
 
 /// Builds intervals from worker snapshots as they arrive.
@@ -25,7 +28,8 @@ pub struct IntervalBuilder {
     /// The latest interval each worker has reported; `u64::MAX` once it finished.
     reported: Vec<u64>,
     first_pending: u64,
-    pending: VecDeque<Snapshot>,
+    /// From `first_pending` on; `None`: no snapshot yet.
+    pending: VecDeque<Option<IntervalHistograms>>,
 }
 
 impl IntervalBuilder {
@@ -55,7 +59,7 @@ impl IntervalBuilder {
         &mut self,
         worker: usize,
         started: Duration,
-        snapshot: &Snapshot,
+        snapshot: Snapshot,
         last: bool,
         sink: &mut dyn IntervalSink,
     ) {
@@ -63,9 +67,12 @@ impl IntervalBuilder {
         // open one: it is never lost, so the sum stays exact.
         let index = self.index_of(started).max(self.first_pending);
         while self.first_pending + (self.pending.len() as u64) <= index {
-            self.pending.push_back(Snapshot::default());
+            self.pending.push_back(None);
         }
-        self.pending[(index - self.first_pending) as usize].merge(snapshot);
+        match &mut self.pending[(index - self.first_pending) as usize] {
+            Some(merged) => merged.merge(snapshot),
+            empty => *empty = Some(IntervalHistograms::of(snapshot)),
+        }
         if let Some(reported) = self.reported.get_mut(worker) {
             *reported = if last { u64::MAX } else { index.max(*reported) };
         }
@@ -78,7 +85,9 @@ impl IntervalBuilder {
     fn hand_front(&mut self, length: Duration, sink: &mut dyn IntervalSink) {
         if let Some(merged) = self.pending.pop_front() {
             let start = self.length * self.first_pending as u32;
-            sink.interval(start, length, &merged);
+            // An interval no snapshot began in (a stalled worker) is
+            // still written, empty: the log's time axis has no holes.
+            sink.interval(start, length, &merged.unwrap_or_default());
         }
         self.first_pending += 1;
     }
@@ -133,7 +142,7 @@ mod tests {
 
     impl IntervalSink for Kept {
         fn begin(&mut self, _: SystemTime) {}
-        fn interval(&mut self, start: Duration, length: Duration, merged: &Snapshot) {
+        fn interval(&mut self, start: Duration, length: Duration, merged: &IntervalHistograms) {
             self.0.push((start, length, merged.latency.len()));
         }
     }
@@ -150,13 +159,13 @@ mod tests {
     fn intervals_close_when_every_worker_moved_on_and_sum_to_the_whole() {
         let mut kept = Kept::default();
         let mut builder = IntervalBuilder::new(2, 100 * MS);
-        builder.add(0, Duration::ZERO, &snapshot(3), false, &mut kept);
-        builder.add(0, 100 * MS, &snapshot(4), false, &mut kept);
+        builder.add(0, Duration::ZERO, snapshot(3), false, &mut kept);
+        builder.add(0, 100 * MS, snapshot(4), false, &mut kept);
         assert!(kept.0.is_empty(), "worker 1 has not left interval 0");
-        builder.add(1, Duration::ZERO, &snapshot(5), false, &mut kept);
-        builder.add(1, 100 * MS, &snapshot(6), true, &mut kept);
+        builder.add(1, Duration::ZERO, snapshot(5), false, &mut kept);
+        builder.add(1, 100 * MS, snapshot(6), true, &mut kept);
         assert_eq!(kept.0, vec![(Duration::ZERO, 100 * MS, 8)]);
-        builder.add(0, 200 * MS, &snapshot(1), true, &mut kept);
+        builder.add(0, 200 * MS, snapshot(1), true, &mut kept);
         builder.finish(230 * MS, &mut kept);
         assert_eq!(
             kept.0,
@@ -172,10 +181,104 @@ mod tests {
     fn a_late_snapshot_joins_the_oldest_open_interval() {
         let mut kept = Kept::default();
         let mut builder = IntervalBuilder::new(1, 100 * MS);
-        builder.add(0, 300 * MS, &snapshot(1), false, &mut kept);
-        builder.add(0, Duration::ZERO, &snapshot(2), false, &mut kept);
+        builder.add(0, 300 * MS, snapshot(1), false, &mut kept);
+        builder.add(0, Duration::ZERO, snapshot(2), false, &mut kept);
         builder.finish(350 * MS, &mut kept);
         assert_eq!(kept.0.iter().map(|k| k.2).sum::<u64>(), 3);
+    }
+
+    /// Every interval's histograms added up, tag by tag.
+    #[derive(Default)]
+    struct Summed {
+        sum: Option<IntervalHistograms>,
+        intervals: usize,
+    }
+
+    impl IntervalSink for Summed {
+        fn begin(&mut self, _: SystemTime) {}
+        fn interval(&mut self, _: Duration, _: Duration, merged: &IntervalHistograms) {
+            self.intervals += 1;
+            let copy = Snapshot {
+                latency: merged.latency.clone(),
+                service: merged.service.clone(),
+                waiting: merged.ttfb.clone(),
+                connect: merged.connect.clone(),
+                tls: merged.tls.clone(),
+                check_failures: merged.check_failures.clone(),
+                ..Snapshot::default()
+            };
+            match &mut self.sum {
+                Some(sum) => sum.merge(copy),
+                None => self.sum = Some(IntervalHistograms::of(copy)),
+            }
+        }
+    }
+
+    fn buckets(h: &crate::LatencyHistogram) -> Vec<(u64, u64)> {
+        h.iter_recorded()
+            .map(|v| (v.value_iterated_to(), v.count_at_value()))
+            .collect()
+    }
+
+    #[test]
+    fn intervals_started_from_their_first_snapshot_sum_to_the_whole_bucket_for_bucket() {
+        // Three workers, 25 ms snapshots into 100 ms intervals, values
+        // spread over four decades so that snapshots grow to different
+        // sizes; one worker runs late, so some of its snapshots arrive
+        // after their interval was handed over, and one skips intervals.
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut whole = Snapshot::default();
+        let mut summed = Summed::default();
+        let mut builder = IntervalBuilder::new(3, 100 * MS);
+        for step in 0..40u32 {
+            for worker in 0..3usize {
+                let slot = match worker {
+                    2 if step % 5 == 3 => continue,
+                    2 => step.saturating_sub(6),
+                    _ => step,
+                };
+                let mut s = Snapshot::default();
+                for _ in 0..(next() % 30) {
+                    s.latency.record(1 + next() % 2_000_000).unwrap();
+                    s.service.record(1 + next() % 20_000).unwrap();
+                    s.waiting.record(1 + next() % 200).unwrap();
+                }
+                if next() % 4 == 0 {
+                    s.connect.record(1 + next() % 5_000).unwrap();
+                    s.tls.record(1 + next() % 50_000).unwrap();
+                }
+                let checks = (next() % 3) as usize;
+                s.check_failures = (0..checks)
+                    .map(|_| {
+                        let mut h = crate::new_latency_histogram();
+                        h.record(1 + next() % 900_000).unwrap();
+                        h
+                    })
+                    .collect();
+                whole.merge(&s);
+                let last = step == 39;
+                builder.add(worker, slot * 25 * MS, s, last, &mut summed);
+            }
+        }
+        builder.finish(1_000 * MS, &mut summed);
+        assert_eq!(summed.intervals, 10);
+        let sum = summed.sum.expect("intervals were written");
+        assert!(whole.latency.len() > 500);
+        assert_eq!(buckets(&sum.latency), buckets(&whole.latency));
+        assert_eq!(buckets(&sum.service), buckets(&whole.service));
+        assert_eq!(buckets(&sum.ttfb), buckets(&whole.waiting));
+        assert_eq!(buckets(&sum.connect), buckets(&whole.connect));
+        assert_eq!(buckets(&sum.tls), buckets(&whole.tls));
+        assert_eq!(sum.check_failures.len(), whole.check_failures.len());
+        for (mine, theirs) in sum.check_failures.iter().zip(&whole.check_failures) {
+            assert_eq!(buckets(mine), buckets(theirs));
+        }
     }
 
     #[test]

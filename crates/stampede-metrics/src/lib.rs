@@ -10,8 +10,8 @@
 //! `counters`, `addresses` (which addresses connections went to),
 //! `error_kind`, `http_version` (`plan.http_version`'s values),
 //! `recording` (snapshots and the merged run), `timeseries` (per second),
-//! `intervals` and `interval_log` (`--hlog`: fixed intervals and the
-//! HdrHistogram interval log), `interval_merge` (logs merged per interval), `per_target` (`--targets` mix), `checks` (`--check` tallies), `monitor`
+//! `intervals`, `interval_histograms` and `interval_log` (`--hlog`: fixed
+//! intervals, their histograms and the HdrHistogram interval log), `interval_merge` (logs merged per interval), `per_target` (`--targets` mix), `checks` (`--check` tallies), `monitor`
 //! (what the process monitor saw), `environment`, `agent`, `run_id`,
 //! `result` (the result file), `second_histograms` (each second's histograms in it), `result_window` (a result narrowed to some of its seconds), `running` (a run's facts while it runs), `server_reading` (a server's counters for `stampede experiment`), `stream` (streamed responses: `--sse`'s events and gaps), `merge` (agents' results into one). See
 //! docs/architecture.md.
@@ -26,6 +26,7 @@ mod error_kind;
 mod histogram;
 mod histogram_encoder;
 mod http_version;
+mod interval_histograms;
 mod interval_log;
 mod interval_merge;
 mod intervals;
@@ -60,6 +61,7 @@ pub use histogram::{
     LatencySummary,
 };
 pub use histogram_encoder::HistogramEncoder;
+pub use interval_histograms::IntervalHistograms;
 pub use interval_log::{
     encode_tag, read_hlog, HlogError, HlogFile, HlogInterval, HlogWriter, HLOG_LEGEND,
 };
@@ -83,7 +85,8 @@ pub use result_window::{window_of, window_text, WindowError};
 pub use run_id::new_run_id;
 pub use running::Running;
 pub use second_histograms::{
-    encode_second, has_second_histograms, second_percentiles, SecondSums, SECOND_TAGS,
+    encode_second, has_second_histograms, second_percentiles, tags_in_every_second, SecondSums,
+    SECOND_TAGS,
 };
 pub use server_reading::{CpuTicks, ServerReading, ThreadCpu};
 pub use stream::{StreamBooks, StreamFigures, StreamHistograms, StreamResult, StreamSummary};

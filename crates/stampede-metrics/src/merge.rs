@@ -524,6 +524,9 @@ fn merge_timeseries(results: &[RunResult], windows: &Windows) -> Result<MergedSe
         .filter(|&i| !crate::has_second_histograms(&results[i].timeseries))
         .collect();
     let exact = without.is_empty();
+    // A tag some input lacks (written before it was kept) would sum only
+    // the others: it is left out of the merged seconds.
+    let common = crate::tags_in_every_second(results.iter().map(|r| &r.timeseries[..]));
     let mut seconds: BTreeMap<u64, (SecondPoint, SecondSums)> = BTreeMap::new();
     for (index, result) in results.iter().enumerate() {
         let shift = windows.shift(index);
@@ -568,6 +571,7 @@ fn merge_timeseries(results: &[RunResult], windows: &Windows) -> Result<MergedSe
                         [point.p50_us, point.p90_us, point.p99_us, point.max_us] =
                             second_percentiles(&sums.latency());
                         point.histograms = sums.encode();
+                        point.histograms.retain(|tag, _| common.contains(tag));
                     }
                     point
                 })

@@ -148,11 +148,14 @@ proptest! {
         let merged = merge_results(&results, false).unwrap();
         for point in &merged.timeseries {
             let mut union = new_latency_histogram();
+            let mut service = new_latency_histogram();
             for &(second, latency, _) in agents.iter().flat_map(|a| &a.samples) {
                 if second == point.second {
                     union.record(latency).unwrap();
+                    service.record(latency / 2 + 1).unwrap();
                 }
             }
+            prop_assert_eq!(&point.histograms["service"], &encode_histogram(&service));
             prop_assert_eq!(
                 [point.p50_us, point.p90_us, point.p99_us, point.max_us],
                 second_percentiles(&union)
@@ -388,6 +391,28 @@ fn a_run_split_three_ways_merges_to_the_same_seconds() {
         .zip(&single.timeseries)
         .any(|(a, b)| (a.p50_us, a.p90_us, a.p99_us) != (b.p50_us, b.p90_us, b.p99_us));
     assert!(differs, "the split is too even to tell the rules apart");
+}
+
+#[test]
+fn a_tag_one_input_lacks_is_left_out_of_the_merged_seconds() {
+    // A result written when seconds kept `latency` only, merged with one
+    // that keeps `service` too: latency stays exact, service goes (the sum
+    // of one input's would pass for the whole's).
+    let a = result_of(&sample_agent(0), "http://10.0.0.1/");
+    let mut older = result_of(&one_run(), "http://10.0.0.1/");
+    older
+        .timeseries
+        .iter_mut()
+        .for_each(|p| p.histograms.retain(|tag, _| tag == "latency"));
+    let merged = merge_results(&[a.clone(), older.clone()], false).unwrap();
+    for point in &merged.timeseries {
+        assert_eq!(point.histograms.keys().collect::<Vec<_>>(), ["latency"]);
+    }
+    let both = merge_results(&[a, result_of(&one_run(), "http://10.0.0.1/")], false).unwrap();
+    for (point, older) in both.timeseries.iter().zip(&merged.timeseries) {
+        assert_eq!(point.histograms["latency"], older.histograms["latency"]);
+        assert!(point.histograms.contains_key("service"));
+    }
 }
 
 #[test]

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 /// Two significant digits (a tenth of the main histogram's size per bucket),
 /// growing to the largest value recorded.
-fn target_histogram() -> LatencyHistogram {
+pub(crate) fn target_histogram() -> LatencyHistogram {
     Histogram::new(2).expect("2 significant digits are valid")
 }
 

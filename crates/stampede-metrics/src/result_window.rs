@@ -1,7 +1,7 @@
 //! A run's result narrowed to a window of whole seconds (`compare --from
 //! --to`): counts, rates and the error rate from those seconds' points,
-//! latency from the sum of their histograms (`timeseries[].histograms`),
-//! so its percentiles are exact. "The first minute is warm-up" becomes a
+//! latency and service time from the sum of their histograms
+//! (`timeseries[].histograms`), so their percentiles are exact. "The first minute is warm-up" becomes a
 //! flag, not a second run.
 
 use crate::{encode_histogram, LatencySummary, RunResult, SecondSums, TimingSummary};
@@ -53,9 +53,12 @@ pub fn window_text(from_s: u64, to_s: Option<u64>) -> String {
 /// is the summed histograms'; `requests`, `errors`, `bytes.received` and
 /// every rate are the seconds' sums over their length (`elapsed_s`).
 /// `requests.failed_status` holds every failed response (a second does not
-/// tell a failed status from a failed check). What no second keeps is
-/// cleared rather than left at the whole run's figure: status codes,
-/// service time and the breakdown's other rows, the schedule, checks,
+/// tell a failed status from a failed check). Service time
+/// (`service_time_us`, `service_histogram`, `breakdown.service`) is the
+/// summed `service` histograms' when every second kept them. What no
+/// second keeps is cleared rather than left at the whole run's figure:
+/// status codes, service time of a result whose seconds lack it, the
+/// breakdown's other rows, the schedule, checks,
 /// targets, groups, the monitor, SLO checks.
 pub fn window_of(
     result: &RunResult,
@@ -130,10 +133,18 @@ pub fn window_of(
     window.status.clear();
     window.latency_us = LatencySummary::of(&latency);
     window.histogram = encode_histogram(&latency);
-    window.service_time_us = LatencySummary::default();
-    window.service_histogram = String::new();
+    // Service time is exact too when every second kept it (results
+    // written before seconds kept `service` have none: it is cleared).
+    let service = crate::tags_in_every_second([&points[..]])
+        .iter()
+        .any(|tag| tag == "service")
+        .then(|| sums.sum("service"))
+        .flatten();
+    window.service_time_us = service.as_ref().map(LatencySummary::of).unwrap_or_default();
+    window.service_histogram = service.as_ref().map(encode_histogram).unwrap_or_default();
     window.breakdown = crate::Breakdown {
         total: TimingSummary::of(&latency),
+        service: service.as_ref().map(TimingSummary::of).unwrap_or_default(),
         ..crate::Breakdown::default()
     };
     window.schedule = None;
@@ -168,11 +179,13 @@ mod tests {
             let mut s = Snapshot::default();
             for i in 0..100 {
                 s.latency.record(1_000 + i * 10).unwrap();
+                s.service.record(900 + i * 10).unwrap();
             }
             s.counters.success = 100;
             s.counters.bytes_received = 1_000;
             if second == 0 {
                 s.latency.record_n(500_000, 10).unwrap();
+                s.service.record_n(400_000, 10).unwrap();
                 s.counters.failed_status = 10;
                 s.counters.errors[crate::ErrorKind::Reset.index()] = 5;
             }
@@ -207,6 +220,16 @@ mod tests {
             }
         }
         assert_eq!(warm.latency_us, LatencySummary::of(&fast));
+        let mut served = crate::new_latency_histogram();
+        for _ in 0..3 {
+            for i in 0..100 {
+                served.record(900 + i * 10).unwrap();
+            }
+        }
+        assert_eq!(warm.service_time_us, LatencySummary::of(&served));
+        assert_eq!(warm.service_histogram, encode_histogram(&served));
+        assert_eq!(warm.breakdown.service, TimingSummary::of(&served));
+        assert!(whole.service_time_us.max > 300_000);
         assert_eq!(warm.requests.completed, 300);
         assert_eq!(warm.requests.errors, 0);
         assert_eq!(warm.elapsed_s, 3.0);
@@ -227,6 +250,22 @@ mod tests {
         assert!((first.error_rate_pct - 1500.0 / 115.0).abs() < 1e-9);
         assert_eq!(first.latency_us.max, 500_223);
         assert_eq!(first.timeseries.len(), 1);
+    }
+
+    #[test]
+    fn a_window_of_seconds_without_service_time_leaves_it_out() {
+        let mut older = result();
+        older
+            .timeseries
+            .iter_mut()
+            .for_each(|p| p.histograms.retain(|tag, _| tag == "latency"));
+        let warm = window_of(&older, 1, None).unwrap();
+        assert_eq!(warm.service_time_us, LatencySummary::default());
+        assert!(warm.service_histogram.is_empty());
+        assert_eq!(
+            warm.latency_us,
+            window_of(&result(), 1, None).unwrap().latency_us
+        );
     }
 
     #[test]

@@ -577,16 +577,6 @@ fn aggregate(
         }
         total.merge(&message.snapshot);
         series.add(message.worker, message.second, &message.snapshot, target_at);
-        if let Some((builder, sink)) = intervals.as_deref_mut() {
-            let last = message.finished_at.is_some();
-            builder.add(
-                message.worker,
-                message.started,
-                &message.snapshot,
-                last,
-                sink.as_mut(),
-            );
-        }
         if let Some(at) = message.finished_at {
             finished[message.worker] = true;
             last_finish = last_finish.max(at);
@@ -594,6 +584,17 @@ fn aggregate(
         let last = message.finished_at.is_some();
         observer.on_worker_interval(message.worker, &message.snapshot, last);
         observer.on_snapshot(measure_start.elapsed(), &message.snapshot, &total);
+        if let Some((builder, sink)) = intervals.as_deref_mut() {
+            // Last: the interval log takes the snapshot over (its
+            // histograms moved, not copied).
+            builder.add(
+                message.worker,
+                message.started,
+                message.snapshot,
+                last,
+                sink.as_mut(),
+            );
+        }
         if let Some(rule) = &watch.give_up {
             let stop = watch.stop;
             if !gave_up && !stop.is_stopped() && rule.due(measure_start.elapsed(), &total.counters)
