@@ -174,6 +174,9 @@ impl TransportArgs {
         if proxy.is_some() && self.unix_socket.is_some() {
             anyhow::bail!("--proxy and --unix-socket cannot be combined");
         }
+        if self.streams == 0 {
+            anyhow::bail!("--streams must be at least 1 (streams in flight per connection)");
+        }
         Ok(TransportSpec {
             unix_socket: self.unix_socket.clone(),
             tls,

@@ -646,3 +646,25 @@ fn a_closed_port_fails_every_request_without_a_hang() {
         );
     }
 }
+
+/// A counted open-model run ends with its last request on every path: at
+/// 2/s, `-n 2` sends at 0 s and 0.5 s and is over by about 0.5 s. The
+/// tokio pacer (HTTP/2, `--io tokio`) waited for the third instant, at
+/// 1 s, before it found the budget spent (3.00 s for `-r 1 -n 3` over
+/// HTTP/2, 2.00 s over HTTP/1.1 on the reactors).
+#[test]
+fn a_counted_open_run_ends_with_its_last_request_not_an_arrival_later() {
+    let _serial = one_at_a_time();
+    let target = spawn_target(one_thread());
+    let url = format!("http://{}/", target.local_addr());
+    for extra in [&["--http2"][..], &["--io", "tokio"], &["--io", "epoll"]] {
+        let mut args = vec![url.as_str(), "-r", "2", "-n", "2", "-c", "1", "-t", "1"];
+        args.extend(extra);
+        let run = run_stampede(binary(), &args);
+        assert_eq!(run.code(), Some(0), "{extra:?}: {}", run.stderr());
+        assert_eq!(run.count("/requests/sent"), 2, "{extra:?}");
+        let elapsed = run.result()["elapsed_s"].as_f64().expect("elapsed_s");
+        // 0.5 s and the last answer; the third instant would be at 1 s.
+        assert!(elapsed < 0.9, "{extra:?}: {elapsed} s");
+    }
+}

@@ -127,6 +127,8 @@ pub enum PlanError {
     TlsNeedsHttps,
     /// HTTP/2 with pipelining, HTTP/1.0 or a proxy.
     Http2Conflict,
+    /// HTTP/2 without keep-alive: its connections carry many streams.
+    Http2NoKeepalive,
     /// `--io epoll|uring` asked for a run only the tokio loop can drive.
     ReactorCannotDrive {
         /// The event loop asked for (`epoll` or `uring`).
@@ -185,6 +187,11 @@ impl PlanError {
                 either(Setting::Pipeline),
                 either(Setting::Http10),
                 either(Setting::Proxy)
+            ),
+            PlanError::Http2NoKeepalive => format!(
+                "{} keeps its connections open for many streams: drop --no-keepalive \
+                 (a new connection per request: --conn-max-requests 1)",
+                either(Setting::Http2)
             ),
             PlanError::ReactorCannotDrive { io, reason } => match flags(Setting::Io) {
                 Some(flag) => format!(

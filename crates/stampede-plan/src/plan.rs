@@ -193,6 +193,9 @@ impl Plan {
             {
                 return Err(PlanError::Http2Conflict);
             }
+            if !self.keepalive {
+                return Err(PlanError::Http2NoKeepalive);
+            }
         }
         if matches!(
             self.transport.io,

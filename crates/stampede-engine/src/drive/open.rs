@@ -162,6 +162,13 @@ pub(crate) async fn run_pacer_with<S>(
             // instants are dropped, as its queued ones are (next_queued).
             continue;
         }
+        if !ctx.state.has_budget() {
+            // `-n` is spent: the next instant is not waited for, only to
+            // find that nothing may leave at it (the run would last one
+            // arrival gap longer than the reactors' runs).
+            ctx.state.claim_budget_at(next);
+            return;
+        }
         if next > Instant::now() && dispatcher.slots.borrow().all_busy(load.max_connections) {
             // Nothing can leave before a slot is free: wait for that, not for
             // the instant (one timer wake per arrival just to queue it costs
