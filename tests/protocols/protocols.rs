@@ -631,3 +631,42 @@ fn ipv6_literals() {
     assert_eq!(run.count("/requests/success"), 100, "{}", run.stderr());
     assert_eq!(target.shutdown().unwrap().requests_total, 100);
 }
+
+/// A multiplexed run says how many streams each connection carried, in its
+/// header and its JSON plan (`compare` then names a difference); an
+/// HTTP/1.1 run has no such figure.
+#[test]
+fn an_http2_result_says_its_streams_per_connection() {
+    let target = spawn_target(TargetConfig {
+        threads: 1,
+        ..TargetConfig::default()
+    });
+    let url = format!("http://{}/", target.local_addr());
+    let run = run_stampede(
+        binary(),
+        &[&url, "--http2", "--streams", "8", "-c", "2", "-n", "40"],
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    assert_eq!(run.result()["plan"]["streams"], 8);
+    let text = std::process::Command::new(binary())
+        .args([
+            "run",
+            &url,
+            "--http2",
+            "--streams",
+            "8",
+            "-c",
+            "2",
+            "-n",
+            "40",
+        ])
+        .output()
+        .expect("stampede runs");
+    let header = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        header.contains("HTTP/2, 8 streams per connection"),
+        "{header}"
+    );
+    let plain = run_stampede(binary(), &[&url, "-c", "2", "-n", "4"]);
+    assert!(plain.result()["plan"].get("streams").is_none());
+}

@@ -67,6 +67,10 @@ pub struct PlanSummary {
     /// absent when 1.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub pipeline: Option<usize>,
+    /// HTTP/2 and HTTP/3: requests in flight per connection (`--streams`);
+    /// absent over HTTP/1.1.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub streams: Option<usize>,
     /// Poisson arrivals: the seed their gaps were drawn from (`--seed` runs
     /// them again).
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -174,6 +178,8 @@ impl PlanSummary {
             body_bytes: plan.request.body.len(),
             tls: None,
             pipeline: (plan.transport.pipeline > 1).then_some(plan.transport.pipeline),
+            streams: (plan.transport.http2 || plan.transport.http3)
+                .then_some(plan.transport.streams.max(1)),
             seed: None,
             script: None,
             name: None,

@@ -163,6 +163,9 @@ fn describe_plan(result: &RunResult) -> String {
     if let Some(depth) = plan.pipeline {
         parts.push(format!("pipeline {depth}"));
     }
+    if let Some(streams) = plan.streams {
+        parts.push(counted(streams as u64, "stream") + " per connection");
+    }
     // Which event loop drove the connections (absent in older result files).
     match plan.io.as_str() {
         "" => {}

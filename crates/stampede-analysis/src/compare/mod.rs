@@ -650,6 +650,7 @@ mod tests {
         b.plan.connections = 500;
         b.plan.url = "http://127.0.0.1:9090/".into();
         b.plan.keepalive = false;
+        b.plan.streams = Some(16);
         let c = compare(&[a, b], &CompareOptions::default()).unwrap();
         assert_eq!(c.warnings.len(), 1);
         let w = &c.warnings[0];
@@ -660,6 +661,7 @@ mod tests {
         assert!(w.contains("connections 100 vs 500"), "{w}");
         assert!(w.contains("url http://127.0.0.1:8080/ vs http://127.0.0.1:9090/"));
         assert!(w.contains("keepalive true vs false"));
+        assert!(w.contains("streams - vs 16"), "{w}");
         assert!(w.find("url").unwrap() < w.find("connections").unwrap());
         assert!(!w.contains("threads"));
     }
