@@ -396,6 +396,14 @@ pub fn run_with(
         None
     };
     let http3 = crate::plan::h3_plan::build(plan, &connector)?;
+    let websocket = (plan.transport.websocket.as_ref()).map(|spec| {
+        std::sync::Arc::new(crate::exchange::ws_session::WsConfig::new(
+            &plan.target.path_and_query,
+            &plan.target.authority,
+            &plan.request.headers,
+            spec,
+        ))
+    });
     let weights: Vec<u32> = plan.mix.iter().map(|entry| entry.weight).collect();
     let listed = options
         .workload
@@ -554,6 +562,7 @@ pub fn run_with(
             lifetime: crate::plan::conn_lifetime::Lifetime::new(&plan.transport.lifetime),
             decode: plan.transport.compression.decode,
             stream: plan.transport.stream,
+            websocket: websocket.clone(),
             seed: seed ^ 0xD1B5_4A32_D192_ED03u64.wrapping_mul(index as u64 + 1),
         };
         let receiver = stop.sender.subscribe();

@@ -251,6 +251,7 @@ mod tests {
             stream: Default::default(),
             workload: None,
             seed: 1,
+            websocket: None,
         }
     }
 
