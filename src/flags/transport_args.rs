@@ -129,15 +129,12 @@ impl TransportArgs {
             binary: self.ws_binary,
             ..Default::default()
         };
-        match self.ws_message.as_deref() {
-            Some(text) => match text.strip_prefix('@') {
-                Some(path) => {
-                    spec.message = std::fs::read(path)
-                        .map_err(|e| anyhow::anyhow!("reading --ws-message file {path}: {e}"))?
-                }
-                None => spec.message = text.as_bytes().to_vec(),
-            },
-            None => {}
+        if let Some(text) = self.ws_message.as_deref() {
+            spec.message = match text.strip_prefix('@') {
+                Some(path) => std::fs::read(path)
+                    .map_err(|e| anyhow::anyhow!("reading --ws-message file {path}: {e}"))?,
+                None => text.as_bytes().to_vec(),
+            };
         }
         Ok(Some(spec))
     }

@@ -198,6 +198,8 @@ enum Script {
     /// Echo every message, holding any that arrives in [1 s, 2 s) after
     /// `epoch` until 2 s: one stall of one second.
     StallOnce(Instant),
+    /// Echo every message masked, which a server must not (§5.1).
+    MaskedEcho,
 }
 
 /// Serves one WebSocket connection by `script`: the upgrade answered with
@@ -246,7 +248,7 @@ fn serve_ws(mut stream: TcpStream, connection: u64, script: Script) {
                     Some(Event::Text(t)) => {
                         seen += 1;
                         if let (Script::CloseAfterThree, 4) = (script, seen) {
-                            if connection % 2 == 0 {
+                            if connection.is_multiple_of(2) {
                                 let _ = stream.shutdown(std::net::Shutdown::Both);
                                 return;
                             }
@@ -259,7 +261,8 @@ fn serve_ws(mut stream: TcpStream, connection: u64, script: Script) {
                                     std::thread::sleep(to - now);
                                 }
                             }
-                            encode_message(&mut out, MessageKind::Text, t.as_bytes(), None);
+                            let mask = matches!(script, Script::MaskedEcho).then_some([1, 2, 3, 4]);
+                            encode_message(&mut out, MessageKind::Text, t.as_bytes(), mask);
                             (decoded.consumed, None)
                         }
                     }
@@ -352,6 +355,36 @@ fn a_refused_upgrade_and_a_wrong_accept_key_are_upgrade_errors() {
     assert_eq!(run.count("/errors/ws_upgrade_refused"), 2);
     let sample = run.result()["error_samples"]["ws_upgrade_refused"][0].to_string();
     assert!(sample.contains("Sec-WebSocket-Accept"), "{sample}");
+}
+
+#[test]
+fn a_masked_frame_from_the_server_is_a_protocol_error_with_its_reason() {
+    let server = ws_server(Script::MaskedEcho);
+    let url = ws_url(&server);
+    let run = run_stampede(binary(), &["run", &url, "-c", "1", "-n", "3"]);
+    assert!(run.json.is_some(), "{}", run.stderr());
+    run.assert_accounted("masked from the server");
+    // Each message fails its connection: three connections, three errors.
+    assert_eq!(run.count("/errors/ws_protocol"), 3);
+    assert_eq!(run.count("/requests/success"), 0);
+    let sample = run.result()["error_samples"]["ws_protocol"][0].to_string();
+    assert!(sample.contains("masked frame from the server"), "{sample}");
+    assert_eq!(server.accepted(), 3);
+}
+
+#[test]
+fn wss_goes_through_the_same_tls_as_https() {
+    let serve = ServeProcess::start(&["--tls"]);
+    let url = format!("wss://127.0.0.1:{}/ws/echo", serve.port);
+    let run = run_ok(&["run", &url, "--insecure", "-c", "2", "-n", "50"]);
+    run.assert_accounted("wss");
+    assert_eq!(run.count("/websocket/messages_received"), 50);
+    assert_eq!(run.count("/websocket/setup/count"), 2);
+    assert_eq!(run.count("/websocket/connections"), 2);
+    assert_eq!(
+        run.result()["websocket"]["close_codes"],
+        serde_json::json!({"1000": 2})
+    );
 }
 
 #[test]

@@ -197,9 +197,11 @@ mod tests {
         a.record_rtt(Duration::from_micros(500));
         a.record_rtt(Duration::from_micros(700));
         a.record_setup(Duration::from_micros(900));
-        let mut b = WebSocketBooks::default();
-        b.messages_sent = 1;
-        b.messages_received = 1;
+        let mut b = WebSocketBooks {
+            messages_sent: 1,
+            messages_received: 1,
+            ..Default::default()
+        };
         b.close_codes.insert(1001, 2);
         b.close_codes.insert(1006, 1);
         b.record_rtt(Duration::from_millis(20));

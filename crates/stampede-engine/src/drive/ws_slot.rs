@@ -37,6 +37,9 @@ pub(crate) struct WsSlot {
     /// When the connection began (for the setup time) until it upgraded.
     started: Option<Instant>,
     events: Vec<WsEvent>,
+    /// Frame bytes read since the last reply was booked: the next reply's
+    /// `bytes_received` (the run's transfer figures).
+    unbooked: u64,
     buf: Box<[u8]>,
     backoff: Backoff,
     rng: fastrand::Rng,
@@ -51,6 +54,7 @@ impl WsSlot {
             session: None,
             started: None,
             events: Vec::new(),
+            unbooked: 0,
             buf: vec![0; 64 * 1024].into_boxed_slice(),
             backoff: Backoff::default(),
             rng: fastrand::Rng::with_seed(
@@ -235,6 +239,7 @@ impl WsSlot {
         let before = session.bytes_received;
         let result = session.received(&self.buf[..n], &mut self.events);
         let received = session.bytes_received - before;
+        self.unbooked += received;
         ctx.state
             .websocket(Instant::now(), |books| books.bytes_received += received);
         let events = std::mem::take(&mut self.events);
@@ -314,7 +319,7 @@ impl WsSlot {
 
     /// Books one message (one request): its reply, or why it had none.
     fn book(
-        &self,
+        &mut self,
         ctx: &ConnectionContext,
         intended: Instant,
         sent: Instant,
@@ -328,7 +333,11 @@ impl WsSlot {
             first_byte: result.is_ok().then_some(done),
             done,
             result,
-            bytes_received: 0,
+            bytes_received: if result.is_ok() {
+                std::mem::take(&mut self.unbooked)
+            } else {
+                0
+            },
             body_bytes: if result.is_ok() {
                 config.message.len() as u64
             } else {
