@@ -7,9 +7,10 @@
 //! instant (drive/open.rs's dispatch, as for HTTP/1.1). Each message is
 //! booked as one request, its latency from the intended send.
 
-use crate::exchange::ws_session::{WsConfig, WsEvent, WsFailure, WsSession};
+use crate::exchange::ws_session::{WsEvent, WsFailure, WsSession};
 use crate::net::outcome_class::{classify_io, Stage};
 use crate::net::transport::Stream;
+use crate::plan::ws_plan::WsConfig;
 use crate::worker::backoff::Backoff;
 use crate::worker::context::ConnectionContext;
 use crate::worker::request_log::LogFacts;

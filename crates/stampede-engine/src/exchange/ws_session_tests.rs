@@ -3,7 +3,7 @@
 //! frames split at every offset, pings, closes and bad frames.
 
 use super::*;
-use stampede_plan::parse_header;
+use stampede_plan::{parse_header, Header, WebSocketSpec};
 use stampede_websocket::{encode_frame, CloseFrame};
 
 fn config(headers: &[&str]) -> WsConfig {

@@ -91,7 +91,7 @@ pub(crate) struct WorkerPlan {
     pub seed: u64,
     /// A WebSocket run (`ws://`): the upgrade and the message, for every
     /// connection.
-    pub websocket: Option<Arc<crate::exchange::ws_session::WsConfig>>,
+    pub websocket: Option<Arc<crate::plan::ws_plan::WsConfig>>,
 }
 
 /// The HTTP/2 part of a worker's plan.

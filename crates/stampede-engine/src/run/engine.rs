@@ -397,7 +397,7 @@ pub fn run_with(
     };
     let http3 = crate::plan::h3_plan::build(plan, &connector)?;
     let websocket = (plan.transport.websocket.as_ref()).map(|spec| {
-        std::sync::Arc::new(crate::exchange::ws_session::WsConfig::new(
+        std::sync::Arc::new(crate::plan::ws_plan::WsConfig::new(
             &plan.target.path_and_query,
             &plan.target.authority,
             &plan.request.headers,

@@ -72,7 +72,7 @@ pub(crate) struct ConnectionContext {
     /// The scenario steps' rendezvous points; `None` when no step has one.
     pub(crate) rendezvous: Option<Arc<crate::workload::RendezvousPoints>>,
     /// A WebSocket run (`ws://`): the upgrade and the message.
-    pub(crate) websocket: Option<Arc<crate::exchange::ws_session::WsConfig>>,
+    pub(crate) websocket: Option<Arc<crate::plan::ws_plan::WsConfig>>,
 }
 
 impl ConnectionContext {
