@@ -104,7 +104,8 @@ pub struct TransportArgs {
     #[arg(long, value_name = "DUR", value_parser = stampede_plan::parse_duration, requires = "sse")]
     pub sse_for: Option<std::time::Duration>,
     /// What each WebSocket message carries (a ws:// or wss:// URL): the
-    /// text, or @FILE for a file's bytes [default: hello]
+    /// text, or @FILE for a file's bytes; a text message is a template
+    /// ({{seq}}, {{conn}}, {{iter}}, {{uuid}}…) [default: hello]
     #[arg(long, value_name = "TEXT|@FILE")]
     pub ws_message: Option<String>,
     /// Send the WebSocket messages as binary frames, not text
@@ -135,6 +136,12 @@ impl TransportArgs {
                     .map_err(|e| anyhow::anyhow!("reading --ws-message file {path}: {e}"))?,
                 None => text.as_bytes().to_vec(),
             };
+        }
+        if !spec.binary {
+            // A text message is a template, as a request body is: checked
+            // here, in one line, before the run.
+            let scope = stampede_workload::Scope::new();
+            stampede_workload::Template::compile("--ws-message", &spec.message, &scope)?;
         }
         Ok(Some(spec))
     }

@@ -2,8 +2,9 @@
 //! `stampede serve`'s `/ws/echo` (its `/stats` counts the same messages
 //! the client booked), Python's `websockets` echo server (a peer nobody
 //! here wrote, counting what it saw), and hand-rolled servers that close
-//! mid-run, refuse the upgrade, answer it with a wrong key, or stall (the
-//! open model's latency from the intended send shows the stall). Flags
+//! mid-run, refuse the upgrade, answer it with a wrong key, mask their
+//! frames, keep what they read (a templated message), or stall (the open
+//! model's latency from the intended send shows the stall). Flags
 //! that make no sense for a ws:// URL are refused in one line.
 
 use stampede_testkit::{
@@ -200,7 +201,12 @@ enum Script {
     StallOnce(Instant),
     /// Echo every message masked, which a server must not (§5.1).
     MaskedEcho,
+    /// Echo every message, keeping its text in [`COLLECTED`].
+    Collect,
 }
+
+/// The messages a [`Script::Collect`] server read (one test uses it).
+static COLLECTED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
 
 /// Serves one WebSocket connection by `script`: the upgrade answered with
 /// the right key, then frames read with the codec's server side.
@@ -261,6 +267,9 @@ fn serve_ws(mut stream: TcpStream, connection: u64, script: Script) {
                                     std::thread::sleep(to - now);
                                 }
                             }
+                            if let Script::Collect = script {
+                                COLLECTED.lock().unwrap().push(t.to_string());
+                            }
                             let mask = matches!(script, Script::MaskedEcho).then_some([1, 2, 3, 4]);
                             encode_message(&mut out, MessageKind::Text, t.as_bytes(), mask);
                             (decoded.consumed, None)
@@ -298,6 +307,50 @@ fn ws_server(script: Script) -> RawServer {
 
 fn ws_url(server: &RawServer) -> String {
     format!("ws://{}/", server.addr())
+}
+
+#[test]
+fn a_text_message_is_a_template_rendered_per_message() {
+    let server = ws_server(Script::Collect);
+    let url = ws_url(&server);
+    let message = "msg {{seq}} from {{conn}} #{{iter}}";
+    let run = run_ok(&[
+        "run",
+        &url,
+        "-c",
+        "2",
+        "-t",
+        "1",
+        "-n",
+        "6",
+        "--ws-message",
+        message,
+    ]);
+    run.assert_accounted("templated");
+    assert_eq!(run.count("/requests/success"), 6);
+    let got = COLLECTED.lock().unwrap().clone();
+    assert_eq!(got.len(), 6, "{got:?}");
+    let mut seqs: Vec<u64> = Vec::new();
+    let mut per_conn = std::collections::BTreeMap::<String, Vec<u64>>::new();
+    for text in &got {
+        let words: Vec<&str> = text.split(' ').collect();
+        assert_eq!(
+            (words.len(), words[0], words[2]),
+            (5, "msg", "from"),
+            "{text}"
+        );
+        seqs.push(words[1].parse().unwrap());
+        let iter: u64 = words[4].strip_prefix('#').unwrap().parse().unwrap();
+        per_conn.entry(words[3].to_string()).or_default().push(iter);
+    }
+    // Two connections (two users), each counting its own messages from 0.
+    assert_eq!(per_conn.len(), 2, "{got:?}");
+    for iters in per_conn.values() {
+        let expected: Vec<u64> = (0..iters.len() as u64).collect();
+        assert_eq!(iters, &expected, "{got:?}");
+    }
+    seqs.sort_unstable();
+    assert_eq!(seqs, [0, 1, 2, 3, 4, 5], "{got:?}");
 }
 
 #[test]

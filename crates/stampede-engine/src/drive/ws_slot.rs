@@ -15,6 +15,7 @@ use crate::worker::backoff::Backoff;
 use crate::worker::context::ConnectionContext;
 use crate::worker::request_log::LogFacts;
 use stampede_metrics::{ErrorKind, Outcome};
+use stampede_workload::RenderContext;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -42,6 +43,12 @@ pub(crate) struct WsSlot {
     /// `bytes_received` (the run's transfer figures).
     unbooked: u64,
     buf: Box<[u8]>,
+    /// A templated message rendered for its send.
+    rendered: Vec<u8>,
+    /// Messages this slot sent: `{{iter}}`.
+    sent_count: u64,
+    /// `{{next}}`-less templates read no user value; an empty store.
+    vars: stampede_workload::VarStore,
     backoff: Backoff,
     rng: fastrand::Rng,
 }
@@ -57,6 +64,9 @@ impl WsSlot {
             events: Vec::new(),
             unbooked: 0,
             buf: vec![0; 64 * 1024].into_boxed_slice(),
+            rendered: Vec::new(),
+            sent_count: 0,
+            vars: stampede_workload::VarStore::default(),
             backoff: Backoff::default(),
             rng: fastrand::Rng::with_seed(
                 seed ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
@@ -85,9 +95,29 @@ impl WsSlot {
             }
             self.backoff.succeeded();
         }
+        let message = match &config.template {
+            Some(template) => {
+                self.rendered.clear();
+                let (worker, _) = ctx.users;
+                let mut render = RenderContext {
+                    seq: config.sequence.next(),
+                    conn: ctx.user_id(self.index as u32),
+                    iter: self.sent_count,
+                    worker: worker as u32,
+                    agent: 0,
+                    rows: &[],
+                    vars: &mut self.vars,
+                    rng: &mut self.rng,
+                };
+                template.render(&mut render, &mut self.rendered);
+                &self.rendered[..]
+            }
+            None => &config.message[..],
+        };
+        self.sent_count += 1;
         let sent = Instant::now();
         let session = self.session.as_mut().expect("opened above");
-        session.send_message(&config.message, intended);
+        session.send_message(message, intended);
         ctx.state
             .websocket(intended, |books| books.messages_sent += 1);
         let deadline = tokio::time::Instant::from_std(sent + ctx.timeout);
@@ -327,7 +357,6 @@ impl WsSlot {
         result: Result<u16, ErrorKind>,
     ) {
         let done = Instant::now();
-        let config = ctx.websocket.as_deref().expect("a WebSocket run");
         let outcome = Outcome {
             intended,
             sent,
@@ -339,11 +368,7 @@ impl WsSlot {
             } else {
                 0
             },
-            body_bytes: if result.is_ok() {
-                config.message.len() as u64
-            } else {
-                0
-            },
+            body_bytes: 0,
             target: 0,
             judged: None,
         };

@@ -1,10 +1,14 @@
 //! What every WebSocket connection of a run sends (`ws://`, `wss://`),
 //! built once per run from the plan: the upgrade request around its key
 //! (RFC 6455 §4.1, with the user's `--header` values) and the message.
-//! exchange/ws_session.rs writes a fresh key into it per connection.
+//! exchange/ws_session.rs writes a fresh key into it per connection. A
+//! text message with `{{...}}` is compiled once here and rendered per
+//! message by the slot (drive/ws_slot.rs), with the built-in names
+//! (`{{seq}}`, `{{conn}}`, `{{iter}}`, `{{uuid}}`, `{{rand_int 1 9}}`…).
 
 use stampede_plan::{Header, WebSocketSpec};
 use stampede_websocket::MessageKind;
+use stampede_workload::{Scope, Sequence, Template};
 
 /// What every connection of a run sends: the upgrade request around its
 /// key, and the message. Built once per run.
@@ -18,6 +22,11 @@ pub(crate) struct WsConfig {
     pub(crate) message: Vec<u8>,
     /// Text or binary.
     pub(crate) kind: MessageKind,
+    /// A text message with slots, rendered per message; `None`: `message`
+    /// is sent as it is (no slot, or a binary message).
+    pub(crate) template: Option<Template>,
+    /// `{{seq}}`, shared by every worker of the run.
+    pub(crate) sequence: Sequence,
 }
 
 /// Headers the upgrade sets itself: the user's of the same name are not sent.
@@ -64,6 +73,13 @@ impl WsConfig {
             head_start: head_start.into_bytes(),
             head_end: head_end.into_bytes(),
             message: spec.message.clone(),
+            // The binary checked the template (one line at start); a
+            // binary message's bytes are never read as one.
+            template: (!spec.binary)
+                .then(|| Template::compile("--ws-message", &spec.message, &Scope::new()).ok())
+                .flatten()
+                .filter(|t| !t.is_static()),
+            sequence: Sequence::new(0, 1),
             kind: if spec.binary {
                 MessageKind::Binary
             } else {
