@@ -457,6 +457,11 @@ fn the_open_model_counts_a_stall_from_each_messages_intended_send() {
     // more waited for part of it (a closed model would show four).
     assert!(rtt["max_us"].as_u64().unwrap() >= 900_000, "{rtt}");
     assert!(rtt["p99_us"].as_u64().unwrap() >= 800_000, "{rtt}");
+    // Once the count is sent and answered, every connection closes with
+    // 1000, answered by the server, as in the closed model.
+    let connections = run.count("/websocket/connections");
+    assert!((1..=4).contains(&connections), "{ws}");
+    assert_eq!(ws["close_codes"], serde_json::json!({"1000": connections}), "{ws}");
 }
 
 #[test]
