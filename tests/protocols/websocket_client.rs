@@ -461,7 +461,11 @@ fn the_open_model_counts_a_stall_from_each_messages_intended_send() {
     // 1000, answered by the server, as in the closed model.
     let connections = run.count("/websocket/connections");
     assert!((1..=4).contains(&connections), "{ws}");
-    assert_eq!(ws["close_codes"], serde_json::json!({"1000": connections}), "{ws}");
+    assert_eq!(
+        ws["close_codes"],
+        serde_json::json!({"1000": connections}),
+        "{ws}"
+    );
 }
 
 #[test]

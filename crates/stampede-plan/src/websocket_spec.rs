@@ -73,3 +73,44 @@ pub(crate) fn check(plan: &Plan) -> Result<(), PlanError> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{Plan, Target, WebSocketSpec};
+
+    fn plan(spec: WebSocketSpec) -> Plan {
+        let mut plan = Plan::minimal(Target::parse("http://127.0.0.1:1/ws").unwrap());
+        plan.transport.websocket = Some(spec);
+        plan
+    }
+
+    fn refusal(mut plan: Plan) -> String {
+        plan.validate().unwrap_err().to_string()
+    }
+
+    #[test]
+    fn what_a_websocket_run_cannot_carry_is_refused_in_one_line() {
+        let mut ok = plan(WebSocketSpec::default());
+        assert!(ok.validate().is_ok());
+        assert_eq!(ok.event_loop(), crate::EventLoop::Tokio);
+        let mut post = plan(WebSocketSpec::default());
+        post.request.method = "POST".into();
+        assert!(refusal(post).contains("drop -m"));
+        let mut h2 = plan(WebSocketSpec::default());
+        h2.transport.http2 = true;
+        assert!(refusal(h2).contains("drop --http2"));
+        let mut closing = plan(WebSocketSpec::default());
+        closing.keepalive = false;
+        assert!(refusal(closing).contains("drop --no-keepalive"));
+        let bytes = WebSocketSpec {
+            message: vec![0xff, 0xfe],
+            binary: false,
+        };
+        assert!(refusal(plan(bytes.clone())).contains("add --ws-binary"));
+        let mut binary = plan(WebSocketSpec {
+            binary: true,
+            ..bytes
+        });
+        assert!(binary.validate().is_ok());
+    }
+}
