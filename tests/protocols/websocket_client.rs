@@ -380,7 +380,7 @@ fn a_server_that_closes_mid_run_has_its_close_codes_counted_and_the_run_ends() {
 }
 
 #[test]
-fn a_refused_upgrade_and_a_wrong_accept_key_are_upgrade_errors() {
+fn a_refused_upgrade_a_wrong_accept_key_and_a_hang_up_are_upgrade_errors() {
     let refusing = RawServer::start(|stream| {
         answer_each_request(stream, b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
     });
@@ -408,6 +408,16 @@ fn a_refused_upgrade_and_a_wrong_accept_key_are_upgrade_errors() {
     assert_eq!(run.count("/errors/ws_upgrade_refused"), 2);
     let sample = run.result()["error_samples"]["ws_upgrade_refused"][0].to_string();
     assert!(sample.contains("Sec-WebSocket-Accept"), "{sample}");
+
+    let hangs_up = RawServer::start(|mut stream| {
+        stampede_testkit::read_request_head(&mut stream);
+    });
+    let run = run_stampede(binary(), &["run", &ws_url(&hangs_up), "-c", "1", "-n", "2"]);
+    assert!(run.json.is_some(), "{}", run.stderr());
+    run.assert_accounted("closed before the answer");
+    assert_eq!(run.count("/errors/ws_upgrade_refused"), 2);
+    let sample = run.result()["error_samples"]["ws_upgrade_refused"][0].to_string();
+    assert!(sample.contains("before answering the upgrade"), "{sample}");
 }
 
 #[test]

@@ -257,14 +257,16 @@ impl WsSlot {
                     *books.close_codes.entry(CLOSE_ABNORMAL).or_default() += 1;
                 });
             }
-            let kind = if upgraded {
-                ErrorKind::ClosedEarly
+            let (kind, reason) = if upgraded {
+                let reason = "the server closed the connection without a close frame";
+                (ErrorKind::ClosedEarly, reason)
             } else {
-                ErrorKind::WsUpgradeRefused
+                let reason = "the server closed the connection before answering the upgrade";
+                (ErrorKind::WsUpgradeRefused, reason)
             };
             return Err(WsFailure {
                 kind,
-                reason: "the server closed the connection without a close frame".into(),
+                reason: reason.into(),
             });
         }
         let before = session.bytes_received;
