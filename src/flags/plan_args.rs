@@ -205,6 +205,11 @@ fn build_run_with(args: &RunArgs, scenario: Option<ScenarioLoad>) -> anyhow::Res
         .clone()
         .map(|s| s as Arc<dyn stampede_workload::Script>);
     let workload = build_workload(&args.workload, &plan, scenario, agent, engine_script)?;
+    if plan.transport.websocket.is_some() && workload.is_some() {
+        anyhow::bail!(
+            "a ws:// URL sends --ws-message as it is: templates, feeders, checks, scenarios and scripts are for HTTP runs"
+        );
+    }
     Ok(BuiltRun {
         plan,
         notices,
@@ -236,6 +241,17 @@ fn with_group_load(args: &RunArgs, group: &Group) -> RunArgs {
         args.ramp_up = group.ramp_up;
     }
     args
+}
+
+/// The HTTP URL a `ws://` (`wss://`) URL upgrades from, and whether it
+/// was one; any other URL as it is.
+fn websocket_url(url: &str) -> (String, bool) {
+    for (ws, http) in [("ws://", "http://"), ("wss://", "https://")] {
+        if url.len() >= ws.len() && url[..ws.len()].eq_ignore_ascii_case(ws) {
+            return (format!("{http}{}", &url[ws.len()..]), true);
+        }
+    }
+    (url.to_string(), false)
 }
 
 fn build_fixed_plan(
@@ -288,10 +304,18 @@ fn build_fixed_plan(
         (None, Some(scenario)) => scenario.mix(&headers, args.http10),
         (None, None) => Vec::new(),
     };
+    // A ws:// URL is an HTTP/1.1 URL whose one GET upgrades; the URL as
+    // given stays the target's, for reports.
+    let (http_url, is_ws) = websocket_url(&url);
+    let websocket = args.transport.websocket(is_ws)?;
     let (target, request) = match mix.first() {
         Some(first) => (first.target.clone(), first.request.clone()),
         None => (
-            stampede_workload::parse_url_template(&url)?,
+            {
+                let mut target = stampede_workload::parse_url_template(&http_url)?;
+                target.url = url.clone();
+                target
+            },
             RequestSpec {
                 method,
                 headers,
@@ -323,6 +347,7 @@ fn build_fixed_plan(
         timeout: args.timeout,
     };
     plan.transport.compression = compression;
+    plan.transport.websocket = websocket;
     let mut notices = agent::apply_share(&args.agent, &mut plan)?;
     notices.extend(plan.validate()?);
     // A staged scenario group sets the rate itself (the stages' peak).

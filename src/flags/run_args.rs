@@ -30,6 +30,7 @@ const EXAMPLES: &str = "Examples:
   stampede run --scenario shop.toml -d 60s                              # steps per virtual user
   stampede run --curl \"curl 'http://127.0.0.1:3000/api' --data-raw '{}'\" -c 50 -d 30s  # curl's request
   stampede run http://127.0.0.1:3000/gzip --decode -d 10s               # gzip, br, zstd; decoded bytes
+  stampede run ws://127.0.0.1:3000/ws/echo -c 10 -d 10s --ws-message hi # WebSocket round trips
   stampede run http://127.0.0.1:3000/ -c 200 -d 30m --metrics 127.0.0.1:9464   # Prometheus
   stampede run http://127.0.0.1:3000/ -c 200 -d 30m --web 127.0.0.1:8089       # live page
   stampede run http://svc.test:3000/ --resolve svc.test:3000:127.0.0.1,127.0.0.2 --dns round-robin

@@ -84,6 +84,10 @@ pub fn run_words(args: &RunArgs) -> Vec<String> {
     words.flag("--http1.0", args.http10);
     words.flag("--sse", transport.sse);
     words.some_duration("--sse-for", transport.sse_for);
+    if let Some(message) = &transport.ws_message {
+        words.pair("--ws-message", message);
+    }
+    words.flag("--ws-binary", transport.ws_binary);
     words.flag("--no-keepalive", args.no_keepalive);
     if let Some(path) = &args.exports.csv {
         words.path("--csv", path);

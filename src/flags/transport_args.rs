@@ -103,12 +103,49 @@ pub struct TransportArgs {
     /// End each stream after DUR, as a success (it replaces --timeout)
     #[arg(long, value_name = "DUR", value_parser = stampede_plan::parse_duration, requires = "sse")]
     pub sse_for: Option<std::time::Duration>,
+    /// What each WebSocket message carries (a ws:// or wss:// URL): the
+    /// text, or @FILE for a file's bytes; a text message is a template
+    /// ({{seq}}, {{conn}}, {{iter}}, {{uuid}}…) [default: hello]
+    #[arg(long, value_name = "TEXT|@FILE")]
+    pub ws_message: Option<String>,
+    /// Send the WebSocket messages as binary frames, not text
+    #[arg(long)]
+    pub ws_binary: bool,
 }
 
 /// What `--compressed` asks for without a list.
 pub const DEFAULT_ACCEPT_ENCODING: &str = "gzip, br, zstd";
 
 impl TransportArgs {
+    /// The WebSocket part of the plan for a `ws://` or `wss://` URL; for
+    /// another URL, `--ws-message` and `--ws-binary` are refused.
+    pub fn websocket(&self, is_ws: bool) -> anyhow::Result<Option<stampede_plan::WebSocketSpec>> {
+        if !is_ws {
+            if self.ws_message.is_some() || self.ws_binary {
+                anyhow::bail!("--ws-message and --ws-binary need a ws:// or wss:// URL");
+            }
+            return Ok(None);
+        }
+        let mut spec = stampede_plan::WebSocketSpec {
+            binary: self.ws_binary,
+            ..Default::default()
+        };
+        if let Some(text) = self.ws_message.as_deref() {
+            spec.message = match text.strip_prefix('@') {
+                Some(path) => std::fs::read(path)
+                    .map_err(|e| anyhow::anyhow!("reading --ws-message file {path}: {e}"))?,
+                None => text.as_bytes().to_vec(),
+            };
+        }
+        if !spec.binary {
+            // A text message is a template, as a request body is: checked
+            // here, in one line, before the run.
+            let scope = stampede_workload::Scope::new();
+            stampede_workload::Template::compile("--ws-message", &spec.message, &scope)?;
+        }
+        Ok(Some(spec))
+    }
+
     /// `--compressed` and `--decode`: what the plan records, and the
     /// `Accept-Encoding` header to add (none when `given` has one: the
     /// user's header is sent, and recorded, instead).
@@ -202,6 +239,8 @@ impl TransportArgs {
                 for_at_most: self.sse_for,
                 reconnect: false,
             },
+            // Set with the URL (`plan_args`): only a ws:// URL makes one.
+            websocket: None,
         })
     }
 }

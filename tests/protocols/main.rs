@@ -1,5 +1,6 @@
 //! Protocols and transports: HTTP/2, HTTP/3, TLS, compression, redirects, name resolution, Unix
-//! sockets and proxies, WebSocket, and the built-in target seen by curl.
+//! sockets and proxies, WebSocket (the target's routes and the client), and the built-in target
+//! seen by curl.
 //!
 //! One test binary per theme (fewer executables to link); each module is one
 //! subject, named by what it tests.
@@ -33,3 +34,4 @@ mod tls_options;
 mod tls_reactors;
 mod tls_v1_client_cert;
 mod websocket;
+mod websocket_client;

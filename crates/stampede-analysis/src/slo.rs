@@ -28,7 +28,8 @@ pub enum Metric {
     Goodput,
     /// Passed share of check evaluations (`--check`, extractors), in percent.
     Checks,
-    /// A figure of the streams (`--sse`): `sse_gap_p99`, `sse_first_event_p50`…, in ms.
+    /// A figure of the streams (`--sse`): `sse_gap_p99`, `sse_first_event_p50`…,
+    /// or of a WebSocket run: `ws_rtt_p99`, `ws_setup_max`…, in ms.
     Stream(StreamFigure, StreamPoint),
 }
 
@@ -39,6 +40,10 @@ pub enum StreamFigure {
     Gap,
     /// The time to a stream's first event.
     FirstEvent,
+    /// A WebSocket message's round trip, from its intended send.
+    WsRtt,
+    /// A WebSocket connection's setup (TCP, TLS, upgrade).
+    WsSetup,
 }
 
 /// Which point of a stream timing's summary.
@@ -57,6 +62,8 @@ impl StreamFigure {
         match self {
             StreamFigure::Gap => "sse_gap",
             StreamFigure::FirstEvent => "sse_first_event",
+            StreamFigure::WsRtt => "ws_rtt",
+            StreamFigure::WsSetup => "ws_setup",
         }
     }
 }
@@ -79,12 +86,16 @@ impl StreamPoint {
     }
 }
 
-/// `sse_gap_p99` and the like.
+/// `sse_gap_p99`, `ws_rtt_p99` and the like.
 fn parse_stream_metric(lower: &str) -> Option<Metric> {
     let (figure, point) = lower.rsplit_once('_')?;
-    let figure = [StreamFigure::Gap, StreamFigure::FirstEvent]
-        .into_iter()
-        .find(|f| f.name() == figure)?;
+    let figures = [
+        StreamFigure::Gap,
+        StreamFigure::FirstEvent,
+        StreamFigure::WsRtt,
+        StreamFigure::WsSetup,
+    ];
+    let figure = figures.into_iter().find(|f| f.name() == figure)?;
     let point = [StreamPoint::P50, StreamPoint::P99, StreamPoint::Max]
         .into_iter()
         .find(|p| p.name() == point)?;
@@ -132,7 +143,9 @@ impl Metric {
             "rps" | "throughput" => Metric::Rps,
             "goodput" => Metric::Goodput,
             "checks" | "check" => Metric::Checks,
-            _ if lower.starts_with("sse_") => parse_stream_metric(&lower)?,
+            _ if lower.starts_with("sse_") || lower.starts_with("ws_") => {
+                parse_stream_metric(&lower)?
+            }
             _ => {
                 let p: f64 = lower.strip_prefix('p')?.parse().ok()?;
                 if !(p > 0.0 && p <= 100.0) {
@@ -420,11 +433,13 @@ impl Measure for RunResult {
                 (total > 0).then(|| 100.0 * passed as f64 / total as f64)
             }
             Metric::Stream(figure, point) => {
-                // No stream watched, or no gap in it: not measured.
-                let stream = self.stream.as_ref()?;
+                // No stream watched (no WebSocket run), or no value in
+                // its summary: not measured.
                 let summary = match figure {
-                    StreamFigure::Gap => &stream.gap,
-                    StreamFigure::FirstEvent => &stream.first_event,
+                    StreamFigure::Gap => &self.stream.as_ref()?.gap,
+                    StreamFigure::FirstEvent => &self.stream.as_ref()?.first_event,
+                    StreamFigure::WsRtt => &self.websocket.as_ref()?.rtt,
+                    StreamFigure::WsSetup => &self.websocket.as_ref()?.setup,
                 };
                 (summary.count > 0).then(|| point.of(summary) as f64 / 1000.0)
             }
@@ -621,6 +636,29 @@ pub(crate) mod tests {
             ..Default::default()
         });
         assert_eq!(r.measure(gap99), Some(130.0));
+        let outcome = evaluate(&c[..1], &r);
+        assert!(!outcome[0].passed);
+    }
+
+    #[test]
+    fn websocket_gates_read_the_round_trip_and_setup_summaries() {
+        let c = parse_slo("ws_rtt_p99<50ms,WS_SETUP_MAX<=1s").unwrap();
+        let rtt99 = Metric::Stream(StreamFigure::WsRtt, StreamPoint::P99);
+        assert_eq!((c[0].metric, c[0].threshold), (rtt99, 50.0));
+        assert_eq!(c[1].metric.to_string(), "ws_setup_max");
+        assert!(parse_slo("ws_gap_p99<1ms").is_err());
+        let mut r = result(100.0, 0.0, &[1000]);
+        assert_eq!(r.measure(rtt99), None, "no WebSocket run: not measured");
+        r.websocket = Some(stampede_metrics::WebSocketResult {
+            rtt: stampede_metrics::StreamSummary {
+                count: 10,
+                p50_us: 1_000,
+                p99_us: 60_000,
+                max_us: 70_000,
+            },
+            ..Default::default()
+        });
+        assert_eq!(r.measure(rtt99), Some(60.0));
         let outcome = evaluate(&c[..1], &r);
         assert!(!outcome[0].passed);
     }

@@ -41,13 +41,19 @@ pub enum ErrorKind {
     /// short, or a coding stampede does not decode); only bodies that are
     /// decoded can fail so: `--decode`, or a check that reads the body.
     UndecodableBody,
+    /// WebSocket: the server did not accept the upgrade (an answer other
+    /// than 101, or a wrong `Sec-WebSocket-Accept`).
+    WsUpgradeRefused,
+    /// WebSocket: a frame that breaks RFC 6455 (masked from the server, a
+    /// reserved opcode or bit, an oversized control frame, bad UTF-8).
+    WsProtocol,
     /// Anything else (local resource limits...).
     Other,
 }
 
 impl ErrorKind {
     /// Every class, in report order.
-    pub const ALL: [ErrorKind; 14] = [
+    pub const ALL: [ErrorKind; 16] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::Timeout,
@@ -61,6 +67,8 @@ impl ErrorKind {
         ErrorKind::GoAway,
         ErrorKind::RedirectLimit,
         ErrorKind::UndecodableBody,
+        ErrorKind::WsUpgradeRefused,
+        ErrorKind::WsProtocol,
         ErrorKind::Other,
     ];
 
@@ -83,6 +91,8 @@ impl ErrorKind {
             ErrorKind::GoAway => "goaway",
             ErrorKind::RedirectLimit => "redirect_limit",
             ErrorKind::UndecodableBody => "undecodable_body",
+            ErrorKind::WsUpgradeRefused => "ws_upgrade_refused",
+            ErrorKind::WsProtocol => "ws_protocol",
             ErrorKind::Other => "other",
         }
     }

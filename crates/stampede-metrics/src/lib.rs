@@ -47,6 +47,7 @@ mod server_reading;
 mod stream;
 mod thread_waits;
 mod timeseries;
+mod websocket;
 
 pub use addresses::{merge_dns, AddressUse, DnsUse};
 pub use agent::{format_timestamp, parse_timestamp, signed_millis, AgentInfo, TimestampError};
@@ -92,6 +93,7 @@ pub use server_reading::{CpuTicks, ServerReading, ThreadCpu};
 pub use stream::{StreamBooks, StreamFigures, StreamHistograms, StreamResult, StreamSummary};
 pub use thread_waits::{ThreadWait, ThreadWaits};
 pub use timeseries::{SecondPoint, TimeseriesBuilder};
+pub use websocket::{WebSocketBooks, WebSocketHistograms, WebSocketResult};
 
 /// Errors reading or decoding saved results.
 #[derive(Debug, thiserror::Error)]

@@ -84,6 +84,23 @@ fn merge_streams(
     Ok(merged.map(|books| crate::StreamResult::of(&books, elapsed)))
 }
 
+/// The agents' WebSocket figures, their histograms added: lossless.
+fn merge_websockets(
+    results: &[RunResult],
+    elapsed_s: f64,
+) -> Result<Option<crate::WebSocketResult>, MergeError> {
+    let mut merged: Option<crate::WebSocketBooks> = None;
+    for (index, result) in results.iter().enumerate() {
+        let Some(ws) = &result.websocket else {
+            continue;
+        };
+        let books = (ws.books()).map_err(|source| MergeError::Histogram { index, source })?;
+        merged.get_or_insert_with(Default::default).merge(&books);
+    }
+    let elapsed = std::time::Duration::from_secs_f64(elapsed_s.max(0.0));
+    Ok(merged.map(|books| crate::WebSocketResult::of(&books, elapsed)))
+}
+
 /// Merges `results` into one; unless `force`, refuses results whose plans
 /// differ in URL, method or load model (they measured different tests).
 pub fn merge_results(results: &[RunResult], force: bool) -> Result<RunResult, MergeError> {
@@ -149,6 +166,7 @@ pub fn merge_results(results: &[RunResult], force: bool) -> Result<RunResult, Me
             encoded_responses: sum_options(a.encoded_responses, b.encoded_responses),
         });
     merged.stream = merge_streams(results, elapsed_s)?;
+    merged.websocket = merge_websockets(results, elapsed_s)?;
     if let Some(targets) = crate::merge_targets::merge_targets(results, elapsed_s) {
         if let Some(groups) = crate::merge_targets::merge_groups(&base.groups, &targets, elapsed_s)
         {

@@ -296,6 +296,11 @@ impl Recorder {
             .record(figures);
     }
 
+    /// The WebSocket books of this interval, to add to (`ws://` runs).
+    pub fn websocket(&mut self) -> &mut crate::WebSocketBooks {
+        self.interval.websocket.get_or_insert_with(Default::default)
+    }
+
     /// Hands over everything recorded since the last call and starts afresh.
     pub fn take_interval(&mut self) -> Snapshot {
         let gauges = self.interval.gauges;

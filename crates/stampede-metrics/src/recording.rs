@@ -65,6 +65,8 @@ pub struct Snapshot {
     pub feed_exhausted: bool,
     /// Streams watched (`--sse`); `None` without, so other runs carry nothing.
     pub stream: Option<Box<crate::StreamBooks>>,
+    /// WebSocket figures (`ws://`); `None` for HTTP runs.
+    pub websocket: Option<Box<crate::WebSocketBooks>>,
 }
 
 impl Default for Snapshot {
@@ -88,6 +90,7 @@ impl Default for Snapshot {
             check_failures: Vec::new(),
             feed_exhausted: false,
             stream: None,
+            websocket: None,
         }
     }
 }
@@ -117,6 +120,11 @@ impl Snapshot {
         self.feed_exhausted |= other.feed_exhausted;
         if let Some(theirs) = &other.stream {
             self.stream
+                .get_or_insert_with(Default::default)
+                .merge(theirs);
+        }
+        if let Some(theirs) = &other.websocket {
+            self.websocket
                 .get_or_insert_with(Default::default)
                 .merge(theirs);
         }

@@ -490,6 +490,10 @@ pub struct RunResult {
     /// the gaps between them; present when streams were watched.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub stream: Option<crate::StreamResult>,
+    /// A WebSocket run (`ws://`, `wss://`): messages each way, their round
+    /// trips, bytes, connection setup, close codes, pings, drops.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub websocket: Option<crate::WebSocketResult>,
     /// Why the run stopped before its duration or count, other than a
     /// signal: `feed_exhausted` (a `unique` feeder ran out of rows).
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -664,6 +668,8 @@ impl RunResult {
                 .collect(),
             stream: (total.stream.as_deref())
                 .map(|books| crate::StreamResult::of(books, recording.elapsed)),
+            websocket: (total.websocket.as_deref())
+                .map(|books| crate::WebSocketResult::of(books, recording.elapsed)),
             stop_reason: recording.stop_reason.clone(),
             dns: None,
             rendezvous: Vec::new(),

@@ -27,6 +27,7 @@ mod stream_spec;
 mod target;
 mod targets_file;
 mod transport;
+mod websocket_spec;
 
 pub use address_list::parse_address_list;
 pub use connection_policy::{ConnLifetime, DnsMode, DnsPolicy};
@@ -43,3 +44,4 @@ pub use transport::{
     ClientCert, CompressionSpec, EventLoop, IoBackend, ProxySpec, ResolveOverride, TlsSpec,
     TlsVersion, TransportSpec,
 };
+pub use websocket_spec::WebSocketSpec;

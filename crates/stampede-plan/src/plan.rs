@@ -93,6 +93,8 @@ impl Plan {
             Some("HTTP/2")
         } else if self.transport.http3 {
             Some("HTTP/3")
+        } else if self.transport.websocket.is_some() {
+            Some("WebSocket")
         } else {
             None
         }
@@ -170,6 +172,7 @@ impl Plan {
         }
         crate::http3::check(self)?;
         crate::stream_spec::check(self)?;
+        crate::websocket_spec::check(self)?;
         if let Some(at_most) = self.transport.stream.for_at_most {
             // A stream still open then ends, as a success (the engine's books).
             self.timeout = at_most;

@@ -158,6 +158,8 @@ pub struct TransportSpec {
     pub compression: CompressionSpec,
     /// `--sse`: responses watched as streams of events.
     pub stream: crate::StreamSpec,
+    /// A WebSocket run (`ws://`, `wss://`): what each message carries.
+    pub websocket: Option<crate::WebSocketSpec>,
 }
 
 /// Compressed responses (`--compressed`, `--decode`).

@@ -33,6 +33,7 @@ mod selfcheck;
 mod stream_text;
 mod sweep_text;
 mod text;
+mod websocket_text;
 
 pub use compare_text::render_compare_text;
 pub use csv::{render_csv, render_csv_timeseries};

@@ -463,6 +463,7 @@ pub fn render_text(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     )?;
     crate::compression_text::render_compression(result, out)?;
     crate::stream_text::render_streams(result, out)?;
+    crate::websocket_text::render_websocket(result, out)?;
     let planned = match result.connections.planned_reconnects {
         0 => String::new(),
         n => format!(", {} planned (connection lifetime)", format_count(n)),

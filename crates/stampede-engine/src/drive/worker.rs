@@ -127,7 +127,17 @@ fn start_load(
                 plan.share.1,
             ));
             aborts.push(control.abort_handle());
-            if let Some(h3) = &plan.http3 {
+            if plan.websocket.is_some() {
+                for index in 0..*slots {
+                    let task = crate::drive::ws_load::run_ws_closed_slot(
+                        context.clone(),
+                        gate.clone(),
+                        index,
+                        plan.seed,
+                    );
+                    handles.push(tokio::task::spawn_local(task));
+                }
+            } else if let Some(h3) = &plan.http3 {
                 let h3 = Rc::new(crate::drive::h3::h3_conn::H3Context::new(h3, plan.index));
                 handles.extend(crate::drive::h3::h3_client::spawn_closed(
                     context, &h3, &gate, *slots,
@@ -153,6 +163,16 @@ fn start_load(
                     }
                 }
             }
+        }
+        WorkerLoad::Open(load) if plan.websocket.is_some() => {
+            let pacer = crate::drive::ws_load::run_ws_pacer(
+                context.clone(),
+                load.clone(),
+                plan.load_start,
+                plan.deadline,
+                plan.seed,
+            );
+            handles.push(tokio::task::spawn_local(pacer));
         }
         WorkerLoad::Open(load) if plan.http3.is_some() => {
             let h3 = plan

@@ -3,7 +3,8 @@
 //! slot's books as the epoll and io_uring loops drive it): a request's
 //! clocks, outcome and retry, a connection's reuse and life, the read
 //! buffer the parser consumes, and the reading of a response from the bytes
-//! a driver hands in. Nothing here does I/O or imports a loop.
+//! a driver hands in. Nothing here does I/O or imports a loop. ws_session.rs
+//! is a WebSocket connection's client side, as I/O-free.
 
 pub(crate) mod conn_books;
 pub(crate) mod ledger;
@@ -12,3 +13,4 @@ mod ledger_tests;
 pub(crate) mod read_buffer;
 pub(crate) mod request_books;
 pub(crate) mod response_reader;
+pub(crate) mod ws_session;

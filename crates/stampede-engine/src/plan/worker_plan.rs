@@ -89,6 +89,9 @@ pub(crate) struct WorkerPlan {
     pub workload: Option<Arc<crate::workload::WorkloadSpec>>,
     /// Seeds this worker's workload randomness (feeders, `rand_*`, think).
     pub seed: u64,
+    /// A WebSocket run (`ws://`): the upgrade and the message, for every
+    /// connection.
+    pub websocket: Option<Arc<crate::plan::ws_plan::WsConfig>>,
 }
 
 /// The HTTP/2 part of a worker's plan.
@@ -195,6 +198,7 @@ impl WorkerPlan {
             stream: Default::default(),
             workload: None,
             seed: 1,
+            websocket: None,
         }
     }
 }

@@ -42,6 +42,8 @@ pub(crate) struct Prepared {
     pub http2: Option<H2Plan>,
     /// The HTTP/3 part, over `--http3`.
     pub http3: Option<H3Plan>,
+    /// A WebSocket run (`ws://`): the upgrade and the message.
+    pub websocket: Option<Arc<crate::plan::ws_plan::WsConfig>>,
     /// The rule for following redirects, when any are followed.
     pub redirect: Option<RedirectRule>,
     /// The scenario's rendezvous points, when a step has one.
@@ -97,6 +99,14 @@ pub(crate) fn prepare(
         None
     };
     let http3 = crate::plan::h3_plan::build(plan, &connector)?;
+    let websocket = (plan.transport.websocket.as_ref()).map(|spec| {
+        Arc::new(crate::plan::ws_plan::WsConfig::new(
+            &plan.target.path_and_query,
+            &plan.target.authority,
+            &plan.request.headers,
+            spec,
+        ))
+    });
     let weights: Vec<u32> = plan.mix.iter().map(|entry| entry.weight).collect();
     let listed = options
         .workload
@@ -152,6 +162,7 @@ pub(crate) fn prepare(
         mix_order,
         http2,
         http3,
+        websocket,
         redirect,
         rendezvous,
     })

@@ -116,6 +116,7 @@ pub(crate) fn worker_plans(
             lifetime: crate::plan::conn_lifetime::Lifetime::new(&plan.transport.lifetime),
             decode: plan.transport.compression.decode,
             stream: plan.transport.stream,
+            websocket: prepared.websocket.clone(),
             seed: seed ^ 0xD1B5_4A32_D192_ED03u64.wrapping_mul(index as u64 + 1),
         });
     }

@@ -71,6 +71,8 @@ pub(crate) struct ConnectionContext {
     pub(crate) stream: stampede_plan::StreamSpec,
     /// The scenario steps' rendezvous points; `None` when no step has one.
     pub(crate) rendezvous: Option<Arc<crate::workload::RendezvousPoints>>,
+    /// A WebSocket run (`ws://`): the upgrade and the message.
+    pub(crate) websocket: Option<Arc<crate::plan::ws_plan::WsConfig>>,
 }
 
 impl ConnectionContext {
@@ -511,5 +513,6 @@ pub(crate) fn connection_context(
         decode: plan.decode,
         stream: plan.stream,
         rendezvous: plan.rendezvous.clone(),
+        websocket: plan.websocket.clone(),
     })
 }

@@ -310,6 +310,18 @@ impl WorkerState {
         }
     }
 
+    /// A WebSocket run's figures, booked in `f` when `at` is in the
+    /// measured window (the warm-up's are dropped, as its requests are).
+    pub(crate) fn websocket(
+        &self,
+        at: Instant,
+        f: impl FnOnce(&mut stampede_metrics::WebSocketBooks),
+    ) {
+        if !self.is_warmup(at) {
+            f(self.recorder.borrow_mut().websocket());
+        }
+    }
+
     /// Requests of the measured window in flight (warm-up ones left out).
     fn measured_in_flight(&self) -> u64 {
         self.in_flight.get() - self.warmup_in_flight.get()

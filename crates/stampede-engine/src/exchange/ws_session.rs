@@ -1,0 +1,308 @@
+//! One WebSocket connection's client side, I/O-free: bytes in, events
+//! out; messages in, bytes to write out. It writes the upgrade request
+//! (RFC 6455 §4.1: a fresh `Sec-WebSocket-Key`, the user's `--header`
+//! values), checks the answer (`101`, `Upgrade`, `Connection`,
+//! `Sec-WebSocket-Accept`), masks what it sends with stampede-websocket's
+//! encoder, decodes what comes back, answers pings, echoes the server's
+//! close, and matches each reply to the oldest message still unanswered
+//! (a server answers in order; a message nobody waited for is a push).
+//! The tokio driver (drive/ws_slot.rs) only moves the bytes and keeps
+//! the clocks; a reactor driver could feed the same session.
+
+use crate::plan::ws_plan::WsConfig;
+use stampede_metrics::ErrorKind;
+use stampede_websocket::{
+    accept_key, encode_close, encode_control, encode_message, Decoder, Event, MessageKind, Opcode,
+    Role,
+};
+use std::collections::VecDeque;
+use std::time::Instant;
+
+/// The longest upgrade answer head read before it is refused.
+const MAX_UPGRADE_HEAD: usize = 16 * 1024;
+
+/// The longest message read from the server before the connection fails
+/// (close code 1009).
+const MAX_MESSAGE: usize = 64 << 20;
+
+/// What the server's bytes meant, in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WsEvent {
+    /// The upgrade was accepted: messages may go.
+    Upgraded,
+    /// The oldest unanswered message, intended at `intended`, got its reply.
+    Reply {
+        /// When that message was meant to leave.
+        intended: Instant,
+    },
+    /// A message no sent one was waiting for (the server pushed it).
+    Unsolicited,
+    /// The server pinged; the pong waits in the outbox.
+    PingAnswered,
+    /// The server closed, with this code (`None`: no code, 1005); the
+    /// answering close waits in the outbox when the server spoke first.
+    Closed {
+        /// The close frame's code.
+        code: Option<u16>,
+    },
+}
+
+/// Why the connection cannot go on: its error class and a sample reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct WsFailure {
+    /// The class its unanswered messages are counted under.
+    pub kind: ErrorKind,
+    /// What was wrong, for the run's error samples.
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Upgrading,
+    Open,
+    /// The client sent its close and waits for the server's.
+    Closing,
+    Closed,
+}
+
+/// One connection's WebSocket state.
+#[derive(Debug)]
+pub(crate) struct WsSession {
+    kind: MessageKind,
+    accept: String,
+    phase: Phase,
+    decoder: Decoder,
+    /// Bytes read and not yet consumed.
+    inbox: Vec<u8>,
+    /// Bytes to write: the upgrade, messages, pongs, closes.
+    outbox: Vec<u8>,
+    /// When each unanswered message was meant to leave, oldest first.
+    pending: VecDeque<Instant>,
+    rng: fastrand::Rng,
+    /// Frame bytes written once upgraded (headers and masks included).
+    pub(crate) bytes_sent: u64,
+    /// Frame bytes read once upgraded.
+    pub(crate) bytes_received: u64,
+}
+
+impl WsSession {
+    /// A new connection's session: the upgrade request, with a fresh key
+    /// drawn from `rng`, waits in the outbox.
+    pub(crate) fn new(config: &WsConfig, mut rng: fastrand::Rng) -> WsSession {
+        use base64::Engine;
+        let mut nonce = [0u8; 16];
+        rng.fill(&mut nonce);
+        let key = base64::engine::general_purpose::STANDARD.encode(nonce);
+        let mut outbox = Vec::with_capacity(config.head_start.len() + 64 + config.head_end.len());
+        outbox.extend_from_slice(&config.head_start);
+        outbox.extend_from_slice(key.as_bytes());
+        outbox.extend_from_slice(&config.head_end);
+        WsSession {
+            kind: config.kind,
+            accept: accept_key(&key),
+            phase: Phase::Upgrading,
+            decoder: Decoder::new(Role::Client, MAX_MESSAGE),
+            inbox: Vec::new(),
+            outbox,
+            pending: VecDeque::new(),
+            rng,
+            bytes_sent: 0,
+            bytes_received: 0,
+        }
+    }
+
+    /// Bytes waiting to be written.
+    pub(crate) fn outbox(&self) -> &[u8] {
+        &self.outbox
+    }
+
+    /// The outbox was written out.
+    pub(crate) fn written(&mut self) {
+        self.outbox.clear();
+    }
+
+    /// True once the upgrade was accepted and no close was sent or read.
+    pub(crate) fn is_open(&self) -> bool {
+        self.phase == Phase::Open
+    }
+
+    /// True once both closes were exchanged, or the connection failed.
+    pub(crate) fn is_closed(&self) -> bool {
+        self.phase == Phase::Closed
+    }
+
+    /// Messages sent and not answered.
+    pub(crate) fn unanswered(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// The unanswered messages' intended instants, oldest first, taken:
+    /// the connection ended and they will get no reply.
+    pub(crate) fn take_unanswered(&mut self) -> VecDeque<Instant> {
+        std::mem::take(&mut self.pending)
+    }
+
+    fn mask(&mut self) -> Option<[u8; 4]> {
+        Some(self.rng.u32(..).to_be_bytes())
+    }
+
+    /// Frames `message` (masked) into the outbox; its reply is the next
+    /// message read after those already awaited.
+    pub(crate) fn send_message(&mut self, message: &[u8], intended: Instant) {
+        let before = self.outbox.len();
+        let mask = self.mask();
+        encode_message(&mut self.outbox, self.kind, message, mask);
+        self.bytes_sent += (self.outbox.len() - before) as u64;
+        self.pending.push_back(intended);
+    }
+
+    /// Starts the closing handshake with `code` (the client is done); the
+    /// server's close then ends it.
+    pub(crate) fn close(&mut self, code: u16) {
+        if self.phase != Phase::Open {
+            return;
+        }
+        let before = self.outbox.len();
+        let mask = self.mask();
+        encode_close(&mut self.outbox, Some(code), "", mask).expect("a valid code, no reason");
+        self.bytes_sent += (self.outbox.len() - before) as u64;
+        self.phase = Phase::Closing;
+    }
+
+    /// Reads `bytes` from the server; what they meant is appended to
+    /// `events`. After an error the connection is failed: a close with
+    /// the error's code may wait in the outbox, and nothing more is read.
+    pub(crate) fn received(
+        &mut self,
+        bytes: &[u8],
+        events: &mut Vec<WsEvent>,
+    ) -> Result<(), WsFailure> {
+        if self.phase == Phase::Closed {
+            return Ok(());
+        }
+        self.inbox.extend_from_slice(bytes);
+        let mut at = 0;
+        if self.phase == Phase::Upgrading {
+            match self.upgrade_answer()? {
+                Some(head) => {
+                    at = head;
+                    self.phase = Phase::Open;
+                    events.push(WsEvent::Upgraded);
+                }
+                None => return Ok(()),
+            }
+        }
+        let head = at;
+        let result = self.frames(&mut at, events);
+        self.bytes_received += (at - head) as u64;
+        self.inbox.drain(..at);
+        result
+    }
+
+    /// The length of the upgrade's answer head once it is whole and says
+    /// yes; `None` while it is partial.
+    fn upgrade_answer(&mut self) -> Result<Option<usize>, WsFailure> {
+        let refused = |reason: String| WsFailure {
+            kind: ErrorKind::WsUpgradeRefused,
+            reason,
+        };
+        let mut headers = [httparse::EMPTY_HEADER; 64];
+        let mut answer = httparse::Response::new(&mut headers);
+        let head = match answer.parse(&self.inbox) {
+            Ok(httparse::Status::Complete(head)) => head,
+            Ok(httparse::Status::Partial) if self.inbox.len() <= MAX_UPGRADE_HEAD => {
+                return Ok(None)
+            }
+            Ok(httparse::Status::Partial) => {
+                return Err(refused(format!(
+                    "the upgrade's answer head is over {MAX_UPGRADE_HEAD} bytes"
+                )))
+            }
+            Err(e) => return Err(refused(format!("the upgrade's answer is not HTTP: {e}"))),
+        };
+        let code = answer.code.unwrap_or(0);
+        if code != 101 {
+            let reason = answer.reason.unwrap_or("");
+            return Err(refused(format!(
+                "the upgrade was answered {code} {reason}, not 101"
+            )));
+        }
+        let value = |name: &str| {
+            (answer.headers.iter())
+                .find(|h| h.name.eq_ignore_ascii_case(name))
+                .map(|h| String::from_utf8_lossy(h.value).trim().to_string())
+        };
+        if !value("upgrade").is_some_and(|v| v.eq_ignore_ascii_case("websocket")) {
+            return Err(refused("the 101 answer has no Upgrade: websocket".into()));
+        }
+        let connection = value("connection").unwrap_or_default();
+        if !(connection.split(',')).any(|token| token.trim().eq_ignore_ascii_case("upgrade")) {
+            return Err(refused("the 101 answer has no Connection: Upgrade".into()));
+        }
+        match value("sec-websocket-accept") {
+            Some(got) if got == self.accept => Ok(Some(head)),
+            Some(got) => Err(refused(format!(
+                "Sec-WebSocket-Accept {got:?} is not {:?}",
+                self.accept
+            ))),
+            None => Err(refused("the 101 answer has no Sec-WebSocket-Accept".into())),
+        }
+    }
+
+    /// Decodes the frames from `*at` on, moving `*at` past what they took.
+    fn frames(&mut self, at: &mut usize, events: &mut Vec<WsEvent>) -> Result<(), WsFailure> {
+        while self.phase != Phase::Closed {
+            let decoded = match self.decoder.decode(&mut self.inbox[*at..]) {
+                Ok(decoded) => decoded,
+                Err(error) => {
+                    let mask = Some(self.rng.u32(..).to_be_bytes());
+                    if self.phase == Phase::Open {
+                        let code = Some(error.close_code());
+                        let _ = encode_close(&mut self.outbox, code, "", mask);
+                    }
+                    self.phase = Phase::Closed;
+                    return Err(WsFailure {
+                        kind: ErrorKind::WsProtocol,
+                        reason: error.to_string(),
+                    });
+                }
+            };
+            *at += decoded.consumed;
+            let Some(event) = decoded.event else {
+                return Ok(());
+            };
+            let mask = Some(self.rng.u32(..).to_be_bytes());
+            let before = self.outbox.len();
+            match event {
+                Event::Text(_) | Event::Binary(_) => match self.pending.pop_front() {
+                    Some(intended) => events.push(WsEvent::Reply { intended }),
+                    None => events.push(WsEvent::Unsolicited),
+                },
+                Event::Ping(payload) => {
+                    if self.phase == Phase::Open {
+                        encode_control(&mut self.outbox, Opcode::Pong, payload, mask)
+                            .expect("a ping's payload fits a pong");
+                        events.push(WsEvent::PingAnswered);
+                    }
+                }
+                Event::Pong(_) => {}
+                Event::Close(frame) => {
+                    let code = frame.map(|f| f.code);
+                    if self.phase == Phase::Open {
+                        // §5.5.1: the answer echoes the code.
+                        encode_close(&mut self.outbox, code, "", mask)
+                            .expect("a code the server may send, no reason");
+                    }
+                    self.phase = Phase::Closed;
+                    events.push(WsEvent::Closed { code });
+                }
+            }
+            self.bytes_sent += (self.outbox.len() - before) as u64;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+#[path = "ws_session_tests.rs"]
+mod tests;

@@ -1,0 +1,238 @@
+//! The client session against a server played by hand: the upgrade's
+//! bytes, the answers it accepts and refuses, replies matched by order,
+//! frames split at every offset, pings, closes and bad frames.
+
+use super::*;
+use stampede_plan::{parse_header, Header, WebSocketSpec};
+use stampede_websocket::{encode_frame, CloseFrame};
+
+fn config(headers: &[&str]) -> WsConfig {
+    let headers: Vec<Header> = headers.iter().map(|h| parse_header(h).unwrap()).collect();
+    let spec = WebSocketSpec {
+        message: b"hi".to_vec(),
+        binary: false,
+    };
+    WsConfig::new("/ws/echo?x=1", "127.0.0.1:3000", &headers, &spec)
+}
+
+fn session() -> WsSession {
+    WsSession::new(&config(&[]), fastrand::Rng::with_seed(7))
+}
+
+/// The key the session sent, read back from its upgrade request.
+fn key_of(request: &[u8]) -> String {
+    let text = std::str::from_utf8(request).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("Sec-WebSocket-Key: "))
+        .unwrap();
+    line["Sec-WebSocket-Key: ".len()..].to_string()
+}
+
+fn accepted(key: &str) -> Vec<u8> {
+    format!(
+        "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: {}\r\n\r\n",
+        accept_key(key)
+    )
+    .into_bytes()
+}
+
+/// A session whose upgrade was accepted, its outbox emptied.
+fn open() -> WsSession {
+    let mut s = session();
+    let answer = accepted(&key_of(s.outbox()));
+    s.written();
+    let mut events = Vec::new();
+    s.received(&answer, &mut events).unwrap();
+    assert_eq!(events, [WsEvent::Upgraded]);
+    s
+}
+
+/// What a server reads from the session's outbox: each frame's event,
+/// unmasked, as text.
+fn server_reads(bytes: &[u8]) -> Vec<String> {
+    let mut server = Decoder::new(Role::Server, 1 << 20);
+    let mut buf = bytes.to_vec();
+    let mut at = 0;
+    let mut seen = Vec::new();
+    while at < buf.len() {
+        let d = server.decode(&mut buf[at..]).unwrap();
+        at += d.consumed;
+        match d.event {
+            Some(Event::Text(t)) => seen.push(format!("text {t}")),
+            Some(Event::Pong(p)) => seen.push(format!("pong {}", String::from_utf8_lossy(p))),
+            Some(Event::Close(Some(CloseFrame { code, .. }))) => seen.push(format!("close {code}")),
+            Some(other) => seen.push(format!("{other:?}")),
+            None => break,
+        }
+    }
+    seen
+}
+
+#[test]
+fn the_upgrade_request_has_a_fresh_key_and_the_users_headers() {
+    let s = WsSession::new(
+        &config(&["X-Token: abc", "Connection: close"]),
+        fastrand::Rng::with_seed(1),
+    );
+    let text = String::from_utf8(s.outbox().to_vec()).unwrap();
+    assert!(
+        text.starts_with("GET /ws/echo?x=1 HTTP/1.1\r\nHost: 127.0.0.1:3000\r\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"),
+        "{text}"
+    );
+    assert!(text.contains("\r\nSec-WebSocket-Version: 13\r\n"), "{text}");
+    assert!(text.contains("\r\nX-Token: abc\r\n"), "{text}");
+    // The upgrade's own Connection header is the one sent.
+    assert!(!text.contains("Connection: close"), "{text}");
+    assert!(text.ends_with("\r\n\r\n"), "{text}");
+    assert!(stampede_websocket::key_is_valid(&key_of(s.outbox())));
+    let other = WsSession::new(&config(&[]), fastrand::Rng::with_seed(2));
+    assert_ne!(key_of(s.outbox()), key_of(other.outbox()));
+    let own_host = WsSession::new(&config(&["Host: example.org"]), fastrand::Rng::with_seed(1));
+    let text = String::from_utf8(own_host.outbox().to_vec()).unwrap();
+    assert_eq!(text.matches("Host: ").count(), 1, "{text}");
+    assert!(text.contains("Host: example.org\r\n"), "{text}");
+}
+
+#[test]
+fn an_answer_split_anywhere_upgrades_once() {
+    let base = session();
+    let answer = accepted(&key_of(base.outbox()));
+    for cut in 0..=answer.len() {
+        let mut s = WsSession::new(&config(&[]), fastrand::Rng::with_seed(7));
+        let mut events = Vec::new();
+        s.received(&answer[..cut], &mut events).unwrap();
+        s.received(&answer[cut..], &mut events).unwrap();
+        assert_eq!(events, [WsEvent::Upgraded], "cut at {cut}");
+        assert!(s.is_open());
+    }
+}
+
+#[test]
+fn a_refused_or_wrong_upgrade_is_an_upgrade_error() {
+    let cases: [(&[u8], &str); 4] = [
+        (b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", "200 OK, not 101"),
+        (b"HTTP/1.1 403 Forbidden\r\n\r\n", "403"),
+        (
+            b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: AAAAAAAAAAAAAAAAAAAAAAAAAAA=\r\n\r\n",
+            "is not",
+        ),
+        (
+            b"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\n\r\n",
+            "Upgrade: websocket",
+        ),
+    ];
+    for (answer, says) in cases {
+        let mut s = session();
+        let failure = s.received(answer, &mut Vec::new()).unwrap_err();
+        assert_eq!(failure.kind, ErrorKind::WsUpgradeRefused);
+        assert!(failure.reason.contains(says), "{}", failure.reason);
+    }
+    let mut garbage = session();
+    let failure = garbage
+        .received(b"SSH-2.0-x\r\n\r\n", &mut Vec::new())
+        .unwrap_err();
+    assert_eq!(failure.kind, ErrorKind::WsUpgradeRefused);
+}
+
+#[test]
+fn replies_match_the_oldest_unanswered_message_in_frames_split_at_every_offset() {
+    let t0 = Instant::now();
+    let t1 = t0 + std::time::Duration::from_millis(1);
+    let mut wire = Vec::new();
+    encode_message(&mut wire, MessageKind::Text, b"one", None);
+    encode_frame(&mut wire, false, Opcode::Text, b"tw", None);
+    encode_control(&mut wire, Opcode::Ping, b"p", None).unwrap();
+    encode_frame(&mut wire, true, Opcode::Continuation, b"o", None);
+    encode_message(&mut wire, MessageKind::Binary, &[0u8; 200], None);
+    for cut in 0..=wire.len() {
+        let mut s = open();
+        s.send_message(b"hi", t0);
+        s.send_message(b"hi", t1);
+        assert_eq!(s.unanswered(), 2);
+        let mut events = Vec::new();
+        s.received(&wire[..cut], &mut events).unwrap();
+        s.received(&wire[cut..], &mut events).unwrap();
+        assert_eq!(
+            events,
+            [
+                WsEvent::Reply { intended: t0 },
+                WsEvent::PingAnswered,
+                WsEvent::Reply { intended: t1 },
+                WsEvent::Unsolicited,
+            ],
+            "cut at {cut}"
+        );
+        assert_eq!(s.bytes_received, wire.len() as u64);
+        assert_eq!(s.unanswered(), 0);
+        assert_eq!(server_reads(s.outbox()), ["text hi", "text hi", "pong p"]);
+    }
+}
+
+#[test]
+fn a_ping_is_answered_with_a_masked_pong_of_its_payload() {
+    let mut s = open();
+    let mut wire = Vec::new();
+    encode_control(&mut wire, Opcode::Ping, b"are you there", None).unwrap();
+    let mut events = Vec::new();
+    s.received(&wire, &mut events).unwrap();
+    assert_eq!(events, [WsEvent::PingAnswered]);
+    // Masked: the mask bit of the second byte.
+    assert_eq!(s.outbox()[1] & 0x80, 0x80);
+    assert_eq!(server_reads(s.outbox()), ["pong are you there"]);
+    assert_eq!(s.bytes_sent, s.outbox().len() as u64);
+}
+
+#[test]
+fn the_servers_close_is_echoed_and_the_clients_close_awaits_the_servers() {
+    let mut s = open();
+    s.send_message(b"hi", Instant::now());
+    s.written();
+    let mut wire = Vec::new();
+    encode_close(&mut wire, Some(1001), "going away", None).unwrap();
+    let mut events = Vec::new();
+    s.received(&wire, &mut events).unwrap();
+    assert_eq!(events, [WsEvent::Closed { code: Some(1001) }]);
+    assert!(s.is_closed());
+    assert_eq!(server_reads(s.outbox()), ["close 1001"]);
+    assert_eq!(s.take_unanswered().len(), 1);
+
+    let mut c = open();
+    c.close(1000);
+    assert!(!c.is_open() && !c.is_closed());
+    assert_eq!(server_reads(c.outbox()), ["close 1000"]);
+    c.written();
+    let mut wire = Vec::new();
+    encode_close(&mut wire, None, "", None).unwrap();
+    let mut events = Vec::new();
+    c.received(&wire, &mut events).unwrap();
+    assert_eq!(events, [WsEvent::Closed { code: None }]);
+    assert!(c.is_closed());
+    assert!(
+        c.outbox().is_empty(),
+        "a close answered is not answered again"
+    );
+}
+
+#[test]
+fn a_bad_frame_fails_the_connection_with_its_close_code() {
+    let mut s = open();
+    let mut wire = Vec::new();
+    encode_message(&mut wire, MessageKind::Text, b"masked", Some([1, 2, 3, 4]));
+    let failure = s.received(&wire, &mut Vec::new()).unwrap_err();
+    assert_eq!(failure.kind, ErrorKind::WsProtocol);
+    assert!(failure.reason.contains("masked"), "{}", failure.reason);
+    assert_eq!(server_reads(s.outbox()), ["close 1002"]);
+    assert!(s.is_closed());
+
+    let mut utf8 = open();
+    let mut wire = Vec::new();
+    encode_frame(&mut wire, true, Opcode::Text, b"\xff\xfe", None);
+    let failure = utf8.received(&wire, &mut Vec::new()).unwrap_err();
+    assert_eq!(failure.kind, ErrorKind::WsProtocol);
+    assert_eq!(server_reads(utf8.outbox()), ["close 1007"]);
+}

@@ -1,0 +1,90 @@
+//! What every WebSocket connection of a run sends (`ws://`, `wss://`),
+//! built once per run from the plan: the upgrade request around its key
+//! (RFC 6455 §4.1, with the user's `--header` values) and the message.
+//! exchange/ws_session.rs writes a fresh key into it per connection. A
+//! text message with `{{...}}` is compiled once here and rendered per
+//! message by the slot (drive/ws_slot.rs), with the built-in names
+//! (`{{seq}}`, `{{conn}}`, `{{iter}}`, `{{uuid}}`, `{{rand_int 1 9}}`…).
+
+use stampede_plan::{Header, WebSocketSpec};
+use stampede_websocket::MessageKind;
+use stampede_workload::{Scope, Sequence, Template};
+
+/// What every connection of a run sends: the upgrade request around its
+/// key, and the message. Built once per run.
+#[derive(Debug)]
+pub(crate) struct WsConfig {
+    /// The upgrade request up to the key's value.
+    pub(crate) head_start: Vec<u8>,
+    /// After the key's value: the version, the user's headers, the blank line.
+    pub(crate) head_end: Vec<u8>,
+    /// Every message's payload.
+    pub(crate) message: Vec<u8>,
+    /// Text or binary.
+    pub(crate) kind: MessageKind,
+    /// A text message with slots, rendered per message; `None`: `message`
+    /// is sent as it is (no slot, or a binary message).
+    pub(crate) template: Option<Template>,
+    /// `{{seq}}`, shared by every worker of the run.
+    pub(crate) sequence: Sequence,
+}
+
+/// Headers the upgrade sets itself: the user's of the same name are not sent.
+const OWN_HEADERS: [&str; 4] = [
+    "upgrade",
+    "connection",
+    "sec-websocket-key",
+    "sec-websocket-version",
+];
+
+impl WsConfig {
+    /// The upgrade of `path_and_query` at `authority` (the Host header,
+    /// unless `headers` has one), with `headers` after the upgrade's own.
+    pub(crate) fn new(
+        path_and_query: &str,
+        authority: &str,
+        headers: &[Header],
+        spec: &WebSocketSpec,
+    ) -> WsConfig {
+        let given = |name: &str| headers.iter().any(|h| h.name.eq_ignore_ascii_case(name));
+        let mut head_start = format!("GET {path_and_query} HTTP/1.1\r\n");
+        if !given("host") {
+            head_start.push_str(&format!("Host: {authority}\r\n"));
+        }
+        if !given("user-agent") {
+            head_start.push_str(concat!(
+                "User-Agent: stampede/",
+                env!("CARGO_PKG_VERSION"),
+                "\r\n"
+            ));
+        }
+        head_start.push_str("Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ");
+        let mut head_end = String::from("\r\nSec-WebSocket-Version: 13\r\n");
+        for header in headers {
+            let own = OWN_HEADERS
+                .iter()
+                .any(|o| header.name.eq_ignore_ascii_case(o));
+            if !own {
+                head_end.push_str(&format!("{}: {}\r\n", header.name, header.value));
+            }
+        }
+        head_end.push_str("\r\n");
+        WsConfig {
+            head_start: head_start.into_bytes(),
+            head_end: head_end.into_bytes(),
+            message: spec.message.clone(),
+            // The binary checked the template (one line at start); a
+            // binary message's bytes are never read as one.
+            template: (!spec.binary)
+                .then(|| Template::compile("--ws-message", &spec.message, &Scope::new()).ok())
+                .flatten()
+                .filter(|t| !t.is_static()),
+            sequence: Sequence::new(0, 1),
+            kind: if spec.binary {
+                MessageKind::Binary
+            } else {
+                MessageKind::Text
+            },
+        }
+    }
+}

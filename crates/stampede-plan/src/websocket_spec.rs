@@ -1,0 +1,116 @@
+//! WebSocket runs (`ws://` and `wss://` URLs, `--ws-message`,
+//! `--ws-binary`): each connection upgrades once, then sends messages and
+//! reads their replies; `-n` counts messages. What the plan says of them,
+//! and which HTTP options make no sense with them.
+
+use crate::{Plan, PlanError};
+
+/// What a WebSocket run sends; `None` in the plan for HTTP runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebSocketSpec {
+    /// The payload of every message (`--ws-message TEXT|@FILE`).
+    pub message: Vec<u8>,
+    /// Send binary messages instead of text (`--ws-binary`).
+    pub binary: bool,
+}
+
+impl Default for WebSocketSpec {
+    fn default() -> Self {
+        WebSocketSpec {
+            message: b"hello".to_vec(),
+            binary: false,
+        }
+    }
+}
+
+/// The options a WebSocket run refuses, each with the flag to drop.
+pub(crate) fn check(plan: &Plan) -> Result<(), PlanError> {
+    let Some(ws) = &plan.transport.websocket else {
+        return Ok(());
+    };
+    let refuse = |what: &str| {
+        Err(PlanError::Invalid(format!(
+            "a ws:// URL upgrades one HTTP/1.1 GET to WebSocket: drop {what}"
+        )))
+    };
+    if plan.request.method != "GET" {
+        return refuse("-m (the upgrade is a GET)");
+    }
+    if !plan.request.body.is_empty() {
+        return refuse("-b/-D (the payload is --ws-message)");
+    }
+    if plan.transport.http2 {
+        return refuse("--http2");
+    }
+    if plan.transport.http3 {
+        return refuse("--http3");
+    }
+    if plan.transport.pipeline > 1 {
+        return refuse("--pipeline");
+    }
+    if plan.transport.stream.watch {
+        return refuse("--sse");
+    }
+    if plan.transport.redirects > 0 {
+        return refuse("--redirects");
+    }
+    if plan.transport.proxy.is_some() {
+        return refuse("--proxy");
+    }
+    if !plan.mix.is_empty() {
+        return refuse("--targets");
+    }
+    if plan.request.http10 {
+        return refuse("--http1.0");
+    }
+    if !plan.keepalive {
+        return refuse("--no-keepalive");
+    }
+    if !ws.binary && std::str::from_utf8(&ws.message).is_err() {
+        return Err(PlanError::Invalid(
+            "--ws-message is not UTF-8: a text message must be; add --ws-binary".to_string(),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Plan, Target, WebSocketSpec};
+
+    fn plan(spec: WebSocketSpec) -> Plan {
+        let mut plan = Plan::minimal(Target::parse("http://127.0.0.1:1/ws").unwrap());
+        plan.transport.websocket = Some(spec);
+        plan
+    }
+
+    fn refusal(mut plan: Plan) -> String {
+        plan.validate().unwrap_err().to_string()
+    }
+
+    #[test]
+    fn what_a_websocket_run_cannot_carry_is_refused_in_one_line() {
+        let mut ok = plan(WebSocketSpec::default());
+        assert!(ok.validate().is_ok());
+        assert_eq!(ok.event_loop(), crate::EventLoop::Tokio);
+        let mut post = plan(WebSocketSpec::default());
+        post.request.method = "POST".into();
+        assert!(refusal(post).contains("drop -m"));
+        let mut h2 = plan(WebSocketSpec::default());
+        h2.transport.http2 = true;
+        assert!(refusal(h2).contains("drop --http2"));
+        let mut closing = plan(WebSocketSpec::default());
+        closing.keepalive = false;
+        assert!(refusal(closing).contains("drop --no-keepalive"));
+        let bytes = WebSocketSpec {
+            message: vec![0xff, 0xfe],
+            binary: false,
+        };
+        assert!(refusal(plan(bytes.clone())).contains("add --ws-binary"));
+        let mut binary = plan(WebSocketSpec {
+            binary: true,
+            ..bytes
+        });
+        assert!(binary.validate().is_ok());
+    }
+}
