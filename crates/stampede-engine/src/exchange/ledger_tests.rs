@@ -798,3 +798,64 @@ fn a_failed_request_still_lets_its_user_think() {
     assert!(pause >= before + ms(40), "{pause:?}");
     assert!(pause <= Instant::now() + ms(40), "{pause:?}");
 }
+
+/// Collects the request log's records in memory.
+struct Collect(std::sync::Arc<std::sync::Mutex<Vec<crate::worker::request_log::LoggedRequest>>>);
+
+impl crate::worker::request_log::RequestSink for Collect {
+    fn write(
+        &mut self,
+        request: &crate::worker::request_log::LoggedRequest,
+        _: &crate::worker::request_log::RunClock,
+    ) -> std::io::Result<()> {
+        self.0.lock().unwrap().push(request.clone());
+        Ok(())
+    }
+    fn finish(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn a_failed_request_is_logged_from_its_send_or_its_intended_start() {
+    use crate::worker::request_log::{RequestLog, RequestLogOptions, RunClock};
+    use std::sync::{Arc, Mutex};
+    let plan = WorkerPlan::for_tests(REQUEST);
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let clock = RunClock {
+        measure_start: plan.measure_start,
+        measure_start_wall: std::time::SystemTime::now(),
+    };
+    let options = RequestLogOptions::new(Box::new(Collect(seen.clone())));
+    let mut log = RequestLog::start(options, 1, clock).expect("log");
+    let state = Rc::new(WorkerState::for_plan(&plan));
+    let ctx = connection_context(&plan, state.clone(), log.worker(0)).expect("context");
+    let t0 = plan.measure_start;
+    let mut s = Slot {
+        ctx,
+        state,
+        ledger: Ledger::new(false, t0, 0),
+        t0,
+    };
+    // On a connection: sent when the connection was up, at 30 ms.
+    s.begin(0);
+    s.connect(0, 30);
+    s.write_all();
+    s.ledger.failed(&s.ctx, ErrorKind::Timeout, true);
+    s.ledger.connection_gone(&s.ctx, false);
+    // Without one: sent at its intended start, 50 ms.
+    s.begin(50);
+    s.ledger.reset_response();
+    s.ledger.connecting(&s.ctx, s.at(50));
+    s.ledger.failed(&s.ctx, ErrorKind::ConnectRefused, false);
+    if let Some(log) = &s.ctx.log {
+        log.finish();
+    }
+    drop(s);
+    log.finish();
+    let seen = seen.lock().unwrap();
+    let sent: Vec<Duration> = (seen.iter())
+        .map(|r| r.outcome.sent.duration_since(t0))
+        .collect();
+    assert_eq!(sent, [ms(30), ms(50)]);
+}
