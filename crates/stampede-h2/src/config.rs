@@ -16,6 +16,11 @@ pub struct Config {
     /// The largest header block (HEADERS plus CONTINUATION) accepted; a
     /// larger one ends the connection (ENHANCE_YOUR_CALM).
     pub max_header_block: usize,
+    /// Streams started before the server's SETTINGS arrive (until then its
+    /// SETTINGS_MAX_CONCURRENT_STREAMS is unknown). RFC 9113 §6.5.2 asks
+    /// servers for at least 100; a server that allows fewer may refuse the
+    /// extra ones, which then end [`crate::End::Unprocessed`].
+    pub streams_before_settings: u32,
     /// Response field names (lower case) reported in
     /// [`crate::ResponseHead::field`] and trailers, by index.
     pub capture: Vec<Vec<u8>>,
@@ -28,6 +33,7 @@ impl Default for Config {
             connection_window: 1 << 24,
             max_frame_size: 16_384,
             max_header_block: 64 << 10,
+            streams_before_settings: 100,
             capture: Vec::new(),
         }
     }

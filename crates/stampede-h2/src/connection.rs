@@ -169,8 +169,20 @@ impl Connection {
     pub fn can_start(&self) -> bool {
         self.failed.is_none()
             && self.goaway.is_none()
-            && (self.streams.len() as u64) < u64::from(self.peer.max_concurrent)
+            && (self.streams.len() as u64) < u64::from(self.stream_limit())
             && self.next_id <= 0x7fff_ffff
+    }
+
+    /// How many streams may be open: the server's limit, and before its
+    /// SETTINGS [`Config::streams_before_settings`].
+    fn stream_limit(&self) -> u32 {
+        if self.got_settings {
+            self.peer.max_concurrent
+        } else {
+            self.peer
+                .max_concurrent
+                .min(self.config.streams_before_settings)
+        }
     }
 
     /// Streams started and not yet ended.
@@ -211,7 +223,7 @@ impl Connection {
         if self.next_id > 0x7fff_ffff {
             return Err(StartError::IdsExhausted);
         }
-        if (self.streams.len() as u64) >= u64::from(self.peer.max_concurrent) {
+        if (self.streams.len() as u64) >= u64::from(self.stream_limit()) {
             return Err(StartError::Busy);
         }
         let id = self.next_id;

@@ -498,6 +498,22 @@ fn goaway_reports_streams_above_its_last_id_unprocessed() {
 
 #[test]
 fn max_concurrent_streams_from_settings_is_honoured() {
+    let mut conn = Connection::new(Config {
+        streams_before_settings: 1,
+        ..config()
+    });
+    assert_eq!(conn.start(&get(), None), Ok(1));
+    assert_eq!(
+        conn.start(&get(), None),
+        Err(StartError::Busy),
+        "one stream until the server's SETTINGS"
+    );
+    let bytes = Server::default()
+        .settings(&[])
+        .headers(1, &ok_with_length(0), true)
+        .take();
+    run(&mut conn, &[&bytes]);
+    assert!(conn.can_start());
     let mut conn = Connection::new(config());
     let bytes = Server::default()
         .settings(&[(setting::MAX_CONCURRENT_STREAMS, 2)])
