@@ -380,7 +380,7 @@ impl Connection {
             )),
             frame::PING => self.ping(head, payload),
             frame::GOAWAY => self.goaway_frame(head, payload, on),
-            frame::WINDOW_UPDATE => self.window_update(head, payload),
+            frame::WINDOW_UPDATE => self.window_update(head, payload, on),
             frame::CONTINUATION => self.continuation_frame(head, payload, on),
             // Unknown frame types are ignored (RFC 9113 §4.1, §5.5).
             _ => Ok(()),
@@ -875,7 +875,12 @@ impl Connection {
         Ok(())
     }
 
-    fn window_update(&mut self, head: Head, payload: &[u8]) -> Result<(), ConnectionError> {
+    fn window_update(
+        &mut self,
+        head: Head,
+        payload: &[u8],
+        on: &mut impl FnMut(Event<'_>),
+    ) -> Result<(), ConnectionError> {
         if payload.len() != 4 {
             return Err(error(
                 ErrorCode::FrameSizeError,
@@ -915,7 +920,7 @@ impl Connection {
                 } else {
                     ErrorCode::FlowControlError
                 };
-                self.stream_error(i, code, &mut |_| {});
+                self.stream_error(i, code, on);
                 return Ok(());
             }
         }

@@ -895,6 +895,20 @@ fn malformed_responses_reset_their_stream_only() {
             .collect();
         assert_eq!(resets, [1], "{name}");
     }
+    // A stream WINDOW_UPDATE of 0, or one that overflows the stream window.
+    for (increment, code) in [(0, "ProtocolError"), (0x7fff_ffff, "FlowControlError")] {
+        let mut conn = Connection::new(config());
+        conn.start(&get(), None).unwrap();
+        let bytes = Server::default()
+            .settings(&[])
+            .window_update(1, increment)
+            .take();
+        assert_eq!(
+            run(&mut conn, &[&bytes]),
+            [format!("ended 1 Failed({code})")]
+        );
+        assert!(conn.can_start(), "the connection stays");
+    }
     // A body longer than its content-length.
     let mut conn = Connection::new(config());
     conn.start(&get(), None).unwrap();
