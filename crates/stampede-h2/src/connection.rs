@@ -288,22 +288,49 @@ impl Connection {
         if let Some(e) = self.failed {
             return Err(e);
         }
-        let result = if self.partial.is_empty() {
-            self.frames(input, on)
-                .map(|used| self.partial.extend_from_slice(&input[used..]))
-        } else {
-            let mut buf = std::mem::take(&mut self.partial);
-            buf.extend_from_slice(input);
-            let result = self.frames(&buf, on).map(|used| {
-                buf.drain(..used);
-            });
-            self.partial = buf;
-            result
-        };
+        let result = self.receive_frames(input, on);
         if let Err(e) = result {
             self.fail(e, on);
         }
         result
+    }
+
+    /// Completes a frame split by the last read (copying only its missing
+    /// part), then handles the rest of `input` in place; keeps what is left
+    /// of an incomplete frame.
+    fn receive_frames(
+        &mut self,
+        mut input: &[u8],
+        on: &mut impl FnMut(Event<'_>),
+    ) -> Result<(), ConnectionError> {
+        if !self.partial.is_empty() {
+            let mut buf = std::mem::take(&mut self.partial);
+            if buf.len() < frame::HEADER_LEN {
+                let take = (frame::HEADER_LEN - buf.len()).min(input.len());
+                buf.extend_from_slice(&input[..take]);
+                input = &input[take..];
+            }
+            if buf.len() >= frame::HEADER_LEN {
+                let head = Head::parse(&buf);
+                // An oversized frame is refused by `frames` from its header alone.
+                if head.len <= self.config.max_frame_size as usize {
+                    let take = (frame::HEADER_LEN + head.len - buf.len()).min(input.len());
+                    buf.extend_from_slice(&input[..take]);
+                    input = &input[take..];
+                }
+            }
+            let used = self.frames(&buf, on)?;
+            if used == 0 {
+                // Still incomplete: all of the input went into it.
+                self.partial = buf;
+                return Ok(());
+            }
+            buf.clear();
+            self.partial = buf;
+        }
+        let used = self.frames(input, on)?;
+        self.partial.extend_from_slice(&input[used..]);
+        Ok(())
     }
 
     fn fail(&mut self, e: ConnectionError, on: &mut impl FnMut(Event<'_>)) {
