@@ -25,7 +25,7 @@
 //!
 //! Modules: `connection` (the state machine), `frame` (frame layout and
 //! writers), `hpack` (decoder, Huffman, request blocks), `event`, `config`,
-//! `error`.
+//! `error`, `fuzzing` (the fuzz target's check, replayed by the tests).
 //!
 //! ```
 //! use stampede_h2::{Config, Connection, Event, RequestBlock};
@@ -51,6 +51,7 @@ mod connection;
 mod error;
 mod event;
 pub mod frame;
+pub mod fuzzing;
 pub mod hpack;
 
 pub use config::Config;
