@@ -4,14 +4,14 @@
 /// A connection's settings, as chosen by the driver.
 #[derive(Debug, Clone)]
 pub struct Config {
-    /// The receive window of each stream (SETTINGS_INITIAL_WINDOW_SIZE).
-    /// WINDOW_UPDATE is sent once half of it is consumed.
+    /// The receive window of each stream (SETTINGS_INITIAL_WINDOW_SIZE, at
+    /// most 2^31-1). WINDOW_UPDATE is sent once half of it is consumed.
     pub stream_window: u32,
     /// The receive window of the connection; above 65,535 a WINDOW_UPDATE
     /// right after SETTINGS raises it. Replenished once half is consumed.
     pub connection_window: u32,
     /// The largest frame payload accepted (SETTINGS_MAX_FRAME_SIZE,
-    /// 16,384 to 16,777,215).
+    /// 16,384 to 16,777,215; a value outside is brought inside).
     pub max_frame_size: u32,
     /// The largest header block (HEADERS plus CONTINUATION) accepted; a
     /// larger one ends the connection (ENHANCE_YOUR_CALM).

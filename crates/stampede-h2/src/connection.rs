@@ -109,7 +109,11 @@ fn error(code: ErrorCode, frame_type: u8, reason: &'static str) -> ConnectionErr
 impl Connection {
     /// A connection whose output starts with the preface, our SETTINGS and,
     /// for a connection window above 65,535, the WINDOW_UPDATE that opens it.
-    pub fn new(config: Config) -> Connection {
+    pub fn new(mut config: Config) -> Connection {
+        // The range RFC 9113 §6.5.2 allows; outside it the server would refuse our SETTINGS.
+        config.max_frame_size = config.max_frame_size.clamp(16_384, 16_777_215);
+        config.stream_window = config.stream_window.min(MAX_WINDOW as u32);
+        config.connection_window = config.connection_window.min(MAX_WINDOW as u32);
         let mut out = Vec::with_capacity(1024);
         out.extend_from_slice(frame::PREFACE);
         frame::write_settings(
@@ -474,7 +478,9 @@ impl Connection {
         }
         self.recv_window -= len as i64;
         self.recv_consumed += len as u32;
-        if self.recv_consumed >= self.config.connection_window.max(DEFAULT_WINDOW) / 2 {
+        if self.recv_consumed > 0
+            && self.recv_consumed >= self.config.connection_window.max(DEFAULT_WINDOW) / 2
+        {
             frame::write_window_update(&mut self.out, 0, self.recv_consumed);
             self.recv_window += i64::from(self.recv_consumed);
             self.recv_consumed = 0;
@@ -518,7 +524,8 @@ impl Connection {
             return Ok(());
         }
         s.recv_consumed += len as u32;
-        if s.recv_consumed >= self.config.stream_window / 2 {
+        // Never an increment of 0 (a PROTOCOL_ERROR for the server), whatever the window.
+        if s.recv_consumed > 0 && s.recv_consumed >= self.config.stream_window / 2 {
             frame::write_window_update(&mut self.out, s.id, s.recv_consumed);
             s.recv_window += i64::from(s.recv_consumed);
             s.recv_consumed = 0;
