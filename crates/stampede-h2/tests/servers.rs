@@ -1,8 +1,9 @@
 //! The codec against servers nobody here wrote for it: `nghttpd` (nghttp2's
-//! server, h2c) and stampede's own target (the `h2` crate's server, h2c
-//! prior knowledge), through a blocking std::net driver. Each run's counts
-//! are checked against what the server says it served (nghttpd's -v frame
-//! log, the target's stats).
+//! server, h2c), nginx (h2c, with GOAWAY after `keepalive_requests`) and
+//! stampede's own target (the `h2` crate's server, h2c prior knowledge),
+//! through a blocking std::net driver. Each run's counts are checked
+//! against what the server says it served (nghttpd's -v frame log, nginx's
+//! access log, the target's stats).
 
 mod blocking_driver;
 
@@ -12,6 +13,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use stampede_h2::{Config, RequestBlock};
+use stampede_testkit::nginx::{listening, Nginx, Setup};
 use stampede_testkit::{free_port, one_thread, spawn_target, temp_dir, tool_or_skip, wait_for};
 
 /// nghttpd, killed when dropped.
@@ -175,4 +177,51 @@ fn a_thousand_requests_on_ten_streams_against_the_built_in_target() {
     assert_eq!(stats.requests_total, 1_020, "{stats:?}");
     assert_eq!(stats.h2_streams_total, 1_020);
     assert_eq!(stats.requests_by_status.get(&200), Some(&1_020));
+}
+
+#[test]
+fn a_thousand_requests_across_nginx_goaways() {
+    let Some(nginx) = tool_or_skip("nginx") else {
+        return;
+    };
+    let dir = temp_dir("h2-nginx");
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    // GOAWAY after 100 requests per connection; 5 streams at once.
+    let setup = Setup {
+        listens: vec![format!("{addr} http2")],
+        log_format: "$connection $status $server_protocol",
+        http_extra: "keepalive_requests 100; http2_max_concurrent_streams 5;",
+        netns: None,
+    };
+    let server = Nginx::start(&nginx, &dir, &setup, || listening(&addr));
+    let page = RequestBlock::new("GET", "http", &addr, "/", &[]).unwrap();
+    let config = Config {
+        streams_before_settings: 1,
+        ..Config::default()
+    };
+    let tally = blocking_driver::run(addr.parse().unwrap(), &page, None, 1_000, 10, &config);
+    assert_eq!(
+        tally.finished_by_status.get(&200),
+        Some(&1_000),
+        "{tally:?}"
+    );
+    assert!(tally.other_ends.is_empty(), "{tally:?}");
+    assert!(
+        tally.max_open <= 5,
+        "http2_max_concurrent_streams 5 exceeded: {}",
+        tally.max_open
+    );
+    let lines = server.take_lines();
+    assert_eq!(lines.len(), 1_000, "requests nginx logged");
+    assert!(
+        lines.iter().all(|l| l[1] == "200" && l[2] == "HTTP/2.0"),
+        "{lines:?}"
+    );
+    let connections: std::collections::BTreeSet<&String> = lines.iter().map(|l| &l[0]).collect();
+    // Every connection ended by GOAWAY after 100 requests: ten of them, and
+    // the driver opened exactly those. Streams started past the GOAWAY's
+    // last id were retried on the next connection, not lost nor doubled.
+    assert_eq!(connections.len(), 10, "{tally:?}");
+    assert_eq!(tally.connections, 10);
 }
