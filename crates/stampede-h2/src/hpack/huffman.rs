@@ -108,9 +108,15 @@ pub fn decode(input: &[u8], out: &mut Vec<u8>) -> Result<(), HuffmanError> {
     }
 }
 
+/// Whether the `bits` left (up to 64) are valid padding: the input is all
+/// read, fewer than 8 bits remain, all ones.
 fn end_of_input(acc: u64, bits: u32, input_done: bool) -> Result<(), HuffmanError> {
+    // Checked before the mask: `1 << 64` would overflow.
+    if !input_done || bits >= 8 {
+        return Err(HuffmanError::BadPadding);
+    }
     let ones = (1u64 << bits) - 1;
-    if input_done && bits < 8 && acc & ones == ones {
+    if acc & ones == ones {
         Ok(())
     } else {
         Err(HuffmanError::BadPadding)
@@ -209,6 +215,14 @@ mod tests {
             decode(&[0b0001_1110], &mut Vec::new()),
             Err(HuffmanError::BadPadding)
         );
+        // Eight octets of ones or more: 64 bits held at once (found by the fuzzer).
+        for n in 8..=12 {
+            assert_eq!(
+                decode(&vec![0xff; n], &mut Vec::new()),
+                Err(HuffmanError::BadPadding),
+                "{n} octets"
+            );
+        }
         // The end-of-string symbol itself (30 ones) followed by more.
         assert_eq!(
             decode(&[0xff, 0xff, 0xff, 0xfc, 0x00], &mut Vec::new()),
