@@ -2,6 +2,8 @@
 # Coverage-guided fuzzing of the two parsers that face untrusted bytes:
 #   response — the client's response parser and body framer (stampede-engine)
 #   request  — the built-in target's request parser and chunked decoder (stampede-target)
+#   h2_client — the HTTP/2 client codec fed server bytes (stampede-h2; its corpus is
+#               replayed by `cargo test -p stampede-h2 fuzzing::`)
 # Needs a nightly toolchain and cargo-fuzz; without them it says so and exits 0
 # (the corpus is still replayed by `cargo test --test reliability fuzz_replay::` on stable).
 # Usage: bench/fuzz.sh [SECONDS_PER_TARGET]   (default 60)
@@ -21,7 +23,7 @@ fi
 # by copying it into fuzz/corpus/TARGET, where the stable replay test sees it.
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
-for target in response request; do
+for target in response request h2_client; do
   echo "fuzz: $target for ${seconds}s"
   mkdir -p "$scratch/$target"
   # -max_total_time bounds the run.

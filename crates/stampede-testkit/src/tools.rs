@@ -55,6 +55,11 @@ const KNOWN: &[Known] = &[
         install: "apt-get install -y nginx",
     },
     Known {
+        tool: "nghttpd",
+        names: &["nghttpd"],
+        install: "apt-get install -y nghttp2-server",
+    },
+    Known {
         tool: "tmux",
         names: &["tmux"],
         install: "apt-get install -y tmux",
