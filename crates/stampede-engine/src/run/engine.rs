@@ -1,21 +1,18 @@
-//! [`run_with`]: resolves the target, splits the plan over worker threads, and
-//! merges their snapshots into one [`Recording`] while an [`Observer`] watches.
+//! [`run_with`]: prepares what the workers share, splits the plan over worker
+//! threads, spawns them, and merges their snapshots into one `Recording`
+//! while an [`Observer`] watches.
 
 use crate::drive::worker::run_worker;
 use crate::error::EngineError;
-use crate::net::transport::{build_tls_client, ConnectorSpec, Endpoint};
-use crate::plan::worker_plan::{
-    second_of, OpenLoad, WorkerLoad, WorkerMessage, WorkerPlan, SNAPSHOT_INTERVAL,
-};
-use crate::run::finish::{finished, RunEnd};
+use crate::plan::worker_plan::{second_of, WorkerMessage, WorkerPlan, SNAPSHOT_INTERVAL};
+use crate::run::finish::{finished, Aggregated, RunEnd};
+pub use crate::run::options::{Finished, IntervalLog, RunOptions};
 use crate::run::prepare::prepare;
-use crate::run::split::{worker_plans, Window};
-use crate::run::watchdog::{Abandoned, Watchdog};
-use crate::worker::request_log::{RequestLog, RequestLogOptions, RequestLogReport, RunClock};
-use stampede_metrics::{IntervalBuilder, Recording, SecondPoint, Snapshot, TimeseriesBuilder};
-use stampede_plan::{
-    share_of, EventLoop, IoBackend, LoadModel, Plan, Schedule, Scheme, StopCondition,
-};
+use crate::run::split::{place_workers, worker_plans, Window};
+use crate::run::watchdog::Watchdog;
+use crate::worker::request_log::{RequestLog, RunClock};
+use stampede_metrics::{IntervalBuilder, Snapshot, TimeseriesBuilder};
+use stampede_plan::{LoadModel, Plan, StopCondition};
 use std::net::SocketAddr;
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant, SystemTime};
@@ -78,96 +75,6 @@ pub fn resolve(plan: &Plan) -> Result<SocketAddr, EngineError> {
     Ok(crate::net::dns::resolve_all(plan)?[0])
 }
 
-/// How connections reach the target: the Unix socket, the proxy or the
-/// target's resolved addresses (all of them: the result names them, and
-/// `--dns` spreads connections over them), the CONNECT tunnel and the TLS client.
-pub(crate) fn connector_spec(plan: &Plan) -> Result<(ConnectorSpec, Vec<SocketAddr>), EngineError> {
-    let transport = &plan.transport;
-    let mut addrs = Vec::new();
-    let endpoint = match (&transport.unix_socket, &transport.proxy) {
-        (Some(path), _) => Endpoint::Unix(path.clone()),
-        (None, Some(proxy)) => {
-            Endpoint::Tcp(crate::net::dns::resolve_host(&proxy.host, proxy.port)?[0])
-        }
-        (None, None) => {
-            addrs = crate::net::dns::resolve_all(plan)?;
-            Endpoint::Tcp(addrs[0])
-        }
-    };
-    let dns = transport.dns;
-    let addresses = (!addrs.is_empty() && dns.is_set())
-        .then(|| crate::net::dns::AddressBook::new(dns.mode, dns.ttl, &addrs));
-    let tunnel_to = match (&transport.proxy, plan.target.scheme) {
-        (Some(_), Scheme::Https) => Some(format!(
-            "{}:{}",
-            bracketed(&plan.target.host),
-            plan.target.port
-        )),
-        _ => None,
-    };
-    // An http run's TLS options are for its redirects' https origins only.
-    let tls = transport
-        .tls
-        .as_ref()
-        .filter(|_| plan.target.scheme == Scheme::Https)
-        .map(|spec| build_tls_client(spec, &plan.target.host, transport.http2))
-        .transpose()?;
-    let spec = ConnectorSpec {
-        endpoint,
-        addresses,
-        source_addrs: plan.source_addrs.clone(),
-        tls,
-        tunnel_to,
-        connect_timeout: plan.connect_timeout,
-        require_h2: transport.http2,
-    };
-    Ok((spec, addrs))
-}
-
-/// How `--redirects` follows: the run's origin, the limit, and how other
-/// origins are reached (straight to them, as the run reaches its own, over
-/// HTTP/2 when the run is: not through a proxy or a Unix socket, which
-/// reach one origin only).
-pub(crate) fn redirect_rule(
-    plan: &Plan,
-    max_hops: u32,
-) -> crate::redirects::redirect::RedirectRule {
-    let transport = &plan.transport;
-    let https = plan.target.scheme == Scheme::Https;
-    let home = crate::redirects::redirect_origin::Origin {
-        https,
-        host: bracketed(&plan.target.host.to_ascii_lowercase()),
-        port: plan.target.port,
-    };
-    let direct = transport.unix_socket.is_none() && transport.proxy.is_none();
-    let foreign = direct.then(|| crate::redirects::redirect_origin::ForeignRules {
-        resolve: transport.resolve.clone(),
-        tls: transport.tls.clone(),
-        connect_timeout: plan.connect_timeout,
-        http2: transport.http2,
-    });
-    crate::redirects::redirect::RedirectRule {
-        max_hops,
-        home,
-        foreign,
-    }
-}
-
-fn bracketed(host: &str) -> String {
-    if host.contains(':') {
-        format!("[{host}]")
-    } else {
-        host.to_string()
-    }
-}
-
-/// The target during warm-up: the first stage's target (or the start value
-/// when that is higher), so that warm-up exercises the load about to be measured.
-fn warmup_target(schedule: &Schedule) -> f64 {
-    let first = schedule.stages.first().map_or(0.0, |s| s.target);
-    schedule.start.max(first)
-}
-
 /// Worker `index` of the `workers` that share `model`: its part of it.
 /// How many workers a run has: `--threads`, and at least one per group of
 /// a scenario with several (what observers that keep per-worker books,
@@ -175,136 +82,6 @@ fn warmup_target(schedule: &Schedule) -> f64 {
 pub fn worker_count(plan: &Plan, workload: Option<&crate::workload::WorkloadSpec>) -> usize {
     let groups = workload.map_or(1, |w| w.groups.len().max(1));
     plan.threads.max(groups)
-}
-
-/// Worker `index`'s load of `model`; `total`: the group's
-/// `total_iterations`, of which the worker takes the instants its pacer
-/// numbers (worker w of W: w, w + W, …, the first `total` in all).
-pub(crate) fn worker_load(
-    model: &LoadModel,
-    index: usize,
-    workers: usize,
-    seed: u64,
-    total: Option<u64>,
-) -> WorkerLoad {
-    match model {
-        LoadModel::Closed { connections } => WorkerLoad::Closed {
-            schedule: connections.clone(),
-            warmup_target: warmup_target(connections),
-            slots: crate::drive::closed::connection_share(connections.peak(), index, workers),
-        },
-        LoadModel::Rate {
-            per_s,
-            max_connections,
-            arrival,
-            pace_window,
-        } => {
-            // Every worker follows the whole rate and takes its share of the
-            // instants (open.rs): scaling the rate per worker would round up
-            // once per worker (-r 100 -d 1s sent 102 with 2 threads).
-            WorkerLoad::Open(OpenLoad {
-                warmup_rate: warmup_target(per_s),
-                per_s: per_s.clone(),
-                max_connections: share_of(*max_connections as u64, index, workers).max(1) as usize,
-                arrival: arrival.clone(),
-                worker: index,
-                workers,
-                // Each worker its own stream of the run's seed.
-                seed: seed ^ 0x9E37_79B9_7F4A_7C15u64.wrapping_mul(index as u64 + 1),
-                count: total.map(|n| share_of(n, index, workers)),
-                pace_window: *pace_window,
-            })
-        }
-    }
-}
-
-/// Where each of `workers` workers goes among `groups` groups: (group,
-/// its place in the group, the group's workers), groups in order, every
-/// group at least one worker when there are enough (the caller sees to it).
-fn place_workers(workers: usize, groups: usize) -> Vec<(usize, usize, usize)> {
-    let groups = groups.max(1);
-    (0..groups)
-        .flat_map(|group| {
-            let n = share_of(workers as u64, group, groups) as usize;
-            (0..n).map(move |i| (group, i, n))
-        })
-        .collect()
-}
-
-/// The event loop the run gets: what `--io` and the run allow
-/// ([`Plan::event_loop`]), with `auto` taking io_uring where the kernel offers
-/// it. Measured against epoll (docs/performance.md), the io_uring reactor
-/// uses 0.86× wrk's CPU per request with a new connection per request
-/// against epoll's 0.94×, and is level or slightly ahead with keep-alive;
-/// epoll remains where io_uring is missing or refused (containers often
-/// filter it). An explicit `--io uring` without io_uring is an error.
-pub(crate) fn settle_event_loop(plan: &Plan) -> Result<EventLoop, EngineError> {
-    let event_loop = plan.event_loop();
-    let auto = plan.transport.io == IoBackend::Auto;
-    match event_loop {
-        EventLoop::Uring => match crate::drive::reactor::uring_unavailable() {
-            Some(reason) => Err(EngineError::UringUnavailable(reason)),
-            None => Ok(EventLoop::Uring),
-        },
-        EventLoop::Epoll if auto && crate::drive::reactor::uring_unavailable().is_none() => {
-            Ok(EventLoop::Uring)
-        }
-        other => Ok(other),
-    }
-}
-
-/// What a run may do besides measuring.
-#[derive(Default)]
-pub struct RunOptions {
-    /// Log every (or every Nth) request through a bounded buffer.
-    pub request_log: Option<RequestLogOptions>,
-    /// How often each worker hands its interval to the observer (None: the
-    /// default [`SNAPSHOT_INTERVAL`]). It should divide one second, as the
-    /// per-second series groups intervals by the second they start in; wrk's
-    /// front-end asks for 100 ms to sample each thread's rate as wrk does.
-    pub snapshot_interval: Option<Duration>,
-    /// Where the workers and the aggregating thread enrol, so that the
-    /// monitor counts the load generator's CPU and nothing else.
-    pub client_threads: crate::monitor::ClientThreads,
-    /// The seed of Poisson arrivals (`--seed`); None: a new one each run,
-    /// so that repeated runs sample different arrivals. The recording says
-    /// which was used.
-    pub seed: Option<u64>,
-    /// Templated requests, feeders, checks, extractors and scenario steps;
-    /// `None`: every request is the plan's fixed bytes.
-    pub workload: Option<Arc<crate::workload::WorkloadSpec>>,
-    /// `--hlog`: the run in fixed intervals, each merged across workers
-    /// and handed on as soon as complete.
-    pub intervals: Option<IntervalLog>,
-}
-
-/// Where a run's fixed intervals go and how long each is.
-pub struct IntervalLog {
-    /// Each interval's length; the workers' snapshot interval is made to
-    /// divide it ([`stampede_metrics::snapshot_interval_for`]).
-    pub length: Duration,
-    /// Where each interval's histograms go.
-    pub sink: Box<dyn stampede_metrics::IntervalSink>,
-}
-
-/// A finished run: the recording and what the request log did.
-#[derive(Debug)]
-pub struct Finished {
-    /// The measured window's counters, histograms and time series.
-    pub recording: Recording,
-    /// What `--log-requests` did, when it was asked for.
-    pub request_log: Option<RequestLogReport>,
-    /// The target's addresses and the connections each got, when it had
-    /// several or `--dns`/`--dns-ttl` was given (the result's `dns`).
-    pub dns: Option<stampede_metrics::DnsUse>,
-    /// The workers given up on because they never reported after the
-    /// run's end (watchdog.rs): their figures stop at their last snapshot.
-    pub abandoned: Vec<Abandoned>,
-    /// The scenario groups (their names, or numbers from 1) whose unique
-    /// feeder ran out of rows and stopped their users.
-    pub feed_ran_out: Vec<String>,
-    /// Each scenario step's rendezvous: its batches and their spread.
-    pub rendezvous: Vec<stampede_metrics::RendezvousResult>,
 }
 
 /// Runs the plan to its stop condition (or until `stop`), with options (the
@@ -497,21 +274,6 @@ fn run_phases(
 fn last_second_length(elapsed: Duration) -> f64 {
     let seconds = second_of(elapsed) as f64;
     elapsed.as_secs_f64() - seconds
-}
-
-/// What the aggregator hands back once every worker has finished.
-pub(crate) struct Aggregated {
-    pub(crate) total: Snapshot,
-    pub(crate) elapsed: Duration,
-    pub(crate) timeseries: Vec<SecondPoint>,
-    /// The run was stopped because nothing could connect (no_connection.rs).
-    pub(crate) gave_up: bool,
-    /// The workers the watchdog gave up on, each with what is known of
-    /// its lost figures (`Watchdog::lost`).
-    pub(crate) abandoned: Vec<(usize, (u32, Duration))>,
-    pub(crate) grace: Duration,
-    /// Per worker: its unique feeder ran out of rows.
-    pub(crate) fed_out: Vec<bool>,
 }
 
 /// The interval log's builder and where its intervals go.

@@ -3,13 +3,28 @@
 //! which groups' feeders ran out, what each rendezvous gathered, which
 //! addresses got connections, and which workers were given up on.
 
-use crate::run::engine::{Aggregated, Finished, RunOptions};
+use crate::run::options::{Finished, RunOptions};
 use crate::run::prepare::Prepared;
 use crate::run::watchdog::Abandoned;
 use crate::worker::request_log::RequestLog;
-use stampede_metrics::Recording;
+use stampede_metrics::{Recording, SecondPoint, Snapshot};
 use stampede_plan::{LoadModel, Plan};
 use std::time::{Duration, SystemTime};
+
+/// What the aggregator hands back once every worker has finished.
+pub(crate) struct Aggregated {
+    pub(crate) total: Snapshot,
+    pub(crate) elapsed: Duration,
+    pub(crate) timeseries: Vec<SecondPoint>,
+    /// The run was stopped because nothing could connect (no_connection.rs).
+    pub(crate) gave_up: bool,
+    /// The workers the watchdog gave up on, each with what is known of
+    /// its lost figures (`Watchdog::lost`).
+    pub(crate) abandoned: Vec<(usize, (u32, Duration))>,
+    pub(crate) grace: Duration,
+    /// Per worker: its unique feeder ran out of rows.
+    pub(crate) fed_out: Vec<bool>,
+}
 
 /// What the run knew of itself when its workers were gone.
 pub(crate) struct RunEnd<'a> {

@@ -8,6 +8,7 @@ pub(crate) mod engine;
 pub(crate) mod finish;
 pub(crate) mod limits;
 pub(crate) mod no_connection;
+pub(crate) mod options;
 pub(crate) mod prepare;
 pub(crate) mod split;
 pub(crate) mod watchdog;

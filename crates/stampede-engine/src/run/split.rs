@@ -3,11 +3,12 @@
 //! share of the load and of `-n`, its seed and what every worker shares.
 
 use crate::net::transport::Endpoint;
+use crate::plan::worker_plan::{OpenLoad, WorkerLoad};
 use crate::plan::worker_plan::{WorkerPlan, SNAPSHOT_INTERVAL};
-use crate::run::engine::{worker_load, RunOptions};
+use crate::run::options::RunOptions;
 use crate::run::prepare::Prepared;
 use crate::workload::RunPhases;
-use stampede_plan::{share_of, LoadModel, Plan};
+use stampede_plan::{share_of, LoadModel, Plan, Schedule};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -121,4 +122,65 @@ pub(crate) fn worker_plans(
         });
     }
     plans
+}
+
+/// The target during warm-up: the first stage's target (or the start value
+/// when that is higher), so that warm-up exercises the load about to be measured.
+fn warmup_target(schedule: &Schedule) -> f64 {
+    let first = schedule.stages.first().map_or(0.0, |s| s.target);
+    schedule.start.max(first)
+}
+
+/// Worker `index`'s load of `model`; `total`: the group's
+/// `total_iterations`, of which the worker takes the instants its pacer
+/// numbers (worker w of W: w, w + W, …, the first `total` in all).
+fn worker_load(
+    model: &LoadModel,
+    index: usize,
+    workers: usize,
+    seed: u64,
+    total: Option<u64>,
+) -> WorkerLoad {
+    match model {
+        LoadModel::Closed { connections } => WorkerLoad::Closed {
+            schedule: connections.clone(),
+            warmup_target: warmup_target(connections),
+            slots: crate::drive::closed::connection_share(connections.peak(), index, workers),
+        },
+        LoadModel::Rate {
+            per_s,
+            max_connections,
+            arrival,
+            pace_window,
+        } => {
+            // Every worker follows the whole rate and takes its share of the
+            // instants (open.rs): scaling the rate per worker would round up
+            // once per worker (-r 100 -d 1s sent 102 with 2 threads).
+            WorkerLoad::Open(OpenLoad {
+                warmup_rate: warmup_target(per_s),
+                per_s: per_s.clone(),
+                max_connections: share_of(*max_connections as u64, index, workers).max(1) as usize,
+                arrival: arrival.clone(),
+                worker: index,
+                workers,
+                // Each worker its own stream of the run's seed.
+                seed: seed ^ 0x9E37_79B9_7F4A_7C15u64.wrapping_mul(index as u64 + 1),
+                count: total.map(|n| share_of(n, index, workers)),
+                pace_window: *pace_window,
+            })
+        }
+    }
+}
+
+/// Where each of `workers` workers goes among `groups` groups: (group,
+/// its place in the group, the group's workers), groups in order, every
+/// group at least one worker when there are enough (the caller sees to it).
+pub(crate) fn place_workers(workers: usize, groups: usize) -> Vec<(usize, usize, usize)> {
+    let groups = groups.max(1);
+    (0..groups)
+        .flat_map(|group| {
+            let n = share_of(workers as u64, group, groups) as usize;
+            (0..n).map(move |i| (group, i, n))
+        })
+        .collect()
 }

@@ -23,10 +23,10 @@
 
 use crate::drive::closed::ActiveSlots;
 use crate::drive::h2::h2_conn_end::{ConnectionEnd, Retry};
+use crate::drive::h2::h2_handshake::handshake;
 use crate::drive::h2::h2_redirects::{send_following, Chain};
 use crate::drive::h2::h2_side::SideLink;
 use crate::net::outcome_class::classify_h2;
-use crate::net::transport::Connector;
 use crate::plan::h2_request::{H2Context, H2Request};
 use crate::worker::context::ConnectionContext;
 use crate::worker::request_log::LogFacts;
@@ -35,14 +35,6 @@ use h2::client::SendRequest;
 use stampede_metrics::{ErrorKind, Outcome};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
-
-/// Flow-control windows this client announces. h2load announces 2^30 − 1 for
-/// both; with the 64 KiB default the connection window is topped up by a
-/// WINDOW_UPDATE about every 32 KiB received (every ~60 small responses).
-/// The stream window stays moderate: a slow reader never has more than this
-/// buffered per stream.
-const STREAM_WINDOW: u32 = 16 << 20;
-const CONNECTION_WINDOW: u32 = (1 << 30) - 1;
 
 /// One HTTP/2 connection slot: connect, run its streams until the budget is
 /// spent or the connection fails, reconnect; park while above the gate.
@@ -231,43 +223,6 @@ pub(crate) async fn open(
         Err((kind, reason)) => {
             failed(kind, reason, start);
             Err(kind)
-        }
-    }
-}
-
-/// Opens a connection with `connector` and does the HTTP/2 handshake,
-/// counting it (a reconnect when `reconnect`): the run's own connections
-/// ([`open`]) and a redirect's to another origin (h2_side.rs). Ok: its
-/// sender and its connect time; Err: the failure's class and its reason
-/// when there is one to sample.
-pub(crate) async fn handshake(
-    ctx: &ConnectionContext,
-    connector: &Connector,
-    reconnect: bool,
-) -> Result<(SendRequest<Bytes>, Duration), (ErrorKind, Option<String>)> {
-    ctx.state.connect_attempt();
-    let (stream, times) = match connector.connect().await {
-        Ok(opened) => opened,
-        Err(failure) => return Err((failure.kind, failure.reason)),
-    };
-    ctx.state.connection_opened(reconnect, times.connect);
-    if let Some(handshake) = times.tls {
-        ctx.state.tls_handshake(times.connect, handshake);
-    }
-    let handshake = h2::client::Builder::new()
-        .initial_window_size(STREAM_WINDOW)
-        .initial_connection_window_size(CONNECTION_WINDOW)
-        .handshake(stream);
-    match handshake.await {
-        Ok((sender, connection)) => {
-            tokio::task::spawn_local(async move {
-                let _ = connection.await;
-            });
-            Ok((sender, times.connect))
-        }
-        Err(e) => {
-            ctx.state.connection_closed();
-            Err((classify_h2(&e), Some(format!("HTTP/2 handshake: {e}"))))
         }
     }
 }

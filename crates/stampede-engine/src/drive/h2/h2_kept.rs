@@ -6,7 +6,8 @@
 
 use crate::drive::h2::h2_conn_end::{sent, SendError};
 use crate::drive::h2::h2_exchange::exchange;
-use crate::drive::h2::h2_redirects::{follow, HopExchange, HopReply};
+use crate::drive::h2::h2_hop::{HopExchange, HopReply};
+use crate::drive::h2::h2_redirects::follow;
 use crate::drive::h2::h2_side::SideLink;
 use crate::http1::DecodedCount;
 use crate::plan::h2_request::H2Request;

@@ -8,8 +8,8 @@
 //! render, the same checks, the same booking. A request's latency counts
 //! from its intended instant, its wait in the backlog included.
 
+use crate::drive::h2::h2_cell::{Cached, H2Cell};
 use crate::drive::h2::h2_conn_end::Retry;
-use crate::drive::h2::h2_open::{Cached, H2Cell};
 use crate::drive::h2::h2_side::SideLink;
 use crate::drive::h2::h2_workload::{advance, begin_step, send_batch, Batch, Step};
 use crate::plan::h2_request::H2Context;

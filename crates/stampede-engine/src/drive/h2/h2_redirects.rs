@@ -10,6 +10,7 @@
 
 use crate::drive::h2::h2_conn_end::SendError;
 use crate::drive::h2::h2_exchange::{send, Answer};
+use crate::drive::h2::h2_hop::{HopExchange, HopReply};
 use crate::drive::h2::h2_side::SideLink;
 use crate::plan::h2_request::{from_rendered, H2Request};
 use crate::redirects::redirect::{Follow, Hops, RedirectRule};
@@ -24,26 +25,6 @@ pub(crate) enum Chain {
     Answer(Answer),
     /// The chain failed: one hop too many, or a hop that cannot be sent.
     Refused(ErrorKind),
-}
-
-/// One way of sending a request and reading its response: fixed requests
-/// read the body's length ([`Whole`]), a workload's keep what its checks
-/// read (h2_workload.rs). A chain's every hop is sent so.
-pub(crate) trait HopExchange {
-    /// What a response read so gives.
-    type Reply: HopReply;
-    /// Sends `request` on a stream of `sender` and reads its response.
-    async fn send(
-        &self,
-        sender: &mut SendRequest<Bytes>,
-        request: &H2Request,
-    ) -> Result<Self::Reply, SendError>;
-}
-
-/// What the rulebook reads of a response: its status and `Location`.
-pub(crate) trait HopReply {
-    fn status(&self) -> u16;
-    fn location(&self) -> Option<&[u8]>;
 }
 
 /// A fixed request's exchange: the whole response read, its body counted

@@ -14,8 +14,8 @@
 //! GOAWAY for a protocol error), its sample saying where it was going and
 //! that the origin may not speak HTTP/2.
 
-use crate::drive::h2::h2_client::handshake;
-use crate::drive::h2::h2_redirects::HopExchange;
+use crate::drive::h2::h2_handshake::handshake;
+use crate::drive::h2::h2_hop::HopExchange;
 use crate::net::outcome_class::{classify_h2, H2Failure};
 use crate::plan::h2_request::H2Request;
 use crate::worker::context::ConnectionContext;
