@@ -859,3 +859,88 @@ fn a_failed_request_is_logged_from_its_send_or_its_intended_start() {
         .collect();
     assert_eq!(sent, [ms(30), ms(50)]);
 }
+
+/// A script (wrk's `request()` returning two pipelined requests, and a
+/// `response()` that notes each status) for the batch tests.
+#[derive(Debug)]
+struct TwoAtOnce(std::sync::Arc<std::sync::Mutex<Vec<u16>>>);
+
+struct TwoAtOnceThread(std::sync::Arc<std::sync::Mutex<Vec<u16>>>);
+
+impl stampede_workload::Script for TwoAtOnce {
+    fn thread(
+        &self,
+        _: usize,
+    ) -> Result<Box<dyn stampede_workload::ScriptThread>, stampede_workload::ScriptError> {
+        Ok(Box::new(TwoAtOnceThread(self.0.clone())))
+    }
+}
+
+impl stampede_workload::ScriptThread for TwoAtOnceThread {
+    fn builds_requests(&self) -> bool {
+        true
+    }
+    fn fixed_request(&mut self) -> Result<Vec<u8>, stampede_workload::ScriptError> {
+        Ok(REQUEST.to_vec())
+    }
+    fn request(&mut self, out: &mut Vec<u8>) -> Result<usize, stampede_workload::ScriptError> {
+        out.extend_from_slice(&REQUEST.repeat(2));
+        Ok(2)
+    }
+    fn has_delay(&self) -> bool {
+        false
+    }
+    fn delay(&mut self) -> Result<Duration, stampede_workload::ScriptError> {
+        Ok(Duration::ZERO)
+    }
+    fn wants_responses(&self) -> bool {
+        true
+    }
+    fn response(
+        &mut self,
+        response: &stampede_workload::ResponseView<'_>,
+    ) -> Result<(), stampede_workload::ScriptError> {
+        self.0.lock().unwrap().push(response.status);
+        Ok(())
+    }
+    fn stop_requested(&self) -> bool {
+        false
+    }
+}
+
+#[test]
+fn a_scripts_batch_shows_the_script_every_response_of_it() {
+    use crate::workload::{GroupWork, StepWork, WorkloadSpec};
+    use std::sync::{Arc, Mutex};
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let mut plan = WorkerPlan::for_tests(REQUEST);
+    plan.workload = Some(Arc::new(WorkloadSpec {
+        steps: vec![StepWork::default()],
+        groups: vec![GroupWork {
+            steps: 0..1,
+            ..GroupWork::default()
+        }],
+        script: Some(Arc::new(TwoAtOnce(seen.clone()))),
+        ..WorkloadSpec::default()
+    }));
+    let mut s = slot_of(plan);
+    s.state.begin_request();
+    assert!(s.ledger.begin(&s.ctx, s.at(0)));
+    s.connect(0, 1);
+    assert_eq!(
+        s.write_all(),
+        REQUEST.repeat(2),
+        "the script's two requests"
+    );
+    let mut two = NOT_FOUND.to_vec();
+    two.extend_from_slice(OK);
+    let first = s.complete(&two, 2);
+    assert_eq!(s.ledger.answered(&s.ctx, s.at(2), &first), Reuse::Keep);
+    let ResponseProgress::Complete(second) = s.ledger.next_of_batch(s.at(2)).unwrap() else {
+        panic!("the second answer is in the same bytes")
+    };
+    s.ledger.answered(&s.ctx, s.at(2), &second);
+    assert_eq!(*seen.lock().unwrap(), [404, 200], "the script saw both");
+    let c = s.books().counters;
+    assert_eq!((c.success, c.failed_status), (1, 1));
+}
