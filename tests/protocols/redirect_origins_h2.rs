@@ -207,10 +207,32 @@ fn an_origin_without_http2_is_goaway_with_a_sample_that_says_so() {
     let samples = run.result()["error_samples"]["goaway"].to_string();
     assert!(
         samples.contains(&format!("redirect to http://{}", b.local_addr()))
-            && samples.contains("does that origin speak HTTP/2?"),
+            && samples.contains("does the server speak HTTP/2?"),
         "{samples}"
     );
     assert_eq!(since(&a, before_a), (5, 5), "A's connection was unharmed");
+}
+
+/// The run's own server not speaking HTTP/2 gets the same word in its
+/// sample as a redirect's origin does (it was a bare "frame with invalid
+/// size").
+#[test]
+fn a_target_without_http2_is_goaway_with_a_sample_that_says_so() {
+    let b = spawn_target(TargetConfig {
+        h2c: false,
+        ..one_thread()
+    });
+    let url = format!("http://{}/", b.local_addr());
+    let run = run_stampede(
+        binary(),
+        &[&url, "--http2", "-n", "3", "-c", "1", "-t", "1"],
+    );
+    assert_eq!(run.count("/errors/goaway"), 3, "{}", run.result());
+    let samples = run.result()["error_samples"]["goaway"].to_string();
+    assert!(
+        samples.contains("does the server speak HTTP/2?"),
+        "{samples}"
+    );
 }
 
 #[test]

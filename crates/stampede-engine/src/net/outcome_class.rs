@@ -27,6 +27,23 @@ pub(crate) fn classify_io(error: &io::Error) -> ErrorKind {
     }
 }
 
+/// What a server that does not speak HTTP/2 causes (its HTTP/1.1 answer
+/// to the preface is no frame: a protocol or frame-size error of the
+/// client's own), said in the error's sample; empty for any other error.
+/// The run's own connections and a redirect's side ones say it alike.
+pub(crate) fn not_h2_hint(error: &h2::Error) -> &'static str {
+    let local = error.is_go_away() && !error.is_remote();
+    let framing = matches!(
+        error.reason(),
+        Some(h2::Reason::PROTOCOL_ERROR) | Some(h2::Reason::FRAME_SIZE_ERROR)
+    );
+    if local && framing {
+        " (does the server speak HTTP/2? over plain TCP stampede uses prior knowledge, h2c)"
+    } else {
+        ""
+    }
+}
+
 /// The class of an HTTP/2 error.
 pub(crate) fn classify_h2(error: &h2::Error) -> ErrorKind {
     if error.is_reset() {

@@ -26,7 +26,7 @@ use crate::drive::h2::h2_conn_end::{ConnectionEnd, Retry};
 use crate::drive::h2::h2_handshake::handshake;
 use crate::drive::h2::h2_redirects::{send_following, Chain};
 use crate::drive::h2::h2_side::SideLink;
-use crate::net::outcome_class::classify_h2;
+use crate::net::outcome_class::{classify_h2, not_h2_hint};
 use crate::plan::h2_request::{H2Context, H2Request};
 use crate::worker::context::ConnectionContext;
 use crate::worker::request_log::LogFacts;
@@ -352,7 +352,8 @@ pub(crate) async fn try_request(
             if end.failed(&e, sent, kind) && !again {
                 return Tried::Unprocessed(job);
             }
-            ctx.state.sample_error(kind, || e.to_string());
+            ctx.state
+                .sample_error(kind, || format!("{e}{}", not_h2_hint(&e)));
             (Err(kind), None, 0)
         }
         None => (Err(ErrorKind::Timeout), None, 0),

@@ -16,7 +16,7 @@
 
 use crate::drive::h2::h2_handshake::handshake;
 use crate::drive::h2::h2_hop::HopExchange;
-use crate::net::outcome_class::{classify_h2, H2Failure};
+use crate::net::outcome_class::{classify_h2, not_h2_hint, H2Failure};
 use crate::plan::h2_request::H2Request;
 use crate::worker::context::ConnectionContext;
 use crate::worker::worker_state::WorkerState;
@@ -126,21 +126,5 @@ fn where_to(ctx: &ConnectionContext, origin: u16) -> String {
             o.host_header()
         ),
         None => "another origin".into(),
-    }
-}
-
-/// A protocol or frame-size error of the client's own is what a server
-/// that does not speak HTTP/2 causes (its HTTP/1.1 answer to the preface
-/// is no frame): said so in the sample.
-fn not_h2_hint(error: &h2::Error) -> &'static str {
-    let local = error.is_go_away() && !error.is_remote();
-    let framing = matches!(
-        error.reason(),
-        Some(h2::Reason::PROTOCOL_ERROR) | Some(h2::Reason::FRAME_SIZE_ERROR)
-    );
-    if local && framing {
-        " (does that origin speak HTTP/2? over plain TCP stampede uses prior knowledge)"
-    } else {
-        ""
     }
 }

@@ -17,7 +17,7 @@ use crate::drive::closed::ActiveSlots;
 use crate::drive::h2::h2_conn_end::{ConnectionEnd, Retry};
 use crate::drive::h2::h2_kept::{send_following, Kept};
 use crate::drive::h2::h2_side::SideLink;
-use crate::net::outcome_class::classify_h2;
+use crate::net::outcome_class::{classify_h2, not_h2_hint};
 use crate::plan::h2_request::{from_rendered, next_rendered, H2Context, H2Request};
 use crate::worker::context::ConnectionContext;
 use crate::worker::request_log::LogFacts;
@@ -377,7 +377,8 @@ pub(crate) async fn send_batch(
                         restart: batch.restart,
                     });
                 }
-                ctx.state.sample_error(kind, || e.to_string());
+                ctx.state
+                    .sample_error(kind, || format!("{e}{}", not_h2_hint(&e)));
                 (Err(kind), None)
             }
             Err(_) => (Err(ErrorKind::Timeout), None),
