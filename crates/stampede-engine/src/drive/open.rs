@@ -167,6 +167,10 @@ pub(crate) async fn run_pacer_with<S>(
             // find that nothing may leave at it (the run would last one
             // arrival gap longer than the reactors' runs).
             ctx.state.claim_budget_at(next);
+            // The last job handed to a slot is begun (counted in flight)
+            // when that slot runs: let it run before the worker waits for
+            // what is in flight, or the wait ends before that job starts.
+            tokio::task::yield_now().await;
             return;
         }
         if next > Instant::now() && dispatcher.slots.borrow().all_busy(load.max_connections) {
