@@ -155,6 +155,7 @@ mod tests {
             describe(EXPERIMENT_SCHEMA),
             ("an experiment", "experiment --json")
         );
+        assert_eq!(describe(COMPARE_SCHEMA), ("a comparison", "compare --json"));
         assert_eq!(describe("other/1").1, "another tool");
     }
 }

@@ -494,4 +494,46 @@ mod tests {
         assert_eq!(b.len(), 1, "{b:?}");
         assert!(b[0].cause.starts_with("one of 2 working threads"), "{b:?}");
     }
+
+    fn waiting(asleep_threads: f64, working_threads: f64) -> stampede_metrics::ThreadWaits {
+        stampede_metrics::ThreadWaits {
+            samples: 10.0,
+            working_threads,
+            asleep_threads,
+            waits: vec![stampede_metrics::ThreadWait {
+                wchan: "futex_wait_queue".into(),
+                threads: asleep_threads,
+            }],
+        }
+    }
+
+    #[test]
+    fn a_run_queue_wait_of_a_fifth_of_the_wall_beside_sleepers_is_named() {
+        // Sleepers, and a wait of exactly 20% of the wall time: at the
+        // threshold the wait is the CPUs', not the host's wake-up latency.
+        let mut c = cost(&[(4.0, 60.0), (3.0, 40.0)], 0.0);
+        c.run_queue_wait_pct = 42.0;
+        c.run_queue_wait_pct_of_wall = 20.0;
+        c.thread_waits = Some(waiting(2.0, 2.0));
+        let b = bottlenecks(&c);
+        assert_eq!(b.len(), 2, "{b:?}");
+        assert!(b[1]
+            .cause
+            .starts_with("the server's threads waited for a CPU 42%"));
+    }
+
+    #[test]
+    fn half_the_working_threads_asleep_is_a_cause_and_fewer_is_not() {
+        let with = |asleep_threads: f64, working_threads: f64| {
+            let mut c = cost(&[], 0.0);
+            c.thread_waits = Some(waiting(asleep_threads, working_threads));
+            asleep(&c)
+        };
+        // Half a thread asleep (one in two rounds) of one working: half.
+        assert!(with(0.5, 1.0).is_some());
+        // One of three: 1 * 2 < 3, fewer than half.
+        assert!(with(1.0, 3.0).is_none());
+        // None asleep, none working: 0 < 0.5, no cause.
+        assert!(with(0.0, 0.0).is_none());
+    }
 }

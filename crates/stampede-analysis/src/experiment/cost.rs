@@ -392,4 +392,64 @@ mod tests {
         assert_eq!(mean.threads[1].share_pct, 30.0);
         assert!(ServerCost::mean(&[]).is_none());
     }
+
+    /// A reading with only these CPUs' (softirq, total) ticks.
+    fn ticks(cpus: &[(u64, u64)]) -> ServerReading {
+        ServerReading {
+            cpus: cpus
+                .iter()
+                .map(|(softirq, total)| stampede_metrics::CpuTicks {
+                    softirq: *softirq,
+                    total: *total,
+                })
+                .collect(),
+            ..ServerReading::default()
+        }
+    }
+
+    /// A reading with only these schedstat counters.
+    fn sched(run_ns: u64, run_queue_wait_ns: u64) -> ServerReading {
+        ServerReading {
+            run_ns,
+            run_queue_wait_ns,
+            ..ServerReading::default()
+        }
+    }
+
+    #[test]
+    fn the_busiest_softirq_cpu_is_the_largest_share_of_ticks_that_passed() {
+        // cpu0: 10 of 100 ticks in softirq; cpu1: 30 of 100.
+        assert_eq!(
+            busiest_softirq(&ticks(&[(0, 0), (0, 0)]), &ticks(&[(10, 100), (30, 100)])),
+            Some((1, 30.0))
+        );
+        // No tick passed: no share (not 0 / 0).
+        assert_eq!(
+            busiest_softirq(&ticks(&[(5, 50)]), &ticks(&[(5, 50)])),
+            None
+        );
+    }
+
+    #[test]
+    fn run_queue_shares_without_run_time_or_wall_time() {
+        let zero = sched(0, 0);
+        // Waited 1 ms and never ran: all of the runnable time.
+        assert_eq!(run_queue_wait_pct(&zero, &sched(0, 1_000_000)), 100.0);
+        // Neither ran nor waited: 0, not 0 / 0.
+        assert_eq!(run_queue_wait_pct(&zero, &zero), 0.0);
+        // 1 ms over a load of no length: 0, not infinity.
+        assert_eq!(
+            run_queue_wait_pct_of_wall(&zero, &sched(0, 1_000_000), 0.0),
+            0.0
+        );
+    }
+
+    #[test]
+    fn a_thread_that_used_nothing_over_no_time_has_no_share() {
+        // 5 µs before and after, over 0 s: 0 % of the threads' CPU and of
+        // a core, not 0 / 0.
+        let idle = reading(0.0, 0.0, 0, &[(1, 5.0)]);
+        let shares = thread_shares(&idle, &idle, 0.0);
+        assert_eq!((shares[0].share_pct, shares[0].cpu_pct), (0.0, 0.0));
+    }
 }

@@ -131,3 +131,36 @@ impl Metric {
         .filter(|v| v.is_finite())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::slo::tests::result;
+
+    #[test]
+    fn each_figure_is_named_with_its_unit() {
+        assert_eq!(Metric::Goodput.words(), "goodput");
+        assert_eq!(Metric::ErrorRate.words(), "errors");
+        assert_eq!(Metric::UslPeak.words(), "USL peak");
+        // One figure of each arm of `unit`, and one without a unit.
+        assert_eq!(Metric::Knee.unit(), "req/s");
+        assert_eq!(Metric::P99.unit(), "ms");
+        assert_eq!(Metric::ErrorRate.unit(), "%");
+        assert_eq!(Metric::CpuSystemUsPerRequest.unit(), "µs");
+        assert_eq!(Metric::WriteBytesPerRequest.unit(), "B");
+        assert_eq!(Metric::CtxSwitchesPerRequest.unit(), "");
+    }
+
+    #[test]
+    fn latency_needs_a_completed_request_and_is_in_ms() {
+        // One completed request: its p50 of 1,500 µs is 1.5 ms.
+        let mut one = result(100.0, 0.0, &[1500]);
+        one.latency_us.p50 = 1500;
+        assert_eq!(Metric::P50.of(&one, None, None), Some(1.5));
+        // None completed: no latency, whatever the summary holds.
+        let mut none = result(100.0, 0.0, &[]);
+        none.latency_us.p50 = 1500;
+        assert_eq!(none.requests.completed, 0);
+        assert_eq!(Metric::P50.of(&none, None, None), None);
+    }
+}

@@ -235,3 +235,56 @@ fn a_sweep_gives_capacity_knee_and_the_bottleneck_at_the_knee() {
     let text = serde_json::to_string(&doc).unwrap();
     assert_eq!(ExperimentDocument::from_json(&text).unwrap(), doc);
 }
+
+#[test]
+fn a_figure_interval_is_its_mean_plus_and_minus_the_half_width() {
+    let doc = document(vec![variant(
+        "a",
+        &[1000.0, 1010.0, 990.0],
+        &[200.0, 201.0, 199.0],
+    )]);
+    let estimate = doc.variants[0].estimate(Metric::Goodput).unwrap();
+    // Symmetric about the mean of 1000: low + high = 2000.
+    let (low, high) = (estimate.ci_low.unwrap(), estimate.ci_high.unwrap());
+    assert!((low + high - 2000.0).abs() < 1e-9, "{low} {high}");
+    assert!(high > 1000.0 && high < 1100.0, "{high}");
+}
+
+#[test]
+fn a_step_summary_is_the_mean_of_the_rounds_at_that_step() {
+    let mut rounds = vec![
+        swept([1000.0, 1900.0, 2000.0], 99.0),
+        swept([1000.0, 1950.0, 2010.0], 99.0),
+    ];
+    rounds[0].steps[1].result.latency_us.p99 = 3000;
+    rounds[1].steps[1].result.latency_us.p99 = 5000;
+    let steps = sweeps::step_summaries(&mut rounds);
+    // 20 connections: (1900 + 1950) / 2 req/s and (3 + 5) / 2 ms.
+    assert_eq!(
+        (steps[1].rounds, steps[1].goodput, steps[1].p99_ms),
+        (2, 1925.0, 4.0)
+    );
+}
+
+#[test]
+fn the_knee_is_where_most_rounds_saw_it_at_their_mean_goodput() {
+    let knee_at = |connections: u64, goodput: f64| {
+        let mut round = swept([1000.0, 1900.0, 2000.0], 99.0);
+        round.analysis.knee = Some(crate::sweep::Point {
+            goodput,
+            load: Load::Connections(connections),
+        });
+        round
+    };
+    let rounds = vec![
+        knee_at(20, 1900.0),
+        knee_at(40, 2000.0),
+        knee_at(40, 2010.0),
+    ];
+    let knee = sweeps::knee(&rounds, &[]).expect("a knee");
+    // Two rounds of three at 40 connections, at (2000 + 2010) / 2 req/s.
+    assert_eq!(
+        (knee.load, knee.rounds, knee.of_rounds, knee.goodput),
+        (Load::Connections(40), 2, 3, 2005.0)
+    );
+}
