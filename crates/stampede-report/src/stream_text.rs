@@ -20,25 +20,28 @@ pub(crate) fn render_streams(result: &RunResult, out: &mut dyn Write) -> io::Res
         format_rate(stream.events_per_s),
         counted(stream.reconnects, "reconnect"),
     )?;
-    let shape = |s: &StreamSummary| {
-        if s.count == 0 {
-            return "-".to_string();
-        }
-        format!(
-            "p50 {}, p99 {}, max {} ({})",
-            format_latency_us(s.p50_us as f64),
-            format_latency_us(s.p99_us as f64),
-            format_latency_us(s.max_us as f64),
-            format_count(s.count)
-        )
-    };
     for (label, s) in [
         ("first byte", &stream.first_byte),
         ("first event", &stream.first_event),
         ("event gap", &stream.gap),
         ("length", &stream.length),
     ] {
-        writeln!(out, "    {label:<12}{}", shape(s))?;
+        writeln!(out, "    {label:<12}{}", summary_line(s))?;
     }
     Ok(())
+}
+
+/// A summary of durations in one line: p50, p99, max and how many; `-`
+/// when there were none. Streams' and WebSocket's figures read alike.
+pub(crate) fn summary_line(s: &StreamSummary) -> String {
+    if s.count == 0 {
+        return "-".to_string();
+    }
+    format!(
+        "p50 {}, p99 {}, max {} ({})",
+        format_latency_us(s.p50_us as f64),
+        format_latency_us(s.p99_us as f64),
+        format_latency_us(s.max_us as f64),
+        format_count(s.count)
+    )
 }

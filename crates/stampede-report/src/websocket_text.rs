@@ -3,8 +3,9 @@
 //! connection setup (median, p99, maximum), close codes counted, pings
 //! answered and connections the server dropped.
 
-use crate::format::{counted, format_bytes, format_count, format_latency_us, format_rate};
-use stampede_metrics::{RunResult, StreamSummary};
+use crate::format::{counted, format_bytes, format_rate};
+use crate::stream_text::summary_line;
+use stampede_metrics::RunResult;
 use std::io::{self, Write};
 
 /// `WebSocket` lines, when the run was one.
@@ -26,20 +27,8 @@ pub(crate) fn render_websocket(result: &RunResult, out: &mut dyn Write) -> io::R
         format_bytes(ws.bytes_sent as f64),
         format_bytes(ws.bytes_received as f64),
     )?;
-    let shape = |s: &StreamSummary| {
-        if s.count == 0 {
-            return "-".to_string();
-        }
-        format!(
-            "p50 {}, p99 {}, max {} ({})",
-            format_latency_us(s.p50_us as f64),
-            format_latency_us(s.p99_us as f64),
-            format_latency_us(s.max_us as f64),
-            format_count(s.count)
-        )
-    };
-    writeln!(out, "    round trip  {}", shape(&ws.rtt))?;
-    writeln!(out, "    setup       {}", shape(&ws.setup))?;
+    writeln!(out, "    round trip  {}", summary_line(&ws.rtt))?;
+    writeln!(out, "    setup       {}", summary_line(&ws.setup))?;
     let codes = if ws.close_codes.is_empty() {
         "none".to_string()
     } else {
