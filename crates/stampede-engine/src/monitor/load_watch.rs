@@ -327,11 +327,19 @@ mod tests {
     #[test]
     fn names_where_a_working_thread_sleeps() {
         let (stop, stopped) = std::sync::mpsc::channel::<()>();
-        // Works a little, sleeps 5 ms, over and over: asleep in nearly
-        // every sample, in a sleep (not an event loop).
+        // Works 1 ms, sleeps 20 ms, over and over for 600 ms: about 28
+        // timeslices (working: 10 or more) and asleep in a sleep (not an
+        // event loop) in nearly every sample, even when the other tests
+        // running beside it keep both cores busy. Sleeping 5 ms at a time
+        // for 300 ms was named in fewer than half its samples once in a
+        // CI run.
         let sleeper = std::thread::spawn(move || {
             while stopped.try_recv().is_err() {
-                std::thread::sleep(Duration::from_millis(5));
+                let busy = std::time::Instant::now();
+                while busy.elapsed() < Duration::from_millis(1) {
+                    std::hint::spin_loop();
+                }
+                std::thread::sleep(Duration::from_millis(20));
             }
         });
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -341,12 +349,12 @@ mod tests {
             Duration::from_millis(20),
         )
         .unwrap();
-        std::thread::sleep(Duration::from_millis(300));
+        std::thread::sleep(Duration::from_millis(600));
         let waits = watch.stop().thread_waits.expect("a server watched");
         stop.send(()).unwrap();
         sleeper.join().unwrap();
         assert!(waits.samples >= 5.0, "{waits:?}");
-        // The sleeper worked (woke 60 times); this test's thread slept in
+        // The sleeper worked (about 28 times); this test's thread slept in
         // one long sleep and the watch itself ran: at least the sleeper.
         assert!(waits.working_threads >= 1.0, "{waits:?}");
         assert!(waits.asleep_threads >= 1.0, "{waits:?}");
