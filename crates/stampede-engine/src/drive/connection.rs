@@ -525,18 +525,14 @@ impl Slot {
         if self.stream.is_some() {
             return Ok(());
         }
-        ctx.state.connect_attempt();
         let timeout = ctx.connect_timeout_of(self.current);
         let foreign = ctx.connector_to(self.origin);
         let connector = foreign.as_deref().unwrap_or(&ctx.connector);
-        match connector.connect_within(timeout).await {
+        match ctx.connect_counted(connector, timeout).await {
             Ok((stream, times)) => {
                 self.books.connected();
                 exchange.clocks.connect = Some(times.connect);
                 (self.life).opened(&ctx.state, times.connect, Instant::now());
-                if let Some(handshake) = times.tls {
-                    ctx.state.tls_handshake(times.connect, handshake);
-                }
                 self.stream = Some(stream);
                 Ok(())
             }

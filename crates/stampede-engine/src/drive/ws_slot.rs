@@ -162,19 +162,14 @@ impl WsSlot {
     async fn open(&mut self, ctx: &ConnectionContext) -> Result<(), WsFailure> {
         let config = ctx.websocket.as_deref().expect("a WebSocket run");
         let started = Instant::now();
-        ctx.state.connect_attempt();
         let (stream, times) = ctx
-            .connector
-            .connect_within(ctx.connect_timeout_of(0))
+            .connect_counted(&ctx.connector, ctx.connect_timeout_of(0))
             .await
             .map_err(|failure| WsFailure {
                 kind: failure.kind,
                 reason: failure.reason.unwrap_or_default(),
             })?;
         ctx.state.connection_opened(false, times.connect);
-        if let Some(handshake) = times.tls {
-            ctx.state.tls_handshake(times.connect, handshake);
-        }
         self.stream = Some(stream);
         self.started = Some(started);
         let seed = self.rng.u64(..);

@@ -6,7 +6,7 @@
 //! `redirect`) are its methods; booking.rs books the outcome.
 
 use crate::http1::ResponseParser;
-use crate::net::transport::Connector;
+use crate::net::transport::{ConnectFailure, ConnectTimes, Connector, Stream};
 use crate::plan::worker_plan::WorkerPlan;
 use crate::redirects::redirect::{Follow, Hops};
 use crate::worker::request_log::LogFacts;
@@ -356,6 +356,24 @@ impl ConnectionContext {
 }
 
 impl ConnectionContext {
+    /// Opens a connection with `connector` within `timeout`, counting the
+    /// attempt and, once it is open, its TLS handshake apart from its
+    /// connect: every tokio driver (HTTP/1.1, HTTP/2, WebSocket) counts an
+    /// open so. What the open counts as (a reconnect, a planned one) is
+    /// the caller's to say.
+    pub(crate) async fn connect_counted(
+        &self,
+        connector: &Connector,
+        timeout: Duration,
+    ) -> Result<(Stream, ConnectTimes), ConnectFailure> {
+        self.state.connect_attempt();
+        let (stream, times) = connector.connect_within(timeout).await?;
+        if let Some(handshake) = times.tls {
+            self.state.tls_handshake(times.connect, handshake);
+        }
+        Ok((stream, times))
+    }
+
     /// The virtual user of slot `slot`: unique among the group's workers.
     pub(crate) fn user_id(&self, slot: u32) -> u64 {
         let (worker, workers) = self.users;

@@ -29,15 +29,14 @@ pub(crate) async fn handshake(
     connector: &Connector,
     reconnect: bool,
 ) -> Result<(SendRequest<Bytes>, Duration), (ErrorKind, Option<String>)> {
-    ctx.state.connect_attempt();
-    let (stream, times) = match connector.connect().await {
+    let opened = ctx
+        .connect_counted(connector, connector.connect_timeout)
+        .await;
+    let (stream, times) = match opened {
         Ok(opened) => opened,
         Err(failure) => return Err((failure.kind, failure.reason)),
     };
     ctx.state.connection_opened(reconnect, times.connect);
-    if let Some(handshake) = times.tls {
-        ctx.state.tls_handshake(times.connect, handshake);
-    }
     let handshake = h2::client::Builder::new()
         .initial_window_size(STREAM_WINDOW)
         .initial_connection_window_size(CONNECTION_WINDOW)

@@ -101,13 +101,8 @@ impl Connector {
         }
     }
 
-    /// Opens a connection, each phase within the connect timeout.
-    pub(crate) async fn connect(&self) -> Result<(Stream, ConnectTimes), ConnectFailure> {
-        self.connect_within(self.connect_timeout).await
-    }
-
-    /// [`Connector::connect`] with each phase within `timeout` (a
-    /// scenario step's own `connect_timeout`).
+    /// Opens a connection, each phase within `timeout` (the connector's
+    /// `connect_timeout`, or a scenario step's own).
     pub(crate) async fn connect_within(
         &self,
         timeout: Duration,
