@@ -24,7 +24,8 @@ const EXAMPLES: &str = "Examples:
   stampede report delta.json                        # a comparison saved by `compare --json`
   stampede report exp.json --html exp.html          # an experiment's table and verdicts, and its page
   stampede report run.hlog --from 30s --to 90s      # an interval log (--hlog): each tag's percentiles
-  stampede report run.hlog --tag latency -o json";
+  stampede report run.hlog --tag latency -o json
+  stampede report run.hlog --tag latency --per-interval --from 4m --to 5m   # second by second";
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = EXAMPLES)]
@@ -44,6 +45,10 @@ pub struct ReportArgs {
     /// Interval log: only this tag (repeatable), e.g. latency, service, ttfb
     #[arg(long = "tag", value_name = "TAG")]
     pub tags: Vec<String>,
+    /// Interval log: print each interval's count and percentiles too, a
+    /// table per tag (the JSON always has them, as `per_interval`)
+    #[arg(long)]
+    pub per_interval: bool,
     /// Write an HTML report (one self-contained file with interactive charts) to PATH:
     /// a run, repeat, sweep, comparison or experiment
     #[arg(long, value_name = "PATH")]
@@ -72,9 +77,9 @@ pub fn execute(args: ReportArgs) -> anyhow::Result<i32> {
     {
         return report_hlog(&args, &bytes);
     }
-    if args.from.is_some() || args.to.is_some() || !args.tags.is_empty() {
+    if args.from.is_some() || args.to.is_some() || !args.tags.is_empty() || args.per_interval {
         bail!(
-            "--from, --to and --tag read an interval log (--hlog), and {} is not one",
+            "--from, --to, --tag and --per-interval read an interval log (--hlog), and {} is not one",
             args.file.display()
         );
     }
@@ -116,6 +121,7 @@ fn report_hlog(args: &ReportArgs, bytes: &[u8]) -> anyhow::Result<i32> {
         from: args.from,
         to: args.to,
         tags: args.tags.clone(),
+        per_interval: args.per_interval,
     };
     let totals = report_hlog::totals(&file, &range)?;
     report_hlog::print(&args.file, &range, &totals, args.output)?;

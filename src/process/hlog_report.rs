@@ -1,7 +1,8 @@
 //! What `stampede report FILE.hlog` prints: an HdrHistogram interval log read back,
 //! each tag's intervals in a time range (`--from`, `--to`) added up
 //! exactly and summarized: count and percentiles, as text or JSON; the
-//! JSON has each interval's count and percentiles too (`per_interval`).
+//! JSON has each interval's count and percentiles too (`per_interval`), and
+//! so has the text with `--per-interval`, a table per tag.
 
 use crate::process::output::OutputFormat;
 use stampede_metrics::{new_latency_histogram, HlogFile, LatencyHistogram};
@@ -20,12 +21,14 @@ const PERCENTILES: [(&str, f64); 6] = [
 ];
 
 /// Which intervals count: those that start in `[from, to)` (seconds since
-/// the log's start), of the tags asked for (all when empty).
+/// the log's start), of the tags asked for (all when empty); and whether
+/// the text shows each interval, not only the totals.
 #[derive(Debug, Clone, Default)]
 pub struct HlogRange {
     pub from: Option<Duration>,
     pub to: Option<Duration>,
     pub tags: Vec<String>,
+    pub per_interval: bool,
 }
 
 /// One tag over the range.
@@ -176,16 +179,7 @@ pub fn print(
                 path.display()
             )?;
             let width = totals.iter().map(|t| t.tag.len()).max().unwrap_or(3).max(3);
-            write!(
-                out,
-                "  {:<width$} {:>9} {:>10}",
-                "tag", "intervals", "count"
-            )?;
-            for (name, _) in PERCENTILES {
-                let label = name.replace('_', ".");
-                write!(out, " {label:>9}")?;
-            }
-            writeln!(out)?;
+            write_header(&mut out, "tag", width, "intervals")?;
             for total in totals {
                 let h = &total.histogram;
                 write!(
@@ -195,12 +189,53 @@ pub fn print(
                     total.intervals,
                     h.len()
                 )?;
-                for (_, p) in PERCENTILES {
-                    write!(out, " {:>9.3}", quantile(h, p) as f64 / 1000.0)?;
+                write_percentiles(&mut out, PERCENTILES.map(|(_, p)| quantile(h, p)))?;
+            }
+            if range.per_interval {
+                for total in totals {
+                    writeln!(out)?;
+                    writeln!(out, "  {} per interval (start and length in s):", total.tag)?;
+                    write_header(&mut out, "start", 9, "length")?;
+                    for interval in &total.each {
+                        write!(
+                            out,
+                            "  {:>9.3} {:>9.3} {:>10}",
+                            interval.start.as_secs_f64(),
+                            interval.length.as_secs_f64(),
+                            interval.count
+                        )?;
+                        write_percentiles(&mut out, interval.percentiles)?;
+                    }
                 }
-                writeln!(out)?;
             }
         }
     }
     Ok(())
+}
+
+/// A table's header: the first column (`width` wide), a second one, the
+/// count and the percentiles' names.
+fn write_header(
+    out: &mut impl Write,
+    first: &str,
+    width: usize,
+    second: &str,
+) -> std::io::Result<()> {
+    write!(out, "  {first:<width$} {second:>9} {:>10}", "count")?;
+    for (name, _) in PERCENTILES {
+        let label = name.replace('_', ".");
+        write!(out, " {label:>9}")?;
+    }
+    writeln!(out)
+}
+
+/// The percentiles of a row, µs printed as ms, and the line's end.
+fn write_percentiles(
+    out: &mut impl Write,
+    values: [u64; PERCENTILES.len()],
+) -> std::io::Result<()> {
+    for value in values {
+        write!(out, " {:>9.3}", value as f64 / 1000.0)?;
+    }
+    writeln!(out)
 }

@@ -152,6 +152,39 @@ fn report_reads_a_range_and_names_the_line_of_a_fault() {
         ranged["tags"].get("service").is_none(),
         "--tag keeps one tag"
     );
+    // The same intervals as text, a row each: start, length, count, p99.
+    let output = stampede(&[
+        "report",
+        path,
+        "--from",
+        "500ms",
+        "--to",
+        "1s",
+        "--tag",
+        "latency",
+        "--per-interval",
+    ]);
+    assert_succeeded(&output);
+    let printed = text(&output.stdout);
+    let rows: Vec<Vec<&str>> = printed
+        .lines()
+        .skip_while(|l| !l.contains("latency per interval"))
+        .skip(2)
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows.len(), kept.len(), "{printed}");
+    for (row, interval) in rows.iter().zip(&kept) {
+        assert_eq!(row[0], format!("{:.3}", interval.start.as_secs_f64()));
+        assert_eq!(row[1], format!("{:.3}", interval.length.as_secs_f64()));
+        assert_eq!(row[2], interval.histogram.len().to_string());
+        let p99_ms = interval.histogram.value_at_percentile(99.0) as f64 / 1000.0;
+        assert_eq!(row[5], format!("{p99_ms:.3}"), "{printed}");
+    }
+    let output = stampede(&["report", path, "--tag", "latency"]);
+    assert!(
+        !text(&output.stdout).contains("per interval"),
+        "without --per-interval, the totals only"
+    );
 
     // A corrupt line: exit 2, one line naming it.
     let original = std::fs::read_to_string(&hlog).unwrap();
