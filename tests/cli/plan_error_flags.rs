@@ -31,6 +31,23 @@ fn run_names_run_flags() {
 }
 
 #[test]
+fn a_bad_cacert_for_redirects_to_https_is_refused_before_the_run() {
+    // An http run takes TLS options for its redirects' https origins; the
+    // file is read up front, not on the first hop there.
+    let missing = "/nonexistent/stampede-ca.pem";
+    let (code, line) = error_line(&[
+        "run",
+        "http://127.0.0.1:9/",
+        "--redirects",
+        "3",
+        "--cacert",
+        missing,
+    ]);
+    assert_eq!(code, Some(2));
+    assert!(line.contains(&format!("--cacert {missing}")), "{line}");
+}
+
+#[test]
 fn front_ends_name_their_own_flags() {
     let (code, line) = error_line(&["ab", "-n", "1", "-E", "c.pem", "http://127.0.0.1:9/"]);
     assert_eq!(code, Some(2));

@@ -79,6 +79,55 @@ fn a_hop_to_another_origin_goes_there_over_http2_in_both_models() {
 }
 
 #[test]
+fn a_side_connection_the_server_closed_idle_is_reopened_as_a_reconnect() {
+    let a = spawn_target(one_thread());
+    // B closes an HTTP/2 connection idle for 100 ms (a graceful GOAWAY);
+    // the run's requests are 333 ms apart, so every hop after the first
+    // finds the side connection to B closed by the server.
+    let b = spawn_target(TargetConfig {
+        idle_timeout: std::time::Duration::from_millis(100),
+        ..one_thread()
+    });
+    let url = redirect_to(
+        &format!("http://{}", a.local_addr()),
+        &format!("http://{}/redirect/0", b.local_addr()),
+    );
+    let (before_b, connections_b) = (served(&b), b.stats().h2_connections);
+    let run = run_stampede(
+        binary(),
+        &[
+            url.as_str(),
+            "--http2",
+            "--redirects",
+            "3",
+            "-r",
+            "3",
+            "-n",
+            "5",
+            "-c",
+            "1",
+            "--streams",
+            "1",
+            "-t",
+            "1",
+        ],
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    assert_eq!(run.count("/status/200"), 5, "{}", run.result());
+    run.assert_accounted("idle side");
+    assert_eq!(since(&b, before_b), (5, 5), "B saw every hop once");
+    assert_eq!(
+        b.stats().h2_connections - connections_b,
+        5,
+        "B closed each idle"
+    );
+    // The home connection to A stayed open: 1 + 5 opened, and the four to
+    // B after the server closed the last are reconnects (as over HTTP/1.1).
+    assert_eq!(run.count("/connections/opened"), 6, "{}", run.result());
+    assert_eq!(run.count("/connections/reconnects"), 4, "{}", run.result());
+}
+
+#[test]
 fn a_chain_out_and_back_home_and_the_limit_across_origins() {
     let a = spawn_target(one_thread());
     let b = spawn_target(one_thread());

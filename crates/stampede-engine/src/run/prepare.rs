@@ -206,12 +206,14 @@ fn connector_spec(plan: &Plan) -> Result<(ConnectorSpec, Vec<SocketAddr>), Engin
         _ => None,
     };
     // An http run's TLS options are for its redirects' https origins only.
+    // They are built here all the same, and dropped: a bad --cacert is one
+    // line before the run, not a failure on every hop to such an origin.
     let tls = transport
         .tls
         .as_ref()
-        .filter(|_| plan.target.scheme == Scheme::Https)
         .map(|spec| build_tls_client(spec, &plan.target.host, transport.http2))
-        .transpose()?;
+        .transpose()?
+        .filter(|_| plan.target.scheme == Scheme::Https);
     let spec = ConnectorSpec {
         endpoint,
         addresses,

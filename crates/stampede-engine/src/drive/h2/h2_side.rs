@@ -6,7 +6,10 @@
 //! a hop to a third origin closes it and opens that origin's. It closes
 //! with the stream (in the closed model a stream lives as long as its
 //! home connection; in the open model a stream slot lives for the run),
-//! or when a request on it fails.
+//! or when a request on it fails. As over HTTP/1.1 (conn_books.rs), the
+//! connection opened after the server closed the last one (an idle close,
+//! a graceful GOAWAY) counts as a reconnect; one opened after the client
+//! closed it (a hop to a third origin, an error) does not.
 //!
 //! The other origin must speak HTTP/2 (ALPN h2 over TLS, prior knowledge
 //! over plain TCP). One that does not answers the preface with something
@@ -29,6 +32,8 @@ use std::rc::Rc;
 #[derive(Default)]
 pub(crate) struct SideLink {
     link: Option<Side>,
+    /// The server closed the last side connection: the next is a reconnect.
+    server_closed: bool,
 }
 
 /// An open side connection: counted open until dropped.
@@ -65,8 +70,10 @@ impl SideLink {
             match exchange.send(sender, request).await {
                 Ok(answer) => return Ok(answer),
                 Err((error, sent)) => {
+                    let failure = H2Failure::of(&error, sent);
                     self.link = None;
-                    if !again && H2Failure::of(&error, sent).unprocessed() {
+                    self.server_closed = failure.closed_by_server();
+                    if !again && failure.unprocessed() {
                         again = true;
                         continue;
                     }
@@ -90,12 +97,14 @@ impl SideLink {
     ) -> Result<&mut SendRequest<Bytes>, ErrorKind> {
         if self.link.as_ref().is_some_and(|side| side.origin != origin) {
             self.link = None;
+            self.server_closed = false;
         }
         if self.link.is_none() {
             let Some(connector) = ctx.connector_to(Some(origin)) else {
                 return Err(ErrorKind::Other);
             };
-            match handshake(ctx, &connector, false).await {
+            let reconnect = std::mem::take(&mut self.server_closed);
+            match handshake(ctx, &connector, reconnect).await {
                 Ok((sender, _connect)) => {
                     self.link = Some(Side {
                         origin,
