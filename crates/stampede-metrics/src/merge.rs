@@ -167,6 +167,7 @@ pub fn merge_results(results: &[RunResult], force: bool) -> Result<RunResult, Me
         });
     merged.stream = merge_streams(results, elapsed_s)?;
     merged.websocket = merge_websockets(results, elapsed_s)?;
+    merged.http2 = (results.iter().filter_map(|r| r.http2)).min_by_key(|h| h.server_max_streams);
     if let Some(targets) = crate::merge_targets::merge_targets(results, elapsed_s) {
         if let Some(groups) = crate::merge_targets::merge_groups(&base.groups, &targets, elapsed_s)
         {

@@ -67,6 +67,9 @@ pub struct Snapshot {
     pub stream: Option<Box<crate::StreamBooks>>,
     /// WebSocket figures (`ws://`); `None` for HTTP runs.
     pub websocket: Option<Box<crate::WebSocketBooks>>,
+    /// HTTP/2: the fewest concurrent streams a server allowed a connection
+    /// (its SETTINGS_MAX_CONCURRENT_STREAMS); `None` when no server set one.
+    pub h2_server_streams: Option<u32>,
 }
 
 impl Default for Snapshot {
@@ -91,6 +94,7 @@ impl Default for Snapshot {
             feed_exhausted: false,
             stream: None,
             websocket: None,
+            h2_server_streams: None,
         }
     }
 }
@@ -118,6 +122,7 @@ impl Snapshot {
         crate::merge_tallies(&mut self.checks, &other.checks);
         crate::checks::merge_failures(&mut self.check_failures, &other.check_failures);
         self.feed_exhausted |= other.feed_exhausted;
+        self.h2_server_streams = fewest(self.h2_server_streams, other.h2_server_streams);
         if let Some(theirs) = &other.stream {
             self.stream
                 .get_or_insert_with(Default::default)
@@ -256,5 +261,13 @@ pub fn per_second(count: u64, elapsed: Duration) -> f64 {
         count as f64 / seconds
     } else {
         0.0
+    }
+}
+
+/// The smaller of two limits, either maybe unknown.
+fn fewest(a: Option<u32>, b: Option<u32>) -> Option<u32> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }

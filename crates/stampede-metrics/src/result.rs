@@ -238,6 +238,15 @@ pub struct RedirectCounts {
     pub offsite: u64,
 }
 
+/// What HTTP/2 servers set for the run's connections.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Http2Result {
+    /// The fewest concurrent streams a server allowed one connection (its
+    /// SETTINGS_MAX_CONCURRENT_STREAMS): with `--streams` above it, the
+    /// other requests of a connection waited in the client for a stream.
+    pub server_max_streams: u32,
+}
+
 /// What `--compressed` and `--decode` asked for and, with `--decode`,
 /// what decoding found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -494,6 +503,9 @@ pub struct RunResult {
     /// trips, bytes, connection setup, close codes, pings, drops.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub websocket: Option<crate::WebSocketResult>,
+    /// HTTP/2: the servers' stream limit; present when a server set one.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub http2: Option<Http2Result>,
     /// Why the run stopped before its duration or count, other than a
     /// signal: `feed_exhausted` (a `unique` feeder ran out of rows).
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -670,6 +682,9 @@ impl RunResult {
                 .map(|books| crate::StreamResult::of(books, recording.elapsed)),
             websocket: (total.websocket.as_deref())
                 .map(|books| crate::WebSocketResult::of(books, recording.elapsed)),
+            http2: total
+                .h2_server_streams
+                .map(|server_max_streams| Http2Result { server_max_streams }),
             stop_reason: recording.stop_reason.clone(),
             dns: None,
             rendezvous: Vec::new(),

@@ -101,6 +101,7 @@ pub fn warnings(plan: &Plan, result: &RunResult) -> Vec<String> {
         }
     }
     warnings.extend(shared_cpus(plan, result));
+    warnings.extend(streams_held_back(plan, result));
     let limit = result.environment.rlimit_nofile.max(1) as f64;
     let planned = plan.connections() as f64;
     if 100.0 * planned / limit > FD_HEADROOM_PCT {
@@ -151,6 +152,25 @@ fn shared_cpus(plan: &Plan, result: &RunResult) -> Option<String> {
         "the client's {threads} and the server shared this machine's {cpu_count}, {busy:.0}% busy (the client used {client:.1} of them): a server waiting for a CPU shows as latency, most in the tail; give the client fewer threads (-t {}) or pin the two apart (taskset)",
         (cpus - 1).max(1)
     ))
+}
+
+/// `--streams` above what an HTTP/2 server allows a connection, in the
+/// closed model: the requests beyond its limit wait in the client for a
+/// stream, and their wait is in their latency, not the server's doing.
+fn streams_held_back(plan: &Plan, result: &RunResult) -> Option<String> {
+    // The open model sends past a connection's limit on another one.
+    if !matches!(plan.model, LoadModel::Closed { .. }) {
+        return None;
+    }
+    let allowed = result.http2?.server_max_streams;
+    let asked = plan.transport.streams;
+    (asked > allowed as usize).then(|| {
+        format!(
+            "the server allowed {} per connection and --streams asked {asked}: the rest of each connection's requests waited in the client for a stream, and that wait is in their latency; use --streams {} or more connections (-c)",
+            crate::counted(u64::from(allowed), "concurrent stream"),
+            allowed.max(1)
+        )
+    })
 }
 
 /// A host on this machine: a loopback address or the name `localhost`.
@@ -230,6 +250,33 @@ mod tests {
             ..MonitorReport::default()
         });
         result
+    }
+
+    #[test]
+    fn streams_above_the_servers_limit_are_said_to_wait_in_the_client() {
+        let mut plan = plan(1);
+        plan.transport.http2 = true;
+        plan.transport.streams = 8;
+        let mut run = result(&plan, 2, 10.0);
+        let held = |run: &RunResult| {
+            warnings(&plan, run)
+                .into_iter()
+                .find(|w| w.contains("waited in the client for a stream"))
+        };
+        assert_eq!(held(&run), None, "no limit known: nothing to say");
+        for (limit, said) in [(2, true), (7, true), (8, false), (100, false)] {
+            run.http2 = Some(stampede_metrics::Http2Result {
+                server_max_streams: limit,
+            });
+            let warning = held(&run);
+            assert_eq!(warning.is_some(), said, "a limit of {limit}: {warning:?}");
+            if let Some(warning) = warning {
+                assert!(warning.starts_with(&format!(
+                    "the server allowed {limit} concurrent streams per connection and --streams asked 8"
+                )));
+                assert!(warning.contains(&format!("use --streams {limit} or")));
+            }
+        }
     }
 
     fn bottleneck(warnings: &[String]) -> Option<&String> {

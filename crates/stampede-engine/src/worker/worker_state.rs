@@ -42,6 +42,9 @@ pub(crate) struct WorkerState {
     /// A `unique` feeder ran out of rows: no iteration starts any more (those
     /// under way finish), and the last snapshot says so.
     feed_exhausted: Cell<bool>,
+    /// HTTP/2: the fewest concurrent streams a server allowed one of this
+    /// worker's connections; the last snapshot carries it.
+    h2_server_streams: Cell<Option<u32>>,
 }
 
 impl WorkerState {
@@ -60,6 +63,7 @@ impl WorkerState {
             warming_up: Cell::new(false),
             warmup_over: Cell::new(false),
             feed_exhausted: Cell::new(false),
+            h2_server_streams: Cell::new(None),
         }
     }
 
@@ -243,6 +247,16 @@ impl WorkerState {
     /// True once a `unique` feeder ran out of rows ([`WorkerState::feed_ran_dry`]).
     pub(crate) fn is_feed_exhausted(&self) -> bool {
         self.feed_exhausted.get()
+    }
+
+    /// An HTTP/2 server allowed a connection `streams` concurrent streams
+    /// (its SETTINGS_MAX_CONCURRENT_STREAMS); the fewest is kept.
+    pub(crate) fn server_streams(&self, streams: u32) {
+        let fewest = self
+            .h2_server_streams
+            .get()
+            .map_or(streams, |s| s.min(streams));
+        self.h2_server_streams.set(Some(fewest));
     }
 
     /// Counts an attempt to open a connection.
@@ -435,6 +449,7 @@ impl WorkerState {
         snapshot.per_target = recorder.take_targets();
         snapshot.checks = recorder.take_checks();
         snapshot.feed_exhausted = self.feed_exhausted.get();
+        snapshot.h2_server_streams = self.h2_server_streams.get();
         snapshot
     }
 }

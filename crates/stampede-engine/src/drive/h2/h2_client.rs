@@ -333,12 +333,14 @@ pub(crate) async fn try_request(
     timeout
         .as_mut()
         .reset(tokio::time::Instant::from_std(start + ctx.timeout));
-    let exchange = send_following(ctx, sender, side, request, target);
-    tokio::pin!(exchange);
-    let exchange = tokio::select! {
-        biased;
-        answer = &mut exchange => Some(answer),
-        () = &mut timeout => None,
+    let exchange = {
+        let exchange = send_following(ctx, sender, side, request, target);
+        tokio::pin!(exchange);
+        tokio::select! {
+            biased;
+            answer = &mut exchange => Some(answer),
+            () = &mut timeout => None,
+        }
     };
     let (result, first_byte, body_bytes) = match exchange {
         Some(Ok(Chain::Answer(answer))) => (
@@ -370,7 +372,7 @@ pub(crate) async fn try_request(
         judged: None,
     };
     let facts = LogFacts {
-        connect: end.take_connect(),
+        connect: end.take_connect(sender, &ctx.state),
         user,
         rendered: None,
     };

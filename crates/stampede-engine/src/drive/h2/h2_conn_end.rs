@@ -6,6 +6,9 @@
 //! leaf, so that the two paths do not import each other.
 
 use crate::net::outcome_class::H2Failure;
+use crate::worker::worker_state::WorkerState;
+use bytes::Bytes;
+use h2::client::SendRequest;
 use stampede_metrics::ErrorKind;
 use std::cell::Cell;
 use std::time::{Duration, Instant};
@@ -44,9 +47,23 @@ impl ConnectionEnd {
         }
     }
 
-    /// The connect time for the request ending now: the first one's alone.
-    pub(crate) fn take_connect(&self) -> Option<Duration> {
-        self.connect.take()
+    /// The connect time for the request ending now on `sender`'s
+    /// connection: the first one's alone. The first also notes the
+    /// server's stream limit in `state`: its SETTINGS came before any
+    /// answer, and once a connection is enough (reading it takes a lock).
+    pub(crate) fn take_connect(
+        &self,
+        sender: &SendRequest<Bytes>,
+        state: &WorkerState,
+    ) -> Option<Duration> {
+        let connect = self.connect.take();
+        if connect.is_some() {
+            // `usize::MAX` until a server sets a limit.
+            if let Ok(streams) = u32::try_from(sender.current_max_send_streams()) {
+                state.server_streams(streams);
+            }
+        }
+        connect
     }
 
     pub(crate) fn is_broken(&self) -> bool {

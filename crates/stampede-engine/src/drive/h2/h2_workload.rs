@@ -396,7 +396,7 @@ pub(crate) async fn send_batch(
             }
         };
         let outcome = ended(intended, sent, target, kept.as_ref(), result, judged);
-        ctx.book(&outcome, facts(user, end.take_connect()));
+        ctx.book(&outcome, facts(user, end.take_connect(sender, &ctx.state)));
         if let (true, Err(kind)) = (end.is_broken(), result) {
             // The rest of the batch is never sent: its requests end as
             // the connection's failure, so begun and ended stay equal.
