@@ -10,7 +10,7 @@ fn config(headers: &[&str]) -> WsConfig {
     let headers: Vec<Header> = headers.iter().map(|h| parse_header(h).unwrap()).collect();
     let spec = WebSocketSpec {
         message: b"hi".to_vec(),
-        binary: false,
+        ..WebSocketSpec::default()
     };
     WsConfig::new("/ws/echo?x=1", "127.0.0.1:3000", &headers, &spec)
 }
