@@ -84,10 +84,15 @@ pub fn run_words(args: &RunArgs) -> Vec<String> {
     words.flag("--http1.0", args.http10);
     words.flag("--sse", transport.sse);
     words.some_duration("--sse-for", transport.sse_for);
+    words.flag("--sse-reconnect", transport.sse_reconnect);
     if let Some(message) = &transport.ws_message {
         words.pair("--ws-message", message);
     }
     words.flag("--ws-binary", transport.ws_binary);
+    for name in &transport.ws_subprotocol {
+        words.pair("--ws-subprotocol", name);
+    }
+    words.flag("--ws-deflate", transport.ws_deflate);
     words.flag("--no-keepalive", args.no_keepalive);
     if let Some(path) = &args.exports.csv {
         words.path("--csv", path);

@@ -103,6 +103,13 @@ pub struct TransportArgs {
     /// End each stream after DUR, as a success (it replaces --timeout)
     #[arg(long, value_name = "DUR", value_parser = stampede_plan::parse_duration, requires = "sse")]
     pub sse_for: Option<std::time::Duration>,
+    /// When the server ends an event stream before --sse-for is over, connect
+    /// again as a browser does: wait its retry: time (3 s if it sent none),
+    /// send Last-Event-ID with the last id: seen; one stream, reconnects
+    /// counted. Needs --sse-for; runs on the tokio event loop.
+    /// e.g. --sse --sse-for 30s --sse-reconnect
+    #[arg(long, requires = "sse_for")]
+    pub sse_reconnect: bool,
     /// What each WebSocket message carries (a ws:// or wss:// URL): the
     /// text, or @FILE for a file's bytes; a text message is a template
     /// ({{seq}}, {{conn}}, {{iter}}, {{uuid}}…) [default: hello]
@@ -111,6 +118,16 @@ pub struct TransportArgs {
     /// Send the WebSocket messages as binary frames, not text
     #[arg(long)]
     pub ws_binary: bool,
+    /// Offer this WebSocket subprotocol (Sec-WebSocket-Protocol; repeatable,
+    /// in order of preference); a server that picks one not offered fails
+    /// the connection (ws_upgrade_refused), e.g. --ws-subprotocol graphql-ws
+    #[arg(long, value_name = "NAME")]
+    pub ws_subprotocol: Vec<String>,
+    /// Offer permessage-deflate (RFC 7692): messages go compressed both ways
+    /// when the server agrees; if it does not, they go as they are and the
+    /// result's websocket.deflate_refused counts it, e.g. --ws-deflate
+    #[arg(long)]
+    pub ws_deflate: bool,
 }
 
 /// What `--compressed` asks for without a list.
@@ -121,13 +138,21 @@ impl TransportArgs {
     /// another URL, `--ws-message` and `--ws-binary` are refused.
     pub fn websocket(&self, is_ws: bool) -> anyhow::Result<Option<stampede_plan::WebSocketSpec>> {
         if !is_ws {
-            if self.ws_message.is_some() || self.ws_binary {
-                anyhow::bail!("--ws-message and --ws-binary need a ws:// or wss:// URL");
+            if self.ws_message.is_some()
+                || self.ws_binary
+                || !self.ws_subprotocol.is_empty()
+                || self.ws_deflate
+            {
+                anyhow::bail!(
+                    "--ws-message, --ws-binary, --ws-subprotocol and --ws-deflate need a ws:// or wss:// URL"
+                );
             }
             return Ok(None);
         }
         let mut spec = stampede_plan::WebSocketSpec {
             binary: self.ws_binary,
+            subprotocols: self.ws_subprotocol.clone(),
+            deflate: self.ws_deflate,
             ..Default::default()
         };
         if let Some(text) = self.ws_message.as_deref() {
@@ -237,7 +262,7 @@ impl TransportArgs {
             stream: stampede_plan::StreamSpec {
                 watch: self.sse,
                 for_at_most: self.sse_for,
-                reconnect: false,
+                reconnect: self.sse_reconnect,
             },
             // Set with the URL (`plan_args`): only a ws:// URL makes one.
             websocket: None,

@@ -1,7 +1,11 @@
 """An independent event-stream server for tests/protocols/sse_starlette.rs:
 sse-starlette's EventSourceResponse under uvicorn (PyPI), nobody here wrote it.
 /events/{n}/{ms}: n events (id i, data i), one every ms, then the end of the
-body. Usage: python3 sse_app.py PORT"""
+body. /resume/{n}/{k}: events 0..n-1 with ids, k per response and then the end
+of the body, each response resuming after the Last-Event-ID it was sent (a
+204 once none is left), each event with retry: 20; /seen lists the
+Last-Event-ID each /resume request carried (null: none), in order.
+Usage: python3 sse_app.py PORT"""
 
 import asyncio
 import sys
@@ -9,6 +13,7 @@ import sys
 import uvicorn
 from sse_starlette.sse import EventSourceResponse
 from starlette.applications import Starlette
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 
@@ -26,7 +31,37 @@ async def events(request):
     return EventSourceResponse(stream(), ping=3600)
 
 
-app = Starlette(routes=[Route("/events/{n:int}/{ms:int}", events)])
+seen = []
+
+
+async def resume(request):
+    n = int(request.path_params["n"])
+    k = int(request.path_params["k"])
+    last = request.headers.get("last-event-id")
+    seen.append(last)
+    start = int(last) + 1 if last is not None else 0
+    if start >= n:
+        # No more: an EventSource stops reconnecting (WHATWG HTML §9.2.3).
+        return Response(status_code=204)
+
+    async def stream():
+        for i in range(start, min(n, start + k)):
+            yield {"id": str(i), "data": str(i), "retry": 20}
+
+    return EventSourceResponse(stream(), ping=3600)
+
+
+async def seen_ids(request):
+    return JSONResponse(seen)
+
+
+app = Starlette(
+    routes=[
+        Route("/events/{n:int}/{ms:int}", events),
+        Route("/resume/{n:int}/{k:int}", resume),
+        Route("/seen", seen_ids),
+    ]
+)
 
 if __name__ == "__main__":
     uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")

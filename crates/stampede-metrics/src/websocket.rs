@@ -1,7 +1,8 @@
 //! WebSocket runs (`ws://`, `wss://`): messages each way, their round
 //! trips, bytes each way, how long a connection took to be ready (TCP,
 //! TLS and the upgrade), close codes, pings answered and connections the
-//! server dropped. [`WebSocketBooks`] is what workers gather (in their
+//! server dropped, the subprotocols servers chose and whether
+//! `permessage-deflate` was agreed. [`WebSocketBooks`] is what workers gather (in their
 //! [`crate::Snapshot`], absent from HTTP runs, so those pay nothing);
 //! [`WebSocketResult`] is its part of the result file (`websocket`), with
 //! its histograms for a lossless merge of agents' results.
@@ -42,6 +43,14 @@ pub struct WebSocketBooks {
     pub rtt: LatencyHistogram,
     /// From the start of a connection to its upgrade's answer, µs.
     pub setup: LatencyHistogram,
+    /// Connections by the subprotocol the server chose
+    /// (`--ws-subprotocol`); those with none are not counted.
+    pub subprotocols: BTreeMap<String, u64>,
+    /// Connections that agreed `permessage-deflate` (`--ws-deflate`).
+    pub deflated: u64,
+    /// Connections whose server answered `--ws-deflate`'s offer with no
+    /// extension: their messages went uncompressed.
+    pub deflate_refused: u64,
 }
 
 impl Default for WebSocketBooks {
@@ -57,6 +66,9 @@ impl Default for WebSocketBooks {
             close_codes: BTreeMap::new(),
             rtt: new_latency_histogram(),
             setup: new_latency_histogram(),
+            subprotocols: BTreeMap::new(),
+            deflated: 0,
+            deflate_refused: 0,
         }
     }
 }
@@ -85,6 +97,11 @@ impl WebSocketBooks {
         for (code, count) in &other.close_codes {
             *self.close_codes.entry(*code).or_default() += count;
         }
+        for (name, count) in &other.subprotocols {
+            *self.subprotocols.entry(name.clone()).or_default() += count;
+        }
+        self.deflated += other.deflated;
+        self.deflate_refused += other.deflate_refused;
         for (mine, theirs) in [(&mut self.rtt, &other.rtt), (&mut self.setup, &other.setup)] {
             if !theirs.is_empty() {
                 mine.add(theirs)
@@ -130,8 +147,23 @@ pub struct WebSocketResult {
     pub close_codes: BTreeMap<String, u64>,
     /// Pings answered with a pong.
     pub pings_answered: u64,
+    /// Connections by the subprotocol the server chose (`--ws-subprotocol`);
+    /// absent when none chose one.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub subprotocols: BTreeMap<String, u64>,
+    /// Connections that agreed `permessage-deflate` (`--ws-deflate`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub deflated: u64,
+    /// Connections whose server refused `--ws-deflate` (no extension in
+    /// its answer): they ran uncompressed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub deflate_refused: u64,
     /// The histograms behind the summaries, for a lossless merge.
     pub histograms: WebSocketHistograms,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl WebSocketResult {
@@ -152,6 +184,9 @@ impl WebSocketResult {
                 .map(|(code, count)| (code.to_string(), *count))
                 .collect(),
             pings_answered: books.pings_answered,
+            subprotocols: books.subprotocols.clone(),
+            deflated: books.deflated,
+            deflate_refused: books.deflate_refused,
             histograms: WebSocketHistograms {
                 rtt: encode_histogram(&books.rtt),
                 setup: encode_histogram(&books.setup),
@@ -174,6 +209,9 @@ impl WebSocketResult {
                 .collect(),
             rtt: decode_histogram(&self.histograms.rtt)?,
             setup: decode_histogram(&self.histograms.setup)?,
+            subprotocols: self.subprotocols.clone(),
+            deflated: self.deflated,
+            deflate_refused: self.deflate_refused,
         })
     }
 }

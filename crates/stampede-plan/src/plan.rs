@@ -95,6 +95,8 @@ impl Plan {
             Some("HTTP/3")
         } else if self.transport.websocket.is_some() {
             Some("WebSocket")
+        } else if self.transport.stream.reconnect {
+            Some("--sse-reconnect")
         } else {
             None
         }

@@ -1,5 +1,5 @@
 //! WebSocket runs (`ws://` and `wss://` URLs, `--ws-message`,
-//! `--ws-binary`): each connection upgrades once, then sends messages and
+//! `--ws-binary`, `--ws-subprotocol`, `--ws-deflate`): each connection upgrades once, then sends messages and
 //! reads their replies; `-n` counts messages. What the plan says of them,
 //! and which HTTP options make no sense with them.
 
@@ -12,6 +12,13 @@ pub struct WebSocketSpec {
     pub message: Vec<u8>,
     /// Send binary messages instead of text (`--ws-binary`).
     pub binary: bool,
+    /// Subprotocols offered in `Sec-WebSocket-Protocol`, in order of
+    /// preference (`--ws-subprotocol`, repeatable); the server's choice
+    /// must be one of them (RFC 6455 §4.1).
+    pub subprotocols: Vec<String>,
+    /// Offer `permessage-deflate` (RFC 7692) and compress messages when
+    /// the server agrees (`--ws-deflate`).
+    pub deflate: bool,
 }
 
 impl Default for WebSocketSpec {
@@ -19,6 +26,8 @@ impl Default for WebSocketSpec {
         WebSocketSpec {
             message: b"hello".to_vec(),
             binary: false,
+            subprotocols: Vec::new(),
+            deflate: false,
         }
     }
 }
@@ -66,6 +75,18 @@ pub(crate) fn check(plan: &Plan) -> Result<(), PlanError> {
     if !plan.keepalive {
         return refuse("--no-keepalive");
     }
+    for (i, name) in ws.subprotocols.iter().enumerate() {
+        if !crate::header::is_token(name) {
+            return Err(PlanError::Invalid(format!(
+                "--ws-subprotocol {name:?} is not a token (RFC 6455 §4.1: letters, digits and !#$%&'*+-.^_`|~)"
+            )));
+        }
+        if ws.subprotocols[..i].contains(name) {
+            return Err(PlanError::Invalid(format!(
+                "--ws-subprotocol {name:?} is given twice (RFC 6455 §4.1: unique)"
+            )));
+        }
+    }
     if !ws.binary && std::str::from_utf8(&ws.message).is_err() {
         return Err(PlanError::Invalid(
             "--ws-message is not UTF-8: a text message must be; add --ws-binary".to_string(),
@@ -104,7 +125,7 @@ mod tests {
         assert!(refusal(closing).contains("drop --no-keepalive"));
         let bytes = WebSocketSpec {
             message: vec![0xff, 0xfe],
-            binary: false,
+            ..WebSocketSpec::default()
         };
         assert!(refusal(plan(bytes.clone())).contains("add --ws-binary"));
         let mut binary = plan(WebSocketSpec {
@@ -112,5 +133,16 @@ mod tests {
             ..bytes
         });
         assert!(binary.validate().is_ok());
+        for (names, says) in [
+            (vec!["a b"], "is not a token"),
+            (vec!["chat", "chat"], "given twice"),
+            (vec![""], "is not a token"),
+        ] {
+            let spec = WebSocketSpec {
+                subprotocols: names.into_iter().map(String::from).collect(),
+                ..WebSocketSpec::default()
+            };
+            assert!(refusal(plan(spec)).contains(says));
+        }
     }
 }

@@ -10,7 +10,10 @@
 //!   a server that closes streams now and then. A client that reconnects
 //!   with `Last-Event-ID: i` gets the events after `i`; once none is left
 //!   it gets a 204, which ends a browser's reconnects (WHATWG HTML,
-//!   "Server-sent events", §9.2.3: a 204 fails the connection).
+//!   "Server-sent events", §9.2.3: a 204 fails the connection);
+//! - `retry=MS` (`/sse` only): the first event of each response carries
+//!   `retry: MS`, the reconnection time a client waits before it asks for
+//!   the rest.
 //!
 //! Over HTTP/1.1 the body is chunked and the connection stays open; over
 //! HTTP/1.0 its length is computed up front. HTTP/2 and HTTP/3 send each
@@ -41,6 +44,7 @@ struct Options {
     stall_at: Option<u64>,
     stall_ms: Option<u64>,
     drop_every: Option<u64>,
+    retry: Option<u64>,
 }
 
 fn options(target: &str) -> Result<Options, &'static str> {
@@ -53,12 +57,18 @@ fn options(target: &str) -> Result<Options, &'static str> {
             "stall_at" => &mut o.stall_at,
             "stall_ms" => &mut o.stall_ms,
             "drop_every" => &mut o.drop_every,
-            _ => return Err("unknown option: stall_at, stall_ms and drop_every are known\n"),
+            "retry" => &mut o.retry,
+            _ => {
+                return Err("unknown option: stall_at, stall_ms, drop_every and retry are known\n")
+            }
         };
         *slot = Some(value.ok_or("an option takes a number\n")?);
     }
     if o.stall_ms.is_some_and(|ms| ms > MAX_GAP_MS) {
         return Err("stall_ms must be 0..=60000\n");
+    }
+    if o.retry.is_some_and(|ms| ms > MAX_GAP_MS) {
+        return Err("retry must be 0..=60000\n");
     }
     if o.drop_every == Some(0) {
         return Err("drop_every must be at least 1\n");
@@ -123,6 +133,10 @@ pub(crate) fn route(
         _ => n,
     };
     let chunked = x.version == 1;
+    let retry_line = match o.retry {
+        Some(ms) if sse => format!("retry: {ms}\n").into_bytes(),
+        _ => Vec::new(),
+    };
     let mut pieces = Pieces {
         sse,
         next: start,
@@ -139,7 +153,7 @@ pub(crate) fn route(
         Len::Chunked
     } else {
         let mut probe = pieces.clone();
-        let mut total = 0;
+        let mut total = if start < end { retry_line.len() } else { 0 };
         while let Some((_, p)) = probe.next_piece() {
             total += p.len();
         }
@@ -156,7 +170,10 @@ pub(crate) fn route(
     }
     // The first piece leaves with the head.
     let mut body_bytes = 0;
-    if let Some((_, first)) = pieces.next_due(Instant::now()) {
+    if let Some((_, mut first)) = pieces.next_due(Instant::now()) {
+        if !retry_line.is_empty() {
+            first.splice(0..0, retry_line);
+        }
         body_bytes = first.len();
         push(out, &first, chunked);
     }
@@ -178,11 +195,14 @@ mod tests {
             Options {
                 stall_at: Some(2),
                 stall_ms: Some(1000),
-                drop_every: Some(5)
+                drop_every: Some(5),
+                retry: None,
             }
         );
         assert!(options("/sse/3/10?stall_ms=600000").is_err());
         assert!(options("/sse/3/10?drop_every=0").is_err());
+        assert_eq!(options("/sse/3/10?retry=20").unwrap().retry, Some(20));
+        assert!(options("/sse/3/10?retry=600000").is_err());
         assert!(options("/sse/3/10?nope=1").is_err());
         assert!(options("/sse/3/10?stall_at=x").is_err());
         let head = b"GET /sse/3/1 HTTP/1.1\r\nLast-Event-ID: 41\r\n\r\n";

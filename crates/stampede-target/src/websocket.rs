@@ -7,6 +7,10 @@
 //! version (with the `Upgrade` or `Sec-WebSocket-Version` header §4.4
 //! asks for), 400 for a bad key or another HTTP version (RFC 8441's
 //! WebSocket over HTTP/2 is not served), 405 for another method.
+//! A client that offers subprotocols (`Sec-WebSocket-Protocol`) gets the
+//! first it offered (an echo speaks any); extensions are not served, so
+//! an offer of `permessage-deflate` is answered without one (the client
+//! goes on uncompressed, RFC 7692 §5).
 
 use std::time::Duration;
 
@@ -59,6 +63,15 @@ fn has_token(raw_head: &[u8], name: &str, token: &str) -> bool {
         n.trim().eq_ignore_ascii_case(name)
             && v.split(',').any(|t| t.trim().eq_ignore_ascii_case(token))
     })
+}
+
+/// The first subprotocol a request offers, when it is a token.
+fn first_subprotocol(raw_head: &[u8]) -> Option<&str> {
+    let first = header(raw_head, "sec-websocket-protocol")?
+        .split(',')
+        .next()?
+        .trim();
+    stampede_websocket::is_token(first).then_some(first)
 }
 
 fn refuse(out: &mut Vec<u8>, x: &Exchange, status: u16, extra: &[u8], why: &str) -> Outcome {
@@ -123,6 +136,11 @@ pub(crate) fn route(
     extra.extend_from_slice(b"Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ");
     extra.extend_from_slice(stampede_websocket::accept_key(key).as_bytes());
     extra.extend_from_slice(b"\r\n");
+    if let Some(first) = first_subprotocol(raw) {
+        extra.extend_from_slice(b"Sec-WebSocket-Protocol: ");
+        extra.extend_from_slice(first.as_bytes());
+        extra.extend_from_slice(b"\r\n");
+    }
     response::head(out, x, 101, None, Len::Known(0), &extra);
     let mut o = Outcome::done(101, 0);
     o.reply = Reply::Upgrade(ws);
@@ -152,5 +170,8 @@ mod tests {
         assert!(!has_token(head, "upgrade", "h2c"));
         assert_eq!(header(head, "sec-websocket-key"), Some("abc"));
         assert_eq!(header(head, "sec-websocket-version"), None);
+        let offered = b"GET / HTTP/1.1\r\nSec-WebSocket-Protocol: chat.v2, chat\r\n\r\n";
+        assert_eq!(first_subprotocol(offered), Some("chat.v2"));
+        assert_eq!(first_subprotocol(head), None);
     }
 }

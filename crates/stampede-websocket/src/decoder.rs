@@ -4,9 +4,12 @@
 //! text or binary message, a ping, a pong or a close. Each rule of §5 is
 //! checked as the frame's header arrives, so a bad frame is refused before
 //! its payload is waited for. The caller drops the bytes it was told were
-//! consumed and reads more when no event came.
+//! consumed and reads more when no event came. Once `permessage-deflate`
+//! is agreed ([`Decoder::inflate_with`]), a message whose first frame has
+//! RSV1 is inflated before it is handed out (RFC 7692 §6.1, §7.2.2).
 
 use crate::close::CloseFrame;
+use crate::deflate::MessageInflater;
 use crate::error::ProtocolError;
 use crate::head::FrameHead;
 use crate::mask::apply_mask;
@@ -45,6 +48,10 @@ enum Found {
     Control(Opcode, usize, usize),
     Whole(MessageKind, usize, usize),
     Assembled(MessageKind),
+    /// A whole message in one frame, compressed (RSV1).
+    Compressed(MessageKind, usize, usize),
+    /// A fragmented message joined, compressed.
+    AssembledCompressed(MessageKind),
 }
 
 /// The reader's state across reads: the side, the message limit and the
@@ -57,6 +64,12 @@ pub struct Decoder {
     partial: Option<MessageKind>,
     /// Its payload so far (kept for the next message: no allocation per message).
     assembly: Vec<u8>,
+    /// `permessage-deflate` agreed: RSV1 marks a compressed message.
+    inflater: Option<MessageInflater>,
+    /// The fragmented message being joined is compressed.
+    partial_compressed: bool,
+    /// The last compressed message, inflated.
+    inflated: Vec<u8>,
 }
 
 impl Decoder {
@@ -67,7 +80,16 @@ impl Decoder {
             max_message,
             partial: None,
             assembly: Vec::new(),
+            inflater: None,
+            partial_compressed: false,
+            inflated: Vec::new(),
         }
+    }
+
+    /// `permessage-deflate` was agreed: from now on a data message whose
+    /// first frame has RSV1 is inflated with `inflater`.
+    pub fn inflate_with(&mut self, inflater: MessageInflater) {
+        self.inflater = Some(inflater);
     }
 
     /// Whether a fragmented message is begun and unfinished (a close now
@@ -96,17 +118,23 @@ impl Decoder {
                 apply_mask(&mut buf[start..end], key);
             }
             consumed = end;
+            let compressed = head.rsv & 0b100 != 0;
             match (head.opcode, head.fin) {
                 (op, _) if op.is_control() => break Found::Control(op, start, end),
                 (Opcode::Continuation, fin) => {
                     self.assembly.extend_from_slice(&buf[start..end]);
                     if fin {
                         let kind = self.partial.take().unwrap_or(MessageKind::Binary);
+                        if std::mem::take(&mut self.partial_compressed) {
+                            break Found::AssembledCompressed(kind);
+                        }
                         break Found::Assembled(kind);
                     }
                 }
+                (op, true) if compressed => break Found::Compressed(kind_of(op), start, end),
                 (op, true) => break Found::Whole(kind_of(op), start, end),
                 (op, false) => {
+                    self.partial_compressed = compressed;
                     self.partial = Some(kind_of(op));
                     self.assembly.clear();
                     self.assembly.extend_from_slice(&buf[start..end]);
@@ -118,6 +146,16 @@ impl Decoder {
             Found::Control(op, start, end) => Some(control(op, &buf[start..end])?),
             Found::Whole(kind, start, end) => Some(message(kind, &buf[start..end])?),
             Found::Assembled(kind) => Some(message(kind, &self.assembly)?),
+            Found::Compressed(kind, start, end) => {
+                let inflater = self.inflater.as_mut().expect("RSV1 checked");
+                inflater.inflate(&buf[start..end], &mut self.inflated, self.max_message)?;
+                Some(message(kind, &self.inflated)?)
+            }
+            Found::AssembledCompressed(kind) => {
+                let inflater = self.inflater.as_mut().expect("RSV1 checked");
+                inflater.inflate(&self.assembly, &mut self.inflated, self.max_message)?;
+                Some(message(kind, &self.inflated)?)
+            }
         };
         Ok(Decoded { consumed, event })
     }
@@ -130,7 +168,15 @@ impl Decoder {
             (Role::Client, true) => return Err(ProtocolError::MaskedFromServer),
             _ => {}
         }
-        if head.rsv != 0 {
+        // RSV1 means compressed on a message's first frame, once
+        // permessage-deflate is agreed (RFC 7692 §6.1); nowhere else.
+        let first_data = matches!(head.opcode, Opcode::Text | Opcode::Binary);
+        let allowed = if self.inflater.is_some() && first_data {
+            0b100
+        } else {
+            0
+        };
+        if head.rsv & !allowed != 0 {
             return Err(ProtocolError::ReservedBits(head.rsv));
         }
         match head.opcode {

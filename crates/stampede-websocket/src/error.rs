@@ -37,6 +37,8 @@ pub enum ProtocolError {
     BadUtf8,
     /// A close payload of one byte: a code needs two (§5.5.1).
     BadClosePayload,
+    /// A `permessage-deflate` message that does not inflate (RFC 7692 §7.2.2).
+    BadDeflate,
     /// A close code no endpoint may send (§7.4: below 1000, 1004–1006,
     /// 1015, unassigned ones below 3000, 5000 and over).
     BadCloseCode(u16),
@@ -80,6 +82,9 @@ impl std::fmt::Display for ProtocolError {
             ProtocolError::BadUtf8 => write!(f, "invalid UTF-8 in a text message or close reason"),
             ProtocolError::BadClosePayload => write!(f, "close frame with a one-byte payload"),
             ProtocolError::BadCloseCode(code) => write!(f, "close code {code} may not be sent"),
+            ProtocolError::BadDeflate => {
+                write!(f, "a permessage-deflate message that does not inflate")
+            }
         }
     }
 }

@@ -15,6 +15,16 @@ pub fn accept_key(key: &str) -> String {
     base64::engine::general_purpose::STANDARD.encode(ctx.finish().as_ref())
 }
 
+/// Whether `name` is an HTTP token (RFC 9110 §5.6.2), as a subprotocol's
+/// name in `Sec-WebSocket-Protocol` must be (RFC 6455 §4.1): visible
+/// ASCII, none of the separators `"(),/:;<=>?@[\]{}`.
+pub fn is_token(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
 /// Whether `key` is what §4.1 asks of a client: 16 bytes, base64-encoded.
 pub fn key_is_valid(key: &str) -> bool {
     base64::engine::general_purpose::STANDARD
@@ -36,5 +46,7 @@ mod tests {
         assert!(key_is_valid("dGhlIHNhbXBsZSBub25jZQ=="));
         assert!(!key_is_valid("dGhlIHNhbXBsZQ=="));
         assert!(!key_is_valid("not base64!"));
+        assert!(is_token("chat.v2") && is_token("graphql-ws"));
+        assert!(!is_token("") && !is_token("a b") && !is_token("a,b") && !is_token("é"));
     }
 }

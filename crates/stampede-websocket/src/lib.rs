@@ -15,7 +15,9 @@
 //! reasons), `decoder` (frames assembled into messages, every rule of §5
 //! checked), `encoder` (messages and control frames written), `error` (the
 //! typed protocol errors and the close code each one ends a connection
-//! with), `handshake` (`Sec-WebSocket-Accept`).
+//! with), `handshake` (`Sec-WebSocket-Accept`, `Sec-WebSocket-Protocol`
+//! tokens), `deflate` (`permessage-deflate`, RFC 7692: the answer read,
+//! messages compressed and inflated).
 //!
 //! ```
 //! use stampede_websocket::{encode_message, Decoder, Event, MessageKind, Role};
@@ -30,6 +32,7 @@
 
 mod close;
 mod decoder;
+mod deflate;
 mod encoder;
 mod error;
 mod handshake;
@@ -39,9 +42,12 @@ mod opcode;
 
 pub use close::{close_code_is_valid, CloseFrame, CLOSE_NORMAL};
 pub use decoder::{Decoded, Decoder, Event};
+pub use deflate::{
+    parse_deflate_answer, DeflateParams, MessageDeflater, MessageInflater, PERMESSAGE_DEFLATE,
+};
 pub use encoder::{encode_close, encode_control, encode_frame, encode_message};
 pub use error::ProtocolError;
-pub use handshake::{accept_key, key_is_valid, GUID};
+pub use handshake::{accept_key, is_token, key_is_valid, GUID};
 pub use head::{FrameHead, MAX_CONTROL_PAYLOAD, MAX_HEAD};
 pub use mask::apply_mask;
 pub use opcode::{MessageKind, Opcode};

@@ -2,7 +2,8 @@
 //! connection when it has none (first request, after an error, after the
 //! server closed, after the client retired the last one at the end of its
 //! lifetime (conn_lifetime.rs), or for every request without keep-alive). The load models
-//! (closed.rs, open.rs) decide when a slot sends.
+//! (closed.rs, open.rs) decide when a slot sends. `--sse-reconnect`'s
+//! stream that goes on over several requests is sse_reconnect.rs's.
 
 use crate::exchange::conn_books::{ConnectionLife, Reuse};
 use crate::exchange::read_buffer::ReadBuffer;
@@ -18,6 +19,9 @@ use crate::workload::{Answer, UserSession};
 use stampede_metrics::{ErrorKind, Judged};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+#[path = "sse_reconnect.rs"]
+mod sse_reconnect;
 
 /// The result of one exchange before it is turned into an [`Outcome`].
 struct Exchange {
@@ -58,6 +62,12 @@ pub(crate) struct Slot {
     index: u32,
     /// Released from its step's rendezvous: the batch its send is booked in.
     ticket: Option<crate::workload::Ticket>,
+    /// `--sse-reconnect`: the request that goes on with the stream (with
+    /// its `Last-Event-ID`), sent instead of the request's own.
+    resume: Option<Vec<u8>>,
+    /// `--sse-reconnect`: when the stream's `--sse-for` is over (a
+    /// reconnection's exchange ends then at the latest).
+    stream_end: Option<Instant>,
 }
 
 /// A connection of a slot parked aside, with its books: the slot's own
@@ -85,6 +95,8 @@ impl Slot {
             side: None,
             index,
             ticket: None,
+            resume: None,
+            stream_end: None,
         }
     }
 
@@ -199,6 +211,9 @@ impl Slot {
             return;
         }
         let mut exchange = self.exchange(ctx, intended).await;
+        if ctx.stream.reconnect {
+            exchange = self.go_on_with_stream(ctx, intended, exchange).await;
+        }
         if let (Some(ticket), Some(point)) = (ticket, ctx.rendezvous_of(self.current)) {
             point.sent(ticket, exchange.clocks.sent);
         }
@@ -484,7 +499,11 @@ impl Slot {
         }
         exchange.clocks.sent = Instant::now();
         let timeout = ctx.timeout_of(self.current);
-        let deadline = tokio::time::Instant::from_std(exchange.clocks.sent + timeout);
+        let mut deadline = exchange.clocks.sent + timeout;
+        if let Some(end) = self.stream_end {
+            deadline = deadline.min(end);
+        }
+        let deadline = tokio::time::Instant::from_std(deadline);
         let transfer = self.transfer(ctx, &mut exchange);
         let result = match tokio::time::timeout_at(deadline, transfer).await {
             Ok(result) => result,
@@ -554,9 +573,10 @@ impl Slot {
         exchange: &mut Exchange,
     ) -> Result<(u16, bool), ErrorKind> {
         let rendered = self.session.as_ref().and_then(|s| s.rendered());
-        let request = match self.hops.request() {
-            Some(hop) => hop,
-            None => rendered.unwrap_or_else(|| ctx.request_of(self.current).0),
+        let request = match (self.hops.request(), &self.resume) {
+            (Some(hop), _) => hop,
+            (None, Some(resume)) => resume,
+            (None, None) => rendered.unwrap_or_else(|| ctx.request_of(self.current).0),
         };
         let stream = self.stream.as_mut().expect("connected above");
         if let Err(error) = stream.write_all(request).await {

@@ -7,7 +7,7 @@
 //! instant (drive/open.rs's dispatch, as for HTTP/1.1). Each message is
 //! booked as one request, its latency from the intended send.
 
-use crate::exchange::ws_session::{WsEvent, WsFailure, WsSession};
+use crate::exchange::ws_session::{Deflate, WsEvent, WsFailure, WsSession};
 use crate::net::outcome_class::{classify_io, Stage};
 use crate::net::transport::Stream;
 use crate::plan::ws_plan::WsConfig;
@@ -277,8 +277,20 @@ impl WsSlot {
                 WsEvent::Upgraded => {
                     if let Some(started) = self.started.take() {
                         let setup = started.elapsed();
-                        ctx.state
-                            .websocket(started, |books| books.record_setup(setup));
+                        let session = self.session.as_ref().expect("connected");
+                        let chosen = session.subprotocol().map(str::to_owned);
+                        let deflate = session.deflate();
+                        ctx.state.websocket(started, |books| {
+                            books.record_setup(setup);
+                            if let Some(name) = chosen {
+                                *books.subprotocols.entry(name).or_default() += 1;
+                            }
+                            match deflate {
+                                Deflate::Agreed => books.deflated += 1,
+                                Deflate::Refused => books.deflate_refused += 1,
+                                Deflate::Off => {}
+                            }
+                        });
                     }
                 }
                 WsEvent::Reply { intended } => {

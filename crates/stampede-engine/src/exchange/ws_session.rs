@@ -1,8 +1,11 @@
 //! One WebSocket connection's client side, I/O-free: bytes in, events
 //! out; messages in, bytes to write out. It writes the upgrade request
 //! (RFC 6455 §4.1: a fresh `Sec-WebSocket-Key`, the user's `--header`
-//! values), checks the answer (`101`, `Upgrade`, `Connection`,
-//! `Sec-WebSocket-Accept`), masks what it sends with stampede-websocket's
+//! values, the subprotocols offered, `permessage-deflate` when asked),
+//! checks the answer (`101`, `Upgrade`, `Connection`,
+//! `Sec-WebSocket-Accept`, a subprotocol among those offered, no extension
+//! but one offered), masks (and, once deflate is agreed, compresses) what
+//! it sends with stampede-websocket's
 //! encoder, decodes what comes back, answers pings, echoes the server's
 //! close, and matches each reply to the oldest message still unanswered
 //! (a server answers in order; a message nobody waited for is a push).
@@ -12,8 +15,8 @@
 use crate::plan::ws_plan::WsConfig;
 use stampede_metrics::ErrorKind;
 use stampede_websocket::{
-    accept_key, encode_close, encode_control, encode_message, Decoder, Event, MessageKind, Opcode,
-    Role,
+    accept_key, encode_close, encode_control, encode_message, parse_deflate_answer, Decoder, Event,
+    MessageDeflater, MessageInflater, MessageKind, Opcode, Role,
 };
 use std::collections::VecDeque;
 use std::time::Instant;
@@ -56,6 +59,17 @@ pub(crate) struct WsFailure {
     pub reason: String,
 }
 
+/// What became of `--ws-deflate` on a connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Deflate {
+    /// Not asked.
+    Off,
+    /// Asked and agreed: messages go compressed.
+    Agreed,
+    /// Asked, and the server answered no extension: messages go as they are.
+    Refused,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
     Upgrading,
@@ -79,6 +93,14 @@ pub(crate) struct WsSession {
     /// When each unanswered message was meant to leave, oldest first.
     pending: VecDeque<Instant>,
     rng: fastrand::Rng,
+    /// Subprotocols offered.
+    offered: Vec<String>,
+    /// The one the server chose, once upgraded.
+    subprotocol: Option<String>,
+    /// `permessage-deflate`: asked (`Refused` until agreed), or not.
+    deflate: Deflate,
+    /// Compresses what is sent once deflate is agreed.
+    deflater: Option<MessageDeflater>,
     /// Frame bytes written once upgraded (headers and masks included).
     pub(crate) bytes_sent: u64,
     /// Frame bytes read once upgraded.
@@ -106,6 +128,14 @@ impl WsSession {
             outbox,
             pending: VecDeque::new(),
             rng,
+            offered: config.subprotocols.clone(),
+            subprotocol: None,
+            deflate: if config.deflate {
+                Deflate::Refused
+            } else {
+                Deflate::Off
+            },
+            deflater: None,
             bytes_sent: 0,
             bytes_received: 0,
         }
@@ -131,6 +161,16 @@ impl WsSession {
         self.phase == Phase::Closed
     }
 
+    /// The subprotocol the server chose, once upgraded.
+    pub(crate) fn subprotocol(&self) -> Option<&str> {
+        self.subprotocol.as_deref()
+    }
+
+    /// What became of `--ws-deflate`, once upgraded.
+    pub(crate) fn deflate(&self) -> Deflate {
+        self.deflate
+    }
+
     /// Messages sent and not answered.
     pub(crate) fn unanswered(&self) -> usize {
         self.pending.len()
@@ -151,7 +191,10 @@ impl WsSession {
     pub(crate) fn send_message(&mut self, message: &[u8], intended: Instant) {
         let before = self.outbox.len();
         let mask = self.mask();
-        encode_message(&mut self.outbox, self.kind, message, mask);
+        match &mut self.deflater {
+            Some(deflater) => deflater.encode_message(&mut self.outbox, self.kind, message, mask),
+            None => encode_message(&mut self.outbox, self.kind, message, mask),
+        }
         self.bytes_sent += (self.outbox.len() - before) as u64;
         self.pending.push_back(intended);
     }
@@ -240,13 +283,59 @@ impl WsSession {
             return Err(refused("the 101 answer has no Connection: Upgrade".into()));
         }
         match value("sec-websocket-accept") {
-            Some(got) if got == self.accept => Ok(Some(head)),
-            Some(got) => Err(refused(format!(
-                "Sec-WebSocket-Accept {got:?} is not {:?}",
-                self.accept
-            ))),
-            None => Err(refused("the 101 answer has no Sec-WebSocket-Accept".into())),
+            Some(got) if got == self.accept => {}
+            Some(got) => {
+                return Err(refused(format!(
+                    "Sec-WebSocket-Accept {got:?} is not {:?}",
+                    self.accept
+                )))
+            }
+            None => return Err(refused("the 101 answer has no Sec-WebSocket-Accept".into())),
         }
+        // Every value of a field that may be repeated, joined (RFC 9110 §5.3).
+        let joined = |name: &str| {
+            let values: Vec<String> = (answer.headers.iter())
+                .filter(|h| h.name.eq_ignore_ascii_case(name))
+                .map(|h| String::from_utf8_lossy(h.value).trim().to_string())
+                .collect();
+            (!values.is_empty()).then(|| values.join(", "))
+        };
+        if let Some(chosen) = joined("sec-websocket-protocol") {
+            // RFC 6455 §4.1: a subprotocol the client did not offer fails
+            // the connection.
+            if !self.offered.contains(&chosen) {
+                return Err(refused(format!(
+                    "the server chose subprotocol {chosen:?}, which was not offered ({})",
+                    if self.offered.is_empty() {
+                        "none was".to_string()
+                    } else {
+                        self.offered.join(", ")
+                    }
+                )));
+            }
+            self.subprotocol = Some(chosen);
+        }
+        if let Some(extensions) = joined("sec-websocket-extensions") {
+            // RFC 6455 §4.1: an extension the client did not offer fails
+            // the connection; RFC 7692 §7.1 says which answers to ours are
+            // allowed.
+            if self.deflate == Deflate::Off {
+                return Err(refused(format!(
+                    "the server answered extensions {extensions:?}, none offered"
+                )));
+            }
+            match parse_deflate_answer(&extensions) {
+                Ok(Some(params)) => {
+                    self.deflate = Deflate::Agreed;
+                    self.deflater = Some(MessageDeflater::new(params.client_no_context_takeover));
+                    let inflater = MessageInflater::new(params.server_no_context_takeover);
+                    self.decoder.inflate_with(inflater);
+                }
+                Ok(None) => {}
+                Err(why) => return Err(refused(why)),
+            }
+        }
+        Ok(Some(head))
     }
 
     /// Decodes the frames from `*at` on, moving `*at` past what they took.

@@ -1,16 +1,17 @@
 //! The client session against a server played by hand: the upgrade's
 //! bytes, the answers it accepts and refuses, replies matched by order,
-//! frames split at every offset, pings, closes and bad frames.
+//! frames split at every offset, pings, closes and bad frames; the
+//! subprotocol chosen and `permessage-deflate` agreed or refused.
 
 use super::*;
 use stampede_plan::{parse_header, Header, WebSocketSpec};
-use stampede_websocket::{encode_frame, CloseFrame};
+use stampede_websocket::{encode_frame, CloseFrame, MessageInflater};
 
 fn config(headers: &[&str]) -> WsConfig {
     let headers: Vec<Header> = headers.iter().map(|h| parse_header(h).unwrap()).collect();
     let spec = WebSocketSpec {
         message: b"hi".to_vec(),
-        binary: false,
+        ..WebSocketSpec::default()
     };
     WsConfig::new("/ws/echo?x=1", "127.0.0.1:3000", &headers, &spec)
 }
@@ -235,4 +236,150 @@ fn a_bad_frame_fails_the_connection_with_its_close_code() {
     let failure = utf8.received(&wire, &mut Vec::new()).unwrap_err();
     assert_eq!(failure.kind, ErrorKind::WsProtocol);
     assert_eq!(server_reads(utf8.outbox()), ["close 1007"]);
+}
+
+/// A session offering `subprotocols` (and deflate when `deflate`), whose
+/// upgrade was answered with `extra` header lines; the result of reading it.
+fn answered_with(
+    subprotocols: &[&str],
+    deflate: bool,
+    extra: &str,
+) -> (WsSession, Result<(), WsFailure>) {
+    let spec = WebSocketSpec {
+        subprotocols: subprotocols.iter().map(|s| s.to_string()).collect(),
+        deflate,
+        ..WebSocketSpec::default()
+    };
+    let config = WsConfig::new("/", "127.0.0.1:3000", &[], &spec);
+    let mut s = WsSession::new(&config, fastrand::Rng::with_seed(3));
+    let key = key_of(s.outbox());
+    let mut answer = accepted(&key);
+    answer.truncate(answer.len() - 2);
+    answer.extend_from_slice(extra.as_bytes());
+    answer.extend_from_slice(b"\r\n");
+    s.written();
+    let result = s.received(&answer, &mut Vec::new());
+    (s, result)
+}
+
+#[test]
+fn subprotocols_are_offered_and_the_servers_choice_must_be_one_of_them() {
+    let spec = WebSocketSpec {
+        subprotocols: vec!["chat.v2".into(), "chat".into()],
+        deflate: true,
+        ..WebSocketSpec::default()
+    };
+    let config = WsConfig::new(
+        "/",
+        "h",
+        &[parse_header("Sec-WebSocket-Protocol: x").unwrap()],
+        &spec,
+    );
+    let text = String::from_utf8(
+        WsSession::new(&config, fastrand::Rng::with_seed(1))
+            .outbox()
+            .to_vec(),
+    )
+    .unwrap();
+    assert!(
+        text.contains("\r\nSec-WebSocket-Protocol: chat.v2, chat\r\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\r\nSec-WebSocket-Extensions: permessage-deflate\r\n"),
+        "{text}"
+    );
+    assert_eq!(
+        text.matches("Sec-WebSocket-Protocol").count(),
+        1,
+        "ours, not the user's: {text}"
+    );
+
+    let (s, ok) = answered_with(
+        &["chat.v2", "chat"],
+        false,
+        "Sec-WebSocket-Protocol: chat\r\n",
+    );
+    ok.unwrap();
+    assert_eq!(s.subprotocol(), Some("chat"));
+    let (s, ok) = answered_with(&["chat"], false, "");
+    ok.unwrap();
+    assert_eq!(s.subprotocol(), None, "a server may choose none");
+    for (offered, extra, says) in [
+        (
+            &["chat"][..],
+            "Sec-WebSocket-Protocol: evil\r\n",
+            "\"evil\", which was not offered (chat)",
+        ),
+        (
+            &[],
+            "Sec-WebSocket-Protocol: chat\r\n",
+            "not offered (none was)",
+        ),
+        (
+            &["a", "b"],
+            "Sec-WebSocket-Protocol: a\r\nSec-WebSocket-Protocol: b\r\n",
+            "not offered",
+        ),
+    ] {
+        let failure = answered_with(offered, false, extra).1.unwrap_err();
+        assert_eq!(failure.kind, ErrorKind::WsUpgradeRefused, "{extra}");
+        assert!(failure.reason.contains(says), "{extra}: {}", failure.reason);
+    }
+}
+
+#[test]
+fn deflate_agreed_compresses_out_and_inflates_in_refused_runs_plain() {
+    let (mut s, ok) = answered_with(
+        &[],
+        true,
+        "Sec-WebSocket-Extensions: permessage-deflate; server_max_window_bits=12\r\n",
+    );
+    ok.unwrap();
+    assert_eq!(s.deflate(), Deflate::Agreed);
+    let text = "compress me ".repeat(20);
+    s.send_message(text.as_bytes(), Instant::now());
+    // RSV1 set, and far shorter than the text.
+    assert_eq!(s.outbox()[0], 0xc1);
+    assert!(s.outbox().len() < text.len() / 4, "{}", s.outbox().len());
+    let mut server = Decoder::new(Role::Server, 1 << 20);
+    server.inflate_with(MessageInflater::new(false));
+    let mut out = s.outbox().to_vec();
+    assert_eq!(
+        server.decode(&mut out).unwrap().event,
+        Some(Event::Text(&text[..]))
+    );
+    s.written();
+    // The RFC 7692 §7.2.3.1 "Hello", from the server.
+    let mut events = Vec::new();
+    s.received(
+        &[0xc1, 0x07, 0xf2, 0x48, 0xcd, 0xc9, 0xc9, 0x07, 0x00],
+        &mut events,
+    )
+    .unwrap();
+    assert!(matches!(events[..], [WsEvent::Reply { .. }]), "{events:?}");
+
+    let (mut plain, ok) = answered_with(&[], true, "");
+    ok.unwrap();
+    assert_eq!(plain.deflate(), Deflate::Refused);
+    plain.send_message(b"hi", Instant::now());
+    assert_eq!(plain.outbox()[0], 0x81, "no RSV1 when refused");
+    let (_, off) = answered_with(&[], false, "");
+    off.unwrap();
+    let failure = answered_with(
+        &[],
+        true,
+        "Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits=10\r\n",
+    )
+    .1
+    .unwrap_err();
+    assert_eq!(failure.kind, ErrorKind::WsUpgradeRefused);
+    // RSV1 with no deflate agreed: a protocol error, the connection failed.
+    let (mut unasked, ok) = answered_with(&[], false, "");
+    ok.unwrap();
+    let failure = unasked
+        .received(&[0xc1, 0x01, 0x00], &mut Vec::new())
+        .unwrap_err();
+    assert_eq!(failure.kind, ErrorKind::WsProtocol);
+    assert_eq!(server_reads(unasked.outbox()), ["close 1002"]);
 }

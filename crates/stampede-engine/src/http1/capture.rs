@@ -96,6 +96,11 @@ impl Capture {
         self.stream.as_deref()
     }
 
+    /// The stream watched, to go on with it (`--sse-reconnect`).
+    pub(crate) fn stream_mut(&mut self) -> Option<&mut StreamWatch> {
+        self.stream.as_deref_mut()
+    }
+
     /// Forgets the stream watched, but for its last event ID: the next
     /// response is a new stream (a reconnection does not clear it).
     pub(crate) fn clear_stream(&mut self) {

@@ -99,6 +99,12 @@ impl ResponseParser {
         }
     }
 
+    /// `--sse-reconnect`: the stream watched, which the next response
+    /// goes on with.
+    pub(crate) fn stream_mut(&mut self) -> Option<&mut super::stream_watch::StreamWatch> {
+        self.capture.as_mut().and_then(|c| c.stream_mut())
+    }
+
     /// Keeps what `capture` asks of every response from now on.
     pub(crate) fn set_capture(&mut self, capture: Capture) {
         self.capture = Some(Box::new(capture));

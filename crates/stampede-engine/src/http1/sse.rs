@@ -47,16 +47,14 @@ impl EventParser {
         self.id_buffer.clone_from(&self.last_id);
     }
 
-    /// The last event ID, as the stream set it (empty: none).
-    // Read by the tests now; `--sse-reconnect` sends it as `Last-Event-ID`.
-    #[allow(dead_code)]
+    /// The last event ID, as the stream set it (empty: none);
+    /// `--sse-reconnect` sends it as `Last-Event-ID`.
     pub(crate) fn last_event_id(&self) -> &[u8] {
         &self.last_id
     }
 
-    /// The reconnection time the stream asked for (`retry`), in ms.
-    // Read by the tests now; `--sse-reconnect` waits it out.
-    #[allow(dead_code)]
+    /// The reconnection time the stream asked for (`retry`), in ms;
+    /// `--sse-reconnect` waits it out.
     pub(crate) fn retry_ms(&self) -> Option<u64> {
         self.retry_ms
     }

@@ -4,6 +4,12 @@
 //! between them. A `text/event-stream` body's events are its server-sent
 //! events (sse.rs); any other body's are its chunks when it is chunked,
 //! else its reads. A run without `--sse` has none of this.
+//!
+//! With `--sse-reconnect` one stream spans its reconnections: its events,
+//! first event and gaps are the stream's, but the wait across a
+//! reconnection is no gap between events (the server ended the response;
+//! the client chose the wait, `retry:`), so the first event after one
+//! starts the gaps afresh.
 
 use super::sse::EventParser;
 use std::time::Instant;
@@ -20,6 +26,8 @@ pub(crate) struct StreamWatch {
     events: u64,
     /// Gaps between consecutive events, µs.
     gaps_us: Vec<u64>,
+    /// Times the stream was connected again (`--sse-reconnect`).
+    reconnects: u64,
 }
 
 impl StreamWatch {
@@ -33,6 +41,37 @@ impl StreamWatch {
         self.last_event = None;
         self.events = 0;
         self.gaps_us.clear();
+        self.reconnects = 0;
+    }
+
+    /// The stream goes on over a new request (`--sse-reconnect`): counted,
+    /// and the next event's gap is not measured from the last one.
+    pub(crate) fn reconnected(&mut self) {
+        self.reconnects += 1;
+        self.last_event = None;
+        // Until the next head says so.
+        self.sse = false;
+    }
+
+    /// Whether the last response's body was `text/event-stream` (only
+    /// such a stream is reconnected, as a browser does).
+    pub(crate) fn is_event_stream(&self) -> bool {
+        self.sse
+    }
+
+    /// The stream's last event ID (empty: none), sent as `Last-Event-ID`.
+    pub(crate) fn last_event_id(&self) -> &[u8] {
+        self.events_parser.last_event_id()
+    }
+
+    /// The reconnection time the stream asked for with `retry:`, in ms.
+    pub(crate) fn retry_ms(&self) -> Option<u64> {
+        self.events_parser.retry_ms()
+    }
+
+    /// Times the stream was connected again.
+    pub(crate) fn reconnects(&self) -> u64 {
+        self.reconnects
     }
 
     /// The response's head came: is it an event stream?
@@ -121,5 +160,31 @@ mod tests {
         w.body(b"the rest", true);
         w.body(b"another", true);
         assert_eq!((w.events(), w.gaps_us().len()), (2, 1));
+    }
+
+    #[test]
+    fn a_reconnection_keeps_the_streams_figures_but_measures_no_gap_across_it() {
+        let mut w = StreamWatch::default();
+        w.head(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n");
+        w.body(b"retry: 10\nid: 1\ndata: a\n\nid: 2\ndata: b\n\n", true);
+        assert!(w.is_event_stream());
+        assert_eq!((w.last_event_id(), w.retry_ms()), (&b"2"[..], Some(10)));
+        w.reconnected();
+        w.head(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n");
+        w.body(b"id: 3\ndata: c\n\n", true);
+        assert_eq!((w.events(), w.reconnects()), (3, 1));
+        assert_eq!(
+            w.gaps_us().len(),
+            1,
+            "one gap before the reconnection, none across it"
+        );
+        assert_eq!(w.last_event_id(), b"3");
+        assert_eq!(
+            w.retry_ms(),
+            Some(10),
+            "the reconnection time outlives the response"
+        );
+        w.clear();
+        assert_eq!((w.reconnects(), w.last_event_id()), (0, &b"3"[..]));
     }
 }

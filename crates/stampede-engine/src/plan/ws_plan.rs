@@ -1,6 +1,7 @@
 //! What every WebSocket connection of a run sends (`ws://`, `wss://`),
 //! built once per run from the plan: the upgrade request around its key
-//! (RFC 6455 §4.1, with the user's `--header` values) and the message.
+//! (RFC 6455 §4.1, with the user's `--header` values, the subprotocols
+//! offered and `permessage-deflate` when asked) and the message.
 //! exchange/ws_session.rs writes a fresh key into it per connection. A
 //! text message with `{{...}}` is compiled once here and rendered per
 //! message by the slot (drive/ws_slot.rs), with the built-in names
@@ -27,6 +28,11 @@ pub(crate) struct WsConfig {
     pub(crate) template: Option<Template>,
     /// `{{seq}}`, shared by every worker of the run.
     pub(crate) sequence: Sequence,
+    /// Subprotocols offered (`--ws-subprotocol`): the server's choice must
+    /// be one of them.
+    pub(crate) subprotocols: Vec<String>,
+    /// `permessage-deflate` offered (`--ws-deflate`).
+    pub(crate) deflate: bool,
 }
 
 /// Headers the upgrade sets itself: the user's of the same name are not sent.
@@ -60,8 +66,22 @@ impl WsConfig {
         }
         head_start.push_str("Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ");
         let mut head_end = String::from("\r\nSec-WebSocket-Version: 13\r\n");
+        let mut own_headers = OWN_HEADERS.to_vec();
+        if !spec.subprotocols.is_empty() {
+            head_end.push_str(&format!(
+                "Sec-WebSocket-Protocol: {}\r\n",
+                spec.subprotocols.join(", ")
+            ));
+            own_headers.push("sec-websocket-protocol");
+        }
+        if spec.deflate {
+            // No parameter: the server may not then limit the client's
+            // window (RFC 7692 §7.1.2.2), which flate2 could not honour.
+            head_end.push_str("Sec-WebSocket-Extensions: permessage-deflate\r\n");
+            own_headers.push("sec-websocket-extensions");
+        }
         for header in headers {
-            let own = OWN_HEADERS
+            let own = own_headers
                 .iter()
                 .any(|o| header.name.eq_ignore_ascii_case(o));
             if !own {
@@ -80,6 +100,8 @@ impl WsConfig {
                 .flatten()
                 .filter(|t| !t.is_static()),
             sequence: Sequence::new(0, 1),
+            subprotocols: spec.subprotocols.clone(),
+            deflate: spec.deflate,
             kind: if spec.binary {
                 MessageKind::Binary
             } else {

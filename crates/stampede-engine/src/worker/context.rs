@@ -202,7 +202,7 @@ impl ConnectionContext {
             gaps_us: stream.gaps_us(),
             events: stream.events(),
             length: since_sent(outcome.done),
-            reconnects: 0,
+            reconnects: stream.reconnects(),
         };
         self.state.stream_ended(outcome.intended, &figures);
     }
