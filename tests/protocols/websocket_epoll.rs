@@ -3,8 +3,9 @@
 //! `stampede serve`'s `/ws/echo` (its `/stats` counts the same messages),
 //! Python's `websockets` (a peer nobody here wrote), and hand-rolled
 //! servers that close mid-run, refuse the upgrade, or stall (the open
-//! model's latency from the intended send). The same run on `--io tokio`
-//! and `--io epoll` books the same counts.
+//! model's latency from the intended send), and `wss://` through the
+//! reactor's TLS. The same run on `--io tokio` and `--io epoll` books the
+//! same counts.
 
 use crate::websocket_client::{
     python_with_websockets, stats, ws_server, ws_url, Script, PYTHON_SERVER,
@@ -236,15 +237,83 @@ fn the_open_model_on_epoll_counts_a_stall_from_each_messages_intended_send() {
 }
 
 #[test]
-fn wss_and_io_uring_are_refused_on_epoll_in_one_line() {
-    for (url, io, says) in [
-        ("wss://127.0.0.1:9/", "epoll", "wss://"),
-        ("ws://127.0.0.1:9/", "uring", "epoll drives ws://"),
-    ] {
-        let out = stampede_testkit::stampede(&["run", url, "--io", io, "-n", "1"]);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{io}: {stderr}");
-        assert_eq!(stderr.trim().lines().count(), 1, "{io}: {stderr}");
-        assert!(stderr.contains(says), "{io}: {stderr}");
+fn wss_on_epoll_goes_through_the_reactors_tls() {
+    let serve = ServeProcess::start(&["--tls"]);
+    let url = format!("wss://127.0.0.1:{}/ws/echo", serve.port);
+    let run = run_ok(&[
+        "run",
+        &url,
+        "--io",
+        "epoll",
+        "--insecure",
+        "-c",
+        "2",
+        "-n",
+        "50",
+    ]);
+    run.assert_accounted("wss on epoll");
+    assert_eq!(run.result()["plan"]["io"], "epoll");
+    assert_eq!(run.count("/websocket/messages_received"), 50);
+    assert_eq!(run.count("/websocket/setup/count"), 2);
+    assert_eq!(run.count("/websocket/connections"), 2);
+    assert_eq!(
+        run.result()["websocket"]["close_codes"],
+        serde_json::json!({"1000": 2})
+    );
+}
+
+#[test]
+fn ws_on_io_uring_is_refused_in_one_line() {
+    let out = stampede_testkit::stampede(&["run", "ws://127.0.0.1:9/", "--io", "uring", "-n", "1"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("epoll drives ws://"), "{stderr}");
+}
+
+#[test]
+fn a_binary_message_larger_than_a_read_comes_back_whole_on_epoll_plain_and_over_tls() {
+    let dir = stampede_testkit::temp_dir("ws-epoll-binary");
+    let file = dir.join("payload.bin");
+    let payload: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+    std::fs::write(&file, &payload).unwrap();
+    let message = format!("@{}", file.display());
+    for tls in [false, true] {
+        let serve = ServeProcess::start(if tls { &["--tls"][..] } else { &[] });
+        let scheme = if tls { "wss" } else { "ws" };
+        let url = format!("{scheme}://127.0.0.1:{}/ws/echo", serve.port);
+        let mut args = vec![
+            "run",
+            &url,
+            "--io",
+            "epoll",
+            "-c",
+            "2",
+            "-n",
+            "20",
+            "--ws-message",
+            &message,
+            "--ws-binary",
+        ];
+        if tls {
+            args.push("--insecure");
+        }
+        let run = run_ok(&args);
+        run.assert_accounted(scheme);
+        assert_eq!(run.count("/requests/success"), 20, "{scheme}");
+        assert_eq!(run.count("/websocket/messages_received"), 20, "{scheme}");
+        // 200,000 bytes take the 8-byte length: 2 + 8 + 4 (mask) + payload
+        // out, 2 + 8 + payload back (closes: 8 out, 4 back, per connection).
+        assert_eq!(
+            run.count("/websocket/bytes_sent"),
+            20 * (14 + 200_000) + 2 * 8,
+            "{scheme}"
+        );
+        assert_eq!(
+            run.count("/websocket/bytes_received"),
+            20 * (10 + 200_000) + 2 * 4,
+            "{scheme}"
+        );
     }
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -85,8 +85,8 @@ impl Plan {
     /// anything: they speak HTTP/1.1 (TCP or Unix, plain or TLS), one
     /// request (or one `--pipeline` batch) per connection at a time, in the
     /// closed and the open model.
-    /// A proxy's CONNECT tunnel is the tokio path's. Of WebSocket, epoll
-    /// drives `ws://`; `wss://` and io_uring are tokio's.
+    /// A proxy's CONNECT tunnel is the tokio path's. WebSocket (`ws://`,
+    /// `wss://`) runs on epoll, not on io_uring.
     pub(crate) fn reactor_limitation(&self) -> Option<&'static str> {
         if self.uses_tls() && self.transport.proxy.is_some() {
             Some("TLS through a proxy (CONNECT)")
@@ -94,8 +94,6 @@ impl Plan {
             Some("HTTP/2")
         } else if self.transport.http3 {
             Some("HTTP/3")
-        } else if self.transport.websocket.is_some() && self.uses_tls() {
-            Some("WebSocket over TLS (wss://)")
         } else if self.transport.websocket.is_some() && self.transport.io == crate::IoBackend::Uring
         {
             Some("WebSocket (epoll drives ws://)")

@@ -1,7 +1,9 @@
-//! WebSocket (`ws://`) on the epoll reactor: one connection slot per
-//! user, driven by readiness events like the HTTP/1.1 slot (slot.rs), its
-//! session and booking ws_conn.rs's (the tokio driver's too), so no rule
-//! of the protocol is written here. A slot connects, writes the session's
+//! WebSocket (`ws://`, `wss://`) on the epoll reactor: one connection
+//! slot per user, driven by readiness events like the HTTP/1.1 slot
+//! (slot.rs), its session and booking ws_conn.rs's (the tokio driver's
+//! too), so no rule of the protocol is written here. A slot connects
+//! (over `wss://`, a rustls session, tls.rs, between the socket and the
+//! session, its handshake after the TCP connect), writes the session's
 //! outbox (the upgrade, a message, a pong, a close), hands every read to
 //! the session, and tells the worker's turn when its message is answered:
 //! the closed model sends the next at once, the open model's dispatch
@@ -12,17 +14,20 @@
 use super::poller::{event_buffer, Poller, PEER_CLOSED, READABLE, WRITABLE};
 use super::slot::{Io, Slot};
 use super::EVENTS_PER_WAIT;
+use crate::drive::reactor::tls::{Received, TlsSession};
 use crate::drive::reactor::{drive, slot_count, socket, Phase, ReactorSlot, SlotBase, Step};
 use crate::drive::ws_conn::WsConn;
 use crate::drive::ws_slot::CLOSE_WAIT;
 use crate::exchange::ws_session::{WsFailure, WsSession};
 use crate::net::outcome_class::{classify_connect, classify_io, Stage};
+use crate::net::tls_errors::{explain, explain_io};
 use crate::plan::worker_plan::{WorkerMessage, WorkerPlan};
 use crate::worker::context::ConnectionContext;
+use stampede_metrics::ErrorKind;
 use std::io;
 use std::os::fd::AsRawFd;
 use std::sync::mpsc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
 /// Runs a WebSocket worker on the epoll reactor (see [`drive`]).
@@ -78,6 +83,12 @@ pub(super) struct WsSlot {
     base: SlotBase,
     /// The session and its booking.
     conn: WsConn,
+    /// The connection's TLS session (`wss://` only).
+    tls: Option<Box<TlsSession>>,
+    /// When the TCP connect of a TLS connection ended (its handshake began).
+    tcp_done: Instant,
+    /// What the TLS session decrypted from the last read.
+    plain: Vec<u8>,
     /// Bytes of the session's outbox written so far.
     out_at: usize,
     /// The TCP connect is over: the connection counts as open.
@@ -127,6 +138,25 @@ impl ReactorSlot<Io<'_>> for WsSlot {
         self.connect_started = now;
         let config = io.ctx.websocket.as_deref().expect("a WebSocket run");
         self.conn.connected(config, now);
+        if let Some(client) = &connector.tls {
+            match TlsSession::new(client) {
+                Ok(session) => self.tls = Some(Box::new(session)),
+                Err(error) => return self.fail(io, tls_failure(explain(&error))),
+            }
+            // The ClientHello goes at once when the connect is over already.
+            let hello = self.tls.as_ref().map_or(&[][..], |tls| tls.unsent());
+            return match socket::send(self.base.raw_fd(), hello) {
+                Ok(n) => {
+                    self.tls_started(io, Instant::now());
+                    if let Some(tls) = self.tls.as_mut() {
+                        tls.advance(n);
+                    }
+                    self.handshake(io, &mut [], 0)
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => Step::Pending,
+                Err(error) => self.fail_to_connect(io, &error),
+            };
+        }
         let upgrade = self
             .conn
             .session
@@ -134,7 +164,7 @@ impl ReactorSlot<Io<'_>> for WsSlot {
             .map_or(&[][..], WsSession::outbox);
         match socket::send(self.base.raw_fd(), upgrade) {
             Ok(n) => {
-                self.tcp_connected(io, Instant::now());
+                self.connect_done(io);
                 self.out_at = n;
                 self.flush_or_fail(io)
             }
@@ -160,6 +190,7 @@ impl ReactorSlot<Io<'_>> for WsSlot {
             }
         }
         self.conn.gone();
+        self.tls = None;
         self.out_at = 0;
         self.closing = false;
         self.awaiting = false;
@@ -181,10 +212,11 @@ impl ReactorSlot<Io<'_>> for WsSlot {
             self.drop_connection(io, false);
             return Step::Pending;
         }
-        let failure = if self.base.phase == Phase::Connecting {
+        let failure = if self.base.phase.is_opening() {
+            let stage = self.base.phase.stage();
             WsFailure {
-                kind: Stage::Connect.timeout_kind(),
-                reason: String::new(),
+                kind: stage.timeout_kind(),
+                reason: stage.timeout_reason().unwrap_or_default().into(),
             }
         } else if self.waiting.is_some() {
             WsFailure {
@@ -233,6 +265,9 @@ impl WsSlot {
         WsSlot {
             base: SlotBase::new(index, false, now),
             conn: WsConn::new(index as usize, seed),
+            tls: None,
+            tcp_done: now,
+            plain: Vec::new(),
             out_at: 0,
             established: false,
             connect_started: now,
@@ -258,14 +293,19 @@ impl WsSlot {
                 if let Some(error) = socket::connect_error(self.base.raw_fd()) {
                     return self.fail_to_connect(io, &error);
                 }
-                self.tcp_connected(io, Instant::now());
+                if self.tls.is_some() {
+                    self.tls_started(io, Instant::now());
+                    return self.handshake(io, scratch, events);
+                }
+                self.connect_done(io);
                 let step = self.flush_or_fail(io);
                 if step != Step::Pending || events & READABLE == 0 {
                     return step;
                 }
                 self.read(io, scratch, events)
             }
-            Phase::Connecting | Phase::Handshaking => Step::Pending,
+            Phase::Connecting => Step::Pending,
+            Phase::Handshaking => self.handshake(io, scratch, events),
             Phase::Writing | Phase::Reading => {
                 if events & WRITABLE != 0 && self.base.phase == Phase::Writing {
                     let step = self.flush_or_fail(io);
@@ -281,20 +321,133 @@ impl WsSlot {
         }
     }
 
-    /// The TCP connect is over: the connection counts as open (as on
-    /// tokio, before its upgrade), and the upgrade's answer has the
-    /// response timeout.
-    fn tcp_connected(&mut self, io: &Io, now: Instant) {
+    /// The connection is open (its TCP connect took `took`; over TLS, the
+    /// handshake is over too): it counts as open (as on tokio, before its
+    /// upgrade), and the upgrade's answer has the response timeout.
+    fn tcp_connected(&mut self, io: &Io, now: Instant, took: Duration) {
         self.established = true;
-        let took = now.saturating_duration_since(self.connect_started);
         io.ctx.state.connection_opened(false, took);
         self.base.ledger.deadline = now + io.ctx.timeout;
         self.base.phase = Phase::Writing;
     }
 
+    /// A plain connection's connect is over at once.
+    fn connect_done(&mut self, io: &Io) {
+        let now = Instant::now();
+        let took = now.saturating_duration_since(self.connect_started);
+        self.tcp_connected(io, now, took);
+    }
+
+    /// A TLS connection's TCP connect is over: its handshake starts, with
+    /// a connect timeout of its own (as on tokio).
+    fn tls_started(&mut self, io: &Io, now: Instant) {
+        self.tcp_done = now;
+        self.base.ledger.handshaking(io.ctx, now);
+        self.base.phase = Phase::Handshaking;
+    }
+
+    /// Drives the TLS handshake: sends what the session has to say, reads
+    /// the server's part while `events` say it is readable, and once it
+    /// is over counts the connection as open (its TCP connect and its
+    /// handshake timed apart, as on tokio) and writes the upgrade.
+    fn handshake(&mut self, io: &Io, scratch: &mut [u8], events: u32) -> Step {
+        if let Err(error) = self.send_ciphertext() {
+            return self.fail(io, tls_failure(explain_io(&error)));
+        }
+        if events & READABLE != 0 {
+            loop {
+                let n = match socket::recv(self.base.raw_fd(), scratch) {
+                    Ok(0) => {
+                        let reason = "the server closed the connection in the handshake";
+                        return self.fail(io, tls_failure(reason.into()));
+                    }
+                    Ok(n) => n,
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(error) => return self.fail(io, tls_failure(explain_io(&error))),
+                };
+                let Some(tls) = self.tls.as_mut() else {
+                    return Step::Pending;
+                };
+                let plain = &mut self.plain;
+                match tls.receive(&scratch[..n], |chunk| plain.extend_from_slice(chunk)) {
+                    Ok(Received::Open) => {}
+                    Ok(Received::Closed) => {
+                        let reason = "the server closed the session in the handshake";
+                        return self.fail(io, tls_failure(reason.into()));
+                    }
+                    Err(error) => return self.fail(io, tls_failure(explain(&error))),
+                }
+                if !tls.is_handshaking() || n < scratch.len() {
+                    break;
+                }
+            }
+        }
+        if self.tls.as_ref().is_some_and(|tls| tls.is_handshaking()) {
+            return match self.send_ciphertext() {
+                Ok(_) => Step::Pending,
+                Err(error) => self.fail(io, tls_failure(explain_io(&error))),
+            };
+        }
+        let now = Instant::now();
+        let connect = self
+            .tcp_done
+            .saturating_duration_since(self.connect_started);
+        io.ctx
+            .state
+            .tls_handshake(connect, now.saturating_duration_since(self.tcp_done));
+        self.tcp_connected(io, now, connect);
+        // The server speaks only once the upgrade is in: nothing came yet.
+        self.plain.clear();
+        let step = self.flush_or_fail(io);
+        if step != Step::Pending || events & READABLE == 0 {
+            return step;
+        }
+        self.read(io, scratch, events)
+    }
+
+    /// Sends the TLS session's ciphertext until it is all out (true) or
+    /// the socket is full (false).
+    fn send_ciphertext(&mut self) -> io::Result<bool> {
+        let fd = self.base.raw_fd();
+        let Some(tls) = self.tls.as_mut() else {
+            return Ok(true);
+        };
+        loop {
+            let unsent = tls.unsent();
+            if unsent.is_empty() {
+                return Ok(true);
+            }
+            match socket::send(fd, unsent) {
+                Ok(n) => tls.advance(n),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+                Err(error) => return Err(error),
+            }
+        }
+    }
+
+    /// Over TLS: hands the outbox to the session (its frame bytes booked)
+    /// and sends the ciphertext.
+    fn flush_tls(&mut self, io: &Io) -> Result<bool, WsFailure> {
+        if let (Some(tls), Some(session)) = (self.tls.as_mut(), self.conn.session.as_ref()) {
+            if !session.outbox().is_empty() {
+                if let Err(error) = tls.write_plain(session.outbox()) {
+                    return Err(tls_failure(explain_io(&error)));
+                }
+                self.conn.written(io.ctx);
+            }
+        }
+        self.send_ciphertext().map_err(|e| WsFailure {
+            kind: classify_io(&e),
+            reason: format!("writing: {e}"),
+        })
+    }
+
     /// Writes what is left of the outbox: `Ok(true)` once it is all out
     /// (its frame bytes booked), `Ok(false)` when the socket is full.
     fn flush(&mut self, io: &Io) -> Result<bool, WsFailure> {
+        if self.tls.is_some() {
+            return self.flush_tls(io);
+        }
         let fd = self.base.raw_fd();
         loop {
             let Some(session) = self.conn.session.as_ref() else {
@@ -328,7 +481,11 @@ impl WsSlot {
                 }
                 Step::Pending
             }
-            Ok(false) => Step::Pending,
+            Ok(false) => {
+                // The rest goes when the socket has room.
+                self.base.phase = Phase::Writing;
+                Step::Pending
+            }
             Err(failure) => self.fail(io, failure),
         }
     }
@@ -367,7 +524,26 @@ impl WsSlot {
                 }
             };
             let now = Instant::now();
-            if let Err(failure) = self.conn.received(io.ctx, &scratch[..n], self.sent, now) {
+            let mut tls_closed = false;
+            let received = match self.tls.as_mut() {
+                None => self.conn.received(io.ctx, &scratch[..n], self.sent, now),
+                Some(tls) => {
+                    self.plain.clear();
+                    let plain = &mut self.plain;
+                    match tls.receive(&scratch[..n], |chunk| plain.extend_from_slice(chunk)) {
+                        Ok(Received::Open) => {}
+                        Ok(Received::Closed) => tls_closed = true,
+                        Err(error) => return self.fail(io, tls_failure(explain(&error))),
+                    }
+                    self.conn.received(io.ctx, &self.plain, self.sent, now)
+                }
+            };
+            if let Err(failure) = received {
+                return self.fail(io, failure);
+            }
+            if tls_closed {
+                // close_notify: nothing more comes, as at the stream's end.
+                let failure = self.conn.end_of_stream(io.ctx);
                 return self.fail(io, failure);
             }
             if let Some(step) = self.progress(io) {
@@ -402,10 +578,17 @@ impl WsSlot {
             .conn
             .session
             .as_ref()
-            .is_some_and(|s| !s.outbox().is_empty());
+            .is_some_and(|s| !s.outbox().is_empty())
+            || self
+                .tls
+                .as_ref()
+                .is_some_and(|tls| !tls.unsent().is_empty());
         if unsent {
-            if let Err(failure) = self.flush(io) {
-                return Some(self.fail(io, failure));
+            match self.flush(io) {
+                Ok(true) => {}
+                // The rest goes when the socket has room.
+                Ok(false) => self.base.phase = Phase::Writing,
+                Err(failure) => return Some(self.fail(io, failure)),
             }
         }
         let answered = self
@@ -477,5 +660,13 @@ impl WsSlot {
         }
         self.base.phase = Phase::Idle;
         Step::Failed
+    }
+}
+
+/// A TLS failure (its handshake, or a record after it), with its reason.
+fn tls_failure(reason: String) -> WsFailure {
+    WsFailure {
+        kind: ErrorKind::Tls,
+        reason,
     }
 }
