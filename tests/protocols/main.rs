@@ -37,4 +37,5 @@ mod tls_reactors;
 mod tls_v1_client_cert;
 mod websocket;
 mod websocket_client;
+mod websocket_epoll;
 mod websocket_extensions;

@@ -5,7 +5,8 @@
 //! mid-run, refuse the upgrade, answer it with a wrong key, mask their
 //! frames, keep what they read (a templated message), or stall (the open
 //! model's latency from the intended send shows the stall). Flags
-//! that make no sense for a ws:// URL are refused in one line.
+//! that make no sense for a ws:// URL are refused in one line. The
+//! servers serve websocket_epoll.rs's runs on the epoll reactor too.
 
 use stampede_testkit::{
     answer_each_request, binary, run_ok, run_stampede, skip_or_fail, tool_or_skip, RawServer,
@@ -20,7 +21,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The server's `/stats` counters.
-fn stats(port: u16) -> serde_json::Value {
+pub(crate) fn stats(port: u16) -> serde_json::Value {
     let body = stampede_testkit::http_get(port, "/stats").expect("/stats answers");
     serde_json::from_str(&body).unwrap_or_else(|e| panic!("{e}: {body}"))
 }
@@ -96,7 +97,7 @@ fn binary_messages_from_a_file_come_back_whole() {
 /// An echo server in Python's `websockets`: pings each connection once,
 /// echoes every message, and once `expected` connections have ended prints
 /// what it counted as one JSON line (its port first, on a line of its own).
-const PYTHON_SERVER: &str = r#"
+pub(crate) const PYTHON_SERVER: &str = r#"
 import asyncio, json, sys
 from websockets.asyncio.server import serve
 
@@ -132,7 +133,7 @@ asyncio.run(main())
 /// The version .ci/run installs: the one this test was written against.
 const PACKAGE: &str = "websockets==17.4";
 
-fn python_with_websockets() -> Option<std::path::PathBuf> {
+pub(crate) fn python_with_websockets() -> Option<std::path::PathBuf> {
     let python = tool_or_skip("python3")?;
     let probe = Command::new(&python)
         .args(["-c", "import websockets.asyncio.server"])
@@ -192,7 +193,7 @@ fn python_websockets_server_counts_what_the_client_counts() {
 
 /// What a hand-rolled server does with a connection's messages.
 #[derive(Clone, Copy)]
-enum Script {
+pub(crate) enum Script {
     /// Echo three messages; at the fourth, close with 1001 on odd
     /// connections and drop the TCP connection on even ones.
     CloseAfterThree,
@@ -297,7 +298,7 @@ fn serve_ws(mut stream: TcpStream, connection: u64, script: Script) {
     }
 }
 
-fn ws_server(script: Script) -> RawServer {
+pub(crate) fn ws_server(script: Script) -> RawServer {
     let connections = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
     RawServer::start(move |stream| {
         let n = connections.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
@@ -305,7 +306,7 @@ fn ws_server(script: Script) -> RawServer {
     })
 }
 
-fn ws_url(server: &RawServer) -> String {
+pub(crate) fn ws_url(server: &RawServer) -> String {
     format!("ws://{}/", server.addr())
 }
 

@@ -85,7 +85,8 @@ impl Plan {
     /// anything: they speak HTTP/1.1 (TCP or Unix, plain or TLS), one
     /// request (or one `--pipeline` batch) per connection at a time, in the
     /// closed and the open model.
-    /// A proxy's CONNECT tunnel is the tokio path's.
+    /// A proxy's CONNECT tunnel is the tokio path's. WebSocket (`ws://`,
+    /// `wss://`) runs on epoll, not on io_uring.
     pub(crate) fn reactor_limitation(&self) -> Option<&'static str> {
         if self.uses_tls() && self.transport.proxy.is_some() {
             Some("TLS through a proxy (CONNECT)")
@@ -93,8 +94,9 @@ impl Plan {
             Some("HTTP/2")
         } else if self.transport.http3 {
             Some("HTTP/3")
-        } else if self.transport.websocket.is_some() {
-            Some("WebSocket")
+        } else if self.transport.websocket.is_some() && self.transport.io == crate::IoBackend::Uring
+        {
+            Some("WebSocket (epoll drives ws://)")
         } else if self.transport.stream.reconnect {
             Some("--sse-reconnect")
         } else {
@@ -113,6 +115,8 @@ impl Plan {
         use crate::{EventLoop, IoBackend};
         match (self.transport.io, self.reactor_limitation()) {
             (IoBackend::Tokio, _) | (_, Some(_)) => EventLoop::Tokio,
+            // Measured against tokio (docs/performance.md), see there.
+            (IoBackend::Auto, None) if self.transport.websocket.is_some() => EventLoop::Tokio,
             (IoBackend::Uring, None) => EventLoop::Uring,
             (IoBackend::Auto | IoBackend::Epoll, None) => EventLoop::Epoll,
         }

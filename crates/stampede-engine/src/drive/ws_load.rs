@@ -24,7 +24,6 @@ pub(crate) async fn run_ws_closed_slot(
     index: usize,
     seed: u64,
 ) {
-    let config = ctx.websocket.clone().expect("a WebSocket run");
     let mut slot = WsSlot::new(index, seed);
     loop {
         if !gate.is_active(index) {
@@ -36,7 +35,7 @@ pub(crate) async fn run_ws_closed_slot(
             return;
         }
         ctx.state.begin_request();
-        slot.round_trip(&ctx, &config, Instant::now()).await;
+        slot.round_trip(&ctx, Instant::now()).await;
     }
 }
 
@@ -106,13 +105,12 @@ async fn run_ws_open_slot(
     first: Instant,
     seed: u64,
 ) {
-    let config = ctx.websocket.clone().expect("a WebSocket run");
     let mut slot = WsSlot::new(index, seed);
     let mut job = first;
     loop {
         let lag = Instant::now().saturating_duration_since(job);
         ctx.state.begin_intended(job, lag);
-        slot.round_trip(&ctx, &config, job).await;
+        slot.round_trip(&ctx, job).await;
         // Made before the flag is read, so that an ask between the two is
         // not missed.
         let asked = closing.ask.notified();

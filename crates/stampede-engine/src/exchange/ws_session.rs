@@ -9,8 +9,9 @@
 //! encoder, decodes what comes back, answers pings, echoes the server's
 //! close, and matches each reply to the oldest message still unanswered
 //! (a server answers in order; a message nobody waited for is a push).
-//! The tokio driver (drive/ws_slot.rs) only moves the bytes and keeps
-//! the clocks; a reactor driver could feed the same session.
+//! Its drivers, tokio's (drive/ws_slot.rs) and the epoll reactor's
+//! (drive/reactor/epoll/ws.rs), only move the bytes and keep the clocks;
+//! drive/ws_conn.rs books what it says, for both.
 
 use crate::plan::ws_plan::WsConfig;
 use stampede_metrics::ErrorKind;

@@ -275,7 +275,12 @@ fn settle_event_loop(plan: &Plan) -> Result<EventLoop, EngineError> {
             Some(reason) => Err(EngineError::UringUnavailable(reason)),
             None => Ok(EventLoop::Uring),
         },
-        EventLoop::Epoll if auto && crate::drive::reactor::uring_unavailable().is_none() => {
+        // WebSocket runs on epoll only (io_uring's slots speak HTTP/1.1).
+        EventLoop::Epoll
+            if auto
+                && plan.transport.websocket.is_none()
+                && crate::drive::reactor::uring_unavailable().is_none() =>
+        {
             Ok(EventLoop::Uring)
         }
         other => Ok(other),

@@ -133,7 +133,11 @@ pub(crate) fn drive<I: WorkerIo, S: ReactorSlot<I>>(
             turn.dispatch_due(io, ctx, slots, now);
         }
         let users_done = workload.is_some_and(|w| w.all_users_done(slots.len()));
-        if turn.is_done(state, plan.deadline.is_some(), users_done) {
+        if turn.is_done(state, plan.deadline.is_some(), users_done)
+            && !slots
+                .iter_mut()
+                .fold(false, |busy, slot| slot.linger(io) | busy)
+        {
             break;
         }
         let wake_at = (housekeeping.next_wake())
@@ -233,7 +237,7 @@ impl Turn {
             match step {
                 Step::Pending => return,
                 Step::Failed => {
-                    match slots[index].base().ledger.retry_at() {
+                    match slots[index].retry_at() {
                         Some(at) => self.backing_off.push((at, index)),
                         None => self.runnable.push(index),
                     }

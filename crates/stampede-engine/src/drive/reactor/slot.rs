@@ -98,6 +98,19 @@ pub(crate) trait ReactorSlot<I: WorkerIo> {
         self.send(io)
     }
 
+    /// When the slot may start again after its last failure (its connect
+    /// backoff), `None` when it may start at once.
+    fn retry_at(&self) -> Option<Instant> {
+        self.base().ledger.retry_at()
+    }
+
+    /// The load is over: true while the slot still ends something of its
+    /// connection (a WebSocket's closing handshake, ws.rs), which the
+    /// worker waits for.
+    fn linger(&mut self, _io: &I) -> bool {
+        false
+    }
+
     /// True when the current phase has run out of time.
     fn is_overdue(&self, now: Instant) -> bool {
         self.phase() != Phase::Idle && now >= self.base().ledger.deadline

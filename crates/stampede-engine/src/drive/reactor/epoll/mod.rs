@@ -1,9 +1,11 @@
 //! The epoll reactor: each socket is registered once, edge-triggered, for
 //! both directions; after that the hot path makes no epoll_ctl call. Reads
 //! go into the worker's scratch buffer, and a short read ends the reading.
+//! A WebSocket run has slots of its own (ws.rs).
 
 mod poller;
 mod slot;
+mod ws;
 
 use super::{drive, longest_request, slot_count};
 use crate::plan::worker_plan::{WorkerMessage, WorkerPlan};
@@ -25,6 +27,9 @@ pub(super) fn run(
     to_aggregator: &mpsc::Sender<WorkerMessage>,
     ctx: &ConnectionContext,
 ) -> io::Result<()> {
+    if ctx.websocket.is_some() {
+        return ws::run(plan, stop, to_aggregator, ctx);
+    }
     let poller = Poller::new()?;
     let io = Io {
         ctx,

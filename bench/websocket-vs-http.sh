@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# What a WebSocket message costs the client, against a keep-alive HTTP/1.1
+# request and against Python's `websockets`: client CPU per message (per
+# request) against `stampede serve` on the same core. The goal (issue 38's
+# performance section): a WebSocket echo loop over the reactor costs no more
+# CPU per message than a keep-alive HTTP/1.1 request (ws-epoll <= http-epoll),
+# and at least 2x less than the Python client (ws-epoll <= python / 2).
+#
+# Method (bench/lib.sh's runs, medians and noise guard)
+#   - `stampede serve --threads 1` pinned to core 0 (its /ws/echo and its
+#     page /), counting what it served on /stats;
+#   - each client on core 1, 10 connections, DURATION s, in every round:
+#       ws-epoll    stampede run ws://…/ws/echo --io epoll -t 1 -c 10
+#       ws-tokio    the same on --io tokio
+#       http-epoll  stampede run http://…/ --io epoll -t 1 -c 10 (keep-alive)
+#       python      bench/ws-echo-client.py: `websockets` (asyncio), the
+#                   same echo loop ("hello", its echo, the next)
+#   - client CPU = user + sys (wait4 rusage through /usr/bin/time);
+#     messages = what the server counted (/stats: responses + echoed
+#     messages - upgrades);
+#   - medians over the rounds; ratio = median(variant) / median(http-epoll).
+# Usage
+#   bench/websocket-vs-http.sh                 # 3 rounds x 8 s x 4 variants (~3 min)
+#   --rounds N, --duration S, --out PATH (default bench/results/DATE-websocket-vs-http.md),
+#   --stampede PATH, --python PATH (a python3 with websockets; default
+#   target/ci-python's), --wait-quiet S, --wait-budget S, --quick
+# Loopback only; every run is bounded by its duration; the server stopped on exit.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BENCH_NAME=websocket-vs-http
+# shellcheck source=bench/lib.sh
+. "$ROOT/bench/lib.sh"
+PYTHON=${PYTHON:-$ROOT/target/ci-python/bin/python3}
+own_option() {
+    case "$1" in
+        --python) PYTHON=${2-}; BENCH_TOOK=2 ;;
+        *) BENCH_TOOK=0 ;;
+    esac
+}
+bench_defaults ROUNDS=3 DURATION=8 INSTALL=0
+bench_options own_option "$@"
+bench_start websocket-vs-http
+command -v jq >/dev/null || die "needs jq"
+command -v curl >/dev/null || die "needs curl"
+[ -x /usr/bin/time ] || die "needs /usr/bin/time"
+bench_workspace
+PORT=$(free_port)
+STATUS_URL="http://127.0.0.1:$PORT/stats"
+
+taskset -c 0 "$STAMPEDE_BIN" serve --threads 1 --port "$PORT" > "$TMP/serve.log" 2>&1 &
+SERVE_PID=$!
+# lib.sh's guard reads the server's CPU from NGINX_WORKER, and stops NGINX_PID on exit.
+NGINX_WORKER=$SERVE_PID
+NGINX_PID=$SERVE_PID
+for _ in $(seq 50); do curl -fsS "$STATUS_URL" -o /dev/null 2>/dev/null && break; sleep 0.1; done
+curl -fsS "$STATUS_URL" -o /dev/null || die "stampede serve did not come up: $(cat "$TMP/serve.log")"
+log "stampede serve $SERVE_PID on 127.0.0.1:$PORT (core 0); clients on core 1"
+
+# What the server served: responses and echoed messages, less the upgrades'
+# 101s (lib.sh's measure() takes one off for the /stats request itself).
+server_count() {
+    curl -fsS "$STATUS_URL" | jq '.requests_total + .ws_messages_out - .ws_sessions'
+}
+
+HAVE_PYTHON=1
+"$PYTHON" -c 'import websockets.asyncio.client' 2>/dev/null || {
+    log "$PYTHON cannot import websockets: no python row"
+    HAVE_PYTHON=0
+}
+
+client_cmd() {
+    local tool=$1 secs=$3 out=$4
+    local ws="ws://127.0.0.1:$PORT/ws/echo" http="http://127.0.0.1:$PORT/"
+    case $tool in
+        ws-epoll) echo "$STAMPEDE_BIN run $ws --io epoll -t 1 -c 10 -d ${secs}s -q --json $out.json" ;;
+        ws-tokio) echo "$STAMPEDE_BIN run $ws --io tokio -t 1 -c 10 -d ${secs}s -q --json $out.json" ;;
+        http-epoll) echo "$STAMPEDE_BIN run $http --io epoll -t 1 -c 10 -d ${secs}s -q --json $out.json" ;;
+        python) echo "$PYTHON $ROOT/bench/ws-echo-client.py $ws 10 $secs" ;;
+    esac
+}
+tool_p50_us() { [ "$1" = python ] && echo - || stampede_p50_us "$2"; }
+tool_count() {
+    if [ "$1" = python ]; then jq -r '.messages' "$2.stdout" 2>/dev/null || echo -
+    else stampede_count "$2"; fi
+}
+tool_errors() { [ "$1" = python ] || stampede_errors "$2"; }
+
+ROWS="$TMP/rows.tsv"; : > "$ROWS"
+TOOLS="ws-epoll ws-tokio http-epoll"
+[ "$HAVE_PYTHON" = 0 ] || TOOLS="$TOOLS python"
+wait_quiet "$WAIT_QUIET"
+LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
+taskset -c 1 "$STAMPEDE_BIN" run "ws://127.0.0.1:$PORT/ws/echo" --io epoll -t 1 -c 10 -d 2s -q > /dev/null   # warm-up
+START=$(date -u +%FT%TZ)
+for round in $(seq "$ROUNDS"); do
+    for tool in $TOOLS; do
+        run_one "$round" c10 "$tool"
+    done
+done
+LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
+
+{
+    echo "# WebSocket messages against keep-alive HTTP/1.1 requests, client CPU ($DATE)"
+    echo
+    bench_machine_lines
+    echo "- started $START; $ROUNDS interleaved round(s) of ${DURATION} s per client; medians shown"
+    echo "- load average (1, 5, 15 min) before the warm-up: $LOAD_BEFORE; after the last round: $LOAD_AFTER"
+    echo "- server: \`stampede serve --threads 1\` on core 0 (its /ws/echo and its page /); clients on core 1, 10 connections each"
+    echo "- µs/msg = the client's user+sys CPU (wait4 rusage, every thread) / messages (requests) the server counted on /stats"
+    bench_stampede_version
+    [ "$HAVE_PYTHON" = 0 ] || echo "- python: $("$PYTHON" --version 2>&1), websockets $("$PYTHON" -c 'import websockets; print(websockets.__version__)')"
+    bench_noise_lines | sed 's/nginx worker/server/'
+    echo
+    echo "| client | µs/msg (user + sys) | vs http-epoll | msg/s | p50 latency |"
+    echo "|---|---|---|---|---|"
+    base=$(col c10 http-epoll '1e6*($6+$7)/$4')
+    for tool in $TOOLS; do
+        us=$(col c10 "$tool" '1e6*($6+$7)/$4')
+        usr=$(col c10 "$tool" '1e6*$6/$4'); sys=$(col c10 "$tool" '1e6*$7/$4')
+        rps=$(col c10 "$tool" '$4/$5')
+        p50=$(awk -F'\t' -v t="$tool" '$3==t && $8 ~ /^[0-9.]+$/ {print $8}' "$ROWS" | median)
+        case $p50 in nan|"") p50="-" ;; *) p50=$(awk -v p="$p50" 'BEGIN { printf "%.0f µs", p }') ;; esac
+        awk -v t="$tool" -v us="$us" -v u="$usr" -v s="$sys" -v b="$base" -v rps="$rps" -v p="$p50" \
+            'BEGIN { printf "| %s | %.2f (%.2f + %.2f) | %.3f× | %.0f | %s |\n", t, us, u, s, us / b, rps, p }'
+    done
+    echo
+    ws=$(col c10 ws-epoll '1e6*($6+$7)/$4')
+    if [ "$HAVE_PYTHON" = 1 ]; then
+        py=$(col c10 python '1e6*($6+$7)/$4')
+        awk -v w="$ws" -v b="$base" -v p="$py" 'BEGIN {
+            printf "Goal: ws-epoll <= http-epoll: %s (%.3f×); ws-epoll <= python / 2: %s (python costs %.2f× ws-epoll).\n",
+                (w <= b ? "holds" : "does not hold"), w / b, (w <= p / 2 ? "holds" : "does not hold"), p / w }'
+    else
+        awk -v w="$ws" -v b="$base" 'BEGIN {
+            printf "Goal: ws-epoll <= http-epoll: %s (%.3f×); the python reference was not run.\n",
+                (w <= b ? "holds" : "does not hold"), w / b }'
+    fi
+    echo
+    echo "Commands (under \`taskset -c 1\`; PORT = the server's):"
+    echo
+    for tool in $TOOLS; do
+        echo "- $tool: \`$(client_cmd "$tool" c10 "$DURATION" out | sed "s#$STAMPEDE_BIN#stampede#; s#$PYTHON#python3#; s#$ROOT/##; s# out.json# out.json#")\`"
+    done
+    echo
+    bench_rounds_details client "client's own count" 2 - | sed 's/nginx requests/server count/' 
+} > "$TMP/report.md"
+bench_publish_report

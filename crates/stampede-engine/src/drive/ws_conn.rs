@@ -1,0 +1,312 @@
+//! One WebSocket connection slot's session and its booking, whatever
+//! moves its bytes: the tokio driver (ws_slot.rs) and the epoll reactor
+//! (reactor/epoll/ws.rs) both hold a [`WsConn`]. It renders each message,
+//! hands it to the I/O-free session (exchange/ws_session.rs), hands the
+//! session every read, and books what the session says happened: the
+//! `websocket` books (messages, bytes, rtt, setup, pings, closes, drops)
+//! and each message as one request, its latency from the intended send.
+//! The drivers only write the outbox, read, and keep the deadlines.
+
+use crate::exchange::ws_session::{Deflate, WsEvent, WsFailure, WsSession};
+use crate::plan::ws_plan::WsConfig;
+use crate::worker::backoff::Backoff;
+use crate::worker::context::ConnectionContext;
+use crate::worker::request_log::LogFacts;
+use stampede_metrics::{ErrorKind, Outcome};
+use stampede_workload::RenderContext;
+use std::time::Instant;
+
+/// The status a message's reply is booked with: the upgrade's, since a
+/// WebSocket message has none of its own.
+pub(crate) const REPLY_STATUS: u16 = 101;
+
+/// Close code 1006: the connection ended with no close frame (§7.1.5).
+const CLOSE_ABNORMAL: u16 = 1006;
+/// Close code 1005: a close frame with no code (§7.1.5).
+const CLOSE_NO_CODE: u16 = 1005;
+
+/// One connection slot's session (while connected) and books.
+pub(crate) struct WsConn {
+    index: usize,
+    /// The connection's session, from its connect on.
+    pub(crate) session: Option<WsSession>,
+    /// When the connection began (for the setup time) until it upgraded.
+    started: Option<Instant>,
+    events: Vec<WsEvent>,
+    /// Frame bytes read since the last reply was booked: the next reply's
+    /// `bytes_received` (the run's transfer figures).
+    unbooked: u64,
+    /// A templated message rendered for its send.
+    rendered: Vec<u8>,
+    /// Messages this slot sent: `{{iter}}`.
+    sent_count: u64,
+    /// `{{next}}`-less templates read no user value; an empty store.
+    vars: stampede_workload::VarStore,
+    /// The slot's connect backoff (a failed connect or upgrade).
+    pub(crate) backoff: Backoff,
+    rng: fastrand::Rng,
+}
+
+impl WsConn {
+    /// Slot `index` of its worker; `seed` draws its keys and masks.
+    pub(crate) fn new(index: usize, seed: u64) -> WsConn {
+        WsConn {
+            index,
+            session: None,
+            started: None,
+            events: Vec::new(),
+            unbooked: 0,
+            rendered: Vec::new(),
+            sent_count: 0,
+            vars: stampede_workload::VarStore::default(),
+            backoff: Backoff::default(),
+            rng: fastrand::Rng::with_seed(
+                seed ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            ),
+        }
+    }
+
+    /// True once the session upgraded and has not closed.
+    pub(crate) fn is_open(&self) -> bool {
+        self.session.as_ref().is_some_and(WsSession::is_open)
+    }
+
+    /// A connection begun at `started` is connected: a new session, its
+    /// upgrade request waiting in the outbox.
+    pub(crate) fn connected(&mut self, config: &WsConfig, started: Instant) {
+        self.started = Some(started);
+        let seed = self.rng.u64(..);
+        self.session = Some(WsSession::new(config, fastrand::Rng::with_seed(seed)));
+    }
+
+    /// The connection is gone: no session.
+    pub(crate) fn gone(&mut self) {
+        self.session = None;
+        self.started = None;
+    }
+
+    /// Renders the next message and frames it into the outbox, meant to
+    /// leave at `intended`, and counts it sent. The session must be open.
+    pub(crate) fn send_next(&mut self, ctx: &ConnectionContext, intended: Instant) {
+        let config = ctx.websocket.as_deref().expect("a WebSocket run");
+        let message = match &config.template {
+            Some(template) => {
+                self.rendered.clear();
+                let (worker, _) = ctx.users;
+                let mut render = RenderContext {
+                    seq: config.sequence.next(),
+                    conn: ctx.user_id(self.index as u32),
+                    iter: self.sent_count,
+                    worker: worker as u32,
+                    agent: 0,
+                    rows: &[],
+                    vars: &mut self.vars,
+                    rng: &mut self.rng,
+                };
+                template.render(&mut render, &mut self.rendered);
+                &self.rendered[..]
+            }
+            None => &config.message[..],
+        };
+        self.sent_count += 1;
+        let session = self.session.as_mut().expect("an open session");
+        session.send_message(message, intended);
+        ctx.state
+            .websocket(intended, |books| books.messages_sent += 1);
+    }
+
+    /// The session's outbox was written out: books the frame bytes it held.
+    pub(crate) fn written(&mut self, ctx: &ConnectionContext) {
+        let Some(session) = self.session.as_mut() else {
+            return;
+        };
+        session.written();
+        let bytes = std::mem::take(&mut session.bytes_sent);
+        if bytes > 0 {
+            ctx.state
+                .websocket(Instant::now(), |books| books.bytes_sent += bytes);
+        }
+    }
+
+    /// Hands `bytes` read at `now` to the session and books what they
+    /// meant; a reply books its message, sent at `sent`. A close from the
+    /// server (its answer waiting in the outbox) or a bad frame fails the
+    /// connection.
+    pub(crate) fn received(
+        &mut self,
+        ctx: &ConnectionContext,
+        bytes: &[u8],
+        sent: Instant,
+        now: Instant,
+    ) -> Result<(), WsFailure> {
+        let session = self.session.as_mut().expect("connected");
+        let was_open = session.is_open() || session.unanswered() > 0;
+        let before = session.bytes_received;
+        let result = session.received(bytes, &mut self.events);
+        let received = session.bytes_received - before;
+        self.unbooked += received;
+        if received > 0 {
+            ctx.state
+                .websocket(now, |books| books.bytes_received += received);
+        }
+        let events = std::mem::take(&mut self.events);
+        let mut closed = None;
+        for event in &events {
+            match *event {
+                WsEvent::Upgraded => {
+                    if let Some(started) = self.started.take() {
+                        let setup = now.saturating_duration_since(started);
+                        let session = self.session.as_ref().expect("connected");
+                        let chosen = session.subprotocol().map(str::to_owned);
+                        let deflate = session.deflate();
+                        ctx.state.websocket(started, |books| {
+                            books.record_setup(setup);
+                            if let Some(name) = chosen {
+                                *books.subprotocols.entry(name).or_default() += 1;
+                            }
+                            match deflate {
+                                Deflate::Agreed => books.deflated += 1,
+                                Deflate::Refused => books.deflate_refused += 1,
+                                Deflate::Off => {}
+                            }
+                        });
+                    }
+                }
+                WsEvent::Reply { intended } => {
+                    self.book(ctx, intended, sent, now, Ok(REPLY_STATUS));
+                    let rtt = now.saturating_duration_since(intended);
+                    ctx.state.websocket(intended, |books| {
+                        books.messages_received += 1;
+                        books.record_rtt(rtt);
+                    });
+                }
+                WsEvent::Unsolicited => {
+                    ctx.state
+                        .websocket(now, |books| books.messages_received += 1);
+                }
+                WsEvent::PingAnswered => {
+                    ctx.state.websocket(now, |books| books.pings_answered += 1);
+                }
+                WsEvent::Closed { code } => closed = Some(code),
+            }
+        }
+        self.events = events;
+        self.events.clear();
+        if let Some(code) = closed {
+            let by_server = was_open;
+            ctx.state.websocket(now, |books| {
+                *books
+                    .close_codes
+                    .entry(code.unwrap_or(CLOSE_NO_CODE))
+                    .or_default() += 1;
+                if by_server {
+                    books.dropped += 1;
+                }
+            });
+            if by_server {
+                // The close's answer waits in the outbox; the messages in
+                // flight get no reply.
+                return Err(WsFailure {
+                    kind: ErrorKind::ClosedEarly,
+                    reason: format!(
+                        "the server closed the WebSocket (code {})",
+                        code.unwrap_or(CLOSE_NO_CODE)
+                    ),
+                });
+            }
+        }
+        result
+    }
+
+    /// The server ended the stream with no close frame: a drop (1006) once
+    /// upgraded, a refused upgrade before.
+    pub(crate) fn end_of_stream(&mut self, ctx: &ConnectionContext) -> WsFailure {
+        let upgraded = self.started.is_none();
+        let was_open = (self.session.as_ref()).is_some_and(|s| s.is_open() || s.unanswered() > 0);
+        if upgraded && was_open {
+            ctx.state.websocket(Instant::now(), |books| {
+                books.dropped += 1;
+                *books.close_codes.entry(CLOSE_ABNORMAL).or_default() += 1;
+            });
+        }
+        let (kind, reason) = if upgraded {
+            let reason = "the server closed the connection without a close frame";
+            (ErrorKind::ClosedEarly, reason)
+        } else {
+            let reason = "the server closed the connection before answering the upgrade";
+            (ErrorKind::WsUpgradeRefused, reason)
+        };
+        WsFailure {
+            kind,
+            reason: reason.into(),
+        }
+    }
+
+    /// Books every unanswered message as failed with `kind`.
+    pub(crate) fn fail_unanswered(
+        &mut self,
+        ctx: &ConnectionContext,
+        sent: Instant,
+        kind: ErrorKind,
+    ) {
+        let Some(session) = self.session.as_mut() else {
+            return;
+        };
+        let now = Instant::now();
+        for intended in session.take_unanswered() {
+            self.book(ctx, intended, sent, now, Err(kind));
+        }
+    }
+
+    /// Samples the failure's reason under its class.
+    pub(crate) fn note(&self, ctx: &ConnectionContext, failure: &WsFailure) {
+        if !failure.reason.is_empty() {
+            ctx.state
+                .sample_error(failure.kind, || failure.reason.clone());
+        }
+    }
+
+    /// A message meant to leave at `intended` never got a connection:
+    /// booked failed, from its intended start.
+    pub(crate) fn fail_unsent(
+        &mut self,
+        ctx: &ConnectionContext,
+        intended: Instant,
+        kind: ErrorKind,
+    ) {
+        self.book(ctx, intended, intended, Instant::now(), Err(kind));
+    }
+
+    /// Books one message (one request), ended at `done`: its reply, or why
+    /// it had none.
+    fn book(
+        &mut self,
+        ctx: &ConnectionContext,
+        intended: Instant,
+        sent: Instant,
+        done: Instant,
+        result: Result<u16, ErrorKind>,
+    ) {
+        let outcome = Outcome {
+            intended,
+            sent,
+            first_byte: result.is_ok().then_some(done),
+            done,
+            result,
+            bytes_received: if result.is_ok() {
+                std::mem::take(&mut self.unbooked)
+            } else {
+                0
+            },
+            body_bytes: 0,
+            target: 0,
+            judged: None,
+        };
+        let facts = LogFacts {
+            connect: None,
+            user: self.index as u64,
+            rendered: None,
+        };
+        ctx.book(&outcome, facts);
+    }
+}

@@ -1,0 +1,319 @@
+//! `stampede run ws://… --io epoll`: WebSocket on the epoll reactor,
+//! against the servers websocket_client.rs runs the tokio driver against:
+//! `stampede serve`'s `/ws/echo` (its `/stats` counts the same messages),
+//! Python's `websockets` (a peer nobody here wrote), and hand-rolled
+//! servers that close mid-run, refuse the upgrade, or stall (the open
+//! model's latency from the intended send), and `wss://` through the
+//! reactor's TLS. The same run on `--io tokio` and `--io epoll` books the
+//! same counts.
+
+use crate::websocket_client::{
+    python_with_websockets, stats, ws_server, ws_url, Script, PYTHON_SERVER,
+};
+use stampede_testkit::{
+    answer_each_request, binary, run_ok, run_stampede, RawServer, ServeProcess,
+};
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+#[test]
+fn echo_counts_on_epoll_agree_with_the_targets_own() {
+    let serve = ServeProcess::start(&[]);
+    let url = format!("ws://127.0.0.1:{}/ws/echo", serve.port);
+    let run = run_ok(&[
+        "run", &url, "--io", "epoll", "-c", "4", "-t", "2", "-n", "400",
+    ]);
+    run.assert_accounted("ws echo on epoll");
+    assert_eq!(run.result()["plan"]["io"], "epoll", "{}", run.stderr());
+    let ws = &run.result()["websocket"];
+    assert_eq!(run.count("/requests/success"), 400, "{ws}");
+    assert_eq!(run.count("/websocket/messages_sent"), 400, "{ws}");
+    assert_eq!(run.count("/websocket/messages_received"), 400, "{ws}");
+    assert_eq!(run.count("/websocket/rtt/count"), 400, "{ws}");
+    assert_eq!(run.count("/websocket/setup/count"), 4, "{ws}");
+    assert_eq!(run.count("/websocket/connections"), 4, "{ws}");
+    assert_eq!(run.count("/websocket/dropped"), 0, "{ws}");
+    // Each connection ends with the client's close, answered with 1000.
+    assert_eq!(ws["close_codes"], serde_json::json!({"1000": 4}), "{ws}");
+    // "hello" masked is 2 + 4 + 5 bytes, each close 2 + 4 + 2; back, 2 + 5
+    // and 2 + 2.
+    assert_eq!(run.count("/websocket/bytes_sent"), 400 * 11 + 4 * 8, "{ws}");
+    assert_eq!(
+        run.count("/websocket/bytes_received"),
+        400 * 7 + 4 * 4,
+        "{ws}"
+    );
+    let served = stats(serve.port);
+    assert_eq!(served["ws_sessions"], 4, "{served}");
+    assert_eq!(served["ws_messages_in"], 400, "{served}");
+    assert_eq!(served["ws_messages_out"], 400, "{served}");
+}
+
+#[test]
+fn tokio_and_epoll_book_the_same_counts_for_the_same_run() {
+    let mut booked = Vec::new();
+    for io in ["tokio", "epoll"] {
+        let serve = ServeProcess::start(&[]);
+        let url = format!("ws://127.0.0.1:{}/ws/echo", serve.port);
+        let message = "n{{seq}}";
+        let run = run_ok(&[
+            "run",
+            &url,
+            "--io",
+            io,
+            "-c",
+            "3",
+            "-t",
+            "1",
+            "-n",
+            "250",
+            "--ws-message",
+            message,
+        ]);
+        run.assert_accounted(io);
+        assert_eq!(run.result()["plan"]["io"], io, "{}", run.stderr());
+        let ws = &run.result()["websocket"];
+        let served = stats(serve.port);
+        booked.push(serde_json::json!({
+            "success": run.count("/requests/success"),
+            "errors": run.result()["errors"],
+            "sent": ws["messages_sent"],
+            "received": ws["messages_received"],
+            "rtt": ws["rtt"]["count"],
+            "bytes_sent": ws["bytes_sent"],
+            "bytes_received": ws["bytes_received"],
+            "connections": ws["connections"],
+            "setup": ws["setup"]["count"],
+            "close_codes": ws["close_codes"],
+            "dropped": ws["dropped"],
+            "served_in": served["ws_messages_in"],
+            "served_out": served["ws_messages_out"],
+            "sessions": served["ws_sessions"],
+        }));
+    }
+    assert_eq!(booked[0], booked[1], "tokio, then epoll");
+    assert_eq!(booked[1]["served_in"], 250, "{}", booked[1]);
+}
+
+#[test]
+fn python_websockets_server_counts_what_epoll_counts() {
+    let Some(python) = python_with_websockets() else {
+        return;
+    };
+    let mut server = Command::new(&python)
+        .args(["-c", PYTHON_SERVER, "3"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the websockets server starts");
+    let mut lines = BufReader::new(server.stdout.take().unwrap()).lines();
+    let port = lines.next().expect("a port line").unwrap();
+    let url = format!("ws://127.0.0.1:{port}/");
+    let run = run_stampede(
+        binary(),
+        &[
+            "run", &url, "--io", "epoll", "-c", "3", "-t", "1", "-n", "300",
+        ],
+    );
+    let counted = lines.next();
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    run.assert_accounted("python peer on epoll");
+    assert_eq!(run.result()["plan"]["io"], "epoll");
+    let counted = counted.expect("the server's counts").unwrap();
+    let counted: serde_json::Value = serde_json::from_str(&counted).unwrap();
+    assert_eq!(counted["in"], 300, "{counted}");
+    assert_eq!(counted["out"], 300, "{counted}");
+    assert_eq!(run.count("/websocket/messages_sent"), 300);
+    assert_eq!(run.count("/websocket/messages_received"), 300);
+    assert_eq!(run.count("/requests/success"), 300);
+    // Its ping on each connection was answered; each close was the
+    // client's 1000, answered with 1000.
+    assert_eq!(counted["pongs"], 3, "{counted}");
+    assert_eq!(run.count("/websocket/pings_answered"), 3);
+    assert_eq!(
+        counted["closes"],
+        serde_json::json!([1000, 1000, 1000]),
+        "{counted}"
+    );
+    assert_eq!(
+        run.result()["websocket"]["close_codes"],
+        serde_json::json!({"1000": 3})
+    );
+}
+
+#[test]
+fn a_server_closing_mid_run_on_epoll_has_its_close_codes_counted() {
+    let server = ws_server(Script::CloseAfterThree);
+    let url = ws_url(&server);
+    let run = run_stampede(
+        binary(),
+        &[
+            "run",
+            &url,
+            "--io",
+            "epoll",
+            "-c",
+            "1",
+            "-n",
+            "10",
+            "--timeout",
+            "5s",
+        ],
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    run.assert_accounted("closed mid-run on epoll");
+    let ws = &run.result()["websocket"];
+    // Connection 1: three echoed, the fourth met a close 1001; connection
+    // 2: three echoed, the fourth met the TCP connection's end (1006);
+    // connection 3: two echoed, then the client's own close (1000).
+    assert_eq!(run.count("/requests/success"), 8, "{ws}");
+    assert_eq!(run.count("/errors/closed_early"), 2, "{ws}");
+    assert_eq!(
+        ws["close_codes"],
+        serde_json::json!({"1000": 1, "1001": 1, "1006": 1}),
+        "{ws}"
+    );
+    assert_eq!(run.count("/websocket/dropped"), 2, "{ws}");
+    assert_eq!(run.count("/websocket/connections"), 3, "{ws}");
+    assert_eq!(server.accepted(), 3);
+}
+
+#[test]
+fn a_refused_upgrade_on_epoll_is_an_upgrade_error_per_message() {
+    let refusing = RawServer::start(|stream| {
+        answer_each_request(stream, b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+    });
+    let run = run_stampede(
+        binary(),
+        &[
+            "run",
+            &ws_url(&refusing),
+            "--io",
+            "epoll",
+            "-c",
+            "1",
+            "-n",
+            "3",
+        ],
+    );
+    assert!(run.json.is_some(), "{}", run.stderr());
+    run.assert_accounted("refused upgrade on epoll");
+    assert_eq!(run.count("/errors/ws_upgrade_refused"), 3);
+    assert_eq!(run.count("/requests/success"), 0);
+    let sample = run.result()["error_samples"]["ws_upgrade_refused"][0].to_string();
+    assert!(sample.contains("200 OK, not 101"), "{sample}");
+}
+
+#[test]
+fn the_open_model_on_epoll_counts_a_stall_from_each_messages_intended_send() {
+    let server = ws_server(Script::StallOnce(Instant::now()));
+    let url = ws_url(&server);
+    // 50 messages/s over 3 s on at most 4 connections: during the 1 s
+    // stall the messages due wait in the backlog, and their latency counts
+    // from when they were due.
+    let run = run_ok(&[
+        "run", &url, "--io", "epoll", "-r", "50", "-c", "4", "-n", "150",
+    ]);
+    run.assert_accounted("stall on epoll");
+    assert_eq!(run.result()["plan"]["io"], "epoll");
+    assert_eq!(run.count("/requests/success"), 150);
+    let ws = &run.result()["websocket"];
+    let rtt = &ws["rtt"];
+    assert_eq!(rtt["count"], 150, "{ws}");
+    assert!(rtt["max_us"].as_u64().unwrap() >= 900_000, "{rtt}");
+    assert!(rtt["p99_us"].as_u64().unwrap() >= 800_000, "{rtt}");
+    // Once the count is answered, every connection closes with 1000,
+    // answered by the server, as on tokio.
+    let connections = run.count("/websocket/connections");
+    assert!((1..=4).contains(&connections), "{ws}");
+    assert_eq!(
+        ws["close_codes"],
+        serde_json::json!({"1000": connections}),
+        "{ws}"
+    );
+}
+
+#[test]
+fn wss_on_epoll_goes_through_the_reactors_tls() {
+    let serve = ServeProcess::start(&["--tls"]);
+    let url = format!("wss://127.0.0.1:{}/ws/echo", serve.port);
+    let run = run_ok(&[
+        "run",
+        &url,
+        "--io",
+        "epoll",
+        "--insecure",
+        "-c",
+        "2",
+        "-n",
+        "50",
+    ]);
+    run.assert_accounted("wss on epoll");
+    assert_eq!(run.result()["plan"]["io"], "epoll");
+    assert_eq!(run.count("/websocket/messages_received"), 50);
+    assert_eq!(run.count("/websocket/setup/count"), 2);
+    assert_eq!(run.count("/websocket/connections"), 2);
+    assert_eq!(
+        run.result()["websocket"]["close_codes"],
+        serde_json::json!({"1000": 2})
+    );
+}
+
+#[test]
+fn ws_on_io_uring_is_refused_in_one_line() {
+    let out = stampede_testkit::stampede(&["run", "ws://127.0.0.1:9/", "--io", "uring", "-n", "1"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("epoll drives ws://"), "{stderr}");
+}
+
+#[test]
+fn a_binary_message_larger_than_a_read_comes_back_whole_on_epoll_plain_and_over_tls() {
+    let dir = stampede_testkit::temp_dir("ws-epoll-binary");
+    let file = dir.join("payload.bin");
+    let payload: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+    std::fs::write(&file, &payload).unwrap();
+    let message = format!("@{}", file.display());
+    for tls in [false, true] {
+        let serve = ServeProcess::start(if tls { &["--tls"][..] } else { &[] });
+        let scheme = if tls { "wss" } else { "ws" };
+        let url = format!("{scheme}://127.0.0.1:{}/ws/echo", serve.port);
+        let mut args = vec![
+            "run",
+            &url,
+            "--io",
+            "epoll",
+            "-c",
+            "2",
+            "-n",
+            "20",
+            "--ws-message",
+            &message,
+            "--ws-binary",
+        ];
+        if tls {
+            args.push("--insecure");
+        }
+        let run = run_ok(&args);
+        run.assert_accounted(scheme);
+        assert_eq!(run.count("/requests/success"), 20, "{scheme}");
+        assert_eq!(run.count("/websocket/messages_received"), 20, "{scheme}");
+        // 200,000 bytes take the 8-byte length: 2 + 8 + 4 (mask) + payload
+        // out, 2 + 8 + payload back (closes: 8 out, 4 back, per connection).
+        assert_eq!(
+            run.count("/websocket/bytes_sent"),
+            20 * (14 + 200_000) + 2 * 8,
+            "{scheme}"
+        );
+        assert_eq!(
+            run.count("/websocket/bytes_received"),
+            20 * (10 + 200_000) + 2 * 4,
+            "{scheme}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
