@@ -8,6 +8,7 @@ mod grafana_dashboard;
 mod live_view;
 mod metrics_endpoint;
 mod metrics_targets;
+mod protocol_metrics;
 mod remote_write;
 mod remote_write_tls;
 mod serve_metrics;

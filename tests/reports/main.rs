@@ -9,6 +9,8 @@ mod float_roundtrip;
 mod golden_reports;
 mod html_report;
 mod interval_log;
+mod protocol_compare;
+mod protocol_reports;
 mod result_files;
 mod result_schema_doc;
 mod summary_report;

@@ -35,7 +35,8 @@ mod usl;
 pub use ceiling::GoodputRange;
 pub use compare::{
     compare, compare_samples, CompareDocument, CompareError, CompareOptions, Comparison,
-    DiffInterval, Figure, Method, Row, RunFigures, Sample, Verdict, COMPARE_SCHEMA,
+    DiffInterval, Figure, Method, ProtocolFigures, Row, RunFigures, Sample, Verdict,
+    COMPARE_SCHEMA,
 };
 pub use experiment::{
     pairwise_verdicts, Bottleneck, Estimate, Evidence, ExperimentDocument, ExperimentVerdict,

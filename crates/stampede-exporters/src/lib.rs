@@ -1,6 +1,6 @@
 //! What a run shows the outside world while it goes, from the same
 //! snapshot stream as the live view: the `--metrics` endpoint
-//! (`metrics_*`), `--remote-write` pushes (`remote_write*`, over
+//! (`metrics_*`, with `metrics_protocols` for WebSocket and streams), `--remote-write` pushes (`remote_write*`, over
 //! `http_post`) and the `--web` page (`web*`); `web_http` is the small
 //! HTTP server they share with `serve --metrics`.
 
@@ -8,6 +8,7 @@ pub mod http_post;
 pub mod metrics_endpoint;
 pub mod metrics_feed;
 pub mod metrics_outcomes;
+pub mod metrics_protocols;
 pub mod metrics_series;
 pub mod metrics_target;
 pub mod remote_write;

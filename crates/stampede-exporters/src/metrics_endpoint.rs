@@ -243,9 +243,27 @@ mod tests {
 
     #[test]
     fn a_prometheus_scrape_and_a_push_carry_the_same_series() {
+        let summary = stampede_metrics::StreamSummary {
+            count: 4,
+            p50_us: 900,
+            p99_us: 2_000,
+            max_us: 3_000,
+        };
         let reading = Reading {
             requests: vec![("success", "200".into(), 7), ("error", "timeout".into(), 1)],
             target_rate: Some(100.0),
+            websocket: Some(crate::metrics_protocols::WebSocketReading {
+                messages_sent: 4,
+                messages_received: 4,
+                close_codes: [(1000, 2), (1006, 1)].into_iter().collect(),
+                rtt: summary,
+                ..Default::default()
+            }),
+            stream: Some(crate::metrics_protocols::StreamReading {
+                events: 9,
+                gap: summary,
+                ..Default::default()
+            }),
             ..Reading::default()
         };
         let labels = metrics_series::run_labels("abc", Some(2));
@@ -279,5 +297,16 @@ mod tests {
                 .collect();
         assert_eq!(scraped, pushed, "{text}");
         assert!(text.contains("agent=\"2\""), "{text}");
+        // The WebSocket and streams series are in both, with their HELP.
+        for name in [
+            "stampede_ws_messages_received_total",
+            "stampede_ws_close_codes_total",
+            "stampede_ws_rtt_quantile_seconds",
+            "stampede_stream_events_total",
+            "stampede_stream_gap_quantile_seconds",
+        ] {
+            assert!(scraped.iter().any(|(n, _)| n == name), "{name}: {text}");
+        }
+        assert!(text.contains("# HELP stampede_ws_rtt_quantile_seconds WebSocket round trip"));
     }
 }

@@ -62,6 +62,10 @@ pub struct Reading {
     pub latency_count: u64,
     /// Seconds at each of [`QUANTILES`]; empty before the first response.
     pub latency_quantiles_s: Vec<f64>,
+    /// A WebSocket run's messages, bytes and timings so far.
+    pub websocket: Option<crate::metrics_protocols::WebSocketReading>,
+    /// Streams' events and timings so far (`--sse`).
+    pub stream: Option<crate::metrics_protocols::StreamReading>,
 }
 
 impl Reading {
@@ -104,6 +108,9 @@ impl Reading {
                     .map(|(q, _)| latency.value_at_quantile(*q) as f64 / 1e6)
                     .collect()
             },
+            websocket: (total.websocket.as_deref())
+                .map(crate::metrics_protocols::WebSocketReading::of),
+            stream: (total.stream.as_deref()).map(crate::metrics_protocols::StreamReading::of),
         }
     }
 }

@@ -176,6 +176,12 @@ pub fn families(reading: &Reading) -> Vec<Family> {
                 .collect(),
         ),
     });
+    if let Some(ws) = &reading.websocket {
+        families.extend(crate::metrics_protocols::websocket_families(ws));
+    }
+    if let Some(stream) = &reading.stream {
+        families.extend(crate::metrics_protocols::stream_families(stream));
+    }
     families
 }
 

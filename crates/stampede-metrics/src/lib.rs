@@ -92,7 +92,7 @@ pub use second_histograms::{
 pub use server_reading::{CpuTicks, ServerReading, ThreadCpu};
 pub use stream::{StreamBooks, StreamFigures, StreamHistograms, StreamResult, StreamSummary};
 pub use thread_waits::{ThreadWait, ThreadWaits};
-pub use timeseries::{SecondPoint, TimeseriesBuilder};
+pub use timeseries::{SecondMessages, SecondPoint, TimeseriesBuilder};
 pub use websocket::{WebSocketBooks, WebSocketHistograms, WebSocketResult};
 
 /// Errors reading or decoding saved results.

@@ -568,6 +568,8 @@ fn merge_timeseries(results: &[RunResult], windows: &Windows) -> Result<MergedSe
             merged.p99_us = merged.p99_us.max(point.p99_us);
             merged.max_us = merged.max_us.max(point.max_us);
             merged.target += point.target;
+            merged.websocket = crate::SecondMessages::sum(merged.websocket, point.websocket);
+            merged.stream_events = sum_options(merged.stream_events, point.stream_events);
             if exact {
                 sums.add(&point.histograms)
                     .map_err(|source| MergeError::Histogram { index, source })?;
@@ -626,6 +628,8 @@ pub(crate) fn empty_second(second: u64) -> SecondPoint {
         max_us: 0,
         target: 0.0,
         histograms: BTreeMap::new(),
+        websocket: None,
+        stream_events: None,
     }
 }
 

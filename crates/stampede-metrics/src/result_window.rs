@@ -154,6 +154,11 @@ pub fn window_of(
     window.rendezvous.clear();
     window.monitor = None;
     window.slo.clear();
+    // The WebSocket and streams summaries are the whole run's (their
+    // histograms are not kept per second): a window has none, so
+    // `compare --from/--to` shows no row of them rather than the run's.
+    window.websocket = None;
+    window.stream = None;
     window.timeseries = points;
     window.notices.push(format!(
         "a window of the run: the seconds {} ({elapsed_s:.1} s measured)",

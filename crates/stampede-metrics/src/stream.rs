@@ -117,8 +117,10 @@ pub struct StreamSummary {
 }
 
 impl StreamSummary {
-    /// The summary of a histogram of µs.
-    pub(crate) fn of(h: &LatencyHistogram) -> StreamSummary {
+    /// The summary of a histogram of µs: the one place a `stream.*` or
+    /// `websocket.*` summary is read from its histogram, for the result
+    /// and for what shows a run while it goes (`--metrics`, the live view).
+    pub fn of(h: &LatencyHistogram) -> StreamSummary {
         if h.is_empty() {
             return StreamSummary::default();
         }

@@ -45,6 +45,38 @@ pub struct SecondPoint {
     /// Empty in results written before they were kept.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub histograms: BTreeMap<String, String>,
+    /// A WebSocket run: data messages written and read in this second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub websocket: Option<SecondMessages>,
+    /// A run watching streams (`--sse`): the events of the streams that
+    /// ended in this second (a stream's events are booked at its end).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream_events: Option<u64>,
+}
+
+/// WebSocket data messages of one second, each way.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SecondMessages {
+    /// Written in this second.
+    pub sent: u64,
+    /// Read in this second.
+    pub received: u64,
+}
+
+impl SecondMessages {
+    /// Two inputs' messages of the same second, added (a merge of agents).
+    pub fn sum(a: Option<SecondMessages>, b: Option<SecondMessages>) -> Option<SecondMessages> {
+        match (a, b) {
+            (None, None) => None,
+            (a, b) => {
+                let (a, b) = (a.unwrap_or_default(), b.unwrap_or_default());
+                Some(SecondMessages {
+                    sent: a.sent + b.sent,
+                    received: a.received + b.received,
+                })
+            }
+        }
+    }
 }
 
 /// A second still receiving snapshots.
@@ -175,6 +207,11 @@ impl TimeseriesBuilder {
             // a stop just after its end (up to 1.05 s) is still that second.
             target: target_at(index as f64 + duration_s.min(1.0) / 2.0),
             histograms: crate::second_histograms::encode_second(&second.merged),
+            websocket: (second.merged.websocket.as_deref()).map(|ws| SecondMessages {
+                sent: ws.messages_sent,
+                received: ws.messages_received,
+            }),
+            stream_events: second.merged.stream.as_deref().map(|s| s.events),
         });
     }
 }

@@ -115,7 +115,7 @@ impl Plan {
         use crate::{EventLoop, IoBackend};
         match (self.transport.io, self.reactor_limitation()) {
             (IoBackend::Tokio, _) | (_, Some(_)) => EventLoop::Tokio,
-            // Measured against tokio (docs/performance.md), see there.
+            // Tokio until the epoll WebSocket driver is measured against it.
             (IoBackend::Auto, None) if self.transport.websocket.is_some() => EventLoop::Tokio,
             (IoBackend::Uring, None) => EventLoop::Uring,
             (IoBackend::Auto | IoBackend::Epoll, None) => EventLoop::Epoll,

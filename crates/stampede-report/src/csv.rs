@@ -1,5 +1,7 @@
 //! CSV exports of a result: ab's `-e` percentile table (percent, then
-//! milliseconds, for 0 … 100) and the per-second time series.
+//! milliseconds, for 0 … 100) and the per-second time series, with a
+//! WebSocket run's messages each way and streams' events as columns of
+//! their own when the run has them.
 
 use stampede_metrics::RunResult;
 use std::io::{self, Write};
@@ -45,14 +47,32 @@ pub(crate) const TIMESERIES_COLUMNS: [&str; 14] = [
     "target",
 ];
 
+/// Columns after [`TIMESERIES_COLUMNS`] for a WebSocket run: data
+/// messages written and read in the second.
+pub(crate) const WEBSOCKET_COLUMNS: [&str; 2] = ["ws_messages_sent", "ws_messages_received"];
+
+/// The column after those for a run watching streams: the events of the
+/// streams that ended in the second.
+pub(crate) const STREAM_COLUMNS: [&str; 1] = ["stream_events"];
+
 /// Writes a header (second, duration_s, completed, ... target) and one row
 /// per second of measurement;
 /// `errors` counts requests without a usable response in that second.
+/// A WebSocket run adds `ws_messages_sent,ws_messages_received`, a run
+/// watching streams `stream_events` (other runs' files are unchanged).
 pub fn render_csv_timeseries(result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
-    writeln!(out, "{}", TIMESERIES_COLUMNS.join(","))?;
+    let (websocket, streams) = (result.websocket.is_some(), result.stream.is_some());
+    let mut columns = TIMESERIES_COLUMNS.to_vec();
+    if websocket {
+        columns.extend(WEBSOCKET_COLUMNS);
+    }
+    if streams {
+        columns.extend(STREAM_COLUMNS);
+    }
+    writeln!(out, "{}", columns.join(","))?;
     let ms = |us: u64| us as f64 / 1000.0;
     for p in &result.timeseries {
-        writeln!(
+        write!(
             out,
             "{},{},{},{},{},{:.3},{},{},{},{:.3},{:.3},{:.3},{:.3},{}",
             p.second,
@@ -70,6 +90,14 @@ pub fn render_csv_timeseries(result: &RunResult, out: &mut dyn Write) -> io::Res
             ms(p.max_us),
             p.target
         )?;
+        if websocket {
+            let messages = p.websocket.unwrap_or_default();
+            write!(out, ",{},{}", messages.sent, messages.received)?;
+        }
+        if streams {
+            write!(out, ",{}", p.stream_events.unwrap_or(0))?;
+        }
+        writeln!(out)?;
     }
     Ok(())
 }

@@ -1,7 +1,8 @@
 //! Draws one frame of the live view from a [`LiveState`]: progress, the
 //! throughput figures, the responses-per-second chart over a time axis,
-//! latency percentiles (last second and overall), status codes, error
-//! classes and connections. Layout only; the figures come from state.rs.
+//! latency percentiles (last second and overall), a WebSocket run's
+//! messages per second and round trip or streams' events per second and
+//! gaps, status codes, error classes and connections. Layout only; the figures come from state.rs.
 //! It fits 80×24: a figure too long for its panel is reworded shorter
 //! (never cut mid-word), the progress label sits beside the bar, and the
 //! status panels take only the rows they need so the chart keeps its room.
@@ -74,10 +75,12 @@ pub fn draw(frame: &mut Frame<'_>, state: &LiveState) {
         .len()
         .max(state.error_classes.len())
         .clamp(1, 5) as u16;
-    let [banner, header, middle, spark, bottom, processes, footer] = Layout::vertical([
+    let protocol_lines = state.websocket.is_some() as u16 + state.streams.is_some() as u16;
+    let [banner, header, middle, protocols, spark, bottom, processes, footer] = Layout::vertical([
         Constraint::Length(banner_lines),
         Constraint::Length(3),
         Constraint::Length(8),
+        Constraint::Length(protocol_lines),
         Constraint::Min(4),
         Constraint::Length(listed + 2),
         Constraint::Length(state.processes.len().min(3) as u16),
@@ -91,6 +94,7 @@ pub fn draw(frame: &mut Frame<'_>, state: &LiveState) {
         Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(middle);
     draw_throughput(frame, left, state);
     draw_latency(frame, right, state);
+    draw_protocols(frame, protocols, state);
     draw_chart(frame, spark, state);
     let [status, errors] =
         Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(bottom);
@@ -258,6 +262,46 @@ fn draw_throughput(frame: &mut Frame<'_>, area: Rect, state: &LiveState) {
         ),
     ];
     frame.render_widget(Paragraph::new(lines).block(block("Throughput")), area);
+}
+
+/// A timing's p99 for the view: `-` before its first value.
+fn p99_text(s: &stampede_metrics::StreamSummary) -> String {
+    match s.count {
+        0 => "-".to_string(),
+        _ => format_latency_us(s.p99_us as f64),
+    }
+}
+
+/// One line for a WebSocket run (messages per second each way, the round
+/// trip's p99) and one for streams (events per second, the gaps' p99).
+fn draw_protocols(frame: &mut Frame<'_>, area: Rect, state: &LiveState) {
+    let width = area.width as usize;
+    let mut lines = Vec::new();
+    if let Some(ws) = &state.websocket {
+        let (sent, received) = (glance_rate(ws.sent_per_s), glance_rate(ws.received_per_s));
+        let rtt = p99_text(&ws.rtt);
+        lines.push(Line::from(fit(
+            width,
+            &[
+                format!(" WebSocket   {sent} msg/s sent · {received} msg/s received · round trip p99 {rtt}"),
+                format!(" WebSocket   {sent} msg/s sent · {received} received · rtt p99 {rtt}"),
+                format!(" WS {sent}/{received} msg/s · rtt p99 {rtt}"),
+            ],
+        )));
+    }
+    if let Some(streams) = &state.streams {
+        let events = glance_rate(streams.events_per_s);
+        let gap = p99_text(&streams.gap);
+        lines.push(Line::from(fit(
+            width,
+            &[
+                format!(" Streams     {events} events/s · gap between events p99 {gap}"),
+                format!(" Streams     {events} events/s · gap p99 {gap}"),
+                format!(" SSE {events} ev/s · gap p99 {gap}"),
+            ],
+        )));
+    }
+    frame.render_widget(Paragraph::new(lines), area);
 }
 
 /// Reads one percentile.
@@ -463,5 +507,64 @@ mod tests {
         ] {
             assert!(text.contains(expected), "{expected} missing from the frame");
         }
+        assert!(!text.contains("WebSocket") && !text.contains("Streams"));
+    }
+
+    /// The frame's rows as text.
+    fn frame_rows(state: &LiveState, columns: u16, rows: u16) -> Vec<String> {
+        let mut terminal = Terminal::new(TestBackend::new(columns, rows)).unwrap();
+        terminal.draw(|frame| draw(frame, state)).unwrap();
+        let buffer = terminal.backend().buffer();
+        (0..rows)
+            .map(|y| {
+                (0..columns)
+                    .map(|x| buffer[(x, y)].symbol().to_string())
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn websocket_and_stream_lines_show_their_rates_and_p99s_at_any_width() {
+        let mut state = LiveState::new("GET ws://x/".into(), Some(Duration::from_secs(10)), None);
+        state.websocket = Some(super::super::state::LiveWebSocket {
+            sent_per_s: 1234.0,
+            received_per_s: 1200.0,
+            rtt: stampede_metrics::StreamSummary {
+                count: 10,
+                p50_us: 900,
+                p99_us: 2_500,
+                max_us: 9_000,
+            },
+        });
+        state.streams = Some(super::super::state::LiveStreams {
+            events_per_s: 40.0,
+            gap: stampede_metrics::StreamSummary {
+                count: 5,
+                p50_us: 50_000,
+                p99_us: 51_000,
+                max_us: 60_000,
+            },
+        });
+        let wide = frame_rows(&state, 120, 34).join("\n");
+        assert!(
+            wide.contains("1,234 msg/s sent · 1,200 msg/s received · round trip p99 2.50ms"),
+            "{wide}"
+        );
+        assert!(
+            wide.contains("40.0 events/s · gap between events p99 51.00ms"),
+            "{wide}"
+        );
+        let narrow = frame_rows(&state, 40, 24);
+        let ws = narrow
+            .iter()
+            .find(|r| r.contains("msg/s"))
+            .expect("a WebSocket line");
+        assert!(ws.contains("rtt p99 2.50ms"), "{ws}");
+        let sse = narrow
+            .iter()
+            .find(|r| r.contains("ev/s"))
+            .expect("a streams line");
+        assert!(sse.contains("gap p99 51.00ms"), "{sse}");
     }
 }

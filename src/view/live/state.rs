@@ -1,11 +1,14 @@
 //! What the live view shows, folded from the engine's snapshot stream: totals,
 //! throughput per second, the last second's latency percentiles (from the
-//! recent 500 ms slots), status codes, error classes and open
-//! connections. Plain data, updated on the aggregator thread and read by the
+//! recent 500 ms slots), status codes, error classes, open
+//! connections, and a WebSocket run's messages per second and round trip,
+//! or streams' events per second and gaps. Plain data, updated on the aggregator thread and read by the
 //! drawing thread; no terminal code here.
 
 use stampede_engine::monitor::LiveProcess;
-use stampede_metrics::{new_latency_histogram, ErrorKind, LatencyHistogram, Snapshot};
+use stampede_metrics::{
+    new_latency_histogram, ErrorKind, LatencyHistogram, Snapshot, StreamSummary,
+};
 use stampede_plan::{LoadModel, Plan, StopCondition};
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -46,6 +49,28 @@ struct Slot {
     index: u64,
     latency: LatencyHistogram,
     completed: u64,
+    /// WebSocket data messages written and read; streams' events.
+    ws_sent: u64,
+    ws_received: u64,
+    events: u64,
+}
+
+/// A WebSocket run's live figures: messages each way per second over the
+/// last complete second, and the round trip so far (the summary the
+/// result's `websocket.rtt` is made by).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct LiveWebSocket {
+    pub sent_per_s: f64,
+    pub received_per_s: f64,
+    pub rtt: StreamSummary,
+}
+
+/// Streams' live figures: events per second over the last complete
+/// second, and the gaps between events so far (as `stream.gap`).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct LiveStreams {
+    pub events_per_s: f64,
+    pub gap: StreamSummary,
 }
 
 /// Everything the live view draws.
@@ -72,6 +97,10 @@ pub struct LiveState {
     pub overall: Option<Percentiles>,
     pub open_connections: u64,
     pub in_flight: u64,
+    /// A WebSocket run's messages per second and round trip.
+    pub websocket: Option<LiveWebSocket>,
+    /// Streams' events per second and gaps (`--sse`).
+    pub streams: Option<LiveStreams>,
     /// Set once the user asked to stop.
     pub stopping: bool,
     /// Lines above the view: which step of a sweep or round of a repeat is
@@ -134,6 +163,8 @@ impl LiveState {
             overall: None,
             open_connections: 0,
             in_flight: 0,
+            websocket: None,
+            streams: None,
             stopping: false,
             banner: Vec::new(),
             processes: Vec::new(),
@@ -214,6 +245,9 @@ impl LiveState {
                 index,
                 latency: new_latency_histogram(),
                 completed: 0,
+                ws_sent: 0,
+                ws_received: 0,
+                events: 0,
             });
             while self.slots.len() as u64 > RECENT_SLOTS + 1 {
                 self.slots.pop_front();
@@ -230,6 +264,13 @@ impl LiveState {
                 .expect("histograms share fixed bounds, so adding cannot fail");
         }
         slot.completed += interval.counters.completed();
+        if let Some(ws) = &interval.websocket {
+            slot.ws_sent += ws.messages_sent;
+            slot.ws_received += ws.messages_received;
+        }
+        if let Some(stream) = &interval.stream {
+            slot.events += stream.events;
+        }
     }
 
     fn summarize(&mut self, total: &Snapshot) {
@@ -252,7 +293,18 @@ impl LiveState {
             completed += slot.completed;
         }
         self.recent = Percentiles::of(&recent);
-        self.current_rps = completed as f64 / (complete.len() as f64 * SLOT.as_secs_f64());
+        let span = complete.len() as f64 * SLOT.as_secs_f64();
+        self.current_rps = completed as f64 / span;
+        let recent_sum = |pick: fn(&Slot) -> u64| complete.iter().map(|s| pick(s)).sum::<u64>();
+        self.websocket = total.websocket.as_deref().map(|ws| LiveWebSocket {
+            sent_per_s: recent_sum(|s| s.ws_sent) as f64 / span,
+            received_per_s: recent_sum(|s| s.ws_received) as f64 / span,
+            rtt: StreamSummary::of(&ws.rtt),
+        });
+        self.streams = total.stream.as_deref().map(|stream| LiveStreams {
+            events_per_s: recent_sum(|s| s.events) as f64 / span,
+            gap: StreamSummary::of(&stream.gap),
+        });
     }
 }
 
@@ -301,6 +353,45 @@ mod tests {
         assert!((state.progress().unwrap() - 0.2).abs() < 0.01);
         assert_eq!(state.per_second.iter().sum::<u64>(), 1600);
         assert_eq!(state.status, vec![]);
+    }
+
+    #[test]
+    fn websocket_and_stream_figures_are_rates_of_the_last_second_and_summaries_so_far() {
+        let mut state = LiveState::new("test".into(), Some(Duration::from_secs(10)), None);
+        let mut total = Snapshot::default();
+        assert!(state.websocket.is_none() && state.streams.is_none());
+        // One worker, eight 250 ms ticks: 50 messages each way and 20
+        // events a tick, round trips of 3 ms.
+        for tick in 1..=8u64 {
+            let mut interval = snapshot(50, 3000, 1);
+            let ws = interval.websocket.get_or_insert_with(Default::default);
+            ws.messages_sent = 50;
+            ws.messages_received = 50;
+            for _ in 0..50 {
+                ws.record_rtt(Duration::from_millis(3));
+            }
+            let stream = interval.stream.get_or_insert_with(Default::default);
+            stream.record(&stampede_metrics::StreamFigures {
+                first_byte: None,
+                first_event: None,
+                gaps_us: &[40_000; 20],
+                events: 20,
+                length: Duration::from_secs(1),
+                reconnects: 0,
+            });
+            total.merge(&interval);
+            state.last_summary = None;
+            state.update(Duration::from_millis(250 * tick + 1), &interval, &total);
+        }
+        let ws = state.websocket.expect("a WebSocket run");
+        assert!((ws.sent_per_s - 200.0).abs() < 1e-9, "{ws:?}");
+        assert!((ws.received_per_s - 200.0).abs() < 1e-9, "{ws:?}");
+        let books = total.websocket.as_deref().unwrap();
+        assert_eq!(ws.rtt, StreamSummary::of(&books.rtt));
+        assert_eq!(ws.rtt.count, 400);
+        let streams = state.streams.expect("streams watched");
+        assert!((streams.events_per_s - 80.0).abs() < 1e-9, "{streams:?}");
+        assert!(streams.gap.p99_us.abs_diff(40_000) < 100, "{streams:?}");
     }
 
     #[test]

@@ -44,10 +44,20 @@ pub enum Figure {
     Max,
     /// Server CPU-seconds per 1000 requests (when the server was monitored).
     ServerCpuPer1k,
+    /// WebSocket data messages written per second (`websocket.sent_per_s`).
+    WsSentPerS,
+    /// WebSocket data messages read per second (`websocket.received_per_s`).
+    WsReceivedPerS,
+    /// WebSocket round trip p99 (`websocket.rtt.p99_us`), in ms.
+    WsRttP99,
+    /// Streams' events per second (`stream.events_per_s`).
+    StreamEventsPerS,
+    /// The p99 of the gaps between a stream's events (`stream.gap.p99_us`), in ms.
+    StreamGapP99,
 }
 
 impl Figure {
-    pub(crate) const ALL: [Figure; 9] = [
+    pub(crate) const ALL: [Figure; 14] = [
         Figure::Goodput,
         Figure::Rps,
         Figure::ErrorRate,
@@ -57,6 +67,11 @@ impl Figure {
         Figure::P99_9,
         Figure::Max,
         Figure::ServerCpuPer1k,
+        Figure::WsSentPerS,
+        Figure::WsReceivedPerS,
+        Figure::WsRttP99,
+        Figure::StreamEventsPerS,
+        Figure::StreamGapP99,
     ];
 
     /// Its name in the table and in `--until-stable` (`goodput`, `p99.9`).
@@ -71,6 +86,11 @@ impl Figure {
             Figure::P99_9 => "p99.9",
             Figure::Max => "max",
             Figure::ServerCpuPer1k => "server CPU per 1k req",
+            Figure::WsSentPerS => "ws sent/s",
+            Figure::WsReceivedPerS => "ws received/s",
+            Figure::WsRttP99 => "ws rtt p99",
+            Figure::StreamEventsPerS => "sse events/s",
+            Figure::StreamGapP99 => "sse gap p99",
         }
     }
 
@@ -80,13 +100,34 @@ impl Figure {
             Figure::Goodput | Figure::Rps => "req/s",
             Figure::ErrorRate => "%",
             Figure::ServerCpuPer1k => "CPU-ms",
+            Figure::WsSentPerS | Figure::WsReceivedPerS => "msg/s",
+            Figure::StreamEventsPerS => "events/s",
             _ => "ms",
         }
     }
 
     /// Throughput: more is better. Latency, errors, CPU cost: less is better.
     pub(crate) fn higher_is_better(self) -> bool {
-        matches!(self, Figure::Goodput | Figure::Rps)
+        matches!(
+            self,
+            Figure::Goodput
+                | Figure::Rps
+                | Figure::WsSentPerS
+                | Figure::WsReceivedPerS
+                | Figure::StreamEventsPerS
+        )
+    }
+
+    /// A WebSocket or streams figure: a row only when some run has it.
+    fn is_protocol(self) -> bool {
+        matches!(
+            self,
+            Figure::WsSentPerS
+                | Figure::WsReceivedPerS
+                | Figure::WsRttP99
+                | Figure::StreamEventsPerS
+                | Figure::StreamGapP99
+        )
     }
 
     /// Extreme tails rest on few samples and swing more between runs.
@@ -129,6 +170,9 @@ pub struct RunFigures {
     /// Seconds measured before Ctrl-C, when the run was interrupted: its
     /// figures cover only that part of its plan.
     pub interrupted_after_s: Option<f64>,
+    /// WebSocket and streams figures, when the run has them.
+    #[serde(skip_serializing_if = "ProtocolFigures::is_empty")]
+    pub protocol: ProtocolFigures,
     /// The run's parts, each under its own label: every group of a
     /// scenario (`group NAME`) and every step or `--targets` entry
     /// (`step NAME`) when there are several (parts.rs).
@@ -155,6 +199,7 @@ impl RunFigures {
             max_ms: ms(r.latency_us.max),
             server_cpu_s_per_1k: None,
             interrupted_after_s: r.interrupted.then_some(r.elapsed_s),
+            protocol: ProtocolFigures::of(r),
             parts: parts::part_figures(r),
         }
     }
@@ -173,8 +218,52 @@ impl RunFigures {
             // Milliseconds: CPU-seconds per 1000 requests are small numbers
             // (0.012) whose differences vanish at two decimals.
             Figure::ServerCpuPer1k => self.server_cpu_s_per_1k.map(|s| s * 1000.0),
+            Figure::WsSentPerS => self.protocol.ws_sent_per_s,
+            Figure::WsReceivedPerS => self.protocol.ws_received_per_s,
+            Figure::WsRttP99 => self.protocol.ws_rtt_p99_ms,
+            Figure::StreamEventsPerS => self.protocol.stream_events_per_s,
+            Figure::StreamGapP99 => self.protocol.stream_gap_p99_ms,
         }
         .filter(|v| v.is_finite())
+    }
+}
+
+/// A run's WebSocket (`websocket`) and streams (`stream`) figures, read
+/// from the result's own rates and summaries; `None` where the run has no
+/// such object, or its summary no value.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ProtocolFigures {
+    /// `websocket.sent_per_s`.
+    pub ws_sent_per_s: Option<f64>,
+    /// `websocket.received_per_s`.
+    pub ws_received_per_s: Option<f64>,
+    /// `websocket.rtt.p99_us`, in ms.
+    pub ws_rtt_p99_ms: Option<f64>,
+    /// `stream.events_per_s`.
+    pub stream_events_per_s: Option<f64>,
+    /// `stream.gap.p99_us`, in ms.
+    pub stream_gap_p99_ms: Option<f64>,
+}
+
+impl ProtocolFigures {
+    /// The figures of a result.
+    pub fn of(r: &RunResult) -> ProtocolFigures {
+        let p99_ms =
+            |s: &stampede_metrics::StreamSummary| (s.count > 0).then_some(s.p99_us as f64 / 1000.0);
+        let ws = r.websocket.as_ref();
+        let stream = r.stream.as_ref();
+        ProtocolFigures {
+            ws_sent_per_s: ws.map(|ws| ws.sent_per_s),
+            ws_received_per_s: ws.map(|ws| ws.received_per_s),
+            ws_rtt_p99_ms: ws.and_then(|ws| p99_ms(&ws.rtt)),
+            stream_events_per_s: stream.map(|s| s.events_per_s),
+            stream_gap_p99_ms: stream.and_then(|s| p99_ms(&s.gap)),
+        }
+    }
+
+    /// True when the run has none of them.
+    pub fn is_empty(&self) -> bool {
+        *self == ProtocolFigures::default()
     }
 }
 
@@ -386,6 +475,7 @@ pub fn compare_samples(
         });
     }
     let rows = figures_present(samples.iter().flat_map(|s| &s.runs))
+        .into_iter()
         .map(|figure| row(figure, samples, opts))
         .collect();
     Ok(Comparison {
@@ -439,14 +529,17 @@ pub(crate) fn row(figure: Figure, samples: &[Sample], opts: &CompareOptions) -> 
     }
 }
 
-/// Every figure, except server CPU when no run has it.
-fn figures_present<'a>(
-    runs: impl Iterator<Item = &'a RunFigures> + Clone,
-) -> impl Iterator<Item = Figure> {
-    let has_cpu = runs.clone().any(|r| r.server_cpu_s_per_1k.is_some());
+/// Every figure, except server CPU and the WebSocket and streams figures
+/// when no run has them.
+fn figures_present<'a>(runs: impl Iterator<Item = &'a RunFigures> + Clone) -> Vec<Figure> {
     Figure::ALL
         .into_iter()
-        .filter(move |f| *f != Figure::ServerCpuPer1k || has_cpu)
+        .filter(|f| match f {
+            Figure::ServerCpuPer1k => runs.clone().any(|r| r.server_cpu_s_per_1k.is_some()),
+            f if f.is_protocol() => runs.clone().any(|r| r.get(*f).is_some()),
+            _ => true,
+        })
+        .collect()
 }
 
 fn relative(value: Option<f64>, base: Option<f64>) -> Option<f64> {

@@ -77,6 +77,7 @@ fn figures(
         max_ms: ms(latency.max),
         server_cpu_s_per_1k: None,
         interrupted_after_s: None,
+        protocol: crate::ProtocolFigures::default(),
         parts: Vec::new(),
     }
 }
@@ -135,6 +136,7 @@ mod tests {
             max_ms: Some(p99_ms),
             server_cpu_s_per_1k: None,
             interrupted_after_s: None,
+            protocol: crate::ProtocolFigures::default(),
             parts: Vec::new(),
         }
     }

@@ -557,6 +557,8 @@ mod tests {
             max_us: p99_us,
             target: 4.0,
             histograms: Default::default(),
+            websocket: None,
+            stream_events: None,
         };
         let points = [
             point(0, 1.0, 1000, 900),

@@ -11,6 +11,7 @@ mod experiment;
 mod groups;
 mod heatmap;
 mod page;
+mod protocols;
 mod run;
 mod sweep;
 mod tables;

@@ -1,4 +1,5 @@
-//! The HTML report of one run: summary cards, the series over time
+//! The HTML report of one run: summary cards, the WebSocket and streams
+//! figures when it has them (protocols.rs), the series over time
 //! (throughput with failed statuses and transport errors, latency
 //! percentiles, open connections, the latency heatmap), the percentile spectrum, status codes and
 //! transport-error classes, process monitoring; the detail tables are
@@ -67,6 +68,8 @@ fn run_page_with(result: &RunResult, log: Option<&stampede_metrics::HlogFile>) -
     notes.extend(result.notices.iter().cloned());
     page.notes("warnings", &notes);
     slo_section(&mut page, result);
+    super::protocols::websocket_section(&mut page, result);
+    super::protocols::stream_section(&mut page, result);
     page.heading("Over time");
     page.chart("throughput", throughput_chart(result));
     page.open_row();
