@@ -255,3 +255,114 @@ fn what_epoll_does_not_drive_over_http2_is_refused_in_one_line() {
         );
     }
 }
+
+/// The built-in target over TLS (self-signed, ALPN h2 and http/1.1), and
+/// where its certificate is.
+fn tls_target(name: &str) -> (stampede_testkit::ServerHandle, std::path::PathBuf) {
+    use stampede_target::{CertSource, TlsConfig};
+    let cert = temp_dir(name).join("ca.pem");
+    let target = spawn_target(stampede_testkit::TargetConfig {
+        threads: 1,
+        tls: Some(TlsConfig {
+            write_cert: Some(cert.clone()),
+            ..TlsConfig::new(CertSource::SelfSigned)
+        }),
+        ..stampede_testkit::TargetConfig::default()
+    });
+    (target, cert)
+}
+
+#[test]
+fn h2_over_tls_counts_alike_on_epoll_and_tokio_with_one_handshake_per_connection() {
+    let (target, cert) = tls_target("h2-reactor-tls");
+    let url = format!("https://localhost:{}/", target.local_addr().port());
+    let cert = cert.to_str().expect("a UTF-8 path");
+    for io in ["epoll", "tokio"] {
+        let before = target.stats();
+        let (run, lines) = run_logged(
+            io,
+            "h2-reactor-tls-run",
+            &[
+                &url,
+                "--cacert",
+                cert,
+                "--http2",
+                "-c",
+                "3",
+                "--streams",
+                "6",
+                "-t",
+                "1",
+                "-n",
+                "1500",
+            ],
+        );
+        let after = target.stats();
+        assert_eq!(run.result()["plan"]["io"], io, "{io}");
+        assert_eq!(
+            run.count("/requests/success"),
+            1500,
+            "{io}: {}",
+            run.result()
+        );
+        run.assert_accounted(io);
+        assert_eq!(lines, 1500, "{io}");
+        assert_eq!(
+            after.h2_streams_total - before.h2_streams_total,
+            1500,
+            "{io}"
+        );
+        assert_eq!(run.count("/connections/opened"), 3, "{io}");
+        assert_eq!(
+            run.count("/breakdown/tls/count"),
+            3,
+            "{io}: a handshake per connection"
+        );
+    }
+}
+
+#[test]
+fn a_tls_server_that_does_not_choose_h2_is_a_tls_error_on_epoll() {
+    let (config, pem) = stampede_testkit::self_signed_server_config_and_pem();
+    let ca = temp_dir("h2-reactor-no-alpn").join("ca.pem");
+    std::fs::write(&ca, pem).expect("write the CA");
+    let server = RawServer::start(move |mut tcp| {
+        let Ok(mut tls) = rustls::ServerConnection::new(config.clone()) else {
+            return;
+        };
+        while tls.is_handshaking() {
+            if tls.complete_io(&mut tcp).is_err() {
+                return;
+            }
+        }
+        let mut sink = [0u8; 1024];
+        let _ = tcp.set_read_timeout(Some(Duration::from_secs(10)));
+        while matches!(tcp.read(&mut sink), Ok(1..)) {}
+    });
+    let url = format!("https://localhost:{}/", server.addr().port());
+    let run = run_stampede(
+        binary(),
+        &[
+            &url,
+            "--cacert",
+            ca.to_str().expect("a UTF-8 path"),
+            "--http2",
+            "--io",
+            "epoll",
+            "-c",
+            "1",
+            "-n",
+            "3",
+        ],
+    );
+    // No connection ever opened: the run gives up, as on every path,
+    // saying why in one line; the result counts each try as `tls`.
+    assert_eq!(run.code(), Some(2), "{}", run.stderr());
+    let stderr = run.stderr();
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("3 tls"), "{stderr}");
+    if let Some(result) = &run.json {
+        let sample = result["error_samples"]["tls"][0].to_string();
+        assert!(sample.contains("did not choose h2"), "{sample}");
+    }
+}

@@ -84,8 +84,8 @@ impl Plan {
     /// What keeps the reactors (epoll, io_uring) from driving this run, if
     /// anything: they speak HTTP/1.1 (TCP or Unix, plain or TLS), one
     /// request (or one `--pipeline` batch) per connection at a time, in the
-    /// closed and the open model; epoll also speaks HTTP/2 (h2c) with
-    /// fixed requests in the closed model when `--io epoll` asks for it.
+    /// closed and the open model; epoll also speaks HTTP/2 (h2c, or h2 over
+    /// TLS) with fixed requests in the closed model when `--io epoll` asks.
     /// A proxy's CONNECT tunnel is the tokio path's.
     pub(crate) fn reactor_limitation(&self) -> Option<&'static str> {
         if self.uses_tls() && self.transport.proxy.is_some() {
@@ -108,21 +108,20 @@ impl Plan {
 
     /// What keeps the epoll reactor's HTTP/2 (the stampede-h2 codec, asked
     /// for with `--io epoll`) from this run, if anything: it drives h2c
-    /// (prior knowledge) with fixed requests in the closed model.
+    /// (prior knowledge) and h2 over TLS with fixed requests in the closed
+    /// model.
     fn epoll_h2_limitation(&self) -> Option<&'static str> {
         /// The reason, with what epoll does drive over HTTP/2.
         macro_rules! beyond_epoll {
             ($what:literal) => {
                 concat!(
                     $what,
-                    " (epoll drives HTTP/2 as h2c with fixed requests in the closed model)"
+                    " (epoll drives HTTP/2, h2c or over TLS, with fixed requests in the closed model)"
                 )
             };
         }
         let lifetime = &self.transport.lifetime;
-        if self.uses_tls() {
-            Some(beyond_epoll!("HTTP/2 over TLS"))
-        } else if !matches!(self.model, LoadModel::Closed { .. }) {
+        if !matches!(self.model, LoadModel::Closed { .. }) {
             Some(beyond_epoll!("HTTP/2 with a rate"))
         } else if self.transport.redirects > 0 {
             Some(beyond_epoll!("HTTP/2 with redirects"))
@@ -296,7 +295,7 @@ mod tests {
     }
 
     #[test]
-    fn http2_runs_on_epoll_only_when_asked_and_only_as_h2c_fixed_closed() {
+    fn http2_runs_on_epoll_only_when_asked_and_with_fixed_requests_closed() {
         use crate::{EventLoop, IoBackend};
         let h2 = |io: IoBackend| {
             let mut p = plan();
@@ -320,6 +319,8 @@ mod tests {
         ));
         let mut tls = h2(IoBackend::Epoll);
         tls.target = Target::parse("https://127.0.0.1:3000/").unwrap();
+        assert!(tls.validate().is_ok(), "h2 over TLS, ALPN h2");
+        assert_eq!(tls.event_loop(), EventLoop::Epoll);
         let mut paced = h2(IoBackend::Epoll);
         paced.model = LoadModel::Rate {
             per_s: Schedule::constant(10.0, Duration::from_secs(1)),
@@ -332,7 +333,6 @@ mod tests {
         let mut retired = h2(IoBackend::Epoll);
         retired.transport.lifetime.max_requests = Some(5);
         for (what, mut p) in [
-            ("TLS", tls),
             ("a rate", paced),
             ("redirects", hops),
             ("a connection lifetime", retired),
