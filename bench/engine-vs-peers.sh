@@ -45,7 +45,8 @@
 #                      otherwise `wrk2` on PATH is used
 #   --no-floor         skip the paced floor probe (built with cargo otherwise)
 #   --epoll            also run stampede with --io epoll (tool "stampede-epoll")
-#                      in the open-model and TLS keep-alive scenarios
+#                      in the open-model, TLS keep-alive and h2c scenarios
+#                      (over h2c: the reactor's own HTTP/2 codec, stampede-h2)
 #   --tls 1.2|1.3      the TLS version nginx offers (default 1.3)
 # Everything is bounded: each client run has a duration, only 127.0.0.1 is used,
 # nginx is stopped by a trap on exit. Writes bench/results/DATE-peers.md.
@@ -174,6 +175,7 @@ scenario_tools() {
         open*) echo "wrk2 stampede$(epoll_tool)$([ "$WITH_FLOOR" = 1 ] && echo " floor-paced")" ;;
         tls-ka100) echo "wrk stampede$(epoll_tool)" ;;
         tls-*) echo "wrk stampede" ;;
+        h2c-*) echo "h2load stampede$(epoll_tool)" ;;
         h2*) echo "h2load stampede" ;;
     esac
 }
@@ -224,6 +226,7 @@ client_cmd() {
                 stampede)
                     local k=""; [[ $sc == h2c-* ]] || k=" --insecure"
                     echo "$st --http2 -c $c --streams $s$k $u" ;;
+                stampede-epoll) echo "$st --io epoll --http2 -c $c --streams $s $u" ;;
             esac ;;
     esac
 }

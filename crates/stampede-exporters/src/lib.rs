@@ -6,6 +6,7 @@
 
 pub mod http_post;
 pub mod metrics_endpoint;
+pub mod metrics_family;
 pub mod metrics_feed;
 pub mod metrics_outcomes;
 pub mod metrics_protocols;

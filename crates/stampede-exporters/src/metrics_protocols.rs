@@ -6,7 +6,7 @@
 //! [`StreamSummary::of`], the function the result's `websocket.rtt` and
 //! `stream.gap` come from; absent from runs without them.
 
-use crate::metrics_series::{Family, Labels, Values};
+use crate::metrics_family::{Family, Labels, Values};
 use stampede_metrics::{StreamBooks, StreamSummary, WebSocketBooks};
 use std::collections::BTreeMap;
 

@@ -47,13 +47,18 @@ pub enum ErrorKind {
     /// WebSocket: a frame that breaks RFC 6455 (masked from the server, a
     /// reserved opcode or bit, an oversized control frame, bad UTF-8).
     WsProtocol,
+    /// HTTP/2 on the reactors: the server broke the protocol (a bad frame
+    /// size, an HPACK error, a frame on a stream it never opened, a window
+    /// overflow, a response that breaks a stream's rules); the connection
+    /// ends, and a sample names the offending frame type and the rule.
+    Protocol,
     /// Anything else (local resource limits...).
     Other,
 }
 
 impl ErrorKind {
     /// Every class, in report order.
-    pub const ALL: [ErrorKind; 16] = [
+    pub const ALL: [ErrorKind; 17] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::Timeout,
@@ -69,6 +74,7 @@ impl ErrorKind {
         ErrorKind::UndecodableBody,
         ErrorKind::WsUpgradeRefused,
         ErrorKind::WsProtocol,
+        ErrorKind::Protocol,
         ErrorKind::Other,
     ];
 
@@ -93,6 +99,7 @@ impl ErrorKind {
             ErrorKind::UndecodableBody => "undecodable_body",
             ErrorKind::WsUpgradeRefused => "ws_upgrade_refused",
             ErrorKind::WsProtocol => "ws_protocol",
+            ErrorKind::Protocol => "protocol",
             ErrorKind::Other => "other",
         }
     }

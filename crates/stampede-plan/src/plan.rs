@@ -84,14 +84,20 @@ impl Plan {
     /// What keeps the reactors (epoll, io_uring) from driving this run, if
     /// anything: they speak HTTP/1.1 (TCP or Unix, plain or TLS), one
     /// request (or one `--pipeline` batch) per connection at a time, in the
-    /// closed and the open model.
+    /// closed and the open model; epoll also speaks HTTP/2 (h2c, or h2 over
+    /// TLS) with fixed requests in the closed model when `--io epoll` asks.
     /// A proxy's CONNECT tunnel is the tokio path's. WebSocket (`ws://`,
     /// `wss://`) runs on epoll, not on io_uring.
     pub(crate) fn reactor_limitation(&self) -> Option<&'static str> {
         if self.uses_tls() && self.transport.proxy.is_some() {
             Some("TLS through a proxy (CONNECT)")
         } else if self.transport.http2 {
-            Some("HTTP/2")
+            match self.transport.io {
+                crate::IoBackend::Epoll => self.epoll_h2_limitation(),
+                // `auto` keeps HTTP/2 on tokio (the `h2` crate) until the
+                // reactors' codec has proven itself everywhere.
+                _ => Some("HTTP/2"),
+            }
         } else if self.transport.http3 {
             Some("HTTP/3")
         } else if self.transport.websocket.is_some() && self.transport.io == crate::IoBackend::Uring
@@ -99,6 +105,34 @@ impl Plan {
             Some("WebSocket (epoll drives ws://)")
         } else if self.transport.stream.reconnect {
             Some("--sse-reconnect")
+        } else {
+            None
+        }
+    }
+
+    /// What keeps the epoll reactor's HTTP/2 (the stampede-h2 codec, asked
+    /// for with `--io epoll`) from this run, if anything: it drives h2c
+    /// (prior knowledge) and h2 over TLS with fixed requests in the closed
+    /// model.
+    fn epoll_h2_limitation(&self) -> Option<&'static str> {
+        /// The reason, with what epoll does drive over HTTP/2.
+        macro_rules! beyond_epoll {
+            ($what:literal) => {
+                concat!(
+                    $what,
+                    " (epoll drives HTTP/2, h2c or over TLS, with fixed requests in the closed model)"
+                )
+            };
+        }
+        let lifetime = &self.transport.lifetime;
+        if !matches!(self.model, LoadModel::Closed { .. }) {
+            Some(beyond_epoll!("HTTP/2 with a rate"))
+        } else if self.transport.redirects > 0 {
+            Some(beyond_epoll!("HTTP/2 with redirects"))
+        } else if self.transport.compression.decode || self.transport.stream.watch {
+            Some(beyond_epoll!("HTTP/2 with decoded or watched bodies"))
+        } else if lifetime.max_requests.is_some() || lifetime.max_age.is_some() {
+            Some(beyond_epoll!("HTTP/2 with a connection lifetime"))
         } else {
             None
         }
@@ -263,6 +297,61 @@ mod tests {
             keepalive: true,
             connect_timeout: Duration::from_secs(3),
             timeout: Duration::from_secs(10),
+        }
+    }
+
+    #[test]
+    fn http2_runs_on_epoll_only_when_asked_and_with_fixed_requests_closed() {
+        use crate::{EventLoop, IoBackend};
+        let h2 = |io: IoBackend| {
+            let mut p = plan();
+            p.transport.http2 = true;
+            p.transport.io = io;
+            p
+        };
+        // auto keeps HTTP/2 on tokio; epoll takes h2c in the closed model.
+        assert_eq!(h2(IoBackend::Auto).event_loop(), EventLoop::Tokio);
+        assert_eq!(h2(IoBackend::Tokio).event_loop(), EventLoop::Tokio);
+        let mut epoll = h2(IoBackend::Epoll);
+        assert!(epoll.validate().is_ok());
+        assert_eq!(epoll.event_loop(), EventLoop::Epoll);
+        let mut uring = h2(IoBackend::Uring);
+        assert!(matches!(
+            uring.validate(),
+            Err(PlanError::ReactorCannotDrive {
+                reason: "HTTP/2",
+                ..
+            })
+        ));
+        let mut tls = h2(IoBackend::Epoll);
+        tls.target = Target::parse("https://127.0.0.1:3000/").unwrap();
+        assert!(tls.validate().is_ok(), "h2 over TLS, ALPN h2");
+        assert_eq!(tls.event_loop(), EventLoop::Epoll);
+        let mut paced = h2(IoBackend::Epoll);
+        paced.model = LoadModel::Rate {
+            per_s: Schedule::constant(10.0, Duration::from_secs(1)),
+            max_connections: 5,
+            arrival: crate::Arrival::Uniform,
+            pace_window: Duration::ZERO,
+        };
+        let mut hops = h2(IoBackend::Epoll);
+        hops.transport.redirects = 3;
+        let mut retired = h2(IoBackend::Epoll);
+        retired.transport.lifetime.max_requests = Some(5);
+        for (what, mut p) in [
+            ("a rate", paced),
+            ("redirects", hops),
+            ("a connection lifetime", retired),
+        ] {
+            match p.validate() {
+                Err(PlanError::ReactorCannotDrive {
+                    io: "epoll",
+                    reason,
+                }) => {
+                    assert!(reason.contains(what), "{what}: {reason}")
+                }
+                other => panic!("{what}: {other:?}"),
+            }
         }
     }
 

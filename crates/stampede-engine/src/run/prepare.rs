@@ -142,6 +142,9 @@ pub(crate) fn prepare(
             ))
         }
     };
+    if event_loop == EventLoop::Epoll && plan.transport.http2 && options.workload.is_some() {
+        return Err(EngineError::Http2WorkloadNeedsTokio);
+    }
     // A step's follow_redirects = true follows even without --redirects,
     // as far as JMeter and browsers do (20 hops).
     let step_follows =

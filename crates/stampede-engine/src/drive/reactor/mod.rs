@@ -224,8 +224,26 @@ pub(crate) struct Turn {
 
 impl Turn {
     /// Carries slot `index` on from `step`: an answered slot sends its next
-    /// request at once while the schedule and the budget allow, else parks.
+    /// request at once while the schedule and the budget allow, else parks;
+    /// then the slot writes what it queued (`ReactorSlot::flush`).
     pub(crate) fn advance<I: WorkerIo, S: ReactorSlot<I>>(
+        &mut self,
+        io: &I,
+        ctx: &ConnectionContext,
+        slots: &mut [S],
+        index: usize,
+        mut step: Step,
+    ) {
+        loop {
+            self.advance_unflushed(io, ctx, slots, index, step);
+            step = slots[index].flush(io);
+            if step == Step::Pending {
+                return;
+            }
+        }
+    }
+
+    fn advance_unflushed<I: WorkerIo, S: ReactorSlot<I>>(
         &mut self,
         io: &I,
         ctx: &ConnectionContext,
@@ -276,6 +294,12 @@ impl Turn {
                             return;
                         };
                         step = start_intended(io, ctx, &mut slots[index], intended, now);
+                        continue;
+                    }
+                    // Requests begun before go first, even on a slot the
+                    // schedule parks (they hold their budget already).
+                    if let Some(resumed) = slots[index].resume(io, Instant::now()) {
+                        step = resumed;
                         continue;
                     }
                     let done = slots[index].base().ledger.user_done();

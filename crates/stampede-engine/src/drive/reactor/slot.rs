@@ -55,6 +55,25 @@ pub(crate) trait ReactorSlot<I: WorkerIo> {
         self.base().phase
     }
 
+    /// When the slot may start again after its last failure: `None`
+    /// unless that failure was a connect (then it waits out its backoff).
+    fn retry_at(&self) -> Option<Instant> {
+        self.base().ledger.retry_at()
+    }
+
+    /// Requests the slot began before and still carries (HTTP/2: those the
+    /// server never processed) go out before the worker claims a new one:
+    /// `Some(step)` when there were any. HTTP/1.1 carries none.
+    fn resume(&mut self, _io: &I, _now: Instant) -> Option<Step> {
+        None
+    }
+
+    /// Writes what the slot queued while the turn advanced it (HTTP/2: the
+    /// streams it started, in one send). HTTP/1.1 writes as it goes.
+    fn flush(&mut self, _io: &I) -> Step {
+        Step::Pending
+    }
+
     fn set_phase(&mut self, phase: Phase) {
         self.base_mut().phase = phase;
     }
@@ -96,12 +115,6 @@ pub(crate) trait ReactorSlot<I: WorkerIo> {
         }
         self.ledger().sending(io.ctx(), now);
         self.send(io)
-    }
-
-    /// When the slot may start again after its last failure (its connect
-    /// backoff), `None` when it may start at once.
-    fn retry_at(&self) -> Option<Instant> {
-        self.base().ledger.retry_at()
     }
 
     /// The load is over: true while the slot still ends something of its

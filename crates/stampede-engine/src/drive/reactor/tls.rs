@@ -54,6 +54,11 @@ impl TlsSession {
         self.connection.is_handshaking()
     }
 
+    /// The protocol the server chose in ALPN, once the handshake is over.
+    pub(super) fn alpn_protocol(&self) -> Option<&[u8]> {
+        self.connection.alpn_protocol()
+    }
+
     /// Feeds ciphertext the server sent; each plaintext chunk it decrypts
     /// goes to `plain`, in order.
     pub(super) fn receive(
