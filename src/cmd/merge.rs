@@ -44,6 +44,7 @@ pub struct MergeArgs {
 }
 
 pub fn execute(args: MergeArgs) -> anyhow::Result<i32> {
+    refuse_a_file_twice(&args.files)?;
     let is_hlog = |path: &PathBuf| {
         let head = std::fs::read(path).unwrap_or_default();
         crate::process::hlog_file::looks_like_hlog(path, &head)
@@ -100,6 +101,26 @@ pub fn execute(args: MergeArgs) -> anyhow::Result<i32> {
     Ok(crate::session::delivery::measured_status(&merged))
 }
 
+/// A merge adds its inputs: one file given twice (under any spelling)
+/// would count twice.
+fn refuse_a_file_twice(files: &[PathBuf]) -> anyhow::Result<()> {
+    let mut seen: Vec<(PathBuf, &PathBuf)> = Vec::with_capacity(files.len());
+    for path in files {
+        let Ok(real) = std::fs::canonicalize(path) else {
+            continue; // reading it names what is wrong
+        };
+        if let Some((_, first)) = seen.iter().find(|(r, _)| *r == real) {
+            bail!(
+                "{} and {} are the same file: a merge adds its inputs, so it would count twice",
+                first.display(),
+                path.display()
+            );
+        }
+        seen.push((real, path));
+    }
+    Ok(())
+}
+
 /// Interval logs merged per interval into `--hlog PATH`.
 fn merge_hlogs(args: &MergeArgs) -> anyhow::Result<i32> {
     let Some(out) = &args.hlog else {
@@ -113,11 +134,12 @@ fn merge_hlogs(args: &MergeArgs) -> anyhow::Result<i32> {
         let file = crate::process::hlog_file::read_hlog_file(path)?;
         files.push((path.display().to_string(), file));
     }
-    let started_at = (files.iter())
-        .filter_map(|(_, f)| f.start_time)
-        .min()
-        .unwrap_or_else(std::time::SystemTime::now);
     let merged = stampede_metrics::merge_hlogs(&files).map_err(|e| anyhow::anyhow!("{e}"))?;
+    for warning in &merged.warnings {
+        eprintln!("stampede: warning: {warning}");
+    }
+    let started_at = (merged.start_time).unwrap_or_else(std::time::SystemTime::now);
+    let merged = merged.intervals;
     crate::process::hlog_file::write_merged(out, started_at, &merged)?;
     if args.output == OutputFormat::Text {
         let first = merged.first().map(|m| m.tag.as_str());

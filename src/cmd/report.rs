@@ -124,7 +124,7 @@ fn report_hlog(args: &ReportArgs, bytes: &[u8]) -> anyhow::Result<i32> {
         per_interval: args.per_interval,
     };
     let totals = report_hlog::totals(&file, &range)?;
-    report_hlog::print(&args.file, &range, &totals, args.output)?;
+    report_hlog::print(&args.file, file.cut_at_line, &range, &totals, args.output)?;
     Ok(crate::process::exit::OK)
 }
 

@@ -32,7 +32,11 @@ pub fn execute(args: SweepArgs) -> anyhow::Result<i32> {
         None => None,
     };
     let stop = interrupt::stop_handle()?;
-    let outcome = run_steps(&args, &prepared, &pids, &[], &mut Unwatched)?;
+    let hlog = (args.hlog.clone()).map(|path| crate::process::hlog_file::HlogTarget {
+        path,
+        interval: args.hlog_interval,
+    });
+    let outcome = run_steps(&args, &prepared, &pids, &[], hlog.as_ref(), &mut Unwatched)?;
     drop(spawned);
     let Some(document) = outcome.document else {
         bail!("no step completed");

@@ -75,18 +75,58 @@ impl IntervalFigures {
 
 /// Each tag's intervals in `range`, added up, in the file's tag order.
 pub fn totals(file: &HlogFile, range: &HlogRange) -> anyhow::Result<Vec<TagTotal>> {
-    let tags = file.tags();
-    for asked in &range.tags {
-        if !tags.contains(asked) {
+    let span = |d: Option<Duration>, none: &str| {
+        d.map_or(none.to_string(), |d| format!("{:.3} s", d.as_secs_f64()))
+    };
+    if let (Some(from), Some(to)) = (range.from, range.to) {
+        if to <= from {
             anyhow::bail!(
-                "--tag {asked}: no such tag in the log (it has {})",
-                tags.join(", ")
+                "--to must be after --from (the window is {} to {})",
+                span(range.from, ""),
+                span(range.to, "")
             );
         }
     }
+    let tags = file.tags();
+    if tags.is_empty() {
+        anyhow::bail!(
+            "the log has no complete interval (a run stopped before its first interval ended \
+             writes only the headers)"
+        );
+    }
+    // A tag is asked for as the log writes it (`latency:GET%20%2Fa`) or
+    // as named (`latency:GET /a`).
+    let mut asked = Vec::with_capacity(range.tags.len());
+    for name in &range.tags {
+        let encoded = stampede_metrics::encode_tag(name);
+        match [name.clone(), encoded]
+            .into_iter()
+            .find(|t| tags.contains(t))
+        {
+            Some(tag) => asked.push(tag),
+            None => anyhow::bail!(
+                "--tag {name}: no such tag in the log (it has {})",
+                tags.join(", ")
+            ),
+        }
+    }
+    let within = |start: Duration| {
+        range.from.is_none_or(|from| start >= from) && range.to.is_none_or(|to| start < to)
+    };
+    if !file.intervals.iter().any(|i| within(i.start)) {
+        let first = file.intervals.iter().map(|i| i.start).min();
+        let last = file.intervals.iter().map(|i| i.start).max();
+        anyhow::bail!(
+            "no interval starts in the window {} to {}: the log's intervals start from {} to {}",
+            span(range.from, "the start"),
+            span(range.to, "the end"),
+            span(first, "?"),
+            span(last, "?")
+        );
+    }
     let mut totals: Vec<TagTotal> = tags
         .into_iter()
-        .filter(|t| range.tags.is_empty() || range.tags.contains(t))
+        .filter(|t| asked.is_empty() || asked.contains(t))
         .map(|tag| TagTotal {
             tag,
             intervals: 0,
@@ -94,9 +134,6 @@ pub fn totals(file: &HlogFile, range: &HlogRange) -> anyhow::Result<Vec<TagTotal
             each: Vec::new(),
         })
         .collect();
-    let within = |start: Duration| {
-        range.from.is_none_or(|from| start >= from) && range.to.is_none_or(|to| start < to)
-    };
     for interval in file.intervals.iter().filter(|i| within(i.start)) {
         if let Some(total) = totals.iter_mut().find(|t| t.tag == interval.tag) {
             total.intervals += 1;
@@ -125,6 +162,7 @@ fn quantile(histogram: &LatencyHistogram, percentile: f64) -> u64 {
 /// Prints the totals as text or JSON.
 pub fn print(
     path: &Path,
+    cut_at_line: Option<usize>,
     range: &HlogRange,
     totals: &[TagTotal],
     format: OutputFormat,
@@ -160,6 +198,7 @@ pub fn print(
                 "file": path.display().to_string(),
                 "from_s": seconds(range.from),
                 "to_s": seconds(range.to),
+                "cut_at_line": cut_at_line,
                 "unit": "us",
                 "tags": tags,
             });
@@ -173,9 +212,20 @@ pub fn print(
             let to = range.to.map_or("the end".to_string(), |d| {
                 format!("{:.3} s", d.as_secs_f64())
             });
+            let starts = totals.iter().flat_map(|t| t.each.iter());
+            let covered = starts
+                .map(|i| (i.start, i.start + i.length))
+                .reduce(|(a, b), (c, d)| (a.min(c), b.max(d)));
+            let covered = covered.map_or(String::new(), |(first, end)| {
+                format!(
+                    ", covering {:.3} s to {:.3} s",
+                    first.as_secs_f64(),
+                    end.as_secs_f64()
+                )
+            });
             writeln!(
                 out,
-                "{}: intervals from {from} to {to} (latencies in ms)",
+                "{}: intervals starting from {from} to {to}{covered} (latencies in ms)",
                 path.display()
             )?;
             let width = totals.iter().map(|t| t.tag.len()).max().unwrap_or(3).max(3);

@@ -169,7 +169,11 @@ pub fn preflight(outputs: &[(&str, &Path)]) -> anyhow::Result<()> {
             to_stdout.push(flag);
             continue;
         }
-        if let Some((other, _)) = outputs[..index].iter().find(|(_, p)| p == path) {
+        // /dev/null may take several outputs; a file may take one.
+        let same = |(_, p): &&(&str, &Path)| {
+            !is_stdout(p) && !is_special(path) && resolved(p) == resolved(path)
+        };
+        if let Some((other, _)) = outputs[..index].iter().find(same) {
             anyhow::bail!("{other} and {flag} both write {}", path.display());
         }
         probe(path).with_context(|| format!("{flag} {}", path.display()))?;
@@ -190,6 +194,20 @@ pub fn preflight_given(outputs: &[(&str, Option<&PathBuf>)]) -> anyhow::Result<(
         .filter_map(|(flag, path)| path.map(|path| (*flag, path.as_path())))
         .collect();
     preflight(&given)
+}
+
+/// Where `path` will be written, whatever its spelling (`./x`, `/abs/x`,
+/// a link): its directory resolved, then its name.
+fn resolved(path: &Path) -> PathBuf {
+    let path = through_links(path);
+    let dir = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    match (std::fs::canonicalize(dir), path.file_name()) {
+        (Ok(dir), Some(name)) => dir.join(name),
+        _ => path,
+    }
 }
 
 /// True when any of the outputs is `-`.
@@ -286,6 +304,17 @@ mod tests {
         let same = Path::new("same.out");
         let error = preflight(&[("--json", same), ("--html", same)]).unwrap_err();
         assert!(error.to_string().contains("both write"), "{error}");
+        // The same file however it is spelled.
+        let absolute = std::env::current_dir().unwrap().join("same.out");
+        for other in [Path::new("./same.out"), absolute.as_path()] {
+            let error = preflight(&[("--hlog", same), ("--json", other)]).unwrap_err();
+            assert!(
+                error.to_string().contains("both write"),
+                "{other:?}: {error}"
+            );
+        }
+        let null = Path::new("/dev/null");
+        assert!(preflight(&[("--json", null), ("--html", null)]).is_ok());
     }
 
     #[test]

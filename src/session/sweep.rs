@@ -103,6 +103,7 @@ pub fn run_steps(
     prepared: &PreparedSweep,
     pids: &[u32],
     banner_prefix: &[String],
+    hlog: Option<&crate::process::hlog_file::HlogTarget>,
     watch: &mut dyn StepWatch,
 ) -> anyhow::Result<SweepOutcome> {
     let stop = interrupt::stop_handle()?;
@@ -130,13 +131,7 @@ pub fn run_steps(
             pids,
             slo,
             exports: None,
-            hlog: (args.hlog.clone()).map(|path| {
-                let target = crate::process::hlog_file::HlogTarget {
-                    path,
-                    interval: args.hlog_interval,
-                };
-                target.part(&format!("step{}", index + 1))
-            }),
+            hlog: hlog.map(|target| target.part(&format!("step{}", index + 1))),
             banner,
             ..RunContext::default()
         };

@@ -1,8 +1,10 @@
 //! `--hlog`: the HdrHistogram interval log of a real run against the
 //! built-in target. Its intervals add up to the run's whole histogram
-//! bucket for bucket; `stampede report` reads it back (a time range, a
-//! tag, faults by line, a file cut mid-line); `stampede merge` merges logs
-//! per interval exactly; and an independent reader, the `hdrhistogram`
+//! bucket for bucket, for a run, each sweep step, each experiment round
+//! and the jmeter front-end; `stampede report` reads it back (a time range,
+//! a tag, faults by line, a file cut mid-line, windows and logs it refuses);
+//! `stampede merge` merges logs per interval exactly and refuses logs of
+//! different intervals or one file twice; and an independent reader, the `hdrhistogram`
 //! package from PyPI (HdrHistogram_py, the format's Python implementation),
 //! decodes every interval to the same counts and percentiles. The result
 //! JSON's per-second histograms add up to the run too, merge exactly when
@@ -581,6 +583,8 @@ fn the_jmeter_front_end_writes_the_log_of_its_run() {
         &port,
         "--hlog",
         hlog.to_str().unwrap(),
+        "--hlog-interval",
+        "100ms",
         "--stampede-json",
         json.to_str().unwrap(),
     ]);
@@ -589,6 +593,17 @@ fn the_jmeter_front_end_writes_the_log_of_its_run() {
     let completed = read_json(&json)["requests"]["completed"].as_u64().unwrap();
     assert!(completed > 0);
     assert_eq!(sum_of(&file, "latency").len(), completed);
+    // --hlog-interval is the front-end's too: every interval but the
+    // run's last is 100 ms long.
+    let latency: Vec<_> = (file.intervals.iter())
+        .filter(|i| i.tag == "latency")
+        .collect();
+    let (_, whole) = latency.split_last().expect("an interval");
+    assert!(
+        whole.iter().all(|i| i.length.as_millis() == 100),
+        "{:?}",
+        latency.iter().map(|i| i.length).collect::<Vec<_>>()
+    );
 }
 
 /// Each check has a tag holding the latency of the responses that failed
@@ -1007,4 +1022,211 @@ fn a_stall_is_a_band_in_the_reports_heatmap() {
         "inked pixels above 100 ms: {band_ink} in the stall's column {stall}, \
          {quiet_ink} in column {quiet}"
     );
+}
+
+/// What cannot be reported is refused in one line, exit 2: a window that
+/// ends before it starts or that no interval starts in, and a log with
+/// only its headers (a run stopped before its first interval ended). The
+/// text says which span the counted intervals cover.
+#[test]
+fn report_refuses_an_empty_window_and_a_log_without_intervals() {
+    let dir = stampede_testkit::temp_dir("hlog-report-window");
+    let (hlog, _) = run_with_hlog(&dir, "250ms");
+    let path = hlog.to_str().unwrap();
+    let refused = |args: &[&str], says: &str| {
+        let output = stampede(args);
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            text(&output.stdout)
+        );
+        let stderr = text(&output.stderr);
+        assert_eq!(stderr.trim().lines().count(), 1, "one line: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    };
+    refused(
+        &["report", path, "--from", "2s", "--to", "1s"],
+        "--to must be after --from",
+    );
+    refused(
+        &["report", path, "--from", "30s"],
+        "no interval starts in the window 30.000 s to the end",
+    );
+    let original = std::fs::read_to_string(&hlog).unwrap();
+    let headers: Vec<&str> = (original.lines())
+        .take_while(|l| !l.starts_with("Tag="))
+        .collect();
+    let empty = dir.join("headers-only.hlog");
+    std::fs::write(&empty, headers.join("\n") + "\n").unwrap();
+    refused(
+        &["report", empty.to_str().unwrap()],
+        "the log has no complete interval",
+    );
+    // From 0.1 s: the intervals starting at 0.25 s and after are counted,
+    // and the text says so.
+    let output = stampede(&["report", path, "--from", "100ms", "--tag", "latency"]);
+    assert_succeeded(&output);
+    let printed = text(&output.stdout);
+    assert!(printed.contains("covering 0.250 s to"), "{printed}");
+}
+
+/// Logs that cannot be merged interval by interval are refused in one
+/// line, exit 2: different interval lengths, and one file given twice
+/// under two spellings (it would count twice).
+#[test]
+fn merge_refuses_different_intervals_and_one_file_twice() {
+    let dir = stampede_testkit::temp_dir("hlog-merge-refusals");
+    let quarter = dir.join("quarter");
+    let half = dir.join("half");
+    std::fs::create_dir_all(&quarter).unwrap();
+    std::fs::create_dir_all(&half).unwrap();
+    let (a, _) = run_with_hlog(&quarter, "250ms");
+    let (b, _) = run_with_hlog(&half, "500ms");
+    let merged = dir.join("merged.hlog");
+    let refused = |inputs: [&str; 2], says: &str| {
+        let output = stampede(&[
+            "merge",
+            inputs[0],
+            inputs[1],
+            "--hlog",
+            merged.to_str().unwrap(),
+        ]);
+        assert_eq!(output.status.code(), Some(2), "{inputs:?}");
+        let stderr = text(&output.stderr);
+        assert_eq!(stderr.trim().lines().count(), 1, "one line: {stderr}");
+        assert!(stderr.contains(says), "{inputs:?}: {stderr}");
+        assert!(!merged.exists(), "nothing written");
+    };
+    refused(
+        [a.to_str().unwrap(), b.to_str().unwrap()],
+        "intervals of 0.500 s but",
+    );
+    let spelled = quarter.join(".").join("run.hlog");
+    refused(
+        [a.to_str().unwrap(), spelled.to_str().unwrap()],
+        "are the same file",
+    );
+}
+
+/// `experiment --hlog`: each variant's round writes its own log, named by
+/// variant and round, whose intervals add up to that run; `--hlog` after
+/// `-- run` is the experiment's to give, and refused there.
+#[test]
+fn an_experiment_writes_a_log_per_variant_and_round() {
+    let dir = stampede_testkit::temp_dir("hlog-experiment");
+    let port = stampede_testkit::free_port();
+    let url = format!("http://127.0.0.1:{port}/");
+    let template = format!(
+        "{} serve --port {port} --threads {{threads}}",
+        stampede_testkit::binary().display()
+    );
+    let hlog = dir.join("exp.hlog");
+    let json = dir.join("exp.json");
+    let output = stampede(&[
+        "experiment",
+        "-q",
+        "--server",
+        &template,
+        "--vary",
+        "threads=1,2",
+        "--repeat",
+        "1",
+        "--settle",
+        "0s",
+        "--json",
+        json.to_str().unwrap(),
+        "--hlog",
+        hlog.to_str().unwrap(),
+        "--hlog-interval",
+        "500ms",
+        "--",
+        "run",
+        &url,
+        "-c",
+        "2",
+        "-d",
+        "1s",
+    ]);
+    assert_succeeded(&output);
+    let doc = read_json(&json);
+    let variants = doc["variants"].as_array().unwrap();
+    assert_eq!(variants.len(), 2);
+    for (index, variant) in variants.iter().enumerate() {
+        let path = dir.join(format!("exp.v{}.round1.hlog", index + 1));
+        let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let file = read_hlog(&bytes).unwrap();
+        let completed = variant["runs"][0]["requests"]["completed"]
+            .as_u64()
+            .unwrap();
+        assert!(completed > 0);
+        assert_eq!(
+            sum_of(&file, "latency").len(),
+            completed,
+            "{}",
+            path.display()
+        );
+    }
+    assert!(!hlog.exists(), "one log per run, none under the bare name");
+    let output = stampede(&[
+        "experiment",
+        "--server",
+        &template,
+        "--vary",
+        "threads=1,2",
+        "--",
+        "run",
+        &url,
+        "--hlog",
+        dir.join("x.hlog").to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = text(&output.stderr);
+    assert!(stderr.contains("--hlog after --"), "{stderr}");
+    assert!(
+        stderr.contains("its own --repeat, --json, --html and --hlog"),
+        "{stderr}"
+    );
+}
+
+/// `sweep --hlog`: each step writes its own log (`.step1`, `.step2`),
+/// whose intervals add up to that step's run.
+#[test]
+fn a_sweep_writes_a_log_per_step() {
+    let dir = stampede_testkit::temp_dir("hlog-sweep");
+    let target = spawn_target(stampede_testkit::one_thread());
+    let url = format!("http://{}/", target.local_addr());
+    let hlog = dir.join("sw.hlog");
+    let json = dir.join("sw.json");
+    let output = stampede(&[
+        "sweep",
+        &url,
+        "-c",
+        "1,2",
+        "--step",
+        "1s",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+        "--hlog",
+        hlog.to_str().unwrap(),
+    ]);
+    assert_succeeded(&output);
+    let doc = read_json(&json);
+    let steps = doc["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 2);
+    for (index, step) in steps.iter().enumerate() {
+        let path = dir.join(format!("sw.step{}.hlog", index + 1));
+        let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let file = read_hlog(&bytes).unwrap();
+        let completed = step["result"]["requests"]["completed"].as_u64().unwrap();
+        assert!(completed > 0);
+        assert_eq!(
+            sum_of(&file, "latency").len(),
+            completed,
+            "{}",
+            path.display()
+        );
+    }
+    assert!(!hlog.exists(), "one log per step, none under the bare name");
 }

@@ -176,7 +176,7 @@ pub fn read_hlog(text: &[u8]) -> Result<HlogFile, HlogError> {
     let mut base_time: Option<Duration> = None;
     let mut start_time: Option<Duration> = None;
     let mut raw: Vec<(Duration, HlogInterval)> = Vec::new();
-    let mut last_start: Vec<(String, Duration)> = Vec::new();
+    let mut last_start: Vec<(String, (Duration, Duration))> = Vec::new();
     let mut rest = text;
     let mut number = 0;
     while !rest.is_empty() {
@@ -210,16 +210,28 @@ pub fn read_hlog(text: &[u8]) -> Result<HlogFile, HlogError> {
                     .deserialize(&mut bytes.as_slice())
                     .map_err(|e| fault(format!("the histogram does not decode ({e:?})")))?;
                 let stamp = entry.start_timestamp();
+                let span = (stamp, stamp + entry.duration());
                 match last_start.iter_mut().find(|(t, _)| *t == tag) {
-                    Some((_, previous)) if stamp < *previous => {
+                    Some((_, (start, _))) if stamp < *start => {
                         return Err(fault(format!(
                             "interval of tag {tag} starts at {:.3} s, before the one before it ({:.3} s)",
                             seconds(stamp),
-                            seconds(*previous)
+                            seconds(*start)
                         )));
                     }
-                    Some((_, previous)) => *previous = stamp,
-                    None => last_start.push((tag.clone(), stamp)),
+                    // The format keeps milliseconds: a start 1 ms before the
+                    // last one's end is rounding, not an overlap.
+                    Some((_, (start, end))) if stamp + Duration::from_millis(1) < *end => {
+                        return Err(fault(format!(
+                            "interval of tag {tag} starts at {:.3} s, inside the one before it \
+                             ({:.3} s to {:.3} s): an interval is counted once",
+                            seconds(stamp),
+                            seconds(*start),
+                            seconds(*end)
+                        )));
+                    }
+                    Some((_, previous)) => *previous = span,
+                    None => last_start.push((tag.clone(), span)),
                 }
                 raw.push((
                     stamp,
@@ -400,6 +412,12 @@ mod tests {
         assert!(with(6, "Tag=latency,0.000")
             .fault
             .contains("not an interval"));
+        // The same interval twice: it would be counted twice.
+        let mut twice = lines.clone();
+        twice.insert(7, good.clone());
+        let err = read_hlog((twice.join("\n") + "\n").as_bytes()).unwrap_err();
+        assert_eq!(err.line, 8);
+        assert!(err.fault.contains("inside the one before it"), "{err}");
         lines.swap(6, 8);
         let err = read_hlog((lines.join("\n") + "\n").as_bytes()).unwrap_err();
         assert_eq!(err.line, 9);

@@ -66,7 +66,7 @@ pub use interval_histograms::IntervalHistograms;
 pub use interval_log::{
     encode_tag, read_hlog, HlogError, HlogFile, HlogInterval, HlogWriter, HLOG_LEGEND,
 };
-pub use interval_merge::{merge_hlogs, MergedInterval};
+pub use interval_merge::{merge_hlogs, MergedInterval, MergedLog};
 pub use intervals::{snapshot_interval_for, IntervalBuilder, IntervalSink};
 pub use merge::{merge_results, MergeError};
 pub use monitor::{MachineSample, MonitorReport, ProcessSample, ProcessSummary};

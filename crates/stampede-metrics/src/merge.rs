@@ -351,15 +351,22 @@ impl Windows {
             .iter()
             .filter_map(|r| r.agent.as_ref().map(|a| a.max_skew_ms))
             .max()
-            .unwrap_or(1000) as f64;
-        (self.spread_ms() > allowed_ms).then(|| {
-            format!(
-                "measurements started {:.0} ms apart (more than {allowed_ms:.0} ms): per-second \
-                 figures mix different moments of the test; check the agents' clocks and --start-at",
-                self.spread_ms()
-            )
-        })
+            .unwrap_or(MAX_SKEW.as_millis() as u64) as f64;
+        (self.spread_ms() > allowed_ms).then(|| skew_warning(self.spread_ms(), allowed_ms))
     }
+}
+
+/// How far apart the starts of one run's parts may be before a merge
+/// warns, when no agent says otherwise (`max_skew_ms`).
+pub(crate) const MAX_SKEW: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// The warning of a merge whose parts started `spread_ms` apart, more
+/// than `allowed_ms`: results and interval logs alike.
+pub(crate) fn skew_warning(spread_ms: f64, allowed_ms: f64) -> String {
+    format!(
+        "measurements started {spread_ms:.0} ms apart (more than {allowed_ms:.0} ms): per-second \
+         figures mix different moments of the test; check the agents' clocks and --start-at"
+    )
 }
 
 fn windows(results: &[RunResult]) -> Result<Windows, MergeError> {

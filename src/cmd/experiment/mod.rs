@@ -92,6 +92,16 @@ pub struct ExperimentArgs {
     /// sweep, bars for a fixed run), its cost per request as bars, the table
     #[arg(long, value_name = "PATH")]
     pub html: Option<PathBuf>,
+    /// Write an HdrHistogram interval log of each run to PATH with the
+    /// variant and round put in: run.hlog becomes run.v2.round1.hlog (a
+    /// sweep's steps add .step3)
+    #[arg(long, value_name = "PATH")]
+    pub hlog: Option<PathBuf>,
+    /// With --hlog: the length of one interval (it divides a second, or is
+    /// whole seconds)
+    #[arg(long, value_name = "DUR", default_value = "1s",
+          value_parser = crate::process::hlog_file::parse_hlog_interval)]
+    pub hlog_interval: Duration,
     /// No progress line
     #[arg(short = 'q', long)]
     pub quiet: bool,
@@ -121,6 +131,7 @@ pub fn execute(args: ExperimentArgs) -> anyhow::Result<i32> {
     crate::process::output::preflight_given(&[
         ("--json", args.json.as_ref()),
         ("--html", args.html.as_ref()),
+        ("--hlog", args.hlog.as_ref()),
     ])?;
     let (work, addr) = match (&given, &built, &prepared) {
         (LoadArgs::Sweep(sweep), _, Some(prepared)) => (
@@ -185,7 +196,14 @@ pub fn execute(args: ExperimentArgs) -> anyhow::Result<i32> {
             eprintln!("stampede: {banner}");
         }
         let kept = &mut doc.variants[index];
-        match runner::run_one(&load, variant, round, banner) {
+        let hlog = (args.hlog.clone()).map(|path| {
+            let target = crate::process::hlog_file::HlogTarget {
+                path,
+                interval: args.hlog_interval,
+            };
+            target.part(&format!("v{}.round{}", index + 1, round + 1))
+        });
+        match runner::run_one(&load, variant, round, banner, hlog) {
             Outcome::Done(done) => {
                 let (result, cost) = *done;
                 kept.runs.push(result);
@@ -254,6 +272,7 @@ fn load_args(words: &[String]) -> anyhow::Result<LoadArgs> {
                 ("--repeat", run.repeat.is_some()),
                 ("--until-stable", run.until_stable.is_some()),
                 ("--json", run.json.is_some()),
+                ("--hlog", run.exports.hlog.is_some()),
             ];
             (LoadArgs::Run(Box::new(run)), refused.to_vec())
         }
@@ -277,7 +296,7 @@ fn load_args(words: &[String]) -> anyhow::Result<LoadArgs> {
         other => bail!("after --, expected `run URL …` or `sweep URL …`, got {other:?}"),
     };
     if let Some((flag, _)) = refused.iter().find(|(_, given)| *given) {
-        bail!("{flag} after --: the experiment starts, watches and repeats the server itself (use its own --repeat, --json and --html)");
+        bail!("{flag} after --: the experiment starts, watches and repeats the server itself (use its own --repeat, --json, --html and --hlog)");
     }
     Ok(load)
 }

@@ -10,6 +10,7 @@
 
 use super::template::Variant;
 use crate::flags::sweep_args::SweepArgs;
+use crate::process::hlog_file::HlogTarget;
 use crate::session::spawn::SpawnedServer;
 use crate::session::stderr_tail::StderrTail;
 use crate::session::sweep::{run_steps, PreparedSweep, StepWatch};
@@ -62,9 +63,16 @@ pub enum Outcome {
 }
 
 /// Runs round `round` of `variant`.
-pub fn run_one(load: &Load<'_>, variant: &Variant, round: usize, banner: String) -> Outcome {
+/// Runs round `round` of `variant`, its interval log (`--hlog`) at `hlog`.
+pub fn run_one(
+    load: &Load<'_>,
+    variant: &Variant,
+    round: usize,
+    banner: String,
+    hlog: Option<HlogTarget>,
+) -> Outcome {
     let tail = StderrTail::new(STDERR_LINES);
-    run_logged(load, variant, round, banner, &tail)
+    run_logged(load, variant, round, banner, hlog, &tail)
 }
 
 fn run_logged(
@@ -72,6 +80,7 @@ fn run_logged(
     variant: &Variant,
     round: usize,
     banner: String,
+    hlog: Option<HlogTarget>,
     stderr: &StderrTail,
 ) -> Outcome {
     let failed = |reason: String| {
@@ -100,8 +109,8 @@ fn run_logged(
             plan,
             notices,
             workload,
-        } => fixed_run(load, (plan, notices, workload), pid, banner),
-        Work::Sweep { args, prepared } => sweep_round(load, args, prepared, pid, banner),
+        } => fixed_run(load, (plan, notices, workload), pid, banner, hlog),
+        Work::Sweep { args, prepared } => sweep_round(load, args, prepared, pid, banner, hlog),
     };
     let outcome = match outcome {
         Ok(outcome) => outcome,
@@ -132,6 +141,7 @@ fn fixed_run(
     (plan, notices, workload): RunWork<'_>,
     pid: u32,
     banner: String,
+    hlog: Option<HlogTarget>,
 ) -> Result<Outcome, String> {
     let before = read_cost(pid).map(reading);
     let watch = LoadWatch::start(load.addr, Some(pid), LOAD_WATCH_INTERVAL).ok();
@@ -145,6 +155,7 @@ fn fixed_run(
         pids: &[pid],
         banner: vec![banner],
         workload: workload.clone(),
+        hlog,
         ..RunContext::default()
     };
     let result = run_plan_in(plan, notices.to_vec(), &context);
@@ -171,6 +182,7 @@ fn sweep_round(
     prepared: &PreparedSweep,
     pid: u32,
     banner: String,
+    hlog: Option<HlogTarget>,
 ) -> Result<Outcome, String> {
     let mut watch = CostWatch {
         pid,
@@ -180,7 +192,7 @@ fn sweep_round(
         during: None,
         costs: Vec::new(),
     };
-    let swept = run_steps(args, prepared, &[pid], &[banner], &mut watch)
+    let swept = run_steps(args, prepared, &[pid], &[banner], hlog.as_ref(), &mut watch)
         .map_err(|error| format!("the load failed: {error:#}"))?;
     if swept.interrupted {
         return Ok(Outcome::Interrupted);

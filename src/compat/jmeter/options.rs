@@ -36,8 +36,9 @@ stampede jmeter -n -t PLAN.jmx [-l RESULTS.jtl] [options]   (JMeter's non-GUI mo
   --dry-run                        print the stampede scenario the plan maps to, and stop
   --skip-unsupported               run the plan without the elements stampede cannot map
   --stampede-json PATH             also write stampede's full JSON result to PATH
-  --hlog PATH                      write an HdrHistogram interval log (1 s) to PATH
+  --hlog PATH                      write an HdrHistogram interval log to PATH
                                    (several thread groups: PATH.group-N before the extension)
+  --hlog-interval DUR              with --hlog: the length of one interval (default 1s; 100ms works)
   Refused: -r/-R (remote engines: see `stampede k8s`), -g (dashboard from a JTL: see
   `stampede report`), -s (server mode), -H/-P/-E/-N/-u/-a (use stampede run --proxy).
 
@@ -82,6 +83,7 @@ const SPECS: &[JOpt] = &[
     JOpt::long("skip-unsupported", "skip-unsupported", Arity::Flag),
     JOpt::long("stampede-json", "stampede-json", Arity::One),
     JOpt::long("hlog", "hlog", Arity::One),
+    JOpt::long("hlog-interval", "hlog-interval", Arity::One),
 ];
 
 /// Where a property comes from, in command-line order.
@@ -113,6 +115,8 @@ pub(super) struct JmeterOptions {
     pub stampede_json: Option<PathBuf>,
     /// stampede's `--hlog`: each group's interval log.
     pub hlog: Option<PathBuf>,
+    /// stampede's `--hlog-interval`, when given.
+    pub hlog_interval: Option<std::time::Duration>,
     /// Options accepted with no effect here, as `-G NAME=VALUE`: one note.
     pub ignored: Vec<String>,
 }
@@ -159,6 +163,11 @@ pub(super) fn parse(words: &[String]) -> anyhow::Result<Parsed> {
             "skip-unsupported" => o.skip_unsupported = true,
             "stampede-json" => o.stampede_json = Some(PathBuf::from(value)),
             "hlog" => o.hlog = Some(PathBuf::from(value)),
+            "hlog-interval" => {
+                let interval = crate::process::hlog_file::parse_hlog_interval(&value)
+                    .map_err(|e| usage(TOOL, format!("--hlog-interval {value}: {e}")))?;
+                o.hlog_interval = Some(interval);
+            }
             // JMeter sends -G only to remote engines and -X only stops
             // them; -L, -i and -d tune its own logging and home.
             "globalprop" | "remoteexit" | "loglevel" | "jmeterlogconf" | "homedir" => {

@@ -161,6 +161,9 @@ fn run_group(
         true => path.with_extension(format!("group-{}.json", index + 1)),
     });
     let mut args = run_args(group, html)?;
+    if let Some(interval) = o.hlog_interval {
+        args.exports.hlog_interval = interval;
+    }
     args.exports.hlog = o.hlog.as_ref().map(|path| {
         let target = crate::process::hlog_file::HlogTarget {
             path: path.clone(),

@@ -52,6 +52,46 @@ fn column_json(h: &LatencyHistogram, first_row: usize, rows: usize) -> String {
 /// One column: its start and length in seconds, and its histogram.
 type Column<'a> = (f64, f64, &'a LatencyHistogram);
 
+/// The most columns drawn, one per pixel of the canvas: a longer run's
+/// neighbouring intervals are added up into one column, so that a report
+/// stays small (an hour at 1 s is 3,600 intervals; drawn whole, over 600 KB).
+const MAX_COLUMNS: usize = 960;
+
+/// `columns` with every `group` neighbours added up into one (their
+/// histograms added, spanning from the first's start to the last's end),
+/// `group` the fewest that leaves at most [`MAX_COLUMNS`].
+fn coarsened(columns: &[Column<'_>]) -> (usize, Vec<(f64, f64, LatencyHistogram)>) {
+    let group = columns.len().div_ceil(MAX_COLUMNS).max(1);
+    let merged = columns
+        .chunks(group)
+        .map(|chunk| {
+            let (start, _, first) = chunk[0];
+            let (last_start, last_length, _) = chunk[chunk.len() - 1];
+            let mut sum = LatencyHistogram::new_from(first);
+            for (_, _, h) in chunk {
+                // The same bounds: adding cannot fail.
+                let _ = sum.add(*h);
+            }
+            (start, last_start + last_length - start, sum)
+        })
+        .collect();
+    (group, merged)
+}
+
+/// The section of `columns`, each `one` ("one second of the run"); when
+/// there are more than [`MAX_COLUMNS`], `group` of them per column, each
+/// `many(group)`. Empty when no column holds a response.
+fn heatmap(columns: &[Column<'_>], one: &str, many: impl Fn(usize) -> String) -> String {
+    let data = if columns.len() > MAX_COLUMNS {
+        let (group, merged) = coarsened(columns);
+        let merged: Vec<Column<'_>> = merged.iter().map(|(s, l, h)| (*s, *l, h)).collect();
+        heatmap_json(&merged).map(|data| (data, many(group)))
+    } else {
+        heatmap_json(columns).map(|data| (data, one.to_string()))
+    };
+    data.map_or_else(String::new, |(data, column)| section(&data, &column))
+}
+
 /// The cells as JSON (`first_row`, `per_decade`, `rows`, and per column
 /// `[start, length, count, p50, p90, p99, max, [cells…]]`); `None` when no
 /// column holds a response.
@@ -106,9 +146,11 @@ pub fn heatmap_section(log: &HlogFile) -> String {
         .filter(|i| i.tag == "latency")
         .map(|i| (i.start.as_secs_f64(), i.length.as_secs_f64(), &i.histogram))
         .collect();
-    heatmap_json(&columns).map_or_else(String::new, |data| {
-        section(&data, "one interval of the run's interval log (--hlog)")
-    })
+    heatmap(
+        &columns,
+        "one interval of the run's interval log (--hlog)",
+        |n| format!("{n} intervals of the run's interval log (--hlog) added up"),
+    )
 }
 
 /// The heatmap's HTML from the result's seconds (`timeseries[].histograms`);
@@ -128,7 +170,9 @@ pub(crate) fn result_heatmap_section(result: &RunResult) -> String {
         })
         .collect();
     let columns: Vec<Column<'_>> = decoded.iter().map(|(s, l, h)| (*s, *l, h)).collect();
-    heatmap_json(&columns).map_or_else(String::new, |data| section(&data, "one second of the run"))
+    heatmap(&columns, "one second of the run", |n| {
+        format!("{n} seconds of the run added up")
+    })
 }
 
 #[cfg(test)]
@@ -230,6 +274,33 @@ mod tests {
         assert!(
             html.len() < 500_000,
             "the report of 10 minutes is {} bytes",
+            html.len()
+        );
+    }
+
+    #[test]
+    fn an_hours_run_is_drawn_in_added_up_columns_and_stays_under_500_kb() {
+        let result = synthetic_run(3_600, 100);
+        let mut html = Vec::new();
+        crate::render_html(&result, &mut html).unwrap();
+        let html = String::from_utf8(html).unwrap();
+        let data = html
+            .split("<script type=\"application/json\" id=\"latency-heatmap-data\">")
+            .nth(1)
+            .and_then(|rest| rest.split("</script>").next())
+            .expect("the report has the heatmap's cells");
+        let cells: serde_json::Value = serde_json::from_str(data).unwrap();
+        // 3,600 seconds, 4 to a column: 900 columns of 4 s, every response kept.
+        let columns = cells["columns"].as_array().unwrap();
+        assert_eq!(columns.len(), 900);
+        assert_eq!(columns[1][0].as_f64(), Some(4.0));
+        assert_eq!(columns[1][1].as_f64(), Some(4.0));
+        let counted: u64 = columns.iter().map(|c| c[2].as_u64().unwrap()).sum();
+        assert_eq!(counted, 3_600 * 100);
+        assert!(html.contains("Each column is 4 seconds of the run added up"));
+        assert!(
+            html.len() < 500_000,
+            "an hour's report is {} bytes",
             html.len()
         );
     }
