@@ -77,7 +77,7 @@ pub struct SweepArgs {
     #[arg(long, value_name = "PATH")]
     pub hlog: Option<PathBuf>,
     /// With --hlog: the length of one interval (it divides a second, or is whole seconds)
-    #[arg(long, value_name = "DUR", default_value = "1s", value_parser = crate::process::hlog_file::parse_hlog_interval)]
+    #[arg(long, value_name = "DUR", default_value = "1s", requires = "hlog", value_parser = crate::process::hlog_file::parse_hlog_interval)]
     pub hlog_interval: Duration,
     /// No progress lines, only the steps table and the verdict
     #[arg(short = 'q', long)]

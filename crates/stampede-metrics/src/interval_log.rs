@@ -170,7 +170,7 @@ fn seconds(d: Duration) -> f64 {
 /// Reads an interval log. Comments and the legend are skipped; a line
 /// that is not an interval, bad base64, a histogram that does not
 /// decompress, or an interval of a tag that starts before the tag's
-/// previous one is an error naming its line.
+/// previous one or inside it is an error naming its line.
 pub fn read_hlog(text: &[u8]) -> Result<HlogFile, HlogError> {
     let mut file = HlogFile::default();
     let mut base_time: Option<Duration> = None;
@@ -208,7 +208,7 @@ pub fn read_hlog(text: &[u8]) -> Result<HlogFile, HlogError> {
                     .map_err(|e| fault(format!("bad base64 in the histogram ({e})")))?;
                 let histogram: LatencyHistogram = Deserializer::new()
                     .deserialize(&mut bytes.as_slice())
-                    .map_err(|e| fault(format!("the histogram does not decode ({e:?})")))?;
+                    .map_err(|e| fault(format!("the histogram does not decode: {e}")))?;
                 let stamp = entry.start_timestamp();
                 let span = (stamp, stamp + entry.duration());
                 match last_start.iter_mut().find(|(t, _)| *t == tag) {

@@ -99,7 +99,7 @@ pub struct ExperimentArgs {
     pub hlog: Option<PathBuf>,
     /// With --hlog: the length of one interval (it divides a second, or is
     /// whole seconds)
-    #[arg(long, value_name = "DUR", default_value = "1s",
+    #[arg(long, value_name = "DUR", default_value = "1s", requires = "hlog",
           value_parser = crate::process::hlog_file::parse_hlog_interval)]
     pub hlog_interval: Duration,
     /// No progress line

@@ -204,6 +204,9 @@ pub(super) fn parse(words: &[String]) -> anyhow::Result<Parsed> {
         (false, Some(_)) => return Err(usage(TOOL, "-o DIR is used with -e")),
         _ => {}
     }
+    if o.hlog_interval.is_some() && o.hlog.is_none() {
+        return Err(usage(TOOL, "--hlog-interval is used with --hlog PATH"));
+    }
     Ok(Parsed::Run(o))
 }
 
@@ -260,6 +263,26 @@ mod tests {
         assert_eq!(o.log_file, Some(PathBuf::from("stampede.log")));
         assert!(o.force);
         assert!(options("-nt plan.jmx --dry-run --skip-unsupported").dry_run);
+    }
+
+    #[test]
+    fn hlog_interval_goes_with_hlog() {
+        let o = options("-n -t plan.jmx --hlog a.hlog --hlog-interval 100ms");
+        assert_eq!(o.hlog, Some(PathBuf::from("a.hlog")));
+        assert_eq!(o.hlog_interval, Some(std::time::Duration::from_millis(100)));
+        for (line, says) in [
+            (
+                "-n -t plan.jmx --hlog-interval 100ms",
+                "is used with --hlog",
+            ),
+            (
+                "-n -t plan.jmx --hlog a.hlog --hlog-interval 300ms",
+                "--hlog-interval 300ms",
+            ),
+        ] {
+            let error = parse(&words(line)).unwrap_err().to_string();
+            assert!(error.contains(says), "{line}: {error}");
+        }
     }
 
     /// JMeter.java's option descriptors read by CLArgsParser.java: `=`
