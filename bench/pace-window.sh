@@ -3,7 +3,8 @@
 # 20,000 requests/s, against wrk2 (issue 33): client CPU per request, the
 # rate held, and the latency it reports. A window of 0 wakes once per
 # request; a window W wakes once per W and sends the requests intended in
-# it, each at most W late, counted from its intended instant.
+# it, each at most W late, counted from its intended instant. A window
+# written W:batch adds --batch-reads: answers are read once per W too.
 #
 # Method: `stampede serve -t 1` pinned to core 0; each client pinned to
 # core 1 with one thread and at most 100 connections, keep-alive:
@@ -18,7 +19,7 @@
 # Medians over the rounds. The load average is recorded before each run:
 # the host may be shared.
 # Usage
-#   bench/pace-window.sh --wrk2 PATH [--windows "0 50us 200us 1ms"] [--rate N]
+#   bench/pace-window.sh --wrk2 PATH [--windows "0 50us 200us 1ms 500us:batch"] [--rate N]
 #                        [--stampede BIN] [--rounds N] [--duration S] [--out PATH]
 # (--stampede defaults to target/release/stampede; wrk2 is built by
 # /work/shared/peers/build-wrk2.sh or from giltene/wrk2.) Everything is
@@ -95,9 +96,12 @@ for round in $(seq "$ROUNDS"); do
             p50=$(wrk2_pct_us "$TMP/wrk2.out" 50.000%)
             p99=$(wrk2_pct_us "$TMP/wrk2.out" 99.000%)
         else
+            # "500us:batch" is --pace-window 500us --batch-reads.
+            batch=()
+            [ "${variant#*:}" = batch ] && batch=(--batch-reads)
             counted "$STAMPEDE_BIN" run -t 1 -c 100 \
-                -r "$RATE" -d "${DURATION}s" --pace-window "$variant" -q --json "$TMP/out.json" "$URL" \
-                > /dev/null 2>&1 || true
+                -r "$RATE" -d "${DURATION}s" --pace-window "${variant%%:*}" "${batch[@]}" \
+                -q --json "$TMP/out.json" "$URL" > /dev/null 2>&1 || true
             read -r done_n p50 p99 < <(jq -r '[.requests.completed, .latency_us.p50, .latency_us.p99] | @tsv' "$TMP/out.json")
         fi
         read -r user sys wakes < <(tail -1 "$TMP/time")
@@ -123,7 +127,8 @@ WRK2_US=$(med wrk2 '1e6 * ($4 + $5) / $3')
     echo "| client | CPU µs per request | × wrk2 | wake-ups per request | syscalls per request | rate held | latency p50 µs | p99 µs |"
     echo "|---|---|---|---|---|---|---|---|"
     for variant in "${VARIANTS[@]}"; do
-        label="stampede --pace-window $variant"
+        label="stampede --pace-window ${variant%%:*}"
+        [ "${variant#*:}" = batch ] && label="$label --batch-reads"
         [ "$variant" = wrk2 ] && label="wrk2 (1 ms batches)"
         us=$(med "$variant" '1e6 * ($4 + $5) / $3')
         held=$(med "$variant" "100 * \$3 / ($RATE * $DURATION)")

@@ -62,6 +62,7 @@ fn build_model(args: &RunArgs) -> anyhow::Result<(LoadModel, Option<Duration>)> 
                     ArrivalArg::Poisson => Arrival::Poisson,
                 },
                 pace_window: args.pace_window.unwrap_or(DEFAULT_PACE_WINDOW),
+                batch_reads: args.batch_reads,
             }
         }
         None => {
@@ -261,6 +262,14 @@ fn build_fixed_plan(
     if args.seed.is_some() && !(args.rate.is_some() && args.arrival == ArrivalArg::Poisson) {
         anyhow::bail!("--seed draws the gaps of Poisson arrivals: add -r RATE --arrival poisson");
     }
+    if args.batch_reads {
+        if args.rate.is_none() {
+            anyhow::bail!("--batch-reads batches the open model's reads: add -r RATE");
+        }
+        if args.pace_window.is_some_and(|w| w.is_zero()) {
+            anyhow::bail!("--batch-reads reads once per --pace-window, and a window of 0 has none");
+        }
+    }
     if let Some(window) = args.pace_window {
         if args.rate.is_none() {
             anyhow::bail!("--pace-window paces the open model: add -r RATE");
@@ -350,6 +359,13 @@ fn build_fixed_plan(
     plan.transport.websocket = websocket;
     let mut notices = agent::apply_share(&args.agent, &mut plan)?;
     notices.extend(plan.validate()?);
+    if args.batch_reads && plan.event_loop() == stampede_plan::EventLoop::Tokio {
+        anyhow::bail!(
+            "--batch-reads is the epoll and io_uring reactors' way of reading, and this run is on tokio{}",
+            plan.reactor_limitation()
+                .map_or(String::new(), |why| format!(" ({why})"))
+        );
+    }
     // A staged scenario group sets the rate itself (the stages' peak).
     if let (Some(rate), Some(_), None) = (args.rate, &args.stages, scenario) {
         notices.push(format!(

@@ -71,6 +71,12 @@ pub struct RunArgs {
     /// request (costs more CPU at high rates) [default: 200us]
     #[arg(long, value_parser = parse_duration, value_name = "DUR")]
     pub pace_window: Option<Duration>,
+    /// Open model, on the epoll and io_uring reactors: read answers once per
+    /// --pace-window too, many per wake-up, as wrk2 does: far less client
+    /// CPU at high rates, but each answer's time is taken when it is read,
+    /// up to one window after it came (its latency that much high)
+    #[arg(long)]
+    pub batch_reads: bool,
     /// Open connections (or, with -r, raise the rate) evenly over this time, within -d
     #[arg(long, value_parser = parse_duration, value_name = "DUR", conflicts_with = "stages")]
     pub ramp_up: Option<Duration>,

@@ -3,7 +3,8 @@
 //! `-n`, the rate held, latency from the intended send (a server stall shows
 //! in p99), warm-up kept out of the window, stages and Poisson arrivals, and
 //! a dead target failing without a hang; with a pacing window
-//! (`--pace-window`), the count, the rate and a stall in p99. Over HTTP/2 (tokio, h2c and ALPN
+//! (`--pace-window`), the count, the rate and a stall in p99; with
+//! `--batch-reads`, answers read once per window. Over HTTP/2 (tokio, h2c and ALPN
 //! h2): the rate held, counted by the server, a stall shown in p99, and
 //! nginx's stream limit kept.
 
@@ -202,6 +203,80 @@ fn a_pace_window_holds_the_rate_and_latency_still_counts_from_the_intended_send(
             "{label}: service time does not"
         );
         assert_near(run.count("/requests/sent"), 600.0, 0.05, &label);
+    }
+}
+
+/// `--batch-reads` on the reactors: answers are read once per pace window,
+/// so an answer that came at once waits for the next window (its service
+/// time, send to read, is most of the 20 ms window, against well under a
+/// millisecond from this target); the count stays exact, the server agrees,
+/// and the result's plan says so.
+#[test]
+fn batched_reads_read_once_per_window_and_keep_the_count() {
+    let _serial = one_at_a_time();
+    let target = spawn_target(one_thread());
+    let url = format!("http://{}/", target.local_addr());
+    let mut sent = 0;
+    for io in ["epoll", "uring"] {
+        let args = [
+            &url,
+            "-r",
+            "100",
+            "-n",
+            "60",
+            "-c",
+            "4",
+            "-t",
+            "1",
+            "--pace-window",
+            "20ms",
+            "--batch-reads",
+        ];
+        let Some(run) = run_ok_on_loop(io, &args) else {
+            continue;
+        };
+        let label = format!("--io {io}");
+        assert_eq!(run.count("/requests/success"), 60, "{label}");
+        run.assert_accounted(&label);
+        sent += 60;
+        assert_eq!(run.result()["plan"]["batch_reads"], true, "{label}");
+        let service = run.count("/service_time_us/p50");
+        assert!(
+            service >= 5_000,
+            "{label}: answers wait for the window: service p50 {service} us"
+        );
+    }
+    let stats = target.shutdown().unwrap();
+    assert_eq!(stats.requests_total, sent, "the server agrees");
+}
+
+/// `--batch-reads` needs the open model, a window, and a reactor: one line
+/// and exit 2 otherwise.
+#[test]
+fn batched_reads_without_a_rate_a_window_or_a_reactor_are_refused() {
+    let url = "http://127.0.0.1:9/";
+    for (args, says) in [
+        (
+            vec![url, "--batch-reads"],
+            "--batch-reads batches the open model's reads: add -r RATE",
+        ),
+        (
+            vec![url, "-r", "10", "--pace-window", "0", "--batch-reads"],
+            "a window of 0 has none",
+        ),
+        (
+            vec![url, "-r", "10", "--io", "tokio", "--batch-reads"],
+            "this run is on tokio",
+        ),
+        (
+            vec![url, "-r", "10", "--http2", "--batch-reads"],
+            "this run is on tokio (HTTP/2)",
+        ),
+    ] {
+        let run = run_stampede(binary(), &args);
+        assert_eq!(run.code(), Some(2), "{args:?}: {}", run.stderr());
+        assert!(run.stderr().contains(says), "{args:?}: {}", run.stderr());
+        assert_eq!(run.stderr().trim().lines().count(), 1, "{}", run.stderr());
     }
 }
 

@@ -34,6 +34,10 @@ pub struct PlanSummary {
     /// Open model: `"uniform"` or `"poisson"`.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub arrival: Option<String>,
+    /// Open model, `--batch-reads`: answers were read once per pace window,
+    /// each latency up to one window high.
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub batch_reads: bool,
     /// The target over time, as stages `{duration_s, target}` starting from `start`.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub stages: Vec<StageSummary>,
@@ -144,12 +148,18 @@ impl PlanSummary {
         } else {
             Vec::new()
         };
-        let (model, rate, arrival) = match &plan.model {
-            LoadModel::Closed { .. } => ("closed", None, None),
-            LoadModel::Rate { per_s, arrival, .. } => (
+        let (model, rate, arrival, batch_reads) = match &plan.model {
+            LoadModel::Closed { .. } => ("closed", None, None, false),
+            LoadModel::Rate {
+                per_s,
+                arrival,
+                batch_reads,
+                ..
+            } => (
                 "rate",
                 Some(per_s.peak()),
                 Some(arrival.as_str().to_string()),
+                *batch_reads,
             ),
         };
         let (duration_s, requests) = match plan.stop {
@@ -166,6 +176,7 @@ impl PlanSummary {
             model: model.into(),
             rate,
             arrival,
+            batch_reads,
             stages,
             warmup_s: plan.warmup.map(|w| w.as_secs_f64()),
             duration_s,

@@ -113,6 +113,7 @@ mod tests {
             max_connections: 2,
             arrival: crate::Arrival::Uniform,
             pace_window: Duration::ZERO,
+            batch_reads: false,
         };
         open.validate().unwrap();
         assert_eq!(open.transport.streams, 1);

@@ -231,6 +231,10 @@ pub enum LoadModel {
         /// most this late and never early; latency still counts from each
         /// one's intended instant. Zero: one wake per intended instant.
         pace_window: Duration,
+        /// `--batch-reads`: the reactors read answers once per
+        /// `pace_window` too, so a wake-up takes many; an answer's time is
+        /// taken when it is read, up to one window after it came.
+        batch_reads: bool,
     },
 }
 

@@ -88,7 +88,7 @@ impl Plan {
     /// TLS) with fixed requests in the closed model when `--io epoll` asks.
     /// A proxy's CONNECT tunnel is the tokio path's. WebSocket (`ws://`,
     /// `wss://`) runs on epoll, not on io_uring.
-    pub(crate) fn reactor_limitation(&self) -> Option<&'static str> {
+    pub fn reactor_limitation(&self) -> Option<&'static str> {
         if self.uses_tls() && self.transport.proxy.is_some() {
             Some("TLS through a proxy (CONNECT)")
         } else if self.transport.http2 {
@@ -333,6 +333,7 @@ mod tests {
             max_connections: 5,
             arrival: crate::Arrival::Uniform,
             pace_window: Duration::ZERO,
+            batch_reads: false,
         };
         let mut hops = h2(IoBackend::Epoll);
         hops.transport.redirects = 3;

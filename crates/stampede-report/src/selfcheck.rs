@@ -220,6 +220,7 @@ mod tests {
                 max_connections: connections,
                 arrival,
                 pace_window: stampede_plan::DEFAULT_PACE_WINDOW,
+                batch_reads: false,
             },
             ..plan(1)
         }

@@ -179,6 +179,7 @@ mod tests {
                     max_connections: 100,
                     arrival: Default::default(),
                     pace_window: Duration::ZERO,
+                    batch_reads: false,
                 },
                 StopCondition::Duration(Duration::from_secs(10)),
             );

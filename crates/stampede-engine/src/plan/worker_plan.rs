@@ -137,6 +137,9 @@ pub(crate) struct OpenLoad {
     ///
     /// [`Pacer::wake_for`]: crate::worker::pacer::Pacer::wake_for
     pub pace_window: Duration,
+    /// `--batch-reads`: the reactor waits for answers at most once per
+    /// `pace_window` (drive/reactor/mod.rs).
+    pub batch_reads: bool,
 }
 
 /// A stop this close after a second boundary belongs to the second before

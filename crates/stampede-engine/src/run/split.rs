@@ -152,6 +152,7 @@ fn worker_load(
             max_connections,
             arrival,
             pace_window,
+            batch_reads,
         } => {
             // Every worker follows the whole rate and takes its share of the
             // instants (open.rs): scaling the rate per worker would round up
@@ -167,6 +168,7 @@ fn worker_load(
                 seed: seed ^ 0x9E37_79B9_7F4A_7C15u64.wrapping_mul(index as u64 + 1),
                 count: total.map(|n| share_of(n, index, workers)),
                 pace_window: *pace_window,
+                batch_reads: *batch_reads,
             })
         }
     }

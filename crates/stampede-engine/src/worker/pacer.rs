@@ -304,6 +304,7 @@ mod tests {
             workers,
             count: None,
             pace_window: Duration::ZERO,
+            batch_reads: false,
         }
     }
 

@@ -88,6 +88,13 @@ pub(crate) fn drive<I: WorkerIo, S: ReactorSlot<I>>(
         Housekeeping::new(plan, state, log, workload, to_aggregator, stop, start);
     let mut next_sweep = start + sweep_period;
     let far = start + Duration::from_secs(86_400 * 365);
+    // `--batch-reads`: a wait for answers starts at most once per window,
+    // so that one wake-up takes what came meanwhile (wrk2's 1 ms batches).
+    let batch = match &plan.load {
+        WorkerLoad::Open(load) if load.batch_reads => load.pace_window,
+        _ => Duration::ZERO,
+    };
+    let mut last_wait_end = start;
     loop {
         let now = Instant::now();
         let control = match housekeeping.tick(now) {
@@ -144,12 +151,23 @@ pub(crate) fn drive<I: WorkerIo, S: ReactorSlot<I>>(
             .min(next_sweep)
             .min(turn.next_retry().unwrap_or(far))
             .min(turn.next_due_at(slots.len()).unwrap_or(far));
-        let timeout = if turn.runnable.is_empty() {
+        let mut timeout = if turn.runnable.is_empty() {
             wake_at.saturating_duration_since(Instant::now())
         } else {
             Duration::ZERO
         };
+        if !batch.is_zero() && !timeout.is_zero() {
+            let now = Instant::now();
+            let until = (last_wait_end + batch).min(wake_at);
+            if now < until {
+                std::thread::sleep(until - now);
+                timeout = wake_at.saturating_duration_since(Instant::now());
+            }
+        }
         wait(slots, &mut turn, timeout)?;
+        if !batch.is_zero() {
+            last_wait_end = Instant::now();
+        }
     }
     housekeeping.finish(Instant::now());
     Ok(())

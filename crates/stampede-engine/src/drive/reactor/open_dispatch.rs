@@ -93,6 +93,7 @@ mod tests {
             workers: 1,
             count: None,
             pace_window: Duration::ZERO,
+            batch_reads: false,
         };
         OpenDispatch::new(&load, now, now, None)
     }
