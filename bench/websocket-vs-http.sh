@@ -29,7 +29,7 @@
 #   flock /work/bench.lock bash bench/websocket-vs-http.sh   # 5 rounds x 5 s x 6 variants (~6 min)
 #   --rounds N, --duration S, --out PATH (default bench/results/DATE-websocket-vs-http.md),
 #   --stampede PATH, --python PATH (a python3 with websockets; default
-#   target/ci-python's), --no-wss (no wss:// rows), --wait-quiet S,
+#   target/ci-python's, the main checkout's in a worktree), --no-wss (no wss:// rows), --wait-quiet S,
 #   --wait-budget S, --quick
 # Loopback only; every run is bounded by its duration; the server stopped on exit.
 set -euo pipefail
@@ -39,6 +39,8 @@ BENCH_NAME=websocket-vs-http
 # shellcheck source=bench/lib.sh
 . "$ROOT/bench/lib.sh"
 PYTHON=${PYTHON:-$ROOT/target/ci-python/bin/python3}
+# A worktree's target has no venv of its own: the main checkout's, then.
+[ -x "$PYTHON" ] || PYTHON="$(cd "$(git -C "$ROOT" rev-parse --git-common-dir)/.." && pwd)/target/ci-python/bin/python3"
 own_option() {
     case "$1" in
         --python) PYTHON=${2-}; BENCH_TOOK=2 ;;
