@@ -144,13 +144,13 @@ impl Plan {
 
     /// The event loop `--io` asks for, where the run allows it; tokio where a
     /// reactor cannot drive it. `auto` reads as epoll here: the engine takes
-    /// io_uring instead where the kernel offers it.
+    /// io_uring instead where the kernel offers it (not for WebSocket, whose
+    /// `auto` is epoll: it costs less CPU per message than tokio, over
+    /// `ws://` and `wss://`, bench/results/2026-12-04-websocket-vs-http.md).
     pub fn event_loop(&self) -> crate::EventLoop {
         use crate::{EventLoop, IoBackend};
         match (self.transport.io, self.reactor_limitation()) {
             (IoBackend::Tokio, _) | (_, Some(_)) => EventLoop::Tokio,
-            // Tokio until the epoll WebSocket driver is measured against it.
-            (IoBackend::Auto, None) if self.transport.websocket.is_some() => EventLoop::Tokio,
             (IoBackend::Uring, None) => EventLoop::Uring,
             (IoBackend::Auto | IoBackend::Epoll, None) => EventLoop::Epoll,
         }
