@@ -7,7 +7,8 @@
 //! model's latency from the intended send shows the stall). Flags
 //! that make no sense for a ws:// URL are refused in one line. These runs
 //! ask for the tokio driver (`--io auto` is epoll's); the servers serve
-//! websocket_epoll.rs's runs on the epoll reactor too.
+//! websocket_epoll.rs's runs on the epoll reactor and websocket_uring.rs's
+//! on io_uring too.
 
 use stampede_testkit::{
     answer_each_request, binary, run_ok, run_stampede, skip_or_fail, tool_or_skip, RawServer,

@@ -309,15 +309,6 @@ fn wss_on_epoll_goes_through_the_reactors_tls() {
 }
 
 #[test]
-fn ws_on_io_uring_is_refused_in_one_line() {
-    let out = stampede_testkit::stampede(&["run", "ws://127.0.0.1:9/", "--io", "uring", "-n", "1"]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
-    assert!(stderr.contains("epoll drives ws://"), "{stderr}");
-}
-
-#[test]
 fn a_binary_message_larger_than_a_read_comes_back_whole_on_epoll_plain_and_over_tls() {
     let dir = stampede_testkit::temp_dir("ws-epoll-binary");
     let file = dir.join("payload.bin");

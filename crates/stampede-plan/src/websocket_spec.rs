@@ -110,7 +110,7 @@ mod tests {
     }
 
     #[test]
-    fn auto_and_epoll_drive_ws_and_wss_on_epoll_while_io_uring_is_refused() {
+    fn auto_and_epoll_drive_ws_and_wss_on_epoll_io_uring_drives_ws_only() {
         for io in [crate::IoBackend::Auto, crate::IoBackend::Epoll] {
             let mut epoll = plan(WebSocketSpec::default());
             epoll.transport.io = io;
@@ -127,7 +127,12 @@ mod tests {
         assert_eq!(tokio.event_loop(), crate::EventLoop::Tokio);
         let mut uring = plan(WebSocketSpec::default());
         uring.transport.io = crate::IoBackend::Uring;
-        assert!(refusal(uring).contains("epoll drives ws://"));
+        assert!(uring.validate().is_ok());
+        assert_eq!(uring.event_loop(), crate::EventLoop::Uring);
+        let mut wss = Plan::minimal(Target::parse("https://127.0.0.1:1/ws").unwrap());
+        wss.transport.websocket = Some(WebSocketSpec::default());
+        wss.transport.io = crate::IoBackend::Uring;
+        assert!(refusal(wss).contains("epoll and tokio drive wss://"));
     }
 
     #[test]
