@@ -18,6 +18,7 @@
 #       http-epoll  stampede run http://…/ --io epoll -t 1 -c 10 (keep-alive)
 #       wss-epoll   stampede run wss://…/ws/echo --io epoll --insecure …
 #       wss-tokio   the same on --io tokio
+#       ws-uring    (with --uring) ws://…/ws/echo --io uring
 #       python      bench/ws-echo-client.py: `websockets` (asyncio), the
 #                   same echo loop ("hello", its echo, the next)
 #   - client CPU = user + sys of every thread (wait4 rusage through
@@ -29,7 +30,8 @@
 #   flock /work/bench.lock bash bench/websocket-vs-http.sh   # 5 rounds x 5 s x 6 variants (~6 min)
 #   --rounds N, --duration S, --out PATH (default bench/results/DATE-websocket-vs-http.md),
 #   --stampede PATH, --python PATH (a python3 with websockets; default
-#   target/ci-python's, the main checkout's in a worktree), --no-wss (no wss:// rows), --wait-quiet S,
+#   target/ci-python's, the main checkout's in a worktree), --no-wss (no wss:// rows),
+#   --uring (a ws-uring row), --only LIST (the rows to run, e.g. ws-epoll,ws-uring), --wait-quiet S,
 #   --wait-budget S, --quick
 # Loopback only; every run is bounded by its duration; the server stopped on exit.
 set -euo pipefail
@@ -45,10 +47,12 @@ own_option() {
     case "$1" in
         --python) PYTHON=${2-}; BENCH_TOOK=2 ;;
         --no-wss) WSS=0; BENCH_TOOK=1 ;;
+        --uring) URING=1; BENCH_TOOK=1 ;;
+        --only) ONLY=${2-}; BENCH_TOOK=2 ;;
         *) BENCH_TOOK=0 ;;
     esac
 }
-WSS=1
+WSS=1 URING=0 ONLY=""
 bench_defaults ROUNDS=5 DURATION=5 INSTALL=0
 bench_options own_option "$@"
 bench_start websocket-vs-http
@@ -112,6 +116,7 @@ client_cmd() {
     local wss="wss://127.0.0.1:${TLS_PORT:-0}/ws/echo --insecure"
     case $tool in
         ws-epoll) echo "$STAMPEDE_BIN run $ws --io epoll -t 1 -c 10 -d ${secs}s -q --json $out.json" ;;
+        ws-uring) echo "$STAMPEDE_BIN run $ws --io uring -t 1 -c 10 -d ${secs}s -q --json $out.json" ;;
         ws-tokio) echo "$STAMPEDE_BIN run $ws --io tokio -t 1 -c 10 -d ${secs}s -q --json $out.json" ;;
         wss-epoll) echo "$STAMPEDE_BIN run $wss --io epoll -t 1 -c 10 -d ${secs}s -q --json $out.json" ;;
         wss-tokio) echo "$STAMPEDE_BIN run $wss --io tokio -t 1 -c 10 -d ${secs}s -q --json $out.json" ;;
@@ -130,6 +135,8 @@ ROWS="$TMP/rows.tsv"; : > "$ROWS"
 TOOLS="ws-epoll ws-tokio http-epoll"
 [ "$HAVE_PYTHON" = 0 ] || TOOLS="$TOOLS python"
 [ "$WSS" = 0 ] || TOOLS="$TOOLS wss-epoll wss-tokio"
+[ "$URING" = 0 ] || TOOLS="$TOOLS ws-uring"
+[ -z "$ONLY" ] || TOOLS=${ONLY//,/ }
 wait_quiet "$WAIT_QUIET"
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 taskset -c 1 "$STAMPEDE_BIN" run "ws://127.0.0.1:$PORT/ws/echo" --io epoll -t 1 -c 10 -d 2s -q > /dev/null   # warm-up
@@ -163,28 +170,26 @@ LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
         p50=$(awk -F'\t' -v t="$tool" '$3==t && $8 ~ /^[0-9.]+$/ {print $8}' "$ROWS" | median)
         case $p50 in nan|"") p50="-" ;; *) p50=$(awk -v p="$p50" 'BEGIN { printf "%.0f µs", p }') ;; esac
         awk -v t="$tool" -v us="$us" -v u="$usr" -v s="$sys" -v b="$base" -v rps="$rps" -v p="$p50" \
-            'BEGIN { printf "| %s | %.2f (%.2f + %.2f) | %.3f× | %.0f | %s |\n", t, us, u, s, us / b, rps, p }'
+            'BEGIN { r = (b == "nan") ? "-" : sprintf("%.3f×", us / b)
+                     printf "| %s | %.2f (%.2f + %.2f) | %s | %.0f | %s |\n", t, us, u, s, r, rps, p }'
     done
     echo
-    ws=$(col c10 ws-epoll '1e6*($6+$7)/$4')
-    if [ "$HAVE_PYTHON" = 1 ]; then
-        py=$(col c10 python '1e6*($6+$7)/$4')
-        awk -v w="$ws" -v b="$base" -v p="$py" 'BEGIN {
-            printf "Goal: ws-epoll <= http-epoll: %s (%.3f×); ws-epoll <= python / 2: %s (python costs %.2f× ws-epoll).\n",
-                (w <= b ? "holds" : "does not hold"), w / b, (w <= p / 2 ? "holds" : "does not hold"), p / w }'
-    else
-        awk -v w="$ws" -v b="$base" 'BEGIN {
-            printf "Goal: ws-epoll <= http-epoll: %s (%.3f×); the python reference was not run.\n",
-                (w <= b ? "holds" : "does not hold"), w / b }'
-    fi
-    ws_tokio=$(col c10 ws-tokio '1e6*($6+$7)/$4')
-    awk -v e="$ws" -v t="$ws_tokio" 'BEGIN {
-        printf "`--io auto` for ws://: %s (epoll costs %.3f× tokio per message).\n", (e < t ? "epoll" : "tokio"), e / t }'
-    if [ "$WSS" = 1 ]; then
-        wss_e=$(col c10 wss-epoll '1e6*($6+$7)/$4'); wss_t=$(col c10 wss-tokio '1e6*($6+$7)/$4')
-        awk -v e="$wss_e" -v t="$wss_t" 'BEGIN {
-            printf "`--io auto` for wss://: %s (epoll costs %.3f× tokio per message).\n", (e < t ? "epoll" : "tokio"), e / t }'
-    fi
+    # ratio A B: median µs/msg of row A over row B's, or nothing when either is missing.
+    ratio() {
+        local a b
+        a=$(col c10 "$1" '1e6*($6+$7)/$4'); b=$(col c10 "$2" '1e6*($6+$7)/$4')
+        [ "$a" != nan ] && [ "$b" != nan ] && awk -v a="$a" -v b="$b" 'BEGIN { printf "%.3f", a / b }'
+    }
+    r=$(ratio ws-epoll http-epoll || true)
+    [ -z "$r" ] || awk -v r="$r" 'BEGIN { printf "Goal: ws-epoll <= http-epoll: %s (%s×).\n", (r <= 1 ? "holds" : "does not hold"), r }'
+    r=$(ratio python ws-epoll || true)
+    [ -z "$r" ] || awk -v r="$r" 'BEGIN { printf "Goal: ws-epoll <= python / 2: %s (python costs %s× ws-epoll).\n", (r >= 2 ? "holds" : "does not hold"), r }'
+    r=$(ratio ws-epoll ws-tokio || true)
+    [ -z "$r" ] || awk -v r="$r" 'BEGIN { printf "`--io auto` for ws://: %s (epoll costs %s× tokio per message).\n", (r < 1 ? "epoll" : "tokio"), r }'
+    r=$(ratio wss-epoll wss-tokio || true)
+    [ -z "$r" ] || awk -v r="$r" 'BEGIN { printf "`--io auto` for wss://: %s (epoll costs %s× tokio per message).\n", (r < 1 ? "epoll" : "tokio"), r }'
+    r=$(ratio ws-uring ws-epoll || true)
+    [ -z "$r" ] || echo "ws:// on io_uring costs ${r}× epoll per message."
     echo
     echo "Commands (under \`taskset -c 1\`; PORT = the server's):"
     echo
