@@ -40,3 +40,4 @@ mod websocket;
 mod websocket_client;
 mod websocket_epoll;
 mod websocket_extensions;
+mod websocket_uring;

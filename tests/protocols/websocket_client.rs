@@ -5,8 +5,10 @@
 //! mid-run, refuse the upgrade, answer it with a wrong key, mask their
 //! frames, keep what they read (a templated message), or stall (the open
 //! model's latency from the intended send shows the stall). Flags
-//! that make no sense for a ws:// URL are refused in one line. The
-//! servers serve websocket_epoll.rs's runs on the epoll reactor too.
+//! that make no sense for a ws:// URL are refused in one line. These runs
+//! ask for the tokio driver (`--io auto` is epoll's); the servers serve
+//! websocket_epoll.rs's runs on the epoll reactor and websocket_uring.rs's
+//! on io_uring too.
 
 use stampede_testkit::{
     answer_each_request, binary, run_ok, run_stampede, skip_or_fail, tool_or_skip, RawServer,
@@ -30,7 +32,9 @@ pub(crate) fn stats(port: u16) -> serde_json::Value {
 fn echo_counts_agree_with_the_targets_own() {
     let serve = ServeProcess::start(&[]);
     let url = format!("ws://127.0.0.1:{}/ws/echo", serve.port);
-    let run = run_ok(&["run", &url, "-c", "4", "-t", "2", "-n", "400"]);
+    let run = run_ok(&[
+        "run", "--io", "tokio", &url, "-c", "4", "-t", "2", "-n", "400",
+    ]);
     run.assert_accounted("ws echo");
     let ws = &run.result()["websocket"];
     assert_eq!(run.count("/requests/success"), 400, "{ws}");
@@ -67,6 +71,8 @@ fn binary_messages_from_a_file_come_back_whole() {
     let message = format!("@{}", file.display());
     let run = run_ok(&[
         "run",
+        "--io",
+        "tokio",
         &url,
         "-c",
         "2",
@@ -163,7 +169,12 @@ fn python_websockets_server_counts_what_the_client_counts() {
     let mut lines = BufReader::new(server.stdout.take().unwrap()).lines();
     let port = lines.next().expect("a port line").unwrap();
     let url = format!("ws://127.0.0.1:{port}/");
-    let run = run_stampede(binary(), &["run", &url, "-c", "3", "-t", "1", "-n", "300"]);
+    let run = run_stampede(
+        binary(),
+        &[
+            "run", "--io", "tokio", &url, "-c", "3", "-t", "1", "-n", "300",
+        ],
+    );
     let counted = lines.next();
     let _ = server.kill();
     let _ = server.wait();
@@ -317,6 +328,8 @@ fn a_text_message_is_a_template_rendered_per_message() {
     let message = "msg {{seq}} from {{conn}} #{{iter}}";
     let run = run_ok(&[
         "run",
+        "--io",
+        "tokio",
         &url,
         "-c",
         "2",
@@ -360,7 +373,18 @@ fn a_server_that_closes_mid_run_has_its_close_codes_counted_and_the_run_ends() {
     let url = ws_url(&server);
     let run = run_stampede(
         binary(),
-        &["run", &url, "-c", "1", "-n", "10", "--timeout", "5s"],
+        &[
+            "run",
+            "--io",
+            "tokio",
+            &url,
+            "-c",
+            "1",
+            "-n",
+            "10",
+            "--timeout",
+            "5s",
+        ],
     );
     assert_eq!(run.code(), Some(0), "{}", run.stderr());
     run.assert_accounted("closed mid-run");
@@ -385,7 +409,19 @@ fn a_refused_upgrade_a_wrong_accept_key_and_a_hang_up_are_upgrade_errors() {
     let refusing = RawServer::start(|stream| {
         answer_each_request(stream, b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
     });
-    let run = run_stampede(binary(), &["run", &ws_url(&refusing), "-c", "1", "-n", "3"]);
+    let run = run_stampede(
+        binary(),
+        &[
+            "run",
+            "--io",
+            "tokio",
+            &ws_url(&refusing),
+            "-c",
+            "1",
+            "-n",
+            "3",
+        ],
+    );
     assert!(run.json.is_some(), "{}", run.stderr());
     run.assert_accounted("refused upgrade");
     assert_eq!(run.count("/errors/ws_upgrade_refused"), 3);
@@ -402,7 +438,16 @@ fn a_refused_upgrade_a_wrong_accept_key_and_a_hang_up_are_upgrade_errors() {
     });
     let run = run_stampede(
         binary(),
-        &["run", &ws_url(&wrong_key), "-c", "1", "-n", "2"],
+        &[
+            "run",
+            "--io",
+            "tokio",
+            &ws_url(&wrong_key),
+            "-c",
+            "1",
+            "-n",
+            "2",
+        ],
     );
     assert!(run.json.is_some(), "{}", run.stderr());
     run.assert_accounted("wrong accept key");
@@ -413,7 +458,19 @@ fn a_refused_upgrade_a_wrong_accept_key_and_a_hang_up_are_upgrade_errors() {
     let hangs_up = RawServer::start(|mut stream| {
         stampede_testkit::read_request_head(&mut stream);
     });
-    let run = run_stampede(binary(), &["run", &ws_url(&hangs_up), "-c", "1", "-n", "2"]);
+    let run = run_stampede(
+        binary(),
+        &[
+            "run",
+            "--io",
+            "tokio",
+            &ws_url(&hangs_up),
+            "-c",
+            "1",
+            "-n",
+            "2",
+        ],
+    );
     assert!(run.json.is_some(), "{}", run.stderr());
     run.assert_accounted("closed before the answer");
     assert_eq!(run.count("/errors/ws_upgrade_refused"), 2);
@@ -425,7 +482,10 @@ fn a_refused_upgrade_a_wrong_accept_key_and_a_hang_up_are_upgrade_errors() {
 fn a_masked_frame_from_the_server_is_a_protocol_error_with_its_reason() {
     let server = ws_server(Script::MaskedEcho);
     let url = ws_url(&server);
-    let run = run_stampede(binary(), &["run", &url, "-c", "1", "-n", "3"]);
+    let run = run_stampede(
+        binary(),
+        &["run", "--io", "tokio", &url, "-c", "1", "-n", "3"],
+    );
     assert!(run.json.is_some(), "{}", run.stderr());
     run.assert_accounted("masked from the server");
     // Each message fails its connection: three connections, three errors.
@@ -440,7 +500,17 @@ fn a_masked_frame_from_the_server_is_a_protocol_error_with_its_reason() {
 fn wss_goes_through_the_same_tls_as_https() {
     let serve = ServeProcess::start(&["--tls"]);
     let url = format!("wss://127.0.0.1:{}/ws/echo", serve.port);
-    let run = run_ok(&["run", &url, "--insecure", "-c", "2", "-n", "50"]);
+    let run = run_ok(&[
+        "run",
+        "--io",
+        "tokio",
+        &url,
+        "--insecure",
+        "-c",
+        "2",
+        "-n",
+        "50",
+    ]);
     run.assert_accounted("wss");
     assert_eq!(run.count("/websocket/messages_received"), 50);
     assert_eq!(run.count("/websocket/setup/count"), 2);
@@ -458,7 +528,9 @@ fn the_open_model_counts_a_stall_from_each_messages_intended_send() {
     // 50 messages/s over 3 s on at most 4 connections: during the 1 s
     // stall the messages due wait in the backlog, and their latency counts
     // from when they were due.
-    let run = run_ok(&["run", &url, "-r", "50", "-c", "4", "-n", "150"]);
+    let run = run_ok(&[
+        "run", "--io", "tokio", &url, "-r", "50", "-c", "4", "-n", "150",
+    ]);
     run.assert_accounted("stall");
     assert_eq!(run.count("/requests/success"), 150);
     let ws = &run.result()["websocket"];

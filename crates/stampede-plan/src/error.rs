@@ -195,10 +195,10 @@ impl PlanError {
             ),
             PlanError::ReactorCannotDrive { io, reason } => match flags(Setting::Io) {
                 Some(flag) => format!(
-                    "{flag} {io} drives HTTP/1.1 (plain, TLS or a Unix socket); this run uses {reason}, which only tokio drives (use {flag} auto or tokio)"
+                    "{flag} {io} drives HTTP/1.1 (plain, TLS or a Unix socket); this run uses {reason}, which {io} does not drive (use {flag} auto or tokio)"
                 ),
                 None => format!(
-                    "the {io} event loop drives HTTP/1.1 (plain, TLS or a Unix socket); this run uses {reason}, which only tokio drives (use auto or tokio)"
+                    "the {io} event loop drives HTTP/1.1 (plain, TLS or a Unix socket); this run uses {reason}, which {io} does not drive (use auto or tokio)"
                 ),
             },
             PlanError::PipelineWithTargets => format!(
@@ -268,7 +268,7 @@ mod tests {
         };
         assert!(error
             .with_flags(&run_flags)
-            .starts_with("--io uring drives HTTP/1.1 (plain, TLS or a Unix socket); this run uses HTTP/2, which only tokio drives"));
+            .starts_with("--io uring drives HTTP/1.1 (plain, TLS or a Unix socket); this run uses HTTP/2, which uring does not drive"));
         assert!(!error.to_string().contains("--"));
     }
 }

@@ -86,8 +86,8 @@ impl Plan {
     /// request (or one `--pipeline` batch) per connection at a time, in the
     /// closed and the open model; epoll also speaks HTTP/2 (h2c, or h2 over
     /// TLS) with fixed requests in the closed model when `--io epoll` asks.
-    /// A proxy's CONNECT tunnel is the tokio path's. WebSocket (`ws://`,
-    /// `wss://`) runs on epoll, not on io_uring.
+    /// A proxy's CONNECT tunnel is the tokio path's. WebSocket runs on
+    /// epoll (`ws://`, `wss://`) and io_uring (`ws://`).
     pub fn reactor_limitation(&self) -> Option<&'static str> {
         if self.uses_tls() && self.transport.proxy.is_some() {
             Some("TLS through a proxy (CONNECT)")
@@ -100,9 +100,11 @@ impl Plan {
             }
         } else if self.transport.http3 {
             Some("HTTP/3")
-        } else if self.transport.websocket.is_some() && self.transport.io == crate::IoBackend::Uring
+        } else if self.transport.websocket.is_some()
+            && self.uses_tls()
+            && self.transport.io == crate::IoBackend::Uring
         {
-            Some("WebSocket (epoll drives ws://)")
+            Some("wss:// (io_uring drives ws://; epoll and tokio drive wss://)")
         } else if self.transport.stream.reconnect {
             Some("--sse-reconnect")
         } else {
@@ -144,13 +146,13 @@ impl Plan {
 
     /// The event loop `--io` asks for, where the run allows it; tokio where a
     /// reactor cannot drive it. `auto` reads as epoll here: the engine takes
-    /// io_uring instead where the kernel offers it.
+    /// io_uring instead where the kernel offers it (not for WebSocket, whose
+    /// `auto` is epoll: it costs less CPU per message than tokio, over
+    /// `ws://` and `wss://`, bench/results/2026-12-04-websocket-vs-http.md).
     pub fn event_loop(&self) -> crate::EventLoop {
         use crate::{EventLoop, IoBackend};
         match (self.transport.io, self.reactor_limitation()) {
             (IoBackend::Tokio, _) | (_, Some(_)) => EventLoop::Tokio,
-            // Tokio until the epoll WebSocket driver is measured against it.
-            (IoBackend::Auto, None) if self.transport.websocket.is_some() => EventLoop::Tokio,
             (IoBackend::Uring, None) => EventLoop::Uring,
             (IoBackend::Auto | IoBackend::Epoll, None) => EventLoop::Epoll,
         }

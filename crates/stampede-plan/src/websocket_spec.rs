@@ -110,29 +110,36 @@ mod tests {
     }
 
     #[test]
-    fn epoll_drives_ws_and_wss_while_io_uring_is_tokios() {
-        let mut epoll = plan(WebSocketSpec::default());
-        epoll.transport.io = crate::IoBackend::Epoll;
-        assert!(epoll.validate().is_ok());
-        assert_eq!(epoll.event_loop(), crate::EventLoop::Epoll);
+    fn auto_and_epoll_drive_ws_and_wss_on_epoll_io_uring_drives_ws_only() {
+        for io in [crate::IoBackend::Auto, crate::IoBackend::Epoll] {
+            let mut epoll = plan(WebSocketSpec::default());
+            epoll.transport.io = io;
+            assert!(epoll.validate().is_ok());
+            assert_eq!(epoll.event_loop(), crate::EventLoop::Epoll, "{io:?}");
+            let mut wss = Plan::minimal(Target::parse("https://127.0.0.1:1/ws").unwrap());
+            wss.transport.websocket = Some(WebSocketSpec::default());
+            wss.transport.io = io;
+            assert!(wss.validate().is_ok());
+            assert_eq!(wss.event_loop(), crate::EventLoop::Epoll, "{io:?}");
+        }
         let mut tokio = plan(WebSocketSpec::default());
         tokio.transport.io = crate::IoBackend::Tokio;
         assert_eq!(tokio.event_loop(), crate::EventLoop::Tokio);
         let mut uring = plan(WebSocketSpec::default());
         uring.transport.io = crate::IoBackend::Uring;
-        assert!(refusal(uring).contains("epoll drives ws://"));
+        assert!(uring.validate().is_ok());
+        assert_eq!(uring.event_loop(), crate::EventLoop::Uring);
         let mut wss = Plan::minimal(Target::parse("https://127.0.0.1:1/ws").unwrap());
         wss.transport.websocket = Some(WebSocketSpec::default());
-        wss.transport.io = crate::IoBackend::Epoll;
-        assert!(wss.validate().is_ok());
-        assert_eq!(wss.event_loop(), crate::EventLoop::Epoll);
+        wss.transport.io = crate::IoBackend::Uring;
+        assert!(refusal(wss).contains("epoll and tokio drive wss://"));
     }
 
     #[test]
     fn what_a_websocket_run_cannot_carry_is_refused_in_one_line() {
         let mut ok = plan(WebSocketSpec::default());
         assert!(ok.validate().is_ok());
-        assert_eq!(ok.event_loop(), crate::EventLoop::Tokio);
+        assert_eq!(ok.event_loop(), crate::EventLoop::Epoll);
         let mut post = plan(WebSocketSpec::default());
         post.request.method = "POST".into();
         assert!(refusal(post).contains("drop -m"));

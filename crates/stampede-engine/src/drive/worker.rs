@@ -6,6 +6,8 @@
 use crate::drive::closed::{control_slots, run_closed_slot, ActiveSlots};
 use crate::drive::h2::h2_client::run_h2_slot;
 use crate::drive::open::run_pacer;
+use crate::drive::ws_load::WsEnd;
+use crate::drive::ws_slot::CLOSE_WAIT;
 use crate::plan::h2_request::H2Context;
 use crate::plan::worker_plan::{WorkerLoad, WorkerMessage, WorkerPlan};
 use crate::worker::context::{connection_context, ConnectionContext};
@@ -49,7 +51,11 @@ async fn drive(
 ) -> std::io::Result<()> {
     let state = Rc::new(WorkerState::for_plan(&plan));
     let context = Rc::new(connection_context(&plan, state.clone(), log)?);
-    let (load_done, abort_handles) = start_load(&plan, &context);
+    let ws_end = plan
+        .websocket
+        .is_some()
+        .then(|| Rc::new(crate::drive::ws_load::WsEnd::default()));
+    let (load_done, abort_handles) = start_load(&plan, &context, ws_end.as_ref());
     // The housekeeping also ends the worker when its workload says so
     // (wrk's thread:stop(), a unique feeder drained).
     let mut housekeeping = Housekeeping::new(
@@ -66,6 +72,12 @@ async fn drive(
         _ = keep_house(&mut housekeeping, stop) => {}
     }
     let finished_at = Instant::now();
+    if let Some(end) = &ws_end {
+        // WebSocket connections end with a close, cut off or not (the
+        // epoll reactor's do the same, reactor/mod.rs); a moment at most.
+        let wait = CLOSE_WAIT.min(plan.timeout) + Duration::from_millis(100);
+        let _ = tokio::time::timeout(wait, end.close_all()).await;
+    }
     for handle in abort_handles {
         handle.abort();
     }
@@ -108,6 +120,7 @@ async fn keep_house(housekeeping: &mut Housekeeping<'_>, mut stop: watch::Receiv
 fn start_load(
     plan: &WorkerPlan,
     context: &Rc<ConnectionContext>,
+    ws_end: Option<&Rc<WsEnd>>,
 ) -> (impl std::future::Future<Output = ()>, Vec<AbortHandle>) {
     let mut handles = Vec::new();
     let mut aborts = Vec::new();
@@ -127,11 +140,12 @@ fn start_load(
                 plan.share.1,
             ));
             aborts.push(control.abort_handle());
-            if plan.websocket.is_some() {
+            if let Some(end) = ws_end {
                 for index in 0..*slots {
                     let task = crate::drive::ws_load::run_ws_closed_slot(
                         context.clone(),
                         gate.clone(),
+                        end.clone(),
                         index,
                         plan.seed,
                     );
@@ -164,9 +178,10 @@ fn start_load(
                 }
             }
         }
-        WorkerLoad::Open(load) if plan.websocket.is_some() => {
+        WorkerLoad::Open(load) if ws_end.is_some() => {
             let pacer = crate::drive::ws_load::run_ws_pacer(
                 context.clone(),
+                ws_end.expect("matched").clone(),
                 load.clone(),
                 plan.load_start,
                 plan.deadline,

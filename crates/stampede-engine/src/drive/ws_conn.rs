@@ -85,6 +85,21 @@ impl WsConn {
         self.started = None;
     }
 
+    /// The client is done with the connection (its slot parks, the load
+    /// is over, or the run's deadline or a stop came): an open session
+    /// starts its close (1000) and gives up its unanswered messages.
+    /// Those stay in flight, and the worker's last snapshot counts them
+    /// unfinished, as it counts an HTTP request the end cut off; both
+    /// drivers end a duration run so. True while the server's close is
+    /// awaited.
+    pub(crate) fn close(&mut self) -> bool {
+        let Some(session) = self.session.as_mut() else {
+            return false;
+        };
+        session.close(stampede_websocket::CLOSE_NORMAL);
+        session.is_closing()
+    }
+
     /// Renders the next message and frames it into the outbox, meant to
     /// leave at `intended`, and counts it sent. The session must be open.
     pub(crate) fn send_next(&mut self, ctx: &ConnectionContext, intended: Instant) {

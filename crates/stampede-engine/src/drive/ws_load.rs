@@ -4,7 +4,9 @@
 //! park, as closed.rs's do. The open model: the pacer's intended instants
 //! (drive/open.rs, `run_pacer_with`) go to the most recently idle
 //! connection, a new one under `-c`, or the backlog, and latency counts
-//! from the intended instant. `-n` counts messages.
+//! from the intended instant. `-n` counts messages. However the load ends
+//! (the budget spent, the run's deadline, a stop), every connection closes
+//! with 1000 through [`WsEnd`], as on the epoll reactor.
 
 use crate::drive::closed::ActiveSlots;
 use crate::drive::open::{run_pacer_with, Dispatcher};
@@ -16,62 +18,118 @@ use std::rc::Rc;
 use std::time::Instant;
 use tokio::sync::Notify;
 
-/// Runs slot `index` of the closed model until the budget is spent (a
-/// duration run is ended by the worker dropping the task).
+/// How a worker's WebSocket slots end together: asked (the load is over,
+/// or the run's deadline or a stop came), each cuts its round trip short
+/// and closes its connection (`WsSlot::close`: 1000, a message in flight
+/// left unfinished), and the worker waits until the last has closed.
+#[derive(Debug, Default)]
+pub(crate) struct WsEnd {
+    /// Set when the slots are to close.
+    asked: Cell<bool>,
+    ask: Notify,
+    /// Slots still running.
+    open: Cell<usize>,
+    /// Told whenever a slot has closed.
+    closed_one: Notify,
+}
+
+impl WsEnd {
+    /// A slot starts: it is waited for.
+    fn enter(&self) {
+        self.open.set(self.open.get() + 1);
+    }
+
+    /// A slot has closed its connection and ends.
+    fn leave(&self) {
+        self.open.set(self.open.get() - 1);
+        self.closed_one.notify_waiters();
+    }
+
+    /// Resolves once the slots are asked to close.
+    async fn asked(&self) {
+        // Made before the flag is read, so that an ask between the two is
+        // not missed.
+        let ask = self.ask.notified();
+        if !self.asked.get() {
+            ask.await;
+        }
+    }
+
+    /// Asks every slot to close its connection; resolves when all have
+    /// (the caller bounds the wait).
+    pub(crate) async fn close_all(&self) {
+        self.asked.set(true);
+        self.ask.notify_waiters();
+        loop {
+            let closed = self.closed_one.notified();
+            if self.open.get() == 0 {
+                return;
+            }
+            closed.await;
+        }
+    }
+}
+
+/// Runs slot `index` of the closed model until the budget is spent or
+/// `end` asks, then closes its connection.
 pub(crate) async fn run_ws_closed_slot(
     ctx: Rc<ConnectionContext>,
     gate: Rc<ActiveSlots>,
+    end: Rc<WsEnd>,
     index: usize,
     seed: u64,
 ) {
     let mut slot = WsSlot::new(index, seed);
+    end.enter();
+    tokio::select! {
+        biased;
+        () = end.asked() => {}
+        () = closed_round_trips(&ctx, &gate, &mut slot, index) => {}
+    }
+    slot.close(&ctx).await;
+    end.leave();
+}
+
+/// The closed model's round trips on `slot`, until the budget is spent.
+async fn closed_round_trips(
+    ctx: &ConnectionContext,
+    gate: &ActiveSlots,
+    slot: &mut WsSlot,
+    index: usize,
+) {
     loop {
         if !gate.is_active(index) {
-            slot.close(&ctx).await;
+            slot.close(ctx).await;
             gate.wait_until_active(index).await;
         }
         if !ctx.state.claim_budget() {
-            slot.close(&ctx).await;
             return;
         }
         ctx.state.begin_request();
-        slot.round_trip(&ctx, Instant::now()).await;
+        slot.round_trip(ctx, Instant::now()).await;
     }
 }
 
-/// The open model's end: once the pacer has handed out its last instant
-/// and every message is answered, the slots close their connections.
-#[derive(Debug, Default)]
-struct Closing {
-    /// Set when the slots are to close.
-    asked: Cell<bool>,
-    ask: Notify,
-    /// Slots still open.
-    open: Cell<usize>,
-    /// Told when the last slot has closed.
-    all_closed: Notify,
-}
-
 /// The open model's pacer, its instants carried by WebSocket slots. When
-/// the budget is spent (`-n`) and nothing is in flight, each connection
-/// closes with 1000, as in the closed model; a duration run's connections
-/// are stopped where they are by the worker.
+/// the budget is spent (`-n`) and nothing is in flight, `end` closes each
+/// connection with 1000, as in the closed model; at a duration run's end
+/// the worker does (the pacer is then stopped where it is).
 pub(crate) async fn run_ws_pacer(
     ctx: Rc<ConnectionContext>,
+    end: Rc<WsEnd>,
     load: OpenLoad,
     measure_start: Instant,
-    end: Option<Instant>,
+    deadline: Option<Instant>,
     seed: u64,
 ) {
-    let closing = Rc::new(Closing::default());
-    let slots = closing.clone();
+    let slots = end.clone();
     run_pacer_with(
         ctx.clone(),
         load,
         measure_start,
-        end,
+        deadline,
         move |ctx, dispatcher, slot, intended| {
-            slots.open.set(slots.open.get() + 1);
+            slots.enter();
             let task = run_ws_open_slot(
                 ctx.clone(),
                 dispatcher.clone(),
@@ -86,21 +144,16 @@ pub(crate) async fn run_ws_pacer(
     )
     .await;
     ctx.state.drained().await;
-    let all_closed = closing.all_closed.notified();
-    closing.asked.set(true);
-    closing.ask.notify_waiters();
-    if closing.open.get() > 0 {
-        all_closed.await;
-    }
+    end.close_all().await;
 }
 
 /// One connection of the open model: its message, then the oldest backlog
-/// entry or a park as idle until the dispatch hands it the next, or until
-/// the pacer asks it to close.
+/// entry or a park as idle until the dispatch hands it the next, until
+/// `end` asks it to close.
 async fn run_ws_open_slot(
     ctx: Rc<ConnectionContext>,
     dispatcher: Rc<Dispatcher>,
-    closing: Rc<Closing>,
+    end: Rc<WsEnd>,
     index: usize,
     first: Instant,
     seed: u64,
@@ -110,21 +163,17 @@ async fn run_ws_open_slot(
     loop {
         let lag = Instant::now().saturating_duration_since(job);
         ctx.state.begin_intended(job, lag);
-        slot.round_trip(&ctx, job).await;
-        // Made before the flag is read, so that an ask between the two is
-        // not missed.
-        let asked = closing.ask.notified();
-        if closing.asked.get() {
-            break;
+        tokio::select! {
+            biased;
+            () = end.asked() => break,
+            () = slot.round_trip(&ctx, job) => {}
         }
         tokio::select! {
+            biased;
+            () = end.asked() => break,
             next = dispatcher.next_job(index) => job = next,
-            _ = asked => break,
         }
     }
     slot.close(&ctx).await;
-    closing.open.set(closing.open.get() - 1);
-    if closing.open.get() == 0 {
-        closing.all_closed.notify_one();
-    }
+    end.leave();
 }

@@ -24,6 +24,9 @@ pub(crate) struct WsSlot {
     stream: Option<Stream>,
     conn: WsConn,
     buf: Box<[u8]>,
+    /// Bytes of the session's outbox written so far: a write cut off at
+    /// the run's end goes on from here, so no frame is sent twice.
+    out_at: usize,
 }
 
 impl WsSlot {
@@ -33,6 +36,7 @@ impl WsSlot {
             stream: None,
             conn: WsConn::new(index, seed),
             buf: vec![0; 64 * 1024].into_boxed_slice(),
+            out_at: 0,
         }
     }
 
@@ -71,11 +75,13 @@ impl WsSlot {
         self.drop_connection(ctx);
     }
 
-    /// Ends the slot's connection with a close (1000), waiting a moment
-    /// for the server's: the client is done.
+    /// Ends the slot's connection with a close (1000; ws_conn.rs's
+    /// `close`: a message in flight is left unfinished), waiting a moment
+    /// for the server's: the client is done. It may follow a round trip
+    /// cut off at any await (the run's end): the outbox is written on from
+    /// where the cut left it.
     pub(crate) async fn close(&mut self, ctx: &ConnectionContext) {
-        if let Some(session) = self.conn.session.as_mut().filter(|s| s.is_open()) {
-            session.close(stampede_websocket::CLOSE_NORMAL);
+        if self.stream.is_some() && self.conn.close() {
             let deadline = tokio::time::Instant::now() + CLOSE_WAIT.min(ctx.timeout);
             let _ = tokio::time::timeout_at(deadline, self.until_closed(ctx)).await;
         }
@@ -144,16 +150,21 @@ impl WsSlot {
         else {
             return Ok(());
         };
-        if session.outbox().is_empty() {
+        let outbox = session.outbox();
+        if outbox.is_empty() {
             return Ok(());
         }
-        stream
-            .write_all(session.outbox())
-            .await
-            .map_err(|e| WsFailure {
+        while self.out_at < outbox.len() {
+            let written = match stream.write(&outbox[self.out_at..]).await {
+                Ok(0) => Err(std::io::ErrorKind::WriteZero.into()),
+                other => other,
+            };
+            self.out_at += written.map_err(|e: std::io::Error| WsFailure {
                 kind: classify_io(&e),
                 reason: format!("writing: {e}"),
             })?;
+        }
+        self.out_at = 0;
         self.conn.written(ctx);
         Ok(())
     }
@@ -189,6 +200,7 @@ impl WsSlot {
         if self.stream.take().is_some() {
             ctx.state.connection_closed();
         }
+        self.out_at = 0;
         self.conn.gone();
     }
 }

@@ -93,6 +93,9 @@ pub(crate) struct WsSession {
     outbox: Vec<u8>,
     /// When each unanswered message was meant to leave, oldest first.
     pending: VecDeque<Instant>,
+    /// Messages given up by the client's close: their replies, which may
+    /// still come before the server's close, are read and mean nothing.
+    abandoned: usize,
     rng: fastrand::Rng,
     /// Subprotocols offered.
     offered: Vec<String>,
@@ -128,6 +131,7 @@ impl WsSession {
             inbox: Vec::new(),
             outbox,
             pending: VecDeque::new(),
+            abandoned: 0,
             rng,
             offered: config.subprotocols.clone(),
             subprotocol: None,
@@ -155,6 +159,11 @@ impl WsSession {
     /// True once the upgrade was accepted and no close was sent or read.
     pub(crate) fn is_open(&self) -> bool {
         self.phase == Phase::Open
+    }
+
+    /// True while the client's close awaits the server's.
+    pub(crate) fn is_closing(&self) -> bool {
+        self.phase == Phase::Closing
     }
 
     /// True once both closes were exchanged, or the connection failed.
@@ -201,11 +210,15 @@ impl WsSession {
     }
 
     /// Starts the closing handshake with `code` (the client is done); the
-    /// server's close then ends it.
+    /// server's close then ends it. The messages still unanswered are
+    /// given up (their drivers leave them unfinished): a reply to one of
+    /// them, read before the server's close, is no event.
     pub(crate) fn close(&mut self, code: u16) {
         if self.phase != Phase::Open {
             return;
         }
+        self.abandoned += self.pending.len();
+        self.pending.clear();
         let before = self.outbox.len();
         let mask = self.mask();
         encode_close(&mut self.outbox, Some(code), "", mask).expect("a valid code, no reason");
@@ -366,6 +379,7 @@ impl WsSession {
             match event {
                 Event::Text(_) | Event::Binary(_) => match self.pending.pop_front() {
                     Some(intended) => events.push(WsEvent::Reply { intended }),
+                    None if self.abandoned > 0 => self.abandoned -= 1,
                     None => events.push(WsEvent::Unsolicited),
                 },
                 Event::Ping(payload) => {

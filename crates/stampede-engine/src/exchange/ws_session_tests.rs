@@ -220,6 +220,35 @@ fn the_servers_close_is_echoed_and_the_clients_close_awaits_the_servers() {
 }
 
 #[test]
+fn the_clients_close_gives_up_its_unanswered_messages_and_reads_their_replies_as_nothing() {
+    let mut c = open();
+    c.send_message(b"one", Instant::now());
+    c.send_message(b"two", Instant::now());
+    c.written();
+    c.close(1000);
+    assert!(c.is_closing());
+    assert_eq!(
+        c.unanswered(),
+        0,
+        "given up: the driver leaves them unfinished"
+    );
+    let mut wire = Vec::new();
+    encode_message(&mut wire, MessageKind::Text, b"one", None);
+    encode_message(&mut wire, MessageKind::Text, b"two", None);
+    encode_message(&mut wire, MessageKind::Text, b"pushed", None);
+    encode_close(&mut wire, Some(1000), "", None).unwrap();
+    let mut events = Vec::new();
+    c.received(&wire, &mut events).unwrap();
+    assert_eq!(
+        events,
+        [WsEvent::Unsolicited, WsEvent::Closed { code: Some(1000) }],
+        "the two replies are nothing, a third message is a push"
+    );
+    assert!(c.is_closed());
+    assert_eq!(c.bytes_received, wire.len() as u64);
+}
+
+#[test]
 fn a_bad_frame_fails_the_connection_with_its_close_code() {
     let mut s = open();
     let mut wire = Vec::new();

@@ -278,7 +278,7 @@ fn settle_event_loop(plan: &Plan) -> Result<EventLoop, EngineError> {
             Some(reason) => Err(EngineError::UringUnavailable(reason)),
             None => Ok(EventLoop::Uring),
         },
-        // WebSocket runs on epoll only (io_uring's slots speak HTTP/1.1).
+        // WebSocket's `auto` is epoll, the loop measured for it (plan.rs).
         EventLoop::Epoll
             if auto
                 && plan.transport.websocket.is_none()

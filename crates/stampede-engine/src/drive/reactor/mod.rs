@@ -169,7 +169,40 @@ pub(crate) fn drive<I: WorkerIo, S: ReactorSlot<I>>(
             last_wait_end = Instant::now();
         }
     }
-    housekeeping.finish(Instant::now());
+    let finished_at = Instant::now();
+    end_slots(io, ctx, slots, &mut turn, sweep_period, &mut wait)?;
+    housekeeping.finish(finished_at);
+    Ok(())
+}
+
+/// The run is over: each slot ends what it must of its connection (a
+/// WebSocket's close, cut off mid-message or not, as the tokio driver's
+/// ws_load.rs does), and the worker serves their events until none
+/// lingers, each bounded by its slot's deadline. Nothing new starts: an
+/// answer parks its slot.
+fn end_slots<I: WorkerIo, S: ReactorSlot<I>>(
+    io: &I,
+    ctx: &ConnectionContext,
+    slots: &mut [S],
+    turn: &mut Turn,
+    period: Duration,
+    wait: &mut impl FnMut(&mut [S], &mut Turn, Duration) -> io::Result<()>,
+) -> io::Result<()> {
+    turn.limit = 0;
+    turn.open = None;
+    let mut lingering = slots.iter_mut().fold(false, |any, slot| slot.end(io) | any);
+    while lingering {
+        wait(slots, turn, period)?;
+        let now = Instant::now();
+        lingering = false;
+        for index in 0..slots.len() {
+            if slots[index].is_overdue(now) {
+                let step = slots[index].on_timeout(io);
+                turn.advance(io, ctx, slots, index, step);
+            }
+            lingering |= slots[index].end(io);
+        }
+    }
     Ok(())
 }
 

@@ -124,6 +124,14 @@ pub(crate) trait ReactorSlot<I: WorkerIo> {
         false
     }
 
+    /// The run is over (its deadline, a stop), whatever the slot was
+    /// doing: true while it still ends something of its connection (a
+    /// WebSocket's close, ws.rs), which the worker waits for. HTTP lets go
+    /// (what is in flight is unfinished).
+    fn end(&mut self, _io: &I) -> bool {
+        false
+    }
+
     /// True when the current phase has run out of time.
     fn is_overdue(&self, now: Instant) -> bool {
         self.phase() != Phase::Idle && now >= self.base().ledger.deadline

@@ -8,8 +8,8 @@
 //! the session, and tells the worker's turn when its message is answered:
 //! the closed model sends the next at once, the open model's dispatch
 //! hands it the next intended instant. A slot the schedule or the budget
-//! parks sends a close (1000) and the worker waits for the server's, a
-//! moment at most, as the tokio driver does.
+//! parks, or the run's end cuts off, sends a close (1000) and the worker
+//! waits for the server's, a moment at most, as the tokio driver does.
 
 use super::poller::{event_buffer, Poller, PEER_CLOSED, READABLE, WRITABLE};
 use super::slot::{Io, Slot};
@@ -256,6 +256,18 @@ impl ReactorSlot<Io<'_>> for WsSlot {
         if self.base.phase == Phase::Idle && !self.closing {
             self.begin_close(io);
         }
+        self.closing
+    }
+
+    /// The run is over (its deadline, a stop): an open connection closes
+    /// with 1000 whatever it was doing (ws_conn.rs's close: a message in
+    /// flight, or one waiting for its upgrade, is left unfinished, as the
+    /// tokio driver leaves it), and the slot lingers as above.
+    fn end(&mut self, io: &Io) -> bool {
+        self.waiting = None;
+        self.awaiting = false;
+        self.base.phase = Phase::Idle;
+        self.begin_close(io);
         self.closing
     }
 }
@@ -615,9 +627,7 @@ impl WsSlot {
             self.drop_connection(io, false);
             return;
         }
-        if let Some(session) = self.conn.session.as_mut() {
-            session.close(stampede_websocket::CLOSE_NORMAL);
-        }
+        self.conn.close();
         self.closing = true;
         self.base.ledger.deadline = Instant::now() + CLOSE_WAIT.min(io.ctx.timeout);
         if !matches!(self.flush(io), Ok(true)) {

@@ -2,10 +2,12 @@
 //! ring and each open connection has one multishot receive armed into a
 //! provided buffer ring, so a whole batch of requests costs one syscall
 //! (io_uring_enter) instead of a send, a receive and a share of an
-//! epoll_wait each. Connects go through the ring too.
+//! epoll_wait each. Connects go through the ring too. WebSocket (`ws://`)
+//! has its own slot (ws.rs) on the same ring.
 
 mod ring;
 mod slot;
+mod ws;
 
 use super::{drive, longest_request, slot_count, socket};
 use crate::plan::worker_plan::{WorkerMessage, WorkerPlan};
@@ -24,6 +26,9 @@ pub(super) fn run(
     to_aggregator: &mpsc::Sender<WorkerMessage>,
     ctx: &ConnectionContext,
 ) -> io::Result<()> {
+    if ctx.websocket.is_some() {
+        return ws::run(plan, stop, to_aggregator, ctx);
+    }
     let count = slot_count(plan);
     let ring = Ring::new(count)?;
     let target = socket::address_of(&ctx.connector.endpoint)?;
