@@ -514,11 +514,12 @@ fn the_html_report_draws_the_latency_heatmap_from_the_intervals() {
     assert!(page.contains("id=\"latency-heatmap\""));
     let mut browser =
         stampede_testkit::Browser::open(&chromium, &format!("file://{}", html.display()));
+    // heatmap.js draws when it runs, after the canvas is parsed: wait for it.
     let drawn = browser.wait_until(
-        "!!document.getElementById('latency-heatmap')",
+        "!!document.getElementById('latency-heatmap') && !!window.stampedeHeatmap",
         std::time::Duration::from_secs(20),
     );
-    assert!(drawn, "the page has the heatmap");
+    assert!(drawn, "the page has the heatmap and its script ran");
     let inked = browser.eval(
         "(function () { var c = document.getElementById('latency-heatmap'); \
          var p = c.getContext('2d').getImageData(0, 0, c.width, c.height).data, n = 0; \
