@@ -85,7 +85,7 @@ impl Plan {
     /// anything: they speak HTTP/1.1 (TCP or Unix, plain or TLS), one
     /// request (or one `--pipeline` batch) per connection at a time, in the
     /// closed and the open model; epoll also speaks HTTP/2 (h2c, or h2 over
-    /// TLS) with fixed requests in the closed model when `--io epoll` asks.
+    /// TLS) with fixed requests, in both models, when `--io epoll` asks.
     /// A proxy's CONNECT tunnel is the tokio path's. WebSocket (`ws://`,
     /// `wss://`) runs on epoll, not on io_uring.
     pub(crate) fn reactor_limitation(&self) -> Option<&'static str> {
@@ -112,22 +112,20 @@ impl Plan {
 
     /// What keeps the epoll reactor's HTTP/2 (the stampede-h2 codec, asked
     /// for with `--io epoll`) from this run, if anything: it drives h2c
-    /// (prior knowledge) and h2 over TLS with fixed requests in the closed
-    /// model.
+    /// (prior knowledge) and h2 over TLS with fixed requests, in the closed
+    /// and the open model.
     fn epoll_h2_limitation(&self) -> Option<&'static str> {
         /// The reason, with what epoll does drive over HTTP/2.
         macro_rules! beyond_epoll {
             ($what:literal) => {
                 concat!(
                     $what,
-                    " (epoll drives HTTP/2, h2c or over TLS, with fixed requests in the closed model)"
+                    " (epoll drives HTTP/2, h2c or over TLS, with fixed requests)"
                 )
             };
         }
         let lifetime = &self.transport.lifetime;
-        if !matches!(self.model, LoadModel::Closed { .. }) {
-            Some(beyond_epoll!("HTTP/2 with a rate"))
-        } else if self.transport.redirects > 0 {
+        if self.transport.redirects > 0 {
             Some(beyond_epoll!("HTTP/2 with redirects"))
         } else if self.transport.compression.decode || self.transport.stream.watch {
             Some(beyond_epoll!("HTTP/2 with decoded or watched bodies"))
@@ -301,7 +299,7 @@ mod tests {
     }
 
     #[test]
-    fn http2_runs_on_epoll_only_when_asked_and_with_fixed_requests_closed() {
+    fn http2_runs_on_epoll_only_when_asked_and_with_fixed_requests() {
         use crate::{EventLoop, IoBackend};
         let h2 = |io: IoBackend| {
             let mut p = plan();
@@ -309,7 +307,7 @@ mod tests {
             p.transport.io = io;
             p
         };
-        // auto keeps HTTP/2 on tokio; epoll takes h2c in the closed model.
+        // auto keeps HTTP/2 on tokio; epoll takes it in both models.
         assert_eq!(h2(IoBackend::Auto).event_loop(), EventLoop::Tokio);
         assert_eq!(h2(IoBackend::Tokio).event_loop(), EventLoop::Tokio);
         let mut epoll = h2(IoBackend::Epoll);
@@ -334,15 +332,13 @@ mod tests {
             arrival: crate::Arrival::Uniform,
             pace_window: Duration::ZERO,
         };
+        assert!(paced.validate().is_ok(), "the open model");
+        assert_eq!(paced.event_loop(), EventLoop::Epoll);
         let mut hops = h2(IoBackend::Epoll);
         hops.transport.redirects = 3;
         let mut retired = h2(IoBackend::Epoll);
         retired.transport.lifetime.max_requests = Some(5);
-        for (what, mut p) in [
-            ("a rate", paced),
-            ("redirects", hops),
-            ("a connection lifetime", retired),
-        ] {
+        for (what, mut p) in [("redirects", hops), ("a connection lifetime", retired)] {
             match p.validate() {
                 Err(PlanError::ReactorCannotDrive {
                     io: "epoll",

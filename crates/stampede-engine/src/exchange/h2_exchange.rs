@@ -190,6 +190,11 @@ impl H2Exchange {
         !self.waiting.is_empty()
     }
 
+    /// Requests begun that wait for a stream.
+    pub(crate) fn waiting(&self) -> usize {
+        self.waiting.len()
+    }
+
     /// Streams open on the connection.
     pub(crate) fn open_streams(&self) -> usize {
         self.streams.len()
