@@ -613,8 +613,15 @@ impl Connection {
         let capture = &self.config.capture;
         let values = &mut self.captured_values;
         let spans = &mut self.captured_spans;
+        // Only what is read below: pseudo-fields (each checked),
+        // content-length and the captured fields.
+        let wanted = |name: &[u8]| {
+            name.first() == Some(&b':')
+                || name == b"content-length"
+                || capture.iter().any(|want| want.as_slice() == name)
+        };
         self.hpack
-            .decode(block, |name, value| {
+            .decode_wanted(block, wanted, |name, value| {
                 if name == b":status" {
                     malformed |= status.is_some();
                     status = parse_status(value);

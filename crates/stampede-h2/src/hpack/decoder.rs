@@ -99,6 +99,21 @@ impl Decoder {
     pub fn decode(
         &mut self,
         block: &[u8],
+        field: impl FnMut(&[u8], &[u8]),
+    ) -> Result<(), HpackError> {
+        self.decode_wanted(block, |_| true, field)
+    }
+
+    /// As [`Decoder::decode`], but a field the table does not keep (a
+    /// literal without indexing or never indexed) whose name is not
+    /// `wanted` is skipped: its value is neither decoded nor checked, nor
+    /// handed to `field`. A client needs few fields of a response, and
+    /// decoding Huffman-coded values it never reads (nginx's date,
+    /// last-modified, etag) was most of its instructions per request.
+    pub fn decode_wanted(
+        &mut self,
+        block: &[u8],
+        wanted: impl Fn(&[u8]) -> bool,
         mut field: impl FnMut(&[u8], &[u8]),
     ) -> Result<(), HpackError> {
         let mut at = 0;
@@ -130,9 +145,15 @@ impl Decoder {
                 self.evict_to(size);
             } else {
                 // Literal without indexing (0000) or never indexed (0001) (§6.2.2, §6.2.3).
-                let (name, value, used) = self.literal(block, at, 4)?;
+                let (name, used) = self.literal_name(block, at, 4)?;
                 at += used;
-                self.emit(block, name, value, &mut field);
+                if wanted(self.resolve(block, name)) {
+                    let (value, n) = self.string(block, at, false)?;
+                    at += n;
+                    self.emit(block, name, value, &mut field);
+                } else {
+                    at += skip_string(block, at)?;
+                }
                 fields_seen = true;
             }
         }
@@ -162,6 +183,20 @@ impl Decoder {
         at: usize,
         prefix: u8,
     ) -> Result<(Str, Str, usize), HpackError> {
+        let (name, mut used) = self.literal_name(block, at, prefix)?;
+        let (value, n) = self.string(block, at + used, false)?;
+        used += n;
+        Ok((name, value, used))
+    }
+
+    /// The name of a literal field at `block[at..]` (see
+    /// [`Decoder::literal`]) and the octets up to its value.
+    fn literal_name(
+        &mut self,
+        block: &[u8],
+        at: usize,
+        prefix: u8,
+    ) -> Result<(Str, usize), HpackError> {
         let (index, mut used) = integer(&block[at..], prefix)?;
         let name = if index == 0 {
             let (s, n) = self.string(block, at + used, true)?;
@@ -170,9 +205,7 @@ impl Decoder {
         } else {
             self.indexed(index)?.0
         };
-        let (value, n) = self.string(block, at + used, false)?;
-        used += n;
-        Ok((name, value, used))
+        Ok((name, used))
     }
 
     /// A string literal (§5.2) at `block[at..]`: raw octets stay in the
@@ -247,6 +280,18 @@ impl Decoder {
             self.spare.push(old);
         }
     }
+}
+
+/// The octets of the string literal (§5.2) at `block[at..]`, read past
+/// without decoding it.
+fn skip_string(block: &[u8], at: usize) -> Result<usize, HpackError> {
+    let rest = block.get(at..).ok_or(HpackError::Truncated)?;
+    let (len, used) = integer(rest, 7)?;
+    let end = used.checked_add(len).ok_or(HpackError::Truncated)?;
+    if end > rest.len() {
+        return Err(HpackError::Truncated);
+    }
+    Ok(end)
 }
 
 /// An integer with an `prefix`-bit prefix (§5.1): its value and length.
