@@ -194,6 +194,13 @@ impl Connection {
         self.streams.len()
     }
 
+    /// True once the server's first SETTINGS arrived (the first frame it
+    /// must send): a failure before it is a server that may not speak
+    /// HTTP/2 at all.
+    pub fn got_settings(&self) -> bool {
+        self.got_settings
+    }
+
     /// The server's SETTINGS_MAX_CONCURRENT_STREAMS (`u32::MAX` until it
     /// sends one).
     pub fn max_concurrent_streams(&self) -> u32 {

@@ -85,7 +85,8 @@ impl Plan {
     /// anything: they speak HTTP/1.1 (TCP or Unix, plain or TLS), one
     /// request (or one `--pipeline` batch) per connection at a time, in the
     /// closed and the open model; epoll also speaks HTTP/2 (h2c, or h2 over
-    /// TLS) with fixed requests, in both models, when `--io epoll` asks.
+    /// TLS) with fixed requests, in both models, under `--io epoll` and
+    /// `auto` (tokio takes the rest).
     /// A proxy's CONNECT tunnel is the tokio path's. WebSocket (`ws://`,
     /// `wss://`) runs on epoll, not on io_uring.
     pub(crate) fn reactor_limitation(&self) -> Option<&'static str> {
@@ -93,9 +94,10 @@ impl Plan {
             Some("TLS through a proxy (CONNECT)")
         } else if self.transport.http2 {
             match self.transport.io {
-                crate::IoBackend::Epoll => self.epoll_h2_limitation(),
-                // `auto` keeps HTTP/2 on tokio (the `h2` crate) until the
-                // reactors' codec has proven itself everywhere.
+                // `auto` too: the epoll slot's codec costs about half the
+                // `h2` crate's instructions per request and less CPU in
+                // every case measured (bench/results/2026-12-04-h2-reactor.md).
+                crate::IoBackend::Epoll | crate::IoBackend::Auto => self.epoll_h2_limitation(),
                 _ => Some("HTTP/2"),
             }
         } else if self.transport.http3 {
@@ -307,8 +309,8 @@ mod tests {
             p.transport.io = io;
             p
         };
-        // auto keeps HTTP/2 on tokio; epoll takes it in both models.
-        assert_eq!(h2(IoBackend::Auto).event_loop(), EventLoop::Tokio);
+        // auto and epoll take it in both models; tokio when asked.
+        assert_eq!(h2(IoBackend::Auto).event_loop(), EventLoop::Epoll);
         assert_eq!(h2(IoBackend::Tokio).event_loop(), EventLoop::Tokio);
         let mut epoll = h2(IoBackend::Epoll);
         assert!(epoll.validate().is_ok());
@@ -348,6 +350,10 @@ mod tests {
                 }
                 other => panic!("{what}: {other:?}"),
             }
+            // What epoll does not drive, auto leaves to tokio.
+            p.transport.io = IoBackend::Auto;
+            assert!(p.validate().is_ok(), "{what}");
+            assert_eq!(p.event_loop(), EventLoop::Tokio, "{what}");
         }
     }
 
