@@ -67,6 +67,48 @@ pub struct Decoder {
     allowed: usize,
     name_scratch: Vec<u8>,
     value_scratch: Vec<u8>,
+    /// Huffman strings decoded lately, by their coded octets.
+    memo: HuffmanMemo,
+}
+
+/// Strings kept by [`HuffmanMemo`]: nginx sends its `server`, `date`,
+/// `content-type`, `last-modified` and `etag` as Huffman literals with
+/// incremental indexing on every response, the same octets each time
+/// (the date changes once a second), and an entry's size counts its
+/// decoded length, so each must be known decoded.
+const MEMO_ENTRIES: usize = 16;
+
+/// The last [`MEMO_ENTRIES`] Huffman strings decoded (coded octets, the
+/// octets they decode to), replaced in turn: a string seen again is copied,
+/// not decoded again (the same octets decode alike, and were valid).
+#[derive(Default)]
+struct HuffmanMemo {
+    entries: Vec<(Vec<u8>, Vec<u8>)>,
+    next: usize,
+}
+
+impl HuffmanMemo {
+    /// Decodes `coded` into `out` (cleared first), from the memo when it
+    /// holds it.
+    fn decode(&mut self, coded: &[u8], out: &mut Vec<u8>) -> Result<(), HpackError> {
+        out.clear();
+        if let Some((_, decoded)) = self.entries.iter().find(|(c, _)| c.as_slice() == coded) {
+            out.extend_from_slice(decoded);
+            return Ok(());
+        }
+        huffman::decode(coded, out).map_err(|_| HpackError::BadHuffman)?;
+        if self.entries.len() < MEMO_ENTRIES {
+            self.entries.push((coded.to_vec(), out.clone()));
+        } else {
+            let (c, d) = &mut self.entries[self.next];
+            c.clear();
+            c.extend_from_slice(coded);
+            d.clear();
+            d.extend_from_slice(out);
+            self.next = (self.next + 1) % MEMO_ENTRIES;
+        }
+        Ok(())
+    }
 }
 
 impl Decoder {
@@ -81,6 +123,7 @@ impl Decoder {
             allowed,
             name_scratch: Vec::new(),
             value_scratch: Vec::new(),
+            memo: HuffmanMemo::default(),
         }
     }
 
@@ -231,8 +274,7 @@ impl Decoder {
         } else {
             &mut self.value_scratch
         };
-        scratch.clear();
-        huffman::decode(&rest[used..end], scratch).map_err(|_| HpackError::BadHuffman)?;
+        self.memo.decode(&rest[used..end], scratch)?;
         Ok((Str::Scratch(is_name), end))
     }
 

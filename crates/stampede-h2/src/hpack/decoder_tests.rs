@@ -254,3 +254,19 @@ fn fields_not_wanted_and_not_indexed_are_skipped_undecoded() {
     let mut d = Decoder::new(4096);
     assert_eq!(d.decode(&block, |_, _| {}), Err(HpackError::BadHuffman));
 }
+
+#[test]
+fn a_huffman_string_seen_again_decodes_alike_and_a_bad_one_is_still_refused() {
+    // C.6's first response three times: the third from the memo.
+    let block = "4882 6402 5885 aec3 771a 4b61 96d0 7abe 9410 54d4 44a8 2005 9504 0b81 \
+                 66e0 82a6 2d1b ff6e 919d 29ad 1718 63c7 8f0b 97c8 e9ae 82ae 43d3";
+    let mut d = Decoder::new(4096);
+    let first = fields(&mut d, block);
+    for _ in 0..2 {
+        assert_eq!(fields(&mut d, block), first);
+    }
+    let bad = hex("0085 ffff ffff ff00");
+    for _ in 0..2 {
+        assert_eq!(d.decode(&bad, |_, _| {}), Err(HpackError::BadHuffman));
+    }
+}
