@@ -45,8 +45,10 @@
 #                      otherwise `wrk2` on PATH is used
 #   --no-floor         skip the paced floor probe (built with cargo otherwise)
 #   --epoll            also run stampede with --io epoll (tool "stampede-epoll")
-#                      in the open-model, TLS keep-alive and h2c scenarios
-#                      (over h2c: the reactor's own HTTP/2 codec, stampede-h2)
+#                      in the open-model, TLS keep-alive and HTTP/2 scenarios
+#                      (over HTTP/2: the reactor's own codec, stampede-h2); the
+#                      HTTP/2 scenarios then run `--io tokio` (the `h2` crate)
+#                      as "stampede-tokio" in place of the default's "stampede"
 #   --tls 1.2|1.3      the TLS version nginx offers (default 1.3)
 # Everything is bounded: each client run has a duration, only 127.0.0.1 is used,
 # nginx is stopped by a trap on exit. Writes bench/results/DATE-peers.md.
@@ -175,8 +177,7 @@ scenario_tools() {
         open*) echo "wrk2 stampede$(epoll_tool)$([ "$WITH_FLOOR" = 1 ] && echo " floor-paced")" ;;
         tls-ka100) echo "wrk stampede$(epoll_tool)" ;;
         tls-*) echo "wrk stampede" ;;
-        h2c-*) echo "h2load stampede$(epoll_tool)" ;;
-        h2*) echo "h2load stampede" ;;
+        h2*) if [ "$WITH_EPOLL" = 1 ]; then echo "h2load stampede-tokio stampede-epoll"; else echo "h2load stampede"; fi ;;
     esac
 }
 # " stampede-epoll" when --epoll asks for the epoll reactor as well.
@@ -223,10 +224,10 @@ client_cmd() {
             local c s u; read -r c s < <(h2_shape "$sc"); u=$(h2_url "$sc")
             case $tool in
                 h2load) echo "h2load -t1 -c$c -m$s -D$secs $u" ;;
-                stampede)
-                    local k=""; [[ $sc == h2c-* ]] || k=" --insecure"
-                    echo "$st --http2 -c $c --streams $s$k $u" ;;
-                stampede-epoll) echo "$st --io epoll --http2 -c $c --streams $s $u" ;;
+                stampede|stampede-tokio|stampede-epoll)
+                    local k="" io=""; [[ $sc == h2c-* ]] || k=" --insecure"
+                    [ "$tool" = stampede ] || io=" --io ${tool#stampede-}"
+                    echo "$st$io --http2 -c $c --streams $s$k $u" ;;
             esac ;;
     esac
 }
@@ -239,7 +240,7 @@ tool_p50_us() {
     local tool=$1 out=$2
     case $tool in
         wrk|wrk2) wrk_p50_us "$out.stdout" ;;
-        stampede|stampede-epoll) stampede_p50_us "$out" ;;
+        stampede*) stampede_p50_us "$out" ;;
         floor-paced) echo - ;;
         # h2load prints min/max/mean/sd of "time for request", no percentiles
         h2load) echo - ;;
@@ -249,7 +250,7 @@ tool_count() {
     local tool=$1 out=$2
     case $tool in
         wrk|wrk2) wrk_count "$out" ;;
-        stampede|stampede-epoll) stampede_count "$out" ;;
+        stampede*) stampede_count "$out" ;;
         floor-paced) awk '{print $2}' "$out.stdout" ;;
         h2load) awk '/^requests:/ {print $8}' "$out.stdout" ;;
     esac
@@ -258,7 +259,7 @@ tool_errors() {
     local tool=$1 out=$2
     case $tool in
         wrk|wrk2) wrk_errors "$out" ;;
-        stampede|stampede-epoll) stampede_errors "$out" ;;
+        stampede*) stampede_errors "$out" ;;
         h2load) awk '/^requests:/ && ($10 != 0 || $12 != 0 || $14 != 0) {print}' "$out.stdout" ;;
         floor-paced) [ -s "$out.stderr" ] && head -1 "$out.stderr" || true ;;
     esac

@@ -269,8 +269,16 @@ fn batched_reads_without_a_rate_a_window_or_a_reactor_are_refused() {
             "this run is on tokio",
         ),
         (
-            vec![url, "-r", "10", "--http2", "--batch-reads"],
-            "this run is on tokio (HTTP/2)",
+            vec![
+                url,
+                "-r",
+                "10",
+                "--http2",
+                "--redirects",
+                "2",
+                "--batch-reads",
+            ],
+            "this run is on tokio (",
         ),
     ] {
         let run = run_stampede(binary(), &args);

@@ -181,12 +181,32 @@ fn every_event_loop_counts_exactly_and_says_which_ran() {
 fn auto_falls_back_to_tokio_where_the_reactor_cannot_drive() {
     let target = spawn_target(one_thread());
     let url = format!("http://{}/", target.local_addr());
+    // h2c with fixed requests runs on epoll (the stampede-h2 codec); with
+    // a connection lifetime, which epoll does not drive over HTTP/2, on tokio.
     let h2c = run_stampede(
         binary(),
         &[&url, "-n", "20", "-c", "2", "--http2", "--io", "auto"],
     );
     assert_eq!(h2c.code(), Some(0), "{}", h2c.stderr());
-    assert_eq!(h2c.result()["plan"]["io"], "tokio");
+    assert_eq!(h2c.result()["plan"]["io"], "epoll");
+    let retired = run_stampede(
+        binary(),
+        &[
+            &url,
+            "-n",
+            "20",
+            "-c",
+            "2",
+            "--http2",
+            "--conn-max-requests",
+            "5",
+            "--io",
+            "auto",
+        ],
+    );
+    assert_eq!(retired.code(), Some(0), "{}", retired.stderr());
+    assert_eq!(retired.result()["plan"]["io"], "tokio");
+    assert_eq!(retired.count("/requests/success"), 20);
     // The open model runs on a reactor (tests/engine/open_model_reactors.rs).
     let paced = run_stampede(
         binary(),
@@ -194,11 +214,19 @@ fn auto_falls_back_to_tokio_where_the_reactor_cannot_drive() {
     );
     assert_eq!(paced.code(), Some(0), "{}", paced.stderr());
     assert_ne!(paced.result()["plan"]["io"], "tokio");
-    // epoll drives h2c in the closed model (tests/protocols/h2_reactor.rs),
-    // not yet the open model.
+    // epoll drives h2c (tests/protocols/h2_reactor.rs), not yet redirects.
     let refused = run_stampede(
         binary(),
-        &[&url, "-r", "50", "-d", "1s", "--http2", "--io", "epoll"],
+        &[
+            &url,
+            "-n",
+            "5",
+            "--redirects",
+            "2",
+            "--http2",
+            "--io",
+            "epoll",
+        ],
     );
     assert_eq!(refused.code(), Some(2));
     assert!(

@@ -239,7 +239,6 @@ fn a_server_sending_a_bad_frame_makes_protocol_errors_not_a_hang() {
 fn what_epoll_does_not_drive_over_http2_is_refused_in_one_line() {
     let url = format!("http://127.0.0.1:{}/", free_port());
     for extra in [
-        &["-r", "100", "-d", "1s"][..],
         &["--redirects", "2", "-n", "5"][..],
         &["--conn-max-requests", "5", "-n", "5"][..],
     ] {

@@ -13,6 +13,7 @@ mod dns;
 mod dns_netns;
 mod dns_random_seed;
 mod h2_reactor;
+mod h2_reactor_open;
 mod h2_stream_limit;
 mod h2_timeouts;
 mod h3_client_cert;

@@ -264,7 +264,8 @@ fn an_origin_without_http2_is_goaway_with_a_sample_that_says_so() {
 
 /// The run's own server not speaking HTTP/2 gets the same word in its
 /// sample as a redirect's origin does (it was a bare "frame with invalid
-/// size").
+/// size"): a `goaway` of the `h2` crate on tokio, a `protocol` error of
+/// the stampede-h2 codec on epoll (`--io auto`).
 #[test]
 fn a_target_without_http2_is_goaway_with_a_sample_that_says_so() {
     let b = spawn_target(TargetConfig {
@@ -272,16 +273,19 @@ fn a_target_without_http2_is_goaway_with_a_sample_that_says_so() {
         ..one_thread()
     });
     let url = format!("http://{}/", b.local_addr());
-    let run = run_stampede(
-        binary(),
-        &[&url, "--http2", "-n", "3", "-c", "1", "-t", "1"],
-    );
-    assert_eq!(run.count("/errors/goaway"), 3, "{}", run.result());
-    let samples = run.result()["error_samples"]["goaway"].to_string();
-    assert!(
-        samples.contains("does the server speak HTTP/2?"),
-        "{samples}"
-    );
+    for (io, class) in [("tokio", "goaway"), ("auto", "protocol")] {
+        let run = run_stampede(
+            binary(),
+            &[&url, "--http2", "-n", "3", "-c", "1", "-t", "1", "--io", io],
+        );
+        let errors = format!("/errors/{class}");
+        assert_eq!(run.count(&errors), 3, "{io}: {}", run.result());
+        let samples = run.result()["error_samples"][class].to_string();
+        assert!(
+            samples.contains("does the server speak HTTP/2?"),
+            "{io}: {samples}"
+        );
+    }
 }
 
 #[test]

@@ -194,6 +194,13 @@ impl Connection {
         self.streams.len()
     }
 
+    /// True once the server's first SETTINGS arrived (the first frame it
+    /// must send): a failure before it is a server that may not speak
+    /// HTTP/2 at all.
+    pub fn got_settings(&self) -> bool {
+        self.got_settings
+    }
+
     /// The server's SETTINGS_MAX_CONCURRENT_STREAMS (`u32::MAX` until it
     /// sends one).
     pub fn max_concurrent_streams(&self) -> u32 {
@@ -613,8 +620,15 @@ impl Connection {
         let capture = &self.config.capture;
         let values = &mut self.captured_values;
         let spans = &mut self.captured_spans;
+        // Only what is read below: pseudo-fields (each checked),
+        // content-length and the captured fields.
+        let wanted = |name: &[u8]| {
+            name.first() == Some(&b':')
+                || name == b"content-length"
+                || capture.iter().any(|want| want.as_slice() == name)
+        };
         self.hpack
-            .decode(block, |name, value| {
+            .decode_wanted(block, wanted, |name, value| {
                 if name == b":status" {
                     malformed |= status.is_some();
                     status = parse_status(value);

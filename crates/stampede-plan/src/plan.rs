@@ -85,7 +85,8 @@ impl Plan {
     /// anything: they speak HTTP/1.1 (TCP or Unix, plain or TLS), one
     /// request (or one `--pipeline` batch) per connection at a time, in the
     /// closed and the open model; epoll also speaks HTTP/2 (h2c, or h2 over
-    /// TLS) with fixed requests in the closed model when `--io epoll` asks.
+    /// TLS) with fixed requests, in both models, under `--io epoll` and
+    /// `auto` (tokio takes the rest).
     /// A proxy's CONNECT tunnel is the tokio path's. WebSocket runs on
     /// epoll (`ws://`, `wss://`) and io_uring (`ws://`).
     pub fn reactor_limitation(&self) -> Option<&'static str> {
@@ -93,9 +94,10 @@ impl Plan {
             Some("TLS through a proxy (CONNECT)")
         } else if self.transport.http2 {
             match self.transport.io {
-                crate::IoBackend::Epoll => self.epoll_h2_limitation(),
-                // `auto` keeps HTTP/2 on tokio (the `h2` crate) until the
-                // reactors' codec has proven itself everywhere.
+                // `auto` too: the epoll slot's codec costs about half the
+                // `h2` crate's instructions per request and less CPU in
+                // every case measured (bench/results/2026-12-04-h2-reactor.md).
+                crate::IoBackend::Epoll | crate::IoBackend::Auto => self.epoll_h2_limitation(),
                 _ => Some("HTTP/2"),
             }
         } else if self.transport.http3 {
@@ -114,22 +116,20 @@ impl Plan {
 
     /// What keeps the epoll reactor's HTTP/2 (the stampede-h2 codec, asked
     /// for with `--io epoll`) from this run, if anything: it drives h2c
-    /// (prior knowledge) and h2 over TLS with fixed requests in the closed
-    /// model.
+    /// (prior knowledge) and h2 over TLS with fixed requests, in the closed
+    /// and the open model.
     fn epoll_h2_limitation(&self) -> Option<&'static str> {
         /// The reason, with what epoll does drive over HTTP/2.
         macro_rules! beyond_epoll {
             ($what:literal) => {
                 concat!(
                     $what,
-                    " (epoll drives HTTP/2, h2c or over TLS, with fixed requests in the closed model)"
+                    " (epoll drives HTTP/2, h2c or over TLS, with fixed requests)"
                 )
             };
         }
         let lifetime = &self.transport.lifetime;
-        if !matches!(self.model, LoadModel::Closed { .. }) {
-            Some(beyond_epoll!("HTTP/2 with a rate"))
-        } else if self.transport.redirects > 0 {
+        if self.transport.redirects > 0 {
             Some(beyond_epoll!("HTTP/2 with redirects"))
         } else if self.transport.compression.decode || self.transport.stream.watch {
             Some(beyond_epoll!("HTTP/2 with decoded or watched bodies"))
@@ -303,7 +303,7 @@ mod tests {
     }
 
     #[test]
-    fn http2_runs_on_epoll_only_when_asked_and_with_fixed_requests_closed() {
+    fn http2_runs_on_epoll_only_when_asked_and_with_fixed_requests() {
         use crate::{EventLoop, IoBackend};
         let h2 = |io: IoBackend| {
             let mut p = plan();
@@ -311,8 +311,8 @@ mod tests {
             p.transport.io = io;
             p
         };
-        // auto keeps HTTP/2 on tokio; epoll takes h2c in the closed model.
-        assert_eq!(h2(IoBackend::Auto).event_loop(), EventLoop::Tokio);
+        // auto and epoll take it in both models; tokio when asked.
+        assert_eq!(h2(IoBackend::Auto).event_loop(), EventLoop::Epoll);
         assert_eq!(h2(IoBackend::Tokio).event_loop(), EventLoop::Tokio);
         let mut epoll = h2(IoBackend::Epoll);
         assert!(epoll.validate().is_ok());
@@ -337,15 +337,13 @@ mod tests {
             pace_window: Duration::ZERO,
             batch_reads: false,
         };
+        assert!(paced.validate().is_ok(), "the open model");
+        assert_eq!(paced.event_loop(), EventLoop::Epoll);
         let mut hops = h2(IoBackend::Epoll);
         hops.transport.redirects = 3;
         let mut retired = h2(IoBackend::Epoll);
         retired.transport.lifetime.max_requests = Some(5);
-        for (what, mut p) in [
-            ("a rate", paced),
-            ("redirects", hops),
-            ("a connection lifetime", retired),
-        ] {
+        for (what, mut p) in [("redirects", hops), ("a connection lifetime", retired)] {
             match p.validate() {
                 Err(PlanError::ReactorCannotDrive {
                     io: "epoll",
@@ -355,6 +353,10 @@ mod tests {
                 }
                 other => panic!("{what}: {other:?}"),
             }
+            // What epoll does not drive, auto leaves to tokio.
+            p.transport.io = IoBackend::Auto;
+            assert!(p.validate().is_ok(), "{what}");
+            assert_eq!(p.event_loop(), EventLoop::Tokio, "{what}");
         }
     }
 

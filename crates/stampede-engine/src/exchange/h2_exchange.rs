@@ -22,6 +22,7 @@
 
 use crate::exchange::conn_books::ConnectionLife;
 use crate::exchange::request_books::{Clocks, Failure, RequestBooks};
+use crate::net::outcome_class::NOT_H2_HINT;
 use crate::plan::h2_request::H2Request;
 use crate::worker::context::ConnectionContext;
 use crate::worker::request_log::LogFacts;
@@ -128,6 +129,9 @@ pub(crate) struct H2Exchange {
     draining: Option<bool>,
     /// Streams ended by the last call into the codec (reused).
     ended: Vec<(u32, End)>,
+    /// The connection's stream limit is noted in the worker's state (at
+    /// its first answer, as the tokio path does: its SETTINGS came before).
+    limit_noted: bool,
 }
 
 impl std::fmt::Debug for H2Exchange {
@@ -170,6 +174,7 @@ impl H2Exchange {
             retry_at: None,
             draining: None,
             ended: Vec::new(),
+            limit_noted: false,
         }
     }
 
@@ -188,6 +193,11 @@ impl H2Exchange {
     /// True while requests begun wait for a stream.
     pub(crate) fn has_waiting(&self) -> bool {
         !self.waiting.is_empty()
+    }
+
+    /// Requests begun that wait for a stream.
+    pub(crate) fn waiting(&self) -> usize {
+        self.waiting.len()
     }
 
     /// Streams open on the connection.
@@ -244,6 +254,7 @@ impl H2Exchange {
         let target = self.waiting.front().map_or(0, |j| j.target);
         self.connect_deadline = now + ctx.connect_timeout_of(target);
         self.conn = Some(Connection::new(codec_config()));
+        self.limit_noted = false;
         self.start_one(ctx, wire, now);
     }
 
@@ -376,8 +387,13 @@ impl H2Exchange {
             self.draining.get_or_insert(code == ErrorCode::NoError);
         }
         if let Err(error) = result {
+            // No SETTINGS first: most likely an HTTP/1.1 answer to the preface.
+            let hint = match conn.got_settings() {
+                true => "",
+                false => NOT_H2_HINT,
+            };
             ctx.state
-                .sample_error(ErrorKind::Protocol, || error.to_string());
+                .sample_error(ErrorKind::Protocol, || format!("{error}{hint}"));
             self.draining = Some(false);
         }
         self.settle_ended(ctx, now, ErrorKind::Protocol);
@@ -456,6 +472,7 @@ impl H2Exchange {
             let result = match end {
                 End::Finished => {
                     self.life.answered();
+                    self.note_limit(ctx);
                     stream.status.ok_or(ErrorKind::Protocol)
                 }
                 End::Reset(code) => {
@@ -492,6 +509,19 @@ impl H2Exchange {
             self.book(ctx, &stream.job, &stream.clocks, now, result);
         }
         self.ended = ended;
+    }
+
+    /// Notes the server's SETTINGS_MAX_CONCURRENT_STREAMS once per
+    /// connection (`http2.server_max_streams` keeps the fewest), if it set
+    /// one.
+    fn note_limit(&mut self, ctx: &ConnectionContext) {
+        if std::mem::replace(&mut self.limit_noted, true) {
+            return;
+        }
+        let limit = self.conn.as_ref().map(|c| c.max_concurrent_streams());
+        if let Some(limit) = limit.filter(|&l| l != u32::MAX) {
+            ctx.state.server_streams(limit);
+        }
     }
 
     /// Books one request's end (booking.rs, the rule of every protocol),

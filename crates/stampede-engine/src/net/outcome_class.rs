@@ -27,6 +27,11 @@ pub(crate) fn classify_io(error: &io::Error) -> ErrorKind {
     }
 }
 
+/// Said in the sample of an error a server that does not speak HTTP/2
+/// causes, on every path.
+pub(crate) const NOT_H2_HINT: &str =
+    " (does the server speak HTTP/2? over plain TCP stampede uses prior knowledge, h2c)";
+
 /// What a server that does not speak HTTP/2 causes (its HTTP/1.1 answer
 /// to the preface is no frame: a protocol or frame-size error of the
 /// client's own), said in the error's sample; empty for any other error.
@@ -38,7 +43,7 @@ pub(crate) fn not_h2_hint(error: &h2::Error) -> &'static str {
         Some(h2::Reason::PROTOCOL_ERROR) | Some(h2::Reason::FRAME_SIZE_ERROR)
     );
     if local && framing {
-        " (does the server speak HTTP/2? over plain TCP stampede uses prior knowledge, h2c)"
+        NOT_H2_HINT
     } else {
         ""
     }

@@ -142,9 +142,17 @@ pub(crate) fn prepare(
             ))
         }
     };
-    if event_loop == EventLoop::Epoll && plan.transport.http2 && options.workload.is_some() {
-        return Err(EngineError::Http2WorkloadNeedsTokio);
-    }
+    // The epoll slot's HTTP/2 sends fixed requests: auto leaves a
+    // workload's to tokio, an explicit `--io epoll` is refused.
+    let event_loop = match event_loop {
+        EventLoop::Epoll if plan.transport.http2 && options.workload.is_some() => {
+            match plan.transport.io {
+                IoBackend::Auto => EventLoop::Tokio,
+                _ => return Err(EngineError::Http2WorkloadNeedsTokio),
+            }
+        }
+        other => other,
+    };
     // A step's follow_redirects = true follows even without --redirects,
     // as far as JMeter and browsers do (20 hops).
     let step_follows =
@@ -278,10 +286,12 @@ fn settle_event_loop(plan: &Plan) -> Result<EventLoop, EngineError> {
             Some(reason) => Err(EngineError::UringUnavailable(reason)),
             None => Ok(EventLoop::Uring),
         },
-        // WebSocket's `auto` is epoll, the loop measured for it (plan.rs).
+        // WebSocket's `auto` is epoll, the loop measured for it (plan.rs);
+        // HTTP/2 runs on epoll only (io_uring's slots speak HTTP/1.1).
         EventLoop::Epoll
             if auto
                 && plan.transport.websocket.is_none()
+                && !plan.transport.http2
                 && crate::drive::reactor::uring_unavailable().is_none() =>
         {
             Ok(EventLoop::Uring)

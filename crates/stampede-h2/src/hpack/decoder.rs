@@ -67,6 +67,48 @@ pub struct Decoder {
     allowed: usize,
     name_scratch: Vec<u8>,
     value_scratch: Vec<u8>,
+    /// Huffman strings decoded lately, by their coded octets.
+    memo: HuffmanMemo,
+}
+
+/// Strings kept by [`HuffmanMemo`]: nginx sends its `server`, `date`,
+/// `content-type`, `last-modified` and `etag` as Huffman literals with
+/// incremental indexing on every response, the same octets each time
+/// (the date changes once a second), and an entry's size counts its
+/// decoded length, so each must be known decoded.
+const MEMO_ENTRIES: usize = 16;
+
+/// The last [`MEMO_ENTRIES`] Huffman strings decoded (coded octets, the
+/// octets they decode to), replaced in turn: a string seen again is copied,
+/// not decoded again (the same octets decode alike, and were valid).
+#[derive(Default)]
+struct HuffmanMemo {
+    entries: Vec<(Vec<u8>, Vec<u8>)>,
+    next: usize,
+}
+
+impl HuffmanMemo {
+    /// Decodes `coded` into `out` (cleared first), from the memo when it
+    /// holds it.
+    fn decode(&mut self, coded: &[u8], out: &mut Vec<u8>) -> Result<(), HpackError> {
+        out.clear();
+        if let Some((_, decoded)) = self.entries.iter().find(|(c, _)| c.as_slice() == coded) {
+            out.extend_from_slice(decoded);
+            return Ok(());
+        }
+        huffman::decode(coded, out).map_err(|_| HpackError::BadHuffman)?;
+        if self.entries.len() < MEMO_ENTRIES {
+            self.entries.push((coded.to_vec(), out.clone()));
+        } else {
+            let (c, d) = &mut self.entries[self.next];
+            c.clear();
+            c.extend_from_slice(coded);
+            d.clear();
+            d.extend_from_slice(out);
+            self.next = (self.next + 1) % MEMO_ENTRIES;
+        }
+        Ok(())
+    }
 }
 
 impl Decoder {
@@ -81,6 +123,7 @@ impl Decoder {
             allowed,
             name_scratch: Vec::new(),
             value_scratch: Vec::new(),
+            memo: HuffmanMemo::default(),
         }
     }
 
@@ -99,6 +142,21 @@ impl Decoder {
     pub fn decode(
         &mut self,
         block: &[u8],
+        field: impl FnMut(&[u8], &[u8]),
+    ) -> Result<(), HpackError> {
+        self.decode_wanted(block, |_| true, field)
+    }
+
+    /// As [`Decoder::decode`], but a field the table does not keep (a
+    /// literal without indexing or never indexed) whose name is not
+    /// `wanted` is skipped: its value is neither decoded nor checked, nor
+    /// handed to `field`. A client needs few fields of a response, and
+    /// decoding Huffman-coded values it never reads (nginx's date,
+    /// last-modified, etag) was most of its instructions per request.
+    pub fn decode_wanted(
+        &mut self,
+        block: &[u8],
+        wanted: impl Fn(&[u8]) -> bool,
         mut field: impl FnMut(&[u8], &[u8]),
     ) -> Result<(), HpackError> {
         let mut at = 0;
@@ -130,9 +188,15 @@ impl Decoder {
                 self.evict_to(size);
             } else {
                 // Literal without indexing (0000) or never indexed (0001) (§6.2.2, §6.2.3).
-                let (name, value, used) = self.literal(block, at, 4)?;
+                let (name, used) = self.literal_name(block, at, 4)?;
                 at += used;
-                self.emit(block, name, value, &mut field);
+                if wanted(self.resolve(block, name)) {
+                    let (value, n) = self.string(block, at, false)?;
+                    at += n;
+                    self.emit(block, name, value, &mut field);
+                } else {
+                    at += skip_string(block, at)?;
+                }
                 fields_seen = true;
             }
         }
@@ -162,6 +226,20 @@ impl Decoder {
         at: usize,
         prefix: u8,
     ) -> Result<(Str, Str, usize), HpackError> {
+        let (name, mut used) = self.literal_name(block, at, prefix)?;
+        let (value, n) = self.string(block, at + used, false)?;
+        used += n;
+        Ok((name, value, used))
+    }
+
+    /// The name of a literal field at `block[at..]` (see
+    /// [`Decoder::literal`]) and the octets up to its value.
+    fn literal_name(
+        &mut self,
+        block: &[u8],
+        at: usize,
+        prefix: u8,
+    ) -> Result<(Str, usize), HpackError> {
         let (index, mut used) = integer(&block[at..], prefix)?;
         let name = if index == 0 {
             let (s, n) = self.string(block, at + used, true)?;
@@ -170,9 +248,7 @@ impl Decoder {
         } else {
             self.indexed(index)?.0
         };
-        let (value, n) = self.string(block, at + used, false)?;
-        used += n;
-        Ok((name, value, used))
+        Ok((name, used))
     }
 
     /// A string literal (§5.2) at `block[at..]`: raw octets stay in the
@@ -198,8 +274,7 @@ impl Decoder {
         } else {
             &mut self.value_scratch
         };
-        scratch.clear();
-        huffman::decode(&rest[used..end], scratch).map_err(|_| HpackError::BadHuffman)?;
+        self.memo.decode(&rest[used..end], scratch)?;
         Ok((Str::Scratch(is_name), end))
     }
 
@@ -247,6 +322,18 @@ impl Decoder {
             self.spare.push(old);
         }
     }
+}
+
+/// The octets of the string literal (§5.2) at `block[at..]`, read past
+/// without decoding it.
+fn skip_string(block: &[u8], at: usize) -> Result<usize, HpackError> {
+    let rest = block.get(at..).ok_or(HpackError::Truncated)?;
+    let (len, used) = integer(rest, 7)?;
+    let end = used.checked_add(len).ok_or(HpackError::Truncated)?;
+    if end > rest.len() {
+        return Err(HpackError::Truncated);
+    }
+    Ok(end)
 }
 
 /// An integer with an `prefix`-bit prefix (§5.1): its value and length.

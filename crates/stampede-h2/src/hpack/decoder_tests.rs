@@ -230,3 +230,43 @@ fn malformed_blocks_are_refused() {
     // A size update at the start is fine and shrinks the table.
     assert_eq!(d.decode(&hex("20 82"), |_, _| {}), Ok(()));
 }
+
+#[test]
+fn fields_not_wanted_and_not_indexed_are_skipped_undecoded() {
+    // :status 200; date (Huffman, C.6) and etag (bad Huffman) and
+    // content-length 3, all literals without indexing, by static name.
+    let block = hex(
+        "88 0f12 96d0 7abe 9410 54d4 44a8 2005 9504 0b81 66e0 82a6 2d1b ff \
+         0f13 85ff ffff ff00 0f0d 0133",
+    );
+    let wanted = |n: &[u8]| n == b":status" || n == b"content-length";
+    let mut seen = Vec::new();
+    let mut d = Decoder::new(4096);
+    let decoded = d.decode_wanted(&block, wanted, |n, v| {
+        seen.push((
+            String::from_utf8(n.to_vec()).unwrap(),
+            String::from_utf8(v.to_vec()).unwrap(),
+        ))
+    });
+    assert_eq!(decoded, Ok(()));
+    assert_eq!(seen, pairs(&[(":status", "200"), ("content-length", "3")]));
+    // Wanted, the etag's bad Huffman is refused.
+    let mut d = Decoder::new(4096);
+    assert_eq!(d.decode(&block, |_, _| {}), Err(HpackError::BadHuffman));
+}
+
+#[test]
+fn a_huffman_string_seen_again_decodes_alike_and_a_bad_one_is_still_refused() {
+    // C.6's first response three times: the third from the memo.
+    let block = "4882 6402 5885 aec3 771a 4b61 96d0 7abe 9410 54d4 44a8 2005 9504 0b81 \
+                 66e0 82a6 2d1b ff6e 919d 29ad 1718 63c7 8f0b 97c8 e9ae 82ae 43d3";
+    let mut d = Decoder::new(4096);
+    let first = fields(&mut d, block);
+    for _ in 0..2 {
+        assert_eq!(fields(&mut d, block), first);
+    }
+    let bad = hex("0085 ffff ffff ff00");
+    for _ in 0..2 {
+        assert_eq!(d.decode(&bad, |_, _| {}), Err(HpackError::BadHuffman));
+    }
+}

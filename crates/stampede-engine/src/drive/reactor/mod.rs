@@ -76,7 +76,9 @@ pub(crate) fn drive<I: WorkerIo, S: ReactorSlot<I>>(
             ..
         } => Some((schedule, *warmup_target)),
         WorkerLoad::Open(load) => {
-            let dispatch = OpenDispatch::new(load, start, plan.load_start, plan.deadline);
+            // An HTTP/2 slot carries up to `--streams` requests at once.
+            let per_slot = plan.http2.as_ref().map_or(1, |h2| h2.streams);
+            let dispatch = OpenDispatch::new(load, start, plan.load_start, plan.deadline, per_slot);
             turn.open = Some(dispatch);
             turn.limit = slots.len();
             None
@@ -334,16 +336,29 @@ impl Turn {
                             step = start_intended(io, ctx, &mut slots[index], intended, now);
                             continue;
                         }
+                        // Requests an HTTP/2 slot began and could not
+                        // start yet (unprocessed, or beyond the server's
+                        // limit) go first.
+                        if let Some(resumed) = slots[index].resume(io, now) {
+                            step = resumed;
+                            continue;
+                        }
+                        // What the slot let go of: its one request over
+                        // HTTP/1.1, the streams that ended over HTTP/2.
+                        if !open.let_go(index, slots[index].carrying()) {
+                            return;
+                        }
                         if open.backlog.is_empty() || ctx.state.is_feed_exhausted() {
                             // Out of feeder rows, no iteration starts.
                             open.went_idle(index);
-                            return;
+                            continue;
                         }
                         let now = Instant::now();
                         let Some(intended) = open.backlog.pop(now) else {
                             open.went_idle(index);
-                            return;
+                            continue;
                         };
+                        open.hold(index);
                         step = start_intended(io, ctx, &mut slots[index], intended, now);
                         continue;
                     }

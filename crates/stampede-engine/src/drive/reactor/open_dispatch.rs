@@ -4,6 +4,14 @@
 //! `-c`, or a backlog whose wait counts in latency). A slot that answers
 //! takes the oldest backlog entry or goes idle with its connection kept.
 //! The tokio path (open.rs) follows the same rule and pacer.
+//!
+//! The rule's slot is what carries one request at a time: a connection
+//! over HTTP/1.1, a stream over HTTP/2. A reactor slot carries `per_slot`
+//! of them (`--streams` over HTTP/2, else 1): rule slot `u` rides reactor
+//! slot `u / per_slot` (as h2_open.rs maps streams on tokio), so a free
+//! stream on an open connection goes first, then a new connection up to
+//! `-c`. What each reactor slot holds is counted here (`held`), so an
+//! answer frees exactly the streams that ended.
 
 use crate::plan::worker_plan::OpenLoad;
 use crate::worker::open_slots::OpenSlots;
@@ -18,6 +26,10 @@ pub(super) struct OpenDispatch {
     slots: OpenSlots,
     /// The pacer has no more instants, or the budget is spent.
     pub exhausted: bool,
+    /// Requests a reactor slot carries at once (see the module's doc).
+    per_slot: usize,
+    /// Per reactor slot, the rule's slots it holds busy.
+    held: Vec<usize>,
 }
 
 /// Where a due request goes.
@@ -33,28 +45,58 @@ impl OpenDispatch {
         now: Instant,
         measure_start: Instant,
         end: Option<Instant>,
+        per_slot: usize,
     ) -> Self {
         OpenDispatch {
             pacer: Pacer::new(load, now, measure_start, end),
             backlog: Backlog::new(measure_start),
             slots: OpenSlots::default(),
             exhausted: false,
+            per_slot: per_slot.max(1),
+            held: Vec::new(),
         }
     }
 
-    /// The slot a due request goes to (most recently idle first, so the
-    /// fewest connections stay warm), or the backlog when all `cap` are busy.
+    /// The reactor slot a due request goes to (most recently idle first,
+    /// so the fewest connections stay warm), or the backlog when all `cap`
+    /// slots are busy with all they carry.
     pub(super) fn destination(&mut self, cap: usize) -> Destination {
         use crate::worker::open_slots::Destination as Rule;
-        match self.slots.destination(cap) {
-            Rule::Idle(index) | Rule::New(index) => Destination::Slot(index),
+        match self.slots.destination(cap * self.per_slot) {
+            Rule::Idle(index) | Rule::New(index) => {
+                let slot = index / self.per_slot;
+                self.hold(slot);
+                Destination::Slot(slot)
+            }
             Rule::Backlog => Destination::Backlog,
         }
     }
 
-    /// Slot `index` has nothing to do.
-    pub(super) fn went_idle(&mut self, index: usize) {
-        self.slots.went_idle(index);
+    /// Reactor slot `slot` takes one more request (from the backlog).
+    pub(super) fn hold(&mut self, slot: usize) {
+        if self.held.len() <= slot {
+            self.held.resize(slot + 1, 0);
+        }
+        self.held[slot] += 1;
+    }
+
+    /// Reactor slot `slot`, answered, carries `carrying` requests still:
+    /// true when it let one go (now counted free; the caller gives it the
+    /// backlog's next or calls [`OpenDispatch::went_idle`]).
+    pub(super) fn let_go(&mut self, slot: usize, carrying: usize) -> bool {
+        match self.held.get_mut(slot) {
+            Some(held) if *held > carrying => {
+                *held -= 1;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// One request's room on reactor slot `slot` is free.
+    pub(super) fn went_idle(&mut self, slot: usize) {
+        // Any rule slot riding it stands for it: they are alike.
+        self.slots.went_idle(slot * self.per_slot);
     }
 
     /// When the loop must wake for the next request due (its intended
@@ -67,7 +109,7 @@ impl OpenDispatch {
     /// saturated server cost about a third more CPU per request than a
     /// client that does not (bench/results/2026-12-03-peers.md).
     pub(super) fn next_due_at(&mut self, cap: usize) -> Option<Instant> {
-        if self.exhausted || self.slots.all_busy(cap) {
+        if self.exhausted || self.slots.all_busy(cap * self.per_slot) {
             return None;
         }
         self.pacer.wake_at()
@@ -95,7 +137,7 @@ mod tests {
             pace_window: Duration::ZERO,
             batch_reads: false,
         };
-        OpenDispatch::new(&load, now, now, None)
+        OpenDispatch::new(&load, now, now, None, 1)
     }
 
     #[test]
@@ -109,6 +151,34 @@ mod tests {
         assert_eq!(dispatch.destination(2), Destination::Slot(1), "LIFO");
         assert_eq!(dispatch.destination(2), Destination::Slot(0));
         assert_eq!(dispatch.destination(2), Destination::Backlog);
+    }
+
+    #[test]
+    fn streams_fill_a_connection_before_the_next_and_free_as_they_end() {
+        let mut dispatch = dispatch_of(2);
+        dispatch.per_slot = 3;
+        let firsts: Vec<_> = (0..7).map(|_| dispatch.destination(2)).collect();
+        use Destination::{Backlog, Slot};
+        let want = [
+            Slot(0),
+            Slot(0),
+            Slot(0),
+            Slot(1),
+            Slot(1),
+            Slot(1),
+            Backlog,
+        ];
+        assert_eq!(firsts, want);
+        assert!(dispatch.next_due_at(2).is_none(), "every stream is busy");
+        // Two of slot 1's three streams ended: two let go, not a third.
+        assert!(dispatch.let_go(1, 1));
+        dispatch.went_idle(1);
+        assert!(dispatch.let_go(1, 1));
+        dispatch.went_idle(1);
+        assert!(!dispatch.let_go(1, 1));
+        assert_eq!(dispatch.destination(2), Slot(1));
+        assert_eq!(dispatch.destination(2), Slot(1));
+        assert_eq!(dispatch.destination(2), Backlog);
     }
 
     #[test]

@@ -67,6 +67,12 @@ pub(crate) trait ReactorSlot<I: WorkerIo> {
     fn resume(&mut self, _io: &I, _now: Instant) -> Option<Step> {
         None
     }
+    /// Requests begun on the slot and not booked yet, once it answered
+    /// (the open model counts what it let go of): HTTP/1.1 none, HTTP/2
+    /// its open streams and those waiting for one.
+    fn carrying(&self) -> usize {
+        0
+    }
 
     /// Writes what the slot queued while the turn advanced it (HTTP/2: the
     /// streams it started, in one send). HTTP/1.1 writes as it goes.

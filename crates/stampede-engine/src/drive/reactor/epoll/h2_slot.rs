@@ -118,6 +118,10 @@ impl ReactorSlot<Io<'_>> for H2Slot {
         self.exchange.has_waiting().then(|| self.pump(io, now))
     }
 
+    fn carrying(&self) -> usize {
+        self.exchange.open_streams() + self.exchange.waiting()
+    }
+
     fn flush(&mut self, io: &Io) -> Step {
         if self.base.phase != Phase::Reading {
             return Step::Pending;
