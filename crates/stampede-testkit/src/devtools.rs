@@ -28,7 +28,24 @@ pub struct Browser {
 
 impl Browser {
     /// Starts `chromium` (its path) with a fresh profile and opens `url`.
+    /// A browser that dies before it has opened the page is started again
+    /// (twice at most): a test is about the page, and chromium has been
+    /// seen to die at start on a busy host.
     pub fn open(chromium: &Path, url: &str) -> Browser {
+        let mut attempt = 1;
+        loop {
+            match Browser::try_open(chromium, url) {
+                Ok(browser) => return browser,
+                Err(why) if attempt < 3 => {
+                    eprintln!("chromium did not open {url} ({why}); starting it again");
+                    attempt += 1;
+                }
+                Err(why) => panic!("chromium did not open {url} three times: {why}"),
+            }
+        }
+    }
+
+    fn try_open(chromium: &Path, url: &str) -> Result<Browser, String> {
         let (ours, theirs) = UnixStream::pair().expect("a socket pair");
         let fd = theirs.as_raw_fd();
         let profile = crate::temp_dir("devtools-profile");
@@ -53,14 +70,25 @@ impl Browser {
             .arg(format!("--user-data-dir={}", profile.display()))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        // SAFETY: between fork and exec only dup2 runs, which is
+            // Kept beside the profile: a browser that dies says why.
+            .stderr(
+                std::fs::File::create(profile.with_extension("stderr"))
+                    .map_or_else(|_| Stdio::null(), Stdio::from),
+            );
+        // SAFETY: between fork and exec only dup2 and fcntl run, which are
         // async-signal-safe; it puts the socket on the fds the DevTools
         // pipe reads (3) and writes (4), without close-on-exec.
         unsafe {
             command.pre_exec(move || {
                 for target in [3, 4] {
                     if libc::dup2(fd, target) < 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    // dup2 onto the fd itself (the pair's end may be 3 or
+                    // 4) leaves its close-on-exec flag set: clear it, or
+                    // chromium starts without its pipe ("Remote debugging
+                    // pipe file descriptors are not open").
+                    if libc::fcntl(target, libc::F_SETFD, 0) < 0 {
                         return Err(std::io::Error::last_os_error());
                     }
                 }
@@ -81,25 +109,31 @@ impl Browser {
             profile,
             events: Vec::new(),
         };
-        let target = browser.call("Target.createTarget", json!({ "url": url }));
+        let target = browser.try_call("Target.createTarget", json!({ "url": url }))?;
         let target_id = target["targetId"]
             .as_str()
             .expect("a target id")
             .to_string();
-        let attached = browser.call(
+        let attached = browser.try_call(
             "Target.attachToTarget",
             json!({ "targetId": target_id, "flatten": true }),
-        );
+        )?;
         browser.session = attached["sessionId"]
             .as_str()
             .expect("a session id")
             .to_string();
-        browser
+        Ok(browser)
     }
 
     /// Sends one command (to the page once attached) and returns its
-    /// result; panics on a protocol error.
+    /// result; panics on a protocol error or a browser gone.
     pub fn call(&mut self, method: &str, params: Value) -> Value {
+        self.try_call(method, params)
+            .unwrap_or_else(|why| panic!("{method}: {why}"))
+    }
+
+    /// [`Browser::call`], a browser gone or a protocol error an `Err`.
+    fn try_call(&mut self, method: &str, params: Value) -> Result<Value, String> {
         self.next_id += 1;
         let id = self.next_id;
         let mut message = json!({ "id": id, "method": method, "params": params });
@@ -108,25 +142,52 @@ impl Browser {
         }
         let mut bytes = message.to_string().into_bytes();
         bytes.push(0);
-        self.to_browser
-            .write_all(&bytes)
-            .expect("writing to chromium");
+        if let Err(error) = self.to_browser.write_all(&bytes) {
+            return Err(format!(
+                "writing to chromium: {error}; {}",
+                self.last_words()
+            ));
+        }
         loop {
             let mut reply = Vec::new();
-            self.from_browser
-                .read_until(0, &mut reply)
-                .expect("chromium answers within 30 s");
+            if let Err(error) = self.from_browser.read_until(0, &mut reply) {
+                return Err(format!(
+                    "chromium answers within 30 s: {error}; {}",
+                    self.last_words()
+                ));
+            }
             reply.pop();
-            assert!(!reply.is_empty(), "chromium closed the DevTools pipe");
+            if reply.is_empty() {
+                return Err(format!(
+                    "chromium closed the DevTools pipe; {}",
+                    self.last_words()
+                ));
+            }
             let reply: Value = serde_json::from_slice(&reply).expect("DevTools JSON");
             if reply["id"] == json!(id) {
-                assert!(reply.get("error").is_none(), "{method}: {reply}");
-                return reply["result"].clone();
+                if reply.get("error").is_some() {
+                    return Err(format!("a protocol error: {reply}"));
+                }
+                return Ok(reply["result"].clone());
             }
             if reply.get("method").is_some() && reply.get("id").is_none() {
                 self.events.push(reply);
             }
         }
+    }
+
+    /// How the browser ended, if it has, and the end of what it wrote to
+    /// stderr: why a test lost it.
+    fn last_words(&mut self) -> String {
+        let status = self.child.try_wait().ok().flatten();
+        let stderr =
+            std::fs::read_to_string(self.profile.with_extension("stderr")).unwrap_or_default();
+        let tail: Vec<&str> = stderr.lines().rev().take(8).collect();
+        format!(
+            "chromium {}; its last stderr lines: {}",
+            status.map_or("still runs".to_string(), |s| format!("exited: {s}")),
+            tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
+        )
     }
 
     /// The value of a JavaScript expression in the page (JSON-able).
@@ -202,6 +263,7 @@ impl Drop for Browser {
         let _ = self.child.kill();
         let _ = self.child.wait();
         let _ = std::fs::remove_dir_all(&self.profile);
+        let _ = std::fs::remove_file(self.profile.with_extension("stderr"));
     }
 }
 
