@@ -8,6 +8,7 @@
 //! The drivers only write the outbox, read, and keep the deadlines.
 
 use crate::exchange::ws_session::{Deflate, WsEvent, WsFailure, WsSession};
+use crate::net::outcome_class::Stage;
 use crate::plan::ws_plan::WsConfig;
 use crate::worker::backoff::Backoff;
 use crate::worker::context::ConnectionContext;
@@ -24,6 +25,20 @@ pub(crate) const REPLY_STATUS: u16 = 101;
 const CLOSE_ABNORMAL: u16 = 1006;
 /// Close code 1005: a close frame with no code (§7.1.5).
 const CLOSE_NO_CODE: u16 = 1005;
+
+/// No answer came within `--timeout`: to the upgrade (`upgrading`) or to
+/// a message. Every driver fails the connection with this class and reason.
+pub(crate) fn answer_timeout(upgrading: bool) -> WsFailure {
+    let reason = if upgrading {
+        "no answer to the upgrade within --timeout"
+    } else {
+        "no reply within --timeout"
+    };
+    WsFailure {
+        kind: Stage::Exchange.timeout_kind(),
+        reason: reason.into(),
+    }
+}
 
 /// One connection slot's session (while connected) and books.
 pub(crate) struct WsConn {

@@ -8,9 +8,9 @@
 //! intended instant (drive/open.rs's dispatch, as for HTTP/1.1). Each
 //! message is booked as one request, its latency from the intended send.
 
-use crate::drive::ws_conn::WsConn;
+use crate::drive::ws_conn::{answer_timeout, WsConn};
 use crate::exchange::ws_session::{WsFailure, WsSession};
-use crate::net::outcome_class::{classify_io, Stage};
+use crate::net::outcome_class::classify_io;
 use crate::net::transport::Stream;
 use crate::worker::context::ConnectionContext;
 use std::time::{Duration, Instant};
@@ -63,10 +63,7 @@ impl WsSlot {
         let failure = match answered {
             Ok(Ok(())) => return,
             Ok(Err(failure)) => failure,
-            Err(_) => WsFailure {
-                kind: Stage::Exchange.timeout_kind(),
-                reason: "no reply within --timeout".into(),
-            },
+            Err(_) => answer_timeout(false),
         };
         // The connection cannot be trusted to answer in order any more.
         self.conn.note(ctx, &failure);
@@ -122,10 +119,7 @@ impl WsSlot {
         };
         match tokio::time::timeout_at(deadline, upgrade).await {
             Ok(result) => result,
-            Err(_) => Err(WsFailure {
-                kind: Stage::Exchange.timeout_kind(),
-                reason: "no answer to the upgrade within --timeout".into(),
-            }),
+            Err(_) => Err(answer_timeout(true)),
         }
     }
 

@@ -16,10 +16,10 @@ use super::slot::{Io, Slot};
 use super::EVENTS_PER_WAIT;
 use crate::drive::reactor::tls::{Received, TlsSession};
 use crate::drive::reactor::{drive, slot_count, socket, Phase, ReactorSlot, SlotBase, Step};
-use crate::drive::ws_conn::WsConn;
+use crate::drive::ws_conn::{answer_timeout, WsConn};
 use crate::drive::ws_slot::CLOSE_WAIT;
 use crate::exchange::ws_session::{WsFailure, WsSession};
-use crate::net::outcome_class::{classify_connect, classify_io, Stage};
+use crate::net::outcome_class::{classify_connect, classify_io};
 use crate::net::tls_errors::{explain, explain_io};
 use crate::plan::worker_plan::{WorkerMessage, WorkerPlan};
 use crate::worker::context::ConnectionContext;
@@ -218,16 +218,8 @@ impl ReactorSlot<Io<'_>> for WsSlot {
                 kind: stage.timeout_kind(),
                 reason: stage.timeout_reason().unwrap_or_default().into(),
             }
-        } else if self.waiting.is_some() {
-            WsFailure {
-                kind: Stage::Exchange.timeout_kind(),
-                reason: "no answer to the upgrade within --timeout".into(),
-            }
         } else {
-            WsFailure {
-                kind: Stage::Exchange.timeout_kind(),
-                reason: "no reply within --timeout".into(),
-            }
+            answer_timeout(self.waiting.is_some())
         };
         self.fail(io, failure)
     }
