@@ -105,10 +105,9 @@ pub fn execute(args: MergeArgs) -> anyhow::Result<i32> {
 /// would count twice.
 fn refuse_a_file_twice(files: &[PathBuf]) -> anyhow::Result<()> {
     let mut seen: Vec<(PathBuf, &PathBuf)> = Vec::with_capacity(files.len());
-    for path in files {
-        let Ok(real) = std::fs::canonicalize(path) else {
-            continue; // reading it names what is wrong
-        };
+    for path in files.iter().filter(|p| p.exists()) {
+        // (A missing file: reading it names what is wrong.)
+        let real = crate::process::output::resolved(path);
         if let Some((_, first)) = seen.iter().find(|(r, _)| *r == real) {
             bail!(
                 "{} and {} are the same file: a merge adds its inputs, so it would count twice",

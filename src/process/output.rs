@@ -198,7 +198,7 @@ pub fn preflight_given(outputs: &[(&str, Option<&PathBuf>)]) -> anyhow::Result<(
 
 /// Where `path` will be written, whatever its spelling (`./x`, `/abs/x`,
 /// a link): its directory resolved, then its name.
-fn resolved(path: &Path) -> PathBuf {
+pub fn resolved(path: &Path) -> PathBuf {
     let path = through_links(path);
     let dir = match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
