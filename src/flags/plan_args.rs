@@ -206,11 +206,6 @@ fn build_run_with(args: &RunArgs, scenario: Option<ScenarioLoad>) -> anyhow::Res
         .clone()
         .map(|s| s as Arc<dyn stampede_workload::Script>);
     let workload = build_workload(&args.workload, &plan, scenario, agent, engine_script)?;
-    if plan.transport.websocket.is_some() && workload.is_some() {
-        anyhow::bail!(
-            "a ws:// URL sends --ws-message as it is: templates, feeders, checks, scenarios and scripts are for HTTP runs"
-        );
-    }
     Ok(BuiltRun {
         plan,
         notices,
@@ -242,17 +237,6 @@ fn with_group_load(args: &RunArgs, group: &Group) -> RunArgs {
         args.ramp_up = group.ramp_up;
     }
     args
-}
-
-/// The HTTP URL a `ws://` (`wss://`) URL upgrades from, and whether it
-/// was one; any other URL as it is.
-fn websocket_url(url: &str) -> (String, bool) {
-    for (ws, http) in [("ws://", "http://"), ("wss://", "https://")] {
-        if url.len() >= ws.len() && url[..ws.len()].eq_ignore_ascii_case(ws) {
-            return (format!("{http}{}", &url[ws.len()..]), true);
-        }
-    }
-    (url.to_string(), false)
 }
 
 fn build_fixed_plan(
@@ -315,8 +299,12 @@ fn build_fixed_plan(
     };
     // A ws:// URL is an HTTP/1.1 URL whose one GET upgrades; the URL as
     // given stays the target's, for reports.
-    let (http_url, is_ws) = websocket_url(&url);
-    let websocket = args.transport.websocket(is_ws)?;
+    let (http_url, is_ws) = stampede_workload::websocket_url(&url);
+    let ws_scenario = scenario.is_some_and(ScenarioLoad::is_websocket);
+    let mut websocket = args.transport.websocket(is_ws || ws_scenario)?;
+    if let Some(spec) = websocket.as_mut().filter(|_| ws_scenario) {
+        spec.scenario = true;
+    }
     let (target, request) = match mix.first() {
         Some(first) => (first.target.clone(), first.request.clone()),
         None => (

@@ -93,6 +93,9 @@ pub fn run_words(args: &RunArgs) -> Vec<String> {
         words.pair("--ws-subprotocol", name);
     }
     words.flag("--ws-deflate", transport.ws_deflate);
+    if let Some(source) = &transport.ws_match_id {
+        words.pair("--ws-match-id", source);
+    }
     words.flag("--no-keepalive", args.no_keepalive);
     if let Some(path) = &args.exports.csv {
         words.path("--csv", path);

@@ -128,6 +128,28 @@ pub struct TransportArgs {
     /// result's websocket.deflate_refused counts it, e.g. --ws-deflate
     #[arg(long)]
     pub ws_deflate: bool,
+    /// Pair each WebSocket reply with the message that carried the same id,
+    /// not by order: the id is found in both by this extractor (a JSON path
+    /// or a regex, as --extract reads a body); a reply with no such id in
+    /// flight counts as pushed, e.g. --ws-match-id 'json($.id)'
+    #[arg(long, value_name = "SOURCE")]
+    pub ws_match_id: Option<String>,
+}
+
+/// A fixed WebSocket message (`message`) in which `--ws-match-id SOURCE`
+/// finds no id is refused before the run, not failed once per message.
+pub fn refuse_without_id(source: &str, message: &[u8]) -> anyhow::Result<()> {
+    let extractor = stampede_workload::Extractor::parse("id", source, 0)
+        .map_err(|e| anyhow::anyhow!("--ws-match-id {source}: {}", e.reason))?;
+    let view = stampede_workload::ResponseView::new(101, &[], message, Default::default());
+    let mut store = stampede_workload::VarStore::new(1);
+    if extractor.extract(&view, &mut store).is_err() {
+        anyhow::bail!(
+            "--ws-match-id {source} finds no id in the message {:?}: each message must carry its own",
+            String::from_utf8_lossy(message)
+        );
+    }
+    Ok(())
 }
 
 /// What `--compressed` asks for without a list.
@@ -142,9 +164,10 @@ impl TransportArgs {
                 || self.ws_binary
                 || !self.ws_subprotocol.is_empty()
                 || self.ws_deflate
+                || self.ws_match_id.is_some()
             {
                 anyhow::bail!(
-                    "--ws-message, --ws-binary, --ws-subprotocol and --ws-deflate need a ws:// or wss:// URL"
+                    "--ws-message, --ws-binary, --ws-subprotocol, --ws-deflate and --ws-match-id need a ws:// or wss:// URL"
                 );
             }
             return Ok(None);
@@ -162,11 +185,23 @@ impl TransportArgs {
                 None => text.as_bytes().to_vec(),
             };
         }
-        if !spec.binary {
-            // A text message is a template, as a request body is: checked
-            // here, in one line, before the run.
+        // A text message is a template, as a request body is: compiled
+        // against the workload's names (workload_plan.rs), in one line
+        // before the run.
+        if let Some(source) = &self.ws_match_id {
+            let extractor = stampede_workload::Extractor::parse("ws-match-id", source, 0)
+                .map_err(|e| anyhow::anyhow!("--ws-match-id {source}: {}", e.reason))?;
+            if let Some(why) = extractor.cannot_read_message(spec.binary) {
+                anyhow::bail!("--ws-match-id {source}: {why}");
+            }
             let scope = stampede_workload::Scope::new();
-            stampede_workload::Template::compile("--ws-message", &spec.message, &scope)?;
+            let fixed = stampede_workload::Template::compile("--ws-message", &spec.message, &scope)
+                .ok()
+                .and_then(|t| t.static_bytes());
+            if let Some(fixed) = fixed.filter(|_| !spec.binary) {
+                refuse_without_id(source, &fixed)?;
+            }
+            spec.match_id = Some(source.clone());
         }
         Ok(Some(spec))
     }

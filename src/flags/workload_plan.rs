@@ -12,8 +12,8 @@ use stampede_engine::http1::encode_request_to;
 use stampede_engine::{GroupWork, StepWork, WorkloadSpec};
 use stampede_plan::{Header, LoadModel, MixEntry, Plan, RequestSpec, Target};
 use stampede_workload::{
-    parse_var, Advance, CheckSet, Extractor, Group, RequestTemplate, Scenario, Scope, Script,
-    Sequence, Workload,
+    parse_var, Advance, CheckSet, Extractor, Group, GroupLoad, RequestTemplate, Scenario, Scope,
+    Script, Sequence, Workload,
 };
 use std::sync::Arc;
 
@@ -78,9 +78,40 @@ impl ScenarioLoad {
                 );
             }
         }
+        let steps = || scenario.groups.iter().flat_map(|g| &g.steps);
+        if let Some(ws) = steps().find(|s| s.send.is_some()) {
+            if let Some(http) = steps().find(|s| s.send.is_none()) {
+                anyhow::bail!(
+                    "{name}: step {} sends on WebSocket, step {} over HTTP: a scenario's steps are all one or the other for now",
+                    ws.name,
+                    http.name
+                );
+            }
+            let url = &ws.target.path_and_query;
+            if let Some(other) = steps().find(|s| &s.target.path_and_query != url) {
+                anyhow::bail!(
+                    "{name}: steps {} and {} upgrade different URLs: a WebSocket scenario's steps send on one URL for now",
+                    ws.name,
+                    other.name
+                );
+            }
+            if let Some(open) =
+                (scenario.groups.iter()).find(|g| !matches!(g.load, GroupLoad::Closed { .. }))
+            {
+                anyhow::bail!(
+                    "{name}: group {} has a rate: a WebSocket scenario's groups run with connections = N for now",
+                    open.name
+                );
+            }
+        }
         Ok(ScenarioLoad {
             groups: scenario.groups,
         })
+    }
+
+    /// True when the steps send WebSocket messages (`send`, a `ws://` URL).
+    pub fn is_websocket(&self) -> bool {
+        (self.groups.iter()).any(|g| g.steps.iter().any(|s| s.send.is_some()))
     }
 }
 
@@ -216,6 +247,7 @@ pub fn build_workload(
     spec.sequence = Sequence::new(agent, agents);
     let given = workload_given(args, has_scenario, has_script, &spec);
     refuse_unsupported(plan, &spec, &given)?;
+    refuse_for_websocket(plan, &spec)?;
     Ok(Some(Arc::new(spec)))
 }
 
@@ -281,17 +313,36 @@ fn flags_spec(args: &WorkloadArgs, plan: &Plan) -> anyhow::Result<Option<Workloa
     }
     let requests = requests_of(plan);
     let mut steps = Vec::with_capacity(requests.len());
+    let websocket = plan.transport.websocket.as_ref();
     for (target, request) in &requests {
+        let (template, message) = match websocket {
+            // The upgrade is fixed; the message is the template.
+            Some(ws) => (
+                None,
+                Some(ws_message(
+                    ws,
+                    "--ws-message",
+                    &ws.message,
+                    &workload.scope,
+                )?),
+            ),
+            None => (template_for(plan, target, request, &workload.scope)?, None),
+        };
         steps.push(StepWork {
             name: None,
-            template: template_for(plan, target, request, &workload.scope)?,
+            template,
             checks: workload.checks.clone(),
             extracts: workload.extracts.clone(),
             options: Default::default(),
+            message,
+            close_after: false,
         });
     }
+    // A WebSocket message with built-in names only is rendered by the
+    // connection itself (plan/ws_plan.rs): no user session per message.
     let needed = workload.judges_responses()
         || !workload.feeders.is_empty()
+        || (websocket.is_some() && !args.vars.is_empty())
         || steps.iter().any(|s| s.template.is_some());
     Ok(needed.then(|| WorkloadSpec {
         groups: vec![GroupWork {
@@ -335,8 +386,16 @@ fn scenario_spec(
                     group.name
                 );
             };
-            let template = template_for(plan, target, request, &scope)
-                .with_context(|| format!("group {}: step {}", group.name, step.name))?;
+            let (template, message) = match (&step.send, &plan.transport.websocket) {
+                (Some(send), Some(ws)) => (None, Some(ws_message(ws, "send", send, &scope))),
+                _ => (
+                    template_for(plan, target, request, &scope).transpose(),
+                    None,
+                ),
+            };
+            let here = || format!("group {}: step {}", group.name, step.name);
+            let template = template.transpose().with_context(here)?;
+            let message = message.transpose().with_context(here)?;
             let mut checks: Vec<String> = step
                 .checks
                 .checks()
@@ -352,6 +411,8 @@ fn scenario_spec(
                 checks: CheckSet::parse(&checks)?,
                 extracts,
                 options: step.options.clone(),
+                message,
+                close_after: step.close,
             });
         }
         group_works.push(GroupWork {
@@ -375,6 +436,56 @@ fn scenario_spec(
         groups: group_works,
         ..WorkloadSpec::default()
     })
+}
+
+/// A WebSocket message (`--ws-message`, a step's `send`) compiled against
+/// the workload's names, as a request body is; a binary one is its bytes.
+fn ws_message(
+    ws: &stampede_plan::WebSocketSpec,
+    field: &str,
+    text: &[u8],
+    scope: &Scope,
+) -> anyhow::Result<stampede_workload::Template> {
+    Ok(match ws.binary {
+        true => stampede_workload::Template::literal(text),
+        false => stampede_workload::Template::compile(field, text, scope)?,
+    })
+}
+
+/// What a WebSocket run's checks and extractors cannot read, refused in
+/// one line each: a message has no status or header, a binary one is not
+/// JSON; and a script, which builds HTTP requests.
+fn refuse_for_websocket(plan: &Plan, spec: &WorkloadSpec) -> anyhow::Result<()> {
+    let Some(ws) = &plan.transport.websocket else {
+        return Ok(());
+    };
+    if spec.script.is_some() {
+        anyhow::bail!(
+            "a ws:// URL sends messages, and a script builds HTTP requests: drop --script"
+        );
+    }
+    for step in &spec.steps {
+        let named = step
+            .name
+            .as_deref()
+            .map_or(String::new(), |n| format!("step {n}: "));
+        let fixed = step.message.as_ref().and_then(|m| m.static_bytes());
+        if let (Some(source), Some(fixed)) = (&ws.match_id, fixed) {
+            crate::flags::transport_args::refuse_without_id(source, &fixed)
+                .map_err(|e| anyhow::anyhow!("{named}{e}"))?;
+        }
+        for check in step.checks.checks() {
+            if let Some(why) = check.cannot_judge_message(ws.binary) {
+                anyhow::bail!("{named}check '{}': {why}", check.as_str());
+            }
+        }
+        for extract in &step.extracts {
+            if let Some(why) = extract.cannot_read_message(ws.binary) {
+                anyhow::bail!("{named}extract {}: {why}", extract.name());
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A step's name in results: `group/step` when the file has several groups.

@@ -42,3 +42,4 @@ mod websocket_client;
 mod websocket_epoll;
 mod websocket_extensions;
 mod websocket_uring;
+mod websocket_workload;

@@ -102,6 +102,13 @@ impl Plan {
             }
         } else if self.transport.http3 {
             Some("HTTP/3")
+        } else if self
+            .transport
+            .websocket
+            .as_ref()
+            .is_some_and(|ws| ws.scenario)
+        {
+            Some("WebSocket scenario steps (think times and closes between steps)")
         } else if self.transport.websocket.is_some()
             && self.uses_tls()
             && self.transport.io == crate::IoBackend::Uring

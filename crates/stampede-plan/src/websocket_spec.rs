@@ -19,6 +19,12 @@ pub struct WebSocketSpec {
     /// Offer `permessage-deflate` (RFC 7692) and compress messages when
     /// the server agrees (`--ws-deflate`).
     pub deflate: bool,
+    /// Replies are paired with the message carrying the same id, found by
+    /// this extractor (`--ws-match-id 'json($.id)'`), not by order.
+    pub match_id: Option<String>,
+    /// The messages are a scenario's steps (send, check, extract, think,
+    /// close): several steps to the same URL, each a mix entry.
+    pub scenario: bool,
 }
 
 impl Default for WebSocketSpec {
@@ -28,6 +34,8 @@ impl Default for WebSocketSpec {
             binary: false,
             subprotocols: Vec::new(),
             deflate: false,
+            match_id: None,
+            scenario: false,
         }
     }
 }
@@ -66,8 +74,18 @@ pub(crate) fn check(plan: &Plan) -> Result<(), PlanError> {
     if plan.transport.proxy.is_some() {
         return refuse("--proxy");
     }
-    if !plan.mix.is_empty() {
+    if !plan.mix.is_empty() && !ws.scenario {
         return refuse("--targets");
+    }
+    if ws.scenario
+        && matches!(
+            plan.transport.io,
+            crate::IoBackend::Epoll | crate::IoBackend::Uring
+        )
+    {
+        return Err(PlanError::Invalid(
+            "WebSocket scenario steps run on tokio for now: drop --io (auto picks tokio) or give --io tokio".to_string(),
+        ));
     }
     if plan.request.http10 {
         return refuse("--http1.0");
@@ -133,6 +151,23 @@ mod tests {
         wss.transport.websocket = Some(WebSocketSpec::default());
         wss.transport.io = crate::IoBackend::Uring;
         assert!(refusal(wss).contains("epoll and tokio drive wss://"));
+    }
+
+    #[test]
+    fn scenario_steps_run_on_tokio_under_auto_and_are_refused_on_the_reactors() {
+        let steps = WebSocketSpec {
+            scenario: true,
+            ..WebSocketSpec::default()
+        };
+        let mut auto = plan(steps.clone());
+        auto.transport.io = crate::IoBackend::Auto;
+        assert!(auto.validate().is_ok());
+        assert_eq!(auto.event_loop(), crate::EventLoop::Tokio);
+        for io in [crate::IoBackend::Epoll, crate::IoBackend::Uring] {
+            let mut reactor = plan(steps.clone());
+            reactor.transport.io = io;
+            assert!(refusal(reactor).contains("run on tokio"), "{io:?}");
+        }
     }
 
     #[test]

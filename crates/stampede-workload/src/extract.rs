@@ -217,6 +217,21 @@ impl Extractor {
         matches!(self.source, Source::Header(_) | Source::Cookie(_))
     }
 
+    /// Why it cannot read a WebSocket message (`binary`: a binary one),
+    /// if it cannot: a message has no header or cookie, and a binary one
+    /// is not JSON or HTML text.
+    pub fn cannot_read_message(&self, binary: bool) -> Option<&'static str> {
+        match self.source {
+            Source::Header(_) | Source::Cookie(_) => {
+                Some("a WebSocket message has no header or cookie")
+            }
+            Source::Json(_) | Source::Css(..) if binary => {
+                Some("a binary message is not JSON or HTML text (use regex or between)")
+            }
+            _ => None,
+        }
+    }
+
     /// True when it reads the body: the body must be kept.
     pub fn needs_body(&self) -> bool {
         matches!(

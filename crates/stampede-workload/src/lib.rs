@@ -36,7 +36,7 @@ pub use scope::{Binding, Scope, BUILTINS};
 pub use script::{Script, ScriptError, ScriptThread};
 pub use store::VarStore;
 pub use template::{
-    escape_literal, parse_url_template, RenderContext, RequestTemplate, Sequence, Template,
-    TemplateError,
+    escape_literal, parse_url_template, websocket_url, RenderContext, RequestTemplate, Sequence,
+    Template, TemplateError,
 };
 pub use workload::{parse_var, Workload, WorkloadError};

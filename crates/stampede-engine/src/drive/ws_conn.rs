@@ -6,6 +6,13 @@
 //! `websocket` books (messages, bytes, rtt, setup, pings, closes, drops)
 //! and each message as one request, its latency from the intended send.
 //! The drivers only write the outbox, read, and keep the deadlines.
+//!
+//! With a workload (`--feed`, `--check`, `--extract`, `--cookie-jar`, a
+//! scenario's steps) each slot is a virtual user of workload/: its session
+//! renders every message (the step's `message` template, by the one
+//! renderer HTTP requests use), judges every reply (its payload the body of
+//! a status-101 answer: checks and extractors as for HTTP), writes its
+//! cookie jar into each upgrade and keeps the upgrade's `Set-Cookie`.
 
 use crate::exchange::ws_session::{Deflate, WsEvent, WsFailure, WsSession};
 use crate::net::outcome_class::Stage;
@@ -13,9 +20,10 @@ use crate::plan::ws_plan::WsConfig;
 use crate::worker::backoff::Backoff;
 use crate::worker::context::ConnectionContext;
 use crate::worker::request_log::LogFacts;
-use stampede_metrics::{ErrorKind, Outcome};
+use crate::workload::UserSession;
+use stampede_metrics::{ErrorKind, Judged, Outcome};
 use stampede_workload::RenderContext;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// The status a message's reply is booked with: the upgrade's, since a
 /// WebSocket message has none of its own.
@@ -60,6 +68,27 @@ pub(crate) struct WsConn {
     /// The slot's connect backoff (a failed connect or upgrade).
     pub(crate) backoff: Backoff,
     rng: fastrand::Rng,
+    /// The slot's virtual user, with a workload.
+    user: Option<Box<UserSession>>,
+    /// The step (plan target) of the message in flight.
+    target: usize,
+    /// After the reply being booked: the step's `close = true`.
+    close_after: bool,
+    /// The pause the user takes before its next message (a scenario's
+    /// `think`), taken by the driver.
+    think: Option<Duration>,
+}
+
+/// What [`WsConn::send_next`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Sent {
+    /// The message is in the outbox; its reply is awaited.
+    Framed,
+    /// It failed before it went (booked: `--ws-match-id` found no id in it).
+    Failed,
+    /// Nothing was sent and the request was taken back (a `unique` feeder
+    /// ran out: the user is done; or the script failed).
+    Nothing,
 }
 
 impl WsConn {
@@ -78,7 +107,28 @@ impl WsConn {
             rng: fastrand::Rng::with_seed(
                 seed ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
             ),
+            user: None,
+            target: 0,
+            close_after: false,
+            think: None,
         }
+    }
+
+    /// True once the slot's virtual user is done (its iterations walked, a
+    /// `unique` feeder ran out): it sends nothing more.
+    pub(crate) fn user_done(&self) -> bool {
+        self.user.as_ref().is_some_and(|u| u.is_done())
+    }
+
+    /// The reply just booked was the last of its connection (its step's
+    /// `close = true`): taken, the driver closes (1000) before the next.
+    pub(crate) fn take_close_after(&mut self) -> bool {
+        std::mem::take(&mut self.close_after)
+    }
+
+    /// The user's pause before its next message, taken.
+    pub(crate) fn take_think(&mut self) -> Option<Duration> {
+        self.think.take()
     }
 
     /// True once the session upgraded and has not closed.
@@ -88,10 +138,31 @@ impl WsConn {
 
     /// A connection begun at `started` is connected: a new session, its
     /// upgrade request waiting in the outbox.
-    pub(crate) fn connected(&mut self, config: &WsConfig, started: Instant) {
+    pub(crate) fn connected(&mut self, ctx: &ConnectionContext, started: Instant) {
+        let config: &WsConfig = ctx.websocket.as_deref().expect("a WebSocket run");
         self.started = Some(started);
         let seed = self.rng.u64(..);
-        self.session = Some(WsSession::new(config, fastrand::Rng::with_seed(seed)));
+        let mut session = WsSession::new(config, fastrand::Rng::with_seed(seed));
+        if let Some(work) = &ctx.workload {
+            if work.spec.judges_responses() {
+                session.keep_replies();
+            }
+            if work.spec.cookie_jar {
+                session.collect_cookies();
+                let user = self.user(ctx);
+                if let Some(upgrade) = session.upgrade_request() {
+                    user.jar.apply(upgrade);
+                }
+            }
+        }
+        self.session = Some(session);
+    }
+
+    /// The slot's virtual user, made on first use.
+    fn user(&mut self, ctx: &ConnectionContext) -> &mut UserSession {
+        let work = ctx.workload.as_ref().expect("a workload");
+        let id = ctx.user_id(self.index as u32);
+        self.user.get_or_insert_with(|| Box::new(work.new_user(id)))
     }
 
     /// The connection is gone: no session.
@@ -117,8 +188,11 @@ impl WsConn {
 
     /// Renders the next message and frames it into the outbox, meant to
     /// leave at `intended`, and counts it sent. The session must be open.
-    pub(crate) fn send_next(&mut self, ctx: &ConnectionContext, intended: Instant) {
+    pub(crate) fn send_next(&mut self, ctx: &ConnectionContext, intended: Instant) -> Sent {
         let config = ctx.websocket.as_deref().expect("a WebSocket run");
+        if ctx.workload.is_some() {
+            return self.send_step(ctx, intended);
+        }
         let message = match &config.template {
             Some(template) => {
                 self.rendered.clear();
@@ -140,9 +214,62 @@ impl WsConn {
         };
         self.sent_count += 1;
         let session = self.session.as_mut().expect("an open session");
-        session.send_message(message, intended);
+        if !session.send_message(message, intended) {
+            return self.no_id(ctx, intended);
+        }
         ctx.state
             .websocket(intended, |books| books.messages_sent += 1);
+        Sent::Framed
+    }
+
+    /// [`WsConn::send_next`] with a workload: the user's next step, its
+    /// message rendered by the user's session.
+    fn send_step(&mut self, ctx: &ConnectionContext, intended: Instant) -> Sent {
+        let work = ctx.workload.as_ref().expect("a workload");
+        let config = ctx.websocket.as_deref().expect("a WebSocket run");
+        let id = ctx.user_id(self.index as u32);
+        let user = (self.user).get_or_insert_with(|| Box::new(work.new_user(id)));
+        let target = user.next_target(work, || 0);
+        if let Err(not) = user.prepare(work, target, &config.message, || work.spec.sequence.next())
+        {
+            ctx.state.not_prepared(intended, not);
+            return Sent::Nothing;
+        }
+        let message = user.rendered().unwrap_or(&config.message);
+        self.target = target;
+        let session = self.session.as_mut().expect("an open session");
+        if !session.send_message(message, intended) {
+            return self.no_id(ctx, intended);
+        }
+        ctx.state
+            .websocket(intended, |books| books.messages_sent += 1);
+        Sent::Framed
+    }
+
+    /// `--ws-match-id` found no id in the message meant for `intended`: it
+    /// is not sent, and booked failed (`other`, the sample naming the source).
+    fn no_id(&mut self, ctx: &ConnectionContext, intended: Instant) -> Sent {
+        let config = ctx.websocket.as_deref().expect("a WebSocket run");
+        let source = config.match_id.as_ref().map_or("", |m| &m.source);
+        ctx.state.sample_error(ErrorKind::Other, || {
+            format!("--ws-match-id {source} found no id in the message to send")
+        });
+        let now = Instant::now();
+        self.book(ctx, intended, now, now, Err(ErrorKind::Other));
+        self.moved_on(ctx, true);
+        Sent::Failed
+    }
+
+    /// The user's message ended (`failed`: without a reply, or its reply
+    /// failed a check): it moves to its next step, its pause kept.
+    fn moved_on(&mut self, ctx: &ConnectionContext, failed: bool) {
+        let (Some(work), Some(user)) = (&ctx.workload, self.user.as_mut()) else {
+            return;
+        };
+        self.think = user.advance(work, failed, false);
+        if work.script_stopped() || work.stopped_run() {
+            ctx.state.stop_sending();
+        }
     }
 
     /// The session's outbox was written out: books the frame bytes it held.
@@ -181,9 +308,16 @@ impl WsConn {
         }
         let events = std::mem::take(&mut self.events);
         let mut closed = None;
+        let mut replies = 0;
         for event in &events {
             match *event {
                 WsEvent::Upgraded => {
+                    let set_cookies = (self.session.as_mut()).map(WsSession::take_set_cookies);
+                    if let (Some(user), Some(set_cookies)) = (self.user.as_mut(), set_cookies) {
+                        for set_cookie in set_cookies {
+                            user.jar.absorb(&set_cookie);
+                        }
+                    }
                     if let Some(started) = self.started.take() {
                         let setup = now.saturating_duration_since(started);
                         let session = self.session.as_ref().expect("connected");
@@ -203,7 +337,9 @@ impl WsConn {
                     }
                 }
                 WsEvent::Reply { intended } => {
-                    self.book(ctx, intended, sent, now, Ok(REPLY_STATUS));
+                    let judged = self.judge(ctx, replies, now.saturating_duration_since(intended));
+                    replies += 1;
+                    self.book_judged(ctx, intended, sent, now, Ok(REPLY_STATUS), judged);
                     let rtt = now.saturating_duration_since(intended);
                     ctx.state.websocket(intended, |books| {
                         books.messages_received += 1;
@@ -285,7 +421,28 @@ impl WsConn {
         let now = Instant::now();
         for intended in session.take_unanswered() {
             self.book(ctx, intended, sent, now, Err(kind));
+            self.moved_on(ctx, true);
         }
+    }
+
+    /// The workload's verdict on the `n`th reply of the last read (its
+    /// payload kept by the session), `elapsed` from its intended send; the
+    /// user moves on to its next step.
+    fn judge(&mut self, ctx: &ConnectionContext, n: usize, elapsed: Duration) -> Option<Judged> {
+        let (Some(work), Some(user)) = (&ctx.workload, self.user.as_mut()) else {
+            return None;
+        };
+        let payload = self.session.as_ref().map_or(&[][..], |s| s.reply(n));
+        let judgement = {
+            let recorder = &mut ctx.state.recorder.borrow_mut();
+            user.judge_message(work, self.target, payload, elapsed, recorder)
+        };
+        self.close_after = (work.spec.steps.get(self.target)).is_some_and(|s| s.close_after);
+        self.think = user.advance(work, judgement.failed, judgement.restart);
+        if work.script_stopped() || work.stopped_run() {
+            ctx.state.stop_sending();
+        }
+        judgement.judged
     }
 
     /// Samples the failure's reason under its class.
@@ -305,6 +462,7 @@ impl WsConn {
         kind: ErrorKind,
     ) {
         self.book(ctx, intended, intended, Instant::now(), Err(kind));
+        self.moved_on(ctx, true);
     }
 
     /// Books one message (one request), ended at `done`: its reply, or why
@@ -316,6 +474,19 @@ impl WsConn {
         sent: Instant,
         done: Instant,
         result: Result<u16, ErrorKind>,
+    ) {
+        self.book_judged(ctx, intended, sent, done, result, None);
+    }
+
+    /// [`WsConn::book`] with the workload's verdict on the reply.
+    fn book_judged(
+        &mut self,
+        ctx: &ConnectionContext,
+        intended: Instant,
+        sent: Instant,
+        done: Instant,
+        result: Result<u16, ErrorKind>,
+        judged: Option<Judged>,
     ) {
         let outcome = Outcome {
             intended,
@@ -329,8 +500,8 @@ impl WsConn {
                 0
             },
             body_bytes: 0,
-            target: 0,
-            judged: None,
+            target: self.target as u16,
+            judged,
         };
         let facts = LogFacts {
             connect: None,

@@ -106,7 +106,9 @@ async fn closed_round_trips(
             return;
         }
         ctx.state.begin_request();
-        slot.round_trip(ctx, Instant::now()).await;
+        if !slot.round_trip(ctx, Instant::now()).await {
+            return;
+        }
     }
 }
 
@@ -166,7 +168,7 @@ async fn run_ws_open_slot(
         tokio::select! {
             biased;
             () = end.asked() => break,
-            () = slot.round_trip(&ctx, job) => {}
+            _ = slot.round_trip(&ctx, job) => {}
         }
         tokio::select! {
             biased;

@@ -8,7 +8,7 @@
 //! intended instant (drive/open.rs's dispatch, as for HTTP/1.1). Each
 //! message is booked as one request, its latency from the intended send.
 
-use crate::drive::ws_conn::{answer_timeout, WsConn};
+use crate::drive::ws_conn::{answer_timeout, Sent, WsConn};
 use crate::exchange::ws_session::{WsFailure, WsSession};
 use crate::net::outcome_class::classify_io;
 use crate::net::transport::Stream;
@@ -42,8 +42,21 @@ impl WsSlot {
 
     /// Sends one message meant to leave at `intended` and waits for its
     /// reply, connecting and upgrading first when the slot has no open
-    /// connection; books how it ended.
-    pub(crate) async fn round_trip(&mut self, ctx: &ConnectionContext, intended: Instant) {
+    /// connection; books how it ended. Then a scenario's `close = true`
+    /// closes the connection and its `think` pauses the user. False when
+    /// the user is done (its feeder ran out, its iterations are walked).
+    pub(crate) async fn round_trip(&mut self, ctx: &ConnectionContext, intended: Instant) -> bool {
+        self.exchange(ctx, intended).await;
+        if self.conn.take_close_after() {
+            self.close(ctx).await;
+        }
+        if let Some(think) = self.conn.take_think() {
+            tokio::time::sleep(think).await;
+        }
+        !self.conn.user_done()
+    }
+
+    async fn exchange(&mut self, ctx: &ConnectionContext, intended: Instant) {
         if !self.conn.is_open() {
             self.drop_connection(ctx);
             if let Err(failure) = self.open(ctx).await {
@@ -57,7 +70,12 @@ impl WsSlot {
             self.conn.backoff.succeeded();
         }
         let sent = Instant::now();
-        self.conn.send_next(ctx, intended);
+        match self.conn.send_next(ctx, intended) {
+            Sent::Framed => {}
+            // Booked failed at once: the loop yields before the next.
+            Sent::Failed => return tokio::task::yield_now().await,
+            Sent::Nothing => return,
+        }
         let deadline = tokio::time::Instant::from_std(sent + ctx.timeout);
         let answered = tokio::time::timeout_at(deadline, self.until_answered(ctx, sent)).await;
         let failure = match answered {
@@ -97,7 +115,6 @@ impl WsSlot {
 
     /// Connects and upgrades.
     async fn open(&mut self, ctx: &ConnectionContext) -> Result<(), WsFailure> {
-        let config = ctx.websocket.as_deref().expect("a WebSocket run");
         let started = Instant::now();
         let (stream, times) = ctx
             .connect_counted(&ctx.connector, ctx.connect_timeout_of(0))
@@ -108,7 +125,7 @@ impl WsSlot {
             })?;
         ctx.state.connection_opened(false, times.connect);
         self.stream = Some(stream);
-        self.conn.connected(config, started);
+        self.conn.connected(ctx, started);
         let deadline = tokio::time::Instant::from_std(Instant::now() + ctx.timeout);
         let upgrade = async {
             while !self.conn.is_open() {

@@ -13,7 +13,7 @@
 //! (drive/reactor/epoll/ws.rs), only move the bytes and keep the clocks;
 //! drive/ws_conn.rs books what it says, for both.
 
-use crate::plan::ws_plan::WsConfig;
+use crate::plan::ws_plan::{MatchId, WsConfig};
 use stampede_metrics::ErrorKind;
 use stampede_websocket::{
     accept_key, encode_close, encode_control, encode_message, parse_deflate_answer, Decoder, Event,
@@ -105,6 +105,18 @@ pub(crate) struct WsSession {
     deflate: Deflate,
     /// Compresses what is sent once deflate is agreed.
     deflater: Option<MessageDeflater>,
+    /// Replies' payloads are kept for the workload's checks and extractors
+    /// (`kept`, each reply's span in `kept_at`, for one `received` call).
+    keep: bool,
+    kept: Vec<u8>,
+    kept_at: Vec<(usize, usize)>,
+    /// `--ws-match-id`: each unanswered message's id (beside `pending`),
+    /// and the ids of those the client's close gave up.
+    match_id: Option<MatchId>,
+    ids: VecDeque<Box<[u8]>>,
+    abandoned_ids: Vec<Box<[u8]>>,
+    /// The 101's `Set-Cookie` values, kept when a cookie jar reads them.
+    set_cookies: Option<Vec<Vec<u8>>>,
     /// Frame bytes written once upgraded (headers and masks included).
     pub(crate) bytes_sent: u64,
     /// Frame bytes read once upgraded.
@@ -141,9 +153,50 @@ impl WsSession {
                 Deflate::Off
             },
             deflater: None,
+            keep: config.match_id.is_some(),
+            kept: Vec::new(),
+            kept_at: Vec::new(),
+            match_id: config.match_id.clone(),
+            ids: VecDeque::new(),
+            abandoned_ids: Vec::new(),
+            set_cookies: None,
             bytes_sent: 0,
             bytes_received: 0,
         }
+    }
+
+    /// Keeps every reply's payload for [`WsSession::reply`] (a workload
+    /// judges replies).
+    pub(crate) fn keep_replies(&mut self) {
+        self.keep = true;
+    }
+
+    /// Keeps the upgrade answer's `Set-Cookie` values for
+    /// [`WsSession::take_set_cookies`] (a cookie jar reads them).
+    pub(crate) fn collect_cookies(&mut self) {
+        self.set_cookies = Some(Vec::new());
+    }
+
+    /// The upgrade's `Set-Cookie` values, taken.
+    pub(crate) fn take_set_cookies(&mut self) -> Vec<Vec<u8>> {
+        self.set_cookies
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    /// The upgrade request, while it waits in the outbox unsent (a cookie
+    /// jar writes its `Cookie` header into it).
+    pub(crate) fn upgrade_request(&mut self) -> Option<&mut Vec<u8>> {
+        (self.phase == Phase::Upgrading).then_some(&mut self.outbox)
+    }
+
+    /// The payload of the `n`th reply (`WsEvent::Reply`, counted from 0)
+    /// of the last [`WsSession::received`], when replies are kept.
+    pub(crate) fn reply(&self, n: usize) -> &[u8] {
+        self.kept_at
+            .get(n)
+            .map_or(&[][..], |&(from, to)| &self.kept[from..to])
     }
 
     /// Bytes waiting to be written.
@@ -189,6 +242,7 @@ impl WsSession {
     /// The unanswered messages' intended instants, oldest first, taken:
     /// the connection ended and they will get no reply.
     pub(crate) fn take_unanswered(&mut self) -> VecDeque<Instant> {
+        self.ids.clear();
         std::mem::take(&mut self.pending)
     }
 
@@ -197,8 +251,16 @@ impl WsSession {
     }
 
     /// Frames `message` (masked) into the outbox; its reply is the next
-    /// message read after those already awaited.
-    pub(crate) fn send_message(&mut self, message: &[u8], intended: Instant) {
+    /// message read after those already awaited, or with `--ws-match-id`
+    /// the one carrying its id. False: the message has no id to be paired
+    /// by, and nothing is framed.
+    pub(crate) fn send_message(&mut self, message: &[u8], intended: Instant) -> bool {
+        if let Some(match_id) = &self.match_id {
+            let Some(id) = match_id.find(message) else {
+                return false;
+            };
+            self.ids.push_back(id);
+        }
         let before = self.outbox.len();
         let mask = self.mask();
         match &mut self.deflater {
@@ -207,6 +269,7 @@ impl WsSession {
         }
         self.bytes_sent += (self.outbox.len() - before) as u64;
         self.pending.push_back(intended);
+        true
     }
 
     /// Starts the closing handshake with `code` (the client is done); the
@@ -219,6 +282,7 @@ impl WsSession {
         }
         self.abandoned += self.pending.len();
         self.pending.clear();
+        self.abandoned_ids.extend(self.ids.drain(..));
         let before = self.outbox.len();
         let mask = self.mask();
         encode_close(&mut self.outbox, Some(code), "", mask).expect("a valid code, no reason");
@@ -238,6 +302,8 @@ impl WsSession {
             return Ok(());
         }
         self.inbox.extend_from_slice(bytes);
+        self.kept.clear();
+        self.kept_at.clear();
         let mut at = 0;
         if self.phase == Phase::Upgrading {
             match self.upgrade_answer()? {
@@ -329,6 +395,11 @@ impl WsSession {
             }
             self.subprotocol = Some(chosen);
         }
+        if let Some(jar) = &mut self.set_cookies {
+            (answer.headers.iter())
+                .filter(|h| h.name.eq_ignore_ascii_case("set-cookie"))
+                .for_each(|h| jar.push(h.value.to_vec()));
+        }
         if let Some(extensions) = joined("sec-websocket-extensions") {
             // RFC 6455 §4.1: an extension the client did not offer fails
             // the connection; RFC 7692 §7.1 says which answers to ours are
@@ -377,11 +448,51 @@ impl WsSession {
             let mask = Some(self.rng.u32(..).to_be_bytes());
             let before = self.outbox.len();
             match event {
-                Event::Text(_) | Event::Binary(_) => match self.pending.pop_front() {
-                    Some(intended) => events.push(WsEvent::Reply { intended }),
-                    None if self.abandoned > 0 => self.abandoned -= 1,
-                    None => events.push(WsEvent::Unsolicited),
-                },
+                Event::Text(_) | Event::Binary(_) => {
+                    let payload = match event {
+                        Event::Text(text) => text.as_bytes(),
+                        Event::Binary(bytes) => bytes,
+                        _ => &[],
+                    };
+                    let event = match &self.match_id {
+                        None => match self.pending.pop_front() {
+                            Some(intended) => Some(WsEvent::Reply { intended }),
+                            None if self.abandoned > 0 => {
+                                self.abandoned -= 1;
+                                None
+                            }
+                            None => Some(WsEvent::Unsolicited),
+                        },
+                        Some(match_id) => {
+                            let id = match_id.find(payload);
+                            let awaited = id
+                                .as_ref()
+                                .and_then(|id| self.ids.iter().position(|i| i == id));
+                            let given_up = id
+                                .as_ref()
+                                .and_then(|id| self.abandoned_ids.iter().position(|i| i == id));
+                            match (awaited, given_up) {
+                                (Some(at), _) => {
+                                    self.ids.remove(at);
+                                    self.pending
+                                        .remove(at)
+                                        .map(|intended| WsEvent::Reply { intended })
+                                }
+                                (None, Some(at)) => {
+                                    self.abandoned_ids.swap_remove(at);
+                                    None
+                                }
+                                (None, None) => Some(WsEvent::Unsolicited),
+                            }
+                        }
+                    };
+                    if let (true, Some(WsEvent::Reply { .. })) = (self.keep, event) {
+                        let from = self.kept.len();
+                        self.kept.extend_from_slice(payload);
+                        self.kept_at.push((from, self.kept.len()));
+                    }
+                    events.extend(event);
+                }
                 Event::Ping(payload) => {
                     if self.phase == Phase::Open {
                         encode_control(&mut self.outbox, Opcode::Pong, payload, mask)

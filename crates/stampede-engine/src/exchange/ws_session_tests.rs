@@ -412,3 +412,98 @@ fn deflate_agreed_compresses_out_and_inflates_in_refused_runs_plain() {
     assert_eq!(failure.kind, ErrorKind::WsProtocol);
     assert_eq!(server_reads(unasked.outbox()), ["close 1002"]);
 }
+
+/// A session upgraded with `--ws-match-id json($.id)`, its replies kept
+/// (a workload judges them) and the 101's cookies collected.
+fn open_matching_by_id() -> WsSession {
+    let spec = WebSocketSpec {
+        match_id: Some("json($.id)".into()),
+        ..WebSocketSpec::default()
+    };
+    let config = WsConfig::new("/", "127.0.0.1:3000", &[], &spec);
+    let mut s = WsSession::new(&config, fastrand::Rng::with_seed(5));
+    s.keep_replies();
+    s.collect_cookies();
+    let mut answer = accepted(&key_of(s.outbox()));
+    let blank = answer.len() - 2;
+    answer.splice(
+        blank..blank,
+        b"Set-Cookie: sid=s1; Path=/\r\n".iter().copied(),
+    );
+    s.written();
+    let mut events = Vec::new();
+    s.received(&answer, &mut events).unwrap();
+    assert_eq!(events, [WsEvent::Upgraded]);
+    assert_eq!(s.take_set_cookies(), [b"sid=s1; Path=/".to_vec()]);
+    s
+}
+
+#[test]
+fn replies_are_paired_by_id_past_pushes_and_out_of_order() {
+    let t0 = Instant::now();
+    let t1 = t0 + std::time::Duration::from_millis(1);
+    let mut wire = Vec::new();
+    encode_message(&mut wire, MessageKind::Text, br#"{"note":"pushed"}"#, None);
+    encode_message(&mut wire, MessageKind::Text, br#"{"id":"b","n":2}"#, None);
+    encode_message(&mut wire, MessageKind::Text, br#"{"id":"zz"}"#, None);
+    encode_message(&mut wire, MessageKind::Text, br#"{"id":"a","n":1}"#, None);
+    for cut in 0..=wire.len() {
+        let mut s = open_matching_by_id();
+        assert!(s.send_message(br#"{"id":"a"}"#, t0));
+        assert!(s.send_message(br#"{"id":"b"}"#, t1));
+        // A message with no id is not framed: it could never be paired.
+        assert!(!s.send_message(b"no id here", t1));
+        let mut events = Vec::new();
+        s.received(&wire[..cut], &mut events).unwrap();
+        let first = events
+            .iter()
+            .filter(|e| matches!(e, WsEvent::Reply { .. }))
+            .count();
+        let early: Vec<Vec<u8>> = (0..first).map(|n| s.reply(n).to_vec()).collect();
+        s.received(&wire[cut..], &mut events).unwrap();
+        assert_eq!(
+            events,
+            [
+                WsEvent::Unsolicited,
+                WsEvent::Reply { intended: t1 },
+                WsEvent::Unsolicited,
+                WsEvent::Reply { intended: t0 },
+            ],
+            "cut at {cut}"
+        );
+        // Each reply's payload, in the order of its read's Reply events.
+        let late = events
+            .iter()
+            .filter(|e| matches!(e, WsEvent::Reply { .. }))
+            .count()
+            - first;
+        let mut payloads = early;
+        payloads.extend((0..late).map(|n| s.reply(n).to_vec()));
+        assert_eq!(
+            payloads,
+            [
+                br#"{"id":"b","n":2}"#.to_vec(),
+                br#"{"id":"a","n":1}"#.to_vec()
+            ],
+            "cut at {cut}"
+        );
+        assert_eq!(s.unanswered(), 0);
+        assert_eq!(
+            server_reads(s.outbox()),
+            [r#"text {"id":"a"}"#, r#"text {"id":"b"}"#]
+        );
+    }
+}
+
+#[test]
+fn a_reply_to_a_message_the_close_gave_up_is_no_event_when_paired_by_id() {
+    let mut s = open_matching_by_id();
+    s.send_message(br#"{"id":"a"}"#, Instant::now());
+    s.close(1000);
+    let mut wire = Vec::new();
+    encode_message(&mut wire, MessageKind::Text, br#"{"id":"a"}"#, None);
+    encode_message(&mut wire, MessageKind::Text, br#"{"id":"x"}"#, None);
+    let mut events = Vec::new();
+    s.received(&wire, &mut events).unwrap();
+    assert_eq!(events, [WsEvent::Unsolicited]);
+}

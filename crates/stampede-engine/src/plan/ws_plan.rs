@@ -9,7 +9,7 @@
 
 use stampede_plan::{Header, WebSocketSpec};
 use stampede_websocket::MessageKind;
-use stampede_workload::{Scope, Sequence, Template};
+use stampede_workload::{Extractor, ResponseView, Scope, Sequence, Template, VarStore};
 
 /// What every connection of a run sends: the upgrade request around its
 /// key, and the message. Built once per run.
@@ -33,6 +33,37 @@ pub(crate) struct WsConfig {
     pub(crate) subprotocols: Vec<String>,
     /// `permessage-deflate` offered (`--ws-deflate`).
     pub(crate) deflate: bool,
+    /// `--ws-match-id`: the id a reply is paired with its message by.
+    pub(crate) match_id: Option<MatchId>,
+}
+
+/// `--ws-match-id SOURCE`: a reply is paired with the message in flight
+/// that carried the same id, each found by the same extractor (a JSON path,
+/// a regex: stampede-workload's, as `--extract` reads an HTTP body).
+#[derive(Debug, Clone)]
+pub(crate) struct MatchId {
+    extractor: Extractor,
+    /// What the user wrote, for the samples of a message without an id.
+    pub(crate) source: String,
+}
+
+impl MatchId {
+    /// `source` parsed (the binary refused a bad one before the run).
+    pub(crate) fn parse(source: &str) -> Option<MatchId> {
+        let extractor = Extractor::parse("ws-match-id", source, 0).ok()?;
+        Some(MatchId {
+            extractor,
+            source: source.to_string(),
+        })
+    }
+
+    /// The id in `payload`, if it has one.
+    pub(crate) fn find(&self, payload: &[u8]) -> Option<Box<[u8]>> {
+        let view = ResponseView::new(101, &[], payload, std::time::Duration::ZERO);
+        let mut store = VarStore::new(1);
+        self.extractor.extract(&view, &mut store).ok()?;
+        store.get(0).map(Box::from)
+    }
 }
 
 /// Headers the upgrade sets itself: the user's of the same name are not sent.
@@ -102,6 +133,7 @@ impl WsConfig {
             sequence: Sequence::new(0, 1),
             subprotocols: spec.subprotocols.clone(),
             deflate: spec.deflate,
+            match_id: spec.match_id.as_deref().and_then(MatchId::parse),
             kind: if spec.binary {
                 MessageKind::Binary
             } else {

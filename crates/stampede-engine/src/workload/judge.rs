@@ -138,6 +138,24 @@ impl UserSession {
         self.judge_view(work, target, count, &view, recorder)
     }
 
+    /// [`UserSession::judge`] for a WebSocket reply to step `target`: its
+    /// payload is the body (status 101, the upgrade's; no header), so the
+    /// step's checks and extractors read it as they read an HTTP body.
+    pub(crate) fn judge_message(
+        &mut self,
+        work: &WorkerWorkload,
+        target: usize,
+        payload: &[u8],
+        elapsed: Duration,
+        recorder: &mut Recorder,
+    ) -> Judgement {
+        let count =
+            (work.spec.steps.get(target)).map_or(0, |s| s.checks.checks().len() + s.extracts.len());
+        let view =
+            ResponseView::new(101, &[], payload, elapsed).with_body_size(payload.len() as u64);
+        self.judge_view(work, target, count, &view, recorder)
+    }
+
     /// [`UserSession::judge`] once the view is built: the cookie jar, the
     /// script's `response()`, then the step's checks and extractors.
     fn judge_view(

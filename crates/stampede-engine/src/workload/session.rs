@@ -267,6 +267,12 @@ impl WorkerWorkload {
     }
 }
 
+/// What a step renders per send: an HTTP request, or a WebSocket message.
+enum Rendered<'a> {
+    Request(&'a stampede_workload::RequestTemplate),
+    Message(&'a stampede_workload::Template),
+}
+
 /// One virtual user (a connection slot) of a workload.
 #[derive(Debug)]
 pub(crate) struct UserSession {
@@ -325,7 +331,9 @@ impl UserSession {
         seq: impl FnOnce() -> u64,
     ) -> Result<(), NotPrepared> {
         self.prepare_request(work, target, fixed, seq)?;
-        if work.spec.cookie_jar {
+        // A WebSocket message carries no cookie: its upgrade does (ws_conn.rs).
+        let message = (work.spec.steps.get(target)).is_some_and(|s| s.message.is_some());
+        if work.spec.cookie_jar && !message {
             if !self.rendered {
                 self.buffer.clear();
                 self.buffer.extend_from_slice(fixed);
@@ -381,8 +389,14 @@ impl UserSession {
             }
         }
         self.rendered = false;
-        let Some(template) = spec.steps.get(target).and_then(|s| s.template.as_ref()) else {
+        let Some(step) = spec.steps.get(target) else {
             return Ok(());
+        };
+        // An HTTP request's template, or a WebSocket message's: one renderer.
+        let template = match (&step.template, &step.message) {
+            (Some(request), _) => Rendered::Request(request),
+            (None, Some(message)) => Rendered::Message(message),
+            (None, None) => return Ok(()),
         };
         let mut row_refs: [&[Box<[u8]>]; 8] = [&[]; 8];
         let rows: Vec<&[Box<[u8]>]>;
@@ -412,7 +426,10 @@ impl UserSession {
             rng: &mut rng,
         };
         self.buffer.clear();
-        template.render(&mut context, &mut self.buffer);
+        match template {
+            Rendered::Request(request) => request.render(&mut context, &mut self.buffer),
+            Rendered::Message(message) => message.render(&mut context, &mut self.buffer),
+        }
         self.rendered = true;
         Ok(())
     }

@@ -7,7 +7,7 @@ use stampede_metrics::CheckName;
 use stampede_plan::LoadModel;
 use stampede_workload::{
     CheckSet, Counter, Extractor, Feeder, GroupLimits, RequestTemplate, Script, Sequence,
-    StepOptions, ThinkTime,
+    StepOptions, Template, ThinkTime,
 };
 use std::ops::Range;
 use std::sync::Arc;
@@ -27,6 +27,13 @@ pub struct StepWork {
     pub extracts: Vec<Extractor>,
     /// A scenario step's own settings (`think`, `once`, timeouts, …).
     pub options: StepOptions,
+    /// A WebSocket run's message (`--ws-message`, a scenario step's
+    /// `send`), rendered by the user's session as a request's template is;
+    /// `template` is then `None`.
+    pub message: Option<Template>,
+    /// A WebSocket step's `close = true`: after its reply the client closes
+    /// the connection (1000), and the next step upgrades a new one.
+    pub close_after: bool,
 }
 
 impl StepWork {
@@ -164,7 +171,9 @@ impl WorkloadSpec {
 
     /// True when some request is rendered per send (a template with slots).
     pub fn renders(&self) -> bool {
-        self.steps.iter().any(|s| s.template.is_some())
+        self.steps
+            .iter()
+            .any(|s| s.template.is_some() || s.message.as_ref().is_some_and(|m| !m.is_static()))
     }
 
     /// Where step `index`'s checks start in the run's list of checks.

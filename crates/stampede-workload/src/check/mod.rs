@@ -108,6 +108,20 @@ impl Check {
         matches!(self.subject, Subject::Header(_))
     }
 
+    /// Why the check cannot judge a WebSocket message (`binary`: a binary
+    /// one), if it cannot: a message has no status or header (its
+    /// payload is the body), and a binary one is not JSON text.
+    pub fn cannot_judge_message(&self, binary: bool) -> Option<&'static str> {
+        match self.subject {
+            Subject::Status => Some("a WebSocket message has no status"),
+            Subject::Header(_) => Some("a WebSocket message has no header"),
+            Subject::Json(_) if binary => {
+                Some("a binary message is not JSON text (use body contains or body ~)")
+            }
+            _ => None,
+        }
+    }
+
     /// True when the check reads the body (`body`, `json(...)`): the body must be kept.
     pub fn needs_body(&self) -> bool {
         matches!(self.subject, Subject::Body | Subject::Json(_))

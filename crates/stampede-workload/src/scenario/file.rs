@@ -207,6 +207,15 @@ pub struct StepToml {
     /// `timeout`: this step's response timeout.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout: Option<Spanned<String>>,
+    /// `send`: a WebSocket step's message (its `url` is `ws://` or
+    /// `wss://`); may hold templates. Its reply is judged by `check` and
+    /// read by `extract`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub send: Option<Spanned<String>>,
+    /// `close = true`: after this WebSocket step's reply the connection
+    /// closes (1000); the next step upgrades a new one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub close: Option<bool>,
 }
 
 impl StepToml {
@@ -229,6 +238,8 @@ impl StepToml {
             keep_alive: None,
             connect_timeout: None,
             timeout: None,
+            send: None,
+            close: None,
         }
     }
 }

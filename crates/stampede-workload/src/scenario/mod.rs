@@ -114,6 +114,12 @@ pub struct Step {
     pub extracts: Vec<Extractor>,
     /// `think`, `transaction`, `once`, redirects, keep-alive and timeouts.
     pub options: StepOptions,
+    /// A WebSocket step (`url` is `ws://` or `wss://`, `target` its HTTP
+    /// form, whose GET upgrades): the message it sends (`send`; may hold
+    /// template slots).
+    pub send: Option<Vec<u8>>,
+    /// A WebSocket step's `close = true`: the connection closes after its reply.
+    pub close: bool,
 }
 
 impl Step {
@@ -457,8 +463,44 @@ impl Context<'_> {
             }
             None => "GET".to_string(),
         };
-        let target =
-            parse_url_template(step.url.get_ref()).map_err(|e| self.at(&step.url, here(&e)))?;
+        let (url, websocket) = crate::websocket_url(step.url.get_ref());
+        let mut target = parse_url_template(&url).map_err(|e| self.at(&step.url, here(&e)))?;
+        if websocket {
+            // The URL as written names the target in results.
+            target.url = step.url.get_ref().clone();
+        }
+        let send = match (&step.send, websocket) {
+            (Some(send), true) => {
+                Template::compile("send", send.get_ref().as_bytes(), scope)
+                    .map_err(|e| self.at(send, here(&e)))?;
+                Some(send.get_ref().as_bytes().to_vec())
+            }
+            (None, true) => {
+                return Err(self.at(
+                    &step.url,
+                    here(&"a ws:// step sends a message: add send = \"...\""),
+                ))
+            }
+            (Some(send), false) => {
+                return Err(self.at(
+                    send,
+                    here(&"send is a WebSocket step's: its url is ws:// or wss://"),
+                ))
+            }
+            (None, false) => None,
+        };
+        if websocket && (step.method.is_some() || step.body.is_some() || step.headers.is_some()) {
+            return Err(self.at(
+                &step.name,
+                here(&"a ws:// step sends its message with send: drop method, body and headers"),
+            ));
+        }
+        if step.close.is_some() && !websocket {
+            return Err(self.at(
+                &step.name,
+                here(&"close is a WebSocket step's: its url is ws:// or wss://"),
+            ));
+        }
         Template::compile(
             crate::template::URL_FIELD,
             target.path_and_query.as_bytes(),
@@ -531,6 +573,8 @@ impl Context<'_> {
             checks,
             extracts,
             options,
+            send,
+            close: step.close.unwrap_or(false),
         })
     }
 }

@@ -10,7 +10,7 @@ mod url;
 
 pub use render::{RenderContext, Sequence};
 pub use request::RequestTemplate;
-pub use url::parse_url_template;
+pub use url::{parse_url_template, websocket_url};
 
 /// `text` as a template that sends it as it is: `{{` begins a slot, so it
 /// is written `\\{{` (for what another tool recorded or a user pasted).

@@ -7,6 +7,17 @@
 use super::TemplateError;
 use stampede_plan::Target;
 
+/// The HTTP URL a `ws://` (`wss://`) URL upgrades from, and whether it
+/// was one; any other URL as it is (a run's URL and a scenario step's).
+pub fn websocket_url(url: &str) -> (String, bool) {
+    for (ws, http) in [("ws://", "http://"), ("wss://", "https://")] {
+        if url.len() >= ws.len() && url[..ws.len()].eq_ignore_ascii_case(ws) {
+            return (format!("{http}{}", &url[ws.len()..]), true);
+        }
+    }
+    (url.to_string(), false)
+}
+
 /// Parses `url`; a URL without `{{` is exactly [`Target::parse`]. With slots,
 /// `path_and_query` holds the raw path template.
 pub fn parse_url_template(url: &str) -> Result<Target, TemplateError> {

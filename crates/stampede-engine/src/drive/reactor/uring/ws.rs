@@ -14,7 +14,7 @@
 use super::ring::{Completion, Ring, BUFFER_GROUP};
 use super::slot::Io;
 use crate::drive::reactor::{drive, slot_count, socket, Phase, ReactorSlot, SlotBase, Step};
-use crate::drive::ws_conn::{answer_timeout, WsConn};
+use crate::drive::ws_conn::{answer_timeout, Sent, WsConn};
 use crate::drive::ws_slot::CLOSE_WAIT;
 use crate::exchange::ws_session::{WsFailure, WsSession};
 use crate::net::outcome_class::{classify_connect, classify_io};
@@ -175,8 +175,7 @@ impl ReactorSlot<Io<'_>> for WsSlot {
         self.base.fd = Some(fd);
         self.base.phase = Phase::Connecting;
         self.connect_started = now;
-        let config = io.ctx.websocket.as_deref().expect("a WebSocket run");
-        self.conn.connected(config, now);
+        self.conn.connected(io.ctx, now);
         self.take_outbox(io);
         let send = self.send_entry();
         // SAFETY: the address lives in the worker (or, with --dns, in this
@@ -556,7 +555,20 @@ impl WsSlot {
         let now = Instant::now();
         self.sent = now;
         self.awaiting = true;
-        self.conn.send_next(io.ctx, intended);
+        match self.conn.send_next(io.ctx, intended) {
+            Sent::Framed => {}
+            // Booked failed (no id to match by): the slot goes on next turn.
+            Sent::Failed => {
+                (self.awaiting, self.base.phase) = (false, Phase::Idle);
+                return Step::Failed;
+            }
+            // The user is done (its feeder ran out): the slot parks.
+            Sent::Nothing => {
+                self.awaiting = false;
+                self.park(io);
+                return Step::Pending;
+            }
+        }
         self.base.ledger.deadline = now + io.ctx.timeout;
         self.base.phase = Phase::Writing;
         match self.flush(io) {
