@@ -301,10 +301,9 @@ fn build_fixed_plan(
     // given stays the target's, for reports.
     let (http_url, is_ws) = stampede_workload::websocket_url(&url);
     let ws_scenario = scenario.is_some_and(ScenarioLoad::is_websocket);
-    let mut websocket = args.transport.websocket(is_ws || ws_scenario)?;
-    if let Some(spec) = websocket.as_mut().filter(|_| ws_scenario) {
-        spec.scenario = true;
-    }
+    let websocket = args
+        .transport
+        .websocket(is_ws || ws_scenario, ws_scenario)?;
     let (target, request) = match mix.first() {
         Some(first) => (first.target.clone(), first.request.clone()),
         None => (

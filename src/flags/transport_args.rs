@@ -158,7 +158,13 @@ pub const DEFAULT_ACCEPT_ENCODING: &str = "gzip, br, zstd";
 impl TransportArgs {
     /// The WebSocket part of the plan for a `ws://` or `wss://` URL; for
     /// another URL, `--ws-message` and `--ws-binary` are refused.
-    pub fn websocket(&self, is_ws: bool) -> anyhow::Result<Option<stampede_plan::WebSocketSpec>> {
+    /// `scenario`: the messages are a scenario's steps (`send`), checked
+    /// with the workload (workload_plan.rs), not `--ws-message`.
+    pub fn websocket(
+        &self,
+        is_ws: bool,
+        scenario: bool,
+    ) -> anyhow::Result<Option<stampede_plan::WebSocketSpec>> {
         if !is_ws {
             if self.ws_message.is_some()
                 || self.ws_binary
@@ -176,6 +182,7 @@ impl TransportArgs {
             binary: self.ws_binary,
             subprotocols: self.ws_subprotocol.clone(),
             deflate: self.ws_deflate,
+            scenario,
             ..Default::default()
         };
         if let Some(text) = self.ws_message.as_deref() {
@@ -198,7 +205,7 @@ impl TransportArgs {
             let fixed = stampede_workload::Template::compile("--ws-message", &spec.message, &scope)
                 .ok()
                 .and_then(|t| t.static_bytes());
-            if let Some(fixed) = fixed.filter(|_| !spec.binary) {
+            if let Some(fixed) = fixed.filter(|_| !spec.binary && !scenario) {
                 refuse_without_id(source, &fixed)?;
             }
             spec.match_id = Some(source.clone());
