@@ -342,7 +342,7 @@ fn flags_spec(args: &WorkloadArgs, plan: &Plan) -> anyhow::Result<Option<Workloa
     // connection itself (plan/ws_plan.rs): no user session per message.
     let needed = workload.judges_responses()
         || !workload.feeders.is_empty()
-        || (websocket.is_some() && !args.vars.is_empty())
+        || (websocket.is_some() && (!args.vars.is_empty() || args.cookie_jar))
         || steps.iter().any(|s| s.template.is_some());
     Ok(needed.then(|| WorkloadSpec {
         groups: vec![GroupWork {
