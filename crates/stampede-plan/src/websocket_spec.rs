@@ -110,7 +110,7 @@ mod tests {
     }
 
     #[test]
-    fn auto_and_epoll_drive_ws_and_wss_on_epoll_io_uring_drives_ws_only() {
+    fn auto_and_epoll_drive_ws_and_wss_on_epoll_io_uring_drives_both() {
         for io in [crate::IoBackend::Auto, crate::IoBackend::Epoll] {
             let mut epoll = plan(WebSocketSpec::default());
             epoll.transport.io = io;
@@ -132,7 +132,8 @@ mod tests {
         let mut wss = Plan::minimal(Target::parse("https://127.0.0.1:1/ws").unwrap());
         wss.transport.websocket = Some(WebSocketSpec::default());
         wss.transport.io = crate::IoBackend::Uring;
-        assert!(refusal(wss).contains("epoll and tokio drive wss://"));
+        assert!(wss.validate().is_ok());
+        assert_eq!(wss.event_loop(), crate::EventLoop::Uring);
     }
 
     #[test]
