@@ -19,6 +19,12 @@ pub struct WebSocketSpec {
     /// Offer `permessage-deflate` (RFC 7692) and compress messages when
     /// the server agrees (`--ws-deflate`).
     pub deflate: bool,
+    /// The time between two messages due on one connection of the closed
+    /// model (`--ws-rate`: a second over the rate): each connection's
+    /// messages are due at its own instants, their latency counted from
+    /// them. `None`: each connection sends its next message as soon as the
+    /// last is answered.
+    pub pace: Option<std::time::Duration>,
 }
 
 impl Default for WebSocketSpec {
@@ -28,6 +34,7 @@ impl Default for WebSocketSpec {
             binary: false,
             subprotocols: Vec::new(),
             deflate: false,
+            pace: None,
         }
     }
 }
@@ -85,6 +92,19 @@ pub(crate) fn check(plan: &Plan) -> Result<(), PlanError> {
             return Err(PlanError::Invalid(format!(
                 "--ws-subprotocol {name:?} is given twice (RFC 6455 §4.1: unique)"
             )));
+        }
+    }
+    if let Some(pace) = ws.pace {
+        if pace.is_zero() {
+            return Err(PlanError::Invalid(
+                "--ws-rate is too high: over a message per nanosecond".to_string(),
+            ));
+        }
+        if matches!(plan.model, crate::LoadModel::Rate { .. }) {
+            return Err(PlanError::Invalid(
+                "--ws-rate paces each connection of -c; -r is a rate in total: give one of them"
+                    .to_string(),
+            ));
         }
     }
     if !ws.binary && std::str::from_utf8(&ws.message).is_err() {
