@@ -141,7 +141,15 @@ pub const DEFAULT_ACCEPT_ENCODING: &str = "gzip, br, zstd";
 impl TransportArgs {
     /// The WebSocket part of the plan for a `ws://` or `wss://` URL; for
     /// another URL, `--ws-message` and `--ws-binary` are refused.
-    pub fn websocket(&self, is_ws: bool) -> anyhow::Result<Option<stampede_plan::WebSocketSpec>> {
+    ///
+    /// A `Sec-WebSocket-Protocol` header given with `-H` (as a browser's
+    /// "Copy as cURL" has it) is the offer, as `--ws-subprotocol` would
+    /// make it: the answer is checked against what was sent.
+    pub fn websocket(
+        &self,
+        is_ws: bool,
+        headers: &mut Vec<Header>,
+    ) -> anyhow::Result<Option<stampede_plan::WebSocketSpec>> {
         if !is_ws {
             if self.ws_message.is_some()
                 || self.ws_binary
@@ -169,8 +177,11 @@ impl TransportArgs {
             },
             ..Default::default()
         };
+        spec.subprotocols
+            .extend(offered_subprotocols(headers, &self.ws_subprotocol)?);
         if let Some(text) = self.ws_message.as_deref() {
             spec.message = match text.strip_prefix('@') {
+                Some("") => anyhow::bail!("--ws-message @ needs a file name (@FILE)"),
                 Some(path) => std::fs::read(path)
                     .map_err(|e| anyhow::anyhow!("reading --ws-message file {path}: {e}"))?,
                 None => text.as_bytes().to_vec(),
@@ -305,4 +316,42 @@ fn parse_io(text: &str) -> Result<IoBackend, String> {
 
 fn parse_tls_version(text: &str) -> Result<TlsVersion, String> {
     TlsVersion::parse(text).map_err(|e| e.to_string())
+}
+
+/// The subprotocols a `-H 'Sec-WebSocket-Protocol: a, b'` offers, the
+/// header taken out (the upgrade writes the offer itself); refused beside
+/// `--ws-subprotocol`, where it is not clear which offer is meant. A
+/// `Sec-WebSocket-Extensions` header is refused: the only extension
+/// stampede speaks is permessage-deflate, offered by `--ws-deflate`.
+fn offered_subprotocols(
+    headers: &mut Vec<Header>,
+    flags: &[String],
+) -> anyhow::Result<Vec<String>> {
+    let named = |h: &Header, name: &str| h.name.eq_ignore_ascii_case(name);
+    if headers.iter().any(|h| named(h, "sec-websocket-extensions")) {
+        anyhow::bail!(
+            "-H Sec-WebSocket-Extensions: stampede offers only permessage-deflate, with --ws-deflate; drop the header"
+        );
+    }
+    let mut offered = Vec::new();
+    for header in headers
+        .iter()
+        .filter(|h| named(h, "sec-websocket-protocol"))
+    {
+        if !flags.is_empty() {
+            anyhow::bail!(
+                "-H Sec-WebSocket-Protocol and --ws-subprotocol both offer subprotocols: give one of them"
+            );
+        }
+        offered.extend(
+            header
+                .value
+                .split(',')
+                .map(str::trim)
+                .filter(|name| !name.is_empty())
+                .map(String::from),
+        );
+    }
+    headers.retain(|h| !named(h, "sec-websocket-protocol"));
+    Ok(offered)
 }

@@ -207,9 +207,11 @@ impl Plan {
         if self.connect_timeout.is_zero() || self.timeout.is_zero() {
             return Err(PlanError::AboveZero(Setting::Timeouts));
         }
+        // WebSocket first: its refusals name the flag to drop, where the
+        // others would point an upgrade towards https:// or HTTP/2.
+        crate::websocket_spec::check(self)?;
         crate::http3::check(self)?;
         crate::stream_spec::check(self)?;
-        crate::websocket_spec::check(self)?;
         if let Some(at_most) = self.transport.stream.for_at_most {
             // A stream still open then ends, as a success (the engine's books).
             self.timeout = at_most;

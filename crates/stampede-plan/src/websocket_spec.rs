@@ -49,6 +49,9 @@ pub(crate) fn check(plan: &Plan) -> Result<(), PlanError> {
             "a ws:// URL upgrades one HTTP/1.1 GET to WebSocket: drop {what}"
         )))
     };
+    if plan.request.method == "HEAD" {
+        return refuse("--head (the upgrade is a GET)");
+    }
     if plan.request.method != "GET" {
         return refuse("-m (the upgrade is a GET)");
     }
@@ -81,6 +84,13 @@ pub(crate) fn check(plan: &Plan) -> Result<(), PlanError> {
     }
     if !plan.keepalive {
         return refuse("--no-keepalive");
+    }
+    let lifetime = &plan.transport.lifetime;
+    if lifetime.max_requests.is_some() || lifetime.max_age.is_some() {
+        return refuse("--conn-max-requests and --conn-max-age (a connection carries messages until the run ends it)");
+    }
+    if plan.transport.compression.accept_encoding.is_some() {
+        return refuse("--compressed and --decode (messages are compressed with --ws-deflate)");
     }
     for (i, name) in ws.subprotocols.iter().enumerate() {
         if !crate::header::is_token(name) {
@@ -170,6 +180,21 @@ mod tests {
         let mut closing = plan(WebSocketSpec::default());
         closing.keepalive = false;
         assert!(refusal(closing).contains("drop --no-keepalive"));
+        let mut head = plan(WebSocketSpec::default());
+        head.request.method = "HEAD".into();
+        assert!(refusal(head).contains("drop --head"));
+        let mut h3 = plan(WebSocketSpec::default());
+        h3.transport.http3 = true;
+        assert!(refusal(h3).contains("drop --http3"));
+        let mut retired = plan(WebSocketSpec::default());
+        retired.transport.lifetime.max_requests = Some(3);
+        assert!(refusal(retired).contains("drop --conn-max-requests"));
+        let mut aged = plan(WebSocketSpec::default());
+        aged.transport.lifetime.max_age = Some(std::time::Duration::from_millis(300));
+        assert!(refusal(aged).contains("drop --conn-max-requests and --conn-max-age"));
+        let mut decoded = plan(WebSocketSpec::default());
+        decoded.transport.compression.accept_encoding = Some("gzip".into());
+        assert!(refusal(decoded).contains("--ws-deflate"));
         let bytes = WebSocketSpec {
             message: vec![0xff, 0xfe],
             ..WebSocketSpec::default()

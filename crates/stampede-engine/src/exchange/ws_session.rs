@@ -275,6 +275,10 @@ impl WsSession {
                     "the upgrade's answer head is over {MAX_UPGRADE_HEAD} bytes"
                 )))
             }
+            Err(_) if crate::http1::malformed::is_tls_record(&self.inbox) => return Err(refused(
+                "the upgrade's answer is not HTTP (the server answered in TLS: use a wss:// URL)"
+                    .into(),
+            )),
             Err(e) => return Err(refused(format!("the upgrade's answer is not HTTP: {e}"))),
         };
         let code = answer.code.unwrap_or(0);

@@ -115,8 +115,10 @@ fn an_answer_split_anywhere_upgrades_once() {
 
 #[test]
 fn a_refused_or_wrong_upgrade_is_an_upgrade_error() {
-    let cases: [(&[u8], &str); 4] = [
+    let cases: [(&[u8], &str); 5] = [
         (b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", "200 OK, not 101"),
+        // A TLS alert: what a TLS port answers a plain upgrade with.
+        (b"\x15\x03\x03\x00\x02\x02\x32", "use a wss:// URL"),
         (b"HTTP/1.1 403 Forbidden\r\n\r\n", "403"),
         (
             b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: AAAAAAAAAAAAAAAAAAAAAAAAAAA=\r\n\r\n",
