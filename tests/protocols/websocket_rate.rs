@@ -38,6 +38,8 @@ fn each_connection_sends_no_more_than_its_rate_allows_on_every_loop() {
         let sent = run.count("/websocket/messages_sent");
         assert!((2..=12).contains(&sent), "{io}: {sent} sent");
         assert_eq!(run.count("/websocket/connections"), 2, "{io}");
+        let plan = &run.result()["plan"]["websocket"];
+        assert_eq!(plan["rate_per_connection"], 5.0, "{io}: {plan}");
     }
 }
 
