@@ -109,6 +109,10 @@ pub struct WebSocketPlan {
     pub subprotocols: Vec<String>,
     /// `permessage-deflate` offered.
     pub deflate: bool,
+    /// `--ws-rate`: messages per second on each connection (absent: each
+    /// connection sends its next message once the last is answered).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_per_connection: Option<f64>,
 }
 
 impl WebSocketPlan {
@@ -122,6 +126,9 @@ impl WebSocketPlan {
         }
         if !self.subprotocols.is_empty() {
             text.push_str(&format!(", subprotocols {}", self.subprotocols.join(" ")));
+        }
+        if let Some(rate) = self.rate_per_connection {
+            text.push_str(&format!(", {rate}/s per connection"));
         }
         text
     }
@@ -234,6 +241,7 @@ impl PlanSummary {
                 binary: ws.binary,
                 subprotocols: ws.subprotocols.clone(),
                 deflate: ws.deflate,
+                rate_per_connection: ws.pace.map(|pace| 1.0 / pace.as_secs_f64()),
             }),
         }
     }

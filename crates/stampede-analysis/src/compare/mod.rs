@@ -773,6 +773,7 @@ mod tests {
                 binary: false,
                 subprotocols: Vec::new(),
                 deflate,
+                rate_per_connection: None,
             })
         };
         let mut a = run("small.json", 1000.0, 0.0, 10);

@@ -102,11 +102,17 @@ async fn closed_round_trips(
             slot.close(ctx).await;
             gate.wait_until_active(index).await;
         }
+        // `--ws-rate`: the slot's message waits for its instant.
+        let due = slot.conn.next_due().filter(|&due| due > Instant::now());
+        if let Some(due) = due {
+            tokio::time::sleep_until(due.into()).await;
+        }
         if !ctx.state.claim_budget() {
             return;
         }
         ctx.state.begin_request();
-        slot.round_trip(ctx, Instant::now()).await;
+        let intended = slot.conn.claim_due(ctx, Instant::now());
+        slot.round_trip(ctx, intended).await;
     }
 }
 
