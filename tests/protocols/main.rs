@@ -41,4 +41,5 @@ mod websocket;
 mod websocket_client;
 mod websocket_epoll;
 mod websocket_extensions;
+mod websocket_faults;
 mod websocket_uring;

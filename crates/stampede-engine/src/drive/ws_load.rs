@@ -172,6 +172,8 @@ async fn run_ws_open_slot(
             biased;
             () = end.asked() => break,
             next = dispatcher.next_job(index) => job = next,
+            // An idle connection is read: pings, a close, an end.
+            never = slot.keep_reading(&ctx) => match never {},
         }
     }
     slot.close(&ctx).await;
