@@ -10,7 +10,9 @@
 
 use crate::websocket_client::{python_with_websockets, stats};
 use stampede_testkit::{run_on_loop, RawServer, Run, ServeProcess, EVENT_LOOPS};
-use stampede_websocket::{accept_key, encode_close, encode_message, Decoder, Event, MessageKind, Role};
+use stampede_websocket::{
+    accept_key, encode_close, encode_message, Decoder, Event, MessageKind, Role,
+};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Command, Stdio};
@@ -88,7 +90,9 @@ fn serve(mut stream: TcpStream, fault: Fault, n: u64) -> Option<String> {
         }
         buf.extend_from_slice(&chunk[..got]);
         loop {
-            let decoded = decoder.decode(&mut buf).expect("the client's frames are valid");
+            let decoded = decoder
+                .decode(&mut buf)
+                .expect("the client's frames are valid");
             let consumed = decoded.consumed;
             let mut out = Vec::new();
             match decoded.event {
@@ -109,7 +113,8 @@ fn serve(mut stream: TcpStream, fault: Fault, n: u64) -> Option<String> {
                     let mask = (third && matches!(fault, Fault::Masked)).then_some([1, 2, 3, 4]);
                     match fault {
                         Fault::Reset if third => {
-                            let _ = socket2::SockRef::from(&stream).set_linger(Some(Duration::ZERO));
+                            let _ =
+                                socket2::SockRef::from(&stream).set_linger(Some(Duration::ZERO));
                             return None;
                         }
                         Fault::Silent if third => after = true,
@@ -154,28 +159,41 @@ fn assert_samples_counted(io: &str, run: &Run) {
     let samples = result["error_samples"].as_object().unwrap_or(&empty);
     for class in samples.keys() {
         let count = result["errors"][class].as_u64().unwrap_or(0);
-        assert!(count > 0, "--io {io}: a sample of {class} with no count: {result}");
+        assert!(
+            count > 0,
+            "--io {io}: a sample of {class} with no count: {result}"
+        );
     }
 }
 
 #[test]
 fn the_servers_close_and_a_bad_frame_are_answered_with_a_close_on_every_loop() {
     // The third message: echoed before the close, failed by the bad frame.
-    let cases = [(Fault::Close, "close 1001", 4), (Fault::Masked, "close 1002", 3)];
+    let cases = [
+        (Fault::Close, "close 1001", 4),
+        (Fault::Masked, "close 1002", 3),
+    ];
     for (fault, sent, success) in cases {
         let (server, log) = fault_server(fault);
         let url = format!("ws://{}/", server.addr());
-        on_every_loop(&["run", &url, "-c", "1", "-n", "4", "--timeout", "3s"], |io, run| {
-            assert_eq!(run.count("/requests/success"), success, "--io {io} {fault:?}");
-            let ws = &run.result()["websocket"];
-            if let Fault::Close = fault {
-                assert_eq!(ws["close_codes"]["1001"], 1, "--io {io}: {ws}");
-            }
-            // RFC 6455 §5.5.1, §7.1.7: the client answers with a close.
-            let answered = std::mem::take(&mut *log.lock().unwrap());
-            assert_eq!(answered, [sent], "--io {io} {fault:?}");
-            assert_samples_counted(io, run);
-        });
+        on_every_loop(
+            &["run", &url, "-c", "1", "-n", "4", "--timeout", "3s"],
+            |io, run| {
+                assert_eq!(
+                    run.count("/requests/success"),
+                    success,
+                    "--io {io} {fault:?}"
+                );
+                let ws = &run.result()["websocket"];
+                if let Fault::Close = fault {
+                    assert_eq!(ws["close_codes"]["1001"], 1, "--io {io}: {ws}");
+                }
+                // RFC 6455 §5.5.1, §7.1.7: the client answers with a close.
+                let answered = std::mem::take(&mut *log.lock().unwrap());
+                assert_eq!(answered, [sent], "--io {io} {fault:?}");
+                assert_samples_counted(io, run);
+            },
+        );
     }
 }
 
@@ -183,56 +201,80 @@ fn the_servers_close_and_a_bad_frame_are_answered_with_a_close_on_every_loop() {
 fn a_reset_connection_is_a_drop_with_1006_on_every_loop() {
     let (server, _log) = fault_server(Fault::Reset);
     let url = format!("ws://{}/", server.addr());
-    on_every_loop(&["run", &url, "-c", "1", "-n", "8", "--timeout", "3s"], |io, run| {
-        let ws = &run.result()["websocket"];
-        // Two connections reset at their third message, a third one ended
-        // by the client's close (1000).
-        assert_eq!(run.count("/requests/success"), 6, "--io {io}: {ws}");
-        assert_eq!(run.count("/errors/reset"), 2, "--io {io}: {}", run.result());
-        assert_eq!(run.count("/websocket/dropped"), 2, "--io {io}: {ws}");
-        assert_eq!(
-            ws["close_codes"],
-            serde_json::json!({"1000": 1, "1006": 2}),
-            "--io {io}: {ws}"
-        );
-    });
+    on_every_loop(
+        &["run", &url, "-c", "1", "-n", "8", "--timeout", "3s"],
+        |io, run| {
+            let ws = &run.result()["websocket"];
+            // Two connections reset at their third message, a third one ended
+            // by the client's close (1000).
+            assert_eq!(run.count("/requests/success"), 6, "--io {io}: {ws}");
+            assert_eq!(run.count("/errors/reset"), 2, "--io {io}: {}", run.result());
+            assert_eq!(run.count("/websocket/dropped"), 2, "--io {io}: {ws}");
+            assert_eq!(
+                ws["close_codes"],
+                serde_json::json!({"1000": 1, "1006": 2}),
+                "--io {io}: {ws}"
+            );
+        },
+    );
 }
 
 #[test]
 fn a_reply_timeout_closes_with_1008_before_dropping_on_every_loop() {
     let (server, log) = fault_server(Fault::Silent);
     let url = format!("ws://{}/", server.addr());
-    on_every_loop(&["run", &url, "-c", "1", "-n", "3", "--timeout", "500ms"], |io, run| {
-        assert_eq!(run.count("/requests/success"), 2, "--io {io}");
-        assert_eq!(run.count("/errors/timeout"), 1, "--io {io}: {}", run.result());
-        // The close reaches the server before the connection's end.
-        let mut sent = Vec::new();
-        for _ in 0..100 {
-            sent = log.lock().unwrap().clone();
-            if !sent.is_empty() {
-                break;
+    on_every_loop(
+        &["run", &url, "-c", "1", "-n", "3", "--timeout", "500ms"],
+        |io, run| {
+            assert_eq!(run.count("/requests/success"), 2, "--io {io}");
+            assert_eq!(
+                run.count("/errors/timeout"),
+                1,
+                "--io {io}: {}",
+                run.result()
+            );
+            // The close reaches the server before the connection's end.
+            let mut sent = Vec::new();
+            for _ in 0..100 {
+                sent = log.lock().unwrap().clone();
+                if !sent.is_empty() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(20));
             }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        log.lock().unwrap().clear();
-        assert_eq!(sent, ["close 1008"], "--io {io}");
-    });
+            log.lock().unwrap().clear();
+            assert_eq!(sent, ["close 1008"], "--io {io}");
+        },
+    );
 }
 
 #[test]
 fn a_message_the_server_closed_its_new_connection_on_goes_on_the_next_on_every_loop() {
     let (server, _log) = fault_server(Fault::CloseAtUpgradeOnOdd);
     let url = format!("ws://{}/", server.addr());
-    on_every_loop(&["run", &url, "-c", "1", "-n", "4", "--timeout", "3s"], |io, run| {
-        let ws = &run.result()["websocket"];
-        // Connection 1 is closed before the first message leaves: the
-        // message goes on connection 2, with the other three.
-        assert_eq!(run.count("/requests/sent"), 4, "--io {io}: {}", run.result());
-        assert_eq!(run.count("/requests/success"), 4, "--io {io}: {}", run.result());
-        assert_eq!(run.count("/websocket/messages_sent"), 4, "--io {io}: {ws}");
-        assert_eq!(run.count("/websocket/dropped"), 1, "--io {io}: {ws}");
-        assert_samples_counted(io, run);
-    });
+    on_every_loop(
+        &["run", &url, "-c", "1", "-n", "4", "--timeout", "3s"],
+        |io, run| {
+            let ws = &run.result()["websocket"];
+            // Connection 1 is closed before the first message leaves: the
+            // message goes on connection 2, with the other three.
+            assert_eq!(
+                run.count("/requests/sent"),
+                4,
+                "--io {io}: {}",
+                run.result()
+            );
+            assert_eq!(
+                run.count("/requests/success"),
+                4,
+                "--io {io}: {}",
+                run.result()
+            );
+            assert_eq!(run.count("/websocket/messages_sent"), 4, "--io {io}: {ws}");
+            assert_eq!(run.count("/websocket/dropped"), 1, "--io {io}: {ws}");
+            assert_samples_counted(io, run);
+        },
+    );
 }
 
 #[test]
@@ -243,7 +285,20 @@ fn an_idle_connection_of_the_open_model_sees_the_servers_close_on_every_loop() {
         // A message every 500 ms on one connection: each finds its
         // connection closed by the server (1001) while idle, and goes on
         // a new one.
-        let args = ["run", &url, "-r", "2", "-c", "1", "-d", "3s", "-t", "1", "--timeout", "2s"];
+        let args = [
+            "run",
+            &url,
+            "-r",
+            "2",
+            "-c",
+            "1",
+            "-d",
+            "3s",
+            "-t",
+            "1",
+            "--timeout",
+            "2s",
+        ];
         let Some(run) = run_on_loop(io, &args) else {
             continue;
         };
@@ -253,13 +308,24 @@ fn an_idle_connection_of_the_open_model_sees_the_servers_close_on_every_loop() {
         let served = stats(serve.port);
         let sent = run.count("/websocket/messages_sent");
         assert!(sent >= 4, "--io {io}: {ws}");
-        assert_eq!(run.count("/requests/success"), sent, "--io {io}: {}", run.result());
+        assert_eq!(
+            run.count("/requests/success"),
+            sent,
+            "--io {io}: {}",
+            run.result()
+        );
         assert_eq!(served["ws_messages_in"], sent, "--io {io}: {served}");
-        // Every connection but the last was closed by the server while idle.
+        // Every connection was closed by the server while idle (the last
+        // one maybe by the client's close at the end).
         let connections = run.count("/websocket/connections");
         assert!(connections >= 4, "--io {io}: {ws}");
-        assert_eq!(ws["close_codes"]["1001"], connections - 1, "--io {io}: {ws}");
-        assert_eq!(run.count("/websocket/dropped"), connections - 1, "--io {io}: {ws}");
+        let by_server = ws["close_codes"]["1001"].as_u64().unwrap_or(0);
+        assert!(by_server + 1 >= connections, "--io {io}: {ws}");
+        assert_eq!(
+            run.count("/websocket/dropped"),
+            by_server,
+            "--io {io}: {ws}"
+        );
     }
 }
 
@@ -314,9 +380,17 @@ fn an_idle_connection_of_the_open_model_answers_the_servers_pings_on_every_loop(
         assert_eq!(run.code(), Some(0), "--io {io}: {}", run.stderr());
         run.assert_accounted(io);
         let ws = &run.result()["websocket"];
-        assert_eq!(run.count("/requests/errors"), 0, "--io {io}: {}", run.result());
+        assert_eq!(
+            run.count("/requests/errors"),
+            0,
+            "--io {io}: {}",
+            run.result()
+        );
         assert_eq!(run.count("/websocket/connections"), 1, "--io {io}: {ws}");
-        assert!(run.count("/websocket/pings_answered") >= 4, "--io {io}: {ws}");
+        assert!(
+            run.count("/websocket/pings_answered") >= 4,
+            "--io {io}: {ws}"
+        );
         // The one connection ended with the client's close, not a ping timeout.
         assert_eq!(closes, ["1000"], "--io {io}: {ws}");
     }

@@ -74,6 +74,9 @@ pub(crate) struct WsConn {
     /// with the first message booked failed under it, and only then, so
     /// that no error class has a sample and no count.
     noted: Option<WsFailure>,
+    /// The message waiting for a connection was carried from one the
+    /// server ended before it left ([`WsConn::carry_unsent`]).
+    carried: bool,
 }
 
 impl WsConn {
@@ -94,6 +97,7 @@ impl WsConn {
             ),
             ended: false,
             noted: None,
+            carried: false,
         }
     }
 
@@ -157,6 +161,7 @@ impl WsConn {
             None => &config.message[..],
         };
         self.sent_count += 1;
+        self.carried = false;
         let session = self.session.as_mut().expect("an open session");
         session.send_message(message, intended);
         ctx.state
@@ -188,7 +193,9 @@ impl WsConn {
         now: Instant,
     ) -> Result<(), WsFailure> {
         let session = self.session.as_mut().expect("connected");
-        let was_open = session.is_open() || session.unanswered() > 0;
+        // A close that does not answer the client's is the server's own,
+        // even one right behind the upgrade's answer, in the same read.
+        let client_closing = session.is_closing();
         let before = session.bytes_received;
         let result = session.received(bytes, &mut self.events);
         let received = session.bytes_received - before;
@@ -241,7 +248,7 @@ impl WsConn {
         self.events = events;
         self.events.clear();
         if let Some(code) = closed {
-            let by_server = was_open && !self.ended;
+            let by_server = !client_closing && !self.ended;
             self.ended = true;
             ctx.state.websocket(now, |books| {
                 *books
@@ -358,7 +365,23 @@ impl WsConn {
         intended: Instant,
         kind: ErrorKind,
     ) {
+        self.carried = false;
         self.book(ctx, intended, intended, Instant::now(), Err(kind));
+    }
+
+    /// The connection a message waited for failed: true when the message
+    /// goes on the next connection instead of failing. So it does once,
+    /// when the connection ended after its upgrade, before the message
+    /// could leave (a server closing right behind the upgrade, or its
+    /// pushes): the message never reached the server, as an HTTP request
+    /// on a connection the server closed while idle is retried once. The
+    /// second time it fails with the connection's failure, counted in
+    /// `requests.sent` as a failed connect is, not in `messages_sent`.
+    pub(crate) fn carry_unsent(&mut self) -> bool {
+        let upgraded = self.session.is_some() && self.started.is_none();
+        let carry = upgraded && !self.carried;
+        self.carried = carry;
+        carry
     }
 
     /// Books one message (one request), ended at `done`: its reply, or why

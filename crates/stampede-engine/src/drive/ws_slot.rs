@@ -48,17 +48,23 @@ impl WsSlot {
         // or an end already there means the message goes on a new
         // connection, not into one the server has left.
         self.read_ready(ctx).await;
-        if !self.conn.is_open() {
+        while !self.conn.is_open() {
             self.drop_connection(ctx);
-            if let Err(failure) = self.open(ctx).await {
-                self.conn.note(ctx, &failure);
-                self.conn.fail_unsent(ctx, intended, failure.kind);
-                self.drop_connection(ctx);
-                let delay = ctx.state.connect_backoff(&mut self.conn.backoff);
-                ctx.state.wait_out_backoff(delay).await;
-                return;
+            let Err(failure) = self.open(ctx).await else {
+                self.conn.backoff.succeeded();
+                break;
+            };
+            if self.conn.carry_unsent() {
+                // Ended after its upgrade before the message left: the
+                // message goes on the next connection (ws_conn.rs's rule).
+                continue;
             }
-            self.conn.backoff.succeeded();
+            self.conn.note(ctx, &failure);
+            self.conn.fail_unsent(ctx, intended, failure.kind);
+            self.drop_connection(ctx);
+            let delay = ctx.state.connect_backoff(&mut self.conn.backoff);
+            ctx.state.wait_out_backoff(delay).await;
+            return;
         }
         let sent = Instant::now();
         self.conn.send_next(ctx, intended);

@@ -193,6 +193,27 @@ impl WsReactorSlot<Io<'_>> for WsSlot {
         }
     }
 
+    /// The close in the outbox leaves before the fd closes: a send queued
+    /// is submitted now (the kernel issues it at once while the socket has
+    /// room), and what the outbox holds behind it goes straight to the
+    /// socket, if it takes it without waiting.
+    fn write_last(&mut self, io: &Io) {
+        if self.core.base.fd.is_none() {
+            return;
+        }
+        let _ = self.write_out(io);
+        if !self.send_queued {
+            return;
+        }
+        let _ = io.ring.submit();
+        if let Some(session) = self.core.conn.session.as_ref() {
+            if !session.outbox().is_empty() {
+                let _ = socket::send_now(self.core.base.raw_fd(), session.outbox());
+                self.core.conn.written(io.ctx);
+            }
+        }
+    }
+
     /// What the kernel still holds of the connection is canceled by user
     /// data (never by fd: the number may be reused at once); a queued
     /// send's bytes wait in `retired` for its completion.
@@ -341,7 +362,8 @@ impl WsSlot {
         self.send_queued = false;
         if result < 0 {
             let error = io::Error::from_raw_os_error(-result);
-            return self.fail_ws(io, io_failure("writing", &error));
+            let failure = self.core.conn.io_failed(io.ctx, "writing", &error);
+            return self.fail_ws(io, failure);
         }
         let sent = (result as usize).min(self.sending.len());
         if sent < self.sending.len() {
@@ -376,7 +398,8 @@ impl WsSlot {
         }
         if result < 0 {
             let error = io::Error::from_raw_os_error(-result);
-            return self.fail_ws(io, io_failure("reading", &error));
+            let failure = self.core.conn.io_failed(io.ctx, "reading", &error);
+            return self.fail_ws(io, failure);
         }
         if result == 0 {
             let failure = self.core.conn.end_of_stream(io.ctx);
