@@ -138,6 +138,19 @@ fn serve(mut stream: TcpStream, fault: Fault, n: u64) -> Option<String> {
     }
 }
 
+/// What the server logged (taken), once it has logged something (its
+/// thread may still be reading when the run ends): at most 2 s.
+fn logged(log: &Mutex<Vec<String>>) -> Vec<String> {
+    for _ in 0..100 {
+        let lines = std::mem::take(&mut *log.lock().unwrap());
+        if !lines.is_empty() {
+            return lines;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Vec::new()
+}
+
 /// `args` (a `ws://` run, `-t 1`) on every event loop this host has.
 fn on_every_loop(args: &[&str], mut check: impl FnMut(&str, &Run)) {
     for io in EVENT_LOOPS {
@@ -189,8 +202,7 @@ fn the_servers_close_and_a_bad_frame_are_answered_with_a_close_on_every_loop() {
                     assert_eq!(ws["close_codes"]["1001"], 1, "--io {io}: {ws}");
                 }
                 // RFC 6455 §5.5.1, §7.1.7: the client answers with a close.
-                let answered = std::mem::take(&mut *log.lock().unwrap());
-                assert_eq!(answered, [sent], "--io {io} {fault:?}");
+                assert_eq!(logged(&log), [sent], "--io {io} {fault:?}");
                 assert_samples_counted(io, run);
             },
         );
@@ -234,16 +246,7 @@ fn a_reply_timeout_closes_with_1008_before_dropping_on_every_loop() {
                 run.result()
             );
             // The close reaches the server before the connection's end.
-            let mut sent = Vec::new();
-            for _ in 0..100 {
-                sent = log.lock().unwrap().clone();
-                if !sent.is_empty() {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            log.lock().unwrap().clear();
-            assert_eq!(sent, ["close 1008"], "--io {io}");
+            assert_eq!(logged(&log), ["close 1008"], "--io {io}");
         },
     );
 }
