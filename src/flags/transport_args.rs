@@ -128,6 +128,11 @@ pub struct TransportArgs {
     /// result's websocket.deflate_refused counts it, e.g. --ws-deflate
     #[arg(long)]
     pub ws_deflate: bool,
+    /// Send this many WebSocket messages per second on each connection (the
+    /// -c connections each paced, one message in flight; latency from each
+    /// message's intended send), where -r is a rate in total, e.g. --ws-rate 10
+    #[arg(long, value_name = "PER_S", allow_negative_numbers = true)]
+    pub ws_rate: Option<f64>,
 }
 
 /// What `--compressed` asks for without a list.
@@ -142,9 +147,10 @@ impl TransportArgs {
                 || self.ws_binary
                 || !self.ws_subprotocol.is_empty()
                 || self.ws_deflate
+                || self.ws_rate.is_some()
             {
                 anyhow::bail!(
-                    "--ws-message, --ws-binary, --ws-subprotocol and --ws-deflate need a ws:// or wss:// URL"
+                    "--ws-message, --ws-binary, --ws-subprotocol, --ws-deflate and --ws-rate need a ws:// or wss:// URL"
                 );
             }
             return Ok(None);
@@ -153,6 +159,14 @@ impl TransportArgs {
             binary: self.ws_binary,
             subprotocols: self.ws_subprotocol.clone(),
             deflate: self.ws_deflate,
+            pace: match self.ws_rate {
+                Some(rate) if !(rate.is_finite() && rate > 0.0) => {
+                    anyhow::bail!(
+                        "--ws-rate {rate} is not a positive number of messages per second"
+                    )
+                }
+                rate => rate.map(|rate| std::time::Duration::from_secs_f64(1.0 / rate)),
+            },
             ..Default::default()
         };
         if let Some(text) = self.ws_message.as_deref() {

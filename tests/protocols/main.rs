@@ -42,4 +42,5 @@ mod websocket_client;
 mod websocket_epoll;
 mod websocket_extensions;
 mod websocket_faults;
+mod websocket_rate;
 mod websocket_uring;

@@ -23,6 +23,22 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The server's `/stats` counters.
+/// What `stampede serve --metrics` on `metrics` counted of WebSocket:
+/// connections upgraded, messages received, messages sent.
+pub(crate) fn served_ws(metrics: u16) -> [u64; 3] {
+    let body = stampede_testkit::http_get(metrics, "/metrics").expect("/metrics answers");
+    let sample = |series: &str| -> u64 {
+        let line = body.lines().find(|line| line.starts_with(series));
+        let value = line.and_then(|line| line.rsplit(' ').next()?.parse::<f64>().ok());
+        value.unwrap_or_else(|| panic!("no {series} in {body}")) as u64
+    };
+    [
+        sample("stampede_target_ws_connections_total"),
+        sample("stampede_target_ws_messages_received_total"),
+        sample("stampede_target_ws_messages_sent_total"),
+    ]
+}
+
 pub(crate) fn stats(port: u16) -> serde_json::Value {
     let body = stampede_testkit::http_get(port, "/stats").expect("/stats answers");
     serde_json::from_str(&body).unwrap_or_else(|e| panic!("{e}: {body}"))
@@ -104,15 +120,23 @@ fn binary_messages_from_a_file_come_back_whole() {
 /// echoes every message, and once `expected` connections have ended prints
 /// what it counted as one JSON line (its port first, on a line of its own).
 pub(crate) const PYTHON_SERVER: &str = r#"
-import asyncio, json, sys
+import asyncio, json, ssl, sys
 from websockets.asyncio.server import serve
 
 expected = int(sys.argv[1])
-counts = {"in": 0, "out": 0, "pongs": 0, "closes": []}
+counts = {"in": 0, "out": 0, "pongs": 0, "closes": [], "alpn": []}
 ended = 0
+tls = None
+if len(sys.argv) > 3:
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    tls.load_cert_chain(sys.argv[2], sys.argv[3])
+    tls.set_alpn_protocols(["http/1.1"])
 
 async def echo(ws):
     global ended
+    session = ws.transport.get_extra_info("ssl_object")
+    if session is not None:
+        counts["alpn"].append(session.selected_alpn_protocol())
     pong = await ws.ping(b"still there?")
     async for message in ws:
         counts["in"] += 1
@@ -128,7 +152,7 @@ async def echo(ws):
 async def main():
     global done
     done = asyncio.Event()
-    async with serve(echo, "127.0.0.1", 0) as server:
+    async with serve(echo, "127.0.0.1", 0, ssl=tls) as server:
         print(server.sockets[0].getsockname()[1], flush=True)
         await done.wait()
     print(json.dumps(counts), flush=True)

@@ -281,8 +281,13 @@ fn a_message_the_server_closed_its_new_connection_on_goes_on_the_next_on_every_l
 }
 
 #[test]
-fn an_idle_connection_of_the_open_model_sees_the_servers_close_on_every_loop() {
-    for io in EVENT_LOOPS {
+fn an_idle_connection_sees_the_servers_close_on_every_loop_under_a_rate() {
+    // A rate in total (the open model) and per connection (`--ws-rate`).
+    let rates = [["-r", "2"], ["--ws-rate", "2"]];
+    for (io, rate) in EVENT_LOOPS
+        .iter()
+        .flat_map(|io| rates.map(|rate| (*io, rate)))
+    {
         let serve = ServeProcess::start(&["--idle-timeout", "300ms"]);
         let url = format!("ws://127.0.0.1:{}/ws/echo", serve.port);
         // A message every 500 ms on one connection: each finds its
@@ -291,8 +296,8 @@ fn an_idle_connection_of_the_open_model_sees_the_servers_close_on_every_loop() {
         let args = [
             "run",
             &url,
-            "-r",
-            "2",
+            rate[0],
+            rate[1],
             "-c",
             "1",
             "-d",
@@ -305,8 +310,9 @@ fn an_idle_connection_of_the_open_model_sees_the_servers_close_on_every_loop() {
         let Some(run) = run_on_loop(io, &args) else {
             continue;
         };
+        let io = format!("{io} {}", rate[0]);
         assert_eq!(run.code(), Some(0), "--io {io}: {}", run.stderr());
-        run.assert_accounted(io);
+        run.assert_accounted(&io);
         let ws = &run.result()["websocket"];
         let served = stats(serve.port);
         let sent = run.count("/websocket/messages_sent");

@@ -19,6 +19,12 @@ pub struct WebSocketSpec {
     /// Offer `permessage-deflate` (RFC 7692) and compress messages when
     /// the server agrees (`--ws-deflate`).
     pub deflate: bool,
+    /// The time between two messages due on one connection of the closed
+    /// model (`--ws-rate`: a second over the rate): each connection's
+    /// messages are due at its own instants, their latency counted from
+    /// them. `None`: each connection sends its next message as soon as the
+    /// last is answered.
+    pub pace: Option<std::time::Duration>,
 }
 
 impl Default for WebSocketSpec {
@@ -28,6 +34,7 @@ impl Default for WebSocketSpec {
             binary: false,
             subprotocols: Vec::new(),
             deflate: false,
+            pace: None,
         }
     }
 }
@@ -87,6 +94,19 @@ pub(crate) fn check(plan: &Plan) -> Result<(), PlanError> {
             )));
         }
     }
+    if let Some(pace) = ws.pace {
+        if pace.is_zero() {
+            return Err(PlanError::Invalid(
+                "--ws-rate is too high: over a message per nanosecond".to_string(),
+            ));
+        }
+        if matches!(plan.model, crate::LoadModel::Rate { .. }) {
+            return Err(PlanError::Invalid(
+                "--ws-rate paces each connection of -c; -r is a rate in total: give one of them"
+                    .to_string(),
+            ));
+        }
+    }
     if !ws.binary && std::str::from_utf8(&ws.message).is_err() {
         return Err(PlanError::Invalid(
             "--ws-message is not UTF-8: a text message must be; add --ws-binary".to_string(),
@@ -110,7 +130,7 @@ mod tests {
     }
 
     #[test]
-    fn auto_and_epoll_drive_ws_and_wss_on_epoll_io_uring_drives_ws_only() {
+    fn auto_and_epoll_drive_ws_and_wss_on_epoll_io_uring_drives_both() {
         for io in [crate::IoBackend::Auto, crate::IoBackend::Epoll] {
             let mut epoll = plan(WebSocketSpec::default());
             epoll.transport.io = io;
@@ -132,7 +152,8 @@ mod tests {
         let mut wss = Plan::minimal(Target::parse("https://127.0.0.1:1/ws").unwrap());
         wss.transport.websocket = Some(WebSocketSpec::default());
         wss.transport.io = crate::IoBackend::Uring;
-        assert!(refusal(wss).contains("epoll and tokio drive wss://"));
+        assert!(wss.validate().is_ok());
+        assert_eq!(wss.event_loop(), crate::EventLoop::Uring);
     }
 
     #[test]

@@ -77,6 +77,8 @@ pub(crate) struct WsConn {
     /// The message waiting for a connection was carried from one the
     /// server ended before it left ([`WsConn::carry_unsent`]).
     carried: bool,
+    /// `--ws-rate`: when the slot's next message is due.
+    due: Option<Instant>,
 }
 
 impl WsConn {
@@ -98,6 +100,7 @@ impl WsConn {
             ended: false,
             noted: None,
             carried: false,
+            due: None,
         }
     }
 
@@ -115,6 +118,28 @@ impl WsConn {
         self.session = Some(WsSession::new(config, fastrand::Rng::with_seed(seed)));
     }
 
+    /// The instant the slot's next message is meant to leave, claimed at
+    /// `now` (the closed model; every driver asks here). With `--ws-rate`
+    /// each slot keeps its own schedule: the first message is due when the
+    /// slot starts, each next one a period after the last one's instant,
+    /// however late that one went (its latency counts from it, so a server
+    /// that falls behind shows in latency, not as a slower rate). Without,
+    /// a message is due when it goes.
+    pub(crate) fn claim_due(&mut self, ctx: &ConnectionContext, now: Instant) -> Instant {
+        let pace = ctx.websocket.as_deref().and_then(|config| config.pace);
+        let Some(pace) = pace else {
+            return now;
+        };
+        let due = self.due.unwrap_or(now);
+        self.due = Some(due + pace);
+        due
+    }
+
+    /// When the slot's next message is due, if it is paced (`--ws-rate`).
+    pub(crate) fn next_due(&self) -> Option<Instant> {
+        self.due
+    }
+
     /// The connection is gone: no session.
     pub(crate) fn gone(&mut self) {
         self.session = None;
@@ -130,6 +155,9 @@ impl WsConn {
     /// drivers end a duration run so. True while the server's close is
     /// awaited.
     pub(crate) fn close(&mut self) -> bool {
+        // A slot that starts again (the schedule ramps back up) starts a
+        // new schedule rather than owing the messages of its pause.
+        self.due = None;
         let Some(session) = self.session.as_mut() else {
             return false;
         };

@@ -22,7 +22,7 @@ pub(crate) const CLOSE_WAIT: Duration = Duration::from_secs(1);
 /// One connection slot: its stream and session while connected.
 pub(crate) struct WsSlot {
     stream: Option<Stream>,
-    conn: WsConn,
+    pub(crate) conn: WsConn,
     buf: Box<[u8]>,
     /// Bytes of the session's outbox written so far: a write cut off at
     /// the run's end goes on from here, so no frame is sent twice.

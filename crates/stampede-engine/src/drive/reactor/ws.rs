@@ -236,6 +236,8 @@ pub(super) trait WsReactorSlot<I: WorkerIo> {
         if core.awaiting && answered && !partly_written {
             core.awaiting = false;
             core.base.phase = Phase::Idle;
+            // `--ws-rate`: the turn starts the next message at its instant.
+            core.base.ledger.pause_until = core.conn.next_due();
             return Some(Step::Answered);
         }
         None
@@ -376,6 +378,13 @@ impl<I: WorkerIo, S: WsReactorSlot<I>> ReactorSlot<I> for S {
             answer_timeout(core.waiting.is_some())
         };
         self.fail_ws(io, failure)
+    }
+
+    /// Starts the closed model's next message, due at the slot's own
+    /// instant with `--ws-rate` (ws_conn.rs), else now.
+    fn start(&mut self, io: &I, now: Instant) -> Step {
+        let intended = self.core_mut().conn.claim_due(io.ctx(), now);
+        self.start_at(io, intended, now)
     }
 
     /// Sends a message intended at `intended`, connecting and upgrading

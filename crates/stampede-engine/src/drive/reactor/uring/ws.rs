@@ -1,4 +1,4 @@
-//! WebSocket (`ws://`) on the io_uring reactor: one connection slot per
+//! WebSocket (`ws://`, `wss://`) on the io_uring reactor: one connection slot per
 //! user, driven by completions like the HTTP/1.1 slot (slot.rs), its
 //! session and booking ws_conn.rs's (the tokio and epoll drivers' too),
 //! so no rule of the protocol is written here; its states are those of
@@ -8,14 +8,19 @@
 //! from a copy the kernel reads until the send completes (after a close
 //! too: see `retired`). A slot the schedule or the budget parks, or the
 //! run's end cuts off, sends a close (1000) and the worker waits for the
-//! server's, a moment at most, as the other drivers do. `wss://` stays on
-//! epoll and tokio.
+//! server's, a moment at most, as the other drivers do. Over `wss://` the
+//! ClientHello is linked behind the connect instead, and the reactor's
+//! rustls session (../tls.rs, HTTP/1.1's over TLS too) sits between the
+//! ring and the session: ciphertext in each send, records decrypted from
+//! each receive before its buffer goes back.
 
 use super::ring::{Completion, Ring, BUFFER_GROUP};
 use super::slot::Io;
-use crate::drive::reactor::ws::{io_failure, WsCore, WsReactorSlot};
+use crate::drive::reactor::tls::Received;
+use crate::drive::reactor::ws::{io_failure, tls_failure, WsCore, WsReactorSlot};
 use crate::drive::reactor::{drive, slot_count, socket, Phase, Step};
-use crate::exchange::ws_session::WsFailure;
+use crate::exchange::ws_session::{WsFailure, WsSession};
+use crate::net::tls_errors::{explain, explain_io};
 use crate::net::transport::Endpoint;
 use crate::plan::worker_plan::{WorkerMessage, WorkerPlan};
 use crate::worker::context::ConnectionContext;
@@ -120,7 +125,8 @@ impl WsReactorSlot<Io<'_>> for WsSlot {
     }
 
     /// Opens a socket and queues its connect, the upgrade (waiting in the
-    /// new session's outbox) linked behind.
+    /// new session's outbox) linked behind, or over `wss://` the ClientHello
+    /// (the upgrade goes once the handshake is over).
     fn open_socket(&mut self, io: &Io, now: Instant) -> Step {
         let picked = io.ctx.connector.picker.as_ref().map(|p| p.next());
         let made = self.core.base.new_socket(io.ctx, now, |ctx| {
@@ -157,12 +163,14 @@ impl WsReactorSlot<Io<'_>> for WsSlot {
         if let Err(failure) = self.core.connecting(io.ctx, now) {
             return self.fail_ws(io, failure);
         }
-        self.take_outbox(io);
+        if let Err(failure) = self.take_outbox(io) {
+            return self.fail_ws(io, failure);
+        }
         let send = self.send_entry();
         // SAFETY: the address lives in the worker (or, with --dns, in this
         // slot's box, rewritten only for a later connect: the kernel copies
-        // it when it takes the connect in); the upgrade stays in `sending`
-        // (or `retired`) until its send completes.
+        // it when it takes the connect in); the upgrade (or the ClientHello)
+        // stays in `sending` (or `retired`) until its send completes.
         if let Err(error) = unsafe { io.ring.push_linked(connect, &send) } {
             return self.fail_to_connect(io, &error);
         }
@@ -171,17 +179,17 @@ impl WsReactorSlot<Io<'_>> for WsSlot {
         Step::Pending
     }
 
-    /// Queues a send of what the session's outbox holds, unless a send is
-    /// under way (its completion sends the rest): `Ok(true)` either way.
+    /// Queues a send of what the session's outbox (through the TLS
+    /// session over `wss://`) holds, unless a send is under way (its
+    /// completion sends the rest): `Ok(true)` either way.
     fn write_out(&mut self, io: &Io) -> Result<bool, WsFailure> {
         if self.send_queued || self.core.base.fd.is_none() {
             return Ok(true);
         }
-        if !self.core.has_outbox() {
-            return Ok(true);
+        self.take_outbox(io)?;
+        if !self.sending.is_empty() {
+            self.queue_send(io)?;
         }
-        self.take_outbox(io);
-        self.queue_send(io)?;
         Ok(true)
     }
 
@@ -296,7 +304,8 @@ impl WsSlot {
 
     /// The connect ended; the upgrade, linked behind it, is on its way.
     /// The connection counts as open (as on tokio, before its upgrade),
-    /// and the upgrade's answer has the response timeout.
+    /// and the upgrade's answer has the response timeout. Over `wss://`
+    /// the ClientHello went instead: the handshake begins.
     fn on_connected(&mut self, io: &Io, result: i32) -> Step {
         self.connect_queued = false;
         if self.core.base.phase != Phase::Connecting {
@@ -307,7 +316,12 @@ impl WsSlot {
             let error = socket::with_path(&io.ctx.connector.endpoint, error);
             return self.fail_to_connect(io, &error);
         }
-        self.core.connect_done(io.ctx, Instant::now());
+        if self.core.tls.is_some() {
+            // The ClientHello, linked behind, is on its way.
+            self.core.tls_started(io.ctx, Instant::now());
+        } else {
+            self.core.connect_done(io.ctx, Instant::now());
+        }
         if let Err(error) = self.arm_receive(io) {
             return self.fail_ws(io, io_failure("reading", &error));
         }
@@ -324,14 +338,32 @@ impl WsSlot {
         Ok(())
     }
 
-    /// Copies the session's outbox into `sending` and books its frame
-    /// bytes as written.
-    fn take_outbox(&mut self, io: &Io) {
-        self.sending.clear();
-        if let Some(session) = self.core.conn.session.as_ref() {
-            self.sending.extend_from_slice(session.outbox());
+    /// Moves what goes next into `sending` (never while a send of it is
+    /// queued): a plain connection's outbox, copied, its frame bytes booked
+    /// as written; over TLS, the session's ciphertext, the outbox handed to
+    /// it first once the handshake is over (the upgrade waits till then).
+    fn take_outbox(&mut self, io: &Io) -> Result<(), WsFailure> {
+        let core = &mut self.core;
+        let Some(tls) = core.tls.as_mut() else {
+            self.sending.clear();
+            if let Some(session) = core.conn.session.as_ref() {
+                self.sending.extend_from_slice(session.outbox());
+            }
+            core.conn.written(io.ctx);
+            return Ok(());
+        };
+        let outbox = core
+            .conn
+            .session
+            .as_ref()
+            .map_or(&[][..], WsSession::outbox);
+        if !tls.is_handshaking() && !outbox.is_empty() {
+            tls.write_plain(outbox)
+                .map_err(|e| tls_failure(explain_io(&e)))?;
+            core.conn.written(io.ctx);
         }
-        self.core.conn.written(io.ctx);
+        tls.take_unsent(&mut self.sending);
+        Ok(())
     }
 
     /// A send of `sending`.
@@ -396,12 +428,20 @@ impl WsSlot {
                 Err(error) => self.fail_ws(io, io_failure("reading", &error)),
             };
         }
+        let handshaking = self.core.base.phase == Phase::Handshaking;
         if result < 0 {
             let error = io::Error::from_raw_os_error(-result);
+            if handshaking {
+                return self.fail_ws(io, tls_failure(explain_io(&error)));
+            }
             let failure = self.core.conn.io_failed(io.ctx, "reading", &error);
             return self.fail_ws(io, failure);
         }
         if result == 0 {
+            if handshaking {
+                let reason = "the server closed the connection in the handshake";
+                return self.fail_ws(io, tls_failure(reason.into()));
+            }
             let failure = self.core.conn.end_of_stream(io.ctx);
             return self.fail_ws(io, failure);
         }
@@ -411,11 +451,10 @@ impl WsSlot {
         // SAFETY: the buffer came with this completion; the worker gives it
         // back only after this handler.
         let bytes = unsafe { io.ring.received(id, result as usize) };
-        let now = Instant::now();
-        if let Err(failure) = self.core.conn.received(io.ctx, bytes, self.core.sent, now) {
-            return self.fail_ws(io, failure);
-        }
-        let step = self.progress(io).unwrap_or(Step::Pending);
+        let step = match self.core.tls.is_some() {
+            true => self.on_ciphertext(io, bytes),
+            false => self.on_plaintext(io, bytes),
+        };
         if self.core.base.fd.is_some() && !self.receive_armed {
             // The kernel ended the multishot receive with data (it may on
             // an overflowing completion queue): keep receiving.
@@ -424,5 +463,58 @@ impl WsSlot {
             }
         }
         step
+    }
+
+    /// Bytes read on a plain connection, handed to the session.
+    fn on_plaintext(&mut self, io: &Io, bytes: &[u8]) -> Step {
+        let core = &mut self.core;
+        if let Err(failure) = core.conn.received(io.ctx, bytes, core.sent, Instant::now()) {
+            return self.fail_ws(io, failure);
+        }
+        self.progress(io).unwrap_or(Step::Pending)
+    }
+
+    /// Ciphertext read on a TLS connection, decrypted before its buffer
+    /// goes back to the ring: the handshake's part (its answer queued, or
+    /// once it is over the connection open and the upgrade queued), or
+    /// records for the session. A close_notify ends the stream.
+    fn on_ciphertext(&mut self, io: &Io, ciphertext: &[u8]) -> Step {
+        let core = &mut self.core;
+        let Some(tls) = core.tls.as_mut() else {
+            return Step::Pending;
+        };
+        core.plain.clear();
+        let plain = &mut core.plain;
+        let received = tls.receive(ciphertext, |chunk| plain.extend_from_slice(chunk));
+        let handshaking = core.base.phase == Phase::Handshaking;
+        let closed = match received {
+            Ok(received) => received == Received::Closed,
+            Err(error) => return self.fail_ws(io, tls_failure(explain(&error))),
+        };
+        if handshaking {
+            if closed {
+                let reason = "the server closed the session in the handshake";
+                return self.fail_ws(io, tls_failure(reason.into()));
+            }
+            if !self.core.is_handshaking() {
+                self.core.handshake_done(io.ctx, Instant::now());
+            }
+            // The handshake's next flight, or the upgrade behind the
+            // client's last handshake message.
+            return self.send_outbox(io);
+        }
+        let core = &mut self.core;
+        if let Err(failure) = core
+            .conn
+            .received(io.ctx, &core.plain, core.sent, Instant::now())
+        {
+            return self.fail_ws(io, failure);
+        }
+        if closed {
+            // close_notify: nothing more comes, as at the stream's end.
+            let failure = self.core.conn.end_of_stream(io.ctx);
+            return self.fail_ws(io, failure);
+        }
+        self.progress(io).unwrap_or(Step::Pending)
     }
 }
