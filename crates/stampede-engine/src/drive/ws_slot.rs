@@ -27,6 +27,8 @@ pub(crate) struct WsSlot {
     /// Bytes of the session's outbox written so far: a write cut off at
     /// the run's end goes on from here, so no frame is sent twice.
     out_at: usize,
+    /// The last read filled the buffer: more may wait behind it.
+    read_full: bool,
 }
 
 impl WsSlot {
@@ -37,6 +39,7 @@ impl WsSlot {
             conn: WsConn::new(index, seed),
             buf: vec![0; 64 * 1024].into_boxed_slice(),
             out_at: 0,
+            read_full: false,
         }
     }
 
@@ -103,9 +106,11 @@ impl WsSlot {
         std::future::pending().await
     }
 
-    /// [`WsSlot::keep_reading`] for what is there already, without waiting.
+    /// [`WsSlot::keep_reading`] for what is there already, without
+    /// waiting, when the last read filled the buffer (a short one took all
+    /// there was: no syscall more per message).
     async fn read_ready(&mut self, ctx: &ConnectionContext) {
-        if self.stream.is_none() || !self.conn.is_open() {
+        if self.stream.is_none() || !self.conn.is_open() || !self.read_full {
             return;
         }
         let failure = tokio::select! {
@@ -231,7 +236,10 @@ impl WsSlot {
     async fn read_once(&mut self, ctx: &ConnectionContext, sent: Instant) -> Result<(), WsFailure> {
         let stream = self.stream.as_mut().expect("connected");
         let n = match stream.read(&mut self.buf).await {
-            Ok(n) => n,
+            Ok(n) => {
+                self.read_full = n == self.buf.len();
+                n
+            }
             Err(e) => return Err(self.conn.io_failed(ctx, "reading", &e)),
         };
         if n == 0 {

@@ -372,10 +372,11 @@ impl WsSlot {
                 return self.fail_ws(io, failure);
             }
             if let Some(step) = self.progress(io) {
-                if step == Step::Answered {
+                if step == Step::Answered && (n == scratch.len() || peer_closed) {
                     // What else came is read before the next message goes
                     // (edge-triggered: no event would tell of it): a close
-                    // behind the reply means a new connection for it.
+                    // behind the reply means a new connection for it. A
+                    // short read took it all (no syscall more per message).
                     self.read(io, scratch, events);
                 }
                 return step;
