@@ -204,7 +204,8 @@ impl WsReactorSlot<Io<'_>> for WsSlot {
     /// The close in the outbox leaves before the fd closes: a send queued
     /// is submitted now (the kernel issues it at once while the socket has
     /// room), and what the outbox holds behind it goes straight to the
-    /// socket, if it takes it without waiting.
+    /// socket (through the TLS session over `wss://`), if it takes it
+    /// without waiting.
     fn write_last(&mut self, io: &Io) {
         if self.core.base.fd.is_none() {
             return;
@@ -214,10 +215,22 @@ impl WsReactorSlot<Io<'_>> for WsSlot {
             return;
         }
         let _ = io.ring.submit();
-        if let Some(session) = self.core.conn.session.as_ref() {
-            if !session.outbox().is_empty() {
-                let _ = socket::send_now(self.core.base.raw_fd(), session.outbox());
-                self.core.conn.written(io.ctx);
+        let core = &mut self.core;
+        let fd = core.base.raw_fd();
+        let outbox = (core.conn.session.as_ref()).map_or(&[][..], WsSession::outbox);
+        match core.tls.as_mut() {
+            None if !outbox.is_empty() => {
+                let _ = socket::send_now(fd, outbox);
+                core.conn.written(io.ctx);
+            }
+            None => {}
+            Some(tls) => {
+                if !tls.is_handshaking() && !outbox.is_empty() && tls.write_plain(outbox).is_ok() {
+                    core.conn.written(io.ctx);
+                }
+                if let Ok(n) = socket::send_now(fd, tls.unsent()) {
+                    tls.advance(n);
+                }
             }
         }
     }
