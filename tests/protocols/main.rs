@@ -42,5 +42,6 @@ mod websocket_client;
 mod websocket_epoll;
 mod websocket_extensions;
 mod websocket_faults;
+mod websocket_loops;
 mod websocket_rate;
 mod websocket_uring;

@@ -6,11 +6,9 @@
 //! message was due. Refused in one line with -r and without a ws:// URL.
 
 use crate::websocket_client::{ws_server, ws_url, Script};
+use crate::websocket_loops::LOOPS;
 use stampede_testkit::{run_on_loop, ServeProcess};
 use std::time::Instant;
-
-/// The loops that drive WebSocket.
-const LOOPS: [&str; 3] = ["tokio", "epoll", "uring"];
 
 #[test]
 fn each_connection_sends_no_more_than_its_rate_allows_on_every_loop() {

@@ -1,8 +1,8 @@
 //! `stampede run ws://… --io uring`: WebSocket on the io_uring reactor,
 //! against the servers websocket_client.rs (tokio) and websocket_epoll.rs
 //! (epoll) run: `stampede serve`'s `/ws/echo` (its `/stats` counts the
-//! same messages), Python's `websockets` (a peer nobody here wrote), and
-//! hand-rolled servers that close mid-run, refuse the upgrade, or stall.
+//! same messages) and hand-rolled servers that close mid-run or refuse
+//! the upgrade (Python's `websockets` and a stall: websocket_loops.rs).
 //! The same run on epoll and io_uring books the same counts; a duration
 //! run closes every connection with 1000; `wss://` goes through the
 //! reactor's TLS, counted alike by `stampede serve --tls` (its `--metrics`)
@@ -17,7 +17,7 @@ use stampede_testkit::{answer_each_request, event_loop_or_skip, run_on_loop, Raw
 use stampede_testkit::{free_port, http_get, run_ok_on_loop, wait_for, ServeProcess};
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// `args` on io_uring, which ran it; `None` where the kernel has none.
 fn on_uring(args: &[&str]) -> Option<Run> {
@@ -180,30 +180,6 @@ fn a_refused_upgrade_on_io_uring_is_an_upgrade_error_per_message() {
 }
 
 #[test]
-fn the_open_model_on_io_uring_counts_a_stall_from_each_messages_intended_send() {
-    let server = ws_server(Script::StallOnce(Instant::now()));
-    let url = ws_url(&server);
-    let Some(run) = run_ok_on_loop("uring", &["run", &url, "-r", "50", "-c", "4", "-n", "150"])
-    else {
-        return;
-    };
-    run.assert_accounted("stall on io_uring");
-    assert_eq!(run.count("/requests/success"), 150);
-    let ws = &run.result()["websocket"];
-    let rtt = &ws["rtt"];
-    assert_eq!(rtt["count"], 150, "{ws}");
-    assert!(rtt["max_us"].as_u64().unwrap() >= 900_000, "{rtt}");
-    assert!(rtt["p99_us"].as_u64().unwrap() >= 800_000, "{rtt}");
-    let connections = run.count("/websocket/connections");
-    assert!((1..=4).contains(&connections), "{ws}");
-    assert_eq!(
-        ws["close_codes"],
-        serde_json::json!({"1000": connections}),
-        "{ws}"
-    );
-}
-
-#[test]
 fn a_binary_message_larger_than_a_receive_buffer_comes_back_whole_on_io_uring() {
     let dir = stampede_testkit::temp_dir("ws-uring-binary");
     let file = dir.join("payload.bin");
@@ -237,45 +213,6 @@ fn a_binary_message_larger_than_a_receive_buffer_comes_back_whole_on_io_uring() 
         );
     }
     let _ = std::fs::remove_dir_all(&dir);
-}
-
-#[test]
-fn python_websockets_server_counts_what_io_uring_counts() {
-    if !event_loop_or_skip("uring") {
-        return;
-    }
-    let Some(python) = python_with_websockets() else {
-        return;
-    };
-    let mut server = Command::new(&python)
-        .args(["-c", PYTHON_SERVER, "3"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the websockets server starts");
-    let mut lines = BufReader::new(server.stdout.take().unwrap()).lines();
-    let port = lines.next().expect("a port line").unwrap();
-    let url = format!("ws://127.0.0.1:{port}/");
-    let run = on_uring(&["run", &url, "-c", "3", "-t", "1", "-n", "300"]).expect("io_uring");
-    let counted = lines.next();
-    let _ = server.kill();
-    let _ = server.wait();
-    assert_eq!(run.code(), Some(0), "{}", run.stderr());
-    run.assert_accounted("python peer on io_uring");
-    let counted = counted.expect("the server's counts").unwrap();
-    let counted: serde_json::Value = serde_json::from_str(&counted).unwrap();
-    assert_eq!(counted["in"], 300, "{counted}");
-    assert_eq!(counted["out"], 300, "{counted}");
-    assert_eq!(run.count("/websocket/messages_received"), 300);
-    // Its ping on each connection was answered; each close was the
-    // client's 1000, answered with 1000.
-    assert_eq!(counted["pongs"], 3, "{counted}");
-    assert_eq!(run.count("/websocket/pings_answered"), 3);
-    assert_eq!(
-        counted["closes"],
-        serde_json::json!([1000, 1000, 1000]),
-        "{counted}"
-    );
 }
 
 #[test]
