@@ -1,11 +1,15 @@
 //! One WebSocket connection slot's session and its booking, whatever
-//! moves its bytes: the tokio driver (ws_slot.rs) and the epoll reactor
-//! (reactor/epoll/ws.rs) both hold a [`WsConn`]. It renders each message,
-//! hands it to the I/O-free session (exchange/ws_session.rs), hands the
-//! session every read, and books what the session says happened: the
-//! `websocket` books (messages, bytes, rtt, setup, pings, closes, drops)
-//! and each message as one request, its latency from the intended send.
-//! The drivers only write the outbox, read, and keep the deadlines.
+//! moves its bytes: the tokio driver (ws_slot.rs) and the reactors'
+//! slots (reactor/ws.rs, for epoll and io_uring) all hold a [`WsConn`].
+//! It renders each message, hands it to the I/O-free session
+//! (exchange/ws_session.rs), hands the session every read, and books what
+//! the session says happened: the `websocket` books (messages, bytes, rtt,
+//! setup, pings, closes, drops) and each message as one request, its
+//! latency from the intended send. The rules of a connection's end are
+//! here too, for every loop: a close, an end or a reset booked once as a
+//! drop, the close (1008) a connection given up on gets, a message carried
+//! past a connection ended before it left, an error sampled only with a
+//! count. The drivers only write the outbox, read, and keep the deadlines.
 
 use crate::exchange::ws_session::{Deflate, WsEvent, WsFailure, WsSession};
 use crate::net::outcome_class::Stage;
