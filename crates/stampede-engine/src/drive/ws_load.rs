@@ -105,7 +105,11 @@ async fn closed_round_trips(
         // `--ws-rate`: the slot's message waits for its instant.
         let due = slot.conn.next_due().filter(|&due| due > Instant::now());
         if let Some(due) = due {
-            tokio::time::sleep_until(due.into()).await;
+            // Its idle connection is read meanwhile: pings, a close, an end.
+            tokio::select! {
+                () = tokio::time::sleep_until(due.into()) => {}
+                never = slot.keep_reading(ctx) => match never {},
+            }
         }
         if !ctx.state.claim_budget() {
             return;
@@ -178,6 +182,8 @@ async fn run_ws_open_slot(
             biased;
             () = end.asked() => break,
             next = dispatcher.next_job(index) => job = next,
+            // An idle connection is read: pings, a close, an end.
+            never = slot.keep_reading(&ctx) => match never {},
         }
     }
     slot.close(&ctx).await;

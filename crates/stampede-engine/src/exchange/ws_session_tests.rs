@@ -251,6 +251,34 @@ fn the_clients_close_gives_up_its_unanswered_messages_and_reads_their_replies_as
 }
 
 #[test]
+fn a_close_with_a_reason_keeps_it_within_a_control_frame() {
+    let mut c = open();
+    c.close_with(1008, "no reply within --timeout");
+    let mut buf = c.outbox().to_vec();
+    let mut server = Decoder::new(Role::Server, 1 << 20);
+    let decoded = server.decode(&mut buf).unwrap();
+    let Some(Event::Close(Some(frame))) = decoded.event else {
+        panic!("a close");
+    };
+    assert_eq!(
+        (frame.code, frame.reason),
+        (1008, "no reply within --timeout")
+    );
+    assert!(c.is_closing());
+
+    // A reason over 123 bytes is cut at a character's boundary (§5.5).
+    let mut long = open();
+    long.close_with(1008, &"é".repeat(100));
+    let mut buf = long.outbox().to_vec();
+    let mut server = Decoder::new(Role::Server, 1 << 20);
+    let decoded = server.decode(&mut buf).unwrap();
+    let Some(Event::Close(Some(frame))) = decoded.event else {
+        panic!("a close");
+    };
+    assert_eq!(frame.reason, "é".repeat(61));
+}
+
+#[test]
 fn a_bad_frame_fails_the_connection_with_its_close_code() {
     let mut s = open();
     let mut wire = Vec::new();

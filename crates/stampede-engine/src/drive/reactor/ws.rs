@@ -161,6 +161,14 @@ pub(super) trait WsReactorSlot<I: WorkerIo> {
     fn partly_written(&self) -> bool {
         false
     }
+    /// Writes what the outbox holds (a close) before the connection is
+    /// dropped, if the socket takes it at once: the bytes must have left
+    /// when the fd closes (io_uring submits them first).
+    fn write_last(&mut self, io: &I) {
+        if self.core().base.fd.is_some() {
+            let _ = self.write_out(io);
+        }
+    }
 
     /// Closes the connection (if any) and counts it closed if it was open.
     fn close_connection(&mut self, io: &I) {
@@ -272,11 +280,28 @@ pub(super) trait WsReactorSlot<I: WorkerIo> {
     /// next message goes on a new connection.
     fn fail_ws(&mut self, io: &I, failure: WsFailure) -> Step {
         let core = self.core_mut();
-        if core.closing || (!core.awaiting && core.waiting.is_none()) {
+        if core.closing {
+            self.close_connection(io);
+            return Step::Pending;
+        }
+        if !core.awaiting && core.waiting.is_none() {
+            // An idle connection ended (the server's close, answered in the
+            // outbox, or its end): booked by ws_conn.rs; the next message
+            // goes on a new connection.
+            self.write_last(io);
             self.close_connection(io);
             return Step::Pending;
         }
         core.conn.note(io.ctx(), &failure);
+        if let Some(intended) = core.waiting.filter(|_| core.conn.carry_unsent()) {
+            // The server ended the new connection before the message left:
+            // it goes on the next one (ws_conn.rs's rule).
+            self.write_last(io);
+            self.close_connection(io);
+            self.core_mut().waiting = Some(intended);
+            return self.open_socket(io, Instant::now());
+        }
+        let core = self.core_mut();
         if let Some(intended) = core.waiting.take() {
             core.conn.fail_unsent(io.ctx(), intended, failure.kind);
             self.close_connection(io);
@@ -285,9 +310,8 @@ pub(super) trait WsReactorSlot<I: WorkerIo> {
             core.retry_at = (!delay.is_zero()).then(|| Instant::now() + delay);
         } else {
             core.conn.fail_unanswered(io.ctx(), core.sent, failure.kind);
-            if core.base.fd.is_some() {
-                let _ = self.write_out(io);
-            }
+            // The close the session wrote (ws_conn.rs) goes first.
+            self.write_last(io);
             self.close_connection(io);
         }
         self.core_mut().base.phase = Phase::Idle;

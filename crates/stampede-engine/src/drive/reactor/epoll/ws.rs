@@ -156,7 +156,7 @@ impl WsReactorSlot<Io<'_>> for WsSlot {
             match socket::send(fd, &outbox[self.out_at..]) {
                 Ok(n) => self.out_at += n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
-                Err(e) => return Err(io_failure("writing", &e)),
+                Err(e) => return Err(self.core.conn.io_failed(io.ctx, "writing", &e)),
             }
         }
     }
@@ -204,7 +204,9 @@ impl WsSlot {
     /// Handles readiness `events` of this slot's connection.
     fn on_event(&mut self, io: &Io, scratch: &mut [u8], events: u32) -> Step {
         match self.core.base.phase {
-            Phase::Idle if self.core.closing && events & READABLE != 0 => {
+            // An idle connection is read too: the server's pings are
+            // answered, its close or end booked at once (../ws.rs).
+            Phase::Idle if self.core.base.fd.is_some() && events & READABLE != 0 => {
                 self.read(io, scratch, events)
             }
             Phase::Idle => Step::Pending,
@@ -340,7 +342,10 @@ impl WsSlot {
                 }
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Step::Pending,
-                Err(e) => return self.fail_ws(io, io_failure("reading", &e)),
+                Err(e) => {
+                    let failure = self.core.conn.io_failed(io.ctx, "reading", &e);
+                    return self.fail_ws(io, failure);
+                }
             };
             let now = Instant::now();
             let mut tls_closed = false;
@@ -367,6 +372,13 @@ impl WsSlot {
                 return self.fail_ws(io, failure);
             }
             if let Some(step) = self.progress(io) {
+                if step == Step::Answered && (n == scratch.len() || peer_closed) {
+                    // What else came is read before the next message goes
+                    // (edge-triggered: no event would tell of it): a close
+                    // behind the reply means a new connection for it. A
+                    // short read took it all (no syscall more per message).
+                    self.read(io, scratch, events);
+                }
                 return step;
             }
             if n < scratch.len() && !peer_closed {

@@ -131,6 +131,11 @@ impl Ring {
         }
     }
 
+    /// Submits what is queued, without waiting.
+    pub(super) fn submit(&self) -> io::Result<usize> {
+        self.uring.borrow_mut().submit()
+    }
+
     /// Submits what is queued and waits up to `timeout` (to the
     /// nanosecond) for at least one completion; then moves every completion
     /// into `into`.

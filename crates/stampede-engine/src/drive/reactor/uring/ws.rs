@@ -201,6 +201,40 @@ impl WsReactorSlot<Io<'_>> for WsSlot {
         }
     }
 
+    /// The close in the outbox leaves before the fd closes: a send queued
+    /// is submitted now (the kernel issues it at once while the socket has
+    /// room), and what the outbox holds behind it goes straight to the
+    /// socket (through the TLS session over `wss://`), if it takes it
+    /// without waiting.
+    fn write_last(&mut self, io: &Io) {
+        if self.core.base.fd.is_none() {
+            return;
+        }
+        let _ = self.write_out(io);
+        if !self.send_queued {
+            return;
+        }
+        let _ = io.ring.submit();
+        let core = &mut self.core;
+        let fd = core.base.raw_fd();
+        let outbox = (core.conn.session.as_ref()).map_or(&[][..], WsSession::outbox);
+        match core.tls.as_mut() {
+            None if !outbox.is_empty() => {
+                let _ = socket::send_now(fd, outbox);
+                core.conn.written(io.ctx);
+            }
+            None => {}
+            Some(tls) => {
+                if !tls.is_handshaking() && !outbox.is_empty() && tls.write_plain(outbox).is_ok() {
+                    core.conn.written(io.ctx);
+                }
+                if let Ok(n) = socket::send_now(fd, tls.unsent()) {
+                    tls.advance(n);
+                }
+            }
+        }
+    }
+
     /// What the kernel still holds of the connection is canceled by user
     /// data (never by fd: the number may be reused at once); a queued
     /// send's bytes wait in `retired` for its completion.
@@ -373,7 +407,8 @@ impl WsSlot {
         self.send_queued = false;
         if result < 0 {
             let error = io::Error::from_raw_os_error(-result);
-            return self.fail_ws(io, io_failure("writing", &error));
+            let failure = self.core.conn.io_failed(io.ctx, "writing", &error);
+            return self.fail_ws(io, failure);
         }
         let sent = (result as usize).min(self.sending.len());
         if sent < self.sending.len() {
@@ -412,7 +447,8 @@ impl WsSlot {
             if handshaking {
                 return self.fail_ws(io, tls_failure(explain_io(&error)));
             }
-            return self.fail_ws(io, io_failure("reading", &error));
+            let failure = self.core.conn.io_failed(io.ctx, "reading", &error);
+            return self.fail_ws(io, failure);
         }
         if result == 0 {
             if handshaking {
