@@ -1,7 +1,7 @@
 //! `--sse-reconnect` on the tokio HTTP/1.1 slot: a stream the server ends
 //! before `--sse-for` is over goes on as a browser's `EventSource` does
 //! (WHATWG HTML, "Server-sent events", §9.2.3 "reestablish the
-//! connection"; the rules are http1/sse_resume.rs's): after the stream's
+//! connection"; the rules are stream/resume.rs's): after the stream's
 //! reconnection time, the request again with `Last-Event-ID`, on the same
 //! connection when the server kept it open, else on a new one. The plan
 //! runs `--sse-reconnect` on tokio only (stampede-plan's
@@ -9,8 +9,8 @@
 
 use super::{Exchange, Slot};
 use crate::exchange::request_books::Clocks;
-use crate::http1::{reconnection_delay, with_last_event_id};
 use crate::net::outcome_class::Stage;
+use crate::stream::{reconnection_delay, with_last_event_id};
 use crate::worker::context::ConnectionContext;
 use std::time::Instant;
 

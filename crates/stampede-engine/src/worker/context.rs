@@ -192,9 +192,15 @@ impl ConnectionContext {
         if !self.stream.watch {
             return;
         }
-        let Some(stream) = parser.capture().and_then(|c| c.stream()) else {
-            return;
-        };
+        if let Some(stream) = parser.capture().and_then(|c| c.stream()) {
+            self.book_stream(stream, outcome);
+        }
+    }
+
+    /// `--sse`: the stream `stream` watched, whose request ended in
+    /// `outcome`, booked: the one booking of HTTP/1.1's streams and
+    /// HTTP/2's (drive/h2/h2_stream.rs).
+    pub(crate) fn book_stream(&self, stream: &crate::stream::StreamWatch, outcome: &Outcome) {
         let since_sent = |at: Instant| at.saturating_duration_since(outcome.sent);
         let figures = stampede_metrics::StreamFigures {
             first_byte: stream.first_body().map(since_sent),

@@ -1,8 +1,9 @@
-//! What `--sse` watches of a response body, fed by the capture
-//! as the body passes through the parser, on every HTTP/1.1 event loop:
+//! What `--sse` watches of a response body: fed by HTTP/1.1's capture as
+//! the body passes through the parser (every HTTP/1.1 event loop), and by
+//! an HTTP/2 stream's DATA frames (drive/h2/h2_exchange.rs):
 //! when the body's first byte came, when each event came and the gaps
 //! between them. A `text/event-stream` body's events are its server-sent
-//! events (sse.rs); any other body's are its chunks when it is chunked,
+//! events (event_parser.rs); any other body's are its chunks when it is chunked,
 //! else its reads. A run without `--sse` has none of this.
 //!
 //! With `--sse-reconnect` one stream spans its reconnections: its events,
@@ -11,7 +12,7 @@
 //! the client chose the wait, `retry:`), so the first event after one
 //! starts the gaps afresh.
 
-use super::sse::EventParser;
+use super::event_parser::EventParser;
 use std::time::Instant;
 
 /// One stream's clocks and counts, kept across its reconnections.
@@ -74,9 +75,15 @@ impl StreamWatch {
         self.reconnects
     }
 
-    /// The response's head came: is it an event stream?
+    /// An HTTP/1.1 response's head came: is it an event stream?
     pub(crate) fn head(&mut self, head: &[u8]) {
-        self.sse = is_event_stream(head);
+        self.begin(is_event_stream(head));
+    }
+
+    /// A response's head came (`event_stream`: its `Content-Type` is
+    /// `text/event-stream`, [`is_event_stream_type`]); its body follows.
+    pub(crate) fn begin(&mut self, event_stream: bool) {
+        self.sse = event_stream;
         self.events_parser.restart();
     }
 
@@ -123,21 +130,24 @@ impl StreamWatch {
     }
 }
 
-/// Whether a response head says `Content-Type: text/event-stream`.
+/// Whether an HTTP/1.1 response head says `Content-Type: text/event-stream`.
 fn is_event_stream(head: &[u8]) -> bool {
     let name = b"content-type:";
     head.split(|&b| b == b'\n').any(|line| {
         let Some(start) = line.get(..name.len()) else {
             return false;
         };
-        if !start.eq_ignore_ascii_case(name) {
-            return false;
-        }
-        let value = line[name.len()..].trim_ascii_start();
-        value
-            .get(..17)
-            .is_some_and(|v| v.eq_ignore_ascii_case(b"text/event-stream"))
+        start.eq_ignore_ascii_case(name) && is_event_stream_type(&line[name.len()..])
     })
+}
+
+/// Whether a `Content-Type` value is `text/event-stream` (parameters
+/// after it, such as a charset, allowed): the one rule of both protocols.
+pub(crate) fn is_event_stream_type(value: &[u8]) -> bool {
+    value
+        .trim_ascii_start()
+        .get(..17)
+        .is_some_and(|v| v.eq_ignore_ascii_case(b"text/event-stream"))
 }
 
 #[cfg(test)]
