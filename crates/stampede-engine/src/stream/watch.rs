@@ -29,6 +29,11 @@ pub(crate) struct StreamWatch {
     gaps_us: Vec<u64>,
     /// Times the stream was connected again (`--sse-reconnect`).
     reconnects: u64,
+    /// Network errors it was connected again after.
+    errors: u64,
+    /// A response of this stream was an event stream: a network error
+    /// later is reconnected after, as a browser's `EventSource` does.
+    opened: bool,
 }
 
 impl StreamWatch {
@@ -43,6 +48,8 @@ impl StreamWatch {
         self.events = 0;
         self.gaps_us.clear();
         self.reconnects = 0;
+        self.errors = 0;
+        self.opened = false;
     }
 
     /// The stream goes on over a new request (`--sse-reconnect`): counted,
@@ -52,6 +59,24 @@ impl StreamWatch {
         self.last_event = None;
         // Until the next head says so.
         self.sse = false;
+    }
+
+    /// The stream goes on over a new request after a network error cut
+    /// it (`--sse-reconnect`): a reconnection, and the error counted.
+    pub(crate) fn broken(&mut self) {
+        self.errors += 1;
+        self.reconnected();
+    }
+
+    /// Whether a response of this stream was `text/event-stream`: one a
+    /// network error cuts is reconnected.
+    pub(crate) fn was_event_stream(&self) -> bool {
+        self.opened
+    }
+
+    /// Network errors the stream was connected again after.
+    pub(crate) fn errors(&self) -> u64 {
+        self.errors
     }
 
     /// Whether the last response's body was `text/event-stream` (only
@@ -84,6 +109,7 @@ impl StreamWatch {
     /// `text/event-stream`, [`is_event_stream_type`]); its body follows.
     pub(crate) fn begin(&mut self, event_stream: bool) {
         self.sse = event_stream;
+        self.opened |= event_stream;
         self.events_parser.restart();
     }
 

@@ -209,6 +209,7 @@ impl ConnectionContext {
             events: stream.events(),
             length: since_sent(outcome.done),
             reconnects: stream.reconnects(),
+            errors: stream.errors(),
         };
         self.state.stream_ended(outcome.intended, &figures);
     }
