@@ -157,7 +157,7 @@ fn h2c_reconnects_resume_after_each_last_event_id_on_new_streams() {
 }
 
 #[test]
-fn sse_over_h2_on_epoll_and_over_http3_is_refused_in_one_line() {
+fn sse_over_h2_on_epoll_with_a_workload_and_over_http3_is_refused_in_one_line() {
     let url = "http://127.0.0.1:9/sse/1/1";
     let epoll = run_stampede(
         binary(),
@@ -176,6 +176,27 @@ fn sse_over_h2_on_epoll_and_over_http3_is_refused_in_one_line() {
     assert_eq!(h3.code(), Some(2), "{}", h3.stderr());
     assert!(h3.stderr().contains("not HTTP/3"), "{}", h3.stderr());
     assert_eq!(h3.stderr().trim().lines().count(), 1, "{}", h3.stderr());
+    // A workload's streams over HTTP/2 are not watched yet: refused, not
+    // run unwatched.
+    let checked = run_stampede(
+        binary(),
+        &[
+            "run",
+            url,
+            "--sse",
+            "--http2",
+            "--check",
+            "status == 200",
+            "-n",
+            "1",
+        ],
+    );
+    assert_eq!(checked.code(), Some(2), "{}", checked.stderr());
+    assert!(
+        checked.stderr().contains("fixed requests only"),
+        "{}",
+        checked.stderr()
+    );
 }
 
 /// The versions .ci/run installs: the ones this test was written against.
