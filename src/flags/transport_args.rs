@@ -97,16 +97,18 @@ pub struct TransportArgs {
     pub decode: bool,
     /// Watch each response as a stream (server-sent events; a chunked body's
     /// chunks): time to the first event, gaps between events, events/s. One
-    /// request is one stream, ended by the server or --sse-for; -n counts streams
+    /// request is one stream, ended by the server or --sse-for; -n counts
+    /// streams. Over HTTP/1.1 and HTTP/2 (--http2), not HTTP/3
     #[arg(long)]
     pub sse: bool,
     /// End each stream after DUR, as a success (it replaces --timeout)
     #[arg(long, value_name = "DUR", value_parser = stampede_plan::parse_duration, requires = "sse")]
     pub sse_for: Option<std::time::Duration>,
-    /// When the server ends an event stream before --sse-for is over, connect
-    /// again as a browser does: wait its retry: time (3 s if it sent none),
-    /// send Last-Event-ID with the last id: seen; one stream, reconnects
-    /// counted. Needs --sse-for; runs on the tokio event loop.
+    /// When the server ends an event stream before --sse-for is over, or a
+    /// network error cuts it (HTTP/1.1), connect again as a browser does:
+    /// wait its retry: time (3 s if it sent none), send Last-Event-ID with
+    /// the last id: seen; one stream, reconnects and errors counted. Needs
+    /// --sse-for; runs on the tokio event loop.
     /// e.g. --sse --sse-for 30s --sse-reconnect
     #[arg(long, requires = "sse_for")]
     pub sse_reconnect: bool,

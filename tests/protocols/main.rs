@@ -30,6 +30,7 @@ mod redirect_to;
 mod redirect_unfollowable_scheme;
 mod redirects;
 mod sse;
+mod sse_h2;
 mod sse_reconnect;
 mod sse_starlette;
 mod target_curl;

@@ -192,10 +192,16 @@ impl ConnectionContext {
         if !self.stream.watch {
             return;
         }
-        let Some(stream) = parser.capture().and_then(|c| c.stream()) else {
-            return;
-        };
-        let outlived = outcome.result == Err(ErrorKind::Timeout) && parser.in_body().is_some();
+        if let Some(stream) = parser.capture().and_then(|c| c.stream()) {
+            self.book_stream(stream, outcome);
+        }
+    }
+
+    /// `--sse`: the stream `stream` watched, whose request ended in
+    /// `outcome`, booked: the one booking of HTTP/1.1's streams and
+    /// HTTP/2's (drive/h2/h2_stream.rs).
+    pub(crate) fn book_stream(&self, stream: &crate::stream::StreamWatch, outcome: &Outcome) {
+        let outlived = outcome.result == Err(ErrorKind::Timeout) && stream.first_body().is_some();
         if outlived && self.stream.for_at_most.is_none() {
             // A healthy stream longer than --timeout: say what ran out.
             self.state.sample_error(ErrorKind::Timeout, || {
@@ -213,6 +219,7 @@ impl ConnectionContext {
             events: stream.events(),
             length: since_sent(outcome.done),
             reconnects: stream.reconnects(),
+            errors: stream.errors(),
         };
         self.state.stream_ended(outcome.intended, &figures);
     }
