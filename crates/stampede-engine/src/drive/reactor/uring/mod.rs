@@ -9,12 +9,13 @@ mod ring;
 mod slot;
 mod ws;
 
-use super::{drive, longest_request, slot_count, socket};
+use super::{drive, longest_request, rx_stamps, slot_count, socket};
 use crate::plan::worker_plan::{WorkerMessage, WorkerPlan};
 use crate::worker::context::ConnectionContext;
 use ring::Ring;
 use slot::{Io, Slot};
 use std::io;
+use std::rc::Rc;
 use std::sync::mpsc;
 use std::time::Instant;
 use tokio::sync::watch;
@@ -39,8 +40,9 @@ pub(super) fn run(
         longest_request: longest_request(plan),
     };
     let now = Instant::now();
+    let rx = rx_stamps(plan).map(Rc::new);
     let mut slots: Vec<Slot> = (0..count)
-        .map(|index| Slot::new(index as u32, ctx.head_request, now))
+        .map(|index| Slot::new(index as u32, ctx.head_request, now, rx.clone()))
         .collect();
     let mut completions = Vec::with_capacity(4096);
     drive(
@@ -52,6 +54,10 @@ pub(super) fn run(
         &mut slots,
         |slots, turn, timeout| {
             ring.wait(timeout, &mut completions)?;
+            if let Some(rx) = &rx {
+                // The clocks receive stamps are read against.
+                rx.woke();
+            }
             for completion in &completions {
                 let index = Slot::index_of(completion);
                 if let Some(slot) = slots.get_mut(index) {

@@ -131,6 +131,15 @@ impl Ring {
         }
     }
 
+    /// Submits what is queued, if anything, without waiting.
+    pub(super) fn submit(&self) -> io::Result<()> {
+        let mut uring = self.uring.borrow_mut();
+        if !uring.submission().is_empty() {
+            uring.submit()?;
+        }
+        Ok(())
+    }
+
     /// Submits what is queued and waits up to `timeout` (to the
     /// nanosecond) for at least one completion; then moves every completion
     /// into `into`.
