@@ -277,6 +277,44 @@ fn batched_reads_read_once_per_window_and_stamp_the_arrival() {
     );
 }
 
+/// `--batch-reads` with more answers per window than one io_uring wait
+/// runs of the kernel's deferred work (about 20): 40 per 20 ms window,
+/// and the rate is still held (each wait that brought many is followed by
+/// one that does not block). With one wait per window the rest waited a
+/// window each and the sends fell behind: about half of them went out.
+#[test]
+fn batched_reads_hold_the_rate_with_many_answers_per_window() {
+    let _serial = one_at_a_time();
+    let target = spawn_target(one_thread());
+    let url = format!("http://{}/", target.local_addr());
+    for io in ["epoll", "uring"] {
+        let args = [
+            &url,
+            "-r",
+            "2000",
+            "-d",
+            "2s",
+            "-c",
+            "100",
+            "-t",
+            "1",
+            "--pace-window",
+            "20ms",
+            "--batch-reads",
+        ];
+        let Some(run) = run_ok_on_loop(io, &args) else {
+            continue;
+        };
+        let label = format!("--io {io}");
+        let sent = run.count("/requests/sent");
+        assert!(
+            sent >= 3_600,
+            "{label}: the rate is held: {sent} of 4000 sent"
+        );
+        run.assert_accounted(&label);
+    }
+}
+
 /// `--batch-reads` needs the open model, a window, and a reactor: one line
 /// and exit 2 otherwise.
 #[test]
