@@ -93,6 +93,7 @@ pub fn run_words(args: &RunArgs) -> Vec<String> {
         words.pair("--ws-subprotocol", name);
     }
     words.flag("--ws-deflate", transport.ws_deflate);
+    words.some("--ws-rate", transport.ws_rate);
     words.flag("--no-keepalive", args.no_keepalive);
     if let Some(path) = &args.exports.csv {
         words.path("--csv", path);

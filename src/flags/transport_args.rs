@@ -128,6 +128,11 @@ pub struct TransportArgs {
     /// result's websocket.deflate_refused counts it, e.g. --ws-deflate
     #[arg(long)]
     pub ws_deflate: bool,
+    /// Send this many WebSocket messages per second on each connection (the
+    /// -c connections each paced, one message in flight; latency from each
+    /// message's intended send), where -r is a rate in total, e.g. --ws-rate 10
+    #[arg(long, value_name = "PER_S", allow_negative_numbers = true)]
+    pub ws_rate: Option<f64>,
 }
 
 /// What `--compressed` asks for without a list.
@@ -136,15 +141,24 @@ pub const DEFAULT_ACCEPT_ENCODING: &str = "gzip, br, zstd";
 impl TransportArgs {
     /// The WebSocket part of the plan for a `ws://` or `wss://` URL; for
     /// another URL, `--ws-message` and `--ws-binary` are refused.
-    pub fn websocket(&self, is_ws: bool) -> anyhow::Result<Option<stampede_plan::WebSocketSpec>> {
+    ///
+    /// A `Sec-WebSocket-Protocol` header given with `-H` (as a browser's
+    /// "Copy as cURL" has it) is the offer, as `--ws-subprotocol` would
+    /// make it: the answer is checked against what was sent.
+    pub fn websocket(
+        &self,
+        is_ws: bool,
+        headers: &mut Vec<Header>,
+    ) -> anyhow::Result<Option<stampede_plan::WebSocketSpec>> {
         if !is_ws {
             if self.ws_message.is_some()
                 || self.ws_binary
                 || !self.ws_subprotocol.is_empty()
                 || self.ws_deflate
+                || self.ws_rate.is_some()
             {
                 anyhow::bail!(
-                    "--ws-message, --ws-binary, --ws-subprotocol and --ws-deflate need a ws:// or wss:// URL"
+                    "--ws-message, --ws-binary, --ws-subprotocol, --ws-deflate and --ws-rate need a ws:// or wss:// URL"
                 );
             }
             return Ok(None);
@@ -153,10 +167,21 @@ impl TransportArgs {
             binary: self.ws_binary,
             subprotocols: self.ws_subprotocol.clone(),
             deflate: self.ws_deflate,
+            pace: match self.ws_rate {
+                Some(rate) if !(rate.is_finite() && rate > 0.0) => {
+                    anyhow::bail!(
+                        "--ws-rate {rate} is not a positive number of messages per second"
+                    )
+                }
+                rate => rate.map(|rate| std::time::Duration::from_secs_f64(1.0 / rate)),
+            },
             ..Default::default()
         };
+        spec.subprotocols
+            .extend(offered_subprotocols(headers, &self.ws_subprotocol)?);
         if let Some(text) = self.ws_message.as_deref() {
             spec.message = match text.strip_prefix('@') {
+                Some("") => anyhow::bail!("--ws-message @ needs a file name (@FILE)"),
                 Some(path) => std::fs::read(path)
                     .map_err(|e| anyhow::anyhow!("reading --ws-message file {path}: {e}"))?,
                 None => text.as_bytes().to_vec(),
@@ -291,4 +316,42 @@ fn parse_io(text: &str) -> Result<IoBackend, String> {
 
 fn parse_tls_version(text: &str) -> Result<TlsVersion, String> {
     TlsVersion::parse(text).map_err(|e| e.to_string())
+}
+
+/// The subprotocols a `-H 'Sec-WebSocket-Protocol: a, b'` offers, the
+/// header taken out (the upgrade writes the offer itself); refused beside
+/// `--ws-subprotocol`, where it is not clear which offer is meant. A
+/// `Sec-WebSocket-Extensions` header is refused: the only extension
+/// stampede speaks is permessage-deflate, offered by `--ws-deflate`.
+fn offered_subprotocols(
+    headers: &mut Vec<Header>,
+    flags: &[String],
+) -> anyhow::Result<Vec<String>> {
+    let named = |h: &Header, name: &str| h.name.eq_ignore_ascii_case(name);
+    if headers.iter().any(|h| named(h, "sec-websocket-extensions")) {
+        anyhow::bail!(
+            "-H Sec-WebSocket-Extensions: stampede offers only permessage-deflate, with --ws-deflate; drop the header"
+        );
+    }
+    let mut offered = Vec::new();
+    for header in headers
+        .iter()
+        .filter(|h| named(h, "sec-websocket-protocol"))
+    {
+        if !flags.is_empty() {
+            anyhow::bail!(
+                "-H Sec-WebSocket-Protocol and --ws-subprotocol both offer subprotocols: give one of them"
+            );
+        }
+        offered.extend(
+            header
+                .value
+                .split(',')
+                .map(str::trim)
+                .filter(|name| !name.is_empty())
+                .map(String::from),
+        );
+    }
+    headers.retain(|h| !named(h, "sec-websocket-protocol"));
+    Ok(offered)
 }

@@ -41,4 +41,7 @@ mod websocket;
 mod websocket_client;
 mod websocket_epoll;
 mod websocket_extensions;
+mod websocket_faults;
+mod websocket_loops;
+mod websocket_rate;
 mod websocket_uring;

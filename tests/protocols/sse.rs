@@ -115,3 +115,35 @@ fn a_plain_run_has_no_stream_and_sse_refuses_http2() {
     let lone = run_on_loop("auto", &[&url, "--sse-for", "1s", "-n", "1"]).expect("auto is here");
     assert_eq!(lone.code(), Some(2), "{}", lone.stderr());
 }
+
+/// A healthy stream longer than `--timeout` is a timeout whose sample says
+/// so and names `--sse-for`; one still open when `-d` ends is named in a
+/// warning, since a stream is counted at its end.
+#[test]
+fn a_stream_longer_than_its_time_says_which_time_ran_out() {
+    let target = spawn_target(one_thread());
+    let url = format!("http://{}/sse/300/10", target.local_addr());
+    for io in EVENT_LOOPS.into_iter().filter(|io| event_loop_or_skip(io)) {
+        let Some(run) = sse_run(io, &url, &["-n", "1", "-c", "1", "--timeout", "500ms"]) else {
+            continue;
+        };
+        let at = format!("--io {io}: {}", run.stderr());
+        assert_eq!(run.count("/errors/timeout"), 1, "{at}");
+        let sample = run.result()["error_samples"]["timeout"][0].to_string();
+        assert!(
+            sample.contains("still open after --timeout 500ms"),
+            "{at}: {sample}"
+        );
+        assert!(sample.contains("--sse-for"), "{at}: {sample}");
+        let Some(cut) = sse_run(io, &url, &["-d", "500ms", "-c", "2"]) else {
+            continue;
+        };
+        let at = format!("--io {io}: {}", cut.stderr());
+        assert_eq!(cut.count("/requests/unfinished"), 2, "{at}");
+        let warned = cut.result()["warnings"].to_string();
+        assert!(
+            warned.contains("2 streams were still open when the run ended"),
+            "{at}: {warned}"
+        );
+    }
+}

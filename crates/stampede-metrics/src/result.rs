@@ -91,6 +91,48 @@ pub struct PlanSummary {
     /// engine's caller; absent for a plain URL.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub name: Option<String>,
+    /// A `ws://` or `wss://` run: what each message was and what the
+    /// upgrade offered, so `compare` tells two workloads apart.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub websocket: Option<WebSocketPlan>,
+}
+
+/// What a WebSocket run sent and offered (`--ws-message`, `--ws-binary`,
+/// `--ws-subprotocol`, `--ws-deflate`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WebSocketPlan {
+    /// The message as given, bytes (a template's before rendering).
+    pub message_bytes: usize,
+    /// Binary frames (`--ws-binary`) rather than text.
+    pub binary: bool,
+    /// The subprotocols offered, in order of preference.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub subprotocols: Vec<String>,
+    /// `permessage-deflate` offered.
+    pub deflate: bool,
+    /// `--ws-rate`: messages per second on each connection (absent: each
+    /// connection sends its next message once the last is answered).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_per_connection: Option<f64>,
+}
+
+impl WebSocketPlan {
+    /// As a reader sees it: `5-byte text messages, permessage-deflate
+    /// offered, subprotocols chat`.
+    pub fn describe(&self) -> String {
+        let kind = if self.binary { "binary" } else { "text" };
+        let mut text = format!("{}-byte {kind} messages", self.message_bytes);
+        if self.deflate {
+            text.push_str(", permessage-deflate offered");
+        }
+        if !self.subprotocols.is_empty() {
+            text.push_str(&format!(", subprotocols {}", self.subprotocols.join(" ")));
+        }
+        if let Some(rate) = self.rate_per_connection {
+            text.push_str(&format!(", {rate}/s per connection"));
+        }
+        text
+    }
 }
 
 /// The TLS version, cipher suite and ALPN protocol a handshake settled,
@@ -195,6 +237,13 @@ impl PlanSummary {
             seed: None,
             script: None,
             name: None,
+            websocket: plan.transport.websocket.as_ref().map(|ws| WebSocketPlan {
+                message_bytes: ws.message.len(),
+                binary: ws.binary,
+                subprotocols: ws.subprotocols.clone(),
+                deflate: ws.deflate,
+                rate_per_connection: ws.pace.map(|pace| 1.0 / pace.as_secs_f64()),
+            }),
         }
     }
 }

@@ -11,7 +11,7 @@ mod decode;
 mod decoded_count;
 mod fuzzing;
 mod head;
-mod malformed;
+pub(crate) mod malformed;
 mod request;
 mod response;
 mod sse;

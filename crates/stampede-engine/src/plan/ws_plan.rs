@@ -33,6 +33,8 @@ pub(crate) struct WsConfig {
     pub(crate) subprotocols: Vec<String>,
     /// `permessage-deflate` offered (`--ws-deflate`).
     pub(crate) deflate: bool,
+    /// `--ws-rate`: the time between two messages due on one connection.
+    pub(crate) pace: Option<std::time::Duration>,
 }
 
 /// Headers the upgrade sets itself: the user's of the same name are not sent.
@@ -102,6 +104,7 @@ impl WsConfig {
             sequence: Sequence::new(0, 1),
             subprotocols: spec.subprotocols.clone(),
             deflate: spec.deflate,
+            pace: spec.pace,
             kind: if spec.binary {
                 MessageKind::Binary
             } else {

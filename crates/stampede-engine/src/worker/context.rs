@@ -195,6 +195,16 @@ impl ConnectionContext {
         let Some(stream) = parser.capture().and_then(|c| c.stream()) else {
             return;
         };
+        let outlived = outcome.result == Err(ErrorKind::Timeout) && parser.in_body().is_some();
+        if outlived && self.stream.for_at_most.is_none() {
+            // A healthy stream longer than --timeout: say what ran out.
+            self.state.sample_error(ErrorKind::Timeout, || {
+                format!(
+                    "the stream was still open after --timeout {}: a stream must end within it; --sse-for DUR ends each stream as a success",
+                    stampede_plan::format_duration(self.timeout)
+                )
+            });
+        }
         let since_sent = |at: Instant| at.saturating_duration_since(outcome.sent);
         let figures = stampede_metrics::StreamFigures {
             first_byte: stream.first_body().map(since_sent),

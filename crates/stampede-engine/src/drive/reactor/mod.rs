@@ -26,6 +26,7 @@ mod slot_state;
 mod socket;
 mod tls;
 mod uring;
+mod ws;
 
 pub(crate) use uring::uring_unavailable;
 

@@ -131,13 +131,13 @@ impl Ring {
         }
     }
 
-    /// Submits what is queued, if anything, without waiting.
-    pub(super) fn submit(&self) -> io::Result<()> {
+    /// Submits what is queued, without waiting (nothing queued: no syscall).
+    pub(super) fn submit(&self) -> io::Result<usize> {
         let mut uring = self.uring.borrow_mut();
-        if !uring.submission().is_empty() {
-            uring.submit()?;
+        if uring.submission().is_empty() {
+            return Ok(0);
         }
-        Ok(())
+        uring.submit()
     }
 
     /// Submits what is queued and waits up to `timeout` (to the
