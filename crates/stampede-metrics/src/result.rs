@@ -34,8 +34,9 @@ pub struct PlanSummary {
     /// Open model: `"uniform"` or `"poisson"`.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub arrival: Option<String>,
-    /// Open model, `--batch-reads`: answers were read once per pace window,
-    /// each latency up to one window high.
+    /// Open model, `--batch-reads`: answers were read once per pace window;
+    /// HTTP/1.1 answers stamped with the kernel's receive time, HTTP/2
+    /// ones when read (up to one window high).
     #[serde(skip_serializing_if = "std::ops::Not::not", default)]
     pub batch_reads: bool,
     /// The target over time, as stages `{duration_s, target}` starting from `start`.

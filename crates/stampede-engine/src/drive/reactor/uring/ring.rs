@@ -131,9 +131,13 @@ impl Ring {
         }
     }
 
-    /// Submits what is queued, without waiting.
+    /// Submits what is queued, without waiting (nothing queued: no syscall).
     pub(super) fn submit(&self) -> io::Result<usize> {
-        self.uring.borrow_mut().submit()
+        let mut uring = self.uring.borrow_mut();
+        if uring.submission().is_empty() {
+            return Ok(0);
+        }
+        uring.submit()
     }
 
     /// Submits what is queued and waits up to `timeout` (to the
