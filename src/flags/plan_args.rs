@@ -239,6 +239,24 @@ fn with_group_load(args: &RunArgs, group: &Group) -> RunArgs {
     args
 }
 
+/// The HTTP URL a `ws://` (`wss://`) URL upgrades from, and whether it
+/// was one (stampede-workload's rule, which scenario steps share); any
+/// other URL as it is. A scheme `run` does not speak is refused here,
+/// where all four it speaks can be named.
+fn websocket_url(url: &str) -> anyhow::Result<(String, bool)> {
+    let (http_url, is_ws) = stampede_workload::websocket_url(url);
+    if !is_ws {
+        if let Some((scheme, _)) = url.split_once("://") {
+            let known = ["http", "https", "ws", "wss"];
+            if !known.iter().any(|k| k.eq_ignore_ascii_case(scheme)) && !scheme.contains(['/', '{'])
+            {
+                anyhow::bail!("unsupported scheme '{scheme}' (supported: http, https, ws, wss)");
+            }
+        }
+    }
+    Ok((http_url, is_ws))
+}
+
 fn build_fixed_plan(
     args: &RunArgs,
     scenario: Option<&ScenarioLoad>,
@@ -299,16 +317,19 @@ fn build_fixed_plan(
     };
     // A ws:// URL is an HTTP/1.1 URL whose one GET upgrades; the URL as
     // given stays the target's, for reports.
-    let (http_url, is_ws) = stampede_workload::websocket_url(&url);
+    let (http_url, is_ws) = websocket_url(&url)?;
     let ws_scenario = scenario.is_some_and(ScenarioLoad::is_websocket);
     let websocket = args
         .transport
-        .websocket(is_ws || ws_scenario, ws_scenario)?;
+        .websocket(is_ws || ws_scenario, ws_scenario, &mut headers)?;
     let (target, request) = match mix.first() {
         Some(first) => (first.target.clone(), first.request.clone()),
         None => (
             {
-                let mut target = stampede_workload::parse_url_template(&http_url)?;
+                // An error quotes the URL as the user gave it, not the
+                // http:// one a ws:// URL upgrades from.
+                let mut target = stampede_workload::parse_url_template(&http_url)
+                    .map_err(|e| anyhow::anyhow!(e.to_string().replace(&http_url, &url)))?;
                 target.url = url.clone();
                 target
             },
@@ -367,4 +388,94 @@ fn build_fixed_plan(
         ));
     }
     Ok((plan, notices))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::build_plan;
+    use crate::flags::run_args::parse_run_args;
+
+    fn built(words: &[&str]) -> anyhow::Result<stampede_plan::Plan> {
+        let args = parse_run_args(words).unwrap_or_else(|e| panic!("{words:?}: {e}"));
+        build_plan(&args).map(|(plan, _)| plan)
+    }
+
+    fn refusal(words: &[&str]) -> String {
+        match built(words) {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("{words:?} was accepted"),
+        }
+    }
+
+    #[test]
+    fn a_websocket_url_is_quoted_as_given_and_its_schemes_are_named() {
+        let says = refusal(&["ws://127.0.0.1:99999/ws/echo", "-n", "1"]);
+        assert!(says.contains("'ws://127.0.0.1:99999/ws/echo'"), "{says}");
+        assert!(!says.contains("http://"), "{says}");
+        let says = refusal(&["ws:/127.0.0.1:1/ws/echo", "-n", "1"]);
+        assert!(says.contains("expected // after the scheme"), "{says}");
+        let says = refusal(&["ftp://127.0.0.1:1/", "-n", "1"]);
+        assert!(says.contains("(supported: http, https, ws, wss)"), "{says}");
+        let says = refusal(&["ws://127.0.0.1:1/", "--ws-message", "@", "-n", "1"]);
+        assert!(says.contains("@ needs a file name"), "{says}");
+    }
+
+    /// A browser's "Copy as cURL" of a WebSocket carries the offer in
+    /// headers: the subprotocols offered are the ones checked.
+    #[test]
+    fn a_subprotocol_header_is_the_offer() {
+        let plan = built(&[
+            "ws://127.0.0.1:1/",
+            "-H",
+            "Sec-WebSocket-Protocol: chat, graphql-ws",
+            "-n",
+            "1",
+        ])
+        .unwrap();
+        let ws = plan.transport.websocket.as_ref().unwrap();
+        assert_eq!(ws.subprotocols, ["chat", "graphql-ws"]);
+        let sent = &plan.request.headers;
+        assert!(
+            !sent
+                .iter()
+                .any(|h| h.name.eq_ignore_ascii_case("sec-websocket-protocol")),
+            "{sent:?}"
+        );
+        let both = refusal(&[
+            "ws://127.0.0.1:1/",
+            "-H",
+            "Sec-WebSocket-Protocol: chat",
+            "--ws-subprotocol",
+            "chat",
+        ]);
+        assert!(both.contains("give one of them"), "{both}");
+        let ext = refusal(&[
+            "ws://127.0.0.1:1/",
+            "-H",
+            "Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits",
+        ]);
+        assert!(ext.contains("--ws-deflate"), "{ext}");
+        // An HTTP run sends such a header as any other.
+        let http = built(&["http://127.0.0.1:1/", "-H", "Sec-WebSocket-Protocol: x"]).unwrap();
+        assert_eq!(http.request.headers.len(), 1);
+    }
+
+    #[test]
+    fn flags_a_websocket_run_would_ignore_are_refused() {
+        for (flag, value) in [
+            ("--conn-max-requests", Some("3")),
+            ("--conn-max-age", Some("300ms")),
+            ("--decode", None),
+            ("--compressed", None),
+            ("--head", None),
+        ] {
+            let mut words = vec!["ws://127.0.0.1:1/ws/echo", "-n", "1", flag];
+            words.extend(value);
+            let says = refusal(&words);
+            assert!(says.contains("drop"), "{flag}: {says}");
+            assert!(says.contains(flag), "{flag}: {says}");
+        }
+        let says = refusal(&["ws://127.0.0.1:1/ws/echo", "--http3"]);
+        assert!(says.contains("drop --http3"), "{says}");
+    }
 }

@@ -73,8 +73,8 @@ pub struct RunArgs {
     pub pace_window: Option<Duration>,
     /// Open model, on the epoll and io_uring reactors: read answers once per
     /// --pace-window too, many per wake-up, as wrk2 does: far less client
-    /// CPU at high rates, but each answer's time is taken when it is read,
-    /// up to one window after it came (its latency that much high)
+    /// CPU at high rates. An HTTP/1.1 answer's time is the kernel's receive
+    /// time, not the later read (HTTP/2's is its read, up to a window high)
     #[arg(long)]
     pub batch_reads: bool,
     /// Open connections (or, with -r, raise the rate) evenly over this time, within -d

@@ -93,6 +93,7 @@ pub fn run_words(args: &RunArgs) -> Vec<String> {
         words.pair("--ws-subprotocol", name);
     }
     words.flag("--ws-deflate", transport.ws_deflate);
+    words.some("--ws-rate", transport.ws_rate);
     if let Some(source) = &transport.ws_match_id {
         words.pair("--ws-match-id", source);
     }

@@ -97,16 +97,18 @@ pub struct TransportArgs {
     pub decode: bool,
     /// Watch each response as a stream (server-sent events; a chunked body's
     /// chunks): time to the first event, gaps between events, events/s. One
-    /// request is one stream, ended by the server or --sse-for; -n counts streams
+    /// request is one stream, ended by the server or --sse-for; -n counts
+    /// streams. Over HTTP/1.1 and HTTP/2 (--http2), not HTTP/3
     #[arg(long)]
     pub sse: bool,
     /// End each stream after DUR, as a success (it replaces --timeout)
     #[arg(long, value_name = "DUR", value_parser = stampede_plan::parse_duration, requires = "sse")]
     pub sse_for: Option<std::time::Duration>,
-    /// When the server ends an event stream before --sse-for is over, connect
-    /// again as a browser does: wait its retry: time (3 s if it sent none),
-    /// send Last-Event-ID with the last id: seen; one stream, reconnects
-    /// counted. Needs --sse-for; runs on the tokio event loop.
+    /// When the server ends an event stream before --sse-for is over, or a
+    /// network error cuts it (HTTP/1.1), connect again as a browser does:
+    /// wait its retry: time (3 s if it sent none), send Last-Event-ID with
+    /// the last id: seen; one stream, reconnects and errors counted. Needs
+    /// --sse-for; runs on the tokio event loop.
     /// e.g. --sse --sse-for 30s --sse-reconnect
     #[arg(long, requires = "sse_for")]
     pub sse_reconnect: bool,
@@ -128,6 +130,11 @@ pub struct TransportArgs {
     /// result's websocket.deflate_refused counts it, e.g. --ws-deflate
     #[arg(long)]
     pub ws_deflate: bool,
+    /// Send this many WebSocket messages per second on each connection (the
+    /// -c connections each paced, one message in flight; latency from each
+    /// message's intended send), where -r is a rate in total, e.g. --ws-rate 10
+    #[arg(long, value_name = "PER_S", allow_negative_numbers = true)]
+    pub ws_rate: Option<f64>,
     /// Pair each WebSocket reply with the message that carried the same id,
     /// not by order: the id is found in both by this extractor (a JSON path
     /// or a regex, as --extract reads a body); a reply with no such id in
@@ -160,20 +167,26 @@ impl TransportArgs {
     /// another URL, `--ws-message` and `--ws-binary` are refused.
     /// `scenario`: the messages are a scenario's steps (`send`), checked
     /// with the workload (workload_plan.rs), not `--ws-message`.
+    ///
+    /// A `Sec-WebSocket-Protocol` header given with `-H` (as a browser's
+    /// "Copy as cURL" has it) is the offer, as `--ws-subprotocol` would
+    /// make it: the answer is checked against what was sent.
     pub fn websocket(
         &self,
         is_ws: bool,
         scenario: bool,
+        headers: &mut Vec<Header>,
     ) -> anyhow::Result<Option<stampede_plan::WebSocketSpec>> {
         if !is_ws {
             if self.ws_message.is_some()
                 || self.ws_binary
                 || !self.ws_subprotocol.is_empty()
                 || self.ws_deflate
+                || self.ws_rate.is_some()
                 || self.ws_match_id.is_some()
             {
                 anyhow::bail!(
-                    "--ws-message, --ws-binary, --ws-subprotocol, --ws-deflate and --ws-match-id need a ws:// or wss:// URL"
+                    "--ws-message, --ws-binary, --ws-subprotocol, --ws-deflate, --ws-rate and --ws-match-id need a ws:// or wss:// URL"
                 );
             }
             return Ok(None);
@@ -183,10 +196,21 @@ impl TransportArgs {
             subprotocols: self.ws_subprotocol.clone(),
             deflate: self.ws_deflate,
             scenario,
+            pace: match self.ws_rate {
+                Some(rate) if !(rate.is_finite() && rate > 0.0) => {
+                    anyhow::bail!(
+                        "--ws-rate {rate} is not a positive number of messages per second"
+                    )
+                }
+                rate => rate.map(|rate| std::time::Duration::from_secs_f64(1.0 / rate)),
+            },
             ..Default::default()
         };
+        spec.subprotocols
+            .extend(offered_subprotocols(headers, &self.ws_subprotocol)?);
         if let Some(text) = self.ws_message.as_deref() {
             spec.message = match text.strip_prefix('@') {
+                Some("") => anyhow::bail!("--ws-message @ needs a file name (@FILE)"),
                 Some(path) => std::fs::read(path)
                     .map_err(|e| anyhow::anyhow!("reading --ws-message file {path}: {e}"))?,
                 None => text.as_bytes().to_vec(),
@@ -333,4 +357,42 @@ fn parse_io(text: &str) -> Result<IoBackend, String> {
 
 fn parse_tls_version(text: &str) -> Result<TlsVersion, String> {
     TlsVersion::parse(text).map_err(|e| e.to_string())
+}
+
+/// The subprotocols a `-H 'Sec-WebSocket-Protocol: a, b'` offers, the
+/// header taken out (the upgrade writes the offer itself); refused beside
+/// `--ws-subprotocol`, where it is not clear which offer is meant. A
+/// `Sec-WebSocket-Extensions` header is refused: the only extension
+/// stampede speaks is permessage-deflate, offered by `--ws-deflate`.
+fn offered_subprotocols(
+    headers: &mut Vec<Header>,
+    flags: &[String],
+) -> anyhow::Result<Vec<String>> {
+    let named = |h: &Header, name: &str| h.name.eq_ignore_ascii_case(name);
+    if headers.iter().any(|h| named(h, "sec-websocket-extensions")) {
+        anyhow::bail!(
+            "-H Sec-WebSocket-Extensions: stampede offers only permessage-deflate, with --ws-deflate; drop the header"
+        );
+    }
+    let mut offered = Vec::new();
+    for header in headers
+        .iter()
+        .filter(|h| named(h, "sec-websocket-protocol"))
+    {
+        if !flags.is_empty() {
+            anyhow::bail!(
+                "-H Sec-WebSocket-Protocol and --ws-subprotocol both offer subprotocols: give one of them"
+            );
+        }
+        offered.extend(
+            header
+                .value
+                .split(',')
+                .map(str::trim)
+                .filter(|name| !name.is_empty())
+                .map(String::from),
+        );
+    }
+    headers.retain(|h| !named(h, "sec-websocket-protocol"));
+    Ok(offered)
 }

@@ -108,6 +108,28 @@ fn the_counters_equal_the_stats_and_the_client_count() {
 }
 
 #[test]
+fn websocket_message_counters_equal_the_clients_own_counts() {
+    let serve = Serve::start();
+    let echo = format!("ws://127.0.0.1:{}/ws/echo", serve.port);
+    let run = run_stampede(binary(), &["run", &echo, "-c", "3", "-t", "1", "-n", "120"]);
+    assert_eq!(run.count("/requests/errors"), 0, "{}", run.stderr());
+    assert_eq!(run.count("/websocket/messages_received"), 120);
+    let text = http_get(serve.metrics, "/metrics").expect("a scrape");
+    let count = |series: &str| sample(&text, series).unwrap_or_else(|| panic!("{series}: {text}"));
+    // What the client sent the server received, and the other way round.
+    let sent = run.count("/websocket/messages_sent") as f64;
+    let received = run.count("/websocket/messages_received") as f64;
+    let connections = run.count("/websocket/connections") as f64;
+    assert_eq!(count("stampede_target_ws_messages_received_total"), sent);
+    assert_eq!(count("stampede_target_ws_messages_sent_total"), received);
+    assert_eq!(count("stampede_target_ws_connections_total"), connections);
+    assert_eq!(connections, 3.0);
+    let stats: serde_json::Value =
+        serde_json::from_str(&http_get(serve.port, "/stats").expect("/stats")).expect("JSON");
+    assert_eq!(stats["ws_messages_out"].as_f64(), Some(received), "{stats}");
+}
+
+#[test]
 fn requests_are_counted_by_route_and_code() {
     let serve = Serve::start();
     let pages = load(&serve, "/", 30);

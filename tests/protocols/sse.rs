@@ -3,7 +3,7 @@
 //! `/sse/{n}/{ms}` and `/stream/{n}/{ms}`. The event counts are exact,
 //! the median gap is the route's interval, one stall shows in the gap
 //! maximum, `--sse-for` ends a stream as a success, and a plain run has no
-//! `stream` in its result.
+//! `stream` in its result. HTTP/2's streams: sse_h2.rs.
 
 use stampede_testkit::{
     event_loop_or_skip, one_thread, run_on_loop, spawn_target, Run, EVENT_LOOPS,
@@ -103,15 +103,47 @@ fn sse_for_ends_a_long_stream_as_a_success() {
 }
 
 #[test]
-fn a_plain_run_has_no_stream_and_sse_refuses_http2() {
+fn a_plain_run_has_no_stream_and_sse_for_needs_sse() {
     let target = spawn_target(one_thread());
     let url = format!("http://{}/sse/3/1", target.local_addr());
     let plain = run_on_loop("tokio", &[&url, "-n", "2", "-c", "1"]).expect("tokio is here");
     assert_eq!(plain.code(), Some(0), "{}", plain.stderr());
     assert!(plain.result().get("stream").is_none());
-    let h2 = run_on_loop("auto", &[&url, "--sse", "--http2", "-n", "1"]).expect("auto is here");
-    assert_eq!(h2.code(), Some(2), "{}", h2.stderr());
-    assert!(h2.stderr().contains("--sse"), "{}", h2.stderr());
+    let h2 = run_on_loop("tokio", &[&url, "--http2", "-n", "2"]).expect("tokio is here");
+    assert_eq!(h2.code(), Some(0), "{}", h2.stderr());
+    assert!(h2.result().get("stream").is_none(), "nor over HTTP/2");
     let lone = run_on_loop("auto", &[&url, "--sse-for", "1s", "-n", "1"]).expect("auto is here");
     assert_eq!(lone.code(), Some(2), "{}", lone.stderr());
+}
+
+/// A healthy stream longer than `--timeout` is a timeout whose sample says
+/// so and names `--sse-for`; one still open when `-d` ends is named in a
+/// warning, since a stream is counted at its end.
+#[test]
+fn a_stream_longer_than_its_time_says_which_time_ran_out() {
+    let target = spawn_target(one_thread());
+    let url = format!("http://{}/sse/300/10", target.local_addr());
+    for io in EVENT_LOOPS.into_iter().filter(|io| event_loop_or_skip(io)) {
+        let Some(run) = sse_run(io, &url, &["-n", "1", "-c", "1", "--timeout", "500ms"]) else {
+            continue;
+        };
+        let at = format!("--io {io}: {}", run.stderr());
+        assert_eq!(run.count("/errors/timeout"), 1, "{at}");
+        let sample = run.result()["error_samples"]["timeout"][0].to_string();
+        assert!(
+            sample.contains("still open after --timeout 500ms"),
+            "{at}: {sample}"
+        );
+        assert!(sample.contains("--sse-for"), "{at}: {sample}");
+        let Some(cut) = sse_run(io, &url, &["-d", "500ms", "-c", "2"]) else {
+            continue;
+        };
+        let at = format!("--io {io}: {}", cut.stderr());
+        assert_eq!(cut.count("/requests/unfinished"), 2, "{at}");
+        let warned = cut.result()["warnings"].to_string();
+        assert!(
+            warned.contains("2 streams were still open when the run ended"),
+            "{at}: {warned}"
+        );
+    }
 }

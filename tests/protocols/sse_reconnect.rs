@@ -10,7 +10,8 @@
 //! under uvicorn (tests/sse_support/sse_app.py's `/resume`, which keeps
 //! the `Last-Event-ID` each request carried): every event arrives once,
 //! the reconnects are counted, and the wait across a reconnect is no gap
-//! between events.
+//! between events. A network error that cuts a stream is reconnected
+//! after too, and counted (a raw server that closes mid-body).
 
 use stampede_testkit::{
     binary, free_port, one_thread, run_ok, run_stampede, skip_or_fail, spawn_target, tool_or_skip,
@@ -175,4 +176,122 @@ fn sse_starlette_is_sent_the_last_id_the_client_received() {
         serde_json::json!([null, "2", "5", "8", "9"]),
         "{seen}"
     );
+}
+
+/// Reads one request head from `stream`; its `Last-Event-ID` (None: none
+/// sent), or Err when the client closed the connection.
+fn last_event_id_of(stream: &mut TcpStream) -> Result<Option<String>, ()> {
+    use std::io::Read;
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        match stream.read(&mut byte) {
+            Ok(1) => head.push(byte[0]),
+            _ => return Err(()),
+        }
+    }
+    let head = String::from_utf8_lossy(&head).to_string();
+    Ok(head.lines().find_map(|line| {
+        let (name, value) = line.split_once(':')?;
+        name.eq_ignore_ascii_case("last-event-id")
+            .then(|| value.trim().to_string())
+    }))
+}
+
+/// Events `ids` as chunks of a chunked `text/event-stream` body.
+fn event_chunks(ids: std::ops::Range<u32>) -> String {
+    ids.map(|i| {
+        let event = format!("retry: 20\nid: {i}\ndata: {i}\n\n");
+        format!("{:x}\r\n{event}\r\n", event.len())
+    })
+    .collect()
+}
+
+/// The WHATWG EventSource reconnects after a network error too, not only
+/// after the server's clean end: the constructor's fetch steps say "If res
+/// is an aborted network error, then fail the connection. Otherwise, if
+/// res is a network error, then reestablish the connection, unless the
+/// user agent knows that to be futile" (WHATWG HTML §9.2.2), and
+/// "reestablish the connection" (§9.2.3) waits the reconnection time and
+/// sends `Last-Event-ID`. A server that cuts the first response mid-body
+/// (its connection closed inside the chunked body): the stream goes on on
+/// a new connection after the last ID it received, the reconnect is
+/// counted in `stream.reconnects` and the error in `stream.errors`.
+#[test]
+fn a_stream_cut_by_a_network_error_is_reconnected_with_its_last_event_id() {
+    use std::io::Write;
+    use std::sync::{Arc, Mutex};
+    let seen: Arc<Mutex<Vec<Option<String>>>> = Arc::default();
+    let log = seen.clone();
+    let server = stampede_testkit::RawServer::start(move |mut stream| {
+        let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n";
+        while let Ok(id) = last_event_id_of(&mut stream) {
+            log.lock().unwrap().push(id.clone());
+            let reply = match id.as_deref() {
+                // Events 0-2, then the connection closes inside the body.
+                None => {
+                    let _ = stream.write_all(format!("{head}{}", event_chunks(0..3)).as_bytes());
+                    return;
+                }
+                // Events 3-4 and the body's clean end.
+                Some("2") => format!("{head}{}0\r\n\r\n", event_chunks(3..5)),
+                // Nothing left: a 204 ends the reconnects.
+                _ => "HTTP/1.1 204 No Content\r\n\r\n".to_string(),
+            };
+            if stream.write_all(reply.as_bytes()).is_err() {
+                return;
+            }
+        }
+    });
+    let url = server.url("/events");
+    let run = run_stampede(
+        binary(),
+        &[
+            "run",
+            &url,
+            "--sse",
+            "--sse-for",
+            "20s",
+            "--sse-reconnect",
+            "-n",
+            "1",
+        ],
+    );
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let stream = &run.result()["stream"];
+    // Every event once: 0-2 before the cut, 3-4 after it.
+    assert_eq!(run.count("/stream/events"), 5, "{stream}");
+    // Once after the error, once after the clean end.
+    assert_eq!(run.count("/stream/reconnects"), 2, "{stream}");
+    assert_eq!(run.count("/stream/errors"), 1, "{stream}");
+    // One stream, one request, booked with its last answer.
+    assert_eq!(run.count("/requests/success"), 1, "{stream}");
+    assert_eq!(run.count("/status/204"), 1, "{}", run.result()["status"]);
+    assert_eq!(
+        run.count("/connections/opened"),
+        2,
+        "a new connection after the cut"
+    );
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(
+        seen,
+        [None, Some("2".to_string()), Some("4".to_string())],
+        "the reconnection after the cut carried the last ID received"
+    );
+}
+
+#[test]
+fn without_sse_reconnect_a_cut_stream_is_its_error() {
+    use std::io::Write;
+    let server = stampede_testkit::RawServer::start(|mut stream| {
+        if last_event_id_of(&mut stream).is_ok() {
+            let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n";
+            let _ = stream.write_all(format!("{head}{}", event_chunks(0..3)).as_bytes());
+        }
+    });
+    let url = server.url("/events");
+    let run = run_stampede(binary(), &["run", &url, "--sse", "-n", "1"]);
+    assert_eq!(run.count("/requests/errors"), 1, "{}", run.stderr());
+    assert_eq!(run.count("/stream/events"), 3);
+    assert_eq!(run.count("/stream/errors"), 0);
 }

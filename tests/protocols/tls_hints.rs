@@ -27,7 +27,10 @@ fn https_to_a_plain_port_says_use_http() {
             continue;
         }
         let sample = tls_sample(&[&url, "-n", "2", "-c", "1", "-t", "1", "--io", io]);
-        assert!(sample.contains("use an http:// URL"), "--io {io}: {sample}");
+        assert!(
+            sample.contains("use an http:// (or ws://) URL"),
+            "--io {io}: {sample}"
+        );
     }
 }
 

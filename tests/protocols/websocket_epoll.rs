@@ -1,21 +1,15 @@
 //! `stampede run ws://… --io epoll`: WebSocket on the epoll reactor,
 //! against the servers websocket_client.rs runs the tokio driver against:
-//! `stampede serve`'s `/ws/echo` (its `/stats` counts the same messages),
-//! Python's `websockets` (a peer nobody here wrote), and hand-rolled
-//! servers that close mid-run, refuse the upgrade, or stall (the open
-//! model's latency from the intended send), and `wss://` through the
-//! reactor's TLS. The same run on `--io tokio` and `--io epoll` books the
-//! same counts.
+//! `stampede serve`'s `/ws/echo` (its `/stats` counts the same messages)
+//! and hand-rolled servers that close mid-run or refuse the upgrade, and
+//! `wss://` through the reactor's TLS. The same run on `--io tokio` and
+//! `--io epoll` books the same counts. Python's `websockets` and the open
+//! model's stall are websocket_loops.rs's, one table over every loop.
 
-use crate::websocket_client::{
-    python_with_websockets, stats, ws_server, ws_url, Script, PYTHON_SERVER,
-};
+use crate::websocket_client::{stats, ws_server, ws_url, Script};
 use stampede_testkit::{
     answer_each_request, binary, run_ok, run_stampede, RawServer, ServeProcess,
 };
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
-use std::time::Instant;
 
 #[test]
 fn echo_counts_on_epoll_agree_with_the_targets_own() {
@@ -143,54 +137,6 @@ fn a_duration_run_ends_every_connection_with_a_close_on_tokio_and_on_epoll() {
 }
 
 #[test]
-fn python_websockets_server_counts_what_epoll_counts() {
-    let Some(python) = python_with_websockets() else {
-        return;
-    };
-    let mut server = Command::new(&python)
-        .args(["-c", PYTHON_SERVER, "3"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the websockets server starts");
-    let mut lines = BufReader::new(server.stdout.take().unwrap()).lines();
-    let port = lines.next().expect("a port line").unwrap();
-    let url = format!("ws://127.0.0.1:{port}/");
-    let run = run_stampede(
-        binary(),
-        &[
-            "run", &url, "--io", "epoll", "-c", "3", "-t", "1", "-n", "300",
-        ],
-    );
-    let counted = lines.next();
-    let _ = server.kill();
-    let _ = server.wait();
-    assert_eq!(run.code(), Some(0), "{}", run.stderr());
-    run.assert_accounted("python peer on epoll");
-    assert_eq!(run.result()["plan"]["io"], "epoll");
-    let counted = counted.expect("the server's counts").unwrap();
-    let counted: serde_json::Value = serde_json::from_str(&counted).unwrap();
-    assert_eq!(counted["in"], 300, "{counted}");
-    assert_eq!(counted["out"], 300, "{counted}");
-    assert_eq!(run.count("/websocket/messages_sent"), 300);
-    assert_eq!(run.count("/websocket/messages_received"), 300);
-    assert_eq!(run.count("/requests/success"), 300);
-    // Its ping on each connection was answered; each close was the
-    // client's 1000, answered with 1000.
-    assert_eq!(counted["pongs"], 3, "{counted}");
-    assert_eq!(run.count("/websocket/pings_answered"), 3);
-    assert_eq!(
-        counted["closes"],
-        serde_json::json!([1000, 1000, 1000]),
-        "{counted}"
-    );
-    assert_eq!(
-        run.result()["websocket"]["close_codes"],
-        serde_json::json!({"1000": 3})
-    );
-}
-
-#[test]
 fn a_server_closing_mid_run_on_epoll_has_its_close_codes_counted() {
     let server = ws_server(Script::CloseAfterThree);
     let url = ws_url(&server);
@@ -251,35 +197,6 @@ fn a_refused_upgrade_on_epoll_is_an_upgrade_error_per_message() {
     assert_eq!(run.count("/requests/success"), 0);
     let sample = run.result()["error_samples"]["ws_upgrade_refused"][0].to_string();
     assert!(sample.contains("200 OK, not 101"), "{sample}");
-}
-
-#[test]
-fn the_open_model_on_epoll_counts_a_stall_from_each_messages_intended_send() {
-    let server = ws_server(Script::StallOnce(Instant::now()));
-    let url = ws_url(&server);
-    // 50 messages/s over 3 s on at most 4 connections: during the 1 s
-    // stall the messages due wait in the backlog, and their latency counts
-    // from when they were due.
-    let run = run_ok(&[
-        "run", &url, "--io", "epoll", "-r", "50", "-c", "4", "-n", "150",
-    ]);
-    run.assert_accounted("stall on epoll");
-    assert_eq!(run.result()["plan"]["io"], "epoll");
-    assert_eq!(run.count("/requests/success"), 150);
-    let ws = &run.result()["websocket"];
-    let rtt = &ws["rtt"];
-    assert_eq!(rtt["count"], 150, "{ws}");
-    assert!(rtt["max_us"].as_u64().unwrap() >= 900_000, "{rtt}");
-    assert!(rtt["p99_us"].as_u64().unwrap() >= 800_000, "{rtt}");
-    // Once the count is answered, every connection closes with 1000,
-    // answered by the server, as on tokio.
-    let connections = run.count("/websocket/connections");
-    assert!((1..=4).contains(&connections), "{ws}");
-    assert_eq!(
-        ws["close_codes"],
-        serde_json::json!({"1000": connections}),
-        "{ws}"
-    );
 }
 
 #[test]

@@ -1,21 +1,23 @@
 //! `stampede run ws://… --io uring`: WebSocket on the io_uring reactor,
 //! against the servers websocket_client.rs (tokio) and websocket_epoll.rs
 //! (epoll) run: `stampede serve`'s `/ws/echo` (its `/stats` counts the
-//! same messages), Python's `websockets` (a peer nobody here wrote), and
-//! hand-rolled servers that close mid-run, refuse the upgrade, or stall.
+//! same messages) and hand-rolled servers that close mid-run or refuse
+//! the upgrade (Python's `websockets` and a stall: websocket_loops.rs).
 //! The same run on epoll and io_uring books the same counts; a duration
-//! run closes every connection with 1000; `wss://` is refused in one line.
+//! run closes every connection with 1000; `wss://` goes through the
+//! reactor's TLS, counted alike by `stampede serve --tls` (its `--metrics`)
+//! and by Python's `websockets` over TLS (which sees ALPN `http/1.1`).
 //! Each test is skipped (or fails under its declaration) where the kernel
 //! has no io_uring.
 
 use crate::websocket_client::{
-    python_with_websockets, stats, ws_server, ws_url, Script, PYTHON_SERVER,
+    python_with_websockets, served_ws, stats, ws_server, ws_url, Script, PYTHON_SERVER,
 };
 use stampede_testkit::{answer_each_request, event_loop_or_skip, run_on_loop, RawServer, Run};
-use stampede_testkit::{run_ok_on_loop, ServeProcess};
+use stampede_testkit::{free_port, http_get, run_ok_on_loop, wait_for, ServeProcess};
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
-use std::time::Instant;
+use std::time::Duration;
 
 /// `args` on io_uring, which ran it; `None` where the kernel has none.
 fn on_uring(args: &[&str]) -> Option<Run> {
@@ -178,30 +180,6 @@ fn a_refused_upgrade_on_io_uring_is_an_upgrade_error_per_message() {
 }
 
 #[test]
-fn the_open_model_on_io_uring_counts_a_stall_from_each_messages_intended_send() {
-    let server = ws_server(Script::StallOnce(Instant::now()));
-    let url = ws_url(&server);
-    let Some(run) = run_ok_on_loop("uring", &["run", &url, "-r", "50", "-c", "4", "-n", "150"])
-    else {
-        return;
-    };
-    run.assert_accounted("stall on io_uring");
-    assert_eq!(run.count("/requests/success"), 150);
-    let ws = &run.result()["websocket"];
-    let rtt = &ws["rtt"];
-    assert_eq!(rtt["count"], 150, "{ws}");
-    assert!(rtt["max_us"].as_u64().unwrap() >= 900_000, "{rtt}");
-    assert!(rtt["p99_us"].as_u64().unwrap() >= 800_000, "{rtt}");
-    let connections = run.count("/websocket/connections");
-    assert!((1..=4).contains(&connections), "{ws}");
-    assert_eq!(
-        ws["close_codes"],
-        serde_json::json!({"1000": connections}),
-        "{ws}"
-    );
-}
-
-#[test]
 fn a_binary_message_larger_than_a_receive_buffer_comes_back_whole_on_io_uring() {
     let dir = stampede_testkit::temp_dir("ws-uring-binary");
     let file = dir.join("payload.bin");
@@ -238,50 +216,77 @@ fn a_binary_message_larger_than_a_receive_buffer_comes_back_whole_on_io_uring() 
 }
 
 #[test]
-fn python_websockets_server_counts_what_io_uring_counts() {
+fn wss_on_io_uring_counts_agree_with_the_targets_own_metrics() {
+    let metrics = free_port();
+    let address = format!("127.0.0.1:{metrics}");
+    let serve = ServeProcess::start(&["--tls", "--metrics", &address]);
+    wait_for(Duration::from_secs(15), || http_get(metrics, "/metrics")).expect("/metrics");
+    let url = format!("wss://127.0.0.1:{}/ws/echo", serve.port);
+    let args = ["run", &url, "--insecure", "-c", "3", "-t", "1", "-n", "150"];
+    let Some(run) = run_ok_on_loop("uring", &args) else {
+        return;
+    };
+    run.assert_accounted("wss on io_uring");
+    assert_eq!(run.result()["plan"]["io"], "uring", "{}", run.stderr());
+    let ws = &run.result()["websocket"];
+    assert_eq!(run.count("/requests/success"), 150, "{ws}");
+    assert_eq!(run.count("/websocket/messages_sent"), 150, "{ws}");
+    assert_eq!(run.count("/websocket/messages_received"), 150, "{ws}");
+    assert_eq!(run.count("/websocket/setup/count"), 3, "{ws}");
+    assert_eq!(ws["close_codes"], serde_json::json!({"1000": 3}), "{ws}");
+    // The frames' bytes before TLS, as over ws://: "hello" masked is 11
+    // bytes, each close 8; back 7 and 4.
+    assert_eq!(run.count("/websocket/bytes_sent"), 150 * 11 + 3 * 8, "{ws}");
+    assert_eq!(run.count("/websocket/bytes_received"), 150 * 7 + 3 * 4);
+    // The server counted the same messages each way, over the same TLS.
+    assert_eq!(served_ws(metrics), [3, 150, 150]);
+}
+
+#[test]
+fn python_websockets_over_tls_counts_what_io_uring_counts_with_alpn_http_1_1() {
     if !event_loop_or_skip("uring") {
         return;
     }
     let Some(python) = python_with_websockets() else {
         return;
     };
+    let dir = stampede_testkit::temp_dir("ws-uring-tls-python");
+    let certified = rcgen::generate_simple_self_signed(vec!["127.0.0.1".into()]).unwrap();
+    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+    std::fs::write(&cert, certified.cert.pem()).unwrap();
+    std::fs::write(&key, certified.signing_key.serialize_pem()).unwrap();
     let mut server = Command::new(&python)
         .args(["-c", PYTHON_SERVER, "3"])
+        .args([&cert, &key])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("the websockets server starts");
     let mut lines = BufReader::new(server.stdout.take().unwrap()).lines();
     let port = lines.next().expect("a port line").unwrap();
-    let url = format!("ws://127.0.0.1:{port}/");
-    let run = on_uring(&["run", &url, "-c", "3", "-t", "1", "-n", "300"]).expect("io_uring");
+    let url = format!("wss://127.0.0.1:{port}/");
+    let args = ["run", &url, "--insecure", "-c", "3", "-t", "1", "-n", "300"];
+    let run = on_uring(&args).expect("io_uring");
     let counted = lines.next();
     let _ = server.kill();
     let _ = server.wait();
+    let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(run.code(), Some(0), "{}", run.stderr());
-    run.assert_accounted("python peer on io_uring");
+    run.assert_accounted("python peer over TLS on io_uring");
     let counted = counted.expect("the server's counts").unwrap();
     let counted: serde_json::Value = serde_json::from_str(&counted).unwrap();
     assert_eq!(counted["in"], 300, "{counted}");
     assert_eq!(counted["out"], 300, "{counted}");
+    assert_eq!(run.count("/websocket/messages_sent"), 300);
     assert_eq!(run.count("/websocket/messages_received"), 300);
-    // Its ping on each connection was answered; each close was the
-    // client's 1000, answered with 1000.
+    // Each connection offered http/1.1 in its ClientHello (RFC 6455 runs
+    // over HTTP/1.1), answered its ping and closed with 1000.
+    let alpn = serde_json::json!(["http/1.1", "http/1.1", "http/1.1"]);
+    assert_eq!(counted["alpn"], alpn, "{counted}");
     assert_eq!(counted["pongs"], 3, "{counted}");
-    assert_eq!(run.count("/websocket/pings_answered"), 3);
     assert_eq!(
         counted["closes"],
         serde_json::json!([1000, 1000, 1000]),
         "{counted}"
     );
-}
-
-#[test]
-fn wss_on_io_uring_is_refused_in_one_line() {
-    let out =
-        stampede_testkit::stampede(&["run", "wss://127.0.0.1:9/", "--io", "uring", "-n", "1"]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
-    assert!(stderr.contains("epoll and tokio drive wss://"), "{stderr}");
 }

@@ -37,19 +37,24 @@ def on_response(connection, request, response):
 
 async def handler(ws):
     global ended
-    async for message in ws:
-        counts["in"] += 1
-        try:
-            id = json.loads(message)["id"]
-        except Exception:
-            id = None
-        await ws.send(json.dumps({"note": "pushed before the reply"}))
-        counts["pushes"] += 1
-        await ws.send(json.dumps({"id": id, "seen": message}))
-        counts["replies"] += 1
-    ended += 1
-    if ended == expected:
-        done.set()
+    # A connection that ends while its replies are still being sent (the
+    # client's close behind messages it paired with pushes) raises out of
+    # send(): it has ended all the same, or the counts would never come.
+    try:
+        async for message in ws:
+            counts["in"] += 1
+            try:
+                id = json.loads(message)["id"]
+            except Exception:
+                id = None
+            await ws.send(json.dumps({"note": "pushed before the reply"}))
+            counts["pushes"] += 1
+            await ws.send(json.dumps({"id": id, "seen": message}))
+            counts["replies"] += 1
+    finally:
+        ended += 1
+        if ended == expected:
+            done.set()
 
 async def main():
     global done
@@ -265,6 +270,9 @@ fn replies_paired_by_an_extracted_id_pass_the_servers_pushes_on_every_driver() {
         assert_eq!(counts["in"], 40, "{io}: {counts}");
         assert_eq!(counts["replies"], 40, "{io}: {counts}");
         assert_eq!(counts["pushes"], 40, "{io}: {counts}");
+        // The result's plan says how replies were paired.
+        let plan = &run.result()["plan"]["websocket"];
+        assert_eq!(plan["match_id"], "json($.id)", "{io}: {plan}");
     }
     // Paired by order, a push is taken for a reply: the check sees it.
     let (server, url, lines) = pushing_server(&python, 1);
@@ -365,6 +373,7 @@ fn bad_websocket_workloads_are_refused_in_one_line() {
         (vec!["--scenario", &no_send], "add send ="),
         (vec!["--scenario", &mixed], "all one or the other"),
         (vec!["--scenario", &sent, "--io", "epoll"], "run on tokio"),
+        (vec!["--scenario", &sent, "--ws-rate", "5"], "think times"),
         (
             vec!["ws://127.0.0.1:9/", "--check", "status == 101"],
             "has no status",

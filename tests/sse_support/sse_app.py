@@ -5,7 +5,9 @@ body. /resume/{n}/{k}: events 0..n-1 with ids, k per response and then the end
 of the body, each response resuming after the Last-Event-ID it was sent (a
 204 once none is left), each event with retry: 20; /seen lists the
 Last-Event-ID each /resume request carried (null: none), in order.
-Usage: python3 sse_app.py PORT"""
+Usage: python3 sse_app.py PORT [uvicorn|hypercorn]: uvicorn speaks HTTP/1.1;
+hypercorn (PyPI) speaks HTTP/1.1 and HTTP/2 with prior knowledge (h2c), for
+tests/protocols/sse_h2.rs."""
 
 import asyncio
 import sys
@@ -64,4 +66,14 @@ app = Starlette(
 )
 
 if __name__ == "__main__":
-    uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
+    port = int(sys.argv[1])
+    if sys.argv[2:] == ["hypercorn"]:
+        from hypercorn.asyncio import serve
+        from hypercorn.config import Config
+
+        config = Config()
+        config.bind = [f"127.0.0.1:{port}"]
+        config.loglevel = "WARNING"
+        asyncio.run(serve(app, config))
+    else:
+        uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")

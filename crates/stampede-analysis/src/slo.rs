@@ -245,7 +245,7 @@ pub enum SloError {
         part: String,
     },
     /// A figure name the SLO grammar does not know.
-    #[error("SLO condition '{part}': unknown figure '{name}' (use p50…p99.99, mean, min, max, errors, rps, goodput, checks)")]
+    #[error("SLO condition '{part}': unknown figure '{name}' (use p50…p99.99, mean, min, max, errors, rps, goodput, checks; for streams and WebSocket sse_gap_, sse_first_event_, ws_rtt_, ws_setup_ with p50, p99 or max)")]
     UnknownMetric {
         /// The condition as written.
         part: String,
@@ -690,6 +690,7 @@ pub(crate) mod tests {
             ("p99<250ms,latency<3ms", "unknown figure 'latency'"),
             ("p101<3ms", "unknown figure 'p101'"),
             ("p0<3ms", "unknown figure 'p0'"),
+            ("ws_rtt_p98<50ms", "ws_rtt_, ws_setup_ with p50, p99 or max"),
             ("p99<fast", "'fast' is not a non-negative number"),
             ("p99<-3ms", "'-3ms' is not a non-negative number"),
             ("p99<", "'' is not a non-negative number"),

@@ -61,6 +61,10 @@ pub enum EngineError {
     /// scenario, a script): the reactor's HTTP/2 sends fixed requests only.
     #[error("--io epoll drives HTTP/2 with fixed requests only; a workload (templates, feeders, checks, scenarios, scripts) over HTTP/2 runs on tokio (use --io tokio or auto)")]
     Http2WorkloadNeedsTokio,
+    /// `--sse --http2` with a workload: HTTP/2 watches the streams of
+    /// fixed requests only (drive/h2/h2_stream.rs).
+    #[error("--sse over HTTP/2 watches fixed requests only; a workload's (templates, feeders, checks, scenarios, scripts) streams are watched over HTTP/1.1")]
+    Http2WorkloadStream,
     /// `--log-requests`: its writer thread could not be started.
     #[error("cannot start the request log writer")]
     RequestLog(#[source] std::io::Error),

@@ -19,6 +19,7 @@
 //! | `net/` | reaching the target: DNS, source addresses, `transport/` (TCP, Unix, proxy, TLS, QUIC), error classes, TLS hints |
 //! | `workload/` | templates, feeders, checks, extractors and scenario steps, one session per virtual user |
 //! | `http1/` | HTTP/1.x: requests encoded once, the response framer, content codings |
+//! | `stream/` | what `--sse` watches of a streamed body over HTTP/1.1 and HTTP/2: the event-stream parser, a stream's clocks and counts, the reconnection's rules |
 //! | `monitor/` | the process monitor: the servers' and stampede's CPU and memory from /proc |
 //!
 //! `error.rs` holds the engine's own failures ([`EngineError`]).
@@ -32,6 +33,7 @@ mod net;
 mod plan;
 mod redirects;
 mod run;
+mod stream;
 mod worker;
 mod workload;
 

@@ -1,6 +1,6 @@
 //! `stampede serve --metrics ADDR`: the built-in target's own counters
 //! (responses by status, and by route and status, connections, bytes
-//! written, TLS, HTTP/2 and HTTP/3) as metric families, served at
+//! written, TLS, HTTP/2, HTTP/3 and WebSocket messages) as metric families, served at
 //! `/metrics` by the same endpoint and encoder as `run --metrics`
 //! (metrics_endpoint.rs), so the server side appears on the same
 //! dashboard. Read from the target's exact counters at each scrape
@@ -89,6 +89,21 @@ pub fn target_families(stats: &StatsSnapshot) -> Vec<Family> {
             "stampede_target_h3_streams",
             "HTTP/3 request streams accepted",
             stats.h3_streams_total,
+        ),
+        (
+            "stampede_target_ws_connections",
+            "WebSocket connections upgraded (/ws/echo, /ws/push)",
+            stats.ws_sessions,
+        ),
+        (
+            "stampede_target_ws_messages_received",
+            "WebSocket text and binary messages received (a fragmented one once)",
+            stats.ws_messages_in,
+        ),
+        (
+            "stampede_target_ws_messages_sent",
+            "WebSocket text and binary messages sent (echoes and pushes)",
+            stats.ws_messages_out,
         ),
     ];
     families.extend(counters.into_iter().map(|(name, help, value)| Family {

@@ -80,7 +80,7 @@ pub use replay_result::{RecordedTimes, ReplayGroup, ReplayResult};
 pub use result::{
     intended_requests, Breakdown, CompressionSummary, Http2Result, NegotiatedTls, PlanSummary,
     RedirectCounts, RequestCounts, RequestLogSummary, RunResult, ScheduleSummary, SloCheck,
-    StageSummary, TimingSummary, RESULT_SCHEMA,
+    StageSummary, TimingSummary, WebSocketPlan, RESULT_SCHEMA,
 };
 pub use result_window::{window_of, window_text, WindowError};
 pub use run_id::new_run_id;

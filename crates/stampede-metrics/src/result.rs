@@ -34,8 +34,9 @@ pub struct PlanSummary {
     /// Open model: `"uniform"` or `"poisson"`.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub arrival: Option<String>,
-    /// Open model, `--batch-reads`: answers were read once per pace window,
-    /// each latency up to one window high.
+    /// Open model, `--batch-reads`: answers were read once per pace window;
+    /// HTTP/1.1 answers stamped with the kernel's receive time, HTTP/2
+    /// ones when read (up to one window high).
     #[serde(skip_serializing_if = "std::ops::Not::not", default)]
     pub batch_reads: bool,
     /// The target over time, as stages `{duration_s, target}` starting from `start`.
@@ -90,6 +91,55 @@ pub struct PlanSummary {
     /// engine's caller; absent for a plain URL.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub name: Option<String>,
+    /// A `ws://` or `wss://` run: what each message was and what the
+    /// upgrade offered, so `compare` tells two workloads apart.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub websocket: Option<WebSocketPlan>,
+}
+
+/// What a WebSocket run sent and offered (`--ws-message`, `--ws-binary`,
+/// `--ws-subprotocol`, `--ws-deflate`, `--ws-rate`, `--ws-match-id`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WebSocketPlan {
+    /// The message as given, bytes (a template's before rendering).
+    pub message_bytes: usize,
+    /// Binary frames (`--ws-binary`) rather than text.
+    pub binary: bool,
+    /// The subprotocols offered, in order of preference.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub subprotocols: Vec<String>,
+    /// `permessage-deflate` offered.
+    pub deflate: bool,
+    /// `--ws-rate`: messages per second on each connection (absent: each
+    /// connection sends its next message once the last is answered).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_per_connection: Option<f64>,
+    /// `--ws-match-id`: the extractor replies are paired with their
+    /// messages by (absent: by order).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub match_id: Option<String>,
+}
+
+impl WebSocketPlan {
+    /// As a reader sees it: `5-byte text messages, permessage-deflate
+    /// offered, subprotocols chat`.
+    pub fn describe(&self) -> String {
+        let kind = if self.binary { "binary" } else { "text" };
+        let mut text = format!("{}-byte {kind} messages", self.message_bytes);
+        if self.deflate {
+            text.push_str(", permessage-deflate offered");
+        }
+        if !self.subprotocols.is_empty() {
+            text.push_str(&format!(", subprotocols {}", self.subprotocols.join(" ")));
+        }
+        if let Some(rate) = self.rate_per_connection {
+            text.push_str(&format!(", {rate}/s per connection"));
+        }
+        if let Some(source) = &self.match_id {
+            text.push_str(&format!(", replies paired by {source}"));
+        }
+        text
+    }
 }
 
 /// The TLS version, cipher suite and ALPN protocol a handshake settled,
@@ -194,6 +244,14 @@ impl PlanSummary {
             seed: None,
             script: None,
             name: None,
+            websocket: plan.transport.websocket.as_ref().map(|ws| WebSocketPlan {
+                message_bytes: ws.message.len(),
+                binary: ws.binary,
+                subprotocols: ws.subprotocols.clone(),
+                deflate: ws.deflate,
+                rate_per_connection: ws.pace.map(|pace| 1.0 / pace.as_secs_f64()),
+                match_id: ws.match_id.clone(),
+            }),
         }
     }
 }

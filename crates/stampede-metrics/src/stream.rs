@@ -26,6 +26,9 @@ pub struct StreamFigures<'a> {
     pub length: Duration,
     /// Connections made again to go on with the stream (`--sse-reconnect`).
     pub reconnects: u64,
+    /// Network errors the stream was connected again after (counted in
+    /// `reconnects` too).
+    pub errors: u64,
 }
 
 /// Streams gathered by a worker, or merged.
@@ -37,6 +40,8 @@ pub struct StreamBooks {
     pub events: u64,
     /// Connections made again to go on with a stream (`--sse-reconnect`).
     pub reconnects: u64,
+    /// Network errors a stream was connected again after.
+    pub errors: u64,
     /// From a request's send to the first byte of its body, µs.
     pub first_byte: LatencyHistogram,
     /// From a request's send to its first event, µs.
@@ -53,6 +58,7 @@ impl Default for StreamBooks {
             streams: 0,
             events: 0,
             reconnects: 0,
+            errors: 0,
             first_byte: new_latency_histogram(),
             first_event: new_latency_histogram(),
             gap: new_latency_histogram(),
@@ -71,6 +77,7 @@ impl StreamBooks {
         self.streams += 1;
         self.events += s.events;
         self.reconnects += s.reconnects;
+        self.errors += s.errors;
         if let Some(d) = s.first_byte {
             record_latency(&mut self.first_byte, micros(d));
         }
@@ -88,6 +95,7 @@ impl StreamBooks {
         self.streams += other.streams;
         self.events += other.events;
         self.reconnects += other.reconnects;
+        self.errors += other.errors;
         for (mine, theirs) in [
             (&mut self.first_byte, &other.first_byte),
             (&mut self.first_event, &other.first_event),
@@ -157,6 +165,10 @@ pub struct StreamResult {
     pub events_per_s: f64,
     /// Connections made again to go on with a stream (`--sse-reconnect`).
     pub reconnects: u64,
+    /// Network errors a stream was connected again after (`--sse-reconnect`;
+    /// each is in `reconnects` too). Absent from files written before it.
+    #[serde(default)]
+    pub errors: u64,
     /// From the send to the first body byte, per stream.
     pub first_byte: StreamSummary,
     /// From the send to the first event, per stream.
@@ -177,6 +189,7 @@ impl StreamResult {
             events: books.events,
             events_per_s: crate::per_second(books.events, elapsed),
             reconnects: books.reconnects,
+            errors: books.errors,
             first_byte: StreamSummary::of(&books.first_byte),
             first_event: StreamSummary::of(&books.first_event),
             gap: StreamSummary::of(&books.gap),
@@ -196,6 +209,7 @@ impl StreamResult {
             streams: self.streams,
             events: self.events,
             reconnects: self.reconnects,
+            errors: self.errors,
             first_byte: decode_histogram(&self.histograms.first_byte)?,
             first_event: decode_histogram(&self.histograms.first_event)?,
             gap: decode_histogram(&self.histograms.gap)?,
@@ -217,7 +231,8 @@ mod tests {
             gaps_us: &[50_000, 50_000, 1_000_000],
             events: 4,
             length: Duration::from_millis(1_200),
-            reconnects: 1,
+            reconnects: 2,
+            errors: 1,
         });
         let mut b = StreamBooks::default();
         b.record(&StreamFigures {
@@ -227,10 +242,11 @@ mod tests {
             events: 0,
             length: Duration::from_millis(5),
             reconnects: 0,
+            errors: 0,
         });
         a.merge(&b);
         let r = StreamResult::of(&a, Duration::from_secs(2));
-        assert_eq!((r.streams, r.events, r.reconnects), (2, 4, 1));
+        assert_eq!((r.streams, r.events, r.reconnects, r.errors), (2, 4, 2, 1));
         assert_eq!(r.events_per_s, 2.0);
         assert_eq!(r.gap.count, 3);
         assert!(r.gap.p50_us.abs_diff(50_000) < 100, "{:?}", r.gap);

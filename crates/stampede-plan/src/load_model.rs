@@ -232,8 +232,8 @@ pub enum LoadModel {
         /// one's intended instant. Zero: one wake per intended instant.
         pace_window: Duration,
         /// `--batch-reads`: the reactors read answers once per
-        /// `pace_window` too, so a wake-up takes many; an answer's time is
-        /// taken when it is read, up to one window after it came.
+        /// `pace_window` too, so a wake-up takes many; an HTTP/1.1
+        /// answer's time is the kernel's receive time, not the read's.
         batch_reads: bool,
     },
 }

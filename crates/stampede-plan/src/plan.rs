@@ -87,8 +87,8 @@ impl Plan {
     /// closed and the open model; epoll also speaks HTTP/2 (h2c, or h2 over
     /// TLS) with fixed requests, in both models, under `--io epoll` and
     /// `auto` (tokio takes the rest).
-    /// A proxy's CONNECT tunnel is the tokio path's. WebSocket runs on
-    /// epoll (`ws://`, `wss://`) and io_uring (`ws://`).
+    /// A proxy's CONNECT tunnel is the tokio path's. WebSocket (`ws://`,
+    /// `wss://`) runs on both.
     pub fn reactor_limitation(&self) -> Option<&'static str> {
         if self.uses_tls() && self.transport.proxy.is_some() {
             Some("TLS through a proxy (CONNECT)")
@@ -109,11 +109,6 @@ impl Plan {
             .is_some_and(|ws| ws.scenario)
         {
             Some("WebSocket scenario steps (think times and closes between steps)")
-        } else if self.transport.websocket.is_some()
-            && self.uses_tls()
-            && self.transport.io == crate::IoBackend::Uring
-        {
-            Some("wss:// (io_uring drives ws://; epoll and tokio drive wss://)")
         } else if self.transport.stream.reconnect {
             Some("--sse-reconnect")
         } else {
@@ -219,9 +214,11 @@ impl Plan {
         if self.connect_timeout.is_zero() || self.timeout.is_zero() {
             return Err(PlanError::AboveZero(Setting::Timeouts));
         }
+        // WebSocket first: its refusals name the flag to drop, where the
+        // others would point an upgrade towards https:// or HTTP/2.
+        crate::websocket_spec::check(self)?;
         crate::http3::check(self)?;
         crate::stream_spec::check(self)?;
-        crate::websocket_spec::check(self)?;
         if let Some(at_most) = self.transport.stream.for_at_most {
             // A stream still open then ends, as a success (the engine's books).
             self.timeout = at_most;

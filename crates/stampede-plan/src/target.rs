@@ -107,7 +107,8 @@ impl Target {
 /// `/index.html`), or an http scheme without `//` (`http:/index.html`,
 /// which would otherwise be read as the host `http`).
 fn missing_host(text: &str, with_scheme: &str) -> Option<&'static str> {
-    let has_http_scheme = ["http:", "https:"].iter().any(|scheme| {
+    // ws: and wss: too: `stampede run` upgrades their http(s) URLs.
+    let has_http_scheme = ["http:", "https:", "ws:", "wss:"].iter().any(|scheme| {
         text.get(..scheme.len())
             .is_some_and(|start| start.eq_ignore_ascii_case(scheme))
     });
@@ -189,6 +190,8 @@ mod tests {
             "http://user@/x",
             "http://?q",
             "http://\\\\index.html",
+            "ws:/127.0.0.1:1/ws/echo",
+            "WSS:/127.0.0.1:1/",
         ] {
             match Target::parse(text) {
                 Err(PlanError::Url { url, reason }) => {

@@ -19,6 +19,12 @@ pub struct WebSocketSpec {
     /// Offer `permessage-deflate` (RFC 7692) and compress messages when
     /// the server agrees (`--ws-deflate`).
     pub deflate: bool,
+    /// The time between two messages due on one connection of the closed
+    /// model (`--ws-rate`: a second over the rate): each connection's
+    /// messages are due at its own instants, their latency counted from
+    /// them. `None`: each connection sends its next message as soon as the
+    /// last is answered.
+    pub pace: Option<std::time::Duration>,
     /// Replies are paired with the message carrying the same id, found by
     /// this extractor (`--ws-match-id 'json($.id)'`), not by order.
     pub match_id: Option<String>,
@@ -34,6 +40,7 @@ impl Default for WebSocketSpec {
             binary: false,
             subprotocols: Vec::new(),
             deflate: false,
+            pace: None,
             match_id: None,
             scenario: false,
         }
@@ -50,6 +57,9 @@ pub(crate) fn check(plan: &Plan) -> Result<(), PlanError> {
             "a ws:// URL upgrades one HTTP/1.1 GET to WebSocket: drop {what}"
         )))
     };
+    if plan.request.method == "HEAD" {
+        return refuse("--head (the upgrade is a GET)");
+    }
     if plan.request.method != "GET" {
         return refuse("-m (the upgrade is a GET)");
     }
@@ -93,6 +103,13 @@ pub(crate) fn check(plan: &Plan) -> Result<(), PlanError> {
     if !plan.keepalive {
         return refuse("--no-keepalive");
     }
+    let lifetime = &plan.transport.lifetime;
+    if lifetime.max_requests.is_some() || lifetime.max_age.is_some() {
+        return refuse("--conn-max-requests and --conn-max-age (a connection carries messages until the run ends it)");
+    }
+    if plan.transport.compression.accept_encoding.is_some() {
+        return refuse("--compressed and --decode (messages are compressed with --ws-deflate)");
+    }
     for (i, name) in ws.subprotocols.iter().enumerate() {
         if !crate::header::is_token(name) {
             return Err(PlanError::Invalid(format!(
@@ -103,6 +120,27 @@ pub(crate) fn check(plan: &Plan) -> Result<(), PlanError> {
             return Err(PlanError::Invalid(format!(
                 "--ws-subprotocol {name:?} is given twice (RFC 6455 §4.1: unique)"
             )));
+        }
+    }
+    if let Some(pace) = ws.pace {
+        if pace.is_zero() {
+            return Err(PlanError::Invalid(
+                "--ws-rate is too high: over a message per nanosecond".to_string(),
+            ));
+        }
+        if matches!(plan.model, crate::LoadModel::Rate { .. }) {
+            return Err(PlanError::Invalid(
+                "--ws-rate paces each connection of -c; -r is a rate in total: give one of them"
+                    .to_string(),
+            ));
+        }
+        if ws.scenario {
+            // A step's think time would make the next message late for its
+            // instant, and its latency would count the pause.
+            return Err(PlanError::Invalid(
+                "--ws-rate paces --ws-message; a scenario's steps are paced by their think times: give one of them"
+                    .to_string(),
+            ));
         }
     }
     if !ws.binary && std::str::from_utf8(&ws.message).is_err() {
@@ -128,7 +166,7 @@ mod tests {
     }
 
     #[test]
-    fn auto_and_epoll_drive_ws_and_wss_on_epoll_io_uring_drives_ws_only() {
+    fn auto_and_epoll_drive_ws_and_wss_on_epoll_io_uring_drives_both() {
         for io in [crate::IoBackend::Auto, crate::IoBackend::Epoll] {
             let mut epoll = plan(WebSocketSpec::default());
             epoll.transport.io = io;
@@ -150,7 +188,8 @@ mod tests {
         let mut wss = Plan::minimal(Target::parse("https://127.0.0.1:1/ws").unwrap());
         wss.transport.websocket = Some(WebSocketSpec::default());
         wss.transport.io = crate::IoBackend::Uring;
-        assert!(refusal(wss).contains("epoll and tokio drive wss://"));
+        assert!(wss.validate().is_ok());
+        assert_eq!(wss.event_loop(), crate::EventLoop::Uring);
     }
 
     #[test]
@@ -168,6 +207,11 @@ mod tests {
             reactor.transport.io = io;
             assert!(refusal(reactor).contains("run on tokio"), "{io:?}");
         }
+        let paced = WebSocketSpec {
+            pace: Some(std::time::Duration::from_millis(100)),
+            ..steps
+        };
+        assert!(refusal(plan(paced)).contains("think times"));
     }
 
     #[test]
@@ -184,6 +228,21 @@ mod tests {
         let mut closing = plan(WebSocketSpec::default());
         closing.keepalive = false;
         assert!(refusal(closing).contains("drop --no-keepalive"));
+        let mut head = plan(WebSocketSpec::default());
+        head.request.method = "HEAD".into();
+        assert!(refusal(head).contains("drop --head"));
+        let mut h3 = plan(WebSocketSpec::default());
+        h3.transport.http3 = true;
+        assert!(refusal(h3).contains("drop --http3"));
+        let mut retired = plan(WebSocketSpec::default());
+        retired.transport.lifetime.max_requests = Some(3);
+        assert!(refusal(retired).contains("drop --conn-max-requests"));
+        let mut aged = plan(WebSocketSpec::default());
+        aged.transport.lifetime.max_age = Some(std::time::Duration::from_millis(300));
+        assert!(refusal(aged).contains("drop --conn-max-requests and --conn-max-age"));
+        let mut decoded = plan(WebSocketSpec::default());
+        decoded.transport.compression.accept_encoding = Some("gzip".into());
+        assert!(refusal(decoded).contains("--ws-deflate"));
         let bytes = WebSocketSpec {
             message: vec![0xff, 0xfe],
             ..WebSocketSpec::default()

@@ -102,6 +102,7 @@ pub fn warnings(plan: &Plan, result: &RunResult) -> Vec<String> {
     }
     warnings.extend(shared_cpus(plan, result));
     warnings.extend(streams_held_back(plan, result));
+    warnings.extend(streams_open_at_the_end(plan, result));
     let limit = result.environment.rlimit_nofile.max(1) as f64;
     let planned = plan.connections() as f64;
     if 100.0 * planned / limit > FD_HEADROOM_PCT {
@@ -169,6 +170,23 @@ fn streams_held_back(plan: &Plan, result: &RunResult) -> Option<String> {
             "the server allowed {} per connection and --streams asked {asked}: the rest of each connection's requests waited in the client for a stream, and that wait is in their latency; use --streams {} or more connections (-c)",
             crate::counted(u64::from(allowed), "concurrent stream"),
             allowed.max(1)
+        )
+    })
+}
+
+/// `--sse` streams still open when the run ended (`-d`, a signal): a
+/// stream is booked at its end, so what they read is not in the result.
+/// `--sse-for` ends each stream itself, as a success with its events.
+fn streams_open_at_the_end(plan: &Plan, result: &RunResult) -> Option<String> {
+    let stream = &plan.transport.stream;
+    let open = result.requests.unfinished;
+    (stream.watch && stream.for_at_most.is_none() && open > 0).then(|| {
+        format!(
+            "{} still open when the run ended: a stream is counted at its end, so their events and bytes are not in the result; end each stream with --sse-for DUR (shorter than the run) to count them",
+            match open {
+                1 => "1 stream was".to_string(),
+                n => format!("{} streams were", crate::format_count(n)),
+            }
         )
     })
 }
@@ -278,6 +296,33 @@ mod tests {
                 assert!(warning.contains(&format!("use --streams {limit} or")));
             }
         }
+    }
+
+    #[test]
+    fn streams_open_at_the_end_are_said_to_be_uncounted() {
+        let mut plan = plan(1);
+        plan.transport.stream.watch = true;
+        let mut run = result(&plan, 2, 10.0);
+        let said = |plan: &Plan, run: &RunResult| {
+            warnings(plan, run)
+                .into_iter()
+                .find(|w| w.contains("still open when the run ended"))
+        };
+        assert_eq!(said(&plan, &run), None, "every stream ended");
+        run.requests.unfinished = 2;
+        let warning = said(&plan, &run).expect("a warning");
+        assert!(
+            warning.starts_with("2 streams were still open"),
+            "{warning}"
+        );
+        assert!(warning.contains("--sse-for"), "{warning}");
+        run.requests.unfinished = 1;
+        let warning = said(&plan, &run).expect("a warning");
+        assert!(warning.starts_with("1 stream was still open"), "{warning}");
+        plan.transport.stream.for_at_most = Some(Duration::from_secs(1));
+        assert_eq!(said(&plan, &run), None, "--sse-for ends streams itself");
+        plan.transport.stream = Default::default();
+        assert_eq!(said(&plan, &run), None, "no streams watched");
     }
 
     fn bottleneck(warnings: &[String]) -> Option<&String> {

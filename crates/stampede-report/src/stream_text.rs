@@ -1,5 +1,6 @@
 //! The streams lines of the text summary (`--sse`): streams and
-//! their events, events per second, reconnects, and the time to the first
+//! their events, events per second, reconnects (those after a network
+//! error), and the time to the first
 //! byte and event, the gaps between events and the streams' length, each
 //! as median, p99 and maximum.
 
@@ -12,9 +13,14 @@ pub(crate) fn render_streams(result: &RunResult, out: &mut dyn Write) -> io::Res
     let Some(stream) = &result.stream else {
         return Ok(());
     };
+    // Network errors reconnected after show only when there were some.
+    let after_errors = match stream.errors {
+        0 => String::new(),
+        n => format!(" ({} after a network error)", format_count(n)),
+    };
     writeln!(
         out,
-        "  Streams       {}, {} ({} events/sec), {}",
+        "  Streams       {}, {} ({} events/sec), {}{after_errors}",
         counted(stream.streams, "stream"),
         counted(stream.events, "event"),
         format_rate(stream.events_per_s),

@@ -378,6 +378,7 @@ mod tests {
                 events: 20,
                 length: Duration::from_secs(1),
                 reconnects: 0,
+                errors: 0,
             });
             total.merge(&interval);
             state.last_summary = None;

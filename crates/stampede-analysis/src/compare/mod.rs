@@ -647,6 +647,12 @@ fn show(key: &str, v: Option<&Value>) -> String {
                 Err(_) => tls.to_string(),
             }
         }
+        Some(ws) if key == "websocket" => {
+            match serde_json::from_value::<stampede_metrics::WebSocketPlan>(ws.clone()) {
+                Ok(ws) => ws.describe(),
+                Err(_) => ws.to_string(),
+            }
+        }
         Some(other) => other.to_string(),
     }
 }
@@ -757,6 +763,30 @@ mod tests {
         assert!(w.contains("streams - vs 16"), "{w}");
         assert!(w.find("url").unwrap() < w.find("connections").unwrap());
         assert!(!w.contains("threads"));
+    }
+
+    #[test]
+    fn a_websocket_workload_difference_is_a_plan_difference() {
+        let ws = |bytes: usize, deflate: bool| {
+            Some(stampede_metrics::WebSocketPlan {
+                message_bytes: bytes,
+                binary: false,
+                subprotocols: Vec::new(),
+                deflate,
+                rate_per_connection: None,
+                match_id: None,
+            })
+        };
+        let mut a = run("small.json", 1000.0, 0.0, 10);
+        a.plan.websocket = ws(5, false);
+        let mut b = run("big.json", 1000.0, 0.0, 10);
+        b.plan.websocket = ws(4096, true);
+        let c = compare(&[a, b], &CompareOptions::default()).unwrap();
+        let w = c.warnings.join("\n");
+        assert!(
+            w.contains("websocket 5-byte text messages vs 4096-byte text messages, permessage-deflate offered"),
+            "{w}"
+        );
     }
 
     #[test]

@@ -1,11 +1,15 @@
 //! One WebSocket connection slot's session and its booking, whatever
-//! moves its bytes: the tokio driver (ws_slot.rs) and the epoll reactor
-//! (reactor/epoll/ws.rs) both hold a [`WsConn`]. It renders each message,
-//! hands it to the I/O-free session (exchange/ws_session.rs), hands the
-//! session every read, and books what the session says happened: the
-//! `websocket` books (messages, bytes, rtt, setup, pings, closes, drops)
-//! and each message as one request, its latency from the intended send.
-//! The drivers only write the outbox, read, and keep the deadlines.
+//! moves its bytes: the tokio driver (ws_slot.rs) and the reactors'
+//! slots (reactor/ws.rs, for epoll and io_uring) all hold a [`WsConn`].
+//! It renders each message, hands it to the I/O-free session
+//! (exchange/ws_session.rs), hands the session every read, and books what
+//! the session says happened: the `websocket` books (messages, bytes, rtt,
+//! setup, pings, closes, drops) and each message as one request, its
+//! latency from the intended send. The rules of a connection's end are
+//! here too, for every loop: a close, an end or a reset booked once as a
+//! drop, the close (1008) a connection given up on gets, a message carried
+//! past a connection ended before it left, an error sampled only with a
+//! count. The drivers only write the outbox, read, and keep the deadlines.
 //!
 //! With a workload (`--feed`, `--check`, `--extract`, `--cookie-jar`, a
 //! scenario's steps) each slot is a virtual user of workload/: its session
@@ -33,6 +37,13 @@ pub(crate) const REPLY_STATUS: u16 = 101;
 const CLOSE_ABNORMAL: u16 = 1006;
 /// Close code 1005: a close frame with no code (§7.1.5).
 const CLOSE_NO_CODE: u16 = 1005;
+/// Close code 1008, what the client sends on an open connection it gives
+/// up on (no reply within `--timeout`): RFC 6455 §7.4.1 makes 1008 "a
+/// generic status code that can be returned when there is no other more
+/// suitable status code" for either endpoint, while its 1011 is a server's
+/// ("a server is terminating the connection because it encountered an
+/// unexpected condition").
+const CLOSE_GIVEN_UP: u16 = 1008;
 
 /// No answer came within `--timeout`: to the upgrade (`upgrading`) or to
 /// a message. Every driver fails the connection with this class and reason.
@@ -68,6 +79,18 @@ pub(crate) struct WsConn {
     /// The slot's connect backoff (a failed connect or upgrade).
     pub(crate) backoff: Backoff,
     rng: fastrand::Rng,
+    /// The connection's end (a server's close, its end of stream, an I/O
+    /// error) is booked: it is booked once.
+    ended: bool,
+    /// The last failure noted ([`WsConn::note`]): its reason is sampled
+    /// with the first message booked failed under it, and only then, so
+    /// that no error class has a sample and no count.
+    noted: Option<WsFailure>,
+    /// The message waiting for a connection was carried from one the
+    /// server ended before it left ([`WsConn::carry_unsent`]).
+    carried: bool,
+    /// `--ws-rate`: when the slot's next message is due.
+    due: Option<Instant>,
     /// The slot's virtual user, with a workload.
     user: Option<Box<UserSession>>,
     /// The step (plan target) of the message in flight.
@@ -111,6 +134,10 @@ impl WsConn {
             target: 0,
             close_after: false,
             think: None,
+            ended: false,
+            noted: None,
+            carried: false,
+            due: None,
         }
     }
 
@@ -141,6 +168,7 @@ impl WsConn {
     pub(crate) fn connected(&mut self, ctx: &ConnectionContext, started: Instant) {
         let config: &WsConfig = ctx.websocket.as_deref().expect("a WebSocket run");
         self.started = Some(started);
+        self.ended = false;
         let seed = self.rng.u64(..);
         let mut session = WsSession::new(config, fastrand::Rng::with_seed(seed));
         if let Some(work) = &ctx.workload {
@@ -165,10 +193,33 @@ impl WsConn {
         self.user.get_or_insert_with(|| Box::new(work.new_user(id)))
     }
 
+    /// The instant the slot's next message is meant to leave, claimed at
+    /// `now` (the closed model; every driver asks here). With `--ws-rate`
+    /// each slot keeps its own schedule: the first message is due when the
+    /// slot starts, each next one a period after the last one's instant,
+    /// however late that one went (its latency counts from it, so a server
+    /// that falls behind shows in latency, not as a slower rate). Without,
+    /// a message is due when it goes.
+    pub(crate) fn claim_due(&mut self, ctx: &ConnectionContext, now: Instant) -> Instant {
+        let pace = ctx.websocket.as_deref().and_then(|config| config.pace);
+        let Some(pace) = pace else {
+            return now;
+        };
+        let due = self.due.unwrap_or(now);
+        self.due = Some(due + pace);
+        due
+    }
+
+    /// When the slot's next message is due, if it is paced (`--ws-rate`).
+    pub(crate) fn next_due(&self) -> Option<Instant> {
+        self.due
+    }
+
     /// The connection is gone: no session.
     pub(crate) fn gone(&mut self) {
         self.session = None;
         self.started = None;
+        self.noted = None;
     }
 
     /// The client is done with the connection (its slot parks, the load
@@ -179,6 +230,9 @@ impl WsConn {
     /// drivers end a duration run so. True while the server's close is
     /// awaited.
     pub(crate) fn close(&mut self) -> bool {
+        // A slot that starts again (the schedule ramps back up) starts a
+        // new schedule rather than owing the messages of its pause.
+        self.due = None;
         let Some(session) = self.session.as_mut() else {
             return false;
         };
@@ -190,6 +244,8 @@ impl WsConn {
     /// leave at `intended`, and counts it sent. The session must be open.
     pub(crate) fn send_next(&mut self, ctx: &ConnectionContext, intended: Instant) -> Sent {
         let config = ctx.websocket.as_deref().expect("a WebSocket run");
+        // The message waiting for a connection has one now.
+        self.carried = false;
         if ctx.workload.is_some() {
             return self.send_step(ctx, intended);
         }
@@ -297,7 +353,9 @@ impl WsConn {
         now: Instant,
     ) -> Result<(), WsFailure> {
         let session = self.session.as_mut().expect("connected");
-        let was_open = session.is_open() || session.unanswered() > 0;
+        // A close that does not answer the client's is the server's own,
+        // even one right behind the upgrade's answer, in the same read.
+        let client_closing = session.is_closing();
         let before = session.bytes_received;
         let result = session.received(bytes, &mut self.events);
         let received = session.bytes_received - before;
@@ -359,7 +417,8 @@ impl WsConn {
         self.events = events;
         self.events.clear();
         if let Some(code) = closed {
-            let by_server = was_open;
+            let by_server = !client_closing && !self.ended;
+            self.ended = true;
             ctx.state.websocket(now, |books| {
                 *books
                     .close_codes
@@ -387,14 +446,7 @@ impl WsConn {
     /// The server ended the stream with no close frame: a drop (1006) once
     /// upgraded, a refused upgrade before.
     pub(crate) fn end_of_stream(&mut self, ctx: &ConnectionContext) -> WsFailure {
-        let upgraded = self.started.is_none();
-        let was_open = (self.session.as_ref()).is_some_and(|s| s.is_open() || s.unanswered() > 0);
-        if upgraded && was_open {
-            ctx.state.websocket(Instant::now(), |books| {
-                books.dropped += 1;
-                *books.close_codes.entry(CLOSE_ABNORMAL).or_default() += 1;
-            });
-        }
+        let upgraded = self.lost(ctx);
         let (kind, reason) = if upgraded {
             let reason = "the server closed the connection without a close frame";
             (ErrorKind::ClosedEarly, reason)
@@ -408,7 +460,46 @@ impl WsConn {
         }
     }
 
-    /// Books every unanswered message as failed with `kind`.
+    /// Reading or writing failed with `error` (`doing` says which): its
+    /// class, and once upgraded the connection's end (a reset is a
+    /// connection gone without a close, as an end of stream is: a drop,
+    /// 1006).
+    pub(crate) fn io_failed(
+        &mut self,
+        ctx: &ConnectionContext,
+        doing: &str,
+        error: &std::io::Error,
+    ) -> WsFailure {
+        self.lost(ctx);
+        WsFailure {
+            kind: crate::net::outcome_class::classify_io(error),
+            reason: format!("{doing}: {error}"),
+        }
+    }
+
+    /// The connection is gone without a close: once upgraded and meant to
+    /// be used (open, or a message unanswered), a drop with 1006, booked
+    /// once. True once upgraded.
+    fn lost(&mut self, ctx: &ConnectionContext) -> bool {
+        let upgraded = self.session.is_some() && self.started.is_none();
+        let was_open = (self.session.as_ref()).is_some_and(|s| s.is_open() || s.unanswered() > 0);
+        if upgraded && was_open && !self.ended {
+            self.ended = true;
+            ctx.state.websocket(Instant::now(), |books| {
+                books.dropped += 1;
+                *books.close_codes.entry(CLOSE_ABNORMAL).or_default() += 1;
+            });
+        }
+        upgraded
+    }
+
+    /// Books every unanswered message as failed with `kind` (the noted
+    /// failure's reason sampled if one was). An open connection the client
+    /// gives up on (no reply within `--timeout`) gets a close (1008, the
+    /// failure's reason) in the outbox, for its driver to write before it
+    /// drops the connection: the server then sees a close, not an abnormal
+    /// end. A connection the server ended, or a bad frame failed (the
+    /// session wrote that close), gets none.
     pub(crate) fn fail_unanswered(
         &mut self,
         ctx: &ConnectionContext,
@@ -419,7 +510,12 @@ impl WsConn {
             return;
         };
         let now = Instant::now();
-        for intended in session.take_unanswered() {
+        let unanswered = session.take_unanswered();
+        if !self.ended {
+            let reason = self.noted.as_ref().map_or("", |f| f.reason.as_str());
+            session.close_with(CLOSE_GIVEN_UP, reason);
+        }
+        for intended in unanswered {
             self.book(ctx, intended, sent, now, Err(kind));
             self.moved_on(ctx, true);
         }
@@ -445,12 +541,10 @@ impl WsConn {
         judgement.judged
     }
 
-    /// Samples the failure's reason under its class.
-    pub(crate) fn note(&self, ctx: &ConnectionContext, failure: &WsFailure) {
-        if !failure.reason.is_empty() {
-            ctx.state
-                .sample_error(failure.kind, || failure.reason.clone());
-        }
+    /// Keeps the failure's reason, sampled under its class with the first
+    /// message booked failed under it ([`WsConn::book`]), and only then.
+    pub(crate) fn note(&mut self, _ctx: &ConnectionContext, failure: &WsFailure) {
+        self.noted = (!failure.reason.is_empty()).then(|| failure.clone());
     }
 
     /// A message meant to leave at `intended` never got a connection:
@@ -461,8 +555,24 @@ impl WsConn {
         intended: Instant,
         kind: ErrorKind,
     ) {
+        self.carried = false;
         self.book(ctx, intended, intended, Instant::now(), Err(kind));
         self.moved_on(ctx, true);
+    }
+
+    /// The connection a message waited for failed: true when the message
+    /// goes on the next connection instead of failing. So it does once,
+    /// when the connection ended after its upgrade, before the message
+    /// could leave (a server closing right behind the upgrade, or its
+    /// pushes): the message never reached the server, as an HTTP request
+    /// on a connection the server closed while idle is retried once. The
+    /// second time it fails with the connection's failure, counted in
+    /// `requests.sent` as a failed connect is, not in `messages_sent`.
+    pub(crate) fn carry_unsent(&mut self) -> bool {
+        let upgraded = self.session.is_some() && self.started.is_none();
+        let carry = upgraded && !self.carried;
+        self.carried = carry;
+        carry
     }
 
     /// Books one message (one request), ended at `done`: its reply, or why
@@ -508,6 +618,11 @@ impl WsConn {
             user: self.index as u64,
             rendered: None,
         };
+        if let Err(kind) = result {
+            if let Some(failure) = self.noted.take_if(|f| f.kind == kind) {
+                ctx.state.sample_error(kind, || failure.reason);
+            }
+        }
         ctx.book(&outcome, facts);
     }
 }

@@ -102,11 +102,21 @@ async fn closed_round_trips(
             slot.close(ctx).await;
             gate.wait_until_active(index).await;
         }
+        // `--ws-rate`: the slot's message waits for its instant.
+        let due = slot.conn.next_due().filter(|&due| due > Instant::now());
+        if let Some(due) = due {
+            // Its idle connection is read meanwhile: pings, a close, an end.
+            tokio::select! {
+                () = tokio::time::sleep_until(due.into()) => {}
+                never = slot.keep_reading(ctx) => match never {},
+            }
+        }
         if !ctx.state.claim_budget() {
             return;
         }
         ctx.state.begin_request();
-        if !slot.round_trip(ctx, Instant::now()).await {
+        let intended = slot.conn.claim_due(ctx, Instant::now());
+        if !slot.round_trip(ctx, intended).await {
             return;
         }
     }
@@ -174,6 +184,8 @@ async fn run_ws_open_slot(
             biased;
             () = end.asked() => break,
             next = dispatcher.next_job(index) => job = next,
+            // An idle connection is read: pings, a close, an end.
+            never = slot.keep_reading(&ctx) => match never {},
         }
     }
     slot.close(&ctx).await;

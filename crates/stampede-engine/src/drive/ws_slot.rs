@@ -10,9 +10,9 @@
 
 use crate::drive::ws_conn::{answer_timeout, Sent, WsConn};
 use crate::exchange::ws_session::{WsFailure, WsSession};
-use crate::net::outcome_class::classify_io;
 use crate::net::transport::Stream;
 use crate::worker::context::ConnectionContext;
+use std::convert::Infallible;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -22,11 +22,13 @@ pub(crate) const CLOSE_WAIT: Duration = Duration::from_secs(1);
 /// One connection slot: its stream and session while connected.
 pub(crate) struct WsSlot {
     stream: Option<Stream>,
-    conn: WsConn,
+    pub(crate) conn: WsConn,
     buf: Box<[u8]>,
     /// Bytes of the session's outbox written so far: a write cut off at
     /// the run's end goes on from here, so no frame is sent twice.
     out_at: usize,
+    /// The last read filled the buffer: more may wait behind it.
+    read_full: bool,
 }
 
 impl WsSlot {
@@ -37,37 +39,53 @@ impl WsSlot {
             conn: WsConn::new(index, seed),
             buf: vec![0; 64 * 1024].into_boxed_slice(),
             out_at: 0,
+            read_full: false,
         }
     }
 
     /// Sends one message meant to leave at `intended` and waits for its
     /// reply, connecting and upgrading first when the slot has no open
     /// connection; books how it ended. Then a scenario's `close = true`
-    /// closes the connection and its `think` pauses the user. False when
-    /// the user is done (its feeder ran out, its iterations are walked).
+    /// closes the connection and its `think` pauses the user (its idle
+    /// connection read meanwhile: pings, a close, an end). False when the
+    /// user is done (its feeder ran out, its iterations are walked).
     pub(crate) async fn round_trip(&mut self, ctx: &ConnectionContext, intended: Instant) -> bool {
         self.exchange(ctx, intended).await;
         if self.conn.take_close_after() {
             self.close(ctx).await;
         }
         if let Some(think) = self.conn.take_think() {
-            tokio::time::sleep(think).await;
+            tokio::select! {
+                () = tokio::time::sleep(think) => {}
+                never = self.keep_reading(ctx) => match never {},
+            }
         }
         !self.conn.user_done()
     }
 
+    /// [`WsSlot::round_trip`]'s message and its reply.
     async fn exchange(&mut self, ctx: &ConnectionContext, intended: Instant) {
-        if !self.conn.is_open() {
+        // What came while the connection was idle is read first: a close
+        // or an end already there means the message goes on a new
+        // connection, not into one the server has left.
+        self.read_ready(ctx).await;
+        while !self.conn.is_open() {
             self.drop_connection(ctx);
-            if let Err(failure) = self.open(ctx).await {
-                self.conn.note(ctx, &failure);
-                self.conn.fail_unsent(ctx, intended, failure.kind);
-                self.drop_connection(ctx);
-                let delay = ctx.state.connect_backoff(&mut self.conn.backoff);
-                ctx.state.wait_out_backoff(delay).await;
-                return;
+            let Err(failure) = self.open(ctx).await else {
+                self.conn.backoff.succeeded();
+                break;
+            };
+            if self.conn.carry_unsent() {
+                // Ended after its upgrade before the message left: the
+                // message goes on the next connection (ws_conn.rs's rule).
+                continue;
             }
-            self.conn.backoff.succeeded();
+            self.conn.note(ctx, &failure);
+            self.conn.fail_unsent(ctx, intended, failure.kind);
+            self.drop_connection(ctx);
+            let delay = ctx.state.connect_backoff(&mut self.conn.backoff);
+            ctx.state.wait_out_backoff(delay).await;
+            return;
         }
         let sent = Instant::now();
         match self.conn.send_next(ctx, intended) {
@@ -83,11 +101,60 @@ impl WsSlot {
             Ok(Err(failure)) => failure,
             Err(_) => answer_timeout(false),
         };
-        // The connection cannot be trusted to answer in order any more.
+        self.give_up(ctx, sent, failure).await;
+    }
+
+    /// The connection failed: its unanswered messages are booked failed,
+    /// the close the session wrote (an answer to the server's, a bad
+    /// frame's code, or ws_conn.rs's 1008 on a timeout) goes out if the
+    /// connection takes it, and the connection is dropped: it cannot be
+    /// trusted to answer in order any more.
+    async fn give_up(&mut self, ctx: &ConnectionContext, sent: Instant, failure: WsFailure) {
         self.conn.note(ctx, &failure);
         self.conn.fail_unanswered(ctx, sent, failure.kind);
         self.flush_quietly(ctx).await;
         self.drop_connection(ctx);
+    }
+
+    /// Reads an idle open connection for as long as it lasts (never
+    /// resolves): pings are answered, and a close, an end or an error is
+    /// booked at once and drops the connection, so that the next message
+    /// goes on a new one. The open model runs it while the slot waits for
+    /// its next message.
+    pub(crate) async fn keep_reading(&mut self, ctx: &ConnectionContext) -> Infallible {
+        if self.stream.is_some() && self.conn.is_open() {
+            let failure = self.idle(ctx).await;
+            self.give_up(ctx, Instant::now(), failure).await;
+        }
+        std::future::pending().await
+    }
+
+    /// [`WsSlot::keep_reading`] for what is there already, without
+    /// waiting, when the last read filled the buffer (a short one took all
+    /// there was: no syscall more per message).
+    async fn read_ready(&mut self, ctx: &ConnectionContext) {
+        if self.stream.is_none() || !self.conn.is_open() || !self.read_full {
+            return;
+        }
+        let failure = tokio::select! {
+            biased;
+            failure = self.idle(ctx) => failure,
+            () = std::future::ready(()) => return,
+        };
+        self.give_up(ctx, Instant::now(), failure).await;
+    }
+
+    /// Reads (and writes the pongs) until the connection fails.
+    async fn idle(&mut self, ctx: &ConnectionContext) -> WsFailure {
+        loop {
+            let step = match self.flush(ctx).await {
+                Ok(()) => self.read_once(ctx, Instant::now()).await,
+                Err(failure) => Err(failure),
+            };
+            if let Err(failure) = step {
+                return failure;
+            }
+        }
     }
 
     /// Ends the slot's connection with a close (1000; ws_conn.rs's
@@ -170,10 +237,10 @@ impl WsSlot {
                 Ok(0) => Err(std::io::ErrorKind::WriteZero.into()),
                 other => other,
             };
-            self.out_at += written.map_err(|e: std::io::Error| WsFailure {
-                kind: classify_io(&e),
-                reason: format!("writing: {e}"),
-            })?;
+            match written {
+                Ok(n) => self.out_at += n,
+                Err(e) => return Err(self.conn.io_failed(ctx, "writing", &e)),
+            }
         }
         self.out_at = 0;
         self.conn.written(ctx);
@@ -190,10 +257,13 @@ impl WsSlot {
     /// One read handed to the session, and its events booked.
     async fn read_once(&mut self, ctx: &ConnectionContext, sent: Instant) -> Result<(), WsFailure> {
         let stream = self.stream.as_mut().expect("connected");
-        let n = stream.read(&mut self.buf).await.map_err(|e| WsFailure {
-            kind: classify_io(&e),
-            reason: format!("reading: {e}"),
-        })?;
+        let n = match stream.read(&mut self.buf).await {
+            Ok(n) => {
+                self.read_full = n == self.buf.len();
+                n
+            }
+            Err(e) => return Err(self.conn.io_failed(ctx, "reading", &e)),
+        };
         if n == 0 {
             return Err(self.conn.end_of_stream(ctx));
         }

@@ -300,6 +300,11 @@ impl Ledger {
         self.reader.received(bytes, &mut self.clocks, now)
     }
 
+    /// When the request in flight went out (its intended start until then).
+    pub(crate) fn sent_at(&self) -> Instant {
+        self.clocks.sent
+    }
+
     /// Keeps bytes that arrived while no response was awaited (unsolicited
     /// unless a request is about to be read).
     pub(crate) fn keep_early(&mut self, bytes: &[u8]) {

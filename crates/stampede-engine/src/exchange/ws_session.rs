@@ -277,15 +277,26 @@ impl WsSession {
     /// given up (their drivers leave them unfinished): a reply to one of
     /// them, read before the server's close, is no event.
     pub(crate) fn close(&mut self, code: u16) {
+        self.close_with(code, "");
+    }
+
+    /// [`WsSession::close`] with a reason (at most 123 bytes of UTF-8,
+    /// RFC 6455 §5.5: a longer one is cut at a character's boundary).
+    pub(crate) fn close_with(&mut self, code: u16, reason: &str) {
         if self.phase != Phase::Open {
             return;
         }
         self.abandoned += self.pending.len();
         self.pending.clear();
         self.abandoned_ids.extend(self.ids.drain(..));
+        let mut cut = reason.len().min(123);
+        while !reason.is_char_boundary(cut) {
+            cut -= 1;
+        }
         let before = self.outbox.len();
         let mask = self.mask();
-        encode_close(&mut self.outbox, Some(code), "", mask).expect("a valid code, no reason");
+        encode_close(&mut self.outbox, Some(code), &reason[..cut], mask)
+            .expect("a valid code, a short reason");
         self.bytes_sent += (self.outbox.len() - before) as u64;
         self.phase = Phase::Closing;
     }
@@ -341,6 +352,10 @@ impl WsSession {
                     "the upgrade's answer head is over {MAX_UPGRADE_HEAD} bytes"
                 )))
             }
+            Err(_) if crate::http1::malformed::is_tls_record(&self.inbox) => return Err(refused(
+                "the upgrade's answer is not HTTP (the server answered in TLS: use a wss:// URL)"
+                    .into(),
+            )),
             Err(e) => return Err(refused(format!("the upgrade's answer is not HTTP: {e}"))),
         };
         let code = answer.code.unwrap_or(0);

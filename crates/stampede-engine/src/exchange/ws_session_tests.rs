@@ -115,8 +115,10 @@ fn an_answer_split_anywhere_upgrades_once() {
 
 #[test]
 fn a_refused_or_wrong_upgrade_is_an_upgrade_error() {
-    let cases: [(&[u8], &str); 4] = [
+    let cases: [(&[u8], &str); 5] = [
         (b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", "200 OK, not 101"),
+        // A TLS alert: what a TLS port answers a plain upgrade with.
+        (b"\x15\x03\x03\x00\x02\x02\x32", "use a wss:// URL"),
         (b"HTTP/1.1 403 Forbidden\r\n\r\n", "403"),
         (
             b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: AAAAAAAAAAAAAAAAAAAAAAAAAAA=\r\n\r\n",
@@ -246,6 +248,34 @@ fn the_clients_close_gives_up_its_unanswered_messages_and_reads_their_replies_as
     );
     assert!(c.is_closed());
     assert_eq!(c.bytes_received, wire.len() as u64);
+}
+
+#[test]
+fn a_close_with_a_reason_keeps_it_within_a_control_frame() {
+    let mut c = open();
+    c.close_with(1008, "no reply within --timeout");
+    let mut buf = c.outbox().to_vec();
+    let mut server = Decoder::new(Role::Server, 1 << 20);
+    let decoded = server.decode(&mut buf).unwrap();
+    let Some(Event::Close(Some(frame))) = decoded.event else {
+        panic!("a close");
+    };
+    assert_eq!(
+        (frame.code, frame.reason),
+        (1008, "no reply within --timeout")
+    );
+    assert!(c.is_closing());
+
+    // A reason over 123 bytes is cut at a character's boundary (§5.5).
+    let mut long = open();
+    long.close_with(1008, &"é".repeat(100));
+    let mut buf = long.outbox().to_vec();
+    let mut server = Decoder::new(Role::Server, 1 << 20);
+    let decoded = server.decode(&mut buf).unwrap();
+    let Some(Event::Close(Some(frame))) = decoded.event else {
+        panic!("a close");
+    };
+    assert_eq!(frame.reason, "é".repeat(61));
 }
 
 #[test]

@@ -10,7 +10,7 @@
 //! ([`Capture::body_ended`]).
 
 use super::decode::{content_encodings, decoder_for, BodyDecoder, DecodeError};
-use super::stream_watch::StreamWatch;
+use crate::stream::StreamWatch;
 use std::ops::Range;
 
 /// Headers a captured head is split into, at most (the parser refuses more).

@@ -23,11 +23,16 @@ pub(crate) fn malformed_start<'a>(
     malformed.then(|| &read[..read.len().min(SAMPLE_BYTES)])
 }
 
+/// Whether `first` begins a TLS record: handshake (22) or alert (21),
+/// version 3.x. What a TLS port answers a plain request with.
+pub(crate) fn is_tls_record(first: &[u8]) -> bool {
+    matches!(first, [21 | 22, 3, ..])
+}
+
 /// The reason for a malformed response whose first bytes were `first`.
 pub(crate) fn malformed_reason(first: &[u8]) -> String {
     let hint = match first {
-        // A TLS record: handshake (22) or alert (21), version 3.x.
-        [21 | 22, 3, ..] => Some("the server answered in TLS: use an https:// URL"),
+        _ if is_tls_record(first) => Some("the server answered in TLS: use an https:// URL"),
         // An HTTP/2 frame header whose type (the fourth byte) is SETTINGS.
         [_, _, _, 4, ..] if first.len() >= 9 && !first.starts_with(b"HTTP") => {
             Some("the server answered in HTTP/2: add --http2")

@@ -101,7 +101,7 @@ impl ResponseParser {
 
     /// `--sse-reconnect`: the stream watched, which the next response
     /// goes on with.
-    pub(crate) fn stream_mut(&mut self) -> Option<&mut super::stream_watch::StreamWatch> {
+    pub(crate) fn stream_mut(&mut self) -> Option<&mut crate::stream::StreamWatch> {
         self.capture.as_mut().and_then(|c| c.stream_mut())
     }
 

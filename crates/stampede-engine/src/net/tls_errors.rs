@@ -48,7 +48,7 @@ fn hint(error: &Error) -> Option<&'static str> {
             "protocol version: the server offers none of the TLS versions this client allows (--tls-min/--tls-max, ab's -f)",
         ),
         Error::InvalidMessage(InvalidMessage::InvalidContentType) => {
-            Some("the server did not answer in TLS: if it speaks plain HTTP, use an http:// URL")
+            Some("the server did not answer in TLS: if it speaks plain HTTP, use an http:// (or ws://) URL")
         }
         _ => None,
     }

@@ -138,7 +138,8 @@ pub(crate) struct OpenLoad {
     /// [`Pacer::wake_for`]: crate::worker::pacer::Pacer::wake_for
     pub pace_window: Duration,
     /// `--batch-reads`: the reactor waits for answers at most once per
-    /// `pace_window` (drive/reactor/mod.rs).
+    /// `pace_window` (drive/reactor/mod.rs), and HTTP/1.1 answers take
+    /// the kernel's receive time (drive/reactor/rx_stamp.rs).
     pub batch_reads: bool,
 }
 

@@ -33,6 +33,8 @@ pub(crate) struct WsConfig {
     pub(crate) subprotocols: Vec<String>,
     /// `permessage-deflate` offered (`--ws-deflate`).
     pub(crate) deflate: bool,
+    /// `--ws-rate`: the time between two messages due on one connection.
+    pub(crate) pace: Option<std::time::Duration>,
     /// `--ws-match-id`: the id a reply is paired with its message by.
     pub(crate) match_id: Option<MatchId>,
 }
@@ -133,6 +135,7 @@ impl WsConfig {
             sequence: Sequence::new(0, 1),
             subprotocols: spec.subprotocols.clone(),
             deflate: spec.deflate,
+            pace: spec.pace,
             match_id: spec.match_id.as_deref().and_then(MatchId::parse),
             kind: if spec.binary {
                 MessageKind::Binary

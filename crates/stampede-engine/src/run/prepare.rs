@@ -142,6 +142,9 @@ pub(crate) fn prepare(
             ))
         }
     };
+    if plan.transport.http2 && plan.transport.stream.watch && options.workload.is_some() {
+        return Err(EngineError::Http2WorkloadStream);
+    }
     // The epoll slot's HTTP/2 sends fixed requests: auto leaves a
     // workload's to tokio, an explicit `--io epoll` is refused.
     let event_loop = match event_loop {

@@ -192,9 +192,25 @@ impl ConnectionContext {
         if !self.stream.watch {
             return;
         }
-        let Some(stream) = parser.capture().and_then(|c| c.stream()) else {
-            return;
-        };
+        if let Some(stream) = parser.capture().and_then(|c| c.stream()) {
+            self.book_stream(stream, outcome);
+        }
+    }
+
+    /// `--sse`: the stream `stream` watched, whose request ended in
+    /// `outcome`, booked: the one booking of HTTP/1.1's streams and
+    /// HTTP/2's (drive/h2/h2_stream.rs).
+    pub(crate) fn book_stream(&self, stream: &crate::stream::StreamWatch, outcome: &Outcome) {
+        let outlived = outcome.result == Err(ErrorKind::Timeout) && stream.first_body().is_some();
+        if outlived && self.stream.for_at_most.is_none() {
+            // A healthy stream longer than --timeout: say what ran out.
+            self.state.sample_error(ErrorKind::Timeout, || {
+                format!(
+                    "the stream was still open after --timeout {}: a stream must end within it; --sse-for DUR ends each stream as a success",
+                    stampede_plan::format_duration(self.timeout)
+                )
+            });
+        }
         let since_sent = |at: Instant| at.saturating_duration_since(outcome.sent);
         let figures = stampede_metrics::StreamFigures {
             first_byte: stream.first_body().map(since_sent),
@@ -203,6 +219,7 @@ impl ConnectionContext {
             events: stream.events(),
             length: since_sent(outcome.done),
             reconnects: stream.reconnects(),
+            errors: stream.errors(),
         };
         self.state.stream_ended(outcome.intended, &figures);
     }

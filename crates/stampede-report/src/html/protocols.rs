@@ -77,6 +77,9 @@ pub(crate) fn websocket_section(page: &mut Page, result: &RunResult) {
     page.table(&["close code", "count"], &codes);
     page.raw("</div>");
     page.close_row();
+    if let Some(agreed) = crate::websocket_text::negotiated(ws) {
+        page.notes("agreed", &[format!("Agreed: {agreed}")]);
+    }
 }
 
 /// The `Streams` section, when the run watched streams (`--sse`).

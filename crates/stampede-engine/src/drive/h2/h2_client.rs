@@ -24,8 +24,10 @@
 use crate::drive::closed::ActiveSlots;
 use crate::drive::h2::h2_conn_end::{ConnectionEnd, Retry};
 use crate::drive::h2::h2_handshake::handshake;
-use crate::drive::h2::h2_redirects::{send_following, Chain};
+use crate::drive::h2::h2_redirects::Chain;
 use crate::drive::h2::h2_side::SideLink;
+use crate::drive::h2::h2_stream::send_stream;
+use crate::drive::h2::h2_watch::H2Watch;
 use crate::net::outcome_class::{classify_h2, not_h2_hint};
 use crate::plan::h2_request::{H2Context, H2Request};
 use crate::worker::context::ConnectionContext;
@@ -333,8 +335,11 @@ pub(crate) async fn try_request(
     timeout
         .as_mut()
         .reset(tokio::time::Instant::from_std(start + ctx.timeout));
+    // `--sse`: the request's body watched as a stream of events; outside
+    // the exchange, which the timer (`--sse-for`) may drop mid-body.
+    let mut watch = ctx.stream.watch.then(H2Watch::default);
     let exchange = {
-        let exchange = send_following(ctx, sender, side, request, target);
+        let exchange = send_stream(ctx, sender, side, request, target, watch.as_mut());
         tokio::pin!(exchange);
         tokio::select! {
             biased;
@@ -342,7 +347,8 @@ pub(crate) async fn try_request(
             () = &mut timeout => None,
         }
     };
-    let (result, first_byte, body_bytes) = match exchange {
+    let timed_out = exchange.is_none();
+    let ended = match exchange {
         Some(Ok(Chain::Answer(answer))) => (
             ctx.settle_stream_decoding(intended, answer.status, answer.decoded),
             Some(answer.first_byte),
@@ -351,7 +357,8 @@ pub(crate) async fn try_request(
         Some(Ok(Chain::Refused(kind))) => (Err(kind), None, 0),
         Some(Err((e, sent))) => {
             let kind = classify_h2(&e);
-            if end.failed(&e, sent, kind) && !again {
+            let answered = watch.as_ref().is_some_and(H2Watch::answered);
+            if end.failed(&e, sent, kind) && !again && !answered {
                 return Tried::Unprocessed(job);
             }
             ctx.state
@@ -359,6 +366,10 @@ pub(crate) async fn try_request(
             (Err(kind), None, 0)
         }
         None => (Err(ErrorKind::Timeout), None, 0),
+    };
+    let (result, first_byte, body_bytes) = match &watch {
+        Some(watch) => watch.ended(ctx, timed_out, ended),
+        None => ended,
     };
     let outcome = Outcome {
         intended,
@@ -371,6 +382,9 @@ pub(crate) async fn try_request(
         target: target as u16,
         judged: None,
     };
+    if let Some(watch) = &watch {
+        watch.book(ctx, &outcome);
+    }
     let facts = LogFacts {
         connect: end.take_connect(sender, &ctx.state),
         user,

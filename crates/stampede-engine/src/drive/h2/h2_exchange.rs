@@ -4,6 +4,7 @@
 //! [`send`], that request with its whole response read, for fixed requests.
 
 use crate::drive::h2::h2_conn_end::{sent, unsent, SendError};
+use crate::drive::h2::h2_watch::H2Watch;
 use crate::http1::DecodedCount;
 use crate::plan::h2_request::H2Request;
 use bytes::Bytes;
@@ -56,26 +57,33 @@ pub(crate) type Decoded = Result<(u64, bool), crate::http1::DecodeError>;
 
 /// Sends one request and reads its whole response; `decode`: count its
 /// decoded length (`--decode`); `location`: keep a 3xx's `Location`
-/// (`--redirects`).
+/// (`--redirects`); `watch`: feed its body to the stream's watch (`--sse`,
+/// h2_watch.rs).
 pub(crate) async fn send(
     sender: &mut SendRequest<Bytes>,
     request: &H2Request,
     decode: bool,
     location: bool,
+    watch: Option<&mut H2Watch>,
 ) -> Result<Answer, SendError> {
     let (response, first_byte) = exchange(sender, request).await?;
     let status = response.status().as_u16();
     let location = (location && (300..400).contains(&status))
         .then(|| response.headers().get(http::header::LOCATION).cloned())
         .flatten();
-    let mut count = decode.then(|| DecodedCount::new(response.headers()));
+    // What reads the body besides its length; a plain run has none, so
+    // each DATA frame pays one test for both.
+    let mut tap = (decode || watch.is_some()).then(|| BodyTap {
+        count: decode.then(|| DecodedCount::new(response.headers())),
+        watch: watch.map(|w| w.head(status, first_byte, response.headers())),
+    });
     let mut body = response.into_body();
     let mut length = 0u64;
     while let Some(chunk) = body.data().await {
         let chunk = chunk.map_err(sent)?;
         length += chunk.len() as u64;
-        if let Some(count) = &mut count {
-            count.data(&chunk);
+        if let Some(tap) = &mut tap {
+            tap.data(&chunk);
         }
         // Return the flow-control window so the server keeps sending.
         let _ = body.flow_control().release_capacity(chunk.len());
@@ -88,7 +96,24 @@ pub(crate) async fn send(
         status,
         first_byte,
         body: length,
-        decoded: count.map(DecodedCount::end),
+        decoded: tap.and_then(|t| t.count).map(DecodedCount::end),
         location,
     })
+}
+
+/// What reads a body besides its length: `--decode`'s count, `--sse`'s watch.
+struct BodyTap<'a> {
+    count: Option<DecodedCount>,
+    watch: Option<&'a mut H2Watch>,
+}
+
+impl BodyTap<'_> {
+    fn data(&mut self, chunk: &[u8]) {
+        if let Some(count) = &mut self.count {
+            count.data(chunk);
+        }
+        if let Some(watch) = &mut self.watch {
+            watch.data(chunk);
+        }
+    }
 }

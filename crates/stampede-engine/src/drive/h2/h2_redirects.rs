@@ -12,6 +12,7 @@ use crate::drive::h2::h2_conn_end::SendError;
 use crate::drive::h2::h2_exchange::{send, Answer};
 use crate::drive::h2::h2_hop::{HopExchange, HopReply};
 use crate::drive::h2::h2_side::SideLink;
+use crate::drive::h2::h2_watch::H2Watch;
 use crate::plan::h2_request::{from_rendered, H2Request};
 use crate::redirects::redirect::{Follow, Hops, RedirectRule};
 use crate::worker::context::ConnectionContext;
@@ -28,12 +29,14 @@ pub(crate) enum Chain {
 }
 
 /// A fixed request's exchange: the whole response read, its body counted
-/// (decoded with `--decode`), a 3xx's `Location` kept.
-pub(crate) struct Whole {
+/// (decoded with `--decode`, watched with `--sse`), a 3xx's `Location` kept.
+pub(crate) struct Whole<'a> {
     pub decode: bool,
+    /// `--sse`: the stream's watch, lent to each hop's exchange in turn.
+    pub watch: std::cell::Cell<Option<&'a mut H2Watch>>,
 }
 
-impl HopExchange for Whole {
+impl HopExchange for Whole<'_> {
     type Reply = Answer;
 
     async fn send(
@@ -41,7 +44,10 @@ impl HopExchange for Whole {
         sender: &mut SendRequest<Bytes>,
         request: &H2Request,
     ) -> Result<Answer, SendError> {
-        send(sender, request, self.decode, true).await
+        let mut watch = self.watch.take();
+        let answer = send(sender, request, self.decode, true, watch.as_deref_mut()).await;
+        self.watch.set(watch);
+        answer
     }
 }
 
@@ -59,21 +65,25 @@ impl HopReply for Answer {
 /// the hops its answers lead to, each on a new stream of `sender`, or of
 /// `side` for a hop to another origin. Err: a failure on `sender` (a hop's
 /// on `side` ends the chain as [`Chain::Refused`], the run's connection
-/// unharmed).
+/// unharmed). `watch`: each response's body fed to it (`--sse`).
 pub(crate) async fn send_following(
     ctx: &ConnectionContext,
     sender: &mut SendRequest<Bytes>,
     side: &mut SideLink,
     request: &H2Request,
     target: usize,
+    watch: Option<&mut H2Watch>,
 ) -> Result<Chain, SendError> {
     let Some(rule) = ctx.redirect_of(target) else {
-        return send(sender, request, ctx.decode, false)
+        return send(sender, request, ctx.decode, false, watch)
             .await
             .map(Chain::Answer);
     };
     let original = ctx.request_of(target).0;
-    let exchange = Whole { decode: ctx.decode };
+    let exchange = Whole {
+        decode: ctx.decode,
+        watch: std::cell::Cell::new(watch),
+    };
     let chain = follow(ctx, rule, &exchange, (sender, side), request, original);
     Ok(match chain.await? {
         Ok(answer) => Chain::Answer(answer),

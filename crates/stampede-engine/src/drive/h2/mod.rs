@@ -7,7 +7,8 @@
 //! the same connection or, to another origin, on a stream's side
 //! connection (h2_redirects.rs, h2_side.rs, what both ask of a hop:
 //! h2_hop.rs), the one way all send a request
-//! (h2_exchange.rs), and what all see of a connection's end
+//! (h2_exchange.rs), a request watched as a stream of events with `--sse`
+//! (h2_stream.rs, its watch h2_watch.rs), and what all see of a connection's end
 //! (h2_conn_end.rs).
 
 pub(crate) mod h2_cell;
@@ -21,4 +22,6 @@ pub(crate) mod h2_open;
 pub(crate) mod h2_open_workload;
 pub(crate) mod h2_redirects;
 pub(crate) mod h2_side;
+pub(crate) mod h2_stream;
+pub(crate) mod h2_watch;
 pub(crate) mod h2_workload;

@@ -13,15 +13,20 @@
 //! instant with nanosecond precision, so no timer is armed per request. In the closed
 //! model a slot may carry a pipelined batch (`--pipeline`): the batch is
 //! written at once and its responses are recorded one by one (ledger.rs).
+//! With `--batch-reads` the wait for answers starts at most once per pace
+//! window, and each answer is stamped with the kernel's receive time
+//! (rx_stamp.rs), not the later time it was read.
 //! The tokio path (worker.rs) drives HTTP/2 and TLS through a proxy.
 
 mod epoll;
 mod open_dispatch;
+mod rx_stamp;
 mod slot;
 mod slot_state;
 mod socket;
 mod tls;
 mod uring;
+mod ws;
 
 pub(crate) use uring::uring_unavailable;
 
@@ -33,6 +38,7 @@ use crate::worker::load_end::{load_done, starts_no_more, LoadLeft};
 use crate::worker::request_log::WorkerLogHandle;
 use crate::worker::worker_state::WorkerState;
 use open_dispatch::{Destination, OpenDispatch};
+use rx_stamp::RxStamps;
 pub(crate) use slot::{Phase, ReactorSlot, SlotBase, Step, WorkerIo};
 use stampede_plan::EventLoop;
 use std::io;
@@ -92,6 +98,7 @@ pub(crate) fn drive<I: WorkerIo, S: ReactorSlot<I>>(
     let far = start + Duration::from_secs(86_400 * 365);
     // `--batch-reads`: a wait for answers starts at most once per window,
     // so that one wake-up takes what came meanwhile (wrk2's 1 ms batches).
+    // (Each answer is stamped with its kernel receive time: rx_stamp.rs.)
     let batch = match &plan.load {
         WorkerLoad::Open(load) if load.batch_reads => load.pace_window,
         _ => Duration::ZERO,
@@ -162,6 +169,8 @@ pub(crate) fn drive<I: WorkerIo, S: ReactorSlot<I>>(
             let now = Instant::now();
             let until = (last_wait_end + batch).min(wake_at);
             if now < until {
+                // What the turn sent leaves now, not a window late.
+                io.submit();
                 std::thread::sleep(until - now);
                 timeout = wake_at.saturating_duration_since(Instant::now());
             }
@@ -225,6 +234,16 @@ pub(crate) fn run_reactor_worker(
         EventLoop::Epoll => epoll::run(&plan, stop, &to_aggregator, &ctx),
         EventLoop::Uring => uring::run(&plan, stop, &to_aggregator, &ctx),
         EventLoop::Tokio => Err(io::Error::other("tokio runs its own worker loop")),
+    }
+}
+
+/// `--batch-reads`: answers are read up to a window after they came, so
+/// HTTP/1.1 slots stamp them with the kernel's receive time (rx_stamp.rs).
+/// `None` for any other run, whose reads stay plain.
+fn rx_stamps(plan: &WorkerPlan) -> Option<RxStamps> {
+    match &plan.load {
+        WorkerLoad::Open(load) if load.batch_reads => Some(RxStamps::new()),
+        _ => None,
     }
 }
 

@@ -28,6 +28,10 @@ pub(crate) enum Step {
 /// What a slot needs from its worker: at least the connections' shared context.
 pub(crate) trait WorkerIo {
     fn ctx(&self) -> &ConnectionContext;
+    /// Hands the kernel what the worker queued, before it sleeps out a
+    /// `--batch-reads` window: io_uring's sends would otherwise wait in its
+    /// queue until the next wait. epoll writes as it goes.
+    fn submit(&self) {}
 }
 
 /// A connection slot of a reactor, whatever drives its socket. The required

@@ -93,6 +93,24 @@ fn new_socket(
 
 /// Sends what it can of `bytes`; `WouldBlock` when nothing fits right now
 /// (or a TCP connect is still in progress).
+/// [`send`] that never waits, whatever the socket's mode (a last close on
+/// a connection about to be dropped).
+pub(super) fn send_now(fd: RawFd, bytes: &[u8]) -> io::Result<usize> {
+    // SAFETY: as in `send`.
+    let n = unsafe {
+        libc::send(
+            fd,
+            bytes.as_ptr().cast(),
+            bytes.len(),
+            libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT,
+        )
+    };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(n as usize)
+}
+
 pub(super) fn send(fd: RawFd, bytes: &[u8]) -> io::Result<usize> {
     loop {
         // SAFETY: the pointer and length describe a live slice; MSG_NOSIGNAL

@@ -10,7 +10,8 @@ mod poller;
 mod slot;
 mod ws;
 
-use super::{drive, longest_request, slot_count, ReactorSlot, Step};
+use super::rx_stamp::RxStamps;
+use super::{drive, longest_request, rx_stamps, slot_count, ReactorSlot, Step};
 use crate::exchange::h2_exchange::H2Wire;
 use crate::plan::worker_plan::{WorkerMessage, WorkerPlan};
 use crate::worker::context::ConnectionContext;
@@ -89,21 +90,24 @@ pub(super) fn run(
         let mut slots: Vec<H2Slot> = (0..count)
             .map(|index| H2Slot::new(index as u32, wire.clone(), now))
             .collect();
-        return run_slots(plan, stop, to_aggregator, &io, &mut slots);
+        return run_slots(plan, stop, to_aggregator, &io, &mut slots, None);
     }
+    let rx = rx_stamps(plan).map(Rc::new);
     let mut slots: Vec<Slot> = (0..count)
-        .map(|index| Slot::new(index as u32, ctx.head_request, now))
+        .map(|index| Slot::new(index as u32, ctx.head_request, now, rx.clone()))
         .collect();
-    run_slots(plan, stop, to_aggregator, &io, &mut slots)
+    run_slots(plan, stop, to_aggregator, &io, &mut slots, rx.as_deref())
 }
 
-/// The loop itself, over slots of one kind.
+/// The loop itself, over slots of one kind; `rx`: the clocks the slots'
+/// receive stamps are read against, read again at each wake-up.
 fn run_slots<S: EpollSlot>(
     plan: &WorkerPlan,
     stop: watch::Receiver<bool>,
     to_aggregator: &mpsc::Sender<WorkerMessage>,
     io: &Io,
     slots: &mut [S],
+    rx: Option<&RxStamps>,
 ) -> io::Result<()> {
     let ctx = io.ctx;
     let mut scratch = ctx.scratch.borrow_mut();
@@ -117,6 +121,9 @@ fn run_slots<S: EpollSlot>(
         slots,
         |slots, turn, timeout| {
             let ready = io.poller.wait(&mut events, timeout)?;
+            if let Some(rx) = rx {
+                rx.woke();
+            }
             for event in &events[..ready] {
                 let (index, generation) = Slot::decode(event.u64);
                 let Some(slot) = slots.get_mut(index) else {

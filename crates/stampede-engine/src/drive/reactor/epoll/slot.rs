@@ -7,6 +7,7 @@
 //! read is decrypted before it is parsed.
 
 use super::poller::{Poller, PEER_CLOSED, READABLE, WRITABLE};
+use crate::drive::reactor::rx_stamp::{self, RxStamps};
 use crate::drive::reactor::tls::{decrypt_response, Received, TlsSession};
 use crate::drive::reactor::{socket, Phase, ReactorSlot, SlotBase, Step, WorkerIo};
 use crate::http1::ResponseProgress;
@@ -15,6 +16,7 @@ use crate::worker::context::ConnectionContext;
 use stampede_metrics::ErrorKind;
 use std::io;
 use std::os::fd::AsRawFd;
+use std::rc::Rc;
 use std::time::Instant;
 
 /// Everything a slot needs from its worker besides its own state.
@@ -35,6 +37,9 @@ pub(super) struct Slot {
     /// The TLS session of the slot's parked connection (redirects to
     /// another origin: [`ReactorSlot::switch_to`]).
     parked_tls: Option<Box<TlsSession>>,
+    /// `--batch-reads`: answers are stamped with their kernel receive time
+    /// (rx_stamp.rs); `None`: when read, with plain recv.
+    rx: Option<Rc<RxStamps>>,
 }
 
 impl WorkerIo for Io<'_> {
@@ -66,6 +71,9 @@ impl ReactorSlot<Io<'_>> for Slot {
             Ok(fd) => fd,
             Err(error) => return self.fail_connect(io, &error),
         };
+        if self.rx.is_some() {
+            rx_stamp::enable(fd.as_raw_fd());
+        }
         if let Err(error) = io.poller.add(fd.as_raw_fd(), self.token()) {
             drop(fd);
             return self.fail_connect(io, &error);
@@ -115,12 +123,18 @@ impl ReactorSlot<Io<'_>> for Slot {
 }
 
 impl Slot {
-    pub(super) fn new(index: u32, head_request: bool, now: Instant) -> Slot {
+    pub(super) fn new(
+        index: u32,
+        head_request: bool,
+        now: Instant,
+        rx: Option<Rc<RxStamps>>,
+    ) -> Slot {
         Slot {
             base: SlotBase::new(index, head_request, now),
             tls: None,
             tcp_done: now,
             parked_tls: None,
+            rx,
         }
     }
 
@@ -334,13 +348,25 @@ impl Slot {
     fn read(&mut self, io: &Io, scratch: &mut [u8], events: u32) -> Step {
         let closing = events & PEER_CLOSED != 0;
         loop {
-            let n = match socket::recv(self.base.raw_fd(), scratch) {
+            let mut stamp = None;
+            let received = match &self.rx {
+                None => socket::recv(self.base.raw_fd(), scratch),
+                Some(_) => rx_stamp::recv(self.base.raw_fd(), scratch).map(|(n, kernel)| {
+                    stamp = kernel;
+                    n
+                }),
+            };
+            let n = match received {
                 Ok(0) => return self.on_end_of_stream(io),
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Step::Pending,
                 Err(error) => return self.fail_exchange(io, classify_io(&error)),
             };
-            let now = Instant::now();
+            let mut now = Instant::now();
+            if let Some(rx) = &self.rx {
+                // The answer's first byte and end: when it arrived.
+                now = rx.arrived(stamp, self.base.ledger.sent_at(), now);
+            }
             let progress = match self.tls.as_mut() {
                 None => self.base.ledger.received(&scratch[..n], now),
                 Some(tls) => match decrypt_response(tls, &mut self.base.ledger, &scratch[..n], now)

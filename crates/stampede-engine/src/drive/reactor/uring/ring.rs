@@ -131,6 +131,15 @@ impl Ring {
         }
     }
 
+    /// Submits what is queued, without waiting (nothing queued: no syscall).
+    pub(super) fn submit(&self) -> io::Result<usize> {
+        let mut uring = self.uring.borrow_mut();
+        if uring.submission().is_empty() {
+            return Ok(0);
+        }
+        uring.submit()
+    }
+
     /// Submits what is queued and waits up to `timeout` (to the
     /// nanosecond) for at least one completion; then moves every completion
     /// into `into`.

@@ -9,6 +9,7 @@
 //! until the send completes (after a close too: see `retired`).
 
 use super::ring::{Completion, Ring, BUFFER_GROUP};
+use crate::drive::reactor::rx_stamp::{self, KernelStamp, RxStamps};
 use crate::drive::reactor::tls::{decrypt_response, Received, TlsSession};
 use crate::drive::reactor::{socket, Phase, ReactorSlot, SlotBase, Step, WorkerIo};
 use crate::http1::ResponseProgress;
@@ -20,6 +21,7 @@ use socket2::SockAddr;
 use stampede_metrics::ErrorKind;
 use std::io;
 use std::os::fd::AsRawFd;
+use std::rc::Rc;
 use std::time::Instant;
 
 /// Everything a slot needs from its worker besides its own state.
@@ -78,6 +80,10 @@ pub(super) struct Slot {
     /// The ring's part of the slot's parked connection (redirects to
     /// another origin: [`ReactorSlot::switch_to`]).
     parked: Box<Parked>,
+    /// `--batch-reads`: a multishot recvmsg brings each buffer's kernel
+    /// receive time, which stamps the answer (rx_stamp.rs); `None`: a
+    /// multishot recv, stamped when handled.
+    rx: Option<Rc<RxStamps>>,
 }
 
 /// What the ring holds of a parked connection, swapped with the slot's.
@@ -94,6 +100,12 @@ struct Parked {
 impl WorkerIo for Io<'_> {
     fn ctx(&self) -> &ConnectionContext {
         self.ctx
+    }
+
+    /// Queued sends go to the kernel now, not after the worker's sleep.
+    fn submit(&self) {
+        // A failure shows again at the wait's own submit, which reports it.
+        let _ = self.ring.submit();
     }
 }
 
@@ -126,6 +138,9 @@ impl ReactorSlot<Io<'_>> for Slot {
             Ok(fd) => fd,
             Err(error) => return self.fail_connect(io, &error),
         };
+        if self.rx.is_some() {
+            rx_stamp::enable(fd.as_raw_fd());
+        }
         let target: &SockAddr = match picked {
             Some(addr) => {
                 let kept = self
@@ -249,7 +264,12 @@ impl Drop for Slot {
 }
 
 impl Slot {
-    pub(super) fn new(index: u32, head_request: bool, now: Instant) -> Slot {
+    pub(super) fn new(
+        index: u32,
+        head_request: bool,
+        now: Instant,
+        rx: Option<Rc<RxStamps>>,
+    ) -> Slot {
         Slot {
             base: SlotBase::new(index, head_request, now),
             connect_queued: false,
@@ -262,6 +282,7 @@ impl Slot {
             tcp_done: now,
             connect_to: None,
             parked: Box::default(),
+            rx,
         }
     }
 
@@ -386,10 +407,14 @@ impl Slot {
     }
 
     fn arm_receive(&mut self, io: &Io) -> io::Result<()> {
-        let receive = opcode::RecvMulti::new(types::Fd(self.base.raw_fd()), BUFFER_GROUP)
-            .build()
-            .user_data(self.user_data(Op::Receive));
-        // SAFETY: the buffers belong to the ring, which outlives the request.
+        let fd = types::Fd(self.base.raw_fd());
+        let receive = match &self.rx {
+            None => opcode::RecvMulti::new(fd, BUFFER_GROUP).build(),
+            Some(rx) => opcode::RecvMsgMulti::new(fd, rx.multishot_header(), BUFFER_GROUP).build(),
+        };
+        let receive = receive.user_data(self.user_data(Op::Receive));
+        // SAFETY: the buffers belong to the ring, which outlives the request;
+        // the msghdr to the worker's RxStamps, which outlives the ring's use.
         unsafe { io.ring.push(&receive)? };
         self.receive_armed = true;
         Ok(())
@@ -452,16 +477,26 @@ impl Slot {
         };
         // SAFETY: the buffer came with this completion; the worker gives it
         // back only after this handler.
-        let bytes = unsafe { io.ring.received(id, result as usize) };
+        let mut bytes = unsafe { io.ring.received(id, result as usize) };
+        let mut stamp = None;
+        if let Some(rx) = &self.rx {
+            // A recvmsg's buffer: its header, the stamp, then the data; no
+            // data is the end of the stream.
+            match rx.split_multishot(bytes) {
+                Some((data, kernel)) if !data.is_empty() => (bytes, stamp) = (data, kernel),
+                Some(_) => return self.on_end_of_stream(io),
+                None => return Step::Pending,
+            }
+        }
         let step = match self.base.phase {
-            _ if self.tls.is_some() => self.on_tls_received(io, bytes),
+            _ if self.tls.is_some() => self.on_tls_received(io, bytes, stamp),
             Phase::Reading => {
                 if self.quiet_send {
                     // The server answers only once the request is in: the
                     // quiet send is over, there is nothing to cancel at a close.
                     self.send_queued = false;
                 }
-                let now = Instant::now();
+                let now = self.arrived(stamp);
                 match self.base.ledger.received(bytes, now) {
                     Ok(ResponseProgress::Complete(done)) => self.answered(io, now, done),
                     Ok(ResponseProgress::Partial) => Step::Pending,
@@ -577,10 +612,20 @@ impl Slot {
         }
     }
 
-    /// Ciphertext received on a TLS connection, decrypted before its buffer
-    /// goes back to the ring.
-    fn on_tls_received(&mut self, io: &Io, ciphertext: &[u8]) -> Step {
+    /// When the bytes of a completion handled now arrived: with
+    /// `--batch-reads` their kernel `stamp` (rx_stamp.rs), else now.
+    fn arrived(&self, stamp: Option<KernelStamp>) -> Instant {
         let now = Instant::now();
+        match &self.rx {
+            None => now,
+            Some(rx) => rx.arrived(stamp, self.base.ledger.sent_at(), now),
+        }
+    }
+
+    /// Ciphertext received on a TLS connection (its kernel `stamp`, with
+    /// `--batch-reads`), decrypted before its buffer goes back to the ring.
+    fn on_tls_received(&mut self, io: &Io, ciphertext: &[u8], stamp: Option<KernelStamp>) -> Step {
+        let now = self.arrived(stamp);
         let phase = self.base.phase;
         let Some(tls) = self.tls.as_mut() else {
             return Step::Pending;

@@ -1,8 +1,9 @@
-//! What `--sse` watches of a response body, fed by the capture
-//! as the body passes through the parser, on every HTTP/1.1 event loop:
+//! What `--sse` watches of a response body: fed by HTTP/1.1's capture as
+//! the body passes through the parser (every HTTP/1.1 event loop), and by
+//! an HTTP/2 stream's DATA frames (drive/h2/h2_exchange.rs):
 //! when the body's first byte came, when each event came and the gaps
 //! between them. A `text/event-stream` body's events are its server-sent
-//! events (sse.rs); any other body's are its chunks when it is chunked,
+//! events (event_parser.rs); any other body's are its chunks when it is chunked,
 //! else its reads. A run without `--sse` has none of this.
 //!
 //! With `--sse-reconnect` one stream spans its reconnections: its events,
@@ -11,7 +12,7 @@
 //! the client chose the wait, `retry:`), so the first event after one
 //! starts the gaps afresh.
 
-use super::sse::EventParser;
+use super::event_parser::EventParser;
 use std::time::Instant;
 
 /// One stream's clocks and counts, kept across its reconnections.
@@ -28,6 +29,11 @@ pub(crate) struct StreamWatch {
     gaps_us: Vec<u64>,
     /// Times the stream was connected again (`--sse-reconnect`).
     reconnects: u64,
+    /// Network errors it was connected again after.
+    errors: u64,
+    /// A response of this stream was an event stream: a network error
+    /// later is reconnected after, as a browser's `EventSource` does.
+    opened: bool,
 }
 
 impl StreamWatch {
@@ -42,6 +48,8 @@ impl StreamWatch {
         self.events = 0;
         self.gaps_us.clear();
         self.reconnects = 0;
+        self.errors = 0;
+        self.opened = false;
     }
 
     /// The stream goes on over a new request (`--sse-reconnect`): counted,
@@ -51,6 +59,24 @@ impl StreamWatch {
         self.last_event = None;
         // Until the next head says so.
         self.sse = false;
+    }
+
+    /// The stream goes on over a new request after a network error cut
+    /// it (`--sse-reconnect`): a reconnection, and the error counted.
+    pub(crate) fn broken(&mut self) {
+        self.errors += 1;
+        self.reconnected();
+    }
+
+    /// Whether a response of this stream was `text/event-stream`: one a
+    /// network error cuts is reconnected.
+    pub(crate) fn was_event_stream(&self) -> bool {
+        self.opened
+    }
+
+    /// Network errors the stream was connected again after.
+    pub(crate) fn errors(&self) -> u64 {
+        self.errors
     }
 
     /// Whether the last response's body was `text/event-stream` (only
@@ -74,9 +100,16 @@ impl StreamWatch {
         self.reconnects
     }
 
-    /// The response's head came: is it an event stream?
+    /// An HTTP/1.1 response's head came: is it an event stream?
     pub(crate) fn head(&mut self, head: &[u8]) {
-        self.sse = is_event_stream(head);
+        self.begin(is_event_stream(head));
+    }
+
+    /// A response's head came (`event_stream`: its `Content-Type` is
+    /// `text/event-stream`, [`is_event_stream_type`]); its body follows.
+    pub(crate) fn begin(&mut self, event_stream: bool) {
+        self.sse = event_stream;
+        self.opened |= event_stream;
         self.events_parser.restart();
     }
 
@@ -123,21 +156,24 @@ impl StreamWatch {
     }
 }
 
-/// Whether a response head says `Content-Type: text/event-stream`.
+/// Whether an HTTP/1.1 response head says `Content-Type: text/event-stream`.
 fn is_event_stream(head: &[u8]) -> bool {
     let name = b"content-type:";
     head.split(|&b| b == b'\n').any(|line| {
         let Some(start) = line.get(..name.len()) else {
             return false;
         };
-        if !start.eq_ignore_ascii_case(name) {
-            return false;
-        }
-        let value = line[name.len()..].trim_ascii_start();
-        value
-            .get(..17)
-            .is_some_and(|v| v.eq_ignore_ascii_case(b"text/event-stream"))
+        start.eq_ignore_ascii_case(name) && is_event_stream_type(&line[name.len()..])
     })
+}
+
+/// Whether a `Content-Type` value is `text/event-stream` (parameters
+/// after it, such as a charset, allowed): the one rule of both protocols.
+pub(crate) fn is_event_stream_type(value: &[u8]) -> bool {
+    value
+        .trim_ascii_start()
+        .get(..17)
+        .is_some_and(|v| v.eq_ignore_ascii_case(b"text/event-stream"))
 }
 
 #[cfg(test)]

@@ -4,7 +4,8 @@
 //! stream's reconnection time, then sends the request again with
 //! `Last-Event-ID` set to the last event ID it saw, when it saw one.
 //! This file holds the two rules; the tokio HTTP/1.1 slot
-//! (drive/connection.rs) drives them.
+//! (drive/sse_reconnect.rs) and HTTP/2's streams (drive/h2/h2_stream.rs)
+//! drive them.
 
 use std::time::Duration;
 
@@ -51,6 +52,17 @@ pub(crate) fn with_last_event_id(request: &[u8], id: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(&request[end + 2..]);
 }
 
+/// The same rule for a request whose headers are a map (HTTP/2): the
+/// user's `Last-Event-ID` replaced by the stream's, none when it is empty.
+pub(crate) fn set_last_event_id(headers: &mut http::HeaderMap, id: &[u8]) {
+    let name = http::header::HeaderName::from_static("last-event-id");
+    headers.remove(&name);
+    // The parser never keeps an ID with CR, LF or NUL: it is a valid value.
+    if let (false, Ok(value)) = (id.is_empty(), http::HeaderValue::from_bytes(id)) {
+        headers.insert(name, value);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -74,6 +86,20 @@ mod tests {
         // No ID seen: none sent.
         with_last_event_id(get, b"", &mut out);
         assert_eq!(out, get);
+    }
+
+    #[test]
+    fn the_last_event_id_replaces_the_users_in_a_header_map() {
+        let mut headers = http::HeaderMap::new();
+        headers.insert("Last-Event-ID", http::HeaderValue::from_static("1"));
+        set_last_event_id(&mut headers, b"41");
+        assert_eq!(headers.get_all("last-event-id").iter().count(), 1);
+        assert_eq!(headers["last-event-id"], "41");
+        set_last_event_id(&mut headers, b"");
+        assert!(
+            headers.get("last-event-id").is_none(),
+            "no ID seen: none sent"
+        );
     }
 
     #[test]
