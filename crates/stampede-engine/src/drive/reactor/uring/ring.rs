@@ -97,6 +97,11 @@ impl Ring {
         }
     }
 
+    /// Hands what is queued to the kernel now, without waiting.
+    pub(super) fn submit(&self) -> io::Result<usize> {
+        self.uring.borrow_mut().submit()
+    }
+
     /// Queues `first` linked to `second` (the second starts only once the
     /// first succeeded), with room made for both in one submission.
     ///
