@@ -305,7 +305,7 @@ mod tests {
     }
 
     #[test]
-    fn http2_runs_on_epoll_only_when_asked_and_with_fixed_requests() {
+    fn http2_runs_on_the_reactors_when_asked_and_with_fixed_requests() {
         use crate::{EventLoop, IoBackend};
         let h2 = |io: IoBackend| {
             let mut p = plan();
@@ -313,20 +313,16 @@ mod tests {
             p.transport.io = io;
             p
         };
-        // auto and epoll take it in both models; tokio when asked.
+        // auto and epoll take it in both models, uring when asked; tokio
+        // when asked.
         assert_eq!(h2(IoBackend::Auto).event_loop(), EventLoop::Epoll);
         assert_eq!(h2(IoBackend::Tokio).event_loop(), EventLoop::Tokio);
         let mut epoll = h2(IoBackend::Epoll);
         assert!(epoll.validate().is_ok());
         assert_eq!(epoll.event_loop(), EventLoop::Epoll);
         let mut uring = h2(IoBackend::Uring);
-        assert!(matches!(
-            uring.validate(),
-            Err(PlanError::ReactorCannotDrive {
-                reason: "HTTP/2",
-                ..
-            })
-        ));
+        assert!(uring.validate().is_ok());
+        assert_eq!(uring.event_loop(), EventLoop::Uring);
         let mut tls = h2(IoBackend::Epoll);
         tls.target = Target::parse("https://127.0.0.1:3000/").unwrap();
         assert!(tls.validate().is_ok(), "h2 over TLS, ALPN h2");
