@@ -45,6 +45,8 @@
 #                      otherwise `wrk2` on PATH is used
 #   --no-floor         skip the paced floor probe (built with cargo otherwise)
 #   --epoll            also run stampede with --io epoll (tool "stampede-epoll")
+#   --uring            HTTP/2 scenarios: also run stampede with --io uring
+#                      (tool "stampede-uring")
 #                      in the open-model, TLS keep-alive and HTTP/2 scenarios
 #                      (over HTTP/2: the reactor's own codec, stampede-h2); the
 #                      HTTP/2 scenarios then run `--io tokio` (the `h2` crate)
@@ -64,6 +66,7 @@ ALL_SCENARIOS="open20k,open50k,tls-ka100,tls-close100,tls-close100-noresume,h2-1
 SCENARIOS=$ALL_SCENARIOS
 WITH_FLOOR=1
 WITH_EPOLL=0
+WITH_URING=0
 WITH_SYSCALLS=1
 SYSCALL_DURATION=3
 WRK2_SRC=""
@@ -74,6 +77,7 @@ own_option() {
         --scenarios) SCENARIOS=${2-}; BENCH_TOOK=2 ;;
         --no-floor) WITH_FLOOR=0; BENCH_TOOK=1 ;;
         --epoll) WITH_EPOLL=1; BENCH_TOOK=1 ;;
+        --uring) WITH_URING=1; BENCH_TOOK=1 ;;
         --no-syscalls) WITH_SYSCALLS=0; BENCH_TOOK=1 ;;
         --wrk2-src) WRK2_SRC=${2-}; BENCH_TOOK=2 ;;
         --tls) TLS_VERSION=${2-}; BENCH_TOOK=2 ;;
@@ -177,11 +181,13 @@ scenario_tools() {
         open*) echo "wrk2 stampede$(epoll_tool)$([ "$WITH_FLOOR" = 1 ] && echo " floor-paced")" ;;
         tls-ka100) echo "wrk stampede$(epoll_tool)" ;;
         tls-*) echo "wrk stampede" ;;
-        h2*) if [ "$WITH_EPOLL" = 1 ]; then echo "h2load stampede-tokio stampede-epoll"; else echo "h2load stampede"; fi ;;
+        h2*) if [ "$WITH_EPOLL" = 1 ]; then echo "h2load stampede-tokio stampede-epoll$(uring_tool)"; else echo "h2load stampede$(uring_tool)"; fi ;;
     esac
 }
 # " stampede-epoll" when --epoll asks for the epoll reactor as well.
 epoll_tool() { if [ "$WITH_EPOLL" = 1 ]; then echo " stampede-epoll"; fi; }
+# " stampede-uring" when --uring asks for the io_uring reactor (HTTP/2).
+uring_tool() { if [ "$WITH_URING" = 1 ]; then echo " stampede-uring"; fi; }
 scenario_peer() { scenario_tools "$1" | cut -d' ' -f1; }
 # HTTP/2 scenarios: connections and streams from the name (h2-10x10 -> 10 10)
 h2_shape() { local s=${1#*-}; echo "${s%x*} ${s#*x}"; }
@@ -224,7 +230,7 @@ client_cmd() {
             local c s u; read -r c s < <(h2_shape "$sc"); u=$(h2_url "$sc")
             case $tool in
                 h2load) echo "h2load -t1 -c$c -m$s -D$secs $u" ;;
-                stampede|stampede-tokio|stampede-epoll)
+                stampede|stampede-tokio|stampede-epoll|stampede-uring)
                     local k="" io=""; [[ $sc == h2c-* ]] || k=" --insecure"
                     [ "$tool" = stampede ] || io=" --io ${tool#stampede-}"
                     echo "$st$io --http2 -c $c --streams $s$k $u" ;;

@@ -90,10 +90,15 @@ pub fn deliver_to(result: &RunResult, delivery: &Delivery) -> anyhow::Result<i32
 
 /// True when the run sent requests but never opened a connection (wrk's
 /// "unable to connect"): the target is not there, whatever the counts say.
-/// No response either: connections opened during `--warmup` are not counted
-/// in the measured part, which may then reuse them without opening any.
+/// A `ws://` run counts a connection once upgraded: a server that refuses
+/// every upgrade is no WebSocket target. No response either: connections
+/// opened during `--warmup` are not counted in the measured part, which may
+/// then reuse them without opening any.
 pub fn never_connected(result: &RunResult) -> bool {
-    result.requests.sent > 0 && result.requests.completed == 0 && result.connections.opened == 0
+    let upgraded_none = (result.websocket.as_ref()).is_some_and(|ws| ws.connections == 0);
+    result.requests.sent > 0
+        && result.requests.completed == 0
+        && (result.connections.opened == 0 || upgraded_none)
 }
 
 /// 2 when a worker was given up on (a script hook that never returned,

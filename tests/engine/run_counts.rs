@@ -234,13 +234,28 @@ fn auto_falls_back_to_tokio_where_the_reactor_cannot_drive() {
         "{}",
         refused.stderr()
     );
-    let refused = run_stampede(binary(), &[&url, "-n", "5", "--http2", "--io", "uring"]);
+    // io_uring drives h2c too, not yet a connection lifetime.
+    let refused = run_stampede(
+        binary(),
+        &[
+            &url,
+            "-n",
+            "5",
+            "--conn-max-requests",
+            "2",
+            "--http2",
+            "--io",
+            "uring",
+        ],
+    );
     assert_eq!(refused.code(), Some(2));
     assert!(
         refused
             .stderr()
             .contains("--io uring drives HTTP/1.1 (plain, TLS or a Unix socket)")
-            && refused.stderr().contains("HTTP/2"),
+            && refused
+                .stderr()
+                .contains("HTTP/2 with a connection lifetime"),
         "{}",
         refused.stderr()
     );

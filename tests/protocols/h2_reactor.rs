@@ -1,11 +1,11 @@
-//! HTTP/2 on the epoll reactor (`--http2 --io epoll`, the stampede-h2
-//! codec), h2c with prior knowledge in the closed model, counted against
+//! HTTP/2 on the reactors (`--http2 --io epoll` and `--io uring`, the
+//! stampede-h2 codec), h2c with prior knowledge in the closed model, counted against
 //! what each server says it served: the built-in target's stats, nginx's
 //! access log (with a small `http2_max_concurrent_streams` and GOAWAYs
 //! after `keepalive_requests`), and the same run on `--io tokio` (the `h2`
 //! crate). A server that sends a bad frame makes `protocol` errors, not a
-//! panic or a hang; what epoll does not drive over HTTP/2 yet is refused in
-//! one line.
+//! panic or a hang; what the reactors do not drive over HTTP/2 yet is
+//! refused in one line.
 
 use stampede_testkit::nginx::{listening, Nginx, Setup};
 use stampede_testkit::{
@@ -34,10 +34,10 @@ fn run_logged(io: &str, name: &str, args: &[&str]) -> (Run, usize) {
 }
 
 #[test]
-fn the_built_in_target_counts_what_epoll_and_tokio_send_over_h2c() {
+fn the_built_in_target_counts_what_the_reactors_and_tokio_send_over_h2c() {
     let target = spawn_target(one_thread());
     let url = format!("http://{}/", target.local_addr());
-    for io in ["epoll", "tokio"] {
+    for io in ["epoll", "uring", "tokio"] {
         let before = target.stats();
         let (run, lines) = run_logged(
             io,
@@ -74,29 +74,34 @@ fn the_built_in_target_counts_what_epoll_and_tokio_send_over_h2c() {
 }
 
 #[test]
-fn a_duration_run_on_epoll_books_every_stream_it_sent() {
+fn a_duration_run_on_a_reactor_books_every_stream_it_sent() {
     let target = spawn_target(one_thread());
     let url = format!("http://{}/", target.local_addr());
-    let before = target.stats();
-    let (run, lines) = run_logged(
-        "epoll",
-        "h2-reactor-duration",
-        &[&url, "--http2", "-c", "2", "--streams", "10", "-d", "1s"],
-    );
-    let after = target.stats();
-    run.assert_accounted("epoll -d");
-    let completed = run.count("/requests/completed");
-    assert!(completed > 0, "{}", run.result());
-    assert_eq!(run.count("/requests/errors"), 0, "{}", run.result());
-    assert_eq!(lines as u64, completed, "one log line per finished request");
-    // The target answered every request the run completed, and the ones
-    // still in flight at the deadline (unfinished) at most.
-    let served = after.requests_total - before.requests_total;
-    let unfinished = run.count("/requests/unfinished");
-    assert!(
-        served >= completed && served <= completed + unfinished,
-        "served {served}, completed {completed}, unfinished {unfinished}"
-    );
+    for io in ["epoll", "uring"] {
+        let before = target.stats();
+        let (run, lines) = run_logged(
+            io,
+            "h2-reactor-duration",
+            &[&url, "--http2", "-c", "2", "--streams", "10", "-d", "1s"],
+        );
+        let after = target.stats();
+        run.assert_accounted(io);
+        let completed = run.count("/requests/completed");
+        assert!(completed > 0, "{io}: {}", run.result());
+        assert_eq!(run.count("/requests/errors"), 0, "{io}: {}", run.result());
+        assert_eq!(
+            lines as u64, completed,
+            "{io}: one log line per finished request"
+        );
+        // The target answered every request the run completed, and the ones
+        // still in flight at the deadline (unfinished) at most.
+        let served = after.requests_total - before.requests_total;
+        let unfinished = run.count("/requests/unfinished");
+        assert!(
+            served >= completed && served <= completed + unfinished,
+            "{io}: served {served}, completed {completed}, unfinished {unfinished}"
+        );
+    }
 }
 
 /// nginx on a free port speaking h2c with `http_extra` (its stream limit,
@@ -168,7 +173,7 @@ fn seven_hundred_through_goaways(io: &str, nginx: &Nginx, port: u16) -> (u64, u6
 }
 
 #[test]
-fn nginx_allowing_two_streams_with_goaways_counts_what_epoll_sends() {
+fn nginx_allowing_two_streams_with_goaways_counts_what_the_reactors_send() {
     let program = require_tool!("nginx");
     // Eight streams asked, two allowed, a GOAWAY every seven requests: the
     // streams above each GOAWAY's last id go again on the next connection.
@@ -177,17 +182,21 @@ fn nginx_allowing_two_streams_with_goaways_counts_what_epoll_sends() {
         "h2-reactor-nginx-two",
         "http2_max_concurrent_streams 2;\n  keepalive_requests 7;",
     );
-    let (success, sent, ok) = seven_hundred_through_goaways("epoll", &nginx, port);
-    assert_eq!((success, sent, ok), (700, 700, 700));
+    for io in ["epoll", "uring"] {
+        let (success, sent, ok) = seven_hundred_through_goaways(io, &nginx, port);
+        assert_eq!((success, sent, ok), (700, 700, 700), "{io}");
+    }
 }
 
 #[test]
-fn nginx_with_goaways_counts_alike_on_epoll_and_tokio() {
+fn nginx_with_goaways_counts_alike_on_the_reactors_and_tokio() {
     let program = require_tool!("nginx");
     let (nginx, port) = nginx_h2c(&program, "h2-reactor-nginx-goaway", "keepalive_requests 7;");
     let epoll = seven_hundred_through_goaways("epoll", &nginx, port);
+    let uring = seven_hundred_through_goaways("uring", &nginx, port);
     let tokio = seven_hundred_through_goaways("tokio", &nginx, port);
     assert_eq!(epoll, tokio, "epoll and tokio count alike");
+    assert_eq!(uring, tokio, "io_uring and tokio count alike");
 }
 
 /// A SETTINGS frame five octets long: not a multiple of six, a frame size
@@ -208,50 +217,59 @@ fn a_server_sending_a_bad_frame_makes_protocol_errors_not_a_hang() {
         while matches!(stream.read(&mut sink), Ok(1..)) {}
     });
     let url = server.url("/");
-    let run = run_stampede(
-        binary(),
-        &[
-            &url,
-            "--http2",
-            "--io",
-            "epoll",
-            "-c",
-            "1",
-            "-n",
-            "5",
-            "--timeout",
-            "5s",
-        ],
-    );
-    assert_eq!(run.code(), Some(0), "{}", run.stderr());
-    run.assert_accounted("bad frame");
-    assert_eq!(run.count("/requests/sent"), 5);
-    assert_eq!(run.count("/errors/protocol"), 5, "{}", run.result());
-    let sample = run.result()["error_samples"]["protocol"][0].to_string();
-    assert!(
-        sample.contains("type 0x4"),
-        "names the frame type: {sample}"
-    );
-    assert_eq!(server.accepted(), 5, "a connection per failed request");
+    for (tries, io) in ["epoll", "uring"].into_iter().enumerate() {
+        let run = run_stampede(
+            binary(),
+            &[
+                &url,
+                "--http2",
+                "--io",
+                io,
+                "-c",
+                "1",
+                "-n",
+                "5",
+                "--timeout",
+                "5s",
+            ],
+        );
+        assert_eq!(run.code(), Some(0), "{io}: {}", run.stderr());
+        run.assert_accounted(io);
+        assert_eq!(run.count("/requests/sent"), 5, "{io}");
+        assert_eq!(run.count("/errors/protocol"), 5, "{io}: {}", run.result());
+        let sample = run.result()["error_samples"]["protocol"][0].to_string();
+        assert!(
+            sample.contains("type 0x4"),
+            "{io}: names the frame type: {sample}"
+        );
+        let accepted = 5 * (tries as u64 + 1);
+        assert_eq!(
+            server.accepted(),
+            accepted,
+            "{io}: a connection per failed request"
+        );
+    }
 }
 
 #[test]
-fn what_epoll_does_not_drive_over_http2_is_refused_in_one_line() {
+fn what_the_reactors_do_not_drive_over_http2_is_refused_in_one_line() {
     let url = format!("http://127.0.0.1:{}/", free_port());
-    for extra in [
-        &["--redirects", "2", "-n", "5"][..],
-        &["--conn-max-requests", "5", "-n", "5"][..],
-    ] {
-        let mut args = vec![url.as_str(), "--http2", "--io", "epoll"];
-        args.extend_from_slice(extra);
-        let run = run_stampede(binary(), &args);
-        assert_eq!(run.code(), Some(2), "{extra:?}: {}", run.stderr());
-        let stderr = run.stderr();
-        assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
-        assert!(
-            stderr.contains("--io epoll") && stderr.contains("HTTP/2"),
-            "{stderr}"
-        );
+    for io in ["epoll", "uring"] {
+        for extra in [
+            &["--redirects", "2", "-n", "5"][..],
+            &["--conn-max-requests", "5", "-n", "5"][..],
+        ] {
+            let mut args = vec![url.as_str(), "--http2", "--io", io];
+            args.extend_from_slice(extra);
+            let run = run_stampede(binary(), &args);
+            assert_eq!(run.code(), Some(2), "{io} {extra:?}: {}", run.stderr());
+            let stderr = run.stderr();
+            assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+            assert!(
+                stderr.contains(&format!("--io {io}")) && stderr.contains("HTTP/2"),
+                "{stderr}"
+            );
+        }
     }
 }
 
@@ -272,11 +290,11 @@ fn tls_target(name: &str) -> (stampede_testkit::ServerHandle, std::path::PathBuf
 }
 
 #[test]
-fn h2_over_tls_counts_alike_on_epoll_and_tokio_with_one_handshake_per_connection() {
+fn h2_over_tls_counts_alike_on_the_reactors_and_tokio_with_one_handshake_per_connection() {
     let (target, cert) = tls_target("h2-reactor-tls");
     let url = format!("https://localhost:{}/", target.local_addr().port());
     let cert = cert.to_str().expect("a UTF-8 path");
-    for io in ["epoll", "tokio"] {
+    for io in ["epoll", "uring", "tokio"] {
         let before = target.stats();
         let (run, lines) = run_logged(
             io,
@@ -321,7 +339,7 @@ fn h2_over_tls_counts_alike_on_epoll_and_tokio_with_one_handshake_per_connection
 }
 
 #[test]
-fn a_tls_server_that_does_not_choose_h2_is_a_tls_error_on_epoll() {
+fn a_tls_server_that_does_not_choose_h2_is_a_tls_error_on_the_reactors() {
     let (config, pem) = stampede_testkit::self_signed_server_config_and_pem();
     let ca = temp_dir("h2-reactor-no-alpn").join("ca.pem");
     std::fs::write(&ca, pem).expect("write the CA");
@@ -339,29 +357,31 @@ fn a_tls_server_that_does_not_choose_h2_is_a_tls_error_on_epoll() {
         while matches!(tcp.read(&mut sink), Ok(1..)) {}
     });
     let url = format!("https://localhost:{}/", server.addr().port());
-    let run = run_stampede(
-        binary(),
-        &[
-            &url,
-            "--cacert",
-            ca.to_str().expect("a UTF-8 path"),
-            "--http2",
-            "--io",
-            "epoll",
-            "-c",
-            "1",
-            "-n",
-            "3",
-        ],
-    );
-    // No connection ever opened: the run gives up, as on every path,
-    // saying why in one line; the result counts each try as `tls`.
-    assert_eq!(run.code(), Some(2), "{}", run.stderr());
-    let stderr = run.stderr();
-    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
-    assert!(stderr.contains("3 tls"), "{stderr}");
-    if let Some(result) = &run.json {
-        let sample = result["error_samples"]["tls"][0].to_string();
-        assert!(sample.contains("did not choose h2"), "{sample}");
+    for io in ["epoll", "uring"] {
+        let run = run_stampede(
+            binary(),
+            &[
+                &url,
+                "--cacert",
+                ca.to_str().expect("a UTF-8 path"),
+                "--http2",
+                "--io",
+                io,
+                "-c",
+                "1",
+                "-n",
+                "3",
+            ],
+        );
+        // No connection ever opened: the run gives up, as on every path,
+        // saying why in one line; the result counts each try as `tls`.
+        assert_eq!(run.code(), Some(2), "{io}: {}", run.stderr());
+        let stderr = run.stderr();
+        assert_eq!(stderr.trim().lines().count(), 1, "{io}: {stderr}");
+        assert!(stderr.contains("3 tls"), "{io}: {stderr}");
+        if let Some(result) = &run.json {
+            let sample = result["error_samples"]["tls"][0].to_string();
+            assert!(sample.contains("did not choose h2"), "{io}: {sample}");
+        }
     }
 }

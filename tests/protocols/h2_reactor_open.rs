@@ -1,5 +1,5 @@
-//! The open model (`-r`) over HTTP/2 on the epoll reactor (`--http2 --io
-//! epoll`, the stampede-h2 codec): exact counts under `-n` against what the
+//! The open model (`-r`) over HTTP/2 on the reactors (`--http2 --io
+//! epoll` and `--io uring`, the stampede-h2 codec): exact counts under `-n` against what the
 //! server says it served (the built-in target over h2c and TLS, nginx with
 //! a small stream limit and GOAWAYs), and a rate the server cannot hold
 //! showing in latency, from the intended send, and in the late sends.
@@ -23,13 +23,17 @@ fn a_counted_rate_sends_exactly_n_over_h2c_and_tls() {
     });
     let h2c = format!("http://{}/", plain.local_addr());
     let h2 = format!("https://127.0.0.1:{}/", tls.local_addr().port());
-    for (url, server) in [(&h2c, &plain), (&h2, &tls)] {
+    let cases = [(&h2c, &plain), (&h2, &tls)];
+    for (io, (url, server)) in ["epoll", "uring"]
+        .into_iter()
+        .flat_map(|io| cases.map(|c| (io, c)))
+    {
         let before = server.stats();
         let mut args = vec![
             url.as_str(),
             "--http2",
             "--io",
-            "epoll",
+            io,
             "--streams",
             "4",
             "-n",
@@ -46,7 +50,7 @@ fn a_counted_rate_sends_exactly_n_over_h2c_and_tls() {
         }
         let run = run_stampede(binary(), &args);
         assert_eq!(run.code(), Some(0), "{url}: {}", run.stderr());
-        assert_eq!(run.result()["plan"]["io"], "epoll", "{url}");
+        assert_eq!(run.result()["plan"]["io"], io, "{url}");
         assert_eq!(run.count("/requests/sent"), 1501, "{url}");
         assert_eq!(
             run.count("/requests/success"),
@@ -86,36 +90,48 @@ fn nginx_with_two_streams_and_goaways_logs_each_request_of_a_rate_once() {
         listening(&format!("127.0.0.1:{port}"))
     });
     let url = format!("http://127.0.0.1:{port}/");
-    let run = run_stampede(
-        binary(),
-        &[
-            &url,
-            "--http2",
-            "--io",
-            "epoll",
-            "-r",
-            "2000",
-            "-n",
-            "700",
-            "-c",
-            "3",
-            "--streams",
-            "8",
-            "-t",
-            "1",
-        ],
-    );
-    assert_eq!(run.code(), Some(0), "{}", run.stderr());
-    run.assert_accounted("nginx -r");
-    assert_eq!(run.count("/requests/sent"), 700);
-    assert_eq!(run.count("/requests/success"), 700, "{}", run.result());
-    let lines = nginx.take_lines();
-    assert_eq!(lines.len(), 700, "nginx logged every request once");
-    assert!(lines
-        .iter()
-        .all(|f| f.get(2).map(String::as_str) == Some("200")));
-    let connections: std::collections::BTreeSet<&String> = lines.iter().map(|f| &f[0]).collect();
-    assert_eq!(run.count("/connections/opened"), connections.len() as u64);
+    for io in ["epoll", "uring"] {
+        let run = run_stampede(
+            binary(),
+            &[
+                &url,
+                "--http2",
+                "--io",
+                io,
+                "-r",
+                "2000",
+                "-n",
+                "700",
+                "-c",
+                "3",
+                "--streams",
+                "8",
+                "-t",
+                "1",
+            ],
+        );
+        assert_eq!(run.code(), Some(0), "{io}: {}", run.stderr());
+        run.assert_accounted(io);
+        assert_eq!(run.count("/requests/sent"), 700, "{io}");
+        assert_eq!(
+            run.count("/requests/success"),
+            700,
+            "{io}: {}",
+            run.result()
+        );
+        let lines = nginx.take_lines();
+        assert_eq!(lines.len(), 700, "{io}: nginx logged every request once");
+        assert!(lines
+            .iter()
+            .all(|f| f.get(2).map(String::as_str) == Some("200")));
+        let connections: std::collections::BTreeSet<&String> =
+            lines.iter().map(|f| &f[0]).collect();
+        assert_eq!(
+            run.count("/connections/opened"),
+            connections.len() as u64,
+            "{io}"
+        );
+    }
 }
 
 /// 400/s due, one connection of two streams to a route that answers in
@@ -126,43 +142,51 @@ fn nginx_with_two_streams_and_goaways_logs_each_request_of_a_rate_once() {
 fn a_rate_the_server_cannot_hold_shows_in_latency_not_service_time() {
     let target = spawn_target(one_thread());
     let url = format!("http://{}/delay/20", target.local_addr());
-    let run = run_stampede(
-        binary(),
-        &[
-            &url,
-            "--http2",
-            "--io",
-            "epoll",
-            "-r",
-            "400",
-            "-n",
-            "200",
-            "-c",
-            "1",
-            "--streams",
-            "2",
-            "-t",
-            "1",
-        ],
-    );
-    assert_eq!(run.code(), Some(0), "{}", run.stderr());
-    run.assert_accounted("over the rate");
-    assert_eq!(run.count("/requests/success"), 200, "{}", run.result());
-    let p99 = run.count("/latency_us/p99");
-    let service_p99 = run.count("/service_time_us/p99");
-    // 200 at 100/s take 2 s; the last was due at 0.5 s.
-    assert!(
-        p99 >= 1_000_000,
-        "the backlog's wait is latency: p99 {p99} us"
-    );
-    assert!(
-        service_p99 < 500_000,
-        "not service time: p99 {service_p99} us"
-    );
-    assert!(
-        run.count("/schedule/late_sends") >= 100,
-        "{}",
-        run.result()["schedule"]
-    );
-    assert_eq!(target.shutdown().unwrap().requests_total, 200);
+    for io in ["epoll", "uring"] {
+        let before = target.stats().requests_total;
+        let run = run_stampede(
+            binary(),
+            &[
+                &url,
+                "--http2",
+                "--io",
+                io,
+                "-r",
+                "400",
+                "-n",
+                "200",
+                "-c",
+                "1",
+                "--streams",
+                "2",
+                "-t",
+                "1",
+            ],
+        );
+        assert_eq!(run.code(), Some(0), "{io}: {}", run.stderr());
+        run.assert_accounted(io);
+        assert_eq!(
+            run.count("/requests/success"),
+            200,
+            "{io}: {}",
+            run.result()
+        );
+        let p99 = run.count("/latency_us/p99");
+        let service_p99 = run.count("/service_time_us/p99");
+        // 200 at 100/s take 2 s; the last was due at 0.5 s.
+        assert!(
+            p99 >= 1_000_000,
+            "{io}: the backlog's wait is latency: p99 {p99} us"
+        );
+        assert!(
+            service_p99 < 500_000,
+            "{io}: not service time: p99 {service_p99} us"
+        );
+        assert!(
+            run.count("/schedule/late_sends") >= 100,
+            "{io}: {}",
+            run.result()["schedule"]
+        );
+        assert_eq!(target.stats().requests_total - before, 200, "{io}");
+    }
 }

@@ -404,3 +404,47 @@ fn an_idle_connection_of_the_open_model_answers_the_servers_pings_on_every_loop(
         assert_eq!(closes, ["1000"], "--io {io}: {ws}");
     }
 }
+
+/// A server that answers every upgrade with a page is no WebSocket
+/// target, as a closed port is no target: the run exits 2 with one line
+/// saying so (as `no_connection` does), and its `websocket` section is
+/// there with zeros, so a script reading it finds the figures.
+#[test]
+fn a_server_refusing_every_upgrade_exits_2_with_a_zero_websocket_section_on_every_loop() {
+    let refusing = RawServer::start(|stream| {
+        stampede_testkit::answer_each_request(
+            stream,
+            b"HTTP/1.1 404 Not Found\r\nContent-Length: 2\r\n\r\nno",
+        )
+    });
+    let url = crate::websocket_client::ws_url(&refusing);
+    for io in EVENT_LOOPS {
+        let Some(run) = run_on_loop(io, &["run", &url, "-c", "2", "-n", "4", "-t", "1"]) else {
+            continue;
+        };
+        assert_eq!(run.code(), Some(2), "--io {io}: {}", run.stderr());
+        assert!(
+            run.stderr()
+                .contains("no WebSocket connection was upgraded: 4 ws_upgrade_refused"),
+            "--io {io}: {}",
+            run.stderr()
+        );
+        run.assert_accounted(io);
+        let ws = &run.result()["websocket"];
+        assert_eq!(ws["connections"], 0, "--io {io}: {ws}");
+        assert_eq!(ws["messages_sent"], 0, "--io {io}: {ws}");
+    }
+    // One upgrade that succeeds is a WebSocket run like any other: 0.
+    let serve = ServeProcess::start(&[]);
+    let echo = format!("ws://127.0.0.1:{}/ws/echo", serve.port);
+    on_every_loop(&["run", &echo, "-c", "1", "-n", "2"], |io, run| {
+        assert_eq!(run.count("/websocket/connections"), 1, "--io {io}");
+        // The summary counts messages on upgraded connections, not
+        // requests over keep-alive HTTP/1.1.
+        let head = run.stdout();
+        assert!(
+            head.contains("2 messages, 1 connection, 1 thread, WebSocket,"),
+            "--io {io}: {head}"
+        );
+    });
+}

@@ -57,10 +57,11 @@ pub enum EngineError {
     /// the tokio event loop can hold and release.
     #[error("--io {0}: a scenario step's rendezvous runs on the tokio event loop (use --io tokio or auto)")]
     RendezvousNeedsTokio(&'static str),
-    /// `--http2 --io epoll` with a workload (templates, feeders, checks, a
-    /// scenario, a script): the reactor's HTTP/2 sends fixed requests only.
-    #[error("--io epoll drives HTTP/2 with fixed requests only; a workload (templates, feeders, checks, scenarios, scripts) over HTTP/2 runs on tokio (use --io tokio or auto)")]
-    Http2WorkloadNeedsTokio,
+    /// `--http2 --io epoll` (or `uring`) with a workload (templates,
+    /// feeders, checks, a scenario, a script): the reactors' HTTP/2 sends
+    /// fixed requests only.
+    #[error("--io {0} drives HTTP/2 with fixed requests only; a workload (templates, feeders, checks, scenarios, scripts) over HTTP/2 runs on tokio (use --io tokio or auto)")]
+    Http2WorkloadNeedsTokio(&'static str),
     /// `--sse --http2` with a workload: HTTP/2 watches the streams of
     /// fixed requests only (drive/h2/h2_stream.rs).
     #[error("--sse over HTTP/2 watches fixed requests only; a workload's (templates, feeders, checks, scenarios, scripts) streams are watched over HTTP/1.1")]

@@ -747,9 +747,21 @@ impl RunResult {
                     crate::CheckResult::of(&name.check, name.step.as_deref(), tally)
                 })
                 .collect(),
+            // A watched or WebSocket run has its section even when nothing
+            // was booked in it (every upgrade refused): zeros, not absence.
             stream: (total.stream.as_deref())
+                .or(plan
+                    .transport
+                    .stream
+                    .watch
+                    .then_some(&crate::StreamBooks::default()))
                 .map(|books| crate::StreamResult::of(books, recording.elapsed)),
             websocket: (total.websocket.as_deref())
+                .or(plan
+                    .transport
+                    .websocket
+                    .is_some()
+                    .then_some(&crate::WebSocketBooks::default()))
                 .map(|books| crate::WebSocketResult::of(books, recording.elapsed)),
             http2: total
                 .h2_server_streams

@@ -84,9 +84,9 @@ impl Plan {
     /// What keeps the reactors (epoll, io_uring) from driving this run, if
     /// anything: they speak HTTP/1.1 (TCP or Unix, plain or TLS), one
     /// request (or one `--pipeline` batch) per connection at a time, in the
-    /// closed and the open model; epoll also speaks HTTP/2 (h2c, or h2 over
-    /// TLS) with fixed requests, in both models, under `--io epoll` and
-    /// `auto` (tokio takes the rest).
+    /// closed and the open model; both also speak HTTP/2 (h2c, or h2 over
+    /// TLS) with fixed requests, in both models, epoll under `--io epoll`
+    /// and `auto`, io_uring under `--io uring` (tokio takes the rest).
     /// A proxy's CONNECT tunnel is the tokio path's. WebSocket (`ws://`,
     /// `wss://`) runs on both.
     pub fn reactor_limitation(&self) -> Option<&'static str> {
@@ -97,7 +97,9 @@ impl Plan {
                 // `auto` too: the epoll slot's codec costs about half the
                 // `h2` crate's instructions per request and less CPU in
                 // every case measured (bench/results/2026-12-04-h2-reactor.md).
-                crate::IoBackend::Epoll | crate::IoBackend::Auto => self.epoll_h2_limitation(),
+                crate::IoBackend::Epoll | crate::IoBackend::Auto | crate::IoBackend::Uring => {
+                    self.reactor_h2_limitation()
+                }
                 _ => Some("HTTP/2"),
             }
         } else if self.transport.http3 {
@@ -116,17 +118,17 @@ impl Plan {
         }
     }
 
-    /// What keeps the epoll reactor's HTTP/2 (the stampede-h2 codec, asked
-    /// for with `--io epoll`) from this run, if anything: it drives h2c
-    /// (prior knowledge) and h2 over TLS with fixed requests, in the closed
-    /// and the open model.
-    fn epoll_h2_limitation(&self) -> Option<&'static str> {
-        /// The reason, with what epoll does drive over HTTP/2.
+    /// What keeps the reactors' HTTP/2 (the stampede-h2 codec, asked for
+    /// with `--io epoll` or `uring`) from this run, if anything: they drive
+    /// h2c (prior knowledge) and h2 over TLS with fixed requests, in the
+    /// closed and the open model.
+    fn reactor_h2_limitation(&self) -> Option<&'static str> {
+        /// The reason, with what the reactors do drive over HTTP/2.
         macro_rules! beyond_epoll {
             ($what:literal) => {
                 concat!(
                     $what,
-                    " (epoll drives HTTP/2, h2c or over TLS, with fixed requests)"
+                    " (epoll and io_uring drive HTTP/2, h2c or over TLS, with fixed requests)"
                 )
             };
         }
@@ -307,7 +309,7 @@ mod tests {
     }
 
     #[test]
-    fn http2_runs_on_epoll_only_when_asked_and_with_fixed_requests() {
+    fn http2_runs_on_the_reactors_when_asked_and_with_fixed_requests() {
         use crate::{EventLoop, IoBackend};
         let h2 = |io: IoBackend| {
             let mut p = plan();
@@ -315,20 +317,16 @@ mod tests {
             p.transport.io = io;
             p
         };
-        // auto and epoll take it in both models; tokio when asked.
+        // auto and epoll take it in both models, uring when asked; tokio
+        // when asked.
         assert_eq!(h2(IoBackend::Auto).event_loop(), EventLoop::Epoll);
         assert_eq!(h2(IoBackend::Tokio).event_loop(), EventLoop::Tokio);
         let mut epoll = h2(IoBackend::Epoll);
         assert!(epoll.validate().is_ok());
         assert_eq!(epoll.event_loop(), EventLoop::Epoll);
         let mut uring = h2(IoBackend::Uring);
-        assert!(matches!(
-            uring.validate(),
-            Err(PlanError::ReactorCannotDrive {
-                reason: "HTTP/2",
-                ..
-            })
-        ));
+        assert!(uring.validate().is_ok());
+        assert_eq!(uring.event_loop(), EventLoop::Uring);
         let mut tls = h2(IoBackend::Epoll);
         tls.target = Target::parse("https://127.0.0.1:3000/").unwrap();
         assert!(tls.validate().is_ok(), "h2 over TLS, ALPN h2");

@@ -100,9 +100,16 @@ fn describe_requests(result: &RunResult) -> String {
 
 fn describe_plan(result: &RunResult) -> String {
     let plan = &result.plan;
+    // A WebSocket run counts and paces messages on upgraded connections.
+    let websocket = plan.websocket.is_some();
+    let (unit, per_s) = if websocket {
+        ("message", "msg/s")
+    } else {
+        ("request", "req/s")
+    };
     let mut parts = Vec::new();
     if let Some(requests) = plan.requests {
-        parts.push(counted(requests, "request"));
+        parts.push(counted(requests, unit));
     }
     match plan.duration_s {
         // The groups ended the run (their iterations or durations).
@@ -131,7 +138,7 @@ fn describe_plan(result: &RunResult) -> String {
         ));
     } else if let Some(rate) = plan.rate {
         parts.push(format!(
-            "{} req/s ({}) on at most {}",
+            "{} {per_s} ({}) on at most {}",
             format_rate(rate),
             plan.arrival.as_deref().unwrap_or("uniform"),
             counted(plan.connections as u64, "connection")
@@ -151,15 +158,19 @@ fn describe_plan(result: &RunResult) -> String {
         parts.push(format!("{warmup}s warm-up"));
     }
     parts.push(counted(plan.threads as u64, "thread"));
-    parts.push(
-        if plan.keepalive {
-            "keep-alive"
-        } else {
-            "new connection per request"
-        }
-        .into(),
-    );
-    parts.push(format!("HTTP/{}", plan.http_version_number()));
+    if websocket {
+        parts.push("WebSocket".into());
+    } else {
+        parts.push(
+            if plan.keepalive {
+                "keep-alive"
+            } else {
+                "new connection per request"
+            }
+            .into(),
+        );
+        parts.push(format!("HTTP/{}", plan.http_version_number()));
+    }
     if let Some(depth) = plan.pipeline {
         parts.push(format!("pipeline {depth}"));
     }
@@ -358,6 +369,8 @@ pub fn no_response_reason(result: &RunResult) -> Option<String> {
     }
     let what = if result.connections.opened == 0 {
         "no connection could be opened"
+    } else if (result.websocket.as_ref()).is_some_and(|ws| ws.connections == 0) {
+        "no WebSocket connection was upgraded"
     } else {
         "no response completed"
     };

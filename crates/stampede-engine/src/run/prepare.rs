@@ -145,13 +145,15 @@ pub(crate) fn prepare(
     if plan.transport.http2 && plan.transport.stream.watch && options.workload.is_some() {
         return Err(EngineError::Http2WorkloadStream);
     }
-    // The epoll slot's HTTP/2 sends fixed requests: auto leaves a
-    // workload's to tokio, an explicit `--io epoll` is refused.
+    // The reactors' HTTP/2 sends fixed requests: auto leaves a workload's
+    // to tokio, an explicit `--io epoll` or `uring` is refused.
     let event_loop = match event_loop {
-        EventLoop::Epoll if plan.transport.http2 && options.workload.is_some() => {
+        EventLoop::Epoll | EventLoop::Uring
+            if plan.transport.http2 && options.workload.is_some() =>
+        {
             match plan.transport.io {
                 IoBackend::Auto => EventLoop::Tokio,
-                _ => return Err(EngineError::Http2WorkloadNeedsTokio),
+                io => return Err(EngineError::Http2WorkloadNeedsTokio(io.as_str())),
             }
         }
         other => other,
@@ -290,7 +292,7 @@ fn settle_event_loop(plan: &Plan) -> Result<EventLoop, EngineError> {
             None => Ok(EventLoop::Uring),
         },
         // WebSocket's `auto` is epoll, the loop measured for it (plan.rs);
-        // HTTP/2 runs on epoll only (io_uring's slots speak HTTP/1.1).
+        // so is HTTP/2's, until io_uring's is measured better.
         EventLoop::Epoll
             if auto
                 && plan.transport.websocket.is_none()

@@ -19,6 +19,7 @@
 //! The tokio path (worker.rs) drives HTTP/2 and TLS through a proxy.
 
 mod epoll;
+mod h2_conn;
 mod open_dispatch;
 mod rx_stamp;
 mod slot;

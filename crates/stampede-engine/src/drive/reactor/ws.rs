@@ -3,11 +3,12 @@
 //! message awaited, the close) and the rules both reactors share
 //! ([`WsReactorSlot`]'s provided methods, written once: how a message
 //! starts, is answered, times out or fails, how a slot parks, lingers and
-//! ends with a close). epoll/ws.rs and uring/ws.rs keep only their I/O;
-//! every slot that is a [`WsReactorSlot`] is a [`ReactorSlot`] by the
-//! impl below, so the worker's turn drives them as it drives HTTP.
+//! ends with a close). epoll/ws.rs and uring/ws.rs keep only their I/O.
+//! [`WsSlotRules`] and `ws_reactor_slot!` make every [`WsReactorSlot`] a
+//! [`ReactorSlot`](super::slot::ReactorSlot), so the worker's turn drives
+//! it as it drives HTTP.
 
-use super::slot::{Phase, ReactorSlot, SlotBase, Step, WorkerIo};
+use super::slot::{Phase, SlotBase, Step, WorkerIo};
 use super::tls::TlsSession;
 use crate::drive::ws_conn::{answer_timeout, Sent, WsConn};
 use crate::drive::ws_slot::CLOSE_WAIT;
@@ -334,9 +335,10 @@ pub(super) trait WsReactorSlot<I: WorkerIo> {
     }
 }
 
-/// Every WebSocket slot is a reactor slot: the turn starts its messages,
-/// times them out, parks it and ends it by these rules.
-impl<I: WorkerIo, S: WsReactorSlot<I>> ReactorSlot<I> for S {
+/// Every WebSocket slot is a reactor slot by these rules: the turn starts
+/// its messages, times them out, parks it and ends it. Each reactor's slot
+/// takes them with `ws_reactor_slot!`.
+pub(super) trait WsSlotRules<I: WorkerIo>: WsReactorSlot<I> {
     fn base(&self) -> &SlotBase {
         &self.core().base
     }
@@ -444,6 +446,95 @@ impl<I: WorkerIo, S: WsReactorSlot<I>> ReactorSlot<I> for S {
         self.core().closing
     }
 }
+
+impl<I: WorkerIo, S: WsReactorSlot<I>> WsSlotRules<I> for S {}
+
+/// Makes a reactor's WebSocket slot a `ReactorSlot` by [`WsSlotRules`].
+/// A macro, not a blanket impl: HTTP/2's `H2Driver` holds the one blanket
+/// impl of `ReactorSlot` that coherence allows.
+macro_rules! ws_reactor_slot {
+    ($slot:ty, $io:ident) => {
+        impl<'a> $crate::drive::reactor::slot::ReactorSlot<$io<'a>> for $slot {
+            fn base(&self) -> &$crate::drive::reactor::slot::SlotBase {
+                <Self as $crate::drive::reactor::ws::WsSlotRules<$io<'a>>>::base(self)
+            }
+
+            fn base_mut(&mut self) -> &mut $crate::drive::reactor::slot::SlotBase {
+                <Self as $crate::drive::reactor::ws::WsSlotRules<$io<'a>>>::base_mut(self)
+            }
+
+            fn open(
+                &mut self,
+                io: &$io<'a>,
+                now: std::time::Instant,
+            ) -> $crate::drive::reactor::slot::Step {
+                <Self as $crate::drive::reactor::ws::WsSlotRules<$io<'a>>>::open(self, io, now)
+            }
+
+            fn send(&mut self, io: &$io<'a>) -> $crate::drive::reactor::slot::Step {
+                <Self as $crate::drive::reactor::ws::WsSlotRules<$io<'a>>>::send(self, io)
+            }
+
+            fn release(&mut self, io: &$io<'a>) {
+                <Self as $crate::drive::reactor::ws::WsSlotRules<$io<'a>>>::release(self, io)
+            }
+
+            fn swap_transport(&mut self) {
+                <Self as $crate::drive::reactor::ws::WsSlotRules<$io<'a>>>::swap_transport(self)
+            }
+
+            fn drop_connection(&mut self, io: &$io<'a>, _by_server: bool) {
+                <Self as $crate::drive::reactor::ws::WsSlotRules<$io<'a>>>::drop_connection(
+                    self, io, _by_server,
+                )
+            }
+
+            fn retry_at(&self) -> Option<std::time::Instant> {
+                <Self as $crate::drive::reactor::ws::WsSlotRules<$io<'a>>>::retry_at(self)
+            }
+
+            fn is_overdue(&self, now: std::time::Instant) -> bool {
+                <Self as $crate::drive::reactor::ws::WsSlotRules<$io<'a>>>::is_overdue(self, now)
+            }
+
+            fn on_timeout(&mut self, io: &$io<'a>) -> $crate::drive::reactor::slot::Step {
+                <Self as $crate::drive::reactor::ws::WsSlotRules<$io<'a>>>::on_timeout(self, io)
+            }
+
+            fn start(
+                &mut self,
+                io: &$io<'a>,
+                now: std::time::Instant,
+            ) -> $crate::drive::reactor::slot::Step {
+                <Self as $crate::drive::reactor::ws::WsSlotRules<$io<'a>>>::start(self, io, now)
+            }
+
+            fn start_at(
+                &mut self,
+                io: &$io<'a>,
+                intended: std::time::Instant,
+                now: std::time::Instant,
+            ) -> $crate::drive::reactor::slot::Step {
+                <Self as $crate::drive::reactor::ws::WsSlotRules<$io<'a>>>::start_at(
+                    self, io, intended, now,
+                )
+            }
+
+            fn park(&mut self, io: &$io<'a>) {
+                <Self as $crate::drive::reactor::ws::WsSlotRules<$io<'a>>>::park(self, io)
+            }
+
+            fn linger(&mut self, io: &$io<'a>) -> bool {
+                <Self as $crate::drive::reactor::ws::WsSlotRules<$io<'a>>>::linger(self, io)
+            }
+
+            fn end(&mut self, io: &$io<'a>) -> bool {
+                <Self as $crate::drive::reactor::ws::WsSlotRules<$io<'a>>>::end(self, io)
+            }
+        }
+    };
+}
+pub(super) use ws_reactor_slot;
 
 /// A TLS failure (its handshake, or a record after it), with its reason.
 pub(super) fn tls_failure(reason: String) -> WsFailure {

@@ -79,6 +79,8 @@ pub(super) struct WsSlot {
     out_at: usize,
 }
 
+crate::drive::reactor::ws::ws_reactor_slot!(WsSlot, Io);
+
 impl WsReactorSlot<Io<'_>> for WsSlot {
     fn core(&self) -> &WsCore {
         &self.core

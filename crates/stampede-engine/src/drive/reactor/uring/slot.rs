@@ -36,7 +36,7 @@ pub(super) struct Io<'a> {
 
 /// The request a completion answers (the low bits of its user data).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Op {
+pub(super) enum Op {
     Connect = 1,
     Send = 2,
     Receive = 3,
@@ -44,7 +44,13 @@ enum Op {
 }
 
 /// Generations are kept to 24 bits of the user data.
-const GENERATION_MASK: u32 = 0x00FF_FFFF;
+pub(super) const GENERATION_MASK: u32 = 0x00FF_FFFF;
+
+/// The user data of request `op` of slot `index`'s connection `generation`
+/// (what a completion is matched by; [`Slot::index_of`] reads it back).
+pub(super) fn user_data(generation: u32, op: Op, index: u32) -> u64 {
+    (u64::from(generation & GENERATION_MASK) << 40) | ((op as u64) << 32) | u64::from(index)
+}
 /// Requests up to this size are sent "quietly": MSG_WAITALL makes the send
 /// all or nothing and IOSQE_CQE_SKIP_SUCCESS drops its completion, so a
 /// request costs no completion and no extra wait (only a failure completes).
@@ -308,9 +314,7 @@ impl Slot {
     }
 
     fn user_data(&self, op: Op) -> u64 {
-        (u64::from(self.base.generation & GENERATION_MASK) << 40)
-            | ((op as u64) << 32)
-            | u64::from(self.base.index)
+        user_data(self.base.generation, op, self.base.index)
     }
 
     /// The slot index a completion belongs to.

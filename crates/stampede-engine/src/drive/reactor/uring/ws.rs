@@ -115,6 +115,8 @@ pub(super) struct WsSlot {
     connect_to: Option<Box<SockAddr>>,
 }
 
+crate::drive::reactor::ws::ws_reactor_slot!(WsSlot, Io);
+
 impl WsReactorSlot<Io<'_>> for WsSlot {
     fn core(&self) -> &WsCore {
         &self.core
