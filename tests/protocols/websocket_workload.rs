@@ -21,6 +21,7 @@ use std::process::{Child, Command, Stdio};
 const PUSHING_SERVER: &str = r#"
 import asyncio, json, sys
 from websockets.asyncio.server import serve
+from websockets.exceptions import ConnectionClosed
 
 expected = int(sys.argv[1])
 counts = {"in": 0, "replies": 0, "pushes": 0, "cookies": []}
@@ -51,6 +52,8 @@ async def handler(ws):
             counts["pushes"] += 1
             await ws.send(json.dumps({"id": id, "seen": message}))
             counts["replies"] += 1
+    except ConnectionClosed:
+        pass
     finally:
         ended += 1
         if ended == expected:
