@@ -269,13 +269,11 @@ impl WsConn {
             None => &config.message[..],
         };
         self.sent_count += 1;
-        let session = self.session.as_mut().expect("an open session");
-        if !session.send_message(message, intended) {
-            return self.no_id(ctx, intended);
+        if frame(self.session.as_mut(), ctx, message, intended) {
+            Sent::Framed
+        } else {
+            self.no_id(ctx, intended)
         }
-        ctx.state
-            .websocket(intended, |books| books.messages_sent += 1);
-        Sent::Framed
     }
 
     /// [`WsConn::send_next`] with a workload: the user's next step, its
@@ -293,13 +291,11 @@ impl WsConn {
         }
         let message = user.rendered().unwrap_or(&config.message);
         self.target = target;
-        let session = self.session.as_mut().expect("an open session");
-        if !session.send_message(message, intended) {
-            return self.no_id(ctx, intended);
+        if frame(self.session.as_mut(), ctx, message, intended) {
+            Sent::Framed
+        } else {
+            self.no_id(ctx, intended)
         }
-        ctx.state
-            .websocket(intended, |books| books.messages_sent += 1);
-        Sent::Framed
     }
 
     /// `--ws-match-id` found no id in the message meant for `intended`: it
@@ -625,4 +621,22 @@ impl WsConn {
         }
         ctx.book(&outcome, facts);
     }
+}
+
+/// Frames `message` into the open session's outbox, meant to leave at
+/// `intended`, and counts it sent. False when `--ws-match-id` found no id
+/// in it: it is not framed.
+fn frame(
+    session: Option<&mut WsSession>,
+    ctx: &ConnectionContext,
+    message: &[u8],
+    intended: Instant,
+) -> bool {
+    let session = session.expect("an open session");
+    if !session.send_message(message, intended) {
+        return false;
+    }
+    ctx.state
+        .websocket(intended, |books| books.messages_sent += 1);
+    true
 }
