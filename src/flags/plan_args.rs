@@ -257,6 +257,39 @@ fn websocket_url(url: &str) -> anyhow::Result<(String, bool)> {
     Ok((http_url, is_ws))
 }
 
+/// A WebSocket upgrade is written once per connection from the URL and the
+/// headers as given (drive/ws_conn.rs): a `{{…}}` there would reach the
+/// server as typed, so it is refused; per-message values go in the message.
+fn upgrade_without_templates(
+    url: &str,
+    is_ws: bool,
+    headers: &[stampede_plan::Header],
+    scenario: Option<&ScenarioLoad>,
+) -> anyhow::Result<()> {
+    let not_yet = "templates are not rendered in a WebSocket upgrade yet (it would send them as written); put per-message values in the message";
+    if is_ws && url.contains("{{") {
+        anyhow::bail!("{url}: {not_yet}");
+    }
+    if let Some(header) = headers.iter().find(|h| h.value.contains("{{")) {
+        anyhow::bail!("-H {}: {not_yet}", header.name);
+    }
+    let steps = scenario
+        .into_iter()
+        .flat_map(|s| &s.groups)
+        .flat_map(|g| &g.steps);
+    if let Some(step) = steps
+        .filter(|s| s.send.is_some())
+        .find(|s| s.target.url.contains("{{"))
+    {
+        anyhow::bail!(
+            "scenario step {:?} {}: {not_yet}",
+            step.name,
+            step.target.url
+        );
+    }
+    Ok(())
+}
+
 fn build_fixed_plan(
     args: &RunArgs,
     scenario: Option<&ScenarioLoad>,
@@ -322,6 +355,9 @@ fn build_fixed_plan(
     let websocket = args
         .transport
         .websocket(is_ws || ws_scenario, ws_scenario, &mut headers)?;
+    if websocket.is_some() {
+        upgrade_without_templates(&url, is_ws, &headers, scenario)?;
+    }
     let (target, request) = match mix.first() {
         Some(first) => (first.target.clone(), first.request.clone()),
         None => (
@@ -458,6 +494,25 @@ mod tests {
         // An HTTP run sends such a header as any other.
         let http = built(&["http://127.0.0.1:1/", "-H", "Sec-WebSocket-Protocol: x"]).unwrap();
         assert_eq!(http.request.headers.len(), 1);
+    }
+
+    /// The upgrade is written from the URL and headers as given: a
+    /// template there would reach the server as typed, where over HTTP it
+    /// is rendered, so it is refused in one line.
+    #[test]
+    fn templates_in_a_websocket_upgrade_are_refused_not_sent_as_typed() {
+        let says = refusal(&["ws://127.0.0.1:1/room/{{conn}}", "-n", "1"]);
+        assert!(
+            says.starts_with("ws://127.0.0.1:1/room/{{conn}}: templates are not rendered"),
+            "{says}"
+        );
+        let says = refusal(&["ws://127.0.0.1:1/", "-H", "X-Token: t{{seq}}", "-n", "1"]);
+        assert!(
+            says.starts_with("-H X-Token: templates are not rendered"),
+            "{says}"
+        );
+        // The message is where templates go.
+        built(&["ws://127.0.0.1:1/", "--ws-message", "{{seq}}", "-n", "1"]).unwrap();
     }
 
     #[test]

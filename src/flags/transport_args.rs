@@ -191,6 +191,11 @@ impl TransportArgs {
             }
             return Ok(None);
         }
+        if scenario && self.ws_message.is_some() {
+            anyhow::bail!(
+                "--ws-message is the message of a run without steps; a scenario's steps send their own (send = '...'): give one of them"
+            );
+        }
         let mut spec = stampede_plan::WebSocketSpec {
             binary: self.ws_binary,
             subprotocols: self.ws_subprotocol.clone(),

@@ -365,6 +365,10 @@ fn bad_websocket_workloads_are_refused_in_one_line() {
     let misspelt = scenario("misspelt.toml", &format!("{ws_step}sned = 'x'\n"));
     let no_send = scenario("no-send.toml", ws_step);
     let sent = scenario("ok.toml", &format!("{ws_step}send = 'x'\n"));
+    let templated_url = scenario(
+        "templated-url.toml",
+        &format!("{}send = 'x'\n", ws_step.replace(":9/", ":9/{{conn}}")),
+    );
     let mixed = scenario(
         "mixed.toml",
         &format!(
@@ -377,6 +381,24 @@ fn bad_websocket_workloads_are_refused_in_one_line() {
         (vec!["--scenario", &mixed], "all one or the other"),
         (vec!["--scenario", &sent, "--io", "epoll"], "run on tokio"),
         (vec!["--scenario", &sent, "--ws-rate", "5"], "think times"),
+        (
+            vec!["--scenario", &sent, "--ws-message", "hi"],
+            "send their own",
+        ),
+        // The upgrade is not rendered: a template would reach the server
+        // as typed.
+        (
+            vec!["--scenario", &templated_url],
+            "not rendered in a WebSocket upgrade",
+        ),
+        (
+            vec!["ws://127.0.0.1:9/{{conn}}"],
+            "not rendered in a WebSocket upgrade",
+        ),
+        (
+            vec!["ws://127.0.0.1:9/", "-H", "Authorization: Bearer {{tok}}"],
+            "not rendered in a WebSocket upgrade",
+        ),
         (
             vec!["ws://127.0.0.1:9/", "--check", "status == 101"],
             "has no status",
