@@ -407,8 +407,9 @@ fn an_idle_connection_of_the_open_model_answers_the_servers_pings_on_every_loop(
 
 /// A server that answers every upgrade with a page is no WebSocket
 /// target, as a closed port is no target: the run exits 2 with one line
-/// saying so (as `no_connection` does), and its `websocket` section is
-/// there with zeros, so a script reading it finds the figures.
+/// saying so, a duration run gives up (`no_connection`), and the
+/// `websocket` section is there with zeros, so a script reading it finds
+/// the figures.
 #[test]
 fn a_server_refusing_every_upgrade_exits_2_with_a_zero_websocket_section_on_every_loop() {
     let refusing = RawServer::start(|stream| {
@@ -433,6 +434,25 @@ fn a_server_refusing_every_upgrade_exits_2_with_a_zero_websocket_section_on_ever
         let ws = &run.result()["websocket"];
         assert_eq!(ws["connections"], 0, "--io {io}: {ws}");
         assert_eq!(ws["messages_sent"], 0, "--io {io}: {ws}");
+        // A duration run gives up as one against a closed port does.
+        let args = [
+            "run",
+            &url,
+            "-c",
+            "2",
+            "-d",
+            "20s",
+            "--connect-timeout",
+            "300ms",
+        ];
+        let run = run_on_loop(io, &[&args[..], &["-t", "1"]].concat()).unwrap();
+        assert_eq!(run.code(), Some(2), "--io {io}: {}", run.stderr());
+        assert_eq!(
+            run.result()["stop_reason"],
+            "no_connection",
+            "--io {io}: {}",
+            run.result()
+        );
     }
     // One upgrade that succeeds is a WebSocket run like any other: 0.
     let serve = ServeProcess::start(&[]);

@@ -5,6 +5,8 @@
 //! marked interrupted, with `stop_reason: "no_connection"`, and the binary
 //! exits 2 ("no connection could be opened"). A closed UDP port under
 //! HTTP/3 is such a run: quinn ignores ICMP, so each handshake times out.
+//! So is a `ws://` run whose every upgrade was refused: a server that
+//! answers with a page is no WebSocket target, as a closed port is none.
 //!
 //! Not with a warm-up: measurement then starts with its connections already
 //! open, so a server that dies after the warm-up is the faults' business.
@@ -30,11 +32,17 @@ impl GiveUp {
 
     /// True when the run should stop now.
     pub(crate) fn due(&self, elapsed: Duration, total: &Counters) -> bool {
+        let errors = |kind: ErrorKind| total.errors[kind.index()];
+        let connect_failures =
+            errors(ErrorKind::ConnectRefused) + errors(ErrorKind::ConnectTimeout);
+        let refused_upgrades = errors(ErrorKind::WsUpgradeRefused);
+        let answered = total.success + total.failed_status + total.check_failed;
+        // Nothing but failed connects and refused upgrades so far.
+        let only_refusals = refused_upgrades > 0
+            && total.errors.iter().sum::<u64>() == connect_failures + refused_upgrades;
         elapsed >= self.after
-            && total.connections_opened == 0
-            && (total.errors[ErrorKind::ConnectRefused.index()]
-                + total.errors[ErrorKind::ConnectTimeout.index()])
-                > 0
+            && answered == 0
+            && ((total.connections_opened == 0 && connect_failures > 0) || only_refusals)
     }
 }
 
@@ -59,5 +67,20 @@ mod tests {
             !rule.due(Duration::from_secs(2), &other),
             "not connect errors"
         );
+        // Connections opened, every upgrade refused: no WebSocket target.
+        let mut refused = Counters {
+            connections_opened: 4,
+            ..Counters::default()
+        };
+        refused.errors[ErrorKind::WsUpgradeRefused.index()] = 4;
+        assert!(rule.due(Duration::from_secs(2), &refused));
+        refused.success = 1;
+        assert!(
+            !rule.due(Duration::from_secs(2), &refused),
+            "one message answered"
+        );
+        refused.success = 0;
+        refused.errors[ErrorKind::Timeout.index()] = 1;
+        assert!(!rule.due(Duration::from_secs(2), &refused), "another error");
     }
 }
