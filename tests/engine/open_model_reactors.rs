@@ -182,7 +182,10 @@ fn a_pace_window_holds_the_rate_and_latency_still_counts_from_the_intended_send(
     assert_eq!(run.code(), Some(0), "--http2: {}", run.stderr());
     assert_eq!(run.count("/requests/success"), 2000, "--http2");
     let median = run.count("/schedule/lateness_us/median");
-    assert!(median >= 450, "--http2: the window batches: {median} us");
+    // tokio's timer wheel has 1 ms slots, so a wake of its pacer lands
+    // anywhere in one and the median strays from the reactors' 500 µs
+    // (435 µs seen under CI's load); without a window it is a few µs.
+    assert!(median >= 250, "--http2: the window batches: {median} us");
     sent += 2000;
     let stats = target.shutdown().unwrap();
     assert_eq!(stats.requests_total, sent, "the server agrees");
